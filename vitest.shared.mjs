@@ -1,0 +1,18 @@
+// Shared vitest settings: workspace packages resolve to their TypeScript sources through the
+// "@proxops/source" export condition, so tests never depend on a stale dist/.
+import { defineConfig } from 'vitest/config'
+
+export const conditions = ['@proxops/source', 'import', 'module', 'node', 'default']
+
+export default defineConfig({
+  resolve: { conditions },
+  ssr: { resolve: { conditions } },
+  test: {
+    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    reporters: ['default', 'json'],
+    outputFile: { json: '.vitest-report.json' },
+    passWithNoTests: true,
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+  },
+})
