@@ -1,0 +1,80 @@
+/**
+ * LiveInventory: what observe() read of one cluster, as plain data. observe() fills it through the
+ * LiveReader port; plan() reads it and nothing else of PVE. Anything that could not be read is marked
+ * unknown (never "absent"), so the planner neither creates nor deletes on a failed read.
+ */
+import type { GuestType } from './ports.js'
+
+export interface LiveNode {
+  node: string
+  online: boolean
+}
+
+export interface LiveGuest {
+  type: GuestType
+  vmid: number
+  node: string
+  name?: string
+  template: boolean
+  /** running | stopped | unknown (PVE's resource view lags; observe prefers the node's guest list) */
+  status: string
+  /** tags as PVE stores them, split on `;`, `,` and whitespace, lower-cased, de-duplicated, sorted */
+  tags: string[]
+  /** PVE's config lock (`create`, `clone`, `backup`, `migrate`, ...) when one is set */
+  lock?: string
+  /** the config digest that updates must send */
+  digest: string
+  /** applied values (current=1 view), PVE string forms, without `digest` */
+  config: Readonly<Record<string, string>>
+  /** pending new values for keys that have them */
+  pending: Readonly<Record<string, string>>
+  /** keys with a pending delete */
+  pendingDeletes: readonly string[]
+}
+
+/** A guest that exists but whose config/status could not be read this cycle. */
+export interface UnknownGuest {
+  type: GuestType
+  vmid: number
+  node: string
+  name?: string
+  tags: string[]
+  reason: string
+}
+
+export interface LiveStorage {
+  node: string
+  storage: string
+  /** dir, lvmthin, zfspool, nfs, ... */
+  type: string
+  content: readonly string[]
+  active: boolean
+  enabled: boolean
+  shared: boolean
+}
+
+/** A volume found in a storage listing (iso, vztmpl, import content). */
+export interface LiveVolume {
+  node: string
+  storage: string
+  volid: string
+  content: string
+  format?: string
+  size?: number
+}
+
+export interface LiveInventory {
+  cluster: string
+  pveVersion: string
+  nodes: readonly LiveNode[]
+  /** sorted by vmid */
+  guests: readonly LiveGuest[]
+  /** sorted by vmid */
+  unknownGuests: readonly UnknownGuest[]
+  /** sorted by node, storage */
+  storages: readonly LiveStorage[]
+  /** sorted by node, storage, volid */
+  volumes: readonly LiveVolume[]
+  /** listings that failed: volumes there are unknown, so artifacts there are neither created nor reported absent */
+  unreadableStorages: readonly { node: string; storage: string; reason: string }[]
+}
