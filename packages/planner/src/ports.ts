@@ -55,6 +55,21 @@ export interface GuestStatus {
   name?: string
 }
 
+/**
+ * One row of `GET /nodes/{node}/qemu` or `GET /nodes/{node}/lxc`: the node's own view of its guests, whose
+ * `status` does not lag like `/cluster/resources`. `template` true for templates.
+ */
+export interface NodeGuest {
+  vmid: number
+  name?: string
+  status: 'running' | 'stopped' | string
+  template?: boolean
+  lock?: string
+  tags?: string
+  /** qemu with `full=1`: `running`, `paused`, `prelaunch`, ... */
+  qmpstatus?: string
+}
+
 /** `GET /nodes/{node}/storage` */
 export interface StorageInfo {
   storage: string
@@ -115,6 +130,11 @@ export interface LiveReader {
   guestConfig(node: string, type: GuestType, vmid: number, options?: { current?: boolean }): Promise<GuestConfig>
   guestPending(node: string, type: GuestType, vmid: number): Promise<PendingEntry[]>
   guestStatus(node: string, type: GuestType, vmid: number): Promise<GuestStatus>
+  /**
+   * `GET /nodes/{node}/{type}`. Optional so older readers still fit; observe() uses it for power state (two
+   * requests per node) and falls back to one `status/current` read per guest when a reader lacks it.
+   */
+  nodeGuests?(node: string, type: GuestType): Promise<NodeGuest[]>
   storages(node: string): Promise<StorageInfo[]>
   storageContent(node: string, storage: string, content?: string): Promise<StorageContentItem[]>
   taskStatus(task: TaskRef): Promise<TaskStatus>
