@@ -1,4 +1,5 @@
 export type * from './ports.js'
 export type * from './inventory.js'
+export * from './plan-types.js'
 export * from './observe/index.js'
 export * from './execute/index.js'

@@ -1,0 +1,254 @@
+/**
+ * The Plan: what plan() decided, as plain JSON-serialisable data. The executor runs `actions` in the
+ * given order (respecting `dependsOn`), the CLI renders it, and `proxops apply --plan` reloads it.
+ * Nothing here is derived from the clock or from randomness: the same inputs give the same bytes
+ * (see serializePlan). Secret values never appear: they are references resolved at execute time.
+ */
+import type { GuestType } from './ports.js'
+
+export const PLAN_FORMAT_VERSION = 1
+
+export type ResourceKind = 'VM' | 'TemplateVM' | 'LXC' | 'TemplateCT' | 'ISO' | 'CTTemplate' | 'DiskImage'
+export type GuestKind = 'VM' | 'TemplateVM' | 'LXC' | 'TemplateCT'
+export type ArtifactKind = 'ISO' | 'CTTemplate' | 'DiskImage'
+
+/** `allow`: reboot/stop-class changes use a graceful shutdown, the write, then start. `none`: left pending, reported. */
+export type DisruptionPolicy = 'allow' | 'none'
+
+/** What a change does to a running guest (for a stopped guest every write is `none`). */
+export type DisruptionClass =
+  /** no effect on the guest (options, tags, cloud-init data, stopped guests, downloads) */
+  | 'none'
+  /** applied live by PVE's hotplug (NICs, scsi/virtio disks with hotplug=disk, resize, memory with hotplug=memory) */
+  | 'hotplug'
+  /** PVE keeps it pending until the guest restarts: graceful shutdown, write, start */
+  | 'reboot'
+  /** the guest must be stopped first (mark-template, delete of a running guest, desired state stopped) */
+  | 'stop'
+
+export interface Policy {
+  /** the ownership tag (lower-case); objects without it are never touched */
+  ownershipTag: string
+  /** node allowlist; live objects on other nodes are invisible. Empty = every node (reference behaviour). */
+  nodes: readonly string[]
+  /** deletions allowed per cycle: 0 = no prunes, `unlimited` must be written out */
+  pruneBudget: number | 'unlimited'
+  /** kinds for which "0 desired but >= 1 owned live" is accepted (the run passed `--allow-empty <Kind>`) */
+  allowEmpty: readonly GuestKind[]
+  /** a cycle that would prune more than this fraction of the owned objects of a kind is an anomaly; 1 disables */
+  pruneRatioLimit: number
+  /** cluster-wide default; a resource's `proxops/disruption` annotation overrides it */
+  disruption: DisruptionPolicy
+  /** graceful shutdown timeout for reboot/stop-class changes, stops and deletes */
+  shutdownTimeoutSeconds: number
+  /** when the graceful shutdown times out: false = the action fails (default), true = PVE force-stops */
+  forceStopAfterTimeout: boolean
+}
+
+export const DEFAULT_POLICY: Policy = {
+  ownershipTag: 'proxops',
+  nodes: [],
+  pruneBudget: 3,
+  allowEmpty: [],
+  pruneRatioLimit: 0.5,
+  disruption: 'allow',
+  shutdownTimeoutSeconds: 120,
+  forceStopAfterTimeout: false,
+}
+
+/** A value resolved by the executor through its secrets port; the plan holds only the references. */
+export interface SecretParam {
+  secret: {
+    /** SOPS document paths, e.g. `cloud-init.ssh-keys.alice`, `cloud-init.passwords.default` */
+    refs: readonly string[]
+    /**
+     * `plain`: the single ref's value as is. `sshkeys`: every ref's value split into key lines, de-duplicated in
+     * order, joined with `\n`, then percent-encoded as PVE's `sshkeys` wants (wire `encodeSshKeys`);
+     * `inline` keys (public, not secret) are joined in after the refs' keys, in manifest order.
+     */
+    encoding: 'plain' | 'sshkeys'
+    inline?: readonly string[]
+  }
+}
+
+export type PlanParamValue = string | number | SecretParam
+export type PlanParams = Readonly<Record<string, PlanParamValue>>
+
+/** One PVE call, named after the PveWriter method that makes it. Executed in order within an action. */
+export type PveRequest =
+  | { call: 'createGuest'; node: string; guest: GuestType; params: PlanParams }
+  | { call: 'cloneGuest'; node: string; guest: GuestType; vmid: number; params: PlanParams }
+  | {
+      call: 'updateConfig'
+      node: string
+      guest: GuestType
+      vmid: number
+      params: PlanParams
+      /** the digest read at plan time; absent when an earlier request of the same action changes the config */
+      digest?: string
+      /**
+       * keys whose value is sent only if the key is absent from the config read just before the write
+       * (used after a clone: the clone may have inherited a cloud-init drive that must not be rewritten)
+       */
+      onlyIfAbsent?: readonly string[]
+    }
+  | { call: 'resizeDisk'; node: string; guest: GuestType; vmid: number; disk: string; size: string; digest?: string }
+  | { call: 'start' | 'stop' | 'reboot' | 'markTemplate' | 'deleteGuest'; node: string; guest: GuestType; vmid: number }
+  | { call: 'shutdown'; node: string; guest: GuestType; vmid: number; timeoutSeconds: number; forceStop: boolean }
+  | { call: 'downloadUrl'; node: string; storage: string; params: PlanParams }
+
+export type ActionType =
+  | 'create'
+  | 'clone'
+  | 'download'
+  | 'update'
+  /** a reboot/stop-class update of a running guest: shutdown, write, start (if desired started) */
+  | 'shutdown-then-update'
+  | 'resize'
+  /** apply owned changes PVE holds pending on a running guest: shutdown, start */
+  | 'restart'
+  | 'start'
+  | 'stop'
+  | 'mark-template'
+  | 'delete'
+
+export interface FieldDiff {
+  /** manifest path, e.g. `spec.memory`, `spec.disks[0].iothread` */
+  field: string
+  /** the PVE config key, e.g. `memory`, `scsi0` */
+  key: string
+  /** absent = not set on PVE; `(sensitive)` for secrets */
+  before?: string
+  /** absent = removed; `(sensitive)` for secrets */
+  after?: string
+}
+
+export interface Action {
+  /** unique within the plan: `<address>#<type>` (`#resize:<disk>` for resizes) */
+  id: string
+  /** `Kind/node/vmid(name)` for guests, `Kind/node/storage/filename` for artifacts */
+  address: string
+  kind: ResourceKind
+  /** metadata.name of the resource; absent for prunes of objects not in git */
+  name?: string
+  node: string
+  vmid?: number
+  storage?: string
+  filename?: string
+  type: ActionType
+  /** human text, e.g. `VM/web: config drift (memory, net0)` */
+  reason: string
+  diffs: readonly FieldDiff[]
+  disruption: DisruptionClass
+  /** 0 = create/update/power/mark, 9 = prunes (always last) */
+  tier: 0 | 9
+  /** topological level of the resource (RB 5) */
+  level: number
+  /** ids of actions in this plan that must succeed first */
+  dependsOn: readonly string[]
+  /**
+   * addresses of prerequisite resources (from the dependency model), whether or not they have an action in
+   * this plan: the executor defers this action when any action on one of them failed or was skipped this cycle
+   */
+  requires: readonly string[]
+  /** the config digest this action was planned against (guests that exist) */
+  digest?: string
+  /** the PVE calls, in order */
+  requests: readonly PveRequest[]
+}
+
+export type AnomalyCode =
+  | 'empty-desired'
+  | 'prune-ratio'
+  | 'live-only-slot'
+  | 'volume-pool'
+  | 'volume-shrink'
+  | 'volume-format'
+  | 'volume-kind'
+  | 'bind-path'
+  | 'create-only-option'
+  | 'unsupported-option'
+  | 'kind-mismatch'
+  | 'protected'
+  | 'clone-source'
+  | 'invalid-live'
+
+/** A non-destructive observation; never executed. */
+export interface Anomaly {
+  code: AnomalyCode
+  /** the object it concerns; absent for cluster-level guards */
+  address?: string
+  kind?: ResourceKind
+  /** the config key or manifest field concerned */
+  field?: string
+  message: string
+}
+
+export type SkipCode =
+  | 'untagged'
+  | 'unknown'
+  | 'locked'
+  | 'storage-unreadable'
+  | 'node-offline'
+  | 'prune-budget'
+  | 'prune-guard'
+  | 'disruption'
+  | 'invalid-desired'
+
+/** Something plan() deliberately did not act on this cycle, with the reason. */
+export interface Skip {
+  code: SkipCode
+  address: string
+  kind: ResourceKind
+  node: string
+  vmid?: number
+  message: string
+}
+
+/** Owned changes PVE holds pending on a running guest (applied at its next restart). */
+export interface PendingChange {
+  address: string
+  keys: readonly string[]
+  message: string
+}
+
+/** A known limit met while planning this object (e.g. `spec.extra` is sent on create only). */
+export interface Gap {
+  address: string
+  field: string
+  note: string
+}
+
+export interface PlanSummary {
+  create: number
+  update: number
+  resize: number
+  power: number
+  markTemplate: number
+  delete: number
+  download: number
+  anomalies: number
+  skips: number
+  pending: number
+  /** total actions */
+  actions: number
+}
+
+export interface Plan {
+  format_version: typeof PLAN_FORMAT_VERSION
+  cluster: string
+  /** the repository commit the desired state came from, when known */
+  commit?: string
+  /** what the policy that shaped this plan allowed (for rendering and for `apply --plan` checks) */
+  policy: {
+    pruneBudget: number | 'unlimited'
+    disruption: DisruptionPolicy
+    ownershipTag: string
+  }
+  actions: readonly Action[]
+  anomalies: readonly Anomaly[]
+  skips: readonly Skip[]
+  pending: readonly PendingChange[]
+  gaps: readonly Gap[]
+  summary: PlanSummary
+}
