@@ -1,1 +1,3 @@
-export {}
+export { observe, splitPending, ObserveError, DEFAULT_READ_CONCURRENCY } from './observe.js'
+export type { ObserveOptions } from './observe.js'
+export { splitTags } from './tags.js'

@@ -1,0 +1,320 @@
+/**
+ * observe(): reads one cluster through the LiveReader port into a LiveInventory.
+ *
+ * Request budget for a full read (architecture section 4): guests + 2 x nodes + storages + 4.
+ *   - 2: `/version` and `/cluster/resources` (nodes, storages and guests in one listing)
+ *   - 2 per online node: `/nodes/{n}/qemu` and `/nodes/{n}/lxc` (power state without the resources lag)
+ *   - 1 per guest: `.../pending`, which carries the applied value, the pending value, the pending delete flag
+ *     and the `digest` row of every key (qemu-server's vm_pending lists every key of the loaded config)
+ *   - 1 per artifact-capable storage (`iso`, `vztmpl`, `import` content); a shared storage is listed once
+ * Any per-object read failure marks that object unknown, never absent. A failure of the cluster listing
+ * itself throws ObserveError: nothing can be planned from half a cluster.
+ */
+import type { ClusterResource, GuestType, LiveReader, NodeGuest, PendingEntry } from '../ports.js'
+import type { LiveGuest, LiveInventory, LiveNode, LiveStorage, LiveVolume, UnknownGuest } from '../inventory.js'
+import { Semaphore } from '../execute/limiter.js'
+import { splitTags } from './tags.js'
+
+export interface ObserveOptions {
+  /** requests in flight at once for this cluster (default 8) */
+  concurrency?: number
+  /** node allowlist; objects on other nodes are invisible. Empty or absent = every node of the cluster. */
+  nodes?: readonly string[]
+  /** storage content types whose volumes are listed (default iso, vztmpl, import) */
+  contentTypes?: readonly string[]
+  signal?: AbortSignal
+}
+
+export class ObserveError extends Error {
+  readonly code = 'PVE_INVENTORY_READ_FAILED'
+  constructor(
+    readonly cluster: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`pve inventory read failed for cluster ${cluster}: ${message}`, options)
+    this.name = 'ObserveError'
+  }
+}
+
+export const DEFAULT_READ_CONCURRENCY = 8
+const DEFAULT_CONTENT_TYPES = ['iso', 'vztmpl', 'import'] as const
+
+interface GuestRef {
+  type: GuestType
+  vmid: number
+  node: string
+  resource?: ClusterResource
+  listed?: NodeGuest
+}
+
+export async function observe(cluster: string, reader: LiveReader, options: ObserveOptions = {}): Promise<LiveInventory> {
+  const gate = new Semaphore(options.concurrency ?? DEFAULT_READ_CONCURRENCY)
+  const read = <T>(fn: () => Promise<T>): Promise<T> => {
+    options.signal?.throwIfAborted()
+    return gate.run(() => {
+      options.signal?.throwIfAborted()
+      return fn()
+    })
+  }
+  const allow = options.nodes && options.nodes.length > 0 ? new Set(options.nodes) : undefined
+  const allowed = (node: string | undefined): node is string => node !== undefined && (!allow || allow.has(node))
+
+  let version: string
+  let resources: ClusterResource[]
+  try {
+    const [v, r] = await Promise.all([read(() => reader.version()), read(() => reader.clusterResources())])
+    version = v.version
+    resources = r
+  } catch (error) {
+    options.signal?.throwIfAborted()
+    throw new ObserveError(cluster, errorText(error), { cause: error })
+  }
+
+  const nodes = readNodes(resources, allow)
+  const online = new Set(nodes.filter((n) => n.online).map((n) => n.node))
+
+  // the node's own guest lists: power state without lag, and guests the resources view has not caught up with
+  const listed = new Map<string, NodeGuest>()
+  const unlistedNodes = new Map<string, string>()
+  if (reader.nodeGuests) {
+    const nodeGuests = reader.nodeGuests.bind(reader)
+    await Promise.all(
+      [...online].flatMap((node) =>
+        (['qemu', 'lxc'] as const).map(async (type) => {
+          try {
+            for (const guest of await read(() => nodeGuests(node, type))) listed.set(`${type}/${guest.vmid}@${node}`, guest)
+          } catch (error) {
+            options.signal?.throwIfAborted()
+            unlistedNodes.set(`${type}@${node}`, errorText(error))
+          }
+        }),
+      ),
+    )
+  }
+
+  const refs = new Map<string, GuestRef>()
+  for (const r of resources) {
+    if ((r.type !== 'qemu' && r.type !== 'lxc') || r.vmid === undefined || !allowed(r.node)) continue
+    refs.set(`${r.type}/${r.vmid}@${r.node}`, { type: r.type, vmid: r.vmid, node: r.node, resource: r })
+  }
+  for (const [key, guest] of listed) {
+    const [typeId, node] = key.split('@') as [string, string]
+    const type = typeId.startsWith('qemu/') ? 'qemu' : 'lxc'
+    const ref = refs.get(key) ?? { type, vmid: guest.vmid, node }
+    refs.set(key, { ...ref, listed: guest })
+  }
+
+  const guests: LiveGuest[] = []
+  const unknownGuests: UnknownGuest[] = []
+  await Promise.all(
+    [...refs.values()].map(async (ref) => {
+      const unknown = (reason: string): void => {
+        unknownGuests.push({
+          type: ref.type,
+          vmid: ref.vmid,
+          node: ref.node,
+          ...nameOf(ref),
+          tags: splitTags(ref.listed?.tags ?? ref.resource?.tags),
+          reason,
+        })
+      }
+      if (!online.has(ref.node)) return unknown(`node ${ref.node} is offline`)
+      const listError = unlistedNodes.get(`${ref.type}@${ref.node}`)
+      if (listError !== undefined) return unknown(`guest list of node ${ref.node} unreadable: ${listError}`)
+      try {
+        guests.push(await readGuest(reader, read, ref))
+      } catch (error) {
+        options.signal?.throwIfAborted()
+        unknown(`read failed: ${errorText(error)}`)
+      }
+    }),
+  )
+
+  const { storages, volumes, unreadableStorages } = await readStorages(reader, read, resources, allowed, online, options)
+
+  return {
+    cluster,
+    pveVersion: version,
+    nodes,
+    guests: guests.sort(byGuest),
+    unknownGuests: unknownGuests.sort(byGuest),
+    storages,
+    volumes,
+    unreadableStorages,
+  }
+}
+
+type Read = <T>(fn: () => Promise<T>) => Promise<T>
+
+function readNodes(resources: readonly ClusterResource[], allow: ReadonlySet<string> | undefined): LiveNode[] {
+  const nodes = new Map<string, LiveNode>()
+  for (const r of resources) {
+    if (r.type !== 'node') continue
+    const node = r.node ?? r.id.replace(/^node\//, '')
+    if (allow && !allow.has(node)) continue
+    nodes.set(node, { node, online: r.status === 'online' })
+  }
+  // an allowlisted node the cluster does not report is treated as offline: nothing there is readable
+  for (const node of allow ?? []) if (!nodes.has(node)) nodes.set(node, { node, online: false })
+  return [...nodes.values()].sort((a, b) => compare(a.node, b.node))
+}
+
+async function readGuest(reader: LiveReader, read: Read, ref: GuestRef): Promise<LiveGuest> {
+  const { type, vmid, node } = ref
+  const [rows, status] = await Promise.all([
+    read(() => reader.guestPending(node, type, vmid)),
+    // without the node's guest list, fall back to one status read per guest (over the request budget, but correct)
+    ref.listed ? Promise.resolve(undefined) : read(() => reader.guestStatus(node, type, vmid)),
+  ])
+  const split = splitPending(rows)
+  let { digest } = split
+  if (!digest) {
+    // a reader whose /pending lacks the digest row: one extra config read rather than an update without a digest
+    digest = (await read(() => reader.guestConfig(node, type, vmid, { current: true }))).digest
+  }
+  const { config, pending, pendingDeletes } = split
+  const lock = config.lock ?? ref.listed?.lock ?? status?.lock ?? ref.resource?.lock
+  const template = isTemplate(config.template) || ref.listed?.template === true || status?.template === true || ref.resource?.template === true
+  const name = (type === 'qemu' ? config.name : config.hostname) ?? nameOf(ref).name
+  return {
+    type,
+    vmid,
+    node,
+    ...(name !== undefined ? { name } : {}),
+    template,
+    status: powerState(ref.listed, status?.status, status?.qmpstatus),
+    tags: splitTags(config.tags ?? ref.listed?.tags ?? ref.resource?.tags),
+    ...(lock ? { lock } : {}),
+    digest,
+    config,
+    pending,
+    pendingDeletes,
+  }
+}
+
+/** Splits `/pending` rows into the applied config, the pending values and the pending deletes. */
+export function splitPending(rows: readonly PendingEntry[]): {
+  digest: string | undefined
+  config: Record<string, string>
+  pending: Record<string, string>
+  pendingDeletes: string[]
+} {
+  let digest: string | undefined
+  const config: Record<string, string> = {}
+  const pending: Record<string, string> = {}
+  const pendingDeletes: string[] = []
+  for (const row of [...rows].sort((a, b) => compare(a.key, b.key))) {
+    if (row.key === 'digest') {
+      digest = row.value
+      continue
+    }
+    if (row.value !== undefined) config[row.key] = String(row.value)
+    if (row.pending !== undefined) pending[row.key] = String(row.pending)
+    if (row.delete) pendingDeletes.push(row.key)
+  }
+  return { digest, config, pending, pendingDeletes }
+}
+
+function powerState(listed: NodeGuest | undefined, status: string | undefined, qmpstatus: string | undefined): string {
+  const qmp = listed ? listed.qmpstatus : qmpstatus
+  const state = listed ? listed.status : status
+  if (state === 'running' && qmp === 'paused') return 'paused'
+  return state === 'running' || state === 'stopped' ? state : 'unknown'
+}
+
+function isTemplate(value: string | undefined): boolean {
+  return value === '1' || value === 'true'
+}
+
+function nameOf(ref: GuestRef): { name?: string } {
+  const name = ref.listed?.name ?? ref.resource?.name
+  return name !== undefined ? { name } : {}
+}
+
+async function readStorages(
+  reader: LiveReader,
+  read: Read,
+  resources: readonly ClusterResource[],
+  allowed: (node: string | undefined) => node is string,
+  online: ReadonlySet<string>,
+  options: ObserveOptions,
+): Promise<Pick<LiveInventory, 'storages' | 'volumes' | 'unreadableStorages'>> {
+  const contentTypes = new Set(options.contentTypes ?? DEFAULT_CONTENT_TYPES)
+  const storages: LiveStorage[] = []
+  for (const r of resources) {
+    if (r.type !== 'storage' || !allowed(r.node)) continue
+    const storage = r.storage ?? r.id.split('/')[2] ?? r.id
+    storages.push({
+      node: r.node,
+      storage,
+      type: r.plugintype ?? 'unknown',
+      content: (r.content ?? '').split(',').map((c) => c.trim()).filter(Boolean).sort(),
+      active: r.status === 'available',
+      // /cluster/resources lists enabled storages only; a disabled one does not appear
+      enabled: true,
+      shared: r.shared === true,
+    })
+  }
+  storages.sort((a, b) => compare(a.node, b.node) || compare(a.storage, b.storage))
+
+  const volumes: LiveVolume[] = []
+  const unreadable: { node: string; storage: string; reason: string }[] = []
+  // one listing per local storage, and one per shared storage (through its first online node)
+  const listings = new Map<string, { reader: LiveStorage; holders: LiveStorage[] }>()
+  for (const s of storages) {
+    if (!s.content.some((c) => contentTypes.has(c))) continue
+    if (!online.has(s.node)) {
+      unreadable.push({ node: s.node, storage: s.storage, reason: `node ${s.node} is offline` })
+      continue
+    }
+    if (!s.active) {
+      unreadable.push({ node: s.node, storage: s.storage, reason: `storage ${s.storage} is not active on ${s.node}` })
+      continue
+    }
+    const key = s.shared ? `shared:${s.storage}` : `${s.node}:${s.storage}`
+    const listing = listings.get(key)
+    if (listing) listing.holders.push(s)
+    else listings.set(key, { reader: s, holders: [s] })
+  }
+  await Promise.all(
+    [...listings.values()].map(async ({ reader: s, holders }) => {
+      try {
+        const items = await read(() => reader.storageContent(s.node, s.storage))
+        for (const holder of holders) {
+          for (const item of items) {
+            if (!contentTypes.has(item.content)) continue
+            volumes.push({
+              node: holder.node,
+              storage: holder.storage,
+              volid: item.volid,
+              content: item.content,
+              ...(item.format !== undefined ? { format: item.format } : {}),
+              ...(item.size !== undefined ? { size: item.size } : {}),
+            })
+          }
+        }
+      } catch (error) {
+        options.signal?.throwIfAborted()
+        for (const holder of holders) unreadable.push({ node: holder.node, storage: holder.storage, reason: `content listing failed: ${errorText(error)}` })
+      }
+    }),
+  )
+  volumes.sort((a, b) => compare(a.node, b.node) || compare(a.storage, b.storage) || compare(a.volid, b.volid))
+  unreadable.sort((a, b) => compare(a.node, b.node) || compare(a.storage, b.storage))
+  return { storages, volumes, unreadableStorages: unreadable }
+}
+
+function byGuest(a: { vmid: number; node: string; type: string }, b: { vmid: number; node: string; type: string }): number {
+  return a.vmid - b.vmid || compare(a.node, b.node) || compare(a.type, b.type)
+}
+
+/** Plain code-unit order: deterministic regardless of locale. */
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0
+}
+
+export function errorText(error: unknown): string {
+  if (error instanceof Error) return error.message
+  return String(error)
+}
