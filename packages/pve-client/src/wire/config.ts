@@ -1,0 +1,34 @@
+import { WireError } from './errors.js'
+import { toStr } from './scalars.js'
+
+/**
+ * Guest config as PVE returns it (`GET .../config`): a flat object whose values are typed by Perl history
+ * (`cores:2`, `memory:"2048"`, `onboot:1`). Decoded into PVE's string form for every key, `digest` apart.
+ */
+export interface DecodedGuestConfig {
+  digest: string
+  values: Record<string, string>
+}
+
+export function decodeGuestConfig(raw: unknown, field = 'config'): DecodedGuestConfig {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new WireError('WIRE_CONFIG', 'expected an object', field)
+  }
+  let digest = ''
+  const entries: [string, string][] = []
+  for (const key of Object.keys(raw).sort()) {
+    const value = (raw as Record<string, unknown>)[key]
+    if (value === null || value === undefined) continue
+    if (typeof value === 'object') throw new WireError('WIRE_CONFIG', `key '${key.slice(0, 40)}' is not a scalar`, field)
+    const s = toStr(value, `${field}.${key.slice(0, 40)}`)
+    if (key === 'digest') digest = s
+    else entries.push([key, s])
+  }
+  // fromEntries defines own properties, so a key such as `__proto__` cannot touch the prototype
+  return { digest, values: Object.fromEntries(entries) }
+}
+
+/** A config value in PVE's string form: booleans as `1`/`0`, numbers printed plainly. */
+export function configValue(value: string | number | boolean, field?: string): string {
+  return toStr(value, field)
+}

@@ -1,0 +1,70 @@
+import { WireError } from './errors.js'
+
+/**
+ * PVE types JSON scalars by Perl history, not by schema (`memory:"2048"`, `template:1`, nextid `"100"`).
+ * These decoders accept string, number or boolean and return the typed value, or throw a coded WireError.
+ */
+
+const INT = /^[+-]?\d+$/
+const NUM = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/
+
+export function toInt(value: unknown, field?: string): number {
+  if (typeof value === 'number' && Number.isSafeInteger(value)) return value
+  if (typeof value === 'boolean') return value ? 1 : 0
+  if (typeof value === 'string' && INT.test(value.trim())) {
+    const n = Number(value.trim())
+    if (Number.isSafeInteger(n)) return n
+  }
+  throw new WireError('WIRE_SCALAR', `expected an integer, got ${describe(value)}`, field)
+}
+
+export function toNumber(value: unknown, field?: string): number {
+  if (typeof value === 'number' && Number.isFinite(value)) return value
+  if (typeof value === 'boolean') return value ? 1 : 0
+  if (typeof value === 'string' && NUM.test(value.trim())) {
+    const n = Number(value.trim())
+    if (Number.isFinite(n)) return n
+  }
+  throw new WireError('WIRE_SCALAR', `expected a number, got ${describe(value)}`, field)
+}
+
+const TRUE = new Set(['1', 'on', 'yes', 'true'])
+const FALSE = new Set(['0', 'off', 'no', 'false', ''])
+
+/** PVE booleans: 1/0 numbers, "1"/"0" strings, and the property-string spellings on/off, yes/no, true/false. */
+export function toBool(value: unknown, field?: string): boolean {
+  if (typeof value === 'boolean') return value
+  if (typeof value === 'number') {
+    if (value === 1) return true
+    if (value === 0) return false
+  }
+  if (typeof value === 'string') {
+    const v = value.trim().toLowerCase()
+    if (TRUE.has(v)) return true
+    if (FALSE.has(v)) return false
+  }
+  throw new WireError('WIRE_SCALAR', `expected a boolean, got ${describe(value)}`, field)
+}
+
+/** A scalar as PVE's string form: numbers printed plainly, booleans as 1/0. */
+export function toStr(value: unknown, field?: string): string {
+  if (typeof value === 'string') return value
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value)
+  if (typeof value === 'boolean') return value ? '1' : '0'
+  throw new WireError('WIRE_SCALAR', `expected a string, got ${describe(value)}`, field)
+}
+
+/** Optional variants: `undefined` and `null` (absent in PVE terms) give `undefined`. */
+export const optInt = (v: unknown, field?: string): number | undefined => (v == null ? undefined : toInt(v, field))
+export const optNumber = (v: unknown, field?: string): number | undefined => (v == null ? undefined : toNumber(v, field))
+export const optBool = (v: unknown, field?: string): boolean | undefined => (v == null ? undefined : toBool(v, field))
+export const optStr = (v: unknown, field?: string): string | undefined => (v == null ? undefined : toStr(v, field))
+
+/** Describes a value's type without echoing it (it may be a secret). */
+function describe(value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'an array'
+  if (typeof value === 'string') return `a string of length ${value.length}`
+  if (typeof value === 'number') return Number.isFinite(value) ? 'a non-integer number' : 'a non-finite number'
+  return `a value of type ${typeof value}`
+}
