@@ -1,0 +1,66 @@
+import type { Handler, Method, RequestContext, Route } from '../http/types.js'
+import type { Cluster } from '../model/cluster.js'
+import { fail400 } from '../model/errors.js'
+import { clusterResources, nodesList, version } from '../model/views.js'
+import { taskRoutes } from './tasks.js'
+
+/** helpers shared by the route modules */
+export function str(ctx: RequestContext, key: string): string | undefined {
+  const v = ctx.params[key]
+  return v === undefined || v === null ? undefined : String(v)
+}
+
+export function int(ctx: RequestContext, key: string): number | undefined {
+  const v = ctx.params[key]
+  if (v === undefined || v === null || v === '') return undefined
+  return typeof v === 'number' ? v : Number(v)
+}
+
+export function bool(ctx: RequestContext, key: string): boolean | undefined {
+  const v = ctx.params[key]
+  if (v === undefined || v === null) return undefined
+  return v === true || v === 1 || v === '1'
+}
+
+export type RouteTable = [Method, string, Handler][]
+
+/** every route, each settling due tasks first so state is current */
+export function buildRoutes(c: Cluster): Route[] {
+  const table: RouteTable = [
+    ['GET', '/version', () => version(c)],
+    ['GET', '/nodes', () => nodesList(c)],
+    ['GET', '/cluster/resources', (ctx) => clusterResources(c, str(ctx, 'type'))],
+    ['GET', '/cluster/config/nodes', () => [...c.nodes.values()].map((n) => ({ node: n.name }))],
+    ['GET', '/cluster/status', () => clusterStatus(c)],
+    ['GET', '/cluster/nextid', (ctx) => nextId(c, int(ctx, 'vmid'))],
+    ...taskRoutes(c),
+  ]
+  return table.map(([method, path, handler]) => ({
+    method,
+    path,
+    handler: (ctx: RequestContext) => {
+      c.settle()
+      return handler(ctx)
+    },
+  }))
+}
+
+/** `/cluster/nextid` answers a JSON string; with `vmid`, that id if free, else 400 (pve-api.md section 5.1) */
+function nextId(c: Cluster, vmid: number | undefined): string {
+  if (vmid !== undefined) {
+    if (c.guests.has(vmid)) throw fail400({ vmid: `VM ${vmid} already exists` })
+    return String(vmid)
+  }
+  return String(c.nextId())
+}
+
+function clusterStatus(c: Cluster): Record<string, unknown>[] {
+  const nodes = [...c.nodes.values()]
+  const out: Record<string, unknown>[] = [
+    { type: 'cluster', id: 'cluster', name: 'sim', nodes: nodes.length, quorate: 1, version: nodes.length },
+  ]
+  nodes.forEach((n, i) => {
+    out.push({ type: 'node', id: `node/${n.name}`, name: n.name, nodeid: i + 1, ip: `10.0.0.${i + 1}`, online: n.online ? 1 : 0, local: i === 0 ? 1 : 0, level: '' })
+  })
+  return out
+}

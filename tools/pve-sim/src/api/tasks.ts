@@ -1,0 +1,60 @@
+import type { Cluster } from '../model/cluster.js'
+import { fail400 } from '../model/errors.js'
+import { taskStatus, UPID_RE, type Task } from '../model/tasks.js'
+import { WithTotal } from './envelope.js'
+import { int, str, bool, type RouteTable } from './routes.js'
+
+/** /nodes/{node}/tasks... (pve-api.md section 4) */
+export function taskRoutes(c: Cluster): RouteTable {
+  const find = (node: string, upid: string): Task => {
+    c.requireNode(node)
+    if (!UPID_RE.test(upid)) throw fail400({ upid: 'unable to parse worker upid' })
+    const t = c.tasks.get(upid)
+    if (!t || t.node !== node || c.tasks.inNoSuchWindow(t)) throw fail400({ upid: 'no such task' })
+    return t
+  }
+  return [
+    ['GET', '/nodes/{node}/tasks', (ctx) => {
+      const node = str(ctx, 'node') ?? ''
+      c.requireNode(node)
+      const vmid = int(ctx, 'vmid')
+      const type = str(ctx, 'typefilter')
+      const source = str(ctx, 'source') ?? 'archive'
+      const errorsOnly = bool(ctx, 'errors') ?? false
+      const limit = int(ctx, 'limit') ?? 50
+      const start = int(ctx, 'start') ?? 0
+      const list = c.tasks.all()
+        .filter((t) => t.node === node)
+        .filter((t) => (source === 'active' ? t.status === 'running' : source === 'archive' ? t.status === 'stopped' : true))
+        .filter((t) => vmid === undefined || t.id === String(vmid))
+        .filter((t) => type === undefined || t.type === type)
+        .filter((t) => !errorsOnly || (t.exitstatus !== undefined && t.exitstatus !== 'OK'))
+        .reverse()
+      return list.slice(start, start + limit).map((t) => {
+        const item: Record<string, unknown> = { upid: t.upid, node: t.node, pid: t.pid, pstart: t.pstart, starttime: t.starttime, type: t.type, id: t.id, user: t.tokenid ? `${t.user}!${t.tokenid}` : t.user }
+        if (t.status === 'stopped') {
+          item.endtime = t.endtime
+          item.status = t.exitstatus
+        }
+        return item
+      })
+    }],
+    ['GET', '/nodes/{node}/tasks/{upid}', (ctx) => {
+      find(str(ctx, 'node') ?? '', str(ctx, 'upid') ?? '')
+      return [{ name: 'log' }, { name: 'status' }]
+    }],
+    ['GET', '/nodes/{node}/tasks/{upid}/status', (ctx) => taskStatus(find(str(ctx, 'node') ?? '', str(ctx, 'upid') ?? ''))],
+    ['GET', '/nodes/{node}/tasks/{upid}/log', (ctx) => {
+      const t = find(str(ctx, 'node') ?? '', str(ctx, 'upid') ?? '')
+      const start = int(ctx, 'start') ?? 0
+      const limit = int(ctx, 'limit') ?? 50
+      const lines = t.log.length > 0 ? t.log : ['no content']
+      const page = lines.slice(start, start + limit).map((text, i) => ({ n: start + i + 1, t: text }))
+      return new WithTotal(page, t.log.length)
+    }],
+    ['DELETE', '/nodes/{node}/tasks/{upid}', (ctx) => {
+      c.tasks.stop(find(str(ctx, 'node') ?? '', str(ctx, 'upid') ?? ''))
+      return null
+    }],
+  ]
+}

@@ -1,0 +1,204 @@
+import { GuestConfig } from './config.js'
+import { fail500, PveHttpError } from './errors.js'
+import type { GuestType } from './options.js'
+import { Rng } from './rng.js'
+import { NodeStorage } from './storage.js'
+import { TaskManager, type TaskWork } from './tasks.js'
+
+export interface ClusterOptions {
+  nodes: string[]
+  pveVersion: '9.1' | '8.4'
+  seed: number
+  taskDurationMs: number
+  /** how long fresh guests and power changes take to show in /cluster/resources (pvestatd cycle); default 500 ms */
+  resourcesLagMs?: number
+  now?: () => number
+  estate?: { guests: number }
+  /** window after dispatch in which task status/log answer 400 `no such task`; default 0 */
+  noSuchTaskWindowMs?: number
+}
+
+export type PowerState = 'running' | 'stopped'
+
+export interface Guest {
+  vmid: number
+  type: GuestType
+  node: string
+  conf: GuestConfig
+  status: PowerState
+  /** qemu: `paused` while suspended */
+  paused: boolean
+  createdMs: number
+  /** the status pvestatd last published, and when the real status last changed */
+  seenStatus: PowerState | 'unknown'
+  statusChangedMs: number
+  startedMs?: number
+  /** the guest ignores ACPI shutdown requests (shutdown times out) */
+  ignoresShutdown: boolean
+}
+
+export interface NodeState {
+  name: string
+  online: boolean
+  storage: NodeStorage
+  /** boot time in ms, for uptime */
+  bootMs: number
+  /** process start in clock ticks, used as the pstart of UPIDs */
+  pstartBase: number
+  maxcpu: number
+  maxmem: number
+}
+
+/** a held flock on a guest config (`lock_config`), by a running task or by fault injection */
+export interface FlockHold {
+  mode: 'shared' | 'exclusive'
+  /** the holding task, or undefined for injected contention */
+  upid?: string
+}
+
+export const VERSIONS = {
+  '9.1': { version: '9.1.1', release: '9.1', repoid: '42dca6b6c8b8d4a1', qemu: '10.1.2' },
+  '8.4': { version: '8.4.1', release: '8.4', repoid: '2a5fa54a8503f96d', qemu: '9.2.0' },
+} as const
+
+export class Cluster {
+  readonly rng: Rng
+  readonly now: () => number
+  readonly nodes = new Map<string, NodeState>()
+  readonly guests = new Map<number, Guest>()
+  readonly tasks: TaskManager
+  readonly flocks = new Map<number, FlockHold[]>()
+  resourcesLagMs: number
+  readonly pveVersion: '9.1' | '8.4'
+  /** remote files for download-url: url -> content (absent = a deterministic file derived from the URL) */
+  readonly remote = new Map<string, { content: Buffer } | { error: string }>()
+
+  constructor(readonly options: ClusterOptions) {
+    this.rng = new Rng(options.seed)
+    this.now = options.now ?? (() => Date.now())
+    this.pveVersion = options.pveVersion
+    this.resourcesLagMs = options.resourcesLagMs ?? 500
+    this.tasks = new TaskManager(this.rng, this.now, options.taskDurationMs)
+    this.tasks.noSuchTaskWindowMs = options.noSuchTaskWindowMs ?? 0
+    const t = this.now()
+    for (const name of options.nodes) {
+      this.nodes.set(name, {
+        name, online: true, storage: new NodeStorage(), bootMs: t - 86_400_000 - this.rng.int(86_400_000),
+        pstartBase: 1000 + this.rng.int(10_000_000), maxcpu: 16, maxmem: 64 * 1024 ** 3,
+      })
+    }
+  }
+
+  get version(): (typeof VERSIONS)['9.1' | '8.4'] {
+    return VERSIONS[this.pveVersion]
+  }
+
+  settle(): void {
+    this.tasks.settle()
+  }
+
+  /** 500 `hostname lookup` for unknown nodes, 595 for offline ones (pveproxy cannot reach them) */
+  requireNode(name: string): NodeState {
+    const n = this.nodes.get(name)
+    if (!n) throw fail500(`hostname lookup '${name}' failed - failed to get address info for: ${name}: Name or service not known`)
+    if (!n.online) throw new PveHttpError(595, 'No route to host')
+    return n
+  }
+
+  /** the guest of that type on that node, else PVE's `Configuration file ... does not exist` */
+  requireGuest(node: string, type: GuestType, vmid: number): Guest {
+    const g = this.guests.get(vmid)
+    if (!g || g.node !== node || g.type !== type) {
+      const dir = type === 'qemu' ? 'qemu-server' : 'lxc'
+      throw fail500(`Configuration file 'nodes/${node}/${dir}/${vmid}.conf' does not exist`)
+    }
+    return g
+  }
+
+  flockPath(type: GuestType, vmid: number): string {
+    return type === 'qemu' ? `/var/lock/qemu-server/lock-${vmid}.conf` : `/run/lock/lxc/pve-config-${vmid}.lock`
+  }
+
+  /** the error a lock_config call meets when someone else holds the flock (after PVE's wait) */
+  flockError(type: GuestType, vmid: number, mode: 'shared' | 'exclusive' = 'exclusive'): string | undefined {
+    const holds = (this.flocks.get(vmid) ?? []).filter((h) => !h.upid || this.tasks.get(h.upid)?.status === 'running')
+    this.flocks.set(vmid, holds)
+    const conflict = holds.some((h) => mode === 'exclusive' || h.mode === 'exclusive')
+    return conflict ? `can't lock file '${this.flockPath(type, vmid)}' - got timeout` : undefined
+  }
+
+  /** throw the flock error as an immediate 500 */
+  lockConfigSync(type: GuestType, vmid: number, mode: 'shared' | 'exclusive' = 'exclusive'): void {
+    const e = this.flockError(type, vmid, mode)
+    if (e) throw fail500(e)
+  }
+
+  holdFlock(vmid: number, hold: FlockHold): void {
+    const holds = this.flocks.get(vmid) ?? []
+    holds.push(hold)
+    this.flocks.set(vmid, holds)
+  }
+
+  releaseInjectedFlock(vmid: number): void {
+    const holds = (this.flocks.get(vmid) ?? []).filter((h) => h.upid !== undefined)
+    this.flocks.set(vmid, holds)
+  }
+
+  /** `VM is locked (create)` / `CT is locked (backup)` */
+  lockError(g: Guest): string | undefined {
+    const lock = g.conf.get('lock')
+    if (lock === undefined) return undefined
+    return `${g.type === 'qemu' ? 'VM' : 'CT'} is locked (${lock})`
+  }
+
+  checkLock(g: Guest, skiplock = false): void {
+    const e = skiplock ? undefined : this.lockError(g)
+    if (e) throw fail500(e)
+  }
+
+  dispatch(node: string, type: string, id: string, actor: string, work: TaskWork): string {
+    const n = this.nodes.get(node)
+    return this.tasks.dispatch(node, type, id, actor, work, n?.pstartBase ?? 1000)
+  }
+
+  setStatus(g: Guest, status: PowerState): void {
+    if (g.status === status) return
+    g.seenStatus = this.visibleStatus(g)
+    g.status = status
+    g.paused = false
+    g.statusChangedMs = this.now()
+    g.startedMs = status === 'running' ? this.now() : undefined
+  }
+
+  /** the status /cluster/resources shows: lags real changes by resourcesLagMs */
+  visibleStatus(g: Guest): PowerState | 'unknown' {
+    return this.now() - g.statusChangedMs < this.resourcesLagMs ? g.seenStatus : g.status
+  }
+
+  /** a guest pvestatd has not seen yet (created within the lag window) */
+  isFresh(g: Guest): boolean {
+    return this.now() - g.createdMs < this.resourcesLagMs
+  }
+
+  addGuest(vmid: number, type: GuestType, node: string, conf: GuestConfig): Guest {
+    const now = this.now()
+    const g: Guest = {
+      vmid, type, node, conf, status: 'stopped', paused: false, createdMs: now, seenStatus: 'unknown',
+      statusChangedMs: now, ignoresShutdown: false,
+    }
+    this.guests.set(vmid, g)
+    return g
+  }
+
+  /** removes a guest and frees every volume it owns on its node */
+  removeGuest(g: Guest): void {
+    this.guests.delete(g.vmid)
+  }
+
+  /** next free vmid >= 100 (no reservation) */
+  nextId(): number {
+    let id = 100
+    while (this.guests.has(id)) id++
+    return id
+  }
+}

@@ -1,0 +1,167 @@
+import { createHash } from 'node:crypto'
+
+/**
+ * A guest config as PVE keeps it: a text file with a main section and an optional `[PENDING]` section
+ * (pve-api.md section 6.6). The model keeps the parsed maps and renders the text lazily; the digest is
+ * the SHA-1 of that text, cached until the next change.
+ */
+export class GuestConfig {
+  private mainMap = new Map<string, string>()
+  private pendingMap = new Map<string, string>()
+  /** pending deletions: key -> force */
+  private deletes = new Map<string, boolean>()
+  private cachedText: string | undefined
+  private cachedDigest: string | undefined
+
+  constructor(main?: Record<string, string>) {
+    if (main) for (const [k, v] of Object.entries(main)) this.mainMap.set(k, v)
+  }
+
+  private touch(): void {
+    this.cachedText = undefined
+    this.cachedDigest = undefined
+  }
+
+  get(key: string): string | undefined {
+    return this.mainMap.get(key)
+  }
+
+  has(key: string): boolean {
+    return this.mainMap.has(key)
+  }
+
+  set(key: string, value: string): void {
+    this.mainMap.set(key, value)
+    this.touch()
+  }
+
+  delete(key: string): boolean {
+    const had = this.mainMap.delete(key)
+    this.touch()
+    return had
+  }
+
+  keys(): string[] {
+    return [...this.mainMap.keys()]
+  }
+
+  main(): Record<string, string> {
+    return Object.fromEntries(this.mainMap)
+  }
+
+  pending(): Record<string, string> {
+    return Object.fromEntries(this.pendingMap)
+  }
+
+  pendingDeletes(): Map<string, boolean> {
+    return new Map(this.deletes)
+  }
+
+  getPending(key: string): string | undefined {
+    return this.pendingMap.get(key)
+  }
+
+  setPending(key: string, value: string): void {
+    this.pendingMap.set(key, value)
+    this.deletes.delete(key)
+    this.touch()
+  }
+
+  addPendingDelete(key: string, force: boolean): void {
+    this.pendingMap.delete(key)
+    this.deletes.set(key, force)
+    this.touch()
+  }
+
+  /** drop any pending value or deletion of `key` (`revert`) */
+  clearPending(key: string): void {
+    this.pendingMap.delete(key)
+    this.deletes.delete(key)
+    this.touch()
+  }
+
+  hasPending(): boolean {
+    return this.pendingMap.size > 0 || this.deletes.size > 0
+  }
+
+  /** cleanup_pending: pending values equal to the current value, and deletions of unset keys, vanish */
+  cleanupPending(): void {
+    for (const [k, v] of this.pendingMap) if (this.mainMap.get(k) === v) this.pendingMap.delete(k)
+    for (const k of this.deletes.keys()) if (!this.mainMap.has(k)) this.deletes.delete(k)
+    this.touch()
+  }
+
+  /** the config as GET shows it by default: pending values merged in, pending deletions hidden */
+  merged(): Record<string, string> {
+    const out = Object.fromEntries(this.mainMap)
+    for (const k of this.deletes.keys()) delete out[k]
+    for (const [k, v] of this.pendingMap) out[k] = v
+    return out
+  }
+
+  text(): string {
+    if (this.cachedText === undefined) {
+      let raw = renderSection(this.mainMap)
+      if (this.hasPending()) {
+        const p = new Map(this.pendingMap)
+        if (this.deletes.size > 0) {
+          p.set('delete', [...this.deletes].map(([k, force]) => (force ? `!${k}` : k)).join(','))
+        }
+        raw += `\n[PENDING]\n${renderSection(p)}`
+      }
+      this.cachedText = raw
+    }
+    return this.cachedText
+  }
+
+  digest(): string {
+    if (this.cachedDigest === undefined) this.cachedDigest = createHash('sha1').update(this.text()).digest('hex')
+    return this.cachedDigest
+  }
+
+  clone(): GuestConfig {
+    const c = new GuestConfig(this.main())
+    for (const [k, v] of this.pendingMap) c.pendingMap.set(k, v)
+    for (const [k, v] of this.deletes) c.deletes.set(k, v)
+    return c
+  }
+}
+
+/** write_vm_config: description as leading `#` comment lines, then `key: value` sorted by key. */
+function renderSection(map: Map<string, string>): string {
+  let raw = ''
+  const descr = map.get('description')
+  if (descr !== undefined) {
+    for (const line of splitLinesPerl(descr)) raw += `#${encodeText(line)}\n`
+  }
+  for (const k of [...map.keys()].sort()) {
+    if (k === 'description') continue
+    raw += `${k}: ${map.get(k)}\n`
+  }
+  return raw
+}
+
+/** Perl's split(/\n/, $s): trailing empty fields are dropped */
+function splitLinesPerl(s: string): string[] {
+  const parts = s.split('\n')
+  while (parts.length > 0 && parts[parts.length - 1] === '') parts.pop()
+  return parts
+}
+
+/** PVE::Tools::encode_text: percent-escape control, non-ASCII and `:` characters (UTF-8 bytes) */
+export function encodeText(s: string): string {
+  let out = ''
+  for (const byte of Buffer.from(s, 'utf8')) {
+    const safe = (byte >= 0x20 && byte <= 0x39) || (byte >= 0x3b && byte <= 0x7e)
+    out += safe ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`
+  }
+  return out
+}
+
+/**
+ * The description as read back from the file: the comment lines joined with newlines,
+ * trailing whitespace trimmed (pve-api.md section 6.5).
+ */
+export function readBackDescription(descr: string): string {
+  return splitLinesPerl(descr).join('\n').replace(/\s+$/, '')
+}

@@ -1,0 +1,123 @@
+import { createHash } from 'node:crypto'
+import type { Cluster, PowerState } from './cluster.js'
+import { readBackDescription } from './config.js'
+import { contentDir, fileFormat, volumeListItem } from './storage.js'
+import type { GuestInfo, SimCluster, TaskInfo, VolumeSpec } from './index.js'
+import type { TaskBehaviour } from './tasks.js'
+import type { Guest } from './cluster.js'
+
+type Controls = Omit<SimCluster, 'routes' | 'pveVersion'>
+
+function info(g: Guest): GuestInfo {
+  const out: GuestInfo = {
+    vmid: g.vmid, type: g.type, node: g.node, status: g.status, config: g.conf.main(), pending: g.conf.pending(),
+    pendingDelete: Object.fromEntries(g.conf.pendingDeletes()), digest: g.conf.digest(),
+  }
+  const lock = g.conf.get('lock')
+  if (lock !== undefined) out.lock = lock
+  return out
+}
+
+/** what download-url would fetch: a registered file, or deterministic bytes derived from the URL */
+export function remoteBytes(c: Cluster, url: string): Buffer | { error: string } {
+  const r = c.remote.get(url)
+  if (r && 'error' in r) return r
+  return r ? r.content : Buffer.from(`pve-sim remote file ${url}\n`)
+}
+
+export function controls(c: Cluster): Controls {
+  const need = (vmid: number): Guest => {
+    c.settle()
+    const g = c.guests.get(vmid)
+    if (!g) throw new Error(`pve-sim: no guest ${vmid}`)
+    return g
+  }
+  return {
+    driftSet(vmid: number, key: string, value: string) {
+      need(vmid).conf.set(key, key === 'description' ? readBackDescription(value) : value)
+    },
+    driftDelete(vmid: number, key: string) {
+      need(vmid).conf.delete(key)
+    },
+    driftPower(vmid: number, status: PowerState) {
+      c.setStatus(need(vmid), status)
+    },
+    configText(vmid: number) {
+      c.settle()
+      return c.guests.get(vmid)?.conf.text()
+    },
+    guest(vmid: number) {
+      c.settle()
+      const g = c.guests.get(vmid)
+      return g ? info(g) : undefined
+    },
+    guests() {
+      c.settle()
+      return [...c.guests.values()].sort((a, b) => a.vmid - b.vmid).map(info)
+    },
+    tasks(): TaskInfo[] {
+      return c.tasks.all().map((t) => {
+        const out: TaskInfo = { upid: t.upid, node: t.node, type: t.type, id: t.id, status: t.status, log: [...t.log] }
+        if (t.exitstatus !== undefined) out.exitstatus = t.exitstatus
+        return out
+      })
+    },
+    settle() {
+      c.settle()
+    },
+    setLock(vmid: number, lock: string | null) {
+      const g = need(vmid)
+      if (lock === null) g.conf.delete('lock')
+      else g.conf.set('lock', lock)
+    },
+    setFlockContention(vmid: number, held: boolean) {
+      if (held) c.holdFlock(vmid, { mode: 'exclusive' })
+      else c.releaseInjectedFlock(vmid)
+    },
+    setTaskBehaviour(type: string, behaviour: TaskBehaviour | null) {
+      c.tasks.setBehaviour(type, behaviour ?? undefined)
+    },
+    setTaskDuration(ms: number) {
+      c.tasks.defaultDurationMs = ms
+    },
+    setNoSuchTaskWindow(ms: number) {
+      c.tasks.noSuchTaskWindowMs = ms
+    },
+    setResourcesLag(ms: number) {
+      c.resourcesLagMs = ms
+    },
+    setNodeOnline(node: string, online: boolean) {
+      const n = c.nodes.get(node)
+      if (!n) throw new Error(`pve-sim: no node ${node}`)
+      n.online = online
+    },
+    setIgnoresShutdown(vmid: number, ignores: boolean) {
+      need(vmid).ignoresShutdown = ignores
+    },
+    addVolume(node: string, storage: string, spec: VolumeSpec) {
+      const n = c.nodes.get(node)
+      const d = n?.storage.def(storage)
+      if (!n || !d) throw new Error(`pve-sim: no storage ${storage} on ${node}`)
+      if (!d.content.includes(spec.content)) throw new Error(`pve-sim: storage ${storage} has no content type ${spec.content}`)
+      const format = spec.content === 'backup' ? 'vma.zst' : fileFormat(spec.content, spec.filename)
+      if (format === undefined) throw new Error(`pve-sim: wrong file extension for ${spec.content}: ${spec.filename}`)
+      const volid = `${storage}:${spec.content}/${spec.filename}`
+      n.storage.add(storage, { volid, content: spec.content, format, size: spec.size ?? 2 * 1024 ** 3, ctime: Math.floor(c.now() / 1000) })
+      return volid
+    },
+    storageContent(node: string, storage: string) {
+      c.settle()
+      return c.nodes.get(node)?.storage.list(storage).map(volumeListItem) ?? []
+    },
+    setRemoteFile(url: string, file: { content: string | Buffer } | { error: string }) {
+      c.remote.set(url, 'error' in file ? file : { content: Buffer.from(file.content) })
+    },
+    remoteChecksum(url: string, algorithm: string) {
+      const b = remoteBytes(c, url)
+      if (!Buffer.isBuffer(b)) throw new Error(`pve-sim: ${url} is unreachable`)
+      return createHash(algorithm).update(b).digest('hex')
+    },
+  }
+}
+
+export { contentDir }

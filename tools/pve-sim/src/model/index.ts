@@ -1,0 +1,100 @@
+/**
+ * The simulator's PVE model: nodes, storages, guests, tasks. `createCluster` returns the route handlers
+ * (for the HTTP layer in src/http) and control methods for tests, faults and drift.
+ */
+import type { Route } from '../http/types.js'
+import { buildRoutes } from '../api/routes.js'
+import { Cluster, type ClusterOptions, type PowerState } from './cluster.js'
+import type { GuestType } from './options.js'
+import type { TaskBehaviour } from './tasks.js'
+import type { ContentType } from './storage.js'
+import { controls } from './control.js'
+
+export type { ClusterOptions, PowerState, GuestType, TaskBehaviour, ContentType }
+export { WithTotal } from '../api/envelope.js'
+
+export interface GuestInfo {
+  vmid: number
+  type: GuestType
+  node: string
+  status: PowerState
+  /** the current (applied) config values as stored in the file */
+  config: Record<string, string>
+  pending: Record<string, string>
+  /** pending deletions: key -> force */
+  pendingDelete: Record<string, boolean>
+  lock?: string
+  digest: string
+}
+
+export interface TaskInfo {
+  upid: string
+  node: string
+  type: string
+  id: string
+  status: 'running' | 'stopped'
+  exitstatus?: string
+  log: string[]
+}
+
+export interface VolumeSpec {
+  /** the file name inside the content directory (`debian-12.qcow2`) for iso/vztmpl/import/snippets/backup */
+  filename: string
+  content: ContentType
+  /** bytes; for import images the virtual size a disk imported from it gets */
+  size?: number
+}
+
+export interface SimCluster {
+  /** route handlers for every PVE path the model serves (paths as in apidoc.json) */
+  readonly routes: Route[]
+  readonly pveVersion: '9.1' | '8.4'
+
+  // --- drift: out-of-band edits, as `qm set`/`pct set` by hand (no hotplug, no normalisation beyond the file)
+  /** set a config key in the main section (`description` is trimmed like PVE does) */
+  driftSet(vmid: number, key: string, value: string): void
+  /** delete a config key from the main section */
+  driftDelete(vmid: number, key: string): void
+  /** change the power state out of band (a guest crashed or was started by hand) */
+  driftPower(vmid: number, status: PowerState): void
+
+  // --- inspection
+  /** the config file text exactly as PVE would store it (digest = SHA-1 of it), or undefined */
+  configText(vmid: number): string | undefined
+  guest(vmid: number): GuestInfo | undefined
+  guests(): GuestInfo[]
+  tasks(): TaskInfo[]
+  /** finish every task that is due now (the model also does this on every request) */
+  settle(): void
+
+  // --- faults
+  /** set (or clear with null) the config `lock` property, as a crashed backup would leave it */
+  setLock(vmid: number, lock: string | null): void
+  /** hold the config flock of a vmid: writes fail with `can't lock file '...' - got timeout` until released */
+  setFlockContention(vmid: number, held: boolean): void
+  /** per task type (`qmstart`, `qmcreate`, `download`, ...): fail with a message, take longer, add warnings; null resets */
+  setTaskBehaviour(type: string, behaviour: TaskBehaviour | null): void
+  setTaskDuration(ms: number): void
+  /** window after dispatch during which task status/log answer 400 `no such task` */
+  setNoSuchTaskWindow(ms: number): void
+  setResourcesLag(ms: number): void
+  setNodeOnline(node: string, online: boolean): void
+  /** make a guest ignore ACPI shutdown (shutdown without forceStop then times out) */
+  setIgnoresShutdown(vmid: number, ignores: boolean): void
+
+  // --- storage
+  /** add a file to a storage (iso, vztmpl, import, snippets, backup); returns the volid */
+  addVolume(node: string, storage: string, spec: VolumeSpec): string
+  /** the content listing of a storage, as GET .../content returns it */
+  storageContent(node: string, storage: string): Record<string, unknown>[]
+  /** what download-url fetches from a URL: bytes (checksums are computed over them), or an error message */
+  setRemoteFile(url: string, file: { content: string | Buffer } | { error: string }): void
+  /** the checksum of what download-url would fetch from `url` */
+  remoteChecksum(url: string, algorithm: 'md5' | 'sha1' | 'sha224' | 'sha256' | 'sha384' | 'sha512'): string
+}
+
+export function createCluster(options: ClusterOptions): SimCluster {
+  const c = new Cluster(options)
+  const routes = buildRoutes(c)
+  return { routes, pveVersion: options.pveVersion, ...controls(c) }
+}

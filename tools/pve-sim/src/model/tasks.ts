@@ -1,0 +1,178 @@
+import type { Rng } from './rng.js'
+
+/**
+ * Worker tasks (pve-api.md section 4): UPIDs, running -> stopped after a configurable duration, exit
+ * statuses and logs. Work is applied when the task finishes; the model settles due tasks lazily
+ * whenever it is asked anything, so a fake clock makes tests deterministic.
+ */
+
+export interface TaskBehaviour {
+  /** fail every task of this type with this message (`TASK ERROR: <message>`) */
+  fail?: string
+  /** override the duration of tasks of this type */
+  durationMs?: number
+  /** add this many `WARN:` lines, so the exit status becomes `WARNINGS: n` */
+  warnings?: number
+}
+
+export interface TaskContext {
+  log(line: string): void
+  /** log_warn: counts towards `WARNINGS: n` */
+  warn(line: string): void
+}
+
+export interface TaskWork {
+  /** applied at the end of the task; throwing makes it fail with that message */
+  run(ctx: TaskContext): void
+  /** undo dispatch-time state (e.g. the `lock: create` config) when the task fails */
+  onError?(message: string): void
+}
+
+export interface Task {
+  upid: string
+  node: string
+  pid: number
+  pstart: number
+  starttime: number
+  type: string
+  id: string
+  user: string
+  tokenid?: string
+  startMs: number
+  endMs: number
+  status: 'running' | 'stopped'
+  exitstatus?: string
+  endtime?: number
+  log: string[]
+  work: TaskWork
+  failWith?: string
+  extraWarnings: number
+}
+
+export class TaskError extends Error {}
+
+function hex(n: number, width: number): string {
+  return n.toString(16).toUpperCase().padStart(width, '0')
+}
+
+export const UPID_RE = /^UPID:([a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?):([0-9A-Fa-f]{8}):([0-9A-Fa-f]{8,9}):([0-9A-Fa-f]{8}):([^:\s/]+):([^:\s/]*):([^:\s/]+):$/
+
+export class TaskManager {
+  private tasks = new Map<string, Task>()
+  private order: Task[] = []
+  private nextPid: number
+  private behaviours = new Map<string, TaskBehaviour>()
+  /** while a fresh task's log does not exist yet, status/log answer 400 `no such task` */
+  noSuchTaskWindowMs = 0
+
+  constructor(
+    private rng: Rng,
+    private now: () => number,
+    public defaultDurationMs: number,
+  ) {
+    this.nextPid = 100000 + rng.int(800000)
+  }
+
+  setBehaviour(type: string, b: TaskBehaviour | undefined): void {
+    if (b) this.behaviours.set(type, b)
+    else this.behaviours.delete(type)
+  }
+
+  dispatch(node: string, type: string, id: string, actor: string, work: TaskWork, pstart: number): string {
+    const now = this.now()
+    const pid = this.nextPid++
+    const starttime = Math.floor(now / 1000)
+    const upid = `UPID:${node}:${hex(pid, 8)}:${hex(pstart, 8)}:${hex(starttime, 8)}:${type}:${id}:${actor}:`
+    const [user, tokenid] = actor.split('!') as [string, string | undefined]
+    const b = this.behaviours.get(type)
+    const task: Task = {
+      upid, node, pid, pstart, starttime, type, id, user, startMs: now,
+      endMs: now + (b?.durationMs ?? this.defaultDurationMs), status: 'running', log: [], work,
+      extraWarnings: b?.warnings ?? 0,
+    }
+    if (tokenid !== undefined) task.tokenid = tokenid
+    if (b?.fail !== undefined) task.failWith = b.fail
+    this.tasks.set(upid, task)
+    this.order.push(task)
+    this.settle()
+    return upid
+  }
+
+  /** finish every task whose time has come, in the order they end */
+  settle(): void {
+    const now = this.now()
+    const due = this.order.filter((t) => t.status === 'running' && t.endMs <= now).sort((a, b) => a.endMs - b.endMs)
+    for (const t of due) this.finish(t)
+  }
+
+  private finish(t: Task): void {
+    let warnings = 0
+    const ctx: TaskContext = {
+      log: (line) => t.log.push(line),
+      warn: (line) => {
+        warnings++
+        t.log.push(`WARN: ${line}`)
+      },
+    }
+    let error: string | undefined
+    try {
+      if (t.failWith !== undefined) throw new TaskError(t.failWith)
+      t.work.run(ctx)
+      for (let i = 0; i < t.extraWarnings; i++) ctx.warn('simulated warning')
+    } catch (e) {
+      error = (e instanceof Error ? e.message : String(e)).replace(/\n+$/, '')
+      t.work.onError?.(error)
+    }
+    t.status = 'stopped'
+    t.endtime = Math.floor(this.now() / 1000)
+    if (error !== undefined) {
+      t.log.push(`TASK ERROR: ${error}`)
+      t.exitstatus = error
+    } else if (warnings > 0) {
+      t.log.push(`TASK WARNINGS: ${warnings}`)
+      t.exitstatus = `WARNINGS: ${warnings}`
+    } else {
+      t.log.push('TASK OK')
+      t.exitstatus = 'OK'
+    }
+  }
+
+  get(upid: string): Task | undefined {
+    this.settle()
+    return this.tasks.get(upid)
+  }
+
+  /** true while the task's log file would not exist yet */
+  inNoSuchWindow(t: Task): boolean {
+    return this.noSuchTaskWindowMs > 0 && this.now() - t.startMs < this.noSuchTaskWindowMs
+  }
+
+  /** DELETE /tasks/{upid}: the worker is killed; PVE records `unexpected status` */
+  stop(t: Task): void {
+    if (t.status !== 'running') return
+    t.status = 'stopped'
+    t.endtime = Math.floor(this.now() / 1000)
+    t.work.onError?.('interrupted by signal')
+    t.log.push('TASK ERROR: interrupted by signal')
+    t.exitstatus = 'interrupted by signal'
+  }
+
+  all(): Task[] {
+    this.settle()
+    return [...this.order]
+  }
+
+  running(): Task[] {
+    return this.all().filter((t) => t.status === 'running')
+  }
+}
+
+export function taskStatus(t: Task): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    upid: t.upid, node: t.node, pid: t.pid, pstart: t.pstart, starttime: t.starttime, type: t.type, id: t.id,
+    user: t.user, status: t.status,
+  }
+  if (t.tokenid !== undefined) out.tokenid = t.tokenid
+  if (t.status === 'stopped') out.exitstatus = t.exitstatus
+  return out
+}
