@@ -1,0 +1,25 @@
+/** Durations as written in config: `500ms`, `30s`, `5m`, `1h`, `1h30m`; a bare number means seconds. */
+const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }
+
+export function parseDuration(text: string): number | undefined {
+  const trimmed = text.trim()
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000)
+  if (!/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(trimmed)) return undefined
+  let total = 0
+  for (const match of trimmed.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) {
+    total += Number(match[1]) * (UNIT_MS[match[2] as string] as number)
+  }
+  return Math.round(total)
+}
+
+/** The shortest exact rendering: 90000 -> `1m30s`, 1500 -> `1500ms`. */
+export function formatDuration(ms: number): string {
+  if (ms === 0) return '0s'
+  if (ms % 1000 !== 0) return `${ms}ms`
+  let seconds = ms / 1000
+  const hours = Math.floor(seconds / 3600)
+  seconds -= hours * 3600
+  const minutes = Math.floor(seconds / 60)
+  seconds -= minutes * 60
+  return `${hours ? `${hours}h` : ''}${minutes ? `${minutes}m` : ''}${seconds ? `${seconds}s` : ''}`
+}

@@ -1,0 +1,94 @@
+/** The CLI's resolved configuration (RB section 6, with the deliberate differences of the architecture). */
+import type { LogLevel } from '../log.js'
+
+export type PruneBudget = number | 'unlimited'
+export type AuthMethod = 'token' | 'ticket'
+export type DisruptionPolicy = 'allow' | 'none' | 'hotplug' | 'reboot' | 'stop'
+
+/** Global flags, each present only when it was given on the command line. */
+export interface GlobalFlags {
+  config?: string
+  gitPath?: string
+  logLevel?: string
+  logFormat?: string
+  listen?: string
+  gitUrl?: string
+  gitBranch?: string
+  gitPollSec?: number
+  pruneBudget?: string
+  pveUser?: string
+  pveAuth?: string
+  caFile?: string
+  dataDir?: string
+}
+
+export interface ClusterTls {
+  caFile?: string
+  /** SHA-256 of the server certificate, `AA:BB:...` upper case */
+  fingerprint?: string
+  insecure: boolean
+}
+
+export interface ClusterSecretRefs {
+  pve: { user?: string; tokenId?: string; token?: string; password?: string }
+  git: { token?: string }
+}
+
+export interface ClusterConfig {
+  name: string
+  baseUrl: string
+  nodes: string[]
+  /** the file that declared the cluster */
+  file: string
+  /** absolute */
+  secretsFile?: string
+  secretRefs: ClusterSecretRefs
+  auth: AuthMethod
+  tls: ClusterTls
+  disruption?: DisruptionPolicy
+}
+
+export interface GitSettings {
+  /** URL mode when set */
+  url?: string
+  branch: string
+  /** local mode: the work tree read as-is */
+  path?: string
+  sshKeyFile?: string
+  knownHostsFile?: string
+}
+
+export interface PruneWindow {
+  max: number | 'unlimited'
+  periodMs: number
+}
+
+/** Everything but credentials: what files and flags say. */
+export interface DraftConfig {
+  /** the repository root the config files came from */
+  root: string
+  log: { level: LogLevel; format: 'text' | 'json' }
+  pve: { auth: AuthMethod; user?: string; tokenId?: string; token?: string; tokenValue?: string; password?: string }
+  git: GitSettings & { token?: string }
+  reconcile: { pollIntervalMs: number; taskTimeoutMs: number; pruneBudget: PruneBudget; pruneWindow: PruneWindow }
+  listen: { host: string; port: number }
+  dataDir: string
+  /** sorted by name */
+  clusters: ClusterConfig[]
+}
+
+export type Credentials =
+  | { method: 'token'; /** `user@realm!name` */ tokenId: string; secret: string }
+  | { method: 'ticket'; user: string; password: string }
+
+export interface ResolvedCluster extends ClusterConfig {
+  credentials: Credentials
+}
+
+export interface ResolvedConfig extends Omit<DraftConfig, 'clusters' | 'pve'> {
+  clusters: ResolvedCluster[]
+  git: GitSettings & { token?: string }
+}
+
+/** The decrypted `secrets:` map of each cluster's SOPS file (absent for clusters without one). */
+export type SopsSecrets = Readonly<Record<string, Readonly<Record<string, string>>>>

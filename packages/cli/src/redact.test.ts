@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest'
+import { fc, test } from '@fast-check/vitest'
+import { Redactor, REDACTED } from './redact.js'
+
+describe('Redactor', () => {
+  it('masks registered secrets, their percent-encoded form and credential shapes', () => {
+    const r = new Redactor().add('s3cr3t/tok+en', undefined, '', 'ab')
+    expect(r.text('token s3cr3t/tok+en and s3cr3t%2Ftok%2Ben')).toBe(`token ${REDACTED} and ${REDACTED}`)
+    expect(r.text('PVEAPIToken=root@pam!ci=1234-abcd')).toBe(`PVEAPIToken=root@pam!ci=${REDACTED}`)
+    expect(r.text('Cookie: PVEAuthCookie=PVE:root@pam:ABC::sig')).toContain(`PVEAuthCookie=${REDACTED}`)
+    expect(r.text('https://git:ghp_x1y2@example.net/repo.git')).toBe(`https://git:${REDACTED}@example.net/repo.git`)
+    expect(r.text('AGE-SECRET-KEY-1QQQQQQQQQQQQQQQQQQQQ')).toBe(REDACTED)
+    expect(r.text('Authorization: Bearer abc.def')).toBe(`Authorization: Bearer ${REDACTED}`)
+    // short values would shred ordinary text and are not searched for
+    expect(r.text('ab cd')).toBe('ab cd')
+  })
+
+  it('masks secret-named keys and strings deep inside values, without mutating them', () => {
+    const r = new Redactor().add('canary-1234')
+    const input = { a: [{ password: 'x' }, 'has canary-1234 inside'], token: '', nested: { secret: 7 }, err: new Error('bad canary-1234') }
+    const out = r.value(input)
+    expect(out).toEqual({
+      a: [{ password: REDACTED }, `has ${REDACTED} inside`],
+      token: '',
+      nested: { secret: REDACTED },
+      err: { name: 'Error', message: `bad ${REDACTED}` },
+    })
+    expect(input.a[1]).toBe('has canary-1234 inside')
+  })
+
+  test.prop([fc.string({ minLength: 4, maxLength: 24 }).filter((s) => s.trim() === s && s.length >= 4), fc.string(), fc.string()], {
+    numRuns: 200,
+  })('never lets a registered secret through, wherever it sits', (secret, before, after) => {
+    const r = new Redactor().add(secret)
+    expect(r.text(before + secret + after)).not.toContain(secret)
+  })
+})
