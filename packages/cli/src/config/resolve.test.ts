@@ -186,7 +186,7 @@ describe('resolveCredentials', () => {
     const yaml = `pve:\n  user: op@pve\n  token-id: t\n${fromYaml !== undefined ? `  token: "${fromYaml}"\n` : ''}`
     const d = mergeConfig(input({ clusterFiles: [one], rootFile: parseConfigFile('/repo/proxops.yaml', yaml) }))
     const env = fromEnv !== undefined ? { PROXOPS_PVE_TOKEN: fromEnv } : {}
-    const docs = fromSops !== undefined ? { one: { k: fromSops } } : {}
+    const docs: Record<string, Record<string, string>> = fromSops !== undefined ? { one: { k: fromSops } } : {}
     const expected = fromSops !== undefined ? fromSops : fromEnv || fromYaml
     if (fromSops === '' || !expected) {
       expect(() => resolveCredentials(d, env, docs)).toThrow(CliError)
