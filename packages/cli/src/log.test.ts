@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest'
+import { PassThrough } from 'node:stream'
+import { createLogger } from './log.js'
+import { Redactor } from './redact.js'
+
+function capture(format: 'text' | 'json', level: 'info' | 'debug' = 'info') {
+  const stream = new PassThrough()
+  const chunks: string[] = []
+  stream.on('data', (c: Buffer) => chunks.push(c.toString()))
+  const redactor = new Redactor().add('CANARY-token-1')
+  const log = createLogger({ level, format, redactor, stream })
+  return { log, text: () => chunks.join('') }
+}
+
+describe('logger', () => {
+  it('writes human lines with fields, masking secrets in messages, fields and errors', async () => {
+    const { log, text } = capture('text')
+    log.info('cycle done', { cluster: 'homelab', actions: 3, note: 'with CANARY-token-1' })
+    log.warn('failed', { error: new Error('bad PVEAPIToken=root@pam!x=CANARY-token-1'), password: 'hunter22' })
+    log.debug('hidden')
+    await new Promise((r) => setImmediate(r))
+    const out = text()
+    expect(out).toContain('info: cycle done cluster=homelab actions=3 note="with (sensitive)"')
+    expect(out).toContain('password="(sensitive)"')
+    expect(out).not.toContain('CANARY')
+    expect(out).not.toContain('hunter22')
+    expect(out).not.toContain('hidden')
+  })
+
+  it('writes NDJSON in json mode', async () => {
+    const { log, text } = capture('json', 'debug')
+    log.debug('tick', { cluster: 'edge', token: 'CANARY-token-1' })
+    await new Promise((r) => setImmediate(r))
+    const lines = text().trim().split('\n')
+    expect(lines).toHaveLength(1)
+    const parsed = JSON.parse(lines[0] as string) as Record<string, unknown>
+    expect(parsed).toMatchObject({ level: 'debug', message: 'tick', cluster: 'edge', token: '(sensitive)' })
+    expect(typeof parsed.timestamp).toBe('string')
+  })
+})
