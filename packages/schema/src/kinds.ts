@@ -1,0 +1,63 @@
+/** The seven manifest kinds, their accepted spellings (RB 3.1) and their kind-root directories (RB 2.1). */
+
+export const API_VERSION = 'proxops/v1alpha1'
+
+export const KINDS = ['VM', 'TemplateVM', 'LXC', 'TemplateCT', 'ISO', 'CTTemplate', 'DiskImage'] as const
+export type Kind = (typeof KINDS)[number]
+
+/** Guest kinds: identity `(node, vmid)`, sharing PVE's per-node id pool. */
+export const GUEST_KINDS = ['VM', 'TemplateVM', 'LXC', 'TemplateCT'] as const
+export type GuestKind = (typeof GUEST_KINDS)[number]
+/** Storage artifacts: identity `(node, storage, filename)`; never pruned. */
+export const ARTIFACT_KINDS = ['ISO', 'CTTemplate', 'DiskImage'] as const
+export type ArtifactKind = (typeof ARTIFACT_KINDS)[number]
+
+/** Accepted spellings, matched case-insensitively. */
+export const KIND_ALIASES: Readonly<Record<Kind, readonly string[]>> = {
+  VM: ['VM'],
+  TemplateVM: ['TemplateVM', 'TVM', 'TEMPLATE'],
+  LXC: ['LXC'],
+  TemplateCT: ['TemplateCT', 'TCT'],
+  ISO: ['ISO'],
+  CTTemplate: ['CTTemplate', 'CTT'],
+  DiskImage: ['DiskImage', 'DISK'],
+}
+
+const BY_LOWER = new Map<string, Kind>()
+for (const kind of KINDS) for (const alias of KIND_ALIASES[kind]) BY_LOWER.set(alias.toLowerCase(), kind)
+
+/** The canonical kind for any accepted spelling (case-insensitive), else undefined. */
+export function canonicalKind(spelling: string): Kind | undefined {
+  return BY_LOWER.get(spelling.trim().toLowerCase())
+}
+
+export function isGuestKind(kind: Kind): kind is GuestKind {
+  return (GUEST_KINDS as readonly string[]).includes(kind)
+}
+export function isArtifactKind(kind: Kind): kind is ArtifactKind {
+  return (ARTIFACT_KINDS as readonly string[]).includes(kind)
+}
+
+/** Kind-root directories: exactly these seven names. */
+export const KIND_ROOTS = ['vm', 'lxc', 'iso', 'ctt', 'templatevm', 'diskimage', 'templatect'] as const
+export const KIND_ROOT_OF: Readonly<Record<Kind, string>> = {
+  VM: 'vm',
+  TemplateVM: 'templatevm',
+  LXC: 'lxc',
+  TemplateCT: 'templatect',
+  ISO: 'iso',
+  CTTemplate: 'ctt',
+  DiskImage: 'diskimage',
+}
+
+/**
+ * A JSON-Schema/ECMAScript pattern matching any accepted spelling of the given kinds, ignoring case
+ * (`VM` -> `[Vv][Mm]`), for editors whose regex engines have no `i` flag.
+ */
+export function kindPattern(kinds: readonly Kind[]): string {
+  const spellings = kinds.flatMap((k) => KIND_ALIASES[k])
+  const parts = spellings.map((s) =>
+    [...s].map((c) => (/[a-z]/i.test(c) ? `[${c.toUpperCase()}${c.toLowerCase()}]` : c)).join(''),
+  )
+  return `^(?:${parts.join('|')})$`
+}

@@ -1,0 +1,181 @@
+/**
+ * Building blocks for the valibot schemas: each field carries a description (exported to JSON Schema and the
+ * generated reference) and messages tagged with a stable error code.
+ */
+import * as v from 'valibot'
+import { type ErrorCode, issueMessage as m } from '../errors.js'
+import { bytesToWholeMiB, parseQuantity } from '../quantity.js'
+import {
+  checkNodeName,
+  checkResourceName,
+  checkStorageId,
+  checkTag,
+} from '../names.js'
+
+export type JsonSchemaOverride = Record<string, unknown>
+
+/**
+ * JSON Schema overrides for schemas whose input form valibot cannot express (quantities, case-insensitive
+ * enums); read by the JSON Schema export.
+ */
+export const jsonOverrides = new WeakMap<object, JsonSchemaOverride>()
+function withJson<T extends object>(schema: T, json: JsonSchemaOverride): T {
+  jsonOverrides.set(schema, json)
+  return schema
+}
+
+/** A valibot check reporting `code` with `message(value)` when `fails(value)` returns a message. */
+function checked<T>(code: ErrorCode, fails: (value: T) => string | undefined) {
+  return v.rawCheck<T>(({ dataset, addIssue }) => {
+    if (!dataset.typed) return
+    const problem = fails(dataset.value)
+    if (problem !== undefined) addIssue({ message: m(code, problem) })
+  })
+}
+
+export const str = (description: string) => v.pipe(v.string(m('field-type', 'must be a string')), v.description(description))
+
+export const nonEmptyStr = (description: string) =>
+  v.pipe(
+    v.string(m('field-type', 'must be a string')),
+    v.description(description),
+    v.trim(),
+    v.minLength(1, m('field-invalid', 'must not be empty')),
+  )
+
+export const bool = (description: string) => v.pipe(v.boolean(m('field-type', 'must be true or false')), v.description(description))
+
+export const int = (description: string, min?: number, max?: number, code: ErrorCode = 'field-invalid') => {
+  const range =
+    min !== undefined && max !== undefined ? `between ${min} and ${max}` : min !== undefined ? `at least ${min}` : `at most ${max}`
+  return v.pipe(
+    v.number(m('field-type', 'must be a whole number')),
+    v.description(description),
+    v.integer(m('field-type', 'must be a whole number')),
+    v.minValue(min ?? Number.MIN_SAFE_INTEGER, m(code, `must be ${range}`)),
+    v.maxValue(max ?? Number.MAX_SAFE_INTEGER, m(code, `must be ${range}`)),
+  )
+}
+
+/** An exact enum (case-sensitive). */
+export const oneOf = <const T extends readonly [string, ...string[]]>(values: T, description: string) =>
+  v.pipe(
+    v.picklist(values, m('field-invalid', `must be one of: ${values.join(', ')}`)),
+    v.description(description),
+  )
+
+/** An enum matched case-insensitively, normalised to the listed spelling. */
+export const oneOfIgnoreCase = <const T extends readonly [string, ...string[]]>(values: T, description: string) => {
+  const schema = v.pipe(
+    v.string(m('field-type', 'must be a string')),
+    v.description(description),
+    v.check((s) => values.some((x) => x.toLowerCase() === s.trim().toLowerCase()), m('field-invalid', `must be one of: ${values.join(', ')} (any case)`)),
+    v.transform((s) => values.find((x) => x.toLowerCase() === s.trim().toLowerCase()) as T[number]),
+  )
+  return withJson(schema, {
+    type: 'string',
+    description,
+    pattern: `^(?:${values.map((x) => [...x].map((c) => (/[a-z]/i.test(c) ? `[${c.toUpperCase()}${c.toLowerCase()}]` : c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('')).join('|')})$`,
+  })
+}
+
+export const list = <T extends v.GenericSchema>(item: T, description: string) =>
+  v.pipe(v.array(item, m('field-type', 'must be a list')), v.description(description))
+
+export const stringList = (description: string) => list(v.string(m('field-type', 'must be a string')), description)
+
+export const resourceName = (description: string) =>
+  v.pipe(v.string(m('field-type', 'must be a string')), v.description(description), checked('name-invalid', checkResourceName))
+
+export const nodeName = (description: string) =>
+  v.pipe(v.string(m('field-type', 'must be a string')), v.description(description), checked('node-name-invalid', checkNodeName))
+
+export const storageId = (description: string) =>
+  v.pipe(v.string(m('field-type', 'must be a string')), v.description(description), checked('storage-id-invalid', checkStorageId))
+
+export const tag = v.pipe(v.string(m('field-type', 'must be a string')), checked('tag-invalid', checkTag))
+
+/** A scalar YAML value accepted where PVE expects a string (numbers and booleans are stringified). */
+export const scalarString = v.pipe(
+  v.union([v.string(), v.number(), v.boolean()], m('field-type', 'must be a string, number or boolean')),
+  v.transform((x) => String(x)),
+)
+
+const QUANTITY_JSON = (description: string, pattern = '^\\s*\\d+\\s*(?:[KkMmGgTtPp][Ii]?[Bb]?|[Bb])?\\s*$') => ({
+  description,
+  anyOf: [
+    { type: 'string', pattern },
+    { type: 'integer', minimum: 0 },
+  ],
+})
+
+const quantityInput = (description: string) =>
+  v.pipe(
+    v.union([v.string(), v.number()], m('field-type', 'must be a size such as "8GiB" (or a number of bytes)')),
+    v.description(description),
+    v.rawCheck<string | number>(({ dataset, addIssue }) => {
+      if (!dataset.typed) return
+      const r = parseQuantity(dataset.value)
+      if (!r.ok) addIssue({ message: m(r.code, r.message) })
+    }),
+  )
+
+function wholeMiBMessage(value: string | number, what: string): string | undefined {
+  const r = parseQuantity(value)
+  if (!r.ok || bytesToWholeMiB(r.bytes) !== undefined) return undefined
+  let hint = ''
+  if (typeof value === 'number') hint = ` (a bare number counts bytes: did you mean "${value}MiB"?)`
+  else {
+    const d = /^\s*(\d+)\s*([kmgtp])b?\s*$/i.exec(value)
+    if (d) hint = ` ("${value.trim()}" is a decimal unit: did you mean "${d[1]}${d[2]!.toUpperCase()}iB"?)`
+    else if (/^\s*\d+\s*b?\s*$/i.test(value)) hint = ` (a bare number counts bytes: did you mean "${value.trim().replace(/b$/i, '')}MiB"?)`
+  }
+  return `${what} must be a whole number of MiB${hint}`
+}
+
+/** Memory or swap: a quantity that is a whole number of MiB; output is **MiB** (a number). */
+export const memoryMiB = (description: string, min = 1) =>
+  withJson(
+    v.pipe(
+      quantityInput(description),
+      checked('quantity-not-whole-mib', (x: string | number) => wholeMiBMessage(x, 'a memory size')),
+      checked('quantity-range', (x: string | number) => {
+        const r = parseQuantity(x)
+        return r.ok && r.bytes % 1024 ** 2 === 0 && r.bytes / 1024 ** 2 < min ? `must be at least ${min} MiB` : undefined
+      }),
+      v.transform((x) => (parseQuantity(x) as { bytes: number }).bytes / 1024 ** 2),
+    ),
+    QUANTITY_JSON(description),
+  )
+
+/** A disk-like size: a positive whole number of MiB; output is **bytes** (a number). */
+export const diskBytes = (description: string) =>
+  withJson(
+    v.pipe(
+      quantityInput(description),
+      checked('quantity-not-whole-mib', (x: string | number) => wholeMiBMessage(x, 'a disk size')),
+      checked('quantity-range', (x: string | number) => {
+        const r = parseQuantity(x)
+        return r.ok && r.bytes === 0 ? 'a disk size must be greater than zero' : undefined
+      }),
+      v.transform((x) => (parseQuantity(x) as { bytes: number }).bytes),
+    ),
+    QUANTITY_JSON(description),
+  )
+
+/** A quantity kept as the user wrote it (validated only), e.g. the cloud-init drive size sent verbatim. */
+export const verbatimQuantity = (description: string) =>
+  withJson(
+    v.pipe(
+      v.string(m('field-type', 'must be a size string such as "4M"')),
+      v.description(description),
+      checked('quantity-invalid', (x: string) => {
+        const r = parseQuantity(x)
+        return r.ok ? undefined : r.message
+      }),
+      v.transform((x: string) => x.trim()),
+    ),
+    { type: 'string', description, pattern: '^\\s*\\d+\\s*(?:[KkMmGgTtPp][Ii]?[Bb]?|[Bb])?\\s*$' },
+  )
+
+export { checked, withJson }

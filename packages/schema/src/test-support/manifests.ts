@@ -1,0 +1,78 @@
+/** Minimal valid manifests of every kind, for tests. */
+export const validManifests = {
+  VM: {
+    apiVersion: 'proxops/v1alpha1',
+    kind: 'VM',
+    metadata: { name: 'app-vm' },
+    spec: {
+      node: 'pve1',
+      vmid: 400,
+      memory: '2GiB',
+      cpu: { type: 'host', cores: 2 },
+      disks: [{ storage: 'local-lvm', size: '32GiB' }],
+      networks: [{ bridge: 'vmbr0' }],
+    },
+  },
+  TemplateVM: {
+    apiVersion: 'proxops/v1alpha1',
+    kind: 'TemplateVM',
+    metadata: { name: 'alma-tpl' },
+    spec: {
+      node: 'pve1',
+      vmid: 900,
+      memory: '2GiB',
+      cpu: { type: 'host', cores: 2 },
+      disks: [{ storage: 'local-lvm', size: '16GiB' }],
+    },
+  },
+  LXC: {
+    apiVersion: 'proxops/v1alpha1',
+    kind: 'LXC',
+    metadata: { name: 'cache-01' },
+    spec: {
+      node: 'pve1',
+      vmid: 9000,
+      template: 'debian-base',
+      memory: '512MiB',
+      cpu: { cores: 1 },
+      root: { storage: 'local-lvm', size: '8GiB' },
+      networks: [{ bridge: 'vmbr0' }],
+    },
+  },
+  TemplateCT: {
+    apiVersion: 'proxops/v1alpha1',
+    kind: 'TemplateCT',
+    metadata: { name: 'debian-tpl' },
+    spec: {
+      node: 'pve1',
+      vmid: 910,
+      template: 'debian-base',
+      memory: '512MiB',
+      cpu: { cores: 1 },
+      root: { storage: 'local-lvm', size: '4GiB' },
+    },
+  },
+  ISO: {
+    apiVersion: 'proxops/v1alpha1',
+    kind: 'ISO',
+    metadata: { name: 'talos' },
+    spec: { nodes: ['pve1'], storage: 'local', filename: 'talos.iso', url: 'https://downloads.example.invalid/talos.iso' },
+  },
+  CTTemplate: {
+    apiVersion: 'proxops/v1alpha1',
+    kind: 'CTTemplate',
+    metadata: { name: 'debian-base' },
+    spec: { nodes: ['pve1'], storage: 'local', filename: 'debian-13.tar.zst', url: 'https://downloads.example.invalid/debian-13.tar.zst' },
+  },
+  DiskImage: {
+    apiVersion: 'proxops/v1alpha1',
+    kind: 'DiskImage',
+    metadata: { name: 'debian-13-cloud' },
+    spec: { nodes: ['pve1'], storage: 'local', filename: 'debian-13.qcow2', url: 'https://downloads.example.invalid/debian-13.qcow2' },
+  },
+} as const
+
+/** A deep, mutable copy. */
+export function clone<T>(x: T): any {
+  return structuredClone(x) as any
+}
