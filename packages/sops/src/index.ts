@@ -1,1 +1,26 @@
-export {}
+export { SopsError, isSopsError, formatPath, type SopsErrorCode } from './errors.js'
+export { Secret, SENSITIVE, type LeafType, type LeafValue } from './secret.js'
+export { DecryptedDocument, toKeyPath, type KeyPath, type PlainNode, type RevealedValue } from './document.js'
+export {
+  decryptSops,
+  decryptSopsFile,
+  parseSops,
+  resolveDataKey,
+  decryptParsed,
+  type DecryptOptions,
+  type KeyOptions,
+  type ParsedSops,
+} from './decrypt.js'
+export {
+  discoverIdentities,
+  defaultKeysFile,
+  identitiesFromStrings,
+  parseIdentities,
+  type AgeIdentity,
+  type DiscoveryOptions,
+  type DiscoveryResult,
+  type Env,
+} from './identities.js'
+export type { CryptRule } from './rules.js'
+export type { SopsFormat } from './parse.js'
+export type { AgeStanza, SopsMetadata } from './metadata.js'
