@@ -1,0 +1,50 @@
+/**
+ * Markdown for a pull-request comment: a heading and summary per cluster, a table of actions, the field
+ * diffs in a collapsible `diff` block, then anomalies, skips and gaps as lists.
+ */
+import type { Plan } from '@proxops/planner'
+import { diffLine, summaryLine, symbolOf } from './plan-text.js'
+
+function cell(text: string): string {
+  return text.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\n/g, ' ')
+}
+
+function code(text: string): string {
+  const ticks = text.includes('`') ? '``' : '`'
+  return `${ticks}${text.replace(/\n/g, ' ')}${ticks}`
+}
+
+export function renderPlanMarkdown(plan: Plan): string {
+  const out: string[] = []
+  out.push(`### ProxOps plan for cluster ${code(plan.cluster)}`, '')
+  if (plan.commit) out.push(`Commit ${code(plan.commit)}`, '')
+  out.push(`**${summaryLine(plan)}**`, '')
+  if (plan.actions.length > 0) {
+    out.push('| | Address | Action | Disruption | Reason |', '|---|---|---|---|---|')
+    for (const a of plan.actions) {
+      out.push(`| ${symbolOf(a.type)} | ${cell(code(a.address))} | ${a.type} | ${a.disruption} | ${cell(a.reason)} |`)
+    }
+    out.push('')
+    const withDiffs = plan.actions.filter((a) => a.diffs.length > 0)
+    if (withDiffs.length > 0) {
+      out.push('<details><summary>Field changes</summary>', '', '```diff')
+      for (const a of withDiffs) {
+        out.push(`${symbolOf(a.type) === '-' ? '-' : symbolOf(a.type) === '+' ? '+' : '!'} ${a.address}`)
+        for (const d of a.diffs) {
+          const line = diffLine(d)
+          out.push(`${line.symbol === '~' ? '!' : line.symbol}   ${line.text}`)
+        }
+      }
+      out.push('```', '', '</details>', '')
+    }
+  }
+  const section = (title: string, items: string[]): void => {
+    if (items.length === 0) return
+    out.push(`**${title} (${items.length})**`, '', ...items.map((i) => `- ${i}`), '')
+  }
+  section('Anomalies', plan.anomalies.map((a) => `${a.address ? `${code(a.address)}: ` : ''}${a.message} (${a.code})`))
+  section('Skipped', plan.skips.map((s) => `${code(s.address)}: ${s.message} (${s.code})`))
+  section('Pending until restart', plan.pending.map((c) => `${code(c.address)}: ${c.keys.join(', ')}`))
+  section('Gaps', plan.gaps.map((g) => `${code(g.address)} ${code(g.field)}: ${g.note}`))
+  return `${out.join('\n').trimEnd()}\n`
+}

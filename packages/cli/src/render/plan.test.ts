@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest'
+import { fc, test } from '@fast-check/vitest'
+import { paint, useColor } from './color.js'
+import { canonicalJson } from './json.js'
+import { renderPlanMarkdown } from './plan-markdown.js'
+import { countActions, diffLine, renderPlanText, summaryLine, symbolOf } from './plan-text.js'
+import { ACTIONS, fixturePlan } from './fixtures.test-support.js'
+
+describe('text renderer', () => {
+  it('renders Terraform-style blocks, diffs, sections and the summary', () => {
+    const text = renderPlanText(fixturePlan(), paint(false))
+    expect(text).toBe(
+      [
+        'Cluster homelab at 0123456789ab',
+        '',
+        'ProxOps will perform the following actions:',
+        '',
+        '  # VM/pve1/100(web) will be created',
+        '  # VM/web: not on PVE',
+        '  + VM/pve1/100(web)',
+        '      + spec.memory (memory) = "2048"',
+        '      + spec.cloud-init-data.ci-password-ref (cipassword) = (sensitive)',
+        '',
+        '  # VM/pve2/101(db) will be shut down, updated and started again (disruption: reboot)',
+        '  # VM/db: config drift (memory, tags)',
+        '  ~ VM/pve2/101(db)',
+        '      ~ spec.memory (memory): "1024" -> "4096"',
+        '      - spec.description (description) = "a | b"',
+        '',
+        '  # LXC/pve3/300 will be deleted (prune) (disruption: stop)',
+        '  # owned by proxops, not in git',
+        '  - LXC/pve3/300',
+        '',
+        'Anomalies (1; reported, never acted on):',
+        '  ! VM/pve2/101(db): net1 exists on PVE but not in git [live-only-slot]',
+        '',
+        'Skipped (1):',
+        '  VM/pve1/150(manual): no proxops tag [untagged]',
+        '',
+        'Pending in PVE until the next restart (1):',
+        '  VM/pve2/101(db): cores (applied at next restart)',
+        '',
+        'Gaps (1; not modelled, see docs/GAPS.md):',
+        '  VM/pve1/100(web) spec.extra: sent on create only',
+        '',
+        'Plan: 1 to create, 1 to update, 1 to delete.',
+        '',
+      ].join('\n'),
+    )
+  })
+
+  it('says No changes. for an empty plan and colours only when asked', () => {
+    const empty = { ...fixturePlan([]), anomalies: [], skips: [], pending: [], gaps: [] }
+    expect(renderPlanText(empty, paint(false))).toBe('Cluster homelab at 0123456789ab\n\nNo changes. PVE matches git.\n')
+    expect(renderPlanText(fixturePlan(), paint(true))).toContain('\u001b[32m  + VM/pve1/100(web)\u001b[39m')
+    expect(renderPlanText(fixturePlan(), paint(false))).not.toContain('\u001b[')
+    expect(useColor(true, {}, false)).toBe(true)
+    expect(useColor(true, { NO_COLOR: '1' }, false)).toBe(false)
+    expect(useColor(true, { NO_COLOR: '' }, false)).toBe(true)
+    expect(useColor(true, {}, true)).toBe(false)
+    expect(useColor(false, {}, false)).toBe(false)
+  })
+
+  test.prop([fc.array(fc.constantFrom(...ACTIONS.map((a) => a.type), 'clone', 'download', 'resize', 'start', 'stop', 'restart', 'mark-template', 'update'), { maxLength: 30 })], {
+    numRuns: 200,
+  })('the summary line counts every action exactly once', (types) => {
+    const actions = types.map((type, i) => ({ ...(ACTIONS[0] as (typeof ACTIONS)[0]), id: `a${i}`, type }))
+    const c = countActions(actions)
+    expect(c.create + c.update + c.delete).toBe(actions.length)
+    expect(c.delete).toBe(types.filter((t) => symbolOf(t) === '-').length)
+    const line = summaryLine({ actions })
+    expect(line).toBe(actions.length === 0 ? 'No changes. PVE matches git.' : `Plan: ${c.create} to create, ${c.update} to update, ${c.delete} to delete.`)
+  })
+
+  test.prop([fc.option(fc.string(), { nil: undefined }), fc.option(fc.string(), { nil: undefined })], { numRuns: 200 })(
+    'a field diff line is one line and shows both sides',
+    (before, after) => {
+      const line = diffLine({ field: 'spec.x', key: 'x', ...(before !== undefined ? { before } : {}), ...(after !== undefined ? { after } : {}) })
+      expect(line.text).not.toContain('\n')
+      if (before !== undefined && after !== undefined) expect(line.symbol).toBe('~')
+    },
+  )
+})
+
+describe('markdown renderer', () => {
+  it('renders a PR comment with a table, escaped cells and a diff block', () => {
+    const md = renderPlanMarkdown(fixturePlan())
+    expect(md).toContain('### ProxOps plan for cluster `homelab`')
+    expect(md).toContain('**Plan: 1 to create, 1 to update, 1 to delete.**')
+    expect(md).toContain('| ~ | `VM/pve2/101(db)` | shutdown-then-update | reboot | VM/db: config drift (memory, tags) |')
+    expect(md).toContain('```diff\n+ VM/pve1/100(web)\n+   spec.memory (memory) = "2048"')
+    expect(md).toContain('-   spec.description (description) = "a | b"')
+    expect(md).toContain('**Anomalies (1)**')
+    expect(md.endsWith('\n')).toBe(true)
+  })
+})
+
+describe('canonical JSON', () => {
+  test.prop([fc.jsonValue()], { numRuns: 200 })('is independent of key insertion order', (value) => {
+    const reversed = JSON.parse(JSON.stringify(value), function (this: unknown, _k, v: unknown) {
+      if (v && typeof v === 'object' && !Array.isArray(v)) return Object.fromEntries(Object.entries(v).reverse())
+      return v
+    }) as unknown
+    expect(canonicalJson(reversed)).toBe(canonicalJson(value))
+  })
+})
