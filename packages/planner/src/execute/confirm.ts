@@ -1,0 +1,96 @@
+/**
+ * Read-back after an action: the executor does not call an action done because a task said OK, it reads
+ * the object again and checks what the action was meant to achieve. Returns a problem text, or undefined.
+ *
+ * What is checked (values are not compared: PVE rewrites many of them, e.g. disks and MACs; the next plan
+ * compares them field by field):
+ *   - a created/cloned/updated guest exists on its node; every key written is set (applied or pending);
+ *     every key deleted is gone (or pending delete); a resized disk is set
+ *   - the power state the last power request asked for; `template: 1` after mark-template (an LXC template
+ *     is marked by a worker PVE does not return, so that check is retried a few times)
+ *   - a deleted guest is no longer listed on its node
+ *   - a downloaded file is listed in its storage
+ */
+import type { Action, PveRequest } from '../plan-types.js'
+import type { LiveReader } from '../ports.js'
+import { splitPending } from '../observe/observe.js'
+import { guestTarget, type ActionContext } from './run-action.js'
+
+export async function confirmAction(action: Action, ctx: Pick<ActionContext, 'reader' | 'confirmAttempts' | 'confirmDelayMs' | 'sleep'>): Promise<string | undefined> {
+  const attempts = Math.max(1, ctx.confirmAttempts)
+  let problem: string | undefined
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    if (attempt > 0) await ctx.sleep(ctx.confirmDelayMs)
+    try {
+      problem = await check(action, ctx.reader)
+    } catch (error) {
+      problem = `read failed: ${error instanceof Error ? error.message : String(error)}`
+    }
+    if (problem === undefined) return undefined
+  }
+  return problem
+}
+
+async function check(action: Action, reader: LiveReader): Promise<string | undefined> {
+  const download = action.requests.find((r): r is Extract<PveRequest, { call: 'downloadUrl' }> => r.call === 'downloadUrl')
+  if (download) {
+    const content = String(download.params.content ?? '')
+    const filename = String(download.params.filename ?? '')
+    const items = await reader.storageContent(download.node, download.storage)
+    const found = items.some((i) => (content === '' || i.content === content) && (i.volid.endsWith(`/${filename}`) || i.volid.endsWith(`:${filename}`)))
+    return found ? undefined : `${filename} is not listed in storage ${download.storage} on ${download.node}`
+  }
+
+  const target = guestTarget(action)
+  if (!target) return undefined
+  const { node, guest, vmid } = target
+  const label = `${guest} ${vmid} on ${node}`
+
+  if (action.requests.some((r) => r.call === 'deleteGuest')) {
+    const present = reader.nodeGuests
+      ? (await reader.nodeGuests(node, guest)).some((g) => g.vmid === vmid)
+      : (await reader.clusterResources('vm')).some((r) => r.vmid === vmid && r.node === node)
+    return present ? `${label} is still listed after delete` : undefined
+  }
+
+  const [rows, status] = await Promise.all([reader.guestPending(node, guest, vmid), reader.guestStatus(node, guest, vmid)])
+  const { config, pending, pendingDeletes } = splitPending(rows)
+  const isSet = (key: string): boolean => (config[key] !== undefined && !pendingDeletes.includes(key)) || pending[key] !== undefined
+  const problems: string[] = []
+
+  for (const r of action.requests) {
+    if (r.call === 'updateConfig') {
+      const deleted = String(r.params.delete ?? '')
+        .split(/[,;\s]+/)
+        .filter(Boolean)
+      for (const key of Object.keys(r.params)) {
+        if (key === 'delete' || key === 'revert' || r.onlyIfAbsent?.includes(key)) continue
+        if (!isSet(key)) problems.push(`${key} is not set`)
+      }
+      for (const key of deleted) if (config[key] !== undefined && !pendingDeletes.includes(key) && pending[key] === undefined) problems.push(`${key} was not deleted`)
+      for (const key of r.onlyIfAbsent ?? []) if (!isSet(key)) problems.push(`${key} is not set`)
+    }
+    if (r.call === 'resizeDisk' && !isSet(r.disk)) problems.push(`disk ${r.disk} is not set`)
+  }
+  if (action.requests.some((r) => r.call === 'markTemplate') && config.template !== '1' && status.template !== true) problems.push('not marked as a template')
+
+  const power = expectedPower(action.requests)
+  if (power && status.status !== power) problems.push(`power state is ${status.status}, expected ${power}`)
+  return problems.length > 0 ? `${label}: ${[...new Set(problems)].join('; ')}` : undefined
+}
+
+/** The power state the action's last power-relevant request asks for. */
+function expectedPower(requests: readonly PveRequest[]): 'running' | 'stopped' | undefined {
+  let power: 'running' | 'stopped' | undefined
+  for (const r of requests) {
+    if (r.call === 'start' || r.call === 'reboot') power = 'running'
+    else if (r.call === 'stop' || r.call === 'shutdown' || r.call === 'markTemplate') power = 'stopped'
+    else if (r.call === 'createGuest') power = isTrue(r.params.start) ? 'running' : 'stopped'
+    else if (r.call === 'cloneGuest') power = 'stopped'
+  }
+  return power
+}
+
+function isTrue(value: unknown): boolean {
+  return value === 1 || value === '1' || value === true
+}

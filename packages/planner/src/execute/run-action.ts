@@ -1,0 +1,190 @@
+/**
+ * Runs one plan action: its PVE requests in order, each task awaited, then a read-back that confirms the
+ * result. Never force-stops, never deletes a running guest, never writes a disk create form over a live
+ * volume; a request that PVE refuses ends the action `failed` with PVE's own text (secrets scrubbed).
+ */
+import type { Action, PveRequest } from '../plan-types.js'
+import type { GuestType, LiveReader, PveWriter, TaskRef, TaskResult } from '../ports.js'
+import { redact, resolveParams, type SecretResolver } from './params.js'
+import { confirmAction } from './confirm.js'
+
+export interface ActionContext {
+  writer: PveWriter
+  reader: LiveReader
+  secrets: SecretResolver | undefined
+  taskTimeoutMs: number
+  downloadTimeoutMs: number
+  lockRetries: number
+  lockRetryDelayMs: number
+  confirmAttempts: number
+  confirmDelayMs: number
+  progressIntervalMs: number
+  sleep: (ms: number) => Promise<void>
+  now: () => number
+  onTaskStarted?: (task: TaskRef) => void
+  onTaskRunning?: (task: TaskRef, elapsedMs: number) => void
+}
+
+export interface TaskRecord {
+  upid: string
+  node: string
+  exitstatus: string
+}
+
+export type ActionOutcome = { status: 'ok'; tasks: TaskRecord[] } | { status: 'failed'; error: string; tasks: TaskRecord[] }
+
+/** An action failed; the message is already free of secrets. */
+class ActionFailure extends Error {}
+
+const LOCK_TIMEOUT = /can't lock file .*got timeout/i
+const DISK_KEY = /^(ide|sata|scsi|virtio)\d+$|^efidisk0$|^tpmstate0$|^rootfs$|^mp\d+$/
+/** `local-lvm:8`, `volume=local-lvm:8`, `local-lvm:0,import-from=...`, `local-lvm:cloudinit` */
+const CREATE_FORM = /^(?:volume=)?[a-zA-Z][a-zA-Z0-9_.-]*:(?:\d+(?:\.\d+)?|cloudinit)(?:,|$)/
+
+export async function runAction(action: Action, ctx: ActionContext): Promise<ActionOutcome> {
+  const tasks: TaskRecord[] = []
+  const secrets: string[] = []
+  try {
+    for (const request of action.requests) await runRequest(request, ctx, tasks, secrets)
+    const problem = await confirmAction(action, ctx)
+    if (problem) return { status: 'failed', error: `not confirmed by read-back: ${redact(problem, secrets)}`, tasks }
+    return { status: 'ok', tasks }
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error)
+    return { status: 'failed', error: redact(message, secrets), tasks }
+  }
+}
+
+async function runRequest(request: PveRequest, ctx: ActionContext, tasks: TaskRecord[], secrets: string[]): Promise<void> {
+  const { writer } = ctx
+  switch (request.call) {
+    case 'createGuest': {
+      const { params, secrets: s } = await resolveParams(request.params, ctx.secrets)
+      secrets.push(...s)
+      await call('create', ctx, tasks, () => writer.createGuest(request.node, request.guest, params))
+      return
+    }
+    case 'cloneGuest': {
+      if (Number(request.params.newid) === request.vmid) throw new ActionFailure(`refused: clone source and target are both vmid ${request.vmid}`)
+      const { params, secrets: s } = await resolveParams(request.params, ctx.secrets)
+      secrets.push(...s)
+      await call('clone', ctx, tasks, () => writer.cloneGuest(request.node, request.guest, request.vmid, params))
+      return
+    }
+    case 'updateConfig': {
+      const { params, secrets: s } = await resolveParams(request.params, ctx.secrets)
+      secrets.push(...s)
+      let digest = request.digest
+      const createForms = Object.entries(params).filter(([key, value]) => DISK_KEY.test(key) && typeof value === 'string' && CREATE_FORM.test(value))
+      if (createForms.length > 0 || (request.onlyIfAbsent?.length ?? 0) > 0) {
+        // read just before the write: keys already set are not rewritten, and a create form never lands on a volume
+        const live = await ctx.reader.guestConfig(request.node, request.guest, request.vmid)
+        if (digest !== undefined && live.digest !== digest) throw new ActionFailure(`config of ${request.guest} ${request.vmid} changed since plan (digest mismatch); the next cycle re-plans`)
+        digest ??= live.digest
+        for (const key of request.onlyIfAbsent ?? []) if (live.values[key] !== undefined) delete params[key]
+        for (const [key] of createForms) {
+          const current = live.values[key]
+          if (key in params && current !== undefined && !/^none(,|$)/.test(current)) {
+            throw new ActionFailure(`refused: ${key} would be allocated over the live volume ${current.split(',')[0]}`)
+          }
+        }
+      }
+      if (Object.keys(params).length === 0) return
+      await call('update', ctx, tasks, () => writer.updateConfig(request.node, request.guest, request.vmid, params, digest !== undefined ? { digest } : {}))
+      return
+    }
+    case 'resizeDisk':
+      await call('resize', ctx, tasks, () =>
+        writer.resizeDisk(request.node, request.guest, request.vmid, request.disk, request.size, request.digest !== undefined ? { digest: request.digest } : {}),
+      )
+      return
+    case 'start':
+      await call('start', ctx, tasks, () => writer.start(request.node, request.guest, request.vmid), /already running/)
+      return
+    case 'stop':
+      await call('stop', ctx, tasks, () => writer.stop(request.node, request.guest, request.vmid), /not running/)
+      return
+    case 'shutdown':
+      await call(
+        'shutdown',
+        ctx,
+        tasks,
+        () => writer.shutdown(request.node, request.guest, request.vmid, { timeoutSeconds: request.timeoutSeconds, forceStop: request.forceStop }),
+        /not running/,
+        (request.timeoutSeconds + 60) * 1000,
+      )
+      return
+    case 'reboot':
+      await call('reboot', ctx, tasks, () => writer.reboot(request.node, request.guest, request.vmid))
+      return
+    case 'markTemplate':
+      await call('mark template', ctx, tasks, () => writer.markTemplate(request.node, request.guest, request.vmid))
+      return
+    case 'deleteGuest':
+      await call('delete', ctx, tasks, () => writer.deleteGuest(request.node, request.guest, request.vmid))
+      return
+    case 'downloadUrl': {
+      const { params, secrets: s } = await resolveParams(request.params, ctx.secrets)
+      secrets.push(...s)
+      await call('download', ctx, tasks, () => writer.downloadUrl(request.node, request.storage, params), undefined, ctx.downloadTimeoutMs)
+      return
+    }
+  }
+}
+
+/**
+ * Makes one writer call and waits for its task. `alreadyDone` matches PVE errors that mean the goal already
+ * holds (start of a running guest, stop of a stopped one). A lock timeout is retried with bounded backoff:
+ * PVE did not apply the change, so sending it again is safe.
+ */
+async function call(
+  what: string,
+  ctx: ActionContext,
+  tasks: TaskRecord[],
+  send: () => Promise<TaskRef | null>,
+  alreadyDone?: RegExp,
+  timeoutMs = ctx.taskTimeoutMs,
+): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    let error: string
+    try {
+      const task = await send()
+      if (task === null) return
+      const result = await waitWithProgress(task, ctx, timeoutMs)
+      tasks.push({ upid: task.upid, node: task.node, exitstatus: result.exitstatus })
+      if (result.ok) return
+      error = result.exitstatus
+    } catch (e) {
+      if (e instanceof ActionFailure) throw e
+      error = e instanceof Error ? e.message : String(e)
+    }
+    if (alreadyDone?.test(error)) return
+    if (LOCK_TIMEOUT.test(error) && attempt < ctx.lockRetries) {
+      await ctx.sleep(ctx.lockRetryDelayMs * 2 ** attempt)
+      continue
+    }
+    throw new ActionFailure(`${what} failed: ${error}`)
+  }
+}
+
+async function waitWithProgress(task: TaskRef, ctx: ActionContext, timeoutMs: number): Promise<TaskResult> {
+  ctx.onTaskStarted?.(task)
+  const started = ctx.now()
+  const timer = ctx.onTaskRunning ? setInterval(() => ctx.onTaskRunning!(task, ctx.now() - started), ctx.progressIntervalMs) : undefined
+  timer?.unref?.()
+  try {
+    // no abort signal here: a started action runs to its end, so a guest is never left half-way (stopped, unstarted)
+    return await ctx.writer.waitTask(task, { timeoutMs })
+  } finally {
+    if (timer) clearInterval(timer)
+  }
+}
+
+export function guestTarget(action: Action): { node: string; guest: GuestType; vmid: number } | undefined {
+  for (const r of action.requests) {
+    if (r.call === 'createGuest') return { node: r.node, guest: r.guest, vmid: Number(r.params.vmid) }
+    if (r.call === 'cloneGuest') return { node: r.params.target !== undefined ? String(r.params.target) : r.node, guest: r.guest, vmid: Number(r.params.newid) }
+  }
+  for (const r of action.requests) if (r.call !== 'downloadUrl' && r.call !== 'createGuest') return { node: r.node, guest: r.guest, vmid: r.vmid }
+  return undefined
+}

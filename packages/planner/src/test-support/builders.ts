@@ -1,0 +1,57 @@
+/**
+ * Builders for hand-written plans in tests: an Action with sensible defaults and a Plan around actions.
+ * They produce the same plain data plan() does, nothing more.
+ */
+import { DEFAULT_POLICY, PLAN_FORMAT_VERSION, type Action, type Plan, type PveRequest } from '../plan-types.js'
+
+export function makeAction(partial: Partial<Action> & { requests: readonly PveRequest[] }): Action {
+  const first = partial.requests[0]
+  const node = partial.node ?? first?.node ?? 'pve1'
+  const vmid = partial.vmid ?? (first && 'vmid' in first ? first.vmid : undefined)
+  const type = partial.type ?? 'update'
+  const kind = partial.kind ?? 'VM'
+  const address = partial.address ?? `${kind}/${node}/${vmid ?? partial.filename ?? 'x'}`
+  return {
+    id: partial.id ?? `${address}#${type}`,
+    address,
+    kind,
+    node,
+    ...(vmid !== undefined ? { vmid } : {}),
+    type,
+    reason: partial.reason ?? `${address}: ${type}`,
+    diffs: partial.diffs ?? [],
+    disruption: partial.disruption ?? 'none',
+    tier: partial.tier ?? (type === 'delete' ? 9 : 0),
+    level: partial.level ?? 0,
+    dependsOn: partial.dependsOn ?? [],
+    requires: partial.requires ?? [],
+    ...partial,
+  } as Action
+}
+
+export function makePlan(actions: readonly Action[], cluster = 'homelab'): Plan {
+  const count = (types: readonly Action['type'][]): number => actions.filter((a) => types.includes(a.type)).length
+  return {
+    format_version: PLAN_FORMAT_VERSION,
+    cluster,
+    policy: { pruneBudget: DEFAULT_POLICY.pruneBudget, disruption: DEFAULT_POLICY.disruption, ownershipTag: DEFAULT_POLICY.ownershipTag },
+    actions,
+    anomalies: [],
+    skips: [],
+    pending: [],
+    gaps: [],
+    summary: {
+      create: count(['create', 'clone']),
+      update: count(['update', 'shutdown-then-update']),
+      resize: count(['resize']),
+      power: count(['start', 'stop', 'restart']),
+      markTemplate: count(['mark-template']),
+      delete: count(['delete']),
+      download: count(['download']),
+      anomalies: 0,
+      skips: 0,
+      pending: 0,
+      actions: actions.length,
+    },
+  }
+}
