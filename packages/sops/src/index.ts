@@ -24,3 +24,21 @@ export {
 export type { CryptRule } from './rules.js'
 export type { SopsFormat } from './parse.js'
 export type { AgeStanza, SopsMetadata } from './metadata.js'
+export { encryptSops, sealMac, SOPS_FORMAT_VERSION, type EncryptOptions } from './encrypt.js'
+export {
+  mergeSopsFile,
+  mergeSopsText,
+  type SecretAddition,
+  type MergeOptions,
+  type MergeResult,
+  type MergeTextResult,
+} from './update.js'
+export { writeFileAtomic, tmpPathFor } from './fsutil.js'
+export {
+  readCredentials,
+  parseCloudInitRef,
+  SopsCredentials,
+  type CloudInitKind,
+  type CloudInitRef,
+  type CredentialsOptions,
+} from './credentials.js'

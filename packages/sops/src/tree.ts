@@ -51,7 +51,7 @@ export function decryptTree(docs: readonly Document[], o: TreeOptions): Decrypte
       const encrypted = o.shouldEncrypt(path)
       let leaf: Leaf | undefined
       if (!encrypted) {
-        leaf = leafFromScalar(scalar.value, scalar.tag)
+        leaf = leafFromScalar(scalar.value, scalar.source)
         if (!leaf) throw new SopsError('Malformed', o.file, 'unsupported clear-text value (integer out of range?)', { path })
       } else if (scalar.value === '') {
         leaf = leafFromScalar('') // sops leaves empty strings unencrypted
@@ -102,7 +102,7 @@ export function encryptTree(docs: readonly Document[], o: TreeOptions): string {
       const encrypted = o.shouldEncrypt(path)
       if (typeof scalar.value === 'string' && looksEncrypted(scalar.value))
         throw new SopsError('Malformed', o.file, 'value is already encrypted', { path })
-      const leaf = leafFromScalar(scalar.value, scalar.tag)
+      const leaf = leafFromScalar(scalar.value, scalar.source)
       if (!leaf) throw new SopsError('Malformed', o.file, 'unsupported value (integer out of range or bad timestamp)', { path })
       if (!o.macOnlyEncrypted || encrypted) hash.update(leaf.macBytes)
       if (!encrypted || leaf.value === '') return

@@ -49,25 +49,27 @@ export function leafFromPlaintext(bytes: Uint8Array, type: Exclude<EncType, 'com
   }
 }
 
-const TIMESTAMP_TAG = 'tag:yaml.org,2002:timestamp'
-
 /**
  * A leaf read from a YAML scalar (clear-text leaves, and plaintext to encrypt). Ints arrive as bigint
- * (the parser runs with intAsBigInt), floats as number. Undefined for ints outside int64 and for
- * `!!timestamp` scalars that are not RFC 3339.
+ * (the parser runs with intAsBigInt), floats as number, explicit `!!timestamp` as Date (its source text
+ * is used when it is RFC 3339, to keep the offset as Go does), `!!binary` as bytes. Undefined for ints
+ * outside int64 and for other node values.
  */
-export function leafFromScalar(value: unknown, tag?: string): Leaf | undefined {
-  if (typeof value === 'string') {
-    if (tag === TIMESTAMP_TAG) {
-      const t = normalizeRfc3339Nano(value)
-      return t === undefined ? undefined : { type: 'time', value: t, macBytes: utf8(t) }
-    }
-    return { type: 'str', value, macBytes: utf8(value) }
-  }
+export function leafFromScalar(value: unknown, source?: string): Leaf | undefined {
+  if (typeof value === 'string') return { type: 'str', value, macBytes: utf8(value) }
   if (typeof value === 'bigint')
     return inInt64Range(value) ? { type: 'int', value: intValue(value), macBytes: utf8(value.toString()) } : undefined
   if (typeof value === 'number') return { type: 'float', value, macBytes: utf8(formatFloat(value)) }
   if (typeof value === 'boolean') return { type: 'bool', value, macBytes: utf8(formatBool(value)) }
+  if (value instanceof Date) {
+    if (Number.isNaN(value.getTime())) return undefined
+    const text = (source && normalizeRfc3339Nano(source.trim())) ?? normalizeRfc3339Nano(value.toISOString())
+    return text === undefined ? undefined : { type: 'time', value: text, macBytes: utf8(text) }
+  }
+  if (value instanceof Uint8Array) {
+    // Go's YAML decoder turns !!binary into a string of the decoded bytes.
+    return { type: 'str', value: Buffer.from(value).toString('utf8'), macBytes: new Uint8Array(value) }
+  }
   return undefined
 }
 

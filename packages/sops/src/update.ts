@@ -1,0 +1,153 @@
+// Adding keys to an existing sops file (for `adopt --adopt-secrets`): the data key and the key
+// stanzas are kept (so the file stays encrypted to exactly its existing recipients, like `sops set`),
+// existing values keep their ciphertext, only new keys are sealed, then lastmodified and the MAC are
+// renewed. Existing names are never overwritten; no new names means no write.
+import { readFile } from 'node:fs/promises'
+import { type Document, Pair, Scalar, YAMLMap, isMap, isScalar } from 'yaml'
+import { aadFor, sealEnc } from './cipher.js'
+import { type KeyOptions, decryptParsed, parseSops, resolveDataKey } from './decrypt.js'
+import { type KeyPath, toKeyPath } from './document.js'
+import { sealMac } from './encrypt.js'
+import { SopsError } from './errors.js'
+import { type AtomicWriteOptions, writeFileAtomic } from './fsutil.js'
+import { formatLastModified } from './gotext.js'
+import { type SopsFormat, formatFromName, serialize } from './parse.js'
+import { compileRule } from './rules.js'
+import { decryptTree } from './tree.js'
+import { leafFromScalar } from './values.js'
+
+export interface SecretAddition {
+  path: KeyPath
+  /** Integers become sops `int`, other numbers `float`. */
+  value: string | number | bigint | boolean
+}
+
+export interface MergeOptions extends KeyOptions {
+  file?: string
+  format?: SopsFormat
+  now?: Date
+}
+
+export interface MergeTextResult {
+  /** The new file text, or undefined when every key already existed (nothing to write). */
+  text: string | undefined
+  added: string[][]
+  /** Paths that already existed and were left as they are. */
+  existing: string[][]
+}
+
+export interface MergeResult {
+  written: boolean
+  added: string[][]
+  existing: string[][]
+}
+
+function setScalar(map: YAMLMap, key: string, value: string, type?: Scalar.Type): void {
+  const pair = map.items.find((p) => isScalar(p.key) && p.key.value === key)
+  if (!pair || !isScalar(pair.value)) throw new Error(`sops.${key} missing`)
+  pair.value.value = value
+  if (type) pair.value.type = type
+}
+
+function scalarFor(value: SecretAddition['value']): Scalar {
+  const v = typeof value === 'number' && Number.isInteger(value) ? BigInt(value) : value
+  return new Scalar(v)
+}
+
+/** Inserts `value` at `path` unless the path exists; returns whether it was added. */
+function insert(doc: Document, path: readonly string[], value: SecretAddition['value'], file: string): Scalar | undefined {
+  if (path.length === 0 || path[0] === 'sops') throw new SopsError('Malformed', file, 'invalid key path for an addition', { path })
+  const root = doc.contents
+  if (!isMap(root)) throw new SopsError('Malformed', file, 'the top level of a document must be a mapping')
+  let map: YAMLMap = root
+  for (let i = 0; i < path.length; i++) {
+    const key = path[i] as string
+    const pair: Pair | undefined = map.items.find((p) => isScalar(p.key) && p.key.value === key)
+    const last = i === path.length - 1
+    if (pair) {
+      if (last) return undefined
+      if (!isMap(pair.value)) throw new SopsError('Malformed', file, 'cannot add below a value that is not a mapping', { path: path.slice(0, i + 1) })
+      map = pair.value as YAMLMap
+      continue
+    }
+    const node: Scalar | YAMLMap = last ? scalarFor(value) : new YAMLMap()
+    const newPair = new Pair(new Scalar(key), node)
+    // New top-level keys go before the sops metadata, where sops keeps its block.
+    const at = i === 0 ? map.items.findIndex((p) => isScalar(p.key) && p.key.value === 'sops') : -1
+    if (at >= 0) map.items.splice(at, 0, newPair)
+    else map.items.push(newPair)
+    if (last) return node as Scalar
+    map = node as YAMLMap
+  }
+  return undefined
+}
+
+/** Adds keys to sops text; the input is decrypted and its MAC verified first. */
+export async function mergeSopsText(text: string, additions: readonly SecretAddition[], opts: MergeOptions = {}): Promise<MergeTextResult> {
+  const file = opts.file ?? '<input>'
+  const format = opts.format ?? formatFromName(file)
+  const parsed = parseSops(text, file, format)
+  const dataKey = await resolveDataKey(parsed, opts)
+  decryptParsed(parseSops(text, file, format), dataKey) // verifies every value and the MAC
+  const { metadata } = parsed
+  if (metadata.age.length === 0) throw new SopsError('Unsupported', file, 'the file has no age recipients to keep')
+  const shouldEncrypt = compileRule(metadata.rule)
+  const first = parsed.docs[0] as Document
+
+  const added: string[][] = []
+  const existing: string[][] = []
+  for (const a of additions) {
+    const path = [...toKeyPath(a.path)]
+    const scalar = insert(first, path, a.value, file)
+    if (!scalar) {
+      existing.push(path)
+      continue
+    }
+    added.push(path)
+    const leaf = leafFromScalar(scalar.value)
+    if (!leaf) throw new SopsError('Malformed', file, 'unsupported value for an addition', { path })
+    if (shouldEncrypt(path) && leaf.value !== '') {
+      scalar.value = sealEnc(leaf.macBytes, leaf.type, dataKey, aadFor(path))
+      scalar.type = 'PLAIN'
+    }
+  }
+  if (added.length === 0) return { text: undefined, added, existing }
+
+  // The MAC over the new plaintext, computed on a copy (decryptTree works in place).
+  const copy = parsed.docs.map((d) => d.clone())
+  const { mac } = decryptTree(copy, { file, dataKey, shouldEncrypt, macOnlyEncrypted: metadata.macOnlyEncrypted })
+  const lastModified = formatLastModified(opts.now ?? new Date())
+  const sopsNode = (first.contents as YAMLMap).items.find((p) => isScalar(p.key) && p.key.value === 'sops')?.value
+  if (!isMap(sopsNode)) throw new SopsError('Malformed', file, 'sops metadata must be in the first document to update it')
+  setScalar(sopsNode, 'lastmodified', lastModified, 'QUOTE_DOUBLE')
+  setScalar(sopsNode, 'mac', sealMac(mac, dataKey, lastModified))
+  const out = serialize(parsed.docs, { format })
+
+  // Fail closed on our own output: it must verify and hold every addition.
+  const check = decryptParsed(parseSops(out, file, format), dataKey)
+  for (const path of added)
+    if (!check.has(path)) throw new SopsError('Malformed', file, 'internal check failed: an addition is missing', { path })
+  return { text: out, added, existing }
+}
+
+/**
+ * Adds keys to a sops file in place: `<file>.proxops-tmp` then an atomic rename. Existing keys are
+ * never overwritten; nothing is written when there is nothing new; on any failure the original is
+ * untouched.
+ */
+export async function mergeSopsFile(
+  path: string,
+  additions: readonly SecretAddition[],
+  opts: Omit<MergeOptions, 'file'> & Pick<AtomicWriteOptions, 'beforeRename'> = {},
+): Promise<MergeResult> {
+  let text: string
+  try {
+    text = await readFile(path, 'utf8')
+  } catch (e) {
+    throw new SopsError('Malformed', path, `cannot read file (${String((e as { code?: unknown }).code ?? 'error')})`)
+  }
+  const r = await mergeSopsText(text, additions, { ...opts, file: path })
+  if (r.text === undefined) return { written: false, added: r.added, existing: r.existing }
+  await writeFileAtomic(path, r.text, { expectedCurrent: text, ...(opts.beforeRename ? { beforeRename: opts.beforeRename } : {}) })
+  return { written: true, added: r.added, existing: r.existing }
+}
