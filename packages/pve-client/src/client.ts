@@ -1,0 +1,333 @@
+import {
+  decodeClusterResources,
+  decodeGuestList,
+  decodeGuestStatus,
+  decodeNodeStatus,
+  decodeNodes,
+  decodePending,
+  decodeStorageContent,
+  decodeStorages,
+  decodeVersion,
+  decodeWith,
+} from './decode.js'
+import { PveError } from './errors.js'
+import { abortedError, sleep } from './retry.js'
+import { type GetFn, type TaskLogPage, assertTaskOk, taskLog, taskStatus, waitTask } from './tasks.js'
+import { type CallSpec, type Method, type Params, Transport, type TransportOptions } from './transport.js'
+import type {
+  ClusterResource,
+  GuestConfig,
+  GuestListItem,
+  GuestStatus,
+  GuestType,
+  NodeInfo,
+  NodeStatus,
+  PendingEntry,
+  PveParams,
+  StorageContentItem,
+  StorageInfo,
+  TaskRef,
+  TaskResult,
+  TaskStatus,
+  VersionInfo,
+  WaitOptions,
+} from './types.js'
+import { decodeGuestConfig } from './wire/config.js'
+import { toInt } from './wire/scalars.js'
+import { isUpid } from './wire/upid.js'
+
+export type PveClientOptions = TransportOptions
+
+/** Options accepted by every call. */
+export interface CallOptions {
+  signal?: AbortSignal
+  /** overrides the client's per-request timeout */
+  timeoutMs?: number
+}
+
+const GUEST_TYPES: readonly GuestType[] = ['qemu', 'lxc']
+
+function guestType(type: GuestType): GuestType {
+  if (!GUEST_TYPES.includes(type)) throw new PveError('PVE_CONFIG', `guest type must be qemu or lxc`)
+  return type
+}
+
+function callOpts(o: CallOptions | undefined): Pick<CallSpec, 'signal' | 'timeoutMs'> {
+  return { ...(o?.signal ? { signal: o.signal } : {}), ...(o?.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}) }
+}
+
+/**
+ * Reads only. Built on a GET-only function, so there is no way to send a write through it; it satisfies the
+ * planner's `LiveReader` port. Get one from `createPveReadOnlyClient()` or `PveClient.readOnly()`.
+ */
+export class PveReadOnlyClient {
+  readonly #get: GetFn
+  readonly #close: () => Promise<void>
+
+  /** @internal use createPveReadOnlyClient() or PveClient.readOnly() */
+  constructor(get: GetFn, close: () => Promise<void>) {
+    this.#get = get
+    this.#close = close
+  }
+
+  /** Releases the connection pool (no-op for a view obtained from `PveClient.readOnly()`). */
+  close(): Promise<void> {
+    return this.#close()
+  }
+
+  async version(o?: CallOptions): Promise<VersionInfo> {
+    const data = await this.#get({ path: '/version', ...callOpts(o) })
+    return decodeWith('GET /version', () => decodeVersion(data))
+  }
+
+  async nodes(o?: CallOptions): Promise<NodeInfo[]> {
+    const data = await this.#get({ path: '/nodes', ...callOpts(o) })
+    return decodeWith('GET /nodes', () => decodeNodes(data))
+  }
+
+  async nodeStatus(node: string, o?: CallOptions): Promise<NodeStatus> {
+    const data = await this.#get({ path: '/nodes/{node}/status', pathParams: { node }, ...callOpts(o) })
+    return decodeWith('GET /nodes/{node}/status', () => decodeNodeStatus(data))
+  }
+
+  async clusterResources(type?: 'vm' | 'storage' | 'node', o?: CallOptions): Promise<ClusterResource[]> {
+    const data = await this.#get({ path: '/cluster/resources', ...(type ? { query: { type } } : {}), ...callOpts(o) })
+    return decodeWith('GET /cluster/resources', () => decodeClusterResources(data))
+  }
+
+  /** `GET /cluster/nextid`: a free vmid (PVE does not reserve it). With `vmid`: that id if free, else PVE_ALREADY_EXISTS. */
+  async nextId(vmid?: number, o?: CallOptions): Promise<number> {
+    const data = await this.#get({ path: '/cluster/nextid', ...(vmid !== undefined ? { query: { vmid } } : {}), ...callOpts(o) })
+    return decodeWith('GET /cluster/nextid', () => toInt(data, 'nextid'))
+  }
+
+  async listGuests(node: string, type: GuestType, o?: CallOptions): Promise<GuestListItem[]> {
+    const data = await this.#get({ path: `/nodes/{node}/${guestType(type)}`, pathParams: { node }, ...callOpts(o) })
+    return decodeWith(`GET /nodes/{node}/${type}`, () => decodeGuestList(data, type))
+  }
+
+  /** Config values in PVE's string form plus `digest`. `current: true` = applied values only (no pending). */
+  async guestConfig(node: string, type: GuestType, vmid: number, options?: { current?: boolean } & CallOptions): Promise<GuestConfig> {
+    const data = await this.#get({
+      path: `/nodes/{node}/${guestType(type)}/{vmid}/config`,
+      pathParams: { node, vmid },
+      ...(options?.current ? { query: { current: true } } : {}),
+      ...callOpts(options),
+    })
+    return decodeWith(`GET /nodes/{node}/${type}/{vmid}/config`, () => decodeGuestConfig(data))
+  }
+
+  async guestPending(node: string, type: GuestType, vmid: number, o?: CallOptions): Promise<PendingEntry[]> {
+    const data = await this.#get({ path: `/nodes/{node}/${guestType(type)}/{vmid}/pending`, pathParams: { node, vmid }, ...callOpts(o) })
+    return decodeWith(`GET /nodes/{node}/${type}/{vmid}/pending`, () => decodePending(data))
+  }
+
+  async guestStatus(node: string, type: GuestType, vmid: number, o?: CallOptions): Promise<GuestStatus> {
+    const data = await this.#get({
+      path: `/nodes/{node}/${guestType(type)}/{vmid}/status/current`,
+      pathParams: { node, vmid },
+      ...callOpts(o),
+    })
+    return decodeWith(`GET /nodes/{node}/${type}/{vmid}/status/current`, () => decodeGuestStatus(data))
+  }
+
+  async storages(node: string, o?: CallOptions): Promise<StorageInfo[]> {
+    const data = await this.#get({ path: '/nodes/{node}/storage', pathParams: { node }, ...callOpts(o) })
+    return decodeWith('GET /nodes/{node}/storage', () => decodeStorages(data))
+  }
+
+  async storageContent(node: string, storage: string, content?: string, o?: CallOptions): Promise<StorageContentItem[]> {
+    const data = await this.#get({
+      path: '/nodes/{node}/storage/{storage}/content',
+      pathParams: { node, storage },
+      ...(content ? { query: { content } } : {}),
+      ...callOpts(o),
+    })
+    return decodeWith('GET /nodes/{node}/storage/{storage}/content', () => decodeStorageContent(data))
+  }
+
+  taskStatus(task: TaskRef, o?: CallOptions): Promise<TaskStatus> {
+    return taskStatus(this.#get, task, o?.signal)
+  }
+
+  taskLog(task: TaskRef, options?: { start?: number; limit?: number } & CallOptions): Promise<TaskLogPage> {
+    return taskLog(this.#get, task, options)
+  }
+
+  /** Polls a task until it stops (reads only). Resolves `ok: false` for a failed task; rejects on timeout. */
+  waitTask(task: TaskRef, options?: WaitOptions): Promise<TaskResult> {
+    return waitTask(this.#get, task, options)
+  }
+
+  /** Like waitTask, but a failed task rejects with PVE_TASK_FAILED (exit status, last log lines, `reason`). */
+  async waitTaskOk(task: TaskRef, options?: WaitOptions): Promise<TaskResult> {
+    return assertTaskOk(await waitTask(this.#get, task, options))
+  }
+
+  /**
+   * LXC `POST .../template` answers null although PVE converts in a background worker: poll the config until it
+   * shows `template: 1` and no `lock`. Works for qemu too.
+   */
+  async waitTemplate(node: string, type: GuestType, vmid: number, options: WaitOptions = {}): Promise<void> {
+    const { timeoutMs = 10 * 60_000, pollIntervalMs = 1_000, signal } = options
+    const started = Date.now()
+    for (;;) {
+      const cfg = await this.guestConfig(node, type, vmid, signal ? { signal } : {})
+      if (cfg.values.template === '1' && cfg.values.lock === undefined) return
+      if (Date.now() - started >= timeoutMs) {
+        throw new PveError('PVE_TASK_TIMEOUT', `${type} ${vmid} on ${node} is not a template after ${timeoutMs} ms`)
+      }
+      if (signal?.aborted) throw abortedError(signal)
+      await sleep(pollIntervalMs, signal)
+    }
+  }
+}
+
+/** Where a call returns a UPID (or null for PVE's synchronous variants). */
+function taskRef(node: string, data: unknown, what: string, allowNull: true): TaskRef | null
+function taskRef(node: string, data: unknown, what: string, allowNull?: false): TaskRef
+function taskRef(node: string, data: unknown, what: string, allowNull = false): TaskRef | null {
+  if (data === null && allowNull) return null
+  if (!isUpid(data)) throw new PveError('PVE_PROTOCOL', `${what}: expected a task id (UPID), got ${data === null ? 'null' : typeof data}`)
+  return { node, upid: data }
+}
+
+/**
+ * The full client: every read plus the writes ProxOps needs (the planner's `LiveReader` + `PveWriter`).
+ * Writes are never retried by the client; use `retryOnLockTimeout` where repeating is known to be safe.
+ */
+export class PveClient extends PveReadOnlyClient {
+  readonly #transport: Transport
+
+  /** @internal use createPveClient() */
+  constructor(transport: Transport) {
+    super(transport.get, () => transport.close())
+    this.#transport = transport
+  }
+
+  /** Write requests sent so far (POST/PUT/DELETE, logins excluded), whatever their outcome. */
+  get writes(): number {
+    return this.#transport.writes
+  }
+
+  /** A view with reads only, sharing this client's connections, auth and in-flight limit. */
+  readOnly(): PveReadOnlyClient {
+    return new PveReadOnlyClient(this.#transport.get, async () => {})
+  }
+
+  #write(method: Exclude<Method, 'GET'>, path: string, pathParams: CallSpec['pathParams'], params: Params | undefined, o?: CallOptions) {
+    // PVE reads DELETE parameters from the query string only (a body gives 501).
+    const where = method === 'DELETE' ? { query: params } : { body: params ?? {} }
+    return this.#transport.call({ method, path, ...(pathParams ? { pathParams } : {}), ...where, ...callOpts(o) })
+  }
+
+  /** POST /nodes/{node}/qemu|lxc (qmcreate / vzcreate); params include `vmid`. */
+  async createGuest(node: string, type: GuestType, params: PveParams, o?: CallOptions): Promise<TaskRef> {
+    const path = `/nodes/{node}/${guestType(type)}`
+    return taskRef(node, await this.#write('POST', path, { node }, params, o), `POST ${path}`)
+  }
+
+  /** POST .../{vmid}/clone; params include `newid` (and `target`, `full`, `storage`, `name` / `hostname`). */
+  async cloneGuest(node: string, type: GuestType, vmid: number, params: PveParams, o?: CallOptions): Promise<TaskRef> {
+    const path = `/nodes/{node}/${guestType(type)}/{vmid}/clone`
+    return taskRef(node, await this.#write('POST', path, { node, vmid }, params, o), `POST ${path}`)
+  }
+
+  /**
+   * Writes config. qemu: async `POST .../config` (a task), or the synchronous PUT with `sync: true` (null);
+   * lxc: PUT (null). `digest` makes PVE refuse the write (PVE_DIGEST_MISMATCH) if the config changed since it was read.
+   */
+  async updateConfig(
+    node: string,
+    type: GuestType,
+    vmid: number,
+    params: PveParams,
+    options?: { digest?: string; sync?: boolean } & CallOptions,
+  ): Promise<TaskRef | null> {
+    const sync = guestType(type) === 'lxc' || options?.sync === true
+    const path = `/nodes/{node}/${type}/{vmid}/config`
+    const body = { ...params, ...(options?.digest ? { digest: options.digest } : {}) }
+    const data = await this.#write(sync ? 'PUT' : 'POST', path, { node, vmid }, body, options)
+    return taskRef(node, data, `${sync ? 'PUT' : 'POST'} ${path}`, true)
+  }
+
+  /** PUT .../resize; `size` like `+2G` (grow by) or `40G` (grow to). A task since PVE 8 (null before). */
+  async resizeDisk(
+    node: string,
+    type: GuestType,
+    vmid: number,
+    disk: string,
+    size: string,
+    options?: { digest?: string } & CallOptions,
+  ): Promise<TaskRef | null> {
+    const path = `/nodes/{node}/${guestType(type)}/{vmid}/resize`
+    const body = { disk, size, ...(options?.digest ? { digest: options.digest } : {}) }
+    return taskRef(node, await this.#write('PUT', path, { node, vmid }, body, options), `PUT ${path}`, true)
+  }
+
+  async start(node: string, type: GuestType, vmid: number, o?: CallOptions): Promise<TaskRef> {
+    return this.#power(node, type, vmid, 'start', {}, o)
+  }
+
+  /** Graceful shutdown; with `forceStop` PVE stops the guest when `timeoutSeconds` passes. */
+  async shutdown(
+    node: string,
+    type: GuestType,
+    vmid: number,
+    options?: { timeoutSeconds?: number; forceStop?: boolean } & CallOptions,
+  ): Promise<TaskRef> {
+    const params: Record<string, number | boolean> = {}
+    if (options?.timeoutSeconds !== undefined) params.timeout = options.timeoutSeconds
+    if (options?.forceStop !== undefined) params.forceStop = options.forceStop
+    return this.#power(node, type, vmid, 'shutdown', params, options)
+  }
+
+  async stop(node: string, type: GuestType, vmid: number, o?: CallOptions): Promise<TaskRef> {
+    return this.#power(node, type, vmid, 'stop', {}, o)
+  }
+
+  /** Reboot through the API (applies pending qemu changes; a reboot inside the guest does not). */
+  async reboot(node: string, type: GuestType, vmid: number, o?: CallOptions): Promise<TaskRef> {
+    return this.#power(node, type, vmid, 'reboot', {}, o)
+  }
+
+  async #power(node: string, type: GuestType, vmid: number, action: string, params: Params, o?: CallOptions): Promise<TaskRef> {
+    const path = `/nodes/{node}/${guestType(type)}/{vmid}/status/${action}`
+    return taskRef(node, await this.#write('POST', path, { node, vmid }, params, o), `POST ${path}`)
+  }
+
+  /** POST .../template: qemu answers a task; lxc answers null (use `waitTemplate`). */
+  async markTemplate(node: string, type: GuestType, vmid: number, o?: CallOptions): Promise<TaskRef | null> {
+    const path = `/nodes/{node}/${guestType(type)}/{vmid}/template`
+    return taskRef(node, await this.#write('POST', path, { node, vmid }, {}, o), `POST ${path}`, true)
+  }
+
+  /** DELETE /nodes/{node}/qemu|lxc/{vmid}; `purge` and `destroy-unreferenced-disks` default to true. */
+  async deleteGuest(
+    node: string,
+    type: GuestType,
+    vmid: number,
+    options?: { purge?: boolean; destroyUnreferencedDisks?: boolean } & CallOptions,
+  ): Promise<TaskRef> {
+    const path = `/nodes/{node}/${guestType(type)}/{vmid}`
+    const query = { purge: options?.purge ?? true, 'destroy-unreferenced-disks': options?.destroyUnreferencedDisks ?? true }
+    return taskRef(node, await this.#write('DELETE', path, { node, vmid }, query, options), `DELETE ${path}`)
+  }
+
+  /** POST /nodes/{node}/storage/{storage}/download-url (`url`, `filename`, `content`, optional checksum pair). */
+  async downloadUrl(node: string, storage: string, params: PveParams, o?: CallOptions): Promise<TaskRef> {
+    const path = '/nodes/{node}/storage/{storage}/download-url'
+    return taskRef(node, await this.#write('POST', path, { node, storage }, params, o), `POST ${path}`)
+  }
+}
+
+/** The full client (reads and writes). Call `close()` when done. */
+export function createPveClient(options: PveClientOptions): PveClient {
+  return new PveClient(new Transport(options))
+}
+
+/** A client that can only read, for diff / status / adopt. Call `close()` when done. */
+export function createPveReadOnlyClient(options: PveClientOptions): PveReadOnlyClient {
+  const transport = new Transport(options)
+  return new PveReadOnlyClient(transport.get, () => transport.close())
+}

@@ -1,0 +1,45 @@
+import { inspect } from 'node:util'
+
+const REDACTED = '[redacted]'
+
+/**
+ * Holds a credential so it cannot leak by accident: `String()`, template literals, `JSON.stringify`,
+ * `util.inspect` / `console.log` and structured logging all print `[redacted]`. Only `reveal()` returns it,
+ * and only the auth code calls that when building a request header or body.
+ */
+export class Secret {
+  readonly #value: string
+
+  constructor(value: string) {
+    this.#value = value
+  }
+
+  reveal(): string {
+    return this.#value
+  }
+
+  get empty(): boolean {
+    return this.#value === ''
+  }
+
+  toString(): string {
+    return REDACTED
+  }
+
+  toJSON(): string {
+    return REDACTED
+  }
+
+  [inspect.custom](): string {
+    return REDACTED
+  }
+
+  [Symbol.toPrimitive](): string {
+    return REDACTED
+  }
+}
+
+/** Accepts a plain string or a Secret (callers may wrap early). */
+export function asSecret(value: string | Secret): Secret {
+  return value instanceof Secret ? value : new Secret(value)
+}

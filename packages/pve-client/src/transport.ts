@@ -1,0 +1,285 @@
+import ky, { type KyInstance } from 'ky'
+import type { Agent } from 'undici'
+import { type AuthOptions, type AuthProvider, ticketAuth, tokenAuth } from './auth.js'
+import { classifyHttpFailure, classifyNetworkFailure } from './classify.js'
+import { PveError, type PveErrorCode } from './errors.js'
+import { Limiter } from './limiter.js'
+import { type BackoffOptions, abortedError, backoffDelay, sleep } from './retry.js'
+import { scrub } from './scrub.js'
+import { type Logger, type TlsOptions, createDispatcher } from './tls.js'
+import { type ParamValue, encodeParams } from './wire/form.js'
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE'
+export type Params = Readonly<Record<string, ParamValue>>
+
+/** Reported once per HTTP attempt, for metrics. `path` is the template, so label cardinality stays small. */
+export interface RequestEvent {
+  method: Method
+  path: string
+  /** HTTP status; undefined when no answer arrived (network, TLS, timeout, abort) */
+  status: number | undefined
+  latencyMs: number
+  /** 1 for the first try, 2+ for retries of reads and the re-login retry */
+  attempt: number
+  /** the error class when the attempt failed */
+  errorCode?: PveErrorCode
+}
+
+export interface TransportOptions {
+  /** `https://pve.example:8006` (with or without `/api2/json`) */
+  baseUrl: string
+  auth: AuthOptions
+  tls?: TlsOptions
+  /** per HTTP request, default 30 s */
+  timeoutMs?: number
+  /** concurrent requests per client, default 8 */
+  maxInFlight?: number
+  /** automatic retries of idempotent reads (GET) on transient failures; writes are never retried */
+  retry?: BackoffOptions
+  onRequest?: (event: RequestEvent) => void
+  logger?: Logger
+  /** clock, injectable for ticket-renewal tests */
+  now?: () => number
+  /** an undici Agent to use instead of building one from `tls` (tests, proxies); the caller closes it */
+  dispatcher?: Agent
+}
+
+export interface CallSpec {
+  method: Method
+  /** template such as `/nodes/{node}/qemu/{vmid}/config` */
+  path: string
+  pathParams?: Readonly<Record<string, string | number>>
+  query?: Params
+  body?: Params
+  signal?: AbortSignal
+  timeoutMs?: number
+  /** return the whole envelope (`{data, total}`) instead of `data` */
+  envelope?: boolean
+}
+
+/** Parameter names whose values are secrets; scrubbed from any message PVE echoes them in. */
+const SENSITIVE_PARAM = /pass|secret|token/i
+
+/**
+ * HTTP transport: ky over Node's global fetch with an undici Agent as dispatcher. Handles auth headers,
+ * the `{data}` envelope, error classification, the in-flight limit, read retries and the request hook.
+ */
+export class Transport {
+  readonly #base: string
+  readonly #ky: KyInstance
+  readonly #dispatcher: Agent
+  readonly #ownsDispatcher: boolean
+  readonly #auth: AuthProvider
+  readonly #limiter: Limiter
+  readonly #timeoutMs: number
+  readonly #retry: Required<Pick<BackoffOptions, 'retries'>> & BackoffOptions
+  readonly #onRequest: ((event: RequestEvent) => void) | undefined
+  readonly #logger: Logger | undefined
+  #writes = 0
+
+  constructor(options: TransportOptions) {
+    this.#base = normaliseBaseUrl(options.baseUrl)
+    this.#logger = options.logger
+    this.#ownsDispatcher = options.dispatcher === undefined
+    this.#dispatcher = options.dispatcher ?? createDispatcher(options.tls, options.logger)
+    this.#timeoutMs = options.timeoutMs ?? 30_000
+    this.#limiter = new Limiter(options.maxInFlight ?? 8)
+    this.#retry = { retries: 3, ...options.retry }
+    this.#onRequest = options.onRequest
+    // `dispatcher` is a fetch option ky passes through; npm undici's Agent type differs from Node's bundled
+    // undici-types, so the option object is typed loosely here.
+    const kyOptions: Record<string, unknown> = { retry: 0, throwHttpErrors: false, dispatcher: this.#dispatcher }
+    this.#ky = ky.create(kyOptions)
+    this.#auth =
+      options.auth.type === 'token'
+        ? tokenAuth(options.auth)
+        : ticketAuth(options.auth, (params, signal) => this.#login(params, signal), options.now)
+  }
+
+  /** Write requests (POST/PUT/DELETE) sent so far, logins excluded. */
+  get writes(): number {
+    return this.#writes
+  }
+
+  get maxInFlight(): number {
+    return this.#limiter.limit
+  }
+
+  async close(): Promise<void> {
+    if (this.#ownsDispatcher) await this.#dispatcher.close()
+  }
+
+  /** A GET-only view: what read-only clients hold, so they have no way to send a write. */
+  readonly get = (spec: Omit<CallSpec, 'method' | 'body'>): Promise<unknown> => this.call({ ...spec, method: 'GET' })
+
+  async call(spec: CallSpec): Promise<unknown> {
+    const url = this.#url(spec)
+    const secrets = () => [...this.#auth.secrets(), ...sensitiveValues(spec.body), ...sensitiveValues(spec.query)]
+    let reloggedIn = false
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const headers = await this.#auth.headers(spec.method, spec.signal)
+        return await this.#attempt(spec, url, headers, attempt)
+      } catch (raw) {
+        const err = raw instanceof PveError ? raw : classifyNetworkFailure(raw, spec.method, spec.path)
+        scrubError(err, secrets())
+        if (err.code === 'PVE_AUTH' && err.status === 401 && !reloggedIn && this.#auth.invalidate()) {
+          // PVE checks auth before running the handler, so repeating even a write after a 401 is safe.
+          reloggedIn = true
+          this.#logger?.debug?.('PVE ticket rejected; logging in again', { event: 'pve.auth.relogin', path: spec.path })
+          continue
+        }
+        if (err.code === 'PVE_TRANSIENT' && spec.method === 'GET' && attempt <= this.#retry.retries) {
+          const delay = backoffDelay(attempt, this.#retry)
+          this.#logger?.debug?.(`retrying read after transient failure: ${err.message}`, {
+            event: 'pve.request.retry',
+            path: spec.path,
+            attempt,
+            delayMs: delay,
+          })
+          await sleep(delay, spec.signal)
+          continue
+        }
+        throw err
+      }
+    }
+  }
+
+  async #attempt(spec: CallSpec, url: string, headers: Record<string, string>, attempt: number): Promise<unknown> {
+    const release = await this.#limiter.acquire(spec.signal).catch(() => {
+      throw abortedError(spec.signal, `${spec.method} ${spec.path}`)
+    })
+    const started = performance.now()
+    let status: number | undefined
+    let errorCode: PveErrorCode | undefined
+    try {
+      if (spec.method !== 'GET' && spec.path !== '/access/ticket') this.#writes++
+      const body = spec.body === undefined ? undefined : encodeParams(spec.body)
+      let res: Response
+      try {
+        res = await this.#ky(url, {
+          method: spec.method,
+          headers: {
+            Accept: 'application/json',
+            ...headers,
+            ...(body === undefined ? {} : { 'Content-Type': 'application/x-www-form-urlencoded' }),
+          },
+          ...(body === undefined ? {} : { body: body.toString() }),
+          timeout: spec.timeoutMs ?? this.#timeoutMs,
+          ...(spec.signal === undefined ? {} : { signal: spec.signal }),
+        })
+      } catch (err) {
+        throw this.#fetchFailure(err, spec)
+      }
+      status = res.status
+      const text = await res.text().catch((err: unknown) => {
+        throw this.#fetchFailure(err, spec)
+      })
+      const json = parseJson(text)
+      if (res.ok) {
+        if (json === undefined || json === null || typeof json !== 'object' || !('data' in json)) {
+          throw new PveError('PVE_PROTOCOL', `${spec.method} ${spec.path}: answer is not a PVE {data} envelope`, {
+            status,
+            method: spec.method,
+            path: spec.path,
+          })
+        }
+        return spec.envelope ? json : (json as { data: unknown }).data
+      }
+      throw classifyHttpFailure({ status, statusText: res.statusText, body: json ?? null, method: spec.method, path: spec.path })
+    } catch (err) {
+      errorCode = err instanceof PveError ? err.code : 'PVE_TRANSIENT'
+      throw err
+    } finally {
+      release()
+      this.#report({ method: spec.method, path: spec.path, status, latencyMs: performance.now() - started, attempt, errorCode })
+    }
+  }
+
+  #fetchFailure(err: unknown, spec: CallSpec): PveError {
+    if (spec.signal?.aborted) return abortedError(spec.signal, `${spec.method} ${spec.path}`)
+    if (err instanceof Error && err.name === 'TimeoutError') {
+      const ms = spec.timeoutMs ?? this.#timeoutMs
+      const maybe = spec.method === 'GET' ? '' : '; the change may still have been applied'
+      return new PveError('PVE_TRANSIENT', `${spec.method} ${spec.path}: no answer within ${ms} ms${maybe}`, {
+        method: spec.method,
+        path: spec.path,
+      })
+    }
+    // Not passing `err` on as a cause: ky/undici errors can reference the Request and its auth headers.
+    const classified = classifyNetworkFailure(err, spec.method, spec.path)
+    return new (classified.constructor as typeof PveError)(classified.code, classified.message, {
+      method: spec.method,
+      path: spec.path,
+    })
+  }
+
+  #report(event: RequestEvent): void {
+    if (!this.#onRequest) return
+    try {
+      this.#onRequest(event)
+    } catch {
+      // a metrics hook must never break a request
+    }
+  }
+
+  async #login(params: Record<string, string>, signal?: AbortSignal): Promise<unknown> {
+    const url = `${this.#base}/access/ticket`
+    try {
+      return await this.#attempt({ method: 'POST', path: '/access/ticket', body: params, ...(signal ? { signal } : {}) }, url, {}, 1)
+    } catch (err) {
+      if (err instanceof PveError) scrubError(err, [...Object.values(params)])
+      throw err
+    }
+  }
+
+  #url(spec: CallSpec): string {
+    const path = spec.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
+      const v = spec.pathParams?.[name]
+      if (v === undefined || v === '') throw new PveError('PVE_CONFIG', `${spec.method} ${spec.path}: missing path parameter '${name}'`)
+      return encodeURIComponent(String(v))
+    })
+    const query = encodeParams(spec.query).toString()
+    return `${this.#base}${path}${query === '' ? '' : `?${query}`}`
+  }
+}
+
+export function normaliseBaseUrl(input: string): string {
+  let url: URL
+  try {
+    url = new URL(input)
+  } catch {
+    throw new PveError('PVE_CONFIG', 'baseUrl must be an absolute URL such as https://pve.example:8006')
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new PveError('PVE_CONFIG', 'baseUrl must use https')
+  if (url.username !== '' || url.password !== '') throw new PveError('PVE_CONFIG', 'baseUrl must not contain credentials')
+  const path = url.pathname.replace(/\/+$/, '').replace(/\/api2\/json$/, '')
+  return `${url.origin}${path}/api2/json`
+}
+
+function parseJson(text: string): unknown {
+  if (text.trim() === '') return undefined
+  try {
+    return JSON.parse(text) as unknown
+  } catch {
+    return undefined
+  }
+}
+
+function sensitiveValues(params: Params | undefined): string[] {
+  if (!params) return []
+  return Object.entries(params)
+    .filter(([k, v]) => SENSITIVE_PARAM.test(k) && typeof v === 'string')
+    .map(([, v]) => v as string)
+}
+
+function scrubError(err: PveError, secrets: string[]): void {
+  err.message = scrub(err.message, secrets)
+  if (err.pveMessage !== undefined) (err as { pveMessage: string }).pveMessage = scrub(err.pveMessage, secrets)
+  const params = (err as { params?: Record<string, string> }).params
+  if (params) {
+    ;(err as unknown as { params: Record<string, string> }).params = Object.fromEntries(
+      Object.entries(params).map(([k, v]) => [k, scrub(v, secrets)]),
+    )
+  }
+}

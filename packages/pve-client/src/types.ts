@@ -1,0 +1,172 @@
+/**
+ * Result and parameter types. Field names are PVE's; values are decoded from PVE's lenient JSON (numbers as
+ * numbers, booleans as booleans, config values as strings). They match the planner's LiveReader / PveWriter
+ * ports structurally (the planner does not import them and this package does not import the planner).
+ */
+
+export type GuestType = 'qemu' | 'lxc'
+
+export interface VersionInfo {
+  version: string
+  release: string
+  repoid?: string
+}
+
+export interface NodeInfo {
+  node: string
+  /** online | offline | unknown */
+  status: string
+  cpu?: number
+  maxcpu?: number
+  mem?: number
+  maxmem?: number
+  disk?: number
+  maxdisk?: number
+  uptime?: number
+  ssl_fingerprint?: string
+}
+
+/** `GET /nodes/{node}/status` (the fields ProxOps reads) */
+export interface NodeStatus {
+  uptime?: number
+  cpu?: number
+  pveversion?: string
+  kversion?: string
+  memory?: { total?: number; used?: number; free?: number }
+}
+
+/** One row of `GET /cluster/resources`. Fresh guests may lack name/template/status (PVE's stats lag). */
+export interface ClusterResource {
+  id: string
+  type: 'qemu' | 'lxc' | 'node' | 'storage' | 'sdn' | 'pool' | string
+  node?: string
+  vmid?: number
+  name?: string
+  status?: string
+  template?: boolean
+  tags?: string
+  lock?: string
+  pool?: string
+  storage?: string
+  plugintype?: string
+  content?: string
+  shared?: boolean
+  hastate?: string
+  maxmem?: number
+  mem?: number
+  maxcpu?: number
+  cpu?: number
+  maxdisk?: number
+  disk?: number
+  uptime?: number
+}
+
+/** One row of `GET /nodes/{node}/qemu|lxc`. */
+export interface GuestListItem {
+  vmid: number
+  type: GuestType
+  name?: string
+  status: string
+  template: boolean
+  lock?: string
+  tags?: string
+  cpus?: number
+  maxmem?: number
+  mem?: number
+  maxdisk?: number
+  uptime?: number
+}
+
+export interface GuestConfig {
+  digest: string
+  values: Readonly<Record<string, string>>
+}
+
+export interface PendingEntry {
+  key: string
+  value?: string
+  pending?: string
+  /** 1 = pending delete, 2 = forced delete */
+  delete?: number
+}
+
+export interface GuestStatus {
+  status: 'running' | 'stopped' | string
+  qmpstatus?: string
+  lock?: string
+  template?: boolean
+  name?: string
+  uptime?: number
+  cpus?: number
+  maxmem?: number
+  mem?: number
+  /** HA managed (0/1 in PVE) */
+  haManaged?: boolean
+}
+
+export interface StorageInfo {
+  storage: string
+  type: string
+  content: string[]
+  active: boolean
+  enabled: boolean
+  shared: boolean
+  avail?: number
+  total?: number
+  used?: number
+}
+
+export interface StorageContentItem {
+  volid: string
+  content: string
+  format?: string
+  size?: number
+  vmid?: number
+  ctime?: number
+  notes?: string
+}
+
+export interface TaskRef {
+  node: string
+  upid: string
+}
+
+export interface TaskStatus {
+  upid: string
+  node: string
+  type: string
+  id: string
+  status: 'running' | 'stopped'
+  exitstatus?: string
+  user?: string
+  starttime?: number
+}
+
+export interface TaskLogLine {
+  n: number
+  t: string
+}
+
+export interface TaskResult {
+  upid: string
+  /** true for `OK` and `WARNINGS: n` */
+  ok: boolean
+  exitstatus: string
+  /** the last lines of the task log (filled for failures) */
+  log: string[]
+}
+
+export interface WaitOptions {
+  /** give up after this long (PVE_TASK_TIMEOUT); default 30 min */
+  timeoutMs?: number
+  /** default 1 s, as PVE clients commonly poll */
+  pollIntervalMs?: number
+  signal?: AbortSignal
+  /** how long a `400 no such task` right after dispatch is tolerated; default 10 s */
+  startGraceMs?: number
+  /** log lines kept for failures; default 20 */
+  logLines?: number
+}
+
+/** PVE parameters as sent: booleans become 1/0, everything goes through URLSearchParams. */
+export type PveParams = Readonly<Record<string, string | number | boolean>>
