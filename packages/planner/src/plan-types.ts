@@ -12,8 +12,13 @@ export type ResourceKind = 'VM' | 'TemplateVM' | 'LXC' | 'TemplateCT' | 'ISO' | 
 export type GuestKind = 'VM' | 'TemplateVM' | 'LXC' | 'TemplateCT'
 export type ArtifactKind = 'ISO' | 'CTTemplate' | 'DiskImage'
 
-/** `allow`: reboot/stop-class changes use a graceful shutdown, the write, then start. `none`: left pending, reported. */
-export type DisruptionPolicy = 'allow' | 'none'
+/**
+ * The most disruptive class of change ProxOps may carry out on a running guest. `allow` (= `stop`): reboot- and
+ * stop-class changes use a graceful shutdown, the write, then start. `none`: reboot-class writes are sent and
+ * left pending in PVE, hotplug- and stop-class changes are not made; both are reported. `hotplug` and `reboot`
+ * are the levels in between (the `proxops/disruption` annotation accepts `none|hotplug|reboot|stop`).
+ */
+export type DisruptionPolicy = 'allow' | 'none' | 'hotplug' | 'reboot' | 'stop'
 
 /** What a change does to a running guest (for a stopped guest every write is `none`). */
 export type DisruptionClass =
@@ -169,6 +174,7 @@ export type AnomalyCode =
   | 'create-only-option'
   | 'unsupported-option'
   | 'kind-mismatch'
+  | 'node-mismatch'
   | 'protected'
   | 'clone-source'
   | 'invalid-live'

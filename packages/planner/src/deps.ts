@@ -1,0 +1,66 @@
+/** The dependency model (RB 5): structured edges plus `proxops/depends-on`, and topological levels. */
+import type { DesiredManifest } from './desired.js'
+import { PlanInputError } from './errors.js'
+import type { ResourceKind } from './plan-types.js'
+
+const ALIASES: Record<string, ResourceKind> = {
+  vm: 'VM',
+  templatevm: 'TemplateVM',
+  tvm: 'TemplateVM',
+  template: 'TemplateVM',
+  lxc: 'LXC',
+  templatect: 'TemplateCT',
+  tct: 'TemplateCT',
+  iso: 'ISO',
+  cttemplate: 'CTTemplate',
+  ctt: 'CTTemplate',
+  diskimage: 'DiskImage',
+  disk: 'DiskImage',
+}
+
+export const keyOf = (kind: string, name: string): string => `${kind}/${name}`
+
+/** Prerequisites of a manifest as `Kind/name` keys, sorted and de-duplicated. */
+export function prerequisites(m: DesiredManifest): string[] {
+  const out = new Set<string>()
+  if (m.kind === 'VM' || m.kind === 'TemplateVM') {
+    const iso = m.spec.hardware?.cdrom?.iso
+    if (iso !== undefined && iso !== 'none') out.add(keyOf('ISO', iso))
+    for (const d of m.spec.disks) if (d.image !== undefined) out.add(keyOf('DiskImage', d.image))
+    if (m.spec.clone !== undefined) out.add(keyOf('TemplateVM', m.spec.clone))
+  } else if (m.kind === 'LXC' || m.kind === 'TemplateCT') {
+    out.add(keyOf('CTTemplate', m.spec.template))
+  }
+  const ann = m.metadata.annotations?.['proxops/depends-on']
+  for (const item of (ann ?? '').split(',')) {
+    const t = item.trim()
+    if (t === '') continue
+    const match = /^([A-Za-z]+):([A-Za-z0-9.\-_]+)$/.exec(t)
+    const kind = match ? ALIASES[(match[1] as string).toLowerCase()] : undefined
+    if (!match || !kind) throw new PlanInputError('PLAN_DEPENDENCY', `invalid proxops/depends-on item ${JSON.stringify(t)}`, keyOf(m.kind, m.metadata.name))
+    out.add(keyOf(kind, match[2] as string))
+  }
+  return [...out].sort()
+}
+
+/** Level 0 for no prerequisites, else 1 + the highest prerequisite level. Throws on unknown targets and cycles. */
+export function levels(byKey: ReadonlyMap<string, DesiredManifest>): Map<string, { level: number; prereqs: string[] }> {
+  const out = new Map<string, { level: number; prereqs: string[] }>()
+  const visiting = new Set<string>()
+  const visit = (key: string, path: string[]): number => {
+    const done = out.get(key)
+    if (done) return done.level
+    if (visiting.has(key)) throw new PlanInputError('PLAN_DEPENDENCY', `dependency cycle ${[...path, key].join(' → ')}`, key)
+    const m = byKey.get(key)
+    if (!m) throw new PlanInputError('PLAN_DEPENDENCY', `depends on ${key}, which is not in this cluster`, path[path.length - 1])
+    visiting.add(key)
+    const prereqs = prerequisites(m)
+    let level = 0
+    for (const p of prereqs) level = Math.max(level, visit(p, [...path, key]) + 1)
+    visiting.delete(key)
+    out.set(key, { level, prereqs })
+    return level
+  }
+  for (const key of [...byKey.keys()].sort()) visit(key, [])
+  return out
+}

@@ -1,0 +1,118 @@
+/**
+ * The per-key building block of planning: each owned PVE config key knows its create form and how to
+ * reconcile a live value (the pending-merged view) with the desired one. Everything here is pure.
+ */
+import { formatPropertyString, parsePropertyString } from '@proxops/pve-client/wire'
+import type { AnomalyCode, PlanParamValue } from './plan-types.js'
+
+export type Outcome =
+  /** write this value; `newSlot` = the key was empty on PVE (a create form is allowed only then) */
+  | { t: 'write'; value: PlanParamValue; after: string; newSlot?: boolean }
+  /** grow the volume in this slot to `size` (PVE resize syntax, absolute) */
+  | { t: 'resize'; size: string; after: string }
+  | { t: 'anomaly'; code: AnomalyCode; message: string }
+  | { t: 'gap'; note: string }
+
+export interface Owned {
+  /** the PVE config key */
+  key: string
+  /** the manifest path, for diffs and messages */
+  field: string
+  /** the create-form value; undefined = not sent on create */
+  create?: PlanParamValue
+  /** how the create value is shown in a diff (defaults to the value when it is a string or number) */
+  show?: string
+  sensitive?: boolean
+  /** a volume-bearing slot: never part of a clone's post-clone write */
+  volume?: boolean
+  /** reconcile with the live value (undefined = not set on PVE); [] = converged */
+  compare(live: string | undefined): Outcome[]
+}
+
+export const SENSITIVE = '(sensitive)'
+
+/** Parses a property string; undefined when PVE's value is not one (reported as invalid-live by callers). */
+export function parsePS(value: string, defaultKey?: string): Record<string, string> | undefined {
+  try {
+    return parsePropertyString(value, defaultKey === undefined ? {} : { defaultKey })
+  } catch {
+    return undefined
+  }
+}
+
+/** Prints a live-form rewrite: the live tokens with the owned ones replaced (undefined removes a token). */
+export function rewrite(
+  live: Record<string, string>,
+  changes: Readonly<Record<string, string | undefined>>,
+  defaultKey: string | undefined,
+  order?: readonly string[],
+): string {
+  const next: Record<string, string | undefined> = { ...live, ...changes }
+  return formatPropertyString(next, { ...(defaultKey === undefined ? {} : { defaultKey }), ...(order ? { order } : {}) })
+}
+
+export const write = (value: PlanParamValue, after?: string, newSlot?: boolean): Outcome => {
+  const o: Outcome = { t: 'write', value, after: after ?? String(typeof value === 'object' ? SENSITIVE : value) }
+  if (newSlot) o.newSlot = true
+  return o
+}
+
+export const anomaly = (code: AnomalyCode, message: string): Outcome => ({ t: 'anomaly', code, message })
+
+/** A plain scalar compared as a string (after `norm` on both sides). */
+export function scalar(key: string, field: string, desired: string, norm: (s: string) => string = (s) => s): Owned {
+  return {
+    key,
+    field,
+    create: desired,
+    compare: (live) => (live !== undefined && norm(live) === norm(desired) ? [] : [write(desired)]),
+  }
+}
+
+/** An integer scalar (`cores`, `memory`); PVE may return `2048` or `current=2048` for memory. */
+export function integer(key: string, field: string, desired: number, defaultKey?: string): Owned {
+  return {
+    key,
+    field,
+    create: desired,
+    compare: (live) => {
+      let v = live
+      if (v !== undefined && defaultKey !== undefined && /[=,]/.test(v)) v = parsePS(v, defaultKey)?.[defaultKey]
+      return v !== undefined && Number(v) === desired ? [] : [write(desired)]
+    },
+  }
+}
+
+const TRUE = new Set(['1', 'on', 'yes', 'true'])
+export const liveBool = (v: string | undefined, dflt: boolean): boolean => (v === undefined ? dflt : TRUE.has(v.toLowerCase()))
+
+/** A boolean written as 1/0; `liveDefault` is what PVE assumes when the key is absent. */
+export function flag(key: string, field: string, desired: boolean, liveDefault: boolean): Owned {
+  const value = desired ? 1 : 0
+  return {
+    key,
+    field,
+    create: value,
+    compare: (live) => (liveBool(live, liveDefault) === desired ? [] : [write(value)]),
+  }
+}
+
+/** A list compared as a set; written joined by `sep`. */
+export function stringSet(key: string, field: string, desired: readonly string[], sep: string): Owned {
+  const want = [...new Set(desired)].sort().join(' ')
+  const value = desired.join(sep)
+  return {
+    key,
+    field,
+    create: value,
+    compare: (live) => {
+      const got = [...new Set((live ?? '').split(/[\s,;]+/).filter((s) => s !== ''))].sort().join(' ')
+      return got === want ? [] : [write(value)]
+    },
+  }
+}
+
+/** Volume sizes: PVE's `<storage>:<GiB>` create token (integer when exact, else the shortest decimal). */
+export function gib(bytes: number): string {
+  return String(bytes / 1024 ** 3)
+}

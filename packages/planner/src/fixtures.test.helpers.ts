@@ -1,0 +1,233 @@
+/**
+ * Test fixtures for plan(): manifest and inventory builders, and a small model of how PVE stores what a
+ * plan sends (volume ids, MACs, sizes, masks), so tests can "apply" a plan to an inventory without I/O.
+ * Named `*.test.helpers.ts`: not a test file, not published.
+ */
+import { formatSize, parsePropertyString } from '@proxops/pve-client/wire'
+import type { ArtifactManifest, DesiredManifest, DesiredState, LxcManifest, VmManifest } from './desired.js'
+import type { LiveGuest, LiveInventory } from './inventory.js'
+import { DEFAULT_POLICY, type Plan, type PlanParamValue, type Policy } from './plan-types.js'
+
+export const GiB = 1024 ** 3
+export const MiB = 1024 ** 2
+
+export function vm(name: string, vmid: number, over: Partial<VmManifest['spec']> = {}, kind: VmManifest['kind'] = 'VM'): VmManifest {
+  return {
+    kind,
+    metadata: { name, annotations: {} },
+    spec: {
+      node: 'pve1',
+      vmid,
+      state: kind === 'TemplateVM' ? 'stopped' : 'started',
+      memory: 2048,
+      cpu: { type: 'host', cores: 2 },
+      disks: [{ storage: 'local-lvm', size: 32 * GiB, interface: 'scsi0', iothread: false }],
+      networks: [{ model: 'virtio', bridge: 'vmbr0', firewall: false, slot: 'net0' }],
+      'pve-name': name,
+      tags: [],
+      extra: {},
+      ...over,
+    },
+  }
+}
+
+export function lxc(name: string, vmid: number, over: Partial<LxcManifest['spec']> = {}, kind: LxcManifest['kind'] = 'LXC'): LxcManifest {
+  return {
+    kind,
+    metadata: { name, annotations: {} },
+    spec: {
+      node: 'pve1',
+      vmid,
+      template: 'debian-12',
+      state: kind === 'TemplateCT' ? 'stopped' : 'started',
+      memory: 512,
+      cpu: { cores: 1 },
+      root: { storage: 'local-lvm', size: 8 * GiB },
+      'mount-points': [],
+      'bind-mounts': [],
+      networks: [{ bridge: 'vmbr0', firewall: false, slot: 'net0' }],
+      dns: { hostname: name },
+      tags: [],
+      extra: {},
+      ...over,
+    },
+  }
+}
+
+export function artifact(kind: ArtifactManifest['kind'], name: string, filename: string, nodes: string[] = ['pve1'], storage = 'local'): ArtifactManifest {
+  return { kind, metadata: { name, annotations: {} }, spec: { nodes, storage, filename, url: `https://example.org/${filename}` } }
+}
+
+export function desired(...manifests: DesiredManifest[]): DesiredState {
+  return { cluster: 'homelab', manifests }
+}
+
+export function inventory(guests: LiveGuest[] = [], over: Partial<LiveInventory> = {}): LiveInventory {
+  return {
+    cluster: 'homelab',
+    pveVersion: '9.1',
+    nodes: [
+      { node: 'pve1', online: true },
+      { node: 'pve2', online: true },
+      { node: 'pve3', online: true },
+    ],
+    guests: [...guests].sort((a, b) => a.vmid - b.vmid),
+    unknownGuests: [],
+    storages: [],
+    volumes: [],
+    unreadableStorages: [],
+    ...over,
+  }
+}
+
+export function guest(vmid: number, config: Record<string, string>, over: Partial<LiveGuest> = {}): LiveGuest {
+  const tags = (config.tags ?? '').split(/[;,\s]+/).filter((t) => t !== '').map((t) => t.toLowerCase())
+  return {
+    type: 'qemu',
+    vmid,
+    node: 'pve1',
+    name: config.name ?? config.hostname,
+    template: config.template === '1',
+    status: 'stopped',
+    tags: [...new Set(tags)].sort(),
+    digest: `d${vmid}`,
+    config,
+    pending: {},
+    pendingDeletes: [],
+    ...over,
+  }
+}
+
+export const policy = (over: Partial<Policy> = {}): Policy => ({ ...DEFAULT_POLICY, nodes: ['pve1', 'pve2', 'pve3'], ...over })
+
+/** A secret lookup for tests, with values that must never reach a plan. */
+export const SECRETS: Record<string, string> = {
+  'cloud-init.ssh-keys.alice': 'ssh-ed25519 AAAACANARYKEYALICE alice@example',
+  'cloud-init.passwords.default': 'CANARY-PASSWORD-7f3a',
+}
+export const lookup = (ref: string): string | undefined => SECRETS[ref]
+
+// ------------------------------------------------------------------ a tiny model of PVE's normalisation
+
+function resolve(v: PlanParamValue): string {
+  if (typeof v !== 'object') return String(v)
+  const vals = v.secret.refs.map((r) => SECRETS[r] ?? '')
+  if (v.secret.encoding === 'plain') return vals[0] ?? ''
+  const keys = [...new Set(vals.join('\n').split('\n').filter((l) => l !== ''))]
+  return encodeURIComponent(keys.join('\n'))
+}
+
+let macCounter = 0
+function normaliseValue(type: 'qemu' | 'lxc', vmid: number, key: string, value: string, diskNo: { n: number }): string {
+  const volumeKey = type === 'qemu' ? /^(scsi|virtio|sata|ide)\d+$|^efidisk0$|^tpmstate0$/ : /^rootfs$|^mp\d+$/
+  if (volumeKey.test(key)) {
+    const parts = value.split(',')
+    const head = parts[0] as string
+    const m = /^([^:/]+):(\d+(?:\.\d+)?)$/.exec(head)
+    const cloud = /^([^:/]+):cloudinit$/.exec(head)
+    if (cloud) return `${cloud[1]}:vm-${vmid}-cloudinit,media=cdrom`
+    if (!m) return value
+    let rest = parts.slice(1).filter((p) => !p.startsWith('import-from='))
+    let size = Math.round(Number(m[2]) * GiB)
+    if (key === 'efidisk0' || key === 'tpmstate0') size = 4 * MiB
+    if (head.endsWith(':0')) size = 2 * GiB // image-seeded: the image's size
+    rest = rest.filter((p) => !p.startsWith('size='))
+    const opts = Object.fromEntries(rest.map((p) => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)]))
+    opts.size = formatSize(size)
+    const sorted = Object.keys(opts).sort().map((k) => `${k}=${opts[k]}`)
+    return [`${m[1]}:vm-${vmid}-disk-${diskNo.n++}`, ...sorted].join(',')
+  }
+  if (/^net\d+$/.test(key)) {
+    const p = parsePropertyString(value, type === 'qemu' ? { defaultKey: 'model' } : {})
+    if (type === 'qemu') {
+      const model = p.model ?? Object.keys(p).find((k) => !['bridge', 'tag', 'rate', 'firewall', 'macaddr'].includes(k)) ?? 'virtio'
+      const mac = (p.macaddr ?? (p.model === undefined ? p[model] : undefined) ?? `BC:24:11:00:00:${(macCounter++ % 256).toString(16).padStart(2, '0').toUpperCase()}`).toUpperCase()
+      delete p.model
+      delete p.macaddr
+      delete p[model]
+      return [`${model}=${mac}`, ...Object.keys(p).sort().map((k) => `${k}=${p[k]}`)].join(',')
+    }
+    p.hwaddr ??= `BC:24:11:00:01:${(macCounter++ % 256).toString(16).padStart(2, '0').toUpperCase()}`
+    p.type ??= 'veth'
+    const { name, ...rest } = p
+    return [`name=${name}`, ...Object.keys(rest).sort().map((k) => `${k}=${rest[k]}`)].join(',')
+  }
+  if (key === 'cipassword') return '**********'
+  return value
+}
+
+/** Applies the plan's requests to a copy of the inventory the way PVE would store them. */
+export function applyPlan(plan: Plan, inv: LiveInventory): LiveInventory {
+  const guests = new Map(inv.guests.map((g) => [g.vmid, { ...g, config: { ...g.config } }]))
+  const volumes = [...inv.volumes]
+  const disks = new Map<number, { n: number }>()
+  const diskNo = (vmid: number) => disks.get(vmid) ?? (disks.set(vmid, { n: 10 }).get(vmid) as { n: number })
+  for (const a of plan.actions) {
+    for (const r of a.requests) {
+      switch (r.call) {
+        case 'createGuest': {
+          const vmid = Number(r.params.vmid)
+          const config: Record<string, string> = {}
+          for (const [k, v] of Object.entries(r.params)) {
+            if (k === 'vmid' || k === 'start') continue
+            config[k] = normaliseValue(r.guest, vmid, k, resolve(v), diskNo(vmid))
+          }
+          if (r.guest === 'lxc') delete config.ostemplate
+          guests.set(vmid, guest(vmid, config, { type: r.guest, node: r.node, status: r.params.start === 1 ? 'running' : 'stopped' }))
+          break
+        }
+        case 'cloneGuest': {
+          const src = guests.get(r.vmid)
+          const vmid = Number(r.params.newid)
+          const config: Record<string, string> = { ...(src?.config ?? {}), name: String(r.params.name) }
+          delete config.template
+          guests.set(vmid, guest(vmid, config, { type: r.guest, node: r.node, status: 'stopped' }))
+          break
+        }
+        case 'updateConfig': {
+          const g = guests.get(r.vmid)
+          if (!g) break
+          const config = { ...g.config }
+          for (const [k, v] of Object.entries(r.params)) {
+            if (k === 'delete') {
+              for (const d of String(v).split(',')) delete config[d]
+              continue
+            }
+            if (r.onlyIfAbsent?.includes(k) && config[k] !== undefined) continue
+            config[k] = normaliseValue(r.guest, r.vmid, k, resolve(v), diskNo(r.vmid))
+          }
+          guests.set(r.vmid, guest(r.vmid, config, { type: g.type, node: g.node, status: g.status, template: g.template }))
+          break
+        }
+        case 'resizeDisk': {
+          const g = guests.get(r.vmid)
+          if (!g) break
+          const v = g.config[r.disk] ?? ''
+          g.config[r.disk] = v.replace(/size=[^,]+/, `size=${r.size}`)
+          break
+        }
+        case 'markTemplate': {
+          const g = guests.get(r.vmid)
+          if (g) guests.set(r.vmid, { ...g, template: true, config: { ...g.config, template: '1' } })
+          break
+        }
+        case 'start':
+        case 'stop':
+        case 'shutdown': {
+          const g = guests.get(r.vmid)
+          if (g) guests.set(r.vmid, { ...g, status: r.call === 'start' ? 'running' : 'stopped' })
+          break
+        }
+        case 'deleteGuest':
+          guests.delete(r.vmid)
+          break
+        case 'downloadUrl':
+          volumes.push({ node: r.node, storage: r.storage, volid: `${r.storage}:${String(r.params.content)}/${String(r.params.filename)}`, content: String(r.params.content) })
+          break
+        default:
+          break
+      }
+    }
+  }
+  return { ...inv, guests: [...guests.values()].sort((a, b) => a.vmid - b.vmid), volumes }
+}

@@ -1,0 +1,205 @@
+/** Desired LXC / TemplateCT -> the owned container config keys (RB 4.3 with the architecture's differences). */
+import type { LxcManifest } from './desired.js'
+import { anomaly, flag, gib, integer, liveBool, parsePS, rewrite, scalar, stringSet, write, type Outcome, type Owned } from './fields.js'
+import { descriptionField, tagsField, type GuestBuildContext, type GuestFields } from './qemu.js'
+import { guardVolume, isEmptySlot } from './volumes.js'
+
+const MP_OPTS = [
+  ['read-only', 'ro'],
+  ['backup', 'backup'],
+  ['acl', 'acl'],
+  ['quota', 'quota'],
+  ['shared', 'shared'],
+] as const
+const MP_DEFAULTS: Record<string, boolean> = { ro: false, backup: true, acl: false, quota: false, shared: false }
+
+const bit = (b: boolean | undefined): string | undefined => (b === undefined ? undefined : b ? '1' : '0')
+
+export function lxcFields(m: LxcManifest, ctx: GuestBuildContext): GuestFields {
+  const s = m.spec
+  const owned: Owned[] = []
+  const gaps: GuestFields['gaps'] = []
+  const declaredSlots = new Set<string>()
+  const o = s.options ?? {}
+  let createError: string | undefined
+
+  owned.push(scalar('hostname', 'spec.dns.hostname', s.dns.hostname))
+  if (s['pve-description'] !== undefined && s['pve-description'].trim() !== '') owned.push(descriptionField(s['pve-description']))
+  owned.push(integer('memory', 'spec.memory', s.memory))
+  if (s.swap !== undefined) owned.push(integer('swap', 'spec.swap', s.swap))
+  owned.push(integer('cores', 'spec.cpu.cores', s.cpu.cores))
+  if (s.arch !== undefined) {
+    const arch = s.arch
+    owned.push({ key: 'arch', field: 'spec.arch', create: arch, compare: (live) => ((live ?? 'amd64') === arch ? [] : [write(arch)]) })
+  }
+
+  // root filesystem: a volume slot with the data-loss guards
+  const root = `${s.root.storage}:${gib(s.root.size)}`
+  owned.push({
+    key: 'rootfs',
+    field: 'spec.root',
+    create: root,
+    volume: true,
+    compare: (live) => {
+      if (isEmptySlot(live)) return [write(root, root, true)]
+      const p = parsePS(live as string, 'volume')
+      if (!p?.volume) return [anomaly('invalid-live', "rootfs: cannot read PVE's value")]
+      return guardVolume('rootfs', 'spec.root', p.volume, p.size, s.root.storage, s.root.size, true)
+    },
+  })
+
+  s['mount-points'].forEach((mp, i) => {
+    declaredSlots.add(mp.slot)
+    const field = `spec.mount-points[${i}]`
+    const tokens: Record<string, string | undefined> = { mp: mp['mount-point'] ?? `/mnt/${mp.slot}` }
+    for (const [name, key] of MP_OPTS) tokens[key] = bit(mp.options?.[name])
+    if (mp.options?.['mount-options'] !== undefined) tokens.mountoptions = mp.options['mount-options']
+    const create = [`${mp.storage}:${gib(mp.size)}`, ...Object.entries(tokens).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${v}`)].join(',')
+    owned.push({
+      key: mp.slot,
+      field,
+      create,
+      volume: true,
+      compare: (live) => {
+        if (isEmptySlot(live)) return [write(create, create, true)]
+        const p = parsePS(live as string, 'volume')
+        if (!p?.volume) return [anomaly('invalid-live', `${mp.slot}: cannot read PVE's value`)]
+        if (p.volume.startsWith('/')) {
+          return [anomaly('volume-kind', `${mp.slot} is a bind mount of ${p.volume} on PVE but ${field} declares an allocated volume; proxops will not replace it`)]
+        }
+        const out: Outcome[] = guardVolume(mp.slot, field, p.volume, p.size, mp.storage, mp.size, true)
+        if (out.some((x) => x.t === 'anomaly')) return out
+        const changes: Record<string, string | undefined> = {}
+        if (mp['mount-point'] !== undefined && p.mp !== mp['mount-point']) changes.mp = mp['mount-point']
+        for (const [, key] of MP_OPTS) {
+          const want = tokens[key]
+          if (want !== undefined && liveBool(p[key], MP_DEFAULTS[key] ?? false) !== (want === '1')) changes[key] = want
+        }
+        if (tokens.mountoptions !== undefined && p.mountoptions !== tokens.mountoptions) changes.mountoptions = tokens.mountoptions
+        if (Object.keys(changes).length > 0) out.unshift(write(rewrite(p, changes, 'volume', ['mp'])))
+        return out
+      },
+    })
+  })
+
+  s['bind-mounts'].forEach((b, i) => {
+    declaredSlots.add(b.slot)
+    const field = `spec.bind-mounts[${i}]`
+    const host = b['host-path'].replace(/(.)\/+$/, '$1')
+    const ro = bit(b['read-only'])
+    const create = `${host},mp=${b['mount-point']}${ro === undefined ? '' : `,ro=${ro}`}`
+    owned.push({
+      key: b.slot,
+      field,
+      create,
+      compare: (live) => {
+        if (isEmptySlot(live)) return [write(create, create, true)]
+        const p = parsePS(live as string, 'volume')
+        if (!p?.volume) return [anomaly('invalid-live', `${b.slot}: cannot read PVE's value`)]
+        if (!p.volume.startsWith('/')) {
+          return [anomaly('volume-kind', `${b.slot} holds volume ${p.volume} on PVE but ${field} declares a bind mount; proxops will not replace it`)]
+        }
+        if (p.volume.replace(/(.)\/+$/, '$1') !== host) {
+          return [anomaly('bind-path', `${b.slot} binds ${p.volume} on PVE but ${field} wants ${host}; proxops never re-points a bind mount (change it by hand)`)]
+        }
+        const changes: Record<string, string | undefined> = {}
+        if (p.mp !== b['mount-point']) changes.mp = b['mount-point']
+        if (ro !== undefined && liveBool(p.ro, false) !== (ro === '1')) changes.ro = ro
+        return Object.keys(changes).length > 0 ? [write(rewrite(p, changes, 'volume', ['mp']))] : []
+      },
+    })
+  })
+
+  s.networks.forEach((n, i) => {
+    declaredSlots.add(n.slot)
+    const tokens: Record<string, string | undefined> = {
+      name: n.iface ?? (/^net\d+$/.test(n.slot) ? `eth${n.slot.slice(3)}` : n.slot),
+      bridge: n.bridge,
+      type: n.type,
+      tag: n.tag !== undefined && n.tag > 0 ? String(n.tag) : undefined,
+      hwaddr: n.hwaddr?.toUpperCase(),
+      rate: n['rate-limit'] !== undefined && n['rate-limit'] > 0 ? String(n['rate-limit']) : undefined,
+      firewall: n.firewall ? '1' : undefined,
+      ip: n.ip,
+      gw: n.gw,
+    }
+    const create = rewrite({}, tokens, undefined, ['name'])
+    owned.push({
+      key: n.slot,
+      field: `spec.networks[${i}]`,
+      create,
+      compare: (live) => {
+        if (live === undefined) return [write(create, create, true)]
+        const p = parsePS(live)
+        if (!p) return [anomaly('invalid-live', `${n.slot}: cannot read PVE's value`)]
+        const changes: Record<string, string | undefined> = {}
+        if (p.bridge !== n.bridge) changes.bridge = n.bridge
+        if (n.iface !== undefined && p.name !== n.iface) changes.name = n.iface
+        if (tokens.tag !== undefined && p.tag !== tokens.tag) changes.tag = tokens.tag
+        if (tokens.hwaddr !== undefined && (p.hwaddr ?? '').toUpperCase() !== tokens.hwaddr) changes.hwaddr = tokens.hwaddr
+        if (tokens.rate !== undefined && Number(p.rate) !== Number(tokens.rate)) changes.rate = tokens.rate
+        if (n.firewall && !liveBool(p.firewall, false)) changes.firewall = '1'
+        if (n.ip !== undefined && p.ip !== n.ip) changes.ip = n.ip
+        if (n.gw !== undefined && p.gw !== n.gw) changes.gw = n.gw
+        // the rewrite keeps hwaddr, so PVE does not assign a new MAC
+        return Object.keys(changes).length > 0 ? [write(rewrite(p, changes, undefined, ['name']))] : []
+      },
+    })
+  })
+
+  if (s.dns.nameservers !== undefined && s.dns.nameservers.length > 0) owned.push(stringSet('nameserver', 'spec.dns.nameservers', s.dns.nameservers, ' '))
+  if (s.dns.domain !== undefined && s.dns.domain !== '') owned.push(scalar('searchdomain', 'spec.dns.domain', s.dns.domain))
+
+  if (o.unprivileged !== undefined) {
+    const want = o.unprivileged
+    owned.push({
+      key: 'unprivileged',
+      field: 'spec.options.unprivileged',
+      create: want ? 1 : 0,
+      compare: (live) =>
+        liveBool(live, false) === want
+          ? []
+          : [anomaly('create-only-option', `unprivileged is ${liveBool(live, false) ? 1 : 0} on PVE but spec.options.unprivileged is ${want}; PVE cannot change it on an existing container (recreate required)`)],
+    })
+  }
+  if (o.protection !== undefined) owned.push(flag('protection', 'spec.options.protection', o.protection, false))
+  if (o.onboot !== undefined) owned.push(flag('onboot', 'spec.options.onboot', o.onboot, false))
+  if (o.console !== undefined) owned.push(flag('console', 'spec.options.console', o.console, true))
+  if (o.startup !== undefined && o.startup !== '') owned.push(scalar('startup', 'spec.options.startup', o.startup))
+  if (o.keyctl === true || o.fuse === true) {
+    createError = `spec.options.${o.keyctl === true ? 'keyctl' : 'fuse'}: true has no accepted PVE 9 create form; the container cannot be created as declared`
+  }
+  if (o.nesting !== undefined || o.keyctl === true || o.fuse === true) {
+    const nesting = o.nesting === undefined ? undefined : o.nesting ? '1' : '0'
+    owned.push({
+      key: 'features',
+      field: 'spec.options.nesting',
+      ...(nesting === undefined ? {} : { create: `nesting=${nesting}` }),
+      compare: (live) => {
+        const p = (live === undefined ? {} : parsePS(live)) ?? {}
+        const out: Outcome[] = []
+        for (const f of ['keyctl', 'fuse'] as const) {
+          if (o[f] === true && !liveBool(p[f], false)) {
+            out.push(anomaly('unsupported-option', `spec.options.${f} is true but ${f} is off on PVE; proxops cannot turn it on (recreate required, by hand)`))
+          }
+        }
+        if (nesting !== undefined && (liveBool(p.nesting, false) ? '1' : '0') !== nesting) out.unshift(write(rewrite(p, { nesting }, undefined)))
+        return out
+      },
+    })
+  }
+
+  owned.push(tagsField(s.tags, ctx.ownershipTag))
+
+  const createOnly: Record<string, string> = { ...s.extra }
+  const tmpl = ctx.volid('CTTemplate', s.template)
+  createOnly.ostemplate = tmpl ?? `local:vztmpl/${s.template}`
+  if (Object.keys(s.extra).length > 0) gaps.push({ field: 'spec.extra', note: 'sent on create only; never compared' })
+  return { owned, createOnly, gaps, declaredSlots, ...(createError === undefined ? {} : { createError }) }
+}
+
+export function lxcSlotFamily(key: string): 'mount' | 'nic' | undefined {
+  if (/^mp\d+$/.test(key)) return 'mount'
+  if (/^net\d+$/.test(key)) return 'nic'
+  return undefined
+}

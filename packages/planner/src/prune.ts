@@ -1,0 +1,113 @@
+/**
+ * Prunes (RB 9.5 with architecture row 3): only tagged guests on allowlisted nodes that no manifest claims,
+ * never artifacts, never more than the budget, nothing at all for a kind whose desired set is empty (unless
+ * allowed) or that would lose more than the ratio limit of its owned objects. Prunes run last (tier 9).
+ */
+import type { LiveGuest } from './inventory.js'
+import type { Anomaly, GuestKind, Policy, PveRequest, Skip } from './plan-types.js'
+import type { Draft } from './plan.js'
+
+export const liveKind = (g: Pick<LiveGuest, 'type' | 'template'>): GuestKind =>
+  g.type === 'qemu' ? (g.template ? 'TemplateVM' : 'VM') : g.template ? 'TemplateCT' : 'LXC'
+
+const address = (g: LiveGuest): string => `${liveKind(g)}/${g.node}/${g.vmid}${g.name ? `(${g.name})` : ''}`
+
+export interface PruneResult {
+  drafts: Draft[]
+  anomalies: Anomaly[]
+  skips: Skip[]
+}
+
+/**
+ * @param guests the readable live guests on allowlisted nodes, sorted by vmid
+ * @param matched vmids claimed by a desired guest (by vmid) or unknown this cycle
+ * @param desiredCounts desired objects per guest kind
+ */
+export function prunes(guests: readonly LiveGuest[], matched: ReadonlySet<number>, desiredCounts: ReadonlyMap<GuestKind, number>, policy: Policy): PruneResult {
+  const drafts: Draft[] = []
+  const anomalies: Anomaly[] = []
+  const skips: Skip[] = []
+  const tag = policy.ownershipTag
+  const owned = new Map<GuestKind, number>()
+  const candidates: LiveGuest[] = []
+
+  for (const g of guests) {
+    const kind = liveKind(g)
+    const tagged = g.tags.includes(tag)
+    if (tagged) owned.set(kind, (owned.get(kind) ?? 0) + 1)
+    if (matched.has(g.vmid)) continue
+    const skip = (code: Skip['code'], message: string) => skips.push({ code, address: address(g), kind, node: g.node, vmid: g.vmid, message })
+    if (!tagged) {
+      skip('untagged', `live object without ${tag} tag; never touched`)
+      continue
+    }
+    if (g.lock !== undefined && g.lock !== '') {
+      skip('locked', `locked: ${g.lock}; prune not planned this cycle`)
+      continue
+    }
+    if (g.config.protection === '1') {
+      anomalies.push({ code: 'protected', address: address(g), kind, field: 'protection', message: `${address(g)} is tagged ${tag} and absent in git but PVE protection is on; proxops will not delete it (turn protection off to allow the prune)` })
+      continue
+    }
+    candidates.push(g)
+  }
+
+  // guards per kind: the empty-desired guard, then (after the budget) the ratio guard
+  const guarded = new Set<GuestKind>()
+  const byKind = (k: GuestKind) => candidates.filter((g) => liveKind(g) === k)
+  for (const kind of ['VM', 'TemplateVM', 'LXC', 'TemplateCT'] as const) {
+    const n = byKind(kind).length
+    if (n === 0 || policy.allowEmpty.includes(kind)) continue
+    if ((desiredCounts.get(kind) ?? 0) === 0) {
+      guarded.add(kind)
+      anomalies.push({ code: 'empty-desired', kind, message: `0 desired ${kind} but ${n} ${tag}-tagged live object(s) would be pruned: probable bad push; no ${kind} is pruned this cycle (pass --allow-empty ${kind} to accept)` })
+    }
+  }
+  const ordered = candidates.filter((g) => !guarded.has(liveKind(g))).sort((a, b) => (a.node < b.node ? -1 : a.node > b.node ? 1 : a.vmid - b.vmid))
+  const budget = policy.pruneBudget === 'unlimited' ? Number.POSITIVE_INFINITY : policy.pruneBudget
+  const selected = ordered.slice(0, budget)
+  const overBudget = ordered.slice(selected.length)
+  for (const kind of ['VM', 'TemplateVM', 'LXC', 'TemplateCT'] as const) {
+    if (policy.allowEmpty.includes(kind) || guarded.has(kind)) continue
+    const n = selected.filter((g) => liveKind(g) === kind).length
+    const total = owned.get(kind) ?? 0
+    if (n > 0 && n > policy.pruneRatioLimit * total) {
+      guarded.add(kind)
+      anomalies.push({ code: 'prune-ratio', kind, message: `this cycle would prune ${n} of ${total} ${tag}-tagged ${kind} (more than ${Math.round(policy.pruneRatioLimit * 100)}%): probable bad push; no ${kind} is pruned this cycle` })
+    }
+  }
+
+  for (const g of candidates) {
+    const kind = liveKind(g)
+    const skip = (code: Skip['code'], message: string) => skips.push({ code, address: address(g), kind, node: g.node, vmid: g.vmid, message })
+    if (guarded.has(kind)) skip('prune-guard', 'prune deferred (empty-desired or ratio guard)')
+  }
+  for (const g of overBudget) {
+    skips.push({ code: 'prune-budget', address: address(g), kind: liveKind(g), node: g.node, vmid: g.vmid, message: `prune deferred (budget ${String(policy.pruneBudget)} per cycle)` })
+  }
+  for (const g of selected) {
+    const kind = liveKind(g)
+    if (guarded.has(kind)) continue
+    const running = g.status === 'running'
+    const requests: PveRequest[] = []
+    if (running) requests.push({ call: 'shutdown', node: g.node, guest: g.type, vmid: g.vmid, timeoutSeconds: policy.shutdownTimeoutSeconds, forceStop: policy.forceStopAfterTimeout })
+    requests.push({ call: 'deleteGuest', node: g.node, guest: g.type, vmid: g.vmid })
+    drafts.push({
+      id: `${address(g)}#delete`,
+      address: address(g),
+      kind,
+      ...(g.name ? { name: g.name } : {}),
+      node: g.node,
+      vmid: g.vmid,
+      type: 'delete',
+      reason: `present on PVE (${tag}-tagged) but absent in git${running ? '; graceful shutdown first' : ''}`,
+      diffs: [],
+      disruption: running ? 'stop' : 'none',
+      tier: 9,
+      level: 0,
+      digest: g.digest,
+      requests,
+    })
+  }
+  return { drafts, anomalies, skips }
+}

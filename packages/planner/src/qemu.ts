@@ -1,0 +1,490 @@
+/**
+ * Desired VM / TemplateVM -> the owned qemu config keys, each with its create form and its reconcile rule
+ * (RB 4.1 with the architecture's differences: grow-only resize, live-form rewrites, tags as PVE stores them).
+ */
+import { decodeSshKeys, encodeSshKeys, formatTags, parseTags, sshKeySet } from '@proxops/pve-client/wire'
+import type { SecretLookup, VmDisk, VmManifest, VmNic } from './desired.js'
+import {
+  anomaly,
+  flag,
+  gib,
+  integer,
+  liveBool,
+  parsePS,
+  rewrite,
+  scalar,
+  SENSITIVE,
+  stringSet,
+  write,
+  type Outcome,
+  type Owned,
+} from './fields.js'
+import type { SecretParam } from './plan-types.js'
+import { guardVolume, isEmptySlot, poolOf } from './volumes.js'
+
+export interface GuestBuildContext {
+  ownershipTag: string
+  /** volume id of an artifact by kind and name for a node (`local:iso/x.iso`), undefined when not declared */
+  volid(kind: 'ISO' | 'CTTemplate' | 'DiskImage', name: string): string | undefined
+  secrets?: SecretLookup
+  /** the VM is clone-backed: the template's layout is expected, its cloud-init drive kept */
+  cloned: boolean
+}
+
+export interface GuestFields {
+  owned: Owned[]
+  /** keys sent on create only (ostemplate, extra): never compared */
+  createOnly: Record<string, string | number>
+  gaps: { field: string; note: string }[]
+  /** slot keys ProxOps declares; live keys of the same families that are not here are live-only */
+  declaredSlots: Set<string>
+  /** desired invalid for creation (LXC keyctl/fuse) */
+  createError?: string
+}
+
+/** Tags as PVE stores them: the declared tags plus the ownership tag, lower-cased, sorted, `;`-joined. */
+export function tagsField(tags: readonly string[], ownershipTag: string): Owned {
+  const want = formatTags([...tags, ownershipTag])
+  return {
+    key: 'tags',
+    field: 'spec.tags',
+    create: want,
+    compare: (live) => {
+      let got: string
+      try {
+        got = formatTags(parseTags(live ?? ''))
+      } catch {
+        got = live ?? ''
+      }
+      return got === want ? [] : [write(want)]
+    },
+  }
+}
+
+export function descriptionField(desc: string): Owned {
+  // PVE stores it as comment lines and trims trailing whitespace on read
+  return scalar('description', 'spec.pve-description', desc.trimEnd(), (s) => s.trimEnd())
+}
+
+const DISK_FAMILY = /^(scsi|virtio|sata|ide)\d+$/
+
+function diskOwned(d: VmDisk, i: number, ctx: GuestBuildContext): Owned {
+  const slot = d.interface
+  const field = `spec.disks[${i}]`
+  const opts: Record<string, string | undefined> = {
+    iothread: d.iothread ? '1' : undefined,
+    discard: d.discard,
+    ssd: d.ssd === undefined ? undefined : d.ssd ? '1' : '0',
+    aio: d.aio,
+  }
+  let head: string
+  if (d.image !== undefined) {
+    const src = ctx.volid('DiskImage', d.image) ?? `${d.storage}:import/${d.image}`
+    head = `${d.storage}:0,import-from=${src}`
+  } else {
+    head = `${d.storage}:${gib(d.size ?? 0)}`
+  }
+  const optText = ['iothread', 'discard', 'ssd', 'aio']
+    .filter((k) => opts[k] !== undefined)
+    .map((k) => `${k}=${opts[k]}`)
+  const create = [head, ...optText].join(',')
+  return {
+    key: slot,
+    field,
+    create,
+    volume: true,
+    compare: (live) => {
+      if (isEmptySlot(live)) return [write(create, create, true)]
+      const p = parsePS(live as string, 'file')
+      if (!p || p.file === undefined) return [anomaly('invalid-live', `${slot}: cannot read PVE's value`)]
+      if (p.media === 'cdrom') {
+        return [anomaly('volume-kind', `${slot} holds a CD/DVD drive on PVE but ${field} declares a disk; proxops will not replace it`)]
+      }
+      // image-seeded disks take their size from the image: compare the pool only
+      const out: Outcome[] = guardVolume(slot, field, p.file, p.size, d.storage, d.image === undefined ? d.size : undefined, true)
+      if (out.some((o) => o.t === 'anomaly')) return out
+      const changes: Record<string, string | undefined> = {}
+      if (liveBool(p.iothread, false) !== d.iothread) changes.iothread = d.iothread ? '1' : undefined
+      if (d.discard !== undefined && (p.discard ?? 'ignore') !== d.discard) changes.discard = d.discard
+      if (d.ssd !== undefined && liveBool(p.ssd, false) !== d.ssd) changes.ssd = d.ssd ? '1' : '0'
+      if (d.aio !== undefined && p.aio !== d.aio) changes.aio = d.aio
+      if (Object.keys(changes).length > 0) {
+        const value = rewrite(p, changes, 'file')
+        out.unshift(write(value))
+      }
+      return out
+    },
+  }
+}
+
+const QEMU_NET_MODELS = ['virtio', 'e1000', 'e1000e', 'rtl8139', 'vmxnet3', 'ne2k_pci', 'ne2k_isa', 'i82551', 'i82557b', 'i82559er', 'pcnet']
+
+function netOwned(n: VmNic, i: number): Owned {
+  const field = `spec.networks[${i}]`
+  const tokens: Record<string, string | undefined> = {
+    bridge: n.bridge,
+    tag: n.vlan === undefined ? undefined : String(n.vlan),
+    rate: n['rate-limit'] === undefined ? undefined : String(n['rate-limit']),
+    firewall: n.firewall ? '1' : undefined,
+  }
+  const head = n.mac ? `${n.model}=${n.mac.toLowerCase()}` : n.model
+  const create = [head, ...Object.entries(tokens).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${v}`)].join(',')
+  return {
+    key: n.slot,
+    field,
+    create,
+    compare: (live) => {
+      if (live === undefined) return [write(create, create, true)]
+      const p = parsePS(live)
+      if (!p) {
+        const q = parsePS(live, 'model')
+        if (!q) return [anomaly('invalid-live', `${n.slot}: cannot read PVE's value`)]
+        return compareNet(q)
+      }
+      return compareNet(p)
+    },
+  }
+  function compareNet(p: Record<string, string>): Outcome[] {
+    // the model key carries the MAC (`virtio=BC:24:11:..`); a bare model is `model=virtio`
+    const modelKey = Object.keys(p).find((k) => QEMU_NET_MODELS.includes(k)) ?? (p.model !== undefined ? 'model' : undefined)
+    const liveModel = modelKey === 'model' ? p.model : modelKey
+    const liveMac = modelKey !== undefined && modelKey !== 'model' ? p[modelKey] : p.macaddr
+    const drift =
+      liveModel !== n.model ||
+      p.bridge !== n.bridge ||
+      (n.mac !== undefined && (liveMac ?? '').toLowerCase() !== n.mac.toLowerCase()) ||
+      (n.vlan !== undefined && p.tag !== String(n.vlan)) ||
+      (n['rate-limit'] !== undefined && Number(p.rate) !== n['rate-limit']) ||
+      (n.firewall && !liveBool(p.firewall, false))
+    if (!drift) return []
+    // rewrite keeping the live MAC (PVE would otherwise generate a new one) and every unowned token
+    const rest: Record<string, string> = { ...p }
+    if (modelKey !== undefined) delete rest[modelKey]
+    delete rest.macaddr
+    const mac = n.mac ?? liveMac
+    const headOut = mac ? `${n.model}=${n.mac ? n.mac.toLowerCase() : mac}` : n.model
+    const body = rewrite(rest, { bridge: n.bridge, tag: tokens.tag ?? rest.tag, rate: tokens.rate ?? rest.rate, firewall: n.firewall ? '1' : rest.firewall }, undefined)
+    return [write(body === '' ? headOut : `${headOut},${body}`)]
+  }
+}
+
+function machineMatches(desired: 'i440fx' | 'q35', live: string | undefined): boolean {
+  const type = live === undefined ? undefined : (parsePS(live, 'type')?.type ?? live)
+  if (desired === 'q35') return type !== undefined && /^(pc-)?q35/.test(type)
+  return type === undefined || /^pc(-i440fx)?(-\d|$)/.test(type)
+}
+
+function sshKeysOwned(ci: NonNullable<VmManifest['spec']['cloud-init-data']>, ctx: GuestBuildContext, gaps: GuestFields['gaps']): Owned | undefined {
+  const inline = ci['ssh-keys']
+  const refs = ci['ssh-key-refs']
+  if (inline !== undefined && inline.length === 1 && inline[0] === '*') return undefined // PVE owns the value
+  if (refs !== undefined && refs.length > 0) {
+    const param: SecretParam = { secret: { refs: [...refs], encoding: 'sshkeys' } }
+    const values = refs.map((r) => ctx.secrets?.(r))
+    const known = values.every((v): v is string => v !== undefined)
+    if (!known) gaps.push({ field: 'spec.cloud-init-data.ssh-key-refs', note: 'secret values not available to plan: sshkeys not compared this cycle' })
+    const want = known ? sshKeySet(values.join('\n')).join('\n') : undefined
+    return {
+      key: 'sshkeys',
+      field: 'spec.cloud-init-data.ssh-key-refs',
+      create: param,
+      sensitive: true,
+      compare: (live) => {
+        if (want === undefined) return live === undefined ? [write(param)] : []
+        return liveKeySet(live) === want ? [] : [write(param)]
+      },
+    }
+  }
+  if (inline !== undefined && inline.length > 0) {
+    const keys = [...new Set(inline.map((k) => k.trim()))]
+    const value = encodeSshKeys(keys)
+    const want = sshKeySet(keys.join('\n')).join('\n')
+    return {
+      key: 'sshkeys',
+      field: 'spec.cloud-init-data.ssh-keys',
+      create: value,
+      show: `${keys.length} key(s)`,
+      compare: (live) => (liveKeySet(live) === want ? [] : [write(value, `${keys.length} key(s)`)]),
+    }
+  }
+  return undefined
+}
+
+function liveKeySet(live: string | undefined): string {
+  if (live === undefined) return ''
+  try {
+    return sshKeySet(decodeSshKeys(live)).join('\n')
+  } catch {
+    return sshKeySet(live).join('\n')
+  }
+}
+
+/** The cloud-init identity keys a clone inherits from its template (deleted unless owned). */
+export const CLONE_IDENTITY_KEYS = ['ciuser', 'sshkeys', 'cipassword', 'cicustom', 'nameserver', 'searchdomain']
+
+export function qemuFields(m: VmManifest, ctx: GuestBuildContext): GuestFields {
+  const s = m.spec
+  const owned: Owned[] = []
+  const gaps: GuestFields['gaps'] = []
+  const declaredSlots = new Set<string>()
+  const hw = s.hardware ?? {}
+  const opt = s.options ?? {}
+
+  owned.push(scalar('name', 'spec.pve-name', s['pve-name']))
+  if (s['pve-description'] !== undefined && s['pve-description'].trim() !== '') owned.push(descriptionField(s['pve-description']))
+  owned.push(integer('memory', 'spec.memory', s.memory, 'current'))
+  owned.push(cpuOwned(s.cpu.type, opt.hidden === true))
+  if (s.cpu.flags !== undefined && s.cpu.flags.length > 0) gaps.push({ field: 'spec.cpu.flags', note: 'parsed, not sent (reference behaviour)' })
+  owned.push(integer('cores', 'spec.cpu.cores', s.cpu.cores))
+  if (hw.sockets !== undefined) owned.push(integer('sockets', 'spec.hardware.sockets', hw.sockets))
+  if (hw.numa !== undefined) owned.push(flag('numa', 'spec.hardware.numa', hw.numa, false))
+  if (hw.machine !== undefined) {
+    const want = hw.machine === 'q35' ? 'q35' : 'pc'
+    const machine = hw.machine
+    owned.push({ key: 'machine', field: 'spec.hardware.machine', create: want, compare: (live) => (machineMatches(machine, live) ? [] : [write(want)]) })
+  }
+  if (hw.bios !== undefined) owned.push(scalar('bios', 'spec.hardware.bios', hw.bios))
+  if (hw.display !== undefined) {
+    const want = hw.display
+    owned.push({ key: 'vga', field: 'spec.hardware.display', create: want, compare: (live) => ((live === undefined ? undefined : (parsePS(live, 'type')?.type ?? live)) === want ? [] : [write(want)]) })
+  }
+  if (hw.serial0 !== undefined) owned.push(scalar('serial0', 'spec.hardware.serial0', hw.serial0))
+  const controller = s.disks.find((d) => d.controller !== undefined)?.controller
+  if (controller !== undefined) owned.push(scalar('scsihw', 'spec.disks[].controller', controller))
+
+  s.disks.forEach((d, i) => {
+    owned.push(diskOwned(d, i, ctx))
+    declaredSlots.add(d.interface)
+  })
+  s.networks.forEach((n, i) => {
+    owned.push(netOwned(n, i))
+    declaredSlots.add(n.slot)
+  })
+
+  // cloud-init drive (ide2) and the CD slot (ide2, or ide3 when cloud-init owns ide2)
+  const ciDrive = hw['cloud-init']?.enabled === true ? hw['cloud-init'] : undefined
+  if (ciDrive?.storage !== undefined) {
+    const storage = ciDrive.storage
+    const create = `${storage}:cloudinit`
+    declaredSlots.add('ide2')
+    owned.push({
+      key: 'ide2',
+      field: 'spec.hardware.cloud-init',
+      create,
+      compare: (live) => {
+        if (isEmptySlot(live)) return [write(create, create, true)]
+        const p = parsePS(live as string, 'file')
+        const vol = p?.file ?? ''
+        if (!vol.includes('cloudinit')) {
+          return [anomaly('volume-kind', `ide2 holds ${vol} on PVE but spec.hardware.cloud-init claims it for the cloud-init drive; proxops will not replace it`)]
+        }
+        if (poolOf(vol) === storage) return []
+        if (ctx.cloned) {
+          return [anomaly('volume-pool', `ide2: the cloned cloud-init drive is on ${poolOf(vol) ?? '?'} but spec.hardware.cloud-init.storage is ${storage}; proxops keeps the inherited drive`)]
+        }
+        return [write(create)]
+      },
+    })
+  }
+  if (hw.cdrom !== undefined) {
+    const slot = ciDrive ? 'ide3' : 'ide2'
+    declaredSlots.add(slot)
+    const cd = hw.cdrom
+    if (cd.iso === 'none') {
+      const value = 'none,media=cdrom'
+      owned.push({ key: slot, field: 'spec.hardware.cdrom', create: value, compare: (live) => (isEmptySlot(live) ? [] : cdCheck(slot, live as string, () => [write(value)])) })
+    } else {
+      const vol = ctx.volid('ISO', cd.iso) ?? `local:iso/${cd.iso}`
+      const value = `${vol},media=${cd.media}`
+      owned.push({
+        key: slot,
+        field: 'spec.hardware.cdrom',
+        create: value,
+        compare: (live) => {
+          if (isEmptySlot(live)) return [write(value, value, true)]
+          const p = parsePS(live as string, 'file')
+          if (p?.file === vol && (p.media ?? 'disk') === cd.media) return []
+          return cdCheck(slot, live as string, () => [write(value)])
+        },
+      })
+    }
+  }
+
+  const efi = hw['efi-disk']
+  if (efi !== undefined) {
+    declaredSlots.add('efidisk0')
+    const tokens: Record<string, string | undefined> = {
+      efitype: efi.template,
+      'pre-enrolled-keys': efi['secure-boot'] === undefined ? undefined : efi['secure-boot'] === 'enabled' ? '1' : '0',
+    }
+    const create = [`${efi.storage}:1`, ...Object.entries(tokens).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${v}`)].join(',')
+    owned.push({
+      key: 'efidisk0',
+      field: 'spec.hardware.efi-disk',
+      create,
+      volume: true,
+      compare: (live) => {
+        if (isEmptySlot(live)) return [write(create, create, true)]
+        const p = parsePS(live as string, 'file')
+        if (!p?.file) return [anomaly('invalid-live', "efidisk0: cannot read PVE's value")]
+        const guard = guardVolume('efidisk0', 'spec.hardware.efi-disk', p.file, undefined, efi.storage, undefined, false)
+        if (guard.length > 0) return guard
+        const changes: Record<string, string | undefined> = {}
+        if (tokens.efitype !== undefined && p.efitype !== tokens.efitype) changes.efitype = tokens.efitype
+        if (tokens['pre-enrolled-keys'] !== undefined && (p['pre-enrolled-keys'] ?? '0') !== tokens['pre-enrolled-keys']) {
+          changes['pre-enrolled-keys'] = tokens['pre-enrolled-keys']
+        }
+        // ms-cert and the other PVE-owned tokens are carried through unchanged
+        return Object.keys(changes).length > 0 ? [write(rewrite(p, changes, 'file'))] : []
+      },
+    })
+  }
+
+  if (hw.tpm !== undefined) {
+    declaredSlots.add('tpmstate0')
+    const storage = efi?.storage ?? s.disks[0]?.storage ?? ciDrive?.storage
+    const version = hw.tpm.version
+    if (storage === undefined) {
+      gaps.push({ field: 'spec.hardware.tpm', note: 'no storage to allocate the TPM state on (no EFI disk or disk declared); not written' })
+    } else {
+      if (efi === undefined) gaps.push({ field: 'spec.hardware.tpm', note: `TPM state allocated on ${storage} (the first disk's storage)` })
+      const create = `${storage}:1,version=${version}`
+      owned.push({
+        key: 'tpmstate0',
+        field: 'spec.hardware.tpm',
+        create,
+        volume: true,
+        compare: (live) => {
+          if (isEmptySlot(live)) return [write(create, create, true)]
+          const p = parsePS(live as string, 'file')
+          if ((p?.version ?? 'v1.2') !== version) {
+            return [anomaly('create-only-option', `tpmstate0 is ${p?.version ?? 'v1.2'} on PVE but spec.hardware.tpm.version is ${version}; PVE cannot change a TPM version after creation (recreate required)`)]
+          }
+          return []
+        },
+      })
+    }
+  }
+
+  ;(hw['pci-devices'] ?? []).forEach((pci, i) => {
+    declaredSlots.add(pci.slot)
+    const device = pci.device.trim().toLowerCase()
+    const pcie = pci.pcie === undefined ? undefined : pci.pcie ? '1' : '0'
+    const create = pcie === undefined ? device : `${device},pcie=${pcie}`
+    const norm = (d: string) => d.toLowerCase().replace(/^0000:/, '')
+    owned.push({
+      key: pci.slot,
+      field: `spec.hardware.pci-devices[${i}]`,
+      create,
+      compare: (live) => {
+        if (live === undefined) return [write(create, create, true)]
+        const p = parsePS(live, 'host')
+        if (!p) return [anomaly('invalid-live', `${pci.slot}: cannot read PVE's value`)]
+        const changes: Record<string, string | undefined> = {}
+        if (norm(p.host ?? '') !== norm(device)) changes.host = device
+        if (pcie !== undefined && (p.pcie ?? '0') !== pcie) changes.pcie = pcie
+        // extra PVE tokens (x-vga, rombar, mdev) are kept
+        return Object.keys(changes).length > 0 ? [write(rewrite(p, changes, 'host'))] : []
+      },
+    })
+  })
+
+  // options: only truthy values are owned (a manifest cannot turn a live 1 off)
+  if (opt.onboot) owned.push(flag('onboot', 'spec.options.onboot', true, false))
+  if (opt.protection) owned.push(flag('protection', 'spec.options.protection', true, false))
+  if (opt.acpi) owned.push(flag('acpi', 'spec.options.acpi', true, true))
+  if (opt.tablet) owned.push(flag('tablet', 'spec.options.tablet', true, true))
+  if (opt.agent) {
+    owned.push({ key: 'agent', field: 'spec.options.agent', create: 1, compare: (live) => (liveBool(live === undefined ? undefined : parsePS(live, 'enabled')?.enabled, false) ? [] : [write(live === undefined ? 1 : rewrite(parsePS(live, 'enabled') ?? {}, { enabled: '1' }, 'enabled'))]) })
+  }
+  if (opt.startup !== undefined && opt.startup !== '') owned.push(scalar('startup', 'spec.options.startup', opt.startup))
+  if (opt.hotplug !== undefined && opt.hotplug.length > 0) {
+    const want = [...new Set(opt.hotplug)].sort().join(',')
+    const value = opt.hotplug.join(',')
+    owned.push({ key: 'hotplug', field: 'spec.options.hotplug', create: value, compare: (live) => ([...hotplugSet(live)].sort().join(',') === want ? [] : [write(value)]) })
+  }
+  if (opt['boot-order'] !== undefined && opt['boot-order'].length > 0) {
+    const order = opt['boot-order'].join(';')
+    const value = `order=${order}`
+    owned.push({ key: 'boot', field: 'spec.options.boot-order', create: value, compare: (live) => (live !== undefined && parsePS(live, 'legacy')?.order === order ? [] : [write(value)]) })
+  }
+  if (opt['nested-virt']) gaps.push({ field: 'spec.options.nested-virt', note: 'PVE has no nestedvirt key: use cpu type host (or a +vmx/+svm flag); not sent' })
+
+  // cloud-init data: a key is owned only when its desired value is non-empty
+  const ci = s['cloud-init-data']
+  if (ci !== undefined) {
+    if (ci['ci-user'] !== undefined && ci['ci-user'] !== '') owned.push(scalar('ciuser', 'spec.cloud-init-data.ci-user', ci['ci-user']))
+    const keys = sshKeysOwned(ci, ctx, gaps)
+    if (keys) owned.push(keys)
+    const pw = ci['ci-password-ref']
+    if (pw !== undefined && pw !== '') {
+      const param: SecretParam = { secret: { refs: [pw], encoding: 'plain' } }
+      // PVE masks it on read: write once when absent, never rewrite (the mask would become the password)
+      owned.push({ key: 'cipassword', field: 'spec.cloud-init-data.ci-password-ref', create: param, sensitive: true, compare: (live) => (live === undefined || live === '' ? [write(param)] : []) })
+    }
+    if (ci.nameservers !== undefined && ci.nameservers.length > 0) owned.push(stringSet('nameserver', 'spec.cloud-init-data.nameservers', ci.nameservers, ' '))
+    if (ci['search-domains'] !== undefined && ci['search-domains'].length > 0) owned.push(stringSet('searchdomain', 'spec.cloud-init-data.search-domains', ci['search-domains'], ' '))
+    for (const [i, ipc] of (ci.ipconfigs ?? []).entries()) {
+      if (ipc.ip === undefined || ipc.ip === '') continue
+      const key = `ipconfig${ipc.nic}`
+      const value = ipc.gateway ? `ip=${ipc.ip},gw=${ipc.gateway}` : `ip=${ipc.ip}`
+      const gw = ipc.gateway
+      const ip = ipc.ip
+      owned.push({
+        key,
+        field: `spec.cloud-init-data.ipconfigs[${i}]`,
+        create: value,
+        compare: (live) => {
+          const p = live === undefined ? undefined : parsePS(live)
+          if (p && p.ip === ip && (gw === undefined || p.gw === gw)) return []
+          return [write(p ? rewrite(p, { ip, gw: gw ?? p.gw }, undefined) : value)]
+        },
+      })
+    }
+  }
+
+  owned.push(tagsField(s.tags, ctx.ownershipTag))
+
+  const createOnly: Record<string, string> = { ...s.extra }
+  if (Object.keys(s.extra).length > 0) gaps.push({ field: 'spec.extra', note: 'sent on create only; never compared' })
+  return { owned, createOnly, gaps, declaredSlots }
+}
+
+function cdCheck(slot: string, live: string, then: () => Outcome[]): Outcome[] {
+  const p = parsePS(live, 'file')
+  if (p && p.media !== 'cdrom' && !(p.file ?? '').includes(':iso/')) {
+    return [anomaly('volume-kind', `${slot} holds a disk (${p.file ?? '?'}) on PVE, not a CD/DVD; proxops will not replace it`)]
+  }
+  return then()
+}
+
+function cpuOwned(type: string, hidden: boolean): Owned {
+  const create = hidden ? `${type},hidden=1` : type
+  return {
+    key: 'cpu',
+    field: 'spec.cpu.type',
+    create,
+    compare: (live) => {
+      const p = live === undefined ? undefined : parsePS(live, 'cputype')
+      if (p && p.cputype === type && (!hidden || liveBool(p.hidden, false))) return []
+      return [write(p ? rewrite(p, { cputype: type, ...(hidden ? { hidden: '1' } : {}) }, 'cputype') : create)]
+    },
+  }
+}
+
+/** PVE's `hotplug` option as a set (`1` and absent = network,disk,usb; `0` = none). */
+export function hotplugSet(live: string | undefined): Set<string> {
+  if (live === undefined || live === '1') return new Set(['network', 'disk', 'usb'])
+  if (live === '0' || live === '') return new Set()
+  return new Set(live.split(/[,;\s]+/).filter((s) => s !== ''))
+}
+
+/** Live slot keys of the families ProxOps manages (disks, NICs, PCI devices). */
+export function qemuSlotFamily(key: string): 'disk' | 'nic' | 'pci' | undefined {
+  if (DISK_FAMILY.test(key)) return 'disk'
+  if (/^net\d+$/.test(key)) return 'nic'
+  if (/^hostpci\d+$/.test(key)) return 'pci'
+  return undefined
+}
+
+export { SENSITIVE }
