@@ -1,0 +1,74 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { Redactor } from '../redact.js'
+import type { ClusterCycle } from '../status-model.js'
+import { readiness, startHttp, type DaemonView } from './http.js'
+import { Metrics } from './metrics.js'
+
+const cycle = (cluster: string, result: ClusterCycle['result'], abortReason?: string): ClusterCycle => ({
+  cluster,
+  startedAt: '2026-01-01T00:00:00.000Z',
+  finishedAt: '2026-01-01T00:00:01.000Z',
+  mode: 'apply',
+  result,
+  ...(abortReason ? { abortReason } : {}),
+  actions: { planned: 2, ok: 1, failed: 1, skipped: 0 },
+  pruned: 0,
+  pruneDeferred: 2,
+  anomalies: 1,
+  skips: 0,
+  desiredStale: false,
+  objects: [],
+})
+
+function view(over: Partial<DaemonView> = {}): DaemonView {
+  return { clusters: ['edge', 'homelab'], pollIntervalMs: 1000, startedAt: 0, desiredStale: false, cycles: new Map(), lastSuccess: new Map(), stopping: false, ...over }
+}
+
+describe('readiness', () => {
+  it('is not ready before every cluster completed, ready within 3 intervals, stale after', () => {
+    expect(readiness(view(), 10).ready).toBe(false)
+    const half = view({ lastSuccess: new Map([['edge', 0]]), cycles: new Map([['homelab', cycle('homelab', 'aborted', 'pve unreachable')]]) })
+    expect(readiness(half, 10)).toEqual({
+      ready: false,
+      clusters: { edge: { ready: true, lastSuccessAgeSeconds: 0 }, homelab: { ready: false, reason: 'last cycle aborted: pve unreachable' } },
+    })
+    const both = view({ lastSuccess: new Map([['edge', 0], ['homelab', 500]]) })
+    expect(readiness(both, 2_999).ready).toBe(true)
+    expect(readiness(both, 3_000).ready).toBe(false)
+    expect(readiness({ ...both, stopping: true }, 10).ready).toBe(false)
+  })
+})
+
+describe('HTTP endpoints', () => {
+  let close: (() => Promise<void>) | undefined
+  afterEach(async () => close?.())
+
+  it('serves healthz, readyz, metrics with cluster labels and redacted status', async () => {
+    const metrics = new Metrics({ defaultMetrics: false })
+    metrics.registerCluster('edge')
+    metrics.recordCycle(cycle('homelab', 'incomplete'), 5_000, [{ kind: 'VM', type: 'create', status: 'failed' }], ['live-only-slot'])
+    metrics.recordRequest({ cluster: 'homelab', method: 'get', status: 200, durationMs: 12 })
+    const redactor = new Redactor().add('CANARY-http-1')
+    const failing = { ...cycle('homelab', 'incomplete'), objects: [{ cluster: 'homelab', kind: 'VM', name: 'a', node: 'pve1', state: 'failed' as const, error: 'x CANARY-http-1' }] }
+    const v = view({ cycles: new Map([['homelab', failing]]), lastSuccess: new Map([['edge', 0], ['homelab', 0]]) })
+    const http = await startHttp({ host: '127.0.0.1', port: 0, view: () => v, metrics, redactor, now: () => 100 })
+    close = http.close
+    const get = async (p: string) => {
+      const res = await fetch(`http://127.0.0.1:${http.port}${p}`)
+      return { status: res.status, body: await res.text() }
+    }
+    expect((await get('/healthz')).status).toBe(200)
+    expect((await get('/readyz')).status).toBe(200)
+    const m = await get('/metrics')
+    expect(m.body).toContain('proxops_cycles_total{cluster="homelab",result="incomplete"} 1')
+    expect(m.body).toContain('proxops_actions_total{cluster="homelab",kind="VM",action="create",result="failed"} 1')
+    expect(m.body).toContain('proxops_prune_deferred_total{cluster="homelab"} 2')
+    expect(m.body).toContain('proxops_anomalies_total{cluster="homelab",code="live-only-slot"} 1')
+    expect(m.body).toContain('proxops_last_success_timestamp_seconds{cluster="homelab"} 5')
+    expect(m.body).toMatch(/proxops_pve_request_duration_seconds_count\{cluster="homelab",method="GET",status="200"\} 1/)
+    const s = await get('/status')
+    expect(s.body).not.toContain('CANARY')
+    expect(JSON.parse(s.body)).toMatchObject({ desired_stale: false, clusters: [{ cluster: 'edge', result: null }, { cluster: 'homelab', result: 'incomplete' }] })
+    expect((await get('/nope')).status).toBe(404)
+  })
+})
