@@ -3,6 +3,8 @@ import type { Cluster } from '../model/cluster.js'
 import { fail400 } from '../model/errors.js'
 import { clusterResources, nodesList, version } from '../model/views.js'
 import { taskRoutes } from './tasks.js'
+import { guestRoutes } from './guests.js'
+import { storageRoutes } from './storage.js'
 
 /** helpers shared by the route modules */
 export function str(ctx: RequestContext, key: string): string | undefined {
@@ -34,6 +36,8 @@ export function buildRoutes(c: Cluster): Route[] {
     ['GET', '/cluster/status', () => clusterStatus(c)],
     ['GET', '/cluster/nextid', (ctx) => nextId(c, int(ctx, 'vmid'))],
     ...taskRoutes(c),
+    ...guestRoutes(c),
+    ...storageRoutes(c),
   ]
   return table.map(([method, path, handler]) => ({
     method,

@@ -72,6 +72,8 @@ export class Cluster {
   readonly pveVersion: '9.1' | '8.4'
   /** remote files for download-url: url -> content (absent = a deterministic file derived from the URL) */
   readonly remote = new Map<string, { content: Buffer } | { error: string }>()
+  /** the size a downloaded file reports (import images: the virtual size a disk imported from it gets) */
+  readonly remoteSizes = new Map<string, number>()
 
   constructor(readonly options: ClusterOptions) {
     this.rng = new Rng(options.seed)

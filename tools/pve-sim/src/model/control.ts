@@ -102,15 +102,18 @@ export function controls(c: Cluster): Controls {
       const format = spec.content === 'backup' ? 'vma.zst' : fileFormat(spec.content, spec.filename)
       if (format === undefined) throw new Error(`pve-sim: wrong file extension for ${spec.content}: ${spec.filename}`)
       const volid = `${storage}:${spec.content}/${spec.filename}`
-      n.storage.add(storage, { volid, content: spec.content, format, size: spec.size ?? 2 * 1024 ** 3, ctime: Math.floor(c.now() / 1000) })
+      const checksums: Record<string, string> = {}
+      if (spec.data !== undefined) for (const a of ['md5', 'sha1', 'sha224', 'sha256', 'sha384', 'sha512']) checksums[a] = createHash(a).update(spec.data).digest('hex')
+      n.storage.add(storage, { volid, content: spec.content, format, size: spec.size ?? 2 * 1024 ** 3, ctime: Math.floor(c.now() / 1000), checksums })
       return volid
     },
     storageContent(node: string, storage: string) {
       c.settle()
       return c.nodes.get(node)?.storage.list(storage).map(volumeListItem) ?? []
     },
-    setRemoteFile(url: string, file: { content: string | Buffer } | { error: string }) {
+    setRemoteFile(url: string, file: { content: string | Buffer; size?: number } | { error: string }) {
       c.remote.set(url, 'error' in file ? file : { content: Buffer.from(file.content) })
+      if (!('error' in file) && file.size !== undefined) c.remoteSizes.set(url, file.size)
     },
     remoteChecksum(url: string, algorithm: string) {
       const b = remoteBytes(c, url)

@@ -9,9 +9,11 @@ import type { GuestType } from './options.js'
 import type { TaskBehaviour } from './tasks.js'
 import type { ContentType } from './storage.js'
 import { controls } from './control.js'
+import { preloadEstate } from './estate.js'
 
 export type { ClusterOptions, PowerState, GuestType, TaskBehaviour, ContentType }
 export { WithTotal } from '../api/envelope.js'
+export { ESTATE_ARTIFACTS } from './estate.js'
 
 export interface GuestInfo {
   vmid: number
@@ -41,8 +43,10 @@ export interface VolumeSpec {
   /** the file name inside the content directory (`debian-12.qcow2`) for iso/vztmpl/import/snippets/backup */
   filename: string
   content: ContentType
-  /** bytes; for import images the virtual size a disk imported from it gets */
+  /** bytes; for import images the virtual size a disk imported from it gets (default 2 GiB) */
   size?: number
+  /** the file's bytes, from which download-url computes checksums of an existing file */
+  data?: string | Buffer
 }
 
 export interface SimCluster {
@@ -88,13 +92,14 @@ export interface SimCluster {
   /** the content listing of a storage, as GET .../content returns it */
   storageContent(node: string, storage: string): Record<string, unknown>[]
   /** what download-url fetches from a URL: bytes (checksums are computed over them), or an error message */
-  setRemoteFile(url: string, file: { content: string | Buffer } | { error: string }): void
+  setRemoteFile(url: string, file: { content: string | Buffer; size?: number } | { error: string }): void
   /** the checksum of what download-url would fetch from `url` */
   remoteChecksum(url: string, algorithm: 'md5' | 'sha1' | 'sha224' | 'sha256' | 'sha384' | 'sha512'): string
 }
 
 export function createCluster(options: ClusterOptions): SimCluster {
   const c = new Cluster(options)
+  if (options.estate && options.estate.guests > 0) preloadEstate(c, options.estate.guests)
   const routes = buildRoutes(c)
   return { routes, pveVersion: options.pveVersion, ...controls(c) }
 }

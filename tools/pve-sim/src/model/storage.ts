@@ -22,6 +22,8 @@ export interface Volume {
   ctime: number
   vmid?: number
   parent?: string
+  /** files fetched by download-url or added by control: their checksums per algorithm */
+  checksums?: Record<string, string>
 }
 
 export const DEFAULT_STORAGES: StorageDef[] = [

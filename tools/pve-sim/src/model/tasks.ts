@@ -105,6 +105,11 @@ export class TaskManager {
     for (const t of due) this.finish(t)
   }
 
+  /** finish a task right away (background_delay: the caller waited for it) */
+  finishNow(t: Task): void {
+    if (t.status === 'running') this.finish(t)
+  }
+
   private finish(t: Task): void {
     let warnings = 0
     const ctx: TaskContext = {

@@ -1,0 +1,204 @@
+import type { Cluster, Guest, NodeState } from './cluster.js'
+import { fail400, fail500 } from './errors.js'
+import { FORMATS, parsePropString, printPropString, PropStringError, type Props } from './propstring.js'
+import { formatSize, gibToBytes, MiB, KiB } from './sizes.js'
+import { splitVolid, volumeOwner, type Volume } from './storage.js'
+
+/**
+ * Volume-backed config values (qemu drives, efidisk0, tpmstate0, lxc rootfs/mpN): what a request asks
+ * for, and how PVE realises it (allocation, naming, `size=`) — pve-api.md sections 6.2 and 5.3.
+ */
+
+export type DriveRequest =
+  | { kind: 'alloc'; storage: string; bytes: number; props: Props }
+  | { kind: 'import'; storage: string; source: Volume; props: Props }
+  | { kind: 'cloudinit'; storage: string; props: Props }
+  | { kind: 'existing'; volume: Volume; props: Props }
+  /** a value kept as sent (cdrom `none`/`cdrom`/iso, or a volume we re-print) */
+  | { kind: 'verbatim'; props: Props }
+
+export type VolumeKind = 'drive' | 'efidisk' | 'tpmstate' | 'lxcMount'
+
+export function formatOf(kind: VolumeKind) {
+  return kind === 'drive' ? FORMATS.drive : kind === 'efidisk' ? FORMATS.efidisk : kind === 'tpmstate' ? FORMATS.tpmstate : FORMATS.lxcMount
+}
+
+export function volumeKindOf(key: string, lxc: boolean): VolumeKind {
+  if (lxc) return 'lxcMount'
+  return key === 'efidisk0' ? 'efidisk' : key === 'tpmstate0' ? 'tpmstate' : 'drive'
+}
+
+export function parseVolumeProps(key: string, value: string, kind: VolumeKind): Props {
+  try {
+    return parsePropString(value, formatOf(kind))
+  } catch (e) {
+    if (e instanceof PropStringError) throw fail400({ [key]: `invalid format - ${e.message}` })
+    throw e
+  }
+}
+
+function fileKey(kind: VolumeKind): 'file' | 'volume' {
+  return kind === 'lxcMount' ? 'volume' : 'file'
+}
+
+export function isCdrom(props: Props): boolean {
+  return props.media === 'cdrom'
+}
+
+export function isCloudinitVolid(volid: string): boolean {
+  return /(^|[:/])vm-\d+-cloudinit(\.(qcow2|raw))?$/.test(volid)
+}
+
+/**
+ * Reads what a drive value asks for. Errors PVE raises before forking are thrown here:
+ * 400 for parameter problems (import-from syntax, iso without media=cdrom), 500 otherwise.
+ */
+export function parseDriveRequest(
+  c: Cluster, node: NodeState, key: string, value: string, kind: VolumeKind, defaultStorage: string | undefined,
+): DriveRequest {
+  const props = parseVolumeProps(key, value, kind)
+  const fk = fileKey(kind)
+  let file = props[fk] ?? ''
+  delete props.size // a sent size= is informational and ignored
+  if (/^\d+(\.\d+)?$/.test(file)) {
+    if (!defaultStorage && kind === 'lxcMount') throw fail400({ [key]: 'missing storage' })
+    file = `${defaultStorage ?? 'local'}:${file}`
+  }
+  const importFrom = props['import-from']
+  const alloc = /^([a-z][a-z0-9\-_.]*[a-z0-9]):(\d+(?:\.\d+)?)$/i.exec(file)
+  if (importFrom !== undefined) {
+    if (!alloc || Number(alloc[2]) !== 0) {
+      throw fail400({ [key]: `'import-from' requires special syntax - use <storage ID>:0,import-from=<source>` })
+    }
+    const storage = alloc[1] as string
+    requireImageStorage(node, storage, kind)
+    const source = node.storage.get(importFrom)
+    if (!source) throw fail500(`volume '${importFrom}' does not exist`)
+    if (source.content !== 'images' && source.content !== 'import') {
+      throw fail500(`${importFrom} has wrong type '${source.content}' - needs to be 'images' or 'import'`)
+    }
+    delete props['import-from']
+    return { kind: 'import', storage, source, props }
+  }
+  if (alloc) {
+    const storage = alloc[1] as string
+    requireImageStorage(node, storage, kind)
+    return { kind: 'alloc', storage, bytes: gibToBytes(Number(alloc[2])), props }
+  }
+  const ci = /^([a-z][a-z0-9\-_.]*[a-z0-9]):cloudinit$/i.exec(file)
+  if (ci && kind === 'drive') {
+    requireImageStorage(node, ci[1] as string, kind)
+    return { kind: 'cloudinit', storage: ci[1] as string, props }
+  }
+  if (file === 'none' || file === 'cdrom' || !file.includes(':')) {
+    if (kind === 'drive' && file !== 'none' && file !== 'cdrom') throw fail400({ [key]: `invalid format - invalid volume ID '${file}'` })
+    return { kind: 'verbatim', props }
+  }
+  const vol = node.storage.get(file)
+  if (!vol) {
+    const s = splitVolid(file)
+    if (s && !node.storage.def(s[0])) throw fail500(`storage '${s[0]}' does not exist`)
+    throw fail500(`volume '${file}' does not exist`)
+  }
+  if (vol.content === 'iso') {
+    if (kind === 'drive' && !isCdrom(props)) throw fail400({ [key]: `explicit 'media=cdrom' is required for iso images` })
+    return { kind: 'verbatim', props }
+  }
+  return { kind: 'existing', volume: vol, props }
+}
+
+function requireImageStorage(node: NodeState, storage: string, kind: VolumeKind): void {
+  const d = node.storage.def(storage)
+  if (!d) throw fail500(`storage '${storage}' does not exist`)
+  const content = kind === 'lxcMount' ? 'rootdir' : 'images'
+  if (!d.content.includes(content)) throw fail500(`storage '${storage}' does not support content-type '${content}'`)
+}
+
+/** EFI vars sizes per storage type (pve-api.md section 6.2): 4M on LVM, 528K (4m) / 128K (2m) on file/zfs */
+function efiBytes(node: NodeState, storage: string, props: Props): number {
+  const t = node.storage.def(storage)?.type
+  if (t === 'lvmthin') return 4 * MiB
+  return props.efitype === '4m' ? 528 * KiB : 128 * KiB
+}
+
+export interface Realised {
+  value: string
+  allocated: string[]
+}
+
+/** performs the allocation a request asks for and prints the drive as PVE stores it */
+export function realiseDrive(
+  c: Cluster, node: NodeState, vmid: number, kind: VolumeKind, req: DriveRequest, opts: { ct: boolean; format?: string },
+): Realised {
+  const fmt = formatOf(kind)
+  const fk = fileKey(kind)
+  const ctime = Math.floor(c.now() / 1000)
+  const props: Props = { ...req.props }
+  delete props.format
+  let allocated: string[] = []
+  switch (req.kind) {
+    case 'alloc':
+    case 'import': {
+      let bytes = req.kind === 'alloc' ? req.bytes : req.source.size
+      if (kind === 'efidisk') bytes = efiBytes(node, req.storage, props)
+      if (kind === 'tpmstate') bytes = 4 * MiB
+      const format = opts.format ?? req.props.format
+      const v = node.storage.allocDisk(req.storage, vmid, bytes, { ct: opts.ct, ctime, ...(format ? { format } : {}) })
+      props[fk] = v.volid
+      props.size = formatSize(bytes)
+      allocated = [v.volid]
+      break
+    }
+    case 'cloudinit': {
+      const v = node.storage.allocCloudinit(req.storage, vmid, ctime)
+      props.file = v.volid
+      props.media = 'cdrom'
+      allocated = [v.volid]
+      break
+    }
+    case 'existing': {
+      props[fk] = req.volume.volid
+      if (!isCloudinitVolid(req.volume.volid)) props.size = formatSize(req.volume.size)
+      break
+    }
+    case 'verbatim':
+      break
+  }
+  return { value: printPropString(props, fmt), allocated }
+}
+
+/** the volume id of a stored drive value, when it is a volume on a storage (not `none`, `cdrom`, iso kept) */
+export function driveVolid(value: string, kind: VolumeKind): string | undefined {
+  try {
+    const p = parsePropString(value, formatOf(kind))
+    const f = p[fileKey(kind)]
+    return f && f.includes(':') ? f : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** volumes a guest owns (named after its vmid) referenced anywhere in its config */
+export function ownedVolumes(g: Guest, keys: string[], values: (k: string) => string | undefined): string[] {
+  const out: string[] = []
+  for (const k of keys) {
+    const v = values(k)
+    if (v === undefined) continue
+    const lxc = g.type === 'lxc'
+    const volid = driveVolid(v, volumeKindOf(k, lxc))
+    if (!volid) continue
+    const owner = volumeOwner(splitVolid(volid)?.[1] ?? '')
+    if (owner === g.vmid) out.push(volid)
+  }
+  return out
+}
+
+/** first free unusedN key */
+export function nextUnused(keys: Iterable<string>): string {
+  const used = new Set(keys)
+  let n = 0
+  while (used.has(`unused${n}`)) n++
+  return `unused${n}`
+}
+
+export { formatSize }

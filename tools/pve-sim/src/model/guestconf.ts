@@ -1,0 +1,89 @@
+import { createHash } from 'node:crypto'
+import type { Cluster, Guest } from './cluster.js'
+import { readBackDescription } from './config.js'
+import { fail400 } from './errors.js'
+import { optionType, typedValue, type GuestType, isKnownOption } from './options.js'
+import { normaliseTags } from './tags.js'
+
+/** Shared config read/write helpers for qemu and lxc (pve-api.md sections 5.2, 6.4-6.6). */
+
+export const MASK = '**********'
+
+/** GET .../config: typed values, pending merged unless `current`, cipassword masked, digest */
+export function readConfig(g: Guest, current: boolean): Record<string, unknown> {
+  const values = current ? g.conf.main() : g.conf.merged()
+  const out: Record<string, unknown> = {}
+  for (const k of Object.keys(values).sort()) {
+    const v = values[k] as string
+    out[k] = k === 'cipassword' ? MASK : typedValue(g.type, k, v)
+  }
+  out.digest = g.conf.digest()
+  return out
+}
+
+/** GET .../pending: one row per key with current value, pending value and delete flag (1, or 2 = force) */
+export function readPending(g: Guest): Record<string, unknown>[] {
+  const main = g.conf.main()
+  const pending = g.conf.pending()
+  const deletes = g.conf.pendingDeletes()
+  const keys = new Set([...Object.keys(main), ...Object.keys(pending), ...deletes.keys()])
+  const out: Record<string, unknown>[] = []
+  for (const k of [...keys].sort()) {
+    const row: Record<string, unknown> = { key: k }
+    const cur = main[k]
+    const pen = pending[k]
+    if (cur !== undefined) row.value = k === 'cipassword' ? MASK : typedValue(g.type, k, cur)
+    if (pen !== undefined) row.pending = k === 'cipassword' ? `${MASK} ` : typedValue(g.type, k, pen)
+    if (deletes.has(k)) row.delete = deletes.get(k) ? 2 : 1
+    out.push(row)
+  }
+  return out
+}
+
+/** split a `pve-configid-list` (`delete`, `revert`) */
+export function splitList(text: string | undefined): string[] {
+  if (!text) return []
+  return text.split(/[,;\s]+/).filter((s) => s !== '')
+}
+
+/** the option keys of a request (everything but the API-only parameters) */
+export function optionParams(params: Record<string, unknown>, apiOnly: string[]): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [k, v] of Object.entries(params)) {
+    if (apiOnly.includes(k) || v === undefined || v === null) continue
+    out[k] = typeof v === 'boolean' ? (v ? '1' : '0') : String(v)
+  }
+  return out
+}
+
+/** values PVE stores as a canonical form: booleans as 1/0, tags, description */
+export function canonicalScalar(type: GuestType, key: string, value: string): string {
+  if (key === 'tags') return normaliseTags(value)
+  if (key === 'description') return readBackDescription(value)
+  const t = optionType(type, key)
+  if (t === 'boolean') return value === 'true' || value === '1' ? '1' : value === 'false' || value === '0' ? '0' : value
+  return value
+}
+
+/** cipassword is stored crypt()-hashed unless it already is one (`$1$ $5$ $6$ $2a$ $2y$`) */
+export function hashPassword(c: Cluster, pw: string): string {
+  if (/^\$(1|5|6|2a|2y)\$/.test(pw)) return pw
+  const salt = c.rng.uuid().replace(/-/g, '').slice(0, 16)
+  const h = createHash('sha256').update(salt + pw).digest('base64').replace(/[+=]/g, '').replace(/\//g, '.')
+  return `$5$${salt}$${h}`
+}
+
+/** `delete`/`revert` names must be real options; an option may not be both set and deleted/reverted */
+export function checkDeleteRevert(
+  type: GuestType, options: Record<string, string>, del: string[], revert: string[],
+): void {
+  for (const opt of del) {
+    if (options[opt] !== undefined) throw fail400({ delete: `you can't use '-${opt}' and -delete ${opt}' at the same time` })
+    if (revert.includes(opt)) throw fail400({ delete: `you can't use '-delete ${opt}' and '-revert ${opt}' at the same time` })
+    if (!isKnownOption(type, opt)) throw fail400({ delete: `unknown option '${opt}'` })
+  }
+  for (const opt of revert) {
+    if (options[opt] !== undefined) throw fail400({ revert: `you can't use '-${opt}' and '-revert ${opt}' at the same time` })
+    if (!isKnownOption(type, opt)) throw fail400({ revert: `unknown option '${opt}'` })
+  }
+}

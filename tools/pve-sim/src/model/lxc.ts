@@ -1,0 +1,218 @@
+import type { Caller } from '../http/types.js'
+import type { Cluster, Guest, NodeState } from './cluster.js'
+import { GuestConfig } from './config.js'
+import { driveVolid, nextUnused, ownedVolumes, parseDriveRequest, realiseDrive, type DriveRequest } from './disks.js'
+import { fail400, fail500 } from './errors.js'
+import { canonicalScalar, checkDeleteRevert, optionParams, splitList } from './guestconf.js'
+import { isLxcMountKey, splitIndexed } from './options.js'
+import { FORMATS, parsePropString, printPropString } from './propstring.js'
+import type { TaskContext } from './tasks.js'
+
+/** LXC containers: the differences from qemu that matter (pve-api.md section 5.3). */
+
+const CREATE_API_ONLY = ['node', 'vmid', 'ostemplate', 'storage', 'pool', 'start', 'ha-managed', 'unique', 'force', 'restore', 'ignore-unpack-errors', 'bwlimit', 'password', 'ssh-public-keys']
+const UPDATE_API_ONLY = ['node', 'vmid', 'delete', 'revert', 'digest']
+/** options a running CT takes at once; the rest waits in [PENDING] until the next start */
+const LXC_HOT = ['description', 'onboot', 'startup', 'protection', 'tags', 'hookscript', 'cpulimit', 'cpuunits', 'cores', 'memory', 'swap', 'lock', 'timezone']
+const REQUIRED = ['rootfs', 'memory', 'ostype']
+
+export function normaliseLxcNet(c: Cluster, key: string, value: string): string {
+  let p
+  try {
+    p = parsePropString(value, FORMATS.lxcNet)
+  } catch (e) {
+    throw fail400({ [key]: `invalid format - ${(e as Error).message}` })
+  }
+  if (p.name === undefined) throw fail400({ [key]: 'invalid format - property string is missing required key name' })
+  if (p.hwaddr === undefined) p.hwaddr = c.rng.mac()
+  p.type = 'veth'
+  return printPropString(p, FORMATS.lxcNet)
+}
+
+type Planned = Record<string, string | DriveRequest>
+
+function planValues(c: Cluster, node: NodeState, options: Record<string, string>, storage: string): Planned {
+  const out: Planned = {}
+  for (const [key, value] of Object.entries(options)) {
+    const base = splitIndexed('lxc', key)?.[0]
+    if (isLxcMountKey(key)) out[key] = parseDriveRequest(c, node, key, value, 'lxcMount', storage)
+    else if (base === 'net') out[key] = normaliseLxcNet(c, key, value)
+    else out[key] = canonicalScalar('lxc', key, value)
+  }
+  return out
+}
+
+function realise(c: Cluster, node: NodeState, vmid: number, key: string, v: string | DriveRequest, allocated: string[]): string {
+  if (typeof v === 'string') return v
+  const r = realiseDrive(c, node, vmid, 'lxcMount', v, { ct: true })
+  allocated.push(...r.allocated)
+  return r.value
+}
+
+function detectOstype(template: string): string {
+  const name = template.split('/').slice(-1)[0] ?? ''
+  for (const os of ['debian', 'ubuntu', 'centos', 'fedora', 'opensuse', 'archlinux', 'alpine', 'gentoo', 'nixos', 'devuan', 'almalinux', 'rockylinux']) {
+    if (name.startsWith(os)) return os
+  }
+  return 'unmanaged'
+}
+
+export function createLxc(c: Cluster, nodeName: string, params: Record<string, unknown>, caller: Caller): string {
+  const node = c.requireNode(nodeName)
+  const vmid = Number(params.vmid)
+  const existing = c.guests.get(vmid)
+  if (existing) throw fail500(`unable to create CT ${vmid} - CT ${vmid} already exists on node '${existing.node}'`)
+  if (params.restore === true || params.restore === 1) throw fail500('restore from backup archives is not modelled by pve-sim')
+  const ostemplate = String(params.ostemplate)
+  const tmpl = node.storage.get(ostemplate)
+  if (!tmpl) throw fail500(`volume '${ostemplate}' does not exist`)
+  if (tmpl.content !== 'vztmpl') throw fail500(`${ostemplate} has wrong type '${tmpl.content}' - needs to be 'vztmpl'`)
+  const storage = params.storage === undefined ? 'local' : String(params.storage)
+  const options = optionParams(params, CREATE_API_ONLY)
+  if (options.rootfs === undefined) options.rootfs = `${storage}:4`
+  const unprivileged = options.unprivileged === undefined ? '1' : canonicalScalar('lxc', 'unprivileged', options.unprivileged)
+  delete options.unprivileged
+  const planned = planValues(c, node, options, storage)
+  const start = params.start === true || params.start === 1
+  const g = c.addGuest(vmid, 'lxc', nodeName, new GuestConfig({ lock: 'create' }))
+  const allocated: string[] = []
+  return c.dispatch(nodeName, 'vzcreate', String(vmid), caller.actor, {
+    run: (ctx) => {
+      const conf: Record<string, string> = {}
+      for (const key of Object.keys(planned).sort()) conf[key] = realise(c, node, vmid, key, planned[key] as string | DriveRequest, allocated)
+      conf.arch = conf.arch ?? 'amd64'
+      conf.ostype = conf.ostype ?? detectOstype(ostemplate)
+      conf.hostname = conf.hostname ?? `CT${vmid}`
+      if (unprivileged === '1') conf.unprivileged = '1'
+      ctx.log(`extracting archive '${ostemplate}'`)
+      // password and ssh-public-keys are written into the rootfs, never into the config
+      g.conf = new GuestConfig(conf)
+      if (start) c.setStatus(g, 'running')
+    },
+    onError: () => {
+      for (const v of allocated) node.storage.remove(v)
+      if (c.guests.get(vmid) === g) c.removeGuest(g)
+    },
+  })
+}
+
+function detach(g: Guest, node: NodeState, key: string, value: string): void {
+  const volid = driveVolid(value, 'lxcMount')
+  if (!volid || ownedVolumes(g, [key], () => value).length === 0) return
+  if (splitIndexed('lxc', key)?.[0] === 'unused') {
+    node.storage.remove(volid)
+    return
+  }
+  g.conf.set(nextUnused(g.conf.keys()), volid)
+}
+
+export function applyLxcPending(g: Guest, node: NodeState): void {
+  for (const [k] of g.conf.pendingDeletes()) {
+    const cur = g.conf.get(k)
+    g.conf.clearPending(k)
+    if (cur === undefined) continue
+    g.conf.delete(k)
+    detach(g, node, k, cur)
+  }
+  for (const [k, v] of Object.entries(g.conf.pending())) {
+    g.conf.clearPending(k)
+    g.conf.set(k, v)
+  }
+  g.conf.cleanupPending()
+}
+
+function hot(g: Guest, key: string): boolean {
+  if (LXC_HOT.includes(key)) return true
+  const base = splitIndexed('lxc', key)?.[0]
+  if (base === 'net' || base === 'unused') return true
+  if (base === 'mp') return g.conf.get(key) === undefined // hot-adding a mount point works, changing one does not
+  return false
+}
+
+/** PUT /nodes/{node}/lxc/{vmid}/config: the only update call (sync, null) */
+export function updateLxc(c: Cluster, nodeName: string, vmid: number, params: Record<string, unknown>, ctx?: TaskContext): null {
+  const node = c.requireNode(nodeName)
+  const g = c.requireGuest(nodeName, 'lxc', vmid)
+  const options = optionParams(params, UPDATE_API_ONLY)
+  const del = splitList(params.delete as string | undefined)
+  const revert = splitList(params.revert as string | undefined)
+  if (Object.keys(options).length === 0 && del.length === 0 && revert.length === 0) throw fail500('no options specified')
+  checkDeleteRevert('lxc', options, del, revert)
+  for (const opt of del) if (REQUIRED.includes(opt)) throw fail500(`unable to delete required option '${opt}'`)
+  if (options.unprivileged !== undefined) throw fail500(`unable to modify read-only option: 'unprivileged'`)
+  c.lockConfigSync('lxc', vmid)
+  const digest = params.digest === undefined ? undefined : String(params.digest)
+  if (digest && digest !== g.conf.digest()) throw fail500('detected modified configuration - file changed by other user? Try again.')
+  c.checkLock(g)
+  const planned = planValues(c, node, options, 'local')
+  const running = g.status === 'running'
+  for (const k of revert) g.conf.clearPending(k)
+  for (const k of del) {
+    const cur = g.conf.get(k)
+    if (cur === undefined) {
+      g.conf.clearPending(k)
+      continue
+    }
+    if (running && !hot(g, k)) {
+      g.conf.addPendingDelete(k, false)
+      continue
+    }
+    g.conf.clearPending(k)
+    g.conf.delete(k)
+    detach(g, node, k, cur)
+  }
+  const allocated: string[] = []
+  for (const k of Object.keys(planned).sort()) {
+    const value = realise(c, node, vmid, k, planned[k] as string | DriveRequest, allocated)
+    if (running && !hot(g, k)) {
+      g.conf.setPending(k, value)
+      continue
+    }
+    const cur = g.conf.get(k)
+    g.conf.clearPending(k)
+    g.conf.set(k, value)
+    if (cur !== undefined && isLxcMountKey(k) && driveVolid(cur, 'lxcMount') !== driveVolid(value, 'lxcMount')) detach(g, node, k, cur)
+  }
+  ctx?.log('update done')
+  g.conf.cleanupPending()
+  return null
+}
+
+export function powerLxc(c: Cluster, nodeName: string, vmid: number, action: 'start' | 'stop' | 'shutdown' | 'reboot' | 'suspend' | 'resume', params: Record<string, unknown>, caller: Caller): string {
+  const node = c.requireNode(nodeName)
+  const g = c.requireGuest(nodeName, 'lxc', vmid)
+  if (action === 'start') {
+    if (g.status === 'running') throw fail500(`CT ${vmid} already running`)
+    if (g.conf.get('template') === '1') throw fail500(`you can't start a CT if it's a template`)
+    c.checkLock(g, params.skiplock === true || params.skiplock === 1)
+  } else if (g.status !== 'running') {
+    throw fail500(`CT ${vmid} not running`)
+  }
+  const forceStop = params.forceStop === true || params.forceStop === 1
+  return c.dispatch(nodeName, `vz${action}`, String(vmid), caller.actor, {
+    run: (ctx) => {
+      const e = c.flockError('lxc', vmid)
+      if (e) throw new Error(e)
+      if (action === 'start') {
+        applyLxcPending(g, node)
+        c.setStatus(g, 'running')
+      } else if (action === 'stop') {
+        c.setStatus(g, 'stopped')
+      } else if (action === 'shutdown') {
+        if (g.ignoresShutdown) {
+          if (!forceStop) throw new Error('command \'lxc-stop -n ' + vmid + ' --nokill --timeout 60\' failed: exit code 1')
+          ctx.log('shutdown timed out - stopping container')
+        }
+        c.setStatus(g, 'stopped')
+      } else if (action === 'reboot') {
+        c.setStatus(g, 'stopped')
+        applyLxcPending(g, node)
+        c.setStatus(g, 'running')
+      } else if (action === 'suspend') {
+        g.paused = true
+      } else {
+        g.paused = false
+      }
+    },
+  })
+}

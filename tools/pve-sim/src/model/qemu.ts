@@ -1,0 +1,598 @@
+import type { Caller } from '../http/types.js'
+import type { Cluster, Guest, NodeState } from './cluster.js'
+import { GuestConfig } from './config.js'
+import {
+  driveVolid, isCdrom, isCloudinitVolid, nextUnused, ownedVolumes, parseDriveRequest, parseVolumeProps, realiseDrive,
+  volumeKindOf, type DriveRequest,
+} from './disks.js'
+import { fail400, fail500 } from './errors.js'
+import { canonicalScalar, checkDeleteRevert, hashPassword, optionParams, splitList } from './guestconf.js'
+import { CLOUDINIT_KEYS, isQemuDiskKey, isQemuVolumeKey, QEMU_FAST, splitIndexed } from './options.js'
+import { FORMATS, parsePropString, printPropString } from './propstring.js'
+import { formatSize, parseDiskSize, resizeTarget } from './sizes.js'
+import type { TaskContext } from './tasks.js'
+
+/** qemu guests: create, config update with pending/hotplug, power, resize, clone, template, destroy (pve-api.md 5.2). */
+
+const CREATE_API_ONLY = ['node', 'vmid', 'storage', 'pool', 'start', 'ha-managed', 'unique', 'force', 'archive', 'live-restore', 'bwlimit', 'import-working-storage']
+const UPDATE_API_ONLY = ['node', 'vmid', 'delete', 'revert', 'force', 'digest', 'skiplock', 'background_delay', 'import-working-storage']
+
+type Planned = Record<string, string | DriveRequest>
+
+/** Parse and normalise request values before forking; drives become allocation requests. */
+function planValues(c: Cluster, node: NodeState, options: Record<string, string>, storage: string | undefined): Planned {
+  const out: Planned = {}
+  for (const [rawKey, value] of Object.entries(options)) {
+    let key = rawKey
+    let v = value
+    if (key === 'cdrom') {
+      key = 'ide2'
+      v = `${value},media=cdrom`
+    }
+    if (isQemuVolumeKey(key)) {
+      out[key] = parseDriveRequest(c, node, key, v, volumeKindOf(key, false), storage)
+    } else if (splitIndexed('qemu', key)?.[0] === 'net') {
+      out[key] = normaliseNet(c, key, v)
+    } else if (splitIndexed('qemu', key)?.[0] === 'unused') {
+      out[key] = v
+    } else if (key === 'cipassword') {
+      out[key] = v // hashed when applied
+    } else {
+      out[key] = canonicalScalar('qemu', key, v)
+    }
+  }
+  return out
+}
+
+/** netN: MAC generated when missing (every time), printed `model=MAC,...` with sorted options */
+export function normaliseNet(c: Cluster, key: string, value: string): string {
+  let p
+  try {
+    p = parsePropString(value, FORMATS.qemuNet)
+  } catch (e) {
+    throw fail400({ [key]: `invalid format - ${(e as Error).message}` })
+  }
+  if (p.macaddr === undefined) p.macaddr = c.rng.mac()
+  return printPropString(p, FORMATS.qemuNet)
+}
+
+function realise(c: Cluster, node: NodeState, vmid: number, key: string, v: string | DriveRequest, allocated: string[]): string {
+  if (typeof v === 'string') return key === 'cipassword' ? hashPassword(c, v) : v
+  const r = realiseDrive(c, node, vmid, volumeKindOf(key, false), v, { ct: false })
+  allocated.push(...r.allocated)
+  return r.value
+}
+
+function bootOrder(conf: Record<string, string>): string | undefined {
+  const order: string[] = []
+  const buses = ['ide', 'scsi', 'virtio', 'sata']
+  const drives = (cdrom: boolean) => {
+    for (const bus of buses) {
+      const keys = Object.keys(conf).filter((k) => splitIndexed('qemu', k)?.[0] === bus).sort((a, b) => Number(a.slice(bus.length)) - Number(b.slice(bus.length)))
+      for (const k of keys) {
+        const isCd = (conf[k] ?? '').split(',').includes('media=cdrom')
+        if (isCd === cdrom) return k
+      }
+    }
+    return undefined
+  }
+  const disk = drives(false)
+  if (disk) order.push(disk)
+  const cd = drives(true)
+  if (cd) order.push(cd)
+  const net = Object.keys(conf).filter((k) => /^net\d+$/.test(k)).sort()[0]
+  if (net) order.push(net)
+  return order.length > 0 ? `order=${order.join(';')}` : undefined
+}
+
+function metaString(c: Cluster): string {
+  return `creation-qemu=${c.version.qemu},ctime=${Math.floor(c.now() / 1000)}`
+}
+
+function freeVolumes(node: NodeState, volids: string[]): void {
+  for (const v of volids) node.storage.remove(v)
+}
+
+export function createQemu(c: Cluster, nodeName: string, params: Record<string, unknown>, caller: Caller): string {
+  const node = c.requireNode(nodeName)
+  const vmid = Number(params.vmid)
+  if (params.archive !== undefined) throw fail500('restore from backup archives is not modelled by pve-sim')
+  const existing = c.guests.get(vmid)
+  if (existing) throw fail500(`unable to create VM ${vmid} - VM ${vmid} already exists on node '${existing.node}'`)
+  const storage = params.storage === undefined ? undefined : String(params.storage)
+  const options = optionParams(params, CREATE_API_ONLY)
+  const planned = planValues(c, node, options, storage)
+  const start = params.start === true || params.start === 1 || params.start === '1'
+  const g = c.addGuest(vmid, 'qemu', nodeName, new GuestConfig({ lock: 'create' }))
+  const allocated: string[] = []
+  return c.dispatch(nodeName, 'qmcreate', String(vmid), caller.actor, {
+    run: (ctx) => {
+      const conf: Record<string, string> = {}
+      // disks are allocated in string-sorted key order (efidisk0, ide*, sata*, scsi0, scsi1, scsi10, ...)
+      for (const key of Object.keys(planned).sort()) {
+        conf[key] = realise(c, node, vmid, key, planned[key] as string | DriveRequest, allocated)
+      }
+      if (conf.vmgenid === undefined || conf.vmgenid === '1') conf.vmgenid = c.rng.uuid()
+      else if (conf.vmgenid === '0') delete conf.vmgenid
+      if (conf.smbios1 === undefined) conf.smbios1 = `uuid=${c.rng.uuid()}`
+      else if (!/(^|,)uuid=/.test(conf.smbios1)) conf.smbios1 = `${conf.smbios1},uuid=${c.rng.uuid()}`
+      if (conf.boot === undefined) {
+        const b = bootOrder(conf)
+        if (b) conf.boot = b
+      }
+      if (/^(win|w2k)/.test(conf.ostype ?? '')) {
+        const q35 = (conf.machine ?? '').includes('q35')
+        conf.machine = `pc-${q35 ? 'q35' : 'i440fx'}-${c.version.qemu.split('.').slice(0, 2).join('.')}+pve0`
+      }
+      conf.meta = metaString(c)
+      for (const v of allocated) ctx.log(`successfully created disk '${v}'`)
+      const fresh = new GuestConfig(conf)
+      g.conf = fresh
+      if (start) {
+        ctx.log(`starting VM ${vmid}`)
+        c.setStatus(g, 'running')
+      }
+    },
+    onError: () => {
+      freeVolumes(node, allocated)
+      if (c.guests.get(vmid) === g) c.removeGuest(g)
+    },
+  })
+}
+
+function hotplugSet(g: Guest): Set<string> {
+  const h = g.conf.get('hotplug') ?? 'network,disk,usb'
+  if (h === '0') return new Set()
+  if (h === '1') return new Set(['network', 'disk', 'usb'])
+  return new Set(h.split(','))
+}
+
+/** can a change of `key` (set or delete) be applied to the running VM now? (pve-api.md section 5.2) */
+function hotpluggable(g: Guest, key: string, newValue: string | undefined): boolean {
+  if (QEMU_FAST.includes(key) || CLOUDINIT_KEYS.includes(key) || /^ipconfig\d+$/.test(key)) return true
+  const hp = hotplugSet(g)
+  const base = splitIndexed('qemu', key)?.[0]
+  if (base === 'net') return hp.has('network')
+  if (base === 'usb') return hp.has('usb')
+  if (base === 'unused') return true
+  if (['balloon', 'cpulimit', 'cpuunits'].includes(key)) return true
+  if (key === 'memory') return hp.has('memory') && g.conf.get('numa') === '1'
+  if (key === 'vcpus') return hp.has('cpu')
+  if (isQemuDiskKey(key)) {
+    const cur = g.conf.get(key)
+    const curCd = cur !== undefined && cur.split(',').includes('media=cdrom')
+    const newCd = newValue !== undefined && newValue.split(',').includes('media=cdrom')
+    if ((cur === undefined || curCd) && (newValue === undefined || newCd) && (curCd || newCd)) return true // cdrom media change
+    if (!hp.has('disk') || !(base === 'scsi' || base === 'virtio')) return false
+    return cur === undefined || newValue === undefined // add or remove; option changes stay pending
+  }
+  return false
+}
+
+/** detach a drive value: disks become unusedN unless force; cdrom/cloudinit/unused volumes are freed or dropped */
+function detach(g: Guest, node: NodeState, key: string, value: string, force: boolean, ctx?: TaskContext): void {
+  const volid = driveVolid(value, volumeKindOf(key, g.type === 'lxc'))
+  const owned = volid !== undefined && ownedVolumes(g, [key], () => value).length > 0
+  if (!volid || !owned) return
+  const unused = splitIndexed(g.type, key)?.[0] === 'unused'
+  const cdrom = value.split(',').includes('media=cdrom')
+  if (unused || force || isCloudinitVolid(volid)) {
+    node.storage.remove(volid)
+    ctx?.log(`Removing image: 100% complete...done.`)
+    return
+  }
+  if (cdrom) return
+  g.conf.set(nextUnused([...g.conf.keys(), ...Object.keys(g.conf.pending())]), volid)
+}
+
+/** move every pending change into the main section (stopped VM, start, API reboot) */
+export function applyPending(g: Guest, node: NodeState): void {
+  const deletes = g.conf.pendingDeletes()
+  for (const [k, force] of deletes) {
+    const cur = g.conf.get(k)
+    g.conf.clearPending(k)
+    if (cur === undefined) continue
+    g.conf.delete(k)
+    detach(g, node, k, cur, force)
+  }
+  for (const [k, v] of Object.entries(g.conf.pending())) {
+    const cur = g.conf.get(k)
+    g.conf.clearPending(k)
+    g.conf.set(k, v)
+    if (cur !== undefined && isQemuVolumeKey(k) && driveVolid(cur, volumeKindOf(k, false)) !== driveVolid(v, volumeKindOf(k, false))) {
+      detach(g, node, k, cur, false)
+    }
+  }
+  g.conf.cleanupPending()
+}
+
+interface UpdateRequest {
+  planned: Planned
+  del: string[]
+  revert: string[]
+  force: boolean
+}
+
+function prepareUpdate(c: Cluster, g: Guest, node: NodeState, params: Record<string, unknown>): UpdateRequest {
+  const options = optionParams(params, UPDATE_API_ONLY)
+  const del = splitList(params.delete as string | undefined).map((o) => (o === 'cdrom' ? 'ide2' : o))
+  const revert = splitList(params.revert as string | undefined)
+  if (Object.keys(options).length === 0 && del.length === 0 && revert.length === 0) throw fail500('no options specified')
+  checkDeleteRevert('qemu', options, del, revert)
+  c.lockConfigSync('qemu', g.vmid)
+  const digest = params.digest === undefined ? undefined : String(params.digest)
+  if (digest && digest !== g.conf.digest()) throw fail500('detected modified configuration - file changed by other user? Try again.')
+  c.checkLock(g, params.skiplock === true || params.skiplock === 1)
+  const mem = options.memory ?? g.conf.merged().memory
+  if (options.balloon !== undefined && mem !== undefined) {
+    const current = Number(/(?:^|,)(?:current=)?(\d+)/.exec(mem)?.[1] ?? 512)
+    if (Number(options.balloon) > current) throw fail500('balloon value too large (must be smaller than assigned memory)')
+  }
+  for (const k of Object.keys(options)) {
+    if (k === 'tpmstate0' && g.conf.get('tpmstate0') !== undefined) {
+      const cur = parsePropString(g.conf.get('tpmstate0') as string, FORMATS.tpmstate)
+      const next = parseVolumeProps(k, options[k] as string, 'tpmstate')
+      if (next.version !== undefined && (cur.version ?? 'v1.2') !== next.version) throw fail500('cannot change TPM state version after creation')
+    }
+  }
+  const planned = planValues(c, node, options, undefined)
+  return { planned, del, revert, force: params.force === true || params.force === 1 }
+}
+
+/** the write path of update_vm_api: everything goes through [PENDING], then is applied or hot-plugged */
+function applyUpdate(c: Cluster, g: Guest, node: NodeState, req: UpdateRequest, ctx: TaskContext | undefined): void {
+  const running = g.status === 'running'
+  for (const k of req.revert) g.conf.clearPending(k)
+  for (const k of req.del) {
+    const cur = g.conf.get(k)
+    if (cur === undefined && g.conf.getPending(k) === undefined) {
+      ctx?.log(`cannot delete '${k}' - not set in current configuration!`)
+      continue
+    }
+    if (running && !hotpluggable(g, k, undefined)) {
+      g.conf.addPendingDelete(k, req.force)
+      continue
+    }
+    g.conf.clearPending(k)
+    if (cur !== undefined) {
+      g.conf.delete(k)
+      detach(g, node, k, cur, req.force, ctx)
+    }
+  }
+  const allocated: string[] = []
+  for (const k of Object.keys(req.planned).sort()) {
+    const value = realise(c, node, g.vmid, k, req.planned[k] as string | DriveRequest, allocated)
+    if (running && !hotpluggable(g, k, value)) {
+      g.conf.setPending(k, value)
+      continue
+    }
+    const cur = g.conf.get(k)
+    g.conf.clearPending(k)
+    g.conf.set(k, value)
+    if (cur !== undefined && isQemuVolumeKey(k) && driveVolid(cur, volumeKindOf(k, false)) !== driveVolid(value, volumeKindOf(k, false))) {
+      detach(g, node, k, cur, false, ctx)
+    }
+  }
+  if (!running) applyPending(g, node)
+  g.conf.cleanupPending()
+}
+
+/** PUT (sync, null) and POST (async `qmconfig`) .../config */
+export function updateQemu(c: Cluster, nodeName: string, vmid: number, params: Record<string, unknown>, caller: Caller, async: boolean): string | null {
+  const node = c.requireNode(nodeName)
+  const g = c.requireGuest(nodeName, 'qemu', vmid)
+  const req = prepareUpdate(c, g, node, params)
+  if (!async) {
+    applyUpdate(c, g, node, req, undefined)
+    return null
+  }
+  const upid = c.dispatch(nodeName, 'qmconfig', String(vmid), caller.actor, {
+    run: (ctx) => {
+      const e = c.flockError('qemu', vmid)
+      if (e) throw new Error(e)
+      applyUpdate(c, g, node, req, ctx)
+    },
+  })
+  const delay = params.background_delay === undefined ? undefined : Number(params.background_delay)
+  if (delay !== undefined) {
+    const t = c.tasks.get(upid)
+    if (t && t.endMs - t.startMs <= delay * 1000) {
+      c.tasks.finishNow(t)
+      if (t.exitstatus === 'OK') return null
+      throw fail500(`failed to update VM ${vmid}: ${t.exitstatus ?? 'unexpected status'}`)
+    }
+  }
+  return upid
+}
+
+export function resizeGuest(c: Cluster, nodeName: string, vmid: number, type: 'qemu' | 'lxc', params: Record<string, unknown>, caller: Caller): string {
+  const node = c.requireNode(nodeName)
+  const g = c.requireGuest(nodeName, type, vmid)
+  const disk = String(params.disk)
+  const size = String(params.size)
+  const digest = params.digest === undefined ? undefined : String(params.digest)
+  const skiplock = params.skiplock === true || params.skiplock === 1
+  return c.dispatch(nodeName, 'resize', String(vmid), caller.actor, {
+    run: (ctx) => {
+      const e = c.flockError(type, vmid)
+      if (e) throw new Error(e)
+      if (digest && digest !== g.conf.digest()) throw new Error('detected modified configuration - file changed by other user? Try again.')
+      const le = skiplock ? undefined : c.lockError(g)
+      if (le) throw new Error(le)
+      const value = g.conf.get(disk)
+      if (value === undefined) throw new Error(`disk '${disk}' does not exist`)
+      const kind = volumeKindOf(disk, type === 'lxc')
+      const props = parseVolumeProps(disk, value, kind)
+      if (isCdrom(props)) throw new Error(`you can't resize a cdrom`)
+      const volid = driveVolid(value, kind)
+      const vol = volid ? node.storage.get(volid) : undefined
+      if (!vol) throw new Error(`disk '${disk}' has no volume`)
+      const current = props.size ? parseDiskSize(props.size) ?? vol.size : vol.size
+      const target = resizeTarget(current, size)
+      if (target === undefined) throw new Error(`invalid size '${size}'`)
+      if (target < current) throw new Error('shrinking disks is not supported')
+      if (target === current) {
+        ctx.log(`disk '${disk}' is already of size ${formatSize(current)}`)
+        return
+      }
+      vol.size = target
+      props.size = formatSize(target)
+      ctx.log(`Size of logical volume ${volid} changed from ${formatSize(current)} to ${formatSize(target)}.`)
+      g.conf.set(disk, printPropString(props, kind === 'lxcMount' ? FORMATS.lxcMount : FORMATS.drive))
+    },
+  })
+}
+
+export function startQemu(c: Cluster, nodeName: string, vmid: number, params: Record<string, unknown>, caller: Caller): string {
+  const node = c.requireNode(nodeName)
+  const g = c.requireGuest(nodeName, 'qemu', vmid)
+  const skiplock = params.skiplock === true || params.skiplock === 1
+  return c.dispatch(nodeName, 'qmstart', String(vmid), caller.actor, {
+    run: (ctx) => {
+      const e = c.flockError('qemu', vmid)
+      if (e) throw new Error(e)
+      if (g.conf.get('template') === '1') throw new Error(`you can't start a vm if it's a template`)
+      const le = skiplock ? undefined : c.lockError(g)
+      if (le) throw new Error(le)
+      if (g.status === 'running') throw new Error(`VM ${vmid} already running`)
+      applyPending(g, node)
+      c.setStatus(g, 'running')
+      ctx.log(`starting VM ${vmid}`)
+    },
+  })
+}
+
+export function stopQemu(c: Cluster, nodeName: string, vmid: number, params: Record<string, unknown>, caller: Caller): string {
+  c.requireNode(nodeName)
+  const g = c.requireGuest(nodeName, 'qemu', vmid)
+  const skiplock = params.skiplock === true || params.skiplock === 1
+  return c.dispatch(nodeName, 'qmstop', String(vmid), caller.actor, {
+    run: () => {
+      const e = c.flockError('qemu', vmid)
+      if (e) throw new Error(e)
+      const le = skiplock ? undefined : c.lockError(g)
+      if (le) throw new Error(le)
+      c.setStatus(g, 'stopped')
+    },
+  })
+}
+
+export function shutdownQemu(c: Cluster, nodeName: string, vmid: number, params: Record<string, unknown>, caller: Caller): string {
+  c.requireNode(nodeName)
+  const g = c.requireGuest(nodeName, 'qemu', vmid)
+  const forceStop = params.forceStop === true || params.forceStop === 1
+  if (g.paused && !forceStop) throw fail500('VM is paused - cannot shutdown')
+  const skiplock = params.skiplock === true || params.skiplock === 1
+  return c.dispatch(nodeName, 'qmshutdown', String(vmid), caller.actor, {
+    run: (ctx) => {
+      const e = c.flockError('qemu', vmid)
+      if (e) throw new Error(e)
+      const le = skiplock ? undefined : c.lockError(g)
+      if (le) throw new Error(le)
+      if (g.status !== 'running') return
+      if (g.ignoresShutdown) {
+        if (!forceStop) throw new Error('VM quit/powerdown failed - got timeout')
+        ctx.log('VM still running - terminating now with SIGTERM')
+      }
+      c.setStatus(g, 'stopped')
+    },
+  })
+}
+
+export function rebootQemu(c: Cluster, nodeName: string, vmid: number, _params: Record<string, unknown>, caller: Caller): string {
+  const node = c.requireNode(nodeName)
+  const g = c.requireGuest(nodeName, 'qemu', vmid)
+  if (g.status !== 'running') throw fail500(`VM ${vmid} not running`)
+  return c.dispatch(nodeName, 'qmreboot', String(vmid), caller.actor, {
+    run: () => {
+      const e = c.flockError('qemu', vmid)
+      if (e) throw new Error(e)
+      const le = c.lockError(g)
+      if (le) throw new Error(le)
+      if (g.status !== 'running') throw new Error(`VM ${vmid} not running`)
+      // an API reboot is a stop + start: pending changes are applied
+      c.setStatus(g, 'stopped')
+      applyPending(g, node)
+      c.setStatus(g, 'running')
+    },
+  })
+}
+
+export function suspendResumeQemu(c: Cluster, nodeName: string, vmid: number, action: 'suspend' | 'resume' | 'reset', caller: Caller): string {
+  c.requireNode(nodeName)
+  const g = c.requireGuest(nodeName, 'qemu', vmid)
+  if (g.status !== 'running') throw fail500(`VM ${vmid} not running`)
+  const type = action === 'suspend' ? 'qmsuspend' : action === 'resume' ? 'qmresume' : 'qmreset'
+  return c.dispatch(nodeName, type, String(vmid), caller.actor, {
+    run: () => {
+      if (action === 'suspend') g.paused = true
+      else if (action === 'resume') g.paused = false
+    },
+  })
+}
+
+/** full/linked clone (pve-api.md section 5.2, checklist 8) */
+export function cloneGuest(c: Cluster, nodeName: string, vmid: number, type: 'qemu' | 'lxc', params: Record<string, unknown>, caller: Caller): string {
+  const node = c.requireNode(nodeName)
+  const src = c.requireGuest(nodeName, type, vmid)
+  const newid = Number(params.newid)
+  const label = type === 'qemu' ? 'VM' : 'CT'
+  const other = c.guests.get(newid)
+  if (other) throw fail500(`${label} ${newid} already exists on node '${other.node}'`)
+  const isTemplate = src.conf.get('template') === '1'
+  const full = params.full === undefined ? !isTemplate : params.full === true || params.full === 1
+  if (!full && params.storage !== undefined) throw fail500(`parameter 'storage' not allowed for linked clones`)
+  if (!full && params.format !== undefined) throw fail500(`parameter 'format' not allowed for linked clones`)
+  const target = params.target === undefined ? nodeName : String(params.target)
+  if (target !== nodeName) {
+    if (!c.nodes.has(target)) throw fail500(`no such cluster node '${target}'`)
+    throw fail500(`can't clone ${type === 'qemu' ? 'VM' : 'CT'} to node '${target}' (${label} uses local storage)`)
+  }
+  const mode = src.status === 'running' ? 'exclusive' : 'shared'
+  c.lockConfigSync(type, vmid, mode)
+  c.checkLock(src)
+  if (params.snapname !== undefined) throw fail500(`snapshot '${String(params.snapname)}' does not exist`)
+  const srcConf = src.conf.main()
+  const volumeKeys = Object.keys(srcConf).filter((k) => (type === 'qemu' ? isQemuVolumeKey(k) : k === 'rootfs' || /^mp\d+$/.test(k)))
+  if (!full) {
+    for (const k of volumeKeys) {
+      const volid = driveVolid(srcConf[k] as string, volumeKindOf(k, type === 'lxc'))
+      if (volid && !isCloudinitVolid(volid) && !(srcConf[k] ?? '').includes('media=cdrom') && !/(^|[:/])base(vol)?-/.test(volid)) {
+        throw fail500(`Linked clone feature for '${volid}' is not available`)
+      }
+    }
+  }
+  const clone = c.addGuest(newid, type, nodeName, new GuestConfig({ lock: 'clone' }))
+  const allocated: string[] = []
+  const upid = c.dispatch(nodeName, type === 'qemu' ? 'qmclone' : 'vzclone', String(vmid), caller.actor, {
+    run: (ctx) => {
+      const conf: Record<string, string> = {}
+      for (const [k, v] of Object.entries(srcConf)) {
+        if (['template', 'parent', 'vmstate', 'lock', 'snaptime', 'runningmachine', 'runningcpu'].includes(k) || /^unused\d+$/.test(k)) continue
+        conf[k] = v
+      }
+      for (const k of volumeKeys) {
+        const value = srcConf[k] as string
+        const kind = volumeKindOf(k, type === 'lxc')
+        const volid = driveVolid(value, kind)
+        const vol = volid ? node.storage.get(volid) : undefined
+        const props = parseVolumeProps(k, value, kind)
+        if (!vol || isCdrom(props) && !isCloudinitVolid(vol.volid)) continue
+        if (isCloudinitVolid(vol.volid)) {
+          const nv = node.storage.allocCloudinit(vol.volid.split(':')[0] as string, newid, Math.floor(c.now() / 1000))
+          allocated.push(nv.volid)
+          conf[k] = printPropString({ ...props, file: nv.volid }, FORMATS.drive)
+          continue
+        }
+        const storage = full && params.storage !== undefined ? String(params.storage) : (vol.volid.split(':')[0] as string)
+        const fileFmt = params.format !== undefined ? String(params.format) : vol.format === 'subvol' ? undefined : vol.format
+        const nv = node.storage.allocDisk(storage, newid, vol.size, { ct: type === 'lxc', ctime: Math.floor(c.now() / 1000), ...(fileFmt ? { format: fileFmt } : {}) })
+        if (!full) {
+          nv.parent = vol.volid.split(':')[1]
+          if (node.storage.def(storage)?.type === 'dir') {
+            // linked clones on file storage: <base volname>/<newid>/vm-<newid>-disk-N.<fmt>
+            node.storage.remove(nv.volid)
+            const linked = `${storage}:${vol.volid.split(':')[1]}/${newid}/${nv.volid.split('/').slice(-1)[0]}`
+            node.storage.add(storage, { ...nv, volid: linked })
+            nv.volid = linked
+          }
+        }
+        allocated.push(nv.volid)
+        const key = type === 'lxc' ? 'volume' : 'file'
+        conf[k] = printPropString({ ...props, [key]: nv.volid }, type === 'lxc' ? FORMATS.lxcMount : FORMATS.drive)
+        ctx.log(`create ${full ? 'full' : 'linked'} clone of drive ${k} (${vol.volid})`)
+      }
+      // identity is regenerated: MACs, smbios1 uuid, vmgenid
+      for (const k of Object.keys(conf)) {
+        if (!/^net\d+$/.test(k)) continue
+        const fmt = type === 'qemu' ? FORMATS.qemuNet : FORMATS.lxcNet
+        const p = parsePropString(conf[k] as string, fmt)
+        if (type === 'qemu') p.macaddr = c.rng.mac()
+        else p.hwaddr = c.rng.mac()
+        conf[k] = printPropString(p, fmt)
+      }
+      if (type === 'qemu') {
+        if (conf.smbios1 !== undefined) conf.smbios1 = conf.smbios1.replace(/(^|,)uuid=[^,]*/, `$1uuid=${c.rng.uuid()}`)
+        if (conf.vmgenid !== undefined) conf.vmgenid = c.rng.uuid()
+        conf.name = params.name !== undefined ? String(params.name) : `Copy-of-VM-${srcConf.name ?? vmid}`
+        conf.meta = metaString(c)
+      } else if (params.hostname !== undefined) {
+        conf.hostname = String(params.hostname)
+      }
+      if (params.description !== undefined) conf.description = canonicalScalar(type, 'description', String(params.description))
+      clone.conf = new GuestConfig(conf)
+    },
+    onError: () => {
+      freeVolumes(node, allocated)
+      if (c.guests.get(newid) === clone) c.removeGuest(clone)
+    },
+  })
+  c.holdFlock(vmid, { mode, upid })
+  return upid
+}
+
+/** template conversion: runs under the config flock; disks renamed vm- -> base- */
+export function templateGuest(c: Cluster, nodeName: string, vmid: number, type: 'qemu' | 'lxc', caller: Caller): string {
+  const node = c.requireNode(nodeName)
+  const g = c.requireGuest(nodeName, type, vmid)
+  c.lockConfigSync(type, vmid)
+  c.checkLock(g)
+  if (g.conf.get('template') === '1') throw fail500(`you can't convert a template to a template`)
+  if (g.status === 'running') {
+    throw fail500(type === 'qemu' ? `you can't convert a VM to template if VM is running` : `you can't convert a CT to template if the CT is running`)
+  }
+  const upid = c.dispatch(nodeName, type === 'qemu' ? 'qmtemplate' : 'vztemplate', String(vmid), caller.actor, {
+    run: () => {
+      for (const k of g.conf.keys()) {
+        const isVol = type === 'qemu' ? isQemuVolumeKey(k) : k === 'rootfs' || /^mp\d+$/.test(k)
+        if (!isVol) continue
+        const kind = volumeKindOf(k, type === 'lxc')
+        const value = g.conf.get(k) as string
+        const volid = driveVolid(value, kind)
+        if (!volid || isCloudinitVolid(volid) || value.includes('media=cdrom')) continue
+        const renamed = node.storage.renameToBase(volid)
+        g.conf.set(k, value.replace(volid, renamed))
+      }
+      g.conf.set('template', '1')
+    },
+  })
+  c.holdFlock(vmid, { mode: 'exclusive', upid })
+  return upid
+}
+
+/** DELETE /nodes/{node}/qemu/{vmid} */
+export function destroyGuest(c: Cluster, nodeName: string, vmid: number, type: 'qemu' | 'lxc', params: Record<string, unknown>, caller: Caller): string {
+  const node = c.requireNode(nodeName)
+  const g = c.requireGuest(nodeName, type, vmid)
+  const label = type === 'qemu' ? 'VM' : 'CT'
+  c.checkLock(g, params.skiplock === true || params.skiplock === 1)
+  const force = type === 'lxc' && (params.force === true || params.force === 1)
+  if (g.status === 'running' && !force) throw fail500(`${label} ${vmid} is running - destroy failed`)
+  if (g.conf.get('protection') === '1') throw fail500(`can't remove ${label} ${vmid} - protection mode enabled`)
+  const unreferenced = params['destroy-unreferenced-disks'] === true || params['destroy-unreferenced-disks'] === 1
+  g.conf.set('lock', 'destroyed')
+  return c.dispatch(nodeName, type === 'qemu' ? 'qmdestroy' : 'vzdestroy', String(vmid), caller.actor, {
+    run: (ctx) => {
+      if (g.status === 'running') c.setStatus(g, 'stopped')
+      const keys = [...new Set([...g.conf.keys(), ...Object.keys(g.conf.pending())])]
+      const owned = ownedVolumes(g, keys, (k) => g.conf.get(k) ?? g.conf.getPending(k))
+      for (const v of owned) {
+        node.storage.remove(v)
+        ctx.log(`Removing image: 100% complete...done.`)
+      }
+      if (unreferenced) {
+        for (const d of node.storage.defs) {
+          for (const v of node.storage.list(d.id)) {
+            if ((v.content === 'images' || v.content === 'rootdir') && v.vmid === vmid) node.storage.remove(v.volid)
+          }
+        }
+      }
+      c.removeGuest(g)
+    },
+    onError: () => {
+      if (g.conf.get('lock') === 'destroyed') g.conf.delete('lock')
+    },
+  })
+}
+
+export { splitIndexed }
