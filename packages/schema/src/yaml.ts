@@ -1,0 +1,124 @@
+/**
+ * Safe YAML reading with positions: duplicate keys rejected, alias expansion bounded, unknown tags refused,
+ * every document's fields locatable by path (1-based line and column).
+ */
+import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, visit, type Document, type Node } from 'yaml'
+import type { ErrorCode } from './errors.js'
+import type { PathKey } from './manifest/parse.js'
+
+export interface Position {
+  line: number
+  column: number
+}
+
+export interface YamlProblem extends Position {
+  code: ErrorCode
+  message: string
+}
+
+export interface YamlDocument {
+  /** 0-based index of the document in its file (counting empty ones) */
+  index: number
+  /** the document as plain data (null for an empty document) */
+  value: unknown
+  /** where the document's content starts */
+  start: Position
+  /** position of the node at `path`, or of its nearest existing ancestor; `key: true` prefers the map key */
+  locate(path: readonly PathKey[], options?: { key?: boolean }): Position
+}
+
+export interface YamlFile {
+  documents: YamlDocument[]
+  problems: YamlProblem[]
+}
+
+export interface YamlLimits {
+  /** maximum alias resolutions per document (yaml's maxAliasCount); default 100 */
+  maxAliasCount?: number
+}
+
+function firstLine(message: string): string {
+  return message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')
+}
+
+export function parseYaml(text: string, limits: YamlLimits = {}): YamlFile {
+  const maxAliasCount = limits.maxAliasCount ?? 100
+  const lineCounter = new LineCounter()
+  const pos = (offset: number): Position => {
+    const p = lineCounter.linePos(offset)
+    return { line: p.line, column: p.col }
+  }
+  const problems: YamlProblem[] = []
+  const documents: YamlDocument[] = []
+  const docs = parseAllDocuments(text, { lineCounter, uniqueKeys: true, merge: false, prettyErrors: true, strict: true })
+  // parseAllDocuments returns an EmptyStream (an array with no documents) for empty input
+  const list = Array.isArray(docs) ? docs : [docs]
+  list.forEach((doc: Document.Parsed, index) => {
+    let failed = false
+    for (const e of [...doc.errors, ...doc.warnings]) {
+      failed = true
+      const at = e.linePos?.[0] ?? pos(e.pos[0])
+      problems.push({
+        code: e.code === 'DUPLICATE_KEY' ? 'yaml-duplicate-key' : 'yaml-syntax',
+        line: at.line,
+        column: 'col' in at ? at.col : (at as Position).column,
+        message: e.code === 'DUPLICATE_KEY' ? `${firstLine(e.message)}: remove or rename the repeated key` : firstLine(e.message),
+      })
+    }
+    if (failed) return
+    const contents = doc.contents as Node | null
+    const start = contents?.range ? pos(contents.range[0]) : pos(doc.range[0])
+    let value: unknown
+    try {
+      value = doc.toJS({ maxAliasCount })
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err)
+      let at = start
+      visit(doc, {
+        Alias(_, node) {
+          if (node.range) at = pos(node.range[0])
+          return visit.BREAK
+        },
+      })
+      problems.push(
+        /excessive alias count/i.test(message)
+          ? { code: 'yaml-alias-limit', ...at, message: `YAML aliases expand beyond the limit of ${maxAliasCount}: write the values out instead of nesting aliases` }
+          : { code: 'yaml-syntax', ...at, message: firstLine(message) },
+      )
+      return
+    }
+    documents.push({
+      index,
+      value,
+      start,
+      locate(path, options = {}) {
+        let node: unknown = contents
+        let best = start
+        for (let i = 0; i < path.length; i++) {
+          const key = path[i]!
+          const isLast = i === path.length - 1
+          if (isAlias(node)) return best
+          if (isMap(node)) {
+            const pair = node.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === String(key))
+            if (!pair) return best
+            const keyNode = pair.key as Node
+            if (keyNode.range) best = pos(keyNode.range[0])
+            if (isLast && options.key) return best
+            node = pair.value
+            const valueNode = pair.value as Node | null
+            if (valueNode && valueNode.range) best = pos(valueNode.range[0])
+          } else if (isSeq(node) && typeof key === 'number') {
+            const item = node.items[key] as Node | undefined
+            if (!item) return best
+            node = item
+            if (item.range) best = pos(item.range[0])
+          } else {
+            return best
+          }
+        }
+        return best
+      },
+    })
+  })
+  return { documents, problems }
+}
