@@ -1,1 +1,169 @@
-export {}
+/**
+ * @proxops/pve-sim: a Proxmox VE 9.1 (8.4 selectable) API simulator for tests, the demo and benchmarks.
+ * `startSimulator` composes the PVE model (src/model) with the HTTP layer (src/http: decoding, schema
+ * validation against apidoc.json, auth, envelopes, faults). See README.md and docs/simulator.md.
+ */
+import { randomBytes, randomUUID } from 'node:crypto'
+import type { Server } from 'node:http'
+import { loadApidoc, type PveVersion } from './apidoc/load.js'
+import { ControlApplier, parseControlDoc, watchControlFile } from './control/file.js'
+import { FaultState } from './control/faults.js'
+import { createControl, type SimControl } from './control/index.js'
+import { StatsLog, type SimStats } from './control/stats.js'
+import { createCluster } from './model/index.js'
+import { ApiHandler } from './http/api.js'
+import { AuthState } from './http/auth.js'
+import { closeServer, listen } from './http/server.js'
+import { makeCertificate } from './http/tls.js'
+
+export type { SimControl, TransportControls, FailureBurst, LatencyRule, RequestMatcher } from './control/index.js'
+export type { SimStats, RequestRecord } from './control/stats.js'
+export type { ControlDoc } from './control/file.js'
+export { parseControlDoc, ControlDocError } from './control/file.js'
+export type { GuestInfo, TaskInfo, VolumeSpec, SimCluster, TaskBehaviour } from './model/index.js'
+export { PveHttpError } from './http/types.js'
+export type { PveVersion } from './apidoc/load.js'
+
+/** the API token `pnpm sim` prints by default (test-only; the examples' SOPS files hold it) */
+export const DEMO_TOKEN_ID = 'root@pam!proxops'
+export const DEMO_TOKEN_SECRET = '5b1f0c2e-0d0b-4a51-9a43-0c7a1d2e3f40'
+
+export interface SimulatorOptions {
+  /** node names (default pve1, pve2, pve3) */
+  nodes?: string[]
+  pveVersion?: PveVersion
+  /** HTTPS with a self-signed certificate (default true); false = plain HTTP */
+  tls?: boolean
+  /** 0 = a free port (default) */
+  port?: number
+  host?: string
+  /** how long worker tasks run (default 250 ms) */
+  taskDurationMs?: number
+  seed?: number
+  /** preload N guests spread over the nodes, derived from the seed */
+  estate?: { guests: number }
+  /** accepted API tokens (default one token `root@pam!proxops` with a random secret) */
+  tokens?: { id: string; secret: string }[]
+  /** root@pam's password for POST /access/ticket (default random) */
+  rootPassword?: string
+  /** validate requests against apidoc.json (default true; off with a warning when the file is absent) */
+  schemaValidation?: boolean
+  /** PVE delays every 401 by 3 s (default 3000) */
+  authFailureDelayMs?: number
+  /** PVE >= 8.4 error bodies carry `message` (default true); false = PVE <= 8.3 bodies */
+  errorMessageInBody?: boolean
+  /** how long fresh guests and power changes take to show in /cluster/resources (model default) */
+  resourcesLagMs?: number
+  /** window after dispatch in which task status answers 400 `no such task` (model default 0) */
+  noSuchTaskWindowMs?: number
+  /** JSON control file, applied now and re-read on change */
+  controlFile?: string
+  /** serve `POST /_sim/control`, `GET /_sim/stats` on loopback (default true) */
+  controlEndpoint?: boolean
+  /** warnings and internal errors (default: stderr) */
+  log?: (line: string) => void
+}
+
+export interface Simulator {
+  /** `https://127.0.0.1:PORT` */
+  readonly url: string
+  /** url + `/api2/json` */
+  readonly apiUrl: string
+  /** SHA-256 `AA:BB:...`, undefined with tls=false */
+  readonly fingerprint: string | undefined
+  readonly caPem: string | undefined
+  readonly token: { id: string; secret: string; header: string }
+  readonly rootPassword: string
+  readonly pveVersion: PveVersion
+  readonly nodes: string[]
+  /** whether requests are checked against apidoc.json */
+  readonly schemaValidation: boolean
+  readonly control: SimControl
+  readonly stats: SimStats
+  close(): Promise<void>
+}
+
+export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`))
+  const nodes = options.nodes ?? ['pve1', 'pve2', 'pve3']
+  const pveVersion = options.pveVersion ?? '9.1'
+  const taskDurationMs = options.taskDurationMs ?? 250
+  const tokens = options.tokens ?? [{ id: DEMO_TOKEN_ID, secret: randomUUID() }]
+  const first = tokens[0]
+  if (!first) throw new Error('pve-sim: options.tokens must list at least one token')
+  const rootPassword = options.rootPassword ?? randomBytes(12).toString('base64url')
+
+  let apidoc
+  if (options.schemaValidation !== false) {
+    const loaded = loadApidoc(pveVersion)
+    if (loaded.ok) apidoc = loaded.tree
+    else log(`pve-sim: warning: ${loaded.warning}`)
+  }
+
+  const cluster = createCluster({
+    nodes,
+    pveVersion,
+    seed: options.seed ?? 1,
+    taskDurationMs,
+    ...(options.estate ? { estate: options.estate } : {}),
+    ...(options.resourcesLagMs !== undefined ? { resourcesLagMs: options.resourcesLagMs } : {}),
+    ...(options.noSuchTaskWindowMs !== undefined ? { noSuchTaskWindowMs: options.noSuchTaskWindowMs } : {}),
+  })
+  const auth = new AuthState(rootPassword, tokens)
+  const faults = new FaultState()
+  const stats = new StatsLog()
+  const control = createControl(cluster, faults, auth, first.id)
+  const api = new ApiHandler({
+    routes: cluster.routes,
+    apidoc,
+    auth,
+    faults,
+    stats,
+    authFailureDelayMs: options.authFailureDelayMs ?? 3000,
+    messageInBody: options.errorMessageInBody ?? true,
+    nodes: () => nodes,
+    currentConfig: (vmid) => cluster.guest(vmid)?.config,
+    log,
+  })
+
+  const applier = new ControlApplier(control, taskDurationMs)
+  const controlEndpoint = options.controlEndpoint === false ? undefined : (method: string, path: string, body: Buffer) => {
+    if (method === 'POST' && path === '/_sim/control') {
+      try {
+        applier.apply(parseControlDoc(body.toString('utf8') || '{}', 'POST /_sim/control'), { replace: false })
+        return { status: 200, body: { ok: true } }
+      } catch (err) {
+        return { status: 400, body: { error: (err as Error).message } }
+      }
+    }
+    if (method === 'GET' && path === '/_sim/stats') {
+      return { status: 200, body: { requests: stats.requests.length, writes: stats.writes() } }
+    }
+    if (method === 'GET' && path === '/_sim/guests') return { status: 200, body: control.guests() }
+    return { status: 404, body: { error: `unknown control call ${method} ${path}` } }
+  }
+
+  const tls = options.tls === false ? undefined : await makeCertificate(nodes[0] ?? 'pve-sim')
+  const host = options.host ?? '127.0.0.1'
+  const { server, port } = await listen({ api, log, ...(tls ? { tls } : {}), ...(controlEndpoint ? { control: controlEndpoint } : {}) }, options.port ?? 0, host)
+  const stopWatch = options.controlFile ? watchControlFile(options.controlFile, applier, (e) => log(`pve-sim: ${e.message}`)) : undefined
+
+  const url = `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`
+  return {
+    url,
+    apiUrl: `${url}/api2/json`,
+    fingerprint: tls?.fingerprint,
+    caPem: tls?.cert,
+    token: { id: first.id, secret: first.secret, header: `PVEAPIToken=${first.id}=${first.secret}` },
+    rootPassword,
+    pveVersion,
+    nodes,
+    schemaValidation: apidoc !== undefined,
+    control,
+    stats,
+    async close() {
+      stopWatch?.()
+      await closeServer(server as Server)
+    },
+  }
+}

@@ -1,0 +1,235 @@
+/**
+ * One API request from raw method/path/headers/body to a rendered response, in pveproxy's order
+ * (pve-http-server AnyEvent.pm + pve-manager HTTPServer.pm, pve-api.md sections 1-2):
+ * method check -> transfer encoding -> /api2/json -> authentication (401, delayed) -> body rules (501/506)
+ * -> parameter extraction -> injected faults -> route lookup (501) -> URI/body conflicts -> allowtoken (403)
+ * -> proxying to the target node (595 offline, 500 unknown) -> schema validation (400) -> root@pam-only rules
+ * -> the model's handler (its PveHttpError rendered like PVE renders a `die`).
+ */
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { ApiMethodInfo, ApiNode } from '../apidoc/load.js'
+import { RouteIndex, type HttpMethod } from '../apidoc/route-index.js'
+import { validateParams } from '../apidoc/validate.js'
+import { WithTotal } from '../api/envelope.js'
+import type { FaultState } from '../control/faults.js'
+import type { StatsLog } from '../control/stats.js'
+import { AuthError, authenticate, ROOT_CAP, type AuthState } from './auth.js'
+import { BodyDecodeError, extractParams, mediaType } from './decode.js'
+import { renderApiError, renderBare, renderData, type RenderOptions, type SimResponse } from './respond.js'
+import { rootOnlyViolation } from './root-only.js'
+import { PveHttpError, type Caller, type Handler, type Route } from './types.js'
+
+export interface SimRequest {
+  method: string
+  /** path and query as sent, e.g. `/api2/json/nodes?x=1` */
+  url: string
+  headers: Record<string, string | undefined>
+  body: Buffer
+}
+
+export interface ApiOptions {
+  routes: Route[]
+  /** the apidoc tree; undefined = schema checks off */
+  apidoc: ApiNode[] | undefined
+  auth: AuthState
+  faults: FaultState
+  stats: StatsLog
+  authFailureDelayMs: number
+  messageInBody: boolean
+  /** cluster node names; requests proxied to others fail with PVE's hostname lookup error */
+  nodes: () => string[]
+  clusterName?: string
+  currentConfig?: (vmid: number) => Record<string, string> | undefined
+  log?: (line: string) => void
+}
+
+const METHODS = new Set(['GET', 'POST', 'PUT', 'DELETE'])
+const MAX_POST = 512 * 1024
+
+const truthy = (v: unknown): boolean => v !== undefined && v !== null && v !== 0 && v !== '0' && v !== ''
+
+export class ApiHandler {
+  private readonly index: RouteIndex
+  private readonly handlers = new Map<string, Handler>()
+
+  constructor(private readonly o: ApiOptions) {
+    this.index = o.apidoc ? RouteIndex.fromTree(o.apidoc) : new RouteIndex()
+    for (const r of o.routes) {
+      this.handlers.set(`${r.method} ${r.path}`, r.handler)
+      // without a schema (or for paths it lacks) the model's own routes are still served
+      if (!this.index.match(r.method, r.path.replace(/\{[^}]+\}/g, 'x'))?.info) this.index.add(r.path, { [r.method]: {} })
+    }
+    this.index.add('/access/ticket', { POST: ticketInfo(o.apidoc) })
+  }
+
+  get schemaChecks(): boolean {
+    return this.o.apidoc !== undefined
+  }
+
+  async handle(req: SimRequest, acceptGzip: boolean): Promise<SimResponse> {
+    const opts: RenderOptions = { acceptGzip, messageInBody: this.o.messageInBody }
+    const qi = req.url.indexOf('?')
+    const path = qi < 0 ? req.url : req.url.slice(0, qi)
+    const query = qi < 0 ? '' : req.url.slice(qi + 1)
+    const record = { method: req.method, path, rawPath: path, status: 0, handled: false }
+    const res = await this.pipeline(req, path, query, opts, record)
+    record.status = res.status
+    this.o.stats.record(record)
+    return res
+  }
+
+  private async pipeline(
+    req: SimRequest,
+    path: string,
+    query: string,
+    opts: RenderOptions,
+    record: { path: string; rawPath: string; handled: boolean },
+  ): Promise<SimResponse> {
+    const method = req.method
+    if (!METHODS.has(method)) return renderBare(501, `method '${method}' not available`, opts)
+    const te = req.headers['transfer-encoding']
+    if (te) return renderBare(501, te.toLowerCase() === 'chunked' ? 'chunked transfer encoding not supported' : `Unknown transfer encoding '${te}'`, opts)
+    if (!path.startsWith('/api2')) return renderBare(501, `no such file '${path}'`, opts)
+    const m = /^\/api2\/+(html|text|json|extjs|png|htmljs|spiceconfig)(\/.*)?$/.exec(path)
+    if (!m || m[1] !== 'json') return renderBare(501, 'no such uri', opts)
+    const relPath = m[2] ?? '/'
+    record.rawPath = relPath
+    const route = this.index.match(method as HttpMethod, relPath)
+    record.path = route?.template ?? relPath
+
+    // authentication (401s carry no body and are delayed)
+    let auth
+    try {
+      auth = authenticate(this.o.auth, {
+        method,
+        relPath,
+        cookie: req.headers.cookie,
+        authorization: req.headers.authorization,
+        csrf: req.headers.csrfpreventiontoken,
+      })
+    } catch (err) {
+      if (err instanceof AuthError) return renderBare(401, err.message, opts, this.o.authFailureDelayMs)
+      throw err
+    }
+
+    const len = Number(req.headers['content-length'] ?? req.body.length)
+    if (len > 0) {
+      if (method !== 'PUT' && method !== 'POST') return renderBare(501, `Unexpected content for method '${method}'`, opts)
+      if (len > MAX_POST) return renderBare(501, 'for data too large', opts)
+      const ct = req.headers['content-type']
+      const mt = mediaType(ct)
+      if (mt && mt !== 'application/x-www-form-urlencoded' && mt !== 'application/json') {
+        return renderBare(506, `upload 'Content-Type '${ct}' not implemented`, opts)
+      }
+    }
+
+    let raw: Record<string, unknown>
+    try {
+      raw = extractParams(method, req.headers['content-type'], req.body, query)
+    } catch (err) {
+      if (err instanceof BodyDecodeError) return renderBare(500, err.message, opts)
+      throw err
+    }
+
+    const fault = this.o.faults.decide(method, relPath, route?.template)
+    if (fault.delayMs > 0) await sleep(fault.delayMs)
+    if (fault.failure) {
+      const { status, message } = fault.failure
+      return status >= 595 ? renderBare(status, message, opts) : renderApiError(status, `${message}\n`, undefined, opts)
+    }
+
+    if (!route?.info) return renderApiError(501, `Method '${method} ${relPath}' not implemented`, undefined, opts)
+
+    // URI parameters win; a body/query parameter may repeat one only with the same value
+    const params: Record<string, unknown> = { ...route.pathParams }
+    for (const k of Object.keys(raw).sort()) {
+      if (params[k] !== undefined && params[k] !== raw[k]) {
+        return renderApiError(400, 'Parameter verification failed.\n', { [k]: 'duplicate parameter (already defined in URI) with conflicting values!' }, opts)
+      }
+      params[k] = raw[k]
+    }
+
+    if (auth.apiToken && route.info.allowtoken !== undefined && !truthy(route.info.allowtoken)) {
+      return renderApiError(403, `Permission check failed (URI '${relPath}' not available with API token, need proper ticket.\n)\n`, undefined, opts)
+    }
+
+    if (method === 'POST' && route.template === '/access/ticket') return this.ticket(params, opts)
+    if (auth.kind !== 'ok') return renderApiError(401, 'No ticket', undefined, opts)
+
+    // pveproxy forwards `proxyto` methods to the target node before anything is validated
+    const proxyto = route.info.proxyto
+    if (proxyto && typeof params[proxyto] === 'string') {
+      const node = params[proxyto] as string
+      if (!this.o.nodes().includes(node) && node !== 'localhost') {
+        return renderApiError(500, `hostname lookup '${node}' failed - failed to get address info for: ${node}: Name or service not known\n`, undefined, opts)
+      }
+      if (this.o.faults.offlineNodes.has(node)) return renderBare(595, 'No route to host', opts)
+    }
+
+    const handler = this.handlers.get(`${method} ${route.template}`)
+    if (!handler) return renderApiError(501, `Method '${method} ${relPath}' not implemented`, undefined, opts)
+
+    let checked = params
+    if (this.o.apidoc && route.info.parameters) {
+      const v = validateParams(route.info.parameters, params)
+      if (!v.ok) return renderApiError(400, 'Parameter verification failed.\n', v.errors, opts)
+      checked = v.params
+    }
+
+    const caller: Caller = auth.caller
+    const violation = rootOnlyViolation({ method, template: route.template, params: checked, caller, currentConfig: this.o.currentConfig })
+    if (violation) return this.renderError(violation, opts)
+
+    record.handled = true
+    try {
+      const result = await handler({ method: method as HttpMethod, path: relPath, template: route.template, params: checked, caller })
+      if (result instanceof WithTotal) return renderData(result.data, result.total, opts)
+      return renderData(result, undefined, opts)
+    } catch (err) {
+      if (err instanceof PveHttpError) return this.renderError(err, opts)
+      const msg = err instanceof Error ? err.message : String(err)
+      this.o.log?.(`pve-sim: handler ${method} ${route.template} threw: ${err instanceof Error ? (err.stack ?? msg) : msg}`)
+      return renderApiError(500, msg.endsWith('\n') ? msg : `${msg}\n`, undefined, opts)
+    }
+  }
+
+  /** a handler's `die`: 59x pass through without body, everything else as JSON with the message + newline */
+  private renderError(err: PveHttpError, opts: RenderOptions): SimResponse {
+    if (err.status >= 595) return renderBare(err.status, err.message, opts)
+    const msg = err.message.endsWith('\n') ? err.message : `${err.message}\n`
+    return renderApiError(err.status, msg, err.errors, opts)
+  }
+
+  /** POST /access/ticket (pve-access-control API2/AccessControl.pm create_ticket) */
+  private async ticket(params: Record<string, unknown>, opts: RenderOptions): Promise<SimResponse> {
+    let p = params
+    const info = ticketInfo(this.o.apidoc)
+    if (this.o.apidoc && info.parameters) {
+      const v = validateParams(info.parameters, params)
+      if (!v.ok) return renderApiError(400, 'Parameter verification failed.\n', v.errors, opts)
+      p = v.params
+    }
+    let username = String(p.username ?? '')
+    if (p.realm !== undefined && !username.includes('@')) username = `${username}@${String(p.realm)}`
+    const password = String(p.password ?? '')
+    const ok = (username === 'root@pam' && password === this.o.auth.rootPassword) || this.o.auth.verifyTicket(password) === username
+    if (!ok) {
+      const r = renderApiError(401, 'authentication failure\n', undefined, opts)
+      return { ...r, delayMs: this.o.authFailureDelayMs }
+    }
+    const data: Record<string, unknown> = {
+      username,
+      ticket: this.o.auth.createTicket(username),
+      CSRFPreventionToken: this.o.auth.createCsrf(username),
+      cap: ROOT_CAP,
+    }
+    if (this.o.clusterName) data.clustername = this.o.clusterName
+    return renderData(data, undefined, opts)
+  }
+}
+
+function ticketInfo(apidoc: ApiNode[] | undefined): ApiMethodInfo {
+  const access = apidoc?.find((n) => n.path === '/access')
+  const node = access?.children?.find((n) => n.path === '/access/ticket')
+  return node?.info?.POST ?? { allowtoken: 0 }
+}
