@@ -231,3 +231,42 @@ export function applyPlan(plan: Plan, inv: LiveInventory): LiveInventory {
   }
   return { ...inv, guests: [...guests.values()].sort((a, b) => a.vmid - b.vmid), volumes }
 }
+
+/** A live qemu config matching `vm(name, vmid)` as PVE would store it. */
+export function liveVm(vmid: number, name: string, over: Record<string, string> = {}, g: Partial<LiveGuest> = {}): LiveGuest {
+  return guest(
+    vmid,
+    {
+      name,
+      memory: '2048',
+      cpu: 'host',
+      cores: '2',
+      scsi0: `local-lvm:vm-${vmid}-disk-0,size=32G`,
+      net0: 'virtio=BC:24:11:00:00:01,bridge=vmbr0',
+      tags: 'proxops',
+      ...over,
+    },
+    { status: 'running', ...g },
+  )
+}
+
+/** A live lxc config matching `lxc(name, vmid)`. */
+export function liveCt(vmid: number, name: string, over: Record<string, string> = {}, g: Partial<LiveGuest> = {}): LiveGuest {
+  return guest(
+    vmid,
+    {
+      hostname: name,
+      memory: '512',
+      cores: '1',
+      rootfs: `local-lvm:vm-${vmid}-disk-0,size=8G`,
+      net0: 'name=eth0,bridge=vmbr0,hwaddr=BC:24:11:00:00:02,type=veth',
+      tags: 'proxops',
+      ...over,
+    },
+    { type: 'lxc', status: 'running', ...g },
+  )
+}
+
+/** An untagged or tagged orphan qemu guest. */
+export const orphan = (vmid: number, tags = 'proxops', g: Partial<LiveGuest> = {}): LiveGuest =>
+  guest(vmid, { name: `orphan-${vmid}`, memory: '512', ...(tags === '' ? {} : { tags }) }, g)

@@ -78,7 +78,7 @@ export function plan(desired: DesiredState, live: LiveInventory, policy: Policy 
     else ctx.planGuest(m)
   }
   ctx.reportUnknown()
-  const pr = prunes(ctx.visibleGuests, ctx.matched, ctx.desiredCounts, policy)
+  const pr = prunes(ctx.visibleGuests, ctx.matched, ctx.desiredCounts, policy, ctx.offlineNodes)
   ctx.drafts.push(...pr.drafts)
   ctx.anomalies.push(...pr.anomalies)
   ctx.skips.push(...pr.skips)
@@ -139,6 +139,15 @@ class Context {
     for (const n of live.nodes) this.online.set(n.node, n.online)
     this.visibleGuests = live.guests.filter((g) => this.allowedNode(g.node))
     for (const g of this.visibleGuests) this.guests.set(g.vmid, g)
+    // RB 9.5: a live guest whose PVE name is a desired name of the same family is not a prune candidate
+    const names = new Set<string>()
+    for (const m of desired.manifests) {
+      if (isArtifact(m)) continue
+      const family = isQemu(m) ? 'qemu' : 'lxc'
+      names.add(`${family}/${m.metadata.name}`)
+      names.add(`${family}/${isQemu(m) ? m.spec['pve-name'] : m.spec.dns.hostname}`)
+    }
+    for (const g of this.visibleGuests) if (g.name !== undefined && names.has(`${g.type}/${g.name}`)) this.matched.add(g.vmid)
     for (const u of live.unknownGuests) if (this.allowedNode(u.node)) this.unknown.set(u.vmid, u)
     for (const v of live.volumes) this.volumes.add(`${v.node}\0${v.storage}\0${v.volid}`)
     for (const u of live.unreadableStorages) this.unreadable.set(`${u.node}\0${u.storage}`, u.reason)
@@ -148,6 +157,10 @@ class Context {
     if (!this.allowedNode(node)) {
       throw new PlanInputError('PLAN_UNKNOWN_NODE', `references node ${JSON.stringify(node)}, which is not in the cluster's node allowlist (${this.policy.nodes.join(', ')})`, keyOf(kind, name))
     }
+  }
+
+  get offlineNodes(): ReadonlySet<string> {
+    return new Set([...this.online].filter(([, up]) => !up).map(([n]) => n))
   }
 
   private nodeDown(node: string): boolean {

@@ -23,7 +23,13 @@ export interface PruneResult {
  * @param matched vmids claimed by a desired guest (by vmid) or unknown this cycle
  * @param desiredCounts desired objects per guest kind
  */
-export function prunes(guests: readonly LiveGuest[], matched: ReadonlySet<number>, desiredCounts: ReadonlyMap<GuestKind, number>, policy: Policy): PruneResult {
+export function prunes(
+  guests: readonly LiveGuest[],
+  matched: ReadonlySet<number>,
+  desiredCounts: ReadonlyMap<GuestKind, number>,
+  policy: Policy,
+  offlineNodes: ReadonlySet<string> = new Set(),
+): PruneResult {
   const drafts: Draft[] = []
   const anomalies: Anomaly[] = []
   const skips: Skip[] = []
@@ -39,6 +45,10 @@ export function prunes(guests: readonly LiveGuest[], matched: ReadonlySet<number
     const skip = (code: Skip['code'], message: string) => skips.push({ code, address: address(g), kind, node: g.node, vmid: g.vmid, message })
     if (!tagged) {
       skip('untagged', `live object without ${tag} tag; never touched`)
+      continue
+    }
+    if (offlineNodes.has(g.node)) {
+      skip('node-offline', `node ${g.node} is offline; prune not planned this cycle`)
       continue
     }
     if (g.lock !== undefined && g.lock !== '') {
