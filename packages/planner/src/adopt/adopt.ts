@@ -1,0 +1,555 @@
+/**
+ * adopt(): a LiveInventory to manifests (RB 12). Pure: no PVE, no files, no clock. The CLI writes the
+ * documents as YAML, prints the gaps and lists, and merges `newSshKeys` into the SOPS file.
+ *
+ * Every live config key is either mapped to a manifest field, ignored as PVE bookkeeping, or reported as a
+ * gap (with sensitive values redacted), so nothing on PVE is silently dropped.
+ */
+import { API_VERSION, KIND_ROOT_OF, formatQuantity, parseManifest, type Kind } from '@proxops/schema'
+import type { LiveGuest, LiveInventory, LiveVolume } from '../inventory.js'
+import { isOn, parseProps, pveSizeBytes } from './props.js'
+import { keyLines, mapSshKeys } from './ssh.js'
+import type { AdoptedFile, AdoptGap, AdoptOptions, AdoptResult, AdoptSkip } from './types.js'
+
+/** Ignored: PVE writes or derives them (RB 12.3, plus runtime keys PVE owns). */
+const BOOKKEEPING = new Set(['digest', 'meta', 'vmgenid', 'smbios1', 'uuid', 'ostype', 'ostemplate', 'template', 'lock', 'parent', 'snaptime', 'vmstate', 'runningmachine', 'runningcpu'])
+const SENSITIVE = new Set(['sshkeys', 'cipassword', 'password', 'sshkey', 'keyfile', 'secret'])
+const REDACTED = '<redacted>'
+const MiB = 1024 * 1024
+
+export function sanitiseName(raw: string | undefined, fallback: string): string {
+  const name = (raw ?? '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 63)
+    .replace(/-+$/, '')
+  return name || fallback
+}
+
+interface Collect {
+  gaps: AdoptGap[]
+  warnings: string[]
+}
+
+export function adopt(live: LiveInventory, options: AdoptOptions): AdoptResult {
+  const tag = (options.ownershipTag ?? 'proxops').toLowerCase()
+  const collect: Collect = { gaps: [], warnings: [] }
+  const files: AdoptedFile[] = []
+  const skipped: AdoptSkip[] = []
+  const census = { cipassword: 0, unmatchedSshKeys: 0 }
+  const newSshKeys = new Map<string, string>()
+  const taken = new Map<Kind, Set<string>>()
+  const claim = (kind: Kind, base: string, id: string | number): string => {
+    const names = taken.get(kind) ?? new Set<string>()
+    taken.set(kind, names)
+    let name = base
+    if (names.has(name)) name = `${base.slice(0, 62 - String(id).length)}-${id}`.replace(/[^a-z0-9-]/g, '-')
+    for (let n = 2; names.has(name); n++) name = `${base.slice(0, 60)}-${n}`
+    names.add(name)
+    return name
+  }
+
+  // artifacts first: VMs refer to adopted ISOs by name
+  const isoNames = new Map<string, string>()
+  const artifactFiles = adoptArtifacts(live, options.cluster, claim, collect, isoNames)
+  files.push(...artifactFiles)
+
+  for (const guest of live.unknownGuests) {
+    skipped.push({
+      kind: guest.type === 'qemu' ? 'VM' : 'LXC',
+      node: guest.node,
+      id: String(guest.vmid),
+      ...(guest.name !== undefined ? { name: guest.name } : {}),
+      reason: `not readable this run (${guest.reason})`,
+    })
+  }
+
+  for (const guest of live.guests) {
+    if (guest.lock) collect.warnings.push(`${guest.type} ${guest.vmid} on ${guest.node} is locked (${guest.lock}); adopted from its current config`)
+    if (Object.keys(guest.pending).length > 0 || guest.pendingDeletes.length > 0) {
+      collect.warnings.push(`${guest.type} ${guest.vmid} on ${guest.node} has pending changes; the applied values were adopted`)
+    }
+    const file =
+      guest.type === 'qemu'
+        ? adoptVm(guest, { ...options, tag }, claim, collect, isoNames, census, newSshKeys)
+        : adoptLxc(guest, { ...options, tag }, claim, collect)
+    files.push(file)
+  }
+
+  for (const file of files) {
+    const parsed = parseManifest(file.document)
+    if (!parsed.ok) {
+      for (const issue of parsed.issues) {
+        const where = issue.path.length > 0 ? `${issue.path.join('.')}: ` : ''
+        const reason = `${where}${issue.message}`
+        if (!file.incomplete.some((r) => r.startsWith(where) && where !== '')) file.incomplete.push(reason)
+      }
+    }
+    file.incomplete = [...new Set(file.incomplete)].sort()
+  }
+
+  files.sort((a, b) => cmp(a.path, b.path))
+  const incomplete = files.flatMap((f) => f.incomplete.map((reason) => ({ path: f.path, reason })))
+  const resourcesLines = files.filter((f) => f.incomplete.length === 0).map((f) => `- ../../${f.path}`)
+  return {
+    cluster: options.cluster,
+    files,
+    gaps: sortGaps(collect.gaps),
+    incomplete,
+    skipped: skipped.sort((a, b) => cmp(a.kind, b.kind) || Number(a.id) - Number(b.id) || cmp(a.node, b.node)),
+    warnings: [...new Set(collect.warnings)].sort(),
+    resourcesLines,
+    census,
+    newSshKeys: [...newSshKeys].map(([name, value]) => ({ name, value })).sort((a, b) => cmp(a.name, b.name)),
+    summary: {
+      nodes: live.nodes.map((n) => n.node),
+      guests: live.guests.length,
+      isos: files.filter((f) => f.kind === 'ISO').length,
+      ctTemplates: files.filter((f) => f.kind === 'CTTemplate').length,
+    },
+  }
+}
+
+type Claim = (kind: Kind, base: string, id: string | number) => string
+
+// ---------------------------------------------------------------- artifacts
+
+function adoptArtifacts(live: LiveInventory, cluster: string, claim: Claim, collect: Collect, isoNames: Map<string, string>): AdoptedFile[] {
+  const byFile = new Map<string, { kind: 'ISO' | 'CTTemplate'; filename: string; volumes: LiveVolume[] }>()
+  for (const volume of live.volumes) {
+    const m = /^[^:]+:(iso|vztmpl|import)\/(.+)$/.exec(volume.volid)
+    if (!m) continue
+    if (m[1] === 'import') {
+      collect.gaps.push({ kind: 'DiskImage', node: volume.node, id: volume.volid, field: 'content', value: 'import', note: 'disk images (import content) are not adopted; write a DiskImage manifest by hand' })
+      continue
+    }
+    const kind = m[1] === 'iso' ? 'ISO' : 'CTTemplate'
+    const key = `${kind}/${m[2]}`
+    const entry = byFile.get(key) ?? { kind, filename: m[2]!, volumes: [] }
+    entry.volumes.push(volume)
+    byFile.set(key, entry)
+  }
+  const files: AdoptedFile[] = []
+  for (const key of [...byFile.keys()].sort()) {
+    const { kind, filename, volumes } = byFile.get(key)!
+    const name = claim(kind, sanitiseName(filename, kind === 'ISO' ? 'iso' : 'ctt'), filename)
+    const storages = [...new Set(volumes.map((v) => v.storage))].sort()
+    const storage = storages[0]!
+    if (storages.length > 1) collect.warnings.push(`${kind} ${filename} is on storages ${storages.join(', ')}; adopted for ${storage} only`)
+    const nodes = [...new Set(volumes.filter((v) => v.storage === storage).map((v) => v.node))].sort()
+    if (kind === 'ISO') isoNames.set(`${storage}:iso/${filename}`, name)
+    collect.gaps.push({ kind, node: nodes[0]!, id: `${storage}:${kind === 'ISO' ? 'iso' : 'vztmpl'}/${filename}`, field: 'spec.url', value: placeholderUrl(storage, filename), note: 'PVE does not record where a file came from; replace the placeholder URL' })
+    files.push({
+      path: `${KIND_ROOT_OF[kind]}/${cluster}/${name}.yaml`,
+      kind,
+      name,
+      document: {
+        apiVersion: API_VERSION,
+        kind,
+        metadata: { name },
+        spec: { nodes, storage, filename, url: placeholderUrl(storage, filename) },
+      },
+      incomplete: [],
+    })
+  }
+  return files
+}
+
+function placeholderUrl(storage: string, filename: string): string {
+  return `https://placeholder.invalid/${encodeURIComponent(storage)}/${encodeURIComponent(filename)}`
+}
+
+// ---------------------------------------------------------------- VM / TemplateVM
+
+const QEMU_DISK = /^(ide|sata|scsi|virtio)(\d+)$/
+const BUS_ORDER = ['ide', 'sata', 'scsi', 'virtio']
+
+function adoptVm(
+  guest: LiveGuest,
+  options: AdoptOptions & { tag: string },
+  claim: Claim,
+  collect: Collect,
+  isoNames: ReadonlyMap<string, string>,
+  census: AdoptResult['census'],
+  newSshKeys: Map<string, string>,
+): AdoptedFile {
+  const kind: Kind = guest.template ? 'TemplateVM' : 'VM'
+  const c = guest.config
+  const used = new Set<string>()
+  const gap = (field: string, value: string, note: string): void => {
+    collect.gaps.push({ kind, node: guest.node, id: String(guest.vmid), field, value: SENSITIVE.has(field.split('.')[0]!) ? REDACTED : value, note })
+  }
+  const take = (key: string): string | undefined => {
+    used.add(key)
+    return c[key]
+  }
+  const incomplete: string[] = []
+  const name = claim(kind, sanitiseName(c.name, `vm-${guest.vmid}`), guest.vmid)
+  const spec: Record<string, unknown> = { node: guest.node, vmid: guest.vmid }
+  if (!guest.template) spec.state = guest.status === 'running' ? 'started' : 'stopped'
+  else spec.state = 'stopped'
+  const pveName = take('name')
+  if (pveName !== undefined && pveName !== name) spec['pve-name'] = pveName
+
+  spec.memory = formatQuantity(Number(take('memory') ?? '512') * MiB)
+  const cpuProps = parseProps(take('cpu') ?? 'kvm64')
+  const cpu: Record<string, unknown> = { type: cpuProps.head ?? cpuProps.values.get('cputype') ?? 'kvm64', cores: Number(take('cores') ?? '1') }
+  if (c.cpu === undefined) gap('cpu', '(unset)', 'PVE default kvm64 written into the manifest; the first apply sets it explicitly')
+  const flags = cpuProps.values.get('flags')
+  if (flags) cpu.flags = flags.split(';').filter(Boolean)
+  for (const [token, value] of cpuProps.values) if (token !== 'flags' && token !== 'cputype') gap(`cpu.${token}`, value, 'CPU option not modelled')
+  spec.cpu = cpu
+
+  // drives: disks, cloud-init drive, CD
+  const hardware: Record<string, unknown> = {}
+  const disks: { bus: number; index: number; disk: Record<string, unknown> }[] = []
+  let controllerDone = false
+  const scsihw = take('scsihw')
+  for (const key of Object.keys(c).sort()) {
+    const m = QEMU_DISK.exec(key)
+    if (!m) continue
+    used.add(key)
+    const value = c[key]!
+    const p = parseProps(value)
+    const volume = p.head ?? p.values.get('file') ?? ''
+    const media = p.values.get('media')
+    if (media === 'cdrom') {
+      if (/cloudinit/.test(volume)) {
+        if (key === 'ide2') hardware['cloud-init'] = { enabled: true, storage: volume.split(':')[0] }
+        else gap(key, value, 'cloud-init drive on a non-IDE slot is not modelled (only ide2); listed as a live-only slot by diff')
+      } else if (key === 'ide2' || key === 'ide3') {
+        if (volume === 'none' || volume === 'cdrom') hardware.cdrom = { iso: 'none' }
+        else {
+          const iso = isoNames.get(volume)
+          if (iso) hardware.cdrom = { iso }
+          else gap(key, value, 'CD image is not an adopted ISO (not on an allowed node, or not an iso volume)')
+        }
+      } else gap(key, value, 'CD drive on a slot other than ide2/ide3 is not modelled')
+      continue
+    }
+    const disk: Record<string, unknown> = { storage: volume.split(':')[0], interface: key }
+    const size = pveSizeBytes(p.values.get('size'))
+    if (size !== undefined && size % MiB === 0) disk.size = formatQuantity(size)
+    else incomplete.push(`spec.disks (${key}): PVE reports no whole-MiB size (${p.values.get('size') ?? 'none'}); state the size`)
+    if (!controllerDone && key.startsWith('scsi') && scsihw !== undefined) {
+      disk.controller = scsihw
+      controllerDone = true
+    }
+    if (isOn(p.values.get('iothread'))) disk.iothread = true
+    if (p.values.has('discard')) disk.discard = p.values.get('discard')
+    if (p.values.has('ssd')) disk.ssd = isOn(p.values.get('ssd'))
+    if (p.values.has('aio')) disk.aio = p.values.get('aio')
+    for (const [token, v] of p.values) if (!['size', 'iothread', 'discard', 'ssd', 'aio', 'file', 'media'].includes(token)) gap(`${key}.${token}`, v, 'disk option not modelled')
+    disks.push({ bus: BUS_ORDER.indexOf(m[1]!), index: Number(m[2]), disk })
+  }
+  if (scsihw !== undefined && !controllerDone) gap('scsihw', scsihw, 'no SCSI disk to carry the controller')
+  spec.disks = disks.sort((a, b) => a.bus - b.bus || a.index - b.index).map((d) => d.disk)
+
+  // NICs: PVE-assigned MACs are not pinned
+  const networks: Record<string, unknown>[] = []
+  for (const key of sortedSlots(c, /^net(\d+)$/)) {
+    used.add(key)
+    const p = parseProps(c[key]!)
+    const [model = 'virtio'] = [...p.values.keys()].filter((k) => /^(virtio|e1000e?|rtl8139|vmxnet3|ne2k_pci|ne2k_isa|pcnet|i82551|i82557b|i82559er|e1000-82540em|e1000-82544gc|e1000-82545em)$/.test(k))
+    const nic: Record<string, unknown> = { model, bridge: p.values.get('bridge'), slot: key }
+    if (p.values.has('tag')) nic.vlan = Number(p.values.get('tag'))
+    if (p.values.has('rate')) nic['rate-limit'] = Math.round(Number(p.values.get('rate')))
+    if (isOn(p.values.get('firewall'))) nic.firewall = true
+    for (const [token, v] of p.values) if (![model, 'bridge', 'tag', 'rate', 'firewall', 'macaddr'].includes(token)) gap(`${key}.${token}`, v, 'NIC option not modelled')
+    if (!p.values.has('bridge')) incomplete.push(`spec.networks (${key}): no bridge on PVE (user-mode NIC) is not modelled`)
+    networks.push(nic)
+  }
+  if (networks.length > 0) spec.networks = networks
+
+  // hardware
+  const machine = take('machine')
+  if (machine !== undefined) {
+    if (/q35/.test(machine)) hardware.machine = 'q35'
+    else if (/^(pc|i440fx)/.test(machine)) hardware.machine = 'i440fx'
+    if (!/^(q35|i440fx|pc)$/.test(machine)) gap('machine', machine, 'pinned machine version is not modelled (adopted as the family)')
+  }
+  const bios = take('bios')
+  if (bios === 'seabios' || bios === 'ovmf') hardware.bios = bios
+  const vga = take('vga')
+  if (vga !== undefined) hardware.display = vga
+  const sockets = take('sockets')
+  if (sockets !== undefined) hardware.sockets = Number(sockets)
+  if (isOn(take('numa'))) hardware.numa = true
+  const serial0 = take('serial0')
+  if (serial0 !== undefined) hardware.serial0 = serial0
+  const efi = take('efidisk0')
+  if (efi !== undefined) {
+    const p = parseProps(efi)
+    const block: Record<string, unknown> = { storage: (p.head ?? '').split(':')[0] }
+    if (p.values.has('efitype')) block.template = p.values.get('efitype')
+    if (p.values.has('pre-enrolled-keys')) block['secure-boot'] = isOn(p.values.get('pre-enrolled-keys')) ? 'enabled' : 'disabled'
+    for (const [token, v] of p.values) if (!['efitype', 'pre-enrolled-keys', 'size', 'ms-cert', 'format'].includes(token)) gap(`efidisk0.${token}`, v, 'EFI disk option not modelled')
+    hardware['efi-disk'] = block
+  }
+  const tpm = take('tpmstate0')
+  if (tpm !== undefined) {
+    const version = parseProps(tpm).values.get('version')
+    hardware.tpm = { version: version === 'v2.0' ? 'v2.0' : 'v1.2' }
+  }
+  const pci: Record<string, unknown>[] = []
+  for (const key of sortedSlots(c, /^hostpci(\d+)$/)) {
+    used.add(key)
+    const p = parseProps(c[key]!)
+    const device: Record<string, unknown> = { slot: key, device: (p.head ?? p.values.get('host') ?? '').toLowerCase() }
+    if (p.values.has('pcie')) device.pcie = isOn(p.values.get('pcie'))
+    for (const [token, v] of p.values) if (!['host', 'pcie'].includes(token)) gap(`${key}.${token}`, v, 'PCI option not modelled (x-vga, rombar, mdev, ...)')
+    pci.push(device)
+  }
+  if (pci.length > 0) hardware['pci-devices'] = pci
+  if (Object.keys(hardware).length > 0) spec.hardware = hardware
+
+  // options: only truthy values are owned
+  const opts: Record<string, unknown> = {}
+  for (const key of ['onboot', 'protection', 'acpi', 'tablet'] as const) if (isOn(take(key))) opts[key] = true
+  const agent = take('agent')
+  if (agent !== undefined && (isOn(agent) || isOn(parseProps(agent).values.get('enabled')) || parseProps(agent).head === '1')) opts.agent = true
+  const startup = take('startup')
+  if (startup) opts.startup = startup
+  const hotplug = take('hotplug')
+  if (hotplug) opts.hotplug = hotplug.split(',').filter(Boolean)
+  const boot = take('boot')
+  if (boot !== undefined) {
+    const order = parseProps(boot).values.get('order')
+    if (order) opts['boot-order'] = order.split(';').filter(Boolean)
+    else gap('boot', boot, 'legacy boot string is not modelled (use boot: order=...)')
+  }
+  if (Object.keys(opts).length > 0) spec.options = opts
+
+  // cloud-init data
+  const ci: Record<string, unknown> = {}
+  const ciuser = take('ciuser')
+  if (ciuser) ci['ci-user'] = ciuser
+  const sshkeys = take('sshkeys')
+  if (sshkeys) {
+    let keys: string[] = []
+    try {
+      keys = keyLines(decodeURIComponent(sshkeys))
+    } catch {
+      gap('sshkeys', sshkeys, 'not in PVE urlencoded format')
+    }
+    if (keys.length > 0) {
+      const mapping = mapSshKeys(keys, options.sshKeys, options.importSshKeys === true && options.sshKeys !== undefined)
+      if (mapping.refs) {
+        ci['ssh-key-refs'] = mapping.refs
+        for (const k of mapping.imported) newSshKeys.set(k.name, k.value)
+      } else {
+        ci['ssh-keys'] = ['*']
+        census.unmatchedSshKeys++
+      }
+    }
+  }
+  if (take('cipassword') !== undefined) {
+    census.cipassword++
+    gap('cipassword', REDACTED, 'passwords are never adopted; map it to ci-password-ref by hand')
+  }
+  const nameserver = take('nameserver')
+  if (nameserver) ci.nameservers = nameserver.split(/[\s,]+/).filter(Boolean)
+  const searchdomain = take('searchdomain')
+  if (searchdomain) ci['search-domains'] = searchdomain.split(/[\s,]+/).filter(Boolean)
+  const ipconfigs: Record<string, unknown>[] = []
+  for (const key of sortedSlots(c, /^ipconfig(\d+)$/)) {
+    used.add(key)
+    const p = parseProps(c[key]!)
+    const ip = p.values.get('ip')
+    if (!ip || ip === 'dhcp' || p.values.has('ip6')) gap(key, c[key]!, 'DHCP and IPv6 ipconfig are not modelled')
+    if (ip && ip !== 'dhcp') {
+      const entry: Record<string, unknown> = { nic: Number(key.slice('ipconfig'.length)), ip }
+      if (p.values.has('gw')) entry.gateway = p.values.get('gw')
+      ipconfigs.push(entry)
+    }
+  }
+  if (ipconfigs.length > 0) ci.ipconfigs = ipconfigs
+  if (Object.keys(ci).length > 0) spec['cloud-init-data'] = ci
+
+  const description = take('description')
+  if (description) spec['pve-description'] = description
+  const tags = guest.tags.filter((t) => t !== options.tag)
+  used.add('tags')
+  if (tags.length > 0) spec.tags = tags
+
+  for (const key of Object.keys(c).sort()) {
+    if (used.has(key) || BOOKKEEPING.has(key)) continue
+    gap(key, c[key]!, /^unused\d+$/.test(key) ? 'detached volume is not modelled' : 'config key not modelled')
+  }
+  return {
+    path: `${KIND_ROOT_OF[kind]}/${options.cluster}/${name}.yaml`,
+    kind,
+    name,
+    node: guest.node,
+    vmid: guest.vmid,
+    document: { apiVersion: API_VERSION, kind, metadata: { name }, spec },
+    incomplete,
+  }
+}
+
+// ---------------------------------------------------------------- LXC / TemplateCT
+
+function adoptLxc(guest: LiveGuest, options: AdoptOptions & { tag: string }, claim: Claim, collect: Collect): AdoptedFile {
+  const kind: Kind = guest.template ? 'TemplateCT' : 'LXC'
+  const c = guest.config
+  const used = new Set<string>()
+  const gap = (field: string, value: string, note: string): void => {
+    collect.gaps.push({ kind, node: guest.node, id: String(guest.vmid), field, value: SENSITIVE.has(field.split('.')[0]!) ? REDACTED : value, note })
+  }
+  const take = (key: string): string | undefined => {
+    used.add(key)
+    return c[key]
+  }
+  const incomplete: string[] = ['spec.template: PVE does not record the CTTemplate a container was created from; name it']
+  gap('spec.template', '(unknown)', 'unrecoverable: PVE does not persist ostemplate')
+  const hostname = take('hostname')
+  const name = claim(kind, sanitiseName(hostname, `ct-${guest.vmid}`), guest.vmid)
+  const spec: Record<string, unknown> = { node: guest.node, vmid: guest.vmid }
+  spec.state = !guest.template && guest.status === 'running' ? 'started' : 'stopped'
+  spec.memory = formatQuantity(Number(take('memory') ?? '512') * MiB)
+  const swap = take('swap')
+  if (swap !== undefined) spec.swap = formatQuantity(Number(swap) * MiB)
+  const cores = take('cores')
+  if (cores !== undefined) spec.cpu = { cores: Number(cores) }
+  else incomplete.push('spec.cpu.cores: not set on PVE (the container may use every host core); state a value')
+
+  const rootfs = take('rootfs')
+  if (rootfs !== undefined) {
+    const p = parseProps(rootfs)
+    const size = pveSizeBytes(p.values.get('size'))
+    const root: Record<string, unknown> = { storage: (p.head ?? p.values.get('volume') ?? '').split(':')[0] }
+    if (size !== undefined && size % MiB === 0) root.size = formatQuantity(size)
+    else incomplete.push('spec.root.size: PVE reports no size for the root filesystem; state it')
+    for (const [token, v] of p.values) if (!['size', 'volume'].includes(token)) gap(`rootfs.${token}`, v, 'root filesystem option not modelled')
+    spec.root = root
+  } else incomplete.push('spec.root: the container has no rootfs')
+
+  const mountPoints: Record<string, unknown>[] = []
+  const bindMounts: Record<string, unknown>[] = []
+  for (const key of sortedSlots(c, /^mp(\d+)$/)) {
+    used.add(key)
+    const p = parseProps(c[key]!)
+    const volume = p.head ?? p.values.get('volume') ?? ''
+    const guestPath = p.values.get('mp')
+    if (volume.startsWith('/')) {
+      const bind: Record<string, unknown> = { 'host-path': volume, 'mount-point': guestPath, slot: key }
+      if (p.values.has('ro')) bind['read-only'] = isOn(p.values.get('ro'))
+      for (const [token, v] of p.values) if (!['mp', 'ro', 'volume'].includes(token)) gap(`${key}.${token}`, v, 'bind mount option not modelled')
+      bindMounts.push(bind)
+      continue
+    }
+    const mount: Record<string, unknown> = { storage: volume.split(':')[0] }
+    const size = pveSizeBytes(p.values.get('size'))
+    if (size !== undefined && size % MiB === 0) mount.size = formatQuantity(size)
+    else incomplete.push(`spec.mount-points (${key}): PVE reports no size; state it`)
+    if (guestPath !== undefined) mount['mount-point'] = guestPath
+    mount.slot = key
+    const mountOptions: Record<string, unknown> = {}
+    const map = { ro: 'read-only', backup: 'backup', acl: 'acl', quota: 'quota', shared: 'shared' } as const
+    for (const [token, field] of Object.entries(map)) if (p.values.has(token)) mountOptions[field] = isOn(p.values.get(token))
+    if (p.values.has('mountoptions')) mountOptions['mount-options'] = p.values.get('mountoptions')
+    if (Object.keys(mountOptions).length > 0) mount.options = mountOptions
+    for (const [token, v] of p.values) if (!['size', 'mp', 'volume', 'mountoptions', ...Object.keys(map)].includes(token)) gap(`${key}.${token}`, v, 'mount point option not modelled')
+    mountPoints.push(mount)
+  }
+  if (mountPoints.length > 0) spec['mount-points'] = mountPoints
+  if (bindMounts.length > 0) spec['bind-mounts'] = bindMounts
+
+  const networks: Record<string, unknown>[] = []
+  for (const key of sortedSlots(c, /^net(\d+)$/)) {
+    used.add(key)
+    const p = parseProps(c[key]!)
+    const nic: Record<string, unknown> = { bridge: p.values.get('bridge'), slot: key }
+    if (p.values.has('name')) nic.iface = p.values.get('name')
+    const type = p.values.get('type')
+    if (type !== undefined && type !== 'veth') nic.type = type
+    if (p.values.has('tag')) nic.tag = Number(p.values.get('tag'))
+    if (p.values.has('rate')) nic['rate-limit'] = Math.round(Number(p.values.get('rate')))
+    if (isOn(p.values.get('firewall'))) nic.firewall = true
+    if (p.values.has('ip')) nic.ip = p.values.get('ip')
+    if (p.values.has('gw')) nic.gw = p.values.get('gw')
+    for (const [token, v] of p.values) if (!['name', 'bridge', 'type', 'tag', 'rate', 'firewall', 'ip', 'gw', 'hwaddr'].includes(token)) gap(`${key}.${token}`, v, 'NIC option not modelled')
+    if (!p.values.has('bridge')) incomplete.push(`spec.networks (${key}): no bridge on PVE`)
+    networks.push(nic)
+  }
+  if (networks.length > 0) spec.networks = networks
+
+  const dns: Record<string, unknown> = {}
+  if (hostname !== undefined && hostname !== name) dns.hostname = hostname
+  const nameserver = take('nameserver')
+  if (nameserver) dns.nameservers = nameserver.split(/[\s,]+/).filter(Boolean)
+  const searchdomain = take('searchdomain')
+  if (searchdomain) dns.domain = searchdomain
+  if (Object.keys(dns).length > 0) spec.dns = dns
+
+  const arch = take('arch')
+  if (arch === 'amd64' || arch === 'i686' || arch === 'arm64') spec.arch = arch
+  else if (arch !== undefined) gap('arch', arch, 'architecture not modelled')
+
+  const opts: Record<string, unknown> = {}
+  for (const key of ['unprivileged', 'protection', 'onboot', 'console'] as const) {
+    const value = take(key)
+    if (value !== undefined) opts[key] = isOn(value)
+  }
+  const features = take('features')
+  if (features !== undefined) {
+    const p = parseProps(features)
+    for (const key of ['nesting', 'keyctl', 'fuse'] as const) if (p.values.has(key)) opts[key] = isOn(p.values.get(key))
+    for (const [token, v] of p.values) if (!['nesting', 'keyctl', 'fuse'].includes(token)) gap(`features.${token}`, v, 'container feature not modelled')
+  }
+  const startup = take('startup')
+  if (startup) opts.startup = startup
+  if (Object.keys(opts).length > 0) spec.options = opts
+
+  const description = take('description')
+  if (description) spec['pve-description'] = description
+  const tags = guest.tags.filter((t) => t !== options.tag)
+  used.add('tags')
+  if (tags.length > 0) spec.tags = tags
+
+  for (const key of Object.keys(c).sort()) {
+    if (used.has(key) || BOOKKEEPING.has(key)) continue
+    gap(key, c[key]!, /^unused\d+$/.test(key) ? 'detached volume is not modelled' : 'config key not modelled')
+  }
+  return {
+    path: `${KIND_ROOT_OF[kind]}/${options.cluster}/${name}.yaml`,
+    kind,
+    name,
+    node: guest.node,
+    vmid: guest.vmid,
+    document: { apiVersion: API_VERSION, kind, metadata: { name }, spec },
+    incomplete,
+  }
+}
+
+// ---------------------------------------------------------------- helpers
+
+function sortedSlots(config: Readonly<Record<string, string>>, pattern: RegExp): string[] {
+  return Object.keys(config)
+    .filter((k) => pattern.test(k))
+    .sort((a, b) => Number(pattern.exec(a)![1]) - Number(pattern.exec(b)![1]))
+}
+
+function sortGaps(gaps: AdoptGap[]): AdoptGap[] {
+  const seen = new Set<string>()
+  return gaps
+    .filter((g) => {
+      const key = JSON.stringify([g.kind, g.id, g.node, g.field, g.value])
+      if (seen.has(key)) return false
+      seen.add(key)
+      return true
+    })
+    .sort((a, b) => cmp(a.kind, b.kind) || cmpId(a.id, b.id) || cmp(a.node, b.node) || cmp(a.field, b.field) || cmp(a.value, b.value))
+}
+
+function cmpId(a: string, b: string): number {
+  const na = Number(a)
+  const nb = Number(b)
+  if (Number.isInteger(na) && Number.isInteger(nb)) return na - nb
+  return cmp(a, b)
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0
+}

@@ -1,0 +1,3 @@
+export { adopt, sanitiseName } from './adopt.js'
+export { adoptedKeyName } from './ssh.js'
+export type { AdoptOptions, AdoptResult, AdoptedFile, AdoptGap, AdoptSkip } from './types.js'

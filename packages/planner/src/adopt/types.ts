@@ -1,0 +1,67 @@
+import type { Kind } from '@proxops/schema'
+
+export interface AdoptOptions {
+  /** the cluster the files are written for (`<kind>/<cluster>/<name>.yaml`) */
+  cluster: string
+  /** stripped from the adopted tags (default `proxops`) */
+  ownershipTag?: string
+  /**
+   * the cluster SOPS document's `cloud-init.ssh-keys` entries (name -> key text), when the cluster has one:
+   * live keys that all match an entry become `ssh-key-refs` (RB 12.4)
+   */
+  sshKeys?: Readonly<Record<string, string>>
+  /** `--adopt-secrets`: unmatched keys become new entries `adopted-<fingerprint>` (needs `sshKeys`) */
+  importSshKeys?: boolean
+}
+
+export interface AdoptedFile {
+  /** relative to the repository root: `vm/homelab/web.yaml` */
+  path: string
+  kind: Kind
+  name: string
+  node?: string
+  vmid?: number
+  /** the manifest as YAML-ready plain data, in the shape a user writes (quantities as strings) */
+  document: Record<string, unknown>
+  /** why the manifest cannot be listed in resources.yaml yet (empty = complete) */
+  incomplete: string[]
+}
+
+export interface AdoptGap {
+  kind: Kind
+  node: string
+  /** vmid, or the volid for artifacts */
+  id: string
+  /** the PVE config key (or `key.token` for a token of a property string), or the manifest field */
+  field: string
+  /** the live value; `<redacted>` for sensitive keys */
+  value: string
+  note: string
+}
+
+export interface AdoptSkip {
+  kind: Kind
+  node: string
+  id: string
+  name?: string
+  reason: string
+}
+
+export interface AdoptResult {
+  cluster: string
+  /** sorted by path */
+  files: AdoptedFile[]
+  /** sorted kind, id, node, field, value; de-duplicated */
+  gaps: AdoptGap[]
+  /** `{ path, reason }` for every file that must be reviewed before it is composed */
+  incomplete: { path: string; reason: string }[]
+  skipped: AdoptSkip[]
+  warnings: string[]
+  /** the lines to add under `resources:` in `clusters/<cluster>/resources.yaml` (complete files only) */
+  resourcesLines: string[]
+  /** counts only, never values: VMs with a live cloud-init password, VMs whose keys stayed `["*"]` */
+  census: { cipassword: number; unmatchedSshKeys: number }
+  /** with `importSshKeys`: entries to merge into `cloud-init.ssh-keys` of the SOPS file (new names only) */
+  newSshKeys: { name: string; value: string }[]
+  summary: { nodes: string[]; guests: number; isos: number; ctTemplates: number }
+}
