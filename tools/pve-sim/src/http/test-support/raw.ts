@@ -1,0 +1,70 @@
+/**
+ * Raw HTTP(S) requests for conformance tests: exact status line, headers and body bytes, no client library in
+ * between. HTTPS verifies the simulator's certificate against its own CA PEM (SAN 127.0.0.1).
+ */
+import { request as httpRequest } from 'node:http'
+import { request as httpsRequest } from 'node:https'
+import { gunzipSync } from 'node:zlib'
+
+export interface RawResponse {
+  status: number
+  reason: string
+  headers: Record<string, string | string[] | undefined>
+  body: string
+  /** the parsed body, or undefined when the body is empty or not JSON */
+  json: unknown
+  ms: number
+}
+
+export interface RawTarget {
+  url: string
+  caPem?: string | undefined
+}
+
+export function raw(
+  target: RawTarget,
+  method: string,
+  path: string,
+  opts: { headers?: Record<string, string>; body?: string | Buffer } = {},
+): Promise<RawResponse> {
+  const u = new URL(path, target.url)
+  const t0 = Date.now()
+  const headers: Record<string, string> = { ...(opts.headers ?? {}) }
+  if (opts.body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(opts.body))
+  const req = (u.protocol === 'https:' ? httpsRequest : httpRequest)({
+    method,
+    hostname: u.hostname,
+    port: u.port,
+    path: u.pathname + u.search,
+    headers,
+    agent: false,
+    ...(u.protocol === 'https:' ? { ca: target.caPem } : {}),
+  })
+  return new Promise((resolve, reject) => {
+    req.on('response', (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => {
+        let buf = Buffer.concat(chunks)
+        if (res.headers['content-encoding'] === 'gzip') buf = gunzipSync(buf)
+        const body = buf.toString('utf8')
+        let json: unknown
+        try {
+          json = body ? JSON.parse(body) : undefined
+        } catch {
+          json = undefined
+        }
+        resolve({ status: res.statusCode ?? 0, reason: res.statusMessage ?? '', headers: res.headers, body, json, ms: Date.now() - t0 })
+      })
+      res.on('error', reject)
+    })
+    req.on('error', reject)
+    if (opts.body !== undefined) req.write(opts.body)
+    req.end()
+  })
+}
+
+export const form = (params: Record<string, string>): { headers: Record<string, string>; body: string } => ({
+  headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+  body: new URLSearchParams(params).toString(),
+})
