@@ -15,16 +15,14 @@ export interface RawClusterEntry {
     git?: { token?: string }
   }
   auth?: string
-  caFile?: string
-  fingerprint?: string
-  insecure?: boolean
+  tls?: { ca?: string; fingerprint?: string; insecure?: boolean }
   disruption?: string
 }
 
 export interface RawConfigFile {
   /** absolute path of the file */
   file: string
-  log?: { level?: string; format?: string }
+  log?: { level?: string }
   pve?: {
     auth?: string
     user?: string
@@ -35,8 +33,15 @@ export interface RawConfigFile {
     caFile?: string
     clusters?: Record<string, RawClusterEntry & { line?: number }>
   }
-  git?: { url?: string; branch?: string; token?: string; path?: string; sshKeyFile?: string; knownHostsFile?: string }
-  reconcile?: { pollInterval?: string; taskTimeout?: string; pruneBudget?: string; pruneWindow?: string }
+  git?: { url?: string; branch?: string; token?: string; path?: string }
+  reconcile?: {
+    pollInterval?: string
+    taskTimeout?: string
+    pruneBudget?: string
+    pruneWindow?: { max?: string; period?: string }
+    shutdownTimeout?: string
+    disruption?: string
+  }
   listen?: string
   dataDir?: string
   /** line of a dotted field, for error messages of later stages */
@@ -51,14 +56,12 @@ const CLUSTER: Shape = {
   'secrets-file': 'string',
   secrets: { pve: { user: 'string', 'token-id': 'string', token: 'string', password: 'string' }, git: { token: 'string' } },
   auth: 'string',
-  'ca-file': 'string',
-  fingerprint: 'string',
-  insecure: 'boolean',
+  tls: { ca: 'string', fingerprint: 'string', insecure: 'boolean' },
   disruption: 'string',
 }
 
 const FILE: Shape = {
-  log: { level: 'string', format: 'string' },
+  log: { level: 'string' },
   pve: {
     auth: 'string',
     user: 'string',
@@ -69,8 +72,15 @@ const FILE: Shape = {
     'ca-file': 'string',
     clusters: 'clusters',
   },
-  git: { url: 'string', branch: 'string', token: 'string', path: 'string', 'ssh-key-file': 'string', 'known-hosts-file': 'string' },
-  reconcile: { 'poll-interval': 'scalar', 'task-timeout': 'scalar', 'prune-budget': 'scalar', 'prune-window': 'scalar' },
+  git: { url: 'string', branch: 'string', token: 'string', path: 'string' },
+  reconcile: {
+    'poll-interval': 'scalar',
+    'task-timeout': 'scalar',
+    'prune-budget': 'scalar',
+    'prune-window': { max: 'scalar', period: 'scalar' },
+    'shutdown-timeout': 'scalar',
+    disruption: 'string',
+  },
   listen: 'string',
   'data-dir': 'string',
 }

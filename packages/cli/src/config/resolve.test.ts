@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { fc, test } from '@fast-check/vitest'
 import { CliError } from '../errors.js'
 import { parseConfigFile } from './raw.js'
-import { credentialValues, mergeConfig, parseListen, parsePruneBudget, parsePruneWindow, resolveCredentials, type MergeInput } from './resolve.js'
+import { credentialValues, mergeConfig, parseListen, parsePruneBudget, resolveCredentials, type MergeInput } from './resolve.js'
 import type { DraftConfig } from './types.js'
 
 const ROOT = '/repo'
@@ -38,10 +38,10 @@ describe('parseConfigFile', () => {
   })
   it('fails closed on unknown fields, wrong types and malformed YAML, naming file, line and field', () => {
     expect(err(() => parseConfigFile('/r/proxops.yaml', 'log:\n  levle: debug\n')).message).toBe(
-      '/r/proxops.yaml:2: log.levle: unknown field (allowed: level, format)',
+      '/r/proxops.yaml:2: log.levle: unknown field (allowed: level)',
     )
-    expect(err(() => parseConfigFile('/r/c.yaml', 'pve:\n  clusters:\n    a:\n      insecure: "yes"\n')).message).toMatch(
-      /^\/r\/c\.yaml:4: pve\.clusters\.a\.insecure: must be true or false$/,
+    expect(err(() => parseConfigFile('/r/c.yaml', 'pve:\n  clusters:\n    a:\n      tls:\n        insecure: "yes"\n')).message).toMatch(
+      /^\/r\/c\.yaml:5: pve\.clusters\.a\.tls\.insecure: must be true or false$/,
     )
     expect(err(() => parseConfigFile('/r/p.yaml', 'log: [\n')).code).toBe('CONFIG_PARSE')
     expect(err(() => parseConfigFile('/r/p.yaml', 'listen: 1\nlisten: 2\n')).code).toBe('CONFIG_PARSE')
@@ -53,7 +53,14 @@ describe('mergeConfig', () => {
   it('applies defaults and discovers clusters sorted by name', () => {
     const draft = mergeConfig(input())
     expect(draft.clusters.map((c) => c.name)).toEqual(['edge', 'homelab'])
-    expect(draft.reconcile).toEqual({ pollIntervalMs: 30_000, taskTimeoutMs: 1_800_000, pruneBudget: 3, pruneWindow: { max: 10, periodMs: 3_600_000 } })
+    expect(draft.reconcile).toEqual({
+      pollIntervalMs: 30_000,
+      taskTimeoutMs: 1_800_000,
+      pruneBudget: 3,
+      pruneWindow: { max: 10, periodMs: 3_600_000 },
+      shutdownTimeoutMs: 120_000,
+      disruption: 'stop',
+    })
     expect(draft.listen).toEqual({ host: '127.0.0.1', port: 9494 })
     expect(draft.dataDir).toBe('/home/op/.local/share/proxops')
     expect(draft.git).toEqual({ branch: 'main', path: ROOT })
@@ -92,6 +99,8 @@ describe('mergeConfig', () => {
     expect(bad('reconcile:\n  poll-interval: 0s\n')).toMatch(/reconcile\.poll-interval: must be a duration > 0/)
     expect(bad('log:\n  level: loud\n')).toMatch(/log\.level: must be one of error, warn, info, debug/)
     expect(bad('listen: nowhere\n')).toMatch(/listen: must be host:port/)
+    expect(bad('reconcile:\n  prune-window: { max: -2 }\n')).toMatch(/reconcile\.prune-window\.max: must be a whole number >= 0/)
+    expect(bad('reconcile:\n  disruption: maybe\n')).toMatch(/reconcile\.disruption: must be one of allow, none, hotplug, reboot, stop/)
     expect(err(() => mergeConfig(input({ flags: { pruneBudget: '-1' } }))).message).toMatch(/^--prune-budget must be/)
     expect(err(() => mergeConfig(input({ flags: { pveAuth: 'magic' } }))).message).toBe('--pve-auth must be token or ticket')
   })
@@ -106,15 +115,15 @@ describe('mergeConfig', () => {
     expect(err(() => mergeConfig(input({ clusterFiles: [] }))).message).toMatch(/at least one named PVE cluster is required/)
     const badUrl = cluster('x', '      base-url: ftp://x\n')
     expect(err(() => mergeConfig(input({ clusterFiles: [badUrl] }))).message).toMatch(/pve\.clusters\.x\.base-url: must be http\(s\):\/\/host\[:port\]/)
-    const pinned = cluster('p', `      base-url: https://p:8006\n      fingerprint: ${'ab:'.repeat(31)}ab\n      insecure: true\n`)
-    expect(err(() => mergeConfig(input({ clusterFiles: [pinned] }))).message).toMatch(/insecure: conflicts with fingerprint/)
-    const badPin = cluster('p', '      base-url: https://p:8006\n      fingerprint: abc\n')
-    expect(err(() => mergeConfig(input({ clusterFiles: [badPin] }))).message).toMatch(/fingerprint: must be the SHA-256/)
+    const pinned = cluster('p', `      base-url: https://p:8006\n      tls: { fingerprint: "${'ab:'.repeat(31)}ab", insecure: true }\n`)
+    expect(err(() => mergeConfig(input({ clusterFiles: [pinned] }))).message).toMatch(/tls\.insecure: conflicts with tls\.fingerprint/)
+    const badPin = cluster('p', '      base-url: https://p:8006\n      tls: { fingerprint: abc }\n')
+    expect(err(() => mergeConfig(input({ clusterFiles: [badPin] }))).message).toMatch(/tls\.fingerprint: must be the SHA-256/)
   })
 
   it('resolves TLS per cluster: cluster ca-file over --ca-file over pve.ca-file, fingerprints upper-cased', () => {
     const rootFile = parseConfigFile('/repo/proxops.yaml', 'pve:\n  ca-file: ~/ca.pem\n')
-    const pin = cluster('p', `      base-url: https://p:8006\n      fingerprint: ${'ab:'.repeat(31)}ab\n      ca-file: ../../own.pem\n`)
+    const pin = cluster('p', `      base-url: https://p:8006\n      tls:\n        fingerprint: "${'ab:'.repeat(31)}ab"\n        ca: ../../own.pem\n`)
     const d = mergeConfig(input({ rootFile, clusterFiles: [pin, edge] }))
     expect(d.clusters.find((c) => c.name === 'edge')?.tls).toEqual({ caFile: '/home/op/ca.pem', insecure: false })
     expect(d.clusters.find((c) => c.name === 'p')?.tls).toEqual({ caFile: '/repo/own.pem', fingerprint: `${'AB:'.repeat(31)}AB`, insecure: false })
@@ -214,8 +223,6 @@ describe('small parsers', () => {
     expect(parsePruneBudget('0')).toBe(0)
     expect(parsePruneBudget('unlimited')).toBe('unlimited')
     expect(parsePruneBudget('-1')).toBeUndefined()
-    expect(parsePruneWindow('10/1h')).toEqual({ max: 10, periodMs: 3_600_000 })
-    expect(parsePruneWindow('10')).toBeUndefined()
     expect(parseListen('127.0.0.1:70000')).toBeUndefined()
   })
 })

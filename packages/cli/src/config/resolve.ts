@@ -31,6 +31,8 @@ export const DEFAULTS = {
   taskTimeoutMs: 30 * 60_000,
   pruneBudget: 3 as PruneBudget,
   pruneWindow: { max: 10, periodMs: 3_600_000 } as PruneWindow,
+  shutdownTimeoutMs: 120_000,
+  disruption: 'stop' as DisruptionPolicy,
   listen: '127.0.0.1:9494',
 }
 
@@ -102,12 +104,8 @@ export function mergeConfig(input: MergeInput): DraftConfig {
     if (flags.logLevel !== undefined) flagError('--log-level', `must be one of ${LOG_LEVELS.join(', ')}`)
     invalid(`must be one of ${LOG_LEVELS.join(', ')}`, levelSrc?.file, 'log.level', levelSrc?.lines)
   }
-  const formatSrc = pick(layers, 'log.format', (r) => r.log?.format)
-  const format = flags.logFormat ?? formatSrc?.value ?? 'text'
-  if (format !== 'text' && format !== 'json') {
-    if (flags.logFormat !== undefined) flagError('--log-format', 'must be text or json')
-    invalid('must be text or json', formatSrc?.file, 'log.format', formatSrc?.lines)
-  }
+  const format = flags.logFormat ?? 'text'
+  if (format !== 'text' && format !== 'json') flagError('--log-format', 'must be text or json')
 
   const authSrc = pick(layers, 'pve.auth', (r) => r.pve?.auth)
   const auth = flags.pveAuth ?? authSrc?.value ?? DEFAULTS.auth
@@ -141,11 +139,21 @@ export function mergeConfig(input: MergeInput): DraftConfig {
       parsePruneBudget(budgetSrc.value) ??
       invalid('must be a whole number >= 0 (0 = no prunes) or "unlimited"', budgetSrc.file, budgetSrc.field, budgetSrc.lines)
   }
-  const windowSrc = pick(layers, 'reconcile.prune-window', (r) => r.reconcile?.pruneWindow)
-  const pruneWindow = windowSrc
-    ? (parsePruneWindow(windowSrc.value) ??
-      invalid('must be "<count>/<duration>" such as "10/1h", or "unlimited"', windowSrc.file, windowSrc.field, windowSrc.lines))
-    : DEFAULTS.pruneWindow
+  const windowMaxSrc = pick(layers, 'reconcile.prune-window.max', (r) => r.reconcile?.pruneWindow?.max)
+  const windowPeriodSrc = pick(layers, 'reconcile.prune-window.period', (r) => r.reconcile?.pruneWindow?.period)
+  let windowMax = DEFAULTS.pruneWindow.max
+  if (windowMaxSrc) {
+    if (!/^\d+$/.test(windowMaxSrc.value)) invalid('must be a whole number >= 0', windowMaxSrc.file, windowMaxSrc.field, windowMaxSrc.lines)
+    windowMax = Number(windowMaxSrc.value)
+  }
+  const pruneWindow: PruneWindow = { max: windowMax, periodMs: windowPeriodSrc ? positiveDuration(windowPeriodSrc) : DEFAULTS.pruneWindow.periodMs }
+  const shutdownSrc = pick(layers, 'reconcile.shutdown-timeout', (r) => r.reconcile?.shutdownTimeout)
+  const shutdownTimeoutMs = shutdownSrc ? positiveDuration(shutdownSrc) : DEFAULTS.shutdownTimeoutMs
+  const disruptionSrc = pick(layers, 'reconcile.disruption', (r) => r.reconcile?.disruption)
+  if (disruptionSrc && !(DISRUPTIONS as readonly string[]).includes(disruptionSrc.value)) {
+    invalid(`must be one of ${DISRUPTIONS.join(', ')}`, disruptionSrc.file, disruptionSrc.field, disruptionSrc.lines)
+  }
+  const disruption = (disruptionSrc?.value ?? DEFAULTS.disruption) as DisruptionPolicy
 
   const listenSrc = pick(layers, 'listen', (r) => r.listen)
   const listenText = flags.listen ?? listenSrc?.value ?? DEFAULTS.listen
@@ -183,7 +191,7 @@ export function mergeConfig(input: MergeInput): DraftConfig {
       password: pveField('pve.password', (r) => r.pve?.password),
     },
     git,
-    reconcile: { pollIntervalMs, taskTimeoutMs, pruneBudget, pruneWindow },
+    reconcile: { pollIntervalMs, taskTimeoutMs, pruneBudget, pruneWindow, shutdownTimeoutMs, disruption },
     listen,
     dataDir,
     clusters,
@@ -206,15 +214,6 @@ export function parsePruneBudget(text: string): PruneBudget | undefined {
   return /^\d+$/.test(trimmed) ? Number(trimmed) : undefined
 }
 
-export function parsePruneWindow(text: string): PruneWindow | undefined {
-  const trimmed = text.trim()
-  if (trimmed === 'unlimited') return { max: 'unlimited', periodMs: DEFAULTS.pruneWindow.periodMs }
-  const match = /^(\d+)\s*\/\s*(\S+)$/.exec(trimmed)
-  if (!match) return undefined
-  const periodMs = parseDuration(match[2] as string)
-  return periodMs && periodMs > 0 ? { max: Number(match[1]), periodMs } : undefined
-}
-
 export function parseListen(text: string): { host: string; port: number } | undefined {
   const match = /^(?:\[([0-9a-fA-F:.]+)\]|([^\s:[\]]+)):(\d{1,5})$/.exec(text.trim())
   if (!match) return undefined
@@ -223,24 +222,25 @@ export function parseListen(text: string): { host: string; port: number } | unde
   return { host: (match[1] ?? match[2]) as string, port }
 }
 
-const LEGACY_FIELDS = ['log.level', 'log.format', 'reconcile.poll-interval', 'reconcile.task-timeout', 'reconcile.prune-budget', 'reconcile.prune-window', 'listen', 'data-dir'] as const
+const LEGACY_GETTERS: Readonly<Record<string, (r: RawConfigFile) => string | undefined>> = {
+  'log.level': (r) => r.log?.level,
+  'reconcile.poll-interval': (r) => r.reconcile?.pollInterval,
+  'reconcile.task-timeout': (r) => r.reconcile?.taskTimeout,
+  'reconcile.prune-budget': (r) => r.reconcile?.pruneBudget,
+  'reconcile.prune-window.max': (r) => r.reconcile?.pruneWindow?.max,
+  'reconcile.prune-window.period': (r) => r.reconcile?.pruneWindow?.period,
+  'reconcile.shutdown-timeout': (r) => r.reconcile?.shutdownTimeout,
+  'reconcile.disruption': (r) => r.reconcile?.disruption,
+  listen: (r) => r.listen,
+  'data-dir': (r) => r.dataDir,
+}
 
 /** Process fields carried by cluster-local files (legacy); two files that disagree fail closed. */
 function legacyLayer(files: readonly ClusterFile[]): RawConfigFile | undefined {
-  const getters: Record<(typeof LEGACY_FIELDS)[number], (r: RawConfigFile) => string | undefined> = {
-    'log.level': (r) => r.log?.level,
-    'log.format': (r) => r.log?.format,
-    'reconcile.poll-interval': (r) => r.reconcile?.pollInterval,
-    'reconcile.task-timeout': (r) => r.reconcile?.taskTimeout,
-    'reconcile.prune-budget': (r) => r.reconcile?.pruneBudget,
-    'reconcile.prune-window': (r) => r.reconcile?.pruneWindow,
-    listen: (r) => r.listen,
-    'data-dir': (r) => r.dataDir,
-  }
   const seen = new Map<string, { value: string; file: string }>()
   for (const { raw } of files) {
-    for (const field of LEGACY_FIELDS) {
-      const value = getters[field](raw)
+    for (const [field, get] of Object.entries(LEGACY_GETTERS)) {
+      const value = get(raw)
       if (value === undefined) continue
       const prior = seen.get(field)
       if (prior && prior.value !== value) {
@@ -250,18 +250,19 @@ function legacyLayer(files: readonly ClusterFile[]): RawConfigFile | undefined {
     }
   }
   if (seen.size === 0) return undefined
-  // a synthetic layer: each field keeps the file it came from for messages
   const first = [...seen.values()][0] as { file: string }
   const get = (field: string): string | undefined => seen.get(field)?.value
   return {
     file: first.file,
     lines: {},
-    log: { level: get('log.level'), format: get('log.format') },
+    log: { level: get('log.level') },
     reconcile: {
       pollInterval: get('reconcile.poll-interval'),
       taskTimeout: get('reconcile.task-timeout'),
       pruneBudget: get('reconcile.prune-budget'),
-      pruneWindow: get('reconcile.prune-window'),
+      pruneWindow: { max: get('reconcile.prune-window.max'), period: get('reconcile.prune-window.period') },
+      shutdownTimeout: get('reconcile.shutdown-timeout'),
+      disruption: get('reconcile.disruption'),
     },
     listen: get('listen'),
     dataDir: get('data-dir'),
@@ -269,7 +270,7 @@ function legacyLayer(files: readonly ClusterFile[]): RawConfigFile | undefined {
 }
 
 function mergeGit(input: MergeInput): DraftConfig['git'] {
-  const { flags, home } = input
+  const { flags } = input
   // the git source comes from the --config file when one is given, else from proxops.yaml
   const source = input.configFile ?? input.rootFile
   const g = source?.git ?? {}
@@ -282,10 +283,7 @@ function mergeGit(input: MergeInput): DraftConfig['git'] {
     if (flags.gitBranch !== undefined) flagError('--git-branch', 'must not be empty')
     invalid('must not be empty', file, 'git.branch', source?.lines)
   }
-  const base = file ? path.dirname(file) : input.root
-  const sshKeyFile = g.sshKeyFile ? expand(g.sshKeyFile, home, base) : undefined
-  const knownHostsFile = g.knownHostsFile ? expand(g.knownHostsFile, home, base) : undefined
-  const extra = { ...(sshKeyFile ? { sshKeyFile } : {}), ...(knownHostsFile ? { knownHostsFile } : {}), ...(g.token ? { token: g.token } : {}) }
+  const extra = g.token ? { token: g.token } : {}
   // --git-path pins local mode; --git-url switches to URL mode; otherwise the file decides
   if (flags.gitPath !== undefined) return { branch, path: input.root, ...extra }
   const url = flags.gitUrl ?? g.url
@@ -336,8 +334,6 @@ function mergeClusters(input: MergeInput, globalAuth: AuthMethod, globalCa: stri
       ['git.url', raw.git?.url],
       ['git.token', raw.git?.token],
       ['git.branch', raw.git?.branch],
-      ['git.ssh-key-file', raw.git?.sshKeyFile],
-      ['git.known-hosts-file', raw.git?.knownHostsFile],
     ] as const) {
       if (value !== undefined) {
         invalid('is not allowed in a cluster-local config: put credentials in the SOPS file or environment, process settings in proxops.yaml', raw.file, field, raw.lines)
@@ -385,8 +381,8 @@ function clusterEntry(
   } catch {
     parsed = undefined
   }
-  if (!parsed || !/^https?:$/.test(parsed.protocol) || !parsed.hostname || (parsed.pathname !== '/' && parsed.pathname !== '')) {
-    fail('base-url', 'must be http(s)://host[:port] with no path')
+  if (!parsed || !/^https?:$/.test(parsed.protocol) || !parsed.hostname || parsed.search || parsed.hash) {
+    fail('base-url', 'must be http(s)://host[:port]')
   }
   if (parsed?.username || parsed?.password) fail('base-url', 'must not carry credentials; use the SOPS file or environment')
   const nodes = entry.nodes ?? []
@@ -399,15 +395,16 @@ function clusterEntry(
   if (auth !== 'token' && auth !== 'ticket') fail('auth', 'must be token or ticket')
   const effectiveAuth = (entry.auth ?? auth) as AuthMethod
   if (effectiveAuth !== 'token' && effectiveAuth !== 'ticket') fail('auth', 'must be token or ticket')
+  const tls = entry.tls ?? {}
   let fingerprint: string | undefined
-  if (entry.fingerprint !== undefined) {
-    fingerprint = entry.fingerprint.trim().toUpperCase()
-    if (!FINGERPRINT.test(fingerprint)) fail('fingerprint', 'must be the SHA-256 certificate fingerprint as 32 hex pairs, AA:BB:...')
+  if (tls.fingerprint !== undefined) {
+    fingerprint = tls.fingerprint.trim().toUpperCase()
+    if (!FINGERPRINT.test(fingerprint)) fail('tls.fingerprint', 'must be the SHA-256 certificate fingerprint as 32 hex pairs, AA:BB:...')
   }
-  const insecure = entry.insecure ?? false
-  if (insecure && fingerprint) fail('insecure', 'conflicts with fingerprint: a pinned fingerprint already trusts that certificate; drop one')
-  const caFile = entry.caFile !== undefined ? expand(entry.caFile, home, dir) : globalCa
-  if (insecure && entry.caFile !== undefined) fail('insecure', 'conflicts with ca-file; drop one')
+  const insecure = tls.insecure ?? false
+  if (insecure && fingerprint) fail('tls.insecure', 'conflicts with tls.fingerprint: a pinned fingerprint already trusts that certificate; drop one')
+  const caFile = tls.ca !== undefined ? expand(tls.ca, home, dir) : globalCa
+  if (insecure && tls.ca !== undefined) fail('tls.insecure', 'conflicts with tls.ca; drop one')
   if (entry.disruption !== undefined && !(DISRUPTIONS as readonly string[]).includes(entry.disruption)) {
     fail('disruption', `must be one of ${DISRUPTIONS.join(', ')}`)
   }
@@ -433,6 +430,8 @@ export const CREDENTIAL_ENV = {
   tokenValue: 'PROXOPS_PVE_TOKEN_VALUE',
   password: 'PROXOPS_PVE_PASSWORD',
   gitToken: 'PROXOPS_GIT_TOKEN',
+  gitSshKeyFile: 'PROXOPS_GIT_SSH_KEY_FILE',
+  gitKnownHosts: 'PROXOPS_GIT_KNOWN_HOSTS',
 } as const
 
 type Env = Readonly<Record<string, string | undefined>>
@@ -488,7 +487,13 @@ export function resolveCredentials(draft: DraftConfig, env: Env, sops: SopsSecre
   const gitToken = sopsGitToken?.value ?? envValue(env, CREDENTIAL_ENV.gitToken) ?? blankToUndefined(draft.git.token)
   const { pve: _pve, clusters: _clusters, ...rest } = draft
   const { token: _token, ...gitRest } = draft.git
-  return { ...rest, git: { ...gitRest, ...(gitToken ? { token: gitToken } : {}) }, clusters }
+  const sshKeyFile = envValue(env, CREDENTIAL_ENV.gitSshKeyFile)
+  const knownHostsFile = envValue(env, CREDENTIAL_ENV.gitKnownHosts)
+  return {
+    ...rest,
+    git: { ...gitRest, ...(gitToken ? { token: gitToken } : {}), ...(sshKeyFile ? { sshKeyFile } : {}), ...(knownHostsFile ? { knownHostsFile } : {}) },
+    clusters,
+  }
 }
 
 function blankToUndefined(value: string | undefined): string | undefined {

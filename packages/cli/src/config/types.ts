@@ -54,12 +54,14 @@ export interface GitSettings {
   branch: string
   /** local mode: the work tree read as-is */
   path?: string
+  /** SSH deploy key (PROXOPS_GIT_SSH_KEY_FILE) */
   sshKeyFile?: string
+  /** known_hosts for SSH (PROXOPS_GIT_KNOWN_HOSTS) */
   knownHostsFile?: string
 }
 
 export interface PruneWindow {
-  max: number | 'unlimited'
+  max: number
   periodMs: number
 }
 
@@ -70,7 +72,15 @@ export interface DraftConfig {
   log: { level: LogLevel; format: 'text' | 'json' }
   pve: { auth: AuthMethod; user?: string; tokenId?: string; token?: string; tokenValue?: string; password?: string }
   git: GitSettings & { token?: string }
-  reconcile: { pollIntervalMs: number; taskTimeoutMs: number; pruneBudget: PruneBudget; pruneWindow: PruneWindow }
+  reconcile: {
+    pollIntervalMs: number
+    taskTimeoutMs: number
+    pruneBudget: PruneBudget
+    pruneWindow: PruneWindow
+    shutdownTimeoutMs: number
+    /** default for clusters without their own `disruption` */
+    disruption: DisruptionPolicy
+  }
   listen: { host: string; port: number }
   dataDir: string
   /** sorted by name */

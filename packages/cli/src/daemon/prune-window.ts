@@ -13,8 +13,7 @@ export class PruneWindowBudget {
   }
 
   /** Deletions still allowed for `cluster` at `now`. */
-  remaining(cluster: string, now: number): number | 'unlimited' {
-    if (this.#window.max === 'unlimited') return 'unlimited'
+  remaining(cluster: string, now: number): number {
     const recent = this.#recent(cluster, now)
     return Math.max(0, this.#window.max - recent.length)
   }
@@ -22,7 +21,6 @@ export class PruneWindowBudget {
   /** The per-cycle budget capped by the window: what plan() may use this cycle. */
   cycleBudget(cluster: string, configured: PruneBudget, now: number): PruneBudget {
     const left = this.remaining(cluster, now)
-    if (left === 'unlimited') return configured
     return configured === 'unlimited' ? left : Math.min(configured, left)
   }
 
