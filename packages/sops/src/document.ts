@@ -2,7 +2,8 @@
 import { inspect } from 'node:util'
 import { type Document, type Scalar, isMap, isScalar, isSeq } from 'yaml'
 import { type SopsFormat, serialize } from './parse.js'
-import { type LeafType, type LeafValue, SENSITIVE, Secret } from './secret.js'
+import { type LeafValue, SENSITIVE, Secret } from './secret.js'
+import type { LeafInfo } from './tree.js'
 import { stringKey } from './walk.js'
 
 export type PlainNode =
@@ -21,7 +22,6 @@ export function toKeyPath(path: KeyPath): readonly string[] {
   return typeof path === 'string' ? (path === '' ? [] : path.split('.')) : path
 }
 
-type LeafInfo = { type: LeafType; encrypted: boolean }
 
 function plainNode(node: unknown, leaves: ReadonlyMap<Scalar, LeafInfo>, file: string, path: readonly string[], top: boolean): PlainNode {
   if (isMap(node)) {
@@ -36,8 +36,8 @@ function plainNode(node: unknown, leaves: ReadonlyMap<Scalar, LeafInfo>, file: s
   if (isSeq(node)) return { kind: 'seq', items: node.items.map((n) => plainNode(n, leaves, file, path, false)) }
   if (isScalar(node) && node.value !== null && node.value !== undefined) {
     const info = leaves.get(node)
-    const value = node.value as LeafValue
-    return { kind: 'leaf', secret: new Secret(value, info?.type ?? 'str', info?.encrypted ?? false) }
+    if (info) return { kind: 'leaf', secret: new Secret(info.value, info.type, info.encrypted) }
+    return { kind: 'leaf', secret: new Secret(String(node.value), 'str', false) }
   }
   return { kind: 'null' }
 }

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto'
 import type { Document, Scalar } from 'yaml'
 import { aadFor, looksEncrypted, openEnc, parseEnc, sealEnc } from './cipher.js'
 import { SopsError } from './errors.js'
-import type { LeafType } from './secret.js'
+import type { LeafType, LeafValue } from './secret.js'
 import type { PathPredicate } from './rules.js'
 import { type Leaf, leafFromPlaintext, leafFromScalar, plaintextOf } from './values.js'
 import { walkDocuments } from './walk.js'
@@ -19,11 +19,18 @@ export interface TreeOptions {
   macOnlyEncrypted: boolean
 }
 
+/** A leaf's sops type, its value as a JS value, and whether the file keeps it encrypted. */
+export interface LeafInfo {
+  type: LeafType
+  value: LeafValue
+  encrypted: boolean
+}
+
 export interface DecryptedTree {
   /** Uppercase hex SHA-512, as sops computes it. */
   mac: string
-  /** sops type and encryption state of each leaf scalar (now holding its plaintext value). */
-  leaves: Map<Scalar, { type: LeafType; encrypted: boolean }>
+  /** Every leaf scalar (encrypted ones now hold their plaintext). */
+  leaves: Map<Scalar, LeafInfo>
   /** Encrypted comments that did not decrypt (left as they are; sops only warns). */
   undecryptedComments: number
 }
@@ -44,7 +51,7 @@ function commentAads(path: readonly string[]): string[] {
 /** Decrypts all values in place and computes the MAC. Authentication failures are MacMismatch. */
 export function decryptTree(docs: readonly Document[], o: TreeOptions): DecryptedTree {
   const hash = newMacHash(o.macOnlyEncrypted)
-  const leaves = new Map<Scalar, { type: LeafType; encrypted: boolean }>()
+  const leaves = new Map<Scalar, LeafInfo>()
   let undecryptedComments = 0
   walkDocuments(docs, o.file, {
     leaf(scalar, path) {
@@ -70,7 +77,7 @@ export function decryptTree(docs: readonly Document[], o: TreeOptions): Decrypte
       }
       if (!leaf) return
       if (!o.macOnlyEncrypted || encrypted) hash.update(leaf.macBytes)
-      leaves.set(scalar, { type: leaf.type, encrypted })
+      leaves.set(scalar, { type: leaf.type, value: leaf.value, encrypted })
     },
     comment(slot) {
       if (!o.shouldEncrypt(slot.path)) return
