@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest'
+import { FaultState } from './faults.js'
+
+// pve-api.md section 1 (595/596 from pveproxy) and section 8.11 (offline nodes)
+describe('fault state', () => {
+  it('fails exactly the next N matching requests', () => {
+    const f = new FaultState()
+    f.failNext({ status: 596, count: 2, method: 'PUT', path: '/nodes/{node}/qemu/{vmid}/config' })
+    expect(f.decide('GET', '/nodes/pve1/qemu/100/config', '/nodes/{node}/qemu/{vmid}/config').failure).toBeUndefined()
+    expect(f.decide('PUT', '/nodes/pve1/qemu/100/config', '/nodes/{node}/qemu/{vmid}/config').failure).toEqual({ status: 596, message: 'Connection timed out' })
+    expect(f.decide('PUT', '/nodes/pve1/qemu/101/config', '/nodes/{node}/qemu/{vmid}/config').failure?.status).toBe(596)
+    expect(f.decide('PUT', '/nodes/pve1/qemu/100/config', '/nodes/{node}/qemu/{vmid}/config').failure).toBeUndefined()
+    expect(f.pendingBursts()).toBe(0)
+  })
+
+  it('matches concrete paths and regexps; default count 1, custom message', () => {
+    const f = new FaultState()
+    f.failNext({ status: 500, path: /\/cluster\//, message: 'boom' })
+    expect(f.decide('GET', '/version', '/version').failure).toBeUndefined()
+    expect(f.decide('GET', '/cluster/resources', '/cluster/resources').failure).toEqual({ status: 500, message: 'boom' })
+    expect(f.decide('GET', '/cluster/resources', '/cluster/resources').failure).toBeUndefined()
+  })
+
+  it('adds up matching latency rules; setLatency(0) clears', () => {
+    const f = new FaultState()
+    f.setLatency(100)
+    f.setLatency({ ms: 50, method: 'GET' })
+    expect(f.decide('GET', '/x', undefined).delayMs).toBe(150)
+    expect(f.decide('POST', '/x', undefined).delayMs).toBe(100)
+    f.setLatency(0)
+    expect(f.decide('GET', '/x', undefined).delayMs).toBe(0)
+  })
+
+  it('refuses statuses that are not errors', () => {
+    expect(() => new FaultState().failNext({ status: 200 })).toThrow(/400\.\.599/)
+  })
+})
