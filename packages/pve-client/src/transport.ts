@@ -2,11 +2,12 @@ import ky, { type KyInstance } from 'ky'
 import type { Agent } from 'undici'
 import { type AuthOptions, type AuthProvider, ticketAuth, tokenAuth } from './auth.js'
 import { classifyHttpFailure, classifyNetworkFailure } from './classify.js'
-import { PveError, type PveErrorCode } from './errors.js'
+import { PveError, type PveErrorCode, PveParamError } from './errors.js'
 import { Limiter } from './limiter.js'
 import { type BackoffOptions, abortedError, backoffDelay, sleep } from './retry.js'
 import { scrub } from './scrub.js'
 import { type Logger, type TlsOptions, createDispatcher } from './tls.js'
+import { WireError } from './wire/errors.js'
 import { type ParamValue, encodeParams } from './wire/form.js'
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE'
@@ -113,13 +114,20 @@ export class Transport {
   readonly get = (spec: Omit<CallSpec, 'method' | 'body'>): Promise<unknown> => this.call({ ...spec, method: 'GET' })
 
   async call(spec: CallSpec): Promise<unknown> {
-    const url = this.#url(spec)
+    let url: string
+    let body: string | undefined
+    try {
+      url = this.#url(spec)
+      body = spec.body === undefined ? undefined : encodeParams(spec.body).toString()
+    } catch (err) {
+      throw localRefusal(err, spec)
+    }
     const secrets = () => [...this.#auth.secrets(), ...sensitiveValues(spec.body), ...sensitiveValues(spec.query)]
     let reloggedIn = false
     for (let attempt = 1; ; attempt++) {
       try {
         const headers = await this.#auth.headers(spec.method, spec.signal)
-        return await this.#attempt(spec, url, headers, attempt)
+        return await this.#attempt(spec, url, body, headers, attempt)
       } catch (raw) {
         const err = raw instanceof PveError ? raw : classifyNetworkFailure(raw, spec.method, spec.path)
         scrubError(err, secrets())
@@ -145,7 +153,7 @@ export class Transport {
     }
   }
 
-  async #attempt(spec: CallSpec, url: string, headers: Record<string, string>, attempt: number): Promise<unknown> {
+  async #attempt(spec: CallSpec, url: string, body: string | undefined, headers: Record<string, string>, attempt: number): Promise<unknown> {
     const release = await this.#limiter.acquire(spec.signal).catch(() => {
       throw abortedError(spec.signal, `${spec.method} ${spec.path}`)
     })
@@ -154,7 +162,6 @@ export class Transport {
     let errorCode: PveErrorCode | undefined
     try {
       if (spec.method !== 'GET' && spec.path !== '/access/ticket') this.#writes++
-      const body = spec.body === undefined ? undefined : encodeParams(spec.body)
       let res: Response
       try {
         res = await this.#ky(url, {
@@ -164,7 +171,7 @@ export class Transport {
             ...headers,
             ...(body === undefined ? {} : { 'Content-Type': 'application/x-www-form-urlencoded' }),
           },
-          ...(body === undefined ? {} : { body: body.toString() }),
+          ...(body === undefined ? {} : { body }),
           timeout: spec.timeoutMs ?? this.#timeoutMs,
           ...(spec.signal === undefined ? {} : { signal: spec.signal }),
         })
@@ -226,7 +233,8 @@ export class Transport {
   async #login(params: Record<string, string>, signal?: AbortSignal): Promise<unknown> {
     const url = `${this.#base}/access/ticket`
     try {
-      return await this.#attempt({ method: 'POST', path: '/access/ticket', body: params, ...(signal ? { signal } : {}) }, url, {}, 1)
+      const body = encodeParams(params).toString()
+      return await this.#attempt({ method: 'POST', path: '/access/ticket', ...(signal ? { signal } : {}) }, url, body, {}, 1)
     } catch (err) {
       if (err instanceof PveError) scrubError(err, [...Object.values(params)])
       throw err
@@ -255,6 +263,20 @@ export function normaliseBaseUrl(input: string): string {
   if (url.username !== '' || url.password !== '') throw new PveError('PVE_CONFIG', 'baseUrl must not contain credentials')
   const path = url.pathname.replace(/\/+$/, '').replace(/\/api2\/json$/, '')
   return `${url.origin}${path}/api2/json`
+}
+
+/** A request refused before sending (a parameter our codecs reject): PVE_PARAM naming the parameter. */
+function localRefusal(err: unknown, spec: CallSpec): PveError {
+  if (err instanceof PveError) return err
+  if (err instanceof WireError) {
+    const e = new PveParamError('PVE_PARAM', `${spec.method} ${spec.path}: refused before sending: ${err.message}`, {
+      method: spec.method,
+      path: spec.path,
+    })
+    e.params = { [err.field ?? 'request']: err.message }
+    return e
+  }
+  throw err
 }
 
 function parseJson(text: string): unknown {
