@@ -16,3 +16,26 @@ export {
   type ParseResult,
   type PathKey,
 } from './manifest/parse.js'
+export * from './duration.js'
+export {
+  clusterEntrySchema,
+  processConfigSchema,
+  checkBaseUrl,
+  normaliseBaseUrl,
+  type ClusterEntry,
+  type ProcessConfig,
+} from './config.js'
+export { parseYaml, type Position, type YamlDocument, type YamlFile, type YamlLimits, type YamlProblem } from './yaml.js'
+export * from './graph.js'
+export type { RepoFs, FileInfo } from './loader/fs.js'
+export { nodeFs } from './loader/fs.js'
+export { discoverRepository, type DiscoveryResult } from './loader/discover.js'
+export {
+  loadRepository,
+  type LoadOptions,
+  type LoadLimits,
+  type LoadedResource,
+  type LoadedCluster,
+  type ClusterIndex,
+  type RepositoryModel,
+} from './loader/load.js'

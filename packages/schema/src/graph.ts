@@ -1,0 +1,162 @@
+/**
+ * The dependency model (RB 5): structured references plus the `proxops/depends-on` annotation, cycle
+ * detection with the cycle's path, and levels (0 = no prerequisites, else 1 + the deepest prerequisite).
+ */
+import type { Kind } from './kinds.js'
+import type { Manifest } from './manifest/types.js'
+import { DEPENDS_ON, parseDependsOn, type PathKey } from './manifest/parse.js'
+
+/** `Kind/name`, the identity of a manifest within one cluster. */
+export type ResourceKey = `${Kind}/${string}`
+export function resourceKey(kind: Kind, name: string): ResourceKey {
+  return `${kind}/${name}`
+}
+
+export interface Reference {
+  kind: Kind
+  name: string
+  /** which field makes the reference */
+  via: 'cdrom' | 'disk-image' | 'clone' | 'template' | 'annotation'
+  /** where the reference is written in the manifest */
+  path: PathKey[]
+}
+
+/** Every prerequisite a manifest names (RB 5 table); artifacts have none of their own except annotations. */
+export function referencesOf(m: Manifest): Reference[] {
+  const refs: Reference[] = []
+  if (m.kind === 'VM' || m.kind === 'TemplateVM') {
+    const iso = m.spec.hardware?.cdrom?.iso
+    if (iso !== undefined && iso !== 'none') refs.push({ kind: 'ISO', name: iso, via: 'cdrom', path: ['spec', 'hardware', 'cdrom', 'iso'] })
+    m.spec.disks.forEach((d, i) => {
+      if (d.image !== undefined) refs.push({ kind: 'DiskImage', name: d.image, via: 'disk-image', path: ['spec', 'disks', i, 'image'] })
+    })
+    if (m.spec.clone !== undefined) refs.push({ kind: 'TemplateVM', name: m.spec.clone, via: 'clone', path: ['spec', 'clone'] })
+  } else if (m.kind === 'LXC' || m.kind === 'TemplateCT') {
+    refs.push({ kind: 'CTTemplate', name: m.spec.template, via: 'template', path: ['spec', 'template'] })
+  }
+  const annotation = m.metadata.annotations[DEPENDS_ON]
+  if (annotation !== undefined) {
+    const parsed = parseDependsOn(annotation)
+    if (parsed.ok) {
+      for (const r of parsed.refs) refs.push({ ...r, via: 'annotation', path: ['metadata', 'annotations', DEPENDS_ON] })
+    }
+  }
+  return refs
+}
+
+export interface DependencyGraph {
+  /** prerequisites of each resource, sorted and de-duplicated */
+  dependsOn: ReadonlyMap<ResourceKey, readonly ResourceKey[]>
+  /** resources that depend on each resource, sorted */
+  dependants: ReadonlyMap<ResourceKey, readonly ResourceKey[]>
+  /** 0 for no prerequisites, else 1 + max(level of prerequisites) */
+  level: ReadonlyMap<ResourceKey, number>
+  /** every resource, by level, then key: a valid creation order */
+  order: readonly ResourceKey[]
+  /** each cycle as a path that starts and ends with the same key (`[A, B, A]`), sorted; empty when acyclic */
+  cycles: readonly ResourceKey[][]
+}
+
+/** Builds the graph over `nodes`; edges to keys outside `nodes` are ignored (callers report them). */
+export function buildGraph(nodes: readonly ResourceKey[], edges: ReadonlyMap<ResourceKey, readonly ResourceKey[]>): DependencyGraph {
+  const known = new Set(nodes)
+  const dependsOn = new Map<ResourceKey, ResourceKey[]>()
+  const dependants = new Map<ResourceKey, ResourceKey[]>()
+  const sorted = [...known].sort()
+  for (const n of sorted) {
+    dependsOn.set(n, [...new Set(edges.get(n) ?? [])].filter((t) => known.has(t)).sort())
+    dependants.set(n, [])
+  }
+  for (const n of sorted) for (const t of dependsOn.get(n)!) dependants.get(t)!.push(n)
+
+  const cycles = findCycles(sorted, dependsOn)
+
+  const level = new Map<ResourceKey, number>()
+  const visiting = new Set<ResourceKey>()
+  const levelOf = (n: ResourceKey): number => {
+    const known = level.get(n)
+    if (known !== undefined) return known
+    visiting.add(n)
+    let l = 0
+    for (const t of dependsOn.get(n)!) {
+      if (visiting.has(t)) continue // back edge of a reported cycle
+      l = Math.max(l, levelOf(t) + 1)
+    }
+    visiting.delete(n)
+    level.set(n, l)
+    return l
+  }
+  for (const n of sorted) levelOf(n)
+  const order = [...sorted].sort((a, b) => level.get(a)! - level.get(b)! || (a < b ? -1 : a > b ? 1 : 0))
+  return { dependsOn, dependants, level, order, cycles }
+}
+
+/** Tarjan's strongly connected components; each non-trivial component yields one cycle path. */
+function findCycles(nodes: readonly ResourceKey[], dependsOn: ReadonlyMap<ResourceKey, readonly ResourceKey[]>): ResourceKey[][] {
+  let index = 0
+  const idx = new Map<ResourceKey, number>()
+  const low = new Map<ResourceKey, number>()
+  const stack: ResourceKey[] = []
+  const onStack = new Set<ResourceKey>()
+  const components: ResourceKey[][] = []
+
+  const strong = (v: ResourceKey): void => {
+    idx.set(v, index)
+    low.set(v, index)
+    index++
+    stack.push(v)
+    onStack.add(v)
+    for (const w of dependsOn.get(v) ?? []) {
+      if (!idx.has(w)) {
+        strong(w)
+        low.set(v, Math.min(low.get(v)!, low.get(w)!))
+      } else if (onStack.has(w)) {
+        low.set(v, Math.min(low.get(v)!, idx.get(w)!))
+      }
+    }
+    if (low.get(v) === idx.get(v)) {
+      const comp: ResourceKey[] = []
+      let w: ResourceKey
+      do {
+        w = stack.pop()!
+        onStack.delete(w)
+        comp.push(w)
+      } while (w !== v)
+      const selfLoop = comp.length === 1 && (dependsOn.get(v) ?? []).includes(v)
+      if (comp.length > 1 || selfLoop) components.push(comp)
+    }
+  }
+  for (const n of nodes) if (!idx.has(n)) strong(n)
+
+  return components
+    .map((comp) => {
+      const members = new Set(comp)
+      const start = [...comp].sort()[0]!
+      // shortest path back to start inside the component (BFS), giving a readable cycle
+      const prev = new Map<ResourceKey, ResourceKey>()
+      const queue: ResourceKey[] = [start]
+      const seen = new Set<ResourceKey>()
+      let end: ResourceKey | undefined
+      while (queue.length > 0 && end === undefined) {
+        const cur = queue.shift()!
+        for (const next of dependsOn.get(cur) ?? []) {
+          if (!members.has(next)) continue
+          if (next === start) {
+            end = cur
+            break
+          }
+          if (!seen.has(next)) {
+            seen.add(next)
+            prev.set(next, cur)
+            queue.push(next)
+          }
+        }
+      }
+      const path: ResourceKey[] = [start]
+      const back: ResourceKey[] = []
+      for (let c = end; c !== undefined && c !== start; c = prev.get(c)) back.push(c)
+      path.push(...back.reverse(), start)
+      return path
+    })
+    .sort((a, b) => (a[0]! < b[0]! ? -1 : a[0]! > b[0]! ? 1 : 0))
+}

@@ -1,0 +1,699 @@
+/**
+ * The repository loader: reads a ProxOps GitOps repository (RB 2) into per-cluster indexes of normalised
+ * manifests, collecting every problem (never only the first) with a stable code and a position.
+ *
+ * It reads nothing outside the repository root: every path is checked lexically and again after resolving
+ * symlinks (real paths), before any file is opened. It reads no environment variables and makes no network
+ * calls; the CLI passes the root and options.
+ */
+import * as v from 'valibot'
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
+import { type ErrorCode, type SchemaError, sortErrors, splitIssueMessage } from '../errors.js'
+import { type ClusterEntry, type ProcessConfig, clusterEntrySchema, processConfigSchema } from '../config.js'
+import { buildGraph, type DependencyGraph, referencesOf, type ResourceKey, resourceKey } from '../graph.js'
+import { KIND_ROOTS, type Kind, isGuestKind } from '../kinds.js'
+import { checkClusterName } from '../names.js'
+import { formatPath, parseManifest, type PathKey } from '../manifest/parse.js'
+import type { Manifest } from '../manifest/types.js'
+import { type Position, parseYaml, type YamlDocument } from '../yaml.js'
+import { type RepoFs, nodeFs } from './fs.js'
+
+export interface LoadLimits {
+  /** largest YAML file read, in bytes; default 1 MiB */
+  maxFileBytes?: number
+  /** alias resolutions allowed per YAML document; default 100 */
+  maxAliasCount?: number
+}
+
+export interface LoadOptions {
+  /** the repository root (the directory holding `clusters/`); see `discoverRepository` */
+  root: string
+  /** load only this cluster (repository-wide rules still apply) */
+  cluster?: string
+  /** file-system port; default the local disk */
+  fs?: RepoFs
+  limits?: LoadLimits
+}
+
+/** One manifest document and where it came from. */
+export interface LoadedResource<M extends Manifest = Manifest> {
+  key: ResourceKey
+  manifest: M
+  /** file relative to the repository root, `/` separated */
+  file: string
+  /** 0-based document index in the file */
+  document: number
+  line: number
+  column: number
+}
+
+export interface ClusterIndex {
+  /** every resource of the cluster, by file (lexicographic) then document order */
+  readonly resources: readonly LoadedResource[]
+  get<K extends Kind>(kind: K, name: string): LoadedResource<Extract<Manifest, { kind: K }>> | undefined
+  ofKind<K extends Kind>(kind: K): LoadedResource<Extract<Manifest, { kind: K }>>[]
+  /** guests by `node/vmid` */
+  guest(node: string, vmid: number): LoadedResource | undefined
+}
+
+export interface LoadedCluster {
+  name: string
+  /** where the cluster entry is declared, relative to the root (`clusters/<name>/config.yaml` or `proxops.yaml`) */
+  configFile: string
+  entry: ClusterEntry
+  /** absolute path of the SOPS file, resolved against the declaring file's directory */
+  secretsFile?: string
+  /** process settings written in the cluster-local config file (legacy layout), as parsed */
+  localSettings?: ProcessConfig
+  /** `clusters/<name>/resources.yaml` */
+  compositionFile: string
+  /** composed manifest files, relative to the root, sorted */
+  files: string[]
+  index: ClusterIndex
+  graph: DependencyGraph
+  /** this cluster's problems, including repository-wide ones and those of shared files it lists */
+  errors: SchemaError[]
+  /** true when `errors` is empty: the cluster may be planned */
+  ok: boolean
+}
+
+export interface RepositoryModel {
+  /** real path of the repository root */
+  root: string
+  /** `proxops.yaml` with defaults applied (defaults alone when the file is absent) */
+  processConfig: ProcessConfig
+  processConfigFile?: string
+  /** clusters sorted by name (only the selected one with `options.cluster`) */
+  clusters: LoadedCluster[]
+  /** every problem of the repository, sorted and de-duplicated */
+  errors: SchemaError[]
+}
+
+const DEFAULT_MAX_FILE = 1024 * 1024
+const YAML_EXT = /\.ya?ml$/i
+
+interface ParsedFile {
+  file: string
+  docs: YamlDocument[]
+  errors: SchemaError[]
+  resources: Array<{ manifest: Manifest; doc: YamlDocument }>
+}
+
+interface ConfigSource {
+  name: string
+  configFile: string
+  entry: ClusterEntry
+  secretsFile?: string
+  localSettings?: ProcessConfig
+  /** position of the declaration */
+  at: Position
+}
+
+class Loader {
+  readonly errors: SchemaError[] = []
+  readonly fs: RepoFs
+  private readonly maxFileBytes: number
+  private readonly maxAliasCount: number
+  private readonly fileCache = new Map<string, Promise<ParsedFile>>()
+  root = ''
+
+  constructor(readonly options: LoadOptions) {
+    this.fs = options.fs ?? nodeFs
+    this.maxFileBytes = options.limits?.maxFileBytes ?? DEFAULT_MAX_FILE
+    this.maxAliasCount = options.limits?.maxAliasCount ?? 100
+  }
+
+  err(code: ErrorCode, file: string, at: Position | undefined, message: string, extra: Partial<SchemaError> = {}): SchemaError {
+    const e: SchemaError = { code, file, line: at?.line ?? 0, column: at?.column ?? 0, message, ...extra }
+    return e
+  }
+
+  /** repository-relative, `/`-separated form of an absolute path inside the root */
+  rel(abs: string): string {
+    const r = relative(this.root, abs)
+    return r === '' ? '.' : r.split(sep).join('/')
+  }
+
+  inside(abs: string): boolean {
+    const r = relative(this.root, abs)
+    return r === '' || (!r.startsWith(`..${sep}`) && r !== '..' && !isAbsolute(r))
+  }
+
+  /**
+   * Resolves a path that is lexically inside the root to its real path, refusing (undefined + error) when a
+   * symlink leads outside. Missing paths resolve to undefined without error (callers report them).
+   */
+  async real(abs: string, report: (message: string) => void): Promise<string | undefined> {
+    if (!this.inside(abs)) {
+      report(`${abs} is outside the repository root`)
+      return undefined
+    }
+    if ((await this.fs.lstat(abs)) === undefined) return undefined
+    let real: string
+    try {
+      real = await this.fs.realpath(abs)
+    } catch {
+      return undefined
+    }
+    if (!this.inside(real)) {
+      report(`${this.rel(abs)} resolves through a symlink to ${real}, outside the repository root`)
+      return undefined
+    }
+    return real
+  }
+
+  /** Reads a file whose real path has been checked; enforces the size limit. */
+  async read(real: string): Promise<{ text: string } | { error: SchemaError }> {
+    if (!this.inside(real)) throw new Error(`loader bug: refusing to read ${real} outside ${this.root}`)
+    const file = this.rel(real)
+    const info = await this.fs.stat(real)
+    if (!info?.isFile) return { error: this.err('file-unreadable', file, undefined, `${file} is not a regular file`) }
+    if (info.size > this.maxFileBytes) {
+      return { error: this.err('file-too-large', file, undefined, `${file} is ${info.size} bytes, over the ${this.maxFileBytes}-byte limit for one YAML file: split it`) }
+    }
+    try {
+      const text = await this.fs.readFile(real)
+      if (Buffer.byteLength(text) > this.maxFileBytes) {
+        return { error: this.err('file-too-large', file, undefined, `${file} is over the ${this.maxFileBytes}-byte limit for one YAML file: split it`) }
+      }
+      return { text }
+    } catch (err) {
+      return { error: this.err('file-unreadable', file, undefined, `${file} could not be read: ${(err as Error).message}`) }
+    }
+  }
+
+  async readYaml(real: string): Promise<{ docs: YamlDocument[]; errors: SchemaError[] }> {
+    const file = this.rel(real)
+    const r = await this.read(real)
+    if ('error' in r) return { docs: [], errors: [r.error] }
+    const parsed = parseYaml(r.text, { maxAliasCount: this.maxAliasCount })
+    return { docs: parsed.documents, errors: parsed.problems.map((p) => this.err(p.code, file, p, p.message)) }
+  }
+
+  /** Parses a manifest file once, whichever clusters list it. */
+  manifestFile(real: string): Promise<ParsedFile> {
+    let cached = this.fileCache.get(real)
+    if (!cached) {
+      cached = (async () => {
+        const file = this.rel(real)
+        const { docs, errors } = await this.readYaml(real)
+        const resources: ParsedFile['resources'] = []
+        for (const doc of docs) {
+          if (doc.value === null || doc.value === undefined) continue // empty documents are skipped
+          const r = parseManifest(doc.value)
+          if (r.ok) resources.push({ manifest: r.manifest, doc })
+          else {
+            for (const issue of r.issues) {
+              const at = doc.locate(issue.path, { key: issue.code === 'field-unknown' })
+              errors.push(this.err(issue.code, file, at, issue.message, issue.path.length ? { field: formatPath(issue.path) } : {}))
+            }
+          }
+        }
+        return { file, docs, errors, resources }
+      })()
+      this.fileCache.set(real, cached)
+    }
+    return cached
+  }
+
+  /** Validates a config document with a valibot schema, reporting issues with positions. */
+  validateConfig<T>(schema: v.GenericSchema<unknown, T>, doc: YamlDocument, file: string, prefix: PathKey[] = []): T | undefined {
+    const r = v.safeParse(schema, doc.value)
+    if (r.success) return r.output
+    for (const issue of r.issues) {
+      const path = [...prefix, ...(issue.path ?? []).map((p) => p.key as PathKey)]
+      const tagged = splitIssueMessage(issue.message)
+      const last = path[path.length - 1]
+      let code: ErrorCode = 'config-invalid'
+      let message = issue.message
+      if (tagged) {
+        code = tagged.code === 'field-type' || tagged.code === 'field-invalid' ? 'config-invalid' : tagged.code
+        message = `${formatPath(path)}: ${tagged.text}`
+      } else if (issue.expected === 'never') message = `unknown setting ${JSON.stringify(formatPath(path))}`
+      else if (issue.received === 'undefined') message = `missing required setting ${JSON.stringify(formatPath(path))}`
+      else message = `${formatPath(path) || 'the document'}: expected ${issue.expected}, got ${issue.received}`
+      this.errors.push(this.err(code, file, doc.locate(path, { key: issue.expected === 'never' }), message, { field: formatPath(path) }))
+      void last
+    }
+    return undefined
+  }
+
+  /** The one non-empty document of a config file (several = error). */
+  singleDoc(docs: YamlDocument[], file: string): YamlDocument | undefined {
+    const nonEmpty = docs.filter((d) => d.value !== null && d.value !== undefined)
+    if (nonEmpty.length > 1) {
+      this.errors.push(this.err('config-invalid', file, nonEmpty[1]!.start, `${file} must hold a single YAML document`))
+      return undefined
+    }
+    return nonEmpty[0]
+  }
+}
+
+function isMapping(x: unknown): x is Record<string, unknown> {
+  return typeof x === 'object' && x !== null && !Array.isArray(x)
+}
+
+const processDefaults = (): ProcessConfig => v.parse(processConfigSchema, {})
+
+/** Loads and checks a repository. Never throws for problems in the repository: they are in `errors`. */
+export async function loadRepository(options: LoadOptions): Promise<RepositoryModel> {
+  const L = new Loader(options)
+  const fs = options.fs ?? nodeFs
+  const given = resolve(options.root)
+  const rootInfo = await fs.stat(given)
+  if (!rootInfo?.isDirectory) {
+    return {
+      root: given,
+      processConfig: processDefaults(),
+      clusters: [],
+      errors: [L.err('root-invalid', '.', undefined, `repository root ${given} does not exist or is not a directory`)],
+    }
+  }
+  L.root = await fs.realpath(given)
+  const root = L.root
+
+  // ---------------------------------------------------------------- proxops.yaml
+  let processConfig = processDefaults()
+  let processConfigFile: string | undefined
+  const inlineClusters: ConfigSource[] = []
+  const procAbs = join(root, 'proxops.yaml')
+  const procReal = await L.real(procAbs, (msg) => L.errors.push(L.err('path-outside-root', 'proxops.yaml', undefined, msg)))
+  if (procReal) {
+    processConfigFile = 'proxops.yaml'
+    const { docs, errors } = await L.readYaml(procReal)
+    L.errors.push(...errors)
+    const doc = errors.length ? undefined : L.singleDoc(docs, 'proxops.yaml')
+    if (doc) {
+      const cfg = L.validateConfig(processConfigSchema, doc, 'proxops.yaml')
+      if (cfg) {
+        processConfig = cfg
+        checkProcessConfig(L, cfg, doc, 'proxops.yaml')
+        for (const [name, entry] of Object.entries(cfg.pve.clusters)) {
+          inlineClusters.push({
+            name,
+            configFile: 'proxops.yaml',
+            entry,
+            at: doc.locate(['pve', 'clusters', name], { key: true }),
+            ...(entry['secrets-file'] !== undefined ? { secretsFile: resolve(root, entry['secrets-file']) } : {}),
+          })
+        }
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- legacy layout (repository-wide)
+  for (const kindRoot of KIND_ROOTS) {
+    const dir = join(root, kindRoot)
+    const info = await fs.lstat(dir)
+    if (!info?.isDirectory) continue
+    for (const name of await fs.readdir(dir)) {
+      if (!YAML_EXT.test(name)) continue
+      const entry = await fs.lstat(join(dir, name))
+      if (entry && !entry.isDirectory) {
+        L.errors.push(
+          L.err('legacy-layout', `${kindRoot}/${name}`, undefined, `legacy layout: ${kindRoot}/${name} sits directly under the ${kindRoot}/ kind root, which is not allowed; move it to ${kindRoot}/base/ or ${kindRoot}/<cluster>/ and list it in a clusters/<name>/resources.yaml`),
+        )
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- clusters/
+  const localClusters: ConfigSource[] = []
+  /** clusters with a config.yaml, valid or not: an invalid one is reported once, without follow-up errors */
+  const attempted = new Set<string>()
+  const compositionDirs = new Map<string, string>() // name -> real path of resources.yaml
+  const clustersDir = join(root, 'clusters')
+  const clustersInfo = await fs.lstat(clustersDir)
+  if (clustersInfo?.isSymbolicLink) {
+    L.errors.push(L.err('path-outside-root', 'clusters', undefined, 'clusters/ must be a directory, not a symlink'))
+  } else if (clustersInfo?.isDirectory) {
+    for (const name of await fs.readdir(clustersDir)) {
+      const abs = join(clustersDir, name)
+      const info = await fs.lstat(abs)
+      if (!info?.isDirectory) continue // files and symlinks under clusters/ are not cluster directories
+      const bad = checkClusterName(name)
+      if (bad) {
+        L.errors.push(L.err('cluster-name-invalid', `clusters/${name}`, undefined, bad))
+        continue
+      }
+      const configAbs = join(abs, 'config.yaml')
+      const configRel = `clusters/${name}/config.yaml`
+      const configReal = await L.real(configAbs, (msg) => L.errors.push(L.err('path-outside-root', configRel, undefined, msg)))
+      if (configReal) {
+        attempted.add(name)
+        const src = await loadClusterConfig(L, name, configReal, configRel)
+        if (src) localClusters.push(src)
+      }
+      const resRel = `clusters/${name}/resources.yaml`
+      const resReal = await L.real(join(abs, 'resources.yaml'), (msg) => L.errors.push(L.err('path-outside-root', resRel, undefined, msg)))
+      if (resReal) compositionDirs.set(name, resReal)
+      else if ((await fs.lstat(join(abs, 'resources.yaml'))) === undefined) {
+        L.errors.push(L.err('composition-missing', `clusters/${name}`, undefined, `clusters/${name}/ exists but has no resources.yaml: add one (resources: [] for an empty cluster) or remove the directory`))
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- configured clusters
+  const configured = new Map<string, ConfigSource>()
+  for (const src of [...inlineClusters, ...localClusters]) {
+    const prev = configured.get(src.name)
+    if (prev) {
+      L.errors.push(L.err('config-invalid', src.configFile, src.at, `cluster "${src.name}" is declared twice: in ${prev.configFile} and in ${src.configFile}; keep one`))
+      continue
+    }
+    configured.set(src.name, src)
+  }
+  for (const name of compositionDirs.keys()) {
+    if (!configured.has(name) && !attempted.has(name)) {
+      L.errors.push(
+        L.err('cluster-not-configured', `clusters/${name}/resources.yaml`, undefined, `clusters/${name}/resources.yaml has no configured cluster: add clusters/${name}/config.yaml declaring pve.clusters.${name}`),
+      )
+    }
+  }
+  for (const src of configured.values()) {
+    if (!compositionDirs.has(src.name) && !L.errors.some((e) => e.file === `clusters/${src.name}` && e.code === 'composition-missing')) {
+      L.errors.push(L.err('composition-missing', src.configFile, src.at, `cluster "${src.name}" has no clusters/${src.name}/resources.yaml: create it (resources: [] for an empty cluster)`))
+    }
+  }
+  if (configured.size === 0 && attempted.size === 0) {
+    L.errors.push(L.err('no-clusters', '.', undefined, 'at least one named PVE cluster is required: add clusters/<name>/config.yaml (with pve.clusters.<name>) and clusters/<name>/resources.yaml'))
+  }
+  const byUrl = new Map<string, ConfigSource>()
+  for (const src of [...configured.values()].sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    const url = src.entry['base-url']
+    const prev = byUrl.get(url)
+    if (prev) {
+      L.errors.push(L.err('base-url-duplicate', src.configFile, src.at, `clusters "${prev.name}" and "${src.name}" share base-url ${url}: each cluster needs its own endpoint`))
+    } else byUrl.set(url, src)
+  }
+
+  // ---------------------------------------------------------------- per-cluster compositions
+  const globalErrors = [...L.errors]
+  let names = [...configured.keys()].filter((n) => compositionDirs.has(n)).sort()
+  if (options.cluster !== undefined) {
+    if (!configured.has(options.cluster)) {
+      L.errors.push(L.err('cluster-unknown', '.', undefined, `cluster "${options.cluster}" is not configured (known: ${[...configured.keys()].sort().join(', ') || 'none'})`))
+      globalErrors.push(L.errors[L.errors.length - 1]!)
+    }
+    names = names.filter((n) => n === options.cluster)
+  }
+  const clusters: LoadedCluster[] = []
+  for (const name of names) {
+    const otherNodes = new Set([...configured.values()].filter((c) => c.name !== name).flatMap((c) => c.entry.nodes))
+    const { cluster, own } = await loadCluster(L, configured.get(name)!, compositionDirs.get(name)!, globalErrors, otherNodes)
+    clusters.push(cluster)
+    L.errors.push(...own)
+  }
+
+  return {
+    root,
+    processConfig,
+    ...(processConfigFile ? { processConfigFile } : {}),
+    clusters,
+    errors: sortErrors(L.errors),
+  }
+}
+
+function checkProcessConfig(L: Loader, cfg: ProcessConfig, doc: YamlDocument, file: string): void {
+  if (cfg.git.url !== undefined && cfg.git.path !== undefined) {
+    L.errors.push(L.err('config-invalid', file, doc.locate(['git', 'path'], { key: true }), 'git.url and git.path are mutually exclusive: keep one'))
+  }
+  if (cfg.pve.auth === 'token' && cfg.pve.password) {
+    L.errors.push(L.err('config-invalid', file, doc.locate(['pve', 'password'], { key: true }), 'pve.password must be empty with auth: token (use auth: ticket for password login)'))
+  }
+}
+
+async function loadClusterConfig(L: Loader, name: string, real: string, file: string): Promise<ConfigSource | undefined> {
+  const { docs, errors } = await L.readYaml(real)
+  L.errors.push(...errors)
+  if (errors.length) return undefined
+  const doc = L.singleDoc(docs, file)
+  if (!doc) {
+    L.errors.push(L.err('cluster-config-mismatch', file, undefined, `${file} is empty: declare pve.clusters.${name}`))
+    return undefined
+  }
+  const raw = doc.value
+  const clustersNode = isMapping(raw) && isMapping(raw.pve) ? raw.pve.clusters : undefined
+  const keys = isMapping(clustersNode) ? Object.keys(clustersNode) : []
+  if (keys.length !== 1 || keys[0] !== name) {
+    const at = keys.length ? doc.locate(['pve', 'clusters', keys[0]!], { key: true }) : doc.locate(['pve', 'clusters'])
+    const what = keys.length === 0 ? 'no pve.clusters entry' : keys.length > 1 ? `${keys.length} entries (${keys.join(', ')})` : `pve.clusters.${keys[0]}`
+    L.errors.push(
+      L.err('cluster-config-mismatch', file, at, `${file} declares ${what}, which does not match its directory name: it must declare exactly pve.clusters.${name}`),
+    )
+    return undefined
+  }
+  const cfg = L.validateConfig(processConfigSchema, doc, file)
+  if (!cfg) return undefined
+  checkProcessConfig(L, cfg, doc, file)
+  const entry = cfg.pve.clusters[name]!
+  const local = raw as Record<string, unknown>
+  const pve = local.pve as Record<string, unknown>
+  const hasSettings = Object.keys(local).some((k) => k !== 'pve') || Object.keys(pve).some((k) => k !== 'clusters')
+  return {
+    name,
+    configFile: file,
+    entry: entry.auth === undefined && pve.auth !== undefined ? { ...entry, auth: cfg.pve.auth } : entry,
+    at: doc.locate(['pve', 'clusters', name], { key: true }),
+    ...(entry['secrets-file'] !== undefined ? { secretsFile: resolve(dirname(real), entry['secrets-file']) } : {}),
+    ...(hasSettings ? { localSettings: cfg } : {}),
+  }
+}
+
+/** Reads `resources.yaml` into entries with their positions. */
+async function readComposition(L: Loader, real: string, file: string, cluster: string): Promise<Array<{ path: string; at: Position }> | undefined> {
+  const { docs, errors } = await L.readYaml(real)
+  if (errors.length) {
+    L.errors.push(...errors.map((e) => ({ ...e, clusters: [cluster] })))
+    return undefined
+  }
+  const doc = L.singleDoc(docs, file)
+  if (!doc) return [] // an empty file composes nothing
+  const value = doc.value
+  let list: unknown
+  let prefix: PathKey[] = []
+  if (Array.isArray(value)) list = value
+  else if (isMapping(value)) {
+    for (const key of Object.keys(value)) {
+      if (key !== 'resources') {
+        L.errors.push(L.err('composition-invalid', file, doc.locate([key], { key: true }), `unknown key ${JSON.stringify(key)} in resources.yaml: only "resources:" is allowed`, { clusters: [cluster] }))
+      }
+    }
+    list = value.resources ?? []
+    prefix = ['resources']
+  } else {
+    L.errors.push(L.err('composition-invalid', file, doc.start, 'resources.yaml must be a list of paths, or a mapping with a "resources:" list of paths', { clusters: [cluster] }))
+    return undefined
+  }
+  if (!Array.isArray(list)) {
+    L.errors.push(L.err('composition-invalid', file, doc.locate(prefix), '"resources:" must be a list of paths', { clusters: [cluster] }))
+    return undefined
+  }
+  const out: Array<{ path: string; at: Position }> = []
+  list.forEach((item, i) => {
+    const at = doc.locate([...prefix, i])
+    if (item === null || item === undefined) return
+    if (typeof item !== 'string') {
+      L.errors.push(L.err('composition-invalid', file, at, `entry ${i} of resources must be a path string, got ${typeof item}`, { clusters: [cluster] }))
+      return
+    }
+    if (item.trim() === '') return
+    out.push({ path: item.trim(), at })
+  })
+  return out
+}
+
+async function loadCluster(L: Loader, src: ConfigSource, compositionReal: string, globalErrors: SchemaError[], otherNodes: ReadonlySet<string>): Promise<{ cluster: LoadedCluster; own: SchemaError[] }> {
+  const name = src.name
+  const root = L.root
+  const compositionFile = `clusters/${name}/resources.yaml`
+  const errors: SchemaError[] = []
+  const push = (code: ErrorCode, file: string, at: Position | undefined, message: string, extra: Partial<SchemaError> = {}): void => {
+    errors.push(L.err(code, file, at, message, { ...extra, clusters: [name] }))
+  }
+  const before = L.errors.length
+  const entries = (await readComposition(L, compositionReal, compositionFile, name)) ?? []
+  errors.push(...L.errors.splice(before))
+
+  // ------------------------------------------------ composition entries -> real files
+  const clusterDir = join(root, 'clusters', name)
+  const listed = new Map<string, string>() // real rel path -> entry text
+  const files: Array<{ real: string; rel: string }> = []
+  for (const { path: entry, at } of entries) {
+    if (entry.includes('\0') || entry.includes('\\')) {
+      push('composition-invalid', compositionFile, at, `path ${JSON.stringify(entry)} contains a backslash or NUL: use / separators`)
+      continue
+    }
+    if (isAbsolute(entry)) {
+      push('composition-invalid', compositionFile, at, `path ${JSON.stringify(entry)} is absolute: list paths relative to clusters/${name}/ (e.g. ../../vm/base/app.yaml)`)
+      continue
+    }
+    const lexical = resolve(clusterDir, entry)
+    if (!L.inside(lexical)) {
+      push('composition-path-escape', compositionFile, at, `path ${JSON.stringify(entry)} leaves the repository root`)
+      continue
+    }
+    let escaped = false
+    const real = await L.real(lexical, (msg) => {
+      escaped = true
+      push('composition-path-escape', compositionFile, at, `path ${JSON.stringify(entry)}: ${msg}`)
+    })
+    if (escaped) continue
+    if (!real) {
+      push('composition-path-missing', compositionFile, at, `path ${JSON.stringify(entry)} does not exist (${L.rel(lexical)})`)
+      continue
+    }
+    const rel = L.rel(real)
+    const shown = rel === L.rel(lexical) ? rel : `${L.rel(lexical)} -> ${rel}`
+    const info = await L.fs.stat(real)
+    if (!info?.isFile) {
+      push('composition-not-file', compositionFile, at, `path ${JSON.stringify(entry)} (${shown}) is not a regular file: list manifest files, not directories`)
+      continue
+    }
+    if (!YAML_EXT.test(rel) || !YAML_EXT.test(entry)) {
+      push('composition-extension', compositionFile, at, `path ${JSON.stringify(entry)} (${shown}) must end in .yaml or .yml`)
+      continue
+    }
+    const segments = rel.split('/')
+    if (!(KIND_ROOTS as readonly string[]).includes(segments[0]!)) {
+      push('composition-kind-root', compositionFile, at, `path ${JSON.stringify(entry)} (${shown}) is not under a kind root: manifests live in ${KIND_ROOTS.map((k) => `${k}/`).join(', ')}`)
+      continue
+    }
+    if (segments.length < 3) continue // directly under a kind root: reported repository-wide as legacy-layout
+    const prev = listed.get(rel)
+    if (prev !== undefined) {
+      push('composition-duplicate', compositionFile, at, `path ${JSON.stringify(entry)} is listed twice (first as ${JSON.stringify(prev)}); remove one`)
+      continue
+    }
+    listed.set(rel, entry)
+    files.push({ real, rel })
+  }
+  files.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0))
+
+  // ------------------------------------------------ parse files (shared cache) and copy manifests
+  const resources: LoadedResource[] = []
+  const docOf = new Map<LoadedResource, YamlDocument>()
+  for (const f of files) {
+    const parsed = await L.manifestFile(f.real)
+    errors.push(...parsed.errors.map((e) => ({ ...e, clusters: [name] })))
+    for (const { manifest, doc } of parsed.resources) {
+      const m = structuredClone(manifest) // clusters never share (or see) each other's objects
+      const r: LoadedResource = { key: resourceKey(m.kind, m.metadata.name), manifest: m, file: f.rel, document: doc.index, line: doc.start.line, column: doc.start.column }
+      resources.push(r)
+      docOf.set(r, doc)
+    }
+  }
+  const locate = (r: LoadedResource, path: PathKey[], key = false): Position => docOf.get(r)!.locate(path, { key })
+
+  // ------------------------------------------------ index: duplicates and allowlist
+  const byKey = new Map<ResourceKey, LoadedResource>()
+  const byGuest = new Map<string, LoadedResource>()
+  const allow = new Set(src.entry.nodes)
+  for (const r of resources) {
+    const m = r.manifest
+    const first = byKey.get(r.key)
+    if (first) {
+      push('duplicate-name', r.file, locate(r, ['metadata', 'name']), `${m.kind} "${m.metadata.name}" is declared twice in cluster ${name} (first at ${first.file}:${first.line}); names are unique per kind`)
+      continue
+    }
+    byKey.set(r.key, r)
+    if (isGuestKind(m.kind)) {
+      const spec = m.spec as { node: string; vmid: number }
+      const g = `${spec.node}/${spec.vmid}`
+      const other = byGuest.get(g)
+      if (other) {
+        push('duplicate-vmid', r.file, locate(r, ['spec', 'vmid']), `PVE id ${spec.vmid} on node "${spec.node}" is claimed by both ${other.key} (${other.file}:${other.line}) and ${r.key}`)
+      } else byGuest.set(g, r)
+      if (allow.size > 0 && !allow.has(spec.node)) {
+        push('node-not-allowed', r.file, locate(r, ['spec', 'node']), `unknown node: "${spec.node}" is not in the nodes allowlist of cluster ${name} (pve.clusters.${name}.nodes: ${[...allow].join(', ')})`)
+      }
+    } else if (allow.size > 0) {
+      // Artifacts may be shared (base/) by clusters with different nodes: a node of another cluster's
+      // allowlist is scoped out of this cluster's copy; a node no cluster knows is an error (typo guard).
+      const spec = m.spec as { nodes: string[] }
+      const kept: string[] = []
+      spec.nodes.forEach((n, i) => {
+        if (allow.has(n)) kept.push(n)
+        else if (!otherNodes.has(n)) {
+          push('node-not-allowed', r.file, locate(r, ['spec', 'nodes', i]), `unknown node: "${n}" is not in the nodes allowlist of cluster ${name} (pve.clusters.${name}.nodes: ${[...allow].join(', ')}) nor of any other cluster`)
+        }
+      })
+      if (kept.length === 0 && spec.nodes.every((n) => otherNodes.has(n))) {
+        push('node-not-allowed', r.file, locate(r, ['spec', 'nodes']), `none of the nodes of ${r.key} (${spec.nodes.join(', ')}) belong to cluster ${name} (nodes: ${[...allow].join(', ')}): add one of its nodes or remove the file from ${compositionFile}`)
+      }
+      spec.nodes = kept
+    }
+  }
+  const indexed = [...byKey.values()]
+
+  // ------------------------------------------------ dependencies
+  const byName = new Map<string, LoadedResource[]>()
+  for (const r of indexed) {
+    const list = byName.get(r.manifest.metadata.name) ?? []
+    list.push(r)
+    byName.set(r.manifest.metadata.name, list)
+  }
+  const edges = new Map<ResourceKey, ResourceKey[]>()
+  for (const r of indexed) {
+    const targets: ResourceKey[] = []
+    for (const ref of referencesOf(r.manifest)) {
+      const at = locate(r, ref.path)
+      const target = byKey.get(resourceKey(ref.kind, ref.name))
+      if (!target) {
+        const sameName = (byName.get(ref.name) ?? []).filter((x) => x !== r)
+        if (ref.via !== 'annotation' && sameName.length > 0) {
+          push('dependency-kind', r.file, at, `${ref.via === 'clone' ? 'clone' : ref.path[ref.path.length - 1]} must name a ${ref.kind}, but "${ref.name}" is a ${sameName.map((x) => x.manifest.kind).join(' and a ')}`)
+        } else if (ref.via === 'clone' && ref.name === r.manifest.metadata.name) {
+          push('clone-invalid', r.file, at, 'a VM cannot clone itself: clone must name a TemplateVM')
+        } else {
+          push('dependency-unknown', r.file, at, `${ref.kind} "${ref.name}" is not in cluster ${name}'s composition: list its file in ${compositionFile} (resources of other clusters are not visible)`)
+        }
+        continue
+      }
+      if (ref.via !== 'annotation' && ref.via !== 'clone') {
+        // a guest's ISO, disk image or container template must be downloaded onto the guest's own node
+        const guestNode = (r.manifest.spec as { node: string }).node
+        const nodes = (target.manifest.spec as { nodes: string[] }).nodes
+        if (!nodes.includes(guestNode)) {
+          push('dependency-node', r.file, at, `${target.key} is not declared on node "${guestNode}" (its nodes: ${nodes.join(', ') || 'none in this cluster'}): add ${guestNode} to its spec.nodes`)
+        }
+      }
+      if (ref.via === 'clone') {
+        const vm = r.manifest.spec as { node: string; vmid: number }
+        const tpl = target.manifest.spec as { node: string; vmid: number }
+        if (tpl.node !== vm.node) push('clone-invalid', r.file, at, `TemplateVM "${ref.name}" is on node "${tpl.node}", this VM on "${vm.node}": a clone source must be on the same node`)
+        else if (tpl.vmid === vm.vmid) push('clone-invalid', r.file, at, `TemplateVM "${ref.name}" has the same vmid ${vm.vmid} as this VM`)
+      }
+      targets.push(target.key)
+    }
+    edges.set(r.key, targets)
+  }
+  const graph = buildGraph(indexed.map((r) => r.key), edges)
+  for (const cycle of graph.cycles) {
+    const first = byKey.get(cycle[0]!)!
+    const edge = referencesOf(first.manifest).find((ref) => resourceKey(ref.kind, ref.name) === cycle[1])
+    push('dependency-cycle', first.file, edge ? locate(first, edge.path) : { line: first.line, column: first.column }, `dependency cycle: ${cycle.join(' → ')}; remove one of these dependencies`)
+  }
+
+  const index: ClusterIndex = {
+    resources: indexed,
+    get: (kind, n) => byKey.get(resourceKey(kind, n)) as never,
+    ofKind: (kind) => indexed.filter((r) => r.manifest.kind === kind) as never,
+    guest: (node, vmid) => byGuest.get(`${node}/${vmid}`),
+  }
+  const all = sortErrors([...globalErrors, ...errors])
+  const cluster: LoadedCluster = {
+    name,
+    configFile: src.configFile,
+    entry: src.entry,
+    ...(src.secretsFile !== undefined ? { secretsFile: src.secretsFile } : {}),
+    ...(src.localSettings ? { localSettings: src.localSettings } : {}),
+    compositionFile,
+    files: files.map((f) => f.rel),
+    index,
+    graph,
+    errors: all,
+    ok: all.length === 0,
+  }
+  return { cluster, own: errors }
+}
