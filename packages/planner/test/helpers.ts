@@ -1,0 +1,126 @@
+/**
+ * Integration harness: the simulator (tools/pve-sim) behind the real client (@proxops/pve-client), and the
+ * planner's observe -> plan -> execute cycle over it, as the CLI composes them.
+ */
+import { startSimulator, type Simulator, type SimulatorOptions } from '@proxops/pve-sim'
+import { createPveClient, type PveClient } from '@proxops/pve-client'
+import { parseManifest } from '@proxops/schema'
+import {
+  DEFAULT_POLICY,
+  execute,
+  observe,
+  plan,
+  type DesiredManifest,
+  type ExecuteOptions,
+  type LiveInventory,
+  type LiveReader,
+  type Plan,
+  type Policy,
+  type PveWriter,
+  type Report,
+} from '../src/index.js'
+
+export interface Env {
+  sim: Simulator
+  client: PveClient
+  /** the client as a LiveReader, with `nodeGuests` mapped onto the client's `listGuests` */
+  reader: LiveReader
+  writer: PveWriter
+  close(): Promise<void>
+}
+
+export async function startEnv(options: SimulatorOptions = {}): Promise<Env> {
+  const sim = await startSimulator({ taskDurationMs: 10, resourcesLagMs: 0, authFailureDelayMs: 0, log: () => {}, ...options })
+  const client = createPveClient({
+    baseUrl: sim.url,
+    auth: { type: 'token', tokenId: sim.token.id, secret: sim.token.secret },
+    tls: sim.fingerprint !== undefined ? { fingerprint: sim.fingerprint } : {},
+  })
+  const reader = asReader(client)
+  const writer = asWriter(client)
+  return {
+    sim,
+    client,
+    reader,
+    writer,
+    async close() {
+      await client.close()
+      await sim.close()
+    },
+  }
+}
+
+/** The client's reads as the planner's port (bound methods; `nodeGuests` is the client's `listGuests`). */
+export function asReader(client: PveClient): LiveReader {
+  const c = client as unknown as LiveReader & { listGuests?: LiveReader['nodeGuests'] }
+  const nodeGuests = c.nodeGuests?.bind(client) ?? c.listGuests?.bind(client)
+  return {
+    version: () => client.version(),
+    clusterResources: (type) => client.clusterResources(type),
+    guestConfig: (node, type, vmid, options) => client.guestConfig(node, type, vmid, options),
+    guestPending: (node, type, vmid) => client.guestPending(node, type, vmid),
+    guestStatus: (node, type, vmid) => client.guestStatus(node, type, vmid),
+    storages: (node) => client.storages(node),
+    storageContent: (node, storage, content) => client.storageContent(node, storage, content),
+    taskStatus: (task) => client.taskStatus(task),
+    ...(nodeGuests ? { nodeGuests } : {}),
+  }
+}
+
+export function asWriter(client: PveClient): PveWriter {
+  const w: PveWriter = client
+  return w
+}
+
+/** A manifest document through the schema's parser (the normalised model plan() reads). */
+export function manifest(doc: Record<string, unknown>): DesiredManifest {
+  const parsed = parseManifest({ apiVersion: 'proxops/v1alpha1', ...doc })
+  if (!parsed.ok) throw new Error(`test manifest invalid: ${JSON.stringify(parsed.issues)}`)
+  return parsed.manifest as DesiredManifest
+}
+
+export interface CycleResult {
+  live: LiveInventory
+  plan: Plan
+  report?: Report
+}
+
+export interface CycleOptions {
+  policy?: Partial<Policy>
+  secrets?: Record<string, string>
+  /** plan only (like `proxops diff`) */
+  dryRun?: boolean
+  execute?: Partial<ExecuteOptions>
+}
+
+/** One reconcile cycle: observe, plan, execute. */
+export async function cycle(env: Env, manifests: readonly DesiredManifest[], options: CycleOptions = {}): Promise<CycleResult> {
+  const policy: Policy = { ...DEFAULT_POLICY, shutdownTimeoutSeconds: 5, ...options.policy }
+  const live = await observe('homelab', env.reader, policy.nodes.length > 0 ? { nodes: policy.nodes } : {})
+  const secrets = options.secrets ?? {}
+  const p = plan({ cluster: 'homelab', manifests }, live, policy, { secrets: (ref) => secrets[ref] })
+  if (options.dryRun) return { live, plan: p }
+  const report = await execute(p, env.writer, {
+    reader: env.reader,
+    secrets: (ref) => {
+      const value = secrets[ref]
+      if (value === undefined) throw new Error(`no secret ${ref}`)
+      return value
+    },
+    confirmDelayMs: 20,
+    lockRetryDelayMs: 20,
+    progressIntervalMs: 60_000,
+    taskPollIntervalMs: 10,
+    ...options.execute,
+  })
+  return { live, plan: p, report }
+}
+
+/** Actions of a plan as `type address` lines (for readable assertions). */
+export function actionLines(p: Plan): string[] {
+  return p.actions.map((a) => `${a.type} ${a.address}`)
+}
+
+export function failures(report: Report | undefined): string[] {
+  return (report?.results ?? []).filter((r) => r.status !== 'ok').map((r) => `${r.id}: ${r.status} ${r.error ?? r.skip?.reason ?? ''}`)
+}
