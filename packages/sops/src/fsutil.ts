@@ -30,11 +30,11 @@ export async function writeFileAtomic(path: string, text: string, opts: AtomicWr
     } finally {
       await fh.close()
     }
+    await opts.beforeRename?.(tmp)
     if (opts.expectedCurrent !== undefined) {
       const now = await readFile(path, 'utf8')
       if (now !== opts.expectedCurrent) throw new SopsError('WriteFailed', path, 'the file changed while it was being updated')
     }
-    await opts.beforeRename?.(tmp)
     await rename(tmp, path)
   } catch (e) {
     await unlink(tmp).catch(() => undefined)
