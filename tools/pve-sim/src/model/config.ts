@@ -12,12 +12,15 @@ export class GuestConfig {
   private deletes = new Map<string, boolean>()
   private cachedText: string | undefined
   private cachedDigest: string | undefined
+  /** bumped on every change, for caches derived from the config */
+  version = 0
 
   constructor(main?: Record<string, string>) {
-    if (main) for (const [k, v] of Object.entries(main)) this.mainMap.set(k, v)
+    if (main) for (const [k, v] of Object.entries(main)) if (!emptyDescription(k, v)) this.mainMap.set(k, v)
   }
 
   private touch(): void {
+    this.version++
     this.cachedText = undefined
     this.cachedDigest = undefined
   }
@@ -31,7 +34,9 @@ export class GuestConfig {
   }
 
   set(key: string, value: string): void {
-    this.mainMap.set(key, value)
+    // an empty description has no comment lines, so the file cannot hold it
+    if (emptyDescription(key, value)) this.mainMap.delete(key)
+    else this.mainMap.set(key, value)
     this.touch()
   }
 
@@ -164,4 +169,8 @@ export function encodeText(s: string): string {
  */
 export function readBackDescription(descr: string): string {
   return splitLinesPerl(descr).join('\n').replace(/\s+$/, '')
+}
+
+function emptyDescription(key: string, value: string): boolean {
+  return key === 'description' && value === ''
 }

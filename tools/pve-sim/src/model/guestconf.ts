@@ -87,3 +87,8 @@ export function checkDeleteRevert(
     if (!isKnownOption(type, opt)) throw fail400({ revert: `unknown option '${opt}'` })
   }
 }
+
+/** a boolean API parameter as the HTTP layer hands it over (JS boolean; 1/'1' when schema checks are off) */
+export function flag(v: unknown): boolean {
+  return v === true || v === 1 || v === '1'
+}

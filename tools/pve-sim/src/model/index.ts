@@ -10,6 +10,7 @@ import type { TaskBehaviour } from './tasks.js'
 import type { ContentType } from './storage.js'
 import { controls } from './control.js'
 import { preloadEstate } from './estate.js'
+import { warmStats } from './views.js'
 
 export type { ClusterOptions, PowerState, GuestType, TaskBehaviour, ContentType }
 export { WithTotal } from '../api/envelope.js'
@@ -99,7 +100,10 @@ export interface SimCluster {
 
 export function createCluster(options: ClusterOptions): SimCluster {
   const c = new Cluster(options)
-  if (options.estate && options.estate.guests > 0) preloadEstate(c, options.estate.guests)
+  if (options.estate && options.estate.guests > 0) {
+    preloadEstate(c, options.estate.guests)
+    warmStats(c)
+  }
   const routes = buildRoutes(c)
   return { routes, pveVersion: options.pveVersion, ...controls(c) }
 }

@@ -3,7 +3,7 @@ import type { Cluster, Guest, NodeState } from './cluster.js'
 import { GuestConfig } from './config.js'
 import { driveVolid, nextUnused, ownedVolumes, parseDriveRequest, realiseDrive, type DriveRequest } from './disks.js'
 import { fail400, fail500 } from './errors.js'
-import { canonicalScalar, checkDeleteRevert, optionParams, splitList } from './guestconf.js'
+import { canonicalScalar, flag, checkDeleteRevert, optionParams, splitList } from './guestconf.js'
 import { isLxcMountKey, splitIndexed } from './options.js'
 import { FORMATS, parsePropString, printPropString } from './propstring.js'
 import type { TaskContext } from './tasks.js'
@@ -62,7 +62,7 @@ export function createLxc(c: Cluster, nodeName: string, params: Record<string, u
   const vmid = Number(params.vmid)
   const existing = c.guests.get(vmid)
   if (existing) throw fail500(`unable to create CT ${vmid} - CT ${vmid} already exists on node '${existing.node}'`)
-  if (params.restore === true || params.restore === 1) throw fail500('restore from backup archives is not modelled by pve-sim')
+  if (flag(params.restore)) throw fail500('restore from backup archives is not modelled by pve-sim')
   const ostemplate = String(params.ostemplate)
   const tmpl = node.storage.get(ostemplate)
   if (!tmpl) throw fail500(`volume '${ostemplate}' does not exist`)
@@ -73,7 +73,7 @@ export function createLxc(c: Cluster, nodeName: string, params: Record<string, u
   const unprivileged = options.unprivileged === undefined ? '1' : canonicalScalar('lxc', 'unprivileged', options.unprivileged)
   delete options.unprivileged
   const planned = planValues(c, node, options, storage)
-  const start = params.start === true || params.start === 1
+  const start = flag(params.start)
   const g = c.addGuest(vmid, 'lxc', nodeName, new GuestConfig({ lock: 'create' }))
   const allocated: string[] = []
   return c.dispatch(nodeName, 'vzcreate', String(vmid), caller.actor, {
@@ -184,11 +184,11 @@ export function powerLxc(c: Cluster, nodeName: string, vmid: number, action: 'st
   if (action === 'start') {
     if (g.status === 'running') throw fail500(`CT ${vmid} already running`)
     if (g.conf.get('template') === '1') throw fail500(`you can't start a CT if it's a template`)
-    c.checkLock(g, params.skiplock === true || params.skiplock === 1)
+    c.checkLock(g, flag(params.skiplock))
   } else if (g.status !== 'running') {
     throw fail500(`CT ${vmid} not running`)
   }
-  const forceStop = params.forceStop === true || params.forceStop === 1
+  const forceStop = flag(params.forceStop)
   return c.dispatch(nodeName, `vz${action}`, String(vmid), caller.actor, {
     run: (ctx) => {
       const e = c.flockError('lxc', vmid)

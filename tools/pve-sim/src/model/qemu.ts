@@ -6,7 +6,7 @@ import {
   volumeKindOf, type DriveRequest,
 } from './disks.js'
 import { fail400, fail500 } from './errors.js'
-import { canonicalScalar, checkDeleteRevert, hashPassword, optionParams, splitList } from './guestconf.js'
+import { canonicalScalar, flag, checkDeleteRevert, hashPassword, optionParams, splitList } from './guestconf.js'
 import { CLOUDINIT_KEYS, isQemuDiskKey, isQemuVolumeKey, QEMU_FAST, splitIndexed } from './options.js'
 import { FORMATS, parsePropString, printPropString } from './propstring.js'
 import { formatSize, parseDiskSize, resizeTarget } from './sizes.js'
@@ -102,7 +102,7 @@ export function createQemu(c: Cluster, nodeName: string, params: Record<string, 
   const storage = params.storage === undefined ? undefined : String(params.storage)
   const options = optionParams(params, CREATE_API_ONLY)
   const planned = planValues(c, node, options, storage)
-  const start = params.start === true || params.start === 1 || params.start === '1'
+  const start = flag(params.start)
   const g = c.addGuest(vmid, 'qemu', nodeName, new GuestConfig({ lock: 'create' }))
   const allocated: string[] = []
   return c.dispatch(nodeName, 'qmcreate', String(vmid), caller.actor, {
@@ -222,7 +222,7 @@ function prepareUpdate(c: Cluster, g: Guest, node: NodeState, params: Record<str
   c.lockConfigSync('qemu', g.vmid)
   const digest = params.digest === undefined ? undefined : String(params.digest)
   if (digest && digest !== g.conf.digest()) throw fail500('detected modified configuration - file changed by other user? Try again.')
-  c.checkLock(g, params.skiplock === true || params.skiplock === 1)
+  c.checkLock(g, flag(params.skiplock))
   const mem = options.memory ?? g.conf.merged().memory
   if (options.balloon !== undefined && mem !== undefined) {
     const current = Number(/(?:^|,)(?:current=)?(\d+)/.exec(mem)?.[1] ?? 512)
@@ -236,7 +236,7 @@ function prepareUpdate(c: Cluster, g: Guest, node: NodeState, params: Record<str
     }
   }
   const planned = planValues(c, node, options, undefined)
-  return { planned, del, revert, force: params.force === true || params.force === 1 }
+  return { planned, del, revert, force: flag(params.force) }
 }
 
 /** the write path of update_vm_api: everything goes through [PENDING], then is applied or hot-plugged */
@@ -311,7 +311,7 @@ export function resizeGuest(c: Cluster, nodeName: string, vmid: number, type: 'q
   const disk = String(params.disk)
   const size = String(params.size)
   const digest = params.digest === undefined ? undefined : String(params.digest)
-  const skiplock = params.skiplock === true || params.skiplock === 1
+  const skiplock = flag(params.skiplock)
   return c.dispatch(nodeName, 'resize', String(vmid), caller.actor, {
     run: (ctx) => {
       const e = c.flockError(type, vmid)
@@ -346,7 +346,7 @@ export function resizeGuest(c: Cluster, nodeName: string, vmid: number, type: 'q
 export function startQemu(c: Cluster, nodeName: string, vmid: number, params: Record<string, unknown>, caller: Caller): string {
   const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, 'qemu', vmid)
-  const skiplock = params.skiplock === true || params.skiplock === 1
+  const skiplock = flag(params.skiplock)
   return c.dispatch(nodeName, 'qmstart', String(vmid), caller.actor, {
     run: (ctx) => {
       const e = c.flockError('qemu', vmid)
@@ -365,7 +365,7 @@ export function startQemu(c: Cluster, nodeName: string, vmid: number, params: Re
 export function stopQemu(c: Cluster, nodeName: string, vmid: number, params: Record<string, unknown>, caller: Caller): string {
   c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, 'qemu', vmid)
-  const skiplock = params.skiplock === true || params.skiplock === 1
+  const skiplock = flag(params.skiplock)
   return c.dispatch(nodeName, 'qmstop', String(vmid), caller.actor, {
     run: () => {
       const e = c.flockError('qemu', vmid)
@@ -380,9 +380,9 @@ export function stopQemu(c: Cluster, nodeName: string, vmid: number, params: Rec
 export function shutdownQemu(c: Cluster, nodeName: string, vmid: number, params: Record<string, unknown>, caller: Caller): string {
   c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, 'qemu', vmid)
-  const forceStop = params.forceStop === true || params.forceStop === 1
+  const forceStop = flag(params.forceStop)
   if (g.paused && !forceStop) throw fail500('VM is paused - cannot shutdown')
-  const skiplock = params.skiplock === true || params.skiplock === 1
+  const skiplock = flag(params.skiplock)
   return c.dispatch(nodeName, 'qmshutdown', String(vmid), caller.actor, {
     run: (ctx) => {
       const e = c.flockError('qemu', vmid)
@@ -440,7 +440,7 @@ export function cloneGuest(c: Cluster, nodeName: string, vmid: number, type: 'qe
   const other = c.guests.get(newid)
   if (other) throw fail500(`${label} ${newid} already exists on node '${other.node}'`)
   const isTemplate = src.conf.get('template') === '1'
-  const full = params.full === undefined ? !isTemplate : params.full === true || params.full === 1
+  const full = params.full === undefined ? !isTemplate : flag(params.full)
   if (!full && params.storage !== undefined) throw fail500(`parameter 'storage' not allowed for linked clones`)
   if (!full && params.format !== undefined) throw fail500(`parameter 'format' not allowed for linked clones`)
   const target = params.target === undefined ? nodeName : String(params.target)
@@ -457,7 +457,9 @@ export function cloneGuest(c: Cluster, nodeName: string, vmid: number, type: 'qe
   if (!full) {
     for (const k of volumeKeys) {
       const volid = driveVolid(srcConf[k] as string, volumeKindOf(k, type === 'lxc'))
-      if (volid && !isCloudinitVolid(volid) && !(srcConf[k] ?? '').includes('media=cdrom') && !/(^|[:/])base(vol)?-/.test(volid)) {
+      const vol = volid ? node.storage.get(volid) : undefined
+      const fileRaw = vol !== undefined && node.storage.def(volid?.split(':')[0] ?? '')?.type === 'dir' && vol.format !== 'qcow2'
+      if (volid && !isCloudinitVolid(volid) && !(srcConf[k] ?? '').includes('media=cdrom') && (!/(^|[:/])base(vol)?-/.test(volid) || fileRaw)) {
         throw fail500(`Linked clone feature for '${volid}' is not available`)
       }
     }
@@ -565,11 +567,11 @@ export function destroyGuest(c: Cluster, nodeName: string, vmid: number, type: '
   const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, type, vmid)
   const label = type === 'qemu' ? 'VM' : 'CT'
-  c.checkLock(g, params.skiplock === true || params.skiplock === 1)
-  const force = type === 'lxc' && (params.force === true || params.force === 1)
+  c.checkLock(g, flag(params.skiplock))
+  const force = type === 'lxc' && (flag(params.force))
   if (g.status === 'running' && !force) throw fail500(`${label} ${vmid} is running - destroy failed`)
   if (g.conf.get('protection') === '1') throw fail500(`can't remove ${label} ${vmid} - protection mode enabled`)
-  const unreferenced = params['destroy-unreferenced-disks'] === true || params['destroy-unreferenced-disks'] === 1
+  const unreferenced = flag(params['destroy-unreferenced-disks'])
   g.conf.set('lock', 'destroyed')
   return c.dispatch(nodeName, type === 'qemu' ? 'qmdestroy' : 'vzdestroy', String(vmid), caller.actor, {
     run: (ctx) => {

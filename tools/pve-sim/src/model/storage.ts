@@ -96,6 +96,8 @@ export function fileFormat(content: ContentType, filename: string): string | und
 export class NodeStorage {
   readonly defs: StorageDef[]
   private volumes = new Map<string, Map<string, Volume>>()
+  /** storage -> owner vmid -> volids, so disk numbering stays O(disks of that guest) */
+  private byOwner = new Map<string, Map<number, Set<string>>>()
 
   constructor(defs: StorageDef[] = DEFAULT_STORAGES) {
     this.defs = defs
@@ -116,12 +118,24 @@ export class NodeStorage {
   }
 
   add(storage: string, v: Volume): void {
-    this.volumes.get(storage)?.set(v.volid, v)
+    const vols = this.volumes.get(storage)
+    if (!vols) return
+    vols.set(v.volid, v)
+    const owner = volumeOwner(splitVolid(v.volid)?.[1] ?? '')
+    if (owner === undefined) return
+    let idx = this.byOwner.get(storage)
+    if (!idx) this.byOwner.set(storage, (idx = new Map()))
+    let set = idx.get(owner)
+    if (!set) idx.set(owner, (set = new Set()))
+    set.add(v.volid)
   }
 
   remove(volid: string): boolean {
     const s = splitVolid(volid)
-    return !!s && !!this.volumes.get(s[0])?.delete(volid)
+    if (!s) return false
+    const owner = volumeOwner(s[1])
+    if (owner !== undefined) this.byOwner.get(s[0])?.get(owner)?.delete(volid)
+    return !!this.volumes.get(s[0])?.delete(volid)
   }
 
   used(id: string): number {
@@ -133,8 +147,9 @@ export class NodeStorage {
   /** find_free_diskname: the first N with neither vm-/base-/subvol- name taken on that storage */
   private freeDiskNumber(id: string, vmid: number): number {
     const taken = new Set<number>()
-    for (const v of this.volumes.get(id)?.values() ?? []) {
-      const m = new RegExp(`(?:^|/)(?:vm|base|subvol|basevol)-${vmid}-disk-(\\d+)`).exec(v.volid.split(':')[1] ?? '')
+    const re = new RegExp(`(?:^|/)(?:vm|base|subvol|basevol)-${vmid}-disk-(\\d+)`)
+    for (const volid of this.byOwner.get(id)?.get(vmid) ?? []) {
+      const m = re.exec(volid.split(':')[1] ?? '')
       if (m && m[1]) taken.add(Number(m[1]))
     }
     let n = 0

@@ -76,15 +76,26 @@ function fingerprintFor(node: string): string {
   return bytes.join(':')
 }
 
+/** config-derived sizes, cached per config version (the 10,000-guest /cluster/resources stays cheap) */
+const sizeCache = new WeakMap<Guest, { version: number; conf: object; maxcpu: number; maxmem: number; maxdisk: number }>()
+
+function sizes(c: Cluster, g: Guest): { maxcpu: number; maxmem: number; maxdisk: number } {
+  const hit = sizeCache.get(g)
+  if (hit && hit.conf === g.conf && hit.version === g.conf.version) return hit
+  const fresh = { version: g.conf.version, conf: g.conf, maxcpu: cpuCount(c, g), maxmem: memoryBytes(g), maxdisk: maxDisk(g) }
+  sizeCache.set(g, fresh)
+  return fresh
+}
+
 function guestStats(c: Cluster, g: Guest, status: string): Record<string, unknown> {
   const running = g.status === 'running'
-  const maxmem = memoryBytes(g)
+  const { maxcpu, maxmem, maxdisk } = sizes(c, g)
   return {
-    maxcpu: cpuCount(c, g),
+    maxcpu,
     cpu: running ? 0.01 : 0,
     maxmem,
     mem: running ? Math.floor(maxmem / 4) : 0,
-    maxdisk: maxDisk(g),
+    maxdisk,
     disk: 0,
     netin: 0,
     netout: 0,
@@ -184,4 +195,9 @@ export function guestStatusCurrent(c: Cluster, g: Guest): Record<string, unknown
 /** true for keys whose drive is a disk volume (not a cdrom) */
 export function isDataVolumeKey(g: Guest, key: string): boolean {
   return g.type === 'lxc' ? isLxcMountKey(key) : isQemuDiskKey(key)
+}
+
+/** compute the cached sizes of every guest up front (after preloading an estate) */
+export function warmStats(c: Cluster): void {
+  for (const g of c.guests.values()) sizes(c, g)
 }

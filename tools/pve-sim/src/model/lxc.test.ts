@@ -1,0 +1,109 @@
+import { describe, expect, it } from 'vitest'
+import { makeSim } from '../api/testing.js'
+
+const TMPL = 'local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst'
+
+function sim() {
+  const s = makeSim()
+  s.sim.addVolume('pve1', 'local', { filename: 'debian-12-standard_12.7-1_amd64.tar.zst', content: 'vztmpl' })
+  return s
+}
+
+describe('pve-api.md §5.3 LXC create and config', () => {
+  it('normalises rootfs/net, defaults unprivileged, never stores password or ssh keys', async () => {
+    const s = sim()
+    const upid = await s.call('POST', '/nodes/pve1/lxc', {
+      vmid: 101, ostemplate: TMPL, hostname: 'ct1', rootfs: 'local-lvm:8', net0: 'name=eth0,bridge=vmbr0,firewall=1,ip=dhcp',
+      password: 'canary-pw-123', 'ssh-public-keys': 'ssh-ed25519 AAAA canary@host', tags: 'Z,a',
+    })
+    expect(upid).toContain(':vzcreate:101:')
+    s.advance(1000)
+    const c = await s.call('GET', '/nodes/pve1/lxc/101/config')
+    expect(c).toMatchObject({ hostname: 'ct1', rootfs: 'local-lvm:vm-101-disk-0,size=8G', unprivileged: 1, arch: 'amd64', ostype: 'debian', tags: 'a;z' })
+    expect(c.net0).toMatch(/^name=eth0,bridge=vmbr0,firewall=1,hwaddr=BC:24:11:[0-9A-F:]{8},ip=dhcp,type=veth$/)
+    const text = s.sim.configText(101) ?? ''
+    expect(text).not.toContain('canary')
+    expect(c.password).toBeUndefined()
+  })
+
+  it('zfs rootfs is a subvol; dir rootfs a raw file; bare size uses `storage`', async () => {
+    const s = sim()
+    await s.run('POST', '/nodes/pve1/lxc', { vmid: 102, ostemplate: TMPL, rootfs: 'local-zfs:8' })
+    expect((await s.call('GET', '/nodes/pve1/lxc/102/config')).rootfs).toBe('local-zfs:subvol-102-disk-0,size=8G')
+    await s.run('POST', '/nodes/pve1/lxc', { vmid: 103, ostemplate: TMPL, storage: 'local', rootfs: '2' })
+    expect((await s.call('GET', '/nodes/pve1/lxc/103/config')).rootfs).toBe('local:103/vm-103-disk-0.raw,size=2G')
+    await s.run('POST', '/nodes/pve1/lxc', { vmid: 104, ostemplate: TMPL, storage: 'local-lvm' })
+    expect((await s.call('GET', '/nodes/pve1/lxc/104/config')).rootfs).toBe('local-lvm:vm-104-disk-0,size=4G')
+    const zfs = s.sim.storageContent('pve1', 'local-zfs')
+    expect(zfs).toEqual([expect.objectContaining({ volid: 'local-zfs:subvol-102-disk-0', content: 'rootdir', format: 'subvol', vmid: 102 })])
+  })
+
+  it('existing vmid and missing template are immediate 500s', async () => {
+    const s = sim()
+    await s.run('POST', '/nodes/pve1/lxc', { vmid: 105, ostemplate: TMPL })
+    const dup = await s.error('POST', '/nodes/pve1/lxc', { vmid: 105, ostemplate: TMPL })
+    expect(dup.message).toBe(`unable to create CT 105 - CT 105 already exists on node 'pve1'`)
+    const nt = await s.error('POST', '/nodes/pve1/lxc', { vmid: 106, ostemplate: 'local:vztmpl/nope.tar.zst' })
+    expect(nt.status).toBe(500)
+  })
+
+  it('PUT config: digest text, required options, read-only unprivileged, pending while running', async () => {
+    const s = sim()
+    await s.run('POST', '/nodes/pve1/lxc', { vmid: 110, ostemplate: TMPL, memory: 512 })
+    const stale = await s.error('PUT', '/nodes/pve1/lxc/110/config', { memory: 1024, digest: '0'.repeat(40) })
+    expect(stale.message).toBe('detected modified configuration - file changed by other user? Try again.')
+    expect((await s.error('PUT', '/nodes/pve1/lxc/110/config', { delete: 'rootfs' })).message).toBe(`unable to delete required option 'rootfs'`)
+    expect((await s.error('PUT', '/nodes/pve1/lxc/110/config', { unprivileged: 0 })).message).toBe(`unable to modify read-only option: 'unprivileged'`)
+    await s.run('POST', '/nodes/pve1/lxc/110/status/start')
+    await s.call('PUT', '/nodes/pve1/lxc/110/config', { memory: 1024, hostname: 'renamed' })
+    const cur = await s.call('GET', '/nodes/pve1/lxc/110/config', { current: 1 })
+    expect(cur.memory).toBe(1024)
+    expect(cur.hostname).toBe('CT110')
+    const pending = await s.call('GET', '/nodes/pve1/lxc/110/pending')
+    expect(pending.find((r: { key: string }) => r.key === 'hostname')).toEqual({ key: 'hostname', value: 'CT110', pending: 'renamed' })
+  })
+
+  it('power errors are immediate for CTs (unlike qemu); template answers null and runs a vztemplate worker', async () => {
+    const s = sim()
+    await s.run('POST', '/nodes/pve1/lxc', { vmid: 120, ostemplate: TMPL, rootfs: 'local-lvm:4', net0: 'name=eth0,bridge=vmbr0' })
+    expect((await s.error('POST', '/nodes/pve1/lxc/120/status/stop')).message).toBe('CT 120 not running')
+    expect((await s.error('POST', '/nodes/pve1/lxc/120/status/shutdown')).message).toBe('CT 120 not running')
+    await s.run('POST', '/nodes/pve1/lxc/120/status/start')
+    expect((await s.error('POST', '/nodes/pve1/lxc/120/status/start')).message).toBe('CT 120 already running')
+    expect((await s.error('DELETE', '/nodes/pve1/lxc/120')).message).toBe('CT 120 is running - destroy failed')
+    await s.run('POST', '/nodes/pve1/lxc/120/status/stop')
+    expect(await s.call('POST', '/nodes/pve1/lxc/120/template')).toBeNull()
+    s.advance(1000)
+    const c = await s.call('GET', '/nodes/pve1/lxc/120/config')
+    expect([c.template, c.rootfs]).toEqual([1, 'local-lvm:base-120-disk-0,size=4G'])
+    await s.run('POST', '/nodes/pve1/lxc/120/clone', { newid: 121, hostname: 'clone1' })
+    const cc = await s.call('GET', '/nodes/pve1/lxc/121/config')
+    expect(cc.hostname).toBe('clone1')
+    expect(cc.rootfs).toBe('local-lvm:vm-121-disk-0,size=4G')
+    const src = await s.call('GET', '/nodes/pve1/lxc/120/config')
+    expect(cc.net0).toMatch(/^name=eth0,bridge=vmbr0,hwaddr=BC:24:11:/)
+    expect(cc.net0).not.toBe(src.net0)
+  })
+
+  it('linked clones of raw images on dir storage are refused (qcow2 only)', async () => {
+    const s = sim()
+    await s.run('POST', '/nodes/pve1/lxc', { vmid: 125, ostemplate: TMPL })
+    expect((await s.call('GET', '/nodes/pve1/lxc/125/config')).rootfs).toBe('local:125/vm-125-disk-0.raw,size=4G')
+    await s.call('POST', '/nodes/pve1/lxc/125/template')
+    s.advance(1000)
+    const e = await s.error('POST', '/nodes/pve1/lxc/125/clone', { newid: 126 })
+    expect(e.message).toBe(`Linked clone feature for 'local:125/base-125-disk-0.raw' is not available`)
+    expect((await s.run('POST', '/nodes/pve1/lxc/125/clone', { newid: 126, full: 1 })).exitstatus).toBe('OK')
+  })
+
+  it('destroy with force removes a running CT; CT lock text', async () => {
+    const s = sim()
+    await s.run('POST', '/nodes/pve1/lxc', { vmid: 130, ostemplate: TMPL })
+    s.sim.setLock(130, 'backup')
+    expect((await s.error('PUT', '/nodes/pve1/lxc/130/config', { cores: 2 })).message).toBe('CT is locked (backup)')
+    s.sim.setLock(130, null)
+    await s.run('POST', '/nodes/pve1/lxc/130/status/start')
+    expect((await s.run('DELETE', '/nodes/pve1/lxc/130', { force: 1 })).exitstatus).toBe('OK')
+    expect(s.sim.guest(130)).toBeUndefined()
+  })
+})
