@@ -1,0 +1,236 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { join } from 'node:path'
+import { loadRepository, type RepositoryModel } from './load.js'
+import { discoverRepository } from './discover.js'
+import { nodeFs, type RepoFs } from './fs.js'
+import { clusterConfig, isoYaml, tempRepo, vmYaml, type TempRepo } from '../test-support/repo.js'
+
+let repo: TempRepo | undefined
+afterEach(() => {
+  repo?.cleanup()
+  repo = undefined
+})
+
+const codes = (m: RepositoryModel): string[] => m.errors.map((e) => (e.line ? `${e.file}:${e.line}:${e.column} ${e.code}` : `${e.file} ${e.code}`))
+
+function lab(resources: string[], files: Record<string, string> = {}): TempRepo {
+  repo = tempRepo({
+    'clusters/lab/config.yaml': clusterConfig('lab'),
+    'clusters/lab/resources.yaml': `resources:\n${resources.map((r) => `  - ${r}\n`).join('')}`,
+    ...files,
+  })
+  return repo
+}
+
+describe('discovery', () => {
+  it('finds the nearest .git directory or file upward', async () => {
+    repo = tempRepo({ 'a/b/c/.keep': '', '.git/HEAD': 'ref: refs/heads/main\n', 'a/sub/.git': 'gitdir: ../../.git/modules/sub\n', 'a/sub/x/.keep': '' })
+    expect(await discoverRepository(join(repo.root, 'a/b/c'))).toEqual({ ok: true, root: repo.root })
+    expect(await discoverRepository(join(repo.root, 'a/sub/x'))).toEqual({ ok: true, root: join(repo.root, 'a/sub') })
+    expect(await discoverRepository(repo.root)).toEqual({ ok: true, root: repo.root })
+  })
+
+  it('fails with "no ProxOps GitOps repository found" when there is none', async () => {
+    const fs: RepoFs = { ...nodeFs, lstat: async () => undefined }
+    repo = tempRepo({ 'x/.keep': '' })
+    const r = await discoverRepository(join(repo.root, 'x'), fs)
+    expect(r.ok).toBe(false)
+    expect(r.ok ? '' : r.message).toContain('no ProxOps GitOps repository found')
+    const missing = await discoverRepository(join(repo.root, 'nope'))
+    expect(missing.ok ? '' : missing.message).toContain('no ProxOps GitOps repository found')
+  })
+})
+
+describe('loadRepository', () => {
+  it('rejects a root that is not a directory', async () => {
+    repo = tempRepo()
+    expect(codes(await loadRepository({ root: join(repo.root, 'missing') }))).toEqual(['. root-invalid'])
+  })
+
+  it('accepts an empty composition, a bare list and blank entries; parses files in lexicographic order', async () => {
+    lab([], { 'clusters/lab/resources.yaml': '- ../../vm/b/z.yaml\n- ""\n-\n- ../../vm/a/y.yml\n', 'vm/b/z.yaml': vmYaml('z', 101), 'vm/a/y.yml': vmYaml('y', 102) })
+    const m = await loadRepository({ root: repo!.root })
+    expect(m.errors).toEqual([])
+    expect(m.clusters[0]!.files).toEqual(['vm/a/y.yml', 'vm/b/z.yaml'])
+    expect(m.clusters[0]!.index.resources.map((r) => r.key)).toEqual(['VM/y', 'VM/z'])
+    repo!.write('clusters/lab/resources.yaml', 'resources: []\n')
+    const empty = await loadRepository({ root: repo!.root })
+    expect(empty.errors).toEqual([])
+    expect(empty.clusters[0]!.index.resources).toEqual([])
+    repo!.write('clusters/lab/resources.yaml', '')
+    expect((await loadRepository({ root: repo!.root })).errors).toEqual([])
+  })
+
+  it('resolves secrets-file against the declaring file; exposes the cluster entry', async () => {
+    lab([], { 'clusters/lab/config.yaml': `${clusterConfig('lab')}      secrets-file: secrets.sops.yaml\n      secrets:\n        pve: {user: u, token-id: t, token: s}\n` })
+    const [c] = (await loadRepository({ root: repo!.root })).clusters
+    expect(c!.secretsFile).toBe(join(repo!.root, 'clusters/lab/secrets.sops.yaml'))
+    expect(c!.entry).toMatchObject({ 'base-url': 'https://lab.example.invalid:8006', nodes: ['pve1', 'pve2'], secrets: { pve: { user: 'u' } } })
+    expect(c!.ok).toBe(true)
+  })
+
+  it('reads proxops.yaml with defaults and inline clusters', async () => {
+    lab([], {
+      'proxops.yaml': 'log: {level: debug}\nreconcile: {prune-budget: unlimited, poll-interval: 1m30s}\npve:\n  clusters:\n    edge:\n      base-url: https://edge.example.invalid\n',
+      'clusters/edge/resources.yaml': 'resources: []\n',
+    })
+    const m = await loadRepository({ root: repo!.root })
+    expect(m.errors).toEqual([])
+    expect(m.processConfigFile).toBe('proxops.yaml')
+    expect(m.processConfig.log.level).toBe('debug')
+    expect(m.processConfig.reconcile).toMatchObject({ 'prune-budget': 'unlimited', 'poll-interval': 90_000, 'task-timeout': 1_800_000 })
+    expect(m.processConfig.git.branch).toBe('main')
+    expect(m.clusters.map((c) => [c.name, c.configFile])).toEqual([['edge', 'proxops.yaml'], ['lab', 'clusters/lab/config.yaml']])
+  })
+
+  it('rejects a cluster declared twice and mutually exclusive git settings', async () => {
+    lab([], { 'proxops.yaml': `git: {url: https://g.example.invalid/r.git, path: .}\n${clusterConfig('lab', ['pve1'], 'https://other.example.invalid')}` })
+    expect(codes(await loadRepository({ root: repo!.root }))).toEqual(['clusters/lab/config.yaml:3:5 config-invalid', 'proxops.yaml:1:45 config-invalid'])
+  })
+
+  it('keeps legacy process settings of a cluster-local file', async () => {
+    lab([], { 'clusters/lab/config.yaml': `log: {level: warn}\ngit: {path: .}\n${clusterConfig('lab')}` })
+    const [c] = (await loadRepository({ root: repo!.root })).clusters
+    expect(c!.localSettings?.log.level).toBe('warn')
+  })
+
+  it('enforces the per-file size limit', async () => {
+    lab(['../../vm/base/a.yaml'], { 'vm/base/a.yaml': vmYaml('a', 100) + `# ${'x'.repeat(2000)}\n` })
+    expect(codes(await loadRepository({ root: repo!.root, limits: { maxFileBytes: 1000 } }))).toEqual(['vm/base/a.yaml file-too-large'])
+  })
+
+  it('selects one cluster with options.cluster and reports an unknown one', async () => {
+    lab(['../../vm/base/a.yaml'], { 'vm/base/a.yaml': vmYaml('a', 100), 'clusters/two/config.yaml': clusterConfig('two'), 'clusters/two/resources.yaml': '- ../../vm/base/broken.yaml\n', 'vm/base/broken.yaml': 'kind: VM\n' })
+    const one = await loadRepository({ root: repo!.root, cluster: 'lab' })
+    expect(one.clusters.map((c) => c.name)).toEqual(['lab'])
+    expect(one.errors).toEqual([])
+    const all = await loadRepository({ root: repo!.root })
+    expect(all.clusters.find((c) => c.name === 'lab')!.ok).toBe(true)
+    expect(all.clusters.find((c) => c.name === 'two')!.ok).toBe(false)
+    expect(codes(await loadRepository({ root: repo!.root, cluster: 'ghost' }))).toEqual(['. cluster-unknown'])
+  })
+
+  it('a legacy file breaks every cluster', async () => {
+    lab(['../../vm/base/a.yaml'], { 'vm/base/a.yaml': vmYaml('a', 100), 'iso/old.yml': isoYaml('old') })
+    const m = await loadRepository({ root: repo!.root })
+    expect(codes(m)).toEqual(['iso/old.yml legacy-layout'])
+    expect(m.clusters[0]!.ok).toBe(false)
+  })
+
+  it('clusters never see each other\'s resources, and shared base objects are not shared in memory', async () => {
+    repo = tempRepo({
+      'clusters/a/config.yaml': clusterConfig('a', ['pve1']),
+      'clusters/a/resources.yaml': '- ../../iso/base/i.yaml\n- ../../vm/a/v.yaml\n',
+      'clusters/b/config.yaml': clusterConfig('b', ['edge1']),
+      'clusters/b/resources.yaml': '- ../../iso/base/i.yaml\n',
+      'iso/base/i.yaml': isoYaml('i', ['pve1', 'edge1']),
+      'vm/a/v.yaml': vmYaml('v', 100, 'pve1', '  hardware: {cdrom: {iso: i}}\n'),
+    })
+    const m = await loadRepository({ root: repo.root })
+    expect(m.errors).toEqual([])
+    const [a, b] = m.clusters
+    expect(a!.index.get('VM', 'v')).toBeDefined()
+    expect(b!.index.get('VM', 'v')).toBeUndefined()
+    const ia = a!.index.get('ISO', 'i')!
+    const ib = b!.index.get('ISO', 'i')!
+    expect(ia.manifest).not.toBe(ib.manifest)
+    // each cluster keeps only its own nodes of a shared artifact
+    expect(ia.manifest.spec.nodes).toEqual(['pve1'])
+    expect(ib.manifest.spec.nodes).toEqual(['edge1'])
+    expect(a!.graph.dependsOn.get('VM/v')).toEqual(['ISO/i'])
+    expect(a!.graph.level.get('VM/v')).toBe(1)
+    expect(a!.index.guest('pve1', 100)?.key).toBe('VM/v')
+    expect(a!.index.ofKind('ISO').map((r) => r.key)).toEqual(['ISO/i'])
+  })
+
+  it('an artifact with no node of the cluster is an error', async () => {
+    repo = tempRepo({
+      'clusters/a/config.yaml': clusterConfig('a', ['pve1']),
+      'clusters/a/resources.yaml': '- ../../iso/base/i.yaml\n',
+      'clusters/b/config.yaml': clusterConfig('b', ['edge1']),
+      'clusters/b/resources.yaml': '[]\n',
+      'iso/base/i.yaml': isoYaml('i', ['edge1']),
+    })
+    expect(codes(await loadRepository({ root: repo.root }))).toEqual(['iso/base/i.yaml:6:10 node-not-allowed'])
+  })
+
+  it('an empty allowlist checks nothing', async () => {
+    lab(['../../vm/base/a.yaml'], { 'clusters/lab/config.yaml': 'pve:\n  clusters:\n    lab:\n      base-url: https://lab.example.invalid\n', 'vm/base/a.yaml': vmYaml('a', 100, 'anywhere') })
+    expect((await loadRepository({ root: repo!.root })).errors).toEqual([])
+  })
+
+  it('dependency errors: wrong kind, self clone, clone on another node or with the same vmid', async () => {
+    lab(['../../vm/base/a.yaml', '../../vm/base/b.yaml', '../../templatevm/base/t.yaml'], {
+      'vm/base/a.yaml': vmYaml('a', 100, 'pve1', '  hardware: {cdrom: {iso: b}}\n'),
+      'vm/base/b.yaml': vmYaml('b', 101, 'pve1').replace('  disks: [{storage: local-lvm, size: 8GiB}]\n', '  clone: b\n') +
+        '---\n' + vmYaml('c', 102, 'pve2').replace('  disks: [{storage: local-lvm, size: 8GiB}]\n', '  clone: t\n') +
+        '---\n' + vmYaml('d', 900, 'pve1').replace('  disks: [{storage: local-lvm, size: 8GiB}]\n', '  clone: t\n').replace('vmid: 900', 'vmid: 900'),
+      'templatevm/base/t.yaml': vmYaml('t', 900, 'pve1').replace('kind: VM', 'kind: TemplateVM'),
+    })
+    const m = await loadRepository({ root: repo!.root })
+    expect(m.errors.map((e) => `${e.file}:${e.line} ${e.code}`)).toEqual([
+      'vm/base/a.yaml:11 dependency-kind',
+      'vm/base/b.yaml:10 clone-invalid',
+      'vm/base/b.yaml:21 clone-invalid',
+      'vm/base/b.yaml:29 duplicate-vmid',
+      'vm/base/b.yaml:32 clone-invalid',
+    ])
+  })
+
+  it('reports a self-dependency as a cycle', async () => {
+    lab(['../../iso/base/i.yaml'], { 'iso/base/i.yaml': isoYaml('i').replace('  name: i\n', '  name: i\n  annotations: {proxops/depends-on: "ISO:i"}\n') })
+    const m = await loadRepository({ root: repo!.root })
+    expect(m.errors.map((e) => [e.code, e.message])).toEqual([['dependency-cycle', 'dependency cycle: ISO/i → ISO/i; remove one of these dependencies']])
+  })
+
+  it('errors of a shared file are reported once, naming every cluster', async () => {
+    repo = tempRepo({
+      'clusters/a/config.yaml': clusterConfig('a'),
+      'clusters/a/resources.yaml': '- ../../vm/base/x.yaml\n',
+      'clusters/b/config.yaml': clusterConfig('b'),
+      'clusters/b/resources.yaml': '- ../../vm/base/x.yaml\n',
+      'vm/base/x.yaml': vmYaml('x', 100).replace('memory: 1GiB', 'memory: 1G'),
+    })
+    const m = await loadRepository({ root: repo.root })
+    expect(m.errors).toHaveLength(1)
+    expect(m.errors[0]).toMatchObject({ code: 'quantity-not-whole-mib', file: 'vm/base/x.yaml', line: 8, column: 11, clusters: ['a', 'b'], field: 'spec.memory' })
+  })
+})
+
+describe('symlinks and the root boundary', () => {
+  it('refuses a composition entry whose symlink leads outside the root', async () => {
+    lab(['../../vm/base/a.yaml', '../../vm/base/link.yaml'], { 'vm/base/a.yaml': vmYaml('a', 100) })
+    repo!.write('../secret.yaml', vmYaml('s', 101))
+    repo!.link('vm/base/link.yaml', join(repo!.dir, 'secret.yaml'))
+    const m = await loadRepository({ root: repo!.root })
+    expect(codes(m)).toEqual(['clusters/lab/resources.yaml:3:5 composition-path-escape'])
+    expect(m.errors[0]!.message).toContain('outside the repository root')
+  })
+
+  it('refuses a path through a symlinked directory leading outside', async () => {
+    lab(['../../vm/ext/x.yaml'])
+    repo!.write('../elsewhere/x.yaml', vmYaml('x', 100))
+    repo!.link('vm/ext', join(repo!.dir, 'elsewhere'))
+    expect(codes(await loadRepository({ root: repo!.root }))).toEqual(['clusters/lab/resources.yaml:2:5 composition-path-escape'])
+  })
+
+  it('follows a symlink that stays inside, applying the rules to the real file', async () => {
+    lab(['../../vm/base/alias.yaml', '../../vm/base/a.yaml'], { 'vm/base/a.yaml': vmYaml('a', 100) })
+    repo!.link('vm/base/alias.yaml', 'a.yaml')
+    expect(codes(await loadRepository({ root: repo!.root }))).toEqual(['clusters/lab/resources.yaml:3:5 composition-duplicate'])
+  })
+
+  it('refuses a symlinked config or composition leading outside', async () => {
+    lab([])
+    repo!.write('../outside.yaml', clusterConfig('lab'))
+    repo!.mkdir('clusters/ext')
+    repo!.link('clusters/ext/config.yaml', join(repo!.dir, 'outside.yaml'))
+    repo!.link('clusters/ext/resources.yaml', join(repo!.dir, 'outside.yaml'))
+    expect(codes(await loadRepository({ root: repo!.root }))).toEqual(['clusters/ext/config.yaml path-outside-root', 'clusters/ext/resources.yaml path-outside-root'])
+  })
+
+  it('refuses absolute composition paths', async () => {
+    lab(['/etc/passwd'])
+    expect(codes(await loadRepository({ root: repo!.root }))).toEqual(['clusters/lab/resources.yaml:2:5 composition-invalid'])
+  })
+})
