@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { Cluster, PowerState } from './cluster.js'
-import { readBackDescription } from './config.js'
+import { canonicalScalar } from './guestconf.js'
 import { contentDir, fileFormat, volumeListItem } from './storage.js'
 import type { GuestInfo, SimCluster, TaskInfo, VolumeSpec } from './index.js'
 import type { TaskBehaviour } from './tasks.js'
@@ -34,7 +34,10 @@ export function controls(c: Cluster): Controls {
   }
   return {
     driftSet(vmid: number, key: string, value: string) {
-      need(vmid).conf.set(key, key === 'description' ? readBackDescription(value) : value)
+      const g = need(vmid)
+      // like `qm set`/`pct set` on the host: scalars are normalised (tags, booleans, description), the change is applied
+      // at once (no hotplug step) and volume values are written as given
+      g.conf.set(key, canonicalScalar(g.type, key, value))
     },
     driftDelete(vmid: number, key: string) {
       need(vmid).conf.delete(key)

@@ -27,8 +27,9 @@ export function preloadEstate(c: Cluster, guests: number): void {
     const vmid = 1000 + i
     const node = nodes[i % nodes.length]
     if (!node) break
-    const lxc = c.rng.next() < 0.2
-    const running = c.rng.next() < 0.6
+    const template = i % 250 === 0
+    const lxc = !template && c.rng.next() < 0.2
+    const running = !template && c.rng.next() < 0.6
     const diskGiB = 8 * (1 + c.rng.int(8))
     const tags = [tagPool[c.rng.int(tagPool.length)] as string, tagPool[c.rng.int(tagPool.length)] as string]
     const conf: Record<string, string> = { tags: [...new Set(tags)].sort().join(';') }
@@ -48,6 +49,13 @@ export function preloadEstate(c: Cluster, guests: number): void {
         scsi0: `${v.volid},discard=on,iothread=1,size=${formatSize(diskGiB * GiB)}`, scsihw: 'virtio-scsi-single',
         smbios1: `uuid=${c.rng.uuid()}`, sockets: '1', vmgenid: c.rng.uuid(),
       })
+    }
+    if (template) {
+      // a VM template: template flag and base- disk names, as `qm template` leaves them
+      const base = node.storage.renameToBase(`local-lvm:vm-${vmid}-disk-0`)
+      conf.scsi0 = (conf.scsi0 as string).replace(`local-lvm:vm-${vmid}-disk-0`, base)
+      conf.template = '1'
+      conf.name = `tmpl-${vmid}`
     }
     const g = c.addGuest(vmid, lxc ? 'lxc' : 'qemu', node.name, new GuestConfig(conf))
     g.createdMs = past

@@ -313,3 +313,37 @@ describe('§5.2 power, resize, clone, template, destroy', () => {
     expect(s.sim.storageContent('pve1', 'local-lvm')).toEqual([])
   })
 })
+
+describe('§6.2/§6.5 drives: unused re-attach, one cloud-init drive, drift', () => {
+  it('re-attaching an unusedN volume removes the unused entry and keeps the size', async () => {
+    const s = makeSim()
+    await s.run('POST', '/nodes/pve1/qemu', { vmid: 400, scsi0: 'local-lvm:4', scsi1: 'local-lvm:2' })
+    await s.call('PUT', '/nodes/pve1/qemu/400/config', { delete: 'scsi1' })
+    expect((await s.call('GET', '/nodes/pve1/qemu/400/config')).unused0).toBe('local-lvm:vm-400-disk-1')
+    await s.call('PUT', '/nodes/pve1/qemu/400/config', { scsi2: 'local-lvm:vm-400-disk-1,discard=on' })
+    const c = await s.call('GET', '/nodes/pve1/qemu/400/config')
+    expect(c.unused0).toBeUndefined()
+    expect(c.scsi2).toBe('local-lvm:vm-400-disk-1,discard=on,size=2G')
+  })
+
+  it('a second cloud-init drive is refused', async () => {
+    const s = makeSim()
+    await s.run('POST', '/nodes/pve1/qemu', { vmid: 401, scsi1: 'local-lvm:cloudinit' })
+    const e = await s.error('PUT', '/nodes/pve1/qemu/401/config', { ide2: 'local-lvm:cloudinit' })
+    expect(e.message).toBe(`ide2 - cloud-init drive is already attached at 'scsi1'`)
+  })
+
+  it('drift edits change the file (and digest) without pending; tags are normalised like qm set', async () => {
+    const s = makeSim()
+    await s.run('POST', '/nodes/pve1/qemu', { vmid: 402, name: 'a' })
+    await s.run('POST', '/nodes/pve1/qemu/402/status/start')
+    const before = (await s.call('GET', '/nodes/pve1/qemu/402/config')).digest
+    s.sim.driftSet(402, 'cores', '8')
+    s.sim.driftSet(402, 'tags', 'X,a')
+    s.sim.driftDelete(402, 'name')
+    const c = await s.call('GET', '/nodes/pve1/qemu/402/config', { current: 1 })
+    expect([c.cores, c.tags, c.name]).toEqual([8, 'a;x', undefined])
+    expect(c.digest).not.toBe(before)
+    expect(s.sim.guest(402)?.pending).toEqual({})
+  })
+})

@@ -44,6 +44,16 @@ function planValues(c: Cluster, node: NodeState, options: Record<string, string>
   return out
 }
 
+/** only one cloud-init drive per VM: `ide2 - cloud-init drive is already attached at 'scsi1'` */
+function checkSingleCloudinit(planned: Planned, existing: Record<string, string>): void {
+  const attached = Object.entries(existing).find(([k, v]) => isQemuDiskKey(k) && isCloudinitVolid(driveVolid(v, 'drive') ?? ''))?.[0]
+  const wanted = Object.entries(planned).filter(([, v]) => typeof v !== 'string' && v.kind === 'cloudinit').map(([k]) => k)
+  const first = attached ?? wanted[0]
+  for (const k of wanted) {
+    if (k !== first) throw fail500(`${k} - cloud-init drive is already attached at '${first}'`)
+  }
+}
+
 /** netN: MAC generated when missing (every time), printed `model=MAC,...` with sorted options */
 export function normaliseNet(c: Cluster, key: string, value: string): string {
   let p
@@ -102,6 +112,7 @@ export function createQemu(c: Cluster, nodeName: string, params: Record<string, 
   const storage = params.storage === undefined ? undefined : String(params.storage)
   const options = optionParams(params, CREATE_API_ONLY)
   const planned = planValues(c, node, options, storage)
+  checkSingleCloudinit(planned, {})
   const start = flag(params.start)
   const g = c.addGuest(vmid, 'qemu', nodeName, new GuestConfig({ lock: 'create' }))
   const allocated: string[] = []
@@ -185,6 +196,16 @@ function detach(g: Guest, node: NodeState, key: string, value: string, force: bo
   g.conf.set(nextUnused([...g.conf.keys(), ...Object.keys(g.conf.pending())]), volid)
 }
 
+/** re-attaching a detached volume (`scsi1=<volid of unused0>`) removes its unusedN entry */
+function dropUnusedOf(g: Guest, key: string, value: string): void {
+  if (!isQemuVolumeKey(key)) return
+  const volid = driveVolid(value, volumeKindOf(key, false))
+  if (!volid) return
+  for (const k of g.conf.keys()) {
+    if (/^unused\d+$/.test(k) && g.conf.get(k) === volid) g.conf.delete(k)
+  }
+}
+
 /** move every pending change into the main section (stopped VM, start, API reboot) */
 export function applyPending(g: Guest, node: NodeState): void {
   const deletes = g.conf.pendingDeletes()
@@ -202,6 +223,7 @@ export function applyPending(g: Guest, node: NodeState): void {
     if (cur !== undefined && isQemuVolumeKey(k) && driveVolid(cur, volumeKindOf(k, false)) !== driveVolid(v, volumeKindOf(k, false))) {
       detach(g, node, k, cur, false)
     }
+    dropUnusedOf(g, k, v)
   }
   g.conf.cleanupPending()
 }
@@ -236,6 +258,8 @@ function prepareUpdate(c: Cluster, g: Guest, node: NodeState, params: Record<str
     }
   }
   const planned = planValues(c, node, options, undefined)
+  const others = Object.fromEntries(Object.entries(g.conf.merged()).filter(([k]) => planned[k] === undefined && !del.includes(k)))
+  checkSingleCloudinit(planned, others)
   return { planned, del, revert, force: flag(params.force) }
 }
 
@@ -272,6 +296,7 @@ function applyUpdate(c: Cluster, g: Guest, node: NodeState, req: UpdateRequest, 
     if (cur !== undefined && isQemuVolumeKey(k) && driveVolid(cur, volumeKindOf(k, false)) !== driveVolid(value, volumeKindOf(k, false))) {
       detach(g, node, k, cur, false, ctx)
     }
+    dropUnusedOf(g, k, value)
   }
   if (!running) applyPending(g, node)
   g.conf.cleanupPending()
