@@ -1,0 +1,134 @@
+/**
+ * Image-seeded template, clone, and cloud-init with SOPS references against the simulator (RS 8.2 18-24,
+ * 38-40): secrets come from a real SOPS file decrypted by @proxops/sops and never appear in plan or report.
+ */
+import { readFileSync } from 'node:fs'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { decryptSops, encryptSops, readCredentials } from '@proxops/sops'
+import { serializePlan } from '../src/index.js'
+import { actionLines, cycle, failures, manifest, startEnv, type Env } from './helpers.js'
+
+let env: Env
+beforeAll(async () => {
+  env = await startEnv()
+})
+afterAll(async () => {
+  await env?.close()
+})
+
+const image = manifest({
+  kind: 'DiskImage',
+  metadata: { name: 'debian-cloud' },
+  spec: { nodes: ['pve1'], storage: 'local', filename: 'debian-12-genericcloud-amd64.qcow2', url: 'https://images.example/debian-12-genericcloud-amd64.qcow2' },
+})
+
+const template = manifest({
+  kind: 'TemplateVM',
+  metadata: { name: 'debian-tpl' },
+  spec: {
+    node: 'pve1',
+    vmid: 9000,
+    memory: '1GiB',
+    cpu: { type: 'host', cores: 1 },
+    disks: [{ storage: 'local-lvm', image: 'debian-cloud', controller: 'virtio-scsi-single' }],
+    networks: [{ bridge: 'vmbr0' }],
+    hardware: { 'cloud-init': { enabled: true, storage: 'local-lvm' } },
+  },
+})
+
+const clone = (cores = 2) =>
+  manifest({
+    kind: 'VM',
+    metadata: { name: 'app' },
+    spec: {
+      node: 'pve1',
+      vmid: 300,
+      clone: 'debian-tpl',
+      memory: '2GiB',
+      cpu: { type: 'host', cores },
+      networks: [{ bridge: 'vmbr0' }],
+      'cloud-init-data': { 'ci-user': 'ops', ipconfigs: [{ nic: 0, ip: '10.0.0.30/24', gateway: '10.0.0.1' }] },
+    },
+  })
+
+describe('templates, clones and cloud-init (simulator)', () => {
+  it('seeds a template from a downloaded image, marks it, clones a VM from it, starts it, and corrects drift without re-cloning (E2ECloneProvisionLifecycle)', async () => {
+    const desired = [image, template, clone()]
+    const first = await cycle(env, desired)
+    expect(failures(first.report)).toEqual([])
+    expect(actionLines(first.plan)).toEqual([
+      'download DiskImage/pve1/local/debian-12-genericcloud-amd64.qcow2',
+      'create TemplateVM/pve1/9000(debian-tpl)',
+      'clone VM/pve1/300(app)',
+    ])
+    const tpl = env.sim.control.guest(9000)!
+    expect(tpl.config.template).toBe('1')
+    expect(tpl.config.scsi0).toMatch(/base-9000-disk/)
+    const vm = env.sim.control.guest(300)!
+    expect(vm.config.template).toBeUndefined()
+    expect(vm.config.ciuser).toBe('ops')
+    expect(vm.config.ipconfig0).toBe('ip=10.0.0.30/24,gw=10.0.0.1')
+    expect(vm.config.tags).toBe('proxops')
+
+    // ProxOps starts a `started` clone in the same action (the reference waits a cycle), so it converges at once
+    expect(vm.status).toBe('running')
+    expect((await cycle(env, desired, { dryRun: true })).plan.actions).toEqual([])
+
+    // E2ECloneDriftCorrectsWithoutReclone
+    env.sim.control.driftSet(300, 'memory', '4096')
+    const drift = await cycle(env, desired)
+    expect(drift.plan.actions.map((a) => a.type)).not.toContain('clone')
+    expect(failures(drift.report)).toEqual([])
+    expect(env.sim.control.guest(300)!.config.memory).toBe('2048')
+    expect((await cycle(env, desired, { dryRun: true })).plan.actions).toEqual([])
+
+    // E2EClonePruneRespectsOwnership: dropping the VM prunes the clone, never the template
+    const pruned = await cycle(env, [image, template], { policy: { pruneRatioLimit: 1, allowEmpty: ['VM'] } })
+    expect(pruned.plan.actions.map((a) => `${a.type} ${a.vmid}`)).toEqual(['delete 300'])
+    expect(failures(pruned.report)).toEqual([])
+    expect(env.sim.control.guest(300)).toBeUndefined()
+    expect(env.sim.control.guest(9000)).toBeDefined()
+  })
+
+  it('writes cloud-init keys and password from a SOPS file at execute time; no value reaches plan or report', async () => {
+    const keys = readFileSync('/work/shared/fixtures/sops/age/keys.txt', 'utf8')
+    const identity = keys.split('\n').find((l) => l.startsWith('AGE-SECRET-KEY-'))!
+    const recipient = /public key: (age1\S+)/.exec(keys)![1]!
+    const canaryKey = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICanaryCanaryCanaryCanaryCanaryCanary00000 canary@test'
+    const canaryPassword = 'canary-pass-0c4b'
+    const sopsText = await encryptSops(`cloud-init:\n  ssh-keys:\n    alice: ${canaryKey}\n  passwords:\n    default: ${canaryPassword}\n`, {
+      recipients: [recipient],
+      file: 'secrets.sops.yaml',
+    })
+    expect(sopsText).not.toContain('canary')
+    const credentials = readCredentials(await decryptSops(sopsText, { identities: [identity], file: 'secrets.sops.yaml' }), { cluster: 'homelab' })
+    const secrets: Record<string, string> = {}
+    for (const ref of ['cloud-init.ssh-keys.alice', 'cloud-init.passwords.default']) secrets[ref] = credentials.resolveRef(ref).reveal()
+
+    const vm = manifest({
+      kind: 'VM',
+      metadata: { name: 'ci' },
+      spec: {
+        node: 'pve2',
+        vmid: 310,
+        memory: '1GiB',
+        cpu: { type: 'host', cores: 1 },
+        disks: [{ storage: 'local-lvm', size: '4GiB' }],
+        networks: [{ bridge: 'vmbr0' }],
+        hardware: { 'cloud-init': { enabled: true, storage: 'local-lvm' } },
+        'cloud-init-data': { 'ci-user': 'ops', 'ssh-key-refs': ['cloud-init.ssh-keys.alice'], 'ci-password-ref': 'cloud-init.passwords.default' },
+      },
+    })
+    const first = await cycle(env, [vm], { secrets, policy: { pruneBudget: 0 } })
+    expect(failures(first.report)).toEqual([])
+    const text = serializePlan(first.plan) + JSON.stringify(first.report)
+    expect(text).not.toContain('canary')
+    expect(text).not.toContain('CanaryCanary')
+    const g = env.sim.control.guest(310)!
+    expect(decodeURIComponent(g.config.sshkeys!)).toBe(canaryKey)
+    expect(g.config.cipassword).toBeDefined()
+    expect(g.config.cipassword).not.toBe(canaryPassword)
+    const second = await cycle(env, [vm], { secrets, dryRun: true, policy: { pruneBudget: 0 } })
+    expect(second.plan.actions).toEqual([])
+  })
+})
