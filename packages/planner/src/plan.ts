@@ -433,9 +433,12 @@ class Context {
 
     const desiredStarted = m.spec.state === 'started' && !isTemplate
     let ids: string[] = []
+    // each action waits for the earlier actions of the same guest; resizes only for the config write
+    let beforeResizes: string[] | undefined
     const push = (d: Draft): string => {
       const id = `${d.address}#${d.type}${d.type === 'resize' ? `:${(d.requests[0] as { disk: string }).disk}` : ''}`
-      this.drafts.push({ ...d, id, after: [...ids] })
+      if (d.type === 'resize') beforeResizes ??= [...ids]
+      this.drafts.push({ ...d, id, after: d.type === 'resize' ? [...(beforeResizes ?? [])] : [...ids] })
       ids = [...ids, id]
       return id
     }
