@@ -3,10 +3,12 @@
  * `pnpm sim`: the simulator as a standalone server on 127.0.0.1 with a seeded 3-node cluster. Prints the base
  * URL, the certificate fingerprint and an API token, then serves until SIGINT/SIGTERM.
  */
+import { realpathSync } from 'node:fs'
+import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
-import { DEMO_TOKEN_ID, DEMO_TOKEN_SECRET, startSimulator, type SimulatorOptions } from './index.js'
+import { DEMO_TOKEN_ID, DEMO_TOKEN_SECRET, startSimulator, type Simulator, type SimulatorOptions } from './index.js'
 
-const USAGE = `usage: pve-sim [options]
+export const USAGE = `usage: pve-sim [options]
   --port N              listen port (default 8006; 0 = any free port)
   --host ADDR           listen address (default 127.0.0.1)
   --nodes a,b,c         node names (default pve1,pve2,pve3)
@@ -16,27 +18,28 @@ const USAGE = `usage: pve-sim [options]
   --http                plain HTTP instead of HTTPS
   --task-duration MS    how long worker tasks run (default 2000)
   --control FILE        JSON control file, re-read on change (see docs/simulator.md)
-  --token-secret S      secret of the API token root@pam!proxops (default: the demo secret, or $PROXOPS_SIM_TOKEN_SECRET)
+  --token-secret S      secret of the API token root@pam!proxops (default: $PROXOPS_SIM_TOKEN_SECRET or the demo secret)
   --root-password P     password of root@pam for tickets (default: random, printed)
   --no-schema           do not validate requests against apidoc.json
   --fast-auth-failures  answer 401 at once instead of after 3 s
   -h, --help`
 
-function fail(msg: string): never {
-  process.stderr.write(`pve-sim: ${msg}\n${USAGE}\n`)
-  process.exit(2)
-}
+export class UsageError extends Error {}
+
+export type CliResult = { help: true } | { help: false; options: SimulatorOptions; guests: number; controlFile: string | undefined }
 
 function int(name: string, v: string | undefined, dflt: number): number {
   if (v === undefined) return dflt
-  if (!/^\d+$/.test(v)) fail(`--${name} expects a non-negative integer, got '${v}'`)
+  if (!/^\d+$/.test(v)) throw new UsageError(`--${name} expects a non-negative integer, got '${v}'`)
   return Number(v)
 }
 
-async function main(): Promise<void> {
+/** The simulator options for a command line (pure; env only supplies the token secret). */
+export function parseSimArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): CliResult {
   let values
   try {
     ;({ values } = parseArgs({
+      args: argv,
       options: {
         port: { type: 'string' },
         host: { type: 'string' },
@@ -54,19 +57,18 @@ async function main(): Promise<void> {
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
+      allowPositionals: false,
     }))
   } catch (err) {
-    fail((err as Error).message)
+    throw new UsageError((err as Error).message)
   }
-  if (values.help) {
-    process.stdout.write(`${USAGE}\n`)
-    return
-  }
+  if (values.help) return { help: true }
   const version = values['pve-version'] ?? '9.1'
-  if (version !== '9.1' && version !== '8.4') fail(`--pve-version must be 9.1 or 8.4, got '${version}'`)
+  if (version !== '9.1' && version !== '8.4') throw new UsageError(`--pve-version must be 9.1 or 8.4, got '${version}'`)
   const nodes = values.nodes ? values.nodes.split(',').map((n) => n.trim()).filter(Boolean) : ['pve1', 'pve2', 'pve3']
+  for (const n of nodes) if (!/^[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?$/.test(n)) throw new UsageError(`--nodes: '${n}' is not a valid node name`)
   const guests = int('guests', values.guests, 0)
-  const opts: SimulatorOptions = {
+  const options: SimulatorOptions = {
     port: int('port', values.port, 8006),
     host: values.host ?? '127.0.0.1',
     nodes,
@@ -74,15 +76,19 @@ async function main(): Promise<void> {
     pveVersion: version,
     tls: !values.http,
     taskDurationMs: int('task-duration', values['task-duration'], 2000),
-    tokens: [{ id: DEMO_TOKEN_ID, secret: values['token-secret'] ?? process.env.PROXOPS_SIM_TOKEN_SECRET ?? DEMO_TOKEN_SECRET }],
+    tokens: [{ id: DEMO_TOKEN_ID, secret: values['token-secret'] ?? env.PROXOPS_SIM_TOKEN_SECRET ?? DEMO_TOKEN_SECRET }],
     schemaValidation: !values['no-schema'],
     authFailureDelayMs: values['fast-auth-failures'] ? 0 : 3000,
     ...(guests > 0 ? { estate: { guests } } : {}),
     ...(values.control ? { controlFile: values.control } : {}),
     ...(values['root-password'] ? { rootPassword: values['root-password'] } : {}),
   }
-  const sim = await startSimulator(opts)
-  const lines = [
+  return { help: false, options, guests, controlFile: values.control }
+}
+
+/** The banner `pnpm sim` prints. */
+export function banner(sim: Simulator, guests: number, controlFile: string | undefined): string {
+  return [
     `pve-sim: Proxmox VE ${sim.pveVersion} simulator, nodes ${sim.nodes.join(', ')}${guests ? `, ${guests} preloaded guests` : ''}`,
     `  url          ${sim.url}`,
     `  api          ${sim.apiUrl}`,
@@ -90,9 +96,25 @@ async function main(): Promise<void> {
     `  token        ${sim.token.header}`,
     `  root@pam     password ${sim.rootPassword}`,
     `  schema       ${sim.schemaValidation ? 'requests validated against apidoc.json' : 'checks OFF'}`,
-    `  control      ${values.control ? `file ${values.control}, ` : ''}POST ${sim.url}/_sim/control (loopback only)`,
-  ]
-  process.stdout.write(`${lines.join('\n')}\n`)
+    `  control      ${controlFile ? `file ${controlFile}, ` : ''}POST ${sim.url}/_sim/control (loopback only)`,
+  ].join('\n')
+}
+
+async function main(): Promise<void> {
+  let cli: CliResult
+  try {
+    cli = parseSimArgs(process.argv.slice(2))
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err
+    process.stderr.write(`pve-sim: ${err.message}\n${USAGE}\n`)
+    process.exit(2)
+  }
+  if (cli.help) {
+    process.stdout.write(`${USAGE}\n`)
+    return
+  }
+  const sim = await startSimulator(cli.options)
+  process.stdout.write(`${banner(sim, cli.guests, cli.controlFile)}\n`)
   const stop = (): void => {
     void sim.close().then(() => process.exit(0))
   }
@@ -100,7 +122,10 @@ async function main(): Promise<void> {
   process.on('SIGTERM', stop)
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`pve-sim: ${err instanceof Error ? err.message : String(err)}\n`)
-  process.exit(1)
-})
+const invoked = process.argv[1] ? pathToFileURL(realpathSync(process.argv[1])).href : ''
+if (import.meta.url === invoked) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`pve-sim: ${err instanceof Error ? err.message : String(err)}\n`)
+    process.exit(1)
+  })
+}
