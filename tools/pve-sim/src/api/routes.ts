@@ -5,6 +5,7 @@ import { clusterResources, nodesList, version } from '../model/views.js'
 import { taskRoutes } from './tasks.js'
 import { guestRoutes } from './guests.js'
 import { storageRoutes } from './storage.js'
+import { nodeRoutes } from './nodes.js'
 
 /** helpers shared by the route modules */
 export function str(ctx: RequestContext, key: string): string | undefined {
@@ -38,6 +39,7 @@ export function buildRoutes(c: Cluster): Route[] {
     ...taskRoutes(c),
     ...guestRoutes(c),
     ...storageRoutes(c),
+    ...nodeRoutes(c),
   ]
   return table.map(([method, path, handler]) => ({
     method,

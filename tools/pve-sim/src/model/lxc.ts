@@ -2,7 +2,7 @@ import type { Caller } from '../http/types.js'
 import type { Cluster, Guest, NodeState } from './cluster.js'
 import { GuestConfig } from './config.js'
 import { driveVolid, nextUnused, ownedVolumes, parseDriveRequest, realiseDrive, type DriveRequest } from './disks.js'
-import { fail400, fail500 } from './errors.js'
+import { fail400, fail500, LXC_DIGEST_MISMATCH } from './errors.js'
 import { canonicalScalar, flag, checkDeleteRevert, optionParams, splitList } from './guestconf.js'
 import { isLxcMountKey, splitIndexed } from './options.js'
 import { FORMATS, parsePropString, printPropString } from './propstring.js'
@@ -141,9 +141,10 @@ export function updateLxc(c: Cluster, nodeName: string, vmid: number, params: Re
   for (const opt of del) if (REQUIRED.includes(opt)) throw fail500(`unable to delete required option '${opt}'`)
   if (options.unprivileged !== undefined) throw fail500(`unable to modify read-only option: 'unprivileged'`)
   c.lockConfigSync('lxc', vmid)
-  const digest = params.digest === undefined ? undefined : String(params.digest)
-  if (digest && digest !== g.conf.digest()) throw fail500('detected modified configuration - file changed by other user? Try again.')
+  // pve-container checks the config lock before the digest (PVE::Tools::assert_if_modified)
   c.checkLock(g)
+  const digest = params.digest === undefined ? undefined : String(params.digest)
+  if (digest && digest !== g.conf.digest()) throw fail500(LXC_DIGEST_MISMATCH)
   const planned = planValues(c, node, options, 'local')
   const running = g.status === 'running'
   for (const k of revert) g.conf.clearPending(k)

@@ -152,7 +152,9 @@ describe('§5.2/§6.6 config update: pending, hotplug, digest, delete/revert', (
     expect(after.cores).toBe(4)
     expect(after.digest).not.toBe(before.digest)
     const stale = await s.error('PUT', '/nodes/pve1/qemu/200/config', { cores: 2, digest: before.digest })
-    expect([stale.status, stale.message]).toEqual([500, 'detected modified configuration - file changed by other user? Try again.'])
+    expect([stale.status, stale.message]).toEqual([500, 'checksum mismatch (file change by other user?)'])
+    const r = await s.run('PUT', '/nodes/pve1/qemu/200/resize', { disk: 'scsi0', size: '+1G', digest: before.digest })
+    expect(r.exitstatus).toBe('checksum mismatch (file change by other user?)')
     expect(await s.call('GET', '/nodes/pve1/qemu/200/pending')).toEqual(expect.not.arrayContaining([expect.objectContaining({ pending: expect.anything() })]))
   })
 

@@ -5,7 +5,7 @@ import {
   driveVolid, isCdrom, isCloudinitVolid, nextUnused, ownedVolumes, parseDriveRequest, parseVolumeProps, realiseDrive,
   volumeKindOf, type DriveRequest,
 } from './disks.js'
-import { fail400, fail500 } from './errors.js'
+import { fail400, fail500, LXC_DIGEST_MISMATCH, QEMU_DIGEST_MISMATCH } from './errors.js'
 import { canonicalScalar, flag, checkDeleteRevert, hashPassword, optionParams, splitList } from './guestconf.js'
 import { CLOUDINIT_KEYS, isQemuDiskKey, isQemuVolumeKey, QEMU_FAST, splitIndexed } from './options.js'
 import { FORMATS, parsePropString, printPropString } from './propstring.js'
@@ -243,7 +243,7 @@ function prepareUpdate(c: Cluster, g: Guest, node: NodeState, params: Record<str
   checkDeleteRevert('qemu', options, del, revert)
   c.lockConfigSync('qemu', g.vmid)
   const digest = params.digest === undefined ? undefined : String(params.digest)
-  if (digest && digest !== g.conf.digest()) throw fail500('detected modified configuration - file changed by other user? Try again.')
+  if (digest && digest !== g.conf.digest()) throw fail500(QEMU_DIGEST_MISMATCH)
   c.checkLock(g, flag(params.skiplock))
   const mem = options.memory ?? g.conf.merged().memory
   if (options.balloon !== undefined && mem !== undefined) {
@@ -341,7 +341,7 @@ export function resizeGuest(c: Cluster, nodeName: string, vmid: number, type: 'q
     run: (ctx) => {
       const e = c.flockError(type, vmid)
       if (e) throw new Error(e)
-      if (digest && digest !== g.conf.digest()) throw new Error('detected modified configuration - file changed by other user? Try again.')
+      if (digest && digest !== g.conf.digest()) throw new Error(type === 'qemu' ? QEMU_DIGEST_MISMATCH : LXC_DIGEST_MISMATCH)
       const le = skiplock ? undefined : c.lockError(g)
       if (le) throw new Error(le)
       const value = g.conf.get(disk)
