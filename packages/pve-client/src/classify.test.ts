@@ -23,6 +23,7 @@ describe('error classification', () => {
     [500, 'checksum mismatch (file change by other user?)', 'PVE_DIGEST_MISMATCH'],
     [500, 'detected modified configuration - file changed by other user? Try again.', 'PVE_DIGEST_MISMATCH'],
     [500, 'VM 100 is running - destroy failed', 'PVE_FAILED'],
+    [500, "only root can set 'args' config", 'PVE_PERMISSION'],
     [500, '', 'PVE_TRANSIENT'],
     [500, 'got no worker upid - start worker failed', 'PVE_TRANSIENT'],
     [401, 'No ticket', 'PVE_AUTH'],

@@ -24,6 +24,8 @@ const LOCKED = /\b(?:VM|CT) is locked \(([^)]*)\)/
 const DIGEST = /checksum mismatch \(file change by other user\?\)|detected modified configuration - file changed by other user/
 const ALREADY_EXISTS = /already exists/i
 const NOT_FOUND = /does not exist|\bno such\b/i
+/** qemu-server dies with 500 (not 403) for root-only options */
+const PERMISSION = /only root can |only allowed for root@pam|Permission check failed/
 /** 500s that mean "try again later", not "the handler refused" */
 const TRANSIENT_500 = /got no worker upid|Connection refused|No route to host|Connection timed out|Broken pipe|temporarily unavailable/i
 const TRANSIENT_STATUS = new Set([408, 429, 502, 503, 504, 595, 596, 597, 598, 599])
@@ -35,6 +37,7 @@ export function classifyMessage(message: string): PveErrorCode | undefined {
   if (DIGEST.test(message)) return 'PVE_DIGEST_MISMATCH'
   if (ALREADY_EXISTS.test(message)) return 'PVE_ALREADY_EXISTS'
   if (NOT_FOUND.test(message)) return 'PVE_NOT_FOUND'
+  if (PERMISSION.test(message)) return 'PVE_PERMISSION'
   return undefined
 }
 
@@ -100,6 +103,8 @@ export function classifyHttpFailure(f: HttpFailure): PveError {
         return new PveAlreadyExistsError(meaning, message, init)
       case 'PVE_NOT_FOUND':
         return new PveNotFoundError(meaning, message, init)
+      case 'PVE_PERMISSION':
+        return new PvePermissionError(meaning, message, init)
       default:
         break
     }

@@ -75,6 +75,19 @@ export class PveReadOnlyClient {
     return this.#close()
   }
 
+  /**
+   * Escape hatch for endpoints without a typed method: `GET <path>` (a template such as `/nodes/{node}/dns`,
+   * with `pathParams`), returning PVE's `data` undecoded. Reads retry like every read.
+   */
+  get(path: string, options?: { pathParams?: Readonly<Record<string, string | number>>; query?: PveParams } & CallOptions): Promise<unknown> {
+    return this.#get({
+      path,
+      ...(options?.pathParams ? { pathParams: options.pathParams } : {}),
+      ...(options?.query ? { query: options.query } : {}),
+      ...callOpts(options),
+    })
+  }
+
   async version(o?: CallOptions): Promise<VersionInfo> {
     const data = await this.#get({ path: '/version', ...callOpts(o) })
     return decodeWith('GET /version', () => decodeVersion(data))
@@ -219,6 +232,18 @@ export class PveClient extends PveReadOnlyClient {
     // PVE reads DELETE parameters from the query string only (a body gives 501).
     const where = method === 'DELETE' ? { query: params } : { body: params ?? {} }
     return this.#transport.call({ method, path, ...(pathParams ? { pathParams } : {}), ...where, ...callOpts(o) })
+  }
+
+  /**
+   * Escape hatch for writes without a typed method (`POST /nodes/{node}/qemu/{vmid}/status/suspend`, ...):
+   * returns PVE's `data` undecoded. Counted as a write; never retried.
+   */
+  request(
+    method: 'POST' | 'PUT' | 'DELETE',
+    path: string,
+    options?: { pathParams?: Readonly<Record<string, string | number>>; params?: PveParams } & CallOptions,
+  ): Promise<unknown> {
+    return this.#write(method, path, options?.pathParams, options?.params, options)
   }
 
   /** POST /nodes/{node}/qemu|lxc (qmcreate / vzcreate); params include `vmid`. */

@@ -335,7 +335,7 @@ describe('retries, timeouts, cancellation, limits and the request hook', () => {
 describe('read-only client', () => {
   it('has no write method at all and sends only GETs', async () => {
     const ro = createPveReadOnlyClient({ baseUrl: pve.url, auth: token, tls: { ca: pve.caPem } })
-    const writes = ['createGuest', 'cloneGuest', 'updateConfig', 'resizeDisk', 'start', 'shutdown', 'stop', 'reboot', 'markTemplate', 'deleteGuest', 'downloadUrl', 'readOnly']
+    const writes = ['createGuest', 'cloneGuest', 'updateConfig', 'resizeDisk', 'start', 'shutdown', 'stop', 'reboot', 'markTemplate', 'deleteGuest', 'downloadUrl', 'readOnly', 'request']
     for (const name of writes) expect(name in ro).toBe(false)
     // @ts-expect-error the read-only type has no write methods
     expect(ro.createGuest).toBeUndefined()
