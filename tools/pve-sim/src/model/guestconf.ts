@@ -37,7 +37,10 @@ export function readPending(g: Guest): Record<string, unknown>[] {
     if (deletes.has(k)) row.delete = deletes.get(k) ? 2 : 1
     out.push(row)
   }
-  return out
+  // PVE's config_with_pending_array lists every key of the loaded config, and load_config puts the file's
+  // digest there: so the digest arrives as a row of its own (clients pin their writes to it)
+  out.push({ key: 'digest', value: g.conf.digest() })
+  return out.sort((a, b) => (String(a.key) < String(b.key) ? -1 : String(a.key) > String(b.key) ? 1 : 0))
 }
 
 /** split a `pve-configid-list` (`delete`, `revert`) */

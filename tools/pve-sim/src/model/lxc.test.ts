@@ -55,12 +55,19 @@ describe('pve-api.md §5.3 LXC create and config', () => {
     expect((await s.error('PUT', '/nodes/pve1/lxc/110/config', { delete: 'rootfs' })).message).toBe(`unable to delete required option 'rootfs'`)
     expect((await s.error('PUT', '/nodes/pve1/lxc/110/config', { unprivileged: 0 })).message).toBe(`unable to modify read-only option: 'unprivileged'`)
     await s.run('POST', '/nodes/pve1/lxc/110/status/start')
-    await s.call('PUT', '/nodes/pve1/lxc/110/config', { memory: 1024, hostname: 'renamed' })
+    await s.call('PUT', '/nodes/pve1/lxc/110/config', { memory: 1024, hostname: 'renamed', nameserver: '10.0.0.53', delete: 'arch' })
     const cur = await s.call('GET', '/nodes/pve1/lxc/110/config', { current: 1 })
-    expect(cur.memory).toBe(1024)
-    expect(cur.hostname).toBe('CT110')
+    expect([cur.memory, cur.hostname, cur.nameserver, cur.arch]).toEqual([1024, 'renamed', undefined, 'amd64'])
     const pending = await s.call('GET', '/nodes/pve1/lxc/110/pending')
-    expect(pending.find((r: { key: string }) => r.key === 'hostname')).toEqual({ key: 'hostname', value: 'CT110', pending: 'renamed' })
+    expect(pending.find((r: { key: string }) => r.key === 'nameserver')).toEqual({ key: 'nameserver', pending: '10.0.0.53' })
+    expect(pending.find((r: { key: string }) => r.key === 'arch')).toEqual({ key: 'arch', value: 'amd64', delete: 1 })
+    // a new mount point hot-plugs; the next start applies what was pending
+    await s.call('PUT', '/nodes/pve1/lxc/110/config', { mp0: 'local-lvm:2,mp=/data' })
+    expect((await s.call('GET', '/nodes/pve1/lxc/110/config', { current: 1 })).mp0).toBe('local-lvm:vm-110-disk-0,mp=/data,size=2G')
+    await s.run('POST', '/nodes/pve1/lxc/110/status/stop')
+    await s.run('POST', '/nodes/pve1/lxc/110/status/start')
+    const after = await s.call('GET', '/nodes/pve1/lxc/110/config', { current: 1 })
+    expect([after.nameserver, after.arch]).toEqual(['10.0.0.53', undefined])
   })
 
   it('power errors are immediate for CTs (unlike qemu); template answers null and runs a vztemplate worker', async () => {

@@ -12,8 +12,11 @@ import type { TaskContext } from './tasks.js'
 
 const CREATE_API_ONLY = ['node', 'vmid', 'ostemplate', 'storage', 'pool', 'start', 'ha-managed', 'unique', 'force', 'restore', 'ignore-unpack-errors', 'bwlimit', 'password', 'ssh-public-keys']
 const UPDATE_API_ONLY = ['node', 'vmid', 'delete', 'revert', 'digest']
-/** options a running CT takes at once; the rest waits in [PENDING] until the next start */
-const LXC_HOT = ['description', 'onboot', 'startup', 'protection', 'tags', 'hookscript', 'cpulimit', 'cpuunits', 'cores', 'memory', 'swap', 'lock', 'timezone']
+/** $LXC_FASTPLUG_OPTIONS in PVE::LXC::Config: written at once even while the CT runs */
+const LXC_FASTPLUG = ['description', 'onboot', 'startup', 'protection', 'hostname', 'hookscript', 'cores', 'tags', 'lock']
+/** vmconfig_hotplug_pending: what a running CT can take live beyond the fast-plug options */
+const LXC_HOT_SET = ['cpulimit', 'cpuunits', 'memory', 'swap']
+const LXC_HOT_DELETE = ['cpulimit', 'cpuunits', 'swap']
 const REQUIRED = ['rootfs', 'memory', 'ostype']
 
 export function normaliseLxcNet(c: Cluster, key: string, value: string): string {
@@ -121,11 +124,15 @@ export function applyLxcPending(g: Guest, node: NodeState): void {
   g.conf.cleanupPending()
 }
 
-function hot(g: Guest, key: string): boolean {
-  if (LXC_HOT.includes(key)) return true
+/** can a running CT take this change now? Anything else waits in [PENDING] for the next start */
+function hot(g: Guest, key: string, deleting: boolean): boolean {
+  if (LXC_FASTPLUG.includes(key)) return true
   const base = splitIndexed('lxc', key)?.[0]
-  if (base === 'net' || base === 'unused') return true
-  if (base === 'mp') return g.conf.get(key) === undefined // hot-adding a mount point works, changing one does not
+  if (base === 'net') return true
+  if (deleting) return LXC_HOT_DELETE.includes(key) || base === 'unused'
+  if (LXC_HOT_SET.includes(key)) return true
+  // new mount points and devices hotplug; changing an existing one does not
+  if (base === 'mp' || base === 'dev') return g.conf.get(key) === undefined
   return false
 }
 
@@ -154,7 +161,7 @@ export function updateLxc(c: Cluster, nodeName: string, vmid: number, params: Re
       g.conf.clearPending(k)
       continue
     }
-    if (running && !hot(g, k)) {
+    if (running && !hot(g, k, true)) {
       g.conf.addPendingDelete(k, false)
       continue
     }
@@ -165,7 +172,7 @@ export function updateLxc(c: Cluster, nodeName: string, vmid: number, params: Re
   const allocated: string[] = []
   for (const k of Object.keys(planned).sort()) {
     const value = realise(c, node, vmid, k, planned[k] as string | DriveRequest, allocated)
-    if (running && !hot(g, k)) {
+    if (running && !hot(g, k, false)) {
       g.conf.setPending(k, value)
       continue
     }
