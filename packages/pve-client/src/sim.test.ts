@@ -146,8 +146,12 @@ describe('reads', () => {
   it('version, nodes, node status, cluster resources, nextid', async () => {
     expect(await c.version()).toMatchObject({ version: expect.stringMatching(/^9\.1/), release: '9.1' })
     expect((await c.nodes()).map((n) => n.node)).toEqual(['pve1', 'pve2', 'pve3'])
-    // GET /nodes/{node}/status is not served by the simulator yet (501); nodeStatus is covered by client.test.ts
-    expect((await failure(c.nodeStatus('pve2'))).code).toMatch(/PVE_NOT_IMPLEMENTED|^$/)
+    const st = await c.nodeStatus('pve2')
+    expect(st.uptime).toBeGreaterThan(0)
+    expect(st.pveversion).toMatch(/^pve-manager\/9\.1/)
+    expect(st.memory!.total).toBeGreaterThan(st.memory!.used!)
+    // an unknown node name is PVE's 500 hostname-lookup failure: permanent, not retried
+    expect(await failure(c.nodeStatus('nosuchnode'))).toMatchObject({ code: 'PVE_FAILED', pveMessage: expect.stringMatching(/hostname lookup/) })
     const id = vmid()
     await createVm(id)
     const rows = await c.clusterResources('vm')
