@@ -59,15 +59,17 @@ export class ApiHandler {
       // without a schema (or for paths it lacks) the model's own routes are still served
       if (!this.index.match(r.method, r.path.replace(/\{[^}]+\}/g, 'x'))?.info) this.index.add(r.path, { [r.method]: {} })
     }
-    this.index.add('/access/ticket', { POST: ticketInfo(o.apidoc) })
+    this.index.add('/access/ticket', { POST: ticketInfo(o.apidoc), GET: {} })
+    this.index.add('/access/domains', { GET: {} })
   }
 
   get schemaChecks(): boolean {
     return this.o.apidoc !== undefined
   }
 
-  async handle(req: SimRequest, acceptGzip: boolean): Promise<SimResponse> {
-    const opts: RenderOptions = { acceptGzip, messageInBody: this.o.messageInBody }
+  async handle(req: SimRequest): Promise<SimResponse> {
+    const accept = req.headers['accept-encoding'] ?? ''
+    const opts: RenderOptions = { acceptGzip: /gzip/.test(accept), acceptDeflate: /deflate/.test(accept), messageInBody: this.o.messageInBody }
     const qi = req.url.indexOf('?')
     const path = qi < 0 ? req.url : req.url.slice(0, qi)
     const query = qi < 0 ? '' : req.url.slice(qi + 1)
@@ -154,7 +156,12 @@ export class ApiHandler {
     }
 
     if (method === 'POST' && route.template === '/access/ticket') return this.ticket(params, opts)
-    if (auth.kind !== 'ok') return renderApiError(401, 'No ticket', undefined, opts)
+    // the two GETs pveproxy serves without login: the ticket "dummy" and the realm list of the login form
+    if (method === 'GET' && route.template === '/access/ticket') return renderData(null, undefined, opts)
+    if (method === 'GET' && route.template === '/access/domains') {
+      return renderData([{ realm: 'pam', type: 'pam', comment: 'Linux PAM standard authentication' }, { realm: 'pve', type: 'pve', comment: 'Proxmox VE authentication server' }], undefined, opts)
+    }
+    if (auth.kind !== 'ok') return renderBare(401, 'No ticket', opts, this.o.authFailureDelayMs)
 
     // pveproxy forwards `proxyto` methods to the target node before anything is validated
     const proxyto = route.info.proxyto

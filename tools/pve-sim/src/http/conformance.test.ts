@@ -75,6 +75,9 @@ describe('transport and envelope (pve-api.md section 1)', () => {
     const r = await req('GET', '/cluster/resources', { headers: { 'Accept-Encoding': 'gzip, deflate' } })
     expect(r.headers['content-encoding']).toBe('gzip')
     expect((r.json as { data: unknown[] }).data.length).toBe((plain.json as { data: unknown[] }).data.length)
+    const d = await req('GET', '/cluster/resources', { headers: { 'Accept-Encoding': 'deflate' } })
+    expect(d.headers['content-encoding']).toBe('deflate')
+    expect((d.json as { data: unknown[] }).data.length).toBe((plain.json as { data: unknown[] }).data.length)
     const small = await req('GET', '/version', { headers: { 'Accept-Encoding': 'gzip' } })
     expect(small.headers['content-encoding']).toBeUndefined()
   })
@@ -291,6 +294,12 @@ describe('authentication (pve-api.md section 2)', () => {
     // renew by posting the ticket as password
     const renew = await raw(sim, 'POST', '/api2/json/access/ticket', form({ username: 'root@pam', password: String(data.ticket) }))
     expect(renew.status).toBe(200)
+  })
+
+  it('GET /access/ticket and /access/domains need no login', async () => {
+    expect((await raw(sim, 'GET', '/api2/json/access/ticket')).json).toEqual({ data: null })
+    const d = await raw(sim, 'GET', '/api2/json/access/domains')
+    expect((d.json as { data: { realm: string }[] }).data.map((x) => x.realm)).toEqual(['pam', 'pve'])
   })
 
   it('a failed login is 401 authentication failure with a JSON body', async () => {

@@ -3,7 +3,7 @@
  * bodies with `errors` and `message`, the reason phrase = first line of the message, PVE's headers, gzip for
  * bodies over 1 KiB when the client accepts it, `Connection: close` on errors.
  */
-import { gzipSync } from 'node:zlib'
+import { deflateSync, gzipSync } from 'node:zlib'
 
 export interface SimResponse {
   status: number
@@ -16,6 +16,8 @@ export interface SimResponse {
 
 export interface RenderOptions {
   acceptGzip: boolean
+  /** zlib-wrapped deflate when the client accepts deflate but not gzip (Compress::Zlib::compress) */
+  acceptDeflate?: boolean
   /** PVE >= 8.4 adds `message` to error bodies; <= 8.3 does not */
   messageInBody: boolean
 }
@@ -47,6 +49,9 @@ function finish(status: number, reason: string, content: string, opts: RenderOpt
   if (opts.acceptGzip && body.length > 1024) {
     body = gzipSync(body)
     headers['Content-Encoding'] = 'gzip'
+  } else if (opts.acceptDeflate && body.length > 1024) {
+    body = deflateSync(body)
+    headers['Content-Encoding'] = 'deflate'
   }
   if (body.length > 0) headers['Content-Length'] = String(body.length)
   // a reason phrase with a CR after the first line makes pve-http-server answer a plain 400

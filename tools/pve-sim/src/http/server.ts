@@ -56,8 +56,7 @@ export async function listen(opts: FrontOptions, port: number, host: string): Pr
           return
         }
         const sim: SimRequest = { method: req.method ?? 'GET', url, headers: headersOf(req), body }
-        const accept = req.headers['accept-encoding'] ?? ''
-        const r = await opts.api.handle(sim, /gzip/.test(accept))
+        const r = await opts.api.handle(sim)
         if (r.delayMs > 0) await wait(r.delayMs)
         if (res.destroyed) return
         res.writeHead(r.status, r.reason, r.headers)

@@ -4,7 +4,7 @@
  */
 import { request as httpRequest } from 'node:http'
 import { request as httpsRequest } from 'node:https'
-import { gunzipSync } from 'node:zlib'
+import { gunzipSync, inflateSync } from 'node:zlib'
 
 export interface RawResponse {
   status: number
@@ -47,6 +47,7 @@ export function raw(
       res.on('end', () => {
         let buf = Buffer.concat(chunks)
         if (res.headers['content-encoding'] === 'gzip') buf = gunzipSync(buf)
+        if (res.headers['content-encoding'] === 'deflate') buf = inflateSync(buf)
         const body = buf.toString('utf8')
         let json: unknown
         try {
