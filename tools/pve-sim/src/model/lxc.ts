@@ -64,7 +64,8 @@ export function createLxc(c: Cluster, nodeName: string, params: Record<string, u
   const node = c.requireNode(nodeName)
   const vmid = Number(params.vmid)
   const existing = c.guests.get(vmid)
-  if (existing) throw fail500(`unable to create CT ${vmid} - CT ${vmid} already exists on node '${existing.node}'`)
+  // pve-container runs check_vmid_unused before anything else, so this one has no `unable to create` prefix
+  if (existing) throw fail500(`${existing.type === 'qemu' ? 'VM' : 'CT'} ${vmid} already exists on node '${existing.node}'`)
   if (flag(params.restore)) throw fail500('restore from backup archives is not modelled by pve-sim')
   const ostemplate = String(params.ostemplate)
   const tmpl = node.storage.get(ostemplate)

@@ -108,7 +108,8 @@ export function createQemu(c: Cluster, nodeName: string, params: Record<string, 
   const vmid = Number(params.vmid)
   if (params.archive !== undefined) throw fail500('restore from backup archives is not modelled by pve-sim')
   const existing = c.guests.get(vmid)
-  if (existing) throw fail500(`unable to create VM ${vmid} - VM ${vmid} already exists on node '${existing.node}'`)
+  // create_and_lock_config -> check_vmid_unused, wrapped in `unable to create VM <id> -`
+  if (existing) throw fail500(`unable to create VM ${vmid} - ${existing.type === 'qemu' ? 'VM' : 'CT'} ${vmid} already exists on node '${existing.node}'`)
   const storage = params.storage === undefined ? undefined : String(params.storage)
   const options = optionParams(params, CREATE_API_ONLY)
   const planned = planValues(c, node, options, storage)
@@ -463,7 +464,7 @@ export function cloneGuest(c: Cluster, nodeName: string, vmid: number, type: 'qe
   const newid = Number(params.newid)
   const label = type === 'qemu' ? 'VM' : 'CT'
   const other = c.guests.get(newid)
-  if (other) throw fail500(`${label} ${newid} already exists on node '${other.node}'`)
+  if (other) throw fail500(`${other.type === 'qemu' ? 'VM' : 'CT'} ${newid} already exists on node '${other.node}'`)
   const isTemplate = src.conf.get('template') === '1'
   const full = params.full === undefined ? !isTemplate : flag(params.full)
   if (!full && params.storage !== undefined) throw fail500(`parameter 'storage' not allowed for linked clones`)
