@@ -33,6 +33,8 @@ export const SENSITIVE = '(sensitive)'
 
 /** Parses a property string; undefined when PVE's value is not one (reported as invalid-live by callers). */
 export function parsePS(value: string, defaultKey?: string): Record<string, string> | undefined {
+  // fast path for the common bare value (`host`, `1`): no key, no list
+  if (defaultKey !== undefined && value !== '' && !value.includes(',') && !value.includes('=')) return { [defaultKey]: value }
   try {
     return parsePropertyString(value, defaultKey === undefined ? {} : { defaultKey })
   } catch {

@@ -402,8 +402,9 @@ class Context {
     }
 
     // live-only slots: reported, never removed
-    for (const key of Object.keys(cfg).sort()) {
-      if (f.declaredSlots.has(key)) continue
+    const slotKeys: string[] = []
+    for (const key in cfg) if (!f.declaredSlots.has(key) && (type === 'qemu' ? qemuSlotFamily(key) : lxcSlotFamily(key)) !== undefined) slotKeys.push(key)
+    for (const key of slotKeys.sort()) {
       const fam = type === 'qemu' ? qemuSlotFamily(key) : lxcSlotFamily(key)
       if (fam === undefined) continue
       const value = cfg[key] as string
@@ -575,7 +576,8 @@ class Context {
 }
 
 /** The config PVE will run with once pending changes apply: current values, pending values over them, pending deletes removed. */
-export function mergedView(g: LiveGuest): Record<string, string> {
+export function mergedView(g: LiveGuest): Readonly<Record<string, string>> {
+  if (g.pendingDeletes.length === 0 && Object.keys(g.pending).length === 0) return g.config
   const out: Record<string, string> = { ...g.config, ...g.pending }
   for (const k of g.pendingDeletes) delete out[k]
   return out
