@@ -2,6 +2,7 @@
 //   secrets:     flat name -> scalar (PVE user, token id, token, password, git token)
 //   cloud-init:  ssh-keys: name -> one OpenSSH public-key line; passwords: name -> password
 // Values are trimmed and an empty value counts as missing. Errors name cluster, file, key and field.
+import { type DecryptOptions, decryptSopsFile } from './decrypt.js'
 import type { DecryptedDocument, PlainNode } from './document.js'
 import { SopsError } from './errors.js'
 import { Secret } from './secret.js'
@@ -123,4 +124,13 @@ export function readCredentials(doc: DecryptedDocument, opts: CredentialsOptions
   if (!hasSecrets && cloudInit['ssh-keys'].size === 0 && cloudInit.passwords.size === 0)
     throw new SopsError('Malformed', doc.file, `${prefix}the document has neither a secrets mapping nor a non-empty cloud-init block`)
   return new SopsCredentials(doc.file, opts.cluster, secrets, cloudInit)
+}
+
+/** Decrypts a cluster's secrets file and reads its credential document in one step. */
+export async function loadCredentials(
+  path: string,
+  opts: Omit<DecryptOptions, 'file'> & CredentialsOptions,
+): Promise<SopsCredentials> {
+  const { cluster, ...decrypt } = opts
+  return readCredentials(await decryptSopsFile(path, decrypt), cluster === undefined ? {} : { cluster })
 }

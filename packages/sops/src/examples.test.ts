@@ -4,7 +4,7 @@ import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { parse } from 'yaml'
-import { readCredentials } from './credentials.js'
+import { loadCredentials, readCredentials } from './credentials.js'
 import { decryptSops, decryptSopsFile } from './decrypt.js'
 import { DEMO_TOKEN_SECRET, EXAMPLE_SECRETS, repoRoot, secretsFile, testKeyFile } from './examples/gen.js'
 
@@ -51,6 +51,11 @@ describe.each(Object.keys(EXAMPLE_SECRETS))('examples/clusters/%s/secrets.sops.y
     }
     if (cluster === 'homelab') expect(refs.length).toBeGreaterThan(0)
     for (const ref of refs) expect(creds.resolveRef(ref).reveal()).not.toBe('')
+  })
+
+  test('loadCredentials: decrypt and read the credential document in one step', async () => {
+    const creds = await loadCredentials(secretsFile(cluster), { cluster, identities: [key()] })
+    expect(creds.secret('proxops-token-id')?.reveal()).toBe('proxops')
   })
 
   test('is not readable without the key', async () => {

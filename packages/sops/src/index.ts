@@ -36,6 +36,7 @@ export {
 export { writeFileAtomic, tmpPathFor } from './fsutil.js'
 export {
   readCredentials,
+  loadCredentials,
   parseCloudInitRef,
   SopsCredentials,
   type CloudInitKind,
