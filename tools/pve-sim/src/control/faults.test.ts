@@ -1,3 +1,4 @@
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { FaultState } from './faults.js'
 
@@ -33,5 +34,19 @@ describe('fault state', () => {
 
   it('refuses statuses that are not errors', () => {
     expect(() => new FaultState().failNext({ status: 200 })).toThrow(/400\.\.599/)
+  })
+
+  it('a burst of N fails exactly N of the matching requests, the first N (property)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 20 }), fc.array(fc.constantFrom('GET', 'PUT'), { maxLength: 40 }), (n, methods) => {
+        const f = new FaultState()
+        if (n > 0) f.failNext({ status: 500, count: n, method: 'PUT' })
+        const failed = methods.map((m) => f.decide(m, '/x', undefined).failure !== undefined)
+        const puts = methods.map((m, i) => (m === 'PUT' ? i : -1)).filter((i) => i >= 0)
+        const expected = new Set(puts.slice(0, n))
+        failed.forEach((x, i) => expect(x).toBe(expected.has(i)))
+      }),
+      { numRuns: 200 },
+    )
   })
 })

@@ -1,3 +1,4 @@
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { AuthError, AuthState, authenticate, extractAuthValue, TICKET_LIFETIME_S } from './auth.js'
 
@@ -88,5 +89,21 @@ describe('tickets and CSRF', () => {
     const { s } = state()
     const msg = failure(() => authenticate(s, input({ authorization: `PVEAPIToken=root@pam!gitops=${SECRET}x` })))
     expect(msg).not.toContain(SECRET)
+  })
+
+  it('a ticket verifies for its user exactly while younger than 2 h (property)', () => {
+    fc.assert(
+      fc.property(fc.stringMatching(/^[a-z][a-z0-9._-]{0,10}@(pam|pve)$/), fc.integer({ min: 0, max: 3 * TICKET_LIFETIME_S }), (user, age) => {
+        const { s, now } = state()
+        const t = s.createTicket(user)
+        const csrf = s.createCsrf(user)
+        now.t += age
+        const valid = age <= TICKET_LIFETIME_S
+        expect(s.verifyTicket(t)).toBe(valid ? user : undefined)
+        expect(s.verifyCsrf(user, csrf)).toBe(valid)
+        expect(s.verifyCsrf(`${user}x`, csrf)).toBe(false)
+      }),
+      { numRuns: 200 },
+    )
   })
 })
