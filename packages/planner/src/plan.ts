@@ -317,7 +317,7 @@ class Context {
       if (del.length > 0) set.delete = del.join(',')
       const requests: PveRequest[] = [
         { call: 'cloneGuest', node, guest: 'qemu', vmid: src.spec.vmid, params: { newid: vmid, full: 1, name: m.spec['pve-name'] } },
-        { call: 'updateConfig', node, guest: 'qemu', vmid, params: set, ...('ide2' in set ? { onlyIfAbsent: ['ide2'] } : {}) },
+        { call: 'updateConfig', node, guest: 'qemu', vmid, params: sortParams(set), ...('ide2' in set ? { onlyIfAbsent: ['ide2'] } : {}) },
       ]
       if (started) requests.push({ call: 'start', node, guest: 'qemu', vmid })
       this.drafts.push({
@@ -337,7 +337,7 @@ class Context {
     }
     params.vmid = vmid
     if (started) params.start = 1
-    const requests: PveRequest[] = [{ call: 'createGuest', node, guest: type, params }]
+    const requests: PveRequest[] = [{ call: 'createGuest', node, guest: type, params: sortParams(params) }]
     if (isTemplate) requests.push({ call: 'markTemplate', node, guest: type, vmid })
     this.drafts.push({
       ...base,
