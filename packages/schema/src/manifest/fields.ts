@@ -6,23 +6,22 @@ import * as v from 'valibot'
 import { type ErrorCode, issueMessage as m } from '../errors.js'
 import { bytesToWholeMiB, parseQuantity } from '../quantity.js'
 import {
+  PVE_TAG,
+  RESOURCE_NAME,
+  RESOURCE_NAME_MAX,
+  STORAGE_ID,
+  TAG_MAX,
   checkNodeName,
   checkResourceName,
   checkStorageId,
   checkTag,
 } from '../names.js'
 
-export type JsonSchemaOverride = Record<string, unknown>
-
 /**
- * JSON Schema overrides for schemas whose input form valibot cannot express (quantities, case-insensitive
- * enums); read by the JSON Schema export.
+ * Extra JSON Schema keys for the input form valibot cannot express (quantity patterns, case-insensitive enum
+ * patterns). A metadata action's keys are copied into the generated JSON Schema; validation ignores them.
  */
-export const jsonOverrides = new WeakMap<object, JsonSchemaOverride>()
-function withJson<T extends object>(schema: T, json: JsonSchemaOverride): T {
-  jsonOverrides.set(schema, json)
-  return schema
-}
+const jsonMeta = <T>(json: Record<string, unknown>) => v.metadata<T, Record<string, unknown>>(json)
 
 /** A valibot check reporting `code` with `message(value)` when `fails(value)` returns a message. */
 function checked<T>(code: ErrorCode, fails: (value: T) => string | undefined) {
@@ -65,19 +64,17 @@ export const oneOf = <const T extends readonly [string, ...string[]]>(values: T,
   )
 
 /** An enum matched case-insensitively, normalised to the listed spelling. */
-export const oneOfIgnoreCase = <const T extends readonly [string, ...string[]]>(values: T, description: string) => {
-  const schema = v.pipe(
+export const oneOfIgnoreCase = <const T extends readonly [string, ...string[]]>(values: T, description: string) =>
+  v.pipe(
     v.string(m('field-type', 'must be a string')),
     v.description(description),
+    jsonMeta<string>({
+      examples: [...values],
+      pattern: `^(?:${values.map((x) => [...x].map((c) => (/[a-z]/i.test(c) ? `[${c.toUpperCase()}${c.toLowerCase()}]` : c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('')).join('|')})$`,
+    }),
     v.check((s) => values.some((x) => x.toLowerCase() === s.trim().toLowerCase()), m('field-invalid', `must be one of: ${values.join(', ')} (any case)`)),
     v.transform((s) => values.find((x) => x.toLowerCase() === s.trim().toLowerCase()) as T[number]),
   )
-  return withJson(schema, {
-    type: 'string',
-    description,
-    pattern: `^(?:${values.map((x) => [...x].map((c) => (/[a-z]/i.test(c) ? `[${c.toUpperCase()}${c.toLowerCase()}]` : c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('')).join('|')})$`,
-  })
-}
 
 export const list = <T extends v.GenericSchema>(item: T, description: string) =>
   v.pipe(v.array(item, m('field-type', 'must be a list')), v.description(description))
@@ -85,15 +82,34 @@ export const list = <T extends v.GenericSchema>(item: T, description: string) =>
 export const stringList = (description: string) => list(v.string(m('field-type', 'must be a string')), description)
 
 export const resourceName = (description: string) =>
-  v.pipe(v.string(m('field-type', 'must be a string')), v.description(description), checked('name-invalid', checkResourceName))
+  v.pipe(
+    v.string(m('field-type', 'must be a string')),
+    v.description(description),
+    jsonMeta<string>({ pattern: RESOURCE_NAME.source, maxLength: RESOURCE_NAME_MAX }),
+    checked('name-invalid', checkResourceName),
+  )
 
 export const nodeName = (description: string) =>
-  v.pipe(v.string(m('field-type', 'must be a string')), v.description(description), checked('node-name-invalid', checkNodeName))
+  v.pipe(
+    v.string(m('field-type', 'must be a string')),
+    v.description(description),
+    jsonMeta<string>({ pattern: '^[^\\s/]{1,64}$' }),
+    checked('node-name-invalid', checkNodeName),
+  )
 
 export const storageId = (description: string) =>
-  v.pipe(v.string(m('field-type', 'must be a string')), v.description(description), checked('storage-id-invalid', checkStorageId))
+  v.pipe(
+    v.string(m('field-type', 'must be a string')),
+    v.description(description),
+    jsonMeta<string>({ pattern: STORAGE_ID.source }),
+    checked('storage-id-invalid', checkStorageId),
+  )
 
-export const tag = v.pipe(v.string(m('field-type', 'must be a string')), checked('tag-invalid', checkTag))
+export const tag = v.pipe(
+  v.string(m('field-type', 'must be a string')),
+  jsonMeta<string>({ pattern: PVE_TAG.source, maxLength: TAG_MAX }),
+  checked('tag-invalid', checkTag),
+)
 
 /** A scalar YAML value accepted where PVE expects a string (numbers and booleans are stringified). */
 export const scalarString = v.pipe(
@@ -101,18 +117,19 @@ export const scalarString = v.pipe(
   v.transform((x) => String(x)),
 )
 
-const QUANTITY_JSON = (description: string, pattern = '^\\s*\\d+\\s*(?:[KkMmGgTtPp][Ii]?[Bb]?|[Bb])?\\s*$') => ({
-  description,
+const QUANTITY_PATTERN = '^\\s*\\d+\\s*(?:[KkMmGgTtPp][Ii]?[Bb]?|[Bb])?\\s*$'
+const QUANTITY_JSON = {
   anyOf: [
-    { type: 'string', pattern },
+    { type: 'string', pattern: QUANTITY_PATTERN },
     { type: 'integer', minimum: 0 },
   ],
-})
+}
 
 const quantityInput = (description: string) =>
   v.pipe(
     v.union([v.string(), v.number()], m('field-type', 'must be a size such as "8GiB" (or a number of bytes)')),
     v.description(description),
+    jsonMeta<string | number>(QUANTITY_JSON),
     v.rawCheck<string | number>(({ dataset, addIssue }) => {
       if (!dataset.typed) return
       const r = parseQuantity(dataset.value)
@@ -135,7 +152,6 @@ function wholeMiBMessage(value: string | number, what: string): string | undefin
 
 /** Memory or swap: a quantity that is a whole number of MiB; output is **MiB** (a number). */
 export const memoryMiB = (description: string, min = 1) =>
-  withJson(
     v.pipe(
       quantityInput(description),
       checked('quantity-not-whole-mib', (x: string | number) => wholeMiBMessage(x, 'a memory size')),
@@ -144,13 +160,10 @@ export const memoryMiB = (description: string, min = 1) =>
         return r.ok && r.bytes % 1024 ** 2 === 0 && r.bytes / 1024 ** 2 < min ? `must be at least ${min} MiB` : undefined
       }),
       v.transform((x) => (parseQuantity(x) as { bytes: number }).bytes / 1024 ** 2),
-    ),
-    QUANTITY_JSON(description),
-  )
+    )
 
 /** A disk-like size: a positive whole number of MiB; output is **bytes** (a number). */
 export const diskBytes = (description: string) =>
-  withJson(
     v.pipe(
       quantityInput(description),
       checked('quantity-not-whole-mib', (x: string | number) => wholeMiBMessage(x, 'a disk size')),
@@ -159,23 +172,19 @@ export const diskBytes = (description: string) =>
         return r.ok && r.bytes === 0 ? 'a disk size must be greater than zero' : undefined
       }),
       v.transform((x) => (parseQuantity(x) as { bytes: number }).bytes),
-    ),
-    QUANTITY_JSON(description),
-  )
+    )
 
 /** A quantity kept as the user wrote it (validated only), e.g. the cloud-init drive size sent verbatim. */
 export const verbatimQuantity = (description: string) =>
-  withJson(
     v.pipe(
       v.string(m('field-type', 'must be a size string such as "4M"')),
       v.description(description),
+      jsonMeta<string>({ pattern: QUANTITY_PATTERN }),
       checked('quantity-invalid', (x: string) => {
         const r = parseQuantity(x)
         return r.ok ? undefined : r.message
       }),
       v.transform((x: string) => x.trim()),
-    ),
-    { type: 'string', description, pattern: '^\\s*\\d+\\s*(?:[KkMmGgTtPp][Ii]?[Bb]?|[Bb])?\\s*$' },
-  )
+    )
 
-export { checked, withJson }
+export { checked, jsonMeta }

@@ -10,6 +10,7 @@ import {
   checked,
   diskBytes,
   int,
+  jsonMeta,
   list,
   memoryMiB,
   nodeName,
@@ -352,7 +353,11 @@ const artifactSpecSchema = (what: string, exts: readonly string[]) =>
       nodes: v.optional(list(nodeName('A node name.'), 'Nodes the file must exist on (each checked independently).')),
       node: v.optional(nodeName('Legacy single node; ignored when `nodes` is non-empty.')),
       storage: storageId(`Storage with \`${what}\` content.`),
-      filename: str(`File name on the storage; ends in ${exts.join(', ')}.`),
+      filename: v.pipe(
+        v.string(m('field-type', 'must be a string')),
+        v.description(`File name on the storage; ends in ${exts.join(', ')} (any case).`),
+        jsonMeta<string>({ pattern: `^[A-Za-z0-9][A-Za-z0-9._-]*(?:${exts.map((e) => [...e].map((c) => (/[a-z]/i.test(c) ? `[${c.toUpperCase()}${c.toLowerCase()}]` : /[0-9]/.test(c) ? c : `\\${c}`)).join('')).join('|')})$` }),
+      ),
       url: v.pipe(
         v.string(m('field-type', 'must be a string')),
         v.description('http(s) URL the PVE node downloads the file from.'),

@@ -1,0 +1,63 @@
+/** The generated files are in sync with the schemas (run `pnpm --filter @proxops/schema gen` to refresh). */
+import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+import { fc, test } from '@fast-check/vitest'
+import { renderManifestSchema, renderSchemaReference, withErrorTable, renderErrorTable } from '../src/generate.js'
+import { manifestJsonSchema } from '../src/json-schema.js'
+import { ErrorCodes, KIND_ALIASES, KINDS, parseQuantity } from '../src/index.js'
+
+const read = (p: string) => readFileSync(fileURLToPath(new URL(p, import.meta.url)), 'utf8')
+const HINT = 'out of date: run `pnpm --filter @proxops/schema gen`'
+
+describe('generated files', () => {
+  it('schema/manifest.schema.json', () => {
+    expect(read('../schema/manifest.schema.json'), HINT).toBe(renderManifestSchema())
+  })
+  it('docs/schema-reference.md', () => {
+    expect(read('../../../docs/schema-reference.md'), HINT).toBe(renderSchemaReference())
+  })
+  it('the error table of docs/repository.md', () => {
+    const doc = read('../../../docs/repository.md')
+    expect(doc, HINT).toBe(withErrorTable(doc))
+    for (const code of Object.keys(ErrorCodes)) expect(renderErrorTable()).toContain(`\`${code}\``)
+  })
+})
+
+describe('JSON Schema', () => {
+  const schema = manifestJsonSchema() as any
+  it('dispatches on every spelling of every kind, in any case', () => {
+    for (const kind of KINDS) {
+      const own = new RegExp(schema.definitions[kind].properties.kind.pattern)
+      for (const alias of KIND_ALIASES[kind]) {
+        expect(own.test(alias)).toBe(true)
+        expect(own.test(alias.toLowerCase())).toBe(true)
+        expect(new RegExp(schema.properties.kind.pattern).test(alias.toUpperCase())).toBe(true)
+      }
+      for (const other of KINDS.filter((k) => k !== kind)) expect(own.test(other)).toBe(false)
+    }
+  })
+
+  it('documents every field with a description', () => {
+    const walk = (s: any, path: string): void => {
+      for (const [k, p] of Object.entries<any>(s.properties ?? {})) {
+        expect(typeof p.description, `${path}.${k}`).toBe('string')
+        if (p.properties) walk(p, `${path}.${k}`)
+        if (p.items?.properties) walk(p.items, `${path}.${k}[]`)
+      }
+    }
+    for (const kind of KINDS) walk(schema.definitions[kind], kind)
+  })
+
+  test.prop([fc.string({ maxLength: 12 })])('the quantity pattern accepts exactly what parseQuantity accepts (for strings)', (text) => {
+    const pattern = new RegExp(schema.definitions.VM.properties.spec.properties.memory.anyOf[0].pattern)
+    const parsed = parseQuantity(text)
+    if (parsed.ok || (!parsed.ok && parsed.code === 'quantity-range')) expect(pattern.test(text)).toBe(true)
+    else expect(pattern.test(text)).toBe(false)
+  })
+  test.prop([fc.integer({ min: 0, max: 99999 }), fc.constantFrom('', 'b', 'K', 'kb', 'Mi', 'MiB', 'gib', 'T', 'PB', 'pi', 'X', 'KiBB')])('quantity pattern on generated sizes', (n, unit) => {
+    const pattern = new RegExp(schema.definitions.VM.properties.spec.properties.memory.anyOf[0].pattern)
+    const r = parseQuantity(`${n}${unit}`)
+    expect(pattern.test(`${n}${unit}`)).toBe(r.ok || r.code === 'quantity-range')
+  })
+})
