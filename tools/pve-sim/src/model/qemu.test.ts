@@ -349,3 +349,74 @@ describe('§6.2/§6.5 drives: unused re-attach, one cloud-init drive, drift', ()
     expect(s.sim.guest(402)?.pending).toEqual({})
   })
 })
+
+describe('§5.2 hotplug matrix for a running VM (default hotplug=network,disk,usb)', () => {
+  async function running(extra: Record<string, unknown> = {}) {
+    const s = makeSim()
+    s.sim.addVolume('pve1', 'local', { filename: 'a.iso', content: 'iso' })
+    s.sim.addVolume('pve1', 'local', { filename: 'b.iso', content: 'iso' })
+    await s.run('POST', '/nodes/pve1/qemu', { vmid: 500, scsi0: 'local-lvm:4', ide2: 'local:iso/a.iso,media=cdrom', memory: '2048', ...extra })
+    await s.run('POST', '/nodes/pve1/qemu/500/status/start')
+    return s
+  }
+  const current = async (s: Awaited<ReturnType<typeof running>>) => s.call('GET', '/nodes/pve1/qemu/500/config', { current: 1 })
+  const pendingKeys = async (s: Awaited<ReturnType<typeof running>>) =>
+    ((await s.call('GET', '/nodes/pve1/qemu/500/pending')) as { key: string; pending?: unknown; delete?: number }[])
+      .filter((r) => r.pending !== undefined || r.delete !== undefined).map((r) => r.key)
+
+  it('scsi/virtio disks hot-add; sata/ide disks and disk option changes go pending', async () => {
+    const s = await running()
+    await s.call('PUT', '/nodes/pve1/qemu/500/config', { scsi1: 'local-lvm:1', virtio0: 'local-lvm:1', sata0: 'local-lvm:1' })
+    const c = await current(s)
+    expect([c.scsi1, c.virtio0, c.sata0]).toEqual(['local-lvm:vm-500-disk-2,size=1G', 'local-lvm:vm-500-disk-3,size=1G', undefined]) // sata0 took disk-1 (sorted key order)
+    expect(await pendingKeys(s)).toEqual(['sata0'])
+    await s.call('PUT', '/nodes/pve1/qemu/500/config', { scsi0: 'local-lvm:vm-500-disk-0,discard=on' })
+    expect(await pendingKeys(s)).toEqual(['sata0', 'scsi0'])
+  })
+
+  it('cdrom media changes live; memory needs memory hotplug and NUMA; balloon and cpulimit are live', async () => {
+    const s = await running()
+    await s.call('PUT', '/nodes/pve1/qemu/500/config', { ide2: 'local:iso/b.iso,media=cdrom', memory: '4096', cpulimit: '2', balloon: 1024 })
+    const c = await current(s)
+    expect([c.ide2, c.memory, c.cpulimit, c.balloon]).toEqual(['local:iso/b.iso,media=cdrom', '2048', '2', 1024])
+    expect(await pendingKeys(s)).toEqual(['memory'])
+    const h = await running({ hotplug: 'network,disk,memory,cpu', numa: 1 })
+    await h.call('PUT', '/nodes/pve1/qemu/500/config', { memory: '4096', vcpus: 1 })
+    expect([(await current(h)).memory, (await current(h)).vcpus]).toEqual(['4096', 1])
+    const too = await h.error('PUT', '/nodes/pve1/qemu/500/config', { balloon: 8192 })
+    expect(too.message).toBe('balloon value too large (must be smaller than assigned memory)')
+  })
+
+  it('hotplug=0: even network changes and scsi deletes wait for a restart', async () => {
+    const s = await running({ hotplug: '0', net0: 'virtio,bridge=vmbr0' })
+    await s.call('PUT', '/nodes/pve1/qemu/500/config', { net0: 'virtio,bridge=vmbr9', delete: 'scsi0' })
+    expect(await pendingKeys(s)).toEqual(['net0', 'scsi0'])
+    expect(s.sim.configText(500)).toMatch(/\[PENDING\]\ndelete: scsi0\nnet0: virtio=/)
+    await s.run('POST', '/nodes/pve1/qemu/500/status/stop')
+    await s.run('POST', '/nodes/pve1/qemu/500/status/start')
+    const c = await current(s)
+    expect(c.net0).toMatch(/bridge=vmbr9$/)
+    expect([c.scsi0, c.unused0]).toEqual([undefined, 'local-lvm:vm-500-disk-0'])
+  })
+
+  it('POST config with background_delay returns null once the task is done, 500 when it failed', async () => {
+    const s = makeSim({ taskDurationMs: 500 })
+    await s.run('POST', '/nodes/pve1/qemu', { vmid: 501 })
+    expect(await s.call('POST', '/nodes/pve1/qemu/501/config', { cores: 2, background_delay: 5 })).toBeNull()
+    expect((await s.call('GET', '/nodes/pve1/qemu/501/config')).cores).toBe(2)
+    s.sim.setTaskBehaviour('qmconfig', { fail: 'boom' })
+    const e = await s.error('POST', '/nodes/pve1/qemu/501/config', { cores: 3, background_delay: 5 })
+    expect(e.message).toBe('failed to update VM 501: boom')
+  })
+
+  it('the cdrom alias and /pending masking of cipassword', async () => {
+    const s = makeSim()
+    s.sim.addVolume('pve1', 'local', { filename: 'a.iso', content: 'iso' })
+    await s.run('POST', '/nodes/pve1/qemu', { vmid: 502, cdrom: 'local:iso/a.iso', cipassword: 'one' })
+    expect((await s.call('GET', '/nodes/pve1/qemu/502/config')).ide2).toBe('local:iso/a.iso,media=cdrom')
+    await s.run('POST', '/nodes/pve1/qemu/502/status/start')
+    await s.call('PUT', '/nodes/pve1/qemu/502/config', { cores: 4 })
+    const rows = await s.call('GET', '/nodes/pve1/qemu/502/pending')
+    expect(rows.find((r: { key: string }) => r.key === 'cipassword')).toEqual({ key: 'cipassword', value: '**********' })
+  })
+})

@@ -174,7 +174,7 @@ function hotpluggable(g: Guest, key: string, newValue: string | undefined): bool
     const cur = g.conf.get(key)
     const curCd = cur !== undefined && cur.split(',').includes('media=cdrom')
     const newCd = newValue !== undefined && newValue.split(',').includes('media=cdrom')
-    if ((cur === undefined || curCd) && (newValue === undefined || newCd) && (curCd || newCd)) return true // cdrom media change
+    if (curCd && newCd) return true // cdrom media change (eject/insert) works live
     if (!hp.has('disk') || !(base === 'scsi' || base === 'virtio')) return false
     return cur === undefined || newValue === undefined // add or remove; option changes stay pending
   }
@@ -601,6 +601,8 @@ export function destroyGuest(c: Cluster, nodeName: string, vmid: number, type: '
   g.conf.set('lock', 'destroyed')
   return c.dispatch(nodeName, type === 'qemu' ? 'qmdestroy' : 'vzdestroy', String(vmid), caller.actor, {
     run: (ctx) => {
+      const e = c.flockError(type, vmid)
+      if (e) throw new Error(e)
       if (g.status === 'running') c.setStatus(g, 'stopped')
       const keys = [...new Set([...g.conf.keys(), ...Object.keys(g.conf.pending())])]
       const owned = ownedVolumes(g, keys, (k) => g.conf.get(k) ?? g.conf.getPending(k))
