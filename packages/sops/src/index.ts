@@ -43,3 +43,4 @@ export {
   type CloudInitRef,
   type CredentialsOptions,
 } from './credentials.js'
+export { findSopsConfig, creationRuleFor, loadCreationRule, type CreationRule } from './sopsconfig.js'

@@ -1,0 +1,119 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import * as age from 'age-encryption'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { type CliIo, main } from './cli.js'
+import { decryptSops } from './decrypt.js'
+import { creationRuleFor } from './sopsconfig.js'
+
+let dir = ''
+let identity = ''
+let recipient = ''
+
+function io(extra: Partial<CliIo> = {}) {
+  const out: string[] = []
+  const err: string[] = []
+  const value: CliIo = {
+    env: { SOPS_AGE_KEY_FILE: join(dir, 'keys.txt') },
+    homeDir: join(dir, 'home'),
+    cwd: dir,
+    stdout: (t) => void out.push(t),
+    stderr: (t) => void err.push(t),
+    readStdin: async () => 'stdin-canary-pw\n',
+    ...extra,
+  }
+  return { io: value, out, err }
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'proxops-sops-cli-'))
+  identity = await age.generateIdentity()
+  recipient = await age.identityToRecipient(identity)
+  writeFileSync(join(dir, 'keys.txt'), `# test\n${identity}\n`)
+  mkdirSync(join(dir, 'clusters', 'lab'), { recursive: true })
+  writeFileSync(
+    join(dir, '.sops.yaml'),
+    `creation_rules:\n  - path_regex: ^clusters/[^/]+/secrets\\.sops\\.yaml$\n    age: ${recipient}\n  - path_regex: \\.json$\n    encrypted_regex: ^secret$\n    age: [${recipient}]\n`,
+  )
+  writeFileSync(join(dir, 'clusters', 'lab', 'secrets.sops.yaml'), 'secrets:\n  proxops-token: tok-canary\n')
+})
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+describe('.sops.yaml creation rules', () => {
+  const conf = `creation_rules:
+  - path_regex: ^prod/.*
+    key_groups:
+      - age: [age1a, age1b]
+  - path_regex: \\.json$
+    age: age1c, age1d
+    encrypted_regex: ^(data|stringData)$
+    mac_only_encrypted: true
+  - age: age1e
+`
+  test.each([
+    ['/r/prod/x.yaml', { recipients: ['age1a', 'age1b'], macOnlyEncrypted: false }],
+    ['/r/dev/x.json', { recipients: ['age1c', 'age1d'], rule: { kind: 'encrypted_regex', value: '^(data|stringData)$' }, macOnlyEncrypted: true }],
+    ['/r/dev/x.yaml', { recipients: ['age1e'], macOnlyEncrypted: false }],
+  ])('%s', (file, expected) => {
+    expect(creationRuleFor(conf, '/r/.sops.yaml', file)).toEqual(expected)
+  })
+
+  test('no matching rule, or no age keys, is an error', () => {
+    expect(() => creationRuleFor('creation_rules:\n  - path_regex: ^x$\n    age: a\n', '/r/.sops.yaml', '/r/y')).toThrow(/no creation rule/)
+    expect(() => creationRuleFor('creation_rules:\n  - pgp: ABC\n', '/r/.sops.yaml', '/r/y')).toThrow(expect.objectContaining({ code: 'Unsupported' }))
+  })
+})
+
+describe('proxops-sops', () => {
+  test('encrypt in place with .sops.yaml, then decrypt, add from stdin, recipients', async () => {
+    const file = 'clusters/lab/secrets.sops.yaml'
+    const a = io()
+    expect(await main(['encrypt', '-i', file], a.io)).toBe(0)
+    const encText = readFileSync(join(dir, file), 'utf8')
+    expect(encText).toContain(recipient)
+    expect(encText).not.toContain('tok-canary')
+
+    const b = io()
+    expect(await main(['decrypt', file, '--extract', 'secrets.proxops-token'], b.io)).toBe(0)
+    expect(b.out.join('')).toBe('tok-canary\n')
+
+    const c = io()
+    expect(await main(['add', file, 'cloud-init.passwords.default'], c.io)).toBe(0)
+    const doc = await decryptSops(readFileSync(join(dir, file), 'utf8'), { identities: [identity] })
+    expect(doc.get('cloud-init.passwords.default')?.reveal()).toBe('stdin-canary-pw')
+    expect(readFileSync(join(dir, file), 'utf8')).not.toContain('stdin-canary')
+
+    const d = io()
+    expect(await main(['add', file, 'cloud-init.passwords.default'], d.io)).toBe(1)
+    expect(d.err.join('')).toContain('already exists')
+
+    const e = io()
+    expect(await main(['recipients', file], e.io)).toBe(0)
+    expect(e.out.join('')).toBe(`${recipient}\n`)
+  })
+
+  test('encrypt JSON to stdout with the matching rule, --age overrides', async () => {
+    writeFileSync(join(dir, 'x.json'), '{"secret": "s", "open": "o"}')
+    const a = io()
+    expect(await main(['encrypt', 'x.json'], a.io)).toBe(0)
+    const j = JSON.parse(a.out.join('')) as Record<string, unknown>
+    expect(String(j.secret)).toMatch(/^ENC\[/)
+    expect(j.open).toBe('o')
+    const b = io()
+    expect(await main(['encrypt', '--age', recipient, 'x.json'], b.io)).toBe(0)
+    expect(String((JSON.parse(b.out.join('')) as Record<string, unknown>).open)).toMatch(/^ENC\[/)
+  })
+
+  test('errors: coded message on stderr, exit 1; usage errors exit 2; no secret in output', async () => {
+    const a = io({ env: {} })
+    expect(await main(['decrypt', 'clusters/lab/secrets.sops.yaml'], a.io)).toBe(1)
+    expect(a.err.join('')).toMatch(/NoIdentity/)
+    const b = io()
+    expect(await main(['frobnicate', 'x'], b.io)).toBe(2)
+    const c = io()
+    expect(await main(['decrypt', 'x.json'], c.io)).toBe(1)
+    expect(c.err.join('')).toContain('NotEncrypted')
+    for (const x of [a, b, c]) expect([...x.out, ...x.err].join('')).not.toMatch(/canary/)
+  })
+})

@@ -1,0 +1,145 @@
+// `proxops-sops`: encrypt, decrypt and extend sops files without the sops binary. The only place in this
+// package that sees the process environment, and only through the `io` it is given (bin.ts passes it).
+import { readFile } from 'node:fs/promises'
+import { resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { decryptSops } from './decrypt.js'
+import { encryptSops } from './encrypt.js'
+import { isSopsError } from './errors.js'
+import { writeFileAtomic } from './fsutil.js'
+import type { Env } from './identities.js'
+import { type SopsFormat, formatFromName } from './parse.js'
+import { findSopsConfig, loadCreationRule } from './sopsconfig.js'
+import { mergeSopsText } from './update.js'
+
+export interface CliIo {
+  env: Env
+  homeDir: string
+  cwd: string
+  stdout(text: string): void
+  stderr(text: string): void
+  readStdin(): Promise<string>
+}
+
+export const USAGE = `usage: proxops-sops <command> [options] FILE
+
+commands:
+  encrypt FILE      encrypt a plaintext YAML/JSON file (recipients from --age or .sops.yaml creation rules)
+  decrypt FILE      print the decrypted file (or one value with --extract a.b.c)
+  add FILE PATH     add a value read from stdin at PATH (a.b.c); never overwrites; rewrites FILE atomically
+  recipients FILE   print the file's age recipients
+
+options:
+  --age R1,R2       age recipients (encrypt)
+  --config PATH     the .sops.yaml to use (default: searched from the working directory upwards)
+  -i, --in-place    write the result over FILE (encrypt)
+  -o, --output OUT  write the result to OUT instead of stdout (encrypt, decrypt)
+  --input-type T    yaml or json (default: from the file name)
+  --extract PATH    decrypt: print only this value
+
+identities are found like sops: SOPS_AGE_KEY, SOPS_AGE_KEY_FILE, SOPS_AGE_KEY_CMD, then
+$XDG_CONFIG_HOME/sops/age/keys.txt (default ~/.config/sops/age/keys.txt).`
+
+class UsageError extends Error {}
+
+export async function main(argv: readonly string[], io: CliIo): Promise<number> {
+  let parsed
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      options: {
+        age: { type: 'string' },
+        config: { type: 'string' },
+        'in-place': { type: 'boolean', short: 'i' },
+        output: { type: 'string', short: 'o' },
+        'input-type': { type: 'string' },
+        extract: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    })
+  } catch (e) {
+    io.stderr(`${(e as Error).message}\n${USAGE}\n`)
+    return 2
+  }
+  const { values: o, positionals } = parsed
+  if (o.help) {
+    io.stdout(`${USAGE}\n`)
+    return 0
+  }
+  const [command, fileArg, pathArg] = positionals
+  try {
+    if (!command || !fileArg) throw new UsageError('missing command or FILE')
+    const file = resolve(io.cwd, fileArg)
+    const type = o['input-type']
+    if (type !== undefined && type !== 'yaml' && type !== 'json') throw new UsageError('--input-type must be yaml or json')
+    const format: SopsFormat = type ?? formatFromName(file)
+    const text = await readInput(file)
+    const discovery = { env: io.env, homeDir: io.homeDir }
+    const out = async (result: string, inPlace = false) => {
+      const target = inPlace ? file : o.output ? resolve(io.cwd, o.output) : undefined
+      if (target) await writeFileAtomic(target, result)
+      else io.stdout(result)
+    }
+    switch (command) {
+      case 'encrypt': {
+        const configPath = o.config ? resolve(io.cwd, o.config) : await findSopsConfig(io.cwd)
+        const fromConfig = !o.age && configPath ? await loadCreationRule(configPath, file) : undefined
+        const recipients = o.age ? o.age.split(',').map((s) => s.trim()).filter(Boolean) : (fromConfig?.recipients ?? [])
+        if (recipients.length === 0) throw new UsageError('no recipients: pass --age or add a .sops.yaml creation rule')
+        const encrypted = await encryptSops(text, {
+          recipients,
+          file,
+          format,
+          ...(fromConfig?.rule ? { rule: fromConfig.rule } : {}),
+          macOnlyEncrypted: fromConfig?.macOnlyEncrypted === true,
+        })
+        await out(encrypted, o['in-place'] === true)
+        return 0
+      }
+      case 'decrypt': {
+        const doc = await decryptSops(text, { file, format, discovery })
+        if (o.extract !== undefined) {
+          const value = doc.get(o.extract)
+          if (!value) throw new UsageError(`no scalar value at ${o.extract}`)
+          io.stdout(`${value.revealString()}\n`)
+        } else await out(doc.revealText())
+        return 0
+      }
+      case 'add': {
+        if (!pathArg) throw new UsageError('add needs FILE and PATH; the value is read from stdin')
+        const value = (await io.readStdin()).replace(/\r?\n$/, '')
+        const r = await mergeSopsText(text, [{ path: pathArg, value }], { file, format, discovery })
+        if (r.text === undefined) {
+          io.stderr(`${pathArg} already exists; nothing written\n`)
+          return 1
+        }
+        await writeFileAtomic(file, r.text, { expectedCurrent: text })
+        return 0
+      }
+      case 'recipients': {
+        const doc = await decryptSops(text, { file, format, discovery })
+        io.stdout(doc.recipients.map((r) => `${r}\n`).join(''))
+        return 0
+      }
+      default:
+        throw new UsageError(`unknown command ${command}`)
+    }
+  } catch (e) {
+    if (e instanceof UsageError) {
+      io.stderr(`error: ${e.message}\n${USAGE}\n`)
+      return 2
+    }
+    // SopsError messages never contain secrets; anything else is reported by its kind only.
+    io.stderr(`error: ${isSopsError(e) ? e.message : `unexpected ${(e as Error)?.name ?? 'error'}`}\n`)
+    return 1
+  }
+}
+
+async function readInput(file: string): Promise<string> {
+  try {
+    return await readFile(file, 'utf8')
+  } catch (e) {
+    throw new UsageError(`cannot read ${file} (${String((e as { code?: unknown }).code ?? 'error')})`)
+  }
+}
