@@ -46,6 +46,16 @@ export interface ApiOptions {
 const METHODS = new Set(['GET', 'POST', 'PUT', 'DELETE'])
 const MAX_POST = 512 * 1024
 
+let refCount = 0
+/** how Perl's `ne` sees a decoded value: JSON booleans as 1/0, undef as '', references never equal a string */
+function perlString(v: unknown): string {
+  if (v === true) return '1'
+  if (v === false) return '0'
+  if (v === null || v === undefined) return ''
+  if (typeof v === 'object') return `REF(${++refCount})`
+  return String(v)
+}
+
 const truthy = (v: unknown): boolean => v !== undefined && v !== null && v !== 0 && v !== '0' && v !== ''
 
 export class ApiHandler {
@@ -145,7 +155,7 @@ export class ApiHandler {
     // URI parameters win; a body/query parameter may repeat one only with the same value
     const params: Record<string, unknown> = { ...route.pathParams }
     for (const k of Object.keys(raw).sort()) {
-      if (params[k] !== undefined && params[k] !== raw[k]) {
+      if (params[k] !== undefined && perlString(params[k]) !== perlString(raw[k])) {
         return renderApiError(400, 'Parameter verification failed.\n', { [k]: 'duplicate parameter (already defined in URI) with conflicting values!' }, opts)
       }
       params[k] = raw[k]

@@ -187,6 +187,7 @@ describe('parameter decoding (pve-api.md section 1)', () => {
     expect(r.status).toBe(400)
     expect((r.json as { errors: unknown }).errors).toEqual({ vmid: 'duplicate parameter (already defined in URI) with conflicting values!' })
     expect((await formReq('PUT', '/nodes/pve1/qemu/100/config', { vmid: '100', description: 'x' })).status).toBe(200)
+    expect((await jsonReq('PUT', '/nodes/pve1/qemu/100/config', { vmid: 100, description: 'y' })).status).toBe(200)
   })
 })
 
