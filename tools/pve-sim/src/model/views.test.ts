@@ -99,3 +99,14 @@ describe('pve-api.md §4 tasks', () => {
     expect(list.map((t: { type: string }) => t.type)).toEqual(['qmstart', 'qmcreate'])
   })
 })
+
+describe('estates are derived from the seed only', () => {
+  it('same seed, same estate (config text and digests); template every 250th; artifacts on local', async () => {
+    const a = makeSim({ estate: { guests: 50 } })
+    const b = makeSim({ estate: { guests: 50 } })
+    expect(a.sim.guests().map((g) => g.digest)).toEqual(b.sim.guests().map((g) => g.digest))
+    expect(a.sim.configText(1000)).toBe(b.sim.configText(1000))
+    expect(a.sim.guests().filter((g) => g.config.template === '1').map((g) => g.vmid)).toEqual([1000])
+    expect((await a.call('GET', '/nodes/pve1/storage/local/content', { content: 'import' }))[0].volid).toBe('local:import/debian-12-genericcloud-amd64.qcow2')
+  })
+})
