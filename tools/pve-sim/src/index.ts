@@ -113,6 +113,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const faults = new FaultState()
   const stats = new StatsLog()
   const control = createControl(cluster, faults, auth, first.id)
+  const tls = options.tls === false ? undefined : await makeCertificate(nodes[0] ?? 'pve-sim')
   const api = new ApiHandler({
     routes: cluster.routes,
     apidoc,
@@ -123,6 +124,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     messageInBody: options.errorMessageInBody ?? true,
     nodes: () => nodes,
     currentConfig: (vmid) => cluster.guest(vmid)?.config,
+    ...(tls && nodes[0] ? { endpoint: { node: nodes[0], fingerprint: tls.fingerprint } } : {}),
     log,
   })
 
@@ -143,7 +145,6 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     return { status: 404, body: { error: `unknown control call ${method} ${path}` } }
   }
 
-  const tls = options.tls === false ? undefined : await makeCertificate(nodes[0] ?? 'pve-sim')
   const host = options.host ?? '127.0.0.1'
   const { server, port } = await listen({ api, log, ...(tls ? { tls } : {}), ...(controlEndpoint ? { control: controlEndpoint } : {}) }, options.port ?? 0, host)
   const stopWatch = options.controlFile ? watchControlFile(options.controlFile, applier, (e) => log(`pve-sim: ${e.message}`)) : undefined

@@ -40,6 +40,8 @@ export interface ApiOptions {
   nodes: () => string[]
   clusterName?: string
   currentConfig?: (vmid: number) => Record<string, string> | undefined
+  /** the node this endpoint is and its certificate fingerprint: /nodes reports it as that node's ssl_fingerprint */
+  endpoint?: { node: string; fingerprint: string }
   log?: (line: string) => void
 }
 
@@ -201,13 +203,22 @@ export class ApiHandler {
     try {
       const result = await handler({ method: method as HttpMethod, path: relPath, template: route.template, params: checked, caller })
       if (result instanceof WithTotal) return renderData(result.data, result.total, opts)
-      return renderData(result, undefined, opts)
+      return renderData(this.withEndpointFingerprint(method, route.template, result), undefined, opts)
     } catch (err) {
       if (err instanceof PveHttpError) return this.renderError(err, opts)
       const msg = err instanceof Error ? err.message : String(err)
       this.o.log?.(`pve-sim: handler ${method} ${route.template} threw: ${err instanceof Error ? (err.stack ?? msg) : msg}`)
       return renderApiError(500, msg.endsWith('\n') ? msg : `${msg}\n`, undefined, opts)
     }
+  }
+
+  /** GET /nodes: the endpoint node's ssl_fingerprint is the certificate clients actually see */
+  private withEndpointFingerprint(method: string, template: string, result: unknown): unknown {
+    const ep = this.o.endpoint
+    if (!ep || method !== 'GET' || template !== '/nodes' || !Array.isArray(result)) return result
+    return result.map((n: unknown) =>
+      n !== null && typeof n === 'object' && (n as { node?: unknown }).node === ep.node ? { ...n, ssl_fingerprint: ep.fingerprint } : n,
+    )
   }
 
   /** a handler's `die`: 59x pass through without body, everything else as JSON with the message + newline */

@@ -52,6 +52,8 @@ describe('transport and envelope (pve-api.md section 1)', () => {
       s.on('error', reject)
     })
     expect(peer.fp).toBe(sim.fingerprint)
+    const nodes = (await req('GET', '/nodes')).json as { data: { node: string; ssl_fingerprint: string }[] }
+    expect(nodes.data.find((n) => n.node === 'pve1')?.ssl_fingerprint).toBe(sim.fingerprint)
     expect(peer.san).toContain('IP Address:127.0.0.1')
     expect(peer.san).toContain('DNS:localhost')
   })
