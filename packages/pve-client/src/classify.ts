@@ -139,8 +139,19 @@ export function classifyNetworkFailure(err: unknown, method: string, path: strin
       init,
     )
   }
-  const what = cause ? cause.code : err instanceof Error ? err.message : 'network error'
+  const what = cause ? cause.code : deepestMessage(err)
   return new PveTransientError('PVE_TRANSIENT', `${method} ${path}: network error (${what})`, init)
+}
+
+/** `fetch failed` says nothing; the innermost cause does (`bad port`, `other side closed`). */
+function deepestMessage(err: unknown): string {
+  let msg = 'network error'
+  let e: unknown = err
+  for (let depth = 0; depth < 5 && e instanceof Error; depth++) {
+    msg = e.message
+    e = (e as Error & { cause?: unknown }).cause
+  }
+  return msg
 }
 
 function findCode(err: unknown): { code: string; message: string } | undefined {

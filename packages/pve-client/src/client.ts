@@ -114,9 +114,20 @@ export class PveReadOnlyClient {
     return decodeWith('GET /cluster/nextid', () => toInt(data, 'nextid'))
   }
 
-  async listGuests(node: string, type: GuestType, o?: CallOptions): Promise<GuestListItem[]> {
-    const data = await this.#get({ path: `/nodes/{node}/${guestType(type)}`, pathParams: { node }, ...callOpts(o) })
+  /** The guests on one node, sorted by vmid. Their `status` does not lag like `/cluster/resources`. `full` (qemu) adds `qmpstatus`. */
+  async listGuests(node: string, type: GuestType, options?: { full?: boolean } & CallOptions): Promise<GuestListItem[]> {
+    const data = await this.#get({
+      path: `/nodes/{node}/${guestType(type)}`,
+      pathParams: { node },
+      ...(options?.full && type === 'qemu' ? { query: { full: true } } : {}),
+      ...callOpts(options),
+    })
     return decodeWith(`GET /nodes/{node}/${type}`, () => decodeGuestList(data, type))
+  }
+
+  /** The planner's `LiveReader.nodeGuests`: `listGuests` with `qmpstatus` for qemu (so `paused` is visible). */
+  nodeGuests(node: string, type: GuestType, o?: CallOptions): Promise<GuestListItem[]> {
+    return this.listGuests(node, type, { ...o, full: true })
   }
 
   /** Config values in PVE's string form plus `digest`. `current: true` = applied values only (no pending). */

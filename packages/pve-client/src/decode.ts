@@ -123,6 +123,7 @@ export function decodeGuestList(v: unknown, type: GuestType): GuestListItem[] {
         template: optBool(o.template, f('template')) ?? false,
         lock: optStr(o.lock, f('lock')),
         tags: optStr(o.tags, f('tags')),
+        qmpstatus: optStr(o.qmpstatus, f('qmpstatus')),
         cpus: optNumber(o.cpus, f('cpus')),
         maxmem: optNumber(o.maxmem, f('maxmem')),
         mem: optNumber(o.mem, f('mem')),

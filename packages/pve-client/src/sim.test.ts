@@ -251,6 +251,8 @@ describe('qemu lifecycle and the form-encoding pitfalls', () => {
 
   it('list, status, digest-guarded update, digest mismatch', async () => {
     expect((await c.listGuests('pve1', 'qemu')).find((g) => g.vmid === id)).toMatchObject({ name: 'web-1', status: 'stopped', template: false })
+    expect((await c.nodeGuests('pve1', 'qemu')).find((g) => g.vmid === id)).toMatchObject({ status: 'stopped' })
+    expect(events.at(-1)).toMatchObject({ path: '/nodes/{node}/qemu', status: 200 })
     expect(await c.guestStatus('pve1', 'qemu', id)).toMatchObject({ status: 'stopped' })
     const { digest } = await c.guestConfig('pve1', 'qemu', id)
     const ref = await c.updateConfig('pve1', 'qemu', id, { cores: 2 }, { digest })

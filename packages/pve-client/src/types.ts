@@ -70,6 +70,8 @@ export interface GuestListItem {
   template: boolean
   lock?: string
   tags?: string
+  /** qemu listed with `full`: `running`, `paused`, `prelaunch`, ... */
+  qmpstatus?: string
   cpus?: number
   maxmem?: number
   mem?: number
