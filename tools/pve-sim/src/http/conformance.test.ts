@@ -420,6 +420,31 @@ describe('faults and control (pve-api.md sections 1, 8.11)', () => {
   })
 })
 
+describe('secrets stay out of responses, logs and stats', () => {
+  it('a canary in a wrong token secret, a wrong password and cipassword appears nowhere', async () => {
+    const CANARY = 'canary-9f8e7d6c5b4a'
+    const lines: string[] = []
+    const s = await startSimulator({ tls: false, authFailureDelayMs: 0, log: (l) => lines.push(l) })
+    try {
+      const seen: string[] = []
+      const keep = (r: RawResponse): void => {
+        seen.push(r.reason, r.body, JSON.stringify(r.headers))
+      }
+      keep(await raw(s, 'GET', '/api2/json/version', { headers: { Authorization: `PVEAPIToken=${s.token.id}=${CANARY}` } }))
+      keep(await raw(s, 'POST', '/api2/json/access/ticket', form({ username: 'root@pam', password: CANARY })))
+      const f = form({ vmid: '150', cipassword: CANARY, onboot: 'bad' })
+      keep(await raw(s, 'POST', '/api2/json/nodes/pve1/qemu', { headers: { Authorization: s.token.header, ...f.headers }, body: f.body }))
+      const ok = form({ vmid: '151', cipassword: CANARY })
+      keep(await raw(s, 'POST', '/api2/json/nodes/pve1/qemu', { headers: { Authorization: s.token.header, ...ok.headers }, body: ok.body }))
+      const all = [...seen, ...lines, JSON.stringify(s.stats.requests)].join('\n')
+      expect(all).not.toContain(CANARY)
+      expect(all).not.toContain(s.token.secret)
+    } finally {
+      await s.close()
+    }
+  })
+})
+
 describe('versions and modes', () => {
   it('PVE 8.4: the 8.4 schema applies (9.x-only allow-ksm is unknown), /version says 8.4', async () => {
     const s84 = await startSimulator({ pveVersion: '8.4', tls: false, log: () => {}, nodes: ['pve'] })
