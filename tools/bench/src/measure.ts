@@ -1,0 +1,52 @@
+/** Small measuring helpers: run the real CLI as a subprocess, take medians, read peak RSS. */
+import { spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const cliBin = fileURLToPath(new URL('../../../packages/cli/dist/bin.js', import.meta.url))
+
+export interface CliRun {
+  code: number
+  stdout: string
+  stderr: string
+  wallMs: number
+  /** peak resident set size of the CLI process, in MB */
+  maxRssMb: number
+}
+
+// Loaded into the CLI process with --import: writes its peak RSS (KiB) to a file as it exits.
+const RSS_PROBE =
+  'data:text/javascript,import{writeFileSync}from"node:fs";process.on("exit",()=>{if(process.env.BENCH_RSS_FILE)writeFileSync(process.env.BENCH_RSS_FILE,String(process.resourceUsage().maxRSS))})'
+
+export async function runCli(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<CliRun> {
+  const dir = mkdtempSync(join(tmpdir(), 'proxops-bench-rss-'))
+  const rssFile = join(dir, 'rss')
+  const start = performance.now()
+  const child = spawn(process.execPath, ['--import', RSS_PROBE, cliBin, ...args], {
+    cwd,
+    env: { ...process.env, ...env, BENCH_RSS_FILE: rssFile, NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (b: Buffer) => (stdout += b.toString()))
+  child.stderr.on('data', (b: Buffer) => (stderr += b.toString()))
+  const code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? 1)))
+  const wallMs = performance.now() - start
+  let maxRssMb = 0
+  try {
+    maxRssMb = Number(readFileSync(rssFile, 'utf8')) / 1024
+  } catch {
+    // the process died before its exit hook: no figure
+  }
+  rmSync(dir, { recursive: true, force: true })
+  return { code, stdout, stderr, wallMs, maxRssMb }
+}
+
+export const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b)
+  const m = Math.floor(s.length / 2)
+  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2
+}

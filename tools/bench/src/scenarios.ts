@@ -1,0 +1,219 @@
+/**
+ * The scenarios of architecture.md section 4. Each starts its own simulator, measures, and returns
+ * result rows: a figure, the target it is held to, and pass/fail. No scenario asserts anything in a
+ * unit test: this is where performance is measured.
+ */
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startSimulator, type Simulator } from '@proxops/pve-sim'
+import { createPveReadOnlyClient } from '@proxops/pve-client'
+import { loadRepository } from '@proxops/schema'
+import { DEFAULT_POLICY, observe, plan, serializePlan, type DesiredManifest } from '@proxops/planner'
+import { writeEstateRepo, type EstateOptions } from './estate.js'
+import { median, runCli, type CliRun } from './measure.js'
+
+export interface Result {
+  scenario: string
+  figure: string
+  target: string
+  pass: boolean
+  data: Record<string, unknown>
+}
+
+export interface Scenario {
+  name: string
+  target: string
+  run(o: { quick: boolean }): Promise<Result[]>
+}
+
+const NODES4 = ['pve1', 'pve2', 'pve3', 'pve4']
+const IN_FLIGHT = 8
+
+function tempRepo(sim: Simulator, estate: EstateOptions): { root: string; env: NodeJS.ProcessEnv; cleanup(): void } {
+  const root = mkdtempSync(join(tmpdir(), 'proxops-bench-repo-'))
+  writeEstateRepo(root, { baseUrl: sim.url, ...(sim.fingerprint ? { fingerprint: sim.fingerprint } : {}) }, estate)
+  const git = (...args: string[]): void => void execFileSync('git', ['-C', root, ...args], { stdio: 'ignore' })
+  git('init', '-q', '-b', 'main')
+  git('add', '-A')
+  git('-c', 'user.name=bench', '-c', 'user.email=bench@proxops.invalid', 'commit', '-qm', 'estate')
+  const env = { PROXOPS_PVE_TOKEN_VALUE: `${sim.token.id}=${sim.token.secret}`, PROXOPS_GIT_PATH: root, PROXOPS_CONFIG: '' }
+  return { root, env, cleanup: () => rmSync(root, { recursive: true, force: true }) }
+}
+
+function mustSucceed(run: CliRun, what: string, okCodes: number[] = [0]): void {
+  if (!okCodes.includes(run.code)) throw new Error(`${what} exited ${run.code}: ${run.stderr.trim().split('\n').slice(-3).join(' | ')}`)
+}
+
+/** actions in a `diff --output json` document (one plan per cluster) */
+function actionCount(stdout: string): number {
+  const doc = JSON.parse(stdout) as { plans?: { actions: unknown[] }[]; actions?: unknown[] }
+  if (Array.isArray(doc.plans)) return doc.plans.reduce((n, p) => n + p.actions.length, 0)
+  return doc.actions?.length ?? 0
+}
+
+const diff1000: Scenario = {
+  name: 'diff-1000',
+  target: 'requests <= guests + 2 x nodes + storages + 4; wall <= 2 x (requests x 10 ms / 8)',
+  async run({ quick }) {
+    const guests = quick ? 200 : 1000
+    const sim = await startSimulator({ nodes: NODES4, seed: 7, estate: { guests }, taskDurationMs: 20, log: () => {} })
+    const repo = tempRepo(sim, { seed: 7, guests: 4, nodes: NODES4 })
+    try {
+      await runCli(['diff', '--output', 'json'], repo.env, repo.root) // warm the page cache
+      sim.control.setLatency(10)
+      const walls: number[] = []
+      let requests = 0
+      for (let i = 0; i < (quick ? 1 : 3); i++) {
+        sim.stats.reset()
+        const r = await runCli(['diff', '--output', 'json'], repo.env, repo.root)
+        mustSucceed(r, 'diff')
+        walls.push(r.wallMs)
+        requests = sim.stats.requests.length
+      }
+      const storages = NODES4.length * 3
+      const maxRequests = guests + 2 * NODES4.length + storages + 4
+      const wall = median(walls)
+      const maxWall = 2 * ((requests * 10) / IN_FLIGHT)
+      return [
+        { scenario: `diff ${guests} guests, 4 nodes, 10 ms latency: requests`, figure: String(requests), target: `<= ${maxRequests}`, pass: requests <= maxRequests, data: { requests, guests } },
+        { scenario: `diff ${guests} guests, 4 nodes, 10 ms latency: wall`, figure: `${(wall / 1000).toFixed(2)} s`, target: `<= ${(maxWall / 1000).toFixed(2)} s`, pass: wall <= maxWall, data: { walls } },
+      ]
+    } finally {
+      repo.cleanup()
+      await sim.close()
+    }
+  },
+}
+
+const plan10k: Scenario = {
+  name: 'plan-10k',
+  target: 'plan() of 10,000 desired and 10,000 live objects <= 0.5 s CPU, deterministic',
+  async run({ quick }) {
+    const n = quick ? 2000 : 10_000
+    const sim = await startSimulator({ nodes: NODES4, seed: 11, estate: { guests: n }, log: () => {} })
+    // desired guests land on the estate's vmids (1000 + i, same node rotation): every one is compared field by field
+    const repo = tempRepo(sim, { seed: 11, guests: n, nodes: NODES4, firstVmid: 1000, lxcEvery: 5 })
+    try {
+      const model = await loadRepository({ root: repo.root })
+      const cluster = model.clusters[0]
+      if (!cluster || model.errors.length > 0) throw new Error(`estate repository invalid: ${model.errors[0]?.message ?? 'no cluster'}`)
+      const desired = { cluster: cluster.name, manifests: cluster.index.resources.map((r) => r.manifest as unknown as DesiredManifest) }
+      const reader = createPveReadOnlyClient({
+        baseUrl: sim.url,
+        auth: { type: 'token', tokenId: sim.token.id, secret: sim.token.secret },
+        tls: { fingerprint: sim.fingerprint as string },
+      })
+      const live = await observe(cluster.name, reader, { nodes: NODES4 })
+      await reader.close()
+      const policy = { ...DEFAULT_POLICY, nodes: NODES4 }
+      const cpu: number[] = []
+      let first = ''
+      let deterministic = true
+      let actions = 0
+      for (let i = 0; i < 5; i++) {
+        const t = process.cpuUsage()
+        const p = plan(desired, live, policy)
+        const used = process.cpuUsage(t)
+        cpu.push((used.user + used.system) / 1000)
+        const bytes = serializePlan(p)
+        if (i === 0) {
+          first = bytes
+          actions = p.actions.length
+        } else if (bytes !== first) deterministic = false
+      }
+      const ms = median(cpu)
+      return [
+        { scenario: `plan() ${desired.manifests.length} desired x ${live.guests.length} live: CPU`, figure: `${ms.toFixed(0)} ms`, target: '<= 500 ms', pass: ms <= 500, data: { cpu, actions } },
+        { scenario: `plan() ${desired.manifests.length} desired x ${live.guests.length} live: deterministic`, figure: deterministic ? 'identical bytes x5' : 'DIFFERENT', target: 'identical', pass: deterministic, data: {} },
+      ]
+    } finally {
+      repo.cleanup()
+      await sim.close()
+    }
+  },
+}
+
+const apply200: Scenario = {
+  name: 'apply-200',
+  target: 'apply creating 200 VMs, 1 s tasks, 4 nodes <= 30 s; second diff 0 actions',
+  async run({ quick }) {
+    const n = quick ? 40 : 200
+    const sim = await startSimulator({ nodes: NODES4, seed: 3, taskDurationMs: 1000, log: () => {} })
+    const repo = tempRepo(sim, { seed: 3, guests: n, nodes: NODES4, state: 'stopped' })
+    try {
+      const r = await runCli(['apply', '--yes'], repo.env, repo.root)
+      mustSucceed(r, 'apply')
+      const again = await runCli(['diff', '--output', 'json'], repo.env, repo.root)
+      mustSucceed(again, 'second diff', [0, 2])
+      // the CTTemplate download is part of the estate: count guests created, and actions left
+      const left = actionCount(again.stdout)
+      const limit = quick ? 30_000 * (n / 200) + 5000 : 30_000
+      return [
+        { scenario: `apply creating ${n} VMs (1 s tasks, 4 nodes): wall`, figure: `${(r.wallMs / 1000).toFixed(1)} s`, target: `<= ${(limit / 1000).toFixed(0)} s`, pass: r.wallMs <= limit, data: { serialLowerBound: n } },
+        { scenario: 'second diff right after apply: actions', figure: String(left), target: '0', pass: left === 0, data: {} },
+      ]
+    } finally {
+      repo.cleanup()
+      await sim.close()
+    }
+  },
+}
+
+const rss10k: Scenario = {
+  name: 'rss-10k',
+  target: 'peak RSS of a 10,000-guest diff <= 300 MB',
+  async run({ quick }) {
+    const guests = quick ? 2000 : 10_000
+    const sim = await startSimulator({ nodes: NODES4, seed: 5, estate: { guests }, log: () => {} })
+    const repo = tempRepo(sim, { seed: 5, guests: 10, nodes: NODES4 })
+    try {
+      const r = await runCli(['diff', '--output', 'json'], repo.env, repo.root)
+      mustSucceed(r, 'diff')
+      return [{ scenario: `diff of ${guests} guests: peak RSS`, figure: `${r.maxRssMb.toFixed(0)} MB`, target: '<= 300 MB', pass: r.maxRssMb > 0 && r.maxRssMb <= 300, data: { wallMs: r.wallMs } }]
+    } finally {
+      repo.cleanup()
+      await sim.close()
+    }
+  },
+}
+
+const coldStart: Scenario = {
+  name: 'version',
+  target: 'proxops --version cold start <= 250 ms',
+  async run({ quick }) {
+    const walls: number[] = []
+    for (let i = 0; i < (quick ? 3 : 10); i++) {
+      const r = await runCli(['--version'], {}, process.cwd())
+      mustSucceed(r, '--version')
+      walls.push(r.wallMs)
+    }
+    const ms = median(walls)
+    return [{ scenario: 'proxops --version cold start', figure: `${ms.toFixed(0)} ms`, target: '<= 250 ms', pass: ms <= 250, data: { walls } }]
+  },
+}
+
+const validate1000: Scenario = {
+  name: 'validate-1000',
+  target: 'proxops validate of 1,000 manifests <= 1 s',
+  async run({ quick }) {
+    const root = mkdtempSync(join(tmpdir(), 'proxops-bench-validate-'))
+    try {
+      writeEstateRepo(root, { baseUrl: 'https://pve.example.invalid:8006' }, { seed: 9, guests: 1000, nodes: NODES4, lxcEvery: 4 })
+      execFileSync('git', ['-C', root, 'init', '-q', '-b', 'main'])
+      const walls: number[] = []
+      for (let i = 0; i < (quick ? 1 : 5); i++) {
+        const r = await runCli(['validate'], { PROXOPS_GIT_PATH: root }, root)
+        mustSucceed(r, 'validate')
+        walls.push(r.wallMs)
+      }
+      const ms = median(walls)
+      return [{ scenario: 'proxops validate of 1,001 manifests', figure: `${ms.toFixed(0)} ms`, target: '<= 1000 ms', pass: ms <= 1000, data: { walls } }]
+    } finally {
+      rmSync(root, { recursive: true, force: true })
+    }
+  },
+}
+
+export const scenarios: Scenario[] = [coldStart, validate1000, plan10k, diff1000, rss10k, apply200]
