@@ -36,6 +36,7 @@ options:
   -o, --output OUT  write the result to OUT instead of stdout (encrypt, decrypt)
   --input-type T    yaml or json (default: from the file name)
   --extract PATH    decrypt: print only this value
+  --rotate-data-key add: re-encrypt everything under a new data key (same recipients)
 
 identities are found like sops: SOPS_AGE_KEY, SOPS_AGE_KEY_FILE, SOPS_AGE_KEY_CMD, then
 $XDG_CONFIG_HOME/sops/age/keys.txt (default ~/.config/sops/age/keys.txt).`
@@ -55,6 +56,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
         output: { type: 'string', short: 'o' },
         'input-type': { type: 'string' },
         extract: { type: 'string' },
+        'rotate-data-key': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     })
@@ -109,7 +111,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
       case 'add': {
         if (!pathArg) throw new UsageError('add needs FILE and PATH; the value is read from stdin')
         const value = (await io.readStdin()).replace(/\r?\n$/, '')
-        const r = await mergeSopsText(text, [{ path: pathArg, value }], { file, format, discovery })
+        const rotateDataKey = o['rotate-data-key'] === true
+        const r = await mergeSopsText(text, [{ path: pathArg, value }], { file, format, discovery, rotateDataKey })
         if (r.text === undefined) {
           io.stderr(`${pathArg} already exists; nothing written\n`)
           return 1

@@ -96,6 +96,25 @@ describe('mergeSopsText', () => {
   })
 })
 
+describe('mergeSopsText with rotateDataKey', () => {
+  test('re-encrypts everything under a new data key to the same recipients', async () => {
+    const r = await mergeSopsText(base, [{ path: 'cloud-init.passwords.default', value: 'pw' }], { identities: [identity], rotateDataKey: true })
+    const out = r.text as string
+    const oldToken = /proxops-token: (ENC\[[^\]]+\])/.exec(base)?.[1] as string
+    expect(out).not.toContain(oldToken)
+    const before = parseSops(base, 'x.yaml').metadata.age
+    const after = parseSops(out, 'x.yaml').metadata.age
+    expect(after.map((s) => s.recipient)).toEqual(before.map((s) => s.recipient))
+    expect(after[0]?.enc).not.toBe(before[0]?.enc)
+    for (const id of [identity, other]) {
+      const doc = await decryptSops(out, { identities: [id] })
+      expect(doc.get('secrets.proxops-token')?.reveal()).toBe('tok-canary')
+      expect(doc.get('cloud-init.passwords.default')?.reveal()).toBe('pw')
+      expect(doc.keys()).toEqual(['secrets', '8006', 'cloud-init', 'note_unencrypted'])
+    }
+  })
+})
+
 describe('mergeSopsFile', () => {
   test('writes through <file>.proxops-tmp and an atomic rename, keeping the file mode', async () => {
     const file = join(dir, 'a.sops.yaml')

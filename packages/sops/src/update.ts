@@ -7,11 +7,11 @@ import { type Document, Pair, Scalar, YAMLMap, isMap, isScalar } from 'yaml'
 import { aadFor, sealEnc } from './cipher.js'
 import { type KeyOptions, decryptParsed, parseSops, resolveDataKey } from './decrypt.js'
 import { type KeyPath, toKeyPath } from './document.js'
-import { sealMac } from './encrypt.js'
+import { encryptSops, sealMac } from './encrypt.js'
 import { SopsError } from './errors.js'
 import { type AtomicWriteOptions, writeFileAtomic } from './fsutil.js'
 import { formatLastModified } from './gotext.js'
-import { type SopsFormat, formatFromName, serialize } from './parse.js'
+import { type SopsFormat, formatFromName, parseDocuments, serialize } from './parse.js'
 import { compileRule } from './rules.js'
 import { decryptTree } from './tree.js'
 import { leafFromScalar } from './values.js'
@@ -26,6 +26,12 @@ export interface MergeOptions extends KeyOptions {
   file?: string
   format?: SopsFormat
   now?: Date
+  /**
+   * Re-encrypt everything under a fresh data key wrapped to the file's existing age recipients, instead of
+   * keeping the data key and the existing ciphertext (the default, like `sops set`). Refused for files that
+   * also carry non-age keys, which would be lost.
+   */
+  rotateDataKey?: boolean
 }
 
 export interface MergeTextResult {
@@ -88,9 +94,10 @@ export async function mergeSopsText(text: string, additions: readonly SecretAddi
   const format = opts.format ?? formatFromName(file)
   const parsed = parseSops(text, file, format)
   const dataKey = await resolveDataKey(parsed, opts)
-  decryptParsed(parseSops(text, file, format), dataKey) // verifies every value and the MAC
+  const plain = decryptParsed(parseSops(text, file, format), dataKey) // verifies every value and the MAC
   const { metadata } = parsed
   if (metadata.age.length === 0) throw new SopsError('Unsupported', file, 'the file has no age recipients to keep')
+  if (opts.rotateDataKey) return mergeRotating(plain.revealText(), parsed, additions, opts)
   const shouldEncrypt = compileRule(metadata.rule)
   const first = parsed.docs[0] as Document
 
@@ -127,6 +134,35 @@ export async function mergeSopsText(text: string, additions: readonly SecretAddi
   const check = decryptParsed(parseSops(out, file, format), dataKey)
   for (const path of added)
     if (!check.has(path)) throw new SopsError('Malformed', file, 'internal check failed: an addition is missing', { path })
+  return { text: out, added, existing }
+}
+
+/** The rotateDataKey variant: add to the plaintext, then encrypt anew to the same age recipients. */
+async function mergeRotating(
+  plainText: string,
+  parsed: ReturnType<typeof parseSops>,
+  additions: readonly SecretAddition[],
+  opts: MergeOptions,
+): Promise<MergeTextResult> {
+  const { file, format, metadata } = parsed
+  if (metadata.otherKeyKinds.length > 0)
+    throw new SopsError('Unsupported', file, `rotating the data key would drop the ${metadata.otherKeyKinds.join(', ')} keys`)
+  const docs = parseDocuments(plainText, file)
+  const added: string[][] = []
+  const existing: string[][] = []
+  for (const a of additions) {
+    const path = [...toKeyPath(a.path)]
+    ;(insert(docs[0] as Document, path, a.value, file) ? added : existing).push(path)
+  }
+  if (added.length === 0) return { text: undefined, added, existing }
+  const out = await encryptSops(serialize(docs, { format }), {
+    recipients: metadata.age.map((s) => s.recipient),
+    file,
+    format,
+    rule: metadata.rule,
+    macOnlyEncrypted: metadata.macOnlyEncrypted,
+    ...(opts.now ? { now: opts.now } : {}),
+  })
   return { text: out, added, existing }
 }
 
