@@ -340,7 +340,10 @@ describe('read-only client', () => {
     // @ts-expect-error the read-only type has no write methods
     expect(ro.createGuest).toBeUndefined()
     await ro.version()
-    expect(pve.requests.map((r) => r.method)).toEqual(['GET'])
+    // even a caller that smuggles a method and a body past the types sends a plain GET
+    const smuggled = { pathParams: {}, method: 'DELETE', body: { purge: 1 } } as unknown as Parameters<typeof ro.get>[1]
+    await ro.get('/version', smuggled)
+    expect(pve.requests.map((r) => [r.method, r.body])).toEqual([['GET', ''], ['GET', '']])
     await ro.close()
   })
 })

@@ -111,7 +111,11 @@ export class Transport {
   }
 
   /** A GET-only view: what read-only clients hold, so they have no way to send a write. */
-  readonly get = (spec: Omit<CallSpec, 'method' | 'body'>): Promise<unknown> => this.call({ ...spec, method: 'GET' })
+  readonly get = (spec: Omit<CallSpec, 'method' | 'body'>): Promise<unknown> => {
+    // built field by field, so nothing a caller smuggles in (a method, a body) reaches call()
+    const { path, pathParams, query, signal, timeoutMs, envelope } = spec
+    return this.call({ method: 'GET', path, pathParams, query, signal, timeoutMs, envelope })
+  }
 
   async call(spec: CallSpec): Promise<unknown> {
     let url: string
