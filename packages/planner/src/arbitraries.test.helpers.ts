@@ -12,7 +12,8 @@ const diskArb = (bus: 'scsi' | 'virtio' | 'sata', i: number) =>
   fc.record({
     storage: fc.constantFrom('local-lvm', 'fast'),
     size: sizeArb,
-    iothread: fc.boolean(),
+    // PVE accepts iothread on scsi and virtio only
+    iothread: bus === 'sata' ? fc.constant(false) : fc.boolean(),
     discard: opt(fc.constantFrom('ignore' as const, 'on' as const)),
     ssd: bus === 'virtio' ? fc.constant(undefined) : opt(fc.boolean()),
     aio: opt(fc.constantFrom('native' as const, 'threads' as const, 'io_uring' as const)),
@@ -112,7 +113,8 @@ export function lxcArb(name: string, vmid: number, template: boolean): fc.Arbitr
       nameservers: opt(fc.subarray(['1.1.1.1', '9.9.9.9'], { minLength: 1 })),
       domain: opt(fc.constantFrom('lan', 'example.org')),
       arch: opt(fc.constantFrom('amd64' as const, 'arm64' as const)),
-      unprivileged: opt(fc.boolean()),
+      // privileged containers need root@pam for feature flags; the estates here are unprivileged (declared or default)
+      unprivileged: opt(fc.constant(true)),
       nesting: opt(fc.boolean()),
       onboot: opt(fc.boolean()),
       console: opt(fc.boolean()),
