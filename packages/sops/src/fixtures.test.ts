@@ -4,6 +4,7 @@ import { fc, test } from '@fast-check/vitest'
 import { describe, expect } from 'vitest'
 import { parse as parseYaml } from 'yaml'
 import { decryptSops, parseSops, resolveDataKey } from './decrypt.js'
+import { encryptSops } from './encrypt.js'
 import { isSopsError } from './errors.js'
 import { type Fixture, fixtureAgeKeys, fixtures } from './test-support/fixtures.js'
 
@@ -89,7 +90,20 @@ async function withDataKey(f: Fixture): Promise<Uint8Array> {
   return resolveDataKey(parseSops(f.text, f.name), { identities: [fixtureAgeKeys()] })
 }
 
-describe.each([...ageFixtures, ...dataKeyFixtures].map((f) => [f.name, f] as const))('tampering with %s', (_n, f) => {
+// One of our own files too, with every value type, a clear-text branch and comments.
+const ownKey = new Uint8Array(32).fill(11)
+const own: Fixture = {
+  name: 'own/all-types.yaml',
+  path: 'own/all-types.yaml',
+  dataKey: ownKey,
+  plain: undefined,
+  text: await encryptSops(
+    `# comment\nstr: a string\n"8006": 1\nint: -42\nfloat: 2.5\nbool: false\nwhen: !!timestamp 2020-01-02T03:04:05Z\nlist:\n  - x\n  - {k: v}\nnested_unencrypted:\n  all: going to remain in clear text\n`,
+    { recipients: ['age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p'], dataKey: ownKey },
+  ),
+}
+
+describe.each([...ageFixtures, ...dataKeyFixtures, own].map((f) => [f.name, f] as const))('tampering with %s', (_n, f) => {
   const all = sites(f.text)
 
   test('has sites to tamper with', () => {

@@ -13,7 +13,12 @@ export function formatFromName(file: string): SopsFormat {
  * apart) and large ints keep their digits. Error messages carry only the position, never source text.
  */
 export function parseDocuments(text: string, file: string): Document[] {
-  const docs = parseAllDocuments(text, { intAsBigInt: true, prettyErrors: false, uniqueKeys: true })
+  let docs: ReturnType<typeof parseAllDocuments>
+  try {
+    docs = parseAllDocuments(text, { intAsBigInt: true, prettyErrors: false, uniqueKeys: true })
+  } catch {
+    throw new SopsError('Malformed', file, 'cannot be parsed as YAML or JSON')
+  }
   const list = Array.isArray(docs) ? docs : [docs]
   for (const doc of list) {
     const err = doc.errors[0]
