@@ -274,6 +274,34 @@ describe('qemu lifecycle and the form-encoding pitfalls', () => {
     expect((await c.guestConfig('pve1', 'qemu', id, { current: true })).values.cores).toBe('4')
   })
 
+  it('task status and paged task log (numbered lines, total, final TASK line)', async () => {
+    const ref = await c.reboot('pve1', 'qemu', id)
+    await c.waitTaskOk(ref, fastWait)
+    const status = await c.taskStatus(ref)
+    expect(status).toMatchObject({ upid: ref.upid, node: 'pve1', type: 'qmreboot', id: String(id), status: 'stopped', exitstatus: 'OK' })
+    const all = await c.taskLog(ref)
+    expect(all.total).toBe(all.lines.length)
+    expect(all.lines[0]!.n).toBe(1)
+    expect(all.lines.at(-1)!.t).toBe('TASK OK')
+    const last = await c.taskLog(ref, { start: all.total - 1, limit: 1 })
+    expect(last.lines).toEqual([all.lines.at(-1)])
+  })
+
+  it('client and simulator agree on the number of writes', async () => {
+    const mine = c.writes
+    const theirs = sim.stats.writes()
+    const sent = () => sim.stats.requests.filter((r) => r.method !== 'GET').length
+    const sentBefore = sent()
+    await c.updateConfig('pve1', 'qemu', id, { description: 'counted' }, { sync: true })
+    await c.waitTaskOk((await c.updateConfig('pve1', 'qemu', id, { description: 'counted twice' }))!, fastWait)
+    await failure(c.updateConfig('pve1', 'qemu', id, { onboot: 'yes please' }, { sync: true }))
+    await c.guestConfig('pve1', 'qemu', id)
+    // the client counts writes sent; the simulator's writes() only those whose handler ran (not the 400)
+    expect(c.writes - mine).toBe(3)
+    expect(sent() - sentBefore).toBe(3)
+    expect(sim.stats.writes() - theirs).toBe(2)
+  })
+
   it('start on a running VM: the task fails (PVE_TASK_FAILED with log lines)', async () => {
     const result = await c.waitTask(await c.start('pve1', 'qemu', id), fastWait)
     expect(result.ok).toBe(false)
@@ -340,6 +368,19 @@ describe('lxc', () => {
     expect((await failure(c.stop('pve1', 'lxc', id))).code).toBe('PVE_FAILED')
     expect((await c.listGuests('pve1', 'lxc')).some((g) => g.vmid === id)).toBe(true)
     await c.waitTaskOk((await c.resizeDisk('pve1', 'lxc', id, 'rootfs', '+1G'))!, fastWait)
+    // power: start, reboot, shutdown; a running CT refuses a second start at once (500, not in a task)
+    await c.waitTaskOk(await c.start('pve1', 'lxc', id), fastWait)
+    expect((await c.guestStatus('pve1', 'lxc', id)).status).toBe('running')
+    expect((await failure(c.start('pve1', 'lxc', id))).code).toBe('PVE_FAILED')
+    await c.waitTaskOk(await c.reboot('pve1', 'lxc', id), fastWait)
+    await c.waitTaskOk(await c.shutdown('pve1', 'lxc', id, { timeoutSeconds: 10, forceStop: true }), fastWait)
+    expect((await c.guestStatus('pve1', 'lxc', id)).status).toBe('stopped')
+    // full clone to another id, then destroy it
+    const copy = vmid()
+    await c.waitTaskOk(await c.cloneGuest('pve1', 'lxc', id, { newid: copy, hostname: 'ct-2', full: true }), fastWait)
+    expect((await c.guestConfig('pve1', 'lxc', copy)).values.hostname).toBe('ct-2')
+    await c.waitTaskOk(await c.deleteGuest('pve1', 'lxc', copy), fastWait)
+    expect((await failure(c.guestConfig('pve1', 'lxc', copy))).code).toBe('PVE_NOT_FOUND')
     expect(await c.markTemplate('pve1', 'lxc', id)).toBeNull()
     await c.waitTemplate('pve1', 'lxc', id, fastWait)
     expect((await c.guestConfig('pve1', 'lxc', id)).values.template).toBe('1')
