@@ -75,10 +75,6 @@ export class ApiHandler {
     this.index.add('/access/domains', { GET: {} })
   }
 
-  get schemaChecks(): boolean {
-    return this.o.apidoc !== undefined
-  }
-
   async handle(req: SimRequest): Promise<SimResponse> {
     const accept = req.headers['accept-encoding'] ?? ''
     const opts: RenderOptions = { acceptGzip: /gzip/.test(accept), acceptDeflate: /deflate/.test(accept), messageInBody: this.o.messageInBody }
