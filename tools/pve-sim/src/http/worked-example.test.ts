@@ -56,6 +56,15 @@ describe('worked example (pve-api.md section 10)', () => {
     expect(done).toMatchObject({ status: 'stopped', exitstatus: 'OK' })
   })
 
+  it('task log: numbered lines with a top-level total, ending TASK OK (pve-api.md section 4)', async () => {
+    const r = await call('GET', `/nodes/pve/tasks/${encodeURIComponent(upid)}/log?start=0&limit=500`)
+    expect(r.status).toBe(200)
+    const body = r.json as { data: { n: number; t: string }[]; total: number }
+    expect(body.total).toBe(body.data.length)
+    expect(body.data.map((l) => l.n)).toEqual(body.data.map((_, i) => i + 1))
+    expect(body.data.at(-1)?.t).toBe('TASK OK')
+  })
+
   it('config afterwards: normalised values and PVE value types', async () => {
     const r = await call('GET', '/nodes/pve/qemu/100/config')
     expect(r.status).toBe(200)
