@@ -84,7 +84,8 @@ export async function waitTask(get: GetFn, task: TaskRef, options: WaitOptions =
       }
     } catch (err) {
       const early = Date.now() - started < startGraceMs
-      const notYet = err instanceof PveError && (err.status === 400 || err.code === 'PVE_NOT_FOUND') && early
+      // PVE answers 400 `no such task` until the worker has written its log
+      const notYet = early && err instanceof PveError && err.code === 'PVE_NOT_FOUND'
       // transient errors already went through the read retries; keep polling until the deadline
       if (!notYet && !(err instanceof PveError && err.code === 'PVE_TRANSIENT')) throw err
     }

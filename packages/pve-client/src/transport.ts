@@ -129,8 +129,16 @@ export class Transport {
     const secrets = () => [...this.#auth.secrets(), ...sensitiveValues(spec.body), ...sensitiveValues(spec.query)]
     let reloggedIn = false
     for (let attempt = 1; ; attempt++) {
+      let headers: Record<string, string>
       try {
-        const headers = await this.#auth.headers(spec.method, spec.signal)
+        // a failed login is final: it is not answered with another login
+        headers = await this.#auth.headers(spec.method, spec.signal)
+      } catch (raw) {
+        const err = raw instanceof PveError ? raw : classifyNetworkFailure(raw, 'POST', '/access/ticket')
+        scrubError(err, secrets())
+        throw err
+      }
+      try {
         return await this.#attempt(spec, url, body, headers, attempt)
       } catch (raw) {
         const err = raw instanceof PveError ? raw : classifyNetworkFailure(raw, spec.method, spec.path)
@@ -263,7 +271,7 @@ export function normaliseBaseUrl(input: string): string {
   } catch {
     throw new PveError('PVE_CONFIG', 'baseUrl must be an absolute URL such as https://pve.example:8006')
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new PveError('PVE_CONFIG', 'baseUrl must use https')
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new PveError('PVE_CONFIG', 'baseUrl must be an https:// (or http://) URL')
   if (url.username !== '' || url.password !== '') throw new PveError('PVE_CONFIG', 'baseUrl must not contain credentials')
   const path = url.pathname.replace(/\/+$/, '').replace(/\/api2\/json$/, '')
   return `${url.origin}${path}/api2/json`
@@ -301,6 +309,8 @@ function sensitiveValues(params: Params | undefined): string[] {
 
 function scrubError(err: PveError, secrets: string[]): void {
   err.message = scrub(err.message, secrets)
+  // the stack was rendered with the original message
+  if (err.stack !== undefined) err.stack = scrub(err.stack, secrets)
   if (err.pveMessage !== undefined) (err as { pveMessage: string }).pveMessage = scrub(err.pveMessage, secrets)
   const params = (err as { params?: Record<string, string> }).params
   if (params) {
