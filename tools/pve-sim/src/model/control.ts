@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { Cluster, PowerState } from './cluster.js'
 import { canonicalScalar } from './guestconf.js'
-import { contentDir, fileFormat, volumeListItem } from './storage.js'
+import { fileFormat, volumeListItem } from './storage.js'
 import type { GuestInfo, SimCluster, TaskInfo, VolumeSpec } from './index.js'
 import type { TaskBehaviour } from './tasks.js'
 import type { Guest } from './cluster.js'
@@ -126,4 +126,3 @@ export function controls(c: Cluster): Controls {
   }
 }
 
-export { contentDir }

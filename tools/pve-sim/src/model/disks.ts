@@ -54,7 +54,7 @@ export function isCloudinitVolid(volid: string): boolean {
  * 400 for parameter problems (import-from syntax, iso without media=cdrom), 500 otherwise.
  */
 export function parseDriveRequest(
-  c: Cluster, node: NodeState, key: string, value: string, kind: VolumeKind, defaultStorage: string | undefined,
+  node: NodeState, key: string, value: string, kind: VolumeKind, defaultStorage: string | undefined,
 ): DriveRequest {
   const props = parseVolumeProps(key, value, kind)
   const fk = fileKey(kind)
@@ -201,4 +201,3 @@ export function nextUnused(keys: Iterable<string>): string {
   return `unused${n}`
 }
 
-export { formatSize }

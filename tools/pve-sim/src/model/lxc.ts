@@ -38,14 +38,14 @@ function planValues(c: Cluster, node: NodeState, options: Record<string, string>
   const out: Planned = {}
   for (const [key, value] of Object.entries(options)) {
     const base = splitIndexed('lxc', key)?.[0]
-    if (isLxcMountKey(key)) out[key] = parseDriveRequest(c, node, key, value, 'lxcMount', storage)
+    if (isLxcMountKey(key)) out[key] = parseDriveRequest(node, key, value, 'lxcMount', storage)
     else if (base === 'net') out[key] = normaliseLxcNet(c, key, value)
     else out[key] = canonicalScalar('lxc', key, value)
   }
   return out
 }
 
-function realise(c: Cluster, node: NodeState, vmid: number, key: string, v: string | DriveRequest, allocated: string[]): string {
+function realise(c: Cluster, node: NodeState, vmid: number, v: string | DriveRequest, allocated: string[]): string {
   if (typeof v === 'string') return v
   const r = realiseDrive(c, node, vmid, 'lxcMount', v, { ct: true })
   allocated.push(...r.allocated)
@@ -83,7 +83,7 @@ export function createLxc(c: Cluster, nodeName: string, params: Record<string, u
   return c.dispatch(nodeName, 'vzcreate', String(vmid), caller.actor, {
     run: (ctx) => {
       const conf: Record<string, string> = {}
-      for (const key of Object.keys(planned).sort()) conf[key] = realise(c, node, vmid, key, planned[key] as string | DriveRequest, allocated)
+      for (const key of Object.keys(planned).sort()) conf[key] = realise(c, node, vmid, planned[key] as string | DriveRequest, allocated)
       conf.arch = conf.arch ?? 'amd64'
       conf.ostype = conf.ostype ?? detectOstype(ostemplate)
       conf.hostname = conf.hostname ?? `CT${vmid}`
@@ -172,7 +172,7 @@ export function updateLxc(c: Cluster, nodeName: string, vmid: number, params: Re
   }
   const allocated: string[] = []
   for (const k of Object.keys(planned).sort()) {
-    const value = realise(c, node, vmid, k, planned[k] as string | DriveRequest, allocated)
+    const value = realise(c, node, vmid, planned[k] as string | DriveRequest, allocated)
     if (running && !hot(g, k, false)) {
       g.conf.setPending(k, value)
       continue

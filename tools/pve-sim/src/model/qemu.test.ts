@@ -420,3 +420,32 @@ describe('§5.2 hotplug matrix for a running VM (default hotplug=network,disk,us
     expect(rows.find((r: { key: string }) => r.key === 'cipassword')).toEqual({ key: 'cipassword', value: '**********' })
   })
 })
+
+describe('§6.7 flock during long operations', () => {
+  it('parallel clones of a stopped template share its flock; a config write meanwhile times out', async () => {
+    const s = makeSim({ taskDurationMs: 5000 })
+    await s.run('POST', '/nodes/pve1/qemu', { vmid: 9000, scsi0: 'local-lvm:2' })
+    await s.run('POST', '/nodes/pve1/qemu/9000/template')
+    await s.call('POST', '/nodes/pve1/qemu/9000/clone', { newid: 101 })
+    await s.call('POST', '/nodes/pve1/qemu/9000/clone', { newid: 102 })
+    const e = await s.error('PUT', '/nodes/pve1/qemu/9000/config', { description: 'x' })
+    expect(e.message).toBe(`can't lock file '/var/lock/qemu-server/lock-9000.conf' - got timeout`)
+    s.advance(5000)
+    expect(await s.call('PUT', '/nodes/pve1/qemu/9000/config', { description: 'x' })).toBeNull()
+    expect((await s.call('GET', '/nodes/pve1/qemu/102/config')).scsi0).toBe('local-lvm:vm-102-disk-0,size=2G')
+    const content = s.sim.storageContent('pve1', 'local-lvm')
+    expect(content.find((v) => v.volid === 'local-lvm:vm-101-disk-0')).toMatchObject({ parent: 'base-9000-disk-0', vmid: 101 })
+  })
+
+  it('linked clones on dir storage nest under the base volume', async () => {
+    const s = makeSim()
+    await s.run('POST', '/nodes/pve1/qemu', { vmid: 9001, scsi0: 'local:2,format=qcow2' })
+    await s.run('POST', '/nodes/pve1/qemu/9001/template')
+    expect((await s.call('GET', '/nodes/pve1/qemu/9001/config')).scsi0).toBe('local:9001/base-9001-disk-0.qcow2,size=2G')
+    await s.run('POST', '/nodes/pve1/qemu/9001/clone', { newid: 103, name: 'linked' })
+    expect((await s.call('GET', '/nodes/pve1/qemu/103/config')).scsi0).toBe('local:9001/base-9001-disk-0.qcow2/103/vm-103-disk-0.qcow2,size=2G')
+    // destroying the clone frees only its own volume
+    await s.run('DELETE', '/nodes/pve1/qemu/103')
+    expect(s.sim.storageContent('pve1', 'local').map((v) => v.volid)).toEqual(['local:9001/base-9001-disk-0.qcow2'])
+  })
+})

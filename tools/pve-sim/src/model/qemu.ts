@@ -30,7 +30,7 @@ function planValues(c: Cluster, node: NodeState, options: Record<string, string>
       v = `${value},media=cdrom`
     }
     if (isQemuVolumeKey(key)) {
-      out[key] = parseDriveRequest(c, node, key, v, volumeKindOf(key, false), storage)
+      out[key] = parseDriveRequest(node, key, v, volumeKindOf(key, false), storage)
     } else if (splitIndexed('qemu', key)?.[0] === 'net') {
       out[key] = normaliseNet(c, key, v)
     } else if (splitIndexed('qemu', key)?.[0] === 'unused') {
@@ -625,4 +625,3 @@ export function destroyGuest(c: Cluster, nodeName: string, vmid: number, type: '
   })
 }
 
-export { splitIndexed }

@@ -1,4 +1,4 @@
-import { formatSize, GiB } from './sizes.js'
+import { GiB } from './sizes.js'
 
 /** Per-node storages and their volumes (pve-api.md section 5.4). */
 
@@ -231,4 +231,3 @@ export function volumeListItem(v: Volume): Record<string, unknown> {
   return item
 }
 
-export { formatSize }

@@ -66,7 +66,7 @@ export class TaskManager {
   noSuchTaskWindowMs = 0
 
   constructor(
-    private rng: Rng,
+    rng: Rng,
     private now: () => number,
     public defaultDurationMs: number,
   ) {

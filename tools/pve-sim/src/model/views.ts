@@ -1,7 +1,7 @@
 import type { Cluster, Guest } from './cluster.js'
 import { parsePropString, FORMATS } from './propstring.js'
 import { parseDiskSize, MiB } from './sizes.js'
-import { isLxcMountKey, isQemuDiskKey } from './options.js'
+import { isQemuDiskKey } from './options.js'
 
 /** Read-only views: /version, /nodes, /cluster/resources, guest lists and status (pve-api.md section 5.1). */
 
@@ -190,11 +190,6 @@ export function guestStatusCurrent(c: Cluster, g: Guest): Record<string, unknown
     item.ha = { managed: 0 }
   }
   return item
-}
-
-/** true for keys whose drive is a disk volume (not a cdrom) */
-export function isDataVolumeKey(g: Guest, key: string): boolean {
-  return g.type === 'lxc' ? isLxcMountKey(key) : isQemuDiskKey(key)
 }
 
 /** compute the cached sizes of every guest up front (after preloading an estate) */
