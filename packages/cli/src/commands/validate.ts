@@ -1,12 +1,143 @@
-import type { CommandModule } from 'yargs'
+/**
+ * `proxops validate [--cluster X] [--output text|json]`: checks the repository offline (no network, no PVE):
+ * manifests, composition, configs, references. Prints every problem as `file:line:col code message`; exits 1
+ * if there is any, else 0 with a one-line summary per cluster.
+ */
+import path from 'node:path'
+import type { Argv, CommandModule } from 'yargs'
+import {
+  discoverRepository,
+  formatError,
+  loadRepository,
+  sortErrors,
+  type LoadedCluster,
+  type RepositoryModel,
+  type SchemaError,
+} from '@proxops/schema'
+import type { CliContext } from '../runtime/context.js'
 
-// Placeholder wiring, replaced by the repository loader of @proxops/schema.
-export function validateCommand(setExit: (code: number) => void): CommandModule {
+export interface ValidateHooks {
+  /**
+   * Extra checks of one cluster that need more than the repository text, e.g. decrypting the cluster's SOPS
+   * file and resolving its cloud-init references. Returned problems (code `secrets-unavailable`, say) are
+   * reported with the others. Must not contact PVE.
+   */
+  checkCluster?: (cluster: LoadedCluster, model: RepositoryModel) => Promise<SchemaError[]>
+}
+
+export interface ValidateOptions {
+  /** explicit repository root (--git-path / PROXOPS_GIT_PATH): used as is, no upward discovery */
+  gitPath?: string
+  cluster?: string
+  output: 'text' | 'json'
+  cwd: string
+  hooks?: ValidateHooks
+}
+
+export interface ValidateResult {
+  exitCode: 0 | 1
+  stdout: string
+}
+
+const FORMAT_VERSION = 1
+
+/** Runs the validation and renders its output (no I/O besides reading the repository). */
+export async function runValidate(options: ValidateOptions): Promise<ValidateResult> {
+  let root: string
+  if (options.gitPath !== undefined) {
+    root = path.resolve(options.cwd, options.gitPath)
+  } else {
+    const found = await discoverRepository(options.cwd)
+    if (!found.ok) {
+      const error: SchemaError = { code: 'repo-not-found', file: '.', line: 0, column: 0, message: found.message }
+      return render(options.output, undefined, [error], [])
+    }
+    root = found.root
+  }
+  const model = await loadRepository({ root, ...(options.cluster !== undefined ? { cluster: options.cluster } : {}) })
+  const extra: SchemaError[] = []
+  if (options.hooks?.checkCluster) {
+    for (const cluster of model.clusters) {
+      for (const e of await options.hooks.checkCluster(cluster, model)) extra.push({ ...e, clusters: e.clusters ?? [cluster.name] })
+    }
+  }
+  const errors = sortErrors([...model.errors, ...extra])
+  return render(options.output, model, errors, model.clusters)
+}
+
+function render(output: 'text' | 'json', model: RepositoryModel | undefined, errors: SchemaError[], clusters: readonly LoadedCluster[]): ValidateResult {
+  const exitCode = errors.length > 0 ? 1 : 0
+  const failing = (c: LoadedCluster) => errors.some((e) => !e.clusters || e.clusters.length === 0 || e.clusters.includes(c.name))
+  if (output === 'json') {
+    const doc = {
+      format_version: FORMAT_VERSION,
+      valid: errors.length === 0,
+      root: model?.root ?? null,
+      clusters: clusters.map((c) => ({
+        name: c.name,
+        valid: !failing(c),
+        files: c.files.length,
+        resources: c.index.resources.length,
+        kinds: countKinds(c),
+      })),
+      errors: errors.map((e) => ({ code: e.code, file: e.file, line: e.line, column: e.column, message: e.message, ...(e.field ? { field: e.field } : {}), ...(e.clusters?.length ? { clusters: e.clusters } : {}) })),
+    }
+    return { exitCode, stdout: `${JSON.stringify(doc, null, 2)}\n` }
+  }
+  const lines: string[] = errors.map((e) => formatError(e) + (e.clusters && e.clusters.length > 0 && clusters.length > 1 ? ` [${e.clusters.join(', ')}]` : ''))
+  if (errors.length > 0) {
+    lines.push(`${errors.length} problem${errors.length === 1 ? '' : 's'} in ${model?.root ?? 'the repository'}`)
+  } else {
+    for (const c of clusters) {
+      const kinds = Object.entries(countKinds(c)).map(([k, n]) => `${n} ${k}`).join(', ')
+      lines.push(`${c.name}: valid, ${c.index.resources.length} resource${c.index.resources.length === 1 ? '' : 's'} from ${c.files.length} file${c.files.length === 1 ? '' : 's'}${kinds ? ` (${kinds})` : ''}`)
+    }
+  }
+  return { exitCode, stdout: `${lines.join('\n')}\n` }
+}
+
+function countKinds(c: LoadedCluster): Record<string, number> {
+  const counts: Record<string, number> = {}
+  for (const r of c.index.resources) counts[r.manifest.kind] = (counts[r.manifest.kind] ?? 0) + 1
+  return Object.fromEntries(Object.entries(counts).sort(([a], [b]) => (a < b ? -1 : 1)))
+}
+
+interface ValidateArgs {
+  cluster?: string
+  output: 'text' | 'json'
+  'git-path'?: string
+}
+
+/**
+ * The yargs command. `ctx` (streams, env, cwd) defaults to the process; `hooks` lets the CLI add checks that
+ * need secrets (SOPS decryption) without this module knowing how.
+ */
+export function validateCommand(setExit: (code: number) => void, ctx?: () => CliContext, hooks?: ValidateHooks): CommandModule {
   return {
     command: 'validate',
-    describe: 'Check the repository offline: manifests, composition, configs',
-    handler: () => {
-      setExit(0)
+    describe: 'Check the repository offline: manifests, composition, configs, references (no PVE, no network)',
+    builder: (y: Argv) =>
+      y
+        .option('cluster', { type: 'string', describe: 'Check only this cluster (repository-wide rules still apply)' })
+        .option('output', { type: 'string', choices: ['text', 'json'] as const, default: 'text', describe: 'Output format' })
+        .example('proxops validate', 'every cluster of the repository around the current directory')
+        .example('proxops validate --git-path ./examples --output json', 'a given tree, machine-readable'),
+    handler: async (argv) => {
+      const args = argv as unknown as ValidateArgs
+      const c = ctx?.()
+      const env = c?.env ?? process.env
+      const envPath = env.PROXOPS_GIT_PATH
+      const gitPath = args['git-path'] ?? (envPath && envPath.trim() !== '' ? envPath : undefined)
+      const result = await runValidate({
+        output: args.output,
+        cwd: c?.cwd ?? process.cwd(),
+        ...(gitPath !== undefined ? { gitPath } : {}),
+        ...(args.cluster !== undefined ? { cluster: args.cluster } : {}),
+        ...(hooks ? { hooks } : {}),
+      })
+      const stdout = c?.io.stdout ?? process.stdout
+      stdout.write(c ? c.redactor.text(result.stdout) : result.stdout)
+      setExit(result.exitCode)
     },
   }
 }

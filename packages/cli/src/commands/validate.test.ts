@@ -1,0 +1,114 @@
+/**
+ * End to end: the built CLI (`dist/bin.js`; build schema and cli first) against examples/ and against the
+ * broken fixture repositories of @proxops/schema; plus runValidate in process for the hook.
+ */
+import { describe, expect, it } from 'vitest'
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { runValidate } from './validate.js'
+
+const bin = fileURLToPath(new URL('../../dist/bin.js', import.meta.url))
+const examples = fileURLToPath(new URL('../../../../examples', import.meta.url))
+const fixtures = fileURLToPath(new URL('../../../schema/test/fixtures', import.meta.url))
+
+function proxops(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}) {
+  const env: Record<string, string | undefined> = { ...process.env, ...options.env }
+  if (!options.env?.PROXOPS_GIT_PATH) delete env.PROXOPS_GIT_PATH
+  const r = spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', cwd: options.cwd ?? process.cwd(), env })
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr }
+}
+
+describe('proxops validate (built CLI)', () => {
+  it('accepts examples/ with a one-line summary per cluster', () => {
+    const r = proxops(['validate', '--git-path', examples])
+    expect(r.stderr).toBe('')
+    expect(r.code).toBe(0)
+    const lines = r.stdout.trim().split('\n')
+    expect(lines).toHaveLength(2)
+    expect(lines[0]).toMatch(/^edge: valid, \d+ resources from \d+ files/)
+    expect(lines[1]).toMatch(/^homelab: valid, \d+ resources from \d+ files \(.*CTTemplate.*DiskImage.*ISO.*LXC.*TemplateCT.*TemplateVM.*VM\)/)
+  })
+
+  it('--cluster limits the check; PROXOPS_GIT_PATH names the root', () => {
+    const r = proxops(['validate', '--cluster', 'homelab'], { env: { PROXOPS_GIT_PATH: examples } })
+    expect(r.code).toBe(0)
+    expect(r.stdout.trim().split('\n')).toEqual([expect.stringMatching(/^homelab: valid/)])
+    const ghost = proxops(['validate', '--cluster', 'ghost', '--git-path', examples])
+    expect(ghost.code).toBe(1)
+    expect(ghost.stdout).toContain('. cluster-unknown cluster "ghost" is not configured (known: edge, homelab)')
+  })
+
+  it('--output json', () => {
+    const r = proxops(['validate', '--output', 'json', '--git-path', examples])
+    expect(r.code).toBe(0)
+    const doc = JSON.parse(r.stdout)
+    expect(doc).toMatchObject({ format_version: 1, valid: true, errors: [] })
+    expect(doc.clusters.map((c: { name: string }) => c.name)).toEqual(['edge', 'homelab'])
+    expect(doc.clusters[1].kinds).toMatchObject({ VM: 4, TemplateVM: 1, LXC: 1, TemplateCT: 1, ISO: 1, CTTemplate: 1, DiskImage: 1 })
+  })
+
+  it('fails outside any repository', () => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), 'proxops-norepo-')))
+    try {
+      const r = proxops(['validate'], { cwd: dir })
+      if (r.code === 0) return // a .git above the temp dir (unusual): nothing to assert
+      expect(r.code).toBe(1)
+      expect(r.stdout).toContain('repo-not-found no ProxOps GitOps repository found')
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  const broken = readdirSync(fixtures).sort()
+  it.each(broken)('rejects the broken repository %s with the expected codes and positions', (name) => {
+    const expected = readFileSync(join(fixtures, name, 'expected.txt'), 'utf8')
+      .split('\n')
+      .filter((l) => l && !l.startsWith('#'))
+    const r = proxops(['validate', '--git-path', join(fixtures, name)])
+    expect(r.code).toBe(1)
+    const problems = r.stdout.trim().split('\n').slice(0, -1)
+    expect(problems.map((l) => l.split(' ').slice(0, 2).join(' '))).toEqual(expected)
+    expect(r.stdout.trim().split('\n').at(-1)).toMatch(/^\d+ problems? in /)
+  })
+
+  it('reports problems as JSON too', () => {
+    const r = proxops(['validate', '--output', 'json', '--git-path', join(fixtures, 'manifest-errors')])
+    expect(r.code).toBe(1)
+    const json = JSON.parse(r.stdout)
+    expect(json.valid).toBe(false)
+    expect(json.errors[0]).toEqual({
+      code: 'quantity-not-whole-mib',
+      file: 'vm/base/app.yaml',
+      line: 24,
+      column: 11,
+      field: 'spec.memory',
+      clusters: ['lab'],
+      message: 'a memory size must be a whole number of MiB ("1G" is a decimal unit: did you mean "1GiB"?)',
+    })
+  })
+})
+
+describe('runValidate hooks', () => {
+  it('adds the problems a cluster hook reports (e.g. SOPS)', async () => {
+    const seen: string[] = []
+    const r = await runValidate({
+      gitPath: examples,
+      output: 'text',
+      cwd: process.cwd(),
+      hooks: {
+        checkCluster: async (cluster) => {
+          seen.push(cluster.name)
+          return cluster.name === 'edge'
+            ? [{ code: 'secrets-unavailable', file: 'clusters/edge/secrets.sops.yaml', line: 0, column: 0, message: 'cannot decrypt: no age identity' }]
+            : []
+        },
+      },
+    })
+    expect(seen).toEqual(['edge', 'homelab'])
+    expect(r.exitCode).toBe(1)
+    expect(r.stdout).toContain('clusters/edge/secrets.sops.yaml secrets-unavailable cannot decrypt: no age identity')
+  })
+})
