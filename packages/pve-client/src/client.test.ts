@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { fc, test } from '@fast-check/vitest'
 import { type PveClient, createPveClient } from './client.js'
 import { PveError, PveTaskFailedError } from './errors.js'
 import { retryOnLockTimeout } from './retry.js'
@@ -212,6 +213,17 @@ describe('writes: methods, paths and form bodies as PVE expects', () => {
     expect(await c.resizeDisk('pve1', 'qemu', 100, 'scsi0', '+2G', { digest: 'd' })).toMatchObject({ upid: UPID('resize', '100') })
     expect(form(pve.requests[0]!)).toEqual({ disk: 'scsi0', size: '+2G', digest: 'd' })
     expect(await c.resizeDisk('pve1', 'lxc', 101, 'rootfs', '40G')).toBeNull()
+  })
+
+  test.prop([fc.dictionary(fc.stringMatching(/^[a-z][a-z0-9-]{0,8}$/), fc.oneof(fc.string({ unit: 'grapheme' }), fc.integer(), fc.boolean()), { maxKeys: 6 })], {
+    numRuns: 25,
+  })('any parameter values arrive intact through PVE-style decoding', async (params) => {
+    delete params.sshkeys
+    pve.requests.length = 0
+    routes = { 'PUT /nodes/pve1/lxc/101/config': () => ok(null) }
+    await c.updateConfig('pve1', 'lxc', 101, params)
+    const expected = Object.fromEntries(Object.entries(params).map(([k, v]) => [k, typeof v === 'boolean' ? (v ? '1' : '0') : String(v)]))
+    expect(form(pve.requests[0]!)).toEqual(expected)
   })
 
   it('a write answering something other than a UPID is PVE_PROTOCOL', async () => {

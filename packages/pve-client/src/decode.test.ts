@@ -1,0 +1,58 @@
+import { describe, expect } from 'vitest'
+import { fc, test } from '@fast-check/vitest'
+import {
+  decodeClusterResources,
+  decodeGuestList,
+  decodeGuestStatus,
+  decodeNodeStatus,
+  decodeNodes,
+  decodePending,
+  decodeStorageContent,
+  decodeStorages,
+  decodeTaskLog,
+  decodeTaskStatus,
+  decodeVersion,
+  decodeWith,
+} from './decode.js'
+import { PveError } from './errors.js'
+import { returnsOrWireError } from './test-support/codec.js'
+
+const decoders: [string, (v: unknown) => unknown][] = [
+  ['version', decodeVersion],
+  ['nodes', decodeNodes],
+  ['nodeStatus', decodeNodeStatus],
+  ['clusterResources', decodeClusterResources],
+  ['guestList', (v) => decodeGuestList(v, 'qemu')],
+  ['pending', decodePending],
+  ['guestStatus', decodeGuestStatus],
+  ['storages', decodeStorages],
+  ['storageContent', decodeStorageContent],
+  ['taskStatus', (v) => decodeTaskStatus(v, 'pve1')],
+  ['taskLog', decodeTaskLog],
+]
+
+// PVE-like rows: the right keys with scalars of any JSON type
+const scalar = fc.oneof(fc.string({ maxLength: 8 }), fc.integer(), fc.boolean(), fc.constant(null), fc.double())
+const row = fc.dictionary(
+  fc.constantFrom('id', 'type', 'node', 'vmid', 'name', 'status', 'template', 'tags', 'storage', 'content', 'shared', 'active', 'volid', 'size', 'key', 'value', 'pending', 'delete', 'n', 't', 'upid', 'version', 'release', 'uptime'),
+  scalar,
+)
+
+describe('result decoders', () => {
+  test.prop([fc.anything()], { numRuns: 200 })('arbitrary input: a typed value or a WireError', (v) => {
+    for (const [, decode] of decoders) returnsOrWireError(() => decode(v))
+  })
+
+  test.prop([fc.oneof(row, fc.array(row, { maxLength: 4 }))], { numRuns: 300 })('PVE-like rows: a typed value or a WireError', (v) => {
+    for (const [, decode] of decoders) returnsOrWireError(() => decode(v))
+  })
+
+  test.prop([fc.anything()], { numRuns: 100 })('decodeWith turns codec errors into PVE_PROTOCOL', (v) => {
+    try {
+      decodeWith('GET /nodes', () => decodeNodes(v))
+    } catch (err) {
+      expect(err).toBeInstanceOf(PveError)
+      expect((err as PveError).code).toBe('PVE_PROTOCOL')
+    }
+  })
+})
