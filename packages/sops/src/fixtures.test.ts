@@ -111,7 +111,7 @@ describe.each([...ageFixtures, ...dataKeyFixtures, own].map((f) => [f.name, f] a
     expect(all.some((s) => s.kind === 'digit')).toBe(true)
   })
 
-  test.prop([fc.nat(), fc.nat(), fc.nat({ max: 63 })], { numRuns: 60 })('one altered character fails closed with the right code', async (si, pos, ch) => {
+  test.prop([fc.nat(), fc.nat(), fc.nat({ max: 63 })], { numRuns: 40 })('one altered character fails closed with the right code', async (si, pos, ch) => {
     const dataKey = await withDataKey(f)
     const site = all[si % all.length] as Site
     const at = site.start + (pos % (site.end - site.start))
