@@ -7,6 +7,6 @@ const bin = fileURLToPath(new URL('../dist/bin.js', import.meta.url))
 describe('proxops binary', () => {
   it('prints its package version', () => {
     const out = execFileSync(process.execPath, [bin, '--version'], { encoding: 'utf8' })
-    expect(out.trim()).toMatch(/^\d+\.\d+\.\d+/)
+    expect(out.trim()).toMatch(/^proxops version \d+\.\d+\.\d+/)
   })
 })

@@ -1,27 +1,109 @@
-import yargs from 'yargs'
+import yargs, { type Argv } from 'yargs'
+import os from 'node:os'
+import { createInterface } from 'node:readline/promises'
 import { version } from './version.js'
 import { validateCommand } from './commands/validate.js'
+import { adoptCommand } from './commands/adopt.js'
+import { GLOBAL_OPTIONS, type GlobalArgs } from './commands/common.js'
+import { applyCommand, diffCommand, statusCommand } from './commands/reconcile.js'
+import { runCommand } from './commands/run.js'
+import { CliError, oneLine } from './errors.js'
+import { createLogger } from './log.js'
+import { Redactor } from './redact.js'
+import type { CliContext, CliIo } from './runtime/context.js'
+
+export interface MainOptions {
+  io?: Partial<CliIo>
+  env?: Readonly<Record<string, string | undefined>>
+  cwd?: string
+  signal?: AbortSignal
+}
+
+function terminalConfirm(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr })
+  return rl.question(question).then(
+    (answer) => {
+      rl.close()
+      return answer.trim() === 'yes'
+    },
+    () => {
+      rl.close()
+      return false
+    },
+  )
+}
+
+export function buildContext(options: MainOptions = {}): CliContext {
+  const redactor = new Redactor()
+  const io: CliIo = {
+    stdout: options.io?.stdout ?? process.stdout,
+    stderr: options.io?.stderr ?? process.stderr,
+    stdinIsTty: options.io?.stdinIsTty ?? Boolean(process.stdin.isTTY),
+    ...(options.io?.confirm ? { confirm: options.io.confirm } : options.io ? {} : { confirm: terminalConfirm }),
+  }
+  const env = options.env ?? process.env
+  return {
+    io,
+    env,
+    cwd: options.cwd ?? process.cwd(),
+    home: env.HOME ?? os.homedir(),
+    redactor,
+    log: createLogger({ level: 'info', format: 'text', redactor, stream: io.stderr }),
+    now: () => Date.now(),
+    signal: options.signal ?? new AbortController().signal,
+  }
+}
+
+/** The yargs program; exported so docs tests can walk every command and flag. */
+export function program(argv: readonly string[], ctx: () => CliContext, setExit: (code: number) => void): Argv<GlobalArgs> {
+  return yargs([...argv])
+    .scriptName('proxops')
+    .usage('$0 <command> [options]\n\nGitOps for Proxmox VE: plans and converges what a git repository declares.')
+    .version(false)
+    .options(GLOBAL_OPTIONS)
+    .option('version', { type: 'boolean', describe: 'Print the version and exit' })
+    .strict()
+    .recommendCommands()
+    .demandCommand(1, 'Name a command: proxops <command> --help')
+    .command(diffCommand(ctx, setExit))
+    .command(applyCommand(ctx, setExit))
+    .command(statusCommand(ctx, setExit))
+    .command(validateCommand(setExit))
+    .command(adoptCommand(ctx, setExit))
+    .command(runCommand(ctx, setExit))
+    .completion('completion', 'Print a bash/zsh completion script (source it from your shell rc)')
+    .example('proxops diff', 'what would change on every cluster')
+    .example('proxops apply --yes', 'converge every cluster without asking')
+    .example('eval "$(proxops completion)"', 'enable shell completion')
+    .epilogue('Exit codes: 0 success, 1 error or a failed action, 2 changes present (diff --detailed-exitcode). Docs: docs/cli.md')
+    .wrap(Math.min(120, process.stdout.columns ?? 100))
+    .help()
+    .alias('help', 'h') as unknown as Argv<GlobalArgs>
+}
 
 /** Runs the CLI with the given arguments and resolves to the process exit code. */
-export async function main(argv: string[]): Promise<number> {
+export async function main(argv: string[], options: MainOptions = {}): Promise<number> {
+  if (argv.length === 1 && argv[0] === '--version') {
+    ;(options.io?.stdout ?? process.stdout).write(`proxops version ${version}\n`)
+    return 0
+  }
   let exitCode = 0
+  let context: CliContext | undefined
+  const ctx = (): CliContext => (context ??= buildContext(options))
   const setExit = (code: number): void => {
     exitCode = code
   }
   try {
-    await yargs(argv)
-      .scriptName('proxops')
-      .version(version)
-      .strict()
-      .demandCommand(1, 'Name a command: proxops <command> --help')
-      .command(validateCommand(setExit))
+    await program(argv, ctx, setExit)
       .fail((msg, err) => {
-        throw err ?? new Error(msg)
+        throw err ?? new CliError('USAGE', `${msg} (see proxops --help)`)
       })
-      .help()
       .parseAsync()
   } catch (err) {
-    process.stderr.write(`proxops: ${err instanceof Error ? err.message : String(err)}\n`)
+    const c = ctx()
+    const message = err instanceof Error ? err.message : String(err)
+    c.io.stderr.write(`proxops: error: ${oneLine(c.redactor.text(message))}\n`)
+    if (!(err instanceof CliError) && c.env.PROXOPS_DEBUG) c.io.stderr.write(`${c.redactor.text(String((err as Error).stack))}\n`)
     return 1
   }
   return exitCode

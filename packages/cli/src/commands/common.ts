@@ -1,0 +1,131 @@
+/** What every command shares: the global flags, startup, the git source and the plan-set file. */
+import type { Options } from 'yargs'
+import { parsePlan, PlanInputError, serializePlan, type GuestKind, type Plan } from '@proxops/planner'
+import { CliError } from '../errors.js'
+import { createLogger } from '../log.js'
+import type { GlobalFlags } from '../config/types.js'
+import type { CliContext } from '../runtime/context.js'
+import { setup, type Setup } from '../runtime/setup.js'
+import { GitSource, type SourceTree } from '../runtime/source.js'
+import { paint, useColor, type Paint } from '../render/color.js'
+
+/** Global flags (RB 8.1 plus ProxOps additions). No defaults here: a flag counts only when given. */
+export const GLOBAL_OPTIONS = {
+  config: { type: 'string', describe: 'Advanced: load this single config file (default $PROXOPS_CONFIG)', global: true },
+  'git-path': { type: 'string', describe: 'Explicit work tree (default $PROXOPS_GIT_PATH, else discovery from the cwd); disables URL mode', global: true },
+  'git-url': { type: 'string', describe: 'Switch to URL mode: fetch this repository into the data dir', global: true },
+  'git-branch': { type: 'string', describe: 'Branch to follow in URL mode (default main)', global: true },
+  'git-poll-sec': { type: 'number', describe: 'Daemon poll interval in seconds (0 = use config)', global: true },
+  'prune-budget': { type: 'string', describe: 'Deletions per cluster per cycle: a number (0 = no prunes) or "unlimited"', global: true },
+  'pve-user': { type: 'string', describe: 'Bootstrap PVE user, such as root@pam', global: true },
+  'pve-auth': { type: 'string', choices: ['token', 'ticket'], describe: 'PVE auth method', global: true },
+  'ca-file': { type: 'string', describe: 'PEM CA file for every PVE endpoint without its own tls.ca', global: true },
+  'data-dir': { type: 'string', describe: 'Git cache and daemon state directory (default ~/.local/share/proxops)', global: true },
+  'log-level': { type: 'string', choices: ['debug', 'info', 'warn', 'error'], describe: 'Log level (logs go to stderr)', global: true },
+  'log-format': { type: 'string', choices: ['text', 'json'], describe: 'Log format (run defaults to json)', global: true },
+  listen: { type: 'string', describe: 'Daemon HTTP bind address host:port (default 127.0.0.1:9494)', global: true },
+  color: { type: 'boolean', describe: 'Colour output on a terminal (--no-color to disable; NO_COLOR is honoured)', global: true },
+} as const satisfies Record<string, Options>
+
+export interface GlobalArgs {
+  config?: string
+  'git-path'?: string
+  'git-url'?: string
+  'git-branch'?: string
+  'git-poll-sec'?: number
+  'prune-budget'?: string
+  'pve-user'?: string
+  'pve-auth'?: string
+  'ca-file'?: string
+  'data-dir'?: string
+  'log-level'?: string
+  'log-format'?: string
+  listen?: string
+  color?: boolean
+}
+
+export function globalFlags(args: GlobalArgs, defaults: { logFormat?: string } = {}): GlobalFlags {
+  const flags: GlobalFlags = {}
+  const set = <K extends keyof GlobalFlags>(key: K, value: GlobalFlags[K] | undefined): void => {
+    if (value !== undefined) flags[key] = value
+  }
+  set('config', args.config)
+  set('gitPath', args['git-path'])
+  set('gitUrl', args['git-url'])
+  set('gitBranch', args['git-branch'])
+  if (args['git-poll-sec'] !== undefined) {
+    if (!Number.isFinite(args['git-poll-sec'])) throw new CliError('USAGE', '--git-poll-sec must be a whole number of seconds')
+    flags.gitPollSec = args['git-poll-sec']
+  }
+  set('pruneBudget', args['prune-budget'])
+  set('pveUser', args['pve-user'])
+  set('pveAuth', args['pve-auth'])
+  set('caFile', args['ca-file'])
+  set('dataDir', args['data-dir'])
+  set('logLevel', args['log-level'])
+  set('logFormat', args['log-format'] ?? defaults.logFormat)
+  set('listen', args.listen)
+  return flags
+}
+
+export function painter(ctx: CliContext, args: GlobalArgs): Paint {
+  return paint(useColor(Boolean(ctx.io.stdout.isTTY), ctx.env, args.color === false))
+}
+
+export interface Prepared extends Setup {
+  source: GitSource
+}
+
+/** Config, secrets and logging for a command; the logger switches to the configured level and format. */
+export async function prepare(ctx: CliContext, args: GlobalArgs, options: { cluster?: string; logFormat?: string } = {}): Promise<Prepared> {
+  const flags = globalFlags(args, options.logFormat ? { logFormat: options.logFormat } : {})
+  const s = await setup(ctx, flags, options.cluster !== undefined ? { cluster: options.cluster } : {})
+  ctx.log = createLogger({ level: s.config.log.level, format: s.config.log.format, redactor: ctx.redactor, stream: ctx.io.stderr })
+  return { ...s, source: new GitSource(ctx, s.config) }
+}
+
+export const ALLOW_EMPTY_KINDS: readonly GuestKind[] = ['VM', 'TemplateVM', 'LXC', 'TemplateCT']
+
+export function allowEmpty(values: readonly string[] | undefined): GuestKind[] {
+  const out: GuestKind[] = []
+  for (const value of values ?? []) {
+    const kind = ALLOW_EMPTY_KINDS.find((k) => k.toLowerCase() === value.toLowerCase())
+    if (!kind) throw new CliError('USAGE', `--allow-empty ${value}: must be one of ${ALLOW_EMPTY_KINDS.join(', ')}`)
+    out.push(kind)
+  }
+  return out
+}
+
+export const PLAN_SET_VERSION = 1
+
+/**
+ * The saved-plan file (`diff --out`, `apply --plan`) and `diff --output json`: every cluster's plan, each in
+ * @proxops/planner's byte-stable form, plus the commit they were made at.
+ */
+export function planSetJson(commit: string, plans: readonly Plan[]): string {
+  const body = plans.map((p) => serializePlan(p).trimEnd().replace(/\n/g, '\n    ')).join(',\n    ')
+  return `{\n  "commit": ${JSON.stringify(commit)},\n  "format_version": ${PLAN_SET_VERSION},\n  "plans": [${plans.length ? `\n    ${body}\n  ` : ''}]\n}\n`
+}
+
+export function parsePlanSet(text: string, file: string): { commit: string; plans: Plan[] } {
+  let data: unknown
+  try {
+    data = JSON.parse(text)
+  } catch {
+    throw new CliError('PLAN_FILE', `${file} is not JSON: write it with proxops diff --out ${file}`)
+  }
+  const set = data as { format_version?: unknown; commit?: unknown; plans?: unknown }
+  if (set === null || typeof set !== 'object' || set.format_version !== PLAN_SET_VERSION || typeof set.commit !== 'string' || !Array.isArray(set.plans)) {
+    throw new CliError('PLAN_FILE', `${file} is not a ProxOps plan file (format_version ${PLAN_SET_VERSION}): write it with proxops diff --out ${file}`)
+  }
+  try {
+    return { commit: set.commit, plans: set.plans.map((p, i) => parsePlan(JSON.stringify(p), `${file} plans[${i}]`)) }
+  } catch (error) {
+    if (error instanceof PlanInputError) throw new CliError('PLAN_FILE', `${file}: ${error.message}`)
+    throw error
+  }
+}
+
+export async function syncTree(prepared: Prepared): Promise<SourceTree> {
+  return prepared.source.sync()
+}

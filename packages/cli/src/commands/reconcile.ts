@@ -1,0 +1,269 @@
+/** diff, apply and status: one cycle per selected cluster, in name order; an abort never stops the others. */
+import { readFileSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
+import type { Plan, ProgressEvent } from '@proxops/planner'
+import { CliError, oneLine } from '../errors.js'
+import { renderPlanMarkdown } from '../render/plan-markdown.js'
+import { renderPlanText } from '../render/plan-text.js'
+import { renderReport, renderStatus, resultLine } from '../render/status-text.js'
+import type { Paint } from '../render/color.js'
+import { fullClient, readOnlyClient } from '../runtime/clients.js'
+import { err, out, type CliContext } from '../runtime/context.js'
+import { runCycle, type CycleOutcome } from '../runtime/cycle.js'
+import type { SourceTree } from '../runtime/source.js'
+import { canonicalJson } from '../render/json.js'
+import type { ClusterCycle } from '../status-model.js'
+import { allowEmpty, painter, parsePlanSet, planSetJson, prepare, type GlobalArgs, type Prepared } from './common.js'
+
+type Setter = (code: number) => void
+type Ctx = () => CliContext
+
+interface PlanArgs extends GlobalArgs {
+  cluster?: string
+  output?: 'text' | 'json' | 'markdown'
+  'allow-empty'?: string[]
+}
+
+const clusterOption = { type: 'string', describe: 'Only this cluster (default: every configured cluster)' } as const
+const allowEmptyOption = {
+  type: 'string',
+  array: true,
+  describe: 'Accept 0 desired objects of this kind even though owned ones exist on PVE (VM, TemplateVM, LXC, TemplateCT)',
+} as const
+
+function renderAborted(cluster: string, reason: string, format: 'text' | 'json' | 'markdown'): string {
+  if (format === 'markdown') return `### ProxOps plan for cluster \`${cluster}\`\n\n**ABORTED:** ${reason}\n`
+  return `Cluster ${cluster}\n\nABORTED: ${reason}\n`
+}
+
+function renderPlan(plan: Plan, format: 'text' | 'markdown', p: Paint): string {
+  return format === 'markdown' ? renderPlanMarkdown(plan) : renderPlanText(plan, p)
+}
+
+/** Dry cycles for every selected cluster through the read-only client. */
+async function dryCycles(ctx: CliContext, prepared: Prepared, tree: SourceTree, args: PlanArgs): Promise<CycleOutcome[]> {
+  const outcomes: CycleOutcome[] = []
+  for (const cluster of prepared.config.clusters) {
+    const reader = readOnlyClient(cluster, prepared.config, { log: ctx.log })
+    try {
+      const sops = prepared.sops.get(cluster.name)
+      outcomes.push(
+        await runCycle(ctx, {
+          cluster,
+          config: prepared.config,
+          tree,
+          reader,
+          ...(sops ? { sops } : {}),
+          pruneBudget: prepared.config.reconcile.pruneBudget,
+          allowEmpty: allowEmpty(args['allow-empty']),
+        }),
+      )
+    } finally {
+      await reader.close()
+    }
+  }
+  return outcomes
+}
+
+function reportAborts(ctx: CliContext, outcomes: readonly CycleOutcome[]): boolean {
+  let aborted = false
+  for (const o of outcomes) {
+    if (!o.error) continue
+    aborted = true
+    err(ctx, `proxops: error: ${oneLine(o.error.message)}\n`)
+  }
+  return aborted
+}
+
+async function diffHandler(ctx: CliContext, args: PlanArgs & { 'detailed-exitcode'?: boolean; out?: string }): Promise<number> {
+  const prepared = await prepare(ctx, args, args.cluster !== undefined ? { cluster: args.cluster } : {})
+  const tree = await prepared.source.sync()
+  const outcomes = await dryCycles(ctx, prepared, tree, args)
+  const format = args.output ?? 'text'
+  const plans = outcomes.flatMap((o) => (o.plan ? [o.plan] : []))
+  if (format === 'json') out(ctx, planSetJson(tree.commit, plans))
+  else {
+    const p = painter(ctx, args)
+    out(ctx, outcomes.map((o) => (o.plan ? renderPlan(o.plan, format, p) : renderAborted(o.cycle.cluster, o.cycle.abortReason ?? 'unknown', format))).join('\n'))
+  }
+  const aborted = reportAborts(ctx, outcomes)
+  if (args.out !== undefined) {
+    if (aborted) throw new CliError('PLAN_FILE', `not writing ${args.out}: a cluster aborted (see above)`)
+    writeFileSync(path.resolve(ctx.cwd, args.out), planSetJson(tree.commit, plans), { mode: 0o600 })
+    ctx.log.info('plan saved', { file: args.out, commit: tree.commit, clusters: plans.map((p) => p.cluster) })
+  }
+  if (aborted) return 1
+  if (args['detailed-exitcode'] && plans.some((p) => p.actions.length > 0)) return 2
+  return 0
+}
+
+function progressPrinter(ctx: CliContext, p: Paint): (event: ProgressEvent) => void {
+  const tty = Boolean(ctx.io.stderr.isTTY)
+  return (event) => {
+    switch (event.type) {
+      case 'action-started':
+        err(ctx, `  start   ${event.action.address} ${event.action.type}\n`)
+        return
+      case 'task-running':
+        if (tty) err(ctx, p.dim(`  ...     ${event.action.address} ${event.action.type} [${Math.round(event.elapsedMs / 1000)}s elapsed]\n`))
+        return
+      case 'action-finished':
+        err(ctx, `${resultLine(event.result, p)}\n`)
+        return
+      default:
+        return
+    }
+  }
+}
+
+async function applyHandler(ctx: CliContext, args: PlanArgs & { plan?: string; yes?: boolean; 'dry-run'?: boolean }): Promise<number> {
+  if (args['dry-run']) return diffHandler(ctx, args)
+  const prepared = await prepare(ctx, args, args.cluster !== undefined ? { cluster: args.cluster } : {})
+  const tree = await prepared.source.sync()
+  const p = painter(ctx, args)
+  let saved: Map<string, Plan> | undefined
+  if (args.plan !== undefined) {
+    const file = path.resolve(ctx.cwd, args.plan)
+    let text: string
+    try {
+      text = readFileSync(file, 'utf8')
+    } catch (error) {
+      throw new CliError('PLAN_FILE', `cannot read ${args.plan}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`)
+    }
+    const set = parsePlanSet(text, args.plan)
+    if (set.commit !== tree.commit) {
+      throw new CliError('PLAN_MISMATCH', `the saved plan was made at commit ${set.commit}, the repository is now at ${tree.commit}; run proxops diff --out ${args.plan} again`)
+    }
+    const configured = new Set(prepared.config.clusters.map((c) => c.name))
+    for (const plan of set.plans) {
+      if (args.cluster === undefined && !configured.has(plan.cluster)) {
+        throw new CliError('PLAN_FILE', `${args.plan} holds a plan for cluster "${plan.cluster}", which is not configured`)
+      }
+    }
+    saved = new Map(set.plans.map((plan) => [plan.cluster, plan]))
+  }
+  const interactive = Boolean(ctx.io.stdinIsTty && ctx.io.stderr.isTTY && ctx.io.confirm) && !args.yes
+  const cycles: ClusterCycle[] = []
+  let failed = false
+  for (const cluster of prepared.config.clusters) {
+    if (saved && !saved.has(cluster.name)) continue
+    const client = fullClient(cluster, prepared.config, { log: ctx.log })
+    try {
+      const sops = prepared.sops.get(cluster.name)
+      const base = {
+        cluster,
+        config: prepared.config,
+        tree,
+        ...(sops ? { sops } : {}),
+        pruneBudget: prepared.config.reconcile.pruneBudget,
+        allowEmpty: allowEmpty(args['allow-empty']),
+      }
+      let savedPlan = saved?.get(cluster.name)
+      if (interactive) {
+        // show what will happen and ask; then run exactly that plan (re-checked against live)
+        if (!savedPlan) {
+          const dry = await runCycle(ctx, { ...base, reader: client.readOnly() })
+          if (dry.error || !dry.plan) {
+            cycles.push(dry.cycle)
+            reportAborts(ctx, [dry])
+            failed = true
+            continue
+          }
+          savedPlan = dry.plan
+        }
+        out(ctx, renderPlanText(savedPlan, p))
+        if (savedPlan.actions.length === 0) {
+          cycles.push((await runCycle(ctx, { ...base, reader: client.readOnly() })).cycle)
+          continue
+        }
+        const yes = await ctx.io.confirm?.(`Apply these ${savedPlan.actions.length} action(s) to cluster ${cluster.name}? Only 'yes' is accepted: `)
+        if (!yes) {
+          err(ctx, `Apply cancelled for cluster ${cluster.name}.\n`)
+          failed = true
+          continue
+        }
+      }
+      const outcome = await runCycle(ctx, { ...base, reader: client, writer: client, onProgress: progressPrinter(ctx, p), ...(savedPlan ? { savedPlan } : {}) })
+      cycles.push(outcome.cycle)
+      if (outcome.error) {
+        reportAborts(ctx, [outcome])
+        failed = true
+        continue
+      }
+      if (outcome.report) out(ctx, renderReport(outcome.report, p))
+      if (outcome.cycle.result !== 'converged') failed = true
+    } finally {
+      await client.close()
+    }
+  }
+  if (args.output === 'json') out(ctx, canonicalJson({ cycles }))
+  else out(ctx, renderStatus(cycles, p))
+  return failed ? 1 : 0
+}
+
+async function statusHandler(ctx: CliContext, args: PlanArgs): Promise<number> {
+  const prepared = await prepare(ctx, args, args.cluster !== undefined ? { cluster: args.cluster } : {})
+  const tree = await prepared.source.sync()
+  const outcomes = await dryCycles(ctx, prepared, tree, args)
+  const cycles = outcomes.map((o) => o.cycle)
+  if (args.output === 'json') out(ctx, canonicalJson({ commit: tree.commit, cycles }))
+  else out(ctx, renderStatus(cycles, painter(ctx, args)))
+  return reportAborts(ctx, outcomes) ? 1 : 0
+}
+
+export function diffCommand(ctx: Ctx, setExit: Setter): CommandModule<GlobalArgs, PlanArgs & { 'detailed-exitcode'?: boolean; out?: string }> {
+  return {
+    command: 'diff',
+    describe: 'Show what apply would change on each cluster (reads PVE, never writes)',
+    builder: (y: Argv<GlobalArgs>) =>
+      y
+        .option('cluster', clusterOption)
+        .option('output', { alias: 'o', type: 'string', choices: ['text', 'json', 'markdown'] as const, describe: 'Output format (json: the byte-stable plan set)' })
+        .option('detailed-exitcode', { type: 'boolean', describe: 'Exit 2 when changes are present (0 none, 1 error)' })
+        .option('out', { type: 'string', describe: 'Also save the plan set to this file for apply --plan' })
+        .option('allow-empty', allowEmptyOption)
+        .example('proxops diff', 'plan every cluster, Terraform-style')
+        .example('proxops diff --cluster homelab --output markdown', 'a pull-request comment for one cluster')
+        .example('proxops diff --out plan.json --detailed-exitcode', 'save the plan; exit 2 when there are changes') as unknown as Argv<
+        PlanArgs & { 'detailed-exitcode'?: boolean; out?: string }
+      >,
+    handler: async (args: ArgumentsCamelCase<PlanArgs & { 'detailed-exitcode'?: boolean; out?: string }>) => setExit(await diffHandler(ctx(), args)),
+  }
+}
+
+export function applyCommand(ctx: Ctx, setExit: Setter): CommandModule<GlobalArgs, PlanArgs & { plan?: string; yes?: boolean; 'dry-run'?: boolean }> {
+  return {
+    command: 'apply',
+    describe: 'Converge each cluster to git (asks on a terminal unless --yes)',
+    builder: (y: Argv<GlobalArgs>) =>
+      y
+        .option('cluster', clusterOption)
+        .option('plan', { type: 'string', describe: 'Apply exactly this saved plan (refused if the commit or a digest changed)' })
+        .option('yes', { alias: 'y', type: 'boolean', describe: 'Do not ask for confirmation' })
+        .option('dry-run', { alias: 'n', type: 'boolean', describe: 'Only show the plan (same as diff)' })
+        .option('output', { alias: 'o', type: 'string', choices: ['text', 'json'] as const, describe: 'Format of the final status (json: cycles as JSON)' })
+        .option('allow-empty', allowEmptyOption)
+        .example('proxops apply', 'plan, confirm on the terminal, converge')
+        .example('proxops apply --yes --cluster edge', 'converge one cluster without asking')
+        .example('proxops diff --out plan.json && proxops apply --plan plan.json', 'apply exactly the reviewed plan') as unknown as Argv<
+        PlanArgs & { plan?: string; yes?: boolean; 'dry-run'?: boolean }
+      >,
+    handler: async (args: ArgumentsCamelCase<PlanArgs & { plan?: string; yes?: boolean; 'dry-run'?: boolean }>) => setExit(await applyHandler(ctx(), args)),
+  }
+}
+
+export function statusCommand(ctx: Ctx, setExit: Setter): CommandModule<GlobalArgs, PlanArgs> {
+  return {
+    command: 'status',
+    describe: 'Per-cluster convergence table of every object (read-only)',
+    builder: (y: Argv<GlobalArgs>) =>
+      y
+        .option('cluster', clusterOption)
+        .option('output', { alias: 'o', type: 'string', choices: ['text', 'json'] as const, describe: 'Output format' })
+        .option('allow-empty', allowEmptyOption)
+        .example('proxops status', 'which objects are converged, drifting, skipped or anomalous')
+        .example('proxops status --cluster edge --output json', 'the same as JSON') as unknown as Argv<PlanArgs>,
+    handler: async (args: ArgumentsCamelCase<PlanArgs>) => setExit(await statusHandler(ctx(), args)),
+  }
+}

@@ -1,0 +1,172 @@
+/**
+ * run: the daemon. One tick at once, then one every poll interval (measured from the end of a tick, so
+ * ticks never overlap). Each tick: one git sync (one fetch in URL mode, one commit for all clusters), then
+ * an apply cycle per cluster in name order with the per-cycle prune budget capped by the sliding window.
+ * HTTP /healthz /readyz /metrics /status; a single-instance lock; SIGINT/SIGTERM stop gracefully.
+ */
+import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
+import type { PveClient } from '@proxops/pve-client'
+import { acquireLock } from '../daemon/lock.js'
+import { startHttp, type DaemonView } from '../daemon/http.js'
+import { Metrics } from '../daemon/metrics.js'
+import { PruneWindowBudget } from '../daemon/prune-window.js'
+import { CliError, oneLine } from '../errors.js'
+import { fullClient } from '../runtime/clients.js'
+import type { CliContext } from '../runtime/context.js'
+import { runCycle } from '../runtime/cycle.js'
+import type { ClusterCycle } from '../status-model.js'
+import { prepare, type GlobalArgs } from './common.js'
+
+interface RunArgs extends GlobalArgs {
+  once?: boolean
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve()
+    const timer = setTimeout(done, ms)
+    function done(): void {
+      clearTimeout(timer)
+      signal.removeEventListener('abort', done)
+      resolve()
+    }
+    signal.addEventListener('abort', done, { once: true })
+  })
+}
+
+async function runHandler(ctx: CliContext, args: RunArgs): Promise<number> {
+  const prepared = await prepare(ctx, args, { logFormat: 'json' })
+  const { config } = prepared
+  const lock = acquireLock(config.dataDir)
+  const metrics = new Metrics()
+  const window = new PruneWindowBudget(config.reconcile.pruneWindow)
+  const cycles = new Map<string, ClusterCycle>()
+  const lastSuccess = new Map<string, number>()
+  const startedAt = ctx.now()
+  let commit: string | undefined
+  let stale = false
+  let stopping = false
+  for (const c of config.clusters) metrics.registerCluster(c.name)
+  const view = (): DaemonView => ({
+    clusters: config.clusters.map((c) => c.name),
+    pollIntervalMs: config.reconcile.pollIntervalMs,
+    startedAt,
+    ...(commit ? { commit } : {}),
+    desiredStale: stale,
+    cycles,
+    lastSuccess,
+    stopping,
+  })
+  const clients = new Map<string, PveClient>()
+  for (const cluster of config.clusters) {
+    clients.set(
+      cluster.name,
+      fullClient(cluster, config, {
+        log: ctx.log,
+        onRequest: (name, event) => metrics.recordRequest({ cluster: name, method: event.method, status: event.status ?? 0, durationMs: event.latencyMs }),
+      }),
+    )
+  }
+  let http: Awaited<ReturnType<typeof startHttp>> | undefined
+  try {
+    http = await startHttp({ host: config.listen.host, port: config.listen.port, view, metrics, redactor: ctx.redactor, now: ctx.now })
+  } catch (error) {
+    lock.release()
+    throw new CliError('USAGE', `cannot listen on ${config.listen.host}:${config.listen.port}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}; use --listen`)
+  }
+  ctx.log.info('daemon started', {
+    event: 'proxops.daemon.start',
+    listen: `${config.listen.host}:${http.port}`,
+    clusters: config.clusters.map((c) => c.name),
+    pollIntervalMs: config.reconcile.pollIntervalMs,
+    mode: prepared.source.mode,
+  })
+  let failures = 0
+  try {
+    while (!ctx.signal.aborted) {
+      let tree
+      try {
+        tree = await prepared.source.sync()
+        commit = tree.commit
+        stale = tree.stale
+        metrics.setDesiredStale(stale)
+        if (prepared.source.lastFetchAt !== undefined) metrics.recordGitFetch(prepared.source.lastFetchAt)
+      } catch (error) {
+        failures++
+        ctx.log.warn('git not ready; retrying next tick', { event: 'proxops.git', error: oneLine((error as Error).message) })
+      }
+      for (const cluster of config.clusters) {
+        if (!tree || ctx.signal.aborted) break
+        const client = clients.get(cluster.name) as PveClient
+        const now = ctx.now()
+        const budget = window.cycleBudget(cluster.name, config.reconcile.pruneBudget, now)
+        const sops = prepared.sops.get(cluster.name)
+        const outcome = await runCycle(ctx, {
+          cluster,
+          config,
+          tree,
+          reader: client,
+          writer: client,
+          ...(sops ? { sops } : {}),
+          pruneBudget: budget,
+          onProgress: (event) => {
+            if (event.type === 'action-finished') {
+              const r = event.result
+              const level = r.status === 'failed' ? 'warn' : 'info'
+              ctx.log.log(level, 'action', { event: 'proxops.action', cluster: cluster.name, address: r.address, kind: r.kind, action: r.type, result: r.status, durationMs: r.durationMs, ...(r.error ? { error: r.error } : {}), ...(r.skip ? { reason: r.skip.reason } : {}) })
+            }
+          },
+        })
+        const finished = ctx.now()
+        const pruned = outcome.report?.results.filter((r) => r.type === 'delete' && r.status === 'ok').length ?? 0
+        window.record(cluster.name, pruned, finished)
+        // prunes held back by the window count as deferred too
+        const cycle = outcome.cycle
+        cycles.set(cluster.name, cycle)
+        if (cycle.result !== 'aborted') lastSuccess.set(cluster.name, finished)
+        else failures++
+        metrics.recordCycle(cycle, finished, outcome.report?.results ?? [], outcome.plan?.anomalies.map((a) => a.code) ?? [])
+        for (const a of outcome.plan?.anomalies ?? []) ctx.log.warn('anomaly', { event: 'proxops.anomaly', cluster: cluster.name, code: a.code, address: a.address, message: a.message })
+        ctx.log.info('cycle finished', {
+          event: 'proxops.cycle',
+          cluster: cluster.name,
+          commit: tree.commit,
+          result: cycle.result,
+          ...(cycle.abortReason ? { reason: cycle.abortReason } : {}),
+          planned: cycle.actions.planned,
+          ok: cycle.actions.ok,
+          failed: cycle.actions.failed,
+          pruned,
+          pruneDeferred: cycle.pruneDeferred,
+          pruneBudget: budget,
+          anomalies: cycle.anomalies,
+          desiredStale: tree.stale,
+        })
+        if (cycle.result === 'incomplete') failures++
+      }
+      if (args.once) break
+      await sleep(config.reconcile.pollIntervalMs, ctx.signal)
+    }
+  } finally {
+    stopping = true
+    ctx.log.info('daemon stopping', { event: 'proxops.daemon.stop' })
+    await Promise.race([http.close(), new Promise((r) => setTimeout(r, 5000))])
+    await Promise.all([...clients.values()].map((c) => c.close().catch(() => undefined)))
+    lock.release()
+  }
+  if (args.once) return failures > 0 ? 1 : 0
+  return 0
+}
+
+export function runCommand(ctx: () => CliContext, setExit: (code: number) => void): CommandModule<GlobalArgs, RunArgs> {
+  return {
+    command: 'run',
+    describe: 'The daemon: converge every poll interval; serves /healthz /readyz /metrics /status',
+    builder: (y: Argv<GlobalArgs>) =>
+      y
+        .option('once', { type: 'boolean', describe: 'Run one tick, then exit (exit 1 if a cycle aborted or an action failed)' })
+        .example('proxops run', 'converge now and every 30 s; logs as NDJSON on stderr')
+        .example('proxops run --git-url https://git.example/ops.git --listen 127.0.0.1:9494', 'follow a remote repository') as unknown as Argv<RunArgs>,
+    handler: async (args: ArgumentsCamelCase<RunArgs>) => setExit(await runHandler(ctx(), args)),
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * The status report (RB 9.7) printed by `status` and at the end of `apply`: a summary line per cluster,
+ * the counters, then one row per object. Deterministic (no timestamps).
+ */
+import type { ActionResult, Report } from '@proxops/planner'
+import type { ClusterCycle } from '../status-model.js'
+import type { Paint } from './color.js'
+
+function pad(text: string, width: number): string {
+  return text.length >= width ? `${text} ` : text.padEnd(width)
+}
+
+export function cycleHeadline(cycle: ClusterCycle): string {
+  const commit = cycle.commit ? ` (commit ${cycle.commit.slice(0, 12)})` : ''
+  switch (cycle.result) {
+    case 'aborted':
+      return `ABORTED (${cycle.abortReason ?? 'unknown'})${commit}`
+    case 'incomplete': {
+      const n = cycle.actions.failed
+      return `incomplete (${n} failed action${n === 1 ? '' : 's'}, ${cycle.actions.skipped} skipped)${commit}`
+    }
+    case 'drift':
+      return `drift (${cycle.actions.planned} action${cycle.actions.planned === 1 ? '' : 's'} planned)${commit}`
+    default:
+      return `converged${commit}`
+  }
+}
+
+export function renderStatus(cycles: readonly ClusterCycle[], p: Paint): string {
+  const lines: string[] = []
+  for (const cycle of cycles) {
+    const headline = cycleHeadline(cycle)
+    const colour = cycle.result === 'converged' ? p.green : cycle.result === 'drift' ? p.yellow : p.red
+    lines.push(p.bold(`[${cycle.cluster}]`) + ' ' + colour(headline))
+    if (cycle.desiredStale) lines.push(p.red('  DESIRED STATE IS STALE (git fetch has been failing)'))
+    lines.push(
+      `  objects=${cycle.objects.length} actions_ok=${cycle.actions.ok} actions_err=${cycle.actions.failed} pruned=${cycle.pruned} prune_deferred=${cycle.pruneDeferred} skipped=${cycle.skips} anomalies=${cycle.anomalies}`,
+    )
+    if (cycle.result !== 'aborted' && cycle.objects.length === 0) lines.push('  (no objects)')
+    for (const o of cycle.objects) {
+      const reason = o.state === 'converged' ? '' : (o.reason ?? '')
+      const error = o.error ? ` [err: ${o.error}]` : ''
+      lines.push(`  ${pad(o.kind, 11)}${pad(o.name, 40)}${pad(o.vmid !== undefined ? String(o.vmid) : '-', 10)}${pad(o.state, 12)}${reason}${error}`.trimEnd())
+    }
+    lines.push('')
+  }
+  return lines.join('\n')
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)}s`
+}
+
+export function resultLine(r: ActionResult, p: Paint): string {
+  if (r.status === 'ok') return p.green(`  ok      ${r.address} ${r.type} (${seconds(r.durationMs)})`)
+  if (r.status === 'failed') return p.red(`  FAILED  ${r.address} ${r.type} (${seconds(r.durationMs)}): ${r.error ?? 'unknown error'}`)
+  return p.yellow(`  skipped ${r.address} ${r.type}: ${r.skip?.reason ?? 'not run'}`)
+}
+
+export function renderReport(report: Report, p: Paint): string {
+  const s = report.summary
+  const head = `Apply ${report.complete ? 'complete' : report.cancelled ? 'cancelled' : 'incomplete'} for cluster ${report.cluster}: ${s.ok} ok, ${s.failed} failed, ${s.skipped} skipped.`
+  return [p.bold(head), ...report.results.map((r) => resultLine(r, p)), ''].join('\n')
+}

@@ -1,0 +1,42 @@
+/**
+ * What a command needs from the outside world, gathered once in main(): streams, environment, paths, the
+ * clock and the redactor. Commands take it as an argument, so tests can run them in process.
+ */
+import type { Writable } from 'node:stream'
+import type { Logger } from '../log.js'
+import { Redactor } from '../redact.js'
+
+export interface CliIo {
+  stdout: Writable & { isTTY?: boolean }
+  stderr: Writable & { isTTY?: boolean }
+  stdinIsTty: boolean
+  /** asks a yes/no question on the terminal; absent when there is no terminal */
+  confirm?: (question: string) => Promise<boolean>
+}
+
+export interface CliContext {
+  io: CliIo
+  env: Readonly<Record<string, string | undefined>>
+  cwd: string
+  home: string
+  redactor: Redactor
+  /** set once the config says how to log; a stderr fallback before */
+  log: Logger
+  now: () => number
+  /** aborted on SIGINT/SIGTERM */
+  signal: AbortSignal
+}
+
+/** Writes product output (plans, reports) to stdout, always through the redactor. */
+export function out(ctx: CliContext, text: string): void {
+  ctx.io.stdout.write(ctx.redactor.text(text))
+}
+
+/** Writes a human line to stderr (progress, prompts), through the redactor. */
+export function err(ctx: CliContext, text: string): void {
+  ctx.io.stderr.write(ctx.redactor.text(text))
+}
+
+export function newRedactor(): Redactor {
+  return new Redactor()
+}

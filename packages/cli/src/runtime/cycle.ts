@@ -1,0 +1,175 @@
+/**
+ * One reconcile cycle of one cluster: desired state, SOPS references, observe, plan, and (apply only)
+ * execute. All logic lives in the libraries; this file wires them and turns failures into an aborted
+ * cycle with a reason (RB 9.1), never a half-done plan.
+ */
+import type { SopsCredentials } from '@proxops/sops'
+import {
+  DEFAULT_POLICY,
+  execute,
+  observe,
+  plan as makePlan,
+  type GuestKind,
+  type LiveInventory,
+  type LiveReader,
+  type Plan,
+  type Policy,
+  type ProgressEvent,
+  type PveWriter,
+  type Report,
+} from '@proxops/planner'
+import { CliError, oneLine } from '../errors.js'
+import type { PruneBudget, ResolvedCluster, ResolvedConfig } from '../config/types.js'
+import { cycleResult, objectStates, type ClusterCycle, type DesiredObject } from '../status-model.js'
+import type { CliContext } from './context.js'
+import { loadDesired, secretRefs } from './desired.js'
+import type { SourceTree } from './source.js'
+
+export interface CycleOptions {
+  cluster: ResolvedCluster
+  config: ResolvedConfig
+  tree: SourceTree
+  reader: LiveReader
+  /** present = apply */
+  writer?: PveWriter
+  sops?: SopsCredentials
+  pruneBudget: PruneBudget
+  allowEmpty?: readonly GuestKind[]
+  onProgress?: (event: ProgressEvent) => void
+  /** a saved plan to execute instead of a fresh one (apply --plan); checked against live first */
+  savedPlan?: Plan
+}
+
+export interface CycleOutcome {
+  cycle: ClusterCycle
+  plan?: Plan
+  report?: Report
+  inventory?: LiveInventory
+  /** set when the cycle aborted */
+  error?: CliError
+}
+
+export function policyFor(options: Pick<CycleOptions, 'cluster' | 'config' | 'pruneBudget' | 'allowEmpty'>): Policy {
+  return {
+    ...DEFAULT_POLICY,
+    nodes: options.cluster.nodes,
+    pruneBudget: options.pruneBudget,
+    allowEmpty: options.allowEmpty ?? [],
+    disruption: options.cluster.disruption ?? options.config.reconcile.disruption,
+    shutdownTimeoutSeconds: Math.max(1, Math.round(options.config.reconcile.shutdownTimeoutMs / 1000)),
+  }
+}
+
+/** A resolver over the cluster's SOPS document: `cloud-init.ssh-keys.x` -> value (fails closed). */
+export function secretLookup(sops: SopsCredentials | undefined): (ref: string) => string {
+  return (ref) => {
+    if (!sops) throw new CliError('SECRETS', `reference ${ref} needs a secrets-file for this cluster`)
+    return sops.resolveRef(ref).reveal()
+  }
+}
+
+/** A saved plan may run only against the commit and the config digests it was made from. */
+export function checkSavedPlan(saved: Plan, tree: SourceTree, live: LiveInventory): void {
+  if (saved.commit !== undefined && saved.commit !== tree.commit) {
+    throw new CliError('PLAN_MISMATCH', `cluster ${saved.cluster}: the saved plan was made at commit ${saved.commit}, the repository is now at ${tree.commit}; run proxops diff --out again`)
+  }
+  const guests = new Map(live.guests.map((g) => [g.vmid, g]))
+  const unknown = new Set(live.unknownGuests.map((g) => g.vmid))
+  for (const action of saved.actions) {
+    if (action.vmid === undefined) continue
+    const now = guests.get(action.vmid)
+    if (unknown.has(action.vmid)) throw new CliError('PLAN_MISMATCH', `cluster ${saved.cluster}: ${action.address} cannot be read now; run proxops diff --out again`)
+    if (action.digest !== undefined && now?.digest !== action.digest) {
+      throw new CliError('PLAN_MISMATCH', `cluster ${saved.cluster}: ${action.address} changed on PVE since the plan was made (config digest differs); run proxops diff --out again`)
+    }
+    if ((action.type === 'create' || action.type === 'clone') && now !== undefined) {
+      throw new CliError('PLAN_MISMATCH', `cluster ${saved.cluster}: ${action.address} exists on PVE now but the plan creates it; run proxops diff --out again`)
+    }
+  }
+}
+
+export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleOutcome> {
+  const startedAt = new Date(ctx.now()).toISOString()
+  const name = o.cluster.name
+  let objects: DesiredObject[] = []
+  const aborted = (error: unknown): CycleOutcome => {
+    const reason = oneLine(ctx.redactor.text(error instanceof Error ? error.message : String(error)))
+    ctx.log.warn('cycle aborted', { cluster: name, reason })
+    return {
+      cycle: {
+        cluster: name,
+        commit: o.tree.commit,
+        startedAt,
+        finishedAt: new Date(ctx.now()).toISOString(),
+        mode: o.writer ? 'apply' : 'dry-run',
+        result: 'aborted',
+        abortReason: reason,
+        actions: { planned: 0, ok: 0, failed: 0, skipped: 0 },
+        pruned: 0,
+        pruneDeferred: 0,
+        anomalies: 0,
+        skips: 0,
+        desiredStale: o.tree.stale,
+        objects: [],
+      },
+      error: error instanceof CliError ? error : new CliError('ABORTED', `cluster ${name}: cycle aborted: ${reason}`),
+    }
+  }
+  try {
+    const loaded = await loadDesired(o.tree.root, name, o.tree.commit)
+    objects = loaded.objects
+    const lookup = secretLookup(o.sops)
+    // every reference must resolve before any PVE call (fail closed, RB 7.4)
+    for (const ref of secretRefs(loaded.desired.manifests)) {
+      try {
+        lookup(ref)
+      } catch (error) {
+        throw new CliError('SECRETS', `cluster ${name}: ${ctx.redactor.text((error as Error).message)}`)
+      }
+    }
+    const inventory = await observe(name, o.reader, { nodes: o.cluster.nodes, signal: ctx.signal })
+    let plan: Plan
+    if (o.savedPlan) {
+      checkSavedPlan(o.savedPlan, o.tree, inventory)
+      plan = o.savedPlan
+    } else {
+      plan = makePlan(loaded.desired, inventory, policyFor(o), { secrets: (ref) => o.sops?.resolveRef(ref).reveal() })
+    }
+    let report: Report | undefined
+    if (o.writer && plan.actions.length > 0) {
+      report = await execute(plan, o.writer, {
+        reader: o.reader,
+        secrets: lookup,
+        signal: ctx.signal,
+        taskTimeoutMs: o.config.reconcile.taskTimeoutMs,
+        ...(o.onProgress ? { onProgress: o.onProgress } : {}),
+      })
+    } else if (o.writer) {
+      report = { cluster: name, ...(plan.commit ? { commit: plan.commit } : {}), results: [], summary: { actions: 0, ok: 0, failed: 0, skipped: 0 }, cancelled: false, complete: true }
+    }
+    const deferred = plan.skips.filter((s) => s.code === 'prune-budget' || s.code === 'prune-guard').length
+    const cycle: ClusterCycle = {
+      cluster: name,
+      commit: o.tree.commit,
+      startedAt,
+      finishedAt: new Date(ctx.now()).toISOString(),
+      mode: o.writer ? 'apply' : 'dry-run',
+      result: cycleResult(plan, report),
+      actions: {
+        planned: plan.actions.length,
+        ok: report?.summary.ok ?? 0,
+        failed: report?.summary.failed ?? 0,
+        skipped: report?.summary.skipped ?? 0,
+      },
+      pruned: report?.results.filter((r) => r.type === 'delete' && r.status === 'ok').length ?? 0,
+      pruneDeferred: deferred,
+      anomalies: plan.anomalies.length,
+      skips: plan.skips.length,
+      desiredStale: o.tree.stale,
+      objects: objectStates(name, objects, plan, report),
+    }
+    return { cycle, plan, inventory, ...(report ? { report } : {}) }
+  } catch (error) {
+    return aborted(error)
+  }
+}

@@ -1,0 +1,44 @@
+/** Loads one cluster's desired state from a tree through @proxops/schema's repository loader. */
+import { formatError, loadRepository, type LoadedCluster } from '@proxops/schema'
+import type { DesiredManifest, DesiredState } from '@proxops/planner'
+import { CliError } from '../errors.js'
+import type { DesiredObject } from '../status-model.js'
+
+export interface LoadedDesired {
+  desired: DesiredState
+  objects: DesiredObject[]
+  cluster: LoadedCluster
+}
+
+export async function loadDesired(root: string, cluster: string, commit: string | undefined): Promise<LoadedDesired> {
+  const model = await loadRepository({ root, cluster })
+  const loaded = model.clusters.find((c) => c.name === cluster)
+  const errors = loaded?.errors ?? model.errors
+  if (!loaded || !loaded.ok || errors.length > 0) {
+    const first = errors[0]
+    const more = errors.length > 1 ? ` (and ${errors.length - 1} more; run proxops validate)` : ''
+    throw new CliError('REPOSITORY', `manifest parse error: ${first ? formatError(first) : `cluster ${cluster} is not in the repository at ${root}`}${more}`)
+  }
+  const manifests = loaded.index.resources.map((r) => r.manifest as unknown as DesiredManifest)
+  const objects: DesiredObject[] = manifests.map((m) => {
+    const spec = m.spec as { node?: string; vmid?: number; nodes?: readonly string[] }
+    return {
+      kind: m.kind,
+      name: m.metadata.name,
+      ...(spec.node !== undefined ? { node: spec.node } : spec.nodes ? { node: spec.nodes.join(',') } : {}),
+      ...(spec.vmid !== undefined ? { vmid: spec.vmid } : {}),
+    }
+  })
+  return { desired: { cluster, ...(commit ? { commit } : {}), manifests }, objects, cluster: loaded }
+}
+
+/** The SOPS references a cluster's manifests use (cloud-init ssh keys and passwords), sorted. */
+export function secretRefs(manifests: readonly DesiredManifest[]): string[] {
+  const refs = new Set<string>()
+  for (const m of manifests) {
+    const ci = (m.spec as { 'cloud-init-data'?: { 'ssh-key-refs'?: readonly string[]; 'ci-password-ref'?: string } })['cloud-init-data']
+    for (const ref of ci?.['ssh-key-refs'] ?? []) refs.add(ref)
+    if (ci?.['ci-password-ref']) refs.add(ci['ci-password-ref'])
+  }
+  return [...refs].sort()
+}
