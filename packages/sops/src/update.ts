@@ -48,9 +48,9 @@ export interface MergeResult {
   existing: string[][]
 }
 
-function setScalar(map: YAMLMap, key: string, value: string, type?: Scalar.Type): void {
+function setScalar(map: YAMLMap, key: string, value: string, file: string, type?: Scalar.Type): void {
   const pair = map.items.find((p) => isScalar(p.key) && p.key.value === key)
-  if (!pair || !isScalar(pair.value)) throw new Error(`sops.${key} missing`)
+  if (!pair || !isScalar(pair.value)) throw new SopsError('Malformed', file, `sops.${key} is not a scalar`)
   pair.value.value = value
   if (type) pair.value.type = type
 }
@@ -126,8 +126,8 @@ export async function mergeSopsText(text: string, additions: readonly SecretAddi
   const lastModified = formatLastModified(opts.now ?? new Date())
   const sopsNode = (first.contents as YAMLMap).items.find((p) => isScalar(p.key) && p.key.value === 'sops')?.value
   if (!isMap(sopsNode)) throw new SopsError('Malformed', file, 'sops metadata must be in the first document to update it')
-  setScalar(sopsNode, 'lastmodified', lastModified, 'QUOTE_DOUBLE')
-  setScalar(sopsNode, 'mac', sealMac(mac, dataKey, lastModified))
+  setScalar(sopsNode, 'lastmodified', lastModified, file, 'QUOTE_DOUBLE')
+  setScalar(sopsNode, 'mac', sealMac(mac, dataKey, lastModified), file)
   const out = serialize(parsed.docs, { format })
 
   // Fail closed on our own output: it must verify and hold every addition.
