@@ -42,6 +42,11 @@ describe('API tokens', () => {
     expect(failure(() => authenticate(s, input({ authorization: `PVEAPIToken=root@pam!gitops=${SECRET}` })))).toBe('Authentication failed!')
   })
 
+  it('refuses to configure a token id PVE could not have (name needs 2+ characters)', () => {
+    expect(() => new AuthState('pw', [{ id: 'root@pam!t', secret: 'x' }])).toThrow("pve-sim: token id 'root@pam!t' is not of the form user@realm!name")
+    expect(() => new AuthState('pw', [{ id: 'root!tk', secret: 'x' }])).toThrow(/not of the form/)
+  })
+
   it('answers No ticket without credentials', () => {
     expect(failure(() => authenticate(state().s, input({})))).toBe('No ticket')
   })

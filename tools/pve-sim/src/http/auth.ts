@@ -29,6 +29,9 @@ export function extractAuthValue(header: string | undefined, key: string): strin
   return v ? uriUnescape(v) : undefined
 }
 
+/** pve-access-control: `<userid>!<token name>`, the name `[A-Za-z][A-Za-z0-9.\-_]+` */
+const TOKEN_ID_RE = /^([^\s:/]+@[A-Za-z][A-Za-z0-9.\-_]+)!([A-Za-z][A-Za-z0-9.\-_]+)$/
+
 const hex8 = (t: number): string => Math.floor(t).toString(16).toUpperCase().padStart(8, '0')
 
 export class AuthState {
@@ -40,7 +43,12 @@ export class AuthState {
     tokens: { id: string; secret: string }[],
     private readonly nowS: () => number = () => Date.now() / 1000,
   ) {
-    for (const t of tokens) this.tokens.set(t.id, { ...t, revoked: false })
+    for (const t of tokens) this.addToken(t)
+  }
+
+  addToken(t: { id: string; secret: string }): void {
+    if (!TOKEN_ID_RE.test(t.id)) throw new Error(`pve-sim: token id '${t.id}' is not of the form user@realm!name (name: a letter, then 1+ of [A-Za-z0-9._-])`)
+    this.tokens.set(t.id, { id: t.id, secret: t.secret, revoked: false })
   }
 
   private sign(data: string): string {
@@ -83,7 +91,7 @@ export class AuthState {
     const m = /^(.*)=(.*)$/.exec(value)
     if (!m) return undefined
     const id = m[1] as string
-    const t = /^([^\s:/]+@[A-Za-z][A-Za-z0-9.\-_]+)!([A-Za-z][A-Za-z0-9.\-_]+)$/.exec(id)
+    const t = TOKEN_ID_RE.exec(id)
     const entry = this.tokens.get(id)
     if (!t || !entry || entry.revoked || entry.secret !== m[2]) return undefined
     return { userid: t[1] as string, tokenid: t[2] as string, actor: id }

@@ -33,6 +33,7 @@ export async function makeCertificate(commonName = 'pve-sim'): Promise<SimCertif
         altNames: [
           { type: 2, value: 'localhost' },
           { type: 7, ip: '127.0.0.1' },
+          { type: 7, ip: '::1' },
         ],
       },
     ],
