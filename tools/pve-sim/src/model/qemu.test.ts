@@ -307,6 +307,11 @@ describe('§5.2 power, resize, clone, template, destroy', () => {
     await s.call('PUT', '/nodes/pve1/qemu/300/config', { protection: 1 })
     expect((await s.error('DELETE', '/nodes/pve1/qemu/300')).message).toBe(`can't remove VM 300 - protection mode enabled`)
     await s.call('PUT', '/nodes/pve1/qemu/300/config', { delete: 'protection' })
+    // a config lock fails qemu's destroy inside the task, and leaves the guest as it was
+    s.sim.setLock(300, 'backup')
+    expect((await s.run('DELETE', '/nodes/pve1/qemu/300')).exitstatus).toBe('VM is locked (backup)')
+    expect(s.sim.guest(300)?.lock).toBe('backup')
+    s.sim.setLock(300, null)
     const upid = await s.call('DELETE', '/nodes/pve1/qemu/300', { purge: 1, 'destroy-unreferenced-disks': 1 })
     expect(upid).toContain(':qmdestroy:300:')
     expect((await s.call('GET', '/nodes/pve1/qemu/300/config')).lock).toBe('destroyed')

@@ -349,10 +349,11 @@ export function resizeGuest(c: Cluster, nodeName: string, vmid: number, type: 'q
       if (value === undefined) throw new Error(`disk '${disk}' does not exist`)
       const kind = volumeKindOf(disk, type === 'lxc')
       const props = parseVolumeProps(disk, value, kind)
-      if (isCdrom(props)) throw new Error(`you can't resize a cdrom`)
       const volid = driveVolid(value, kind)
-      const vol = volid ? node.storage.get(volid) : undefined
-      if (!vol) throw new Error(`disk '${disk}' has no volume`)
+      if (!volid) throw new Error(`disk '${disk}' has no associated volume`)
+      if (isCdrom(props)) throw new Error(`you can't resize a cdrom`)
+      const vol = node.storage.get(volid)
+      if (!vol) throw new Error(`volume '${volid}' does not exist`)
       const current = props.size ? parseDiskSize(props.size) ?? vol.size : vol.size
       const target = resizeTarget(current, size)
       if (target === undefined) throw new Error(`invalid size '${size}'`)
@@ -593,15 +594,20 @@ export function destroyGuest(c: Cluster, nodeName: string, vmid: number, type: '
   const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, type, vmid)
   const label = type === 'qemu' ? 'VM' : 'CT'
-  c.checkLock(g, flag(params.skiplock))
-  const force = type === 'lxc' && (flag(params.force))
-  if (g.status === 'running' && !force) throw fail500(`${label} ${vmid} is running - destroy failed`)
+  // early checks, in PVE's order: protection, (lxc: lock), running; qemu checks the lock inside the worker
   if (g.conf.get('protection') === '1') throw fail500(`can't remove ${label} ${vmid} - protection mode enabled`)
+  if (type === 'lxc') c.checkLock(g)
+  const force = type === 'lxc' && flag(params.force)
+  if (g.status === 'running' && !force) {
+    throw fail500(type === 'qemu' ? `VM ${vmid} is running - destroy failed` : `unable to destroy CT ${vmid} - container is running`)
+  }
   const unreferenced = flag(params['destroy-unreferenced-disks'])
-  g.conf.set('lock', 'destroyed')
+  const lockedBy = type === 'qemu' && !flag(params.skiplock) ? c.lockError(g) : undefined
+  // destroy_vm writes `lock: destroyed` first and removes the config file last
+  if (lockedBy === undefined) g.conf.set('lock', 'destroyed')
   return c.dispatch(nodeName, type === 'qemu' ? 'qmdestroy' : 'vzdestroy', String(vmid), caller.actor, {
     run: (ctx) => {
-      const e = c.flockError(type, vmid)
+      const e = c.flockError(type, vmid) ?? lockedBy
       if (e) throw new Error(e)
       if (g.status === 'running') c.setStatus(g, 'stopped')
       const keys = [...new Set([...g.conf.keys(), ...Object.keys(g.conf.pending())])]
