@@ -4,7 +4,7 @@ import { type Document, isMap, isScalar } from 'yaml'
 import { unwrapDataKey } from './age.js'
 import { openEnc, parseEnc } from './cipher.js'
 import { DecryptedDocument } from './document.js'
-import { SopsError } from './errors.js'
+import { SopsError, guarded } from './errors.js'
 import { type AgeIdentity, type DiscoveryOptions, discoverIdentities, identitiesFromStrings } from './identities.js'
 import { type SopsMetadata, readMetadata } from './metadata.js'
 import { type SopsFormat, formatFromName, parseDocuments } from './parse.js'
@@ -126,8 +126,10 @@ export function decryptParsed(p: ParsedSops, dataKey: Uint8Array): DecryptedDocu
 /** Decrypts sops text (YAML or JSON). The MAC is always verified; every failure is a SopsError. */
 export async function decryptSops(text: string, opts: DecryptOptions = {}): Promise<DecryptedDocument> {
   const file = opts.file ?? '<input>'
-  const parsed = parseSops(text, file, opts.format ?? formatFromName(file))
-  return decryptParsed(parsed, await resolveDataKey(parsed, opts))
+  return guarded(file, 'Malformed', async () => {
+    const parsed = parseSops(text, file, opts.format ?? formatFromName(file))
+    return decryptParsed(parsed, await resolveDataKey(parsed, opts))
+  })
 }
 
 /** Reads and decrypts a sops file. */

@@ -5,7 +5,7 @@ import { Document, type Scalar, YAMLMap, isMap, isScalar, isSeq } from 'yaml'
 import { wrapDataKey } from './age.js'
 import { sealEnc } from './cipher.js'
 import { decryptParsed, parseSops } from './decrypt.js'
-import { SopsError } from './errors.js'
+import { SopsError, guarded } from './errors.js'
 import { formatLastModified, normalizeRfc3339 } from './gotext.js'
 import { type SopsFormat, formatFromName, parseDocuments, serialize } from './parse.js'
 import { type CryptRule, DEFAULT_RULE, compileRule } from './rules.js'
@@ -55,6 +55,10 @@ function metadataNode(doc: Document, stanzas: { recipient: string; enc: string }
 
 /** Encrypts plaintext YAML or JSON (a top-level mapping) into a sops file's text. */
 export async function encryptSops(plaintext: string | Document, opts: EncryptOptions): Promise<string> {
+  return guarded(opts.file ?? '<input>', 'Malformed', () => encryptUnguarded(plaintext, opts))
+}
+
+async function encryptUnguarded(plaintext: string | Document, opts: EncryptOptions): Promise<string> {
   const file = opts.file ?? '<input>'
   const format = opts.format ?? formatFromName(file)
   if (opts.recipients.length === 0) throw new SopsError('Malformed', file, 'at least one age recipient is required')

@@ -46,3 +46,16 @@ export function formatPath(path: readonly string[]): string {
   if (path.length === 0) return '(root)'
   return path.map((p) => (/^[^.\s"]+$/.test(p) ? p : JSON.stringify(p))).join('.')
 }
+
+/**
+ * Runs a public entry point so that every failure is a SopsError: foreign errors (which might quote
+ * plaintext) are replaced by a coded one that keeps only their class name.
+ */
+export async function guarded<T>(file: string, code: SopsErrorCode, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn()
+  } catch (e) {
+    if (e instanceof SopsError) throw e
+    throw new SopsError(code, file, `unexpected ${e instanceof Error ? e.name : 'error'}`)
+  }
+}

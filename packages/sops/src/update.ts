@@ -8,7 +8,7 @@ import { aadFor, sealEnc } from './cipher.js'
 import { type KeyOptions, decryptParsed, parseSops, resolveDataKey } from './decrypt.js'
 import { type KeyPath, toKeyPath } from './document.js'
 import { encryptSops, sealMac } from './encrypt.js'
-import { SopsError } from './errors.js'
+import { SopsError, guarded } from './errors.js'
 import { type AtomicWriteOptions, writeFileAtomic } from './fsutil.js'
 import { formatLastModified } from './gotext.js'
 import { type SopsFormat, formatFromName, parseDocuments, serialize } from './parse.js'
@@ -90,6 +90,10 @@ function insert(doc: Document, path: readonly string[], value: SecretAddition['v
 
 /** Adds keys to sops text; the input is decrypted and its MAC verified first. */
 export async function mergeSopsText(text: string, additions: readonly SecretAddition[], opts: MergeOptions = {}): Promise<MergeTextResult> {
+  return guarded(opts.file ?? '<input>', 'Malformed', () => mergeUnguarded(text, additions, opts))
+}
+
+async function mergeUnguarded(text: string, additions: readonly SecretAddition[], opts: MergeOptions): Promise<MergeTextResult> {
   const file = opts.file ?? '<input>'
   const format = opts.format ?? formatFromName(file)
   const parsed = parseSops(text, file, format)
