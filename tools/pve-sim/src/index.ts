@@ -139,7 +139,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       }
     }
     if (method === 'GET' && path === '/_sim/stats') {
-      return { status: 200, body: { requests: stats.requests.length, writes: stats.writes() } }
+      return { status: 200, body: { requests: stats.requests.length, writes: stats.writes(), byStatus: stats.byStatus() } }
     }
     if (method === 'GET' && path === '/_sim/guests') return { status: 200, body: control.guests() }
     return { status: 404, body: { error: `unknown control call ${method} ${path}` } }

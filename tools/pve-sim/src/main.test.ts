@@ -28,6 +28,10 @@ describe('pnpm sim command line', () => {
     expect(parseSimArgs([], { PROXOPS_SIM_TOKEN_SECRET: 'from-env' })).toMatchObject({ options: { tokens: [{ secret: 'from-env' }] } })
   })
 
+  it('ignores a leading -- that pnpm passes through', () => {
+    expect(parseSimArgs(['--', '--port', '0'], {})).toMatchObject({ options: { port: 0 } })
+  })
+
   it('rejects bad values with a message naming the flag', () => {
     expect(() => parseSimArgs(['--port', 'x'], {})).toThrow(new UsageError("--port expects a non-negative integer, got 'x'"))
     expect(() => parseSimArgs(['--pve-version', '7.4'], {})).toThrow("--pve-version must be 9.1 or 8.4, got '7.4'")

@@ -39,7 +39,8 @@ export function parseSimArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
   let values
   try {
     ;({ values } = parseArgs({
-      args: argv,
+      // `pnpm sim -- --port 0` may hand the `--` through
+      args: argv[0] === '--' ? argv.slice(1) : argv,
       options: {
         port: { type: 'string' },
         host: { type: 'string' },

@@ -17,6 +17,8 @@ export interface SimStats {
   readonly requests: readonly RequestRecord[]
   /** POST/PUT/DELETE requests whose handler ran (validation, auth and injected failures excluded) */
   writes(): number
+  /** request counts by HTTP status */
+  byStatus(): Record<string, number>
   /** requests matching a method and template or path */
   count(method?: string, path?: string): number
   reset(): void
@@ -42,6 +44,12 @@ export class StatsLog implements SimStats {
 
   writes(): number {
     return this.log.filter((r) => r.handled && r.method !== 'GET').length
+  }
+
+  byStatus(): Record<string, number> {
+    const out: Record<string, number> = {}
+    for (const r of this.log) out[r.status] = (out[r.status] ?? 0) + 1
+    return out
   }
 
   count(method?: string, path?: string): number {

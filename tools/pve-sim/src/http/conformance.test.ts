@@ -416,7 +416,7 @@ describe('faults and control (pve-api.md sections 1, 8.11)', () => {
     expect(bad.status).toBe(400)
     expect((bad.json as { error: string }).error).toContain('field "offline"')
     const stats = await raw(sim, 'GET', '/_sim/stats')
-    expect(stats.json).toMatchObject({ requests: expect.any(Number), writes: expect.any(Number) })
+    expect(stats.json).toMatchObject({ requests: expect.any(Number), writes: expect.any(Number), byStatus: expect.objectContaining({ 200: expect.any(Number), 595: expect.any(Number) }) })
   })
 })
 
