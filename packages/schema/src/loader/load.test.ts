@@ -140,6 +140,7 @@ describe('loadRepository', () => {
     expect(a!.graph.dependsOn.get('VM/v')).toEqual(['ISO/i'])
     expect(a!.graph.level.get('VM/v')).toBe(1)
     expect(a!.index.guest('pve1', 100)?.key).toBe('VM/v')
+    expect(a!.index.byKey('ISO/i')).toBe(ia)
     expect(a!.index.ofKind('ISO').map((r) => r.key)).toEqual(['ISO/i'])
   })
 

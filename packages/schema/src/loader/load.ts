@@ -52,6 +52,8 @@ export interface ClusterIndex {
   readonly resources: readonly LoadedResource[]
   get<K extends Kind>(kind: K, name: string): LoadedResource<Extract<Manifest, { kind: K }>> | undefined
   ofKind<K extends Kind>(kind: K): LoadedResource<Extract<Manifest, { kind: K }>>[]
+  /** by `Kind/name` (the keys of the dependency graph) */
+  byKey(key: ResourceKey): LoadedResource | undefined
   /** guests by `node/vmid` */
   guest(node: string, vmid: number): LoadedResource | undefined
 }
@@ -679,6 +681,7 @@ async function loadCluster(L: Loader, src: ConfigSource, compositionReal: string
     resources: indexed,
     get: (kind, n) => byKey.get(resourceKey(kind, n)) as never,
     ofKind: (kind) => indexed.filter((r) => r.manifest.kind === kind) as never,
+    byKey: (key) => byKey.get(key),
     guest: (node, vmid) => byGuest.get(`${node}/${vmid}`),
   }
   const all = sortErrors([...globalErrors, ...errors])
