@@ -54,8 +54,9 @@ function toIdentities(list: readonly (string | AgeIdentity)[], file: string): Ag
   try {
     return list.flatMap((x, i) => (typeof x === 'string' ? identitiesFromStrings([x], `identities[${i}]`) : [x]))
   } catch (e) {
-    // The message names sources and line numbers only.
-    throw new SopsError('NoIdentity', file, `invalid identity: ${(e as Error).message}`)
+    // The detail names sources and line numbers only.
+    const detail = e instanceof SopsError ? e.message.slice(e.file.length + 2) : 'unreadable'
+    throw new SopsError('NoIdentity', file, `invalid identity (${detail})`)
   }
 }
 

@@ -3,6 +3,7 @@
 import { execFile } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
 import { isAbsolute, join } from 'node:path'
+import { SopsError } from './errors.js'
 import { Secret } from './secret.js'
 
 /** One age private key and where it came from. The key is a Secret: it never prints. */
@@ -34,12 +35,12 @@ export interface DiscoveryResult {
   problems: string[]
 }
 
-/** Wraps caller-supplied identity strings (each may hold several lines, comments allowed). */
+/** Wraps caller-supplied identity strings (each may hold several lines, comments allowed); bad lines are NoIdentity. */
 export function identitiesFromStrings(keys: readonly string[], source = 'caller'): AgeIdentity[] {
   const out: AgeIdentity[] = []
   const problems: string[] = []
   keys.forEach((k, i) => out.push(...parseIdentities(k, `${source}[${i}]`, true, problems)))
-  if (problems.length > 0) throw new Error(problems.join('; '))
+  if (problems.length > 0) throw new SopsError('NoIdentity', source, problems.join('; '))
   return out
 }
 
