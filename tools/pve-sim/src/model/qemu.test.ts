@@ -291,13 +291,13 @@ describe('§5.2 power, resize, clone, template, destroy', () => {
     const storage = await s.error('POST', '/nodes/pve1/qemu/300/clone', { newid: 302, storage: 'local-zfs' })
     expect(storage.message).toBe(`parameter 'storage' not allowed for linked clones`)
     const exists = await s.error('POST', '/nodes/pve1/qemu/300/clone', { newid: 301 })
-    expect(exists.message).toBe(`VM 301 already exists on node 'pve1'`)
+    expect(exists.message).toBe(`unable to create VM 301: config file already exists`)
   })
 
   it('full clone of a normal VM by default; linked clone of a non-template refused', async () => {
     const s = await vm()
     const linked = await s.error('POST', '/nodes/pve1/qemu/300/clone', { newid: 310, full: 0 })
-    expect(linked.message).toBe(`Linked clone feature for 'local-lvm:vm-300-disk-0' is not available`)
+    expect(linked.message).toBe(`Linked clone feature is not supported for drive 'scsi0'`)
     await s.run('POST', '/nodes/pve1/qemu/300/clone', { newid: 310, name: 'copy', storage: 'local-zfs' })
     expect((await s.call('GET', '/nodes/pve1/qemu/310/config')).scsi0).toBe('local-zfs:vm-310-disk-0,size=4G')
   })

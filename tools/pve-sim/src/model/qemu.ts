@@ -465,7 +465,10 @@ export function cloneGuest(c: Cluster, nodeName: string, vmid: number, type: 'qe
   const newid = Number(params.newid)
   const label = type === 'qemu' ? 'VM' : 'CT'
   const other = c.guests.get(newid)
-  if (other) throw fail500(`${other.type === 'qemu' ? 'VM' : 'CT'} ${newid} already exists on node '${other.node}'`)
+  if (other) {
+    // qemu-server tests for the target's config file; pve-container runs check_vmid_unused
+    throw fail500(type === 'qemu' ? `unable to create VM ${newid}: config file already exists` : `${other.type === 'qemu' ? 'VM' : 'CT'} ${newid} already exists on node '${other.node}'`)
+  }
   const isTemplate = src.conf.get('template') === '1'
   const full = params.full === undefined ? !isTemplate : flag(params.full)
   if (!full && params.storage !== undefined) throw fail500(`parameter 'storage' not allowed for linked clones`)
@@ -487,10 +490,11 @@ export function cloneGuest(c: Cluster, nodeName: string, vmid: number, type: 'qe
       const vol = volid ? node.storage.get(volid) : undefined
       const fileRaw = vol !== undefined && node.storage.def(volid?.split(':')[0] ?? '')?.type === 'dir' && vol.format !== 'qcow2'
       if (volid && !isCloudinitVolid(volid) && !(srcConf[k] ?? '').includes('media=cdrom') && (!/(^|[:/])base(vol)?-/.test(volid) || fileRaw)) {
-        throw fail500(`Linked clone feature for '${volid}' is not available`)
+        throw fail500(type === 'qemu' ? `Linked clone feature is not supported for drive '${k}'` : `Linked clone feature for '${volid}' is not available`)
       }
     }
   }
+  const pendingKeys = [...Object.keys(src.conf.pending()), ...src.conf.pendingDeletes().keys()]
   const clone = c.addGuest(newid, type, nodeName, new GuestConfig({ lock: 'clone' }))
   const allocated: string[] = []
   const upid = c.dispatch(nodeName, type === 'qemu' ? 'qmclone' : 'vzclone', String(vmid), caller.actor, {
@@ -541,14 +545,16 @@ export function cloneGuest(c: Cluster, nodeName: string, vmid: number, type: 'qe
         conf[k] = printPropString(p, fmt)
       }
       if (type === 'qemu') {
-        if (conf.smbios1 !== undefined) conf.smbios1 = conf.smbios1.replace(/(^|,)uuid=[^,]*/, `$1uuid=${c.rng.uuid()}`)
+        // smbios1 always gets a fresh uuid (created if absent); vmgenid only when it was set; meta is copied
+        const smbios = (conf.smbios1 ?? '').split(',').filter((p) => p !== '' && !p.startsWith('uuid='))
+        conf.smbios1 = [`uuid=${c.rng.uuid()}`, ...smbios].sort().join(',')
         if (conf.vmgenid !== undefined) conf.vmgenid = c.rng.uuid()
-        conf.name = params.name !== undefined ? String(params.name) : `Copy-of-VM-${srcConf.name ?? vmid}`
-        conf.meta = metaString(c)
+        conf.name = params.name ? String(params.name) : `Copy-of-VM-${srcConf.name ?? vmid}`
       } else if (params.hostname !== undefined) {
         conf.hostname = String(params.hostname)
       }
-      if (params.description !== undefined) conf.description = canonicalScalar(type, 'description', String(params.description))
+      if (params.description) conf.description = canonicalScalar(type, 'description', String(params.description))
+      if (pendingKeys.length > 0) ctx.log(`found pending changes for '${pendingKeys.join(',')}', discarding for clone`)
       clone.conf = new GuestConfig(conf)
     },
     onError: () => {
