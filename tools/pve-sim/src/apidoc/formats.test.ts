@@ -78,6 +78,16 @@ describe('named formats', () => {
     expect(check('pve-qm-bootdev-list', 'scsi31')).toBe("invalid boot device 'scsi31'\n")
   })
 
+  it('access-control formats (pve-access-control AccessControl.pm, Auth/Plugin.pm)', () => {
+    expect(check('pve-poolid', 'prod/web')).toBeUndefined()
+    expect(check('pve-poolid', 'a/b/c/d')).toBe("pool name 'a/b/c/d' nested too deeply (max levels = 3)\n")
+    expect(check('pve-poolid', 'pr od')).toBe("pool name 'pr od' contains invalid characters\n")
+    expect(check('pve-userid', 'ab')).toBe("user name 'ab' is too short\n")
+    expect(check('pve-userid', 'root')).toBe("value 'root' does not look like a valid user name\n")
+    expect(check('pve-userid', 'root@pam')).toBeUndefined()
+    expect(check('pve-realm', '1pam')).toBe('value does not look like a valid realm\n')
+  })
+
   it('split_list drops empty items and splits on \\0 when present', () => {
     expect(splitList(' a, b;;c  d ')).toEqual(['a', 'b', 'c', 'd'])
     expect(splitList('a b\0c')).toEqual(['a b', 'c'])

@@ -194,13 +194,16 @@ const verifiers: Record<string, Verifier> = {
   },
   // pve-access-control
   'pve-poolid': (v) => {
+    if (v.split('/').length > 3) die(`pool name '${v}' nested too deeply (max levels = 3)`)
     if (!/^[A-Za-z0-9.\-_]+(?:\/[A-Za-z0-9.\-_]+){0,2}$/.test(v)) die(`pool name '${v}' contains invalid characters`)
   },
   'pve-userid': (v) => {
-    if (v.length > 64 || !/^[^\s:/]+@[A-Za-z][A-Za-z0-9.\-_]+$/.test(v)) die(`value '${v}' does not look like a valid user name`)
+    if (v.length < 3) die(`user name '${v}' is too short`)
+    if (v.length > 64) die(`user name '${v}' is too long (${v.length} > 64)`)
+    if (!/^[^\s:/]+@[A-Za-z][A-Za-z0-9.\-_]+$/.test(v)) die(`value '${v}' does not look like a valid user name`)
   },
   'pve-realm': (v) => {
-    if (!/^[A-Za-z][A-Za-z0-9.\-_]+$/.test(v)) die(`value '${v}' does not look like a valid realm`)
+    if (!/^[A-Za-z][A-Za-z0-9.\-_]+$/.test(v)) die('value does not look like a valid realm')
   },
 }
 
