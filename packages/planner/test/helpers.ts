@@ -23,7 +23,7 @@ import {
 export interface Env {
   sim: Simulator
   client: PveClient
-  /** the client as a LiveReader, with `nodeGuests` mapped onto the client's `listGuests` */
+  /** the client, as the planner's read port */
   reader: LiveReader
   writer: PveWriter
   close(): Promise<void>
@@ -36,8 +36,9 @@ export async function startEnv(options: SimulatorOptions = {}): Promise<Env> {
     auth: { type: 'token', tokenId: sim.token.id, secret: sim.token.secret },
     tls: sim.fingerprint !== undefined ? { fingerprint: sim.fingerprint } : {},
   })
-  const reader = asReader(client)
-  const writer = asWriter(client)
+  // the real client fits both ports as is, as the CLI passes it
+  const reader: LiveReader = client
+  const writer: PveWriter = client
   return {
     sim,
     client,
@@ -48,28 +49,6 @@ export async function startEnv(options: SimulatorOptions = {}): Promise<Env> {
       await sim.close()
     },
   }
-}
-
-/** The client's reads as the planner's port (bound methods; `nodeGuests` is the client's `listGuests`). */
-export function asReader(client: PveClient): LiveReader {
-  const c = client as unknown as LiveReader & { listGuests?: LiveReader['nodeGuests'] }
-  const nodeGuests = c.nodeGuests?.bind(client) ?? c.listGuests?.bind(client)
-  return {
-    version: () => client.version(),
-    clusterResources: (type) => client.clusterResources(type),
-    guestConfig: (node, type, vmid, options) => client.guestConfig(node, type, vmid, options),
-    guestPending: (node, type, vmid) => client.guestPending(node, type, vmid),
-    guestStatus: (node, type, vmid) => client.guestStatus(node, type, vmid),
-    storages: (node) => client.storages(node),
-    storageContent: (node, storage, content) => client.storageContent(node, storage, content),
-    taskStatus: (task) => client.taskStatus(task),
-    ...(nodeGuests ? { nodeGuests } : {}),
-  }
-}
-
-export function asWriter(client: PveClient): PveWriter {
-  const w: PveWriter = client
-  return w
 }
 
 /** A manifest document through the schema's parser (the normalised model plan() reads). */
