@@ -4,35 +4,16 @@
  */
 import { keyOf, levels } from './deps.js'
 import { isArtifact, isQemu, type ArtifactManifest, type DesiredManifest, type DesiredState, type LxcManifest, type SecretLookup, type VmManifest } from './desired.js'
-import { allowed, classify, isDisruptionPolicy, maxClass, type GuestRuntime } from './disruption.js'
+import { isDisruptionPolicy } from './disruption.js'
 import { PlanInputError } from './errors.js'
-import { SENSITIVE, type Owned } from './fields.js'
+import { planLiveGuest, planNewGuest, type GuestPlanEnv } from './guest-plan.js'
 import type { LiveGuest, LiveInventory } from './inventory.js'
-import { lxcFields, lxcSlotFamily } from './lxc.js'
-import {
-  DEFAULT_POLICY,
-  PLAN_FORMAT_VERSION,
-  type Action,
-  type ActionType,
-  type Anomaly,
-  type DisruptionClass,
-  type DisruptionPolicy,
-  type FieldDiff,
-  type Gap,
-  type GuestKind,
-  type PendingChange,
-  type Plan,
-  type PlanParams,
-  type PlanParamValue,
-  type Policy,
-  type PveRequest,
-  type ResourceKind,
-  type Skip,
-} from './plan-types.js'
+import { lxcFields } from './lxc.js'
+import { artifactAddress, assemblePlan, guestAddress, type Draft } from './order.js'
+import { DEFAULT_POLICY, type Anomaly, type Gap, type GuestKind, type PendingChange, type Plan, type PlanParamValue, type Policy, type Skip } from './plan-types.js'
 import type { GuestType } from './ports.js'
 import { prunes } from './prune.js'
-import { CLONE_IDENTITY_KEYS, hotplugSet, qemuFields, qemuSlotFamily, type GuestBuildContext, type GuestFields } from './qemu.js'
-import { liveBool, parsePS } from './fields.js'
+import { qemuFields, type GuestBuildContext, type GuestFields } from './qemu.js'
 
 export interface PlanOptions {
   /** decrypted secret values, used only to compare `sshkeys` from refs; never copied into the plan */
@@ -42,33 +23,7 @@ export interface PlanOptions {
 const CONTENT_DIR: Record<ArtifactManifest['kind'], string> = { ISO: 'iso', CTTemplate: 'vztmpl', DiskImage: 'import' }
 
 export const artifactVolid = (a: ArtifactManifest): string => `${a.spec.storage}:${CONTENT_DIR[a.kind]}/${a.spec.filename}`
-export const guestAddress = (kind: ResourceKind, node: string, vmid: number, name?: string): string =>
-  `${kind}/${node}/${vmid}${name === undefined || name === '' ? '' : `(${name})`}`
-export const artifactAddress = (kind: ResourceKind, node: string, storage: string, filename: string): string =>
-  `${kind}/${node}/${storage}/${filename}`
 
-/** Action order within a tier and level (RB 9.4, mark-template and restarts placed where they are safe). */
-const RANK: Record<ActionType, number> = {
-  download: 0,
-  create: 0,
-  clone: 0,
-  update: 1,
-  'shutdown-then-update': 1,
-  resize: 2,
-  'mark-template': 3,
-  restart: 4,
-  start: 5,
-  stop: 6,
-  delete: 9,
-}
-
-/** Draft actions before dependency wiring: `resource` is the manifest key whose prerequisites apply. */
-export interface Draft extends Omit<Action, 'id' | 'dependsOn' | 'requires'> {
-  resource?: string
-  /** same-object actions that must run first (ids) */
-  after?: string[]
-  id?: string
-}
 
 export function plan(desired: DesiredState, live: LiveInventory, policy: Policy = DEFAULT_POLICY, options: PlanOptions = {}): Plan {
   checkPolicy(policy)
@@ -118,10 +73,11 @@ class Context {
   private readonly volumes = new Set<string>()
   private readonly unreadable = new Map<string, string>()
   private readonly reportedUnknown = new Set<number>()
+  private readonly env: GuestPlanEnv
 
   constructor(
     private readonly desired: DesiredState,
-    private readonly live: LiveInventory,
+    live: LiveInventory,
     private readonly policy: Policy,
     private readonly options: PlanOptions,
   ) {
@@ -136,6 +92,7 @@ class Context {
       }
     }
     this.levels = levels(this.byKey)
+    this.env = { policy, byKey: this.byKey, out: this }
     for (const n of live.nodes) this.online.set(n.node, n.online)
     this.visibleGuests = live.guests.filter((g) => this.allowedNode(g.node))
     for (const g of this.visibleGuests) this.guests.set(g.vmid, g)
@@ -262,7 +219,7 @@ class Context {
     for (const gap of f.gaps) this.gaps.push({ address, ...gap })
 
     if (!g) {
-      this.planCreate(m, f, base, type, isTemplate, skip, anomaly)
+      planNewGuest({ m, f, base, type, isTemplate, skip, anomaly }, this.env)
       return
     }
     if (g.lock !== undefined && g.lock !== '') {
@@ -273,235 +230,7 @@ class Context {
       anomaly({ code: 'kind-mismatch', message: `${resource} is declared as ${m.kind} but vmid ${vmid} is a PVE template; PVE cannot turn a template back (declare it as ${type === 'qemu' ? 'TemplateVM' : 'TemplateCT'} or remove it by hand)` })
       return
     }
-    this.planExisting(m, f, g, base, type, isTemplate, skip, anomaly)
-  }
-
-  private planCreate(
-    m: VmManifest | LxcManifest,
-    f: GuestFields,
-    base: Pick<Draft, 'resource' | 'address' | 'kind' | 'name' | 'node' | 'vmid' | 'tier' | 'level'>,
-    type: GuestType,
-    isTemplate: boolean,
-    skip: (code: Skip['code'], message: string) => void,
-    anomaly: (a: Omit<Anomaly, 'address' | 'kind'>) => void,
-  ): void {
-    const { node, vmid } = m.spec
-    const started = m.spec.state === 'started' && !isTemplate
-    if (f.createError !== undefined) {
-      skip('invalid-desired', f.createError)
-      return
-    }
-    const createDiffs: FieldDiff[] = []
-    const params: Record<string, PlanParamValue> = {}
-    for (const o of f.owned) {
-      if (o.create === undefined) continue
-      params[o.key] = o.create
-      createDiffs.push({ field: o.field, key: o.key, after: o.sensitive ? SENSITIVE : (o.show ?? display(o.create)) })
-    }
-
-    if (m.kind === 'VM' && m.spec.clone !== undefined) {
-      const src = this.byKey.get(keyOf('TemplateVM', m.spec.clone))
-      if (!src || src.kind !== 'TemplateVM') {
-        anomaly({ code: 'clone-source', message: `clone source TemplateVM/${m.spec.clone} is not declared in this cluster; not cloning` })
-        return
-      }
-      if (src.spec.vmid === vmid) {
-        anomaly({ code: 'clone-source', message: `clone source TemplateVM/${m.spec.clone} has the same vmid ${vmid}; not cloning` })
-        return
-      }
-      // the post-clone write: own values minus disk slots; inherited identity keys not owned are deleted
-      const set: Record<string, PlanParamValue> = {}
-      for (const o of f.owned) if (o.create !== undefined && !o.volume) set[o.key] = o.create
-      const nics = Math.max(m.spec.networks.length, ...(m.spec['cloud-init-data']?.ipconfigs ?? []).map((c) => c.nic + 1))
-      const del = [...CLONE_IDENTITY_KEYS, ...Array.from({ length: nics }, (_, i) => `ipconfig${i}`)].filter((k) => !(k in set))
-      if (del.length > 0) set.delete = del.join(',')
-      const requests: PveRequest[] = [
-        { call: 'cloneGuest', node, guest: 'qemu', vmid: src.spec.vmid, params: { newid: vmid, full: 1, name: m.spec['pve-name'] } },
-        { call: 'updateConfig', node, guest: 'qemu', vmid, params: sortParams(set), ...('ide2' in set ? { onlyIfAbsent: ['ide2'] } : {}) },
-      ]
-      if (started) requests.push({ call: 'start', node, guest: 'qemu', vmid })
-      this.drafts.push({
-        ...base,
-        type: 'clone',
-        reason: `${base.resource}: not on PVE; will full-clone from TemplateVM ${m.spec.clone} (vmid ${src.spec.vmid})`,
-        diffs: createDiffs.filter((d) => d.key in set),
-        disruption: 'none',
-        requests,
-      })
-      return
-    }
-
-    for (const [k, v] of Object.entries(f.createOnly)) {
-      params[k] = v
-      createDiffs.push({ field: k === 'ostemplate' ? 'spec.template' : `spec.extra.${k}`, key: k, after: String(v) })
-    }
-    params.vmid = vmid
-    if (started) params.start = 1
-    const requests: PveRequest[] = [{ call: 'createGuest', node, guest: type, params: sortParams(params) }]
-    if (isTemplate) requests.push({ call: 'markTemplate', node, guest: type, vmid })
-    this.drafts.push({
-      ...base,
-      type: 'create',
-      reason: `${base.resource}: not on PVE; will create${isTemplate ? ' + mark as PVE template' : ''}`,
-      diffs: sortDiffs(createDiffs),
-      disruption: 'none',
-      requests,
-    })
-  }
-
-  private planExisting(
-    m: VmManifest | LxcManifest,
-    f: GuestFields,
-    g: LiveGuest,
-    base: Pick<Draft, 'resource' | 'address' | 'kind' | 'name' | 'node' | 'vmid' | 'tier' | 'level'>,
-    type: GuestType,
-    isTemplate: boolean,
-    skip: (code: Skip['code'], message: string) => void,
-    anomaly: (a: Omit<Anomaly, 'address' | 'kind'>) => void,
-  ): void {
-    const { node, vmid } = m.spec
-    const resource = base.resource as string
-    const cfg = mergedView(g)
-    const running = g.status === 'running'
-    const rt: GuestRuntime = { type, running, hotplug: hotplugSet(cfg.hotplug), numa: liveBool(cfg.numa, false) }
-    const policy = disruptionFor(m, this.policy.disruption)
-    const cloned = m.kind === 'VM' && m.spec.clone !== undefined
-
-    const params: Record<string, PlanParamValue> = {}
-    const diffs: FieldDiff[] = []
-    const classes: DisruptionClass[] = []
-    const heldBack: string[] = []
-    const leftPending: string[] = []
-    const pendingKeys: string[] = []
-    const resizes: { key: string; size: string; diff: FieldDiff }[] = []
-    const ownedKeys = new Set<string>()
-
-    for (const o of f.owned) {
-      ownedKeys.add(o.key)
-      const before = cfg[o.key]
-      const outcomes = o.compare(before)
-      if (outcomes.length === 0 && g.pending[o.key] !== undefined && g.config[o.key] !== g.pending[o.key]) pendingKeys.push(o.key)
-      for (const out of outcomes) {
-        if (out.t === 'anomaly') anomaly({ code: out.code, field: o.key, message: `${resource}: ${out.message}` })
-        else if (out.t === 'gap') this.gaps.push({ address: base.address as string, field: o.field, note: out.note })
-        else if (out.t === 'resize') {
-          resizes.push({ key: o.key, size: out.size, diff: { field: o.field, key: o.key, ...(before === undefined ? {} : { before }), after: `size=${out.after}` } })
-        } else {
-          const cls = classify(o.key, out.newSlot === true, rt)
-          const diff: FieldDiff = { field: o.field, key: o.key, ...(before === undefined ? {} : { before: o.sensitive ? SENSITIVE : before }), after: o.sensitive ? SENSITIVE : out.after }
-          if (!allowed(cls, policy) && cls !== 'reboot') {
-            heldBack.push(o.key)
-            continue
-          }
-          if (!allowed(cls, policy)) leftPending.push(o.key)
-          else classes.push(cls)
-          params[o.key] = out.value
-          diffs.push(diff)
-        }
-      }
-    }
-
-    // live-only slots: reported, never removed
-    const slotKeys: string[] = []
-    for (const key in cfg) if (!f.declaredSlots.has(key) && (type === 'qemu' ? qemuSlotFamily(key) : lxcSlotFamily(key)) !== undefined) slotKeys.push(key)
-    for (const key of slotKeys.sort()) {
-      const fam = type === 'qemu' ? qemuSlotFamily(key) : lxcSlotFamily(key)
-      if (fam === undefined) continue
-      const value = cfg[key] as string
-      if (fam === 'disk') {
-        const p = parsePS(value, 'file')
-        if (key.startsWith('ide') && (p?.media === 'cdrom' || (p?.file ?? '').includes('cloudinit'))) continue
-        if (p?.file === 'none') continue
-        if (cloned) continue
-      }
-      anomaly({ code: 'live-only-slot', field: key, message: `${resource}: live-only ${fam} slot ${key} (${value.split(',')[0]}) is not declared; proxops will not automatically remove it` })
-    }
-
-    // a clone-backed VM drops inherited identity keys it does not own
-    if (cloned) {
-      const nics = Math.max(m.spec.networks.length, ...((m as VmManifest).spec['cloud-init-data']?.ipconfigs ?? []).map((c) => c.nic + 1))
-      const identity = [...CLONE_IDENTITY_KEYS, ...Array.from({ length: nics }, (_, i) => `ipconfig${i}`)]
-      const del = identity.filter((k) => !ownedKeys.has(k) && cfg[k] !== undefined)
-      if (del.length > 0) {
-        params.delete = del.join(',')
-        for (const k of del) diffs.push({ field: 'spec.clone', key: k, before: k === 'cipassword' || k === 'sshkeys' ? SENSITIVE : (cfg[k] as string) })
-      }
-    }
-
-    if (heldBack.length > 0) {
-      skip('disruption', `${heldBack.join(', ')} would change a running guest (hotplug) and disruption is ${policy}; not written this cycle`)
-    }
-
-    const desiredStarted = m.spec.state === 'started' && !isTemplate
-    let ids: string[] = []
-    // each action waits for the earlier actions of the same guest; resizes only for the config write
-    let beforeResizes: string[] | undefined
-    const push = (d: Draft): string => {
-      const id = `${d.address}#${d.type}${d.type === 'resize' ? `:${(d.requests[0] as { disk: string }).disk}` : ''}`
-      if (d.type === 'resize') beforeResizes ??= [...ids]
-      this.drafts.push({ ...d, id, after: d.type === 'resize' ? [...(beforeResizes ?? [])] : [...ids] })
-      ids = [...ids, id]
-      return id
-    }
-    const shutdown = (): PveRequest => ({ call: 'shutdown', node, guest: type, vmid, timeoutSeconds: this.policy.shutdownTimeoutSeconds, forceStop: this.policy.forceStopAfterTimeout })
-    let stoppedByUpdate = false
-    const hasWrite = Object.keys(params).length > 0
-    if (hasWrite) {
-      const cls = maxClass(classes)
-      const keys = Object.keys(params).filter((k) => k !== 'delete')
-      const reasonKeys = [...keys, ...(params.delete !== undefined ? [`delete ${String(params.delete)}`] : [])].join(', ')
-      const update: PveRequest = { call: 'updateConfig', node, guest: type, vmid, params: sortParams(params), digest: g.digest }
-      if (running && (cls === 'reboot' || cls === 'stop')) {
-        stoppedByUpdate = true
-        const requests: PveRequest[] = [shutdown(), update]
-        if (desiredStarted) requests.push({ call: 'start', node, guest: type, vmid })
-        push({ ...base, type: 'shutdown-then-update', reason: `${resource}: config drift (${reasonKeys}); needs a restart: graceful shutdown, write${desiredStarted ? ', start' : ''}`, diffs: sortDiffs(diffs), disruption: cls, digest: g.digest, requests })
-      } else {
-        push({ ...base, type: 'update', reason: `${resource}: config drift (${reasonKeys})`, diffs: sortDiffs(diffs), disruption: leftPending.length > 0 ? 'reboot' : cls, digest: g.digest, requests: [update] })
-      }
-      if (leftPending.length > 0) {
-        this.pending.push({ address: base.address as string, keys: leftPending, message: `${leftPending.join(', ')} will stay pending in PVE until the guest restarts (disruption: ${policy})` })
-      }
-    }
-    for (const r of resizes) {
-      push({
-        ...base,
-        type: 'resize',
-        reason: `${resource}: grow ${r.key} to ${r.size}`,
-        diffs: [r.diff],
-        disruption: running ? 'hotplug' : 'none',
-        digest: g.digest,
-        requests: [{ call: 'resizeDisk', node, guest: type, vmid, disk: r.key, size: r.size, ...(hasWrite ? {} : { digest: g.digest }) }],
-      })
-    }
-    if (isTemplate && !g.template) {
-      if (running && !allowed('stop', policy)) {
-        skip('disruption', `mark-template needs the guest stopped and disruption is ${policy}`)
-      } else {
-        const requests: PveRequest[] = running && !stoppedByUpdate ? [shutdown(), { call: 'markTemplate', node, guest: type, vmid }] : [{ call: 'markTemplate', node, guest: type, vmid }]
-        push({ ...base, type: 'mark-template', reason: `${resource}: PVE object present but not a template; will mark as template`, diffs: [{ field: 'kind', key: 'template', after: '1' }], disruption: running ? 'stop' : 'none', digest: g.digest, requests })
-      }
-      return
-    }
-    if (isTemplate) return
-    if (pendingKeys.length > 0 && running && !stoppedByUpdate) {
-      if (allowed('reboot', policy)) {
-        const requests: PveRequest[] = [shutdown()]
-        if (desiredStarted) requests.push({ call: 'start', node, guest: type, vmid })
-        push({ ...base, type: 'restart', reason: `${resource}: owned changes pending in PVE (${pendingKeys.join(', ')}); graceful shutdown${desiredStarted ? ' and start' : ''} applies them`, diffs: [], disruption: 'reboot', digest: g.digest, requests })
-        stoppedByUpdate = true
-      } else {
-        this.pending.push({ address: base.address as string, keys: pendingKeys, message: `${pendingKeys.join(', ')} pending in PVE until the guest restarts (disruption: ${policy})` })
-      }
-    }
-    // power (RB 9.3): unknown live power does nothing
-    const livePower = g.status === 'running' ? 'running' : g.status === 'stopped' || g.status === 'paused' || g.status === '' ? 'stopped' : 'unknown'
-    if (livePower === 'unknown') return
-    if (desiredStarted && livePower === 'stopped') {
-      push({ ...base, type: 'start', reason: `${resource}: power "stopped" → "started"`, diffs: [{ field: 'spec.state', key: 'status', before: g.status, after: 'running' }], disruption: 'none', requests: [{ call: 'start', node, guest: type, vmid }] })
-    } else if (!desiredStarted && livePower === 'running' && !stoppedByUpdate) {
-      push({ ...base, type: 'stop', reason: `${resource}: power "running" → "stopped" (graceful shutdown)`, diffs: [{ field: 'spec.state', key: 'status', before: 'running', after: 'stopped' }], disruption: 'stop', requests: [shutdown()] })
-    }
+    planLiveGuest({ m, f, base, type, isTemplate, skip, anomaly }, g, this.env)
   }
 
   /** Unknown guests that no manifest claims are still reported (they are never prune candidates). */
@@ -514,104 +243,7 @@ class Context {
   }
 
   finish(): Plan {
-    // ids, then dependency wiring: prerequisites' actions (same node for artifacts) and same-object order
-    const byResource = new Map<string, Draft[]>()
-    for (const d of this.drafts) {
-      d.id ??= `${d.address}#${d.type}`
-      if (d.resource !== undefined) {
-        const list = byResource.get(d.resource) ?? []
-        list.push(d)
-        byResource.set(d.resource, list)
-      }
-    }
-    const actions: Action[] = this.drafts.map((d) => {
-      const dependsOn = new Set<string>(d.after ?? [])
-      const requires = new Set<string>()
-      const pre = d.resource === undefined ? [] : (this.levels.get(d.resource)?.prereqs ?? [])
-      for (const p of pre) {
-        const m = this.byKey.get(p)
-        if (!m) continue
-        if (isArtifact(m)) {
-          const nodes = m.spec.nodes.includes(d.node) ? [d.node] : [...m.spec.nodes]
-          for (const n of nodes) requires.add(artifactAddress(m.kind, n, m.spec.storage, m.spec.filename))
-        } else {
-          requires.add(guestAddress(m.kind, m.spec.node, m.spec.vmid, m.metadata.name))
-        }
-        for (const a of byResource.get(p) ?? []) if (requires.has(a.address)) dependsOn.add(a.id as string)
-      }
-      const { resource: _r, after: _a, ...rest } = d
-      return { ...rest, id: d.id as string, dependsOn: [...dependsOn].sort(), requires: [...requires].sort() }
-    })
-    actions.sort(compareActions)
-    const anomalies = [...this.anomalies].sort((a, b) => cmp(a.address ?? '', b.address ?? '') || cmp(a.field ?? '', b.field ?? '') || cmp(a.code, b.code) || cmp(a.message, b.message))
-    const skips = [...this.skips].sort((a, b) => cmp(a.node, b.node) || (a.vmid ?? 0) - (b.vmid ?? 0) || cmp(a.address, b.address) || cmp(a.code, b.code) || cmp(a.message, b.message))
-    const pending = [...this.pending].sort((a, b) => cmp(a.address, b.address) || cmp(a.message, b.message))
-    const gaps = [...this.gaps].sort((a, b) => cmp(a.address, b.address) || cmp(a.field, b.field) || cmp(a.note, b.note))
-    const count = (...t: ActionType[]) => actions.filter((a) => t.includes(a.type)).length
-    return {
-      format_version: PLAN_FORMAT_VERSION,
-      cluster: this.desired.cluster,
-      ...(this.desired.commit === undefined ? {} : { commit: this.desired.commit }),
-      policy: { pruneBudget: this.policy.pruneBudget, disruption: this.policy.disruption, ownershipTag: this.policy.ownershipTag },
-      actions,
-      anomalies,
-      skips,
-      pending,
-      gaps,
-      summary: {
-        create: count('create', 'clone'),
-        update: count('update', 'shutdown-then-update'),
-        resize: count('resize'),
-        power: count('start', 'stop', 'restart'),
-        markTemplate: count('mark-template'),
-        delete: count('delete'),
-        download: count('download'),
-        anomalies: anomalies.length,
-        skips: skips.length,
-        pending: pending.length,
-        actions: actions.length,
-      },
-    }
+    return assemblePlan({ desired: this.desired, policy: this.policy, drafts: this.drafts, out: this, byKey: this.byKey, levels: this.levels })
   }
 }
 
-/** The config PVE will run with once pending changes apply: current values, pending values over them, pending deletes removed. */
-export function mergedView(g: LiveGuest): Readonly<Record<string, string>> {
-  if (g.pendingDeletes.length === 0 && Object.keys(g.pending).length === 0) return g.config
-  const out: Record<string, string> = { ...g.config, ...g.pending }
-  for (const k of g.pendingDeletes) delete out[k]
-  return out
-}
-
-function disruptionFor(m: DesiredManifest, dflt: DisruptionPolicy): DisruptionPolicy {
-  const a = m.metadata.annotations?.['proxops/disruption']?.trim()
-  return a !== undefined && isDisruptionPolicy(a) ? a : dflt
-}
-
-const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
-
-export function compareActions(a: Action, b: Action): number {
-  return (
-    a.tier - b.tier ||
-    (a.tier === 9 ? 0 : a.level - b.level) ||
-    RANK[a.type] - RANK[b.type] ||
-    cmp(a.node, b.node) ||
-    (a.vmid ?? 0) - (b.vmid ?? 0) ||
-    cmp(a.address, b.address) ||
-    cmp(a.id, b.id)
-  )
-}
-
-function display(v: PlanParamValue): string {
-  return typeof v === 'object' ? SENSITIVE : String(v)
-}
-
-function sortDiffs(d: FieldDiff[]): FieldDiff[] {
-  return [...d].sort((a, b) => cmp(a.key, b.key) || cmp(a.field, b.field))
-}
-
-function sortParams(p: Record<string, PlanParamValue>): PlanParams {
-  return Object.fromEntries(Object.keys(p).sort().map((k) => [k, p[k] as PlanParamValue]))
-}
-
-export type { Owned }

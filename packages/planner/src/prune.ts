@@ -5,7 +5,7 @@
  */
 import type { LiveGuest } from './inventory.js'
 import type { Anomaly, GuestKind, Policy, PveRequest, Skip } from './plan-types.js'
-import type { Draft } from './plan.js'
+import type { Draft } from './order.js'
 
 export const liveKind = (g: Pick<LiveGuest, 'type' | 'template'>): GuestKind =>
   g.type === 'qemu' ? (g.template ? 'TemplateVM' : 'VM') : g.template ? 'TemplateCT' : 'LXC'

@@ -8,7 +8,6 @@ import {
   applyPlan,
   artifact,
   desired,
-  GiB,
   guest,
   inventory,
   liveCt,

@@ -1,0 +1,260 @@
+/**
+ * Planning one desired guest against PVE: the create / clone flow for an absent guest, and for a present one
+ * the config write (with its disruption class), grow-only resizes, mark-template, pending restarts and power.
+ */
+import { keyOf } from './deps.js'
+import type { DesiredManifest, LxcManifest, VmManifest } from './desired.js'
+import { allowed, classify, isDisruptionPolicy, maxClass, type GuestRuntime } from './disruption.js'
+import { liveBool, parsePS, SENSITIVE } from './fields.js'
+import type { LiveGuest } from './inventory.js'
+import { lxcSlotFamily } from './lxc.js'
+import { display, sortDiffs, sortParams, type Draft, type Sink } from './order.js'
+import type { Anomaly, DisruptionClass, DisruptionPolicy, FieldDiff, PlanParamValue, Policy, PveRequest, Skip } from './plan-types.js'
+import type { GuestType } from './ports.js'
+import { CLONE_IDENTITY_KEYS, hotplugSet, qemuSlotFamily, type GuestFields } from './qemu.js'
+
+export interface GuestPlanEnv {
+  policy: Policy
+  /** desired manifests by `Kind/name` (clone sources) */
+  byKey: ReadonlyMap<string, DesiredManifest>
+  out: Sink
+}
+
+/** One desired guest, its owned fields and how its findings are recorded. */
+export interface GuestTarget {
+  m: VmManifest | LxcManifest
+  f: GuestFields
+  base: Pick<Draft, 'resource' | 'address' | 'kind' | 'name' | 'node' | 'vmid' | 'tier' | 'level'>
+  type: GuestType
+  isTemplate: boolean
+  skip: (code: Skip['code'], message: string) => void
+  anomaly: (a: Omit<Anomaly, 'address' | 'kind'>) => void
+}
+
+/** A guest that is not on PVE: create (or full clone, or create + mark template). */
+export function planNewGuest(t: GuestTarget, env: GuestPlanEnv): void {
+const { m, f, base, type, isTemplate, skip, anomaly } = t
+  const { node, vmid } = m.spec
+  const started = m.spec.state === 'started' && !isTemplate
+  if (f.createError !== undefined) {
+    skip('invalid-desired', f.createError)
+    return
+  }
+  const createDiffs: FieldDiff[] = []
+  const params: Record<string, PlanParamValue> = {}
+  for (const o of f.owned) {
+    if (o.create === undefined) continue
+    params[o.key] = o.create
+    createDiffs.push({ field: o.field, key: o.key, after: o.sensitive ? SENSITIVE : (o.show ?? display(o.create)) })
+  }
+
+  if (m.kind === 'VM' && m.spec.clone !== undefined) {
+    const src = env.byKey.get(keyOf('TemplateVM', m.spec.clone))
+    if (!src || src.kind !== 'TemplateVM') {
+      anomaly({ code: 'clone-source', message: `clone source TemplateVM/${m.spec.clone} is not declared in this cluster; not cloning` })
+      return
+    }
+    if (src.spec.vmid === vmid) {
+      anomaly({ code: 'clone-source', message: `clone source TemplateVM/${m.spec.clone} has the same vmid ${vmid}; not cloning` })
+      return
+    }
+    // the post-clone write: own values minus disk slots; inherited identity keys not owned are deleted
+    const set: Record<string, PlanParamValue> = {}
+    for (const o of f.owned) if (o.create !== undefined && !o.volume) set[o.key] = o.create
+    const nics = Math.max(m.spec.networks.length, ...(m.spec['cloud-init-data']?.ipconfigs ?? []).map((c) => c.nic + 1))
+    const del = [...CLONE_IDENTITY_KEYS, ...Array.from({ length: nics }, (_, i) => `ipconfig${i}`)].filter((k) => !(k in set))
+    if (del.length > 0) set.delete = del.join(',')
+    const requests: PveRequest[] = [
+      { call: 'cloneGuest', node, guest: 'qemu', vmid: src.spec.vmid, params: { newid: vmid, full: 1, name: m.spec['pve-name'] } },
+      { call: 'updateConfig', node, guest: 'qemu', vmid, params: sortParams(set), ...('ide2' in set ? { onlyIfAbsent: ['ide2'] } : {}) },
+    ]
+    if (started) requests.push({ call: 'start', node, guest: 'qemu', vmid })
+    env.out.drafts.push({
+      ...base,
+      type: 'clone',
+      reason: `${base.resource}: not on PVE; will full-clone from TemplateVM ${m.spec.clone} (vmid ${src.spec.vmid})`,
+      diffs: createDiffs.filter((d) => d.key in set),
+      disruption: 'none',
+      requests,
+    })
+    return
+  }
+
+  for (const [k, v] of Object.entries(f.createOnly)) {
+    params[k] = v
+    createDiffs.push({ field: k === 'ostemplate' ? 'spec.template' : `spec.extra.${k}`, key: k, after: String(v) })
+  }
+  params.vmid = vmid
+  if (started) params.start = 1
+  const requests: PveRequest[] = [{ call: 'createGuest', node, guest: type, params: sortParams(params) }]
+  if (isTemplate) requests.push({ call: 'markTemplate', node, guest: type, vmid })
+  env.out.drafts.push({
+    ...base,
+    type: 'create',
+    reason: `${base.resource}: not on PVE; will create${isTemplate ? ' + mark as PVE template' : ''}`,
+    diffs: sortDiffs(createDiffs),
+    disruption: 'none',
+    requests,
+  })
+}
+
+/** A guest that is on PVE: config writes, resizes, mark-template, pending restarts, power. */
+export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): void {
+const { m, f, base, type, isTemplate, skip, anomaly } = t
+  const { node, vmid } = m.spec
+  const resource = base.resource as string
+  const cfg = mergedView(g)
+  const running = g.status === 'running'
+  const rt: GuestRuntime = { type, running, hotplug: hotplugSet(cfg.hotplug), numa: liveBool(cfg.numa, false) }
+  const policy = disruptionFor(m, env.policy.disruption)
+  const cloned = m.kind === 'VM' && m.spec.clone !== undefined
+
+  const params: Record<string, PlanParamValue> = {}
+  const diffs: FieldDiff[] = []
+  const classes: DisruptionClass[] = []
+  const heldBack: string[] = []
+  const leftPending: string[] = []
+  const pendingKeys: string[] = []
+  const resizes: { key: string; size: string; diff: FieldDiff }[] = []
+  const ownedKeys = new Set<string>()
+
+  for (const o of f.owned) {
+    ownedKeys.add(o.key)
+    const before = cfg[o.key]
+    const outcomes = o.compare(before)
+    if (outcomes.length === 0 && g.pending[o.key] !== undefined && g.config[o.key] !== g.pending[o.key]) pendingKeys.push(o.key)
+    for (const out of outcomes) {
+      if (out.t === 'anomaly') anomaly({ code: out.code, field: o.key, message: `${resource}: ${out.message}` })
+      else if (out.t === 'gap') env.out.gaps.push({ address: base.address as string, field: o.field, note: out.note })
+      else if (out.t === 'resize') {
+        resizes.push({ key: o.key, size: out.size, diff: { field: o.field, key: o.key, ...(before === undefined ? {} : { before }), after: `size=${out.after}` } })
+      } else {
+        const cls = classify(o.key, out.newSlot === true, rt)
+        const diff: FieldDiff = { field: o.field, key: o.key, ...(before === undefined ? {} : { before: o.sensitive ? SENSITIVE : before }), after: o.sensitive ? SENSITIVE : out.after }
+        if (!allowed(cls, policy) && cls !== 'reboot') {
+          heldBack.push(o.key)
+          continue
+        }
+        if (!allowed(cls, policy)) leftPending.push(o.key)
+        else classes.push(cls)
+        params[o.key] = out.value
+        diffs.push(diff)
+      }
+    }
+  }
+
+  // live-only slots: reported, never removed
+  const slotKeys: string[] = []
+  for (const key in cfg) if (!f.declaredSlots.has(key) && (type === 'qemu' ? qemuSlotFamily(key) : lxcSlotFamily(key)) !== undefined) slotKeys.push(key)
+  for (const key of slotKeys.sort()) {
+    const fam = type === 'qemu' ? qemuSlotFamily(key) : lxcSlotFamily(key)
+    if (fam === undefined) continue
+    const value = cfg[key] as string
+    if (fam === 'disk') {
+      const p = parsePS(value, 'file')
+      if (key.startsWith('ide') && (p?.media === 'cdrom' || (p?.file ?? '').includes('cloudinit'))) continue
+      if (p?.file === 'none') continue
+      if (cloned) continue
+    }
+    anomaly({ code: 'live-only-slot', field: key, message: `${resource}: live-only ${fam} slot ${key} (${value.split(',')[0]}) is not declared; proxops will not automatically remove it` })
+  }
+
+  // a clone-backed VM drops inherited identity keys it does not own
+  if (cloned) {
+    const nics = Math.max(m.spec.networks.length, ...((m as VmManifest).spec['cloud-init-data']?.ipconfigs ?? []).map((c) => c.nic + 1))
+    const identity = [...CLONE_IDENTITY_KEYS, ...Array.from({ length: nics }, (_, i) => `ipconfig${i}`)]
+    const del = identity.filter((k) => !ownedKeys.has(k) && cfg[k] !== undefined)
+    if (del.length > 0) {
+      params.delete = del.join(',')
+      for (const k of del) diffs.push({ field: 'spec.clone', key: k, before: k === 'cipassword' || k === 'sshkeys' ? SENSITIVE : (cfg[k] as string) })
+    }
+  }
+
+  if (heldBack.length > 0) {
+    skip('disruption', `${heldBack.join(', ')} would change a running guest (hotplug) and disruption is ${policy}; not written this cycle`)
+  }
+
+  const desiredStarted = m.spec.state === 'started' && !isTemplate
+  let ids: string[] = []
+  // each action waits for the earlier actions of the same guest; resizes only for the config write
+  let beforeResizes: string[] | undefined
+  const push = (d: Draft): string => {
+    const id = `${d.address}#${d.type}${d.type === 'resize' ? `:${(d.requests[0] as { disk: string }).disk}` : ''}`
+    if (d.type === 'resize') beforeResizes ??= [...ids]
+    env.out.drafts.push({ ...d, id, after: d.type === 'resize' ? [...(beforeResizes ?? [])] : [...ids] })
+    ids = [...ids, id]
+    return id
+  }
+  const shutdown = (): PveRequest => ({ call: 'shutdown', node, guest: type, vmid, timeoutSeconds: env.policy.shutdownTimeoutSeconds, forceStop: env.policy.forceStopAfterTimeout })
+  let stoppedByUpdate = false
+  const hasWrite = Object.keys(params).length > 0
+  if (hasWrite) {
+    const cls = maxClass(classes)
+    const keys = Object.keys(params).filter((k) => k !== 'delete')
+    const reasonKeys = [...keys, ...(params.delete !== undefined ? [`delete ${String(params.delete)}`] : [])].join(', ')
+    const update: PveRequest = { call: 'updateConfig', node, guest: type, vmid, params: sortParams(params), digest: g.digest }
+    if (running && (cls === 'reboot' || cls === 'stop')) {
+      stoppedByUpdate = true
+      const requests: PveRequest[] = [shutdown(), update]
+      if (desiredStarted) requests.push({ call: 'start', node, guest: type, vmid })
+      push({ ...base, type: 'shutdown-then-update', reason: `${resource}: config drift (${reasonKeys}); needs a restart: graceful shutdown, write${desiredStarted ? ', start' : ''}`, diffs: sortDiffs(diffs), disruption: cls, digest: g.digest, requests })
+    } else {
+      push({ ...base, type: 'update', reason: `${resource}: config drift (${reasonKeys})`, diffs: sortDiffs(diffs), disruption: leftPending.length > 0 ? 'reboot' : cls, digest: g.digest, requests: [update] })
+    }
+    if (leftPending.length > 0) {
+      env.out.pending.push({ address: base.address as string, keys: leftPending, message: `${leftPending.join(', ')} will stay pending in PVE until the guest restarts (disruption: ${policy})` })
+    }
+  }
+  for (const r of resizes) {
+    push({
+      ...base,
+      type: 'resize',
+      reason: `${resource}: grow ${r.key} to ${r.size}`,
+      diffs: [r.diff],
+      disruption: running ? 'hotplug' : 'none',
+      digest: g.digest,
+      requests: [{ call: 'resizeDisk', node, guest: type, vmid, disk: r.key, size: r.size, ...(hasWrite ? {} : { digest: g.digest }) }],
+    })
+  }
+  if (isTemplate && !g.template) {
+    if (running && !allowed('stop', policy)) {
+      skip('disruption', `mark-template needs the guest stopped and disruption is ${policy}`)
+    } else {
+      const requests: PveRequest[] = running && !stoppedByUpdate ? [shutdown(), { call: 'markTemplate', node, guest: type, vmid }] : [{ call: 'markTemplate', node, guest: type, vmid }]
+      push({ ...base, type: 'mark-template', reason: `${resource}: PVE object present but not a template; will mark as template`, diffs: [{ field: 'kind', key: 'template', after: '1' }], disruption: running ? 'stop' : 'none', digest: g.digest, requests })
+    }
+    return
+  }
+  if (isTemplate) return
+  if (pendingKeys.length > 0 && running && !stoppedByUpdate) {
+    if (allowed('reboot', policy)) {
+      const requests: PveRequest[] = [shutdown()]
+      if (desiredStarted) requests.push({ call: 'start', node, guest: type, vmid })
+      push({ ...base, type: 'restart', reason: `${resource}: owned changes pending in PVE (${pendingKeys.join(', ')}); graceful shutdown${desiredStarted ? ' and start' : ''} applies them`, diffs: [], disruption: 'reboot', digest: g.digest, requests })
+      stoppedByUpdate = true
+    } else {
+      env.out.pending.push({ address: base.address as string, keys: pendingKeys, message: `${pendingKeys.join(', ')} pending in PVE until the guest restarts (disruption: ${policy})` })
+    }
+  }
+  // power (RB 9.3): unknown live power does nothing
+  const livePower = g.status === 'running' ? 'running' : g.status === 'stopped' || g.status === 'paused' || g.status === '' ? 'stopped' : 'unknown'
+  if (livePower === 'unknown') return
+  if (desiredStarted && livePower === 'stopped') {
+    push({ ...base, type: 'start', reason: `${resource}: power "stopped" → "started"`, diffs: [{ field: 'spec.state', key: 'status', before: g.status, after: 'running' }], disruption: 'none', requests: [{ call: 'start', node, guest: type, vmid }] })
+  } else if (!desiredStarted && livePower === 'running' && !stoppedByUpdate) {
+    push({ ...base, type: 'stop', reason: `${resource}: power "running" → "stopped" (graceful shutdown)`, diffs: [{ field: 'spec.state', key: 'status', before: 'running', after: 'stopped' }], disruption: 'stop', requests: [shutdown()] })
+  }
+}
+
+/** The config PVE will run with once pending changes apply: current values, pending values over them, pending deletes removed. */
+export function mergedView(g: LiveGuest): Readonly<Record<string, string>> {
+  if (g.pendingDeletes.length === 0 && Object.keys(g.pending).length === 0) return g.config
+  const out: Record<string, string> = { ...g.config, ...g.pending }
+  for (const k of g.pendingDeletes) delete out[k]
+  return out
+}
+
+function disruptionFor(m: DesiredManifest, dflt: DisruptionPolicy): DisruptionPolicy {
+  const a = m.metadata.annotations?.['proxops/disruption']?.trim()
+  return a !== undefined && isDisruptionPolicy(a) ? a : dflt
+}

@@ -1,0 +1,154 @@
+/**
+ * From drafts to the Plan: dependency wiring (prerequisites' actions, same-object order), the total order
+ * (tier, level, action rank, node, vmid, address), the sorted findings and the summary counts.
+ */
+import { isArtifact, type DesiredManifest, type DesiredState } from './desired.js'
+import { SENSITIVE } from './fields.js'
+import {
+  PLAN_FORMAT_VERSION,
+  type Action,
+  type ActionType,
+  type Anomaly,
+  type FieldDiff,
+  type Gap,
+  type PendingChange,
+  type Plan,
+  type PlanParams,
+  type PlanParamValue,
+  type Policy,
+  type Skip,
+} from './plan-types.js'
+
+export const artifactAddress = (kind: string, node: string, storage: string, filename: string): string => `${kind}/${node}/${storage}/${filename}`
+export const guestAddress = (kind: string, node: string, vmid: number, name?: string): string =>
+  `${kind}/${node}/${vmid}${name === undefined || name === '' ? '' : `(${name})`}`
+
+/** Where planning records what it found. */
+export interface Sink {
+  drafts: Draft[]
+  anomalies: Anomaly[]
+  skips: Skip[]
+  pending: PendingChange[]
+  gaps: Gap[]
+}
+
+export interface AssembleInput {
+  desired: DesiredState
+  policy: Policy
+  drafts: Draft[]
+  out: Sink
+  byKey: ReadonlyMap<string, DesiredManifest>
+  levels: ReadonlyMap<string, { level: number; prereqs: string[] }>
+}
+
+/** Action order within a tier and level (RB 9.4, mark-template and restarts placed where they are safe). */
+const RANK: Record<ActionType, number> = {
+  download: 0,
+  create: 0,
+  clone: 0,
+  update: 1,
+  'shutdown-then-update': 1,
+  resize: 2,
+  'mark-template': 3,
+  restart: 4,
+  start: 5,
+  stop: 6,
+  delete: 9,
+}
+
+/** Draft actions before dependency wiring: `resource` is the manifest key whose prerequisites apply. */
+export interface Draft extends Omit<Action, 'id' | 'dependsOn' | 'requires'> {
+  resource?: string
+  /** same-object actions that must run first (ids) */
+  after?: string[]
+  id?: string
+}
+
+export function assemblePlan(a: AssembleInput): Plan {
+  const { drafts, byKey, levels, desired, policy } = a
+  // ids, then dependency wiring: prerequisites' actions (same node for artifacts) and same-object order
+  const byResource = new Map<string, Draft[]>()
+  for (const d of drafts) {
+    d.id ??= `${d.address}#${d.type}`
+    if (d.resource !== undefined) {
+      const list = byResource.get(d.resource) ?? []
+      list.push(d)
+      byResource.set(d.resource, list)
+    }
+  }
+  const actions: Action[] = drafts.map((d) => {
+    const dependsOn = new Set<string>(d.after ?? [])
+    const requires = new Set<string>()
+    const pre = d.resource === undefined ? [] : (levels.get(d.resource)?.prereqs ?? [])
+    for (const p of pre) {
+      const m = byKey.get(p)
+      if (!m) continue
+      if (isArtifact(m)) {
+        const nodes = m.spec.nodes.includes(d.node) ? [d.node] : [...m.spec.nodes]
+        for (const n of nodes) requires.add(artifactAddress(m.kind, n, m.spec.storage, m.spec.filename))
+      } else {
+        requires.add(guestAddress(m.kind, m.spec.node, m.spec.vmid, m.metadata.name))
+      }
+      for (const a of byResource.get(p) ?? []) if (requires.has(a.address)) dependsOn.add(a.id as string)
+    }
+    const { resource: _r, after: _a, ...rest } = d
+    return { ...rest, id: d.id as string, dependsOn: [...dependsOn].sort(), requires: [...requires].sort() }
+  })
+  actions.sort(compareActions)
+  const anomalies = [...a.out.anomalies].sort((a, b) => cmp(a.address ?? '', b.address ?? '') || cmp(a.field ?? '', b.field ?? '') || cmp(a.code, b.code) || cmp(a.message, b.message))
+  const skips = [...a.out.skips].sort((a, b) => cmp(a.node, b.node) || (a.vmid ?? 0) - (b.vmid ?? 0) || cmp(a.address, b.address) || cmp(a.code, b.code) || cmp(a.message, b.message))
+  const pending = [...a.out.pending].sort((a, b) => cmp(a.address, b.address) || cmp(a.message, b.message))
+  const gaps = [...a.out.gaps].sort((a, b) => cmp(a.address, b.address) || cmp(a.field, b.field) || cmp(a.note, b.note))
+  const count = (...t: ActionType[]) => actions.filter((a) => t.includes(a.type)).length
+  return {
+    format_version: PLAN_FORMAT_VERSION,
+    cluster: desired.cluster,
+    ...(desired.commit === undefined ? {} : { commit: desired.commit }),
+    policy: { pruneBudget: policy.pruneBudget, disruption: policy.disruption, ownershipTag: policy.ownershipTag },
+    actions,
+    anomalies,
+    skips,
+    pending,
+    gaps,
+    summary: {
+      create: count('create', 'clone'),
+      update: count('update', 'shutdown-then-update'),
+      resize: count('resize'),
+      power: count('start', 'stop', 'restart'),
+      markTemplate: count('mark-template'),
+      delete: count('delete'),
+      download: count('download'),
+      anomalies: anomalies.length,
+      skips: skips.length,
+      pending: pending.length,
+      actions: actions.length,
+    },
+  }
+}
+
+const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
+
+export function compareActions(a: Action, b: Action): number {
+  return (
+    a.tier - b.tier ||
+    (a.tier === 9 ? 0 : a.level - b.level) ||
+    RANK[a.type] - RANK[b.type] ||
+    cmp(a.node, b.node) ||
+    (a.vmid ?? 0) - (b.vmid ?? 0) ||
+    cmp(a.address, b.address) ||
+    cmp(a.id, b.id)
+  )
+}
+
+export function display(v: PlanParamValue): string {
+  return typeof v === 'object' ? SENSITIVE : String(v)
+}
+
+export function sortDiffs(d: FieldDiff[]): FieldDiff[] {
+  return [...d].sort((a, b) => cmp(a.key, b.key) || cmp(a.field, b.field))
+}
+
+export function sortParams(p: Record<string, PlanParamValue>): PlanParams {
+  return Object.fromEntries(Object.keys(p).sort().map((k) => [k, p[k] as PlanParamValue]))
+}
+
