@@ -259,3 +259,24 @@ describe('splitTags', () => {
     )
   })
 })
+
+describe('observe with a lagging /cluster/resources', () => {
+  it('trusts the node that lists a guest over a stale resources row on another node (migration)', async () => {
+    const pve = new FakePve()
+    pve.addGuest({ vmid: 150, node: 'pve2', config: { name: 'moved', tags: 'proxops' } })
+    const original = pve.clusterResources.bind(pve)
+    pve.clusterResources = async () => (await original()).map((r) => (r.vmid === 150 ? { ...r, node: 'pve1' } : r))
+    const live = await observe('homelab', pve)
+    expect(live.guests.map((g) => [g.vmid, g.node])).toEqual([[150, 'pve2']])
+    expect(live.unknownGuests).toEqual([])
+  })
+
+  it('includes a guest a node lists before /cluster/resources shows it', async () => {
+    const pve = new FakePve()
+    pve.addGuest({ vmid: 151, node: 'pve3', status: 'running', config: { name: 'fresh' } })
+    const original = pve.clusterResources.bind(pve)
+    pve.clusterResources = async () => (await original()).filter((r) => r.vmid !== 151)
+    const live = await observe('homelab', pve)
+    expect(live.guests.map((g) => [g.vmid, g.node, g.status])).toEqual([[151, 'pve3', 'running']])
+  })
+})

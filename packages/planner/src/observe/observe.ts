@@ -104,6 +104,11 @@ export async function observe(cluster: string, reader: LiveReader, options: Obse
     const ref = refs.get(key) ?? { type, vmid: guest.vmid, node }
     refs.set(key, { ...ref, listed: guest })
   }
+  // a guest that a node lists wins over a stale /cluster/resources row placing it elsewhere (a migration)
+  const listedVmids = new Set([...listed.values()].map((g) => g.vmid))
+  for (const [key, ref] of refs) {
+    if (!ref.listed && listedVmids.has(ref.vmid) && online.has(ref.node) && !unlistedNodes.has(`${ref.type}@${ref.node}`)) refs.delete(key)
+  }
 
   const guests: LiveGuest[] = []
   const unknownGuests: UnknownGuest[] = []
