@@ -9,7 +9,7 @@ describe('fault state', () => {
     f.failNext({ status: 596, count: 2, method: 'PUT', path: '/nodes/{node}/qemu/{vmid}/config' })
     expect(f.decide('GET', '/nodes/pve1/qemu/100/config', '/nodes/{node}/qemu/{vmid}/config').failure).toBeUndefined()
     expect(f.decide('PUT', '/nodes/pve1/qemu/100/config', '/nodes/{node}/qemu/{vmid}/config').failure).toEqual({ status: 596, message: 'Connection timed out' })
-    expect(f.decide('PUT', '/nodes/pve1/qemu/101/config', '/nodes/{node}/qemu/{vmid}/config').failure?.status).toBe(596)
+    expect(f.decide('PUT', '/nodes/pve1/qemu/101/config', '/nodes/{node}/qemu/{vmid}/config').failure).toMatchObject({ status: 596 })
     expect(f.decide('PUT', '/nodes/pve1/qemu/100/config', '/nodes/{node}/qemu/{vmid}/config').failure).toBeUndefined()
     expect(f.pendingBursts()).toBe(0)
   })
@@ -32,8 +32,17 @@ describe('fault state', () => {
     expect(f.decide('GET', '/x', undefined).delayMs).toBe(0)
   })
 
-  it('refuses statuses that are not errors', () => {
+  it('refuses statuses that are not errors, and status together with network', () => {
     expect(() => new FaultState().failNext({ status: 200 })).toThrow(/400\.\.599/)
+    expect(() => new FaultState().failNext({})).toThrow(/400\.\.599/)
+    expect(() => new FaultState().failNext({ status: 500, network: 'reset' })).toThrow(/not both/)
+  })
+
+  it('network failures: reset or hang instead of an answer', () => {
+    const f = new FaultState()
+    f.failNext({ network: 'reset', path: '/version' })
+    expect(f.decide('GET', '/version', '/version').failure).toEqual({ network: 'reset' })
+    expect(f.decide('GET', '/version', '/version').failure).toBeUndefined()
   })
 
   it('a burst of N fails exactly N of the matching requests, the first N (property)', () => {

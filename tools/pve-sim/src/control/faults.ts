@@ -15,10 +15,12 @@ export interface RequestMatcher {
 export interface FailureBurst extends RequestMatcher {
   /** how many matching requests fail (default 1) */
   count?: number
-  /** 500..599, incl. 595 (connection refused / no route) and 596 (timeout / broken pipe) */
-  status: number
+  /** 400..599, incl. 595 (connection refused / no route) and 596 (timeout / broken pipe); or use `network` */
+  status?: number
   /** reason phrase; defaults per status (see defaultReason) */
   message?: string
+  /** instead of a status: `reset` closes the connection without an answer, `hang` never answers */
+  network?: 'reset' | 'hang'
 }
 
 export interface LatencyRule extends RequestMatcher {
@@ -29,9 +31,11 @@ interface ActiveBurst extends FailureBurst {
   remaining: number
 }
 
+export type Failure = { status: number; message: string } | { network: 'reset' | 'hang' }
+
 export interface FaultDecision {
   delayMs: number
-  failure?: { status: number; message: string }
+  failure?: Failure
 }
 
 export function defaultReason(status: number): string {
@@ -65,8 +69,11 @@ export class FaultState {
   }
 
   failNext(burst: FailureBurst): void {
-    if (!Number.isInteger(burst.status) || burst.status < 400 || burst.status > 599) {
-      throw new Error(`pve-sim: failNext status must be an HTTP error status 400..599, got ${burst.status}`)
+    if (burst.network !== undefined) {
+      if (burst.network !== 'reset' && burst.network !== 'hang') throw new Error(`pve-sim: failNext network must be reset or hang, got ${String(burst.network)}`)
+      if (burst.status !== undefined) throw new Error('pve-sim: failNext takes either status or network, not both')
+    } else if (burst.status === undefined || !Number.isInteger(burst.status) || burst.status < 400 || burst.status > 599) {
+      throw new Error(`pve-sim: failNext status must be an HTTP error status 400..599, got ${String(burst.status)}`)
     }
     this.bursts.push({ ...burst, remaining: burst.count ?? 1 })
   }
@@ -84,7 +91,9 @@ export class FaultState {
     if (!b) return { delayMs }
     b.remaining--
     this.bursts = this.bursts.filter((x) => x.remaining > 0)
-    return { delayMs, failure: { status: b.status, message: b.message ?? defaultReason(b.status) } }
+    if (b.network) return { delayMs, failure: { network: b.network } }
+    const status = b.status as number
+    return { delayMs, failure: { status, message: b.message ?? defaultReason(status) } }
   }
 
   pendingBursts(): number {

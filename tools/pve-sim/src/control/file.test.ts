@@ -40,6 +40,8 @@ describe('control document parsing', () => {
     expect(err('{')).toMatch(/^control file x\.json: field "\(document\)": not valid JSON/)
     expect(err('{"offline": []}')).toMatch(/field "offline": unknown field/)
     expect(err('{"failNext": [{"status": 200}]}')).toBe('control file x.json: field "failNext[0].status": expected an HTTP error status 400..599')
+    expect(err('{"failNext": [{"network": "drop"}]}')).toBe('control file x.json: field "failNext[0].network": expected reset or hang')
+    expect(parseControlDoc('{"failNext": [{"network": "reset", "count": 3}]}', 'x').failNext).toEqual([{ network: 'reset', count: 3 }])
     expect(err('{"latency": [{"ms": -1}]}')).toBe('control file x.json: field "latency[0].ms": expected an integer >= 0')
     expect(err('{"tasks": {"qmstart": {"fail": 1}}}')).toBe('control file x.json: field "tasks.qmstart.fail": expected the error text (string)')
     expect(err('{"power": {"100": "off"}}')).toBe('control file x.json: field "power.100": expected running or stopped')

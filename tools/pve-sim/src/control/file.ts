@@ -101,12 +101,17 @@ export function parseControlDoc(text: string, source: string): ControlDoc {
     doc.flockContention = (raw.flockContention as unknown[]).map((v, i) => nonNegInt(v, `flockContention[${i}]`))
   }
   if (raw.failNext !== undefined) {
-    if (!Array.isArray(raw.failNext)) bad('failNext', 'expected an array of {status, count?, message?, method?, path?}')
+    if (!Array.isArray(raw.failNext)) bad('failNext', 'expected an array of {status | network, count?, message?, method?, path?}')
     doc.failNext = (raw.failNext as unknown[]).map((r, i) => {
       const f = `failNext[${i}]`
       if (!isObj(r)) return bad(f, 'expected an object')
-      const status = Number.isInteger(r.status) && (r.status as number) >= 400 && (r.status as number) <= 599 ? (r.status as number) : bad(`${f}.status`, 'expected an HTTP error status 400..599')
-      const burst: FailureBurst = { status, ...matcher(r, f) }
+      const burst: FailureBurst = { ...matcher(r, f) }
+      if (r.network !== undefined) {
+        burst.network = r.network === 'reset' || r.network === 'hang' ? r.network : bad(`${f}.network`, 'expected reset or hang')
+        if (r.status !== undefined) bad(`${f}.status`, 'give either status or network, not both')
+      } else {
+        burst.status = Number.isInteger(r.status) && (r.status as number) >= 400 && (r.status as number) <= 599 ? (r.status as number) : bad(`${f}.status`, 'expected an HTTP error status 400..599')
+      }
       if (r.count !== undefined) burst.count = nonNegInt(r.count, `${f}.count`)
       if (r.message !== undefined) burst.message = typeof r.message === 'string' ? r.message : bad(`${f}.message`, 'expected a string')
       return burst

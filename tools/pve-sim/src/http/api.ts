@@ -144,6 +144,7 @@ export class ApiHandler {
     const fault = this.o.faults.decide(method, relPath, route?.template)
     if (fault.delayMs > 0) await sleep(fault.delayMs)
     if (fault.failure) {
+      if ('network' in fault.failure) return { status: 0, reason: '', headers: {}, body: Buffer.alloc(0), delayMs: 0, network: fault.failure.network }
       const { status, message } = fault.failure
       return status >= 595 ? renderBare(status, message, opts) : renderApiError(status, `${message}\n`, undefined, opts)
     }

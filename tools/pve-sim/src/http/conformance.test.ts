@@ -381,6 +381,17 @@ describe('faults and control (pve-api.md sections 1, 8.11)', () => {
     expect(c.json).toEqual({ data: null, message: 'Service Unavailable\n' })
   })
 
+  it('network failures: a reset connection, a request that never answers', async () => {
+    sim.control.failNext({ network: 'reset', path: '/version' })
+    await expect(req('GET', '/version')).rejects.toThrow(/socket hang up|ECONNRESET/)
+    expect((await req('GET', '/version')).status).toBe(200)
+    sim.control.failNext({ network: 'hang', path: '/version' })
+    const hung = req('GET', '/version')
+    const outcome = await Promise.race([hung.then(() => 'answered', () => 'failed'), new Promise((r) => setTimeout(() => r('pending'), 300))])
+    expect(outcome).toBe('pending')
+    hung.catch(() => {}) // dropped when the simulator closes
+  })
+
   it('latency per request', async () => {
     sim.control.setLatency({ ms: 120, path: '/version' })
     try {

@@ -12,6 +12,8 @@ export interface SimResponse {
   body: Buffer
   /** PVE delays every 401 by ~3 s */
   delayMs: number
+  /** injected network failure: close the connection without an answer, or never answer */
+  network?: 'reset' | 'hang'
 }
 
 export interface RenderOptions {

@@ -57,6 +57,11 @@ export async function listen(opts: FrontOptions, port: number, host: string): Pr
         }
         const sim: SimRequest = { method: req.method ?? 'GET', url, headers: headersOf(req), body }
         const r = await opts.api.handle(sim)
+        if (r.network === 'reset') {
+          req.socket.destroy()
+          return
+        }
+        if (r.network === 'hang') return // answered never; close() drops the connection
         if (r.delayMs > 0) await wait(r.delayMs)
         if (res.destroyed) return
         res.writeHead(r.status, r.reason, r.headers)
