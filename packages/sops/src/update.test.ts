@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect } from 'vitest'
 import { decryptSops, parseSops } from './decrypt.js'
 import { encryptSops } from './encrypt.js'
 import { tmpPathFor } from './fsutil.js'
+import { fixtureAgeKeys, fixtures } from './test-support/fixtures.js'
 import { mergeSopsFile, mergeSopsText } from './update.js'
 
 let dir = ''
@@ -93,6 +94,22 @@ describe('mergeSopsText', () => {
     if (fresh.length === 0) return expect(r.text).toBeUndefined()
     const doc = await decryptSops(r.text as string, { identities: [identity] })
     for (const n of fresh) expect(doc.get(['cloud-init', 'ssh-keys', n])?.reveal()).toBe(value)
+  })
+})
+
+describe('merging into files written by sops', () => {
+  test.each(fixtures('age').map((f) => [f.name, f] as const))('%s: only the new key, lastmodified and mac lines change', async (_n, f) => {
+    const r = await mergeSopsText(f.text, [{ path: ['complex', 'added'], value: 'new value' }], { identities: [fixtureAgeKeys()], file: f.name })
+    const before = f.text.split('\n')
+    const after = (r.text as string).split('\n')
+    const removed = before.filter((l) => !after.includes(l))
+    const addedLines = after.filter((l) => !before.includes(l))
+    const expected = ['lastmodified', 'mac'].concat(f.name.endsWith('.json') ? [']'] : []) // JSON: the "]" before the new key gains a comma
+    expect(removed.map((l) => l.trim().replace(/^"?(\w+)"?:.*$/, '$1')).sort()).toEqual(expected.sort())
+    expect(addedLines.length).toBe(removed.length + 1)
+    const doc = await decryptSops(r.text as string, { identities: [fixtureAgeKeys()], file: f.name })
+    expect(doc.get('complex.added')?.reveal()).toBe('new value')
+    expect(doc.get('secret')?.reveal()).toBe('this is a secret')
   })
 })
 

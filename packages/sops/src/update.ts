@@ -11,7 +11,7 @@ import { encryptSops, sealMac } from './encrypt.js'
 import { SopsError, guarded } from './errors.js'
 import { type AtomicWriteOptions, writeFileAtomic } from './fsutil.js'
 import { formatLastModified } from './gotext.js'
-import { type SopsFormat, formatFromName, parseDocuments, serialize } from './parse.js'
+import { type SopsFormat, detectStyle, formatFromName, parseDocuments, serialize } from './parse.js'
 import { compileRule } from './rules.js'
 import { decryptTree } from './tree.js'
 import { leafFromScalar } from './values.js'
@@ -132,7 +132,7 @@ async function mergeUnguarded(text: string, additions: readonly SecretAddition[]
   if (!isMap(sopsNode)) throw new SopsError('Malformed', file, 'sops metadata must be in the first document to update it')
   setScalar(sopsNode, 'lastmodified', lastModified, file, 'QUOTE_DOUBLE')
   setScalar(sopsNode, 'mac', sealMac(mac, dataKey, lastModified), file)
-  const out = serialize(parsed.docs, { format })
+  const out = serialize(parsed.docs, { format, ...detectStyle(text, format) })
 
   // Fail closed on our own output: it must verify and hold every addition.
   const check = decryptParsed(parseSops(out, file, format), dataKey)
