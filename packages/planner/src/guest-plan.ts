@@ -62,7 +62,7 @@ const { m, f, base, type, isTemplate, skip, anomaly } = t
     const set: Record<string, PlanParamValue> = {}
     for (const o of f.owned) if (o.create !== undefined && !o.volume) set[o.key] = o.create
     const nics = Math.max(m.spec.networks.length, ...(m.spec['cloud-init-data']?.ipconfigs ?? []).map((c) => c.nic + 1))
-    const del = [...CLONE_IDENTITY_KEYS, ...Array.from({ length: nics }, (_, i) => `ipconfig${i}`)].filter((k) => !(k in set))
+    const del = [...CLONE_IDENTITY_KEYS, ...Array.from({ length: nics }, (_, i) => `ipconfig${i}`)].filter((k) => !(k in set) && !(f.leftToPve ?? []).includes(k))
     if (del.length > 0) set.delete = del.join(',')
     const requests: PveRequest[] = [
       { call: 'cloneGuest', node, guest: 'qemu', vmid: src.spec.vmid, params: { newid: vmid, full: 1, name: m.spec['pve-name'] } },
@@ -163,7 +163,7 @@ const { m, f, base, type, isTemplate, skip, anomaly } = t
   if (cloned) {
     const nics = Math.max(m.spec.networks.length, ...((m as VmManifest).spec['cloud-init-data']?.ipconfigs ?? []).map((c) => c.nic + 1))
     const identity = [...CLONE_IDENTITY_KEYS, ...Array.from({ length: nics }, (_, i) => `ipconfig${i}`)]
-    const del = identity.filter((k) => !ownedKeys.has(k) && cfg[k] !== undefined)
+    const del = identity.filter((k) => !ownedKeys.has(k) && cfg[k] !== undefined && !(f.leftToPve ?? []).includes(k))
     if (del.length > 0) {
       params.delete = del.join(',')
       for (const k of del) diffs.push({ field: 'spec.clone', key: k, before: k === 'cipassword' || k === 'sshkeys' ? SENSITIVE : (cfg[k] as string) })

@@ -40,6 +40,8 @@ export interface GuestFields {
   declaredSlots: Set<string>
   /** desired invalid for creation (LXC keyctl/fuse) */
   createError?: string
+  /** keys left to PVE on purpose (`ssh-keys: ["*"]`): never written and never deleted from a clone */
+  leftToPve?: string[]
 }
 
 /** Tags as PVE stores them: the declared tags plus the ownership tag, lower-cased, sorted, `;`-joined. */
@@ -447,7 +449,8 @@ export function qemuFields(m: VmManifest, ctx: GuestBuildContext): GuestFields {
 
   const createOnly: Record<string, string> = { ...s.extra }
   if (Object.keys(s.extra).length > 0) gaps.push({ field: 'spec.extra', note: 'sent on create only; never compared' })
-  return { owned, createOnly, gaps, declaredSlots }
+  const leftToPve = ci?.['ssh-keys']?.length === 1 && ci['ssh-keys'][0] === '*' ? ['sshkeys'] : []
+  return { owned, createOnly, gaps, declaredSlots, ...(leftToPve.length > 0 ? { leftToPve } : {}) }
 }
 
 function cdCheck(slot: string, live: string, then: () => Outcome[]): Outcome[] {

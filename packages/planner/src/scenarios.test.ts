@@ -258,6 +258,16 @@ describe('templates and clones (RS 8.2 #18-25)', () => {
     expect(p.actions[0]?.diffs).toEqual([{ field: 'spec.memory', key: 'memory', before: '1024', after: '2048' }])
   })
 
+  it('CloneKeepsInheritedSshKeysWhenTheManifestLeavesThemToPVE (ssh-keys: ["*"])', () => {
+    const tmpl = vm('golden', 9000, { 'cloud-init-data': { 'ssh-keys': ['ssh-ed25519 AAAAtemplate t@x'] } }, 'TemplateVM')
+    const clone = vm('web', 100, { disks: [], clone: 'golden', state: 'stopped', 'cloud-init-data': { 'ssh-keys': ['*'] } })
+    const { first, after, second } = converge(desired(tmpl, clone))
+    const upd = first.actions[1]?.requests[1] as { params: Record<string, unknown> }
+    expect(String(upd.params.delete)).not.toContain('sshkeys')
+    expect(after.guests.find((g) => g.vmid === 100)?.config.sshkeys).toBeDefined()
+    expect(second.actions).toEqual([])
+  })
+
   it('CloneFromItselfIsRefused', () => {
     const p = plan(desired(vm('golden', 100, {}, 'TemplateVM'), vm('web', 101, { disks: [], clone: 'golden' })), inventory([liveVm(100, 'golden', { template: '1' })]), policy())
     expect(types(p)).toEqual(['clone VM/pve1/101(web)'])
