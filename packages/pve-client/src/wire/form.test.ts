@@ -4,6 +4,7 @@ import { encodeParams } from './form.js'
 import { encodeSshKeys } from './sshkeys.js'
 import { WireError } from './errors.js'
 import { pveDecodeForm } from '../test-support/pve-form.js'
+import { returnsOrWireError } from '../test-support/codec.js'
 
 /** Every pitfall of pve-api.md section 1, pinned against an independent model of PVE's form decoder. */
 describe('form encoding survives PVE decoding', () => {
@@ -60,5 +61,11 @@ describe('form encoding survives PVE decoding', () => {
       Object.entries(params).map(([k, v]) => [k, typeof v === 'boolean' ? (v ? '1' : '0') : String(v)]),
     )
     expect(decoded).toEqual(expected)
+  })
+
+  test.prop([fc.dictionary(fc.string({ maxLength: 6 }), fc.anything({ withNullPrototype: true, withBigInt: true }), { maxKeys: 5 })], {
+    numRuns: 300,
+  })('arbitrary input: a body or a WireError', (params) => {
+    returnsOrWireError(() => encodeParams(params as Record<string, string>))
   })
 })

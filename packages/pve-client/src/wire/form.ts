@@ -14,6 +14,9 @@ export function encodeParams(params: Readonly<Record<string, ParamValue>> | unde
   for (const key of Object.keys(params)) {
     const value = params[key]
     if (value === undefined) continue
+    if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
+      throw new WireError('WIRE_SCALAR', 'parameter must be a string, number or boolean', key)
+    }
     if (typeof value === 'number' && !Number.isFinite(value)) {
       throw new WireError('WIRE_SCALAR', 'parameter is not a finite number', key)
     }

@@ -57,6 +57,9 @@ export function formatPropertyString(
   options: FormatPropertyStringOptions = {},
 ): string {
   const { defaultKey, field, order = [] } = options
+  if (values === null || typeof values !== 'object' || Array.isArray(values)) {
+    throw new WireError('WIRE_PROPERTY_STRING', 'expected an object of values', field)
+  }
   const keys = Object.keys(values).filter((k) => values[k] !== undefined)
   const first = order.filter((k) => keys.includes(k) && k !== defaultKey)
   const rest = keys.filter((k) => k !== defaultKey && !first.includes(k)).sort()
@@ -75,6 +78,9 @@ export function formatPropertyString(
 }
 
 function printValue(value: string | number | boolean | undefined, key: string, field: string | undefined): string {
+  if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
+    throw new WireError('WIRE_PROPERTY_STRING', `value of key '${key}' must be a string, number or boolean`, field)
+  }
   const v = typeof value === 'boolean' ? (value ? '1' : '0') : String(value)
   if (v === '' || /^\s+$/.test(v)) throw new WireError('WIRE_PROPERTY_STRING', `empty value for key '${key}'`, field)
   if (v.includes(',')) {

@@ -44,6 +44,7 @@ export function parseResize(input: string, field?: string): ResizeSpec {
 }
 
 export function formatResize(spec: ResizeSpec, field?: string): string {
+  if (spec === null || typeof spec !== 'object') throw new WireError('WIRE_SIZE', 'expected { relative, bytes }', field)
   return `${spec.relative ? '+' : ''}${formatSize(spec.bytes, field)}`
 }
 

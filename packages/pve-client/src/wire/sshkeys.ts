@@ -9,7 +9,9 @@ const URLENCODED = /^[-%a-zA-Z0-9_.!~*'()]*$/
 
 /** Keys (one string with newlines, or a list) -> the value to send as `sshkeys`. */
 export function encodeSshKeys(keys: string | readonly string[], field = 'sshkeys'): string {
-  const text = typeof keys === 'string' ? keys : keys.join('\n')
+  const list: unknown[] = typeof keys === 'string' ? [keys] : Array.isArray(keys) ? keys : [undefined]
+  if (!list.every((k) => typeof k === 'string')) throw new WireError('WIRE_SSHKEYS', 'expected a string or a list of strings', field)
+  const text = (list as string[]).join('\n')
   try {
     return encodeURIComponent(text)
   } catch {

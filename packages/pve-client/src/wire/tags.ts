@@ -20,12 +20,13 @@ export function parseTags(input: string | undefined | null, field = 'tags'): str
 
 /** Lower-cased, de-duplicated, sorted (code-point order, as Perl's `sort`). */
 export function normaliseTags(tags: readonly string[], field = 'tags'): string[] {
-  for (const tag of tags) {
+  if (!Array.isArray(tags)) throw new WireError('WIRE_TAGS', 'expected a list of tags', field)
+  for (const tag of tags as unknown[]) {
     if (typeof tag !== 'string' || !TAG.test(tag)) {
-      throw new WireError('WIRE_TAGS', `invalid characters in tag ${excerpt(String(tag))}`, field)
+      throw new WireError('WIRE_TAGS', typeof tag === 'string' ? `invalid characters in tag ${excerpt(tag)}` : 'a tag is not a string', field)
     }
   }
-  return [...new Set(tags.map((t) => t.toLowerCase()))].sort(codePointCompare)
+  return [...new Set((tags as string[]).map((t) => t.toLowerCase()))].sort(codePointCompare)
 }
 
 /** The string PVE would store for these tags (`a;b`), or `''` for none. */

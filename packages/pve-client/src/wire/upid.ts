@@ -39,6 +39,10 @@ export function parseUpid(value: string, field = 'upid'): Upid {
 }
 
 export function formatUpid(upid: Upid, field = 'upid'): string {
+  if (upid === null || typeof upid !== 'object') throw new WireError('WIRE_UPID', 'expected UPID fields', field)
+  for (const k of ['node', 'type', 'id', 'user'] as const) {
+    if (typeof upid[k] !== 'string') throw new WireError('WIRE_UPID', `field '${k}' must be a string`, field)
+  }
   const hex = (n: number, width: number, max: number) => {
     if (!Number.isInteger(n) || n < 0 || n > max) throw new WireError('WIRE_UPID', `number out of range for UPID`, field)
     return n.toString(16).toUpperCase().padStart(width, '0')
