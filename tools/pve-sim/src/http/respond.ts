@@ -55,7 +55,8 @@ function finish(status: number, reason: string, content: string, opts: RenderOpt
     body = deflateSync(body)
     headers['Content-Encoding'] = 'deflate'
   }
-  if (body.length > 0) headers['Content-Length'] = String(body.length)
+  // PVE sends no Content-Length for an empty body and closes; 0 keeps node from switching to chunked encoding
+  headers['Content-Length'] = String(body.length)
   // a reason phrase with a CR after the first line makes pve-http-server answer a plain 400
   if (/[\r\n]/.test(reason)) return { status: 400, reason: 'Bad Request', headers: baseHeaders(400), body: Buffer.alloc(0), delayMs }
   return { status, reason, headers, body, delayMs }
