@@ -472,6 +472,25 @@ describe('error classes from the simulator', () => {
     expect(sim.stats.requests.length - requests).toBe(1)
   })
 
+  it('Transient: a reset connection is retried for reads; a write without an answer times out and is not repeated', async () => {
+    const before = events.length
+    sim.control.failNext({ method: 'GET', path: '/version', network: 'reset', count: 1 })
+    expect((await c.version()).release).toBe('9.1')
+    expect(events.slice(before).map((e) => [e.status, e.errorCode])).toEqual([
+      [undefined, 'PVE_TRANSIENT'],
+      [200, undefined],
+    ])
+    const id = vmid()
+    await createVm(id)
+    const posts = () => sim.stats.requests.filter((r) => r.method === 'POST').length
+    const postsBefore = posts()
+    sim.control.failNext({ method: 'POST', network: 'hang', count: 1 })
+    const err = await failure(c.start('pve1', 'qemu', id, { timeoutMs: 200 }))
+    expect(err.code).toBe('PVE_TRANSIENT')
+    expect(err.message).toMatch(/no answer within 200 ms; the change may still have been applied/)
+    expect(posts() - postsBefore).toBeLessThanOrEqual(1)
+  })
+
   it('Transient: an offline node answers 595', async () => {
     sim.control.setNodeOnline('pve3', false)
     const err = await failure(c.listGuests('pve3', 'qemu'))
