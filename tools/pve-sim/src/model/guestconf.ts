@@ -80,14 +80,15 @@ export function hashPassword(c: Cluster, pw: string): string {
 export function checkDeleteRevert(
   type: GuestType, options: Record<string, string>, del: string[], revert: string[],
 ): void {
+  // the texts and error keys are PVE's own, stray quote and all (qemu-server update_vm_api)
+  for (const opt of revert) {
+    if (!isKnownOption(type, opt)) throw fail400({ revert: `unknown option '${opt}'` })
+    if (options[opt] !== undefined) throw fail400({ delete: `you can't use '-${opt}' and -revert ${opt}' at the same time` })
+  }
   for (const opt of del) {
     if (options[opt] !== undefined) throw fail400({ delete: `you can't use '-${opt}' and -delete ${opt}' at the same time` })
-    if (revert.includes(opt)) throw fail400({ delete: `you can't use '-delete ${opt}' and '-revert ${opt}' at the same time` })
+    if (revert.includes(opt)) throw fail400({ revert: `you can't use '-delete ${opt}' and -revert ${opt}' at the same time` })
     if (!isKnownOption(type, opt)) throw fail400({ delete: `unknown option '${opt}'` })
-  }
-  for (const opt of revert) {
-    if (options[opt] !== undefined) throw fail400({ revert: `you can't use '-${opt}' and '-revert ${opt}' at the same time` })
-    if (!isKnownOption(type, opt)) throw fail400({ revert: `unknown option '${opt}'` })
   }
 }
 

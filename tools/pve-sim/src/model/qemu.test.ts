@@ -214,6 +214,7 @@ describe('§5.2/§6.6 config update: pending, hotplug, digest, delete/revert', (
     expect(r.upid).toContain(':qmconfig:200:')
     expect(r.exitstatus).toBe('OK')
     expect(r.log).toContain(`cannot delete 'vga' - not set in current configuration!`)
+    expect(r.log[0]).toBe('update VM 200: -delete vga')
   })
 
   it('flock contention: sync write 500 can\'t lock file; a start task fails with it (§6.7)', async () => {
@@ -395,13 +396,29 @@ describe('§5.2 hotplug matrix for a running VM (default hotplug=network,disk,us
   it('hotplug=0: even network changes and scsi deletes wait for a restart', async () => {
     const s = await running({ hotplug: '0', net0: 'virtio,bridge=vmbr0' })
     await s.call('PUT', '/nodes/pve1/qemu/500/config', { net0: 'virtio,bridge=vmbr9', delete: 'scsi0' })
-    expect(await pendingKeys(s)).toEqual(['net0', 'scsi0'])
-    expect(s.sim.configText(500)).toMatch(/\[PENDING\]\ndelete: scsi0\nnet0: virtio=/)
+    // deleting a boot device rewrites the boot order too, and that waits as well
+    expect(await pendingKeys(s)).toEqual(['boot', 'net0', 'scsi0'])
+    expect(s.sim.configText(500)).toMatch(/\[PENDING\]\nboot: order=ide2;net0\ndelete: scsi0\nnet0: virtio=/)
     await s.run('POST', '/nodes/pve1/qemu/500/status/stop')
     await s.run('POST', '/nodes/pve1/qemu/500/status/start')
     const c = await current(s)
     expect(c.net0).toMatch(/bridge=vmbr9$/)
-    expect([c.scsi0, c.unused0]).toEqual([undefined, 'local-lvm:vm-500-disk-0'])
+    expect([c.scsi0, c.unused0, c.boot]).toEqual([undefined, 'local-lvm:vm-500-disk-0', 'order=ide2;net0'])
+  })
+
+  it('boot order follows device deletes and new cdroms; an explicit order must name existing devices', async () => {
+    const s = makeSim()
+    s.sim.addVolume('pve1', 'local', { filename: 'a.iso', content: 'iso' })
+    await s.run('POST', '/nodes/pve1/qemu', { vmid: 510, scsi0: 'local-lvm:1', net0: 'virtio,bridge=vmbr0' })
+    expect((await s.call('GET', '/nodes/pve1/qemu/510/config')).boot).toBe('order=scsi0;net0')
+    await s.call('PUT', '/nodes/pve1/qemu/510/config', { ide2: 'local:iso/a.iso,media=cdrom' })
+    expect((await s.call('GET', '/nodes/pve1/qemu/510/config')).boot).toBe('order=scsi0;net0;ide2')
+    await s.call('PUT', '/nodes/pve1/qemu/510/config', { delete: 'net0' })
+    expect((await s.call('GET', '/nodes/pve1/qemu/510/config')).boot).toBe('order=scsi0;ide2')
+    const bad = await s.error('PUT', '/nodes/pve1/qemu/510/config', { boot: 'order=scsi0;virtio3' })
+    expect(bad.message).toBe(`invalid bootorder: device 'virtio3' does not exist'`)
+    const both = await s.error('PUT', '/nodes/pve1/qemu/510/config', { cores: 2, revert: 'cores' })
+    expect(both.errors).toEqual({ delete: `you can't use '-cores' and -revert cores' at the same time` })
   })
 
   it('POST config with background_delay returns null once the task is done, 500 when it failed', async () => {
@@ -452,5 +469,21 @@ describe('§6.7 flock during long operations', () => {
     // destroying the clone frees only its own volume
     await s.run('DELETE', '/nodes/pve1/qemu/103')
     expect(s.sim.storageContent('pve1', 'local').map((v) => v.volid)).toEqual(['local:9001/base-9001-disk-0.qcow2'])
+  })
+})
+
+describe('secret canaries never leave the model', () => {
+  it('cipassword set through POST config is hidden in the task log, the file, GET and /pending', async () => {
+    const s = makeSim()
+    await s.run('POST', '/nodes/pve1/qemu', { vmid: 600 })
+    await s.run('POST', '/nodes/pve1/qemu/600/status/start')
+    const canary = 'CANARY-pw-7f3a'
+    const r = await s.run('POST', '/nodes/pve1/qemu/600/config', { cipassword: canary, cores: 2 })
+    expect(r.log.join('\n')).toContain('-cipassword <hidden>')
+    const everything = [
+      r.log.join('\n'), s.sim.configText(600) ?? '', JSON.stringify(await s.call('GET', '/nodes/pve1/qemu/600/config')),
+      JSON.stringify(await s.call('GET', '/nodes/pve1/qemu/600/pending')), JSON.stringify(s.sim.tasks()),
+    ].join('\n')
+    expect(everything).not.toContain(canary)
   })
 })

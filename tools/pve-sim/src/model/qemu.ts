@@ -126,14 +126,15 @@ export function createQemu(c: Cluster, nodeName: string, params: Record<string, 
       }
       if (conf.vmgenid === undefined || conf.vmgenid === '1') conf.vmgenid = c.rng.uuid()
       else if (conf.vmgenid === '0') delete conf.vmgenid
-      if (conf.smbios1 === undefined) conf.smbios1 = `uuid=${c.rng.uuid()}`
-      else if (!/(^|,)uuid=/.test(conf.smbios1)) conf.smbios1 = `${conf.smbios1},uuid=${c.rng.uuid()}`
+      // a uuid only when smbios1 was not given at all
+      if (!conf.smbios1) conf.smbios1 = `uuid=${c.rng.uuid()}`
       if (conf.boot === undefined) {
         const b = bootOrder(conf)
         if (b) conf.boot = b
       }
-      if (/^(win|w2k)/.test(conf.ostype ?? '')) {
-        const q35 = (conf.machine ?? '').includes('q35')
+      // Windows guests get their machine version pinned unless a versioned machine was given
+      if (/^(win|w2k)/.test(conf.ostype ?? '') && (!conf.machine || /^(pc|q35|virt)$/.test(conf.machine))) {
+        const q35 = conf.machine === 'q35'
         conf.machine = `pc-${q35 ? 'q35' : 'i440fx'}-${c.version.qemu.split('.').slice(0, 2).join('.')}+pve0`
       }
       conf.meta = metaString(c)
@@ -141,7 +142,7 @@ export function createQemu(c: Cluster, nodeName: string, params: Record<string, 
       const fresh = new GuestConfig(conf)
       g.conf = fresh
       if (start) {
-        ctx.log(`starting VM ${vmid}`)
+        ctx.log('Execute autostart')
         c.setStatus(g, 'running')
       }
     },
@@ -267,6 +268,7 @@ function prepareUpdate(c: Cluster, g: Guest, node: NodeState, params: Record<str
 /** the write path of update_vm_api: everything goes through [PENDING], then is applied or hot-plugged */
 function applyUpdate(c: Cluster, g: Guest, node: NodeState, req: UpdateRequest, ctx: TaskContext | undefined): void {
   const running = g.status === 'running'
+  const boot = bootOrderPlan(g, req)
   for (const k of req.revert) g.conf.clearPending(k)
   for (const k of req.del) {
     const cur = g.conf.get(k)
@@ -274,6 +276,7 @@ function applyUpdate(c: Cluster, g: Guest, node: NodeState, req: UpdateRequest, 
       ctx?.log(`cannot delete '${k}' - not set in current configuration!`)
       continue
     }
+    boot.removed(k)
     if (running && !hotpluggable(g, k, undefined)) {
       g.conf.addPendingDelete(k, req.force)
       continue
@@ -285,8 +288,15 @@ function applyUpdate(c: Cluster, g: Guest, node: NodeState, req: UpdateRequest, 
     }
   }
   const allocated: string[] = []
+  const values: Record<string, string> = {}
   for (const k of Object.keys(req.planned).sort()) {
-    const value = realise(c, node, g.vmid, k, req.planned[k] as string | DriveRequest, allocated)
+    values[k] = realise(c, node, g.vmid, k, req.planned[k] as string | DriveRequest, allocated)
+    boot.added(k, values[k] as string)
+  }
+  const newBoot = boot.value()
+  if (newBoot !== undefined) values.boot = newBoot
+  for (const k of Object.keys(values).sort()) {
+    const value = values[k] as string
     if (running && !hotpluggable(g, k, value)) {
       g.conf.setPending(k, value)
       continue
@@ -303,6 +313,44 @@ function applyUpdate(c: Cluster, g: Guest, node: NodeState, req: UpdateRequest, 
   g.conf.cleanupPending()
 }
 
+/**
+ * update_vm_api keeps `boot: order=` in step with the devices: a deleted device leaves the order, a new
+ * cdrom joins it, and an explicit order may only name devices that exist.
+ */
+function bootOrderPlan(g: Guest, req: UpdateRequest) {
+  const current = /(?:^|,)order=([^,]*)/.exec(g.conf.get('boot') ?? '')?.[1]
+  const order = current ? current.split(';').filter((d) => d !== '') : []
+  let changed = false
+  const explicit = req.planned.boot
+  if (typeof explicit === 'string') {
+    const devs = /(?:^|,)order=([^,]*)/.exec(explicit)?.[1]?.split(';').filter((d) => d !== '') ?? []
+    const merged = g.conf.merged()
+    for (const dev of devs) {
+      const exists = merged[dev] !== undefined || g.conf.get(dev) !== undefined || req.planned[dev] !== undefined
+      if (!exists || req.del.includes(dev)) throw fail500(`invalid bootorder: device '${dev}' does not exist'`)
+    }
+  }
+  const track = typeof explicit !== 'string' && !req.del.includes('boot') && order.length > 0
+  return {
+    removed(k: string) {
+      if (track && order.includes(k)) {
+        order.splice(order.indexOf(k), 1)
+        changed = true
+      }
+    },
+    added(k: string, value: string) {
+      const cdrom = isQemuDiskKey(k) && value.split(',').includes('media=cdrom') && !isCloudinitVolid(driveVolid(value, 'drive') ?? '')
+      if (track && cdrom && !order.includes(k)) {
+        order.push(k)
+        changed = true
+      }
+    },
+    value(): string | undefined {
+      return changed && order.length > 0 ? `order=${order.join(';')}` : undefined
+    },
+  }
+}
+
 /** PUT (sync, null) and POST (async `qmconfig`) .../config */
 export function updateQemu(c: Cluster, nodeName: string, vmid: number, params: Record<string, unknown>, caller: Caller, async: boolean): string | null {
   const node = c.requireNode(nodeName)
@@ -312,10 +360,16 @@ export function updateQemu(c: Cluster, nodeName: string, vmid: number, params: R
     applyUpdate(c, g, node, req, undefined)
     return null
   }
+  const logLine = `update VM ${vmid}: ${Object.keys(params)
+    .filter((k) => !['node', 'vmid', 'digest', 'background_delay'].includes(k))
+    .sort()
+    .map((k) => `-${k} ${k === 'cipassword' ? '<hidden>' : String(params[k])}`)
+    .join(' ')}`
   const upid = c.dispatch(nodeName, 'qmconfig', String(vmid), caller.actor, {
     run: (ctx) => {
       const e = c.flockError('qemu', vmid)
       if (e) throw new Error(e)
+      ctx.log(logLine)
       applyUpdate(c, g, node, req, ctx)
     },
   })
