@@ -47,6 +47,9 @@ describe('pve-api.md §5.3 LXC create and config', () => {
     expect(overVm.message).toBe(`unable to create VM 105 - CT 105 already exists on node 'pve1'`)
     const nt = await s.error('POST', '/nodes/pve1/lxc', { vmid: 106, ostemplate: 'local:vztmpl/nope.tar.zst' })
     expect(nt.status).toBe(500)
+    const mp = await s.error('POST', '/nodes/pve1/lxc', { vmid: 106, ostemplate: TMPL, mp0: 'local-lvm:1,mp=/data' })
+    expect(mp.message).toBe(`mount points configured, but 'rootfs' not set - aborting`)
+    expect(s.sim.guest(106)).toBeUndefined()
   })
 
   it('PUT config: digest text, required options, read-only unprivileged, pending while running', async () => {

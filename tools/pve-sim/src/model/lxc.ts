@@ -73,7 +73,14 @@ export function createLxc(c: Cluster, nodeName: string, params: Record<string, u
   if (tmpl.content !== 'vztmpl') throw fail500(`${ostemplate} has wrong type '${tmpl.content}' - needs to be 'vztmpl'`)
   const storage = params.storage === undefined ? 'local' : String(params.storage)
   const options = optionParams(params, CREATE_API_ONLY)
-  if (options.rootfs === undefined) options.rootfs = `${storage}:4`
+  const hasMounts = Object.keys(options).some((k) => /^mp\d+$/.test(k))
+  if (hasMounts && options.rootfs === undefined) throw fail500(`mount points configured, but 'rootfs' not set - aborting`)
+  if (options.rootfs === undefined) {
+    const d = node.storage.def(storage)
+    if (!d) throw fail500(`storage '${storage}' does not exist`)
+    if (!d.content.includes('rootdir')) throw fail400({ storage: `storage '${storage}' does not support container directories` })
+    options.rootfs = `${storage}:4`
+  }
   const unprivileged = options.unprivileged === undefined ? '1' : canonicalScalar('lxc', 'unprivileged', options.unprivileged)
   delete options.unprivileged
   const planned = planValues(c, node, options, storage)
