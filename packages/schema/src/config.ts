@@ -105,7 +105,7 @@ export const clusterEntrySchema = obj(
         'TLS settings for this cluster.',
       ),
     ),
-    disruption: v.optional(oneOf([...DISRUPTION_POLICIES] as [string, ...string[]], 'Most disruptive change class applied automatically (none, hotplug, reboot, stop); more disruptive changes stay pending and are reported.')),
+    disruption: v.optional(oneOf(DISRUPTION_POLICIES, 'Most disruptive change class applied automatically (none, hotplug, reboot, stop); more disruptive changes stay pending and are reported.')),
   },
   'One PVE cluster.',
 )
@@ -172,7 +172,7 @@ export const processConfigSchema = obj(
             {},
           ),
           'shutdown-timeout': duration('Graceful shutdown wait before a stop-class change.', '120s'),
-          disruption: v.optional(oneOf([...DISRUPTION_POLICIES] as [string, ...string[]], 'Default disruption policy for all clusters.'), 'stop'),
+          disruption: v.optional(oneOf(DISRUPTION_POLICIES, 'Default disruption policy for all clusters.'), 'stop'),
         },
         'Reconcile settings.',
       ),

@@ -92,12 +92,13 @@ export function parseYaml(text: string, limits: YamlLimits = {}): YamlFile {
       value,
       start,
       locate(path, options = {}) {
+        // Scalars point at their value; collections at their key (`spec:`), list items at their `-` entry;
+        // a missing field at the nearest existing parent.
         let node: unknown = contents
         let best = start
         for (let i = 0; i < path.length; i++) {
           const key = path[i]!
           const isLast = i === path.length - 1
-          if (isAlias(node)) return best
           if (isMap(node)) {
             const pair = node.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === String(key))
             if (!pair) return best
@@ -106,7 +107,7 @@ export function parseYaml(text: string, limits: YamlLimits = {}): YamlFile {
             if (isLast && options.key) return best
             node = pair.value
             const valueNode = pair.value as Node | null
-            if (valueNode && valueNode.range) best = pos(valueNode.range[0])
+            if (isLast && valueNode?.range && (isScalar(valueNode) || isAlias(valueNode))) return pos(valueNode.range[0])
           } else if (isSeq(node) && typeof key === 'number') {
             const item = node.items[key] as Node | undefined
             if (!item) return best

@@ -99,6 +99,14 @@ describe('loadRepository', () => {
     expect(codes(await loadRepository({ root: repo!.root, limits: { maxFileBytes: 1000 } }))).toEqual(['vm/base/a.yaml file-too-large'])
   })
 
+  it('reports a file that cannot be read', async () => {
+    lab(['../../vm/base/a.yaml'], { 'vm/base/a.yaml': vmYaml('a', 100) })
+    const fs: RepoFs = { ...nodeFs, readFile: async (p) => (p.endsWith('a.yaml') ? Promise.reject(new Error('EIO: i/o error')) : nodeFs.readFile(p)) }
+    const m = await loadRepository({ root: repo!.root, fs })
+    expect(codes(m)).toEqual(['vm/base/a.yaml file-unreadable'])
+    expect(m.errors[0]!.message).toContain('EIO')
+  })
+
   it('selects one cluster with options.cluster and reports an unknown one', async () => {
     lab(['../../vm/base/a.yaml'], { 'vm/base/a.yaml': vmYaml('a', 100), 'clusters/two/config.yaml': clusterConfig('two'), 'clusters/two/resources.yaml': '- ../../vm/base/broken.yaml\n', 'vm/base/broken.yaml': 'kind: VM\n' })
     const one = await loadRepository({ root: repo!.root, cluster: 'lab' })
@@ -152,7 +160,7 @@ describe('loadRepository', () => {
       'clusters/b/resources.yaml': '[]\n',
       'iso/base/i.yaml': isoYaml('i', ['edge1']),
     })
-    expect(codes(await loadRepository({ root: repo.root }))).toEqual(['iso/base/i.yaml:6:10 node-not-allowed'])
+    expect(codes(await loadRepository({ root: repo.root }))).toEqual(['iso/base/i.yaml:6:3 node-not-allowed'])
   })
 
   it('an empty allowlist checks nothing', async () => {
