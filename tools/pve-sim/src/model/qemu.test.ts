@@ -487,3 +487,17 @@ describe('secret canaries never leave the model', () => {
     expect(everything).not.toContain(canary)
   })
 })
+
+describe('§6.6 pending drives', () => {
+  it('a disk allocated for a running VM that stays pending becomes unusedN when reverted', async () => {
+    const s = makeSim()
+    await s.run('POST', '/nodes/pve1/qemu', { vmid: 700, scsi0: 'local-lvm:1' })
+    await s.run('POST', '/nodes/pve1/qemu/700/status/start')
+    await s.call('PUT', '/nodes/pve1/qemu/700/config', { sata1: 'local-lvm:2' })
+    expect(s.sim.guest(700)?.pending.sata1).toBe('local-lvm:vm-700-disk-1,size=2G')
+    await s.call('PUT', '/nodes/pve1/qemu/700/config', { revert: 'sata1' })
+    const g = s.sim.guest(700)
+    expect([g?.pending.sata1, g?.config.unused0]).toEqual([undefined, 'local-lvm:vm-700-disk-1'])
+    expect(s.sim.storageContent('pve1', 'local-lvm')).toHaveLength(2)
+  })
+})

@@ -37,6 +37,10 @@ function planValues(c: Cluster, node: NodeState, options: Record<string, string>
       out[key] = v
     } else if (key === 'cipassword') {
       out[key] = v // hashed when applied
+    } else if (key === 'vmgenid' && v === '1') {
+      out[key] = c.rng.uuid()
+    } else if (key === 'cpuunits') {
+      out[key] = String(Math.min(10000, Math.max(1, Number(v)))) // clamp_cpu_shares (cgroup v2)
     } else {
       out[key] = canonicalScalar('qemu', key, v)
     }
@@ -198,6 +202,21 @@ function detach(g: Guest, node: NodeState, key: string, value: string, force: bo
   g.conf.set(nextUnused([...g.conf.keys(), ...Object.keys(g.conf.pending())]), volid)
 }
 
+/**
+ * vmconfig_register_unused_drive: a drive that only existed in [PENDING] (allocated for a running VM)
+ * becomes `unusedN` when it is reverted or replaced, so its volume is not lost
+ */
+function releasePendingDrive(g: Guest, node: NodeState, key: string): void {
+  const pending = g.conf.getPending(key)
+  if (pending === undefined || !isQemuVolumeKey(key)) return
+  const kind = volumeKindOf(key, false)
+  const volid = driveVolid(pending, kind)
+  const cur = g.conf.get(key)
+  if (!volid || (cur !== undefined && driveVolid(cur, kind) === volid)) return
+  g.conf.clearPending(key)
+  detach(g, node, key, pending, false)
+}
+
 /** re-attaching a detached volume (`scsi1=<volid of unused0>`) removes its unusedN entry */
 function dropUnusedOf(g: Guest, key: string, value: string): void {
   if (!isQemuVolumeKey(key)) return
@@ -269,7 +288,10 @@ function prepareUpdate(c: Cluster, g: Guest, node: NodeState, params: Record<str
 function applyUpdate(c: Cluster, g: Guest, node: NodeState, req: UpdateRequest, ctx: TaskContext | undefined): void {
   const running = g.status === 'running'
   const boot = bootOrderPlan(g, req)
-  for (const k of req.revert) g.conf.clearPending(k)
+  for (const k of req.revert) {
+    releasePendingDrive(g, node, k)
+    g.conf.clearPending(k)
+  }
   for (const k of req.del) {
     const cur = g.conf.get(k)
     if (cur === undefined && g.conf.getPending(k) === undefined) {
@@ -297,6 +319,7 @@ function applyUpdate(c: Cluster, g: Guest, node: NodeState, req: UpdateRequest, 
   if (newBoot !== undefined) values.boot = newBoot
   for (const k of Object.keys(values).sort()) {
     const value = values[k] as string
+    if (g.conf.getPending(k) !== value) releasePendingDrive(g, node, k)
     if (running && !hotpluggable(g, k, value)) {
       g.conf.setPending(k, value)
       continue
