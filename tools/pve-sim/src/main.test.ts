@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { DEMO_TOKEN_SECRET, startSimulator } from './index.js'
-import { banner, parseSimArgs, UsageError } from './main.js'
+import { banner, bannerJson, parseSimArgs, UsageError } from './main.js'
 
 describe('pnpm sim command line', () => {
   it('defaults: 127.0.0.1:8006, HTTPS, pve1..pve3, seed 1, 9.1, demo token, schema on, PVE auth delay', () => {
@@ -46,6 +46,8 @@ describe('pnpm sim command line', () => {
       expect(text).toContain(`url          ${sim.url}`)
       expect(text).toContain(`fingerprint  ${sim.fingerprint}`)
       expect(text).toContain(`token        PVEAPIToken=root@pam!proxops=${sim.token.secret}`)
+      expect(JSON.parse(bannerJson(sim))).toMatchObject({ url: sim.url, fingerprint: sim.fingerprint, tokenHeader: sim.token.header, nodes: ['pve1', 'pve2', 'pve3'] })
+      expect(parseSimArgs(['--json'], {})).toMatchObject({ json: true })
     } finally {
       await sim.close()
     }

@@ -22,11 +22,12 @@ export const USAGE = `usage: pve-sim [options]
   --root-password P     password of root@pam for tickets (default: random, printed)
   --no-schema           do not validate requests against apidoc.json
   --fast-auth-failures  answer 401 at once instead of after 3 s
+  --json                print the start banner as one JSON line (for scripts)
   -h, --help`
 
 export class UsageError extends Error {}
 
-export type CliResult = { help: true } | { help: false; options: SimulatorOptions; guests: number; controlFile: string | undefined }
+export type CliResult = { help: true } | { help: false; options: SimulatorOptions; guests: number; controlFile: string | undefined; json: boolean }
 
 function int(name: string, v: string | undefined, dflt: number): number {
   if (v === undefined) return dflt
@@ -55,6 +56,7 @@ export function parseSimArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
         'root-password': { type: 'string' },
         'no-schema': { type: 'boolean' },
         'fast-auth-failures': { type: 'boolean' },
+        json: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -84,7 +86,15 @@ export function parseSimArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
     ...(values.control ? { controlFile: values.control } : {}),
     ...(values['root-password'] ? { rootPassword: values['root-password'] } : {}),
   }
-  return { help: false, options, guests, controlFile: values.control }
+  return { help: false, options, guests, controlFile: values.control, json: values.json === true }
+}
+
+/** The start banner as data (`--json`). */
+export function bannerJson(sim: Simulator): string {
+  return JSON.stringify({
+    url: sim.url, apiUrl: sim.apiUrl, fingerprint: sim.fingerprint ?? null, tokenId: sim.token.id, tokenHeader: sim.token.header,
+    rootPassword: sim.rootPassword, pveVersion: sim.pveVersion, nodes: sim.nodes, schemaValidation: sim.schemaValidation,
+  })
 }
 
 /** The banner `pnpm sim` prints. */
@@ -115,7 +125,7 @@ async function main(): Promise<void> {
     return
   }
   const sim = await startSimulator(cli.options)
-  process.stdout.write(`${banner(sim, cli.guests, cli.controlFile)}\n`)
+  process.stdout.write(`${cli.json ? bannerJson(sim) : banner(sim, cli.guests, cli.controlFile)}\n`)
   const stop = (): void => {
     void sim.close().then(() => process.exit(0))
   }
