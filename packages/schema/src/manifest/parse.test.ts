@@ -307,6 +307,14 @@ describe('VM', () => {
     }
   })
 
+  it('pve-name must be a DNS name', () => {
+    const m = clone(validManifests.VM)
+    m.spec['pve-name'] = 'App.Example'
+    expect(ok(m).spec['pve-name']).toBe('App.Example')
+    m.spec['pve-name'] = 'app vm'
+    expect(one(m)).toEqual(['field-invalid', 'spec.pve-name'])
+  })
+
   it('node names', () => {
     const m = clone(validManifests.VM)
     for (const bad of ['', 'pve/1', 'pve 1', 'x'.repeat(65)]) {

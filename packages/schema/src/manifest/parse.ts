@@ -239,6 +239,7 @@ function finaliseVm(kind: 'VM' | 'TemplateVM', name: string, spec: VmSpec, add: 
     add('template-state', ['spec', 'state'], 'a TemplateVM is always stopped: remove state or write state: stopped')
   }
   spec['pve-name'] ??= name
+  if (!HOSTNAME.test(spec['pve-name'])) add('field-invalid', ['spec', 'pve-name'], `pve-name ${JSON.stringify(spec['pve-name'])} must be a DNS name (letters, digits, "-" and ".")`)
   spec.tags = dedupe(spec.tags)
   checkExtra('qemu', spec.extra, add)
 
