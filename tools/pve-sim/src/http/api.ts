@@ -8,7 +8,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { ApiMethodInfo, ApiNode } from '../apidoc/load.js'
-import { RouteIndex, type HttpMethod } from '../apidoc/route-index.js'
+import { RouteIndex, uriUnescape, type HttpMethod } from '../apidoc/route-index.js'
 import { validateParams } from '../apidoc/validate.js'
 import { WithTotal } from '../api/envelope.js'
 import type { FaultState } from '../control/faults.js'
@@ -149,7 +149,9 @@ export class ApiHandler {
       return status >= 595 ? renderBare(status, message, opts) : renderApiError(status, `${message}\n`, undefined, opts)
     }
 
-    if (!route?.info) return renderApiError(501, `Method '${method} ${relPath}' not implemented`, undefined, opts)
+    // PVE names the URI-unescaped path in its messages
+    const shownPath = uriUnescape(relPath)
+    if (!route?.info) return renderApiError(501, `Method '${method} ${shownPath}' not implemented`, undefined, opts)
 
     // URI parameters win; a body/query parameter may repeat one only with the same value
     const params: Record<string, unknown> = { ...route.pathParams }
@@ -161,7 +163,7 @@ export class ApiHandler {
     }
 
     if (auth.apiToken && route.info.allowtoken !== undefined && !truthy(route.info.allowtoken)) {
-      return renderApiError(403, `Permission check failed (URI '${relPath}' not available with API token, need proper ticket.\n)\n`, undefined, opts)
+      return renderApiError(403, `Permission check failed (URI '${shownPath}' not available with API token, need proper ticket.\n)\n`, undefined, opts)
     }
 
     if (method === 'POST' && route.template === '/access/ticket') return this.ticket(params, opts)
@@ -183,7 +185,7 @@ export class ApiHandler {
     }
 
     const handler = this.handlers.get(`${method} ${route.template}`)
-    if (!handler) return renderApiError(501, `Method '${method} ${relPath}' not implemented`, undefined, opts)
+    if (!handler) return renderApiError(501, `Method '${method} ${shownPath}' not implemented`, undefined, opts)
 
     let checked = params
     if (this.o.apidoc && route.info.parameters) {

@@ -91,6 +91,11 @@ describe('transport and envelope (pve-api.md section 1)', () => {
     expect(r.json).toEqual({ data: null, message: "Method 'GET /nodes/pve1/nonsense' not implemented" })
   })
 
+  it('names the URI-unescaped path in the 501 text', async () => {
+    const r = await req('GET', '/nodes/pve1/no%20such')
+    expect(r.reason).toBe("Method 'GET /nodes/pve1/no such' not implemented")
+  })
+
   it('answers a schema route the model does not implement with the same 501', async () => {
     const r = await req('GET', '/nodes/pve1/apt/update')
     expect(r.status).toBe(501)
