@@ -22,7 +22,7 @@ afterEach(async () => {
 
 const seeds = Array.from({ length: runs(4) }, (_, i) => 1000 + i * 7919)
 
-describe('SIGKILL in the middle of an apply', () => {
+describe('SIGKILL in the middle of an apply', { timeout: 180_000 }, () => {
   it.each(seeds)('seed %i: apply again converges with no duplicate and no loss', async (seed) => {
     const next = rng(seed)
     // kill once PVE has served a random number of writes, so the kill always lands inside the apply
