@@ -46,21 +46,26 @@ export function prerequisites(m: DesiredManifest): string[] {
 /** Level 0 for no prerequisites, else 1 + the highest prerequisite level. Throws on unknown targets and cycles. */
 export function levels(byKey: ReadonlyMap<string, DesiredManifest>): Map<string, { level: number; prereqs: string[] }> {
   const out = new Map<string, { level: number; prereqs: string[] }>()
-  const visiting = new Set<string>()
-  const visit = (key: string, path: string[]): number => {
+  const stack: string[] = []
+  const onStack = new Set<string>()
+  const visit = (key: string): number => {
     const done = out.get(key)
     if (done) return done.level
-    if (visiting.has(key)) throw new PlanInputError('PLAN_DEPENDENCY', `dependency cycle ${[...path, key].join(' → ')}`, key)
+    if (onStack.has(key)) {
+      throw new PlanInputError('PLAN_DEPENDENCY', `dependency cycle ${[...stack.slice(stack.indexOf(key)), key].join(' → ')}`, key)
+    }
     const m = byKey.get(key)
-    if (!m) throw new PlanInputError('PLAN_DEPENDENCY', `depends on ${key}, which is not in this cluster`, path[path.length - 1])
-    visiting.add(key)
+    if (!m) throw new PlanInputError('PLAN_DEPENDENCY', `depends on ${key}, which is not in this cluster`, stack[stack.length - 1])
+    stack.push(key)
+    onStack.add(key)
     const prereqs = prerequisites(m)
     let level = 0
-    for (const p of prereqs) level = Math.max(level, visit(p, [...path, key]) + 1)
-    visiting.delete(key)
+    for (const p of prereqs) level = Math.max(level, visit(p) + 1)
+    stack.pop()
+    onStack.delete(key)
     out.set(key, { level, prereqs })
     return level
   }
-  for (const key of [...byKey.keys()].sort()) visit(key, [])
+  for (const key of [...byKey.keys()].sort()) visit(key)
   return out
 }

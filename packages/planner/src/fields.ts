@@ -2,7 +2,7 @@
  * The per-key building block of planning: each owned PVE config key knows its create form and how to
  * reconcile a live value (the pending-merged view) with the desired one. Everything here is pure.
  */
-import { formatPropertyString, parsePropertyString } from '@proxops/pve-client/wire'
+import { formatPropertyString } from '@proxops/pve-client/wire'
 import type { AnomalyCode, PlanParamValue } from './plan-types.js'
 
 export type Outcome =
@@ -31,15 +31,26 @@ export interface Owned {
 
 export const SENSITIVE = '(sensitive)'
 
-/** Parses a property string; undefined when PVE's value is not one (reported as invalid-live by callers). */
+/**
+ * Parses a live property string leniently (PVE wrote it): `key=value` parts split on `,`, at most one bare
+ * value for `defaultKey`. Undefined when it is not one (a bare value without a default key, a duplicate key),
+ * which callers report as `invalid-live`. Hot path: plan() parses every live volume and NIC once per cycle.
+ */
 export function parsePS(value: string, defaultKey?: string): Record<string, string> | undefined {
-  // fast path for the common bare value (`host`, `1`): no key, no list
-  if (defaultKey !== undefined && value !== '' && !value.includes(',') && !value.includes('=')) return { [defaultKey]: value }
-  try {
-    return parsePropertyString(value, defaultKey === undefined ? {} : { defaultKey })
-  } catch {
-    return undefined
+  const out: Record<string, string> = {}
+  let start = 0
+  while (start <= value.length) {
+    let end = value.indexOf(',', start)
+    if (end === -1) end = value.length
+    const part = value.slice(start, end)
+    start = end + 1
+    if (part.trim() === '') continue
+    const eq = part.indexOf('=')
+    const key = eq === -1 ? defaultKey : part.slice(0, eq)
+    if (key === undefined || key === '' || key === '__proto__' || Object.prototype.hasOwnProperty.call(out, key)) return undefined
+    out[key] = eq === -1 ? part : part.slice(eq + 1)
   }
+  return out
 }
 
 /** Prints a live-form rewrite: the live tokens with the owned ones replaced (undefined removes a token). */

@@ -77,7 +77,7 @@ export function assemblePlan(a: AssembleInput): Plan {
     }
   }
   const actions: Action[] = drafts.map((d) => {
-    const dependsOn = new Set<string>(d.after ?? [])
+    const dependsOn = new Set<string>(d.after)
     const requires = new Set<string>()
     const pre = d.resource === undefined ? [] : (levels.get(d.resource)?.prereqs ?? [])
     for (const p of pre) {
@@ -91,8 +91,7 @@ export function assemblePlan(a: AssembleInput): Plan {
       }
       for (const a of byResource.get(p) ?? []) if (requires.has(a.address)) dependsOn.add(a.id as string)
     }
-    const { resource: _r, after: _a, ...rest } = d
-    return { ...rest, id: d.id as string, dependsOn: [...dependsOn].sort(), requires: [...requires].sort() }
+    return toAction(d, dependsOn.size === 0 ? [] : [...dependsOn].sort(), requires.size === 0 ? [] : [...requires].sort())
   })
   actions.sort(compareActions)
   const anomalies = [...a.out.anomalies].sort((a, b) => cmp(a.address ?? '', b.address ?? '') || cmp(a.field ?? '', b.field ?? '') || cmp(a.code, b.code) || cmp(a.message, b.message))
@@ -124,6 +123,31 @@ export function assemblePlan(a: AssembleInput): Plan {
       actions: actions.length,
     },
   }
+}
+
+/** The action a draft becomes: explicit fields (no object rest copy: this runs once per action). */
+function toAction(d: Draft, dependsOn: string[], requires: string[]): Action {
+  const a: Action = {
+    id: d.id as string,
+    address: d.address,
+    kind: d.kind,
+    node: d.node,
+    type: d.type,
+    reason: d.reason,
+    diffs: d.diffs,
+    disruption: d.disruption,
+    tier: d.tier,
+    level: d.level,
+    dependsOn,
+    requires,
+    requests: d.requests,
+  }
+  if (d.name !== undefined) a.name = d.name
+  if (d.vmid !== undefined) a.vmid = d.vmid
+  if (d.storage !== undefined) a.storage = d.storage
+  if (d.filename !== undefined) a.filename = d.filename
+  if (d.digest !== undefined) a.digest = d.digest
+  return a
 }
 
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)

@@ -52,6 +52,7 @@ export function tagsField(tags: readonly string[], ownershipTag: string): Owned 
     field: 'spec.tags',
     create: want,
     compare: (live) => {
+      if (live === want) return []
       let got: string
       try {
         got = formatTags(parseTags(live ?? ''))
