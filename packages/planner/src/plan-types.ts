@@ -13,10 +13,12 @@ export type GuestKind = 'VM' | 'TemplateVM' | 'LXC' | 'TemplateCT'
 export type ArtifactKind = 'ISO' | 'CTTemplate' | 'DiskImage'
 
 /**
- * The most disruptive class of change ProxOps may carry out on a running guest. `allow` (= `stop`): reboot- and
- * stop-class changes use a graceful shutdown, the write, then start. `none`: reboot-class writes are sent and
- * left pending in PVE, hotplug- and stop-class changes are not made; both are reported. `hotplug` and `reboot`
- * are the levels in between (the `proxops/disruption` annotation accepts `none|hotplug|reboot|stop`).
+ * The most disruptive side effect ProxOps may cause on a running guest while converging its config.
+ * `allow` (= `stop`): reboot-class changes use a graceful shutdown, the write, then start. `none`: reboot-class
+ * writes are sent and left pending in PVE, hotplug-class writes and mark-template of a running guest are not
+ * made; both are reported. `hotplug` and `reboot` are the levels in between (the `proxops/disruption`
+ * annotation accepts `none|hotplug|reboot|stop`). Power changes the manifest asks for (`state`) and prunes are
+ * not side effects: they are planned under every policy.
  */
 export type DisruptionPolicy = 'allow' | 'none' | 'hotplug' | 'reboot' | 'stop'
 
