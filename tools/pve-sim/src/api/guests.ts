@@ -1,5 +1,5 @@
 import type { Cluster } from '../model/cluster.js'
-import { fail500 } from '../model/errors.js'
+import { fail400, fail500 } from '../model/errors.js'
 import { readConfig, readPending } from '../model/guestconf.js'
 import { createLxc, powerLxc, updateLxc } from '../model/lxc.js'
 import {
@@ -35,7 +35,11 @@ export function guestRoutes(c: Cluster): RouteTable {
       ['GET', `${base}/{vmid}/config`, (ctx) => {
         c.requireNode(node(ctx))
         const g = c.requireGuest(node(ctx), type, vmid(ctx))
-        if (str(ctx, 'snapshot') !== undefined) throw fail500(`snapshot '${str(ctx, 'snapshot')}' does not exist`)
+        const snapshot = str(ctx, 'snapshot')
+        if (snapshot !== undefined && bool(ctx, 'current')) {
+          throw fail400({ snapshot: `cannot use 'snapshot' parameter with 'current'`, current: `cannot use 'snapshot' parameter with 'current'` })
+        }
+        if (snapshot !== undefined) throw fail500(`snapshot '${snapshot}' does not exist`)
         return readConfig(g, bool(ctx, 'current') ?? false)
       }],
       ['PUT', `${base}/{vmid}/config`, (ctx) =>

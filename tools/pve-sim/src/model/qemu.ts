@@ -572,7 +572,9 @@ export function cloneGuest(c: Cluster, nodeName: string, vmid: number, type: 'qe
     }
   }
   const pendingKeys = [...Object.keys(src.conf.pending()), ...src.conf.pendingDeletes().keys()]
-  const clone = c.addGuest(newid, type, nodeName, new GuestConfig({ lock: 'clone' }))
+  // qemu-server writes "# qmclone temporary file\nlock: clone\n": the comment reads back as a description
+  const tempConf: Record<string, string> = type === 'qemu' ? { description: 'qmclone temporary file', lock: 'clone' } : { lock: 'clone' }
+  const clone = c.addGuest(newid, type, nodeName, new GuestConfig(tempConf))
   const allocated: string[] = []
   const upid = c.dispatch(nodeName, type === 'qemu' ? 'qmclone' : 'vzclone', String(vmid), caller.actor, {
     run: (ctx) => {
