@@ -228,7 +228,8 @@ describe('adopt', () => {
   it('is deterministic and total over random estates (property: no throw, valid complete VMs, unique paths, no secrets)', () => {
     const arbGuest = fc.record({
       vmid: fc.integer({ min: 100, max: 100_000 }),
-      name: fc.option(fc.string({ maxLength: 20 }), { nil: undefined }),
+      // PVE names are DNS names (qemu `name`, lxc `hostname`)
+      name: fc.option(fc.stringMatching(/^[A-Za-z0-9]([A-Za-z0-9-]{0,18}[A-Za-z0-9])?$/), { nil: undefined }),
       memory: fc.integer({ min: 16, max: 65536 }),
       cores: fc.integer({ min: 1, max: 64 }),
       disks: fc.integer({ min: 1, max: 4 }),

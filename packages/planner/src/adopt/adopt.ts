@@ -190,7 +190,7 @@ function adoptVm(
   if (!guest.template) spec.state = guest.status === 'running' ? 'started' : 'stopped'
   else spec.state = 'stopped'
   const pveName = take('name')
-  if (pveName !== undefined && pveName !== name) spec['pve-name'] = pveName
+  if (pveName && pveName !== name) spec['pve-name'] = pveName
 
   spec.memory = formatQuantity(Number(take('memory') ?? '512') * MiB)
   const cpuProps = parseProps(take('cpu') ?? 'kvm64')
