@@ -15,6 +15,8 @@ import { warmStats } from './views.js'
 export type { ClusterOptions, PowerState, GuestType, TaskBehaviour, ContentType }
 export { WithTotal } from '../api/envelope.js'
 export { ESTATE_ARTIFACTS } from './estate.js'
+/** call route handlers without HTTP (tests, tools) */
+export { callRoute, matchRoute, ROOT_TOKEN } from '../api/harness.js'
 
 export interface GuestInfo {
   vmid: number
