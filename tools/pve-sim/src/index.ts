@@ -54,6 +54,8 @@ export interface SimulatorOptions {
   errorMessageInBody?: boolean
   /** how long fresh guests and power changes take to show in /cluster/resources (model default) */
   resourcesLagMs?: number
+  /** pveproxy's timeout for proxied calls (PVE: 30000): injected latency above it answers 596 while the call still completes */
+  proxyTimeoutMs?: number
   /** window after dispatch in which task status answers 400 `no such task` (model default 0) */
   noSuchTaskWindowMs?: number
   /** JSON control file, applied now and re-read on change */
@@ -123,6 +125,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     authFailureDelayMs: options.authFailureDelayMs ?? 3000,
     messageInBody: options.errorMessageInBody ?? true,
     nodes: () => nodes,
+    localNode: nodes[0] ?? 'pve1',
+    proxyTimeoutMs: options.proxyTimeoutMs ?? 30_000,
     currentConfig: (vmid) => cluster.guest(vmid)?.config,
     ...(tls && nodes[0] ? { endpoint: { node: nodes[0], fingerprint: tls.fingerprint } } : {}),
     log,

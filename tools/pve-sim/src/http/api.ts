@@ -8,12 +8,12 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { ApiMethodInfo, ApiNode } from '../apidoc/load.js'
-import { RouteIndex, uriUnescape, type HttpMethod } from '../apidoc/route-index.js'
+import { RouteIndex, uriUnescape, type HttpMethod, type RouteMatch } from '../apidoc/route-index.js'
 import { validateParams } from '../apidoc/validate.js'
 import { WithTotal } from '../api/envelope.js'
 import type { FaultState } from '../control/faults.js'
 import type { StatsLog } from '../control/stats.js'
-import { AuthError, authenticate, ROOT_CAP, type AuthState } from './auth.js'
+import { AuthError, authenticate, ROOT_CAP, type AuthOutcome, type AuthState } from './auth.js'
 import { BodyDecodeError, extractParams, mediaType } from './decode.js'
 import { renderApiError, renderBare, renderData, type RenderOptions, type SimResponse } from './respond.js'
 import { rootOnlyViolation } from './root-only.js'
@@ -40,6 +40,10 @@ export interface ApiOptions {
   nodes: () => string[]
   clusterName?: string
   currentConfig?: (vmid: number) => Record<string, string> | undefined
+  /** the node the clients talk to; calls for other nodes are proxied */
+  localNode: string
+  /** pveproxy's timeout for proxied calls (PVE: 30 s): injected latency above it turns into 596 while the call completes */
+  proxyTimeoutMs: number
   /** the node this endpoint is and its certificate fingerprint: /nodes reports it as that node's ssl_fingerprint */
   endpoint?: { node: string; fingerprint: string }
   log?: (line: string) => void
@@ -142,12 +146,45 @@ export class ApiHandler {
     }
 
     const fault = this.o.faults.decide(method, relPath, route?.template)
-    if (fault.delayMs > 0) await sleep(fault.delayMs)
     if (fault.failure) {
+      if (fault.delayMs > 0) await sleep(fault.delayMs)
       if ('network' in fault.failure) return { status: 0, reason: '', headers: {}, body: Buffer.alloc(0), delayMs: 0, network: fault.failure.network }
       const { status, message } = fault.failure
       return status >= 595 ? renderBare(status, message, opts) : renderApiError(status, `${message}\n`, undefined, opts)
     }
+    const serve = (): Promise<SimResponse> => this.serve(method, relPath, route, raw, auth, opts, record)
+    if (fault.delayMs > 0) {
+      // pveproxy gives up on a proxied call after 30 s with 596, while the call itself still completes
+      if (fault.delayMs > this.o.proxyTimeoutMs && this.proxied(route, raw)) {
+        void sleep(fault.delayMs)
+          .then(serve)
+          .catch((err: unknown) => this.o.log?.(`pve-sim: late request ${method} ${relPath} failed: ${String(err)}`))
+        await sleep(this.o.proxyTimeoutMs)
+        return renderBare(596, 'Connection timed out', opts)
+      }
+      await sleep(fault.delayMs)
+    }
+    return serve()
+  }
+
+  /** whether pveproxy forwards this call (to another node, or to the local pvedaemon for protected methods) */
+  private proxied(route: RouteMatch | undefined, raw: Record<string, unknown>): boolean {
+    const info = route?.info
+    if (!info) return false
+    if (truthy(info.protected)) return true
+    const target = info.proxyto ? (route.pathParams[info.proxyto] ?? raw[info.proxyto]) : undefined
+    return typeof target === 'string' && target !== this.o.localNode
+  }
+
+  private async serve(
+    method: string,
+    relPath: string,
+    route: RouteMatch | undefined,
+    raw: Record<string, unknown>,
+    auth: AuthOutcome,
+    opts: RenderOptions,
+    record: { handled: boolean },
+  ): Promise<SimResponse> {
 
     // PVE names the URI-unescaped path in its messages
     const shownPath = uriUnescape(relPath)

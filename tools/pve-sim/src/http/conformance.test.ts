@@ -397,6 +397,27 @@ describe('faults and control (pve-api.md sections 1, 8.11)', () => {
     hung.catch(() => {}) // dropped when the simulator closes
   })
 
+  it('596 after the proxy timeout while the slow proxied call still completes (pve-api.md section 1)', async () => {
+    const s = await startSimulator({ tls: false, authFailureDelayMs: 0, proxyTimeoutMs: 100, log: () => {} })
+    try {
+      const h = { Authorization: s.token.header }
+      const f = form({ vmid: '130', name: 'slow' })
+      s.control.setLatency({ ms: 300, method: 'POST', path: '/nodes/{node}/qemu' })
+      const r = await raw(s, 'POST', '/api2/json/nodes/pve2/qemu', { headers: { ...h, ...f.headers }, body: f.body })
+      expect([r.status, r.reason, r.body]).toEqual([596, 'Connection timed out', ''])
+      expect(r.ms).toBeLessThan(290)
+      expect(s.control.guest(130)).toBeUndefined()
+      await new Promise((res) => setTimeout(res, 400))
+      expect(s.control.guest(130)?.node).toBe('pve2')
+      // below the timeout the slow answer arrives normally
+      s.control.setLatency(0)
+      s.control.setLatency({ ms: 50, path: '/nodes/{node}/qemu/{vmid}/config' })
+      expect((await raw(s, 'GET', '/api2/json/nodes/pve2/qemu/130/config', { headers: h })).status).toBe(200)
+    } finally {
+      await s.close()
+    }
+  })
+
   it('latency per request', async () => {
     sim.control.setLatency({ ms: 120, path: '/version' })
     try {

@@ -25,6 +25,8 @@ const api = new ApiHandler({
   authFailureDelayMs: 0,
   messageInBody: true,
   nodes: () => ['pve1', 'pve2'],
+  localNode: 'pve1',
+  proxyTimeoutMs: 30_000,
   log: (l) => logs.push(l),
 })
 
