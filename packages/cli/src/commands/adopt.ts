@@ -6,7 +6,6 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
 import { stringify } from 'yaml'
 import { adopt, observe } from '@proxops/planner'
 import { isSopsError, mergeSopsFile } from '@proxops/sops'
@@ -16,7 +15,7 @@ import { out, type CliContext } from '../runtime/context.js'
 import { loadDraftConfig } from '../config/load.js'
 import { globalFlags, prepare, type GlobalArgs } from './common.js'
 
-interface AdoptArgs extends GlobalArgs {
+export interface AdoptArgs extends GlobalArgs {
   cluster?: string
   force?: boolean
   'adopt-secrets'?: boolean
@@ -26,7 +25,7 @@ export function manifestYaml(document: Record<string, unknown>): string {
   return stringify(document, { indent: 2, lineWidth: 0, sortMapEntries: false })
 }
 
-async function adoptHandler(ctx: CliContext, args: AdoptArgs): Promise<number> {
+export async function adoptHandler(ctx: CliContext, args: AdoptArgs): Promise<number> {
   if (args.cluster === undefined) {
     // name the configured clusters in the error, as the reference does
     let known: string[] = []
@@ -120,17 +119,3 @@ async function adoptHandler(ctx: CliContext, args: AdoptArgs): Promise<number> {
   return 0
 }
 
-export function adoptCommand(ctx: () => CliContext, setExit: (code: number) => void): CommandModule<GlobalArgs, AdoptArgs> {
-  return {
-    command: 'adopt',
-    describe: 'Write manifests for what already runs on a cluster (reads PVE, never writes it)',
-    builder: (y: Argv<GlobalArgs>) =>
-      y
-        .option('cluster', { type: 'string', describe: 'The cluster to adopt from (required)' })
-        .option('force', { type: 'boolean', describe: 'Overwrite manifest files that exist with other content' })
-        .option('adopt-secrets', { type: 'boolean', describe: "Merge unmatched SSH keys into the cluster's SOPS file" })
-        .example('proxops adopt --cluster homelab', 'write vm/homelab/*.yaml and friends, print the resources.yaml lines')
-        .example('proxops adopt --cluster homelab --adopt-secrets', 'also move live SSH keys into the SOPS file') as unknown as Argv<AdoptArgs>,
-    handler: async (args: ArgumentsCamelCase<AdoptArgs>) => setExit(await adoptHandler(ctx(), args)),
-  }
-}

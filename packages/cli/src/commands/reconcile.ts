@@ -1,7 +1,6 @@
 /** diff, apply and status: one cycle per selected cluster, in name order; an abort never stops the others. */
 import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
 import type { Plan, ProgressEvent } from '@proxops/planner'
 import { CliError, oneLine } from '../errors.js'
 import { renderPlanMarkdown } from '../render/plan-markdown.js'
@@ -16,21 +15,11 @@ import { canonicalJson } from '../render/json.js'
 import type { ClusterCycle } from '../status-model.js'
 import { allowEmpty, painter, parsePlanSet, planSetJson, prepare, type GlobalArgs, type Prepared } from './common.js'
 
-type Setter = (code: number) => void
-type Ctx = () => CliContext
-
-interface PlanArgs extends GlobalArgs {
+export interface PlanArgs extends GlobalArgs {
   cluster?: string
   output?: 'text' | 'json' | 'markdown'
   'allow-empty'?: string[]
 }
-
-const clusterOption = { type: 'string', describe: 'Only this cluster (default: every configured cluster)' } as const
-const allowEmptyOption = {
-  type: 'string',
-  array: true,
-  describe: 'Accept 0 desired objects of this kind even though owned ones exist on PVE (VM, TemplateVM, LXC, TemplateCT)',
-} as const
 
 function renderAborted(cluster: string, reason: string, format: 'text' | 'json' | 'markdown'): string {
   if (format === 'markdown') return `### ProxOps plan for cluster \`${cluster}\`\n\n**ABORTED:** ${reason}\n`
@@ -76,7 +65,7 @@ function reportAborts(ctx: CliContext, outcomes: readonly CycleOutcome[]): boole
   return aborted
 }
 
-async function diffHandler(ctx: CliContext, args: PlanArgs & { 'detailed-exitcode'?: boolean; out?: string }): Promise<number> {
+export async function diffHandler(ctx: CliContext, args: PlanArgs & { 'detailed-exitcode'?: boolean; out?: string }): Promise<number> {
   const prepared = await prepare(ctx, args, args.cluster !== undefined ? { cluster: args.cluster } : {})
   const tree = await prepared.source.sync()
   const outcomes = await dryCycles(ctx, prepared, tree, args)
@@ -117,7 +106,7 @@ function progressPrinter(ctx: CliContext, p: Paint): (event: ProgressEvent) => v
   }
 }
 
-async function applyHandler(ctx: CliContext, args: PlanArgs & { plan?: string; yes?: boolean; 'dry-run'?: boolean }): Promise<number> {
+export async function applyHandler(ctx: CliContext, args: PlanArgs & { plan?: string; yes?: boolean; 'dry-run'?: boolean }): Promise<number> {
   if (args['dry-run']) return diffHandler(ctx, args)
   const prepared = await prepare(ctx, args, args.cluster !== undefined ? { cluster: args.cluster } : {})
   const tree = await prepared.source.sync()
@@ -202,7 +191,7 @@ async function applyHandler(ctx: CliContext, args: PlanArgs & { plan?: string; y
   return failed ? 1 : 0
 }
 
-async function statusHandler(ctx: CliContext, args: PlanArgs): Promise<number> {
+export async function statusHandler(ctx: CliContext, args: PlanArgs): Promise<number> {
   const prepared = await prepare(ctx, args, args.cluster !== undefined ? { cluster: args.cluster } : {})
   const tree = await prepared.source.sync()
   const outcomes = await dryCycles(ctx, prepared, tree, args)
@@ -212,58 +201,3 @@ async function statusHandler(ctx: CliContext, args: PlanArgs): Promise<number> {
   return reportAborts(ctx, outcomes) ? 1 : 0
 }
 
-export function diffCommand(ctx: Ctx, setExit: Setter): CommandModule<GlobalArgs, PlanArgs & { 'detailed-exitcode'?: boolean; out?: string }> {
-  return {
-    command: 'diff',
-    describe: 'Show what apply would change on each cluster (reads PVE, never writes)',
-    builder: (y: Argv<GlobalArgs>) =>
-      y
-        .option('cluster', clusterOption)
-        .option('output', { alias: 'o', type: 'string', choices: ['text', 'json', 'markdown'] as const, describe: 'Output format (json: the byte-stable plan set)' })
-        .option('detailed-exitcode', { type: 'boolean', describe: 'Exit 2 when changes are present (0 none, 1 error)' })
-        .option('out', { type: 'string', describe: 'Also save the plan set to this file for apply --plan' })
-        .option('allow-empty', allowEmptyOption)
-        .example('proxops diff', 'plan every cluster, Terraform-style')
-        .example('proxops diff --cluster homelab --output markdown', 'a pull-request comment for one cluster')
-        .example('proxops diff --out plan.json --detailed-exitcode', 'save the plan; exit 2 when there are changes') as unknown as Argv<
-        PlanArgs & { 'detailed-exitcode'?: boolean; out?: string }
-      >,
-    handler: async (args: ArgumentsCamelCase<PlanArgs & { 'detailed-exitcode'?: boolean; out?: string }>) => setExit(await diffHandler(ctx(), args)),
-  }
-}
-
-export function applyCommand(ctx: Ctx, setExit: Setter): CommandModule<GlobalArgs, PlanArgs & { plan?: string; yes?: boolean; 'dry-run'?: boolean }> {
-  return {
-    command: 'apply',
-    describe: 'Converge each cluster to git (asks on a terminal unless --yes)',
-    builder: (y: Argv<GlobalArgs>) =>
-      y
-        .option('cluster', clusterOption)
-        .option('plan', { type: 'string', describe: 'Apply exactly this saved plan (refused if the commit or a digest changed)' })
-        .option('yes', { alias: 'y', type: 'boolean', describe: 'Do not ask for confirmation' })
-        .option('dry-run', { alias: 'n', type: 'boolean', describe: 'Only show the plan (same as diff)' })
-        .option('output', { alias: 'o', type: 'string', choices: ['text', 'json'] as const, describe: 'Format of the final status (json: cycles as JSON)' })
-        .option('allow-empty', allowEmptyOption)
-        .example('proxops apply', 'plan, confirm on the terminal, converge')
-        .example('proxops apply --yes --cluster edge', 'converge one cluster without asking')
-        .example('proxops diff --out plan.json && proxops apply --plan plan.json', 'apply exactly the reviewed plan') as unknown as Argv<
-        PlanArgs & { plan?: string; yes?: boolean; 'dry-run'?: boolean }
-      >,
-    handler: async (args: ArgumentsCamelCase<PlanArgs & { plan?: string; yes?: boolean; 'dry-run'?: boolean }>) => setExit(await applyHandler(ctx(), args)),
-  }
-}
-
-export function statusCommand(ctx: Ctx, setExit: Setter): CommandModule<GlobalArgs, PlanArgs> {
-  return {
-    command: 'status',
-    describe: 'Per-cluster convergence table of every object (read-only)',
-    builder: (y: Argv<GlobalArgs>) =>
-      y
-        .option('cluster', clusterOption)
-        .option('output', { alias: 'o', type: 'string', choices: ['text', 'json'] as const, describe: 'Output format' })
-        .option('allow-empty', allowEmptyOption)
-        .example('proxops status', 'which objects are converged, drifting, skipped or anomalous')
-        .example('proxops status --cluster edge --output json', 'the same as JSON') as unknown as Argv<PlanArgs>,
-    handler: async (args: ArgumentsCamelCase<PlanArgs>) => setExit(await statusHandler(ctx(), args)),
-  }
-}

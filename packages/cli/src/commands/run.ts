@@ -4,7 +4,6 @@
  * an apply cycle per cluster in name order with the per-cycle prune budget capped by the sliding window.
  * HTTP /healthz /readyz /metrics /status; a single-instance lock; SIGINT/SIGTERM stop gracefully.
  */
-import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
 import type { PveClient } from '@proxops/pve-client'
 import { acquireLock } from '../daemon/lock.js'
 import { startHttp, type DaemonView } from '../daemon/http.js'
@@ -17,7 +16,7 @@ import { runCycle } from '../runtime/cycle.js'
 import type { ClusterCycle } from '../status-model.js'
 import { prepare, type GlobalArgs } from './common.js'
 
-interface RunArgs extends GlobalArgs {
+export interface RunArgs extends GlobalArgs {
   once?: boolean
 }
 
@@ -34,7 +33,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   })
 }
 
-async function runHandler(ctx: CliContext, args: RunArgs): Promise<number> {
+export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number> {
   const prepared = await prepare(ctx, args, { logFormat: 'json' })
   const { config } = prepared
   const lock = acquireLock(config.dataDir)
@@ -158,15 +157,3 @@ async function runHandler(ctx: CliContext, args: RunArgs): Promise<number> {
   return 0
 }
 
-export function runCommand(ctx: () => CliContext, setExit: (code: number) => void): CommandModule<GlobalArgs, RunArgs> {
-  return {
-    command: 'run',
-    describe: 'The daemon: converge every poll interval; serves /healthz /readyz /metrics /status',
-    builder: (y: Argv<GlobalArgs>) =>
-      y
-        .option('once', { type: 'boolean', describe: 'Run one tick, then exit (exit 1 if a cycle aborted or an action failed)' })
-        .example('proxops run', 'converge now and every 30 s; logs as NDJSON on stderr')
-        .example('proxops run --git-url https://git.example/ops.git --listen 127.0.0.1:9494', 'follow a remote repository') as unknown as Argv<RunArgs>,
-    handler: async (args: ArgumentsCamelCase<RunArgs>) => setExit(await runHandler(ctx(), args)),
-  }
-}

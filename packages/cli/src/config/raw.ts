@@ -87,11 +87,11 @@ const FILE: Shape = {
 
 export function parseConfigFile(file: string, text: string): RawConfigFile {
   const lineCounter = new LineCounter()
-  const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false })
+  const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: true })
   const first = doc.errors[0]
   if (first) {
     const line = first.linePos?.[0]?.line
-    throw new CliError('CONFIG_PARSE', `malformed YAML: ${first.message.split('\n')[0]}`, line ? { file, line } : { file })
+    throw new CliError('CONFIG_PARSE', `malformed YAML: ${(first.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '')}`, line ? { file, line } : { file })
   }
   const lines: Record<string, number> = {}
   const lineOf = (node: Node | null | undefined): number | undefined =>

@@ -94,7 +94,7 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
   let objects: DesiredObject[] = []
   const aborted = (error: unknown): CycleOutcome => {
     const reason = oneLine(ctx.redactor.text(error instanceof Error ? error.message : String(error)))
-    ctx.log.warn('cycle aborted', { cluster: name, reason })
+    ctx.log.debug('cycle aborted', { cluster: name, reason })
     return {
       cycle: {
         cluster: name,

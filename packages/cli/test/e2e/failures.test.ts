@@ -1,0 +1,113 @@
+/** Bad input: each gives one actionable error line, exit 1, and zero PVE writes. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import path from 'node:path'
+import type { Simulator } from '@proxops/pve-sim'
+import { baseEnv, errorLines, findCanaries, git, makeRepo, proxops, startLab, transcript, vmManifest, CANARY } from './harness.js'
+
+const plainOnly = { 'vm/lab/db.yaml': vmManifest('db', 101) }
+
+let sim: Simulator
+const repos: string[] = []
+async function repo(options: Parameters<typeof makeRepo>[1] = {}): Promise<string> {
+  const r = await makeRepo(sim, options)
+  repos.push(r)
+  return r
+}
+
+async function closedPort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  const port = (server.address() as { port: number }).port
+  await new Promise<void>((r) => server.close(() => r()))
+  return port
+}
+
+function expectOneLineFailure(r: { code: number | null; stderr: string; stdout: string }, pattern: RegExp): void {
+  expect(r.code, r.stderr).toBe(1)
+  const lines = errorLines(r.stderr)
+  if (lines.length !== 1) console.log(JSON.stringify(r))
+  expect(lines).toHaveLength(1)
+  expect(lines[0]).toMatch(pattern)
+  expect(findCanaries(r.stdout + r.stderr)).toEqual([])
+}
+
+beforeAll(async () => {
+  sim = await startLab()
+})
+afterAll(async () => {
+  await sim.close()
+  for (const r of repos) rmSync(r, { recursive: true, force: true })
+})
+
+describe('bad input fails closed', () => {
+  it('unknown flags and commands', async () => {
+    const root = await repo()
+    expectOneLineFailure(await proxops(['diff', '--frobnicate'], { cwd: root, env: baseEnv(root) }), /^proxops: error: Unknown arguments?: frobnicate/)
+    expectOneLineFailure(await proxops(['difff'], { cwd: root, env: baseEnv(root) }), /^proxops: error: (Unknown argument: difff|Did you mean diff\?)/)
+    expectOneLineFailure(await proxops(['diff', '--prune-budget', '-2'], { cwd: root, env: baseEnv(root) }), /--prune-budget must be a whole number >= 0/)
+    expect(sim.stats.writes()).toBe(0)
+  })
+
+  it('outside a repository and with a malformed config, naming the file and line', async () => {
+    const root = await repo()
+    const outside = path.dirname(root)
+    expectOneLineFailure(await proxops(['diff'], { cwd: outside, env: baseEnv(outside) }), /no ProxOps GitOps repository found/)
+    writeFileSync(path.join(root, 'proxops.yaml'), 'reconcile:\n  prune-budjet: 3\n')
+    expectOneLineFailure(await proxops(['diff'], { cwd: root, env: baseEnv(root) }), /proxops\.yaml:2: reconcile\.prune-budjet: unknown field/)
+    writeFileSync(path.join(root, 'proxops.yaml'), 'listen: [\n')
+    expectOneLineFailure(await proxops(['status'], { cwd: root, env: baseEnv(root) }), /proxops\.yaml:\d+: malformed YAML/)
+    expect(sim.stats.writes()).toBe(0)
+  })
+
+  it('missing or undecryptable secrets', async () => {
+    const noIdentity = await repo()
+    const env = baseEnv(noIdentity, { SOPS_AGE_KEY_FILE: undefined })
+    delete env.SOPS_AGE_KEY_FILE
+    expectOneLineFailure(await proxops(['diff'], { cwd: noIdentity, env }), /^proxops: error: cluster lab: .*(identit|age)/i)
+
+    const noCreds = await repo({ sops: false, manifests: plainOnly })
+    expectOneLineFailure(await proxops(['diff'], { cwd: noCreds, env: baseEnv(noCreds) }), /pve\.clusters\.lab: no effective PVE user after credential resolution/)
+    // env credentials work, and a wrong one is a clean auth error
+    const ok = await proxops(['diff'], { cwd: noCreds, env: baseEnv(noCreds, { PROXOPS_PVE_TOKEN_VALUE: `root@pam!proxops=${CANARY.token}` }) })
+    expect(ok.code).toBe(0)
+    const bad = await proxops(['diff'], { cwd: noCreds, env: baseEnv(noCreds, { PROXOPS_PVE_TOKEN_VALUE: `root@pam!proxops=${CANARY.envToken}` }) })
+    expectOneLineFailure(bad, /^proxops: error: .*(401|auth|token|permission)/i)
+    expect(sim.stats.writes()).toBe(0)
+  })
+
+  it('ticket auth with the password from the environment', async () => {
+    const root = await repo({ sops: false, manifests: plainOnly })
+    const r = await proxops(['diff', '--pve-auth', 'ticket'], { cwd: root, env: baseEnv(root, { PROXOPS_PVE_USER: 'root@pam', PROXOPS_PVE_PASSWORD: CANARY.password }) })
+    expect(r.stderr).toBe('')
+    expect(r.code).toBe(0)
+    expectOneLineFailure(await proxops(['diff', '--pve-auth', 'ticket'], { cwd: root, env: baseEnv(root, { PROXOPS_PVE_USER: 'root@pam' }) }), /ticket auth needs a password/)
+  })
+
+  it('unreachable PVE and a wrong certificate fingerprint', async () => {
+    const port = await closedPort()
+    const unreachable = await repo({ baseUrl: `https://127.0.0.1:${port}` })
+    expectOneLineFailure(await proxops(['diff'], { cwd: unreachable, env: baseEnv(unreachable) }), /^proxops: error: .*pve inventory read failed for cluster lab: .*/)
+    const pinned = await repo({ fingerprint: `${'AB:'.repeat(31)}AB` })
+    expectOneLineFailure(await proxops(['apply', '--yes'], { cwd: pinned, env: baseEnv(pinned) }), /^proxops: error: .*fingerprint/i)
+    const unpinned = await repo({ fingerprint: null })
+    expectOneLineFailure(await proxops(['diff'], { cwd: unpinned, env: baseEnv(unpinned) }), /^proxops: error: .*(certificate|TLS|self-signed|verify)/i)
+    expect(sim.stats.writes()).toBe(0)
+  })
+
+  it('invalid manifests abort the cycle before any PVE call', async () => {
+    const root = await repo()
+    writeFileSync(path.join(root, 'vm/lab/db.yaml'), 'apiVersion: proxops/v1alpha1\nkind: VM\nmetadata: { name: db }\nspec: { node: pve1 }\n')
+    git(root, 'commit', '-qam', 'broken')
+    const before = sim.stats.requests.length
+    const r = await proxops(['apply', '--yes'], { cwd: root, env: baseEnv(root) })
+    expectOneLineFailure(r, /^proxops: error: .*manifest parse error: vm\/lab\/db\.yaml:\d+/)
+    expect(r.stdout).toContain('[lab] ABORTED (manifest parse error')
+    expect(sim.stats.requests.length).toBe(before)
+  })
+
+  it('no canary anywhere', () => {
+    expect(transcript.flatMap((t) => findCanaries(t))).toEqual([])
+  })
+})

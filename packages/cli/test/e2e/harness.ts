@@ -1,0 +1,184 @@
+/**
+ * End-to-end harness: the built CLI (`packages/cli/dist/bin.js`) as a subprocess, against tools/pve-sim
+ * started in this process, over temporary git repositories. Build first: schema, pve-client, sops,
+ * planner, pve-sim, cli (`npx tsc -p tsconfig.build.json` in each). Every output is collected so that a
+ * final test can assert no secret canary ever appeared.
+ */
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { startSimulator, type Simulator, type SimulatorOptions } from '@proxops/pve-sim'
+import { encryptSops } from '@proxops/sops'
+
+export const BIN = fileURLToPath(new URL('../../dist/bin.js', import.meta.url))
+const KEY_FILE = fileURLToPath(new URL('../../../../examples/keys/test-only.agekey', import.meta.url))
+export const AGE_KEY_FILE = KEY_FILE
+
+/** Planted secrets: none of them may appear in any output, log line, endpoint or generated file. */
+export const CANARY = {
+  token: 'e2e-token-CANARY-7f3a9c',
+  password: 'e2e-rootpw-CANARY-91b2',
+  gitToken: 'e2e-gittoken-CANARY-55d1',
+  ciPassword: 'e2e-cipw-CANARY-c0de42',
+  sshKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICanaryCanaryCanaryCanaryCanaryCanary0001 canary@e2e',
+  envToken: 'e2e-envtoken-CANARY-aa11',
+} as const
+export const CANARY_VALUES: readonly string[] = [CANARY.token, CANARY.password, CANARY.gitToken, CANARY.ciPassword, 'CanaryCanaryCanaryCanary', CANARY.envToken]
+
+/** Every stdout/stderr seen by this test file. */
+export const transcript: string[] = []
+
+export function findCanaries(text: string): string[] {
+  return CANARY_VALUES.filter((c) => text.includes(c))
+}
+
+export const TOKEN_ID = 'root@pam!proxops'
+
+export async function startLab(options: SimulatorOptions = {}): Promise<Simulator> {
+  return startSimulator({
+    nodes: ['pve1', 'pve2'],
+    taskDurationMs: 50,
+    tokens: [{ id: TOKEN_ID, secret: CANARY.token }],
+    rootPassword: CANARY.password,
+    authFailureDelayMs: 0,
+    log: () => undefined,
+    ...options,
+  })
+}
+
+const recipient = (): string => {
+  const match = /public key: (age1[0-9a-z]+)/.exec(readFileSync(KEY_FILE, 'utf8'))
+  if (!match?.[1]) throw new Error('test key without a public key comment')
+  return match[1]
+}
+
+export function vmManifest(name: string, vmid: number, over: { memory?: string; node?: string; cloudInit?: boolean } = {}): string {
+  const ci = over.cloudInit
+    ? `  hardware:\n    cloud-init:\n      enabled: true\n      storage: local-lvm\n  cloud-init-data:\n    ci-user: ops\n    ssh-key-refs: [cloud-init.ssh-keys.main]\n    ci-password-ref: cloud-init.passwords.default\n`
+    : ''
+  return `apiVersion: proxops/v1alpha1
+kind: VM
+metadata:
+  name: ${name}
+spec:
+  node: ${over.node ?? 'pve1'}
+  vmid: ${vmid}
+  state: stopped
+  memory: ${over.memory ?? '512MiB'}
+  cpu:
+    type: host
+    cores: 1
+  disks:
+    - storage: local-lvm
+      size: 4GiB
+      interface: scsi0
+  networks:
+    - bridge: vmbr0
+${ci}  tags: [e2e]
+`
+}
+
+export interface RepoOptions {
+  cluster?: string
+  /** manifest files relative to the root; all are listed in resources.yaml */
+  manifests?: Record<string, string>
+  /** false: no SOPS file, credentials must come from env */
+  sops?: boolean
+  /** extra lines for the cluster entry (indented 6 spaces) */
+  clusterExtra?: string
+  proxopsYaml?: string
+  baseUrl?: string
+  fingerprint?: string | null
+}
+
+export const git = (cwd: string, ...args: string[]): string =>
+  execFileSync('git', ['-c', 'user.name=e2e', '-c', 'user.email=e2e@example.invalid', '-c', 'init.defaultBranch=main', ...args], { cwd, encoding: 'utf8' })
+
+/** A temporary GitOps repository pointed at `sim`, committed. */
+export async function makeRepo(sim: Simulator, o: RepoOptions = {}): Promise<string> {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'proxops-e2e-'))
+  const cluster = o.cluster ?? 'lab'
+  const manifests = o.manifests ?? { 'vm/lab/web.yaml': vmManifest('web', 100, { cloudInit: true }), 'vm/lab/db.yaml': vmManifest('db', 101) }
+  for (const [file, text] of Object.entries(manifests)) {
+    mkdirSync(path.dirname(path.join(root, file)), { recursive: true })
+    writeFileSync(path.join(root, file), text)
+  }
+  const dir = path.join(root, 'clusters', cluster)
+  mkdirSync(dir, { recursive: true })
+  const useSops = o.sops !== false
+  const fingerprint = o.fingerprint === undefined ? sim.fingerprint : o.fingerprint
+  const lines = [
+    'pve:',
+    '  clusters:',
+    `    ${cluster}:`,
+    `      base-url: ${o.baseUrl ?? sim.url}`,
+    '      nodes: [pve1, pve2]',
+    ...(fingerprint ? ['      tls:', `        fingerprint: "${fingerprint}"`] : []),
+    ...(useSops
+      ? ['      secrets-file: secrets.sops.yaml', '      secrets:', '        pve:', '          user: pve-user', '          token-id: pve-token-id', '          token: pve-token']
+      : []),
+    ...(o.clusterExtra ? [o.clusterExtra] : []),
+  ]
+  writeFileSync(path.join(dir, 'config.yaml'), `${lines.join('\n')}\n`)
+  writeFileSync(path.join(dir, 'resources.yaml'), `resources:\n${Object.keys(manifests).map((f) => `  - ../../${f}`).join('\n')}\n`)
+  if (useSops) {
+    const plain = `secrets:\n  pve-user: root@pam\n  pve-token-id: proxops\n  pve-token: ${CANARY.token}\n  git-token: ${CANARY.gitToken}\ncloud-init:\n  ssh-keys:\n    main: ${CANARY.sshKey}\n  passwords:\n    default: ${CANARY.ciPassword}\n`
+    writeFileSync(path.join(dir, 'secrets.sops.yaml'), await encryptSops(plain, { recipients: [recipient()], file: 'secrets.sops.yaml' }))
+  }
+  if (o.proxopsYaml) writeFileSync(path.join(root, 'proxops.yaml'), o.proxopsYaml)
+  git(root, 'init', '-q')
+  git(root, 'add', '-A')
+  git(root, 'commit', '-q', '-m', 'e2e repository')
+  return root
+}
+
+export interface RunResult {
+  code: number | null
+  signal: NodeJS.Signals | null
+  stdout: string
+  stderr: string
+}
+
+export function baseEnv(root: string, extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: root, SOPS_AGE_KEY_FILE: KEY_FILE, NO_COLOR: '1', LANG: 'C' }
+  for (const [k, v] of Object.entries(extra)) if (v !== undefined) env[k] = v
+  return env
+}
+
+/** Starts the CLI; the caller may signal it before awaiting `done`. */
+export function start(args: readonly string[], o: { cwd: string; env?: NodeJS.ProcessEnv }): { child: ChildProcess; done: Promise<RunResult>; stderrSoFar: () => string } {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: o.cwd, env: o.env ?? baseEnv(o.cwd), stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout?.on('data', (c: Buffer) => (stdout += c.toString()))
+  child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()))
+  const done = new Promise<RunResult>((resolve) => {
+    child.on('close', (code, signal) => {
+      transcript.push(stdout, stderr)
+      resolve({ code, signal, stdout, stderr })
+    })
+  })
+  return { child, done, stderrSoFar: () => stderr }
+}
+
+/** Runs the CLI to completion (asynchronously: the simulator lives in this process). */
+export function proxops(args: readonly string[], o: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<RunResult> {
+  return start(args, o).done
+}
+
+export async function waitFor<T>(fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000, stepMs = 100): Promise<T> {
+  const until = Date.now() + timeoutMs
+  for (;;) {
+    const value = await fn()
+    if (value !== undefined) return value
+    if (Date.now() > until) throw new Error('timed out waiting')
+    await new Promise((r) => setTimeout(r, stepMs))
+  }
+}
+
+/** stderr lines that are not log lines: the error lines a person reads. */
+export function errorLines(stderr: string): string[] {
+  return stderr.split('\n').filter((l) => l.startsWith('proxops: '))
+}
