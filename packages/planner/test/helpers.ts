@@ -35,6 +35,8 @@ export async function startEnv(options: SimulatorOptions = {}): Promise<Env> {
     baseUrl: sim.url,
     auth: { type: 'token', tokenId: sim.token.id, secret: sim.token.secret },
     tls: sim.fingerprint !== undefined ? { fingerprint: sim.fingerprint } : {},
+    // read retries as in production, with short delays so fault tests stay fast
+    retry: { baseDelayMs: 10, maxDelayMs: 50 },
   })
   // the real client fits both ports as is, as the CLI passes it
   const reader: LiveReader = client
