@@ -205,7 +205,9 @@ export function powerLxc(c: Cluster, nodeName: string, vmid: number, action: 'st
     throw fail500(`CT ${vmid} not running`)
   }
   const forceStop = flag(params.forceStop)
+  const timeoutS = params.timeout === undefined ? 60 : Number(params.timeout)
   return c.dispatch(nodeName, `vz${action}`, String(vmid), caller.actor, {
+    ...(action === 'shutdown' && g.ignoresShutdown ? { durationMs: timeoutS * 1000 } : {}),
     run: (ctx) => {
       const e = c.flockError('lxc', vmid)
       if (e) throw new Error(e)
@@ -216,7 +218,7 @@ export function powerLxc(c: Cluster, nodeName: string, vmid: number, action: 'st
         c.setStatus(g, 'stopped')
       } else if (action === 'shutdown') {
         if (g.ignoresShutdown) {
-          if (!forceStop) throw new Error('command \'lxc-stop -n ' + vmid + ' --nokill --timeout 60\' failed: exit code 1')
+          if (!forceStop) throw new Error(`command 'lxc-stop -n ${vmid} --nokill --timeout ${timeoutS}' failed: exit code 1`)
           ctx.log('shutdown timed out - stopping container')
         }
         c.setStatus(g, 'stopped')

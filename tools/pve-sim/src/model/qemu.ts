@@ -487,7 +487,10 @@ export function shutdownQemu(c: Cluster, nodeName: string, vmid: number, params:
   const forceStop = flag(params.forceStop)
   if (g.paused && !forceStop) throw fail500('VM is paused - cannot shutdown')
   const skiplock = flag(params.skiplock)
+  const timeoutS = params.timeout === undefined ? 60 : Number(params.timeout)
   return c.dispatch(nodeName, 'qmshutdown', String(vmid), caller.actor, {
+    // a guest that ignores ACPI keeps the task waiting for the whole timeout
+    ...(g.ignoresShutdown && g.status === 'running' ? { durationMs: timeoutS * 1000 } : {}),
     run: (ctx) => {
       const e = c.flockError('qemu', vmid)
       if (e) throw new Error(e)

@@ -22,6 +22,8 @@ export interface TaskContext {
 }
 
 export interface TaskWork {
+  /** how long this particular task runs (e.g. a shutdown waiting out its timeout); per-type overrides win */
+  durationMs?: number
   /** applied at the end of the task; throwing makes it fail with that message */
   run(ctx: TaskContext): void
   /** undo dispatch-time state (e.g. the `lock: create` config) when the task fails */
@@ -87,7 +89,7 @@ export class TaskManager {
     const b = this.behaviours.get(type)
     const task: Task = {
       upid, node, pid, pstart, starttime, type, id, user, startMs: now,
-      endMs: now + (b?.durationMs ?? this.defaultDurationMs), status: 'running', log: [], work,
+      endMs: now + (b?.durationMs ?? work.durationMs ?? this.defaultDurationMs), status: 'running', log: [], work,
       extraWarnings: b?.warnings ?? 0,
     }
     if (tokenid !== undefined) task.tokenid = tokenid
