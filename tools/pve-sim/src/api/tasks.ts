@@ -23,12 +23,20 @@ export function taskRoutes(c: Cluster): RouteTable {
       const errorsOnly = bool(ctx, 'errors') ?? false
       const limit = int(ctx, 'limit') ?? 50
       const start = int(ctx, 'start') ?? 0
+      const since = int(ctx, 'since')
+      const until = int(ctx, 'until')
+      const userfilter = str(ctx, 'userfilter')
+      const statusfilter = str(ctx, 'statusfilter')?.split(/[,;\s]+/)
       const list = c.tasks.all()
         .filter((t) => t.node === node)
         .filter((t) => (source === 'active' ? t.status === 'running' : source === 'archive' ? t.status === 'stopped' : true))
         .filter((t) => vmid === undefined || t.id === String(vmid))
         .filter((t) => type === undefined || t.type === type)
         .filter((t) => !errorsOnly || (t.exitstatus !== undefined && t.exitstatus !== 'OK'))
+        .filter((t) => since === undefined || t.starttime >= since)
+        .filter((t) => until === undefined || t.starttime <= until)
+        .filter((t) => userfilter === undefined || `${t.user}${t.tokenid ? `!${t.tokenid}` : ''}`.includes(userfilter))
+        .filter((t) => statusfilter === undefined || statusfilter.includes(statusClass(t)))
         .reverse()
       return list.slice(start, start + limit).map((t) => {
         const item: Record<string, unknown> = { upid: t.upid, node: t.node, pid: t.pid, pstart: t.pstart, starttime: t.starttime, type: t.type, id: t.id, user: t.tokenid ? `${t.user}!${t.tokenid}` : t.user }
@@ -57,4 +65,11 @@ export function taskRoutes(c: Cluster): RouteTable {
       return null
     }],
   ]
+}
+
+/** the class `statusfilter` matches: ok, warning, error (running tasks count as unknown) */
+function statusClass(t: Task): string {
+  if (t.status === 'running' || t.exitstatus === undefined) return 'unknown'
+  if (t.exitstatus === 'OK') return 'ok'
+  return /^WARNINGS: \d+$/.test(t.exitstatus) ? 'warning' : 'error'
 }

@@ -97,6 +97,9 @@ describe('pve-api.md §4 tasks', () => {
     expect(s.sim.tasks().find((t) => t.upid === upid)?.exitstatus).toBe('OK')
     const list = await s.call('GET', '/nodes/pve1/tasks', { vmid: 100 })
     expect(list.map((t: { type: string }) => t.type)).toEqual(['qmstart', 'qmcreate'])
+    expect((await s.call('GET', '/nodes/pve1/tasks', { statusfilter: 'warning' })).map((t: { type: string }) => t.type)).toEqual(['qmcreate'])
+    expect(await s.call('GET', '/nodes/pve1/tasks', { statusfilter: 'error' })).toEqual([])
+    expect(await s.call('GET', '/nodes/pve1/tasks', { source: 'active' })).toEqual([])
   })
 })
 
