@@ -122,7 +122,8 @@ export async function makeRepo(sim: Simulator, o: RepoOptions = {}): Promise<str
     ...(o.clusterExtra ? [o.clusterExtra] : []),
   ]
   writeFileSync(path.join(dir, 'config.yaml'), `${lines.join('\n')}\n`)
-  writeFileSync(path.join(dir, 'resources.yaml'), `resources:\n${Object.keys(manifests).map((f) => `  - ../../${f}`).join('\n')}\n`)
+  const listed = Object.keys(manifests).map((f) => `  - ../../${f}\n`).join('')
+  writeFileSync(path.join(dir, 'resources.yaml'), listed ? `resources:\n${listed}` : 'resources: []\n')
   if (useSops) {
     const plain = `secrets:\n  pve-user: root@pam\n  pve-token-id: proxops\n  pve-token: ${CANARY.token}\n  git-token: ${CANARY.gitToken}\ncloud-init:\n  ssh-keys:\n    main: ${CANARY.sshKey}\n  passwords:\n    default: ${CANARY.ciPassword}\n`
     writeFileSync(path.join(dir, 'secrets.sops.yaml'), await encryptSops(plain, { recipients: [recipient()], file: 'secrets.sops.yaml' }))

@@ -1,0 +1,98 @@
+/** adopt: read-only, never overwrites without --force, round trip (adopt, compose, diff = ownership claims only). */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import type { Simulator } from '@proxops/pve-sim'
+import { baseEnv, findCanaries, git, makeRepo, proxops, startLab, transcript } from './harness.js'
+
+let sim: Simulator
+let repo: string
+const run = (args: string[]) => proxops(args, { cwd: repo, env: baseEnv(repo) })
+
+function files(dir: string): string[] {
+  if (!existsSync(dir)) return []
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => path.join(e.parentPath, e.name))
+}
+
+beforeAll(async () => {
+  sim = await startLab({ estate: { guests: 4 }, seed: 7 })
+  repo = await makeRepo(sim, { manifests: {} })
+})
+afterAll(async () => {
+  await sim.close()
+  rmSync(repo, { recursive: true, force: true })
+})
+
+describe('adopt', () => {
+  it('requires --cluster and names the configured ones', async () => {
+    const r = await run(['adopt'])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain('proxops: error: adopt requires an explicit --cluster=<name>; configured clusters: [lab]')
+  })
+
+  it('writes manifests read-only, refuses to overwrite, and round-trips through diff', async () => {
+    const writes = sim.stats.writes()
+    const first = await run(['adopt', '--cluster', 'lab'])
+    expect(first.stderr).not.toMatch(/proxops: error/)
+    expect(first.code).toBe(0)
+    expect(first.stdout).toMatch(/^adopt: cluster lab \(read-only\)$/m)
+    expect(first.stdout).toMatch(/^adopt: wrote (vm|lxc|templatevm|templatect)\/lab\/.+\.yaml/m)
+    expect(sim.stats.writes()).toBe(writes)
+    const written = files(repo).filter((f) => !f.includes(`${path.sep}.git${path.sep}`) && !f.includes(`${path.sep}clusters${path.sep}`))
+    expect(written.length).toBeGreaterThan(0)
+    for (const f of written) expect(findCanaries(readFileSync(f, 'utf8'))).toEqual([])
+
+    // byte-identical re-run: nothing to overwrite
+    const again = await run(['adopt', '--cluster', 'lab'])
+    expect(again.code).toBe(0)
+    expect(again.stdout).not.toMatch(/^adopt: wrote/m)
+    expect(again.stdout).toMatch(/^adopt: unchanged /m)
+
+    // an edited file is never overwritten without --force
+    const target = written[0] as string
+    writeFileSync(target, `${readFileSync(target, 'utf8')}# edited by hand\n`)
+    const refused = await run(['adopt', '--cluster', 'lab'])
+    expect(refused.code).toBe(1)
+    expect(refused.stdout).toContain(`adopt: NOT overwriting ${path.relative(repo, target)}`)
+    expect(readFileSync(target, 'utf8')).toContain('# edited by hand')
+    const forced = await run(['adopt', '--cluster', 'lab', '--force'])
+    expect(forced.code).toBe(0)
+    expect(readFileSync(target, 'utf8')).not.toContain('# edited by hand')
+
+    // compose the printed lines, commit, diff: only ownership claims (tags) and reported gaps
+    const block = forced.stdout.split('\n')
+    const start = block.findIndex((l) => l.startsWith('adopt: add these lines to clusters/lab/resources.yaml:'))
+    expect(start).toBeGreaterThan(-1)
+    const lines = block.slice(start + 2).filter((l) => /^ {2}- \.\.\/\.\.\//.test(l))
+    expect(lines.length).toBeGreaterThan(0)
+    writeFileSync(path.join(repo, 'clusters/lab/resources.yaml'), `resources:\n${lines.join('\n')}\n`)
+    git(repo, 'add', '-A')
+    git(repo, 'commit', '-q', '-m', 'adopted')
+    const diff = await run(['diff', '--output', 'json'])
+    expect(diff.stderr).not.toMatch(/proxops: error/)
+    expect(diff.code).toBe(0)
+    const set = JSON.parse(diff.stdout) as { plans: { actions: { type: string; vmid?: number; diffs: { key: string }[] }[] }[] }
+    // the gaps adopt listed, by vmid: `adopt: gap VM on pve1#1002: cpu=(unset) - ...`
+    const gaps = new Map<string, Set<string>>()
+    for (const m of forced.stdout.matchAll(/^adopt: gap \w+ on [\w-]+#(\d+): ([\w.-]+)=/gm)) {
+      gaps.set(m[1] as string, new Set([...(gaps.get(m[1] as string) ?? []), m[2] as string]))
+    }
+    const actions = set.plans[0]?.actions ?? []
+    expect(actions.length).toBeGreaterThan(0)
+    for (const action of actions) {
+      const keys = action.diffs.map((d) => d.key)
+      // a tags-only claim is a plain update; a listed gap (the PVE-default cpu written out) may be reboot-class
+      expect(keys.length === 1 ? action.type : 'update').toBe('update')
+      expect(['update', 'shutdown-then-update']).toContain(action.type)
+      expect(keys).toContain('tags')
+      for (const key of keys.filter((k) => k !== 'tags')) expect(gaps.get(String(action.vmid))?.has(key), `${key} of ${action.vmid} is a listed gap`).toBe(true)
+    }
+    expect(sim.stats.writes()).toBe(writes)
+  })
+
+  it('no canary anywhere', () => {
+    expect(transcript.flatMap((t) => findCanaries(t))).toEqual([])
+  })
+})
