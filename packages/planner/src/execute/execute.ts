@@ -31,7 +31,8 @@ export interface ExecuteOptions {
   /** wait limit for one PVE task (default 10 min); downloads use `downloadTimeoutMs` (default 60 min) */
   taskTimeoutMs?: number
   downloadTimeoutMs?: number
-  /** how often the writer polls a running task (passed to waitTask; the writer's default when absent) */
+  /** how often a running task is polled (default 250 ms: PVE tasks often take about a second, and a coarse
+   *  interval adds up to one interval to every action) */
   taskPollIntervalMs?: number
   /** retries of a request that failed on PVE's `can't lock file ... got timeout` (default 3, backoff from 1 s) */
   lockRetries?: number
@@ -142,7 +143,7 @@ export async function execute(plan: Plan, writer: PveWriter, options: ExecuteOpt
       confirmAttempts: options.confirmAttempts ?? 5,
       confirmDelayMs: options.confirmDelayMs ?? 1000,
       progressIntervalMs: options.progressIntervalMs ?? 5000,
-      ...(options.taskPollIntervalMs !== undefined ? { taskPollIntervalMs: options.taskPollIntervalMs } : {}),
+      taskPollIntervalMs: options.taskPollIntervalMs ?? 250,
       sleep,
       now,
       onTaskStarted: (task) => emit({ type: 'task-started', action, task }),

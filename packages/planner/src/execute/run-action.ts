@@ -19,7 +19,7 @@ export interface ActionContext {
   confirmAttempts: number
   confirmDelayMs: number
   progressIntervalMs: number
-  taskPollIntervalMs?: number
+  taskPollIntervalMs: number
   sleep: (ms: number) => Promise<void>
   now: () => number
   onTaskStarted?: (task: TaskRef) => void
@@ -175,7 +175,7 @@ async function waitWithProgress(task: TaskRef, ctx: ActionContext, timeoutMs: nu
   timer?.unref?.()
   try {
     // no abort signal here: a started action runs to its end, so a guest is never left half-way (stopped, unstarted)
-    return await ctx.writer.waitTask(task, { timeoutMs, ...(ctx.taskPollIntervalMs !== undefined ? { pollIntervalMs: ctx.taskPollIntervalMs } : {}) })
+    return await ctx.writer.waitTask(task, { timeoutMs, pollIntervalMs: ctx.taskPollIntervalMs })
   } finally {
     if (timer) clearInterval(timer)
   }
