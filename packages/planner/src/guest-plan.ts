@@ -105,7 +105,11 @@ const { m, f, base, type, isTemplate, skip, anomaly } = t
   const resource = base.resource as string
   const cfg = mergedView(g)
   const running = g.status === 'running'
-  const rt: GuestRuntime = { type, running, hotplug: hotplugSet(cfg.hotplug), numa: liveBool(cfg.numa, false) }
+  const desiredStarted = m.spec.state === 'started' && !isTemplate
+  // a running guest the manifest wants stopped is shut down anyway (a requested power change): every write
+  // then lands on a stopped guest, so nothing is disruptive and nothing is held back
+  const willStop = running && !desiredStarted
+  const rt: GuestRuntime = { type, running: running && !willStop, hotplug: hotplugSet(cfg.hotplug), numa: liveBool(cfg.numa, false) }
   const policy = disruptionFor(m, env.policy.disruption)
   const cloned = m.kind === 'VM' && m.spec.clone !== undefined
 
@@ -174,7 +178,6 @@ const { m, f, base, type, isTemplate, skip, anomaly } = t
     skip('disruption', `${heldBack.join(', ')} would change a running guest (hotplug) and disruption is ${policy}; not written this cycle`)
   }
 
-  const desiredStarted = m.spec.state === 'started' && !isTemplate
   let ids: string[] = []
   // each action waits for the earlier actions of the same guest; resizes only for the config write
   let beforeResizes: string[] | undefined
@@ -193,7 +196,10 @@ const { m, f, base, type, isTemplate, skip, anomaly } = t
     const keys = Object.keys(params).filter((k) => k !== 'delete')
     const reasonKeys = [...keys, ...(params.delete !== undefined ? [`delete ${String(params.delete)}`] : [])].join(', ')
     const update: PveRequest = { call: 'updateConfig', node, guest: type, vmid, params: sortParams(params), digest: g.digest }
-    if (running && (cls === 'reboot' || cls === 'stop')) {
+    if (willStop) {
+      stoppedByUpdate = true
+      push({ ...base, type: 'shutdown-then-update', reason: `${resource}: config drift (${reasonKeys}); desired stopped: graceful shutdown, then write`, diffs: sortDiffs(diffs), disruption: 'stop', digest: g.digest, requests: [shutdown(), update] })
+    } else if (running && (cls === 'reboot' || cls === 'stop')) {
       stoppedByUpdate = true
       const requests: PveRequest[] = [shutdown(), update]
       if (desiredStarted) requests.push({ call: 'start', node, guest: type, vmid })
@@ -211,18 +217,16 @@ const { m, f, base, type, isTemplate, skip, anomaly } = t
       type: 'resize',
       reason: `${resource}: grow ${r.key} to ${r.size}`,
       diffs: [r.diff],
-      disruption: running ? 'hotplug' : 'none',
+      disruption: running && !stoppedByUpdate ? 'hotplug' : 'none',
       digest: g.digest,
       requests: [{ call: 'resizeDisk', node, guest: type, vmid, disk: r.key, size: r.size, ...(hasWrite ? {} : { digest: g.digest }) }],
     })
   }
   if (isTemplate && !g.template) {
-    if (running && !allowed('stop', policy)) {
-      skip('disruption', `mark-template needs the guest stopped and disruption is ${policy}`)
-    } else {
-      const requests: PveRequest[] = running && !stoppedByUpdate ? [shutdown(), { call: 'markTemplate', node, guest: type, vmid }] : [{ call: 'markTemplate', node, guest: type, vmid }]
-      push({ ...base, type: 'mark-template', reason: `${resource}: PVE object present but not a template; will mark as template`, diffs: [{ field: 'kind', key: 'template', after: '1' }], disruption: running ? 'stop' : 'none', digest: g.digest, requests })
-    }
+    // a template is stopped by definition: the shutdown is what the manifest asks for, under every policy
+    const stopFirst = running && !stoppedByUpdate
+    const mark: PveRequest = { call: 'markTemplate', node, guest: type, vmid }
+    push({ ...base, type: 'mark-template', reason: `${resource}: PVE object present but not a template; will mark as template`, diffs: [{ field: 'kind', key: 'template', after: '1' }], disruption: stopFirst ? 'stop' : 'none', digest: g.digest, requests: stopFirst ? [shutdown(), mark] : [mark] })
     return
   }
   if (isTemplate) return

@@ -338,6 +338,17 @@ describe('power and disruption (RB 9.3, architecture row 5)', () => {
     expect(p.actions[0]?.requests).toEqual([{ call: 'shutdown', node: 'pve1', guest: 'qemu', vmid: 100, timeoutSeconds: 120, forceStop: false }])
   })
 
+  it('ARunningGuestDesiredStoppedIsShutDownBeforeItsWritesUnderEveryPolicy (nothing held back, no separate stop)', () => {
+    const m = vm('web', 100, { state: 'stopped', memory: 4096, networks: [{ model: 'virtio', bridge: 'vmbr1', firewall: false, slot: 'net0' }] })
+    for (const disruption of ['allow', 'none'] as const) {
+      const p = plan(desired(m), inventory([liveVm(100, 'web', {}, { status: 'running' })]), policy({ disruption }))
+      expect(types(p)).toEqual(['shutdown-then-update VM/pve1/100(web)'])
+      expect(p.actions[0]?.requests.map((r) => r.call)).toEqual(['shutdown', 'updateConfig'])
+      expect(p.skips).toEqual([])
+      expect(p.pending).toEqual([])
+    }
+  })
+
   it('UnknownPowerDoesNothing', () => {
     expect(plan(desired(vm('web', 100)), inventory([liveVm(100, 'web', {}, { status: 'unknown' })]), policy()).actions).toEqual([])
   })
