@@ -10,7 +10,7 @@ import {
   decodeVersion,
   decodeWith,
 } from './decode.js'
-import { PveError } from './errors.js'
+import { PveError, PveTaskTimeoutError } from './errors.js'
 import { abortedError, sleep } from './retry.js'
 import { type GetFn, type TaskLogPage, assertTaskOk, taskLog, taskStatus, waitTask } from './tasks.js'
 import { type CallSpec, type Method, type Params, Transport, type TransportOptions } from './transport.js'
@@ -199,7 +199,9 @@ export class PveReadOnlyClient {
       const cfg = await this.guestConfig(node, type, vmid, signal ? { signal } : {})
       if (cfg.values.template === '1' && cfg.values.lock === undefined) return
       if (Date.now() - started >= timeoutMs) {
-        throw new PveError('PVE_TASK_TIMEOUT', `${type} ${vmid} on ${node} is not a template after ${timeoutMs} ms`)
+        const err = new PveTaskTimeoutError('PVE_TASK_TIMEOUT', `${type} ${vmid} on ${node} is not a template after ${timeoutMs} ms`)
+        err.lastStatus = cfg.values.lock === undefined ? 'not a template' : `locked (${cfg.values.lock})`
+        throw err
       }
       if (signal?.aborted) throw abortedError(signal)
       await sleep(pollIntervalMs, signal)
