@@ -27,7 +27,8 @@ export function readPending(g: Guest): Record<string, unknown>[] {
   const pending = g.conf.pending()
   const deletes = g.conf.pendingDeletes()
   const keys = new Set([...Object.keys(main), ...Object.keys(pending), ...deletes.keys()])
-  const out: Record<string, unknown>[] = []
+  // config_with_pending_array walks the loaded config, which carries the digest as a plain key
+  const out: Record<string, unknown>[] = [{ key: 'digest', value: g.conf.digest() }]
   for (const k of [...keys].sort()) {
     const row: Record<string, unknown> = { key: k }
     const cur = main[k]

@@ -168,6 +168,7 @@ describe('§5.2/§6.6 config update: pending, hotplug, digest, delete/revert', (
     expect([current.tags, current.name]).toEqual(['a;b', 'b'])
     const pending = await s.call('GET', '/nodes/pve1/qemu/200/pending')
     expect(pending.find((r: { key: string }) => r.key === 'cores')).toEqual({ key: 'cores', value: 1, pending: 4 })
+    expect(pending.find((r: { key: string }) => r.key === 'digest')).toEqual({ key: 'digest', value: merged.digest })
     expect(s.sim.configText(200)).toMatch(/\n\[PENDING\]\ncores: 4\n$/)
     const r = await s.run('POST', '/nodes/pve1/qemu/200/status/reboot')
     expect(r.exitstatus).toBe('OK')
