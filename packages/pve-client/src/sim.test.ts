@@ -529,7 +529,8 @@ describe('error classes from the simulator', () => {
     } finally {
       sim.control.setTaskBehaviour('qmstart', null)
     }
-    sim.control.setNoSuchTaskWindow(150)
+    // wide enough that even a slow first poll lands inside it
+    sim.control.setNoSuchTaskWindow(1_000)
     try {
       const ref = await c.stop('pve1', 'qemu', id)
       expect((await c.waitTask(ref, { pollIntervalMs: 20 })).ok).toBe(true)

@@ -315,7 +315,7 @@ describe('retries, timeouts, cancellation, limits and the request hook', () => {
     pve.handle(async () => {
       open++
       peak = Math.max(peak, open)
-      await new Promise((r) => setTimeout(r, 20))
+      await new Promise((r) => setTimeout(r, 100))
       open--
       return ok({ version: '9.1.1', release: '9.1' })
     })
