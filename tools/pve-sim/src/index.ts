@@ -4,7 +4,6 @@
  * validation against apidoc.json, auth, envelopes, faults). See README.md and docs/simulator.md.
  */
 import { randomBytes, randomUUID } from 'node:crypto'
-import type { Server } from 'node:http'
 import { loadApidoc, type PveVersion } from './apidoc/load.js'
 import { ControlApplier, parseControlDoc, watchControlFile } from './control/file.js'
 import { FaultState } from './control/faults.js'
@@ -13,7 +12,7 @@ import { StatsLog, type SimStats } from './control/stats.js'
 import { createCluster } from './model/index.js'
 import { ApiHandler } from './http/api.js'
 import { AuthState } from './http/auth.js'
-import { closeServer, listen } from './http/server.js'
+import { listen } from './http/server.js'
 import { makeCertificate } from './http/tls.js'
 
 export type { SimControl, TransportControls, FailureBurst, LatencyRule, RequestMatcher } from './control/index.js'
@@ -150,7 +149,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   }
 
   const host = options.host ?? '127.0.0.1'
-  const { server, port } = await listen({ api, log, ...(tls ? { tls } : {}), ...(controlEndpoint ? { control: controlEndpoint } : {}) }, options.port ?? 0, host)
+  const { port, close: closeListener } = await listen({ api, log, ...(tls ? { tls } : {}), ...(controlEndpoint ? { control: controlEndpoint } : {}) }, options.port ?? 0, host)
   const stopWatch = options.controlFile ? watchControlFile(options.controlFile, applier, (e) => log(`pve-sim: ${e.message}`)) : undefined
 
   const url = `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`
@@ -168,7 +167,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     stats,
     async close() {
       stopWatch?.()
-      await closeServer(server as Server)
+      await closeListener()
     },
   }
 }

@@ -58,6 +58,15 @@ describe('transport and envelope (pve-api.md section 1)', () => {
     expect(peer.san).toContain('DNS:localhost')
   })
 
+  it('redirects plain HTTP on the TLS port to https (301 for GET, 308 otherwise)', async () => {
+    const plainUrl = sim.url.replace('https://', 'http://')
+    const g = await raw({ url: plainUrl }, 'GET', '/api2/json/version?x=1')
+    expect([g.status, g.reason, g.headers.location]).toEqual([301, 'Moved Permanently', `${sim.url}/api2/json/version?x=1`])
+    const p = await raw({ url: plainUrl }, 'POST', '/api2/json/nodes/pve1/qemu', form({ vmid: '140' }))
+    expect([p.status, p.headers.location]).toEqual([308, `${sim.url}/api2/json/nodes/pve1/qemu`])
+    expect((await req('GET', '/version')).status).toBe(200)
+  })
+
   it('wraps results in {"data": ...} with PVE headers', async () => {
     const r = await req('GET', '/version')
     expect(r.status).toBe(200)

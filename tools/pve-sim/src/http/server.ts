@@ -4,7 +4,7 @@
  */
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { createServer as createHttpsServer } from 'node:https'
-import type { AddressInfo } from 'node:net'
+import { createServer as createNetServer, type AddressInfo, type Server as NetServer, type Socket } from 'node:net'
 import type { ApiHandler, SimRequest } from './api.js'
 
 export interface FrontOptions {
@@ -42,7 +42,12 @@ function headersOf(req: IncomingMessage): Record<string, string | undefined> {
   return out
 }
 
-export async function listen(opts: FrontOptions, port: number, host: string): Promise<{ server: Server; port: number }> {
+export interface Listening {
+  port: number
+  close(): Promise<void>
+}
+
+export async function listen(opts: FrontOptions, port: number, host: string): Promise<Listening> {
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     void (async () => {
       try {
@@ -73,7 +78,55 @@ export async function listen(opts: FrontOptions, port: number, host: string): Pr
       }
     })()
   }
-  const server = opts.tls ? createHttpsServer({ key: opts.tls.key, cert: opts.tls.cert }, onRequest) : createHttpServer(onRequest)
+  if (!opts.tls) {
+    const server = createHttpServer(onRequest)
+    await listenOn(server, port, host)
+    return { port: (server.address() as AddressInfo).port, close: () => closeHttp(server) }
+  }
+  // one port for both, like pveproxy: TLS handshakes go to the API, plain HTTP gets a redirect to https
+  const tlsServer = createHttpsServer({ key: opts.tls.key, cert: opts.tls.cert }, onRequest)
+  const plain = createHttpServer(redirectToHttps)
+  const sockets = new Set<Socket>()
+  const front = createNetServer((socket) => {
+    sockets.add(socket)
+    socket.on('close', () => sockets.delete(socket))
+    socket.once('data', (first: Buffer) => {
+      socket.pause()
+      socket.unshift(first)
+      ;(first[0] === 0x16 ? tlsServer : plain).emit('connection', socket)
+      process.nextTick(() => socket.resume())
+    })
+    socket.on('error', () => socket.destroy())
+  })
+  await listenOn(front, port, host)
+  return {
+    port: (front.address() as AddressInfo).port,
+    close: async () => {
+      const closed = new Promise<void>((resolve) => front.close(() => resolve()))
+      for (const s of sockets) s.destroy()
+      await closed
+    },
+  }
+}
+
+/** AnyEvent.pm ensure_tls_connection: 301 for GET/HEAD, 308 otherwise, to https://<Host><uri>; then disconnect */
+function redirectToHttps(req: IncomingMessage, res: ServerResponse): void {
+  const host = req.headers.host
+  if (!host) {
+    res.writeHead(500, "Header field 'Host' not found in request", { Connection: 'close' })
+    res.end()
+    return
+  }
+  const get = req.method === 'GET' || req.method === 'HEAD'
+  res.writeHead(get ? 301 : 308, get ? 'Moved Permanently' : 'Permanent Redirect', {
+    Location: `https://${host.replace(/^https?:\/\//, '')}${req.url ?? '/'}`,
+    Connection: 'close',
+    'Content-Length': '0',
+  })
+  res.end()
+}
+
+async function listenOn(server: NetServer, port: number, host: string): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(port, host, () => {
@@ -81,10 +134,9 @@ export async function listen(opts: FrontOptions, port: number, host: string): Pr
       resolve()
     })
   })
-  return { server, port: (server.address() as AddressInfo).port }
 }
 
-export async function closeServer(server: Server): Promise<void> {
+async function closeHttp(server: Server): Promise<void> {
   await new Promise<void>((resolve) => {
     server.close(() => resolve())
     server.closeAllConnections()
