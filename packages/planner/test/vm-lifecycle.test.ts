@@ -118,6 +118,21 @@ describe('VM lifecycle (simulator)', () => {
     await cycle(env, [], { policy: { allowEmpty: ['VM'], pruneRatioLimit: 1, pruneBudget: 'unlimited' } })
   })
 
+  it('grows a disk in place (PUT resize) and never shrinks one', async () => {
+    const small = [vm(140)]
+    expect(failures((await cycle(env, small, { policy: { pruneBudget: 0 } })).report)).toEqual([])
+    const volume = env.sim.control.guest(140)!.config.scsi0!.split(',')[0]
+    const bigger = [vm(140, { disks: [{ storage: 'local-lvm', size: '12GiB' }] })]
+    const grow = await cycle(env, bigger, { policy: { pruneBudget: 0 } })
+    expect(grow.plan.actions.map((a) => a.type)).toEqual(['resize'])
+    expect(failures(grow.report)).toEqual([])
+    expect(env.sim.control.guest(140)!.config.scsi0).toMatch(new RegExp(`^${volume},.*size=12G`))
+    expect((await cycle(env, bigger, { policy: { pruneBudget: 0 }, dryRun: true })).plan.actions).toEqual([])
+    const shrink = await cycle(env, small, { policy: { pruneBudget: 0 }, dryRun: true })
+    expect(shrink.plan.actions).toEqual([])
+    expect(shrink.plan.anomalies.map((a) => a.code)).toContain('volume-shrink')
+  })
+
   it('fails an update whose config changed after the plan, and the next cycle re-plans (digest)', async () => {
     const desired = [vm(130)]
     expect(failures((await cycle(env, desired)).report)).toEqual([])

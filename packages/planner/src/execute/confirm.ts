@@ -14,6 +14,7 @@
 import type { Action, PveRequest } from '../plan-types.js'
 import type { LiveReader } from '../ports.js'
 import { splitPending } from '../observe/observe.js'
+import { parseProps, pveSizeBytes } from '../adopt/props.js'
 import { guestTarget, type ActionContext } from './run-action.js'
 
 export async function confirmAction(action: Action, ctx: Pick<ActionContext, 'reader' | 'confirmAttempts' | 'confirmDelayMs' | 'sleep'>): Promise<string | undefined> {
@@ -70,7 +71,16 @@ async function check(action: Action, reader: LiveReader): Promise<string | undef
       for (const key of deleted) if (config[key] !== undefined && !pendingDeletes.includes(key) && pending[key] === undefined) problems.push(`${key} was not deleted`)
       for (const key of r.onlyIfAbsent ?? []) if (!isSet(key)) problems.push(`${key} is not set`)
     }
-    if (r.call === 'resizeDisk' && !isSet(r.disk)) problems.push(`disk ${r.disk} is not set`)
+    if (r.call === 'resizeDisk') {
+      const value = pending[r.disk] ?? config[r.disk]
+      if (value === undefined) problems.push(`disk ${r.disk} is not set`)
+      else {
+        // an absolute target size (`40G`) can be checked; a relative one (`+2G`) only by the next plan
+        const wanted = /^\d/.test(r.size) ? pveSizeBytes(r.size) : undefined
+        const live = pveSizeBytes(parseProps(value).values.get('size'))
+        if (wanted !== undefined && live !== undefined && live < wanted) problems.push(`disk ${r.disk} is ${live} bytes, expected at least ${wanted}`)
+      }
+    }
   }
   if (action.requests.some((r) => r.call === 'markTemplate') && config.template !== '1' && status.template !== true) problems.push('not marked as a template')
 

@@ -419,3 +419,31 @@ describe('execute', () => {
     )
   })
 })
+
+describe('execute: resize', () => {
+  it('grows a disk and confirms the new size by reading it back', async () => {
+    const pve = new FakePve()
+    pve.addGuest({ vmid: 100, config: { scsi0: 'local-lvm:vm-100-disk-0,size=8G' } })
+    const resize = makeAction({ type: 'resize', vmid: 100, requests: [{ call: 'resizeDisk', node: 'pve1', guest: 'qemu', vmid: 100, disk: 'scsi0', size: '16G' }] })
+    const report = await execute(makePlan([resize]), pve, fast(pve))
+    expect(report.results[0]!.status).toBe('ok')
+    expect(pve.guests.get(100)!.config.scsi0).toBe('local-lvm:vm-100-disk-0,size=16G')
+  })
+
+  it('fails a resize PVE answered OK for but that did not grow the disk', async () => {
+    const pve = new FakePve()
+    pve.addGuest({ vmid: 100, config: { scsi0: 'local-lvm:vm-100-disk-0,size=8G' } })
+    const noop = Object.assign(Object.create(pve) as FakePve, { resizeDisk: async () => null })
+    const resize = makeAction({ type: 'resize', vmid: 100, requests: [{ call: 'resizeDisk', node: 'pve1', guest: 'qemu', vmid: 100, disk: 'scsi0', size: '16G' }] })
+    const report = await execute(makePlan([resize]), noop, fast(pve, { confirmAttempts: 1 }))
+    expect(report.results[0]!.error).toBe(`not confirmed by read-back: qemu 100 on pve1: disk scsi0 is ${8 * 1024 ** 3} bytes, expected at least ${16 * 1024 ** 3}`)
+  })
+
+  it("reports PVE's refusal to shrink", async () => {
+    const pve = new FakePve()
+    pve.addGuest({ vmid: 100, config: { scsi0: 'local-lvm:vm-100-disk-0,size=8G' } })
+    const shrink = makeAction({ type: 'resize', vmid: 100, requests: [{ call: 'resizeDisk', node: 'pve1', guest: 'qemu', vmid: 100, disk: 'scsi0', size: '4G' }] })
+    const report = await execute(makePlan([shrink]), pve, fast(pve))
+    expect(report.results[0]!.error).toBe('resize failed: shrinking disks is not supported')
+  })
+})
