@@ -123,7 +123,7 @@ export class Cluster {
 
   /** the error a lock_config call meets when someone else holds the flock (after PVE's wait) */
   flockError(type: GuestType, vmid: number, mode: 'shared' | 'exclusive' = 'exclusive'): string | undefined {
-    const holds = (this.flocks.get(vmid) ?? []).filter((h) => !h.upid || this.tasks.get(h.upid)?.status === 'running')
+    const holds = (this.flocks.get(vmid) ?? []).filter((h) => !h.upid || this.tasks.peek(h.upid)?.status === 'running')
     this.flocks.set(vmid, holds)
     const conflict = holds.some((h) => mode === 'exclusive' || h.mode === 'exclusive')
     return conflict ? `can't lock file '${this.flockPath(type, vmid)}' - got timeout` : undefined

@@ -508,3 +508,19 @@ describe('§6.6 pending drives', () => {
     expect(s.sim.storageContent('pve1', 'local-lvm')).toHaveLength(2)
   })
 })
+
+describe('§6.7 flock held by a running task', () => {
+  it('a start of the source while its clone copies fails inside the task with the flock timeout', async () => {
+    const s = makeSim()
+    await s.run('POST', '/nodes/pve1/qemu', { vmid: 800, scsi0: 'local-lvm:1' })
+    s.sim.setTaskBehaviour('qmclone', { durationMs: 5000 })
+    await s.call('POST', '/nodes/pve1/qemu/800/clone', { newid: 801 })
+    const start = await s.call('POST', '/nodes/pve1/qemu/800/status/start')
+    s.advance(1000)
+    const t = s.sim.tasks().find((x) => x.upid === start)
+    expect(t?.exitstatus).toBe(`can't lock file '/var/lock/qemu-server/lock-800.conf' - got timeout`)
+    s.advance(4000)
+    expect(s.sim.guest(801)?.lock).toBeUndefined()
+    expect((await s.run('POST', '/nodes/pve1/qemu/800/status/start')).exitstatus).toBe('OK')
+  })
+})

@@ -100,11 +100,27 @@ export class TaskManager {
     return upid
   }
 
-  /** finish every task whose time has come, in the order they end */
+  private settling = false
+
+  /**
+   * Finish every task whose time has come, in the order they end. Not re-entrant: work that runs
+   * while settling (and asks about other tasks) sees the state as of its own end time.
+   */
   settle(): void {
-    const now = this.now()
-    const due = this.order.filter((t) => t.status === 'running' && t.endMs <= now).sort((a, b) => a.endMs - b.endMs)
-    for (const t of due) this.finish(t)
+    if (this.settling) return
+    this.settling = true
+    try {
+      const now = this.now()
+      const due = this.order.filter((t) => t.status === 'running' && t.endMs <= now).sort((a, b) => a.endMs - b.endMs)
+      for (const t of due) if (t.status === 'running') this.finish(t)
+    } finally {
+      this.settling = false
+    }
+  }
+
+  /** a task as it stands, without settling (for checks made by running work) */
+  peek(upid: string): Task | undefined {
+    return this.tasks.get(upid)
   }
 
   /** finish a task right away (background_delay: the caller waited for it) */
