@@ -1,0 +1,97 @@
+/**
+ * Static checks of the documentation: every relative link in README.md and docs/**\/*.md points at a file or folder
+ * that exists; every docs page is in the index (docs/README.md) and linked from the root README; every publishable
+ * package has a README with an example block.
+ */
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { fencedBlocks, relativeLinks } from './markdown.js'
+import { repoRoot } from './sandbox.js'
+
+function markdownFiles(dir: string): string[] {
+  return readdirSync(path.join(repoRoot, dir), { withFileTypes: true }).flatMap((entry) => {
+    const rel = path.posix.join(dir, entry.name)
+    if (entry.isDirectory()) return markdownFiles(rel)
+    return entry.name.endsWith('.md') ? [rel] : []
+  })
+}
+
+const docFiles = ['README.md', ...markdownFiles('docs')].sort()
+
+/** Where a link from `file` lands, relative to the repository root ("/x" counts from the root, as on GitHub). */
+function resolveLink(file: string, target: string): string {
+  const abs = target.startsWith('/') ? path.join(repoRoot, target) : path.resolve(path.dirname(path.join(repoRoot, file)), target)
+  return path.relative(repoRoot, abs).split(path.sep).join('/')
+}
+
+function linkedPages(file: string): Set<string> {
+  return new Set(relativeLinks(readFileSync(path.join(repoRoot, file), 'utf8')).map((l) => resolveLink(file, l.target)))
+}
+
+describe('relative links', () => {
+  it.each(docFiles)('%s: every relative link exists', (file) => {
+    const broken = relativeLinks(readFileSync(path.join(repoRoot, file), 'utf8'))
+      .filter((l) => {
+        const rel = resolveLink(file, l.target)
+        return rel.startsWith('..') || !existsSync(path.join(repoRoot, rel))
+      })
+      .map((l) => `${file}:${l.line}: ${l.target}`)
+    expect(broken).toEqual([])
+  })
+})
+
+describe('the docs index', () => {
+  const pages = markdownFiles('docs').filter((f) => f !== 'docs/README.md')
+
+  it('docs/README.md links every page under docs/', () => {
+    const linked = linkedPages('docs/README.md')
+    expect(pages.filter((p) => !linked.has(p))).toEqual([])
+  })
+
+  it('the root README links every top-level docs page', () => {
+    const linked = linkedPages('README.md')
+    const topLevel = pages.filter((p) => p.split('/').length === 2)
+    expect(topLevel.filter((p) => !linked.has(p))).toEqual([])
+  })
+
+  it('the root README names the test command (CI checks it)', () => {
+    expect(readFileSync(path.join(repoRoot, 'README.md'), 'utf8')).toContain('pnpm test')
+  })
+})
+
+/** Every workspace package that is published, plus the documented private tools. */
+function documentedPackages(): string[] {
+  const dirs = ['packages', 'tools'].flatMap((parent) =>
+    readdirSync(path.join(repoRoot, parent))
+      .map((name) => `${parent}/${name}`)
+      .filter((dir) => existsSync(path.join(repoRoot, dir, 'package.json')) && statSync(path.join(repoRoot, dir)).isDirectory()),
+  )
+  return dirs.filter((dir) => {
+    const manifest = JSON.parse(readFileSync(path.join(repoRoot, dir, 'package.json'), 'utf8')) as { private?: boolean }
+    return manifest.private !== true || dir === 'tools/pve-sim' || dir === 'tools/docs-check'
+  })
+}
+
+const CODE_LANGUAGES = ['ts', 'typescript', 'js', 'javascript', 'sh', 'bash', 'shell', 'yaml']
+/** An install line alone is not an example. */
+const INSTALL_ONLY = /^\s*(?:(?:pnpm|npm|yarn)\s+(?:add|i|install)\b[^\n]*\n?)+\s*$/
+
+describe('package READMEs', () => {
+  it('finds the publishable packages', () => {
+    expect(documentedPackages()).toEqual(expect.arrayContaining(['packages/schema', 'packages/cli', 'packages/planner', 'packages/sops', 'packages/pve-client']))
+  })
+
+  // written by another helper right now; remove once it exists (the test below then covers it)
+  const PENDING = new Set(['packages/cli'].filter((dir) => !existsSync(path.join(repoRoot, dir, 'README.md'))))
+  for (const dir of PENDING) it.todo(`${dir}/README.md exists and has an example block (not written yet)`)
+
+  it.each(documentedPackages().filter((dir) => !PENDING.has(dir)))('%s/README.md exists and has an example block', (dir) => {
+    const file = path.join(repoRoot, dir, 'README.md')
+    expect(existsSync(file), `${dir}/README.md is missing`).toBe(true)
+    const examples = fencedBlocks(readFileSync(file, 'utf8')).filter(
+      (b) => CODE_LANGUAGES.includes(b.words[0] ?? '') && b.body.trim() !== '' && !INSTALL_ONLY.test(b.body),
+    )
+    expect(examples.length, `${dir}/README.md has no example code block`).toBeGreaterThan(0)
+  })
+})
