@@ -90,6 +90,31 @@ describe('templates, clones and cloud-init (simulator)', () => {
     expect(env.sim.control.guest(9000)).toBeDefined()
   })
 
+  it('keeps the cloud-init drive a clone inherited instead of allocating a new one (Clone_DriveNotRewritten)', async () => {
+    const withDrive = manifest({
+      kind: 'VM',
+      metadata: { name: 'app2' },
+      spec: {
+        node: 'pve1',
+        vmid: 301,
+        clone: 'debian-tpl',
+        memory: '1GiB',
+        cpu: { type: 'host', cores: 1 },
+        networks: [{ bridge: 'vmbr0' }],
+        hardware: { 'cloud-init': { enabled: true, storage: 'local-lvm' } },
+        'cloud-init-data': { 'ci-user': 'deploy' },
+      },
+    })
+    const desired = [image, template, withDrive]
+    const first = await cycle(env, desired, { policy: { pruneBudget: 0 } })
+    expect(failures(first.report)).toEqual([])
+    const g = env.sim.control.guest(301)!
+    expect(g.config.ide2).toMatch(/^local-lvm:vm-301-cloudinit,media=cdrom/)
+    expect(Object.keys(g.config).filter((k) => /^unused\d+$/.test(k))).toEqual([])
+    expect(g.config.ciuser).toBe('deploy')
+    expect((await cycle(env, desired, { policy: { pruneBudget: 0 }, dryRun: true })).plan.actions).toEqual([])
+  })
+
   it('writes cloud-init keys and password from a SOPS file at execute time; no value reaches plan or report', async () => {
     const keys = readFileSync('/work/shared/fixtures/sops/age/keys.txt', 'utf8')
     const identity = keys.split('\n').find((l) => l.startsWith('AGE-SECRET-KEY-'))!
