@@ -3,7 +3,7 @@
  * every error class, the form-encoding pitfalls of pve-api.md section 1, and secret canaries.
  */
 import { inspect } from 'node:util'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { type Simulator, startSimulator } from '@proxops/pve-sim'
 import { type PveClient, createPveClient, createPveReadOnlyClient } from './client.js'
 import { PveError, type PveParamError, PveTaskFailedError } from './errors.js'
@@ -112,6 +112,31 @@ describe('TLS and auth over real HTTPS', () => {
     expect((await t.waitTask(ref, fastWait)).ok).toBe(true)
     await t.updateConfig('pve1', 'qemu', id, { description: 'via ticket' }, { sync: true })
     expect((await t.guestConfig('pve1', 'qemu', id)).values.description).toBe('via ticket')
+    await t.close()
+  })
+
+  it('ticket auth: an expired ticket (401 No ticket) leads to one new login and the request succeeds', async () => {
+    let logins = 0
+    const t = createPveClient({
+      baseUrl: sim.url,
+      auth: { type: 'ticket', username: 'root@pam', password: ROOT_PASSWORD },
+      tls: { ca: sim.caPem! },
+      // the client's clock stands still, so it never renews on its own and only the 401 can tell it
+      now: () => 0,
+      onRequest: (e) => {
+        if (e.path === '/access/ticket') logins++
+        events.push(e)
+      },
+    })
+    await t.version()
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 3 * 3_600_000 })
+    try {
+      expect((await t.version()).release).toBe('9.1')
+    } finally {
+      vi.useRealTimers()
+    }
+    expect(logins).toBe(2)
+    expect(events.filter((e) => e.path === '/version' && e.status === 401).length).toBeGreaterThanOrEqual(1)
     await t.close()
   })
 
