@@ -89,7 +89,17 @@ describe('VM disks', () => {
   it('NeverACreateFormOverALiveVolume: every disk write on an occupied slot keeps the volume id', () => {
     const m = off(vm('web', 100, { disks: [disk({ discard: 'on', ssd: true, aio: 'native', size: 64 * GiB })] }))
     const p = plan(desired(m), inventory([liveVm(100, 'web', {}, stopped)]), policy())
-    expect(params(p).scsi0).toBe('local-lvm:vm-100-disk-0,aio=native,discard=on,size=32G,ssd=1')
+    // option rewrite and growth of the same slot: one action, the resize first, the rewrite carrying the new size
+    expect(p.actions.map((a) => a.type)).toEqual(['update'])
+    expect(p.actions[0]?.requests).toEqual([
+      { call: 'resizeDisk', node: 'pve1', guest: 'qemu', vmid: 100, disk: 'scsi0', size: '64G', digest: 'd100' },
+      { call: 'updateConfig', node: 'pve1', guest: 'qemu', vmid: 100, params: { scsi0: 'local-lvm:vm-100-disk-0,aio=native,discard=on,size=64G,ssd=1' } },
+    ])
+  })
+
+  it('AResizeAloneIsItsOwnActionAfterTheConfigWrite', () => {
+    const m = off(vm('web', 100, { memory: 4096, disks: [disk({ size: 64 * GiB })] }))
+    const p = plan(desired(m), inventory([liveVm(100, 'web', {}, stopped)]), policy())
     expect(p.actions.map((a) => a.type)).toEqual(['update', 'resize'])
     expect(p.actions[1]?.requests[0]).toMatchObject({ call: 'resizeDisk', disk: 'scsi0', size: '64G' })
     expect(p.actions[1]?.requests[0]).not.toHaveProperty('digest')

@@ -109,7 +109,8 @@ const { m, f, base, type, isTemplate, skip, anomaly } = t
   // a running guest the manifest wants stopped is shut down anyway (a requested power change): every write
   // then lands on a stopped guest, so nothing is disruptive and nothing is held back
   const willStop = running && !desiredStarted
-  const rt: GuestRuntime = { type, running: running && !willStop, hotplug: hotplugSet(cfg.hotplug), numa: liveBool(cfg.numa, false) }
+  // what the running guest can hotplug is decided by its applied options, not by pending ones
+  const rt: GuestRuntime = { type, running: running && !willStop, hotplug: hotplugSet(g.config.hotplug), numa: liveBool(g.config.numa, false) }
   const policy = disruptionFor(m, env.policy.disruption)
   const cloned = m.kind === 'VM' && m.spec.clone !== undefined
 
@@ -119,7 +120,7 @@ const { m, f, base, type, isTemplate, skip, anomaly } = t
   const heldBack: string[] = []
   const leftPending: string[] = []
   const pendingKeys: string[] = []
-  const resizes: { key: string; size: string; diff: FieldDiff }[] = []
+  let resizes: { key: string; size: string; diff: FieldDiff }[] = []
   const ownedKeys = new Set<string>()
 
   for (const o of f.owned) {
@@ -195,17 +196,26 @@ const { m, f, base, type, isTemplate, skip, anomaly } = t
     const cls = maxClass(classes)
     const keys = Object.keys(params).filter((k) => k !== 'delete')
     const reasonKeys = [...keys, ...(params.delete !== undefined ? [`delete ${String(params.delete)}`] : [])].join(', ')
-    const update: PveRequest = { call: 'updateConfig', node, guest: type, vmid, params: sortParams(params), digest: g.digest }
+    // a slot that needs both an option rewrite and a resize: resize first, in the same action, and let the
+    // rewrite carry the new size, so a rewrite PVE keeps pending never restores the old size token
+    const before = resizes.filter((r) => typeof params[r.key] === 'string')
+    for (const r of before) {
+      params[r.key] = (params[r.key] as string).replace(/(^|,)size=[^,]*/, `$1size=${r.size}`)
+      diffs.push(r.diff)
+    }
+    const resizeFirst: PveRequest[] = before.map((r, i) => ({ call: 'resizeDisk', node, guest: type, vmid, disk: r.key, size: r.size, ...(i === 0 ? { digest: g.digest } : {}) }))
+    resizes = resizes.filter((r) => !before.includes(r))
+    const update: PveRequest = { call: 'updateConfig', node, guest: type, vmid, params: sortParams(params), ...(resizeFirst.length === 0 ? { digest: g.digest } : {}) }
     if (willStop) {
       stoppedByUpdate = true
-      push({ ...base, type: 'shutdown-then-update', reason: `${resource}: config drift (${reasonKeys}); desired stopped: graceful shutdown, then write`, diffs: sortDiffs(diffs), disruption: 'stop', digest: g.digest, requests: [shutdown(), update] })
+      push({ ...base, type: 'shutdown-then-update', reason: `${resource}: config drift (${reasonKeys}); desired stopped: graceful shutdown, then write`, diffs: sortDiffs(diffs), disruption: 'stop', digest: g.digest, requests: [shutdown(), ...resizeFirst, update] })
     } else if (running && (cls === 'reboot' || cls === 'stop')) {
       stoppedByUpdate = true
-      const requests: PveRequest[] = [shutdown(), update]
+      const requests: PveRequest[] = [shutdown(), ...resizeFirst, update]
       if (desiredStarted) requests.push({ call: 'start', node, guest: type, vmid })
       push({ ...base, type: 'shutdown-then-update', reason: `${resource}: config drift (${reasonKeys}); needs a restart: graceful shutdown, write${desiredStarted ? ', start' : ''}`, diffs: sortDiffs(diffs), disruption: cls, digest: g.digest, requests })
     } else {
-      push({ ...base, type: 'update', reason: `${resource}: config drift (${reasonKeys})`, diffs: sortDiffs(diffs), disruption: leftPending.length > 0 ? 'reboot' : cls, digest: g.digest, requests: [update] })
+      push({ ...base, type: 'update', reason: `${resource}: config drift (${reasonKeys})`, diffs: sortDiffs(diffs), disruption: leftPending.length > 0 ? 'reboot' : cls, digest: g.digest, requests: [...resizeFirst, update] })
     }
     if (leftPending.length > 0) {
       env.out.pending.push({ address: base.address as string, keys: leftPending, message: `${leftPending.join(', ')} will stay pending in PVE until the guest restarts (disruption: ${policy})` })
