@@ -1,9 +1,12 @@
 /** adopt: read-only, never overwrites without --force, round trip (adopt, compose, diff = ownership claims only). */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import type { Simulator } from '@proxops/pve-sim'
 import { baseEnv, findCanaries, git, makeRepo, proxops, startLab, transcript } from './harness.js'
+
+// subprocesses on a shared 2-core machine: generous per-test limits
+vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 })
 
 let sim: Simulator
 let repo: string

@@ -1,10 +1,13 @@
 /** Bad input: each gives one actionable error line, exit 1, and zero PVE writes. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import path from 'node:path'
 import type { Simulator } from '@proxops/pve-sim'
 import { baseEnv, errorLines, findCanaries, git, makeRepo, proxops, startLab, transcript, vmManifest, CANARY } from './harness.js'
+
+// subprocesses on a shared 2-core machine: generous per-test limits
+vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 })
 
 const plainOnly = { 'vm/lab/db.yaml': vmManifest('db', 101) }
 

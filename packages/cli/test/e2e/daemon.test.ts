@@ -1,0 +1,160 @@
+/** run: health transitions, metrics, /status, the lock, URL mode, SIGTERM (idle and mid-task). */
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { existsSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import type { Simulator } from '@proxops/pve-sim'
+import { CANARY, baseEnv, findCanaries, git, makeRepo, proxops, start, startLab, transcript, vmManifest, waitFor } from './harness.js'
+
+// subprocesses on a shared 2-core machine: generous per-test limits
+vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 })
+
+let sim: Simulator
+let repo: string
+let data: string
+
+async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  const port = (server.address() as { port: number }).port
+  await new Promise<void>((r) => server.close(() => r()))
+  return port
+}
+
+async function get(port: number, p: string): Promise<{ status: number; body: string } | undefined> {
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}${p}`)
+    return { status: res.status, body: await res.text() }
+  } catch {
+    return undefined
+  }
+}
+
+beforeAll(async () => {
+  sim = await startLab()
+  repo = await makeRepo(sim)
+  data = mkdtempSync(path.join(os.tmpdir(), 'proxops-data-'))
+})
+afterAll(async () => {
+  await sim.close()
+  rmSync(repo, { recursive: true, force: true })
+  rmSync(data, { recursive: true, force: true })
+})
+
+describe('proxops run', () => {
+  it('becomes ready, serves metrics and status, holds the lock, turns unready when PVE fails, stops on SIGTERM', async () => {
+    const port = await freePort()
+    const env = baseEnv(repo, { PROXOPS_GIT_TOKEN: CANARY.gitToken })
+    const daemon = start(['run', '--listen', `127.0.0.1:${port}`, '--git-poll-sec', '1', '--data-dir', data], { cwd: repo, env })
+    const health = await waitFor(() => get(port, '/healthz'))
+    expect(health.status).toBe(200)
+    await waitFor(async () => ((await get(port, '/readyz'))?.status === 200 ? true : undefined), 30_000)
+    expect(sim.control.guests().map((g) => g.vmid).sort()).toEqual([100, 101])
+
+    const metrics = (await get(port, '/metrics'))?.body ?? ''
+    expect(metrics).toMatch(/proxops_cycles_total\{cluster="lab",result="converged"\} [1-9]/)
+    expect(metrics).toMatch(/proxops_actions_total\{cluster="lab",kind="VM",action="create",result="ok"\} 2/)
+    expect(metrics).toMatch(/proxops_last_success_timestamp_seconds\{cluster="lab"\} \d/)
+    expect(metrics).toMatch(/proxops_pve_request_duration_seconds_count\{cluster="lab",method="GET",status="200"\} \d+/)
+    expect(metrics).toMatch(/proxops_prune_deferred_total\{cluster="lab"\} 0/)
+    const status = JSON.parse((await get(port, '/status'))?.body ?? '{}') as { clusters: { cluster: string; result: string }[]; commit: string }
+    expect(status.clusters).toEqual([expect.objectContaining({ cluster: 'lab', result: 'converged' })])
+    expect(status.commit).toBe(git(repo, 'rev-parse', 'HEAD').trim())
+
+    // single instance
+    const second = await proxops(['run', '--listen', `127.0.0.1:${await freePort()}`, '--data-dir', data], { cwd: repo, env })
+    expect(second.code).toBe(1)
+    expect(second.stderr).toMatch(/proxops: error: another proxops daemon \(pid \d+\) holds .*proxops\.lock; stop it first/)
+
+    // PVE rejects the token: cycles abort, readiness drops after 3 intervals, comes back when fixed
+    sim.control.revokeToken()
+    await waitFor(async () => ((await get(port, '/readyz'))?.status === 503 ? true : undefined), 30_000)
+    const unready = JSON.parse((await get(port, '/readyz'))?.body ?? '{}') as { clusters: Record<string, { reason?: string }> }
+    expect(unready.clusters.lab?.reason).toMatch(/no successful cycle within 3 poll intervals/)
+    expect((await get(port, '/healthz'))?.status).toBe(200)
+    expect((await get(port, '/metrics'))?.body).toMatch(/proxops_cycles_total\{cluster="lab",result="aborted"\} [1-9]/)
+    sim.control.restoreToken()
+    await waitFor(async () => ((await get(port, '/readyz'))?.status === 200 ? true : undefined), 30_000)
+
+    for (const p of ['/status', '/metrics', '/readyz', '/healthz']) expect(findCanaries((await get(port, p))?.body ?? '')).toEqual([])
+
+    daemon.child.kill('SIGTERM')
+    const done = await daemon.done
+    expect(done.code).toBe(0)
+    expect(existsSync(path.join(data, 'proxops.lock'))).toBe(false)
+    // logs are NDJSON on stderr
+    const lines = done.stderr.trim().split('\n')
+    for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow()
+    expect(lines.map((l) => (JSON.parse(l) as { event?: string }).event)).toEqual(expect.arrayContaining(['proxops.daemon.start', 'proxops.cycle', 'proxops.action', 'proxops.daemon.stop']))
+    expect(done.stdout).toBe('')
+  })
+
+  it('SIGTERM mid-task: the running action finishes (no half-made guest), nothing new starts; a second signal exits at once', async () => {
+    writeFileSync(path.join(repo, 'vm/lab/slow.yaml'), vmManifest('slow', 110, { node: 'pve2' }))
+    writeFileSync(path.join(repo, 'clusters/lab/resources.yaml'), `${readFileSync(path.join(repo, 'clusters/lab/resources.yaml'), 'utf8')}  - ../../vm/lab/slow.yaml\n`)
+    git(repo, 'add', '-A')
+    git(repo, 'commit', '-q', '-m', 'slow vm')
+    sim.control.setTaskDuration(3_000)
+    try {
+      const port = await freePort()
+      const daemon = start(['run', '--listen', `127.0.0.1:${port}`, '--data-dir', data], { cwd: repo, env: baseEnv(repo) })
+      await waitFor(() => (sim.control.tasks().some((t) => t.status === 'running') ? true : undefined), 30_000)
+      const t0 = Date.now()
+      daemon.child.kill('SIGTERM')
+      const done = await daemon.done
+      expect(Date.now() - t0).toBeLessThan(15_000)
+      expect(done.code).toBe(0)
+      expect(existsSync(path.join(data, 'proxops.lock'))).toBe(false)
+      expect(sim.control.guests().filter((g) => g.vmid === 110)).toHaveLength(1)
+      const actions = done.stderr.split('\n').filter((l) => l.includes('"proxops.action"'))
+      expect(actions.map((l) => (JSON.parse(l) as { address: string; result: string }).result)).toEqual(['ok'])
+
+      // apply interrupted twice: leaves at once (the PVE task carries on); the next apply converges, no duplicate
+      writeFileSync(path.join(repo, 'vm/lab/slow.yaml'), vmManifest('slow', 110, { node: 'pve2', memory: '768MiB' }))
+      git(repo, 'commit', '-qam', 'slow: more memory')
+      sim.control.setTaskDuration(6_000)
+      const apply = start(['apply', '--yes'], { cwd: repo, env: baseEnv(repo) })
+      await waitFor(() => (sim.control.tasks().some((t) => t.status === 'running') ? true : undefined), 30_000)
+      const t1 = Date.now()
+      apply.child.kill('SIGTERM')
+      await new Promise((r) => setTimeout(r, 200))
+      apply.child.kill('SIGTERM')
+      const killed = await apply.done
+      expect(Date.now() - t1).toBeLessThan(5_000)
+      expect(killed.code).toBe(143)
+    } finally {
+      sim.control.setTaskDuration(50)
+    }
+    await waitFor(() => (sim.control.tasks().some((t) => t.status === 'running') ? undefined : true), 30_000)
+    const again = await proxops(['apply', '--yes'], { cwd: repo, env: baseEnv(repo) })
+    expect(again.code).toBe(0)
+    expect(sim.control.guests().filter((g) => g.vmid === 110)).toHaveLength(1)
+    expect((await proxops(['diff', '--detailed-exitcode'], { cwd: repo, env: baseEnv(repo) })).code).toBe(0)
+  })
+
+  it('URL mode: clones into the data dir, one commit for all clusters, --once', async () => {
+    const urlData = mkdtempSync(path.join(os.tmpdir(), 'proxops-url-'))
+    try {
+      const r = await proxops(['run', '--once', '--git-url', `file://${repo}`, '--listen', `127.0.0.1:${await freePort()}`, '--data-dir', urlData], {
+        cwd: repo,
+        env: baseEnv(repo, { PROXOPS_GIT_TOKEN: CANARY.gitToken }),
+      })
+      expect(r.stderr).not.toMatch(/"level":"error"/)
+      expect(r.code).toBe(0)
+      expect(existsSync(path.join(urlData, 'git-cache', '.git'))).toBe(true)
+      const cycle = r.stderr
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { event?: string; commit?: string; result?: string })
+        .find((l) => l.event === 'proxops.cycle')
+      expect(cycle).toMatchObject({ commit: git(repo, 'rev-parse', 'HEAD').trim(), result: 'converged' })
+    } finally {
+      rmSync(urlData, { recursive: true, force: true })
+    }
+  })
+
+  it('no canary anywhere', () => {
+    expect(transcript.flatMap((t) => findCanaries(t))).toEqual([])
+  })
+})
