@@ -74,6 +74,22 @@ describe('LXC and artifacts (simulator)', () => {
     expect((await cycle(env, [iso], { dryRun: true })).plan.actions).toEqual([])
   })
 
+  it('sends a declared checksum with the download and stays idempotent (architecture difference 15)', async () => {
+    const url = 'https://images.example/netboot.iso'
+    const sha256 = env.sim.control.remoteChecksum(url, 'sha256')
+    const iso = manifest({ kind: 'ISO', metadata: { name: 'netboot' }, spec: { nodes: ['pve1'], storage: 'local', filename: 'netboot.iso', url, checksum: { algorithm: 'sha256', value: sha256 } } })
+    const first = await cycle(env, [iso])
+    expect(failures(first.report)).toEqual([])
+    const sent = first.plan.actions[0]!.requests[0]!
+    expect(sent.call === 'downloadUrl' && sent.params).toMatchObject({ checksum: sha256, 'checksum-algorithm': 'sha256' })
+    expect((await cycle(env, [iso], { dryRun: true })).plan.actions).toEqual([])
+
+    const wrong = manifest({ kind: 'ISO', metadata: { name: 'other' }, spec: { nodes: ['pve1'], storage: 'local', filename: 'other.iso', url, checksum: { algorithm: 'sha256', value: '0'.repeat(64) } } })
+    const bad = await cycle(env, [wrong])
+    expect(bad.report!.results[0]!.status).toBe('failed')
+    expect(bad.report!.results[0]!.error).toMatch(/checksum mismatch/)
+  })
+
   it('defers the container when its template download fails, then converges once the fault clears (E2EDeferralWhenPrerequisiteFails)', async () => {
     const desired = [ctt('alpine-ct', ['pve1'], 'alpine-3.20-default_20240908_amd64.tar.xz'), lxc(210, 'alpine-ct')]
     env.sim.control.setTaskBehaviour('download', { fail: 'download failed: 503 Service Unavailable' })
