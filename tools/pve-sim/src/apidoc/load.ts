@@ -15,6 +15,8 @@ export interface ApiMethodInfo {
   protected?: number | string
   proxyto?: string
   allowtoken?: number | string
+  /** absent on a few methods: then only root@pam itself may call them (not even its tokens) */
+  permissions?: { user?: string; check?: unknown[]; description?: string }
   parameters?: { additionalProperties?: number | string; properties?: Record<string, SchemaProp> }
 }
 

@@ -203,6 +203,11 @@ export class ApiHandler {
       return renderApiError(403, `Permission check failed (URI '${shownPath}' not available with API token, need proper ticket.\n)\n`, undefined, opts)
     }
 
+    // check_api2_permissions: a method without a permissions entry is for root@pam alone
+    if (this.o.apidoc && auth.kind === 'ok' && auth.caller.actor !== 'root@pam' && route.info.name !== undefined && !route.info.permissions) {
+      return renderApiError(403, 'Permission check failed (user != root@pam)\n', undefined, opts)
+    }
+
     if (method === 'POST' && route.template === '/access/ticket') return this.ticket(params, opts)
     // the two GETs pveproxy serves without login: the ticket "dummy" and the realm list of the login form
     if (method === 'GET' && route.template === '/access/ticket') return renderData(null, undefined, opts)

@@ -333,6 +333,13 @@ describe('authentication (pve-api.md section 2)', () => {
     expect(r.json).toEqual({ data: null, message: "Permission check failed (URI '/access/ticket' not available with API token, need proper ticket.\n)\n" })
   })
 
+  it('methods without permissions in the schema are for root@pam itself: 403 for its tokens', async () => {
+    const r = await req('PUT', '/nodes/pve1/disks/wipedisk', form({ disk: '/dev/sdb' }))
+    expect(r.status).toBe(403)
+    expect(r.reason).toBe('Permission check failed (user != root@pam)')
+    expect(r.json).toEqual({ data: null, message: 'Permission check failed (user != root@pam)\n' })
+  })
+
   it('root@pam-only options fail for tokens (also root@pam!x) but not for a root@pam ticket', async () => {
     const r = await formReq('PUT', '/nodes/pve1/qemu/100/config', { args: '-no-reboot' })
     expect(r.status).toBe(500)
