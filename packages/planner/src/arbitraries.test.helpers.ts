@@ -5,12 +5,12 @@ import { artifact, GiB, MiB } from './fixtures.test.helpers.js'
 
 const NODES = ['pve1', 'pve2'] as const
 const TAGS = ['web', 'db', 'prod', 'Edge', 'k8s']
-const sizeArb = fc.oneof(fc.integer({ min: 1, max: 200 }).map((g) => g * GiB), fc.constantFrom(512 * MiB, 1536 * MiB))
+const sizeArb = fc.oneof(fc.integer({ min: 1, max: 16 }).map((g) => g * GiB), fc.constantFrom(512 * MiB, 1536 * MiB))
 const opt = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: undefined })
 
 const diskArb = (bus: 'scsi' | 'virtio' | 'sata', i: number) =>
   fc.record({
-    storage: fc.constantFrom('local-lvm', 'fast'),
+    storage: fc.constantFrom('local-lvm', 'local-zfs'),
     size: sizeArb,
     // PVE accepts iothread on scsi and virtio only
     iothread: bus === 'sata' ? fc.constant(false) : fc.boolean(),
@@ -103,8 +103,8 @@ export function lxcArb(name: string, vmid: number, template: boolean): fc.Arbitr
       memory: fc.integer({ min: 1, max: 32 }).map((n) => n * 128),
       swap: opt(fc.integer({ min: 0, max: 8 }).map((n) => n * 256)),
       cores: fc.integer({ min: 1, max: 8 }),
-      root: fc.record({ storage: fc.constantFrom('local-lvm', 'fast'), size: sizeArb }),
-      mp: opt(fc.record({ storage: fc.constantFrom('local-lvm', 'fast'), size: sizeArb, ro: opt(fc.boolean()), backup: opt(fc.boolean()) })),
+      root: fc.record({ storage: fc.constantFrom('local-lvm', 'local-zfs'), size: sizeArb }),
+      mp: opt(fc.record({ storage: fc.constantFrom('local-lvm', 'local-zfs'), size: sizeArb, ro: opt(fc.boolean()), backup: opt(fc.boolean()) })),
       bind: opt(fc.record({ host: fc.constantFrom('/tank/a', '/tank/b/'), ro: opt(fc.boolean()) })),
       bridge: fc.constantFrom('vmbr0', 'vmbr1'),
       ip: opt(fc.integer({ min: 2, max: 250 }).map((n) => `10.1.0.${n}/24`)),
