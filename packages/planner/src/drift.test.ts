@@ -320,6 +320,22 @@ describe('LXC', () => {
   })
 })
 
+describe('create-only and verbatim fields', () => {
+  it('ExtraKeysAreSentOnCreateOnlyAndNeverCompared (a gap is listed)', () => {
+    const m = off(vm('web', 100, { extra: { balloon: '1024', args: '-no-hpet' } }))
+    const create = plan(desired(m), inventory(), policy())
+    expect(create.actions[0]?.requests[0]).toMatchObject({ params: { balloon: '1024', args: '-no-hpet' } })
+    const live = plan(desired(m), inventory([liveVm(100, 'web', { balloon: '2048' }, stopped)]), policy())
+    expect(live.actions).toEqual([])
+    expect(live.gaps).toEqual([{ address: 'VM/pve1/100(web)', field: 'spec.extra', note: 'sent on create only; never compared' }])
+  })
+
+  it('DescriptionTrailingNewlineDoesNotFlap (PVE trims it on read)', () => {
+    const m = off(vm('web', 100, { 'pve-description': 'hello\nworld\n' }))
+    expect(plan(desired(m), inventory([liveVm(100, 'web', { description: 'hello\nworld' }, stopped)]), policy()).actions).toEqual([])
+  })
+})
+
 describe('digest (architecture row 6)', () => {
   it('EveryConfigUpdateCarriesThePlanTimeDigest', () => {
     const p = plan(desired(off(vm('web', 100, { memory: 1024 }))), inventory([liveVm(100, 'web', {}, { status: 'stopped', digest: 'abc' })]), policy())
