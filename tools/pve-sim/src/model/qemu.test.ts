@@ -473,6 +473,10 @@ describe('§6.7 flock during long operations', () => {
     expect((await s.call('GET', '/nodes/pve1/qemu/9001/config')).scsi0).toBe('local:9001/base-9001-disk-0.qcow2,size=2G')
     await s.run('POST', '/nodes/pve1/qemu/9001/clone', { newid: 103, name: 'linked' })
     expect((await s.call('GET', '/nodes/pve1/qemu/103/config')).scsi0).toBe('local:9001/base-9001-disk-0.qcow2/103/vm-103-disk-0.qcow2,size=2G')
+    // the template cannot free its base volume while the linked clone uses it (destroy only warns)
+    const d = await s.run('DELETE', '/nodes/pve1/qemu/9001')
+    expect(d.exitstatus).toBe('OK')
+    expect(d.log).toContain(`Could not remove disk 'local:9001/base-9001-disk-0.qcow2', check manually: base volume '9001/base-9001-disk-0.qcow2' is still in use by linked cloned`)
     // destroying the clone frees only its own volume
     await s.run('DELETE', '/nodes/pve1/qemu/103')
     expect(s.sim.storageContent('pve1', 'local').map((v) => v.volid)).toEqual(['local:9001/base-9001-disk-0.qcow2'])

@@ -701,6 +701,13 @@ export function destroyGuest(c: Cluster, nodeName: string, vmid: number, type: '
       const keys = [...new Set([...g.conf.keys(), ...Object.keys(g.conf.pending())])]
       const owned = ownedVolumes(g, keys, (k) => g.conf.get(k) ?? g.conf.getPending(k))
       for (const v of owned) {
+        // vdisk_free refuses a base volume that linked clones still use; destroy_vm only warns
+        const volname = v.split(':')[1] ?? ''
+        const storage = v.split(':')[0] ?? ''
+        if (node.storage.list(storage).some((x) => x.parent === volname)) {
+          ctx.log(`Could not remove disk '${v}', check manually: base volume '${volname}' is still in use by linked cloned`)
+          continue
+        }
         node.storage.remove(v)
         ctx.log(`Removing image: 100% complete...done.`)
       }
