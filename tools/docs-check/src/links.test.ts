@@ -55,8 +55,14 @@ describe('the docs index', () => {
     expect(topLevel.filter((p) => !linked.has(p))).toEqual([])
   })
 
-  it('the root README names the test command (CI checks it)', () => {
-    expect(readFileSync(path.join(repoRoot, 'README.md'), 'utf8')).toContain('pnpm test')
+  it('the root README names the two commands, and they exist', () => {
+    const readme = readFileSync(path.join(repoRoot, 'README.md'), 'utf8')
+    expect(readme).toContain('pnpm test') // CI checks it too
+    expect(readme).toContain('pnpm install && pnpm demo')
+    const scripts = (JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts
+    expect(scripts.demo).toMatch(/tools\/demo\.mjs/)
+    expect(scripts.test).toBeDefined()
+    expect(existsSync(path.join(repoRoot, 'tools/demo.mjs'))).toBe(true)
   })
 })
 

@@ -45,7 +45,12 @@ export function missingBuilds(): string[] {
     .map(([name, file]) => `${name}: ${path.relative(repoRoot, file)} is missing (run pnpm build, or pnpm test which builds first)`)
 }
 
-export async function createSandbox(): Promise<Sandbox> {
+export interface SandboxOptions {
+  /** clusters of examples/ to point at simulators (default: all); the others keep their example endpoints */
+  clusters?: readonly string[]
+}
+
+export async function createSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const tmp = mkdtempSync(path.join(tmpdir(), 'proxops-docs-'))
   const sims: Simulator[] = []
   try {
@@ -56,7 +61,7 @@ export async function createSandbox(): Promise<Sandbox> {
       recursive: true,
       filter: (src) => !src.includes(`${path.sep}custom-reconciler`) && !src.includes('node_modules') && !src.includes(`${path.sep}keys`),
     })
-    for (const [cluster, nodes] of Object.entries(CLUSTERS)) {
+    for (const [cluster, nodes] of Object.entries(CLUSTERS).filter(([name]) => !options.clusters || options.clusters.includes(name))) {
       const sim = await startSimulator({ nodes, taskDurationMs: 20, tokens: [{ id: DEMO_TOKEN_ID, secret: DEMO_TOKEN_SECRET }] })
       sims.push(sim)
       const file = path.join(repo, 'clusters', cluster, 'config.yaml')
@@ -66,12 +71,7 @@ export async function createSandbox(): Promise<Sandbox> {
     // the daemon's HTTP port: any free one, so parallel test runs never collide
     const processFile = path.join(repo, 'proxops.yaml')
     if (existsSync(processFile)) writeFileSync(processFile, readFileSync(processFile, 'utf8').replace(/^listen:.*$/m, 'listen: 127.0.0.1:0'))
-    const git = (...args: string[]): void => {
-      execFileSync('git', ['-c', 'user.name=docs', '-c', 'user.email=docs@proxops.invalid', ...args], { cwd: repo, stdio: 'ignore' })
-    }
-    git('init', '-q', '-b', 'main')
-    git('add', '-A')
-    git('commit', '-q', '-m', 'examples, pointed at the simulator')
+    gitCommit(repo, 'examples, pointed at the simulator', true)
 
     // sops' default key location, as getting-started sets it up
     const keyDir = path.join(home, '.config/sops/age')
@@ -108,6 +108,16 @@ export async function createSandbox(): Promise<Sandbox> {
     rmSync(tmp, { recursive: true, force: true })
     throw error
   }
+}
+
+/** Commits every change of the work tree (after `git init` when `init`). */
+export function gitCommit(repo: string, message: string, init = false): void {
+  const git = (...args: string[]): void => {
+    execFileSync('git', ['-c', 'user.name=docs', '-c', 'user.email=docs@proxops.invalid', ...args], { cwd: repo, stdio: 'ignore' })
+  }
+  if (init) git('init', '-q', '-b', 'main')
+  git('add', '-A')
+  git('commit', '-q', '-m', message)
 }
 
 /** Runs one command of a doc block through bash in the sandbox; stdout and stderr are captured together. */

@@ -1,0 +1,3 @@
+import { defineRunnablePage } from './runnable.js'
+
+defineRunnablePage('docs/getting-started.md', 8)

@@ -1,0 +1,3 @@
+import { defineRunnablePage } from './runnable.js'
+
+defineRunnablePage('README.md', 3)
