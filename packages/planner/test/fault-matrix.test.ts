@@ -63,6 +63,9 @@ describe('fault matrix (simulator)', () => {
       const changed = desired.map((m) => ({ ...m, spec: { ...m.spec, memory: 1024 } })) as typeof desired
       fault.inject(env)
       const faulty: CycleResult | Error = await cycle(env, changed, { policy: keep }).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))))
+      // the API token is a credential: it never shows in errors, plans or reports
+      const text = faulty instanceof Error ? `${faulty.message} ${String(faulty.cause)}` : JSON.stringify(faulty)
+      expect(text).not.toContain(env.sim.token.secret)
       if (faulty instanceof Error) {
         expect(faulty).toBeInstanceOf(ObserveError)
         expect(fault.effect).toBe('aborted')
