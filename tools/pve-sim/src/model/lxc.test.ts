@@ -69,10 +69,15 @@ describe('pve-api.md §5.3 LXC create and config', () => {
     // a new mount point hot-plugs; the next start applies what was pending
     await s.call('PUT', '/nodes/pve1/lxc/110/config', { mp0: 'local-lvm:2,mp=/data' })
     expect((await s.call('GET', '/nodes/pve1/lxc/110/config', { current: 1 })).mp0).toBe('local-lvm:vm-110-disk-0,mp=/data,size=2G')
+    // changing an existing mount point waits, unallocated, in [PENDING]
+    await s.call('PUT', '/nodes/pve1/lxc/110/config', { mp0: 'local-lvm:3,mp=/data' })
+    expect(s.sim.guest(110)?.pending.mp0).toBe('local-lvm:3,mp=/data')
+    expect(s.sim.storageContent('pve1', 'local-lvm')).toHaveLength(1)
     await s.run('POST', '/nodes/pve1/lxc/110/status/stop')
     await s.run('POST', '/nodes/pve1/lxc/110/status/start')
     const after = await s.call('GET', '/nodes/pve1/lxc/110/config', { current: 1 })
     expect([after.nameserver, after.arch]).toEqual(['10.0.0.53', undefined])
+    expect([after.mp0, after.unused0]).toEqual(['local-lvm:vm-110-disk-1,mp=/data,size=3G', 'local-lvm:vm-110-disk-0'])
   })
 
   it('power errors are immediate for CTs (unlike qemu); template answers null and runs a vztemplate worker', async () => {

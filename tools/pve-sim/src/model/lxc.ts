@@ -117,7 +117,14 @@ function detach(g: Guest, node: NodeState, key: string, value: string): void {
   g.conf.set(nextUnused(g.conf.keys()), volid)
 }
 
-export function applyLxcPending(g: Guest, node: NodeState): void {
+/** a mount point value that still names a new allocation (`local-lvm:2,mp=/data`): PVE's NEW_DISK_RE */
+function isNewDisk(value: string): boolean {
+  const volume = driveVolid(value, 'lxcMount')
+  return volume !== undefined && /^[a-z][a-z0-9\-_.]*[a-z0-9]:\d+(\.\d+)?$/i.test(volume)
+}
+
+/** vmconfig_apply_pending: pending deletes, then pending values; new mount points are allocated only now */
+export function applyLxcPending(c: Cluster, g: Guest, node: NodeState): void {
   for (const [k] of g.conf.pendingDeletes()) {
     const cur = g.conf.get(k)
     g.conf.clearPending(k)
@@ -125,9 +132,15 @@ export function applyLxcPending(g: Guest, node: NodeState): void {
     g.conf.delete(k)
     detach(g, node, k, cur)
   }
-  for (const [k, v] of Object.entries(g.conf.pending())) {
+  for (const [k, pending] of Object.entries(g.conf.pending())) {
+    let v = pending
+    if (isLxcMountKey(k) && isNewDisk(pending)) {
+      v = realiseDrive(c, node, g.vmid, 'lxcMount', parseDriveRequest(node, k, pending, 'lxcMount', 'local'), { ct: true }).value
+    }
+    const cur = g.conf.get(k)
     g.conf.clearPending(k)
     g.conf.set(k, v)
+    if (cur !== undefined && isLxcMountKey(k) && driveVolid(cur, 'lxcMount') !== driveVolid(v, 'lxcMount')) detach(g, node, k, cur)
   }
   g.conf.cleanupPending()
 }
@@ -179,11 +192,16 @@ export function updateLxc(c: Cluster, nodeName: string, vmid: number, params: Re
   }
   const allocated: string[] = []
   for (const k of Object.keys(planned).sort()) {
-    const value = realise(c, node, vmid, planned[k] as string | DriveRequest, allocated)
+    const request = planned[k] as string | DriveRequest
     if (running && !hot(g, k, false)) {
+      // pve-container keeps a new volume unallocated in [PENDING] (`local-lvm:2,mp=/data`) until it is applied
+      const value = typeof request !== 'string' && request.kind === 'alloc'
+        ? printPropString(parsePropString(options[k] as string, FORMATS.lxcMount), FORMATS.lxcMount)
+        : realise(c, node, vmid, request, allocated)
       g.conf.setPending(k, value)
       continue
     }
+    const value = realise(c, node, vmid, request, allocated)
     const cur = g.conf.get(k)
     g.conf.clearPending(k)
     g.conf.set(k, value)
@@ -212,7 +230,7 @@ export function powerLxc(c: Cluster, nodeName: string, vmid: number, action: 'st
       const e = c.flockError('lxc', vmid)
       if (e) throw new Error(e)
       if (action === 'start') {
-        applyLxcPending(g, node)
+        applyLxcPending(c, g, node)
         c.setStatus(g, 'running')
       } else if (action === 'stop') {
         c.setStatus(g, 'stopped')
@@ -224,7 +242,7 @@ export function powerLxc(c: Cluster, nodeName: string, vmid: number, action: 'st
         c.setStatus(g, 'stopped')
       } else if (action === 'reboot') {
         c.setStatus(g, 'stopped')
-        applyLxcPending(g, node)
+        applyLxcPending(c, g, node)
         c.setStatus(g, 'running')
       } else if (action === 'suspend') {
         g.paused = true
