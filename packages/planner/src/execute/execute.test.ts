@@ -447,3 +447,22 @@ describe('execute: resize', () => {
     expect(report.results[0]!.error).toBe('resize failed: shrinking disks is not supported')
   })
 })
+
+describe('toJobs', () => {
+  it('maps dependencies, required resources, per-guest order, prunes-last and limits onto jobs', async () => {
+    const { toJobs } = await import('./execute.js')
+    const iso = makeAction({ id: 'iso#download', type: 'download', kind: 'ISO', address: 'ISO/pve1/local/a.iso', node: 'pve1', storage: 'local', filename: 'a.iso', requests: [{ call: 'downloadUrl', node: 'pve1', storage: 'local', params: { url: 'https://x/a.iso', filename: 'a.iso', content: 'iso' } }] })
+    const create = makeAction({ id: 'vm#create', type: 'create', vmid: 100, requires: ['ISO/pve1/local/a.iso'], requests: [{ call: 'createGuest', node: 'pve1', guest: 'qemu', params: { vmid: 100 } }] })
+    const start = makeAction({ id: 'vm#start', type: 'start', vmid: 100, dependsOn: ['vm#create'], requests: [{ call: 'start', node: 'pve1', guest: 'qemu', vmid: 100 }] })
+    const resize = makeAction({ id: 'vm#resize', type: 'resize', vmid: 100, requests: [{ call: 'resizeDisk', node: 'pve1', guest: 'qemu', vmid: 100, disk: 'scsi0', size: '+1G' }] })
+    const prune = makeAction({ id: 'old#delete', type: 'delete', vmid: 200, node: 'pve2', requests: [{ call: 'deleteGuest', node: 'pve2', guest: 'qemu', vmid: 200 }] })
+    const jobs = toJobs([iso, create, start, resize, prune], 2, 1)
+    expect(jobs).toEqual([
+      { id: 'iso#download', deps: [], after: [], slots: [{ key: 'node:pve1', limit: 2 }, { key: 'storage:pve1/local', limit: 1 }] },
+      { id: 'vm#create', deps: ['iso#download'], after: [], slots: [{ key: 'node:pve1', limit: 2 }] },
+      { id: 'vm#start', deps: ['vm#create'], after: [], slots: [{ key: 'node:pve1', limit: 2 }] },
+      { id: 'vm#resize', deps: [], after: ['vm#start'], slots: [{ key: 'node:pve1', limit: 2 }] },
+      { id: 'old#delete', deps: [], after: ['iso#download', 'vm#create', 'vm#resize', 'vm#start'], slots: [{ key: 'node:pve2', limit: 2 }] },
+    ])
+  })
+})
