@@ -57,7 +57,9 @@ export function storageRoutes(c: Cluster): RouteTable {
       const m = /^(\d+)([MG])?$/.exec(str(ctx, 'size') ?? '')
       if (!m) throw fail500(`unable to parse size '${str(ctx, 'size')}'`)
       const kib = Number(m[1]) * (m[2] === 'G' ? 1024 * 1024 : m[2] === 'M' ? 1024 : 1)
-      const format = str(ctx, 'format') ?? (d.type === 'dir' ? 'raw' : 'raw')
+      // vdisk_alloc: the name must belong to the owner, file storages keep an extension
+      if (!new RegExp(`^(vm|base|subvol)-${vmid}-\\S+$`).test(filename)) throw fail500(`illegal name '${filename}' - should be 'vm-${vmid}-*'`)
+      const format = str(ctx, 'format') ?? (/\.(qcow2|vmdk|raw)$/.exec(filename)?.[1] ?? 'raw')
       const volname = d.type === 'dir' ? `${vmid}/${filename}` : filename
       const volid = `${d.id}:${volname}`
       if (n.storage.get(volid)) throw fail500(`volume '${volid}' already exists`)

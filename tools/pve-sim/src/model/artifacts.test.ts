@@ -88,3 +88,17 @@ describe('pve-api.md §5.4 download-url', () => {
     expect((await s.call('GET', '/nodes/pve1/qemu/100/config')).scsi0).toBe('local-lvm:vm-100-disk-0,size=3G')
   })
 })
+
+describe('pve-api.md §5.4 allocate and delete volumes', () => {
+  it('POST content allocates a named volume for its owner; DELETE content runs imgdel', async () => {
+    const s = makeSim()
+    expect(await s.call('POST', '/nodes/pve1/storage/local-lvm/content', { vmid: 100, filename: 'vm-100-disk-5', size: '1G' })).toBe('local-lvm:vm-100-disk-5')
+    const bad = await s.error('POST', '/nodes/pve1/storage/local-lvm/content', { vmid: 100, filename: 'disk-x', size: '1G' })
+    expect(bad.message).toBe(`illegal name 'disk-x' - should be 'vm-100-*'`)
+    const info = await s.call('GET', `/nodes/pve1/storage/local-lvm/content/${encodeURIComponent('local-lvm:vm-100-disk-5')}`)
+    expect(info).toMatchObject({ size: 1024 ** 3, format: 'raw', path: '/dev/pve/vm-100-disk-5' })
+    const r = await s.run('DELETE', `/nodes/pve1/storage/local-lvm/content/${encodeURIComponent('local-lvm:vm-100-disk-5')}`)
+    expect(r.upid).toContain(':imgdel:')
+    expect(s.sim.storageContent('pve1', 'local-lvm')).toEqual([])
+  })
+})
