@@ -280,3 +280,31 @@ describe('observe with a lagging /cluster/resources', () => {
     expect(live.guests.map((g) => [g.vmid, g.node, g.status])).toEqual([[151, 'pve3', 'running']])
   })
 })
+
+describe('observe under random read failures', () => {
+  it('accounts for every guest as read or unknown, never absent, and every artifact storage as listed or unreadable (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uniqueArray(fc.record({ vmid: fc.integer({ min: 100, max: 400 }), node: fc.constantFrom('pve1', 'pve2', 'pve3'), lxc: fc.boolean() }), { selector: (g) => g.vmid, maxLength: 10 }),
+        fc.array(fc.boolean(), { minLength: 1, maxLength: 40 }),
+        fc.subarray(['pve1', 'pve2', 'pve3']),
+        async (guests, failPattern, offline) => {
+          const pve = new FakePve({ offline })
+          for (const g of guests) pve.addGuest({ vmid: g.vmid, node: g.node, type: g.lxc ? 'lxc' : 'qemu', config: { tags: 'proxops' } })
+          let i = 0
+          pve.fault = (call) =>
+            call.method !== 'version' && call.method !== 'clusterResources' && failPattern[i++ % failPattern.length] ? new Error(`injected ${call.method}`) : undefined
+          const live = await observe('homelab', pve)
+          const seen = [...live.guests.map((g) => g.vmid), ...live.unknownGuests.map((g) => g.vmid)].sort((a, b) => a - b)
+          expect(seen).toEqual(guests.map((g) => g.vmid).sort((a, b) => a - b))
+          for (const g of live.unknownGuests) expect(g.reason).not.toBe('')
+          for (const g of live.guests) expect(offline).not.toContain(g.node)
+          const storages = [...live.storages.filter((s) => s.content.includes('iso')).map((s) => s.node)].sort()
+          const accounted = new Set([...live.unreadableStorages.map((s) => s.node), ...pve.calls.filter((c) => c.method === 'storageContent').map((c) => String(c.args[0]))])
+          for (const node of storages) expect(accounted.has(node)).toBe(true)
+        },
+      ),
+      { numRuns: 100 },
+    )
+  })
+})
