@@ -93,7 +93,6 @@ export function createLxc(c: Cluster, nodeName: string, params: Record<string, u
       for (const key of Object.keys(planned).sort()) conf[key] = realise(c, node, vmid, planned[key] as string | DriveRequest, allocated)
       conf.arch = conf.arch ?? 'amd64'
       conf.ostype = conf.ostype ?? detectOstype(ostemplate)
-      conf.hostname = conf.hostname ?? `CT${vmid}`
       if (unprivileged === '1') conf.unprivileged = '1'
       ctx.log(`extracting archive '${ostemplate}'`)
       // password and ssh-public-keys are written into the rootfs, never into the config
