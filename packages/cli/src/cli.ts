@@ -2,7 +2,7 @@ import yargs, { type Argv } from 'yargs'
 import os from 'node:os'
 import { createInterface } from 'node:readline/promises'
 import { version } from './version.js'
-import { validateCommand } from './commands/validate.js'
+import { validateCommand, type ValidateHooks } from './commands/validate.js'
 import { adoptCommand, applyCommand, diffCommand, runCommand, statusCommand } from './commands/definitions.js'
 import { GLOBAL_OPTIONS, type GlobalArgs } from './commands/options.js'
 import { CliError, oneLine } from './errors.js'
@@ -52,6 +52,16 @@ export function buildContext(options: MainOptions = {}): CliContext {
   }
 }
 
+/** validate's SOPS checks, loaded only when validate runs. */
+function lazySopsHooks(ctx: () => CliContext): ValidateHooks {
+  return {
+    checkCluster: async (cluster, model) => {
+      const { sopsValidateHooks } = await import('./runtime/validate-hooks.js')
+      return (await sopsValidateHooks(ctx).checkCluster?.(cluster, model)) ?? []
+    },
+  }
+}
+
 /** The yargs program; exported so docs tests can walk every command and flag. */
 export function program(argv: readonly string[], ctx: () => CliContext, setExit: (code: number) => void): Argv<GlobalArgs> {
   return yargs([...argv])
@@ -66,7 +76,7 @@ export function program(argv: readonly string[], ctx: () => CliContext, setExit:
     .command(diffCommand(ctx, setExit))
     .command(applyCommand(ctx, setExit))
     .command(statusCommand(ctx, setExit))
-    .command(validateCommand(setExit))
+    .command(validateCommand(setExit, ctx, lazySopsHooks(ctx)))
     .command(adoptCommand(ctx, setExit))
     .command(runCommand(ctx, setExit))
     .completion('completion', 'Print a bash/zsh completion script (source it from your shell rc)')

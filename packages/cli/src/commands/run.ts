@@ -119,7 +119,6 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
         const finished = ctx.now()
         const pruned = outcome.report?.results.filter((r) => r.type === 'delete' && r.status === 'ok').length ?? 0
         window.record(cluster.name, pruned, finished)
-        // prunes held back by the window count as deferred too
         const cycle = outcome.cycle
         cycles.set(cluster.name, cycle)
         if (cycle.result !== 'aborted') lastSuccess.set(cluster.name, finished)

@@ -1,0 +1,53 @@
+/**
+ * validate's extra checks when an age identity is available: decrypt each cluster's SOPS file, check that the
+ * keys its config references exist, and that every cloud-init reference of its manifests resolves. Without
+ * an identity the offline checks stand alone. Never contacts PVE; values are registered with the redactor.
+ */
+import path from 'node:path'
+import type { DesiredManifest } from '@proxops/planner'
+import type { SchemaError } from '@proxops/schema'
+import { decryptSopsFile, isSopsError, readCredentials } from '@proxops/sops'
+import type { ValidateHooks } from '../commands/validate.js'
+import type { CliContext } from './context.js'
+import { secretRefs } from './desired.js'
+import { sopsSecretValues } from './setup.js'
+
+export function sopsValidateHooks(ctx: () => CliContext): ValidateHooks {
+  return {
+    checkCluster: async (cluster, model) => {
+      if (!cluster.secretsFile) return []
+      const c = ctx()
+      const file = path.relative(model.root, cluster.secretsFile) || cluster.secretsFile
+      const problem = (message: string): SchemaError => ({ code: 'secrets-unavailable', file, line: 0, column: 0, message: c.redactor.text(message) })
+      let creds
+      try {
+        creds = readCredentials(await decryptSopsFile(cluster.secretsFile, { discovery: { env: c.env, homeDir: c.home } }), { cluster: cluster.name })
+      } catch (error) {
+        if (isSopsError(error, 'NoIdentity')) return []
+        return [problem(error instanceof Error ? error.message : String(error))]
+      }
+      const refs = cluster.entry.secrets?.pve ?? {}
+      c.redactor.add(...sopsSecretValues(creds, new Set([refs.user, refs['token-id']].filter((k): k is string => k !== undefined))))
+      const errors: SchemaError[] = []
+      const wanted: [string, string | undefined][] = [
+        ['secrets.pve.user', refs.user],
+        ['secrets.pve.token-id', refs['token-id']],
+        ['secrets.pve.token', refs.token],
+        ['secrets.pve.password', refs.password],
+        ['secrets.git.token', cluster.entry.secrets?.git?.token],
+      ]
+      for (const [field, key] of wanted) {
+        if (key !== undefined && !creds.secret(key)) errors.push(problem(`cluster ${cluster.name}: ${field} names key "${key}", which is missing or empty under secrets:`))
+      }
+      const manifests = cluster.index.resources.map((r) => r.manifest as unknown as DesiredManifest)
+      for (const ref of secretRefs(manifests)) {
+        try {
+          creds.resolveRef(ref)
+        } catch (error) {
+          errors.push(problem(error instanceof Error ? error.message : String(error)))
+        }
+      }
+      return errors
+    },
+  }
+}
