@@ -18,6 +18,7 @@ describe('live property strings', () => {
     expect(parsePS('virtio,bridge=vmbr0')).toBeUndefined()
     expect(parsePS('x,y', 'file')).toBeUndefined()
     expect(parsePS('__proto__=1')).toBeUndefined()
+    expect(parsePS('virtio=x,size=')).toBeUndefined()
   })
 
   const key = fc.stringMatching(/^[a-z][a-z0-9_-]{0,8}$/)

@@ -33,9 +33,11 @@ export const SENSITIVE = '(sensitive)'
 
 /**
  * Parses a live property string leniently (PVE wrote it): `key=value` parts split on `,`, at most one bare
- * value for `defaultKey`. Undefined when it is not one (a bare value without a default key, a duplicate key),
- * which callers report as `invalid-live`. Hot path: plan() parses every live volume and NIC once per cycle.
+ * value for `defaultKey`. Undefined when it is not one (a bare value without a default key, a duplicate key,
+ * `key=` without a value), which callers report as `invalid-live`. Hot path: plan() parses every live volume and NIC once per cycle.
  */
+const PS_KEY = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/
+
 export function parsePS(value: string, defaultKey?: string): Record<string, string> | undefined {
   const out: Record<string, string> = {}
   let start = 0
@@ -47,7 +49,8 @@ export function parsePS(value: string, defaultKey?: string): Record<string, stri
     if (part.trim() === '') continue
     const eq = part.indexOf('=')
     const key = eq === -1 ? defaultKey : part.slice(0, eq)
-    if (key === undefined || key === '' || key === '__proto__' || Object.prototype.hasOwnProperty.call(out, key)) return undefined
+    if (key === undefined || !PS_KEY.test(key) || key === '__proto__' || Object.prototype.hasOwnProperty.call(out, key)) return undefined
+    if (eq === part.length - 1) return undefined // `key=` without a value
     out[key] = eq === -1 ? part : part.slice(eq + 1)
   }
   return out

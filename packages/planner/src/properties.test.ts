@@ -109,6 +109,32 @@ describe('plan() properties', () => {
     },
   )
 
+  const junk = fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('none', '', ',', '=', 'a=1,a=2', 'local-lvm:', ':x', 'size=', 'x,size=1Q', '__proto__=1'))
+  test.prop([desiredArb, fc.array(fc.tuple(fc.nat(), fc.constantFrom('scsi0', 'virtio0', 'sata0', 'net0', 'rootfs', 'mp0', 'efidisk0', 'tpmstate0', 'ide2', 'memory', 'cpu', 'tags', 'sshkeys', 'features', 'agent', 'hostpci0', 'ipconfig0', 'machine'), junk), { maxLength: 12 })], RUNS)(
+    'robustness: odd live values never throw and never get a create form written over them',
+    (d, edits) => {
+      const base = converge(d, inventory())
+      if (base.guests.length === 0) return
+      const guests = base.guests.map((g) => ({ ...g, config: { ...g.config } }))
+      for (const [i, key, value] of edits) (guests[i % guests.length] as LiveGuest & { config: Record<string, string> }).config[key] = value
+      const live = { ...base, guests }
+      const p = plan(d, live, pol, { secrets: lookup })
+      const byVmid = new Map(guests.map((g) => [g.vmid, g.config]))
+      for (const act of p.actions) {
+        for (const r of act.requests) {
+          if (r.call !== 'updateConfig') continue
+          for (const [k, v] of Object.entries(r.params)) {
+            const before = byVmid.get(r.vmid)?.[k]
+            if (!VOLUME_KEY.test(k) || before === undefined || typeof v !== 'string') continue
+            const head = volumeHead(before)
+            if (head === 'none' || head.trim() === '' || before.includes('media=cdrom')) continue
+            expect(volumeHead(v)).toBe(head)
+          }
+        }
+      }
+    },
+  )
+
   test.prop([drift2Arb], { numRuns: 60 })('secrets never reach the plan', ([a, b]) => {
     const withRefs = {
       ...b,

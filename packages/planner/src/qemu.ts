@@ -456,7 +456,8 @@ export function qemuFields(m: VmManifest, ctx: GuestBuildContext): GuestFields {
 
 function cdCheck(slot: string, live: string, then: () => Outcome[]): Outcome[] {
   const p = parsePS(live, 'file')
-  if (p && p.media !== 'cdrom' && !(p.file ?? '').includes(':iso/')) {
+  if (!p) return [anomaly('invalid-live', `${slot}: cannot read PVE's value; proxops will not replace it`)]
+  if (p.media !== 'cdrom' && !(p.file ?? '').includes(':iso/')) {
     return [anomaly('volume-kind', `${slot} holds a disk (${p.file ?? '?'}) on PVE, not a CD/DVD; proxops will not replace it`)]
   }
   return then()
