@@ -6,7 +6,7 @@
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { fencedBlocks, relativeLinks } from './markdown.js'
+import { anchorLinks, fencedBlocks, headingAnchors, relativeLinks } from './markdown.js'
 import { repoRoot } from './sandbox.js'
 
 function markdownFiles(dir: string): string[] {
@@ -37,6 +37,19 @@ describe('relative links', () => {
         return rel.startsWith('..') || !existsSync(path.join(repoRoot, rel))
       })
       .map((l) => `${file}:${l.line}: ${l.target}`)
+    expect(broken).toEqual([])
+  })
+})
+
+describe('anchors', () => {
+  it.each(docFiles)('%s: every #fragment names a heading of its target page', (file) => {
+    const broken = anchorLinks(readFileSync(path.join(repoRoot, file), 'utf8'))
+      .filter((a) => {
+        const target = a.target === '' ? file : resolveLink(file, a.target)
+        if (!target.endsWith('.md') || !existsSync(path.join(repoRoot, target))) return false // the link test reports missing files
+        return !headingAnchors(readFileSync(path.join(repoRoot, target), 'utf8')).has(a.fragment)
+      })
+      .map((a) => `${file}:${a.line}: ${a.target}#${a.fragment}`)
     expect(broken).toEqual([])
   })
 })

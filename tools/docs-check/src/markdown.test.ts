@@ -1,6 +1,6 @@
 import { fc, test } from '@fast-check/vitest'
 import { describe, expect, it } from 'vitest'
-import { fencedBlocks, parseExpectations, relativeLinks, runnableBlocks, splitCommands, trailingComment } from './markdown.js'
+import { anchorLinks, fencedBlocks, headingAnchors, parseExpectations, relativeLinks, runnableBlocks, slug, splitCommands, trailingComment } from './markdown.js'
 
 describe('fencedBlocks', () => {
   it('reads info strings, bodies and lines; longer and tilde fences', () => {
@@ -117,6 +117,38 @@ describe('splitCommands', () => {
     (lines) => {
       const body = lines.flatMap((l) => [`# about ${l}`, `proxops ${l}`, '']).join('\n')
       expect(splitCommands(body).map((c) => c.text)).toEqual(lines.map((l) => `proxops ${l}`))
+    },
+  )
+})
+
+describe('anchors', () => {
+  it('slugs headings like GitHub', () => {
+    expect(slug('3. An age key and the credentials file (no `sops` binary)')).toBe('3-an-age-key-and-the-credentials-file-no-sops-binary')
+    expect(slug('Using `@proxops/pve-client` on its own')).toBe('using-proxopspve-client-on-its-own')
+    expect(slug('See [the CLI](cli.md) now')).toBe('see-the-cli-now')
+    expect(slug('spec_extra & more')).toBe('spec_extra--more')
+  })
+
+  it('numbers repeated headings and ignores headings in code', () => {
+    const text = '# A\n## A\n```md\n# B\n```\n### A #\n'
+    expect([...headingAnchors(text)]).toEqual(['a', 'a-1', 'a-2'])
+  })
+
+  it('finds same-page and cross-page fragments, not URLs', () => {
+    const text = 'See [x](#vm), [y](schema-reference.md#lxc) and [z](https://e.invalid/#q).\n`[no](#code)`'
+    expect(anchorLinks(text)).toEqual([
+      { target: '', fragment: 'vm', line: 1 },
+      { target: 'schema-reference.md', fragment: 'lxc', line: 1 },
+    ])
+  })
+
+  test.prop([fc.array(fc.stringMatching(/^[A-Za-z][A-Za-z ]{0,15}$/), { minLength: 1, maxLength: 8 })], { numRuns: 200 })(
+    'every heading gets one distinct anchor, and a link to it resolves',
+    (headings) => {
+      const text = headings.map((h) => `## ${h}`).join('\n\n')
+      const anchors = headingAnchors(text)
+      expect(anchors.size).toBe(headings.length)
+      for (const h of headings) expect(anchors.has(slug(h))).toBe(true)
     },
   )
 })

@@ -82,6 +82,58 @@ export function relativeLinks(text: string): Link[] {
   return links
 }
 
+export interface Anchor {
+  /** the file part, '' for a link within the same page */
+  target: string
+  fragment: string
+  line: number
+}
+
+/** Links with a #fragment (same page or another relative file); URLs are left out. */
+export function anchorLinks(text: string): Anchor[] {
+  const inCode = codeLines(text)
+  const anchors: Anchor[] = []
+  text.split(/\r?\n/).forEach((raw, index) => {
+    const line = index + 1
+    if (inCode.has(line)) return
+    const withoutCode = raw.replace(/`+[^`]*`+/g, '')
+    for (const m of withoutCode.matchAll(/\]\(\s*<?([^)\s>]*#[^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) {
+      const [target, fragment] = (m[1] as string).split('#') as [string, string]
+      if (/^[a-z][a-z0-9+.-]*:/i.test(target) || target.startsWith('//')) continue
+      anchors.push({ target: decodeURI(target), fragment: decodeURIComponent(fragment), line })
+    }
+  })
+  return anchors
+}
+
+/** GitHub's anchor for a heading text: inline markup dropped, lower case, punctuation removed, spaces to '-'. */
+export function slug(heading: string): string {
+  return heading
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/[`*]/g, '')
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\p{M} _-]/gu, '')
+    .replace(/ /g, '-')
+}
+
+/** The anchors of a page's ATX headings, numbered like GitHub when a slug repeats (x, x-1, x-2). */
+export function headingAnchors(text: string): Set<string> {
+  const inCode = codeLines(text)
+  const seen = new Map<string, number>()
+  const anchors = new Set<string>()
+  text.split(/\r?\n/).forEach((raw, index) => {
+    if (inCode.has(index + 1)) return
+    const m = /^ {0,3}#{1,6}\s+(.*?)(?:\s+#+)?\s*$/.exec(raw)
+    if (!m) return
+    const base = slug(m[1] as string)
+    const count = seen.get(base) ?? 0
+    seen.set(base, count + 1)
+    anchors.add(count === 0 ? base : `${base}-${count}`)
+  })
+  return anchors
+}
+
 export interface Command {
   /** the shell text to run: one line, or several joined by backslash continuations or a here-document */
   text: string
