@@ -173,7 +173,15 @@ export async function applyHandler(ctx: CliContext, args: PlanArgs & { plan?: st
           continue
         }
       }
-      const outcome = await runCycle(ctx, { ...base, reader: client, writer: client, onProgress: progressPrinter(ctx, p), ...(savedPlan ? { savedPlan } : {}) })
+      const outcome = await runCycle(ctx, {
+        ...base,
+        reader: client,
+        writer: client,
+        onProgress: progressPrinter(ctx, p),
+        // on a terminal, a line per running task every second; in logs, every 5 s is plenty
+        ...(ctx.io.stderr.isTTY ? { progressIntervalMs: 1000 } : {}),
+        ...(savedPlan ? { savedPlan } : {}),
+      })
       cycles.push(outcome.cycle)
       if (outcome.error) {
         reportAborts(ctx, [outcome])

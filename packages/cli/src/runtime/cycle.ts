@@ -36,6 +36,7 @@ export interface CycleOptions {
   pruneBudget: PruneBudget
   allowEmpty?: readonly GuestKind[]
   onProgress?: (event: ProgressEvent) => void
+  progressIntervalMs?: number
   /** a saved plan to execute instead of a fresh one (apply --plan); checked against live first */
   savedPlan?: Plan
 }
@@ -143,6 +144,7 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
         signal: ctx.signal,
         taskTimeoutMs: o.config.reconcile.taskTimeoutMs,
         ...(o.onProgress ? { onProgress: o.onProgress } : {}),
+        ...(o.progressIntervalMs ? { progressIntervalMs: o.progressIntervalMs } : {}),
       })
     } else if (o.writer) {
       report = { cluster: name, ...(plan.commit ? { commit: plan.commit } : {}), results: [], summary: { actions: 0, ok: 0, failed: 0, skipped: 0 }, cancelled: false, complete: true }

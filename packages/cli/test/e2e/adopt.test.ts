@@ -95,6 +95,30 @@ describe('adopt', () => {
     expect(sim.stats.writes()).toBe(writes)
   })
 
+  it('--adopt-secrets merges unmatched SSH keys into the SOPS file (atomically, existing names kept)', async () => {
+    const key = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAdoptedAdoptedAdoptedAdoptedAdoptedAdopted01 adopt@e2e'
+    sim.control.driftSet(1002, 'sshkeys', encodeURIComponent(`${key}\n`))
+    const file = path.join(repo, 'clusters/lab/secrets.sops.yaml')
+    const before = readFileSync(file, 'utf8')
+    const plain = await run(['adopt', '--cluster', 'lab', '--force'])
+    expect(plain.code).toBe(0)
+    expect(readFileSync(file, 'utf8')).toBe(before)
+    const merged = await run(['adopt', '--cluster', 'lab', '--force', '--adopt-secrets'])
+    expect(merged.stderr).not.toMatch(/proxops: error/)
+    expect(merged.code).toBe(0)
+    expect(merged.stdout).toMatch(/^adopt: merged 1 SSH key\(s\) into clusters\/lab\/secrets\.sops\.yaml$/m)
+    const after = readFileSync(file, 'utf8')
+    expect(after).not.toBe(before)
+    expect(after).toMatch(/adopted-[0-9a-f]{16}: ENC\[AES256_GCM/)
+    expect(after).not.toContain('AdoptedAdopted')
+    // the adopted VM now refers to the new SOPS entry instead of carrying the key
+    const vm = readFileSync(path.join(repo, 'vm/lab/vm-1002.yaml'), 'utf8')
+    expect(vm).toMatch(/cloud-init\.ssh-keys\.adopted-[0-9a-f]{16}/)
+    const again = await run(['adopt', '--cluster', 'lab', '--force', '--adopt-secrets'])
+    expect(again.stdout).toMatch(/^adopt: no new SSH keys (to merge|for)/m)
+    expect(readFileSync(file, 'utf8')).toBe(after)
+  })
+
   it('no canary anywhere', () => {
     expect(transcript.flatMap((t) => findCanaries(t))).toEqual([])
   })

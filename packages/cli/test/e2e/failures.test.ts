@@ -110,6 +110,20 @@ describe('bad input fails closed', () => {
     expect(sim.stats.requests.length).toBe(before)
   })
 
+  it('validate resolves SOPS references when an identity is available', async () => {
+    const root = await repo()
+    writeFileSync(path.join(root, 'vm/lab/web.yaml'), vmManifest('web', 100, { cloudInit: true }).replace('cloud-init.passwords.default', 'cloud-init.passwords.nope'))
+    git(root, 'commit', '-qam', 'dangling ref')
+    const withKey = await proxops(['validate'], { cwd: root, env: baseEnv(root) })
+    expect(withKey.code).toBe(1)
+    expect(withKey.stdout).toMatch(/clusters\/lab\/secrets\.sops\.yaml.*secrets-unavailable.*cloud-init\.passwords\.nope/)
+    const env = baseEnv(root)
+    delete env.SOPS_AGE_KEY_FILE
+    const offline = await proxops(['validate'], { cwd: root, env })
+    expect(offline.code).toBe(0)
+    expect(findCanaries(withKey.stdout + withKey.stderr + offline.stdout)).toEqual([])
+  })
+
   it('no canary anywhere', () => {
     expect(transcript.flatMap((t) => findCanaries(t))).toEqual([])
   })

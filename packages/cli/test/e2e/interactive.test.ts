@@ -1,0 +1,82 @@
+/** apply on a terminal (in process, with a fake TTY): the plan, the question, progress lines, colour. */
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { rmSync } from 'node:fs'
+import { PassThrough } from 'node:stream'
+import type { Simulator } from '@proxops/pve-sim'
+import { main } from '../../src/cli.js'
+import { AGE_KEY_FILE, findCanaries, makeRepo, startLab } from './harness.js'
+
+vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 })
+
+let sim: Simulator
+let repo: string
+beforeAll(async () => {
+  sim = await startLab()
+  repo = await makeRepo(sim)
+})
+afterAll(async () => {
+  await sim.close()
+  rmSync(repo, { recursive: true, force: true })
+})
+
+function tty(): PassThrough & { isTTY: boolean; text: () => string } {
+  const stream = Object.assign(new PassThrough(), { isTTY: true })
+  let text = ''
+  stream.on('data', (c: Buffer) => (text += c.toString()))
+  return Object.assign(stream, { text: () => text })
+}
+
+async function apply(answer: boolean, args: string[] = []): Promise<{ code: number; stdout: string; stderr: string; questions: string[] }> {
+  const stdout = tty()
+  const stderr = tty()
+  const questions: string[] = []
+  const code = await main(['apply', ...args], {
+    cwd: repo,
+    env: { HOME: repo, SOPS_AGE_KEY_FILE: AGE_KEY_FILE, PATH: process.env.PATH },
+    io: {
+      stdout,
+      stderr,
+      stdinIsTty: true,
+      confirm: async (q) => {
+        questions.push(q)
+        return answer
+      },
+    },
+  })
+  return { code, stdout: stdout.text(), stderr: stderr.text(), questions }
+}
+
+describe('apply on a terminal', () => {
+  it('shows the plan and asks; "no" changes nothing and exits 1', async () => {
+    const r = await apply(false)
+    expect(r.code).toBe(1)
+    expect(r.questions).toEqual(["Apply these 2 action(s) to cluster lab? Only 'yes' is accepted: "])
+    expect(r.stdout).toContain('\u001b[32m  + VM/pve1/100(web)\u001b[39m')
+    expect(r.stderr).toContain('Apply cancelled for cluster lab.')
+    expect(sim.stats.writes()).toBe(0)
+  })
+
+  it('"yes" runs exactly the shown plan with a progress line per running task', async () => {
+    sim.control.setTaskDuration(2_500)
+    try {
+      const r = await apply(true)
+      expect(r.code).toBe(0)
+      expect(r.stderr).toMatch(/\.\.\. {5}VM\/pve1\/100\(web\) create \[\d+s elapsed\]/)
+      expect(r.stdout).toContain('Apply complete for cluster lab: 2 ok, 0 failed, 0 skipped.')
+      expect(findCanaries(r.stdout + r.stderr)).toEqual([])
+    } finally {
+      sim.control.setTaskDuration(50)
+    }
+    // converged: nothing to ask
+    const again = await apply(true)
+    expect(again.code).toBe(0)
+    expect(again.questions).toEqual([])
+    expect(again.stdout).toContain('No changes. PVE matches git.')
+  })
+
+  it('--yes never asks', async () => {
+    const r = await apply(false, ['--yes'])
+    expect(r.code).toBe(0)
+    expect(r.questions).toEqual([])
+  })
+})
