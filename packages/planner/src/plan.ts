@@ -73,6 +73,8 @@ class Context {
   private readonly volumes = new Set<string>()
   private readonly unreadable = new Map<string, string>()
   private readonly reportedUnknown = new Set<number>()
+  /** vmids of guests on nodes outside the allowlist (never acted on, but they block a create) */
+  private readonly elsewhere = new Map<number, string>()
   private readonly env: GuestPlanEnv
 
   constructor(
@@ -96,6 +98,7 @@ class Context {
     for (const n of live.nodes) this.online.set(n.node, n.online)
     this.visibleGuests = live.guests.filter((g) => this.allowedNode(g.node))
     for (const g of this.visibleGuests) this.guests.set(g.vmid, g)
+    for (const g of [...live.guests, ...live.unknownGuests]) if (!this.allowedNode(g.node)) this.elsewhere.set(g.vmid, g.node)
     // RB 9.5: a live guest whose PVE name is a desired name of the same family is not a prune candidate
     const names = new Set<string>()
     for (const m of desired.manifests) {
@@ -209,6 +212,12 @@ class Context {
         code: g.node !== node ? 'node-mismatch' : 'kind-mismatch',
         message: `vmid ${vmid} is a ${g.type} guest on node ${g.node} on PVE, but ${resource} declares a ${type} guest on ${node}; proxops will not touch it`,
       })
+      return
+    }
+    const hidden = g ? undefined : this.elsewhere.get(vmid)
+    if (hidden) {
+      // vmids are cluster-wide: a guest outside the allowlist still makes a create impossible
+      anomaly({ code: 'node-mismatch', message: `vmid ${vmid} exists on node ${hidden}, outside this cluster's node allowlist; ${resource} is not created` })
       return
     }
     if (this.nodeDown(node)) {

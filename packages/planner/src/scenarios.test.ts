@@ -181,6 +181,13 @@ describe('failed reads, locks, nodes (architecture rows 2 and 7, RS 8.3)', () =>
     expect(p.skips[0]?.code).toBe('node-offline')
   })
 
+  it('VmidOutsideTheAllowlistBlocksACreateWithoutBeingTouched', () => {
+    const p = plan(desired(vm('web', 100)), inventory([liveVm(100, 'other', {}, { node: 'pve3' })]), policy({ nodes: ['pve1', 'pve2'] }))
+    expect(p.actions).toEqual([])
+    expect(p.anomalies.map((a) => a.code)).toEqual(['node-mismatch'])
+    expect(p.skips).toEqual([])
+  })
+
   it('VmidOnAnotherNodeIsAnAnomalyNotACreate', () => {
     const p = plan(desired(vm('web', 100)), inventory([liveVm(100, 'web', {}, { node: 'pve2' })]), policy())
     expect(p.actions).toEqual([])
