@@ -251,7 +251,7 @@ const { m, f, base, type, isTemplate, skip, anomaly } = t
     }
   }
   // power (RB 9.3): unknown live power does nothing
-  const livePower = g.status === 'running' ? 'running' : g.status === 'stopped' || g.status === 'paused' || g.status === '' ? 'stopped' : 'unknown'
+  const livePower = g.status === 'running' ? 'running' : g.status === 'stopped' || g.status === '' ? 'stopped' : 'unknown'
   if (livePower === 'unknown') return
   if (desiredStarted && livePower === 'stopped') {
     push({ ...base, type: 'start', reason: `${resource}: power "stopped" → "started"`, diffs: [{ field: 'spec.state', key: 'status', before: g.status, after: 'running' }], disruption: 'none', requests: [{ call: 'start', node, guest: type, vmid }] })

@@ -196,6 +196,7 @@ export type SkipCode =
   | 'untagged'
   | 'unknown'
   | 'locked'
+  | 'paused'
   | 'storage-unreadable'
   | 'node-offline'
   | 'prune-budget'

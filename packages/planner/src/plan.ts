@@ -235,6 +235,11 @@ class Context {
       skip('locked', `locked: ${g.lock}; not planned this cycle`)
       return
     }
+    if (g.status === 'paused') {
+      // PVE refuses both start ("already running") and shutdown ("VM is paused") of a paused VM
+      skip('paused', 'paused on PVE; resume or stop it by hand; not planned this cycle')
+      return
+    }
     if (g.template && !isTemplate) {
       anomaly({ code: 'kind-mismatch', message: `${resource} is declared as ${m.kind} but vmid ${vmid} is a PVE template; PVE cannot turn a template back (declare it as ${type === 'qemu' ? 'TemplateVM' : 'TemplateCT'} or remove it by hand)` })
       return

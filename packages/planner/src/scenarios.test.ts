@@ -356,6 +356,12 @@ describe('power and disruption (RB 9.3, architecture row 5)', () => {
     }
   })
 
+  it('APausedGuestIsSkipped (PVE can neither start nor shut it down)', () => {
+    const p = plan(desired(vm('web', 100, { memory: 4096 })), inventory([liveVm(100, 'web', {}, { status: 'paused' })]), policy())
+    expect(p.actions).toEqual([])
+    expect(p.skips.map((s) => s.code)).toEqual(['paused'])
+  })
+
   it('UnknownPowerDoesNothing', () => {
     expect(plan(desired(vm('web', 100)), inventory([liveVm(100, 'web', {}, { status: 'unknown' })]), policy()).actions).toEqual([])
   })
