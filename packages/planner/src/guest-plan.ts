@@ -33,7 +33,7 @@ export interface GuestTarget {
 
 /** A guest that is not on PVE: create (or full clone, or create + mark template). */
 export function planNewGuest(t: GuestTarget, env: GuestPlanEnv): void {
-const { m, f, base, type, isTemplate, skip, anomaly } = t
+  const { m, f, base, type, isTemplate, skip, anomaly } = t
   const { node, vmid } = m.spec
   const started = m.spec.state === 'started' && !isTemplate
   if (f.createError !== undefined) {
@@ -61,8 +61,7 @@ const { m, f, base, type, isTemplate, skip, anomaly } = t
     // the post-clone write: own values minus disk slots; inherited identity keys not owned are deleted
     const set: Record<string, PlanParamValue> = {}
     for (const o of f.owned) if (o.create !== undefined && !o.volume) set[o.key] = o.create
-    const nics = Math.max(m.spec.networks.length, ...(m.spec['cloud-init-data']?.ipconfigs ?? []).map((c) => c.nic + 1))
-    const del = [...CLONE_IDENTITY_KEYS, ...Array.from({ length: nics }, (_, i) => `ipconfig${i}`)].filter((k) => !(k in set) && !(f.leftToPve ?? []).includes(k))
+    const del = cloneIdentityKeys(m, f).filter((k) => !(k in set))
     if (del.length > 0) set.delete = del.join(',')
     const requests: PveRequest[] = [
       { call: 'cloneGuest', node, guest: 'qemu', vmid: src.spec.vmid, params: { newid: vmid, full: 1, name: m.spec['pve-name'] } },
@@ -100,7 +99,7 @@ const { m, f, base, type, isTemplate, skip, anomaly } = t
 
 /** A guest that is on PVE: config writes, resizes, mark-template, pending restarts, power. */
 export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): void {
-const { m, f, base, type, isTemplate, skip, anomaly } = t
+  const { m, f, base, type, isTemplate, skip, anomaly } = t
   const { node, vmid } = m.spec
   const resource = base.resource as string
   const cfg = mergedView(g)
@@ -148,27 +147,13 @@ const { m, f, base, type, isTemplate, skip, anomaly } = t
     }
   }
 
-  // live-only slots: reported, never removed
-  const slotKeys: string[] = []
-  for (const key in cfg) if (!f.declaredSlots.has(key) && (type === 'qemu' ? qemuSlotFamily(key) : lxcSlotFamily(key)) !== undefined) slotKeys.push(key)
-  for (const key of slotKeys.sort()) {
-    const fam = type === 'qemu' ? qemuSlotFamily(key) : lxcSlotFamily(key)
-    if (fam === undefined) continue
-    const value = cfg[key] as string
-    if (fam === 'disk') {
-      const p = parsePS(value, 'file')
-      if (key.startsWith('ide') && (p?.media === 'cdrom' || (p?.file ?? '').includes('cloudinit'))) continue
-      if (p?.file === 'none') continue
-      if (cloned) continue
-    }
-    anomaly({ code: 'live-only-slot', field: key, message: `${resource}: live-only ${fam} slot ${key} (${value.split(',')[0]}) is not declared; proxops will not automatically remove it` })
+  for (const [key, fam] of liveOnlySlots(cfg, f, type, cloned)) {
+    anomaly({ code: 'live-only-slot', field: key, message: `${resource}: live-only ${fam} slot ${key} (${(cfg[key] as string).split(',')[0]}) is not declared; proxops will not automatically remove it` })
   }
 
   // a clone-backed VM drops inherited identity keys it does not own
   if (cloned) {
-    const nics = Math.max(m.spec.networks.length, ...((m as VmManifest).spec['cloud-init-data']?.ipconfigs ?? []).map((c) => c.nic + 1))
-    const identity = [...CLONE_IDENTITY_KEYS, ...Array.from({ length: nics }, (_, i) => `ipconfig${i}`)]
-    const del = identity.filter((k) => !ownedKeys.has(k) && cfg[k] !== undefined && !(f.leftToPve ?? []).includes(k))
+    const del = cloneIdentityKeys(m, f).filter((k) => !ownedKeys.has(k) && cfg[k] !== undefined)
     if (del.length > 0) {
       params.delete = del.join(',')
       for (const k of del) diffs.push({ field: 'spec.clone', key: k, before: k === 'cipassword' || k === 'sshkeys' ? SENSITIVE : (cfg[k] as string) })
@@ -258,6 +243,32 @@ const { m, f, base, type, isTemplate, skip, anomaly } = t
   } else if (!desiredStarted && livePower === 'running' && !stoppedByUpdate) {
     push({ ...base, type: 'stop', reason: `${resource}: power "running" → "stopped" (graceful shutdown)`, diffs: [{ field: 'spec.state', key: 'status', before: 'running', after: 'stopped' }], disruption: 'stop', requests: [shutdown()] })
   }
+}
+
+/** Live slots of the managed families (disks, NICs, PCI, mount points) that no field declares: reported, never removed. */
+function liveOnlySlots(cfg: Readonly<Record<string, string>>, f: GuestFields, type: GuestType, cloned: boolean): [string, string][] {
+  const out: [string, string][] = []
+  for (const key in cfg) {
+    if (f.declaredSlots.has(key)) continue
+    const fam = type === 'qemu' ? qemuSlotFamily(key) : lxcSlotFamily(key)
+    if (fam === undefined) continue
+    if (fam === 'disk') {
+      const p = parsePS(cfg[key] as string, 'file')
+      // an IDE CD-ROM or cloud-init drive is not a disk; `none` is an empty slot; a clone's disks are inherited
+      if (key.startsWith('ide') && (p?.media === 'cdrom' || (p?.file ?? '').includes('cloudinit'))) continue
+      if (p?.file === 'none' || cloned) continue
+    }
+    out.push([key, fam])
+  }
+  return out.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+}
+
+/** The identity keys a clone inherits from its template that the VM must own or drop (RB 4.1.7). */
+function cloneIdentityKeys(m: VmManifest | LxcManifest, f: GuestFields): string[] {
+  const ipconfigs = m.kind === 'VM' || m.kind === 'TemplateVM' ? (m.spec['cloud-init-data']?.ipconfigs ?? []) : []
+  const nics = Math.max(m.spec.networks.length, ...ipconfigs.map((c) => c.nic + 1))
+  const keys = [...CLONE_IDENTITY_KEYS, ...Array.from({ length: nics }, (_, i) => `ipconfig${i}`)]
+  return keys.filter((k) => !(f.leftToPve ?? []).includes(k))
 }
 
 /** The config PVE will run with once pending changes apply: current values, pending values over them, pending deletes removed. */
