@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import type { LiveInventory } from '@proxops/planner'
 import { CliError } from '../errors.js'
 import { fixturePlan } from '../render/fixtures.test-support.js'
-import { checkSavedPlan, policyFor } from './cycle.js'
+import { checkSavedPlan, policyFor, readHint } from './cycle.js'
 import { mergeConfig } from '../config/resolve.js'
 import { parseConfigFile } from '../config/raw.js'
 
@@ -52,5 +52,14 @@ describe('policyFor', () => {
     expect(policy).toMatchObject({ nodes: ['n1'], pruneBudget: 0, allowEmpty: ['VM'], disruption: 'none', shutdownTimeoutSeconds: 120, ownershipTag: 'proxops' })
     const { disruption: _d, ...noOwn } = cluster
     expect(policyFor({ cluster: noOwn, config: resolved, pruneBudget: 'unlimited' }).disruption).toBe('stop')
+  })
+})
+
+describe('readHint', () => {
+  const cluster = { name: 'lab', baseUrl: 'https://pve:8006' } as Parameters<typeof readHint>[1]
+  it('points at credentials, TLS or the endpoint', () => {
+    expect(readHint('GET /version: 401 Authentication failed!', cluster)).toBe('check the PVE credentials of pve.clusters.lab (token or password, and its privileges)')
+    expect(readHint('PVE cert fingerprint mismatch', cluster)).toBe('check pve.clusters.lab.tls (fingerprint or ca) against the PVE certificate')
+    expect(readHint('network error (ECONNREFUSED)', cluster)).toBe('check that pve.clusters.lab.base-url (https://pve:8006) is right and PVE is reachable')
   })
 })

@@ -8,6 +8,7 @@ import {
   DEFAULT_POLICY,
   execute,
   observe,
+  ObserveError,
   plan as makePlan,
   type GuestKind,
   type LiveInventory,
@@ -89,12 +90,21 @@ export function checkSavedPlan(saved: Plan, tree: SourceTree, live: LiveInventor
   }
 }
 
+/** What to check when PVE cannot be read. */
+export function readHint(message: string, cluster: ResolvedCluster): string {
+  const where = `pve.clusters.${cluster.name}`
+  if (/\b401\b|authentication|permission|\b403\b/i.test(message)) return `check the PVE credentials of ${where} (token or password, and its privileges)`
+  if (/fingerprint|certificate|self[- ]signed|tls|ssl/i.test(message)) return `check ${where}.tls (fingerprint or ca) against the PVE certificate`
+  return `check that ${where}.base-url (${cluster.baseUrl}) is right and PVE is reachable`
+}
+
 export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleOutcome> {
   const startedAt = new Date(ctx.now()).toISOString()
   const name = o.cluster.name
   let objects: DesiredObject[] = []
   const aborted = (error: unknown): CycleOutcome => {
-    const reason = oneLine(ctx.redactor.text(error instanceof Error ? error.message : String(error)))
+    const text = error instanceof Error ? error.message : String(error)
+    const reason = oneLine(ctx.redactor.text(error instanceof ObserveError ? `${text}; ${readHint(text, o.cluster)}` : text))
     ctx.log.debug('cycle aborted', { cluster: name, reason })
     return {
       cycle: {
