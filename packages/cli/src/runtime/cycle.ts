@@ -138,7 +138,9 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
         throw new CliError('SECRETS', `cluster ${name}: ${ctx.redactor.text((error as Error).message)}`)
       }
     }
+    ctx.log.debug('desired state loaded', { cluster: name, commit: o.tree.commit, manifests: loaded.desired.manifests.length })
     const inventory = await observe(name, o.reader, { nodes: o.cluster.nodes, signal: ctx.signal })
+    ctx.log.debug('live state read', { cluster: name, guests: inventory.guests.length, unknown: inventory.unknownGuests.length, volumes: inventory.volumes.length })
     let plan: Plan
     if (o.savedPlan) {
       checkSavedPlan(o.savedPlan, o.tree, inventory)

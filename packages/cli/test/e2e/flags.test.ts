@@ -1,0 +1,115 @@
+/** The remaining global flags, in process (main() with injected streams) against the simulator. */
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { PassThrough } from 'node:stream'
+import type { Simulator } from '@proxops/pve-sim'
+import { main } from '../../src/cli.js'
+import { AGE_KEY_FILE, CANARY, findCanaries, git, makeRepo, startLab, vmManifest } from './harness.js'
+
+vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 })
+
+let sim: Simulator
+const cleanup: string[] = []
+beforeAll(async () => {
+  sim = await startLab()
+})
+afterAll(async () => {
+  await sim.close()
+  for (const d of cleanup) rmSync(d, { recursive: true, force: true })
+})
+
+async function run(cwd: string, args: string[], env: Record<string, string | undefined> = {}, tty = false) {
+  const out = Object.assign(new PassThrough(), { isTTY: tty })
+  const err = Object.assign(new PassThrough(), { isTTY: tty })
+  let stdout = ''
+  let stderr = ''
+  out.on('data', (c: Buffer) => (stdout += c.toString()))
+  err.on('data', (c: Buffer) => (stderr += c.toString()))
+  const fullEnv: Record<string, string | undefined> = { HOME: cwd, SOPS_AGE_KEY_FILE: AGE_KEY_FILE, PATH: process.env.PATH, ...env }
+  const code = await main(args, { cwd, env: fullEnv, io: { stdout: out, stderr: err, stdinIsTty: false } })
+  await new Promise((r) => setTimeout(r, 50))
+  expect(findCanaries(stdout + stderr)).toEqual([])
+  return { code, stdout, stderr }
+}
+
+async function repo(options: Parameters<typeof makeRepo>[1] = {}): Promise<string> {
+  const r = await makeRepo(sim, options)
+  cleanup.push(r)
+  return r
+}
+
+describe('global flags', () => {
+  it('--log-level and --log-format shape stderr; --no-color wins over a terminal', async () => {
+    const root = await repo()
+    const debug = await run(root, ['diff', '--log-level', 'debug', '--log-format', 'json'])
+    expect(debug.code).toBe(0)
+    const lines = debug.stderr.trim().split('\n').filter(Boolean)
+    expect(lines.length).toBeGreaterThan(0)
+    for (const line of lines) expect(JSON.parse(line)).toHaveProperty('level')
+    const quiet = await run(root, ['diff', '--log-level', 'error'])
+    expect(quiet.stderr).toBe('')
+    expect((await run(root, ['diff'], {}, true)).stdout).toContain('\u001b[')
+    expect((await run(root, ['diff', '--no-color'], {}, true)).stdout).not.toContain('\u001b[')
+    expect((await run(root, ['diff'], { NO_COLOR: '1' }, true)).stdout).not.toContain('\u001b[')
+  })
+
+  it('--ca-file trusts the PVE CA; --pve-user with env and YAML credentials; --git-path from elsewhere', async () => {
+    const root = await repo({ sops: false, fingerprint: null, manifests: { 'vm/lab/db.yaml': vmManifest('db', 101) }, proxopsYaml: 'pve:\n  token-id: proxops\n' })
+    const ca = path.join(root, '..', `${path.basename(root)}-ca.pem`)
+    writeFileSync(ca, sim.caPem ?? '')
+    cleanup.push(ca)
+    const env = { PROXOPS_PVE_TOKEN: CANARY.token }
+    const noCa = await run(root, ['diff', '--pve-user', 'root@pam'], env)
+    expect(noCa.code).toBe(1)
+    const ok = await run(os.tmpdir(), ['diff', '--pve-user', 'root@pam', '--ca-file', ca, '--git-path', root], env)
+    expect(ok.stderr).toBe('')
+    expect(ok.code).toBe(0)
+    expect(ok.stdout).toContain('+ VM/pve1/101(db)')
+  })
+
+  it('--config loads one file; --git-url/--git-branch select the remote branch', async () => {
+    const root = await repo()
+    const data = mkdtempSync(path.join(os.tmpdir(), 'proxops-flags-'))
+    cleanup.push(data)
+    const cfg = path.join(data, 'proxops.yaml')
+    writeFileSync(cfg, `git:\n  path: ${root}\nreconcile:\n  prune-budget: 0\n`)
+    const viaConfig = await run(os.tmpdir(), ['diff', '--config', cfg])
+    expect(viaConfig.code).toBe(0)
+    expect(viaConfig.stdout).toContain('Cluster lab at')
+    const url = await run(root, ['diff', '--git-url', `file://${root}`, '--git-branch', 'main', '--data-dir', data])
+    expect(url.code).toBe(0)
+    expect(url.stdout).toContain(`Cluster lab at ${git(root, 'rev-parse', 'HEAD').trim().slice(0, 12)}`)
+    const missing = await run(root, ['diff', '--git-url', `file://${root}`, '--git-branch', 'nope', '--data-dir', data])
+    expect(missing.code).toBe(1)
+    expect(missing.stderr).toMatch(/proxops: error: git sync failed and no previous good tree is available: git fetch failed: fatal: /)
+  })
+
+  it('--prune-budget and --allow-empty: deletions are bounded and guarded', async () => {
+    const root = await repo({ manifests: { 'vm/lab/a.yaml': vmManifest('a', 120), 'vm/lab/b.yaml': vmManifest('b', 121), 'vm/lab/c.yaml': vmManifest('c', 122) } })
+    expect((await run(root, ['apply', '--yes'])).code).toBe(0)
+    // drop b and c from git: two owned VMs become prune candidates
+    writeFileSync(path.join(root, 'clusters/lab/resources.yaml'), 'resources:\n  - ../../vm/lab/a.yaml\n')
+    git(root, 'commit', '-qam', 'drop b and c')
+    const none = await run(root, ['diff', '--prune-budget', '0', '--output', 'json'])
+    const plan0 = (JSON.parse(none.stdout) as { plans: { actions: { type: string }[]; skips: { code: string }[] }[] }).plans[0]
+    expect(plan0?.actions.filter((a) => a.type === 'delete')).toHaveLength(0)
+    expect(plan0?.skips.filter((s) => s.code === 'prune-budget').length).toBeGreaterThan(0)
+    const one = await run(root, ['diff', '--prune-budget', '1', '--output', 'json'])
+    expect((JSON.parse(one.stdout) as { plans: { actions: { type: string }[] }[] }).plans[0]?.actions.filter((a) => a.type === 'delete')).toHaveLength(1)
+
+    // no VM left in git at all: the empty-desired guard holds every prune unless --allow-empty VM
+    writeFileSync(path.join(root, 'clusters/lab/resources.yaml'), 'resources: []\n')
+    git(root, 'commit', '-qam', 'empty')
+    const guarded = JSON.parse((await run(root, ['diff', '--prune-budget', 'unlimited', '-o', 'json'])).stdout) as {
+      plans: { actions: { type: string }[]; anomalies: { code: string }[] }[]
+    }
+    expect(guarded.plans[0]?.actions.filter((a) => a.type === 'delete')).toHaveLength(0)
+    expect(guarded.plans[0]?.anomalies.map((a) => a.code)).toContain('empty-desired')
+    const allowed = JSON.parse((await run(root, ['diff', '--prune-budget', 'unlimited', '--allow-empty', 'VM', '-o', 'json'])).stdout) as {
+      plans: { actions: { type: string }[] }[]
+    }
+    expect(allowed.plans[0]?.actions.filter((a) => a.type === 'delete').length).toBeGreaterThan(0)
+  })
+})
