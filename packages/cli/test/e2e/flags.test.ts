@@ -112,4 +112,19 @@ describe('global flags', () => {
     }
     expect(allowed.plans[0]?.actions.filter((a) => a.type === 'delete').length).toBeGreaterThan(0)
   })
+
+  it('names unknown clusters and unusable plan files', async () => {
+    const root = await repo()
+    const writes = sim.stats.writes()
+    const ghost = await run(root, ['diff', '--cluster', 'ghost'])
+    expect(ghost.code).toBe(1)
+    expect(ghost.stderr).toBe('proxops: error: --cluster "ghost" is not configured (known: lab)\n')
+    const missing = await run(root, ['apply', '--plan', 'missing.json', '--yes'])
+    expect(missing.stderr).toBe('proxops: error: cannot read missing.json: ENOENT\n')
+    writeFileSync(path.join(root, 'junk.json'), '{"format_version": 7}')
+    const junk = await run(root, ['apply', '--plan', 'junk.json', '--yes'])
+    expect(junk.code).toBe(1)
+    expect(junk.stderr).toMatch(/junk\.json is not a ProxOps plan file \(format_version 1\): write it with proxops diff --out junk\.json/)
+    expect(sim.stats.writes()).toBe(writes)
+  })
 })
