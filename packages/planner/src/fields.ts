@@ -25,11 +25,14 @@ export interface Owned {
   sensitive?: boolean
   /** a volume-bearing slot: never part of a clone's post-clone write */
   volume?: boolean
-  /** reconcile with the live value (undefined = not set on PVE); [] = converged */
-  compare(live: string | undefined): Outcome[]
+  /** reconcile with the live value (undefined = not set on PVE); empty = converged */
+  compare(live: string | undefined): readonly Outcome[]
 }
 
 export const SENSITIVE = '(sensitive)'
+
+/** The converged result, shared: most keys of most guests compare equal, so no array is allocated for them. */
+export const NONE: readonly Outcome[] = Object.freeze([])
 
 /**
  * Parses a live property string leniently (PVE wrote it): `key=value` parts split on `,`, at most one bare
@@ -81,7 +84,7 @@ export function scalar(key: string, field: string, desired: string, norm: (s: st
     key,
     field,
     create: desired,
-    compare: (live) => (live !== undefined && norm(live) === norm(desired) ? [] : [write(desired)]),
+    compare: (live) => (live !== undefined && norm(live) === norm(desired) ? NONE : [write(desired)]),
   }
 }
 
@@ -94,7 +97,7 @@ export function integer(key: string, field: string, desired: number, defaultKey?
     compare: (live) => {
       let v = live
       if (v !== undefined && defaultKey !== undefined && /[=,]/.test(v)) v = parsePS(v, defaultKey)?.[defaultKey]
-      return v !== undefined && Number(v) === desired ? [] : [write(desired)]
+      return v !== undefined && Number(v) === desired ? NONE : [write(desired)]
     },
   }
 }
@@ -109,7 +112,7 @@ export function flag(key: string, field: string, desired: boolean, liveDefault: 
     key,
     field,
     create: value,
-    compare: (live) => (liveBool(live, liveDefault) === desired ? [] : [write(value)]),
+    compare: (live) => (liveBool(live, liveDefault) === desired ? NONE : [write(value)]),
   }
 }
 
@@ -123,7 +126,7 @@ export function stringSet(key: string, field: string, desired: readonly string[]
     create: value,
     compare: (live) => {
       const got = [...new Set((live ?? '').split(/[\s,;]+/).filter((s) => s !== ''))].sort().join(' ')
-      return got === want ? [] : [write(value)]
+      return got === want ? NONE : [write(value)]
     },
   }
 }

@@ -8,7 +8,7 @@ import { allowed, classify, isDisruptionPolicy, maxClass, type GuestRuntime } fr
 import { liveBool, parsePS, SENSITIVE } from './fields.js'
 import type { LiveGuest } from './inventory.js'
 import { lxcSlotFamily } from './lxc.js'
-import { display, sortDiffs, sortParams, type Draft, type Sink } from './order.js'
+import { display, sortDiffs, type Draft, type Sink } from './order.js'
 import type { Anomaly, DisruptionClass, DisruptionPolicy, FieldDiff, PlanParamValue, Policy, PveRequest, Skip } from './plan-types.js'
 import type { GuestType } from './ports.js'
 import { CLONE_IDENTITY_KEYS, hotplugSet, qemuSlotFamily, type GuestFields } from './qemu.js'
@@ -65,7 +65,7 @@ export function planNewGuest(t: GuestTarget, env: GuestPlanEnv): void {
     if (del.length > 0) set.delete = del.join(',')
     const requests: PveRequest[] = [
       { call: 'cloneGuest', node, guest: 'qemu', vmid: src.spec.vmid, params: { newid: vmid, full: 1, name: m.spec['pve-name'] } },
-      { call: 'updateConfig', node, guest: 'qemu', vmid, params: sortParams(set), ...('ide2' in set ? { onlyIfAbsent: ['ide2'] } : {}) },
+      { call: 'updateConfig', node, guest: 'qemu', vmid, params: set, ...('ide2' in set ? { onlyIfAbsent: ['ide2'] } : {}) },
     ]
     if (started) requests.push({ call: 'start', node, guest: 'qemu', vmid })
     env.out.drafts.push({
@@ -85,7 +85,7 @@ export function planNewGuest(t: GuestTarget, env: GuestPlanEnv): void {
   }
   params.vmid = vmid
   if (started) params.start = 1
-  const requests: PveRequest[] = [{ call: 'createGuest', node, guest: type, params: sortParams(params) }]
+  const requests: PveRequest[] = [{ call: 'createGuest', node, guest: type, params }]
   if (isTemplate) requests.push({ call: 'markTemplate', node, guest: type, vmid })
   env.out.drafts.push({
     ...base,
@@ -190,7 +190,7 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
     }
     const resizeFirst: PveRequest[] = before.map((r, i) => ({ call: 'resizeDisk', node, guest: type, vmid, disk: r.key, size: r.size, ...(i === 0 ? { digest: g.digest } : {}) }))
     resizes = resizes.filter((r) => !before.includes(r))
-    const update: PveRequest = { call: 'updateConfig', node, guest: type, vmid, params: sortParams(params), ...(resizeFirst.length === 0 ? { digest: g.digest } : {}) }
+    const update: PveRequest = { call: 'updateConfig', node, guest: type, vmid, params, ...(resizeFirst.length === 0 ? { digest: g.digest } : {}) }
     if (willStop) {
       stoppedByUpdate = true
       push({ ...base, type: 'shutdown-then-update', reason: `${resource}: config drift (${reasonKeys}); desired stopped: graceful shutdown, then write`, diffs: sortDiffs(diffs), disruption: 'stop', digest: g.digest, requests: [shutdown(), ...resizeFirst, update] })

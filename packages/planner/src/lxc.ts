@@ -1,6 +1,6 @@
 /** Desired LXC / TemplateCT -> the owned container config keys (RB 4.3 with the architecture's differences). */
 import type { LxcManifest } from './desired.js'
-import { anomaly, flag, gib, integer, liveBool, parsePS, rewrite, scalar, stringSet, write, type Outcome, type Owned } from './fields.js'
+import { anomaly, flag, gib, integer, NONE, liveBool, parsePS, rewrite, scalar, stringSet, write, type Outcome, type Owned } from './fields.js'
 import { descriptionField, tagsField, type GuestBuildContext, type GuestFields } from './qemu.js'
 import { guardVolume, isEmptySlot } from './volumes.js'
 
@@ -30,7 +30,7 @@ export function lxcFields(m: LxcManifest, ctx: GuestBuildContext): GuestFields {
   owned.push(integer('cores', 'spec.cpu.cores', s.cpu.cores))
   if (s.arch !== undefined) {
     const arch = s.arch
-    owned.push({ key: 'arch', field: 'spec.arch', create: arch, compare: (live) => ((live ?? 'amd64') === arch ? [] : [write(arch)]) })
+    owned.push({ key: 'arch', field: 'spec.arch', create: arch, compare: (live) => ((live ?? 'amd64') === arch ? NONE : [write(arch)]) })
   }
 
   // root filesystem: a volume slot with the data-loss guards
@@ -105,7 +105,7 @@ export function lxcFields(m: LxcManifest, ctx: GuestBuildContext): GuestFields {
         const changes: Record<string, string | undefined> = {}
         if (p.mp !== b['mount-point']) changes.mp = b['mount-point']
         if (ro !== undefined && liveBool(p.ro, false) !== (ro === '1')) changes.ro = ro
-        return Object.keys(changes).length > 0 ? [write(rewrite(p, changes, 'volume', ['mp']))] : []
+        return Object.keys(changes).length > 0 ? [write(rewrite(p, changes, 'volume', ['mp']))] : NONE
       },
     })
   })
@@ -142,7 +142,7 @@ export function lxcFields(m: LxcManifest, ctx: GuestBuildContext): GuestFields {
         if (n.ip !== undefined && p.ip !== n.ip) changes.ip = n.ip
         if (n.gw !== undefined && p.gw !== n.gw) changes.gw = n.gw
         // the rewrite keeps hwaddr, so PVE does not assign a new MAC
-        return Object.keys(changes).length > 0 ? [write(rewrite(p, changes, undefined, ['name']))] : []
+        return Object.keys(changes).length > 0 ? [write(rewrite(p, changes, undefined, ['name']))] : NONE
       },
     })
   })
@@ -158,7 +158,7 @@ export function lxcFields(m: LxcManifest, ctx: GuestBuildContext): GuestFields {
       create: want ? 1 : 0,
       compare: (live) =>
         liveBool(live, false) === want
-          ? []
+          ? NONE
           : [anomaly('create-only-option', `unprivileged is ${liveBool(live, false) ? 1 : 0} on PVE but spec.options.unprivileged is ${want}; PVE cannot change it on an existing container (recreate required)`)],
     })
   }

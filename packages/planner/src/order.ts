@@ -13,7 +13,6 @@ import {
   type Gap,
   type PendingChange,
   type Plan,
-  type PlanParams,
   type PlanParamValue,
   type Policy,
   type Skip,
@@ -172,7 +171,4 @@ export function sortDiffs(d: FieldDiff[]): FieldDiff[] {
   return [...d].sort((a, b) => cmp(a.key, b.key) || cmp(a.field, b.field))
 }
 
-export function sortParams(p: Record<string, PlanParamValue>): PlanParams {
-  return Object.fromEntries(Object.keys(p).sort().map((k) => [k, p[k] as PlanParamValue]))
-}
 

@@ -7,6 +7,7 @@ import type { SecretLookup, VmDisk, VmManifest, VmNic } from './desired.js'
 import {
   anomaly,
   flag,
+  NONE,
   gib,
   integer,
   liveBool,
@@ -52,14 +53,14 @@ export function tagsField(tags: readonly string[], ownershipTag: string): Owned 
     field: 'spec.tags',
     create: want,
     compare: (live) => {
-      if (live === want) return []
+      if (live === want) return NONE
       let got: string
       try {
         got = formatTags(parseTags(live ?? ''))
       } catch {
         got = live ?? ''
       }
-      return got === want ? [] : [write(want)]
+      return got === want ? NONE : [write(want)]
     },
   }
 }
@@ -147,7 +148,7 @@ function netOwned(n: VmNic, i: number): Owned {
       return compareNet(p)
     },
   }
-  function compareNet(p: Record<string, string>): Outcome[] {
+  function compareNet(p: Record<string, string>): readonly Outcome[] {
     // the model key carries the MAC (`virtio=BC:24:11:..`); a bare model is `model=virtio`
     const modelKey = Object.keys(p).find((k) => QEMU_NET_MODELS.includes(k)) ?? (p.model !== undefined ? 'model' : undefined)
     const liveModel = modelKey === 'model' ? p.model : modelKey
@@ -159,7 +160,7 @@ function netOwned(n: VmNic, i: number): Owned {
       (n.vlan !== undefined && p.tag !== String(n.vlan)) ||
       (n['rate-limit'] !== undefined && Number(p.rate) !== n['rate-limit']) ||
       (n.firewall && !liveBool(p.firewall, false))
-    if (!drift) return []
+    if (!drift) return NONE
     // rewrite keeping the live MAC (PVE would otherwise generate a new one) and every unowned token
     const rest: Record<string, string> = { ...p }
     if (modelKey !== undefined) delete rest[modelKey]
@@ -194,7 +195,7 @@ function sshKeysOwned(ci: NonNullable<VmManifest['spec']['cloud-init-data']>, ct
       sensitive: true,
       compare: (live) => {
         if (want === undefined) return live === undefined ? [write(param)] : []
-        return liveKeySet(live) === want ? [] : [write(param)]
+        return liveKeySet(live) === want ? NONE : [write(param)]
       },
     }
   }
@@ -207,7 +208,7 @@ function sshKeysOwned(ci: NonNullable<VmManifest['spec']['cloud-init-data']>, ct
       field: 'spec.cloud-init-data.ssh-keys',
       create: value,
       show: `${keys.length} key(s)`,
-      compare: (live) => (liveKeySet(live) === want ? [] : [write(value, `${keys.length} key(s)`)]),
+      compare: (live) => (liveKeySet(live) === want ? NONE : [write(value, `${keys.length} key(s)`)]),
     }
   }
   return undefined
@@ -244,12 +245,12 @@ export function qemuFields(m: VmManifest, ctx: GuestBuildContext): GuestFields {
   if (hw.machine !== undefined) {
     const want = hw.machine === 'q35' ? 'q35' : 'pc'
     const machine = hw.machine
-    owned.push({ key: 'machine', field: 'spec.hardware.machine', create: want, compare: (live) => (machineMatches(machine, live) ? [] : [write(want)]) })
+    owned.push({ key: 'machine', field: 'spec.hardware.machine', create: want, compare: (live) => (machineMatches(machine, live) ? NONE : [write(want)]) })
   }
   if (hw.bios !== undefined) owned.push(scalar('bios', 'spec.hardware.bios', hw.bios))
   if (hw.display !== undefined) {
     const want = hw.display
-    owned.push({ key: 'vga', field: 'spec.hardware.display', create: want, compare: (live) => ((live === undefined ? undefined : (parsePS(live, 'type')?.type ?? live)) === want ? [] : [write(want)]) })
+    owned.push({ key: 'vga', field: 'spec.hardware.display', create: want, compare: (live) => ((live === undefined ? undefined : (parsePS(live, 'type')?.type ?? live)) === want ? NONE : [write(want)]) })
   }
   if (hw.serial0 !== undefined) owned.push(scalar('serial0', 'spec.hardware.serial0', hw.serial0))
   const controller = s.disks.find((d) => d.controller !== undefined)?.controller
@@ -281,7 +282,7 @@ export function qemuFields(m: VmManifest, ctx: GuestBuildContext): GuestFields {
         if (!vol.includes('cloudinit')) {
           return [anomaly('volume-kind', `ide2 holds ${vol} on PVE but spec.hardware.cloud-init claims it for the cloud-init drive; proxops will not replace it`)]
         }
-        if (poolOf(vol) === storage) return []
+        if (poolOf(vol) === storage) return NONE
         if (ctx.cloned) {
           return [anomaly('volume-pool', `ide2: the cloned cloud-init drive is on ${poolOf(vol) ?? '?'} but spec.hardware.cloud-init.storage is ${storage}; proxops keeps the inherited drive`)]
         }
@@ -295,7 +296,7 @@ export function qemuFields(m: VmManifest, ctx: GuestBuildContext): GuestFields {
     const cd = hw.cdrom
     if (cd.iso === 'none') {
       const value = 'none,media=cdrom'
-      owned.push({ key: slot, field: 'spec.hardware.cdrom', create: value, compare: (live) => (isEmptySlot(live) ? [] : cdCheck(slot, live as string, () => [write(value)])) })
+      owned.push({ key: slot, field: 'spec.hardware.cdrom', create: value, compare: (live) => (isEmptySlot(live) ? NONE : cdCheck(slot, live as string, () => [write(value)])) })
     } else {
       const vol = ctx.volid('ISO', cd.iso) ?? `local:iso/${cd.iso}`
       const value = `${vol},media=${cd.media}`
@@ -306,7 +307,7 @@ export function qemuFields(m: VmManifest, ctx: GuestBuildContext): GuestFields {
         compare: (live) => {
           if (isEmptySlot(live)) return [write(value, value, true)]
           const p = parsePS(live as string, 'file')
-          if (p?.file === vol && (p.media ?? 'disk') === cd.media) return []
+          if (p?.file === vol && (p.media ?? 'disk') === cd.media) return NONE
           return cdCheck(slot, live as string, () => [write(value)])
         },
       })
@@ -338,7 +339,7 @@ export function qemuFields(m: VmManifest, ctx: GuestBuildContext): GuestFields {
           changes['pre-enrolled-keys'] = tokens['pre-enrolled-keys']
         }
         // ms-cert and the other PVE-owned tokens are carried through unchanged
-        return Object.keys(changes).length > 0 ? [write(rewrite(p, changes, 'file'))] : []
+        return Object.keys(changes).length > 0 ? [write(rewrite(p, changes, 'file'))] : NONE
       },
     })
   }
@@ -363,7 +364,7 @@ export function qemuFields(m: VmManifest, ctx: GuestBuildContext): GuestFields {
           if ((p?.version ?? 'v1.2') !== version) {
             return [anomaly('create-only-option', `tpmstate0 is ${p?.version ?? 'v1.2'} on PVE but spec.hardware.tpm.version is ${version}; PVE cannot change a TPM version after creation (recreate required)`)]
           }
-          return []
+          return NONE
         },
       })
     }
@@ -387,7 +388,7 @@ export function qemuFields(m: VmManifest, ctx: GuestBuildContext): GuestFields {
         if (norm(p.host ?? '') !== norm(device)) changes.host = device
         if (pcie !== undefined && (p.pcie ?? '0') !== pcie) changes.pcie = pcie
         // extra PVE tokens (x-vga, rombar, mdev) are kept
-        return Object.keys(changes).length > 0 ? [write(rewrite(p, changes, 'host'))] : []
+        return Object.keys(changes).length > 0 ? [write(rewrite(p, changes, 'host'))] : NONE
       },
     })
   })
@@ -398,18 +399,18 @@ export function qemuFields(m: VmManifest, ctx: GuestBuildContext): GuestFields {
   if (opt.acpi) owned.push(flag('acpi', 'spec.options.acpi', true, true))
   if (opt.tablet) owned.push(flag('tablet', 'spec.options.tablet', true, true))
   if (opt.agent) {
-    owned.push({ key: 'agent', field: 'spec.options.agent', create: 1, compare: (live) => (liveBool(live === undefined ? undefined : parsePS(live, 'enabled')?.enabled, false) ? [] : [write(live === undefined ? 1 : rewrite(parsePS(live, 'enabled') ?? {}, { enabled: '1' }, 'enabled'))]) })
+    owned.push({ key: 'agent', field: 'spec.options.agent', create: 1, compare: (live) => (liveBool(live === undefined ? undefined : parsePS(live, 'enabled')?.enabled, false) ? NONE : [write(live === undefined ? 1 : rewrite(parsePS(live, 'enabled') ?? {}, { enabled: '1' }, 'enabled'))]) })
   }
   if (opt.startup !== undefined && opt.startup !== '') owned.push(scalar('startup', 'spec.options.startup', opt.startup))
   if (opt.hotplug !== undefined && opt.hotplug.length > 0) {
     const want = [...new Set(opt.hotplug)].sort().join(',')
     const value = opt.hotplug.join(',')
-    owned.push({ key: 'hotplug', field: 'spec.options.hotplug', create: value, compare: (live) => ([...hotplugSet(live)].sort().join(',') === want ? [] : [write(value)]) })
+    owned.push({ key: 'hotplug', field: 'spec.options.hotplug', create: value, compare: (live) => ([...hotplugSet(live)].sort().join(',') === want ? NONE : [write(value)]) })
   }
   if (opt['boot-order'] !== undefined && opt['boot-order'].length > 0) {
     const order = opt['boot-order'].join(';')
     const value = `order=${order}`
-    owned.push({ key: 'boot', field: 'spec.options.boot-order', create: value, compare: (live) => (live !== undefined && parsePS(live, 'legacy')?.order === order ? [] : [write(value)]) })
+    owned.push({ key: 'boot', field: 'spec.options.boot-order', create: value, compare: (live) => (live !== undefined && parsePS(live, 'legacy')?.order === order ? NONE : [write(value)]) })
   }
   if (opt['nested-virt']) gaps.push({ field: 'spec.options.nested-virt', note: 'PVE has no nestedvirt key: use cpu type host (or a +vmx/+svm flag); not sent' })
 
@@ -423,7 +424,7 @@ export function qemuFields(m: VmManifest, ctx: GuestBuildContext): GuestFields {
     if (pw !== undefined && pw !== '') {
       const param: SecretParam = { secret: { refs: [pw], encoding: 'plain' } }
       // PVE masks it on read: write once when absent, never rewrite (the mask would become the password)
-      owned.push({ key: 'cipassword', field: 'spec.cloud-init-data.ci-password-ref', create: param, sensitive: true, compare: (live) => (live === undefined || live === '' ? [write(param)] : []) })
+      owned.push({ key: 'cipassword', field: 'spec.cloud-init-data.ci-password-ref', create: param, sensitive: true, compare: (live) => (live === undefined || live === '' ? [write(param)] : NONE) })
     }
     if (ci.nameservers !== undefined && ci.nameservers.length > 0) owned.push(stringSet('nameserver', 'spec.cloud-init-data.nameservers', ci.nameservers, ' '))
     if (ci['search-domains'] !== undefined && ci['search-domains'].length > 0) owned.push(stringSet('searchdomain', 'spec.cloud-init-data.search-domains', ci['search-domains'], ' '))
@@ -439,7 +440,7 @@ export function qemuFields(m: VmManifest, ctx: GuestBuildContext): GuestFields {
         create: value,
         compare: (live) => {
           const p = live === undefined ? undefined : parsePS(live)
-          if (p && p.ip === ip && (gw === undefined || p.gw === gw)) return []
+          if (p && p.ip === ip && (gw === undefined || p.gw === gw)) return NONE
           return [write(p ? rewrite(p, { ip, gw: gw ?? p.gw }, undefined) : value)]
         },
       })
@@ -454,7 +455,7 @@ export function qemuFields(m: VmManifest, ctx: GuestBuildContext): GuestFields {
   return { owned, createOnly, gaps, declaredSlots, ...(leftToPve.length > 0 ? { leftToPve } : {}) }
 }
 
-function cdCheck(slot: string, live: string, then: () => Outcome[]): Outcome[] {
+function cdCheck(slot: string, live: string, then: () => readonly Outcome[]): readonly Outcome[] {
   const p = parsePS(live, 'file')
   if (!p) return [anomaly('invalid-live', `${slot}: cannot read PVE's value; proxops will not replace it`)]
   if (p.media !== 'cdrom' && !(p.file ?? '').includes(':iso/')) {
@@ -471,7 +472,7 @@ function cpuOwned(type: string, hidden: boolean): Owned {
     create,
     compare: (live) => {
       const p = live === undefined ? undefined : parsePS(live, 'cputype')
-      if (p && p.cputype === type && (!hidden || liveBool(p.hidden, false))) return []
+      if (p && p.cputype === type && (!hidden || liveBool(p.hidden, false))) return NONE
       return [write(p ? rewrite(p, { cputype: type, ...(hidden ? { hidden: '1' } : {}) }, 'cputype') : create)]
     },
   }
