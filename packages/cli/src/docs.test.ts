@@ -35,6 +35,8 @@ describe('docs/cli.md', () => {
     for (const command of COMMANDS) {
       expect(root).toContain(`proxops ${command}`)
       expect(doc).toContain(`## \`proxops ${command}\``)
+      // --help of every command carries examples
+      if (command !== 'completion') expect(await help([command])).toContain('Examples:')
     }
   })
 

@@ -151,8 +151,9 @@ export async function applyHandler(ctx: CliContext, args: PlanArgs & { plan?: st
       let savedPlan = saved?.get(cluster.name)
       if (interactive) {
         // show what will happen and ask; then run exactly that plan (re-checked against live)
+        let dry: CycleOutcome | undefined
         if (!savedPlan) {
-          const dry = await runCycle(ctx, { ...base, reader: client.readOnly() })
+          dry = await runCycle(ctx, { ...base, reader: client.readOnly() })
           if (dry.error || !dry.plan) {
             cycles.push(dry.cycle)
             reportAborts(ctx, [dry])
@@ -163,7 +164,7 @@ export async function applyHandler(ctx: CliContext, args: PlanArgs & { plan?: st
         }
         out(ctx, renderPlanText(savedPlan, p))
         if (savedPlan.actions.length === 0) {
-          cycles.push((await runCycle(ctx, { ...base, reader: client.readOnly() })).cycle)
+          cycles.push(dry?.cycle ?? (await runCycle(ctx, { ...base, reader: client.readOnly() })).cycle)
           continue
         }
         const yes = await ctx.io.confirm?.(`Apply these ${savedPlan.actions.length} action(s) to cluster ${cluster.name}? Only 'yes' is accepted: `)

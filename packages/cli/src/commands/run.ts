@@ -15,6 +15,7 @@ import type { CliContext } from '../runtime/context.js'
 import { runCycle } from '../runtime/cycle.js'
 import type { ClusterCycle } from '../status-model.js'
 import { prepare, type GlobalArgs } from './common.js'
+import { version } from '../version.js'
 
 export interface RunArgs extends GlobalArgs {
   once?: boolean
@@ -75,6 +76,7 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
   }
   ctx.log.info('daemon started', {
     event: 'proxops.daemon.start',
+    version,
     listen: `${config.listen.host}:${http.port}`,
     clusters: config.clusters.map((c) => c.name),
     pollIntervalMs: config.reconcile.pollIntervalMs,

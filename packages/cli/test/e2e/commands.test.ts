@@ -138,17 +138,12 @@ describe('status', () => {
   })
 })
 
-describe('help, version, completion', () => {
-  it('has help with examples for every command, a version and a completion script', async () => {
-    for (const command of ['diff', 'apply', 'status', 'adopt', 'run']) {
-      const r = await run([command, '--help'])
-      expect(r.code).toBe(0)
-      expect(r.stdout).toContain('Examples:')
-    }
+describe('version and completion (subprocess)', () => {
+  it('prints the version and a completion script', async () => {
     expect((await run(['--version'])).stdout).toMatch(/^proxops version \d+\.\d+\.\d+/)
     const completion = await run(['completion'])
     expect(completion.code).toBe(0)
-    expect(completion.stdout).toContain('proxops')
+    expect(completion.stdout).toContain('_proxops_yargs_completions')
   })
 })
 
