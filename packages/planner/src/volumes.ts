@@ -10,7 +10,8 @@ import { anomaly, type Outcome } from './fields.js'
 /** An empty slot: absent, empty or `none` (`none,media=cdrom` included). */
 export function isEmptySlot(live: string | undefined): boolean {
   if (live === undefined) return true
-  const head = live.split(',')[0]?.trim() ?? ''
+  const comma = live.indexOf(',')
+  const head = (comma === -1 ? live : live.slice(0, comma)).trim()
   return head === '' || head === 'none'
 }
 
