@@ -46,6 +46,8 @@ describe('proxops run', () => {
   it('becomes ready, serves metrics and status, holds the lock, turns unready when PVE fails, stops on SIGTERM', async () => {
     const port = await freePort()
     const env = baseEnv(repo, { PROXOPS_GIT_TOKEN: CANARY.gitToken })
+    const head = git(repo, 'rev-parse', 'HEAD')
+    const index = readFileSync(path.join(repo, '.git', 'index'))
     const daemon = start(['run', '--listen', `127.0.0.1:${port}`, '--git-poll-sec', '1', '--data-dir', data], { cwd: repo, env })
     const health = await waitFor(() => get(port, '/healthz'))
     expect(health.status).toBe(200)
@@ -83,6 +85,10 @@ describe('proxops run', () => {
     const done = await daemon.done
     expect(done.code).toBe(0)
     expect(existsSync(path.join(data, 'proxops.lock'))).toBe(false)
+    // local mode never touches the work tree, the index or HEAD
+    expect(readFileSync(path.join(repo, '.git', 'index')).equals(index)).toBe(true)
+    expect(git(repo, 'rev-parse', 'HEAD')).toBe(head)
+    expect(git(repo, 'status', '--porcelain')).toBe('')
     // logs are NDJSON on stderr
     const lines = done.stderr.trim().split('\n')
     for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow()
