@@ -160,6 +160,35 @@ describe('proxops run', () => {
     }
   })
 
+  it('the sliding prune window caps deletions across ticks', async () => {
+    const own = await startLab()
+    const vms = Object.fromEntries([130, 131, 132, 133, 134].map((id) => [`vm/lab/v${id}.yaml`, vmManifest(`v${id}`, id)]))
+    const root = await makeRepo(own, { manifests: vms, proxopsYaml: 'reconcile:\n  prune-budget: unlimited\n  prune-window:\n    max: 1\n    period: 1h\n' })
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'proxops-window-'))
+    try {
+      expect((await proxops(['apply', '--yes'], { cwd: root, env: baseEnv(root) })).code).toBe(0)
+      writeFileSync(path.join(root, 'clusters/lab/resources.yaml'), `resources:\n${[130, 131, 132].map((id) => `  - ../../vm/lab/v${id}.yaml`).join('\n')}\n`)
+      git(root, 'commit', '-qam', 'drop two')
+      const port = await freePort()
+      const daemon = start(['run', '--listen', `127.0.0.1:${port}`, '--git-poll-sec', '1', '--data-dir', dir], { cwd: root, env: baseEnv(root) })
+      await waitFor(async () => {
+        const m = (await get(port, '/metrics'))?.body ?? ''
+        const cycles = [...m.matchAll(/proxops_cycles_total\{cluster="lab",result="\w+"\} (\d+)/g)].reduce((n, x) => n + Number(x[1]), 0)
+        return cycles >= 3 ? true : undefined
+      }, 60_000)
+      const metrics = (await get(port, '/metrics'))?.body ?? ''
+      daemon.child.kill('SIGTERM')
+      expect((await daemon.done).code).toBe(0)
+      expect(own.control.guests().map((g) => g.vmid).filter((id) => id >= 133)).toHaveLength(1)
+      expect(metrics).toMatch(/proxops_actions_total\{cluster="lab",kind="VM",action="delete",result="ok"\} 1/)
+      expect(metrics).toMatch(/proxops_prune_deferred_total\{cluster="lab"\} [1-9]/)
+    } finally {
+      await own.close()
+      rmSync(root, { recursive: true, force: true })
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   it('no canary anywhere', () => {
     expect(transcript.flatMap((t) => findCanaries(t))).toEqual([])
   })
