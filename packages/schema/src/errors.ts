@@ -49,6 +49,7 @@ export const ErrorCodes = {
   'slot-duplicate': 'two entries claim the same slot (disk interface, NIC, mount point, PCI)',
   'slot-invalid': 'a slot name does not have the required form',
   'ssd-bus': 'ssd is set on a virtio or nvme disk',
+  'iothread-bus': 'iothread is set on a disk whose bus has no IO threads (sata, ide)',
   'clone-with-disks': 'a clone-backed VM declares disks',
   'disks-required': 'a VM without clone declares no disks',
   'checksum-incomplete': 'checksum algorithm and value must be given together',

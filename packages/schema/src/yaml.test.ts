@@ -48,3 +48,19 @@ describe('parseYaml', () => {
     expect(doc!.locate([])).toEqual({ line: 1, column: 1 })
   })
 })
+
+describe('complex mapping keys', () => {
+  it('reports a mapping or list used as a key, with its position, and prints no process warning', () => {
+    const warnings: string[] = []
+    const onWarning = (w: Error): void => void warnings.push(w.message)
+    process.on('warning', onWarning)
+    try {
+      const file = parseYaml('spec:\n  ok: 1\n? [a, b]\n: value\n')
+      expect(file.documents).toEqual([])
+      expect(file.problems).toEqual([{ code: 'yaml-syntax', line: 3, column: 3, message: 'a mapping key must be a plain value, not a mapping or a list' }])
+    } finally {
+      process.off('warning', onWarning)
+    }
+    expect(warnings).toEqual([])
+  })
+})

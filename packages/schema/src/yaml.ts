@@ -68,6 +68,23 @@ export function parseYaml(text: string, limits: YamlLimits = {}): YamlFile {
     if (failed) return
     const contents = doc.contents as Node | null
     const start = contents?.range ? pos(contents.range[0]) : pos(doc.range[0])
+    // A mapping key that is itself a mapping or list (`? [a]`) has no meaning in a manifest, and converting
+    // it would make yaml print a process warning: report it instead.
+    let complexKey: Position | undefined
+    visit(doc, {
+      Pair(_, pair) {
+        if (pair.key !== null && !isScalar(pair.key) && !isAlias(pair.key)) {
+          const range = (pair.key as Node).range
+          complexKey = range ? pos(range[0]) : start
+          return visit.BREAK
+        }
+        return undefined
+      },
+    })
+    if (complexKey) {
+      problems.push({ code: 'yaml-syntax', ...complexKey, message: 'a mapping key must be a plain value, not a mapping or a list' })
+      return
+    }
     let value: unknown
     try {
       value = doc.toJS({ maxAliasCount })

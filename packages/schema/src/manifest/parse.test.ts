@@ -175,7 +175,9 @@ describe('VM', () => {
     m.spec.disks = [{ storage: 'local-lvm', size: '8GiB', interface: 'virtio0', ssd: true }]
     expect(one(m)).toEqual(['ssd-bus', 'spec.disks.0.ssd'])
     m.spec.disks = [{ storage: 'local-lvm', size: '8GiB', interface: 'sata0', ssd: false, discard: 'On', aio: 'io_uring', iothread: true }]
-    expect(ok(m).spec.disks[0]).toMatchObject({ ssd: false, discard: 'on', aio: 'io_uring', iothread: true })
+    expect(one(m)).toEqual(['iothread-bus', 'spec.disks.0.iothread'])
+    m.spec.disks = [{ storage: 'local-lvm', size: '8GiB', interface: 'sata0', ssd: false, discard: 'On', aio: 'io_uring' }]
+    expect(ok(m).spec.disks[0]).toMatchObject({ ssd: false, discard: 'on', aio: 'io_uring', iothread: false })
     m.spec.disks = [{ storage: 'local-lvm', size: '32G' }]
     expect(one(m)).toEqual(['quantity-not-whole-mib', 'spec.disks.0.size'])
     m.spec.disks = [{ storage: 'bad storage', size: '8GiB' }]

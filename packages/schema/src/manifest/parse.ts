@@ -270,6 +270,9 @@ function finaliseVm(kind: 'VM' | 'TemplateVM', name: string, spec: VmSpec, add: 
       add('disk-interface-invalid', [...p, 'interface'], `interface ${JSON.stringify(disk.interface)} must be scsi0-30, virtio0-15, sata0-5, ide0-3 or nvmeN`)
     } else if (disk.ssd !== undefined && (bus[1] === 'virtio' || bus[1] === 'nvme')) {
       add('ssd-bus', [...p, 'ssd'], `ssd is not supported on ${bus[1]} disks: use a scsi, sata or ide interface, or remove ssd`)
+    } else if (disk.iothread && (bus[1] === 'sata' || bus[1] === 'ide')) {
+      // PVE's sata/ide drive formats have no iothread property: the create would fail with a 400
+      add('iothread-bus', [...p, 'iothread'], `iothread is only supported on scsi and virtio disks: use one of those interfaces, or remove iothread`)
     }
     const prev = seen.get(disk.interface)
     if (prev !== undefined) add('slot-duplicate', [...p, 'interface'], `disk slot ${disk.interface} is already used by spec.disks[${prev}]`)
