@@ -71,7 +71,11 @@ export async function diffHandler(ctx: CliContext, args: PlanArgs & { 'detailed-
   const outcomes = await dryCycles(ctx, prepared, tree, args)
   const format = args.output ?? 'text'
   const plans = outcomes.flatMap((o) => (o.plan ? [o.plan] : []))
-  if (format === 'json') out(ctx, planSetJson(tree.commit, plans))
+  if (format === 'json') {
+    const aborted = outcomes.filter((o) => o.error).map((o) => ({ cluster: o.cycle.cluster, reason: o.cycle.abortReason ?? 'unknown' }))
+    // aborted clusters are listed beside the plans (the file written by --out never has them)
+    out(ctx, aborted.length === 0 ? planSetJson(tree.commit, plans) : canonicalJson({ ...(JSON.parse(planSetJson(tree.commit, plans)) as object), aborted }))
+  }
   else {
     const p = painter(ctx, args)
     out(ctx, outcomes.map((o) => (o.plan ? renderPlan(o.plan, format, p) : renderAborted(o.cycle.cluster, o.cycle.abortReason ?? 'unknown', format))).join('\n'))

@@ -91,7 +91,13 @@ describe('bad input fails closed', () => {
   it('unreachable PVE and a wrong certificate fingerprint', async () => {
     const port = await closedPort()
     const unreachable = await repo({ baseUrl: `https://127.0.0.1:${port}` })
-    expectOneLineFailure(await proxops(['diff'], { cwd: unreachable, env: baseEnv(unreachable) }), /^proxops: error: .*pve inventory read failed for cluster lab: .*/)
+    expectOneLineFailure(
+      await proxops(['diff'], { cwd: unreachable, env: baseEnv(unreachable) }),
+      /^proxops: error: .*pve inventory read failed for cluster lab: .*; check that pve\.clusters\.lab\.base-url \(https:\/\/127\.0\.0\.1:\d+\) is right and PVE is reachable$/,
+    )
+    const json = await proxops(['diff', '-o', 'json'], { cwd: unreachable, env: baseEnv(unreachable) })
+    expect(json.code).toBe(1)
+    expect(JSON.parse(json.stdout)).toMatchObject({ plans: [], aborted: [{ cluster: 'lab', reason: expect.stringMatching(/pve inventory read failed/) }] })
     const pinned = await repo({ fingerprint: `${'AB:'.repeat(31)}AB` })
     expectOneLineFailure(await proxops(['apply', '--yes'], { cwd: pinned, env: baseEnv(pinned) }), /^proxops: error: .*fingerprint/i)
     const unpinned = await repo({ fingerprint: null })
