@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runnableBlocks, splitCommands } from './markdown.js'
-import { createSandbox, missingBuilds, repoRoot, runInSandbox, type Sandbox } from './sandbox.js'
+import { createSandbox, missingBuilds, repoRoot, runInSandbox, staleBuilds, type Sandbox } from './sandbox.js'
 
 export function defineRunnablePage(file: string, minCommands: number): void {
   const text = readFileSync(path.join(repoRoot, file), 'utf8')
@@ -19,6 +19,7 @@ export function defineRunnablePage(file: string, minCommands: number): void {
     beforeAll(async () => {
       const missing = missingBuilds()
       if (missing.length > 0) throw new Error(missing.join('\n'))
+      for (const warning of staleBuilds()) console.warn(`docs-check: ${warning}`)
       sandbox = await createSandbox()
     }, 120_000)
     afterAll(async () => {

@@ -4,7 +4,7 @@
  * looks for keys by default, and `proxops` / `proxops-sops` on PATH (the built CLIs of this checkout).
  */
 import { execFileSync, spawn } from 'node:child_process'
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -48,6 +48,23 @@ export function missingBuilds(): string[] {
 export interface SandboxOptions {
   /** clusters of examples/ to point at simulators (default: all); the others keep their example endpoints */
   clusters?: readonly string[]
+}
+
+/** Built CLIs older than their newest source file (the checks would run old code): a warning, not a failure. */
+export function staleBuilds(): string[] {
+  const newest = (dir: string): number => {
+    let max = 0
+    for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+      if (entry.isFile() && entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts')) {
+        max = Math.max(max, statSync(path.join(entry.parentPath, entry.name)).mtimeMs)
+      }
+    }
+    return max
+  }
+  return Object.entries(BINARIES)
+    .filter(([, file]) => existsSync(file))
+    .filter(([, file]) => statSync(file).mtimeMs < newest(path.join(path.dirname(file), '../src')))
+    .map(([name]) => `${name}: its dist/ is older than its src/; run pnpm build to check the current code`)
 }
 
 export async function createSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
