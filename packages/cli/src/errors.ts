@@ -10,7 +10,6 @@ export type CliErrorCode =
   | 'SECRETS'
   | 'GIT'
   | 'REPOSITORY'
-  | 'PVE'
   | 'PLAN_MISMATCH'
   | 'PLAN_FILE'
   | 'LOCKED'

@@ -20,9 +20,6 @@ export interface LogOptions {
 
 export type Logger = winston.Logger
 
-const MESSAGE = Symbol.for('message')
-const LEVEL = Symbol.for('level')
-
 /** Builds the logger. Structured fields go in metadata: `log.info('cycle done', { cluster, actions })`. */
 export function createLogger(options: LogOptions): Logger {
   const redact = winston.format((info) => {
@@ -57,6 +54,3 @@ function quote(value: unknown): string {
   const text = typeof value === 'string' ? value : JSON.stringify(value)
   return text !== undefined && /^[\w@.:/+-]+$/.test(text) ? text : JSON.stringify(text ?? null)
 }
-
-// re-exported for tests that inspect winston info objects
-export const symbols = { MESSAGE, LEVEL }

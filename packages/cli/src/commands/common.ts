@@ -5,7 +5,7 @@ import { createLogger } from '../log.js'
 import type { GlobalFlags } from '../config/types.js'
 import type { CliContext } from '../runtime/context.js'
 import { setup, type Setup } from '../runtime/setup.js'
-import { GitSource, type SourceTree } from '../runtime/source.js'
+import { GitSource } from '../runtime/source.js'
 import { paint, useColor, type Paint } from '../render/color.js'
 import type { GlobalArgs } from './options.js'
 
@@ -91,8 +91,4 @@ export function parsePlanSet(text: string, file: string): { commit: string; plan
     if (error instanceof PlanInputError) throw new CliError('PLAN_FILE', `${file}: ${error.message}`)
     throw error
   }
-}
-
-export async function syncTree(prepared: Prepared): Promise<SourceTree> {
-  return prepared.source.sync()
 }

@@ -4,7 +4,7 @@
  */
 import type { Writable } from 'node:stream'
 import type { Logger } from '../log.js'
-import { Redactor } from '../redact.js'
+import type { Redactor } from '../redact.js'
 
 export interface CliIo {
   stdout: Writable & { isTTY?: boolean }
@@ -35,8 +35,4 @@ export function out(ctx: CliContext, text: string): void {
 /** Writes a human line to stderr (progress, prompts), through the redactor. */
 export function err(ctx: CliContext, text: string): void {
   ctx.io.stderr.write(ctx.redactor.text(text))
-}
-
-export function newRedactor(): Redactor {
-  return new Redactor()
 }
