@@ -59,10 +59,15 @@ function quoteValue(value: string): string {
 }
 
 export function diffLine(diff: FieldDiff): { symbol: Symbol; text: string } {
-  const label = diff.field === diff.key || !diff.key ? diff.field : `${diff.field} (${diff.key})`
+  const label = flat(diff.field === diff.key || !diff.key ? diff.field : `${diff.field} (${diff.key})`)
   if (diff.before === undefined && diff.after !== undefined) return { symbol: '+', text: `${label} = ${quoteValue(diff.after)}` }
   if (diff.after === undefined && diff.before !== undefined) return { symbol: '-', text: `${label} = ${quoteValue(diff.before)}` }
   return { symbol: '~', text: `${label}: ${quoteValue(diff.before ?? '')} -> ${quoteValue(diff.after ?? '')}` }
+}
+
+/** Free text from PVE or manifests on one line: a newline must not forge a plan line. */
+function flat(text: string): string {
+  return text.replace(/[\r\n]+/g, ' ')
 }
 
 function colourFor(symbol: Symbol, p: Paint): (s: string) => string {
@@ -80,7 +85,7 @@ export function renderPlanText(plan: Plan, p: Paint): string {
       const colour = colourFor(symbol, p)
       const disruption = action.disruption !== 'none' ? ` (disruption: ${action.disruption})` : ''
       lines.push('', `  # ${action.address} ${VERB[action.type]}${disruption}`)
-      if (action.reason) lines.push(p.dim(`  # ${action.reason}`))
+      if (action.reason) lines.push(p.dim(`  # ${flat(action.reason)}`))
       lines.push(colour(`  ${symbol} ${action.address}`))
       for (const diff of action.diffs) {
         const line = diffLine(diff)
@@ -90,19 +95,19 @@ export function renderPlanText(plan: Plan, p: Paint): string {
   }
   if (plan.anomalies.length > 0) {
     lines.push('', p.magenta(`Anomalies (${plan.anomalies.length}; reported, never acted on):`))
-    for (const a of plan.anomalies) lines.push(p.magenta(`  ! ${a.address ? `${a.address}: ` : ''}${a.message} [${a.code}]`))
+    for (const a of plan.anomalies) lines.push(p.magenta(`  ! ${a.address ? `${a.address}: ` : ''}${flat(a.message)} [${a.code}]`))
   }
   if (plan.skips.length > 0) {
     lines.push('', `Skipped (${plan.skips.length}):`)
-    for (const s of plan.skips) lines.push(`  ${s.address}: ${s.message} [${s.code}]`)
+    for (const s of plan.skips) lines.push(`  ${s.address}: ${flat(s.message)} [${s.code}]`)
   }
   if (plan.pending.length > 0) {
     lines.push('', `Pending in PVE until the next restart (${plan.pending.length}):`)
-    for (const c of plan.pending) lines.push(`  ${c.address}: ${c.keys.join(', ')} (${c.message})`)
+    for (const c of plan.pending) lines.push(`  ${c.address}: ${c.keys.join(', ')} (${flat(c.message)})`)
   }
   if (plan.gaps.length > 0) {
     lines.push('', `Gaps (${plan.gaps.length}; not modelled, see docs/GAPS.md):`)
-    for (const g of plan.gaps) lines.push(`  ${g.address} ${g.field}: ${g.note}`)
+    for (const g of plan.gaps) lines.push(`  ${g.address} ${g.field}: ${flat(g.note)}`)
   }
   lines.push('', p.bold(summaryLine(plan)))
   return `${lines.join('\n')}\n`

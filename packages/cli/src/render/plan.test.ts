@@ -104,3 +104,41 @@ describe('canonical JSON', () => {
     expect(canonicalJson(reversed)).toBe(canonicalJson(value))
   })
 })
+
+describe('renderers over arbitrary plans', () => {
+  const action = fc.record({
+    type: fc.constantFrom('create', 'clone', 'download', 'update', 'shutdown-then-update', 'resize', 'restart', 'start', 'stop', 'mark-template', 'delete' as const),
+    vmid: fc.integer({ min: 100, max: 999_999 }),
+    reason: fc.string({ maxLength: 40 }),
+    disruption: fc.constantFrom('none', 'hotplug', 'reboot', 'stop' as const),
+    diffs: fc.array(fc.record({ field: fc.string({ minLength: 1, maxLength: 12 }), key: fc.string({ maxLength: 8 }), before: fc.option(fc.string(), { nil: undefined }), after: fc.option(fc.string(), { nil: undefined }) }), { maxLength: 4 }),
+  })
+  test.prop([fc.uniqueArray(action, { selector: (a) => a.vmid, maxLength: 12 })], { numRuns: 200 })(
+    'every action appears once with its symbol, in plan order; no colour unless asked; markdown has one row per action',
+    (drafts) => {
+      const actions = drafts.map((d) => ({
+        ...(ACTIONS[0] as (typeof ACTIONS)[0]),
+        ...d,
+        id: `VM/pve1/${d.vmid}#${d.type}`,
+        address: `VM/pve1/${d.vmid}`,
+        diffs: d.diffs.map((x) => ({ field: x.field, key: x.key, ...(x.before !== undefined ? { before: x.before } : {}), ...(x.after !== undefined ? { after: x.after } : {}) })),
+      }))
+      const plan = { ...fixturePlan(actions), anomalies: [], skips: [], pending: [], gaps: [] }
+      const text = renderPlanText(plan, paint(false))
+      expect(text).not.toContain('\u001b[')
+      let at = 0
+      for (const a of actions) {
+        const line = `  ${symbolOf(a.type)} ${a.address}\n`
+        const found = text.indexOf(line, at)
+        expect(found).toBeGreaterThanOrEqual(at)
+        at = found + line.length
+      }
+      expect(text.trimEnd().split('\n').at(-1)).toBe(summaryLine(plan))
+      // free text never forges a line: every action block line starts as the renderer writes it
+      const lines = text.split('\n')
+      expect(lines.filter((l) => /^ {2}[+~-] /.test(l))).toHaveLength(actions.length)
+      const rows = renderPlanMarkdown(plan).split('\n').filter((l) => /^\| [+~-] \|/.test(l))
+      expect(rows).toHaveLength(actions.length)
+    },
+  )
+})

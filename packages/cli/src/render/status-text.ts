@@ -6,6 +6,10 @@ import type { ActionResult, Report } from '@proxops/planner'
 import type { ClusterCycle } from '../status-model.js'
 import type { Paint } from './color.js'
 
+function flat(text: string): string {
+  return text.replace(/[\r\n]+/g, ' ')
+}
+
 function pad(text: string, width: number): string {
   return text.length >= width ? `${text} ` : text.padEnd(width)
 }
@@ -14,7 +18,7 @@ export function cycleHeadline(cycle: ClusterCycle): string {
   const commit = cycle.commit ? ` (commit ${cycle.commit.slice(0, 12)})` : ''
   switch (cycle.result) {
     case 'aborted':
-      return `ABORTED (${cycle.abortReason ?? 'unknown'})${commit}`
+      return `ABORTED (${flat(cycle.abortReason ?? 'unknown')})${commit}`
     case 'incomplete': {
       const n = cycle.actions.failed
       return `incomplete (${n} failed action${n === 1 ? '' : 's'}, ${cycle.actions.skipped} skipped)${commit}`
@@ -38,8 +42,8 @@ export function renderStatus(cycles: readonly ClusterCycle[], p: Paint): string 
     )
     if (cycle.result !== 'aborted' && cycle.objects.length === 0) lines.push('  (no objects)')
     for (const o of cycle.objects) {
-      const reason = o.state === 'converged' ? '' : (o.reason ?? '')
-      const error = o.error ? ` [err: ${o.error}]` : ''
+      const reason = o.state === 'converged' ? '' : flat(o.reason ?? '')
+      const error = o.error ? ` [err: ${flat(o.error)}]` : ''
       lines.push(`  ${pad(o.kind, 11)}${pad(o.name, 40)}${pad(o.vmid !== undefined ? String(o.vmid) : '-', 10)}${pad(o.state, 12)}${reason}${error}`.trimEnd())
     }
     lines.push('')
@@ -53,8 +57,8 @@ function seconds(ms: number): string {
 
 export function resultLine(r: ActionResult, p: Paint): string {
   if (r.status === 'ok') return p.green(`  ok      ${r.address} ${r.type} (${seconds(r.durationMs)})`)
-  if (r.status === 'failed') return p.red(`  FAILED  ${r.address} ${r.type} (${seconds(r.durationMs)}): ${r.error ?? 'unknown error'}`)
-  return p.yellow(`  skipped ${r.address} ${r.type}: ${r.skip?.reason ?? 'not run'}`)
+  if (r.status === 'failed') return p.red(`  FAILED  ${r.address} ${r.type} (${seconds(r.durationMs)}): ${flat(r.error ?? 'unknown error')}`)
+  return p.yellow(`  skipped ${r.address} ${r.type}: ${flat(r.skip?.reason ?? 'not run')}`)
 }
 
 export function renderReport(report: Report, p: Paint): string {

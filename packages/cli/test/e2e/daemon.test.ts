@@ -119,7 +119,7 @@ describe('proxops run', () => {
       // apply interrupted twice: leaves at once (the PVE task carries on); the next apply converges, no duplicate
       writeFileSync(path.join(repo, 'vm/lab/slow.yaml'), vmManifest('slow', 110, { node: 'pve2', memory: '768MiB' }))
       git(repo, 'commit', '-qam', 'slow: more memory')
-      sim.control.setTaskDuration(6_000)
+      sim.control.setTaskDuration(3_000)
       const apply = start(['apply', '--yes'], { cwd: repo, env: baseEnv(repo) })
       await waitFor(() => (sim.control.tasks().some((t) => t.status === 'running') ? true : undefined), 30_000)
       const t1 = Date.now()
