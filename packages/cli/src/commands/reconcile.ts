@@ -1,7 +1,7 @@
 /** diff, apply and status: one cycle per selected cluster, in name order; an abort never stops the others. */
 import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import type { Plan, ProgressEvent } from '@proxops/planner'
+import type { Plan, ProgressEvent, Report } from '@proxops/planner'
 import { CliError, oneLine } from '../errors.js'
 import { renderPlanMarkdown } from '../render/plan-markdown.js'
 import { renderPlanText } from '../render/plan-text.js'
@@ -137,7 +137,11 @@ export async function applyHandler(ctx: CliContext, args: PlanArgs & { plan?: st
     saved = new Map(set.plans.map((plan) => [plan.cluster, plan]))
   }
   const interactive = Boolean(ctx.io.stdinIsTty && ctx.io.stderr.isTTY && ctx.io.confirm) && !args.yes
+  const json = args.output === 'json'
+  // with --output json stdout carries one JSON document; the human text goes to stderr
+  const show = (text: string): void => (json ? err(ctx, text) : out(ctx, text))
   const cycles: ClusterCycle[] = []
+  const reports: Report[] = []
   let failed = false
   for (const cluster of prepared.config.clusters) {
     if (saved && !saved.has(cluster.name)) continue
@@ -166,7 +170,7 @@ export async function applyHandler(ctx: CliContext, args: PlanArgs & { plan?: st
           }
           savedPlan = dry.plan
         }
-        out(ctx, renderPlanText(savedPlan, p))
+        show(renderPlanText(savedPlan, p))
         if (savedPlan.actions.length === 0) {
           cycles.push(dry?.cycle ?? (await runCycle(ctx, { ...base, reader: client.readOnly() })).cycle)
           continue
@@ -193,13 +197,16 @@ export async function applyHandler(ctx: CliContext, args: PlanArgs & { plan?: st
         failed = true
         continue
       }
-      if (outcome.report) out(ctx, renderReport(outcome.report, p))
+      if (outcome.report) {
+        reports.push(outcome.report)
+        if (!json) out(ctx, renderReport(outcome.report, p))
+      }
       if (outcome.cycle.result !== 'converged') failed = true
     } finally {
       await client.close()
     }
   }
-  if (args.output === 'json') out(ctx, canonicalJson({ cycles }))
+  if (json) out(ctx, canonicalJson({ cycles, reports }))
   else out(ctx, renderStatus(cycles, p))
   return failed ? 1 : 0
 }

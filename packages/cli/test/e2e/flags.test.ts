@@ -88,7 +88,12 @@ describe('global flags', () => {
 
   it('--prune-budget and --allow-empty: deletions are bounded and guarded', async () => {
     const root = await repo({ manifests: { 'vm/lab/a.yaml': vmManifest('a', 120), 'vm/lab/b.yaml': vmManifest('b', 121), 'vm/lab/c.yaml': vmManifest('c', 122) } })
-    expect((await run(root, ['apply', '--yes'])).code).toBe(0)
+    const applied = await run(root, ['apply', '--yes', '--output', 'json'])
+    expect(applied.code).toBe(0)
+    // stdout is one JSON document: the cycles and the per-action reports
+    const doc = JSON.parse(applied.stdout) as { cycles: { result: string }[]; reports: { summary: { ok: number } }[] }
+    expect(doc.cycles[0]?.result).toBe('converged')
+    expect(doc.reports[0]?.summary.ok).toBe(3)
     // drop b and c from git: two owned VMs become prune candidates
     writeFileSync(path.join(root, 'clusters/lab/resources.yaml'), 'resources:\n  - ../../vm/lab/a.yaml\n')
     git(root, 'commit', '-qam', 'drop b and c')
