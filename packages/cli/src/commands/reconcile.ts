@@ -136,7 +136,8 @@ export async function applyHandler(ctx: CliContext, args: PlanArgs & { plan?: st
     }
     saved = new Map(set.plans.map((plan) => [plan.cluster, plan]))
   }
-  const interactive = Boolean(ctx.io.stdinIsTty && ctx.io.stderr.isTTY && ctx.io.confirm) && !args.yes
+  // a person at a terminal (stdin) is asked, wherever stderr goes; pipelines and CI are not
+  const interactive = Boolean(ctx.io.stdinIsTty && ctx.io.confirm) && !args.yes
   const json = args.output === 'json'
   // with --output json stdout carries one JSON document; the human text goes to stderr
   const show = (text: string): void => (json ? err(ctx, text) : out(ctx, text))
