@@ -65,16 +65,29 @@ describe('Git (temporary repositories)', () => {
   })
 
   it('URL mode: clones into its own directory, one fetch per sync, follows new commits', async () => {
-    const git = new Git({ redactor: new Redactor(), env: process.env })
+    const calls: (readonly string[])[] = []
+    const git = new Git({
+      redactor: new Redactor(),
+      env: process.env,
+      runner: (args, o) => {
+        calls.push(args)
+        return execGit(args, o)
+      },
+    })
+    const fetches = () => calls.filter((a) => a.includes('fetch')).length
     const cache = path.join(tmp, 'data', 'git-cache')
     const first = await git.sync(`file://${origin}`, 'main', cache)
     expect(first).toBe(sh(origin, 'rev-parse', 'HEAD').trim())
+    expect(fetches()).toBe(1)
     expect(readFileSync(path.join(cache, 'a.yaml'), 'utf8')).toBe('one\n')
     writeFileSync(path.join(origin, 'a.yaml'), 'two\n')
     sh(origin, 'commit', '-q', '-am', 'second')
     writeFileSync(path.join(cache, 'stray'), 'x')
     const second = await git.sync(`file://${origin}`, 'main', cache)
     expect(second).not.toBe(first)
+    expect(fetches()).toBe(2)
+    // never a shell, and the URL always after `--`
+    for (const args of calls.filter((a) => a.includes(`file://${origin}`))) expect(args[args.indexOf(`file://${origin}`) - 1]).toBe('--')
     expect(readFileSync(path.join(cache, 'a.yaml'), 'utf8')).toBe('two\n')
     expect(existsSync(path.join(cache, 'stray'))).toBe(false)
     await expect(git.sync(`file://${origin}`, 'nope', cache)).rejects.toThrow(/^git fetch failed: fatal: /)
