@@ -16,6 +16,16 @@ const params = (p: Plan, i = 0): Record<string, unknown> => {
 const off = (m: ReturnType<typeof vm>) => ({ ...m, spec: { ...m.spec, state: 'stopped' as const } })
 const offCt = (m: ReturnType<typeof lxc>) => ({ ...m, spec: { ...m.spec, state: 'stopped' as const } })
 
+describe('VM cpu', () => {
+  it('an unset live cpu is PVE\'s default kvm64: declaring kvm64 plans nothing, another type is written', () => {
+    const { cpu: _unset, ...noCpu } = liveVm(100, 'web', {}, stopped).config
+    const live = { ...liveVm(100, 'web', {}, stopped), config: noCpu }
+    expect(plan(desired(off(vm('web', 100, { cpu: { type: 'kvm64', cores: 2 } }))), inventory([live]), policy()).actions).toEqual([])
+    const p = plan(desired(off(vm('web', 100, { cpu: { type: 'host', cores: 2 } }))), inventory([live]), policy())
+    expect(params(p).cpu).toBe('host')
+  })
+})
+
 describe('VM disks', () => {
   const disk = (over: object = {}) => ({ storage: 'local-lvm', size: 32 * GiB, interface: 'scsi0', iothread: false, ...over })
 

@@ -464,6 +464,9 @@ function cdCheck(slot: string, live: string, then: () => readonly Outcome[]): re
   return then()
 }
 
+/** qemu-server's `cputype` default when a VM config has no `cpu` key */
+const QEMU_DEFAULT_CPU = 'kvm64'
+
 function cpuOwned(type: string, hidden: boolean): Owned {
   const create = hidden ? `${type},hidden=1` : type
   return {
@@ -471,9 +474,10 @@ function cpuOwned(type: string, hidden: boolean): Owned {
     field: 'spec.cpu.type',
     create,
     compare: (live) => {
-      const p = live === undefined ? undefined : parsePS(live, 'cputype')
+      // an unset `cpu` is qemu-server's default cputype, kvm64: declaring it must not drift (adopt writes it)
+      const p = live === undefined ? { cputype: QEMU_DEFAULT_CPU } : parsePS(live, 'cputype')
       if (p && p.cputype === type && (!hidden || liveBool(p.hidden, false))) return NONE
-      return [write(p ? rewrite(p, { cputype: type, ...(hidden ? { hidden: '1' } : {}) }, 'cputype') : create)]
+      return [write(p && live !== undefined ? rewrite(p, { cputype: type, ...(hidden ? { hidden: '1' } : {}) }, 'cputype') : create)]
     },
   }
 }

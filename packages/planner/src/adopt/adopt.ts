@@ -195,7 +195,7 @@ function adoptVm(
   spec.memory = formatQuantity(Number(take('memory') ?? '512') * MiB)
   const cpuProps = parseProps(take('cpu') ?? 'kvm64')
   const cpu: Record<string, unknown> = { type: cpuProps.head ?? cpuProps.values.get('cputype') ?? 'kvm64', cores: Number(take('cores') ?? '1') }
-  if (c.cpu === undefined) gap('cpu', '(unset)', 'PVE default kvm64 written into the manifest; the first apply sets it explicitly')
+  if (c.cpu === undefined) gap('cpu', '(unset)', 'PVE default kvm64 written into the manifest (the planner treats an unset cpu as kvm64, so this plans no change)')
   const flags = cpuProps.values.get('flags')
   if (flags) cpu.flags = flags.split(';').filter(Boolean)
   for (const [token, value] of cpuProps.values) if (token !== 'flags' && token !== 'cputype') gap(`cpu.${token}`, value, 'CPU option not modelled')
