@@ -1,6 +1,6 @@
 /**
- * Static checks of the documentation: every relative link in README.md and docs/**\/*.md points at a file or folder
- * that exists; every docs page is in the index (docs/README.md) and linked from the root README; every publishable
+ * Static checks of the documentation: every relative link in README.md, docs/**\/*.md, examples/README.md and the
+ * package READMEs points at a file or folder that exists (and every #fragment at a heading); every docs page is in the index (docs/README.md) and linked from the root README; every publishable
  * package has a README with an example block.
  */
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs'
@@ -17,7 +17,12 @@ function markdownFiles(dir: string): string[] {
   })
 }
 
-const docFiles = ['README.md', ...markdownFiles('docs')].sort()
+const packageReadmes = ['packages', 'tools', 'examples'].flatMap((parent) =>
+  readdirSync(path.join(repoRoot, parent))
+    .map((name) => `${parent}/${name}/README.md`)
+    .filter((file) => existsSync(path.join(repoRoot, file))),
+)
+const docFiles = ['README.md', ...markdownFiles('docs'), ...(existsSync(path.join(repoRoot, 'examples/README.md')) ? ['examples/README.md'] : []), ...packageReadmes].sort()
 
 /** Where a link from `file` lands, relative to the repository root ("/x" counts from the root, as on GitHub). */
 function resolveLink(file: string, target: string): string {
