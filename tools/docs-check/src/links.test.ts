@@ -1,7 +1,8 @@
 /**
  * Static checks of the documentation: every relative link in README.md, docs/**\/*.md, examples/README.md and the
- * package READMEs points at a file or folder that exists (and every #fragment at a heading); every docs page is in the index (docs/README.md) and linked from the root README; every publishable
- * package has a README with an example block.
+ * package READMEs points at a file or folder that exists (and every #fragment at a heading); every docs page is
+ * in the index (docs/README.md) and linked from the root README; every publishable package has a README with an
+ * example block.
  */
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs'
 import path from 'node:path'
