@@ -22,14 +22,16 @@ describe('repository-first discovery', () => {
   write(path.join(root, 'proxops.yaml'), 'reconcile:\n  prune-budget: 1\n')
   mkdirSync(path.join(root, 'vm/homelab'), { recursive: true })
 
-  it('walks up from the cwd (or --git-path / PROXOPS_GIT_PATH) to the .git ancestor', () => {
+  it('walks up from the cwd to the .git ancestor; an explicit --git-path / PROXOPS_GIT_PATH is the root as given', () => {
     expect(findRepositoryRoot(path.join(root, 'vm/homelab'))).toBe(root)
     const d = loadDraftConfig({ flags: {}, env: {}, cwd: path.join(root, 'vm/homelab'), home: '/h' })
     expect(d.root).toBe(root)
     expect(d.clusters.map((c) => c.name)).toEqual(['edge', 'homelab'])
     expect(d.reconcile.pruneBudget).toBe(1)
     expect(loadDraftConfig({ flags: {}, env: { PROXOPS_GIT_PATH: root }, cwd: tmp, home: '/h' }).root).toBe(root)
-    expect(loadDraftConfig({ flags: { gitPath: 'repo/vm' }, env: {}, cwd: tmp, home: '/h' }).root).toBe(root)
+    expect(loadDraftConfig({ flags: { gitPath: 'repo' }, env: {}, cwd: tmp, home: '/h' }).root).toBe(root)
+    // a ProxOps tree inside a larger repository: the explicit path wins over the .git ancestor
+    expect(() => loadDraftConfig({ flags: { gitPath: 'repo/vm' }, env: {}, cwd: tmp, home: '/h' })).toThrow(/at least one named PVE cluster is required: add clusters\/<name>\/config.yaml under .*repo\/vm$/)
   })
 
   it('fails outside a repository and for a missing --git-path', () => {

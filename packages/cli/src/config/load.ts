@@ -69,8 +69,10 @@ export function loadDraftConfig(input: LoadInput): DraftConfig {
   }
 
   if (configPath === undefined) {
-    const start = gitPathArg !== undefined ? requireDir(path.resolve(input.cwd, gitPathArg), '--git-path') : input.cwd
-    const root = findRepositoryRoot(start) ?? notFound(start)
+    // an explicit --git-path / PROXOPS_GIT_PATH is the work tree itself (RB 6.3: it skips discovery), as in
+    // `validate`; so a ProxOps tree in a sub-directory of a larger repository works. Otherwise walk up from the cwd.
+    const root =
+      gitPathArg !== undefined ? requireDir(path.resolve(input.cwd, gitPathArg), '--git-path') : (findRepositoryRoot(input.cwd) ?? notFound(input.cwd))
     const rootPath = path.join(root, 'proxops.yaml')
     return mergeConfig({
       root,
@@ -87,8 +89,7 @@ export function loadDraftConfig(input: LoadInput): DraftConfig {
   const fileDir = path.dirname(configFile.file)
   let root: string
   if (gitPathArg !== undefined) {
-    const start = requireDir(path.resolve(input.cwd, gitPathArg), '--git-path')
-    root = findRepositoryRoot(start) ?? notFound(start)
+    root = requireDir(path.resolve(input.cwd, gitPathArg), '--git-path')
   } else if (configFile.git?.path !== undefined && configFile.git.path !== '.') {
     const start = path.resolve(fileDir, configFile.git.path)
     root = findRepositoryRoot(start) ?? notFound(start)
