@@ -41,18 +41,34 @@ function firstLine(message: string): string {
   return message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')
 }
 
+interface ParsedStream {
+  docs: Document.Parsed[]
+  pos(offset: number): Position
+}
+
+function parseStream(text: string): ParsedStream {
+  const lineCounter = new LineCounter()
+  const docs = parseAllDocuments(text, { lineCounter, uniqueKeys: true, merge: false, prettyErrors: true, strict: true })
+  return {
+    // parseAllDocuments returns an EmptyStream (an array with no documents) for empty input
+    docs: Array.isArray(docs) ? docs : [docs],
+    pos(offset) {
+      const p = lineCounter.linePos(offset)
+      return { line: p.line, column: p.col }
+    },
+  }
+}
+
 export function parseYaml(text: string, limits: YamlLimits = {}): YamlFile {
   const maxAliasCount = limits.maxAliasCount ?? 100
-  const lineCounter = new LineCounter()
-  const pos = (offset: number): Position => {
-    const p = lineCounter.linePos(offset)
-    return { line: p.line, column: p.col }
-  }
+  const { docs: list, pos } = parseStream(text)
   const problems: YamlProblem[] = []
   const documents: YamlDocument[] = []
-  const docs = parseAllDocuments(text, { lineCounter, uniqueKeys: true, merge: false, prettyErrors: true, strict: true })
-  // parseAllDocuments returns an EmptyStream (an array with no documents) for empty input
-  const list = Array.isArray(docs) ? docs : [docs]
+  // Documents keep only the text, not the syntax tree: locate() is needed for problems only, and a
+  // repository's worth of retained trees made the garbage collector the loader's main cost. The first
+  // locate() of a file parses it again (same text, same options, so the same nodes and positions).
+  let reparsed: ParsedStream | undefined
+  const tree = (): ParsedStream => (reparsed ??= parseStream(text))
   list.forEach((doc: Document.Parsed, index) => {
     let failed = false
     for (const e of [...doc.errors, ...doc.warnings]) {
@@ -111,7 +127,8 @@ export function parseYaml(text: string, limits: YamlLimits = {}): YamlFile {
       locate(path, options = {}) {
         // Scalars point at their value; collections at their key (`spec:`), list items at their `-` entry;
         // a missing field at the nearest existing parent.
-        let node: unknown = contents
+        const { docs: again, pos } = tree()
+        let node: unknown = again[index]!.contents
         let best = start
         for (let i = 0; i < path.length; i++) {
           const key = path[i]!

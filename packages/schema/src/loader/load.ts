@@ -16,7 +16,8 @@ import { checkClusterName } from '../names.js'
 import { formatPath, parseManifest, type PathKey } from '../manifest/parse.js'
 import type { Manifest } from '../manifest/types.js'
 import { type Position, parseYaml, type YamlDocument } from '../yaml.js'
-import { type RepoFs, nodeFs } from './fs.js'
+import { type FileInfo, type RepoFs, nodeFs } from './fs.js'
+import { mapLimit } from './limit.js'
 
 export interface LoadLimits {
   /** largest YAML file read, in bytes; default 1 MiB */
@@ -92,6 +93,8 @@ export interface RepositoryModel {
 }
 
 const DEFAULT_MAX_FILE = 1024 * 1024
+/** file-system calls in flight at once: enough to keep libuv's 4 threads busy while parsing goes on */
+const IO_CONCURRENCY = 8
 const YAML_EXT = /\.ya?ml$/i
 
 interface ParsedFile {
@@ -150,11 +153,13 @@ class Loader {
       report(`${abs} is outside the repository root`)
       return undefined
     }
-    if ((await this.fs.lstat(abs)) === undefined) return undefined
     let real: string
     try {
       real = await this.fs.realpath(abs)
     } catch {
+      // missing, or a dangling link; lstat only on this path (one syscall less per file) so that a
+      // failure other than "nothing there" still throws as before
+      await this.fs.lstat(abs)
       return undefined
     }
     if (!this.inside(real)) {
@@ -164,11 +169,14 @@ class Loader {
     return real
   }
 
-  /** Reads a file whose real path has been checked; enforces the size limit. */
-  async read(real: string): Promise<{ text: string } | { error: SchemaError }> {
+  /**
+   * Reads a file whose real path has been checked; enforces the size limit. `known` is the caller's fresh
+   * `stat` of the same real path, saving a second one.
+   */
+  async read(real: string, known?: FileInfo): Promise<{ text: string } | { error: SchemaError }> {
     if (!this.inside(real)) throw new Error(`loader bug: refusing to read ${real} outside ${this.root}`)
     const file = this.rel(real)
-    const info = await this.fs.stat(real)
+    const info = known ?? (await this.fs.stat(real))
     if (!info?.isFile) return { error: this.err('file-unreadable', file, undefined, `${file} is not a regular file`) }
     if (info.size > this.maxFileBytes) {
       return { error: this.err('file-too-large', file, undefined, `${file} is ${info.size} bytes, over the ${this.maxFileBytes}-byte limit for one YAML file: split it`) }
@@ -184,21 +192,21 @@ class Loader {
     }
   }
 
-  async readYaml(real: string): Promise<{ docs: YamlDocument[]; errors: SchemaError[] }> {
+  async readYaml(real: string, known?: FileInfo): Promise<{ docs: YamlDocument[]; errors: SchemaError[] }> {
     const file = this.rel(real)
-    const r = await this.read(real)
+    const r = await this.read(real, known)
     if ('error' in r) return { docs: [], errors: [r.error] }
     const parsed = parseYaml(r.text, { maxAliasCount: this.maxAliasCount })
     return { docs: parsed.documents, errors: parsed.problems.map((p) => this.err(p.code, file, p, p.message)) }
   }
 
   /** Parses a manifest file once, whichever clusters list it. */
-  manifestFile(real: string): Promise<ParsedFile> {
+  manifestFile(real: string, known?: FileInfo): Promise<ParsedFile> {
     let cached = this.fileCache.get(real)
     if (!cached) {
       cached = (async () => {
         const file = this.rel(real)
-        const { docs, errors } = await this.readYaml(real)
+        const { docs, errors } = await this.readYaml(real, known)
         const resources: ParsedFile['resources'] = []
         for (const doc of docs) {
           if (doc.value === null || doc.value === undefined) continue // empty documents are skipped
@@ -505,6 +513,29 @@ async function readComposition(L: Loader, real: string, file: string, cluster: s
   return out
 }
 
+type ResolvedEntry =
+  | { code: ErrorCode; message: string }
+  | { real: string; rel: string; lexicalRel: string; info: FileInfo | undefined }
+
+/** The file-system checks of one composition entry: where it leads (inside the root) and what is there. */
+async function resolveEntry(L: Loader, clusterDir: string, entry: string): Promise<ResolvedEntry> {
+  const name = JSON.stringify(entry)
+  if (entry.includes('\0') || entry.includes('\\')) {
+    return { code: 'composition-invalid', message: `path ${name} contains a backslash or NUL: use / separators` }
+  }
+  if (isAbsolute(entry)) {
+    return { code: 'composition-invalid', message: `path ${name} is absolute: list paths relative to ${L.rel(clusterDir)}/ (e.g. ../../vm/base/app.yaml)` }
+  }
+  const lexical = resolve(clusterDir, entry)
+  if (!L.inside(lexical)) return { code: 'composition-path-escape', message: `path ${name} leaves the repository root` }
+  let escape: string | undefined
+  const real = await L.real(lexical, (msg) => (escape = msg))
+  if (escape !== undefined) return { code: 'composition-path-escape', message: `path ${name}: ${escape}` }
+  const lexicalRel = L.rel(lexical)
+  if (!real) return { code: 'composition-path-missing', message: `path ${name} does not exist (${lexicalRel})` }
+  return { real, rel: L.rel(real), lexicalRel, info: await L.fs.stat(real) }
+}
+
 async function loadCluster(L: Loader, src: ConfigSource, compositionReal: string, globalErrors: SchemaError[], otherNodes: ReadonlySet<string>): Promise<{ cluster: LoadedCluster; own: SchemaError[] }> {
   const name = src.name
   const root = L.root
@@ -520,63 +551,47 @@ async function loadCluster(L: Loader, src: ConfigSource, compositionReal: string
   // ------------------------------------------------ composition entries -> real files
   const clusterDir = join(root, 'clusters', name)
   const listed = new Map<string, string>() // real rel path -> entry text
-  const files: Array<{ real: string; rel: string }> = []
-  for (const { path: entry, at } of entries) {
-    if (entry.includes('\0') || entry.includes('\\')) {
-      push('composition-invalid', compositionFile, at, `path ${JSON.stringify(entry)} contains a backslash or NUL: use / separators`)
-      continue
+  const files: Array<{ real: string; rel: string; info: FileInfo }> = []
+  // the file-system part runs with bounded parallelism; the checks below stay in listing order
+  const resolved = await mapLimit(entries, IO_CONCURRENCY, (e) => resolveEntry(L, clusterDir, e.path))
+  entries.forEach(({ path: entry, at }, i) => {
+    const r = resolved[i]!
+    if ('code' in r) {
+      push(r.code, compositionFile, at, r.message)
+      return
     }
-    if (isAbsolute(entry)) {
-      push('composition-invalid', compositionFile, at, `path ${JSON.stringify(entry)} is absolute: list paths relative to clusters/${name}/ (e.g. ../../vm/base/app.yaml)`)
-      continue
-    }
-    const lexical = resolve(clusterDir, entry)
-    if (!L.inside(lexical)) {
-      push('composition-path-escape', compositionFile, at, `path ${JSON.stringify(entry)} leaves the repository root`)
-      continue
-    }
-    let escaped = false
-    const real = await L.real(lexical, (msg) => {
-      escaped = true
-      push('composition-path-escape', compositionFile, at, `path ${JSON.stringify(entry)}: ${msg}`)
-    })
-    if (escaped) continue
-    if (!real) {
-      push('composition-path-missing', compositionFile, at, `path ${JSON.stringify(entry)} does not exist (${L.rel(lexical)})`)
-      continue
-    }
-    const rel = L.rel(real)
-    const shown = rel === L.rel(lexical) ? rel : `${L.rel(lexical)} -> ${rel}`
-    const info = await L.fs.stat(real)
+    const { real, rel, info } = r
+    const shown = rel === r.lexicalRel ? rel : `${r.lexicalRel} -> ${rel}`
     if (!info?.isFile) {
       push('composition-not-file', compositionFile, at, `path ${JSON.stringify(entry)} (${shown}) is not a regular file: list manifest files, not directories`)
-      continue
+      return
     }
     if (!YAML_EXT.test(rel) || !YAML_EXT.test(entry)) {
       push('composition-extension', compositionFile, at, `path ${JSON.stringify(entry)} (${shown}) must end in .yaml or .yml`)
-      continue
+      return
     }
     const segments = rel.split('/')
     if (!(KIND_ROOTS as readonly string[]).includes(segments[0]!)) {
       push('composition-kind-root', compositionFile, at, `path ${JSON.stringify(entry)} (${shown}) is not under a kind root: manifests live in ${KIND_ROOTS.map((k) => `${k}/`).join(', ')}`)
-      continue
+      return
     }
-    if (segments.length < 3) continue // directly under a kind root: reported repository-wide as legacy-layout
+    if (segments.length < 3) return // directly under a kind root: reported repository-wide as legacy-layout
     const prev = listed.get(rel)
     if (prev !== undefined) {
       push('composition-duplicate', compositionFile, at, `path ${JSON.stringify(entry)} is listed twice (first as ${JSON.stringify(prev)}); remove one`)
-      continue
+      return
     }
     listed.set(rel, entry)
-    files.push({ real, rel })
-  }
+    files.push({ real, rel, info })
+  })
   files.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0))
 
   // ------------------------------------------------ parse files (shared cache) and copy manifests
   const resources: LoadedResource[] = []
   const docOf = new Map<LoadedResource, YamlDocument>()
-  for (const f of files) {
-    const parsed = await L.manifestFile(f.real)
+  const parsedFiles = await mapLimit(files, IO_CONCURRENCY, (f) => L.manifestFile(f.real, f.info))
+  files.forEach((f, i) => {
+    const parsed = parsedFiles[i]!
     errors.push(...parsed.errors.map((e) => ({ ...e, clusters: [name] })))
     for (const { manifest, doc } of parsed.resources) {
       const m = structuredClone(manifest) // clusters never share (or see) each other's objects
@@ -584,7 +599,7 @@ async function loadCluster(L: Loader, src: ConfigSource, compositionReal: string
       resources.push(r)
       docOf.set(r, doc)
     }
-  }
+  })
   const locate = (r: LoadedResource, path: PathKey[], key = false): Position => docOf.get(r)!.locate(path, { key })
 
   // ------------------------------------------------ index: duplicates and allowlist
@@ -639,16 +654,16 @@ async function loadCluster(L: Loader, src: ConfigSource, compositionReal: string
   for (const r of indexed) {
     const targets: ResourceKey[] = []
     for (const ref of referencesOf(r.manifest)) {
-      const at = locate(r, ref.path)
+      const at = (): Position => locate(r, ref.path) // only when a problem is reported: it re-parses the file
       const target = byKey.get(resourceKey(ref.kind, ref.name))
       if (!target) {
         const sameName = (byName.get(ref.name) ?? []).filter((x) => x !== r)
         if (ref.via !== 'annotation' && sameName.length > 0) {
-          push('dependency-kind', r.file, at, `${ref.via === 'clone' ? 'clone' : ref.path[ref.path.length - 1]} must name a ${ref.kind}, but "${ref.name}" is a ${sameName.map((x) => x.manifest.kind).join(' and a ')}`)
+          push('dependency-kind', r.file, at(), `${ref.via === 'clone' ? 'clone' : ref.path[ref.path.length - 1]} must name a ${ref.kind}, but "${ref.name}" is a ${sameName.map((x) => x.manifest.kind).join(' and a ')}`)
         } else if (ref.via === 'clone' && ref.name === r.manifest.metadata.name) {
-          push('clone-invalid', r.file, at, 'a VM cannot clone itself: clone must name a TemplateVM')
+          push('clone-invalid', r.file, at(), 'a VM cannot clone itself: clone must name a TemplateVM')
         } else {
-          push('dependency-unknown', r.file, at, `${ref.kind} "${ref.name}" is not in cluster ${name}'s composition: list its file in ${compositionFile} (resources of other clusters are not visible)`)
+          push('dependency-unknown', r.file, at(), `${ref.kind} "${ref.name}" is not in cluster ${name}'s composition: list its file in ${compositionFile} (resources of other clusters are not visible)`)
         }
         continue
       }
@@ -657,14 +672,14 @@ async function loadCluster(L: Loader, src: ConfigSource, compositionReal: string
         const guestNode = (r.manifest.spec as { node: string }).node
         const nodes = (target.manifest.spec as { nodes: string[] }).nodes
         if (!nodes.includes(guestNode)) {
-          push('dependency-node', r.file, at, `${target.key} is not declared on node "${guestNode}" (its nodes: ${nodes.join(', ') || 'none in this cluster'}): add ${guestNode} to its spec.nodes`)
+          push('dependency-node', r.file, at(), `${target.key} is not declared on node "${guestNode}" (its nodes: ${nodes.join(', ') || 'none in this cluster'}): add ${guestNode} to its spec.nodes`)
         }
       }
       if (ref.via === 'clone') {
         const vm = r.manifest.spec as { node: string; vmid: number }
         const tpl = target.manifest.spec as { node: string; vmid: number }
-        if (tpl.node !== vm.node) push('clone-invalid', r.file, at, `TemplateVM "${ref.name}" is on node "${tpl.node}", this VM on "${vm.node}": a clone source must be on the same node`)
-        else if (tpl.vmid === vm.vmid) push('clone-invalid', r.file, at, `TemplateVM "${ref.name}" has the same vmid ${vm.vmid} as this VM`)
+        if (tpl.node !== vm.node) push('clone-invalid', r.file, at(), `TemplateVM "${ref.name}" is on node "${tpl.node}", this VM on "${vm.node}": a clone source must be on the same node`)
+        else if (tpl.vmid === vm.vmid) push('clone-invalid', r.file, at(), `TemplateVM "${ref.name}" has the same vmid ${vm.vmid} as this VM`)
       }
       targets.push(target.key)
     }

@@ -1,0 +1,53 @@
+import { fc, test } from '@fast-check/vitest'
+import { describe, expect, it } from 'vitest'
+import { mapLimit } from './limit.js'
+
+const tick = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
+
+describe('mapLimit', () => {
+  test.prop([fc.array(fc.integer({ min: 0, max: 3 }), { maxLength: 40 }), fc.integer({ min: 1, max: 10 })], { numRuns: 100 })(
+    'keeps input order and never has more than `limit` calls pending',
+    async (delays, limit) => {
+      let pending = 0
+      let peak = 0
+      const out = await mapLimit(delays, limit, async (d, i) => {
+        pending++
+        peak = Math.max(peak, pending)
+        await tick(d)
+        pending--
+        return `${i}:${d}`
+      })
+      expect(out).toEqual(delays.map((d, i) => `${i}:${d}`))
+      expect(peak).toBeLessThanOrEqual(limit)
+      if (delays.length > 0) expect(peak).toBeGreaterThanOrEqual(1)
+    },
+  )
+
+  it('runs calls in parallel up to the limit', async () => {
+    let peak = 0
+    let pending = 0
+    await mapLimit([1, 1, 1, 1, 1, 1], 4, async () => {
+      peak = Math.max(peak, ++pending)
+      await tick(5)
+      pending--
+    })
+    expect(peak).toBe(4)
+  })
+
+  it('rejects with the first failure and starts nothing after it', async () => {
+    const started: number[] = []
+    const run = mapLimit([0, 1, 2, 3, 4, 5], 2, async (x) => {
+      started.push(x)
+      await tick(x === 1 ? 1 : 10)
+      if (x === 1) throw new Error('boom')
+      return x
+    })
+    await expect(run).rejects.toThrow('boom')
+    await tick(30)
+    expect(started).toEqual([0, 1])
+  })
+
+  it('returns an empty list for no items', async () => {
+    expect(await mapLimit([], 8, async () => 1)).toEqual([])
+  })
+})
