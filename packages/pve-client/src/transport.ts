@@ -1,5 +1,6 @@
-import ky, { type KyInstance } from 'ky'
-import type { Agent } from 'undici'
+import { promisify } from 'node:util'
+import { gunzip, gunzipSync, inflate, inflateSync } from 'node:zlib'
+import type { Agent, Dispatcher } from 'undici'
 import { type AuthOptions, type AuthProvider, ticketAuth, tokenAuth } from './auth.js'
 import { classifyHttpFailure, classifyNetworkFailure } from './classify.js'
 import { PveError, type PveErrorCode, PveParamError } from './errors.js'
@@ -62,12 +63,17 @@ export interface CallSpec {
 const SENSITIVE_PARAM = /pass|secret|token/i
 
 /**
- * HTTP transport: ky over Node's global fetch with an undici Agent as dispatcher. Handles auth headers,
- * the `{data}` envelope, error classification, the in-flight limit, read retries and the request hook.
+ * HTTP transport: undici's `Agent.request()` straight onto the pinned/verified TLS connections. Handles auth
+ * headers, the `{data}` envelope, error classification, the in-flight limit, read retries and the request hook.
+ *
+ * Not WHATWG fetch (nor ky over it): fetch builds a Request, a Response, web streams and abort signals per
+ * call, which cost several times the CPU of the exchange itself; a `diff` makes one request per guest.
  */
 export class Transport {
   readonly #base: string
-  readonly #ky: KyInstance
+  /** `https://host:port` and `/api2/json` (or a prefix before it) of #base */
+  readonly #origin: string
+  readonly #prefix: string
   readonly #dispatcher: Agent
   readonly #ownsDispatcher: boolean
   readonly #auth: AuthProvider
@@ -80,6 +86,9 @@ export class Transport {
 
   constructor(options: TransportOptions) {
     this.#base = normaliseBaseUrl(options.baseUrl)
+    const base = new URL(this.#base)
+    this.#origin = base.origin
+    this.#prefix = base.pathname
     this.#logger = options.logger
     this.#ownsDispatcher = options.dispatcher === undefined
     this.#dispatcher = options.dispatcher ?? createDispatcher(options.tls, options.logger)
@@ -87,10 +96,6 @@ export class Transport {
     this.#limiter = new Limiter(options.maxInFlight ?? 8)
     this.#retry = { retries: 3, ...options.retry }
     this.#onRequest = options.onRequest
-    // `dispatcher` is a fetch option ky passes through; npm undici's Agent type differs from Node's bundled
-    // undici-types, so the option object is typed loosely here.
-    const kyOptions: Record<string, unknown> = { retry: 0, throwHttpErrors: false, dispatcher: this.#dispatcher }
-    this.#ky = ky.create(kyOptions)
     this.#auth =
       options.auth.type === 'token'
         ? tokenAuth(options.auth)
@@ -165,7 +170,7 @@ export class Transport {
     }
   }
 
-  async #attempt(spec: CallSpec, url: string, body: string | undefined, headers: Record<string, string>, attempt: number): Promise<unknown> {
+  async #attempt(spec: CallSpec, path: string, body: string | undefined, headers: Record<string, string>, attempt: number): Promise<unknown> {
     const release = await this.#limiter.acquire(spec.signal).catch(() => {
       throw abortedError(spec.signal, `${spec.method} ${spec.path}`)
     })
@@ -174,28 +179,10 @@ export class Transport {
     let errorCode: PveErrorCode | undefined
     try {
       if (spec.method !== 'GET' && spec.path !== '/access/ticket') this.#writes++
-      let res: Response
-      try {
-        res = await this.#ky(url, {
-          method: spec.method,
-          headers: {
-            Accept: 'application/json',
-            ...headers,
-            ...(body === undefined ? {} : { 'Content-Type': 'application/x-www-form-urlencoded' }),
-          },
-          ...(body === undefined ? {} : { body }),
-          timeout: spec.timeoutMs ?? this.#timeoutMs,
-          ...(spec.signal === undefined ? {} : { signal: spec.signal }),
-        })
-      } catch (err) {
-        throw this.#fetchFailure(err, spec)
-      }
+      const res = await this.#exchange(spec, path, body, headers)
       status = res.status
-      const text = await res.text().catch((err: unknown) => {
-        throw this.#fetchFailure(err, spec)
-      })
-      const json = parseJson(text)
-      if (res.ok) {
+      const json = parseJson(res.text)
+      if (status >= 200 && status < 300) {
         if (json === undefined || json === null || typeof json !== 'object' || !('data' in json)) {
           throw new PveError('PVE_PROTOCOL', `${spec.method} ${spec.path}: answer is not a PVE {data} envelope`, {
             status,
@@ -212,6 +199,55 @@ export class Transport {
     } finally {
       release()
       this.#report({ method: spec.method, path: spec.path, status, latencyMs: performance.now() - started, attempt, errorCode })
+    }
+  }
+
+  /**
+   * One HTTP exchange: status, reason phrase and the decoded body text. The timeout covers the whole exchange
+   * (headers and body); a caller's abort ends it at once.
+   */
+  async #exchange(
+    spec: CallSpec,
+    path: string,
+    body: string | undefined,
+    headers: Record<string, string>,
+  ): Promise<{ status: number; statusText: string; text: string }> {
+    const ms = spec.timeoutMs ?? this.#timeoutMs
+    const stop = new AbortController()
+    let timedOut = false
+    const timer = setTimeout(() => {
+      timedOut = true
+      stop.abort()
+    }, ms)
+    const onAbort = (): void => stop.abort()
+    spec.signal?.addEventListener('abort', onAbort, { once: true })
+    try {
+      if (spec.signal?.aborted) stop.abort()
+      const res = await this.#dispatcher.request({
+        origin: this.#origin,
+        path,
+        method: spec.method,
+        headers: {
+          accept: 'application/json',
+          'accept-encoding': 'gzip',
+          ...headers,
+          ...(body === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
+        },
+        ...(body === undefined ? {} : { body }),
+        signal: stop.signal,
+        // the timer above bounds the exchange; undici's own idle timers would only race it
+        headersTimeout: 0,
+        bodyTimeout: 0,
+      })
+      const raw = await readBody(res.body)
+      const text = (await decompress(raw, res.headers['content-encoding'])).toString('utf8')
+      return { status: res.statusCode, statusText: res.statusText ?? '', text }
+    } catch (err) {
+      if (err instanceof PveError) throw err
+      throw this.#fetchFailure(timedOut ? new TimeoutFailure() : err, spec)
+    } finally {
+      clearTimeout(timer)
+      spec.signal?.removeEventListener('abort', onAbort)
     }
   }
 
@@ -243,16 +279,16 @@ export class Transport {
   }
 
   async #login(params: Record<string, string>, signal?: AbortSignal): Promise<unknown> {
-    const url = `${this.#base}/access/ticket`
     try {
       const body = encodeParams(params).toString()
-      return await this.#attempt({ method: 'POST', path: '/access/ticket', ...(signal ? { signal } : {}) }, url, body, {}, 1)
+      return await this.#attempt({ method: 'POST', path: '/access/ticket', ...(signal ? { signal } : {}) }, `${this.#prefix}/access/ticket`, body, {}, 1)
     } catch (err) {
       if (err instanceof PveError) scrubError(err, [...Object.values(params)])
       throw err
     }
   }
 
+  /** the request target: path below the origin, with the query string */
   #url(spec: CallSpec): string {
     const path = spec.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
       const v = spec.pathParams?.[name]
@@ -260,7 +296,7 @@ export class Transport {
       return encodeURIComponent(String(v))
     })
     const query = encodeParams(spec.query).toString()
-    return `${this.#base}${path}${query === '' ? '' : `?${query}`}`
+    return `${this.#prefix}${path}${query === '' ? '' : `?${query}`}`
   }
 }
 
@@ -289,6 +325,29 @@ function localRefusal(err: unknown, spec: CallSpec): PveError {
     return e
   }
   throw err
+}
+
+class TimeoutFailure extends Error {
+  override readonly name = 'TimeoutError'
+}
+
+async function readBody(body: Dispatcher.ResponseData['body']): Promise<Buffer> {
+  const bytes = await body.bytes()
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+}
+
+const gunzipAsync = promisify(gunzip)
+const inflateAsync = promisify(inflate)
+/** Bodies above this are inflated on the thread pool rather than on the event loop. */
+const INFLATE_SYNC_MAX = 64 * 1024
+
+/** pveproxy gzips answers over 1 KiB when asked to (smaller on the wire; the CLI may be far from PVE). */
+async function decompress(raw: Buffer, encoding: string | string[] | undefined): Promise<Buffer> {
+  const enc = (Array.isArray(encoding) ? encoding.join(',') : (encoding ?? '')).trim().toLowerCase()
+  if (enc === '' || enc === 'identity' || raw.length === 0) return raw
+  if (enc === 'gzip' || enc === 'x-gzip') return raw.length > INFLATE_SYNC_MAX ? gunzipAsync(raw) : gunzipSync(raw)
+  if (enc === 'deflate') return raw.length > INFLATE_SYNC_MAX ? inflateAsync(raw) : inflateSync(raw)
+  throw new PveError('PVE_PROTOCOL', `unsupported Content-Encoding ${JSON.stringify(enc)}`)
 }
 
 function parseJson(text: string): unknown {
