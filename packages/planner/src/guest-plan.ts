@@ -9,7 +9,7 @@ import { liveBool, parsePS, SENSITIVE } from './fields.js'
 import type { LiveGuest } from './inventory.js'
 import { lxcSlotFamily } from './lxc.js'
 import { display, sortDiffs, type Draft, type Sink } from './order.js'
-import type { Anomaly, DisruptionClass, DisruptionPolicy, FieldDiff, PlanParamValue, Policy, PveRequest, Skip } from './plan-types.js'
+import type { ActionType, Anomaly, DisruptionClass, DisruptionPolicy, FieldDiff, PlanParamValue, Policy, PveRequest, Skip } from './plan-types.js'
 import type { GuestType } from './ports.js'
 import { CLONE_IDENTITY_KEYS, hotplugSet, qemuSlotFamily, type GuestFields } from './qemu.js'
 
@@ -120,10 +120,8 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
   const leftPending: string[] = []
   const pendingKeys: string[] = []
   let resizes: { key: string; size: string; diff: FieldDiff }[] = []
-  const ownedKeys = new Set<string>()
 
   for (const o of f.owned) {
-    ownedKeys.add(o.key)
     const before = cfg[o.key]
     const outcomes = o.compare(before)
     if (outcomes.length === 0 && g.pending[o.key] !== undefined && g.config[o.key] !== g.pending[o.key]) pendingKeys.push(o.key)
@@ -131,10 +129,9 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
       if (out.t === 'anomaly') anomaly({ code: out.code, field: o.key, message: `${resource}: ${out.message}` })
       else if (out.t === 'gap') env.out.gaps.push({ address: base.address as string, field: o.field, note: out.note })
       else if (out.t === 'resize') {
-        resizes.push({ key: o.key, size: out.size, diff: { field: o.field, key: o.key, ...(before === undefined ? {} : { before }), after: `size=${out.after}` } })
+        resizes.push({ key: o.key, size: out.size, diff: fieldDiff(o.field, o.key, before, `size=${out.after}`) })
       } else {
         const cls = classify(o.key, out.newSlot === true, rt)
-        const diff: FieldDiff = { field: o.field, key: o.key, ...(before === undefined ? {} : { before: o.sensitive ? SENSITIVE : before }), after: o.sensitive ? SENSITIVE : out.after }
         if (!allowed(cls, policy) && cls !== 'reboot') {
           heldBack.push(o.key)
           continue
@@ -142,7 +139,7 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
         if (!allowed(cls, policy)) leftPending.push(o.key)
         else classes.push(cls)
         params[o.key] = out.value
-        diffs.push(diff)
+        diffs.push(o.sensitive ? fieldDiff(o.field, o.key, before === undefined ? undefined : SENSITIVE, SENSITIVE) : fieldDiff(o.field, o.key, before, out.after))
       }
     }
   }
@@ -153,6 +150,7 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
 
   // a clone-backed VM drops inherited identity keys it does not own
   if (cloned) {
+    const ownedKeys = new Set(f.owned.map((o) => o.key))
     const del = cloneIdentityKeys(m, f).filter((k) => !ownedKeys.has(k) && cfg[k] !== undefined)
     if (del.length > 0) {
       params.delete = del.join(',')
@@ -164,14 +162,17 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
     skip('disruption', `${heldBack.join(', ')} would change a running guest (hotplug) and disruption is ${policy}; not written this cycle`)
   }
 
-  let ids: string[] = []
+  const ids: string[] = []
   // each action waits for the earlier actions of the same guest; resizes only for the config write
   let beforeResizes: string[] | undefined
+  // d is a fresh object literal: id and order are set on it, not copied into another one
   const push = (d: Draft): string => {
     const id = `${d.address}#${d.type}${d.type === 'resize' ? `:${(d.requests[0] as { disk: string }).disk}` : ''}`
-    if (d.type === 'resize') beforeResizes ??= [...ids]
-    env.out.drafts.push({ ...d, id, after: d.type === 'resize' ? [...(beforeResizes ?? [])] : [...ids] })
-    ids = [...ids, id]
+    if (d.type === 'resize') beforeResizes ??= ids.slice()
+    d.id = id
+    d.after = d.type === 'resize' ? (beforeResizes ?? []).slice() : ids.slice()
+    env.out.drafts.push(d)
+    ids.push(id)
     return id
   }
   const shutdown = (): PveRequest => ({ call: 'shutdown', node, guest: type, vmid, timeoutSeconds: env.policy.shutdownTimeoutSeconds, forceStop: env.policy.forceStopAfterTimeout })
@@ -193,35 +194,28 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
     const update: PveRequest = { call: 'updateConfig', node, guest: type, vmid, params, ...(resizeFirst.length === 0 ? { digest: g.digest } : {}) }
     if (willStop) {
       stoppedByUpdate = true
-      push({ ...base, type: 'shutdown-then-update', reason: `${resource}: config drift (${reasonKeys}); desired stopped: graceful shutdown, then write`, diffs: sortDiffs(diffs), disruption: 'stop', digest: g.digest, requests: [shutdown(), ...resizeFirst, update] })
+      push(guestDraft(base, 'shutdown-then-update', `${resource}: config drift (${reasonKeys}); desired stopped: graceful shutdown, then write`, sortDiffs(diffs), 'stop', [shutdown(), ...resizeFirst, update], g.digest))
     } else if (running && (cls === 'reboot' || cls === 'stop')) {
       stoppedByUpdate = true
       const requests: PveRequest[] = [shutdown(), ...resizeFirst, update]
       if (desiredStarted) requests.push({ call: 'start', node, guest: type, vmid })
-      push({ ...base, type: 'shutdown-then-update', reason: `${resource}: config drift (${reasonKeys}); needs a restart: graceful shutdown, write${desiredStarted ? ', start' : ''}`, diffs: sortDiffs(diffs), disruption: cls, digest: g.digest, requests })
+      push(guestDraft(base, 'shutdown-then-update', `${resource}: config drift (${reasonKeys}); needs a restart: graceful shutdown, write${desiredStarted ? ', start' : ''}`, sortDiffs(diffs), cls, requests, g.digest))
     } else {
-      push({ ...base, type: 'update', reason: `${resource}: config drift (${reasonKeys})`, diffs: sortDiffs(diffs), disruption: leftPending.length > 0 ? 'reboot' : cls, digest: g.digest, requests: [...resizeFirst, update] })
+      push(guestDraft(base, 'update', `${resource}: config drift (${reasonKeys})`, sortDiffs(diffs), leftPending.length > 0 ? 'reboot' : cls, [...resizeFirst, update], g.digest))
     }
     if (leftPending.length > 0) {
       env.out.pending.push({ address: base.address as string, keys: leftPending, message: `${leftPending.join(', ')} will stay pending in PVE until the guest restarts (disruption: ${policy})` })
     }
   }
   for (const r of resizes) {
-    push({
-      ...base,
-      type: 'resize',
-      reason: `${resource}: grow ${r.key} to ${r.size}`,
-      diffs: [r.diff],
-      disruption: running && !stoppedByUpdate ? 'hotplug' : 'none',
-      digest: g.digest,
-      requests: [{ call: 'resizeDisk', node, guest: type, vmid, disk: r.key, size: r.size, ...(hasWrite ? {} : { digest: g.digest }) }],
-    })
+    const resize: PveRequest = hasWrite ? { call: 'resizeDisk', node, guest: type, vmid, disk: r.key, size: r.size } : { call: 'resizeDisk', node, guest: type, vmid, disk: r.key, size: r.size, digest: g.digest }
+    push(guestDraft(base, 'resize', `${resource}: grow ${r.key} to ${r.size}`, [r.diff], running && !stoppedByUpdate ? 'hotplug' : 'none', [resize], g.digest))
   }
   if (isTemplate && !g.template) {
     // a template is stopped by definition: the shutdown is what the manifest asks for, under every policy
     const stopFirst = running && !stoppedByUpdate
     const mark: PveRequest = { call: 'markTemplate', node, guest: type, vmid }
-    push({ ...base, type: 'mark-template', reason: `${resource}: PVE object present but not a template; will mark as template`, diffs: [{ field: 'kind', key: 'template', after: '1' }], disruption: stopFirst ? 'stop' : 'none', digest: g.digest, requests: stopFirst ? [shutdown(), mark] : [mark] })
+    push(guestDraft(base, 'mark-template', `${resource}: PVE object present but not a template; will mark as template`, [{ field: 'kind', key: 'template', after: '1' }], stopFirst ? 'stop' : 'none', stopFirst ? [shutdown(), mark] : [mark], g.digest))
     return
   }
   if (isTemplate) return
@@ -229,7 +223,7 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
     if (allowed('reboot', policy)) {
       const requests: PveRequest[] = [shutdown()]
       if (desiredStarted) requests.push({ call: 'start', node, guest: type, vmid })
-      push({ ...base, type: 'restart', reason: `${resource}: owned changes pending in PVE (${pendingKeys.join(', ')}); graceful shutdown${desiredStarted ? ' and start' : ''} applies them`, diffs: [], disruption: 'reboot', digest: g.digest, requests })
+      push(guestDraft(base, 'restart', `${resource}: owned changes pending in PVE (${pendingKeys.join(', ')}); graceful shutdown${desiredStarted ? ' and start' : ''} applies them`, [], 'reboot', requests, g.digest))
       stoppedByUpdate = true
     } else {
       env.out.pending.push({ address: base.address as string, keys: pendingKeys, message: `${pendingKeys.join(', ')} pending in PVE until the guest restarts (disruption: ${policy})` })
@@ -239,10 +233,20 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
   const livePower = g.status === 'running' ? 'running' : g.status === 'stopped' || g.status === '' ? 'stopped' : 'unknown'
   if (livePower === 'unknown') return
   if (desiredStarted && livePower === 'stopped') {
-    push({ ...base, type: 'start', reason: `${resource}: power "stopped" → "started"`, diffs: [{ field: 'spec.state', key: 'status', before: g.status, after: 'running' }], disruption: 'none', requests: [{ call: 'start', node, guest: type, vmid }] })
+    push(guestDraft(base, 'start', `${resource}: power "stopped" → "started"`, [{ field: 'spec.state', key: 'status', before: g.status, after: 'running' }], 'none', [{ call: 'start', node, guest: type, vmid }]))
   } else if (!desiredStarted && livePower === 'running' && !stoppedByUpdate) {
-    push({ ...base, type: 'stop', reason: `${resource}: power "running" → "stopped" (graceful shutdown)`, diffs: [{ field: 'spec.state', key: 'status', before: 'running', after: 'stopped' }], disruption: 'stop', requests: [shutdown()] })
+    push(guestDraft(base, 'stop', `${resource}: power "running" → "stopped" (graceful shutdown)`, [{ field: 'spec.state', key: 'status', before: 'running', after: 'stopped' }], 'stop', [shutdown()]))
   }
+}
+
+/** A guest action draft: one object shape for every action (this runs once per action; no spread copies). */
+function guestDraft(base: GuestTarget['base'], type: ActionType, reason: string, diffs: FieldDiff[], disruption: DisruptionClass, requests: PveRequest[], digest?: string): Draft {
+  return { resource: base.resource, address: base.address, kind: base.kind, name: base.name, node: base.node, vmid: base.vmid, tier: base.tier, level: base.level, type, reason, diffs, disruption, digest, requests, id: undefined, after: undefined }
+}
+
+/** A field diff; `before` only when PVE has a value. */
+function fieldDiff(field: string, key: string, before: string | undefined, after: string): FieldDiff {
+  return before === undefined ? { field, key, after } : { field, key, before, after }
 }
 
 /** Live slots of the managed families (disks, NICs, PCI, mount points) that no field declares: reported, never removed. */
@@ -260,7 +264,7 @@ function liveOnlySlots(cfg: Readonly<Record<string, string>>, f: GuestFields, ty
     }
     out.push([key, fam])
   }
-  return out.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+  return out.length < 2 ? out : out.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
 }
 
 /** The identity keys a clone inherits from its template that the VM must own or drop (RB 4.1.7). */

@@ -167,8 +167,11 @@ export function display(v: PlanParamValue): string {
   return typeof v === 'object' ? SENSITIVE : String(v)
 }
 
+const compareDiffs = (a: FieldDiff, b: FieldDiff): number => cmp(a.key, b.key) || cmp(a.field, b.field)
+
+/** Sorts a freshly built diff list in place (by key, then field) and returns it. */
 export function sortDiffs(d: FieldDiff[]): FieldDiff[] {
-  return [...d].sort((a, b) => cmp(a.key, b.key) || cmp(a.field, b.field))
+  return d.length < 2 ? d : d.sort(compareDiffs)
 }
 
 

@@ -98,16 +98,17 @@ class Context {
     for (const n of live.nodes) this.online.set(n.node, n.online)
     this.visibleGuests = live.guests.filter((g) => this.allowedNode(g.node))
     for (const g of this.visibleGuests) this.guests.set(g.vmid, g)
-    for (const g of [...live.guests, ...live.unknownGuests]) if (!this.allowedNode(g.node)) this.elsewhere.set(g.vmid, g.node)
+    for (const g of live.guests) if (!this.allowedNode(g.node)) this.elsewhere.set(g.vmid, g.node)
+    for (const g of live.unknownGuests) if (!this.allowedNode(g.node)) this.elsewhere.set(g.vmid, g.node)
     // RB 9.5: a live guest whose PVE name is a desired name of the same family is not a prune candidate
-    const names = new Set<string>()
+    const names = { qemu: new Set<string>(), lxc: new Set<string>() }
     for (const m of desired.manifests) {
       if (isArtifact(m)) continue
-      const family = isQemu(m) ? 'qemu' : 'lxc'
-      names.add(`${family}/${m.metadata.name}`)
-      names.add(`${family}/${isQemu(m) ? m.spec['pve-name'] : m.spec.dns.hostname}`)
+      const family = isQemu(m) ? names.qemu : names.lxc
+      family.add(m.metadata.name)
+      family.add(isQemu(m) ? m.spec['pve-name'] : m.spec.dns.hostname)
     }
-    for (const g of this.visibleGuests) if (g.name !== undefined && names.has(`${g.type}/${g.name}`)) this.matched.add(g.vmid)
+    for (const g of this.visibleGuests) if (g.name !== undefined && names[g.type].has(g.name)) this.matched.add(g.vmid)
     for (const u of live.unknownGuests) if (this.allowedNode(u.node)) this.unknown.set(u.vmid, u)
     for (const v of live.volumes) this.volumes.add(`${v.node}\0${v.storage}\0${v.volid}`)
     for (const u of live.unreadableStorages) this.unreadable.set(`${u.node}\0${u.storage}`, u.reason)
@@ -193,7 +194,12 @@ class Context {
     const isTemplate = m.kind === 'TemplateVM' || m.kind === 'TemplateCT'
     const address = guestAddress(m.kind, node, vmid, name)
     const skip = (code: Skip['code'], message: string) => this.skips.push({ code, address, kind: m.kind, node, vmid, message })
-    const anomaly = (a: Omit<Anomaly, 'address' | 'kind'>) => this.anomalies.push({ ...a, address, kind: m.kind })
+    const anomaly = (a: Omit<Anomaly, 'address' | 'kind'>) => {
+      const full = a as Anomaly // a is a fresh literal of each caller: completed in place, not copied
+      full.address = address
+      full.kind = m.kind
+      this.anomalies.push(full)
+    }
     const resource = keyOf(m.kind, name)
     const level = this.levelOf(m)
     const base = { resource, address, kind: m.kind, name, node, vmid, tier: 0 as const, level }

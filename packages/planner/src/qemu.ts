@@ -482,10 +482,13 @@ function cpuOwned(type: string, hidden: boolean): Owned {
   }
 }
 
-/** PVE's `hotplug` option as a set (`1` and absent = network,disk,usb; `0` = none). */
-export function hotplugSet(live: string | undefined): Set<string> {
-  if (live === undefined || live === '1') return new Set(['network', 'disk', 'usb'])
-  if (live === '0' || live === '') return new Set()
+const HOTPLUG_DEFAULT: ReadonlySet<string> = new Set(['network', 'disk', 'usb'])
+const HOTPLUG_NONE: ReadonlySet<string> = new Set()
+
+/** PVE's `hotplug` option as a set (`1` and absent = network,disk,usb; `0` = none). Read-only: the common sets are shared. */
+export function hotplugSet(live: string | undefined): ReadonlySet<string> {
+  if (live === undefined || live === '1') return HOTPLUG_DEFAULT
+  if (live === '0' || live === '') return HOTPLUG_NONE
   return new Set(live.split(/[,;\s]+/).filter((s) => s !== ''))
 }
 
