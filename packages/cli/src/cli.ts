@@ -56,6 +56,7 @@ export function buildContext(options: MainOptions = {}): CliContext {
 function lazySopsHooks(ctx: () => CliContext): ValidateHooks {
   return {
     checkCluster: async (cluster, model) => {
+      if (!cluster.secretsFile) return [] // nothing to decrypt: do not load the SOPS stack (~100 ms)
       const { sopsValidateHooks } = await import('./runtime/validate-hooks.js')
       return (await sopsValidateHooks(ctx).checkCluster?.(cluster, model)) ?? []
     },
