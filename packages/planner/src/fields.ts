@@ -67,7 +67,20 @@ export function rewrite(
   order?: readonly string[],
 ): string {
   const next: Record<string, string | undefined> = { ...live, ...changes }
-  return formatPropertyString(next, { ...(defaultKey === undefined ? {} : { defaultKey }), ...(order ? { order } : {}) })
+  const options: { defaultKey?: string; order?: readonly string[] } = {}
+  if (defaultKey !== undefined) options.defaultKey = defaultKey
+  if (order) options.order = order
+  return formatPropertyString(next, options)
+}
+
+/** `head,k=v,...` for the tokens that are set, in insertion order (a create form). */
+export function withTokens(head: string, tokens: Readonly<Record<string, string | undefined>>): string {
+  let out = head
+  for (const k in tokens) {
+    const v = tokens[k]
+    if (v !== undefined) out += `,${k}=${v}`
+  }
+  return out
 }
 
 export const write = (value: PlanParamValue, after?: string, newSlot?: boolean): Outcome => {

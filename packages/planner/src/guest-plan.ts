@@ -181,7 +181,8 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
   if (hasWrite) {
     const cls = maxClass(classes)
     const keys = Object.keys(params).filter((k) => k !== 'delete')
-    const reasonKeys = [...keys, ...(params.delete !== undefined ? [`delete ${String(params.delete)}`] : [])].join(', ')
+    if (params.delete !== undefined) keys.push(`delete ${String(params.delete)}`)
+    const reasonKeys = keys.join(', ')
     // a slot that needs both an option rewrite and a resize: resize first, in the same action, and let the
     // rewrite carry the new size, so a rewrite PVE keeps pending never restores the old size token
     const before = resizes.filter((r) => typeof params[r.key] === 'string')
@@ -189,19 +190,26 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
       params[r.key] = (params[r.key] as string).replace(/(^|,)size=[^,]*/, `$1size=${r.size}`)
       diffs.push(r.diff)
     }
-    const resizeFirst: PveRequest[] = before.map((r, i) => ({ call: 'resizeDisk', node, guest: type, vmid, disk: r.key, size: r.size, ...(i === 0 ? { digest: g.digest } : {}) }))
+    const resizeFirst: PveRequest[] = before.map((r, i) => (i === 0 ? { call: 'resizeDisk', node, guest: type, vmid, disk: r.key, size: r.size, digest: g.digest } : { call: 'resizeDisk', node, guest: type, vmid, disk: r.key, size: r.size }))
     resizes = resizes.filter((r) => !before.includes(r))
-    const update: PveRequest = { call: 'updateConfig', node, guest: type, vmid, params, ...(resizeFirst.length === 0 ? { digest: g.digest } : {}) }
+    const update: PveRequest = resizeFirst.length === 0 ? { call: 'updateConfig', node, guest: type, vmid, params, digest: g.digest } : { call: 'updateConfig', node, guest: type, vmid, params }
+    // shutdown, resizes, the write: in this order
+    const writes = (first: PveRequest | undefined): PveRequest[] => {
+      const out: PveRequest[] = first ? [first] : []
+      for (const r of resizeFirst) out.push(r)
+      out.push(update)
+      return out
+    }
     if (willStop) {
       stoppedByUpdate = true
-      push(guestDraft(base, 'shutdown-then-update', `${resource}: config drift (${reasonKeys}); desired stopped: graceful shutdown, then write`, sortDiffs(diffs), 'stop', [shutdown(), ...resizeFirst, update], g.digest))
+      push(guestDraft(base, 'shutdown-then-update', `${resource}: config drift (${reasonKeys}); desired stopped: graceful shutdown, then write`, sortDiffs(diffs), 'stop', writes(shutdown()), g.digest))
     } else if (running && (cls === 'reboot' || cls === 'stop')) {
       stoppedByUpdate = true
-      const requests: PveRequest[] = [shutdown(), ...resizeFirst, update]
+      const requests = writes(shutdown())
       if (desiredStarted) requests.push({ call: 'start', node, guest: type, vmid })
       push(guestDraft(base, 'shutdown-then-update', `${resource}: config drift (${reasonKeys}); needs a restart: graceful shutdown, write${desiredStarted ? ', start' : ''}`, sortDiffs(diffs), cls, requests, g.digest))
     } else {
-      push(guestDraft(base, 'update', `${resource}: config drift (${reasonKeys})`, sortDiffs(diffs), leftPending.length > 0 ? 'reboot' : cls, [...resizeFirst, update], g.digest))
+      push(guestDraft(base, 'update', `${resource}: config drift (${reasonKeys})`, sortDiffs(diffs), leftPending.length > 0 ? 'reboot' : cls, writes(undefined), g.digest))
     }
     if (leftPending.length > 0) {
       env.out.pending.push({ address: base.address as string, keys: leftPending, message: `${leftPending.join(', ')} will stay pending in PVE until the guest restarts (disruption: ${policy})` })

@@ -1,6 +1,6 @@
 /** Desired LXC / TemplateCT -> the owned container config keys (RB 4.3 with the architecture's differences). */
 import type { LxcManifest } from './desired.js'
-import { anomaly, flag, gib, integer, NONE, liveBool, parsePS, rewrite, scalar, stringSet, write, type Outcome, type Owned } from './fields.js'
+import { anomaly, flag, gib, integer, NONE, liveBool, parsePS, rewrite, scalar, stringSet, withTokens, write, type Outcome, type Owned } from './fields.js'
 import { descriptionField, tagsField, type GuestBuildContext, type GuestFields } from './qemu.js'
 import { guardVolume, isEmptySlot } from './volumes.js'
 
@@ -54,7 +54,7 @@ export function lxcFields(m: LxcManifest, ctx: GuestBuildContext): GuestFields {
     const tokens: Record<string, string | undefined> = { mp: mp['mount-point'] ?? `/mnt/${mp.slot}` }
     for (const [name, key] of MP_OPTS) tokens[key] = bit(mp.options?.[name])
     if (mp.options?.['mount-options'] !== undefined) tokens.mountoptions = mp.options['mount-options']
-    const create = [`${mp.storage}:${gib(mp.size)}`, ...Object.entries(tokens).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${v}`)].join(',')
+    const create = withTokens(`${mp.storage}:${gib(mp.size)}`, tokens)
     owned.push({
       key: mp.slot,
       field,

@@ -14,6 +14,7 @@ import {
   parsePS,
   rewrite,
   scalar,
+  withTokens,
   SENSITIVE,
   stringSet,
   write,
@@ -88,10 +89,7 @@ function diskOwned(d: VmDisk, i: number, ctx: GuestBuildContext): Owned {
   } else {
     head = `${d.storage}:${gib(d.size ?? 0)}`
   }
-  const optText = ['iothread', 'discard', 'ssd', 'aio']
-    .filter((k) => opts[k] !== undefined)
-    .map((k) => `${k}=${opts[k]}`)
-  const create = [head, ...optText].join(',')
+  const create = withTokens(head, opts)
   return {
     key: slot,
     field,
@@ -132,7 +130,7 @@ function netOwned(n: VmNic, i: number): Owned {
     firewall: n.firewall ? '1' : undefined,
   }
   const head = n.mac ? `${n.model}=${n.mac.toLowerCase()}` : n.model
-  const create = [head, ...Object.entries(tokens).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${v}`)].join(',')
+  const create = withTokens(head, tokens)
   return {
     key: n.slot,
     field,
@@ -321,7 +319,7 @@ export function qemuFields(m: VmManifest, ctx: GuestBuildContext): GuestFields {
       efitype: efi.template,
       'pre-enrolled-keys': efi['secure-boot'] === undefined ? undefined : efi['secure-boot'] === 'enabled' ? '1' : '0',
     }
-    const create = [`${efi.storage}:1`, ...Object.entries(tokens).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${v}`)].join(',')
+    const create = withTokens(`${efi.storage}:1`, tokens)
     owned.push({
       key: 'efidisk0',
       field: 'spec.hardware.efi-disk',
