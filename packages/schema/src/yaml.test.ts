@@ -49,6 +49,20 @@ describe('parseYaml', () => {
   })
 })
 
+describe('locate in files of several documents', () => {
+  it('finds positions in the right document, in any order of calls', () => {
+    const text = 'a: 1\n---\nbroken: [\n---\nspec:\n  b: 2\n---\nspec:\n  c: [x, y]\n'
+    const f = parseYaml(text)
+    expect(f.problems).toHaveLength(1)
+    const [first, third, fourth] = f.documents
+    expect([first!.index, third!.index, fourth!.index]).toEqual([0, 2, 3])
+    expect(fourth!.locate(['spec', 'c', 1])).toEqual({ line: 9, column: 10 })
+    expect(third!.locate(['spec', 'b'])).toEqual({ line: 6, column: 6 })
+    expect(first!.locate(['a'], { key: true })).toEqual({ line: 1, column: 1 })
+    expect(fourth!.locate(['spec', 'c'], { key: true })).toEqual({ line: 9, column: 3 })
+  })
+})
+
 describe('complex mapping keys', () => {
   it('reports a mapping or list used as a key, with its position, and prints no process warning', () => {
     const warnings: string[] = []

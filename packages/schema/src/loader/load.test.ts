@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
+import { execFileSync } from 'node:child_process'
 import { join } from 'node:path'
 import { loadRepository, type RepositoryModel } from './load.js'
 import { discoverRepository } from './discover.js'
@@ -241,5 +242,51 @@ describe('symlinks and the root boundary', () => {
   it('refuses absolute composition paths', async () => {
     lab(['/etc/passwd'])
     expect(codes(await loadRepository({ root: repo!.root }))).toEqual(['clusters/lab/resources.yaml:2:5 composition-invalid'])
+  })
+})
+
+describe('composition entries that are not readable manifests', () => {
+  it('reports missing paths, dangling links, directories and FIFOs without opening them', async () => {
+    const entries = ['../../vm/base/gone.yaml', '../../vm/base/dangling.yaml', '../../vm/base/dir.yaml', '../../vm/base/fifo.yaml', '../../vm/base/a.yaml']
+    lab(entries, { 'vm/base/a.yaml': vmYaml('a', 100) })
+    repo!.link('vm/base/dangling.yaml', 'nowhere.yaml')
+    repo!.mkdir('vm/base/dir.yaml')
+    execFileSync('mkfifo', [join(repo!.root, 'vm/base/fifo.yaml')])
+    const m = await loadRepository({ root: repo!.root })
+    expect(codes(m)).toEqual([
+      'clusters/lab/resources.yaml:2:5 composition-path-missing',
+      'clusters/lab/resources.yaml:3:5 composition-path-missing',
+      'clusters/lab/resources.yaml:4:5 composition-not-file',
+      'clusters/lab/resources.yaml:5:5 composition-not-file',
+    ])
+    expect(m.clusters[0]!.files).toEqual(['vm/base/a.yaml'])
+  })
+
+  it('a file-system failure other than "nothing there" is not taken for a missing file', async () => {
+    lab(['../../vm/base/a.yaml'], { 'vm/base/a.yaml': vmYaml('a', 100) })
+    const denied = (): Promise<never> => Promise.reject(Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' }))
+    const fs: RepoFs = {
+      ...nodeFs,
+      realpath: (p) => (p.endsWith('a.yaml') ? denied() : nodeFs.realpath(p)),
+      lstat: (p) => (p.endsWith('a.yaml') ? denied() : nodeFs.lstat(p)),
+    }
+    await expect(loadRepository({ root: repo!.root, fs })).rejects.toThrow('EACCES')
+  })
+
+  it('costs one realpath, one stat and one read per listed manifest, whatever the number of files', async () => {
+    const names = Array.from({ length: 30 }, (_, i) => `vm${i}`)
+    lab(
+      names.map((n) => `../../vm/base/${n}.yaml`),
+      Object.fromEntries(names.map((n, i) => [`vm/base/${n}.yaml`, vmYaml(n, 100 + i)])),
+    )
+    const calls: string[] = []
+    const fs = Object.fromEntries(
+      Object.entries(nodeFs).map(([op, fn]) => [op, (p: string) => (p.includes(`${join('vm', 'base')}`) && calls.push(op), (fn as (p: string) => unknown)(p))]),
+    ) as unknown as RepoFs
+    const m = await loadRepository({ root: repo!.root, fs })
+    expect(m.errors).toEqual([])
+    expect(m.clusters[0]!.index.resources).toHaveLength(30)
+    const count = (op: string): number => calls.filter((c) => c === op).length
+    expect({ realpath: count('realpath'), stat: count('stat'), lstat: count('lstat'), readFile: count('readFile') }).toEqual({ realpath: 30, stat: 30, lstat: 0, readFile: 30 })
   })
 })
