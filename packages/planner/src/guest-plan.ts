@@ -113,36 +113,9 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
   const policy = disruptionFor(m, env.policy.disruption)
   const cloned = m.kind === 'VM' && m.spec.clone !== undefined
 
-  const params: Record<string, PlanParamValue> = {}
-  const diffs: FieldDiff[] = []
-  const classes: DisruptionClass[] = []
-  const heldBack: string[] = []
-  const leftPending: string[] = []
-  const pendingKeys: string[] = []
-  let resizes: { key: string; size: string; diff: FieldDiff }[] = []
-
-  for (const o of f.owned) {
-    const before = cfg[o.key]
-    const outcomes = o.compare(before)
-    if (outcomes.length === 0 && g.pending[o.key] !== undefined && g.config[o.key] !== g.pending[o.key]) pendingKeys.push(o.key)
-    for (const out of outcomes) {
-      if (out.t === 'anomaly') anomaly({ code: out.code, field: o.key, message: `${resource}: ${out.message}` })
-      else if (out.t === 'gap') env.out.gaps.push({ address: base.address as string, field: o.field, note: out.note })
-      else if (out.t === 'resize') {
-        resizes.push({ key: o.key, size: out.size, diff: fieldDiff(o.field, o.key, before, `size=${out.after}`) })
-      } else {
-        const cls = classify(o.key, out.newSlot === true, rt)
-        if (!allowed(cls, policy) && cls !== 'reboot') {
-          heldBack.push(o.key)
-          continue
-        }
-        if (!allowed(cls, policy)) leftPending.push(o.key)
-        else classes.push(cls)
-        params[o.key] = out.value
-        diffs.push(o.sensitive ? fieldDiff(o.field, o.key, before === undefined ? undefined : SENSITIVE, SENSITIVE) : fieldDiff(o.field, o.key, before, out.after))
-      }
-    }
-  }
+  const w = compareOwned(t, g, cfg, rt, policy, env)
+  const { params, diffs, classes, heldBack, leftPending, pendingKeys } = w
+  let resizes = w.resizes
 
   for (const [key, fam] of liveOnlySlots(cfg, f, type, cloned)) {
     anomaly({ code: 'live-only-slot', field: key, message: `${resource}: live-only ${fam} slot ${key} (${(cfg[key] as string).split(',')[0]}) is not declared; proxops will not automatically remove it` })
@@ -185,13 +158,15 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
     const reasonKeys = keys.join(', ')
     // a slot that needs both an option rewrite and a resize: resize first, in the same action, and let the
     // rewrite carry the new size, so a rewrite PVE keeps pending never restores the old size token
-    const before = resizes.filter((r) => typeof params[r.key] === 'string')
+    const before: typeof resizes = []
+    const later: typeof resizes = []
+    for (const r of resizes) (typeof params[r.key] === 'string' ? before : later).push(r)
     for (const r of before) {
       params[r.key] = (params[r.key] as string).replace(/(^|,)size=[^,]*/, `$1size=${r.size}`)
       diffs.push(r.diff)
     }
     const resizeFirst: PveRequest[] = before.map((r, i) => (i === 0 ? { call: 'resizeDisk', node, guest: type, vmid, disk: r.key, size: r.size, digest: g.digest } : { call: 'resizeDisk', node, guest: type, vmid, disk: r.key, size: r.size }))
-    resizes = resizes.filter((r) => !before.includes(r))
+    resizes = later
     const update: PveRequest = resizeFirst.length === 0 ? { call: 'updateConfig', node, guest: type, vmid, params, digest: g.digest } : { call: 'updateConfig', node, guest: type, vmid, params }
     // shutdown, resizes, the write: in this order
     const writes = (first: PveRequest | undefined): PveRequest[] => {
@@ -245,6 +220,49 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
   } else if (!desiredStarted && livePower === 'running' && !stoppedByUpdate) {
     push(guestDraft(base, 'stop', `${resource}: power "running" → "stopped" (graceful shutdown)`, [{ field: 'spec.state', key: 'status', before: 'running', after: 'stopped' }], 'stop', [shutdown()]))
   }
+}
+
+/** What comparing the owned keys with the live config found; kept apart from planLiveGuest so each compiles on its own. */
+interface OwnedComparison {
+  params: Record<string, PlanParamValue>
+  diffs: FieldDiff[]
+  classes: DisruptionClass[]
+  /** keys not written: their disruption class is above the policy */
+  heldBack: string[]
+  /** keys written that stay pending until a restart (reboot class under a lower policy) */
+  leftPending: string[]
+  /** converged keys with a different pending value on PVE */
+  pendingKeys: string[]
+  resizes: { key: string; size: string; diff: FieldDiff }[]
+}
+
+function compareOwned(t: GuestTarget, g: LiveGuest, cfg: Readonly<Record<string, string>>, rt: GuestRuntime, policy: DisruptionPolicy, env: GuestPlanEnv): OwnedComparison {
+  const { f, base, anomaly } = t
+  const resource = base.resource as string
+  const w: OwnedComparison = { params: {}, diffs: [], classes: [], heldBack: [], leftPending: [], pendingKeys: [], resizes: [] }
+  for (const o of f.owned) {
+    const before = cfg[o.key]
+    const outcomes = o.compare(before)
+    if (outcomes.length === 0 && g.pending[o.key] !== undefined && g.config[o.key] !== g.pending[o.key]) w.pendingKeys.push(o.key)
+    for (const out of outcomes) {
+      if (out.t === 'anomaly') anomaly({ code: out.code, field: o.key, message: `${resource}: ${out.message}` })
+      else if (out.t === 'gap') env.out.gaps.push({ address: base.address as string, field: o.field, note: out.note })
+      else if (out.t === 'resize') {
+        w.resizes.push({ key: o.key, size: out.size, diff: fieldDiff(o.field, o.key, before, `size=${out.after}`) })
+      } else {
+        const cls = classify(o.key, out.newSlot === true, rt)
+        if (!allowed(cls, policy) && cls !== 'reboot') {
+          w.heldBack.push(o.key)
+          continue
+        }
+        if (!allowed(cls, policy)) w.leftPending.push(o.key)
+        else w.classes.push(cls)
+        w.params[o.key] = out.value
+        w.diffs.push(o.sensitive ? fieldDiff(o.field, o.key, before === undefined ? undefined : SENSITIVE, SENSITIVE) : fieldDiff(o.field, o.key, before, out.after))
+      }
+    }
+  }
+  return w
 }
 
 /** A guest action draft: one object shape for every action (this runs once per action; no spread copies). */
