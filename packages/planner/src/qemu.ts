@@ -2,7 +2,7 @@
  * Desired VM / TemplateVM -> the owned qemu config keys, each with its create form and its reconcile rule
  * (RB 4.1 with the architecture's differences: grow-only resize, live-form rewrites, tags as PVE stores them).
  */
-import { decodeSshKeys, encodeSshKeys, formatTags, parseTags, sshKeySet } from '@proxops/pve-client/wire'
+import { decodeSshKeys, encodeSshKeys, formatTags, sshKeySet } from '@proxops/pve-client/wire'
 import type { SecretLookup, VmDisk, VmManifest, VmNic } from './desired.js'
 import {
   anomaly,
@@ -49,21 +49,29 @@ export interface GuestFields {
 /** Tags as PVE stores them: the declared tags plus the ownership tag, lower-cased, sorted, `;`-joined. */
 export function tagsField(tags: readonly string[], ownershipTag: string): Owned {
   const want = formatTags([...tags, ownershipTag])
+  const wantSet: ReadonlySet<string> = new Set(want.split(';'))
   return {
     key: 'tags',
     field: 'spec.tags',
     create: want,
-    compare: (live) => {
-      if (live === want) return NONE
-      let got: string
-      try {
-        got = formatTags(parseTags(live ?? ''))
-      } catch {
-        got = live ?? ''
-      }
-      return got === want ? NONE : [write(want)]
-    },
+    compare: (live) => (live === want || sameTagSet(live ?? '', wantSet) ? NONE : [write(want)]),
   }
+}
+
+/**
+ * Whether a live tag string holds exactly these (valid, lower-case) tags, in any order, case or repetition:
+ * formatTags(parseTags(live)) === want without building and sorting the normalised list. An invalid live
+ * tag is never in `want`, so it compares unequal, as a parse failure did.
+ */
+function sameTagSet(live: string, want: ReadonlySet<string>): boolean {
+  const seen = new Set<string>()
+  for (const t of live.split(/[;,\s]+/)) {
+    if (t === '') continue
+    const tag = t.toLowerCase()
+    if (!want.has(tag)) return false
+    seen.add(tag)
+  }
+  return seen.size === want.size
 }
 
 export function descriptionField(desc: string): Owned {
