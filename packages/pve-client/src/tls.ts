@@ -1,6 +1,21 @@
 import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import type { TLSSocket } from 'node:tls'
-import { Agent, buildConnector } from 'undici'
+import type * as Undici from 'undici'
+
+// undici's index loads its whole fetch/WebSocket/cookie stack (~100-150 ms of a CLI start); the client needs
+// only the Agent and the TLS connector, so it loads those two modules (the same objects the index exports).
+const require = createRequire(import.meta.url)
+const Agent = require('undici/lib/dispatcher/agent.js') as typeof Undici.Agent
+type Agent = Undici.Agent
+const buildConnector = require('undici/lib/core/connect.js') as typeof Undici.buildConnector
+// the index mixes `request()` into Dispatcher.prototype; without the index it is called with the agent as `this`
+const requestApi = require('undici/lib/api/api-request.js') as (this: Undici.Dispatcher, options: Undici.Dispatcher.RequestOptions) => Promise<Undici.Dispatcher.ResponseData>
+
+/** `dispatcher.request(options)`, for any undici dispatcher (ours or a caller's). */
+export function sendRequest(dispatcher: Undici.Dispatcher, options: Undici.Dispatcher.RequestOptions): Promise<Undici.Dispatcher.ResponseData> {
+  return requestApi.call(dispatcher, options)
+}
 import { PveError } from './errors.js'
 
 export interface TlsOptions {

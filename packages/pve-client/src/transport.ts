@@ -7,7 +7,7 @@ import { PveError, type PveErrorCode, PveParamError } from './errors.js'
 import { Limiter } from './limiter.js'
 import { type BackoffOptions, abortedError, backoffDelay, sleep } from './retry.js'
 import { scrub } from './scrub.js'
-import { type Logger, type TlsOptions, createDispatcher } from './tls.js'
+import { type Logger, type TlsOptions, createDispatcher, sendRequest } from './tls.js'
 import { WireError } from './wire/errors.js'
 import { type ParamValue, encodeParams } from './wire/form.js'
 
@@ -223,7 +223,7 @@ export class Transport {
     spec.signal?.addEventListener('abort', onAbort, { once: true })
     try {
       if (spec.signal?.aborted) stop.abort()
-      const res = await this.#dispatcher.request({
+      const res = await sendRequest(this.#dispatcher, {
         origin: this.#origin,
         path,
         method: spec.method,
