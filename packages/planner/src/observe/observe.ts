@@ -7,6 +7,7 @@
  *   - 1 per guest: `.../pending`, which carries the applied value, the pending value, the pending delete flag
  *     and the `digest` row of every key (qemu-server's vm_pending lists every key of the loaded config)
  *   - 1 per artifact-capable storage (`iso`, `vztmpl`, `import` content); a shared storage is listed once
+ * The storage listings run alongside the node guest lists and the guest reads (one in-flight limit for all).
  * Any per-object read failure marks that object unknown, never absent. A failure of the cluster listing
  * itself throws ObserveError: nothing can be planned from half a cluster.
  */
@@ -74,6 +75,12 @@ export async function observe(cluster: string, reader: LiveReader, options: Obse
   const nodes = readNodes(resources, allow)
   const online = new Set(nodes.filter((n) => n.online).map((n) => n.node))
 
+  // Storage listings need only the cluster listing: they start now and share the in-flight limit with the
+  // node guest lists and the guest reads, instead of waiting for them as a phase of their own.
+  const storagesRead = readStorages(reader, read, resources, allowed, online, options)
+  // if a later phase throws first, this promise must not end as an unhandled rejection
+  storagesRead.catch(() => undefined)
+
   // the node's own guest lists: power state without lag, and guests the resources view has not caught up with
   const listed = new Map<string, NodeGuest>()
   const unlistedNodes = new Map<string, string>()
@@ -136,7 +143,7 @@ export async function observe(cluster: string, reader: LiveReader, options: Obse
     }),
   )
 
-  const { storages, volumes, unreadableStorages } = await readStorages(reader, read, resources, allowed, online, options)
+  const { storages, volumes, unreadableStorages } = await storagesRead
 
   return {
     cluster,
