@@ -37,4 +37,14 @@ describe('logger', () => {
     expect(parsed).toMatchObject({ level: 'debug', message: 'tick', cluster: 'edge', token: '(sensitive)' })
     expect(typeof parsed.timestamp).toBe('string')
   })
+
+  it('log(level) writes at that level and drops levels below the configured one', async () => {
+    const { log, text } = capture('text', 'info')
+    log.log('debug', 'not shown')
+    log.log('warn', 'shown', { token: 'CANARY-token-1' })
+    log.error('bad', { note: 'CANARY-token-1' })
+    await new Promise((r) => setImmediate(r))
+    const lines = text().trim().split('\n')
+    expect(lines).toEqual(['warn: shown token="(sensitive)"', 'error: bad note="(sensitive)"'])
+  })
 })

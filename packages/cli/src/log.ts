@@ -3,9 +3,14 @@
  * NDJSON in daemon mode. A redaction format runs last before output, so no credential reaches a line
  * whatever a caller passes as metadata.
  */
-import winston from 'winston'
+import { createRequire } from 'node:module'
 import type { Writable } from 'node:stream'
+import type winston from 'winston'
 import type { Redactor } from './redact.js'
+
+// winston (and its logform/readable-stream tree) is loaded on the first line actually written: a `diff` at
+// the default level usually writes none, and loading it is a noticeable part of a CLI start.
+const require = createRequire(import.meta.url)
 
 export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const
 export type LogLevel = (typeof LOG_LEVELS)[number]
@@ -18,10 +23,42 @@ export interface LogOptions {
   stream?: Writable
 }
 
-export type Logger = winston.Logger
+export type LogMeta = Readonly<Record<string, unknown>>
 
-/** Builds the logger. Structured fields go in metadata: `log.info('cycle done', { cluster, actions })`. */
+export interface Logger {
+  error(message: string, meta?: LogMeta): void
+  warn(message: string, meta?: LogMeta): void
+  info(message: string, meta?: LogMeta): void
+  debug(message: string, meta?: LogMeta): void
+  log(level: LogLevel, message: string, meta?: LogMeta): void
+}
+
+const RANK: Readonly<Record<LogLevel, number>> = { error: 0, warn: 1, info: 2, debug: 3 }
+
+/**
+ * Builds the logger. Structured fields go in metadata: `log.info('cycle done', { cluster, actions })`.
+ * Lines below the level cost one comparison; the winston pipeline is built when the first line passes it.
+ */
 export function createLogger(options: LogOptions): Logger {
+  let impl: winston.Logger | undefined
+  const limit = RANK[options.level]
+  const write = (level: LogLevel, message: string, meta?: LogMeta): void => {
+    if (!(RANK[level] <= limit)) return
+    impl ??= winstonLogger(options)
+    if (meta === undefined) impl[level](message)
+    else impl[level](message, meta)
+  }
+  return {
+    error: (message, meta) => write('error', message, meta),
+    warn: (message, meta) => write('warn', message, meta),
+    info: (message, meta) => write('info', message, meta),
+    debug: (message, meta) => write('debug', message, meta),
+    log: write,
+  }
+}
+
+function winstonLogger(options: LogOptions): winston.Logger {
+  const winston = require('winston') as typeof import('winston')
   const redact = winston.format((info) => {
     const clean = options.redactor.value({ ...info }) as Record<string, unknown>
     for (const key of Object.keys(info)) delete (info as Record<string, unknown>)[key]
