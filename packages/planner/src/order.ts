@@ -76,9 +76,11 @@ export function assemblePlan(a: AssembleInput): Plan {
     }
   }
   const actions: Action[] = drafts.map((d) => {
+    const pre = d.resource === undefined ? [] : (levels.get(d.resource)?.prereqs ?? [])
+    // most actions have no prerequisites: their order is the same-object order alone
+    if (pre.length === 0) return toAction(d, d.after === undefined || d.after.length === 0 ? [] : [...new Set(d.after)].sort(), [])
     const dependsOn = new Set<string>(d.after)
     const requires = new Set<string>()
-    const pre = d.resource === undefined ? [] : (levels.get(d.resource)?.prereqs ?? [])
     for (const p of pre) {
       const m = byKey.get(p)
       if (!m) continue

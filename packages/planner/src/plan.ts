@@ -201,7 +201,7 @@ class Context {
       this.anomalies.push(full)
     }
     const resource = keyOf(m.kind, name)
-    const level = this.levelOf(m)
+    const level = this.levels.get(resource)?.level ?? 0
     const base = { resource, address, kind: m.kind, name, node, vmid, tier: 0 as const, level }
 
     const u = this.unknown.get(vmid)
