@@ -234,6 +234,22 @@ describe('splitPending', () => {
       ]),
     ).toEqual({ digest: 'abc', config: { memory: '2048', net1: 'virtio' }, pending: { cores: '2', memory: '4096' }, pendingDeletes: ['net1'] })
   })
+
+  it('gives the same result, key order included, whatever order the rows arrive in (property)', () => {
+    const row = fc.record(
+      { key: fc.stringMatching(/^[a-z][a-z0-9]{0,5}$/), value: fc.string({ maxLength: 4 }), pending: fc.string({ maxLength: 4 }), delete: fc.constantFrom(1, 2) },
+      { requiredKeys: ['key'] },
+    )
+    const unique = fc.uniqueArray(row, { selector: (r) => r.key, maxLength: 12 })
+    fc.assert(
+      fc.property(unique, fc.func(fc.integer()), (rows, rank) => {
+        const sorted = [...rows].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+        const shuffled = [...rows].sort((a, b) => rank(a.key) - rank(b.key))
+        expect(JSON.stringify(splitPending(shuffled))).toBe(JSON.stringify(splitPending(sorted)))
+      }),
+      { numRuns: 200 },
+    )
+  })
 })
 
 describe('splitTags', () => {

@@ -216,7 +216,11 @@ export function splitPending(rows: readonly PendingEntry[]): {
   const config: Record<string, string> = {}
   const pending: Record<string, string> = {}
   const pendingDeletes: string[] = []
-  for (const row of [...rows].sort((a, b) => compare(a.key, b.key))) {
+  // PVE lists the keys in order already; copy and sort only when a reader does not
+  const ordered = rows.every((row, i) => i === 0 || compare((rows[i - 1] as PendingEntry).key, row.key) <= 0)
+    ? rows
+    : [...rows].sort((a, b) => compare(a.key, b.key))
+  for (const row of ordered) {
     if (row.key === 'digest') {
       digest = row.value
       continue
