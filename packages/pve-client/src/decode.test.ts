@@ -55,4 +55,12 @@ describe('result decoders', () => {
       expect((err as PveError).code).toBe('PVE_PROTOCOL')
     }
   })
+
+  test('a bad row names its list, index and field', () => {
+    const bad = [{ id: 'node/pve1', type: 'node' }, { id: 'qemu/100', type: 'qemu', vmid: 'x' }]
+    expect(() => decodeClusterResources(bad)).toThrow('resources[1].vmid: expected an integer, got a string of length 1')
+    expect(() => decodePending([{ key: 'a' }, 7])).toThrow(/^pending\[1\]: expected an object$/)
+    expect(() => decodeGuestList([{ vmid: 100 }, { vmid: 101, status: {} }], 'lxc')).toThrow('lxc[1].status: expected a string, got a value of type object')
+    expect(() => decodeStorageContent({})).toThrow(/^content: expected a list$/)
+  })
 })

@@ -42,9 +42,32 @@ export function list(v: unknown, field: string): Obj[] {
   return v.map((item, i) => obj(item, `${field}[${i}]`))
 }
 
+/**
+ * Decodes every row of a list. Field names (`resources[9999].maxmem`) are built only for an error: a
+ * listing can hold 10,000 rows of 20 fields, and a name per field would be most of the decoding work.
+ */
+function rows<T>(v: unknown, field: string, decode: (o: Obj) => T): T[] {
+  if (!Array.isArray(v)) throw new WireError('WIRE_SCALAR', 'expected a list', field)
+  const out: T[] = new Array<T>(v.length)
+  for (let i = 0; i < v.length; i++) {
+    try {
+      out[i] = decode(obj(v[i], ''))
+    } catch (err) {
+      if (!(err instanceof WireError)) throw err
+      throw new WireError(err.code, err.detail, err.field ? `${field}[${i}].${err.field}` : `${field}[${i}]`)
+    }
+  }
+  return out
+}
+
 /** Copies only the keys that are present, so results have no `undefined` holes. */
 function defined<T extends object>(o: T): T {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T
+  const out: Record<string, unknown> = {}
+  for (const key in o) {
+    const value = o[key]
+    if (value !== undefined) out[key] = value
+  }
+  return out as T
 }
 
 export function decodeVersion(v: unknown): VersionInfo {
@@ -82,68 +105,63 @@ export function decodeNodeStatus(v: unknown): NodeStatus {
 }
 
 export function decodeClusterResources(v: unknown): ClusterResource[] {
-  return list(v, 'resources').map((o, i) => {
-    const f = (k: string) => `resources[${i}].${k}`
-    return defined({
-      id: toStr(o.id, f('id')),
-      type: toStr(o.type, f('type')),
-      node: optStr(o.node, f('node')),
-      vmid: optInt(o.vmid, f('vmid')),
-      name: optStr(o.name, f('name')),
-      status: optStr(o.status, f('status')),
-      template: optBool(o.template, f('template')),
-      tags: optStr(o.tags, f('tags')),
-      lock: optStr(o.lock, f('lock')),
-      pool: optStr(o.pool, f('pool')),
-      storage: optStr(o.storage, f('storage')),
-      plugintype: optStr(o.plugintype, f('plugintype')),
-      content: optStr(o.content, f('content')),
-      shared: optBool(o.shared, f('shared')),
-      hastate: optStr(o.hastate, f('hastate')),
-      maxmem: optNumber(o.maxmem, f('maxmem')),
-      mem: optNumber(o.mem, f('mem')),
-      maxcpu: optNumber(o.maxcpu, f('maxcpu')),
-      cpu: optNumber(o.cpu, f('cpu')),
-      maxdisk: optNumber(o.maxdisk, f('maxdisk')),
-      disk: optNumber(o.disk, f('disk')),
-      uptime: optNumber(o.uptime, f('uptime')),
-    })
-  })
+  return rows(v, 'resources', (o) =>
+    defined({
+      id: toStr(o.id, 'id'),
+      type: toStr(o.type, 'type'),
+      node: optStr(o.node, 'node'),
+      vmid: optInt(o.vmid, 'vmid'),
+      name: optStr(o.name, 'name'),
+      status: optStr(o.status, 'status'),
+      template: optBool(o.template, 'template'),
+      tags: optStr(o.tags, 'tags'),
+      lock: optStr(o.lock, 'lock'),
+      pool: optStr(o.pool, 'pool'),
+      storage: optStr(o.storage, 'storage'),
+      plugintype: optStr(o.plugintype, 'plugintype'),
+      content: optStr(o.content, 'content'),
+      shared: optBool(o.shared, 'shared'),
+      hastate: optStr(o.hastate, 'hastate'),
+      maxmem: optNumber(o.maxmem, 'maxmem'),
+      mem: optNumber(o.mem, 'mem'),
+      maxcpu: optNumber(o.maxcpu, 'maxcpu'),
+      cpu: optNumber(o.cpu, 'cpu'),
+      maxdisk: optNumber(o.maxdisk, 'maxdisk'),
+      disk: optNumber(o.disk, 'disk'),
+      uptime: optNumber(o.uptime, 'uptime'),
+    }),
+  )
 }
 
 export function decodeGuestList(v: unknown, type: GuestType): GuestListItem[] {
-  return list(v, type)
-    .map((o, i) => {
-      const f = (k: string) => `${type}[${i}].${k}`
-      return defined({
-        vmid: toInt(o.vmid, f('vmid')),
-        type,
-        name: optStr(o.name, f('name')),
-        status: toStr(o.status ?? 'unknown', f('status')),
-        template: optBool(o.template, f('template')) ?? false,
-        lock: optStr(o.lock, f('lock')),
-        tags: optStr(o.tags, f('tags')),
-        qmpstatus: optStr(o.qmpstatus, f('qmpstatus')),
-        cpus: optNumber(o.cpus, f('cpus')),
-        maxmem: optNumber(o.maxmem, f('maxmem')),
-        mem: optNumber(o.mem, f('mem')),
-        maxdisk: optNumber(o.maxdisk, f('maxdisk')),
-        uptime: optNumber(o.uptime, f('uptime')),
-      })
-    })
-    .sort((a, b) => a.vmid - b.vmid)
+  return rows(v, type, (o) =>
+    defined({
+      vmid: toInt(o.vmid, 'vmid'),
+      type,
+      name: optStr(o.name, 'name'),
+      status: toStr(o.status ?? 'unknown', 'status'),
+      template: optBool(o.template, 'template') ?? false,
+      lock: optStr(o.lock, 'lock'),
+      tags: optStr(o.tags, 'tags'),
+      qmpstatus: optStr(o.qmpstatus, 'qmpstatus'),
+      cpus: optNumber(o.cpus, 'cpus'),
+      maxmem: optNumber(o.maxmem, 'maxmem'),
+      mem: optNumber(o.mem, 'mem'),
+      maxdisk: optNumber(o.maxdisk, 'maxdisk'),
+      uptime: optNumber(o.uptime, 'uptime'),
+    }),
+  ).sort((a, b) => a.vmid - b.vmid)
 }
 
 export function decodePending(v: unknown): PendingEntry[] {
-  return list(v, 'pending').map((o, i) => {
-    const f = (k: string) => `pending[${i}].${k}`
-    return defined({
-      key: toStr(o.key, f('key')),
-      value: optStr(o.value, f('value')),
-      pending: optStr(o.pending, f('pending')),
-      delete: optInt(o.delete, f('delete')),
-    })
-  })
+  return rows(v, 'pending', (o) =>
+    defined({
+      key: toStr(o.key, 'key'),
+      value: optStr(o.value, 'value'),
+      pending: optStr(o.pending, 'pending'),
+      delete: optInt(o.delete, 'delete'),
+    }),
+  )
 }
 
 export function decodeGuestStatus(v: unknown): GuestStatus {
@@ -164,35 +182,33 @@ export function decodeGuestStatus(v: unknown): GuestStatus {
 }
 
 export function decodeStorages(v: unknown): StorageInfo[] {
-  return list(v, 'storage').map((o, i) => {
-    const f = (k: string) => `storage[${i}].${k}`
-    return defined({
-      storage: toStr(o.storage, f('storage')),
-      type: toStr(o.type, f('type')),
-      content: splitList(optStr(o.content, f('content'))),
-      active: optBool(o.active, f('active')) ?? false,
-      enabled: optBool(o.enabled, f('enabled')) ?? true,
-      shared: optBool(o.shared, f('shared')) ?? false,
-      avail: optNumber(o.avail, f('avail')),
-      total: optNumber(o.total, f('total')),
-      used: optNumber(o.used, f('used')),
-    })
-  })
+  return rows(v, 'storage', (o) =>
+    defined({
+      storage: toStr(o.storage, 'storage'),
+      type: toStr(o.type, 'type'),
+      content: splitList(optStr(o.content, 'content')),
+      active: optBool(o.active, 'active') ?? false,
+      enabled: optBool(o.enabled, 'enabled') ?? true,
+      shared: optBool(o.shared, 'shared') ?? false,
+      avail: optNumber(o.avail, 'avail'),
+      total: optNumber(o.total, 'total'),
+      used: optNumber(o.used, 'used'),
+    }),
+  )
 }
 
 export function decodeStorageContent(v: unknown): StorageContentItem[] {
-  return list(v, 'content').map((o, i) => {
-    const f = (k: string) => `content[${i}].${k}`
-    return defined({
-      volid: toStr(o.volid, f('volid')),
-      content: toStr(o.content ?? '', f('content')),
-      format: optStr(o.format, f('format')),
-      size: optNumber(o.size, f('size')),
-      vmid: optInt(o.vmid, f('vmid')),
-      ctime: optNumber(o.ctime, f('ctime')),
-      notes: optStr(o.notes, f('notes')),
-    })
-  })
+  return rows(v, 'content', (o) =>
+    defined({
+      volid: toStr(o.volid, 'volid'),
+      content: toStr(o.content ?? '', 'content'),
+      format: optStr(o.format, 'format'),
+      size: optNumber(o.size, 'size'),
+      vmid: optInt(o.vmid, 'vmid'),
+      ctime: optNumber(o.ctime, 'ctime'),
+      notes: optStr(o.notes, 'notes'),
+    }),
+  )
 }
 
 export function decodeTaskStatus(v: unknown, fallbackNode: string): TaskStatus {

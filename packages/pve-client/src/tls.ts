@@ -56,7 +56,7 @@ export function loadCa(ca: string): string {
  * undici's connector and compares the peer certificate after the handshake (Node's `checkServerIdentity` runs
  * only after chain validation, so it cannot pin a self-signed certificate). With a CA as well, both must hold.
  */
-export function createDispatcher(tls: TlsOptions = {}, logger?: Logger): Agent {
+export function createDispatcher(tls: TlsOptions = {}, logger?: Logger, pool: { connections?: number } = {}): Agent {
   const ca = tls.ca === undefined ? undefined : loadCa(tls.ca)
   const pin = tls.fingerprint === undefined ? undefined : normaliseFingerprint(tls.fingerprint)
   if (tls.insecure && pin === undefined) {
@@ -72,8 +72,11 @@ export function createDispatcher(tls: TlsOptions = {}, logger?: Logger): Agent {
     // resumed sessions must still expose the peer certificate to the pin check
     ...(pin === undefined ? {} : { maxCachedSessions: 0 }),
   })
-  if (pin === undefined) return new Agent({ connect: base })
+  // at most `connections` sockets per origin: with one request per socket, more would only add TLS handshakes
+  const limit = pool.connections === undefined ? {} : { connections: pool.connections }
+  if (pin === undefined) return new Agent({ ...limit, connect: base })
   return new Agent({
+    ...limit,
     connect(opts, cb) {
       base(opts, (err, socket) => {
         if (err) return cb(err, null)

@@ -91,9 +91,9 @@ export class Transport {
     this.#prefix = base.pathname
     this.#logger = options.logger
     this.#ownsDispatcher = options.dispatcher === undefined
-    this.#dispatcher = options.dispatcher ?? createDispatcher(options.tls, options.logger)
-    this.#timeoutMs = options.timeoutMs ?? 30_000
     this.#limiter = new Limiter(options.maxInFlight ?? 8)
+    this.#dispatcher = options.dispatcher ?? createDispatcher(options.tls, options.logger, { connections: this.#limiter.limit })
+    this.#timeoutMs = options.timeoutMs ?? 30_000
     this.#retry = { retries: 3, ...options.retry }
     this.#onRequest = options.onRequest
     this.#auth =

@@ -16,11 +16,14 @@ export class WireError extends Error {
   override readonly name = 'WireError'
   readonly code: WireErrorCode
   readonly field: string | undefined
+  /** the reason without the field name */
+  readonly detail: string
 
   constructor(code: WireErrorCode, message: string, field?: string) {
     super(field === undefined ? message : `${field}: ${message}`)
     this.code = code
     this.field = field
+    this.detail = message
   }
 }
 
