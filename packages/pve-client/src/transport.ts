@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events'
 import { promisify } from 'node:util'
 import { gunzip, gunzipSync, inflate, inflateSync } from 'node:zlib'
 import type { Agent, Dispatcher } from 'undici'
@@ -213,16 +214,17 @@ export class Transport {
     headers: Record<string, string>,
   ): Promise<{ status: number; statusText: string; text: string }> {
     const ms = spec.timeoutMs ?? this.#timeoutMs
-    const stop = new AbortController()
+    // undici takes an EventEmitter as its abort signal: far cheaper per request than an AbortController
+    const stop = new EventEmitter()
     let timedOut = false
     const timer = setTimeout(() => {
       timedOut = true
-      stop.abort()
+      stop.emit('abort')
     }, ms)
-    const onAbort = (): void => stop.abort()
+    const onAbort = (): void => void stop.emit('abort')
     spec.signal?.addEventListener('abort', onAbort, { once: true })
     try {
-      if (spec.signal?.aborted) stop.abort()
+      spec.signal?.throwIfAborted()
       const res = await sendRequest(this.#dispatcher, {
         origin: this.#origin,
         path,
@@ -234,7 +236,7 @@ export class Transport {
           ...(body === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
         },
         ...(body === undefined ? {} : { body }),
-        signal: stop.signal,
+        signal: stop,
         // the timer above bounds the exchange; undici's own idle timers would only race it
         headersTimeout: 0,
         bodyTimeout: 0,
