@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url'
 import { startSimulator, type Simulator } from '@proxops/pve-sim'
 import { createPveReadOnlyClient } from '@proxops/pve-client'
 import { loadRepository } from '@proxops/schema'
-import { DEFAULT_POLICY, observe, plan, serializePlan, type DesiredManifest } from '@proxops/planner'
+import { DEFAULT_POLICY, observe, plan, serializePlan } from '@proxops/planner'
 import { writeEstateRepo, type EstateOptions } from './estate.js'
 import { median, runCli, type CliRun } from './measure.js'
 import type { PlanChildInput, PlanChildResult } from './plan-child.js'
@@ -113,7 +113,7 @@ const plan10k: Scenario = {
       const model = await loadRepository({ root: repo.root })
       const cluster = model.clusters[0]
       if (!cluster || model.errors.length > 0) throw new Error(`estate repository invalid: ${model.errors[0]?.message ?? 'no cluster'}`)
-      const desired = { cluster: cluster.name, manifests: cluster.index.resources.map((r) => r.manifest as unknown as DesiredManifest) }
+      const desired = { cluster: cluster.name, manifests: cluster.index.resources.map((r) => r.manifest) }
       const reader = createPveReadOnlyClient({
         baseUrl: sim.url,
         auth: { type: 'token', tokenId: sim.token.id, secret: sim.token.secret },

@@ -19,7 +19,7 @@ export async function loadDesired(root: string, cluster: string, commit: string 
     const more = errors.length > 1 ? ` (and ${errors.length - 1} more; run proxops validate)` : ''
     throw new CliError('REPOSITORY', `manifest parse error: ${first ? formatError(first) : `cluster ${cluster} is not in the repository at ${root}`}${more}`)
   }
-  const manifests = loaded.index.resources.map((r) => r.manifest as unknown as DesiredManifest)
+  const manifests = loaded.index.resources.map((r) => r.manifest)
   const objects: DesiredObject[] = manifests.map((m) => {
     const spec = m.spec as { node?: string; vmid?: number; nodes?: readonly string[] }
     return {

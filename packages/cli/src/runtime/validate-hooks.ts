@@ -4,7 +4,6 @@
  * an identity the offline checks stand alone. Never contacts PVE; values are registered with the redactor.
  */
 import path from 'node:path'
-import type { DesiredManifest } from '@proxops/planner'
 import type { SchemaError } from '@proxops/schema'
 import { decryptSopsFile, isSopsError, readCredentials } from '@proxops/sops'
 import type { ValidateHooks } from '../commands/validate.js'
@@ -39,7 +38,7 @@ export function sopsValidateHooks(ctx: () => CliContext): ValidateHooks {
       for (const [field, key] of wanted) {
         if (key !== undefined && !creds.secret(key)) errors.push(problem(`cluster ${cluster.name}: ${field} names key "${key}", which is missing or empty under secrets:`))
       }
-      const manifests = cluster.index.resources.map((r) => r.manifest as unknown as DesiredManifest)
+      const manifests = cluster.index.resources.map((r) => r.manifest)
       for (const ref of secretRefs(manifests)) {
         try {
           creds.resolveRef(ref)
