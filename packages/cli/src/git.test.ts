@@ -56,7 +56,12 @@ describe('Git (temporary repositories)', () => {
     expect(dirty.dirty).toBe(true)
     expect(dirty.commit).toMatch(new RegExp(`^${head}-dirty-[0-9a-f]{12}$`))
     writeFileSync(path.join(origin, 'new.yaml'), 'y\n')
-    expect((await git.localRevision(origin)).commit).not.toBe(dirty.commit)
+    const edited = await git.localRevision(origin)
+    expect(edited.commit).not.toBe(dirty.commit)
+    // a saved plan written into the work tree is left out when asked, whatever it holds
+    writeFileSync(path.join(origin, 'plan.json'), '{}\n')
+    expect(await git.localRevision(origin, { ignore: [path.join(origin, 'plan.json')] })).toEqual(edited)
+    expect((await git.localRevision(origin)).commit).not.toBe(edited.commit)
     expect(calls.every((args) => args[0] === '-c' && args[1] === `safe.directory=${origin}`)).toBe(true)
     // the tree is as we left it: nothing reset, nothing cleaned
     expect(readFileSync(path.join(origin, 'new.yaml'), 'utf8')).toBe('y\n')

@@ -132,9 +132,11 @@ export class Git {
    * The identity of what a local work tree holds: HEAD when clean, else HEAD plus a hash of the uncommitted
    * content (`<sha>-dirty-<12 hex>`), so a saved plan notices an edit even without a commit.
    */
-  async localRevision(repo: string): Promise<{ commit: string; dirty: boolean }> {
+  async localRevision(repo: string, options: { ignore?: readonly string[] } = {}): Promise<{ commit: string; dirty: boolean }> {
     const head = (await this.head(repo)) ?? 'no-commit'
-    const dirty = await this.dirtyPaths(repo)
+    // absolute paths of files that are not desired state (a saved plan written into the work tree)
+    const ignore = new Set((options.ignore ?? []).map((f) => path.resolve(f)))
+    const dirty = (await this.dirtyPaths(repo)).filter((f) => !ignore.has(path.resolve(repo, f)))
     if (dirty.length === 0) return { commit: head, dirty: false }
     const hash = createHash('sha256')
     hash.update(await this.run(repo, ['diff', '--binary', '--no-color', 'HEAD', '--'], 'diff').catch(() => ''))

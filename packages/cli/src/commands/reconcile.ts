@@ -67,7 +67,8 @@ function reportAborts(ctx: CliContext, outcomes: readonly CycleOutcome[]): boole
 
 export async function diffHandler(ctx: CliContext, args: PlanArgs & { 'detailed-exitcode'?: boolean; out?: string }): Promise<number> {
   const prepared = await prepare(ctx, args, args.cluster !== undefined ? { cluster: args.cluster } : {})
-  const tree = await prepared.source.sync()
+  // a plan file saved into the work tree is not desired state: leave it out of the revision it records
+  const tree = await prepared.source.sync(args.out !== undefined ? { ignore: [path.resolve(ctx.cwd, args.out)] } : {})
   const outcomes = await dryCycles(ctx, prepared, tree, args)
   const format = args.output ?? 'text'
   const plans = outcomes.flatMap((o) => (o.plan ? [o.plan] : []))
@@ -113,7 +114,7 @@ function progressPrinter(ctx: CliContext, p: Paint): (event: ProgressEvent) => v
 export async function applyHandler(ctx: CliContext, args: PlanArgs & { plan?: string; yes?: boolean; 'dry-run'?: boolean }): Promise<number> {
   if (args['dry-run']) return diffHandler(ctx, args)
   const prepared = await prepare(ctx, args, args.cluster !== undefined ? { cluster: args.cluster } : {})
-  const tree = await prepared.source.sync()
+  const tree = await prepared.source.sync(args.plan !== undefined ? { ignore: [path.resolve(ctx.cwd, args.plan)] } : {})
   const p = painter(ctx, args)
   let saved: Map<string, Plan> | undefined
   if (args.plan !== undefined) {

@@ -44,12 +44,12 @@ export class GitSource {
     return this.#config.git.url ? 'url' : 'local'
   }
 
-  /** One sync: exactly one fetch in URL mode. */
-  async sync(): Promise<SourceTree> {
+  /** One sync: exactly one fetch in URL mode. `ignore`: absolute paths left out of a local revision (a saved plan file). */
+  async sync(options: { ignore?: readonly string[] } = {}): Promise<SourceTree> {
     const { url, branch, path: local } = this.#config.git
     if (!url) {
       const root = local ?? this.#config.root
-      const rev = await this.#git.localRevision(root)
+      const rev = await this.#git.localRevision(root, options)
       this.#lastGood = { root, commit: rev.commit, dirty: rev.dirty, stale: false }
       return this.#lastGood
     }

@@ -1,0 +1,20 @@
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { mergeGaps } from './gaps.js'
+
+const docs = join(import.meta.dirname, '..', '..', '..', 'docs')
+
+describe('docs/GAPS.md', () => {
+  it('is the merge of docs/gaps/*.md (UPDATE_GAPS=1 rewrites it)', () => {
+    const merged = mergeGaps(docs)
+    if (process.env.UPDATE_GAPS === '1') writeFileSync(join(docs, 'GAPS.md'), merged)
+    expect(readFileSync(join(docs, 'GAPS.md'), 'utf8')).toBe(merged)
+  })
+
+  it('has a section for every area file, each with at least one gap', () => {
+    const merged = mergeGaps(docs)
+    expect(merged.match(/^## /gm)?.length).toBeGreaterThanOrEqual(9)
+    for (const section of merged.split(/^## /m).slice(1)) expect(section).toMatch(/^- /m)
+  })
+})

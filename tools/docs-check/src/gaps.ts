@@ -1,0 +1,32 @@
+/**
+ * docs/GAPS.md is assembled from the per-area files in docs/gaps/ (each package keeps its own list beside
+ * its work): one section per file, headings demoted one level, in a fixed order. `gaps.test.ts` keeps the
+ * committed file in sync; `pnpm --filter @proxops/docs-check gen-gaps` rewrites it.
+ */
+import { readFileSync, readdirSync } from 'node:fs'
+import { join } from 'node:path'
+
+const ORDER = ['schema', 'sops', 'pve-client', 'planner', 'planner-run', 'cli', 'simulator', 'simulator-model', 'docs']
+
+const INTRO = `# Known gaps
+
+What ProxOps does not model or check, and what follows for you. Each section comes from one area's file in
+[gaps/](gaps/) (edit those, then run \`pnpm --filter @proxops/docs-check gen-gaps\`). Measured performance and its
+limits are in [performance.md](performance.md).
+`
+
+export function mergeGaps(docsDir: string): string {
+  const names = readdirSync(join(docsDir, 'gaps'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => f.slice(0, -3))
+  const rank = (n: string): number => (ORDER.includes(n) ? ORDER.indexOf(n) : ORDER.length)
+  names.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b))
+  const sections = names.map((name) => {
+    const text = readFileSync(join(docsDir, 'gaps', `${name}.md`), 'utf8').trim()
+    return text
+      .split('\n')
+      .map((line) => (line.startsWith('#') ? `#${line}` : line))
+      .join('\n')
+  })
+  return `${INTRO}\n${sections.join('\n\n')}\n`
+}
