@@ -258,6 +258,24 @@ describe('tasks', () => {
     expect(n).toBe(4)
   })
 
+  it('keeps polling through a brief outage of the node, but gives up once it stays unreachable', async () => {
+    let n = 0
+    routes = {
+      [statusPath]: () => {
+        n++
+        if (n <= 2) return pveError(595, 'No route to host')
+        return ok({ upid: task.upid, node: 'pve1', type: 'qmstart', id: '100', status: 'stopped', exitstatus: 'OK' })
+      },
+    }
+    expect((await c.waitTask(task, { pollIntervalMs: 5 })).ok).toBe(true)
+    routes = { [statusPath]: () => pveError(595, 'No route to host') }
+    const started = Date.now()
+    const err = await c.waitTask(task, { pollIntervalMs: 5, unreachableTimeoutMs: 50, timeoutMs: 60_000 }).catch((e: unknown) => e)
+    expect(err).toMatchObject({ code: 'PVE_TRANSIENT' })
+    // it stopped on the unreachable limit, far before the task timeout
+    expect(Date.now() - started).toBeLessThan(30_000)
+  })
+
   it('WARNINGS: n is success', async () => {
     routes = { [statusPath]: () => ok({ upid: task.upid, status: 'stopped', exitstatus: 'WARNINGS: 2' }) }
     expect((await c.waitTask(task)).ok).toBe(true)

@@ -69,13 +69,16 @@ export async function taskLogTail(get: GetFn, task: TaskRef, n: number, signal?:
  * `startGraceMs` of the first poll is expected right after dispatch and is waited out.
  */
 export async function waitTask(get: GetFn, task: TaskRef, options: WaitOptions = {}): Promise<TaskResult> {
-  const { timeoutMs = 30 * 60_000, pollIntervalMs = 1_000, startGraceMs = 10_000, logLines = 20, signal } = options
+  const { timeoutMs = 30 * 60_000, pollIntervalMs = 1_000, startGraceMs = 10_000, logLines = 20, unreachableTimeoutMs = 30_000, signal } = options
   const started = Date.now()
   let last: TaskStatus | undefined
+  /** when the current run of transient poll failures began */
+  let unreachableSince: number | undefined
   for (;;) {
     if (signal?.aborted) throw abortedError(signal, `waiting for task ${task.upid}`)
     try {
       last = await taskStatus(get, task, signal)
+      unreachableSince = undefined
       if (last.status === 'stopped') {
         const exitstatus = last.exitstatus ?? 'unexpected status'
         if (isTaskSuccess(exitstatus)) return { upid: task.upid, ok: true, exitstatus, log: [] }
@@ -86,8 +89,14 @@ export async function waitTask(get: GetFn, task: TaskRef, options: WaitOptions =
       const early = Date.now() - started < startGraceMs
       // PVE answers 400 `no such task` until the worker has written its log
       const notYet = early && err instanceof PveError && err.code === 'PVE_NOT_FOUND'
-      // transient errors already went through the read retries; keep polling until the deadline
-      if (!notYet && !(err instanceof PveError && err.code === 'PVE_TRANSIENT')) throw err
+      const transient = err instanceof PveError && err.code === 'PVE_TRANSIENT'
+      if (!notYet && !transient) throw err
+      // transient errors already went through the read retries; keep polling, but not for a node that stays away
+      // (an offline node would otherwise hold the cycle until the task timeout)
+      if (transient) {
+        unreachableSince ??= Date.now()
+        if (Date.now() - unreachableSince >= unreachableTimeoutMs) throw err
+      }
     }
     const left = timeoutMs - (Date.now() - started)
     if (left <= 0) {

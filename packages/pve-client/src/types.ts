@@ -168,6 +168,11 @@ export interface WaitOptions {
   startGraceMs?: number
   /** log lines kept for failures; default 20 */
   logLines?: number
+  /**
+   * how long the task's node may stay unreachable (every poll transient: 5xx, 595/596, network) before waiting
+   * stops with that error; default 30 s. The task may still finish on PVE; the next plan sees what it did.
+   */
+  unreachableTimeoutMs?: number
 }
 
 /** PVE parameters as sent: booleans become 1/0, everything goes through URLSearchParams. */
