@@ -23,7 +23,9 @@ for (const [file, hint] of [[cliBin, 'build the CLI'], [simEntry, 'build tools/p
 }
 
 const started = Date.now()
-const say = (text) => process.stderr.write(`\n\u001b[1m==> ${text}\u001b[22m\n`)
+// bold headings only on a terminal, and never with NO_COLOR (as the CLI itself does)
+const bold = process.stderr.isTTY && !process.env.NO_COLOR
+const say = (text) => process.stderr.write(bold ? `\n\u001b[1m==> ${text}\u001b[22m\n` : `\n==> ${text}\n`)
 const { startSimulator, DEMO_TOKEN_ID, DEMO_TOKEN_SECRET } = await import(pathToFileURL(simEntry).href)
 
 /** Points a cluster config at a simulator: its URL and its certificate fingerprint. */
