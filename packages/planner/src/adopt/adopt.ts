@@ -176,14 +176,7 @@ function adoptVm(
 ): AdoptedFile {
   const kind: Kind = guest.template ? 'TemplateVM' : 'VM'
   const c = guest.config
-  const used = new Set<string>()
-  const gap = (field: string, value: string, note: string): void => {
-    collect.gaps.push({ kind, node: guest.node, id: String(guest.vmid), field, value: SENSITIVE.has(field.split('.')[0]!) ? REDACTED : value, note })
-  }
-  const take = (key: string): string | undefined => {
-    used.add(key)
-    return c[key]
-  }
+  const { used, gap, take } = configReader(kind, guest, collect)
   const incomplete: string[] = []
   const name = claim(kind, sanitiseName(c.name, `vm-${guest.vmid}`), guest.vmid)
   const spec: Record<string, unknown> = { node: guest.node, vmid: guest.vmid }
@@ -367,25 +360,7 @@ function adoptVm(
   if (ipconfigs.length > 0) ci.ipconfigs = ipconfigs
   if (Object.keys(ci).length > 0) spec['cloud-init-data'] = ci
 
-  const description = take('description')
-  if (description) spec['pve-description'] = description
-  const tags = guest.tags.filter((t) => t !== options.tag)
-  used.add('tags')
-  if (tags.length > 0) spec.tags = tags
-
-  for (const key of Object.keys(c).sort()) {
-    if (used.has(key) || BOOKKEEPING.has(key)) continue
-    gap(key, c[key]!, /^unused\d+$/.test(key) ? 'detached volume is not modelled' : 'config key not modelled')
-  }
-  return {
-    path: `${KIND_ROOT_OF[kind]}/${options.cluster}/${name}.yaml`,
-    kind,
-    name,
-    node: guest.node,
-    vmid: guest.vmid,
-    document: { apiVersion: API_VERSION, kind, metadata: { name }, spec },
-    incomplete,
-  }
+  return finishGuest(kind, name, guest, spec, incomplete, options, { used, gap, take })
 }
 
 // ---------------------------------------------------------------- LXC / TemplateCT
@@ -393,14 +368,7 @@ function adoptVm(
 function adoptLxc(guest: LiveGuest, options: AdoptOptions & { tag: string }, claim: Claim, collect: Collect): AdoptedFile {
   const kind: Kind = guest.template ? 'TemplateCT' : 'LXC'
   const c = guest.config
-  const used = new Set<string>()
-  const gap = (field: string, value: string, note: string): void => {
-    collect.gaps.push({ kind, node: guest.node, id: String(guest.vmid), field, value: SENSITIVE.has(field.split('.')[0]!) ? REDACTED : value, note })
-  }
-  const take = (key: string): string | undefined => {
-    used.add(key)
-    return c[key]
-  }
+  const { used, gap, take } = configReader(kind, guest, collect)
   const incomplete: string[] = ['spec.template: PVE does not record the CTTemplate a container was created from; name it']
   gap('spec.template', '(unknown)', 'unrecoverable: PVE does not persist ostemplate')
   const hostname = take('hostname')
@@ -502,12 +470,49 @@ function adoptLxc(guest: LiveGuest, options: AdoptOptions & { tag: string }, cla
   if (startup) opts.startup = startup
   if (Object.keys(opts).length > 0) spec.options = opts
 
+  return finishGuest(kind, name, guest, spec, incomplete, options, { used, gap, take })
+}
+
+// ---------------------------------------------------------------- helpers
+
+/** Reads a guest's config key by key, remembering what was used; `gap` records what the manifest cannot say. */
+interface ConfigReader {
+  used: Set<string>
+  gap: (field: string, value: string, note: string) => void
+  take: (key: string) => string | undefined
+}
+
+function configReader(kind: Kind, guest: LiveGuest, collect: Collect): ConfigReader {
+  const used = new Set<string>()
+  return {
+    used,
+    gap: (field, value, note) => {
+      collect.gaps.push({ kind, node: guest.node, id: String(guest.vmid), field, value: SENSITIVE.has(field.split('.')[0]!) ? REDACTED : value, note })
+    },
+    take: (key) => {
+      used.add(key)
+      return guest.config[key]
+    },
+  }
+}
+
+/** The part every guest kind shares: description, tags (without the ownership claim), unmodelled keys, the file. */
+function finishGuest(
+  kind: Kind,
+  name: string,
+  guest: LiveGuest,
+  spec: Record<string, unknown>,
+  incomplete: string[],
+  options: AdoptOptions & { tag: string },
+  { used, gap, take }: ConfigReader,
+): AdoptedFile {
   const description = take('description')
   if (description) spec['pve-description'] = description
   const tags = guest.tags.filter((t) => t !== options.tag)
   used.add('tags')
   if (tags.length > 0) spec.tags = tags
 
+  const c = guest.config
   for (const key of Object.keys(c).sort()) {
     if (used.has(key) || BOOKKEEPING.has(key)) continue
     gap(key, c[key]!, /^unused\d+$/.test(key) ? 'detached volume is not modelled' : 'config key not modelled')
@@ -522,8 +527,6 @@ function adoptLxc(guest: LiveGuest, options: AdoptOptions & { tag: string }, cla
     incomplete,
   }
 }
-
-// ---------------------------------------------------------------- helpers
 
 function sortedSlots(config: Readonly<Record<string, string>>, pattern: RegExp): string[] {
   return Object.keys(config)
