@@ -5,6 +5,7 @@
 import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, visit, type Document, type Node } from 'yaml'
 import type { ErrorCode } from './errors.js'
 import type { PathKey } from './manifest/parse.js'
+import { readPlainYaml } from './yaml-plain.js'
 
 export interface Position {
   line: number
@@ -59,16 +60,29 @@ function parseStream(text: string): ParsedStream {
   }
 }
 
+/**
+ * Documents keep only the text, not the syntax tree: locate() is needed for problems only, and a
+ * repository's worth of retained trees made the garbage collector the loader's main cost. The first
+ * locate() of a file parses it again (same text, same options, so the same nodes and positions).
+ */
+function lazyTree(text: string): () => ParsedStream {
+  let reparsed: ParsedStream | undefined
+  return () => (reparsed ??= parseStream(text))
+}
+
 export function parseYaml(text: string, limits: YamlLimits = {}): YamlFile {
+  const tree = lazyTree(text)
+  const plain = readPlainYaml(text)
+  if (plain) return { documents: plain.map((d, index) => document(index, d.value, d.start, tree)), problems: [] }
+  return parseWithLibrary(text, limits, tree)
+}
+
+/** parseYaml through the `yaml` library alone (exported for the test that compares it with the fast path) */
+export function parseWithLibrary(text: string, limits: YamlLimits = {}, tree = lazyTree(text)): YamlFile {
   const maxAliasCount = limits.maxAliasCount ?? 100
   const { docs: list, pos } = parseStream(text)
   const problems: YamlProblem[] = []
   const documents: YamlDocument[] = []
-  // Documents keep only the text, not the syntax tree: locate() is needed for problems only, and a
-  // repository's worth of retained trees made the garbage collector the loader's main cost. The first
-  // locate() of a file parses it again (same text, same options, so the same nodes and positions).
-  let reparsed: ParsedStream | undefined
-  const tree = (): ParsedStream => (reparsed ??= parseStream(text))
   list.forEach((doc: Document.Parsed, index) => {
     let failed = false
     for (const e of [...doc.errors, ...doc.warnings]) {
@@ -120,40 +134,48 @@ export function parseYaml(text: string, limits: YamlLimits = {}): YamlFile {
       )
       return
     }
-    documents.push({
-      index,
-      value,
-      start,
-      locate(path, options = {}) {
-        // Scalars point at their value; collections at their key (`spec:`), list items at their `-` entry;
-        // a missing field at the nearest existing parent.
-        const { docs: again, pos } = tree()
-        let node: unknown = again[index]!.contents
-        let best = start
-        for (let i = 0; i < path.length; i++) {
-          const key = path[i]!
-          const isLast = i === path.length - 1
-          if (isMap(node)) {
-            const pair = node.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === String(key))
-            if (!pair) return best
-            const keyNode = pair.key as Node
-            if (keyNode.range) best = pos(keyNode.range[0])
-            if (isLast && options.key) return best
-            node = pair.value
-            const valueNode = pair.value as Node | null
-            if (isLast && valueNode?.range && (isScalar(valueNode) || isAlias(valueNode))) return pos(valueNode.range[0])
-          } else if (isSeq(node) && typeof key === 'number') {
-            const item = node.items[key] as Node | undefined
-            if (!item) return best
-            node = item
-            if (item.range) best = pos(item.range[0])
-          } else {
-            return best
-          }
-        }
-        return best
-      },
-    })
+    documents.push(document(index, value, start, tree))
   })
   return { documents, problems }
+}
+
+/**
+ * A parsed document. `index` counts every document of the file (empty ones too), so that it also indexes
+ * the re-parsed stream that locate() walks.
+ */
+function document(index: number, value: unknown, start: Position, tree: () => ParsedStream): YamlDocument {
+  return {
+    index,
+    value,
+    start,
+    locate(path, options = {}) {
+      // Scalars point at their value; collections at their key (`spec:`), list items at their `-` entry;
+      // a missing field at the nearest existing parent.
+      const { docs: again, pos } = tree()
+      let node: unknown = again[index]!.contents
+      let best = start
+      for (let i = 0; i < path.length; i++) {
+        const key = path[i]!
+        const isLast = i === path.length - 1
+        if (isMap(node)) {
+          const pair = node.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === String(key))
+          if (!pair) return best
+          const keyNode = pair.key as Node
+          if (keyNode.range) best = pos(keyNode.range[0])
+          if (isLast && options.key) return best
+          node = pair.value
+          const valueNode = pair.value as Node | null
+          if (isLast && valueNode?.range && (isScalar(valueNode) || isAlias(valueNode))) return pos(valueNode.range[0])
+        } else if (isSeq(node) && typeof key === 'number') {
+          const item = node.items[key] as Node | undefined
+          if (!item) return best
+          node = item
+          if (item.range) best = pos(item.range[0])
+        } else {
+          return best
+        }
+      }
+      return best
+    },
+  }
 }
