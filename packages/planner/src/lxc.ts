@@ -189,7 +189,7 @@ export function lxcFields(m: LxcManifest, ctx: GuestBuildContext): GuestFields {
     })
   }
 
-  owned.push(tagsField(s.tags, ctx.ownershipTag))
+  owned.push(ctx.tags ? ctx.tags(s.tags) : tagsField(s.tags, ctx.ownershipTag))
 
   const createOnly: Record<string, string> = { ...s.extra }
   const tmpl = ctx.volid('CTTemplate', s.template)

@@ -171,9 +171,22 @@ export function display(v: PlanParamValue): string {
 
 const compareDiffs = (a: FieldDiff, b: FieldDiff): number => cmp(a.key, b.key) || cmp(a.field, b.field)
 
-/** Sorts a freshly built diff list in place (by key, then field) and returns it. */
+/**
+ * Sorts a freshly built diff list in place (by key, then field) and returns it. Lists are short (a few keys
+ * per action): an insertion sort, which allocates nothing, where Array#sort copies every list it sorts.
+ */
 export function sortDiffs(d: FieldDiff[]): FieldDiff[] {
-  return d.length < 2 ? d : d.sort(compareDiffs)
+  if (d.length > 32) return d.sort(compareDiffs)
+  for (let i = 1; i < d.length; i++) {
+    const x = d[i]!
+    let j = i - 1
+    while (j >= 0 && compareDiffs(d[j]!, x) > 0) {
+      d[j + 1] = d[j]!
+      j--
+    }
+    d[j + 1] = x
+  }
+  return d
 }
 
 

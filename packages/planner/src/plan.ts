@@ -10,10 +10,11 @@ import { planLiveGuest, planNewGuest, type GuestPlanEnv } from './guest-plan.js'
 import type { LiveGuest, LiveInventory } from './inventory.js'
 import { lxcFields } from './lxc.js'
 import { artifactAddress, assemblePlan, guestAddress, type Draft } from './order.js'
+import type { Owned } from './fields.js'
 import { DEFAULT_POLICY, type Anomaly, type Gap, type GuestKind, type PendingChange, type Plan, type PlanParamValue, type Policy, type Skip } from './plan-types.js'
 import type { GuestType } from './ports.js'
 import { prunes } from './prune.js'
-import { qemuFields, type GuestBuildContext, type GuestFields } from './qemu.js'
+import { qemuFields, tagsField, type GuestBuildContext, type GuestFields } from './qemu.js'
 
 export interface PlanOptions {
   /** decrypted secret values, used only to compare `sshkeys` from refs; never copied into the plan */
@@ -173,17 +174,34 @@ class Context {
     return this.levels.get(keyOf(m.kind, m.metadata.name))?.level ?? 0
   }
 
+  /** build contexts shared by every guest (plain VMs and LXC, clone-backed VMs): built once, not per guest */
+  private buildContexts?: { plain: GuestBuildContext; cloned: GuestBuildContext }
+
   private fields(m: VmManifest | LxcManifest): GuestFields {
-    const bctx: GuestBuildContext = {
-      ownershipTag: this.policy.ownershipTag,
+    this.buildContexts ??= this.makeBuildContexts()
+    const bctx = m.kind === 'VM' && m.spec.clone !== undefined ? this.buildContexts.cloned : this.buildContexts.plain
+    return isQemu(m) ? qemuFields(m, bctx) : lxcFields(m, bctx)
+  }
+
+  private makeBuildContexts(): { plain: GuestBuildContext; cloned: GuestBuildContext } {
+    const ownershipTag = this.policy.ownershipTag
+    const tagFields = new Map<string, Owned>()
+    const plain: GuestBuildContext = {
+      ownershipTag,
       volid: (kind, name) => {
         const a = this.byKey.get(keyOf(kind, name))
         return a && isArtifact(a) ? artifactVolid(a) : undefined
       },
-      cloned: m.kind === 'VM' && m.spec.clone !== undefined,
+      cloned: false,
+      tags: (tags) => {
+        const key = JSON.stringify(tags)
+        let owned = tagFields.get(key)
+        if (!owned) tagFields.set(key, (owned = tagsField(tags, ownershipTag)))
+        return owned
+      },
       ...(this.options.secrets ? { secrets: this.options.secrets } : {}),
     }
-    return isQemu(m) ? qemuFields(m, bctx) : lxcFields(m, bctx)
+    return { plain, cloned: { ...plain, cloned: true } }
   }
 
   planGuest(m: VmManifest | LxcManifest): void {

@@ -31,6 +31,8 @@ export interface GuestBuildContext {
   secrets?: SecretLookup
   /** the VM is clone-backed: the template's layout is expected, its cloud-init drive kept */
   cloned: boolean
+  /** the tags field of a tag list; the planner shares one per distinct list (most guests repeat a few) */
+  tags?: (tags: readonly string[]) => Owned
 }
 
 export interface GuestFields {
@@ -453,7 +455,7 @@ export function qemuFields(m: VmManifest, ctx: GuestBuildContext): GuestFields {
     }
   }
 
-  owned.push(tagsField(s.tags, ctx.ownershipTag))
+  owned.push(ctx.tags ? ctx.tags(s.tags) : tagsField(s.tags, ctx.ownershipTag))
 
   const createOnly: Record<string, string> = { ...s.extra }
   if (Object.keys(s.extra).length > 0) gaps.push({ field: 'spec.extra', note: 'sent on create only; never compared' })
