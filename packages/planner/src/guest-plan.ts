@@ -165,7 +165,12 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
       params[r.key] = (params[r.key] as string).replace(/(^|,)size=[^,]*/, `$1size=${r.size}`)
       diffs.push(r.diff)
     }
-    const resizeFirst: PveRequest[] = before.map((r, i) => (i === 0 ? { call: 'resizeDisk', node, guest: type, vmid, disk: r.key, size: r.size, digest: g.digest } : { call: 'resizeDisk', node, guest: type, vmid, disk: r.key, size: r.size }))
+    // a literal and pushes, not Array#map: map's empty and filled results differ in V8's array kinds, and
+    // the first filled one, late in a large plan, threw away planLiveGuest's optimised code
+    const resizeFirst: PveRequest[] = []
+    for (const r of before) {
+      resizeFirst.push(resizeFirst.length === 0 ? { call: 'resizeDisk', node, guest: type, vmid, disk: r.key, size: r.size, digest: g.digest } : { call: 'resizeDisk', node, guest: type, vmid, disk: r.key, size: r.size })
+    }
     resizes = later
     const update: PveRequest = resizeFirst.length === 0 ? { call: 'updateConfig', node, guest: type, vmid, params, digest: g.digest } : { call: 'updateConfig', node, guest: type, vmid, params }
     // shutdown, resizes, the write: in this order
@@ -240,11 +245,16 @@ function compareOwned(t: GuestTarget, g: LiveGuest, cfg: Readonly<Record<string,
   const { f, base, anomaly } = t
   const resource = base.resource as string
   const w: OwnedComparison = { params: {}, diffs: [], classes: [], heldBack: [], leftPending: [], pendingKeys: [], resizes: [] }
-  for (const o of f.owned) {
+  // index loops: this runs for every owned key of every guest, and for-of allocates an iterator result per
+  // step until V8 has optimised the loop (the whole first plan() of a process)
+  const owned = f.owned
+  for (let i = 0; i < owned.length; i++) {
+    const o = owned[i]!
     const before = cfg[o.key]
     const outcomes = o.compare(before)
     if (outcomes.length === 0 && g.pending[o.key] !== undefined && g.config[o.key] !== g.pending[o.key]) w.pendingKeys.push(o.key)
-    for (const out of outcomes) {
+    for (let j = 0; j < outcomes.length; j++) {
+      const out = outcomes[j]!
       if (out.t === 'anomaly') anomaly({ code: out.code, field: o.key, message: `${resource}: ${out.message}` })
       else if (out.t === 'gap') env.out.gaps.push({ address: base.address as string, field: o.field, note: out.note })
       else if (out.t === 'resize') {
@@ -270,9 +280,12 @@ function guestDraft(base: GuestTarget['base'], type: ActionType, reason: string,
   return { resource: base.resource, address: base.address, kind: base.kind, name: base.name, node: base.node, vmid: base.vmid, tier: base.tier, level: base.level, type, reason, diffs, disruption, digest, requests, id: undefined, after: undefined }
 }
 
-/** A field diff; `before` only when PVE has a value. */
+/**
+ * A field diff; `before` is undefined when PVE has no value (serializePlan leaves it out). One object shape
+ * either way: a second shape first met late in a plan made V8 throw away and recompile compareOwned.
+ */
 function fieldDiff(field: string, key: string, before: string | undefined, after: string): FieldDiff {
-  return before === undefined ? { field, key, after } : { field, key, before, after }
+  return { field, key, before, after }
 }
 
 /** Live slots of the managed families (disks, NICs, PCI, mount points) that no field declares: reported, never removed. */

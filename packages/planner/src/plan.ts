@@ -77,6 +77,8 @@ class Context {
   /** vmids of guests on nodes outside the allowlist (never acted on, but they block a create) */
   private readonly elsewhere = new Map<number, string>()
   private readonly env: GuestPlanEnv
+  /** build contexts shared by every guest (plain VMs and LXC, clone-backed VMs): built once, not per guest */
+  private readonly buildContexts: { plain: GuestBuildContext; cloned: GuestBuildContext }
 
   constructor(
     private readonly desired: DesiredState,
@@ -96,6 +98,7 @@ class Context {
     }
     this.levels = levels(this.byKey)
     this.env = { policy, byKey: this.byKey, out: this }
+    this.buildContexts = this.makeBuildContexts()
     for (const n of live.nodes) this.online.set(n.node, n.online)
     this.visibleGuests = live.guests.filter((g) => this.allowedNode(g.node))
     for (const g of this.visibleGuests) this.guests.set(g.vmid, g)
@@ -174,11 +177,7 @@ class Context {
     return this.levels.get(keyOf(m.kind, m.metadata.name))?.level ?? 0
   }
 
-  /** build contexts shared by every guest (plain VMs and LXC, clone-backed VMs): built once, not per guest */
-  private buildContexts?: { plain: GuestBuildContext; cloned: GuestBuildContext }
-
   private fields(m: VmManifest | LxcManifest): GuestFields {
-    this.buildContexts ??= this.makeBuildContexts()
     const bctx = m.kind === 'VM' && m.spec.clone !== undefined ? this.buildContexts.cloned : this.buildContexts.plain
     return isQemu(m) ? qemuFields(m, bctx) : lxcFields(m, bctx)
   }
