@@ -134,14 +134,24 @@ const plan10k: Scenario = {
     }
     try {
       const runs: PlanChildResult[] = []
-      for (let i = 0; i < (quick ? 2 : 5); i++) runs.push(planInFreshProcess(inputFile, quick ? 3 : 5))
+      // first calls vary by +-20 % between processes on a shared 2-core machine: the median of 9
+      for (let i = 0; i < (quick ? 2 : 9); i++) runs.push(planInFreshProcess(inputFile, quick ? 3 : 4))
       const first = median(runs.map((r) => r.firstMs))
+      const mains = runs.flatMap((r) => (r.firstMainMs === undefined ? [] : [r.firstMainMs]))
+      const firstMain = mains.length === runs.length ? median(mains) : undefined
       const warm = median(runs.flatMap((r) => r.repeatMs))
       const deterministic = runs.every((r) => r.deterministic && r.sha256 === reference)
       const actions = runs[0]?.actions ?? 0
       const what = `plan() ${n} desired x ${n} live (${actions} actions)`
       return [
-        { scenario: `${what}: CPU, first call in a fresh process`, figure: `${first.toFixed(0)} ms`, target: '<= 500 ms', pass: first <= 500, data: { firstMs: runs.map((r) => r.firstMs), actions } },
+        {
+          scenario: `${what}: CPU, first call in a fresh process`,
+          // the process CPU is the figure judged; the main thread's share shows what V8's compiler threads add
+          figure: `${first.toFixed(0)} ms${firstMain === undefined ? '' : ` (main thread ${firstMain.toFixed(0)} ms)`}`,
+          target: '<= 500 ms',
+          pass: first <= 500,
+          data: { firstMs: runs.map((r) => r.firstMs), firstMainMs: mains, actions },
+        },
         { scenario: `${what}: CPU, repeated calls (warm)`, figure: `${warm.toFixed(0)} ms`, target: '<= 500 ms', pass: warm <= 500, data: { repeatMs: runs.map((r) => r.repeatMs) } },
         { scenario: `${what}: deterministic`, figure: deterministic ? `identical bytes x${runs.length} processes` : 'DIFFERENT', target: 'identical', pass: deterministic, data: { sha256: runs.map((r) => r.sha256), reference } },
       ]
