@@ -63,9 +63,18 @@ describe('readPlainYaml', () => {
     expect(readPlainYaml(text)!.map((d) => d.start)).toEqual([{ line: 2, column: 1 }, { line: 5, column: 1 }])
   })
 
+  it('reads one-line flow lists of scalars', () => {
+    const text = "nodes: [pve1, pve2,pve3]   # all\nempty: [ ]\nmixed:\n  - [1, true, ~, 'a b', \"c\"]\n"
+    expect(agrees(text)).toBe(true)
+    expect(readPlainYaml(text)![0]!.value).toEqual({ nodes: ['pve1', 'pve2', 'pve3'], empty: [], mixed: [[1, true, null, 'a b', 'c']] })
+  })
+
   it.each([
     ['an escape in a double-quoted string', manifest],
-    ['a flow collection', 'a: [1, 2]\n'],
+    ['a nested flow collection', 'a: [[1], 2]\n'],
+    ['a flow mapping', 'a: {b: 1}\n'],
+    ['a flow list over two lines', 'a: [1,\n  2]\n'],
+    ['a trailing comma in a flow list', 'a: [1, 2, ]\n'],
     ['an anchor', 'a: &x 1\n'],
     ['a tag', 'a: !!str 1\n'],
     ['a block scalar', 'a: |\n  text\n'],
@@ -166,7 +175,16 @@ describe('readPlainYaml agrees with the yaml library', () => {
     expect(agrees(text)).toBe(true)
   })
 
-  test.prop([fc.string({ unit: fc.constantFrom(...'a1 :-#\'"\n~.'), maxLength: 40 })], { numRuns: 3000 })('on short arbitrary text', (text) => {
+  // one-line flow lists, with the spacing, quoting and stray characters people type
+  const flowItem = fc.oneof(word, fc.nat().map(String), tricky, tricky.map((t) => `'${t}'`), tricky.map((t) => `"${t}"`), fc.constantFrom('', ' ', '[x]', '{a: 1}', 'a: b', '#c'))
+  const flowText = fc
+    .array(fc.tuple(word, fc.array(fc.tuple(fc.constantFrom('', ' ', '  '), flowItem, fc.constantFrom('', ' ')), { maxLength: 4 }), fc.constantFrom('', ' # c', ' ,', ']')), { minLength: 1, maxLength: 3 })
+    .map((entries) => entries.map(([k, items, tail]) => `${k}: [${items.map(([a, v, b]) => `${a}${v}${b}`).join(',')}]${tail}\n`).join(''))
+  test.prop([flowText], { numRuns: 3000 })('on one-line flow lists', (text) => {
+    agrees(text)
+  })
+
+  test.prop([fc.string({ unit: fc.constantFrom(...'a1 :-#\'"\n~.[],'), maxLength: 40 })], { numRuns: 3000 })('on short arbitrary text', (text) => {
     agrees(text)
   })
 })

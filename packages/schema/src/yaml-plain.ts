@@ -1,6 +1,6 @@
 /**
  * A fast reader for the plain block YAML that manifests are almost always written in: block mappings and
- * sequences, one-line scalars, comments, `---` between documents. It answers only when it is sure to give
+ * sequences, one-line scalars, one-line lists of scalars (`[a, b]`), comments, `---` between documents. It answers only when it is sure to give
  * what the `yaml` library gives (the parser of record, which reads everything else, and every file this
  * one declines); anything outside the subset (flow collections, anchors, tags, block or multi-line
  * scalars, escapes, tabs, non-ASCII, duplicate keys, numbers other than plain integers...) returns
@@ -129,7 +129,7 @@ class BlockReader {
       const m = KEY.exec(text) ?? decline()
       const key = m[1]!
       // keys must read as strings: `1: x` or `true: x` would become "1" or "true" only by conversion
-      if (key.length > 1000 || key === '__proto__' || Object.hasOwn(map, key) || BOOL.test(key) || NULL.test(key) || NUMBER_LIKE.some((re) => re.test(key))) decline()
+      if (key.length > 1000 || key === '__proto__' || Object.hasOwn(map, key) || (mayResolve(key) && typeof resolvePlain(key) !== 'string')) decline()
       this.at++
       const rest = stripComment(text.slice(m[0].length))
       if (rest !== '') {
@@ -171,13 +171,49 @@ function scalar(rest: string): unknown {
   const first = rest[0]!
   if (first === "'" || first === '"') return quoted(rest)
   const value = stripComment(rest)
+  if (first === '[') return flowList(value)
   if (first === '-' && SAFE_INT.test(value)) return Number(value)
   if (NOT_PLAIN_START.has(first) || value.includes(': ') || value.endsWith(':') || value.includes(' #')) decline()
+  return mayResolve(value) ? resolvePlain(value) : value
+}
+
+/**
+ * Whether a plain scalar could be anything but a string: only text starting like null (`~`, `n`, `N`), a
+ * boolean (`t`, `T`, `f`, `F`) or a number (a digit, a sign, `.`) can. Saves the tests below for most values.
+ */
+function mayResolve(value: string): boolean {
+  const c = value.charCodeAt(0)
+  return value === '' || (c >= 48 && c <= 57) || 'nN~tTfF+-.'.includes(value[0]!)
+}
+
+/** the core schema's reading of a plain scalar (declining the numbers this reader does not convert) */
+function resolvePlain(value: string): unknown {
   if (NULL.test(value)) return null
   if (BOOL.test(value)) return value[0] === 't' || value[0] === 'T'
   if (SAFE_INT.test(value)) return Number(value)
   if (NUMBER_LIKE.some((re) => re.test(value))) decline()
   return value
+}
+
+/**
+ * `[a, b, 'c']` on one line: scalars only, no nested collections, no empty entries or trailing comma, no
+ * commas inside quotes (each entry is split at commas first).
+ */
+function flowList(value: string): unknown[] {
+  if (!value.endsWith(']')) decline()
+  const inner = value.slice(1, -1)
+  if (inner.trim() === '') return []
+  return inner.split(',').map((raw) => {
+    const item = raw.trim()
+    if (item === '' || /[[\]{}:#]/.test(item)) decline()
+    const q = item[0]
+    if (q === "'" || q === '"') {
+      if (item.length < 2 || !item.endsWith(q)) decline()
+      return quoted(item)
+    }
+    if (item.includes("'") || item.includes('"')) decline()
+    return scalar(item)
+  })
 }
 
 /** a quoted scalar that closes on its line, followed by nothing or a comment */

@@ -96,6 +96,8 @@ const DEFAULT_MAX_FILE = 1024 * 1024
 /** file-system calls in flight at once: enough to keep libuv's 4 threads busy while parsing goes on */
 const IO_CONCURRENCY = 8
 const YAML_EXT = /\.ya?ml$/i
+/** a `.` or `..` path segment, with either separator */
+const DOT_SEGMENT = /(?:^|[\\/])\.\.?(?:[\\/]|$)/
 
 interface ParsedFile {
   file: string
@@ -110,8 +112,8 @@ interface ConfigSource {
   entry: ClusterEntry
   secretsFile?: string
   localSettings?: ProcessConfig
-  /** position of the declaration */
-  at: Position
+  /** position of the declaration (for errors only: it re-parses the file) */
+  at: () => Position
 }
 
 class Loader {
@@ -156,8 +158,7 @@ class Loader {
     const prefix = this.root.endsWith(sep) ? this.root : this.root + sep
     if (!abs.startsWith(prefix) || abs.length === prefix.length) return undefined
     const below = abs.slice(prefix.length)
-    if (below.includes(`${sep}${sep}`) || below.endsWith(sep) || below.split(sep).some((seg) => seg === '.' || seg === '..')) return undefined
-    return below
+    return DOT_SEGMENT.test(below) || below.includes(`${sep}${sep}`) || below.endsWith(sep) ? undefined : below
   }
 
   /**
@@ -319,7 +320,7 @@ export async function loadRepository(options: LoadOptions): Promise<RepositoryMo
             name,
             configFile: 'proxops.yaml',
             entry,
-            at: doc.locate(['pve', 'clusters', name], { key: true }),
+            at: () => doc.locate(['pve', 'clusters', name], { key: true }),
             ...(entry['secrets-file'] !== undefined ? { secretsFile: resolve(root, entry['secrets-file']) } : {}),
           })
         }
@@ -384,7 +385,7 @@ export async function loadRepository(options: LoadOptions): Promise<RepositoryMo
   for (const src of [...inlineClusters, ...localClusters]) {
     const prev = configured.get(src.name)
     if (prev) {
-      L.errors.push(L.err('config-invalid', src.configFile, src.at, `cluster "${src.name}" is declared twice: in ${prev.configFile} and in ${src.configFile}; keep one`))
+      L.errors.push(L.err('config-invalid', src.configFile, src.at(), `cluster "${src.name}" is declared twice: in ${prev.configFile} and in ${src.configFile}; keep one`))
       continue
     }
     configured.set(src.name, src)
@@ -398,7 +399,7 @@ export async function loadRepository(options: LoadOptions): Promise<RepositoryMo
   }
   for (const src of configured.values()) {
     if (!compositionDirs.has(src.name) && !L.errors.some((e) => e.file === `clusters/${src.name}` && e.code === 'composition-missing')) {
-      L.errors.push(L.err('composition-missing', src.configFile, src.at, `cluster "${src.name}" has no clusters/${src.name}/resources.yaml: create it (resources: [] for an empty cluster)`))
+      L.errors.push(L.err('composition-missing', src.configFile, src.at(), `cluster "${src.name}" has no clusters/${src.name}/resources.yaml: create it (resources: [] for an empty cluster)`))
     }
   }
   if (configured.size === 0 && attempted.size === 0) {
@@ -409,7 +410,7 @@ export async function loadRepository(options: LoadOptions): Promise<RepositoryMo
     const url = src.entry['base-url']
     const prev = byUrl.get(url)
     if (prev) {
-      L.errors.push(L.err('base-url-duplicate', src.configFile, src.at, `clusters "${prev.name}" and "${src.name}" share base-url ${url}: each cluster needs its own endpoint`))
+      L.errors.push(L.err('base-url-duplicate', src.configFile, src.at(), `clusters "${prev.name}" and "${src.name}" share base-url ${url}: each cluster needs its own endpoint`))
     } else byUrl.set(url, src)
   }
 
@@ -480,14 +481,14 @@ async function loadClusterConfig(L: Loader, name: string, real: string, file: st
     name,
     configFile: file,
     entry: entry.auth === undefined && pve.auth !== undefined ? { ...entry, auth: cfg.pve.auth } : entry,
-    at: doc.locate(['pve', 'clusters', name], { key: true }),
+    at: () => doc.locate(['pve', 'clusters', name], { key: true }),
     ...(entry['secrets-file'] !== undefined ? { secretsFile: resolve(dirname(real), entry['secrets-file']) } : {}),
     ...(hasSettings ? { localSettings: cfg } : {}),
   }
 }
 
 /** Reads `resources.yaml` into entries with their positions. */
-async function readComposition(L: Loader, real: string, file: string, cluster: string): Promise<Array<{ path: string; at: Position }> | undefined> {
+async function readComposition(L: Loader, real: string, file: string, cluster: string): Promise<Array<{ path: string; at: () => Position }> | undefined> {
   const { docs, errors } = await L.readYaml(real)
   if (errors.length) {
     L.errors.push(...errors.map((e) => ({ ...e, clusters: [cluster] })))
@@ -515,12 +516,13 @@ async function readComposition(L: Loader, real: string, file: string, cluster: s
     L.errors.push(L.err('composition-invalid', file, doc.locate(prefix), '"resources:" must be a list of paths', { clusters: [cluster] }))
     return undefined
   }
-  const out: Array<{ path: string; at: Position }> = []
+  const out: Array<{ path: string; at: () => Position }> = []
   list.forEach((item, i) => {
-    const at = doc.locate([...prefix, i])
+    // positions only for problems: locating re-parses the file with the yaml library
+    const at = (): Position => doc.locate([...prefix, i])
     if (item === null || item === undefined) return
     if (typeof item !== 'string') {
-      L.errors.push(L.err('composition-invalid', file, at, `entry ${i} of resources must be a path string, got ${typeof item}`, { clusters: [cluster] }))
+      L.errors.push(L.err('composition-invalid', file, at(), `entry ${i} of resources must be a path string, got ${typeof item}`, { clusters: [cluster] }))
       return
     }
     if (item.trim() === '') return
@@ -573,28 +575,28 @@ async function loadCluster(L: Loader, src: ConfigSource, compositionReal: string
   entries.forEach(({ path: entry, at }, i) => {
     const r = resolved[i]!
     if ('code' in r) {
-      push(r.code, compositionFile, at, r.message)
+      push(r.code, compositionFile, at(), r.message)
       return
     }
     const { real, rel, info } = r
     const shown = rel === r.lexicalRel ? rel : `${r.lexicalRel} -> ${rel}`
     if (!info?.isFile) {
-      push('composition-not-file', compositionFile, at, `path ${JSON.stringify(entry)} (${shown}) is not a regular file: list manifest files, not directories`)
+      push('composition-not-file', compositionFile, at(), `path ${JSON.stringify(entry)} (${shown}) is not a regular file: list manifest files, not directories`)
       return
     }
     if (!YAML_EXT.test(rel) || !YAML_EXT.test(entry)) {
-      push('composition-extension', compositionFile, at, `path ${JSON.stringify(entry)} (${shown}) must end in .yaml or .yml`)
+      push('composition-extension', compositionFile, at(), `path ${JSON.stringify(entry)} (${shown}) must end in .yaml or .yml`)
       return
     }
     const segments = rel.split('/')
     if (!(KIND_ROOTS as readonly string[]).includes(segments[0]!)) {
-      push('composition-kind-root', compositionFile, at, `path ${JSON.stringify(entry)} (${shown}) is not under a kind root: manifests live in ${KIND_ROOTS.map((k) => `${k}/`).join(', ')}`)
+      push('composition-kind-root', compositionFile, at(), `path ${JSON.stringify(entry)} (${shown}) is not under a kind root: manifests live in ${KIND_ROOTS.map((k) => `${k}/`).join(', ')}`)
       return
     }
     if (segments.length < 3) return // directly under a kind root: reported repository-wide as legacy-layout
     const prev = listed.get(rel)
     if (prev !== undefined) {
-      push('composition-duplicate', compositionFile, at, `path ${JSON.stringify(entry)} is listed twice (first as ${JSON.stringify(prev)}); remove one`)
+      push('composition-duplicate', compositionFile, at(), `path ${JSON.stringify(entry)} is listed twice (first as ${JSON.stringify(prev)}); remove one`)
       return
     }
     listed.set(rel, entry)
