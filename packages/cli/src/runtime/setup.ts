@@ -3,7 +3,7 @@
  * binary), credential resolution, and registration of every secret with the redactor before anything
  * can print it. Fails closed with one actionable line.
  */
-import { isSopsError, readCredentials, decryptSopsFile, type SopsCredentials } from '@proxops/sops'
+import type { SopsCredentials } from '@proxops/sops'
 import { CliError } from '../errors.js'
 import { loadDraftConfig } from '../config/load.js'
 import { credentialValues, resolveCredentials } from '../config/resolve.js'
@@ -39,6 +39,8 @@ export async function decryptClusterSecrets(
   cluster: string,
   file: string,
 ): Promise<SopsCredentials> {
+  // loaded only for a cluster with a secrets file: age and its curves were a tenth of every diff's start-up
+  const { decryptSopsFile, isSopsError, readCredentials } = await import('@proxops/sops')
   try {
     const doc = await decryptSopsFile(file, { discovery: { env: ctx.env, homeDir: ctx.home } })
     return readCredentials(doc, { cluster })
