@@ -1,4 +1,7 @@
 import { fc, test } from '@fast-check/vitest'
+import { readdirSync, readFileSync } from 'node:fs'
+import { join, relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { stringify } from 'yaml'
 import { readPlainYaml } from './yaml-plain.js'
@@ -67,6 +70,21 @@ describe('readPlainYaml', () => {
     const text = "nodes: [pve1, pve2,pve3]   # all\nempty: [ ]\nmixed:\n  - [1, true, ~, 'a b', \"c\"]\n"
     expect(agrees(text)).toBe(true)
     expect(readPlainYaml(text)![0]!.value).toEqual({ nodes: ['pve1', 'pve2', 'pve3'], empty: [], mixed: [[1, true, null, 'a b', 'c']] })
+  })
+
+  it('reads every example manifest as the library does, and takes the fast path for all of them', () => {
+    const examples = fileURLToPath(new URL('../../../examples', import.meta.url))
+    const files = readdirSync(examples, { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.yaml') && !f.split(/[\\/]/).includes('node_modules'))
+      .map((f) => join(examples, f))
+    expect(files.length).toBeGreaterThan(10)
+    for (const file of files) {
+      const text = readFileSync(file, 'utf8')
+      const rel = relative(examples, file)
+      const fast = agrees(text)
+      // manifests and compositions are plain block YAML; SOPS files (long encrypted strings) may go either way
+      if (!rel.includes('sops') && rel !== 'proxops.yaml') expect({ rel, fast }).toEqual({ rel, fast: true })
+    }
   })
 
   it.each([
