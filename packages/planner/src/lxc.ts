@@ -1,7 +1,7 @@
 /** Desired LXC / TemplateCT -> the owned container config keys (RB 4.3 with the architecture's differences). */
 import type { LxcManifest } from './desired.js'
 import { anomaly, flag, gib, integer, NONE, liveBool, parsePS, rewrite, scalar, stringSet, withTokens, write, type Outcome, type Owned } from './fields.js'
-import { descriptionField, tagsField, type GuestBuildContext, type GuestFields } from './qemu.js'
+import { descriptionField, type GuestBuildContext, type GuestFields } from './qemu.js'
 import { guardVolume, isEmptySlot } from './volumes.js'
 
 const MP_OPTS = [
@@ -189,7 +189,7 @@ export function lxcFields(m: LxcManifest, ctx: GuestBuildContext): GuestFields {
     })
   }
 
-  owned.push(ctx.tags ? ctx.tags(s.tags) : tagsField(s.tags, ctx.ownershipTag))
+  owned.push(ctx.tags(s.tags))
 
   const createOnly: Record<string, string> = { ...s.extra }
   const tmpl = ctx.volid('CTTemplate', s.template)

@@ -186,7 +186,6 @@ class Context {
     const ownershipTag = this.policy.ownershipTag
     const tagFields = new Map<string, Owned>()
     const plain: GuestBuildContext = {
-      ownershipTag,
       volid: (kind, name) => {
         const a = this.byKey.get(keyOf(kind, name))
         return a && isArtifact(a) ? artifactVolid(a) : undefined

@@ -25,14 +25,13 @@ import type { SecretParam } from './plan-types.js'
 import { guardVolume, isEmptySlot, poolOf } from './volumes.js'
 
 export interface GuestBuildContext {
-  ownershipTag: string
   /** volume id of an artifact by kind and name for a node (`local:iso/x.iso`), undefined when not declared */
   volid(kind: 'ISO' | 'CTTemplate' | 'DiskImage', name: string): string | undefined
   secrets?: SecretLookup
   /** the VM is clone-backed: the template's layout is expected, its cloud-init drive kept */
   cloned: boolean
-  /** the tags field of a tag list; the planner shares one per distinct list (most guests repeat a few) */
-  tags?: (tags: readonly string[]) => Owned
+  /** the tags field of a tag list (with the ownership tag); one per distinct list, as most guests repeat a few */
+  tags(tags: readonly string[]): Owned
 }
 
 export interface GuestFields {
@@ -455,7 +454,7 @@ export function qemuFields(m: VmManifest, ctx: GuestBuildContext): GuestFields {
     }
   }
 
-  owned.push(ctx.tags ? ctx.tags(s.tags) : tagsField(s.tags, ctx.ownershipTag))
+  owned.push(ctx.tags(s.tags))
 
   const createOnly: Record<string, string> = { ...s.extra }
   if (Object.keys(s.extra).length > 0) gaps.push({ field: 'spec.extra', note: 'sent on create only; never compared' })

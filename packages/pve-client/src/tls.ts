@@ -52,9 +52,10 @@ export function loadCa(ca: string): string {
 }
 
 /**
- * The undici Agent used as fetch's `dispatcher`. Verification is on unless `insecure`. A fingerprint pin wraps
- * undici's connector and compares the peer certificate after the handshake (Node's `checkServerIdentity` runs
- * only after chain validation, so it cannot pin a self-signed certificate). With a CA as well, both must hold.
+ * The undici Agent the transport sends every request through. Verification is on unless `insecure` (which
+ * warns). A fingerprint pin wraps undici's connector and compares the peer certificate after the handshake
+ * (Node's `checkServerIdentity` runs only after chain validation, so it cannot pin a self-signed certificate).
+ * With a CA as well, both must hold.
  */
 export function createDispatcher(tls: TlsOptions = {}, logger?: Logger, pool: { connections?: number } = {}): Agent {
   const ca = tls.ca === undefined ? undefined : loadCa(tls.ca)
