@@ -169,7 +169,7 @@ function hotpluggable(g: Guest, key: string, newValue: string | undefined): bool
   if (QEMU_FAST.includes(key) || CLOUDINIT_KEYS.includes(key) || /^ipconfig\d+$/.test(key)) return true
   const hp = hotplugSet(g)
   const base = splitIndexed('qemu', key)?.[0]
-  if (base === 'net') return hp.has('network')
+  if (base === 'net') return hp.has('network') || netRelinkOnly(g.conf.get(key), newValue)
   if (base === 'usb') return hp.has('usb')
   if (base === 'unused') return true
   if (['balloon', 'cpulimit', 'cpuunits'].includes(key)) return true
@@ -184,6 +184,25 @@ function hotpluggable(g: Guest, key: string, newValue: string | undefined): bool
     return cur === undefined || newValue === undefined // add or remove; option changes stay pending
   }
   return false
+}
+
+/**
+ * vmconfig_update_net: a changed NIC whose model, MAC, queues and MTU stay (and that stays on a bridge) is
+ * re-linked to its tap device live (bridge, tag, trunks, firewall, rate, link_down), even without `network`
+ * in `hotplug`; anything else needs an unplug, i.e. network hotplug.
+ */
+function netRelinkOnly(cur: string | undefined, newValue: string | undefined): boolean {
+  if (cur === undefined || newValue === undefined) return false
+  let a: Record<string, string>, b: Record<string, string>
+  try {
+    a = parsePropString(cur, FORMATS.qemuNet)
+    b = parsePropString(newValue, FORMATS.qemuNet)
+  } catch {
+    return false
+  }
+  const num = (v: string | undefined) => (v === undefined ? undefined : Number(v))
+  return a.model === b.model && (a.macaddr ?? '').toUpperCase() === (b.macaddr ?? '').toUpperCase() &&
+    num(a.queues) === num(b.queues) && num(a.mtu) === num(b.mtu) && a.bridge !== undefined && b.bridge !== undefined
 }
 
 /** detach a drive value: disks become unusedN unless force; cdrom/cloudinit/unused volumes are freed or dropped */
