@@ -1,5 +1,6 @@
 import yargs, { type Argv } from 'yargs'
 import os from 'node:os'
+import path from 'node:path'
 import { createInterface } from 'node:readline/promises'
 import { version } from './version.js'
 import { validateCommand, type ValidateHooks } from './commands/validate.js'
@@ -57,8 +58,15 @@ function lazySopsHooks(ctx: () => CliContext): ValidateHooks {
   return {
     checkCluster: async (cluster, model) => {
       if (!cluster.secretsFile) return [] // nothing to decrypt: do not load the SOPS stack (~100 ms)
-      const { sopsValidateHooks } = await import('./runtime/validate-hooks.js')
-      return (await sopsValidateHooks(ctx).checkCluster?.(cluster, model)) ?? []
+      let hooks: typeof import('./runtime/validate-hooks.js')
+      try {
+        hooks = await import('./runtime/validate-hooks.js')
+      } catch (error) {
+        // the other problems are still reported: a failed module load is one problem, not the whole answer
+        const message = `cluster ${cluster.name}: SOPS checks skipped: ${oneLine(String((error as Error).message ?? error))}`
+        return [{ code: 'secrets-unavailable', file: path.relative(model.root, cluster.secretsFile), line: 0, column: 0, message }]
+      }
+      return (await hooks.sopsValidateHooks(ctx).checkCluster?.(cluster, model)) ?? []
     },
   }
 }

@@ -384,3 +384,20 @@ describe('bounded answers', () => {
     await c.close()
   })
 })
+
+describe('path parameters', () => {
+  it('are encoded, and a dot segment (a node named "..") is refused before sending', async () => {
+    const c = createPveClient({ baseUrl: pve.url, auth: token, tls: { ca: pve.caPem }, retry: fast })
+    pve.handle(() => ok([]))
+    await c.get('/nodes/{node}/qemu', { pathParams: { node: 'a/b?c' } })
+    expect(pve.requests.at(-1)?.url).toBe('/api2/json/nodes/a%2Fb%3Fc/qemu')
+    pve.requests.length = 0
+    for (const node of ['..', '.']) {
+      const err = await catchErr(c.get('/nodes/{node}/qemu', { pathParams: { node } }))
+      expect(err.code).toBe('PVE_CONFIG')
+      expect(err.message).toMatch(/dot segment; refused/)
+    }
+    expect(pve.requests).toHaveLength(0)
+    await c.close()
+  })
+})

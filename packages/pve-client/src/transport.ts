@@ -311,6 +311,8 @@ export class Transport {
     const path = spec.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
       const v = spec.pathParams?.[name]
       if (v === undefined || v === '') throw new PveError('PVE_CONFIG', `${spec.method} ${spec.path}: missing path parameter '${name}'`)
+      // encodeURIComponent leaves `.` alone: a node named `..` would climb to another route
+      if (v === '.' || v === '..') throw new PveError('PVE_CONFIG', `${spec.method} ${spec.path}: path parameter '${name}' is a dot segment; refused`)
       return encodeURIComponent(String(v))
     })
     const query = encodeParams(spec.query).toString()

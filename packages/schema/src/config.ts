@@ -1,7 +1,7 @@
 /**
- * Configuration files: the process-wide `proxops.yaml` (RB 6.1), cluster entries `pve.clusters.<name>`
- * (RB 6.2, normally in `clusters/<name>/config.yaml`) and the composition `clusters/<name>/resources.yaml`
- * (RB 2.3). Durations are normalised to **milliseconds**.
+ * Configuration files: the process-wide `proxops.yaml`, cluster entries `pve.clusters.<name>` (normally in
+ * `clusters/<name>/config.yaml`). The one parser of both: `validate`, the CLI and the daemon read them through
+ * these schemas and `configProblems` (see docs/configuration.md). Durations are normalised to **milliseconds**.
  */
 import * as v from 'valibot'
 import { issueMessage as m } from './errors.js'
@@ -18,11 +18,12 @@ const obj = <T extends v.ObjectEntries>(entries: T, description: string) =>
 const duration = (description: string, def: string) =>
   v.optional(
     v.pipe(
-      v.string(m('field-type', 'must be a duration string such as "30s"')),
+      v.union([v.string(), v.number()], m('field-type', 'must be a duration such as "30s"')),
       v.description(description),
+      v.transform((x: string | number) => String(x)),
       checked('field-invalid', (s: string) => {
         const ms = parseDuration(s)
-        return ms === undefined ? `"${s}" is not a duration: write e.g. 30s, 5m, 1h30m` : ms <= 0 ? 'must be greater than zero' : undefined
+        return ms === undefined ? `"${s}" is not a duration: write e.g. 30s, 1.5s, 5m, 1h30m` : ms <= 0 ? 'must be greater than zero' : undefined
       }),
       v.transform((s: string) => parseDuration(s)!),
     ),
@@ -44,11 +45,29 @@ export function checkBaseUrl(s: string): string | undefined {
   return undefined
 }
 
+/** One spelling per endpoint: no trailing `/`, no `/api2/json` (the client adds it). */
 export function normaliseBaseUrl(s: string): string {
   const url = new URL(s.trim())
-  const path = url.pathname.replace(/\/+$/, '')
+  const path = url.pathname.replace(/\/+$/, '').replace(/\/api2\/json$/, '')
   return `${url.protocol}//${url.host}${path}`
 }
+
+/** git remotes ProxOps can fetch: https://, ssh://, git://, file:// URLs or scp-style `user@host:path`. */
+export function isGitUrl(url: string): boolean {
+  return /^(https?|ssh|git|file):\/\/\S+$/.test(url) || /^[\w.-]+@[\w.-]+:\S+$/.test(url)
+}
+
+/** `host:port` or `[v6]:port`, the daemon's listen address. */
+export function parseListen(text: string): { host: string; port: number } | undefined {
+  const match = /^(?:\[([0-9a-fA-F:.]+)\]|([^\s:[\]]+)):(\d{1,5})$/.exec(text.trim())
+  if (!match) return undefined
+  const port = Number(match[3])
+  if (port > 65535) return undefined
+  return { host: (match[1] ?? match[2]) as string, port }
+}
+
+/** The token id of a composed `user@realm!tokenid=secret`, or undefined when malformed (never echoes it). */
+export const TOKEN_VALUE = /^([^\s!=]+@[^\s!=]+![^\s!=]+)=(\S+)$/
 
 const FINGERPRINT = /^[0-9A-F]{2}(?::[0-9A-F]{2}){31}$/
 
@@ -134,7 +153,12 @@ export const processConfigSchema = obj(
           user: v.optional(str('Bootstrap PVE user (e.g. root@pam).')),
           'token-id': v.optional(str('API token id.')),
           token: v.optional(str('API token secret (prefer PROXOPS_PVE_TOKEN or SOPS).')),
-          'token-value': v.optional(str('Composed `user@realm!tokenid=uuid`.')),
+          'token-value': v.optional(
+            v.pipe(
+              str('Composed `user@realm!tokenid=uuid`.'),
+              checked('config-invalid', (t: string) => (TOKEN_VALUE.test(t.trim()) ? undefined : 'must look like user@realm!tokenid=secret (the value is not shown)')),
+            ),
+          ),
           password: v.optional(str('Password (ticket auth only).')),
           'ca-file': v.optional(str('PEM CA for every endpoint; `~` expanded.')),
           clusters: v.optional(v.pipe(v.record(clusterName, clusterEntrySchema, m('field-type', 'must be a mapping of cluster names')), v.description('Inline clusters (normally empty: clusters come from clusters/<name>/config.yaml).')), {}),
@@ -146,7 +170,12 @@ export const processConfigSchema = obj(
     git: v.optional(
       obj(
         {
-          url: v.optional(str('Remote repository (URL mode).')),
+          url: v.optional(
+            v.pipe(
+              str('Remote repository (URL mode).'),
+              checked('config-invalid', (u: string) => (isGitUrl(u) ? undefined : 'must be an https://, ssh://, git@host:path or file:// URL')),
+            ),
+          ),
           branch: v.optional(nonEmptyStr('Branch.'), 'main'),
           token: v.optional(str('HTTPS token (prefer env or SOPS).')),
           path: v.optional(str('Local work tree (local mode); "." = the .git ancestor of this file.')),
@@ -178,10 +207,142 @@ export const processConfigSchema = obj(
       ),
       {},
     ),
-    listen: v.optional(nonEmptyStr('HTTP bind address of the daemon (host:port).'), '127.0.0.1:9494'),
+    listen: v.optional(
+      v.pipe(
+        nonEmptyStr('HTTP bind address of the daemon (host:port).'),
+        checked('config-invalid', (l: string) => (parseListen(l) ? undefined : 'must be host:port, such as 127.0.0.1:9494')),
+      ),
+      '127.0.0.1:9494',
+    ),
     'data-dir': v.optional(nonEmptyStr('Git cache and scratch directory; `~` expanded.'), '~/.local/share/proxops'),
   },
   'ProxOps process configuration.',
 )
 
 export type ProcessConfig = v.InferOutput<typeof processConfigSchema>
+
+/** A problem found after the schema: a path in the document and a message (code `config-invalid`). */
+export interface ConfigProblem {
+  path: (string | number)[]
+  message: string
+  /** point at the key rather than the value */
+  key?: boolean
+}
+
+const CLUSTER_LOCAL_FORBIDDEN: ReadonlyArray<readonly [string, string]> = [
+  ['pve', 'user'], ['pve', 'token-id'], ['pve', 'token'], ['pve', 'token-value'], ['pve', 'password'], ['pve', 'ca-file'],
+  ['git', 'url'], ['git', 'token'], ['git', 'branch'],
+]
+
+function has(doc: unknown, path: readonly string[]): boolean {
+  let at: unknown = doc
+  for (const key of path) {
+    if (typeof at !== 'object' || at === null || !(key in at)) return false
+    at = (at as Record<string, unknown>)[key]
+  }
+  return at !== undefined && at !== null
+}
+
+/**
+ * The rules across fields of one validated config file, shared by `validate` and every command. `doc` is the
+ * file as written (which keys it sets); `clusterLocal` names the cluster of a `clusters/<name>/config.yaml`.
+ */
+export function configProblems(cfg: ProcessConfig, doc: unknown, clusterLocal?: string): ConfigProblem[] {
+  const out: ConfigProblem[] = []
+  if (cfg.git.url !== undefined && cfg.git.path !== undefined) {
+    out.push({ path: ['git', 'path'], key: true, message: 'git.url and git.path are mutually exclusive: keep one' })
+  }
+  if (cfg.pve.auth === 'token' && cfg.pve.password) {
+    out.push({ path: ['pve', 'password'], key: true, message: 'pve.password must be empty with auth: token (use auth: ticket for password login)' })
+  }
+  if (clusterLocal !== undefined) {
+    for (const path of CLUSTER_LOCAL_FORBIDDEN) {
+      if (has(doc, path)) {
+        out.push({ path: [...path], key: true, message: `${path.join('.')} is not allowed in a cluster-local config: put credentials in the SOPS file or environment, process settings in proxops.yaml` })
+      }
+    }
+    if (cfg.git.path !== undefined && cfg.git.path !== '.') out.push({ path: ['git', 'path'], message: 'git.path: only "." is allowed in a cluster-local config' })
+  }
+  for (const [name, entry] of Object.entries(cfg.pve.clusters)) {
+    const at = (...rest: (string | number)[]) => ['pve', 'clusters', name, ...rest]
+    const seen = new Set<string>()
+    entry.nodes.forEach((node, i) => {
+      if (seen.has(node)) out.push({ path: at('nodes', i), message: `duplicate node "${node}"` })
+      seen.add(node)
+    })
+    if (entry.tls?.insecure && entry.tls.fingerprint !== undefined) {
+      out.push({ path: at('tls', 'insecure'), message: 'tls.insecure conflicts with tls.fingerprint: a pinned fingerprint already trusts that certificate; drop one' })
+    }
+    if (entry.tls?.insecure && entry.tls.ca !== undefined) out.push({ path: at('tls', 'insecure'), message: 'tls.insecure conflicts with tls.ca; drop one' })
+    const refs = entry.secrets
+    const hasRefs = Object.values(refs?.pve ?? {}).some((x) => x !== undefined) || refs?.git?.token !== undefined
+    if (hasRefs && entry['secrets-file'] === undefined) out.push({ path: at('secrets'), key: true, message: 'secrets references SOPS keys but secrets-file is not set' })
+  }
+  return out
+}
+
+/** One validated config file: its settings (defaults applied) and the document as written. */
+export interface ConfigLayer {
+  /** the file's name in messages */
+  file: string
+  config: ProcessConfig
+  /** the YAML document as plain data: which settings the file writes */
+  doc: unknown
+}
+
+const isMapping = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x)
+
+/** Process settings a cluster-local file may still carry (the legacy layout); everything else is per cluster. */
+export const LEGACY_PROCESS_KEYS = ['log', 'reconcile', 'listen', 'data-dir'] as const
+
+/** The part of a cluster-local file's document that sets process settings. */
+export function legacySettings(doc: unknown): Record<string, unknown> {
+  if (!isMapping(doc)) return {}
+  return Object.fromEntries(LEGACY_PROCESS_KEYS.filter((k) => doc[k] !== undefined && doc[k] !== null).map((k) => [k, doc[k]]))
+}
+
+function leaves(doc: unknown, config: unknown, prefix: string[], out: Map<string, { path: string[]; value: unknown }>): void {
+  if (!isMapping(doc)) return
+  for (const [key, value] of Object.entries(doc)) {
+    if (value === null || value === undefined) continue
+    const sub = isMapping(config) ? config[key] : undefined
+    if (isMapping(value) && isMapping(sub) && !(prefix.length === 1 && prefix[0] === 'pve' && key === 'clusters')) leaves(value, sub, [...prefix, key], out)
+    else out.set([...prefix, key].join('.'), { path: [...prefix, key], value: sub })
+  }
+}
+
+/**
+ * The process settings of several config files, lowest first: each setting from the highest file that writes
+ * it, else its default. `pve.clusters` is not layered (every cluster is declared once; the loader checks that).
+ */
+export function layerProcessConfig(layers: readonly ConfigLayer[]): ProcessConfig {
+  const out = v.parse(processConfigSchema, {}) as ProcessConfig
+  for (const layer of layers) {
+    const set = new Map<string, { path: string[]; value: unknown }>()
+    leaves(layer.doc, layer.config, [], set)
+    for (const { path, value } of set.values()) {
+      if (path[0] === 'pve' && path[1] === 'clusters') continue
+      let at = out as unknown as Record<string, unknown>
+      for (const key of path.slice(0, -1)) at = (at[key] ??= {}) as Record<string, unknown>
+      at[path[path.length - 1]!] = value
+    }
+  }
+  return out
+}
+
+/** Process settings written by two cluster-local files with different values (legacy layout): each one once. */
+export function legacyConflicts(layers: readonly ConfigLayer[]): Array<ConfigProblem & { file: string; other: string }> {
+  const seen = new Map<string, { value: string; file: string }>()
+  const out: Array<ConfigProblem & { file: string; other: string }> = []
+  for (const layer of layers) {
+    const set = new Map<string, { path: string[]; value: unknown }>()
+    leaves(legacySettings(layer.doc), layer.config, [], set)
+    for (const [field, { path, value }] of set) {
+      const text = JSON.stringify(value)
+      const prior = seen.get(field)
+      if (prior && prior.value !== text) out.push({ path, file: layer.file, other: prior.file, message: `${field} conflicts with ${prior.file}; move it to proxops.yaml` })
+      else if (!prior) seen.set(field, { value: text, file: layer.file })
+    }
+  }
+  return out
+}

@@ -1,36 +1,28 @@
-/** Go-style durations (`30s`, `5m`, `1h30m`, `250ms`, `2h`), as used by `reconcile.*` settings. */
-
+/**
+ * Durations as written in config (`reconcile.*`): `500ms`, `30s`, `1.5s`, `5m`, `1h30m`, as Go writes them; a bare
+ * number means seconds. Milliseconds, rounded.
+ */
 const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }
-const PART = /(\d+)(ms|s|m|h)/gy
 
-/** Milliseconds, or undefined when the text is not a duration. `0` is accepted (callers decide). */
 export function parseDuration(text: string): number | undefined {
-  const s = text.trim()
-  if (s === '0') return 0
-  if (s === '') return undefined
-  PART.lastIndex = 0
+  const trimmed = text.trim()
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000)
+  if (!/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(trimmed)) return undefined
   let total = 0
-  let consumed = 0
-  for (;;) {
-    const m = PART.exec(s)
-    if (!m) break
-    total += Number(m[1]) * UNIT_MS[m[2]!]!
-    consumed = PART.lastIndex
+  for (const match of trimmed.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) {
+    total += Number(match[1]) * (UNIT_MS[match[2] as string] as number)
   }
-  return consumed === s.length && Number.isSafeInteger(total) ? total : undefined
+  return Number.isSafeInteger(Math.round(total)) ? Math.round(total) : undefined
 }
 
-/** Shortest Go-style spelling of milliseconds (`90000` -> `1m30s`). */
+/** The shortest exact rendering: 90000 -> `1m30s`, 1500 -> `1500ms`. */
 export function formatDuration(ms: number): string {
   if (ms === 0) return '0s'
-  let rest = ms
-  let out = ''
-  for (const [unit, size] of [['h', 3_600_000], ['m', 60_000], ['s', 1000], ['ms', 1]] as const) {
-    const n = Math.floor(rest / size)
-    if (n > 0) {
-      out += `${n}${unit}`
-      rest -= n * size
-    }
-  }
-  return out
+  if (ms % 1000 !== 0) return `${ms}ms`
+  let seconds = ms / 1000
+  const hours = Math.floor(seconds / 3600)
+  seconds -= hours * 3600
+  const minutes = Math.floor(seconds / 60)
+  seconds -= minutes * 60
+  return `${hours ? `${hours}h` : ''}${minutes ? `${minutes}m` : ''}${seconds ? `${seconds}s` : ''}`
 }

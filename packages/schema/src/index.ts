@@ -22,7 +22,16 @@ export {
   processConfigSchema,
   checkBaseUrl,
   normaliseBaseUrl,
+  isGitUrl,
+  parseListen,
+  configProblems,
+  layerProcessConfig,
+  legacyConflicts,
+  legacySettings,
+  TOKEN_VALUE,
   type ClusterEntry,
+  type ConfigLayer,
+  type ConfigProblem,
   type ProcessConfig,
 } from './config.js'
 export { parseYaml, type Position, type YamlDocument, type YamlFile, type YamlLimits, type YamlProblem } from './yaml.js'
@@ -32,6 +41,11 @@ export { nodeFs } from './loader/fs.js'
 export { discoverRepository, type DiscoveryResult } from './loader/discover.js'
 export {
   loadRepository,
+  readConfigFile,
+  parseConfigText,
+  readRepositoryFile,
+  type ConfigFileOptions,
+  type ConfigFileResult,
   type LoadOptions,
   type LoadLimits,
   type LoadedResource,

@@ -26,9 +26,12 @@ export function checkResourceName(name: string): string | undefined {
   return undefined
 }
 
+/** PVE's `pve-node` format (pve_verify_node_name in pve-common): a host name label. */
+export const NODE_NAME = /^[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?$/
+
 export function checkNodeName(name: string): string | undefined {
-  if (name.length < 1 || name.length > 64 || /[\s/]/.test(name)) {
-    return `node name "${name}" is invalid: 1-64 characters, no "/" and no whitespace`
+  if (name.length < 1 || name.length > 64 || !NODE_NAME.test(name)) {
+    return `node name ${JSON.stringify(name)} is invalid: PVE node names are 1-64 letters, digits and "-", not starting or ending with "-"`
   }
   return undefined
 }

@@ -1,11 +1,12 @@
 /**
- * Config I/O (RB 2.2, 6.4): repository discovery, reading proxops.yaml, clusters/<name>/config.yaml and
- * a --config file. Everything else is the pure mergeConfig / resolveCredentials.
+ * Config I/O: repository discovery, reading proxops.yaml, clusters/<name>/config.yaml and a --config file
+ * through @proxops/schema's reader (see docs/configuration.md). Everything else is the pure mergeConfig /
+ * resolveCredentials.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { existsSync, readdirSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { CliError } from '../errors.js'
-import { parseConfigFile, type RawConfigFile } from './raw.js'
+import { readConfig } from './raw.js'
 import { mergeConfig, type ClusterFile } from './resolve.js'
 import type { DraftConfig, GlobalFlags } from './types.js'
 
@@ -27,25 +28,20 @@ export function findRepositoryRoot(start: string): string | undefined {
   }
 }
 
-function readConfig(file: string, what: string): RawConfigFile {
-  let text: string
-  try {
-    text = readFileSync(file, 'utf8')
-  } catch (err) {
-    throw new CliError('CONFIG_NOT_FOUND', `cannot read ${what}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, { file })
-  }
-  return parseConfigFile(file, text)
-}
-
-/** `clusters/<dir>/config.yaml` for every directory that has one, sorted by name. */
-export function discoverClusterFiles(root: string): ClusterFile[] {
+/** `clusters/<dir>/config.yaml` for every directory that has one, sorted by name; read inside the root only. */
+export async function discoverClusterFiles(root: string): Promise<ClusterFile[]> {
   const dir = path.join(root, 'clusters')
   if (!existsSync(dir)) return []
-  return readdirSync(dir, { withFileTypes: true })
+  const names = readdirSync(dir, { withFileTypes: true })
     .filter((entry) => entry.isDirectory() && existsSync(path.join(dir, entry.name, 'config.yaml')))
     .map((entry) => entry.name)
     .sort()
-    .map((name) => ({ name, raw: readConfig(path.join(dir, name, 'config.yaml'), 'cluster config') }))
+  const out: ClusterFile[] = []
+  for (const name of names) {
+    const raw = await readConfig(path.join(dir, name, 'config.yaml'), 'cluster config', { root, cluster: name })
+    if (raw) out.push({ name, raw })
+  }
+  return out
 }
 
 function nonEmpty(value: string | undefined): string | undefined {
@@ -53,7 +49,7 @@ function nonEmpty(value: string | undefined): string | undefined {
 }
 
 /** Loads and merges every config source into a DraftConfig (no credentials resolved yet). */
-export function loadDraftConfig(input: LoadInput): DraftConfig {
+export async function loadDraftConfig(input: LoadInput): Promise<DraftConfig> {
   const configPath = input.flags.config ?? nonEmpty(input.env.PROXOPS_CONFIG)
   const gitPathArg = input.flags.gitPath ?? nonEmpty(input.env.PROXOPS_GIT_PATH)
   const flags: GlobalFlags = { ...input.flags, ...(gitPathArg !== undefined ? { gitPath: gitPathArg } : {}) }
@@ -73,11 +69,11 @@ export function loadDraftConfig(input: LoadInput): DraftConfig {
     // `validate`; so a ProxOps tree in a sub-directory of a larger repository works. Otherwise walk up from the cwd.
     const root =
       gitPathArg !== undefined ? requireDir(path.resolve(input.cwd, gitPathArg), '--git-path') : (findRepositoryRoot(input.cwd) ?? notFound(input.cwd))
-    const rootPath = path.join(root, 'proxops.yaml')
+    const rootFile = await readConfig(path.join(root, 'proxops.yaml'), 'proxops.yaml', { root, optional: true })
     return mergeConfig({
       root,
-      ...(existsSync(rootPath) ? { rootFile: readConfig(rootPath, 'proxops.yaml') } : {}),
-      clusterFiles: discoverClusterFiles(root),
+      ...(rootFile ? { rootFile } : {}),
+      clusterFiles: await discoverClusterFiles(root),
       flags,
       home: input.home,
       cwd: input.cwd,
@@ -85,22 +81,24 @@ export function loadDraftConfig(input: LoadInput): DraftConfig {
   }
 
   // --config: one file; its git source (or --git-path) decides the root
-  const configFile = readConfig(path.resolve(input.cwd, configPath), '--config file')
+  // the operator's own file: it may live outside the repository, but is still a regular file of bounded size
+  const configFile = (await readConfig(path.resolve(input.cwd, configPath), '--config file'))!
   const fileDir = path.dirname(configFile.file)
+  const fileGit = configFile.layer.config.git
   let root: string
   if (gitPathArg !== undefined) {
     root = requireDir(path.resolve(input.cwd, gitPathArg), '--git-path')
-  } else if (configFile.git?.path !== undefined && configFile.git.path !== '.') {
-    const start = path.resolve(fileDir, configFile.git.path)
+  } else if (fileGit.path !== undefined && fileGit.path !== '.') {
+    const start = path.resolve(fileDir, fileGit.path)
     root = findRepositoryRoot(start) ?? notFound(start)
-  } else if (configFile.git?.url !== undefined || input.flags.gitUrl !== undefined) {
+  } else if (fileGit.url !== undefined || input.flags.gitUrl !== undefined) {
     root = findRepositoryRoot(fileDir) ?? fileDir
   } else {
     root = findRepositoryRoot(fileDir) ?? notFound(fileDir)
   }
   const rootPath = path.join(root, 'proxops.yaml')
-  const rootFile = existsSync(rootPath) && path.resolve(rootPath) !== configFile.file ? readConfig(rootPath, 'proxops.yaml') : undefined
+  const rootFile = path.resolve(rootPath) !== configFile.file ? await readConfig(rootPath, 'proxops.yaml', { root, optional: true }) : undefined
   // a --config that is itself a cluster-local file contributes its cluster once, as a cluster file
-  const clusterFiles = discoverClusterFiles(root).filter((c) => c.raw.file !== configFile.file)
+  const clusterFiles = (await discoverClusterFiles(root)).filter((c) => c.raw.file !== configFile.file)
   return mergeConfig({ root, ...(rootFile ? { rootFile } : {}), configFile, clusterFiles, flags, home: input.home, cwd: input.cwd })
 }

@@ -8,7 +8,7 @@ import type { DraftConfig } from './types.js'
 const ROOT = '/repo'
 const cluster = (name: string, body: string) => ({
   name,
-  raw: parseConfigFile(`${ROOT}/clusters/${name}/config.yaml`, `pve:\n  clusters:\n    ${name}:\n${body}`),
+  raw: parseConfigFile(`${ROOT}/clusters/${name}/config.yaml`, `pve:\n  clusters:\n    ${name}:\n${body}`, name),
 })
 const homelab = cluster(
   'homelab',
@@ -30,18 +30,15 @@ function err(fn: () => unknown): CliError {
 }
 
 describe('parseConfigFile', () => {
-  it('reads kebab-case fields with their lines', () => {
+  it('is the schema\'s parser: validated, normalised and defaulted settings', () => {
     const raw = parseConfigFile('/r/proxops.yaml', 'log:\n  level: debug\nreconcile:\n  poll-interval: 10s\n  prune-budget: 0\n')
-    expect(raw.log?.level).toBe('debug')
-    expect(raw.reconcile).toEqual({ pollInterval: '10s', pruneBudget: '0' })
-    expect(raw.lines['reconcile.prune-budget']).toBe(5)
+    expect(raw.layer.config.log.level).toBe('debug')
+    expect(raw.layer.config.reconcile).toMatchObject({ 'poll-interval': 10_000, 'prune-budget': 0, 'task-timeout': 1_800_000 })
   })
   it('fails closed on unknown fields, wrong types and malformed YAML, naming file, line and field', () => {
-    expect(err(() => parseConfigFile('/r/proxops.yaml', 'log:\n  levle: debug\n')).message).toBe(
-      '/r/proxops.yaml:2: log.levle: unknown field (allowed: level)',
-    )
-    expect(err(() => parseConfigFile('/r/c.yaml', 'pve:\n  clusters:\n    a:\n      tls:\n        insecure: "yes"\n')).message).toMatch(
-      /^\/r\/c\.yaml:5: pve\.clusters\.a\.tls\.insecure: must be true or false$/,
+    expect(err(() => parseConfigFile('/r/proxops.yaml', 'log:\n  levle: debug\n')).message).toBe('/r/proxops.yaml:2: unknown setting "log.levle"')
+    expect(err(() => parseConfigFile('/r/c.yaml', 'pve:\n  clusters:\n    a:\n      base-url: https://a:1\n      tls:\n        insecure: "yes"\n')).message).toMatch(
+      /^\/r\/c\.yaml:6: pve\.clusters\.a\.tls\.insecure: must be true or false$/,
     )
     expect(err(() => parseConfigFile('/r/p.yaml', 'log: [\n')).code).toBe('CONFIG_PARSE')
     expect(err(() => parseConfigFile('/r/p.yaml', 'listen: 1\nlisten: 2\n')).code).toBe('CONFIG_PARSE')
@@ -95,30 +92,39 @@ describe('mergeConfig', () => {
 
   it('rejects bad values naming the file, field or flag', () => {
     const bad = (yaml: string) => err(() => mergeConfig(input({ rootFile: parseConfigFile('/repo/proxops.yaml', yaml) }))).message
-    expect(bad('reconcile:\n  prune-budget: -1\n')).toBe('/repo/proxops.yaml:2: reconcile.prune-budget: must be a whole number >= 0 (0 = no prunes) or "unlimited"')
-    expect(bad('reconcile:\n  poll-interval: 0s\n')).toMatch(/reconcile\.poll-interval: must be a duration > 0/)
-    expect(bad('log:\n  level: loud\n')).toMatch(/log\.level: must be one of error, warn, info, debug/)
+    expect(bad('reconcile:\n  prune-budget: -1\n')).toBe('/repo/proxops.yaml:2: reconcile.prune-budget: must be a whole number >= 0 or "unlimited"')
+    expect(bad('reconcile:\n  poll-interval: 0s\n')).toMatch(/reconcile\.poll-interval: must be greater than zero/)
+    expect(bad('log:\n  level: loud\n')).toMatch(/log\.level: must be one of: debug, info, warn, error/)
     expect(bad('listen: nowhere\n')).toMatch(/listen: must be host:port/)
-    expect(bad('reconcile:\n  prune-window: { max: -2 }\n')).toMatch(/reconcile\.prune-window\.max: must be a whole number >= 0/)
-    expect(bad('reconcile:\n  disruption: maybe\n')).toMatch(/reconcile\.disruption: must be one of allow, none, hotplug, reboot, stop/)
+    expect(bad('reconcile:\n  prune-window: { max: -2 }\n')).toMatch(/reconcile\.prune-window\.max: must be at least 0/)
+    expect(bad('reconcile:\n  disruption: maybe\n')).toMatch(/reconcile\.disruption: must be one of: none, hotplug, reboot, stop, allow/)
+    expect(bad('pve:\n  token-value: "root@pam!x"\n')).toMatch(/pve\.token-value: must look like user@realm!tokenid=secret/)
+    expect(bad('git:\n  url: not a url\n')).toMatch(/git\.url: must be an https:\/\/, ssh:\/\/, git@host:path or file:\/\/ URL/)
     expect(err(() => mergeConfig(input({ flags: { pruneBudget: '-1' } }))).message).toMatch(/^--prune-budget must be/)
     expect(err(() => mergeConfig(input({ flags: { pveAuth: 'magic' } }))).message).toBe('--pve-auth must be token or ticket')
   })
 
   it('rejects cluster files that do not match their directory, share an endpoint or carry credentials', () => {
     const wrong = { name: 'edge', raw: homelab.raw }
-    expect(err(() => mergeConfig(input({ clusterFiles: [wrong] }))).message).toMatch(/declares pve\.clusters\.homelab which does not match its directory name "edge"/)
+    expect(err(() => mergeConfig(input({ clusterFiles: [wrong] }))).message).toMatch(/must declare exactly pve\.clusters\.edge/)
+    const local = (name: string, yaml: string) => err(() => parseConfigFile(`/repo/clusters/${name}/config.yaml`, yaml, name)).message
+    expect(local('edge', 'pve:\n  clusters:\n    homelab:\n      base-url: https://e:8006\n')).toMatch(/declares pve\.clusters\.homelab, which does not match its directory name/)
     const dup = cluster('dup', '      base-url: https://PVE1.lan:8006/\n')
     expect(err(() => mergeConfig(input({ clusterFiles: [homelab, dup] }))).message).toMatch(/already used by cluster "dup"/)
-    const creds = { name: 'edge', raw: parseConfigFile('/repo/clusters/edge/config.yaml', 'pve:\n  token: abc\n  clusters:\n    edge:\n      base-url: https://e:8006\n') }
-    expect(err(() => mergeConfig(input({ clusterFiles: [creds] }))).message).toMatch(/pve\.token: is not allowed in a cluster-local config/)
+    expect(local('edge', 'pve:\n  token: abc\n  clusters:\n    edge:\n      base-url: https://e:8006\n')).toMatch(/pve\.token is not allowed in a cluster-local config/)
     expect(err(() => mergeConfig(input({ clusterFiles: [] }))).message).toMatch(/at least one named PVE cluster is required/)
-    const badUrl = cluster('x', '      base-url: ftp://x\n')
-    expect(err(() => mergeConfig(input({ clusterFiles: [badUrl] }))).message).toMatch(/pve\.clusters\.x\.base-url: must be http\(s\):\/\/host\[:port\]/)
-    const pinned = cluster('p', `      base-url: https://p:8006\n      tls: { fingerprint: "${'ab:'.repeat(31)}ab", insecure: true }\n`)
-    expect(err(() => mergeConfig(input({ clusterFiles: [pinned] }))).message).toMatch(/tls\.insecure: conflicts with tls\.fingerprint/)
-    const badPin = cluster('p', '      base-url: https://p:8006\n      tls: { fingerprint: abc }\n')
-    expect(err(() => mergeConfig(input({ clusterFiles: [badPin] }))).message).toMatch(/tls\.fingerprint: must be the SHA-256/)
+    expect(local('x', 'pve:\n  clusters:\n    x:\n      base-url: ftp://x\n')).toMatch(/pve\.clusters\.x\.base-url: base-url "ftp:\/\/x" must use https:\/\//)
+    expect(local('p', `pve:\n  clusters:\n    p:\n      base-url: https://p:8006\n      tls: { fingerprint: "${'ab:'.repeat(31)}ab", insecure: true }\n`)).toMatch(/tls\.insecure conflicts with tls\.fingerprint/)
+    expect(local('p', 'pve:\n  clusters:\n    p:\n      base-url: https://p:8006\n      tls: { fingerprint: abc }\n')).toMatch(/tls\.fingerprint: fingerprint must be 32 colon-separated hex bytes/)
+  })
+
+  it('one parser: what validate accepts the CLI accepts (poll-interval 1.5s, disruption allow, base-url with /api2/json)', () => {
+    const rootFile = parseConfigFile('/repo/proxops.yaml', 'reconcile:\n  poll-interval: 1.5s\n  disruption: allow\n')
+    const api = cluster('api', '      base-url: https://api.lan:8006/api2/json\n      disruption: allow\n')
+    const d = mergeConfig(input({ rootFile, clusterFiles: [api] }))
+    expect(d.reconcile.pollIntervalMs).toBe(1500)
+    expect(d.reconcile.disruption).toBe('allow')
+    expect(d.clusters[0]).toMatchObject({ baseUrl: 'https://api.lan:8006', disruption: 'allow' })
   })
 
   it('resolves TLS per cluster: cluster ca-file over --ca-file over pve.ca-file, fingerprints upper-cased', () => {

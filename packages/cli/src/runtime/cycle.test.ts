@@ -44,7 +44,7 @@ describe('checkSavedPlan', () => {
 
 describe('policyFor', () => {
   it('maps config to the planner policy: allowlist, budget, disruption (cluster over process), shutdown timeout', () => {
-    const raw = parseConfigFile('/r/clusters/a/config.yaml', 'pve:\n  clusters:\n    a:\n      base-url: https://a:8006\n      nodes: [n1]\n      disruption: none\n')
+    const raw = parseConfigFile('/r/clusters/a/config.yaml', 'pve:\n  clusters:\n    a:\n      base-url: https://a:8006\n      nodes: [n1]\n      disruption: none\n', 'a')
     const config = mergeConfig({ root: '/r', clusterFiles: [{ name: 'a', raw }], flags: {}, home: '/h', cwd: '/r' })
     const cluster = { ...(config.clusters[0] as (typeof config.clusters)[0]), credentials: { method: 'token' as const, tokenId: 'a@b!c', secret: 's' } }
     const resolved = { ...config, clusters: [cluster] }

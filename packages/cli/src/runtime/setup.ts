@@ -3,6 +3,7 @@
  * binary), credential resolution, and registration of every secret with the redactor before anything
  * can print it. Fails closed with one actionable line.
  */
+import { readRepositoryFile } from '@proxops/schema'
 import type { SopsCredentials } from '@proxops/sops'
 import { CliError } from '../errors.js'
 import { loadDraftConfig } from '../config/load.js'
@@ -38,11 +39,16 @@ export async function decryptClusterSecrets(
   ctx: CliContext,
   cluster: string,
   file: string,
+  root: string,
 ): Promise<SopsCredentials> {
+  // the loader's rules: a secrets-file inside the repository, a regular file, bounded (no FIFO, no /dev/zero)
+  const read = await readRepositoryFile(file, { root, display: file })
+  if ('error' in read) throw new CliError('SECRETS', `cluster ${cluster}: ${read.error.message}`, { file })
+  if ('missing' in read) throw new CliError('SECRETS', `cluster ${cluster}: cannot read ${file}: ENOENT`)
   // loaded only for a cluster with a secrets file: age and its curves were a tenth of every diff's start-up
-  const { decryptSopsFile, isSopsError, readCredentials } = await import('@proxops/sops')
+  const { decryptSops, isSopsError, readCredentials } = await import('@proxops/sops')
   try {
-    const doc = await decryptSopsFile(file, { discovery: { env: ctx.env, homeDir: ctx.home } })
+    const doc = await decryptSops(read.text, { file, discovery: { env: ctx.env, homeDir: ctx.home } })
     return readCredentials(doc, { cluster })
   } catch (error) {
     if (isSopsError(error)) {
@@ -53,7 +59,7 @@ export async function decryptClusterSecrets(
 }
 
 export async function setup(ctx: CliContext, flags: GlobalFlags, options: { cluster?: string } = {}): Promise<Setup> {
-  const draft = loadDraftConfig({ flags, env: ctx.env, cwd: ctx.cwd, home: ctx.home })
+  const draft = await loadDraftConfig({ flags, env: ctx.env, cwd: ctx.cwd, home: ctx.home })
   if (options.cluster !== undefined && !draft.clusters.some((c) => c.name === options.cluster)) {
     throw new CliError('USAGE', `--cluster "${options.cluster}" is not configured (known: ${draft.clusters.map((c) => c.name).join(', ')})`)
   }
@@ -67,7 +73,7 @@ export async function setup(ctx: CliContext, flags: GlobalFlags, options: { clus
   const plain: Record<string, Record<string, string>> = {}
   for (const cluster of selected) {
     if (!cluster.secretsFile) continue
-    const creds = await decryptClusterSecrets(ctx, cluster.name, cluster.secretsFile)
+    const creds = await decryptClusterSecrets(ctx, cluster.name, cluster.secretsFile, draft.root)
     const identityKeys = new Set([cluster.secretRefs.pve.user, cluster.secretRefs.pve.tokenId].filter((k): k is string => k !== undefined))
     ctx.redactor.add(...sopsSecretValues(creds, identityKeys))
     sops.set(cluster.name, creds)

@@ -4,8 +4,8 @@
  * an identity the offline checks stand alone. Never contacts PVE; values are registered with the redactor.
  */
 import path from 'node:path'
-import type { SchemaError } from '@proxops/schema'
-import { decryptSopsFile, isSopsError, readCredentials } from '@proxops/sops'
+import { readRepositoryFile, type SchemaError } from '@proxops/schema'
+import { decryptSops, isSopsError, readCredentials } from '@proxops/sops'
 import type { ValidateHooks } from '../commands/validate.js'
 import type { CliContext } from './context.js'
 import { secretRefs } from './desired.js'
@@ -18,9 +18,13 @@ export function sopsValidateHooks(ctx: () => CliContext): ValidateHooks {
       const c = ctx()
       const file = path.relative(model.root, cluster.secretsFile) || cluster.secretsFile
       const problem = (message: string): SchemaError => ({ code: 'secrets-unavailable', file, line: 0, column: 0, message: c.redactor.text(message) })
+      // the loader's rules: inside the repository, a regular file, bounded
+      const read = await readRepositoryFile(cluster.secretsFile, { root: model.root, display: file })
+      if ('error' in read) return [{ ...read.error, clusters: [cluster.name] }]
+      if ('missing' in read) return [problem(`cluster ${cluster.name}: secrets-file ${file} does not exist`)]
       let creds
       try {
-        creds = readCredentials(await decryptSopsFile(cluster.secretsFile, { discovery: { env: c.env, homeDir: c.home } }), { cluster: cluster.name })
+        creds = readCredentials(await decryptSops(read.text, { file: cluster.secretsFile, discovery: { env: c.env, homeDir: c.home } }), { cluster: cluster.name })
       } catch (error) {
         if (isSopsError(error, 'NoIdentity')) return []
         return [problem(error instanceof Error ? error.message : String(error))]

@@ -58,7 +58,7 @@ describe('bad input fails closed', () => {
     const outside = path.dirname(root)
     expectOneLineFailure(await proxops(['diff'], { cwd: outside, env: baseEnv(outside) }), /no ProxOps GitOps repository found/)
     writeFileSync(path.join(root, 'proxops.yaml'), 'reconcile:\n  prune-budjet: 3\n')
-    expectOneLineFailure(await proxops(['diff'], { cwd: root, env: baseEnv(root) }), /proxops\.yaml:2: reconcile\.prune-budjet: unknown field/)
+    expectOneLineFailure(await proxops(['diff'], { cwd: root, env: baseEnv(root) }), /proxops\.yaml:2: unknown setting "reconcile\.prune-budjet"/)
     writeFileSync(path.join(root, 'proxops.yaml'), 'listen: [\n')
     expectOneLineFailure(await proxops(['status'], { cwd: root, env: baseEnv(root) }), /proxops\.yaml:\d+: malformed YAML/)
     expect(sim.stats.writes()).toBe(0)

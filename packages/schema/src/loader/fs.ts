@@ -23,6 +23,8 @@ export interface RepoFs {
   readFile(path: string): Promise<string>
 }
 
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+
 function info(s: import('node:fs').Stats): FileInfo {
   return { isFile: s.isFile(), isDirectory: s.isDirectory(), isSymbolicLink: s.isSymbolicLink(), size: s.size }
 }
@@ -61,6 +63,12 @@ export const nodeFs: RepoFs = {
     return realpathSync.native(path)
   },
   async readFile(path) {
-    return readFileSync(path, 'utf8')
+    // fatal: invalid UTF-8 is an error, not silently replaced by U+FFFD and sent on to PVE
+    try {
+      return utf8.decode(readFileSync(path))
+    } catch (err) {
+      if (err instanceof TypeError) throw new Error('not valid UTF-8 text')
+      throw err
+    }
   },
 }

@@ -290,3 +290,79 @@ describe('composition entries that are not readable manifests', () => {
     expect({ realpath: count('realpath'), stat: count('stat'), lstat: count('lstat'), readFile: count('readFile') }).toEqual({ realpath: 30, stat: 30, lstat: 0, readFile: 30 })
   })
 })
+
+describe('one configuration reader (validate and every command agree)', () => {
+  it('accepts what the CLI accepts: poll-interval 1.5s, disruption allow, a base-url ending in /api2/json (normalised)', async () => {
+    lab([], {
+      'proxops.yaml': 'reconcile: {poll-interval: 1.5s, disruption: allow}\n',
+      'clusters/lab/config.yaml': 'pve:\n  clusters:\n    lab:\n      base-url: https://lab.example.invalid:8006/api2/json/\n      nodes: [pve1]\n      disruption: allow\n',
+    })
+    const m = await loadRepository({ root: repo!.root })
+    expect(m.errors).toEqual([])
+    expect(m.processConfig.reconcile['poll-interval']).toBe(1500)
+    expect(m.clusters[0]!.entry['base-url']).toBe('https://lab.example.invalid:8006')
+  })
+
+  it('rejects offline what a command would reject: a malformed token-value (not echoed), a git.url that is no URL, credentials in a cluster-local file, conflicting legacy settings', async () => {
+    lab([], {
+      'proxops.yaml': 'pve:\n  token-value: "root@pam!x:CANARY-9f3e"\ngit:\n  url: "not a url"\n',
+      'clusters/lab/config.yaml': `listen: 127.0.0.1:1\npve:\n  token: CANARY-7a1b\n${clusterConfig('lab').replace(/^pve:\n/, '')}`,
+      'clusters/b/config.yaml': `listen: 127.0.0.1:2\n${clusterConfig('b', ['pve2'], 'https://b.example.invalid')}`,
+      'clusters/b/resources.yaml': 'resources: []\n',
+    })
+    const m = await loadRepository({ root: repo!.root })
+    const text = m.errors.map((e) => `${e.file}:${e.line} ${e.message}`)
+    expect(text).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^proxops\.yaml:2 pve\.token-value: must look like user@realm!tokenid=secret/),
+        expect.stringMatching(/^proxops\.yaml:4 git\.url: must be an https:\/\//),
+        expect.stringMatching(/^clusters\/lab\/config\.yaml:3 pve\.token is not allowed in a cluster-local config/),
+        expect.stringMatching(/^clusters\/lab\/config\.yaml:1 listen conflicts with clusters\/b\/config\.yaml/),
+      ]),
+    )
+    expect(text.join('\n')).not.toMatch(/CANARY/)
+  })
+})
+
+describe('readConfigFile and readRepositoryFile (the loader\'s rules for every file)', () => {
+  it('refuses a FIFO, a symlink to /dev/zero or out of the root, and an oversized file, without reading them', async () => {
+    const { readConfigFile, readRepositoryFile } = await import('./load.js')
+    const { symlinkSync } = await import('node:fs')
+    lab([], { 'big.yaml': `# ${'x'.repeat(3000)}\n`, 'ok.yaml': 'log: {level: warn}\n' })
+    const root = repo!.root
+    execFileSync('mkfifo', [join(root, 'fifo.yaml')])
+    symlinkSync('/dev/zero', join(root, 'zero.yaml'))
+    symlinkSync('/etc/hostname', join(root, 'out.yaml'))
+    const code = async (f: string, o = {}) => (await readConfigFile(join(root, f), { root, ...o })).errors.map((e) => `${e.file} ${e.code}`)
+    expect(await code('fifo.yaml')).toEqual(['fifo.yaml file-unreadable'])
+    expect(await code('zero.yaml')).toEqual(['zero.yaml path-outside-root'])
+    expect(await code('out.yaml')).toEqual(['out.yaml path-outside-root'])
+    expect(await code('big.yaml', { limits: { maxFileBytes: 1000 } })).toEqual(['big.yaml file-too-large'])
+    // without a root (an operator's --config): still a regular file only
+    expect((await readConfigFile(join(root, 'zero.yaml'))).errors.map((e) => e.code)).toEqual(['file-unreadable'])
+    expect((await readConfigFile(join(root, 'ok.yaml'), { root })).layer?.config.log.level).toBe('warn')
+    expect((await readConfigFile(join(root, 'missing.yaml'), { root })).missing).toBe(true)
+    expect(await readRepositoryFile(join(root, 'fifo.yaml'), { root })).toMatchObject({ error: { code: 'file-unreadable' } })
+    expect(await readRepositoryFile(join(root, 'out.yaml'), { root })).toMatchObject({ error: { code: 'path-outside-root' } })
+    expect(await readRepositoryFile(join(root, 'ok.yaml'), { root })).toEqual({ text: 'log: {level: warn}\n' })
+  })
+})
+
+describe('names and bytes PVE cannot take are rejected offline', () => {
+  it('a node named "..", a NUL byte, an escaped NUL and invalid UTF-8 in manifests: coded errors, nothing loaded', async () => {
+    const { writeFileSync } = await import('node:fs')
+    lab(['../../vm/base/dots.yaml', '../../vm/base/nul.yaml', '../../vm/base/esc.yaml', '../../vm/base/latin1.yaml'], {
+      'vm/base/dots.yaml': vmYaml('dots', 100, '..'),
+      'vm/base/nul.yaml': vmYaml('nul', 101).replace('name: nul', 'name: nul\0'),
+      'vm/base/esc.yaml': `${vmYaml('esc', 102)}  description: "a\\0b"\n`,
+    })
+    writeFileSync(join(repo!.root, 'vm/base/latin1.yaml'), Buffer.concat([Buffer.from(vmYaml('latin', 103)), Buffer.from('  description: caf'), Buffer.from([0xe9]), Buffer.from('\n')]))
+    const m = await loadRepository({ root: repo!.root })
+    expect(m.clusters[0]!.index.resources).toEqual([])
+    const byFile = Object.fromEntries(m.errors.map((e) => [e.file, `${e.code} ${e.message}`]))
+    expect(byFile['vm/base/dots.yaml']).toMatch(/^node-name-invalid node name "\.\." is invalid/)
+    expect(byFile['vm/base/nul.yaml']).toMatch(/^file-unreadable .*contains a NUL byte/)
+    expect(byFile['vm/base/esc.yaml']).toMatch(/^field-invalid spec\.description: contains a NUL character/)
+    expect(byFile['vm/base/latin1.yaml']).toMatch(/^file-unreadable .*not valid UTF-8/)
+  })
+})

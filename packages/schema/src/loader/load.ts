@@ -9,7 +9,7 @@
 import * as v from 'valibot'
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 import { type ErrorCode, type SchemaError, sortErrors, splitIssueMessage } from '../errors.js'
-import { type ClusterEntry, type ProcessConfig, clusterEntrySchema, processConfigSchema } from '../config.js'
+import { type ClusterEntry, type ConfigLayer, type ProcessConfig, configProblems, legacyConflicts, processConfigSchema } from '../config.js'
 import { buildGraph, type DependencyGraph, referencesOf, type ResourceKey, resourceKey } from '../graph.js'
 import { KIND_ROOTS, type Kind, isGuestKind } from '../kinds.js'
 import { checkClusterName } from '../names.js'
@@ -114,6 +114,9 @@ interface ConfigSource {
   localSettings?: ProcessConfig
   /** position of the declaration (for errors only: it re-parses the file) */
   at: () => Position
+  /** the cluster-local file as validated (absent for clusters declared inline in proxops.yaml) */
+  layer?: ConfigLayer
+  locate: (path: PathKey[]) => Position
 }
 
 class Loader {
@@ -203,17 +206,26 @@ class Loader {
       if (Buffer.byteLength(text) > this.maxFileBytes) {
         return { error: this.err('file-too-large', file, undefined, `${file} is over the ${this.maxFileBytes}-byte limit for one YAML file: split it`) }
       }
+      // a NUL byte is no YAML character; refused here so that none can reach PVE (escaped ones: nulPath)
+      const nul = text.indexOf('\0')
+      if (nul >= 0) {
+        const line = text.slice(0, nul).split('\n').length
+        return { error: this.err('file-unreadable', file, { line, column: nul - text.lastIndexOf('\n', nul - 1) }, `${file} contains a NUL byte`) }
+      }
       return { text }
     } catch (err) {
       return { error: this.err('file-unreadable', file, undefined, `${file} could not be read: ${(err as Error).message}`) }
     }
   }
 
-  async readYaml(real: string, known?: FileInfo): Promise<{ docs: YamlDocument[]; errors: SchemaError[] }> {
-    const file = this.rel(real)
+  async readYaml(real: string, known?: FileInfo, file = this.rel(real)): Promise<{ docs: YamlDocument[]; errors: SchemaError[] }> {
     const r = await this.read(real, known)
-    if ('error' in r) return { docs: [], errors: [r.error] }
-    const parsed = parseYaml(r.text, { maxAliasCount: this.maxAliasCount })
+    if ('error' in r) return { docs: [], errors: [{ ...r.error, file }] }
+    return this.parseYamlText(r.text, file)
+  }
+
+  parseYamlText(text: string, file: string): { docs: YamlDocument[]; errors: SchemaError[] } {
+    const parsed = parseYaml(text, { maxAliasCount: this.maxAliasCount })
     return { docs: parsed.documents, errors: parsed.problems.map((p) => this.err(p.code, file, p, p.message)) }
   }
 
@@ -227,6 +239,11 @@ class Loader {
         const resources: ParsedFile['resources'] = []
         for (const doc of docs) {
           if (doc.value === null || doc.value === undefined) continue // empty documents are skipped
+          const nul = nulPath(doc.value)
+          if (nul) {
+            errors.push(this.err('field-invalid', file, doc.locate(nul), `${formatPath(nul) || 'a key'}: contains a NUL character ("\\0"), which PVE cannot store`, { field: formatPath(nul) }))
+            continue
+          }
           const r = parseManifest(doc.value)
           if (r.ok) resources.push({ manifest: r.manifest, doc })
           else {
@@ -245,6 +262,15 @@ class Loader {
 
   /** Validates a config document with a valibot schema, reporting issues with positions. */
   validateConfig<T>(schema: v.GenericSchema<unknown, T>, doc: YamlDocument, file: string, prefix: PathKey[] = []): T | undefined {
+    if (!isMapping(doc.value)) {
+      this.errors.push(this.err('config-invalid', file, doc.start, `${file} must be a mapping of settings, got ${Array.isArray(doc.value) ? 'a list' : typeof doc.value}`))
+      return undefined
+    }
+    const nul = nulPath(doc.value)
+    if (nul) {
+      this.errors.push(this.err('config-invalid', file, doc.locate(nul), `${formatPath(nul)}: contains a NUL character`, { field: formatPath(nul) }))
+      return undefined
+    }
     const r = v.safeParse(schema, doc.value)
     if (r.success) return r.output
     for (const issue of r.issues) {
@@ -274,6 +300,26 @@ class Loader {
     }
     return nonEmpty[0]
   }
+}
+
+/** The path of the first string (value or key) holding a NUL character, if any. */
+function nulPath(value: unknown, path: PathKey[] = []): PathKey[] | undefined {
+  if (typeof value === 'string') return value.includes('\0') ? path : undefined
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const p = nulPath(value[i], [...path, i])
+      if (p) return p
+    }
+    return undefined
+  }
+  if (typeof value === 'object' && value !== null) {
+    for (const [k, v] of Object.entries(value)) {
+      if (k.includes('\0')) return [...path, k]
+      const p = nulPath(v, [...path, k])
+      if (p) return p
+    }
+  }
+  return undefined
 }
 
 function isMapping(x: unknown): x is Record<string, unknown> {
@@ -307,24 +353,10 @@ export async function loadRepository(options: LoadOptions): Promise<RepositoryMo
   const procReal = await L.real(procAbs, (msg) => L.errors.push(L.err('path-outside-root', 'proxops.yaml', undefined, msg)))
   if (procReal) {
     processConfigFile = 'proxops.yaml'
-    const { docs, errors } = await L.readYaml(procReal)
-    L.errors.push(...errors)
-    const doc = errors.length ? undefined : L.singleDoc(docs, 'proxops.yaml')
-    if (doc) {
-      const cfg = L.validateConfig(processConfigSchema, doc, 'proxops.yaml')
-      if (cfg) {
-        processConfig = cfg
-        checkProcessConfig(L, cfg, doc, 'proxops.yaml')
-        for (const [name, entry] of Object.entries(cfg.pve.clusters)) {
-          inlineClusters.push({
-            name,
-            configFile: 'proxops.yaml',
-            entry,
-            at: () => doc.locate(['pve', 'clusters', name], { key: true }),
-            ...(entry['secrets-file'] !== undefined ? { secretsFile: resolve(root, entry['secrets-file']) } : {}),
-          })
-        }
-      }
+    const loaded = await loadProcessFile(L, procReal, 'proxops.yaml')
+    if (loaded) {
+      processConfig = loaded.layer.config
+      inlineClusters.push(...loaded.clusters)
     }
   }
 
@@ -378,6 +410,11 @@ export async function loadRepository(options: LoadOptions): Promise<RepositoryMo
         L.errors.push(L.err('composition-missing', `clusters/${name}`, undefined, `clusters/${name}/ exists but has no resources.yaml: add one (resources: [] for an empty cluster) or remove the directory`))
       }
     }
+  }
+
+  for (const c of legacyConflicts(localClusters.map((src) => src.layer!))) {
+    const src = localClusters.find((x) => x.configFile === c.file)!
+    L.errors.push(L.err('config-invalid', c.file, src.locate(c.path), c.message, { field: formatPath(c.path) }))
   }
 
   // ---------------------------------------------------------------- configured clusters
@@ -441,17 +478,141 @@ export async function loadRepository(options: LoadOptions): Promise<RepositoryMo
   }
 }
 
-function checkProcessConfig(L: Loader, cfg: ProcessConfig, doc: YamlDocument, file: string): void {
-  if (cfg.git.url !== undefined && cfg.git.path !== undefined) {
-    L.errors.push(L.err('config-invalid', file, doc.locate(['git', 'path'], { key: true }), 'git.url and git.path are mutually exclusive: keep one'))
+/** The cross-field rules of config.ts, reported with positions; false when there was any. */
+function checkProcessConfig(L: Loader, cfg: ProcessConfig, doc: YamlDocument, file: string, clusterLocal?: string): boolean {
+  const problems = configProblems(cfg, doc.value, clusterLocal)
+  for (const p of problems) {
+    L.errors.push(L.err('config-invalid', file, doc.locate(p.path, { key: p.key === true }), p.message, { field: formatPath(p.path) }))
   }
-  if (cfg.pve.auth === 'token' && cfg.pve.password) {
-    L.errors.push(L.err('config-invalid', file, doc.locate(['pve', 'password'], { key: true }), 'pve.password must be empty with auth: token (use auth: ticket for password login)'))
+  return problems.length === 0
+}
+
+/** `proxops.yaml` (or a `--config` file): its settings and inline clusters; undefined after any problem. */
+async function loadProcessFile(L: Loader, real: string, file: string): Promise<{ layer: ConfigLayer; clusters: ConfigSource[] } | undefined> {
+  return processFromYaml(L, await L.readYaml(real, undefined, file), dirname(real), file)
+}
+
+function processFromYaml(L: Loader, { docs, errors }: { docs: YamlDocument[]; errors: SchemaError[] }, dir: string, file: string): { layer: ConfigLayer; clusters: ConfigSource[] } | undefined {
+  L.errors.push(...errors)
+  const doc = errors.length ? undefined : L.singleDoc(docs, file)
+  const cfg = doc ? L.validateConfig(processConfigSchema, doc, file) : undefined
+  if (!doc) return errors.length ? undefined : { layer: { file, config: processDefaults(), doc: null }, clusters: [] }
+  if (!cfg) return undefined
+  checkProcessConfig(L, cfg, doc, file)
+  const clusters = Object.entries(cfg.pve.clusters).map(([name, entry]): ConfigSource => ({
+    name,
+    configFile: file,
+    entry,
+    at: () => doc.locate(['pve', 'clusters', name], { key: true }),
+    locate: (path) => doc.locate(path),
+    ...(entry['secrets-file'] !== undefined ? { secretsFile: resolve(dir, entry['secrets-file']) } : {}),
+  }))
+  return { layer: { file, config: cfg, doc: doc.value }, clusters }
+}
+
+/**
+ * `parseConfigFile`'s pure core: the text of a config file named `file` in directory `dir` (for relative
+ * `secrets-file` paths), checked exactly as `readConfigFile` checks what it reads.
+ */
+export function parseConfigText(text: string, file: string, options: { dir?: string; cluster?: string; limits?: LoadLimits } = {}): ConfigFileResult {
+  const L = new Loader({ root: options.dir ?? '.', ...(options.limits ? { limits: options.limits } : {}) })
+  const dir = resolve(options.dir ?? dirname(file))
+  const yaml = L.parseYamlText(text, file)
+  const done = (r: { layer?: ConfigLayer; secretsFiles?: Record<string, string> }): ConfigFileResult => ({ secretsFiles: {}, ...r, errors: sortErrors(L.errors) })
+  if (options.cluster !== undefined) {
+    const src = clusterFromYaml(L, options.cluster, yaml, dir, file)
+    return done(src?.layer ? { layer: src.layer, secretsFiles: src.secretsFile ? { [src.name]: src.secretsFile } : {} } : {})
+  }
+  const loaded = processFromYaml(L, yaml, dir, file)
+  return done(loaded ? { layer: loaded.layer, secretsFiles: Object.fromEntries(loaded.clusters.filter((c) => c.secretsFile).map((c) => [c.name, c.secretsFile!])) } : {})
+}
+
+export interface ConfigFileOptions {
+  /** the repository root: the file (after symlinks) must be inside it; without, any regular file is read */
+  root?: string
+  /** name of the file in messages; default its path relative to the root (or as given) */
+  display?: string
+  /** read it as `clusters/<cluster>/config.yaml`: exactly that cluster, no credentials or process-wide git settings */
+  cluster?: string
+  fs?: RepoFs
+  limits?: LoadLimits
+}
+
+export interface ConfigFileResult {
+  /** the validated file; absent when it is missing or has problems */
+  layer?: ConfigLayer
+  /** true when there is no such file (not an error: the caller decides) */
+  missing?: boolean
+  /** absolute path of the SOPS file of each cluster the file declares, resolved against the file's directory */
+  secretsFiles: Record<string, string>
+  errors: SchemaError[]
+}
+
+/**
+ * Reads one config file by the loader's rules: a regular file (no FIFO, no device), at most `maxFileBytes`,
+ * inside `root` when one is given, one YAML document, validated by the schemas and `configProblems`. The CLI
+ * reads `proxops.yaml`, cluster configs and `--config` through it, so `validate` and every command agree.
+ */
+export async function readConfigFile(path: string, options: ConfigFileOptions = {}): Promise<ConfigFileResult> {
+  const { L, real, display } = await openFile(path, options)
+  const done = (r: Omit<ConfigFileResult, 'errors' | 'secretsFiles'> & { secretsFiles?: Record<string, string> }): ConfigFileResult => ({
+    secretsFiles: {},
+    ...r,
+    errors: sortErrors(L.errors.map((e) => ({ ...e, file: display }))),
+  })
+  if (!real) return done(L.errors.length ? {} : { missing: true })
+  if (options.cluster !== undefined) {
+    const src = await loadClusterConfig(L, options.cluster, real, display)
+    return done(src?.layer ? { layer: src.layer, secretsFiles: src.secretsFile ? { [src.name]: src.secretsFile } : {} } : {})
+  }
+  const loaded = await loadProcessFile(L, real, display)
+  const secretsFiles = Object.fromEntries((loaded?.clusters ?? []).filter((c) => c.secretsFile).map((c) => [c.name, c.secretsFile!]))
+  return done(loaded ? { layer: loaded.layer, secretsFiles } : {})
+}
+
+/**
+ * Reads any other repository file ProxOps needs whole (a cluster's `secrets-file`) by the same rules:
+ * inside `root` after symlinks, a regular file, at most `maxFileBytes`.
+ */
+export async function readRepositoryFile(path: string, options: Omit<ConfigFileOptions, 'cluster'> = {}): Promise<{ text: string } | { missing: true } | { error: SchemaError }> {
+  const { L, real, display } = await openFile(path, options)
+  const first = L.errors[0]
+  if (first) return { error: { ...first, file: display } }
+  if (!real) return { missing: true }
+  const r = await L.read(real)
+  return 'error' in r ? { error: { ...r.error, file: display } } : r
+}
+
+/** The loader for one file: its root, the file's real path (undefined when missing or refused) and name. */
+async function openFile(path: string, options: Omit<ConfigFileOptions, 'cluster'>): Promise<{ L: Loader; real: string | undefined; display: string }> {
+  const fs = options.fs ?? nodeFs
+  const abs = resolve(path)
+  const L = new Loader({ root: options.root ?? dirname(abs), fs, ...(options.limits ? { limits: options.limits } : {}) })
+  const display = options.display ?? (options.root ? relative(resolve(options.root), abs).split(sep).join('/') : abs)
+  if (options.root !== undefined) {
+    const rootInfo = await fs.stat(resolve(options.root))
+    if (!rootInfo?.isDirectory) {
+      L.errors.push(L.err('root-invalid', display, undefined, `repository root ${resolve(options.root)} does not exist or is not a directory`))
+      return { L, real: undefined, display }
+    }
+    L.root = await fs.realpath(resolve(options.root))
+    const real = await L.real(abs, (msg) => L.errors.push(L.err('path-outside-root', display, undefined, msg)))
+    return { L, real, display }
+  }
+  try {
+    const real = await fs.realpath(abs)
+    L.root = dirname(real)
+    return { L, real, display }
+  } catch {
+    return { L, real: undefined, display }
   }
 }
 
 async function loadClusterConfig(L: Loader, name: string, real: string, file: string): Promise<ConfigSource | undefined> {
-  const { docs, errors } = await L.readYaml(real)
+  return clusterFromYaml(L, name, await L.readYaml(real, undefined, file), dirname(real), file)
+}
+
+function clusterFromYaml(L: Loader, name: string, { docs, errors }: { docs: YamlDocument[]; errors: SchemaError[] }, dir: string, file: string): ConfigSource | undefined {
   L.errors.push(...errors)
   if (errors.length) return undefined
   const doc = L.singleDoc(docs, file)
@@ -472,7 +633,7 @@ async function loadClusterConfig(L: Loader, name: string, real: string, file: st
   }
   const cfg = L.validateConfig(processConfigSchema, doc, file)
   if (!cfg) return undefined
-  checkProcessConfig(L, cfg, doc, file)
+  checkProcessConfig(L, cfg, doc, file, name)
   const entry = cfg.pve.clusters[name]!
   const local = raw as Record<string, unknown>
   const pve = local.pve as Record<string, unknown>
@@ -482,7 +643,9 @@ async function loadClusterConfig(L: Loader, name: string, real: string, file: st
     configFile: file,
     entry: entry.auth === undefined && pve.auth !== undefined ? { ...entry, auth: cfg.pve.auth } : entry,
     at: () => doc.locate(['pve', 'clusters', name], { key: true }),
-    ...(entry['secrets-file'] !== undefined ? { secretsFile: resolve(dirname(real), entry['secrets-file']) } : {}),
+    locate: (path) => doc.locate(path),
+    layer: { file, config: cfg, doc: raw },
+    ...(entry['secrets-file'] !== undefined ? { secretsFile: resolve(dir, entry['secrets-file']) } : {}),
     ...(hasSettings ? { localSettings: cfg } : {}),
   }
 }

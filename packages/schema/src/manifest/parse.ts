@@ -172,7 +172,8 @@ function finalise(m: Manifest, issues: ManifestIssue[]): Manifest {
 export const DEPENDS_ON_ITEM = /^([A-Za-z]+):([A-Za-z0-9._-]+)$/
 export const DEPENDS_ON = 'proxops/depends-on'
 export const DISRUPTION = 'proxops/disruption'
-export const DISRUPTION_POLICIES = ['none', 'hotplug', 'reboot', 'stop'] as const
+/** Disruption policies, least to most disruptive; `allow` is `stop` (every class applied). */
+export const DISRUPTION_POLICIES = ['none', 'hotplug', 'reboot', 'stop', 'allow'] as const
 
 /** Parses a `proxops/depends-on` value into canonical (kind, name) pairs, or returns the first problem. */
 export function parseDependsOn(value: string): { ok: true; refs: Array<{ kind: Kind; name: string }> } | { ok: false; message: string } {

@@ -8,6 +8,8 @@ describe('durations', () => {
     expect(parseDuration('1h30m')).toBe(5_400_000)
     expect(parseDuration('250ms')).toBe(250)
     expect(parseDuration('45')).toBe(45_000)
+    expect(parseDuration('1.5s')).toBe(1500)
+    expect(parseDuration('0')).toBe(0)
     expect(parseDuration('thirty')).toBeUndefined()
     expect(parseDuration('30 s')).toBeUndefined()
     expect(parseDuration('')).toBeUndefined()
