@@ -72,19 +72,21 @@ export async function diffHandler(ctx: CliContext, args: PlanArgs & { 'detailed-
   const outcomes = await dryCycles(ctx, prepared, tree, args)
   const format = args.output ?? 'text'
   const plans = outcomes.flatMap((o) => (o.plan ? [o.plan] : []))
+  // redacted before serialising: a secret seen in a live value never reaches the file or the JSON
+  const redacted = plans.map((p) => ctx.redactor.strings(p))
   if (format === 'json') {
     const aborted = outcomes.filter((o) => o.error).map((o) => ({ cluster: o.cycle.cluster, reason: o.cycle.abortReason ?? 'unknown' }))
     // aborted clusters are listed beside the plans (the file written by --out never has them)
-    out(ctx, aborted.length === 0 ? planSetJson(tree.commit, plans) : canonicalJson({ ...(JSON.parse(planSetJson(tree.commit, plans)) as object), aborted }))
+    out(ctx, aborted.length === 0 ? planSetJson(tree.commit, redacted) : canonicalJson({ ...(JSON.parse(planSetJson(tree.commit, redacted)) as object), aborted: ctx.redactor.strings(aborted) }))
   }
   else {
     const p = painter(ctx, args)
-    out(ctx, outcomes.map((o) => (o.plan ? renderPlan(o.plan, format, p) : renderAborted(o.cycle.cluster, o.cycle.abortReason ?? 'unknown', format))).join('\n'))
+    out(ctx, outcomes.map((o) => (o.plan ? renderPlan(ctx.redactor.strings(o.plan), format, p) : renderAborted(o.cycle.cluster, o.cycle.abortReason ?? 'unknown', format))).join('\n'))
   }
   const aborted = reportAborts(ctx, outcomes)
   if (args.out !== undefined) {
     if (aborted) throw new CliError('PLAN_FILE', `not writing ${args.out}: a cluster aborted (see above)`)
-    writeFileSync(path.resolve(ctx.cwd, args.out), planSetJson(tree.commit, plans), { mode: 0o600 })
+    writeFileSync(path.resolve(ctx.cwd, args.out), planSetJson(tree.commit, redacted), { mode: 0o600 })
     ctx.log.info('plan saved', { file: args.out, commit: tree.commit, clusters: plans.map((p) => p.cluster) })
   }
   if (aborted) return 1
@@ -172,7 +174,7 @@ export async function applyHandler(ctx: CliContext, args: PlanArgs & { plan?: st
           }
           savedPlan = dry.plan
         }
-        show(renderPlanText(savedPlan, p))
+        show(renderPlanText(ctx.redactor.strings(savedPlan), p))
         if (savedPlan.actions.length === 0) {
           cycles.push(dry?.cycle ?? (await runCycle(ctx, { ...base, reader: client.readOnly() })).cycle)
           continue
@@ -201,15 +203,15 @@ export async function applyHandler(ctx: CliContext, args: PlanArgs & { plan?: st
       }
       if (outcome.report) {
         reports.push(outcome.report)
-        if (!json) out(ctx, renderReport(outcome.report, p))
+        if (!json) out(ctx, renderReport(ctx.redactor.strings(outcome.report), p))
       }
       if (outcome.cycle.result !== 'converged') failed = true
     } finally {
       await client.close()
     }
   }
-  if (json) out(ctx, canonicalJson({ cycles, reports }))
-  else out(ctx, renderStatus(cycles, p))
+  if (json) out(ctx, canonicalJson(ctx.redactor.strings({ cycles, reports })))
+  else out(ctx, renderStatus(ctx.redactor.strings(cycles), p))
   return failed ? 1 : 0
 }
 
@@ -218,7 +220,7 @@ export async function statusHandler(ctx: CliContext, args: PlanArgs): Promise<nu
   const tree = await prepared.source.sync()
   const outcomes = await dryCycles(ctx, prepared, tree, args)
   const cycles = outcomes.map((o) => o.cycle)
-  if (args.output === 'json') out(ctx, canonicalJson({ commit: tree.commit, cycles }))
+  if (args.output === 'json') out(ctx, canonicalJson(ctx.redactor.strings({ commit: tree.commit, cycles })))
   else out(ctx, renderStatus(cycles, painter(ctx, args)))
   return reportAborts(ctx, outcomes) ? 1 : 0
 }

@@ -24,6 +24,7 @@ import type { PruneBudget, ResolvedCluster, ResolvedConfig } from '../config/typ
 import { cycleResult, objectStates, type ClusterCycle, type DesiredObject } from '../status-model.js'
 import type { CliContext } from './context.js'
 import { loadDesired, secretRefs } from './desired.js'
+import { planDifference } from './saved-plan.js'
 import type { SourceTree } from './source.js'
 
 export interface CycleOptions {
@@ -38,7 +39,7 @@ export interface CycleOptions {
   allowEmpty?: readonly GuestKind[]
   onProgress?: (event: ProgressEvent) => void
   progressIntervalMs?: number
-  /** a saved plan to execute instead of a fresh one (apply --plan); checked against live first */
+  /** a saved plan (apply --plan): the cycle runs only if a fresh plan equals it (runtime/saved-plan.ts) */
   savedPlan?: Plan
 }
 
@@ -141,12 +142,14 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
     ctx.log.debug('desired state loaded', { cluster: name, commit: o.tree.commit, manifests: loaded.desired.manifests.length })
     const inventory = await observe(name, o.reader, { nodes: o.cluster.nodes, signal: ctx.signal })
     ctx.log.debug('live state read', { cluster: name, guests: inventory.guests.length, unknown: inventory.unknownGuests.length, volumes: inventory.volumes.length })
-    let plan: Plan
+    const plan = makePlan(loaded.desired, inventory, policyFor(o), { secrets: (ref) => o.sops?.resolveRef(ref).reveal() })
     if (o.savedPlan) {
+      // the specific refusals first (commit, digest, vanished or created objects), then the whole contract
       checkSavedPlan(o.savedPlan, o.tree, inventory)
-      plan = o.savedPlan
-    } else {
-      plan = makePlan(loaded.desired, inventory, policyFor(o), { secrets: (ref) => o.sops?.resolveRef(ref).reveal() })
+      const difference = planDifference(ctx.redactor.strings(o.savedPlan), ctx.redactor.strings(plan))
+      if (difference !== undefined) {
+        throw new CliError('PLAN_MISMATCH', `cluster ${name}: the saved plan is not the plan the repository and live PVE give now: ${difference}; run proxops diff --out again`)
+      }
     }
     let report: Report | undefined
     if (o.writer && plan.actions.length > 0) {
