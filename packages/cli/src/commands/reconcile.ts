@@ -9,7 +9,7 @@ import { renderReport, renderStatus, resultLine } from '../render/status-text.js
 import type { Paint } from '../render/color.js'
 import { fullClient, readOnlyClient } from '../runtime/clients.js'
 import { err, out, type CliContext } from '../runtime/context.js'
-import { runCycle, type CycleOutcome } from '../runtime/cycle.js'
+import { runCycle, twinGuard, type CycleOutcome } from '../runtime/cycle.js'
 import type { SourceTree } from '../runtime/source.js'
 import { canonicalJson } from '../render/json.js'
 import type { ClusterCycle } from '../status-model.js'
@@ -33,12 +33,15 @@ function renderPlan(plan: Plan, format: 'text' | 'markdown', p: Paint): string {
 /** Dry cycles for every selected cluster through the read-only client. */
 async function dryCycles(ctx: CliContext, prepared: Prepared, tree: SourceTree, args: PlanArgs): Promise<CycleOutcome[]> {
   const outcomes: CycleOutcome[] = []
+  const blocked = await twinGuard(ctx, prepared.config)
   for (const cluster of prepared.config.clusters) {
     const reader = readOnlyClient(cluster, prepared.config, { log: ctx.log })
     try {
       const sops = prepared.sops.get(cluster.name)
+      const twin = blocked.get(cluster.name)
       outcomes.push(
         await runCycle(ctx, {
+          ...(twin !== undefined ? { blocked: twin } : {}),
           cluster,
           config: prepared.config,
           tree,
@@ -147,12 +150,15 @@ export async function applyHandler(ctx: CliContext, args: PlanArgs & { plan?: st
   const cycles: ClusterCycle[] = []
   const reports: Report[] = []
   let failed = false
+  const blocked = await twinGuard(ctx, prepared.config)
   for (const cluster of prepared.config.clusters) {
     if (saved && !saved.has(cluster.name)) continue
     const client = fullClient(cluster, prepared.config, { log: ctx.log })
     try {
       const sops = prepared.sops.get(cluster.name)
+      const twin = blocked.get(cluster.name)
       const base = {
+        ...(twin !== undefined ? { blocked: twin } : {}),
         cluster,
         config: prepared.config,
         tree,

@@ -21,6 +21,8 @@ import {
 } from '@proxops/planner'
 import { CliError, oneLine } from '../errors.js'
 import type { PruneBudget, ResolvedCluster, ResolvedConfig } from '../config/types.js'
+import { readOnlyClient } from './clients.js'
+import { clusterTwins } from './identity.js'
 import { cycleResult, objectStates, type ClusterCycle, type DesiredObject } from '../status-model.js'
 import type { CliContext } from './context.js'
 import { loadDesired, secretRefs } from './desired.js'
@@ -41,6 +43,8 @@ export interface CycleOptions {
   progressIntervalMs?: number
   /** a saved plan (apply --plan): the cycle runs only if a fresh plan equals it (runtime/saved-plan.ts) */
   savedPlan?: Plan
+  /** why this cluster must not be reconciled at all (runtime/identity.ts: a twin of another entry) */
+  blocked?: string
 }
 
 export interface CycleOutcome {
@@ -128,6 +132,7 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
     }
   }
   try {
+    if (o.blocked !== undefined) throw new CliError('CLUSTER_TWIN', `cluster ${name}: ${o.blocked}`)
     const loaded = await loadDesired(o.tree.root, name, o.tree.commit)
     objects = loaded.objects
     const lookup = secretLookup(o.sops)
@@ -189,4 +194,17 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
   } catch (error) {
     return aborted(error)
   }
+}
+
+/** Before any cycle: which selected clusters are the same PVE cluster as another (runtime/identity.ts). */
+export async function twinGuard(ctx: CliContext, config: ResolvedConfig): Promise<Map<string, string>> {
+  return clusterTwins(config.clusters, async (name) => {
+    const cluster = config.clusters.find((c) => c.name === name) as ResolvedCluster
+    const reader = readOnlyClient(cluster, config, { log: ctx.log })
+    try {
+      return await reader.get('/cluster/status', { signal: ctx.signal })
+    } finally {
+      await reader.close()
+    }
+  })
 }

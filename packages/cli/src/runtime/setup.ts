@@ -9,6 +9,23 @@ import { loadDraftConfig } from '../config/load.js'
 import { credentialValues, resolveCredentials } from '../config/resolve.js'
 import type { GlobalFlags, ResolvedConfig } from '../config/types.js'
 import type { CliContext } from './context.js'
+import { checkEndpointTwins } from './identity.js'
+
+/** The environment variable that allows plain-http PVE endpoints; only the operator's environment can set it. */
+export const ALLOW_HTTP_ENV = 'PROXOPS_ALLOW_HTTP'
+
+/**
+ * Plain http would hand the PVE token to anyone on the path, and the repository alone must not be able to
+ * choose that: an http base-url is refused unless the operator's environment allows it.
+ */
+export function checkPlainHttp(clusters: ReadonlyArray<{ name: string; baseUrl: string; file: string }>, env: Readonly<Record<string, string | undefined>>): void {
+  if (env[ALLOW_HTTP_ENV] === '1') return
+  for (const c of clusters) {
+    if (/^http:/i.test(c.baseUrl)) {
+      throw new CliError('INSECURE_ENDPOINT', `${c.file}: pve.clusters.${c.name}.base-url: plain http (${c.baseUrl}) would send the PVE credentials unencrypted; use https, or allow it outside the repository with ${ALLOW_HTTP_ENV}=1`)
+    }
+  }
+}
 
 export interface Setup {
   config: ResolvedConfig
@@ -62,7 +79,10 @@ export async function setup(ctx: CliContext, flags: GlobalFlags, options: { clus
     ctx.redactor.add(ctx.env[name], ctx.env[name]?.split('=').slice(1).join('='))
   }
   ctx.redactor.add(draft.pve.token, draft.pve.password, draft.pve.tokenValue, draft.git.token)
+  // before any credential is resolved: no second name for one endpoint, no plain http unless allowed here
+  await checkEndpointTwins(draft.clusters)
   const selected = draft.clusters.filter((c) => options.cluster === undefined || c.name === options.cluster)
+  checkPlainHttp(selected, ctx.env)
   const sops = new Map<string, SopsCredentials>()
   const plain: Record<string, Record<string, string>> = {}
   for (const cluster of selected) {
