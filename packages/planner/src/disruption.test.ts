@@ -1,11 +1,18 @@
 import { describe, expect, it } from 'vitest'
 import { allowed, classify, maxClass, type GuestRuntime } from './disruption.js'
 
-const qemu = (over: Partial<GuestRuntime> = {}): GuestRuntime => ({ type: 'qemu', running: true, hotplug: new Set(['network', 'disk', 'usb']), numa: false, ...over })
+const qemu = (over: Partial<GuestRuntime> = {}): GuestRuntime => ({
+  type: 'qemu',
+  running: true,
+  hotplug: new Set(['network', 'disk', 'usb']),
+  numa: false,
+  ...over,
+})
 
 describe('disruption classes from PVE hotplug rules', () => {
   it('a stopped guest takes every write at once', () => {
-    for (const key of ['cores', 'memory', 'scsi0', 'bios']) expect(classify(key, false, qemu({ running: false }))).toBe('none')
+    for (const key of ['cores', 'memory', 'scsi0', 'bios'])
+      expect(classify(key, false, qemu({ running: false }))).toBe('none')
   })
 
   it('qemu: fast options and cloud-init are none; NICs and new scsi/virtio disks hotplug; the rest reboot', () => {

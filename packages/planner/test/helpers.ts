@@ -30,7 +30,13 @@ export interface Env {
 }
 
 export async function startEnv(options: SimulatorOptions = {}): Promise<Env> {
-  const sim = await startSimulator({ taskDurationMs: 10, resourcesLagMs: 0, authFailureDelayMs: 0, log: () => {}, ...options })
+  const sim = await startSimulator({
+    taskDurationMs: 10,
+    resourcesLagMs: 0,
+    authFailureDelayMs: 0,
+    log: () => {},
+    ...options,
+  })
   const client = createPveClient({
     baseUrl: sim.url,
     auth: { type: 'token', tokenId: sim.token.id, secret: sim.token.secret },
@@ -75,7 +81,11 @@ export interface CycleOptions {
 }
 
 /** One reconcile cycle: observe, plan, execute. */
-export async function cycle(env: Env, manifests: readonly DesiredManifest[], options: CycleOptions = {}): Promise<CycleResult> {
+export async function cycle(
+  env: Env,
+  manifests: readonly DesiredManifest[],
+  options: CycleOptions = {},
+): Promise<CycleResult> {
   const policy: Policy = { ...DEFAULT_POLICY, shutdownTimeoutSeconds: 5, ...options.policy }
   const live = await observe('homelab', env.reader, policy.nodes.length > 0 ? { nodes: policy.nodes } : {})
   const secrets = options.secrets ?? {}
@@ -103,5 +113,7 @@ export function actionLines(p: Plan): string[] {
 }
 
 export function failures(report: Report | undefined): string[] {
-  return (report?.results ?? []).filter((r) => r.status !== 'ok').map((r) => `${r.id}: ${r.status} ${r.error ?? r.skip?.reason ?? ''}`)
+  return (report?.results ?? [])
+    .filter((r) => r.status !== 'ok')
+    .map((r) => `${r.id}: ${r.status} ${r.error ?? r.skip?.reason ?? ''}`)
 }

@@ -93,7 +93,8 @@ export class Transport {
     this.#logger = options.logger
     this.#ownsDispatcher = options.dispatcher === undefined
     this.#limiter = new Limiter(options.maxInFlight ?? 8)
-    this.#dispatcher = options.dispatcher ?? createDispatcher(options.tls, options.logger, { connections: this.#limiter.limit })
+    this.#dispatcher =
+      options.dispatcher ?? createDispatcher(options.tls, options.logger, { connections: this.#limiter.limit })
     this.#timeoutMs = options.timeoutMs ?? 30_000
     this.#retry = { retries: 3, ...options.retry }
     this.#onRequest = options.onRequest
@@ -171,7 +172,13 @@ export class Transport {
     }
   }
 
-  async #attempt(spec: CallSpec, path: string, body: string | undefined, headers: Record<string, string>, attempt: number): Promise<unknown> {
+  async #attempt(
+    spec: CallSpec,
+    path: string,
+    body: string | undefined,
+    headers: Record<string, string>,
+    attempt: number,
+  ): Promise<unknown> {
     const release = await this.#limiter.acquire(spec.signal).catch(() => {
       throw abortedError(spec.signal, `${spec.method} ${spec.path}`)
     })
@@ -193,13 +200,26 @@ export class Transport {
         }
         return spec.envelope ? json : (json as { data: unknown }).data
       }
-      throw classifyHttpFailure({ status, statusText: res.statusText, body: json ?? null, method: spec.method, path: spec.path })
+      throw classifyHttpFailure({
+        status,
+        statusText: res.statusText,
+        body: json ?? null,
+        method: spec.method,
+        path: spec.path,
+      })
     } catch (err) {
       errorCode = err instanceof PveError ? err.code : 'PVE_TRANSIENT'
       throw err
     } finally {
       release()
-      this.#report({ method: spec.method, path: spec.path, status, latencyMs: performance.now() - started, attempt, errorCode })
+      this.#report({
+        method: spec.method,
+        path: spec.path,
+        status,
+        latencyMs: performance.now() - started,
+        attempt,
+        errorCode,
+      })
     }
   }
 
@@ -283,7 +303,13 @@ export class Transport {
   async #login(params: Record<string, string>, signal?: AbortSignal): Promise<unknown> {
     try {
       const body = encodeParams(params).toString()
-      return await this.#attempt({ method: 'POST', path: '/access/ticket', ...(signal ? { signal } : {}) }, `${this.#prefix}/access/ticket`, body, {}, 1)
+      return await this.#attempt(
+        { method: 'POST', path: '/access/ticket', ...(signal ? { signal } : {}) },
+        `${this.#prefix}/access/ticket`,
+        body,
+        {},
+        1,
+      )
     } catch (err) {
       if (err instanceof PveError) scrubError(err, [...Object.values(params)])
       throw err
@@ -294,7 +320,8 @@ export class Transport {
   #url(spec: CallSpec): string {
     const path = spec.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
       const v = spec.pathParams?.[name]
-      if (v === undefined || v === '') throw new PveError('PVE_CONFIG', `${spec.method} ${spec.path}: missing path parameter '${name}'`)
+      if (v === undefined || v === '')
+        throw new PveError('PVE_CONFIG', `${spec.method} ${spec.path}: missing path parameter '${name}'`)
       return encodeURIComponent(String(v))
     })
     const query = encodeParams(spec.query).toString()
@@ -309,8 +336,10 @@ export function normaliseBaseUrl(input: string): string {
   } catch {
     throw new PveError('PVE_CONFIG', 'baseUrl must be an absolute URL such as https://pve.example:8006')
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new PveError('PVE_CONFIG', 'baseUrl must be an https:// (or http://) URL')
-  if (url.username !== '' || url.password !== '') throw new PveError('PVE_CONFIG', 'baseUrl must not contain credentials')
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new PveError('PVE_CONFIG', 'baseUrl must be an https:// (or http://) URL')
+  if (url.username !== '' || url.password !== '')
+    throw new PveError('PVE_CONFIG', 'baseUrl must not contain credentials')
   const path = url.pathname.replace(/\/+$/, '').replace(/\/api2\/json$/, '')
   return `${url.origin}${path}/api2/json`
 }
