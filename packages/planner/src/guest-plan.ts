@@ -306,8 +306,15 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
     )
   }
   if (isTemplate && !g.template) {
-    // a template is stopped by definition: the shutdown is what the manifest asks for, under every policy
+    // marking a running guest as a template needs a shutdown first: a stop-class action, held back by the policy
     const stopFirst = running && !stoppedByUpdate
+    if (stopFirst && !allowed('stop', policy)) {
+      skip(
+        'disruption',
+        `mark-template needs a shutdown of the running guest and disruption is ${policy}; not done this cycle`,
+      )
+      return
+    }
     const mark: PveRequest = { call: 'markTemplate', node, guest: type, vmid }
     push(
       guestDraft(
@@ -425,7 +432,10 @@ function compareOwned(
       else if (out.t === 'resize') {
         w.resizes.push({ key: o.key, size: out.size, diff: fieldDiff(o.field, o.key, before, `size=${out.after}`) })
       } else {
-        const cls = classify(o.key, out.newSlot === true, rt)
+        const cls = classify(o.key, out.newSlot === true, rt, {
+          before,
+          after: typeof out.value === 'string' ? out.value : undefined,
+        })
         if (!allowed(cls, policy) && cls !== 'reboot') {
           w.heldBack.push(o.key)
           continue

@@ -252,8 +252,9 @@ function checkExtra(family: 'qemu' | 'lxc', extra: Record<string, string>, add: 
   }
 }
 
-const DISK_BUS = /^(scsi|virtio|sata|ide|nvme)(\d+)$/
-const BUS_MAX: Readonly<Record<string, number>> = { scsi: 30, virtio: 15, sata: 5, ide: 3, nvme: 99 }
+// qemu-server's drive buses (PVE::QemuServer::Drive, MAX_*_DISKS); PVE has no nvme disk bus
+const DISK_BUS = /^(scsi|virtio|sata|ide)(\d+)$/
+const BUS_MAX: Readonly<Record<string, number>> = { scsi: 30, virtio: 15, sata: 5, ide: 3 }
 
 function checkCidr(value: string): boolean {
   const slash = value.indexOf('/')
@@ -315,9 +316,9 @@ function finaliseVm(kind: 'VM' | 'TemplateVM', name: string, spec: VmSpec, add: 
       add(
         'disk-interface-invalid',
         [...p, 'interface'],
-        `interface ${JSON.stringify(disk.interface)} must be scsi0-30, virtio0-15, sata0-5, ide0-3 or nvmeN`,
+        `interface ${JSON.stringify(disk.interface)} must be scsi0-30, virtio0-15, sata0-5 or ide0-3 (PVE has no nvme disk bus)`,
       )
-    } else if (disk.ssd !== undefined && (bus[1] === 'virtio' || bus[1] === 'nvme')) {
+    } else if (disk.ssd !== undefined && bus[1] === 'virtio') {
       add(
         'ssd-bus',
         [...p, 'ssd'],

@@ -115,7 +115,7 @@ export const vmDiskSchema = obj(
       ),
     ),
     interface: v.optional(
-      str('Drive slot: scsiN, virtioN, sataN, ideN or nvmeN. Default `scsi<i>` (i = list index). Unique.'),
+      str('Drive slot: scsiN, virtioN, sataN or ideN. Default `scsi<i>` (i = list index). Unique.'),
     ),
     controller: v.optional(
       str('VM-wide SCSI controller (`scsihw`, e.g. `virtio-scsi-single`); the first disk declaring one wins.'),
