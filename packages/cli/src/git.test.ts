@@ -9,7 +9,10 @@ import { Redactor } from './redact.js'
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'proxops-git-'))
 const sh = (cwd: string, ...args: string[]) =>
-  execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'init.defaultBranch=main', ...args], { cwd, encoding: 'utf8' })
+  execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'init.defaultBranch=main', ...args], {
+    cwd,
+    encoding: 'utf8',
+  })
 
 function repoWithCommit(name: string): string {
   const dir = path.join(tmp, name)
@@ -26,7 +29,11 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }))
 describe('gitEnv', () => {
   it('puts the token in GIT_CONFIG_* (never argv), disables prompts and sets the SSH command', () => {
     const credential = { origin: 'https://git.example.invalid/', username: 'git', password: 'tok-CANARY' }
-    const env = gitEnv({ PATH: '/bin', GIT_DIR: '/evil', GIT_SSH_COMMAND: 'evil' }, { token: 'tok-CANARY', sshKeyFile: "/k/it's", knownHostsFile: '/k/kh' }, credential)
+    const env = gitEnv(
+      { PATH: '/bin', GIT_DIR: '/evil', GIT_SSH_COMMAND: 'evil' },
+      { token: 'tok-CANARY', sshKeyFile: "/k/it's", knownHostsFile: '/k/kh' },
+      credential,
+    )
     expect(env.GIT_TERMINAL_PROMPT).toBe('0')
     expect(env.GIT_DIR).toBeUndefined()
     expect(env.GIT_CONFIG_COUNT).toBe('2')
@@ -37,7 +44,9 @@ describe('gitEnv', () => {
     expect(env.PROXOPS_GIT_CREDENTIAL_PASSWORD).toBe('tok-CANARY')
     // commands that do not fetch get no credential at all
     expect(Object.values(gitEnv({}, { token: 'tok-CANARY' }))).not.toContain('tok-CANARY')
-    expect(env.GIT_SSH_COMMAND).toBe(`ssh -i '/k/it'\\''s' -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=yes -o 'UserKnownHostsFile=/k/kh'`)
+    expect(env.GIT_SSH_COMMAND).toBe(
+      `ssh -i '/k/it'\\''s' -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=yes -o 'UserKnownHostsFile=/k/kh'`,
+    )
   })
 })
 
@@ -100,7 +109,8 @@ describe('Git (temporary repositories)', () => {
     expect(second).not.toBe(first)
     expect(fetches()).toBe(2)
     // never a shell, and the URL always after `--`
-    for (const args of calls.filter((a) => a.includes(`file://${origin}`))) expect(args[args.indexOf(`file://${origin}`) - 1]).toBe('--')
+    for (const args of calls.filter((a) => a.includes(`file://${origin}`)))
+      expect(args[args.indexOf(`file://${origin}`) - 1]).toBe('--')
     expect(readFileSync(path.join(cache, 'a.yaml'), 'utf8')).toBe('two\n')
     expect(existsSync(path.join(cache, 'stray'))).toBe(false)
     await expect(git.sync(`file://${origin}`, 'nope', cache)).rejects.toThrow(/^git fetch failed: fatal: /)
@@ -127,7 +137,9 @@ describe('Git (temporary repositories)', () => {
         return execGit(args, o)
       },
     })
-    const error = await git.sync(`http://127.0.0.1:${port}/ops.git`, 'main', path.join(tmp, 'http-cache')).catch((e: Error) => e)
+    const error = await git
+      .sync(`http://127.0.0.1:${port}/ops.git`, 'main', path.join(tmp, 'http-cache'))
+      .catch((e: Error) => e)
     server.close()
     expect(error).toBeInstanceOf(Error)
     expect((error as Error).message).toMatch(/^git fetch failed: /)
@@ -148,16 +160,26 @@ describe('Git (temporary repositories)', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
     const port = (server.address() as { port: number }).port
     const argvs: (readonly string[])[] = []
-    const git = new Git({ redactor: new Redactor(), env: process.env, runner: (args, o) => (argvs.push(args), execGit(args, o)) })
+    const git = new Git({
+      redactor: new Redactor(),
+      env: process.env,
+      runner: (args, o) => (argvs.push(args), execGit(args, o)),
+    })
     const cache = path.join(tmp, 'userinfo-cache')
-    const error = await git.sync(`http://deploy:url-tok-CANARY-3@127.0.0.1:${port}/ops.git`, 'main', cache).catch((e: Error) => e)
+    const error = await git
+      .sync(`http://deploy:url-tok-CANARY-3@127.0.0.1:${port}/ops.git`, 'main', cache)
+      .catch((e: Error) => e)
     server.close()
     expect((error as Error).message).not.toContain('url-tok-CANARY-3')
     expect(seen).toContain(`Basic ${Buffer.from('deploy:url-tok-CANARY-3').toString('base64')}`)
     expect(JSON.stringify(argvs)).not.toContain('CANARY')
     expect(readFileSync(path.join(cache, '.git', 'config'), 'utf8')).toContain(`url = http://127.0.0.1:${port}/ops.git`)
     expect(readFileSync(path.join(cache, '.git', 'config'), 'utf8')).not.toContain('CANARY')
-    expect(splitUrlCredentials('https://u%40x:p%2Fw@h/r.git')).toEqual({ url: 'https://h/r.git', username: 'u@x', password: 'p/w' })
+    expect(splitUrlCredentials('https://u%40x:p%2Fw@h/r.git')).toEqual({
+      url: 'https://h/r.git',
+      username: 'u@x',
+      password: 'p/w',
+    })
     expect(splitUrlCredentials('git@host:ops.git')).toEqual({ url: 'git@host:ops.git' })
   })
 

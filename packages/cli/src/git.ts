@@ -30,10 +30,14 @@ export interface GitAuth {
  * switched off. safe.directory is deliberately absent: git refuses a checkout owned by another user.
  */
 export const HARDENING: readonly string[] = [
-  '-c', 'core.fsmonitor=false',
-  '-c', 'core.hooksPath=/dev/null',
-  '-c', 'core.pager=cat',
-  '-c', 'protocol.ext.allow=never',
+  '-c',
+  'core.fsmonitor=false',
+  '-c',
+  'core.hooksPath=/dev/null',
+  '-c',
+  'core.pager=cat',
+  '-c',
+  'protocol.ext.allow=never',
 ]
 
 /** An https URL's userinfo moved out of the URL: git (its argv and its stored remote) only sees `url`. */
@@ -58,7 +62,10 @@ function originOf(url: string): string | undefined {
 }
 
 export interface GitRunner {
-  (args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number }): Promise<{ stdout: string }>
+  (
+    args: readonly string[],
+    options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number },
+  ): Promise<{ stdout: string }>
 }
 
 /** The real runner: execFile with a buffer big enough for diffs of a manifest repository. */
@@ -67,7 +74,14 @@ export const execGit: GitRunner = (args, options) =>
     execFile(
       'git',
       [...args],
-      { cwd: options.cwd, env: options.env, timeout: options.timeoutMs, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8', windowsHide: true },
+      {
+        cwd: options.cwd,
+        env: options.env,
+        timeout: options.timeoutMs,
+        maxBuffer: 64 * 1024 * 1024,
+        encoding: 'utf8',
+        windowsHide: true,
+      },
       (error, stdout, stderr) => {
         if (error) reject(Object.assign(error, { stderr: String(stderr) }))
         else resolve({ stdout: String(stdout) })
@@ -102,11 +116,21 @@ const CRED_PASSWORD = 'PROXOPS_GIT_CREDENTIAL_PASSWORD'
 const HELPER = `!f() { test "$1" = get || return 0; printf 'username=%s\\npassword=%s\\n' "$${CRED_USER}" "$${CRED_PASSWORD}"; }; f`
 
 /** The environment for one git invocation. Exported for tests: nothing secret may be in argv. */
-export function gitEnv(base: Readonly<Record<string, string | undefined>>, auth: GitAuth | undefined, credential?: RemoteCredential): NodeJS.ProcessEnv {
+export function gitEnv(
+  base: Readonly<Record<string, string | undefined>>,
+  auth: GitAuth | undefined,
+  credential?: RemoteCredential,
+): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {}
   for (const [key, value] of Object.entries(base)) {
     // inherited git config overrides would change what we read; credentials come only from us
-    if (value !== undefined && !/^(GIT_(CONFIG|DIR|WORK_TREE|INDEX_FILE|SSH_COMMAND|ASKPASS|EXEC_PATH|EXTERNAL_DIFF|PAGER)|PROXOPS_GIT_CREDENTIAL_)/.test(key)) env[key] = value
+    if (
+      value !== undefined &&
+      !/^(GIT_(CONFIG|DIR|WORK_TREE|INDEX_FILE|SSH_COMMAND|ASKPASS|EXEC_PATH|EXTERNAL_DIFF|PAGER)|PROXOPS_GIT_CREDENTIAL_)/.test(
+        key,
+      )
+    )
+      env[key] = value
   }
   env.GIT_TERMINAL_PROMPT = '0'
   env.GCM_INTERACTIVE = 'never'
@@ -124,7 +148,17 @@ export function gitEnv(base: Readonly<Record<string, string | undefined>>, auth:
   })
   env.GIT_CONFIG_COUNT = String(config.length)
   if (auth?.sshKeyFile) {
-    const parts = ['ssh', '-i', shellQuote(auth.sshKeyFile), '-o', 'IdentitiesOnly=yes', '-o', 'BatchMode=yes', '-o', 'StrictHostKeyChecking=yes']
+    const parts = [
+      'ssh',
+      '-i',
+      shellQuote(auth.sshKeyFile),
+      '-o',
+      'IdentitiesOnly=yes',
+      '-o',
+      'BatchMode=yes',
+      '-o',
+      'StrictHostKeyChecking=yes',
+    ]
     if (auth.knownHostsFile) parts.push('-o', shellQuote(`UserKnownHostsFile=${auth.knownHostsFile}`))
     env.GIT_SSH_COMMAND = parts.join(' ')
   }
@@ -152,7 +186,12 @@ export class Git {
       return stdout
     } catch (error) {
       const err = error as NodeJS.ErrnoException & { stderr?: string; killed?: boolean }
-      const detail = err.code === 'ENOENT' ? 'the git executable was not found on PATH' : err.killed ? 'timed out' : lastLine(err.stderr ?? err.message)
+      const detail =
+        err.code === 'ENOENT'
+          ? 'the git executable was not found on PATH'
+          : err.killed
+            ? 'timed out'
+            : lastLine(err.stderr ?? err.message)
       const hint = /dubious ownership/.test(detail)
         ? ` (${repo} is owned by another user and git refuses to read it; if you trust it, run as the ProxOps user: git config --global --add safe.directory ${repo})`
         : ''
@@ -163,7 +202,9 @@ export class Git {
   /** HEAD's commit, or undefined in a repository without commits. */
   async head(repo: string): Promise<string | undefined> {
     try {
-      return (await this.run(repo, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], 'rev-parse')).trim() || undefined
+      return (
+        (await this.run(repo, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], 'rev-parse')).trim() || undefined
+      )
     } catch {
       return undefined
     }
@@ -171,7 +212,11 @@ export class Git {
 
   /** Paths with uncommitted changes (tracked or untracked), sorted. */
   async dirtyPaths(repo: string): Promise<string[]> {
-    const out = await this.run(repo, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--no-renames'], 'status')
+    const out = await this.run(
+      repo,
+      ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--no-renames'],
+      'status',
+    )
     return out
       .split('\0')
       .filter((entry) => entry.length > 3)
@@ -183,14 +228,23 @@ export class Git {
    * The identity of what a local work tree holds: HEAD when clean, else HEAD plus a hash of the uncommitted
    * content (`<sha>-dirty-<12 hex>`), so a saved plan notices an edit even without a commit.
    */
-  async localRevision(repo: string, options: { ignore?: readonly string[] } = {}): Promise<{ commit: string; dirty: boolean }> {
+  async localRevision(
+    repo: string,
+    options: { ignore?: readonly string[] } = {},
+  ): Promise<{ commit: string; dirty: boolean }> {
     const head = (await this.head(repo)) ?? 'no-commit'
     // absolute paths of files that are not desired state (a saved plan written into the work tree)
     const ignore = new Set((options.ignore ?? []).map((f) => path.resolve(f)))
     const dirty = (await this.dirtyPaths(repo)).filter((f) => !ignore.has(path.resolve(repo, f)))
     if (dirty.length === 0) return { commit: head, dirty: false }
     const hash = createHash('sha256')
-    hash.update(await this.run(repo, ['diff', '--binary', '--no-color', '--no-ext-diff', '--no-textconv', 'HEAD', '--'], 'diff').catch(() => ''))
+    hash.update(
+      await this.run(
+        repo,
+        ['diff', '--binary', '--no-color', '--no-ext-diff', '--no-textconv', 'HEAD', '--'],
+        'diff',
+      ).catch(() => ''),
+    )
     for (const file of dirty) {
       hash.update(`\0${file}\0`)
       try {
@@ -212,7 +266,10 @@ export class Git {
     this.#options.redactor.add(password)
     const secret = password ?? this.#options.auth?.token
     const origin = originOf(url)
-    const credential = secret !== undefined && origin !== undefined ? { origin, username: username ?? 'git', password: secret } : undefined
+    const credential =
+      secret !== undefined && origin !== undefined
+        ? { origin, username: username ?? 'git', password: secret }
+        : undefined
     if (!existsSync(path.join(dir, '.git'))) {
       mkdirSync(dir, { recursive: true })
       await this.run(dir, ['init', '--quiet'], 'init')
@@ -221,7 +278,12 @@ export class Git {
       await this.run(dir, ['remote', 'set-url', 'origin', '--', url], 'remote set-url')
     }
     const ref = `refs/remotes/origin/${branch}`
-    await this.run(dir, ['fetch', '--quiet', '--no-tags', '--prune', '--depth=1', '--', 'origin', `+refs/heads/${branch}:${ref}`], 'fetch', credential)
+    await this.run(
+      dir,
+      ['fetch', '--quiet', '--no-tags', '--prune', '--depth=1', '--', 'origin', `+refs/heads/${branch}:${ref}`],
+      'fetch',
+      credential,
+    )
     await this.run(dir, ['checkout', '--quiet', '--force', '--detach', ref, '--'], 'checkout')
     await this.run(dir, ['clean', '--quiet', '-ffdx'], 'clean')
     return (await this.run(dir, ['rev-parse', '--verify', 'HEAD^{commit}'], 'rev-parse')).trim()

@@ -21,22 +21,37 @@ export interface ClusterIdentity {
  * or for a node that is in no cluster, that node's name and address. Throws on an answer without nodes.
  */
 export function identityFromStatus(data: unknown): ClusterIdentity {
-  const entries = Array.isArray(data) ? (data as unknown[]).filter((e): e is Record<string, unknown> => e !== null && typeof e === 'object') : []
+  const entries = Array.isArray(data)
+    ? (data as unknown[]).filter((e): e is Record<string, unknown> => e !== null && typeof e === 'object')
+    : []
   const cluster = entries.find((e) => e.type === 'cluster' && typeof e.name === 'string')
   const nodes = entries
     .filter((e) => e.type === 'node' && typeof e.name === 'string')
-    .map((e) => ({ name: String(e.name), id: e.nodeid === undefined ? '' : String(e.nodeid), ip: typeof e.ip === 'string' ? e.ip : '' }))
+    .map((e) => ({
+      name: String(e.name),
+      id: e.nodeid === undefined ? '' : String(e.nodeid),
+      ip: typeof e.ip === 'string' ? e.ip : '',
+    }))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
   if (nodes.length === 0) throw new Error('GET /cluster/status lists no nodes')
   if (cluster) {
     const name = String(cluster.name)
-    return { key: JSON.stringify(['cluster', name, nodes.map((n) => [n.name, n.id])]), text: `PVE cluster "${name}" (nodes ${nodes.map((n) => n.name).join(', ')})` }
+    return {
+      key: JSON.stringify(['cluster', name, nodes.map((n) => [n.name, n.id])]),
+      text: `PVE cluster "${name}" (nodes ${nodes.map((n) => n.name).join(', ')})`,
+    }
   }
-  return { key: JSON.stringify(['nodes', nodes.map((n) => [n.name, n.ip])]), text: `PVE node ${nodes.map((n) => `${n.name} (${n.ip || 'no address'})`).join(', ')}` }
+  return {
+    key: JSON.stringify(['nodes', nodes.map((n) => [n.name, n.ip])]),
+    text: `PVE node ${nodes.map((n) => `${n.name} (${n.ip || 'no address'})`).join(', ')}`,
+  }
 }
 
 /** Pairs of names whose keys are equal, each pair once, in name order. */
-export function twins<T>(entries: ReadonlyArray<{ name: string; key: T }>, same: (a: T, b: T) => boolean): Array<[string, string]> {
+export function twins<T>(
+  entries: ReadonlyArray<{ name: string; key: T }>,
+  same: (a: T, b: T) => boolean,
+): Array<[string, string]> {
   const sorted = [...entries].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
   const out: Array<[string, string]> = []
   sorted.forEach((a, i) => {
@@ -69,9 +84,13 @@ function unmapIpv4(address: string): string {
 }
 
 /** Refuses two configured entries (selected or not) whose endpoints resolve to a common address and port. */
-export async function checkEndpointTwins(clusters: ReadonlyArray<{ name: string; baseUrl: string; file: string }>): Promise<void> {
+export async function checkEndpointTwins(
+  clusters: ReadonlyArray<{ name: string; baseUrl: string; file: string }>,
+): Promise<void> {
   if (clusters.length < 2) return
-  const resolved = await Promise.all(clusters.map(async (c) => ({ name: c.name, key: await endpointAddresses(c.baseUrl) })))
+  const resolved = await Promise.all(
+    clusters.map(async (c) => ({ name: c.name, key: await endpointAddresses(c.baseUrl) })),
+  )
   const pair = twins(resolved, (a, b) => a.some((x) => b.includes(x)))[0]
   if (!pair) return
   const [a, b] = pair
@@ -98,12 +117,18 @@ export async function clusterTwins(
     try {
       known.push({ name: c.name, key: identityFromStatus(await readStatus(c.name)) })
     } catch (error) {
-      blocked.set(c.name, `cannot tell which PVE cluster this is (GET /cluster/status: ${(error as Error).message}); not reconciled beside other clusters`)
+      blocked.set(
+        c.name,
+        `cannot tell which PVE cluster this is (GET /cluster/status: ${(error as Error).message}); not reconciled beside other clusters`,
+      )
     }
   }
   for (const [a, b] of twins(known, (x, y) => x.key === y.key)) {
     const text = known.find((k) => k.name === a)?.key.text ?? ''
-    blocked.set(a, `clusters "${a}" and "${b}" are the same ${text}; one PVE cluster under two names would prune its own guests: keep one entry`)
+    blocked.set(
+      a,
+      `clusters "${a}" and "${b}" are the same ${text}; one PVE cluster under two names would prune its own guests: keep one entry`,
+    )
     blocked.set(b, blocked.get(a) as string)
   }
   return blocked

@@ -39,7 +39,10 @@ describe('saved plan contract', () => {
   ])('any edit of a saved plan is told apart from the fresh plan, and an equal one passes', (vmids, pick, edit) => {
     const fresh = plan(vmids.map((v) => action(v, 'update')))
     expect(planDifference(structuredClone(fresh), fresh)).toBeUndefined()
-    const saved = structuredClone(fresh) as unknown as { actions: ReturnType<typeof action>[]; policy: { pruneBudget: unknown } }
+    const saved = structuredClone(fresh) as unknown as {
+      actions: ReturnType<typeof action>[]
+      policy: { pruneBudget: unknown }
+    }
     const i = pick % saved.actions.length
     const a = saved.actions[i] as ReturnType<typeof action>
     if (edit === 'vmid') a.vmid += 1000

@@ -11,7 +11,8 @@ export function planDifference(saved: Plan, fresh: Plan): string | undefined {
   if (serializePlan(saved) === serializePlan(fresh)) return undefined
   const same = (a: unknown, b: unknown): boolean => JSON.stringify(canonical(a)) === JSON.stringify(canonical(b))
   if (saved.cluster !== fresh.cluster) return `it is for cluster "${saved.cluster}"`
-  if (!same(saved.policy, fresh.policy)) return 'it was made with another policy (prune budget, disruption or ownership tag)'
+  if (!same(saved.policy, fresh.policy))
+    return 'it was made with another policy (prune budget, disruption or ownership tag)'
   const count = Math.max(saved.actions.length, fresh.actions.length)
   for (let i = 0; i < count; i++) {
     const a = saved.actions[i]
@@ -19,7 +20,8 @@ export function planDifference(saved: Plan, fresh: Plan): string | undefined {
     if (same(a, b)) continue
     if (a === undefined) return `a fresh plan has action ${i + 1} (${b?.address} ${b?.type}) that the saved plan lacks`
     if (b === undefined) return `action ${i + 1} (${a.address} ${a.type}) is not in a fresh plan`
-    if (a.address !== b.address || a.type !== b.type) return `action ${i + 1} is ${a.address} ${a.type} in the saved plan but ${b.address} ${b.type} in a fresh plan`
+    if (a.address !== b.address || a.type !== b.type)
+      return `action ${i + 1} is ${a.address} ${a.type} in the saved plan but ${b.address} ${b.type} in a fresh plan`
     return `action ${i + 1} (${a.address} ${a.type}) differs from a fresh plan`
   }
   for (const key of ['anomalies', 'skips', 'pending', 'gaps', 'summary'] as const) {

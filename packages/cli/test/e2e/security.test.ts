@@ -4,20 +4,43 @@
  * in live values, tokens in the git URL.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
 import { createServer as createHttpServer } from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import { execFileSync } from 'node:child_process'
 import type { Simulator } from '@proxops/pve-sim'
 import { encryptSops } from '@proxops/sops'
-import { AGE_KEY_FILE, CANARY, TOKEN_ID, baseEnv, errorLines, findCanaries, git, makeRepo, proxops, startLab, transcript, vmManifest } from './harness.js'
+import {
+  AGE_KEY_FILE,
+  CANARY,
+  TOKEN_ID,
+  baseEnv,
+  errorLines,
+  findCanaries,
+  git,
+  makeRepo,
+  proxops,
+  startLab,
+  transcript,
+  vmManifest,
+} from './harness.js'
 
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 })
 
 let sim: Simulator
 const dirs: string[] = []
-const run = (root: string, args: string[], extra: Record<string, string | undefined> = {}) => proxops(args, { cwd: root, env: baseEnv(root, extra) })
+const run = (root: string, args: string[], extra: Record<string, string | undefined> = {}) =>
+  proxops(args, { cwd: root, env: baseEnv(root, extra) })
 const tokenEnv = { PROXOPS_PVE_TOKEN_VALUE: `${TOKEN_ID}=${CANARY.token}` }
 
 beforeAll(async () => {
@@ -35,11 +58,18 @@ async function repo(options: Parameters<typeof makeRepo>[1] = {}): Promise<strin
   return r
 }
 
-const vmids = () => sim.control.guests().map((g) => g.vmid).sort((a, b) => a - b)
+const vmids = () =>
+  sim.control
+    .guests()
+    .map((g) => g.vmid)
+    .sort((a, b) => a - b)
 
 describe('19.1 a saved plan is a contract: apply --plan re-derives it and refuses any other', () => {
   it('refuses a plan edited to delete an untagged guest, to lift the budget, or to use an action type no plan has', async () => {
-    const root = await repo({ sops: false, manifests: { 'vm/lab/a.yaml': vmManifest('a', 110), 'vm/lab/b.yaml': vmManifest('b', 111) } })
+    const root = await repo({
+      sops: false,
+      manifests: { 'vm/lab/a.yaml': vmManifest('a', 110), 'vm/lab/b.yaml': vmManifest('b', 111) },
+    })
     expect((await run(root, ['apply', '--yes'], tokenEnv)).code).toBe(0)
     // 111 loses the ownership tag on PVE and leaves git: a fresh plan never touches it
     sim.control.driftSet(111, 'tags', 'hand-made')
@@ -73,8 +103,16 @@ describe('19.1 a saved plan is a contract: apply --plan re-derives it and refuse
       requests: [{ call: 'deleteGuest', node: 'pve1', guest: 'qemu', vmid: 111 }],
     })
     const cases: Array<[string, string, RegExp]> = [
-      ['untagged delete', tamper((p) => p.actions.push(del('delete'))), /action 1 \(VM\/pve1\/111\(b\) delete\) is not in a fresh plan/],
-      ['unknown action type', tamper((p) => p.actions.push(del('detach-disk'))), /action 1 \(VM\/pve1\/111\(b\) detach-disk\) is not in a fresh plan/],
+      [
+        'untagged delete',
+        tamper((p) => p.actions.push(del('delete'))),
+        /action 1 \(VM\/pve1\/111\(b\) delete\) is not in a fresh plan/,
+      ],
+      [
+        'unknown action type',
+        tamper((p) => p.actions.push(del('detach-disk'))),
+        /action 1 \(VM\/pve1\/111\(b\) detach-disk\) is not in a fresh plan/,
+      ],
       ['budget lifted', tamper((p) => (p.policy.pruneBudget = 'unlimited')), /made with another policy/],
     ]
     for (const [what, text, message] of cases) {
@@ -82,7 +120,9 @@ describe('19.1 a saved plan is a contract: apply --plan re-derives it and refuse
       const writes = sim.stats.writes()
       const r = await run(root, ['apply', '--plan', planFile, '--yes'], tokenEnv)
       expect(r.code, what).toBe(1)
-      expect(errorLines(r.stderr).join('\n'), what).toMatch(/the saved plan is not the plan the repository and live PVE give now/)
+      expect(errorLines(r.stderr).join('\n'), what).toMatch(
+        /the saved plan is not the plan the repository and live PVE give now/,
+      )
       expect(r.stderr, what).toMatch(message)
       expect(sim.stats.writes(), what).toBe(writes)
       expect(vmids(), what).toContain(111)
@@ -100,7 +140,10 @@ describe('19.2 one PVE cluster under two names', () => {
     mkdirSync(path.join(root, 'clusters/b'), { recursive: true })
     mkdirSync(path.join(root, 'vm/b'), { recursive: true })
     writeFileSync(path.join(root, 'vm/b/y.yaml'), vmManifest('y', 121))
-    writeFileSync(path.join(root, 'clusters/b/config.yaml'), `pve:\n  clusters:\n    b:\n      base-url: ${other}\n      nodes: [pve1, pve2]\n      tls:\n        fingerprint: "${sim.fingerprint}"\n`)
+    writeFileSync(
+      path.join(root, 'clusters/b/config.yaml'),
+      `pve:\n  clusters:\n    b:\n      base-url: ${other}\n      nodes: [pve1, pve2]\n      tls:\n        fingerprint: "${sim.fingerprint}"\n`,
+    )
     writeFileSync(path.join(root, 'clusters/b/resources.yaml'), 'resources:\n  - ../../vm/b/y.yaml\n')
     git(root, 'add', '-A')
     git(root, 'commit', '-qm', 'second name')
@@ -114,14 +157,20 @@ describe('19.2 one PVE cluster under two names', () => {
     const r = await run(root, ['apply', '--yes'], tokenEnv)
     expect(r.code).toBe(1)
     expect(errorLines(r.stderr)).toEqual([
-      expect.stringMatching(/clusters\/b\/config\.yaml: pve\.clusters\.b\.base-url: https:\/\/localhost:\d+ reaches the same address as cluster "a" .*keep one entry/),
+      expect.stringMatching(
+        /clusters\/b\/config\.yaml: pve\.clusters\.b\.base-url: https:\/\/localhost:\d+ reaches the same address as cluster "a" .*keep one entry/,
+      ),
     ])
     expect(sim.stats.requests.length).toBe(requests)
   })
 
   it('refuses two addresses of one PVE cluster by what /cluster/status says, and prunes nothing', async () => {
     // the guests each entry would prune as "absent in git" exist and are owned
-    const seed = await repo({ cluster: 'lab', sops: false, manifests: { 'vm/lab/x.yaml': vmManifest('x', 120), 'vm/lab/y.yaml': vmManifest('y', 121) } })
+    const seed = await repo({
+      cluster: 'lab',
+      sops: false,
+      manifests: { 'vm/lab/x.yaml': vmManifest('x', 120), 'vm/lab/y.yaml': vmManifest('y', 121) },
+    })
     expect((await run(seed, ['apply', '--yes'], tokenEnv)).code).toBe(0)
     const root = await twinRepo(`https://127.0.0.2:${port()}`)
     const writes = sim.stats.writes()
@@ -129,7 +178,8 @@ describe('19.2 one PVE cluster under two names', () => {
     expect(r.code).toBe(1)
     const lines = errorLines(r.stderr)
     expect(lines).toHaveLength(2)
-    for (const line of lines) expect(line).toMatch(/cluster [ab]: clusters "a" and "b" are the same PVE cluster "sim" \(nodes pve1, pve2\)/)
+    for (const line of lines)
+      expect(line).toMatch(/cluster [ab]: clusters "a" and "b" are the same PVE cluster "sim" \(nodes pve1, pve2\)/)
     expect(sim.stats.writes()).toBe(writes)
     expect(vmids()).toEqual(expect.arrayContaining([120, 121]))
     // diff says the same, read-only
@@ -158,7 +208,9 @@ describe("19.3 git's ownership check stays on; the repository's executable confi
       execFileSync('chown', ['-R', '65534:65534', root])
       const refused = await run(root, ['diff'], tokenEnv)
       expect(refused.code).toBe(1)
-      expect(errorLines(refused.stderr).join('\n')).toMatch(/dubious ownership.*git config --global --add safe\.directory/)
+      expect(errorLines(refused.stderr).join('\n')).toMatch(
+        /dubious ownership.*git config --global --add safe\.directory/,
+      )
       expect(existsSync(marker)).toBe(false)
     }
   })
@@ -179,7 +231,9 @@ describe('19.4 credentials follow the commit', () => {
       const r = await run(root, ['diff'], tokenEnv)
       expect(r.code).toBe(1)
       expect(errorLines(r.stderr)).toEqual([
-        expect.stringMatching(/clusters\/lab\/config\.yaml: pve\.clusters\.lab\.base-url: plain http .* use https, or allow it outside the repository with PROXOPS_ALLOW_HTTP=1/),
+        expect.stringMatching(
+          /clusters\/lab\/config\.yaml: pve\.clusters\.lab\.base-url: plain http .* use https, or allow it outside the repository with PROXOPS_ALLOW_HTTP=1/,
+        ),
       ])
       expect(seen).toEqual([])
       const allowed = await run(root, ['diff'], { ...tokenEnv, PROXOPS_ALLOW_HTTP: '1' })
@@ -206,16 +260,28 @@ describe('19.5 redaction is structural', () => {
   const leaks = (text: string): string[] => spellings(CANARY.token).filter((s) => text.includes(s))
 
   it('keeps the secret out of diff text and JSON, the saved plan, status JSON and adopted manifests', async () => {
-    const root = await repo({ manifests: { 'vm/lab/r.yaml': vmManifest('r', 130).replace('  tags: [e2e]', '  pve-description: managed\n  tags: [e2e]') } })
+    const root = await repo({
+      manifests: {
+        'vm/lab/r.yaml': vmManifest('r', 130).replace('  tags: [e2e]', '  pve-description: managed\n  tags: [e2e]'),
+      },
+    })
     const plain = `secrets:\n  pve-user: root@pam\n  pve-token-id: proxops\n  pve-token: ${CANARY.token}\ncloud-init:\n  passwords:\n    default: ${JSON.stringify(secret)}\n`
-    writeFileSync(path.join(root, 'clusters/lab/secrets.sops.yaml'), await encryptSops(plain, { recipients: [recipient()], file: 'secrets.sops.yaml' }))
+    writeFileSync(
+      path.join(root, 'clusters/lab/secrets.sops.yaml'),
+      await encryptSops(plain, { recipients: [recipient()], file: 'secrets.sops.yaml' }),
+    )
     git(root, 'commit', '-qam', 'secret with quotes')
     expect((await run(root, ['apply', '--yes'])).code).toBe(0)
     const echoed = `notes: ${secret} / ${CANARY.token.toUpperCase()} / ${Buffer.from(`${TOKEN_ID}=${CANARY.token}`).toString('base64')}`
     sim.control.driftSet(130, 'description', echoed)
     const planFile = path.join(root, '..', `${path.basename(root)}-redacted.json`)
     dirs.push(planFile)
-    const outputs = [await run(root, ['diff']), await run(root, ['diff', '-o', 'json']), await run(root, ['diff', '--out', planFile]), await run(root, ['status', '-o', 'json'])]
+    const outputs = [
+      await run(root, ['diff']),
+      await run(root, ['diff', '-o', 'json']),
+      await run(root, ['diff', '--out', planFile]),
+      await run(root, ['status', '-o', 'json']),
+    ]
     for (const r of outputs) {
       expect([0, 2], r.stderr).toContain(r.code)
       expect(leaks(r.stdout + r.stderr)).toEqual([])
@@ -228,12 +294,17 @@ describe('19.5 redaction is structural', () => {
 
     sim.control.driftSet(130, 'description', echoed)
     const empty = await repo({ manifests: {} })
-    writeFileSync(path.join(empty, 'clusters/lab/secrets.sops.yaml'), await encryptSops(plain, { recipients: [recipient()], file: 'secrets.sops.yaml' }))
+    writeFileSync(
+      path.join(empty, 'clusters/lab/secrets.sops.yaml'),
+      await encryptSops(plain, { recipients: [recipient()], file: 'secrets.sops.yaml' }),
+    )
     git(empty, 'commit', '-qam', 'same secrets')
     const adopted = await run(empty, ['adopt', '--cluster', 'lab'])
     expect(adopted.code, adopted.stderr).toBe(0)
     expect(adopted.stdout).toMatch(/held a value that contains a secret; it is written as \(sensitive\)/)
-    const written = readdirSync(path.join(empty, 'vm/lab')).map((f) => readFileSync(path.join(empty, 'vm/lab', f), 'utf8'))
+    const written = readdirSync(path.join(empty, 'vm/lab')).map((f) =>
+      readFileSync(path.join(empty, 'vm/lab', f), 'utf8'),
+    )
     expect(written.join('\n')).toContain('(sensitive)')
     expect(leaks(written.join('\n') + adopted.stdout + adopted.stderr)).toEqual([])
   })
@@ -244,7 +315,11 @@ describe('19.6 git credentials never in argv or on disk', () => {
     const root = await repo({ sops: false, manifests: {} })
     const data = mkdtempSync(path.join(os.tmpdir(), 'proxops-data-'))
     dirs.push(data)
-    const r = await run(root, ['diff', '--git-url', `https://deploy:${CANARY.gitToken}@127.0.0.1:1/ops.git`, '--data-dir', data], tokenEnv)
+    const r = await run(
+      root,
+      ['diff', '--git-url', `https://deploy:${CANARY.gitToken}@127.0.0.1:1/ops.git`, '--data-dir', data],
+      tokenEnv,
+    )
     expect(r.code).toBe(1)
     expect(findCanaries(r.stdout + r.stderr)).toEqual([])
     const stored = readFileSync(path.join(data, 'git-cache', '.git', 'config'), 'utf8')
