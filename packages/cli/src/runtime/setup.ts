@@ -39,6 +39,45 @@ export interface Setup {
   sops: ReadonlyMap<string, SopsCredentials>
 }
 
+/** Keys of a SOPS file's `secrets` that bind its credentials to one endpoint (not secrets: never masked). */
+export const ENDPOINT_KEYS = ['pve-endpoint', 'pve-fingerprint'] as const
+
+/**
+ * Credentials follow the commit only as far as the SOPS file allows: when the encrypted file names the
+ * endpoint (`pve-endpoint`, an https origin) or its certificate (`pve-fingerprint`), a `base-url` or
+ * `tls.fingerprint` in the repository that differs is refused, so moving the token to another host needs
+ * someone who can decrypt (and re-encrypt) that file. See docs/safety.md.
+ */
+export function checkBoundEndpoint(
+  cluster: { name: string; file: string; baseUrl: string; tls: { fingerprint?: string }; secretsFile?: string },
+  creds: Pick<SopsCredentials, 'secret'>,
+): void {
+  const where = `${cluster.file}: pve.clusters.${cluster.name}`
+  const bound = creds.secret('pve-endpoint')?.reveal().trim()
+  if (bound !== undefined && bound !== '' && origin(bound) !== origin(cluster.baseUrl)) {
+    throw new CliError(
+      'INSECURE_ENDPOINT',
+      `${where}.base-url: ${cluster.baseUrl} is not the endpoint its secrets file binds (pve-endpoint ${bound}); its credentials go only there: change both, which needs the age key`,
+    )
+  }
+  const pin = creds.secret('pve-fingerprint')?.reveal().trim().toUpperCase()
+  if (pin !== undefined && pin !== '' && pin !== cluster.tls.fingerprint) {
+    throw new CliError(
+      'INSECURE_ENDPOINT',
+      `${where}.tls.fingerprint: ${cluster.tls.fingerprint ?? '(none)'} is not the certificate its secrets file binds (pve-fingerprint ${pin}); change both, which needs the age key`,
+    )
+  }
+}
+
+function origin(url: string): string {
+  try {
+    const u = new URL(url)
+    return `${u.protocol}//${u.hostname.toLowerCase()}:${u.port || (u.protocol === 'https:' ? '443' : '80')}`
+  } catch {
+    return `invalid:${url}`
+  }
+}
+
 /**
  * The values of a SOPS credential document the redactor must mask: everything except the keys a cluster
  * uses as its PVE user or token id (identities, not secrets: masking `root@pam` or `proxops` would shred
@@ -99,9 +138,12 @@ export async function setup(ctx: CliContext, flags: GlobalFlags, options: { clus
     if (!cluster.secretsFile) continue
     const creds = await decryptClusterSecrets(ctx, cluster.name, cluster.secretsFile)
     const identityKeys = new Set(
-      [cluster.secretRefs.pve.user, cluster.secretRefs.pve.tokenId].filter((k): k is string => k !== undefined),
+      [cluster.secretRefs.pve.user, cluster.secretRefs.pve.tokenId, ...ENDPOINT_KEYS].filter(
+        (k): k is string => k !== undefined,
+      ),
     )
     ctx.redactor.add(...sopsSecretValues(creds, identityKeys))
+    checkBoundEndpoint(cluster, creds)
     sops.set(cluster.name, creds)
     plain[cluster.name] = Object.fromEntries(creds.secretNames.map((n) => [n, creds.secret(n)?.reveal() ?? '']))
   }

@@ -245,6 +245,38 @@ describe('19.4 credentials follow the commit', () => {
   })
 })
 
+describe('19.4 an endpoint bound in the SOPS file', () => {
+  const recipient = () => /public key: (age1[0-9a-z]+)/.exec(readFileSync(AGE_KEY_FILE, 'utf8'))?.[1] as string
+
+  it('refuses a committed base-url or fingerprint that is not the one the encrypted file binds, before any request', async () => {
+    const url = sim.url.replace('0.0.0.0', '127.0.0.1')
+    const root = await repo({ manifests: {} })
+    const plain = `secrets:\n  pve-user: root@pam\n  pve-token-id: proxops\n  pve-token: ${CANARY.token}\n  pve-endpoint: ${url}\n  pve-fingerprint: "${sim.fingerprint.toLowerCase()}"\n`
+    writeFileSync(
+      path.join(root, 'clusters/lab/secrets.sops.yaml'),
+      await encryptSops(plain, { recipients: [recipient()], file: 'secrets.sops.yaml' }),
+    )
+    git(root, 'commit', '-qam', 'bind the endpoint')
+    const ok = await run(root, ['diff'])
+    expect(ok.code, ok.stderr).toBe(0)
+    // someone without the age key commits another address of the same machine
+    const config = path.join(root, 'clusters/lab/config.yaml')
+    writeFileSync(config, readFileSync(config, 'utf8').replace(url, url.replace('127.0.0.1', '127.0.0.2')))
+    git(root, 'commit', '-qam', 'move the endpoint')
+    const requests = sim.stats.requests.length
+    const moved = await run(root, ['diff'])
+    expect(moved.code).toBe(1)
+    expect(errorLines(moved.stderr)).toEqual([
+      expect.stringMatching(
+        /clusters\/lab\/config\.yaml: pve\.clusters\.lab\.base-url: https:\/\/127\.0\.0\.2:\d+ is not the endpoint its secrets file binds \(pve-endpoint https:\/\/127\.0\.0\.1:\d+\)/,
+      ),
+    ])
+    expect(sim.stats.requests.length).toBe(requests)
+    // the endpoint shown in the error is not masked, the token is
+    expect(findCanaries(moved.stdout + moved.stderr)).toEqual([])
+  })
+})
+
 describe('19.5 redaction is structural', () => {
   // a registered secret with the characters JSON escapes, seen by PVE in a live value
   const secret = 'pw"CANARY\\q-5e77'
