@@ -485,8 +485,19 @@ export function startQemu(c: Cluster, nodeName: string, vmid: number, params: Re
   })
 }
 
+/**
+ * _do_vm_stop -> vm_stop_cleanup($apply_pending_changes = 1): once the QEMU process of an API stop or
+ * shutdown is gone, vmconfig_apply_pending moves [PENDING] into the config and writes it (a new digest).
+ * Only the API paths do this; a shutdown from inside the guest or a crash is cleaned up by `qm cleanup`
+ * (qmeventd) with apply_pending_changes = 0, and a stop of a VM that is not running returns before it.
+ */
+function stopAndApplyPending(c: Cluster, g: Guest, node: NodeState): void {
+  c.setStatus(g, 'stopped')
+  applyPending(g, node)
+}
+
 export function stopQemu(c: Cluster, nodeName: string, vmid: number, params: Record<string, unknown>, caller: Caller): string {
-  c.requireNode(nodeName)
+  const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, 'qemu', vmid)
   const skiplock = flag(params.skiplock)
   return c.dispatch(nodeName, 'qmstop', String(vmid), caller.actor, {
@@ -495,13 +506,14 @@ export function stopQemu(c: Cluster, nodeName: string, vmid: number, params: Rec
       if (e) throw new Error(e)
       const le = skiplock ? undefined : c.lockError(g)
       if (le) throw new Error(le)
-      c.setStatus(g, 'stopped')
+      if (g.status !== 'running') return
+      stopAndApplyPending(c, g, node)
     },
   })
 }
 
 export function shutdownQemu(c: Cluster, nodeName: string, vmid: number, params: Record<string, unknown>, caller: Caller): string {
-  c.requireNode(nodeName)
+  const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, 'qemu', vmid)
   const forceStop = flag(params.forceStop)
   if (g.paused && !forceStop) throw fail500('VM is paused - cannot shutdown')
@@ -520,7 +532,7 @@ export function shutdownQemu(c: Cluster, nodeName: string, vmid: number, params:
         if (!forceStop) throw new Error('VM quit/powerdown failed - got timeout')
         ctx.log('VM still running - terminating now with SIGTERM')
       }
-      c.setStatus(g, 'stopped')
+      stopAndApplyPending(c, g, node)
     },
   })
 }
