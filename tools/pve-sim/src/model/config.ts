@@ -148,7 +148,8 @@ export class GuestConfig {
         raw += `\n[PENDING]\n${renderSection(p)}`
       }
       // write_vm_config: snapshot sections follow, sorted by name
-      for (const name of [...this.snaps.keys()].sort()) raw += `\n[${name}]\n${renderSection(this.snaps.get(name) as Map<string, string>)}`
+      for (const name of [...this.snaps.keys()].sort())
+        raw += `\n[${name}]\n${renderSection(this.snaps.get(name) as Map<string, string>)}`
       this.cachedText = raw
     }
     return this.cachedText

@@ -23,17 +23,24 @@ const TASK = {
 function copyConfig(source: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {}
   for (const [k, v] of Object.entries(source)) {
-    if (['snapstate', 'snaptime', 'vmstate', 'lock', 'digest', 'description'].includes(k) || /^unused\d+$/.test(k)) continue
+    if (['snapstate', 'snaptime', 'vmstate', 'lock', 'digest', 'description'].includes(k) || /^unused\d+$/.test(k))
+      continue
     out[k] = v
   }
   return out
 }
 
 /** foreach_volume: the volume keys of a config (qemu drives, efidisk, tpmstate; lxc rootfs and mount points) */
-function volumeEntries(type: GuestType, conf: Record<string, string>): { key: string; value: string; cdrom: boolean }[] {
+function volumeEntries(
+  type: GuestType,
+  conf: Record<string, string>,
+): { key: string; value: string; cdrom: boolean }[] {
   const out: { key: string; value: string; cdrom: boolean }[] = []
   for (const key of Object.keys(conf).sort()) {
-    const isVol = type === 'qemu' ? isQemuDiskKey(key) || key === 'efidisk0' || key === 'tpmstate0' : key === 'rootfs' || /^mp\d+$/.test(key)
+    const isVol =
+      type === 'qemu'
+        ? isQemuDiskKey(key) || key === 'efidisk0' || key === 'tpmstate0'
+        : key === 'rootfs' || /^mp\d+$/.test(key)
     if (!isVol) continue
     const value = conf[key] as string
     out.push({ key, value, cdrom: type === 'qemu' && value.split(',').includes('media=cdrom') })
@@ -98,7 +105,12 @@ export function snapshotList(c: Cluster, nodeName: string, type: GuestType, vmid
     if (type === 'qemu' && d.snapstate) item.snapstate = d.snapstate
     out.push(item)
   }
-  const current: Record<string, unknown> = { name: 'current', digest: g.conf.digest(), running: g.status === 'running' ? 1 : 0, description: 'You are here!' }
+  const current: Record<string, unknown> = {
+    name: 'current',
+    digest: g.conf.digest(),
+    running: g.status === 'running' ? 1 : 0,
+    description: 'You are here!',
+  }
   const parent = g.conf.get('parent')
   if (parent) current.parent = parent
   out.push(current)
@@ -116,7 +128,13 @@ function typedSnapshot(type: GuestType, snap: Record<string, string>): Record<st
 }
 
 /** GET .../snapshot/{snapname}/config (get_snapshot_config) */
-export function snapshotConfig(c: Cluster, nodeName: string, type: GuestType, vmid: number, name: string): Record<string, unknown> {
+export function snapshotConfig(
+  c: Cluster,
+  nodeName: string,
+  type: GuestType,
+  vmid: number,
+  name: string,
+): Record<string, unknown> {
   c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, type, vmid)
   const snap = g.conf.snapshot(name)
@@ -132,7 +150,14 @@ export function snapshotAsConfig(g: Guest, name: string): Record<string, unknown
 }
 
 /** PUT .../snapshot/{snapname}/config (update_snapshot_config): the description only, synchronous */
-export function snapshotUpdate(c: Cluster, nodeName: string, type: GuestType, vmid: number, name: string, params: Record<string, unknown>): null {
+export function snapshotUpdate(
+  c: Cluster,
+  nodeName: string,
+  type: GuestType,
+  vmid: number,
+  name: string,
+  params: Record<string, unknown>,
+): null {
   c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, type, vmid)
   if (params.description === undefined || params.description === null) return null
@@ -145,12 +170,20 @@ export function snapshotUpdate(c: Cluster, nodeName: string, type: GuestType, vm
 }
 
 /** POST .../snapshot (qemu `snapshot`, lxc `snapshot`): reserved names answer at once, the rest is the worker */
-export function snapshotCreate(c: Cluster, nodeName: string, type: GuestType, vmid: number, params: Record<string, unknown>, caller: Caller): string {
+export function snapshotCreate(
+  c: Cluster,
+  nodeName: string,
+  type: GuestType,
+  vmid: number,
+  params: Record<string, unknown>,
+  caller: Caller,
+): string {
   const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, type, vmid)
   const name = String(params.snapname ?? '')
   if (name === 'current') throw fail500(`unable to use snapshot name 'current' (reserved name)`)
-  if (type === 'qemu' && name.toLowerCase() === 'pending') throw fail500(`unable to use snapshot name 'pending' (reserved name)`)
+  if (type === 'qemu' && name.toLowerCase() === 'pending')
+    throw fail500(`unable to use snapshot name 'pending' (reserved name)`)
   if (type === 'lxc' && name === 'vzdump') throw fail500(`unable to use snapshot name 'vzdump' (reserved name)`)
   // __snapshot_prepare runs first in the worker: its errors fail the task and change nothing
   const prepareError = prepareCheck(c, node, g, name)
@@ -165,9 +198,14 @@ export function snapshotCreate(c: Cluster, nodeName: string, type: GuestType, vm
         g.conf.setSnapshot(other, rest)
       }
     }
-    const snap: Record<string, string> = { ...copyConfig(main), snapstate: 'prepare', snaptime: String(Math.floor(c.now() / 1000)) }
+    const snap: Record<string, string> = {
+      ...copyConfig(main),
+      snapstate: 'prepare',
+      snaptime: String(Math.floor(c.now() / 1000)),
+    }
     if (typeof params.description === 'string' && params.description !== '') snap.description = params.description
-    if (type === 'qemu' && flag(params.vmstate) && g.status === 'running') Object.assign(snap, saveVmstate(c, node, g, name))
+    if (type === 'qemu' && flag(params.vmstate) && g.status === 'running')
+      Object.assign(snap, saveVmstate(c, node, g, name))
     g.conf.set('lock', 'snapshot')
     g.conf.setSnapshot(name, snap)
     prepared = true
@@ -229,13 +267,32 @@ function saveVmstate(c: Cluster, node: NodeState, g: Guest, name: string): Recor
   const size = (memMiB * 2 + 500) * MiB
   const file = node.storage.def(target)?.type === 'dir'
   const volid = file ? `${target}:${g.vmid}/vm-${g.vmid}-state-${name}.raw` : `${target}:vm-${g.vmid}-state-${name}`
-  node.storage.add(target, { volid, content: 'images', format: 'raw', size, ctime: Math.floor(c.now() / 1000), vmid: g.vmid })
+  node.storage.add(target, {
+    volid,
+    content: 'images',
+    format: 'raw',
+    size,
+    ctime: Math.floor(c.now() / 1000),
+    vmid: g.vmid,
+  })
   const machine = `pc-i440fx-${c.version.qemu.split('.').slice(0, 2).join('.')}+pve0`
-  return { vmstate: volid, runningmachine: conf.machine ?? machine, runningcpu: `${conf.cpu ?? 'x86-64-v2-AES'},+kvm_pv_eoi,+kvm_pv_unhalt` }
+  return {
+    vmstate: volid,
+    runningmachine: conf.machine ?? machine,
+    runningcpu: `${conf.cpu ?? 'x86-64-v2-AES'},+kvm_pv_eoi,+kvm_pv_unhalt`,
+  }
 }
 
 /** POST .../snapshot/{snapname}/rollback: snapshot_rollback in a worker, then a start when asked (or with RAM) */
-export function snapshotRollback(c: Cluster, nodeName: string, type: GuestType, vmid: number, name: string, params: Record<string, unknown>, caller: Caller): string {
+export function snapshotRollback(
+  c: Cluster,
+  nodeName: string,
+  type: GuestType,
+  vmid: number,
+  name: string,
+  params: Record<string, unknown>,
+  caller: Caller,
+): string {
   const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, type, vmid)
   const start = flag(params.start)
@@ -251,7 +308,11 @@ export function snapshotRollback(c: Cluster, nodeName: string, type: GuestType, 
       const snap = g.conf.snapshot(name) as Record<string, string>
       const main = g.conf.main()
       // __snapshot_rollback_get_unused: current volumes the snapshot does not have become unusedN
-      const snapVols = new Set(volumeEntries(type, snap).filter((v) => !v.cdrom).map((v) => driveVolid(v.value, volumeKindOf(v.key, type === 'lxc'))))
+      const snapVols = new Set(
+        volumeEntries(type, snap)
+          .filter((v) => !v.cdrom)
+          .map((v) => driveVolid(v.value, volumeKindOf(v.key, type === 'lxc'))),
+      )
       const keep: Record<string, string> = {}
       for (const [k, v] of Object.entries(main)) if (/^unused\d+$/.test(k) || k === 'description') keep[k] = v
       for (const v of volumeEntries(type, main)) {
@@ -297,7 +358,12 @@ function rollbackCheck(c: Cluster, node: NodeState, g: Guest, name: string): str
     const volid = driveVolid(v.value, volumeKindOf(v.key, g.type === 'lxc'))
     const sid = volid ? splitVolid(volid)?.[0] : undefined
     if (!volid || !sid || node.storage.def(sid)?.type !== 'zfspool') continue
-    const newer = snapshotsOf(g).filter((other) => other !== name && volumesOf(g.type, g.conf.snapshot(other) as Record<string, string>).has(volid) && isNewer(g, other, name))
+    const newer = snapshotsOf(g).filter(
+      (other) =>
+        other !== name &&
+        volumesOf(g.type, g.conf.snapshot(other) as Record<string, string>).has(volid) &&
+        isNewer(g, other, name),
+    )
     if (newer.length > 0) return `can't rollback, '${name}' is not most recent snapshot on '${volid}'`
   }
   if (snap.snapstate) return `unable to rollback to incomplete snapshot (snapstate = ${snap.snapstate})`
@@ -311,7 +377,8 @@ function isNewer(g: Guest, a: string, b: string): boolean {
   const ta = Number(sa.snaptime ?? 0)
   const tb = Number(sb.snaptime ?? 0)
   if (ta !== tb) return ta > tb
-  for (let p = sa.parent, guard = 0; p !== undefined && guard < 1000; p = g.conf.snapshot(p)?.parent, guard++) if (p === b) return true
+  for (let p = sa.parent, guard = 0; p !== undefined && guard < 1000; p = g.conf.snapshot(p)?.parent, guard++)
+    if (p === b) return true
   return false
 }
 
@@ -345,7 +412,15 @@ function addUnused(node: NodeState, conf: Record<string, string>, volid: string)
 }
 
 /** DELETE .../snapshot/{snapname}: snapshot_delete in a worker */
-export function snapshotDelete(c: Cluster, nodeName: string, type: GuestType, vmid: number, name: string, params: Record<string, unknown>, caller: Caller): string {
+export function snapshotDelete(
+  c: Cluster,
+  nodeName: string,
+  type: GuestType,
+  vmid: number,
+  name: string,
+  params: Record<string, unknown>,
+  caller: Caller,
+): string {
   const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, type, vmid)
   const deleteError = deleteCheck(c, g, name)
