@@ -200,8 +200,12 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
     push(guestDraft(base, 'resize', `${resource}: grow ${r.key} to ${r.size}`, [r.diff], running && !stoppedByUpdate ? 'hotplug' : 'none', [resize], g.digest))
   }
   if (isTemplate && !g.template) {
-    // a template is stopped by definition: the shutdown is what the manifest asks for, under every policy
+    // marking a running guest as a template needs a shutdown first: a stop-class action, held back by the policy
     const stopFirst = running && !stoppedByUpdate
+    if (stopFirst && !allowed('stop', policy)) {
+      skip('disruption', `mark-template needs a shutdown of the running guest and disruption is ${policy}; not done this cycle`)
+      return
+    }
     const mark: PveRequest = { call: 'markTemplate', node, guest: type, vmid }
     push(guestDraft(base, 'mark-template', `${resource}: PVE object present but not a template; will mark as template`, [{ field: 'kind', key: 'template', after: '1' }], stopFirst ? 'stop' : 'none', stopFirst ? [shutdown(), mark] : [mark], g.digest))
     return
@@ -260,7 +264,7 @@ function compareOwned(t: GuestTarget, g: LiveGuest, cfg: Readonly<Record<string,
       else if (out.t === 'resize') {
         w.resizes.push({ key: o.key, size: out.size, diff: fieldDiff(o.field, o.key, before, `size=${out.after}`) })
       } else {
-        const cls = classify(o.key, out.newSlot === true, rt)
+        const cls = classify(o.key, out.newSlot === true, rt, { before, after: typeof out.value === 'string' ? out.value : undefined })
         if (!allowed(cls, policy) && cls !== 'reboot') {
           w.heldBack.push(o.key)
           continue

@@ -159,7 +159,7 @@ export interface PveWriter {
   reboot(node: string, type: GuestType, vmid: number): Promise<TaskRef>
   /** POST .../template; lxc answers null, qemu a task. */
   markTemplate(node: string, type: GuestType, vmid: number): Promise<TaskRef | null>
-  /** DELETE /nodes/{node}/{type}/{vmid} with purge and destroy-unreferenced-disks. */
+  /** DELETE /nodes/{node}/{type}/{vmid} with purge, never destroy-unreferenced-disks (docs/safety.md). */
   deleteGuest(node: string, type: GuestType, vmid: number): Promise<TaskRef>
   /** POST /nodes/{node}/storage/{storage}/download-url */
   downloadUrl(node: string, storage: string, params: PveParams): Promise<TaskRef>

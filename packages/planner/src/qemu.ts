@@ -130,6 +130,16 @@ function diskOwned(d: VmDisk, i: number, ctx: GuestBuildContext): Owned {
 
 const QEMU_NET_MODELS = ['virtio', 'e1000', 'e1000e', 'rtl8139', 'vmxnet3', 'ne2k_pci', 'ne2k_isa', 'i82551', 'i82557b', 'i82559er', 'pcnet']
 
+/** A qemu NIC value read as PVE's parse_net does: model and MAC from `virtio=<mac>` or `model=`/`macaddr=`. */
+export function qemuNic(value: string): { model: string | undefined; mac: string | undefined; props: Record<string, string> } | undefined {
+  const p = parsePS(value) ?? parsePS(value, 'model')
+  if (!p) return undefined
+  const modelKey = Object.keys(p).find((k) => QEMU_NET_MODELS.includes(k)) ?? (p.model !== undefined ? 'model' : undefined)
+  const model = modelKey === 'model' ? p.model : modelKey
+  const mac = modelKey !== undefined && modelKey !== 'model' ? p[modelKey] : p.macaddr
+  return { model, mac, props: p }
+}
+
 function netOwned(n: VmNic, i: number): Owned {
   const field = `spec.networks[${i}]`
   const tokens: Record<string, string | undefined> = {
@@ -146,20 +156,12 @@ function netOwned(n: VmNic, i: number): Owned {
     create,
     compare: (live) => {
       if (live === undefined) return [write(create, create, true)]
-      const p = parsePS(live)
-      if (!p) {
-        const q = parsePS(live, 'model')
-        if (!q) return [anomaly('invalid-live', `${n.slot}: cannot read PVE's value`)]
-        return compareNet(q)
-      }
-      return compareNet(p)
+      const nic = qemuNic(live)
+      if (!nic) return [anomaly('invalid-live', `${n.slot}: cannot read PVE's value`)]
+      return compareNet(nic)
     },
   }
-  function compareNet(p: Record<string, string>): readonly Outcome[] {
-    // the model key carries the MAC (`virtio=BC:24:11:..`); a bare model is `model=virtio`
-    const modelKey = Object.keys(p).find((k) => QEMU_NET_MODELS.includes(k)) ?? (p.model !== undefined ? 'model' : undefined)
-    const liveModel = modelKey === 'model' ? p.model : modelKey
-    const liveMac = modelKey !== undefined && modelKey !== 'model' ? p[modelKey] : p.macaddr
+  function compareNet({ model: liveModel, mac: liveMac, props: p }: NonNullable<ReturnType<typeof qemuNic>>): readonly Outcome[] {
     const drift =
       liveModel !== n.model ||
       p.bridge !== n.bridge ||
@@ -170,7 +172,8 @@ function netOwned(n: VmNic, i: number): Owned {
     if (!drift) return NONE
     // rewrite keeping the live MAC (PVE would otherwise generate a new one) and every unowned token
     const rest: Record<string, string> = { ...p }
-    if (modelKey !== undefined) delete rest[modelKey]
+    for (const k of QEMU_NET_MODELS) delete rest[k]
+    delete rest.model
     delete rest.macaddr
     const mac = n.mac ?? liveMac
     const headOut = mac ? `${n.model}=${n.mac ? n.mac.toLowerCase() : mac}` : n.model

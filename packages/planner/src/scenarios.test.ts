@@ -400,6 +400,37 @@ describe('power and disruption (RB 9.3, architecture row 5)', () => {
     expect(q.skips[0]?.code).toBe('disruption')
   })
 
+  it('vmconfig_update_net: a bridge, VLAN, firewall or rate change is live without network hotplug; a model change is not', () => {
+    const live = inventory([liveVm(100, 'web', { hotplug: 'disk' }, { status: 'running' })])
+    const relink = vm('web', 100, { networks: [{ model: 'virtio', bridge: 'vmbr1', vlan: 5, 'rate-limit': 10, firewall: true, slot: 'net0' }] })
+    const p = plan(desired(relink), live, policy())
+    expect(p.actions[0]).toMatchObject({ type: 'update', disruption: 'hotplug' })
+    expect(p.actions[0]?.requests.map((r) => r.call)).toEqual(['updateConfig'])
+    const model = vm('web', 100, { networks: [{ model: 'e1000', bridge: 'vmbr0', firewall: false, slot: 'net0' }] })
+    expect(plan(desired(model), live, policy()).actions[0]).toMatchObject({ type: 'shutdown-then-update', disruption: 'reboot' })
+  })
+
+  it('vmconfig_update_disk change_medium: a CD medium change on a running VM is live, held back under none', () => {
+    // ejecting the medium: the drive stays a CD drive
+    const cd = { cdrom: { iso: 'none', media: 'cdrom' as const } }
+    const live = inventory([liveVm(100, 'web', { hotplug: '0', ide2: 'local:iso/debian.iso,media=cdrom' }, { status: 'running' })])
+    const p = plan(desired(vm('web', 100, { hardware: cd })), live, policy())
+    expect(p.actions[0]).toMatchObject({ type: 'update', disruption: 'hotplug' })
+    expect((p.actions[0]?.requests[0] as { params: Record<string, unknown> }).params.ide2).toBe('none,media=cdrom')
+    const q = plan(desired(vm('web', 100, { hardware: cd })), live, policy({ disruption: 'none' }))
+    expect(q.actions).toEqual([])
+    expect(q.skips[0]?.code).toBe('disruption')
+  })
+
+  it('MarkTemplateOfARunningGuestObeysDisruptionNone', () => {
+    const live = inventory([liveVm(100, 'golden', {}, { status: 'running' })])
+    const q = plan(desired(vm('golden', 100, {}, 'TemplateVM')), live, policy({ disruption: 'none' }))
+    expect(q.actions).toEqual([])
+    expect(q.skips).toMatchObject([{ code: 'disruption', message: expect.stringContaining('mark-template needs a shutdown') }])
+    const stopped = inventory([liveVm(100, 'golden', {}, { status: 'stopped' })])
+    expect(types(plan(desired(vm('golden', 100, {}, 'TemplateVM')), stopped, policy({ disruption: 'none' })))).toEqual(['mark-template TemplateVM/pve1/100(golden)'])
+  })
+
   it('OptionsOnARunningGuestAreDisruptionNone', () => {
     const p = plan(desired(vm('web', 100, { tags: ['web'] })), inventory([liveVm(100, 'web', {}, { status: 'running' })]), policy())
     expect(p.actions[0]).toMatchObject({ type: 'update', disruption: 'none' })

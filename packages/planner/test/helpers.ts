@@ -105,3 +105,32 @@ export function actionLines(p: Plan): string[] {
 export function failures(report: Report | undefined): string[] {
   return (report?.results ?? []).filter((r) => r.status !== 'ok').map((r) => `${r.id}: ${r.status} ${r.error ?? r.skip?.reason ?? ''}`)
 }
+
+/**
+ * One raw API call with the simulator's root token, as an admin (or another cluster sharing a storage) would
+ * make it outside ProxOps: form-encoded body, `{"data": ...}` unwrapped, PVE's message thrown on an error.
+ */
+export async function adminCall(env: Env, method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, params: Record<string, string | number> = {}): Promise<unknown> {
+  const { request } = await import('node:https')
+  const body = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)])).toString()
+  const u = new URL(`/api2/json${path}`, env.sim.url)
+  const withQuery = method === 'GET' || method === 'DELETE'
+  return new Promise((resolve, reject) => {
+    const req = request({
+      method, hostname: u.hostname, port: u.port, path: u.pathname + (withQuery && body ? `?${body}` : ''), agent: false,
+      ...(env.sim.caPem !== undefined ? { ca: env.sim.caPem } : {}),
+      headers: { Authorization: env.sim.token.header, ...(withQuery ? {} : { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': String(Buffer.byteLength(body)) }) },
+    }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8')
+        if ((res.statusCode ?? 500) >= 400) reject(new Error(`${res.statusCode} ${res.statusMessage}: ${text}`))
+        else resolve((JSON.parse(text) as { data: unknown }).data)
+      })
+    })
+    req.on('error', reject)
+    if (!withQuery) req.write(body)
+    req.end()
+  })
+}

@@ -183,7 +183,7 @@ describe('writes: methods, paths and form bodies as PVE expects', () => {
     const del = pve.requests.at(-1)!
     expect(del.body).toBe('')
     expect(del.query.get('purge')).toBe('1')
-    expect(del.query.get('destroy-unreferenced-disks')).toBe('1')
+    expect(del.query.has('destroy-unreferenced-disks')).toBe(false)
     await c.downloadUrl('pve1', 'local', { url: 'https://x/debian.iso?a=1&b=2', filename: 'debian.iso', content: 'iso', checksum: 'ab', 'checksum-algorithm': 'sha256' })
     expect(form(pve.requests.at(-1)!).url).toBe('https://x/debian.iso?a=1&b=2')
     expect(c.writes - before).toBe(11)

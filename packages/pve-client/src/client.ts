@@ -340,16 +340,14 @@ export class PveClient extends PveReadOnlyClient {
     return taskRef(node, await this.#write('POST', path, { node, vmid }, {}, o), `POST ${path}`, true)
   }
 
-  /** DELETE /nodes/{node}/qemu|lxc/{vmid}; `purge` and `destroy-unreferenced-disks` default to true. */
-  async deleteGuest(
-    node: string,
-    type: GuestType,
-    vmid: number,
-    options?: { purge?: boolean; destroyUnreferencedDisks?: boolean } & CallOptions,
-  ): Promise<TaskRef> {
+  /**
+   * DELETE /nodes/{node}/qemu|lxc/{vmid} with `purge=1` (the vmid leaves backup and replication jobs and HA, so a
+   * later guest with that vmid inherits none of them). Never `destroy-unreferenced-disks`: PVE would delete every
+   * `vm-<vmid>-*` volume on every storage, also another cluster's on a shared one (docs/safety.md).
+   */
+  async deleteGuest(node: string, type: GuestType, vmid: number, options?: CallOptions): Promise<TaskRef> {
     const path = `/nodes/{node}/${guestType(type)}/{vmid}`
-    const query = { purge: options?.purge ?? true, 'destroy-unreferenced-disks': options?.destroyUnreferencedDisks ?? true }
-    return taskRef(node, await this.#write('DELETE', path, { node, vmid }, query, options), `DELETE ${path}`)
+    return taskRef(node, await this.#write('DELETE', path, { node, vmid }, { purge: true }, options), `DELETE ${path}`)
   }
 
   /** POST /nodes/{node}/storage/{storage}/download-url (`url`, `filename`, `content`, optional checksum pair). */

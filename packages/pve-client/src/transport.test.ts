@@ -1,4 +1,5 @@
 import { inspect } from 'node:util'
+import { gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createPveClient, createPveReadOnlyClient } from './client.js'
 import { PveError } from './errors.js'
@@ -346,5 +347,40 @@ describe('read-only client', () => {
     await ro.get('/version', smuggled)
     expect(pve.requests.map((r) => [r.method, r.body])).toEqual([['GET', ''], ['GET', '']])
     await ro.close()
+  })
+})
+
+describe('bounded answers', () => {
+  // a gzip bomb: 1 MiB of zeros inside a JSON string inflates past the limit from a body of about 1 KiB
+  const bomb = gzipSync(Buffer.concat([Buffer.from('{"data":"'), Buffer.alloc(1024 * 1024, 0x30), Buffer.from('"}')]))
+
+  it('a gzip answer that inflates past maxResponseBytes fails PVE_PROTOCOL once, without retries', async () => {
+    pve.handle(() => ({ raw: bomb, headers: { 'content-encoding': 'gzip' } }))
+    const c = createPveClient({ baseUrl: pve.url, auth: token, tls: { ca: pve.caPem }, retry: fast, maxResponseBytes: 64 * 1024 })
+    const err = await catchErr(c.version())
+    expect(err.code).toBe('PVE_PROTOCOL')
+    expect(err.message).toMatch(/answer larger than 65536 bytes/)
+    expect(err.transient).toBe(false)
+    expect(pve.requests).toHaveLength(1)
+    await c.close()
+  })
+
+  it('a plain answer longer than the limit is refused while it is read', async () => {
+    const data = 'x'.repeat(200 * 1024)
+    pve.handle(() => ok(data))
+    const c = createPveClient({ baseUrl: pve.url, auth: token, tls: { ca: pve.caPem }, retry: fast, maxResponseBytes: 64 * 1024 })
+    expect((await catchErr(c.version())).code).toBe('PVE_PROTOCOL')
+    expect(pve.requests).toHaveLength(1)
+    await c.close()
+  })
+
+  it('answers within the limit, gzip or not, decode as before; a corrupt gzip body is a protocol error', async () => {
+    const body = JSON.stringify({ data: { version: '9.1.1', release: '9.1', repoid: 'x'.repeat(4000) } })
+    pve.handle(() => ({ raw: gzipSync(body), headers: { 'content-encoding': 'gzip' } }))
+    const c = createPveClient({ baseUrl: pve.url, auth: token, tls: { ca: pve.caPem }, retry: fast, maxResponseBytes: 64 * 1024 })
+    expect((await c.version()).version).toBe('9.1.1')
+    pve.handle(() => ({ raw: Buffer.from('not gzip at all'), headers: { 'content-encoding': 'gzip' } }))
+    expect((await catchErr(c.version())).code).toBe('PVE_PROTOCOL')
+    await c.close()
   })
 })

@@ -46,7 +46,8 @@ export interface Repo {
   gitStatus(): string
 }
 
-export function makeRepo(sim: Simulator, files: Record<string, string> = FILES): Repo {
+/** `sim` is the simulator or anything standing in for it (a hostile proxy in front of it). */
+export function makeRepo(sim: Pick<Simulator, 'url' | 'nodes' | 'fingerprint' | 'token'>, files: Record<string, string> = FILES): Repo {
   const root = mkdtempSync(join(tmpdir(), 'proxops-reliability-'))
   const all: Record<string, string> = {
     ...files,

@@ -1,6 +1,7 @@
 /** run: health transitions, metrics, /status, the lock, URL mode, SIGTERM (idle and mid-task). */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { existsSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
 import { createServer } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
@@ -94,6 +95,26 @@ describe('proxops run', () => {
     for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow()
     expect(lines.map((l) => (JSON.parse(l) as { event?: string }).event)).toEqual(expect.arrayContaining(['proxops.daemon.start', 'proxops.cycle', 'proxops.action', 'proxops.daemon.stop']))
     expect(done.stdout).toBe('')
+  })
+
+  it('takes over the lock of a dead daemon whose pid now belongs to another program', async () => {
+    // the daemon that wrote the lock died; its pid was reused by `sleep` (the stamp is not sleep's start time)
+    const other = spawn('sleep', ['60'], { stdio: 'ignore' })
+    await new Promise((r) => other.once('spawn', r))
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'proxops-data-'))
+    try {
+      writeFileSync(path.join(dir, 'proxops.lock'), `${other.pid}\n1\n`)
+      const port = await freePort()
+      const daemon = start(['run', '--listen', `127.0.0.1:${port}`, '--data-dir', dir], { cwd: repo, env: baseEnv(repo) })
+      const health = await waitFor(() => get(port, '/healthz'))
+      expect(health.status).toBe(200)
+      expect(readFileSync(path.join(dir, 'proxops.lock'), 'utf8').split('\n')[0]).toBe(String(daemon.child.pid))
+      daemon.child.kill('SIGTERM')
+      expect((await daemon.done).code).toBe(0)
+    } finally {
+      other.kill()
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 
   it('SIGTERM mid-task: the running action finishes (no half-made guest), nothing new starts; a second signal exits at once', async () => {

@@ -30,6 +30,9 @@ export interface Reply {
   delayMs?: number
   /** destroy the socket without answering */
   hangUp?: boolean
+  /** raw bytes sent as the body instead of `body` (e.g. a gzip stream), with these headers */
+  raw?: Buffer
+  headers?: Record<string, string>
 }
 
 export type Handler = (req: SeenRequest) => Reply | Promise<Reply>
@@ -94,8 +97,9 @@ export async function startLocalPve(initial: Handler = () => ok(null)): Promise<
         const body = reply.body === undefined ? '' : typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body)
         res.statusCode = reply.status ?? 200
         if (reply.statusText) res.statusMessage = reply.statusText
-        if (body !== '') res.setHeader('Content-Type', 'application/json;charset=UTF-8')
-        res.end(body)
+        if (body !== '' || reply.raw) res.setHeader('Content-Type', 'application/json;charset=UTF-8')
+        for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value)
+        res.end(reply.raw ?? body)
       })
     })
   })

@@ -170,6 +170,9 @@ describe('VM', () => {
     expect(one(m)).toEqual(['disk-interface-invalid', 'spec.disks.0.interface'])
     m.spec.disks = [{ storage: 'local-lvm', size: '8GiB', interface: 'ide4' }]
     expect(one(m)).toEqual(['disk-interface-invalid', 'spec.disks.0.interface'])
+    // PVE::QemuServer::Drive knows ide, sata, scsi and virtio only: an nvme slot would fail the create
+    m.spec.disks = [{ storage: 'local-lvm', size: '8GiB', interface: 'nvme0' }]
+    expect(one(m)).toEqual(['disk-interface-invalid', 'spec.disks.0.interface'])
     m.spec.disks = [{ storage: 'local-lvm', size: '8GiB' }, { storage: 'local-lvm', size: '8GiB', interface: 'scsi0' }]
     expect(one(m)).toEqual(['slot-duplicate', 'spec.disks.1.interface'])
     m.spec.disks = [{ storage: 'local-lvm', size: '8GiB', interface: 'virtio0', ssd: true }]

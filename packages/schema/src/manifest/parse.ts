@@ -221,8 +221,9 @@ function checkExtra(family: 'qemu' | 'lxc', extra: Record<string, string>, add: 
   }
 }
 
-const DISK_BUS = /^(scsi|virtio|sata|ide|nvme)(\d+)$/
-const BUS_MAX: Readonly<Record<string, number>> = { scsi: 30, virtio: 15, sata: 5, ide: 3, nvme: 99 }
+// qemu-server's drive buses (PVE::QemuServer::Drive, MAX_*_DISKS); PVE has no nvme disk bus
+const DISK_BUS = /^(scsi|virtio|sata|ide)(\d+)$/
+const BUS_MAX: Readonly<Record<string, number>> = { scsi: 30, virtio: 15, sata: 5, ide: 3 }
 
 function checkCidr(value: string): boolean {
   const slash = value.indexOf('/')
@@ -267,8 +268,8 @@ function finaliseVm(kind: 'VM' | 'TemplateVM', name: string, spec: VmSpec, add: 
     }
     const bus = DISK_BUS.exec(disk.interface)
     if (!bus || Number(bus[2]) > BUS_MAX[bus[1]!]!) {
-      add('disk-interface-invalid', [...p, 'interface'], `interface ${JSON.stringify(disk.interface)} must be scsi0-30, virtio0-15, sata0-5, ide0-3 or nvmeN`)
-    } else if (disk.ssd !== undefined && (bus[1] === 'virtio' || bus[1] === 'nvme')) {
+      add('disk-interface-invalid', [...p, 'interface'], `interface ${JSON.stringify(disk.interface)} must be scsi0-30, virtio0-15, sata0-5 or ide0-3 (PVE has no nvme disk bus)`)
+    } else if (disk.ssd !== undefined && bus[1] === 'virtio') {
       add('ssd-bus', [...p, 'ssd'], `ssd is not supported on ${bus[1]} disks: use a scsi, sata or ide interface, or remove ssd`)
     } else if (disk.iothread && (bus[1] === 'sata' || bus[1] === 'ide')) {
       // PVE's sata/ide drive formats have no iothread property: the create would fail with a 400

@@ -87,7 +87,7 @@ export const vmDiskSchema = obj(
     storage: storageId('Storage pool the volume is allocated on (the token before ":").'),
     size: v.optional(diskBytes('Disk size (e.g. "32GiB"); a whole number of MiB. Must be omitted when `image` is set.')),
     image: v.optional(resourceName('Name of a DiskImage in the same cluster that seeds this disk (import-from); the size then comes from the image.')),
-    interface: v.optional(str('Drive slot: scsiN, virtioN, sataN, ideN or nvmeN. Default `scsi<i>` (i = list index). Unique.')),
+    interface: v.optional(str('Drive slot: scsiN, virtioN, sataN or ideN. Default `scsi<i>` (i = list index). Unique.')),
     controller: v.optional(str('VM-wide SCSI controller (`scsihw`, e.g. `virtio-scsi-single`); the first disk declaring one wins.')),
     iothread: v.optional(bool('`iothread=1`.'), false),
     discard: v.optional(oneOfIgnoreCase(['ignore', 'on'], '`discard=`; absent = not owned.')),

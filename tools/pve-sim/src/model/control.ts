@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { Cluster, PowerState } from './cluster.js'
 import { canonicalScalar } from './guestconf.js'
+import { stopLxc } from './lxc.js'
 import { fileFormat, volumeListItem } from './storage.js'
 import type { GuestInfo, SimCluster, TaskInfo, VolumeSpec } from './index.js'
 import type { TaskBehaviour } from './tasks.js'
@@ -43,7 +44,11 @@ export function controls(c: Cluster): Controls {
       need(vmid).conf.delete(key)
     },
     driftPower(vmid: number, status: PowerState) {
-      c.setStatus(need(vmid), status)
+      const g = need(vmid)
+      // a stop outside the API: a container's post-stop hook still applies [PENDING]; a VM that shut
+      // down from inside (or crashed) is cleaned up by `qm cleanup`, which leaves [PENDING] alone
+      if (g.type === 'lxc' && g.status === 'running' && status === 'stopped') stopLxc(c, g, c.nodes.get(g.node)!)
+      else c.setStatus(g, status)
     },
     configText(vmid: number) {
       c.settle()

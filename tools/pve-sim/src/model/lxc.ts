@@ -144,6 +144,15 @@ export function applyLxcPending(c: Cluster, g: Guest, node: NodeState): void {
   g.conf.cleanupPending()
 }
 
+/**
+ * A container stops, whoever stops it (API, `pct`, the guest itself): lxc-pve-poststop-hook runs
+ * vmconfig_apply_pending and write_config, so [PENDING] lands in the config and the digest changes.
+ */
+export function stopLxc(c: Cluster, g: Guest, node: NodeState): void {
+  c.setStatus(g, 'stopped')
+  applyLxcPending(c, g, node)
+}
+
 /** can a running CT take this change now? Anything else waits in [PENDING] for the next start */
 function hot(g: Guest, key: string, deleting: boolean): boolean {
   if (LXC_FASTPLUG.includes(key)) return true
@@ -232,13 +241,13 @@ export function powerLxc(c: Cluster, nodeName: string, vmid: number, action: 'st
         applyLxcPending(c, g, node)
         c.setStatus(g, 'running')
       } else if (action === 'stop') {
-        c.setStatus(g, 'stopped')
+        stopLxc(c, g, node)
       } else if (action === 'shutdown') {
         if (g.ignoresShutdown) {
           if (!forceStop) throw new Error(`command 'lxc-stop -n ${vmid} --nokill --timeout ${timeoutS}' failed: exit code 1`)
           ctx.log('shutdown timed out - stopping container')
         }
-        c.setStatus(g, 'stopped')
+        stopLxc(c, g, node)
       } else if (action === 'reboot') {
         c.setStatus(g, 'stopped')
         applyLxcPending(c, g, node)

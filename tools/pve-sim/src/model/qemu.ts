@@ -169,7 +169,7 @@ function hotpluggable(g: Guest, key: string, newValue: string | undefined): bool
   if (QEMU_FAST.includes(key) || CLOUDINIT_KEYS.includes(key) || /^ipconfig\d+$/.test(key)) return true
   const hp = hotplugSet(g)
   const base = splitIndexed('qemu', key)?.[0]
-  if (base === 'net') return hp.has('network')
+  if (base === 'net') return hp.has('network') || netRelinkOnly(g.conf.get(key), newValue)
   if (base === 'usb') return hp.has('usb')
   if (base === 'unused') return true
   if (['balloon', 'cpulimit', 'cpuunits'].includes(key)) return true
@@ -184,6 +184,25 @@ function hotpluggable(g: Guest, key: string, newValue: string | undefined): bool
     return cur === undefined || newValue === undefined // add or remove; option changes stay pending
   }
   return false
+}
+
+/**
+ * vmconfig_update_net: a changed NIC whose model, MAC, queues and MTU stay (and that stays on a bridge) is
+ * re-linked to its tap device live (bridge, tag, trunks, firewall, rate, link_down), even without `network`
+ * in `hotplug`; anything else needs an unplug, i.e. network hotplug.
+ */
+function netRelinkOnly(cur: string | undefined, newValue: string | undefined): boolean {
+  if (cur === undefined || newValue === undefined) return false
+  let a: Record<string, string>, b: Record<string, string>
+  try {
+    a = parsePropString(cur, FORMATS.qemuNet)
+    b = parsePropString(newValue, FORMATS.qemuNet)
+  } catch {
+    return false
+  }
+  const num = (v: string | undefined) => (v === undefined ? undefined : Number(v))
+  return a.model === b.model && (a.macaddr ?? '').toUpperCase() === (b.macaddr ?? '').toUpperCase() &&
+    num(a.queues) === num(b.queues) && num(a.mtu) === num(b.mtu) && a.bridge !== undefined && b.bridge !== undefined
 }
 
 /** detach a drive value: disks become unusedN unless force; cdrom/cloudinit/unused volumes are freed or dropped */
@@ -466,8 +485,19 @@ export function startQemu(c: Cluster, nodeName: string, vmid: number, params: Re
   })
 }
 
+/**
+ * _do_vm_stop -> vm_stop_cleanup($apply_pending_changes = 1): once the QEMU process of an API stop or
+ * shutdown is gone, vmconfig_apply_pending moves [PENDING] into the config and writes it (a new digest).
+ * Only the API paths do this; a shutdown from inside the guest or a crash is cleaned up by `qm cleanup`
+ * (qmeventd) with apply_pending_changes = 0, and a stop of a VM that is not running returns before it.
+ */
+function stopAndApplyPending(c: Cluster, g: Guest, node: NodeState): void {
+  c.setStatus(g, 'stopped')
+  applyPending(g, node)
+}
+
 export function stopQemu(c: Cluster, nodeName: string, vmid: number, params: Record<string, unknown>, caller: Caller): string {
-  c.requireNode(nodeName)
+  const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, 'qemu', vmid)
   const skiplock = flag(params.skiplock)
   return c.dispatch(nodeName, 'qmstop', String(vmid), caller.actor, {
@@ -476,13 +506,14 @@ export function stopQemu(c: Cluster, nodeName: string, vmid: number, params: Rec
       if (e) throw new Error(e)
       const le = skiplock ? undefined : c.lockError(g)
       if (le) throw new Error(le)
-      c.setStatus(g, 'stopped')
+      if (g.status !== 'running') return
+      stopAndApplyPending(c, g, node)
     },
   })
 }
 
 export function shutdownQemu(c: Cluster, nodeName: string, vmid: number, params: Record<string, unknown>, caller: Caller): string {
-  c.requireNode(nodeName)
+  const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, 'qemu', vmid)
   const forceStop = flag(params.forceStop)
   if (g.paused && !forceStop) throw fail500('VM is paused - cannot shutdown')
@@ -501,7 +532,7 @@ export function shutdownQemu(c: Cluster, nodeName: string, vmid: number, params:
         if (!forceStop) throw new Error('VM quit/powerdown failed - got timeout')
         ctx.log('VM still running - terminating now with SIGTERM')
       }
-      c.setStatus(g, 'stopped')
+      stopAndApplyPending(c, g, node)
     },
   })
 }
