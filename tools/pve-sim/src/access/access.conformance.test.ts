@@ -9,10 +9,18 @@ import { form, raw, waitTask, type RawResponse } from '../http/test-support/raw.
 
 let sim: Simulator
 let root: Record<string, string>
-const call = (auth: Record<string, string>, method: string, path: string, params?: Record<string, string>): Promise<RawResponse> => {
+const call = (
+  auth: Record<string, string>,
+  method: string,
+  path: string,
+  params?: Record<string, string>,
+): Promise<RawResponse> => {
   const f = params && method !== 'GET' ? form(params) : undefined
   const q = params && method === 'GET' ? `?${new URLSearchParams(params).toString()}` : ''
-  return raw(sim, method, `/api2/json${path}${q}`, { headers: { ...auth, ...(f?.headers ?? {}) }, ...(f ? { body: f.body } : {}) })
+  return raw(sim, method, `/api2/json${path}${q}`, {
+    headers: { ...auth, ...(f?.headers ?? {}) },
+    ...(f ? { body: f.body } : {}),
+  })
 }
 const ok = async (r: Promise<RawResponse>): Promise<unknown> => {
   const res = await r
@@ -20,16 +28,32 @@ const ok = async (r: Promise<RawResponse>): Promise<unknown> => {
   return (res.json as { data: unknown }).data
 }
 async function token(userid: string, name: string, privsep = true): Promise<Record<string, string>> {
-  const data = (await ok(call(root, 'POST', `/access/users/${encodeURIComponent(userid)}/token/${name}`, { privsep: privsep ? '1' : '0' }))) as Record<string, unknown>
+  const data = (await ok(
+    call(root, 'POST', `/access/users/${encodeURIComponent(userid)}/token/${name}`, { privsep: privsep ? '1' : '0' }),
+  )) as Record<string, unknown>
   expect(data['full-tokenid']).toBe(`${userid}!${name}`)
   expect(data.value).toMatch(/^[0-9a-f-]{36}$/)
   return { Authorization: `PVEAPIToken=${String(data['full-tokenid'])}=${String(data.value)}` }
 }
-const grant = (path: string, roles: string, who: { users?: string; tokens?: string }, propagate = true): Promise<unknown> =>
-  ok(call(root, 'PUT', '/access/acl', { path, roles, ...who, propagate: propagate ? '1' : '0' }))
-async function createVm(auth: Record<string, string>, vmid: number, extra: Record<string, string> = {}): Promise<RawResponse> {
-  const r = await call(auth, 'POST', '/nodes/pve1/qemu', { vmid: String(vmid), name: `vm-${vmid}`, memory: '512', ...extra })
-  if (r.status === 200) expect((await waitTask(sim, root, 'pve1', (r.json as { data: string }).data)).exitstatus).toBe('OK')
+const grant = (
+  path: string,
+  roles: string,
+  who: { users?: string; tokens?: string },
+  propagate = true,
+): Promise<unknown> => ok(call(root, 'PUT', '/access/acl', { path, roles, ...who, propagate: propagate ? '1' : '0' }))
+async function createVm(
+  auth: Record<string, string>,
+  vmid: number,
+  extra: Record<string, string> = {},
+): Promise<RawResponse> {
+  const r = await call(auth, 'POST', '/nodes/pve1/qemu', {
+    vmid: String(vmid),
+    name: `vm-${vmid}`,
+    memory: '512',
+    ...extra,
+  })
+  if (r.status === 200)
+    expect((await waitTask(sim, root, 'pve1', (r.json as { data: string }).data)).exitstatus).toBe('OK')
   return r
 }
 
@@ -47,11 +71,23 @@ afterAll(async () => {
 describe('AccessControl create_roles: the built-in roles', () => {
   it('PVEVMAdmin, PVEAuditor, PVEAdmin hold the 9.1 privileges; Administrator holds all, NoAccess none', async () => {
     const roles = (await ok(call(root, 'GET', '/access/roles'))) as { roleid: string; privs: string; special: number }[]
-    const of = (id: string): string[] => roles.find((r) => r.roleid === id)?.privs.split(',').filter(Boolean) ?? []
+    const of = (id: string): string[] =>
+      roles
+        .find((r) => r.roleid === id)
+        ?.privs.split(',')
+        .filter(Boolean) ?? []
     expect(of('PVEVMAdmin')).toContain('VM.Replicate')
     expect(of('PVEVMAdmin')).not.toContain('VM.Monitor')
     expect(of('PVEVMAdmin')).not.toContain('Sys.Modify')
-    expect(of('PVEAuditor')).toEqual(['Datastore.Audit', 'Mapping.Audit', 'Pool.Audit', 'SDN.Audit', 'Sys.Audit', 'VM.Audit', 'VM.GuestAgent.Audit'])
+    expect(of('PVEAuditor')).toEqual([
+      'Datastore.Audit',
+      'Mapping.Audit',
+      'Pool.Audit',
+      'SDN.Audit',
+      'Sys.Audit',
+      'VM.Audit',
+      'VM.GuestAgent.Audit',
+    ])
     expect(of('PVEAdmin')).not.toContain('Mapping.Modify')
     expect(of('PVEAdmin')).not.toContain('Sys.Modify')
     expect(of('Administrator')).toContain('Permissions.Modify')
@@ -62,7 +98,9 @@ describe('AccessControl create_roles: the built-in roles', () => {
   it('PVE 8.4 (pve-access-control 8.2) still has VM.Monitor and no VM.Replicate', async () => {
     const old = await startSimulator({ pveVersion: '8.4', tls: false, authFailureDelayMs: 0, log: () => {} })
     try {
-      const r = await raw(old, 'GET', '/api2/json/access/roles/PVEVMAdmin', { headers: { Authorization: old.token.header } })
+      const r = await raw(old, 'GET', '/api2/json/access/roles/PVEVMAdmin', {
+        headers: { Authorization: old.token.header },
+      })
       const privs = Object.keys((r.json as { data: Record<string, number> }).data)
       expect(privs).toContain('VM.Monitor')
       expect(privs).not.toContain('VM.Replicate')
@@ -99,19 +137,36 @@ describe('RPCEnvironment permissions: ACLs, propagation and privilege-separated 
     expect((await call(auth, 'GET', '/version')).status).toBe(401)
   })
 
-  it('compile_acl_path: a privsep token gets the intersection of its ACLs and its user\'s', async () => {
+  it("compile_acl_path: a privsep token gets the intersection of its ACLs and its user's", async () => {
     await ok(call(root, 'POST', '/access/users', { userid: 'meet@pve' }))
     const auth = await token('meet@pve', 'tok')
     await grant('/vms', 'PVEVMUser', { users: 'meet@pve' })
     await grant('/vms', 'PVEVMAdmin', { tokens: 'meet@pve!tok' })
-    const perms = (await ok(call(auth, 'GET', '/access/permissions', { path: '/vms/100' }))) as Record<string, Record<string, number>>
+    const perms = (await ok(call(auth, 'GET', '/access/permissions', { path: '/vms/100' }))) as Record<
+      string,
+      Record<string, number>
+    >
     const privs = Object.keys(perms['/vms/100'] ?? {})
     expect(privs).toContain('VM.PowerMgmt') // in both
     expect(privs).not.toContain('VM.Allocate') // the token's role has it, the user's does not
     // a token with privsep=0 has exactly its user's privileges
     const full = await token('meet@pve', 'full', false)
-    const fp = (await ok(call(full, 'GET', '/access/permissions', { path: '/vms/100' }))) as Record<string, Record<string, number>>
-    expect(Object.keys(fp['/vms/100'] ?? {}).sort()).toEqual(['VM.Audit', 'VM.Backup', 'VM.Config.CDROM', 'VM.Config.Cloudinit', 'VM.Console', 'VM.GuestAgent.Audit', 'VM.GuestAgent.FileRead', 'VM.GuestAgent.FileSystemMgmt', 'VM.GuestAgent.FileWrite', 'VM.PowerMgmt'])
+    const fp = (await ok(call(full, 'GET', '/access/permissions', { path: '/vms/100' }))) as Record<
+      string,
+      Record<string, number>
+    >
+    expect(Object.keys(fp['/vms/100'] ?? {}).sort()).toEqual([
+      'VM.Audit',
+      'VM.Backup',
+      'VM.Config.CDROM',
+      'VM.Config.Cloudinit',
+      'VM.Console',
+      'VM.GuestAgent.Audit',
+      'VM.GuestAgent.FileRead',
+      'VM.GuestAgent.FileSystemMgmt',
+      'VM.GuestAgent.FileWrite',
+      'VM.PowerMgmt',
+    ])
   })
 
   it('AccessControl roles: propagate=0 stays on its path; a deeper entry replaces the inherited one; NoAccess wipes', async () => {
@@ -119,7 +174,11 @@ describe('RPCEnvironment permissions: ACLs, propagation and privilege-separated 
     const auth = await token('prop@pve', 'tok', false)
     await grant('/vms', 'PVEAuditor', { users: 'prop@pve' }, false)
     const at = async (path: string): Promise<string[]> =>
-      Object.keys(((await ok(call(auth, 'GET', '/access/permissions', { path }))) as Record<string, Record<string, number>>)[path] ?? {})
+      Object.keys(
+        ((await ok(call(auth, 'GET', '/access/permissions', { path }))) as Record<string, Record<string, number>>)[
+          path
+        ] ?? {},
+      )
     expect(await at('/vms')).toContain('VM.Audit')
     expect(await at('/vms/100')).toEqual([])
     await grant('/vms', 'PVEVMAdmin', { users: 'prop@pve' })
@@ -134,7 +193,7 @@ describe('RPCEnvironment permissions: ACLs, propagation and privilege-separated 
     expect(tree['/vms/100']).toBeUndefined()
   })
 
-  it('permissions endpoint: another user\'s permissions need Sys.Audit on /access', async () => {
+  it("permissions endpoint: another user's permissions need Sys.Audit on /access", async () => {
     await ok(call(root, 'POST', '/access/users', { userid: 'nosy@pve' }))
     const auth = await token('nosy@pve', 'tok', false)
     const r = await call(auth, 'GET', '/access/permissions', { userid: 'ops@pve' })
@@ -150,7 +209,13 @@ describe('RPCEnvironment permissions: ACLs, propagation and privilege-separated 
     expect([role.status, role.reason]).toEqual([500, "ACL update failed: role 'Nope' does not exist"])
     await grant('/storage/local', 'PVEDatastoreUser', { users: 'ops@pve' })
     const acl = (await ok(call(root, 'GET', '/access/acl'))) as Record<string, unknown>[]
-    expect(acl).toContainEqual({ path: '/storage/local', type: 'user', ugid: 'ops@pve', roleid: 'PVEDatastoreUser', propagate: 1 })
+    expect(acl).toContainEqual({
+      path: '/storage/local',
+      type: 'user',
+      ugid: 'ops@pve',
+      roleid: 'PVEDatastoreUser',
+      propagate: 1,
+    })
   })
 })
 
@@ -171,11 +236,18 @@ describe('RPCEnvironment check_api2_permissions: every route checks its apidoc p
 
   it('perm with any: PUT config needs one of the VM.Config.* privileges on the guest', async () => {
     const r = await call(auth, 'PUT', '/nodes/pve1/qemu/101/config', { description: 'x' })
-    expect([r.status, r.reason]).toEqual([403, 'Permission check failed (/vms/101, VM.Config.Disk|VM.Config.CDROM|VM.Config.CPU|VM.Config.Memory|VM.Config.Network|VM.Config.HWType|VM.Config.Options|VM.Config.Cloudinit)'])
+    expect([r.status, r.reason]).toEqual([
+      403,
+      'Permission check failed (/vms/101, VM.Config.Disk|VM.Config.CDROM|VM.Config.CPU|VM.Config.Memory|VM.Config.Network|VM.Config.HWType|VM.Config.Options|VM.Config.Cloudinit)',
+    ])
   })
 
   it('and/or: download-url needs Datastore.AllocateTemplate and (Sys.Audit+Sys.Modify on / or Sys.AccessNetwork)', async () => {
-    const r = await call(auth, 'POST', '/nodes/pve1/storage/local/download-url', { url: 'https://example.invalid/x.iso', content: 'iso', filename: 'x.iso' })
+    const r = await call(auth, 'POST', '/nodes/pve1/storage/local/download-url', {
+      url: 'https://example.invalid/x.iso',
+      content: 'iso',
+      filename: 'x.iso',
+    })
     expect([r.status, r.reason]).toEqual([403, 'Permission check failed (/storage/local, Datastore.AllocateTemplate)'])
   })
 
@@ -190,9 +262,11 @@ describe('RPCEnvironment check_api2_permissions: every route checks its apidoc p
     expect([r.status, r.reason]).toEqual([403, 'Permission check failed'])
   })
 
-  it('tickets of pve-realm users carry that user\'s privileges', async () => {
+  it("tickets of pve-realm users carry that user's privileges", async () => {
     await ok(call(root, 'POST', '/access/users', { userid: 'pw@pve', password: 'canary-pw-1234' }))
-    const t = (await ok(call({}, 'POST', '/access/ticket', { username: 'pw@pve', password: 'canary-pw-1234' }))) as { ticket: string }
+    const t = (await ok(call({}, 'POST', '/access/ticket', { username: 'pw@pve', password: 'canary-pw-1234' }))) as {
+      ticket: string
+    }
     const cookie = { Cookie: `PVEAuthCookie=${encodeURIComponent(t.ticket)}` }
     const r = await call(cookie, 'GET', '/nodes/pve1/qemu/100/config')
     expect([r.status, r.reason]).toEqual([403, 'Permission check failed (/vms/100, VM.Audit)'])
@@ -220,7 +294,13 @@ describe('filtered lists: never a 403, only what the caller may audit', () => {
     await grant('/storage/local-lvm', 'PVEAuditor', { users: 'store@pve' })
     await grant('/vms/100', 'PVEVMAdmin', { users: 'store@pve' })
     for (const vmid of ['100', '101']) {
-      await ok(call(root, 'POST', '/nodes/pve1/storage/local-lvm/content', { vmid, filename: `vm-${vmid}-disk-9`, size: '1G' }))
+      await ok(
+        call(root, 'POST', '/nodes/pve1/storage/local-lvm/content', {
+          vmid,
+          filename: `vm-${vmid}-disk-9`,
+          size: '1G',
+        }),
+      )
     }
     const vols = (await ok(call(auth, 'GET', '/nodes/pve1/storage/local-lvm/content'))) as { volid: string }[]
     expect(vols.map((v) => v.volid)).toContain('local-lvm:vm-100-disk-9')
@@ -260,7 +340,10 @@ describe('checks PVE makes in code', () => {
     expect([none.status, none.reason]).toEqual([403, 'Permission check failed'])
     await grant('/vms', 'PVEVMAdmin', { users: 'mk@pve' })
     const disk = await createVm(mk, 200, { scsi0: 'local-lvm:4' })
-    expect([disk.status, disk.reason]).toEqual([403, 'Permission check failed (/storage/local-lvm, Datastore.AllocateSpace)'])
+    expect([disk.status, disk.reason]).toEqual([
+      403,
+      'Permission check failed (/storage/local-lvm, Datastore.AllocateSpace)',
+    ])
     await grant('/storage/local-lvm', 'PVEDatastoreUser', { users: 'mk@pve' })
     expect((await createVm(mk, 200, { scsi0: 'local-lvm:4' })).status).toBe(200)
   })
@@ -270,19 +353,43 @@ describe('checks PVE makes in code', () => {
     expect([args.status, args.reason]).toEqual([500, "only root can set 'args' config"])
     const pci = await call(auth, 'PUT', '/nodes/pve1/qemu/101/config', { hostpci0: '0000:01:00.0' })
     expect([pci.status, pci.reason]).toEqual([500, "only root can set 'hostpci0' config for non-mapped devices"])
-    const bind = await call(auth, 'POST', '/nodes/pve1/lxc', { vmid: '300', ostemplate: 'local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst', rootfs: 'local-lvm:4', mp0: '/srv/data,mp=/data' })
-    expect([bind.status, bind.reason]).toEqual([403, 'Permission check failed (mount point type bind is only allowed for root@pam)'])
-    const feat = await call(auth, 'POST', '/nodes/pve1/lxc', { vmid: '300', ostemplate: 'local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst', rootfs: 'local-lvm:4', features: 'keyctl=1' })
-    expect([feat.status, feat.reason]).toEqual([403, 'Permission check failed (changing feature flags (except nesting) is only allowed for root@pam)'])
+    const bind = await call(auth, 'POST', '/nodes/pve1/lxc', {
+      vmid: '300',
+      ostemplate: 'local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst',
+      rootfs: 'local-lvm:4',
+      mp0: '/srv/data,mp=/data',
+    })
+    expect([bind.status, bind.reason]).toEqual([
+      403,
+      'Permission check failed (mount point type bind is only allowed for root@pam)',
+    ])
+    const feat = await call(auth, 'POST', '/nodes/pve1/lxc', {
+      vmid: '300',
+      ostemplate: 'local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst',
+      rootfs: 'local-lvm:4',
+      features: 'keyctl=1',
+    })
+    expect([feat.status, feat.reason]).toEqual([
+      403,
+      'Permission check failed (changing feature flags (except nesting) is only allowed for root@pam)',
+    ])
   })
 
   it('pve-container create_vm: a privileged container needs Sys.Modify on /', async () => {
-    const r = await call(auth, 'POST', '/nodes/pve1/lxc', { vmid: '301', ostemplate: 'local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst', rootfs: 'local-lvm:4', unprivileged: '0' })
+    const r = await call(auth, 'POST', '/nodes/pve1/lxc', {
+      vmid: '301',
+      ostemplate: 'local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst',
+      rootfs: 'local-lvm:4',
+      unprivileged: '0',
+    })
     expect([r.status, r.reason]).toEqual([403, 'Permission check failed (/, Sys.Modify)'])
   })
 
   it('the default token root@pam!proxops keeps every privilege (privsep=0 token of root@pam)', async () => {
-    const perms = (await ok(call(root, 'GET', '/access/permissions', { path: '/' }))) as Record<string, Record<string, number>>
+    const perms = (await ok(call(root, 'GET', '/access/permissions', { path: '/' }))) as Record<
+      string,
+      Record<string, number>
+    >
     expect(perms['/']?.['Sys.Modify']).toBe(1)
     expect((await call(root, 'PUT', '/nodes/pve1/qemu/101/config', { startup: 'order=2' })).status).toBe(200)
   })

@@ -70,7 +70,9 @@ export function execCheck(a: AccessState, check: unknown[], actor: string, param
     if (a.checkAny(actor, '/access/groups', privs, true)) return true
     // groups are not modelled: nobody has privileges on a group below /access/groups
     if (groupsParam !== undefined) {
-      const groups = String(params.groups ?? '').split(/[,;\s]+/).filter(Boolean)
+      const groups = String(params.groups ?? '')
+        .split(/[,;\s]+/)
+        .filter(Boolean)
       if (groups.length === 0) throw permError(`/access/groups, ${privs.join('|')}`)
       throw permError(`/access/groups/${groups[0] as string}, ${privs.join('|')}`)
     }
@@ -86,7 +88,12 @@ export function execCheck(a: AccessState, check: unknown[], actor: string, param
 }
 
 /** check_api2_permissions; `actor` undefined = not logged in */
-export function checkApi2Permissions(a: AccessState, perm: ApiMethodInfo['permissions'], actor: string | undefined, params: Params): void {
+export function checkApi2Permissions(
+  a: AccessState,
+  perm: ApiMethodInfo['permissions'],
+  actor: string | undefined,
+  params: Params,
+): void {
   if (actor === undefined) {
     if (perm?.user === 'world') return
     throw permError('user != null')

@@ -12,19 +12,91 @@ import { AccessState, permError } from './state.js'
 
 const CPU = new Set(['cores', 'cpu', 'runningcpu', 'cpulimit', 'cpuunits', 'numa', 'smp', 'sockets', 'vcpus'])
 const MEMORY = new Set(['memory', 'balloon', 'shares', 'allow-ksm'])
-const HWTYPE = new Set(['acpi', 'hotplug', 'kvm', 'machine', 'runningmachine', 'scsihw', 'smbios1', 'tablet', 'vga', 'watchdog', 'audio0', 'rng0'])
-const GENERAL = new Set(['agent', 'autostart', 'bios', 'description', 'keyboard', 'localtime', 'migrate_downtime', 'migrate_speed', 'name', 'onboot', 'ostype', 'protection', 'reboot', 'startdate', 'startup', 'tdf', 'template'])
+const HWTYPE = new Set([
+  'acpi',
+  'hotplug',
+  'kvm',
+  'machine',
+  'runningmachine',
+  'scsihw',
+  'smbios1',
+  'tablet',
+  'vga',
+  'watchdog',
+  'audio0',
+  'rng0',
+])
+const GENERAL = new Set([
+  'agent',
+  'autostart',
+  'bios',
+  'description',
+  'keyboard',
+  'localtime',
+  'migrate_downtime',
+  'migrate_speed',
+  'name',
+  'onboot',
+  'ostype',
+  'protection',
+  'reboot',
+  'startdate',
+  'startup',
+  'tdf',
+  'template',
+])
 const DISKOPT = new Set(['boot', 'bootdisk', 'vmstatestorage'])
-const CLOUDINIT = new Set(['cicustom', 'cipassword', 'citype', 'ciuser', 'ciupgrade', 'nameserver', 'searchdomain', 'sshkeys'])
+const CLOUDINIT = new Set([
+  'cicustom',
+  'cipassword',
+  'citype',
+  'ciuser',
+  'ciupgrade',
+  'nameserver',
+  'searchdomain',
+  'sshkeys',
+])
 const QEMU_DRIVE_RE = /^(?:(?:ide|scsi|virtio|sata)\d+|efidisk0|tpmstate0)$/
 /** PVE::QemuServer::Drive::NEW_DISK_RE (also pve-container's) */
 const NEW_DISK_RE = /^(?:([^/:\s]+):)?(\d+(?:\.\d+)?)$/
 
 const QEMU_META = new Set([
-  'node', 'vmid', 'archive', 'bwlimit', 'force', 'unique', 'pool', 'storage', 'start', 'live-restore', 'ha-managed',
-  'import-working-storage', 'digest', 'delete', 'revert', 'skiplock', 'background_delay', 'skip_cloud_init',
+  'node',
+  'vmid',
+  'archive',
+  'bwlimit',
+  'force',
+  'unique',
+  'pool',
+  'storage',
+  'start',
+  'live-restore',
+  'ha-managed',
+  'import-working-storage',
+  'digest',
+  'delete',
+  'revert',
+  'skiplock',
+  'background_delay',
+  'skip_cloud_init',
 ])
-const LXC_CREATE_META = new Set(['node', 'vmid', 'ignore-unpack-errors', 'bwlimit', 'start', 'ha-managed', 'unprivileged', 'restore', 'unique', 'force', 'password', 'ssh-public-keys', 'pool', 'ostemplate', 'storage'])
+const LXC_CREATE_META = new Set([
+  'node',
+  'vmid',
+  'ignore-unpack-errors',
+  'bwlimit',
+  'start',
+  'ha-managed',
+  'unprivileged',
+  'restore',
+  'unique',
+  'force',
+  'password',
+  'ssh-public-keys',
+  'pool',
+  'ostemplate',
+  'storage',
+])
 const LXC_UPDATE_META = new Set(['node', 'vmid', 'digest', 'delete', 'revert'])
 
 function props(v: string): { head: string; kv: Record<string, string> } {
@@ -50,7 +122,9 @@ export function checkVolumeAccess(a: AccessState, actor: string, vmid: number | 
   const sid = volid.slice(0, i)
   const volname = volid.slice(i + 1)
   if (a.check(actor, `/storage/${sid}`, ['Datastore.Allocate'], true)) return
-  const owner = /(?:^|\/)(?:vm|base|subvol|basevol)-(\d+)-/.exec(volname)?.[1] ?? /^backup\/vzdump-(?:qemu|lxc|openvz)-(\d+)-/.exec(volname)?.[1]
+  const owner =
+    /(?:^|\/)(?:vm|base|subvol|basevol)-(\d+)-/.exec(volname)?.[1] ??
+    /^backup\/vzdump-(?:qemu|lxc|openvz)-(\d+)-/.exec(volname)?.[1]
   const vtype = /^(iso|vztmpl|import|backup|snippets)\//.exec(volname)?.[1] ?? 'images'
   if (vtype === 'iso' || vtype === 'vztmpl' || vtype === 'import') {
     a.checkAny(actor, `/storage/${sid}`, ['Datastore.AllocateSpace', 'Datastore.Audit'])
@@ -87,7 +161,8 @@ export function checkBridge(a: AccessState, actor: string, net: string | undefin
   if (!kv.tag && !kv.trunks) a.check(actor, base, ['SDN.Use'])
 }
 
-const isCloudinit = (file: string): boolean => file === 'cloudinit' || /:(?:.*\/)?vm-\d+-cloudinit(?:\.\w+)?$/.test(file) || file.endsWith(':cloudinit')
+const isCloudinit = (file: string): boolean =>
+  file === 'cloudinit' || /:(?:.*\/)?vm-\d+-cloudinit(?:\.\w+)?$/.test(file) || file.endsWith(':cloudinit')
 
 /** qemu-server $check_storage_access over the drives of a request */
 function qemuStorageAccess(a: AccessState, actor: string, vmid: number, params: Record<string, unknown>): void {
@@ -114,12 +189,19 @@ function qemuStorageAccess(a: AccessState, actor: string, vmid: number, params: 
       else checkVolumeAccess(a, actor, vmid, src)
     }
   }
-  if (typeof params.vmstatestorage === 'string') a.check(actor, `/storage/${params.vmstatestorage}`, ['Datastore.AllocateSpace'])
+  if (typeof params.vmstatestorage === 'string')
+    a.check(actor, `/storage/${params.vmstatestorage}`, ['Datastore.AllocateSpace'])
 }
 
 /** $check_vm_modify_config_perm for one option (drives, serial, usb, hostpci, tags are checked elsewhere) */
 function qemuOptionPerm(a: AccessState, actor: string, vmid: number, opt: string): void {
-  if (QEMU_DRIVE_RE.test(opt) || opt === 'cdrom' || /^(?:unused|serial|usb|hostpci|virtiofs)\d+$/.test(opt) || opt === 'tags') return
+  if (
+    QEMU_DRIVE_RE.test(opt) ||
+    opt === 'cdrom' ||
+    /^(?:unused|serial|usb|hostpci|virtiofs)\d+$/.test(opt) ||
+    opt === 'tags'
+  )
+    return
   if (CPU.has(opt) || /^numa\d+$/.test(opt)) vmCheck(a, actor, vmid, ['VM.Config.CPU'])
   else if (MEMORY.has(opt)) vmCheck(a, actor, vmid, ['VM.Config.Memory'])
   else if (HWTYPE.has(opt)) vmCheck(a, actor, vmid, ['VM.Config.HWType'])
@@ -130,7 +212,8 @@ function qemuOptionPerm(a: AccessState, actor: string, vmid: number, opt: string
   } else if (opt === 'freeze') vmCheck(a, actor, vmid, ['VM.PowerMgmt'])
   else if (DISKOPT.has(opt)) vmCheck(a, actor, vmid, ['VM.Config.Disk'])
   else if (/^net\d+$/.test(opt) || opt === 'running-nets-host-mtu') vmCheck(a, actor, vmid, ['VM.Config.Network'])
-  else if (CLOUDINIT.has(opt) || /^ipconfig\d+$/.test(opt)) vmCheck(a, actor, vmid, ['VM.Config.Cloudinit', 'VM.Config.Network'], true)
+  else if (CLOUDINIT.has(opt) || /^ipconfig\d+$/.test(opt))
+    vmCheck(a, actor, vmid, ['VM.Config.Cloudinit', 'VM.Config.Network'], true)
   else if (opt === 'vmstate') vmCheck(a, actor, vmid, ['VM.Config.Disk', 'VM.PowerMgmt'])
   // anything else is root-only, answered by root-only.ts before this runs
 }
@@ -161,7 +244,15 @@ function qemuDrivePerm(a: AccessState, actor: string, vmid: number, value: strin
   else vmCheck(a, actor, vmid, ['VM.Config.Disk'])
 }
 
-function lxcCheck(a: AccessState, actor: string, vmid: number, opt: string, value: string | undefined, old: Record<string, string> | undefined, del: boolean): void {
+function lxcCheck(
+  a: AccessState,
+  actor: string,
+  vmid: number,
+  opt: string,
+  value: string | undefined,
+  old: Record<string, string> | undefined,
+  del: boolean,
+): void {
   if (opt === 'cores' || opt === 'cpuunits' || opt === 'cpulimit') vmCheck(a, actor, vmid, ['VM.Config.CPU'])
   else if (opt === 'rootfs' || /^mp\d+$/.test(opt)) {
     vmCheck(a, actor, vmid, ['VM.Config.Disk'])
@@ -176,7 +267,8 @@ function lxcCheck(a: AccessState, actor: string, vmid: number, opt: string, valu
     vmCheck(a, actor, vmid, ['VM.Config.Network'])
     checkBridge(a, actor, old?.[opt])
     if (!del) checkBridge(a, actor, value)
-  } else if (opt === 'nameserver' || opt === 'searchdomain' || opt === 'hostname') vmCheck(a, actor, vmid, ['VM.Config.Network'])
+  } else if (opt === 'nameserver' || opt === 'searchdomain' || opt === 'hostname')
+    vmCheck(a, actor, vmid, ['VM.Config.Network'])
   else if (opt === 'features') {
     // only nesting gets here (other flags are root-only): it needs VM.Allocate
     vmCheck(a, actor, vmid, ['VM.Allocate'])
@@ -198,14 +290,22 @@ export function guestPrivilegeViolation(a: AccessState, input: GuestPermInput): 
   const { method, template, params, actor } = input
   if (actor === 'root@pam') return undefined
   const vmid = Number(params.vmid)
-  const deletes = typeof params.delete === 'string' ? params.delete.split(/[,;\s]+/).filter(Boolean).map((d) => (d === 'cdrom' ? 'ide2' : d)) : []
+  const deletes =
+    typeof params.delete === 'string'
+      ? params.delete
+          .split(/[,;\s]+/)
+          .filter(Boolean)
+          .map((d) => (d === 'cdrom' ? 'ide2' : d))
+      : []
   try {
     if (template === '/nodes/{node}/qemu' && method === 'POST') {
       if (typeof params.storage === 'string') a.check(actor, `/storage/${params.storage}`, ['Datastore.AllocateSpace'])
       if (params['ha-managed'] === true) a.check(actor, '/', ['Sys.Console'])
       if (params.start === true) vmCheck(a, actor, vmid, ['VM.PowerMgmt'])
       if (!a.check(actor, `/vms/${vmid}`, ['VM.Allocate'], true)) throw permError()
-      const keys = Object.keys(params).filter((k) => !QEMU_META.has(k)).sort()
+      const keys = Object.keys(params)
+        .filter((k) => !QEMU_META.has(k))
+        .sort()
       qemuStorageAccess(a, actor, vmid, params)
       for (const k of keys) qemuOptionPerm(a, actor, vmid, k)
       for (const k of keys) qemuDevicePerm(a, actor, vmid, k, String(params[k]))
@@ -213,7 +313,9 @@ export function guestPrivilegeViolation(a: AccessState, input: GuestPermInput): 
       return undefined
     }
     if (template === '/nodes/{node}/qemu/{vmid}/config' && (method === 'PUT' || method === 'POST')) {
-      const keys = Object.keys(params).filter((k) => !QEMU_META.has(k)).sort()
+      const keys = Object.keys(params)
+        .filter((k) => !QEMU_META.has(k))
+        .sort()
       for (const k of deletes) qemuOptionPerm(a, actor, vmid, k)
       for (const k of keys) qemuOptionPerm(a, actor, vmid, k)
       qemuStorageAccess(a, actor, vmid, params)
@@ -244,15 +346,24 @@ export function guestPrivilegeViolation(a: AccessState, input: GuestPermInput): 
       if (params.unprivileged === false) a.check(actor, '/', ['Sys.Modify'])
       if (params['ha-managed'] === true) a.check(actor, '/', ['Sys.Console'])
       if (!a.check(actor, `/vms/${vmid}`, ['VM.Allocate'], true)) throw permError()
-      for (const k of Object.keys(params).filter((x) => !LXC_CREATE_META.has(x)).sort()) lxcCheck(a, actor, vmid, k, String(params[k]), undefined, false)
+      for (const k of Object.keys(params)
+        .filter((x) => !LXC_CREATE_META.has(x))
+        .sort())
+        lxcCheck(a, actor, vmid, k, String(params[k]), undefined, false)
       if (typeof params.ostemplate === 'string') checkVolumeAccess(a, actor, vmid, params.ostemplate)
       // the default storage is only used (and checked) when no rootfs is given
-      if (params.rootfs === undefined) a.check(actor, `/storage/${typeof params.storage === 'string' ? params.storage : 'local'}`, ['Datastore.AllocateSpace'])
+      if (params.rootfs === undefined)
+        a.check(actor, `/storage/${typeof params.storage === 'string' ? params.storage : 'local'}`, [
+          'Datastore.AllocateSpace',
+        ])
       return undefined
     }
     if (template === '/nodes/{node}/lxc/{vmid}/config' && method === 'PUT') {
       const old = input.currentConfig?.(vmid)
-      for (const k of Object.keys(params).filter((x) => !LXC_UPDATE_META.has(x)).sort()) lxcCheck(a, actor, vmid, k, String(params[k]), old, false)
+      for (const k of Object.keys(params)
+        .filter((x) => !LXC_UPDATE_META.has(x))
+        .sort())
+        lxcCheck(a, actor, vmid, k, String(params[k]), old, false)
       for (const k of deletes) lxcCheck(a, actor, vmid, k, undefined, old, true)
       return undefined
     }

@@ -16,15 +16,51 @@ function vmGroup(version: PveVersion): PrivGroup {
   if (version === '8.4') {
     return {
       root: [],
-      admin: ['VM.Config.Disk', 'VM.Config.CPU', 'VM.Config.Memory', 'VM.Config.Network', 'VM.Config.HWType', 'VM.Config.Options', 'VM.Allocate', 'VM.Clone', 'VM.Migrate', 'VM.Monitor', 'VM.Snapshot', 'VM.Snapshot.Rollback'],
+      admin: [
+        'VM.Config.Disk',
+        'VM.Config.CPU',
+        'VM.Config.Memory',
+        'VM.Config.Network',
+        'VM.Config.HWType',
+        'VM.Config.Options',
+        'VM.Allocate',
+        'VM.Clone',
+        'VM.Migrate',
+        'VM.Monitor',
+        'VM.Snapshot',
+        'VM.Snapshot.Rollback',
+      ],
       user: ['VM.Config.CDROM', 'VM.Config.Cloudinit', 'VM.Console', 'VM.Backup', 'VM.PowerMgmt'],
       audit: ['VM.Audit'],
     }
   }
   return {
     root: [],
-    admin: ['VM.Config.Disk', 'VM.Config.CPU', 'VM.Config.Memory', 'VM.Config.Network', 'VM.Config.HWType', 'VM.Config.Options', 'VM.Allocate', 'VM.Clone', 'VM.GuestAgent.Unrestricted', 'VM.Migrate', 'VM.Replicate', 'VM.Snapshot', 'VM.Snapshot.Rollback'],
-    user: ['VM.Config.CDROM', 'VM.Config.Cloudinit', 'VM.Console', 'VM.Backup', 'VM.GuestAgent.FileRead', 'VM.GuestAgent.FileSystemMgmt', 'VM.GuestAgent.FileWrite', 'VM.PowerMgmt'],
+    admin: [
+      'VM.Config.Disk',
+      'VM.Config.CPU',
+      'VM.Config.Memory',
+      'VM.Config.Network',
+      'VM.Config.HWType',
+      'VM.Config.Options',
+      'VM.Allocate',
+      'VM.Clone',
+      'VM.GuestAgent.Unrestricted',
+      'VM.Migrate',
+      'VM.Replicate',
+      'VM.Snapshot',
+      'VM.Snapshot.Rollback',
+    ],
+    user: [
+      'VM.Config.CDROM',
+      'VM.Config.Cloudinit',
+      'VM.Console',
+      'VM.Backup',
+      'VM.GuestAgent.FileRead',
+      'VM.GuestAgent.FileSystemMgmt',
+      'VM.GuestAgent.FileWrite',
+      'VM.PowerMgmt',
+    ],
     audit: ['VM.Audit', 'VM.GuestAgent.Audit'],
   }
 }
@@ -32,10 +68,25 @@ function vmGroup(version: PveVersion): PrivGroup {
 function privGroups(version: PveVersion): Record<string, PrivGroup> {
   return {
     VM: vmGroup(version),
-    Sys: { root: ['Sys.PowerMgmt', 'Sys.Modify', 'Sys.Incoming', 'Sys.AccessNetwork'], admin: ['Sys.Console', 'Sys.Syslog'], user: [], audit: ['Sys.Audit'] },
-    Datastore: { root: [], admin: ['Datastore.Allocate', 'Datastore.AllocateTemplate'], user: ['Datastore.AllocateSpace'], audit: ['Datastore.Audit'] },
+    Sys: {
+      root: ['Sys.PowerMgmt', 'Sys.Modify', 'Sys.Incoming', 'Sys.AccessNetwork'],
+      admin: ['Sys.Console', 'Sys.Syslog'],
+      user: [],
+      audit: ['Sys.Audit'],
+    },
+    Datastore: {
+      root: [],
+      admin: ['Datastore.Allocate', 'Datastore.AllocateTemplate'],
+      user: ['Datastore.AllocateSpace'],
+      audit: ['Datastore.Audit'],
+    },
     SDN: { root: [], admin: ['SDN.Allocate', 'SDN.Audit'], user: ['SDN.Use'], audit: ['SDN.Audit'] },
-    User: { root: ['Realm.Allocate'], admin: ['User.Modify', 'Group.Allocate', 'Realm.AllocateUser'], user: [], audit: [] },
+    User: {
+      root: ['Realm.Allocate'],
+      admin: ['User.Modify', 'Group.Allocate', 'Realm.AllocateUser'],
+      user: [],
+      audit: [],
+    },
     Pool: { root: [], admin: ['Pool.Allocate'], user: ['Pool.Audit'], audit: ['Pool.Audit'] },
     Mapping: { root: [], admin: ['Mapping.Modify'], user: ['Mapping.Use'], audit: ['Mapping.Audit'] },
   }

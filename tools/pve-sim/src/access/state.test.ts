@@ -3,12 +3,33 @@ import { describe, expect, it } from 'vitest'
 import { AccessState, normalizePath, validAclPath } from './state.js'
 
 const PATHS = ['/', '/vms', '/vms/100', '/vms/101', '/storage', '/storage/local', '/nodes/pve1']
-const ROLES = ['PVEVMAdmin', 'PVEVMUser', 'PVEAuditor', 'PVEDatastoreUser', 'NoAccess', 'Administrator', 'PVETemplateUser']
-const entry = fc.record({ path: fc.constantFrom(...PATHS), role: fc.constantFrom(...ROLES), propagate: fc.boolean(), token: fc.boolean() })
+const ROLES = [
+  'PVEVMAdmin',
+  'PVEVMUser',
+  'PVEAuditor',
+  'PVEDatastoreUser',
+  'NoAccess',
+  'Administrator',
+  'PVETemplateUser',
+]
+const entry = fc.record({
+  path: fc.constantFrom(...PATHS),
+  role: fc.constantFrom(...ROLES),
+  propagate: fc.boolean(),
+  token: fc.boolean(),
+})
 
 function build(entries: { path: string; role: string; propagate: boolean; token: boolean }[]): AccessState {
   const a = new AccessState('9.1')
-  a.users.set('u@pve', { userid: 'u@pve', enable: true, expire: 0, tokens: new Map([['sep', { privsep: true, expire: 0 }], ['full', { privsep: false, expire: 0 }]]) })
+  a.users.set('u@pve', {
+    userid: 'u@pve',
+    enable: true,
+    expire: 0,
+    tokens: new Map([
+      ['sep', { privsep: true, expire: 0 }],
+      ['full', { privsep: false, expire: 0 }],
+    ]),
+  })
   for (const e of entries) {
     const node = a.aclNode(e.path, true)
     const m = e.token ? node?.tokens : node?.users
@@ -22,7 +43,7 @@ function build(entries: { path: string; role: string; propagate: boolean; token:
 
 // RPCEnvironment compile_acl_path
 describe('AccessState.permissions', () => {
-  it('a privilege-separated token never has a privilege its user lacks; privsep=0 has exactly the user\'s', () => {
+  it("a privilege-separated token never has a privilege its user lacks; privsep=0 has exactly the user's", () => {
     fc.assert(
       fc.property(fc.array(entry, { maxLength: 12 }), fc.constantFrom(...PATHS), (entries, path) => {
         const a = build(entries)

@@ -88,7 +88,13 @@ export class AccessState {
 
   constructor(version: PveVersion) {
     this.privileges = privilegesOf(version)
-    this.users.set('root@pam', { userid: 'root@pam', enable: true, expire: 0, email: 'root@localhost', tokens: new Map() })
+    this.users.set('root@pam', {
+      userid: 'root@pam',
+      enable: true,
+      expire: 0,
+      email: 'root@localhost',
+      tokens: new Map(),
+    })
   }
 
   /** a token configured at start-up or through the control API: privsep=0, its user created if missing */
@@ -198,7 +204,17 @@ export class AccessState {
 
   /** RPCEnvironment::get_effective_permissions: the default top paths plus every ACL path, empty ones left out */
   effectivePermissions(actor: string): Record<string, Record<string, number>> {
-    const paths = new Set(['/', '/access', '/access/groups', '/nodes', '/pool', '/sdn', '/storage', '/vms', ...this.acl.keys()])
+    const paths = new Set([
+      '/',
+      '/access',
+      '/access/groups',
+      '/nodes',
+      '/pool',
+      '/sdn',
+      '/storage',
+      '/vms',
+      ...this.acl.keys(),
+    ])
     const out: Record<string, Record<string, number>> = {}
     for (const p of [...paths].sort()) {
       const privs = this.permissions(actor, p)

@@ -23,7 +23,13 @@ function taskUserOf(upid: string): string {
 }
 
 /** the 403 (or 500) a handler raises before it does anything, or undefined */
-export function handlerCheck(a: AccessState, actor: string, method: string, template: string, params: Item): PveHttpError | undefined {
+export function handlerCheck(
+  a: AccessState,
+  actor: string,
+  method: string,
+  template: string,
+  params: Item,
+): PveHttpError | undefined {
   if (actor === 'root@pam') return undefined
   try {
     const node = String(params.node ?? '')
@@ -38,7 +44,11 @@ export function handlerCheck(a: AccessState, actor: string, method: string, temp
       else if (method === 'DELETE') {
         const sid = volid.slice(0, volid.indexOf(':'))
         const backupOwner = /:backup\/vzdump-(?:qemu|lxc|openvz)-(\d+)-/.exec(volid)?.[1]
-        if (!(backupOwner !== undefined && a.check(actor, `/storage/${sid}`, ['Datastore.AllocateSpace'], true) && a.check(actor, `/vms/${backupOwner}`, ['VM.Backup'], true))) {
+        if (!(
+          backupOwner !== undefined &&
+          a.check(actor, `/storage/${sid}`, ['Datastore.AllocateSpace'], true) &&
+          a.check(actor, `/vms/${backupOwner}`, ['VM.Backup'], true)
+        )) {
           a.check(actor, `/storage/${sid}`, ['Datastore.Allocate'])
         }
       }
@@ -63,7 +73,8 @@ function canSeeVolume(a: AccessState, actor: string, volid: string): boolean {
 function keep(a: AccessState, actor: string, template: string, params: Item, item: Item): boolean {
   switch (template) {
     case '/cluster/resources':
-      if (item.type === 'qemu' || item.type === 'lxc') return a.check(actor, `/vms/${String(item.vmid)}`, ['VM.Audit'], true)
+      if (item.type === 'qemu' || item.type === 'lxc')
+        return a.check(actor, `/vms/${String(item.vmid)}`, ['VM.Audit'], true)
       if (item.type === 'storage') return a.check(actor, `/storage/${String(item.storage)}`, ['Datastore.Audit'], true)
       if (item.type === 'pool') return a.check(actor, `/pool/${String(item.pool)}`, ['Pool.Audit'], true)
       if (item.type === 'sdn') return a.check(actor, `/sdn/zones/${String(item.sdn)}`, ['SDN.Audit'], true)
@@ -82,11 +93,26 @@ function keep(a: AccessState, actor: string, template: string, params: Item, ite
   }
 }
 
-const FILTERED = new Set(['/cluster/resources', '/nodes/{node}/qemu', '/nodes/{node}/lxc', '/nodes/{node}/storage', '/nodes/{node}/storage/{storage}/content', '/nodes/{node}/tasks'])
+const FILTERED = new Set([
+  '/cluster/resources',
+  '/nodes/{node}/qemu',
+  '/nodes/{node}/lxc',
+  '/nodes/{node}/storage',
+  '/nodes/{node}/storage/{storage}/content',
+  '/nodes/{node}/tasks',
+])
 
 /** a GET list as the caller may see it */
-export function filterList(a: AccessState, actor: string, method: string, template: string, params: Item, result: unknown): unknown {
+export function filterList(
+  a: AccessState,
+  actor: string,
+  method: string,
+  template: string,
+  params: Item,
+  result: unknown,
+): unknown {
   if (actor === 'root@pam' || method !== 'GET' || !FILTERED.has(template)) return result
-  const cut = (v: unknown): unknown => (Array.isArray(v) ? v.filter((item: Item) => keep(a, actor, template, params, item)) : v)
+  const cut = (v: unknown): unknown =>
+    Array.isArray(v) ? v.filter((item: Item) => keep(a, actor, template, params, item)) : v
   return result instanceof WithTotal ? new WithTotal(cut(result.data), result.total) : cut(result)
 }

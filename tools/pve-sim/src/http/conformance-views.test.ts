@@ -9,7 +9,11 @@ import { form, raw, waitTask, type RawResponse } from './test-support/raw.js'
 
 let sim: Simulator
 let auth: Record<string, string>
-const req = (method: string, path: string, opts: { headers?: Record<string, string>; body?: string } = {}): Promise<RawResponse> =>
+const req = (
+  method: string,
+  path: string,
+  opts: { headers?: Record<string, string>; body?: string } = {},
+): Promise<RawResponse> =>
   raw(sim, method, `/api2/json${path}`, { ...opts, headers: { ...auth, ...(opts.headers ?? {}) } })
 const formReq = (method: string, path: string, params: Record<string, string>): Promise<RawResponse> => {
   const f = form(params)
@@ -24,8 +28,10 @@ async function ok(r: RawResponse, node = 'pve1'): Promise<void> {
   const st = await task(r, node)
   expect(st.exitstatus).toBe('OK')
 }
-const config = async (vmid: number, type = 'qemu'): Promise<Record<string, unknown>> => data(await req('GET', `/nodes/pve1/${type}/${vmid}/config`))
-const pending = async (vmid: number): Promise<Record<string, unknown>[]> => data(await req('GET', `/nodes/pve1/qemu/${vmid}/pending`))
+const config = async (vmid: number, type = 'qemu'): Promise<Record<string, unknown>> =>
+  data(await req('GET', `/nodes/pve1/${type}/${vmid}/config`))
+const pending = async (vmid: number): Promise<Record<string, unknown>[]> =>
+  data(await req('GET', `/nodes/pve1/qemu/${vmid}/pending`))
 
 beforeAll(async () => {
   sim = await startSimulator({ authFailureDelayMs: 0, taskDurationMs: 10, resourcesLagMs: 0, log: () => {} })
@@ -38,7 +44,14 @@ afterAll(async () => {
 describe('qemu-server vmconfig_update_net', () => {
   it('re-links bridge, tag, firewall and rate live without network hotplug; a model change waits', async () => {
     const mac = 'BC:24:11:00:00:42'
-    await ok(await formReq('POST', '/nodes/pve1/qemu', { vmid: '300', memory: '512', hotplug: 'disk', net0: `virtio=${mac},bridge=vmbr0` }))
+    await ok(
+      await formReq('POST', '/nodes/pve1/qemu', {
+        vmid: '300',
+        memory: '512',
+        hotplug: 'disk',
+        net0: `virtio=${mac},bridge=vmbr0`,
+      }),
+    )
     await ok(await formReq('POST', '/nodes/pve1/qemu/300/status/start', {}))
     const live = `virtio=${mac},bridge=vmbr1,firewall=1,rate=10,tag=5`
     expect((await formReq('PUT', '/nodes/pve1/qemu/300/config', { net0: live })).status).toBe(200)
