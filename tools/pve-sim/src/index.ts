@@ -22,6 +22,7 @@ export { parseControlDoc, ControlDocError } from './control/file.js'
 export type { GuestInfo, TaskInfo, VolumeSpec, SimCluster, TaskBehaviour } from './model/index.js'
 export { PveHttpError } from './http/types.js'
 export type { PveVersion } from './apidoc/load.js'
+export { apidocForTests } from './apidoc/test-data.js'
 
 /** the API token `pnpm sim` prints by default (test-only; the examples' SOPS files hold it) */
 export const DEMO_TOKEN_ID = 'root@pam!proxops'
@@ -45,8 +46,11 @@ export interface SimulatorOptions {
   tokens?: { id: string; secret: string }[]
   /** root@pam's password for POST /access/ticket (default random) */
   rootPassword?: string
-  /** validate requests against apidoc.json (default true; off with a warning when the file is absent) */
-  schemaValidation?: boolean
+  /**
+   * validate requests against apidoc.json: true (default; off with a warning when the file is absent), false, or
+   * 'if-found' (on when the file is found, quietly off otherwise: the demo in a clone with nothing beside it)
+   */
+  schemaValidation?: boolean | 'if-found'
   /** PVE delays every 401 by 3 s (default 3000) */
   authFailureDelayMs?: number
   /** PVE >= 8.4 error bodies carry `message` (default true); false = PVE <= 8.3 bodies */
@@ -98,7 +102,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   if (options.schemaValidation !== false) {
     const loaded = loadApidoc(pveVersion)
     if (loaded.ok) apidoc = loaded.tree
-    else log(`pve-sim: warning: ${loaded.warning}`)
+    else if (options.schemaValidation !== 'if-found') log(`pve-sim: warning: ${loaded.warning}`)
   }
 
   const cluster = createCluster({
