@@ -1,14 +1,17 @@
 // Sums the vitest JSON reports of every workspace package into one plain "N passed, N failed" line.
 // Arguments: the checkouts to sum (default: this one); `--partial DIR` sums only the packages of DIR that ran
-// (CI's fresh-clone pass runs a few suites). A package whose tests ran but wrote no report (a crash) counts as one
+// (CI's fresh-clone pass runs a few suites); `--failed-step NAME` counts a CI step that failed outside vitest (a
+// gate, the publish check) as one failure. A package whose tests ran but wrote no report (a crash) counts as one
 // failure.
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 const args = process.argv.slice(2)
 const checkouts = []
+const failedSteps = []
 for (let i = 0; i < args.length; i++) {
-  if (args[i] === '--partial') checkouts.push({ dir: args[++i], partial: true })
+  if (args[i] === '--failed-step') failedSteps.push(args[++i])
+  else if (args[i] === '--partial') checkouts.push({ dir: args[++i], partial: true })
   else checkouts.push({ dir: args[i], partial: false })
 }
 if (checkouts.length === 0) checkouts.push({ dir: '.', partial: false })
@@ -43,6 +46,10 @@ for (const { dir: checkout, partial } of checkouts) {
       failed += (r.testResults ?? []).filter((f) => f.status === 'failed' && f.assertionResults.length === 0).length
     }
   }
+}
+for (const step of failedSteps) {
+  console.error(`${step}: failed`)
+  failed += 1
 }
 console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`)
 process.exit(failed > 0 || passed === 0 ? 1 : 0)

@@ -13,7 +13,7 @@ import { createCluster } from './model/index.js'
 import { ApiHandler } from './http/api.js'
 import { AuthState } from './http/auth.js'
 import { listen } from './http/server.js'
-import { makeCertificate } from './http/tls.js'
+import { fingerprintOf, makeCertificate } from './http/tls.js'
 
 export type { SimControl, TransportControls, FailureBurst, LatencyRule, RequestMatcher } from './control/index.js'
 export type { SimStats, RequestRecord } from './control/stats.js'
@@ -65,6 +65,8 @@ export interface SimulatorOptions {
   controlFile?: string
   /** serve `POST /_sim/control`, `GET /_sim/stats` on loopback (default true) */
   controlEndpoint?: boolean
+  /** the key and certificate to serve (PEM); default: a new self-signed one at every start */
+  certificate?: { key: string; cert: string }
   /** warnings and internal errors (default: stderr) */
   log?: (line: string) => void
 }
@@ -118,7 +120,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const faults = new FaultState()
   const stats = new StatsLog()
   const control = createControl(cluster, faults, auth, first.id)
-  const tls = options.tls === false ? undefined : await makeCertificate(nodes[0] ?? 'pve-sim')
+  const tls =
+    options.tls === false
+      ? undefined
+      : options.certificate
+        ? { ...options.certificate, fingerprint: fingerprintOf(options.certificate.cert) }
+        : await makeCertificate(nodes[0] ?? 'pve-sim')
   const api = new ApiHandler({
     routes: cluster.routes,
     apidoc,

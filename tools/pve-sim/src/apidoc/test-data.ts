@@ -13,7 +13,7 @@ export function apidocForTests(version: PveVersion = '9.1', env: NodeJS.ProcessE
   const loaded = load(version, env)
   if (loaded.ok) return true
   const message =
-    `tests that need the PVE ${version} API schema: ${loaded.warning.replace(/; schema checks are off$/, '')}. ` +
+    `tests that need the PVE ${version} API schema: ${loaded.warning.replace(/^PVE \S+ API schema /, '').replace(/; schema checks are off$/, '')}. ` +
     'Point PROXOPS_PVE_APIDOC at an apidoc.json (or the apidoc.js every PVE node has under /usr/share/pve-docs/api-viewer/)'
   if (env.PROXOPS_REQUIRE_TEST_DATA === '1') throw new Error(`PROXOPS_REQUIRE_TEST_DATA=1 but ${message}`)
   if (!announced.has(version)) {
