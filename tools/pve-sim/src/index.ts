@@ -143,25 +143,37 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   })
 
   const applier = new ControlApplier(control, taskDurationMs)
-  const controlEndpoint = options.controlEndpoint === false ? undefined : (method: string, path: string, body: Buffer) => {
-    if (method === 'POST' && path === '/_sim/control') {
-      try {
-        applier.apply(parseControlDoc(body.toString('utf8') || '{}', 'POST /_sim/control'), { replace: false })
-        return { status: 200, body: { ok: true } }
-      } catch (err) {
-        return { status: 400, body: { error: (err as Error).message } }
-      }
-    }
-    if (method === 'GET' && path === '/_sim/stats') {
-      return { status: 200, body: { requests: stats.requests.length, writes: stats.writes(), byStatus: stats.byStatus() } }
-    }
-    if (method === 'GET' && path === '/_sim/guests') return { status: 200, body: control.guests() }
-    return { status: 404, body: { error: `unknown control call ${method} ${path}` } }
-  }
+  const controlEndpoint =
+    options.controlEndpoint === false
+      ? undefined
+      : (method: string, path: string, body: Buffer) => {
+          if (method === 'POST' && path === '/_sim/control') {
+            try {
+              applier.apply(parseControlDoc(body.toString('utf8') || '{}', 'POST /_sim/control'), { replace: false })
+              return { status: 200, body: { ok: true } }
+            } catch (err) {
+              return { status: 400, body: { error: (err as Error).message } }
+            }
+          }
+          if (method === 'GET' && path === '/_sim/stats') {
+            return {
+              status: 200,
+              body: { requests: stats.requests.length, writes: stats.writes(), byStatus: stats.byStatus() },
+            }
+          }
+          if (method === 'GET' && path === '/_sim/guests') return { status: 200, body: control.guests() }
+          return { status: 404, body: { error: `unknown control call ${method} ${path}` } }
+        }
 
   const host = options.host ?? '127.0.0.1'
-  const { port, close: closeListener } = await listen({ api, log, ...(tls ? { tls } : {}), ...(controlEndpoint ? { control: controlEndpoint } : {}) }, options.port ?? 0, host)
-  const stopWatch = options.controlFile ? watchControlFile(options.controlFile, applier, (e) => log(`pve-sim: ${e.message}`)) : undefined
+  const { port, close: closeListener } = await listen(
+    { api, log, ...(tls ? { tls } : {}), ...(controlEndpoint ? { control: controlEndpoint } : {}) },
+    options.port ?? 0,
+    host,
+  )
+  const stopWatch = options.controlFile
+    ? watchControlFile(options.controlFile, applier, (e) => log(`pve-sim: ${e.message}`))
+    : undefined
 
   const url = `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`
   return {

@@ -33,7 +33,14 @@ export class UsageError extends Error {}
 
 export type CliResult =
   | { help: true }
-  | { help: false; options: SimulatorOptions; guests: number; controlFile: string | undefined; certDir: string | undefined; json: boolean }
+  | {
+      help: false
+      options: SimulatorOptions
+      guests: number
+      controlFile: string | undefined
+      certDir: string | undefined
+      json: boolean
+    }
 
 function int(name: string, v: string | undefined, dflt: number): number {
   if (v === undefined) return dflt
@@ -75,8 +82,15 @@ export function parseSimArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
   if (values.help) return { help: true }
   const version = values['pve-version'] ?? '9.1'
   if (version !== '9.1' && version !== '8.4') throw new UsageError(`--pve-version must be 9.1 or 8.4, got '${version}'`)
-  const nodes = values.nodes ? values.nodes.split(',').map((n) => n.trim()).filter(Boolean) : ['pve1', 'pve2', 'pve3']
-  for (const n of nodes) if (!/^[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?$/.test(n)) throw new UsageError(`--nodes: '${n}' is not a valid node name`)
+  const nodes = values.nodes
+    ? values.nodes
+        .split(',')
+        .map((n) => n.trim())
+        .filter(Boolean)
+    : ['pve1', 'pve2', 'pve3']
+  for (const n of nodes)
+    if (!/^[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?$/.test(n))
+      throw new UsageError(`--nodes: '${n}' is not a valid node name`)
   const guests = int('guests', values.guests, 0)
   const options: SimulatorOptions = {
     port: int('port', values.port, 8006),
@@ -86,22 +100,33 @@ export function parseSimArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
     pveVersion: version,
     tls: !values.http,
     taskDurationMs: int('task-duration', values['task-duration'], 2000),
-    tokens: [{ id: DEMO_TOKEN_ID, secret: values['token-secret'] ?? env.PROXOPS_SIM_TOKEN_SECRET ?? DEMO_TOKEN_SECRET }],
+    tokens: [
+      { id: DEMO_TOKEN_ID, secret: values['token-secret'] ?? env.PROXOPS_SIM_TOKEN_SECRET ?? DEMO_TOKEN_SECRET },
+    ],
     schemaValidation: !values['no-schema'],
     authFailureDelayMs: values['fast-auth-failures'] ? 0 : 3000,
     ...(guests > 0 ? { estate: { guests } } : {}),
     ...(values.control ? { controlFile: values.control } : {}),
     ...(values['root-password'] ? { rootPassword: values['root-password'] } : {}),
   }
-  if (values['cert-dir'] !== undefined && values.http) throw new UsageError('--cert-dir is for HTTPS: drop it or --http')
-  return { help: false, options, guests, controlFile: values.control, certDir: values['cert-dir'], json: values.json === true }
+  if (values['cert-dir'] !== undefined && values.http)
+    throw new UsageError('--cert-dir is for HTTPS: drop it or --http')
+  return {
+    help: false,
+    options,
+    guests,
+    controlFile: values.control,
+    certDir: values['cert-dir'],
+    json: values.json === true,
+  }
 }
 
 /** The certificate kept in `dir` (key.pem, cert.pem), made and written there on first use. */
 export async function keptCertificate(dir: string): Promise<{ key: string; cert: string }> {
   const keyFile = join(dir, 'key.pem')
   const certFile = join(dir, 'cert.pem')
-  if (existsSync(keyFile) && existsSync(certFile)) return { key: readFileSync(keyFile, 'utf8'), cert: readFileSync(certFile, 'utf8') }
+  if (existsSync(keyFile) && existsSync(certFile))
+    return { key: readFileSync(keyFile, 'utf8'), cert: readFileSync(certFile, 'utf8') }
   const made = await makeCertificate()
   mkdirSync(dir, { recursive: true, mode: 0o700 })
   writeFileSync(keyFile, made.key, { mode: 0o600 })
@@ -112,8 +137,15 @@ export async function keptCertificate(dir: string): Promise<{ key: string; cert:
 /** The start banner as data (`--json`). */
 export function bannerJson(sim: Simulator): string {
   return JSON.stringify({
-    url: sim.url, apiUrl: sim.apiUrl, fingerprint: sim.fingerprint ?? null, tokenId: sim.token.id, tokenHeader: sim.token.header,
-    rootPassword: sim.rootPassword, pveVersion: sim.pveVersion, nodes: sim.nodes, schemaValidation: sim.schemaValidation,
+    url: sim.url,
+    apiUrl: sim.apiUrl,
+    fingerprint: sim.fingerprint ?? null,
+    tokenId: sim.token.id,
+    tokenHeader: sim.token.header,
+    rootPassword: sim.rootPassword,
+    pveVersion: sim.pveVersion,
+    nodes: sim.nodes,
+    schemaValidation: sim.schemaValidation,
   })
 }
 
@@ -148,7 +180,9 @@ async function main(): Promise<void> {
     process.stdout.write(`${USAGE}\n`)
     return
   }
-  const sim = await startSimulator(cli.certDir ? { ...cli.options, certificate: await keptCertificate(cli.certDir) } : cli.options)
+  const sim = await startSimulator(
+    cli.certDir ? { ...cli.options, certificate: await keptCertificate(cli.certDir) } : cli.options,
+  )
   process.stdout.write(`${cli.json ? bannerJson(sim) : banner(sim, cli.guests, cli.controlFile)}\n`)
   const stop = (): void => {
     void sim.close().then(() => process.exit(0))

@@ -13,7 +13,10 @@ describe('locating apidoc.json at run time (architecture.md section 3)', () => {
   it('looks at PROXOPS_PVE_APIDOC first, then ../shared/pve-api next to the repository root', () => {
     const root = findRepoRoot()
     expect(root).toBeDefined()
-    expect(apidocCandidates('9.1', { PROXOPS_PVE_APIDOC: '/x/apidoc.json' })).toEqual(['/x/apidoc.json', join(root as string, '..', 'shared', 'pve-api', 'apidoc.json')])
+    expect(apidocCandidates('9.1', { PROXOPS_PVE_APIDOC: '/x/apidoc.json' })).toEqual([
+      '/x/apidoc.json',
+      join(root as string, '..', 'shared', 'pve-api', 'apidoc.json'),
+    ])
     expect(apidocCandidates('8.4', { PROXOPS_PVE_APIDOC: '/x/apidoc.json' })[0]).toBe('/x/apidoc-pve8.json')
   })
 
@@ -36,13 +39,17 @@ describe('locating apidoc.json at run time (architecture.md section 3)', () => {
 })
 
 describe('the viewer script a PVE node ships (/usr/share/pve-docs/api-viewer/apidoc.js)', () => {
-  const viewer = (schema: unknown) => `const apiSchema = ${JSON.stringify(schema, null, 3)}\n;\nExt.onReady(function() { var x = [1]; });\n`
+  const viewer = (schema: unknown) =>
+    `const apiSchema = ${JSON.stringify(schema, null, 3)}\n;\nExt.onReady(function() { var x = [1]; });\n`
   const node = fc.record({ path: fc.string(), text: fc.oneof(fc.string(), fc.constant('a ]; b')) })
 
-  test.prop([fc.array(node, { maxLength: 5 })])('reads the same schema as its JSON, whatever the strings hold', (schema) => {
-    expect(parseApidocText(viewer(schema))).toEqual(schema)
-    expect(parseApidocText(JSON.stringify(schema))).toEqual(schema)
-  })
+  test.prop([fc.array(node, { maxLength: 5 })])(
+    'reads the same schema as its JSON, whatever the strings hold',
+    (schema) => {
+      expect(parseApidocText(viewer(schema))).toEqual(schema)
+      expect(parseApidocText(JSON.stringify(schema))).toEqual(schema)
+    },
+  )
 
   it('fails on text that is neither', () => {
     expect(() => parseApidocText('var other = 1;')).toThrow(SyntaxError)
@@ -51,19 +58,28 @@ describe('the viewer script a PVE node ships (/usr/share/pve-docs/api-viewer/api
 })
 
 describe('tests that need the schema (fresh clone vs CI)', () => {
-  const absent = () => ({ ok: false, warning: 'PVE 9.1 API schema not found (looked in: /x/apidoc.json; set PROXOPS_PVE_APIDOC); schema checks are off' }) as const
+  const absent = () =>
+    ({
+      ok: false,
+      warning:
+        'PVE 9.1 API schema not found (looked in: /x/apidoc.json; set PROXOPS_PVE_APIDOC); schema checks are off',
+    }) as const
 
   it('skip with one line saying what is missing and how to provide it', () => {
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {})
     expect(apidocForTests('9.1', {}, absent)).toBe(false)
     expect(apidocForTests('9.1', {}, absent)).toBe(false)
     expect(warn).toHaveBeenCalledTimes(1)
-    expect(String(warn.mock.calls[0]?.[0])).toMatch(/^skipped: tests that need the PVE 9.1 API schema: .*PROXOPS_PVE_APIDOC.*api-viewer/)
+    expect(String(warn.mock.calls[0]?.[0])).toMatch(
+      /^skipped: tests that need the PVE 9.1 API schema: .*PROXOPS_PVE_APIDOC.*api-viewer/,
+    )
     warn.mockRestore()
   })
 
   it('fail instead under PROXOPS_REQUIRE_TEST_DATA=1', () => {
-    expect(() => apidocForTests('9.1', { PROXOPS_REQUIRE_TEST_DATA: '1' }, absent)).toThrow(/PROXOPS_REQUIRE_TEST_DATA=1 but tests that need the PVE 9.1 API schema/)
+    expect(() => apidocForTests('9.1', { PROXOPS_REQUIRE_TEST_DATA: '1' }, absent)).toThrow(
+      /PROXOPS_REQUIRE_TEST_DATA=1 but tests that need the PVE 9.1 API schema/,
+    )
   })
 
   it('run where the schema is found', () => {

@@ -9,7 +9,11 @@ import { loadApidoc, type PveVersion } from './load.js'
 const announced = new Set<PveVersion>()
 
 /** true when the PVE `version` schema is readable; otherwise announces the skip once (or throws under CI) */
-export function apidocForTests(version: PveVersion = '9.1', env: NodeJS.ProcessEnv = process.env, load = loadApidoc): boolean {
+export function apidocForTests(
+  version: PveVersion = '9.1',
+  env: NodeJS.ProcessEnv = process.env,
+  load = loadApidoc,
+): boolean {
   const loaded = load(version, env)
   if (loaded.ok) return true
   const message =

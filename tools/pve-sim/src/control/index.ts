@@ -27,12 +27,18 @@ export interface TransportControls {
   clearFaults(): void
 }
 
-export type SimControl = TransportControls & ModelControls & {
-  /** the model itself, for anything not surfaced here */
-  readonly cluster: SimCluster
-}
+export type SimControl = TransportControls &
+  ModelControls & {
+    /** the model itself, for anything not surfaced here */
+    readonly cluster: SimCluster
+  }
 
-export function createControl(cluster: SimCluster, faults: FaultState, auth: AuthState, defaultTokenId: string): SimControl {
+export function createControl(
+  cluster: SimCluster,
+  faults: FaultState,
+  auth: AuthState,
+  defaultTokenId: string,
+): SimControl {
   const token = (id: string | undefined): string => {
     const tid = id ?? defaultTokenId
     if (!auth.tokens.has(tid)) throw new Error(`pve-sim: unknown API token '${tid}'`)
