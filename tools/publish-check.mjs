@@ -120,6 +120,11 @@ try {
     recursive: true,
     filter: (f) => !f.endsWith('.test.ts'),
   })
+  // the CLI as a library too: its declarations must resolve every type they import (yargs' among them)
+  writeFileSync(
+    path.join(src, 'cli-api.ts'),
+    "import { main, version } from '@proxops/cli'\nexport const api: [typeof main, string] = [main, version]\n",
+  )
   const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc')
   const base = { target: 'ES2022', lib: ['ES2023'], strict: true, skipLibCheck: false, types: ['node'], outDir: 'dist' }
   for (const [module, moduleResolution, noEmit] of [
