@@ -11,6 +11,8 @@ import { createControl, type SimControl } from './control/index.js'
 import { StatsLog, type SimStats } from './control/stats.js'
 import { createCluster } from './model/index.js'
 import { ApiHandler } from './http/api.js'
+import { accessRoutes } from './access/routes.js'
+import { AccessState } from './access/state.js'
 import { AuthState } from './http/auth.js'
 import { listen } from './http/server.js'
 import { fingerprintOf, makeCertificate } from './http/tls.js'
@@ -117,9 +119,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     ...(options.noSuchTaskWindowMs !== undefined ? { noSuchTaskWindowMs: options.noSuchTaskWindowMs } : {}),
   })
   const auth = new AuthState(rootPassword, tokens)
+  const access = new AccessState(pveVersion)
+  // configured tokens are full-privilege tokens of their user (privsep=0), as `pveum user token add --privsep 0`
+  for (const t of tokens) access.addConfiguredToken(t.id)
   const faults = new FaultState()
   const stats = new StatsLog()
-  const control = createControl(cluster, faults, auth, first.id)
+  const control = createControl(cluster, faults, auth, first.id, (id) => access.addConfiguredToken(id))
   const tls =
     options.tls === false
       ? undefined
@@ -127,7 +132,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         ? { ...options.certificate, fingerprint: fingerprintOf(options.certificate.cert) }
         : await makeCertificate(nodes[0] ?? 'pve-sim')
   const api = new ApiHandler({
-    routes: cluster.routes,
+    routes: [...cluster.routes, ...accessRoutes(access, auth)],
+    access,
     apidoc,
     auth,
     faults,
