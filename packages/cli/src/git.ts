@@ -1,8 +1,13 @@
 /**
  * The git source, through the `git` CLI (execFile, never a shell). Local mode reads the operator's work
  * tree and never writes to it. URL mode keeps its own clone under `<data-dir>/git-cache` and fetches once
- * per call to sync(). Credentials never reach argv: an HTTPS token travels as an http.extraHeader through
- * GIT_CONFIG_COUNT/KEY_0/VALUE_0, an SSH deploy key through GIT_SSH_COMMAND.
+ * per call to sync().
+ *
+ * Safety (docs/safety.md): git's ownership check (safe.directory) is never switched off, and every call
+ * neutralises what a repository's own config could run (fsmonitor, hooks, pager; diff without external
+ * diff or textconv). Credentials never reach argv or disk: an HTTPS token (from the config, or the userinfo of the
+ * URL, which is stripped before git sees it) is answered by an inline credential helper scoped to the
+ * remote's origin, which reads it from git's environment; an SSH deploy key goes through GIT_SSH_COMMAND.
  */
 import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
@@ -12,7 +17,7 @@ import { CliError, oneLine } from './errors.js'
 import type { Redactor } from './redact.js'
 
 export interface GitAuth {
-  /** HTTPS token, sent as `Authorization: Basic base64(git:<token>)` */
+  /** HTTPS token (password); the user name is `git` unless the URL names one */
   token?: string
   /** SSH deploy key (private key file) */
   sshKeyFile?: string
@@ -20,8 +25,47 @@ export interface GitAuth {
   knownHostsFile?: string
 }
 
+/**
+ * Config for every git call, ahead of the command: what a repository's `.git/config` could make git run is
+ * switched off. safe.directory is deliberately absent: git refuses a checkout owned by another user.
+ */
+export const HARDENING: readonly string[] = [
+  '-c',
+  'core.fsmonitor=false',
+  '-c',
+  'core.hooksPath=/dev/null',
+  '-c',
+  'core.pager=cat',
+  '-c',
+  'protocol.ext.allow=never',
+]
+
+/** An https URL's userinfo moved out of the URL: git (its argv and its stored remote) only sees `url`. */
+export function splitUrlCredentials(url: string): { url: string; username?: string; password?: string } {
+  const match = /^(https?:\/\/)([^/@]*)@(.*)$/i.exec(url)
+  if (!match) return { url }
+  const [, scheme = '', userinfo = '', rest = ''] = match
+  const colon = userinfo.indexOf(':')
+  const username = decodeURIComponent(colon < 0 ? userinfo : userinfo.slice(0, colon))
+  const password = colon < 0 ? undefined : decodeURIComponent(userinfo.slice(colon + 1))
+  return { url: `${scheme}${rest}`, ...(username ? { username } : {}), ...(password ? { password } : {}) }
+}
+
+/** The origin (`https://host:port/`) a credential is scoped to. */
+function originOf(url: string): string | undefined {
+  try {
+    const u = new URL(url)
+    return u.protocol === 'https:' || u.protocol === 'http:' ? `${u.protocol}//${u.host}/` : undefined
+  } catch {
+    return undefined
+  }
+}
+
 export interface GitRunner {
-  (args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number }): Promise<{ stdout: string }>
+  (
+    args: readonly string[],
+    options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number },
+  ): Promise<{ stdout: string }>
 }
 
 /** The real runner: execFile with a buffer big enough for diffs of a manifest repository. */
@@ -30,7 +74,14 @@ export const execGit: GitRunner = (args, options) =>
     execFile(
       'git',
       [...args],
-      { cwd: options.cwd, env: options.env, timeout: options.timeoutMs, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8', windowsHide: true },
+      {
+        cwd: options.cwd,
+        env: options.env,
+        timeout: options.timeoutMs,
+        maxBuffer: 64 * 1024 * 1024,
+        encoding: 'utf8',
+        windowsHide: true,
+      },
       (error, stdout, stderr) => {
         if (error) reject(Object.assign(error, { stderr: String(stderr) }))
         else resolve({ stdout: String(stdout) })
@@ -52,29 +103,62 @@ function shellQuote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`
 }
 
+/** The credential a fetch from one remote uses: answered by the helper for that origin only. */
+export interface RemoteCredential {
+  origin: string
+  username: string
+  password: string
+}
+
+/** Names of the variables the inline credential helper reads (set only in git's environment). */
+const CRED_USER = 'PROXOPS_GIT_CREDENTIAL_USERNAME'
+const CRED_PASSWORD = 'PROXOPS_GIT_CREDENTIAL_PASSWORD'
+const HELPER = `!f() { test "$1" = get || return 0; printf 'username=%s\\npassword=%s\\n' "$${CRED_USER}" "$${CRED_PASSWORD}"; }; f`
+
 /** The environment for one git invocation. Exported for tests: nothing secret may be in argv. */
-export function gitEnv(base: Readonly<Record<string, string | undefined>>, auth: GitAuth | undefined): NodeJS.ProcessEnv {
+export function gitEnv(
+  base: Readonly<Record<string, string | undefined>>,
+  auth: GitAuth | undefined,
+  credential?: RemoteCredential,
+): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {}
   for (const [key, value] of Object.entries(base)) {
     // inherited git config overrides would change what we read; credentials come only from us
-    if (value !== undefined && !/^GIT_(CONFIG|DIR|WORK_TREE|INDEX_FILE|SSH_COMMAND|ASKPASS)/.test(key)) env[key] = value
+    if (
+      value !== undefined &&
+      !/^(GIT_(CONFIG|DIR|WORK_TREE|INDEX_FILE|SSH_COMMAND|ASKPASS|EXEC_PATH|EXTERNAL_DIFF|PAGER)|PROXOPS_GIT_CREDENTIAL_)/.test(
+        key,
+      )
+    )
+      env[key] = value
   }
   env.GIT_TERMINAL_PROMPT = '0'
   env.GCM_INTERACTIVE = 'never'
   env.GIT_OPTIONAL_LOCKS = '0'
-  const config: [string, string][] = []
-  if (auth?.token) {
-    const basic = Buffer.from(`git:${auth.token}`).toString('base64')
-    config.push(['http.extraHeader', `Authorization: Basic ${basic}`])
+  // an empty helper clears the user's helpers: nothing is stored, nothing is asked from elsewhere
+  const config: [string, string][] = [['credential.helper', '']]
+  if (credential) {
+    config.push([`credential.${credential.origin}.helper`, HELPER])
+    env[CRED_USER] = credential.username
+    env[CRED_PASSWORD] = credential.password
   }
-  config.push(['credential.helper', ''])
   config.forEach(([key, value], index) => {
     env[`GIT_CONFIG_KEY_${index}`] = key
     env[`GIT_CONFIG_VALUE_${index}`] = value
   })
   env.GIT_CONFIG_COUNT = String(config.length)
   if (auth?.sshKeyFile) {
-    const parts = ['ssh', '-i', shellQuote(auth.sshKeyFile), '-o', 'IdentitiesOnly=yes', '-o', 'BatchMode=yes', '-o', 'StrictHostKeyChecking=yes']
+    const parts = [
+      'ssh',
+      '-i',
+      shellQuote(auth.sshKeyFile),
+      '-o',
+      'IdentitiesOnly=yes',
+      '-o',
+      'BatchMode=yes',
+      '-o',
+      'StrictHostKeyChecking=yes',
+    ]
     if (auth.knownHostsFile) parts.push('-o', shellQuote(`UserKnownHostsFile=${auth.knownHostsFile}`))
     env.GIT_SSH_COMMAND = parts.join(' ')
   }
@@ -87,16 +171,14 @@ export class Git {
   constructor(options: GitOptions) {
     this.#options = options
     this.#runner = options.runner ?? execGit
-    if (options.auth?.token) {
-      options.redactor.add(options.auth.token, Buffer.from(`git:${options.auth.token}`).toString('base64'))
-    }
+    if (options.auth?.token) options.redactor.add(options.auth.token)
   }
 
-  /** Runs git in `repo` with safe.directory set (the daemon user may not own the checkout). */
-  async run(repo: string, args: readonly string[], what: string): Promise<string> {
-    const env = gitEnv(this.#options.env, this.#options.auth)
+  /** Runs git in `repo` with the repository's executable config neutralised (HARDENING). */
+  async run(repo: string, args: readonly string[], what: string, credential?: RemoteCredential): Promise<string> {
+    const env = gitEnv(this.#options.env, this.#options.auth, credential)
     try {
-      const { stdout } = await this.#runner(['-c', `safe.directory=${repo}`, ...args], {
+      const { stdout } = await this.#runner([...HARDENING, ...args], {
         cwd: repo,
         env,
         timeoutMs: this.#options.timeoutMs ?? 120_000,
@@ -104,15 +186,25 @@ export class Git {
       return stdout
     } catch (error) {
       const err = error as NodeJS.ErrnoException & { stderr?: string; killed?: boolean }
-      const detail = err.code === 'ENOENT' ? 'the git executable was not found on PATH' : err.killed ? 'timed out' : lastLine(err.stderr ?? err.message)
-      throw new CliError('GIT', oneLine(this.#options.redactor.text(`git ${what} failed: ${detail}`)))
+      const detail =
+        err.code === 'ENOENT'
+          ? 'the git executable was not found on PATH'
+          : err.killed
+            ? 'timed out'
+            : lastLine(err.stderr ?? err.message)
+      const hint = /dubious ownership/.test(detail)
+        ? ` (${repo} is owned by another user and git refuses to read it; if you trust it, run as the ProxOps user: git config --global --add safe.directory ${repo})`
+        : ''
+      throw new CliError('GIT', oneLine(this.#options.redactor.text(`git ${what} failed: ${detail}${hint}`)))
     }
   }
 
   /** HEAD's commit, or undefined in a repository without commits. */
   async head(repo: string): Promise<string | undefined> {
     try {
-      return (await this.run(repo, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], 'rev-parse')).trim() || undefined
+      return (
+        (await this.run(repo, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], 'rev-parse')).trim() || undefined
+      )
     } catch {
       return undefined
     }
@@ -120,7 +212,11 @@ export class Git {
 
   /** Paths with uncommitted changes (tracked or untracked), sorted. */
   async dirtyPaths(repo: string): Promise<string[]> {
-    const out = await this.run(repo, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--no-renames'], 'status')
+    const out = await this.run(
+      repo,
+      ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--no-renames'],
+      'status',
+    )
     return out
       .split('\0')
       .filter((entry) => entry.length > 3)
@@ -132,14 +228,23 @@ export class Git {
    * The identity of what a local work tree holds: HEAD when clean, else HEAD plus a hash of the uncommitted
    * content (`<sha>-dirty-<12 hex>`), so a saved plan notices an edit even without a commit.
    */
-  async localRevision(repo: string, options: { ignore?: readonly string[] } = {}): Promise<{ commit: string; dirty: boolean }> {
+  async localRevision(
+    repo: string,
+    options: { ignore?: readonly string[] } = {},
+  ): Promise<{ commit: string; dirty: boolean }> {
     const head = (await this.head(repo)) ?? 'no-commit'
     // absolute paths of files that are not desired state (a saved plan written into the work tree)
     const ignore = new Set((options.ignore ?? []).map((f) => path.resolve(f)))
     const dirty = (await this.dirtyPaths(repo)).filter((f) => !ignore.has(path.resolve(repo, f)))
     if (dirty.length === 0) return { commit: head, dirty: false }
     const hash = createHash('sha256')
-    hash.update(await this.run(repo, ['diff', '--binary', '--no-color', 'HEAD', '--'], 'diff').catch(() => ''))
+    hash.update(
+      await this.run(
+        repo,
+        ['diff', '--binary', '--no-color', '--no-ext-diff', '--no-textconv', 'HEAD', '--'],
+        'diff',
+      ).catch(() => ''),
+    )
     for (const file of dirty) {
       hash.update(`\0${file}\0`)
       try {
@@ -155,7 +260,16 @@ export class Git {
    * URL mode: one fetch of `branch` into the private clone at `dir`, then its work tree moved to the fetched
    * commit. Returns that commit. The clone is ours, so it may be reset; the operator's tree never is.
    */
-  async sync(url: string, branch: string, dir: string): Promise<string> {
+  async sync(remote: string, branch: string, dir: string): Promise<string> {
+    // userinfo never reaches argv or the stored remote: it becomes the helper's answer
+    const { url, username, password } = splitUrlCredentials(remote)
+    this.#options.redactor.add(password)
+    const secret = password ?? this.#options.auth?.token
+    const origin = originOf(url)
+    const credential =
+      secret !== undefined && origin !== undefined
+        ? { origin, username: username ?? 'git', password: secret }
+        : undefined
     if (!existsSync(path.join(dir, '.git'))) {
       mkdirSync(dir, { recursive: true })
       await this.run(dir, ['init', '--quiet'], 'init')
@@ -164,7 +278,12 @@ export class Git {
       await this.run(dir, ['remote', 'set-url', 'origin', '--', url], 'remote set-url')
     }
     const ref = `refs/remotes/origin/${branch}`
-    await this.run(dir, ['fetch', '--quiet', '--no-tags', '--prune', '--depth=1', '--', 'origin', `+refs/heads/${branch}:${ref}`], 'fetch')
+    await this.run(
+      dir,
+      ['fetch', '--quiet', '--no-tags', '--prune', '--depth=1', '--', 'origin', `+refs/heads/${branch}:${ref}`],
+      'fetch',
+      credential,
+    )
     await this.run(dir, ['checkout', '--quiet', '--force', '--detach', ref, '--'], 'checkout')
     await this.run(dir, ['clean', '--quiet', '-ffdx'], 'clean')
     return (await this.run(dir, ['rev-parse', '--verify', 'HEAD^{commit}'], 'rev-parse')).trim()

@@ -13,23 +13,41 @@ afterAll(async () => {
   await env?.close()
 })
 
-const PRUNE_ALL = { allowEmpty: ['VM' as const, 'TemplateVM' as const], pruneRatioLimit: 1, pruneBudget: 'unlimited' as const }
+const PRUNE_ALL = {
+  allowEmpty: ['VM' as const, 'TemplateVM' as const],
+  pruneRatioLimit: 1,
+  pruneBudget: 'unlimited' as const,
+}
 
 const vm = (vmid: number, spec: Record<string, unknown> = {}) =>
   manifest({
     kind: 'VM',
     metadata: { name: `vm${vmid}` },
-    spec: { node: 'pve1', vmid, memory: '1GiB', cpu: { type: 'host', cores: 1 }, disks: [{ storage: 'local-lvm', size: '4GiB' }], state: 'stopped', ...spec },
+    spec: {
+      node: 'pve1',
+      vmid,
+      memory: '1GiB',
+      cpu: { type: 'host', cores: 1 },
+      disks: [{ storage: 'local-lvm', size: '4GiB' }],
+      state: 'stopped',
+      ...spec,
+    },
   })
 
 const volids = async (node: string, storage: string): Promise<string[]> =>
-  ((await adminCall(env, 'GET', `/nodes/${node}/storage/${storage}/content`)) as { volid: string }[]).map((v) => v.volid)
+  ((await adminCall(env, 'GET', `/nodes/${node}/storage/${storage}/content`)) as { volid: string }[]).map(
+    (v) => v.volid,
+  )
 
 describe('prunes (issue 14 item 2: never destroy-unreferenced-disks)', () => {
-  it('a prune leaves a vm-<vmid>-* volume the guest does not reference (another cluster\'s, on a shared storage)', async () => {
+  it("a prune leaves a vm-<vmid>-* volume the guest does not reference (another cluster's, on a shared storage)", async () => {
     expect(failures((await cycle(env, [vm(150)])).report)).toEqual([])
     // a volume named after the vmid that the guest's config does not reference
-    await adminCall(env, 'POST', '/nodes/pve1/storage/local-lvm/content', { vmid: 150, filename: 'vm-150-disk-7', size: '1G' })
+    await adminCall(env, 'POST', '/nodes/pve1/storage/local-lvm/content', {
+      vmid: 150,
+      filename: 'vm-150-disk-7',
+      size: '1G',
+    })
     const pruned = await cycle(env, [], { policy: PRUNE_ALL })
     expect(failures(pruned.report)).toEqual([])
     expect(env.sim.control.guest(150)).toBeUndefined()

@@ -41,7 +41,11 @@ describe('hostile PVE (CLI through a misbehaving proxy)', { timeout: 120_000 }, 
   it('bomb bodies: a 256 MiB gzip answer is refused at the size cap, once (no retries), and nothing is written', async () => {
     const bomb = await gzipBomb(256)
     expect(bomb.length).toBeLessThan(1024 * 1024)
-    pve.tamper((req) => (req.path === '/cluster/resources' ? { kind: 'answer', headers: { 'content-encoding': 'gzip' }, body: bomb } : { kind: 'forward' }))
+    pve.tamper((req) =>
+      req.path === '/cluster/resources'
+        ? { kind: 'answer', headers: { 'content-encoding': 'gzip' }, body: bomb }
+        : { kind: 'forward' },
+    )
     pve.seen.length = 0
     const run = await runCli(['apply', '--yes'], repo)
     pve.tamper(() => ({ kind: 'forward' }))

@@ -40,7 +40,25 @@ function certificate(): { key: string; cert: string } {
   try {
     execFileSync(
       'openssl',
-      ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem'), '-days', '2', '-subj', '/CN=hostile-pve', '-addext', 'subjectAltName=IP:127.0.0.1'],
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        join(dir, 'k.pem'),
+        '-out',
+        join(dir, 'c.pem'),
+        '-days',
+        '2',
+        '-subj',
+        '/CN=hostile-pve',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+      ],
       { stdio: 'ignore' },
     )
     return { key: readFileSync(join(dir, 'k.pem'), 'utf8'), cert: readFileSync(join(dir, 'c.pem'), 'utf8') }
@@ -70,7 +88,15 @@ export async function startHostilePve(sim: Simulator): Promise<HostilePve> {
       const headers = { ...req.headers, host: target.host }
       delete headers['accept-encoding'] // plain answers from the simulator, so a rewrite can read them
       const upstream = request(
-        { host: target.hostname, port: target.port, method: req.method, path: req.url, headers, ca: sim.caPem, checkServerIdentity: () => undefined },
+        {
+          host: target.hostname,
+          port: target.port,
+          method: req.method,
+          path: req.url,
+          headers,
+          ca: sim.caPem,
+          checkServerIdentity: () => undefined,
+        },
         (up) => {
           const body: Buffer[] = []
           up.on('data', (c: Buffer) => body.push(c))

@@ -9,7 +9,7 @@ import { renderReport, renderStatus, resultLine } from '../render/status-text.js
 import type { Paint } from '../render/color.js'
 import { fullClient, readOnlyClient } from '../runtime/clients.js'
 import { err, out, type CliContext } from '../runtime/context.js'
-import { runCycle, type CycleOutcome } from '../runtime/cycle.js'
+import { runCycle, twinGuard, type CycleOutcome } from '../runtime/cycle.js'
 import type { SourceTree } from '../runtime/source.js'
 import { canonicalJson } from '../render/json.js'
 import type { ClusterCycle } from '../status-model.js'
@@ -31,14 +31,22 @@ function renderPlan(plan: Plan, format: 'text' | 'markdown', p: Paint): string {
 }
 
 /** Dry cycles for every selected cluster through the read-only client. */
-async function dryCycles(ctx: CliContext, prepared: Prepared, tree: SourceTree, args: PlanArgs): Promise<CycleOutcome[]> {
+async function dryCycles(
+  ctx: CliContext,
+  prepared: Prepared,
+  tree: SourceTree,
+  args: PlanArgs,
+): Promise<CycleOutcome[]> {
   const outcomes: CycleOutcome[] = []
+  const blocked = await twinGuard(ctx, prepared.config)
   for (const cluster of prepared.config.clusters) {
     const reader = readOnlyClient(cluster, prepared.config, { log: ctx.log })
     try {
       const sops = prepared.sops.get(cluster.name)
+      const twin = blocked.get(cluster.name)
       outcomes.push(
         await runCycle(ctx, {
+          ...(twin !== undefined ? { blocked: twin } : {}),
           cluster,
           config: prepared.config,
           tree,
@@ -65,26 +73,49 @@ function reportAborts(ctx: CliContext, outcomes: readonly CycleOutcome[]): boole
   return aborted
 }
 
-export async function diffHandler(ctx: CliContext, args: PlanArgs & { 'detailed-exitcode'?: boolean; out?: string }): Promise<number> {
+export async function diffHandler(
+  ctx: CliContext,
+  args: PlanArgs & { 'detailed-exitcode'?: boolean; out?: string },
+): Promise<number> {
   const prepared = await prepare(ctx, args, args.cluster !== undefined ? { cluster: args.cluster } : {})
   // a plan file saved into the work tree is not desired state: leave it out of the revision it records
   const tree = await prepared.source.sync(args.out !== undefined ? { ignore: [path.resolve(ctx.cwd, args.out)] } : {})
   const outcomes = await dryCycles(ctx, prepared, tree, args)
   const format = args.output ?? 'text'
   const plans = outcomes.flatMap((o) => (o.plan ? [o.plan] : []))
+  // redacted before serialising: a secret seen in a live value never reaches the file or the JSON
+  const redacted = plans.map((p) => ctx.redactor.strings(p))
   if (format === 'json') {
-    const aborted = outcomes.filter((o) => o.error).map((o) => ({ cluster: o.cycle.cluster, reason: o.cycle.abortReason ?? 'unknown' }))
+    const aborted = outcomes
+      .filter((o) => o.error)
+      .map((o) => ({ cluster: o.cycle.cluster, reason: o.cycle.abortReason ?? 'unknown' }))
     // aborted clusters are listed beside the plans (the file written by --out never has them)
-    out(ctx, aborted.length === 0 ? planSetJson(tree.commit, plans) : canonicalJson({ ...(JSON.parse(planSetJson(tree.commit, plans)) as object), aborted }))
-  }
-  else {
+    out(
+      ctx,
+      aborted.length === 0
+        ? planSetJson(tree.commit, redacted)
+        : canonicalJson({
+            ...(JSON.parse(planSetJson(tree.commit, redacted)) as object),
+            aborted: ctx.redactor.strings(aborted),
+          }),
+    )
+  } else {
     const p = painter(ctx, args)
-    out(ctx, outcomes.map((o) => (o.plan ? renderPlan(o.plan, format, p) : renderAborted(o.cycle.cluster, o.cycle.abortReason ?? 'unknown', format))).join('\n'))
+    out(
+      ctx,
+      outcomes
+        .map((o) =>
+          o.plan
+            ? renderPlan(ctx.redactor.strings(o.plan), format, p)
+            : renderAborted(o.cycle.cluster, o.cycle.abortReason ?? 'unknown', format),
+        )
+        .join('\n'),
+    )
   }
   const aborted = reportAborts(ctx, outcomes)
   if (args.out !== undefined) {
     if (aborted) throw new CliError('PLAN_FILE', `not writing ${args.out}: a cluster aborted (see above)`)
-    writeFileSync(path.resolve(ctx.cwd, args.out), planSetJson(tree.commit, plans), { mode: 0o600 })
+    writeFileSync(path.resolve(ctx.cwd, args.out), planSetJson(tree.commit, redacted), { mode: 0o600 })
     ctx.log.info('plan saved', { file: args.out, commit: tree.commit, clusters: plans.map((p) => p.cluster) })
   }
   if (aborted) return 1
@@ -100,7 +131,13 @@ function progressPrinter(ctx: CliContext, p: Paint): (event: ProgressEvent) => v
         err(ctx, `  start   ${event.action.address} ${event.action.type}\n`)
         return
       case 'task-running':
-        if (tty) err(ctx, p.dim(`  ...     ${event.action.address} ${event.action.type} [${Math.round(event.elapsedMs / 1000)}s elapsed]\n`))
+        if (tty)
+          err(
+            ctx,
+            p.dim(
+              `  ...     ${event.action.address} ${event.action.type} [${Math.round(event.elapsedMs / 1000)}s elapsed]\n`,
+            ),
+          )
         return
       case 'action-finished':
         err(ctx, `${resultLine(event.result, p)}\n`)
@@ -111,7 +148,10 @@ function progressPrinter(ctx: CliContext, p: Paint): (event: ProgressEvent) => v
   }
 }
 
-export async function applyHandler(ctx: CliContext, args: PlanArgs & { plan?: string; yes?: boolean; 'dry-run'?: boolean }): Promise<number> {
+export async function applyHandler(
+  ctx: CliContext,
+  args: PlanArgs & { plan?: string; yes?: boolean; 'dry-run'?: boolean },
+): Promise<number> {
   if (args['dry-run']) return diffHandler(ctx, args)
   const prepared = await prepare(ctx, args, args.cluster !== undefined ? { cluster: args.cluster } : {})
   const tree = await prepared.source.sync(args.plan !== undefined ? { ignore: [path.resolve(ctx.cwd, args.plan)] } : {})
@@ -127,12 +167,18 @@ export async function applyHandler(ctx: CliContext, args: PlanArgs & { plan?: st
     }
     const set = parsePlanSet(text, args.plan)
     if (set.commit !== tree.commit) {
-      throw new CliError('PLAN_MISMATCH', `the saved plan was made at commit ${set.commit}, the repository is now at ${tree.commit}; run proxops diff --out ${args.plan} again`)
+      throw new CliError(
+        'PLAN_MISMATCH',
+        `the saved plan was made at commit ${set.commit}, the repository is now at ${tree.commit}; run proxops diff --out ${args.plan} again`,
+      )
     }
     const configured = new Set(prepared.config.clusters.map((c) => c.name))
     for (const plan of set.plans) {
       if (args.cluster === undefined && !configured.has(plan.cluster)) {
-        throw new CliError('PLAN_FILE', `${args.plan} holds a plan for cluster "${plan.cluster}", which is not configured`)
+        throw new CliError(
+          'PLAN_FILE',
+          `${args.plan} holds a plan for cluster "${plan.cluster}", which is not configured`,
+        )
       }
     }
     saved = new Map(set.plans.map((plan) => [plan.cluster, plan]))
@@ -145,12 +191,15 @@ export async function applyHandler(ctx: CliContext, args: PlanArgs & { plan?: st
   const cycles: ClusterCycle[] = []
   const reports: Report[] = []
   let failed = false
+  const blocked = await twinGuard(ctx, prepared.config)
   for (const cluster of prepared.config.clusters) {
     if (saved && !saved.has(cluster.name)) continue
     const client = fullClient(cluster, prepared.config, { log: ctx.log })
     try {
       const sops = prepared.sops.get(cluster.name)
+      const twin = blocked.get(cluster.name)
       const base = {
+        ...(twin !== undefined ? { blocked: twin } : {}),
         cluster,
         config: prepared.config,
         tree,
@@ -172,12 +221,14 @@ export async function applyHandler(ctx: CliContext, args: PlanArgs & { plan?: st
           }
           savedPlan = dry.plan
         }
-        show(renderPlanText(savedPlan, p))
+        show(renderPlanText(ctx.redactor.strings(savedPlan), p))
         if (savedPlan.actions.length === 0) {
           cycles.push(dry?.cycle ?? (await runCycle(ctx, { ...base, reader: client.readOnly() })).cycle)
           continue
         }
-        const yes = await ctx.io.confirm?.(`Apply these ${savedPlan.actions.length} action(s) to cluster ${cluster.name}? Only 'yes' is accepted: `)
+        const yes = await ctx.io.confirm?.(
+          `Apply these ${savedPlan.actions.length} action(s) to cluster ${cluster.name}? Only 'yes' is accepted: `,
+        )
         if (!yes) {
           err(ctx, `Apply cancelled for cluster ${cluster.name}.\n`)
           failed = true
@@ -201,15 +252,15 @@ export async function applyHandler(ctx: CliContext, args: PlanArgs & { plan?: st
       }
       if (outcome.report) {
         reports.push(outcome.report)
-        if (!json) out(ctx, renderReport(outcome.report, p))
+        if (!json) out(ctx, renderReport(ctx.redactor.strings(outcome.report), p))
       }
       if (outcome.cycle.result !== 'converged') failed = true
     } finally {
       await client.close()
     }
   }
-  if (json) out(ctx, canonicalJson({ cycles, reports }))
-  else out(ctx, renderStatus(cycles, p))
+  if (json) out(ctx, canonicalJson(ctx.redactor.strings({ cycles, reports })))
+  else out(ctx, renderStatus(ctx.redactor.strings(cycles), p))
   return failed ? 1 : 0
 }
 
@@ -218,8 +269,7 @@ export async function statusHandler(ctx: CliContext, args: PlanArgs): Promise<nu
   const tree = await prepared.source.sync()
   const outcomes = await dryCycles(ctx, prepared, tree, args)
   const cycles = outcomes.map((o) => o.cycle)
-  if (args.output === 'json') out(ctx, canonicalJson({ commit: tree.commit, cycles }))
+  if (args.output === 'json') out(ctx, canonicalJson(ctx.redactor.strings({ commit: tree.commit, cycles })))
   else out(ctx, renderStatus(cycles, painter(ctx, args)))
   return reportAborts(ctx, outcomes) ? 1 : 0
 }
-

@@ -12,7 +12,7 @@ import { PruneWindowBudget } from '../daemon/prune-window.js'
 import { CliError, oneLine } from '../errors.js'
 import { fullClient } from '../runtime/clients.js'
 import type { CliContext } from '../runtime/context.js'
-import { runCycle } from '../runtime/cycle.js'
+import { runCycle, twinGuard } from '../runtime/cycle.js'
 import type { ClusterCycle } from '../status-model.js'
 import { prepare, type GlobalArgs } from './common.js'
 import { version } from '../version.js'
@@ -63,16 +63,32 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
       cluster.name,
       fullClient(cluster, config, {
         log: ctx.log,
-        onRequest: (name, event) => metrics.recordRequest({ cluster: name, method: event.method, status: event.status ?? 0, durationMs: event.latencyMs }),
+        onRequest: (name, event) =>
+          metrics.recordRequest({
+            cluster: name,
+            method: event.method,
+            status: event.status ?? 0,
+            durationMs: event.latencyMs,
+          }),
       }),
     )
   }
   let http: Awaited<ReturnType<typeof startHttp>> | undefined
   try {
-    http = await startHttp({ host: config.listen.host, port: config.listen.port, view, metrics, redactor: ctx.redactor, now: ctx.now })
+    http = await startHttp({
+      host: config.listen.host,
+      port: config.listen.port,
+      view,
+      metrics,
+      redactor: ctx.redactor,
+      now: ctx.now,
+    })
   } catch (error) {
     lock.release()
-    throw new CliError('USAGE', `cannot listen on ${config.listen.host}:${config.listen.port}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}; use --listen`)
+    throw new CliError(
+      'USAGE',
+      `cannot listen on ${config.listen.host}:${config.listen.port}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}; use --listen`,
+    )
   }
   ctx.log.info('daemon started', {
     event: 'proxops.daemon.start',
@@ -94,15 +110,22 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
         if (prepared.source.lastFetchAt !== undefined) metrics.recordGitFetch(prepared.source.lastFetchAt)
       } catch (error) {
         failures++
-        ctx.log.warn('git not ready; retrying next tick', { event: 'proxops.git', error: oneLine((error as Error).message) })
+        ctx.log.warn('git not ready; retrying next tick', {
+          event: 'proxops.git',
+          error: oneLine((error as Error).message),
+        })
       }
+      // every tick: an endpoint may have started answering for another entry's cluster
+      const blocked = tree && !ctx.signal.aborted ? await twinGuard(ctx, config) : new Map<string, string>()
       for (const cluster of config.clusters) {
         if (!tree || ctx.signal.aborted) break
+        const twin = blocked.get(cluster.name)
         const client = clients.get(cluster.name) as PveClient
         const now = ctx.now()
         const budget = window.cycleBudget(cluster.name, config.reconcile.pruneBudget, now)
         const sops = prepared.sops.get(cluster.name)
         const outcome = await runCycle(ctx, {
+          ...(twin !== undefined ? { blocked: twin } : {}),
           cluster,
           config,
           tree,
@@ -114,7 +137,17 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
             if (event.type === 'action-finished') {
               const r = event.result
               const level = r.status === 'failed' ? 'warn' : 'info'
-              ctx.log.log(level, 'action', { event: 'proxops.action', cluster: cluster.name, address: r.address, kind: r.kind, action: r.type, result: r.status, durationMs: r.durationMs, ...(r.error ? { error: r.error } : {}), ...(r.skip ? { reason: r.skip.reason } : {}) })
+              ctx.log.log(level, 'action', {
+                event: 'proxops.action',
+                cluster: cluster.name,
+                address: r.address,
+                kind: r.kind,
+                action: r.type,
+                result: r.status,
+                durationMs: r.durationMs,
+                ...(r.error ? { error: r.error } : {}),
+                ...(r.skip ? { reason: r.skip.reason } : {}),
+              })
             }
           },
         })
@@ -125,8 +158,20 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
         cycles.set(cluster.name, cycle)
         if (cycle.result !== 'aborted') lastSuccess.set(cluster.name, finished)
         else failures++
-        metrics.recordCycle(cycle, finished, outcome.report?.results ?? [], outcome.plan?.anomalies.map((a) => a.code) ?? [])
-        for (const a of outcome.plan?.anomalies ?? []) ctx.log.warn('anomaly', { event: 'proxops.anomaly', cluster: cluster.name, code: a.code, address: a.address, message: a.message })
+        metrics.recordCycle(
+          cycle,
+          finished,
+          outcome.report?.results ?? [],
+          outcome.plan?.anomalies.map((a) => a.code) ?? [],
+        )
+        for (const a of outcome.plan?.anomalies ?? [])
+          ctx.log.warn('anomaly', {
+            event: 'proxops.anomaly',
+            cluster: cluster.name,
+            code: a.code,
+            address: a.address,
+            message: a.message,
+          })
         ctx.log.info('cycle finished', {
           event: 'proxops.cycle',
           cluster: cluster.name,
@@ -157,4 +202,3 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
   if (args.once) return failures > 0 ? 1 : 0
   return 0
 }
-

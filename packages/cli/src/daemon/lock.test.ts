@@ -13,7 +13,11 @@ describe('acquireLock', () => {
     const lock = acquireLock(dir)
     expect(readFileSync(lock.file, 'utf8').split('\n')[0]).toBe(String(process.pid))
     // another live proxops process holding it refuses (the stamp in the file is that process's)
-    const holder: ProcessProbe = { alive: () => true, startStamp: (pid) => `t${pid}`, commandLine: () => 'node proxops run' }
+    const holder: ProcessProbe = {
+      alive: () => true,
+      startStamp: (pid) => `t${pid}`,
+      commandLine: () => 'node proxops run',
+    }
     writeFileSync(lock.file, `4242\nt4242\n`)
     expect(() => acquireLock(dir, 4343, holder)).toThrow(/another proxops daemon \(pid 4242\) holds/)
     writeFileSync(lock.file, `${process.pid}\n`)
@@ -28,7 +32,11 @@ describe('acquireLock', () => {
 
   it('takes over a lock whose pid now belongs to a process that started later (pid reuse)', () => {
     const dir = tmp()
-    const probe: ProcessProbe = { alive: () => true, startStamp: (pid) => (pid === 4242 ? 'later' : 'mine'), commandLine: () => 'node proxops run' }
+    const probe: ProcessProbe = {
+      alive: () => true,
+      startStamp: (pid) => (pid === 4242 ? 'later' : 'mine'),
+      commandLine: () => 'node proxops run',
+    }
     writeFileSync(path.join(dir, 'proxops.lock'), '4242\nearlier\n')
     const lock = acquireLock(dir, 4343, probe)
     expect(readFileSync(lock.file, 'utf8')).toBe('4343\nmine\n')
@@ -45,21 +53,24 @@ describe('acquireLock', () => {
     expect(() => acquireLock(dir, 4343, daemon)).toThrow(/pid 4242/)
   })
 
-  it.runIf(existsSync('/proc/self/stat'))('reads a real process: start stamps differ between processes and are stable', async () => {
-    const child = spawn('sleep', ['30'], { stdio: 'ignore' })
-    try {
-      await new Promise((r) => child.once('spawn', r))
-      const pid = child.pid as number
-      expect(systemProbe.alive(pid)).toBe(true)
-      expect(systemProbe.startStamp(pid)).toMatch(/^\d+$/)
-      expect(systemProbe.startStamp(pid)).toBe(systemProbe.startStamp(pid))
-      expect(systemProbe.commandLine(pid)).toBe('sleep 30')
-      // a lock naming the sleep's pid with another stamp (the daemon that died) is taken over
-      const dir = tmp()
-      writeFileSync(path.join(dir, 'proxops.lock'), `${pid}\n1\n`)
-      acquireLock(dir).release()
-    } finally {
-      child.kill()
-    }
-  })
+  it.runIf(existsSync('/proc/self/stat'))(
+    'reads a real process: start stamps differ between processes and are stable',
+    async () => {
+      const child = spawn('sleep', ['30'], { stdio: 'ignore' })
+      try {
+        await new Promise((r) => child.once('spawn', r))
+        const pid = child.pid as number
+        expect(systemProbe.alive(pid)).toBe(true)
+        expect(systemProbe.startStamp(pid)).toMatch(/^\d+$/)
+        expect(systemProbe.startStamp(pid)).toBe(systemProbe.startStamp(pid))
+        expect(systemProbe.commandLine(pid)).toBe('sleep 30')
+        // a lock naming the sleep's pid with another stamp (the daemon that died) is taken over
+        const dir = tmp()
+        writeFileSync(path.join(dir, 'proxops.lock'), `${pid}\n1\n`)
+        acquireLock(dir).release()
+      } finally {
+        child.kill()
+      }
+    },
+  )
 })

@@ -21,9 +21,12 @@ import {
 } from '@proxops/planner'
 import { CliError, oneLine } from '../errors.js'
 import type { PruneBudget, ResolvedCluster, ResolvedConfig } from '../config/types.js'
+import { readOnlyClient } from './clients.js'
+import { clusterTwins } from './identity.js'
 import { cycleResult, objectStates, type ClusterCycle, type DesiredObject } from '../status-model.js'
 import type { CliContext } from './context.js'
 import { loadDesired, secretRefs } from './desired.js'
+import { planDifference } from './saved-plan.js'
 import type { SourceTree } from './source.js'
 
 export interface CycleOptions {
@@ -38,8 +41,10 @@ export interface CycleOptions {
   allowEmpty?: readonly GuestKind[]
   onProgress?: (event: ProgressEvent) => void
   progressIntervalMs?: number
-  /** a saved plan to execute instead of a fresh one (apply --plan); checked against live first */
+  /** a saved plan (apply --plan): the cycle runs only if a fresh plan equals it (runtime/saved-plan.ts) */
   savedPlan?: Plan
+  /** why this cluster must not be reconciled at all (runtime/identity.ts: a twin of another entry) */
+  blocked?: string
 }
 
 export interface CycleOutcome {
@@ -73,19 +78,32 @@ export function secretLookup(sops: SopsCredentials | undefined): (ref: string) =
 /** A saved plan may run only against the commit and the config digests it was made from. */
 export function checkSavedPlan(saved: Plan, tree: SourceTree, live: LiveInventory): void {
   if (saved.commit !== undefined && saved.commit !== tree.commit) {
-    throw new CliError('PLAN_MISMATCH', `cluster ${saved.cluster}: the saved plan was made at commit ${saved.commit}, the repository is now at ${tree.commit}; run proxops diff --out again`)
+    throw new CliError(
+      'PLAN_MISMATCH',
+      `cluster ${saved.cluster}: the saved plan was made at commit ${saved.commit}, the repository is now at ${tree.commit}; run proxops diff --out again`,
+    )
   }
   const guests = new Map(live.guests.map((g) => [g.vmid, g]))
   const unknown = new Set(live.unknownGuests.map((g) => g.vmid))
   for (const action of saved.actions) {
     if (action.vmid === undefined) continue
     const now = guests.get(action.vmid)
-    if (unknown.has(action.vmid)) throw new CliError('PLAN_MISMATCH', `cluster ${saved.cluster}: ${action.address} cannot be read now; run proxops diff --out again`)
+    if (unknown.has(action.vmid))
+      throw new CliError(
+        'PLAN_MISMATCH',
+        `cluster ${saved.cluster}: ${action.address} cannot be read now; run proxops diff --out again`,
+      )
     if (action.digest !== undefined && now?.digest !== action.digest) {
-      throw new CliError('PLAN_MISMATCH', `cluster ${saved.cluster}: ${action.address} changed on PVE since the plan was made (config digest differs); run proxops diff --out again`)
+      throw new CliError(
+        'PLAN_MISMATCH',
+        `cluster ${saved.cluster}: ${action.address} changed on PVE since the plan was made (config digest differs); run proxops diff --out again`,
+      )
     }
     if ((action.type === 'create' || action.type === 'clone') && now !== undefined) {
-      throw new CliError('PLAN_MISMATCH', `cluster ${saved.cluster}: ${action.address} exists on PVE now but the plan creates it; run proxops diff --out again`)
+      throw new CliError(
+        'PLAN_MISMATCH',
+        `cluster ${saved.cluster}: ${action.address} exists on PVE now but the plan creates it; run proxops diff --out again`,
+      )
     }
   }
 }
@@ -93,8 +111,10 @@ export function checkSavedPlan(saved: Plan, tree: SourceTree, live: LiveInventor
 /** What to check when PVE cannot be read. */
 export function readHint(message: string, cluster: ResolvedCluster): string {
   const where = `pve.clusters.${cluster.name}`
-  if (/\b401\b|authentication|permission|\b403\b/i.test(message)) return `check the PVE credentials of ${where} (token or password, and its privileges)`
-  if (/fingerprint|certificate|self[- ]signed|tls|ssl/i.test(message)) return `check ${where}.tls (fingerprint or ca) against the PVE certificate`
+  if (/\b401\b|authentication|permission|\b403\b/i.test(message))
+    return `check the PVE credentials of ${where} (token or password, and its privileges)`
+  if (/fingerprint|certificate|self[- ]signed|tls|ssl/i.test(message))
+    return `check ${where}.tls (fingerprint or ca) against the PVE certificate`
   return `check that ${where}.base-url (${cluster.baseUrl}) is right and PVE is reachable`
 }
 
@@ -104,7 +124,9 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
   let objects: DesiredObject[] = []
   const aborted = (error: unknown): CycleOutcome => {
     const text = error instanceof Error ? error.message : String(error)
-    const reason = oneLine(ctx.redactor.text(error instanceof ObserveError ? `${text}; ${readHint(text, o.cluster)}` : text))
+    const reason = oneLine(
+      ctx.redactor.text(error instanceof ObserveError ? `${text}; ${readHint(text, o.cluster)}` : text),
+    )
     ctx.log.debug('cycle aborted', { cluster: name, reason })
     return {
       cycle: {
@@ -127,6 +149,7 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
     }
   }
   try {
+    if (o.blocked !== undefined) throw new CliError('CLUSTER_TWIN', `cluster ${name}: ${o.blocked}`)
     const loaded = await loadDesired(o.tree.root, name, o.tree.commit)
     objects = loaded.objects
     const lookup = secretLookup(o.sops)
@@ -138,15 +161,31 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
         throw new CliError('SECRETS', `cluster ${name}: ${ctx.redactor.text((error as Error).message)}`)
       }
     }
-    ctx.log.debug('desired state loaded', { cluster: name, commit: o.tree.commit, manifests: loaded.desired.manifests.length })
+    ctx.log.debug('desired state loaded', {
+      cluster: name,
+      commit: o.tree.commit,
+      manifests: loaded.desired.manifests.length,
+    })
     const inventory = await observe(name, o.reader, { nodes: o.cluster.nodes, signal: ctx.signal })
-    ctx.log.debug('live state read', { cluster: name, guests: inventory.guests.length, unknown: inventory.unknownGuests.length, volumes: inventory.volumes.length })
-    let plan: Plan
+    ctx.log.debug('live state read', {
+      cluster: name,
+      guests: inventory.guests.length,
+      unknown: inventory.unknownGuests.length,
+      volumes: inventory.volumes.length,
+    })
+    const plan = makePlan(loaded.desired, inventory, policyFor(o), {
+      secrets: (ref) => o.sops?.resolveRef(ref).reveal(),
+    })
     if (o.savedPlan) {
+      // the specific refusals first (commit, digest, vanished or created objects), then the whole contract
       checkSavedPlan(o.savedPlan, o.tree, inventory)
-      plan = o.savedPlan
-    } else {
-      plan = makePlan(loaded.desired, inventory, policyFor(o), { secrets: (ref) => o.sops?.resolveRef(ref).reveal() })
+      const difference = planDifference(ctx.redactor.strings(o.savedPlan), ctx.redactor.strings(plan))
+      if (difference !== undefined) {
+        throw new CliError(
+          'PLAN_MISMATCH',
+          `cluster ${name}: the saved plan is not the plan the repository and live PVE give now: ${difference}; run proxops diff --out again`,
+        )
+      }
     }
     let report: Report | undefined
     if (o.writer && plan.actions.length > 0) {
@@ -159,7 +198,14 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
         ...(o.progressIntervalMs ? { progressIntervalMs: o.progressIntervalMs } : {}),
       })
     } else if (o.writer) {
-      report = { cluster: name, ...(plan.commit ? { commit: plan.commit } : {}), results: [], summary: { actions: 0, ok: 0, failed: 0, skipped: 0 }, cancelled: false, complete: true }
+      report = {
+        cluster: name,
+        ...(plan.commit ? { commit: plan.commit } : {}),
+        results: [],
+        summary: { actions: 0, ok: 0, failed: 0, skipped: 0 },
+        cancelled: false,
+        complete: true,
+      }
     }
     const deferred = plan.skips.filter((s) => s.code === 'prune-budget' || s.code === 'prune-guard').length
     const cycle: ClusterCycle = {
@@ -186,4 +232,17 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
   } catch (error) {
     return aborted(error)
   }
+}
+
+/** Before any cycle: which selected clusters are the same PVE cluster as another (runtime/identity.ts). */
+export async function twinGuard(ctx: CliContext, config: ResolvedConfig): Promise<Map<string, string>> {
+  return clusterTwins(config.clusters, async (name) => {
+    const cluster = config.clusters.find((c) => c.name === name) as ResolvedCluster
+    const reader = readOnlyClient(cluster, config, { log: ctx.log })
+    try {
+      return await reader.get('/cluster/status', { signal: ctx.signal })
+    } finally {
+      await reader.close()
+    }
+  })
 }

@@ -27,16 +27,27 @@ async function task(method: string, path: string, params: Record<string, string>
   return String((await waitTask(sim, auth, 'pve1', upid)).exitstatus)
 }
 const config = (type: string, vmid: number, current = false) =>
-  req('GET', `/nodes/pve1/${type}/${vmid}/config${current ? '?current=1' : ''}`).then((r) => data<Record<string, unknown>>(r))
-const pending = (type: string, vmid: number) => req('GET', `/nodes/pve1/${type}/${vmid}/pending`).then((r) => data<Record<string, unknown>[]>(r))
-const withPending = (rows: Record<string, unknown>[]) => rows.filter((r) => r.pending !== undefined || r.delete !== undefined).map((r) => r.key)
+  req('GET', `/nodes/pve1/${type}/${vmid}/config${current ? '?current=1' : ''}`).then((r) =>
+    data<Record<string, unknown>>(r),
+  )
+const pending = (type: string, vmid: number) =>
+  req('GET', `/nodes/pve1/${type}/${vmid}/pending`).then((r) => data<Record<string, unknown>[]>(r))
+const withPending = (rows: Record<string, unknown>[]) =>
+  rows.filter((r) => r.pending !== undefined || r.delete !== undefined).map((r) => r.key)
 
 async function runningVm(vmid: number, extra: Record<string, string> = {}): Promise<void> {
   expect(await task('POST', '/nodes/pve1/qemu', { vmid: String(vmid), memory: '512', cores: '1', ...extra })).toBe('OK')
   expect(await task('POST', `/nodes/pve1/qemu/${vmid}/status/start`)).toBe('OK')
 }
 async function runningCt(vmid: number): Promise<void> {
-  expect(await task('POST', '/nodes/pve1/lxc', { vmid: String(vmid), ostemplate: TMPL, rootfs: 'local-lvm:2', memory: '512' })).toBe('OK')
+  expect(
+    await task('POST', '/nodes/pve1/lxc', {
+      vmid: String(vmid),
+      ostemplate: TMPL,
+      rootfs: 'local-lvm:2',
+      memory: '512',
+    }),
+  ).toBe('OK')
   expect(await task('POST', `/nodes/pve1/lxc/${vmid}/status/start`)).toBe('OK')
 }
 
@@ -65,10 +76,16 @@ describe('qemu-server vm_stop_cleanup -> vmconfig_apply_pending (API stop and sh
       expect(after.cores).toBe(4)
       expect(withPending(await pending('qemu', vmid))).toEqual([])
       expect(after.digest).not.toBe(before.digest)
-      const stale = await req('PUT', `/nodes/pve1/qemu/${vmid}/config`, { memory: '1024', digest: String(before.digest) })
+      const stale = await req('PUT', `/nodes/pve1/qemu/${vmid}/config`, {
+        memory: '1024',
+        digest: String(before.digest),
+      })
       expect(stale.status).toBe(500)
       expect(stale.body).toContain('checksum mismatch')
-      const fresh = await req('PUT', `/nodes/pve1/qemu/${vmid}/config`, { memory: '1024', digest: String(after.digest) })
+      const fresh = await req('PUT', `/nodes/pve1/qemu/${vmid}/config`, {
+        memory: '1024',
+        digest: String(after.digest),
+      })
       expect(fresh.status, fresh.body).toBe(200)
     })
   }
@@ -77,7 +94,9 @@ describe('qemu-server vm_stop_cleanup -> vmconfig_apply_pending (API stop and sh
     await runningVm(302, { sata0: 'local-lvm:1' })
     const volume = String((await config('qemu', 302)).sata0).split(',')[0]
     // sata is not a hot-pluggable bus: both changes wait in [PENDING], the new disk already allocated
-    expect((await req('PUT', `/nodes/pve1/qemu/302/config`, { delete: 'sata0', sata1: 'local-lvm:2' })).status).toBe(200)
+    expect((await req('PUT', `/nodes/pve1/qemu/302/config`, { delete: 'sata0', sata1: 'local-lvm:2' })).status).toBe(
+      200,
+    )
     expect(withPending(await pending('qemu', 302)).sort()).toEqual(['sata0', 'sata1'])
     expect(await task('POST', '/nodes/pve1/qemu/302/status/shutdown')).toBe('OK')
     const after = await config('qemu', 302, true)
@@ -98,7 +117,9 @@ describe('qemu-server vm_stop_cleanup -> vmconfig_apply_pending (API stop and sh
     await runningVm(304)
     expect((await req('PUT', '/nodes/pve1/qemu/304/config', { cores: '2' })).status).toBe(200)
     sim.control.setIgnoresShutdown(304, true)
-    expect(await task('POST', '/nodes/pve1/qemu/304/status/shutdown', { timeout: '1' })).toBe('VM quit/powerdown failed - got timeout')
+    expect(await task('POST', '/nodes/pve1/qemu/304/status/shutdown', { timeout: '1' })).toBe(
+      'VM quit/powerdown failed - got timeout',
+    )
     expect(withPending(await pending('qemu', 304))).toEqual(['cores'])
     expect(await task('POST', '/nodes/pve1/qemu/304/status/shutdown', { timeout: '1', forceStop: '1' })).toBe('OK')
     expect((await config('qemu', 304, true)).cores).toBe(2)
@@ -138,7 +159,10 @@ describe('pve-container lxc-pve-poststop-hook -> vmconfig_apply_pending (every s
       expect(after.ostype).toBe('ubuntu')
       expect(withPending(await pending('lxc', vmid))).toEqual([])
       expect(after.digest).not.toBe(before.digest)
-      const stale = await req('PUT', `/nodes/pve1/lxc/${vmid}/config`, { memory: '1024', digest: String(before.digest) })
+      const stale = await req('PUT', `/nodes/pve1/lxc/${vmid}/config`, {
+        memory: '1024',
+        digest: String(before.digest),
+      })
       expect(stale.status).toBe(500)
       expect(stale.body).toContain('detected modified configuration')
     })
