@@ -64,7 +64,15 @@ function lazySopsHooks(ctx: () => CliContext): ValidateHooks {
       } catch (error) {
         // the other problems are still reported: a failed module load is one problem, not the whole answer
         const message = `cluster ${cluster.name}: SOPS checks skipped: ${oneLine(String((error as Error).message ?? error))}`
-        return [{ code: 'secrets-unavailable', file: path.relative(model.root, cluster.secretsFile), line: 0, column: 0, message }]
+        return [
+          {
+            code: 'secrets-unavailable',
+            file: path.relative(model.root, cluster.secretsFile),
+            line: 0,
+            column: 0,
+            message,
+          },
+        ]
       }
       return (await hooks.sopsValidateHooks(ctx).checkCluster?.(cluster, model)) ?? []
     },

@@ -102,7 +102,8 @@ export class Transport {
     this.#logger = options.logger
     this.#ownsDispatcher = options.dispatcher === undefined
     this.#limiter = new Limiter(options.maxInFlight ?? 8)
-    this.#dispatcher = options.dispatcher ?? createDispatcher(options.tls, options.logger, { connections: this.#limiter.limit })
+    this.#dispatcher =
+      options.dispatcher ?? createDispatcher(options.tls, options.logger, { connections: this.#limiter.limit })
     this.#timeoutMs = options.timeoutMs ?? 30_000
     this.#retry = { retries: 3, ...options.retry }
     this.#onRequest = options.onRequest
@@ -181,7 +182,13 @@ export class Transport {
     }
   }
 
-  async #attempt(spec: CallSpec, path: string, body: string | undefined, headers: Record<string, string>, attempt: number): Promise<unknown> {
+  async #attempt(
+    spec: CallSpec,
+    path: string,
+    body: string | undefined,
+    headers: Record<string, string>,
+    attempt: number,
+  ): Promise<unknown> {
     const release = await this.#limiter.acquire(spec.signal).catch(() => {
       throw abortedError(spec.signal, `${spec.method} ${spec.path}`)
     })
@@ -203,13 +210,26 @@ export class Transport {
         }
         return spec.envelope ? json : (json as { data: unknown }).data
       }
-      throw classifyHttpFailure({ status, statusText: res.statusText, body: json ?? null, method: spec.method, path: spec.path })
+      throw classifyHttpFailure({
+        status,
+        statusText: res.statusText,
+        body: json ?? null,
+        method: spec.method,
+        path: spec.path,
+      })
     } catch (err) {
       errorCode = err instanceof PveError ? err.code : 'PVE_TRANSIENT'
       throw err
     } finally {
       release()
-      this.#report({ method: spec.method, path: spec.path, status, latencyMs: performance.now() - started, attempt, errorCode })
+      this.#report({
+        method: spec.method,
+        path: spec.path,
+        status,
+        latencyMs: performance.now() - started,
+        attempt,
+        errorCode,
+      })
     }
   }
 
@@ -252,11 +272,15 @@ export class Transport {
         bodyTimeout: 0,
       })
       const tooLarge = (): PveError =>
-        new PveError('PVE_PROTOCOL', `${spec.method} ${spec.path}: answer larger than ${this.#maxBytes} bytes; refused`, {
-          status: res.statusCode,
-          method: spec.method,
-          path: spec.path,
-        })
+        new PveError(
+          'PVE_PROTOCOL',
+          `${spec.method} ${spec.path}: answer larger than ${this.#maxBytes} bytes; refused`,
+          {
+            status: res.statusCode,
+            method: spec.method,
+            path: spec.path,
+          },
+        )
       const raw = await readBody(res.body, this.#maxBytes, tooLarge)
       const text = (await decompress(raw, res.headers['content-encoding'], this.#maxBytes, tooLarge)).toString('utf8')
       return { status: res.statusCode, statusText: res.statusText ?? '', text }
@@ -299,7 +323,13 @@ export class Transport {
   async #login(params: Record<string, string>, signal?: AbortSignal): Promise<unknown> {
     try {
       const body = encodeParams(params).toString()
-      return await this.#attempt({ method: 'POST', path: '/access/ticket', ...(signal ? { signal } : {}) }, `${this.#prefix}/access/ticket`, body, {}, 1)
+      return await this.#attempt(
+        { method: 'POST', path: '/access/ticket', ...(signal ? { signal } : {}) },
+        `${this.#prefix}/access/ticket`,
+        body,
+        {},
+        1,
+      )
     } catch (err) {
       if (err instanceof PveError) scrubError(err, [...Object.values(params)])
       throw err
@@ -310,9 +340,14 @@ export class Transport {
   #url(spec: CallSpec): string {
     const path = spec.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
       const v = spec.pathParams?.[name]
-      if (v === undefined || v === '') throw new PveError('PVE_CONFIG', `${spec.method} ${spec.path}: missing path parameter '${name}'`)
+      if (v === undefined || v === '')
+        throw new PveError('PVE_CONFIG', `${spec.method} ${spec.path}: missing path parameter '${name}'`)
       // encodeURIComponent leaves `.` alone: a node named `..` would climb to another route
-      if (v === '.' || v === '..') throw new PveError('PVE_CONFIG', `${spec.method} ${spec.path}: path parameter '${name}' is a dot segment; refused`)
+      if (v === '.' || v === '..')
+        throw new PveError(
+          'PVE_CONFIG',
+          `${spec.method} ${spec.path}: path parameter '${name}' is a dot segment; refused`,
+        )
       return encodeURIComponent(String(v))
     })
     const query = encodeParams(spec.query).toString()
@@ -327,8 +362,10 @@ export function normaliseBaseUrl(input: string): string {
   } catch {
     throw new PveError('PVE_CONFIG', 'baseUrl must be an absolute URL such as https://pve.example:8006')
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new PveError('PVE_CONFIG', 'baseUrl must be an https:// (or http://) URL')
-  if (url.username !== '' || url.password !== '') throw new PveError('PVE_CONFIG', 'baseUrl must not contain credentials')
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new PveError('PVE_CONFIG', 'baseUrl must be an https:// (or http://) URL')
+  if (url.username !== '' || url.password !== '')
+    throw new PveError('PVE_CONFIG', 'baseUrl must not contain credentials')
   const path = url.pathname.replace(/\/+$/, '').replace(/\/api2\/json$/, '')
   return `${url.origin}${path}/api2/json`
 }
@@ -372,14 +409,21 @@ const inflateAsync = promisify(inflate)
 const INFLATE_SYNC_MAX = 64 * 1024
 
 /** pveproxy gzips answers over 1 KiB when asked to (smaller on the wire; the CLI may be far from PVE). */
-async function decompress(raw: Buffer, encoding: string | string[] | undefined, max: number, tooLarge: () => PveError): Promise<Buffer> {
+async function decompress(
+  raw: Buffer,
+  encoding: string | string[] | undefined,
+  max: number,
+  tooLarge: () => PveError,
+): Promise<Buffer> {
   const enc = (Array.isArray(encoding) ? encoding.join(',') : (encoding ?? '')).trim().toLowerCase()
   if (enc === '' || enc === 'identity' || raw.length === 0) return raw
   // zlib stops inflating at maxOutputLength (a small gzip body can inflate a thousandfold)
   const options = { maxOutputLength: max }
   try {
-    if (enc === 'gzip' || enc === 'x-gzip') return raw.length > INFLATE_SYNC_MAX ? await gunzipAsync(raw, options) : gunzipSync(raw, options)
-    if (enc === 'deflate') return raw.length > INFLATE_SYNC_MAX ? await inflateAsync(raw, options) : inflateSync(raw, options)
+    if (enc === 'gzip' || enc === 'x-gzip')
+      return raw.length > INFLATE_SYNC_MAX ? await gunzipAsync(raw, options) : gunzipSync(raw, options)
+    if (enc === 'deflate')
+      return raw.length > INFLATE_SYNC_MAX ? await inflateAsync(raw, options) : inflateSync(raw, options)
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge()
     throw new PveError('PVE_PROTOCOL', `answer is not valid ${enc}: ${(err as Error).message}`)

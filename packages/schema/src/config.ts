@@ -11,7 +11,11 @@ import { bool, checked, int, nonEmptyStr, oneOf, str } from './manifest/fields.j
 import { DISRUPTION_POLICIES } from './manifest/parse.js'
 
 const objectMessage = (issue: v.BaseIssue<unknown>): string =>
-  issue.expected === 'never' ? 'unknown key' : issue.received === 'undefined' && issue.path ? 'missing key' : m('field-type', `must be a mapping, got ${issue.received}`)
+  issue.expected === 'never'
+    ? 'unknown key'
+    : issue.received === 'undefined' && issue.path
+      ? 'missing key'
+      : m('field-type', `must be a mapping, got ${issue.received}`)
 const obj = <T extends v.ObjectEntries>(entries: T, description: string) =>
   v.pipe(v.strictObject(entries, objectMessage), v.description(description))
 
@@ -23,7 +27,11 @@ const duration = (description: string, def: string) =>
       v.transform((x: string | number) => String(x)),
       checked('field-invalid', (s: string) => {
         const ms = parseDuration(s)
-        return ms === undefined ? `"${s}" is not a duration: write e.g. 30s, 1.5s, 5m, 1h30m` : ms <= 0 ? 'must be greater than zero' : undefined
+        return ms === undefined
+          ? `"${s}" is not a duration: write e.g. 30s, 1.5s, 5m, 1h30m`
+          : ms <= 0
+            ? 'must be greater than zero'
+            : undefined
       }),
       v.transform((s: string) => parseDuration(s)!),
     ),
@@ -38,7 +46,8 @@ export function checkBaseUrl(s: string): string | undefined {
   } catch {
     return `base-url ${JSON.stringify(s)} is not a URL: write https://<host>:8006`
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return `base-url ${JSON.stringify(s)} must use https:// (or http://)`
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    return `base-url ${JSON.stringify(s)} must use https:// (or http://)`
   if (!url.hostname) return `base-url ${JSON.stringify(s)} has no host`
   if (url.username || url.password) return 'base-url must not carry credentials'
   if (url.search || url.hash) return 'base-url must not have a query or fragment'
@@ -81,12 +90,17 @@ export const clusterEntrySchema = obj(
     ),
     nodes: v.optional(
       v.pipe(
-        v.array(v.pipe(v.string(m('field-type', 'must be a string')), checked('node-name-invalid', checkNodeName)), m('field-type', 'must be a list')),
+        v.array(
+          v.pipe(v.string(m('field-type', 'must be a string')), checked('node-name-invalid', checkNodeName)),
+          m('field-type', 'must be a list'),
+        ),
         v.description('Node allowlist: the safety boundary for reads, writes and prunes. Empty = no allowlist check.'),
       ),
       [],
     ),
-    'secrets-file': v.optional(str('SOPS file with this cluster\'s credentials, relative to the directory of the file declaring it.')),
+    'secrets-file': v.optional(
+      str("SOPS file with this cluster's credentials, relative to the directory of the file declaring it."),
+    ),
     secrets: v.optional(
       obj(
         {
@@ -101,7 +115,9 @@ export const clusterEntrySchema = obj(
               'PVE credential keys.',
             ),
           ),
-          git: v.optional(obj({ token: v.optional(nonEmptyStr('Key holding the git token (URL mode).')) }, 'Git credential keys.')),
+          git: v.optional(
+            obj({ token: v.optional(nonEmptyStr('Key holding the git token (URL mode).')) }, 'Git credential keys.'),
+          ),
         },
         'Names of keys in the decrypted SOPS document.',
       ),
@@ -116,7 +132,10 @@ export const clusterEntrySchema = obj(
               v.string(m('field-type', 'must be a string')),
               v.description('Pinned SHA-256 certificate fingerprint, `AA:BB:...` as PVE shows it.'),
               v.transform((s) => s.trim().toUpperCase()),
-              v.regex(FINGERPRINT, m('config-invalid', 'fingerprint must be 32 colon-separated hex bytes (SHA-256), as PVE displays it')),
+              v.regex(
+                FINGERPRINT,
+                m('config-invalid', 'fingerprint must be 32 colon-separated hex bytes (SHA-256), as PVE displays it'),
+              ),
             ),
           ),
           insecure: v.optional(bool('Skip certificate verification (explicit opt-in; test setups only).')),
@@ -124,7 +143,12 @@ export const clusterEntrySchema = obj(
         'TLS settings for this cluster.',
       ),
     ),
-    disruption: v.optional(oneOf(DISRUPTION_POLICIES, 'Most disruptive change class applied automatically (none, hotplug, reboot, stop); more disruptive changes stay pending and are reported.')),
+    disruption: v.optional(
+      oneOf(
+        DISRUPTION_POLICIES,
+        'Most disruptive change class applied automatically (none, hotplug, reboot, stop); more disruptive changes stay pending and are reported.',
+      ),
+    ),
   },
   'One PVE cluster.',
 )
@@ -137,7 +161,9 @@ const pruneBudget = v.optional(
   v.pipe(
     v.union([v.literal('unlimited'), v.number()], m('field-type', 'must be a whole number or "unlimited"')),
     v.description('Maximum prunes per cycle per cluster; 0 = no prunes, "unlimited" = no cap.'),
-    checked('field-invalid', (x: number | 'unlimited') => (x === 'unlimited' || (Number.isInteger(x) && x >= 0) ? undefined : 'must be a whole number >= 0 or "unlimited"')),
+    checked('field-invalid', (x: number | 'unlimited') =>
+      x === 'unlimited' || (Number.isInteger(x) && x >= 0) ? undefined : 'must be a whole number >= 0 or "unlimited"',
+    ),
   ),
   3,
 )
@@ -145,7 +171,10 @@ const pruneBudget = v.optional(
 /** The process-wide settings (proxops.yaml); a cluster-local file has the same shape. */
 export const processConfigSchema = obj(
   {
-    log: v.optional(obj({ level: v.optional(oneOf(['debug', 'info', 'warn', 'error'], 'Log level.'), 'info') }, 'Logging.'), {}),
+    log: v.optional(
+      obj({ level: v.optional(oneOf(['debug', 'info', 'warn', 'error'], 'Log level.'), 'info') }, 'Logging.'),
+      {},
+    ),
     pve: v.optional(
       obj(
         {
@@ -156,12 +185,22 @@ export const processConfigSchema = obj(
           'token-value': v.optional(
             v.pipe(
               str('Composed `user@realm!tokenid=uuid`.'),
-              checked('config-invalid', (t: string) => (TOKEN_VALUE.test(t.trim()) ? undefined : 'must look like user@realm!tokenid=secret (the value is not shown)')),
+              checked('config-invalid', (t: string) =>
+                TOKEN_VALUE.test(t.trim())
+                  ? undefined
+                  : 'must look like user@realm!tokenid=secret (the value is not shown)',
+              ),
             ),
           ),
           password: v.optional(str('Password (ticket auth only).')),
           'ca-file': v.optional(str('PEM CA for every endpoint; `~` expanded.')),
-          clusters: v.optional(v.pipe(v.record(clusterName, clusterEntrySchema, m('field-type', 'must be a mapping of cluster names')), v.description('Inline clusters (normally empty: clusters come from clusters/<name>/config.yaml).')), {}),
+          clusters: v.optional(
+            v.pipe(
+              v.record(clusterName, clusterEntrySchema, m('field-type', 'must be a mapping of cluster names')),
+              v.description('Inline clusters (normally empty: clusters come from clusters/<name>/config.yaml).'),
+            ),
+            {},
+          ),
         },
         'PVE connection defaults.',
       ),
@@ -173,7 +212,9 @@ export const processConfigSchema = obj(
           url: v.optional(
             v.pipe(
               str('Remote repository (URL mode).'),
-              checked('config-invalid', (u: string) => (isGitUrl(u) ? undefined : 'must be an https://, ssh://, git@host:path or file:// URL')),
+              checked('config-invalid', (u: string) =>
+                isGitUrl(u) ? undefined : 'must be an https://, ssh://, git@host:path or file:// URL',
+              ),
             ),
           ),
           branch: v.optional(nonEmptyStr('Branch.'), 'main'),
@@ -210,7 +251,9 @@ export const processConfigSchema = obj(
     listen: v.optional(
       v.pipe(
         nonEmptyStr('HTTP bind address of the daemon (host:port).'),
-        checked('config-invalid', (l: string) => (parseListen(l) ? undefined : 'must be host:port, such as 127.0.0.1:9494')),
+        checked('config-invalid', (l: string) =>
+          parseListen(l) ? undefined : 'must be host:port, such as 127.0.0.1:9494',
+        ),
       ),
       '127.0.0.1:9494',
     ),
@@ -230,8 +273,15 @@ export interface ConfigProblem {
 }
 
 const CLUSTER_LOCAL_FORBIDDEN: ReadonlyArray<readonly [string, string]> = [
-  ['pve', 'user'], ['pve', 'token-id'], ['pve', 'token'], ['pve', 'token-value'], ['pve', 'password'], ['pve', 'ca-file'],
-  ['git', 'url'], ['git', 'token'], ['git', 'branch'],
+  ['pve', 'user'],
+  ['pve', 'token-id'],
+  ['pve', 'token'],
+  ['pve', 'token-value'],
+  ['pve', 'password'],
+  ['pve', 'ca-file'],
+  ['git', 'url'],
+  ['git', 'token'],
+  ['git', 'branch'],
 ]
 
 function has(doc: unknown, path: readonly string[]): boolean {
@@ -253,15 +303,24 @@ export function configProblems(cfg: ProcessConfig, doc: unknown, clusterLocal?: 
     out.push({ path: ['git', 'path'], key: true, message: 'git.url and git.path are mutually exclusive: keep one' })
   }
   if (cfg.pve.auth === 'token' && cfg.pve.password) {
-    out.push({ path: ['pve', 'password'], key: true, message: 'pve.password must be empty with auth: token (use auth: ticket for password login)' })
+    out.push({
+      path: ['pve', 'password'],
+      key: true,
+      message: 'pve.password must be empty with auth: token (use auth: ticket for password login)',
+    })
   }
   if (clusterLocal !== undefined) {
     for (const path of CLUSTER_LOCAL_FORBIDDEN) {
       if (has(doc, path)) {
-        out.push({ path: [...path], key: true, message: `${path.join('.')} is not allowed in a cluster-local config: put credentials in the SOPS file or environment, process settings in proxops.yaml` })
+        out.push({
+          path: [...path],
+          key: true,
+          message: `${path.join('.')} is not allowed in a cluster-local config: put credentials in the SOPS file or environment, process settings in proxops.yaml`,
+        })
       }
     }
-    if (cfg.git.path !== undefined && cfg.git.path !== '.') out.push({ path: ['git', 'path'], message: 'git.path: only "." is allowed in a cluster-local config' })
+    if (cfg.git.path !== undefined && cfg.git.path !== '.')
+      out.push({ path: ['git', 'path'], message: 'git.path: only "." is allowed in a cluster-local config' })
   }
   for (const [name, entry] of Object.entries(cfg.pve.clusters)) {
     const at = (...rest: (string | number)[]) => ['pve', 'clusters', name, ...rest]
@@ -271,12 +330,18 @@ export function configProblems(cfg: ProcessConfig, doc: unknown, clusterLocal?: 
       seen.add(node)
     })
     if (entry.tls?.insecure && entry.tls.fingerprint !== undefined) {
-      out.push({ path: at('tls', 'insecure'), message: 'tls.insecure conflicts with tls.fingerprint: a pinned fingerprint already trusts that certificate; drop one' })
+      out.push({
+        path: at('tls', 'insecure'),
+        message:
+          'tls.insecure conflicts with tls.fingerprint: a pinned fingerprint already trusts that certificate; drop one',
+      })
     }
-    if (entry.tls?.insecure && entry.tls.ca !== undefined) out.push({ path: at('tls', 'insecure'), message: 'tls.insecure conflicts with tls.ca; drop one' })
+    if (entry.tls?.insecure && entry.tls.ca !== undefined)
+      out.push({ path: at('tls', 'insecure'), message: 'tls.insecure conflicts with tls.ca; drop one' })
     const refs = entry.secrets
     const hasRefs = Object.values(refs?.pve ?? {}).some((x) => x !== undefined) || refs?.git?.token !== undefined
-    if (hasRefs && entry['secrets-file'] === undefined) out.push({ path: at('secrets'), key: true, message: 'secrets references SOPS keys but secrets-file is not set' })
+    if (hasRefs && entry['secrets-file'] === undefined)
+      out.push({ path: at('secrets'), key: true, message: 'secrets references SOPS keys but secrets-file is not set' })
   }
   return out
 }
@@ -298,15 +363,23 @@ export const LEGACY_PROCESS_KEYS = ['log', 'reconcile', 'listen', 'data-dir'] as
 /** The part of a cluster-local file's document that sets process settings. */
 export function legacySettings(doc: unknown): Record<string, unknown> {
   if (!isMapping(doc)) return {}
-  return Object.fromEntries(LEGACY_PROCESS_KEYS.filter((k) => doc[k] !== undefined && doc[k] !== null).map((k) => [k, doc[k]]))
+  return Object.fromEntries(
+    LEGACY_PROCESS_KEYS.filter((k) => doc[k] !== undefined && doc[k] !== null).map((k) => [k, doc[k]]),
+  )
 }
 
-function leaves(doc: unknown, config: unknown, prefix: string[], out: Map<string, { path: string[]; value: unknown }>): void {
+function leaves(
+  doc: unknown,
+  config: unknown,
+  prefix: string[],
+  out: Map<string, { path: string[]; value: unknown }>,
+): void {
   if (!isMapping(doc)) return
   for (const [key, value] of Object.entries(doc)) {
     if (value === null || value === undefined) continue
     const sub = isMapping(config) ? config[key] : undefined
-    if (isMapping(value) && isMapping(sub) && !(prefix.length === 1 && prefix[0] === 'pve' && key === 'clusters')) leaves(value, sub, [...prefix, key], out)
+    if (isMapping(value) && isMapping(sub) && !(prefix.length === 1 && prefix[0] === 'pve' && key === 'clusters'))
+      leaves(value, sub, [...prefix, key], out)
     else out.set([...prefix, key].join('.'), { path: [...prefix, key], value: sub })
   }
 }
@@ -331,7 +404,9 @@ export function layerProcessConfig(layers: readonly ConfigLayer[]): ProcessConfi
 }
 
 /** Process settings written by two cluster-local files with different values (legacy layout): each one once. */
-export function legacyConflicts(layers: readonly ConfigLayer[]): Array<ConfigProblem & { file: string; other: string }> {
+export function legacyConflicts(
+  layers: readonly ConfigLayer[],
+): Array<ConfigProblem & { file: string; other: string }> {
   const seen = new Map<string, { value: string; file: string }>()
   const out: Array<ConfigProblem & { file: string; other: string }> = []
   for (const layer of layers) {
@@ -340,7 +415,13 @@ export function legacyConflicts(layers: readonly ConfigLayer[]): Array<ConfigPro
     for (const [field, { path, value }] of set) {
       const text = JSON.stringify(value)
       const prior = seen.get(field)
-      if (prior && prior.value !== text) out.push({ path, file: layer.file, other: prior.file, message: `${field} conflicts with ${prior.file}; move it to proxops.yaml` })
+      if (prior && prior.value !== text)
+        out.push({
+          path,
+          file: layer.file,
+          other: prior.file,
+          message: `${field} conflicts with ${prior.file}; move it to proxops.yaml`,
+        })
       else if (!prior) seen.set(field, { value: text, file: layer.file })
     }
   }

@@ -30,9 +30,9 @@ export async function adoptHandler(ctx: CliContext, args: AdoptArgs): Promise<nu
     // name the configured clusters in the error, as the reference does
     let known: string[] = []
     try {
-      known = (await loadDraftConfig({ flags: globalFlags(args), env: ctx.env, cwd: ctx.cwd, home: ctx.home })).clusters.map(
-        (c) => c.name,
-      )
+      known = (
+        await loadDraftConfig({ flags: globalFlags(args), env: ctx.env, cwd: ctx.cwd, home: ctx.home })
+      ).clusters.map((c) => c.name)
     } catch {
       // the message below is still the actionable one
     }

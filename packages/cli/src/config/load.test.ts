@@ -24,35 +24,47 @@ describe('repository-first discovery', () => {
 
   it('walks up from the cwd to the .git ancestor; an explicit --git-path / PROXOPS_GIT_PATH is the root as given', async () => {
     expect(findRepositoryRoot(path.join(root, 'vm/homelab'))).toBe(root)
-    const d = (await loadDraftConfig({ flags: {}, env: {}, cwd: path.join(root, 'vm/homelab'), home: '/h' }))
+    const d = await loadDraftConfig({ flags: {}, env: {}, cwd: path.join(root, 'vm/homelab'), home: '/h' })
     expect(d.root).toBe(root)
     expect(d.clusters.map((c) => c.name)).toEqual(['edge', 'homelab'])
     expect(d.reconcile.pruneBudget).toBe(1)
-    expect((await loadDraftConfig({ flags: {}, env: { PROXOPS_GIT_PATH: root }, cwd: tmp, home: '/h' })).root).toBe(root)
+    expect((await loadDraftConfig({ flags: {}, env: { PROXOPS_GIT_PATH: root }, cwd: tmp, home: '/h' })).root).toBe(
+      root,
+    )
     expect((await loadDraftConfig({ flags: { gitPath: 'repo' }, env: {}, cwd: tmp, home: '/h' })).root).toBe(root)
     // a ProxOps tree inside a larger repository: the explicit path wins over the .git ancestor
-    await expect(loadDraftConfig({ flags: { gitPath: 'repo/vm' }, env: {}, cwd: tmp, home: '/h' })).rejects.toThrow(/at least one named PVE cluster is required: add clusters\/<name>\/config.yaml under .*repo\/vm$/)
+    await expect(loadDraftConfig({ flags: { gitPath: 'repo/vm' }, env: {}, cwd: tmp, home: '/h' })).rejects.toThrow(
+      /at least one named PVE cluster is required: add clusters\/<name>\/config.yaml under .*repo\/vm$/,
+    )
   })
 
   it('fails outside a repository and for a missing --git-path', async () => {
-    await expect(loadDraftConfig({ flags: {}, env: {}, cwd: os.tmpdir(), home: '/h' })).rejects.toThrow(/no ProxOps GitOps repository found/)
-    await expect(loadDraftConfig({ flags: { gitPath: 'nope' }, env: {}, cwd: tmp, home: '/h' })).rejects.toThrow(/--git-path .*nope is not a directory/)
+    await expect(loadDraftConfig({ flags: {}, env: {}, cwd: os.tmpdir(), home: '/h' })).rejects.toThrow(
+      /no ProxOps GitOps repository found/,
+    )
+    await expect(loadDraftConfig({ flags: { gitPath: 'nope' }, env: {}, cwd: tmp, home: '/h' })).rejects.toThrow(
+      /--git-path .*nope is not a directory/,
+    )
   })
 
   it('--config: the file layers over proxops.yaml, its git.url switches to URL mode, clusters still come from the repository', async () => {
     const file = path.join(tmp, 'etc/proxops.yaml')
     write(file, `git:\n  url: https://git.example/ops.git\n  path: ${root}\n`)
-    await expect(loadDraftConfig({ flags: { config: file }, env: {}, cwd: tmp, home: '/h' })).rejects.toThrow(/git\.url and git\.path are mutually exclusive/)
+    await expect(loadDraftConfig({ flags: { config: file }, env: {}, cwd: tmp, home: '/h' })).rejects.toThrow(
+      /git\.url and git\.path are mutually exclusive/,
+    )
     write(file, `git:\n  path: ${root}\nreconcile:\n  prune-budget: 9\n`)
-    const d = (await loadDraftConfig({ flags: {}, env: { PROXOPS_CONFIG: file }, cwd: tmp, home: '/h' }))
+    const d = await loadDraftConfig({ flags: {}, env: { PROXOPS_CONFIG: file }, cwd: tmp, home: '/h' })
     expect(d.root).toBe(root)
     expect(d.reconcile.pruneBudget).toBe(9)
     expect(d.git.path).toBe(root)
     expect(d.clusters.map((c) => c.name)).toEqual(['edge', 'homelab'])
     write(file, `git:\n  url: https://git.example/ops.git\n${cluster('solo', 'https://solo:8006')}`)
-    const url = (await loadDraftConfig({ flags: { config: file }, env: {}, cwd: tmp, home: '/h' }))
+    const url = await loadDraftConfig({ flags: { config: file }, env: {}, cwd: tmp, home: '/h' })
     expect(url.git).toEqual({ url: 'https://git.example/ops.git', branch: 'main' })
     expect(url.clusters.map((c) => c.name)).toEqual(['solo'])
-    await expect(loadDraftConfig({ flags: { config: path.join(tmp, 'missing.yaml') }, env: {}, cwd: tmp, home: '/h' })).rejects.toThrow(/cannot read --config file: ENOENT/)
+    await expect(
+      loadDraftConfig({ flags: { config: path.join(tmp, 'missing.yaml') }, env: {}, cwd: tmp, home: '/h' }),
+    ).rejects.toThrow(/cannot read --config file: ENOENT/)
   })
 })

@@ -60,7 +60,8 @@ export async function loadDraftConfig(input: LoadInput): Promise<DraftConfig> {
     )
   }
   const requireDir = (dir: string, flag: string): string => {
-    if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new CliError('USAGE', `${flag} ${dir} is not a directory`)
+    if (!existsSync(dir) || !statSync(dir).isDirectory())
+      throw new CliError('USAGE', `${flag} ${dir} is not a directory`)
     return dir
   }
 
@@ -68,7 +69,9 @@ export async function loadDraftConfig(input: LoadInput): Promise<DraftConfig> {
     // an explicit --git-path / PROXOPS_GIT_PATH is the work tree itself (RB 6.3: it skips discovery), as in
     // `validate`; so a ProxOps tree in a sub-directory of a larger repository works. Otherwise walk up from the cwd.
     const root =
-      gitPathArg !== undefined ? requireDir(path.resolve(input.cwd, gitPathArg), '--git-path') : (findRepositoryRoot(input.cwd) ?? notFound(input.cwd))
+      gitPathArg !== undefined
+        ? requireDir(path.resolve(input.cwd, gitPathArg), '--git-path')
+        : (findRepositoryRoot(input.cwd) ?? notFound(input.cwd))
     const rootFile = await readConfig(path.join(root, 'proxops.yaml'), 'proxops.yaml', { root, optional: true })
     return mergeConfig({
       root,
@@ -97,8 +100,19 @@ export async function loadDraftConfig(input: LoadInput): Promise<DraftConfig> {
     root = findRepositoryRoot(fileDir) ?? notFound(fileDir)
   }
   const rootPath = path.join(root, 'proxops.yaml')
-  const rootFile = path.resolve(rootPath) !== configFile.file ? await readConfig(rootPath, 'proxops.yaml', { root, optional: true }) : undefined
+  const rootFile =
+    path.resolve(rootPath) !== configFile.file
+      ? await readConfig(rootPath, 'proxops.yaml', { root, optional: true })
+      : undefined
   // a --config that is itself a cluster-local file contributes its cluster once, as a cluster file
   const clusterFiles = (await discoverClusterFiles(root)).filter((c) => c.raw.file !== configFile.file)
-  return mergeConfig({ root, ...(rootFile ? { rootFile } : {}), configFile, clusterFiles, flags, home: input.home, cwd: input.cwd })
+  return mergeConfig({
+    root,
+    ...(rootFile ? { rootFile } : {}),
+    configFile,
+    clusterFiles,
+    flags,
+    home: input.home,
+    cwd: input.cwd,
+  })
 }

@@ -18,7 +18,10 @@ export interface ConfigFile {
 
 function fail(error: SchemaError): never {
   const code = error.code.startsWith('yaml-') ? 'CONFIG_PARSE' : 'CONFIG_INVALID'
-  throw new CliError(code, code === 'CONFIG_PARSE' ? `malformed YAML: ${error.message}` : error.message, { file: error.file, ...(error.line ? { line: error.line } : {}) })
+  throw new CliError(code, code === 'CONFIG_PARSE' ? `malformed YAML: ${error.message}` : error.message, {
+    file: error.file,
+    ...(error.line ? { line: error.line } : {}),
+  })
 }
 
 /** Parses config text (pure; tests and callers that read the file themselves). `cluster`: a cluster-local file. */
@@ -32,7 +35,11 @@ export function parseConfigFile(file: string, text: string, cluster?: string): C
  * Reads a config file by the loader's rules (regular file, size limit, inside `root` when given); undefined
  * when it does not exist and `optional`.
  */
-export async function readConfig(file: string, what: string, options: { root?: string; cluster?: string; optional?: boolean } = {}): Promise<ConfigFile | undefined> {
+export async function readConfig(
+  file: string,
+  what: string,
+  options: { root?: string; cluster?: string; optional?: boolean } = {},
+): Promise<ConfigFile | undefined> {
   const r = await readConfigFile(file, {
     display: file,
     ...(options.root !== undefined ? { root: options.root } : {}),

@@ -6,7 +6,17 @@
  * which beats YAML, per cluster. Every rejection names the file, field or flag.
  */
 import path from 'node:path'
-import { TOKEN_VALUE, isGitUrl, layerProcessConfig, legacyConflicts, legacySettings, parseListen, type ClusterEntry, type ConfigLayer, type ProcessConfig } from '@proxops/schema'
+import {
+  TOKEN_VALUE,
+  isGitUrl,
+  layerProcessConfig,
+  legacyConflicts,
+  legacySettings,
+  parseListen,
+  type ClusterEntry,
+  type ConfigLayer,
+  type ProcessConfig,
+} from '@proxops/schema'
 import { CliError } from '../errors.js'
 import { LOG_LEVELS, type LogLevel } from '../log.js'
 import type { ConfigFile } from './raw.js'
@@ -96,24 +106,32 @@ export function mergeConfig(input: MergeInput): DraftConfig {
   }
 
   const level = flags.logLevel ?? cfg.log.level
-  if (!(LOG_LEVELS as readonly string[]).includes(level)) flagError('--log-level', `must be one of ${LOG_LEVELS.join(', ')}`)
+  if (!(LOG_LEVELS as readonly string[]).includes(level))
+    flagError('--log-level', `must be one of ${LOG_LEVELS.join(', ')}`)
   const format = flags.logFormat ?? 'text'
   if (format !== 'text' && format !== 'json') flagError('--log-format', 'must be text or json')
 
   const auth = flags.pveAuth ?? cfg.pve.auth
   if (auth !== 'token' && auth !== 'ticket') flagError('--pve-auth', 'must be token or ticket')
-  const globalCa = flags.caFile !== undefined ? expand(flags.caFile, home, input.cwd) : cfg.pve['ca-file'] !== undefined ? expand(cfg.pve['ca-file'], home, dirOf('pve', 'ca-file')) : undefined
+  const globalCa =
+    flags.caFile !== undefined
+      ? expand(flags.caFile, home, input.cwd)
+      : cfg.pve['ca-file'] !== undefined
+        ? expand(cfg.pve['ca-file'], home, dirOf('pve', 'ca-file'))
+        : undefined
 
   const git = mergeGit(input)
 
   let pollIntervalMs = cfg.reconcile['poll-interval']
   if (flags.gitPollSec !== undefined) {
-    if (!Number.isInteger(flags.gitPollSec) || flags.gitPollSec < 0) flagError('--git-poll-sec', 'must be a whole number of seconds')
+    if (!Number.isInteger(flags.gitPollSec) || flags.gitPollSec < 0)
+      flagError('--git-poll-sec', 'must be a whole number of seconds')
     if (flags.gitPollSec > 0) pollIntervalMs = flags.gitPollSec * 1000
   }
   const pruneBudget: PruneBudget =
     flags.pruneBudget !== undefined
-      ? (parsePruneBudget(flags.pruneBudget) ?? flagError('--prune-budget', 'must be a whole number >= 0 (0 = no prunes) or "unlimited"'))
+      ? (parsePruneBudget(flags.pruneBudget) ??
+        flagError('--prune-budget', 'must be a whole number >= 0 (0 = no prunes) or "unlimited"'))
       : cfg.reconcile['prune-budget']
   const listenText = flags.listen ?? cfg.listen
   const listen = parseListen(listenText) ?? flagError('--listen', 'must be host:port, such as 127.0.0.1:9494')
@@ -126,7 +144,10 @@ export function mergeConfig(input: MergeInput): DraftConfig {
 
   const clusters = mergeClusters(input, auth, globalCa)
   if (clusters.length === 0) {
-    throw new CliError('CONFIG_INVALID', `at least one named PVE cluster is required: add clusters/<name>/config.yaml under ${input.root}`)
+    throw new CliError(
+      'CONFIG_INVALID',
+      `at least one named PVE cluster is required: add clusters/<name>/config.yaml under ${input.root}`,
+    )
   }
   return {
     root: input.root,
@@ -168,7 +189,8 @@ function mergeGit(input: MergeInput): DraftConfig['git'] {
   const extra = g?.token ? { token: g.token } : {}
   // --git-path pins local mode; --git-url switches to URL mode; otherwise the file decides
   if (flags.gitPath !== undefined) return { branch, path: input.root, ...extra }
-  if (flags.gitUrl !== undefined && !isGitUrl(flags.gitUrl)) flagError('--git-url', 'must be an https://, ssh://, git@host:path or file:// URL')
+  if (flags.gitUrl !== undefined && !isGitUrl(flags.gitUrl))
+    flagError('--git-url', 'must be an https://, ssh://, git@host:path or file:// URL')
   const url = flags.gitUrl ?? g?.url
   if (url !== undefined) return { url, branch, ...extra }
   return { branch, path: input.root, ...extra }
@@ -194,14 +216,26 @@ function mergeClusters(input: MergeInput, globalAuth: AuthMethod, globalCa: stri
   const sorted = [...out.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
   for (const cluster of sorted) {
     const other = byUrl.get(cluster.baseUrl)
-    if (other) invalid(`base-url ${cluster.baseUrl} is already used by cluster "${other}"; each cluster needs its own endpoint`, cluster.file, `pve.clusters.${cluster.name}.base-url`)
+    if (other)
+      invalid(
+        `base-url ${cluster.baseUrl} is already used by cluster "${other}"; each cluster needs its own endpoint`,
+        cluster.file,
+        `pve.clusters.${cluster.name}.base-url`,
+      )
     byUrl.set(cluster.baseUrl, cluster.name)
   }
   return sorted
 }
 
 /** A validated cluster entry plus what the CLI adds: paths resolved, the effective auth method and CA. */
-function clusterEntry(name: string, entry: ClusterEntry, file: ConfigFile, auth: AuthMethod, globalCa: string | undefined, home: string): ClusterConfig {
+function clusterEntry(
+  name: string,
+  entry: ClusterEntry,
+  file: ConfigFile,
+  auth: AuthMethod,
+  globalCa: string | undefined,
+  home: string,
+): ClusterConfig {
   const tls = entry.tls ?? {}
   const insecure = tls.insecure ?? false
   const caFile = tls.ca !== undefined ? expand(tls.ca, home, path.dirname(file.file)) : globalCa
@@ -213,9 +247,16 @@ function clusterEntry(name: string, entry: ClusterEntry, file: ConfigFile, auth:
     nodes: [...entry.nodes],
     file: file.file,
     ...(secretsFile ? { secretsFile } : {}),
-    secretRefs: { pve: { ...camelRefs(refs.pve) }, git: { ...(refs.git?.token !== undefined ? { token: refs.git.token } : {}) } },
+    secretRefs: {
+      pve: { ...camelRefs(refs.pve) },
+      git: { ...(refs.git?.token !== undefined ? { token: refs.git.token } : {}) },
+    },
     auth: entry.auth ?? auth,
-    tls: { ...(caFile && !insecure ? { caFile } : {}), ...(tls.fingerprint ? { fingerprint: tls.fingerprint } : {}), insecure },
+    tls: {
+      ...(caFile && !insecure ? { caFile } : {}),
+      ...(tls.fingerprint ? { fingerprint: tls.fingerprint } : {}),
+      insecure,
+    },
     ...(entry.disruption ? { disruption: entry.disruption as DisruptionPolicy } : {}),
   }
 }
@@ -275,7 +316,9 @@ export function resolveCredentials(draft: DraftConfig, env: Env, sops: SopsSecre
     const token = sopsToken ?? envValue(env, CREDENTIAL_ENV.token) ?? blankToUndefined(draft.pve.token)
     const password = sopsPassword ?? envValue(env, CREDENTIAL_ENV.password) ?? blankToUndefined(draft.pve.password)
     // a SOPS cluster never receives the global composed token value
-    const tokenValue = usedSops ? undefined : (envValue(env, CREDENTIAL_ENV.tokenValue) ?? blankToUndefined(draft.pve.tokenValue))
+    const tokenValue = usedSops
+      ? undefined
+      : (envValue(env, CREDENTIAL_ENV.tokenValue) ?? blankToUndefined(draft.pve.tokenValue))
 
     const gitToken = fromSops('git', 'token', cluster.secretRefs.git.token)
     if (gitToken !== undefined) {
@@ -296,7 +339,12 @@ export function resolveCredentials(draft: DraftConfig, env: Env, sops: SopsSecre
   const knownHostsFile = envValue(env, CREDENTIAL_ENV.gitKnownHosts)
   return {
     ...rest,
-    git: { ...gitRest, ...(gitToken ? { token: gitToken } : {}), ...(sshKeyFile ? { sshKeyFile } : {}), ...(knownHostsFile ? { knownHostsFile } : {}) },
+    git: {
+      ...gitRest,
+      ...(gitToken ? { token: gitToken } : {}),
+      ...(sshKeyFile ? { sshKeyFile } : {}),
+      ...(knownHostsFile ? { knownHostsFile } : {}),
+    },
     clusters,
   }
 }
@@ -312,28 +360,59 @@ function credentialsFor(
 ): Credentials {
   const where = { field: `pve.clusters.${cluster.name}` }
   if (cluster.auth === 'ticket') {
-    if (!c.user) throw new CliError('CONFIG_CREDENTIALS', `no effective PVE user after credential resolution: set secrets.pve.user, ${CREDENTIAL_ENV.user} or pve.user`, where)
-    if (!c.password) throw new CliError('CONFIG_CREDENTIALS', `ticket auth needs a password: set secrets.pve.password or ${CREDENTIAL_ENV.password}`, where)
+    if (!c.user)
+      throw new CliError(
+        'CONFIG_CREDENTIALS',
+        `no effective PVE user after credential resolution: set secrets.pve.user, ${CREDENTIAL_ENV.user} or pve.user`,
+        where,
+      )
+    if (!c.password)
+      throw new CliError(
+        'CONFIG_CREDENTIALS',
+        `ticket auth needs a password: set secrets.pve.password or ${CREDENTIAL_ENV.password}`,
+        where,
+      )
     return { method: 'ticket', user: c.user, password: c.password }
   }
   if (c.password) {
-    throw new CliError('CONFIG_CREDENTIALS', `a PVE password is set but pve.auth is token: unset it (${CREDENTIAL_ENV.password}, pve.password, secrets.pve.password) or use pve.auth: ticket`, where)
+    throw new CliError(
+      'CONFIG_CREDENTIALS',
+      `a PVE password is set but pve.auth is token: unset it (${CREDENTIAL_ENV.password}, pve.password, secrets.pve.password) or use pve.auth: ticket`,
+      where,
+    )
   }
   if (c.tokenValue) {
     const match = TOKEN_VALUE.exec(c.tokenValue.trim())
-    if (!match) throw new CliError('CONFIG_CREDENTIALS', `the composed token value (${CREDENTIAL_ENV.tokenValue} or pve.token-value) must look like user@realm!tokenid=secret`, where)
+    if (!match)
+      throw new CliError(
+        'CONFIG_CREDENTIALS',
+        `the composed token value (${CREDENTIAL_ENV.tokenValue} or pve.token-value) must look like user@realm!tokenid=secret`,
+        where,
+      )
     return { method: 'token', tokenId: match[1] as string, secret: match[2] as string }
   }
   if (!c.user && !c.tokenId?.includes('!')) {
-    throw new CliError('CONFIG_CREDENTIALS', `no effective PVE user after credential resolution: set secrets.pve.user, ${CREDENTIAL_ENV.user}, --pve-user or pve.user`, where)
+    throw new CliError(
+      'CONFIG_CREDENTIALS',
+      `no effective PVE user after credential resolution: set secrets.pve.user, ${CREDENTIAL_ENV.user}, --pve-user or pve.user`,
+      where,
+    )
   }
   if (!c.tokenId || !c.token) {
-    throw new CliError('CONFIG_CREDENTIALS', `no effective PVE token after credential resolution: set secrets.pve.token-id and secrets.pve.token, pve.token-id and ${CREDENTIAL_ENV.token}, or ${CREDENTIAL_ENV.tokenValue}`, where)
+    throw new CliError(
+      'CONFIG_CREDENTIALS',
+      `no effective PVE token after credential resolution: set secrets.pve.token-id and secrets.pve.token, pve.token-id and ${CREDENTIAL_ENV.token}, or ${CREDENTIAL_ENV.tokenValue}`,
+      where,
+    )
   }
   // token-id may be the bare name (`proxops`) or the full id (`root@pam!proxops`)
   const tokenId = c.tokenId.includes('!') ? c.tokenId : `${c.user}!${c.tokenId}`
   if (!/^[^\s!=]+@[^\s!=]+![^\s!=]+$/.test(tokenId)) {
-    throw new CliError('CONFIG_CREDENTIALS', 'the PVE token id must be user@realm!name (check pve.user and the token id)', where)
+    throw new CliError(
+      'CONFIG_CREDENTIALS',
+      'the PVE token id must be user@realm!name (check pve.user and the token id)',
+      where,
+    )
   }
   return { method: 'token', tokenId, secret: c.token }
 }

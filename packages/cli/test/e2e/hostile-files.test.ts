@@ -8,7 +8,16 @@ import { execFileSync } from 'node:child_process'
 import { mkdirSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import type { Simulator } from '@proxops/pve-sim'
-import { baseEnv, errorLines, findCanaries, makeRepo, proxops, startLab, vmManifest, type RepoOptions } from './harness.js'
+import {
+  baseEnv,
+  errorLines,
+  findCanaries,
+  makeRepo,
+  proxops,
+  startLab,
+  vmManifest,
+  type RepoOptions,
+} from './harness.js'
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 })
 
@@ -29,7 +38,9 @@ async function repo(o: RepoOptions = {}): Promise<string> {
 }
 
 /** validate and diff on one tree: exit codes and their first error line. */
-async function both(root: string): Promise<{ validate: { code: number | null; out: string }; diff: { code: number | null; err: string } }> {
+async function both(
+  root: string,
+): Promise<{ validate: { code: number | null; out: string }; diff: { code: number | null; err: string } }> {
   const env = baseEnv(root)
   const v = await proxops(['validate'], { cwd: root, env })
   const d = await proxops(['diff'], { cwd: root, env })
@@ -87,12 +98,32 @@ describe('every file through one reader', () => {
 describe('validate and diff agree', () => {
   const cases: Array<[string, RepoOptions, 0 | 1]> = [
     ['a base-url ending in /api2/json (accepted, normalised)', { baseUrl: 'BASE/api2/json' }, 0],
-    ['reconcile.poll-interval: 1.5s and disruption: allow (accepted)', { proxopsYaml: 'reconcile:\n  poll-interval: 1.5s\n  disruption: allow\n' }, 0],
-    ['a malformed pve.token-value (refused, value not shown)', { proxopsYaml: 'pve:\n  token-value: "root@pam!x:CANARY-bad-7f"\n' }, 1],
+    [
+      'reconcile.poll-interval: 1.5s and disruption: allow (accepted)',
+      { proxopsYaml: 'reconcile:\n  poll-interval: 1.5s\n  disruption: allow\n' },
+      0,
+    ],
+    [
+      'a malformed pve.token-value (refused, value not shown)',
+      { proxopsYaml: 'pve:\n  token-value: "root@pam!x:CANARY-bad-7f"\n' },
+      1,
+    ],
     ['a git.url that is not a URL (refused)', { proxopsYaml: 'git:\n  url: "not a url"\n' }, 1],
     ['an unknown disruption policy in a cluster config (refused)', { clusterExtra: '      disruption: sometimes' }, 1],
-    ['a guest on a node named ".." (refused offline, never sent as /nodes/../qemu)', { manifests: { 'vm/lab/db.yaml': vmManifest('db', 101, { node: '..' }) } }, 1],
-    ['an escaped NUL in a manifest value (refused offline)', { manifests: { 'vm/lab/db.yaml': vmManifest('db', 101).replace('  memory:', '  description: "a\\0b"\n  memory:') } }, 1],
+    [
+      'a guest on a node named ".." (refused offline, never sent as /nodes/../qemu)',
+      { manifests: { 'vm/lab/db.yaml': vmManifest('db', 101, { node: '..' }) } },
+      1,
+    ],
+    [
+      'an escaped NUL in a manifest value (refused offline)',
+      {
+        manifests: {
+          'vm/lab/db.yaml': vmManifest('db', 101).replace('  memory:', '  description: "a\\0b"\n  memory:'),
+        },
+      },
+      1,
+    ],
   ]
   for (const [name, options, want] of cases) {
     it(name, async () => {

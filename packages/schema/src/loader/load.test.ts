@@ -380,7 +380,8 @@ describe('one configuration reader (validate and every command agree)', () => {
   it('accepts what the CLI accepts: poll-interval 1.5s, disruption allow, a base-url ending in /api2/json (normalised)', async () => {
     lab([], {
       'proxops.yaml': 'reconcile: {poll-interval: 1.5s, disruption: allow}\n',
-      'clusters/lab/config.yaml': 'pve:\n  clusters:\n    lab:\n      base-url: https://lab.example.invalid:8006/api2/json/\n      nodes: [pve1]\n      disruption: allow\n',
+      'clusters/lab/config.yaml':
+        'pve:\n  clusters:\n    lab:\n      base-url: https://lab.example.invalid:8006/api2/json/\n      nodes: [pve1]\n      disruption: allow\n',
     })
     const m = await loadRepository({ root: repo!.root })
     expect(m.errors).toEqual([])
@@ -409,7 +410,7 @@ describe('one configuration reader (validate and every command agree)', () => {
   })
 })
 
-describe('readConfigFile and readRepositoryFile (the loader\'s rules for every file)', () => {
+describe("readConfigFile and readRepositoryFile (the loader's rules for every file)", () => {
   it('refuses a FIFO, a symlink to /dev/zero or out of the root, and an oversized file, without reading them', async () => {
     const { readConfigFile, readRepositoryFile } = await import('./load.js')
     const { symlinkSync } = await import('node:fs')
@@ -418,7 +419,8 @@ describe('readConfigFile and readRepositoryFile (the loader\'s rules for every f
     execFileSync('mkfifo', [join(root, 'fifo.yaml')])
     symlinkSync('/dev/zero', join(root, 'zero.yaml'))
     symlinkSync('/etc/hostname', join(root, 'out.yaml'))
-    const code = async (f: string, o = {}) => (await readConfigFile(join(root, f), { root, ...o })).errors.map((e) => `${e.file} ${e.code}`)
+    const code = async (f: string, o = {}) =>
+      (await readConfigFile(join(root, f), { root, ...o })).errors.map((e) => `${e.file} ${e.code}`)
     expect(await code('fifo.yaml')).toEqual(['fifo.yaml file-unreadable'])
     expect(await code('zero.yaml')).toEqual(['zero.yaml path-outside-root'])
     expect(await code('out.yaml')).toEqual(['out.yaml path-outside-root'])
@@ -427,8 +429,12 @@ describe('readConfigFile and readRepositoryFile (the loader\'s rules for every f
     expect((await readConfigFile(join(root, 'zero.yaml'))).errors.map((e) => e.code)).toEqual(['file-unreadable'])
     expect((await readConfigFile(join(root, 'ok.yaml'), { root })).layer?.config.log.level).toBe('warn')
     expect((await readConfigFile(join(root, 'missing.yaml'), { root })).missing).toBe(true)
-    expect(await readRepositoryFile(join(root, 'fifo.yaml'), { root })).toMatchObject({ error: { code: 'file-unreadable' } })
-    expect(await readRepositoryFile(join(root, 'out.yaml'), { root })).toMatchObject({ error: { code: 'path-outside-root' } })
+    expect(await readRepositoryFile(join(root, 'fifo.yaml'), { root })).toMatchObject({
+      error: { code: 'file-unreadable' },
+    })
+    expect(await readRepositoryFile(join(root, 'out.yaml'), { root })).toMatchObject({
+      error: { code: 'path-outside-root' },
+    })
     expect(await readRepositoryFile(join(root, 'ok.yaml'), { root })).toEqual({ text: 'log: {level: warn}\n' })
   })
 })
@@ -441,7 +447,15 @@ describe('names and bytes PVE cannot take are rejected offline', () => {
       'vm/base/nul.yaml': vmYaml('nul', 101).replace('name: nul', 'name: nul\0'),
       'vm/base/esc.yaml': `${vmYaml('esc', 102)}  description: "a\\0b"\n`,
     })
-    writeFileSync(join(repo!.root, 'vm/base/latin1.yaml'), Buffer.concat([Buffer.from(vmYaml('latin', 103)), Buffer.from('  description: caf'), Buffer.from([0xe9]), Buffer.from('\n')]))
+    writeFileSync(
+      join(repo!.root, 'vm/base/latin1.yaml'),
+      Buffer.concat([
+        Buffer.from(vmYaml('latin', 103)),
+        Buffer.from('  description: caf'),
+        Buffer.from([0xe9]),
+        Buffer.from('\n'),
+      ]),
+    )
     const m = await loadRepository({ root: repo!.root })
     expect(m.clusters[0]!.index.resources).toEqual([])
     const byFile = Object.fromEntries(m.errors.map((e) => [e.file, `${e.code} ${e.message}`]))
