@@ -1,7 +1,7 @@
 /** diff, apply and status: one cycle per selected cluster, in name order; an abort never stops the others. */
 import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import type { Plan, ProgressEvent, Report } from '@proxops/planner'
+import { convergence, type Plan, type ProgressEvent, type Report } from '@proxops/planner'
 import { CliError, oneLine } from '../errors.js'
 import { renderPlanMarkdown } from '../render/plan-markdown.js'
 import { renderPlanText } from '../render/plan-text.js'
@@ -111,7 +111,8 @@ export async function diffHandler(
     ctx.log.info('plan saved', { file: args.out, commit: tree.commit, clusters: plans.map((p) => p.cluster) })
   }
   if (aborted) return 1
-  if (args['detailed-exitcode'] && plans.some((p) => p.actions.length > 0)) return 2
+  // 2 whenever PVE does not match git: changes to make, or objects blocked
+  if (args['detailed-exitcode'] && plans.some((p) => !convergence(p).converged)) return 2
   return 0
 }
 

@@ -1,0 +1,88 @@
+/**
+ * Honest convergence signals, through the built CLI against the simulator: "No changes. PVE matches git." and
+ * exit 0 only when PVE matches git; an offline node, a deferred prune or an anomaly is reported as blocked by
+ * diff's last line, --detailed-exitcode, status and apply's exit code.
+ */
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { rmSync, unlinkSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import type { Simulator } from '@proxops/pve-sim'
+import { baseEnv, findCanaries, git, makeRepo, proxops, startLab, transcript, vmManifest } from './harness.js'
+
+vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 })
+
+let sim: Simulator
+let root: string
+const run = (...args: string[]) => proxops(args, { cwd: root, env: baseEnv(root) })
+const lastLine = (text: string): string => text.trimEnd().split('\n').at(-1) ?? ''
+
+beforeAll(async () => {
+  sim = await startLab()
+  root = await makeRepo(sim, {
+    manifests: {
+      'vm/lab/web.yaml': vmManifest('web', 100),
+      'vm/lab/db.yaml': vmManifest('db', 101, { node: 'pve2' }),
+    },
+    proxopsYaml: 'reconcile:\n  prune-budget: 0\n',
+  })
+  const applied = await run('apply', '--yes')
+  expect(applied.code, applied.stderr).toBe(0)
+})
+afterAll(async () => {
+  await sim.close()
+  rmSync(root, { recursive: true, force: true })
+})
+
+describe('convergence is a fact, not a default', () => {
+  it('converged: "No changes. PVE matches git.", exit 0 with --detailed-exitcode, status converged', async () => {
+    const diff = await run('diff', '--detailed-exitcode')
+    expect(diff.code, diff.stderr).toBe(0)
+    expect(lastLine(diff.stdout)).toBe('No changes. PVE matches git.')
+    const status = await run('status')
+    expect(status.stdout).toMatch(/^\[lab\] converged/m)
+  })
+
+  it('an offline node: no actions possible, one object blocked, exit 2; status names the reason', async () => {
+    sim.control.setNodeOnline('pve2', false)
+    try {
+      const diff = await run('diff', '--detailed-exitcode')
+      expect(diff.code, diff.stdout + diff.stderr).toBe(2)
+      expect(lastLine(diff.stdout)).toBe('No actions possible; 1 object blocked: node-offline 1.')
+      const plain = await run('diff')
+      expect(plain.code).toBe(0)
+      const status = await run('status')
+      expect(status.stdout).toMatch(/^\[lab\] blocked \(1 object blocked: node-offline 1\)/m)
+      expect(status.stdout).toMatch(/VM\s+db\s+101\s+blocked\s+node-offline: /)
+      const json = JSON.parse((await run('status', '--output', 'json')).stdout) as {
+        cycles: {
+          result: string
+          blocked: number
+          blockedByReason: Record<string, number>
+          objects: { name: string; state: string; blocked?: string }[]
+        }[]
+      }
+      expect(json.cycles[0]).toMatchObject({ result: 'blocked', blocked: 1, blockedByReason: { 'node-offline': 1 } })
+      expect(json.cycles[0]?.objects.find((o) => o.name === 'db')).toMatchObject({
+        state: 'blocked',
+        blocked: 'node-offline',
+      })
+      const apply = await run('apply', '--yes')
+      expect(apply.code, apply.stdout).toBe(1)
+    } finally {
+      sim.control.setNodeOnline('pve2', true)
+    }
+  })
+
+  it('a prune deferred by a budget of 0: blocked prune-deferred, exit 2, never "No changes"', async () => {
+    unlinkSync(path.join(root, 'vm/lab/web.yaml'))
+    writeFileSync(path.join(root, 'clusters/lab/resources.yaml'), 'resources:\n  - ../../vm/lab/db.yaml\n')
+    git(root, 'commit', '-qam', 'retire web')
+    const diff = await run('diff', '--detailed-exitcode')
+    expect(diff.code, diff.stdout + diff.stderr).toBe(2)
+    expect(lastLine(diff.stdout)).toBe('No actions possible; 1 object blocked: prune-deferred 1.')
+  })
+
+  it('no canary anywhere', () => {
+    expect(findCanaries(transcript.join('\n'))).toEqual([])
+  })
+})
