@@ -146,6 +146,13 @@ export async function applyHandler(
   args: PlanArgs & { plan?: string; yes?: boolean; 'dry-run'?: boolean },
 ): Promise<number> {
   if (args['dry-run']) return diffHandler(ctx, args)
+  // nobody can answer the question: without --yes nothing is applied (as Terraform does)
+  if (!args.yes && !(ctx.io.stdinIsTty && ctx.io.confirm)) {
+    throw new CliError(
+      'USAGE',
+      'apply needs --yes when stdin is not a terminal (review the plan with proxops diff first); nothing was applied',
+    )
+  }
   const prepared = await prepare(ctx, args, args.cluster !== undefined ? { cluster: args.cluster } : {})
   const tree = await prepared.source.sync(args.plan !== undefined ? { ignore: [path.resolve(ctx.cwd, args.plan)] } : {})
   const p = painter(ctx, args)

@@ -86,3 +86,40 @@ describe('convergence is a fact, not a default', () => {
     expect(findCanaries(transcript.join('\n'))).toEqual([])
   })
 })
+
+describe('applying only when meant', () => {
+  it('apply without --yes and without a terminal refuses with a one-line hint and writes nothing', async () => {
+    const writes = sim.stats.writes()
+    const r = await run('apply')
+    expect(r.code).toBe(1)
+    expect(
+      r.stderr
+        .trim()
+        .split('\n')
+        .filter((l) => l.startsWith('proxops: ')),
+    ).toEqual([
+      'proxops: error: apply needs --yes when stdin is not a terminal (review the plan with proxops diff first); nothing was applied',
+    ])
+    expect(sim.stats.writes()).toBe(writes)
+  })
+})
+
+describe('--version and help never run a command', () => {
+  it('--version anywhere, and the version command, print the version and send no request', async () => {
+    const requests = sim.stats.requests.length
+    for (const args of [['diff', '--version'], ['apply', '--yes', '--version'], ['version'], ['--version']]) {
+      const r = await run(...args)
+      expect(r.code, args.join(' ')).toBe(0)
+      expect(r.stdout).toMatch(/^proxops version \d+\.\d+\.\d+\n$/)
+    }
+    expect(sim.stats.requests.length).toBe(requests)
+  })
+
+  it("proxops help <command> is the command's --help", async () => {
+    const viaHelp = await run('help', 'diff')
+    const viaFlag = await run('diff', '--help')
+    expect(viaHelp.code).toBe(0)
+    expect(viaHelp.stdout).toBe(viaFlag.stdout)
+    expect(viaHelp.stdout).toContain('--detailed-exitcode')
+  })
+})
