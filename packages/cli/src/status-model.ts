@@ -13,6 +13,9 @@ import {
   type Report,
 } from '@proxops/planner'
 
+/** `format_version` of the JSON that `status` and `apply` print (`--output json`); raised on a breaking change */
+export const STATUS_FORMAT_VERSION = 1
+
 /** `blocked`: the object does not match git and this cycle cannot make it so (see `blocked` for why) */
 export type ObjectState = 'converged' | 'drift' | 'in_progress' | 'failed' | 'skipped' | 'pruned' | 'blocked'
 

@@ -12,7 +12,7 @@ import { err, out, type CliContext } from '../runtime/context.js'
 import { runCycle, type CycleOutcome } from '../runtime/cycle.js'
 import type { SourceTree } from '../runtime/source.js'
 import { canonicalJson } from '../render/json.js'
-import type { ClusterCycle } from '../status-model.js'
+import { STATUS_FORMAT_VERSION, type ClusterCycle } from '../status-model.js'
 import { allowEmpty, painter, parsePlanSet, planSetJson, prepare, type GlobalArgs, type Prepared } from './common.js'
 
 export interface PlanArgs extends GlobalArgs {
@@ -256,7 +256,7 @@ export async function applyHandler(
       await client.close()
     }
   }
-  if (json) out(ctx, canonicalJson({ cycles, reports }))
+  if (json) out(ctx, canonicalJson({ format_version: STATUS_FORMAT_VERSION, cycles, reports }))
   else out(ctx, renderStatus(cycles, p))
   return failed ? 1 : 0
 }
@@ -266,7 +266,8 @@ export async function statusHandler(ctx: CliContext, args: PlanArgs): Promise<nu
   const tree = await prepared.source.sync()
   const outcomes = await dryCycles(ctx, prepared, tree, args)
   const cycles = outcomes.map((o) => o.cycle)
-  if (args.output === 'json') out(ctx, canonicalJson({ commit: tree.commit, cycles }))
+  if (args.output === 'json')
+    out(ctx, canonicalJson({ format_version: STATUS_FORMAT_VERSION, commit: tree.commit, cycles }))
   else out(ctx, renderStatus(cycles, painter(ctx, args)))
   return reportAborts(ctx, outcomes) ? 1 : 0
 }

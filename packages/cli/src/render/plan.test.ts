@@ -61,6 +61,12 @@ describe('text renderer', () => {
     expect(useColor(true, { NO_COLOR: '' }, false)).toBe(true)
     expect(useColor(true, {}, true)).toBe(false)
     expect(useColor(false, {}, false)).toBe(false)
+    expect(useColor(false, { FORCE_COLOR: '1' }, false)).toBe(true)
+    expect(useColor(true, { FORCE_COLOR: '0' }, false)).toBe(false)
+    expect(useColor(false, { FORCE_COLOR: '1', NO_COLOR: '1' }, false)).toBe(false)
+    expect(useColor(false, { FORCE_COLOR: '1' }, true)).toBe(false)
+    expect(useColor(true, { TERM: 'dumb' }, false)).toBe(false)
+    expect(useColor(true, { TERM: 'xterm-256color' }, false)).toBe(true)
   })
 
   test.prop(

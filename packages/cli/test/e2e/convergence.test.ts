@@ -54,6 +54,7 @@ describe('convergence is a fact, not a default', () => {
       expect(status.stdout).toMatch(/^\[lab\] blocked \(1 object blocked: node-offline 1\)/m)
       expect(status.stdout).toMatch(/VM\s+db\s+101\s+blocked\s+node-offline: /)
       const json = JSON.parse((await run('status', '--output', 'json')).stdout) as {
+        format_version: number
         cycles: {
           result: string
           blocked: number
@@ -61,13 +62,15 @@ describe('convergence is a fact, not a default', () => {
           objects: { name: string; state: string; blocked?: string }[]
         }[]
       }
+      expect(json).toMatchObject({ format_version: 1 })
       expect(json.cycles[0]).toMatchObject({ result: 'blocked', blocked: 1, blockedByReason: { 'node-offline': 1 } })
       expect(json.cycles[0]?.objects.find((o) => o.name === 'db')).toMatchObject({
         state: 'blocked',
         blocked: 'node-offline',
       })
-      const apply = await run('apply', '--yes')
+      const apply = await run('apply', '--yes', '--output', 'json')
       expect(apply.code, apply.stdout).toBe(1)
+      expect(JSON.parse(apply.stdout)).toMatchObject({ format_version: 1, cycles: [{ result: 'blocked' }] })
     } finally {
       sim.control.setNodeOnline('pve2', true)
     }
