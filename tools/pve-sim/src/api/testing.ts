@@ -49,3 +49,11 @@ export function makeSim(opts: { nodes?: string[]; pveVersion?: '9.1' | '8.4'; ta
   }
   return s
 }
+
+/**
+ * A dir storage for guest disks (`vmdir`, images and rootdir), added through POST /storage as an admin would:
+ * a fresh install's `local` holds no guest disks.
+ */
+export async function addDirStorage(s: Sim, id = 'vmdir'): Promise<void> {
+  await s.call('POST', '/storage', { storage: id, type: 'dir', path: `/srv/${id}`, content: 'images,rootdir' })
+}

@@ -143,12 +143,17 @@ export function clusterResources(c: Cluster, type: string | undefined): Record<s
   }
   if (type === undefined || type === 'storage') {
     for (const n of c.nodes.values()) {
+      // pve-manager resources: enabled storages of each node (storage_check_enabled), extract_storage_stats;
+      // sizes and `available` come from pvestatd, which publishes nothing for an offline storage
       for (const d of n.storage.defs) {
+        if (d.disable) continue
         const s = n.storage.statusItem(d)
-        out.push({
-          id: `storage/${n.name}/${d.id}`, type: 'storage', storage: d.id, node: n.name, status: n.online ? 'available' : 'unknown',
-          plugintype: d.type, content: s.content, shared: 0, disk: s.used, maxdisk: s.total,
-        })
+        const item: Record<string, unknown> = {
+          id: `storage/${n.name}/${d.id}`, type: 'storage', storage: d.id, node: n.name, status: 'unknown',
+          plugintype: d.type, content: s.content, shared: d.shared ? 1 : 0,
+        }
+        if (n.online && s.active === 1) Object.assign(item, { status: 'available', disk: s.used, maxdisk: s.total })
+        out.push(item)
       }
     }
   }
