@@ -54,9 +54,14 @@ function netRelinkOnly(change: ValueChange | undefined): boolean {
   const b = qemuNic(change.after)
   if (!a || !b) return false
   const num = (v: string | undefined) => (v === undefined ? undefined : Number(v))
-  return a.model === b.model && (a.mac ?? '').toLowerCase() === (b.mac ?? '').toLowerCase() &&
-    num(a.props.queues) === num(b.props.queues) && num(a.props.mtu) === num(b.props.mtu) &&
-    a.props.bridge !== undefined && b.props.bridge !== undefined
+  return (
+    a.model === b.model &&
+    (a.mac ?? '').toLowerCase() === (b.mac ?? '').toLowerCase() &&
+    num(a.props.queues) === num(b.props.queues) &&
+    num(a.props.mtu) === num(b.props.mtu) &&
+    a.props.bridge !== undefined &&
+    b.props.bridge !== undefined
+  )
 }
 
 function isCdrom(value: string | undefined): boolean {

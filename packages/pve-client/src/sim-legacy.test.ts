@@ -2,7 +2,7 @@
  * PVE 8.4 schema and PVE <= 8.3 error bodies (no `message`: the client must read the HTTP reason phrase).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Simulator, startSimulator } from '@proxops/pve-sim'
+import { type Simulator, apidocForTests, startSimulator } from '@proxops/pve-sim'
 import { type PveClient, createPveClient } from './client.js'
 import type { PveError, PveLockedError, PveParamError } from './errors.js'
 
@@ -11,15 +11,29 @@ let c: PveClient
 const wait = { pollIntervalMs: 20 }
 
 beforeAll(async () => {
-  sim = await startSimulator({ pveVersion: '8.4', errorMessageInBody: false, taskDurationMs: 20, authFailureDelayMs: 10, log: () => {} })
-  c = createPveClient({ baseUrl: sim.apiUrl, auth: { type: 'token', tokenId: sim.token.id, secret: sim.token.secret }, tls: { ca: sim.caPem! } })
+  sim = await startSimulator({
+    pveVersion: '8.4',
+    errorMessageInBody: false,
+    taskDurationMs: 20,
+    authFailureDelayMs: 10,
+    log: () => {},
+  })
+  c = createPveClient({
+    baseUrl: sim.apiUrl,
+    auth: { type: 'token', tokenId: sim.token.id, secret: sim.token.secret },
+    tls: { ca: sim.caPem! },
+  })
 })
 afterAll(async () => {
   await c?.close()
   await sim?.close()
 })
 
-const rejection = (p: Promise<unknown>) => p.then(() => expect.unreachable(), (e: unknown) => e as PveError)
+const rejection = (p: Promise<unknown>) =>
+  p.then(
+    () => expect.unreachable(),
+    (e: unknown) => e as PveError,
+  )
 
 describe('PVE 8.4 with old-style error bodies', () => {
   it('reads the version and runs a task', async () => {
@@ -28,7 +42,8 @@ describe('PVE 8.4 with old-style error bodies', () => {
     expect((await c.guestConfig('pve1', 'qemu', 300)).values.tags).toBe('a;b')
   })
 
-  it('classifies errors from the reason phrase alone', async () => {
+  // the last case is a schema 400: skipped without the PVE 8.4 API schema (a fresh clone)
+  it.skipIf(!apidocForTests('8.4'))('classifies errors from the reason phrase alone', async () => {
     const missing = await rejection(c.guestConfig('pve1', 'qemu', 999))
     expect(missing).toMatchObject({ code: 'PVE_NOT_FOUND', status: 500 })
     expect(missing.pveMessage).toMatch(/does not exist/)

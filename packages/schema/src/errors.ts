@@ -108,11 +108,7 @@ export interface SchemaError {
 /** Sorts by file, line, column, code, message; stable for equal errors. */
 export function compareErrors(a: SchemaError, b: SchemaError): number {
   return (
-    cmp(a.file, b.file) ||
-    a.line - b.line ||
-    a.column - b.column ||
-    cmp(a.code, b.code) ||
-    cmp(a.message, b.message)
+    cmp(a.file, b.file) || a.line - b.line || a.column - b.column || cmp(a.code, b.code) || cmp(a.message, b.message)
   )
 }
 

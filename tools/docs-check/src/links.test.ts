@@ -23,11 +23,18 @@ const packageReadmes = ['packages', 'tools', 'examples'].flatMap((parent) =>
     .map((name) => `${parent}/${name}/README.md`)
     .filter((file) => existsSync(path.join(repoRoot, file))),
 )
-const docFiles = ['README.md', ...markdownFiles('docs'), ...(existsSync(path.join(repoRoot, 'examples/README.md')) ? ['examples/README.md'] : []), ...packageReadmes].sort()
+const docFiles = [
+  'README.md',
+  ...markdownFiles('docs'),
+  ...(existsSync(path.join(repoRoot, 'examples/README.md')) ? ['examples/README.md'] : []),
+  ...packageReadmes,
+].sort()
 
 /** Where a link from `file` lands, relative to the repository root ("/x" counts from the root, as on GitHub). */
 function resolveLink(file: string, target: string): string {
-  const abs = target.startsWith('/') ? path.join(repoRoot, target) : path.resolve(path.dirname(path.join(repoRoot, file)), target)
+  const abs = target.startsWith('/')
+    ? path.join(repoRoot, target)
+    : path.resolve(path.dirname(path.join(repoRoot, file)), target)
   return path.relative(repoRoot, abs).split(path.sep).join('/')
 }
 
@@ -44,6 +51,35 @@ describe('relative links', () => {
       })
       .map((l) => `${file}:${l.line}: ${l.target}`)
     expect(broken).toEqual([])
+  })
+})
+
+// Published READMEs and --help link docs by absolute URL (relative links break on the npm registry): every such
+// link into this repository names a file that exists here.
+const repoUrl = (
+  JSON.parse(readFileSync(path.join(repoRoot, 'packages/cli/package.json'), 'utf8')) as { repository: { url: string } }
+).repository.url
+  .replace(/^git\+/, '')
+  .replace(/\.git$/, '')
+describe('absolute links into this repository', () => {
+  const own = new RegExp(`${repoUrl.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/(?:blob|tree)/main/([^)#\\s'"]+)`, 'g')
+  it.each([...docFiles, 'packages/cli/src/cli.ts'])('%s: every link names a file of the repository', (file) => {
+    const text = readFileSync(path.join(repoRoot, file), 'utf8')
+    const broken = [...text.matchAll(own)]
+      .map((m) => m[1] as string)
+      .filter((rel) => !existsSync(path.join(repoRoot, rel)))
+    expect(broken).toEqual([])
+  })
+
+  it('the package READMEs use them for every page outside their package', () => {
+    const outside = packageReadmes
+      .filter((f) => f.startsWith('packages/'))
+      .flatMap((f) =>
+        relativeLinks(readFileSync(path.join(repoRoot, f), 'utf8'))
+          .filter((l) => l.target.startsWith('../'))
+          .map((l) => `${f}:${l.line}: ${l.target}`),
+      )
+    expect(outside).toEqual([])
   })
 })
 
@@ -78,7 +114,9 @@ describe('the docs index', () => {
     const readme = readFileSync(path.join(repoRoot, 'README.md'), 'utf8')
     expect(readme).toContain('pnpm test') // CI checks it too
     expect(readme).toContain('pnpm install && pnpm demo')
-    const scripts = (JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts
+    const scripts = (
+      JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+    ).scripts
     expect(scripts.demo).toMatch(/tools\/demo\.mjs/)
     expect(scripts.test).toBeDefined()
     expect(existsSync(path.join(repoRoot, 'tools/demo.mjs'))).toBe(true)
@@ -90,7 +128,10 @@ function documentedPackages(): string[] {
   const dirs = ['packages', 'tools'].flatMap((parent) =>
     readdirSync(path.join(repoRoot, parent))
       .map((name) => `${parent}/${name}`)
-      .filter((dir) => existsSync(path.join(repoRoot, dir, 'package.json')) && statSync(path.join(repoRoot, dir)).isDirectory()),
+      .filter(
+        (dir) =>
+          existsSync(path.join(repoRoot, dir, 'package.json')) && statSync(path.join(repoRoot, dir)).isDirectory(),
+      ),
   )
   return dirs.filter((dir) => {
     const manifest = JSON.parse(readFileSync(path.join(repoRoot, dir, 'package.json'), 'utf8')) as { private?: boolean }
@@ -104,7 +145,15 @@ const INSTALL_ONLY = /^\s*(?:(?:pnpm|npm|yarn)\s+(?:add|i|install)\b[^\n]*\n?)+\
 
 describe('package READMEs', () => {
   it('finds the publishable packages', () => {
-    expect(documentedPackages()).toEqual(expect.arrayContaining(['packages/schema', 'packages/cli', 'packages/planner', 'packages/sops', 'packages/pve-client']))
+    expect(documentedPackages()).toEqual(
+      expect.arrayContaining([
+        'packages/schema',
+        'packages/cli',
+        'packages/planner',
+        'packages/sops',
+        'packages/pve-client',
+      ]),
+    )
   })
 
   it.each(documentedPackages())('%s/README.md exists and has an example block', (dir) => {

@@ -33,7 +33,8 @@ export interface TaskRecord {
   exitstatus: string
 }
 
-export type ActionOutcome = { status: 'ok'; tasks: TaskRecord[] } | { status: 'failed'; error: string; tasks: TaskRecord[] }
+export type ActionOutcome =
+  { status: 'ok'; tasks: TaskRecord[] } | { status: 'failed'; error: string; tasks: TaskRecord[] }
 
 /** An action failed; the message is already free of secrets. */
 class ActionFailure extends Error {}
@@ -45,18 +46,54 @@ const CREATE_FORM = /^(?:volume=)?[a-zA-Z][a-zA-Z0-9_.-]*:(?:\d+(?:\.\d+)?|cloud
 export async function runAction(action: Action, ctx: ActionContext): Promise<ActionOutcome> {
   const tasks: TaskRecord[] = []
   const secrets: string[] = []
+  let index = 0
   try {
-    for (const request of action.requests) await runRequest(request, ctx, tasks, secrets)
+    for (; index < action.requests.length; index++) await runRequest(action.requests[index]!, ctx, tasks, secrets)
     const problem = await confirmAction(action, ctx)
     if (problem) return { status: 'failed', error: `not confirmed by read-back: ${redact(problem, secrets)}`, tasks }
     return { status: 'ok', tasks }
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error)
-    return { status: 'failed', error: redact(message, secrets), tasks }
+    const restored = await restorePower(action, index, ctx, tasks, secrets)
+    return { status: 'failed', error: redact(`${message}${restored}`, secrets), tasks }
   }
 }
 
-async function runRequest(request: PveRequest, ctx: ActionContext, tasks: TaskRecord[], secrets: string[]): Promise<void> {
+const RESTART_ACTIONS: ReadonlySet<Action['type']> = new Set(['shutdown-then-update', 'restart'])
+
+/**
+ * A restart-class action whose request `failed` failed still ends with its last request when that is the
+ * guest's desired power state: the start, if the shutdown was sent (a guest is never left off because a
+ * step after its shutdown failed, and no later cycle defers its start on that failure), or the shutdown of a
+ * guest desired stopped. Returns what it did, to append to the first error.
+ */
+async function restorePower(
+  action: Action,
+  failed: number,
+  ctx: ActionContext,
+  tasks: TaskRecord[],
+  secrets: string[],
+): Promise<string> {
+  if (!RESTART_ACTIONS.has(action.type)) return ''
+  const last = action.requests.length - 1
+  const final = action.requests[last]
+  if (final === undefined || last <= failed) return ''
+  const shutdownSent = action.requests.slice(0, failed + 1).some((r) => r.call === 'shutdown' || r.call === 'stop')
+  if (!(final.call === 'start' && shutdownSent) && final.call !== 'shutdown') return ''
+  try {
+    await runRequest(final, ctx, tasks, secrets)
+    return `; desired power state restored (${final.call} sent)`
+  } catch (error) {
+    return `; restoring the power state also failed: ${error instanceof Error ? error.message : String(error)}`
+  }
+}
+
+async function runRequest(
+  request: PveRequest,
+  ctx: ActionContext,
+  tasks: TaskRecord[],
+  secrets: string[],
+): Promise<void> {
   const { writer } = ctx
   switch (request.call) {
     case 'createGuest': {
@@ -66,7 +103,8 @@ async function runRequest(request: PveRequest, ctx: ActionContext, tasks: TaskRe
       return
     }
     case 'cloneGuest': {
-      if (Number(request.params.newid) === request.vmid) throw new ActionFailure(`refused: clone source and target are both vmid ${request.vmid}`)
+      if (Number(request.params.newid) === request.vmid)
+        throw new ActionFailure(`refused: clone source and target are both vmid ${request.vmid}`)
       const { params, secrets: s } = await resolveParams(request.params, ctx.secrets)
       secrets.push(...s)
       await call('clone', ctx, tasks, () => writer.cloneGuest(request.node, request.guest, request.vmid, params))
@@ -76,11 +114,16 @@ async function runRequest(request: PveRequest, ctx: ActionContext, tasks: TaskRe
       const { params, secrets: s } = await resolveParams(request.params, ctx.secrets)
       secrets.push(...s)
       let digest = request.digest
-      const createForms = Object.entries(params).filter(([key, value]) => DISK_KEY.test(key) && typeof value === 'string' && CREATE_FORM.test(value))
+      const createForms = Object.entries(params).filter(
+        ([key, value]) => DISK_KEY.test(key) && typeof value === 'string' && CREATE_FORM.test(value),
+      )
       if (createForms.length > 0 || (request.onlyIfAbsent?.length ?? 0) > 0) {
         // read just before the write: keys already set are not rewritten, and a create form never lands on a volume
         const live = await ctx.reader.guestConfig(request.node, request.guest, request.vmid)
-        if (digest !== undefined && live.digest !== digest) throw new ActionFailure(`config of ${request.guest} ${request.vmid} changed since plan (digest mismatch); the next cycle re-plans`)
+        if (digest !== undefined && live.digest !== digest)
+          throw new ActionFailure(
+            `config of ${request.guest} ${request.vmid} changed since plan (digest mismatch); the next cycle re-plans`,
+          )
         digest ??= live.digest
         for (const key of request.onlyIfAbsent ?? []) if (live.values[key] !== undefined) delete params[key]
         for (const [key] of createForms) {
@@ -91,12 +134,21 @@ async function runRequest(request: PveRequest, ctx: ActionContext, tasks: TaskRe
         }
       }
       if (Object.keys(params).length === 0) return
-      await call('update', ctx, tasks, () => writer.updateConfig(request.node, request.guest, request.vmid, params, digest !== undefined ? { digest } : {}))
+      await call('update', ctx, tasks, () =>
+        writer.updateConfig(request.node, request.guest, request.vmid, params, digest !== undefined ? { digest } : {}),
+      )
       return
     }
     case 'resizeDisk':
       await call('resize', ctx, tasks, () =>
-        writer.resizeDisk(request.node, request.guest, request.vmid, request.disk, request.size, request.digest !== undefined ? { digest: request.digest } : {}),
+        writer.resizeDisk(
+          request.node,
+          request.guest,
+          request.vmid,
+          request.disk,
+          request.size,
+          request.digest !== undefined ? { digest: request.digest } : {},
+        ),
       )
       return
     case 'start':
@@ -110,7 +162,11 @@ async function runRequest(request: PveRequest, ctx: ActionContext, tasks: TaskRe
         'shutdown',
         ctx,
         tasks,
-        () => writer.shutdown(request.node, request.guest, request.vmid, { timeoutSeconds: request.timeoutSeconds, forceStop: request.forceStop }),
+        () =>
+          writer.shutdown(request.node, request.guest, request.vmid, {
+            timeoutSeconds: request.timeoutSeconds,
+            forceStop: request.forceStop,
+          }),
         /not running/,
         (request.timeoutSeconds + 60) * 1000,
       )
@@ -127,7 +183,14 @@ async function runRequest(request: PveRequest, ctx: ActionContext, tasks: TaskRe
     case 'downloadUrl': {
       const { params, secrets: s } = await resolveParams(request.params, ctx.secrets)
       secrets.push(...s)
-      await call('download', ctx, tasks, () => writer.downloadUrl(request.node, request.storage, params), undefined, ctx.downloadTimeoutMs)
+      await call(
+        'download',
+        ctx,
+        tasks,
+        () => writer.downloadUrl(request.node, request.storage, params),
+        undefined,
+        ctx.downloadTimeoutMs,
+      )
       return
     }
   }
@@ -172,7 +235,9 @@ async function call(
 async function waitWithProgress(task: TaskRef, ctx: ActionContext, timeoutMs: number): Promise<TaskResult> {
   ctx.onTaskStarted?.(task)
   const started = ctx.now()
-  const timer = ctx.onTaskRunning ? setInterval(() => ctx.onTaskRunning!(task, ctx.now() - started), ctx.progressIntervalMs) : undefined
+  const timer = ctx.onTaskRunning
+    ? setInterval(() => ctx.onTaskRunning!(task, ctx.now() - started), ctx.progressIntervalMs)
+    : undefined
   timer?.unref?.()
   try {
     // no abort signal here: a started action runs to its end, so a guest is never left half-way (stopped, unstarted)
@@ -185,8 +250,14 @@ async function waitWithProgress(task: TaskRef, ctx: ActionContext, timeoutMs: nu
 export function guestTarget(action: Action): { node: string; guest: GuestType; vmid: number } | undefined {
   for (const r of action.requests) {
     if (r.call === 'createGuest') return { node: r.node, guest: r.guest, vmid: Number(r.params.vmid) }
-    if (r.call === 'cloneGuest') return { node: r.params.target !== undefined ? String(r.params.target) : r.node, guest: r.guest, vmid: Number(r.params.newid) }
+    if (r.call === 'cloneGuest')
+      return {
+        node: r.params.target !== undefined ? String(r.params.target) : r.node,
+        guest: r.guest,
+        vmid: Number(r.params.newid),
+      }
   }
-  for (const r of action.requests) if (r.call !== 'downloadUrl' && r.call !== 'createGuest') return { node: r.node, guest: r.guest, vmid: r.vmid }
+  for (const r of action.requests)
+    if (r.call !== 'downloadUrl' && r.call !== 'createGuest') return { node: r.node, guest: r.guest, vmid: r.vmid }
   return undefined
 }

@@ -32,9 +32,12 @@ describe('guest config decoding', () => {
     expect(() => decodeGuestConfig({ a: { b: 1 } })).toThrow(expect.objectContaining({ code: 'WIRE_CONFIG' }))
   })
 
-  test.prop([fc.dictionary(fc.string({ maxLength: 8 }), fc.oneof(fc.string(), fc.integer(), fc.boolean()), { maxKeys: 8 })], {
-    numRuns: 200,
-  })('every scalar survives as its string form', (raw) => {
+  test.prop(
+    [fc.dictionary(fc.string({ maxLength: 8 }), fc.oneof(fc.string(), fc.integer(), fc.boolean()), { maxKeys: 8 })],
+    {
+      numRuns: 200,
+    },
+  )('every scalar survives as its string form', (raw) => {
     const { digest, values } = decodeGuestConfig(raw)
     for (const [k, v] of Object.entries(raw)) {
       const s = typeof v === 'boolean' ? (v ? '1' : '0') : String(v)

@@ -19,7 +19,8 @@ export function decodeGuestConfig(raw: unknown, field = 'config'): DecodedGuestC
   for (const key of Object.keys(raw).sort()) {
     const value = (raw as Record<string, unknown>)[key]
     if (value === null || value === undefined) continue
-    if (typeof value === 'object') throw new WireError('WIRE_CONFIG', `key '${key.slice(0, 40)}' is not a scalar`, field)
+    if (typeof value === 'object')
+      throw new WireError('WIRE_CONFIG', `key '${key.slice(0, 40)}' is not a scalar`, field)
     const s = toStr(value, `${field}.${key.slice(0, 40)}`)
     if (key === 'digest') digest = s
     else entries.push([key, s])

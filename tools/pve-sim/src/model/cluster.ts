@@ -88,8 +88,13 @@ export class Cluster {
     this.storage = new StorageConfig(defaultStorages(options.pveVersion))
     for (const name of options.nodes) {
       this.nodes.set(name, {
-        name, online: true, storage: new NodeStorage(name, this.storage), bootMs: t - 86_400_000 - this.rng.int(86_400_000),
-        pstartBase: 1000 + this.rng.int(10_000_000), maxcpu: 16, maxmem: 64 * 1024 ** 3,
+        name,
+        online: true,
+        storage: new NodeStorage(name, this.storage),
+        bootMs: t - 86_400_000 - this.rng.int(86_400_000),
+        pstartBase: 1000 + this.rng.int(10_000_000),
+        maxcpu: 16,
+        maxmem: 64 * 1024 ** 3,
       })
     }
   }
@@ -105,7 +110,10 @@ export class Cluster {
   /** 500 `hostname lookup` for unknown nodes, 595 for offline ones (pveproxy cannot reach them) */
   requireNode(name: string): NodeState {
     const n = this.nodes.get(name)
-    if (!n) throw fail500(`hostname lookup '${name}' failed - failed to get address info for: ${name}: Name or service not known`)
+    if (!n)
+      throw fail500(
+        `hostname lookup '${name}' failed - failed to get address info for: ${name}: Name or service not known`,
+      )
     if (!n.online) throw new PveHttpError(595, 'No route to host')
     return n
   }
@@ -188,8 +196,16 @@ export class Cluster {
   addGuest(vmid: number, type: GuestType, node: string, conf: GuestConfig): Guest {
     const now = this.now()
     const g: Guest = {
-      vmid, type, node, conf, status: 'stopped', paused: false, createdMs: now, seenStatus: 'unknown',
-      statusChangedMs: now, ignoresShutdown: false,
+      vmid,
+      type,
+      node,
+      conf,
+      status: 'stopped',
+      paused: false,
+      createdMs: now,
+      seenStatus: 'unknown',
+      statusChangedMs: now,
+      ignoresShutdown: false,
     }
     this.guests.set(vmid, g)
     return g

@@ -12,11 +12,34 @@ export type StorageType = 'dir' | 'lvmthin' | 'lvm' | 'zfspool' | 'nfs' | 'cifs'
 export type ContentType = 'images' | 'rootdir' | 'iso' | 'vztmpl' | 'import' | 'snippets' | 'backup'
 
 /** the plugin data the simulator models per type: allowed content, default content, file-based (pve-storage `plugindata`) */
-export const STORAGE_TYPES: Record<StorageType, { content: ContentType[]; defaultContent: ContentType[]; file: boolean; shared: boolean }> = {
-  dir: { content: ['images', 'rootdir', 'vztmpl', 'iso', 'backup', 'snippets', 'import'], defaultContent: ['images', 'rootdir'], file: true, shared: false },
-  nfs: { content: ['images', 'rootdir', 'vztmpl', 'iso', 'backup', 'snippets', 'import'], defaultContent: ['images'], file: true, shared: true },
-  cifs: { content: ['images', 'rootdir', 'vztmpl', 'iso', 'backup', 'snippets', 'import'], defaultContent: ['images'], file: true, shared: true },
-  cephfs: { content: ['vztmpl', 'iso', 'backup', 'snippets', 'import'], defaultContent: ['backup'], file: true, shared: true },
+export const STORAGE_TYPES: Record<
+  StorageType,
+  { content: ContentType[]; defaultContent: ContentType[]; file: boolean; shared: boolean }
+> = {
+  dir: {
+    content: ['images', 'rootdir', 'vztmpl', 'iso', 'backup', 'snippets', 'import'],
+    defaultContent: ['images', 'rootdir'],
+    file: true,
+    shared: false,
+  },
+  nfs: {
+    content: ['images', 'rootdir', 'vztmpl', 'iso', 'backup', 'snippets', 'import'],
+    defaultContent: ['images'],
+    file: true,
+    shared: true,
+  },
+  cifs: {
+    content: ['images', 'rootdir', 'vztmpl', 'iso', 'backup', 'snippets', 'import'],
+    defaultContent: ['images'],
+    file: true,
+    shared: true,
+  },
+  cephfs: {
+    content: ['vztmpl', 'iso', 'backup', 'snippets', 'import'],
+    defaultContent: ['backup'],
+    file: true,
+    shared: true,
+  },
   lvmthin: { content: ['images', 'rootdir'], defaultContent: ['images', 'rootdir'], file: false, shared: false },
   lvm: { content: ['images', 'rootdir'], defaultContent: ['images', 'rootdir'], file: false, shared: false },
   zfspool: { content: ['images', 'rootdir'], defaultContent: ['images', 'rootdir'], file: false, shared: false },
@@ -62,11 +85,34 @@ export interface Volume {
  * admin added (a ZFS install has it instead of local-lvm).
  */
 export function defaultStorages(version: '9.1' | '8.4'): StorageDef[] {
-  const localContent: ContentType[] = version === '9.1' ? ['backup', 'import', 'iso', 'vztmpl'] : ['backup', 'iso', 'vztmpl']
+  const localContent: ContentType[] =
+    version === '9.1' ? ['backup', 'import', 'iso', 'vztmpl'] : ['backup', 'iso', 'vztmpl']
   return [
-    { id: 'local', type: 'dir', content: localContent, total: 100 * GiB, path: '/var/lib/vz', shared: false, extra: {} },
-    { id: 'local-lvm', type: 'lvmthin', content: ['images', 'rootdir'], total: 500 * GiB, shared: false, extra: { thinpool: 'data', vgname: 'pve' } },
-    { id: 'local-zfs', type: 'zfspool', content: ['images', 'rootdir'], total: 1000 * GiB, shared: false, extra: { pool: 'rpool/data', sparse: '1' } },
+    {
+      id: 'local',
+      type: 'dir',
+      content: localContent,
+      total: 100 * GiB,
+      path: '/var/lib/vz',
+      shared: false,
+      extra: {},
+    },
+    {
+      id: 'local-lvm',
+      type: 'lvmthin',
+      content: ['images', 'rootdir'],
+      total: 500 * GiB,
+      shared: false,
+      extra: { thinpool: 'data', vgname: 'pve' },
+    },
+    {
+      id: 'local-zfs',
+      type: 'zfspool',
+      content: ['images', 'rootdir'],
+      total: 1000 * GiB,
+      shared: false,
+      extra: { pool: 'rpool/data', sparse: '1' },
+    },
   ]
 }
 
@@ -113,7 +159,9 @@ export class StorageConfig {
   }
 
   digest(): string {
-    return createHash('sha1').update(`${this.generation}\n${JSON.stringify(this.all())}`).digest('hex')
+    return createHash('sha1')
+      .update(`${this.generation}\n${JSON.stringify(this.all())}`)
+      .digest('hex')
   }
 
   onNode(d: StorageDef, node: string): boolean {
@@ -152,7 +200,11 @@ export function splitVolid(volid: string): [string, string] | undefined {
 
 /** The owner vmid encoded in an image volume name (`vm-100-disk-0`, `100/vm-100-disk-0.raw`, `subvol-...`). */
 export function volumeOwner(volname: string): number | undefined {
-  const last = volname.split('/').filter((p) => p !== '').slice(-1)[0] ?? ''
+  const last =
+    volname
+      .split('/')
+      .filter((p) => p !== '')
+      .slice(-1)[0] ?? ''
   const m = /^(?:vm|base|subvol|basevol)-(\d+)-/.exec(last)
   return m && m[1] ? Number(m[1]) : undefined
 }
@@ -186,7 +238,10 @@ export function fileFormat(content: ContentType, filename: string): string | und
 export class NodeStorage {
   private local = new Map<string, VolumeStore>()
 
-  constructor(readonly node: string, readonly config: StorageConfig) {}
+  constructor(
+    readonly node: string,
+    readonly config: StorageConfig,
+  ) {}
 
   /** the storages configured for this node (storage_check_node), enabled or not */
   get defs(): StorageDef[] {
@@ -232,7 +287,9 @@ export class NodeStorage {
   }
 
   list(id: string): Volume[] {
-    return [...(this.store(id)?.volumes.values() ?? [])].sort((a, b) => (a.volid < b.volid ? -1 : a.volid > b.volid ? 1 : 0))
+    return [...(this.store(id)?.volumes.values() ?? [])].sort((a, b) =>
+      a.volid < b.volid ? -1 : a.volid > b.volid ? 1 : 0,
+    )
   }
 
   get(volid: string): Volume | undefined {
@@ -317,7 +374,14 @@ export class NodeStorage {
     this.lockStorage(id)
     const n = this.freeDiskNumber(id, newid)
     const leaf = d.type === 'zfspool' && opts.ct ? `subvol-${newid}-disk-${n}` : `vm-${newid}-disk-${n}`
-    const v: Volume = { volid: `${id}:${leaf}`, content: base.content, format: base.format, size: base.size, ctime: opts.ctime, vmid: newid }
+    const v: Volume = {
+      volid: `${id}:${leaf}`,
+      content: base.content,
+      format: base.format,
+      size: base.size,
+      ctime: opts.ctime,
+      vmid: newid,
+    }
     if (isFileStorage(d.type)) {
       v.volid = `${id}:${baseName}/${newid}/${leaf}.${base.format}`
       v.parent = baseName
@@ -395,10 +459,15 @@ export class NodeStorage {
 }
 
 export function volumeListItem(v: Volume): Record<string, unknown> {
-  const item: Record<string, unknown> = { volid: v.volid, content: v.content, format: v.format, size: v.size, ctime: v.ctime }
+  const item: Record<string, unknown> = {
+    volid: v.volid,
+    content: v.content,
+    format: v.format,
+    size: v.size,
+    ctime: v.ctime,
+  }
   if (v.vmid !== undefined) item.vmid = v.vmid
   if (v.parent !== undefined) item.parent = v.parent
   if (v.content === 'images' || v.content === 'rootdir') item.used = v.size
   return item
 }
-
