@@ -613,9 +613,9 @@ export function stopQemu(
   const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, 'qemu', vmid)
   const skiplock = flag(params.skiplock)
-  return c.dispatch(nodeName, 'qmstop', String(vmid), caller.actor, {
+  const upid: string = c.dispatch(nodeName, 'qmstop', String(vmid), caller.actor, {
     run: () => {
-      const e = c.flockError('qemu', vmid)
+      const e = c.flockError('qemu', vmid, 'exclusive', upid)
       if (e) throw new Error(e)
       const le = skiplock ? undefined : c.lockError(g)
       if (le) throw new Error(le)
@@ -623,6 +623,9 @@ export function stopQemu(
       stopAndApplyPending(c, g, node)
     },
   })
+  // vm_stop runs _do_vm_stop inside lock_config: config writes wait for the whole stop
+  c.holdFlock(vmid, { mode: 'exclusive', upid })
+  return upid
 }
 
 export function shutdownQemu(
@@ -638,11 +641,11 @@ export function shutdownQemu(
   if (g.paused && !forceStop) throw fail500('VM is paused - cannot shutdown')
   const skiplock = flag(params.skiplock)
   const timeoutS = params.timeout === undefined ? 60 : Number(params.timeout)
-  return c.dispatch(nodeName, 'qmshutdown', String(vmid), caller.actor, {
+  const upid: string = c.dispatch(nodeName, 'qmshutdown', String(vmid), caller.actor, {
     // a guest that ignores ACPI keeps the task waiting for the whole timeout
     ...(g.ignoresShutdown && g.status === 'running' ? { durationMs: timeoutS * 1000 } : {}),
     run: (ctx) => {
-      const e = c.flockError('qemu', vmid)
+      const e = c.flockError('qemu', vmid, 'exclusive', upid)
       if (e) throw new Error(e)
       const le = skiplock ? undefined : c.lockError(g)
       if (le) throw new Error(le)
@@ -654,6 +657,9 @@ export function shutdownQemu(
       stopAndApplyPending(c, g, node)
     },
   })
+  // vm_stop holds lock_config while it waits for the guest (up to `timeout`): config writes meanwhile fail
+  c.holdFlock(vmid, { mode: 'exclusive', upid })
+  return upid
 }
 
 export function rebootQemu(
