@@ -181,6 +181,8 @@ export type AnomalyCode =
   | 'template-linked-clones'
   | 'clone-source'
   | 'invalid-live'
+  | 'vmid-taken'
+  | 'renumbered'
 
 /** A non-destructive observation; never executed. */
 export interface Anomaly {
