@@ -280,8 +280,9 @@ class Context {
     if (u) {
       this.matched.add(vmid)
       this.reportedUnknown.add(vmid)
+      // a guest on an offline node is unreadable because of its node: say so
       skip(
-        'unknown',
+        this.nodeDown(u.node) ? 'node-offline' : 'unknown',
         `${u.type}/${vmid} on ${u.node} could not be read this cycle (${u.reason}); no create, update, power or delete`,
       )
       return
