@@ -1,5 +1,6 @@
 // Sums the vitest JSON reports of every workspace package into one plain "N passed, N failed" line.
-// A package whose tests ran but wrote no report (a crash) counts as one failure.
+// A package whose tests ran but wrote no report (a crash) counts as one failure, and so does each quality gate
+// named on the command line (`node tools/ci-summary.mjs lint typecheck`: those gates failed).
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
@@ -25,6 +26,10 @@ for (const root of ['packages', 'tools', 'examples']) {
     // A test file that failed to load has no tests in it but is still a failure.
     failed += (r.testResults ?? []).filter((f) => f.status === 'failed' && f.assertionResults.length === 0).length
   }
+}
+for (const gate of process.argv.slice(2)) {
+  console.error(`gate failed: pnpm ${gate}`)
+  failed += 1
 }
 console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`)
 process.exit(failed > 0 || passed === 0 ? 1 : 0)

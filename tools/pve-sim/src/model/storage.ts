@@ -136,7 +136,7 @@ export class NodeStorage {
     const owner = volumeOwner(splitVolid(v.volid)?.[1] ?? '')
     if (owner === undefined) return
     let idx = this.byOwner.get(storage)
-    if (!idx) this.byOwner.set(storage, (idx = new Map()))
+    if (!idx) this.byOwner.set(storage, (idx = new Map<number, Set<string>>()))
     let set = idx.get(owner)
     if (!set) idx.set(owner, (set = new Set()))
     set.add(v.volid)
