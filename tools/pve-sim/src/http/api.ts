@@ -17,6 +17,10 @@ import { AuthError, authenticate, ROOT_CAP, type AuthOutcome, type AuthState } f
 import { BodyDecodeError, extractParams, mediaType } from './decode.js'
 import { renderApiError, renderBare, renderData, type RenderOptions, type SimResponse } from './respond.js'
 import { rootOnlyViolation } from './root-only.js'
+import { checkApi2Permissions } from '../access/api2-check.js'
+import { guestPrivilegeViolation } from '../access/guest-perms.js'
+import type { AccessState } from '../access/state.js'
+import { filterList, handlerCheck } from '../access/views.js'
 import { PveHttpError, type Caller, type Handler, type Route } from './types.js'
 
 export interface SimRequest {
@@ -32,6 +36,8 @@ export interface ApiOptions {
   /** the apidoc tree; undefined = schema checks off */
   apidoc: ApiNode[] | undefined
   auth: AuthState
+  /** users, roles, ACLs: every route's privilege check (only with the schema, which names them) */
+  access: AccessState
   faults: FaultState
   stats: StatsLog
   authFailureDelayMs: number
@@ -226,15 +232,14 @@ export class ApiHandler {
       )
     }
 
-    // check_api2_permissions: a method without a permissions entry is for root@pam alone
-    if (
-      this.o.apidoc &&
-      auth.kind === 'ok' &&
-      auth.caller.actor !== 'root@pam' &&
-      route.info.name !== undefined &&
-      !route.info.permissions
-    ) {
-      return renderApiError(403, 'Permission check failed (user != root@pam)\n', undefined, opts)
+    // check_api2_permissions with the method's apidoc `permissions` entry, before proxying and validation
+    if (this.o.apidoc && auth.kind === 'ok' && route.info.name !== undefined) {
+      try {
+        checkApi2Permissions(this.o.access, route.info.permissions, auth.caller.actor, params)
+      } catch (err) {
+        if (err instanceof PveHttpError) return this.renderError(err, opts)
+        throw err
+      }
     }
 
     if (method === 'POST' && route.template === '/access/ticket') return this.ticket(params, opts)
@@ -286,16 +291,27 @@ export class ApiHandler {
       currentConfig: this.o.currentConfig,
     })
     if (violation) return this.renderError(violation, opts)
+    const denied = this.o.apidoc
+      ? (guestPrivilegeViolation(this.o.access, {
+          method,
+          template: route.template,
+          params: checked,
+          actor: caller.actor,
+          currentConfig: this.o.currentConfig,
+        }) ?? handlerCheck(this.o.access, caller.actor, method, route.template, checked))
+      : undefined
+    if (denied) return this.renderError(denied, opts)
 
     record.handled = true
     try {
-      const result = await handler({
+      const raw = await handler({
         method: method as HttpMethod,
         path: relPath,
         template: route.template,
         params: checked,
         caller,
       })
+      const result = this.o.apidoc ? filterList(this.o.access, caller.actor, method, route.template, checked, raw) : raw
       if (result instanceof WithTotal) return renderData(result.data, result.total, opts)
       return renderData(this.withEndpointFingerprint(method, route.template, result), undefined, opts)
     } catch (err) {
@@ -338,8 +354,10 @@ export class ApiHandler {
     let username = String(p.username ?? '')
     if (p.realm !== undefined && !username.includes('@')) username = `${username}@${String(p.realm)}`
     const password = String(p.password ?? '')
+    const userPassword = this.o.access.users.get(username)?.password
     const ok =
       (username === 'root@pam' && password === this.o.auth.rootPassword) ||
+      (userPassword !== undefined && password === userPassword) ||
       this.o.auth.verifyTicket(password) === username
     if (!ok) {
       const r = renderApiError(401, 'authentication failure\n', undefined, opts)

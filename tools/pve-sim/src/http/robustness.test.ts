@@ -10,14 +10,18 @@ import { StatsLog } from '../control/stats.js'
 import { createCluster } from '../model/index.js'
 import { ApiHandler } from './api.js'
 import { AuthState } from './auth.js'
+import { AccessState } from '../access/state.js'
 
 const apidoc = loadApidoc('9.1')
 const cluster = createCluster({ nodes: ['pve1', 'pve2'], pveVersion: '9.1', seed: 3, taskDurationMs: 5 })
 const logs: string[] = []
 const stats = new StatsLog()
 const handled = stats.requests
+const access = new AccessState('9.1')
+access.addConfiguredToken('root@pam!tk')
 const api = new ApiHandler({
   routes: cluster.routes,
+  access,
   apidoc: apidoc.ok ? apidoc.tree : undefined,
   auth: new AuthState('pw', [{ id: 'root@pam!tk', secret: 's' }]),
   faults: new FaultState(),
