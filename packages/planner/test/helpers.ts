@@ -63,7 +63,7 @@ export async function startEnv(options: SimulatorOptions = {}): Promise<Env> {
 export function manifest(doc: Record<string, unknown>): DesiredManifest {
   const parsed = parseManifest({ apiVersion: 'proxops/v1alpha1', ...doc })
   if (!parsed.ok) throw new Error(`test manifest invalid: ${JSON.stringify(parsed.issues)}`)
-  return parsed.manifest
+  return parsed.manifest as DesiredManifest
 }
 
 export interface CycleResult {
@@ -129,7 +129,9 @@ export async function adminCall(
   params: Record<string, string | number> = {},
 ): Promise<unknown> {
   const { request } = await import('node:https')
-  const body = new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)])).toString()
+  const body = new URLSearchParams(
+    Object.fromEntries(Object.entries(params).map(([k, v]) => [k, String(v)])),
+  ).toString()
   const u = new URL(`/api2/json${path}`, env.sim.url)
   const withQuery = method === 'GET' || method === 'DELETE'
   return new Promise((resolve, reject) => {
