@@ -11,7 +11,7 @@ type Controls = Omit<SimCluster, 'routes' | 'pveVersion'>
 function info(g: Guest): GuestInfo {
   const out: GuestInfo = {
     vmid: g.vmid, type: g.type, node: g.node, status: g.status, config: g.conf.main(), pending: g.conf.pending(),
-    pendingDelete: Object.fromEntries(g.conf.pendingDeletes()), digest: g.conf.digest(),
+    pendingDelete: Object.fromEntries(g.conf.pendingDeletes()), digest: g.conf.digest(), rawLxc: g.conf.lxcPairs(),
   }
   const lock = g.conf.get('lock')
   if (lock !== undefined) out.lock = lock
@@ -44,6 +44,16 @@ export function controls(c: Cluster): Controls {
     },
     driftPower(vmid: number, status: PowerState) {
       c.setStatus(need(vmid), status)
+    },
+    setRawLxc(vmid: number, pairs: [string, string][]) {
+      const g = need(vmid)
+      if (g.type !== 'lxc') throw new Error(`pve-sim: ${vmid} is not a container`)
+      // parse_pct_config only takes lxc.<key> lines; lxc.environment.runtime becomes the `env` option instead
+      for (const [k, v] of pairs) {
+        if (!/^lxc\.[a-z0-9_\-.]+$/.test(k) || k === 'lxc.environment.runtime') throw new Error(`pve-sim: not a raw lxc key: ${k}`)
+        if (/\n/.test(v)) throw new Error(`pve-sim: newline in the value of ${k}`)
+      }
+      g.conf.setLxcPairs(pairs)
     },
     configText(vmid: number) {
       c.settle()

@@ -97,7 +97,9 @@ export function createLxc(c: Cluster, nodeName: string, params: Record<string, u
       ctx.log(`extracting archive '${ostemplate}'`)
       // password and ssh-public-keys are written into the rootfs, never into the config
       g.conf = new GuestConfig(conf)
-      if (start) c.setStatus(g, 'running')
+      // the create worker calls PVE::API2::LXC::Status->vm_start, which forks a `vzstart` worker of its own: the
+      // create task ends OK while the container is still stopped, and the start can fail on its own
+      if (start) powerLxc(c, nodeName, vmid, 'start', {}, caller)
     },
     onError: () => {
       for (const v of allocated) node.storage.remove(v)

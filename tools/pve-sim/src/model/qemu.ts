@@ -415,16 +415,29 @@ export function resizeGuest(c: Cluster, nodeName: string, vmid: number, type: 'q
   const size = String(params.size)
   const digest = params.digest === undefined ? undefined : String(params.digest)
   const skiplock = flag(params.skiplock)
+  if (type === 'lxc') {
+    // pve-container resize_vm runs its load_and_check before forking (immediate 500s) and again under the lock
+    resizeLxcCheck(c, node, g, disk, size, digest, (m) => fail500(m))
+    return c.dispatch(nodeName, 'resize', String(vmid), caller.actor, {
+      run: (ctx) => {
+        const e = c.flockError(type, vmid)
+        if (e) throw new Error(e)
+        const r = resizeLxcCheck(c, node, g, disk, size, digest, (m) => new Error(m))
+        ctx.log(`Size of logical volume ${r.volid} changed from ${formatSize(r.current)} to ${formatSize(r.target)}.`)
+        r.apply()
+      },
+    })
+  }
   return c.dispatch(nodeName, 'resize', String(vmid), caller.actor, {
     run: (ctx) => {
       const e = c.flockError(type, vmid)
       if (e) throw new Error(e)
-      if (digest && digest !== g.conf.digest()) throw new Error(type === 'qemu' ? QEMU_DIGEST_MISMATCH : LXC_DIGEST_MISMATCH)
+      if (digest && digest !== g.conf.digest()) throw new Error(QEMU_DIGEST_MISMATCH)
       const le = skiplock ? undefined : c.lockError(g)
       if (le) throw new Error(le)
       const value = g.conf.get(disk)
       if (value === undefined) throw new Error(`disk '${disk}' does not exist`)
-      const kind = volumeKindOf(disk, type === 'lxc')
+      const kind = volumeKindOf(disk, false)
       const props = parseVolumeProps(disk, value, kind)
       const volid = driveVolid(value, kind)
       if (!volid) throw new Error(`disk '${disk}' has no associated volume`)
@@ -442,9 +455,42 @@ export function resizeGuest(c: Cluster, nodeName: string, vmid: number, type: 'q
       vol.size = target
       props.size = formatSize(target)
       ctx.log(`Size of logical volume ${volid} changed from ${formatSize(current)} to ${formatSize(target)}.`)
-      g.conf.set(disk, printPropString(props, kind === 'lxcMount' ? FORMATS.lxcMount : FORMATS.drive))
+      g.conf.set(disk, printPropString(props, FORMATS.drive))
     },
   })
+}
+
+/**
+ * pve-container resize_vm's load_and_check: the config lock, the digest (assert_if_modified), the volume,
+ * then the new size against the volume's real size (volume_size_info): `unable to shrink disk size`,
+ * `disk is already at specified size`. Returns the write to make.
+ */
+function resizeLxcCheck(
+  c: Cluster, node: NodeState, g: Guest, disk: string, size: string, digest: string | undefined, fail: (message: string) => Error,
+): { volid: string; current: number; target: number; apply(): void } {
+  const le = c.lockError(g)
+  if (le) throw fail(le)
+  if (digest && digest !== g.conf.digest()) throw fail(LXC_DIGEST_MISMATCH)
+  const value = g.conf.get(disk)
+  if (value === undefined) throw fail(`disk '${disk}' does not exist`)
+  const props = parseVolumeProps(disk, value, 'lxcMount')
+  const volid = driveVolid(value, 'lxcMount')
+  const vol = volid ? node.storage.get(volid) : undefined
+  if (!volid || !vol) throw fail(`unable to parse volume ID '${volid ?? ''}'`)
+  if (vol.vmid !== undefined && vol.vmid !== g.vmid) throw fail(`can't resize mount point owned by another container (${vol.vmid})`)
+  const current = vol.size
+  const target = resizeTarget(current, size)
+  if (target === undefined) throw fail('invalid size string')
+  if (target < current) throw fail('unable to shrink disk size')
+  if (target === current) throw fail('disk is already at specified size')
+  return {
+    volid, current, target,
+    apply() {
+      vol.size = target
+      props.size = formatSize(target)
+      g.conf.set(disk, printPropString(props, FORMATS.lxcMount))
+    },
+  }
 }
 
 export function startQemu(c: Cluster, nodeName: string, vmid: number, params: Record<string, unknown>, caller: Caller): string {
