@@ -6,6 +6,7 @@ import { taskRoutes } from './tasks.js'
 import { guestRoutes } from './guests.js'
 import { storageRoutes } from './storage.js'
 import { nodeRoutes } from './nodes.js'
+import { haRoutes } from './ha.js'
 
 /** helpers shared by the route modules */
 export function str(ctx: RequestContext, key: string): string | undefined {
@@ -40,6 +41,7 @@ export function buildRoutes(c: Cluster): Route[] {
     ...guestRoutes(c),
     ...storageRoutes(c),
     ...nodeRoutes(c),
+    ...haRoutes(c),
   ]
   return table.map(([method, path, handler]) => ({
     method,

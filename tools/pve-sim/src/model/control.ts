@@ -99,6 +99,9 @@ export function controls(c: Cluster): Controls {
     setResourcesLag(ms: number) {
       c.resourcesLagMs = ms
     },
+    setHaLag(ms: number) {
+      c.ha.lagMs = ms
+    },
     setNodeOnline(node: string, online: boolean) {
       const n = c.nodes.get(node)
       if (!n) throw new Error(`pve-sim: no node ${node}`)

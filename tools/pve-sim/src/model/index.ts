@@ -92,6 +92,8 @@ export interface SimCluster {
   /** window after dispatch during which task status/log answer 400 `no such task` */
   setNoSuchTaskWindow(ms: number): void
   setResourcesLag(ms: number): void
+  /** one HA CRM/LRM cycle (how long after a hastart/hastop the LRM runs the real task) */
+  setHaLag(ms: number): void
   setNodeOnline(node: string, online: boolean): void
   /** make a guest ignore ACPI shutdown (shutdown without forceStop then times out) */
   setIgnoresShutdown(vmid: number, ignores: boolean): void

@@ -119,6 +119,7 @@ export function createQemu(c: Cluster, nodeName: string, params: Record<string, 
   const planned = planValues(c, node, options, storage)
   checkSingleCloudinit(planned, {})
   const start = flag(params.start)
+  const haManaged = flag(params['ha-managed'])
   const g = c.addGuest(vmid, 'qemu', nodeName, new GuestConfig({ lock: 'create' }))
   const allocated: string[] = []
   return c.dispatch(nodeName, 'qmcreate', String(vmid), caller.actor, {
@@ -149,6 +150,7 @@ export function createQemu(c: Cluster, nodeName: string, params: Record<string, 
         ctx.log('Execute autostart')
         c.setStatus(g, 'running')
       }
+      if (haManaged) c.ha.addFromCreate(g, start, (l) => ctx.log(l))
     },
     onError: () => {
       freeVolumes(node, allocated)
@@ -493,9 +495,12 @@ function resizeLxcCheck(
   }
 }
 
-export function startQemu(c: Cluster, nodeName: string, vmid: number, params: Record<string, unknown>, caller: Caller): string {
+/** `byHa`: the call comes from the HA LRM (rpcenv type `ha`), so it is not turned into an HA request again */
+export function startQemu(c: Cluster, nodeName: string, vmid: number, params: Record<string, unknown>, caller: Caller, byHa = false): string {
   const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, 'qemu', vmid)
+  // vm_start: an HA-managed VM is only asked for (`hastart`, ha-manager set --state started)
+  if (!byHa && c.ha.managed(g)) return c.ha.powerRequest(g, 'start', 0, caller)
   const skiplock = flag(params.skiplock)
   return c.dispatch(nodeName, 'qmstart', String(vmid), caller.actor, {
     run: (ctx) => {
@@ -512,9 +517,11 @@ export function startQemu(c: Cluster, nodeName: string, vmid: number, params: Re
   })
 }
 
-export function stopQemu(c: Cluster, nodeName: string, vmid: number, params: Record<string, unknown>, caller: Caller): string {
+export function stopQemu(c: Cluster, nodeName: string, vmid: number, params: Record<string, unknown>, caller: Caller, byHa = false): string {
   c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, 'qemu', vmid)
+  // vm_stop: `hastop` (crm-command stop <sid> 0, a hard stop by the LRM)
+  if (!byHa && c.ha.managed(g)) return c.ha.powerRequest(g, 'stop', 0, caller)
   const skiplock = flag(params.skiplock)
   return c.dispatch(nodeName, 'qmstop', String(vmid), caller.actor, {
     run: () => {
@@ -527,13 +534,15 @@ export function stopQemu(c: Cluster, nodeName: string, vmid: number, params: Rec
   })
 }
 
-export function shutdownQemu(c: Cluster, nodeName: string, vmid: number, params: Record<string, unknown>, caller: Caller): string {
+export function shutdownQemu(c: Cluster, nodeName: string, vmid: number, params: Record<string, unknown>, caller: Caller, byHa = false): string {
   c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, 'qemu', vmid)
   const forceStop = flag(params.forceStop)
   if (g.paused && !forceStop) throw fail500('VM is paused - cannot shutdown')
   const skiplock = flag(params.skiplock)
   const timeoutS = params.timeout === undefined ? 60 : Number(params.timeout)
+  // vm_shutdown: `hastop` (crm-command stop <sid> <timeout>)
+  if (!byHa && c.ha.managed(g)) return c.ha.powerRequest(g, 'shutdown', timeoutS, caller)
   return c.dispatch(nodeName, 'qmshutdown', String(vmid), caller.actor, {
     // a guest that ignores ACPI keeps the task waiting for the whole timeout
     ...(g.ignoresShutdown && g.status === 'running' ? { durationMs: timeoutS * 1000 } : {}),
@@ -731,6 +740,9 @@ export function destroyGuest(c: Cluster, nodeName: string, vmid: number, type: '
   // early checks, in PVE's order: protection, (lxc: lock), running; qemu checks the lock inside the worker
   if (g.conf.get('protection') === '1') throw fail500(`can't remove ${label} ${vmid} - protection mode enabled`)
   if (type === 'lxc') c.checkLock(g)
+  // destroy_vm's early checks: an HA resource needs `purge` (which then removes it from resources.cfg)
+  const purge = flag(params.purge)
+  if (c.ha.configured(g) && !purge) throw fail500(`unable to remove ${label} ${vmid} - used in HA resources and purge parameter not set.`)
   const force = type === 'lxc' && flag(params.force)
   if (g.status === 'running' && !force) {
     throw fail500(type === 'qemu' ? `VM ${vmid} is running - destroy failed` : `unable to destroy CT ${vmid} - container is running`)
@@ -763,6 +775,10 @@ export function destroyGuest(c: Cluster, nodeName: string, vmid: number, type: '
             if ((v.content === 'images' || v.content === 'rootdir') && v.vmid === vmid) node.storage.remove(v.volid)
           }
         }
+      }
+      if (purge && c.ha.configured(g)) {
+        c.ha.drop(`${type === 'qemu' ? 'vm' : 'ct'}:${vmid}`)
+        ctx.log(`NOTE: removed ${label} ${vmid} from HA resource configuration.`)
       }
       c.removeGuest(g)
     },

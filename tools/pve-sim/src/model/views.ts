@@ -121,6 +121,9 @@ export function resourceItem(c: Cluster, g: Guest): Record<string, unknown> {
   if (tags !== undefined) item.tags = tags
   const lock = g.conf.get('lock')
   if (lock !== undefined) item.lock = lock
+  // pve-manager API2/Cluster.pm resources: the manager's service state, else the configured request state
+  const hastate = c.ha.hastate(g)
+  if (hastate !== undefined) item.hastate = hastate
   return item
 }
 
@@ -179,7 +182,7 @@ export function guestStatusCurrent(c: Cluster, g: Guest): Record<string, unknown
   if (g.type === 'qemu') {
     item.qmpstatus = g.status === 'running' ? (g.paused ? 'paused' : 'running') : 'stopped'
     if (g.paused) item.status = 'running'
-    item.ha = { managed: 0 }
+    item.ha = c.ha.serviceStatus(g)
     const agent = g.conf.get('agent')
     if (agent !== undefined && /^(1|enabled=1)/.test(agent)) item.agent = 1
     if (g.status === 'running') {
@@ -187,7 +190,7 @@ export function guestStatusCurrent(c: Cluster, g: Guest): Record<string, unknown
       item['running-machine'] = 'pc-i440fx-' + c.version.qemu.split('.').slice(0, 2).join('.') + '+pve0'
     }
   } else {
-    item.ha = { managed: 0 }
+    item.ha = c.ha.serviceStatus(g)
   }
   return item
 }
