@@ -15,7 +15,10 @@ const examples = path.join(repoRoot, 'examples')
 const ageKey = path.join(examples, 'keys/test-only.agekey')
 const CLUSTERS = { homelab: ['pve1', 'pve2', 'pve3'], edge: ['edge1'] }
 
-for (const [file, hint] of [[cliBin, 'build the CLI'], [simEntry, 'build tools/pve-sim']]) {
+for (const [file, hint] of [
+  [cliBin, 'build the CLI'],
+  [simEntry, 'build tools/pve-sim'],
+]) {
   if (!existsSync(file)) {
     console.error(`demo: ${path.relative(repoRoot, file)} is missing: ${hint} first (pnpm demo does it)`)
     process.exit(1)
@@ -31,7 +34,10 @@ const { startSimulator, DEMO_TOKEN_ID, DEMO_TOKEN_SECRET } = await import(pathTo
 /** Points a cluster config at a simulator: its URL and its certificate fingerprint. */
 export function pointAt(configText, url, fingerprint) {
   if (/^\s*tls:/m.test(configText)) throw new Error('demo: the example config already has a tls block')
-  return configText.replace(/^(\s*)base-url:.*$/m, (_, indent) => `${indent}base-url: ${url}\n${indent}tls:\n${indent}  fingerprint: "${fingerprint}"`)
+  return configText.replace(
+    /^(\s*)base-url:.*$/m,
+    (_, indent) => `${indent}base-url: ${url}\n${indent}tls:\n${indent}  fingerprint: "${fingerprint}"`,
+  )
 }
 
 function run(args, cwd, env, allowed = [0]) {
@@ -39,7 +45,9 @@ function run(args, cwd, env, allowed = [0]) {
     process.stderr.write(`\n$ proxops ${args.join(' ')}\n`)
     const child = spawn(process.execPath, [cliBin, ...args], { cwd, env, stdio: ['ignore', 'inherit', 'inherit'] })
     child.on('error', reject)
-    child.on('exit', (code) => (allowed.includes(code ?? 1) ? resolve(code) : reject(new Error(`proxops ${args.join(' ')} exited ${code}`))))
+    child.on('exit', (code) =>
+      allowed.includes(code ?? 1) ? resolve(code) : reject(new Error(`proxops ${args.join(' ')} exited ${code}`)),
+    )
   })
 }
 
@@ -49,15 +57,27 @@ let failed = false
 try {
   say('Starting the PVE simulator (homelab: pve1..pve3, edge: edge1)')
   const repo = path.join(tmp, 'repo')
-  cpSync(examples, repo, { recursive: true, filter: (src) => !src.includes(`${path.sep}custom-reconciler`) && !src.includes('node_modules') })
+  cpSync(examples, repo, {
+    recursive: true,
+    filter: (src) => !src.includes(`${path.sep}custom-reconciler`) && !src.includes('node_modules'),
+  })
   for (const [cluster, nodes] of Object.entries(CLUSTERS)) {
-    const sim = await startSimulator({ nodes, taskDurationMs: 100, tokens: [{ id: DEMO_TOKEN_ID, secret: DEMO_TOKEN_SECRET }] })
+    const sim = await startSimulator({
+      nodes,
+      taskDurationMs: 100,
+      tokens: [{ id: DEMO_TOKEN_ID, secret: DEMO_TOKEN_SECRET }],
+    })
     sims.push(sim)
     const file = path.join(repo, 'clusters', cluster, 'config.yaml')
     writeFileSync(file, pointAt(readFileSync(file, 'utf8'), sim.url, sim.fingerprint))
     process.stderr.write(`    ${cluster}: ${sim.url} (fingerprint ${sim.fingerprint.slice(0, 23)}...)\n`)
   }
-  const git = (...args) => execFileSync('git', ['-c', 'user.name=demo', '-c', 'user.email=demo@example.invalid', '-c', 'init.defaultBranch=main', ...args], { cwd: repo, stdio: 'ignore' })
+  const git = (...args) =>
+    execFileSync(
+      'git',
+      ['-c', 'user.name=demo', '-c', 'user.email=demo@example.invalid', '-c', 'init.defaultBranch=main', ...args],
+      { cwd: repo, stdio: 'ignore' },
+    )
   git('init', '-q')
   git('add', '-A')
   git('commit', '-q', '-m', 'examples, pointed at the simulator')

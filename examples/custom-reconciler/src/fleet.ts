@@ -37,7 +37,12 @@ export function fleet(options: FleetOptions): DesiredManifest[] {
     docs.push({
       kind: 'CTTemplate',
       metadata: { name: 'debian-12' },
-      spec: { nodes: [options.nodes[0]], storage: 'local', filename: 'debian-12-standard_12.7-1_amd64.tar.zst', url: 'https://images.example/debian-12-standard_12.7-1_amd64.tar.zst' },
+      spec: {
+        nodes: [options.nodes[0]],
+        storage: 'local',
+        filename: 'debian-12-standard_12.7-1_amd64.tar.zst',
+        url: 'https://images.example/debian-12-standard_12.7-1_amd64.tar.zst',
+      },
     })
     docs.push({
       kind: 'LXC',

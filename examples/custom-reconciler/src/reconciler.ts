@@ -3,7 +3,18 @@
  * built in code, print the plan, and (unless dry-run) execute it through any PveWriter. Everything that
  * makes it safe (ownership tag, prune budget, digests, graceful shutdowns, read-back) comes from the planner.
  */
-import { DEFAULT_POLICY, execute, observe, plan, type DesiredManifest, type LiveReader, type Plan, type Policy, type PveWriter, type Report } from '@proxops/planner'
+import {
+  DEFAULT_POLICY,
+  execute,
+  observe,
+  plan,
+  type DesiredManifest,
+  type LiveReader,
+  type Plan,
+  type Policy,
+  type PveWriter,
+  type Report,
+} from '@proxops/planner'
 
 export interface ReconcileOptions {
   cluster: string

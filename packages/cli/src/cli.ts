@@ -64,7 +64,11 @@ function lazySopsHooks(ctx: () => CliContext): ValidateHooks {
 }
 
 /** The yargs program; exported so docs tests can walk every command and flag. */
-export function program(argv: readonly string[], ctx: () => CliContext, setExit: (code: number) => void): Argv<GlobalArgs> {
+export function program(
+  argv: readonly string[],
+  ctx: () => CliContext,
+  setExit: (code: number) => void,
+): Argv<GlobalArgs> {
   return yargs([...argv])
     .scriptName('proxops')
     .usage('$0 <command> [options]\n\nGitOps for Proxmox VE: plans and converges what a git repository declares.')
@@ -84,7 +88,9 @@ export function program(argv: readonly string[], ctx: () => CliContext, setExit:
     .example('proxops diff', 'what would change on every cluster')
     .example('proxops apply --yes', 'converge every cluster without asking')
     .example('eval "$(proxops completion)"', 'enable shell completion')
-    .epilogue('Exit codes: 0 success, 1 error or a failed action, 2 changes present (diff --detailed-exitcode). Docs: docs/cli.md')
+    .epilogue(
+      'Exit codes: 0 success, 1 error or a failed action, 2 changes present (diff --detailed-exitcode). Docs: docs/cli.md',
+    )
     .wrap(Math.min(120, process.stdout.columns ?? 100))
     .help()
     .alias('help', 'h') as unknown as Argv<GlobalArgs>
@@ -112,7 +118,8 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
     const c = ctx()
     const message = err instanceof Error ? err.message : String(err)
     c.io.stderr.write(`proxops: error: ${oneLine(c.redactor.text(message))}\n`)
-    if (!(err instanceof CliError) && c.env.PROXOPS_DEBUG) c.io.stderr.write(`${c.redactor.text(String((err as Error).stack))}\n`)
+    if (!(err instanceof CliError) && c.env.PROXOPS_DEBUG)
+      c.io.stderr.write(`${c.redactor.text(String((err as Error).stack))}\n`)
     return 1
   }
   return exitCode

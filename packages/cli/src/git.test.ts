@@ -9,7 +9,10 @@ import { Redactor } from './redact.js'
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'proxops-git-'))
 const sh = (cwd: string, ...args: string[]) =>
-  execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'init.defaultBranch=main', ...args], { cwd, encoding: 'utf8' })
+  execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'init.defaultBranch=main', ...args], {
+    cwd,
+    encoding: 'utf8',
+  })
 
 function repoWithCommit(name: string): string {
   const dir = path.join(tmp, name)
@@ -25,13 +28,18 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }))
 
 describe('gitEnv', () => {
   it('puts the token in GIT_CONFIG_* (never argv), disables prompts and sets the SSH command', () => {
-    const env = gitEnv({ PATH: '/bin', GIT_DIR: '/evil', GIT_SSH_COMMAND: 'evil' }, { token: 'tok-CANARY', sshKeyFile: "/k/it's", knownHostsFile: '/k/kh' })
+    const env = gitEnv(
+      { PATH: '/bin', GIT_DIR: '/evil', GIT_SSH_COMMAND: 'evil' },
+      { token: 'tok-CANARY', sshKeyFile: "/k/it's", knownHostsFile: '/k/kh' },
+    )
     expect(env.GIT_TERMINAL_PROMPT).toBe('0')
     expect(env.GIT_DIR).toBeUndefined()
     expect(env.GIT_CONFIG_COUNT).toBe('2')
     expect(env.GIT_CONFIG_KEY_0).toBe('http.extraHeader')
     expect(env.GIT_CONFIG_VALUE_0).toBe(`Authorization: Basic ${Buffer.from('git:tok-CANARY').toString('base64')}`)
-    expect(env.GIT_SSH_COMMAND).toBe(`ssh -i '/k/it'\\''s' -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=yes -o 'UserKnownHostsFile=/k/kh'`)
+    expect(env.GIT_SSH_COMMAND).toBe(
+      `ssh -i '/k/it'\\''s' -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=yes -o 'UserKnownHostsFile=/k/kh'`,
+    )
   })
 })
 
@@ -92,7 +100,8 @@ describe('Git (temporary repositories)', () => {
     expect(second).not.toBe(first)
     expect(fetches()).toBe(2)
     // never a shell, and the URL always after `--`
-    for (const args of calls.filter((a) => a.includes(`file://${origin}`))) expect(args[args.indexOf(`file://${origin}`) - 1]).toBe('--')
+    for (const args of calls.filter((a) => a.includes(`file://${origin}`)))
+      expect(args[args.indexOf(`file://${origin}`) - 1]).toBe('--')
     expect(readFileSync(path.join(cache, 'a.yaml'), 'utf8')).toBe('two\n')
     expect(existsSync(path.join(cache, 'stray'))).toBe(false)
     await expect(git.sync(`file://${origin}`, 'nope', cache)).rejects.toThrow(/^git fetch failed: fatal: /)
@@ -117,7 +126,9 @@ describe('Git (temporary repositories)', () => {
         return execGit(args, o)
       },
     })
-    const error = await git.sync(`http://127.0.0.1:${port}/ops.git`, 'main', path.join(tmp, 'http-cache')).catch((e: Error) => e)
+    const error = await git
+      .sync(`http://127.0.0.1:${port}/ops.git`, 'main', path.join(tmp, 'http-cache'))
+      .catch((e: Error) => e)
     server.close()
     expect(error).toBeInstanceOf(Error)
     expect((error as Error).message).toMatch(/^git fetch failed: /)

@@ -21,7 +21,10 @@ export interface GitAuth {
 }
 
 export interface GitRunner {
-  (args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number }): Promise<{ stdout: string }>
+  (
+    args: readonly string[],
+    options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number },
+  ): Promise<{ stdout: string }>
 }
 
 /** The real runner: execFile with a buffer big enough for diffs of a manifest repository. */
@@ -30,7 +33,14 @@ export const execGit: GitRunner = (args, options) =>
     execFile(
       'git',
       [...args],
-      { cwd: options.cwd, env: options.env, timeout: options.timeoutMs, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8', windowsHide: true },
+      {
+        cwd: options.cwd,
+        env: options.env,
+        timeout: options.timeoutMs,
+        maxBuffer: 64 * 1024 * 1024,
+        encoding: 'utf8',
+        windowsHide: true,
+      },
       (error, stdout, stderr) => {
         if (error) reject(Object.assign(error, { stderr: String(stderr) }))
         else resolve({ stdout: String(stdout) })
@@ -53,7 +63,10 @@ function shellQuote(value: string): string {
 }
 
 /** The environment for one git invocation. Exported for tests: nothing secret may be in argv. */
-export function gitEnv(base: Readonly<Record<string, string | undefined>>, auth: GitAuth | undefined): NodeJS.ProcessEnv {
+export function gitEnv(
+  base: Readonly<Record<string, string | undefined>>,
+  auth: GitAuth | undefined,
+): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {}
   for (const [key, value] of Object.entries(base)) {
     // inherited git config overrides would change what we read; credentials come only from us
@@ -74,7 +87,17 @@ export function gitEnv(base: Readonly<Record<string, string | undefined>>, auth:
   })
   env.GIT_CONFIG_COUNT = String(config.length)
   if (auth?.sshKeyFile) {
-    const parts = ['ssh', '-i', shellQuote(auth.sshKeyFile), '-o', 'IdentitiesOnly=yes', '-o', 'BatchMode=yes', '-o', 'StrictHostKeyChecking=yes']
+    const parts = [
+      'ssh',
+      '-i',
+      shellQuote(auth.sshKeyFile),
+      '-o',
+      'IdentitiesOnly=yes',
+      '-o',
+      'BatchMode=yes',
+      '-o',
+      'StrictHostKeyChecking=yes',
+    ]
     if (auth.knownHostsFile) parts.push('-o', shellQuote(`UserKnownHostsFile=${auth.knownHostsFile}`))
     env.GIT_SSH_COMMAND = parts.join(' ')
   }
@@ -104,7 +127,12 @@ export class Git {
       return stdout
     } catch (error) {
       const err = error as NodeJS.ErrnoException & { stderr?: string; killed?: boolean }
-      const detail = err.code === 'ENOENT' ? 'the git executable was not found on PATH' : err.killed ? 'timed out' : lastLine(err.stderr ?? err.message)
+      const detail =
+        err.code === 'ENOENT'
+          ? 'the git executable was not found on PATH'
+          : err.killed
+            ? 'timed out'
+            : lastLine(err.stderr ?? err.message)
       throw new CliError('GIT', oneLine(this.#options.redactor.text(`git ${what} failed: ${detail}`)))
     }
   }
@@ -112,7 +140,9 @@ export class Git {
   /** HEAD's commit, or undefined in a repository without commits. */
   async head(repo: string): Promise<string | undefined> {
     try {
-      return (await this.run(repo, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], 'rev-parse')).trim() || undefined
+      return (
+        (await this.run(repo, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], 'rev-parse')).trim() || undefined
+      )
     } catch {
       return undefined
     }
@@ -120,7 +150,11 @@ export class Git {
 
   /** Paths with uncommitted changes (tracked or untracked), sorted. */
   async dirtyPaths(repo: string): Promise<string[]> {
-    const out = await this.run(repo, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--no-renames'], 'status')
+    const out = await this.run(
+      repo,
+      ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--no-renames'],
+      'status',
+    )
     return out
       .split('\0')
       .filter((entry) => entry.length > 3)
@@ -132,7 +166,10 @@ export class Git {
    * The identity of what a local work tree holds: HEAD when clean, else HEAD plus a hash of the uncommitted
    * content (`<sha>-dirty-<12 hex>`), so a saved plan notices an edit even without a commit.
    */
-  async localRevision(repo: string, options: { ignore?: readonly string[] } = {}): Promise<{ commit: string; dirty: boolean }> {
+  async localRevision(
+    repo: string,
+    options: { ignore?: readonly string[] } = {},
+  ): Promise<{ commit: string; dirty: boolean }> {
     const head = (await this.head(repo)) ?? 'no-commit'
     // absolute paths of files that are not desired state (a saved plan written into the work tree)
     const ignore = new Set((options.ignore ?? []).map((f) => path.resolve(f)))
@@ -164,7 +201,11 @@ export class Git {
       await this.run(dir, ['remote', 'set-url', 'origin', '--', url], 'remote set-url')
     }
     const ref = `refs/remotes/origin/${branch}`
-    await this.run(dir, ['fetch', '--quiet', '--no-tags', '--prune', '--depth=1', '--', 'origin', `+refs/heads/${branch}:${ref}`], 'fetch')
+    await this.run(
+      dir,
+      ['fetch', '--quiet', '--no-tags', '--prune', '--depth=1', '--', 'origin', `+refs/heads/${branch}:${ref}`],
+      'fetch',
+    )
     await this.run(dir, ['checkout', '--quiet', '--force', '--detach', ref, '--'], 'checkout')
     await this.run(dir, ['clean', '--quiet', '-ffdx'], 'clean')
     return (await this.run(dir, ['rev-parse', '--verify', 'HEAD^{commit}'], 'rev-parse')).trim()

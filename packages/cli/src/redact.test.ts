@@ -17,7 +17,12 @@ describe('Redactor', () => {
 
   it('masks secret-named keys and strings deep inside values, without mutating them', () => {
     const r = new Redactor().add('canary-1234')
-    const input = { a: [{ password: 'x' }, 'has canary-1234 inside'], token: '', nested: { secret: 7 }, err: new Error('bad canary-1234') }
+    const input = {
+      a: [{ password: 'x' }, 'has canary-1234 inside'],
+      token: '',
+      nested: { secret: 7 },
+      err: new Error('bad canary-1234'),
+    }
     const out = r.value(input)
     expect(out).toEqual({
       a: [{ password: REDACTED }, `has ${REDACTED} inside`],
@@ -28,9 +33,16 @@ describe('Redactor', () => {
     expect(input.a[1]).toBe('has canary-1234 inside')
   })
 
-  test.prop([fc.string({ minLength: 4, maxLength: 24 }).filter((s) => s.trim() === s && s.length >= 4), fc.string(), fc.string()], {
-    numRuns: 200,
-  })('never lets a registered secret through, wherever it sits', (secret, before, after) => {
+  test.prop(
+    [
+      fc.string({ minLength: 4, maxLength: 24 }).filter((s) => s.trim() === s && s.length >= 4),
+      fc.string(),
+      fc.string(),
+    ],
+    {
+      numRuns: 200,
+    },
+  )('never lets a registered secret through, wherever it sits', (secret, before, after) => {
     const r = new Redactor().add(secret)
     expect(r.text(before + secret + after)).not.toContain(secret)
   })

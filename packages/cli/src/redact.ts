@@ -7,7 +7,8 @@
 export const REDACTED = '(sensitive)'
 
 /** Keys whose values are always secret, whatever they hold. */
-const SECRET_KEY = /^(password|passwd|token|token-value|tokenvalue|secret|cipassword|sshkey|keyfile|authorization|cookie|git-token|pve-token|api-token)$/i
+const SECRET_KEY =
+  /^(password|passwd|token|token-value|tokenvalue|secret|cipassword|sshkey|keyfile|authorization|cookie|git-token|pve-token|api-token)$/i
 
 /** Credential shapes masked by pattern (value part only, so the message stays readable). */
 const PATTERNS: ReadonlyArray<[RegExp, string]> = [
@@ -78,7 +79,8 @@ export class Redactor {
     if (Array.isArray(input)) return input.map((item) => this.#walk(item, seen))
     const out: Record<string, unknown> = {}
     for (const [key, item] of Object.entries(input)) {
-      out[key] = SECRET_KEY.test(key) && item !== undefined && item !== null && item !== '' ? REDACTED : this.#walk(item, seen)
+      out[key] =
+        SECRET_KEY.test(key) && item !== undefined && item !== null && item !== '' ? REDACTED : this.#walk(item, seen)
     }
     return out
   }

@@ -25,7 +25,13 @@ function report(statuses: Record<string, 'ok' | 'failed' | 'skipped'>): Report {
   }))
   const failed = results.filter((r) => r.status === 'failed').length
   const skipped = results.filter((r) => r.status === 'skipped').length
-  return { cluster: 'homelab', results, summary: { actions: results.length, ok: results.length - failed - skipped, failed, skipped }, cancelled: false, complete: failed + skipped === 0 }
+  return {
+    cluster: 'homelab',
+    results,
+    summary: { actions: results.length, ok: results.length - failed - skipped, failed, skipped },
+    cancelled: false,
+    complete: failed + skipped === 0,
+  }
 }
 
 describe('objectStates', () => {

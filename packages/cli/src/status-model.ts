@@ -4,7 +4,8 @@
  */
 import type { Action, ActionResult, Plan, Report } from '@proxops/planner'
 
-export type ObjectState = 'converged' | 'drift' | 'in_progress' | 'failed' | 'skipped' | 'pruned' | 'anomalous' | 'deferred'
+export type ObjectState =
+  'converged' | 'drift' | 'in_progress' | 'failed' | 'skipped' | 'pruned' | 'anomalous' | 'deferred'
 
 export interface DesiredObject {
   kind: string
@@ -48,7 +49,12 @@ export interface ClusterCycle {
 const key = (kind: string, name: string): string => `${kind}\0${name}`
 
 /** States of this cycle's objects, sorted by kind, name. */
-export function objectStates(cluster: string, desired: readonly DesiredObject[], plan: Plan, report?: Report): ObjectStatus[] {
+export function objectStates(
+  cluster: string,
+  desired: readonly DesiredObject[],
+  plan: Plan,
+  report?: Report,
+): ObjectStatus[] {
   const results = new Map<string, ActionResult>((report?.results ?? []).map((r) => [r.id, r]))
   const byObject = new Map<string, Action[]>()
   const prunes: Action[] = []
@@ -66,10 +72,15 @@ export function objectStates(cluster: string, desired: readonly DesiredObject[],
     const reason = actions.map((a) => a.reason).join('; ')
     if (!report) return { state: 'drift', action: actions.map((a) => a.type).join('+'), reason }
     const failed = actions.map((a) => results.get(a.id)).find((r) => r?.status === 'failed')
-    if (failed) return { state: 'failed', action: failed.type, reason, ...(failed.error ? { error: failed.error } : {}) }
+    if (failed)
+      return { state: 'failed', action: failed.type, reason, ...(failed.error ? { error: failed.error } : {}) }
     const skip = actions.map((a) => results.get(a.id)).find((r) => r?.status === 'skipped' || r === undefined)
     if (skip) return { state: 'skipped', action: skip.type ?? last.type, reason: skip.skip?.reason ?? 'not run' }
-    return { state: last.type === 'delete' ? 'pruned' : 'converged', action: actions.map((a) => a.type).join('+'), reason }
+    return {
+      state: last.type === 'delete' ? 'pruned' : 'converged',
+      action: actions.map((a) => a.type).join('+'),
+      reason,
+    }
   }
 
   for (const object of desired) {
@@ -78,13 +89,30 @@ export function objectStates(cluster: string, desired: readonly DesiredObject[],
     seen.add(id)
     const actions = byObject.get(id) ?? []
     const address = actions[0]?.address
-    const base = { cluster, kind: object.kind, name: object.name, node: object.node ?? actions[0]?.node ?? '-', ...(object.vmid !== undefined ? { vmid: object.vmid } : {}) }
+    const base = {
+      cluster,
+      kind: object.kind,
+      name: object.name,
+      node: object.node ?? actions[0]?.node ?? '-',
+      ...(object.vmid !== undefined ? { vmid: object.vmid } : {}),
+    }
     if (actions.length > 0) out.push({ ...base, ...stateOf(actions) })
     else {
       const skip = [...skipped.values()].find((s) => s.address.includes(`(${object.name})`) && s.kind === object.kind)
-      const isAnomalous = [...anomalous].some((a) => a.includes(`(${object.name})`)) || (address !== undefined && anomalous.has(address))
-      if (skip) out.push({ ...base, state: skip.code === 'prune-budget' || skip.code === 'prune-guard' ? 'deferred' : 'skipped', reason: skip.message })
-      else if (isAnomalous) out.push({ ...base, state: 'anomalous', reason: plan.anomalies.find((a) => a.address?.includes(`(${object.name})`))?.message ?? '' })
+      const isAnomalous =
+        [...anomalous].some((a) => a.includes(`(${object.name})`)) || (address !== undefined && anomalous.has(address))
+      if (skip)
+        out.push({
+          ...base,
+          state: skip.code === 'prune-budget' || skip.code === 'prune-guard' ? 'deferred' : 'skipped',
+          reason: skip.message,
+        })
+      else if (isAnomalous)
+        out.push({
+          ...base,
+          state: 'anomalous',
+          reason: plan.anomalies.find((a) => a.address?.includes(`(${object.name})`))?.message ?? '',
+        })
       else out.push({ ...base, state: 'converged' })
     }
   }
@@ -100,9 +128,19 @@ export function objectStates(cluster: string, desired: readonly DesiredObject[],
   }
   for (const skip of plan.skips) {
     if (skip.code !== 'prune-budget' && skip.code !== 'prune-guard') continue
-    out.push({ cluster, kind: skip.kind, name: skip.address, node: skip.node, ...(skip.vmid !== undefined ? { vmid: skip.vmid } : {}), state: 'deferred', reason: skip.message })
+    out.push({
+      cluster,
+      kind: skip.kind,
+      name: skip.address,
+      node: skip.node,
+      ...(skip.vmid !== undefined ? { vmid: skip.vmid } : {}),
+      state: 'deferred',
+      reason: skip.message,
+    })
   }
-  return out.sort((a, b) => (a.kind === b.kind ? (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) : a.kind < b.kind ? -1 : 1))
+  return out.sort((a, b) =>
+    a.kind === b.kind ? (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) : a.kind < b.kind ? -1 : 1,
+  )
 }
 
 /** The cycle's overall result. */

@@ -5,29 +5,40 @@ import { artifact, GiB, MiB } from './fixtures.test.helpers.js'
 
 const NODES = ['pve1', 'pve2'] as const
 const TAGS = ['web', 'db', 'prod', 'Edge', 'k8s']
-const sizeArb = fc.oneof(fc.integer({ min: 1, max: 16 }).map((g) => g * GiB), fc.constantFrom(512 * MiB, 1536 * MiB))
+const sizeArb = fc.oneof(
+  fc.integer({ min: 1, max: 16 }).map((g) => g * GiB),
+  fc.constantFrom(512 * MiB, 1536 * MiB),
+)
 const opt = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: undefined })
 
 const diskArb = (bus: 'scsi' | 'virtio' | 'sata', i: number) =>
-  fc.record({
-    storage: fc.constantFrom('local-lvm', 'local-zfs'),
-    size: sizeArb,
-    // PVE accepts iothread on scsi and virtio only
-    iothread: bus === 'sata' ? fc.constant(false) : fc.boolean(),
-    discard: opt(fc.constantFrom('ignore' as const, 'on' as const)),
-    ssd: bus === 'virtio' ? fc.constant(undefined) : opt(fc.boolean()),
-    aio: opt(fc.constantFrom('native' as const, 'threads' as const, 'io_uring' as const)),
-  }).map((d) => ({ ...d, interface: `${bus}${i}` }))
+  fc
+    .record({
+      storage: fc.constantFrom('local-lvm', 'local-zfs'),
+      size: sizeArb,
+      // PVE accepts iothread on scsi and virtio only
+      iothread: bus === 'sata' ? fc.constant(false) : fc.boolean(),
+      discard: opt(fc.constantFrom('ignore' as const, 'on' as const)),
+      ssd: bus === 'virtio' ? fc.constant(undefined) : opt(fc.boolean()),
+      aio: opt(fc.constantFrom('native' as const, 'threads' as const, 'io_uring' as const)),
+    })
+    .map((d) => ({ ...d, interface: `${bus}${i}` }))
 
 const nicArb = (i: number) =>
-  fc.record({
-    model: fc.constantFrom('virtio', 'e1000'),
-    bridge: fc.constantFrom('vmbr0', 'vmbr1'),
-    mac: opt(fc.constantFrom('bc:24:11:0a:0b:0c', 'bc:24:11:1a:1b:1c').map((m) => m.replace('0c', `${i}c`).replace('1c', `${i}d`))),
-    vlan: opt(fc.integer({ min: 1, max: 4094 })),
-    'rate-limit': opt(fc.integer({ min: 1, max: 1000 })),
-    firewall: fc.boolean(),
-  }).map((n) => ({ ...n, slot: `net${i}` }))
+  fc
+    .record({
+      model: fc.constantFrom('virtio', 'e1000'),
+      bridge: fc.constantFrom('vmbr0', 'vmbr1'),
+      mac: opt(
+        fc
+          .constantFrom('bc:24:11:0a:0b:0c', 'bc:24:11:1a:1b:1c')
+          .map((m) => m.replace('0c', `${i}c`).replace('1c', `${i}d`)),
+      ),
+      vlan: opt(fc.integer({ min: 1, max: 4094 })),
+      'rate-limit': opt(fc.integer({ min: 1, max: 1000 })),
+      firewall: fc.boolean(),
+    })
+    .map((n) => ({ ...n, slot: `net${i}` }))
 
 export function vmArb(name: string, vmid: number, template: boolean): fc.Arbitrary<VmManifest> {
   return fc
@@ -59,39 +70,62 @@ export function vmArb(name: string, vmid: number, template: boolean): fc.Arbitra
       description: opt(fc.constantFrom('web server', 'line one\nline two\n')),
     })
     .chain((r) =>
-      fc.tuple(fc.tuple(...Array.from({ length: r.ndisks }, (_, i) => diskArb(r.bus, i))), fc.tuple(...Array.from({ length: r.nnics }, (_, i) => nicArb(i)))).map(([disks, nics]) => {
-        const spec: VmManifest['spec'] = {
-          node: r.node,
-          vmid,
-          state: r.state,
-          memory: r.memory,
-          cpu: { type: r.cpuType, cores: r.cores },
-          disks,
-          networks: nics,
-          hardware: {
-            ...(r.machine ? { machine: r.machine } : {}),
-            ...(r.sockets ? { sockets: r.sockets } : {}),
-            ...(r.numa !== undefined ? { numa: r.numa } : {}),
-            ...(r.efi ? { bios: 'ovmf' as const, 'efi-disk': { storage: 'local-lvm', size: 4 * MiB, template: '4m' as const, 'secure-boot': 'enabled' as const } } : {}),
-            ...(r.tpm ? { tpm: { version: 'v2.0' as const } } : {}),
-            ...(r.cloudInit ? { 'cloud-init': { enabled: true, storage: 'local-lvm', size: '4M' } } : {}),
-            ...(r.cdromNone ? { cdrom: { iso: 'none', media: 'cdrom' as const } } : {}),
-            'pci-devices': [],
-          },
-          options: { ...(r.onboot !== undefined ? { onboot: r.onboot } : {}), ...(r.agent !== undefined ? { agent: r.agent } : {}), ...(r.hotplug ? { hotplug: r.hotplug } : {}) },
-          'cloud-init-data': {
-            ...(r.ciUser ? { 'ci-user': r.ciUser } : {}),
-            ...(r.sshKeys ? { 'ssh-keys': r.sshKeys } : {}),
-            ...(r.nameservers ? { nameservers: r.nameservers } : {}),
-            ...(r.ip ? { ipconfigs: [{ nic: 0, ip: r.ip, gateway: '10.0.0.1' }] } : {}),
-          },
-          'pve-name': name,
-          ...(r.description ? { 'pve-description': r.description } : {}),
-          tags: r.tags,
-          extra: {},
-        }
-        return { kind: template ? ('TemplateVM' as const) : ('VM' as const), metadata: { name, annotations: {} }, spec }
-      }),
+      fc
+        .tuple(
+          fc.tuple(...Array.from({ length: r.ndisks }, (_, i) => diskArb(r.bus, i))),
+          fc.tuple(...Array.from({ length: r.nnics }, (_, i) => nicArb(i))),
+        )
+        .map(([disks, nics]) => {
+          const spec: VmManifest['spec'] = {
+            node: r.node,
+            vmid,
+            state: r.state,
+            memory: r.memory,
+            cpu: { type: r.cpuType, cores: r.cores },
+            disks,
+            networks: nics,
+            hardware: {
+              ...(r.machine ? { machine: r.machine } : {}),
+              ...(r.sockets ? { sockets: r.sockets } : {}),
+              ...(r.numa !== undefined ? { numa: r.numa } : {}),
+              ...(r.efi
+                ? {
+                    bios: 'ovmf' as const,
+                    'efi-disk': {
+                      storage: 'local-lvm',
+                      size: 4 * MiB,
+                      template: '4m' as const,
+                      'secure-boot': 'enabled' as const,
+                    },
+                  }
+                : {}),
+              ...(r.tpm ? { tpm: { version: 'v2.0' as const } } : {}),
+              ...(r.cloudInit ? { 'cloud-init': { enabled: true, storage: 'local-lvm', size: '4M' } } : {}),
+              ...(r.cdromNone ? { cdrom: { iso: 'none', media: 'cdrom' as const } } : {}),
+              'pci-devices': [],
+            },
+            options: {
+              ...(r.onboot !== undefined ? { onboot: r.onboot } : {}),
+              ...(r.agent !== undefined ? { agent: r.agent } : {}),
+              ...(r.hotplug ? { hotplug: r.hotplug } : {}),
+            },
+            'cloud-init-data': {
+              ...(r.ciUser ? { 'ci-user': r.ciUser } : {}),
+              ...(r.sshKeys ? { 'ssh-keys': r.sshKeys } : {}),
+              ...(r.nameservers ? { nameservers: r.nameservers } : {}),
+              ...(r.ip ? { ipconfigs: [{ nic: 0, ip: r.ip, gateway: '10.0.0.1' }] } : {}),
+            },
+            'pve-name': name,
+            ...(r.description ? { 'pve-description': r.description } : {}),
+            tags: r.tags,
+            extra: {},
+          }
+          return {
+            kind: template ? ('TemplateVM' as const) : ('VM' as const),
+            metadata: { name, annotations: {} },
+            spec,
+          }
+        }),
     )
 }
 
@@ -104,7 +138,14 @@ export function lxcArb(name: string, vmid: number, template: boolean): fc.Arbitr
       swap: opt(fc.integer({ min: 0, max: 8 }).map((n) => n * 256)),
       cores: fc.integer({ min: 1, max: 8 }),
       root: fc.record({ storage: fc.constantFrom('local-lvm', 'local-zfs'), size: sizeArb }),
-      mp: opt(fc.record({ storage: fc.constantFrom('local-lvm', 'local-zfs'), size: sizeArb, ro: opt(fc.boolean()), backup: opt(fc.boolean()) })),
+      mp: opt(
+        fc.record({
+          storage: fc.constantFrom('local-lvm', 'local-zfs'),
+          size: sizeArb,
+          ro: opt(fc.boolean()),
+          backup: opt(fc.boolean()),
+        }),
+      ),
       bind: opt(fc.record({ host: fc.constantFrom('/tank/a', '/tank/b/'), ro: opt(fc.boolean()) })),
       bridge: fc.constantFrom('vmbr0', 'vmbr1'),
       ip: opt(fc.integer({ min: 2, max: 250 }).map((n) => `10.1.0.${n}/24`)),
@@ -130,10 +171,44 @@ export function lxcArb(name: string, vmid: number, template: boolean): fc.Arbitr
         ...(r.swap !== undefined ? { swap: r.swap } : {}),
         cpu: { cores: r.cores },
         root: r.root,
-        'mount-points': r.mp ? [{ storage: r.mp.storage, size: r.mp.size, 'mount-point': '/data', slot: 'mp0', options: { ...(r.mp.ro !== undefined ? { 'read-only': r.mp.ro } : {}), ...(r.mp.backup !== undefined ? { backup: r.mp.backup } : {}) } }] : [],
-        'bind-mounts': r.bind ? [{ 'host-path': r.bind.host, 'mount-point': '/bind', slot: 'mp1', ...(r.bind.ro !== undefined ? { 'read-only': r.bind.ro } : {}) }] : [],
-        networks: [{ bridge: r.bridge, firewall: r.firewall, slot: 'net0', ...(r.ip ? { ip: r.ip, gw: '10.1.0.1' } : {}), ...(r.tag ? { tag: r.tag } : {}) }],
-        dns: { hostname: name, ...(r.nameservers ? { nameservers: r.nameservers } : {}), ...(r.domain ? { domain: r.domain } : {}) },
+        'mount-points': r.mp
+          ? [
+              {
+                storage: r.mp.storage,
+                size: r.mp.size,
+                'mount-point': '/data',
+                slot: 'mp0',
+                options: {
+                  ...(r.mp.ro !== undefined ? { 'read-only': r.mp.ro } : {}),
+                  ...(r.mp.backup !== undefined ? { backup: r.mp.backup } : {}),
+                },
+              },
+            ]
+          : [],
+        'bind-mounts': r.bind
+          ? [
+              {
+                'host-path': r.bind.host,
+                'mount-point': '/bind',
+                slot: 'mp1',
+                ...(r.bind.ro !== undefined ? { 'read-only': r.bind.ro } : {}),
+              },
+            ]
+          : [],
+        networks: [
+          {
+            bridge: r.bridge,
+            firewall: r.firewall,
+            slot: 'net0',
+            ...(r.ip ? { ip: r.ip, gw: '10.1.0.1' } : {}),
+            ...(r.tag ? { tag: r.tag } : {}),
+          },
+        ],
+        dns: {
+          hostname: name,
+          ...(r.nameservers ? { nameservers: r.nameservers } : {}),
+          ...(r.domain ? { domain: r.domain } : {}),
+        },
         ...(r.arch ? { arch: r.arch } : {}),
         options: {
           ...(r.unprivileged !== undefined ? { unprivileged: r.unprivileged } : {}),
@@ -156,20 +231,33 @@ export const desiredArb: fc.Arbitrary<DesiredState> = fc
       ...vmids.map((vmid, i) =>
         fc.constantFrom('VM', 'VM', 'TemplateVM', 'LXC', 'TemplateCT').chain((k): fc.Arbitrary<DesiredManifest> => {
           const name = `g${i}-${vmid}`
-          return k === 'VM' || k === 'TemplateVM' ? vmArb(name, vmid, k === 'TemplateVM') : lxcArb(name, vmid, k === 'TemplateCT')
+          return k === 'VM' || k === 'TemplateVM'
+            ? vmArb(name, vmid, k === 'TemplateVM')
+            : lxcArb(name, vmid, k === 'TemplateCT')
         }),
       ),
     ),
   )
-  .map((guests) => ({ cluster: 'homelab', manifests: [artifact('CTTemplate', 'debian-12', 'debian-12.tar.zst', ['pve1', 'pve2']), ...guests] }))
+  .map((guests) => ({
+    cluster: 'homelab',
+    manifests: [artifact('CTTemplate', 'debian-12', 'debian-12.tar.zst', ['pve1', 'pve2']), ...guests],
+  }))
 
 /** Two desired sets over the same vmids (the second is "the next push"), to produce drift of every kind. */
 export const drift2Arb: fc.Arbitrary<[DesiredState, DesiredState]> = desiredArb.chain((a) =>
   fc
     .tuple(
       ...a.manifests.map((m): fc.Arbitrary<DesiredManifest> => {
-        if (m.kind === 'VM' || m.kind === 'TemplateVM') return vmArb(m.metadata.name, m.spec.vmid, m.kind === 'TemplateVM').map((v) => ({ ...v, spec: { ...v.spec, node: m.spec.node } }))
-        if (m.kind === 'LXC' || m.kind === 'TemplateCT') return lxcArb(m.metadata.name, m.spec.vmid, m.kind === 'TemplateCT').map((v) => ({ ...v, spec: { ...v.spec, node: m.spec.node } }))
+        if (m.kind === 'VM' || m.kind === 'TemplateVM')
+          return vmArb(m.metadata.name, m.spec.vmid, m.kind === 'TemplateVM').map((v) => ({
+            ...v,
+            spec: { ...v.spec, node: m.spec.node },
+          }))
+        if (m.kind === 'LXC' || m.kind === 'TemplateCT')
+          return lxcArb(m.metadata.name, m.spec.vmid, m.kind === 'TemplateCT').map((v) => ({
+            ...v,
+            spec: { ...v.spec, node: m.spec.node },
+          }))
         return fc.constant(m)
       }),
     )

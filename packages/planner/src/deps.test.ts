@@ -4,18 +4,26 @@ import type { DesiredManifest } from './desired.js'
 import { PlanInputError } from './errors.js'
 import { artifact, lxc, vm } from './fixtures.test.helpers.js'
 
-const withDeps = <M extends DesiredManifest>(m: M, deps: string): M => ({ ...m, metadata: { ...m.metadata, annotations: { 'proxops/depends-on': deps } } })
+const withDeps = <M extends DesiredManifest>(m: M, deps: string): M => ({
+  ...m,
+  metadata: { ...m.metadata, annotations: { 'proxops/depends-on': deps } },
+})
 const index = (...ms: DesiredManifest[]) => new Map(ms.map((m) => [keyOf(m.kind, m.metadata.name), m]))
 
 describe('dependency model (RB 5)', () => {
   it('collects structured edges and the depends-on annotation with kind aliases', () => {
-    const m = withDeps(vm('web', 100, { clone: 'golden', disks: [], hardware: { cdrom: { iso: 'debian', media: 'cdrom' } } }), ' tvm:other , , LXC:db')
+    const m = withDeps(
+      vm('web', 100, { clone: 'golden', disks: [], hardware: { cdrom: { iso: 'debian', media: 'cdrom' } } }),
+      ' tvm:other , , LXC:db',
+    )
     expect(prerequisites(m)).toEqual(['ISO/debian', 'LXC/db', 'TemplateVM/golden', 'TemplateVM/other'])
     expect(prerequisites(lxc('ct', 200))).toEqual(['CTTemplate/debian-12'])
   })
 
   it('levels: 0 without prerequisites, else 1 + the highest', () => {
-    const l = levels(index(artifact('CTTemplate', 'debian-12', 'd.tar.zst'), lxc('db', 200), withDeps(vm('web', 100), 'LXC:db')))
+    const l = levels(
+      index(artifact('CTTemplate', 'debian-12', 'd.tar.zst'), lxc('db', 200), withDeps(vm('web', 100), 'LXC:db')),
+    )
     expect([...l].map(([k, v]) => [k, v.level])).toEqual([
       ['CTTemplate/debian-12', 0],
       ['LXC/db', 1],

@@ -37,7 +37,12 @@ export function prerequisites(m: DesiredManifest): string[] {
     if (t === '') continue
     const match = /^([A-Za-z]+):([A-Za-z0-9.\-_]+)$/.exec(t)
     const kind = match ? ALIASES[(match[1] as string).toLowerCase()] : undefined
-    if (!match || !kind) throw new PlanInputError('PLAN_DEPENDENCY', `invalid proxops/depends-on item ${JSON.stringify(t)}`, keyOf(m.kind, m.metadata.name))
+    if (!match || !kind)
+      throw new PlanInputError(
+        'PLAN_DEPENDENCY',
+        `invalid proxops/depends-on item ${JSON.stringify(t)}`,
+        keyOf(m.kind, m.metadata.name),
+      )
     out.add(keyOf(kind, match[2] as string))
   }
   return [...out].sort()
@@ -52,10 +57,19 @@ export function levels(byKey: ReadonlyMap<string, DesiredManifest>): Map<string,
     const done = out.get(key)
     if (done) return done.level
     if (onStack.has(key)) {
-      throw new PlanInputError('PLAN_DEPENDENCY', `dependency cycle ${[...stack.slice(stack.indexOf(key)), key].join(' → ')}`, key)
+      throw new PlanInputError(
+        'PLAN_DEPENDENCY',
+        `dependency cycle ${[...stack.slice(stack.indexOf(key)), key].join(' → ')}`,
+        key,
+      )
     }
     const m = byKey.get(key)
-    if (!m) throw new PlanInputError('PLAN_DEPENDENCY', `depends on ${key}, which is not in this cluster`, stack[stack.length - 1])
+    if (!m)
+      throw new PlanInputError(
+        'PLAN_DEPENDENCY',
+        `depends on ${key}, which is not in this cluster`,
+        stack[stack.length - 1],
+      )
     stack.push(key)
     onStack.add(key)
     const prereqs = prerequisites(m)

@@ -45,7 +45,12 @@ export interface VmHardware {
   numa?: boolean
   serial0?: string
   cdrom?: { iso: string; media: 'cdrom' | 'disk' }
-  'efi-disk'?: { storage: string; size: number; template?: 'byos' | '2m' | '4m' | '8m'; 'secure-boot'?: 'enabled' | 'disabled' }
+  'efi-disk'?: {
+    storage: string
+    size: number
+    template?: 'byos' | '2m' | '4m' | '8m'
+    'secure-boot'?: 'enabled' | 'disabled'
+  }
   'cloud-init'?: { enabled: boolean; storage?: string; size: string }
   tpm?: { version: 'v1.2' | 'v2.0' }
   'pci-devices'?: readonly { slot: string; device: string; pcie?: boolean }[]
@@ -124,7 +129,13 @@ export interface LxcSpec {
   swap?: number
   cpu: { cores: number }
   root: { storage: string; size: number }
-  'mount-points': readonly { storage: string; size: number; 'mount-point'?: string; slot: string; options?: MountPointOptions }[]
+  'mount-points': readonly {
+    storage: string
+    size: number
+    'mount-point'?: string
+    slot: string
+    options?: MountPointOptions
+  }[]
   'bind-mounts': readonly { 'host-path': string; 'mount-point': string; slot: string; 'read-only'?: boolean }[]
   networks: readonly LxcNic[]
   dns: { hostname: string; nameservers?: readonly string[]; domain?: string }

@@ -1,11 +1,18 @@
 import { describe, expect, it } from 'vitest'
 import { allowed, classify, maxClass, type GuestRuntime } from './disruption.js'
 
-const qemu = (over: Partial<GuestRuntime> = {}): GuestRuntime => ({ type: 'qemu', running: true, hotplug: new Set(['network', 'disk', 'usb']), numa: false, ...over })
+const qemu = (over: Partial<GuestRuntime> = {}): GuestRuntime => ({
+  type: 'qemu',
+  running: true,
+  hotplug: new Set(['network', 'disk', 'usb']),
+  numa: false,
+  ...over,
+})
 
 describe('disruption classes from PVE hotplug rules', () => {
   it('a stopped guest takes every write at once', () => {
-    for (const key of ['cores', 'memory', 'scsi0', 'bios']) expect(classify(key, false, qemu({ running: false }))).toBe('none')
+    for (const key of ['cores', 'memory', 'scsi0', 'bios'])
+      expect(classify(key, false, qemu({ running: false }))).toBe('none')
   })
 
   it('qemu: fast options and cloud-init are none; NICs and new scsi/virtio disks hotplug; the rest reboot', () => {
@@ -19,6 +26,50 @@ describe('disruption classes from PVE hotplug rules', () => {
     expect(classify('memory', false, qemu())).toBe('reboot')
     expect(classify('memory', false, qemu({ hotplug: new Set(['memory']), numa: true }))).toBe('hotplug')
     expect(classify('cores', false, qemu())).toBe('reboot')
+  })
+
+  it('qemu vmconfig_update_net: a re-link (bridge, tag, trunks, firewall, rate) is live without network hotplug', () => {
+    const none = qemu({ hotplug: new Set() })
+    const before = 'virtio=BC:24:11:00:00:01,bridge=vmbr0'
+    expect(
+      classify('net0', false, none, {
+        before,
+        after: 'virtio=bc:24:11:00:00:01,bridge=vmbr1,tag=5,firewall=1,rate=10',
+      }),
+    ).toBe('hotplug')
+    expect(
+      classify('net0', false, none, {
+        before,
+        after: 'model=virtio,macaddr=BC:24:11:00:00:01,bridge=vmbr0,trunks=2;3',
+      }),
+    ).toBe('hotplug')
+    for (const after of [
+      'e1000=BC:24:11:00:00:01,bridge=vmbr0',
+      'virtio=BC:24:11:00:00:02,bridge=vmbr0',
+      'virtio=BC:24:11:00:00:01,bridge=vmbr0,queues=4',
+      'virtio=BC:24:11:00:00:01,bridge=vmbr0,mtu=9000',
+      'virtio=BC:24:11:00:00:01',
+    ]) {
+      expect(classify('net0', false, none, { before, after })).toBe('reboot')
+    }
+    expect(classify('net1', true, none, { before: undefined, after: before })).toBe('reboot')
+  })
+
+  it('qemu vmconfig_update_disk: a CD drive that stays one changes its medium live (change_medium), a new one waits', () => {
+    const none = qemu({ hotplug: new Set() })
+    expect(classify('ide2', false, none, { before: 'local:iso/a.iso,media=cdrom', after: 'none,media=cdrom' })).toBe(
+      'hotplug',
+    )
+    expect(classify('ide2', true, none, { before: 'none,media=cdrom', after: 'local:iso/a.iso,media=cdrom' })).toBe(
+      'hotplug',
+    )
+    expect(classify('ide2', true, qemu(), { before: undefined, after: 'local:iso/a.iso,media=cdrom' })).toBe('reboot')
+    expect(
+      classify('ide2', false, none, {
+        before: 'local:iso/a.iso,media=cdrom',
+        after: 'local-lvm:vm-100-disk-1,size=4G',
+      }),
+    ).toBe('reboot')
   })
 
   it('lxc: memory, cores, NICs and new mount points hotplug; DNS and features reboot', () => {

@@ -4,6 +4,8 @@
  */
 import type { GuestType } from './ports.js'
 import type { DisruptionClass, DisruptionPolicy } from './plan-types.js'
+import { parsePS } from './fields.js'
+import { qemuNic } from './qemu.js'
 
 /** Options PVE applies at once even on a running guest. */
 const FAST = new Set(['name', 'hostname', 'description', 'tags', 'onboot', 'protection', 'startup'])
@@ -18,11 +20,20 @@ export interface GuestRuntime {
   numa: boolean
 }
 
-export function classify(key: string, newSlot: boolean, g: GuestRuntime): DisruptionClass {
+/** The live value and the value written, when the class depends on what changes inside a property string. */
+export interface ValueChange {
+  before: string | undefined
+  after: string | undefined
+}
+
+export function classify(key: string, newSlot: boolean, g: GuestRuntime, change?: ValueChange): DisruptionClass {
   if (!g.running || FAST.has(key)) return 'none'
   if (g.type === 'qemu') {
     if (CLOUD_INIT.test(key)) return 'none'
-    if (/^net\d+$/.test(key)) return g.hotplug.has('network') ? 'hotplug' : 'reboot'
+    if (/^net\d+$/.test(key)) return g.hotplug.has('network') || netRelinkOnly(change) ? 'hotplug' : 'reboot'
+    // vmconfig_update_disk: a CD drive that stays a CD drive gets its medium changed live (change_medium),
+    // whatever `hotplug` says
+    if (isCdrom(change?.before) && isCdrom(change?.after)) return 'hotplug'
     if (/^(scsi|virtio)\d+$/.test(key) && newSlot) return g.hotplug.has('disk') ? 'hotplug' : 'reboot'
     if (key === 'memory') return g.hotplug.has('memory') && g.numa ? 'hotplug' : 'reboot'
     return 'reboot'
@@ -31,6 +42,30 @@ export function classify(key: string, newSlot: boolean, g: GuestRuntime): Disrup
   if (['memory', 'swap', 'cores', 'cpulimit', 'cpuunits'].includes(key) || /^net\d+$/.test(key)) return 'hotplug'
   if (/^mp\d+$/.test(key) && newSlot) return 'hotplug'
   return 'reboot'
+}
+
+/**
+ * vmconfig_update_net: a NIC that keeps its model, MAC, queues and MTU and stays on a bridge is re-linked to
+ * its tap device live (bridge, VLAN tag, trunks, firewall, rate, link_down) without `network` hotplug.
+ */
+function netRelinkOnly(change: ValueChange | undefined): boolean {
+  if (change?.before === undefined || change.after === undefined) return false
+  const a = qemuNic(change.before)
+  const b = qemuNic(change.after)
+  if (!a || !b) return false
+  const num = (v: string | undefined) => (v === undefined ? undefined : Number(v))
+  return (
+    a.model === b.model &&
+    (a.mac ?? '').toLowerCase() === (b.mac ?? '').toLowerCase() &&
+    num(a.props.queues) === num(b.props.queues) &&
+    num(a.props.mtu) === num(b.props.mtu) &&
+    a.props.bridge !== undefined &&
+    b.props.bridge !== undefined
+  )
+}
+
+function isCdrom(value: string | undefined): boolean {
+  return value !== undefined && parsePS(value, 'file')?.media === 'cdrom'
 }
 
 const RANK: Record<DisruptionClass, number> = { none: 0, hotplug: 1, reboot: 2, stop: 3 }

@@ -52,7 +52,8 @@ export function parsePS(value: string, defaultKey?: string): Record<string, stri
     if (part.trim() === '') continue
     const eq = part.indexOf('=')
     const key = eq === -1 ? defaultKey : part.slice(0, eq)
-    if (key === undefined || !PS_KEY.test(key) || key === '__proto__' || Object.prototype.hasOwnProperty.call(out, key)) return undefined
+    if (key === undefined || !PS_KEY.test(key) || key === '__proto__' || Object.prototype.hasOwnProperty.call(out, key))
+      return undefined
     if (eq === part.length - 1) return undefined // `key=` without a value
     out[key] = eq === -1 ? part : part.slice(eq + 1)
   }
@@ -116,7 +117,8 @@ export function integer(key: string, field: string, desired: number, defaultKey?
 }
 
 const TRUE = new Set(['1', 'on', 'yes', 'true'])
-export const liveBool = (v: string | undefined, dflt: boolean): boolean => (v === undefined ? dflt : TRUE.has(v.toLowerCase()))
+export const liveBool = (v: string | undefined, dflt: boolean): boolean =>
+  v === undefined ? dflt : TRUE.has(v.toLowerCase())
 
 /** A boolean written as 1/0; `liveDefault` is what PVE assumes when the key is absent. */
 export function flag(key: string, field: string, desired: boolean, liveDefault: boolean): Owned {

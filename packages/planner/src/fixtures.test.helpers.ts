@@ -11,7 +11,12 @@ import { DEFAULT_POLICY, type Plan, type PlanParamValue, type Policy } from './p
 export const GiB = 1024 ** 3
 export const MiB = 1024 ** 2
 
-export function vm(name: string, vmid: number, over: Partial<VmManifest['spec']> = {}, kind: VmManifest['kind'] = 'VM'): VmManifest {
+export function vm(
+  name: string,
+  vmid: number,
+  over: Partial<VmManifest['spec']> = {},
+  kind: VmManifest['kind'] = 'VM',
+): VmManifest {
   return {
     kind,
     metadata: { name, annotations: {} },
@@ -31,7 +36,12 @@ export function vm(name: string, vmid: number, over: Partial<VmManifest['spec']>
   }
 }
 
-export function lxc(name: string, vmid: number, over: Partial<LxcManifest['spec']> = {}, kind: LxcManifest['kind'] = 'LXC'): LxcManifest {
+export function lxc(
+  name: string,
+  vmid: number,
+  over: Partial<LxcManifest['spec']> = {},
+  kind: LxcManifest['kind'] = 'LXC',
+): LxcManifest {
   return {
     kind,
     metadata: { name, annotations: {} },
@@ -54,8 +64,18 @@ export function lxc(name: string, vmid: number, over: Partial<LxcManifest['spec'
   }
 }
 
-export function artifact(kind: ArtifactManifest['kind'], name: string, filename: string, nodes: string[] = ['pve1'], storage = 'local'): ArtifactManifest {
-  return { kind, metadata: { name, annotations: {} }, spec: { nodes, storage, filename, url: `https://example.org/${filename}` } }
+export function artifact(
+  kind: ArtifactManifest['kind'],
+  name: string,
+  filename: string,
+  nodes: string[] = ['pve1'],
+  storage = 'local',
+): ArtifactManifest {
+  return {
+    kind,
+    metadata: { name, annotations: {} },
+    spec: { nodes, storage, filename, url: `https://example.org/${filename}` },
+  }
 }
 
 export function desired(...manifests: DesiredManifest[]): DesiredState {
@@ -81,7 +101,10 @@ export function inventory(guests: LiveGuest[] = [], over: Partial<LiveInventory>
 }
 
 export function guest(vmid: number, config: Record<string, string>, over: Partial<LiveGuest> = {}): LiveGuest {
-  const tags = (config.tags ?? '').split(/[;,\s]+/).filter((t) => t !== '').map((t) => t.toLowerCase())
+  const tags = (config.tags ?? '')
+    .split(/[;,\s]+/)
+    .filter((t) => t !== '')
+    .map((t) => t.toLowerCase())
   return {
     type: 'qemu',
     vmid,
@@ -98,7 +121,11 @@ export function guest(vmid: number, config: Record<string, string>, over: Partia
   }
 }
 
-export const policy = (over: Partial<Policy> = {}): Policy => ({ ...DEFAULT_POLICY, nodes: ['pve1', 'pve2', 'pve3'], ...over })
+export const policy = (over: Partial<Policy> = {}): Policy => ({
+  ...DEFAULT_POLICY,
+  nodes: ['pve1', 'pve2', 'pve3'],
+  ...over,
+})
 
 /** A secret lookup for tests, with values that must never reach a plan. */
 export const SECRETS: Record<string, string> = {
@@ -113,7 +140,14 @@ function resolve(v: PlanParamValue): string {
   if (typeof v !== 'object') return String(v)
   const vals = v.secret.refs.map((r) => SECRETS[r] ?? '')
   if (v.secret.encoding === 'plain') return vals[0] ?? ''
-  const keys = [...new Set(vals.join('\n').split('\n').filter((l) => l !== ''))]
+  const keys = [
+    ...new Set(
+      vals
+        .join('\n')
+        .split('\n')
+        .filter((l) => l !== ''),
+    ),
+  ]
   return encodeURIComponent(keys.join('\n'))
 }
 
@@ -134,23 +168,40 @@ function normaliseValue(type: 'qemu' | 'lxc', vmid: number, key: string, value: 
     rest = rest.filter((p) => !p.startsWith('size='))
     const opts = Object.fromEntries(rest.map((p) => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)]))
     opts.size = formatSize(size)
-    const sorted = Object.keys(opts).sort().map((k) => `${k}=${opts[k]}`)
+    const sorted = Object.keys(opts)
+      .sort()
+      .map((k) => `${k}=${opts[k]}`)
     return [`${m[1]}:vm-${vmid}-disk-${diskNo.n++}`, ...sorted].join(',')
   }
   if (/^net\d+$/.test(key)) {
     const p = parsePropertyString(value, type === 'qemu' ? { defaultKey: 'model' } : {})
     if (type === 'qemu') {
-      const model = p.model ?? Object.keys(p).find((k) => !['bridge', 'tag', 'rate', 'firewall', 'macaddr'].includes(k)) ?? 'virtio'
-      const mac = (p.macaddr ?? (p.model === undefined ? p[model] : undefined) ?? `BC:24:11:00:00:${(macCounter++ % 256).toString(16).padStart(2, '0').toUpperCase()}`).toUpperCase()
+      const model =
+        p.model ?? Object.keys(p).find((k) => !['bridge', 'tag', 'rate', 'firewall', 'macaddr'].includes(k)) ?? 'virtio'
+      const mac = (
+        p.macaddr ??
+        (p.model === undefined ? p[model] : undefined) ??
+        `BC:24:11:00:00:${(macCounter++ % 256).toString(16).padStart(2, '0').toUpperCase()}`
+      ).toUpperCase()
       delete p.model
       delete p.macaddr
       delete p[model]
-      return [`${model}=${mac}`, ...Object.keys(p).sort().map((k) => `${k}=${p[k]}`)].join(',')
+      return [
+        `${model}=${mac}`,
+        ...Object.keys(p)
+          .sort()
+          .map((k) => `${k}=${p[k]}`),
+      ].join(',')
     }
     p.hwaddr ??= `BC:24:11:00:01:${(macCounter++ % 256).toString(16).padStart(2, '0').toUpperCase()}`
     p.type ??= 'veth'
     const { name, ...rest } = p
-    return [`name=${name}`, ...Object.keys(rest).sort().map((k) => `${k}=${rest[k]}`)].join(',')
+    return [
+      `name=${name}`,
+      ...Object.keys(rest)
+        .sort()
+        .map((k) => `${k}=${rest[k]}`),
+    ].join(',')
   }
   if (key === 'cipassword') return '**********'
   return value
@@ -173,7 +224,10 @@ export function applyPlan(plan: Plan, inv: LiveInventory): LiveInventory {
             config[k] = normaliseValue(r.guest, vmid, k, resolve(v), diskNo(vmid))
           }
           if (r.guest === 'lxc') delete config.ostemplate
-          guests.set(vmid, guest(vmid, config, { type: r.guest, node: r.node, status: r.params.start === 1 ? 'running' : 'stopped' }))
+          guests.set(
+            vmid,
+            guest(vmid, config, { type: r.guest, node: r.node, status: r.params.start === 1 ? 'running' : 'stopped' }),
+          )
           break
         }
         case 'cloneGuest': {
@@ -196,7 +250,10 @@ export function applyPlan(plan: Plan, inv: LiveInventory): LiveInventory {
             if (r.onlyIfAbsent?.includes(k) && config[k] !== undefined) continue
             config[k] = normaliseValue(r.guest, r.vmid, k, resolve(v), diskNo(r.vmid))
           }
-          guests.set(r.vmid, guest(r.vmid, config, { type: g.type, node: g.node, status: g.status, template: g.template }))
+          guests.set(
+            r.vmid,
+            guest(r.vmid, config, { type: g.type, node: g.node, status: g.status, template: g.template }),
+          )
           break
         }
         case 'resizeDisk': {
@@ -222,7 +279,12 @@ export function applyPlan(plan: Plan, inv: LiveInventory): LiveInventory {
           guests.delete(r.vmid)
           break
         case 'downloadUrl':
-          volumes.push({ node: r.node, storage: r.storage, volid: `${r.storage}:${String(r.params.content)}/${String(r.params.filename)}`, content: String(r.params.content) })
+          volumes.push({
+            node: r.node,
+            storage: r.storage,
+            volid: `${r.storage}:${String(r.params.content)}/${String(r.params.filename)}`,
+            content: String(r.params.content),
+          })
           break
         default:
           break
@@ -233,7 +295,12 @@ export function applyPlan(plan: Plan, inv: LiveInventory): LiveInventory {
 }
 
 /** A live qemu config matching `vm(name, vmid)` as PVE would store it. */
-export function liveVm(vmid: number, name: string, over: Record<string, string> = {}, g: Partial<LiveGuest> = {}): LiveGuest {
+export function liveVm(
+  vmid: number,
+  name: string,
+  over: Record<string, string> = {},
+  g: Partial<LiveGuest> = {},
+): LiveGuest {
   return guest(
     vmid,
     {
@@ -251,7 +318,12 @@ export function liveVm(vmid: number, name: string, over: Record<string, string> 
 }
 
 /** A live lxc config matching `lxc(name, vmid)`. */
-export function liveCt(vmid: number, name: string, over: Record<string, string> = {}, g: Partial<LiveGuest> = {}): LiveGuest {
+export function liveCt(
+  vmid: number,
+  name: string,
+  over: Record<string, string> = {},
+  g: Partial<LiveGuest> = {},
+): LiveGuest {
   return guest(
     vmid,
     {

@@ -9,7 +9,17 @@ import { liveBool, parsePS, SENSITIVE } from './fields.js'
 import type { LiveGuest } from './inventory.js'
 import { lxcSlotFamily } from './lxc.js'
 import { display, sortDiffs, type Draft, type Sink } from './order.js'
-import type { ActionType, Anomaly, DisruptionClass, DisruptionPolicy, FieldDiff, PlanParamValue, Policy, PveRequest, Skip } from './plan-types.js'
+import type {
+  ActionType,
+  Anomaly,
+  DisruptionClass,
+  DisruptionPolicy,
+  FieldDiff,
+  PlanParamValue,
+  Policy,
+  PveRequest,
+  Skip,
+} from './plan-types.js'
 import type { GuestType } from './ports.js'
 import { CLONE_IDENTITY_KEYS, hotplugSet, qemuSlotFamily, type GuestFields } from './qemu.js'
 
@@ -51,11 +61,17 @@ export function planNewGuest(t: GuestTarget, env: GuestPlanEnv): void {
   if (m.kind === 'VM' && m.spec.clone !== undefined) {
     const src = env.byKey.get(keyOf('TemplateVM', m.spec.clone))
     if (!src || src.kind !== 'TemplateVM') {
-      anomaly({ code: 'clone-source', message: `clone source TemplateVM/${m.spec.clone} is not declared in this cluster; not cloning` })
+      anomaly({
+        code: 'clone-source',
+        message: `clone source TemplateVM/${m.spec.clone} is not declared in this cluster; not cloning`,
+      })
       return
     }
     if (src.spec.vmid === vmid) {
-      anomaly({ code: 'clone-source', message: `clone source TemplateVM/${m.spec.clone} has the same vmid ${vmid}; not cloning` })
+      anomaly({
+        code: 'clone-source',
+        message: `clone source TemplateVM/${m.spec.clone} has the same vmid ${vmid}; not cloning`,
+      })
       return
     }
     // the post-clone write: own values minus disk slots; inherited identity keys not owned are deleted
@@ -64,8 +80,21 @@ export function planNewGuest(t: GuestTarget, env: GuestPlanEnv): void {
     const del = cloneIdentityKeys(m, f).filter((k) => !(k in set))
     if (del.length > 0) set.delete = del.join(',')
     const requests: PveRequest[] = [
-      { call: 'cloneGuest', node, guest: 'qemu', vmid: src.spec.vmid, params: { newid: vmid, full: 1, name: m.spec['pve-name'] } },
-      { call: 'updateConfig', node, guest: 'qemu', vmid, params: set, ...('ide2' in set ? { onlyIfAbsent: ['ide2'] } : {}) },
+      {
+        call: 'cloneGuest',
+        node,
+        guest: 'qemu',
+        vmid: src.spec.vmid,
+        params: { newid: vmid, full: 1, name: m.spec['pve-name'] },
+      },
+      {
+        call: 'updateConfig',
+        node,
+        guest: 'qemu',
+        vmid,
+        params: set,
+        ...('ide2' in set ? { onlyIfAbsent: ['ide2'] } : {}),
+      },
     ]
     if (started) requests.push({ call: 'start', node, guest: 'qemu', vmid })
     env.out.drafts.push({
@@ -112,7 +141,12 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
   // then lands on a stopped guest, so nothing is disruptive and nothing is held back
   const willStop = running && !desiredStarted
   // what the running guest can hotplug is decided by its applied options, not by pending ones
-  const rt: GuestRuntime = { type, running: running && !willStop, hotplug: hotplugSet(g.config.hotplug), numa: liveBool(g.config.numa, false) }
+  const rt: GuestRuntime = {
+    type,
+    running: running && !willStop,
+    hotplug: hotplugSet(g.config.hotplug),
+    numa: liveBool(g.config.numa, false),
+  }
   const policy = disruptionFor(m, env.policy.disruption)
   const cloned = m.kind === 'VM' && m.spec.clone !== undefined
 
@@ -121,7 +155,11 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
   let resizes = w.resizes
 
   for (const [key, fam] of liveOnlySlots(cfg, f, type, cloned)) {
-    anomaly({ code: 'live-only-slot', field: key, message: `${resource}: live-only ${fam} slot ${key} (${(cfg[key] as string).split(',')[0]}) is not declared; proxops will not automatically remove it` })
+    anomaly({
+      code: 'live-only-slot',
+      field: key,
+      message: `${resource}: live-only ${fam} slot ${key} (${(cfg[key] as string).split(',')[0]}) is not declared; proxops will not automatically remove it`,
+    })
   }
 
   // a clone-backed VM drops inherited identity keys it does not own
@@ -130,12 +168,20 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
     const del = cloneIdentityKeys(m, f).filter((k) => !ownedKeys.has(k) && cfg[k] !== undefined)
     if (del.length > 0) {
       params.delete = del.join(',')
-      for (const k of del) diffs.push({ field: 'spec.clone', key: k, before: k === 'cipassword' || k === 'sshkeys' ? SENSITIVE : (cfg[k] as string) })
+      for (const k of del)
+        diffs.push({
+          field: 'spec.clone',
+          key: k,
+          before: k === 'cipassword' || k === 'sshkeys' ? SENSITIVE : (cfg[k] as string),
+        })
     }
   }
 
   if (heldBack.length > 0) {
-    skip('disruption', `${heldBack.join(', ')} would change a running guest (hotplug) and disruption is ${policy}; not written this cycle`)
+    skip(
+      'disruption',
+      `${heldBack.join(', ')} would change a running guest (hotplug) and disruption is ${policy}; not written this cycle`,
+    )
   }
 
   const ids: string[] = []
@@ -151,7 +197,14 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
     ids.push(id)
     return id
   }
-  const shutdown = (): PveRequest => ({ call: 'shutdown', node, guest: type, vmid, timeoutSeconds: env.policy.shutdownTimeoutSeconds, forceStop: env.policy.forceStopAfterTimeout })
+  const shutdown = (): PveRequest => ({
+    call: 'shutdown',
+    node,
+    guest: type,
+    vmid,
+    timeoutSeconds: env.policy.shutdownTimeoutSeconds,
+    forceStop: env.policy.forceStopAfterTimeout,
+  })
   let stoppedByUpdate = false
   const hasWrite = Object.keys(params).length > 0
   if (hasWrite) {
@@ -172,10 +225,17 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
     // the first filled one, late in a large plan, threw away planLiveGuest's optimised code
     const resizeFirst: PveRequest[] = []
     for (const r of before) {
-      resizeFirst.push(resizeFirst.length === 0 ? { call: 'resizeDisk', node, guest: type, vmid, disk: r.key, size: r.size, digest: g.digest } : { call: 'resizeDisk', node, guest: type, vmid, disk: r.key, size: r.size })
+      resizeFirst.push(
+        resizeFirst.length === 0
+          ? { call: 'resizeDisk', node, guest: type, vmid, disk: r.key, size: r.size, digest: g.digest }
+          : { call: 'resizeDisk', node, guest: type, vmid, disk: r.key, size: r.size },
+      )
     }
     resizes = later
-    const update: PveRequest = resizeFirst.length === 0 ? { call: 'updateConfig', node, guest: type, vmid, params, digest: g.digest } : { call: 'updateConfig', node, guest: type, vmid, params }
+    const update: PveRequest =
+      resizeFirst.length === 0
+        ? { call: 'updateConfig', node, guest: type, vmid, params, digest: g.digest }
+        : { call: 'updateConfig', node, guest: type, vmid, params }
     // shutdown, resizes, the write: in this order
     const writes = (first: PveRequest | undefined): PveRequest[] => {
       const out: PveRequest[] = first ? [first] : []
@@ -185,28 +245,91 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
     }
     if (willStop) {
       stoppedByUpdate = true
-      push(guestDraft(base, 'shutdown-then-update', `${resource}: config drift (${reasonKeys}); desired stopped: graceful shutdown, then write`, sortDiffs(diffs), 'stop', writes(shutdown()), g.digest))
+      push(
+        guestDraft(
+          base,
+          'shutdown-then-update',
+          `${resource}: config drift (${reasonKeys}); desired stopped: graceful shutdown, then write`,
+          sortDiffs(diffs),
+          'stop',
+          writes(shutdown()),
+          g.digest,
+        ),
+      )
     } else if (running && (cls === 'reboot' || cls === 'stop')) {
       stoppedByUpdate = true
       const requests = writes(shutdown())
       if (desiredStarted) requests.push({ call: 'start', node, guest: type, vmid })
-      push(guestDraft(base, 'shutdown-then-update', `${resource}: config drift (${reasonKeys}); needs a restart: graceful shutdown, write${desiredStarted ? ', start' : ''}`, sortDiffs(diffs), cls, requests, g.digest))
+      push(
+        guestDraft(
+          base,
+          'shutdown-then-update',
+          `${resource}: config drift (${reasonKeys}); needs a restart: graceful shutdown, write${desiredStarted ? ', start' : ''}`,
+          sortDiffs(diffs),
+          cls,
+          requests,
+          g.digest,
+        ),
+      )
     } else {
-      push(guestDraft(base, 'update', `${resource}: config drift (${reasonKeys})`, sortDiffs(diffs), leftPending.length > 0 ? 'reboot' : cls, writes(undefined), g.digest))
+      push(
+        guestDraft(
+          base,
+          'update',
+          `${resource}: config drift (${reasonKeys})`,
+          sortDiffs(diffs),
+          leftPending.length > 0 ? 'reboot' : cls,
+          writes(undefined),
+          g.digest,
+        ),
+      )
     }
     if (leftPending.length > 0) {
-      env.out.pending.push({ address: base.address as string, keys: leftPending, message: `${leftPending.join(', ')} will stay pending in PVE until the guest restarts (disruption: ${policy})` })
+      env.out.pending.push({
+        address: base.address as string,
+        keys: leftPending,
+        message: `${leftPending.join(', ')} will stay pending in PVE until the guest restarts (disruption: ${policy})`,
+      })
     }
   }
   for (const r of resizes) {
-    const resize: PveRequest = hasWrite ? { call: 'resizeDisk', node, guest: type, vmid, disk: r.key, size: r.size } : { call: 'resizeDisk', node, guest: type, vmid, disk: r.key, size: r.size, digest: g.digest }
-    push(guestDraft(base, 'resize', `${resource}: grow ${r.key} to ${r.size}`, [r.diff], running && !stoppedByUpdate ? 'hotplug' : 'none', [resize], g.digest))
+    const resize: PveRequest = hasWrite
+      ? { call: 'resizeDisk', node, guest: type, vmid, disk: r.key, size: r.size }
+      : { call: 'resizeDisk', node, guest: type, vmid, disk: r.key, size: r.size, digest: g.digest }
+    push(
+      guestDraft(
+        base,
+        'resize',
+        `${resource}: grow ${r.key} to ${r.size}`,
+        [r.diff],
+        running && !stoppedByUpdate ? 'hotplug' : 'none',
+        [resize],
+        g.digest,
+      ),
+    )
   }
   if (isTemplate && !g.template) {
-    // a template is stopped by definition: the shutdown is what the manifest asks for, under every policy
+    // marking a running guest as a template needs a shutdown first: a stop-class action, held back by the policy
     const stopFirst = running && !stoppedByUpdate
+    if (stopFirst && !allowed('stop', policy)) {
+      skip(
+        'disruption',
+        `mark-template needs a shutdown of the running guest and disruption is ${policy}; not done this cycle`,
+      )
+      return
+    }
     const mark: PveRequest = { call: 'markTemplate', node, guest: type, vmid }
-    push(guestDraft(base, 'mark-template', `${resource}: PVE object present but not a template; will mark as template`, [{ field: 'kind', key: 'template', after: '1' }], stopFirst ? 'stop' : 'none', stopFirst ? [shutdown(), mark] : [mark], g.digest))
+    push(
+      guestDraft(
+        base,
+        'mark-template',
+        `${resource}: PVE object present but not a template; will mark as template`,
+        [{ field: 'kind', key: 'template', after: '1' }],
+        stopFirst ? 'stop' : 'none',
+        stopFirst ? [shutdown(), mark] : [mark],
+        g.digest,
+      ),
+    )
     return
   }
   if (isTemplate) return
@@ -214,19 +337,52 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
     if (allowed('reboot', policy)) {
       const requests: PveRequest[] = [shutdown()]
       if (desiredStarted) requests.push({ call: 'start', node, guest: type, vmid })
-      push(guestDraft(base, 'restart', `${resource}: owned changes pending in PVE (${pendingKeys.join(', ')}); graceful shutdown${desiredStarted ? ' and start' : ''} applies them`, [], 'reboot', requests, g.digest))
+      push(
+        guestDraft(
+          base,
+          'restart',
+          `${resource}: owned changes pending in PVE (${pendingKeys.join(', ')}); graceful shutdown${desiredStarted ? ' and start' : ''} applies them`,
+          [],
+          'reboot',
+          requests,
+          g.digest,
+        ),
+      )
       stoppedByUpdate = true
     } else {
-      env.out.pending.push({ address: base.address as string, keys: pendingKeys, message: `${pendingKeys.join(', ')} pending in PVE until the guest restarts (disruption: ${policy})` })
+      env.out.pending.push({
+        address: base.address as string,
+        keys: pendingKeys,
+        message: `${pendingKeys.join(', ')} pending in PVE until the guest restarts (disruption: ${policy})`,
+      })
     }
   }
   // power (RB 9.3): unknown live power does nothing
-  const livePower = g.status === 'running' ? 'running' : g.status === 'stopped' || g.status === '' ? 'stopped' : 'unknown'
+  const livePower =
+    g.status === 'running' ? 'running' : g.status === 'stopped' || g.status === '' ? 'stopped' : 'unknown'
   if (livePower === 'unknown') return
   if (desiredStarted && livePower === 'stopped') {
-    push(guestDraft(base, 'start', `${resource}: power "stopped" → "started"`, [{ field: 'spec.state', key: 'status', before: g.status, after: 'running' }], 'none', [{ call: 'start', node, guest: type, vmid }]))
+    push(
+      guestDraft(
+        base,
+        'start',
+        `${resource}: power "stopped" → "started"`,
+        [{ field: 'spec.state', key: 'status', before: g.status, after: 'running' }],
+        'none',
+        [{ call: 'start', node, guest: type, vmid }],
+      ),
+    )
   } else if (!desiredStarted && livePower === 'running' && !stoppedByUpdate) {
-    push(guestDraft(base, 'stop', `${resource}: power "running" → "stopped" (graceful shutdown)`, [{ field: 'spec.state', key: 'status', before: 'running', after: 'stopped' }], 'stop', [shutdown()]))
+    push(
+      guestDraft(
+        base,
+        'stop',
+        `${resource}: power "running" → "stopped" (graceful shutdown)`,
+        [{ field: 'spec.state', key: 'status', before: 'running', after: 'stopped' }],
+        'stop',
+        [shutdown()],
+      ),
+    )
   }
 }
 
@@ -244,10 +400,25 @@ interface OwnedComparison {
   resizes: { key: string; size: string; diff: FieldDiff }[]
 }
 
-function compareOwned(t: GuestTarget, g: LiveGuest, cfg: Readonly<Record<string, string>>, rt: GuestRuntime, policy: DisruptionPolicy, env: GuestPlanEnv): OwnedComparison {
+function compareOwned(
+  t: GuestTarget,
+  g: LiveGuest,
+  cfg: Readonly<Record<string, string>>,
+  rt: GuestRuntime,
+  policy: DisruptionPolicy,
+  env: GuestPlanEnv,
+): OwnedComparison {
   const { f, base, anomaly } = t
   const resource = base.resource as string
-  const w: OwnedComparison = { params: {}, diffs: [], classes: [], heldBack: [], leftPending: [], pendingKeys: [], resizes: [] }
+  const w: OwnedComparison = {
+    params: {},
+    diffs: [],
+    classes: [],
+    heldBack: [],
+    leftPending: [],
+    pendingKeys: [],
+    resizes: [],
+  }
   // index loops: this runs for every owned key of every guest, and for-of allocates an iterator result per
   // step until V8 has optimised the loop (the whole first plan() of a process)
   const owned = f.owned
@@ -255,7 +426,8 @@ function compareOwned(t: GuestTarget, g: LiveGuest, cfg: Readonly<Record<string,
     const o = owned[i]!
     const before = cfg[o.key]
     const outcomes = o.compare(before)
-    if (outcomes.length === 0 && g.pending[o.key] !== undefined && g.config[o.key] !== g.pending[o.key]) w.pendingKeys.push(o.key)
+    if (outcomes.length === 0 && g.pending[o.key] !== undefined && g.config[o.key] !== g.pending[o.key])
+      w.pendingKeys.push(o.key)
     for (let j = 0; j < outcomes.length; j++) {
       const out = outcomes[j]!
       if (out.t === 'anomaly') anomaly({ code: out.code, field: o.key, message: `${resource}: ${out.message}` })
@@ -263,7 +435,10 @@ function compareOwned(t: GuestTarget, g: LiveGuest, cfg: Readonly<Record<string,
       else if (out.t === 'resize') {
         w.resizes.push({ key: o.key, size: out.size, diff: fieldDiff(o.field, o.key, before, `size=${out.after}`) })
       } else {
-        const cls = classify(o.key, out.newSlot === true, rt)
+        const cls = classify(o.key, out.newSlot === true, rt, {
+          before,
+          after: typeof out.value === 'string' ? out.value : undefined,
+        })
         if (!allowed(cls, policy) && cls !== 'reboot') {
           w.heldBack.push(o.key)
           continue
@@ -271,7 +446,11 @@ function compareOwned(t: GuestTarget, g: LiveGuest, cfg: Readonly<Record<string,
         if (!allowed(cls, policy)) w.leftPending.push(o.key)
         else w.classes.push(cls)
         w.params[o.key] = out.value
-        w.diffs.push(o.sensitive ? fieldDiff(o.field, o.key, before === undefined ? undefined : SENSITIVE, SENSITIVE) : fieldDiff(o.field, o.key, before, out.after))
+        w.diffs.push(
+          o.sensitive
+            ? fieldDiff(o.field, o.key, before === undefined ? undefined : SENSITIVE, SENSITIVE)
+            : fieldDiff(o.field, o.key, before, out.after),
+        )
       }
     }
   }
@@ -279,8 +458,33 @@ function compareOwned(t: GuestTarget, g: LiveGuest, cfg: Readonly<Record<string,
 }
 
 /** A guest action draft: one object shape for every action (this runs once per action; no spread copies). */
-function guestDraft(base: GuestTarget['base'], type: ActionType, reason: string, diffs: FieldDiff[], disruption: DisruptionClass, requests: PveRequest[], digest?: string): Draft {
-  return { resource: base.resource, address: base.address, kind: base.kind, name: base.name, node: base.node, vmid: base.vmid, tier: base.tier, level: base.level, type, reason, diffs, disruption, digest, requests, id: undefined, after: undefined }
+function guestDraft(
+  base: GuestTarget['base'],
+  type: ActionType,
+  reason: string,
+  diffs: FieldDiff[],
+  disruption: DisruptionClass,
+  requests: PveRequest[],
+  digest?: string,
+): Draft {
+  return {
+    resource: base.resource,
+    address: base.address,
+    kind: base.kind,
+    name: base.name,
+    node: base.node,
+    vmid: base.vmid,
+    tier: base.tier,
+    level: base.level,
+    type,
+    reason,
+    diffs,
+    disruption,
+    digest,
+    requests,
+    id: undefined,
+    after: undefined,
+  }
 }
 
 /**
@@ -292,7 +496,12 @@ function fieldDiff(field: string, key: string, before: string | undefined, after
 }
 
 /** Live slots of the managed families (disks, NICs, PCI, mount points) that no field declares: reported, never removed. */
-function liveOnlySlots(cfg: Readonly<Record<string, string>>, f: GuestFields, type: GuestType, cloned: boolean): [string, string][] {
+function liveOnlySlots(
+  cfg: Readonly<Record<string, string>>,
+  f: GuestFields,
+  type: GuestType,
+  cloned: boolean,
+): [string, string][] {
   const out: [string, string][] = []
   for (const key in cfg) {
     if (f.declaredSlots.has(key)) continue

@@ -1,6 +1,21 @@
 /** Desired LXC / TemplateCT -> the owned container config keys (RB 4.3 with the architecture's differences). */
 import type { LxcManifest } from './desired.js'
-import { anomaly, flag, gib, integer, NONE, liveBool, parsePS, rewrite, scalar, stringSet, withTokens, write, type Outcome, type Owned } from './fields.js'
+import {
+  anomaly,
+  flag,
+  gib,
+  integer,
+  NONE,
+  liveBool,
+  parsePS,
+  rewrite,
+  scalar,
+  stringSet,
+  withTokens,
+  write,
+  type Outcome,
+  type Owned,
+} from './fields.js'
 import { descriptionField, type GuestBuildContext, type GuestFields } from './qemu.js'
 import { guardVolume, isEmptySlot } from './volumes.js'
 
@@ -24,13 +39,19 @@ export function lxcFields(m: LxcManifest, ctx: GuestBuildContext): GuestFields {
   let createError: string | undefined
 
   owned.push(scalar('hostname', 'spec.dns.hostname', s.dns.hostname))
-  if (s['pve-description'] !== undefined && s['pve-description'].trim() !== '') owned.push(descriptionField(s['pve-description']))
+  if (s['pve-description'] !== undefined && s['pve-description'].trim() !== '')
+    owned.push(descriptionField(s['pve-description']))
   owned.push(integer('memory', 'spec.memory', s.memory))
   if (s.swap !== undefined) owned.push(integer('swap', 'spec.swap', s.swap))
   owned.push(integer('cores', 'spec.cpu.cores', s.cpu.cores))
   if (s.arch !== undefined) {
     const arch = s.arch
-    owned.push({ key: 'arch', field: 'spec.arch', create: arch, compare: (live) => ((live ?? 'amd64') === arch ? NONE : [write(arch)]) })
+    owned.push({
+      key: 'arch',
+      field: 'spec.arch',
+      create: arch,
+      compare: (live) => ((live ?? 'amd64') === arch ? NONE : [write(arch)]),
+    })
   }
 
   // root filesystem: a volume slot with the data-loss guards
@@ -65,7 +86,12 @@ export function lxcFields(m: LxcManifest, ctx: GuestBuildContext): GuestFields {
         const p = parsePS(live as string, 'volume')
         if (!p?.volume) return [anomaly('invalid-live', `${mp.slot}: cannot read PVE's value`)]
         if (p.volume.startsWith('/')) {
-          return [anomaly('volume-kind', `${mp.slot} is a bind mount of ${p.volume} on PVE but ${field} declares an allocated volume; proxops will not replace it`)]
+          return [
+            anomaly(
+              'volume-kind',
+              `${mp.slot} is a bind mount of ${p.volume} on PVE but ${field} declares an allocated volume; proxops will not replace it`,
+            ),
+          ]
         }
         const out: Outcome[] = guardVolume(mp.slot, field, p.volume, p.size, mp.storage, mp.size, true)
         if (out.some((x) => x.t === 'anomaly')) return out
@@ -75,7 +101,8 @@ export function lxcFields(m: LxcManifest, ctx: GuestBuildContext): GuestFields {
           const want = tokens[key]
           if (want !== undefined && liveBool(p[key], MP_DEFAULTS[key] ?? false) !== (want === '1')) changes[key] = want
         }
-        if (tokens.mountoptions !== undefined && p.mountoptions !== tokens.mountoptions) changes.mountoptions = tokens.mountoptions
+        if (tokens.mountoptions !== undefined && p.mountoptions !== tokens.mountoptions)
+          changes.mountoptions = tokens.mountoptions
         if (Object.keys(changes).length > 0) out.unshift(write(rewrite(p, changes, 'volume', ['mp'])))
         return out
       },
@@ -97,10 +124,20 @@ export function lxcFields(m: LxcManifest, ctx: GuestBuildContext): GuestFields {
         const p = parsePS(live as string, 'volume')
         if (!p?.volume) return [anomaly('invalid-live', `${b.slot}: cannot read PVE's value`)]
         if (!p.volume.startsWith('/')) {
-          return [anomaly('volume-kind', `${b.slot} holds volume ${p.volume} on PVE but ${field} declares a bind mount; proxops will not replace it`)]
+          return [
+            anomaly(
+              'volume-kind',
+              `${b.slot} holds volume ${p.volume} on PVE but ${field} declares a bind mount; proxops will not replace it`,
+            ),
+          ]
         }
         if (p.volume.replace(/(.)\/+$/, '$1') !== host) {
-          return [anomaly('bind-path', `${b.slot} binds ${p.volume} on PVE but ${field} wants ${host}; proxops never re-points a bind mount (change it by hand)`)]
+          return [
+            anomaly(
+              'bind-path',
+              `${b.slot} binds ${p.volume} on PVE but ${field} wants ${host}; proxops never re-points a bind mount (change it by hand)`,
+            ),
+          ]
         }
         const changes: Record<string, string | undefined> = {}
         if (p.mp !== b['mount-point']) changes.mp = b['mount-point']
@@ -136,7 +173,8 @@ export function lxcFields(m: LxcManifest, ctx: GuestBuildContext): GuestFields {
         if (p.bridge !== n.bridge) changes.bridge = n.bridge
         if (n.iface !== undefined && p.name !== n.iface) changes.name = n.iface
         if (tokens.tag !== undefined && p.tag !== tokens.tag) changes.tag = tokens.tag
-        if (tokens.hwaddr !== undefined && (p.hwaddr ?? '').toUpperCase() !== tokens.hwaddr) changes.hwaddr = tokens.hwaddr
+        if (tokens.hwaddr !== undefined && (p.hwaddr ?? '').toUpperCase() !== tokens.hwaddr)
+          changes.hwaddr = tokens.hwaddr
         if (tokens.rate !== undefined && Number(p.rate) !== Number(tokens.rate)) changes.rate = tokens.rate
         if (n.firewall && !liveBool(p.firewall, false)) changes.firewall = '1'
         if (n.ip !== undefined && p.ip !== n.ip) changes.ip = n.ip
@@ -147,8 +185,10 @@ export function lxcFields(m: LxcManifest, ctx: GuestBuildContext): GuestFields {
     })
   })
 
-  if (s.dns.nameservers !== undefined && s.dns.nameservers.length > 0) owned.push(stringSet('nameserver', 'spec.dns.nameservers', s.dns.nameservers, ' '))
-  if (s.dns.domain !== undefined && s.dns.domain !== '') owned.push(scalar('searchdomain', 'spec.dns.domain', s.dns.domain))
+  if (s.dns.nameservers !== undefined && s.dns.nameservers.length > 0)
+    owned.push(stringSet('nameserver', 'spec.dns.nameservers', s.dns.nameservers, ' '))
+  if (s.dns.domain !== undefined && s.dns.domain !== '')
+    owned.push(scalar('searchdomain', 'spec.dns.domain', s.dns.domain))
 
   if (o.unprivileged !== undefined) {
     const want = o.unprivileged
@@ -159,7 +199,12 @@ export function lxcFields(m: LxcManifest, ctx: GuestBuildContext): GuestFields {
       compare: (live) =>
         liveBool(live, false) === want
           ? NONE
-          : [anomaly('create-only-option', `unprivileged is ${liveBool(live, false) ? 1 : 0} on PVE but spec.options.unprivileged is ${want}; PVE cannot change it on an existing container (recreate required)`)],
+          : [
+              anomaly(
+                'create-only-option',
+                `unprivileged is ${liveBool(live, false) ? 1 : 0} on PVE but spec.options.unprivileged is ${want}; PVE cannot change it on an existing container (recreate required)`,
+              ),
+            ],
     })
   }
   if (o.protection !== undefined) owned.push(flag('protection', 'spec.options.protection', o.protection, false))
@@ -180,10 +225,16 @@ export function lxcFields(m: LxcManifest, ctx: GuestBuildContext): GuestFields {
         const out: Outcome[] = []
         for (const f of ['keyctl', 'fuse'] as const) {
           if (o[f] === true && !liveBool(p[f], false)) {
-            out.push(anomaly('unsupported-option', `spec.options.${f} is true but ${f} is off on PVE; proxops cannot turn it on (recreate required, by hand)`))
+            out.push(
+              anomaly(
+                'unsupported-option',
+                `spec.options.${f} is true but ${f} is off on PVE; proxops cannot turn it on (recreate required, by hand)`,
+              ),
+            )
           }
         }
-        if (nesting !== undefined && (liveBool(p.nesting, false) ? '1' : '0') !== nesting) out.unshift(write(rewrite(p, { nesting }, undefined)))
+        if (nesting !== undefined && (liveBool(p.nesting, false) ? '1' : '0') !== nesting)
+          out.unshift(write(rewrite(p, { nesting }, undefined)))
         return out
       },
     })

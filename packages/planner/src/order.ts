@@ -18,7 +18,8 @@ import {
   type Skip,
 } from './plan-types.js'
 
-export const artifactAddress = (kind: string, node: string, storage: string, filename: string): string => `${kind}/${node}/${storage}/${filename}`
+export const artifactAddress = (kind: string, node: string, storage: string, filename: string): string =>
+  `${kind}/${node}/${storage}/${filename}`
 export const guestAddress = (kind: string, node: string, vmid: number, name?: string): string =>
   `${kind}/${node}/${vmid}${name === undefined || name === '' ? '' : `(${name})`}`
 
@@ -78,7 +79,8 @@ export function assemblePlan(a: AssembleInput): Plan {
   const actions: Action[] = drafts.map((d) => {
     const pre = d.resource === undefined ? [] : (levels.get(d.resource)?.prereqs ?? [])
     // most actions have no prerequisites: their order is the same-object order alone
-    if (pre.length === 0) return toAction(d, d.after === undefined || d.after.length === 0 ? [] : [...new Set(d.after)].sort(), [])
+    if (pre.length === 0)
+      return toAction(d, d.after === undefined || d.after.length === 0 ? [] : [...new Set(d.after)].sort(), [])
     const dependsOn = new Set<string>(d.after)
     const requires = new Set<string>()
     for (const p of pre) {
@@ -92,11 +94,28 @@ export function assemblePlan(a: AssembleInput): Plan {
       }
       for (const a of byResource.get(p) ?? []) if (requires.has(a.address)) dependsOn.add(a.id as string)
     }
-    return toAction(d, dependsOn.size === 0 ? [] : [...dependsOn].sort(), requires.size === 0 ? [] : [...requires].sort())
+    return toAction(
+      d,
+      dependsOn.size === 0 ? [] : [...dependsOn].sort(),
+      requires.size === 0 ? [] : [...requires].sort(),
+    )
   })
   actions.sort(compareActions)
-  const anomalies = [...a.out.anomalies].sort((a, b) => cmp(a.address ?? '', b.address ?? '') || cmp(a.field ?? '', b.field ?? '') || cmp(a.code, b.code) || cmp(a.message, b.message))
-  const skips = [...a.out.skips].sort((a, b) => cmp(a.node, b.node) || (a.vmid ?? 0) - (b.vmid ?? 0) || cmp(a.address, b.address) || cmp(a.code, b.code) || cmp(a.message, b.message))
+  const anomalies = [...a.out.anomalies].sort(
+    (a, b) =>
+      cmp(a.address ?? '', b.address ?? '') ||
+      cmp(a.field ?? '', b.field ?? '') ||
+      cmp(a.code, b.code) ||
+      cmp(a.message, b.message),
+  )
+  const skips = [...a.out.skips].sort(
+    (a, b) =>
+      cmp(a.node, b.node) ||
+      (a.vmid ?? 0) - (b.vmid ?? 0) ||
+      cmp(a.address, b.address) ||
+      cmp(a.code, b.code) ||
+      cmp(a.message, b.message),
+  )
   const pending = [...a.out.pending].sort((a, b) => cmp(a.address, b.address) || cmp(a.message, b.message))
   const gaps = [...a.out.gaps].sort((a, b) => cmp(a.address, b.address) || cmp(a.field, b.field) || cmp(a.note, b.note))
   const count = (...t: ActionType[]) => actions.filter((a) => t.includes(a.type)).length
@@ -188,5 +207,3 @@ export function sortDiffs(d: FieldDiff[]): FieldDiff[] {
   }
   return d
 }
-
-

@@ -3,7 +3,16 @@
  * Reads nothing but its arguments; all PVE knowledge comes from the LiveInventory observe() produced.
  */
 import { keyOf, levels } from './deps.js'
-import { isArtifact, isQemu, type ArtifactManifest, type DesiredManifest, type DesiredState, type LxcManifest, type SecretLookup, type VmManifest } from './desired.js'
+import {
+  isArtifact,
+  isQemu,
+  type ArtifactManifest,
+  type DesiredManifest,
+  type DesiredState,
+  type LxcManifest,
+  type SecretLookup,
+  type VmManifest,
+} from './desired.js'
 import { isDisruptionPolicy } from './disruption.js'
 import { PlanInputError } from './errors.js'
 import { planLiveGuest, planNewGuest, type GuestPlanEnv } from './guest-plan.js'
@@ -11,7 +20,17 @@ import type { LiveGuest, LiveInventory } from './inventory.js'
 import { lxcFields } from './lxc.js'
 import { artifactAddress, assemblePlan, guestAddress, type Draft } from './order.js'
 import type { Owned } from './fields.js'
-import { DEFAULT_POLICY, type Anomaly, type Gap, type GuestKind, type PendingChange, type Plan, type PlanParamValue, type Policy, type Skip } from './plan-types.js'
+import {
+  DEFAULT_POLICY,
+  type Anomaly,
+  type Gap,
+  type GuestKind,
+  type PendingChange,
+  type Plan,
+  type PlanParamValue,
+  type Policy,
+  type Skip,
+} from './plan-types.js'
 import type { GuestType } from './ports.js'
 import { prunes } from './prune.js'
 import { qemuFields, tagsField, type GuestBuildContext, type GuestFields } from './qemu.js'
@@ -23,10 +42,15 @@ export interface PlanOptions {
 
 const CONTENT_DIR: Record<ArtifactManifest['kind'], string> = { ISO: 'iso', CTTemplate: 'vztmpl', DiskImage: 'import' }
 
-export const artifactVolid = (a: ArtifactManifest): string => `${a.spec.storage}:${CONTENT_DIR[a.kind]}/${a.spec.filename}`
+export const artifactVolid = (a: ArtifactManifest): string =>
+  `${a.spec.storage}:${CONTENT_DIR[a.kind]}/${a.spec.filename}`
 
-
-export function plan(desired: DesiredState, live: LiveInventory, policy: Policy = DEFAULT_POLICY, options: PlanOptions = {}): Plan {
+export function plan(
+  desired: DesiredState,
+  live: LiveInventory,
+  policy: Policy = DEFAULT_POLICY,
+  options: PlanOptions = {},
+): Plan {
   checkPolicy(policy)
   const ctx = new Context(desired, live, policy, options)
   for (const m of desired.manifests) {
@@ -43,15 +67,29 @@ export function plan(desired: DesiredState, live: LiveInventory, policy: Policy 
 
 function checkPolicy(p: Policy): void {
   if (p.pruneBudget !== 'unlimited' && !(Number.isInteger(p.pruneBudget) && p.pruneBudget >= 0)) {
-    throw new PlanInputError('PLAN_POLICY', `pruneBudget must be a whole number >= 0 or 'unlimited' (got ${String(p.pruneBudget)})`, 'policy.pruneBudget')
+    throw new PlanInputError(
+      'PLAN_POLICY',
+      `pruneBudget must be a whole number >= 0 or 'unlimited' (got ${String(p.pruneBudget)})`,
+      'policy.pruneBudget',
+    )
   }
   if (!(p.pruneRatioLimit > 0 && p.pruneRatioLimit <= 1)) {
     throw new PlanInputError('PLAN_POLICY', 'pruneRatioLimit must be in (0, 1]', 'policy.pruneRatioLimit')
   }
-  if (!isDisruptionPolicy(p.disruption)) throw new PlanInputError('PLAN_POLICY', `unknown disruption policy ${JSON.stringify(p.disruption)}`, 'policy.disruption')
-  if (!/^[a-z0-9_][a-z0-9_\-+.]*$/.test(p.ownershipTag)) throw new PlanInputError('PLAN_POLICY', 'ownershipTag must be a lower-case PVE tag', 'policy.ownershipTag')
+  if (!isDisruptionPolicy(p.disruption))
+    throw new PlanInputError(
+      'PLAN_POLICY',
+      `unknown disruption policy ${JSON.stringify(p.disruption)}`,
+      'policy.disruption',
+    )
+  if (!/^[a-z0-9_][a-z0-9_\-+.]*$/.test(p.ownershipTag))
+    throw new PlanInputError('PLAN_POLICY', 'ownershipTag must be a lower-case PVE tag', 'policy.ownershipTag')
   if (!(Number.isInteger(p.shutdownTimeoutSeconds) && p.shutdownTimeoutSeconds > 0)) {
-    throw new PlanInputError('PLAN_POLICY', 'shutdownTimeoutSeconds must be a whole number > 0', 'policy.shutdownTimeoutSeconds')
+    throw new PlanInputError(
+      'PLAN_POLICY',
+      'shutdownTimeoutSeconds must be a whole number > 0',
+      'policy.shutdownTimeoutSeconds',
+    )
   }
 }
 
@@ -120,7 +158,11 @@ class Context {
 
   private checkNode(kind: string, name: string, node: string): void {
     if (!this.allowedNode(node)) {
-      throw new PlanInputError('PLAN_UNKNOWN_NODE', `references node ${JSON.stringify(node)}, which is not in the cluster's node allowlist (${this.policy.nodes.join(', ')})`, keyOf(kind, name))
+      throw new PlanInputError(
+        'PLAN_UNKNOWN_NODE',
+        `references node ${JSON.stringify(node)}, which is not in the cluster's node allowlist (${this.policy.nodes.join(', ')})`,
+        keyOf(kind, name),
+      )
     }
   }
 
@@ -138,14 +180,18 @@ class Context {
     for (const node of m.spec.nodes) {
       this.checkNode(m.kind, m.metadata.name, node)
       const address = artifactAddress(m.kind, node, storage, filename)
-      const skip = (code: Skip['code'], message: string) => this.skips.push({ code, address, kind: m.kind, node, message })
+      const skip = (code: Skip['code'], message: string) =>
+        this.skips.push({ code, address, kind: m.kind, node, message })
       if (this.nodeDown(node)) {
         skip('node-offline', `node ${node} is offline or unknown; not checking ${storage}/${filename} this cycle`)
         continue
       }
       const reason = this.unreadable.get(`${node}\0${storage}`)
       if (reason !== undefined) {
-        skip('storage-unreadable', `live inventory of ${storage} on ${node} unreadable this cycle; skipping download of ${storage}/${filename}`)
+        skip(
+          'storage-unreadable',
+          `live inventory of ${storage} on ${node} unreadable this cycle; skipping download of ${storage}/${filename}`,
+        )
         continue
       }
       if (this.volumes.has(`${node}\0${storage}\0${volid}`)) continue
@@ -209,7 +255,8 @@ class Context {
     const type: GuestType = m.kind === 'VM' || m.kind === 'TemplateVM' ? 'qemu' : 'lxc'
     const isTemplate = m.kind === 'TemplateVM' || m.kind === 'TemplateCT'
     const address = guestAddress(m.kind, node, vmid, name)
-    const skip = (code: Skip['code'], message: string) => this.skips.push({ code, address, kind: m.kind, node, vmid, message })
+    const skip = (code: Skip['code'], message: string) =>
+      this.skips.push({ code, address, kind: m.kind, node, vmid, message })
     const anomaly = (a: Omit<Anomaly, 'address' | 'kind'>) => {
       const full = a as Anomaly // a is a fresh literal of each caller: completed in place, not copied
       full.address = address
@@ -224,7 +271,10 @@ class Context {
     if (u) {
       this.matched.add(vmid)
       this.reportedUnknown.add(vmid)
-      skip('unknown', `${u.type}/${vmid} on ${u.node} could not be read this cycle (${u.reason}); no create, update, power or delete`)
+      skip(
+        'unknown',
+        `${u.type}/${vmid} on ${u.node} could not be read this cycle (${u.reason}); no create, update, power or delete`,
+      )
       return
     }
     const g = this.guests.get(vmid)
@@ -239,7 +289,10 @@ class Context {
     const hidden = g ? undefined : this.elsewhere.get(vmid)
     if (hidden) {
       // vmids are cluster-wide: a guest outside the allowlist still makes a create impossible
-      anomaly({ code: 'node-mismatch', message: `vmid ${vmid} exists on node ${hidden}, outside this cluster's node allowlist; ${resource} is not created` })
+      anomaly({
+        code: 'node-mismatch',
+        message: `vmid ${vmid} exists on node ${hidden}, outside this cluster's node allowlist; ${resource} is not created`,
+      })
       return
     }
     if (this.nodeDown(node)) {
@@ -259,11 +312,17 @@ class Context {
     }
     if (g.status === 'paused') {
       // PVE refuses both start ("already running") and shutdown ("VM is paused") of a paused VM
-      skip('paused', `${g.qmpstatus !== undefined && g.qmpstatus !== 'paused' ? `QMP status ${g.qmpstatus}` : 'paused'} on PVE; resume or stop it by hand; not planned this cycle`)
+      skip(
+        'paused',
+        `${g.qmpstatus !== undefined && g.qmpstatus !== 'paused' ? `QMP status ${g.qmpstatus}` : 'paused'} on PVE; resume or stop it by hand; not planned this cycle`,
+      )
       return
     }
     if (g.template && !isTemplate) {
-      anomaly({ code: 'kind-mismatch', message: `${resource} is declared as ${m.kind} but vmid ${vmid} is a PVE template; PVE cannot turn a template back (declare it as ${type === 'qemu' ? 'TemplateVM' : 'TemplateCT'} or remove it by hand)` })
+      anomaly({
+        code: 'kind-mismatch',
+        message: `${resource} is declared as ${m.kind} but vmid ${vmid} is a PVE template; PVE cannot turn a template back (declare it as ${type === 'qemu' ? 'TemplateVM' : 'TemplateCT'} or remove it by hand)`,
+      })
       return
     }
     planLiveGuest({ m, f, base, type, isTemplate, skip, anomaly }, g, this.env)
@@ -274,12 +333,25 @@ class Context {
     for (const u of this.unknown.values()) {
       if (this.reportedUnknown.has(u.vmid)) continue
       const kind: GuestKind = u.type === 'qemu' ? 'VM' : 'LXC'
-      this.skips.push({ code: 'unknown', address: guestAddress(kind, u.node, u.vmid, u.name), kind, node: u.node, vmid: u.vmid, message: `could not be read this cycle (${u.reason}); never a prune candidate` })
+      this.skips.push({
+        code: 'unknown',
+        address: guestAddress(kind, u.node, u.vmid, u.name),
+        kind,
+        node: u.node,
+        vmid: u.vmid,
+        message: `could not be read this cycle (${u.reason}); never a prune candidate`,
+      })
     }
   }
 
   finish(): Plan {
-    return assemblePlan({ desired: this.desired, policy: this.policy, drafts: this.drafts, out: this, byKey: this.byKey, levels: this.levels })
+    return assemblePlan({
+      desired: this.desired,
+      policy: this.policy,
+      drafts: this.drafts,
+      out: this,
+      byKey: this.byKey,
+      levels: this.levels,
+    })
   }
 }
-

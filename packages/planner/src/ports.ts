@@ -153,17 +153,35 @@ export interface PveWriter {
    * Writes config. qemu uses async POST (returns a task) and lxc the sync PUT (returns null).
    * `digest` makes PVE refuse the write if the config changed since it was read.
    */
-  updateConfig(node: string, type: GuestType, vmid: number, params: PveParams, options?: { digest?: string }): Promise<TaskRef | null>
+  updateConfig(
+    node: string,
+    type: GuestType,
+    vmid: number,
+    params: PveParams,
+    options?: { digest?: string },
+  ): Promise<TaskRef | null>
   /** PUT .../resize; `size` like `+2G` or `40G` (grow only). qemu returns a task, lxc returns one too. */
-  resizeDisk(node: string, type: GuestType, vmid: number, disk: string, size: string, options?: { digest?: string }): Promise<TaskRef | null>
+  resizeDisk(
+    node: string,
+    type: GuestType,
+    vmid: number,
+    disk: string,
+    size: string,
+    options?: { digest?: string },
+  ): Promise<TaskRef | null>
   start(node: string, type: GuestType, vmid: number): Promise<TaskRef>
   /** Graceful shutdown; `forceStop` stops it if the timeout passes. */
-  shutdown(node: string, type: GuestType, vmid: number, options?: { timeoutSeconds?: number; forceStop?: boolean }): Promise<TaskRef>
+  shutdown(
+    node: string,
+    type: GuestType,
+    vmid: number,
+    options?: { timeoutSeconds?: number; forceStop?: boolean },
+  ): Promise<TaskRef>
   stop(node: string, type: GuestType, vmid: number): Promise<TaskRef>
   reboot(node: string, type: GuestType, vmid: number): Promise<TaskRef>
   /** POST .../template; lxc answers null, qemu a task. */
   markTemplate(node: string, type: GuestType, vmid: number): Promise<TaskRef | null>
-  /** DELETE /nodes/{node}/{type}/{vmid} with purge and destroy-unreferenced-disks. */
+  /** DELETE /nodes/{node}/{type}/{vmid} with purge, never destroy-unreferenced-disks (docs/safety.md). */
   deleteGuest(node: string, type: GuestType, vmid: number): Promise<TaskRef>
   /** POST /nodes/{node}/storage/{storage}/download-url */
   downloadUrl(node: string, storage: string, params: PveParams): Promise<TaskRef>

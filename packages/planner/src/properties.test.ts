@@ -26,7 +26,11 @@ const estateArb = fc.record({
 
 function extraGuests(e: { extras: number[]; tagged: boolean[]; running: boolean[]; tagSpelling: string }): LiveGuest[] {
   return e.extras.map((vmid, i) =>
-    guest(vmid, { name: `x${vmid}`, ...(e.tagged[i] ? { tags: e.tagSpelling } : {}) }, { node: i % 2 ? 'pve2' : 'pve1', status: e.running[i] ? 'running' : 'stopped' }),
+    guest(
+      vmid,
+      { name: `x${vmid}`, ...(e.tagged[i] ? { tags: e.tagSpelling } : {}) },
+      { node: i % 2 ? 'pve2' : 'pve1', status: e.running[i] ? 'running' : 'stopped' },
+    ),
   )
 }
 
@@ -41,42 +45,54 @@ describe('plan() properties', () => {
     expect(again.anomalies).toEqual([])
   })
 
-  test.prop([drift2Arb], RUNS)('convergence: after any push, one apply reaches a state that plans only anomaly-guarded leftovers', ([a, b]) => {
-    const live = converge(a, inventory())
-    const p = plan(b, live, pol, { secrets: lookup })
-    const after = applyPlan(p, live)
-    const again = plan(b, after, pol, { secrets: lookup })
-    expect(again.actions).toEqual([])
-  })
+  test.prop([drift2Arb], RUNS)(
+    'convergence: after any push, one apply reaches a state that plans only anomaly-guarded leftovers',
+    ([a, b]) => {
+      const live = converge(a, inventory())
+      const p = plan(b, live, pol, { secrets: lookup })
+      const after = applyPlan(p, live)
+      const again = plan(b, after, pol, { secrets: lookup })
+      expect(again.actions).toEqual([])
+    },
+  )
 
-  test.prop([drift2Arb, fc.boolean()], RUNS)('determinism: same inputs, same bytes, whatever the input order', ([a, b], reverse) => {
-    const live = converge(a, inventory())
-    const one = serializePlan(plan(b, live, pol, { secrets: lookup }))
-    expect(serializePlan(plan(b, live, pol, { secrets: lookup }))).toBe(one)
-    const shuffled = { ...b, manifests: reverse ? [...b.manifests].reverse() : [...b.manifests.slice(1), ...b.manifests.slice(0, 1)] }
-    const liveShuffled = { ...live, guests: [...live.guests].reverse() }
-    expect(serializePlan(plan(shuffled, liveShuffled, pol, { secrets: lookup }))).toBe(one)
-  })
+  test.prop([drift2Arb, fc.boolean()], RUNS)(
+    'determinism: same inputs, same bytes, whatever the input order',
+    ([a, b], reverse) => {
+      const live = converge(a, inventory())
+      const one = serializePlan(plan(b, live, pol, { secrets: lookup }))
+      expect(serializePlan(plan(b, live, pol, { secrets: lookup }))).toBe(one)
+      const shuffled = {
+        ...b,
+        manifests: reverse ? [...b.manifests].reverse() : [...b.manifests.slice(1), ...b.manifests.slice(0, 1)],
+      }
+      const liveShuffled = { ...live, guests: [...live.guests].reverse() }
+      expect(serializePlan(plan(shuffled, liveShuffled, pol, { secrets: lookup }))).toBe(one)
+    },
+  )
 
-  test.prop([drift2Arb], RUNS)('never a create form over a live volume: writes to occupied volume slots keep the volume id', ([a, b]) => {
-    const live = converge(a, inventory())
-    const byVmid = new Map(live.guests.map((g) => [g.vmid, mergedView(g)]))
-    const p = plan(b, live, pol, { secrets: lookup })
-    for (const act of p.actions) {
-      for (const r of act.requests) {
-        if (r.call !== 'updateConfig') continue
-        const cfg = byVmid.get(r.vmid)
-        if (!cfg) continue // a clone's post-clone write
-        for (const [k, v] of Object.entries(r.params)) {
-          const before = cfg[k]
-          if (!VOLUME_KEY.test(k) || before === undefined || typeof v !== 'string') continue
-          const head = volumeHead(before)
-          if (head === 'none' || head === '' || before.includes('media=cdrom')) continue
-          expect(volumeHead(v)).toBe(head)
+  test.prop([drift2Arb], RUNS)(
+    'never a create form over a live volume: writes to occupied volume slots keep the volume id',
+    ([a, b]) => {
+      const live = converge(a, inventory())
+      const byVmid = new Map(live.guests.map((g) => [g.vmid, mergedView(g)]))
+      const p = plan(b, live, pol, { secrets: lookup })
+      for (const act of p.actions) {
+        for (const r of act.requests) {
+          if (r.call !== 'updateConfig') continue
+          const cfg = byVmid.get(r.vmid)
+          if (!cfg) continue // a clone's post-clone write
+          for (const [k, v] of Object.entries(r.params)) {
+            const before = cfg[k]
+            if (!VOLUME_KEY.test(k) || before === undefined || typeof v !== 'string') continue
+            const head = volumeHead(before)
+            if (head === 'none' || head === '' || before.includes('media=cdrom')) continue
+            expect(volumeHead(v)).toBe(head)
+          }
         }
       }
-    }
-  })
+    },
+  )
 
   test.prop([drift2Arb, estateArb, fc.constantFrom<number | 'unlimited'>(0, 1, 2, 3, 'unlimited'), fc.boolean()], RUNS)(
     'ownership and budget: untagged guests are never touched; deletes never exceed the budget; prunes are last',
@@ -84,7 +100,11 @@ describe('plan() properties', () => {
       const base = converge(a, inventory())
       const live = { ...base, guests: [...base.guests, ...extraGuests(e)].sort((x, y) => x.vmid - y.vmid) }
       const d = dropSome ? { ...b, manifests: b.manifests.filter((_, i) => i % 2 === 0) } : b
-      const pp = policy({ pruneBudget: budget, pruneRatioLimit: 1, allowEmpty: ['VM', 'LXC', 'TemplateVM', 'TemplateCT'] })
+      const pp = policy({
+        pruneBudget: budget,
+        pruneRatioLimit: 1,
+        allowEmpty: ['VM', 'LXC', 'TemplateVM', 'TemplateCT'],
+      })
       const p: Plan = plan(d, live, pp, { secrets: lookup })
       const desiredVmids = new Set(d.manifests.flatMap((m) => ('vmid' in m.spec ? [m.spec.vmid] : [])))
       const tagged = new Set(live.guests.filter((g) => g.tags.includes('proxops')).map((g) => g.vmid))
@@ -109,37 +129,81 @@ describe('plan() properties', () => {
     },
   )
 
-  const junk = fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('none', '', ',', '=', 'a=1,a=2', 'local-lvm:', ':x', 'size=', 'x,size=1Q', '__proto__=1'))
-  test.prop([desiredArb, fc.array(fc.tuple(fc.nat(), fc.constantFrom('scsi0', 'virtio0', 'sata0', 'net0', 'rootfs', 'mp0', 'efidisk0', 'tpmstate0', 'ide2', 'memory', 'cpu', 'tags', 'sshkeys', 'features', 'agent', 'hostpci0', 'ipconfig0', 'machine'), junk), { maxLength: 12 })], RUNS)(
-    'robustness: odd live values never throw and never get a create form written over them',
-    (d, edits) => {
-      const base = converge(d, inventory())
-      if (base.guests.length === 0) return
-      const guests = base.guests.map((g) => ({ ...g, config: { ...g.config } }))
-      for (const [i, key, value] of edits) (guests[i % guests.length] as LiveGuest & { config: Record<string, string> }).config[key] = value
-      const live = { ...base, guests }
-      const p = plan(d, live, pol, { secrets: lookup })
-      const byVmid = new Map(guests.map((g) => [g.vmid, g.config]))
-      for (const act of p.actions) {
-        for (const r of act.requests) {
-          if (r.call !== 'updateConfig') continue
-          for (const [k, v] of Object.entries(r.params)) {
-            const before = byVmid.get(r.vmid)?.[k]
-            if (!VOLUME_KEY.test(k) || before === undefined || typeof v !== 'string') continue
-            const head = volumeHead(before)
-            if (head === 'none' || head.trim() === '' || before.includes('media=cdrom')) continue
-            expect(volumeHead(v)).toBe(head)
-          }
+  const junk = fc.oneof(
+    fc.string({ maxLength: 12 }),
+    fc.constantFrom('none', '', ',', '=', 'a=1,a=2', 'local-lvm:', ':x', 'size=', 'x,size=1Q', '__proto__=1'),
+  )
+  test.prop(
+    [
+      desiredArb,
+      fc.array(
+        fc.tuple(
+          fc.nat(),
+          fc.constantFrom(
+            'scsi0',
+            'virtio0',
+            'sata0',
+            'net0',
+            'rootfs',
+            'mp0',
+            'efidisk0',
+            'tpmstate0',
+            'ide2',
+            'memory',
+            'cpu',
+            'tags',
+            'sshkeys',
+            'features',
+            'agent',
+            'hostpci0',
+            'ipconfig0',
+            'machine',
+          ),
+          junk,
+        ),
+        { maxLength: 12 },
+      ),
+    ],
+    RUNS,
+  )('robustness: odd live values never throw and never get a create form written over them', (d, edits) => {
+    const base = converge(d, inventory())
+    if (base.guests.length === 0) return
+    const guests = base.guests.map((g) => ({ ...g, config: { ...g.config } }))
+    for (const [i, key, value] of edits)
+      (guests[i % guests.length] as LiveGuest & { config: Record<string, string> }).config[key] = value
+    const live = { ...base, guests }
+    const p = plan(d, live, pol, { secrets: lookup })
+    const byVmid = new Map(guests.map((g) => [g.vmid, g.config]))
+    for (const act of p.actions) {
+      for (const r of act.requests) {
+        if (r.call !== 'updateConfig') continue
+        for (const [k, v] of Object.entries(r.params)) {
+          const before = byVmid.get(r.vmid)?.[k]
+          if (!VOLUME_KEY.test(k) || before === undefined || typeof v !== 'string') continue
+          const head = volumeHead(before)
+          if (head === 'none' || head.trim() === '' || before.includes('media=cdrom')) continue
+          expect(volumeHead(v)).toBe(head)
         }
       }
-    },
-  )
+    }
+  })
 
   test.prop([drift2Arb], { numRuns: 60 })('secrets never reach the plan', ([a, b]) => {
     const withRefs = {
       ...b,
       manifests: b.manifests.map((m) =>
-        m.kind === 'VM' ? { ...m, spec: { ...m.spec, 'cloud-init-data': { 'ssh-key-refs': ['cloud-init.ssh-keys.alice'], 'ci-password-ref': 'cloud-init.passwords.default' } } } : m,
+        m.kind === 'VM'
+          ? {
+              ...m,
+              spec: {
+                ...m.spec,
+                'cloud-init-data': {
+                  'ssh-key-refs': ['cloud-init.ssh-keys.alice'],
+                  'ci-password-ref': 'cloud-init.passwords.default',
+                },
+              },
+            }
+          : m,
       ),
     }
     const live = converge(a, inventory())

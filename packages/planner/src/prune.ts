@@ -42,7 +42,8 @@ export function prunes(
     const tagged = g.tags.includes(tag)
     if (tagged) owned.set(kind, (owned.get(kind) ?? 0) + 1)
     if (matched.has(g.vmid)) continue
-    const skip = (code: Skip['code'], message: string) => skips.push({ code, address: address(g), kind, node: g.node, vmid: g.vmid, message })
+    const skip = (code: Skip['code'], message: string) =>
+      skips.push({ code, address: address(g), kind, node: g.node, vmid: g.vmid, message })
     if (!tagged) {
       skip('untagged', `live object without ${tag} tag; never touched`)
       continue
@@ -56,7 +57,13 @@ export function prunes(
       continue
     }
     if (g.config.protection === '1') {
-      anomalies.push({ code: 'protected', address: address(g), kind, field: 'protection', message: `${address(g)} is tagged ${tag} and absent in git but PVE protection is on; proxops will not delete it (turn protection off to allow the prune)` })
+      anomalies.push({
+        code: 'protected',
+        address: address(g),
+        kind,
+        field: 'protection',
+        message: `${address(g)} is tagged ${tag} and absent in git but PVE protection is on; proxops will not delete it (turn protection off to allow the prune)`,
+      })
       continue
     }
     candidates.push(g)
@@ -70,10 +77,16 @@ export function prunes(
     if (n === 0 || policy.allowEmpty.includes(kind)) continue
     if ((desiredCounts.get(kind) ?? 0) === 0) {
       guarded.add(kind)
-      anomalies.push({ code: 'empty-desired', kind, message: `0 desired ${kind} but ${n} ${tag}-tagged live object(s) would be pruned: probable bad push; no ${kind} is pruned this cycle (pass --allow-empty ${kind} to accept)` })
+      anomalies.push({
+        code: 'empty-desired',
+        kind,
+        message: `0 desired ${kind} but ${n} ${tag}-tagged live object(s) would be pruned: probable bad push; no ${kind} is pruned this cycle (pass --allow-empty ${kind} to accept)`,
+      })
     }
   }
-  const ordered = candidates.filter((g) => !guarded.has(liveKind(g))).sort((a, b) => (a.node < b.node ? -1 : a.node > b.node ? 1 : a.vmid - b.vmid))
+  const ordered = candidates
+    .filter((g) => !guarded.has(liveKind(g)))
+    .sort((a, b) => (a.node < b.node ? -1 : a.node > b.node ? 1 : a.vmid - b.vmid))
   const budget = policy.pruneBudget === 'unlimited' ? Number.POSITIVE_INFINITY : policy.pruneBudget
   const selected = ordered.slice(0, budget)
   const overBudget = ordered.slice(selected.length)
@@ -83,24 +96,44 @@ export function prunes(
     const total = owned.get(kind) ?? 0
     if (n > 0 && n > policy.pruneRatioLimit * total) {
       guarded.add(kind)
-      anomalies.push({ code: 'prune-ratio', kind, message: `this cycle would prune ${n} of ${total} ${tag}-tagged ${kind} (more than ${Math.round(policy.pruneRatioLimit * 100)}%): probable bad push; no ${kind} is pruned this cycle` })
+      anomalies.push({
+        code: 'prune-ratio',
+        kind,
+        message: `this cycle would prune ${n} of ${total} ${tag}-tagged ${kind} (more than ${Math.round(policy.pruneRatioLimit * 100)}%): probable bad push; no ${kind} is pruned this cycle`,
+      })
     }
   }
 
   for (const g of candidates) {
     const kind = liveKind(g)
-    const skip = (code: Skip['code'], message: string) => skips.push({ code, address: address(g), kind, node: g.node, vmid: g.vmid, message })
+    const skip = (code: Skip['code'], message: string) =>
+      skips.push({ code, address: address(g), kind, node: g.node, vmid: g.vmid, message })
     if (guarded.has(kind)) skip('prune-guard', 'prune deferred (empty-desired or ratio guard)')
   }
   for (const g of overBudget) {
-    skips.push({ code: 'prune-budget', address: address(g), kind: liveKind(g), node: g.node, vmid: g.vmid, message: `prune deferred (budget ${String(policy.pruneBudget)} per cycle)` })
+    skips.push({
+      code: 'prune-budget',
+      address: address(g),
+      kind: liveKind(g),
+      node: g.node,
+      vmid: g.vmid,
+      message: `prune deferred (budget ${String(policy.pruneBudget)} per cycle)`,
+    })
   }
   for (const g of selected) {
     const kind = liveKind(g)
     if (guarded.has(kind)) continue
     const running = g.status === 'running'
     const requests: PveRequest[] = []
-    if (running) requests.push({ call: 'shutdown', node: g.node, guest: g.type, vmid: g.vmid, timeoutSeconds: policy.shutdownTimeoutSeconds, forceStop: policy.forceStopAfterTimeout })
+    if (running)
+      requests.push({
+        call: 'shutdown',
+        node: g.node,
+        guest: g.type,
+        vmid: g.vmid,
+        timeoutSeconds: policy.shutdownTimeoutSeconds,
+        forceStop: policy.forceStopAfterTimeout,
+      })
     requests.push({ call: 'deleteGuest', node: g.node, guest: g.type, vmid: g.vmid })
     drafts.push({
       id: `${address(g)}#delete`,

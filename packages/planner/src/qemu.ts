@@ -109,10 +109,23 @@ function diskOwned(d: VmDisk, i: number, ctx: GuestBuildContext): Owned {
       const p = parsePS(live as string, 'file')
       if (!p || p.file === undefined) return [anomaly('invalid-live', `${slot}: cannot read PVE's value`)]
       if (p.media === 'cdrom') {
-        return [anomaly('volume-kind', `${slot} holds a CD/DVD drive on PVE but ${field} declares a disk; proxops will not replace it`)]
+        return [
+          anomaly(
+            'volume-kind',
+            `${slot} holds a CD/DVD drive on PVE but ${field} declares a disk; proxops will not replace it`,
+          ),
+        ]
       }
       // image-seeded disks take their size from the image: compare the pool only
-      const out: Outcome[] = guardVolume(slot, field, p.file, p.size, d.storage, d.image === undefined ? d.size : undefined, true)
+      const out: Outcome[] = guardVolume(
+        slot,
+        field,
+        p.file,
+        p.size,
+        d.storage,
+        d.image === undefined ? d.size : undefined,
+        true,
+      )
       if (out.some((o) => o.t === 'anomaly')) return out
       const changes: Record<string, string | undefined> = {}
       if (liveBool(p.iothread, false) !== d.iothread) changes.iothread = d.iothread ? '1' : undefined
@@ -128,7 +141,32 @@ function diskOwned(d: VmDisk, i: number, ctx: GuestBuildContext): Owned {
   }
 }
 
-const QEMU_NET_MODELS = ['virtio', 'e1000', 'e1000e', 'rtl8139', 'vmxnet3', 'ne2k_pci', 'ne2k_isa', 'i82551', 'i82557b', 'i82559er', 'pcnet']
+const QEMU_NET_MODELS = [
+  'virtio',
+  'e1000',
+  'e1000e',
+  'rtl8139',
+  'vmxnet3',
+  'ne2k_pci',
+  'ne2k_isa',
+  'i82551',
+  'i82557b',
+  'i82559er',
+  'pcnet',
+]
+
+/** A qemu NIC value read as PVE's parse_net does: model and MAC from `virtio=<mac>` or `model=`/`macaddr=`. */
+export function qemuNic(
+  value: string,
+): { model: string | undefined; mac: string | undefined; props: Record<string, string> } | undefined {
+  const p = parsePS(value) ?? parsePS(value, 'model')
+  if (!p) return undefined
+  const modelKey =
+    Object.keys(p).find((k) => QEMU_NET_MODELS.includes(k)) ?? (p.model !== undefined ? 'model' : undefined)
+  const model = modelKey === 'model' ? p.model : modelKey
+  const mac = modelKey !== undefined && modelKey !== 'model' ? p[modelKey] : p.macaddr
+  return { model, mac, props: p }
+}
 
 function netOwned(n: VmNic, i: number): Owned {
   const field = `spec.networks[${i}]`
@@ -146,20 +184,16 @@ function netOwned(n: VmNic, i: number): Owned {
     create,
     compare: (live) => {
       if (live === undefined) return [write(create, create, true)]
-      const p = parsePS(live)
-      if (!p) {
-        const q = parsePS(live, 'model')
-        if (!q) return [anomaly('invalid-live', `${n.slot}: cannot read PVE's value`)]
-        return compareNet(q)
-      }
-      return compareNet(p)
+      const nic = qemuNic(live)
+      if (!nic) return [anomaly('invalid-live', `${n.slot}: cannot read PVE's value`)]
+      return compareNet(nic)
     },
   }
-  function compareNet(p: Record<string, string>): readonly Outcome[] {
-    // the model key carries the MAC (`virtio=BC:24:11:..`); a bare model is `model=virtio`
-    const modelKey = Object.keys(p).find((k) => QEMU_NET_MODELS.includes(k)) ?? (p.model !== undefined ? 'model' : undefined)
-    const liveModel = modelKey === 'model' ? p.model : modelKey
-    const liveMac = modelKey !== undefined && modelKey !== 'model' ? p[modelKey] : p.macaddr
+  function compareNet({
+    model: liveModel,
+    mac: liveMac,
+    props: p,
+  }: NonNullable<ReturnType<typeof qemuNic>>): readonly Outcome[] {
     const drift =
       liveModel !== n.model ||
       p.bridge !== n.bridge ||
@@ -170,11 +204,21 @@ function netOwned(n: VmNic, i: number): Owned {
     if (!drift) return NONE
     // rewrite keeping the live MAC (PVE would otherwise generate a new one) and every unowned token
     const rest: Record<string, string> = { ...p }
-    if (modelKey !== undefined) delete rest[modelKey]
+    for (const k of QEMU_NET_MODELS) delete rest[k]
+    delete rest.model
     delete rest.macaddr
     const mac = n.mac ?? liveMac
     const headOut = mac ? `${n.model}=${n.mac ? n.mac.toLowerCase() : mac}` : n.model
-    const body = rewrite(rest, { bridge: n.bridge, tag: tokens.tag ?? rest.tag, rate: tokens.rate ?? rest.rate, firewall: n.firewall ? '1' : rest.firewall }, undefined)
+    const body = rewrite(
+      rest,
+      {
+        bridge: n.bridge,
+        tag: tokens.tag ?? rest.tag,
+        rate: tokens.rate ?? rest.rate,
+        firewall: n.firewall ? '1' : rest.firewall,
+      },
+      undefined,
+    )
     return [write(body === '' ? headOut : `${headOut},${body}`)]
   }
 }
@@ -185,7 +229,11 @@ function machineMatches(desired: 'i440fx' | 'q35', live: string | undefined): bo
   return type === undefined || /^pc(-i440fx)?(-\d|$)/.test(type)
 }
 
-function sshKeysOwned(ci: NonNullable<VmManifest['spec']['cloud-init-data']>, ctx: GuestBuildContext, gaps: GuestFields['gaps']): Owned | undefined {
+function sshKeysOwned(
+  ci: NonNullable<VmManifest['spec']['cloud-init-data']>,
+  ctx: GuestBuildContext,
+  gaps: GuestFields['gaps'],
+): Owned | undefined {
   const inline = ci['ssh-keys']
   const refs = ci['ssh-key-refs']
   if (inline !== undefined && inline.length === 1 && inline[0] === '*') return undefined // PVE owns the value
@@ -193,7 +241,11 @@ function sshKeysOwned(ci: NonNullable<VmManifest['spec']['cloud-init-data']>, ct
     const param: SecretParam = { secret: { refs: [...refs], encoding: 'sshkeys' } }
     const values = refs.map((r) => ctx.secrets?.(r))
     const known = values.every((v): v is string => v !== undefined)
-    if (!known) gaps.push({ field: 'spec.cloud-init-data.ssh-key-refs', note: 'secret values not available to plan: sshkeys not compared this cycle' })
+    if (!known)
+      gaps.push({
+        field: 'spec.cloud-init-data.ssh-key-refs',
+        note: 'secret values not available to plan: sshkeys not compared this cycle',
+      })
     const want = known ? sshKeySet(values.join('\n')).join('\n') : undefined
     return {
       key: 'sshkeys',
@@ -242,22 +294,35 @@ export function qemuFields(m: VmManifest, ctx: GuestBuildContext): GuestFields {
   const opt = s.options ?? {}
 
   owned.push(scalar('name', 'spec.pve-name', s['pve-name']))
-  if (s['pve-description'] !== undefined && s['pve-description'].trim() !== '') owned.push(descriptionField(s['pve-description']))
+  if (s['pve-description'] !== undefined && s['pve-description'].trim() !== '')
+    owned.push(descriptionField(s['pve-description']))
   owned.push(integer('memory', 'spec.memory', s.memory, 'current'))
   owned.push(cpuOwned(s.cpu.type, opt.hidden === true))
-  if (s.cpu.flags !== undefined && s.cpu.flags.length > 0) gaps.push({ field: 'spec.cpu.flags', note: 'parsed, not sent (reference behaviour)' })
+  if (s.cpu.flags !== undefined && s.cpu.flags.length > 0)
+    gaps.push({ field: 'spec.cpu.flags', note: 'parsed, not sent (reference behaviour)' })
   owned.push(integer('cores', 'spec.cpu.cores', s.cpu.cores))
   if (hw.sockets !== undefined) owned.push(integer('sockets', 'spec.hardware.sockets', hw.sockets))
   if (hw.numa !== undefined) owned.push(flag('numa', 'spec.hardware.numa', hw.numa, false))
   if (hw.machine !== undefined) {
     const want = hw.machine === 'q35' ? 'q35' : 'pc'
     const machine = hw.machine
-    owned.push({ key: 'machine', field: 'spec.hardware.machine', create: want, compare: (live) => (machineMatches(machine, live) ? NONE : [write(want)]) })
+    owned.push({
+      key: 'machine',
+      field: 'spec.hardware.machine',
+      create: want,
+      compare: (live) => (machineMatches(machine, live) ? NONE : [write(want)]),
+    })
   }
   if (hw.bios !== undefined) owned.push(scalar('bios', 'spec.hardware.bios', hw.bios))
   if (hw.display !== undefined) {
     const want = hw.display
-    owned.push({ key: 'vga', field: 'spec.hardware.display', create: want, compare: (live) => ((live === undefined ? undefined : (parsePS(live, 'type')?.type ?? live)) === want ? NONE : [write(want)]) })
+    owned.push({
+      key: 'vga',
+      field: 'spec.hardware.display',
+      create: want,
+      compare: (live) =>
+        (live === undefined ? undefined : (parsePS(live, 'type')?.type ?? live)) === want ? NONE : [write(want)],
+    })
   }
   if (hw.serial0 !== undefined) owned.push(scalar('serial0', 'spec.hardware.serial0', hw.serial0))
   const controller = s.disks.find((d) => d.controller !== undefined)?.controller
@@ -287,11 +352,21 @@ export function qemuFields(m: VmManifest, ctx: GuestBuildContext): GuestFields {
         const p = parsePS(live as string, 'file')
         const vol = p?.file ?? ''
         if (!vol.includes('cloudinit')) {
-          return [anomaly('volume-kind', `ide2 holds ${vol} on PVE but spec.hardware.cloud-init claims it for the cloud-init drive; proxops will not replace it`)]
+          return [
+            anomaly(
+              'volume-kind',
+              `ide2 holds ${vol} on PVE but spec.hardware.cloud-init claims it for the cloud-init drive; proxops will not replace it`,
+            ),
+          ]
         }
         if (poolOf(vol) === storage) return NONE
         if (ctx.cloned) {
-          return [anomaly('volume-pool', `ide2: the cloned cloud-init drive is on ${poolOf(vol) ?? '?'} but spec.hardware.cloud-init.storage is ${storage}; proxops keeps the inherited drive`)]
+          return [
+            anomaly(
+              'volume-pool',
+              `ide2: the cloned cloud-init drive is on ${poolOf(vol) ?? '?'} but spec.hardware.cloud-init.storage is ${storage}; proxops keeps the inherited drive`,
+            ),
+          ]
         }
         return [write(create)]
       },
@@ -303,7 +378,12 @@ export function qemuFields(m: VmManifest, ctx: GuestBuildContext): GuestFields {
     const cd = hw.cdrom
     if (cd.iso === 'none') {
       const value = 'none,media=cdrom'
-      owned.push({ key: slot, field: 'spec.hardware.cdrom', create: value, compare: (live) => (isEmptySlot(live) ? NONE : cdCheck(slot, live as string, () => [write(value)])) })
+      owned.push({
+        key: slot,
+        field: 'spec.hardware.cdrom',
+        create: value,
+        compare: (live) => (isEmptySlot(live) ? NONE : cdCheck(slot, live as string, () => [write(value)])),
+      })
     } else {
       const vol = ctx.volid('ISO', cd.iso) ?? `local:iso/${cd.iso}`
       const value = `${vol},media=${cd.media}`
@@ -338,11 +418,22 @@ export function qemuFields(m: VmManifest, ctx: GuestBuildContext): GuestFields {
         if (isEmptySlot(live)) return [write(create, create, true)]
         const p = parsePS(live as string, 'file')
         if (!p?.file) return [anomaly('invalid-live', "efidisk0: cannot read PVE's value")]
-        const guard = guardVolume('efidisk0', 'spec.hardware.efi-disk', p.file, undefined, efi.storage, undefined, false)
+        const guard = guardVolume(
+          'efidisk0',
+          'spec.hardware.efi-disk',
+          p.file,
+          undefined,
+          efi.storage,
+          undefined,
+          false,
+        )
         if (guard.length > 0) return guard
         const changes: Record<string, string | undefined> = {}
         if (tokens.efitype !== undefined && p.efitype !== tokens.efitype) changes.efitype = tokens.efitype
-        if (tokens['pre-enrolled-keys'] !== undefined && (p['pre-enrolled-keys'] ?? '0') !== tokens['pre-enrolled-keys']) {
+        if (
+          tokens['pre-enrolled-keys'] !== undefined &&
+          (p['pre-enrolled-keys'] ?? '0') !== tokens['pre-enrolled-keys']
+        ) {
           changes['pre-enrolled-keys'] = tokens['pre-enrolled-keys']
         }
         // ms-cert and the other PVE-owned tokens are carried through unchanged
@@ -356,9 +447,13 @@ export function qemuFields(m: VmManifest, ctx: GuestBuildContext): GuestFields {
     const storage = efi?.storage ?? s.disks[0]?.storage ?? ciDrive?.storage
     const version = hw.tpm.version
     if (storage === undefined) {
-      gaps.push({ field: 'spec.hardware.tpm', note: 'no storage to allocate the TPM state on (no EFI disk or disk declared); not written' })
+      gaps.push({
+        field: 'spec.hardware.tpm',
+        note: 'no storage to allocate the TPM state on (no EFI disk or disk declared); not written',
+      })
     } else {
-      if (efi === undefined) gaps.push({ field: 'spec.hardware.tpm', note: `TPM state allocated on ${storage} (the first disk's storage)` })
+      if (efi === undefined)
+        gaps.push({ field: 'spec.hardware.tpm', note: `TPM state allocated on ${storage} (the first disk's storage)` })
       const create = `${storage}:1,version=${version}`
       owned.push({
         key: 'tpmstate0',
@@ -369,7 +464,12 @@ export function qemuFields(m: VmManifest, ctx: GuestBuildContext): GuestFields {
           if (isEmptySlot(live)) return [write(create, create, true)]
           const p = parsePS(live as string, 'file')
           if ((p?.version ?? 'v1.2') !== version) {
-            return [anomaly('create-only-option', `tpmstate0 is ${p?.version ?? 'v1.2'} on PVE but spec.hardware.tpm.version is ${version}; PVE cannot change a TPM version after creation (recreate required)`)]
+            return [
+              anomaly(
+                'create-only-option',
+                `tpmstate0 is ${p?.version ?? 'v1.2'} on PVE but spec.hardware.tpm.version is ${version}; PVE cannot change a TPM version after creation (recreate required)`,
+              ),
+            ]
           }
           return NONE
         },
@@ -406,35 +506,67 @@ export function qemuFields(m: VmManifest, ctx: GuestBuildContext): GuestFields {
   if (opt.acpi) owned.push(flag('acpi', 'spec.options.acpi', true, true))
   if (opt.tablet) owned.push(flag('tablet', 'spec.options.tablet', true, true))
   if (opt.agent) {
-    owned.push({ key: 'agent', field: 'spec.options.agent', create: 1, compare: (live) => (liveBool(live === undefined ? undefined : parsePS(live, 'enabled')?.enabled, false) ? NONE : [write(live === undefined ? 1 : rewrite(parsePS(live, 'enabled') ?? {}, { enabled: '1' }, 'enabled'))]) })
+    owned.push({
+      key: 'agent',
+      field: 'spec.options.agent',
+      create: 1,
+      compare: (live) =>
+        liveBool(live === undefined ? undefined : parsePS(live, 'enabled')?.enabled, false)
+          ? NONE
+          : [write(live === undefined ? 1 : rewrite(parsePS(live, 'enabled') ?? {}, { enabled: '1' }, 'enabled'))],
+    })
   }
-  if (opt.startup !== undefined && opt.startup !== '') owned.push(scalar('startup', 'spec.options.startup', opt.startup))
+  if (opt.startup !== undefined && opt.startup !== '')
+    owned.push(scalar('startup', 'spec.options.startup', opt.startup))
   if (opt.hotplug !== undefined && opt.hotplug.length > 0) {
     const want = [...new Set(opt.hotplug)].sort().join(',')
     const value = opt.hotplug.join(',')
-    owned.push({ key: 'hotplug', field: 'spec.options.hotplug', create: value, compare: (live) => ([...hotplugSet(live)].sort().join(',') === want ? NONE : [write(value)]) })
+    owned.push({
+      key: 'hotplug',
+      field: 'spec.options.hotplug',
+      create: value,
+      compare: (live) => ([...hotplugSet(live)].sort().join(',') === want ? NONE : [write(value)]),
+    })
   }
   if (opt['boot-order'] !== undefined && opt['boot-order'].length > 0) {
     const order = opt['boot-order'].join(';')
     const value = `order=${order}`
-    owned.push({ key: 'boot', field: 'spec.options.boot-order', create: value, compare: (live) => (live !== undefined && parsePS(live, 'legacy')?.order === order ? NONE : [write(value)]) })
+    owned.push({
+      key: 'boot',
+      field: 'spec.options.boot-order',
+      create: value,
+      compare: (live) => (live !== undefined && parsePS(live, 'legacy')?.order === order ? NONE : [write(value)]),
+    })
   }
-  if (opt['nested-virt']) gaps.push({ field: 'spec.options.nested-virt', note: 'PVE has no nestedvirt key: use cpu type host (or a +vmx/+svm flag); not sent' })
+  if (opt['nested-virt'])
+    gaps.push({
+      field: 'spec.options.nested-virt',
+      note: 'PVE has no nestedvirt key: use cpu type host (or a +vmx/+svm flag); not sent',
+    })
 
   // cloud-init data: a key is owned only when its desired value is non-empty
   const ci = s['cloud-init-data']
   if (ci !== undefined) {
-    if (ci['ci-user'] !== undefined && ci['ci-user'] !== '') owned.push(scalar('ciuser', 'spec.cloud-init-data.ci-user', ci['ci-user']))
+    if (ci['ci-user'] !== undefined && ci['ci-user'] !== '')
+      owned.push(scalar('ciuser', 'spec.cloud-init-data.ci-user', ci['ci-user']))
     const keys = sshKeysOwned(ci, ctx, gaps)
     if (keys) owned.push(keys)
     const pw = ci['ci-password-ref']
     if (pw !== undefined && pw !== '') {
       const param: SecretParam = { secret: { refs: [pw], encoding: 'plain' } }
       // PVE masks it on read: write once when absent, never rewrite (the mask would become the password)
-      owned.push({ key: 'cipassword', field: 'spec.cloud-init-data.ci-password-ref', create: param, sensitive: true, compare: (live) => (live === undefined || live === '' ? [write(param)] : NONE) })
+      owned.push({
+        key: 'cipassword',
+        field: 'spec.cloud-init-data.ci-password-ref',
+        create: param,
+        sensitive: true,
+        compare: (live) => (live === undefined || live === '' ? [write(param)] : NONE),
+      })
     }
-    if (ci.nameservers !== undefined && ci.nameservers.length > 0) owned.push(stringSet('nameserver', 'spec.cloud-init-data.nameservers', ci.nameservers, ' '))
-    if (ci['search-domains'] !== undefined && ci['search-domains'].length > 0) owned.push(stringSet('searchdomain', 'spec.cloud-init-data.search-domains', ci['search-domains'], ' '))
+    if (ci.nameservers !== undefined && ci.nameservers.length > 0)
+      owned.push(stringSet('nameserver', 'spec.cloud-init-data.nameservers', ci.nameservers, ' '))
+    if (ci['search-domains'] !== undefined && ci['search-domains'].length > 0)
+      owned.push(stringSet('searchdomain', 'spec.cloud-init-data.search-domains', ci['search-domains'], ' '))
     for (const [i, ipc] of (ci.ipconfigs ?? []).entries()) {
       if (ipc.ip === undefined || ipc.ip === '') continue
       const key = `ipconfig${ipc.nic}`
@@ -466,7 +598,12 @@ function cdCheck(slot: string, live: string, then: () => readonly Outcome[]): re
   const p = parsePS(live, 'file')
   if (!p) return [anomaly('invalid-live', `${slot}: cannot read PVE's value; proxops will not replace it`)]
   if (p.media !== 'cdrom' && !(p.file ?? '').includes(':iso/')) {
-    return [anomaly('volume-kind', `${slot} holds a disk (${p.file ?? '?'}) on PVE, not a CD/DVD; proxops will not replace it`)]
+    return [
+      anomaly(
+        'volume-kind',
+        `${slot} holds a disk (${p.file ?? '?'}) on PVE, not a CD/DVD; proxops will not replace it`,
+      ),
+    ]
   }
   return then()
 }
@@ -484,7 +621,13 @@ function cpuOwned(type: string, hidden: boolean): Owned {
       // an unset `cpu` is qemu-server's default cputype, kvm64: declaring it must not drift (adopt writes it)
       const p = live === undefined ? { cputype: QEMU_DEFAULT_CPU } : parsePS(live, 'cputype')
       if (p && p.cputype === type && (!hidden || liveBool(p.hidden, false))) return NONE
-      return [write(p && live !== undefined ? rewrite(p, { cputype: type, ...(hidden ? { hidden: '1' } : {}) }, 'cputype') : create)]
+      return [
+        write(
+          p && live !== undefined
+            ? rewrite(p, { cputype: type, ...(hidden ? { hidden: '1' } : {}) }, 'cputype')
+            : create,
+        ),
+      ]
     },
   }
 }

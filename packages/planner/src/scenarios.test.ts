@@ -30,13 +30,25 @@ const converge = (d: ReturnType<typeof desired>, inv = inventory(), pol: Policy 
 
 describe('prunes (RS 8.2 #2-5, architecture row 3)', () => {
   it('PruneTaggedOrphan: a tagged live VM absent in git is deleted (last, tier 9)', () => {
-    const p = plan(desired(vm('web', 100)), inventory([liveVm(100, 'web'), orphan(101), orphan(102), orphan(103)]), policy({ pruneRatioLimit: 1 }))
-    expect(types(p)).toEqual(['delete VM/pve1/101(orphan-101)', 'delete VM/pve1/102(orphan-102)', 'delete VM/pve1/103(orphan-103)'])
+    const p = plan(
+      desired(vm('web', 100)),
+      inventory([liveVm(100, 'web'), orphan(101), orphan(102), orphan(103)]),
+      policy({ pruneRatioLimit: 1 }),
+    )
+    expect(types(p)).toEqual([
+      'delete VM/pve1/101(orphan-101)',
+      'delete VM/pve1/102(orphan-102)',
+      'delete VM/pve1/103(orphan-103)',
+    ])
     expect(p.actions.every((a) => a.tier === 9)).toBe(true)
   })
 
   it('PruneRespectsBudget: 1 desired + 3 tagged orphans, budget 2 -> exactly 2 deletes, 1 deferred, the desired VM kept', () => {
-    const p = plan(desired(vm('web', 100)), inventory([liveVm(100, 'web'), orphan(101), orphan(102), orphan(103)]), policy({ pruneBudget: 2 }))
+    const p = plan(
+      desired(vm('web', 100)),
+      inventory([liveVm(100, 'web'), orphan(101), orphan(102), orphan(103)]),
+      policy({ pruneBudget: 2 }),
+    )
     expect(types(p)).toEqual(['delete VM/pve1/101(orphan-101)', 'delete VM/pve1/102(orphan-102)'])
     expect(p.skips.map((s) => [s.code, s.vmid])).toEqual([['prune-budget', 103]])
   })
@@ -61,7 +73,11 @@ describe('prunes (RS 8.2 #2-5, architecture row 3)', () => {
   })
 
   it('AnomalySuppressesPrune: 0 desired VMs + 4 tagged orphans, budget 3 -> anomaly, 0 actions', () => {
-    const p = plan(desired(), inventory([orphan(101), orphan(102), orphan(103), orphan(104)]), policy({ pruneBudget: 3 }))
+    const p = plan(
+      desired(),
+      inventory([orphan(101), orphan(102), orphan(103), orphan(104)]),
+      policy({ pruneBudget: 3 }),
+    )
     expect(p.actions).toEqual([])
     expect(p.anomalies.map((a) => a.code)).toEqual(['empty-desired'])
     expect(p.skips.filter((s) => s.code === 'prune-guard')).toHaveLength(4)
@@ -88,44 +104,73 @@ describe('prunes (RS 8.2 #2-5, architecture row 3)', () => {
   })
 
   it('RatioGuard: pruning more than half of the owned objects of a kind is an anomaly', () => {
-    const p = plan(desired(vm('web', 100)), inventory([liveVm(100, 'web'), orphan(101), orphan(102)]), policy({ pruneBudget: 'unlimited' }))
+    const p = plan(
+      desired(vm('web', 100)),
+      inventory([liveVm(100, 'web'), orphan(101), orphan(102)]),
+      policy({ pruneBudget: 'unlimited' }),
+    )
     expect(p.actions).toEqual([])
     expect(p.anomalies.map((a) => a.code)).toEqual(['prune-ratio'])
   })
 
   it('AbsentPruneNeverTouchesArtifacts: empty desired and files on storage -> 0 actions', () => {
-    const inv = inventory([], { volumes: [{ node: 'pve1', storage: 'local', volid: 'local:iso/x.iso', content: 'iso' }, { node: 'pve1', storage: 'local', volid: 'local:vztmpl/d.tar.zst', content: 'vztmpl' }] })
+    const inv = inventory([], {
+      volumes: [
+        { node: 'pve1', storage: 'local', volid: 'local:iso/x.iso', content: 'iso' },
+        { node: 'pve1', storage: 'local', volid: 'local:vztmpl/d.tar.zst', content: 'vztmpl' },
+      ],
+    })
     const p = plan(desired(), inv, policy({ pruneBudget: 'unlimited', allowEmpty: ['VM', 'LXC'] }))
     expect(p.actions).toEqual([])
   })
 
   it('PruneShutsARunningGuestDownGracefullyFirst', () => {
-    const p = plan(desired(vm('web', 100)), inventory([liveVm(100, 'web'), orphan(101, 'proxops', { status: 'running' })]), policy())
+    const p = plan(
+      desired(vm('web', 100)),
+      inventory([liveVm(100, 'web'), orphan(101, 'proxops', { status: 'running' })]),
+      policy(),
+    )
     expect(p.actions[0]?.requests.map((r) => r.call)).toEqual(['shutdown', 'deleteGuest'])
     expect(p.actions[0]?.requests[0]).toMatchObject({ timeoutSeconds: 120, forceStop: false })
     expect(p.actions[0]?.disruption).toBe('stop')
   })
 
   it('PruneRespectsPVEProtection: a protected orphan is an anomaly, not a delete', () => {
-    const p = plan(desired(vm('web', 100)), inventory([liveVm(100, 'web'), guest(101, { name: 'x', tags: 'proxops', protection: '1' })]), policy())
+    const p = plan(
+      desired(vm('web', 100)),
+      inventory([liveVm(100, 'web'), guest(101, { name: 'x', tags: 'proxops', protection: '1' })]),
+      policy(),
+    )
     expect(p.actions).toEqual([])
     expect(p.anomalies.map((a) => a.code)).toEqual(['protected'])
   })
 
   it('PruneSkipsLockedGuests', () => {
-    const p = plan(desired(vm('web', 100)), inventory([liveVm(100, 'web'), orphan(101, 'proxops', { lock: 'backup' })]), policy())
+    const p = plan(
+      desired(vm('web', 100)),
+      inventory([liveVm(100, 'web'), orphan(101, 'proxops', { lock: 'backup' })]),
+      policy(),
+    )
     expect(p.actions).toEqual([])
     expect(p.skips.map((s) => s.code)).toEqual(['locked'])
   })
 
   it('ClusterAllowlistExcludesLiveObjectsFromPlan: an orphan on a non-allowed node is neither action nor skip', () => {
-    const p = plan(desired(vm('web', 100)), inventory([liveVm(100, 'web'), orphan(101, 'proxops', { node: 'pve3' }), orphan(102, '', { node: 'pve3' })]), policy({ nodes: ['pve1', 'pve2'] }))
+    const p = plan(
+      desired(vm('web', 100)),
+      inventory([liveVm(100, 'web'), orphan(101, 'proxops', { node: 'pve3' }), orphan(102, '', { node: 'pve3' })]),
+      policy({ nodes: ['pve1', 'pve2'] }),
+    )
     expect(p.actions).toEqual([])
     expect(p.skips).toEqual([])
   })
 
   it("ClusterEmptyDesiredNoPruneFromOtherCluster: dev (allowlist pve2) never sees prod's VM on pve1", () => {
-    const p = plan({ cluster: 'dev', manifests: [] }, inventory([liveVm(100, 'web')]), policy({ nodes: ['pve2'], allowEmpty: ['VM'] }))
+    const p = plan(
+      { cluster: 'dev', manifests: [] },
+      inventory([liveVm(100, 'web')]),
+      policy({ nodes: ['pve2'], allowEmpty: ['VM'] }),
+    )
     expect(p.actions).toEqual([])
     expect(p.anomalies).toEqual([])
   })
@@ -138,14 +183,23 @@ describe('prunes (RS 8.2 #2-5, architecture row 3)', () => {
   })
 
   it('ANameMatchKeepsAGuestOutOfThePrunes (RB 9.5 membership by name)', () => {
-    const p = plan(desired(vm('web', 100)), inventory([liveVm(100, 'web'), guest(150, { name: 'web', tags: 'proxops' })]), policy())
+    const p = plan(
+      desired(vm('web', 100)),
+      inventory([liveVm(100, 'web'), guest(150, { name: 'web', tags: 'proxops' })]),
+      policy(),
+    )
     expect(p.actions).toEqual([])
   })
 })
 
 describe('failed reads, locks, nodes (architecture rows 2 and 7, RS 8.3)', () => {
   it('UnknownGuestIsNeitherCreatedNorPruned: a failed config read makes the object unknown', () => {
-    const inv = inventory([], { unknownGuests: [{ type: 'qemu', vmid: 100, node: 'pve1', tags: ['proxops'], reason: '500 timeout' }, { type: 'qemu', vmid: 101, node: 'pve1', tags: ['proxops'], reason: '500 timeout' }] })
+    const inv = inventory([], {
+      unknownGuests: [
+        { type: 'qemu', vmid: 100, node: 'pve1', tags: ['proxops'], reason: '500 timeout' },
+        { type: 'qemu', vmid: 101, node: 'pve1', tags: ['proxops'], reason: '500 timeout' },
+      ],
+    })
     const p = plan(desired(vm('web', 100)), inv, policy({ allowEmpty: ['VM'] }))
     expect(p.actions).toEqual([])
     expect(p.skips.map((s) => [s.code, s.vmid])).toEqual([
@@ -155,13 +209,19 @@ describe('failed reads, locks, nodes (architecture rows 2 and 7, RS 8.3)', () =>
   })
 
   it('LockedGuestIsSkippedWithTheLockName', () => {
-    const p = plan(desired(vm('web', 100, { memory: 4096 })), inventory([liveVm(100, 'web', {}, { lock: 'clone' })]), policy())
+    const p = plan(
+      desired(vm('web', 100, { memory: 4096 })),
+      inventory([liveVm(100, 'web', {}, { lock: 'clone' })]),
+      policy(),
+    )
     expect(p.actions).toEqual([])
     expect(p.skips[0]).toMatchObject({ code: 'locked', message: expect.stringContaining('locked: clone') })
   })
 
   it('AllowlistRejectsUnknownNodeBeforeAnyAction', () => {
-    expect(() => plan(desired(vm('web', 100, { node: 'pve9' })), inventory(), policy())).toThrow(/node "pve9".*allowlist/)
+    expect(() => plan(desired(vm('web', 100, { node: 'pve9' })), inventory(), policy())).toThrow(
+      /node "pve9".*allowlist/,
+    )
     try {
       plan(desired(vm('web', 100, { node: 'pve9' })), inventory(), policy())
     } catch (e) {
@@ -171,7 +231,9 @@ describe('failed reads, locks, nodes (architecture rows 2 and 7, RS 8.3)', () =>
   })
 
   it('AllowlistEmptyAcceptsAnyNode', () => {
-    expect(types(plan(desired(vm('web', 100, { node: 'pve3' })), inventory(), policy({ nodes: [] })))).toEqual(['create VM/pve3/100(web)'])
+    expect(types(plan(desired(vm('web', 100, { node: 'pve3' })), inventory(), policy({ nodes: [] })))).toEqual([
+      'create VM/pve3/100(web)',
+    ])
   })
 
   it('OfflineNodeIsSkippedNotCreatedOn', () => {
@@ -182,7 +244,11 @@ describe('failed reads, locks, nodes (architecture rows 2 and 7, RS 8.3)', () =>
   })
 
   it('VmidOutsideTheAllowlistBlocksACreateWithoutBeingTouched', () => {
-    const p = plan(desired(vm('web', 100)), inventory([liveVm(100, 'other', {}, { node: 'pve3' })]), policy({ nodes: ['pve1', 'pve2'] }))
+    const p = plan(
+      desired(vm('web', 100)),
+      inventory([liveVm(100, 'other', {}, { node: 'pve3' })]),
+      policy({ nodes: ['pve1', 'pve2'] }),
+    )
     expect(p.actions).toEqual([])
     expect(p.anomalies.map((a) => a.code)).toEqual(['node-mismatch'])
     expect(p.skips).toEqual([])
@@ -204,7 +270,11 @@ describe('templates and clones (RS 8.2 #18-25)', () => {
   })
 
   it('VMDesiredButPVEIsTemplateSurfacesAnomaly: no update, start or stop', () => {
-    const p = plan(desired(vm('web', 100, { memory: 4096 })), inventory([liveVm(100, 'web', { template: '1' })]), policy())
+    const p = plan(
+      desired(vm('web', 100, { memory: 4096 })),
+      inventory([liveVm(100, 'web', { template: '1' })]),
+      policy(),
+    )
     expect(p.actions).toEqual([])
     expect(p.anomalies[0]).toMatchObject({ code: 'kind-mismatch', message: expect.stringContaining('template') })
   })
@@ -215,7 +285,11 @@ describe('templates and clones (RS 8.2 #18-25)', () => {
   })
 
   it('MarkTemplateOfARunningGuestShutsItDownFirst', () => {
-    const p = plan(desired(vm('golden', 100, {}, 'TemplateVM')), inventory([liveVm(100, 'golden', {}, { status: 'running' })]), policy())
+    const p = plan(
+      desired(vm('golden', 100, {}, 'TemplateVM')),
+      inventory([liveVm(100, 'golden', {}, { status: 'running' })]),
+      policy(),
+    )
     expect(p.actions[0]?.requests.map((r) => r.call)).toEqual(['shutdown', 'markTemplate'])
   })
 
@@ -225,16 +299,44 @@ describe('templates and clones (RS 8.2 #18-25)', () => {
     expect(first.actions.map((a) => a.type)).toEqual(['download', 'create'])
     expect(first.actions[1]?.requests.map((r) => r.call)).toEqual(['createGuest', 'markTemplate'])
     expect(second.actions).toEqual([])
-    const tmplLive = inventory([liveCt(200, 'ct', { template: '1' })], { volumes: [{ node: 'pve1', storage: 'local', volid: 'local:vztmpl/debian-12.tar.zst', content: 'vztmpl' }] })
-    const a = plan(desired(artifact('CTTemplate', 'debian-12', 'debian-12.tar.zst'), lxc('ct', 200)), tmplLive, policy())
+    const tmplLive = inventory([liveCt(200, 'ct', { template: '1' })], {
+      volumes: [{ node: 'pve1', storage: 'local', volid: 'local:vztmpl/debian-12.tar.zst', content: 'vztmpl' }],
+    })
+    const a = plan(
+      desired(artifact('CTTemplate', 'debian-12', 'debian-12.tar.zst'), lxc('ct', 200)),
+      tmplLive,
+      policy(),
+    )
     expect(a.anomalies.map((x) => x.code)).toEqual(['kind-mismatch'])
-    const b = plan(desired(artifact('CTTemplate', 'debian-12', 'debian-12.tar.zst'), lxc('ct', 200, {}, 'TemplateCT')), inventory([liveCt(200, 'ct')], { volumes: tmplLive.volumes }), policy())
+    const b = plan(
+      desired(artifact('CTTemplate', 'debian-12', 'debian-12.tar.zst'), lxc('ct', 200, {}, 'TemplateCT')),
+      inventory([liveCt(200, 'ct')], { volumes: tmplLive.volumes }),
+      policy(),
+    )
     expect(types(b)).toEqual(['mark-template TemplateCT/pve1/200(ct)'])
   })
 
   it('CloneProvisionLifecycle: template level 0, clone level 1 from its vmid; identity keys cleared; started; then converged', () => {
-    const tmpl = vm('golden', 9000, { hardware: { 'cloud-init': { enabled: true, storage: 'local-lvm', size: '4M' } }, 'cloud-init-data': { 'ci-user': 'root', 'ssh-keys': ['ssh-ed25519 AAAAtemplate t@x'], nameservers: ['1.1.1.1'] } }, 'TemplateVM')
-    const clone = vm('web', 100, { disks: [], clone: 'golden', memory: 4096, hardware: { 'cloud-init': { enabled: true, storage: 'local-lvm', size: '4M' } }, 'cloud-init-data': { 'ci-user': 'ops', ipconfigs: [{ nic: 0, ip: '10.0.0.5/24', gateway: '10.0.0.1' }] } })
+    const tmpl = vm(
+      'golden',
+      9000,
+      {
+        hardware: { 'cloud-init': { enabled: true, storage: 'local-lvm', size: '4M' } },
+        'cloud-init-data': {
+          'ci-user': 'root',
+          'ssh-keys': ['ssh-ed25519 AAAAtemplate t@x'],
+          nameservers: ['1.1.1.1'],
+        },
+      },
+      'TemplateVM',
+    )
+    const clone = vm('web', 100, {
+      disks: [],
+      clone: 'golden',
+      memory: 4096,
+      hardware: { 'cloud-init': { enabled: true, storage: 'local-lvm', size: '4M' } },
+      'cloud-init-data': { 'ci-user': 'ops', ipconfigs: [{ nic: 0, ip: '10.0.0.5/24', gateway: '10.0.0.1' }] },
+    })
     const { first, second, after } = converge(desired(tmpl, clone))
     expect(first.actions.map((a) => `${a.level} ${a.type} ${a.kind}`)).toEqual(['0 create TemplateVM', '1 clone VM'])
     const c = first.actions[1]
@@ -259,15 +361,28 @@ describe('templates and clones (RS 8.2 #18-25)', () => {
     const tmpl = vm('golden', 9000, {}, 'TemplateVM')
     const clone = vm('web', 100, { disks: [], clone: 'golden', state: 'stopped' })
     const { after } = converge(desired(tmpl, clone))
-    const drifted = { ...after, guests: after.guests.map((g) => (g.vmid === 100 ? { ...g, config: { ...g.config, memory: '1024' } } : g)) }
+    const drifted = {
+      ...after,
+      guests: after.guests.map((g) => (g.vmid === 100 ? { ...g, config: { ...g.config, memory: '1024' } } : g)),
+    }
     const p = plan(desired(tmpl, clone), drifted, policy())
     expect(types(p)).toEqual(['update VM/pve1/100(web)'])
     expect(p.actions[0]?.diffs).toEqual([{ field: 'spec.memory', key: 'memory', before: '1024', after: '2048' }])
   })
 
   it('CloneKeepsInheritedSshKeysWhenTheManifestLeavesThemToPVE (ssh-keys: ["*"])', () => {
-    const tmpl = vm('golden', 9000, { 'cloud-init-data': { 'ssh-keys': ['ssh-ed25519 AAAAtemplate t@x'] } }, 'TemplateVM')
-    const clone = vm('web', 100, { disks: [], clone: 'golden', state: 'stopped', 'cloud-init-data': { 'ssh-keys': ['*'] } })
+    const tmpl = vm(
+      'golden',
+      9000,
+      { 'cloud-init-data': { 'ssh-keys': ['ssh-ed25519 AAAAtemplate t@x'] } },
+      'TemplateVM',
+    )
+    const clone = vm('web', 100, {
+      disks: [],
+      clone: 'golden',
+      state: 'stopped',
+      'cloud-init-data': { 'ssh-keys': ['*'] },
+    })
     const { first, after, second } = converge(desired(tmpl, clone))
     const upd = first.actions[1]?.requests[1] as { params: Record<string, unknown> }
     expect(String(upd.params.delete)).not.toContain('sshkeys')
@@ -276,9 +391,20 @@ describe('templates and clones (RS 8.2 #18-25)', () => {
   })
 
   it('CloneFromItselfIsRefused', () => {
-    const p = plan(desired(vm('golden', 100, {}, 'TemplateVM'), vm('web', 101, { disks: [], clone: 'golden' })), inventory([liveVm(100, 'golden', { template: '1' })]), policy())
+    const p = plan(
+      desired(vm('golden', 100, {}, 'TemplateVM'), vm('web', 101, { disks: [], clone: 'golden' })),
+      inventory([liveVm(100, 'golden', { template: '1' })]),
+      policy(),
+    )
     expect(types(p)).toEqual(['clone VM/pve1/101(web)'])
-    const q = plan({ cluster: 'c', manifests: [vm('golden', 100, {}, 'TemplateVM'), vm('web', 100, { disks: [], clone: 'golden' })] }, inventory(), policy())
+    const q = plan(
+      {
+        cluster: 'c',
+        manifests: [vm('golden', 100, {}, 'TemplateVM'), vm('web', 100, { disks: [], clone: 'golden' })],
+      },
+      inventory(),
+      policy(),
+    )
     expect(q.anomalies.some((a) => a.code === 'clone-source')).toBe(true)
     expect(q.actions.filter((a) => a.type === 'clone')).toEqual([])
   })
@@ -290,16 +416,28 @@ describe('artifacts (RS 8.2 #9-11, #42-45; architecture row 15)', () => {
   it('CTTMultiNodePlacesPerNode / ISOAbsentDownloads: one download per missing node', () => {
     const p = plan(desired(iso), inventory(), policy())
     expect(types(p)).toEqual(['download ISO/pve1/local/debian-13.iso', 'download ISO/pve2/local/debian-13.iso'])
-    expect(p.actions[0]?.requests[0]).toEqual({ call: 'downloadUrl', node: 'pve1', storage: 'local', params: { url: 'https://example.org/debian-13.iso', filename: 'debian-13.iso', content: 'iso' } })
+    expect(p.actions[0]?.requests[0]).toEqual({
+      call: 'downloadUrl',
+      node: 'pve1',
+      storage: 'local',
+      params: { url: 'https://example.org/debian-13.iso', filename: 'debian-13.iso', content: 'iso' },
+    })
   })
 
   it('PlanArtifactMissingOnSomeNodes / ISOAlreadyPresentNoop', () => {
-    const inv = inventory([], { volumes: [{ node: 'pve1', storage: 'local', volid: 'local:iso/debian-13.iso', content: 'iso' }] })
+    const inv = inventory([], {
+      volumes: [{ node: 'pve1', storage: 'local', volid: 'local:iso/debian-13.iso', content: 'iso' }],
+    })
     expect(types(plan(desired(iso), inv, policy()))).toEqual(['download ISO/pve2/local/debian-13.iso'])
   })
 
   it('PlanArtifactUnreadableFailClosed: an unreadable listing is a skip, never a download', () => {
-    const inv = inventory([], { unreadableStorages: [{ node: 'pve1', storage: 'local', reason: '500' }, { node: 'pve2', storage: 'local', reason: '500' }] })
+    const inv = inventory([], {
+      unreadableStorages: [
+        { node: 'pve1', storage: 'local', reason: '500' },
+        { node: 'pve2', storage: 'local', reason: '500' },
+      ],
+    })
     const p = plan(desired(iso), inv, policy())
     expect(p.actions).toEqual([])
     expect(p.skips.map((s) => s.code)).toEqual(['storage-unreadable', 'storage-unreadable'])
@@ -309,20 +447,30 @@ describe('artifacts (RS 8.2 #9-11, #42-45; architecture row 15)', () => {
     const a = artifact('DiskImage', 'img', 'debian.qcow2')
     const withSum = { ...a, spec: { ...a.spec, checksum: { algorithm: 'sha256' as const, value: 'abc123' } } }
     const p = plan(desired(withSum), inventory(), policy())
-    expect(p.actions[0]?.requests[0]).toMatchObject({ params: { checksum: 'abc123', 'checksum-algorithm': 'sha256', content: 'import' } })
+    expect(p.actions[0]?.requests[0]).toMatchObject({
+      params: { checksum: 'abc123', 'checksum-algorithm': 'sha256', content: 'import' },
+    })
   })
 
   it('VMRequiresDepsPlannerOrdersISOFirst: the ISO download precedes the VM create, which depends on it', () => {
     const d = desired(vm('web', 100, { hardware: { cdrom: { iso: 'debian', media: 'cdrom' } } }), iso)
     const p = plan(d, inventory(), policy())
-    expect(types(p)).toEqual(['download ISO/pve1/local/debian-13.iso', 'download ISO/pve2/local/debian-13.iso', 'create VM/pve1/100(web)'])
+    expect(types(p)).toEqual([
+      'download ISO/pve1/local/debian-13.iso',
+      'download ISO/pve2/local/debian-13.iso',
+      'create VM/pve1/100(web)',
+    ])
     expect(p.actions[2]?.dependsOn).toEqual(['ISO/pve1/local/debian-13.iso#download'])
     expect(p.actions[2]?.requires).toEqual(['ISO/pve1/local/debian-13.iso'])
-    expect((p.actions[2]?.requests[0] as { params: Record<string, unknown> }).params.ide2).toBe('local:iso/debian-13.iso,media=cdrom')
+    expect((p.actions[2]?.requests[0] as { params: Record<string, unknown> }).params.ide2).toBe(
+      'local:iso/debian-13.iso,media=cdrom',
+    )
   })
 
   it('DeferralWhenPrerequisiteFails: the dependant lists the prerequisite even when it needs no action', () => {
-    const inv = inventory([], { volumes: [{ node: 'pve1', storage: 'local', volid: 'local:vztmpl/debian-12.tar.zst', content: 'vztmpl' }] })
+    const inv = inventory([], {
+      volumes: [{ node: 'pve1', storage: 'local', volid: 'local:vztmpl/debian-12.tar.zst', content: 'vztmpl' }],
+    })
     const p = plan(desired(artifact('CTTemplate', 'debian-12', 'debian-12.tar.zst'), lxc('ct', 200)), inv, policy())
     expect(types(p)).toEqual(['create LXC/pve1/200(ct)'])
     expect(p.actions[0]?.dependsOn).toEqual([])
@@ -330,23 +478,40 @@ describe('artifacts (RS 8.2 #9-11, #42-45; architecture row 15)', () => {
   })
 
   it('ImageSeededDiskUsesImportFromWithSizeZero', () => {
-    const d = desired(artifact('DiskImage', 'img', 'debian.qcow2'), vm('web', 100, { disks: [{ storage: 'local-lvm', image: 'img', interface: 'scsi0', iothread: true }] }))
+    const d = desired(
+      artifact('DiskImage', 'img', 'debian.qcow2'),
+      vm('web', 100, { disks: [{ storage: 'local-lvm', image: 'img', interface: 'scsi0', iothread: true }] }),
+    )
     const { first, second } = converge(d)
-    expect((first.actions[1]?.requests[0] as { params: Record<string, unknown> }).params.scsi0).toBe('local-lvm:0,import-from=local:import/debian.qcow2,iothread=1')
+    expect((first.actions[1]?.requests[0] as { params: Record<string, unknown> }).params.scsi0).toBe(
+      'local-lvm:0,import-from=local:import/debian.qcow2,iothread=1',
+    )
     expect(second.actions).toEqual([])
   })
 })
 
 describe('power and disruption (RB 9.3, architecture row 5)', () => {
   it('StartsAStoppedGuestDesiredStarted and stops (gracefully) a running one desired stopped', () => {
-    expect(types(plan(desired(vm('web', 100)), inventory([liveVm(100, 'web', {}, { status: 'stopped' })]), policy()))).toEqual(['start VM/pve1/100(web)'])
-    const p = plan(desired(vm('web', 100, { state: 'stopped' })), inventory([liveVm(100, 'web', {}, { status: 'running' })]), policy())
+    expect(
+      types(plan(desired(vm('web', 100)), inventory([liveVm(100, 'web', {}, { status: 'stopped' })]), policy())),
+    ).toEqual(['start VM/pve1/100(web)'])
+    const p = plan(
+      desired(vm('web', 100, { state: 'stopped' })),
+      inventory([liveVm(100, 'web', {}, { status: 'running' })]),
+      policy(),
+    )
     expect(types(p)).toEqual(['stop VM/pve1/100(web)'])
-    expect(p.actions[0]?.requests).toEqual([{ call: 'shutdown', node: 'pve1', guest: 'qemu', vmid: 100, timeoutSeconds: 120, forceStop: false }])
+    expect(p.actions[0]?.requests).toEqual([
+      { call: 'shutdown', node: 'pve1', guest: 'qemu', vmid: 100, timeoutSeconds: 120, forceStop: false },
+    ])
   })
 
   it('ARunningGuestDesiredStoppedIsShutDownBeforeItsWritesUnderEveryPolicy (nothing held back, no separate stop)', () => {
-    const m = vm('web', 100, { state: 'stopped', memory: 4096, networks: [{ model: 'virtio', bridge: 'vmbr1', firewall: false, slot: 'net0' }] })
+    const m = vm('web', 100, {
+      state: 'stopped',
+      memory: 4096,
+      networks: [{ model: 'virtio', bridge: 'vmbr1', firewall: false, slot: 'net0' }],
+    })
     for (const disruption of ['allow', 'none'] as const) {
       const p = plan(desired(m), inventory([liveVm(100, 'web', {}, { status: 'running' })]), policy({ disruption }))
       expect(types(p)).toEqual(['shutdown-then-update VM/pve1/100(web)'])
@@ -357,23 +522,39 @@ describe('power and disruption (RB 9.3, architecture row 5)', () => {
   })
 
   it('APausedGuestIsSkipped (PVE can neither start nor shut it down)', () => {
-    const p = plan(desired(vm('web', 100, { memory: 4096 })), inventory([liveVm(100, 'web', {}, { status: 'paused' })]), policy())
+    const p = plan(
+      desired(vm('web', 100, { memory: 4096 })),
+      inventory([liveVm(100, 'web', {}, { status: 'paused' })]),
+      policy(),
+    )
     expect(p.actions).toEqual([])
     expect(p.skips.map((s) => s.code)).toEqual(['paused'])
   })
 
   it('a guest in another QMP state is skipped with that state named (14.10)', () => {
-    const p = plan(desired(vm('web', 100, { memory: 4096 })), inventory([liveVm(100, 'web', {}, { status: 'paused', qmpstatus: 'io-error' })]), policy())
+    const p = plan(
+      desired(vm('web', 100, { memory: 4096 })),
+      inventory([liveVm(100, 'web', {}, { status: 'paused', qmpstatus: 'io-error' })]),
+      policy(),
+    )
     expect(p.actions).toEqual([])
-    expect(p.skips.map((s) => [s.code, s.message])).toEqual([['paused', 'QMP status io-error on PVE; resume or stop it by hand; not planned this cycle']])
+    expect(p.skips.map((s) => [s.code, s.message])).toEqual([
+      ['paused', 'QMP status io-error on PVE; resume or stop it by hand; not planned this cycle'],
+    ])
   })
 
   it('UnknownPowerDoesNothing', () => {
-    expect(plan(desired(vm('web', 100)), inventory([liveVm(100, 'web', {}, { status: 'unknown' })]), policy()).actions).toEqual([])
+    expect(
+      plan(desired(vm('web', 100)), inventory([liveVm(100, 'web', {}, { status: 'unknown' })]), policy()).actions,
+    ).toEqual([])
   })
 
   it('RebootClassChangeOnARunningGuestIsShutdownWriteStart with the planned digest', () => {
-    const p = plan(desired(vm('web', 100, { memory: 4096 })), inventory([liveVm(100, 'web', {}, { status: 'running' })]), policy())
+    const p = plan(
+      desired(vm('web', 100, { memory: 4096 })),
+      inventory([liveVm(100, 'web', {}, { status: 'running' })]),
+      policy(),
+    )
     expect(types(p)).toEqual(['shutdown-then-update VM/pve1/100(web)'])
     const a = p.actions[0]
     expect(a?.disruption).toBe('reboot')
@@ -382,7 +563,11 @@ describe('power and disruption (RB 9.3, architecture row 5)', () => {
   })
 
   it('DisruptionNoneLeavesRebootClassChangesPendingAndReportsThem', () => {
-    const p = plan(desired(vm('web', 100, { memory: 4096 })), inventory([liveVm(100, 'web', {}, { status: 'running' })]), policy({ disruption: 'none' }))
+    const p = plan(
+      desired(vm('web', 100, { memory: 4096 })),
+      inventory([liveVm(100, 'web', {}, { status: 'running' })]),
+      policy({ disruption: 'none' }),
+    )
     expect(types(p)).toEqual(['update VM/pve1/100(web)'])
     expect(p.actions[0]?.requests.map((r) => r.call)).toEqual(['updateConfig'])
     expect(p.pending.map((x) => x.keys)).toEqual([['memory']])
@@ -391,7 +576,11 @@ describe('power and disruption (RB 9.3, architecture row 5)', () => {
   it('DisruptionAnnotationOverridesTheClusterPolicy', () => {
     const m = vm('web', 100, { memory: 4096 })
     const annotated = { ...m, metadata: { ...m.metadata, annotations: { 'proxops/disruption': 'none' } } }
-    const p = plan(desired(annotated), inventory([liveVm(100, 'web', {}, { status: 'running' })]), policy({ disruption: 'allow' }))
+    const p = plan(
+      desired(annotated),
+      inventory([liveVm(100, 'web', {}, { status: 'running' })]),
+      policy({ disruption: 'allow' }),
+    )
     expect(types(p)).toEqual(['update VM/pve1/100(web)'])
   })
 
@@ -400,14 +589,62 @@ describe('power and disruption (RB 9.3, architecture row 5)', () => {
     const live = inventory([liveVm(100, 'web', {}, { status: 'running' })])
     const p = plan(desired(m), live, policy())
     expect(p.actions[0]).toMatchObject({ type: 'update', disruption: 'hotplug' })
-    expect((p.actions[0]?.requests[0] as { params: Record<string, unknown> }).params.net0).toBe('virtio=BC:24:11:00:00:01,bridge=vmbr1')
+    expect((p.actions[0]?.requests[0] as { params: Record<string, unknown> }).params.net0).toBe(
+      'virtio=BC:24:11:00:00:01,bridge=vmbr1',
+    )
     const q = plan(desired(m), live, policy({ disruption: 'none' }))
     expect(q.actions).toEqual([])
     expect(q.skips[0]?.code).toBe('disruption')
   })
 
+  it('vmconfig_update_net: a bridge, VLAN, firewall or rate change is live without network hotplug; a model change is not', () => {
+    const live = inventory([liveVm(100, 'web', { hotplug: 'disk' }, { status: 'running' })])
+    const relink = vm('web', 100, {
+      networks: [{ model: 'virtio', bridge: 'vmbr1', vlan: 5, 'rate-limit': 10, firewall: true, slot: 'net0' }],
+    })
+    const p = plan(desired(relink), live, policy())
+    expect(p.actions[0]).toMatchObject({ type: 'update', disruption: 'hotplug' })
+    expect(p.actions[0]?.requests.map((r) => r.call)).toEqual(['updateConfig'])
+    const model = vm('web', 100, { networks: [{ model: 'e1000', bridge: 'vmbr0', firewall: false, slot: 'net0' }] })
+    expect(plan(desired(model), live, policy()).actions[0]).toMatchObject({
+      type: 'shutdown-then-update',
+      disruption: 'reboot',
+    })
+  })
+
+  it('vmconfig_update_disk change_medium: a CD medium change on a running VM is live, held back under none', () => {
+    // ejecting the medium: the drive stays a CD drive
+    const cd = { cdrom: { iso: 'none', media: 'cdrom' as const } }
+    const live = inventory([
+      liveVm(100, 'web', { hotplug: '0', ide2: 'local:iso/debian.iso,media=cdrom' }, { status: 'running' }),
+    ])
+    const p = plan(desired(vm('web', 100, { hardware: cd })), live, policy())
+    expect(p.actions[0]).toMatchObject({ type: 'update', disruption: 'hotplug' })
+    expect((p.actions[0]?.requests[0] as { params: Record<string, unknown> }).params.ide2).toBe('none,media=cdrom')
+    const q = plan(desired(vm('web', 100, { hardware: cd })), live, policy({ disruption: 'none' }))
+    expect(q.actions).toEqual([])
+    expect(q.skips[0]?.code).toBe('disruption')
+  })
+
+  it('MarkTemplateOfARunningGuestObeysDisruptionNone', () => {
+    const live = inventory([liveVm(100, 'golden', {}, { status: 'running' })])
+    const q = plan(desired(vm('golden', 100, {}, 'TemplateVM')), live, policy({ disruption: 'none' }))
+    expect(q.actions).toEqual([])
+    expect(q.skips).toMatchObject([
+      { code: 'disruption', message: expect.stringContaining('mark-template needs a shutdown') },
+    ])
+    const stopped = inventory([liveVm(100, 'golden', {}, { status: 'stopped' })])
+    expect(types(plan(desired(vm('golden', 100, {}, 'TemplateVM')), stopped, policy({ disruption: 'none' })))).toEqual([
+      'mark-template TemplateVM/pve1/100(golden)',
+    ])
+  })
+
   it('OptionsOnARunningGuestAreDisruptionNone', () => {
-    const p = plan(desired(vm('web', 100, { tags: ['web'] })), inventory([liveVm(100, 'web', {}, { status: 'running' })]), policy())
+    const p = plan(
+      desired(vm('web', 100, { tags: ['web'] })),
+      inventory([liveVm(100, 'web', {}, { status: 'running' })]),
+      policy(),
+    )
     expect(p.actions[0]).toMatchObject({ type: 'update', disruption: 'none' })
   })
 

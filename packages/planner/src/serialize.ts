@@ -30,12 +30,19 @@ export function parsePlan(text: string, source = 'plan'): Plan {
   } catch (e) {
     throw new PlanInputError('PLAN_FORMAT', `not JSON (${(e as Error).message.slice(0, 80)})`, source)
   }
-  if (data === null || typeof data !== 'object' || Array.isArray(data)) throw new PlanInputError('PLAN_FORMAT', 'not a plan object', source)
+  if (data === null || typeof data !== 'object' || Array.isArray(data))
+    throw new PlanInputError('PLAN_FORMAT', 'not a plan object', source)
   const v = (data as { format_version?: unknown }).format_version
-  if (v !== PLAN_FORMAT_VERSION) throw new PlanInputError('PLAN_FORMAT', `format_version ${JSON.stringify(v)} is not supported (expected ${PLAN_FORMAT_VERSION})`, source)
+  if (v !== PLAN_FORMAT_VERSION)
+    throw new PlanInputError(
+      'PLAN_FORMAT',
+      `format_version ${JSON.stringify(v)} is not supported (expected ${PLAN_FORMAT_VERSION})`,
+      source,
+    )
   for (const k of ['cluster', 'actions', 'anomalies', 'skips', 'pending', 'gaps', 'summary', 'policy']) {
     if (!(k in data)) throw new PlanInputError('PLAN_FORMAT', `missing ${k}`, source)
   }
-  if (!Array.isArray((data as { actions: unknown }).actions)) throw new PlanInputError('PLAN_FORMAT', 'actions is not a list', source)
+  if (!Array.isArray((data as { actions: unknown }).actions))
+    throw new PlanInputError('PLAN_FORMAT', 'actions is not a list', source)
   return data as Plan
 }

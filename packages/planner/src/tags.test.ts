@@ -17,15 +17,21 @@ const tag = fc.constantFrom('web', 'WEB', 'Web', 'prod', 'db', 'proxops', 'ProxO
 const sep = fc.constantFrom(';', ',', ' ', ';;', ' ,', '\t')
 
 describe('tagsField', () => {
-  test.prop([fc.array(fc.constantFrom('web', 'prod', 'db', 'a.b'), { maxLength: 4 }), fc.option(fc.tuple(fc.array(tag, { maxLength: 6 }), fc.array(sep, { minLength: 6, maxLength: 6 })), { nil: undefined })], { numRuns: 300 })(
-    'compares live tags as a case-folded set, exactly like formatTags(parseTags(live))',
-    (desired, liveParts) => {
-      const live = liveParts === undefined ? undefined : liveParts[0].map((t, i) => `${t}${liveParts[1][i] ?? ';'}`).join('')
-      const f = tagsField(desired, 'proxops')
-      const want = f.create as string
-      expect(f.compare(live).length === 0).toBe(reference(live, want))
-    },
-  )
+  test.prop(
+    [
+      fc.array(fc.constantFrom('web', 'prod', 'db', 'a.b'), { maxLength: 4 }),
+      fc.option(fc.tuple(fc.array(tag, { maxLength: 6 }), fc.array(sep, { minLength: 6, maxLength: 6 })), {
+        nil: undefined,
+      }),
+    ],
+    { numRuns: 300 },
+  )('compares live tags as a case-folded set, exactly like formatTags(parseTags(live))', (desired, liveParts) => {
+    const live =
+      liveParts === undefined ? undefined : liveParts[0].map((t, i) => `${t}${liveParts[1][i] ?? ';'}`).join('')
+    const f = tagsField(desired, 'proxops')
+    const want = f.create as string
+    expect(f.compare(live).length === 0).toBe(reference(live, want))
+  })
 
   test('a reordered, upper-case, repeated spelling is converged; a missing or extra tag is a write', () => {
     const f = tagsField(['web', 'prod'], 'proxops')

@@ -15,7 +15,14 @@ const desired = [
   manifest({
     kind: 'VM',
     metadata: { name: `m${vmid}` },
-    spec: { node, vmid, memory: '512MiB', cpu: { type: 'host', cores: 1 }, disks: [{ storage: 'local-lvm', size: '4GiB' }], networks: [{ bridge: 'vmbr0' }] },
+    spec: {
+      node,
+      vmid,
+      memory: '512MiB',
+      cpu: { type: 'host', cores: 1 },
+      disks: [{ storage: 'local-lvm', size: '4GiB' }],
+      networks: [{ bridge: 'vmbr0' }],
+    },
   }),
 )
 const keep = { pruneBudget: 2 as const, pruneRatioLimit: 1 }
@@ -28,10 +35,27 @@ interface Fault {
 }
 
 const faults: Fault[] = [
-  { name: '5xx burst on creates', inject: (env) => env.sim.control.failNext({ method: 'POST', path: /^\/nodes\/pve\d\/qemu$/, status: 500, count: 2 }), effect: 'failed' },
-  { name: '595 and 596 on reads', inject: (env) => env.sim.control.failNext({ method: 'GET', path: /pending$/, status: 596, count: 2 }), effect: 'any' },
-  { name: 'failed create task', inject: (env) => env.sim.control.setTaskBehaviour('qmcreate', { fail: 'unable to create VM - storage full' }), effect: 'failed' },
-  { name: 'slow tasks', inject: (env) => env.sim.control.setTaskBehaviour('qmcreate', { durationMs: 200 }), effect: 'any' },
+  {
+    name: '5xx burst on creates',
+    inject: (env) =>
+      env.sim.control.failNext({ method: 'POST', path: /^\/nodes\/pve\d\/qemu$/, status: 500, count: 2 }),
+    effect: 'failed',
+  },
+  {
+    name: '595 and 596 on reads',
+    inject: (env) => env.sim.control.failNext({ method: 'GET', path: /pending$/, status: 596, count: 2 }),
+    effect: 'any',
+  },
+  {
+    name: 'failed create task',
+    inject: (env) => env.sim.control.setTaskBehaviour('qmcreate', { fail: 'unable to create VM - storage full' }),
+    effect: 'failed',
+  },
+  {
+    name: 'slow tasks',
+    inject: (env) => env.sim.control.setTaskBehaviour('qmcreate', { durationMs: 200 }),
+    effect: 'any',
+  },
   { name: 'node offline', inject: (env) => env.sim.control.setNodeOnline('pve2', false), effect: 'skipped' },
   { name: 'lock contention', inject: (env) => env.sim.control.setFlockContention(502, true), effect: 'failed' },
   { name: 'revoked token', inject: (env) => env.sim.control.revokeToken(), effect: 'aborted' },
@@ -62,7 +86,9 @@ describe('fault matrix (simulator)', () => {
       expect(failures((await cycle(env, desired.slice(0, 2), { policy: keep })).report)).toEqual([])
       const changed = desired.map((m) => ({ ...m, spec: { ...m.spec, memory: 1024 } })) as typeof desired
       fault.inject(env)
-      const faulty: CycleResult | Error = await cycle(env, changed, { policy: keep }).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))))
+      const faulty: CycleResult | Error = await cycle(env, changed, { policy: keep }).catch((error: unknown) =>
+        error instanceof Error ? error : new Error(String(error)),
+      )
       // the API token is a credential: it never shows in errors, plans or reports
       const text = faulty instanceof Error ? `${faulty.message} ${String(faulty.cause)}` : JSON.stringify(faulty)
       expect(text).not.toContain(env.sim.token.secret)

@@ -18,7 +18,15 @@ const vm = (vmid: number, node = 'pve1', spec: Record<string, unknown> = {}) =>
   manifest({
     kind: 'VM',
     metadata: { name: `f${vmid}` },
-    spec: { node, vmid, memory: '512MiB', cpu: { type: 'host', cores: 1 }, disks: [{ storage: 'local-lvm', size: '4GiB' }], networks: [{ bridge: 'vmbr0' }], ...spec },
+    spec: {
+      node,
+      vmid,
+      memory: '512MiB',
+      cpu: { type: 'host', cores: 1 },
+      disks: [{ storage: 'local-lvm', size: '4GiB' }],
+      networks: [{ bridge: 'vmbr0' }],
+      ...spec,
+    },
   })
 
 describe('observe against the simulator', () => {
@@ -26,7 +34,9 @@ describe('observe against the simulator', () => {
     env.sim.stats.reset()
     const live = await observe('homelab', env.reader)
     const guests = live.guests.length + live.unknownGuests.length
-    const listed = new Set(env.sim.stats.requests.filter((r) => r.path === '/nodes/{node}/storage/{storage}/content').map((r) => r.rawPath)).size
+    const listed = new Set(
+      env.sim.stats.requests.filter((r) => r.path === '/nodes/{node}/storage/{storage}/content').map((r) => r.rawPath),
+    ).size
     expect(guests).toBe(12)
     expect(env.sim.stats.requests.length).toBeLessThanOrEqual(guests + 2 * live.nodes.length + listed + 4)
     expect(env.sim.stats.count('GET', '/nodes/{node}/qemu/{vmid}/config')).toBe(0)
@@ -38,8 +48,17 @@ describe('faults (simulator)', () => {
   it('marks a guest whose read keeps failing unknown: no create, no delete, reported (read error is never "absent")', async () => {
     const desired = [vm(400)]
     expect(failures((await cycle(env, desired)).report)).toEqual([])
-    env.sim.control.failNext({ method: 'GET', path: '/nodes/pve1/qemu/400/pending', status: 500, count: 8, message: 'Internal Server Error' })
-    const p = await cycle(env, [], { policy: { allowEmpty: ['VM'], pruneBudget: 'unlimited', pruneRatioLimit: 1 }, dryRun: true })
+    env.sim.control.failNext({
+      method: 'GET',
+      path: '/nodes/pve1/qemu/400/pending',
+      status: 500,
+      count: 8,
+      message: 'Internal Server Error',
+    })
+    const p = await cycle(env, [], {
+      policy: { allowEmpty: ['VM'], pruneBudget: 'unlimited', pruneRatioLimit: 1 },
+      dryRun: true,
+    })
     expect(p.live.unknownGuests.map((g) => g.vmid)).toContain(400)
     expect(p.plan.actions.filter((a) => a.vmid === 400)).toEqual([])
     expect(p.plan.skips.filter((s) => s.vmid === 400).map((s) => s.code)).toEqual(['unknown'])
@@ -66,7 +85,10 @@ describe('faults (simulator)', () => {
     expect(failures((await cycle(env, desired, { policy: { pruneBudget: 0 } })).report)).toEqual([])
     env.sim.control.setFlockContention(420, true)
     setTimeout(() => env.sim.control.setFlockContention(420, false), 150)
-    const r = await cycle(env, [vm(420, 'pve1', { memory: '1GiB' })], { policy: { pruneBudget: 0 }, execute: { lockRetryDelayMs: 100 } })
+    const r = await cycle(env, [vm(420, 'pve1', { memory: '1GiB' })], {
+      policy: { pruneBudget: 0 },
+      execute: { lockRetryDelayMs: 100 },
+    })
     expect(failures(r.report)).toEqual([])
     expect(env.sim.control.guest(420)!.config.memory).toBe('1024')
   })
@@ -80,10 +102,14 @@ describe('faults (simulator)', () => {
   })
 
   it("reports a failed task with PVE's error and leaves unrelated work done", async () => {
-    expect(failures((await cycle(env, [vm(430, 'pve1', { state: 'stopped' })], { policy: { pruneBudget: 0 } })).report)).toEqual([])
+    expect(
+      failures((await cycle(env, [vm(430, 'pve1', { state: 'stopped' })], { policy: { pruneBudget: 0 } })).report),
+    ).toEqual([])
     env.sim.control.setTaskBehaviour('qmstart', { fail: 'start failed: QEMU exited with code 1' })
     try {
-      const r = await cycle(env, [vm(430, 'pve1'), vm(431, 'pve2', { state: 'stopped' })], { policy: { pruneBudget: 0 } })
+      const r = await cycle(env, [vm(430, 'pve1'), vm(431, 'pve2', { state: 'stopped' })], {
+        policy: { pruneBudget: 0 },
+      })
       const byVmid = new Map(r.report!.results.map((x) => [x.vmid, x]))
       expect(byVmid.get(430)).toMatchObject({ type: 'start', status: 'failed' })
       expect(byVmid.get(430)!.error).toContain('QEMU exited with code 1')
@@ -110,7 +136,8 @@ describe('adopt round trip (simulator)', () => {
     for (const action of r.plan.actions) {
       expect(['update', 'shutdown-then-update']).toContain(action.type)
       const gapKeys = result.gaps.filter((g) => g.id === String(action.vmid)).map((g) => g.field)
-      for (const diff of action.diffs) expect(diff.key === 'tags' || gapKeys.includes(diff.key), `${action.id}: ${diff.key}`).toBe(true)
+      for (const diff of action.diffs)
+        expect(diff.key === 'tags' || gapKeys.includes(diff.key), `${action.id}: ${diff.key}`).toBe(true)
       expect(action.diffs.map((d) => d.key)).toContain('tags')
     }
     expect(r.plan.actions.map((a) => a.vmid).sort()).toEqual(complete.map((f) => f.vmid).sort())

@@ -30,7 +30,13 @@ export interface Env {
 }
 
 export async function startEnv(options: SimulatorOptions = {}): Promise<Env> {
-  const sim = await startSimulator({ taskDurationMs: 10, resourcesLagMs: 0, authFailureDelayMs: 0, log: () => {}, ...options })
+  const sim = await startSimulator({
+    taskDurationMs: 10,
+    resourcesLagMs: 0,
+    authFailureDelayMs: 0,
+    log: () => {},
+    ...options,
+  })
   const client = createPveClient({
     baseUrl: sim.url,
     auth: { type: 'token', tokenId: sim.token.id, secret: sim.token.secret },
@@ -75,7 +81,11 @@ export interface CycleOptions {
 }
 
 /** One reconcile cycle: observe, plan, execute. */
-export async function cycle(env: Env, manifests: readonly DesiredManifest[], options: CycleOptions = {}): Promise<CycleResult> {
+export async function cycle(
+  env: Env,
+  manifests: readonly DesiredManifest[],
+  options: CycleOptions = {},
+): Promise<CycleResult> {
   const policy: Policy = { ...DEFAULT_POLICY, shutdownTimeoutSeconds: 5, ...options.policy }
   const live = await observe('homelab', env.reader, policy.nodes.length > 0 ? { nodes: policy.nodes } : {})
   const secrets = options.secrets ?? {}
@@ -103,5 +113,56 @@ export function actionLines(p: Plan): string[] {
 }
 
 export function failures(report: Report | undefined): string[] {
-  return (report?.results ?? []).filter((r) => r.status !== 'ok').map((r) => `${r.id}: ${r.status} ${r.error ?? r.skip?.reason ?? ''}`)
+  return (report?.results ?? [])
+    .filter((r) => r.status !== 'ok')
+    .map((r) => `${r.id}: ${r.status} ${r.error ?? r.skip?.reason ?? ''}`)
+}
+
+/**
+ * One raw API call with the simulator's root token, as an admin (or another cluster sharing a storage) would
+ * make it outside ProxOps: form-encoded body, `{"data": ...}` unwrapped, PVE's message thrown on an error.
+ */
+export async function adminCall(
+  env: Env,
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+  path: string,
+  params: Record<string, string | number> = {},
+): Promise<unknown> {
+  const { request } = await import('node:https')
+  const body = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)])).toString()
+  const u = new URL(`/api2/json${path}`, env.sim.url)
+  const withQuery = method === 'GET' || method === 'DELETE'
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        method,
+        hostname: u.hostname,
+        port: u.port,
+        path: u.pathname + (withQuery && body ? `?${body}` : ''),
+        agent: false,
+        ...(env.sim.caPem !== undefined ? { ca: env.sim.caPem } : {}),
+        headers: {
+          Authorization: env.sim.token.header,
+          ...(withQuery
+            ? {}
+            : {
+                'Content-Type': 'application/x-www-form-urlencoded',
+                'Content-Length': String(Buffer.byteLength(body)),
+              }),
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = []
+        res.on('data', (c: Buffer) => chunks.push(c))
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8')
+          if ((res.statusCode ?? 500) >= 400) reject(new Error(`${res.statusCode} ${res.statusMessage}: ${text}`))
+          else resolve((JSON.parse(text) as { data: unknown }).data)
+        })
+      },
+    )
+    req.on('error', reject)
+    if (!withQuery) req.write(body)
+    req.end()
+  })
 }

@@ -14,7 +14,11 @@ afterAll(async () => {
 })
 
 const ctt = (name: string, nodes: string[], filename = 'debian-12-standard_12.7-1_amd64.tar.zst') =>
-  manifest({ kind: 'CTTemplate', metadata: { name }, spec: { nodes, storage: 'local', filename, url: `https://images.example/${filename}` } })
+  manifest({
+    kind: 'CTTemplate',
+    metadata: { name },
+    spec: { nodes, storage: 'local', filename, url: `https://images.example/${filename}` },
+  })
 
 const lxc = (vmid: number, template: string, spec: Record<string, unknown> = {}) =>
   manifest({
@@ -37,7 +41,10 @@ describe('LXC and artifacts (simulator)', () => {
   it('downloads the CT template, creates the container with a mount point, converges, drifts back, stops and prunes (E2ELXCCreatesConverges)', async () => {
     const desired = [ctt('debian-12', ['pve1']), lxc(200, 'debian-12')]
     const first = await cycle(env, desired)
-    expect(actionLines(first.plan)).toEqual(['download CTTemplate/pve1/local/debian-12-standard_12.7-1_amd64.tar.zst', 'create LXC/pve1/200(ct200)'])
+    expect(actionLines(first.plan)).toEqual([
+      'download CTTemplate/pve1/local/debian-12-standard_12.7-1_amd64.tar.zst',
+      'create LXC/pve1/200(ct200)',
+    ])
     expect(failures(first.report)).toEqual([])
     const g = env.sim.control.guest(200)!
     expect(g.type).toBe('lxc')
@@ -55,36 +62,80 @@ describe('LXC and artifacts (simulator)', () => {
     expect(failures((await cycle(env, stopped)).report)).toEqual([])
     expect(env.sim.control.guest(200)!.status).toBe('stopped')
 
-    const pruned = await cycle(env, [ctt('debian-12', ['pve1'])], { policy: { allowEmpty: ['LXC'], pruneRatioLimit: 1 } })
+    const pruned = await cycle(env, [ctt('debian-12', ['pve1'])], {
+      policy: { allowEmpty: ['LXC'], pruneRatioLimit: 1 },
+    })
     expect(pruned.plan.actions.map((a) => `${a.type} ${a.vmid}`)).toEqual(['delete 200'])
     expect(failures(pruned.report)).toEqual([])
     expect(env.sim.control.guest(200)).toBeUndefined()
     // artifacts are never pruned (E2EAbsentPruneNeverTouchesArtifacts)
     const empty = await cycle(env, [], { policy: { allowEmpty: ['LXC', 'VM'] } })
     expect(empty.plan.actions).toEqual([])
-    expect(env.sim.control.storageContent('pve1', 'local').some((v) => String(v.volid).endsWith('debian-12-standard_12.7-1_amd64.tar.zst'))).toBe(true)
+    expect(
+      env.sim.control
+        .storageContent('pve1', 'local')
+        .some((v) => String(v.volid).endsWith('debian-12-standard_12.7-1_amd64.tar.zst')),
+    ).toBe(true)
   })
 
   it('places an ISO on two nodes, one download each, then does nothing (E2ECTTMultiNodePlacesPerNode, ISOAlreadyPresentNoop)', async () => {
-    const iso = manifest({ kind: 'ISO', metadata: { name: 'alpine' }, spec: { nodes: ['pve2', 'pve3'], storage: 'local', filename: 'alpine-3.20.iso', url: 'https://images.example/alpine-3.20.iso' } })
+    const iso = manifest({
+      kind: 'ISO',
+      metadata: { name: 'alpine' },
+      spec: {
+        nodes: ['pve2', 'pve3'],
+        storage: 'local',
+        filename: 'alpine-3.20.iso',
+        url: 'https://images.example/alpine-3.20.iso',
+      },
+    })
     const first = await cycle(env, [iso])
-    expect(actionLines(first.plan)).toEqual(['download ISO/pve2/local/alpine-3.20.iso', 'download ISO/pve3/local/alpine-3.20.iso'])
+    expect(actionLines(first.plan)).toEqual([
+      'download ISO/pve2/local/alpine-3.20.iso',
+      'download ISO/pve3/local/alpine-3.20.iso',
+    ])
     expect(failures(first.report)).toEqual([])
-    for (const node of ['pve2', 'pve3']) expect(env.sim.control.storageContent(node, 'local').some((v) => v.volid === 'local:iso/alpine-3.20.iso')).toBe(true)
+    for (const node of ['pve2', 'pve3'])
+      expect(env.sim.control.storageContent(node, 'local').some((v) => v.volid === 'local:iso/alpine-3.20.iso')).toBe(
+        true,
+      )
     expect((await cycle(env, [iso], { dryRun: true })).plan.actions).toEqual([])
   })
 
   it('sends a declared checksum with the download and stays idempotent (architecture difference 15)', async () => {
     const url = 'https://images.example/netboot.iso'
     const sha256 = env.sim.control.remoteChecksum(url, 'sha256')
-    const iso = manifest({ kind: 'ISO', metadata: { name: 'netboot' }, spec: { nodes: ['pve1'], storage: 'local', filename: 'netboot.iso', url, checksum: { algorithm: 'sha256', value: sha256 } } })
+    const iso = manifest({
+      kind: 'ISO',
+      metadata: { name: 'netboot' },
+      spec: {
+        nodes: ['pve1'],
+        storage: 'local',
+        filename: 'netboot.iso',
+        url,
+        checksum: { algorithm: 'sha256', value: sha256 },
+      },
+    })
     const first = await cycle(env, [iso])
     expect(failures(first.report)).toEqual([])
     const sent = first.plan.actions[0]!.requests[0]!
-    expect(sent.call === 'downloadUrl' && sent.params).toMatchObject({ checksum: sha256, 'checksum-algorithm': 'sha256' })
+    expect(sent.call === 'downloadUrl' && sent.params).toMatchObject({
+      checksum: sha256,
+      'checksum-algorithm': 'sha256',
+    })
     expect((await cycle(env, [iso], { dryRun: true })).plan.actions).toEqual([])
 
-    const wrong = manifest({ kind: 'ISO', metadata: { name: 'other' }, spec: { nodes: ['pve1'], storage: 'local', filename: 'other.iso', url, checksum: { algorithm: 'sha256', value: '0'.repeat(64) } } })
+    const wrong = manifest({
+      kind: 'ISO',
+      metadata: { name: 'other' },
+      spec: {
+        nodes: ['pve1'],
+        storage: 'local',
+        filename: 'other.iso',
+        url,
+        checksum: { algorithm: 'sha256', value: '0'.repeat(64) },
+      },
+    })
     const bad = await cycle(env, [wrong])
     expect(bad.report!.results[0]!.status).toBe('failed')
     expect(bad.report!.results[0]!.error).toMatch(/checksum mismatch/)

@@ -6,7 +6,16 @@
  */
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import { DEFAULT_POLICY, observe, plan, serializePlan, type DesiredManifest, type LiveInventory, type Plan, type Policy } from '../src/index.js'
+import {
+  DEFAULT_POLICY,
+  observe,
+  plan,
+  serializePlan,
+  type DesiredManifest,
+  type LiveInventory,
+  type Plan,
+  type Policy,
+} from '../src/index.js'
 import { cycle, failures, manifest, startEnv } from './helpers.js'
 
 interface GuestSpec {
@@ -23,14 +32,48 @@ interface GuestSpec {
 }
 
 const NODES = ['pve1', 'pve2', 'pve3']
-const CTT = manifest({ kind: 'CTTemplate', metadata: { name: 'debian' }, spec: { nodes: NODES, storage: 'local', filename: 'debian-12.tar.zst', url: 'https://images.example/debian-12.tar.zst' } })
+const CTT = manifest({
+  kind: 'CTTemplate',
+  metadata: { name: 'debian' },
+  spec: {
+    nodes: NODES,
+    storage: 'local',
+    filename: 'debian-12.tar.zst',
+    url: 'https://images.example/debian-12.tar.zst',
+  },
+})
 
 function toManifest(g: GuestSpec): DesiredManifest {
-  const common = { node: g.node, vmid: g.vmid, memory: `${g.memMiB}MiB`, state: g.started ? 'started' : 'stopped', tags: g.tags }
-  if (g.lxc) {
-    return manifest({ kind: 'LXC', metadata: { name: `g${g.vmid}` }, spec: { ...common, template: 'debian', cpu: { cores: g.cores }, root: { storage: 'local-lvm', size: `${g.diskGiB}GiB` }, networks: [{ bridge: 'vmbr0' }] } })
+  const common = {
+    node: g.node,
+    vmid: g.vmid,
+    memory: `${g.memMiB}MiB`,
+    state: g.started ? 'started' : 'stopped',
+    tags: g.tags,
   }
-  return manifest({ kind: 'VM', metadata: { name: `g${g.vmid}` }, spec: { ...common, cpu: { type: 'host', cores: g.cores }, disks: [{ storage: 'local-lvm', size: `${g.diskGiB}GiB` }], networks: [{ bridge: 'vmbr0' }] } })
+  if (g.lxc) {
+    return manifest({
+      kind: 'LXC',
+      metadata: { name: `g${g.vmid}` },
+      spec: {
+        ...common,
+        template: 'debian',
+        cpu: { cores: g.cores },
+        root: { storage: 'local-lvm', size: `${g.diskGiB}GiB` },
+        networks: [{ bridge: 'vmbr0' }],
+      },
+    })
+  }
+  return manifest({
+    kind: 'VM',
+    metadata: { name: `g${g.vmid}` },
+    spec: {
+      ...common,
+      cpu: { type: 'host', cores: g.cores },
+      disks: [{ storage: 'local-lvm', size: `${g.diskGiB}GiB` }],
+      networks: [{ bridge: 'vmbr0' }],
+    },
+  })
 }
 
 function desiredOf(guests: readonly GuestSpec[]): DesiredManifest[] {
@@ -61,10 +104,17 @@ function noCreateFormOverLiveVolume(p: Plan, live: LiveInventory): void {
     for (const r of action.requests) {
       if (r.call !== 'updateConfig') continue
       for (const [key, value] of Object.entries(r.params)) {
-        if (!/^(ide|sata|scsi|virtio)\d+$|^efidisk0$|^tpmstate0$|^rootfs$|^mp\d+$/.test(key) || typeof value !== 'string') continue
+        if (
+          !/^(ide|sata|scsi|virtio)\d+$|^efidisk0$|^tpmstate0$|^rootfs$|^mp\d+$/.test(key) ||
+          typeof value !== 'string'
+        )
+          continue
         if (!/^(?:volume=)?[\w.-]+:(\d+(\.\d+)?|cloudinit)(,|$)/.test(value)) continue
         const current = configs.get(r.vmid)?.[key]
-        expect(current === undefined || current.startsWith('none'), `${action.id} writes ${key}=${value} over ${current}`).toBe(true)
+        expect(
+          current === undefined || current.startsWith('none'),
+          `${action.id} writes ${key}=${value} over ${current}`,
+        ).toBe(true)
       }
     }
   }
@@ -97,7 +147,8 @@ describe('planner properties over the simulator', () => {
               noCreateFormOverLiveVolume(p1, live)
               const deletes = p1.actions.filter((a) => a.type === 'delete').length
               if (s.budget !== 'unlimited') expect(deletes).toBeLessThanOrEqual(s.budget)
-              for (const a of p1.actions) expect(untaggedBefore.has(a.vmid ?? -1), `${a.id} touches an untagged guest`).toBe(false)
+              for (const a of p1.actions)
+                expect(untaggedBefore.has(a.vmid ?? -1), `${a.id} touches an untagged guest`).toBe(false)
               if (p1.actions.length === 0) break
               const { report } = await cycle(env, desired, { policy })
               expect(failures(report)).toEqual([])

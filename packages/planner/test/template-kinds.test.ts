@@ -14,13 +14,45 @@ afterAll(async () => {
   await env?.close()
 })
 
-const ctt = manifest({ kind: 'CTTemplate', metadata: { name: 'debian' }, spec: { nodes: ['pve1'], storage: 'local', filename: 'debian-12.tar.zst', url: 'https://images.example/debian-12.tar.zst' } })
+const ctt = manifest({
+  kind: 'CTTemplate',
+  metadata: { name: 'debian' },
+  spec: {
+    nodes: ['pve1'],
+    storage: 'local',
+    filename: 'debian-12.tar.zst',
+    url: 'https://images.example/debian-12.tar.zst',
+  },
+})
 
 const tct = (vmid: number, memory = '512MiB', kind = 'TemplateCT') =>
-  manifest({ kind, metadata: { name: `tct${vmid}` }, spec: { node: 'pve1', vmid, template: 'debian', memory, cpu: { cores: 1 }, root: { storage: 'local-lvm', size: '4GiB' }, networks: [{ bridge: 'vmbr0' }] } })
+  manifest({
+    kind,
+    metadata: { name: `tct${vmid}` },
+    spec: {
+      node: 'pve1',
+      vmid,
+      template: 'debian',
+      memory,
+      cpu: { cores: 1 },
+      root: { storage: 'local-lvm', size: '4GiB' },
+      networks: [{ bridge: 'vmbr0' }],
+    },
+  })
 
 const tvm = (vmid: number, kind = 'TemplateVM', memory = '1GiB') =>
-  manifest({ kind, metadata: { name: `tvm${vmid}` }, spec: { node: 'pve2', vmid, memory, cpu: { type: 'host', cores: 1 }, disks: [{ storage: 'local-lvm', size: '4GiB' }], networks: [{ bridge: 'vmbr0' }] } })
+  manifest({
+    kind,
+    metadata: { name: `tvm${vmid}` },
+    spec: {
+      node: 'pve2',
+      vmid,
+      memory,
+      cpu: { type: 'host', cores: 1 },
+      disks: [{ storage: 'local-lvm', size: '4GiB' }],
+      networks: [{ bridge: 'vmbr0' }],
+    },
+  })
 
 const powerTypes = ['start', 'stop', 'restart', 'shutdown-then-update']
 
@@ -29,7 +61,10 @@ describe('template kinds (simulator)', () => {
     const desired = [ctt, tct(800)]
     const first = await cycle(env, desired)
     expect(failures(first.report)).toEqual([])
-    expect(actionLines(first.plan)).toEqual(['download CTTemplate/pve1/local/debian-12.tar.zst', 'create TemplateCT/pve1/800(tct800)'])
+    expect(actionLines(first.plan)).toEqual([
+      'download CTTemplate/pve1/local/debian-12.tar.zst',
+      'create TemplateCT/pve1/800(tct800)',
+    ])
     const g = env.sim.control.guest(800)!
     expect(g).toMatchObject({ type: 'lxc', status: 'stopped' })
     expect(g.config.template).toBe('1')
@@ -55,7 +90,10 @@ describe('template kinds (simulator)', () => {
     const marked = await cycle(env, [tvm(810)], { policy: { pruneBudget: 0 } })
     expect(marked.plan.actions.map((a) => a.type)).toContain('mark-template')
     expect(failures(marked.report)).toEqual([])
-    expect(env.sim.control.guest(810)).toMatchObject({ status: 'stopped', config: expect.objectContaining({ template: '1' }) })
+    expect(env.sim.control.guest(810)).toMatchObject({
+      status: 'stopped',
+      config: expect.objectContaining({ template: '1' }),
+    })
     expect((await cycle(env, [tvm(810)], { policy: { pruneBudget: 0 }, dryRun: true })).plan.actions).toEqual([])
 
     const wrongKind = await cycle(env, [tvm(810, 'VM')], { policy: { pruneBudget: 0 }, dryRun: true })

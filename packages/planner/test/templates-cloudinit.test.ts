@@ -19,7 +19,12 @@ afterAll(async () => {
 const image = manifest({
   kind: 'DiskImage',
   metadata: { name: 'debian-cloud' },
-  spec: { nodes: ['pve1'], storage: 'local', filename: 'debian-12-genericcloud-amd64.qcow2', url: 'https://images.example/debian-12-genericcloud-amd64.qcow2' },
+  spec: {
+    nodes: ['pve1'],
+    storage: 'local',
+    filename: 'debian-12-genericcloud-amd64.qcow2',
+    url: 'https://images.example/debian-12-genericcloud-amd64.qcow2',
+  },
 })
 
 const template = manifest({
@@ -121,14 +126,21 @@ describe('templates, clones and cloud-init (simulator)', () => {
     const recipient = /public key: (age1\S+)/.exec(keys)![1]!
     const canaryKey = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICanaryCanaryCanaryCanaryCanaryCanary00000 canary@test'
     const canaryPassword = 'canary-pass-0c4b'
-    const sopsText = await encryptSops(`cloud-init:\n  ssh-keys:\n    alice: ${canaryKey}\n  passwords:\n    default: ${canaryPassword}\n`, {
-      recipients: [recipient],
-      file: 'secrets.sops.yaml',
-    })
+    const sopsText = await encryptSops(
+      `cloud-init:\n  ssh-keys:\n    alice: ${canaryKey}\n  passwords:\n    default: ${canaryPassword}\n`,
+      {
+        recipients: [recipient],
+        file: 'secrets.sops.yaml',
+      },
+    )
     expect(sopsText).not.toContain('canary')
-    const credentials = readCredentials(await decryptSops(sopsText, { identities: [identity], file: 'secrets.sops.yaml' }), { cluster: 'homelab' })
+    const credentials = readCredentials(
+      await decryptSops(sopsText, { identities: [identity], file: 'secrets.sops.yaml' }),
+      { cluster: 'homelab' },
+    )
     const secrets: Record<string, string> = {}
-    for (const ref of ['cloud-init.ssh-keys.alice', 'cloud-init.passwords.default']) secrets[ref] = credentials.resolveRef(ref).reveal()
+    for (const ref of ['cloud-init.ssh-keys.alice', 'cloud-init.passwords.default'])
+      secrets[ref] = credentials.resolveRef(ref).reveal()
 
     const vm = manifest({
       kind: 'VM',
@@ -141,7 +153,11 @@ describe('templates, clones and cloud-init (simulator)', () => {
         disks: [{ storage: 'local-lvm', size: '4GiB' }],
         networks: [{ bridge: 'vmbr0' }],
         hardware: { 'cloud-init': { enabled: true, storage: 'local-lvm' } },
-        'cloud-init-data': { 'ci-user': 'ops', 'ssh-key-refs': ['cloud-init.ssh-keys.alice'], 'ci-password-ref': 'cloud-init.passwords.default' },
+        'cloud-init-data': {
+          'ci-user': 'ops',
+          'ssh-key-refs': ['cloud-init.ssh-keys.alice'],
+          'ci-password-ref': 'cloud-init.passwords.default',
+        },
       },
     })
     const first = await cycle(env, [vm], { secrets, policy: { pruneBudget: 0 } })

@@ -17,7 +17,16 @@ const vm = (vmid: number, spec: Record<string, unknown> = {}, name = `vm${vmid}`
   manifest({
     kind: 'VM',
     metadata: { name },
-    spec: { node: 'pve1', vmid, memory: '1GiB', cpu: { type: 'host', cores: 2 }, disks: [{ storage: 'local-lvm', size: '8GiB' }], networks: [{ bridge: 'vmbr0' }], tags: ['web'], ...spec },
+    spec: {
+      node: 'pve1',
+      vmid,
+      memory: '1GiB',
+      cpu: { type: 'host', cores: 2 },
+      disks: [{ storage: 'local-lvm', size: '8GiB' }],
+      networks: [{ bridge: 'vmbr0' }],
+      tags: ['web'],
+      ...spec,
+    },
   })
 
 describe('VM lifecycle (simulator)', () => {
@@ -37,7 +46,11 @@ describe('VM lifecycle (simulator)', () => {
     env.sim.control.driftSet(101, 'memory', '2048')
     const drift = await cycle(env, desired)
     expect(drift.plan.actions).toHaveLength(1)
-    expect(drift.plan.actions[0]!.diffs.map((d) => [d.key, d.before, d.after])).toContainEqual(['memory', '2048', '1024'])
+    expect(drift.plan.actions[0]!.diffs.map((d) => [d.key, d.before, d.after])).toContainEqual([
+      'memory',
+      '2048',
+      '1024',
+    ])
     expect(failures(drift.report)).toEqual([])
     expect((await cycle(env, desired, { dryRun: true })).plan.actions).toEqual([])
 
@@ -46,7 +59,11 @@ describe('VM lifecycle (simulator)', () => {
     const reboot = await cycle(env, faster)
     expect(reboot.plan.actions.map((a) => [a.type, a.disruption])).toEqual([['shutdown-then-update', 'reboot']])
     expect(failures(reboot.report)).toEqual([])
-    expect(env.sim.control.guest(101)).toMatchObject({ status: 'running', config: expect.objectContaining({ cores: '4' }), pending: {} })
+    expect(env.sim.control.guest(101)).toMatchObject({
+      status: 'running',
+      config: expect.objectContaining({ cores: '4' }),
+      pending: {},
+    })
     expect((await cycle(env, faster, { dryRun: true })).plan.actions).toEqual([])
 
     // power
@@ -106,7 +123,16 @@ describe('VM lifecycle (simulator)', () => {
 
   it('suppresses every prune when the desired set of a kind is empty (E2EAnomalySuppressesPrune) and a diff never writes (E2EDiffIsDryRun)', async () => {
     const ids = [120, 121, 122, 123]
-    expect(failures((await cycle(env, ids.map((id) => vm(id)))).report)).toEqual([])
+    expect(
+      failures(
+        (
+          await cycle(
+            env,
+            ids.map((id) => vm(id)),
+          )
+        ).report,
+      ),
+    ).toEqual([])
     const writes = env.client.writes
     const dry = await cycle(env, [], { dryRun: true })
     expect(env.client.writes).toBe(writes)

@@ -14,7 +14,8 @@ export async function main(env = process.env, args = process.argv.slice(2), prin
     baseUrl: env.PVE_URL ?? 'https://127.0.0.1:8006',
     auth: { type: 'token', tokenId: env.PVE_TOKEN_ID ?? 'root@pam!proxops', secret: env.PVE_TOKEN_SECRET ?? '' },
     tls: env.PVE_CA ? { ca: env.PVE_CA } : { fingerprint: env.PVE_FINGERPRINT ?? '' },
-    onRequest: (e) => env.PVE_DEBUG && print(`${e.method} ${e.path} -> ${e.status ?? e.errorCode} (${Math.round(e.latencyMs)} ms)`),
+    onRequest: (e) =>
+      env.PVE_DEBUG && print(`${e.method} ${e.path} -> ${e.status ?? e.errorCode} (${Math.round(e.latencyMs)} ms)`),
   })
   try {
     const { version } = await client.version()
@@ -23,7 +24,9 @@ export async function main(env = process.env, args = process.argv.slice(2), prin
       if (node.status !== 'online') continue
       for (const type of ['qemu', 'lxc']) {
         for (const guest of await client.listGuests(node.node, type)) {
-          print(`${node.node} ${type} ${guest.vmid} ${guest.name ?? '-'} ${guest.status}${guest.template ? ' (template)' : ''}`)
+          print(
+            `${node.node} ${type} ${guest.vmid} ${guest.name ?? '-'} ${guest.status}${guest.template ? ' (template)' : ''}`,
+          )
         }
       }
     }

@@ -60,7 +60,8 @@ const TICKET_LIFETIME_MS = 2 * 60 * 60 * 1000
 
 export function ticketAuth(options: TicketAuth, login: LoginFn, now: () => number = Date.now): AuthProvider {
   const password = asSecret(options.password)
-  if (options.username === '' || password.empty) throw new PveError('PVE_CONFIG', 'auth.username and auth.password are required')
+  if (options.username === '' || password.empty)
+    throw new PveError('PVE_CONFIG', 'auth.username and auth.password are required')
   const renewAfterMs = options.renewAfterMs ?? 60 * 60 * 1000
   let state: TicketState | undefined
   let pending: Promise<TicketState> | undefined
@@ -109,10 +110,14 @@ export function ticketAuth(options: TicketAuth, login: LoginFn, now: () => numbe
 }
 
 function decodeTicket(data: unknown, at: number): TicketState {
-  if (data === null || typeof data !== 'object') throw new PveError('PVE_PROTOCOL', 'POST /access/ticket: unexpected answer')
+  if (data === null || typeof data !== 'object')
+    throw new PveError('PVE_PROTOCOL', 'POST /access/ticket: unexpected answer')
   const d = data as Record<string, unknown>
   if (d.NeedTFA !== undefined && d.NeedTFA !== 0 && d.NeedTFA !== '0') {
-    throw new PveAuthError('PVE_AUTH', 'POST /access/ticket: the user needs two-factor authentication, which the client does not support; use an API token')
+    throw new PveAuthError(
+      'PVE_AUTH',
+      'POST /access/ticket: the user needs two-factor authentication, which the client does not support; use an API token',
+    )
   }
   if (d.ticket == null || d.CSRFPreventionToken == null) {
     throw new PveError('PVE_PROTOCOL', 'POST /access/ticket: answer lacks ticket or CSRFPreventionToken')

@@ -7,7 +7,10 @@ const fail = (status: number, message: string, errors?: Record<string, string>, 
   classifyHttpFailure({
     status,
     statusText: message.split('\n')[0] ?? '',
-    body: status === 401 ? null : { data: null, ...(withMessage ? { message: `${message}\n` } : {}), ...(errors ? { errors } : {}) },
+    body:
+      status === 401
+        ? null
+        : { data: null, ...(withMessage ? { message: `${message}\n` } : {}), ...(errors ? { errors } : {}) },
     method: 'GET',
     path: '/nodes/{node}/qemu/{vmid}/config',
   })
@@ -52,7 +55,9 @@ describe('error classification', () => {
   })
 
   it('400 meanings inside the errors map win (nextid, no such task)', () => {
-    expect(fail(400, 'Parameter verification failed.', { vmid: 'VM 218 already exists' }).code).toBe('PVE_ALREADY_EXISTS')
+    expect(fail(400, 'Parameter verification failed.', { vmid: 'VM 218 already exists' }).code).toBe(
+      'PVE_ALREADY_EXISTS',
+    )
     expect(fail(400, 'Parameter verification failed.', { upid: 'no such task' }).code).toBe('PVE_NOT_FOUND')
   })
 
@@ -63,17 +68,24 @@ describe('error classification', () => {
   })
 
   it('classifies network failures: TLS permanent, fingerprint named, the rest transient', () => {
-    const wrap = (code: string, message = 'x') => new TypeError('fetch failed', { cause: Object.assign(new Error(message), { code }) })
+    const wrap = (code: string, message = 'x') =>
+      new TypeError('fetch failed', { cause: Object.assign(new Error(message), { code }) })
     expect(classifyNetworkFailure(wrap('ECONNREFUSED'), 'GET', '/version').code).toBe('PVE_TRANSIENT')
     expect(classifyNetworkFailure(wrap('DEPTH_ZERO_SELF_SIGNED_CERT'), 'GET', '/version').code).toBe('PVE_TLS')
     expect(classifyNetworkFailure(wrap('ERR_TLS_CERT_ALTNAME_INVALID'), 'GET', '/version').code).toBe('PVE_TLS')
-    const pin = classifyNetworkFailure(wrap('ERR_PVE_FINGERPRINT', 'PVE certificate fingerprint mismatch: expected A, got B'), 'GET', '/version')
+    const pin = classifyNetworkFailure(
+      wrap('ERR_PVE_FINGERPRINT', 'PVE certificate fingerprint mismatch: expected A, got B'),
+      'GET',
+      '/version',
+    )
     expect(pin.code).toBe('PVE_TLS_FINGERPRINT')
     expect(pin.message).toContain('fingerprint mismatch')
   })
 
   it('classifies task exit statuses by meaning', () => {
-    expect(classifyMessage("can't lock file '/var/lock/qemu-server/lock-100.conf' - got timeout")).toBe('PVE_LOCK_TIMEOUT')
+    expect(classifyMessage("can't lock file '/var/lock/qemu-server/lock-100.conf' - got timeout")).toBe(
+      'PVE_LOCK_TIMEOUT',
+    )
     expect(classifyMessage('VM 100 already running')).toBeUndefined()
   })
 

@@ -21,13 +21,15 @@ import {
 
 const LOCK_TIMEOUT = /can't lock file '[^']*' - got timeout|can't lock file .* got timeout/
 const LOCKED = /\b(?:VM|CT) is locked \(([^)]*)\)/
-const DIGEST = /checksum mismatch \(file change by other user\?\)|detected modified configuration - file changed by other user/
+const DIGEST =
+  /checksum mismatch \(file change by other user\?\)|detected modified configuration - file changed by other user/
 const ALREADY_EXISTS = /already exists/i
 const NOT_FOUND = /does not exist|\bno such\b/i
 /** qemu-server dies with 500 (not 403) for root-only options */
 const PERMISSION = /only root can |only allowed for root@pam|Permission check failed/
 /** 500s that mean "try again later", not "the handler refused" */
-const TRANSIENT_500 = /got no worker upid|Connection refused|No route to host|Connection timed out|Broken pipe|temporarily unavailable/i
+const TRANSIENT_500 =
+  /got no worker upid|Connection refused|No route to host|Connection timed out|Broken pipe|temporarily unavailable/i
 const TRANSIENT_STATUS = new Set([408, 429, 502, 503, 504, 595, 596, 597, 598, 599])
 
 /** Classifies a message (a 500's text or a task's exit status) by its meaning; undefined when nothing matches. */
@@ -55,7 +57,7 @@ export interface HttpFailure {
 export function pveMessageOf(failure: Pick<HttpFailure, 'statusText' | 'body'>): string {
   const body = failure.body
   if (body !== null && typeof body === 'object' && typeof (body as { message?: unknown }).message === 'string') {
-    const m = ((body as { message: string }).message).trim()
+    const m = (body as { message: string }).message.trim()
     if (m !== '') return m
   }
   return failure.statusText.trim()
@@ -158,7 +160,8 @@ function findCode(err: unknown): { code: string; message: string } | undefined {
   let e: unknown = err
   for (let depth = 0; depth < 5 && e instanceof Error; depth++) {
     const code = (e as NodeJS.ErrnoException).code
-    if (typeof code === 'string' && code !== 'UND_ERR_SOCKET' && code !== 'ABORT_ERR') return { code, message: e.message }
+    if (typeof code === 'string' && code !== 'UND_ERR_SOCKET' && code !== 'ABORT_ERR')
+      return { code, message: e.message }
     e = (e as Error & { cause?: unknown }).cause
   }
   return undefined

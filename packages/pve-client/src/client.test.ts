@@ -7,7 +7,8 @@ import { type LocalPve, type Reply, type SeenRequest, ok, pveError, startLocalPv
 import { pveDecodeForm } from './test-support/pve-form.js'
 import { encodeSshKeys } from './wire/sshkeys.js'
 
-const UPID = (type: string, id: string, node = 'pve1') => `UPID:${node}:0012AB34:0A1B2C3D:6650F00D:${type}:${id}:root@pam!proxops:`
+const UPID = (type: string, id: string, node = 'pve1') =>
+  `UPID:${node}:0012AB34:0A1B2C3D:6650F00D:${type}:${id}:root@pam!proxops:`
 
 let pve: LocalPve
 let c: PveClient
@@ -40,16 +41,29 @@ describe('reads decode PVE lenient JSON into typed results', () => {
   it('version, nodes, node status, nextid', async () => {
     routes = {
       'GET /version': () => ok({ version: '9.1.1', release: '9.1', repoid: 'abc12345' }),
-      'GET /nodes': () => ok([{ node: 'pve1', status: 'online', maxcpu: '8', mem: 1024, ssl_fingerprint: 'AA:BB' }, { node: 'pve2', status: 'offline' }]),
-      'GET /nodes/pve1/status': () => ok({ uptime: '100', cpu: 0.1, pveversion: 'pve-manager/9.1.1', memory: { total: '2048', used: 1024 } }),
-      'GET /cluster/nextid': (req) => (req.query.get('vmid') === '218' ? pveError(400, 'Parameter verification failed.', { vmid: 'VM 218 already exists' }) : ok('100')),
+      'GET /nodes': () =>
+        ok([
+          { node: 'pve1', status: 'online', maxcpu: '8', mem: 1024, ssl_fingerprint: 'AA:BB' },
+          { node: 'pve2', status: 'offline' },
+        ]),
+      'GET /nodes/pve1/status': () =>
+        ok({ uptime: '100', cpu: 0.1, pveversion: 'pve-manager/9.1.1', memory: { total: '2048', used: 1024 } }),
+      'GET /cluster/nextid': (req) =>
+        req.query.get('vmid') === '218'
+          ? pveError(400, 'Parameter verification failed.', { vmid: 'VM 218 already exists' })
+          : ok('100'),
     }
     expect(await c.version()).toEqual({ version: '9.1.1', release: '9.1', repoid: 'abc12345' })
     expect(await c.nodes()).toEqual([
       { node: 'pve1', status: 'online', maxcpu: 8, mem: 1024, ssl_fingerprint: 'AA:BB' },
       { node: 'pve2', status: 'offline' },
     ])
-    expect(await c.nodeStatus('pve1')).toEqual({ uptime: 100, cpu: 0.1, pveversion: 'pve-manager/9.1.1', memory: { total: 2048, used: 1024 } })
+    expect(await c.nodeStatus('pve1')).toEqual({
+      uptime: 100,
+      cpu: 0.1,
+      pveversion: 'pve-manager/9.1.1',
+      memory: { total: 2048, used: 1024 },
+    })
     expect(await c.nextId()).toBe(100)
     await expect(c.nextId(218)).rejects.toMatchObject({ code: 'PVE_ALREADY_EXISTS' })
   })
@@ -58,26 +72,71 @@ describe('reads decode PVE lenient JSON into typed results', () => {
     routes = {
       'GET /cluster/resources': (req) =>
         ok([
-          { id: 'qemu/100', type: 'qemu', vmid: 100, node: 'pve1', status: 'running', name: 'web-1', template: 0, tags: 'prod;web', maxmem: 2147483648 },
+          {
+            id: 'qemu/100',
+            type: 'qemu',
+            vmid: 100,
+            node: 'pve1',
+            status: 'running',
+            name: 'web-1',
+            template: 0,
+            tags: 'prod;web',
+            maxmem: 2147483648,
+          },
           { id: 'lxc/101', type: 'lxc', vmid: '101', node: 'pve1', status: 'unknown' },
-          { id: 'storage/pve1/local', type: 'storage', node: 'pve1', storage: 'local', shared: 0, content: 'iso,vztmpl', filter: req.query.get('type') },
+          {
+            id: 'storage/pve1/local',
+            type: 'storage',
+            node: 'pve1',
+            storage: 'local',
+            shared: 0,
+            content: 'iso,vztmpl',
+            filter: req.query.get('type'),
+          },
         ]),
     }
     const rows = await c.clusterResources('vm')
     expect(pve.requests[0]!.query.get('type')).toBe('vm')
-    expect(rows[0]).toEqual({ id: 'qemu/100', type: 'qemu', vmid: 100, node: 'pve1', status: 'running', name: 'web-1', template: false, tags: 'prod;web', maxmem: 2147483648 })
+    expect(rows[0]).toEqual({
+      id: 'qemu/100',
+      type: 'qemu',
+      vmid: 100,
+      node: 'pve1',
+      status: 'running',
+      name: 'web-1',
+      template: false,
+      tags: 'prod;web',
+      maxmem: 2147483648,
+    })
     expect(rows[1]).toEqual({ id: 'lxc/101', type: 'lxc', vmid: 101, node: 'pve1', status: 'unknown' })
     expect(rows[2]!.shared).toBe(false)
   })
 
   it('guest lists, config (with current), pending, status', async () => {
     routes = {
-      'GET /nodes/pve1/qemu': () => ok([{ vmid: '101', status: 'stopped', template: 1 }, { vmid: 100, name: 'web-1', status: 'running', maxmem: '2147483648' }]),
+      'GET /nodes/pve1/qemu': () =>
+        ok([
+          { vmid: '101', status: 'stopped', template: 1 },
+          { vmid: 100, name: 'web-1', status: 'running', maxmem: '2147483648' },
+        ]),
       'GET /nodes/pve1/lxc': () => ok([]),
       'GET /nodes/pve1/qemu/100/config': (req) =>
-        ok({ digest: 'd1', memory: req.query.get('current') === '1' ? '1024' : '2048', cores: 2, onboot: 1, tags: 'prod;web', sshkeys: 'ssh-ed25519%20AAAA' }),
-      'GET /nodes/pve1/qemu/100/pending': () => ok([{ key: 'memory', value: '1024', pending: 2048 }, { key: 'cores', value: 2 }, { key: 'tags', delete: '1' }]),
-      'GET /nodes/pve1/lxc/101/status/current': () => ok({ status: 'running', name: 'ct', uptime: 5, ha: { managed: 0 }, template: '' }),
+        ok({
+          digest: 'd1',
+          memory: req.query.get('current') === '1' ? '1024' : '2048',
+          cores: 2,
+          onboot: 1,
+          tags: 'prod;web',
+          sshkeys: 'ssh-ed25519%20AAAA',
+        }),
+      'GET /nodes/pve1/qemu/100/pending': () =>
+        ok([
+          { key: 'memory', value: '1024', pending: 2048 },
+          { key: 'cores', value: 2 },
+          { key: 'tags', delete: '1' },
+        ]),
+      'GET /nodes/pve1/lxc/101/status/current': () =>
+        ok({ status: 'running', name: 'ct', uptime: 5, ha: { managed: 0 }, template: '' }),
     }
     expect(await c.listGuests('pve1', 'qemu')).toEqual([
       { vmid: 100, type: 'qemu', name: 'web-1', status: 'running', template: false, maxmem: 2147483648 },
@@ -95,19 +154,54 @@ describe('reads decode PVE lenient JSON into typed results', () => {
       { key: 'cores', value: '2' },
       { key: 'tags', delete: 1 },
     ])
-    expect(await c.guestStatus('pve1', 'lxc', 101)).toEqual({ status: 'running', name: 'ct', uptime: 5, haManaged: false, template: false })
+    expect(await c.guestStatus('pve1', 'lxc', 101)).toEqual({
+      status: 'running',
+      name: 'ct',
+      uptime: 5,
+      haManaged: false,
+      template: false,
+    })
   })
 
   it('storage list and content', async () => {
     routes = {
-      'GET /nodes/pve1/storage': () => ok([{ storage: 'local', type: 'dir', content: 'vztmpl,iso,backup', active: 1, enabled: '1', shared: 0, avail: '1000' }]),
+      'GET /nodes/pve1/storage': () =>
+        ok([
+          {
+            storage: 'local',
+            type: 'dir',
+            content: 'vztmpl,iso,backup',
+            active: 1,
+            enabled: '1',
+            shared: 0,
+            avail: '1000',
+          },
+        ]),
       'GET /nodes/pve1/storage/local/content': (req) =>
-        ok([{ volid: 'local:iso/debian.iso', content: req.query.get('content') ?? 'iso', format: 'iso', size: '1024', ctime: 1 }]),
+        ok([
+          {
+            volid: 'local:iso/debian.iso',
+            content: req.query.get('content') ?? 'iso',
+            format: 'iso',
+            size: '1024',
+            ctime: 1,
+          },
+        ]),
     }
     expect(await c.storages('pve1')).toEqual([
-      { storage: 'local', type: 'dir', content: ['backup', 'iso', 'vztmpl'], active: true, enabled: true, shared: false, avail: 1000 },
+      {
+        storage: 'local',
+        type: 'dir',
+        content: ['backup', 'iso', 'vztmpl'],
+        active: true,
+        enabled: true,
+        shared: false,
+        avail: 1000,
+      },
     ])
-    expect(await c.storageContent('pve1', 'local', 'iso')).toEqual([{ volid: 'local:iso/debian.iso', content: 'iso', format: 'iso', size: 1024, ctime: 1 }])
+    expect(await c.storageContent('pve1', 'local', 'iso')).toEqual([
+      { volid: 'local:iso/debian.iso', content: 'iso', format: 'iso', size: 1024, ctime: 1 },
+    ])
     expect(pve.requests.at(-1)!.query.get('content')).toBe('iso')
   })
 
@@ -120,7 +214,10 @@ describe('reads decode PVE lenient JSON into typed results', () => {
 
   it('encodes path parameters (storage, UPID)', async () => {
     const upid = UPID('download', 'debian%2Eiso')
-    routes = { [`GET /nodes/pve1/tasks/${upid}/status`]: () => ok({ upid, node: 'pve1', type: 'download', id: 'x', status: 'running' }) }
+    routes = {
+      [`GET /nodes/pve1/tasks/${upid}/status`]: () =>
+        ok({ upid, node: 'pve1', type: 'download', id: 'x', status: 'running' }),
+    }
     expect((await c.taskStatus({ node: 'pve1', upid })).status).toBe('running')
     expect(pve.requests[0]!.url).toContain(encodeURIComponent(upid))
   })
@@ -168,7 +265,11 @@ describe('writes: methods, paths and form bodies as PVE expects', () => {
     })
     expect(sent.body).toContain('sshkeys=ssh-ed25519%2520AAAA%252B%252F%253D%2520ops%2540laptop')
 
-    await c.createGuest('pve1', 'lxc', { vmid: 101, ostemplate: 'local:vztmpl/debian.tar.zst', features: 'nesting=1,mount=nfs;cifs' })
+    await c.createGuest('pve1', 'lxc', {
+      vmid: 101,
+      ostemplate: 'local:vztmpl/debian.tar.zst',
+      features: 'nesting=1,mount=nfs;cifs',
+    })
     expect(form(pve.requests.at(-1)!).features).toBe('nesting=1,mount=nfs;cifs')
     await c.cloneGuest('pve1', 'qemu', 9000, { newid: 100, full: true, target: 'pve2' })
     expect(form(pve.requests.at(-1)!)).toEqual({ newid: '100', full: '1', target: 'pve2' })
@@ -183,8 +284,14 @@ describe('writes: methods, paths and form bodies as PVE expects', () => {
     const del = pve.requests.at(-1)!
     expect(del.body).toBe('')
     expect(del.query.get('purge')).toBe('1')
-    expect(del.query.get('destroy-unreferenced-disks')).toBe('1')
-    await c.downloadUrl('pve1', 'local', { url: 'https://x/debian.iso?a=1&b=2', filename: 'debian.iso', content: 'iso', checksum: 'ab', 'checksum-algorithm': 'sha256' })
+    expect(del.query.has('destroy-unreferenced-disks')).toBe(false)
+    await c.downloadUrl('pve1', 'local', {
+      url: 'https://x/debian.iso?a=1&b=2',
+      filename: 'debian.iso',
+      content: 'iso',
+      checksum: 'ab',
+      'checksum-algorithm': 'sha256',
+    })
     expect(form(pve.requests.at(-1)!).url).toBe('https://x/debian.iso?a=1&b=2')
     expect(c.writes - before).toBe(11)
   })
@@ -195,7 +302,9 @@ describe('writes: methods, paths and form bodies as PVE expects', () => {
       'PUT /nodes/pve1/qemu/100/config': () => ok(null),
       'PUT /nodes/pve1/lxc/101/config': () => ok(null),
     }
-    expect(await c.updateConfig('pve1', 'qemu', 100, { cores: 4, delete: 'tags,description' }, { digest: 'abc' })).toEqual({
+    expect(
+      await c.updateConfig('pve1', 'qemu', 100, { cores: 4, delete: 'tags,description' }, { digest: 'abc' }),
+    ).toEqual({
       node: 'pve1',
       upid: UPID('qmconfig', '100'),
     })
@@ -210,19 +319,32 @@ describe('writes: methods, paths and form bodies as PVE expects', () => {
       'PUT /nodes/pve1/qemu/100/resize': () => ok(UPID('resize', '100')),
       'PUT /nodes/pve1/lxc/101/resize': () => ok(null),
     }
-    expect(await c.resizeDisk('pve1', 'qemu', 100, 'scsi0', '+2G', { digest: 'd' })).toMatchObject({ upid: UPID('resize', '100') })
+    expect(await c.resizeDisk('pve1', 'qemu', 100, 'scsi0', '+2G', { digest: 'd' })).toMatchObject({
+      upid: UPID('resize', '100'),
+    })
     expect(form(pve.requests[0]!)).toEqual({ disk: 'scsi0', size: '+2G', digest: 'd' })
     expect(await c.resizeDisk('pve1', 'lxc', 101, 'rootfs', '40G')).toBeNull()
   })
 
-  test.prop([fc.dictionary(fc.stringMatching(/^[a-z][a-z0-9-]{0,8}$/), fc.oneof(fc.string({ unit: 'grapheme' }), fc.integer(), fc.boolean()), { maxKeys: 6 })], {
-    numRuns: 25,
-  })('any parameter values arrive intact through PVE-style decoding', async (params) => {
+  test.prop(
+    [
+      fc.dictionary(
+        fc.stringMatching(/^[a-z][a-z0-9-]{0,8}$/),
+        fc.oneof(fc.string({ unit: 'grapheme' }), fc.integer(), fc.boolean()),
+        { maxKeys: 6 },
+      ),
+    ],
+    {
+      numRuns: 25,
+    },
+  )('any parameter values arrive intact through PVE-style decoding', async (params) => {
     delete params.sshkeys
     pve.requests.length = 0
     routes = { 'PUT /nodes/pve1/lxc/101/config': () => ok(null) }
     await c.updateConfig('pve1', 'lxc', 101, params)
-    const expected = Object.fromEntries(Object.entries(params).map(([k, v]) => [k, typeof v === 'boolean' ? (v ? '1' : '0') : String(v)]))
+    const expected = Object.fromEntries(
+      Object.entries(params).map(([k, v]) => [k, typeof v === 'boolean' ? (v ? '1' : '0') : String(v)]),
+    )
     expect(form(pve.requests[0]!)).toEqual(expected)
   })
 
@@ -233,7 +355,9 @@ describe('writes: methods, paths and form bodies as PVE expects', () => {
 
   it('refuses raw sshkeys before sending (PVE_PARAM naming the parameter, not counted as a write)', async () => {
     const before = c.writes
-    const err = await c.updateConfig('pve1', 'qemu', 100, { sshkeys: 'ssh-ed25519 AAAA ops@laptop' }).catch((e: unknown) => e)
+    const err = await c
+      .updateConfig('pve1', 'qemu', 100, { sshkeys: 'ssh-ed25519 AAAA ops@laptop' })
+      .catch((e: unknown) => e)
     expect(err).toMatchObject({ code: 'PVE_PARAM', params: { sshkeys: expect.stringContaining('urlencoded') } })
     expect(pve.requests).toHaveLength(0)
     expect(c.writes).toBe(before)
@@ -251,10 +375,22 @@ describe('tasks', () => {
       [statusPath]: () => {
         n++
         if (n === 1) return pveError(400, 'Parameter verification failed.', { upid: 'no such task' })
-        return ok({ upid: task.upid, node: 'pve1', type: 'qmstart', id: '100', status: n < 4 ? 'running' : 'stopped', exitstatus: n < 4 ? undefined : 'OK' })
+        return ok({
+          upid: task.upid,
+          node: 'pve1',
+          type: 'qmstart',
+          id: '100',
+          status: n < 4 ? 'running' : 'stopped',
+          exitstatus: n < 4 ? undefined : 'OK',
+        })
       },
     }
-    expect(await c.waitTask(task, { pollIntervalMs: 5 })).toEqual({ upid: task.upid, ok: true, exitstatus: 'OK', log: [] })
+    expect(await c.waitTask(task, { pollIntervalMs: 5 })).toEqual({
+      upid: task.upid,
+      ok: true,
+      exitstatus: 'OK',
+      log: [],
+    })
     expect(n).toBe(4)
   })
 
@@ -270,7 +406,9 @@ describe('tasks', () => {
     expect((await c.waitTask(task, { pollIntervalMs: 5 })).ok).toBe(true)
     routes = { [statusPath]: () => pveError(595, 'No route to host') }
     const started = Date.now()
-    const err = await c.waitTask(task, { pollIntervalMs: 5, unreachableTimeoutMs: 50, timeoutMs: 60_000 }).catch((e: unknown) => e)
+    const err = await c
+      .waitTask(task, { pollIntervalMs: 5, unreachableTimeoutMs: 50, timeoutMs: 60_000 })
+      .catch((e: unknown) => e)
     expect(err).toMatchObject({ code: 'PVE_TRANSIENT' })
     // it stopped on the unreachable limit, far before the task timeout
     expect(Date.now() - started).toBeLessThan(30_000)
@@ -285,7 +423,12 @@ describe('tasks', () => {
     const lines = Array.from({ length: 30 }, (_, i) => ({ n: i + 1, t: `line ${i + 1}` }))
     lines.push({ n: 31, t: "TASK ERROR: can't lock file '/var/lock/qemu-server/lock-100.conf' - got timeout" })
     routes = {
-      [statusPath]: () => ok({ upid: task.upid, status: 'stopped', exitstatus: "can't lock file '/var/lock/qemu-server/lock-100.conf' - got timeout" }),
+      [statusPath]: () =>
+        ok({
+          upid: task.upid,
+          status: 'stopped',
+          exitstatus: "can't lock file '/var/lock/qemu-server/lock-100.conf' - got timeout",
+        }),
       [logPath]: (req) => {
         const start = Number(req.query.get('start'))
         const limit = Number(req.query.get('limit'))
@@ -305,9 +448,11 @@ describe('tasks', () => {
     let attempt = 0
     routes = {
       'PUT /nodes/pve1/qemu/100/resize': () => ok(UPID('resize', String(100 + ++attempt))),
-      [`GET /nodes/pve1/tasks/${UPID('resize', '101')}/status`]: () => ok({ upid: UPID('resize', '101'), status: 'stopped', exitstatus: "can't lock file 'x' - got timeout" }),
+      [`GET /nodes/pve1/tasks/${UPID('resize', '101')}/status`]: () =>
+        ok({ upid: UPID('resize', '101'), status: 'stopped', exitstatus: "can't lock file 'x' - got timeout" }),
       [`GET /nodes/pve1/tasks/${UPID('resize', '101')}/log`]: () => ok([{ n: 1, t: 'TASK ERROR' }], { total: 1 }),
-      [`GET /nodes/pve1/tasks/${UPID('resize', '102')}/status`]: () => ok({ upid: UPID('resize', '102'), status: 'stopped', exitstatus: 'OK' }),
+      [`GET /nodes/pve1/tasks/${UPID('resize', '102')}/status`]: () =>
+        ok({ upid: UPID('resize', '102'), status: 'stopped', exitstatus: 'OK' }),
     }
     const result = await retryOnLockTimeout(
       async () => {
@@ -327,7 +472,9 @@ describe('tasks', () => {
   })
 
   it('a 400 long after dispatch is an error, not a wait', async () => {
-    routes = { [statusPath]: () => pveError(400, 'Parameter verification failed.', { upid: 'unable to parse worker upid' }) }
+    routes = {
+      [statusPath]: () => pveError(400, 'Parameter verification failed.', { upid: 'unable to parse worker upid' }),
+    }
     await expect(c.waitTask(task, { startGraceMs: 0 })).rejects.toMatchObject({ code: 'PVE_PARAM' })
   })
 
@@ -335,7 +482,9 @@ describe('tasks', () => {
     routes = { [statusPath]: () => ok({ upid: task.upid, status: 'running' }) }
     const ac = new AbortController()
     setTimeout(() => ac.abort(), 30)
-    await expect(c.waitTask(task, { signal: ac.signal, pollIntervalMs: 1_000 })).rejects.toMatchObject({ code: 'PVE_ABORTED' })
+    await expect(c.waitTask(task, { signal: ac.signal, pollIntervalMs: 1_000 })).rejects.toMatchObject({
+      code: 'PVE_ABORTED',
+    })
   })
 
   it('waitTemplate polls an LXC config until template=1 and unlocked', async () => {

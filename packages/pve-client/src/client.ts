@@ -53,7 +53,10 @@ function guestType(type: GuestType): GuestType {
 }
 
 function callOpts(o: CallOptions | undefined): Pick<CallSpec, 'signal' | 'timeoutMs'> {
-  return { ...(o?.signal ? { signal: o.signal } : {}), ...(o?.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}) }
+  return {
+    ...(o?.signal ? { signal: o.signal } : {}),
+    ...(o?.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}),
+  }
 }
 
 /**
@@ -79,7 +82,10 @@ export class PveReadOnlyClient {
    * Escape hatch for endpoints without a typed method: `GET <path>` (a template such as `/nodes/{node}/dns`,
    * with `pathParams`), returning PVE's `data` undecoded. Reads retry like every read.
    */
-  get(path: string, options?: { pathParams?: Readonly<Record<string, string | number>>; query?: PveParams } & CallOptions): Promise<unknown> {
+  get(
+    path: string,
+    options?: { pathParams?: Readonly<Record<string, string | number>>; query?: PveParams } & CallOptions,
+  ): Promise<unknown> {
     return this.#get({
       path,
       ...(options?.pathParams ? { pathParams: options.pathParams } : {}),
@@ -110,12 +116,20 @@ export class PveReadOnlyClient {
 
   /** `GET /cluster/nextid`: a free vmid (PVE does not reserve it). With `vmid`: that id if free, else PVE_ALREADY_EXISTS. */
   async nextId(vmid?: number, o?: CallOptions): Promise<number> {
-    const data = await this.#get({ path: '/cluster/nextid', ...(vmid !== undefined ? { query: { vmid } } : {}), ...callOpts(o) })
+    const data = await this.#get({
+      path: '/cluster/nextid',
+      ...(vmid !== undefined ? { query: { vmid } } : {}),
+      ...callOpts(o),
+    })
     return decodeWith('GET /cluster/nextid', () => toInt(data, 'nextid'))
   }
 
   /** The guests on one node, sorted by vmid. Their `status` does not lag like `/cluster/resources`. `full` (qemu) adds `qmpstatus`. */
-  async listGuests(node: string, type: GuestType, options?: { full?: boolean } & CallOptions): Promise<GuestListItem[]> {
+  async listGuests(
+    node: string,
+    type: GuestType,
+    options?: { full?: boolean } & CallOptions,
+  ): Promise<GuestListItem[]> {
     const data = await this.#get({
       path: `/nodes/{node}/${guestType(type)}`,
       pathParams: { node },
@@ -131,7 +145,12 @@ export class PveReadOnlyClient {
   }
 
   /** Config values in PVE's string form plus `digest`. `current: true` = applied values only (no pending). */
-  async guestConfig(node: string, type: GuestType, vmid: number, options?: { current?: boolean } & CallOptions): Promise<GuestConfig> {
+  async guestConfig(
+    node: string,
+    type: GuestType,
+    vmid: number,
+    options?: { current?: boolean } & CallOptions,
+  ): Promise<GuestConfig> {
     const data = await this.#get({
       path: `/nodes/{node}/${guestType(type)}/{vmid}/config`,
       pathParams: { node, vmid },
@@ -142,7 +161,11 @@ export class PveReadOnlyClient {
   }
 
   async guestPending(node: string, type: GuestType, vmid: number, o?: CallOptions): Promise<PendingEntry[]> {
-    const data = await this.#get({ path: `/nodes/{node}/${guestType(type)}/{vmid}/pending`, pathParams: { node, vmid }, ...callOpts(o) })
+    const data = await this.#get({
+      path: `/nodes/{node}/${guestType(type)}/{vmid}/pending`,
+      pathParams: { node, vmid },
+      ...callOpts(o),
+    })
     return decodeWith(`GET /nodes/{node}/${type}/{vmid}/pending`, () => decodePending(data))
   }
 
@@ -160,7 +183,12 @@ export class PveReadOnlyClient {
     return decodeWith('GET /nodes/{node}/storage', () => decodeStorages(data))
   }
 
-  async storageContent(node: string, storage: string, content?: string, o?: CallOptions): Promise<StorageContentItem[]> {
+  async storageContent(
+    node: string,
+    storage: string,
+    content?: string,
+    o?: CallOptions,
+  ): Promise<StorageContentItem[]> {
     const data = await this.#get({
       path: '/nodes/{node}/storage/{storage}/content',
       pathParams: { node, storage },
@@ -199,7 +227,10 @@ export class PveReadOnlyClient {
       const cfg = await this.guestConfig(node, type, vmid, signal ? { signal } : {})
       if (cfg.values.template === '1' && cfg.values.lock === undefined) return
       if (Date.now() - started >= timeoutMs) {
-        const err = new PveTaskTimeoutError('PVE_TASK_TIMEOUT', `${type} ${vmid} on ${node} is not a template after ${timeoutMs} ms`)
+        const err = new PveTaskTimeoutError(
+          'PVE_TASK_TIMEOUT',
+          `${type} ${vmid} on ${node} is not a template after ${timeoutMs} ms`,
+        )
         err.lastStatus = cfg.values.lock === undefined ? 'not a template' : `locked (${cfg.values.lock})`
         throw err
       }
@@ -214,7 +245,11 @@ function taskRef(node: string, data: unknown, what: string, allowNull: true): Ta
 function taskRef(node: string, data: unknown, what: string, allowNull?: false): TaskRef
 function taskRef(node: string, data: unknown, what: string, allowNull = false): TaskRef | null {
   if (data === null && allowNull) return null
-  if (!isUpid(data)) throw new PveError('PVE_PROTOCOL', `${what}: expected a task id (UPID), got ${data === null ? 'null' : typeof data}`)
+  if (!isUpid(data))
+    throw new PveError(
+      'PVE_PROTOCOL',
+      `${what}: expected a task id (UPID), got ${data === null ? 'null' : typeof data}`,
+    )
   return { node, upid: data }
 }
 
@@ -241,7 +276,13 @@ export class PveClient extends PveReadOnlyClient {
     return new PveReadOnlyClient(this.#transport.get, async () => {})
   }
 
-  #write(method: Exclude<Method, 'GET'>, path: string, pathParams: CallSpec['pathParams'], params: Params | undefined, o?: CallOptions) {
+  #write(
+    method: Exclude<Method, 'GET'>,
+    path: string,
+    pathParams: CallSpec['pathParams'],
+    params: Params | undefined,
+    o?: CallOptions,
+  ) {
     // PVE reads DELETE parameters from the query string only (a body gives 501).
     const where = method === 'DELETE' ? { query: params } : { body: params ?? {} }
     return this.#transport.call({ method, path, ...(pathParams ? { pathParams } : {}), ...where, ...callOpts(o) })
@@ -329,7 +370,14 @@ export class PveClient extends PveReadOnlyClient {
     return this.#power(node, type, vmid, 'reboot', {}, o)
   }
 
-  async #power(node: string, type: GuestType, vmid: number, action: string, params: Params, o?: CallOptions): Promise<TaskRef> {
+  async #power(
+    node: string,
+    type: GuestType,
+    vmid: number,
+    action: string,
+    params: Params,
+    o?: CallOptions,
+  ): Promise<TaskRef> {
     const path = `/nodes/{node}/${guestType(type)}/{vmid}/status/${action}`
     return taskRef(node, await this.#write('POST', path, { node, vmid }, params, o), `POST ${path}`)
   }
@@ -340,16 +388,14 @@ export class PveClient extends PveReadOnlyClient {
     return taskRef(node, await this.#write('POST', path, { node, vmid }, {}, o), `POST ${path}`, true)
   }
 
-  /** DELETE /nodes/{node}/qemu|lxc/{vmid}; `purge` and `destroy-unreferenced-disks` default to true. */
-  async deleteGuest(
-    node: string,
-    type: GuestType,
-    vmid: number,
-    options?: { purge?: boolean; destroyUnreferencedDisks?: boolean } & CallOptions,
-  ): Promise<TaskRef> {
+  /**
+   * DELETE /nodes/{node}/qemu|lxc/{vmid} with `purge=1` (the vmid leaves backup and replication jobs and HA, so a
+   * later guest with that vmid inherits none of them). Never `destroy-unreferenced-disks`: PVE would delete every
+   * `vm-<vmid>-*` volume on every storage, also another cluster's on a shared one (docs/safety.md).
+   */
+  async deleteGuest(node: string, type: GuestType, vmid: number, options?: CallOptions): Promise<TaskRef> {
     const path = `/nodes/{node}/${guestType(type)}/{vmid}`
-    const query = { purge: options?.purge ?? true, 'destroy-unreferenced-disks': options?.destroyUnreferencedDisks ?? true }
-    return taskRef(node, await this.#write('DELETE', path, { node, vmid }, query, options), `DELETE ${path}`)
+    return taskRef(node, await this.#write('DELETE', path, { node, vmid }, { purge: true }, options), `DELETE ${path}`)
   }
 
   /** POST /nodes/{node}/storage/{storage}/download-url (`url`, `filename`, `content`, optional checksum pair). */

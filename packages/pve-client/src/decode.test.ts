@@ -34,7 +34,32 @@ const decoders: [string, (v: unknown) => unknown][] = [
 // PVE-like rows: the right keys with scalars of any JSON type
 const scalar = fc.oneof(fc.string({ maxLength: 8 }), fc.integer(), fc.boolean(), fc.constant(null), fc.double())
 const row = fc.dictionary(
-  fc.constantFrom('id', 'type', 'node', 'vmid', 'name', 'status', 'template', 'tags', 'storage', 'content', 'shared', 'active', 'volid', 'size', 'key', 'value', 'pending', 'delete', 'n', 't', 'upid', 'version', 'release', 'uptime'),
+  fc.constantFrom(
+    'id',
+    'type',
+    'node',
+    'vmid',
+    'name',
+    'status',
+    'template',
+    'tags',
+    'storage',
+    'content',
+    'shared',
+    'active',
+    'volid',
+    'size',
+    'key',
+    'value',
+    'pending',
+    'delete',
+    'n',
+    't',
+    'upid',
+    'version',
+    'release',
+    'uptime',
+  ),
   scalar,
 )
 
@@ -43,9 +68,12 @@ describe('result decoders', () => {
     for (const [, decode] of decoders) returnsOrWireError(() => decode(v))
   })
 
-  test.prop([fc.oneof(row, fc.array(row, { maxLength: 4 }))], { numRuns: 300 })('PVE-like rows: a typed value or a WireError', (v) => {
-    for (const [, decode] of decoders) returnsOrWireError(() => decode(v))
-  })
+  test.prop([fc.oneof(row, fc.array(row, { maxLength: 4 }))], { numRuns: 300 })(
+    'PVE-like rows: a typed value or a WireError',
+    (v) => {
+      for (const [, decode] of decoders) returnsOrWireError(() => decode(v))
+    },
+  )
 
   test.prop([fc.anything()], { numRuns: 100 })('decodeWith turns codec errors into PVE_PROTOCOL', (v) => {
     try {
@@ -57,10 +85,17 @@ describe('result decoders', () => {
   })
 
   test('a bad row names its list, index and field', () => {
-    const bad = [{ id: 'node/pve1', type: 'node' }, { id: 'qemu/100', type: 'qemu', vmid: 'x' }]
-    expect(() => decodeClusterResources(bad)).toThrow('resources[1].vmid: expected an integer, got a string of length 1')
+    const bad = [
+      { id: 'node/pve1', type: 'node' },
+      { id: 'qemu/100', type: 'qemu', vmid: 'x' },
+    ]
+    expect(() => decodeClusterResources(bad)).toThrow(
+      'resources[1].vmid: expected an integer, got a string of length 1',
+    )
     expect(() => decodePending([{ key: 'a' }, 7])).toThrow(/^pending\[1\]: expected an object$/)
-    expect(() => decodeGuestList([{ vmid: 100 }, { vmid: 101, status: {} }], 'lxc')).toThrow('lxc[1].status: expected a string, got a value of type object')
+    expect(() => decodeGuestList([{ vmid: 100 }, { vmid: 101, status: {} }], 'lxc')).toThrow(
+      'lxc[1].status: expected a string, got a value of type object',
+    )
     expect(() => decodeStorageContent({})).toThrow(/^content: expected a list$/)
   })
 })

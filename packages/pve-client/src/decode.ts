@@ -33,7 +33,8 @@ export function decodeWith<T>(what: string, fn: () => T): T {
 }
 
 export function obj(v: unknown, field: string): Obj {
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new WireError('WIRE_SCALAR', 'expected an object', field)
+  if (v === null || typeof v !== 'object' || Array.isArray(v))
+    throw new WireError('WIRE_SCALAR', 'expected an object', field)
   return v as Obj
 }
 
@@ -72,7 +73,11 @@ function defined<T extends object>(o: T): T {
 
 export function decodeVersion(v: unknown): VersionInfo {
   const o = obj(v, 'version')
-  return defined({ version: toStr(o.version, 'version'), release: toStr(o.release ?? '', 'release'), repoid: optStr(o.repoid, 'repoid') })
+  return defined({
+    version: toStr(o.version, 'version'),
+    release: toStr(o.release ?? '', 'release'),
+    repoid: optStr(o.repoid, 'repoid'),
+  })
 }
 
 export function decodeNodes(v: unknown): NodeInfo[] {
@@ -232,5 +237,11 @@ export function decodeTaskLog(v: unknown): TaskLogLine[] {
 }
 
 function splitList(s: string | undefined): string[] {
-  return s === undefined ? [] : s.split(',').map((x) => x.trim()).filter((x) => x !== '').sort()
+  return s === undefined
+    ? []
+    : s
+        .split(',')
+        .map((x) => x.trim())
+        .filter((x) => x !== '')
+        .sort()
 }

@@ -8,13 +8,30 @@ describe('README example', () => {
   it('lists guests and waits for a task', async () => {
     const sim = await startSimulator({ taskDurationMs: 20, estate: { guests: 4 }, log: () => {} })
     try {
-      const setup = createPveClient({ baseUrl: sim.url, auth: { type: 'token', tokenId: sim.token.id, secret: sim.token.secret }, tls: { ca: sim.caPem! } })
-      await setup.waitTaskOk(await setup.createGuest('pve2', 'qemu', { vmid: 4242, name: 'example', memory: 256 }), { pollIntervalMs: 10 })
+      const setup = createPveClient({
+        baseUrl: sim.url,
+        auth: { type: 'token', tokenId: sim.token.id, secret: sim.token.secret },
+        tls: { ca: sim.caPem! },
+      })
+      await setup.waitTaskOk(await setup.createGuest('pve2', 'qemu', { vmid: 4242, name: 'example', memory: 256 }), {
+        pollIntervalMs: 10,
+      })
       await setup.close()
       // @ts-expect-error plain .mjs example without type declarations
-      const { main } = (await import('../examples/list-guests.mjs')) as { main: (env: object, args: string[], print: (l: string) => void) => Promise<void> }
+      const { main } = (await import('../examples/list-guests.mjs')) as {
+        main: (env: object, args: string[], print: (l: string) => void) => Promise<void>
+      }
       const lines: string[] = []
-      await main({ PVE_URL: sim.url, PVE_TOKEN_ID: sim.token.id, PVE_TOKEN_SECRET: sim.token.secret, PVE_FINGERPRINT: sim.fingerprint }, ['pve2', '4242'], (l) => lines.push(l))
+      await main(
+        {
+          PVE_URL: sim.url,
+          PVE_TOKEN_ID: sim.token.id,
+          PVE_TOKEN_SECRET: sim.token.secret,
+          PVE_FINGERPRINT: sim.fingerprint,
+        },
+        ['pve2', '4242'],
+        (l) => lines.push(l),
+      )
       expect(lines[0]).toMatch(/^PVE 9\.1/)
       expect(lines).toContain('pve2 qemu 4242 example stopped')
       expect(lines.filter((l) => / (qemu|lxc) \d+ /.test(l)).length).toBe(5)

@@ -1,5 +1,12 @@
 /** `@proxops/pve-client`: a typed, safe Proxmox VE API client. Pure codecs live in `@proxops/pve-client/wire`. */
-export { createPveClient, createPveReadOnlyClient, PveClient, PveReadOnlyClient, type PveClientOptions, type CallOptions } from './client.js'
+export {
+  createPveClient,
+  createPveReadOnlyClient,
+  PveClient,
+  PveReadOnlyClient,
+  type PveClientOptions,
+  type CallOptions,
+} from './client.js'
 export type { TransportOptions, RequestEvent, Method } from './transport.js'
 export type { AuthOptions, TokenAuth, TicketAuth } from './auth.js'
 export type { TlsOptions, Logger } from './tls.js'

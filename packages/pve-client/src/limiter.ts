@@ -7,7 +7,8 @@ export class Limiter {
   readonly #queue: (() => void)[] = []
 
   constructor(limit: number) {
-    if (!Number.isInteger(limit) || limit < 1) throw new PveError('PVE_CONFIG', 'maxInFlight must be a positive integer')
+    if (!Number.isInteger(limit) || limit < 1)
+      throw new PveError('PVE_CONFIG', 'maxInFlight must be a positive integer')
     this.limit = limit
   }
 

@@ -47,12 +47,25 @@ describe('retryOnLockTimeout', () => {
 
   it('gives up after the retries and never repeats other errors', async () => {
     let calls = 0
-    await expect(retryOnLockTimeout(async () => { calls++; throw lockTimeout() }, { retries: 2, baseDelayMs: 1 })).rejects.toMatchObject({
+    await expect(
+      retryOnLockTimeout(
+        async () => {
+          calls++
+          throw lockTimeout()
+        },
+        { retries: 2, baseDelayMs: 1 },
+      ),
+    ).rejects.toMatchObject({
       code: 'PVE_LOCK_TIMEOUT',
     })
     expect(calls).toBe(3)
     calls = 0
-    await expect(retryOnLockTimeout(async () => { calls++; throw new PveError('PVE_LOCKED', 'VM is locked (clone)') })).rejects.toMatchObject({
+    await expect(
+      retryOnLockTimeout(async () => {
+        calls++
+        throw new PveError('PVE_LOCKED', 'VM is locked (clone)')
+      }),
+    ).rejects.toMatchObject({
       code: 'PVE_LOCKED',
     })
     expect(calls).toBe(1)
@@ -60,7 +73,12 @@ describe('retryOnLockTimeout', () => {
 
   it('is cancellable while waiting', async () => {
     const ac = new AbortController()
-    const p = retryOnLockTimeout(async () => { throw lockTimeout() }, { baseDelayMs: 10_000, signal: ac.signal })
+    const p = retryOnLockTimeout(
+      async () => {
+        throw lockTimeout()
+      },
+      { baseDelayMs: 10_000, signal: ac.signal },
+    )
     setTimeout(() => ac.abort(), 10)
     await expect(p).rejects.toMatchObject({ code: 'PVE_ABORTED' })
   })

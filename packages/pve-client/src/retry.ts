@@ -53,7 +53,10 @@ export function isLockTimeout(err: unknown): boolean {
  * raises under parallel clone/resize/config on the same guest or storage. Any other error is thrown at once.
  * The caller decides that repeating `fn` is safe; the client never repeats writes by itself.
  */
-export async function retryOnLockTimeout<T>(fn: (attempt: number) => Promise<T>, options: LockRetryOptions = {}): Promise<T> {
+export async function retryOnLockTimeout<T>(
+  fn: (attempt: number) => Promise<T>,
+  options: LockRetryOptions = {},
+): Promise<T> {
   const { retries = 4, baseDelayMs = 1_000, maxDelayMs = 10_000, signal } = options
   for (let attempt = 1; ; attempt++) {
     try {

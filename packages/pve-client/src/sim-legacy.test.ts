@@ -11,15 +11,29 @@ let c: PveClient
 const wait = { pollIntervalMs: 20 }
 
 beforeAll(async () => {
-  sim = await startSimulator({ pveVersion: '8.4', errorMessageInBody: false, taskDurationMs: 20, authFailureDelayMs: 10, log: () => {} })
-  c = createPveClient({ baseUrl: sim.apiUrl, auth: { type: 'token', tokenId: sim.token.id, secret: sim.token.secret }, tls: { ca: sim.caPem! } })
+  sim = await startSimulator({
+    pveVersion: '8.4',
+    errorMessageInBody: false,
+    taskDurationMs: 20,
+    authFailureDelayMs: 10,
+    log: () => {},
+  })
+  c = createPveClient({
+    baseUrl: sim.apiUrl,
+    auth: { type: 'token', tokenId: sim.token.id, secret: sim.token.secret },
+    tls: { ca: sim.caPem! },
+  })
 })
 afterAll(async () => {
   await c?.close()
   await sim?.close()
 })
 
-const rejection = (p: Promise<unknown>) => p.then(() => expect.unreachable(), (e: unknown) => e as PveError)
+const rejection = (p: Promise<unknown>) =>
+  p.then(
+    () => expect.unreachable(),
+    (e: unknown) => e as PveError,
+  )
 
 describe('PVE 8.4 with old-style error bodies', () => {
   it('reads the version and runs a task', async () => {

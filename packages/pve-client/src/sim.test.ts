@@ -61,7 +61,9 @@ beforeAll(async () => {
 afterAll(async () => {
   // secrets never appear in any error, log line or object rendering seen during the whole file
   const rendered = [
-    ...seenErrors.map((e) => `${String(e)} ${inspect(e, { depth: 6, showHidden: true })} ${JSON.stringify(e)} ${(e as Error).stack}`),
+    ...seenErrors.map(
+      (e) => `${String(e)} ${inspect(e, { depth: 6, showHidden: true })} ${JSON.stringify(e)} ${(e as Error).stack}`,
+    ),
     logger.lines.join('\n'),
     inspect(c, { depth: 6, showHidden: true }),
     JSON.stringify(events),
@@ -80,7 +82,14 @@ let nextVmid = 200
 const vmid = () => nextVmid++
 
 async function createVm(id: number, params: Record<string, string | number | boolean> = {}, node = 'pve1') {
-  const ref = await c.createGuest(node, 'qemu', { vmid: id, name: `vm-${id}`, memory: 512, scsi0: 'local-lvm:1', net0: 'virtio,bridge=vmbr0', ...params })
+  const ref = await c.createGuest(node, 'qemu', {
+    vmid: id,
+    name: `vm-${id}`,
+    memory: 512,
+    scsi0: 'local-lvm:1',
+    net0: 'virtio,bridge=vmbr0',
+    ...params,
+  })
   await c.waitTaskOk(ref, fastWait)
 }
 
@@ -105,7 +114,12 @@ describe('TLS and auth over real HTTPS', () => {
   })
 
   it('ticket auth: login, cookie, CSRF on writes', async () => {
-    const t = createPveClient({ baseUrl: sim.url, auth: { type: 'ticket', username: 'root@pam', password: ROOT_PASSWORD }, tls: { ca: sim.caPem! }, logger })
+    const t = createPveClient({
+      baseUrl: sim.url,
+      auth: { type: 'ticket', username: 'root@pam', password: ROOT_PASSWORD },
+      tls: { ca: sim.caPem! },
+      logger,
+    })
     expect((await t.version()).version).toMatch(/^9\.1/)
     const id = vmid()
     const ref = await t.createGuest('pve1', 'qemu', { vmid: id, memory: 256 })
@@ -141,7 +155,12 @@ describe('TLS and auth over real HTTPS', () => {
   })
 
   it('wrong password and revoked token are PVE_AUTH', async () => {
-    const t = createPveClient({ baseUrl: sim.url, auth: { type: 'ticket', username: 'root@pam', password: `${ROOT_PASSWORD}-wrong` }, tls: { ca: sim.caPem! }, logger })
+    const t = createPveClient({
+      baseUrl: sim.url,
+      auth: { type: 'ticket', username: 'root@pam', password: `${ROOT_PASSWORD}-wrong` },
+      tls: { ca: sim.caPem! },
+      logger,
+    })
     expect((await failure(t.version())).code).toBe('PVE_AUTH')
     await t.close()
     sim.control.revokeToken()
@@ -161,7 +180,14 @@ describe('TLS and auth over real HTTPS', () => {
     expect(qemu).toMatchObject({ code: 'PVE_PERMISSION', status: 500 })
     const ct = vmid()
     sim.control.addVolume('pve1', 'local', { filename: 'perm-test.tar.zst', content: 'vztmpl', size: 1024 })
-    await c.waitTaskOk(await c.createGuest('pve1', 'lxc', { vmid: ct, ostemplate: 'local:vztmpl/perm-test.tar.zst', rootfs: 'local-lvm:1' }), fastWait)
+    await c.waitTaskOk(
+      await c.createGuest('pve1', 'lxc', {
+        vmid: ct,
+        ostemplate: 'local:vztmpl/perm-test.tar.zst',
+        rootfs: 'local-lvm:1',
+      }),
+      fastWait,
+    )
     const lxc = await failure(c.updateConfig('pve1', 'lxc', ct, { features: 'keyctl=1' }))
     expect(lxc).toMatchObject({ code: 'PVE_PERMISSION', status: 403 })
   })
@@ -176,7 +202,10 @@ describe('reads', () => {
     expect(st.pveversion).toMatch(/^pve-manager\/9\.1/)
     expect(st.memory!.total).toBeGreaterThan(st.memory!.used!)
     // an unknown node name is PVE's 500 hostname-lookup failure: permanent, not retried
-    expect(await failure(c.nodeStatus('nosuchnode'))).toMatchObject({ code: 'PVE_FAILED', pveMessage: expect.stringMatching(/hostname lookup/) })
+    expect(await failure(c.nodeStatus('nosuchnode'))).toMatchObject({
+      code: 'PVE_FAILED',
+      pveMessage: expect.stringMatching(/hostname lookup/),
+    })
     const id = vmid()
     await createVm(id)
     const rows = await c.clusterResources('vm')
@@ -190,11 +219,18 @@ describe('reads', () => {
 
   it('storage list and content', async () => {
     const storages = await c.storages('pve1')
-    expect(storages.find((s) => s.storage === 'local')).toMatchObject({ type: 'dir', active: true, enabled: true, shared: false })
+    expect(storages.find((s) => s.storage === 'local')).toMatchObject({
+      type: 'dir',
+      active: true,
+      enabled: true,
+      shared: false,
+    })
     expect(storages.find((s) => s.storage === 'local')!.content).toContain('iso')
     sim.control.addVolume('pve1', 'local', { filename: 'alpine.iso', content: 'iso', size: 1024 * 1024 })
     const iso = await c.storageContent('pve1', 'local', 'iso')
-    expect(iso).toContainEqual(expect.objectContaining({ volid: 'local:iso/alpine.iso', content: 'iso', size: 1024 * 1024 }))
+    expect(iso).toContainEqual(
+      expect.objectContaining({ volid: 'local:iso/alpine.iso', content: 'iso', size: 1024 * 1024 }),
+    )
   })
 
   it('the read-only client reads everything and never writes', async () => {
@@ -220,7 +256,10 @@ describe('reads', () => {
 })
 
 describe('qemu lifecycle and the form-encoding pitfalls', () => {
-  const keys = ['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGz0+/x= ops@laptop', 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHk9 ci@runner']
+  const keys = [
+    'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGz0+/x= ops@laptop',
+    'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHk9 ci@runner',
+  ]
   let id: number
 
   it('create keeps ; and = inside values, booleans as 1/0, sshkeys urlencoded', async () => {
@@ -275,7 +314,11 @@ describe('qemu lifecycle and the form-encoding pitfalls', () => {
   })
 
   it('list, status, digest-guarded update, digest mismatch', async () => {
-    expect((await c.listGuests('pve1', 'qemu')).find((g) => g.vmid === id)).toMatchObject({ name: 'web-1', status: 'stopped', template: false })
+    expect((await c.listGuests('pve1', 'qemu')).find((g) => g.vmid === id)).toMatchObject({
+      name: 'web-1',
+      status: 'stopped',
+      template: false,
+    })
     expect((await c.nodeGuests('pve1', 'qemu')).find((g) => g.vmid === id)).toMatchObject({ status: 'stopped' })
     expect(events.at(-1)).toMatchObject({ path: '/nodes/{node}/qemu', status: 200 })
     expect(await c.guestStatus('pve1', 'qemu', id)).toMatchObject({ status: 'stopped' })
@@ -294,7 +337,9 @@ describe('qemu lifecycle and the form-encoding pitfalls', () => {
     await c.updateConfig('pve1', 'qemu', id, { cores: 4 }, { sync: true })
     expect((await c.guestConfig('pve1', 'qemu', id)).values.cores).toBe('4')
     expect((await c.guestConfig('pve1', 'qemu', id, { current: true })).values.cores).toBe('2')
-    expect(await c.guestPending('pve1', 'qemu', id)).toContainEqual(expect.objectContaining({ key: 'cores', value: '2', pending: '4' }))
+    expect(await c.guestPending('pve1', 'qemu', id)).toContainEqual(
+      expect.objectContaining({ key: 'cores', value: '2', pending: '4' }),
+    )
     await c.waitTaskOk(await c.reboot('pve1', 'qemu', id), fastWait)
     expect((await c.guestConfig('pve1', 'qemu', id, { current: true })).values.cores).toBe('4')
   })
@@ -303,7 +348,14 @@ describe('qemu lifecycle and the form-encoding pitfalls', () => {
     const ref = await c.reboot('pve1', 'qemu', id)
     await c.waitTaskOk(ref, fastWait)
     const status = await c.taskStatus(ref)
-    expect(status).toMatchObject({ upid: ref.upid, node: 'pve1', type: 'qmreboot', id: String(id), status: 'stopped', exitstatus: 'OK' })
+    expect(status).toMatchObject({
+      upid: ref.upid,
+      node: 'pve1',
+      type: 'qmreboot',
+      id: String(id),
+      status: 'stopped',
+      exitstatus: 'OK',
+    })
     const all = await c.taskLog(ref)
     expect(all.total).toBe(all.lines.length)
     expect(all.lines[0]!.n).toBe(1)
@@ -347,7 +399,10 @@ describe('qemu lifecycle and the form-encoding pitfalls', () => {
   it('resize grows (relative and absolute); shrinking fails inside the task', async () => {
     const ref = await c.resizeDisk('pve1', 'qemu', id, 'scsi0', '+1G')
     await c.waitTaskOk(ref!, fastWait)
-    const size = () => c.guestConfig('pve1', 'qemu', id).then((cfg) => parseSize(parsePropertyString(cfg.values.scsi0!, { defaultKey: 'file' }).size!))
+    const size = () =>
+      c
+        .guestConfig('pve1', 'qemu', id)
+        .then((cfg) => parseSize(parsePropertyString(cfg.values.scsi0!, { defaultKey: 'file' }).size!))
     expect(await size()).toBe(3 * 1024 ** 3)
     await c.waitTaskOk((await c.resizeDisk('pve1', 'qemu', id, 'scsi0', '4G'))!, fastWait)
     expect(await size()).toBe(4 * 1024 ** 3)
@@ -374,7 +429,11 @@ describe('qemu lifecycle and the form-encoding pitfalls', () => {
 describe('lxc', () => {
   it('create, PUT config (null), start/stop state errors, template answers null', async () => {
     const id = vmid()
-    sim.control.addVolume('pve1', 'local', { filename: 'debian-12-standard_12.7-1_amd64.tar.zst', content: 'vztmpl', size: 1024 })
+    sim.control.addVolume('pve1', 'local', {
+      filename: 'debian-12-standard_12.7-1_amd64.tar.zst',
+      content: 'vztmpl',
+      size: 1024,
+    })
     const ref = await c.createGuest('pve1', 'lxc', {
       vmid: id,
       hostname: 'ct-1',
@@ -419,14 +478,21 @@ describe('artifacts', () => {
     const checksum = sim.control.remoteChecksum(url, 'sha256')
     const params = { url, filename: 'alpine-virt.iso', content: 'iso', checksum, 'checksum-algorithm': 'sha256' }
     await c.waitTaskOk(await c.downloadUrl('pve1', 'local', params), fastWait)
-    expect(await c.storageContent('pve1', 'local', 'iso')).toContainEqual(expect.objectContaining({ volid: 'local:iso/alpine-virt.iso' }))
-    const again = await c.waitTask(await c.downloadUrl('pve1', 'local', { url, filename: 'alpine-virt.iso', content: 'iso' }), fastWait)
+    expect(await c.storageContent('pve1', 'local', 'iso')).toContainEqual(
+      expect.objectContaining({ volid: 'local:iso/alpine-virt.iso' }),
+    )
+    const again = await c.waitTask(
+      await c.downloadUrl('pve1', 'local', { url, filename: 'alpine-virt.iso', content: 'iso' }),
+      fastWait,
+    )
     expect(again.ok).toBe(false)
     expect(again.exitstatus).toMatch(/refusing to override existing file/)
   })
 
   it('a wrong file extension is PVE_PARAM', async () => {
-    const err = await failure(c.downloadUrl('pve1', 'local', { url: 'https://x/y.bin', filename: 'y.bin', content: 'iso' }))
+    const err = await failure(
+      c.downloadUrl('pve1', 'local', { url: 'https://x/y.bin', filename: 'y.bin', content: 'iso' }),
+    )
     expect(err.code).toBe('PVE_PARAM')
     expect((err as PveParamError).params.filename).toMatch(/extension/)
   })
@@ -527,7 +593,9 @@ describe('error classes from the simulator', () => {
   it('TaskFailed with the exit status and log; WARNINGS: n succeeds', async () => {
     const id = vmid()
     await createVm(id)
-    sim.control.setTaskBehaviour('qmstart', { fail: "can't lock file '/var/lock/qemu-server/lock-1.conf' - got timeout" })
+    sim.control.setTaskBehaviour('qmstart', {
+      fail: "can't lock file '/var/lock/qemu-server/lock-1.conf' - got timeout",
+    })
     try {
       const err = await failure(c.waitTaskOk(await c.start('pve1', 'qemu', id), fastWait))
       expect(err).toMatchObject({ code: 'PVE_TASK_FAILED', reason: 'PVE_LOCK_TIMEOUT' })

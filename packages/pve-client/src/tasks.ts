@@ -69,7 +69,14 @@ export async function taskLogTail(get: GetFn, task: TaskRef, n: number, signal?:
  * `startGraceMs` of the first poll is expected right after dispatch and is waited out.
  */
 export async function waitTask(get: GetFn, task: TaskRef, options: WaitOptions = {}): Promise<TaskResult> {
-  const { timeoutMs = 30 * 60_000, pollIntervalMs = 1_000, startGraceMs = 10_000, logLines = 20, unreachableTimeoutMs = 30_000, signal } = options
+  const {
+    timeoutMs = 30 * 60_000,
+    pollIntervalMs = 1_000,
+    startGraceMs = 10_000,
+    logLines = 20,
+    unreachableTimeoutMs = 30_000,
+    signal,
+  } = options
   const started = Date.now()
   let last: TaskStatus | undefined
   /** when the current run of transient poll failures began */

@@ -10,10 +10,16 @@ const Agent = require('undici/lib/dispatcher/agent.js') as typeof Undici.Agent
 type Agent = Undici.Agent
 const buildConnector = require('undici/lib/core/connect.js') as typeof Undici.buildConnector
 // the index mixes `request()` into Dispatcher.prototype; without the index it is called with the agent as `this`
-const requestApi = require('undici/lib/api/api-request.js') as (this: Undici.Dispatcher, options: Undici.Dispatcher.RequestOptions) => Promise<Undici.Dispatcher.ResponseData>
+const requestApi = require('undici/lib/api/api-request.js') as (
+  this: Undici.Dispatcher,
+  options: Undici.Dispatcher.RequestOptions,
+) => Promise<Undici.Dispatcher.ResponseData>
 
 /** `dispatcher.request(options)`, for any undici dispatcher (ours or a caller's). */
-export function sendRequest(dispatcher: Undici.Dispatcher, options: Undici.Dispatcher.RequestOptions): Promise<Undici.Dispatcher.ResponseData> {
+export function sendRequest(
+  dispatcher: Undici.Dispatcher,
+  options: Undici.Dispatcher.RequestOptions,
+): Promise<Undici.Dispatcher.ResponseData> {
   return requestApi.call(dispatcher, options)
 }
 import { PveError } from './errors.js'
@@ -47,7 +53,10 @@ export function loadCa(ca: string): string {
   try {
     return readFileSync(ca, 'utf8')
   } catch (err) {
-    throw new PveError('PVE_CONFIG', `tls.ca: cannot read CA file ${JSON.stringify(ca)}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`)
+    throw new PveError(
+      'PVE_CONFIG',
+      `tls.ca: cannot read CA file ${JSON.stringify(ca)}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`,
+    )
   }
 }
 
@@ -61,9 +70,12 @@ export function createDispatcher(tls: TlsOptions = {}, logger?: Logger, pool: { 
   const ca = tls.ca === undefined ? undefined : loadCa(tls.ca)
   const pin = tls.fingerprint === undefined ? undefined : normaliseFingerprint(tls.fingerprint)
   if (tls.insecure && pin === undefined) {
-    logger?.warn('TLS certificate verification is disabled (insecure); anyone on the network path can impersonate PVE', {
-      event: 'pve.tls.insecure',
-    })
+    logger?.warn(
+      'TLS certificate verification is disabled (insecure); anyone on the network path can impersonate PVE',
+      {
+        event: 'pve.tls.insecure',
+      },
+    )
   }
   // A pin replaces chain validation unless a CA was given too.
   const verify = !tls.insecure && (pin === undefined || ca !== undefined)
@@ -84,9 +96,12 @@ export function createDispatcher(tls: TlsOptions = {}, logger?: Logger, pool: { 
         const got = (socket as TLSSocket).getPeerCertificate?.()?.fingerprint256
         if (got !== pin) {
           socket.destroy()
-          const error = Object.assign(new Error(`PVE certificate fingerprint mismatch: expected ${pin}, got ${got ?? 'none'}`), {
-            code: 'ERR_PVE_FINGERPRINT',
-          })
+          const error = Object.assign(
+            new Error(`PVE certificate fingerprint mismatch: expected ${pin}, got ${got ?? 'none'}`),
+            {
+              code: 'ERR_PVE_FINGERPRINT',
+            },
+          )
           return cb(error, null)
         }
         cb(null, socket)

@@ -1,4 +1,5 @@
 import { inspect } from 'node:util'
+import { gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createPveClient, createPveReadOnlyClient } from './client.js'
 import { PveError } from './errors.js'
@@ -13,7 +14,10 @@ const CANARIES = [TOKEN_SECRET, PASSWORD, TICKET, CSRF, encodeURIComponent(TICKE
 
 function expectNoCanary(...things: unknown[]): void {
   for (const thing of things) {
-    const text = typeof thing === 'string' ? thing : `${String(thing)} ${inspect(thing, { depth: 8, showHidden: true })} ${JSON.stringify(thing) ?? ''}`
+    const text =
+      typeof thing === 'string'
+        ? thing
+        : `${String(thing)} ${inspect(thing, { depth: 8, showHidden: true })} ${JSON.stringify(thing) ?? ''}`
     for (const canary of CANARIES) expect(text).not.toContain(canary)
   }
 }
@@ -144,11 +148,15 @@ describe('ticket auth', () => {
     pve.handle((req) => {
       if (req.path === '/access/ticket') {
         const form = new URLSearchParams(req.body)
-        state.logins.push(form.get('password') === PASSWORD ? 'password' : form.get('password') === TICKET ? 'renew' : 'bad')
-        if (form.get('username') !== 'root@pam' || state.logins.at(-1) === 'bad') return pveError(401, 'authentication failure')
+        state.logins.push(
+          form.get('password') === PASSWORD ? 'password' : form.get('password') === TICKET ? 'renew' : 'bad',
+        )
+        if (form.get('username') !== 'root@pam' || state.logins.at(-1) === 'bad')
+          return pveError(401, 'authentication failure')
         return ok({ username: 'root@pam', ticket: TICKET, CSRFPreventionToken: CSRF, cap: {} })
       }
-      if (req.headers.cookie !== `PVEAuthCookie=${encodeURIComponent(TICKET)}`) return { status: 401, statusText: 'No ticket' }
+      if (req.headers.cookie !== `PVEAuthCookie=${encodeURIComponent(TICKET)}`)
+        return { status: 401, statusText: 'No ticket' }
       if (state.expireNext) {
         state.expireNext = false
         return { status: 401, statusText: 'No ticket' }
@@ -163,7 +171,11 @@ describe('ticket auth', () => {
   it('logs in once with a form body, sends the cookie, and CSRF only on non-GET', async () => {
     const state = { logins: [] as string[] }
     ticketServer(state)
-    const c = createPveClient({ baseUrl: pve.url, auth: { type: 'ticket', username: 'root@pam', password: PASSWORD }, tls: { ca: pve.caPem } })
+    const c = createPveClient({
+      baseUrl: pve.url,
+      auth: { type: 'ticket', username: 'root@pam', password: PASSWORD },
+      tls: { ca: pve.caPem },
+    })
     await Promise.all([c.version(), c.version(), c.version()])
     await c.updateConfig('pve1', 'lxc', 101, { description: 'x' })
     expect(state.logins).toEqual(['password'])
@@ -200,12 +212,20 @@ describe('ticket auth', () => {
   it('logs in again once on a 401, then succeeds; a second 401 is PVE_AUTH', async () => {
     const state = { logins: [] as string[], expireNext: false }
     ticketServer(state)
-    const c = createPveClient({ baseUrl: pve.url, auth: { type: 'ticket', username: 'root@pam', password: PASSWORD }, tls: { ca: pve.caPem } })
+    const c = createPveClient({
+      baseUrl: pve.url,
+      auth: { type: 'ticket', username: 'root@pam', password: PASSWORD },
+      tls: { ca: pve.caPem },
+    })
     await c.version()
     state.expireNext = true
     await c.updateConfig('pve1', 'lxc', 101, { description: 'x' })
     expect(state.logins.length).toBe(2)
-    pve.handle((req) => (req.path === '/access/ticket' ? ok({ ticket: TICKET, CSRFPreventionToken: CSRF }) : { status: 401, statusText: 'No ticket' }))
+    pve.handle((req) =>
+      req.path === '/access/ticket'
+        ? ok({ ticket: TICKET, CSRFPreventionToken: CSRF })
+        : { status: 401, statusText: 'No ticket' },
+    )
     const err = await catchErr(c.version())
     expect(err.code).toBe('PVE_AUTH')
     expectNoCanary(err, c)
@@ -232,9 +252,16 @@ describe('ticket auth', () => {
     pve.handle((req) =>
       req.path === '/access/ticket'
         ? ok({ ticket: TICKET, CSRFPreventionToken: CSRF })
-        : pveError(400, 'Parameter verification failed.', { cipassword: `invalid value '${PASSWORD}'`, x: `ticket ${TICKET}` }),
+        : pveError(400, 'Parameter verification failed.', {
+            cipassword: `invalid value '${PASSWORD}'`,
+            x: `ticket ${TICKET}`,
+          }),
     )
-    const c = createPveClient({ baseUrl: pve.url, auth: { type: 'ticket', username: 'root@pam', password: PASSWORD }, tls: { ca: pve.caPem } })
+    const c = createPveClient({
+      baseUrl: pve.url,
+      auth: { type: 'ticket', username: 'root@pam', password: PASSWORD },
+      tls: { ca: pve.caPem },
+    })
     const err = await catchErr(c.updateConfig('pve1', 'qemu', 100, { cipassword: 'CANARY-CIPASS-1234' }))
     expect(err.code).toBe('PVE_PARAM')
     expectNoCanary(err, err.stack, JSON.stringify((err as unknown as { params: unknown }).params))
@@ -246,9 +273,17 @@ describe('ticket auth', () => {
 describe('retries, timeouts, cancellation, limits and the request hook', () => {
   it('retries a GET on transient failures with backoff, then succeeds', async () => {
     let n = 0
-    pve.handle(() => (++n < 3 ? pveError(n === 1 ? 503 : 596, 'Connection timed out') : ok({ version: '9.1.1', release: '9.1' })))
+    pve.handle(() =>
+      ++n < 3 ? pveError(n === 1 ? 503 : 596, 'Connection timed out') : ok({ version: '9.1.1', release: '9.1' }),
+    )
     const events: RequestEvent[] = []
-    const c = createPveClient({ baseUrl: pve.url, auth: token, tls: { ca: pve.caPem }, retry: fast, onRequest: (e) => events.push(e) })
+    const c = createPveClient({
+      baseUrl: pve.url,
+      auth: token,
+      tls: { ca: pve.caPem },
+      retry: fast,
+      onRequest: (e) => events.push(e),
+    })
     expect((await c.version()).version).toBe('9.1.1')
     expect(events.map((e) => [e.method, e.path, e.status, e.attempt])).toEqual([
       ['GET', '/version', 503, 1],
@@ -293,7 +328,13 @@ describe('retries, timeouts, cancellation, limits and the request hook', () => {
 
   it('times out per request', async () => {
     pve.handle(() => ({ ...ok(null), delayMs: 500 }))
-    const c = createPveClient({ baseUrl: pve.url, auth: token, tls: { ca: pve.caPem }, timeoutMs: 50, retry: { retries: 0 } })
+    const c = createPveClient({
+      baseUrl: pve.url,
+      auth: token,
+      tls: { ca: pve.caPem },
+      timeoutMs: 50,
+      retry: { retries: 0 },
+    })
     const err = await catchErr(c.start('pve1', 'qemu', 100))
     expect(err.code).toBe('PVE_TRANSIENT')
     expect(err.message).toMatch(/no answer within 50 ms; the change may still have been applied/)
@@ -336,7 +377,21 @@ describe('retries, timeouts, cancellation, limits and the request hook', () => {
 describe('read-only client', () => {
   it('has no write method at all and sends only GETs', async () => {
     const ro = createPveReadOnlyClient({ baseUrl: pve.url, auth: token, tls: { ca: pve.caPem } })
-    const writes = ['createGuest', 'cloneGuest', 'updateConfig', 'resizeDisk', 'start', 'shutdown', 'stop', 'reboot', 'markTemplate', 'deleteGuest', 'downloadUrl', 'readOnly', 'request']
+    const writes = [
+      'createGuest',
+      'cloneGuest',
+      'updateConfig',
+      'resizeDisk',
+      'start',
+      'shutdown',
+      'stop',
+      'reboot',
+      'markTemplate',
+      'deleteGuest',
+      'downloadUrl',
+      'readOnly',
+      'request',
+    ]
     for (const name of writes) expect(name in ro).toBe(false)
     // @ts-expect-error the read-only type has no write methods
     expect(ro.createGuest).toBeUndefined()
@@ -344,7 +399,63 @@ describe('read-only client', () => {
     // even a caller that smuggles a method and a body past the types sends a plain GET
     const smuggled = { pathParams: {}, method: 'DELETE', body: { purge: 1 } } as unknown as Parameters<typeof ro.get>[1]
     await ro.get('/version', smuggled)
-    expect(pve.requests.map((r) => [r.method, r.body])).toEqual([['GET', ''], ['GET', '']])
+    expect(pve.requests.map((r) => [r.method, r.body])).toEqual([
+      ['GET', ''],
+      ['GET', ''],
+    ])
     await ro.close()
+  })
+})
+
+describe('bounded answers', () => {
+  // a gzip bomb: 1 MiB of zeros inside a JSON string inflates past the limit from a body of about 1 KiB
+  const bomb = gzipSync(Buffer.concat([Buffer.from('{"data":"'), Buffer.alloc(1024 * 1024, 0x30), Buffer.from('"}')]))
+
+  it('a gzip answer that inflates past maxResponseBytes fails PVE_PROTOCOL once, without retries', async () => {
+    pve.handle(() => ({ raw: bomb, headers: { 'content-encoding': 'gzip' } }))
+    const c = createPveClient({
+      baseUrl: pve.url,
+      auth: token,
+      tls: { ca: pve.caPem },
+      retry: fast,
+      maxResponseBytes: 64 * 1024,
+    })
+    const err = await catchErr(c.version())
+    expect(err.code).toBe('PVE_PROTOCOL')
+    expect(err.message).toMatch(/answer larger than 65536 bytes/)
+    expect(err.transient).toBe(false)
+    expect(pve.requests).toHaveLength(1)
+    await c.close()
+  })
+
+  it('a plain answer longer than the limit is refused while it is read', async () => {
+    const data = 'x'.repeat(200 * 1024)
+    pve.handle(() => ok(data))
+    const c = createPveClient({
+      baseUrl: pve.url,
+      auth: token,
+      tls: { ca: pve.caPem },
+      retry: fast,
+      maxResponseBytes: 64 * 1024,
+    })
+    expect((await catchErr(c.version())).code).toBe('PVE_PROTOCOL')
+    expect(pve.requests).toHaveLength(1)
+    await c.close()
+  })
+
+  it('answers within the limit, gzip or not, decode as before; a corrupt gzip body is a protocol error', async () => {
+    const body = JSON.stringify({ data: { version: '9.1.1', release: '9.1', repoid: 'x'.repeat(4000) } })
+    pve.handle(() => ({ raw: gzipSync(body), headers: { 'content-encoding': 'gzip' } }))
+    const c = createPveClient({
+      baseUrl: pve.url,
+      auth: token,
+      tls: { ca: pve.caPem },
+      retry: fast,
+      maxResponseBytes: 64 * 1024,
+    })
+    expect((await c.version()).version).toBe('9.1.1')
+    pve.handle(() => ({ raw: Buffer.from('not gzip at all'), headers: { 'content-encoding': 'gzip' } }))
+    expect((await catchErr(c.version())).code).toBe('PVE_PROTOCOL')
+    await c.close()
   })
 })

@@ -45,7 +45,15 @@ export interface TransportOptions {
   now?: () => number
   /** an undici Agent to use instead of building one from `tls` (tests, proxies); the caller closes it */
   dispatcher?: Agent
+  /**
+   * largest answer accepted, in bytes, both as sent and after gzip/deflate decoding; default 64 MiB (a
+   * `/cluster/resources` of 10,000 guests is about 5 MB). A larger answer fails with PVE_PROTOCOL, unretried.
+   */
+  maxResponseBytes?: number
 }
+
+/** See TransportOptions.maxResponseBytes. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 
 export interface CallSpec {
   method: Method
@@ -83,6 +91,7 @@ export class Transport {
   readonly #retry: Required<Pick<BackoffOptions, 'retries'>> & BackoffOptions
   readonly #onRequest: ((event: RequestEvent) => void) | undefined
   readonly #logger: Logger | undefined
+  readonly #maxBytes: number
   #writes = 0
 
   constructor(options: TransportOptions) {
@@ -93,10 +102,12 @@ export class Transport {
     this.#logger = options.logger
     this.#ownsDispatcher = options.dispatcher === undefined
     this.#limiter = new Limiter(options.maxInFlight ?? 8)
-    this.#dispatcher = options.dispatcher ?? createDispatcher(options.tls, options.logger, { connections: this.#limiter.limit })
+    this.#dispatcher =
+      options.dispatcher ?? createDispatcher(options.tls, options.logger, { connections: this.#limiter.limit })
     this.#timeoutMs = options.timeoutMs ?? 30_000
     this.#retry = { retries: 3, ...options.retry }
     this.#onRequest = options.onRequest
+    this.#maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES
     this.#auth =
       options.auth.type === 'token'
         ? tokenAuth(options.auth)
@@ -171,7 +182,13 @@ export class Transport {
     }
   }
 
-  async #attempt(spec: CallSpec, path: string, body: string | undefined, headers: Record<string, string>, attempt: number): Promise<unknown> {
+  async #attempt(
+    spec: CallSpec,
+    path: string,
+    body: string | undefined,
+    headers: Record<string, string>,
+    attempt: number,
+  ): Promise<unknown> {
     const release = await this.#limiter.acquire(spec.signal).catch(() => {
       throw abortedError(spec.signal, `${spec.method} ${spec.path}`)
     })
@@ -193,13 +210,26 @@ export class Transport {
         }
         return spec.envelope ? json : (json as { data: unknown }).data
       }
-      throw classifyHttpFailure({ status, statusText: res.statusText, body: json ?? null, method: spec.method, path: spec.path })
+      throw classifyHttpFailure({
+        status,
+        statusText: res.statusText,
+        body: json ?? null,
+        method: spec.method,
+        path: spec.path,
+      })
     } catch (err) {
       errorCode = err instanceof PveError ? err.code : 'PVE_TRANSIENT'
       throw err
     } finally {
       release()
-      this.#report({ method: spec.method, path: spec.path, status, latencyMs: performance.now() - started, attempt, errorCode })
+      this.#report({
+        method: spec.method,
+        path: spec.path,
+        status,
+        latencyMs: performance.now() - started,
+        attempt,
+        errorCode,
+      })
     }
   }
 
@@ -241,8 +271,18 @@ export class Transport {
         headersTimeout: 0,
         bodyTimeout: 0,
       })
-      const raw = await readBody(res.body)
-      const text = (await decompress(raw, res.headers['content-encoding'])).toString('utf8')
+      const tooLarge = (): PveError =>
+        new PveError(
+          'PVE_PROTOCOL',
+          `${spec.method} ${spec.path}: answer larger than ${this.#maxBytes} bytes; refused`,
+          {
+            status: res.statusCode,
+            method: spec.method,
+            path: spec.path,
+          },
+        )
+      const raw = await readBody(res.body, this.#maxBytes, tooLarge)
+      const text = (await decompress(raw, res.headers['content-encoding'], this.#maxBytes, tooLarge)).toString('utf8')
       return { status: res.statusCode, statusText: res.statusText ?? '', text }
     } catch (err) {
       if (err instanceof PveError) throw err
@@ -283,7 +323,13 @@ export class Transport {
   async #login(params: Record<string, string>, signal?: AbortSignal): Promise<unknown> {
     try {
       const body = encodeParams(params).toString()
-      return await this.#attempt({ method: 'POST', path: '/access/ticket', ...(signal ? { signal } : {}) }, `${this.#prefix}/access/ticket`, body, {}, 1)
+      return await this.#attempt(
+        { method: 'POST', path: '/access/ticket', ...(signal ? { signal } : {}) },
+        `${this.#prefix}/access/ticket`,
+        body,
+        {},
+        1,
+      )
     } catch (err) {
       if (err instanceof PveError) scrubError(err, [...Object.values(params)])
       throw err
@@ -294,7 +340,8 @@ export class Transport {
   #url(spec: CallSpec): string {
     const path = spec.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
       const v = spec.pathParams?.[name]
-      if (v === undefined || v === '') throw new PveError('PVE_CONFIG', `${spec.method} ${spec.path}: missing path parameter '${name}'`)
+      if (v === undefined || v === '')
+        throw new PveError('PVE_CONFIG', `${spec.method} ${spec.path}: missing path parameter '${name}'`)
       return encodeURIComponent(String(v))
     })
     const query = encodeParams(spec.query).toString()
@@ -309,8 +356,10 @@ export function normaliseBaseUrl(input: string): string {
   } catch {
     throw new PveError('PVE_CONFIG', 'baseUrl must be an absolute URL such as https://pve.example:8006')
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new PveError('PVE_CONFIG', 'baseUrl must be an https:// (or http://) URL')
-  if (url.username !== '' || url.password !== '') throw new PveError('PVE_CONFIG', 'baseUrl must not contain credentials')
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new PveError('PVE_CONFIG', 'baseUrl must be an https:// (or http://) URL')
+  if (url.username !== '' || url.password !== '')
+    throw new PveError('PVE_CONFIG', 'baseUrl must not contain credentials')
   const path = url.pathname.replace(/\/+$/, '').replace(/\/api2\/json$/, '')
   return `${url.origin}${path}/api2/json`
 }
@@ -333,9 +382,19 @@ class TimeoutFailure extends Error {
   override readonly name = 'TimeoutError'
 }
 
-async function readBody(body: Dispatcher.ResponseData['body']): Promise<Buffer> {
-  const bytes = await body.bytes()
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+/** The body as sent, refused (and the connection dropped) as soon as it passes `max` bytes. */
+async function readBody(body: Dispatcher.ResponseData['body'], max: number, tooLarge: () => PveError): Promise<Buffer> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    size += chunk.length
+    if (size > max) {
+      body.destroy()
+      throw tooLarge()
+    }
+    chunks.push(chunk)
+  }
+  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size)
 }
 
 const gunzipAsync = promisify(gunzip)
@@ -344,11 +403,25 @@ const inflateAsync = promisify(inflate)
 const INFLATE_SYNC_MAX = 64 * 1024
 
 /** pveproxy gzips answers over 1 KiB when asked to (smaller on the wire; the CLI may be far from PVE). */
-async function decompress(raw: Buffer, encoding: string | string[] | undefined): Promise<Buffer> {
+async function decompress(
+  raw: Buffer,
+  encoding: string | string[] | undefined,
+  max: number,
+  tooLarge: () => PveError,
+): Promise<Buffer> {
   const enc = (Array.isArray(encoding) ? encoding.join(',') : (encoding ?? '')).trim().toLowerCase()
   if (enc === '' || enc === 'identity' || raw.length === 0) return raw
-  if (enc === 'gzip' || enc === 'x-gzip') return raw.length > INFLATE_SYNC_MAX ? gunzipAsync(raw) : gunzipSync(raw)
-  if (enc === 'deflate') return raw.length > INFLATE_SYNC_MAX ? inflateAsync(raw) : inflateSync(raw)
+  // zlib stops inflating at maxOutputLength (a small gzip body can inflate a thousandfold)
+  const options = { maxOutputLength: max }
+  try {
+    if (enc === 'gzip' || enc === 'x-gzip')
+      return raw.length > INFLATE_SYNC_MAX ? await gunzipAsync(raw, options) : gunzipSync(raw, options)
+    if (enc === 'deflate')
+      return raw.length > INFLATE_SYNC_MAX ? await inflateAsync(raw, options) : inflateSync(raw, options)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge()
+    throw new PveError('PVE_PROTOCOL', `answer is not valid ${enc}: ${(err as Error).message}`)
+  }
   throw new PveError('PVE_PROTOCOL', `unsupported Content-Encoding ${JSON.stringify(enc)}`)
 }
 

@@ -11,7 +11,11 @@ import { bool, checked, int, nonEmptyStr, oneOf, str } from './manifest/fields.j
 import { DISRUPTION_POLICIES } from './manifest/parse.js'
 
 const objectMessage = (issue: v.BaseIssue<unknown>): string =>
-  issue.expected === 'never' ? 'unknown key' : issue.received === 'undefined' && issue.path ? 'missing key' : m('field-type', `must be a mapping, got ${issue.received}`)
+  issue.expected === 'never'
+    ? 'unknown key'
+    : issue.received === 'undefined' && issue.path
+      ? 'missing key'
+      : m('field-type', `must be a mapping, got ${issue.received}`)
 const obj = <T extends v.ObjectEntries>(entries: T, description: string) =>
   v.pipe(v.strictObject(entries, objectMessage), v.description(description))
 
@@ -22,7 +26,11 @@ const duration = (description: string, def: string) =>
       v.description(description),
       checked('field-invalid', (s: string) => {
         const ms = parseDuration(s)
-        return ms === undefined ? `"${s}" is not a duration: write e.g. 30s, 5m, 1h30m` : ms <= 0 ? 'must be greater than zero' : undefined
+        return ms === undefined
+          ? `"${s}" is not a duration: write e.g. 30s, 5m, 1h30m`
+          : ms <= 0
+            ? 'must be greater than zero'
+            : undefined
       }),
       v.transform((s: string) => parseDuration(s)!),
     ),
@@ -37,7 +45,8 @@ export function checkBaseUrl(s: string): string | undefined {
   } catch {
     return `base-url ${JSON.stringify(s)} is not a URL: write https://<host>:8006`
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return `base-url ${JSON.stringify(s)} must use https:// (or http://)`
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    return `base-url ${JSON.stringify(s)} must use https:// (or http://)`
   if (!url.hostname) return `base-url ${JSON.stringify(s)} has no host`
   if (url.username || url.password) return 'base-url must not carry credentials'
   if (url.search || url.hash) return 'base-url must not have a query or fragment'
@@ -62,12 +71,17 @@ export const clusterEntrySchema = obj(
     ),
     nodes: v.optional(
       v.pipe(
-        v.array(v.pipe(v.string(m('field-type', 'must be a string')), checked('node-name-invalid', checkNodeName)), m('field-type', 'must be a list')),
+        v.array(
+          v.pipe(v.string(m('field-type', 'must be a string')), checked('node-name-invalid', checkNodeName)),
+          m('field-type', 'must be a list'),
+        ),
         v.description('Node allowlist: the safety boundary for reads, writes and prunes. Empty = no allowlist check.'),
       ),
       [],
     ),
-    'secrets-file': v.optional(str('SOPS file with this cluster\'s credentials, relative to the directory of the file declaring it.')),
+    'secrets-file': v.optional(
+      str("SOPS file with this cluster's credentials, relative to the directory of the file declaring it."),
+    ),
     secrets: v.optional(
       obj(
         {
@@ -82,7 +96,9 @@ export const clusterEntrySchema = obj(
               'PVE credential keys.',
             ),
           ),
-          git: v.optional(obj({ token: v.optional(nonEmptyStr('Key holding the git token (URL mode).')) }, 'Git credential keys.')),
+          git: v.optional(
+            obj({ token: v.optional(nonEmptyStr('Key holding the git token (URL mode).')) }, 'Git credential keys.'),
+          ),
         },
         'Names of keys in the decrypted SOPS document.',
       ),
@@ -97,7 +113,10 @@ export const clusterEntrySchema = obj(
               v.string(m('field-type', 'must be a string')),
               v.description('Pinned SHA-256 certificate fingerprint, `AA:BB:...` as PVE shows it.'),
               v.transform((s) => s.trim().toUpperCase()),
-              v.regex(FINGERPRINT, m('config-invalid', 'fingerprint must be 32 colon-separated hex bytes (SHA-256), as PVE displays it')),
+              v.regex(
+                FINGERPRINT,
+                m('config-invalid', 'fingerprint must be 32 colon-separated hex bytes (SHA-256), as PVE displays it'),
+              ),
             ),
           ),
           insecure: v.optional(bool('Skip certificate verification (explicit opt-in; test setups only).')),
@@ -105,7 +124,12 @@ export const clusterEntrySchema = obj(
         'TLS settings for this cluster.',
       ),
     ),
-    disruption: v.optional(oneOf(DISRUPTION_POLICIES, 'Most disruptive change class applied automatically (none, hotplug, reboot, stop); more disruptive changes stay pending and are reported.')),
+    disruption: v.optional(
+      oneOf(
+        DISRUPTION_POLICIES,
+        'Most disruptive change class applied automatically (none, hotplug, reboot, stop); more disruptive changes stay pending and are reported.',
+      ),
+    ),
   },
   'One PVE cluster.',
 )
@@ -118,7 +142,9 @@ const pruneBudget = v.optional(
   v.pipe(
     v.union([v.literal('unlimited'), v.number()], m('field-type', 'must be a whole number or "unlimited"')),
     v.description('Maximum prunes per cycle per cluster; 0 = no prunes, "unlimited" = no cap.'),
-    checked('field-invalid', (x: number | 'unlimited') => (x === 'unlimited' || (Number.isInteger(x) && x >= 0) ? undefined : 'must be a whole number >= 0 or "unlimited"')),
+    checked('field-invalid', (x: number | 'unlimited') =>
+      x === 'unlimited' || (Number.isInteger(x) && x >= 0) ? undefined : 'must be a whole number >= 0 or "unlimited"',
+    ),
   ),
   3,
 )
@@ -126,7 +152,10 @@ const pruneBudget = v.optional(
 /** The process-wide settings (proxops.yaml); a cluster-local file has the same shape. */
 export const processConfigSchema = obj(
   {
-    log: v.optional(obj({ level: v.optional(oneOf(['debug', 'info', 'warn', 'error'], 'Log level.'), 'info') }, 'Logging.'), {}),
+    log: v.optional(
+      obj({ level: v.optional(oneOf(['debug', 'info', 'warn', 'error'], 'Log level.'), 'info') }, 'Logging.'),
+      {},
+    ),
     pve: v.optional(
       obj(
         {
@@ -137,7 +166,13 @@ export const processConfigSchema = obj(
           'token-value': v.optional(str('Composed `user@realm!tokenid=uuid`.')),
           password: v.optional(str('Password (ticket auth only).')),
           'ca-file': v.optional(str('PEM CA for every endpoint; `~` expanded.')),
-          clusters: v.optional(v.pipe(v.record(clusterName, clusterEntrySchema, m('field-type', 'must be a mapping of cluster names')), v.description('Inline clusters (normally empty: clusters come from clusters/<name>/config.yaml).')), {}),
+          clusters: v.optional(
+            v.pipe(
+              v.record(clusterName, clusterEntrySchema, m('field-type', 'must be a mapping of cluster names')),
+              v.description('Inline clusters (normally empty: clusters come from clusters/<name>/config.yaml).'),
+            ),
+            {},
+          ),
         },
         'PVE connection defaults.',
       ),

@@ -45,10 +45,10 @@ export const ErrorCodes = {
   // cross-field rules within one manifest
   'disk-size-missing': 'a disk has neither size nor image',
   'disk-size-with-image': 'a disk declares both size and image',
-  'disk-interface-invalid': 'a disk interface has no scsi/virtio/sata/ide/nvme prefix',
+  'disk-interface-invalid': 'a disk interface is not scsi0-30, virtio0-15, sata0-5 or ide0-3',
   'slot-duplicate': 'two entries claim the same slot (disk interface, NIC, mount point, PCI)',
   'slot-invalid': 'a slot name does not have the required form',
-  'ssd-bus': 'ssd is set on a virtio or nvme disk',
+  'ssd-bus': 'ssd is set on a virtio disk',
   'iothread-bus': 'iothread is set on a disk whose bus has no IO threads (sata, ide)',
   'clone-with-disks': 'a clone-backed VM declares disks',
   'disks-required': 'a VM without clone declares no disks',
@@ -108,11 +108,7 @@ export interface SchemaError {
 /** Sorts by file, line, column, code, message; stable for equal errors. */
 export function compareErrors(a: SchemaError, b: SchemaError): number {
   return (
-    cmp(a.file, b.file) ||
-    a.line - b.line ||
-    a.column - b.column ||
-    cmp(a.code, b.code) ||
-    cmp(a.message, b.message)
+    cmp(a.file, b.file) || a.line - b.line || a.column - b.column || cmp(a.code, b.code) || cmp(a.message, b.message)
   )
 }
 

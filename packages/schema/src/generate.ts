@@ -17,7 +17,8 @@ export function renderManifestSchema(): string {
 function typeOf(s: Json): string {
   if (s.const !== undefined) return `\`${JSON.stringify(s.const)}\``
   if (Array.isArray(s.enum)) return s.enum.map((e: unknown) => `\`${String(e)}\``).join(' | ')
-  if (s.type === 'string' && Array.isArray(s.examples) && s.pattern) return `${s.examples.map((e: unknown) => `\`${String(e)}\``).join(' | ')} (any case)`
+  if (s.type === 'string' && Array.isArray(s.examples) && s.pattern)
+    return `${s.examples.map((e: unknown) => `\`${String(e)}\``).join(' | ')} (any case)`
   if (Array.isArray(s.anyOf)) {
     const types = s.anyOf.map((x: Json) => x.type)
     if (types.includes('string') && types.includes('integer') && s.anyOf.some((x: Json) => x.pattern)) return 'quantity'
@@ -25,7 +26,8 @@ function typeOf(s: Json): string {
     return s.anyOf.map(typeOf).join(' | ')
   }
   if (s.type === 'array') return `list of ${s.items ? typeOf(s.items) : 'any'}`
-  if (s.type === 'object' && s.additionalProperties && typeof s.additionalProperties === 'object') return `map of ${typeOf(s.additionalProperties)}`
+  if (s.type === 'object' && s.additionalProperties && typeof s.additionalProperties === 'object')
+    return `map of ${typeOf(s.additionalProperties)}`
   if (s.type === 'object') return 'mapping'
   if (s.type === 'integer') return 'integer'
   return String(s.type ?? 'any')
@@ -53,7 +55,8 @@ function rows(schema: Json, prefix: string, out: string[]): void {
     const type = key === 'kind' && path === 'kind' ? 'string' : `${typeOf(prop)}${rangeOf(prop)}`
     out.push(`| \`${path}\` | ${cell(type)} | ${required.has(key) ? 'yes' : ''} | ${def} | ${cell(desc)} |`)
     if (prop.type === 'object' && prop.properties) rows(prop, path, out)
-    if (prop.type === 'array' && prop.items?.type === 'object' && prop.items.properties) rows(prop.items, `${path}[]`, out)
+    if (prop.type === 'array' && prop.items?.type === 'object' && prop.items.properties)
+      rows(prop.items, `${path}[]`, out)
   }
 }
 
@@ -79,12 +82,27 @@ export function renderSchemaReference(): string {
     '',
     '| Kind | Aliases | Directory |',
     '| --- | --- | --- |',
-    ...KINDS.map((k) => `| [${k}](#${k.toLowerCase()}) | ${KIND_ALIASES[k].filter((a) => a !== k).map((a) => `\`${a}\``).join(', ') || '–'} | \`${KIND_ROOT_OF[k]}/\` |`),
+    ...KINDS.map(
+      (k) =>
+        `| [${k}](#${k.toLowerCase()}) | ${
+          KIND_ALIASES[k]
+            .filter((a) => a !== k)
+            .map((a) => `\`${a}\``)
+            .join(', ') || '–'
+        } | \`${KIND_ROOT_OF[k]}/\` |`,
+    ),
     '',
   ]
   for (const kind of KINDS) {
     const def = schema.definitions[kind] as Json
-    out.push(`## ${kind}`, '', String(def.description ?? ''), '', '| Field | Type | Required | Default | Description |', '| --- | --- | --- | --- | --- |')
+    out.push(
+      `## ${kind}`,
+      '',
+      String(def.description ?? ''),
+      '',
+      '| Field | Type | Required | Default | Description |',
+      '| --- | --- | --- | --- | --- |',
+    )
     rows(def, '', out)
     out.push('')
   }

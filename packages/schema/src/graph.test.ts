@@ -9,8 +9,18 @@ const g = (edges: Record<string, string[]>) =>
 
 describe('buildGraph', () => {
   it('levels: 0 without prerequisites, else 1 + the deepest', () => {
-    const graph = g({ 'ISO/i': [], 'DiskImage/d': [], 'TemplateVM/t': ['DiskImage/d'], 'VM/v': ['TemplateVM/t', 'ISO/i'] })
-    expect([...graph.level]).toEqual([['DiskImage/d', 0], ['ISO/i', 0], ['TemplateVM/t', 1], ['VM/v', 2]])
+    const graph = g({
+      'ISO/i': [],
+      'DiskImage/d': [],
+      'TemplateVM/t': ['DiskImage/d'],
+      'VM/v': ['TemplateVM/t', 'ISO/i'],
+    })
+    expect([...graph.level]).toEqual([
+      ['DiskImage/d', 0],
+      ['ISO/i', 0],
+      ['TemplateVM/t', 1],
+      ['VM/v', 2],
+    ])
     expect(graph.order).toEqual(['DiskImage/d', 'ISO/i', 'TemplateVM/t', 'VM/v'])
     expect(graph.dependants.get('DiskImage/d')).toEqual(['TemplateVM/t'])
     expect(graph.dependsOn.get('VM/v')).toEqual(['ISO/i', 'TemplateVM/t'])
@@ -19,42 +29,52 @@ describe('buildGraph', () => {
 
   it('reports each cycle once, as a path from its smallest key', () => {
     const graph = g({ 'VM/a': ['VM/b'], 'VM/b': ['VM/c'], 'VM/c': ['VM/a'], 'ISO/x': ['ISO/x'], 'LXC/ok': [] })
-    expect(graph.cycles).toEqual([['ISO/x', 'ISO/x'], ['VM/a', 'VM/b', 'VM/c', 'VM/a']])
+    expect(graph.cycles).toEqual([
+      ['ISO/x', 'ISO/x'],
+      ['VM/a', 'VM/b', 'VM/c', 'VM/a'],
+    ])
   })
 
   it('ignores edges to unknown keys (the loader reports them)', () => {
     expect(g({ 'VM/a': ['ISO/missing'] }).dependsOn.get('VM/a')).toEqual([])
   })
 
-  test.prop([fc.array(fc.tuple(fc.nat(9), fc.nat(9)), { maxLength: 30 })])('acyclic graphs order prerequisites first', (pairs) => {
-    // only edges from higher to lower numbers: always acyclic
-    const edges: Record<string, string[]> = {}
-    for (let i = 0; i < 10; i++) edges[`VM/n${i}`] = []
-    for (const [a, b] of pairs) if (a > b) edges[`VM/n${a}`]!.push(`VM/n${b}`)
-    const graph = g(edges)
-    expect(graph.cycles).toEqual([])
-    const pos = new Map(graph.order.map((k, i) => [k, i]))
-    for (const [k, deps] of graph.dependsOn) for (const d of deps) {
-      expect(pos.get(d)!).toBeLessThan(pos.get(k)!)
-      expect(graph.level.get(d)!).toBeLessThan(graph.level.get(k)!)
-    }
-  })
-
-  test.prop([fc.array(fc.tuple(fc.nat(5), fc.nat(5)), { minLength: 1, maxLength: 15 })])('a graph has a cycle iff some reported path closes', (pairs) => {
-    const edges: Record<string, string[]> = {}
-    for (let i = 0; i < 6; i++) edges[`VM/n${i}`] = []
-    for (const [a, b] of pairs) edges[`VM/n${a}`]!.push(`VM/n${b}`)
-    const graph = g(edges)
-    for (const cycle of graph.cycles) {
-      expect(cycle[0]).toBe(cycle[cycle.length - 1])
-      for (let i = 0; i + 1 < cycle.length; i++) expect(graph.dependsOn.get(cycle[i]!)).toContain(cycle[i + 1])
-    }
-    // no cycle reported => a topological order exists
-    if (graph.cycles.length === 0) {
+  test.prop([fc.array(fc.tuple(fc.nat(9), fc.nat(9)), { maxLength: 30 })])(
+    'acyclic graphs order prerequisites first',
+    (pairs) => {
+      // only edges from higher to lower numbers: always acyclic
+      const edges: Record<string, string[]> = {}
+      for (let i = 0; i < 10; i++) edges[`VM/n${i}`] = []
+      for (const [a, b] of pairs) if (a > b) edges[`VM/n${a}`]!.push(`VM/n${b}`)
+      const graph = g(edges)
+      expect(graph.cycles).toEqual([])
       const pos = new Map(graph.order.map((k, i) => [k, i]))
-      for (const [k, deps] of graph.dependsOn) for (const d of deps) expect(pos.get(d)!).toBeLessThan(pos.get(k)!)
-    }
-  })
+      for (const [k, deps] of graph.dependsOn)
+        for (const d of deps) {
+          expect(pos.get(d)!).toBeLessThan(pos.get(k)!)
+          expect(graph.level.get(d)!).toBeLessThan(graph.level.get(k)!)
+        }
+    },
+  )
+
+  test.prop([fc.array(fc.tuple(fc.nat(5), fc.nat(5)), { minLength: 1, maxLength: 15 })])(
+    'a graph has a cycle iff some reported path closes',
+    (pairs) => {
+      const edges: Record<string, string[]> = {}
+      for (let i = 0; i < 6; i++) edges[`VM/n${i}`] = []
+      for (const [a, b] of pairs) edges[`VM/n${a}`]!.push(`VM/n${b}`)
+      const graph = g(edges)
+      for (const cycle of graph.cycles) {
+        expect(cycle[0]).toBe(cycle[cycle.length - 1])
+        for (let i = 0; i + 1 < cycle.length; i++) expect(graph.dependsOn.get(cycle[i]!)).toContain(cycle[i + 1])
+      }
+      // no cycle reported => a topological order exists
+      if (graph.cycles.length === 0) {
+        const pos = new Map(graph.order.map((k, i) => [k, i]))
+        for (const [k, deps] of graph.dependsOn) for (const d of deps) expect(pos.get(d)!).toBeLessThan(pos.get(k)!)
+      }
+    },
+  )
 })
 
 describe('referencesOf', () => {

@@ -26,11 +26,14 @@ export function referencesOf(m: Manifest): Reference[] {
   const refs: Reference[] = []
   if (m.kind === 'VM' || m.kind === 'TemplateVM') {
     const iso = m.spec.hardware?.cdrom?.iso
-    if (iso !== undefined && iso !== 'none') refs.push({ kind: 'ISO', name: iso, via: 'cdrom', path: ['spec', 'hardware', 'cdrom', 'iso'] })
+    if (iso !== undefined && iso !== 'none')
+      refs.push({ kind: 'ISO', name: iso, via: 'cdrom', path: ['spec', 'hardware', 'cdrom', 'iso'] })
     m.spec.disks.forEach((d, i) => {
-      if (d.image !== undefined) refs.push({ kind: 'DiskImage', name: d.image, via: 'disk-image', path: ['spec', 'disks', i, 'image'] })
+      if (d.image !== undefined)
+        refs.push({ kind: 'DiskImage', name: d.image, via: 'disk-image', path: ['spec', 'disks', i, 'image'] })
     })
-    if (m.spec.clone !== undefined) refs.push({ kind: 'TemplateVM', name: m.spec.clone, via: 'clone', path: ['spec', 'clone'] })
+    if (m.spec.clone !== undefined)
+      refs.push({ kind: 'TemplateVM', name: m.spec.clone, via: 'clone', path: ['spec', 'clone'] })
   } else if (m.kind === 'LXC' || m.kind === 'TemplateCT') {
     refs.push({ kind: 'CTTemplate', name: m.spec.template, via: 'template', path: ['spec', 'template'] })
   }
@@ -58,7 +61,10 @@ export interface DependencyGraph {
 }
 
 /** Builds the graph over `nodes`; edges to keys outside `nodes` are ignored (callers report them). */
-export function buildGraph(nodes: readonly ResourceKey[], edges: ReadonlyMap<ResourceKey, readonly ResourceKey[]>): DependencyGraph {
+export function buildGraph(
+  nodes: readonly ResourceKey[],
+  edges: ReadonlyMap<ResourceKey, readonly ResourceKey[]>,
+): DependencyGraph {
   const known = new Set(nodes)
   const dependsOn = new Map<ResourceKey, ResourceKey[]>()
   const dependants = new Map<ResourceKey, ResourceKey[]>()
@@ -92,7 +98,10 @@ export function buildGraph(nodes: readonly ResourceKey[], edges: ReadonlyMap<Res
 }
 
 /** Tarjan's strongly connected components; each non-trivial component yields one cycle path. */
-function findCycles(nodes: readonly ResourceKey[], dependsOn: ReadonlyMap<ResourceKey, readonly ResourceKey[]>): ResourceKey[][] {
+function findCycles(
+  nodes: readonly ResourceKey[],
+  dependsOn: ReadonlyMap<ResourceKey, readonly ResourceKey[]>,
+): ResourceKey[][] {
   let index = 0
   const idx = new Map<ResourceKey, number>()
   const low = new Map<ResourceKey, number>()

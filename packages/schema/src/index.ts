@@ -25,7 +25,14 @@ export {
   type ClusterEntry,
   type ProcessConfig,
 } from './config.js'
-export { parseYaml, type Position, type YamlDocument, type YamlFile, type YamlLimits, type YamlProblem } from './yaml.js'
+export {
+  parseYaml,
+  type Position,
+  type YamlDocument,
+  type YamlFile,
+  type YamlLimits,
+  type YamlProblem,
+} from './yaml.js'
 export * from './graph.js'
 export type { RepoFs, FileInfo } from './loader/fs.js'
 export { nodeFs } from './loader/fs.js'

@@ -36,7 +36,11 @@ export function manifestJsonSchema(): JsonSchema {
     required: ['apiVersion', 'kind', 'metadata', 'spec'],
     properties: {
       apiVersion: { const: API_VERSION },
-      kind: { type: 'string', pattern: kindPattern(KINDS), description: 'Kind (case-insensitive; aliases TVM, TEMPLATE, TCT, CTT, DISK).' },
+      kind: {
+        type: 'string',
+        pattern: kindPattern(KINDS),
+        description: 'Kind (case-insensitive; aliases TVM, TEMPLATE, TCT, CTT, DISK).',
+      },
     },
     allOf: KINDS.map((kind) => ({
       if: { properties: { kind: { pattern: kindPattern([kind]) } }, required: ['kind'] },

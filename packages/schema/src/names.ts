@@ -52,7 +52,10 @@ export const ARTIFACT_EXTENSIONS = {
   DiskImage: ['.qcow2', '.vmdk', '.raw'],
 } as const
 
-export function checkArtifactFilename(kind: keyof typeof ARTIFACT_EXTENSIONS, filename: string): { code: 'filename-invalid' | 'filename-extension'; message: string } | undefined {
+export function checkArtifactFilename(
+  kind: keyof typeof ARTIFACT_EXTENSIONS,
+  filename: string,
+): { code: 'filename-invalid' | 'filename-extension'; message: string } | undefined {
   if (!ARTIFACT_FILENAME.test(filename)) {
     return {
       code: 'filename-invalid',
@@ -62,7 +65,10 @@ export function checkArtifactFilename(kind: keyof typeof ARTIFACT_EXTENSIONS, fi
   const lower = filename.toLowerCase()
   const allowed = ARTIFACT_EXTENSIONS[kind]
   if (!allowed.some((ext) => lower.endsWith(ext) && lower.length > ext.length)) {
-    return { code: 'filename-extension', message: `filename "${filename}" must end in ${allowed.join(', ')} for kind ${kind}` }
+    return {
+      code: 'filename-extension',
+      message: `filename "${filename}" must end in ${allowed.join(', ')} for kind ${kind}`,
+    }
   }
   return undefined
 }

@@ -84,8 +84,24 @@ describe('properties', () => {
     expect(bytes(formatQuantity(n, 'decimal'))).toBe(n)
   })
   const units: Array<[string, number]> = [
-    ['', 1], ['B', 1], ['K', 1e3], ['KB', 1e3], ['M', 1e6], ['MB', 1e6], ['G', 1e9], ['GB', 1e9], ['T', 1e12], ['TB', 1e12],
-    ['Ki', 1024], ['KiB', 1024], ['Mi', MiB], ['MiB', MiB], ['Gi', GiB], ['GiB', GiB], ['Ti', 1024 ** 4], ['TiB', 1024 ** 4],
+    ['', 1],
+    ['B', 1],
+    ['K', 1e3],
+    ['KB', 1e3],
+    ['M', 1e6],
+    ['MB', 1e6],
+    ['G', 1e9],
+    ['GB', 1e9],
+    ['T', 1e12],
+    ['TB', 1e12],
+    ['Ki', 1024],
+    ['KiB', 1024],
+    ['Mi', MiB],
+    ['MiB', MiB],
+    ['Gi', GiB],
+    ['GiB', GiB],
+    ['Ti', 1024 ** 4],
+    ['TiB', 1024 ** 4],
   ]
   test.prop([fc.integer({ min: 0, max: 4096 }), fc.constantFrom(...units), fc.boolean()])(
     'n<unit> is n times the unit factor, in any case',

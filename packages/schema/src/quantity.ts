@@ -40,7 +40,8 @@ export const GiB = 1024 ** 3
 
 const QUANTITY = /^\s*(\d+)\s*([A-Za-z]{0,3})\s*$/
 
-export type QuantityResult = { ok: true; bytes: number } | { ok: false; code: 'quantity-invalid' | 'quantity-range'; message: string }
+export type QuantityResult =
+  { ok: true; bytes: number } | { ok: false; code: 'quantity-invalid' | 'quantity-range'; message: string }
 
 /** Parses a quantity into bytes. Accepts a string (`8GiB`, `512`, `4 M`) or a non-negative integer number. */
 export function parseQuantity(input: unknown): QuantityResult {

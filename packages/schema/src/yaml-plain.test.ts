@@ -56,20 +56,38 @@ describe('readPlainYaml', () => {
     expect(agrees(text)).toBe(true)
     expect(readPlainYaml(text)![0]!.value).toMatchObject({
       metadata: { name: 'web-1', labels: { tier: 'front end' } },
-      spec: { vmid: 2000, onboot: true, memory: '1024MiB', disks: [{ storage: 'local-lvm', size: '24GiB' }, { storage: 'fast', size: '8GiB' }], tags: ['web', 'db'], cloudInit: null, empty: null },
+      spec: {
+        vmid: 2000,
+        onboot: true,
+        memory: '1024MiB',
+        disks: [
+          { storage: 'local-lvm', size: '24GiB' },
+          { storage: 'fast', size: '8GiB' },
+        ],
+        tags: ['web', 'db'],
+        cloudInit: null,
+        empty: null,
+      },
     })
   })
 
   it('reads several documents and reports where each starts', () => {
     const text = '---\na: 1\n---\n# two\n- x\n- y: 2\n  z: http://h:8006/p\n'
     expect(agrees(text)).toBe(true)
-    expect(readPlainYaml(text)!.map((d) => d.start)).toEqual([{ line: 2, column: 1 }, { line: 5, column: 1 }])
+    expect(readPlainYaml(text)!.map((d) => d.start)).toEqual([
+      { line: 2, column: 1 },
+      { line: 5, column: 1 },
+    ])
   })
 
   it('reads one-line flow lists of scalars', () => {
-    const text = "nodes: [pve1, pve2,pve3]   # all\nempty: [ ]\nmixed:\n  - [1, true, ~, 'a b', \"c\"]\n"
+    const text = 'nodes: [pve1, pve2,pve3]   # all\nempty: [ ]\nmixed:\n  - [1, true, ~, \'a b\', "c"]\n'
     expect(agrees(text)).toBe(true)
-    expect(readPlainYaml(text)![0]!.value).toEqual({ nodes: ['pve1', 'pve2', 'pve3'], empty: [], mixed: [[1, true, null, 'a b', 'c']] })
+    expect(readPlainYaml(text)![0]!.value).toEqual({
+      nodes: ['pve1', 'pve2', 'pve3'],
+      empty: [],
+      mixed: [[1, true, null, 'a b', 'c']],
+    })
   })
 
   it('reads every example manifest as the library does, and takes the fast path for all of them', () => {
@@ -124,7 +142,10 @@ describe('readPlainYaml', () => {
 
 // Scalar text drawn from characters that decide how YAML reads a scalar.
 const tricky = fc.string({ unit: fc.constantFrom(...'ab0123456789 :#-\'".~xoeE+_/tTrufalsnNL\\'), maxLength: 12 })
-const key = fc.oneof({ arbitrary: fc.stringMatching(/^[a-z0-9][a-zA-Z0-9_.~-]{0,8}$/), weight: 4 }, { arbitrary: tricky, weight: 1 })
+const key = fc.oneof(
+  { arbitrary: fc.stringMatching(/^[a-z0-9][a-zA-Z0-9_.~-]{0,8}$/), weight: 4 },
+  { arbitrary: tricky, weight: 1 },
+)
 const scalar = fc.oneof(
   { arbitrary: fc.stringMatching(/^[a-zA-Z0-9][a-zA-Z0-9 ./~:#'"-]{0,10}$/), weight: 6 },
   { arbitrary: tricky, weight: 2 },
@@ -143,17 +164,40 @@ const value = fc.letrec<{ v: unknown }>((tie) => ({
     fc.constantFrom([], {}),
   ),
 })).v
-const document = fc.oneof(fc.dictionary(key, value, { minKeys: 1, maxKeys: 5 }), fc.array(value, { minLength: 1, maxLength: 4 }))
+const document = fc.oneof(
+  fc.dictionary(key, value, { minKeys: 1, maxKeys: 5 }),
+  fc.array(value, { minLength: 1, maxLength: 4 }),
+)
 
 // The library's own printer, in the styles people write by hand.
 const printed = fc
-  .tuple(fc.array(document, { minLength: 1, maxLength: 3 }), fc.integer({ min: 2, max: 4 }), fc.boolean(), fc.constantFrom('PLAIN', 'QUOTE_SINGLE', 'QUOTE_DOUBLE'))
+  .tuple(
+    fc.array(document, { minLength: 1, maxLength: 3 }),
+    fc.integer({ min: 2, max: 4 }),
+    fc.boolean(),
+    fc.constantFrom('PLAIN', 'QUOTE_SINGLE', 'QUOTE_DOUBLE'),
+  )
   .map(([docs, indent, indentSeq, defaultStringType]) =>
-    docs.map((d) => stringify(d, { indent, indentSeq, defaultStringType: defaultStringType as 'PLAIN', defaultKeyType: 'PLAIN', collectionStyle: 'block', lineWidth: 0 })).join('---\n'),
+    docs
+      .map((d) =>
+        stringify(d, {
+          indent,
+          indentSeq,
+          defaultStringType: defaultStringType as 'PLAIN',
+          defaultKeyType: 'PLAIN',
+          collectionStyle: 'block',
+          lineWidth: 0,
+        }),
+      )
+      .join('---\n'),
   )
 
 // Line-level edits that push text towards the edges of the subset.
-const edit = fc.tuple(fc.nat(), fc.nat(), fc.constantFrom(' ', '  ', '- ', ': ', ':', '#', ' #c', "'", '"', '---', '\n', '\n  ', '~', '0', '-', 'x'))
+const edit = fc.tuple(
+  fc.nat(),
+  fc.nat(),
+  fc.constantFrom(' ', '  ', '- ', ': ', ':', '#', ' #c', "'", '"', '---', '\n', '\n  ', '~', '0', '-', 'x'),
+)
 const mutated = fc.tuple(printed, fc.array(edit, { maxLength: 3 })).map(([text, edits]) => {
   let t = text
   for (const [at, del, insert] of edits) {
@@ -167,7 +211,17 @@ const mutated = fc.tuple(printed, fc.array(edit, { maxLength: 3 })).map(([text, 
 const word = fc.stringMatching(/^[a-z][a-z0-9-]{0,10}$/).filter((w) => !/^(?:true|false|null)$/.test(w))
 const realistic = fc
   .tuple(
-    fc.dictionary(word, fc.oneof(word, fc.nat(), fc.boolean(), fc.array(word, { minLength: 1, maxLength: 3 }), fc.dictionary(word, fc.oneof(word, fc.nat()), { minKeys: 1, maxKeys: 3 })), { minKeys: 1, maxKeys: 6 }),
+    fc.dictionary(
+      word,
+      fc.oneof(
+        word,
+        fc.nat(),
+        fc.boolean(),
+        fc.array(word, { minLength: 1, maxLength: 3 }),
+        fc.dictionary(word, fc.oneof(word, fc.nat()), { minKeys: 1, maxKeys: 3 }),
+      ),
+      { minKeys: 1, maxKeys: 6 },
+    ),
     fc.integer({ min: 2, max: 4 }),
     fc.boolean(),
   )
@@ -194,15 +248,36 @@ describe('readPlainYaml agrees with the yaml library', () => {
   })
 
   // one-line flow lists, with the spacing, quoting and stray characters people type
-  const flowItem = fc.oneof(word, fc.nat().map(String), tricky, tricky.map((t) => `'${t}'`), tricky.map((t) => `"${t}"`), fc.constantFrom('', ' ', '[x]', '{a: 1}', 'a: b', '#c'))
+  const flowItem = fc.oneof(
+    word,
+    fc.nat().map(String),
+    tricky,
+    tricky.map((t) => `'${t}'`),
+    tricky.map((t) => `"${t}"`),
+    fc.constantFrom('', ' ', '[x]', '{a: 1}', 'a: b', '#c'),
+  )
   const flowText = fc
-    .array(fc.tuple(word, fc.array(fc.tuple(fc.constantFrom('', ' ', '  '), flowItem, fc.constantFrom('', ' ')), { maxLength: 4 }), fc.constantFrom('', ' # c', ' ,', ']')), { minLength: 1, maxLength: 3 })
-    .map((entries) => entries.map(([k, items, tail]) => `${k}: [${items.map(([a, v, b]) => `${a}${v}${b}`).join(',')}]${tail}\n`).join(''))
+    .array(
+      fc.tuple(
+        word,
+        fc.array(fc.tuple(fc.constantFrom('', ' ', '  '), flowItem, fc.constantFrom('', ' ')), { maxLength: 4 }),
+        fc.constantFrom('', ' # c', ' ,', ']'),
+      ),
+      { minLength: 1, maxLength: 3 },
+    )
+    .map((entries) =>
+      entries
+        .map(([k, items, tail]) => `${k}: [${items.map(([a, v, b]) => `${a}${v}${b}`).join(',')}]${tail}\n`)
+        .join(''),
+    )
   test.prop([flowText], { numRuns: 3000 })('on one-line flow lists', (text) => {
     agrees(text)
   })
 
-  test.prop([fc.string({ unit: fc.constantFrom(...'a1 :-#\'"\n~.[],'), maxLength: 40 })], { numRuns: 3000 })('on short arbitrary text', (text) => {
-    agrees(text)
-  })
+  test.prop([fc.string({ unit: fc.constantFrom(...'a1 :-#\'"\n~.[],'), maxLength: 40 })], { numRuns: 3000 })(
+    'on short arbitrary text',
+    (text) => {
+      agrees(text)
+    },
+  )
 })

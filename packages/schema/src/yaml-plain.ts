@@ -129,7 +129,13 @@ class BlockReader {
       const m = KEY.exec(text) ?? decline()
       const key = m[1]!
       // keys must read as strings: `1: x` or `true: x` would become "1" or "true" only by conversion
-      if (key.length > 1000 || key === '__proto__' || Object.hasOwn(map, key) || (mayResolve(key) && typeof resolvePlain(key) !== 'string')) decline()
+      if (
+        key.length > 1000 ||
+        key === '__proto__' ||
+        Object.hasOwn(map, key) ||
+        (mayResolve(key) && typeof resolvePlain(key) !== 'string')
+      )
+        decline()
       this.at++
       const rest = stripComment(text.slice(m[0].length))
       if (rest !== '') {

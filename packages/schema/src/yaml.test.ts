@@ -5,7 +5,11 @@ describe('parseYaml', () => {
   it('reads several documents, keeping empty ones as null', () => {
     const f = parseYaml('a: 1\n---\n# nothing\n---\nb: [1, 2]\n')
     expect(f.problems).toEqual([])
-    expect(f.documents.map((d) => [d.index, d.value])).toEqual([[0, { a: 1 }], [1, null], [2, { b: [1, 2] }]])
+    expect(f.documents.map((d) => [d.index, d.value])).toEqual([
+      [0, { a: 1 }],
+      [1, null],
+      [2, { b: [1, 2] }],
+    ])
     expect(f.documents[2]!.start).toEqual({ line: 5, column: 1 })
   })
 
@@ -15,12 +19,15 @@ describe('parseYaml', () => {
 
   it('rejects duplicate keys with their position', () => {
     const f = parseYaml('spec:\n  vmid: 1\n  vmid: 2\n')
-    expect(f.problems).toEqual([{ code: 'yaml-duplicate-key', line: 3, column: 3, message: expect.stringContaining('remove or rename') }])
+    expect(f.problems).toEqual([
+      { code: 'yaml-duplicate-key', line: 3, column: 3, message: expect.stringContaining('remove or rename') },
+    ])
     expect(f.documents).toEqual([])
   })
 
   it('bounds alias expansion', () => {
-    const bomb = 'a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n'
+    const bomb =
+      'a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n'
     const f = parseYaml(bomb, { maxAliasCount: 20 })
     expect(f.problems).toMatchObject([{ code: 'yaml-alias-limit', line: 2, column: 8 }])
     expect(parseYaml('a: &a 1\nb: *a\n').documents[0]!.value).toEqual({ a: 1, b: 1 })
@@ -71,7 +78,14 @@ describe('complex mapping keys', () => {
     try {
       const file = parseYaml('spec:\n  ok: 1\n? [a, b]\n: value\n')
       expect(file.documents).toEqual([])
-      expect(file.problems).toEqual([{ code: 'yaml-syntax', line: 3, column: 3, message: 'a mapping key must be a plain value, not a mapping or a list' }])
+      expect(file.problems).toEqual([
+        {
+          code: 'yaml-syntax',
+          line: 3,
+          column: 3,
+          message: 'a mapping key must be a plain value, not a mapping or a list',
+        },
+      ])
     } finally {
       process.off('warning', onWarning)
     }

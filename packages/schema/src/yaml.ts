@@ -56,7 +56,13 @@ interface ParsedStream {
 
 function parseStream(text: string): ParsedStream {
   const lineCounter = new (yaml().LineCounter)()
-  const docs = yaml().parseAllDocuments(text, { lineCounter, uniqueKeys: true, merge: false, prettyErrors: true, strict: true })
+  const docs = yaml().parseAllDocuments(text, {
+    lineCounter,
+    uniqueKeys: true,
+    merge: false,
+    prettyErrors: true,
+    strict: true,
+  })
   return {
     // parseAllDocuments returns an EmptyStream (an array with no documents) for empty input
     docs: Array.isArray(docs) ? docs : [docs],
@@ -100,7 +106,10 @@ export function parseWithLibrary(text: string, limits: YamlLimits = {}, tree = l
         code: e.code === 'DUPLICATE_KEY' ? 'yaml-duplicate-key' : 'yaml-syntax',
         line: at.line,
         column: 'col' in at ? at.col : (at as Position).column,
-        message: e.code === 'DUPLICATE_KEY' ? `${firstLine(e.message)}: remove or rename the repeated key` : firstLine(e.message),
+        message:
+          e.code === 'DUPLICATE_KEY'
+            ? `${firstLine(e.message)}: remove or rename the repeated key`
+            : firstLine(e.message),
       })
     }
     if (failed) return
@@ -120,7 +129,11 @@ export function parseWithLibrary(text: string, limits: YamlLimits = {}, tree = l
       },
     })
     if (complexKey) {
-      problems.push({ code: 'yaml-syntax', ...complexKey, message: 'a mapping key must be a plain value, not a mapping or a list' })
+      problems.push({
+        code: 'yaml-syntax',
+        ...complexKey,
+        message: 'a mapping key must be a plain value, not a mapping or a list',
+      })
       return
     }
     let value: unknown
@@ -137,7 +150,11 @@ export function parseWithLibrary(text: string, limits: YamlLimits = {}, tree = l
       })
       problems.push(
         /excessive alias count/i.test(message)
-          ? { code: 'yaml-alias-limit', ...at, message: `YAML aliases expand beyond the limit of ${maxAliasCount}: write the values out instead of nesting aliases` }
+          ? {
+              code: 'yaml-alias-limit',
+              ...at,
+              message: `YAML aliases expand beyond the limit of ${maxAliasCount}: write the values out instead of nesting aliases`,
+            }
           : { code: 'yaml-syntax', ...at, message: firstLine(message) },
       )
       return

@@ -22,8 +22,13 @@ describe('broken repositories', () => {
       .split('\n')
       .filter((l) => l && !l.startsWith('#'))
     const model = await loadRepository({ root })
-    const actual = model.errors.map((e) => (e.line ? `${e.file}:${e.line}:${e.column} ${e.code}` : `${e.file} ${e.code}`))
-    expect(actual, model.errors.map((e) => `${e.file}:${e.line}:${e.column} ${e.code} ${e.message}`).join('\n')).toEqual(expected)
+    const actual = model.errors.map((e) =>
+      e.line ? `${e.file}:${e.line}:${e.column} ${e.code}` : `${e.file} ${e.code}`,
+    )
+    expect(
+      actual,
+      model.errors.map((e) => `${e.file}:${e.line}:${e.column} ${e.code} ${e.message}`).join('\n'),
+    ).toEqual(expected)
     for (const e of model.errors) expect(e.message.length).toBeGreaterThan(10)
   })
 })

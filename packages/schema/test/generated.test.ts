@@ -49,13 +49,19 @@ describe('JSON Schema', () => {
     for (const kind of KINDS) walk(schema.definitions[kind], kind)
   })
 
-  test.prop([fc.string({ maxLength: 12 })])('the quantity pattern accepts exactly what parseQuantity accepts (for strings)', (text) => {
-    const pattern = new RegExp(schema.definitions.VM.properties.spec.properties.memory.anyOf[0].pattern)
-    const parsed = parseQuantity(text)
-    if (parsed.ok || (!parsed.ok && parsed.code === 'quantity-range')) expect(pattern.test(text)).toBe(true)
-    else expect(pattern.test(text)).toBe(false)
-  })
-  test.prop([fc.integer({ min: 0, max: 99999 }), fc.constantFrom('', 'b', 'K', 'kb', 'Mi', 'MiB', 'gib', 'T', 'PB', 'pi', 'X', 'KiBB')])('quantity pattern on generated sizes', (n, unit) => {
+  test.prop([fc.string({ maxLength: 12 })])(
+    'the quantity pattern accepts exactly what parseQuantity accepts (for strings)',
+    (text) => {
+      const pattern = new RegExp(schema.definitions.VM.properties.spec.properties.memory.anyOf[0].pattern)
+      const parsed = parseQuantity(text)
+      if (parsed.ok || (!parsed.ok && parsed.code === 'quantity-range')) expect(pattern.test(text)).toBe(true)
+      else expect(pattern.test(text)).toBe(false)
+    },
+  )
+  test.prop([
+    fc.integer({ min: 0, max: 99999 }),
+    fc.constantFrom('', 'b', 'K', 'kb', 'Mi', 'MiB', 'gib', 'T', 'PB', 'pi', 'X', 'KiBB'),
+  ])('quantity pattern on generated sizes', (n, unit) => {
     const pattern = new RegExp(schema.definitions.VM.properties.spec.properties.memory.anyOf[0].pattern)
     const r = parseQuantity(`${n}${unit}`)
     expect(pattern.test(`${n}${unit}`)).toBe(r.ok || r.code === 'quantity-range')

@@ -11,7 +11,10 @@ it('loads 1,000 manifests quickly', async () => {
   repo.write('iso/base/boot.yaml', isoYaml('boot', ['pve1', 'pve2', 'pve3', 'pve4']))
   for (let i = 0; i < 999; i++) {
     const node = `pve${(i % 4) + 1}`
-    repo.write(`vm/big/vm-${i}.yaml`, vmYaml(`vm-${i}`, 1000 + i, node, '  hardware: {cdrom: {iso: boot}}\n  networks: [{bridge: vmbr0}]\n'))
+    repo.write(
+      `vm/big/vm-${i}.yaml`,
+      vmYaml(`vm-${i}`, 1000 + i, node, '  hardware: {cdrom: {iso: boot}}\n  networks: [{bridge: vmbr0}]\n'),
+    )
     entries.push(`../../vm/big/vm-${i}.yaml`)
   }
   repo.write('clusters/big/resources.yaml', `resources:\n${entries.map((e) => `  - ${e}\n`).join('')}`)

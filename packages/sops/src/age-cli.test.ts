@@ -13,7 +13,9 @@ const hasAge = spawnSync('age', ['--version'], { encoding: 'utf8' }).status === 
 
 describe('Debian age CLI interoperability', () => {
   if (!hasAge) {
-    if (process.env.CI) test('the age CLI is installed (required in CI)', () => expect.fail('age CLI not found on PATH; .ci/run installs it'))
+    if (process.env.CI)
+      test('the age CLI is installed (required in CI)', () =>
+        expect.fail('age CLI not found on PATH; .ci/run installs it'))
     else test.skip('age CLI not installed: apt-get install -y age (skipped outside CI)', () => {})
     return
   }

@@ -15,7 +15,11 @@ export async function recipientOf(identity: AgeIdentity, file: string): Promise<
 }
 
 /** Unwraps the data key with any one matching identity; fails closed with a coded error. */
-export async function unwrapDataKey(stanzas: readonly AgeStanza[], identities: readonly AgeIdentity[], file: string): Promise<Uint8Array> {
+export async function unwrapDataKey(
+  stanzas: readonly AgeStanza[],
+  identities: readonly AgeIdentity[],
+  file: string,
+): Promise<Uint8Array> {
   const recipients = stanzas.map((s) => s.recipient)
   if (identities.length === 0) throw new SopsError('NoIdentity', file, 'no age identity found', { recipients })
   const own = new Set(await Promise.all(identities.map((id) => recipientOf(id, file))))
@@ -32,10 +36,15 @@ export async function unwrapDataKey(stanzas: readonly AgeStanza[], identities: r
     }
     if (key === undefined) {
       if (own.has(stanza.recipient))
-        throw new SopsError('Malformed', file, `the age stanza for ${stanza.recipient} does not decrypt with its identity`)
+        throw new SopsError(
+          'Malformed',
+          file,
+          `the age stanza for ${stanza.recipient} does not decrypt with its identity`,
+        )
       continue
     }
-    if (key.length !== DATA_KEY_SIZE) throw new SopsError('Malformed', file, 'the age stanza does not hold a 32-byte data key')
+    if (key.length !== DATA_KEY_SIZE)
+      throw new SopsError('Malformed', file, 'the age stanza does not hold a 32-byte data key')
     return key
   }
   throw new SopsError(
@@ -49,7 +58,11 @@ export async function unwrapDataKey(stanzas: readonly AgeStanza[], identities: r
 /** Encrypts the data key to one recipient, armored, as sops stores it in `enc`. */
 export async function wrapDataKey(dataKey: Uint8Array, recipient: string, file: string): Promise<string> {
   if (!recipient.startsWith('age1'))
-    throw new SopsError('Unsupported', file, `recipient ${recipient.slice(0, 16)}… is not an age X25519 or hybrid recipient`)
+    throw new SopsError(
+      'Unsupported',
+      file,
+      `recipient ${recipient.slice(0, 16)}… is not an age X25519 or hybrid recipient`,
+    )
   const e = new age.Encrypter()
   try {
     e.addRecipient(recipient)

@@ -54,23 +54,36 @@ describe('canary', () => {
   test('no decrypted value reaches errors, logs or console output', async () => {
     const logs: string[] = []
     for (const m of ['log', 'info', 'warn', 'error', 'debug'] as const)
-      vi.spyOn(console, m).mockImplementation((...args: unknown[]) => void logs.push(args.map((a) => inspect(a)).join(' ')))
+      vi.spyOn(console, m).mockImplementation(
+        (...args: unknown[]) => void logs.push(args.map((a) => inspect(a)).join(' ')),
+      )
     const writes: string[] = []
-    vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => (writes.push(String(chunk)), true))
+    vi.spyOn(process.stderr, 'write').mockImplementation(
+      (chunk: string | Uint8Array) => (writes.push(String(chunk)), true),
+    )
 
     expect(enc).not.toMatch(CANARY)
-    const flip = (s: string, from: RegExp) => s.replace(from, (m) => m.slice(0, -3) + (m.at(-3) === 'A' ? 'B' : 'A') + m.slice(-2))
+    const flip = (s: string, from: RegExp) =>
+      s.replace(from, (m) => m.slice(0, -3) + (m.at(-3) === 'A' ? 'B' : 'A') + m.slice(-2))
 
     // tampering: value, tag, mac, lastmodified, clear value
     await failing(decryptSops(flip(enc, /proxops-token: ENC\[AES256_GCM,data:[^,]{4}/), { dataKey }))
-    await failing(decryptSops(enc.replace(/(default: ENC\[[^\]]*tag:)(.)/, (_m, a: string, c: string) => a + (c === 'A' ? 'B' : 'A')), { dataKey }))
+    await failing(
+      decryptSops(
+        enc.replace(/(default: ENC\[[^\]]*tag:)(.)/, (_m, a: string, c: string) => a + (c === 'A' ? 'B' : 'A')),
+        { dataKey },
+      ),
+    )
     await failing(decryptSops(flip(enc, /mac: ENC\[AES256_GCM,data:[^,]{8}/), { dataKey }))
     await failing(decryptSops(enc.replace(/lastmodified: "(\d{3})\d/, 'lastmodified: "$19'), { dataKey }))
     await failing(decryptSops(enc.replace('note_unencrypted: visible', 'note_unencrypted: visiblE'), { dataKey }))
     // a type that does not parse (type is not authenticated): int holding text
     await failing(decryptSops(enc.replace(/(proxops-token: ENC\[[^\]]*type:)str/, '$1int'), { dataKey }))
     // an int-typed value whose plaintext is not a number
-    const badInt = enc.replace(/number: ENC\[[^\]]*\]/, `number: ${sealEnc(Buffer.from('canary-not-int'), 'int', dataKey, 'secrets:number:')}`)
+    const badInt = enc.replace(
+      /number: ENC\[[^\]]*\]/,
+      `number: ${sealEnc(Buffer.from('canary-not-int'), 'int', dataKey, 'secrets:number:')}`,
+    )
     await failing(decryptSops(badInt, { dataKey }))
     // keys
     await failing(decryptSops(enc, { dataKey: new Uint8Array(32) }))

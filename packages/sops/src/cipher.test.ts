@@ -34,7 +34,9 @@ describe('ENC[] values', () => {
     expect(parseEnc(good.replace(/tag:[^,]+/, 'tag:AAAA'))).toBeUndefined()
     expect(parseEnc(good.replace(/data:[^,]+/, 'data:a!b='))).toBeUndefined()
     // non-zero trailing bits decode to the same bytes in lenient decoders: rejected here
-    expect(parseEnc('ENC[AES256_GCM,data:Ah==,iv:' + 'A'.repeat(43) + '=,tag:' + 'A'.repeat(22) + '==,type:int]')).toBeUndefined()
+    expect(
+      parseEnc('ENC[AES256_GCM,data:Ah==,iv:' + 'A'.repeat(43) + '=,tag:' + 'A'.repeat(22) + '==,type:int]'),
+    ).toBeUndefined()
     expect(parseEnc(`${good}x`)).toBeUndefined()
   })
 })

@@ -53,15 +53,26 @@ describe('.sops.yaml creation rules', () => {
 `
   test.each([
     ['/r/prod/x.yaml', { recipients: ['age1a', 'age1b'], macOnlyEncrypted: false }],
-    ['/r/dev/x.json', { recipients: ['age1c', 'age1d'], rule: { kind: 'encrypted_regex', value: '^(data|stringData)$' }, macOnlyEncrypted: true }],
+    [
+      '/r/dev/x.json',
+      {
+        recipients: ['age1c', 'age1d'],
+        rule: { kind: 'encrypted_regex', value: '^(data|stringData)$' },
+        macOnlyEncrypted: true,
+      },
+    ],
     ['/r/dev/x.yaml', { recipients: ['age1e'], macOnlyEncrypted: false }],
   ])('%s', (file, expected) => {
     expect(creationRuleFor(conf, '/r/.sops.yaml', file)).toEqual(expected)
   })
 
   test('no matching rule, or no age keys, is an error', () => {
-    expect(() => creationRuleFor('creation_rules:\n  - path_regex: ^x$\n    age: a\n', '/r/.sops.yaml', '/r/y')).toThrow(/no creation rule/)
-    expect(() => creationRuleFor('creation_rules:\n  - pgp: ABC\n', '/r/.sops.yaml', '/r/y')).toThrow(expect.objectContaining({ code: 'Unsupported' }))
+    expect(() =>
+      creationRuleFor('creation_rules:\n  - path_regex: ^x$\n    age: a\n', '/r/.sops.yaml', '/r/y'),
+    ).toThrow(/no creation rule/)
+    expect(() => creationRuleFor('creation_rules:\n  - pgp: ABC\n', '/r/.sops.yaml', '/r/y')).toThrow(
+      expect.objectContaining({ code: 'Unsupported' }),
+    )
   })
 })
 

@@ -74,7 +74,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     if (!command || !fileArg) throw new UsageError('missing command or FILE')
     const file = resolve(io.cwd, fileArg)
     const type = o['input-type']
-    if (type !== undefined && type !== 'yaml' && type !== 'json') throw new UsageError('--input-type must be yaml or json')
+    if (type !== undefined && type !== 'yaml' && type !== 'json')
+      throw new UsageError('--input-type must be yaml or json')
     const format: SopsFormat = type ?? formatFromName(file)
     const text = await readInput(file)
     const discovery = { env: io.env, homeDir: io.homeDir }
@@ -87,7 +88,12 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
       case 'encrypt': {
         const configPath = o.config ? resolve(io.cwd, o.config) : await findSopsConfig(io.cwd)
         const fromConfig = !o.age && configPath ? await loadCreationRule(configPath, file) : undefined
-        const recipients = o.age ? o.age.split(',').map((s) => s.trim()).filter(Boolean) : (fromConfig?.recipients ?? [])
+        const recipients = o.age
+          ? o.age
+              .split(',')
+              .map((s) => s.trim())
+              .filter(Boolean)
+          : (fromConfig?.recipients ?? [])
         if (recipients.length === 0) throw new UsageError('no recipients: pass --age or add a .sops.yaml creation rule')
         const encrypted = await encryptSops(text, {
           recipients,

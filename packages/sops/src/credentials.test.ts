@@ -7,7 +7,10 @@ const dataKey = new Uint8Array(32).fill(3)
 const recipient = 'age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p'
 
 async function doc(plain: string) {
-  return decryptSops(await encryptSops(plain, { recipients: [recipient], dataKey, file: 's.yaml' }), { dataKey, file: 's.yaml' })
+  return decryptSops(await encryptSops(plain, { recipients: [recipient], dataKey, file: 's.yaml' }), {
+    dataKey,
+    file: 's.yaml',
+  })
 }
 
 describe('credential document (RB 7.1)', () => {
@@ -39,7 +42,9 @@ cloud-init:
   })
 
   test('missing or empty keys fail naming cluster, file, key and field, never a value', async () => {
-    const c = readCredentials(await doc('secrets:\n  proxops-password: ""\n  other: canary-value\n'), { cluster: 'edge' })
+    const c = readCredentials(await doc('secrets:\n  proxops-password: ""\n  other: canary-value\n'), {
+      cluster: 'edge',
+    })
     const e1 = (() => {
       try {
         c.requireSecret('proxops-password', 'secrets.pve.password')
@@ -64,7 +69,9 @@ cloud-init:
     ['cloud-init: {}\n', 'neither'],
   ])('malformed shape %j', async (plain, msg) => {
     const d = await doc(plain)
-    expect(() => readCredentials(d)).toThrow(expect.objectContaining({ code: 'Malformed', message: expect.stringContaining(msg) }))
+    expect(() => readCredentials(d)).toThrow(
+      expect.objectContaining({ code: 'Malformed', message: expect.stringContaining(msg) }),
+    )
   })
 
   test('a cloud-init-only document is fine', async () => {

@@ -65,9 +65,14 @@ export class SopsCredentials {
   requireSecret(name: string, field: string): Secret<string> {
     const s = this.secret(name)
     if (!s)
-      throw new SopsError('MissingKey', this.file, `${this.#prefix()}key "${name}" (referenced by ${field}) is missing or empty`, {
-        path: ['secrets', name],
-      })
+      throw new SopsError(
+        'MissingKey',
+        this.file,
+        `${this.#prefix()}key "${name}" (referenced by ${field}) is missing or empty`,
+        {
+          path: ['secrets', name],
+        },
+      )
     return s
   }
 
@@ -102,7 +107,8 @@ function flatBlock(node: PlainNode | undefined, path: string[], file: string, pr
   if (node.kind !== 'map') throw new SopsError('Malformed', file, `${prefix}must be a mapping`, { path })
   for (const [key, value] of node.entries) {
     if (value.kind === 'null') out.set(key, new Secret('', 'str'))
-    else if (value.kind === 'leaf') out.set(key, new Secret(value.secret.revealString().trim(), 'str', value.secret.encrypted))
+    else if (value.kind === 'leaf')
+      out.set(key, new Secret(value.secret.revealString().trim(), 'str', value.secret.encrypted))
     else throw new SopsError('Malformed', file, `${prefix}value must be a scalar`, { path: [...path, key] })
   }
   return out
@@ -122,7 +128,11 @@ export function readCredentials(doc: DecryptedDocument, opts: CredentialsOptions
   }
   const hasSecrets = secretsNode?.kind === 'map'
   if (!hasSecrets && cloudInit['ssh-keys'].size === 0 && cloudInit.passwords.size === 0)
-    throw new SopsError('Malformed', doc.file, `${prefix}the document has neither a secrets mapping nor a non-empty cloud-init block`)
+    throw new SopsError(
+      'Malformed',
+      doc.file,
+      `${prefix}the document has neither a secrets mapping nor a non-empty cloud-init block`,
+    )
   return new SopsCredentials(doc.file, opts.cluster, secrets, cloudInit)
 }
 

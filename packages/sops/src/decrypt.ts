@@ -70,11 +70,16 @@ export async function resolveDataKey(p: ParsedSops, opts: KeyOptions): Promise<U
   const recipients = metadata.age.map((s) => s.recipient)
   if (metadata.age.length === 0) {
     if (metadata.otherKeyKinds.length > 0)
-      throw new SopsError('Unsupported', file, `no age recipients; the file is encrypted to ${metadata.otherKeyKinds.join(', ')} only`)
+      throw new SopsError(
+        'Unsupported',
+        file,
+        `no age recipients; the file is encrypted to ${metadata.otherKeyKinds.join(', ')} only`,
+      )
     throw new SopsError('Malformed', file, 'no key material in sops metadata')
   }
   if (opts.identities) return unwrapDataKey(metadata.age, toIdentities(opts.identities, file), file)
-  if (!opts.discovery) throw new SopsError('NoIdentity', file, 'no identities given and no discovery environment', { recipients })
+  if (!opts.discovery)
+    throw new SopsError('NoIdentity', file, 'no identities given and no discovery environment', { recipients })
 
   // SOPS_AGE_KEY_CMD sees SOPS_AGE_RECIPIENT, so sops runs discovery once per recipient; so do we.
   const perRecipient = opts.discovery.env.SOPS_AGE_KEY_CMD !== undefined
@@ -84,7 +89,9 @@ export async function resolveDataKey(p: ParsedSops, opts: KeyOptions): Promise<U
     const found = await discoverIdentities({ ...opts.discovery, ...(recipient ? { recipient } : {}) })
     if (found.identities.length === 0) {
       const looked = [...found.unused, ...found.problems].join('; ')
-      lastError = new SopsError('NoIdentity', file, `failed to load age identities (looked at: ${looked})`, { recipients })
+      lastError = new SopsError('NoIdentity', file, `failed to load age identities (looked at: ${looked})`, {
+        recipients,
+      })
       continue
     }
     try {
@@ -104,13 +111,22 @@ export function decryptParsed(p: ParsedSops, dataKey: Uint8Array): DecryptedDocu
   try {
     shouldEncrypt = compileRule(metadata.rule)
   } catch {
-    throw new SopsError('Unsupported', file, `the ${metadata.rule.kind} pattern is not a JavaScript-compatible regular expression`)
+    throw new SopsError(
+      'Unsupported',
+      file,
+      `the ${metadata.rule.kind} pattern is not a JavaScript-compatible regular expression`,
+    )
   }
   const tree = decryptTree(p.docs, { file, dataKey, shouldEncrypt, macOnlyEncrypted: metadata.macOnlyEncrypted })
   const stored = parseEnc(metadata.mac)
   if (!stored || stored.type !== 'str') throw new SopsError('Malformed', file, 'sops.mac is not an ENC[] string value')
   const mac = openEnc(stored, dataKey, metadata.macAad)
-  if (!mac) throw new SopsError('MacMismatch', file, 'the stored MAC failed authentication (altered mac or lastmodified, or wrong data key)')
+  if (!mac)
+    throw new SopsError(
+      'MacMismatch',
+      file,
+      'the stored MAC failed authentication (altered mac or lastmodified, or wrong data key)',
+    )
   if (Buffer.from(mac).toString('utf8') !== tree.mac)
     throw new SopsError('MacMismatch', file, 'the computed MAC differs from the stored MAC (the file was altered)')
   return new DecryptedDocument({
@@ -134,7 +150,10 @@ export async function decryptSops(text: string, opts: DecryptOptions = {}): Prom
 }
 
 /** Reads and decrypts a sops file. */
-export async function decryptSopsFile(path: string, opts: Omit<DecryptOptions, 'file'> = {}): Promise<DecryptedDocument> {
+export async function decryptSopsFile(
+  path: string,
+  opts: Omit<DecryptOptions, 'file'> = {},
+): Promise<DecryptedDocument> {
   let text: string
   try {
     text = await readFile(path, 'utf8')

@@ -22,8 +22,13 @@ export function toKeyPath(path: KeyPath): readonly string[] {
   return typeof path === 'string' ? (path === '' ? [] : path.split('.')) : path
 }
 
-
-function plainNode(node: unknown, leaves: ReadonlyMap<Scalar, LeafInfo>, file: string, path: readonly string[], top: boolean): PlainNode {
+function plainNode(
+  node: unknown,
+  leaves: ReadonlyMap<Scalar, LeafInfo>,
+  file: string,
+  path: readonly string[],
+  top: boolean,
+): PlainNode {
   if (isMap(node)) {
     const entries: (readonly [string, PlainNode])[] = []
     for (const pair of node.items) {
@@ -52,7 +57,8 @@ function reveal(node: PlainNode): RevealedValue {
       return node.items.map(reveal)
     case 'map': {
       const out: { [key: string]: RevealedValue } = {}
-      for (const [k, v] of node.entries) Object.defineProperty(out, k, { value: reveal(v), enumerable: true, writable: true, configurable: true })
+      for (const [k, v] of node.entries)
+        Object.defineProperty(out, k, { value: reveal(v), enumerable: true, writable: true, configurable: true })
       return out
     }
   }
@@ -88,7 +94,8 @@ export class DecryptedDocument {
     this.#docs = init.docs
     for (const d of init.docs) {
       // The plaintext view carries no metadata.
-      if (isMap(d.contents)) d.contents.items = d.contents.items.filter((p) => !(isScalar(p.key) && p.key.value === 'sops'))
+      if (isMap(d.contents))
+        d.contents.items = d.contents.items.filter((p) => !(isScalar(p.key) && p.key.value === 'sops'))
     }
     this.#roots = init.docs.map((d) => plainNode(d.contents, init.leaves, init.file, [], true))
   }

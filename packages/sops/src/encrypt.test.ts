@@ -16,21 +16,30 @@ beforeAll(async () => {
 })
 
 describe('encrypt then decrypt', () => {
-  test.prop([modelArb(false)], { numRuns: 50 })('random YAML documents come back identical, in order, MAC verified', async (model) => {
-    const enc = await encryptSops(toYamlText(model), { recipients: [recipient], file: 'r.yaml', dataKey })
-    const doc = await decryptSops(enc, { file: 'r.yaml', dataKey })
-    expect(fromPlain(doc.node([]) ?? { kind: 'null' })).toEqual(model)
-  })
+  test.prop([modelArb(false)], { numRuns: 50 })(
+    'random YAML documents come back identical, in order, MAC verified',
+    async (model) => {
+      const enc = await encryptSops(toYamlText(model), { recipients: [recipient], file: 'r.yaml', dataKey })
+      const doc = await decryptSops(enc, { file: 'r.yaml', dataKey })
+      expect(fromPlain(doc.node([]) ?? { kind: 'null' })).toEqual(model)
+    },
+  )
 
-  test.prop([modelArb(true)], { numRuns: 50 })('random JSON documents come back identical, in order, MAC verified', async (model) => {
-    const enc = await encryptSops(toJsonText(model), { recipients: [recipient], file: 'r.json', dataKey })
-    expect(() => JSON.parse(enc) as unknown).not.toThrow()
-    const doc = await decryptSops(enc, { file: 'r.json', dataKey })
-    expect(fromPlain(doc.node([]) ?? { kind: 'null' })).toEqual(model)
-  })
+  test.prop([modelArb(true)], { numRuns: 50 })(
+    'random JSON documents come back identical, in order, MAC verified',
+    async (model) => {
+      const enc = await encryptSops(toJsonText(model), { recipients: [recipient], file: 'r.json', dataKey })
+      expect(() => JSON.parse(enc) as unknown).not.toThrow()
+      const doc = await decryptSops(enc, { file: 'r.json', dataKey })
+      expect(fromPlain(doc.node([]) ?? { kind: 'null' })).toEqual(model)
+    },
+  )
 
   test('with the age identity, and JSON key order kept ("8006" stays after "b")', async () => {
-    const enc = await encryptSops('{"b": 1, "8006": "pve", "a": [1.5, {"c": true}], "e": ""}', { recipients: [recipient], file: 'x.json' })
+    const enc = await encryptSops('{"b": 1, "8006": "pve", "a": [1.5, {"c": true}], "e": ""}', {
+      recipients: [recipient],
+      file: 'x.json',
+    })
     expect(enc.indexOf('"b"')).toBeLessThan(enc.indexOf('"8006"'))
     const doc = await decryptSops(enc, { file: 'x.json', identities: [identity] })
     expect(doc.keys()).toEqual(['b', '8006', 'a', 'e'])
@@ -52,7 +61,10 @@ describe('encrypt then decrypt', () => {
   })
 
   test('comments are encrypted and come back', async () => {
-    const enc = await encryptSops('# comment-canary-1\na: x # comment-canary-2\nb:\n  # comment-canary-3\n  c: y\n', { recipients: [recipient], dataKey })
+    const enc = await encryptSops('# comment-canary-1\na: x # comment-canary-2\nb:\n  # comment-canary-3\n  c: y\n', {
+      recipients: [recipient],
+      dataKey,
+    })
     expect(enc).not.toContain('comment-canary')
     expect(enc).toMatch(/#ENC\[AES256_GCM,.*type:comment\]/)
     const doc = await decryptSops(enc, { dataKey })
@@ -74,13 +86,26 @@ describe('encrypt then decrypt', () => {
 })
 
 describe('encryption rules', () => {
-  const plain = 'data:\n  password: p1\nstringData:\n  token: t1\nother:\n  name: n1\nport_enc: 8006\nnote_unencrypted: clear\n'
+  const plain =
+    'data:\n  password: p1\nstringData:\n  token: t1\nother:\n  name: n1\nport_enc: 8006\nnote_unencrypted: clear\n'
 
   test.each([
-    [{ kind: 'encrypted_regex', value: '^(data|stringData)$' }, ['data.password', 'stringData.token'], ['other.name', 'port_enc', 'note_unencrypted']],
-    [{ kind: 'unencrypted_regex', value: '^(other|note.*)$' }, ['data.password', 'stringData.token', 'port_enc'], ['other.name', 'note_unencrypted']],
+    [
+      { kind: 'encrypted_regex', value: '^(data|stringData)$' },
+      ['data.password', 'stringData.token'],
+      ['other.name', 'port_enc', 'note_unencrypted'],
+    ],
+    [
+      { kind: 'unencrypted_regex', value: '^(other|note.*)$' },
+      ['data.password', 'stringData.token', 'port_enc'],
+      ['other.name', 'note_unencrypted'],
+    ],
     [{ kind: 'encrypted_suffix', value: '_enc' }, ['port_enc'], ['data.password', 'other.name', 'note_unencrypted']],
-    [{ kind: 'unencrypted_suffix', value: '_unencrypted' }, ['data.password', 'other.name', 'port_enc'], ['note_unencrypted']],
+    [
+      { kind: 'unencrypted_suffix', value: '_unencrypted' },
+      ['data.password', 'other.name', 'port_enc'],
+      ['note_unencrypted'],
+    ],
   ] as const)('%j', async (rule, encrypted, clear) => {
     const enc = await encryptSops(plain, { recipients: [recipient], rule, dataKey })
     const raw = parseDocument(enc, { intAsBigInt: true })
@@ -93,12 +118,18 @@ describe('encryption rules', () => {
   })
 
   test('mac_only_encrypted: clear values are outside the MAC, encrypted ones inside', async () => {
-    const enc = await encryptSops('secret: s\nnote_unencrypted: a\n', { recipients: [recipient], dataKey, macOnlyEncrypted: true })
+    const enc = await encryptSops('secret: s\nnote_unencrypted: a\n', {
+      recipients: [recipient],
+      dataKey,
+      macOnlyEncrypted: true,
+    })
     expect(enc).toContain('mac_only_encrypted: true')
     const edited = enc.replace('note_unencrypted: a', 'note_unencrypted: b')
     expect((await decryptSops(edited, { dataKey })).get('note_unencrypted')?.reveal()).toBe('b')
     const full = await encryptSops('secret: s\nnote_unencrypted: a\n', { recipients: [recipient], dataKey })
-    await expect(decryptSops(full.replace('note_unencrypted: a', 'note_unencrypted: b'), { dataKey })).rejects.toMatchObject({
+    await expect(
+      decryptSops(full.replace('note_unencrypted: a', 'note_unencrypted: b'), { dataKey }),
+    ).rejects.toMatchObject({
       code: 'MacMismatch',
     })
   })
@@ -118,6 +149,8 @@ describe('encrypt rejects what sops rejects', () => {
   test('bad recipients', async () => {
     await expect(encryptSops('a: 1\n', { recipients: [] })).rejects.toMatchObject({ code: 'Malformed' })
     await expect(encryptSops('a: 1\n', { recipients: ['age1notvalid'] })).rejects.toMatchObject({ code: 'Malformed' })
-    await expect(encryptSops('a: 1\n', { recipients: ['ssh-ed25519 AAAA'] })).rejects.toMatchObject({ code: 'Unsupported' })
+    await expect(encryptSops('a: 1\n', { recipients: ['ssh-ed25519 AAAA'] })).rejects.toMatchObject({
+      code: 'Unsupported',
+    })
   })
 })

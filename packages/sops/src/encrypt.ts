@@ -36,7 +36,13 @@ export function sealMac(mac: string, dataKey: Uint8Array, lastModified: string):
   return sealEnc(Buffer.from(mac, 'utf8'), 'str', dataKey, aad)
 }
 
-function metadataNode(doc: Document, stanzas: { recipient: string; enc: string }[], lastModified: string, mac: string, o: EncryptOptions) {
+function metadataNode(
+  doc: Document,
+  stanzas: { recipient: string; enc: string }[],
+  lastModified: string,
+  mac: string,
+  o: EncryptOptions,
+) {
   const rule = o.rule ?? DEFAULT_RULE
   const meta: Record<string, unknown> = { age: stanzas, lastmodified: lastModified, mac, [rule.kind]: rule.value }
   if (o.macOnlyEncrypted) meta.mac_only_encrypted = true
@@ -48,7 +54,8 @@ function metadataNode(doc: Document, stanzas: { recipient: string; enc: string }
     if (key === 'age' && isSeq(pair.value))
       for (const stanza of pair.value.items)
         if (isMap(stanza))
-          for (const p of stanza.items) if (isScalar(p.key) && p.key.value === 'enc' && isScalar(p.value)) p.value.type = 'BLOCK_LITERAL'
+          for (const p of stanza.items)
+            if (isScalar(p.key) && p.key.value === 'enc' && isScalar(p.value)) p.value.type = 'BLOCK_LITERAL'
   }
   return node
 }
@@ -87,7 +94,9 @@ async function encryptUnguarded(plaintext: string | Document, opts: EncryptOptio
 
   const first = docs[0] as Document
   if (!isMap(first.contents)) throw new SopsError('Malformed', file, 'the top level of a document must be a mapping')
-  first.contents.items.push(first.createPair('sops', metadataNode(first, stanzas, lastModified, sealMac(mac, dataKey, lastModified), opts)))
+  first.contents.items.push(
+    first.createPair('sops', metadataNode(first, stanzas, lastModified, sealMac(mac, dataKey, lastModified), opts)),
+  )
   const text = serialize(docs, { format })
 
   // Fail closed on our own output: it must decrypt and verify with the data key.

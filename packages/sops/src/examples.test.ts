@@ -17,7 +17,9 @@ describe.each(Object.keys(EXAMPLE_SECRETS))('examples/clusters/%s/secrets.sops.y
   })
 
   test('found through sops-style discovery (SOPS_AGE_KEY_FILE)', async () => {
-    const doc = await decryptSopsFile(secretsFile(cluster), { discovery: { env: { SOPS_AGE_KEY_FILE: testKeyFile }, homeDir: '/nonexistent' } })
+    const doc = await decryptSopsFile(secretsFile(cluster), {
+      discovery: { env: { SOPS_AGE_KEY_FILE: testKeyFile }, homeDir: '/nonexistent' },
+    })
     expect(doc.recipients).toHaveLength(1)
   })
 
@@ -59,6 +61,8 @@ describe.each(Object.keys(EXAMPLE_SECRETS))('examples/clusters/%s/secrets.sops.y
   })
 
   test('is not readable without the key', async () => {
-    await expect(decryptSops(readFileSync(secretsFile(cluster), 'utf8'), { identities: [] })).rejects.toMatchObject({ code: 'NoIdentity' })
+    await expect(decryptSops(readFileSync(secretsFile(cluster), 'utf8'), { identities: [] })).rejects.toMatchObject({
+      code: 'NoIdentity',
+    })
   })
 })

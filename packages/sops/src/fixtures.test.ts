@@ -8,7 +8,8 @@ import { encryptSops } from './encrypt.js'
 import { isSopsError } from './errors.js'
 import { type Fixture, fixtureAgeKeys, fixtures } from './test-support/fixtures.js'
 
-const toJson = (v: unknown) => JSON.parse(JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? Number(x) : x))) as unknown
+const toJson = (v: unknown) =>
+  JSON.parse(JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? Number(x) : x))) as unknown
 
 const ageFixtures = fixtures('age')
 const dataKeyFixtures = fixtures('datakey')
@@ -42,12 +43,16 @@ describe('shared sops fixtures', () => {
 
   test('PGP-only files without a data key are Unsupported', async () => {
     const f = dataKeyFixtures[0] as Fixture
-    await expect(decryptSops(f.text, { file: f.name, identities: [fixtureAgeKeys()] })).rejects.toMatchObject({ code: 'Unsupported' })
+    await expect(decryptSops(f.text, { file: f.name, identities: [fixtureAgeKeys()] })).rejects.toMatchObject({
+      code: 'Unsupported',
+    })
   })
 
   test('a wrong data key fails closed', async () => {
     const f = dataKeyFixtures[0] as Fixture
-    await expect(decryptSops(f.text, { file: f.name, dataKey: new Uint8Array(32) })).rejects.toMatchObject({ code: 'MacMismatch' })
+    await expect(decryptSops(f.text, { file: f.name, dataKey: new Uint8Array(32) })).rejects.toMatchObject({
+      code: 'MacMismatch',
+    })
   })
 })
 
@@ -103,40 +108,46 @@ const own: Fixture = {
   ),
 }
 
-describe.each([...ageFixtures, ...dataKeyFixtures, own].map((f) => [f.name, f] as const))('tampering with %s', (_n, f) => {
-  const all = sites(f.text)
+describe.each([...ageFixtures, ...dataKeyFixtures, own].map((f) => [f.name, f] as const))(
+  'tampering with %s',
+  (_n, f) => {
+    const all = sites(f.text)
 
-  test('has sites to tamper with', () => {
-    expect(all.filter((s) => s.kind === 'base64').length).toBeGreaterThanOrEqual(6)
-    expect(all.some((s) => s.kind === 'digit')).toBe(true)
-  })
+    test('has sites to tamper with', () => {
+      expect(all.filter((s) => s.kind === 'base64').length).toBeGreaterThanOrEqual(6)
+      expect(all.some((s) => s.kind === 'digit')).toBe(true)
+    })
 
-  test.prop([fc.nat(), fc.nat(), fc.nat({ max: 63 })], { numRuns: 40 })('one altered character fails closed with the right code', async (si, pos, ch) => {
-    const dataKey = await withDataKey(f)
-    const site = all[si % all.length] as Site
-    const at = site.start + (pos % (site.end - site.start))
-    const old = f.text[at] as string
-    const alphabet = site.kind === 'digit' ? '0123456789' : B64
-    let repl = alphabet[ch % alphabet.length] as string
-    if (repl === old) repl = alphabet[(ch + 1) % alphabet.length] as string
-    const text = f.text.slice(0, at) + repl + f.text.slice(at + 1)
+    test.prop([fc.nat(), fc.nat(), fc.nat({ max: 63 })], { numRuns: 40 })(
+      'one altered character fails closed with the right code',
+      async (si, pos, ch) => {
+        const dataKey = await withDataKey(f)
+        const site = all[si % all.length] as Site
+        const at = site.start + (pos % (site.end - site.start))
+        const old = f.text[at] as string
+        const alphabet = site.kind === 'digit' ? '0123456789' : B64
+        let repl = alphabet[ch % alphabet.length] as string
+        if (repl === old) repl = alphabet[(ch + 1) % alphabet.length] as string
+        const text = f.text.slice(0, at) + repl + f.text.slice(at + 1)
 
-    let expected: string
-    if (site.kind === 'base64') {
-      const field = text.slice(site.start, site.end)
-      const wellFormed = canonicalB64(field) && (!site.tag || Buffer.from(field, 'base64').length === 16)
-      expected = wellFormed ? 'MacMismatch' : 'Malformed'
-    } else if (site.kind === 'digit') {
-      const t = text.slice(site.start, site.end)
-      const d = new Date(`${t}Z`)
-      expected = !Number.isNaN(d.getTime()) && d.toISOString().startsWith(t) ? 'MacMismatch' : 'Malformed'
-    } else expected = 'MacMismatch'
+        let expected: string
+        if (site.kind === 'base64') {
+          const field = text.slice(site.start, site.end)
+          const wellFormed = canonicalB64(field) && (!site.tag || Buffer.from(field, 'base64').length === 16)
+          expected = wellFormed ? 'MacMismatch' : 'Malformed'
+        } else if (site.kind === 'digit') {
+          const t = text.slice(site.start, site.end)
+          const d = new Date(`${t}Z`)
+          expected = !Number.isNaN(d.getTime()) && d.toISOString().startsWith(t) ? 'MacMismatch' : 'Malformed'
+        } else expected = 'MacMismatch'
 
-    const err = await decryptSops(text, { file: f.name, dataKey }).then(
-      () => undefined,
-      (e: unknown) => e,
+        const err = await decryptSops(text, { file: f.name, dataKey }).then(
+          () => undefined,
+          (e: unknown) => e,
+        )
+        expect(isSopsError(err)).toBe(true)
+        expect((err as { code: string }).code).toBe(expected)
+      },
     )
-    expect(isSopsError(err)).toBe(true)
-    expect((err as { code: string }).code).toBe(expected)
-  })
-})
+  },
+)

@@ -33,13 +33,18 @@ export async function writeFileAtomic(path: string, text: string, opts: AtomicWr
     await opts.beforeRename?.(tmp)
     if (opts.expectedCurrent !== undefined) {
       const now = await readFile(path, 'utf8')
-      if (now !== opts.expectedCurrent) throw new SopsError('WriteFailed', path, 'the file changed while it was being updated')
+      if (now !== opts.expectedCurrent)
+        throw new SopsError('WriteFailed', path, 'the file changed while it was being updated')
     }
     await rename(tmp, path)
   } catch (e) {
     await unlink(tmp).catch(() => undefined)
     if (e instanceof SopsError) throw e
     const code = (e as { code?: unknown } | null)?.code
-    throw new SopsError('WriteFailed', path, `could not write (${typeof code === 'string' ? code : 'error'}); the original is untouched`)
+    throw new SopsError(
+      'WriteFailed',
+      path,
+      `could not write (${typeof code === 'string' ? code : 'error'}); the original is untouched`,
+    )
   }
 }

@@ -21,11 +21,14 @@ describe('formatFloat (Go FormatFloat f, -1)', () => {
     expect(formatFloat(f)).toBe(s)
   })
 
-  test.prop([fc.double({ noNaN: true, noDefaultInfinity: true })], { numRuns: 300 })('never uses an exponent and round-trips', (f) => {
-    const s = formatFloat(f)
-    expect(s).not.toMatch(/e/i)
-    expect(Object.is(parseGoFloat(s), f)).toBe(true)
-  })
+  test.prop([fc.double({ noNaN: true, noDefaultInfinity: true })], { numRuns: 300 })(
+    'never uses an exponent and round-trips',
+    (f) => {
+      const s = formatFloat(f)
+      expect(s).not.toMatch(/e/i)
+      expect(Object.is(parseGoFloat(s), f)).toBe(true)
+    },
+  )
 })
 
 describe('Go parsers', () => {

@@ -24,7 +24,12 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 describe('parseIdentities', () => {
   test('ignores comments and empty lines; reports bad lines by number only', () => {
     const problems: string[] = []
-    const ids = parseIdentities(`# created: x\n# public key: age1...\n\n${id1}\nnot-a-key-secretish\n`, 'keys.txt', false, problems)
+    const ids = parseIdentities(
+      `# created: x\n# public key: age1...\n\n${id1}\nnot-a-key-secretish\n`,
+      'keys.txt',
+      false,
+      problems,
+    )
     expect(ids).toHaveLength(1)
     expect(ids[0]?.source).toBe('keys.txt line 4')
     expect(problems).toEqual(['keys.txt line 5: not an age identity'])
@@ -52,7 +57,12 @@ describe('discoverIdentities (env and home are arguments)', () => {
         return `${id2}\n`
       },
     })
-    expect(r.identities.map((i) => i.source.split(' ')[0])).toEqual(['SOPS_AGE_KEY', 'SOPS_AGE_KEY_FILE', 'SOPS_AGE_KEY_CMD', join(home, '.config', 'sops', 'age', 'keys.txt')])
+    expect(r.identities.map((i) => i.source.split(' ')[0])).toEqual([
+      'SOPS_AGE_KEY',
+      'SOPS_AGE_KEY_FILE',
+      'SOPS_AGE_KEY_CMD',
+      join(home, '.config', 'sops', 'age', 'keys.txt'),
+    ])
     expect(calls).toEqual([{ argv: ['get-key', '--vault', 'a b'], recipient: 'age1example' }])
     expect(r.problems).toEqual([])
   })
@@ -72,9 +82,15 @@ describe('discoverIdentities (env and home are arguments)', () => {
 
   test('a real SOPS_AGE_KEY_CMD runs without a shell and sees SOPS_AGE_RECIPIENT', async () => {
     writeFileSync(join(dir, 'cmdkey.txt'), `${id1}\n`)
-    const r = await discoverIdentities({ env: { PATH: process.env.PATH, SOPS_AGE_KEY_CMD: `cat ${join(dir, 'cmdkey.txt')}` }, homeDir: dir })
+    const r = await discoverIdentities({
+      env: { PATH: process.env.PATH, SOPS_AGE_KEY_CMD: `cat ${join(dir, 'cmdkey.txt')}` },
+      homeDir: dir,
+    })
     expect(r.identities).toHaveLength(1)
-    const bad = await discoverIdentities({ env: { PATH: process.env.PATH, SOPS_AGE_KEY_CMD: 'false --secret-arg-canary' }, homeDir: dir })
+    const bad = await discoverIdentities({
+      env: { PATH: process.env.PATH, SOPS_AGE_KEY_CMD: 'false --secret-arg-canary' },
+      homeDir: dir,
+    })
     expect(bad.identities).toHaveLength(0)
     expect(bad.problems.join()).toContain('SOPS_AGE_KEY_CMD: command failed')
     expect(bad.problems.join()).not.toContain('secret-arg-canary')
@@ -95,12 +111,16 @@ describe('decrypt: identity errors', () => {
   })
 
   test('NoIdentity when nothing is found or given', async () => {
-    await expect(decryptSops(enc, { file: 's.yaml', discovery: { env: {}, homeDir: join(dir, 'nohome') } })).rejects.toMatchObject({
+    await expect(
+      decryptSops(enc, { file: 's.yaml', discovery: { env: {}, homeDir: join(dir, 'nohome') } }),
+    ).rejects.toMatchObject({
       code: 'NoIdentity',
       file: 's.yaml',
     })
     await expect(decryptSops(enc, { file: 's.yaml' })).rejects.toMatchObject({ code: 'NoIdentity' })
-    await expect(decryptSops(enc, { file: 's.yaml', identities: ['AGE-SECRET-KEY-1BROKEN'] })).rejects.toMatchObject({ code: 'NoIdentity' })
+    await expect(decryptSops(enc, { file: 's.yaml', identities: ['AGE-SECRET-KEY-1BROKEN'] })).rejects.toMatchObject({
+      code: 'NoIdentity',
+    })
   })
 
   test('IdentityMismatch lists the recipients and never the key', async () => {

@@ -48,7 +48,12 @@ export function identitiesFromStrings(keys: readonly string[], source = 'caller'
  * Parses a keys file: one identity per line (or several per line for SOPS_AGE_KEY), empty lines and
  * lines starting with `#` ignored. Bad lines are reported in `problems` by line number only.
  */
-export function parseIdentities(text: string, source: string, multiplePerLine: boolean, problems: string[]): AgeIdentity[] {
+export function parseIdentities(
+  text: string,
+  source: string,
+  multiplePerLine: boolean,
+  problems: string[],
+): AgeIdentity[] {
   const out: AgeIdentity[] = []
   text.split(/\r?\n/).forEach((raw, i) => {
     const line = raw.trim()

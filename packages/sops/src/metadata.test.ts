@@ -11,7 +11,11 @@ const dataKey = new Uint8Array(32).fill(5)
 
 beforeAll(async () => {
   identity = await age.generateIdentity()
-  enc = await encryptSops('a: 1\nb: two\n', { recipients: [await age.identityToRecipient(identity)], dataKey, file: 'm.yaml' })
+  enc = await encryptSops('a: 1\nb: two\n', {
+    recipients: [await age.identityToRecipient(identity)],
+    dataKey,
+    file: 'm.yaml',
+  })
 })
 
 /** Edits the (unauthenticated) sops block of `enc`. */
@@ -66,14 +70,28 @@ describe('sops metadata', () => {
   })
 
   test('missing mac or lastmodified is Malformed; a missing sops block is NotEncrypted', async () => {
-    await expect(decryptSops(editMeta((m) => delete m.mac), { dataKey })).rejects.toMatchObject({ code: 'Malformed' })
-    await expect(decryptSops(editMeta((m) => delete m.lastmodified), { dataKey })).rejects.toMatchObject({ code: 'Malformed' })
+    await expect(
+      decryptSops(
+        editMeta((m) => delete m.mac),
+        { dataKey },
+      ),
+    ).rejects.toMatchObject({ code: 'Malformed' })
+    await expect(
+      decryptSops(
+        editMeta((m) => delete m.lastmodified),
+        { dataKey },
+      ),
+    ).rejects.toMatchObject({ code: 'Malformed' })
     await expect(decryptSops('a: 1\n', { dataKey })).rejects.toMatchObject({ code: 'NotEncrypted' })
     await expect(decryptSops('', { dataKey })).rejects.toMatchObject({ code: 'NotEncrypted' })
   })
 
   test('a regex rule with a Go (?i) flag works; a JS-incompatible one is Unsupported', async () => {
-    const text = await encryptSops('Secret: s\nplain: p\n', { recipients: [await age.identityToRecipient(identity)], dataKey, rule: { kind: 'encrypted_regex', value: '(?i)^secret$' } })
+    const text = await encryptSops('Secret: s\nplain: p\n', {
+      recipients: [await age.identityToRecipient(identity)],
+      dataKey,
+      rule: { kind: 'encrypted_regex', value: '(?i)^secret$' },
+    })
     expect(text).toMatch(/Secret: ENC\[/)
     expect(text).toContain('plain: p')
     expect((await decryptSops(text, { dataKey })).get('Secret')?.reveal()).toBe('s')
@@ -88,7 +106,10 @@ describe('sops metadata', () => {
   })
 
   test('multi-document YAML: every document is walked, metadata in the first', async () => {
-    const text = await encryptSops('a: 1\n---\nb: secret-b\n', { recipients: [await age.identityToRecipient(identity)], dataKey })
+    const text = await encryptSops('a: 1\n---\nb: secret-b\n', {
+      recipients: [await age.identityToRecipient(identity)],
+      dataKey,
+    })
     expect(text).not.toContain('secret-b')
     const doc = await decryptSops(text, { dataKey })
     expect(doc.documentCount).toBe(2)

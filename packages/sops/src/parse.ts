@@ -25,7 +25,11 @@ export function parseDocuments(text: string, file: string): Document[] {
     if (err) {
       const line = err.linePos?.[0]
       const where = line ? ` (line ${line.line}, column ${line.col})` : ''
-      throw new SopsError('Malformed', file, `not valid ${formatFromName(file) === 'json' ? 'JSON' : 'YAML'}: ${err.code}${where}`)
+      throw new SopsError(
+        'Malformed',
+        file,
+        `not valid ${formatFromName(file) === 'json' ? 'JSON' : 'YAML'}: ${err.code}${where}`,
+      )
     }
   }
   return list

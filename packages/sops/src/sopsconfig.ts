@@ -35,7 +35,10 @@ export async function findSopsConfig(start: string): Promise<string | undefined>
 function stringList(v: unknown): string[] {
   if (v === undefined || v === null) return []
   const items = Array.isArray(v) ? v : [v]
-  return items.flatMap((x) => String(x).split(',')).map((s) => s.trim()).filter((s) => s !== '')
+  return items
+    .flatMap((x) => String(x).split(','))
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
 }
 
 type RawRule = Record<string, unknown>
@@ -50,14 +53,20 @@ export function creationRuleFor(configText: string, configPath: string, file: st
   }
   const rules = (conf as { creation_rules?: unknown } | null)?.creation_rules
   if (!Array.isArray(rules)) throw new SopsError('Malformed', configPath, 'no creation_rules list')
-  const rel = relative(dirname(resolve(configPath)), resolve(file)).split(sep).join('/')
+  const rel = relative(dirname(resolve(configPath)), resolve(file))
+    .split(sep)
+    .join('/')
   const chosen = (rules as RawRule[]).find((r) => {
     const re = r?.path_regex
     if (typeof re !== 'string' || re === '') return true
     try {
       return new RegExp(re, 'u').test(rel)
     } catch {
-      throw new SopsError('Unsupported', configPath, `path_regex ${JSON.stringify(re)} is not a JavaScript-compatible regular expression`)
+      throw new SopsError(
+        'Unsupported',
+        configPath,
+        `path_regex ${JSON.stringify(re)} is not a JavaScript-compatible regular expression`,
+      )
     }
   })
   if (!chosen) throw new SopsError('Malformed', configPath, `no creation rule matches ${rel}`)
@@ -65,11 +74,13 @@ export function creationRuleFor(configText: string, configPath: string, file: st
   const groups = Array.isArray(chosen.key_groups) ? (chosen.key_groups as RawRule[]) : []
   if (groups.length > 1) throw new SopsError('Unsupported', configPath, 'several key_groups (Shamir) are not supported')
   const recipients = [...stringList(chosen.age), ...stringList(groups[0]?.age)]
-  if (recipients.length === 0) throw new SopsError('Unsupported', configPath, `the creation rule for ${rel} has no age recipients`)
+  if (recipients.length === 0)
+    throw new SopsError('Unsupported', configPath, `the creation rule for ${rel} has no age recipients`)
   for (const k of ['unencrypted_comment_regex', 'encrypted_comment_regex'])
     if (chosen[k]) throw new SopsError('Unsupported', configPath, `the ${k} rule is not supported`)
   const kinds = RULE_KINDS.filter((k) => typeof chosen[k] === 'string' && chosen[k] !== '')
-  if (kinds.length > 1) throw new SopsError('Malformed', configPath, `several encryption rules are set: ${kinds.join(', ')}`)
+  if (kinds.length > 1)
+    throw new SopsError('Malformed', configPath, `several encryption rules are set: ${kinds.join(', ')}`)
   const kind = kinds[0]
   return {
     recipients,

@@ -59,18 +59,25 @@ export function decryptTree(docs: readonly Document[], o: TreeOptions): Decrypte
       let leaf: Leaf | undefined
       if (!encrypted) {
         leaf = leafFromScalar(scalar.value, scalar.source)
-        if (!leaf) throw new SopsError('Malformed', o.file, 'unsupported clear-text value (integer out of range?)', { path })
+        if (!leaf)
+          throw new SopsError('Malformed', o.file, 'unsupported clear-text value (integer out of range?)', { path })
       } else if (scalar.value === '') {
         leaf = leafFromScalar('') // sops leaves empty strings unencrypted
       } else {
         if (typeof scalar.value !== 'string' || !looksEncrypted(scalar.value))
-          throw new SopsError('Malformed', o.file, 'value is not encrypted although the rules say it should be', { path })
+          throw new SopsError('Malformed', o.file, 'value is not encrypted although the rules say it should be', {
+            path,
+          })
         const enc = parseEnc(scalar.value)
         if (!enc || enc.type === 'comment') throw new SopsError('Malformed', o.file, 'malformed ENC[] value', { path })
         const plain = openEnc(enc, o.dataKey, aadFor(path))
-        if (!plain) throw new SopsError('MacMismatch', o.file, 'value failed authentication (altered value, iv, tag or key)', { path })
+        if (!plain)
+          throw new SopsError('MacMismatch', o.file, 'value failed authentication (altered value, iv, tag or key)', {
+            path,
+          })
         leaf = leafFromPlaintext(plain, enc.type)
-        if (!leaf) throw new SopsError('Malformed', o.file, `decrypted value does not parse as type ${enc.type}`, { path })
+        if (!leaf)
+          throw new SopsError('Malformed', o.file, `decrypted value does not parse as type ${enc.type}`, { path })
         scalar.value = leaf.value
         scalar.type = undefined
         scalar.tag = undefined
@@ -82,19 +89,22 @@ export function decryptTree(docs: readonly Document[], o: TreeOptions): Decrypte
     comment(slot) {
       if (!o.shouldEncrypt(slot.path)) return
       let changed = false
-      const lines = slot.get().split('\n').map((line) => {
-        const enc = looksEncrypted(line.trim()) ? parseEnc(line.trim()) : undefined
-        if (!enc || enc.type !== 'comment') return line
-        for (const aad of commentAads(slot.path)) {
-          const plain = openEnc(enc, o.dataKey, aad)
-          if (plain) {
-            changed = true
-            return Buffer.from(plain).toString('utf8')
+      const lines = slot
+        .get()
+        .split('\n')
+        .map((line) => {
+          const enc = looksEncrypted(line.trim()) ? parseEnc(line.trim()) : undefined
+          if (!enc || enc.type !== 'comment') return line
+          for (const aad of commentAads(slot.path)) {
+            const plain = openEnc(enc, o.dataKey, aad)
+            if (plain) {
+              changed = true
+              return Buffer.from(plain).toString('utf8')
+            }
           }
-        }
-        undecryptedComments++
-        return line
-      })
+          undecryptedComments++
+          return line
+        })
       if (changed) slot.set(lines.join('\n'))
     },
   })
@@ -110,7 +120,8 @@ export function encryptTree(docs: readonly Document[], o: TreeOptions): string {
       if (typeof scalar.value === 'string' && looksEncrypted(scalar.value))
         throw new SopsError('Malformed', o.file, 'value is already encrypted', { path })
       const leaf = leafFromScalar(scalar.value, scalar.source)
-      if (!leaf) throw new SopsError('Malformed', o.file, 'unsupported value (integer out of range or bad timestamp)', { path })
+      if (!leaf)
+        throw new SopsError('Malformed', o.file, 'unsupported value (integer out of range or bad timestamp)', { path })
       if (!o.macOnlyEncrypted || encrypted) hash.update(leaf.macBytes)
       if (!encrypted || leaf.value === '') return
       scalar.value = sealEnc(plaintextOf(leaf), leaf.type, o.dataKey, aadFor(path))
@@ -119,10 +130,13 @@ export function encryptTree(docs: readonly Document[], o: TreeOptions): string {
     },
     comment(slot) {
       if (!o.shouldEncrypt(slot.path)) return
-      const lines = slot.get().split('\n').map((line) => {
-        if (line === '' || looksEncrypted(line.trim())) return line
-        return sealEnc(Buffer.from(line, 'utf8'), 'comment', o.dataKey, aadFor(slot.path))
-      })
+      const lines = slot
+        .get()
+        .split('\n')
+        .map((line) => {
+          if (line === '' || looksEncrypted(line.trim())) return line
+          return sealEnc(Buffer.from(line, 'utf8'), 'comment', o.dataKey, aadFor(slot.path))
+        })
       slot.set(lines.join('\n'))
     },
   })

@@ -39,10 +39,14 @@ describe('value types', () => {
     const enc = await encryptSops('x: false\n', { recipients: [recipient], dataKey })
     for (const form of ['0', 'f', 'FALSE', 'False']) {
       const v = sealEnc(Buffer.from(form), 'bool', dataKey, 'x:')
-      expect((await decryptSops(enc.replace(/x: ENC\[[^\]]*\]/, `x: ${v}`), { dataKey })).get('x')?.reveal()).toBe(false)
+      expect((await decryptSops(enc.replace(/x: ENC\[[^\]]*\]/, `x: ${v}`), { dataKey })).get('x')?.reveal()).toBe(
+        false,
+      )
     }
     const wrong = sealEnc(Buffer.from('no'), 'bool', dataKey, 'x:')
-    await expect(decryptSops(enc.replace(/x: ENC\[[^\]]*\]/, `x: ${wrong}`), { dataKey })).rejects.toMatchObject({ code: 'Malformed' })
+    await expect(decryptSops(enc.replace(/x: ENC\[[^\]]*\]/, `x: ${wrong}`), { dataKey })).rejects.toMatchObject({
+      code: 'Malformed',
+    })
   })
 
   test('a non-canonical float plaintext is normalised for the MAC like Go (3.140 -> 3.14)', async () => {
@@ -53,6 +57,9 @@ describe('value types', () => {
 
   test('a clear value in an encrypted path is refused (a hand-added plaintext key)', async () => {
     const enc = await encryptSops('x: 1\n', { recipients: [recipient], dataKey })
-    await expect(decryptSops(`added: plain\n${enc}`, { dataKey })).rejects.toMatchObject({ code: 'Malformed', path: ['added'] })
+    await expect(decryptSops(`added: plain\n${enc}`, { dataKey })).rejects.toMatchObject({
+      code: 'Malformed',
+      path: ['added'],
+    })
   })
 })

@@ -45,7 +45,11 @@ describe('mergeSopsText', () => {
       ],
       { identities: [identity], file: 'secrets.sops.yaml', now: new Date('2030-01-01T00:00:00Z') },
     )
-    expect(r.added).toEqual([['cloud-init', 'ssh-keys', 'adopted-0123456789abcdef'], ['cloud-init', 'passwords', 'default'], ['brand-new', 'n']])
+    expect(r.added).toEqual([
+      ['cloud-init', 'ssh-keys', 'adopted-0123456789abcdef'],
+      ['cloud-init', 'passwords', 'default'],
+      ['brand-new', 'n'],
+    ])
     expect(r.existing).toEqual([['cloud-init', 'ssh-keys', 'main']])
     const out = r.text as string
     // unchanged values keep their exact ciphertext (minimal diff); the MAC and lastmodified change
@@ -71,20 +75,32 @@ describe('mergeSopsText', () => {
   })
 
   test('refuses to add below a scalar, or to touch sops metadata', async () => {
-    await expect(mergeSopsText(base, [{ path: 'secrets.proxops-user.x', value: 'x' }], { identities: [identity] })).rejects.toMatchObject({
+    await expect(
+      mergeSopsText(base, [{ path: 'secrets.proxops-user.x', value: 'x' }], { identities: [identity] }),
+    ).rejects.toMatchObject({
       code: 'Malformed',
     })
-    await expect(mergeSopsText(base, [{ path: 'sops.x', value: 'x' }], { identities: [identity] })).rejects.toMatchObject({ code: 'Malformed' })
+    await expect(
+      mergeSopsText(base, [{ path: 'sops.x', value: 'x' }], { identities: [identity] }),
+    ).rejects.toMatchObject({ code: 'Malformed' })
   })
 
   test('a tampered input is refused before anything is added', async () => {
     const tampered = base.replace('note_unencrypted: hello', 'note_unencrypted: hellO')
-    await expect(mergeSopsText(tampered, [{ path: 'x', value: 'y' }], { identities: [identity] })).rejects.toMatchObject({ code: 'MacMismatch' })
+    await expect(
+      mergeSopsText(tampered, [{ path: 'x', value: 'y' }], { identities: [identity] }),
+    ).rejects.toMatchObject({ code: 'MacMismatch' })
   })
 
-  test.prop([fc.uniqueArray(fc.stringMatching(/^[a-z0-9][a-z0-9-]{0,15}$/), { minLength: 1, maxLength: 5 }), fc.string({ maxLength: 30 })], {
-    numRuns: 15,
-  })('any set of new ssh-key names merges and verifies', async (names, value) => {
+  test.prop(
+    [
+      fc.uniqueArray(fc.stringMatching(/^[a-z0-9][a-z0-9-]{0,15}$/), { minLength: 1, maxLength: 5 }),
+      fc.string({ maxLength: 30 }),
+    ],
+    {
+      numRuns: 15,
+    },
+  )('any set of new ssh-key names merges and verifies', async (names, value) => {
     const r = await mergeSopsText(
       base,
       names.map((n) => ({ path: ['cloud-init', 'ssh-keys', n], value })),
@@ -98,33 +114,42 @@ describe('mergeSopsText', () => {
 })
 
 describe('merging into files written by sops', () => {
-  test.each(fixtures('age').map((f) => [f.name, f] as const))('%s: only the new key, lastmodified and mac lines change', async (_n, f) => {
-    const r = await mergeSopsText(f.text, [{ path: ['complex', 'added'], value: 'new value' }], { identities: [fixtureAgeKeys()], file: f.name })
-    const before = f.text.split('\n')
-    const after = (r.text as string).split('\n')
-    const minus = (a: string[], b: string[]) => {
-      const left = [...b]
-      return a.filter((l) => {
-        const i = left.indexOf(l)
-        if (i < 0) return true
-        left.splice(i, 1)
-        return false
+  test.each(fixtures('age').map((f) => [f.name, f] as const))(
+    '%s: only the new key, lastmodified and mac lines change',
+    async (_n, f) => {
+      const r = await mergeSopsText(f.text, [{ path: ['complex', 'added'], value: 'new value' }], {
+        identities: [fixtureAgeKeys()],
+        file: f.name,
       })
-    }
-    const removed = minus(before, after)
-    const addedLines = minus(after, before)
-    const expected = ['lastmodified', 'mac'].concat(f.name.endsWith('.json') ? [']'] : []) // JSON: the "]" before the new key gains a comma
-    expect(removed.map((l) => l.trim().replace(/^"?(\w+)"?:.*$/, '$1')).sort()).toEqual(expected.sort())
-    expect(addedLines.length).toBe(removed.length + 1)
-    const doc = await decryptSops(r.text as string, { identities: [fixtureAgeKeys()], file: f.name })
-    expect(doc.get('complex.added')?.reveal()).toBe('new value')
-    expect(doc.get('secret')?.reveal()).toBe('this is a secret')
-  })
+      const before = f.text.split('\n')
+      const after = (r.text as string).split('\n')
+      const minus = (a: string[], b: string[]) => {
+        const left = [...b]
+        return a.filter((l) => {
+          const i = left.indexOf(l)
+          if (i < 0) return true
+          left.splice(i, 1)
+          return false
+        })
+      }
+      const removed = minus(before, after)
+      const addedLines = minus(after, before)
+      const expected = ['lastmodified', 'mac'].concat(f.name.endsWith('.json') ? [']'] : []) // JSON: the "]" before the new key gains a comma
+      expect(removed.map((l) => l.trim().replace(/^"?(\w+)"?:.*$/, '$1')).sort()).toEqual(expected.sort())
+      expect(addedLines.length).toBe(removed.length + 1)
+      const doc = await decryptSops(r.text as string, { identities: [fixtureAgeKeys()], file: f.name })
+      expect(doc.get('complex.added')?.reveal()).toBe('new value')
+      expect(doc.get('secret')?.reveal()).toBe('this is a secret')
+    },
+  )
 })
 
 describe('mergeSopsText with rotateDataKey', () => {
   test('re-encrypts everything under a new data key to the same recipients', async () => {
-    const r = await mergeSopsText(base, [{ path: 'cloud-init.passwords.default', value: 'pw' }], { identities: [identity], rotateDataKey: true })
+    const r = await mergeSopsText(base, [{ path: 'cloud-init.passwords.default', value: 'pw' }], {
+      identities: [identity],
+      rotateDataKey: true,
+    })
     const out = r.text as string
     const oldToken = /proxops-token: (ENC\[[^\]]+\])/.exec(base)?.[1] as string
     expect(out).not.toContain(oldToken)
@@ -145,7 +170,9 @@ describe('mergeSopsFile', () => {
   test('writes through <file>.proxops-tmp and an atomic rename, keeping the file mode', async () => {
     const file = join(dir, 'a.sops.yaml')
     writeFileSync(file, base, { mode: 0o640 })
-    const r = await mergeSopsFile(file, [{ path: 'cloud-init.passwords.default', value: 'pw' }], { identities: [identity] })
+    const r = await mergeSopsFile(file, [{ path: 'cloud-init.passwords.default', value: 'pw' }], {
+      identities: [identity],
+    })
     expect(r.written).toBe(true)
     expect(existsSync(tmpPathFor(file))).toBe(false)
     const doc = await decryptSops(readFileSync(file, 'utf8'), { identities: [identity] })
@@ -193,7 +220,9 @@ describe('mergeSopsFile', () => {
     const file = join(dir, 'e.sops.yaml')
     writeFileSync(file, base)
     const stranger = await age.generateIdentity()
-    await expect(mergeSopsFile(file, [{ path: 'x', value: 'y' }], { identities: [stranger] })).rejects.toMatchObject({ code: 'IdentityMismatch' })
+    await expect(mergeSopsFile(file, [{ path: 'x', value: 'y' }], { identities: [stranger] })).rejects.toMatchObject({
+      code: 'IdentityMismatch',
+    })
     expect(readFileSync(file, 'utf8')).toBe(base)
   })
 })

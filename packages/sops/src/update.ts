@@ -61,8 +61,14 @@ function scalarFor(value: SecretAddition['value']): Scalar {
 }
 
 /** Inserts `value` at `path` unless the path exists; returns whether it was added. */
-function insert(doc: Document, path: readonly string[], value: SecretAddition['value'], file: string): Scalar | undefined {
-  if (path.length === 0 || path[0] === 'sops') throw new SopsError('Malformed', file, 'invalid key path for an addition', { path })
+function insert(
+  doc: Document,
+  path: readonly string[],
+  value: SecretAddition['value'],
+  file: string,
+): Scalar | undefined {
+  if (path.length === 0 || path[0] === 'sops')
+    throw new SopsError('Malformed', file, 'invalid key path for an addition', { path })
   const root = doc.contents
   if (!isMap(root)) throw new SopsError('Malformed', file, 'the top level of a document must be a mapping')
   let map: YAMLMap = root
@@ -72,7 +78,10 @@ function insert(doc: Document, path: readonly string[], value: SecretAddition['v
     const last = i === path.length - 1
     if (pair) {
       if (last) return undefined
-      if (!isMap(pair.value)) throw new SopsError('Malformed', file, 'cannot add below a value that is not a mapping', { path: path.slice(0, i + 1) })
+      if (!isMap(pair.value))
+        throw new SopsError('Malformed', file, 'cannot add below a value that is not a mapping', {
+          path: path.slice(0, i + 1),
+        })
       map = pair.value as YAMLMap
       continue
     }
@@ -89,11 +98,19 @@ function insert(doc: Document, path: readonly string[], value: SecretAddition['v
 }
 
 /** Adds keys to sops text; the input is decrypted and its MAC verified first. */
-export async function mergeSopsText(text: string, additions: readonly SecretAddition[], opts: MergeOptions = {}): Promise<MergeTextResult> {
+export async function mergeSopsText(
+  text: string,
+  additions: readonly SecretAddition[],
+  opts: MergeOptions = {},
+): Promise<MergeTextResult> {
   return guarded(opts.file ?? '<input>', 'Malformed', () => mergeUnguarded(text, additions, opts))
 }
 
-async function mergeUnguarded(text: string, additions: readonly SecretAddition[], opts: MergeOptions): Promise<MergeTextResult> {
+async function mergeUnguarded(
+  text: string,
+  additions: readonly SecretAddition[],
+  opts: MergeOptions,
+): Promise<MergeTextResult> {
   const file = opts.file ?? '<input>'
   const format = opts.format ?? formatFromName(file)
   const parsed = parseSops(text, file, format)
@@ -129,7 +146,8 @@ async function mergeUnguarded(text: string, additions: readonly SecretAddition[]
   const { mac } = decryptTree(copy, { file, dataKey, shouldEncrypt, macOnlyEncrypted: metadata.macOnlyEncrypted })
   const lastModified = formatLastModified(opts.now ?? new Date())
   const sopsNode = (first.contents as YAMLMap).items.find((p) => isScalar(p.key) && p.key.value === 'sops')?.value
-  if (!isMap(sopsNode)) throw new SopsError('Malformed', file, 'sops metadata must be in the first document to update it')
+  if (!isMap(sopsNode))
+    throw new SopsError('Malformed', file, 'sops metadata must be in the first document to update it')
   setScalar(sopsNode, 'lastmodified', lastModified, file, 'QUOTE_DOUBLE')
   setScalar(sopsNode, 'mac', sealMac(mac, dataKey, lastModified), file)
   const out = serialize(parsed.docs, { format, ...detectStyle(text, format) })
@@ -137,7 +155,8 @@ async function mergeUnguarded(text: string, additions: readonly SecretAddition[]
   // Fail closed on our own output: it must verify and hold every addition.
   const check = decryptParsed(parseSops(out, file, format), dataKey)
   for (const path of added)
-    if (!check.has(path)) throw new SopsError('Malformed', file, 'internal check failed: an addition is missing', { path })
+    if (!check.has(path))
+      throw new SopsError('Malformed', file, 'internal check failed: an addition is missing', { path })
   return { text: out, added, existing }
 }
 
@@ -150,7 +169,11 @@ async function mergeRotating(
 ): Promise<MergeTextResult> {
   const { file, format, metadata } = parsed
   if (metadata.otherKeyKinds.length > 0)
-    throw new SopsError('Unsupported', file, `rotating the data key would drop the ${metadata.otherKeyKinds.join(', ')} keys`)
+    throw new SopsError(
+      'Unsupported',
+      file,
+      `rotating the data key would drop the ${metadata.otherKeyKinds.join(', ')} keys`,
+    )
   const docs = parseDocuments(plainText, file)
   const added: string[][] = []
   const existing: string[][] = []
@@ -188,6 +211,9 @@ export async function mergeSopsFile(
   }
   const r = await mergeSopsText(text, additions, { ...opts, file: path })
   if (r.text === undefined) return { written: false, added: r.added, existing: r.existing }
-  await writeFileAtomic(path, r.text, { expectedCurrent: text, ...(opts.beforeRename ? { beforeRename: opts.beforeRename } : {}) })
+  await writeFileAtomic(path, r.text, {
+    expectedCurrent: text,
+    ...(opts.beforeRename ? { beforeRename: opts.beforeRename } : {}),
+  })
   return { written: true, added: r.added, existing: r.existing }
 }

@@ -1,7 +1,17 @@
 // Walks yaml Document nodes in file order, the way sops.go walkBranch/walkSlice does: key order and
 // sequence order are kept, list indices are not part of the path, nulls are skipped, and the `sops`
 // key of each document is left out. Plain JS objects are never walked (they reorder "8006"-like keys).
-import { type Document, type Node, type Scalar, type YAMLMap, type YAMLSeq, isAlias, isMap, isScalar, isSeq } from 'yaml'
+import {
+  type Document,
+  type Node,
+  type Scalar,
+  type YAMLMap,
+  type YAMLSeq,
+  isAlias,
+  isMap,
+  isScalar,
+  isSeq,
+} from 'yaml'
 import { SopsError } from './errors.js'
 
 /** A comment holder: one `commentBefore`/`comment` field, with the path sops uses as its AAD. */
@@ -21,8 +31,7 @@ type Commented = { commentBefore?: string | null; comment?: string | null }
 function comments(holder: Commented, path: readonly string[], v: Visitor): void {
   if (!v.comment) return
   for (const field of ['commentBefore', 'comment'] as const) {
-    if (holder[field])
-      v.comment({ path, get: () => holder[field] ?? '', set: (t) => void (holder[field] = t) })
+    if (holder[field]) v.comment({ path, get: () => holder[field] ?? '', set: (t) => void (holder[field] = t) })
   }
 }
 
@@ -56,7 +65,13 @@ function walkSeq(seq: YAMLSeq, path: readonly string[], file: string, v: Visitor
   for (const item of seq.items) walkValue(item, path, path, file, v)
 }
 
-function walkValue(node: unknown, path: readonly string[], container: readonly string[], file: string, v: Visitor): void {
+function walkValue(
+  node: unknown,
+  path: readonly string[],
+  container: readonly string[],
+  file: string,
+  v: Visitor,
+): void {
   if (node === null || node === undefined) return
   if (isAlias(node)) throw new SopsError('Unsupported', file, 'YAML aliases are not supported', { path })
   if (isScalar(node)) {

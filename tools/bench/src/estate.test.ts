@@ -37,7 +37,11 @@ describe('estate generator', () => {
 
   it('produces a repository the loader accepts, with every guest on the given nodes', async () => {
     const root = temp()
-    const repo = writeEstateRepo(root, { baseUrl: 'https://pve.example.invalid:8006', fingerprint: Array.from({ length: 32 }, () => 'AB').join(':') }, { seed: 4, guests: 25, nodes: ['pve1', 'pve2', 'pve3'], lxcEvery: 5, state: 'started' })
+    const repo = writeEstateRepo(
+      root,
+      { baseUrl: 'https://pve.example.invalid:8006', fingerprint: Array.from({ length: 32 }, () => 'AB').join(':') },
+      { seed: 4, guests: 25, nodes: ['pve1', 'pve2', 'pve3'], lxcEvery: 5, state: 'started' },
+    )
     const model = await loadRepository({ root })
     expect(model.errors).toEqual([])
     const cluster = model.clusters[0]

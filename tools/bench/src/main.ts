@@ -24,18 +24,32 @@ for (const s of scenarios) {
   try {
     results.push(...(await s.run({ quick })))
   } catch (err) {
-    results.push({ scenario: s.name, figure: `error: ${err instanceof Error ? err.message : String(err)}`, target: s.target, pass: false, data: {} })
+    results.push({
+      scenario: s.name,
+      figure: `error: ${err instanceof Error ? err.message : String(err)}`,
+      target: s.target,
+      pass: false,
+      data: {},
+    })
   }
 }
 
-const rows = [['scenario', 'figure', 'target', 'result'], ...results.map((r) => [r.scenario, r.figure, r.target, r.pass ? 'pass' : 'FAIL'])]
+const rows = [
+  ['scenario', 'figure', 'target', 'result'],
+  ...results.map((r) => [r.scenario, r.figure, r.target, r.pass ? 'pass' : 'FAIL']),
+]
 const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))
 const line = (r: string[]): string => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`
 console.log(line(rows[0]!))
 console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`)
 for (const r of rows.slice(1)) console.log(line(r))
 
-const machine = { node: process.version, cpus: (await import('node:os')).cpus().length, platform: process.platform, quick }
+const machine = {
+  node: process.version,
+  cpus: (await import('node:os')).cpus().length,
+  platform: process.platform,
+  quick,
+}
 mkdirSync(dirname(out), { recursive: true })
 writeFileSync(out, JSON.stringify({ machine, results }, null, 2) + '\n')
 process.stderr.write(`bench: results written to ${out}\n`)

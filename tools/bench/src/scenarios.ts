@@ -41,12 +41,17 @@ function tempRepo(sim: Simulator, estate: EstateOptions): { root: string; env: N
   git('init', '-q', '-b', 'main')
   git('add', '-A')
   git('-c', 'user.name=bench', '-c', 'user.email=bench@proxops.invalid', 'commit', '-qm', 'estate')
-  const env = { PROXOPS_PVE_TOKEN_VALUE: `${sim.token.id}=${sim.token.secret}`, PROXOPS_GIT_PATH: root, PROXOPS_CONFIG: '' }
+  const env = {
+    PROXOPS_PVE_TOKEN_VALUE: `${sim.token.id}=${sim.token.secret}`,
+    PROXOPS_GIT_PATH: root,
+    PROXOPS_CONFIG: '',
+  }
   return { root, env, cleanup: () => rmSync(root, { recursive: true, force: true }) }
 }
 
 function mustSucceed(run: CliRun, what: string, okCodes: number[] = [0]): void {
-  if (!okCodes.includes(run.code)) throw new Error(`${what} exited ${run.code}: ${run.stderr.trim().split('\n').slice(-3).join(' | ')}`)
+  if (!okCodes.includes(run.code))
+    throw new Error(`${what} exited ${run.code}: ${run.stderr.trim().split('\n').slice(-3).join(' | ')}`)
 }
 
 /** actions in a `diff --output json` document (one plan per cluster) */
@@ -80,8 +85,20 @@ const diff1000: Scenario = {
       const wall = median(walls)
       const maxWall = 2 * ((requests * 10) / IN_FLIGHT)
       return [
-        { scenario: `diff ${guests} guests, 4 nodes, 10 ms latency: requests`, figure: String(requests), target: `<= ${maxRequests}`, pass: requests <= maxRequests, data: { requests, guests } },
-        { scenario: `diff ${guests} guests, 4 nodes, 10 ms latency: wall`, figure: `${(wall / 1000).toFixed(2)} s`, target: `<= ${(maxWall / 1000).toFixed(2)} s`, pass: wall <= maxWall, data: { walls } },
+        {
+          scenario: `diff ${guests} guests, 4 nodes, 10 ms latency: requests`,
+          figure: String(requests),
+          target: `<= ${maxRequests}`,
+          pass: requests <= maxRequests,
+          data: { requests, guests },
+        },
+        {
+          scenario: `diff ${guests} guests, 4 nodes, 10 ms latency: wall`,
+          figure: `${(wall / 1000).toFixed(2)} s`,
+          target: `<= ${(maxWall / 1000).toFixed(2)} s`,
+          pass: wall <= maxWall,
+          data: { walls },
+        },
       ]
     } finally {
       repo.cleanup()
@@ -93,13 +110,17 @@ const diff1000: Scenario = {
 /** Runs plan-child.js (plan() alone, in a fresh process) on a saved input; see plan-child.ts. */
 function planInFreshProcess(inputFile: string, repeats: number): PlanChildResult {
   const child = fileURLToPath(new URL('./plan-child.js', import.meta.url))
-  const out = execFileSync(process.execPath, [child, inputFile, String(repeats)], { encoding: 'utf8', maxBuffer: 1 << 20 })
+  const out = execFileSync(process.execPath, [child, inputFile, String(repeats)], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 20,
+  })
   return JSON.parse(out) as PlanChildResult
 }
 
 const plan10k: Scenario = {
   name: 'plan-10k',
-  target: 'plan() of 10,000 desired and 10,000 live objects <= 0.5 s CPU (first call in a fresh process), deterministic',
+  target:
+    'plan() of 10,000 desired and 10,000 live objects <= 0.5 s CPU (first call in a fresh process), deterministic',
   async run({ quick }) {
     const n = quick ? 2000 : 10_000
     const dir = mkdtempSync(join(tmpdir(), 'proxops-bench-plan-'))
@@ -112,7 +133,8 @@ const plan10k: Scenario = {
     try {
       const model = await loadRepository({ root: repo.root })
       const cluster = model.clusters[0]
-      if (!cluster || model.errors.length > 0) throw new Error(`estate repository invalid: ${model.errors[0]?.message ?? 'no cluster'}`)
+      if (!cluster || model.errors.length > 0)
+        throw new Error(`estate repository invalid: ${model.errors[0]?.message ?? 'no cluster'}`)
       const desired = { cluster: cluster.name, manifests: cluster.index.resources.map((r) => r.manifest) }
       const reader = createPveReadOnlyClient({
         baseUrl: sim.url,
@@ -127,7 +149,9 @@ const plan10k: Scenario = {
       // BENCH_PLAN_INPUT=<file> keeps a copy, to profile plan() on it: node --cpu-prof dist/plan-child.js <file>
       if (process.env.BENCH_PLAN_INPUT) writeFileSync(process.env.BENCH_PLAN_INPUT, JSON.stringify(input))
       // the saved input must plan exactly like the in-memory one (nothing lost in the JSON round trip)
-      reference = createHash('sha256').update(serializePlan(plan(desired, live, policy))).digest('hex')
+      reference = createHash('sha256')
+        .update(serializePlan(plan(desired, live, policy)))
+        .digest('hex')
     } finally {
       repo.cleanup()
       await sim.close()
@@ -152,8 +176,20 @@ const plan10k: Scenario = {
           pass: first <= 500,
           data: { firstMs: runs.map((r) => r.firstMs), firstMainMs: mains, actions },
         },
-        { scenario: `${what}: CPU, repeated calls (warm)`, figure: `${warm.toFixed(0)} ms`, target: '<= 500 ms', pass: warm <= 500, data: { repeatMs: runs.map((r) => r.repeatMs) } },
-        { scenario: `${what}: deterministic`, figure: deterministic ? `identical bytes x${runs.length} processes` : 'DIFFERENT', target: 'identical', pass: deterministic, data: { sha256: runs.map((r) => r.sha256), reference } },
+        {
+          scenario: `${what}: CPU, repeated calls (warm)`,
+          figure: `${warm.toFixed(0)} ms`,
+          target: '<= 500 ms',
+          pass: warm <= 500,
+          data: { repeatMs: runs.map((r) => r.repeatMs) },
+        },
+        {
+          scenario: `${what}: deterministic`,
+          figure: deterministic ? `identical bytes x${runs.length} processes` : 'DIFFERENT',
+          target: 'identical',
+          pass: deterministic,
+          data: { sha256: runs.map((r) => r.sha256), reference },
+        },
       ]
     } finally {
       rmSync(dir, { recursive: true, force: true })
@@ -177,8 +213,20 @@ const apply200: Scenario = {
       const left = actionCount(again.stdout)
       const limit = quick ? 30_000 * (n / 200) + 5000 : 30_000
       return [
-        { scenario: `apply creating ${n} VMs (1 s tasks, 4 nodes): wall`, figure: `${(r.wallMs / 1000).toFixed(1)} s`, target: `<= ${(limit / 1000).toFixed(0)} s`, pass: r.wallMs <= limit, data: { serialLowerBound: n } },
-        { scenario: 'second diff right after apply: actions', figure: String(left), target: '0', pass: left === 0, data: {} },
+        {
+          scenario: `apply creating ${n} VMs (1 s tasks, 4 nodes): wall`,
+          figure: `${(r.wallMs / 1000).toFixed(1)} s`,
+          target: `<= ${(limit / 1000).toFixed(0)} s`,
+          pass: r.wallMs <= limit,
+          data: { serialLowerBound: n },
+        },
+        {
+          scenario: 'second diff right after apply: actions',
+          figure: String(left),
+          target: '0',
+          pass: left === 0,
+          data: {},
+        },
       ]
     } finally {
       repo.cleanup()
@@ -197,7 +245,15 @@ const rss10k: Scenario = {
     try {
       const r = await runCli(['diff', '--output', 'json'], repo.env, repo.root)
       mustSucceed(r, 'diff')
-      return [{ scenario: `diff of ${guests} guests: peak RSS`, figure: `${r.maxRssMb.toFixed(0)} MB`, target: '<= 300 MB', pass: r.maxRssMb > 0 && r.maxRssMb <= 300, data: { wallMs: r.wallMs } }]
+      return [
+        {
+          scenario: `diff of ${guests} guests: peak RSS`,
+          figure: `${r.maxRssMb.toFixed(0)} MB`,
+          target: '<= 300 MB',
+          pass: r.maxRssMb > 0 && r.maxRssMb <= 300,
+          data: { wallMs: r.wallMs },
+        },
+      ]
     } finally {
       repo.cleanup()
       await sim.close()
@@ -216,7 +272,15 @@ const coldStart: Scenario = {
       walls.push(r.wallMs)
     }
     const ms = median(walls)
-    return [{ scenario: 'proxops --version cold start', figure: `${ms.toFixed(0)} ms`, target: '<= 250 ms', pass: ms <= 250, data: { walls } }]
+    return [
+      {
+        scenario: 'proxops --version cold start',
+        figure: `${ms.toFixed(0)} ms`,
+        target: '<= 250 ms',
+        pass: ms <= 250,
+        data: { walls },
+      },
+    ]
   },
 }
 
@@ -226,7 +290,11 @@ const validate1000: Scenario = {
   async run({ quick }) {
     const root = mkdtempSync(join(tmpdir(), 'proxops-bench-validate-'))
     try {
-      writeEstateRepo(root, { baseUrl: 'https://pve.example.invalid:8006' }, { seed: 9, guests: 1000, nodes: NODES4, lxcEvery: 4 })
+      writeEstateRepo(
+        root,
+        { baseUrl: 'https://pve.example.invalid:8006' },
+        { seed: 9, guests: 1000, nodes: NODES4, lxcEvery: 4 },
+      )
       execFileSync('git', ['-C', root, 'init', '-q', '-b', 'main'])
       const walls: number[] = []
       for (let i = 0; i < (quick ? 1 : 5); i++) {
@@ -235,7 +303,15 @@ const validate1000: Scenario = {
         walls.push(r.wallMs)
       }
       const ms = median(walls)
-      return [{ scenario: 'proxops validate of 1,001 manifests', figure: `${ms.toFixed(0)} ms`, target: '<= 1000 ms', pass: ms <= 1000, data: { walls } }]
+      return [
+        {
+          scenario: 'proxops validate of 1,001 manifests',
+          figure: `${ms.toFixed(0)} ms`,
+          target: '<= 1000 ms',
+          pass: ms <= 1000,
+          data: { walls },
+        },
+      ]
     } finally {
       rmSync(root, { recursive: true, force: true })
     }

@@ -23,11 +23,18 @@ const packageReadmes = ['packages', 'tools', 'examples'].flatMap((parent) =>
     .map((name) => `${parent}/${name}/README.md`)
     .filter((file) => existsSync(path.join(repoRoot, file))),
 )
-const docFiles = ['README.md', ...markdownFiles('docs'), ...(existsSync(path.join(repoRoot, 'examples/README.md')) ? ['examples/README.md'] : []), ...packageReadmes].sort()
+const docFiles = [
+  'README.md',
+  ...markdownFiles('docs'),
+  ...(existsSync(path.join(repoRoot, 'examples/README.md')) ? ['examples/README.md'] : []),
+  ...packageReadmes,
+].sort()
 
 /** Where a link from `file` lands, relative to the repository root ("/x" counts from the root, as on GitHub). */
 function resolveLink(file: string, target: string): string {
-  const abs = target.startsWith('/') ? path.join(repoRoot, target) : path.resolve(path.dirname(path.join(repoRoot, file)), target)
+  const abs = target.startsWith('/')
+    ? path.join(repoRoot, target)
+    : path.resolve(path.dirname(path.join(repoRoot, file)), target)
   return path.relative(repoRoot, abs).split(path.sep).join('/')
 }
 
@@ -78,7 +85,9 @@ describe('the docs index', () => {
     const readme = readFileSync(path.join(repoRoot, 'README.md'), 'utf8')
     expect(readme).toContain('pnpm test') // CI checks it too
     expect(readme).toContain('pnpm install && pnpm demo')
-    const scripts = (JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts
+    const scripts = (
+      JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+    ).scripts
     expect(scripts.demo).toMatch(/tools\/demo\.mjs/)
     expect(scripts.test).toBeDefined()
     expect(existsSync(path.join(repoRoot, 'tools/demo.mjs'))).toBe(true)
@@ -90,7 +99,10 @@ function documentedPackages(): string[] {
   const dirs = ['packages', 'tools'].flatMap((parent) =>
     readdirSync(path.join(repoRoot, parent))
       .map((name) => `${parent}/${name}`)
-      .filter((dir) => existsSync(path.join(repoRoot, dir, 'package.json')) && statSync(path.join(repoRoot, dir)).isDirectory()),
+      .filter(
+        (dir) =>
+          existsSync(path.join(repoRoot, dir, 'package.json')) && statSync(path.join(repoRoot, dir)).isDirectory(),
+      ),
   )
   return dirs.filter((dir) => {
     const manifest = JSON.parse(readFileSync(path.join(repoRoot, dir, 'package.json'), 'utf8')) as { private?: boolean }
@@ -104,7 +116,15 @@ const INSTALL_ONLY = /^\s*(?:(?:pnpm|npm|yarn)\s+(?:add|i|install)\b[^\n]*\n?)+\
 
 describe('package READMEs', () => {
   it('finds the publishable packages', () => {
-    expect(documentedPackages()).toEqual(expect.arrayContaining(['packages/schema', 'packages/cli', 'packages/planner', 'packages/sops', 'packages/pve-client']))
+    expect(documentedPackages()).toEqual(
+      expect.arrayContaining([
+        'packages/schema',
+        'packages/cli',
+        'packages/planner',
+        'packages/sops',
+        'packages/pve-client',
+      ]),
+    )
   })
 
   it.each(documentedPackages())('%s/README.md exists and has an example block', (dir) => {

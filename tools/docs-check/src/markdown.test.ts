@@ -1,10 +1,33 @@
 import { fc, test } from '@fast-check/vitest'
 import { describe, expect, it } from 'vitest'
-import { anchorLinks, fencedBlocks, headingAnchors, parseExpectations, relativeLinks, runnableBlocks, slug, splitCommands, trailingComment } from './markdown.js'
+import {
+  anchorLinks,
+  fencedBlocks,
+  headingAnchors,
+  parseExpectations,
+  relativeLinks,
+  runnableBlocks,
+  slug,
+  splitCommands,
+  trailingComment,
+} from './markdown.js'
 
 describe('fencedBlocks', () => {
   it('reads info strings, bodies and lines; longer and tilde fences', () => {
-    const text = ['# t', '```sh runnable', 'proxops diff', '```', '', '~~~~yaml', 'a: 1', '```', '~~~~', '````', '```', '````'].join('\n')
+    const text = [
+      '# t',
+      '```sh runnable',
+      'proxops diff',
+      '```',
+      '',
+      '~~~~yaml',
+      'a: 1',
+      '```',
+      '~~~~',
+      '````',
+      '```',
+      '````',
+    ].join('\n')
     const blocks = fencedBlocks(text)
     expect(blocks.map((b) => [b.info, b.body, b.line])).toEqual([
       ['sh runnable', 'proxops diff', 2],
@@ -24,15 +47,18 @@ describe('fencedBlocks', () => {
     expect(runnableBlocks(text).map((b) => b.body)).toEqual(['y'])
   })
 
-  test.prop([fc.array(fc.array(fc.stringMatching(/^[a-z #:"]{0,12}$/), { maxLength: 4 }), { maxLength: 5 }), fc.array(fc.constantFrom('sh', 'sh runnable', 'yaml', ''), { minLength: 5, maxLength: 5 })], { numRuns: 200 })(
-    'round trip: blocks written with fences are read back with their info and body',
-    (bodies, infos) => {
-      const text = bodies.map((lines, i) => `para ${i}\n\n\`\`\`${infos[i]}\n${lines.join('\n')}\n\`\`\`\n`).join('\n')
-      const blocks = fencedBlocks(text)
-      expect(blocks.map((b) => b.body)).toEqual(bodies.map((lines) => lines.join('\n')))
-      expect(blocks.map((b) => b.info)).toEqual(bodies.map((_, i) => infos[i]))
-    },
-  )
+  test.prop(
+    [
+      fc.array(fc.array(fc.stringMatching(/^[a-z #:"]{0,12}$/), { maxLength: 4 }), { maxLength: 5 }),
+      fc.array(fc.constantFrom('sh', 'sh runnable', 'yaml', ''), { minLength: 5, maxLength: 5 }),
+    ],
+    { numRuns: 200 },
+  )('round trip: blocks written with fences are read back with their info and body', (bodies, infos) => {
+    const text = bodies.map((lines, i) => `para ${i}\n\n\`\`\`${infos[i]}\n${lines.join('\n')}\n\`\`\`\n`).join('\n')
+    const blocks = fencedBlocks(text)
+    expect(blocks.map((b) => b.body)).toEqual(bodies.map((lines) => lines.join('\n')))
+    expect(blocks.map((b) => b.info)).toEqual(bodies.map((_, i) => infos[i]))
+  })
 })
 
 describe('relativeLinks', () => {
@@ -76,17 +102,24 @@ describe('trailingComment and parseExpectations', () => {
   it('reads the exit status and the quoted strings', () => {
     expect(parseExpectations(undefined)).toEqual({ exit: 0, contains: [] })
     expect(parseExpectations(' what would change')).toEqual({ exit: 0, contains: [] })
-    expect(parseExpectations(' exits 2: "Plan:" and "to create"')).toEqual({ exit: 2, contains: ['Plan:', 'to create'] })
+    expect(parseExpectations(' exits 2: "Plan:" and "to create"')).toEqual({
+      exit: 2,
+      contains: ['Plan:', 'to create'],
+    })
     expect(parseExpectations(' exit 0 "No changes."')).toEqual({ exit: 0, contains: ['No changes.'] })
   })
 
-  test.prop([fc.stringMatching(/^[a-z -]{0,20}$/), fc.integer({ min: 0, max: 255 }), fc.array(fc.stringMatching(/^[A-Za-z.: ]{1,10}$/), { maxLength: 3 })], { numRuns: 200 })(
-    'a comment written from expectations parses back to them',
-    (cmd, exit, contains) => {
-      const line = `proxops ${cmd} # exit ${exit}: ${contains.map((c) => `"${c}"`).join(' ')}`
-      expect(parseExpectations(trailingComment(line))).toEqual({ exit, contains })
-    },
-  )
+  test.prop(
+    [
+      fc.stringMatching(/^[a-z -]{0,20}$/),
+      fc.integer({ min: 0, max: 255 }),
+      fc.array(fc.stringMatching(/^[A-Za-z.: ]{1,10}$/), { maxLength: 3 }),
+    ],
+    { numRuns: 200 },
+  )('a comment written from expectations parses back to them', (cmd, exit, contains) => {
+    const line = `proxops ${cmd} # exit ${exit}: ${contains.map((c) => `"${c}"`).join(' ')}`
+    expect(parseExpectations(trailingComment(line))).toEqual({ exit, contains })
+  })
 })
 
 describe('splitCommands', () => {
@@ -123,7 +156,9 @@ describe('splitCommands', () => {
 
 describe('anchors', () => {
   it('slugs headings like GitHub', () => {
-    expect(slug('3. An age key and the credentials file (no `sops` binary)')).toBe('3-an-age-key-and-the-credentials-file-no-sops-binary')
+    expect(slug('3. An age key and the credentials file (no `sops` binary)')).toBe(
+      '3-an-age-key-and-the-credentials-file-no-sops-binary',
+    )
     expect(slug('Using `@proxops/pve-client` on its own')).toBe('using-proxopspve-client-on-its-own')
     expect(slug('See [the CLI](cli.md) now')).toBe('see-the-cli-now')
     expect(slug('spec_extra & more')).toBe('spec_extra--more')
@@ -142,13 +177,12 @@ describe('anchors', () => {
     ])
   })
 
-  test.prop([fc.array(fc.stringMatching(/^[A-Za-z][A-Za-z ]{0,15}$/), { minLength: 1, maxLength: 8 })], { numRuns: 200 })(
-    'every heading gets one distinct anchor, and a link to it resolves',
-    (headings) => {
-      const text = headings.map((h) => `## ${h}`).join('\n\n')
-      const anchors = headingAnchors(text)
-      expect(anchors.size).toBe(headings.length)
-      for (const h of headings) expect(anchors.has(slug(h))).toBe(true)
-    },
-  )
+  test.prop([fc.array(fc.stringMatching(/^[A-Za-z][A-Za-z ]{0,15}$/), { minLength: 1, maxLength: 8 })], {
+    numRuns: 200,
+  })('every heading gets one distinct anchor, and a link to it resolves', (headings) => {
+    const text = headings.map((h) => `## ${h}`).join('\n\n')
+    const anchors = headingAnchors(text)
+    expect(anchors.size).toBe(headings.length)
+    for (const h of headings) expect(anchors.has(slug(h))).toBe(true)
+  })
 })

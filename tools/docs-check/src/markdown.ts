@@ -41,7 +41,9 @@ export function fencedBlocks(text: string): FencedBlock[] {
 
 /** The blocks marked runnable: a shell language and the word "runnable" in the info string. */
 export function runnableBlocks(text: string): FencedBlock[] {
-  return fencedBlocks(text).filter((b) => ['sh', 'bash', 'shell'].includes(b.words[0] ?? '') && b.words.includes('runnable'))
+  return fencedBlocks(text).filter(
+    (b) => ['sh', 'bash', 'shell'].includes(b.words[0] ?? '') && b.words.includes('runnable'),
+  )
 }
 
 export interface Link {

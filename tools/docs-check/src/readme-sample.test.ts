@@ -14,7 +14,8 @@ const PROMPT = '$ proxops diff --cluster homelab'
 function edit(file: string, replacements: ReadonlyArray<[string, string]>): void {
   let text = readFileSync(file, 'utf8')
   for (const [from, to] of replacements) {
-    if (!text.includes(from)) throw new Error(`${file} no longer contains ${JSON.stringify(from)}: update the README sample scenario`)
+    if (!text.includes(from))
+      throw new Error(`${file} no longer contains ${JSON.stringify(from)}: update the README sample scenario`)
     text = text.replace(from, to)
   }
   writeFileSync(file, text)

@@ -11,7 +11,9 @@ import { createSandbox, missingBuilds, repoRoot, runInSandbox, staleBuilds, type
 
 export function defineRunnablePage(file: string, minCommands: number): void {
   const text = readFileSync(path.join(repoRoot, file), 'utf8')
-  const commands = runnableBlocks(text).flatMap((block) => splitCommands(block.body).map((c) => ({ ...c, docLine: block.line + c.line })))
+  const commands = runnableBlocks(text).flatMap((block) =>
+    splitCommands(block.body).map((c) => ({ ...c, docLine: block.line + c.line })),
+  )
 
   describe(`${file}: runnable blocks against the simulator`, () => {
     let sandbox: Sandbox | undefined
@@ -40,7 +42,8 @@ export function defineRunnablePage(file: string, minCommands: number): void {
           const context = `${label}\n--- output ---\n${result.output}`
           expect(result.code, context).toBe(command.exit)
           for (const expected of command.contains) expect(result.output, context).toContain(expected)
-          for (const secret of sandbox.secrets) expect(result.output.includes(secret), `${label}: printed a credential`).toBe(false)
+          for (const secret of sandbox.secrets)
+            expect(result.output.includes(secret), `${label}: printed a credential`).toBe(false)
         },
         180_000,
       )

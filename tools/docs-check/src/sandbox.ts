@@ -4,7 +4,18 @@
  * looks for keys by default, and `proxops` / `proxops-sops` on PATH (the built CLIs of this checkout).
  */
 import { execFileSync, spawn } from 'node:child_process'
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -20,7 +31,10 @@ const CLUSTERS: Readonly<Record<string, string[]>> = { homelab: ['pve1', 'pve2',
 /** Points a cluster config at a simulator: its URL, and its certificate pinned by fingerprint. */
 export function pointAt(configText: string, url: string, fingerprint: string): string {
   if (!/^\s*base-url:/m.test(configText)) throw new Error('cluster config has no base-url line')
-  return configText.replace(/^(\s*)base-url:.*$/m, (_, indent: string) => `${indent}base-url: ${url}\n${indent}tls:\n${indent}  fingerprint: "${fingerprint}"`)
+  return configText.replace(
+    /^(\s*)base-url:.*$/m,
+    (_, indent: string) => `${indent}base-url: ${url}\n${indent}tls:\n${indent}  fingerprint: "${fingerprint}"`,
+  )
 }
 
 export interface Sandbox {
@@ -42,7 +56,10 @@ export interface RunResult {
 export function missingBuilds(): string[] {
   return Object.entries(BINARIES)
     .filter(([, file]) => !existsSync(file))
-    .map(([name, file]) => `${name}: ${path.relative(repoRoot, file)} is missing (run pnpm build, or pnpm test which builds first)`)
+    .map(
+      ([name, file]) =>
+        `${name}: ${path.relative(repoRoot, file)} is missing (run pnpm build, or pnpm test which builds first)`,
+    )
 }
 
 export interface SandboxOptions {
@@ -78,10 +95,19 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
     const bin = path.join(tmp, 'bin')
     cpSync(path.join(repoRoot, 'examples'), repo, {
       recursive: true,
-      filter: (src) => !src.includes(`${path.sep}custom-reconciler`) && !src.includes('node_modules') && !src.includes(`${path.sep}keys`),
+      filter: (src) =>
+        !src.includes(`${path.sep}custom-reconciler`) &&
+        !src.includes('node_modules') &&
+        !src.includes(`${path.sep}keys`),
     })
-    for (const [cluster, nodes] of Object.entries(CLUSTERS).filter(([name]) => !options.clusters || options.clusters.includes(name))) {
-      const sim = await startSimulator({ nodes, taskDurationMs: 20, tokens: [{ id: DEMO_TOKEN_ID, secret: DEMO_TOKEN_SECRET }] })
+    for (const [cluster, nodes] of Object.entries(CLUSTERS).filter(
+      ([name]) => !options.clusters || options.clusters.includes(name),
+    )) {
+      const sim = await startSimulator({
+        nodes,
+        taskDurationMs: 20,
+        tokens: [{ id: DEMO_TOKEN_ID, secret: DEMO_TOKEN_SECRET }],
+      })
       sims.push(sim)
       const file = path.join(repo, 'clusters', cluster, 'config.yaml')
       if (!sim.fingerprint) throw new Error('the simulator runs without TLS; the docs pin a certificate')
@@ -89,7 +115,8 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
     }
     // the daemon's HTTP port: any free one, so parallel test runs never collide
     const processFile = path.join(repo, 'proxops.yaml')
-    if (existsSync(processFile)) writeFileSync(processFile, readFileSync(processFile, 'utf8').replace(/^listen:.*$/m, 'listen: 127.0.0.1:0'))
+    if (existsSync(processFile))
+      writeFileSync(processFile, readFileSync(processFile, 'utf8').replace(/^listen:.*$/m, 'listen: 127.0.0.1:0'))
     gitCommit(repo, 'examples, pointed at the simulator', true)
 
     // sops' default key location, as getting-started sets it up
@@ -132,7 +159,10 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
 /** Commits every change of the work tree (after `git init` when `init`). */
 export function gitCommit(repo: string, message: string, init = false): void {
   const git = (...args: string[]): void => {
-    execFileSync('git', ['-c', 'user.name=docs', '-c', 'user.email=docs@proxops.invalid', ...args], { cwd: repo, stdio: 'ignore' })
+    execFileSync('git', ['-c', 'user.name=docs', '-c', 'user.email=docs@proxops.invalid', ...args], {
+      cwd: repo,
+      stdio: 'ignore',
+    })
   }
   if (init) git('init', '-q', '-b', 'main')
   git('add', '-A')
@@ -142,7 +172,11 @@ export function gitCommit(repo: string, message: string, init = false): void {
 /** Runs one command of a doc block through bash in the sandbox; stdout and stderr are captured together. */
 export function runInSandbox(sandbox: Sandbox, command: string, timeoutMs = 120_000): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', command], { cwd: sandbox.repo, env: sandbox.env, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn('bash', ['-c', command], {
+      cwd: sandbox.repo,
+      env: sandbox.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     let output = ''
     const append = (b: Buffer): void => {
       output += b.toString()

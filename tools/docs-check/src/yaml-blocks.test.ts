@@ -12,7 +12,9 @@ import { repoRoot } from './sandbox.js'
 const PAGES = ['README.md', 'docs/getting-started.md']
 
 for (const page of PAGES) {
-  const blocks = fencedBlocks(readFileSync(path.join(repoRoot, page), 'utf8')).filter((b) => ['yaml', 'yml'].includes(b.words[0] ?? ''))
+  const blocks = fencedBlocks(readFileSync(path.join(repoRoot, page), 'utf8')).filter((b) =>
+    ['yaml', 'yml'].includes(b.words[0] ?? ''),
+  )
 
   describe(`${page}: YAML blocks`, () => {
     for (const block of blocks) {
@@ -38,6 +40,8 @@ for (const page of PAGES) {
 describe('getting started shows a manifest', () => {
   it('has at least one manifest block', () => {
     const text = readFileSync(path.join(repoRoot, 'docs/getting-started.md'), 'utf8')
-    expect(fencedBlocks(text).some((b) => b.words[0] === 'yaml' && b.body.includes('apiVersion: proxops/v1alpha1'))).toBe(true)
+    expect(
+      fencedBlocks(text).some((b) => b.words[0] === 'yaml' && b.body.includes('apiVersion: proxops/v1alpha1')),
+    ).toBe(true)
   })
 })

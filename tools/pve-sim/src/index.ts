@@ -11,6 +11,8 @@ import { createControl, type SimControl } from './control/index.js'
 import { StatsLog, type SimStats } from './control/stats.js'
 import { createCluster } from './model/index.js'
 import { ApiHandler } from './http/api.js'
+import { accessRoutes } from './access/routes.js'
+import { AccessState } from './access/state.js'
 import { AuthState } from './http/auth.js'
 import { listen } from './http/server.js'
 import { makeCertificate } from './http/tls.js'
@@ -114,12 +116,16 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     ...(options.haLagMs !== undefined ? { haLagMs: options.haLagMs } : {}),
   })
   const auth = new AuthState(rootPassword, tokens)
+  const access = new AccessState(pveVersion)
+  // configured tokens are full-privilege tokens of their user (privsep=0), as `pveum user token add --privsep 0`
+  for (const t of tokens) access.addConfiguredToken(t.id)
   const faults = new FaultState()
   const stats = new StatsLog()
-  const control = createControl(cluster, faults, auth, first.id)
+  const control = createControl(cluster, faults, auth, first.id, (id) => access.addConfiguredToken(id))
   const tls = options.tls === false ? undefined : await makeCertificate(nodes[0] ?? 'pve-sim')
   const api = new ApiHandler({
-    routes: cluster.routes,
+    routes: [...cluster.routes, ...accessRoutes(access, auth)],
+    access,
     apidoc,
     auth,
     faults,
@@ -135,25 +141,37 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   })
 
   const applier = new ControlApplier(control, taskDurationMs)
-  const controlEndpoint = options.controlEndpoint === false ? undefined : (method: string, path: string, body: Buffer) => {
-    if (method === 'POST' && path === '/_sim/control') {
-      try {
-        applier.apply(parseControlDoc(body.toString('utf8') || '{}', 'POST /_sim/control'), { replace: false })
-        return { status: 200, body: { ok: true } }
-      } catch (err) {
-        return { status: 400, body: { error: (err as Error).message } }
-      }
-    }
-    if (method === 'GET' && path === '/_sim/stats') {
-      return { status: 200, body: { requests: stats.requests.length, writes: stats.writes(), byStatus: stats.byStatus() } }
-    }
-    if (method === 'GET' && path === '/_sim/guests') return { status: 200, body: control.guests() }
-    return { status: 404, body: { error: `unknown control call ${method} ${path}` } }
-  }
+  const controlEndpoint =
+    options.controlEndpoint === false
+      ? undefined
+      : (method: string, path: string, body: Buffer) => {
+          if (method === 'POST' && path === '/_sim/control') {
+            try {
+              applier.apply(parseControlDoc(body.toString('utf8') || '{}', 'POST /_sim/control'), { replace: false })
+              return { status: 200, body: { ok: true } }
+            } catch (err) {
+              return { status: 400, body: { error: (err as Error).message } }
+            }
+          }
+          if (method === 'GET' && path === '/_sim/stats') {
+            return {
+              status: 200,
+              body: { requests: stats.requests.length, writes: stats.writes(), byStatus: stats.byStatus() },
+            }
+          }
+          if (method === 'GET' && path === '/_sim/guests') return { status: 200, body: control.guests() }
+          return { status: 404, body: { error: `unknown control call ${method} ${path}` } }
+        }
 
   const host = options.host ?? '127.0.0.1'
-  const { port, close: closeListener } = await listen({ api, log, ...(tls ? { tls } : {}), ...(controlEndpoint ? { control: controlEndpoint } : {}) }, options.port ?? 0, host)
-  const stopWatch = options.controlFile ? watchControlFile(options.controlFile, applier, (e) => log(`pve-sim: ${e.message}`)) : undefined
+  const { port, close: closeListener } = await listen(
+    { api, log, ...(tls ? { tls } : {}), ...(controlEndpoint ? { control: controlEndpoint } : {}) },
+    options.port ?? 0,
+    host,
+  )
+  const stopWatch = options.controlFile
+    ? watchControlFile(options.controlFile, applier, (e) => log(`pve-sim: ${e.message}`))
+    : undefined
 
   const url = `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`
   return {

@@ -8,24 +8,61 @@ describe('pnpm sim command line', () => {
     expect(r).toMatchObject({
       help: false,
       options: {
-        port: 8006, host: '127.0.0.1', nodes: ['pve1', 'pve2', 'pve3'], seed: 1, pveVersion: '9.1', tls: true, taskDurationMs: 2000,
-        tokens: [{ id: 'root@pam!proxops', secret: DEMO_TOKEN_SECRET }], schemaValidation: true, authFailureDelayMs: 3000,
+        port: 8006,
+        host: '127.0.0.1',
+        nodes: ['pve1', 'pve2', 'pve3'],
+        seed: 1,
+        pveVersion: '9.1',
+        tls: true,
+        taskDurationMs: 2000,
+        tokens: [{ id: 'root@pam!proxops', secret: DEMO_TOKEN_SECRET }],
+        schemaValidation: true,
+        authFailureDelayMs: 3000,
       },
     })
   })
 
   it('flags for port, seed, estate size, version, http, control file, token secret', () => {
     const r = parseSimArgs(
-      ['--port', '0', '--seed', '7', '--guests', '50', '--pve-version', '8.4', '--http', '--control', 'c.json', '--token-secret', 's3', '--nodes', 'edge1', '--fast-auth-failures'],
+      [
+        '--port',
+        '0',
+        '--seed',
+        '7',
+        '--guests',
+        '50',
+        '--pve-version',
+        '8.4',
+        '--http',
+        '--control',
+        'c.json',
+        '--token-secret',
+        's3',
+        '--nodes',
+        'edge1',
+        '--fast-auth-failures',
+      ],
       { PROXOPS_SIM_TOKEN_SECRET: 'from-env' },
     )
     expect(r).toMatchObject({
       help: false,
       guests: 50,
       controlFile: 'c.json',
-      options: { port: 0, seed: 7, estate: { guests: 50 }, pveVersion: '8.4', tls: false, controlFile: 'c.json', nodes: ['edge1'], authFailureDelayMs: 0, tokens: [{ secret: 's3' }] },
+      options: {
+        port: 0,
+        seed: 7,
+        estate: { guests: 50 },
+        pveVersion: '8.4',
+        tls: false,
+        controlFile: 'c.json',
+        nodes: ['edge1'],
+        authFailureDelayMs: 0,
+        tokens: [{ secret: 's3' }],
+      },
     })
-    expect(parseSimArgs([], { PROXOPS_SIM_TOKEN_SECRET: 'from-env' })).toMatchObject({ options: { tokens: [{ secret: 'from-env' }] } })
+    expect(parseSimArgs([], { PROXOPS_SIM_TOKEN_SECRET: 'from-env' })).toMatchObject({
+      options: { tokens: [{ secret: 'from-env' }] },
+    })
   })
 
   it('ignores a leading -- that pnpm passes through', () => {
@@ -33,7 +70,9 @@ describe('pnpm sim command line', () => {
   })
 
   it('rejects bad values with a message naming the flag', () => {
-    expect(() => parseSimArgs(['--port', 'x'], {})).toThrow(new UsageError("--port expects a non-negative integer, got 'x'"))
+    expect(() => parseSimArgs(['--port', 'x'], {})).toThrow(
+      new UsageError("--port expects a non-negative integer, got 'x'"),
+    )
     expect(() => parseSimArgs(['--pve-version', '7.4'], {})).toThrow("--pve-version must be 9.1 or 8.4, got '7.4'")
     expect(() => parseSimArgs(['--nodes', 'a_b'], {})).toThrow("--nodes: 'a_b' is not a valid node name")
     expect(() => parseSimArgs(['--bogus'], {})).toThrow(UsageError)
@@ -46,7 +85,12 @@ describe('pnpm sim command line', () => {
       expect(text).toContain(`url          ${sim.url}`)
       expect(text).toContain(`fingerprint  ${sim.fingerprint}`)
       expect(text).toContain(`token        PVEAPIToken=root@pam!proxops=${sim.token.secret}`)
-      expect(JSON.parse(bannerJson(sim))).toMatchObject({ url: sim.url, fingerprint: sim.fingerprint, tokenHeader: sim.token.header, nodes: ['pve1', 'pve2', 'pve3'] })
+      expect(JSON.parse(bannerJson(sim))).toMatchObject({
+        url: sim.url,
+        fingerprint: sim.fingerprint,
+        tokenHeader: sim.token.header,
+        nodes: ['pve1', 'pve2', 'pve3'],
+      })
       expect(parseSimArgs(['--json'], {})).toMatchObject({ json: true })
     } finally {
       await sim.close()

@@ -27,7 +27,9 @@ export const USAGE = `usage: pve-sim [options]
 
 export class UsageError extends Error {}
 
-export type CliResult = { help: true } | { help: false; options: SimulatorOptions; guests: number; controlFile: string | undefined; json: boolean }
+export type CliResult =
+  | { help: true }
+  | { help: false; options: SimulatorOptions; guests: number; controlFile: string | undefined; json: boolean }
 
 function int(name: string, v: string | undefined, dflt: number): number {
   if (v === undefined) return dflt
@@ -68,8 +70,15 @@ export function parseSimArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
   if (values.help) return { help: true }
   const version = values['pve-version'] ?? '9.1'
   if (version !== '9.1' && version !== '8.4') throw new UsageError(`--pve-version must be 9.1 or 8.4, got '${version}'`)
-  const nodes = values.nodes ? values.nodes.split(',').map((n) => n.trim()).filter(Boolean) : ['pve1', 'pve2', 'pve3']
-  for (const n of nodes) if (!/^[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?$/.test(n)) throw new UsageError(`--nodes: '${n}' is not a valid node name`)
+  const nodes = values.nodes
+    ? values.nodes
+        .split(',')
+        .map((n) => n.trim())
+        .filter(Boolean)
+    : ['pve1', 'pve2', 'pve3']
+  for (const n of nodes)
+    if (!/^[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?$/.test(n))
+      throw new UsageError(`--nodes: '${n}' is not a valid node name`)
   const guests = int('guests', values.guests, 0)
   const options: SimulatorOptions = {
     port: int('port', values.port, 8006),
@@ -79,7 +88,9 @@ export function parseSimArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
     pveVersion: version,
     tls: !values.http,
     taskDurationMs: int('task-duration', values['task-duration'], 2000),
-    tokens: [{ id: DEMO_TOKEN_ID, secret: values['token-secret'] ?? env.PROXOPS_SIM_TOKEN_SECRET ?? DEMO_TOKEN_SECRET }],
+    tokens: [
+      { id: DEMO_TOKEN_ID, secret: values['token-secret'] ?? env.PROXOPS_SIM_TOKEN_SECRET ?? DEMO_TOKEN_SECRET },
+    ],
     schemaValidation: !values['no-schema'],
     authFailureDelayMs: values['fast-auth-failures'] ? 0 : 3000,
     ...(guests > 0 ? { estate: { guests } } : {}),
@@ -92,8 +103,15 @@ export function parseSimArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
 /** The start banner as data (`--json`). */
 export function bannerJson(sim: Simulator): string {
   return JSON.stringify({
-    url: sim.url, apiUrl: sim.apiUrl, fingerprint: sim.fingerprint ?? null, tokenId: sim.token.id, tokenHeader: sim.token.header,
-    rootPassword: sim.rootPassword, pveVersion: sim.pveVersion, nodes: sim.nodes, schemaValidation: sim.schemaValidation,
+    url: sim.url,
+    apiUrl: sim.apiUrl,
+    fingerprint: sim.fingerprint ?? null,
+    tokenId: sim.token.id,
+    tokenHeader: sim.token.header,
+    rootPassword: sim.rootPassword,
+    pveVersion: sim.pveVersion,
+    nodes: sim.nodes,
+    schemaValidation: sim.schemaValidation,
   })
 }
 

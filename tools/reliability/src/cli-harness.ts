@@ -19,17 +19,33 @@ const doc = (kind: string, name: string, spec: string): string =>
 export const DESIRED_VMIDS = [300, 301, 302, 303, 310, 320, 9000]
 
 export const FILES: Record<string, string> = {
-  'ctt/c/debian.yaml': doc('CTTemplate', 'debian-12-standard', 'nodes: [pve1, pve2]\nstorage: local\nfilename: debian-12-standard_12.7-1_amd64.tar.zst\nurl: https://downloads.example.invalid/debian-12-standard_12.7-1_amd64.tar.zst'),
-  'diskimage/c/cloud.yaml': doc('DiskImage', 'debian-cloud', 'nodes: [pve1]\nstorage: local\nfilename: debian-12-genericcloud-amd64.qcow2\nurl: https://downloads.example.invalid/debian-12-genericcloud-amd64.qcow2'),
+  'ctt/c/debian.yaml': doc(
+    'CTTemplate',
+    'debian-12-standard',
+    'nodes: [pve1, pve2]\nstorage: local\nfilename: debian-12-standard_12.7-1_amd64.tar.zst\nurl: https://downloads.example.invalid/debian-12-standard_12.7-1_amd64.tar.zst',
+  ),
+  'diskimage/c/cloud.yaml': doc(
+    'DiskImage',
+    'debian-cloud',
+    'nodes: [pve1]\nstorage: local\nfilename: debian-12-genericcloud-amd64.qcow2\nurl: https://downloads.example.invalid/debian-12-genericcloud-amd64.qcow2',
+  ),
   'templatevm/c/tpl.yaml': doc(
     'TemplateVM',
     'tpl',
     'node: pve1\nvmid: 9000\nstate: stopped\nmemory: 1GiB\ncpu: {type: x86-64-v2-AES, cores: 1}\ndisks:\n  - {storage: local-lvm, image: debian-cloud}\nnetworks:\n  - {bridge: vmbr0}\ntags: [tpl]',
   ),
-  'vm/c/clone.yaml': doc('VM', 'from-tpl', 'node: pve1\nvmid: 310\nmemory: 1GiB\ncpu: {type: x86-64-v2-AES, cores: 1}\nclone: tpl\nnetworks:\n  - {bridge: vmbr0}'),
+  'vm/c/clone.yaml': doc(
+    'VM',
+    'from-tpl',
+    'node: pve1\nvmid: 310\nmemory: 1GiB\ncpu: {type: x86-64-v2-AES, cores: 1}\nclone: tpl\nnetworks:\n  - {bridge: vmbr0}',
+  ),
   'vm/c/vms.yaml': [300, 301, 302, 303]
     .map((vmid, i) =>
-      doc('VM', `vm-${vmid}`, `node: pve${(i % 2) + 1}\nvmid: ${vmid}\nstate: ${i % 2 ? 'stopped' : 'started'}\nmemory: 512MiB\ncpu: {type: x86-64-v2-AES, cores: 1}\ndisks:\n  - {storage: local-lvm, size: 4GiB}\nnetworks:\n  - {bridge: vmbr0}\ntags: [app]`),
+      doc(
+        'VM',
+        `vm-${vmid}`,
+        `node: pve${(i % 2) + 1}\nvmid: ${vmid}\nstate: ${i % 2 ? 'stopped' : 'started'}\nmemory: 512MiB\ncpu: {type: x86-64-v2-AES, cores: 1}\ndisks:\n  - {storage: local-lvm, size: 4GiB}\nnetworks:\n  - {bridge: vmbr0}\ntags: [app]`,
+      ),
     )
     .join('---\n'),
   'lxc/c/ct.yaml': doc(
@@ -46,12 +62,19 @@ export interface Repo {
   gitStatus(): string
 }
 
-export function makeRepo(sim: Simulator, files: Record<string, string> = FILES): Repo {
+/** `sim` is the simulator or anything standing in for it (a hostile proxy in front of it). */
+export function makeRepo(
+  sim: Pick<Simulator, 'url' | 'nodes' | 'fingerprint' | 'token'>,
+  files: Record<string, string> = FILES,
+): Repo {
   const root = mkdtempSync(join(tmpdir(), 'proxops-reliability-'))
   const all: Record<string, string> = {
     ...files,
     'clusters/c/config.yaml': `pve:\n  clusters:\n    c:\n      base-url: ${sim.url}\n      nodes: [${sim.nodes.join(', ')}]\n      tls:\n        fingerprint: "${sim.fingerprint}"\n`,
-    'clusters/c/resources.yaml': `resources:\n${Object.keys(files).sort().map((f) => `  - ../../${f}`).join('\n')}\n`,
+    'clusters/c/resources.yaml': `resources:\n${Object.keys(files)
+      .sort()
+      .map((f) => `  - ../../${f}`)
+      .join('\n')}\n`,
   }
   for (const [rel, text] of Object.entries(all)) {
     mkdirSync(dirname(join(root, rel)), { recursive: true })
@@ -86,7 +109,9 @@ export function startCli(args: string[], repo: Repo): { child: ChildProcess; don
   let stderr = ''
   child.stdout?.on('data', (b: Buffer) => (stdout += b.toString()))
   child.stderr?.on('data', (b: Buffer) => (stderr += b.toString()))
-  const done = new Promise<Run>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })))
+  const done = new Promise<Run>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  )
   return { child, done }
 }
 

@@ -24,7 +24,13 @@ let repo: Repo
 let untagged: Map<number, string>
 beforeEach(async () => {
   // two untagged guests that must never be touched
-  sim = await startSimulator({ nodes: ['pve1', 'pve2'], taskDurationMs: 150, estate: { guests: 2 }, seed: 5, log: () => {} })
+  sim = await startSimulator({
+    nodes: ['pve1', 'pve2'],
+    taskDurationMs: 150,
+    estate: { guests: 2 },
+    seed: 5,
+    log: () => {},
+  })
   untagged = new Map(sim.control.guests().map((g) => [g.vmid, g.digest]))
   repo = makeRepo(sim)
 })
@@ -54,11 +60,15 @@ async function expectConverges(): Promise<void> {
   expect(diff.code, `${diff.stdout}\n${diff.stderr}`).toBe(0)
   const vmids = sim.control.guests().map((g) => g.vmid)
   expect(vmids.sort((a, b) => a - b)).toEqual([...untagged.keys(), ...DESIRED_VMIDS].sort((a, b) => a - b))
-  for (const [vmid, digest] of untagged) expect(sim.control.guest(vmid)?.digest, `untagged ${vmid} was modified`).toBe(digest)
+  for (const [vmid, digest] of untagged)
+    expect(sim.control.guest(vmid)?.digest, `untagged ${vmid} was modified`).toBe(digest)
 }
 
 /** start an apply and strike once PVE has served `writes` writes */
-async function strikeDuringApply(writes: number, fault: () => void): Promise<{ code: number | null; stdout: string; stderr: string }> {
+async function strikeDuringApply(
+  writes: number,
+  fault: () => void,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   sim.stats.reset()
   const run = startCli(['apply', '--yes', '--output', 'json'], repo)
   let exited = false
@@ -73,7 +83,9 @@ function expectReported(stdout: string): void {
   const { cycles } = JSON.parse(stdout) as { cycles: Cycle[] }
   for (const c of cycles) {
     const a = c.actions
-    expect(a.ok + a.failed + a.skipped, `every planned action ends ok, failed or skipped (${JSON.stringify(a)})`).toBe(a.planned)
+    expect(a.ok + a.failed + a.skipped, `every planned action ends ok, failed or skipped (${JSON.stringify(a)})`).toBe(
+      a.planned,
+    )
   }
 }
 
@@ -106,7 +118,17 @@ describe('fault matrix (CLI against the simulator)', { timeout: 180_000 }, () =>
   it('a task that outlasts the task timeout fails that action only; the next apply converges', async () => {
     writeFileSync(join(repo.root, 'proxops.yaml'), 'reconcile:\n  task-timeout: 1s\n')
     execFileSync('git', ['-C', repo.root, 'add', '-A'])
-    execFileSync('git', ['-C', repo.root, '-c', 'user.name=t', '-c', 'user.email=t@proxops.invalid', 'commit', '-qm', 'timeout'])
+    execFileSync('git', [
+      '-C',
+      repo.root,
+      '-c',
+      'user.name=t',
+      '-c',
+      'user.email=t@proxops.invalid',
+      'commit',
+      '-qm',
+      'timeout',
+    ])
     sim.control.setTaskBehaviour('qmstart', { durationMs: 4000 })
     const r = await applyJson()
     expect(r.code).toBe(1)

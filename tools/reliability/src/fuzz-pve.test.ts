@@ -33,7 +33,16 @@ function valueOrWireError(fn: () => unknown): void {
 const pveish = fc.oneof(
   fc.string({ maxLength: 200 }),
   fc.stringMatching(/^(?:[a-z0-9-]{0,8}=?[\w.:/;%+-]{0,20},?){0,8}$/),
-  fc.constantFrom('local-lvm:vm-100-disk-0,size=32G', 'virtio=BC:24:11:00:00:01,bridge=vmbr0', 'order=scsi0;ide2;net0', 'a=b=c', ',,,', '=x', 'size=-1G', 'size=99999999999999999999T'),
+  fc.constantFrom(
+    'local-lvm:vm-100-disk-0,size=32G',
+    'virtio=BC:24:11:00:00:01,bridge=vmbr0',
+    'order=scsi0;ide2;net0',
+    'a=b=c',
+    ',,,',
+    '=x',
+    'size=-1G',
+    'size=99999999999999999999T',
+  ),
 )
 
 describe('wire codecs on arbitrary PVE strings', () => {
@@ -76,14 +85,38 @@ afterAll(async () => {
 
 const anyBody = fc.oneof(
   fc.jsonValue({ maxDepth: 3 }),
-  fc.array(fc.dictionary(fc.constantFrom('vmid', 'node', 'type', 'status', 'name', 'tags', 'template', 'storage', 'content', 'volid', 'key', 'value', 'digest', 'id'), fc.jsonValue({ maxDepth: 1 })), { maxLength: 5 }),
+  fc.array(
+    fc.dictionary(
+      fc.constantFrom(
+        'vmid',
+        'node',
+        'type',
+        'status',
+        'name',
+        'tags',
+        'template',
+        'storage',
+        'content',
+        'volid',
+        'key',
+        'value',
+        'digest',
+        'id',
+      ),
+      fc.jsonValue({ maxDepth: 1 }),
+    ),
+    { maxLength: 5 },
+  ),
 )
 
 async function valueOrPveError(p: Promise<unknown>): Promise<void> {
   try {
     await p
   } catch (e) {
-    expect(isPveError(e) || e instanceof WireError || (e as { code?: unknown }).code !== undefined, `uncoded: ${String(e)}`).toBe(true)
+    expect(
+      isPveError(e) || e instanceof WireError || (e as { code?: unknown }).code !== undefined,
+      `uncoded: ${String(e)}`,
+    ).toBe(true)
     expect(String((e as Error).message)).not.toContain('canary-token-5d1c')
   }
 }

@@ -33,7 +33,9 @@ function spyFs(): { fs: RepoFs; touched: string[] } {
 
 const CODE = /^[a-z][a-z0-9-]*$/
 
-function expectCoded(errors: readonly { code: string; file: string; line: number; column: number; message: string }[]): void {
+function expectCoded(
+  errors: readonly { code: string; file: string; line: number; column: number; message: string }[],
+): void {
   for (const e of errors) {
     expect(e.code).toMatch(CODE)
     expect(typeof e.file).toBe('string')
@@ -58,24 +60,43 @@ const yamlish = fc.oneof(
 )
 
 describe('manifest YAML fuzzing', () => {
-  test.prop([yamlish], { numRuns: runs(2000) })('parseYaml and parseManifest never throw; problems are coded', (text) => {
-    const file = parseYaml(text, { maxAliasCount: 50 })
-    for (const d of file.documents ?? []) {
-      const r = parseManifest(d.value ?? null)
-      if (!r.ok) for (const i of r.issues) expect(i.code).toMatch(CODE)
-    }
-  })
+  test.prop([yamlish], { numRuns: runs(2000) })(
+    'parseYaml and parseManifest never throw; problems are coded',
+    (text) => {
+      const file = parseYaml(text, { maxAliasCount: 50 })
+      for (const d of file.documents ?? []) {
+        const r = parseManifest(d.value ?? null)
+        if (!r.ok) for (const i of r.issues) expect(i.code).toMatch(CODE)
+      }
+    },
+  )
 
-  test.prop([fc.jsonValue({ maxDepth: 4 })], { numRuns: runs(2000) })('parseManifest on arbitrary JSON values answers ok or coded issues', (doc) => {
-    const r = parseManifest(doc)
-    if (!r.ok) {
-      expect(r.issues.length).toBeGreaterThan(0)
-      for (const i of r.issues) expect(i.code).toMatch(CODE)
-    }
-  })
+  test.prop([fc.jsonValue({ maxDepth: 4 })], { numRuns: runs(2000) })(
+    'parseManifest on arbitrary JSON values answers ok or coded issues',
+    (doc) => {
+      const r = parseManifest(doc)
+      if (!r.ok) {
+        expect(r.issues.length).toBeGreaterThan(0)
+        for (const i of r.issues) expect(i.code).toMatch(CODE)
+      }
+    },
+  )
 })
 
-const segment = fc.constantFrom('..', '.', 'vm', 'base', 'clusters', 'x.yaml', 'a.yml', 'outside.yaml', '', 'etc', 'passwd', '%2e%2e')
+const segment = fc.constantFrom(
+  '..',
+  '.',
+  'vm',
+  'base',
+  'clusters',
+  'x.yaml',
+  'a.yml',
+  'outside.yaml',
+  '',
+  'etc',
+  'passwd',
+  '%2e%2e',
+)
 const relPath = fc.array(segment, { minLength: 1, maxLength: 6 }).map((s) => s.join('/'))
 
 describe('composition fuzzing', () => {
@@ -86,27 +107,38 @@ describe('composition fuzzing', () => {
       fc.option(yamlish, { nil: undefined }),
     ],
     { numRuns: runs(150) },
-  )('the loader never reads outside the root and reports every problem with a code', async (entries, links, extraConfig) => {
-    const root = join(work, `r${seq++}`)
-    mkdirSync(join(root, 'clusters', 'c1'), { recursive: true })
-    mkdirSync(join(root, 'vm'), { recursive: true })
-    writeFileSync(join(work, 'outside.yaml'), 'apiVersion: proxops/v1alpha1\nkind: VM\nmetadata: {name: outside}\n')
-    writeFileSync(join(root, 'clusters', 'c1', 'config.yaml'), extraConfig ?? 'pve:\n  clusters:\n    c1:\n      base-url: https://pve.example.invalid:8006\n      nodes: [pve1]\n')
-    writeFileSync(join(root, 'clusters', 'c1', 'resources.yaml'), `resources:\n${entries.map((e) => `  - ${JSON.stringify(e)}`).join('\n')}\n`)
-    for (const [from, to] of links) {
-      const at = join(root, from)
-      if (!at.startsWith(root + sep)) continue
-      try {
-        mkdirSync(dirname(at), { recursive: true })
-        symlinkSync(to, at)
-      } catch {
-        // an existing path or an impossible link: the tree is what it is
+  )(
+    'the loader never reads outside the root and reports every problem with a code',
+    async (entries, links, extraConfig) => {
+      const root = join(work, `r${seq++}`)
+      mkdirSync(join(root, 'clusters', 'c1'), { recursive: true })
+      mkdirSync(join(root, 'vm'), { recursive: true })
+      writeFileSync(join(work, 'outside.yaml'), 'apiVersion: proxops/v1alpha1\nkind: VM\nmetadata: {name: outside}\n')
+      writeFileSync(
+        join(root, 'clusters', 'c1', 'config.yaml'),
+        extraConfig ??
+          'pve:\n  clusters:\n    c1:\n      base-url: https://pve.example.invalid:8006\n      nodes: [pve1]\n',
+      )
+      writeFileSync(
+        join(root, 'clusters', 'c1', 'resources.yaml'),
+        `resources:\n${entries.map((e) => `  - ${JSON.stringify(e)}`).join('\n')}\n`,
+      )
+      for (const [from, to] of links) {
+        const at = join(root, from)
+        if (!at.startsWith(root + sep)) continue
+        try {
+          mkdirSync(dirname(at), { recursive: true })
+          symlinkSync(to, at)
+        } catch {
+          // an existing path or an impossible link: the tree is what it is
+        }
       }
-    }
-    const { fs, touched } = spyFs()
-    const model = await loadRepository({ root, fs })
-    expectCoded(model.errors)
-    const real = realpathSync(root)
-    for (const p of touched) expect(p === real || p === root || p.startsWith(real + sep) || p.startsWith(root + sep), `read ${p}`).toBe(true)
-  })
+      const { fs, touched } = spyFs()
+      const model = await loadRepository({ root, fs })
+      expectCoded(model.errors)
+      const real = realpathSync(root)
+      for (const p of touched)
+        expect(p === real || p === root || p.startsWith(real + sep) || p.startsWith(root + sep), `read ${p}`).toBe(true)
+    },
+  )
 })

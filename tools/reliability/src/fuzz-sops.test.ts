@@ -16,14 +16,22 @@ let encrypted = ''
 
 beforeAll(async () => {
   identity = await generateIdentity()
-  encrypted = await encryptSops(PLAIN, { recipients: [await identityToRecipient(identity)], file: 'secrets.sops.yaml', now: new Date('2026-01-01T00:00:00Z') })
+  encrypted = await encryptSops(PLAIN, {
+    recipients: [await identityToRecipient(identity)],
+    file: 'secrets.sops.yaml',
+    now: new Date('2026-01-01T00:00:00Z'),
+  })
 })
 
 async function attempt(text: string): Promise<'ok' | string> {
   try {
     const doc = await decryptSops(text, { identities: [identity], file: 'secrets.sops.yaml' })
     // a successful decrypt must be the original document, not something else
-    expect(doc.reveal()).toEqual({ pve: { token: CANARY, user: 'root@pam' }, '8006': ['one', 2], nested: { flag: true, ratio: 0.5 } })
+    expect(doc.reveal()).toEqual({
+      pve: { token: CANARY, user: 'root@pam' },
+      '8006': ['one', 2],
+      nested: { flag: true, ratio: 0.5 },
+    })
     return 'ok'
   } catch (e) {
     expect(isSopsError(e), `uncoded error: ${String(e)}`).toBe(true)
@@ -35,34 +43,44 @@ async function attempt(text: string): Promise<'ok' | string> {
 }
 
 describe('SOPS file fuzzing', () => {
-  test.prop([fc.nat(), fc.integer({ min: 1, max: 255 })], { numRuns: runs(400) })('one changed character anywhere fails closed or is harmless', async (at, delta) => {
-    const i = at % encrypted.length
-    const ch = encrypted.charCodeAt(i)
-    const mutated = encrypted.slice(0, i) + String.fromCharCode(32 + ((ch - 32 + delta) % 95)) + encrypted.slice(i + 1)
-    await attempt(mutated)
-  })
+  test.prop([fc.nat(), fc.integer({ min: 1, max: 255 })], { numRuns: runs(400) })(
+    'one changed character anywhere fails closed or is harmless',
+    async (at, delta) => {
+      const i = at % encrypted.length
+      const ch = encrypted.charCodeAt(i)
+      const mutated =
+        encrypted.slice(0, i) + String.fromCharCode(32 + ((ch - 32 + delta) % 95)) + encrypted.slice(i + 1)
+      await attempt(mutated)
+    },
+  )
 
   // Removing metadata that is only a hint (a recipient string, the version) may still decrypt; what must never
   // happen is a decrypt to anything but the original document (asserted in attempt()).
-  test.prop([fc.nat(), fc.nat({ max: 200 })], { numRuns: runs(200) })('truncated files fail closed with a code or decrypt to the original', async (at, len) => {
-    const i = at % encrypted.length
-    await attempt(encrypted.slice(0, i) + encrypted.slice(i + len + 1))
-  })
-
-  test.prop([fc.string({ maxLength: 400 })], { numRuns: runs(1000) })('arbitrary text is rejected with a code', async (text) => {
-    const r = await attempt(text)
-    expect(r).not.toBe('ok')
-  })
-
-  test.prop([fc.constantFrom('mac', 'lastmodified', 'version', 'age', 'enc', 'recipient'), fc.string({ maxLength: 30 })], { numRuns: runs(200) })(
-    'replaced metadata fields fail closed',
-    async (field, value) => {
-      const re = new RegExp(`(${field}:\\s*)(\\S.*)`)
-      if (!re.test(encrypted)) return
-      const mutated = encrypted.replace(re, (_m, k: string) => `${k}${JSON.stringify(value)}`)
-      if (mutated === encrypted) return
-      const r = await attempt(mutated)
-      if (field === 'mac' || field === 'enc') expect(r).not.toBe('ok')
+  test.prop([fc.nat(), fc.nat({ max: 200 })], { numRuns: runs(200) })(
+    'truncated files fail closed with a code or decrypt to the original',
+    async (at, len) => {
+      const i = at % encrypted.length
+      await attempt(encrypted.slice(0, i) + encrypted.slice(i + len + 1))
     },
   )
+
+  test.prop([fc.string({ maxLength: 400 })], { numRuns: runs(1000) })(
+    'arbitrary text is rejected with a code',
+    async (text) => {
+      const r = await attempt(text)
+      expect(r).not.toBe('ok')
+    },
+  )
+
+  test.prop(
+    [fc.constantFrom('mac', 'lastmodified', 'version', 'age', 'enc', 'recipient'), fc.string({ maxLength: 30 })],
+    { numRuns: runs(200) },
+  )('replaced metadata fields fail closed', async (field, value) => {
+    const re = new RegExp(`(${field}:\\s*)(\\S.*)`)
+    if (!re.test(encrypted)) return
+    const mutated = encrypted.replace(re, (_m, k: string) => `${k}${JSON.stringify(value)}`)
+    if (mutated === encrypted) return
+    const r = await attempt(mutated)
+    if (field === 'mac' || field === 'enc') expect(r).not.toBe('ok')
+  })
 })

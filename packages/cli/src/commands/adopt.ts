@@ -30,11 +30,16 @@ export async function adoptHandler(ctx: CliContext, args: AdoptArgs): Promise<nu
     // name the configured clusters in the error, as the reference does
     let known: string[] = []
     try {
-      known = loadDraftConfig({ flags: globalFlags(args), env: ctx.env, cwd: ctx.cwd, home: ctx.home }).clusters.map((c) => c.name)
+      known = loadDraftConfig({ flags: globalFlags(args), env: ctx.env, cwd: ctx.cwd, home: ctx.home }).clusters.map(
+        (c) => c.name,
+      )
     } catch {
       // the message below is still the actionable one
     }
-    throw new CliError('USAGE', `adopt requires an explicit --cluster=<name>; configured clusters: [${known.join(', ')}]`)
+    throw new CliError(
+      'USAGE',
+      `adopt requires an explicit --cluster=<name>; configured clusters: [${known.join(', ')}]`,
+    )
   }
   const prepared = await prepare(ctx, args, { cluster: args.cluster })
   const cluster = prepared.config.clusters[0]
@@ -47,8 +52,14 @@ export async function adoptHandler(ctx: CliContext, args: AdoptArgs): Promise<nu
   let result
   try {
     const inventory = await observe(cluster.name, reader, { nodes: cluster.nodes, signal: ctx.signal })
-    const sshKeys = sops ? Object.fromEntries(sops.names('ssh-keys').map((n) => [n, sops.cloudInit('ssh-keys', n)?.reveal() ?? ''])) : undefined
-    result = adopt(inventory, { cluster: cluster.name, ...(sshKeys ? { sshKeys } : {}), importSshKeys: Boolean(args['adopt-secrets']) })
+    const sshKeys = sops
+      ? Object.fromEntries(sops.names('ssh-keys').map((n) => [n, sops.cloudInit('ssh-keys', n)?.reveal() ?? '']))
+      : undefined
+    result = adopt(inventory, {
+      cluster: cluster.name,
+      ...(sshKeys ? { sshKeys } : {}),
+      importSshKeys: Boolean(args['adopt-secrets']),
+    })
   } finally {
     await reader.close()
   }
@@ -61,7 +72,8 @@ export async function adoptHandler(ctx: CliContext, args: AdoptArgs): Promise<nu
   let refused = 0
   for (const file of result.files) {
     const target = path.resolve(root, file.path)
-    if (!target.startsWith(root + path.sep)) throw new CliError('ADOPT', `refusing to write outside the repository: ${file.path}`)
+    if (!target.startsWith(root + path.sep))
+      throw new CliError('ADOPT', `refusing to write outside the repository: ${file.path}`)
     const text = manifestYaml(file.document)
     if (existsSync(target)) {
       const current = readFileSync(target, 'utf8')
@@ -70,7 +82,9 @@ export async function adoptHandler(ctx: CliContext, args: AdoptArgs): Promise<nu
         continue
       }
       if (!args.force) {
-        lines.push(`adopt: NOT overwriting ${file.path} (${file.kind}): it exists and differs; pass --force to replace it`)
+        lines.push(
+          `adopt: NOT overwriting ${file.path} (${file.kind}): it exists and differs; pass --force to replace it`,
+        )
         refused++
         continue
       }
@@ -79,7 +93,8 @@ export async function adoptHandler(ctx: CliContext, args: AdoptArgs): Promise<nu
     writeFileSync(target, text)
     lines.push(`adopt: wrote ${file.path} (${file.kind})`)
   }
-  for (const gap of result.gaps) lines.push(`adopt: gap ${gap.kind} on ${gap.node}#${gap.id}: ${gap.field}=${gap.value} - ${gap.note}`)
+  for (const gap of result.gaps)
+    lines.push(`adopt: gap ${gap.kind} on ${gap.node}#${gap.id}: ${gap.field}=${gap.value} - ${gap.note}`)
   for (const warning of result.warnings) lines.push(`adopt: warning: ${warning}`)
   if (result.incomplete.length > 0) {
     lines.push('adopt: INCOMPLETE MESSAGES (do NOT list in resources.yaml until reviewed):')
@@ -87,9 +102,13 @@ export async function adoptHandler(ctx: CliContext, args: AdoptArgs): Promise<nu
   }
   if (result.skipped.length > 0) {
     lines.push('adopt: SKIPPED LIVE OBJECTS (deliberately not adopted - no manifest generated):')
-    for (const s of result.skipped) lines.push(`  - ${s.kind} ${s.node}#${s.id}${s.name ? ` ("${s.name}")` : ''}: ${s.reason}`)
+    for (const s of result.skipped)
+      lines.push(`  - ${s.kind} ${s.node}#${s.id}${s.name ? ` ("${s.name}")` : ''}: ${s.reason}`)
   }
-  if (result.census.cipassword > 0) lines.push(`adopt: ${result.census.cipassword} VM(s) have a live cloud-init password; map them to ci-password-ref by hand`)
+  if (result.census.cipassword > 0)
+    lines.push(
+      `adopt: ${result.census.cipassword} VM(s) have a live cloud-init password; map them to ci-password-ref by hand`,
+    )
   if (args['adopt-secrets'] && cluster.secretsFile) {
     if (result.newSshKeys.length > 0) {
       try {
@@ -98,9 +117,14 @@ export async function adoptHandler(ctx: CliContext, args: AdoptArgs): Promise<nu
           result.newSshKeys.map((k) => ({ path: ['cloud-init', 'ssh-keys', k.name], value: k.value })),
           { discovery: { env: ctx.env, homeDir: ctx.home } },
         )
-        lines.push(`adopt: ${merged.written ? `merged ${merged.added.length} SSH key(s) into` : 'no new SSH keys for'} ${path.relative(root, cluster.secretsFile)}`)
+        lines.push(
+          `adopt: ${merged.written ? `merged ${merged.added.length} SSH key(s) into` : 'no new SSH keys for'} ${path.relative(root, cluster.secretsFile)}`,
+        )
       } catch (error) {
-        throw new CliError('ADOPT', `adopt: SOPS merge failed (the file is unchanged): ${isSopsError(error) ? error.message : String((error as Error).message)}`)
+        throw new CliError(
+          'ADOPT',
+          `adopt: SOPS merge failed (the file is unchanged): ${isSopsError(error) ? error.message : String((error as Error).message)}`,
+        )
       }
     } else lines.push('adopt: no new SSH keys to merge')
   }
@@ -109,13 +133,21 @@ export async function adoptHandler(ctx: CliContext, args: AdoptArgs): Promise<nu
     for (const line of result.resourcesLines) lines.push(`  ${line.startsWith('-') ? line : `- ${line}`}`)
   }
   if (result.gaps.length > 0 || result.incomplete.length > 0) {
-    lines.push('adopt: WARNING: generated YAML does not fully represent the live object(s); see gaps above. Review before git committing.')
+    lines.push(
+      'adopt: WARNING: generated YAML does not fully represent the live object(s); see gaps above. Review before git committing.',
+    )
   }
-  lines.push(`  nodes: [${result.summary.nodes.join(', ')}]`, `  guests: ${result.summary.guests}`, `  artifacts: ${result.summary.isos} ISOs, ${result.summary.ctTemplates} CTTemplates`)
+  lines.push(
+    `  nodes: [${result.summary.nodes.join(', ')}]`,
+    `  guests: ${result.summary.guests}`,
+    `  artifacts: ${result.summary.isos} ISOs, ${result.summary.ctTemplates} CTTemplates`,
+  )
   out(ctx, `${lines.join('\n')}\n`)
   if (refused > 0) {
-    throw new CliError('ADOPT', `${refused} file(s) exist with other content and were not overwritten; review them or pass --force`)
+    throw new CliError(
+      'ADOPT',
+      `${refused} file(s) exist with other content and were not overwritten; review them or pass --force`,
+    )
   }
   return 0
 }
-

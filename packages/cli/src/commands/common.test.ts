@@ -17,22 +17,33 @@ describe('plan set file', () => {
 
   it('rejects what is not a plan set, naming the file', () => {
     expect(() => parsePlanSet('nope', 'p.json')).toThrow(/p\.json is not JSON/)
-    expect(() => parsePlanSet('{"format_version":2,"commit":"a","plans":[]}', 'p.json')).toThrow(/not a ProxOps plan file/)
-    expect(() => parsePlanSet('{"format_version":1,"commit":"a","plans":[{"format_version":1}]}', 'p.json')).toThrow(CliError)
+    expect(() => parsePlanSet('{"format_version":2,"commit":"a","plans":[]}', 'p.json')).toThrow(
+      /not a ProxOps plan file/,
+    )
+    expect(() => parsePlanSet('{"format_version":1,"commit":"a","plans":[{"format_version":1}]}', 'p.json')).toThrow(
+      CliError,
+    )
   })
 
-  test.prop([fc.string(), fc.array(fc.constantFrom('homelab', 'edge', 'lab'), { maxLength: 3 })], { numRuns: 100 })('parse(serialise(x)) = x', (commit, clusters) => {
-    const plans = clusters.map((cluster) => ({ ...fixturePlan(), cluster }))
-    const back = parsePlanSet(planSetJson(commit, plans), 'f')
-    expect(back.commit).toBe(commit)
-    expect(back.plans).toEqual(JSON.parse(JSON.stringify(plans)))
-  })
+  test.prop([fc.string(), fc.array(fc.constantFrom('homelab', 'edge', 'lab'), { maxLength: 3 })], { numRuns: 100 })(
+    'parse(serialise(x)) = x',
+    (commit, clusters) => {
+      const plans = clusters.map((cluster) => ({ ...fixturePlan(), cluster }))
+      const back = parsePlanSet(planSetJson(commit, plans), 'f')
+      expect(back.commit).toBe(commit)
+      expect(back.plans).toEqual(JSON.parse(JSON.stringify(plans)))
+    },
+  )
 })
 
 describe('flags', () => {
   it('keeps only the flags that were given', () => {
     expect(globalFlags({})).toEqual({})
-    expect(globalFlags({ 'prune-budget': '0', 'git-poll-sec': 5, color: false }, { logFormat: 'json' })).toEqual({ pruneBudget: '0', gitPollSec: 5, logFormat: 'json' })
+    expect(globalFlags({ 'prune-budget': '0', 'git-poll-sec': 5, color: false }, { logFormat: 'json' })).toEqual({
+      pruneBudget: '0',
+      gitPollSec: 5,
+      logFormat: 'json',
+    })
     expect(globalFlags({ 'log-format': 'text' }, { logFormat: 'json' }).logFormat).toBe('text')
     expect(() => globalFlags({ 'git-poll-sec': Number.NaN })).toThrow(/--git-poll-sec/)
   })

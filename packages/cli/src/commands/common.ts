@@ -21,7 +21,8 @@ export function globalFlags(args: GlobalArgs, defaults: { logFormat?: string } =
   set('gitUrl', args['git-url'])
   set('gitBranch', args['git-branch'])
   if (args['git-poll-sec'] !== undefined) {
-    if (!Number.isFinite(args['git-poll-sec'])) throw new CliError('USAGE', '--git-poll-sec must be a whole number of seconds')
+    if (!Number.isFinite(args['git-poll-sec']))
+      throw new CliError('USAGE', '--git-poll-sec must be a whole number of seconds')
     flags.gitPollSec = args['git-poll-sec']
   }
   set('pruneBudget', args['prune-budget'])
@@ -44,10 +45,19 @@ export interface Prepared extends Setup {
 }
 
 /** Config, secrets and logging for a command; the logger switches to the configured level and format. */
-export async function prepare(ctx: CliContext, args: GlobalArgs, options: { cluster?: string; logFormat?: string } = {}): Promise<Prepared> {
+export async function prepare(
+  ctx: CliContext,
+  args: GlobalArgs,
+  options: { cluster?: string; logFormat?: string } = {},
+): Promise<Prepared> {
   const flags = globalFlags(args, options.logFormat ? { logFormat: options.logFormat } : {})
   const s = await setup(ctx, flags, options.cluster !== undefined ? { cluster: options.cluster } : {})
-  ctx.log = createLogger({ level: s.config.log.level, format: s.config.log.format, redactor: ctx.redactor, stream: ctx.io.stderr })
+  ctx.log = createLogger({
+    level: s.config.log.level,
+    format: s.config.log.format,
+    redactor: ctx.redactor,
+    stream: ctx.io.stderr,
+  })
   return { ...s, source: new GitSource(ctx, s.config) }
 }
 
@@ -82,8 +92,17 @@ export function parsePlanSet(text: string, file: string): { commit: string; plan
     throw new CliError('PLAN_FILE', `${file} is not JSON: write it with proxops diff --out ${file}`)
   }
   const set = data as { format_version?: unknown; commit?: unknown; plans?: unknown }
-  if (set === null || typeof set !== 'object' || set.format_version !== PLAN_SET_VERSION || typeof set.commit !== 'string' || !Array.isArray(set.plans)) {
-    throw new CliError('PLAN_FILE', `${file} is not a ProxOps plan file (format_version ${PLAN_SET_VERSION}): write it with proxops diff --out ${file}`)
+  if (
+    set === null ||
+    typeof set !== 'object' ||
+    set.format_version !== PLAN_SET_VERSION ||
+    typeof set.commit !== 'string' ||
+    !Array.isArray(set.plans)
+  ) {
+    throw new CliError(
+      'PLAN_FILE',
+      `${file} is not a ProxOps plan file (format_version ${PLAN_SET_VERSION}): write it with proxops diff --out ${file}`,
+    )
   }
   try {
     return { commit: set.commit, plans: set.plans.map((p, i) => parsePlan(JSON.stringify(p), `${file} plans[${i}]`)) }

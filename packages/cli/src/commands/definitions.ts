@@ -16,47 +16,71 @@ const clusterOption = { type: 'string', describe: 'Only this cluster (default: e
 const allowEmptyOption = {
   type: 'string',
   array: true,
-  describe: 'Accept 0 desired objects of this kind even though owned ones exist on PVE (VM, TemplateVM, LXC, TemplateCT)',
+  describe:
+    'Accept 0 desired objects of this kind even though owned ones exist on PVE (VM, TemplateVM, LXC, TemplateCT)',
 } as const
 
-export function diffCommand(ctx: Ctx, setExit: Setter): CommandModule<GlobalArgs, PlanArgs & { 'detailed-exitcode'?: boolean; out?: string }> {
+export function diffCommand(
+  ctx: Ctx,
+  setExit: Setter,
+): CommandModule<GlobalArgs, PlanArgs & { 'detailed-exitcode'?: boolean; out?: string }> {
   return {
     command: 'diff',
     describe: 'Show what apply would change on each cluster (reads PVE, never writes)',
     builder: (y: Argv<GlobalArgs>) =>
       y
         .option('cluster', clusterOption)
-        .option('output', { alias: 'o', type: 'string', choices: ['text', 'json', 'markdown'] as const, describe: 'Output format (json: the byte-stable plan set)' })
+        .option('output', {
+          alias: 'o',
+          type: 'string',
+          choices: ['text', 'json', 'markdown'] as const,
+          describe: 'Output format (json: the byte-stable plan set)',
+        })
         .option('detailed-exitcode', { type: 'boolean', describe: 'Exit 2 when changes are present (0 none, 1 error)' })
         .option('out', { type: 'string', describe: 'Also save the plan set to this file for apply --plan' })
         .option('allow-empty', allowEmptyOption)
         .example('proxops diff', 'plan every cluster, Terraform-style')
         .example('proxops diff --cluster homelab --output markdown', 'a pull-request comment for one cluster')
-        .example('proxops diff --out plan.json --detailed-exitcode', 'save the plan; exit 2 when there are changes') as unknown as Argv<
-        PlanArgs & { 'detailed-exitcode'?: boolean; out?: string }
-      >,
-    handler: async (args: ArgumentsCamelCase<PlanArgs & { 'detailed-exitcode'?: boolean; out?: string }>) => setExit(await (await import('./reconcile.js')).diffHandler(ctx(), args)),
+        .example(
+          'proxops diff --out plan.json --detailed-exitcode',
+          'save the plan; exit 2 when there are changes',
+        ) as unknown as Argv<PlanArgs & { 'detailed-exitcode'?: boolean; out?: string }>,
+    handler: async (args: ArgumentsCamelCase<PlanArgs & { 'detailed-exitcode'?: boolean; out?: string }>) =>
+      setExit(await (await import('./reconcile.js')).diffHandler(ctx(), args)),
   }
 }
 
-export function applyCommand(ctx: Ctx, setExit: Setter): CommandModule<GlobalArgs, PlanArgs & { plan?: string; yes?: boolean; 'dry-run'?: boolean }> {
+export function applyCommand(
+  ctx: Ctx,
+  setExit: Setter,
+): CommandModule<GlobalArgs, PlanArgs & { plan?: string; yes?: boolean; 'dry-run'?: boolean }> {
   return {
     command: 'apply',
     describe: 'Converge each cluster to git (asks on a terminal unless --yes)',
     builder: (y: Argv<GlobalArgs>) =>
       y
         .option('cluster', clusterOption)
-        .option('plan', { type: 'string', describe: 'Apply exactly this saved plan (refused if the commit or a digest changed)' })
+        .option('plan', {
+          type: 'string',
+          describe: 'Apply exactly this saved plan (refused if the commit or a digest changed)',
+        })
         .option('yes', { alias: 'y', type: 'boolean', describe: 'Do not ask for confirmation' })
         .option('dry-run', { alias: 'n', type: 'boolean', describe: 'Only show the plan (same as diff)' })
-        .option('output', { alias: 'o', type: 'string', choices: ['text', 'json'] as const, describe: 'Format of the final status (json: cycles as JSON)' })
+        .option('output', {
+          alias: 'o',
+          type: 'string',
+          choices: ['text', 'json'] as const,
+          describe: 'Format of the final status (json: cycles as JSON)',
+        })
         .option('allow-empty', allowEmptyOption)
         .example('proxops apply', 'plan, confirm on the terminal, converge')
         .example('proxops apply --yes --cluster edge', 'converge one cluster without asking')
-        .example('proxops diff --out plan.json && proxops apply --plan plan.json', 'apply exactly the reviewed plan') as unknown as Argv<
-        PlanArgs & { plan?: string; yes?: boolean; 'dry-run'?: boolean }
-      >,
-    handler: async (args: ArgumentsCamelCase<PlanArgs & { plan?: string; yes?: boolean; 'dry-run'?: boolean }>) => setExit(await (await import('./reconcile.js')).applyHandler(ctx(), args)),
+        .example(
+          'proxops diff --out plan.json && proxops apply --plan plan.json',
+          'apply exactly the reviewed plan',
+        ) as unknown as Argv<PlanArgs & { plan?: string; yes?: boolean; 'dry-run'?: boolean }>,
+    handler: async (args: ArgumentsCamelCase<PlanArgs & { plan?: string; yes?: boolean; 'dry-run'?: boolean }>) =>
+      setExit(await (await import('./reconcile.js')).applyHandler(ctx(), args)),
   }
 }
 
@@ -71,7 +95,8 @@ export function statusCommand(ctx: Ctx, setExit: Setter): CommandModule<GlobalAr
         .option('allow-empty', allowEmptyOption)
         .example('proxops status', 'which objects are converged, drifting, skipped or anomalous')
         .example('proxops status --cluster edge --output json', 'the same as JSON') as unknown as Argv<PlanArgs>,
-    handler: async (args: ArgumentsCamelCase<PlanArgs>) => setExit(await (await import('./reconcile.js')).statusHandler(ctx(), args)),
+    handler: async (args: ArgumentsCamelCase<PlanArgs>) =>
+      setExit(await (await import('./reconcile.js')).statusHandler(ctx(), args)),
   }
 }
 
@@ -84,9 +109,16 @@ export function adoptCommand(ctx: Ctx, setExit: Setter): CommandModule<GlobalArg
         .option('cluster', { type: 'string', describe: 'The cluster to adopt from (required)' })
         .option('force', { type: 'boolean', describe: 'Overwrite manifest files that exist with other content' })
         .option('adopt-secrets', { type: 'boolean', describe: "Merge unmatched SSH keys into the cluster's SOPS file" })
-        .example('proxops adopt --cluster homelab', 'write vm/homelab/*.yaml and friends, print the resources.yaml lines')
-        .example('proxops adopt --cluster homelab --adopt-secrets', 'also move live SSH keys into the SOPS file') as unknown as Argv<AdoptArgs>,
-    handler: async (args: ArgumentsCamelCase<AdoptArgs>) => setExit(await (await import('./adopt.js')).adoptHandler(ctx(), args)),
+        .example(
+          'proxops adopt --cluster homelab',
+          'write vm/homelab/*.yaml and friends, print the resources.yaml lines',
+        )
+        .example(
+          'proxops adopt --cluster homelab --adopt-secrets',
+          'also move live SSH keys into the SOPS file',
+        ) as unknown as Argv<AdoptArgs>,
+    handler: async (args: ArgumentsCamelCase<AdoptArgs>) =>
+      setExit(await (await import('./adopt.js')).adoptHandler(ctx(), args)),
   }
 }
 
@@ -96,9 +128,16 @@ export function runCommand(ctx: Ctx, setExit: Setter): CommandModule<GlobalArgs,
     describe: 'The daemon: converge every poll interval; serves /healthz /readyz /metrics /status',
     builder: (y: Argv<GlobalArgs>) =>
       y
-        .option('once', { type: 'boolean', describe: 'Run one tick, then exit (exit 1 if a cycle aborted or an action failed)' })
+        .option('once', {
+          type: 'boolean',
+          describe: 'Run one tick, then exit (exit 1 if a cycle aborted or an action failed)',
+        })
         .example('proxops run', 'converge now and every 30 s; logs as NDJSON on stderr')
-        .example('proxops run --git-url https://git.example/ops.git --listen 127.0.0.1:9494', 'follow a remote repository') as unknown as Argv<RunArgs>,
-    handler: async (args: ArgumentsCamelCase<RunArgs>) => setExit(await (await import('./run.js')).runHandler(ctx(), args)),
+        .example(
+          'proxops run --git-url https://git.example/ops.git --listen 127.0.0.1:9494',
+          'follow a remote repository',
+        ) as unknown as Argv<RunArgs>,
+    handler: async (args: ArgumentsCamelCase<RunArgs>) =>
+      setExit(await (await import('./run.js')).runHandler(ctx(), args)),
   }
 }

@@ -3,20 +3,50 @@ import type { Options } from 'yargs'
 
 /** Global flags (RB 8.1 plus ProxOps additions). No defaults here: a flag counts only when given. */
 export const GLOBAL_OPTIONS = {
-  config: { type: 'string', describe: 'Advanced: load this single config file (default $PROXOPS_CONFIG)', global: true },
-  'git-path': { type: 'string', describe: 'Explicit work tree (default $PROXOPS_GIT_PATH, else discovery from the cwd); disables URL mode', global: true },
+  config: {
+    type: 'string',
+    describe: 'Advanced: load this single config file (default $PROXOPS_CONFIG)',
+    global: true,
+  },
+  'git-path': {
+    type: 'string',
+    describe: 'Explicit work tree (default $PROXOPS_GIT_PATH, else discovery from the cwd); disables URL mode',
+    global: true,
+  },
   'git-url': { type: 'string', describe: 'Switch to URL mode: fetch this repository into the data dir', global: true },
   'git-branch': { type: 'string', describe: 'Branch to follow in URL mode (default main)', global: true },
   'git-poll-sec': { type: 'number', describe: 'Daemon poll interval in seconds (0 = use config)', global: true },
-  'prune-budget': { type: 'string', describe: 'Deletions per cluster per cycle: a number (0 = no prunes) or "unlimited"', global: true },
+  'prune-budget': {
+    type: 'string',
+    describe: 'Deletions per cluster per cycle: a number (0 = no prunes) or "unlimited"',
+    global: true,
+  },
   'pve-user': { type: 'string', describe: 'Bootstrap PVE user, such as root@pam', global: true },
   'pve-auth': { type: 'string', choices: ['token', 'ticket'], describe: 'PVE auth method', global: true },
   'ca-file': { type: 'string', describe: 'PEM CA file for every PVE endpoint without its own tls.ca', global: true },
-  'data-dir': { type: 'string', describe: 'Git cache and daemon state directory (default ~/.local/share/proxops)', global: true },
-  'log-level': { type: 'string', choices: ['debug', 'info', 'warn', 'error'], describe: 'Log level (logs go to stderr)', global: true },
-  'log-format': { type: 'string', choices: ['text', 'json'], describe: 'Log format (run defaults to json)', global: true },
+  'data-dir': {
+    type: 'string',
+    describe: 'Git cache and daemon state directory (default ~/.local/share/proxops)',
+    global: true,
+  },
+  'log-level': {
+    type: 'string',
+    choices: ['debug', 'info', 'warn', 'error'],
+    describe: 'Log level (logs go to stderr)',
+    global: true,
+  },
+  'log-format': {
+    type: 'string',
+    choices: ['text', 'json'],
+    describe: 'Log format (run defaults to json)',
+    global: true,
+  },
   listen: { type: 'string', describe: 'Daemon HTTP bind address host:port (default 127.0.0.1:9494)', global: true },
-  color: { type: 'boolean', describe: 'Colour output on a terminal (--no-color to disable; NO_COLOR is honoured)', global: true },
+  color: {
+    type: 'boolean',
+    describe: 'Colour output on a terminal (--no-color to disable; NO_COLOR is honoured)',
+    global: true,
+  },
 } as const satisfies Record<string, Options>
 
 export interface GlobalArgs {
@@ -35,4 +65,3 @@ export interface GlobalArgs {
   listen?: string
   color?: boolean
 }
-

@@ -31,7 +31,12 @@ function renderPlan(plan: Plan, format: 'text' | 'markdown', p: Paint): string {
 }
 
 /** Dry cycles for every selected cluster through the read-only client. */
-async function dryCycles(ctx: CliContext, prepared: Prepared, tree: SourceTree, args: PlanArgs): Promise<CycleOutcome[]> {
+async function dryCycles(
+  ctx: CliContext,
+  prepared: Prepared,
+  tree: SourceTree,
+  args: PlanArgs,
+): Promise<CycleOutcome[]> {
   const outcomes: CycleOutcome[] = []
   for (const cluster of prepared.config.clusters) {
     const reader = readOnlyClient(cluster, prepared.config, { log: ctx.log })
@@ -65,7 +70,10 @@ function reportAborts(ctx: CliContext, outcomes: readonly CycleOutcome[]): boole
   return aborted
 }
 
-export async function diffHandler(ctx: CliContext, args: PlanArgs & { 'detailed-exitcode'?: boolean; out?: string }): Promise<number> {
+export async function diffHandler(
+  ctx: CliContext,
+  args: PlanArgs & { 'detailed-exitcode'?: boolean; out?: string },
+): Promise<number> {
   const prepared = await prepare(ctx, args, args.cluster !== undefined ? { cluster: args.cluster } : {})
   // a plan file saved into the work tree is not desired state: leave it out of the revision it records
   const tree = await prepared.source.sync(args.out !== undefined ? { ignore: [path.resolve(ctx.cwd, args.out)] } : {})
@@ -73,13 +81,28 @@ export async function diffHandler(ctx: CliContext, args: PlanArgs & { 'detailed-
   const format = args.output ?? 'text'
   const plans = outcomes.flatMap((o) => (o.plan ? [o.plan] : []))
   if (format === 'json') {
-    const aborted = outcomes.filter((o) => o.error).map((o) => ({ cluster: o.cycle.cluster, reason: o.cycle.abortReason ?? 'unknown' }))
+    const aborted = outcomes
+      .filter((o) => o.error)
+      .map((o) => ({ cluster: o.cycle.cluster, reason: o.cycle.abortReason ?? 'unknown' }))
     // aborted clusters are listed beside the plans (the file written by --out never has them)
-    out(ctx, aborted.length === 0 ? planSetJson(tree.commit, plans) : canonicalJson({ ...(JSON.parse(planSetJson(tree.commit, plans)) as object), aborted }))
-  }
-  else {
+    out(
+      ctx,
+      aborted.length === 0
+        ? planSetJson(tree.commit, plans)
+        : canonicalJson({ ...(JSON.parse(planSetJson(tree.commit, plans)) as object), aborted }),
+    )
+  } else {
     const p = painter(ctx, args)
-    out(ctx, outcomes.map((o) => (o.plan ? renderPlan(o.plan, format, p) : renderAborted(o.cycle.cluster, o.cycle.abortReason ?? 'unknown', format))).join('\n'))
+    out(
+      ctx,
+      outcomes
+        .map((o) =>
+          o.plan
+            ? renderPlan(o.plan, format, p)
+            : renderAborted(o.cycle.cluster, o.cycle.abortReason ?? 'unknown', format),
+        )
+        .join('\n'),
+    )
   }
   const aborted = reportAborts(ctx, outcomes)
   if (args.out !== undefined) {
@@ -100,7 +123,13 @@ function progressPrinter(ctx: CliContext, p: Paint): (event: ProgressEvent) => v
         err(ctx, `  start   ${event.action.address} ${event.action.type}\n`)
         return
       case 'task-running':
-        if (tty) err(ctx, p.dim(`  ...     ${event.action.address} ${event.action.type} [${Math.round(event.elapsedMs / 1000)}s elapsed]\n`))
+        if (tty)
+          err(
+            ctx,
+            p.dim(
+              `  ...     ${event.action.address} ${event.action.type} [${Math.round(event.elapsedMs / 1000)}s elapsed]\n`,
+            ),
+          )
         return
       case 'action-finished':
         err(ctx, `${resultLine(event.result, p)}\n`)
@@ -111,7 +140,10 @@ function progressPrinter(ctx: CliContext, p: Paint): (event: ProgressEvent) => v
   }
 }
 
-export async function applyHandler(ctx: CliContext, args: PlanArgs & { plan?: string; yes?: boolean; 'dry-run'?: boolean }): Promise<number> {
+export async function applyHandler(
+  ctx: CliContext,
+  args: PlanArgs & { plan?: string; yes?: boolean; 'dry-run'?: boolean },
+): Promise<number> {
   if (args['dry-run']) return diffHandler(ctx, args)
   const prepared = await prepare(ctx, args, args.cluster !== undefined ? { cluster: args.cluster } : {})
   const tree = await prepared.source.sync(args.plan !== undefined ? { ignore: [path.resolve(ctx.cwd, args.plan)] } : {})
@@ -127,12 +159,18 @@ export async function applyHandler(ctx: CliContext, args: PlanArgs & { plan?: st
     }
     const set = parsePlanSet(text, args.plan)
     if (set.commit !== tree.commit) {
-      throw new CliError('PLAN_MISMATCH', `the saved plan was made at commit ${set.commit}, the repository is now at ${tree.commit}; run proxops diff --out ${args.plan} again`)
+      throw new CliError(
+        'PLAN_MISMATCH',
+        `the saved plan was made at commit ${set.commit}, the repository is now at ${tree.commit}; run proxops diff --out ${args.plan} again`,
+      )
     }
     const configured = new Set(prepared.config.clusters.map((c) => c.name))
     for (const plan of set.plans) {
       if (args.cluster === undefined && !configured.has(plan.cluster)) {
-        throw new CliError('PLAN_FILE', `${args.plan} holds a plan for cluster "${plan.cluster}", which is not configured`)
+        throw new CliError(
+          'PLAN_FILE',
+          `${args.plan} holds a plan for cluster "${plan.cluster}", which is not configured`,
+        )
       }
     }
     saved = new Map(set.plans.map((plan) => [plan.cluster, plan]))
@@ -177,7 +215,9 @@ export async function applyHandler(ctx: CliContext, args: PlanArgs & { plan?: st
           cycles.push(dry?.cycle ?? (await runCycle(ctx, { ...base, reader: client.readOnly() })).cycle)
           continue
         }
-        const yes = await ctx.io.confirm?.(`Apply these ${savedPlan.actions.length} action(s) to cluster ${cluster.name}? Only 'yes' is accepted: `)
+        const yes = await ctx.io.confirm?.(
+          `Apply these ${savedPlan.actions.length} action(s) to cluster ${cluster.name}? Only 'yes' is accepted: `,
+        )
         if (!yes) {
           err(ctx, `Apply cancelled for cluster ${cluster.name}.\n`)
           failed = true
@@ -222,4 +262,3 @@ export async function statusHandler(ctx: CliContext, args: PlanArgs): Promise<nu
   else out(ctx, renderStatus(cycles, painter(ctx, args)))
   return reportAborts(ctx, outcomes) ? 1 : 0
 }
-

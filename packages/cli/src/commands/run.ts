@@ -63,16 +63,32 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
       cluster.name,
       fullClient(cluster, config, {
         log: ctx.log,
-        onRequest: (name, event) => metrics.recordRequest({ cluster: name, method: event.method, status: event.status ?? 0, durationMs: event.latencyMs }),
+        onRequest: (name, event) =>
+          metrics.recordRequest({
+            cluster: name,
+            method: event.method,
+            status: event.status ?? 0,
+            durationMs: event.latencyMs,
+          }),
       }),
     )
   }
   let http: Awaited<ReturnType<typeof startHttp>> | undefined
   try {
-    http = await startHttp({ host: config.listen.host, port: config.listen.port, view, metrics, redactor: ctx.redactor, now: ctx.now })
+    http = await startHttp({
+      host: config.listen.host,
+      port: config.listen.port,
+      view,
+      metrics,
+      redactor: ctx.redactor,
+      now: ctx.now,
+    })
   } catch (error) {
     lock.release()
-    throw new CliError('USAGE', `cannot listen on ${config.listen.host}:${config.listen.port}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}; use --listen`)
+    throw new CliError(
+      'USAGE',
+      `cannot listen on ${config.listen.host}:${config.listen.port}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}; use --listen`,
+    )
   }
   ctx.log.info('daemon started', {
     event: 'proxops.daemon.start',
@@ -94,7 +110,10 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
         if (prepared.source.lastFetchAt !== undefined) metrics.recordGitFetch(prepared.source.lastFetchAt)
       } catch (error) {
         failures++
-        ctx.log.warn('git not ready; retrying next tick', { event: 'proxops.git', error: oneLine((error as Error).message) })
+        ctx.log.warn('git not ready; retrying next tick', {
+          event: 'proxops.git',
+          error: oneLine((error as Error).message),
+        })
       }
       for (const cluster of config.clusters) {
         if (!tree || ctx.signal.aborted) break
@@ -114,7 +133,17 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
             if (event.type === 'action-finished') {
               const r = event.result
               const level = r.status === 'failed' ? 'warn' : 'info'
-              ctx.log.log(level, 'action', { event: 'proxops.action', cluster: cluster.name, address: r.address, kind: r.kind, action: r.type, result: r.status, durationMs: r.durationMs, ...(r.error ? { error: r.error } : {}), ...(r.skip ? { reason: r.skip.reason } : {}) })
+              ctx.log.log(level, 'action', {
+                event: 'proxops.action',
+                cluster: cluster.name,
+                address: r.address,
+                kind: r.kind,
+                action: r.type,
+                result: r.status,
+                durationMs: r.durationMs,
+                ...(r.error ? { error: r.error } : {}),
+                ...(r.skip ? { reason: r.skip.reason } : {}),
+              })
             }
           },
         })
@@ -125,8 +154,20 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
         cycles.set(cluster.name, cycle)
         if (cycle.result !== 'aborted') lastSuccess.set(cluster.name, finished)
         else failures++
-        metrics.recordCycle(cycle, finished, outcome.report?.results ?? [], outcome.plan?.anomalies.map((a) => a.code) ?? [])
-        for (const a of outcome.plan?.anomalies ?? []) ctx.log.warn('anomaly', { event: 'proxops.anomaly', cluster: cluster.name, code: a.code, address: a.address, message: a.message })
+        metrics.recordCycle(
+          cycle,
+          finished,
+          outcome.report?.results ?? [],
+          outcome.plan?.anomalies.map((a) => a.code) ?? [],
+        )
+        for (const a of outcome.plan?.anomalies ?? [])
+          ctx.log.warn('anomaly', {
+            event: 'proxops.anomaly',
+            cluster: cluster.name,
+            code: a.code,
+            address: a.address,
+            message: a.message,
+          })
         ctx.log.info('cycle finished', {
           event: 'proxops.cycle',
           cluster: cluster.name,
@@ -157,4 +198,3 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
   if (args.once) return failures > 0 ? 1 : 0
   return 0
 }
-

@@ -29,7 +29,9 @@ describe('proxops validate (built CLI)', () => {
     const lines = r.stdout.trim().split('\n')
     expect(lines).toHaveLength(2)
     expect(lines[0]).toMatch(/^edge: valid, \d+ resources from \d+ files/)
-    expect(lines[1]).toMatch(/^homelab: valid, \d+ resources from \d+ files \(.*CTTemplate.*DiskImage.*ISO.*LXC.*TemplateCT.*TemplateVM.*VM\)/)
+    expect(lines[1]).toMatch(
+      /^homelab: valid, \d+ resources from \d+ files \(.*CTTemplate.*DiskImage.*ISO.*LXC.*TemplateCT.*TemplateVM.*VM\)/,
+    )
   })
 
   it('--cluster limits the check; PROXOPS_GIT_PATH names the root', () => {
@@ -47,7 +49,15 @@ describe('proxops validate (built CLI)', () => {
     const doc = JSON.parse(r.stdout)
     expect(doc).toMatchObject({ format_version: 1, valid: true, errors: [] })
     expect(doc.clusters.map((c: { name: string }) => c.name)).toEqual(['edge', 'homelab'])
-    expect(doc.clusters[1].kinds).toMatchObject({ VM: 4, TemplateVM: 1, LXC: 1, TemplateCT: 1, ISO: 1, CTTemplate: 1, DiskImage: 1 })
+    expect(doc.clusters[1].kinds).toMatchObject({
+      VM: 4,
+      TemplateVM: 1,
+      LXC: 1,
+      TemplateCT: 1,
+      ISO: 1,
+      CTTemplate: 1,
+      DiskImage: 1,
+    })
   })
 
   it('fails outside any repository', () => {
@@ -102,7 +112,15 @@ describe('runValidate hooks', () => {
         checkCluster: async (cluster) => {
           seen.push(cluster.name)
           return cluster.name === 'edge'
-            ? [{ code: 'secrets-unavailable', file: 'clusters/edge/secrets.sops.yaml', line: 0, column: 0, message: 'cannot decrypt: no age identity' }]
+            ? [
+                {
+                  code: 'secrets-unavailable',
+                  file: 'clusters/edge/secrets.sops.yaml',
+                  line: 0,
+                  column: 0,
+                  message: 'cannot decrypt: no age identity',
+                },
+              ]
             : []
         },
       },

@@ -58,16 +58,23 @@ export async function runValidate(options: ValidateOptions): Promise<ValidateRes
   const extra: SchemaError[] = []
   if (options.hooks?.checkCluster) {
     for (const cluster of model.clusters) {
-      for (const e of await options.hooks.checkCluster(cluster, model)) extra.push({ ...e, clusters: e.clusters ?? [cluster.name] })
+      for (const e of await options.hooks.checkCluster(cluster, model))
+        extra.push({ ...e, clusters: e.clusters ?? [cluster.name] })
     }
   }
   const errors = sortErrors([...model.errors, ...extra])
   return render(options.output, model, errors, model.clusters)
 }
 
-function render(output: 'text' | 'json', model: RepositoryModel | undefined, errors: SchemaError[], clusters: readonly LoadedCluster[]): ValidateResult {
+function render(
+  output: 'text' | 'json',
+  model: RepositoryModel | undefined,
+  errors: SchemaError[],
+  clusters: readonly LoadedCluster[],
+): ValidateResult {
   const exitCode = errors.length > 0 ? 1 : 0
-  const failing = (c: LoadedCluster) => errors.some((e) => !e.clusters || e.clusters.length === 0 || e.clusters.includes(c.name))
+  const failing = (c: LoadedCluster) =>
+    errors.some((e) => !e.clusters || e.clusters.length === 0 || e.clusters.includes(c.name))
   if (output === 'json') {
     const doc = {
       format_version: FORMAT_VERSION,
@@ -80,17 +87,33 @@ function render(output: 'text' | 'json', model: RepositoryModel | undefined, err
         resources: c.index.resources.length,
         kinds: countKinds(c),
       })),
-      errors: errors.map((e) => ({ code: e.code, file: e.file, line: e.line, column: e.column, message: e.message, ...(e.field ? { field: e.field } : {}), ...(e.clusters?.length ? { clusters: e.clusters } : {}) })),
+      errors: errors.map((e) => ({
+        code: e.code,
+        file: e.file,
+        line: e.line,
+        column: e.column,
+        message: e.message,
+        ...(e.field ? { field: e.field } : {}),
+        ...(e.clusters?.length ? { clusters: e.clusters } : {}),
+      })),
     }
     return { exitCode, stdout: `${JSON.stringify(doc, null, 2)}\n` }
   }
-  const lines: string[] = errors.map((e) => formatError(e) + (e.clusters && e.clusters.length > 0 && clusters.length > 1 ? ` [${e.clusters.join(', ')}]` : ''))
+  const lines: string[] = errors.map(
+    (e) =>
+      formatError(e) +
+      (e.clusters && e.clusters.length > 0 && clusters.length > 1 ? ` [${e.clusters.join(', ')}]` : ''),
+  )
   if (errors.length > 0) {
     lines.push(`${errors.length} problem${errors.length === 1 ? '' : 's'} in ${model?.root ?? 'the repository'}`)
   } else {
     for (const c of clusters) {
-      const kinds = Object.entries(countKinds(c)).map(([k, n]) => `${n} ${k}`).join(', ')
-      lines.push(`${c.name}: valid, ${c.index.resources.length} resource${c.index.resources.length === 1 ? '' : 's'} from ${c.files.length} file${c.files.length === 1 ? '' : 's'}${kinds ? ` (${kinds})` : ''}`)
+      const kinds = Object.entries(countKinds(c))
+        .map(([k, n]) => `${n} ${k}`)
+        .join(', ')
+      lines.push(
+        `${c.name}: valid, ${c.index.resources.length} resource${c.index.resources.length === 1 ? '' : 's'} from ${c.files.length} file${c.files.length === 1 ? '' : 's'}${kinds ? ` (${kinds})` : ''}`,
+      )
     }
   }
   return { exitCode, stdout: `${lines.join('\n')}\n` }
@@ -112,14 +135,23 @@ interface ValidateArgs {
  * The yargs command. `ctx` (streams, env, cwd) defaults to the process; `hooks` lets the CLI add checks that
  * need secrets (SOPS decryption) without this module knowing how.
  */
-export function validateCommand(setExit: (code: number) => void, ctx?: () => CliContext, hooks?: ValidateHooks): CommandModule {
+export function validateCommand(
+  setExit: (code: number) => void,
+  ctx?: () => CliContext,
+  hooks?: ValidateHooks,
+): CommandModule {
   return {
     command: 'validate',
     describe: 'Check the repository offline: manifests, composition, configs, references (no PVE, no network)',
     builder: (y: Argv) =>
       y
         .option('cluster', { type: 'string', describe: 'Check only this cluster (repository-wide rules still apply)' })
-        .option('output', { type: 'string', choices: ['text', 'json'] as const, default: 'text', describe: 'Output format' })
+        .option('output', {
+          type: 'string',
+          choices: ['text', 'json'] as const,
+          default: 'text',
+          describe: 'Output format',
+        })
         .example('proxops validate', 'every cluster of the repository around the current directory')
         .example('proxops validate --git-path ./examples --output json', 'a given tree, machine-readable'),
     handler: async (argv) => {

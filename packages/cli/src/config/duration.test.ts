@@ -12,7 +12,10 @@ describe('durations', () => {
     expect(parseDuration('30 s')).toBeUndefined()
     expect(parseDuration('')).toBeUndefined()
   })
-  test.prop([fc.integer({ min: 0, max: 10 * 86_400_000 })], { numRuns: 200 })('format then parse is the identity', (ms) => {
-    expect(parseDuration(formatDuration(ms))).toBe(ms)
-  })
+  test.prop([fc.integer({ min: 0, max: 10 * 86_400_000 })], { numRuns: 200 })(
+    'format then parse is the identity',
+    (ms) => {
+      expect(parseDuration(formatDuration(ms))).toBe(ms)
+    },
+  )
 })

@@ -31,18 +31,26 @@ describe('repository-first discovery', () => {
     expect(loadDraftConfig({ flags: {}, env: { PROXOPS_GIT_PATH: root }, cwd: tmp, home: '/h' }).root).toBe(root)
     expect(loadDraftConfig({ flags: { gitPath: 'repo' }, env: {}, cwd: tmp, home: '/h' }).root).toBe(root)
     // a ProxOps tree inside a larger repository: the explicit path wins over the .git ancestor
-    expect(() => loadDraftConfig({ flags: { gitPath: 'repo/vm' }, env: {}, cwd: tmp, home: '/h' })).toThrow(/at least one named PVE cluster is required: add clusters\/<name>\/config.yaml under .*repo\/vm$/)
+    expect(() => loadDraftConfig({ flags: { gitPath: 'repo/vm' }, env: {}, cwd: tmp, home: '/h' })).toThrow(
+      /at least one named PVE cluster is required: add clusters\/<name>\/config.yaml under .*repo\/vm$/,
+    )
   })
 
   it('fails outside a repository and for a missing --git-path', () => {
-    expect(() => loadDraftConfig({ flags: {}, env: {}, cwd: os.tmpdir(), home: '/h' })).toThrow(/no ProxOps GitOps repository found/)
-    expect(() => loadDraftConfig({ flags: { gitPath: 'nope' }, env: {}, cwd: tmp, home: '/h' })).toThrow(/--git-path .*nope is not a directory/)
+    expect(() => loadDraftConfig({ flags: {}, env: {}, cwd: os.tmpdir(), home: '/h' })).toThrow(
+      /no ProxOps GitOps repository found/,
+    )
+    expect(() => loadDraftConfig({ flags: { gitPath: 'nope' }, env: {}, cwd: tmp, home: '/h' })).toThrow(
+      /--git-path .*nope is not a directory/,
+    )
   })
 
   it('--config: the file layers over proxops.yaml, its git.url switches to URL mode, clusters still come from the repository', () => {
     const file = path.join(tmp, 'etc/proxops.yaml')
     write(file, `git:\n  url: https://git.example/ops.git\n  path: ${root}\n`)
-    expect(() => loadDraftConfig({ flags: { config: file }, env: {}, cwd: tmp, home: '/h' })).toThrow(/git\.url and git\.path are mutually exclusive/)
+    expect(() => loadDraftConfig({ flags: { config: file }, env: {}, cwd: tmp, home: '/h' })).toThrow(
+      /git\.url and git\.path are mutually exclusive/,
+    )
     write(file, `git:\n  path: ${root}\nreconcile:\n  prune-budget: 9\n`)
     const d = loadDraftConfig({ flags: {}, env: { PROXOPS_CONFIG: file }, cwd: tmp, home: '/h' })
     expect(d.root).toBe(root)
@@ -53,6 +61,8 @@ describe('repository-first discovery', () => {
     const url = loadDraftConfig({ flags: { config: file }, env: {}, cwd: tmp, home: '/h' })
     expect(url.git).toEqual({ url: 'https://git.example/ops.git', branch: 'main' })
     expect(url.clusters.map((c) => c.name)).toEqual(['solo'])
-    expect(() => loadDraftConfig({ flags: { config: path.join(tmp, 'missing.yaml') }, env: {}, cwd: tmp, home: '/h' })).toThrow(/cannot read --config file: ENOENT/)
+    expect(() =>
+      loadDraftConfig({ flags: { config: path.join(tmp, 'missing.yaml') }, env: {}, cwd: tmp, home: '/h' }),
+    ).toThrow(/cannot read --config file: ENOENT/)
   })
 })

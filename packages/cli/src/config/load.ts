@@ -32,7 +32,9 @@ function readConfig(file: string, what: string): RawConfigFile {
   try {
     text = readFileSync(file, 'utf8')
   } catch (err) {
-    throw new CliError('CONFIG_NOT_FOUND', `cannot read ${what}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, { file })
+    throw new CliError('CONFIG_NOT_FOUND', `cannot read ${what}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, {
+      file,
+    })
   }
   return parseConfigFile(file, text)
 }
@@ -64,7 +66,8 @@ export function loadDraftConfig(input: LoadInput): DraftConfig {
     )
   }
   const requireDir = (dir: string, flag: string): string => {
-    if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new CliError('USAGE', `${flag} ${dir} is not a directory`)
+    if (!existsSync(dir) || !statSync(dir).isDirectory())
+      throw new CliError('USAGE', `${flag} ${dir} is not a directory`)
     return dir
   }
 
@@ -72,7 +75,9 @@ export function loadDraftConfig(input: LoadInput): DraftConfig {
     // an explicit --git-path / PROXOPS_GIT_PATH is the work tree itself (RB 6.3: it skips discovery), as in
     // `validate`; so a ProxOps tree in a sub-directory of a larger repository works. Otherwise walk up from the cwd.
     const root =
-      gitPathArg !== undefined ? requireDir(path.resolve(input.cwd, gitPathArg), '--git-path') : (findRepositoryRoot(input.cwd) ?? notFound(input.cwd))
+      gitPathArg !== undefined
+        ? requireDir(path.resolve(input.cwd, gitPathArg), '--git-path')
+        : (findRepositoryRoot(input.cwd) ?? notFound(input.cwd))
     const rootPath = path.join(root, 'proxops.yaml')
     return mergeConfig({
       root,
@@ -99,8 +104,19 @@ export function loadDraftConfig(input: LoadInput): DraftConfig {
     root = findRepositoryRoot(fileDir) ?? notFound(fileDir)
   }
   const rootPath = path.join(root, 'proxops.yaml')
-  const rootFile = existsSync(rootPath) && path.resolve(rootPath) !== configFile.file ? readConfig(rootPath, 'proxops.yaml') : undefined
+  const rootFile =
+    existsSync(rootPath) && path.resolve(rootPath) !== configFile.file
+      ? readConfig(rootPath, 'proxops.yaml')
+      : undefined
   // a --config that is itself a cluster-local file contributes its cluster once, as a cluster file
   const clusterFiles = discoverClusterFiles(root).filter((c) => c.raw.file !== configFile.file)
-  return mergeConfig({ root, ...(rootFile ? { rootFile } : {}), configFile, clusterFiles, flags, home: input.home, cwd: input.cwd })
+  return mergeConfig({
+    root,
+    ...(rootFile ? { rootFile } : {}),
+    configFile,
+    clusterFiles,
+    flags,
+    home: input.home,
+    cwd: input.cwd,
+  })
 }

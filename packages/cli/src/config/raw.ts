@@ -54,7 +54,10 @@ const CLUSTER: Shape = {
   'base-url': 'string',
   nodes: 'strings',
   'secrets-file': 'string',
-  secrets: { pve: { user: 'string', 'token-id': 'string', token: 'string', password: 'string' }, git: { token: 'string' } },
+  secrets: {
+    pve: { user: 'string', 'token-id': 'string', token: 'string', password: 'string' },
+    git: { token: 'string' },
+  },
   auth: 'string',
   tls: { ca: 'string', fingerprint: 'string', insecure: 'boolean' },
   disruption: 'string',
@@ -91,7 +94,11 @@ export function parseConfigFile(file: string, text: string): RawConfigFile {
   const first = doc.errors[0]
   if (first) {
     const line = first.linePos?.[0]?.line
-    throw new CliError('CONFIG_PARSE', `malformed YAML: ${(first.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '')}`, line ? { file, line } : { file })
+    throw new CliError(
+      'CONFIG_PARSE',
+      `malformed YAML: ${(first.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '')}`,
+      line ? { file, line } : { file },
+    )
   }
   const lines: Record<string, number> = {}
   const lineOf = (node: Node | null | undefined): number | undefined =>
@@ -143,7 +150,8 @@ export function parseConfigFile(file: string, text: string): RawConfigFile {
     if (node === null || node === undefined || (isScalar(node) && node.value === null)) return undefined
     if (!isSeq(node)) return fail(field, node, 'must be a list of strings')
     return node.items.map((item, index) => {
-      if (!isScalar(item) || typeof item.value !== 'string') return fail(`${field}[${index}]`, item as Node, 'must be a string')
+      if (!isScalar(item) || typeof item.value !== 'string')
+        return fail(`${field}[${index}]`, item as Node, 'must be a string')
       return item.value
     })
   }

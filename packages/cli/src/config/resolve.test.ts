@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest'
 import { fc, test } from '@fast-check/vitest'
 import { CliError } from '../errors.js'
 import { parseConfigFile } from './raw.js'
-import { credentialValues, mergeConfig, parseListen, parsePruneBudget, resolveCredentials, type MergeInput } from './resolve.js'
+import {
+  credentialValues,
+  mergeConfig,
+  parseListen,
+  parsePruneBudget,
+  resolveCredentials,
+  type MergeInput,
+} from './resolve.js'
 import type { DraftConfig } from './types.js'
 
 const ROOT = '/repo'
@@ -31,7 +38,10 @@ function err(fn: () => unknown): CliError {
 
 describe('parseConfigFile', () => {
   it('reads kebab-case fields with their lines', () => {
-    const raw = parseConfigFile('/r/proxops.yaml', 'log:\n  level: debug\nreconcile:\n  poll-interval: 10s\n  prune-budget: 0\n')
+    const raw = parseConfigFile(
+      '/r/proxops.yaml',
+      'log:\n  level: debug\nreconcile:\n  poll-interval: 10s\n  prune-budget: 0\n',
+    )
     expect(raw.log?.level).toBe('debug')
     expect(raw.reconcile).toEqual({ pollInterval: '10s', pruneBudget: '0' })
     expect(raw.lines['reconcile.prune-budget']).toBe(5)
@@ -40,9 +50,10 @@ describe('parseConfigFile', () => {
     expect(err(() => parseConfigFile('/r/proxops.yaml', 'log:\n  levle: debug\n')).message).toBe(
       '/r/proxops.yaml:2: log.levle: unknown field (allowed: level)',
     )
-    expect(err(() => parseConfigFile('/r/c.yaml', 'pve:\n  clusters:\n    a:\n      tls:\n        insecure: "yes"\n')).message).toMatch(
-      /^\/r\/c\.yaml:5: pve\.clusters\.a\.tls\.insecure: must be true or false$/,
-    )
+    expect(
+      err(() => parseConfigFile('/r/c.yaml', 'pve:\n  clusters:\n    a:\n      tls:\n        insecure: "yes"\n'))
+        .message,
+    ).toMatch(/^\/r\/c\.yaml:5: pve\.clusters\.a\.tls\.insecure: must be true or false$/)
     expect(err(() => parseConfigFile('/r/p.yaml', 'log: [\n')).code).toBe('CONFIG_PARSE')
     expect(err(() => parseConfigFile('/r/p.yaml', 'listen: 1\nlisten: 2\n')).code).toBe('CONFIG_PARSE')
     expect(err(() => parseConfigFile('/r/p.yaml', '- a\n')).message).toContain('must be a mapping')
@@ -70,13 +81,22 @@ describe('mergeConfig', () => {
   })
 
   it('layers proxops.yaml < --config < flags, flags only when given', () => {
-    const rootFile = parseConfigFile('/repo/proxops.yaml', 'log: { level: warn }\nreconcile: { prune-budget: 5, poll-interval: 1m }\nlisten: 0.0.0.0:1\n')
+    const rootFile = parseConfigFile(
+      '/repo/proxops.yaml',
+      'log: { level: warn }\nreconcile: { prune-budget: 5, poll-interval: 1m }\nlisten: 0.0.0.0:1\n',
+    )
     const configFile = parseConfigFile('/etc/proxops.yaml', 'reconcile: { prune-budget: 7 }\n')
     const d1 = mergeConfig(input({ rootFile, configFile }))
     expect(d1.log.level).toBe('warn')
     expect(d1.reconcile.pruneBudget).toBe(7)
     expect(d1.reconcile.pollIntervalMs).toBe(60_000)
-    const d2 = mergeConfig(input({ rootFile, configFile, flags: { pruneBudget: 'unlimited', logLevel: 'debug', gitPollSec: 5, listen: '[::1]:9000' } }))
+    const d2 = mergeConfig(
+      input({
+        rootFile,
+        configFile,
+        flags: { pruneBudget: 'unlimited', logLevel: 'debug', gitPollSec: 5, listen: '[::1]:9000' },
+      }),
+    )
     expect(d2.reconcile.pruneBudget).toBe('unlimited')
     expect(d2.log.level).toBe('debug')
     expect(d2.reconcile.pollIntervalMs).toBe(5_000)
@@ -94,63 +114,137 @@ describe('mergeConfig', () => {
   })
 
   it('rejects bad values naming the file, field or flag', () => {
-    const bad = (yaml: string) => err(() => mergeConfig(input({ rootFile: parseConfigFile('/repo/proxops.yaml', yaml) }))).message
-    expect(bad('reconcile:\n  prune-budget: -1\n')).toBe('/repo/proxops.yaml:2: reconcile.prune-budget: must be a whole number >= 0 (0 = no prunes) or "unlimited"')
+    const bad = (yaml: string) =>
+      err(() => mergeConfig(input({ rootFile: parseConfigFile('/repo/proxops.yaml', yaml) }))).message
+    expect(bad('reconcile:\n  prune-budget: -1\n')).toBe(
+      '/repo/proxops.yaml:2: reconcile.prune-budget: must be a whole number >= 0 (0 = no prunes) or "unlimited"',
+    )
     expect(bad('reconcile:\n  poll-interval: 0s\n')).toMatch(/reconcile\.poll-interval: must be a duration > 0/)
     expect(bad('log:\n  level: loud\n')).toMatch(/log\.level: must be one of error, warn, info, debug/)
     expect(bad('listen: nowhere\n')).toMatch(/listen: must be host:port/)
-    expect(bad('reconcile:\n  prune-window: { max: -2 }\n')).toMatch(/reconcile\.prune-window\.max: must be a whole number >= 0/)
-    expect(bad('reconcile:\n  disruption: maybe\n')).toMatch(/reconcile\.disruption: must be one of allow, none, hotplug, reboot, stop/)
+    expect(bad('reconcile:\n  prune-window: { max: -2 }\n')).toMatch(
+      /reconcile\.prune-window\.max: must be a whole number >= 0/,
+    )
+    expect(bad('reconcile:\n  disruption: maybe\n')).toMatch(
+      /reconcile\.disruption: must be one of allow, none, hotplug, reboot, stop/,
+    )
     expect(err(() => mergeConfig(input({ flags: { pruneBudget: '-1' } }))).message).toMatch(/^--prune-budget must be/)
-    expect(err(() => mergeConfig(input({ flags: { pveAuth: 'magic' } }))).message).toBe('--pve-auth must be token or ticket')
+    expect(err(() => mergeConfig(input({ flags: { pveAuth: 'magic' } }))).message).toBe(
+      '--pve-auth must be token or ticket',
+    )
   })
 
   it('rejects cluster files that do not match their directory, share an endpoint or carry credentials', () => {
     const wrong = { name: 'edge', raw: homelab.raw }
-    expect(err(() => mergeConfig(input({ clusterFiles: [wrong] }))).message).toMatch(/declares pve\.clusters\.homelab which does not match its directory name "edge"/)
+    expect(err(() => mergeConfig(input({ clusterFiles: [wrong] }))).message).toMatch(
+      /declares pve\.clusters\.homelab which does not match its directory name "edge"/,
+    )
     const dup = cluster('dup', '      base-url: https://PVE1.lan:8006/\n')
-    expect(err(() => mergeConfig(input({ clusterFiles: [homelab, dup] }))).message).toMatch(/already used by cluster "dup"/)
-    const creds = { name: 'edge', raw: parseConfigFile('/repo/clusters/edge/config.yaml', 'pve:\n  token: abc\n  clusters:\n    edge:\n      base-url: https://e:8006\n') }
-    expect(err(() => mergeConfig(input({ clusterFiles: [creds] }))).message).toMatch(/pve\.token: is not allowed in a cluster-local config/)
-    expect(err(() => mergeConfig(input({ clusterFiles: [] }))).message).toMatch(/at least one named PVE cluster is required/)
+    expect(err(() => mergeConfig(input({ clusterFiles: [homelab, dup] }))).message).toMatch(
+      /already used by cluster "dup"/,
+    )
+    const creds = {
+      name: 'edge',
+      raw: parseConfigFile(
+        '/repo/clusters/edge/config.yaml',
+        'pve:\n  token: abc\n  clusters:\n    edge:\n      base-url: https://e:8006\n',
+      ),
+    }
+    expect(err(() => mergeConfig(input({ clusterFiles: [creds] }))).message).toMatch(
+      /pve\.token: is not allowed in a cluster-local config/,
+    )
+    expect(err(() => mergeConfig(input({ clusterFiles: [] }))).message).toMatch(
+      /at least one named PVE cluster is required/,
+    )
     const badUrl = cluster('x', '      base-url: ftp://x\n')
-    expect(err(() => mergeConfig(input({ clusterFiles: [badUrl] }))).message).toMatch(/pve\.clusters\.x\.base-url: must be http\(s\):\/\/host\[:port\]/)
-    const pinned = cluster('p', `      base-url: https://p:8006\n      tls: { fingerprint: "${'ab:'.repeat(31)}ab", insecure: true }\n`)
-    expect(err(() => mergeConfig(input({ clusterFiles: [pinned] }))).message).toMatch(/tls\.insecure: conflicts with tls\.fingerprint/)
+    expect(err(() => mergeConfig(input({ clusterFiles: [badUrl] }))).message).toMatch(
+      /pve\.clusters\.x\.base-url: must be http\(s\):\/\/host\[:port\]/,
+    )
+    const pinned = cluster(
+      'p',
+      `      base-url: https://p:8006\n      tls: { fingerprint: "${'ab:'.repeat(31)}ab", insecure: true }\n`,
+    )
+    expect(err(() => mergeConfig(input({ clusterFiles: [pinned] }))).message).toMatch(
+      /tls\.insecure: conflicts with tls\.fingerprint/,
+    )
     const badPin = cluster('p', '      base-url: https://p:8006\n      tls: { fingerprint: abc }\n')
-    expect(err(() => mergeConfig(input({ clusterFiles: [badPin] }))).message).toMatch(/tls\.fingerprint: must be the SHA-256/)
+    expect(err(() => mergeConfig(input({ clusterFiles: [badPin] }))).message).toMatch(
+      /tls\.fingerprint: must be the SHA-256/,
+    )
   })
 
   it('resolves TLS per cluster: cluster ca-file over --ca-file over pve.ca-file, fingerprints upper-cased', () => {
     const rootFile = parseConfigFile('/repo/proxops.yaml', 'pve:\n  ca-file: ~/ca.pem\n')
-    const pin = cluster('p', `      base-url: https://p:8006\n      tls:\n        fingerprint: "${'ab:'.repeat(31)}ab"\n        ca: ../../own.pem\n`)
+    const pin = cluster(
+      'p',
+      `      base-url: https://p:8006\n      tls:\n        fingerprint: "${'ab:'.repeat(31)}ab"\n        ca: ../../own.pem\n`,
+    )
     const d = mergeConfig(input({ rootFile, clusterFiles: [pin, edge] }))
     expect(d.clusters.find((c) => c.name === 'edge')?.tls).toEqual({ caFile: '/home/op/ca.pem', insecure: false })
-    expect(d.clusters.find((c) => c.name === 'p')?.tls).toEqual({ caFile: '/repo/own.pem', fingerprint: `${'AB:'.repeat(31)}AB`, insecure: false })
+    expect(d.clusters.find((c) => c.name === 'p')?.tls).toEqual({
+      caFile: '/repo/own.pem',
+      fingerprint: `${'AB:'.repeat(31)}AB`,
+      insecure: false,
+    })
     const d2 = mergeConfig(input({ rootFile, flags: { caFile: 'x.pem' } }))
     expect(d2.clusters[0]?.tls.caFile).toBe('/work/x.pem')
   })
 
   it('legacy process fields in cluster files must agree', () => {
-    const a = { name: 'a', raw: parseConfigFile('/repo/clusters/a/config.yaml', 'listen: 127.0.0.1:1\npve:\n  clusters:\n    a: { base-url: "https://a:1" }\n') }
-    const b = { name: 'b', raw: parseConfigFile('/repo/clusters/b/config.yaml', 'listen: 127.0.0.1:2\npve:\n  clusters:\n    b: { base-url: "https://b:1" }\n') }
+    const a = {
+      name: 'a',
+      raw: parseConfigFile(
+        '/repo/clusters/a/config.yaml',
+        'listen: 127.0.0.1:1\npve:\n  clusters:\n    a: { base-url: "https://a:1" }\n',
+      ),
+    }
+    const b = {
+      name: 'b',
+      raw: parseConfigFile(
+        '/repo/clusters/b/config.yaml',
+        'listen: 127.0.0.1:2\npve:\n  clusters:\n    b: { base-url: "https://b:1" }\n',
+      ),
+    }
     expect(mergeConfig(input({ clusterFiles: [a] })).listen.port).toBe(1)
-    expect(err(() => mergeConfig(input({ clusterFiles: [a, b] }))).message).toMatch(/listen: conflicts with \/repo\/clusters\/a\/config.yaml/)
+    expect(err(() => mergeConfig(input({ clusterFiles: [a, b] }))).message).toMatch(
+      /listen: conflicts with \/repo\/clusters\/a\/config.yaml/,
+    )
   })
 })
 
 describe('resolveCredentials', () => {
-  const draft = (yaml = ''): DraftConfig => mergeConfig(input({ rootFile: parseConfigFile('/repo/proxops.yaml', yaml || '{}\n') }))
+  const draft = (yaml = ''): DraftConfig =>
+    mergeConfig(input({ rootFile: parseConfigFile('/repo/proxops.yaml', yaml || '{}\n') }))
   const sops = { homelab: { u: 'ops@pve', tid: 'proxops', tok: 'SOPS-SECRET-1' } }
 
   it('prefers SOPS over env over YAML, per cluster', () => {
     const env = { PROXOPS_PVE_USER: 'env@pam', PROXOPS_PVE_TOKEN: 'ENV-SECRET-2' }
-    const c = resolveCredentials(draft('pve:\n  user: yaml@pam\n  token-id: yamltid\n  token: YAML-SECRET-3\n'), env, sops)
-    expect(c.clusters.find((x) => x.name === 'homelab')?.credentials).toEqual({ method: 'token', tokenId: 'ops@pve!proxops', secret: 'SOPS-SECRET-1' })
-    expect(c.clusters.find((x) => x.name === 'edge')?.credentials).toEqual({ method: 'token', tokenId: 'env@pam!yamltid', secret: 'ENV-SECRET-2' })
+    const c = resolveCredentials(
+      draft('pve:\n  user: yaml@pam\n  token-id: yamltid\n  token: YAML-SECRET-3\n'),
+      env,
+      sops,
+    )
+    expect(c.clusters.find((x) => x.name === 'homelab')?.credentials).toEqual({
+      method: 'token',
+      tokenId: 'ops@pve!proxops',
+      secret: 'SOPS-SECRET-1',
+    })
+    expect(c.clusters.find((x) => x.name === 'edge')?.credentials).toEqual({
+      method: 'token',
+      tokenId: 'env@pam!yamltid',
+      secret: 'ENV-SECRET-2',
+    })
     // empty env values do not override
-    const c2 = resolveCredentials(draft('pve:\n  user: yaml@pam\n  token-id: yamltid\n  token: YAML-SECRET-3\n'), { PROXOPS_PVE_TOKEN: ' ' }, sops)
-    expect(c2.clusters[0]?.credentials).toEqual({ method: 'token', tokenId: 'yaml@pam!yamltid', secret: 'YAML-SECRET-3' })
+    const c2 = resolveCredentials(
+      draft('pve:\n  user: yaml@pam\n  token-id: yamltid\n  token: YAML-SECRET-3\n'),
+      { PROXOPS_PVE_TOKEN: ' ' },
+      sops,
+    )
+    expect(c2.clusters[0]?.credentials).toEqual({
+      method: 'token',
+      tokenId: 'yaml@pam!yamltid',
+      secret: 'YAML-SECRET-3',
+    })
     expect(credentialValues(c2)).toEqual(['YAML-SECRET-3', 'SOPS-SECRET-1'])
   })
 
@@ -163,14 +257,22 @@ describe('resolveCredentials', () => {
   })
 
   it('fails closed on missing SOPS keys and incomplete credentials, never echoing values', () => {
-    const e1 = err(() => resolveCredentials(draft(), { PROXOPS_PVE_TOKEN_VALUE: 'root@pam!ci=CANARY-5' }, { homelab: { u: 'x@pve', tid: 't' } }))
+    const e1 = err(() =>
+      resolveCredentials(
+        draft(),
+        { PROXOPS_PVE_TOKEN_VALUE: 'root@pam!ci=CANARY-5' },
+        { homelab: { u: 'x@pve', tid: 't' } },
+      ),
+    )
     expect(e1.message).toBe(
       'pve.clusters.homelab: secrets.pve.token names key "tok", which is missing or empty under secrets: in /repo/clusters/homelab/secrets.sops.yaml',
     )
     const e2 = err(() => resolveCredentials(draft(), { PROXOPS_PVE_TOKEN: 'CANARY-6' }, sops))
     expect(e2.message).toMatch(/^pve\.clusters\.edge: no effective PVE user/)
     expect(e2.message).not.toContain('CANARY-6')
-    const e3 = err(() => resolveCredentials(draft(), { PROXOPS_PVE_PASSWORD: 'CANARY-7', PROXOPS_PVE_TOKEN_VALUE: 'a@b!c=d' }, sops))
+    const e3 = err(() =>
+      resolveCredentials(draft(), { PROXOPS_PVE_PASSWORD: 'CANARY-7', PROXOPS_PVE_TOKEN_VALUE: 'a@b!c=d' }, sops),
+    )
     expect(e3.message).toMatch(/password is set but pve.auth is token/)
     expect(e3.message).not.toContain('CANARY-7')
     const e4 = err(() => resolveCredentials(draft('pve:\n  auth: ticket\n  user: root@pam\n'), {}, sops))
@@ -178,40 +280,68 @@ describe('resolveCredentials', () => {
   })
 
   it('rejects two clusters with different SOPS git tokens', () => {
-    const a = cluster('a', '      base-url: https://a:1\n      secrets-file: s.yaml\n      secrets: { git: { token: g } }\n')
-    const b = cluster('b', '      base-url: https://b:1\n      secrets-file: s.yaml\n      secrets: { git: { token: g } }\n')
+    const a = cluster(
+      'a',
+      '      base-url: https://a:1\n      secrets-file: s.yaml\n      secrets: { git: { token: g } }\n',
+    )
+    const b = cluster(
+      'b',
+      '      base-url: https://b:1\n      secrets-file: s.yaml\n      secrets: { git: { token: g } }\n',
+    )
     const d = mergeConfig(input({ clusterFiles: [a, b] }))
     const env = { PROXOPS_PVE_TOKEN_VALUE: 'a@b!c=d', PROXOPS_GIT_TOKEN: 'ENV-GIT' }
     expect(resolveCredentials(d, env, { a: { g: 'G1' }, b: { g: 'G1' } }).git.token).toBe('G1')
-    expect(err(() => resolveCredentials(d, env, { a: { g: 'G1' }, b: { g: 'G2' } })).message).toMatch(/^git token conflict/)
+    expect(err(() => resolveCredentials(d, env, { a: { g: 'G1' }, b: { g: 'G2' } })).message).toMatch(
+      /^git token conflict/,
+    )
     expect(resolveCredentials(mergeConfig(input()), { ...env }, sops).git.token).toBe('ENV-GIT')
   })
 
   // property: for any combination of sources, the winner is the highest-precedence non-empty one
   const maybe = fc.option(fc.stringMatching(/^[A-Za-z0-9-]{0,12}$/), { nil: undefined })
-  test.prop([maybe, maybe, maybe], { numRuns: 200 })('token secret precedence: SOPS > env > YAML', (fromSops, fromEnv, fromYaml) => {
-    const refs = fromSops !== undefined ? '      secrets-file: s.yaml\n      secrets: { pve: { token: k } }\n' : ''
-    const one = cluster('one', `      base-url: https://one:8006\n${refs}`)
-    const yaml = `pve:\n  user: op@pve\n  token-id: t\n${fromYaml !== undefined ? `  token: "${fromYaml}"\n` : ''}`
-    const d = mergeConfig(input({ clusterFiles: [one], rootFile: parseConfigFile('/repo/proxops.yaml', yaml) }))
-    const env = fromEnv !== undefined ? { PROXOPS_PVE_TOKEN: fromEnv } : {}
-    const docs: Record<string, Record<string, string>> = fromSops !== undefined ? { one: { k: fromSops } } : {}
-    const expected = fromSops !== undefined ? fromSops : fromEnv || fromYaml
-    if (fromSops === '' || !expected) {
-      expect(() => resolveCredentials(d, env, docs)).toThrow(CliError)
-      return
-    }
-    const creds = resolveCredentials(d, env, docs).clusters[0]?.credentials
-    expect(creds).toEqual({ method: 'token', tokenId: 'op@pve!t', secret: expected })
-  })
+  test.prop([maybe, maybe, maybe], { numRuns: 200 })(
+    'token secret precedence: SOPS > env > YAML',
+    (fromSops, fromEnv, fromYaml) => {
+      const refs = fromSops !== undefined ? '      secrets-file: s.yaml\n      secrets: { pve: { token: k } }\n' : ''
+      const one = cluster('one', `      base-url: https://one:8006\n${refs}`)
+      const yaml = `pve:\n  user: op@pve\n  token-id: t\n${fromYaml !== undefined ? `  token: "${fromYaml}"\n` : ''}`
+      const d = mergeConfig(input({ clusterFiles: [one], rootFile: parseConfigFile('/repo/proxops.yaml', yaml) }))
+      const env = fromEnv !== undefined ? { PROXOPS_PVE_TOKEN: fromEnv } : {}
+      const docs: Record<string, Record<string, string>> = fromSops !== undefined ? { one: { k: fromSops } } : {}
+      const expected = fromSops !== undefined ? fromSops : fromEnv || fromYaml
+      if (fromSops === '' || !expected) {
+        expect(() => resolveCredentials(d, env, docs)).toThrow(CliError)
+        return
+      }
+      const creds = resolveCredentials(d, env, docs).clusters[0]?.credentials
+      expect(creds).toEqual({ method: 'token', tokenId: 'op@pve!t', secret: expected })
+    },
+  )
 
   test.prop([fc.constantFrom('logLevel', 'pruneBudget', 'listen'), fc.boolean(), fc.boolean()], { numRuns: 100 })(
     'a flag wins over every file, a file over the default',
     (flag, inFile, given) => {
-      const values = { logLevel: ['debug', 'warn', 'info'], pruneBudget: ['9', '4', 3], listen: ['127.0.0.1:1', '127.0.0.1:2', '127.0.0.1:9494'] }[flag]
-      const yaml = { logLevel: `log: { level: ${values[1]} }\n`, pruneBudget: `reconcile: { prune-budget: ${values[1]} }\n`, listen: `listen: "${values[1]}"\n` }[flag]
-      const d = mergeConfig(input({ rootFile: parseConfigFile('/repo/proxops.yaml', inFile ? yaml : '{}\n'), flags: given ? { [flag]: values[0] } : {} }))
-      const got = { logLevel: d.log.level, pruneBudget: d.reconcile.pruneBudget, listen: `${d.listen.host}:${d.listen.port}` }[flag]
+      const values = {
+        logLevel: ['debug', 'warn', 'info'],
+        pruneBudget: ['9', '4', 3],
+        listen: ['127.0.0.1:1', '127.0.0.1:2', '127.0.0.1:9494'],
+      }[flag]
+      const yaml = {
+        logLevel: `log: { level: ${values[1]} }\n`,
+        pruneBudget: `reconcile: { prune-budget: ${values[1]} }\n`,
+        listen: `listen: "${values[1]}"\n`,
+      }[flag]
+      const d = mergeConfig(
+        input({
+          rootFile: parseConfigFile('/repo/proxops.yaml', inFile ? yaml : '{}\n'),
+          flags: given ? { [flag]: values[0] } : {},
+        }),
+      )
+      const got = {
+        logLevel: d.log.level,
+        pruneBudget: d.reconcile.pruneBudget,
+        listen: `${d.listen.host}:${d.listen.port}`,
+      }[flag]
       const want = given ? values[0] : inFile ? values[1] : values[2]
       expect(String(got)).toBe(String(want))
     },

@@ -62,7 +62,12 @@ const NODE_NAME = /^[^\s/]+$/
 const FINGERPRINT = /^([0-9A-F]{2}:){31}[0-9A-F]{2}$/
 const DISRUPTIONS: readonly DisruptionPolicy[] = ['allow', 'none', 'hotplug', 'reboot', 'stop']
 
-function invalid(message: string, file: string | undefined, field: string, lines?: Readonly<Record<string, number>>): never {
+function invalid(
+  message: string,
+  file: string | undefined,
+  field: string,
+  lines?: Readonly<Record<string, number>>,
+): never {
   const line = lines?.[field]
   throw new CliError('CONFIG_INVALID', message, { ...(file ? { file } : {}), ...(line ? { line } : {}), field })
 }
@@ -80,7 +85,11 @@ interface Sourced<T> {
   lines?: Readonly<Record<string, number>>
 }
 
-function pick<T>(layers: ReadonlyArray<RawConfigFile | undefined>, field: string, get: (raw: RawConfigFile) => T | undefined): Sourced<T> | undefined {
+function pick<T>(
+  layers: ReadonlyArray<RawConfigFile | undefined>,
+  field: string,
+  get: (raw: RawConfigFile) => T | undefined,
+): Sourced<T> | undefined {
   let found: Sourced<T> | undefined
   for (const raw of layers) {
     if (!raw) continue
@@ -117,14 +126,20 @@ export function mergeConfig(input: MergeInput): DraftConfig {
   const pveField = (field: string, get: (r: RawConfigFile) => string | undefined): string | undefined =>
     pick(globalLayers, field, get)?.value
   const caSrc = pick(globalLayers, 'pve.ca-file', (r) => r.pve?.caFile)
-  const globalCa = flags.caFile !== undefined ? expand(flags.caFile, home, input.cwd) : caSrc ? expand(caSrc.value, home, dirOf(caSrc)) : undefined
+  const globalCa =
+    flags.caFile !== undefined
+      ? expand(flags.caFile, home, input.cwd)
+      : caSrc
+        ? expand(caSrc.value, home, dirOf(caSrc))
+        : undefined
 
   const git = mergeGit(input)
 
   const pollSrc = pick(layers, 'reconcile.poll-interval', (r) => r.reconcile?.pollInterval)
   let pollIntervalMs = pollSrc ? positiveDuration(pollSrc) : DEFAULTS.pollIntervalMs
   if (flags.gitPollSec !== undefined) {
-    if (!Number.isInteger(flags.gitPollSec) || flags.gitPollSec < 0) flagError('--git-poll-sec', 'must be a whole number of seconds')
+    if (!Number.isInteger(flags.gitPollSec) || flags.gitPollSec < 0)
+      flagError('--git-poll-sec', 'must be a whole number of seconds')
     if (flags.gitPollSec > 0) pollIntervalMs = flags.gitPollSec * 1000
   }
   const timeoutSrc = pick(layers, 'reconcile.task-timeout', (r) => r.reconcile?.taskTimeout)
@@ -133,20 +148,31 @@ export function mergeConfig(input: MergeInput): DraftConfig {
   const budgetSrc = pick(layers, 'reconcile.prune-budget', (r) => r.reconcile?.pruneBudget)
   let pruneBudget: PruneBudget = DEFAULTS.pruneBudget
   if (flags.pruneBudget !== undefined) {
-    pruneBudget = parsePruneBudget(flags.pruneBudget) ?? flagError('--prune-budget', 'must be a whole number >= 0 (0 = no prunes) or "unlimited"')
+    pruneBudget =
+      parsePruneBudget(flags.pruneBudget) ??
+      flagError('--prune-budget', 'must be a whole number >= 0 (0 = no prunes) or "unlimited"')
   } else if (budgetSrc) {
     pruneBudget =
       parsePruneBudget(budgetSrc.value) ??
-      invalid('must be a whole number >= 0 (0 = no prunes) or "unlimited"', budgetSrc.file, budgetSrc.field, budgetSrc.lines)
+      invalid(
+        'must be a whole number >= 0 (0 = no prunes) or "unlimited"',
+        budgetSrc.file,
+        budgetSrc.field,
+        budgetSrc.lines,
+      )
   }
   const windowMaxSrc = pick(layers, 'reconcile.prune-window.max', (r) => r.reconcile?.pruneWindow?.max)
   const windowPeriodSrc = pick(layers, 'reconcile.prune-window.period', (r) => r.reconcile?.pruneWindow?.period)
   let windowMax = DEFAULTS.pruneWindow.max
   if (windowMaxSrc) {
-    if (!/^\d+$/.test(windowMaxSrc.value)) invalid('must be a whole number >= 0', windowMaxSrc.file, windowMaxSrc.field, windowMaxSrc.lines)
+    if (!/^\d+$/.test(windowMaxSrc.value))
+      invalid('must be a whole number >= 0', windowMaxSrc.file, windowMaxSrc.field, windowMaxSrc.lines)
     windowMax = Number(windowMaxSrc.value)
   }
-  const pruneWindow: PruneWindow = { max: windowMax, periodMs: windowPeriodSrc ? positiveDuration(windowPeriodSrc) : DEFAULTS.pruneWindow.periodMs }
+  const pruneWindow: PruneWindow = {
+    max: windowMax,
+    periodMs: windowPeriodSrc ? positiveDuration(windowPeriodSrc) : DEFAULTS.pruneWindow.periodMs,
+  }
   const shutdownSrc = pick(layers, 'reconcile.shutdown-timeout', (r) => r.reconcile?.shutdownTimeout)
   const shutdownTimeoutMs = shutdownSrc ? positiveDuration(shutdownSrc) : DEFAULTS.shutdownTimeoutMs
   const disruptionSrc = pick(layers, 'reconcile.disruption', (r) => r.reconcile?.disruption)
@@ -204,7 +230,8 @@ function flagError(flag: string, message: string): never {
 
 function positiveDuration(src: Sourced<string>): number {
   const ms = parseDuration(src.value)
-  if (ms === undefined || ms <= 0) invalid('must be a duration > 0 such as 30s, 5m or 1h', src.file, src.field, src.lines)
+  if (ms === undefined || ms <= 0)
+    invalid('must be a duration > 0 such as 30s, 5m or 1h', src.file, src.field, src.lines)
   return ms
 }
 
@@ -289,7 +316,8 @@ function mergeGit(input: MergeInput): DraftConfig['git'] {
   const url = flags.gitUrl ?? g.url
   if (url !== undefined) {
     if (!isGitUrl(url)) {
-      if (flags.gitUrl !== undefined) flagError('--git-url', 'must be an https://, ssh://, git@host:path or file:// URL')
+      if (flags.gitUrl !== undefined)
+        flagError('--git-url', 'must be an https://, ssh://, git@host:path or file:// URL')
       invalid('must be an https://, ssh://, git@host:path or file:// URL', file, 'git.url', source?.lines)
     }
     return { url, branch, ...extra }
@@ -303,26 +331,48 @@ export function isGitUrl(url: string): boolean {
 
 function mergeClusters(input: MergeInput, globalAuth: AuthMethod, globalCa: string | undefined): ClusterConfig[] {
   const out = new Map<string, ClusterConfig>()
-  const add = (name: string, entry: RawClusterEntry & { line?: number }, raw: RawConfigFile, auth: string | undefined, replace: boolean): void => {
+  const add = (
+    name: string,
+    entry: RawClusterEntry & { line?: number },
+    raw: RawConfigFile,
+    auth: string | undefined,
+    replace: boolean,
+  ): void => {
     const field = `pve.clusters.${name}`
     if (!CLUSTER_NAME.test(name)) {
-      invalid('cluster names are lower-case letters, digits and "-" (not at either end), at most 64 characters', raw.file, field, raw.lines)
+      invalid(
+        'cluster names are lower-case letters, digits and "-" (not at either end), at most 64 characters',
+        raw.file,
+        field,
+        raw.lines,
+      )
     }
     if (out.has(name) && !replace) return
     out.set(name, clusterEntry(name, entry, raw, auth ?? globalAuth, globalCa, input.home))
   }
   // lowest first: proxops.yaml inline clusters, then the --config file's, then cluster-local files
   for (const raw of [input.rootFile, input.configFile]) {
-    for (const [name, entry] of Object.entries(raw?.pve?.clusters ?? {})) add(name, entry, raw as RawConfigFile, undefined, true)
+    for (const [name, entry] of Object.entries(raw?.pve?.clusters ?? {}))
+      add(name, entry, raw as RawConfigFile, undefined, true)
   }
   for (const { name, raw } of input.clusterFiles) {
     const entries = Object.entries(raw.pve?.clusters ?? {})
     if (entries.length !== 1) {
-      invalid(`must declare exactly one cluster, pve.clusters.${name} (found ${entries.length})`, raw.file, 'pve.clusters', raw.lines)
+      invalid(
+        `must declare exactly one cluster, pve.clusters.${name} (found ${entries.length})`,
+        raw.file,
+        'pve.clusters',
+        raw.lines,
+      )
     }
     const [key, entry] = entries[0] as [string, RawClusterEntry]
     if (key !== name) {
-      invalid(`declares pve.clusters.${key} which does not match its directory name "${name}"`, raw.file, `pve.clusters.${key}`, raw.lines)
+      invalid(
+        `declares pve.clusters.${key} which does not match its directory name "${name}"`,
+        raw.file,
+        `pve.clusters.${key}`,
+        raw.lines,
+      )
     }
     for (const [field, value] of [
       ['pve.user', raw.pve?.user],
@@ -336,7 +386,12 @@ function mergeClusters(input: MergeInput, globalAuth: AuthMethod, globalCa: stri
       ['git.branch', raw.git?.branch],
     ] as const) {
       if (value !== undefined) {
-        invalid('is not allowed in a cluster-local config: put credentials in the SOPS file or environment, process settings in proxops.yaml', raw.file, field, raw.lines)
+        invalid(
+          'is not allowed in a cluster-local config: put credentials in the SOPS file or environment, process settings in proxops.yaml',
+          raw.file,
+          field,
+          raw.lines,
+        )
       }
     }
     if (raw.git?.path !== undefined && raw.git.path !== '.') {
@@ -350,7 +405,12 @@ function mergeClusters(input: MergeInput, globalAuth: AuthMethod, globalCa: stri
   for (const cluster of sorted) {
     const key = normaliseUrl(cluster.baseUrl)
     const other = byUrl.get(key)
-    if (other) invalid(`base-url ${cluster.baseUrl} is already used by cluster "${other}"; each cluster needs its own endpoint`, cluster.file, `pve.clusters.${cluster.name}.base-url`)
+    if (other)
+      invalid(
+        `base-url ${cluster.baseUrl} is already used by cluster "${other}"; each cluster needs its own endpoint`,
+        cluster.file,
+        `pve.clusters.${cluster.name}.base-url`,
+      )
     byUrl.set(key, cluster.name)
   }
   return sorted
@@ -384,7 +444,8 @@ function clusterEntry(
   if (!parsed || !/^https?:$/.test(parsed.protocol) || !parsed.hostname || parsed.search || parsed.hash) {
     fail('base-url', 'must be http(s)://host[:port]')
   }
-  if (parsed?.username || parsed?.password) fail('base-url', 'must not carry credentials; use the SOPS file or environment')
+  if (parsed?.username || parsed?.password)
+    fail('base-url', 'must not carry credentials; use the SOPS file or environment')
   const nodes = entry.nodes ?? []
   const seen = new Set<string>()
   nodes.forEach((node, index) => {
@@ -399,10 +460,15 @@ function clusterEntry(
   let fingerprint: string | undefined
   if (tls.fingerprint !== undefined) {
     fingerprint = tls.fingerprint.trim().toUpperCase()
-    if (!FINGERPRINT.test(fingerprint)) fail('tls.fingerprint', 'must be the SHA-256 certificate fingerprint as 32 hex pairs, AA:BB:...')
+    if (!FINGERPRINT.test(fingerprint))
+      fail('tls.fingerprint', 'must be the SHA-256 certificate fingerprint as 32 hex pairs, AA:BB:...')
   }
   const insecure = tls.insecure ?? false
-  if (insecure && fingerprint) fail('tls.insecure', 'conflicts with tls.fingerprint: a pinned fingerprint already trusts that certificate; drop one')
+  if (insecure && fingerprint)
+    fail(
+      'tls.insecure',
+      'conflicts with tls.fingerprint: a pinned fingerprint already trusts that certificate; drop one',
+    )
   const caFile = tls.ca !== undefined ? expand(tls.ca, home, dir) : globalCa
   if (insecure && tls.ca !== undefined) fail('tls.insecure', 'conflicts with tls.ca; drop one')
   if (entry.disruption !== undefined && !(DISRUPTIONS as readonly string[]).includes(entry.disruption)) {
@@ -470,7 +536,9 @@ export function resolveCredentials(draft: DraftConfig, env: Env, sops: SopsSecre
     const token = sopsToken ?? envValue(env, CREDENTIAL_ENV.token) ?? blankToUndefined(draft.pve.token)
     const password = sopsPassword ?? envValue(env, CREDENTIAL_ENV.password) ?? blankToUndefined(draft.pve.password)
     // a SOPS cluster never receives the global composed token value
-    const tokenValue = usedSops ? undefined : (envValue(env, CREDENTIAL_ENV.tokenValue) ?? blankToUndefined(draft.pve.tokenValue))
+    const tokenValue = usedSops
+      ? undefined
+      : (envValue(env, CREDENTIAL_ENV.tokenValue) ?? blankToUndefined(draft.pve.tokenValue))
 
     const gitToken = fromSops('git', 'token', cluster.secretRefs.git.token)
     if (gitToken !== undefined) {
@@ -491,7 +559,12 @@ export function resolveCredentials(draft: DraftConfig, env: Env, sops: SopsSecre
   const knownHostsFile = envValue(env, CREDENTIAL_ENV.gitKnownHosts)
   return {
     ...rest,
-    git: { ...gitRest, ...(gitToken ? { token: gitToken } : {}), ...(sshKeyFile ? { sshKeyFile } : {}), ...(knownHostsFile ? { knownHostsFile } : {}) },
+    git: {
+      ...gitRest,
+      ...(gitToken ? { token: gitToken } : {}),
+      ...(sshKeyFile ? { sshKeyFile } : {}),
+      ...(knownHostsFile ? { knownHostsFile } : {}),
+    },
     clusters,
   }
 }
@@ -507,28 +580,59 @@ function credentialsFor(
 ): Credentials {
   const where = { field: `pve.clusters.${cluster.name}` }
   if (cluster.auth === 'ticket') {
-    if (!c.user) throw new CliError('CONFIG_CREDENTIALS', `no effective PVE user after credential resolution: set secrets.pve.user, ${CREDENTIAL_ENV.user} or pve.user`, where)
-    if (!c.password) throw new CliError('CONFIG_CREDENTIALS', `ticket auth needs a password: set secrets.pve.password or ${CREDENTIAL_ENV.password}`, where)
+    if (!c.user)
+      throw new CliError(
+        'CONFIG_CREDENTIALS',
+        `no effective PVE user after credential resolution: set secrets.pve.user, ${CREDENTIAL_ENV.user} or pve.user`,
+        where,
+      )
+    if (!c.password)
+      throw new CliError(
+        'CONFIG_CREDENTIALS',
+        `ticket auth needs a password: set secrets.pve.password or ${CREDENTIAL_ENV.password}`,
+        where,
+      )
     return { method: 'ticket', user: c.user, password: c.password }
   }
   if (c.password) {
-    throw new CliError('CONFIG_CREDENTIALS', `a PVE password is set but pve.auth is token: unset it (${CREDENTIAL_ENV.password}, pve.password, secrets.pve.password) or use pve.auth: ticket`, where)
+    throw new CliError(
+      'CONFIG_CREDENTIALS',
+      `a PVE password is set but pve.auth is token: unset it (${CREDENTIAL_ENV.password}, pve.password, secrets.pve.password) or use pve.auth: ticket`,
+      where,
+    )
   }
   if (c.tokenValue) {
     const match = /^([^\s!=]+@[^\s!=]+![^\s!=]+)=(\S+)$/.exec(c.tokenValue)
-    if (!match) throw new CliError('CONFIG_CREDENTIALS', `the composed token value (${CREDENTIAL_ENV.tokenValue} or pve.token-value) must look like user@realm!tokenid=secret`, where)
+    if (!match)
+      throw new CliError(
+        'CONFIG_CREDENTIALS',
+        `the composed token value (${CREDENTIAL_ENV.tokenValue} or pve.token-value) must look like user@realm!tokenid=secret`,
+        where,
+      )
     return { method: 'token', tokenId: match[1] as string, secret: match[2] as string }
   }
   if (!c.user && !c.tokenId?.includes('!')) {
-    throw new CliError('CONFIG_CREDENTIALS', `no effective PVE user after credential resolution: set secrets.pve.user, ${CREDENTIAL_ENV.user}, --pve-user or pve.user`, where)
+    throw new CliError(
+      'CONFIG_CREDENTIALS',
+      `no effective PVE user after credential resolution: set secrets.pve.user, ${CREDENTIAL_ENV.user}, --pve-user or pve.user`,
+      where,
+    )
   }
   if (!c.tokenId || !c.token) {
-    throw new CliError('CONFIG_CREDENTIALS', `no effective PVE token after credential resolution: set secrets.pve.token-id and secrets.pve.token, pve.token-id and ${CREDENTIAL_ENV.token}, or ${CREDENTIAL_ENV.tokenValue}`, where)
+    throw new CliError(
+      'CONFIG_CREDENTIALS',
+      `no effective PVE token after credential resolution: set secrets.pve.token-id and secrets.pve.token, pve.token-id and ${CREDENTIAL_ENV.token}, or ${CREDENTIAL_ENV.tokenValue}`,
+      where,
+    )
   }
   // token-id may be the bare name (`proxops`) or the full id (`root@pam!proxops`)
   const tokenId = c.tokenId.includes('!') ? c.tokenId : `${c.user}!${c.tokenId}`
   if (!/^[^\s!=]+@[^\s!=]+![^\s!=]+$/.test(tokenId)) {
-    throw new CliError('CONFIG_CREDENTIALS', 'the PVE token id must be user@realm!name (check pve.user and the token id)', where)
+    throw new CliError(
+      'CONFIG_CREDENTIALS',
+      'the PVE token id must be user@realm!name (check pve.user and the token id)',
+      where,
+    )
   }
   return { method: 'token', tokenId, secret: c.token }
 }

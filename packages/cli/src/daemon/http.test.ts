@@ -21,18 +21,38 @@ const cycle = (cluster: string, result: ClusterCycle['result'], abortReason?: st
 })
 
 function view(over: Partial<DaemonView> = {}): DaemonView {
-  return { clusters: ['edge', 'homelab'], pollIntervalMs: 1000, startedAt: 0, desiredStale: false, cycles: new Map(), lastSuccess: new Map(), stopping: false, ...over }
+  return {
+    clusters: ['edge', 'homelab'],
+    pollIntervalMs: 1000,
+    startedAt: 0,
+    desiredStale: false,
+    cycles: new Map(),
+    lastSuccess: new Map(),
+    stopping: false,
+    ...over,
+  }
 }
 
 describe('readiness', () => {
   it('is not ready before every cluster completed, ready within 3 intervals, stale after', () => {
     expect(readiness(view(), 10).ready).toBe(false)
-    const half = view({ lastSuccess: new Map([['edge', 0]]), cycles: new Map([['homelab', cycle('homelab', 'aborted', 'pve unreachable')]]) })
+    const half = view({
+      lastSuccess: new Map([['edge', 0]]),
+      cycles: new Map([['homelab', cycle('homelab', 'aborted', 'pve unreachable')]]),
+    })
     expect(readiness(half, 10)).toEqual({
       ready: false,
-      clusters: { edge: { ready: true, lastSuccessAgeSeconds: 0 }, homelab: { ready: false, reason: 'last cycle aborted: pve unreachable' } },
+      clusters: {
+        edge: { ready: true, lastSuccessAgeSeconds: 0 },
+        homelab: { ready: false, reason: 'last cycle aborted: pve unreachable' },
+      },
     })
-    const both = view({ lastSuccess: new Map([['edge', 0], ['homelab', 500]]) })
+    const both = view({
+      lastSuccess: new Map([
+        ['edge', 0],
+        ['homelab', 500],
+      ]),
+    })
     expect(readiness(both, 2_999).ready).toBe(true)
     expect(readiness(both, 3_000).ready).toBe(false)
     expect(readiness({ ...both, stopping: true }, 10).ready).toBe(false)
@@ -46,11 +66,27 @@ describe('HTTP endpoints', () => {
   it('serves healthz, readyz, metrics with cluster labels and redacted status', async () => {
     const metrics = new Metrics({ defaultMetrics: false })
     metrics.registerCluster('edge')
-    metrics.recordCycle(cycle('homelab', 'incomplete'), 5_000, [{ kind: 'VM', type: 'create', status: 'failed' }], ['live-only-slot'])
+    metrics.recordCycle(
+      cycle('homelab', 'incomplete'),
+      5_000,
+      [{ kind: 'VM', type: 'create', status: 'failed' }],
+      ['live-only-slot'],
+    )
     metrics.recordRequest({ cluster: 'homelab', method: 'get', status: 200, durationMs: 12 })
     const redactor = new Redactor().add('CANARY-http-1')
-    const failing = { ...cycle('homelab', 'incomplete'), objects: [{ cluster: 'homelab', kind: 'VM', name: 'a', node: 'pve1', state: 'failed' as const, error: 'x CANARY-http-1' }] }
-    const v = view({ cycles: new Map([['homelab', failing]]), lastSuccess: new Map([['edge', 0], ['homelab', 0]]) })
+    const failing = {
+      ...cycle('homelab', 'incomplete'),
+      objects: [
+        { cluster: 'homelab', kind: 'VM', name: 'a', node: 'pve1', state: 'failed' as const, error: 'x CANARY-http-1' },
+      ],
+    }
+    const v = view({
+      cycles: new Map([['homelab', failing]]),
+      lastSuccess: new Map([
+        ['edge', 0],
+        ['homelab', 0],
+      ]),
+    })
     const http = await startHttp({ host: '127.0.0.1', port: 0, view: () => v, metrics, redactor, now: () => 100 })
     close = http.close
     const get = async (p: string) => {
@@ -65,10 +101,18 @@ describe('HTTP endpoints', () => {
     expect(m.body).toContain('proxops_prune_deferred_total{cluster="homelab"} 2')
     expect(m.body).toContain('proxops_anomalies_total{cluster="homelab",code="live-only-slot"} 1')
     expect(m.body).toContain('proxops_last_success_timestamp_seconds{cluster="homelab"} 5')
-    expect(m.body).toMatch(/proxops_pve_request_duration_seconds_count\{cluster="homelab",method="GET",status="200"\} 1/)
+    expect(m.body).toMatch(
+      /proxops_pve_request_duration_seconds_count\{cluster="homelab",method="GET",status="200"\} 1/,
+    )
     const s = await get('/status')
     expect(s.body).not.toContain('CANARY')
-    expect(JSON.parse(s.body)).toMatchObject({ desired_stale: false, clusters: [{ cluster: 'edge', result: null }, { cluster: 'homelab', result: 'incomplete' }] })
+    expect(JSON.parse(s.body)).toMatchObject({
+      desired_stale: false,
+      clusters: [
+        { cluster: 'edge', result: null },
+        { cluster: 'homelab', result: 'incomplete' },
+      ],
+    })
     expect((await get('/nope')).status).toBe(404)
   })
 })

@@ -33,12 +33,19 @@ export function readiness(view: DaemonView, now: number): Readiness {
     const last = view.lastSuccess.get(cluster)
     if (last === undefined) {
       const cycle = view.cycles.get(cluster)
-      clusters[cluster] = { ready: false, reason: cycle ? `last cycle aborted: ${cycle.abortReason ?? 'unknown'}` : 'no cycle has completed yet' }
+      clusters[cluster] = {
+        ready: false,
+        reason: cycle ? `last cycle aborted: ${cycle.abortReason ?? 'unknown'}` : 'no cycle has completed yet',
+      }
       continue
     }
     const age = now - last
     const ok = age < 3 * view.pollIntervalMs
-    clusters[cluster] = { ready: ok, lastSuccessAgeSeconds: Math.round(age / 1000), ...(ok ? {} : { reason: 'no successful cycle within 3 poll intervals' }) }
+    clusters[cluster] = {
+      ready: ok,
+      lastSuccessAgeSeconds: Math.round(age / 1000),
+      ...(ok ? {} : { reason: 'no successful cycle within 3 poll intervals' }),
+    }
   }
   return { ready: !view.stopping && Object.values(clusters).every((c) => c.ready), clusters }
 }
@@ -63,7 +70,9 @@ export interface HttpOptions {
   now?: () => number
 }
 
-export async function startHttp(options: HttpOptions): Promise<{ server: Server; port: number; close(): Promise<void> }> {
+export async function startHttp(
+  options: HttpOptions,
+): Promise<{ server: Server; port: number; close(): Promise<void> }> {
   const now = options.now ?? Date.now
   const send = (res: import('node:http').ServerResponse, status: number, type: string, body: string): void => {
     res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' })
@@ -76,7 +85,12 @@ export async function startHttp(options: HttpOptions): Promise<{ server: Server;
     const view = options.view()
     switch (url) {
       case '/healthz':
-        return send(res, view.stopping ? 503 : 200, 'application/json', json({ ok: !view.stopping, since: new Date(view.startedAt).toISOString() }))
+        return send(
+          res,
+          view.stopping ? 503 : 200,
+          'application/json',
+          json({ ok: !view.stopping, since: new Date(view.startedAt).toISOString() }),
+        )
       case '/readyz': {
         const r = readiness(view, now())
         return send(res, r.ready ? 200 : 503, 'application/json', json(r))

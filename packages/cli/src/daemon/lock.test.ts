@@ -1,16 +1,25 @@
 import { describe, expect, it } from 'vitest'
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { acquireLock } from './lock.js'
+import { acquireLock, systemProbe, type ProcessProbe } from './lock.js'
+
+const tmp = (): string => mkdtempSync(path.join(os.tmpdir(), 'proxops-lock-'))
 
 describe('acquireLock', () => {
   it('is exclusive while held, released on demand, and takes over a stale lock', () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'proxops-lock-'))
+    const dir = tmp()
     const lock = acquireLock(dir)
-    // another live process (our parent) holding it refuses
-    writeFileSync(lock.file, `${process.ppid}\n`)
-    expect(() => acquireLock(dir, process.pid + 100000)).toThrow(/another proxops daemon \(pid \d+\) holds/)
+    expect(readFileSync(lock.file, 'utf8').split('\n')[0]).toBe(String(process.pid))
+    // another live proxops process holding it refuses (the stamp in the file is that process's)
+    const holder: ProcessProbe = {
+      alive: () => true,
+      startStamp: (pid) => `t${pid}`,
+      commandLine: () => 'node proxops run',
+    }
+    writeFileSync(lock.file, `4242\nt4242\n`)
+    expect(() => acquireLock(dir, 4343, holder)).toThrow(/another proxops daemon \(pid 4242\) holds/)
     writeFileSync(lock.file, `${process.pid}\n`)
     lock.release()
     expect(existsSync(lock.file)).toBe(false)
@@ -20,4 +29,48 @@ describe('acquireLock', () => {
     expect(existsSync(again.file)).toBe(true)
     again.release()
   })
+
+  it('takes over a lock whose pid now belongs to a process that started later (pid reuse)', () => {
+    const dir = tmp()
+    const probe: ProcessProbe = {
+      alive: () => true,
+      startStamp: (pid) => (pid === 4242 ? 'later' : 'mine'),
+      commandLine: () => 'node proxops run',
+    }
+    writeFileSync(path.join(dir, 'proxops.lock'), '4242\nearlier\n')
+    const lock = acquireLock(dir, 4343, probe)
+    expect(readFileSync(lock.file, 'utf8')).toBe('4343\nmine\n')
+    lock.release()
+  })
+
+  it('a lock without a stamp is held only by a process whose command line is proxops', () => {
+    const dir = tmp()
+    const other: ProcessProbe = { alive: () => true, startStamp: () => undefined, commandLine: () => 'sleep 100' }
+    writeFileSync(path.join(dir, 'proxops.lock'), '4242\n')
+    acquireLock(dir, 4343, other).release()
+    const daemon: ProcessProbe = { ...other, commandLine: () => '/usr/bin/node /opt/proxops/dist/bin.js run' }
+    writeFileSync(path.join(dir, 'proxops.lock'), '4242\n')
+    expect(() => acquireLock(dir, 4343, daemon)).toThrow(/pid 4242/)
+  })
+
+  it.runIf(existsSync('/proc/self/stat'))(
+    'reads a real process: start stamps differ between processes and are stable',
+    async () => {
+      const child = spawn('sleep', ['30'], { stdio: 'ignore' })
+      try {
+        await new Promise((r) => child.once('spawn', r))
+        const pid = child.pid as number
+        expect(systemProbe.alive(pid)).toBe(true)
+        expect(systemProbe.startStamp(pid)).toMatch(/^\d+$/)
+        expect(systemProbe.startStamp(pid)).toBe(systemProbe.startStamp(pid))
+        expect(systemProbe.commandLine(pid)).toBe('sleep 30')
+        // a lock naming the sleep's pid with another stamp (the daemon that died) is taken over
+        const dir = tmp()
+        writeFileSync(path.join(dir, 'proxops.lock'), `${pid}\n1\n`)
+        acquireLock(dir).release()
+      } finally {
+        child.kill()
+      }
+    },
+  )
 })

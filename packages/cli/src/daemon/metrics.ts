@@ -16,30 +16,58 @@ export interface RequestSample {
 
 export class Metrics {
   readonly registry = new Registry()
-  readonly #cycles = new Counter({ name: 'proxops_cycles_total', help: 'Reconcile cycles by result', labelNames: ['cluster', 'result'], registers: [this.registry] })
+  readonly #cycles = new Counter({
+    name: 'proxops_cycles_total',
+    help: 'Reconcile cycles by result',
+    labelNames: ['cluster', 'result'],
+    registers: [this.registry],
+  })
   readonly #actions = new Counter({
     name: 'proxops_actions_total',
     help: 'Actions carried out, by kind, action type and result',
     labelNames: ['cluster', 'kind', 'action', 'result'],
     registers: [this.registry],
   })
-  readonly #anomalies = new Counter({ name: 'proxops_anomalies_total', help: 'Anomalies reported, by code', labelNames: ['cluster', 'code'], registers: [this.registry] })
+  readonly #anomalies = new Counter({
+    name: 'proxops_anomalies_total',
+    help: 'Anomalies reported, by code',
+    labelNames: ['cluster', 'code'],
+    registers: [this.registry],
+  })
   readonly #deferred = new Counter({
     name: 'proxops_prune_deferred_total',
     help: 'Prunes deferred by the per-cycle budget, the window or a guard',
     labelNames: ['cluster'],
     registers: [this.registry],
   })
-  readonly #lastCycle = new Gauge({ name: 'proxops_last_cycle_timestamp_seconds', help: 'End of the last cycle (any result)', labelNames: ['cluster'], registers: [this.registry] })
+  readonly #lastCycle = new Gauge({
+    name: 'proxops_last_cycle_timestamp_seconds',
+    help: 'End of the last cycle (any result)',
+    labelNames: ['cluster'],
+    registers: [this.registry],
+  })
   readonly #lastSuccess = new Gauge({
     name: 'proxops_last_success_timestamp_seconds',
     help: 'End of the last cycle that was not aborted',
     labelNames: ['cluster'],
     registers: [this.registry],
   })
-  readonly #pending = new Gauge({ name: 'proxops_planned_actions', help: 'Actions the last plan held', labelNames: ['cluster'], registers: [this.registry] })
-  readonly #stale = new Gauge({ name: 'proxops_desired_stale', help: '1 while git fetches fail and the last good tree is used', registers: [this.registry] })
-  readonly #gitFetch = new Gauge({ name: 'proxops_git_last_fetch_timestamp_seconds', help: 'Last successful git fetch (URL mode)', registers: [this.registry] })
+  readonly #pending = new Gauge({
+    name: 'proxops_planned_actions',
+    help: 'Actions the last plan held',
+    labelNames: ['cluster'],
+    registers: [this.registry],
+  })
+  readonly #stale = new Gauge({
+    name: 'proxops_desired_stale',
+    help: '1 while git fetches fail and the last good tree is used',
+    registers: [this.registry],
+  })
+  readonly #gitFetch = new Gauge({
+    name: 'proxops_git_last_fetch_timestamp_seconds',
+    help: 'Last successful git fetch (URL mode)',
+    registers: [this.registry],
+  })
   readonly #latency = new Histogram({
     name: 'proxops_pve_request_duration_seconds',
     help: 'PVE API request latency',
@@ -52,7 +80,12 @@ export class Metrics {
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'proxops_' })
   }
 
-  recordCycle(cycle: ClusterCycle, finishedAtMs: number, results: readonly { kind: string; type: string; status: string }[], anomalyCodes: readonly string[]): void {
+  recordCycle(
+    cycle: ClusterCycle,
+    finishedAtMs: number,
+    results: readonly { kind: string; type: string; status: string }[],
+    anomalyCodes: readonly string[],
+  ): void {
     const cluster = cycle.cluster
     this.#cycles.inc({ cluster, result: cycle.result })
     for (const r of results) this.#actions.inc({ cluster, kind: r.kind, action: r.type, result: r.status })
@@ -70,7 +103,10 @@ export class Metrics {
   }
 
   recordRequest(sample: RequestSample): void {
-    this.#latency.observe({ cluster: sample.cluster, method: sample.method.toUpperCase(), status: String(sample.status) }, sample.durationMs / 1000)
+    this.#latency.observe(
+      { cluster: sample.cluster, method: sample.method.toUpperCase(), status: String(sample.status) },
+      sample.durationMs / 1000,
+    )
   }
 
   setDesiredStale(stale: boolean): void {

@@ -16,9 +16,15 @@ describe('PruneWindowBudget', () => {
     expect(w.cycleBudget('a', 0, 0)).toBe(0)
   })
 
-  test.prop([fc.array(fc.tuple(fc.integer({ min: 0, max: 5 }), fc.integer({ min: 0, max: 600_000 })), { maxLength: 40 }), fc.integer({ min: 0, max: 20 })], {
-    numRuns: 200,
-  })('never lets more than max deletions into any window when callers respect cycleBudget', (steps, max) => {
+  test.prop(
+    [
+      fc.array(fc.tuple(fc.integer({ min: 0, max: 5 }), fc.integer({ min: 0, max: 600_000 })), { maxLength: 40 }),
+      fc.integer({ min: 0, max: 20 }),
+    ],
+    {
+      numRuns: 200,
+    },
+  )('never lets more than max deletions into any window when callers respect cycleBudget', (steps, max) => {
     const period = 300_000
     const w = new PruneWindowBudget({ max, periodMs: period })
     const done: number[] = []

@@ -15,10 +15,21 @@ export function paint(enabled: boolean): Paint {
     const id = (text: string): string => text
     return { green: id, yellow: id, red: id, magenta: id, bold: id, dim: id }
   }
-  return { green: wrap(32, 39), yellow: wrap(33, 39), red: wrap(31, 39), magenta: wrap(35, 39), bold: wrap(1, 22), dim: wrap(2, 22) }
+  return {
+    green: wrap(32, 39),
+    yellow: wrap(33, 39),
+    red: wrap(31, 39),
+    magenta: wrap(35, 39),
+    bold: wrap(1, 22),
+    dim: wrap(2, 22),
+  }
 }
 
 /** Colour on when the stream is a terminal, NO_COLOR is unset or empty and --no-color was not given. */
-export function useColor(isTty: boolean, env: Readonly<Record<string, string | undefined>>, noColorFlag: boolean): boolean {
+export function useColor(
+  isTty: boolean,
+  env: Readonly<Record<string, string | undefined>>,
+  noColorFlag: boolean,
+): boolean {
   return isTty && !noColorFlag && !(env.NO_COLOR !== undefined && env.NO_COLOR !== '')
 }

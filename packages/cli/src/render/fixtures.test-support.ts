@@ -59,10 +59,39 @@ export function fixturePlan(actions: readonly Action[] = ACTIONS): Plan {
     commit: '0123456789abcdef0123456789abcdef01234567',
     policy: { pruneBudget: 3, disruption: 'allow', ownershipTag: 'proxops' },
     actions,
-    anomalies: [{ code: 'live-only-slot', address: 'VM/pve2/101(db)', kind: 'VM', field: 'net1', message: 'net1 exists on PVE but not in git' }],
-    skips: [{ code: 'untagged', address: 'VM/pve1/150(manual)', kind: 'VM', node: 'pve1', vmid: 150, message: 'no proxops tag' }],
+    anomalies: [
+      {
+        code: 'live-only-slot',
+        address: 'VM/pve2/101(db)',
+        kind: 'VM',
+        field: 'net1',
+        message: 'net1 exists on PVE but not in git',
+      },
+    ],
+    skips: [
+      {
+        code: 'untagged',
+        address: 'VM/pve1/150(manual)',
+        kind: 'VM',
+        node: 'pve1',
+        vmid: 150,
+        message: 'no proxops tag',
+      },
+    ],
     pending: [{ address: 'VM/pve2/101(db)', keys: ['cores'], message: 'applied at next restart' }],
     gaps: [{ address: 'VM/pve1/100(web)', field: 'spec.extra', note: 'sent on create only' }],
-    summary: { create: 1, update: 1, resize: 0, power: 0, markTemplate: 0, delete: 1, download: 0, anomalies: 1, skips: 1, pending: 1, actions: actions.length },
+    summary: {
+      create: 1,
+      update: 1,
+      resize: 0,
+      power: 0,
+      markTemplate: 0,
+      delete: 1,
+      download: 0,
+      anomalies: 1,
+      skips: 1,
+      pending: 1,
+      actions: actions.length,
+    },
   }
 }

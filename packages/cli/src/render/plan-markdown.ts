@@ -42,9 +42,21 @@ export function renderPlanMarkdown(plan: Plan): string {
     if (items.length === 0) return
     out.push(`**${title} (${items.length})**`, '', ...items.map((i) => `- ${i}`), '')
   }
-  section('Anomalies', plan.anomalies.map((a) => `${a.address ? `${code(a.address)}: ` : ''}${a.message} (${a.code})`))
-  section('Skipped', plan.skips.map((s) => `${code(s.address)}: ${s.message} (${s.code})`))
-  section('Pending until restart', plan.pending.map((c) => `${code(c.address)}: ${c.keys.join(', ')}`))
-  section('Gaps', plan.gaps.map((g) => `${code(g.address)} ${code(g.field)}: ${g.note}`))
+  section(
+    'Anomalies',
+    plan.anomalies.map((a) => `${a.address ? `${code(a.address)}: ` : ''}${a.message} (${a.code})`),
+  )
+  section(
+    'Skipped',
+    plan.skips.map((s) => `${code(s.address)}: ${s.message} (${s.code})`),
+  )
+  section(
+    'Pending until restart',
+    plan.pending.map((c) => `${code(c.address)}: ${c.keys.join(', ')}`),
+  )
+  section(
+    'Gaps',
+    plan.gaps.map((g) => `${code(g.address)} ${code(g.field)}: ${g.note}`),
+  )
   return `${out.join('\n').trimEnd()}\n`
 }

@@ -60,8 +60,10 @@ function quoteValue(value: string): string {
 
 export function diffLine(diff: FieldDiff): { symbol: Symbol; text: string } {
   const label = flat(diff.field === diff.key || !diff.key ? diff.field : `${diff.field} (${diff.key})`)
-  if (diff.before === undefined && diff.after !== undefined) return { symbol: '+', text: `${label} = ${quoteValue(diff.after)}` }
-  if (diff.after === undefined && diff.before !== undefined) return { symbol: '-', text: `${label} = ${quoteValue(diff.before)}` }
+  if (diff.before === undefined && diff.after !== undefined)
+    return { symbol: '+', text: `${label} = ${quoteValue(diff.after)}` }
+  if (diff.after === undefined && diff.before !== undefined)
+    return { symbol: '-', text: `${label} = ${quoteValue(diff.before)}` }
   return { symbol: '~', text: `${label}: ${quoteValue(diff.before ?? '')} -> ${quoteValue(diff.after ?? '')}` }
 }
 
@@ -95,7 +97,8 @@ export function renderPlanText(plan: Plan, p: Paint): string {
   }
   if (plan.anomalies.length > 0) {
     lines.push('', p.magenta(`Anomalies (${plan.anomalies.length}; reported, never acted on):`))
-    for (const a of plan.anomalies) lines.push(p.magenta(`  ! ${a.address ? `${a.address}: ` : ''}${flat(a.message)} [${a.code}]`))
+    for (const a of plan.anomalies)
+      lines.push(p.magenta(`  ! ${a.address ? `${a.address}: ` : ''}${flat(a.message)} [${a.code}]`))
   }
   if (plan.skips.length > 0) {
     lines.push('', `Skipped (${plan.skips.length}):`)

@@ -51,7 +51,9 @@ describe('text renderer', () => {
 
   it('says No changes. for an empty plan and colours only when asked', () => {
     const empty = { ...fixturePlan([]), anomalies: [], skips: [], pending: [], gaps: [] }
-    expect(renderPlanText(empty, paint(false))).toBe('Cluster homelab at 0123456789ab\n\nNo changes. PVE matches git.\n')
+    expect(renderPlanText(empty, paint(false))).toBe(
+      'Cluster homelab at 0123456789ab\n\nNo changes. PVE matches git.\n',
+    )
     expect(renderPlanText(fixturePlan(), paint(true))).toContain('\u001b[32m  + VM/pve1/100(web)\u001b[39m')
     expect(renderPlanText(fixturePlan(), paint(false))).not.toContain('\u001b[')
     expect(useColor(true, {}, false)).toBe(true)
@@ -61,21 +63,48 @@ describe('text renderer', () => {
     expect(useColor(false, {}, false)).toBe(false)
   })
 
-  test.prop([fc.array(fc.constantFrom(...ACTIONS.map((a) => a.type), 'clone', 'download', 'resize', 'start', 'stop', 'restart', 'mark-template', 'update'), { maxLength: 30 })], {
-    numRuns: 200,
-  })('the summary line counts every action exactly once', (types) => {
+  test.prop(
+    [
+      fc.array(
+        fc.constantFrom(
+          ...ACTIONS.map((a) => a.type),
+          'clone',
+          'download',
+          'resize',
+          'start',
+          'stop',
+          'restart',
+          'mark-template',
+          'update',
+        ),
+        { maxLength: 30 },
+      ),
+    ],
+    {
+      numRuns: 200,
+    },
+  )('the summary line counts every action exactly once', (types) => {
     const actions = types.map((type, i) => ({ ...(ACTIONS[0] as (typeof ACTIONS)[0]), id: `a${i}`, type }))
     const c = countActions(actions)
     expect(c.create + c.update + c.delete).toBe(actions.length)
     expect(c.delete).toBe(types.filter((t) => symbolOf(t) === '-').length)
     const line = summaryLine({ actions })
-    expect(line).toBe(actions.length === 0 ? 'No changes. PVE matches git.' : `Plan: ${c.create} to create, ${c.update} to update, ${c.delete} to delete.`)
+    expect(line).toBe(
+      actions.length === 0
+        ? 'No changes. PVE matches git.'
+        : `Plan: ${c.create} to create, ${c.update} to update, ${c.delete} to delete.`,
+    )
   })
 
   test.prop([fc.option(fc.string(), { nil: undefined }), fc.option(fc.string(), { nil: undefined })], { numRuns: 200 })(
     'a field diff line is one line and shows both sides',
     (before, after) => {
-      const line = diffLine({ field: 'spec.x', key: 'x', ...(before !== undefined ? { before } : {}), ...(after !== undefined ? { after } : {}) })
+      const line = diffLine({
+        field: 'spec.x',
+        key: 'x',
+        ...(before !== undefined ? { before } : {}),
+        ...(after !== undefined ? { after } : {}),
+      })
       expect(line.text).not.toContain('\n')
       if (before !== undefined && after !== undefined) expect(line.symbol).toBe('~')
     },
@@ -87,7 +116,9 @@ describe('markdown renderer', () => {
     const md = renderPlanMarkdown(fixturePlan())
     expect(md).toContain('### ProxOps plan for cluster `homelab`')
     expect(md).toContain('**Plan: 1 to create, 1 to update, 1 to delete.**')
-    expect(md).toContain('| ~ | `VM/pve2/101(db)` | shutdown-then-update | reboot | VM/db: config drift (memory, tags) |')
+    expect(md).toContain(
+      '| ~ | `VM/pve2/101(db)` | shutdown-then-update | reboot | VM/db: config drift (memory, tags) |',
+    )
     expect(md).toContain('```diff\n+ VM/pve1/100(web)\n+   spec.memory (memory) = "2048"')
     expect(md).toContain('-   spec.description (description) = "a | b"')
     expect(md).toContain('**Anomalies (1)**')
@@ -107,11 +138,31 @@ describe('canonical JSON', () => {
 
 describe('renderers over arbitrary plans', () => {
   const action = fc.record({
-    type: fc.constantFrom('create', 'clone', 'download', 'update', 'shutdown-then-update', 'resize', 'restart', 'start', 'stop', 'mark-template', 'delete' as const),
+    type: fc.constantFrom(
+      'create',
+      'clone',
+      'download',
+      'update',
+      'shutdown-then-update',
+      'resize',
+      'restart',
+      'start',
+      'stop',
+      'mark-template',
+      'delete' as const,
+    ),
     vmid: fc.integer({ min: 100, max: 999_999 }),
     reason: fc.string({ maxLength: 40 }),
     disruption: fc.constantFrom('none', 'hotplug', 'reboot', 'stop' as const),
-    diffs: fc.array(fc.record({ field: fc.string({ minLength: 1, maxLength: 12 }), key: fc.string({ maxLength: 8 }), before: fc.option(fc.string(), { nil: undefined }), after: fc.option(fc.string(), { nil: undefined }) }), { maxLength: 4 }),
+    diffs: fc.array(
+      fc.record({
+        field: fc.string({ minLength: 1, maxLength: 12 }),
+        key: fc.string({ maxLength: 8 }),
+        before: fc.option(fc.string(), { nil: undefined }),
+        after: fc.option(fc.string(), { nil: undefined }),
+      }),
+      { maxLength: 4 },
+    ),
   })
   test.prop([fc.uniqueArray(action, { selector: (a) => a.vmid, maxLength: 12 })], { numRuns: 200 })(
     'every action appears once with its symbol, in plan order; no colour unless asked; markdown has one row per action',
@@ -121,7 +172,12 @@ describe('renderers over arbitrary plans', () => {
         ...d,
         id: `VM/pve1/${d.vmid}#${d.type}`,
         address: `VM/pve1/${d.vmid}`,
-        diffs: d.diffs.map((x) => ({ field: x.field, key: x.key, ...(x.before !== undefined ? { before: x.before } : {}), ...(x.after !== undefined ? { after: x.after } : {}) })),
+        diffs: d.diffs.map((x) => ({
+          field: x.field,
+          key: x.key,
+          ...(x.before !== undefined ? { before: x.before } : {}),
+          ...(x.after !== undefined ? { after: x.after } : {}),
+        })),
       }))
       const plan = { ...fixturePlan(actions), anomalies: [], skips: [], pending: [], gaps: [] }
       const text = renderPlanText(plan, paint(false))
@@ -137,7 +193,9 @@ describe('renderers over arbitrary plans', () => {
       // free text never forges a line: every action block line starts as the renderer writes it
       const lines = text.split('\n')
       expect(lines.filter((l) => /^ {2}[+~-] /.test(l))).toHaveLength(actions.length)
-      const rows = renderPlanMarkdown(plan).split('\n').filter((l) => /^\| [+~-] \|/.test(l))
+      const rows = renderPlanMarkdown(plan)
+        .split('\n')
+        .filter((l) => /^\| [+~-] \|/.test(l))
       expect(rows).toHaveLength(actions.length)
     },
   )

@@ -44,7 +44,9 @@ export function renderStatus(cycles: readonly ClusterCycle[], p: Paint): string 
     for (const o of cycle.objects) {
       const reason = o.state === 'converged' ? '' : flat(o.reason ?? '')
       const error = o.error ? ` [err: ${flat(o.error)}]` : ''
-      lines.push(`  ${pad(o.kind, 11)}${pad(o.name, 40)}${pad(o.vmid !== undefined ? String(o.vmid) : '-', 10)}${pad(o.state, 12)}${reason}${error}`.trimEnd())
+      lines.push(
+        `  ${pad(o.kind, 11)}${pad(o.name, 40)}${pad(o.vmid !== undefined ? String(o.vmid) : '-', 10)}${pad(o.state, 12)}${reason}${error}`.trimEnd(),
+      )
     }
     lines.push('')
   }
@@ -57,7 +59,8 @@ function seconds(ms: number): string {
 
 export function resultLine(r: ActionResult, p: Paint): string {
   if (r.status === 'ok') return p.green(`  ok      ${r.address} ${r.type} (${seconds(r.durationMs)})`)
-  if (r.status === 'failed') return p.red(`  FAILED  ${r.address} ${r.type} (${seconds(r.durationMs)}): ${flat(r.error ?? 'unknown error')}`)
+  if (r.status === 'failed')
+    return p.red(`  FAILED  ${r.address} ${r.type} (${seconds(r.durationMs)}): ${flat(r.error ?? 'unknown error')}`)
   return p.yellow(`  skipped ${r.address} ${r.type}: ${flat(r.skip?.reason ?? 'not run')}`)
 }
 

@@ -2,7 +2,14 @@
  * PVE clients per cluster. diff, status and adopt get the read-only client: a value without write methods,
  * so a write from them cannot compile. apply and run get the full client.
  */
-import { createPveClient, createPveReadOnlyClient, type PveClient, type PveClientOptions, type PveReadOnlyClient, type RequestEvent } from '@proxops/pve-client'
+import {
+  createPveClient,
+  createPveReadOnlyClient,
+  type PveClient,
+  type PveClientOptions,
+  type PveReadOnlyClient,
+  type RequestEvent,
+} from '@proxops/pve-client'
 import type { LiveReader, PveWriter } from '@proxops/planner'
 import type { ResolvedCluster, ResolvedConfig } from '../config/types.js'
 import type { Logger } from '../log.js'
@@ -12,7 +19,9 @@ import type { Logger } from '../log.js'
 type Assert<T extends true> = T
 export type ReadOnlySatisfiesLiveReader = Assert<PveReadOnlyClient extends LiveReader ? true : false>
 export type ClientSatisfiesPveWriter = Assert<PveClient extends PveWriter & LiveReader ? true : false>
-export type ReadOnlyHasNoWrites = Assert<Extract<keyof PveReadOnlyClient, Exclude<keyof PveWriter, 'waitTask'>> extends never ? true : false>
+export type ReadOnlyHasNoWrites = Assert<
+  Extract<keyof PveReadOnlyClient, Exclude<keyof PveWriter, 'waitTask'>> extends never ? true : false
+>
 
 export interface ClientHooks {
   log: Logger
@@ -23,7 +32,10 @@ export function clientOptions(cluster: ResolvedCluster, config: ResolvedConfig, 
   const c = cluster.credentials
   return {
     baseUrl: cluster.baseUrl,
-    auth: c.method === 'token' ? { type: 'token', tokenId: c.tokenId, secret: c.secret } : { type: 'ticket', username: c.user, password: c.password },
+    auth:
+      c.method === 'token'
+        ? { type: 'token', tokenId: c.tokenId, secret: c.secret }
+        : { type: 'ticket', username: c.user, password: c.password },
     tls: {
       ...(cluster.tls.caFile ? { ca: cluster.tls.caFile } : {}),
       ...(cluster.tls.fingerprint ? { fingerprint: cluster.tls.fingerprint } : {}),
@@ -39,7 +51,11 @@ export function clientOptions(cluster: ResolvedCluster, config: ResolvedConfig, 
   }
 }
 
-export function readOnlyClient(cluster: ResolvedCluster, config: ResolvedConfig, hooks: ClientHooks): PveReadOnlyClient {
+export function readOnlyClient(
+  cluster: ResolvedCluster,
+  config: ResolvedConfig,
+  hooks: ClientHooks,
+): PveReadOnlyClient {
   return createPveReadOnlyClient(clientOptions(cluster, config, hooks))
 }
 

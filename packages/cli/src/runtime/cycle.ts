@@ -73,19 +73,32 @@ export function secretLookup(sops: SopsCredentials | undefined): (ref: string) =
 /** A saved plan may run only against the commit and the config digests it was made from. */
 export function checkSavedPlan(saved: Plan, tree: SourceTree, live: LiveInventory): void {
   if (saved.commit !== undefined && saved.commit !== tree.commit) {
-    throw new CliError('PLAN_MISMATCH', `cluster ${saved.cluster}: the saved plan was made at commit ${saved.commit}, the repository is now at ${tree.commit}; run proxops diff --out again`)
+    throw new CliError(
+      'PLAN_MISMATCH',
+      `cluster ${saved.cluster}: the saved plan was made at commit ${saved.commit}, the repository is now at ${tree.commit}; run proxops diff --out again`,
+    )
   }
   const guests = new Map(live.guests.map((g) => [g.vmid, g]))
   const unknown = new Set(live.unknownGuests.map((g) => g.vmid))
   for (const action of saved.actions) {
     if (action.vmid === undefined) continue
     const now = guests.get(action.vmid)
-    if (unknown.has(action.vmid)) throw new CliError('PLAN_MISMATCH', `cluster ${saved.cluster}: ${action.address} cannot be read now; run proxops diff --out again`)
+    if (unknown.has(action.vmid))
+      throw new CliError(
+        'PLAN_MISMATCH',
+        `cluster ${saved.cluster}: ${action.address} cannot be read now; run proxops diff --out again`,
+      )
     if (action.digest !== undefined && now?.digest !== action.digest) {
-      throw new CliError('PLAN_MISMATCH', `cluster ${saved.cluster}: ${action.address} changed on PVE since the plan was made (config digest differs); run proxops diff --out again`)
+      throw new CliError(
+        'PLAN_MISMATCH',
+        `cluster ${saved.cluster}: ${action.address} changed on PVE since the plan was made (config digest differs); run proxops diff --out again`,
+      )
     }
     if ((action.type === 'create' || action.type === 'clone') && now !== undefined) {
-      throw new CliError('PLAN_MISMATCH', `cluster ${saved.cluster}: ${action.address} exists on PVE now but the plan creates it; run proxops diff --out again`)
+      throw new CliError(
+        'PLAN_MISMATCH',
+        `cluster ${saved.cluster}: ${action.address} exists on PVE now but the plan creates it; run proxops diff --out again`,
+      )
     }
   }
 }
@@ -93,8 +106,10 @@ export function checkSavedPlan(saved: Plan, tree: SourceTree, live: LiveInventor
 /** What to check when PVE cannot be read. */
 export function readHint(message: string, cluster: ResolvedCluster): string {
   const where = `pve.clusters.${cluster.name}`
-  if (/\b401\b|authentication|permission|\b403\b/i.test(message)) return `check the PVE credentials of ${where} (token or password, and its privileges)`
-  if (/fingerprint|certificate|self[- ]signed|tls|ssl/i.test(message)) return `check ${where}.tls (fingerprint or ca) against the PVE certificate`
+  if (/\b401\b|authentication|permission|\b403\b/i.test(message))
+    return `check the PVE credentials of ${where} (token or password, and its privileges)`
+  if (/fingerprint|certificate|self[- ]signed|tls|ssl/i.test(message))
+    return `check ${where}.tls (fingerprint or ca) against the PVE certificate`
   return `check that ${where}.base-url (${cluster.baseUrl}) is right and PVE is reachable`
 }
 
@@ -104,7 +119,9 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
   let objects: DesiredObject[] = []
   const aborted = (error: unknown): CycleOutcome => {
     const text = error instanceof Error ? error.message : String(error)
-    const reason = oneLine(ctx.redactor.text(error instanceof ObserveError ? `${text}; ${readHint(text, o.cluster)}` : text))
+    const reason = oneLine(
+      ctx.redactor.text(error instanceof ObserveError ? `${text}; ${readHint(text, o.cluster)}` : text),
+    )
     ctx.log.debug('cycle aborted', { cluster: name, reason })
     return {
       cycle: {
@@ -138,9 +155,18 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
         throw new CliError('SECRETS', `cluster ${name}: ${ctx.redactor.text((error as Error).message)}`)
       }
     }
-    ctx.log.debug('desired state loaded', { cluster: name, commit: o.tree.commit, manifests: loaded.desired.manifests.length })
+    ctx.log.debug('desired state loaded', {
+      cluster: name,
+      commit: o.tree.commit,
+      manifests: loaded.desired.manifests.length,
+    })
     const inventory = await observe(name, o.reader, { nodes: o.cluster.nodes, signal: ctx.signal })
-    ctx.log.debug('live state read', { cluster: name, guests: inventory.guests.length, unknown: inventory.unknownGuests.length, volumes: inventory.volumes.length })
+    ctx.log.debug('live state read', {
+      cluster: name,
+      guests: inventory.guests.length,
+      unknown: inventory.unknownGuests.length,
+      volumes: inventory.volumes.length,
+    })
     let plan: Plan
     if (o.savedPlan) {
       checkSavedPlan(o.savedPlan, o.tree, inventory)
@@ -159,7 +185,14 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
         ...(o.progressIntervalMs ? { progressIntervalMs: o.progressIntervalMs } : {}),
       })
     } else if (o.writer) {
-      report = { cluster: name, ...(plan.commit ? { commit: plan.commit } : {}), results: [], summary: { actions: 0, ok: 0, failed: 0, skipped: 0 }, cancelled: false, complete: true }
+      report = {
+        cluster: name,
+        ...(plan.commit ? { commit: plan.commit } : {}),
+        results: [],
+        summary: { actions: 0, ok: 0, failed: 0, skipped: 0 },
+        cancelled: false,
+        complete: true,
+      }
     }
     const deferred = plan.skips.filter((s) => s.code === 'prune-budget' || s.code === 'prune-guard').length
     const cycle: ClusterCycle = {

@@ -17,7 +17,10 @@ export async function loadDesired(root: string, cluster: string, commit: string 
   if (!loaded || !loaded.ok || errors.length > 0) {
     const first = errors[0]
     const more = errors.length > 1 ? ` (and ${errors.length - 1} more; run proxops validate)` : ''
-    throw new CliError('REPOSITORY', `manifest parse error: ${first ? formatError(first) : `cluster ${cluster} is not in the repository at ${root}`}${more}`)
+    throw new CliError(
+      'REPOSITORY',
+      `manifest parse error: ${first ? formatError(first) : `cluster ${cluster} is not in the repository at ${root}`}${more}`,
+    )
   }
   const manifests = loaded.index.resources.map((r) => r.manifest)
   const objects: DesiredObject[] = manifests.map((m) => {
@@ -36,7 +39,9 @@ export async function loadDesired(root: string, cluster: string, commit: string 
 export function secretRefs(manifests: readonly DesiredManifest[]): string[] {
   const refs = new Set<string>()
   for (const m of manifests) {
-    const ci = (m.spec as { 'cloud-init-data'?: { 'ssh-key-refs'?: readonly string[]; 'ci-password-ref'?: string } })['cloud-init-data']
+    const ci = (m.spec as { 'cloud-init-data'?: { 'ssh-key-refs'?: readonly string[]; 'ci-password-ref'?: string } })[
+      'cloud-init-data'
+    ]
     for (const ref of ci?.['ssh-key-refs'] ?? []) refs.add(ref)
     if (ci?.['ci-password-ref']) refs.add(ci['ci-password-ref'])
   }

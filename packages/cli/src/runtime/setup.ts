@@ -22,7 +22,9 @@ export interface Setup {
  * ordinary output such as the ownership tag).
  */
 export function sopsSecretValues(creds: SopsCredentials, identityKeys: ReadonlySet<string>): string[] {
-  const identities = new Set([...identityKeys].map((k) => creds.secret(k)?.reveal()).filter((v): v is string => Boolean(v)))
+  const identities = new Set(
+    [...identityKeys].map((k) => creds.secret(k)?.reveal()).filter((v): v is string => Boolean(v)),
+  )
   const values: string[] = []
   for (const name of creds.secretNames) {
     const value = creds.secret(name)?.reveal() ?? ''
@@ -34,11 +36,7 @@ export function sopsSecretValues(creds: SopsCredentials, identityKeys: ReadonlyS
   return values
 }
 
-export async function decryptClusterSecrets(
-  ctx: CliContext,
-  cluster: string,
-  file: string,
-): Promise<SopsCredentials> {
+export async function decryptClusterSecrets(ctx: CliContext, cluster: string, file: string): Promise<SopsCredentials> {
   // loaded only for a cluster with a secrets file: age and its curves were a tenth of every diff's start-up
   const { decryptSopsFile, isSopsError, readCredentials } = await import('@proxops/sops')
   try {
@@ -48,14 +46,20 @@ export async function decryptClusterSecrets(
     if (isSopsError(error)) {
       throw new CliError('SECRETS', `cluster ${cluster}: ${ctx.redactor.text(error.message)}`)
     }
-    throw new CliError('SECRETS', `cluster ${cluster}: cannot decrypt ${file}: ${ctx.redactor.text(String((error as Error).message ?? error))}`)
+    throw new CliError(
+      'SECRETS',
+      `cluster ${cluster}: cannot decrypt ${file}: ${ctx.redactor.text(String((error as Error).message ?? error))}`,
+    )
   }
 }
 
 export async function setup(ctx: CliContext, flags: GlobalFlags, options: { cluster?: string } = {}): Promise<Setup> {
   const draft = loadDraftConfig({ flags, env: ctx.env, cwd: ctx.cwd, home: ctx.home })
   if (options.cluster !== undefined && !draft.clusters.some((c) => c.name === options.cluster)) {
-    throw new CliError('USAGE', `--cluster "${options.cluster}" is not configured (known: ${draft.clusters.map((c) => c.name).join(', ')})`)
+    throw new CliError(
+      'USAGE',
+      `--cluster "${options.cluster}" is not configured (known: ${draft.clusters.map((c) => c.name).join(', ')})`,
+    )
   }
   // env credentials are secrets too, even when a cluster does not end up using them
   for (const name of ['PROXOPS_PVE_TOKEN', 'PROXOPS_PVE_TOKEN_VALUE', 'PROXOPS_PVE_PASSWORD', 'PROXOPS_GIT_TOKEN']) {
@@ -68,7 +72,9 @@ export async function setup(ctx: CliContext, flags: GlobalFlags, options: { clus
   for (const cluster of selected) {
     if (!cluster.secretsFile) continue
     const creds = await decryptClusterSecrets(ctx, cluster.name, cluster.secretsFile)
-    const identityKeys = new Set([cluster.secretRefs.pve.user, cluster.secretRefs.pve.tokenId].filter((k): k is string => k !== undefined))
+    const identityKeys = new Set(
+      [cluster.secretRefs.pve.user, cluster.secretRefs.pve.tokenId].filter((k): k is string => k !== undefined),
+    )
     ctx.redactor.add(...sopsSecretValues(creds, identityKeys))
     sops.set(cluster.name, creds)
     plain[cluster.name] = Object.fromEntries(creds.secretNames.map((n) => [n, creds.secret(n)?.reveal() ?? '']))

@@ -64,7 +64,9 @@ export class GitSource {
         this.#ctx.log.warn('git fetch failed; reconciling the last good tree', { commit: this.#lastGood.commit, error })
         return { ...this.#lastGood, stale: true }
       }
-      throw error instanceof CliError ? new CliError('GIT', `git sync failed and no previous good tree is available: ${error.message}`) : error
+      throw error instanceof CliError
+        ? new CliError('GIT', `git sync failed and no previous good tree is available: ${error.message}`)
+        : error
     }
   }
 }

@@ -17,16 +17,27 @@ export function sopsValidateHooks(ctx: () => CliContext): ValidateHooks {
       if (!cluster.secretsFile) return []
       const c = ctx()
       const file = path.relative(model.root, cluster.secretsFile) || cluster.secretsFile
-      const problem = (message: string): SchemaError => ({ code: 'secrets-unavailable', file, line: 0, column: 0, message: c.redactor.text(message) })
+      const problem = (message: string): SchemaError => ({
+        code: 'secrets-unavailable',
+        file,
+        line: 0,
+        column: 0,
+        message: c.redactor.text(message),
+      })
       let creds
       try {
-        creds = readCredentials(await decryptSopsFile(cluster.secretsFile, { discovery: { env: c.env, homeDir: c.home } }), { cluster: cluster.name })
+        creds = readCredentials(
+          await decryptSopsFile(cluster.secretsFile, { discovery: { env: c.env, homeDir: c.home } }),
+          { cluster: cluster.name },
+        )
       } catch (error) {
         if (isSopsError(error, 'NoIdentity')) return []
         return [problem(error instanceof Error ? error.message : String(error))]
       }
       const refs = cluster.entry.secrets?.pve ?? {}
-      c.redactor.add(...sopsSecretValues(creds, new Set([refs.user, refs['token-id']].filter((k): k is string => k !== undefined))))
+      c.redactor.add(
+        ...sopsSecretValues(creds, new Set([refs.user, refs['token-id']].filter((k): k is string => k !== undefined))),
+      )
       const errors: SchemaError[] = []
       const wanted: [string, string | undefined][] = [
         ['secrets.pve.user', refs.user],
@@ -36,7 +47,10 @@ export function sopsValidateHooks(ctx: () => CliContext): ValidateHooks {
         ['secrets.git.token', cluster.entry.secrets?.git?.token],
       ]
       for (const [field, key] of wanted) {
-        if (key !== undefined && !creds.secret(key)) errors.push(problem(`cluster ${cluster.name}: ${field} names key "${key}", which is missing or empty under secrets:`))
+        if (key !== undefined && !creds.secret(key))
+          errors.push(
+            problem(`cluster ${cluster.name}: ${field} names key "${key}", which is missing or empty under secrets:`),
+          )
       }
       const manifests = cluster.index.resources.map((r) => r.manifest)
       for (const ref of secretRefs(manifests)) {

@@ -32,7 +32,9 @@ describe('adopt', () => {
   it('requires --cluster and names the configured ones', async () => {
     const r = await run(['adopt'])
     expect(r.code).toBe(1)
-    expect(r.stderr).toContain('proxops: error: adopt requires an explicit --cluster=<name>; configured clusters: [lab]')
+    expect(r.stderr).toContain(
+      'proxops: error: adopt requires an explicit --cluster=<name>; configured clusters: [lab]',
+    )
   })
 
   it('writes manifests read-only, refuses to overwrite, and round-trips through diff', async () => {
@@ -43,7 +45,9 @@ describe('adopt', () => {
     expect(first.stdout).toMatch(/^adopt: cluster lab \(read-only\)$/m)
     expect(first.stdout).toMatch(/^adopt: wrote (vm|lxc|templatevm|templatect)\/lab\/.+\.yaml/m)
     expect(sim.stats.writes()).toBe(writes)
-    const written = files(repo).filter((f) => !f.includes(`${path.sep}.git${path.sep}`) && !f.includes(`${path.sep}clusters${path.sep}`))
+    const written = files(repo).filter(
+      (f) => !f.includes(`${path.sep}.git${path.sep}`) && !f.includes(`${path.sep}clusters${path.sep}`),
+    )
     expect(written.length).toBeGreaterThan(0)
     for (const f of written) expect(findCanaries(readFileSync(f, 'utf8'))).toEqual([])
 
@@ -76,7 +80,9 @@ describe('adopt', () => {
     const diff = await run(['diff', '--output', 'json'])
     expect(diff.stderr).not.toMatch(/proxops: error/)
     expect(diff.code).toBe(0)
-    const set = JSON.parse(diff.stdout) as { plans: { actions: { type: string; vmid?: number; diffs: { key: string }[] }[] }[] }
+    const set = JSON.parse(diff.stdout) as {
+      plans: { actions: { type: string; vmid?: number; diffs: { key: string }[] }[] }[]
+    }
     // the gaps adopt listed, by vmid: `adopt: gap VM on pve1#1002: cpu=(unset) - ...`
     const gaps = new Map<string, Set<string>>()
     for (const m of forced.stdout.matchAll(/^adopt: gap \w+ on [\w-]+#(\d+): ([\w.-]+)=/gm)) {
@@ -90,7 +96,8 @@ describe('adopt', () => {
       expect(keys.length === 1 ? action.type : 'update').toBe('update')
       expect(['update', 'shutdown-then-update']).toContain(action.type)
       expect(keys).toContain('tags')
-      for (const key of keys.filter((k) => k !== 'tags')) expect(gaps.get(String(action.vmid))?.has(key), `${key} of ${action.vmid} is a listed gap`).toBe(true)
+      for (const key of keys.filter((k) => k !== 'tags'))
+        expect(gaps.get(String(action.vmid))?.has(key), `${key} of ${action.vmid} is a listed gap`).toBe(true)
     }
     expect(sim.stats.writes()).toBe(writes)
   })

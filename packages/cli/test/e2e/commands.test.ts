@@ -10,7 +10,8 @@ vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 })
 
 let sim: Simulator
 let repo: string
-const run = (args: string[], extraEnv: Record<string, string> = {}) => proxops(args, { cwd: repo, env: baseEnv(repo, extraEnv) })
+const run = (args: string[], extraEnv: Record<string, string> = {}) =>
+  proxops(args, { cwd: repo, env: baseEnv(repo, extraEnv) })
 
 beforeAll(async () => {
   sim = await startLab()
@@ -34,7 +35,11 @@ describe('diff', () => {
     expect((await run(['diff', '--detailed-exitcode'])).code).toBe(2)
 
     const json = await run(['diff', '--output', 'json'])
-    const set = JSON.parse(json.stdout) as { format_version: number; commit: string; plans: { cluster: string; actions: unknown[] }[] }
+    const set = JSON.parse(json.stdout) as {
+      format_version: number
+      commit: string
+      plans: { cluster: string; actions: unknown[] }[]
+    }
     expect(set.format_version).toBe(1)
     expect(set.commit).toBe(git(repo, 'rev-parse', 'HEAD').trim())
     expect(set.plans.map((p) => [p.cluster, p.actions.length])).toEqual([['lab', 2]])
@@ -63,7 +68,12 @@ describe('saved plans and apply', () => {
     expect(applied.code).toBe(0)
     expect(applied.stdout).toContain('Apply complete for cluster lab: 2 ok, 0 failed, 0 skipped.')
     expect(applied.stdout).toMatch(/\[lab\] converged/)
-    expect(sim.control.guests().map((g) => g.vmid).sort()).toEqual([100, 101])
+    expect(
+      sim.control
+        .guests()
+        .map((g) => g.vmid)
+        .sort(),
+    ).toEqual([100, 101])
 
     const again = await run(['diff', '--detailed-exitcode'])
     expect(again.code).toBe(0)
@@ -73,7 +83,9 @@ describe('saved plans and apply', () => {
     const writes = sim.stats.writes()
     const stale = await run(['apply', '--plan', planFile, '--yes'])
     expect(stale.code).toBe(1)
-    expect(stale.stderr).toMatch(/proxops: error: cluster lab: VM\/pve1\/10[01]\((web|db)\) exists on PVE now but the plan creates it; run proxops diff --out again/)
+    expect(stale.stderr).toMatch(
+      /proxops: error: cluster lab: VM\/pve1\/10[01]\((web|db)\) exists on PVE now but the plan creates it; run proxops diff --out again/,
+    )
     expect(sim.stats.writes()).toBe(writes)
     rmSync(planFile)
   })
@@ -90,13 +102,17 @@ describe('saved plans and apply', () => {
     const writes = sim.stats.writes()
     const drifted = await run(['apply', '--plan', planFile, '--yes'])
     expect(drifted.code).toBe(1)
-    expect(drifted.stderr).toMatch(/VM\/pve\d\/101\(db\) changed on PVE since the plan was made \(config digest differs\)/)
+    expect(drifted.stderr).toMatch(
+      /VM\/pve\d\/101\(db\) changed on PVE since the plan was made \(config digest differs\)/,
+    )
     expect(sim.stats.writes()).toBe(writes)
 
     git(repo, 'commit', '-q', '--allow-empty', '-m', 'another commit')
     const moved = await run(['apply', '--plan', planFile, '--yes'])
     expect(moved.code).toBe(1)
-    expect(moved.stderr).toMatch(/the saved plan was made at commit [0-9a-f]{40}, the repository is now at [0-9a-f]{40}/)
+    expect(moved.stderr).toMatch(
+      /the saved plan was made at commit [0-9a-f]{40}, the repository is now at [0-9a-f]{40}/,
+    )
     expect(sim.stats.writes()).toBe(writes)
     rmSync(planFile)
 
@@ -108,7 +124,10 @@ describe('saved plans and apply', () => {
 
   it('exits 1 when an action fails, and reports it', async () => {
     writeFileSync(path.join(repo, 'vm/lab/extra.yaml'), vmManifest('extra', 102, { node: 'pve2' }))
-    writeFileSync(path.join(repo, 'clusters/lab/resources.yaml'), `${readFileSync(path.join(repo, 'clusters/lab/resources.yaml'), 'utf8')}  - ../../vm/lab/extra.yaml\n`)
+    writeFileSync(
+      path.join(repo, 'clusters/lab/resources.yaml'),
+      `${readFileSync(path.join(repo, 'clusters/lab/resources.yaml'), 'utf8')}  - ../../vm/lab/extra.yaml\n`,
+    )
     git(repo, 'add', '-A')
     git(repo, 'commit', '-q', '-m', 'extra vm')
     sim.control.setTaskBehaviour('qmcreate', { fail: 'storage local-lvm is full' })
@@ -131,7 +150,9 @@ describe('status', () => {
     expect(r.code).toBe(0)
     expect(r.stdout).toMatch(/^\[lab\] converged \(commit [0-9a-f]{12}\)$/m)
     expect(r.stdout).toMatch(/^ {2}VM {9}web {37}100 {7}converged$/m)
-    const json = JSON.parse((await run(['status', '--output', 'json'])).stdout) as { cycles: { cluster: string; result: string; objects: unknown[] }[] }
+    const json = JSON.parse((await run(['status', '--output', 'json'])).stdout) as {
+      cycles: { cluster: string; result: string; objects: unknown[] }[]
+    }
     expect(json.cycles[0]).toMatchObject({ cluster: 'lab', result: 'converged' })
     expect(json.cycles[0]?.objects).toHaveLength(3)
     expect(sim.stats.writes()).toBe(writes)

@@ -1,11 +1,24 @@
 /** run: health transitions, metrics, /status, the lock, URL mode, SIGTERM (idle and mid-task). */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { existsSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
 import { createServer } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import type { Simulator } from '@proxops/pve-sim'
-import { CANARY, baseEnv, findCanaries, git, makeRepo, proxops, start, startLab, transcript, vmManifest, waitFor } from './harness.js'
+import {
+  CANARY,
+  baseEnv,
+  findCanaries,
+  git,
+  makeRepo,
+  proxops,
+  start,
+  startLab,
+  transcript,
+  vmManifest,
+  waitFor,
+} from './harness.js'
 
 // subprocesses on a shared 2-core machine: generous per-test limits
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 })
@@ -48,11 +61,19 @@ describe('proxops run', () => {
     const env = baseEnv(repo, { PROXOPS_GIT_TOKEN: CANARY.gitToken })
     const head = git(repo, 'rev-parse', 'HEAD')
     const index = readFileSync(path.join(repo, '.git', 'index'))
-    const daemon = start(['run', '--listen', `127.0.0.1:${port}`, '--git-poll-sec', '1', '--data-dir', data], { cwd: repo, env })
+    const daemon = start(['run', '--listen', `127.0.0.1:${port}`, '--git-poll-sec', '1', '--data-dir', data], {
+      cwd: repo,
+      env,
+    })
     const health = await waitFor(() => get(port, '/healthz'))
     expect(health.status).toBe(200)
     await waitFor(async () => ((await get(port, '/readyz'))?.status === 200 ? true : undefined), 30_000)
-    expect(sim.control.guests().map((g) => g.vmid).sort()).toEqual([100, 101])
+    expect(
+      sim.control
+        .guests()
+        .map((g) => g.vmid)
+        .sort(),
+    ).toEqual([100, 101])
 
     const metrics = (await get(port, '/metrics'))?.body ?? ''
     expect(metrics).toMatch(/proxops_cycles_total\{cluster="lab",result="converged"\} [1-9]/)
@@ -60,26 +81,37 @@ describe('proxops run', () => {
     expect(metrics).toMatch(/proxops_last_success_timestamp_seconds\{cluster="lab"\} \d/)
     expect(metrics).toMatch(/proxops_pve_request_duration_seconds_count\{cluster="lab",method="GET",status="200"\} \d+/)
     expect(metrics).toMatch(/proxops_prune_deferred_total\{cluster="lab"\} 0/)
-    const status = JSON.parse((await get(port, '/status'))?.body ?? '{}') as { clusters: { cluster: string; result: string }[]; commit: string }
+    const status = JSON.parse((await get(port, '/status'))?.body ?? '{}') as {
+      clusters: { cluster: string; result: string }[]
+      commit: string
+    }
     expect(status.clusters).toEqual([expect.objectContaining({ cluster: 'lab', result: 'converged' })])
     expect(status.commit).toBe(git(repo, 'rev-parse', 'HEAD').trim())
 
     // single instance
-    const second = await proxops(['run', '--listen', `127.0.0.1:${await freePort()}`, '--data-dir', data], { cwd: repo, env })
+    const second = await proxops(['run', '--listen', `127.0.0.1:${await freePort()}`, '--data-dir', data], {
+      cwd: repo,
+      env,
+    })
     expect(second.code).toBe(1)
-    expect(second.stderr).toMatch(/proxops: error: another proxops daemon \(pid \d+\) holds .*proxops\.lock; stop it first/)
+    expect(second.stderr).toMatch(
+      /proxops: error: another proxops daemon \(pid \d+\) holds .*proxops\.lock; stop it first/,
+    )
 
     // PVE rejects the token: cycles abort, readiness drops after 3 intervals, comes back when fixed
     sim.control.revokeToken()
     await waitFor(async () => ((await get(port, '/readyz'))?.status === 503 ? true : undefined), 30_000)
-    const unready = JSON.parse((await get(port, '/readyz'))?.body ?? '{}') as { clusters: Record<string, { reason?: string }> }
+    const unready = JSON.parse((await get(port, '/readyz'))?.body ?? '{}') as {
+      clusters: Record<string, { reason?: string }>
+    }
     expect(unready.clusters.lab?.reason).toMatch(/no successful cycle within 3 poll intervals/)
     expect((await get(port, '/healthz'))?.status).toBe(200)
     expect((await get(port, '/metrics'))?.body).toMatch(/proxops_cycles_total\{cluster="lab",result="aborted"\} [1-9]/)
     sim.control.restoreToken()
     await waitFor(async () => ((await get(port, '/readyz'))?.status === 200 ? true : undefined), 30_000)
 
-    for (const p of ['/status', '/metrics', '/readyz', '/healthz']) expect(findCanaries((await get(port, p))?.body ?? '')).toEqual([])
+    for (const p of ['/status', '/metrics', '/readyz', '/healthz'])
+      expect(findCanaries((await get(port, p))?.body ?? '')).toEqual([])
 
     daemon.child.kill('SIGTERM')
     const done = await daemon.done
@@ -92,19 +124,50 @@ describe('proxops run', () => {
     // logs are NDJSON on stderr
     const lines = done.stderr.trim().split('\n')
     for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow()
-    expect(lines.map((l) => (JSON.parse(l) as { event?: string }).event)).toEqual(expect.arrayContaining(['proxops.daemon.start', 'proxops.cycle', 'proxops.action', 'proxops.daemon.stop']))
+    expect(lines.map((l) => (JSON.parse(l) as { event?: string }).event)).toEqual(
+      expect.arrayContaining(['proxops.daemon.start', 'proxops.cycle', 'proxops.action', 'proxops.daemon.stop']),
+    )
     expect(done.stdout).toBe('')
+  })
+
+  it('takes over the lock of a dead daemon whose pid now belongs to another program', async () => {
+    // the daemon that wrote the lock died; its pid was reused by `sleep` (the stamp is not sleep's start time)
+    const other = spawn('sleep', ['60'], { stdio: 'ignore' })
+    await new Promise((r) => other.once('spawn', r))
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'proxops-data-'))
+    try {
+      writeFileSync(path.join(dir, 'proxops.lock'), `${other.pid}\n1\n`)
+      const port = await freePort()
+      const daemon = start(['run', '--listen', `127.0.0.1:${port}`, '--data-dir', dir], {
+        cwd: repo,
+        env: baseEnv(repo),
+      })
+      const health = await waitFor(() => get(port, '/healthz'))
+      expect(health.status).toBe(200)
+      expect(readFileSync(path.join(dir, 'proxops.lock'), 'utf8').split('\n')[0]).toBe(String(daemon.child.pid))
+      daemon.child.kill('SIGTERM')
+      expect((await daemon.done).code).toBe(0)
+    } finally {
+      other.kill()
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 
   it('SIGTERM mid-task: the running action finishes (no half-made guest), nothing new starts; a second signal exits at once', async () => {
     writeFileSync(path.join(repo, 'vm/lab/slow.yaml'), vmManifest('slow', 110, { node: 'pve2' }))
-    writeFileSync(path.join(repo, 'clusters/lab/resources.yaml'), `${readFileSync(path.join(repo, 'clusters/lab/resources.yaml'), 'utf8')}  - ../../vm/lab/slow.yaml\n`)
+    writeFileSync(
+      path.join(repo, 'clusters/lab/resources.yaml'),
+      `${readFileSync(path.join(repo, 'clusters/lab/resources.yaml'), 'utf8')}  - ../../vm/lab/slow.yaml\n`,
+    )
     git(repo, 'add', '-A')
     git(repo, 'commit', '-q', '-m', 'slow vm')
     sim.control.setTaskDuration(3_000)
     try {
       const port = await freePort()
-      const daemon = start(['run', '--listen', `127.0.0.1:${port}`, '--data-dir', data], { cwd: repo, env: baseEnv(repo) })
+      const daemon = start(['run', '--listen', `127.0.0.1:${port}`, '--data-dir', data], {
+        cwd: repo,
+        env: baseEnv(repo),
+      })
       await waitFor(() => (sim.control.tasks().some((t) => t.status === 'running') ? true : undefined), 30_000)
       const t0 = Date.now()
       daemon.child.kill('SIGTERM')
@@ -142,10 +205,22 @@ describe('proxops run', () => {
   it('URL mode: clones into the data dir, one commit for all clusters, --once', async () => {
     const urlData = mkdtempSync(path.join(os.tmpdir(), 'proxops-url-'))
     try {
-      const r = await proxops(['run', '--once', '--git-url', `file://${repo}`, '--listen', `127.0.0.1:${await freePort()}`, '--data-dir', urlData], {
-        cwd: repo,
-        env: baseEnv(repo, { PROXOPS_GIT_TOKEN: CANARY.gitToken }),
-      })
+      const r = await proxops(
+        [
+          'run',
+          '--once',
+          '--git-url',
+          `file://${repo}`,
+          '--listen',
+          `127.0.0.1:${await freePort()}`,
+          '--data-dir',
+          urlData,
+        ],
+        {
+          cwd: repo,
+          env: baseEnv(repo, { PROXOPS_GIT_TOKEN: CANARY.gitToken }),
+        },
+      )
       expect(r.stderr).not.toMatch(/"level":"error"/)
       expect(r.code).toBe(0)
       expect(existsSync(path.join(urlData, 'git-cache', '.git'))).toBe(true)
@@ -162,24 +237,43 @@ describe('proxops run', () => {
 
   it('the sliding prune window caps deletions across ticks', async () => {
     const own = await startLab()
-    const vms = Object.fromEntries([130, 131, 132, 133, 134].map((id) => [`vm/lab/v${id}.yaml`, vmManifest(`v${id}`, id)]))
-    const root = await makeRepo(own, { manifests: vms, proxopsYaml: 'reconcile:\n  prune-budget: unlimited\n  prune-window:\n    max: 1\n    period: 1h\n' })
+    const vms = Object.fromEntries(
+      [130, 131, 132, 133, 134].map((id) => [`vm/lab/v${id}.yaml`, vmManifest(`v${id}`, id)]),
+    )
+    const root = await makeRepo(own, {
+      manifests: vms,
+      proxopsYaml: 'reconcile:\n  prune-budget: unlimited\n  prune-window:\n    max: 1\n    period: 1h\n',
+    })
     const dir = mkdtempSync(path.join(os.tmpdir(), 'proxops-window-'))
     try {
       expect((await proxops(['apply', '--yes'], { cwd: root, env: baseEnv(root) })).code).toBe(0)
-      writeFileSync(path.join(root, 'clusters/lab/resources.yaml'), `resources:\n${[130, 131, 132].map((id) => `  - ../../vm/lab/v${id}.yaml`).join('\n')}\n`)
+      writeFileSync(
+        path.join(root, 'clusters/lab/resources.yaml'),
+        `resources:\n${[130, 131, 132].map((id) => `  - ../../vm/lab/v${id}.yaml`).join('\n')}\n`,
+      )
       git(root, 'commit', '-qam', 'drop two')
       const port = await freePort()
-      const daemon = start(['run', '--listen', `127.0.0.1:${port}`, '--git-poll-sec', '1', '--data-dir', dir], { cwd: root, env: baseEnv(root) })
+      const daemon = start(['run', '--listen', `127.0.0.1:${port}`, '--git-poll-sec', '1', '--data-dir', dir], {
+        cwd: root,
+        env: baseEnv(root),
+      })
       await waitFor(async () => {
         const m = (await get(port, '/metrics'))?.body ?? ''
-        const cycles = [...m.matchAll(/proxops_cycles_total\{cluster="lab",result="\w+"\} (\d+)/g)].reduce((n, x) => n + Number(x[1]), 0)
+        const cycles = [...m.matchAll(/proxops_cycles_total\{cluster="lab",result="\w+"\} (\d+)/g)].reduce(
+          (n, x) => n + Number(x[1]),
+          0,
+        )
         return cycles >= 3 ? true : undefined
       }, 60_000)
       const metrics = (await get(port, '/metrics'))?.body ?? ''
       daemon.child.kill('SIGTERM')
       expect((await daemon.done).code).toBe(0)
-      expect(own.control.guests().map((g) => g.vmid).filter((id) => id >= 133)).toHaveLength(1)
+      expect(
+        own.control
+          .guests()
+          .map((g) => g.vmid)
+          .filter((id) => id >= 133),
+      ).toHaveLength(1)
       expect(metrics).toMatch(/proxops_actions_total\{cluster="lab",kind="VM",action="delete",result="ok"\} 1/)
       expect(metrics).toMatch(/proxops_prune_deferred_total\{cluster="lab"\} [1-9]/)
     } finally {

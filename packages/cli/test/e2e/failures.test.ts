@@ -4,7 +4,18 @@ import { rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import path from 'node:path'
 import type { Simulator } from '@proxops/pve-sim'
-import { baseEnv, errorLines, findCanaries, git, makeRepo, proxops, startLab, transcript, vmManifest, CANARY } from './harness.js'
+import {
+  baseEnv,
+  errorLines,
+  findCanaries,
+  git,
+  makeRepo,
+  proxops,
+  startLab,
+  transcript,
+  vmManifest,
+  CANARY,
+} from './harness.js'
 
 // subprocesses on a shared 2-core machine: generous per-test limits
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 })
@@ -47,20 +58,38 @@ afterAll(async () => {
 describe('bad input fails closed', () => {
   it('unknown flags and commands', async () => {
     const root = await repo()
-    expectOneLineFailure(await proxops(['diff', '--frobnicate'], { cwd: root, env: baseEnv(root) }), /^proxops: error: Unknown arguments?: frobnicate/)
-    expectOneLineFailure(await proxops(['difff'], { cwd: root, env: baseEnv(root) }), /^proxops: error: (Unknown argument: difff|Did you mean diff\?)/)
-    expectOneLineFailure(await proxops(['diff', '--prune-budget', '-2'], { cwd: root, env: baseEnv(root) }), /--prune-budget must be a whole number >= 0/)
+    expectOneLineFailure(
+      await proxops(['diff', '--frobnicate'], { cwd: root, env: baseEnv(root) }),
+      /^proxops: error: Unknown arguments?: frobnicate/,
+    )
+    expectOneLineFailure(
+      await proxops(['difff'], { cwd: root, env: baseEnv(root) }),
+      /^proxops: error: (Unknown argument: difff|Did you mean diff\?)/,
+    )
+    expectOneLineFailure(
+      await proxops(['diff', '--prune-budget', '-2'], { cwd: root, env: baseEnv(root) }),
+      /--prune-budget must be a whole number >= 0/,
+    )
     expect(sim.stats.writes()).toBe(0)
   })
 
   it('outside a repository and with a malformed config, naming the file and line', async () => {
     const root = await repo()
     const outside = path.dirname(root)
-    expectOneLineFailure(await proxops(['diff'], { cwd: outside, env: baseEnv(outside) }), /no ProxOps GitOps repository found/)
+    expectOneLineFailure(
+      await proxops(['diff'], { cwd: outside, env: baseEnv(outside) }),
+      /no ProxOps GitOps repository found/,
+    )
     writeFileSync(path.join(root, 'proxops.yaml'), 'reconcile:\n  prune-budjet: 3\n')
-    expectOneLineFailure(await proxops(['diff'], { cwd: root, env: baseEnv(root) }), /proxops\.yaml:2: reconcile\.prune-budjet: unknown field/)
+    expectOneLineFailure(
+      await proxops(['diff'], { cwd: root, env: baseEnv(root) }),
+      /proxops\.yaml:2: reconcile\.prune-budjet: unknown field/,
+    )
     writeFileSync(path.join(root, 'proxops.yaml'), 'listen: [\n')
-    expectOneLineFailure(await proxops(['status'], { cwd: root, env: baseEnv(root) }), /proxops\.yaml:\d+: malformed YAML/)
+    expectOneLineFailure(
+      await proxops(['status'], { cwd: root, env: baseEnv(root) }),
+      /proxops\.yaml:\d+: malformed YAML/,
+    )
     expect(sim.stats.writes()).toBe(0)
   })
 
@@ -68,24 +97,45 @@ describe('bad input fails closed', () => {
     const noIdentity = await repo()
     const env = baseEnv(noIdentity, { SOPS_AGE_KEY_FILE: undefined })
     delete env.SOPS_AGE_KEY_FILE
-    expectOneLineFailure(await proxops(['diff'], { cwd: noIdentity, env }), /^proxops: error: cluster lab: .*(identit|age)/i)
+    expectOneLineFailure(
+      await proxops(['diff'], { cwd: noIdentity, env }),
+      /^proxops: error: cluster lab: .*(identit|age)/i,
+    )
 
     const noCreds = await repo({ sops: false, manifests: plainOnly })
-    expectOneLineFailure(await proxops(['diff'], { cwd: noCreds, env: baseEnv(noCreds) }), /pve\.clusters\.lab: no effective PVE user after credential resolution/)
+    expectOneLineFailure(
+      await proxops(['diff'], { cwd: noCreds, env: baseEnv(noCreds) }),
+      /pve\.clusters\.lab: no effective PVE user after credential resolution/,
+    )
     // env credentials work, and a wrong one is a clean auth error
-    const ok = await proxops(['diff'], { cwd: noCreds, env: baseEnv(noCreds, { PROXOPS_PVE_TOKEN_VALUE: `root@pam!proxops=${CANARY.token}` }) })
+    const ok = await proxops(['diff'], {
+      cwd: noCreds,
+      env: baseEnv(noCreds, { PROXOPS_PVE_TOKEN_VALUE: `root@pam!proxops=${CANARY.token}` }),
+    })
     expect(ok.code).toBe(0)
-    const bad = await proxops(['diff'], { cwd: noCreds, env: baseEnv(noCreds, { PROXOPS_PVE_TOKEN_VALUE: `root@pam!proxops=${CANARY.envToken}` }) })
+    const bad = await proxops(['diff'], {
+      cwd: noCreds,
+      env: baseEnv(noCreds, { PROXOPS_PVE_TOKEN_VALUE: `root@pam!proxops=${CANARY.envToken}` }),
+    })
     expectOneLineFailure(bad, /^proxops: error: .*(401|auth|token|permission)/i)
     expect(sim.stats.writes()).toBe(0)
   })
 
   it('ticket auth with the password from the environment', async () => {
     const root = await repo({ sops: false, manifests: plainOnly })
-    const r = await proxops(['diff', '--pve-auth', 'ticket'], { cwd: root, env: baseEnv(root, { PROXOPS_PVE_USER: 'root@pam', PROXOPS_PVE_PASSWORD: CANARY.password }) })
+    const r = await proxops(['diff', '--pve-auth', 'ticket'], {
+      cwd: root,
+      env: baseEnv(root, { PROXOPS_PVE_USER: 'root@pam', PROXOPS_PVE_PASSWORD: CANARY.password }),
+    })
     expect(r.stderr).toBe('')
     expect(r.code).toBe(0)
-    expectOneLineFailure(await proxops(['diff', '--pve-auth', 'ticket'], { cwd: root, env: baseEnv(root, { PROXOPS_PVE_USER: 'root@pam' }) }), /ticket auth needs a password/)
+    expectOneLineFailure(
+      await proxops(['diff', '--pve-auth', 'ticket'], {
+        cwd: root,
+        env: baseEnv(root, { PROXOPS_PVE_USER: 'root@pam' }),
+      }),
+      /ticket auth needs a password/,
+    )
   })
 
   it('unreachable PVE and a wrong certificate fingerprint', async () => {
@@ -97,17 +147,29 @@ describe('bad input fails closed', () => {
     )
     const json = await proxops(['diff', '-o', 'json'], { cwd: unreachable, env: baseEnv(unreachable) })
     expect(json.code).toBe(1)
-    expect(JSON.parse(json.stdout)).toMatchObject({ plans: [], aborted: [{ cluster: 'lab', reason: expect.stringMatching(/pve inventory read failed/) }] })
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      plans: [],
+      aborted: [{ cluster: 'lab', reason: expect.stringMatching(/pve inventory read failed/) }],
+    })
     const pinned = await repo({ fingerprint: `${'AB:'.repeat(31)}AB` })
-    expectOneLineFailure(await proxops(['apply', '--yes'], { cwd: pinned, env: baseEnv(pinned) }), /^proxops: error: .*fingerprint/i)
+    expectOneLineFailure(
+      await proxops(['apply', '--yes'], { cwd: pinned, env: baseEnv(pinned) }),
+      /^proxops: error: .*fingerprint/i,
+    )
     const unpinned = await repo({ fingerprint: null })
-    expectOneLineFailure(await proxops(['diff'], { cwd: unpinned, env: baseEnv(unpinned) }), /^proxops: error: .*(certificate|TLS|self-signed|verify)/i)
+    expectOneLineFailure(
+      await proxops(['diff'], { cwd: unpinned, env: baseEnv(unpinned) }),
+      /^proxops: error: .*(certificate|TLS|self-signed|verify)/i,
+    )
     expect(sim.stats.writes()).toBe(0)
   })
 
   it('invalid manifests abort the cycle before any PVE call', async () => {
     const root = await repo()
-    writeFileSync(path.join(root, 'vm/lab/db.yaml'), 'apiVersion: proxops/v1alpha1\nkind: VM\nmetadata: { name: db }\nspec: { node: pve1 }\n')
+    writeFileSync(
+      path.join(root, 'vm/lab/db.yaml'),
+      'apiVersion: proxops/v1alpha1\nkind: VM\nmetadata: { name: db }\nspec: { node: pve1 }\n',
+    )
     git(root, 'commit', '-qam', 'broken')
     const before = sim.stats.requests.length
     const r = await proxops(['apply', '--yes'], { cwd: root, env: baseEnv(root) })
@@ -118,11 +180,16 @@ describe('bad input fails closed', () => {
 
   it('validate resolves SOPS references when an identity is available', async () => {
     const root = await repo()
-    writeFileSync(path.join(root, 'vm/lab/web.yaml'), vmManifest('web', 100, { cloudInit: true }).replace('cloud-init.passwords.default', 'cloud-init.passwords.nope'))
+    writeFileSync(
+      path.join(root, 'vm/lab/web.yaml'),
+      vmManifest('web', 100, { cloudInit: true }).replace('cloud-init.passwords.default', 'cloud-init.passwords.nope'),
+    )
     git(root, 'commit', '-qam', 'dangling ref')
     const withKey = await proxops(['validate'], { cwd: root, env: baseEnv(root) })
     expect(withKey.code).toBe(1)
-    expect(withKey.stdout).toMatch(/clusters\/lab\/secrets\.sops\.yaml.*secrets-unavailable.*cloud-init\.passwords\.nope/)
+    expect(withKey.stdout).toMatch(
+      /clusters\/lab\/secrets\.sops\.yaml.*secrets-unavailable.*cloud-init\.passwords\.nope/,
+    )
     const env = baseEnv(root)
     delete env.SOPS_AGE_KEY_FILE
     const offline = await proxops(['validate'], { cwd: root, env })

@@ -27,7 +27,12 @@ async function run(cwd: string, args: string[], env: Record<string, string | und
   let stderr = ''
   out.on('data', (c: Buffer) => (stdout += c.toString()))
   err.on('data', (c: Buffer) => (stderr += c.toString()))
-  const fullEnv: Record<string, string | undefined> = { HOME: cwd, SOPS_AGE_KEY_FILE: AGE_KEY_FILE, PATH: process.env.PATH, ...env }
+  const fullEnv: Record<string, string | undefined> = {
+    HOME: cwd,
+    SOPS_AGE_KEY_FILE: AGE_KEY_FILE,
+    PATH: process.env.PATH,
+    ...env,
+  }
   const code = await main(args, { cwd, env: fullEnv, io: { stdout: out, stderr: err, stdinIsTty: false } })
   await new Promise((r) => setTimeout(r, 50))
   expect(findCanaries(stdout + stderr)).toEqual([])
@@ -56,7 +61,12 @@ describe('global flags', () => {
   })
 
   it('--ca-file trusts the PVE CA; --pve-user with env and YAML credentials; --git-path from elsewhere', async () => {
-    const root = await repo({ sops: false, fingerprint: null, manifests: { 'vm/lab/db.yaml': vmManifest('db', 101) }, proxopsYaml: 'pve:\n  token-id: proxops\n' })
+    const root = await repo({
+      sops: false,
+      fingerprint: null,
+      manifests: { 'vm/lab/db.yaml': vmManifest('db', 101) },
+      proxopsYaml: 'pve:\n  token-id: proxops\n',
+    })
     const ca = path.join(root, '..', `${path.basename(root)}-ca.pem`)
     writeFileSync(ca, sim.caPem ?? '')
     cleanup.push(ca)
@@ -83,11 +93,19 @@ describe('global flags', () => {
     expect(url.stdout).toContain(`Cluster lab at ${git(root, 'rev-parse', 'HEAD').trim().slice(0, 12)}`)
     const missing = await run(root, ['diff', '--git-url', `file://${root}`, '--git-branch', 'nope', '--data-dir', data])
     expect(missing.code).toBe(1)
-    expect(missing.stderr).toMatch(/proxops: error: git sync failed and no previous good tree is available: git fetch failed: fatal: /)
+    expect(missing.stderr).toMatch(
+      /proxops: error: git sync failed and no previous good tree is available: git fetch failed: fatal: /,
+    )
   })
 
   it('--prune-budget and --allow-empty: deletions are bounded and guarded', async () => {
-    const root = await repo({ manifests: { 'vm/lab/a.yaml': vmManifest('a', 120), 'vm/lab/b.yaml': vmManifest('b', 121), 'vm/lab/c.yaml': vmManifest('c', 122) } })
+    const root = await repo({
+      manifests: {
+        'vm/lab/a.yaml': vmManifest('a', 120),
+        'vm/lab/b.yaml': vmManifest('b', 121),
+        'vm/lab/c.yaml': vmManifest('c', 122),
+      },
+    })
     const applied = await run(root, ['apply', '--yes', '--output', 'json'])
     expect(applied.code).toBe(0)
     // stdout is one JSON document: the cycles and the per-action reports
@@ -98,11 +116,16 @@ describe('global flags', () => {
     writeFileSync(path.join(root, 'clusters/lab/resources.yaml'), 'resources:\n  - ../../vm/lab/a.yaml\n')
     git(root, 'commit', '-qam', 'drop b and c')
     const none = await run(root, ['diff', '--prune-budget', '0', '--output', 'json'])
-    const plan0 = (JSON.parse(none.stdout) as { plans: { actions: { type: string }[]; skips: { code: string }[] }[] }).plans[0]
+    const plan0 = (JSON.parse(none.stdout) as { plans: { actions: { type: string }[]; skips: { code: string }[] }[] })
+      .plans[0]
     expect(plan0?.actions.filter((a) => a.type === 'delete')).toHaveLength(0)
     expect(plan0?.skips.filter((s) => s.code === 'prune-budget').length).toBeGreaterThan(0)
     const one = await run(root, ['diff', '--prune-budget', '1', '--output', 'json'])
-    expect((JSON.parse(one.stdout) as { plans: { actions: { type: string }[] }[] }).plans[0]?.actions.filter((a) => a.type === 'delete')).toHaveLength(1)
+    expect(
+      (JSON.parse(one.stdout) as { plans: { actions: { type: string }[] }[] }).plans[0]?.actions.filter(
+        (a) => a.type === 'delete',
+      ),
+    ).toHaveLength(1)
 
     // no VM left in git at all: the empty-desired guard holds every prune unless --allow-empty VM
     writeFileSync(path.join(root, 'clusters/lab/resources.yaml'), 'resources: []\n')
@@ -112,7 +135,9 @@ describe('global flags', () => {
     }
     expect(guarded.plans[0]?.actions.filter((a) => a.type === 'delete')).toHaveLength(0)
     expect(guarded.plans[0]?.anomalies.map((a) => a.code)).toContain('empty-desired')
-    const allowed = JSON.parse((await run(root, ['diff', '--prune-budget', 'unlimited', '--allow-empty', 'VM', '-o', 'json'])).stdout) as {
+    const allowed = JSON.parse(
+      (await run(root, ['diff', '--prune-budget', 'unlimited', '--allow-empty', 'VM', '-o', 'json'])).stdout,
+    ) as {
       plans: { actions: { type: string }[] }[]
     }
     expect(allowed.plans[0]?.actions.filter((a) => a.type === 'delete').length).toBeGreaterThan(0)
@@ -129,7 +154,9 @@ describe('global flags', () => {
     writeFileSync(path.join(root, 'junk.json'), '{"format_version": 7}')
     const junk = await run(root, ['apply', '--plan', 'junk.json', '--yes'])
     expect(junk.code).toBe(1)
-    expect(junk.stderr).toMatch(/junk\.json is not a ProxOps plan file \(format_version 1\): write it with proxops diff --out junk\.json/)
+    expect(junk.stderr).toMatch(
+      /junk\.json is not a ProxOps plan file \(format_version 1\): write it with proxops diff --out junk\.json/,
+    )
     expect(sim.stats.writes()).toBe(writes)
   })
 })

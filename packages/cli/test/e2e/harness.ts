@@ -25,7 +25,14 @@ export const CANARY = {
   sshKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICanaryCanaryCanaryCanaryCanaryCanary0001 canary@e2e',
   envToken: 'e2e-envtoken-CANARY-aa11',
 } as const
-export const CANARY_VALUES: readonly string[] = [CANARY.token, CANARY.password, CANARY.gitToken, CANARY.ciPassword, 'CanaryCanaryCanaryCanary', CANARY.envToken]
+export const CANARY_VALUES: readonly string[] = [
+  CANARY.token,
+  CANARY.password,
+  CANARY.gitToken,
+  CANARY.ciPassword,
+  'CanaryCanaryCanaryCanary',
+  CANARY.envToken,
+]
 
 /** Every stdout/stderr seen by this test file. */
 export const transcript: string[] = []
@@ -54,7 +61,11 @@ const recipient = (): string => {
   return match[1]
 }
 
-export function vmManifest(name: string, vmid: number, over: { memory?: string; node?: string; cloudInit?: boolean } = {}): string {
+export function vmManifest(
+  name: string,
+  vmid: number,
+  over: { memory?: string; node?: string; cloudInit?: boolean } = {},
+): string {
   const ci = over.cloudInit
     ? `  hardware:\n    cloud-init:\n      enabled: true\n      storage: local-lvm\n  cloud-init-data:\n    ci-user: ops\n    ssh-key-refs: [cloud-init.ssh-keys.main]\n    ci-password-ref: cloud-init.passwords.default\n`
     : ''
@@ -94,13 +105,20 @@ export interface RepoOptions {
 }
 
 export const git = (cwd: string, ...args: string[]): string =>
-  execFileSync('git', ['-c', 'user.name=e2e', '-c', 'user.email=e2e@example.invalid', '-c', 'init.defaultBranch=main', ...args], { cwd, encoding: 'utf8' })
+  execFileSync(
+    'git',
+    ['-c', 'user.name=e2e', '-c', 'user.email=e2e@example.invalid', '-c', 'init.defaultBranch=main', ...args],
+    { cwd, encoding: 'utf8' },
+  )
 
 /** A temporary GitOps repository pointed at `sim`, committed. */
 export async function makeRepo(sim: Simulator, o: RepoOptions = {}): Promise<string> {
   const root = mkdtempSync(path.join(os.tmpdir(), 'proxops-e2e-'))
   const cluster = o.cluster ?? 'lab'
-  const manifests = o.manifests ?? { 'vm/lab/web.yaml': vmManifest('web', 100, { cloudInit: true }), 'vm/lab/db.yaml': vmManifest('db', 101) }
+  const manifests = o.manifests ?? {
+    'vm/lab/web.yaml': vmManifest('web', 100, { cloudInit: true }),
+    'vm/lab/db.yaml': vmManifest('db', 101),
+  }
   for (const [file, text] of Object.entries(manifests)) {
     mkdirSync(path.dirname(path.join(root, file)), { recursive: true })
     writeFileSync(path.join(root, file), text)
@@ -117,16 +135,28 @@ export async function makeRepo(sim: Simulator, o: RepoOptions = {}): Promise<str
     '      nodes: [pve1, pve2]',
     ...(fingerprint ? ['      tls:', `        fingerprint: "${fingerprint}"`] : []),
     ...(useSops
-      ? ['      secrets-file: secrets.sops.yaml', '      secrets:', '        pve:', '          user: pve-user', '          token-id: pve-token-id', '          token: pve-token']
+      ? [
+          '      secrets-file: secrets.sops.yaml',
+          '      secrets:',
+          '        pve:',
+          '          user: pve-user',
+          '          token-id: pve-token-id',
+          '          token: pve-token',
+        ]
       : []),
     ...(o.clusterExtra ? [o.clusterExtra] : []),
   ]
   writeFileSync(path.join(dir, 'config.yaml'), `${lines.join('\n')}\n`)
-  const listed = Object.keys(manifests).map((f) => `  - ../../${f}\n`).join('')
+  const listed = Object.keys(manifests)
+    .map((f) => `  - ../../${f}\n`)
+    .join('')
   writeFileSync(path.join(dir, 'resources.yaml'), listed ? `resources:\n${listed}` : 'resources: []\n')
   if (useSops) {
     const plain = `secrets:\n  pve-user: root@pam\n  pve-token-id: proxops\n  pve-token: ${CANARY.token}\n  git-token: ${CANARY.gitToken}\ncloud-init:\n  ssh-keys:\n    main: ${CANARY.sshKey}\n  passwords:\n    default: ${CANARY.ciPassword}\n`
-    writeFileSync(path.join(dir, 'secrets.sops.yaml'), await encryptSops(plain, { recipients: [recipient()], file: 'secrets.sops.yaml' }))
+    writeFileSync(
+      path.join(dir, 'secrets.sops.yaml'),
+      await encryptSops(plain, { recipients: [recipient()], file: 'secrets.sops.yaml' }),
+    )
   }
   if (o.proxopsYaml) writeFileSync(path.join(root, 'proxops.yaml'), o.proxopsYaml)
   git(root, 'init', '-q')
@@ -143,14 +173,27 @@ export interface RunResult {
 }
 
 export function baseEnv(root: string, extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: root, SOPS_AGE_KEY_FILE: KEY_FILE, NO_COLOR: '1', LANG: 'C' }
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: root,
+    SOPS_AGE_KEY_FILE: KEY_FILE,
+    NO_COLOR: '1',
+    LANG: 'C',
+  }
   for (const [k, v] of Object.entries(extra)) if (v !== undefined) env[k] = v
   return env
 }
 
 /** Starts the CLI; the caller may signal it before awaiting `done`. */
-export function start(args: readonly string[], o: { cwd: string; env?: NodeJS.ProcessEnv }): { child: ChildProcess; done: Promise<RunResult>; stderrSoFar: () => string } {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: o.cwd, env: o.env ?? baseEnv(o.cwd), stdio: ['ignore', 'pipe', 'pipe'] })
+export function start(
+  args: readonly string[],
+  o: { cwd: string; env?: NodeJS.ProcessEnv },
+): { child: ChildProcess; done: Promise<RunResult>; stderrSoFar: () => string } {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: o.cwd,
+    env: o.env ?? baseEnv(o.cwd),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   let stdout = ''
   let stderr = ''
   child.stdout?.on('data', (c: Buffer) => (stdout += c.toString()))
@@ -169,7 +212,11 @@ export function proxops(args: readonly string[], o: { cwd: string; env?: NodeJS.
   return start(args, o).done
 }
 
-export async function waitFor<T>(fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000, stepMs = 100): Promise<T> {
+export async function waitFor<T>(
+  fn: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 15_000,
+  stepMs = 100,
+): Promise<T> {
   const until = Date.now() + timeoutMs
   for (;;) {
     const value = await fn()

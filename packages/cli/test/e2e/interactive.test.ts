@@ -26,7 +26,10 @@ function tty(): PassThrough & { isTTY: boolean; text: () => string } {
   return Object.assign(stream, { text: () => text })
 }
 
-async function apply(answer: boolean, args: string[] = []): Promise<{ code: number; stdout: string; stderr: string; questions: string[] }> {
+async function apply(
+  answer: boolean,
+  args: string[] = [],
+): Promise<{ code: number; stdout: string; stderr: string; questions: string[] }> {
   const stdout = tty()
   const stderr = tty()
   const questions: string[] = []
@@ -84,10 +87,17 @@ describe('apply on a terminal', () => {
     const { writeFileSync, readFileSync } = await import('node:fs')
     const path = await import('node:path')
     const { git, vmManifest } = await import('./harness.js')
-    for (const [name, id] of [['s1', 140], ['s2', 141], ['s3', 142]] as const) {
+    for (const [name, id] of [
+      ['s1', 140],
+      ['s2', 141],
+      ['s3', 142],
+    ] as const) {
       writeFileSync(path.join(repo, `vm/lab/${name}.yaml`), vmManifest(name, id, { node: 'pve1' }))
     }
-    writeFileSync(path.join(repo, 'clusters/lab/resources.yaml'), `${readFileSync(path.join(repo, 'clusters/lab/resources.yaml'), 'utf8')}  - ../../vm/lab/s1.yaml\n  - ../../vm/lab/s2.yaml\n  - ../../vm/lab/s3.yaml\n`)
+    writeFileSync(
+      path.join(repo, 'clusters/lab/resources.yaml'),
+      `${readFileSync(path.join(repo, 'clusters/lab/resources.yaml'), 'utf8')}  - ../../vm/lab/s1.yaml\n  - ../../vm/lab/s2.yaml\n  - ../../vm/lab/s3.yaml\n`,
+    )
     git(repo, 'add', '-A')
     git(repo, 'commit', '-q', '-m', 'three more on pve1')
     sim.control.setTaskDuration(1_500)
@@ -103,17 +113,28 @@ describe('apply on a terminal', () => {
       })
       // two per node run at once: stop while the first two are running
       const until = Date.now() + 30_000
-      while (!sim.control.tasks().some((t) => t.status === 'running') && Date.now() < until) await new Promise((r) => setTimeout(r, 50))
+      while (!sim.control.tasks().some((t) => t.status === 'running') && Date.now() < until)
+        await new Promise((r) => setTimeout(r, 50))
       controller.abort(new Error('received SIGTERM'))
       const code = await running
       expect(code).toBe(1)
       expect(stdout.text()).toMatch(/Apply cancelled for cluster lab: 2 ok, 0 failed, 1 skipped\./)
-      expect(sim.control.guests().map((g) => g.vmid).filter((id) => id >= 140)).toHaveLength(2)
+      expect(
+        sim.control
+          .guests()
+          .map((g) => g.vmid)
+          .filter((id) => id >= 140),
+      ).toHaveLength(2)
     } finally {
       sim.control.setTaskDuration(50)
     }
     const again = await apply(true, ['--yes'])
     expect(again.code).toBe(0)
-    expect(sim.control.guests().map((g) => g.vmid).filter((id) => id >= 140)).toHaveLength(3)
+    expect(
+      sim.control
+        .guests()
+        .map((g) => g.vmid)
+        .filter((id) => id >= 140),
+    ).toHaveLength(3)
   })
 })

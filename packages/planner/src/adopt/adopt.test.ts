@@ -9,14 +9,28 @@ const ALICE = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAlice alice@laptop'
 const BOB = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBob bob@desk'
 
 function guest(partial: Partial<LiveGuest> & { vmid: number }): LiveGuest {
-  return { type: 'qemu', node: 'pve1', template: false, status: 'stopped', tags: [], digest: 'd', config: {}, pending: {}, pendingDeletes: [], ...partial }
+  return {
+    type: 'qemu',
+    node: 'pve1',
+    template: false,
+    status: 'stopped',
+    tags: [],
+    digest: 'd',
+    config: {},
+    pending: {},
+    pendingDeletes: [],
+    ...partial,
+  }
 }
 
 function inventory(guests: LiveGuest[], extra: Partial<LiveInventory> = {}): LiveInventory {
   return {
     cluster: 'homelab',
     pveVersion: '9.1.1',
-    nodes: [{ node: 'pve1', online: true }, { node: 'pve2', online: true }],
+    nodes: [
+      { node: 'pve1', online: true },
+      { node: 'pve2', online: true },
+    ],
     guests,
     unknownGuests: [],
     storages: [],
@@ -75,16 +89,31 @@ describe('adopt', () => {
     const fields = result.gaps.map((g) => g.field)
     expect(fields).toContain('args')
     expect(fields).toContain('scsi2')
-    for (const bookkeeping of ['meta', 'vmgenid', 'smbios1', 'ostype', 'digest']) expect(fields).not.toContain(bookkeeping)
+    for (const bookkeeping of ['meta', 'vmgenid', 'smbios1', 'ostype', 'digest'])
+      expect(fields).not.toContain(bookkeeping)
     expect(result.resourcesLines).toEqual(['- ../../vm/homelab/web.yaml'])
   })
 
   it('adopts a template as TemplateVM, stopped, and excludes only the non-IDE cloud-init volume (Adopt_CloudInitOnSATAAlsoExcluded)', () => {
-    const tpl = guest({ vmid: 9000, template: true, config: { name: 'debian-tpl', memory: '1024', cores: '1', cpu: 'host', sata0: 'local-lvm:base-9000-cloudinit,media=cdrom', scsi0: 'local-lvm:base-9000-disk-0,size=4G' } })
+    const tpl = guest({
+      vmid: 9000,
+      template: true,
+      config: {
+        name: 'debian-tpl',
+        memory: '1024',
+        cores: '1',
+        cpu: 'host',
+        sata0: 'local-lvm:base-9000-cloudinit,media=cdrom',
+        scsi0: 'local-lvm:base-9000-disk-0,size=4G',
+      },
+    })
     const result = adopt(inventory([tpl]), { cluster: 'homelab' })
     const file = result.files[0]!
     expect(file.path).toBe('templatevm/homelab/debian-tpl.yaml')
-    expect(file.document).toMatchObject({ kind: 'TemplateVM', spec: { state: 'stopped', disks: [{ interface: 'scsi0' }] } })
+    expect(file.document).toMatchObject({
+      kind: 'TemplateVM',
+      spec: { state: 'stopped', disks: [{ interface: 'scsi0' }] },
+    })
     expect(result.gaps).toContainEqual(expect.objectContaining({ field: 'sata0', kind: 'TemplateVM' }))
     expect(file.incomplete).toEqual([])
   })
@@ -92,32 +121,88 @@ describe('adopt', () => {
   it('maps an IDE cloud-init drive, CD images to adopted ISOs, and `none` to a detached CD', () => {
     const vm = guest({
       vmid: 102,
-      config: { name: 'a', memory: '512', cores: '1', cpu: 'host', ide2: 'local-lvm:vm-102-cloudinit,media=cdrom', ide3: 'local:iso/debian-12.iso,media=cdrom', scsi0: 'local-lvm:vm-102-disk-0,size=4G' },
+      config: {
+        name: 'a',
+        memory: '512',
+        cores: '1',
+        cpu: 'host',
+        ide2: 'local-lvm:vm-102-cloudinit,media=cdrom',
+        ide3: 'local:iso/debian-12.iso,media=cdrom',
+        scsi0: 'local-lvm:vm-102-disk-0,size=4G',
+      },
     })
-    const other = guest({ vmid: 103, config: { name: 'b', memory: '512', cores: '1', cpu: 'host', ide2: 'none,media=cdrom', scsi0: 'local-lvm:vm-103-disk-0,size=4G' } })
-    const result = adopt(inventory([vm, other], { volumes: [{ node: 'pve1', storage: 'local', volid: 'local:iso/debian-12.iso', content: 'iso' }] }), { cluster: 'homelab' })
+    const other = guest({
+      vmid: 103,
+      config: {
+        name: 'b',
+        memory: '512',
+        cores: '1',
+        cpu: 'host',
+        ide2: 'none,media=cdrom',
+        scsi0: 'local-lvm:vm-103-disk-0,size=4G',
+      },
+    })
+    const result = adopt(
+      inventory([vm, other], {
+        volumes: [{ node: 'pve1', storage: 'local', volid: 'local:iso/debian-12.iso', content: 'iso' }],
+      }),
+      { cluster: 'homelab' },
+    )
     const byName = new Map(result.files.map((f) => [f.name, f.document.spec as Record<string, unknown>]))
-    expect(byName.get('a')!.hardware).toEqual({ 'cloud-init': { enabled: true, storage: 'local-lvm' }, cdrom: { iso: 'debian-12-iso' } })
+    expect(byName.get('a')!.hardware).toEqual({
+      'cloud-init': { enabled: true, storage: 'local-lvm' },
+      cdrom: { iso: 'debian-12-iso' },
+    })
     expect(byName.get('b')!.hardware).toEqual({ cdrom: { iso: 'none' } })
   })
 
   it('never lets a password or key value into manifests, gaps or warnings (Adopt_SecretFieldsNeverLeak)', () => {
     const sentinelPassword = '$6$canarysalt$canaryhash'
-    const vm = guest({ vmid: 104, config: { name: 'c', memory: '512', cores: '1', cpu: 'host', cipassword: sentinelPassword, sshkeys: encodeURIComponent(`${ALICE}\n`), scsi0: 'local-lvm:vm-104-disk-0,size=4G', password: 'canary-pw' } })
+    const vm = guest({
+      vmid: 104,
+      config: {
+        name: 'c',
+        memory: '512',
+        cores: '1',
+        cpu: 'host',
+        cipassword: sentinelPassword,
+        sshkeys: encodeURIComponent(`${ALICE}\n`),
+        scsi0: 'local-lvm:vm-104-disk-0,size=4G',
+        password: 'canary-pw',
+      },
+    })
     const result = adopt(inventory([vm]), { cluster: 'homelab' })
     const text = JSON.stringify(result)
     expect(text).not.toContain('canary')
     expect(text).not.toContain('AAAAC3Nza')
-    expect((result.files[0]!.document.spec as Record<string, Record<string, unknown>>)['cloud-init-data']).toEqual({ 'ssh-keys': ['*'] })
+    expect((result.files[0]!.document.spec as Record<string, Record<string, unknown>>)['cloud-init-data']).toEqual({
+      'ssh-keys': ['*'],
+    })
     expect(result.census).toEqual({ cipassword: 1, unmatchedSshKeys: 1 })
-    expect(result.gaps.filter((g) => g.field === 'cipassword' || g.field === 'password').map((g) => g.value)).toEqual(['<redacted>', '<redacted>'])
+    expect(result.gaps.filter((g) => g.field === 'cipassword' || g.field === 'password').map((g) => g.value)).toEqual([
+      '<redacted>',
+      '<redacted>',
+    ])
   })
 
   it('turns live keys into SOPS references only when every key matches an entry (RB 12.4)', () => {
     const both = encodeURIComponent(`${ALICE}\n${BOB}`)
-    const vm = guest({ vmid: 105, config: { name: 'd', memory: '512', cores: '1', cpu: 'host', sshkeys: both, scsi0: 'local-lvm:vm-105-disk-0,size=4G' } })
-    const ci = (r: ReturnType<typeof adopt>) => (r.files[0]!.document.spec as Record<string, unknown>)['cloud-init-data']
-    expect(ci(adopt(inventory([vm]), { cluster: 'homelab', sshKeys: { alice: ALICE, bob: `${BOB}\n` } }))).toEqual({ 'ssh-key-refs': ['cloud-init.ssh-keys.alice', 'cloud-init.ssh-keys.bob'] })
+    const vm = guest({
+      vmid: 105,
+      config: {
+        name: 'd',
+        memory: '512',
+        cores: '1',
+        cpu: 'host',
+        sshkeys: both,
+        scsi0: 'local-lvm:vm-105-disk-0,size=4G',
+      },
+    })
+    const ci = (r: ReturnType<typeof adopt>) =>
+      (r.files[0]!.document.spec as Record<string, unknown>)['cloud-init-data']
+    expect(ci(adopt(inventory([vm]), { cluster: 'homelab', sshKeys: { alice: ALICE, bob: `${BOB}\n` } }))).toEqual({
+      'ssh-key-refs': ['cloud-init.ssh-keys.alice', 'cloud-init.ssh-keys.bob'],
+    })
     const partial = adopt(inventory([vm]), { cluster: 'homelab', sshKeys: { alice: ALICE } })
     expect(ci(partial)).toEqual({ 'ssh-keys': ['*'] })
     expect(partial.newSshKeys).toEqual([])
@@ -165,7 +250,9 @@ describe('adopt', () => {
       swap: '512MiB',
       cpu: { cores: 2 },
       root: { storage: 'local-lvm', size: '8GiB' },
-      'mount-points': [{ storage: 'local-lvm', size: '16GiB', 'mount-point': '/var/lib/db', slot: 'mp0', options: { backup: true } }],
+      'mount-points': [
+        { storage: 'local-lvm', size: '16GiB', 'mount-point': '/var/lib/db', slot: 'mp0', options: { backup: true } },
+      ],
       'bind-mounts': [{ 'host-path': '/srv/share', 'mount-point': '/share', slot: 'mp1', 'read-only': true }],
       networks: [{ bridge: 'vmbr0', iface: 'eth0', ip: '10.0.0.9/24', gw: '10.0.0.1', slot: 'net0' }],
       dns: { nameservers: ['1.1.1.1', '9.9.9.9'] },
@@ -179,7 +266,11 @@ describe('adopt', () => {
   })
 
   it('lists a container whose root size PVE does not report as INCOMPLETE naming spec.root.size (AdoptLXCRootFSUnknownSize)', () => {
-    const ct = guest({ type: 'lxc', vmid: 201, config: { hostname: 'x', memory: '512', cores: '1', rootfs: 'local-lvm:vm-201-disk-0' } })
+    const ct = guest({
+      type: 'lxc',
+      vmid: 201,
+      config: { hostname: 'x', memory: '512', cores: '1', rootfs: 'local-lvm:vm-201-disk-0' },
+    })
     const result = adopt(inventory([ct]), { cluster: 'homelab' })
     expect(result.incomplete.some((i) => i.reason.startsWith('spec.root.size'))).toBe(true)
   })
@@ -207,9 +298,18 @@ describe('adopt', () => {
   })
 
   it('reports guests it could not read as skipped, not adopted', () => {
-    const result = adopt(inventory([], { unknownGuests: [{ type: 'qemu', vmid: 110, node: 'pve2', name: 'ghost', tags: [], reason: 'node pve2 is offline' }] }), { cluster: 'homelab' })
+    const result = adopt(
+      inventory([], {
+        unknownGuests: [
+          { type: 'qemu', vmid: 110, node: 'pve2', name: 'ghost', tags: [], reason: 'node pve2 is offline' },
+        ],
+      }),
+      { cluster: 'homelab' },
+    )
     expect(result.files).toEqual([])
-    expect(result.skipped).toEqual([{ kind: 'VM', node: 'pve2', id: '110', name: 'ghost', reason: 'not readable this run (node pve2 is offline)' }])
+    expect(result.skipped).toEqual([
+      { kind: 'VM', node: 'pve2', id: '110', name: 'ghost', reason: 'not readable this run (node pve2 is offline)' },
+    ])
   })
 
   it('sanitises names and keeps them unique within a kind', () => {
@@ -218,7 +318,13 @@ describe('adopt', () => {
     expect(sanitiseName(undefined, 'ct-9')).toBe('ct-9')
     expect(sanitiseName('x'.repeat(80), 'v').length).toBe(63)
     const base = { memory: '512', cores: '1', cpu: 'host', scsi0: 'local-lvm:vm-1-disk-0,size=4G' }
-    const result = adopt(inventory([guest({ vmid: 100, config: { ...base, name: 'app' } }), guest({ vmid: 101, config: { ...base, name: 'APP' } })]), { cluster: 'homelab' })
+    const result = adopt(
+      inventory([
+        guest({ vmid: 100, config: { ...base, name: 'app' } }),
+        guest({ vmid: 101, config: { ...base, name: 'APP' } }),
+      ]),
+      { cluster: 'homelab' },
+    )
     expect(result.files.map((f) => [f.vmid, f.name])).toEqual([
       [101, 'app-101'],
       [100, 'app'],
@@ -236,12 +342,20 @@ describe('adopt', () => {
       tags: fc.array(fc.constantFrom('proxops', 'web', 'db', 'x_1'), { maxLength: 3 }),
       running: fc.boolean(),
       lxc: fc.boolean(),
-      junk: fc.dictionary(fc.constantFrom('args', 'balloon', 'kvm', 'cpulimit', 'hookscript'), fc.string({ maxLength: 8 })),
+      junk: fc.dictionary(
+        fc.constantFrom('args', 'balloon', 'kvm', 'cpulimit', 'hookscript'),
+        fc.string({ maxLength: 8 }),
+      ),
     })
     fc.assert(
       fc.property(fc.uniqueArray(arbGuest, { selector: (g) => g.vmid, maxLength: 8 }), (specs) => {
         const guests = specs.map((s) => {
-          const config: Record<string, string> = { memory: String(s.memory), cores: String(s.cores), cipassword: 'canary-secret', ...s.junk }
+          const config: Record<string, string> = {
+            memory: String(s.memory),
+            cores: String(s.cores),
+            cipassword: 'canary-secret',
+            ...s.junk,
+          }
           if (s.lxc) {
             if (s.name !== undefined) config.hostname = s.name
             config.rootfs = `local-lvm:vm-${s.vmid}-disk-0,size=4G`
@@ -250,7 +364,13 @@ describe('adopt', () => {
             config.cpu = 'host'
             for (let i = 0; i < s.disks; i++) config[`scsi${i}`] = `local-lvm:vm-${s.vmid}-disk-${i},size=${i + 1}G`
           }
-          return guest({ vmid: s.vmid, type: s.lxc ? 'lxc' : 'qemu', status: s.running ? 'running' : 'stopped', tags: [...new Set(s.tags)].sort(), config })
+          return guest({
+            vmid: s.vmid,
+            type: s.lxc ? 'lxc' : 'qemu',
+            status: s.running ? 'running' : 'stopped',
+            tags: [...new Set(s.tags)].sort(),
+            config,
+          })
         })
         const live = inventory(guests.sort((a, b) => a.vmid - b.vmid))
         const a = adopt(live, { cluster: 'homelab' })

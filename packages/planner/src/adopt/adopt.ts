@@ -12,7 +12,22 @@ import { keyLines, mapSshKeys } from './ssh.js'
 import type { AdoptedFile, AdoptGap, AdoptOptions, AdoptResult, AdoptSkip } from './types.js'
 
 /** Ignored: PVE writes or derives them (RB 12.3, plus runtime keys PVE owns). */
-const BOOKKEEPING = new Set(['digest', 'meta', 'vmgenid', 'smbios1', 'uuid', 'ostype', 'ostemplate', 'template', 'lock', 'parent', 'snaptime', 'vmstate', 'runningmachine', 'runningcpu'])
+const BOOKKEEPING = new Set([
+  'digest',
+  'meta',
+  'vmgenid',
+  'smbios1',
+  'uuid',
+  'ostype',
+  'ostemplate',
+  'template',
+  'lock',
+  'parent',
+  'snaptime',
+  'vmstate',
+  'runningmachine',
+  'runningcpu',
+])
 const SENSITIVE = new Set(['sshkeys', 'cipassword', 'password', 'sshkey', 'keyfile', 'secret'])
 const REDACTED = '<redacted>'
 const MiB = 1024 * 1024
@@ -66,9 +81,14 @@ export function adopt(live: LiveInventory, options: AdoptOptions): AdoptResult {
   }
 
   for (const guest of live.guests) {
-    if (guest.lock) collect.warnings.push(`${guest.type} ${guest.vmid} on ${guest.node} is locked (${guest.lock}); adopted from its current config`)
+    if (guest.lock)
+      collect.warnings.push(
+        `${guest.type} ${guest.vmid} on ${guest.node} is locked (${guest.lock}); adopted from its current config`,
+      )
     if (Object.keys(guest.pending).length > 0 || guest.pendingDeletes.length > 0) {
-      collect.warnings.push(`${guest.type} ${guest.vmid} on ${guest.node} has pending changes; the applied values were adopted`)
+      collect.warnings.push(
+        `${guest.type} ${guest.vmid} on ${guest.node} has pending changes; the applied values were adopted`,
+      )
     }
     const file =
       guest.type === 'qemu'
@@ -115,13 +135,26 @@ type Claim = (kind: Kind, base: string, id: string | number) => string
 
 // ---------------------------------------------------------------- artifacts
 
-function adoptArtifacts(live: LiveInventory, cluster: string, claim: Claim, collect: Collect, isoNames: Map<string, string>): AdoptedFile[] {
+function adoptArtifacts(
+  live: LiveInventory,
+  cluster: string,
+  claim: Claim,
+  collect: Collect,
+  isoNames: Map<string, string>,
+): AdoptedFile[] {
   const byFile = new Map<string, { kind: 'ISO' | 'CTTemplate'; filename: string; volumes: LiveVolume[] }>()
   for (const volume of live.volumes) {
     const m = /^[^:]+:(iso|vztmpl|import)\/(.+)$/.exec(volume.volid)
     if (!m) continue
     if (m[1] === 'import') {
-      collect.gaps.push({ kind: 'DiskImage', node: volume.node, id: volume.volid, field: 'content', value: 'import', note: 'disk images (import content) are not adopted; write a DiskImage manifest by hand' })
+      collect.gaps.push({
+        kind: 'DiskImage',
+        node: volume.node,
+        id: volume.volid,
+        field: 'content',
+        value: 'import',
+        note: 'disk images (import content) are not adopted; write a DiskImage manifest by hand',
+      })
       continue
     }
     const kind = m[1] === 'iso' ? 'ISO' : 'CTTemplate'
@@ -136,10 +169,18 @@ function adoptArtifacts(live: LiveInventory, cluster: string, claim: Claim, coll
     const name = claim(kind, sanitiseName(filename, kind === 'ISO' ? 'iso' : 'ctt'), filename)
     const storages = [...new Set(volumes.map((v) => v.storage))].sort()
     const storage = storages[0]!
-    if (storages.length > 1) collect.warnings.push(`${kind} ${filename} is on storages ${storages.join(', ')}; adopted for ${storage} only`)
+    if (storages.length > 1)
+      collect.warnings.push(`${kind} ${filename} is on storages ${storages.join(', ')}; adopted for ${storage} only`)
     const nodes = [...new Set(volumes.filter((v) => v.storage === storage).map((v) => v.node))].sort()
     if (kind === 'ISO') isoNames.set(`${storage}:iso/${filename}`, name)
-    collect.gaps.push({ kind, node: nodes[0]!, id: `${storage}:${kind === 'ISO' ? 'iso' : 'vztmpl'}/${filename}`, field: 'spec.url', value: placeholderUrl(storage, filename), note: 'PVE does not record where a file came from; replace the placeholder URL' })
+    collect.gaps.push({
+      kind,
+      node: nodes[0]!,
+      id: `${storage}:${kind === 'ISO' ? 'iso' : 'vztmpl'}/${filename}`,
+      field: 'spec.url',
+      value: placeholderUrl(storage, filename),
+      note: 'PVE does not record where a file came from; replace the placeholder URL',
+    })
     files.push({
       path: `${KIND_ROOT_OF[kind]}/${cluster}/${name}.yaml`,
       kind,
@@ -187,11 +228,20 @@ function adoptVm(
 
   spec.memory = formatQuantity(Number(take('memory') ?? '512') * MiB)
   const cpuProps = parseProps(take('cpu') ?? 'kvm64')
-  const cpu: Record<string, unknown> = { type: cpuProps.head ?? cpuProps.values.get('cputype') ?? 'kvm64', cores: Number(take('cores') ?? '1') }
-  if (c.cpu === undefined) gap('cpu', '(unset)', 'PVE default kvm64 written into the manifest (the planner treats an unset cpu as kvm64, so this plans no change)')
+  const cpu: Record<string, unknown> = {
+    type: cpuProps.head ?? cpuProps.values.get('cputype') ?? 'kvm64',
+    cores: Number(take('cores') ?? '1'),
+  }
+  if (c.cpu === undefined)
+    gap(
+      'cpu',
+      '(unset)',
+      'PVE default kvm64 written into the manifest (the planner treats an unset cpu as kvm64, so this plans no change)',
+    )
   const flags = cpuProps.values.get('flags')
   if (flags) cpu.flags = flags.split(';').filter(Boolean)
-  for (const [token, value] of cpuProps.values) if (token !== 'flags' && token !== 'cputype') gap(`cpu.${token}`, value, 'CPU option not modelled')
+  for (const [token, value] of cpuProps.values)
+    if (token !== 'flags' && token !== 'cputype') gap(`cpu.${token}`, value, 'CPU option not modelled')
   spec.cpu = cpu
 
   // drives: disks, cloud-init drive, CD
@@ -210,7 +260,12 @@ function adoptVm(
     if (media === 'cdrom') {
       if (/cloudinit/.test(volume)) {
         if (key === 'ide2') hardware['cloud-init'] = { enabled: true, storage: volume.split(':')[0] }
-        else gap(key, value, 'cloud-init drive on a non-IDE slot is not modelled (only ide2); listed as a live-only slot by diff')
+        else
+          gap(
+            key,
+            value,
+            'cloud-init drive on a non-IDE slot is not modelled (only ide2); listed as a live-only slot by diff',
+          )
       } else if (key === 'ide2' || key === 'ide3') {
         if (volume === 'none' || volume === 'cdrom') hardware.cdrom = { iso: 'none' }
         else {
@@ -224,7 +279,10 @@ function adoptVm(
     const disk: Record<string, unknown> = { storage: volume.split(':')[0], interface: key }
     const size = pveSizeBytes(p.values.get('size'))
     if (size !== undefined && size % MiB === 0) disk.size = formatQuantity(size)
-    else incomplete.push(`spec.disks (${key}): PVE reports no whole-MiB size (${p.values.get('size') ?? 'none'}); state the size`)
+    else
+      incomplete.push(
+        `spec.disks (${key}): PVE reports no whole-MiB size (${p.values.get('size') ?? 'none'}); state the size`,
+      )
     if (!controllerDone && key.startsWith('scsi') && scsihw !== undefined) {
       disk.controller = scsihw
       controllerDone = true
@@ -233,7 +291,9 @@ function adoptVm(
     if (p.values.has('discard')) disk.discard = p.values.get('discard')
     if (p.values.has('ssd')) disk.ssd = isOn(p.values.get('ssd'))
     if (p.values.has('aio')) disk.aio = p.values.get('aio')
-    for (const [token, v] of p.values) if (!['size', 'iothread', 'discard', 'ssd', 'aio', 'file', 'media'].includes(token)) gap(`${key}.${token}`, v, 'disk option not modelled')
+    for (const [token, v] of p.values)
+      if (!['size', 'iothread', 'discard', 'ssd', 'aio', 'file', 'media'].includes(token))
+        gap(`${key}.${token}`, v, 'disk option not modelled')
     disks.push({ bus: BUS_ORDER.indexOf(m[1]!), index: Number(m[2]), disk })
   }
   if (scsihw !== undefined && !controllerDone) gap('scsihw', scsihw, 'no SCSI disk to carry the controller')
@@ -244,13 +304,20 @@ function adoptVm(
   for (const key of sortedSlots(c, /^net(\d+)$/)) {
     used.add(key)
     const p = parseProps(c[key]!)
-    const [model = 'virtio'] = [...p.values.keys()].filter((k) => /^(virtio|e1000e?|rtl8139|vmxnet3|ne2k_pci|ne2k_isa|pcnet|i82551|i82557b|i82559er|e1000-82540em|e1000-82544gc|e1000-82545em)$/.test(k))
+    const [model = 'virtio'] = [...p.values.keys()].filter((k) =>
+      /^(virtio|e1000e?|rtl8139|vmxnet3|ne2k_pci|ne2k_isa|pcnet|i82551|i82557b|i82559er|e1000-82540em|e1000-82544gc|e1000-82545em)$/.test(
+        k,
+      ),
+    )
     const nic: Record<string, unknown> = { model, bridge: p.values.get('bridge'), slot: key }
     if (p.values.has('tag')) nic.vlan = Number(p.values.get('tag'))
     if (p.values.has('rate')) nic['rate-limit'] = Math.round(Number(p.values.get('rate')))
     if (isOn(p.values.get('firewall'))) nic.firewall = true
-    for (const [token, v] of p.values) if (![model, 'bridge', 'tag', 'rate', 'firewall', 'macaddr'].includes(token)) gap(`${key}.${token}`, v, 'NIC option not modelled')
-    if (!p.values.has('bridge')) incomplete.push(`spec.networks (${key}): no bridge on PVE (user-mode NIC) is not modelled`)
+    for (const [token, v] of p.values)
+      if (![model, 'bridge', 'tag', 'rate', 'firewall', 'macaddr'].includes(token))
+        gap(`${key}.${token}`, v, 'NIC option not modelled')
+    if (!p.values.has('bridge'))
+      incomplete.push(`spec.networks (${key}): no bridge on PVE (user-mode NIC) is not modelled`)
     networks.push(nic)
   }
   if (networks.length > 0) spec.networks = networks
@@ -260,7 +327,8 @@ function adoptVm(
   if (machine !== undefined) {
     if (/q35/.test(machine)) hardware.machine = 'q35'
     else if (/^(pc|i440fx)/.test(machine)) hardware.machine = 'i440fx'
-    if (!/^(q35|i440fx|pc)$/.test(machine)) gap('machine', machine, 'pinned machine version is not modelled (adopted as the family)')
+    if (!/^(q35|i440fx|pc)$/.test(machine))
+      gap('machine', machine, 'pinned machine version is not modelled (adopted as the family)')
   }
   const bios = take('bios')
   if (bios === 'seabios' || bios === 'ovmf') hardware.bios = bios
@@ -276,8 +344,11 @@ function adoptVm(
     const p = parseProps(efi)
     const block: Record<string, unknown> = { storage: (p.head ?? '').split(':')[0] }
     if (p.values.has('efitype')) block.template = p.values.get('efitype')
-    if (p.values.has('pre-enrolled-keys')) block['secure-boot'] = isOn(p.values.get('pre-enrolled-keys')) ? 'enabled' : 'disabled'
-    for (const [token, v] of p.values) if (!['efitype', 'pre-enrolled-keys', 'size', 'ms-cert', 'format'].includes(token)) gap(`efidisk0.${token}`, v, 'EFI disk option not modelled')
+    if (p.values.has('pre-enrolled-keys'))
+      block['secure-boot'] = isOn(p.values.get('pre-enrolled-keys')) ? 'enabled' : 'disabled'
+    for (const [token, v] of p.values)
+      if (!['efitype', 'pre-enrolled-keys', 'size', 'ms-cert', 'format'].includes(token))
+        gap(`efidisk0.${token}`, v, 'EFI disk option not modelled')
     hardware['efi-disk'] = block
   }
   const tpm = take('tpmstate0')
@@ -291,7 +362,9 @@ function adoptVm(
     const p = parseProps(c[key]!)
     const device: Record<string, unknown> = { slot: key, device: (p.head ?? p.values.get('host') ?? '').toLowerCase() }
     if (p.values.has('pcie')) device.pcie = isOn(p.values.get('pcie'))
-    for (const [token, v] of p.values) if (!['host', 'pcie'].includes(token)) gap(`${key}.${token}`, v, 'PCI option not modelled (x-vga, rombar, mdev, ...)')
+    for (const [token, v] of p.values)
+      if (!['host', 'pcie'].includes(token))
+        gap(`${key}.${token}`, v, 'PCI option not modelled (x-vga, rombar, mdev, ...)')
     pci.push(device)
   }
   if (pci.length > 0) hardware['pci-devices'] = pci
@@ -301,7 +374,11 @@ function adoptVm(
   const opts: Record<string, unknown> = {}
   for (const key of ['onboot', 'protection', 'acpi', 'tablet'] as const) if (isOn(take(key))) opts[key] = true
   const agent = take('agent')
-  if (agent !== undefined && (isOn(agent) || isOn(parseProps(agent).values.get('enabled')) || parseProps(agent).head === '1')) opts.agent = true
+  if (
+    agent !== undefined &&
+    (isOn(agent) || isOn(parseProps(agent).values.get('enabled')) || parseProps(agent).head === '1')
+  )
+    opts.agent = true
   const startup = take('startup')
   if (startup) opts.startup = startup
   const hotplug = take('hotplug')
@@ -365,11 +442,18 @@ function adoptVm(
 
 // ---------------------------------------------------------------- LXC / TemplateCT
 
-function adoptLxc(guest: LiveGuest, options: AdoptOptions & { tag: string }, claim: Claim, collect: Collect): AdoptedFile {
+function adoptLxc(
+  guest: LiveGuest,
+  options: AdoptOptions & { tag: string },
+  claim: Claim,
+  collect: Collect,
+): AdoptedFile {
   const kind: Kind = guest.template ? 'TemplateCT' : 'LXC'
   const c = guest.config
   const { used, gap, take } = configReader(kind, guest, collect)
-  const incomplete: string[] = ['spec.template: PVE does not record the CTTemplate a container was created from; name it']
+  const incomplete: string[] = [
+    'spec.template: PVE does not record the CTTemplate a container was created from; name it',
+  ]
   gap('spec.template', '(unknown)', 'unrecoverable: PVE does not persist ostemplate')
   const hostname = take('hostname')
   const name = claim(kind, sanitiseName(hostname, `ct-${guest.vmid}`), guest.vmid)
@@ -389,7 +473,8 @@ function adoptLxc(guest: LiveGuest, options: AdoptOptions & { tag: string }, cla
     const root: Record<string, unknown> = { storage: (p.head ?? p.values.get('volume') ?? '').split(':')[0] }
     if (size !== undefined && size % MiB === 0) root.size = formatQuantity(size)
     else incomplete.push('spec.root.size: PVE reports no size for the root filesystem; state it')
-    for (const [token, v] of p.values) if (!['size', 'volume'].includes(token)) gap(`rootfs.${token}`, v, 'root filesystem option not modelled')
+    for (const [token, v] of p.values)
+      if (!['size', 'volume'].includes(token)) gap(`rootfs.${token}`, v, 'root filesystem option not modelled')
     spec.root = root
   } else incomplete.push('spec.root: the container has no rootfs')
 
@@ -403,7 +488,8 @@ function adoptLxc(guest: LiveGuest, options: AdoptOptions & { tag: string }, cla
     if (volume.startsWith('/')) {
       const bind: Record<string, unknown> = { 'host-path': volume, 'mount-point': guestPath, slot: key }
       if (p.values.has('ro')) bind['read-only'] = isOn(p.values.get('ro'))
-      for (const [token, v] of p.values) if (!['mp', 'ro', 'volume'].includes(token)) gap(`${key}.${token}`, v, 'bind mount option not modelled')
+      for (const [token, v] of p.values)
+        if (!['mp', 'ro', 'volume'].includes(token)) gap(`${key}.${token}`, v, 'bind mount option not modelled')
       bindMounts.push(bind)
       continue
     }
@@ -415,10 +501,13 @@ function adoptLxc(guest: LiveGuest, options: AdoptOptions & { tag: string }, cla
     mount.slot = key
     const mountOptions: Record<string, unknown> = {}
     const map = { ro: 'read-only', backup: 'backup', acl: 'acl', quota: 'quota', shared: 'shared' } as const
-    for (const [token, field] of Object.entries(map)) if (p.values.has(token)) mountOptions[field] = isOn(p.values.get(token))
+    for (const [token, field] of Object.entries(map))
+      if (p.values.has(token)) mountOptions[field] = isOn(p.values.get(token))
     if (p.values.has('mountoptions')) mountOptions['mount-options'] = p.values.get('mountoptions')
     if (Object.keys(mountOptions).length > 0) mount.options = mountOptions
-    for (const [token, v] of p.values) if (!['size', 'mp', 'volume', 'mountoptions', ...Object.keys(map)].includes(token)) gap(`${key}.${token}`, v, 'mount point option not modelled')
+    for (const [token, v] of p.values)
+      if (!['size', 'mp', 'volume', 'mountoptions', ...Object.keys(map)].includes(token))
+        gap(`${key}.${token}`, v, 'mount point option not modelled')
     mountPoints.push(mount)
   }
   if (mountPoints.length > 0) spec['mount-points'] = mountPoints
@@ -437,7 +526,9 @@ function adoptLxc(guest: LiveGuest, options: AdoptOptions & { tag: string }, cla
     if (isOn(p.values.get('firewall'))) nic.firewall = true
     if (p.values.has('ip')) nic.ip = p.values.get('ip')
     if (p.values.has('gw')) nic.gw = p.values.get('gw')
-    for (const [token, v] of p.values) if (!['name', 'bridge', 'type', 'tag', 'rate', 'firewall', 'ip', 'gw', 'hwaddr'].includes(token)) gap(`${key}.${token}`, v, 'NIC option not modelled')
+    for (const [token, v] of p.values)
+      if (!['name', 'bridge', 'type', 'tag', 'rate', 'firewall', 'ip', 'gw', 'hwaddr'].includes(token))
+        gap(`${key}.${token}`, v, 'NIC option not modelled')
     if (!p.values.has('bridge')) incomplete.push(`spec.networks (${key}): no bridge on PVE`)
     networks.push(nic)
   }
@@ -464,7 +555,8 @@ function adoptLxc(guest: LiveGuest, options: AdoptOptions & { tag: string }, cla
   if (features !== undefined) {
     const p = parseProps(features)
     for (const key of ['nesting', 'keyctl', 'fuse'] as const) if (p.values.has(key)) opts[key] = isOn(p.values.get(key))
-    for (const [token, v] of p.values) if (!['nesting', 'keyctl', 'fuse'].includes(token)) gap(`features.${token}`, v, 'container feature not modelled')
+    for (const [token, v] of p.values)
+      if (!['nesting', 'keyctl', 'fuse'].includes(token)) gap(`features.${token}`, v, 'container feature not modelled')
   }
   const startup = take('startup')
   if (startup) opts.startup = startup
@@ -487,7 +579,14 @@ function configReader(kind: Kind, guest: LiveGuest, collect: Collect): ConfigRea
   return {
     used,
     gap: (field, value, note) => {
-      collect.gaps.push({ kind, node: guest.node, id: String(guest.vmid), field, value: SENSITIVE.has(field.split('.')[0]!) ? REDACTED : value, note })
+      collect.gaps.push({
+        kind,
+        node: guest.node,
+        id: String(guest.vmid),
+        field,
+        value: SENSITIVE.has(field.split('.')[0]!) ? REDACTED : value,
+        note,
+      })
     },
     take: (key) => {
       used.add(key)
@@ -543,7 +642,14 @@ function sortGaps(gaps: AdoptGap[]): AdoptGap[] {
       seen.add(key)
       return true
     })
-    .sort((a, b) => cmp(a.kind, b.kind) || cmpId(a.id, b.id) || cmp(a.node, b.node) || cmp(a.field, b.field) || cmp(a.value, b.value))
+    .sort(
+      (a, b) =>
+        cmp(a.kind, b.kind) ||
+        cmpId(a.id, b.id) ||
+        cmp(a.node, b.node) ||
+        cmp(a.field, b.field) ||
+        cmp(a.value, b.value),
+    )
 }
 
 function cmpId(a: string, b: string): number {

@@ -10,7 +10,10 @@ export interface Props {
 }
 
 export function parseProps(value: string): Props {
-  const tokens = value.split(',').map((t) => t.trim()).filter(Boolean)
+  const tokens = value
+    .split(',')
+    .map((t) => t.trim())
+    .filter(Boolean)
   const values = new Map<string, string>()
   let head: string | undefined
   tokens.forEach((token, i) => {

@@ -2,7 +2,14 @@ import { createHash } from 'node:crypto'
 
 /** Key lines of a block: trimmed, non-empty, in order, de-duplicated. */
 export function keyLines(text: string): string[] {
-  return [...new Set(text.split(/\r?\n/).map((l) => l.trim()).filter(Boolean))]
+  return [
+    ...new Set(
+      text
+        .split(/\r?\n/)
+        .map((l) => l.trim())
+        .filter(Boolean),
+    ),
+  ]
 }
 
 /**
@@ -26,7 +33,11 @@ export interface SshMapping {
  * Maps live keys onto SOPS entries. Every key must match an entry verbatim (as a whole entry or as one of
  * its lines) for refs to be used; with `importKeys`, unmatched keys get new entries.
  */
-export function mapSshKeys(live: readonly string[], entries: Readonly<Record<string, string>> | undefined, importKeys: boolean): SshMapping {
+export function mapSshKeys(
+  live: readonly string[],
+  entries: Readonly<Record<string, string>> | undefined,
+  importKeys: boolean,
+): SshMapping {
   if (!entries) return { unmatched: [...live], imported: [] }
   const byKey = new Map<string, string>()
   for (const name of Object.keys(entries).sort()) {

@@ -17,7 +17,10 @@ import { splitPending } from '../observe/observe.js'
 import { parseProps, pveSizeBytes } from '../adopt/props.js'
 import { guestTarget, type ActionContext } from './run-action.js'
 
-export async function confirmAction(action: Action, ctx: Pick<ActionContext, 'reader' | 'confirmAttempts' | 'confirmDelayMs' | 'sleep'>): Promise<string | undefined> {
+export async function confirmAction(
+  action: Action,
+  ctx: Pick<ActionContext, 'reader' | 'confirmAttempts' | 'confirmDelayMs' | 'sleep'>,
+): Promise<string | undefined> {
   const attempts = Math.max(1, ctx.confirmAttempts)
   let problem: string | undefined
   for (let attempt = 0; attempt < attempts; attempt++) {
@@ -33,12 +36,18 @@ export async function confirmAction(action: Action, ctx: Pick<ActionContext, 're
 }
 
 async function check(action: Action, reader: LiveReader): Promise<string | undefined> {
-  const download = action.requests.find((r): r is Extract<PveRequest, { call: 'downloadUrl' }> => r.call === 'downloadUrl')
+  const download = action.requests.find(
+    (r): r is Extract<PveRequest, { call: 'downloadUrl' }> => r.call === 'downloadUrl',
+  )
   if (download) {
     const content = String(download.params.content ?? '')
     const filename = String(download.params.filename ?? '')
     const items = await reader.storageContent(download.node, download.storage)
-    const found = items.some((i) => (content === '' || i.content === content) && (i.volid.endsWith(`/${filename}`) || i.volid.endsWith(`:${filename}`)))
+    const found = items.some(
+      (i) =>
+        (content === '' || i.content === content) &&
+        (i.volid.endsWith(`/${filename}`) || i.volid.endsWith(`:${filename}`)),
+    )
     return found ? undefined : `${filename} is not listed in storage ${download.storage} on ${download.node}`
   }
 
@@ -54,9 +63,13 @@ async function check(action: Action, reader: LiveReader): Promise<string | undef
     return present ? `${label} is still listed after delete` : undefined
   }
 
-  const [rows, status] = await Promise.all([reader.guestPending(node, guest, vmid), reader.guestStatus(node, guest, vmid)])
+  const [rows, status] = await Promise.all([
+    reader.guestPending(node, guest, vmid),
+    reader.guestStatus(node, guest, vmid),
+  ])
   const { config, pending, pendingDeletes } = splitPending(rows)
-  const isSet = (key: string): boolean => (config[key] !== undefined && !pendingDeletes.includes(key)) || pending[key] !== undefined
+  const isSet = (key: string): boolean =>
+    (config[key] !== undefined && !pendingDeletes.includes(key)) || pending[key] !== undefined
   const problems: string[] = []
 
   for (const r of action.requests) {
@@ -68,7 +81,9 @@ async function check(action: Action, reader: LiveReader): Promise<string | undef
         if (key === 'delete' || key === 'revert' || r.onlyIfAbsent?.includes(key)) continue
         if (!isSet(key)) problems.push(`${key} is not set`)
       }
-      for (const key of deleted) if (config[key] !== undefined && !pendingDeletes.includes(key) && pending[key] === undefined) problems.push(`${key} was not deleted`)
+      for (const key of deleted)
+        if (config[key] !== undefined && !pendingDeletes.includes(key) && pending[key] === undefined)
+          problems.push(`${key} was not deleted`)
       for (const key of r.onlyIfAbsent ?? []) if (!isSet(key)) problems.push(`${key} is not set`)
     }
     if (r.call === 'resizeDisk') {
@@ -78,11 +93,13 @@ async function check(action: Action, reader: LiveReader): Promise<string | undef
         // an absolute target size (`40G`) can be checked; a relative one (`+2G`) only by the next plan
         const wanted = /^\d/.test(r.size) ? pveSizeBytes(r.size) : undefined
         const live = pveSizeBytes(parseProps(value).values.get('size'))
-        if (wanted !== undefined && live !== undefined && live < wanted) problems.push(`disk ${r.disk} is ${live} bytes, expected at least ${wanted}`)
+        if (wanted !== undefined && live !== undefined && live < wanted)
+          problems.push(`disk ${r.disk} is ${live} bytes, expected at least ${wanted}`)
       }
     }
   }
-  if (action.requests.some((r) => r.call === 'markTemplate') && config.template !== '1' && status.template !== true) problems.push('not marked as a template')
+  if (action.requests.some((r) => r.call === 'markTemplate') && config.template !== '1' && status.template !== true)
+    problems.push('not marked as a template')
 
   const power = expectedPower(action.requests)
   if (power && status.status !== power) problems.push(`power state is ${status.status}, expected ${power}`)

@@ -19,7 +19,14 @@ const createVm = (vmid: number, node = 'pve1', extra: Record<string, string | nu
     name: `vm${vmid}`,
     node,
     vmid,
-    requests: [{ call: 'createGuest', node, guest: 'qemu', params: { vmid, name: `vm${vmid}`, memory: 2048, scsi0: 'local-lvm:8', tags: 'proxops', ...extra } }],
+    requests: [
+      {
+        call: 'createGuest',
+        node,
+        guest: 'qemu',
+        params: { vmid, name: `vm${vmid}`, memory: 2048, scsi0: 'local-lvm:8', tags: 'proxops', ...extra },
+      },
+    ],
   })
 
 describe('execute', () => {
@@ -28,7 +35,10 @@ describe('execute', () => {
     const report = await execute(makePlan([createVm(100, 'pve1', { start: 1 })]), pve, fast(pve))
     expect(report.results).toMatchObject([{ id: 'VM/pve1/100#create', status: 'ok', tasks: [{ exitstatus: 'OK' }] }])
     expect(report.complete).toBe(true)
-    expect(pve.guests.get(100)).toMatchObject({ status: 'running', config: { name: 'vm100', scsi0: 'local-lvm:vm-100-disk-0,size=8G' } })
+    expect(pve.guests.get(100)).toMatchObject({
+      status: 'running',
+      config: { name: 'vm100', scsi0: 'local-lvm:vm-100-disk-0,size=8G' },
+    })
     // read back: config (through /pending) and status
     expect(pve.calls.map((c) => c.method)).toEqual(['createGuest', 'waitTask', 'guestPending', 'guestStatus'])
   })
@@ -41,7 +51,12 @@ describe('execute', () => {
     const planned101 = pve.digestOf(pve.guests.get(101)!)
     pve.guests.get(100)!.config.memory = '512' // out-of-band edit after plan
     const update = (vmid: number, digest: string): Action =>
-      makeAction({ type: 'update', vmid, digest, requests: [{ call: 'updateConfig', node: 'pve1', guest: 'qemu', vmid, params: { memory: 4096 }, digest }] })
+      makeAction({
+        type: 'update',
+        vmid,
+        digest,
+        requests: [{ call: 'updateConfig', node: 'pve1', guest: 'qemu', vmid, params: { memory: 4096 }, digest }],
+      })
     const report = await execute(makePlan([update(100, planned100), update(101, planned101)]), pve, fast(pve))
     expect(report.results.map((r) => r.status)).toEqual(['failed', 'ok'])
     expect(report.results[0]!.error).toBe('update failed: checksum mismatch (file change by other user?)')
@@ -61,20 +76,37 @@ describe('execute', () => {
       node: 'pve1',
       storage: 'local',
       filename: 'debian.tar.zst',
-      requests: [{ call: 'downloadUrl', node: 'pve1', storage: 'local', params: { url: 'https://x/debian.tar.zst', filename: 'debian.tar.zst', content: 'vztmpl' } }],
+      requests: [
+        {
+          call: 'downloadUrl',
+          node: 'pve1',
+          storage: 'local',
+          params: { url: 'https://x/debian.tar.zst', filename: 'debian.tar.zst', content: 'vztmpl' },
+        },
+      ],
     })
     const lxc = makeAction({
       type: 'create',
       kind: 'LXC',
       vmid: 200,
       requires: ['CTTemplate/pve1/local/debian.tar.zst'],
-      requests: [{ call: 'createGuest', node: 'pve1', guest: 'lxc', params: { vmid: 200, ostemplate: 'local:vztmpl/debian.tar.zst' } }],
+      requests: [
+        {
+          call: 'createGuest',
+          node: 'pve1',
+          guest: 'lxc',
+          params: { vmid: 200, ostemplate: 'local:vztmpl/debian.tar.zst' },
+        },
+      ],
     })
     const unrelated = createVm(300, 'pve2')
     const report = await execute(makePlan([download, lxc, unrelated]), pve, fast(pve))
     expect(report.results.map((r) => r.status)).toEqual(['failed', 'skipped', 'ok'])
     expect(report.results[0]!.error).toBe('download failed: download failed: 404 Not Found')
-    expect(report.results[1]!.skip).toEqual({ code: 'deferred', reason: 'deferred: prerequisite CTTemplate/pve1/local/debian.tar.zst#download failed' })
+    expect(report.results[1]!.skip).toEqual({
+      code: 'deferred',
+      reason: 'deferred: prerequisite CTTemplate/pve1/local/debian.tar.zst#download failed',
+    })
     expect(pve.guests.has(200)).toBe(false)
     expect(pve.guests.has(300)).toBe(true)
   })
@@ -120,9 +152,16 @@ describe('execute', () => {
   it('never force-deletes: a running guest without a prior shutdown fails with PVE refusal (DeleteRunningVMRefused)', async () => {
     const pve = new FakePve()
     pve.addGuest({ vmid: 100, status: 'running', config: { tags: 'proxops' } })
-    const del = makeAction({ type: 'delete', vmid: 100, requests: [{ call: 'deleteGuest', node: 'pve1', guest: 'qemu', vmid: 100 }] })
+    const del = makeAction({
+      type: 'delete',
+      vmid: 100,
+      requests: [{ call: 'deleteGuest', node: 'pve1', guest: 'qemu', vmid: 100 }],
+    })
     const report = await execute(makePlan([del]), pve, fast(pve))
-    expect(report.results[0]).toMatchObject({ status: 'failed', error: 'delete failed: VM 100 is running - destroy failed' })
+    expect(report.results[0]).toMatchObject({
+      status: 'failed',
+      error: 'delete failed: VM 100 is running - destroy failed',
+    })
     expect(pve.guests.has(100)).toBe(true)
     expect(pve.writes().map((c) => c.method)).toEqual(['deleteGuest'])
   })
@@ -146,7 +185,11 @@ describe('execute', () => {
   it("respects PVE's protection flag: the delete fails with PVE's message", async () => {
     const pve = new FakePve()
     pve.addGuest({ vmid: 100, config: { protection: '1' } })
-    const del = makeAction({ type: 'delete', vmid: 100, requests: [{ call: 'deleteGuest', node: 'pve1', guest: 'qemu', vmid: 100 }] })
+    const del = makeAction({
+      type: 'delete',
+      vmid: 100,
+      requests: [{ call: 'deleteGuest', node: 'pve1', guest: 'qemu', vmid: 100 }],
+    })
     const report = await execute(makePlan([del]), pve, fast(pve))
     expect(report.results[0]!.error).toBe("delete failed: can't remove VM 100 - protection mode enabled")
   })
@@ -154,18 +197,31 @@ describe('execute', () => {
   it('refuses a clone whose source and target vmid are the same (E6)', async () => {
     const pve = new FakePve()
     pve.addGuest({ vmid: 9000, config: { template: '1' } })
-    const clone = makeAction({ type: 'clone', vmid: 9000, requests: [{ call: 'cloneGuest', node: 'pve1', guest: 'qemu', vmid: 9000, params: { newid: 9000, full: 1 } }] })
+    const clone = makeAction({
+      type: 'clone',
+      vmid: 9000,
+      requests: [{ call: 'cloneGuest', node: 'pve1', guest: 'qemu', vmid: 9000, params: { newid: 9000, full: 1 } }],
+    })
     const report = await execute(makePlan([clone]), pve, fast(pve))
-    expect(report.results[0]).toMatchObject({ status: 'failed', error: 'refused: clone source and target are both vmid 9000' })
+    expect(report.results[0]).toMatchObject({
+      status: 'failed',
+      error: 'refused: clone source and target are both vmid 9000',
+    })
     expect(pve.writes()).toEqual([])
   })
 
   it('refuses to write a disk create form over a live volume, even when the plan asks for it', async () => {
     const pve = new FakePve()
     pve.addGuest({ vmid: 100, config: { scsi1: 'local-lvm:vm-100-disk-1,size=32G' } })
-    const bad = makeAction({ type: 'update', vmid: 100, requests: [{ call: 'updateConfig', node: 'pve1', guest: 'qemu', vmid: 100, params: { scsi1: 'local-lvm:8' } }] })
+    const bad = makeAction({
+      type: 'update',
+      vmid: 100,
+      requests: [{ call: 'updateConfig', node: 'pve1', guest: 'qemu', vmid: 100, params: { scsi1: 'local-lvm:8' } }],
+    })
     const report = await execute(makePlan([bad]), pve, fast(pve))
-    expect(report.results[0]!.error).toBe('refused: scsi1 would be allocated over the live volume local-lvm:vm-100-disk-1')
+    expect(report.results[0]!.error).toBe(
+      'refused: scsi1 would be allocated over the live volume local-lvm:vm-100-disk-1',
+    )
     expect(pve.writes()).toEqual([])
     expect(pve.guests.get(100)!.config.scsi1).toBe('local-lvm:vm-100-disk-1,size=32G')
   })
@@ -173,7 +229,11 @@ describe('execute', () => {
   it('allocates a new disk in an empty or `none` slot', async () => {
     const pve = new FakePve()
     pve.addGuest({ vmid: 100, config: { ide2: 'none,media=cdrom' } })
-    const add = makeAction({ type: 'update', vmid: 100, requests: [{ call: 'updateConfig', node: 'pve1', guest: 'qemu', vmid: 100, params: { scsi1: 'local-lvm:8' } }] })
+    const add = makeAction({
+      type: 'update',
+      vmid: 100,
+      requests: [{ call: 'updateConfig', node: 'pve1', guest: 'qemu', vmid: 100, params: { scsi1: 'local-lvm:8' } }],
+    })
     const report = await execute(makePlan([add]), pve, fast(pve))
     expect(report.results[0]!.status).toBe('ok')
     expect(pve.guests.get(100)!.config.scsi1).toMatch(/^local-lvm:vm-100-disk-\d,size=8G$/)
@@ -181,13 +241,28 @@ describe('execute', () => {
 
   it('after a clone, sends `onlyIfAbsent` keys only into empty slots (Clone_DriveNotRewritten)', async () => {
     const pve = new FakePve()
-    pve.addGuest({ vmid: 9000, config: { name: 'tpl', template: '1', ide2: 'local-lvm:base-9000-cloudinit,media=cdrom', scsi0: 'local-lvm:base-9000-disk-0,size=8G' } })
+    pve.addGuest({
+      vmid: 9000,
+      config: {
+        name: 'tpl',
+        template: '1',
+        ide2: 'local-lvm:base-9000-cloudinit,media=cdrom',
+        scsi0: 'local-lvm:base-9000-disk-0,size=8G',
+      },
+    })
     const clone = makeAction({
       type: 'clone',
       vmid: 101,
       requests: [
         { call: 'cloneGuest', node: 'pve1', guest: 'qemu', vmid: 9000, params: { newid: 101, full: 1, name: 'web' } },
-        { call: 'updateConfig', node: 'pve1', guest: 'qemu', vmid: 101, params: { memory: 4096, ide2: 'local-lvm:cloudinit', ciuser: 'ops', delete: 'sshkeys' }, onlyIfAbsent: ['ide2'] },
+        {
+          call: 'updateConfig',
+          node: 'pve1',
+          guest: 'qemu',
+          vmid: 101,
+          params: { memory: 4096, ide2: 'local-lvm:cloudinit', ciuser: 'ops', delete: 'sshkeys' },
+          onlyIfAbsent: ['ide2'],
+        },
       ],
     })
     const report = await execute(makePlan([clone]), pve, fast(pve))
@@ -201,7 +276,10 @@ describe('execute', () => {
     const pve = new FakePve()
     const canaryKey = 'ssh-ed25519 AAAACANARYKEY0123456789 alice@canary'
     const canaryPassword = 'canary-password-7f3a9'
-    pve.fault = (call) => (call.method === 'updateConfig' ? new Error(`400 Parameter verification failed: cipassword: bad value '${canaryPassword}'`) : undefined)
+    pve.fault = (call) =>
+      call.method === 'updateConfig'
+        ? new Error(`400 Parameter verification failed: cipassword: bad value '${canaryPassword}'`)
+        : undefined
     pve.addGuest({ vmid: 100, config: {} })
     const withSecrets = (vmid: number): Action =>
       makeAction({
@@ -214,18 +292,33 @@ describe('execute', () => {
             guest: 'qemu',
             vmid,
             params: {
-              sshkeys: { secret: { refs: ['cloud-init.ssh-keys.alice'], encoding: 'sshkeys', inline: ['ssh-ed25519 AAAAPUBLIC bob'] } },
+              sshkeys: {
+                secret: {
+                  refs: ['cloud-init.ssh-keys.alice'],
+                  encoding: 'sshkeys',
+                  inline: ['ssh-ed25519 AAAAPUBLIC bob'],
+                },
+              },
               cipassword: { secret: { refs: ['cloud-init.passwords.default'], encoding: 'plain' } },
             },
           },
         ],
       })
-    const secrets: Record<string, string> = { 'cloud-init.ssh-keys.alice': `${canaryKey}\n${canaryKey}\n`, 'cloud-init.passwords.default': canaryPassword }
+    const secrets: Record<string, string> = {
+      'cloud-init.ssh-keys.alice': `${canaryKey}\n${canaryKey}\n`,
+      'cloud-init.passwords.default': canaryPassword,
+    }
     const events: ProgressEvent[] = []
-    const report = await execute(makePlan([withSecrets(100)]), pve, fast(pve, { secrets: (ref) => secrets[ref]!, onProgress: (e) => events.push(e) }))
+    const report = await execute(
+      makePlan([withSecrets(100)]),
+      pve,
+      fast(pve, { secrets: (ref) => secrets[ref]!, onProgress: (e) => events.push(e) }),
+    )
     const text = JSON.stringify({ report, events })
     expect(report.results[0]!.status).toBe('failed')
-    expect(report.results[0]!.error).toBe("update failed: 400 Parameter verification failed: cipassword: bad value '(sensitive)'")
+    expect(report.results[0]!.error).toBe(
+      "update failed: 400 Parameter verification failed: cipassword: bad value '(sensitive)'",
+    )
     expect(text).not.toContain('canary')
     expect(text).not.toContain('CANARY')
     // what went to PVE: resolved, de-duplicated, percent-encoded keys
@@ -240,12 +333,32 @@ describe('execute', () => {
     const action = makeAction({
       type: 'update',
       vmid: 100,
-      requests: [{ call: 'updateConfig', node: 'pve1', guest: 'qemu', vmid: 100, params: { cipassword: { secret: { refs: ['cloud-init.passwords.nope'], encoding: 'plain' } } } }],
+      requests: [
+        {
+          call: 'updateConfig',
+          node: 'pve1',
+          guest: 'qemu',
+          vmid: 100,
+          params: { cipassword: { secret: { refs: ['cloud-init.passwords.nope'], encoding: 'plain' } } },
+        },
+      ],
     })
     const noPort = await execute(makePlan([action]), pve, fast(pve))
-    expect(noPort.results[0]!.error).toBe('secret reference cloud-init.passwords.nope for parameter cipassword cannot be resolved: no secrets port was given to execute()')
-    const missing = await execute(makePlan([action]), pve, fast(pve, { secrets: () => { throw new Error('key cloud-init.passwords.nope not found') } }))
-    expect(missing.results[0]!.error).toBe('secret reference cloud-init.passwords.nope for parameter cipassword cannot be resolved: Error')
+    expect(noPort.results[0]!.error).toBe(
+      'secret reference cloud-init.passwords.nope for parameter cipassword cannot be resolved: no secrets port was given to execute()',
+    )
+    const missing = await execute(
+      makePlan([action]),
+      pve,
+      fast(pve, {
+        secrets: () => {
+          throw new Error('key cloud-init.passwords.nope not found')
+        },
+      }),
+    )
+    expect(missing.results[0]!.error).toBe(
+      'secret reference cloud-init.passwords.nope for parameter cipassword cannot be resolved: Error',
+    )
     expect(pve.writes()).toEqual([])
   })
 
@@ -253,15 +366,28 @@ describe('execute', () => {
     const pve = new FakePve()
     pve.addGuest({ vmid: 100 })
     let failures = 2
-    pve.taskFault = (t) => (t.type === 'qmconfig' && failures-- > 0 ? "can't lock file '/var/lock/qemu-server/lock-100.conf' - got timeout" : undefined)
+    pve.taskFault = (t) =>
+      t.type === 'qmconfig' && failures-- > 0
+        ? "can't lock file '/var/lock/qemu-server/lock-100.conf' - got timeout"
+        : undefined
     const delays: number[] = []
-    const update = makeAction({ type: 'update', vmid: 100, requests: [{ call: 'updateConfig', node: 'pve1', guest: 'qemu', vmid: 100, params: { memory: 2048 } }] })
-    const ok = await execute(makePlan([update]), pve, fast(pve, { lockRetryDelayMs: 100, sleep: async (ms) => void delays.push(ms) }))
+    const update = makeAction({
+      type: 'update',
+      vmid: 100,
+      requests: [{ call: 'updateConfig', node: 'pve1', guest: 'qemu', vmid: 100, params: { memory: 2048 } }],
+    })
+    const ok = await execute(
+      makePlan([update]),
+      pve,
+      fast(pve, { lockRetryDelayMs: 100, sleep: async (ms) => void delays.push(ms) }),
+    )
     expect(ok.results[0]!.status).toBe('ok')
     expect(delays).toEqual([100, 200])
     failures = 10
     const failed = await execute(makePlan([update]), pve, fast(pve, { lockRetries: 2 }))
-    expect(failed.results[0]!.error).toBe("update failed: can't lock file '/var/lock/qemu-server/lock-100.conf' - got timeout")
+    expect(failed.results[0]!.error).toBe(
+      "update failed: can't lock file '/var/lock/qemu-server/lock-100.conf' - got timeout",
+    )
     expect(failed.results[0]!.tasks).toHaveLength(3)
   })
 
@@ -272,7 +398,12 @@ describe('execute', () => {
     const report = await execute(
       makePlan([
         makeAction({ type: 'start', vmid: 100, requests: [{ call: 'start', node: 'pve1', guest: 'qemu', vmid: 100 }] }),
-        makeAction({ type: 'stop', vmid: 200, kind: 'LXC', requests: [{ call: 'shutdown', node: 'pve1', guest: 'lxc', vmid: 200, timeoutSeconds: 60, forceStop: false }] }),
+        makeAction({
+          type: 'stop',
+          vmid: 200,
+          kind: 'LXC',
+          requests: [{ call: 'shutdown', node: 'pve1', guest: 'lxc', vmid: 200, timeoutSeconds: 60, forceStop: false }],
+        }),
       ]),
       pve,
       fast(pve),
@@ -284,9 +415,20 @@ describe('execute', () => {
     const pve = new FakePve()
     pve.addGuest({ vmid: 100 })
     // a writer that answers OK but changes nothing
-    const liar = Object.assign(Object.create(pve) as FakePve, { start: async () => ({ node: 'pve1', upid: (await pve.stop('pve1', 'qemu', 100)).upid }) })
-    const report = await execute(makePlan([makeAction({ type: 'start', vmid: 100, requests: [{ call: 'start', node: 'pve1', guest: 'qemu', vmid: 100 }] })]), liar, fast(pve, { confirmAttempts: 2 }))
-    expect(report.results[0]).toMatchObject({ status: 'failed', error: 'not confirmed by read-back: qemu 100 on pve1: power state is stopped, expected running' })
+    const liar = Object.assign(Object.create(pve) as FakePve, {
+      start: async () => ({ node: 'pve1', upid: (await pve.stop('pve1', 'qemu', 100)).upid }),
+    })
+    const report = await execute(
+      makePlan([
+        makeAction({ type: 'start', vmid: 100, requests: [{ call: 'start', node: 'pve1', guest: 'qemu', vmid: 100 }] }),
+      ]),
+      liar,
+      fast(pve, { confirmAttempts: 2 }),
+    )
+    expect(report.results[0]).toMatchObject({
+      status: 'failed',
+      error: 'not confirmed by read-back: qemu 100 on pve1: power state is stopped, expected running',
+    })
   })
 
   it('confirms an LXC template mark that PVE completes after answering', async () => {
@@ -299,7 +441,14 @@ describe('execute', () => {
       },
     })
     const report = await execute(
-      makePlan([makeAction({ type: 'mark-template', kind: 'TemplateCT', vmid: 200, requests: [{ call: 'markTemplate', node: 'pve1', guest: 'lxc', vmid: 200 }] })]),
+      makePlan([
+        makeAction({
+          type: 'mark-template',
+          kind: 'TemplateCT',
+          vmid: 200,
+          requests: [{ call: 'markTemplate', node: 'pve1', guest: 'lxc', vmid: 200 }],
+        }),
+      ]),
       lagging,
       fast(pve, { confirmDelayMs: 5, sleep: (ms) => new Promise((r) => setTimeout(r, ms)) }),
     )
@@ -311,10 +460,30 @@ describe('execute', () => {
     pve.addGuest({ vmid: 100, node: 'pve2', config: { tags: 'proxops' } })
     pve.addGuest({ vmid: 101, node: 'pve1' })
     const order: string[] = []
-    const del = makeAction({ type: 'delete', vmid: 100, node: 'pve2', requests: [{ call: 'deleteGuest', node: 'pve2', guest: 'qemu', vmid: 100 }] })
-    const update = makeAction({ type: 'update', vmid: 101, requests: [{ call: 'updateConfig', node: 'pve1', guest: 'qemu', vmid: 101, params: { memory: 1024 } }] })
-    const start = makeAction({ type: 'start', vmid: 101, requests: [{ call: 'start', node: 'pve1', guest: 'qemu', vmid: 101 }] })
-    await execute(makePlan([update, start, del]), pve, fast(pve, { onProgress: (e) => e.type !== 'task-running' && e.type !== 'task-started' && order.push(`${e.type} ${e.action.id}`) }))
+    const del = makeAction({
+      type: 'delete',
+      vmid: 100,
+      node: 'pve2',
+      requests: [{ call: 'deleteGuest', node: 'pve2', guest: 'qemu', vmid: 100 }],
+    })
+    const update = makeAction({
+      type: 'update',
+      vmid: 101,
+      requests: [{ call: 'updateConfig', node: 'pve1', guest: 'qemu', vmid: 101, params: { memory: 1024 } }],
+    })
+    const start = makeAction({
+      type: 'start',
+      vmid: 101,
+      requests: [{ call: 'start', node: 'pve1', guest: 'qemu', vmid: 101 }],
+    })
+    await execute(
+      makePlan([update, start, del]),
+      pve,
+      fast(pve, {
+        onProgress: (e) =>
+          e.type !== 'task-running' && e.type !== 'task-started' && order.push(`${e.type} ${e.action.id}`),
+      }),
+    )
     expect(order).toEqual([
       'action-started VM/pve1/101#update',
       'action-finished VM/pve1/101#update',
@@ -350,7 +519,14 @@ describe('execute', () => {
         storage: 'local',
         filename,
         address: `ISO/pve2/local/${filename}`,
-        requests: [{ call: 'downloadUrl', node: 'pve2', storage: 'local', params: { url: `https://x/${filename}`, filename, content: 'iso' } }],
+        requests: [
+          {
+            call: 'downloadUrl',
+            node: 'pve2',
+            storage: 'local',
+            params: { url: `https://x/${filename}`, filename, content: 'iso' },
+          },
+        ],
       }),
     )
     const report = await execute(makePlan([...creates, ...downloads]), slow, fast(pve))
@@ -364,7 +540,15 @@ describe('execute', () => {
     const pve = new FakePve()
     const controller = new AbortController()
     const actions = [100, 101, 102].map((vmid) => createVm(vmid))
-    const report = await execute(makePlan(actions), pve, fast(pve, { nodeConcurrency: 1, signal: controller.signal, onProgress: (e) => e.type === 'action-started' && controller.abort() }))
+    const report = await execute(
+      makePlan(actions),
+      pve,
+      fast(pve, {
+        nodeConcurrency: 1,
+        signal: controller.signal,
+        onProgress: (e) => e.type === 'action-started' && controller.abort(),
+      }),
+    )
     expect(report.results.map((r) => r.status)).toEqual(['ok', 'skipped', 'skipped'])
     expect(report.results[1]!.skip!.code).toBe('cancelled')
     expect(report.cancelled).toBe(true)
@@ -382,7 +566,11 @@ describe('execute', () => {
       },
     })
     const events: ProgressEvent[] = []
-    await execute(makePlan([createVm(100)]), slow, fast(pve, { progressIntervalMs: 10, now: () => clock, onProgress: (e) => events.push(e) }))
+    await execute(
+      makePlan([createVm(100)]),
+      slow,
+      fast(pve, { progressIntervalMs: 10, now: () => clock, onProgress: (e) => events.push(e) }),
+    )
     expect(events[0]!.type).toBe('action-started')
     expect(events[1]!.type).toBe('task-started')
     const running = events.filter((e) => e.type === 'task-running')
@@ -394,7 +582,10 @@ describe('execute', () => {
   it('ends every action exactly once as ok, failed or skipped, and never runs a dependant of a failure (property)', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.record({ node: fc.constantFrom('pve1', 'pve2'), fail: fc.boolean(), dep: fc.option(fc.nat(9)) }), { minLength: 1, maxLength: 10 }),
+        fc.array(fc.record({ node: fc.constantFrom('pve1', 'pve2'), fail: fc.boolean(), dep: fc.option(fc.nat(9)) }), {
+          minLength: 1,
+          maxLength: 10,
+        }),
         async (specs) => {
           const pve = new FakePve()
           const failing = new Set<string>()
@@ -424,7 +615,11 @@ describe('execute: resize', () => {
   it('grows a disk and confirms the new size by reading it back', async () => {
     const pve = new FakePve()
     pve.addGuest({ vmid: 100, config: { scsi0: 'local-lvm:vm-100-disk-0,size=8G' } })
-    const resize = makeAction({ type: 'resize', vmid: 100, requests: [{ call: 'resizeDisk', node: 'pve1', guest: 'qemu', vmid: 100, disk: 'scsi0', size: '16G' }] })
+    const resize = makeAction({
+      type: 'resize',
+      vmid: 100,
+      requests: [{ call: 'resizeDisk', node: 'pve1', guest: 'qemu', vmid: 100, disk: 'scsi0', size: '16G' }],
+    })
     const report = await execute(makePlan([resize]), pve, fast(pve))
     expect(report.results[0]!.status).toBe('ok')
     expect(pve.guests.get(100)!.config.scsi0).toBe('local-lvm:vm-100-disk-0,size=16G')
@@ -434,15 +629,25 @@ describe('execute: resize', () => {
     const pve = new FakePve()
     pve.addGuest({ vmid: 100, config: { scsi0: 'local-lvm:vm-100-disk-0,size=8G' } })
     const noop = Object.assign(Object.create(pve) as FakePve, { resizeDisk: async () => null })
-    const resize = makeAction({ type: 'resize', vmid: 100, requests: [{ call: 'resizeDisk', node: 'pve1', guest: 'qemu', vmid: 100, disk: 'scsi0', size: '16G' }] })
+    const resize = makeAction({
+      type: 'resize',
+      vmid: 100,
+      requests: [{ call: 'resizeDisk', node: 'pve1', guest: 'qemu', vmid: 100, disk: 'scsi0', size: '16G' }],
+    })
     const report = await execute(makePlan([resize]), noop, fast(pve, { confirmAttempts: 1 }))
-    expect(report.results[0]!.error).toBe(`not confirmed by read-back: qemu 100 on pve1: disk scsi0 is ${8 * 1024 ** 3} bytes, expected at least ${16 * 1024 ** 3}`)
+    expect(report.results[0]!.error).toBe(
+      `not confirmed by read-back: qemu 100 on pve1: disk scsi0 is ${8 * 1024 ** 3} bytes, expected at least ${16 * 1024 ** 3}`,
+    )
   })
 
   it("reports PVE's refusal to shrink", async () => {
     const pve = new FakePve()
     pve.addGuest({ vmid: 100, config: { scsi0: 'local-lvm:vm-100-disk-0,size=8G' } })
-    const shrink = makeAction({ type: 'resize', vmid: 100, requests: [{ call: 'resizeDisk', node: 'pve1', guest: 'qemu', vmid: 100, disk: 'scsi0', size: '4G' }] })
+    const shrink = makeAction({
+      type: 'resize',
+      vmid: 100,
+      requests: [{ call: 'resizeDisk', node: 'pve1', guest: 'qemu', vmid: 100, disk: 'scsi0', size: '4G' }],
+    })
     const report = await execute(makePlan([shrink]), pve, fast(pve))
     expect(report.results[0]!.error).toBe('resize failed: shrinking disks is not supported')
   })
@@ -451,18 +656,70 @@ describe('execute: resize', () => {
 describe('toJobs', () => {
   it('maps dependencies, required resources, per-guest order, prunes-last and limits onto jobs', async () => {
     const { toJobs } = await import('./execute.js')
-    const iso = makeAction({ id: 'iso#download', type: 'download', kind: 'ISO', address: 'ISO/pve1/local/a.iso', node: 'pve1', storage: 'local', filename: 'a.iso', requests: [{ call: 'downloadUrl', node: 'pve1', storage: 'local', params: { url: 'https://x/a.iso', filename: 'a.iso', content: 'iso' } }] })
-    const create = makeAction({ id: 'vm#create', type: 'create', vmid: 100, requires: ['ISO/pve1/local/a.iso'], requests: [{ call: 'createGuest', node: 'pve1', guest: 'qemu', params: { vmid: 100 } }] })
-    const start = makeAction({ id: 'vm#start', type: 'start', vmid: 100, dependsOn: ['vm#create'], requests: [{ call: 'start', node: 'pve1', guest: 'qemu', vmid: 100 }] })
-    const resize = makeAction({ id: 'vm#resize', type: 'resize', vmid: 100, requests: [{ call: 'resizeDisk', node: 'pve1', guest: 'qemu', vmid: 100, disk: 'scsi0', size: '+1G' }] })
-    const prune = makeAction({ id: 'old#delete', type: 'delete', vmid: 200, node: 'pve2', requests: [{ call: 'deleteGuest', node: 'pve2', guest: 'qemu', vmid: 200 }] })
+    const iso = makeAction({
+      id: 'iso#download',
+      type: 'download',
+      kind: 'ISO',
+      address: 'ISO/pve1/local/a.iso',
+      node: 'pve1',
+      storage: 'local',
+      filename: 'a.iso',
+      requests: [
+        {
+          call: 'downloadUrl',
+          node: 'pve1',
+          storage: 'local',
+          params: { url: 'https://x/a.iso', filename: 'a.iso', content: 'iso' },
+        },
+      ],
+    })
+    const create = makeAction({
+      id: 'vm#create',
+      type: 'create',
+      vmid: 100,
+      requires: ['ISO/pve1/local/a.iso'],
+      requests: [{ call: 'createGuest', node: 'pve1', guest: 'qemu', params: { vmid: 100 } }],
+    })
+    const start = makeAction({
+      id: 'vm#start',
+      type: 'start',
+      vmid: 100,
+      dependsOn: ['vm#create'],
+      requests: [{ call: 'start', node: 'pve1', guest: 'qemu', vmid: 100 }],
+    })
+    const resize = makeAction({
+      id: 'vm#resize',
+      type: 'resize',
+      vmid: 100,
+      requests: [{ call: 'resizeDisk', node: 'pve1', guest: 'qemu', vmid: 100, disk: 'scsi0', size: '+1G' }],
+    })
+    const prune = makeAction({
+      id: 'old#delete',
+      type: 'delete',
+      vmid: 200,
+      node: 'pve2',
+      requests: [{ call: 'deleteGuest', node: 'pve2', guest: 'qemu', vmid: 200 }],
+    })
     const jobs = toJobs([iso, create, start, resize, prune], 2, 1)
     expect(jobs).toEqual([
-      { id: 'iso#download', deps: [], after: [], slots: [{ key: 'node:pve1', limit: 2 }, { key: 'storage:pve1/local', limit: 1 }] },
+      {
+        id: 'iso#download',
+        deps: [],
+        after: [],
+        slots: [
+          { key: 'node:pve1', limit: 2 },
+          { key: 'storage:pve1/local', limit: 1 },
+        ],
+      },
       { id: 'vm#create', deps: ['iso#download'], after: [], slots: [{ key: 'node:pve1', limit: 2 }] },
       { id: 'vm#start', deps: ['vm#create'], after: [], slots: [{ key: 'node:pve1', limit: 2 }] },
       { id: 'vm#resize', deps: [], after: ['vm#start'], slots: [{ key: 'node:pve1', limit: 2 }] },
-      { id: 'old#delete', deps: [], after: ['iso#download', 'vm#create', 'vm#resize', 'vm#start'], slots: [{ key: 'node:pve2', limit: 2 }] },
+      {
+        id: 'old#delete',
+        deps: [],
+        after: ['iso#download', 'vm#create', 'vm#resize', 'vm#start'],
+        slots: [{ key: 'node:pve2', limit: 2 }],
+      },
     ])
   })
 })

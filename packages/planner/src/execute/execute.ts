@@ -99,7 +99,11 @@ export async function execute(plan: Plan, writer: PveWriter, options: ExecuteOpt
     }
   }
   const byId = new Map(plan.actions.map((a) => [a.id, a]))
-  const jobs = toJobs(plan.actions, options.nodeConcurrency ?? DEFAULT_NODE_CONCURRENCY, options.storageConcurrency ?? DEFAULT_STORAGE_CONCURRENCY)
+  const jobs = toJobs(
+    plan.actions,
+    options.nodeConcurrency ?? DEFAULT_NODE_CONCURRENCY,
+    options.storageConcurrency ?? DEFAULT_STORAGE_CONCURRENCY,
+  )
   const details = new Map<string, { tasks: TaskRecord[]; durationMs: number }>()
   const results = new Map<string, ActionResult>()
 
@@ -126,7 +130,11 @@ export async function execute(plan: Plan, writer: PveWriter, options: ExecuteOpt
   const run = async (job: Job): Promise<Outcome> => {
     const action = byId.get(job.id)!
     if (options.disruption === 'none' && RESTART_TYPES.has(action.type)) {
-      const skipped: Outcome = { status: 'skipped', code: 'disruption', reason: 'disruption: none; the change needs a guest restart and stays pending' }
+      const skipped: Outcome = {
+        status: 'skipped',
+        code: 'disruption',
+        reason: 'disruption: none; the change needs a guest restart and stays pending',
+      }
       finish(action, skipped)
       return skipped
     }
@@ -192,7 +200,8 @@ export function toJobs(actions: readonly Action[], nodeConcurrency: number, stor
     lastOnObject.set(object, a.id)
     if (a.tier === 9) for (const id of tier0) after.add(id)
     const slots = [{ key: `node:${a.node}`, limit: nodeConcurrency }]
-    if (a.type === 'download' && a.storage !== undefined) slots.push({ key: `storage:${a.node}/${a.storage}`, limit: storageConcurrency })
+    if (a.type === 'download' && a.storage !== undefined)
+      slots.push({ key: `storage:${a.node}/${a.storage}`, limit: storageConcurrency })
     return { id: a.id, deps: [...deps].sort(), after: [...after].filter((id) => !deps.has(id)).sort(), slots }
   })
 }

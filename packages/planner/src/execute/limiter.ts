@@ -8,7 +8,8 @@ export class Semaphore {
   private readonly waiters: (() => void)[] = []
 
   constructor(readonly limit: number) {
-    if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`concurrency limit must be an integer >= 1, got ${limit}`)
+    if (!Number.isInteger(limit) || limit < 1)
+      throw new RangeError(`concurrency limit must be an integer >= 1, got ${limit}`)
   }
 
   /** true when a slot is free right now (used by the scheduler to pick runnable jobs without waiting) */
@@ -45,7 +46,11 @@ export class Semaphore {
 }
 
 /** Maps `items` through `fn` with at most `limit` calls in flight; results keep the input order. */
-export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function mapLimit<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const semaphore = new Semaphore(limit)
   return Promise.all(items.map((item, index) => semaphore.run(() => fn(item, index))))
 }

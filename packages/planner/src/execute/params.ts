@@ -50,14 +50,21 @@ export async function resolveParams(params: PlanParams, resolver: SecretResolver
       try {
         resolved = await resolver(ref)
       } catch (error) {
-        const detail = error instanceof SecretResolutionError ? error.message : error instanceof Error ? error.name : 'resolver failed'
+        const detail =
+          error instanceof SecretResolutionError
+            ? error.message
+            : error instanceof Error
+              ? error.name
+              : 'resolver failed'
         throw new SecretResolutionError(ref, key, detail)
       }
-      if (typeof resolved !== 'string' || resolved === '') throw new SecretResolutionError(ref, key, 'empty or not a string')
+      if (typeof resolved !== 'string' || resolved === '')
+        throw new SecretResolutionError(ref, key, 'empty or not a string')
       values.push(resolved)
     }
     if (encoding === 'plain') {
-      if (values.length !== 1 || inline.length > 0) throw new SecretResolutionError(refs.join(','), key, 'plain encoding takes exactly one reference')
+      if (values.length !== 1 || inline.length > 0)
+        throw new SecretResolutionError(refs.join(','), key, 'plain encoding takes exactly one reference')
       out[key] = values[0]!
       secrets.push(values[0]!)
     } else {

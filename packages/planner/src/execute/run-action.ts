@@ -33,7 +33,8 @@ export interface TaskRecord {
   exitstatus: string
 }
 
-export type ActionOutcome = { status: 'ok'; tasks: TaskRecord[] } | { status: 'failed'; error: string; tasks: TaskRecord[] }
+export type ActionOutcome =
+  { status: 'ok'; tasks: TaskRecord[] } | { status: 'failed'; error: string; tasks: TaskRecord[] }
 
 /** An action failed; the message is already free of secrets. */
 class ActionFailure extends Error {}
@@ -57,7 +58,12 @@ export async function runAction(action: Action, ctx: ActionContext): Promise<Act
   }
 }
 
-async function runRequest(request: PveRequest, ctx: ActionContext, tasks: TaskRecord[], secrets: string[]): Promise<void> {
+async function runRequest(
+  request: PveRequest,
+  ctx: ActionContext,
+  tasks: TaskRecord[],
+  secrets: string[],
+): Promise<void> {
   const { writer } = ctx
   switch (request.call) {
     case 'createGuest': {
@@ -67,7 +73,8 @@ async function runRequest(request: PveRequest, ctx: ActionContext, tasks: TaskRe
       return
     }
     case 'cloneGuest': {
-      if (Number(request.params.newid) === request.vmid) throw new ActionFailure(`refused: clone source and target are both vmid ${request.vmid}`)
+      if (Number(request.params.newid) === request.vmid)
+        throw new ActionFailure(`refused: clone source and target are both vmid ${request.vmid}`)
       const { params, secrets: s } = await resolveParams(request.params, ctx.secrets)
       secrets.push(...s)
       await call('clone', ctx, tasks, () => writer.cloneGuest(request.node, request.guest, request.vmid, params))
@@ -77,11 +84,16 @@ async function runRequest(request: PveRequest, ctx: ActionContext, tasks: TaskRe
       const { params, secrets: s } = await resolveParams(request.params, ctx.secrets)
       secrets.push(...s)
       let digest = request.digest
-      const createForms = Object.entries(params).filter(([key, value]) => DISK_KEY.test(key) && typeof value === 'string' && CREATE_FORM.test(value))
+      const createForms = Object.entries(params).filter(
+        ([key, value]) => DISK_KEY.test(key) && typeof value === 'string' && CREATE_FORM.test(value),
+      )
       if (createForms.length > 0 || (request.onlyIfAbsent?.length ?? 0) > 0) {
         // read just before the write: keys already set are not rewritten, and a create form never lands on a volume
         const live = await ctx.reader.guestConfig(request.node, request.guest, request.vmid)
-        if (digest !== undefined && live.digest !== digest) throw new ActionFailure(`config of ${request.guest} ${request.vmid} changed since plan (digest mismatch); the next cycle re-plans`)
+        if (digest !== undefined && live.digest !== digest)
+          throw new ActionFailure(
+            `config of ${request.guest} ${request.vmid} changed since plan (digest mismatch); the next cycle re-plans`,
+          )
         digest ??= live.digest
         for (const key of request.onlyIfAbsent ?? []) if (live.values[key] !== undefined) delete params[key]
         for (const [key] of createForms) {
@@ -92,7 +104,9 @@ async function runRequest(request: PveRequest, ctx: ActionContext, tasks: TaskRe
         }
       }
       if (Object.keys(params).length === 0) return
-      await call('update', ctx, tasks, () => writer.updateConfig(request.node, request.guest, request.vmid, params, digest !== undefined ? { digest } : {}))
+      await call('update', ctx, tasks, () =>
+        writer.updateConfig(request.node, request.guest, request.vmid, params, digest !== undefined ? { digest } : {}),
+      )
       return
     }
     case 'resizeDisk':
@@ -101,7 +115,14 @@ async function runRequest(request: PveRequest, ctx: ActionContext, tasks: TaskRe
         return
       }
       await call('resize', ctx, tasks, () =>
-        writer.resizeDisk(request.node, request.guest, request.vmid, request.disk, request.size, request.digest !== undefined ? { digest: request.digest } : {}),
+        writer.resizeDisk(
+          request.node,
+          request.guest,
+          request.vmid,
+          request.disk,
+          request.size,
+          request.digest !== undefined ? { digest: request.digest } : {},
+        ),
       )
       return
     case 'start': {
@@ -123,7 +144,11 @@ async function runRequest(request: PveRequest, ctx: ActionContext, tasks: TaskRe
         'shutdown',
         ctx,
         tasks,
-        () => writer.shutdown(request.node, request.guest, request.vmid, { timeoutSeconds: request.timeoutSeconds, forceStop: request.forceStop }),
+        () =>
+          writer.shutdown(request.node, request.guest, request.vmid, {
+            timeoutSeconds: request.timeoutSeconds,
+            forceStop: request.forceStop,
+          }),
         /not running/,
         timeoutMs,
       )
@@ -143,7 +168,14 @@ async function runRequest(request: PveRequest, ctx: ActionContext, tasks: TaskRe
     case 'downloadUrl': {
       const { params, secrets: s } = await resolveParams(request.params, ctx.secrets)
       secrets.push(...s)
-      await call('download', ctx, tasks, () => writer.downloadUrl(request.node, request.storage, params), undefined, ctx.downloadTimeoutMs)
+      await call(
+        'download',
+        ctx,
+        tasks,
+        () => writer.downloadUrl(request.node, request.storage, params),
+        undefined,
+        ctx.downloadTimeoutMs,
+      )
       return
     }
   }
@@ -187,7 +219,9 @@ async function call(
 async function waitWithProgress(task: TaskRef, ctx: ActionContext, timeoutMs: number): Promise<TaskResult> {
   ctx.onTaskStarted?.(task)
   const started = ctx.now()
-  const timer = ctx.onTaskRunning ? setInterval(() => ctx.onTaskRunning!(task, ctx.now() - started), ctx.progressIntervalMs) : undefined
+  const timer = ctx.onTaskRunning
+    ? setInterval(() => ctx.onTaskRunning!(task, ctx.now() - started), ctx.progressIntervalMs)
+    : undefined
   timer?.unref?.()
   try {
     // no abort signal here: a started action runs to its end, so a guest is never left half-way (stopped, unstarted)
@@ -222,10 +256,14 @@ async function awaitHaPower(
     const status = await ctx.reader.guestStatus(request.node, request.guest, request.vmid)
     if (status.status === want) return
     if (status.haState === 'error') {
-      throw new ActionFailure(`${type === 'hastart' ? 'start' : 'stop'} failed: HA reports ${label} in state error (its ${want === 'running' ? 'start' : 'stop'} failed on the node; see the node's task list); set the HA resource to disabled and fix it`)
+      throw new ActionFailure(
+        `${type === 'hastart' ? 'start' : 'stop'} failed: HA reports ${label} in state error (its ${want === 'running' ? 'start' : 'stop'} failed on the node; see the node's task list); set the HA resource to disabled and fix it`,
+      )
     }
     if (ctx.now() - started >= timeoutMs) {
-      throw new ActionFailure(`${label} is HA managed: ${type} ended OK but the guest is still ${status.status} after ${Math.round(timeoutMs / 1000)} s (HA state ${status.haState ?? 'unknown'}); not waiting longer`)
+      throw new ActionFailure(
+        `${label} is HA managed: ${type} ended OK but the guest is still ${status.status} after ${Math.round(timeoutMs / 1000)} s (HA state ${status.haState ?? 'unknown'}); not waiting longer`,
+      )
     }
     await ctx.sleep(ctx.taskPollIntervalMs)
   }
@@ -241,21 +279,31 @@ const LXC_SHRINK = /unable to shrink disk size/
  * attempt, an admin) is not resized again. PVE's refusals are explained: they mean the `size=` in the config
  * does not match the volume (`pct rescan` updates it).
  */
-async function resizeLxc(request: Extract<PveRequest, { call: 'resizeDisk' }>, ctx: ActionContext, tasks: TaskRecord[]): Promise<void> {
+async function resizeLxc(
+  request: Extract<PveRequest, { call: 'resizeDisk' }>,
+  ctx: ActionContext,
+  tasks: TaskRecord[],
+): Promise<void> {
   const live = await ctx.reader.guestConfig(request.node, 'lxc', request.vmid)
   if (request.digest !== undefined && live.digest !== request.digest) {
-    throw new ActionFailure(`config of lxc ${request.vmid} changed since plan (digest mismatch); the next cycle re-plans`)
+    throw new ActionFailure(
+      `config of lxc ${request.vmid} changed since plan (digest mismatch); the next cycle re-plans`,
+    )
   }
   const wanted = /^\d/.test(request.size) ? pveSizeBytes(request.size) : undefined
   const current = pveSizeBytes(parseProps(live.values[request.disk] ?? '').values.get('size'))
   if (wanted !== undefined && current !== undefined && current >= wanted) return
   try {
-    await call('resize', ctx, tasks, () => ctx.writer.resizeDisk(request.node, 'lxc', request.vmid, request.disk, request.size, { digest: live.digest }))
+    await call('resize', ctx, tasks, () =>
+      ctx.writer.resizeDisk(request.node, 'lxc', request.vmid, request.disk, request.size, { digest: live.digest }),
+    )
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error)
     const hint = `the size= of ${request.disk} in the config of CT ${request.vmid} does not match its volume; run \`pct rescan --vmid ${request.vmid}\` on ${request.node}, then re-run`
-    if (LXC_SIZE_DONE.test(message)) throw new ActionFailure(`${message}; PVE says the volume is already ${request.size}: ${hint}`)
-    if (LXC_SHRINK.test(message)) throw new ActionFailure(`${message}; PVE says the volume is larger than ${request.size}: ${hint}`)
+    if (LXC_SIZE_DONE.test(message))
+      throw new ActionFailure(`${message}; PVE says the volume is already ${request.size}: ${hint}`)
+    if (LXC_SHRINK.test(message))
+      throw new ActionFailure(`${message}; PVE says the volume is larger than ${request.size}: ${hint}`)
     throw error
   }
 }
@@ -263,8 +311,14 @@ async function resizeLxc(request: Extract<PveRequest, { call: 'resizeDisk' }>, c
 export function guestTarget(action: Action): { node: string; guest: GuestType; vmid: number } | undefined {
   for (const r of action.requests) {
     if (r.call === 'createGuest') return { node: r.node, guest: r.guest, vmid: Number(r.params.vmid) }
-    if (r.call === 'cloneGuest') return { node: r.params.target !== undefined ? String(r.params.target) : r.node, guest: r.guest, vmid: Number(r.params.newid) }
+    if (r.call === 'cloneGuest')
+      return {
+        node: r.params.target !== undefined ? String(r.params.target) : r.node,
+        guest: r.guest,
+        vmid: Number(r.params.newid),
+      }
   }
-  for (const r of action.requests) if (r.call !== 'downloadUrl' && r.call !== 'createGuest') return { node: r.node, guest: r.guest, vmid: r.vmid }
+  for (const r of action.requests)
+    if (r.call !== 'downloadUrl' && r.call !== 'createGuest') return { node: r.node, guest: r.guest, vmid: r.vmid }
   return undefined
 }

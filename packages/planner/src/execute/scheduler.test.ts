@@ -20,13 +20,24 @@ describe('schedule', () => {
 
   it('skips dependants of a failed job as deferred, transitively, and keeps running unrelated jobs', async () => {
     const ran: string[] = []
-    const outcomes = await schedule([job('a'), job('b', { deps: ['a'] }), job('c', { deps: ['b'] }), job('x')], async (j) => {
-      ran.push(j.id)
-      return j.id === 'a' ? { status: 'failed', error: 'task failed' } : { status: 'ok' }
-    })
+    const outcomes = await schedule(
+      [job('a'), job('b', { deps: ['a'] }), job('c', { deps: ['b'] }), job('x')],
+      async (j) => {
+        ran.push(j.id)
+        return j.id === 'a' ? { status: 'failed', error: 'task failed' } : { status: 'ok' }
+      },
+    )
     expect(ran.sort()).toEqual(['a', 'x'])
-    expect(outcomes.get('b')).toEqual({ status: 'skipped', code: 'deferred', reason: 'deferred: prerequisite a failed' })
-    expect(outcomes.get('c')).toEqual({ status: 'skipped', code: 'deferred', reason: 'deferred: prerequisite b was skipped' })
+    expect(outcomes.get('b')).toEqual({
+      status: 'skipped',
+      code: 'deferred',
+      reason: 'deferred: prerequisite a failed',
+    })
+    expect(outcomes.get('c')).toEqual({
+      status: 'skipped',
+      code: 'deferred',
+      reason: 'deferred: prerequisite b was skipped',
+    })
     expect(outcomes.get('x')).toEqual({ status: 'ok' })
   })
 
@@ -48,7 +59,10 @@ describe('schedule', () => {
   })
 
   it('skips jobs in a cycle or with an unknown prerequisite instead of hanging', async () => {
-    const outcomes = await schedule([job('a', { deps: ['b'] }), job('b', { deps: ['a'] }), job('c', { deps: ['nope'] })], async () => ({ status: 'ok' }))
+    const outcomes = await schedule(
+      [job('a', { deps: ['b'] }), job('b', { deps: ['a'] }), job('c', { deps: ['nope'] })],
+      async () => ({ status: 'ok' }),
+    )
     expect(outcomes.get('a')).toMatchObject({ status: 'skipped', code: 'unschedulable', reason: 'dependency cycle' })
     expect(outcomes.get('b')).toMatchObject({ status: 'skipped', code: 'unschedulable' })
     expect(outcomes.get('c')).toMatchObject({ status: 'skipped', reason: 'unknown prerequisite nope' })
@@ -76,10 +90,19 @@ describe('schedule', () => {
 
   it('never exceeds a slot limit, respects every dependency, and gives every job one outcome (property)', async () => {
     const arb = fc
-      .array(fc.record({ node: fc.integer({ min: 0, max: 2 }), dep: fc.option(fc.nat(20)), after: fc.option(fc.nat(20)), fail: fc.boolean(), delay: fc.nat(3) }), {
-        minLength: 1,
-        maxLength: 20,
-      })
+      .array(
+        fc.record({
+          node: fc.integer({ min: 0, max: 2 }),
+          dep: fc.option(fc.nat(20)),
+          after: fc.option(fc.nat(20)),
+          fail: fc.boolean(),
+          delay: fc.nat(3),
+        }),
+        {
+          minLength: 1,
+          maxLength: 20,
+        },
+      )
       .map((specs) =>
         specs.map((s, i) => ({
           job: job(`j${i}`, {

@@ -17,9 +17,7 @@ export interface Job {
 }
 
 export type Outcome =
-  | { status: 'ok' }
-  | { status: 'failed'; error: string }
-  | { status: 'skipped'; code: SkipReasonCode; reason: string }
+  { status: 'ok' } | { status: 'failed'; error: string } | { status: 'skipped'; code: SkipReasonCode; reason: string }
 
 export type SkipReasonCode = 'deferred' | 'cancelled' | 'unschedulable' | 'refused' | 'disruption'
 
@@ -29,7 +27,11 @@ export interface ScheduleOptions {
   onSkip?: (job: Job, outcome: Outcome & { status: 'skipped' }) => void
 }
 
-export async function schedule(jobs: readonly Job[], run: (job: Job) => Promise<Outcome>, options: ScheduleOptions = {}): Promise<Map<string, Outcome>> {
+export async function schedule(
+  jobs: readonly Job[],
+  run: (job: Job) => Promise<Outcome>,
+  options: ScheduleOptions = {},
+): Promise<Map<string, Outcome>> {
   const ids = new Set(jobs.map((j) => j.id))
   if (ids.size !== jobs.length) throw new Error('schedule: duplicate job ids')
   const outcomes = new Map<string, Outcome>()
@@ -65,7 +67,10 @@ export async function schedule(jobs: readonly Job[], run: (job: Job) => Promise<
             running.set(
               job.id,
               run(job)
-                .catch((error: unknown): Outcome => ({ status: 'failed', error: error instanceof Error ? error.message : String(error) }))
+                .catch((error: unknown): Outcome => ({
+                  status: 'failed',
+                  error: error instanceof Error ? error.message : String(error),
+                }))
                 .then((outcome) => {
                   for (const s of job.slots) used.set(s.key, used.get(s.key)! - 1)
                   running.delete(job.id)

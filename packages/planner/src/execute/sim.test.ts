@@ -30,19 +30,37 @@ const action = (vmid: number, kind: 'VM' | 'LXC', requests: PveRequest[], type: 
 const run = (a: Action, extra: Partial<ExecuteOptions> = {}) => execute(makePlan([a]), pve, opts(extra))
 
 async function createVm(vmid: number): Promise<void> {
-  await pve.waitTaskOk(await pve.createGuest('pve1', 'qemu', { vmid, memory: 512, scsi0: 'local-lvm:1' }), { pollIntervalMs: 20 })
+  await pve.waitTaskOk(await pve.createGuest('pve1', 'qemu', { vmid, memory: 512, scsi0: 'local-lvm:1' }), {
+    pollIntervalMs: 20,
+  })
 }
 async function createCt(vmid: number, extra: Record<string, string | number> = {}): Promise<void> {
-  await pve.waitTaskOk(await pve.createGuest('pve1', 'lxc', { vmid, ostemplate: template, rootfs: 'local-lvm:2', ...extra }), { pollIntervalMs: 20 })
+  await pve.waitTaskOk(
+    await pve.createGuest('pve1', 'lxc', { vmid, ostemplate: template, rootfs: 'local-lvm:2', ...extra }),
+    { pollIntervalMs: 20 },
+  )
 }
 async function haManage(sid: string, state: string): Promise<void> {
   await pve.request('POST', '/cluster/ha/resources', { params: { sid, state } })
 }
 
 beforeAll(async () => {
-  sim = await startSimulator({ taskDurationMs: 30, authFailureDelayMs: 0, resourcesLagMs: 0, haLagMs: HA_LAG, log: () => {} })
-  pve = createPveClient({ baseUrl: sim.url, auth: { type: 'token', tokenId: 'root@pam!proxops', secret: sim.token.secret }, tls: { fingerprint: sim.fingerprint! } })
-  template = sim.control.addVolume('pve1', 'local', { filename: 'debian-12-standard_12.7-1_amd64.tar.zst', content: 'vztmpl' })
+  sim = await startSimulator({
+    taskDurationMs: 30,
+    authFailureDelayMs: 0,
+    resourcesLagMs: 0,
+    haLagMs: HA_LAG,
+    log: () => {},
+  })
+  pve = createPveClient({
+    baseUrl: sim.url,
+    auth: { type: 'token', tokenId: 'root@pam!proxops', secret: sim.token.secret },
+    tls: { fingerprint: sim.fingerprint! },
+  })
+  template = sim.control.addVolume('pve1', 'local', {
+    filename: 'debian-12-standard_12.7-1_amd64.tar.zst',
+    content: 'vztmpl',
+  })
   sim.control.addVolume('pve1', 'local', { filename: 'debian-12.tar.zst', content: 'vztmpl' })
 })
 afterAll(async () => {
@@ -96,7 +114,9 @@ describe('14.5 HA-managed guests: a power change is done when the guest reaches 
         { taskTimeoutMs: 500 },
       )
       expect(report.results[0]!.status).toBe('failed')
-      expect(report.results[0]!.error).toMatch(/qemu 500 is HA managed: hastop ended OK but the guest is still running after \d+ s/)
+      expect(report.results[0]!.error).toMatch(
+        /qemu 500 is HA managed: hastop ended OK but the guest is still running after \d+ s/,
+      )
       expect(sim.control.guest(500)?.config.cores).toBe('2')
     } finally {
       sim.control.setHaLag(HA_LAG)
@@ -108,7 +128,10 @@ describe('14.5 HA-managed guests: a power change is done when the guest reaches 
     await haManage('vm:501', 'stopped')
     sim.control.setTaskBehaviour('qmstart', { fail: 'start failed: QEMU exited with code 1' })
     try {
-      const report = await run(action(501, 'VM', [{ call: 'start', node: 'pve1', guest: 'qemu', vmid: 501 }], 'start'), { taskTimeoutMs: 30_000 })
+      const report = await run(
+        action(501, 'VM', [{ call: 'start', node: 'pve1', guest: 'qemu', vmid: 501 }], 'start'),
+        { taskTimeoutMs: 30_000 },
+      )
       expect(report.results[0]!.status).toBe('failed')
       expect(report.results[0]!.error).toMatch(/^start failed: HA reports qemu 501 in state error/)
     } finally {
@@ -119,9 +142,17 @@ describe('14.5 HA-managed guests: a power change is done when the guest reaches 
   it('an HA container stops through hastop and the action ends once it is stopped', async () => {
     await createCt(502)
     await haManage('ct:502', 'started')
-    for (let i = 0; i < 100 && sim.control.guest(502)?.status !== 'running'; i++) await new Promise((r) => setTimeout(r, 20))
+    for (let i = 0; i < 100 && sim.control.guest(502)?.status !== 'running'; i++)
+      await new Promise((r) => setTimeout(r, 20))
     expect(sim.control.guest(502)?.status).toBe('running')
-    const report = await run(action(502, 'LXC', [{ call: 'shutdown', node: 'pve1', guest: 'lxc', vmid: 502, timeoutSeconds: 30, forceStop: false }], 'stop'))
+    const report = await run(
+      action(
+        502,
+        'LXC',
+        [{ call: 'shutdown', node: 'pve1', guest: 'lxc', vmid: 502, timeoutSeconds: 30, forceStop: false }],
+        'stop',
+      ),
+    )
     expect(report.results[0]!.status, report.results[0]!.error).toBe('ok')
     expect(sim.control.guest(502)?.status).toBe('stopped')
   })
@@ -130,7 +161,15 @@ describe('14.5 HA-managed guests: a power change is done when the guest reaches 
 describe('14.6 start after create: an LXC is started by a task that is waited on', () => {
   // the create action exactly as plan() builds it for a started LXC (its CTTemplate already downloaded)
   const createStarted = (vmid: number): Action => {
-    const p = plan(desired(artifact('CTTemplate', 'debian-12', 'debian-12.tar.zst'), lxc(`ct-${vmid}`, vmid, { root: { storage: 'local-lvm', size: 2 * GiB } })), inventory(), policy(), { secrets: lookup })
+    const p = plan(
+      desired(
+        artifact('CTTemplate', 'debian-12', 'debian-12.tar.zst'),
+        lxc(`ct-${vmid}`, vmid, { root: { storage: 'local-lvm', size: 2 * GiB } }),
+      ),
+      inventory(),
+      policy(),
+      { secrets: lookup },
+    )
     const create = p.actions.find((a) => a.kind === 'LXC' && a.type === 'create')!
     return { ...create, dependsOn: [], requires: [] }
   }
@@ -150,7 +189,10 @@ describe('14.6 start after create: an LXC is started by a task that is waited on
     sim.control.setTaskBehaviour('vzstart', { fail: "startup for container '511' failed" })
     try {
       const report = await run(createStarted(511))
-      expect(report.results[0]).toMatchObject({ status: 'failed', error: "start failed: startup for container '511' failed" })
+      expect(report.results[0]).toMatchObject({
+        status: 'failed',
+        error: "start failed: startup for container '511' failed",
+      })
     } finally {
       sim.control.setTaskBehaviour('vzstart', null)
     }
@@ -160,17 +202,34 @@ describe('14.6 start after create: an LXC is started by a task that is waited on
 describe('14.10 decoding never crashes on keys PVE returns', () => {
   it('an update of an LXC with raw lxc.* lines reads its config (the create-form guard) and writes', async () => {
     await createCt(520)
-    sim.control.setRawLxc(520, [['lxc.cgroup2.devices.allow', 'c 10:200 rwm'], ['lxc.mount.entry', '/dev/net dev/net none bind,create=dir']])
+    sim.control.setRawLxc(520, [
+      ['lxc.cgroup2.devices.allow', 'c 10:200 rwm'],
+      ['lxc.mount.entry', '/dev/net dev/net none bind,create=dir'],
+    ])
     const digest = sim.control.guest(520)!.digest
-    const report = await run(action(520, 'LXC', [{ call: 'updateConfig', node: 'pve1', guest: 'lxc', vmid: 520, params: { mp0: 'local-lvm:1,mp=/data' }, digest }]))
+    const report = await run(
+      action(520, 'LXC', [
+        {
+          call: 'updateConfig',
+          node: 'pve1',
+          guest: 'lxc',
+          vmid: 520,
+          params: { mp0: 'local-lvm:1,mp=/data' },
+          digest,
+        },
+      ]),
+    )
     expect(report.results[0]!.status, report.results[0]!.error).toBe('ok')
     expect(sim.control.guest(520)?.config.mp0).toMatch(/^local-lvm:vm-520-disk-1,mp=\/data,size=1G$/)
-    expect((await pve.guestConfig('pve1', 'lxc', 520)).values.lxc).toBe('lxc.cgroup2.devices.allow: c 10:200 rwm\nlxc.mount.entry: /dev/net dev/net none bind,create=dir')
+    expect((await pve.guestConfig('pve1', 'lxc', 520)).values.lxc).toBe(
+      'lxc.cgroup2.devices.allow: c 10:200 rwm\nlxc.mount.entry: /dev/net dev/net none bind,create=dir',
+    )
   })
 })
 
 describe('14.11 LXC resize: no equal-size resize; PVE refusals explained', () => {
-  const resize = (vmid: number, size: string): Action => action(vmid, 'LXC', [{ call: 'resizeDisk', node: 'pve1', guest: 'lxc', vmid, disk: 'rootfs', size }], 'resize')
+  const resize = (vmid: number, size: string): Action =>
+    action(vmid, 'LXC', [{ call: 'resizeDisk', node: 'pve1', guest: 'lxc', vmid, disk: 'rootfs', size }], 'resize')
 
   it('a disk already at the size is not resized again (PVE would answer 500)', async () => {
     await createCt(530)

@@ -6,9 +6,20 @@ import { splitTags } from './tags.js'
 
 function estate(): FakePve {
   const pve = new FakePve()
-  pve.addGuest({ vmid: 101, node: 'pve1', status: 'running', config: { name: 'web', memory: '2048', tags: 'proxops;web', scsi0: 'local-lvm:vm-101-disk-0,size=8G' } })
+  pve.addGuest({
+    vmid: 101,
+    node: 'pve1',
+    status: 'running',
+    config: { name: 'web', memory: '2048', tags: 'proxops;web', scsi0: 'local-lvm:vm-101-disk-0,size=8G' },
+  })
   pve.addGuest({ vmid: 100, node: 'pve2', config: { name: 'tpl', template: '1', tags: 'proxops' } })
-  pve.addGuest({ type: 'lxc', vmid: 200, node: 'pve3', status: 'running', config: { hostname: 'ct', tags: 'Web, PROXOPS', rootfs: 'local-lvm:vm-200-disk-0,size=4G' } })
+  pve.addGuest({
+    type: 'lxc',
+    vmid: 200,
+    node: 'pve3',
+    status: 'running',
+    config: { hostname: 'ct', tags: 'Web, PROXOPS', rootfs: 'local-lvm:vm-200-disk-0,size=4G' },
+  })
   pve.addVolume('pve1', 'local', 'local:iso/debian.iso', 'iso', 600)
   pve.addVolume('pve2', 'local', 'local:vztmpl/debian-12.tar.zst', 'vztmpl')
   pve.addVolume('pve2', 'local', 'local:backup/vzdump.vma.zst', 'backup')
@@ -28,7 +39,14 @@ describe('observe', () => {
     ])
     expect(live.guests.map((g) => g.vmid)).toEqual([100, 101, 200])
     const web = live.guests[1]!
-    expect(web).toMatchObject({ type: 'qemu', node: 'pve1', name: 'web', status: 'running', template: false, tags: ['proxops', 'web'] })
+    expect(web).toMatchObject({
+      type: 'qemu',
+      node: 'pve1',
+      name: 'web',
+      status: 'running',
+      template: false,
+      tags: ['proxops', 'web'],
+    })
     expect(web.config).toMatchObject({ memory: '2048', scsi0: 'local-lvm:vm-101-disk-0,size=8G' })
     expect(web.config).not.toHaveProperty('digest')
     expect(web.digest).toBe(pve.digestOf(pve.guests.get(101)!))
@@ -80,10 +98,20 @@ describe('observe', () => {
 
   it('marks a guest whose read fails as unknown, never absent', async () => {
     const pve = estate()
-    pve.fault = (call) => (call.method === 'guestPending' && call.args[2] === 101 ? new Error('500 proxy loop') : undefined)
+    pve.fault = (call) =>
+      call.method === 'guestPending' && call.args[2] === 101 ? new Error('500 proxy loop') : undefined
     const live = await observe('homelab', pve)
     expect(live.guests.map((g) => g.vmid)).toEqual([100, 200])
-    expect(live.unknownGuests).toEqual([{ type: 'qemu', vmid: 101, node: 'pve1', name: 'web', tags: ['proxops', 'web'], reason: 'read failed: 500 proxy loop' }])
+    expect(live.unknownGuests).toEqual([
+      {
+        type: 'qemu',
+        vmid: 101,
+        node: 'pve1',
+        name: 'web',
+        tags: ['proxops', 'web'],
+        reason: 'read failed: 500 proxy loop',
+      },
+    ])
   })
 
   it('marks every guest of an offline node unknown and its storages unreadable, without reading them', async () => {
@@ -98,7 +126,10 @@ describe('observe', () => {
 
   it('marks the guests of a node whose guest list fails as unknown', async () => {
     const pve = estate()
-    pve.fault = (call) => (call.method === 'nodeGuests' && call.args[0] === 'pve1' && call.args[1] === 'qemu' ? new Error('timeout') : undefined)
+    pve.fault = (call) =>
+      call.method === 'nodeGuests' && call.args[0] === 'pve1' && call.args[1] === 'qemu'
+        ? new Error('timeout')
+        : undefined
     const live = await observe('homelab', pve)
     expect(live.unknownGuests.map((g) => g.vmid)).toEqual([101])
     expect(live.unknownGuests[0]!.reason).toContain('guest list of node pve1 unreadable: timeout')
@@ -106,9 +137,12 @@ describe('observe', () => {
 
   it('records a failed storage listing as unreadable (its artifacts are neither present nor absent)', async () => {
     const pve = estate()
-    pve.fault = (call) => (call.method === 'storageContent' && call.args[0] === 'pve2' ? new Error('storage down') : undefined)
+    pve.fault = (call) =>
+      call.method === 'storageContent' && call.args[0] === 'pve2' ? new Error('storage down') : undefined
     const live = await observe('homelab', pve)
-    expect(live.unreadableStorages).toEqual([{ node: 'pve2', storage: 'local', reason: 'content listing failed: storage down' }])
+    expect(live.unreadableStorages).toEqual([
+      { node: 'pve2', storage: 'local', reason: 'content listing failed: storage down' },
+    ])
     expect(live.volumes.some((v) => v.node === 'pve2')).toBe(false)
   })
 
@@ -140,7 +174,8 @@ describe('observe', () => {
   it('reports a paused VM as paused (the power rule treats it as not running)', async () => {
     const pve = estate()
     const original = pve.nodeGuests.bind(pve)
-    pve.nodeGuests = async (node, type) => (await original(node, type)).map((g) => (g.vmid === 101 ? { ...g, qmpstatus: 'paused' } : g))
+    pve.nodeGuests = async (node, type) =>
+      (await original(node, type)).map((g) => (g.vmid === 101 ? { ...g, qmpstatus: 'paused' } : g))
     const live = await observe('homelab', pve)
     expect(live.guests.find((g) => g.vmid === 101)!.status).toBe('paused')
   })
@@ -149,13 +184,15 @@ describe('observe', () => {
     for (const qmp of ['prelaunch', 'suspended', 'io-error', 'guest-panicked', 'inmigrate', 'some-future-state']) {
       const pve = estate()
       const original = pve.nodeGuests.bind(pve)
-      pve.nodeGuests = async (node, type) => (await original(node, type)).map((g) => (g.vmid === 101 ? { ...g, qmpstatus: qmp } : g))
+      pve.nodeGuests = async (node, type) =>
+        (await original(node, type)).map((g) => (g.vmid === 101 ? { ...g, qmpstatus: qmp } : g))
       const g = (await observe('homelab', pve)).guests.find((x) => x.vmid === 101)!
       expect([g.status, g.qmpstatus]).toEqual(['paused', qmp])
     }
     const pve = estate()
     const original = pve.nodeGuests.bind(pve)
-    pve.nodeGuests = async (node, type) => (await original(node, type)).map((g) => (g.vmid === 101 ? { ...g, qmpstatus: 'running' } : g))
+    pve.nodeGuests = async (node, type) =>
+      (await original(node, type)).map((g) => (g.vmid === 101 ? { ...g, qmpstatus: 'running' } : g))
     const g = (await observe('homelab', pve)).guests.find((x) => x.vmid === 101)!
     expect([g.status, g.qmpstatus]).toEqual(['running', undefined])
   })
@@ -215,7 +252,14 @@ describe('observe', () => {
         fc.array(fc.nat(5), { minLength: 1, maxLength: 30 }),
         async (vmids, delays) => {
           const pve = new FakePve()
-          vmids.forEach((vmid, i) => pve.addGuest({ vmid, type: i % 2 ? 'lxc' : 'qemu', node: `pve${(i % 3) + 1}`, config: { tags: 'b,a;proxops' } }))
+          vmids.forEach((vmid, i) =>
+            pve.addGuest({
+              vmid,
+              type: i % 2 ? 'lxc' : 'qemu',
+              node: `pve${(i % 3) + 1}`,
+              config: { tags: 'b,a;proxops' },
+            }),
+          )
           let i = 0
           const jittery = new Proxy(pve, {
             get(target, prop, receiver) {
@@ -247,12 +291,22 @@ describe('splitPending', () => {
         { key: 'cores', pending: '2' },
         { key: 'net1', value: 'virtio', delete: 2 },
       ]),
-    ).toEqual({ digest: 'abc', config: { memory: '2048', net1: 'virtio' }, pending: { cores: '2', memory: '4096' }, pendingDeletes: ['net1'] })
+    ).toEqual({
+      digest: 'abc',
+      config: { memory: '2048', net1: 'virtio' },
+      pending: { cores: '2', memory: '4096' },
+      pendingDeletes: ['net1'],
+    })
   })
 
   it('gives the same result, key order included, whatever order the rows arrive in (property)', () => {
     const row = fc.record(
-      { key: fc.stringMatching(/^[a-z][a-z0-9]{0,5}$/), value: fc.string({ maxLength: 4 }), pending: fc.string({ maxLength: 4 }), delete: fc.constantFrom(1, 2) },
+      {
+        key: fc.stringMatching(/^[a-z][a-z0-9]{0,5}$/),
+        value: fc.string({ maxLength: 4 }),
+        pending: fc.string({ maxLength: 4 }),
+        delete: fc.constantFrom(1, 2),
+      },
       { requiredKeys: ['key'] },
     )
     const unique = fc.uniqueArray(row, { selector: (r) => r.key, maxLength: 12 })
@@ -316,22 +370,37 @@ describe('observe under random read failures', () => {
   it('accounts for every guest as read or unknown, never absent, and every artifact storage as listed or unreadable (property)', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.uniqueArray(fc.record({ vmid: fc.integer({ min: 100, max: 400 }), node: fc.constantFrom('pve1', 'pve2', 'pve3'), lxc: fc.boolean() }), { selector: (g) => g.vmid, maxLength: 10 }),
+        fc.uniqueArray(
+          fc.record({
+            vmid: fc.integer({ min: 100, max: 400 }),
+            node: fc.constantFrom('pve1', 'pve2', 'pve3'),
+            lxc: fc.boolean(),
+          }),
+          { selector: (g) => g.vmid, maxLength: 10 },
+        ),
         fc.array(fc.boolean(), { minLength: 1, maxLength: 40 }),
         fc.subarray(['pve1', 'pve2', 'pve3']),
         async (guests, failPattern, offline) => {
           const pve = new FakePve({ offline })
-          for (const g of guests) pve.addGuest({ vmid: g.vmid, node: g.node, type: g.lxc ? 'lxc' : 'qemu', config: { tags: 'proxops' } })
+          for (const g of guests)
+            pve.addGuest({ vmid: g.vmid, node: g.node, type: g.lxc ? 'lxc' : 'qemu', config: { tags: 'proxops' } })
           let i = 0
           pve.fault = (call) =>
-            call.method !== 'version' && call.method !== 'clusterResources' && failPattern[i++ % failPattern.length] ? new Error(`injected ${call.method}`) : undefined
+            call.method !== 'version' && call.method !== 'clusterResources' && failPattern[i++ % failPattern.length]
+              ? new Error(`injected ${call.method}`)
+              : undefined
           const live = await observe('homelab', pve)
-          const seen = [...live.guests.map((g) => g.vmid), ...live.unknownGuests.map((g) => g.vmid)].sort((a, b) => a - b)
+          const seen = [...live.guests.map((g) => g.vmid), ...live.unknownGuests.map((g) => g.vmid)].sort(
+            (a, b) => a - b,
+          )
           expect(seen).toEqual(guests.map((g) => g.vmid).sort((a, b) => a - b))
           for (const g of live.unknownGuests) expect(g.reason).not.toBe('')
           for (const g of live.guests) expect(offline).not.toContain(g.node)
           const storages = [...live.storages.filter((s) => s.content.includes('iso')).map((s) => s.node)].sort()
-          const accounted = new Set([...live.unreadableStorages.map((s) => s.node), ...pve.calls.filter((c) => c.method === 'storageContent').map((c) => String(c.args[0]))])
+          const accounted = new Set([
+            ...live.unreadableStorages.map((s) => s.node),
+            ...pve.calls.filter((c) => c.method === 'storageContent').map((c) => String(c.args[0])),
+          ])
           for (const node of storages) expect(accounted.has(node)).toBe(true)
         },
       ),

@@ -49,7 +49,11 @@ interface GuestRef {
   listed?: NodeGuest
 }
 
-export async function observe(cluster: string, reader: LiveReader, options: ObserveOptions = {}): Promise<LiveInventory> {
+export async function observe(
+  cluster: string,
+  reader: LiveReader,
+  options: ObserveOptions = {},
+): Promise<LiveInventory> {
   const gate = new Semaphore(options.concurrency ?? DEFAULT_READ_CONCURRENCY)
   const read = <T>(fn: () => Promise<T>): Promise<T> => {
     options.signal?.throwIfAborted()
@@ -90,7 +94,8 @@ export async function observe(cluster: string, reader: LiveReader, options: Obse
       [...online].flatMap((node) =>
         (['qemu', 'lxc'] as const).map(async (type) => {
           try {
-            for (const guest of await read(() => nodeGuests(node, type))) listed.set(`${type}/${guest.vmid}@${node}`, guest)
+            for (const guest of await read(() => nodeGuests(node, type)))
+              listed.set(`${type}/${guest.vmid}@${node}`, guest)
           } catch (error) {
             options.signal?.throwIfAborted()
             unlistedNodes.set(`${type}@${node}`, errorText(error))
@@ -114,7 +119,13 @@ export async function observe(cluster: string, reader: LiveReader, options: Obse
   // a guest that a node lists wins over a stale /cluster/resources row placing it elsewhere (a migration)
   const listedVmids = new Set([...listed.values()].map((g) => g.vmid))
   for (const [key, ref] of refs) {
-    if (!ref.listed && listedVmids.has(ref.vmid) && online.has(ref.node) && !unlistedNodes.has(`${ref.type}@${ref.node}`)) refs.delete(key)
+    if (
+      !ref.listed &&
+      listedVmids.has(ref.vmid) &&
+      online.has(ref.node) &&
+      !unlistedNodes.has(`${ref.type}@${ref.node}`)
+    )
+      refs.delete(key)
   }
 
   const guests: LiveGuest[] = []
@@ -187,7 +198,11 @@ async function readGuest(reader: LiveReader, read: Read, ref: GuestRef): Promise
   }
   const { config, pending, pendingDeletes } = split
   const lock = config.lock ?? ref.listed?.lock ?? status?.lock ?? ref.resource?.lock
-  const template = isTemplate(config.template) || ref.listed?.template === true || status?.template === true || ref.resource?.template === true
+  const template =
+    isTemplate(config.template) ||
+    ref.listed?.template === true ||
+    status?.template === true ||
+    ref.resource?.template === true
   const name = (type === 'qemu' ? config.name : config.hostname) ?? nameOf(ref).name
   return {
     type,
@@ -281,7 +296,11 @@ async function readStorages(
       node: r.node,
       storage,
       type: r.plugintype ?? 'unknown',
-      content: (r.content ?? '').split(',').map((c) => c.trim()).filter(Boolean).sort(),
+      content: (r.content ?? '')
+        .split(',')
+        .map((c) => c.trim())
+        .filter(Boolean)
+        .sort(),
       active: r.status === 'available',
       // /cluster/resources lists enabled storages only; a disabled one does not appear
       enabled: true,
@@ -328,7 +347,12 @@ async function readStorages(
         }
       } catch (error) {
         options.signal?.throwIfAborted()
-        for (const holder of holders) unreadable.push({ node: holder.node, storage: holder.storage, reason: `content listing failed: ${errorText(error)}` })
+        for (const holder of holders)
+          unreadable.push({
+            node: holder.node,
+            storage: holder.storage,
+            reason: `content listing failed: ${errorText(error)}`,
+          })
       }
     }),
   )
@@ -337,7 +361,10 @@ async function readStorages(
   return { storages, volumes, unreadableStorages: unreadable }
 }
 
-function byGuest(a: { vmid: number; node: string; type: string }, b: { vmid: number; node: string; type: string }): number {
+function byGuest(
+  a: { vmid: number; node: string; type: string },
+  b: { vmid: number; node: string; type: string },
+): number {
   return a.vmid - b.vmid || compare(a.node, b.node) || compare(a.type, b.type)
 }
 

@@ -34,7 +34,11 @@ export function makePlan(actions: readonly Action[], cluster = 'homelab'): Plan 
   return {
     format_version: PLAN_FORMAT_VERSION,
     cluster,
-    policy: { pruneBudget: DEFAULT_POLICY.pruneBudget, disruption: DEFAULT_POLICY.disruption, ownershipTag: DEFAULT_POLICY.ownershipTag },
+    policy: {
+      pruneBudget: DEFAULT_POLICY.pruneBudget,
+      disruption: DEFAULT_POLICY.disruption,
+      ownershipTag: DEFAULT_POLICY.ownershipTag,
+    },
     actions,
     anomalies: [],
     skips: [],

@@ -65,7 +65,8 @@ export interface FakePveOptions {
 }
 
 /** Keys PVE applies to a running guest at once (the "fast" options, cloud-init, NICs, tags). */
-const HOT_KEYS = /^(name|description|tags|onboot|protection|startup|hookscript|lock|ciuser|cipassword|sshkeys|nameserver|searchdomain|ipconfig\d+|net\d+|hostname|memory|swap|cores)$/
+const HOT_KEYS =
+  /^(name|description|tags|onboot|protection|startup|hookscript|lock|ciuser|cipassword|sshkeys|nameserver|searchdomain|ipconfig\d+|net\d+|hostname|memory|swap|cores)$/
 
 export class FakePve implements LiveReader, PveWriter {
   readonly guests = new Map<number, FakeGuest>()
@@ -83,17 +84,25 @@ export class FakePve implements LiveReader, PveWriter {
   constructor(options: FakePveOptions = {}) {
     this.nodes = options.nodes ?? ['pve1', 'pve2', 'pve3']
     this.offline = new Set(options.offline ?? [])
-    this.storageDefs = options.storages ?? this.nodes.flatMap((node) => [
-      { node, storage: 'local', type: 'dir', content: ['iso', 'vztmpl', 'import', 'snippets'] },
-      { node, storage: 'local-lvm', type: 'lvmthin', content: ['images', 'rootdir'] },
-    ])
+    this.storageDefs =
+      options.storages ??
+      this.nodes.flatMap((node) => [
+        { node, storage: 'local', type: 'dir', content: ['iso', 'vztmpl', 'import', 'snippets'] },
+        { node, storage: 'local-lvm', type: 'lvmthin', content: ['images', 'rootdir'] },
+      ])
     this.pendingWithoutDigest = options.pendingWithoutDigest ?? false
     if (options.nodeGuests === false) (this as { nodeGuests?: unknown }).nodeGuests = undefined
   }
 
   // ---- seeding helpers ----
 
-  addGuest(guest: { type?: GuestType; vmid: number; node?: string; status?: 'running' | 'stopped'; config?: Record<string, string> }): FakeGuest {
+  addGuest(guest: {
+    type?: GuestType
+    vmid: number
+    node?: string
+    status?: 'running' | 'stopped'
+    config?: Record<string, string>
+  }): FakeGuest {
     const g: FakeGuest = {
       type: guest.type ?? 'qemu',
       vmid: guest.vmid,
@@ -118,11 +127,17 @@ export class FakePve implements LiveReader, PveWriter {
   }
 
   reads(): FakeCall[] {
-    return this.calls.filter((c) => !WRITE_METHODS.has(c.method) && c.method !== 'waitTask' && c.method !== 'taskStatus')
+    return this.calls.filter(
+      (c) => !WRITE_METHODS.has(c.method) && c.method !== 'waitTask' && c.method !== 'taskStatus',
+    )
   }
 
   digestOf(g: FakeGuest): string {
-    const text = JSON.stringify([Object.entries(g.config).sort(), Object.entries(g.pending).sort(), [...g.pendingDeletes].sort()])
+    const text = JSON.stringify([
+      Object.entries(g.config).sort(),
+      Object.entries(g.pending).sort(),
+      [...g.pendingDeletes].sort(),
+    ])
     return createHash('sha1').update(text).digest('hex')
   }
 
@@ -136,7 +151,8 @@ export class FakePve implements LiveReader, PveWriter {
   async clusterResources(): Promise<ClusterResource[]> {
     this.record('clusterResources', [])
     const rows: ClusterResource[] = []
-    for (const node of this.nodes) rows.push({ id: `node/${node}`, type: 'node', node, status: this.offline.has(node) ? 'offline' : 'online' })
+    for (const node of this.nodes)
+      rows.push({ id: `node/${node}`, type: 'node', node, status: this.offline.has(node) ? 'offline' : 'online' })
     for (const s of this.storageDefs) {
       rows.push({
         id: `storage/${s.node}/${s.storage}`,
@@ -179,7 +195,12 @@ export class FakePve implements LiveReader, PveWriter {
       }))
   }
 
-  async guestConfig(node: string, type: GuestType, vmid: number, options?: { current?: boolean }): Promise<GuestConfig> {
+  async guestConfig(
+    node: string,
+    type: GuestType,
+    vmid: number,
+    options?: { current?: boolean },
+  ): Promise<GuestConfig> {
     this.record('guestConfig', [node, type, vmid, options])
     const g = this.guestOn(node, type, vmid)
     const values: Record<string, string> = { ...g.config }
@@ -221,7 +242,14 @@ export class FakePve implements LiveReader, PveWriter {
     this.assertOnline(node)
     return this.storageDefs
       .filter((s) => s.node === node)
-      .map((s) => ({ storage: s.storage, type: s.type, content: s.content, active: s.active !== false, enabled: true, shared: s.shared ?? false }))
+      .map((s) => ({
+        storage: s.storage,
+        type: s.type,
+        content: s.content,
+        active: s.active !== false,
+        enabled: true,
+        shared: s.shared ?? false,
+      }))
   }
 
   async storageContent(node: string, storage: string, content?: string): Promise<StorageContentItem[]> {
@@ -248,9 +276,19 @@ export class FakePve implements LiveReader, PveWriter {
   async createGuest(node: string, type: GuestType, params: PveParams): Promise<TaskRef> {
     this.record('createGuest', [node, type, params])
     const vmid = Number(params.vmid)
-    if (this.guests.has(vmid)) throw new Error(`unable to create ${type === 'qemu' ? 'VM' : 'CT'} ${vmid} - already exists on node '${node}'`)
+    if (this.guests.has(vmid))
+      throw new Error(`unable to create ${type === 'qemu' ? 'VM' : 'CT'} ${vmid} - already exists on node '${node}'`)
     return this.task(node, type === 'qemu' ? 'qmcreate' : 'vzcreate', String(vmid), () => {
-      const { vmid: _v, start, storage: _s, pool: _p, ostemplate: _o, password: _pw, 'ssh-public-keys': _k, ...rest } = params
+      const {
+        vmid: _v,
+        start,
+        storage: _s,
+        pool: _p,
+        ostemplate: _o,
+        password: _pw,
+        'ssh-public-keys': _k,
+        ...rest
+      } = params
       const g = this.addGuest({ type, vmid, node })
       g.config = allocateDisks(g, stringify(rest))
       if (g.config.tags !== undefined) g.config.tags = normaliseTags(g.config.tags)
@@ -276,13 +314,25 @@ export class FakePve implements LiveReader, PveWriter {
     })
   }
 
-  async updateConfig(node: string, type: GuestType, vmid: number, params: PveParams, options?: { digest?: string }): Promise<TaskRef | null> {
+  async updateConfig(
+    node: string,
+    type: GuestType,
+    vmid: number,
+    params: PveParams,
+    options?: { digest?: string },
+  ): Promise<TaskRef | null> {
     this.record('updateConfig', [node, type, vmid, params, options])
     const g = this.guestOn(node, type, vmid)
-    if (options?.digest !== undefined && options.digest !== this.digestOf(g)) throw new Error('checksum mismatch (file change by other user?)')
+    if (options?.digest !== undefined && options.digest !== this.digestOf(g))
+      throw new Error('checksum mismatch (file change by other user?)')
     if (g.config.lock !== undefined) throw new Error(`VM is locked (${g.config.lock})`)
     const { delete: deleteList, ...values } = params
-    const deletes = deleteList === undefined ? [] : String(deleteList).split(/[,;\s]+/).filter(Boolean)
+    const deletes =
+      deleteList === undefined
+        ? []
+        : String(deleteList)
+            .split(/[,;\s]+/)
+            .filter(Boolean)
     for (const key of deletes) if (key in values) throw new Error(`option '${key}' may not be set and deleted at once`)
     const apply = (): void => {
       for (const [key, raw] of Object.entries(stringify(values))) {
@@ -302,17 +352,27 @@ export class FakePve implements LiveReader, PveWriter {
     return this.task(node, 'qmconfig', String(vmid), apply)
   }
 
-  async resizeDisk(node: string, type: GuestType, vmid: number, disk: string, size: string, options?: { digest?: string }): Promise<TaskRef | null> {
+  async resizeDisk(
+    node: string,
+    type: GuestType,
+    vmid: number,
+    disk: string,
+    size: string,
+    options?: { digest?: string },
+  ): Promise<TaskRef | null> {
     this.record('resizeDisk', [node, type, vmid, disk, size, options])
     const g = this.guestOn(node, type, vmid)
     return this.task(node, 'resize', String(vmid), () => {
-      if (options?.digest !== undefined && options.digest !== this.digestOf(g)) throw new Error('checksum mismatch (file change by other user?)')
+      if (options?.digest !== undefined && options.digest !== this.digestOf(g))
+        throw new Error('checksum mismatch (file change by other user?)')
       const current = g.config[disk]
       if (current === undefined) throw new Error(`disk '${disk}' does not exist`)
       const currentGiB = Number(/size=(\d+)G/.exec(current)?.[1] ?? 0)
       const wanted = size.startsWith('+') ? currentGiB + Number(size.slice(1, -1)) : Number(size.replace(/G$/, ''))
       if (wanted < currentGiB) throw new Error('shrinking disks is not supported')
-      g.config[disk] = /size=\d+G/.test(current) ? current.replace(/size=\d+G/, `size=${wanted}G`) : `${current},size=${wanted}G`
+      g.config[disk] = /size=\d+G/.test(current)
+        ? current.replace(/size=\d+G/, `size=${wanted}G`)
+        : `${current},size=${wanted}G`
     })
   }
 
@@ -328,7 +388,12 @@ export class FakePve implements LiveReader, PveWriter {
     })
   }
 
-  async shutdown(node: string, type: GuestType, vmid: number, options?: { timeoutSeconds?: number; forceStop?: boolean }): Promise<TaskRef> {
+  async shutdown(
+    node: string,
+    type: GuestType,
+    vmid: number,
+    options?: { timeoutSeconds?: number; forceStop?: boolean },
+  ): Promise<TaskRef> {
     this.record('shutdown', [node, type, vmid, options])
     const g = this.guestOn(node, type, vmid)
     if (type === 'lxc' && g.status === 'stopped') throw new Error(`CT ${vmid} not running`)
@@ -360,7 +425,8 @@ export class FakePve implements LiveReader, PveWriter {
     if (g.status === 'running') throw new Error("you can't convert a VM to template if VM is running")
     const mark = (): void => {
       g.config.template = '1'
-      for (const [key, value] of Object.entries(g.config)) g.config[key] = value.replace(new RegExp(`vm-${vmid}-disk`, 'g'), `base-${vmid}-disk`)
+      for (const [key, value] of Object.entries(g.config))
+        g.config[key] = value.replace(new RegExp(`vm-${vmid}-disk`, 'g'), `base-${vmid}-disk`)
     }
     if (type === 'lxc') {
       mark()
@@ -385,7 +451,8 @@ export class FakePve implements LiveReader, PveWriter {
     const s = this.storageDefs.find((x) => x.node === node && x.storage === storage)
     if (!s) throw new Error(`storage '${storage}' does not exist`)
     const content = String(params.content)
-    if (!s.content.includes(content)) throw new Error(`storage '${storage}' is not configured for content-type '${content}'`)
+    if (!s.content.includes(content))
+      throw new Error(`storage '${storage}' is not configured for content-type '${content}'`)
     const filename = String(params.filename)
     return this.task(node, 'download', filename, () => {
       const volid = `${storage}:${content}/${filename}`
@@ -423,7 +490,9 @@ export class FakePve implements LiveReader, PveWriter {
     this.assertOnline(node)
     const g = this.guests.get(vmid)
     if (!g || g.node !== node || g.type !== type) {
-      throw new Error(`Configuration file 'nodes/${node}/${type === 'qemu' ? 'qemu-server' : 'lxc'}/${vmid}.conf' does not exist`)
+      throw new Error(
+        `Configuration file 'nodes/${node}/${type === 'qemu' ? 'qemu-server' : 'lxc'}/${vmid}.conf' does not exist`,
+      )
     }
     return g
   }
@@ -473,12 +542,22 @@ const WRITE_METHODS = new Set([
 
 function stringify(params: Readonly<Record<string, string | number | boolean>>): Record<string, string> {
   const out: Record<string, string> = {}
-  for (const [key, value] of Object.entries(params)) out[key] = typeof value === 'boolean' ? (value ? '1' : '0') : String(value)
+  for (const [key, value] of Object.entries(params))
+    out[key] = typeof value === 'boolean' ? (value ? '1' : '0') : String(value)
   return out
 }
 
 function normaliseTags(raw: string): string {
-  return [...new Set(raw.split(/[;,\s]+/).filter(Boolean).map((t) => t.toLowerCase()))].sort().join(';')
+  return [
+    ...new Set(
+      raw
+        .split(/[;,\s]+/)
+        .filter(Boolean)
+        .map((t) => t.toLowerCase()),
+    ),
+  ]
+    .sort()
+    .join(';')
 }
 
 /** `local-lvm:8` (create form) becomes `local-lvm:vm-<id>-disk-<n>,size=8G`, as PVE stores it. */

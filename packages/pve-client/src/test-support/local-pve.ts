@@ -30,6 +30,9 @@ export interface Reply {
   delayMs?: number
   /** destroy the socket without answering */
   hangUp?: boolean
+  /** raw bytes sent as the body instead of `body` (e.g. a gzip stream), with these headers */
+  raw?: Buffer
+  headers?: Record<string, string>
 }
 
 export type Handler = (req: SeenRequest) => Reply | Promise<Reply>
@@ -52,9 +55,23 @@ function certificate(): { key: string; cert: string; dir: string } {
   execFileSync(
     'openssl',
     [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '2',
-      '-subj', '/CN=pve-test.local', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      join(dir, 'key.pem'),
+      '-out',
+      join(dir, 'cert.pem'),
+      '-days',
+      '2',
+      '-subj',
+      '/CN=pve-test.local',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost',
     ],
     { stdio: 'ignore' },
   )
@@ -63,7 +80,10 @@ function certificate(): { key: string; cert: string; dir: string } {
   return cached
 }
 
-export const ok = (data: unknown, extra: Record<string, unknown> = {}): Reply => ({ status: 200, body: { data, ...extra } })
+export const ok = (data: unknown, extra: Record<string, unknown> = {}): Reply => ({
+  status: 200,
+  body: { data, ...extra },
+})
 export const pveError = (status: number, message: string, errors?: Record<string, string>): Reply => ({
   status,
   statusText: message.split('\n')[0],
@@ -91,11 +111,13 @@ export async function startLocalPve(initial: Handler = () => ok(null)): Promise<
       void Promise.resolve(handler(seen)).then(async (reply) => {
         if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs))
         if (reply.hangUp) return req.socket.destroy()
-        const body = reply.body === undefined ? '' : typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body)
+        const body =
+          reply.body === undefined ? '' : typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body)
         res.statusCode = reply.status ?? 200
         if (reply.statusText) res.statusMessage = reply.statusText
-        if (body !== '') res.setHeader('Content-Type', 'application/json;charset=UTF-8')
-        res.end(body)
+        if (body !== '' || reply.raw) res.setHeader('Content-Type', 'application/json;charset=UTF-8')
+        for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value)
+        res.end(reply.raw ?? body)
       })
     })
   })
@@ -119,7 +141,11 @@ export async function startLocalPve(initial: Handler = () => ok(null)): Promise<
 }
 
 /** Collects log lines from the client's logger hook. */
-export function captureLogger(): { lines: string[]; warn: (m: string, meta?: object) => void; debug: (m: string, meta?: object) => void } {
+export function captureLogger(): {
+  lines: string[]
+  warn: (m: string, meta?: object) => void
+  debug: (m: string, meta?: object) => void
+} {
   const lines: string[] = []
   const push = (m: string, meta?: object) => lines.push(`${m} ${meta ? JSON.stringify(meta) : ''}`)
   return { lines, warn: push, debug: push }

@@ -26,10 +26,9 @@ const codecs: [string, (v: never) => unknown][] = [
 ]
 
 describe('every wire codec on arbitrary input', () => {
-  test.prop([fc.anything({ withNullPrototype: true, withBigInt: true, withMap: true, withSet: true })], { numRuns: 200 })(
-    'returns or throws a WireError',
-    (v) => {
-      for (const [, codec] of codecs) returnsOrWireError(() => codec(v as never))
-    },
-  )
+  test.prop([fc.anything({ withNullPrototype: true, withBigInt: true, withMap: true, withSet: true })], {
+    numRuns: 200,
+  })('returns or throws a WireError', (v) => {
+    for (const [, codec] of codecs) returnsOrWireError(() => codec(v as never))
+  })
 })

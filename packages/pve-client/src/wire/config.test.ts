@@ -41,7 +41,9 @@ describe('guest config decoding', () => {
       hostname: 'ct',
       lxc: 'lxc.cgroup2.devices.allow: c 10:200 rwm\nlxc.mount.entry: /dev/net dev/net none bind,create=dir\nlxc.cgroup2.devices.allow: c 188:* rwm',
     })
-    expect(() => decodeGuestConfig({ lxc: [['lxc.a']] })).toThrow(expect.objectContaining({ code: 'WIRE_CONFIG', field: 'config.lxc[0]' }))
+    expect(() => decodeGuestConfig({ lxc: [['lxc.a']] })).toThrow(
+      expect.objectContaining({ code: 'WIRE_CONFIG', field: 'config.lxc[0]' }),
+    )
   })
 
   it('refuses non-objects and nested values with WIRE_CONFIG', () => {
@@ -49,9 +51,12 @@ describe('guest config decoding', () => {
     expect(() => decodeGuestConfig({ a: { b: 1 } })).toThrow(expect.objectContaining({ code: 'WIRE_CONFIG' }))
   })
 
-  test.prop([fc.dictionary(fc.string({ maxLength: 8 }), fc.oneof(fc.string(), fc.integer(), fc.boolean()), { maxKeys: 8 })], {
-    numRuns: 200,
-  })('every scalar survives as its string form', (raw) => {
+  test.prop(
+    [fc.dictionary(fc.string({ maxLength: 8 }), fc.oneof(fc.string(), fc.integer(), fc.boolean()), { maxKeys: 8 })],
+    {
+      numRuns: 200,
+    },
+  )('every scalar survives as its string form', (raw) => {
     const { digest, values } = decodeGuestConfig(raw)
     for (const [k, v] of Object.entries(raw)) {
       const s = typeof v === 'boolean' ? (v ? '1' : '0') : String(v)

@@ -23,7 +23,8 @@ export function decodeGuestConfig(raw: unknown, field = 'config'): DecodedGuestC
       entries.push([key, rawLxcLines(value, `${field}.lxc`)])
       continue
     }
-    if (typeof value === 'object') throw new WireError('WIRE_CONFIG', `key '${key.slice(0, 40)}' is not a scalar`, field)
+    if (typeof value === 'object')
+      throw new WireError('WIRE_CONFIG', `key '${key.slice(0, 40)}' is not a scalar`, field)
     const s = toStr(value, `${field}.${key.slice(0, 40)}`)
     if (key === 'digest') digest = s
     else entries.push([key, s])
@@ -40,7 +41,8 @@ export function decodeGuestConfig(raw: unknown, field = 'config'): DecodedGuestC
 function rawLxcLines(pairs: unknown[], field: string): string {
   return pairs
     .map((pair, i) => {
-      if (!Array.isArray(pair) || pair.length !== 2) throw new WireError('WIRE_CONFIG', 'expected [key, value] pairs', `${field}[${i}]`)
+      if (!Array.isArray(pair) || pair.length !== 2)
+        throw new WireError('WIRE_CONFIG', 'expected [key, value] pairs', `${field}[${i}]`)
       return `${toStr(pair[0], `${field}[${i}][0]`)}: ${toStr(pair[1], `${field}[${i}][1]`)}`
     })
     .join('\n')

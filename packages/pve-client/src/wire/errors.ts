@@ -1,12 +1,6 @@
 /** Stable codes for every way a wire codec can refuse its input. */
 export type WireErrorCode =
-  | 'WIRE_PROPERTY_STRING'
-  | 'WIRE_SIZE'
-  | 'WIRE_TAGS'
-  | 'WIRE_SSHKEYS'
-  | 'WIRE_UPID'
-  | 'WIRE_SCALAR'
-  | 'WIRE_CONFIG'
+  'WIRE_PROPERTY_STRING' | 'WIRE_SIZE' | 'WIRE_TAGS' | 'WIRE_SSHKEYS' | 'WIRE_UPID' | 'WIRE_SCALAR' | 'WIRE_CONFIG'
 
 /**
  * The only error a codec throws. Messages name the field and the reason, never echo a whole input value

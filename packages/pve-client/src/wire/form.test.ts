@@ -8,10 +8,13 @@ import { returnsOrWireError } from '../test-support/codec.js'
 
 /** Every pitfall of pve-api.md section 1, pinned against an independent model of PVE's form decoder. */
 describe('form encoding survives PVE decoding', () => {
-  const roundTrip = (params: Record<string, string | number | boolean>) => pveDecodeForm(encodeParams(params).toString())
+  const roundTrip = (params: Record<string, string | number | boolean>) =>
+    pveDecodeForm(encodeParams(params).toString())
 
   it('keeps ; inside values (tags, boot order, trunks, mount features)', () => {
-    expect(roundTrip({ tags: 'a;b', boot: 'order=scsi0;net0', trunks: '10;20-30', features: 'mount=nfs;cifs' })).toEqual({
+    expect(
+      roundTrip({ tags: 'a;b', boot: 'order=scsi0;net0', trunks: '10;20-30', features: 'mount=nfs;cifs' }),
+    ).toEqual({
       tags: 'a;b',
       boot: 'order=scsi0;net0',
       trunks: '10;20-30',
@@ -43,7 +46,9 @@ describe('form encoding survives PVE decoding', () => {
   })
 
   it('refuses raw ssh keys and non-finite numbers before anything is sent', () => {
-    expect(() => encodeParams({ sshkeys: 'ssh-ed25519 AAAA ops@laptop' })).toThrow(expect.objectContaining({ code: 'WIRE_SSHKEYS' }))
+    expect(() => encodeParams({ sshkeys: 'ssh-ed25519 AAAA ops@laptop' })).toThrow(
+      expect.objectContaining({ code: 'WIRE_SSHKEYS' }),
+    )
     expect(() => encodeParams({ memory: Number.NaN })).toThrow(WireError)
   })
 
@@ -52,9 +57,12 @@ describe('form encoding survives PVE decoding', () => {
   })
 
   const key = fc.stringMatching(/^[a-z][a-z0-9_-]{0,10}$/)
-  test.prop([fc.dictionary(key, fc.oneof(fc.string({ unit: 'grapheme' }), fc.integer(), fc.boolean()), { maxKeys: 8 })], {
-    numRuns: 300,
-  })('any value arrives intact at PVE', (params) => {
+  test.prop(
+    [fc.dictionary(key, fc.oneof(fc.string({ unit: 'grapheme' }), fc.integer(), fc.boolean()), { maxKeys: 8 })],
+    {
+      numRuns: 300,
+    },
+  )('any value arrives intact at PVE', (params) => {
     delete params.sshkeys
     const decoded = pveDecodeForm(encodeParams(params).toString())
     const expected = Object.fromEntries(
@@ -63,9 +71,16 @@ describe('form encoding survives PVE decoding', () => {
     expect(decoded).toEqual(expected)
   })
 
-  test.prop([fc.dictionary(fc.string({ maxLength: 6 }), fc.anything({ withNullPrototype: true, withBigInt: true }), { maxKeys: 5 })], {
-    numRuns: 300,
-  })('arbitrary input: a body or a WireError', (params) => {
+  test.prop(
+    [
+      fc.dictionary(fc.string({ maxLength: 6 }), fc.anything({ withNullPrototype: true, withBigInt: true }), {
+        maxKeys: 5,
+      }),
+    ],
+    {
+      numRuns: 300,
+    },
+  )('arbitrary input: a body or a WireError', (params) => {
     returnsOrWireError(() => encodeParams(params as Record<string, string>))
   })
 })

@@ -6,7 +6,9 @@ import { returnsOrWireError } from '../test-support/codec.js'
 
 describe('property strings', () => {
   it('parses drives with the default key and values containing = and ;', () => {
-    expect(parsePropertyString('local-lvm:vm-100-disk-0,discard=on,iothread=1,size=32G', { defaultKey: 'file' })).toEqual({
+    expect(
+      parsePropertyString('local-lvm:vm-100-disk-0,discard=on,iothread=1,size=32G', { defaultKey: 'file' }),
+    ).toEqual({
       file: 'local-lvm:vm-100-disk-0',
       discard: 'on',
       iothread: '1',
@@ -27,7 +29,9 @@ describe('property strings', () => {
       ['=v', undefined],
     ]
     for (const [input, defaultKey] of cases) {
-      expect(() => parsePropertyString(input, defaultKey ? { defaultKey, field: 'scsi0' } : { field: 'scsi0' })).toThrow(WireError)
+      expect(() =>
+        parsePropertyString(input, defaultKey ? { defaultKey, field: 'scsi0' } : { field: 'scsi0' }),
+      ).toThrow(WireError)
     }
     try {
       parsePropertyString('a=1,a=2', { field: 'net0' })
@@ -39,7 +43,10 @@ describe('property strings', () => {
 
   it('prints like PVE: default key bare, then the order list, then alphabetical; booleans as 1/0', () => {
     expect(
-      formatPropertyString({ ssd: true, size: '32G', file: 'local-lvm:vm-100-disk-0', discard: 'on' }, { defaultKey: 'file' }),
+      formatPropertyString(
+        { ssd: true, size: '32G', file: 'local-lvm:vm-100-disk-0', discard: 'on' },
+        { defaultKey: 'file' },
+      ),
     ).toBe('local-lvm:vm-100-disk-0,discard=on,size=32G,ssd=1')
     expect(formatPropertyString({ type: 'veth', bridge: 'vmbr0', name: 'eth0' }, { order: ['name'] })).toBe(
       'name=eth0,bridge=vmbr0,type=veth',

@@ -35,7 +35,8 @@ export function parsePropertyString(input: string, options: PropertyStringOption
     } else {
       key = part.slice(0, eq)
       value = part.slice(eq + 1)
-      if (!KEY.test(key)) throw new WireError('WIRE_PROPERTY_STRING', `invalid key ${JSON.stringify(key.slice(0, 40))}`, field)
+      if (!KEY.test(key))
+        throw new WireError('WIRE_PROPERTY_STRING', `invalid key ${JSON.stringify(key.slice(0, 40))}`, field)
       if (value === '') throw new WireError('WIRE_PROPERTY_STRING', `missing value for key '${key}'`, field)
     }
     if (Object.prototype.hasOwnProperty.call(out, key)) {
@@ -71,7 +72,8 @@ export function formatPropertyString(
     else parts.push(v)
   }
   for (const key of [...first, ...rest]) {
-    if (!KEY.test(key)) throw new WireError('WIRE_PROPERTY_STRING', `invalid key ${JSON.stringify(key.slice(0, 40))}`, field)
+    if (!KEY.test(key))
+      throw new WireError('WIRE_PROPERTY_STRING', `invalid key ${JSON.stringify(key.slice(0, 40))}`, field)
     parts.push(`${key}=${printValue(values[key], key, field)}`)
   }
   return parts.join(',')
@@ -84,7 +86,11 @@ function printValue(value: string | number | boolean | undefined, key: string, f
   const v = typeof value === 'boolean' ? (value ? '1' : '0') : String(value)
   if (v === '' || /^\s+$/.test(v)) throw new WireError('WIRE_PROPERTY_STRING', `empty value for key '${key}'`, field)
   if (v.includes(',')) {
-    throw new WireError('WIRE_PROPERTY_STRING', `value of key '${key}' contains ',' (PVE cannot quote it; use ';' for lists)`, field)
+    throw new WireError(
+      'WIRE_PROPERTY_STRING',
+      `value of key '${key}' contains ',' (PVE cannot quote it; use ';' for lists)`,
+      field,
+    )
   }
   return v
 }

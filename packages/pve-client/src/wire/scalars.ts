@@ -56,7 +56,8 @@ export function toStr(value: unknown, field?: string): string {
 
 /** Optional variants: `undefined` and `null` (absent in PVE terms) give `undefined`. */
 export const optInt = (v: unknown, field?: string): number | undefined => (v == null ? undefined : toInt(v, field))
-export const optNumber = (v: unknown, field?: string): number | undefined => (v == null ? undefined : toNumber(v, field))
+export const optNumber = (v: unknown, field?: string): number | undefined =>
+  v == null ? undefined : toNumber(v, field)
 export const optBool = (v: unknown, field?: string): boolean | undefined => (v == null ? undefined : toBool(v, field))
 export const optStr = (v: unknown, field?: string): string | undefined => (v == null ? undefined : toStr(v, field))
 

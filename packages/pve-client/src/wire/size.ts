@@ -15,7 +15,12 @@ const RESIZE = /^(\+)?(\d+(?:\.\d+)?)([KMGT])?$/
 /** `32G` -> 34359738368. Fractions are floored to whole bytes, as PVE does. */
 export function parseSize(input: string, field?: string): number {
   const m = typeof input === 'string' ? DISK_SIZE.exec(input) : null
-  if (!m) throw new WireError('WIRE_SIZE', `invalid disk size ${typeof input === 'string' ? excerpt(input) : ''}`.trim(), field)
+  if (!m)
+    throw new WireError(
+      'WIRE_SIZE',
+      `invalid disk size ${typeof input === 'string' ? excerpt(input) : ''}`.trim(),
+      field,
+    )
   return toBytes(m[1] as string, m[2] as Unit | undefined, input, field)
 }
 
@@ -39,7 +44,12 @@ export interface ResizeSpec {
 
 export function parseResize(input: string, field?: string): ResizeSpec {
   const m = typeof input === 'string' ? RESIZE.exec(input) : null
-  if (!m) throw new WireError('WIRE_SIZE', `invalid resize size ${typeof input === 'string' ? excerpt(input) : ''}`.trim(), field)
+  if (!m)
+    throw new WireError(
+      'WIRE_SIZE',
+      `invalid resize size ${typeof input === 'string' ? excerpt(input) : ''}`.trim(),
+      field,
+    )
   return { relative: m[1] === '+', bytes: toBytes(m[2] as string, m[3] as Unit | undefined, input, field) }
 }
 

@@ -34,8 +34,11 @@ describe('sshkeys', () => {
     expect(decodeSshKeys(enc)).toBe(s)
   })
 
-  test.prop([fc.string({ unit: 'binary', maxLength: 40 })], { numRuns: 300 })('arbitrary input: a value or WIRE_SSHKEYS', (s) => {
-    returnsOrWireError(() => encodeSshKeys(s))
-    returnsOrWireError(() => decodeSshKeys(s))
-  })
+  test.prop([fc.string({ unit: 'binary', maxLength: 40 })], { numRuns: 300 })(
+    'arbitrary input: a value or WIRE_SSHKEYS',
+    (s) => {
+      returnsOrWireError(() => encodeSshKeys(s))
+      returnsOrWireError(() => decodeSshKeys(s))
+    },
+  )
 })

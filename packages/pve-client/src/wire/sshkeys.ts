@@ -10,7 +10,8 @@ const URLENCODED = /^[-%a-zA-Z0-9_.!~*'()]*$/
 /** Keys (one string with newlines, or a list) -> the value to send as `sshkeys`. */
 export function encodeSshKeys(keys: string | readonly string[], field = 'sshkeys'): string {
   const list: unknown[] = typeof keys === 'string' ? [keys] : Array.isArray(keys) ? keys : [undefined]
-  if (!list.every((k) => typeof k === 'string')) throw new WireError('WIRE_SSHKEYS', 'expected a string or a list of strings', field)
+  if (!list.every((k) => typeof k === 'string'))
+    throw new WireError('WIRE_SSHKEYS', 'expected a string or a list of strings', field)
   const text = (list as string[]).join('\n')
   try {
     return encodeURIComponent(text)
@@ -39,6 +40,9 @@ export function isUrlEncoded(value: string): boolean {
 
 /** The set of keys (trimmed, non-empty lines, sorted, unique) for drift comparison. */
 export function sshKeySet(keys: string): string[] {
-  const lines = keys.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== '')
+  const lines = keys
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l !== '')
   return [...new Set(lines)].sort()
 }

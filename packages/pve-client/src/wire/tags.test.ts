@@ -24,16 +24,22 @@ describe('tags', () => {
   const tag = fc.stringMatching(/^[A-Za-z0-9_][A-Za-z0-9_+.-]{0,8}$/)
   const sep = fc.constantFrom(';', ',', ' ', ' ; ', '\t', ',,')
 
-  test.prop([fc.array(tag, { maxLength: 8 })], { numRuns: 200 })('normalised form is a fixed point and sorted/unique/lower', (tags) => {
-    const once = formatTags(tags)
-    expect(normaliseTagString(once)).toBe(once)
-    const list = parseTags(once)
-    expect(list).toEqual([...new Set(tags.map((t) => t.toLowerCase()))].sort())
-  })
+  test.prop([fc.array(tag, { maxLength: 8 })], { numRuns: 200 })(
+    'normalised form is a fixed point and sorted/unique/lower',
+    (tags) => {
+      const once = formatTags(tags)
+      expect(normaliseTagString(once)).toBe(once)
+      const list = parseTags(once)
+      expect(list).toEqual([...new Set(tags.map((t) => t.toLowerCase()))].sort())
+    },
+  )
 
-  test.prop([fc.array(tag, { minLength: 1, maxLength: 8 }), sep], { numRuns: 200 })('any separator gives the same set', (tags, s) => {
-    expect(normaliseTagString(tags.join(s))).toBe(formatTags(tags))
-  })
+  test.prop([fc.array(tag, { minLength: 1, maxLength: 8 }), sep], { numRuns: 200 })(
+    'any separator gives the same set',
+    (tags, s) => {
+      expect(normaliseTagString(tags.join(s))).toBe(formatTags(tags))
+    },
+  )
 
   test.prop([fc.string({ maxLength: 40 })], { numRuns: 300 })('arbitrary input: a value or WIRE_TAGS', (s) => {
     returnsOrWireError(() => normaliseTagString(s))

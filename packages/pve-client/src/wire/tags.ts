@@ -23,7 +23,11 @@ export function normaliseTags(tags: readonly string[], field = 'tags'): string[]
   if (!Array.isArray(tags)) throw new WireError('WIRE_TAGS', 'expected a list of tags', field)
   for (const tag of tags as unknown[]) {
     if (typeof tag !== 'string' || !TAG.test(tag)) {
-      throw new WireError('WIRE_TAGS', typeof tag === 'string' ? `invalid characters in tag ${excerpt(tag)}` : 'a tag is not a string', field)
+      throw new WireError(
+        'WIRE_TAGS',
+        typeof tag === 'string' ? `invalid characters in tag ${excerpt(tag)}` : 'a tag is not a string',
+        field,
+      )
     }
   }
   return [...new Set((tags as string[]).map((t) => t.toLowerCase()))].sort(codePointCompare)

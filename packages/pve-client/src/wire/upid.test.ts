@@ -20,10 +20,17 @@ describe('UPID', () => {
   })
 
   it('refuses malformed ids with WIRE_UPID', () => {
-    for (const bad of ['', 'UPID:', 'UPID:-pve:0012AB34:0A1B2C3D:6650F00D:x:1:u:', 'UPID:pve:12AB34:0A1B2C3D:6650F00D:x:1:u:']) {
+    for (const bad of [
+      '',
+      'UPID:',
+      'UPID:-pve:0012AB34:0A1B2C3D:6650F00D:x:1:u:',
+      'UPID:pve:12AB34:0A1B2C3D:6650F00D:x:1:u:',
+    ]) {
       expect(() => parseUpid(bad)).toThrow(expect.objectContaining({ code: 'WIRE_UPID' }))
     }
-    expect(() => formatUpid({ node: 'p', pid: -1, pstart: 0, starttime: 0, type: 't', id: '', user: 'u' })).toThrow(WireError)
+    expect(() => formatUpid({ node: 'p', pid: -1, pstart: 0, starttime: 0, type: 't', id: '', user: 'u' })).toThrow(
+      WireError,
+    )
   })
 
   const node = fc.stringMatching(/^[a-zA-Z0-9]([a-zA-Z0-9-]{0,10}[a-zA-Z0-9])?$/)

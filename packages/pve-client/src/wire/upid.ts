@@ -26,7 +26,12 @@ export function isUpid(value: unknown): value is string {
 
 export function parseUpid(value: string, field = 'upid'): Upid {
   const m = typeof value === 'string' ? UPID_RE.exec(value) : null
-  if (!m) throw new WireError('WIRE_UPID', `unable to parse worker upid ${typeof value === 'string' ? excerpt(value, 80) : ''}`.trim(), field)
+  if (!m)
+    throw new WireError(
+      'WIRE_UPID',
+      `unable to parse worker upid ${typeof value === 'string' ? excerpt(value, 80) : ''}`.trim(),
+      field,
+    )
   return {
     node: m[1] as string,
     pid: parseInt(m[2] as string, 16),
@@ -44,7 +49,8 @@ export function formatUpid(upid: Upid, field = 'upid'): string {
     if (typeof upid[k] !== 'string') throw new WireError('WIRE_UPID', `field '${k}' must be a string`, field)
   }
   const hex = (n: number, width: number, max: number) => {
-    if (!Number.isInteger(n) || n < 0 || n > max) throw new WireError('WIRE_UPID', `number out of range for UPID`, field)
+    if (!Number.isInteger(n) || n < 0 || n > max)
+      throw new WireError('WIRE_UPID', `number out of range for UPID`, field)
     return n.toString(16).toUpperCase().padStart(width, '0')
   }
   const s = `UPID:${upid.node}:${hex(upid.pid, 8, 0xffffffff)}:${hex(upid.pstart, 8, 0xfffffffff)}:${hex(upid.starttime, 8, 0xffffffff)}:${upid.type}:${upid.id}:${upid.user}:`

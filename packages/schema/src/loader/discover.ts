@@ -12,7 +12,10 @@ export async function discoverRepository(start: string, fs: RepoFs = nodeFs): Pr
   let dir = resolve(start)
   const startInfo = await fs.stat(dir)
   if (!startInfo?.isDirectory) {
-    return { ok: false, message: `no ProxOps GitOps repository found: start directory ${dir} does not exist or is not a directory` }
+    return {
+      ok: false,
+      message: `no ProxOps GitOps repository found: start directory ${dir} does not exist or is not a directory`,
+    }
   }
   for (;;) {
     if ((await fs.lstat(resolve(dir, '.git'))) !== undefined) return { ok: true, root: dir }

@@ -5,23 +5,22 @@ import { mapLimit } from './limit.js'
 const tick = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
 
 describe('mapLimit', () => {
-  test.prop([fc.array(fc.integer({ min: 0, max: 3 }), { maxLength: 40 }), fc.integer({ min: 1, max: 10 })], { numRuns: 100 })(
-    'keeps input order and never has more than `limit` calls pending',
-    async (delays, limit) => {
-      let pending = 0
-      let peak = 0
-      const out = await mapLimit(delays, limit, async (d, i) => {
-        pending++
-        peak = Math.max(peak, pending)
-        await tick(d)
-        pending--
-        return `${i}:${d}`
-      })
-      expect(out).toEqual(delays.map((d, i) => `${i}:${d}`))
-      expect(peak).toBeLessThanOrEqual(limit)
-      if (delays.length > 0) expect(peak).toBeGreaterThanOrEqual(1)
-    },
-  )
+  test.prop([fc.array(fc.integer({ min: 0, max: 3 }), { maxLength: 40 }), fc.integer({ min: 1, max: 10 })], {
+    numRuns: 100,
+  })('keeps input order and never has more than `limit` calls pending', async (delays, limit) => {
+    let pending = 0
+    let peak = 0
+    const out = await mapLimit(delays, limit, async (d, i) => {
+      pending++
+      peak = Math.max(peak, pending)
+      await tick(d)
+      pending--
+      return `${i}:${d}`
+    })
+    expect(out).toEqual(delays.map((d, i) => `${i}:${d}`))
+    expect(peak).toBeLessThanOrEqual(limit)
+    if (delays.length > 0) expect(peak).toBeGreaterThanOrEqual(1)
+  })
 
   it('runs calls in parallel up to the limit', async () => {
     let peak = 0

@@ -4,7 +4,11 @@
  * Calls `fn` on every item with at most `limit` calls pending at once and returns the results in input
  * order. Rejects with the first failure (calls already started still finish; no new ones start).
  */
-export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function mapLimit<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const out = new Array<R>(items.length)
   let next = 0
   let failed = false

@@ -12,7 +12,8 @@ afterEach(() => {
   repo = undefined
 })
 
-const codes = (m: RepositoryModel): string[] => m.errors.map((e) => (e.line ? `${e.file}:${e.line}:${e.column} ${e.code}` : `${e.file} ${e.code}`))
+const codes = (m: RepositoryModel): string[] =>
+  m.errors.map((e) => (e.line ? `${e.file}:${e.line}:${e.column} ${e.code}` : `${e.file} ${e.code}`))
 
 function lab(resources: string[], files: Record<string, string> = {}): TempRepo {
   repo = tempRepo({
@@ -25,7 +26,12 @@ function lab(resources: string[], files: Record<string, string> = {}): TempRepo 
 
 describe('discovery', () => {
   it('finds the nearest .git directory or file upward', async () => {
-    repo = tempRepo({ 'a/b/c/.keep': '', '.git/HEAD': 'ref: refs/heads/main\n', 'a/sub/.git': 'gitdir: ../../.git/modules/sub\n', 'a/sub/x/.keep': '' })
+    repo = tempRepo({
+      'a/b/c/.keep': '',
+      '.git/HEAD': 'ref: refs/heads/main\n',
+      'a/sub/.git': 'gitdir: ../../.git/modules/sub\n',
+      'a/sub/x/.keep': '',
+    })
     expect(await discoverRepository(join(repo.root, 'a/b/c'))).toEqual({ ok: true, root: repo.root })
     expect(await discoverRepository(join(repo.root, 'a/sub/x'))).toEqual({ ok: true, root: join(repo.root, 'a/sub') })
     expect(await discoverRepository(repo.root)).toEqual({ ok: true, root: repo.root })
@@ -49,7 +55,11 @@ describe('loadRepository', () => {
   })
 
   it('accepts an empty composition, a bare list and blank entries; parses files in lexicographic order', async () => {
-    lab([], { 'clusters/lab/resources.yaml': '- ../../vm/b/z.yaml\n- ""\n-\n- ../../vm/a/y.yml\n', 'vm/b/z.yaml': vmYaml('z', 101), 'vm/a/y.yml': vmYaml('y', 102) })
+    lab([], {
+      'clusters/lab/resources.yaml': '- ../../vm/b/z.yaml\n- ""\n-\n- ../../vm/a/y.yml\n',
+      'vm/b/z.yaml': vmYaml('z', 101),
+      'vm/a/y.yml': vmYaml('y', 102),
+    })
     const m = await loadRepository({ root: repo!.root })
     expect(m.errors).toEqual([])
     expect(m.clusters[0]!.files).toEqual(['vm/a/y.yml', 'vm/b/z.yaml'])
@@ -63,30 +73,49 @@ describe('loadRepository', () => {
   })
 
   it('resolves secrets-file against the declaring file; exposes the cluster entry', async () => {
-    lab([], { 'clusters/lab/config.yaml': `${clusterConfig('lab')}      secrets-file: secrets.sops.yaml\n      secrets:\n        pve: {user: u, token-id: t, token: s}\n` })
+    lab([], {
+      'clusters/lab/config.yaml': `${clusterConfig('lab')}      secrets-file: secrets.sops.yaml\n      secrets:\n        pve: {user: u, token-id: t, token: s}\n`,
+    })
     const [c] = (await loadRepository({ root: repo!.root })).clusters
     expect(c!.secretsFile).toBe(join(repo!.root, 'clusters/lab/secrets.sops.yaml'))
-    expect(c!.entry).toMatchObject({ 'base-url': 'https://lab.example.invalid:8006', nodes: ['pve1', 'pve2'], secrets: { pve: { user: 'u' } } })
+    expect(c!.entry).toMatchObject({
+      'base-url': 'https://lab.example.invalid:8006',
+      nodes: ['pve1', 'pve2'],
+      secrets: { pve: { user: 'u' } },
+    })
     expect(c!.ok).toBe(true)
   })
 
   it('reads proxops.yaml with defaults and inline clusters', async () => {
     lab([], {
-      'proxops.yaml': 'log: {level: debug}\nreconcile: {prune-budget: unlimited, poll-interval: 1m30s}\npve:\n  clusters:\n    edge:\n      base-url: https://edge.example.invalid\n',
+      'proxops.yaml':
+        'log: {level: debug}\nreconcile: {prune-budget: unlimited, poll-interval: 1m30s}\npve:\n  clusters:\n    edge:\n      base-url: https://edge.example.invalid\n',
       'clusters/edge/resources.yaml': 'resources: []\n',
     })
     const m = await loadRepository({ root: repo!.root })
     expect(m.errors).toEqual([])
     expect(m.processConfigFile).toBe('proxops.yaml')
     expect(m.processConfig.log.level).toBe('debug')
-    expect(m.processConfig.reconcile).toMatchObject({ 'prune-budget': 'unlimited', 'poll-interval': 90_000, 'task-timeout': 1_800_000 })
+    expect(m.processConfig.reconcile).toMatchObject({
+      'prune-budget': 'unlimited',
+      'poll-interval': 90_000,
+      'task-timeout': 1_800_000,
+    })
     expect(m.processConfig.git.branch).toBe('main')
-    expect(m.clusters.map((c) => [c.name, c.configFile])).toEqual([['edge', 'proxops.yaml'], ['lab', 'clusters/lab/config.yaml']])
+    expect(m.clusters.map((c) => [c.name, c.configFile])).toEqual([
+      ['edge', 'proxops.yaml'],
+      ['lab', 'clusters/lab/config.yaml'],
+    ])
   })
 
   it('rejects a cluster declared twice and mutually exclusive git settings', async () => {
-    lab([], { 'proxops.yaml': `git: {url: https://g.example.invalid/r.git, path: .}\n${clusterConfig('lab', ['pve1'], 'https://other.example.invalid')}` })
-    expect(codes(await loadRepository({ root: repo!.root }))).toEqual(['clusters/lab/config.yaml:3:5 config-invalid', 'proxops.yaml:1:45 config-invalid'])
+    lab([], {
+      'proxops.yaml': `git: {url: https://g.example.invalid/r.git, path: .}\n${clusterConfig('lab', ['pve1'], 'https://other.example.invalid')}`,
+    })
+    expect(codes(await loadRepository({ root: repo!.root }))).toEqual([
+      'clusters/lab/config.yaml:3:5 config-invalid',
+      'proxops.yaml:1:45 config-invalid',
+    ])
   })
 
   it('keeps legacy process settings of a cluster-local file', async () => {
@@ -97,19 +126,29 @@ describe('loadRepository', () => {
 
   it('enforces the per-file size limit', async () => {
     lab(['../../vm/base/a.yaml'], { 'vm/base/a.yaml': vmYaml('a', 100) + `# ${'x'.repeat(2000)}\n` })
-    expect(codes(await loadRepository({ root: repo!.root, limits: { maxFileBytes: 1000 } }))).toEqual(['vm/base/a.yaml file-too-large'])
+    expect(codes(await loadRepository({ root: repo!.root, limits: { maxFileBytes: 1000 } }))).toEqual([
+      'vm/base/a.yaml file-too-large',
+    ])
   })
 
   it('reports a file that cannot be read', async () => {
     lab(['../../vm/base/a.yaml'], { 'vm/base/a.yaml': vmYaml('a', 100) })
-    const fs: RepoFs = { ...nodeFs, readFile: async (p) => (p.endsWith('a.yaml') ? Promise.reject(new Error('EIO: i/o error')) : nodeFs.readFile(p)) }
+    const fs: RepoFs = {
+      ...nodeFs,
+      readFile: async (p) => (p.endsWith('a.yaml') ? Promise.reject(new Error('EIO: i/o error')) : nodeFs.readFile(p)),
+    }
     const m = await loadRepository({ root: repo!.root, fs })
     expect(codes(m)).toEqual(['vm/base/a.yaml file-unreadable'])
     expect(m.errors[0]!.message).toContain('EIO')
   })
 
   it('selects one cluster with options.cluster and reports an unknown one', async () => {
-    lab(['../../vm/base/a.yaml'], { 'vm/base/a.yaml': vmYaml('a', 100), 'clusters/two/config.yaml': clusterConfig('two'), 'clusters/two/resources.yaml': '- ../../vm/base/broken.yaml\n', 'vm/base/broken.yaml': 'kind: VM\n' })
+    lab(['../../vm/base/a.yaml'], {
+      'vm/base/a.yaml': vmYaml('a', 100),
+      'clusters/two/config.yaml': clusterConfig('two'),
+      'clusters/two/resources.yaml': '- ../../vm/base/broken.yaml\n',
+      'vm/base/broken.yaml': 'kind: VM\n',
+    })
     const one = await loadRepository({ root: repo!.root, cluster: 'lab' })
     expect(one.clusters.map((c) => c.name)).toEqual(['lab'])
     expect(one.errors).toEqual([])
@@ -126,7 +165,7 @@ describe('loadRepository', () => {
     expect(m.clusters[0]!.ok).toBe(false)
   })
 
-  it('clusters never see each other\'s resources, and shared base objects are not shared in memory', async () => {
+  it("clusters never see each other's resources, and shared base objects are not shared in memory", async () => {
     repo = tempRepo({
       'clusters/a/config.yaml': clusterConfig('a', ['pve1']),
       'clusters/a/resources.yaml': '- ../../iso/base/i.yaml\n- ../../vm/a/v.yaml\n',
@@ -165,16 +204,24 @@ describe('loadRepository', () => {
   })
 
   it('an empty allowlist checks nothing', async () => {
-    lab(['../../vm/base/a.yaml'], { 'clusters/lab/config.yaml': 'pve:\n  clusters:\n    lab:\n      base-url: https://lab.example.invalid\n', 'vm/base/a.yaml': vmYaml('a', 100, 'anywhere') })
+    lab(['../../vm/base/a.yaml'], {
+      'clusters/lab/config.yaml': 'pve:\n  clusters:\n    lab:\n      base-url: https://lab.example.invalid\n',
+      'vm/base/a.yaml': vmYaml('a', 100, 'anywhere'),
+    })
     expect((await loadRepository({ root: repo!.root })).errors).toEqual([])
   })
 
   it('dependency errors: wrong kind, self clone, clone on another node or with the same vmid', async () => {
     lab(['../../vm/base/a.yaml', '../../vm/base/b.yaml', '../../templatevm/base/t.yaml'], {
       'vm/base/a.yaml': vmYaml('a', 100, 'pve1', '  hardware: {cdrom: {iso: b}}\n'),
-      'vm/base/b.yaml': vmYaml('b', 101, 'pve1').replace('  disks: [{storage: local-lvm, size: 8GiB}]\n', '  clone: b\n') +
-        '---\n' + vmYaml('c', 102, 'pve2').replace('  disks: [{storage: local-lvm, size: 8GiB}]\n', '  clone: t\n') +
-        '---\n' + vmYaml('d', 900, 'pve1').replace('  disks: [{storage: local-lvm, size: 8GiB}]\n', '  clone: t\n').replace('vmid: 900', 'vmid: 900'),
+      'vm/base/b.yaml':
+        vmYaml('b', 101, 'pve1').replace('  disks: [{storage: local-lvm, size: 8GiB}]\n', '  clone: b\n') +
+        '---\n' +
+        vmYaml('c', 102, 'pve2').replace('  disks: [{storage: local-lvm, size: 8GiB}]\n', '  clone: t\n') +
+        '---\n' +
+        vmYaml('d', 900, 'pve1')
+          .replace('  disks: [{storage: local-lvm, size: 8GiB}]\n', '  clone: t\n')
+          .replace('vmid: 900', 'vmid: 900'),
       'templatevm/base/t.yaml': vmYaml('t', 900, 'pve1').replace('kind: VM', 'kind: TemplateVM'),
     })
     const m = await loadRepository({ root: repo!.root })
@@ -188,9 +235,16 @@ describe('loadRepository', () => {
   })
 
   it('reports a self-dependency as a cycle', async () => {
-    lab(['../../iso/base/i.yaml'], { 'iso/base/i.yaml': isoYaml('i').replace('  name: i\n', '  name: i\n  annotations: {proxops/depends-on: "ISO:i"}\n') })
+    lab(['../../iso/base/i.yaml'], {
+      'iso/base/i.yaml': isoYaml('i').replace(
+        '  name: i\n',
+        '  name: i\n  annotations: {proxops/depends-on: "ISO:i"}\n',
+      ),
+    })
     const m = await loadRepository({ root: repo!.root })
-    expect(m.errors.map((e) => [e.code, e.message])).toEqual([['dependency-cycle', 'dependency cycle: ISO/i → ISO/i; remove one of these dependencies']])
+    expect(m.errors.map((e) => [e.code, e.message])).toEqual([
+      ['dependency-cycle', 'dependency cycle: ISO/i → ISO/i; remove one of these dependencies'],
+    ])
   })
 
   it('errors of a shared file are reported once, naming every cluster', async () => {
@@ -203,7 +257,14 @@ describe('loadRepository', () => {
     })
     const m = await loadRepository({ root: repo.root })
     expect(m.errors).toHaveLength(1)
-    expect(m.errors[0]).toMatchObject({ code: 'quantity-not-whole-mib', file: 'vm/base/x.yaml', line: 8, column: 11, clusters: ['a', 'b'], field: 'spec.memory' })
+    expect(m.errors[0]).toMatchObject({
+      code: 'quantity-not-whole-mib',
+      file: 'vm/base/x.yaml',
+      line: 8,
+      column: 11,
+      clusters: ['a', 'b'],
+      field: 'spec.memory',
+    })
   })
 })
 
@@ -221,13 +282,17 @@ describe('symlinks and the root boundary', () => {
     lab(['../../vm/ext/x.yaml'])
     repo!.write('../elsewhere/x.yaml', vmYaml('x', 100))
     repo!.link('vm/ext', join(repo!.dir, 'elsewhere'))
-    expect(codes(await loadRepository({ root: repo!.root }))).toEqual(['clusters/lab/resources.yaml:2:5 composition-path-escape'])
+    expect(codes(await loadRepository({ root: repo!.root }))).toEqual([
+      'clusters/lab/resources.yaml:2:5 composition-path-escape',
+    ])
   })
 
   it('follows a symlink that stays inside, applying the rules to the real file', async () => {
     lab(['../../vm/base/alias.yaml', '../../vm/base/a.yaml'], { 'vm/base/a.yaml': vmYaml('a', 100) })
     repo!.link('vm/base/alias.yaml', 'a.yaml')
-    expect(codes(await loadRepository({ root: repo!.root }))).toEqual(['clusters/lab/resources.yaml:3:5 composition-duplicate'])
+    expect(codes(await loadRepository({ root: repo!.root }))).toEqual([
+      'clusters/lab/resources.yaml:3:5 composition-duplicate',
+    ])
   })
 
   it('refuses a symlinked config or composition leading outside', async () => {
@@ -236,18 +301,29 @@ describe('symlinks and the root boundary', () => {
     repo!.mkdir('clusters/ext')
     repo!.link('clusters/ext/config.yaml', join(repo!.dir, 'outside.yaml'))
     repo!.link('clusters/ext/resources.yaml', join(repo!.dir, 'outside.yaml'))
-    expect(codes(await loadRepository({ root: repo!.root }))).toEqual(['clusters/ext/config.yaml path-outside-root', 'clusters/ext/resources.yaml path-outside-root'])
+    expect(codes(await loadRepository({ root: repo!.root }))).toEqual([
+      'clusters/ext/config.yaml path-outside-root',
+      'clusters/ext/resources.yaml path-outside-root',
+    ])
   })
 
   it('refuses absolute composition paths', async () => {
     lab(['/etc/passwd'])
-    expect(codes(await loadRepository({ root: repo!.root }))).toEqual(['clusters/lab/resources.yaml:2:5 composition-invalid'])
+    expect(codes(await loadRepository({ root: repo!.root }))).toEqual([
+      'clusters/lab/resources.yaml:2:5 composition-invalid',
+    ])
   })
 })
 
 describe('composition entries that are not readable manifests', () => {
   it('reports missing paths, dangling links, directories and FIFOs without opening them', async () => {
-    const entries = ['../../vm/base/gone.yaml', '../../vm/base/dangling.yaml', '../../vm/base/dir.yaml', '../../vm/base/fifo.yaml', '../../vm/base/a.yaml']
+    const entries = [
+      '../../vm/base/gone.yaml',
+      '../../vm/base/dangling.yaml',
+      '../../vm/base/dir.yaml',
+      '../../vm/base/fifo.yaml',
+      '../../vm/base/a.yaml',
+    ]
     lab(entries, { 'vm/base/a.yaml': vmYaml('a', 100) })
     repo!.link('vm/base/dangling.yaml', 'nowhere.yaml')
     repo!.mkdir('vm/base/dir.yaml')
@@ -264,7 +340,8 @@ describe('composition entries that are not readable manifests', () => {
 
   it('a file-system failure other than "nothing there" is not taken for a missing file', async () => {
     lab(['../../vm/base/a.yaml'], { 'vm/base/a.yaml': vmYaml('a', 100) })
-    const denied = (): Promise<never> => Promise.reject(Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' }))
+    const denied = (): Promise<never> =>
+      Promise.reject(Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' }))
     const fs: RepoFs = {
       ...nodeFs,
       realpath: (p) => (p.endsWith('a.yaml') ? denied() : nodeFs.realpath(p)),
@@ -281,12 +358,20 @@ describe('composition entries that are not readable manifests', () => {
     )
     const calls: string[] = []
     const fs = Object.fromEntries(
-      Object.entries(nodeFs).map(([op, fn]) => [op, (p: string) => (p.includes(`${join('vm', 'base')}`) && calls.push(op), (fn as (p: string) => unknown)(p))]),
+      Object.entries(nodeFs).map(([op, fn]) => [
+        op,
+        (p: string) => (p.includes(`${join('vm', 'base')}`) && calls.push(op), (fn as (p: string) => unknown)(p)),
+      ]),
     ) as unknown as RepoFs
     const m = await loadRepository({ root: repo!.root, fs })
     expect(m.errors).toEqual([])
     expect(m.clusters[0]!.index.resources).toHaveLength(30)
     const count = (op: string): number => calls.filter((c) => c === op).length
-    expect({ realpath: count('realpath'), stat: count('stat'), lstat: count('lstat'), readFile: count('readFile') }).toEqual({ realpath: 30, stat: 30, lstat: 0, readFile: 30 })
+    expect({
+      realpath: count('realpath'),
+      stat: count('stat'),
+      lstat: count('lstat'),
+      readFile: count('readFile'),
+    }).toEqual({ realpath: 30, stat: 30, lstat: 0, readFile: 30 })
   })
 })

@@ -130,7 +130,13 @@ class Loader {
     this.maxAliasCount = options.limits?.maxAliasCount ?? 100
   }
 
-  err(code: ErrorCode, file: string, at: Position | undefined, message: string, extra: Partial<SchemaError> = {}): SchemaError {
+  err(
+    code: ErrorCode,
+    file: string,
+    at: Position | undefined,
+    message: string,
+    extra: Partial<SchemaError> = {},
+  ): SchemaError {
     const e: SchemaError = { code, file, line: at?.line ?? 0, column: at?.column ?? 0, message, ...extra }
     return e
   }
@@ -196,16 +202,32 @@ class Loader {
     const info = known ?? (await this.fs.stat(real))
     if (!info?.isFile) return { error: this.err('file-unreadable', file, undefined, `${file} is not a regular file`) }
     if (info.size > this.maxFileBytes) {
-      return { error: this.err('file-too-large', file, undefined, `${file} is ${info.size} bytes, over the ${this.maxFileBytes}-byte limit for one YAML file: split it`) }
+      return {
+        error: this.err(
+          'file-too-large',
+          file,
+          undefined,
+          `${file} is ${info.size} bytes, over the ${this.maxFileBytes}-byte limit for one YAML file: split it`,
+        ),
+      }
     }
     try {
       const text = await this.fs.readFile(real)
       if (Buffer.byteLength(text) > this.maxFileBytes) {
-        return { error: this.err('file-too-large', file, undefined, `${file} is over the ${this.maxFileBytes}-byte limit for one YAML file: split it`) }
+        return {
+          error: this.err(
+            'file-too-large',
+            file,
+            undefined,
+            `${file} is over the ${this.maxFileBytes}-byte limit for one YAML file: split it`,
+          ),
+        }
       }
       return { text }
     } catch (err) {
-      return { error: this.err('file-unreadable', file, undefined, `${file} could not be read: ${(err as Error).message}`) }
+      return {
+        error: this.err('file-unreadable', file, undefined, `${file} could not be read: ${(err as Error).message}`),
+      }
     }
   }
 
@@ -232,7 +254,15 @@ class Loader {
           else {
             for (const issue of r.issues) {
               const at = doc.locate(issue.path, { key: issue.code === 'field-unknown' })
-              errors.push(this.err(issue.code, file, at, issue.message, issue.path.length ? { field: formatPath(issue.path) } : {}))
+              errors.push(
+                this.err(
+                  issue.code,
+                  file,
+                  at,
+                  issue.message,
+                  issue.path.length ? { field: formatPath(issue.path) } : {},
+                ),
+              )
             }
           }
         }
@@ -244,7 +274,12 @@ class Loader {
   }
 
   /** Validates a config document with a valibot schema, reporting issues with positions. */
-  validateConfig<T>(schema: v.GenericSchema<unknown, T>, doc: YamlDocument, file: string, prefix: PathKey[] = []): T | undefined {
+  validateConfig<T>(
+    schema: v.GenericSchema<unknown, T>,
+    doc: YamlDocument,
+    file: string,
+    prefix: PathKey[] = [],
+  ): T | undefined {
     const r = v.safeParse(schema, doc.value)
     if (r.success) return r.output
     for (const issue of r.issues) {
@@ -259,7 +294,11 @@ class Loader {
       } else if (issue.expected === 'never') message = `unknown setting ${JSON.stringify(formatPath(path))}`
       else if (issue.received === 'undefined') message = `missing required setting ${JSON.stringify(formatPath(path))}`
       else message = `${formatPath(path) || 'the document'}: expected ${issue.expected}, got ${issue.received}`
-      this.errors.push(this.err(code, file, doc.locate(path, { key: issue.expected === 'never' }), message, { field: formatPath(path) }))
+      this.errors.push(
+        this.err(code, file, doc.locate(path, { key: issue.expected === 'never' }), message, {
+          field: formatPath(path),
+        }),
+      )
       void last
     }
     return undefined
@@ -304,7 +343,9 @@ export async function loadRepository(options: LoadOptions): Promise<RepositoryMo
   let processConfigFile: string | undefined
   const inlineClusters: ConfigSource[] = []
   const procAbs = join(root, 'proxops.yaml')
-  const procReal = await L.real(procAbs, (msg) => L.errors.push(L.err('path-outside-root', 'proxops.yaml', undefined, msg)))
+  const procReal = await L.real(procAbs, (msg) =>
+    L.errors.push(L.err('path-outside-root', 'proxops.yaml', undefined, msg)),
+  )
   if (procReal) {
     processConfigFile = 'proxops.yaml'
     const { docs, errors } = await L.readYaml(procReal)
@@ -338,7 +379,12 @@ export async function loadRepository(options: LoadOptions): Promise<RepositoryMo
       const entry = await fs.lstat(join(dir, name))
       if (entry && !entry.isDirectory) {
         L.errors.push(
-          L.err('legacy-layout', `${kindRoot}/${name}`, undefined, `legacy layout: ${kindRoot}/${name} sits directly under the ${kindRoot}/ kind root, which is not allowed; move it to ${kindRoot}/base/ or ${kindRoot}/<cluster>/ and list it in a clusters/<name>/resources.yaml`),
+          L.err(
+            'legacy-layout',
+            `${kindRoot}/${name}`,
+            undefined,
+            `legacy layout: ${kindRoot}/${name} sits directly under the ${kindRoot}/ kind root, which is not allowed; move it to ${kindRoot}/base/ or ${kindRoot}/<cluster>/ and list it in a clusters/<name>/resources.yaml`,
+          ),
         )
       }
     }
@@ -365,17 +411,28 @@ export async function loadRepository(options: LoadOptions): Promise<RepositoryMo
       }
       const configAbs = join(abs, 'config.yaml')
       const configRel = `clusters/${name}/config.yaml`
-      const configReal = await L.real(configAbs, (msg) => L.errors.push(L.err('path-outside-root', configRel, undefined, msg)))
+      const configReal = await L.real(configAbs, (msg) =>
+        L.errors.push(L.err('path-outside-root', configRel, undefined, msg)),
+      )
       if (configReal) {
         attempted.add(name)
         const src = await loadClusterConfig(L, name, configReal, configRel)
         if (src) localClusters.push(src)
       }
       const resRel = `clusters/${name}/resources.yaml`
-      const resReal = await L.real(join(abs, 'resources.yaml'), (msg) => L.errors.push(L.err('path-outside-root', resRel, undefined, msg)))
+      const resReal = await L.real(join(abs, 'resources.yaml'), (msg) =>
+        L.errors.push(L.err('path-outside-root', resRel, undefined, msg)),
+      )
       if (resReal) compositionDirs.set(name, resReal)
       else if ((await fs.lstat(join(abs, 'resources.yaml'))) === undefined) {
-        L.errors.push(L.err('composition-missing', `clusters/${name}`, undefined, `clusters/${name}/ exists but has no resources.yaml: add one (resources: [] for an empty cluster) or remove the directory`))
+        L.errors.push(
+          L.err(
+            'composition-missing',
+            `clusters/${name}`,
+            undefined,
+            `clusters/${name}/ exists but has no resources.yaml: add one (resources: [] for an empty cluster) or remove the directory`,
+          ),
+        )
       }
     }
   }
@@ -385,7 +442,14 @@ export async function loadRepository(options: LoadOptions): Promise<RepositoryMo
   for (const src of [...inlineClusters, ...localClusters]) {
     const prev = configured.get(src.name)
     if (prev) {
-      L.errors.push(L.err('config-invalid', src.configFile, src.at(), `cluster "${src.name}" is declared twice: in ${prev.configFile} and in ${src.configFile}; keep one`))
+      L.errors.push(
+        L.err(
+          'config-invalid',
+          src.configFile,
+          src.at(),
+          `cluster "${src.name}" is declared twice: in ${prev.configFile} and in ${src.configFile}; keep one`,
+        ),
+      )
       continue
     }
     configured.set(src.name, src)
@@ -393,24 +457,53 @@ export async function loadRepository(options: LoadOptions): Promise<RepositoryMo
   for (const name of compositionDirs.keys()) {
     if (!configured.has(name) && !attempted.has(name)) {
       L.errors.push(
-        L.err('cluster-not-configured', `clusters/${name}/resources.yaml`, undefined, `clusters/${name}/resources.yaml has no configured cluster: add clusters/${name}/config.yaml declaring pve.clusters.${name}`),
+        L.err(
+          'cluster-not-configured',
+          `clusters/${name}/resources.yaml`,
+          undefined,
+          `clusters/${name}/resources.yaml has no configured cluster: add clusters/${name}/config.yaml declaring pve.clusters.${name}`,
+        ),
       )
     }
   }
   for (const src of configured.values()) {
-    if (!compositionDirs.has(src.name) && !L.errors.some((e) => e.file === `clusters/${src.name}` && e.code === 'composition-missing')) {
-      L.errors.push(L.err('composition-missing', src.configFile, src.at(), `cluster "${src.name}" has no clusters/${src.name}/resources.yaml: create it (resources: [] for an empty cluster)`))
+    if (
+      !compositionDirs.has(src.name) &&
+      !L.errors.some((e) => e.file === `clusters/${src.name}` && e.code === 'composition-missing')
+    ) {
+      L.errors.push(
+        L.err(
+          'composition-missing',
+          src.configFile,
+          src.at(),
+          `cluster "${src.name}" has no clusters/${src.name}/resources.yaml: create it (resources: [] for an empty cluster)`,
+        ),
+      )
     }
   }
   if (configured.size === 0 && attempted.size === 0) {
-    L.errors.push(L.err('no-clusters', '.', undefined, 'at least one named PVE cluster is required: add clusters/<name>/config.yaml (with pve.clusters.<name>) and clusters/<name>/resources.yaml'))
+    L.errors.push(
+      L.err(
+        'no-clusters',
+        '.',
+        undefined,
+        'at least one named PVE cluster is required: add clusters/<name>/config.yaml (with pve.clusters.<name>) and clusters/<name>/resources.yaml',
+      ),
+    )
   }
   const byUrl = new Map<string, ConfigSource>()
   for (const src of [...configured.values()].sort((a, b) => (a.name < b.name ? -1 : 1))) {
     const url = src.entry['base-url']
     const prev = byUrl.get(url)
     if (prev) {
-      L.errors.push(L.err('base-url-duplicate', src.configFile, src.at(), `clusters "${prev.name}" and "${src.name}" share base-url ${url}: each cluster needs its own endpoint`))
+      L.errors.push(
+        L.err(
+          'base-url-duplicate',
+          src.configFile,
+          src.at(),
+          `clusters "${prev.name}" and "${src.name}" share base-url ${url}: each cluster needs its own endpoint`,
+        ),
+      )
     } else byUrl.set(url, src)
   }
 
@@ -419,7 +512,14 @@ export async function loadRepository(options: LoadOptions): Promise<RepositoryMo
   let names = [...configured.keys()].filter((n) => compositionDirs.has(n)).sort()
   if (options.cluster !== undefined) {
     if (!configured.has(options.cluster)) {
-      L.errors.push(L.err('cluster-unknown', '.', undefined, `cluster "${options.cluster}" is not configured (known: ${[...configured.keys()].sort().join(', ') || 'none'})`))
+      L.errors.push(
+        L.err(
+          'cluster-unknown',
+          '.',
+          undefined,
+          `cluster "${options.cluster}" is not configured (known: ${[...configured.keys()].sort().join(', ') || 'none'})`,
+        ),
+      )
       globalErrors.push(L.errors[L.errors.length - 1]!)
     }
     names = names.filter((n) => n === options.cluster)
@@ -427,7 +527,13 @@ export async function loadRepository(options: LoadOptions): Promise<RepositoryMo
   const clusters: LoadedCluster[] = []
   for (const name of names) {
     const otherNodes = new Set([...configured.values()].filter((c) => c.name !== name).flatMap((c) => c.entry.nodes))
-    const { cluster, own } = await loadCluster(L, configured.get(name)!, compositionDirs.get(name)!, globalErrors, otherNodes)
+    const { cluster, own } = await loadCluster(
+      L,
+      configured.get(name)!,
+      compositionDirs.get(name)!,
+      globalErrors,
+      otherNodes,
+    )
     clusters.push(cluster)
     L.errors.push(...own)
   }
@@ -443,14 +549,33 @@ export async function loadRepository(options: LoadOptions): Promise<RepositoryMo
 
 function checkProcessConfig(L: Loader, cfg: ProcessConfig, doc: YamlDocument, file: string): void {
   if (cfg.git.url !== undefined && cfg.git.path !== undefined) {
-    L.errors.push(L.err('config-invalid', file, doc.locate(['git', 'path'], { key: true }), 'git.url and git.path are mutually exclusive: keep one'))
+    L.errors.push(
+      L.err(
+        'config-invalid',
+        file,
+        doc.locate(['git', 'path'], { key: true }),
+        'git.url and git.path are mutually exclusive: keep one',
+      ),
+    )
   }
   if (cfg.pve.auth === 'token' && cfg.pve.password) {
-    L.errors.push(L.err('config-invalid', file, doc.locate(['pve', 'password'], { key: true }), 'pve.password must be empty with auth: token (use auth: ticket for password login)'))
+    L.errors.push(
+      L.err(
+        'config-invalid',
+        file,
+        doc.locate(['pve', 'password'], { key: true }),
+        'pve.password must be empty with auth: token (use auth: ticket for password login)',
+      ),
+    )
   }
 }
 
-async function loadClusterConfig(L: Loader, name: string, real: string, file: string): Promise<ConfigSource | undefined> {
+async function loadClusterConfig(
+  L: Loader,
+  name: string,
+  real: string,
+  file: string,
+): Promise<ConfigSource | undefined> {
   const { docs, errors } = await L.readYaml(real)
   L.errors.push(...errors)
   if (errors.length) return undefined
@@ -464,9 +589,19 @@ async function loadClusterConfig(L: Loader, name: string, real: string, file: st
   const keys = isMapping(clustersNode) ? Object.keys(clustersNode) : []
   if (keys.length !== 1 || keys[0] !== name) {
     const at = keys.length ? doc.locate(['pve', 'clusters', keys[0]!], { key: true }) : doc.locate(['pve', 'clusters'])
-    const what = keys.length === 0 ? 'no pve.clusters entry' : keys.length > 1 ? `${keys.length} entries (${keys.join(', ')})` : `pve.clusters.${keys[0]}`
+    const what =
+      keys.length === 0
+        ? 'no pve.clusters entry'
+        : keys.length > 1
+          ? `${keys.length} entries (${keys.join(', ')})`
+          : `pve.clusters.${keys[0]}`
     L.errors.push(
-      L.err('cluster-config-mismatch', file, at, `${file} declares ${what}, which does not match its directory name: it must declare exactly pve.clusters.${name}`),
+      L.err(
+        'cluster-config-mismatch',
+        file,
+        at,
+        `${file} declares ${what}, which does not match its directory name: it must declare exactly pve.clusters.${name}`,
+      ),
     )
     return undefined
   }
@@ -488,7 +623,12 @@ async function loadClusterConfig(L: Loader, name: string, real: string, file: st
 }
 
 /** Reads `resources.yaml` into entries with their positions. */
-async function readComposition(L: Loader, real: string, file: string, cluster: string): Promise<Array<{ path: string; at: () => Position }> | undefined> {
+async function readComposition(
+  L: Loader,
+  real: string,
+  file: string,
+  cluster: string,
+): Promise<Array<{ path: string; at: () => Position }> | undefined> {
   const { docs, errors } = await L.readYaml(real)
   if (errors.length) {
     L.errors.push(...errors.map((e) => ({ ...e, clusters: [cluster] })))
@@ -503,17 +643,37 @@ async function readComposition(L: Loader, real: string, file: string, cluster: s
   else if (isMapping(value)) {
     for (const key of Object.keys(value)) {
       if (key !== 'resources') {
-        L.errors.push(L.err('composition-invalid', file, doc.locate([key], { key: true }), `unknown key ${JSON.stringify(key)} in resources.yaml: only "resources:" is allowed`, { clusters: [cluster] }))
+        L.errors.push(
+          L.err(
+            'composition-invalid',
+            file,
+            doc.locate([key], { key: true }),
+            `unknown key ${JSON.stringify(key)} in resources.yaml: only "resources:" is allowed`,
+            { clusters: [cluster] },
+          ),
+        )
       }
     }
     list = value.resources ?? []
     prefix = ['resources']
   } else {
-    L.errors.push(L.err('composition-invalid', file, doc.start, 'resources.yaml must be a list of paths, or a mapping with a "resources:" list of paths', { clusters: [cluster] }))
+    L.errors.push(
+      L.err(
+        'composition-invalid',
+        file,
+        doc.start,
+        'resources.yaml must be a list of paths, or a mapping with a "resources:" list of paths',
+        { clusters: [cluster] },
+      ),
+    )
     return undefined
   }
   if (!Array.isArray(list)) {
-    L.errors.push(L.err('composition-invalid', file, doc.locate(prefix), '"resources:" must be a list of paths', { clusters: [cluster] }))
+    L.errors.push(
+      L.err('composition-invalid', file, doc.locate(prefix), '"resources:" must be a list of paths', {
+        clusters: [cluster],
+      }),
+    )
     return undefined
   }
   const out: Array<{ path: string; at: () => Position }> = []
@@ -522,7 +682,11 @@ async function readComposition(L: Loader, real: string, file: string, cluster: s
     const at = (): Position => doc.locate([...prefix, i])
     if (item === null || item === undefined) return
     if (typeof item !== 'string') {
-      L.errors.push(L.err('composition-invalid', file, at(), `entry ${i} of resources must be a path string, got ${typeof item}`, { clusters: [cluster] }))
+      L.errors.push(
+        L.err('composition-invalid', file, at(), `entry ${i} of resources must be a path string, got ${typeof item}`, {
+          clusters: [cluster],
+        }),
+      )
       return
     }
     if (item.trim() === '') return
@@ -532,8 +696,7 @@ async function readComposition(L: Loader, real: string, file: string, cluster: s
 }
 
 type ResolvedEntry =
-  | { code: ErrorCode; message: string }
-  | { real: string; rel: string; lexicalRel: string; info: FileInfo | undefined }
+  { code: ErrorCode; message: string } | { real: string; rel: string; lexicalRel: string; info: FileInfo | undefined }
 
 /** The file-system checks of one composition entry: where it leads (inside the root) and what is there. */
 async function resolveEntry(L: Loader, clusterDir: string, entry: string): Promise<ResolvedEntry> {
@@ -542,7 +705,10 @@ async function resolveEntry(L: Loader, clusterDir: string, entry: string): Promi
     return { code: 'composition-invalid', message: `path ${name} contains a backslash or NUL: use / separators` }
   }
   if (isAbsolute(entry)) {
-    return { code: 'composition-invalid', message: `path ${name} is absolute: list paths relative to ${L.rel(clusterDir)}/ (e.g. ../../vm/base/app.yaml)` }
+    return {
+      code: 'composition-invalid',
+      message: `path ${name} is absolute: list paths relative to ${L.rel(clusterDir)}/ (e.g. ../../vm/base/app.yaml)`,
+    }
   }
   const lexical = resolve(clusterDir, entry)
   if (!L.inside(lexical)) return { code: 'composition-path-escape', message: `path ${name} leaves the repository root` }
@@ -554,12 +720,24 @@ async function resolveEntry(L: Loader, clusterDir: string, entry: string): Promi
   return { real, rel: L.rel(real), lexicalRel, info: await L.fs.stat(real) }
 }
 
-async function loadCluster(L: Loader, src: ConfigSource, compositionReal: string, globalErrors: SchemaError[], otherNodes: ReadonlySet<string>): Promise<{ cluster: LoadedCluster; own: SchemaError[] }> {
+async function loadCluster(
+  L: Loader,
+  src: ConfigSource,
+  compositionReal: string,
+  globalErrors: SchemaError[],
+  otherNodes: ReadonlySet<string>,
+): Promise<{ cluster: LoadedCluster; own: SchemaError[] }> {
   const name = src.name
   const root = L.root
   const compositionFile = `clusters/${name}/resources.yaml`
   const errors: SchemaError[] = []
-  const push = (code: ErrorCode, file: string, at: Position | undefined, message: string, extra: Partial<SchemaError> = {}): void => {
+  const push = (
+    code: ErrorCode,
+    file: string,
+    at: Position | undefined,
+    message: string,
+    extra: Partial<SchemaError> = {},
+  ): void => {
     errors.push(L.err(code, file, at, message, { ...extra, clusters: [name] }))
   }
   const before = L.errors.length
@@ -581,22 +759,42 @@ async function loadCluster(L: Loader, src: ConfigSource, compositionReal: string
     const { real, rel, info } = r
     const shown = rel === r.lexicalRel ? rel : `${r.lexicalRel} -> ${rel}`
     if (!info?.isFile) {
-      push('composition-not-file', compositionFile, at(), `path ${JSON.stringify(entry)} (${shown}) is not a regular file: list manifest files, not directories`)
+      push(
+        'composition-not-file',
+        compositionFile,
+        at(),
+        `path ${JSON.stringify(entry)} (${shown}) is not a regular file: list manifest files, not directories`,
+      )
       return
     }
     if (!YAML_EXT.test(rel) || !YAML_EXT.test(entry)) {
-      push('composition-extension', compositionFile, at(), `path ${JSON.stringify(entry)} (${shown}) must end in .yaml or .yml`)
+      push(
+        'composition-extension',
+        compositionFile,
+        at(),
+        `path ${JSON.stringify(entry)} (${shown}) must end in .yaml or .yml`,
+      )
       return
     }
     const segments = rel.split('/')
     if (!(KIND_ROOTS as readonly string[]).includes(segments[0]!)) {
-      push('composition-kind-root', compositionFile, at(), `path ${JSON.stringify(entry)} (${shown}) is not under a kind root: manifests live in ${KIND_ROOTS.map((k) => `${k}/`).join(', ')}`)
+      push(
+        'composition-kind-root',
+        compositionFile,
+        at(),
+        `path ${JSON.stringify(entry)} (${shown}) is not under a kind root: manifests live in ${KIND_ROOTS.map((k) => `${k}/`).join(', ')}`,
+      )
       return
     }
     if (segments.length < 3) return // directly under a kind root: reported repository-wide as legacy-layout
     const prev = listed.get(rel)
     if (prev !== undefined) {
-      push('composition-duplicate', compositionFile, at(), `path ${JSON.stringify(entry)} is listed twice (first as ${JSON.stringify(prev)}); remove one`)
+      push(
+        'composition-duplicate',
+        compositionFile,
+        at(),
+        `path ${JSON.stringify(entry)} is listed twice (first as ${JSON.stringify(prev)}); remove one`,
+      )
       return
     }
     listed.set(rel, entry)
@@ -613,7 +811,14 @@ async function loadCluster(L: Loader, src: ConfigSource, compositionReal: string
     errors.push(...parsed.errors.map((e) => ({ ...e, clusters: [name] })))
     for (const { manifest, doc } of parsed.resources) {
       const m = structuredClone(manifest) // clusters never share (or see) each other's objects
-      const r: LoadedResource = { key: resourceKey(m.kind, m.metadata.name), manifest: m, file: f.rel, document: doc.index, line: doc.start.line, column: doc.start.column }
+      const r: LoadedResource = {
+        key: resourceKey(m.kind, m.metadata.name),
+        manifest: m,
+        file: f.rel,
+        document: doc.index,
+        line: doc.start.line,
+        column: doc.start.column,
+      }
       resources.push(r)
       docOf.set(r, doc)
     }
@@ -628,7 +833,12 @@ async function loadCluster(L: Loader, src: ConfigSource, compositionReal: string
     const m = r.manifest
     const first = byKey.get(r.key)
     if (first) {
-      push('duplicate-name', r.file, locate(r, ['metadata', 'name']), `${m.kind} "${m.metadata.name}" is declared twice in cluster ${name} (first at ${first.file}:${first.line}); names are unique per kind`)
+      push(
+        'duplicate-name',
+        r.file,
+        locate(r, ['metadata', 'name']),
+        `${m.kind} "${m.metadata.name}" is declared twice in cluster ${name} (first at ${first.file}:${first.line}); names are unique per kind`,
+      )
       continue
     }
     byKey.set(r.key, r)
@@ -637,10 +847,20 @@ async function loadCluster(L: Loader, src: ConfigSource, compositionReal: string
       const g = `${spec.node}/${spec.vmid}`
       const other = byGuest.get(g)
       if (other) {
-        push('duplicate-vmid', r.file, locate(r, ['spec', 'vmid']), `PVE id ${spec.vmid} on node "${spec.node}" is claimed by both ${other.key} (${other.file}:${other.line}) and ${r.key}`)
+        push(
+          'duplicate-vmid',
+          r.file,
+          locate(r, ['spec', 'vmid']),
+          `PVE id ${spec.vmid} on node "${spec.node}" is claimed by both ${other.key} (${other.file}:${other.line}) and ${r.key}`,
+        )
       } else byGuest.set(g, r)
       if (allow.size > 0 && !allow.has(spec.node)) {
-        push('node-not-allowed', r.file, locate(r, ['spec', 'node']), `unknown node: "${spec.node}" is not in the nodes allowlist of cluster ${name} (pve.clusters.${name}.nodes: ${[...allow].join(', ')})`)
+        push(
+          'node-not-allowed',
+          r.file,
+          locate(r, ['spec', 'node']),
+          `unknown node: "${spec.node}" is not in the nodes allowlist of cluster ${name} (pve.clusters.${name}.nodes: ${[...allow].join(', ')})`,
+        )
       }
     } else if (allow.size > 0) {
       // Artifacts may be shared (base/) by clusters with different nodes: a node of another cluster's
@@ -650,11 +870,21 @@ async function loadCluster(L: Loader, src: ConfigSource, compositionReal: string
       spec.nodes.forEach((n, i) => {
         if (allow.has(n)) kept.push(n)
         else if (!otherNodes.has(n)) {
-          push('node-not-allowed', r.file, locate(r, ['spec', 'nodes', i]), `unknown node: "${n}" is not in the nodes allowlist of cluster ${name} (pve.clusters.${name}.nodes: ${[...allow].join(', ')}) nor of any other cluster`)
+          push(
+            'node-not-allowed',
+            r.file,
+            locate(r, ['spec', 'nodes', i]),
+            `unknown node: "${n}" is not in the nodes allowlist of cluster ${name} (pve.clusters.${name}.nodes: ${[...allow].join(', ')}) nor of any other cluster`,
+          )
         }
       })
       if (kept.length === 0 && spec.nodes.every((n) => otherNodes.has(n))) {
-        push('node-not-allowed', r.file, locate(r, ['spec', 'nodes']), `none of the nodes of ${r.key} (${spec.nodes.join(', ')}) belong to cluster ${name} (nodes: ${[...allow].join(', ')}): add one of its nodes or remove the file from ${compositionFile}`)
+        push(
+          'node-not-allowed',
+          r.file,
+          locate(r, ['spec', 'nodes']),
+          `none of the nodes of ${r.key} (${spec.nodes.join(', ')}) belong to cluster ${name} (nodes: ${[...allow].join(', ')}): add one of its nodes or remove the file from ${compositionFile}`,
+        )
       }
       spec.nodes = kept
     }
@@ -677,11 +907,21 @@ async function loadCluster(L: Loader, src: ConfigSource, compositionReal: string
       if (!target) {
         const sameName = (byName.get(ref.name) ?? []).filter((x) => x !== r)
         if (ref.via !== 'annotation' && sameName.length > 0) {
-          push('dependency-kind', r.file, at(), `${ref.via === 'clone' ? 'clone' : ref.path[ref.path.length - 1]} must name a ${ref.kind}, but "${ref.name}" is a ${sameName.map((x) => x.manifest.kind).join(' and a ')}`)
+          push(
+            'dependency-kind',
+            r.file,
+            at(),
+            `${ref.via === 'clone' ? 'clone' : ref.path[ref.path.length - 1]} must name a ${ref.kind}, but "${ref.name}" is a ${sameName.map((x) => x.manifest.kind).join(' and a ')}`,
+          )
         } else if (ref.via === 'clone' && ref.name === r.manifest.metadata.name) {
           push('clone-invalid', r.file, at(), 'a VM cannot clone itself: clone must name a TemplateVM')
         } else {
-          push('dependency-unknown', r.file, at(), `${ref.kind} "${ref.name}" is not in cluster ${name}'s composition: list its file in ${compositionFile} (resources of other clusters are not visible)`)
+          push(
+            'dependency-unknown',
+            r.file,
+            at(),
+            `${ref.kind} "${ref.name}" is not in cluster ${name}'s composition: list its file in ${compositionFile} (resources of other clusters are not visible)`,
+          )
         }
         continue
       }
@@ -690,24 +930,44 @@ async function loadCluster(L: Loader, src: ConfigSource, compositionReal: string
         const guestNode = (r.manifest.spec as { node: string }).node
         const nodes = (target.manifest.spec as { nodes: string[] }).nodes
         if (!nodes.includes(guestNode)) {
-          push('dependency-node', r.file, at(), `${target.key} is not declared on node "${guestNode}" (its nodes: ${nodes.join(', ') || 'none in this cluster'}): add ${guestNode} to its spec.nodes`)
+          push(
+            'dependency-node',
+            r.file,
+            at(),
+            `${target.key} is not declared on node "${guestNode}" (its nodes: ${nodes.join(', ') || 'none in this cluster'}): add ${guestNode} to its spec.nodes`,
+          )
         }
       }
       if (ref.via === 'clone') {
         const vm = r.manifest.spec as { node: string; vmid: number }
         const tpl = target.manifest.spec as { node: string; vmid: number }
-        if (tpl.node !== vm.node) push('clone-invalid', r.file, at(), `TemplateVM "${ref.name}" is on node "${tpl.node}", this VM on "${vm.node}": a clone source must be on the same node`)
-        else if (tpl.vmid === vm.vmid) push('clone-invalid', r.file, at(), `TemplateVM "${ref.name}" has the same vmid ${vm.vmid} as this VM`)
+        if (tpl.node !== vm.node)
+          push(
+            'clone-invalid',
+            r.file,
+            at(),
+            `TemplateVM "${ref.name}" is on node "${tpl.node}", this VM on "${vm.node}": a clone source must be on the same node`,
+          )
+        else if (tpl.vmid === vm.vmid)
+          push('clone-invalid', r.file, at(), `TemplateVM "${ref.name}" has the same vmid ${vm.vmid} as this VM`)
       }
       targets.push(target.key)
     }
     edges.set(r.key, targets)
   }
-  const graph = buildGraph(indexed.map((r) => r.key), edges)
+  const graph = buildGraph(
+    indexed.map((r) => r.key),
+    edges,
+  )
   for (const cycle of graph.cycles) {
     const first = byKey.get(cycle[0]!)!
     const edge = referencesOf(first.manifest).find((ref) => resourceKey(ref.kind, ref.name) === cycle[1])
-    push('dependency-cycle', first.file, edge ? locate(first, edge.path) : { line: first.line, column: first.column }, `dependency cycle: ${cycle.join(' → ')}; remove one of these dependencies`)
+    push(
+      'dependency-cycle',
+      first.file,
+      edge ? locate(first, edge.path) : { line: first.line, column: first.column },
+      `dependency cycle: ${cycle.join(' → ')}; remove one of these dependencies`,
+    )
   }
 
   const index: ClusterIndex = {

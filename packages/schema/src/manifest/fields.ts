@@ -32,7 +32,8 @@ function checked<T>(code: ErrorCode, fails: (value: T) => string | undefined) {
   })
 }
 
-export const str = (description: string) => v.pipe(v.string(m('field-type', 'must be a string')), v.description(description))
+export const str = (description: string) =>
+  v.pipe(v.string(m('field-type', 'must be a string')), v.description(description))
 
 export const nonEmptyStr = (description: string) =>
   v.pipe(
@@ -42,11 +43,16 @@ export const nonEmptyStr = (description: string) =>
     v.minLength(1, m('field-invalid', 'must not be empty')),
   )
 
-export const bool = (description: string) => v.pipe(v.boolean(m('field-type', 'must be true or false')), v.description(description))
+export const bool = (description: string) =>
+  v.pipe(v.boolean(m('field-type', 'must be true or false')), v.description(description))
 
 export const int = (description: string, min?: number, max?: number, code: ErrorCode = 'field-invalid') => {
   const range =
-    min !== undefined && max !== undefined ? `between ${min} and ${max}` : min !== undefined ? `at least ${min}` : `at most ${max}`
+    min !== undefined && max !== undefined
+      ? `between ${min} and ${max}`
+      : min !== undefined
+        ? `at least ${min}`
+        : `at most ${max}`
   return v.pipe(
     v.number(m('field-type', 'must be a whole number')),
     v.description(description),
@@ -58,10 +64,7 @@ export const int = (description: string, min?: number, max?: number, code: Error
 
 /** An exact enum (case-sensitive). */
 export const oneOf = <const T extends readonly [string, ...string[]]>(values: T, description: string) =>
-  v.pipe(
-    v.picklist(values, m('field-invalid', `must be one of: ${values.join(', ')}`)),
-    v.description(description),
-  )
+  v.pipe(v.picklist(values, m('field-invalid', `must be one of: ${values.join(', ')}`)), v.description(description))
 
 /** An enum matched case-insensitively, normalised to the listed spelling. */
 export const oneOfIgnoreCase = <const T extends readonly [string, ...string[]]>(values: T, description: string) =>
@@ -72,7 +75,10 @@ export const oneOfIgnoreCase = <const T extends readonly [string, ...string[]]>(
       examples: [...values],
       pattern: `^(?:${values.map((x) => [...x].map((c) => (/[a-z]/i.test(c) ? `[${c.toUpperCase()}${c.toLowerCase()}]` : c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('')).join('|')})$`,
     }),
-    v.check((s) => values.some((x) => x.toLowerCase() === s.trim().toLowerCase()), m('field-invalid', `must be one of: ${values.join(', ')} (any case)`)),
+    v.check(
+      (s) => values.some((x) => x.toLowerCase() === s.trim().toLowerCase()),
+      m('field-invalid', `must be one of: ${values.join(', ')} (any case)`),
+    ),
     v.transform((s) => values.find((x) => x.toLowerCase() === s.trim().toLowerCase()) as T[number]),
   )
 
@@ -145,46 +151,47 @@ function wholeMiBMessage(value: string | number, what: string): string | undefin
   else {
     const d = /^\s*(\d+)\s*([kmgtp])b?\s*$/i.exec(value)
     if (d) hint = ` ("${value.trim()}" is a decimal unit: did you mean "${d[1]}${d[2]!.toUpperCase()}iB"?)`
-    else if (/^\s*\d+\s*b?\s*$/i.test(value)) hint = ` (a bare number counts bytes: did you mean "${value.trim().replace(/b$/i, '')}MiB"?)`
+    else if (/^\s*\d+\s*b?\s*$/i.test(value))
+      hint = ` (a bare number counts bytes: did you mean "${value.trim().replace(/b$/i, '')}MiB"?)`
   }
   return `${what} must be a whole number of MiB${hint}`
 }
 
 /** Memory or swap: a quantity that is a whole number of MiB; output is **MiB** (a number). */
 export const memoryMiB = (description: string, min = 1) =>
-    v.pipe(
-      quantityInput(description),
-      checked('quantity-not-whole-mib', (x: string | number) => wholeMiBMessage(x, 'a memory size')),
-      checked('quantity-range', (x: string | number) => {
-        const r = parseQuantity(x)
-        return r.ok && r.bytes % 1024 ** 2 === 0 && r.bytes / 1024 ** 2 < min ? `must be at least ${min} MiB` : undefined
-      }),
-      v.transform((x) => (parseQuantity(x) as { bytes: number }).bytes / 1024 ** 2),
-    )
+  v.pipe(
+    quantityInput(description),
+    checked('quantity-not-whole-mib', (x: string | number) => wholeMiBMessage(x, 'a memory size')),
+    checked('quantity-range', (x: string | number) => {
+      const r = parseQuantity(x)
+      return r.ok && r.bytes % 1024 ** 2 === 0 && r.bytes / 1024 ** 2 < min ? `must be at least ${min} MiB` : undefined
+    }),
+    v.transform((x) => (parseQuantity(x) as { bytes: number }).bytes / 1024 ** 2),
+  )
 
 /** A disk-like size: a positive whole number of MiB; output is **bytes** (a number). */
 export const diskBytes = (description: string) =>
-    v.pipe(
-      quantityInput(description),
-      checked('quantity-not-whole-mib', (x: string | number) => wholeMiBMessage(x, 'a disk size')),
-      checked('quantity-range', (x: string | number) => {
-        const r = parseQuantity(x)
-        return r.ok && r.bytes === 0 ? 'a disk size must be greater than zero' : undefined
-      }),
-      v.transform((x) => (parseQuantity(x) as { bytes: number }).bytes),
-    )
+  v.pipe(
+    quantityInput(description),
+    checked('quantity-not-whole-mib', (x: string | number) => wholeMiBMessage(x, 'a disk size')),
+    checked('quantity-range', (x: string | number) => {
+      const r = parseQuantity(x)
+      return r.ok && r.bytes === 0 ? 'a disk size must be greater than zero' : undefined
+    }),
+    v.transform((x) => (parseQuantity(x) as { bytes: number }).bytes),
+  )
 
 /** A quantity kept as the user wrote it (validated only), e.g. the cloud-init drive size sent verbatim. */
 export const verbatimQuantity = (description: string) =>
-    v.pipe(
-      v.string(m('field-type', 'must be a size string such as "4M"')),
-      v.description(description),
-      jsonMeta<string>({ pattern: QUANTITY_PATTERN }),
-      checked('quantity-invalid', (x: string) => {
-        const r = parseQuantity(x)
-        return r.ok ? undefined : r.message
-      }),
-      v.transform((x: string) => x.trim()),
-    )
+  v.pipe(
+    v.string(m('field-type', 'must be a size string such as "4M"')),
+    v.description(description),
+    jsonMeta<string>({ pattern: QUANTITY_PATTERN }),
+    checked('quantity-invalid', (x: string) => {
+      const r = parseQuantity(x)
+      return r.ok ? undefined : r.message
+    }),
+    v.transform((x: string) => x.trim()),
+  )
 
 export { checked, jsonMeta }

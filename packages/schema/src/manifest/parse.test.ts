@@ -26,9 +26,19 @@ describe('envelope', () => {
   })
 
   it.each([
-    ['vm', 'VM'], ['Vm', 'VM'], ['templatevm', 'TemplateVM'], ['TVM', 'TemplateVM'], ['template', 'TemplateVM'],
-    ['lxc', 'LXC'], ['TCT', 'TemplateCT'], ['templatect', 'TemplateCT'], ['iso', 'ISO'], ['ctt', 'CTTemplate'],
-    ['CtTemplate', 'CTTemplate'], ['disk', 'DiskImage'], ['DISKIMAGE', 'DiskImage'],
+    ['vm', 'VM'],
+    ['Vm', 'VM'],
+    ['templatevm', 'TemplateVM'],
+    ['TVM', 'TemplateVM'],
+    ['template', 'TemplateVM'],
+    ['lxc', 'LXC'],
+    ['TCT', 'TemplateCT'],
+    ['templatect', 'TemplateCT'],
+    ['iso', 'ISO'],
+    ['ctt', 'CTTemplate'],
+    ['CtTemplate', 'CTTemplate'],
+    ['disk', 'DiskImage'],
+    ['DISKIMAGE', 'DiskImage'],
   ])('kind %s is %s', (spelling, canonical) => {
     const base = clone(validManifests[canonical as keyof typeof validManifests])
     base.kind = spelling
@@ -131,13 +141,26 @@ describe('VM', () => {
 
   it('accepts memory in any binary form', () => {
     const m = clone(validManifests.VM)
-    for (const [memory, mib] of [['8GiB', 8192], ['8Gi', 8192], ['8192MiB', 8192], [`${8 * GiB}`, 8192], [GiB, 1024], ['1048576KiB', 1024]] as const) {
+    for (const [memory, mib] of [
+      ['8GiB', 8192],
+      ['8Gi', 8192],
+      ['8192MiB', 8192],
+      [`${8 * GiB}`, 8192],
+      [GiB, 1024],
+      ['1048576KiB', 1024],
+    ] as const) {
       m.spec.memory = memory
       expect(ok(m).spec.memory).toBe(mib)
     }
   })
 
-  it.each([[0, 'vmid-range'], [99, 'vmid-range'], [1e9, 'vmid-range'], [100.5, 'field-type'], ['100', 'field-type']])('vmid %j -> %s', (vmid, code) => {
+  it.each([
+    [0, 'vmid-range'],
+    [99, 'vmid-range'],
+    [1e9, 'vmid-range'],
+    [100.5, 'field-type'],
+    ['100', 'field-type'],
+  ])('vmid %j -> %s', (vmid, code) => {
     const m = clone(validManifests.VM)
     m.spec.vmid = vmid
     expect(one(m)).toEqual([code, 'spec.vmid'])
@@ -170,13 +193,31 @@ describe('VM', () => {
     expect(one(m)).toEqual(['disk-interface-invalid', 'spec.disks.0.interface'])
     m.spec.disks = [{ storage: 'local-lvm', size: '8GiB', interface: 'ide4' }]
     expect(one(m)).toEqual(['disk-interface-invalid', 'spec.disks.0.interface'])
-    m.spec.disks = [{ storage: 'local-lvm', size: '8GiB' }, { storage: 'local-lvm', size: '8GiB', interface: 'scsi0' }]
+    // PVE::QemuServer::Drive knows ide, sata, scsi and virtio only: an nvme slot would fail the create
+    m.spec.disks = [{ storage: 'local-lvm', size: '8GiB', interface: 'nvme0' }]
+    expect(one(m)).toEqual(['disk-interface-invalid', 'spec.disks.0.interface'])
+    m.spec.disks = [
+      { storage: 'local-lvm', size: '8GiB' },
+      { storage: 'local-lvm', size: '8GiB', interface: 'scsi0' },
+    ]
     expect(one(m)).toEqual(['slot-duplicate', 'spec.disks.1.interface'])
     m.spec.disks = [{ storage: 'local-lvm', size: '8GiB', interface: 'virtio0', ssd: true }]
     expect(one(m)).toEqual(['ssd-bus', 'spec.disks.0.ssd'])
-    m.spec.disks = [{ storage: 'local-lvm', size: '8GiB', interface: 'sata0', ssd: false, discard: 'On', aio: 'io_uring', iothread: true }]
+    m.spec.disks = [
+      {
+        storage: 'local-lvm',
+        size: '8GiB',
+        interface: 'sata0',
+        ssd: false,
+        discard: 'On',
+        aio: 'io_uring',
+        iothread: true,
+      },
+    ]
     expect(one(m)).toEqual(['iothread-bus', 'spec.disks.0.iothread'])
-    m.spec.disks = [{ storage: 'local-lvm', size: '8GiB', interface: 'sata0', ssd: false, discard: 'On', aio: 'io_uring' }]
+    m.spec.disks = [
+      { storage: 'local-lvm', size: '8GiB', interface: 'sata0', ssd: false, discard: 'On', aio: 'io_uring' },
+    ]
     expect(ok(m).spec.disks[0]).toMatchObject({ ssd: false, discard: 'on', aio: 'io_uring', iothread: false })
     m.spec.disks = [{ storage: 'local-lvm', size: '32G' }]
     expect(one(m)).toEqual(['quantity-not-whole-mib', 'spec.disks.0.size'])
@@ -255,7 +296,12 @@ describe('VM', () => {
     expect(one(m)).toEqual(['slot-invalid', 'spec.hardware.pci-devices.0.slot'])
     m.spec.hardware = { 'pci-devices': [{ slot: 'hostpci0', device: 'gpu' }] }
     expect(one(m)).toEqual(['pci-device-invalid', 'spec.hardware.pci-devices.0.device'])
-    m.spec.hardware = { 'pci-devices': [{ slot: 'hostpci0', device: '01:00.0' }, { slot: 'hostpci0', device: '02:00.0' }] }
+    m.spec.hardware = {
+      'pci-devices': [
+        { slot: 'hostpci0', device: '01:00.0' },
+        { slot: 'hostpci0', device: '02:00.0' },
+      ],
+    }
     expect(one(m)).toEqual(['slot-duplicate', 'spec.hardware.pci-devices.1.slot'])
     m.spec.hardware = { 'cloud-init': { enabled: true, storage: 'local-lvm', size: 'big' } }
     expect(one(m)).toEqual(['quantity-invalid', 'spec.hardware.cloud-init.size'])
@@ -269,27 +315,83 @@ describe('VM', () => {
 
   it('cloud-init data rules', () => {
     const m = clone(validManifests.VM)
-    const ci = (data: unknown) => ({ ...clone(validManifests.VM), spec: { ...clone(validManifests.VM).spec, 'cloud-init-data': data } })
+    const ci = (data: unknown) => ({
+      ...clone(validManifests.VM),
+      spec: { ...clone(validManifests.VM).spec, 'cloud-init-data': data },
+    })
     expect(ok(ci({ 'ssh-keys': ['*'] })).spec['cloud-init-data']['ssh-keys']).toEqual(['*'])
-    expect(one(ci({ 'ssh-keys': ['*', 'ssh-ed25519 AAAA x'] }))).toEqual(['ssh-keys-conflict', 'spec.cloud-init-data.ssh-keys'])
-    expect(one(ci({ 'ssh-keys': ['ssh-ed25519 AAAA x'], 'ssh-key-refs': ['cloud-init.ssh-keys.main'] }))).toEqual(['ssh-keys-conflict', 'spec.cloud-init-data.ssh-key-refs'])
-    expect(one(ci({ 'ssh-key-refs': ['secrets.main'] }))).toEqual(['ref-invalid', 'spec.cloud-init-data.ssh-key-refs.0'])
-    expect(one(ci({ 'ssh-key-refs': ['cloud-init.ssh-keys.Main.Key'] }))).toEqual(['ref-invalid', 'spec.cloud-init-data.ssh-key-refs.0'])
-    expect(one(ci({ 'ci-password-ref': 'cloud-init.passwords.' }))).toEqual(['ref-invalid', 'spec.cloud-init-data.ci-password-ref'])
+    expect(one(ci({ 'ssh-keys': ['*', 'ssh-ed25519 AAAA x'] }))).toEqual([
+      'ssh-keys-conflict',
+      'spec.cloud-init-data.ssh-keys',
+    ])
+    expect(one(ci({ 'ssh-keys': ['ssh-ed25519 AAAA x'], 'ssh-key-refs': ['cloud-init.ssh-keys.main'] }))).toEqual([
+      'ssh-keys-conflict',
+      'spec.cloud-init-data.ssh-key-refs',
+    ])
+    expect(one(ci({ 'ssh-key-refs': ['secrets.main'] }))).toEqual([
+      'ref-invalid',
+      'spec.cloud-init-data.ssh-key-refs.0',
+    ])
+    expect(one(ci({ 'ssh-key-refs': ['cloud-init.ssh-keys.Main.Key'] }))).toEqual([
+      'ref-invalid',
+      'spec.cloud-init-data.ssh-key-refs.0',
+    ])
+    expect(one(ci({ 'ci-password-ref': 'cloud-init.passwords.' }))).toEqual([
+      'ref-invalid',
+      'spec.cloud-init-data.ci-password-ref',
+    ])
     expect(ok(ci({ 'ci-password-ref': 'cloud-init.passwords.default' })).kind).toBe('VM')
-    expect(one(ci({ ipconfigs: [{ ip: '10.0.0.5' }] }))).toEqual(['ipconfig-invalid', 'spec.cloud-init-data.ipconfigs.0.ip'])
-    expect(one(ci({ ipconfigs: [{ ip: '10.0.0.5/24', gateway: 'router' }] }))).toEqual(['ipconfig-invalid', 'spec.cloud-init-data.ipconfigs.0.gateway'])
-    expect(one(ci({ ipconfigs: [{ gateway: '10.0.0.1' }] }))).toEqual(['ipconfig-invalid', 'spec.cloud-init-data.ipconfigs.0.gateway'])
-    expect(one(ci({ ipconfigs: [{ ip: '10.0.0.5/24' }, { nic: 0, ip: '10.0.0.6/24' }] }))).toEqual(['slot-duplicate', 'spec.cloud-init-data.ipconfigs.1.nic'])
-    expect(ok(ci({ ipconfigs: [{ ip: '10.0.0.5/24', gateway: '10.0.0.1' }, { nic: 1, ip: 'fd00::5/64' }] })).spec['cloud-init-data'].ipconfigs[0].nic).toBe(0)
+    expect(one(ci({ ipconfigs: [{ ip: '10.0.0.5' }] }))).toEqual([
+      'ipconfig-invalid',
+      'spec.cloud-init-data.ipconfigs.0.ip',
+    ])
+    expect(one(ci({ ipconfigs: [{ ip: '10.0.0.5/24', gateway: 'router' }] }))).toEqual([
+      'ipconfig-invalid',
+      'spec.cloud-init-data.ipconfigs.0.gateway',
+    ])
+    expect(one(ci({ ipconfigs: [{ gateway: '10.0.0.1' }] }))).toEqual([
+      'ipconfig-invalid',
+      'spec.cloud-init-data.ipconfigs.0.gateway',
+    ])
+    expect(one(ci({ ipconfigs: [{ ip: '10.0.0.5/24' }, { nic: 0, ip: '10.0.0.6/24' }] }))).toEqual([
+      'slot-duplicate',
+      'spec.cloud-init-data.ipconfigs.1.nic',
+    ])
+    expect(
+      ok(
+        ci({
+          ipconfigs: [
+            { ip: '10.0.0.5/24', gateway: '10.0.0.1' },
+            { nic: 1, ip: 'fd00::5/64' },
+          ],
+        }),
+      ).spec['cloud-init-data'].ipconfigs[0].nic,
+    ).toBe(0)
     void m
   })
 
   it('spec.extra: reserved keys (RB 3.4 + row 18), key shape, stringified values', () => {
     const m = clone(validManifests.VM)
-    m.spec.extra = { args: '-cpu host', balloon: 0, 'kvm': true }
+    m.spec.extra = { args: '-cpu host', balloon: 0, kvm: true }
     expect(ok(m).spec.extra).toEqual({ args: '-cpu host', balloon: '0', kvm: 'true' })
-    for (const key of ['scsi1', 'net2', 'ipconfig1', 'ide0', 'sata3', 'virtio4', 'efidisk0', 'tpmstate0', 'unused0', 'lock', 'tags', 'Memory', 'hostpci2', 'scsihw', 'template', 'cipassword']) {
+    for (const key of [
+      'scsi1',
+      'net2',
+      'ipconfig1',
+      'ide0',
+      'sata3',
+      'virtio4',
+      'efidisk0',
+      'tpmstate0',
+      'unused0',
+      'lock',
+      'tags',
+      'Memory',
+      'hostpci2',
+      'scsihw',
+      'template',
+      'cipassword',
+    ]) {
       m.spec.extra = { [key]: 'x' }
       expect(one(m), key).toEqual(['extra-reserved-key', `spec.extra.${key}`])
     }
@@ -352,7 +454,14 @@ describe('LXC', () => {
 
   it('mount point and bind mount slots share the mpN namespace', () => {
     const m = clone(validManifests.LXC)
-    m.spec['mount-points'] = [{ storage: 'local-lvm', size: '8GiB', 'mount-point': '/data', options: { backup: false, 'mount-options': 'noatime' } }]
+    m.spec['mount-points'] = [
+      {
+        storage: 'local-lvm',
+        size: '8GiB',
+        'mount-point': '/data',
+        options: { backup: false, 'mount-options': 'noatime' },
+      },
+    ]
     m.spec['bind-mounts'] = [{ 'host-path': '/srv/media/', 'mount-point': '/media', 'read-only': true }]
     const spec = ok(m).spec
     expect(spec['mount-points'][0]).toMatchObject({ slot: 'mp0', size: 8 * GiB })
@@ -375,7 +484,10 @@ describe('LXC', () => {
 
   it('NIC ip forms and tag range', () => {
     const m = clone(validManifests.LXC)
-    m.spec.networks = [{ bridge: 'vmbr0', ip: 'dhcp' }, { bridge: 'vmbr1', ip: '10.0.0.2/24', gw: '10.0.0.1', tag: 0, hwaddr: 'BC:24:11:00:00:01' }]
+    m.spec.networks = [
+      { bridge: 'vmbr0', ip: 'dhcp' },
+      { bridge: 'vmbr1', ip: '10.0.0.2/24', gw: '10.0.0.1', tag: 0, hwaddr: 'BC:24:11:00:00:01' },
+    ]
     expect(ok(m).spec.networks[1]).toMatchObject({ slot: 'net1', hwaddr: 'bc:24:11:00:00:01' })
     m.spec.networks = [{ bridge: 'vmbr0', ip: '10.0.0.2' }]
     expect(one(m)).toEqual(['field-invalid', 'spec.networks.0.ip'])
@@ -409,7 +521,12 @@ describe('artifacts', () => {
     const m = clone(validManifests.ISO)
     delete m.spec.nodes
     m.spec.node = 'pve2'
-    expect(ok(m).spec).toEqual({ nodes: ['pve2'], storage: 'local', filename: 'talos.iso', url: 'https://downloads.example.invalid/talos.iso' })
+    expect(ok(m).spec).toEqual({
+      nodes: ['pve2'],
+      storage: 'local',
+      filename: 'talos.iso',
+      url: 'https://downloads.example.invalid/talos.iso',
+    })
     m.spec.nodes = ['pve1', 'pve3', 'pve1']
     expect(ok(m).spec.nodes).toEqual(['pve1', 'pve3'])
     delete m.spec.node
@@ -418,9 +535,18 @@ describe('artifacts', () => {
   })
 
   it.each([
-    ['ISO', 'talos.iso', true], ['ISO', 'talos.IMG', true], ['ISO', 'talos.qcow2', false],
-    ['CTTemplate', 'debian.tar.zst', true], ['CTTemplate', 'debian.tar.gz', true], ['CTTemplate', 'debian.tgz', false],
-    ['DiskImage', 'd.qcow2', true], ['DiskImage', 'd.raw', true], ['DiskImage', 'd.vmdk', true], ['DiskImage', 'd.img', false], ['DiskImage', 'd.qcow', false], ['DiskImage', 'd.iso', false],
+    ['ISO', 'talos.iso', true],
+    ['ISO', 'talos.IMG', true],
+    ['ISO', 'talos.qcow2', false],
+    ['CTTemplate', 'debian.tar.zst', true],
+    ['CTTemplate', 'debian.tar.gz', true],
+    ['CTTemplate', 'debian.tgz', false],
+    ['DiskImage', 'd.qcow2', true],
+    ['DiskImage', 'd.raw', true],
+    ['DiskImage', 'd.vmdk', true],
+    ['DiskImage', 'd.img', false],
+    ['DiskImage', 'd.qcow', false],
+    ['DiskImage', 'd.iso', false],
   ] as const)('%s filename %s allowed: %s', (kind, filename, allowed) => {
     const m = clone(validManifests[kind])
     m.spec.filename = filename

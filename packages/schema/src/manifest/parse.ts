@@ -9,12 +9,7 @@ import { reservedExtraKey, EXTRA_KEY } from '../extra.js'
 import { API_VERSION, KINDS, type Kind, canonicalKind } from '../kinds.js'
 import { REF_NAME, checkArtifactFilename, checkResourceName } from '../names.js'
 import { manifestSchemas } from './schemas.js'
-import type {
-  ArtifactSpec,
-  LxcSpec,
-  Manifest,
-  VmSpec,
-} from './types.js'
+import type { ArtifactSpec, LxcSpec, Manifest, VmSpec } from './types.js'
 
 export type PathKey = string | number
 export interface ManifestIssue {
@@ -44,17 +39,38 @@ function isPlainObject(x: unknown): x is Record<string, unknown> {
 /** Validates and normalises one manifest document. */
 export function parseManifest(doc: unknown): ParseResult {
   if (!isPlainObject(doc)) {
-    return { ok: false, issues: [{ code: 'yaml-not-mapping', path: [], message: 'a manifest must be a mapping with apiVersion, kind, metadata and spec' }] }
+    return {
+      ok: false,
+      issues: [
+        {
+          code: 'yaml-not-mapping',
+          path: [],
+          message: 'a manifest must be a mapping with apiVersion, kind, metadata and spec',
+        },
+      ],
+    }
   }
   const issues: ManifestIssue[] = []
   if (doc.apiVersion === undefined) {
-    issues.push({ code: 'field-required', path: [], message: `missing required field "apiVersion" (write apiVersion: ${API_VERSION})` })
+    issues.push({
+      code: 'field-required',
+      path: [],
+      message: `missing required field "apiVersion" (write apiVersion: ${API_VERSION})`,
+    })
   } else if (doc.apiVersion !== API_VERSION) {
-    issues.push({ code: 'api-version', path: ['apiVersion'], message: `apiVersion ${JSON.stringify(doc.apiVersion)} is not supported: write "${API_VERSION}"` })
+    issues.push({
+      code: 'api-version',
+      path: ['apiVersion'],
+      message: `apiVersion ${JSON.stringify(doc.apiVersion)} is not supported: write "${API_VERSION}"`,
+    })
   }
   let kind: Kind | undefined
   if (doc.kind === undefined) {
-    issues.push({ code: 'field-required', path: [], message: `missing required field "kind" (one of ${KINDS.join(', ')})` })
+    issues.push({
+      code: 'field-required',
+      path: [],
+      message: `missing required field "kind" (one of ${KINDS.join(', ')})`,
+    })
   } else if (typeof doc.kind !== 'string' || (kind = canonicalKind(doc.kind)) === undefined) {
     issues.push({
       code: 'kind-unknown',
@@ -105,7 +121,8 @@ function knownKeysAt(schema: unknown, path: readonly PathKey[]): string[] {
     for (;;) {
       if (!s) return
       if (Array.isArray(s.pipe)) s = s.pipe[0] as Record<string, unknown>
-      else if (s.type === 'optional' || s.type === 'nullable' || s.type === 'nullish') s = s.wrapped as Record<string, unknown>
+      else if (s.type === 'optional' || s.type === 'nullable' || s.type === 'nullish')
+        s = s.wrapped as Record<string, unknown>
       else return
     }
   }
@@ -175,15 +192,25 @@ export const DISRUPTION = 'proxops/disruption'
 export const DISRUPTION_POLICIES = ['none', 'hotplug', 'reboot', 'stop'] as const
 
 /** Parses a `proxops/depends-on` value into canonical (kind, name) pairs, or returns the first problem. */
-export function parseDependsOn(value: string): { ok: true; refs: Array<{ kind: Kind; name: string }> } | { ok: false; message: string } {
+export function parseDependsOn(
+  value: string,
+): { ok: true; refs: Array<{ kind: Kind; name: string }> } | { ok: false; message: string } {
   const refs: Array<{ kind: Kind; name: string }> = []
   for (const raw of value.split(',')) {
     const item = raw.trim()
     if (item === '') continue
     const match = DEPENDS_ON_ITEM.exec(item)
-    if (!match) return { ok: false, message: `${DEPENDS_ON} item ${JSON.stringify(item)} must look like Kind:name (e.g. "ISO:debian-13")` }
+    if (!match)
+      return {
+        ok: false,
+        message: `${DEPENDS_ON} item ${JSON.stringify(item)} must look like Kind:name (e.g. "ISO:debian-13")`,
+      }
     const kind = canonicalKind(match[1]!)
-    if (!kind) return { ok: false, message: `${DEPENDS_ON} item ${JSON.stringify(item)} names unknown kind ${JSON.stringify(match[1])}: use one of ${KINDS.join(', ')}` }
+    if (!kind)
+      return {
+        ok: false,
+        message: `${DEPENDS_ON} item ${JSON.stringify(item)} names unknown kind ${JSON.stringify(match[1])}: use one of ${KINDS.join(', ')}`,
+      }
     refs.push({ kind, name: match[2]! })
   }
   return { ok: true, refs }
@@ -200,7 +227,11 @@ function checkAnnotations(annotations: Record<string, string>, add: Add): void {
         add('annotation-invalid', path, `${DISRUPTION} must be one of ${DISRUPTION_POLICIES.join(', ')}`)
       }
     } else if (key.startsWith('proxops/')) {
-      add('annotation-invalid', path, `unknown annotation ${JSON.stringify(key)}: ProxOps reads only ${DEPENDS_ON} and ${DISRUPTION}`)
+      add(
+        'annotation-invalid',
+        path,
+        `unknown annotation ${JSON.stringify(key)}: ProxOps reads only ${DEPENDS_ON} and ${DISRUPTION}`,
+      )
     }
   }
 }
@@ -221,8 +252,9 @@ function checkExtra(family: 'qemu' | 'lxc', extra: Record<string, string>, add: 
   }
 }
 
-const DISK_BUS = /^(scsi|virtio|sata|ide|nvme)(\d+)$/
-const BUS_MAX: Readonly<Record<string, number>> = { scsi: 30, virtio: 15, sata: 5, ide: 3, nvme: 99 }
+// qemu-server's drive buses (PVE::QemuServer::Drive, MAX_*_DISKS); PVE has no nvme disk bus
+const DISK_BUS = /^(scsi|virtio|sata|ide)(\d+)$/
+const BUS_MAX: Readonly<Record<string, number>> = { scsi: 30, virtio: 15, sata: 5, ide: 3 }
 
 function checkCidr(value: string): boolean {
   const slash = value.indexOf('/')
@@ -239,13 +271,23 @@ function finaliseVm(kind: 'VM' | 'TemplateVM', name: string, spec: VmSpec, add: 
     add('template-state', ['spec', 'state'], 'a TemplateVM is always stopped: remove state or write state: stopped')
   }
   spec['pve-name'] ??= name
-  if (!HOSTNAME.test(spec['pve-name'])) add('field-invalid', ['spec', 'pve-name'], `pve-name ${JSON.stringify(spec['pve-name'])} must be a DNS name (letters, digits, "-" and ".")`)
+  if (!HOSTNAME.test(spec['pve-name']))
+    add(
+      'field-invalid',
+      ['spec', 'pve-name'],
+      `pve-name ${JSON.stringify(spec['pve-name'])} must be a DNS name (letters, digits, "-" and ".")`,
+    )
   spec.tags = dedupe(spec.tags)
   checkExtra('qemu', spec.extra, add)
 
   if (spec.clone !== undefined) {
     if (kind === 'TemplateVM') add('field-invalid', ['spec', 'clone'], 'clone is only supported for kind VM')
-    if (spec.disks.length > 0) add('clone-with-disks', ['spec', 'disks'], 'a clone-backed VM takes its disks from the template: remove spec.disks (or remove clone)')
+    if (spec.disks.length > 0)
+      add(
+        'clone-with-disks',
+        ['spec', 'disks'],
+        'a clone-backed VM takes its disks from the template: remove spec.disks (or remove clone)',
+      )
   } else if (spec.disks.length === 0) {
     add('disks-required', ['spec'], 'declare at least one disk in spec.disks (or set spec.clone to clone a TemplateVM)')
   }
@@ -261,21 +303,38 @@ function finaliseVm(kind: 'VM' | 'TemplateVM', name: string, spec: VmSpec, add: 
     const p: PathKey[] = ['spec', 'disks', i]
     disk.interface = (disk.interface ?? `scsi${i}`).trim()
     if (disk.size !== undefined && disk.image !== undefined) {
-      add('disk-size-with-image', [...p, 'size'], 'an image-seeded disk takes its size from the image: remove size (or image)')
+      add(
+        'disk-size-with-image',
+        [...p, 'size'],
+        'an image-seeded disk takes its size from the image: remove size (or image)',
+      )
     } else if (disk.size === undefined && disk.image === undefined) {
       add('disk-size-missing', p, 'a disk needs a size (e.g. size: 32GiB) or an image (the name of a DiskImage)')
     }
     const bus = DISK_BUS.exec(disk.interface)
     if (!bus || Number(bus[2]) > BUS_MAX[bus[1]!]!) {
-      add('disk-interface-invalid', [...p, 'interface'], `interface ${JSON.stringify(disk.interface)} must be scsi0-30, virtio0-15, sata0-5, ide0-3 or nvmeN`)
-    } else if (disk.ssd !== undefined && (bus[1] === 'virtio' || bus[1] === 'nvme')) {
-      add('ssd-bus', [...p, 'ssd'], `ssd is not supported on ${bus[1]} disks: use a scsi, sata or ide interface, or remove ssd`)
+      add(
+        'disk-interface-invalid',
+        [...p, 'interface'],
+        `interface ${JSON.stringify(disk.interface)} must be scsi0-30, virtio0-15, sata0-5 or ide0-3 (PVE has no nvme disk bus)`,
+      )
+    } else if (disk.ssd !== undefined && bus[1] === 'virtio') {
+      add(
+        'ssd-bus',
+        [...p, 'ssd'],
+        `ssd is not supported on ${bus[1]} disks: use a scsi, sata or ide interface, or remove ssd`,
+      )
     } else if (disk.iothread && (bus[1] === 'sata' || bus[1] === 'ide')) {
       // PVE's sata/ide drive formats have no iothread property: the create would fail with a 400
-      add('iothread-bus', [...p, 'iothread'], `iothread is only supported on scsi and virtio disks: use one of those interfaces, or remove iothread`)
+      add(
+        'iothread-bus',
+        [...p, 'iothread'],
+        `iothread is only supported on scsi and virtio disks: use one of those interfaces, or remove iothread`,
+      )
     }
     const prev = seen.get(disk.interface)
-    if (prev !== undefined) add('slot-duplicate', [...p, 'interface'], `disk slot ${disk.interface} is already used by spec.disks[${prev}]`)
+    if (prev !== undefined)
+      add('slot-duplicate', [...p, 'interface'], `disk slot ${disk.interface} is already used by spec.disks[${prev}]`)
     else seen.set(disk.interface, i)
     const claimed = reservedSlots.get(disk.interface)
     if (claimed) add('slot-duplicate', [...p, 'interface'], `disk slot ${disk.interface} is used by ${claimed}`)
@@ -284,22 +343,42 @@ function finaliseVm(kind: 'VM' | 'TemplateVM', name: string, spec: VmSpec, add: 
   const nicSlots = new Map<string, number>()
   spec.networks.forEach((nic, i) => {
     nic.slot = (nic.slot ?? `net${i}`).trim()
-    checkSlot(nic.slot, /^net(\d+)$/, 31, 'netN (N 0-31)', ['spec', 'networks', i, 'slot'], nicSlots, i, 'spec.networks', add)
+    checkSlot(
+      nic.slot,
+      /^net(\d+)$/,
+      31,
+      'netN (N 0-31)',
+      ['spec', 'networks', i, 'slot'],
+      nicSlots,
+      i,
+      'spec.networks',
+      add,
+    )
   })
 
   if (hw) {
     if (hw.cdrom && hw.cdrom.iso !== 'none') {
       const bad = checkResourceName(hw.cdrom.iso)
-      if (bad) add('name-invalid', ['spec', 'hardware', 'cdrom', 'iso'], `${bad} (or write none to keep the drive empty)`)
+      if (bad)
+        add('name-invalid', ['spec', 'hardware', 'cdrom', 'iso'], `${bad} (or write none to keep the drive empty)`)
     }
     const ci = hw['cloud-init']
     if (ci?.enabled && ci.storage === undefined) {
-      add('field-required', ['spec', 'hardware', 'cloud-init'], 'missing required field "storage": a cloud-init drive needs a storage with images content')
+      add(
+        'field-required',
+        ['spec', 'hardware', 'cloud-init'],
+        'missing required field "storage": a cloud-init drive needs a storage with images content',
+      )
     }
     const pciSlots = new Map<string, number>()
     hw['pci-devices'].forEach((dev, i) => {
       const prev = pciSlots.get(dev.slot)
-      if (prev !== undefined) add('slot-duplicate', ['spec', 'hardware', 'pci-devices', i, 'slot'], `PCI slot ${dev.slot} is already used by pci-devices[${prev}]`)
+      if (prev !== undefined)
+        add(
+          'slot-duplicate',
+          ['spec', 'hardware', 'pci-devices', i, 'slot'],
+          `PCI slot ${dev.slot} is already used by pci-devices[${prev}]`,
+        )
       else pciSlots.set(dev.slot, i)
     })
     hw['pci-devices'].sort((a, b) => Number(a.slot.slice(7)) - Number(b.slot.slice(7)))
@@ -309,8 +388,10 @@ function finaliseVm(kind: 'VM' | 'TemplateVM', name: string, spec: VmSpec, add: 
   if (bootOrder) {
     const seenBoot = new Set<string>()
     bootOrder.forEach((entry, i) => {
-      if (entry.trim() === '') add('field-invalid', ['spec', 'options', 'boot-order', i], 'boot-order entries must not be empty')
-      else if (seenBoot.has(entry)) add('value-duplicate', ['spec', 'options', 'boot-order', i], `boot-order lists ${entry} twice`)
+      if (entry.trim() === '')
+        add('field-invalid', ['spec', 'options', 'boot-order', i], 'boot-order entries must not be empty')
+      else if (seenBoot.has(entry))
+        add('value-duplicate', ['spec', 'options', 'boot-order', i], `boot-order lists ${entry} twice`)
       seenBoot.add(entry)
     })
   }
@@ -319,28 +400,51 @@ function finaliseVm(kind: 'VM' | 'TemplateVM', name: string, spec: VmSpec, add: 
   if (ci) {
     const p = ['spec', 'cloud-init-data']
     const keys = ci['ssh-keys']
-    if (keys && ci['ssh-key-refs']) add('ssh-keys-conflict', [...p, 'ssh-key-refs'], 'use either ssh-keys or ssh-key-refs, not both')
-    if (keys && keys.includes('*') && keys.length > 1) add('ssh-keys-conflict', [...p, 'ssh-keys'], 'ssh-keys: ["*"] leaves keys to PVE and cannot be mixed with real keys')
+    if (keys && ci['ssh-key-refs'])
+      add('ssh-keys-conflict', [...p, 'ssh-key-refs'], 'use either ssh-keys or ssh-key-refs, not both')
+    if (keys && keys.includes('*') && keys.length > 1)
+      add(
+        'ssh-keys-conflict',
+        [...p, 'ssh-keys'],
+        'ssh-keys: ["*"] leaves keys to PVE and cannot be mixed with real keys',
+      )
     keys?.forEach((k, i) => {
       if (k.trim() === '') add('field-invalid', [...p, 'ssh-keys', i], 'ssh-keys entries must not be empty')
     })
     ci['ssh-key-refs']?.forEach((ref, i) => {
-      if (!checkRef(ref, 'cloud-init.ssh-keys.')) add('ref-invalid', [...p, 'ssh-key-refs', i], `ssh-key-refs entries must look like cloud-init.ssh-keys.<name> (name: lowercase letters, digits, "-"), got ${JSON.stringify(ref)}`)
+      if (!checkRef(ref, 'cloud-init.ssh-keys.'))
+        add(
+          'ref-invalid',
+          [...p, 'ssh-key-refs', i],
+          `ssh-key-refs entries must look like cloud-init.ssh-keys.<name> (name: lowercase letters, digits, "-"), got ${JSON.stringify(ref)}`,
+        )
     })
     const pw = ci['ci-password-ref']
     if (pw !== undefined && !checkRef(pw, 'cloud-init.passwords.')) {
-      add('ref-invalid', [...p, 'ci-password-ref'], `ci-password-ref must look like cloud-init.passwords.<name>, got ${JSON.stringify(pw)}`)
+      add(
+        'ref-invalid',
+        [...p, 'ci-password-ref'],
+        `ci-password-ref must look like cloud-init.passwords.<name>, got ${JSON.stringify(pw)}`,
+      )
     }
     const nics = new Map<number, number>()
     ci.ipconfigs?.forEach((ipc, i) => {
       const q = [...p, 'ipconfigs', i]
-      if (ipc.ip !== undefined && ipc.ip !== '' && !checkCidr(ipc.ip)) add('ipconfig-invalid', [...q, 'ip'], `ip ${JSON.stringify(ipc.ip)} must be an address in CIDR form, e.g. 192.168.1.10/24 (DHCP is not modelled)`)
+      if (ipc.ip !== undefined && ipc.ip !== '' && !checkCidr(ipc.ip))
+        add(
+          'ipconfig-invalid',
+          [...q, 'ip'],
+          `ip ${JSON.stringify(ipc.ip)} must be an address in CIDR form, e.g. 192.168.1.10/24 (DHCP is not modelled)`,
+        )
       if (ipc.gateway !== undefined && ipc.gateway !== '') {
-        if (!isIP(ipc.gateway)) add('ipconfig-invalid', [...q, 'gateway'], `gateway ${JSON.stringify(ipc.gateway)} must be an IP address`)
-        else if (ipc.ip === undefined || ipc.ip === '') add('ipconfig-invalid', [...q, 'gateway'], 'a gateway requires ip')
+        if (!isIP(ipc.gateway))
+          add('ipconfig-invalid', [...q, 'gateway'], `gateway ${JSON.stringify(ipc.gateway)} must be an IP address`)
+        else if (ipc.ip === undefined || ipc.ip === '')
+          add('ipconfig-invalid', [...q, 'gateway'], 'a gateway requires ip')
       }
       const prev = nics.get(ipc.nic)
-      if (prev !== undefined) add('slot-duplicate', [...q, 'nic'], `ipconfig for nic ${ipc.nic} is already declared by ipconfigs[${prev}]`)
+      if (prev !== undefined)
+        add('slot-duplicate', [...q, 'nic'], `ipconfig for nic ${ipc.nic} is already declared by ipconfigs[${prev}]`)
       else nics.set(ipc.nic, i)
     })
   }
@@ -367,12 +471,36 @@ function checkSlot(
     return
   }
   const prev = seen.get(slot)
-  if (prev !== undefined) add('slot-duplicate', path, `slot ${slot} is already used by ${typeof prev === 'number' ? `${listName}[${prev}]` : prev}`)
+  if (prev !== undefined)
+    add(
+      'slot-duplicate',
+      path,
+      `slot ${slot} is already used by ${typeof prev === 'number' ? `${listName}[${prev}]` : prev}`,
+    )
   else seen.set(slot, typeof index === 'number' ? index : index)
 }
 
-const SYSTEM_ROOTS = new Set(['/', '/bin', '/boot', '/dev', '/etc', '/lib', '/lib32', '/lib64', '/libx32', '/proc', '/root', '/run', '/sbin', '/srv', '/sys', '/usr', '/var'])
-const HOSTNAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/
+const SYSTEM_ROOTS = new Set([
+  '/',
+  '/bin',
+  '/boot',
+  '/dev',
+  '/etc',
+  '/lib',
+  '/lib32',
+  '/lib64',
+  '/libx32',
+  '/proc',
+  '/root',
+  '/run',
+  '/sbin',
+  '/srv',
+  '/sys',
+  '/usr',
+  '/var',
+])
+const HOSTNAME =
+  /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/
 
 function finaliseLxc(kind: 'LXC' | 'TemplateCT', name: string, spec: LxcSpec, add: Add): void {
   if (kind === 'TemplateCT' && spec.state !== 'stopped') {
@@ -381,7 +509,12 @@ function finaliseLxc(kind: 'LXC' | 'TemplateCT', name: string, spec: LxcSpec, ad
   spec.tags = dedupe(spec.tags)
   checkExtra('lxc', spec.extra, add)
   spec.dns = { ...(spec.dns ?? {}), hostname: spec.dns?.hostname ?? name }
-  if (!HOSTNAME.test(spec.dns.hostname)) add('field-invalid', ['spec', 'dns', 'hostname'], `hostname ${JSON.stringify(spec.dns.hostname)} must be a DNS name`)
+  if (!HOSTNAME.test(spec.dns.hostname))
+    add(
+      'field-invalid',
+      ['spec', 'dns', 'hostname'],
+      `hostname ${JSON.stringify(spec.dns.hostname)} must be a DNS name`,
+    )
 
   const nicSlots = new Map<string, string | number>()
   spec.networks.forEach((nic, i) => {
@@ -389,40 +522,84 @@ function finaliseLxc(kind: 'LXC' | 'TemplateCT', name: string, spec: LxcSpec, ad
     nic.slot = (nic.slot ?? `net${i}`).trim()
     checkSlot(nic.slot, /^net(\d+)$/, 31, 'netN (N 0-31)', [...p, 'slot'], nicSlots, i, 'spec.networks', add)
     if (nic.ip !== undefined && nic.ip !== 'dhcp' && nic.ip !== 'manual' && !checkCidr(nic.ip)) {
-      add('field-invalid', [...p, 'ip'], `ip ${JSON.stringify(nic.ip)} must be CIDR (e.g. 192.168.1.10/24), dhcp or manual`)
+      add(
+        'field-invalid',
+        [...p, 'ip'],
+        `ip ${JSON.stringify(nic.ip)} must be CIDR (e.g. 192.168.1.10/24), dhcp or manual`,
+      )
     }
-    if (nic.gw !== undefined && !isIP(nic.gw)) add('field-invalid', [...p, 'gw'], `gw ${JSON.stringify(nic.gw)} must be an IP address`)
+    if (nic.gw !== undefined && !isIP(nic.gw))
+      add('field-invalid', [...p, 'gw'], `gw ${JSON.stringify(nic.gw)} must be an IP address`)
   })
 
   const mpSlots = new Map<string, string | number>()
   spec['mount-points'].forEach((mp, i) => {
     const p = ['spec', 'mount-points', i]
     mp.slot = (mp.slot ?? `mp${i}`).trim()
-    checkSlot(mp.slot, /^mp(\d+)$/, 255, 'mpN (N 0-255)', [...p, 'slot'], mpSlots, `spec.mount-points[${i}]`, 'spec.mount-points', add)
+    checkSlot(
+      mp.slot,
+      /^mp(\d+)$/,
+      255,
+      'mpN (N 0-255)',
+      [...p, 'slot'],
+      mpSlots,
+      `spec.mount-points[${i}]`,
+      'spec.mount-points',
+      add,
+    )
     if (mp['mount-point'] !== undefined && !mp['mount-point'].startsWith('/')) {
-      add('path-not-absolute', [...p, 'mount-point'], `mount-point ${JSON.stringify(mp['mount-point'])} must be an absolute path`)
+      add(
+        'path-not-absolute',
+        [...p, 'mount-point'],
+        `mount-point ${JSON.stringify(mp['mount-point'])} must be an absolute path`,
+      )
     }
   })
   const offset = spec['mount-points'].length
   spec['bind-mounts'].forEach((bm, i) => {
     const p = ['spec', 'bind-mounts', i]
     bm.slot = (bm.slot ?? `mp${offset + i}`).trim()
-    checkSlot(bm.slot, /^mp(\d+)$/, 255, 'mpN (N 0-255)', [...p, 'slot'], mpSlots, `spec.bind-mounts[${i}]`, 'spec.bind-mounts', add)
+    checkSlot(
+      bm.slot,
+      /^mp(\d+)$/,
+      255,
+      'mpN (N 0-255)',
+      [...p, 'slot'],
+      mpSlots,
+      `spec.bind-mounts[${i}]`,
+      'spec.bind-mounts',
+      add,
+    )
     const host = bm['host-path']
     const trimmed = host.length > 1 ? host.replace(/\/+$/, '') || '/' : host
-    if (!host.startsWith('/')) add('bind-mount-host-path', [...p, 'host-path'], `host-path ${JSON.stringify(host)} must be an absolute path`)
+    if (!host.startsWith('/'))
+      add('bind-mount-host-path', [...p, 'host-path'], `host-path ${JSON.stringify(host)} must be an absolute path`)
     else if (SYSTEM_ROOTS.has(trimmed) || /(^|\/)\.\.(\/|$)/.test(host)) {
-      add('bind-mount-host-path', [...p, 'host-path'], `host-path ${JSON.stringify(host)} is a system directory (or climbs with ..): bind a dedicated data directory instead`)
+      add(
+        'bind-mount-host-path',
+        [...p, 'host-path'],
+        `host-path ${JSON.stringify(host)} is a system directory (or climbs with ..): bind a dedicated data directory instead`,
+      )
     }
-    if (!bm['mount-point'].startsWith('/')) add('path-not-absolute', [...p, 'mount-point'], `mount-point ${JSON.stringify(bm['mount-point'])} must be an absolute path`)
+    if (!bm['mount-point'].startsWith('/'))
+      add(
+        'path-not-absolute',
+        [...p, 'mount-point'],
+        `mount-point ${JSON.stringify(bm['mount-point'])} must be an absolute path`,
+      )
   })
 }
 
 const CHECKSUM_HEX: Readonly<Record<string, number>> = { md5: 32, sha1: 40, sha256: 64, sha512: 128 }
 
-function finaliseArtifact(kind: 'ISO' | 'CTTemplate' | 'DiskImage', spec: ArtifactSpec & { node?: string; nodes?: string[] }, add: Add): void {
+function finaliseArtifact(
+  kind: 'ISO' | 'CTTemplate' | 'DiskImage',
+  spec: ArtifactSpec & { node?: string; nodes?: string[] },
+  add: Add,
+): void {
   const nodes = spec.nodes && spec.nodes.length > 0 ? spec.nodes : spec.node !== undefined ? [spec.node] : []
-  if (nodes.length === 0) add('field-required', ['spec'], 'missing required field "nodes" (the list of nodes the file must exist on)')
+  if (nodes.length === 0)
+    add('field-required', ['spec'], 'missing required field "nodes" (the list of nodes the file must exist on)')
   spec.nodes = dedupe(nodes)
   delete spec.node
   const bad = checkArtifactFilename(kind, spec.filename)
@@ -434,7 +611,8 @@ function finaliseArtifact(kind: 'ISO' | 'CTTemplate' | 'DiskImage', spec: Artifa
     } else if (c.algorithm !== undefined && c.value !== undefined) {
       c.value = c.value.trim().toLowerCase()
       const len = CHECKSUM_HEX[c.algorithm]!
-      if (!new RegExp(`^[0-9a-f]{${len}}$`).test(c.value)) add('field-invalid', ['spec', 'checksum', 'value'], `a ${c.algorithm} checksum is ${len} hex digits`)
+      if (!new RegExp(`^[0-9a-f]{${len}}$`).test(c.value))
+        add('field-invalid', ['spec', 'checksum', 'value'], `a ${c.algorithm} checksum is ${len} hex digits`)
     } else {
       delete spec.checksum
     }

@@ -28,28 +28,36 @@ import {
 
 /** Tags only the "not a mapping" issue; missing and unknown keys are converted by parseManifest. */
 const objectMessage = (issue: v.BaseIssue<unknown>): string =>
-  issue.expected === 'never' ? 'unknown key' : issue.received === 'undefined' && issue.path ? 'missing key' : m('field-type', `must be a mapping, got ${issue.received}`)
+  issue.expected === 'never'
+    ? 'unknown key'
+    : issue.received === 'undefined' && issue.path
+      ? 'missing key'
+      : m('field-type', `must be a mapping, got ${issue.received}`)
 
 const obj = <T extends v.ObjectEntries>(entries: T, description: string) =>
-  v.pipe(
-    v.strictObject(entries, objectMessage),
-    v.description(description),
-  )
+  v.pipe(v.strictObject(entries, objectMessage), v.description(description))
 
 // ---------------------------------------------------------------- envelope
 
 export const metadataSchema = obj(
   {
-    name: resourceName('Identity within a kind and cluster: lowercase letters and digits with single "-" separators, at most 63 characters.'),
+    name: resourceName(
+      'Identity within a kind and cluster: lowercase letters and digits with single "-" separators, at most 63 characters.',
+    ),
     namespace: v.optional(str('Informational only.')),
     labels: v.optional(
-      v.pipe(v.record(v.string(), scalarString, m('field-type', 'must be a mapping of strings')), v.description('Free-form, informational labels.')),
+      v.pipe(
+        v.record(v.string(), scalarString, m('field-type', 'must be a mapping of strings')),
+        v.description('Free-form, informational labels.'),
+      ),
       {},
     ),
     annotations: v.optional(
       v.pipe(
         v.record(v.string(), scalarString, m('field-type', 'must be a mapping of strings')),
-        v.description('Free-form annotations. `proxops/depends-on: "Kind:name,Kind:name"` adds dependencies; `proxops/disruption: none|hotplug|reboot|stop` caps how disruptive an applied change may be.'),
+        v.description(
+          'Free-form annotations. `proxops/depends-on: "Kind:name,Kind:name"` adds dependencies; `proxops/disruption: none|hotplug|reboot|stop` caps how disruptive an applied change may be.',
+        ),
       ),
       {},
     ),
@@ -57,19 +65,32 @@ export const metadataSchema = obj(
   'Name and informational metadata.',
 )
 
-const vmid = int('PVE guest id, unique per node within the cluster (shared by VMs and containers).', 100, 999_999_999, 'vmid-range')
+const vmid = int(
+  'PVE guest id, unique per node within the cluster (shared by VMs and containers).',
+  100,
+  999_999_999,
+  'vmid-range',
+)
 const node = nodeName('PVE node the guest lives on; must be in the cluster `nodes` allowlist.')
 const tags = v.optional(list(tag, 'PVE tags; the ownership tag `proxops` is always added.'), [])
 const extra = (family: string) =>
   v.optional(
     v.pipe(
       v.record(v.string(), scalarString, m('field-type', 'must be a mapping of PVE keys to values')),
-      v.description(`PVE ${family} parameters sent verbatim at create. Keys managed by structured fields, drive/NIC/mount-point keys, \`unusedN\`, \`lock\` and \`tags\` are rejected.`),
+      v.description(
+        `PVE ${family} parameters sent verbatim at create. Keys managed by structured fields, drive/NIC/mount-point keys, \`unusedN\`, \`lock\` and \`tags\` are rejected.`,
+      ),
     ),
     {},
   )
 const state = (def: 'started' | 'stopped', description: string) =>
-  v.optional(v.pipe(v.picklist(['started', 'stopped'], m('state-invalid', 'state must be "started" or "stopped"')), v.description(description)), def)
+  v.optional(
+    v.pipe(
+      v.picklist(['started', 'stopped'], m('state-invalid', 'state must be "started" or "stopped"')),
+      v.description(description),
+    ),
+    def,
+  )
 
 const MAC = /^[0-9a-f]{2}(?::[0-9a-f]{2}){5}$/i
 const mac = (description: string) =>
@@ -85,10 +106,20 @@ const mac = (description: string) =>
 export const vmDiskSchema = obj(
   {
     storage: storageId('Storage pool the volume is allocated on (the token before ":").'),
-    size: v.optional(diskBytes('Disk size (e.g. "32GiB"); a whole number of MiB. Must be omitted when `image` is set.')),
-    image: v.optional(resourceName('Name of a DiskImage in the same cluster that seeds this disk (import-from); the size then comes from the image.')),
-    interface: v.optional(str('Drive slot: scsiN, virtioN, sataN, ideN or nvmeN. Default `scsi<i>` (i = list index). Unique.')),
-    controller: v.optional(str('VM-wide SCSI controller (`scsihw`, e.g. `virtio-scsi-single`); the first disk declaring one wins.')),
+    size: v.optional(
+      diskBytes('Disk size (e.g. "32GiB"); a whole number of MiB. Must be omitted when `image` is set.'),
+    ),
+    image: v.optional(
+      resourceName(
+        'Name of a DiskImage in the same cluster that seeds this disk (import-from); the size then comes from the image.',
+      ),
+    ),
+    interface: v.optional(
+      str('Drive slot: scsiN, virtioN, sataN or ideN. Default `scsi<i>` (i = list index). Unique.'),
+    ),
+    controller: v.optional(
+      str('VM-wide SCSI controller (`scsihw`, e.g. `virtio-scsi-single`); the first disk declaring one wins.'),
+    ),
     iothread: v.optional(bool('`iothread=1`.'), false),
     discard: v.optional(oneOfIgnoreCase(['ignore', 'on'], '`discard=`; absent = not owned.')),
     ssd: v.optional(bool('Tri-state `ssd=1|0`; only on scsi, sata and ide slots; absent = not owned.')),
@@ -162,13 +193,17 @@ export const vmHardwareSchema = obj(
       obj(
         {
           enabled: v.optional(bool('Attach a cloud-init drive on ide2.'), false),
-          storage: v.optional(storageId('Storage for the cloud-init drive (needs `images` content); required when enabled.')),
+          storage: v.optional(
+            storageId('Storage for the cloud-init drive (needs `images` content); required when enabled.'),
+          ),
           size: v.optional(verbatimQuantity('Drive size, sent verbatim after `size=`.'), '4M'),
         },
         'Cloud-init drive.',
       ),
     ),
-    tpm: v.optional(obj({ version: v.optional(oneOf(['v1.2', 'v2.0'], 'TPM version.'), 'v2.0') }, 'TPM state (`tpm0`).')),
+    tpm: v.optional(
+      obj({ version: v.optional(oneOf(['v1.2', 'v2.0'], 'TPM version.'), 'v2.0') }, 'TPM state (`tpm0`).'),
+    ),
     'pci-devices': v.optional(list(pciDeviceSchema, 'PCI passthrough devices (`hostpciN`).'), []),
   },
   'Hardware settings; absent fields are not owned.',
@@ -202,7 +237,9 @@ export const ipConfigSchema = obj(
 export const cloudInitDataSchema = obj(
   {
     'ci-user': v.optional(str('`ciuser`.')),
-    'ssh-keys': v.optional(stringList('Inline public keys (`sshkeys`); `["*"]` leaves the value to PVE. Not with `ssh-key-refs`.')),
+    'ssh-keys': v.optional(
+      stringList('Inline public keys (`sshkeys`); `["*"]` leaves the value to PVE. Not with `ssh-key-refs`.'),
+    ),
     'ssh-key-refs': v.optional(stringList('`cloud-init.ssh-keys.<name>` references into the cluster SOPS document.')),
     'ci-password-ref': v.optional(str('`cloud-init.passwords.<name>` reference into the cluster SOPS document.')),
     nameservers: v.optional(stringList('`nameserver` entries.')),
@@ -236,7 +273,9 @@ const vmSpecEntries = (template: boolean) => ({
   'pve-description': v.optional(str('PVE `description`.')),
   tags,
   extra: extra('qemu'),
-  clone: v.optional(resourceName('Name of a TemplateVM on the same node to full-clone from; then `disks` must be empty.')),
+  clone: v.optional(
+    resourceName('Name of a TemplateVM on the same node to full-clone from; then `disks` must be empty.'),
+  ),
 })
 
 export const vmSpecSchema = obj(vmSpecEntries(false), 'VM spec.')
@@ -319,7 +358,10 @@ const lxcSpecEntries = (template: boolean) => ({
   swap: v.optional(memoryMiB('Swap (e.g. "512MiB"); a whole number of MiB; absent = not sent.', 0)),
   cpu: obj({ cores: int('`cores`.', 1), units: v.optional(int('CPU units (parsed, not sent).', 0)) }, 'CPU.'),
   root: obj(
-    { storage: storageId('Storage of the root filesystem.'), size: diskBytes('Root filesystem size; a whole number of MiB.') },
+    {
+      storage: storageId('Storage of the root filesystem.'),
+      size: diskBytes('Root filesystem size; a whole number of MiB.'),
+    },
     'Root filesystem (`rootfs`).',
   ),
   'mount-points': v.optional(list(mountPointSchema, 'Allocated volumes (`mpN`).'), []),
@@ -356,7 +398,9 @@ const artifactSpecSchema = (what: string, exts: readonly string[]) =>
       filename: v.pipe(
         v.string(m('field-type', 'must be a string')),
         v.description(`File name on the storage; ends in ${exts.join(', ')} (any case).`),
-        jsonMeta<string>({ pattern: `^[A-Za-z0-9][A-Za-z0-9._-]*(?:${exts.map((e) => [...e].map((c) => (/[a-z]/i.test(c) ? `[${c.toUpperCase()}${c.toLowerCase()}]` : /[0-9]/.test(c) ? c : `\\${c}`)).join('')).join('|')})$` }),
+        jsonMeta<string>({
+          pattern: `^[A-Za-z0-9][A-Za-z0-9._-]*(?:${exts.map((e) => [...e].map((c) => (/[a-z]/i.test(c) ? `[${c.toUpperCase()}${c.toLowerCase()}]` : /[0-9]/.test(c) ? c : `\\${c}`)).join('')).join('|')})$`,
+        }),
       ),
       url: v.pipe(
         v.string(m('field-type', 'must be a string')),
@@ -385,8 +429,14 @@ export const diskImageSpecSchema = artifactSpecSchema('import', ['.qcow2', '.vmd
 const envelope = <S extends v.GenericSchema>(spec: S, description: string) =>
   obj(
     {
-      apiVersion: v.pipe(v.literal(API_VERSION, m('api-version', `apiVersion must be "${API_VERSION}"`)), v.description(`Always \`${API_VERSION}\`.`)),
-      kind: v.pipe(v.string(m('field-type', 'must be a string')), v.description('Kind (case-insensitive; aliases accepted).')),
+      apiVersion: v.pipe(
+        v.literal(API_VERSION, m('api-version', `apiVersion must be "${API_VERSION}"`)),
+        v.description(`Always \`${API_VERSION}\`.`),
+      ),
+      kind: v.pipe(
+        v.string(m('field-type', 'must be a string')),
+        v.description('Kind (case-insensitive; aliases accepted).'),
+      ),
       metadata: metadataSchema,
       spec,
     },
@@ -399,8 +449,14 @@ export const manifestSchemas = {
   LXC: envelope(lxcSpecSchema, 'An LXC container.'),
   TemplateCT: envelope(templateCtSpecSchema, 'An LXC container template.'),
   ISO: envelope(isoSpecSchema, 'An ISO image downloaded onto storage with `iso` content.'),
-  CTTemplate: envelope(ctTemplateSpecSchema, 'A container template archive downloaded onto storage with `vztmpl` content.'),
-  DiskImage: envelope(diskImageSpecSchema, 'A disk image downloaded onto storage with `import` content, to seed VM disks.'),
+  CTTemplate: envelope(
+    ctTemplateSpecSchema,
+    'A container template archive downloaded onto storage with `vztmpl` content.',
+  ),
+  DiskImage: envelope(
+    diskImageSpecSchema,
+    'A disk image downloaded onto storage with `import` content, to seed VM disks.',
+  ),
 } as const
 
 export { checked }

@@ -56,19 +56,34 @@ export const validManifests = {
     apiVersion: 'proxops/v1alpha1',
     kind: 'ISO',
     metadata: { name: 'talos' },
-    spec: { nodes: ['pve1'], storage: 'local', filename: 'talos.iso', url: 'https://downloads.example.invalid/talos.iso' },
+    spec: {
+      nodes: ['pve1'],
+      storage: 'local',
+      filename: 'talos.iso',
+      url: 'https://downloads.example.invalid/talos.iso',
+    },
   },
   CTTemplate: {
     apiVersion: 'proxops/v1alpha1',
     kind: 'CTTemplate',
     metadata: { name: 'debian-base' },
-    spec: { nodes: ['pve1'], storage: 'local', filename: 'debian-13.tar.zst', url: 'https://downloads.example.invalid/debian-13.tar.zst' },
+    spec: {
+      nodes: ['pve1'],
+      storage: 'local',
+      filename: 'debian-13.tar.zst',
+      url: 'https://downloads.example.invalid/debian-13.tar.zst',
+    },
   },
   DiskImage: {
     apiVersion: 'proxops/v1alpha1',
     kind: 'DiskImage',
     metadata: { name: 'debian-13-cloud' },
-    spec: { nodes: ['pve1'], storage: 'local', filename: 'debian-13.qcow2', url: 'https://downloads.example.invalid/debian-13.qcow2' },
+    spec: {
+      nodes: ['pve1'],
+      storage: 'local',
+      filename: 'debian-13.qcow2',
+      url: 'https://downloads.example.invalid/debian-13.qcow2',
+    },
   },
 } as const
 

@@ -41,8 +41,11 @@ export function tempRepo(files: Record<string, string> = {}): TempRepo {
   return repo
 }
 
-export const clusterConfig = (name: string, nodes = ['pve1', 'pve2'], url = `https://${name}.example.invalid:8006`): string =>
-  `pve:\n  clusters:\n    ${name}:\n      base-url: ${url}\n      nodes: [${nodes.join(', ')}]\n`
+export const clusterConfig = (
+  name: string,
+  nodes = ['pve1', 'pve2'],
+  url = `https://${name}.example.invalid:8006`,
+): string => `pve:\n  clusters:\n    ${name}:\n      base-url: ${url}\n      nodes: [${nodes.join(', ')}]\n`
 
 export const vmYaml = (name: string, vmid: number, node = 'pve1', extra = ''): string =>
   `apiVersion: proxops/v1alpha1\nkind: VM\nmetadata:\n  name: ${name}\nspec:\n  node: ${node}\n  vmid: ${vmid}\n  memory: 1GiB\n  cpu: {type: host, cores: 1}\n  disks: [{storage: local-lvm, size: 8GiB}]\n${extra}`

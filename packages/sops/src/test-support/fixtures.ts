@@ -30,7 +30,9 @@ export function fixtures(kind: 'age' | 'datakey'): Fixture[] {
         path,
         text: readFileSync(path, 'utf8'),
         plain: JSON.parse(readFileSync(`${path}.plain.json`, 'utf8')) as unknown,
-        ...(existsSync(keyFile) ? { dataKey: new Uint8Array(Buffer.from(readFileSync(keyFile, 'utf8').trim(), 'hex')) } : {}),
+        ...(existsSync(keyFile)
+          ? { dataKey: new Uint8Array(Buffer.from(readFileSync(keyFile, 'utf8').trim(), 'hex')) }
+          : {}),
       }
     })
 }

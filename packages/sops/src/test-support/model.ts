@@ -13,8 +13,44 @@ export type Model =
   | { k: 'bool'; v: boolean }
   | { k: 'null' }
 
-const specialKeys = ['8006', '10', '0', '007', '-1', '1.5', 'true', 'null', '~', 'a_unencrypted', 'é', '日本', 'key with space', 'x:y', 'data']
-const specialStrings = ['', ' leading', 'trailing ', '123', '1.5', 'true', 'False', 'null', '~', '- x', '#hash', 'a: b', '\t tab', 'line\r\nwin', 'ends\n', '"q"', "'", 'ENC', '🦀 ünïcödé']
+const specialKeys = [
+  '8006',
+  '10',
+  '0',
+  '007',
+  '-1',
+  '1.5',
+  'true',
+  'null',
+  '~',
+  'a_unencrypted',
+  'é',
+  '日本',
+  'key with space',
+  'x:y',
+  'data',
+]
+const specialStrings = [
+  '',
+  ' leading',
+  'trailing ',
+  '123',
+  '1.5',
+  'true',
+  'False',
+  'null',
+  '~',
+  '- x',
+  '#hash',
+  'a: b',
+  '\t tab',
+  'line\r\nwin',
+  'ends\n',
+  '"q"',
+  "'",
+  'ENC',
+  '🦀 ünïcödé',
+]
 
 const key = fc.oneof(fc.string({ unit: 'grapheme', maxLength: 8 }), fc.constantFrom(...specialKeys))
 const str = fc.oneof(
@@ -43,7 +79,13 @@ export function modelArb(json: boolean): fc.Arbitrary<Model> {
     seq: fc.array(tie('node'), { maxLength: 4 }).map((items) => ({ k: 'seq' as const, items })),
   }))
   return fc
-    .uniqueArray(fc.tuple(key.filter((k) => k !== 'sops'), node), { selector: ([k]) => k, maxLength: 6 })
+    .uniqueArray(
+      fc.tuple(
+        key.filter((k) => k !== 'sops'),
+        node,
+      ),
+      { selector: ([k]) => k, maxLength: 6 },
+    )
     .map((entries) => ({ k: 'map' as const, entries }))
 }
 

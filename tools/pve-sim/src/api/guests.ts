@@ -3,8 +3,17 @@ import { fail400, fail500 } from '../model/errors.js'
 import { readConfig, readPending } from '../model/guestconf.js'
 import { createLxc, powerLxc, updateLxc } from '../model/lxc.js'
 import {
-  cloneGuest, createQemu, destroyGuest, rebootQemu, resizeGuest, shutdownQemu, startQemu, stopQemu, suspendResumeQemu,
-  templateGuest, updateQemu,
+  cloneGuest,
+  createQemu,
+  destroyGuest,
+  rebootQemu,
+  resizeGuest,
+  shutdownQemu,
+  startQemu,
+  stopQemu,
+  suspendResumeQemu,
+  templateGuest,
+  updateQemu,
 } from '../model/qemu.js'
 import { guestListItem, guestStatusCurrent } from '../model/views.js'
 import { bool, int, str, type RouteTable } from './routes.js'
@@ -18,66 +27,187 @@ export function guestRoutes(c: Cluster): RouteTable {
   for (const type of ['qemu', 'lxc'] as const) {
     const base = `/nodes/{node}/${type}`
     table.push(
-      ['GET', base, (ctx) => {
-        c.requireNode(node(ctx))
-        return [...c.guests.values()].filter((g) => g.node === node(ctx) && g.type === type).map((g) => guestListItem(c, g))
-      }],
+      [
+        'GET',
+        base,
+        (ctx) => {
+          c.requireNode(node(ctx))
+          return [...c.guests.values()]
+            .filter((g) => g.node === node(ctx) && g.type === type)
+            .map((g) => guestListItem(c, g))
+        },
+      ],
       ['POST', base, (ctx) => (type === 'qemu' ? createQemu : createLxc)(c, node(ctx), ctx.params, ctx.caller)],
-      ['GET', `${base}/{vmid}`, (ctx) => {
-        c.requireNode(node(ctx))
-        c.requireGuest(node(ctx), type, vmid(ctx))
-        const subdirs = type === 'qemu'
-          ? ['config', 'pending', 'status', 'unlink', 'vncproxy', 'termproxy', 'migrate', 'resize', 'move', 'rrd', 'rrddata', 'monitor', 'agent', 'snapshot', 'spiceproxy', 'sendkey', 'firewall', 'mtunnel', 'remote_migrate']
-          : ['config', 'pending', 'status', 'vncproxy', 'termproxy', 'vncwebsocket', 'spiceproxy', 'migrate', 'clone', 'rrd', 'rrddata', 'firewall', 'snapshot', 'resize', 'interfaces']
-        return subdirs.map((subdir) => ({ subdir }))
-      }],
+      [
+        'GET',
+        `${base}/{vmid}`,
+        (ctx) => {
+          c.requireNode(node(ctx))
+          c.requireGuest(node(ctx), type, vmid(ctx))
+          const subdirs =
+            type === 'qemu'
+              ? [
+                  'config',
+                  'pending',
+                  'status',
+                  'unlink',
+                  'vncproxy',
+                  'termproxy',
+                  'migrate',
+                  'resize',
+                  'move',
+                  'rrd',
+                  'rrddata',
+                  'monitor',
+                  'agent',
+                  'snapshot',
+                  'spiceproxy',
+                  'sendkey',
+                  'firewall',
+                  'mtunnel',
+                  'remote_migrate',
+                ]
+              : [
+                  'config',
+                  'pending',
+                  'status',
+                  'vncproxy',
+                  'termproxy',
+                  'vncwebsocket',
+                  'spiceproxy',
+                  'migrate',
+                  'clone',
+                  'rrd',
+                  'rrddata',
+                  'firewall',
+                  'snapshot',
+                  'resize',
+                  'interfaces',
+                ]
+          return subdirs.map((subdir) => ({ subdir }))
+        },
+      ],
       ['DELETE', `${base}/{vmid}`, (ctx) => destroyGuest(c, node(ctx), vmid(ctx), type, ctx.params, ctx.caller)],
-      ['GET', `${base}/{vmid}/config`, (ctx) => {
-        c.requireNode(node(ctx))
-        const g = c.requireGuest(node(ctx), type, vmid(ctx))
-        const snapshot = str(ctx, 'snapshot')
-        if (snapshot !== undefined && bool(ctx, 'current')) {
-          throw fail400({ snapshot: `cannot use 'snapshot' parameter with 'current'`, current: `cannot use 'snapshot' parameter with 'current'` })
-        }
-        if (snapshot !== undefined) throw fail500(`snapshot '${snapshot}' does not exist`)
-        return readConfig(g, bool(ctx, 'current') ?? false)
-      }],
-      ['PUT', `${base}/{vmid}/config`, (ctx) =>
-        type === 'qemu' ? updateQemu(c, node(ctx), vmid(ctx), ctx.params, ctx.caller, false) : updateLxc(c, node(ctx), vmid(ctx), ctx.params)],
-      ['GET', `${base}/{vmid}/pending`, (ctx) => {
-        c.requireNode(node(ctx))
-        return readPending(c.requireGuest(node(ctx), type, vmid(ctx)))
-      }],
-      ['GET', `${base}/{vmid}/status`, (ctx) => {
-        c.requireNode(node(ctx))
-        c.requireGuest(node(ctx), type, vmid(ctx))
-        return ['current', 'start', 'stop', 'shutdown', 'reboot', 'suspend', 'resume', ...(type === 'qemu' ? ['reset'] : [])].map((subdir) => ({ subdir }))
-      }],
-      ['GET', `${base}/{vmid}/status/current`, (ctx) => {
-        c.requireNode(node(ctx))
-        return guestStatusCurrent(c, c.requireGuest(node(ctx), type, vmid(ctx)))
-      }],
+      [
+        'GET',
+        `${base}/{vmid}/config`,
+        (ctx) => {
+          c.requireNode(node(ctx))
+          const g = c.requireGuest(node(ctx), type, vmid(ctx))
+          const snapshot = str(ctx, 'snapshot')
+          if (snapshot !== undefined && bool(ctx, 'current')) {
+            throw fail400({
+              snapshot: `cannot use 'snapshot' parameter with 'current'`,
+              current: `cannot use 'snapshot' parameter with 'current'`,
+            })
+          }
+          if (snapshot !== undefined) throw fail500(`snapshot '${snapshot}' does not exist`)
+          return readConfig(g, bool(ctx, 'current') ?? false)
+        },
+      ],
+      [
+        'PUT',
+        `${base}/{vmid}/config`,
+        (ctx) =>
+          type === 'qemu'
+            ? updateQemu(c, node(ctx), vmid(ctx), ctx.params, ctx.caller, false)
+            : updateLxc(c, node(ctx), vmid(ctx), ctx.params),
+      ],
+      [
+        'GET',
+        `${base}/{vmid}/pending`,
+        (ctx) => {
+          c.requireNode(node(ctx))
+          return readPending(c.requireGuest(node(ctx), type, vmid(ctx)))
+        },
+      ],
+      [
+        'GET',
+        `${base}/{vmid}/status`,
+        (ctx) => {
+          c.requireNode(node(ctx))
+          c.requireGuest(node(ctx), type, vmid(ctx))
+          return [
+            'current',
+            'start',
+            'stop',
+            'shutdown',
+            'reboot',
+            'suspend',
+            'resume',
+            ...(type === 'qemu' ? ['reset'] : []),
+          ].map((subdir) => ({ subdir }))
+        },
+      ],
+      [
+        'GET',
+        `${base}/{vmid}/status/current`,
+        (ctx) => {
+          c.requireNode(node(ctx))
+          return guestStatusCurrent(c, c.requireGuest(node(ctx), type, vmid(ctx)))
+        },
+      ],
       ['PUT', `${base}/{vmid}/resize`, (ctx) => resizeGuest(c, node(ctx), vmid(ctx), type, ctx.params, ctx.caller)],
       ['POST', `${base}/{vmid}/clone`, (ctx) => cloneGuest(c, node(ctx), vmid(ctx), type, ctx.params, ctx.caller)],
-      ['POST', `${base}/{vmid}/template`, (ctx) => {
-        const upid = templateGuest(c, node(ctx), vmid(ctx), type, ctx.caller)
-        // lxc forks a vztemplate worker but answers null: there is no UPID to wait on
-        return type === 'qemu' ? upid : null
-      }],
+      [
+        'POST',
+        `${base}/{vmid}/template`,
+        (ctx) => {
+          const upid = templateGuest(c, node(ctx), vmid(ctx), type, ctx.caller)
+          // lxc forks a vztemplate worker but answers null: there is no UPID to wait on
+          return type === 'qemu' ? upid : null
+        },
+      ],
     )
   }
   table.push(
-    ['POST', '/nodes/{node}/qemu/{vmid}/config', (ctx) => updateQemu(c, node(ctx), vmid(ctx), ctx.params, ctx.caller, true)],
-    ['POST', '/nodes/{node}/qemu/{vmid}/status/start', (ctx) => startQemu(c, node(ctx), vmid(ctx), ctx.params, ctx.caller)],
-    ['POST', '/nodes/{node}/qemu/{vmid}/status/stop', (ctx) => stopQemu(c, node(ctx), vmid(ctx), ctx.params, ctx.caller)],
-    ['POST', '/nodes/{node}/qemu/{vmid}/status/shutdown', (ctx) => shutdownQemu(c, node(ctx), vmid(ctx), ctx.params, ctx.caller)],
-    ['POST', '/nodes/{node}/qemu/{vmid}/status/reboot', (ctx) => rebootQemu(c, node(ctx), vmid(ctx), ctx.params, ctx.caller)],
-    ['POST', '/nodes/{node}/qemu/{vmid}/status/suspend', (ctx) => suspendResumeQemu(c, node(ctx), vmid(ctx), 'suspend', ctx.caller)],
-    ['POST', '/nodes/{node}/qemu/{vmid}/status/resume', (ctx) => suspendResumeQemu(c, node(ctx), vmid(ctx), 'resume', ctx.caller)],
-    ['POST', '/nodes/{node}/qemu/{vmid}/status/reset', (ctx) => suspendResumeQemu(c, node(ctx), vmid(ctx), 'reset', ctx.caller)],
+    [
+      'POST',
+      '/nodes/{node}/qemu/{vmid}/config',
+      (ctx) => updateQemu(c, node(ctx), vmid(ctx), ctx.params, ctx.caller, true),
+    ],
+    [
+      'POST',
+      '/nodes/{node}/qemu/{vmid}/status/start',
+      (ctx) => startQemu(c, node(ctx), vmid(ctx), ctx.params, ctx.caller),
+    ],
+    [
+      'POST',
+      '/nodes/{node}/qemu/{vmid}/status/stop',
+      (ctx) => stopQemu(c, node(ctx), vmid(ctx), ctx.params, ctx.caller),
+    ],
+    [
+      'POST',
+      '/nodes/{node}/qemu/{vmid}/status/shutdown',
+      (ctx) => shutdownQemu(c, node(ctx), vmid(ctx), ctx.params, ctx.caller),
+    ],
+    [
+      'POST',
+      '/nodes/{node}/qemu/{vmid}/status/reboot',
+      (ctx) => rebootQemu(c, node(ctx), vmid(ctx), ctx.params, ctx.caller),
+    ],
+    [
+      'POST',
+      '/nodes/{node}/qemu/{vmid}/status/suspend',
+      (ctx) => suspendResumeQemu(c, node(ctx), vmid(ctx), 'suspend', ctx.caller),
+    ],
+    [
+      'POST',
+      '/nodes/{node}/qemu/{vmid}/status/resume',
+      (ctx) => suspendResumeQemu(c, node(ctx), vmid(ctx), 'resume', ctx.caller),
+    ],
+    [
+      'POST',
+      '/nodes/{node}/qemu/{vmid}/status/reset',
+      (ctx) => suspendResumeQemu(c, node(ctx), vmid(ctx), 'reset', ctx.caller),
+    ],
   )
   for (const action of ['start', 'stop', 'shutdown', 'reboot', 'suspend', 'resume'] as const) {
-    table.push(['POST', `/nodes/{node}/lxc/{vmid}/status/${action}`, (ctx) => powerLxc(c, node(ctx), vmid(ctx), action, ctx.params, ctx.caller)])
+    table.push([
+      'POST',
+      `/nodes/{node}/lxc/{vmid}/status/${action}`,
+      (ctx) => powerLxc(c, node(ctx), vmid(ctx), action, ctx.params, ctx.caller),
+    ])
   }
   return table
 }

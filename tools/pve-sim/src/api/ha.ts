@@ -13,67 +13,115 @@ export function haRoutes(c: Cluster): RouteTable {
     if (ha.groupsMigrated()) throw fail500(`cannot ${what}: ha groups have been migrated to rules`)
   }
   const table: RouteTable = [
-    ['GET', '/cluster/ha', () => [{ id: 'status' }, { id: 'resources' }, { id: 'groups' }, ...(nine ? [{ id: 'rules' }] : [])]],
-    ['GET', '/cluster/ha/resources', (ctx) => {
-      const type = str(ctx, 'type')
-      return [...ha.resources.keys()].sort().map((sid) => ha.item(sid)).filter((r) => type === undefined || r.type === type)
-    }],
+    [
+      'GET',
+      '/cluster/ha',
+      () => [{ id: 'status' }, { id: 'resources' }, { id: 'groups' }, ...(nine ? [{ id: 'rules' }] : [])],
+    ],
+    [
+      'GET',
+      '/cluster/ha/resources',
+      (ctx) => {
+        const type = str(ctx, 'type')
+        return [...ha.resources.keys()]
+          .sort()
+          .map((sid) => ha.item(sid))
+          .filter((r) => type === undefined || r.type === type)
+      },
+    ],
     ['POST', '/cluster/ha/resources', (ctx) => ha.create(ctx.params)],
     ['GET', '/cluster/ha/resources/{sid}', (ctx) => ha.item(ha.parseSid(str(ctx, 'sid') ?? '').sid)],
     ['PUT', '/cluster/ha/resources/{sid}', (ctx) => ha.update(ctx.params)],
-    ['DELETE', '/cluster/ha/resources/{sid}', (ctx) => {
-      const { sid } = ha.parseSid(str(ctx, 'sid') ?? '')
-      ha.remove(sid)
-      // purge (9.x, default 1): the resource leaves every rule; a rule left empty is deleted
-      if (nine && ctx.params.purge !== false) {
-        for (const [id, rule] of ha.rules) {
-          const left = String(rule.resources ?? '').split(',').filter((r) => r !== '' && r !== sid)
-          if (left.length === 0) ha.rules.delete(id)
-          else rule.resources = left.join(',')
+    [
+      'DELETE',
+      '/cluster/ha/resources/{sid}',
+      (ctx) => {
+        const { sid } = ha.parseSid(str(ctx, 'sid') ?? '')
+        ha.remove(sid)
+        // purge (9.x, default 1): the resource leaves every rule; a rule left empty is deleted
+        if (nine && ctx.params.purge !== false) {
+          for (const [id, rule] of ha.rules) {
+            const left = String(rule.resources ?? '')
+              .split(',')
+              .filter((r) => r !== '' && r !== sid)
+            if (left.length === 0) ha.rules.delete(id)
+            else rule.resources = left.join(',')
+          }
         }
-      }
-      return null
-    }],
-    ['GET', '/cluster/ha/groups', () => {
-      migrated('index groups')
-      return [...ha.groups.keys()].sort().map((group) => ({ group, type: 'group', ...ha.groups.get(group) }))
-    }],
-    ['POST', '/cluster/ha/groups', (ctx) => {
-      migrated('create group')
-      return createGroup(c, ctx.params)
-    }],
-    ['GET', '/cluster/ha/groups/{group}', (ctx) => {
-      migrated('read group')
-      const group = str(ctx, 'group') ?? ''
-      const g = ha.groups.get(group)
-      if (!g) throw fail500(`no such ha group '${group}'`)
-      return { group, type: 'group', ...g }
-    }],
-    ['DELETE', '/cluster/ha/groups/{group}', (ctx) => {
-      migrated('delete group')
-      const group = str(ctx, 'group') ?? ''
-      if (!ha.groups.delete(group)) throw fail500(`no such ha group '${group}'`)
-      return null
-    }],
+        return null
+      },
+    ],
+    [
+      'GET',
+      '/cluster/ha/groups',
+      () => {
+        migrated('index groups')
+        return [...ha.groups.keys()].sort().map((group) => ({ group, type: 'group', ...ha.groups.get(group) }))
+      },
+    ],
+    [
+      'POST',
+      '/cluster/ha/groups',
+      (ctx) => {
+        migrated('create group')
+        return createGroup(c, ctx.params)
+      },
+    ],
+    [
+      'GET',
+      '/cluster/ha/groups/{group}',
+      (ctx) => {
+        migrated('read group')
+        const group = str(ctx, 'group') ?? ''
+        const g = ha.groups.get(group)
+        if (!g) throw fail500(`no such ha group '${group}'`)
+        return { group, type: 'group', ...g }
+      },
+    ],
+    [
+      'DELETE',
+      '/cluster/ha/groups/{group}',
+      (ctx) => {
+        migrated('delete group')
+        const group = str(ctx, 'group') ?? ''
+        if (!ha.groups.delete(group)) throw fail500(`no such ha group '${group}'`)
+        return null
+      },
+    ],
   ]
   if (nine) {
     table.push(
-      ['GET', '/cluster/ha/rules', (ctx) => {
-        const type = str(ctx, 'type')
-        return [...ha.rules.keys()].sort().map((rule): Record<string, unknown> => ({ rule, ...ha.rules.get(rule) })).filter((r) => type === undefined || r.type === type)
-      }],
+      [
+        'GET',
+        '/cluster/ha/rules',
+        (ctx) => {
+          const type = str(ctx, 'type')
+          return [...ha.rules.keys()]
+            .sort()
+            .map((rule): Record<string, unknown> => ({ rule, ...ha.rules.get(rule) }))
+            .filter((r) => type === undefined || r.type === type)
+        },
+      ],
       ['POST', '/cluster/ha/rules', (ctx) => createRule(c, ctx.params)],
-      ['GET', '/cluster/ha/rules/{rule}', (ctx) => {
-        const rule = str(ctx, 'rule') ?? ''
-        const r = ha.rules.get(rule)
-        if (!r) throw fail500(`no such ha rule '${rule}'`)
-        return { rule, ...r }
-      }],
-      ['DELETE', '/cluster/ha/rules/{rule}', (ctx) => {
-        const rule = str(ctx, 'rule') ?? ''
-        if (!ha.rules.delete(rule)) throw fail500(`no such ha rule '${rule}'`)
-        return null
-      }],
+      [
+        'GET',
+        '/cluster/ha/rules/{rule}',
+        (ctx) => {
+          const rule = str(ctx, 'rule') ?? ''
+          const r = ha.rules.get(rule)
+          if (!r) throw fail500(`no such ha rule '${rule}'`)
+          return { rule, ...r }
+        },
+      ],
+      [
+        'DELETE',
+        '/cluster/ha/rules/{rule}',
+        (ctx) => {
+          const rule = str(ctx, 'rule') ?? ''
+          if (!ha.rules.delete(rule)) throw fail500(`no such ha rule '${rule}'`)
+          return null
+        },
+      ],
     )
   }
   return table
@@ -89,7 +137,8 @@ function createGroup(c: Cluster, params: Record<string, unknown>): null {
     if (!c.nodes.has(name)) throw fail500(`node '${name}' does not exist`)
   }
   const conf: Record<string, unknown> = { nodes }
-  for (const k of ['restricted', 'nofailback'] as const) if (params[k] !== undefined) conf[k] = params[k] === true ? 1 : 0
+  for (const k of ['restricted', 'nofailback'] as const)
+    if (params[k] !== undefined) conf[k] = params[k] === true ? 1 : 0
   if (params.comment !== undefined) conf.comment = String(params.comment)
   c.ha.groups.set(group, conf)
   return null
@@ -99,8 +148,12 @@ function createGroup(c: Cluster, params: Record<string, unknown>): null {
 function createRule(c: Cluster, params: Record<string, unknown>): null {
   const rule = String(params.rule)
   if (c.ha.rules.has(rule)) throw fail500(`ha rule '${rule}' already defined`)
-  const resources = String(params.resources ?? '').split(',').filter(Boolean).map((r) => c.ha.parseSid(r).sid)
-  for (const sid of resources) if (!c.ha.resources.has(sid)) throw fail500(`resource '${sid}' is not configured as HA resource`)
+  const resources = String(params.resources ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((r) => c.ha.parseSid(r).sid)
+  for (const sid of resources)
+    if (!c.ha.resources.has(sid)) throw fail500(`resource '${sid}' is not configured as HA resource`)
   const conf: Record<string, unknown> = { type: String(params.type), resources: resources.sort().join(',') }
   for (const k of ['nodes', 'affinity', 'comment'] as const) if (params[k] !== undefined) conf[k] = String(params[k])
   for (const k of ['strict', 'disable'] as const) if (params[k] !== undefined) conf[k] = params[k] === true ? 1 : 0

@@ -7,7 +7,11 @@ import { WithTotal } from './envelope.js'
  */
 export const ROOT_TOKEN: Caller = { userid: 'root@pam', tokenid: 'proxops', actor: 'root@pam!proxops' }
 
-export function matchRoute(routes: Route[], method: Method, path: string): { route: Route; params: Record<string, string> } | undefined {
+export function matchRoute(
+  routes: Route[],
+  method: Method,
+  path: string,
+): { route: Route; params: Record<string, string> } | undefined {
   const parts = path.split('/')
   for (const route of routes) {
     if (route.method !== method) continue
@@ -30,11 +34,21 @@ export function matchRoute(routes: Route[], method: Method, path: string): { rou
 }
 
 export async function callRoute(
-  routes: Route[], method: Method, path: string, params: Record<string, unknown> = {}, caller: Caller = ROOT_TOKEN,
+  routes: Route[],
+  method: Method,
+  path: string,
+  params: Record<string, unknown> = {},
+  caller: Caller = ROOT_TOKEN,
 ): Promise<unknown> {
   const m = matchRoute(routes, method, path)
   if (!m) throw new Error(`no route ${method} ${path}`)
-  const ctx: RequestContext = { method, path, template: m.route.path, params: { ...params, ...coerce(m.params) }, caller }
+  const ctx: RequestContext = {
+    method,
+    path,
+    template: m.route.path,
+    params: { ...params, ...coerce(m.params) },
+    caller,
+  }
   const out = await m.route.handler(ctx)
   return out instanceof WithTotal ? out.data : out
 }

@@ -68,7 +68,16 @@ function clusterStatus(c: Cluster): Record<string, unknown>[] {
     { type: 'cluster', id: 'cluster', name: 'sim', nodes: nodes.length, quorate: 1, version: nodes.length },
   ]
   nodes.forEach((n, i) => {
-    out.push({ type: 'node', id: `node/${n.name}`, name: n.name, nodeid: i + 1, ip: `10.0.0.${i + 1}`, online: n.online ? 1 : 0, local: i === 0 ? 1 : 0, level: '' })
+    out.push({
+      type: 'node',
+      id: `node/${n.name}`,
+      name: n.name,
+      nodeid: i + 1,
+      ip: `10.0.0.${i + 1}`,
+      online: n.online ? 1 : 0,
+      local: i === 0 ? 1 : 0,
+      level: '',
+    })
   })
   return out
 }

@@ -21,83 +21,136 @@ export function storageRoutes(c: Cluster): RouteTable {
     return v
   }
   return [
-    ['GET', '/nodes/{node}/storage', (ctx) => {
-      const n = c.requireNode(str(ctx, 'node') ?? '')
-      const content = str(ctx, 'content')?.split(',')
-      const only = str(ctx, 'storage')
-      return n.storage.defs
-        .filter((d) => !content || content.some((ct) => (d.content as string[]).includes(ct)))
-        .filter((d) => only === undefined || d.id === only)
-        .map((d) => n.storage.statusItem(d))
-    }],
-    ['GET', '/nodes/{node}/storage/{storage}', (ctx) => {
-      storageOf(str(ctx, 'node') ?? '', str(ctx, 'storage') ?? '')
-      return ['content', 'download-url', 'file-restore', 'import-metadata', 'prunebackups', 'rrd', 'rrddata', 'status', 'upload'].map((subdir) => ({ subdir }))
-    }],
-    ['GET', '/nodes/{node}/storage/{storage}/status', (ctx) => {
-      const { n, d } = storageOf(str(ctx, 'node') ?? '', str(ctx, 'storage') ?? '')
-      const s = n.storage.statusItem(d)
-      delete s.storage
-      delete s.used_fraction
-      return s
-    }],
-    ['GET', '/nodes/{node}/storage/{storage}/content', (ctx) => {
-      const { n, d } = storageOf(str(ctx, 'node') ?? '', str(ctx, 'storage') ?? '')
-      const content = str(ctx, 'content')
-      const vmid = int(ctx, 'vmid')
-      return n.storage.list(d.id)
-        .filter((v) => content === undefined || v.content === content)
-        .filter((v) => vmid === undefined || v.vmid === vmid)
-        .map(volumeListItem)
-    }],
-    ['POST', '/nodes/{node}/storage/{storage}/content', (ctx) => {
-      const { n, d } = storageOf(str(ctx, 'node') ?? '', str(ctx, 'storage') ?? '')
-      const vmid = int(ctx, 'vmid') ?? 0
-      const filename = str(ctx, 'filename') ?? ''
-      const m = /^(\d+)([MG])?$/.exec(str(ctx, 'size') ?? '')
-      if (!m) throw fail500(`unable to parse size '${str(ctx, 'size')}'`)
-      const kib = Number(m[1]) * (m[2] === 'G' ? 1024 * 1024 : m[2] === 'M' ? 1024 : 1)
-      // vdisk_alloc: the name must belong to the owner, file storages keep an extension
-      if (!new RegExp(`^(vm|base|subvol)-${vmid}-\\S+$`).test(filename)) throw fail500(`illegal name '${filename}' - should be 'vm-${vmid}-*'`)
-      const format = str(ctx, 'format') ?? (/\.(qcow2|vmdk|raw)$/.exec(filename)?.[1] ?? 'raw')
-      const volname = d.type === 'dir' ? `${vmid}/${filename}` : filename
-      const volid = `${d.id}:${volname}`
-      if (n.storage.get(volid)) throw fail500(`volume '${volid}' already exists`)
-      n.storage.add(d.id, { volid, content: 'images', format, size: kib * 1024, ctime: Math.floor(c.now() / 1000), vmid })
-      return volid
-    }],
-    ['GET', '/nodes/{node}/storage/{storage}/content/{volume}', (ctx) => {
-      const node = str(ctx, 'node') ?? ''
-      const id = str(ctx, 'storage') ?? ''
-      const v = volumeOf(node, id, str(ctx, 'volume') ?? '')
-      const { d } = storageOf(node, id)
-      const volname = v.volid.split(':').slice(1).join(':')
-      const path = d.type === 'dir'
-        ? `${d.path ?? '/var/lib/vz'}/${contentDir(v.content)}/${volname.replace(/^(iso|vztmpl|import|snippets|backup)\//, '')}`
-        : d.type === 'lvmthin' ? `/dev/pve/${volname}` : `/dev/zvol/rpool/data/${volname}`
-      return { path, size: v.size, used: v.size, format: v.format }
-    }],
-    ['DELETE', '/nodes/{node}/storage/{storage}/content/{volume}', (ctx) => {
-      const node = str(ctx, 'node') ?? ''
-      const v = volumeOf(node, str(ctx, 'storage') ?? '', str(ctx, 'volume') ?? '')
-      const n = c.requireNode(node)
-      const upid = c.dispatch(node, 'imgdel', v.volid.replace(/[:/]/g, '_'), ctx.caller.actor, {
-        run: (tctx) => {
-          n.storage.remove(v.volid)
-          tctx.log(`Removed volume '${v.volid}' (${formatSize(v.size)})`)
-        },
-      })
-      const delay = int(ctx, 'delay')
-      if (delay !== undefined) {
-        const t = c.tasks.get(upid)
-        if (t && t.endMs - t.startMs <= delay * 1000) {
-          c.tasks.finishNow(t)
-          return null
+    [
+      'GET',
+      '/nodes/{node}/storage',
+      (ctx) => {
+        const n = c.requireNode(str(ctx, 'node') ?? '')
+        const content = str(ctx, 'content')?.split(',')
+        const only = str(ctx, 'storage')
+        return n.storage.defs
+          .filter((d) => !content || content.some((ct) => (d.content as string[]).includes(ct)))
+          .filter((d) => only === undefined || d.id === only)
+          .map((d) => n.storage.statusItem(d))
+      },
+    ],
+    [
+      'GET',
+      '/nodes/{node}/storage/{storage}',
+      (ctx) => {
+        storageOf(str(ctx, 'node') ?? '', str(ctx, 'storage') ?? '')
+        return [
+          'content',
+          'download-url',
+          'file-restore',
+          'import-metadata',
+          'prunebackups',
+          'rrd',
+          'rrddata',
+          'status',
+          'upload',
+        ].map((subdir) => ({ subdir }))
+      },
+    ],
+    [
+      'GET',
+      '/nodes/{node}/storage/{storage}/status',
+      (ctx) => {
+        const { n, d } = storageOf(str(ctx, 'node') ?? '', str(ctx, 'storage') ?? '')
+        const s = n.storage.statusItem(d)
+        delete s.storage
+        delete s.used_fraction
+        return s
+      },
+    ],
+    [
+      'GET',
+      '/nodes/{node}/storage/{storage}/content',
+      (ctx) => {
+        const { n, d } = storageOf(str(ctx, 'node') ?? '', str(ctx, 'storage') ?? '')
+        const content = str(ctx, 'content')
+        const vmid = int(ctx, 'vmid')
+        return n.storage
+          .list(d.id)
+          .filter((v) => content === undefined || v.content === content)
+          .filter((v) => vmid === undefined || v.vmid === vmid)
+          .map(volumeListItem)
+      },
+    ],
+    [
+      'POST',
+      '/nodes/{node}/storage/{storage}/content',
+      (ctx) => {
+        const { n, d } = storageOf(str(ctx, 'node') ?? '', str(ctx, 'storage') ?? '')
+        const vmid = int(ctx, 'vmid') ?? 0
+        const filename = str(ctx, 'filename') ?? ''
+        const m = /^(\d+)([MG])?$/.exec(str(ctx, 'size') ?? '')
+        if (!m) throw fail500(`unable to parse size '${str(ctx, 'size')}'`)
+        const kib = Number(m[1]) * (m[2] === 'G' ? 1024 * 1024 : m[2] === 'M' ? 1024 : 1)
+        // vdisk_alloc: the name must belong to the owner, file storages keep an extension
+        if (!new RegExp(`^(vm|base|subvol)-${vmid}-\\S+$`).test(filename))
+          throw fail500(`illegal name '${filename}' - should be 'vm-${vmid}-*'`)
+        const format = str(ctx, 'format') ?? /\.(qcow2|vmdk|raw)$/.exec(filename)?.[1] ?? 'raw'
+        const volname = d.type === 'dir' ? `${vmid}/${filename}` : filename
+        const volid = `${d.id}:${volname}`
+        if (n.storage.get(volid)) throw fail500(`volume '${volid}' already exists`)
+        n.storage.add(d.id, {
+          volid,
+          content: 'images',
+          format,
+          size: kib * 1024,
+          ctime: Math.floor(c.now() / 1000),
+          vmid,
+        })
+        return volid
+      },
+    ],
+    [
+      'GET',
+      '/nodes/{node}/storage/{storage}/content/{volume}',
+      (ctx) => {
+        const node = str(ctx, 'node') ?? ''
+        const id = str(ctx, 'storage') ?? ''
+        const v = volumeOf(node, id, str(ctx, 'volume') ?? '')
+        const { d } = storageOf(node, id)
+        const volname = v.volid.split(':').slice(1).join(':')
+        const path =
+          d.type === 'dir'
+            ? `${d.path ?? '/var/lib/vz'}/${contentDir(v.content)}/${volname.replace(/^(iso|vztmpl|import|snippets|backup)\//, '')}`
+            : d.type === 'lvmthin'
+              ? `/dev/pve/${volname}`
+              : `/dev/zvol/rpool/data/${volname}`
+        return { path, size: v.size, used: v.size, format: v.format }
+      },
+    ],
+    [
+      'DELETE',
+      '/nodes/{node}/storage/{storage}/content/{volume}',
+      (ctx) => {
+        const node = str(ctx, 'node') ?? ''
+        const v = volumeOf(node, str(ctx, 'storage') ?? '', str(ctx, 'volume') ?? '')
+        const n = c.requireNode(node)
+        const upid = c.dispatch(node, 'imgdel', v.volid.replace(/[:/]/g, '_'), ctx.caller.actor, {
+          run: (tctx) => {
+            n.storage.remove(v.volid)
+            tctx.log(`Removed volume '${v.volid}' (${formatSize(v.size)})`)
+          },
+        })
+        const delay = int(ctx, 'delay')
+        if (delay !== undefined) {
+          const t = c.tasks.get(upid)
+          if (t && t.endMs - t.startMs <= delay * 1000) {
+            c.tasks.finishNow(t)
+            return null
+          }
         }
-      }
-      return upid
-    }],
-    ['POST', '/nodes/{node}/storage/{storage}/download-url', (ctx) =>
-      downloadUrl(c, str(ctx, 'node') ?? '', str(ctx, 'storage') ?? '', ctx.params, ctx.caller)],
+        return upid
+      },
+    ],
+    [
+      'POST',
+      '/nodes/{node}/storage/{storage}/download-url',
+      (ctx) => downloadUrl(c, str(ctx, 'node') ?? '', str(ctx, 'storage') ?? '', ctx.params, ctx.caller),
+    ],
   ]
 }

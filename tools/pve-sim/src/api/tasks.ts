@@ -14,56 +14,90 @@ export function taskRoutes(c: Cluster): RouteTable {
     return t
   }
   return [
-    ['GET', '/nodes/{node}/tasks', (ctx) => {
-      const node = str(ctx, 'node') ?? ''
-      c.requireNode(node)
-      const vmid = int(ctx, 'vmid')
-      const type = str(ctx, 'typefilter')
-      const source = str(ctx, 'source') ?? 'archive'
-      const errorsOnly = bool(ctx, 'errors') ?? false
-      const limit = int(ctx, 'limit') ?? 50
-      const start = int(ctx, 'start') ?? 0
-      const since = int(ctx, 'since')
-      const until = int(ctx, 'until')
-      const userfilter = str(ctx, 'userfilter')
-      const statusfilter = str(ctx, 'statusfilter')?.split(/[,;\s]+/)
-      const list = c.tasks.all()
-        .filter((t) => t.node === node)
-        .filter((t) => (source === 'active' ? t.status === 'running' : source === 'archive' ? t.status === 'stopped' : true))
-        .filter((t) => vmid === undefined || t.id === String(vmid))
-        .filter((t) => type === undefined || t.type === type)
-        .filter((t) => !errorsOnly || (t.exitstatus !== undefined && t.exitstatus !== 'OK'))
-        .filter((t) => since === undefined || t.starttime >= since)
-        .filter((t) => until === undefined || t.starttime <= until)
-        .filter((t) => userfilter === undefined || `${t.user}${t.tokenid ? `!${t.tokenid}` : ''}`.includes(userfilter))
-        .filter((t) => statusfilter === undefined || statusfilter.includes(statusClass(t)))
-        .reverse()
-      return list.slice(start, start + limit).map((t) => {
-        const item: Record<string, unknown> = { upid: t.upid, node: t.node, pid: t.pid, pstart: t.pstart, starttime: t.starttime, type: t.type, id: t.id, user: t.tokenid ? `${t.user}!${t.tokenid}` : t.user }
-        if (t.status === 'stopped') {
-          item.endtime = t.endtime
-          item.status = t.exitstatus
-        }
-        return item
-      })
-    }],
-    ['GET', '/nodes/{node}/tasks/{upid}', (ctx) => {
-      find(str(ctx, 'node') ?? '', str(ctx, 'upid') ?? '')
-      return [{ name: 'log' }, { name: 'status' }]
-    }],
-    ['GET', '/nodes/{node}/tasks/{upid}/status', (ctx) => taskStatus(find(str(ctx, 'node') ?? '', str(ctx, 'upid') ?? ''))],
-    ['GET', '/nodes/{node}/tasks/{upid}/log', (ctx) => {
-      const t = find(str(ctx, 'node') ?? '', str(ctx, 'upid') ?? '')
-      const start = int(ctx, 'start') ?? 0
-      const limit = int(ctx, 'limit') ?? 50
-      const lines = t.log.length > 0 ? t.log : ['no content']
-      const page = lines.slice(start, start + limit).map((text, i) => ({ n: start + i + 1, t: text }))
-      return new WithTotal(page, t.log.length)
-    }],
-    ['DELETE', '/nodes/{node}/tasks/{upid}', (ctx) => {
-      c.tasks.stop(find(str(ctx, 'node') ?? '', str(ctx, 'upid') ?? ''))
-      return null
-    }],
+    [
+      'GET',
+      '/nodes/{node}/tasks',
+      (ctx) => {
+        const node = str(ctx, 'node') ?? ''
+        c.requireNode(node)
+        const vmid = int(ctx, 'vmid')
+        const type = str(ctx, 'typefilter')
+        const source = str(ctx, 'source') ?? 'archive'
+        const errorsOnly = bool(ctx, 'errors') ?? false
+        const limit = int(ctx, 'limit') ?? 50
+        const start = int(ctx, 'start') ?? 0
+        const since = int(ctx, 'since')
+        const until = int(ctx, 'until')
+        const userfilter = str(ctx, 'userfilter')
+        const statusfilter = str(ctx, 'statusfilter')?.split(/[,;\s]+/)
+        const list = c.tasks
+          .all()
+          .filter((t) => t.node === node)
+          .filter((t) =>
+            source === 'active' ? t.status === 'running' : source === 'archive' ? t.status === 'stopped' : true,
+          )
+          .filter((t) => vmid === undefined || t.id === String(vmid))
+          .filter((t) => type === undefined || t.type === type)
+          .filter((t) => !errorsOnly || (t.exitstatus !== undefined && t.exitstatus !== 'OK'))
+          .filter((t) => since === undefined || t.starttime >= since)
+          .filter((t) => until === undefined || t.starttime <= until)
+          .filter(
+            (t) => userfilter === undefined || `${t.user}${t.tokenid ? `!${t.tokenid}` : ''}`.includes(userfilter),
+          )
+          .filter((t) => statusfilter === undefined || statusfilter.includes(statusClass(t)))
+          .reverse()
+        return list.slice(start, start + limit).map((t) => {
+          const item: Record<string, unknown> = {
+            upid: t.upid,
+            node: t.node,
+            pid: t.pid,
+            pstart: t.pstart,
+            starttime: t.starttime,
+            type: t.type,
+            id: t.id,
+            user: t.tokenid ? `${t.user}!${t.tokenid}` : t.user,
+          }
+          if (t.status === 'stopped') {
+            item.endtime = t.endtime
+            item.status = t.exitstatus
+          }
+          return item
+        })
+      },
+    ],
+    [
+      'GET',
+      '/nodes/{node}/tasks/{upid}',
+      (ctx) => {
+        find(str(ctx, 'node') ?? '', str(ctx, 'upid') ?? '')
+        return [{ name: 'log' }, { name: 'status' }]
+      },
+    ],
+    [
+      'GET',
+      '/nodes/{node}/tasks/{upid}/status',
+      (ctx) => taskStatus(find(str(ctx, 'node') ?? '', str(ctx, 'upid') ?? '')),
+    ],
+    [
+      'GET',
+      '/nodes/{node}/tasks/{upid}/log',
+      (ctx) => {
+        const t = find(str(ctx, 'node') ?? '', str(ctx, 'upid') ?? '')
+        const start = int(ctx, 'start') ?? 0
+        const limit = int(ctx, 'limit') ?? 50
+        const lines = t.log.length > 0 ? t.log : ['no content']
+        const page = lines.slice(start, start + limit).map((text, i) => ({ n: start + i + 1, t: text }))
+        return new WithTotal(page, t.log.length)
+      },
+    ],
+    [
+      'DELETE',
+      '/nodes/{node}/tasks/{upid}',
+      (ctx) => {
+        c.tasks.stop(find(str(ctx, 'node') ?? '', str(ctx, 'upid') ?? ''))
+        return null
+      },
+    ],
   ]
 }
 

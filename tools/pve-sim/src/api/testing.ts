@@ -12,19 +12,37 @@ export interface Sim {
   /** the PveHttpError a call throws */
   error(method: Method, path: string, params?: Record<string, unknown>): Promise<PveHttpError>
   /** dispatch, let the task finish, and return its final status */
-  run(method: Method, path: string, params?: Record<string, unknown>): Promise<{ upid: string; exitstatus: string; log: string[] }>
+  run(
+    method: Method,
+    path: string,
+    params?: Record<string, unknown>,
+  ): Promise<{ upid: string; exitstatus: string; log: string[] }>
 }
 
-export function makeSim(opts: { nodes?: string[]; pveVersion?: '9.1' | '8.4'; taskDurationMs?: number; resourcesLagMs?: number; estate?: { guests: number } } = {}): Sim {
+export function makeSim(
+  opts: {
+    nodes?: string[]
+    pveVersion?: '9.1' | '8.4'
+    taskDurationMs?: number
+    resourcesLagMs?: number
+    estate?: { guests: number }
+  } = {},
+): Sim {
   const clock = { t: 1_750_000_000_000 }
   const sim = createCluster({
-    nodes: opts.nodes ?? ['pve1', 'pve2'], pveVersion: opts.pveVersion ?? '9.1', seed: 42,
-    taskDurationMs: opts.taskDurationMs ?? 1000, resourcesLagMs: opts.resourcesLagMs ?? 0, now: () => clock.t,
+    nodes: opts.nodes ?? ['pve1', 'pve2'],
+    pveVersion: opts.pveVersion ?? '9.1',
+    seed: 42,
+    taskDurationMs: opts.taskDurationMs ?? 1000,
+    resourcesLagMs: opts.resourcesLagMs ?? 0,
+    now: () => clock.t,
     ...(opts.estate ? { estate: opts.estate } : {}),
   })
-  const call = (method: Method, path: string, params: Record<string, unknown> = {}) => callRoute(sim.routes, method, path, params) as Promise<any> // eslint-disable-line -- test convenience: responses are checked by assertions
+  const call = (method: Method, path: string, params: Record<string, unknown> = {}) =>
+    callRoute(sim.routes, method, path, params) as Promise<any> // eslint-disable-line -- test convenience: responses are checked by assertions
   const s: Sim = {
-    sim, clock,
+    sim,
+    clock,
     advance: (ms) => {
       clock.t += ms
     },
@@ -43,7 +61,9 @@ export function makeSim(opts: { nodes?: string[]; pveVersion?: '9.1' | '8.4'; ta
       s.advance(60_000)
       const node = upid.split(':')[1] as string
       const st = await call('GET', `/nodes/${node}/tasks/${encodeURIComponent(upid)}/status`)
-      const log = (await call('GET', `/nodes/${node}/tasks/${encodeURIComponent(upid)}/log`, { limit: 1000 })) as { t: string }[]
+      const log = (await call('GET', `/nodes/${node}/tasks/${encodeURIComponent(upid)}/log`, { limit: 1000 })) as {
+        t: string
+      }[]
       return { upid, exitstatus: st.exitstatus, log: log.map((l) => l.t) }
     },
   }

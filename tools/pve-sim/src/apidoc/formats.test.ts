@@ -66,7 +66,9 @@ describe('named formats', () => {
     expect(check('pve-configid-list', 'net0, scsi1;tags')).toBeUndefined()
     expect(check('pve-configid-list', 'net0,0net')).toBe("invalid configuration ID '0net'\n")
     expect(check('pve-ipv4-config', '10.0.0.5/24')).toBeUndefined()
-    expect(check('pve-ipv4-config', '10.0.0.5/33')).toBe('value does not look like a valid ipv4 network configuration\n')
+    expect(check('pve-ipv4-config', '10.0.0.5/33')).toBe(
+      'value does not look like a valid ipv4 network configuration\n',
+    )
     expect(check('pve-ipv6-config', 'auto')).toBeUndefined()
     expect(check('pve-node', 'pve_1')).toBe('value does not look like a valid node name\n')
     expect(check('pve-storage-id', 'l')).toBe("storage ID 'l' contains illegal characters\n")

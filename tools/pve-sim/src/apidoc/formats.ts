@@ -64,7 +64,7 @@ const QEMU_DRIVE_MAX: Record<string, number> = { ide: 3, scsi: 30, virtio: 15, s
 function isQemuDriveName(dev: string): boolean {
   if (dev === 'efidisk0' || dev === 'tpmstate0') return true
   const m = /^(ide|scsi|virtio|sata)(\d+)$/.exec(dev)
-  if (!m || (m[2] as string).length > 1 && (m[2] as string).startsWith('0')) return false
+  if (!m || ((m[2] as string).length > 1 && (m[2] as string).startsWith('0'))) return false
   return Number(m[2]) <= (QEMU_DRIVE_MAX[m[1] as string] as number)
 }
 function indexed(dev: string, base: string, max: number): boolean {
@@ -117,10 +117,12 @@ const verifiers: Record<string, Verifier> = {
     if (!cidr(v, false) && !cidr(v, true)) die('value does not look like a valid CIDR network')
   },
   'pve-ipv4-config': (v) => {
-    if (!/^(?:dhcp|manual)$/.test(v) && !cidr(v, false)) die('value does not look like a valid ipv4 network configuration')
+    if (!/^(?:dhcp|manual)$/.test(v) && !cidr(v, false))
+      die('value does not look like a valid ipv4 network configuration')
   },
   'pve-ipv6-config': (v) => {
-    if (!/^(?:auto|dhcp|manual)$/.test(v) && !cidr(v, true)) die('value does not look like a valid ipv6 network configuration')
+    if (!/^(?:auto|dhcp|manual)$/.test(v) && !cidr(v, true))
+      die('value does not look like a valid ipv6 network configuration')
   },
   email: (v) => {
     if (!EMAIL_RE.test(v)) die('value does not look like a valid email address')
@@ -155,7 +157,8 @@ const verifiers: Record<string, Verifier> = {
     if (!VOLUME_ID_RE.test(v)) die(`unable to parse volume ID '${v}'`)
   },
   'pve-storage-content': (v) => {
-    if (!['images', 'rootdir', 'vztmpl', 'iso', 'backup', 'snippets', 'import', 'none'].includes(v)) die(`invalid content type '${v}'`)
+    if (!['images', 'rootdir', 'vztmpl', 'iso', 'backup', 'snippets', 'import', 'none'].includes(v))
+      die(`invalid content type '${v}'`)
   },
   // qemu-server QemuServer.pm
   'pve-volume-id-or-absolute-path': (v) => {
@@ -177,7 +180,8 @@ const verifiers: Record<string, Verifier> = {
   },
   'pve-hotplug-features': (v) => {
     if (v === '0' || v === '1') return
-    for (const f of splitList(v)) if (!/^(network|disk|cpu|memory|usb|cloudinit)$/.test(f)) die(`invalid hotplug feature '${f}'`)
+    for (const f of splitList(v))
+      if (!/^(network|disk|cpu|memory|usb|cloudinit)$/.test(f)) die(`invalid hotplug feature '${f}'`)
   },
   'pve-phys-bits': (v) => {
     if (!/^(host|\d{1,2})$/.test(v) || (/^\d+$/.test(v) && (Number(v) < 8 || Number(v) > 64))) {
@@ -259,13 +263,14 @@ const hashFormats: Record<string, HashFormat> = {
 /** PVE::Tools::split_list */
 export function splitList(text: string): string[] {
   if (text.includes('\0')) return text.split('\0')
-  return text.replace(/[,;]/g, ' ').split(/\s+/).filter((x) => x !== '')
+  return text
+    .replace(/[,;]/g, ' ')
+    .split(/\s+/)
+    .filter((x) => x !== '')
 }
 
 export type ResolvedFormat =
-  | { kind: 'code'; verify: Verifier }
-  | { kind: 'hash'; format: HashFormat }
-  | { kind: 'unknown'; name: string }
+  { kind: 'code'; verify: Verifier } | { kind: 'hash'; format: HashFormat } | { kind: 'unknown'; name: string }
 
 /** Resolves a named format as check_format does: `name`, `name-list`, `name-opt`. */
 export function resolveFormat(name: string): ResolvedFormat {

@@ -11,7 +11,10 @@ describe('locating apidoc.json at run time (architecture.md section 3)', () => {
   it('looks at PROXOPS_PVE_APIDOC first, then ../shared/pve-api next to the repository root', () => {
     const root = findRepoRoot()
     expect(root).toBeDefined()
-    expect(apidocCandidates('9.1', { PROXOPS_PVE_APIDOC: '/x/apidoc.json' })).toEqual(['/x/apidoc.json', join(root as string, '..', 'shared', 'pve-api', 'apidoc.json')])
+    expect(apidocCandidates('9.1', { PROXOPS_PVE_APIDOC: '/x/apidoc.json' })).toEqual([
+      '/x/apidoc.json',
+      join(root as string, '..', 'shared', 'pve-api', 'apidoc.json'),
+    ])
     expect(apidocCandidates('8.4', { PROXOPS_PVE_APIDOC: '/x/apidoc.json' })[0]).toBe('/x/apidoc-pve8.json')
   })
 

@@ -81,9 +81,13 @@ export function loadApidoc(version: PveVersion, env: NodeJS.ProcessEnv = process
       try {
         tree = JSON.parse(readFileSync(file, 'utf8')) as ApiNode[]
       } catch (err) {
-        return { ok: false, warning: `${file}: not a readable apidoc JSON file (${(err as Error).message}); schema checks are off` }
+        return {
+          ok: false,
+          warning: `${file}: not a readable apidoc JSON file (${(err as Error).message}); schema checks are off`,
+        }
       }
-      if (!Array.isArray(tree)) return { ok: false, warning: `${file}: expected a JSON array of API nodes; schema checks are off` }
+      if (!Array.isArray(tree))
+        return { ok: false, warning: `${file}: expected a JSON array of API nodes; schema checks are off` }
       loaded.set(file, tree)
     }
     return { ok: true, tree, file }

@@ -8,7 +8,9 @@ describe('Perl regex translation (pve-api.md section 0)', () => {
   it('turns (?^:...) into a plain group and (?^i:...) into a case-insensitive expression', () => {
     expect(perlPatternToJs('(?^:\\d+(?:;\\d+)*)')).toEqual({ source: '(?:\\d+(?:;\\d+)*)', flags: '' })
     expect(perlPatternToJs('(?^i:[a-z0-9_][a-z0-9_\\-\\+\\.]*)').flags).toBe('i')
-    expect(schemaPattern('(?^i:[a-z0-9_][a-z0-9_\\-\\+\\.]*)(?:;(?^i:[a-z0-9_][a-z0-9_\\-\\+\\.]*))*').test('Web;prod')).toBe(true)
+    expect(
+      schemaPattern('(?^i:[a-z0-9_][a-z0-9_\\-\\+\\.]*)(?:;(?^i:[a-z0-9_][a-z0-9_\\-\\+\\.]*))*').test('Web;prod'),
+    ).toBe(true)
   })
 
   it('expands {,N} to {0,N} (drive product/vendor patterns)', () => {
@@ -39,7 +41,9 @@ describe('Perl regex translation (pve-api.md section 0)', () => {
   it('agrees with a direct JS translation for plain patterns (property)', () => {
     fc.assert(
       fc.property(fc.stringMatching(/^[a-z0-9;-]{0,12}$/), (s) => {
-        expect(schemaPattern('\\d+(?:-\\d+)?(?:;\\d+(?:-\\d+)?)*').test(s)).toBe(/^(?:\d+(?:-\d+)?(?:;\d+(?:-\d+)?)*)$/.test(s))
+        expect(schemaPattern('\\d+(?:-\\d+)?(?:;\\d+(?:-\\d+)?)*').test(s)).toBe(
+          /^(?:\d+(?:-\d+)?(?:;\d+(?:-\d+)?)*)$/.test(s),
+        )
       }),
       { numRuns: 200 },
     )

@@ -34,7 +34,10 @@ describe('route index', () => {
   })
 
   it('decodes an encoded volid and lets {volume} take a literal slash', () => {
-    const enc = sample().match('GET', `/nodes/pve1/storage/local/content/${encodeURIComponent('local:iso/debian 12.iso')}`)
+    const enc = sample().match(
+      'GET',
+      `/nodes/pve1/storage/local/content/${encodeURIComponent('local:iso/debian 12.iso')}`,
+    )
     expect(enc?.pathParams.volume).toBe('local:iso/debian 12.iso')
     const lit = sample().match('GET', '/nodes/pve1/storage/local/content/local:iso/x.iso')
     expect(lit?.pathParams.volume).toBe('local:iso/x.iso')

@@ -60,11 +60,15 @@ describe('check_prop texts (pve-api.md section 1)', () => {
   })
 
   it('names the enumeration', () => {
-    expect(errorsOf({ ostype: 'linux' })).toEqual({ ostype: "value 'linux' does not have a value in the enumeration 'other, l26'" })
+    expect(errorsOf({ ostype: 'linux' })).toEqual({
+      ostype: "value 'linux' does not have a value in the enumeration 'other, l26'",
+    })
   })
 
   it('reports unknown parameters', () => {
-    expect(errorsOf({ pool: 'x' })).toEqual({ pool: 'property is not defined in schema and the schema does not allow additional properties' })
+    expect(errorsOf({ pool: 'x' })).toEqual({
+      pool: 'property is not defined in schema and the schema does not allow additional properties',
+    })
   })
 
   it('reports missing required parameters', () => {
@@ -96,7 +100,9 @@ describe('check_prop texts (pve-api.md section 1)', () => {
   it('rejects bad tag characters and sshkeys that are not urlencoded (pve-api.md section 3)', () => {
     expect(errorsOf({ tags: 'web;prod!' })).toEqual({ tags: 'invalid format - invalid characters in tag\n' })
     expect(errorsOf({ tags: 'Web, prod web' })).toEqual({})
-    expect(errorsOf({ sshkeys: 'ssh-ed25519 AAAA ops@laptop' })).toEqual({ sshkeys: 'invalid format - invalid urlencoded string: ssh-ed25519 AAAA ops@laptop\n' })
+    expect(errorsOf({ sshkeys: 'ssh-ed25519 AAAA ops@laptop' })).toEqual({
+      sshkeys: 'invalid format - invalid urlencoded string: ssh-ed25519 AAAA ops@laptop\n',
+    })
     expect(errorsOf({ sshkeys: encodeURIComponent('ssh-ed25519 AAAA ops@laptop') })).toEqual({})
   })
 
@@ -107,29 +113,50 @@ describe('check_prop texts (pve-api.md section 1)', () => {
 
 describe('property strings (pve-api.md section 3)', () => {
   it('reports value errors inside a property string as a PVE::Exception with the sub-path', () => {
-    expect(errorsOf({ net0: 'virtio,tag=5000' })).toEqual({ net0: 'invalid format - format error\nnet0.tag: value must have a maximum value of 4094\n' })
-    expect(errorsOf({ net0: 'bridge=vmbr0' }).net0).toBe('invalid format - invalid key in comma-separated list property: bridge\n')
-    expect(errorsOf({ net0: 'firewall=1' })).toEqual({ net0: 'invalid format - format error\nnet0.model: property is missing and it is not optional\n' })
+    expect(errorsOf({ net0: 'virtio,tag=5000' })).toEqual({
+      net0: 'invalid format - format error\nnet0.tag: value must have a maximum value of 4094\n',
+    })
+    expect(errorsOf({ net0: 'bridge=vmbr0' }).net0).toBe(
+      'invalid format - invalid key in comma-separated list property: bridge\n',
+    )
+    expect(errorsOf({ net0: 'firewall=1' })).toEqual({
+      net0: 'invalid format - format error\nnet0.model: property is missing and it is not optional\n',
+    })
   })
 
   it('accepts the keyAlias shorthand and boolean words inside property strings', () => {
     expect(errorsOf({ net0: 'virtio=BC:24:11:00:00:01,firewall=on' })).toEqual({})
-    expect(parsePropertyString(schema.properties?.['net[n]']?.format as Record<string, SchemaProp>, 'virtio=BC:24:11:00:00:01,firewall=yes', 'net0')).toEqual({
-      model: 'virtio', macaddr: 'BC:24:11:00:00:01', firewall: '1',
+    expect(
+      parsePropertyString(
+        schema.properties?.['net[n]']?.format as Record<string, SchemaProp>,
+        'virtio=BC:24:11:00:00:01,firewall=yes',
+        'net0',
+      ),
+    ).toEqual({
+      model: 'virtio',
+      macaddr: 'BC:24:11:00:00:01',
+      firewall: '1',
     })
   })
 
   it('rejects duplicate keys and a second bare value', () => {
-    expect(errorsOf({ net0: 'virtio,e1000' }).net0).toBe('invalid format - duplicate key in comma-separated list property: model\n')
-    expect(errorsOf({ net0: 'virtio,tag=1,tag=2' }).net0).toBe('invalid format - duplicate key in comma-separated list property: tag\n')
+    expect(errorsOf({ net0: 'virtio,e1000' }).net0).toBe(
+      'invalid format - duplicate key in comma-separated list property: model\n',
+    )
+    expect(errorsOf({ net0: 'virtio,tag=1,tag=2' }).net0).toBe(
+      'invalid format - duplicate key in comma-separated list property: tag\n',
+    )
   })
 
   it('checks the named hash format pve-qm-ipconfig, incl. gw requiring ip', () => {
     expect(errorsOf({ ipconfig0: 'ip=10.0.0.10/24,gw=10.0.0.1' })).toEqual({})
     expect(errorsOf({ ipconfig0: 'ip=dhcp' })).toEqual({})
-    expect(errorsOf({ ipconfig0: 'gw=10.0.0.1' })).toEqual({ ipconfig0: "invalid format - format error\nipconfig0.ip: missing property required by 'ipconfig0.gw'\n" })
+    expect(errorsOf({ ipconfig0: 'gw=10.0.0.1' })).toEqual({
+      ipconfig0: "invalid format - format error\nipconfig0.ip: missing property required by 'ipconfig0.gw'\n",
+    })
     expect(errorsOf({ ipconfig0: 'ip=10.0.0.10' })).toEqual({
-      ipconfig0: 'invalid format - format error\nipconfig0.ip: invalid format - value does not look like a valid ipv4 network configuration\n\n',
+      ipconfig0:
+        'invalid format - format error\nipconfig0.ip: invalid format - value does not look like a valid ipv4 network configuration\n\n',
     })
   })
 })
@@ -137,15 +164,21 @@ describe('property strings (pve-api.md section 3)', () => {
 describe('indexed keys, aliases, lists, coercion', () => {
   it('accepts name[n] keys within the range from the description, else unknown', () => {
     expect(errorsOf({ scsi30: 'local-lvm:1' })).toEqual({})
-    expect(errorsOf({ scsi31: 'local-lvm:1' })).toEqual({ scsi31: 'property is not defined in schema and the schema does not allow additional properties' })
-    expect(errorsOf({ net32: 'virtio' })).toEqual({ net32: 'property is not defined in schema and the schema does not allow additional properties' })
+    expect(errorsOf({ scsi31: 'local-lvm:1' })).toEqual({
+      scsi31: 'property is not defined in schema and the schema does not allow additional properties',
+    })
+    expect(errorsOf({ net32: 'virtio' })).toEqual({
+      net32: 'property is not defined in schema and the schema does not allow additional properties',
+    })
     expect(errorsOf({ scsi01: 'x' })).toHaveProperty('scsi01')
   })
 
   it('maps an alias to its target (cdrom -> ide2) and refuses both at once', () => {
     const r = validateParams(schema, { ...base, cdrom: 'local:iso/x.iso,media=cdrom' })
     expect(r.ok && r.params).toMatchObject({ ide2: 'local:iso/x.iso,media=cdrom' })
-    expect(errorsOf({ cdrom: 'a', ide2: 'b' })).toEqual({ cdrom: "cannot set both 'cdrom' and its alias target 'ide2'" })
+    expect(errorsOf({ cdrom: 'a', ide2: 'b' })).toEqual({
+      cdrom: "cannot set both 'cdrom' and its alias target 'ide2'",
+    })
   })
 
   it('joins a repeated key of a -list format with commas; rejects arrays elsewhere', () => {
@@ -185,11 +218,14 @@ describe('indexed keys, aliases, lists, coercion', () => {
 
   it('boolean form values other than 1/0 always fail with the value quoted (property)', () => {
     fc.assert(
-      fc.property(fc.string({ maxLength: 6 }).filter((s) => s !== '1' && s !== '0'), (s) => {
-        const errors: Record<string, string> = {}
-        checkProp(s, { type: 'boolean' }, 'b', errors)
-        expect(errors.b).toBe(`type check ('boolean') failed - got '${s}'`)
-      }),
+      fc.property(
+        fc.string({ maxLength: 6 }).filter((s) => s !== '1' && s !== '0'),
+        (s) => {
+          const errors: Record<string, string> = {}
+          checkProp(s, { type: 'boolean' }, 'b', errors)
+          expect(errors.b).toBe(`type check ('boolean') failed - got '${s}'`)
+        },
+      ),
       { numRuns: 200 },
     )
   })

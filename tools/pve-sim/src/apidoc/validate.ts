@@ -15,7 +15,16 @@ export type ParamErrors = Record<string, string>
 
 /** the index ranges of `[n]` keys when the description does not say (pve-api.md section 0) */
 const INDEX_MAX: Record<string, number> = {
-  hostpci: 15, ipconfig: 31, net: 31, numa: 7, unused: 255, virtiofs: 9, dev: 255, mp: 255, link: 7, acmedomain: 4,
+  hostpci: 15,
+  ipconfig: 31,
+  net: 31,
+  numa: 7,
+  unused: 255,
+  virtiofs: 9,
+  dev: 255,
+  mp: 255,
+  link: 7,
+  acmedomain: 4,
 }
 
 const truthy = (v: unknown): boolean => v !== undefined && v !== null && v !== 0 && v !== '0' && v !== '' && v !== false
@@ -59,7 +68,13 @@ function checkType(path: string, type: string | undefined, value: unknown, error
   }
   const s = str(value)
   const ok =
-    type === 'boolean' ? s === '1' || s === '0' : type === 'integer' ? IS_INTEGER.test(s) : type === 'number' ? IS_NUMBER.test(s) : true
+    type === 'boolean'
+      ? s === '1' || s === '0'
+      : type === 'integer'
+        ? IS_INTEGER.test(s)
+        : type === 'number'
+          ? IS_NUMBER.test(s)
+          : true
   if (!ok) addError(errors, path, `type check ('${type}') failed - got '${s}'`)
   return ok
 }
@@ -67,7 +82,9 @@ function checkType(path: string, type: string | undefined, value: unknown, error
 /** A `check_format` failure, rendered as `invalid format - <die text>` (a PVE::Exception stringified for property strings). */
 function formatFailure(err: unknown): string {
   if (err instanceof PropertyStringError) {
-    return `format error\n${Object.entries(err.errors).map(([k, v]) => `${k}: ${v}\n`).join('')}`
+    return `format error\n${Object.entries(err.errors)
+      .map(([k, v]) => `${k}: ${v}\n`)
+      .join('')}`
   }
   if (err instanceof PerlDie) return err.message
   throw err
@@ -152,7 +169,8 @@ export function checkProp(value: unknown, schema: SchemaProp, path: string, erro
     return
   }
   if (refType(value) === 'HASH') {
-    if (schema.properties) checkObject(path, schema.properties, value as Record<string, unknown>, schema.additionalProperties, errors)
+    if (schema.properties)
+      checkObject(path, schema.properties, value as Record<string, unknown>, schema.additionalProperties, errors)
     return
   }
   if (refType(value)) return // JSON boolean for a boolean parameter
@@ -218,7 +236,8 @@ export function checkObject(
   for (const k of Object.keys(value)) {
     const alias = propertySchema(properties, k)?.alias
     if (!alias) continue
-    if (value[alias] !== undefined && value[alias] !== null) addError(errors, sub(k), `cannot set both '${k}' and its alias target '${alias}'`)
+    if (value[alias] !== undefined && value[alias] !== null)
+      addError(errors, sub(k), `cannot set both '${k}' and its alias target '${alias}'`)
     else {
       value[alias] = value[k]
       delete value[k]
@@ -263,7 +282,8 @@ export function validateParams(
   for (const [k, v] of Object.entries(value)) {
     const s = propertySchema(props, k)
     if (!s || !truthy(v)) continue
-    if (Array.isArray(v) && s.type === 'string' && typeof s.format === 'string' && s.format.endsWith('-list')) value[k] = v.join(',')
+    if (Array.isArray(v) && s.type === 'string' && typeof s.format === 'string' && s.format.endsWith('-list'))
+      value[k] = v.join(',')
     else if (!Array.isArray(v) && s.type === 'array') value[k] = [v]
   }
   const errors: ParamErrors = {}

@@ -8,8 +8,13 @@ describe('fault state', () => {
     const f = new FaultState()
     f.failNext({ status: 596, count: 2, method: 'PUT', path: '/nodes/{node}/qemu/{vmid}/config' })
     expect(f.decide('GET', '/nodes/pve1/qemu/100/config', '/nodes/{node}/qemu/{vmid}/config').failure).toBeUndefined()
-    expect(f.decide('PUT', '/nodes/pve1/qemu/100/config', '/nodes/{node}/qemu/{vmid}/config').failure).toEqual({ status: 596, message: 'Connection timed out' })
-    expect(f.decide('PUT', '/nodes/pve1/qemu/101/config', '/nodes/{node}/qemu/{vmid}/config').failure).toMatchObject({ status: 596 })
+    expect(f.decide('PUT', '/nodes/pve1/qemu/100/config', '/nodes/{node}/qemu/{vmid}/config').failure).toEqual({
+      status: 596,
+      message: 'Connection timed out',
+    })
+    expect(f.decide('PUT', '/nodes/pve1/qemu/101/config', '/nodes/{node}/qemu/{vmid}/config').failure).toMatchObject({
+      status: 596,
+    })
     expect(f.decide('PUT', '/nodes/pve1/qemu/100/config', '/nodes/{node}/qemu/{vmid}/config').failure).toBeUndefined()
     expect(f.pendingBursts()).toBe(0)
   })
@@ -18,7 +23,10 @@ describe('fault state', () => {
     const f = new FaultState()
     f.failNext({ status: 500, path: /\/cluster\//, message: 'boom' })
     expect(f.decide('GET', '/version', '/version').failure).toBeUndefined()
-    expect(f.decide('GET', '/cluster/resources', '/cluster/resources').failure).toEqual({ status: 500, message: 'boom' })
+    expect(f.decide('GET', '/cluster/resources', '/cluster/resources').failure).toEqual({
+      status: 500,
+      message: 'boom',
+    })
     expect(f.decide('GET', '/cluster/resources', '/cluster/resources').failure).toBeUndefined()
   })
 
@@ -47,14 +55,18 @@ describe('fault state', () => {
 
   it('a burst of N fails exactly N of the matching requests, the first N (property)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 20 }), fc.array(fc.constantFrom('GET', 'PUT'), { maxLength: 40 }), (n, methods) => {
-        const f = new FaultState()
-        if (n > 0) f.failNext({ status: 500, count: n, method: 'PUT' })
-        const failed = methods.map((m) => f.decide(m, '/x', undefined).failure !== undefined)
-        const puts = methods.map((m, i) => (m === 'PUT' ? i : -1)).filter((i) => i >= 0)
-        const expected = new Set(puts.slice(0, n))
-        failed.forEach((x, i) => expect(x).toBe(expected.has(i)))
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 20 }),
+        fc.array(fc.constantFrom('GET', 'PUT'), { maxLength: 40 }),
+        (n, methods) => {
+          const f = new FaultState()
+          if (n > 0) f.failNext({ status: 500, count: n, method: 'PUT' })
+          const failed = methods.map((m) => f.decide(m, '/x', undefined).failure !== undefined)
+          const puts = methods.map((m, i) => (m === 'PUT' ? i : -1)).filter((i) => i >= 0)
+          const expected = new Set(puts.slice(0, n))
+          failed.forEach((x, i) => expect(x).toBe(expected.has(i)))
+        },
+      ),
       { numRuns: 200 },
     )
   })

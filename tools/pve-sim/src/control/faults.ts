@@ -70,9 +70,15 @@ export class FaultState {
 
   failNext(burst: FailureBurst): void {
     if (burst.network !== undefined) {
-      if (burst.network !== 'reset' && burst.network !== 'hang') throw new Error(`pve-sim: failNext network must be reset or hang, got ${String(burst.network)}`)
+      if (burst.network !== 'reset' && burst.network !== 'hang')
+        throw new Error(`pve-sim: failNext network must be reset or hang, got ${String(burst.network)}`)
       if (burst.status !== undefined) throw new Error('pve-sim: failNext takes either status or network, not both')
-    } else if (burst.status === undefined || !Number.isInteger(burst.status) || burst.status < 400 || burst.status > 599) {
+    } else if (
+      burst.status === undefined ||
+      !Number.isInteger(burst.status) ||
+      burst.status < 400 ||
+      burst.status > 599
+    ) {
       throw new Error(`pve-sim: failNext status must be an HTTP error status 400..599, got ${String(burst.status)}`)
     }
     this.bursts.push({ ...burst, remaining: burst.count ?? 1 })

@@ -14,7 +14,9 @@ describe('control document parsing', () => {
         offlineNodes: ['pve3'],
         revokedTokens: ['root@pam!proxops'],
         taskDurationMs: 100,
-        tasks: { qmstart: { fail: "can't lock file '/var/lock/qemu-server/lock-100.conf' - got timeout", durationMs: 5 } },
+        tasks: {
+          qmstart: { fail: "can't lock file '/var/lock/qemu-server/lock-100.conf' - got timeout", durationMs: 5 },
+        },
         locks: { '100': 'backup' },
         flockContention: [101],
         failNext: [{ status: 596, count: 2, path: '/nodes/{node}/qemu/{vmid}/config', method: 'PUT' }],
@@ -23,7 +25,12 @@ describe('control document parsing', () => {
       }),
       'test.json',
     )
-    expect(doc.failNext?.[0]).toEqual({ status: 596, count: 2, path: '/nodes/{node}/qemu/{vmid}/config', method: 'PUT' })
+    expect(doc.failNext?.[0]).toEqual({
+      status: 596,
+      count: 2,
+      path: '/nodes/{node}/qemu/{vmid}/config',
+      method: 'PUT',
+    })
     expect(doc.tasks?.qmstart?.durationMs).toBe(5)
   })
 
@@ -39,11 +46,21 @@ describe('control document parsing', () => {
     }
     expect(err('{')).toMatch(/^control file x\.json: field "\(document\)": not valid JSON/)
     expect(err('{"offline": []}')).toMatch(/field "offline": unknown field/)
-    expect(err('{"failNext": [{"status": 200}]}')).toBe('control file x.json: field "failNext[0].status": expected an HTTP error status 400..599')
-    expect(err('{"failNext": [{"network": "drop"}]}')).toBe('control file x.json: field "failNext[0].network": expected reset or hang')
-    expect(parseControlDoc('{"failNext": [{"network": "reset", "count": 3}]}', 'x').failNext).toEqual([{ network: 'reset', count: 3 }])
-    expect(err('{"latency": [{"ms": -1}]}')).toBe('control file x.json: field "latency[0].ms": expected an integer >= 0')
-    expect(err('{"tasks": {"qmstart": {"fail": 1}}}')).toBe('control file x.json: field "tasks.qmstart.fail": expected the error text (string)')
+    expect(err('{"failNext": [{"status": 200}]}')).toBe(
+      'control file x.json: field "failNext[0].status": expected an HTTP error status 400..599',
+    )
+    expect(err('{"failNext": [{"network": "drop"}]}')).toBe(
+      'control file x.json: field "failNext[0].network": expected reset or hang',
+    )
+    expect(parseControlDoc('{"failNext": [{"network": "reset", "count": 3}]}', 'x').failNext).toEqual([
+      { network: 'reset', count: 3 },
+    ])
+    expect(err('{"latency": [{"ms": -1}]}')).toBe(
+      'control file x.json: field "latency[0].ms": expected an integer >= 0',
+    )
+    expect(err('{"tasks": {"qmstart": {"fail": 1}}}')).toBe(
+      'control file x.json: field "tasks.qmstart.fail": expected the error text (string)',
+    )
     expect(err('{"power": {"100": "off"}}')).toBe('control file x.json: field "power.100": expected running or stopped')
   })
 })
@@ -63,7 +80,8 @@ describe('control file of the standalone simulator', () => {
       expect(await get('/nodes/pve2/qemu')).toBe(595)
       writeFileSync(file, JSON.stringify({ failNext: [{ status: 503, path: '/version' }] }))
       const deadline = Date.now() + 5000
-      while ((await get('/nodes/pve2/qemu')) === 595 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+      while ((await get('/nodes/pve2/qemu')) === 595 && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 50))
       expect(await get('/nodes/pve2/qemu')).toBe(200)
       expect(await get('/version')).toBe(503)
       expect(await get('/version')).toBe(200)

@@ -52,15 +52,34 @@ export function parseControlDoc(text: string, source: string): ControlDoc {
     throw new ControlDocError(source, field, problem)
   }
   if (!isObj(raw)) return bad('(document)', 'expected a JSON object')
-  const known = ['latencyMs', 'latency', 'offlineNodes', 'revokedTokens', 'taskDurationMs', 'tasks', 'locks', 'flockContention', 'failNext', 'drift', 'power', '$comment']
+  const known = [
+    'latencyMs',
+    'latency',
+    'offlineNodes',
+    'revokedTokens',
+    'taskDurationMs',
+    'tasks',
+    'locks',
+    'flockContention',
+    'failNext',
+    'drift',
+    'power',
+    '$comment',
+  ]
   for (const k of Object.keys(raw)) if (!known.includes(k)) bad(k, `unknown field (known: ${known.join(', ')})`)
-  const nonNegInt = (v: unknown, f: string): number => (Number.isInteger(v) && (v as number) >= 0 ? (v as number) : bad(f, 'expected an integer >= 0'))
+  const nonNegInt = (v: unknown, f: string): number =>
+    Number.isInteger(v) && (v as number) >= 0 ? (v as number) : bad(f, 'expected an integer >= 0')
   const strArr = (v: unknown, f: string): string[] =>
     Array.isArray(v) && v.every((x) => typeof x === 'string') ? (v as string[]) : bad(f, 'expected an array of strings')
   const matcher = (v: Record<string, unknown>, f: string): { method?: FaultMethod; path?: string } => {
     const out: { method?: FaultMethod; path?: string } = {}
-    if (v.method !== undefined) out.method = METHODS.includes(v.method as string) ? (v.method as FaultMethod) : bad(`${f}.method`, `expected one of ${METHODS.join(', ')}`)
-    if (v.path !== undefined) out.path = typeof v.path === 'string' ? v.path : bad(`${f}.path`, 'expected a string (apidoc template or concrete path)')
+    if (v.method !== undefined)
+      out.method = METHODS.includes(v.method as string)
+        ? (v.method as FaultMethod)
+        : bad(`${f}.method`, `expected one of ${METHODS.join(', ')}`)
+    if (v.path !== undefined)
+      out.path =
+        typeof v.path === 'string' ? v.path : bad(`${f}.path`, 'expected a string (apidoc template or concrete path)')
     return out
   }
   const doc: ControlDoc = {}
@@ -68,7 +87,9 @@ export function parseControlDoc(text: string, source: string): ControlDoc {
   if (raw.latency !== undefined) {
     if (!Array.isArray(raw.latency)) bad('latency', 'expected an array of {ms, method?, path?}')
     doc.latency = (raw.latency as unknown[]).map((r, i) =>
-      isObj(r) ? { ms: nonNegInt(r.ms, `latency[${i}].ms`), ...matcher(r, `latency[${i}]`) } : bad(`latency[${i}]`, 'expected an object'),
+      isObj(r)
+        ? { ms: nonNegInt(r.ms, `latency[${i}].ms`), ...matcher(r, `latency[${i}]`) }
+        : bad(`latency[${i}]`, 'expected an object'),
     )
   }
   if (raw.offlineNodes !== undefined) doc.offlineNodes = strArr(raw.offlineNodes, 'offlineNodes')
@@ -82,7 +103,8 @@ export function parseControlDoc(text: string, source: string): ControlDoc {
       if (!isObj(b)) bad(f, 'expected an object {fail?, durationMs?, warnings?}')
       const t: TaskBehaviourDoc = {}
       const bb = b as Record<string, unknown>
-      if (bb.fail !== undefined) t.fail = typeof bb.fail === 'string' ? bb.fail : bad(`${f}.fail`, 'expected the error text (string)')
+      if (bb.fail !== undefined)
+        t.fail = typeof bb.fail === 'string' ? bb.fail : bad(`${f}.fail`, 'expected the error text (string)')
       if (bb.durationMs !== undefined) t.durationMs = nonNegInt(bb.durationMs, `${f}.durationMs`)
       if (bb.warnings !== undefined) t.warnings = nonNegInt(bb.warnings, `${f}.warnings`)
       doc.tasks[type] = t
@@ -101,19 +123,25 @@ export function parseControlDoc(text: string, source: string): ControlDoc {
     doc.flockContention = (raw.flockContention as unknown[]).map((v, i) => nonNegInt(v, `flockContention[${i}]`))
   }
   if (raw.failNext !== undefined) {
-    if (!Array.isArray(raw.failNext)) bad('failNext', 'expected an array of {status | network, count?, message?, method?, path?}')
+    if (!Array.isArray(raw.failNext))
+      bad('failNext', 'expected an array of {status | network, count?, message?, method?, path?}')
     doc.failNext = (raw.failNext as unknown[]).map((r, i) => {
       const f = `failNext[${i}]`
       if (!isObj(r)) return bad(f, 'expected an object')
       const burst: FailureBurst = { ...matcher(r, f) }
       if (r.network !== undefined) {
-        burst.network = r.network === 'reset' || r.network === 'hang' ? r.network : bad(`${f}.network`, 'expected reset or hang')
+        burst.network =
+          r.network === 'reset' || r.network === 'hang' ? r.network : bad(`${f}.network`, 'expected reset or hang')
         if (r.status !== undefined) bad(`${f}.status`, 'give either status or network, not both')
       } else {
-        burst.status = Number.isInteger(r.status) && (r.status as number) >= 400 && (r.status as number) <= 599 ? (r.status as number) : bad(`${f}.status`, 'expected an HTTP error status 400..599')
+        burst.status =
+          Number.isInteger(r.status) && (r.status as number) >= 400 && (r.status as number) <= 599
+            ? (r.status as number)
+            : bad(`${f}.status`, 'expected an HTTP error status 400..599')
       }
       if (r.count !== undefined) burst.count = nonNegInt(r.count, `${f}.count`)
-      if (r.message !== undefined) burst.message = typeof r.message === 'string' ? r.message : bad(`${f}.message`, 'expected a string')
+      if (r.message !== undefined)
+        burst.message = typeof r.message === 'string' ? r.message : bad(`${f}.message`, 'expected a string')
       return burst
     })
   }
@@ -122,9 +150,12 @@ export function parseControlDoc(text: string, source: string): ControlDoc {
     doc.drift = (raw.drift as unknown[]).map((r, i) => {
       const f = `drift[${i}]`
       if (!isObj(r)) return bad(f, 'expected an object')
-      const d: { vmid: number; set?: Record<string, string>; delete?: string[] } = { vmid: nonNegInt(r.vmid, `${f}.vmid`) }
+      const d: { vmid: number; set?: Record<string, string>; delete?: string[] } = {
+        vmid: nonNegInt(r.vmid, `${f}.vmid`),
+      }
       if (r.set !== undefined) {
-        if (!isObj(r.set) || !Object.values(r.set).every((v) => typeof v === 'string')) bad(`${f}.set`, 'expected an object of string values')
+        if (!isObj(r.set) || !Object.values(r.set).every((v) => typeof v === 'string'))
+          bad(`${f}.set`, 'expected an object of string values')
         d.set = r.set as Record<string, string>
       }
       if (r.delete !== undefined) d.delete = strArr(r.delete, `${f}.delete`)
@@ -155,7 +186,9 @@ export class ControlApplier {
     const c = this.control
     const prev = this.prev
     // with replace=false (the control endpoint) fields not given keep their current state
-    const next: ControlDoc = opts.replace ? doc : { ...prev, ...doc, failNext: doc.failNext, drift: doc.drift, power: doc.power }
+    const next: ControlDoc = opts.replace
+      ? doc
+      : { ...prev, ...doc, failNext: doc.failNext, drift: doc.drift, power: doc.power }
 
     if (next.latencyMs !== prev.latencyMs || next.latency !== prev.latency) {
       c.setLatency(0)
@@ -166,12 +199,14 @@ export class ControlApplier {
     for (const n of next.offlineNodes ?? []) c.setNodeOnline(n, false)
     for (const t of prev.revokedTokens ?? []) if (!next.revokedTokens?.includes(t)) c.restoreToken(t)
     for (const t of next.revokedTokens ?? []) c.revokeToken(t)
-    if (next.taskDurationMs !== prev.taskDurationMs) c.setTaskDuration(next.taskDurationMs ?? this.defaultTaskDurationMs)
+    if (next.taskDurationMs !== prev.taskDurationMs)
+      c.setTaskDuration(next.taskDurationMs ?? this.defaultTaskDurationMs)
     for (const type of Object.keys(prev.tasks ?? {})) if (!next.tasks?.[type]) c.setTaskBehaviour(type, null)
     for (const [type, b] of Object.entries(next.tasks ?? {})) c.setTaskBehaviour(type, b)
     for (const vmid of Object.keys(prev.locks ?? {})) if (!next.locks?.[vmid]) c.setLock(Number(vmid), null)
     for (const [vmid, lock] of Object.entries(next.locks ?? {})) c.setLock(Number(vmid), lock)
-    for (const vmid of prev.flockContention ?? []) if (!next.flockContention?.includes(vmid)) c.setFlockContention(vmid, false)
+    for (const vmid of prev.flockContention ?? [])
+      if (!next.flockContention?.includes(vmid)) c.setFlockContention(vmid, false)
     for (const vmid of next.flockContention ?? []) c.setFlockContention(vmid, true)
 
     for (const b of doc.failNext ?? []) c.failNext(b)
@@ -185,7 +220,12 @@ export class ControlApplier {
 }
 
 /** Watches a control file; applies it now and after every change. Errors go to `onError` (the file is then ignored). */
-export function watchControlFile(file: string, applier: ControlApplier, onError: (err: Error) => void, onApplied?: () => void): () => void {
+export function watchControlFile(
+  file: string,
+  applier: ControlApplier,
+  onError: (err: Error) => void,
+  onApplied?: () => void,
+): () => void {
   let last: string | undefined
   const load = (): void => {
     let text: string

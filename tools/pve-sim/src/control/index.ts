@@ -21,18 +21,25 @@ export interface TransportControls {
   revokeToken(id?: string): void
   /** undo revokeToken */
   restoreToken(id?: string): void
-  /** accept another API token */
+  /** accept another API token (a full-privilege token of its user, created with the user if need be) */
   addToken(token: { id: string; secret: string }): void
   /** clear latency, bursts and offline nodes (model state is left alone) */
   clearFaults(): void
 }
 
-export type SimControl = TransportControls & ModelControls & {
-  /** the model itself, for anything not surfaced here */
-  readonly cluster: SimCluster
-}
+export type SimControl = TransportControls &
+  ModelControls & {
+    /** the model itself, for anything not surfaced here */
+    readonly cluster: SimCluster
+  }
 
-export function createControl(cluster: SimCluster, faults: FaultState, auth: AuthState, defaultTokenId: string): SimControl {
+export function createControl(
+  cluster: SimCluster,
+  faults: FaultState,
+  auth: AuthState,
+  defaultTokenId: string,
+  onTokenAdded: (id: string) => void = () => {},
+): SimControl {
   const token = (id: string | undefined): string => {
     const tid = id ?? defaultTokenId
     if (!auth.tokens.has(tid)) throw new Error(`pve-sim: unknown API token '${tid}'`)
@@ -53,7 +60,10 @@ export function createControl(cluster: SimCluster, faults: FaultState, auth: Aut
     restoreToken(id) {
       ;(auth.tokens.get(token(id)) as { revoked: boolean }).revoked = false
     },
-    addToken: (t) => auth.addToken(t),
+    addToken(t) {
+      auth.addToken(t)
+      onTokenAdded(t.id)
+    },
     clearFaults() {
       for (const n of faults.offlineNodes) modelSetNodeOnline(n, true)
       faults.clear()

@@ -53,7 +53,8 @@ export class StatsLog implements SimStats {
   }
 
   count(method?: string, path?: string): number {
-    return this.log.filter((r) => (!method || r.method === method) && (!path || r.path === path || r.rawPath === path)).length
+    return this.log.filter((r) => (!method || r.method === method) && (!path || r.path === path || r.rawPath === path))
+      .length
   }
 
   reset(): void {

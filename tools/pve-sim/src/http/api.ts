@@ -17,6 +17,10 @@ import { AuthError, authenticate, ROOT_CAP, type AuthOutcome, type AuthState } f
 import { BodyDecodeError, extractParams, mediaType } from './decode.js'
 import { renderApiError, renderBare, renderData, type RenderOptions, type SimResponse } from './respond.js'
 import { rootOnlyViolation } from './root-only.js'
+import { checkApi2Permissions } from '../access/api2-check.js'
+import { guestPrivilegeViolation } from '../access/guest-perms.js'
+import type { AccessState } from '../access/state.js'
+import { filterList, handlerCheck } from '../access/views.js'
 import { PveHttpError, type Caller, type Handler, type Route } from './types.js'
 
 export interface SimRequest {
@@ -32,6 +36,8 @@ export interface ApiOptions {
   /** the apidoc tree; undefined = schema checks off */
   apidoc: ApiNode[] | undefined
   auth: AuthState
+  /** users, roles, ACLs: every route's privilege check (only with the schema, which names them) */
+  access: AccessState
   faults: FaultState
   stats: StatsLog
   authFailureDelayMs: number
@@ -73,7 +79,8 @@ export class ApiHandler {
     for (const r of o.routes) {
       this.handlers.set(`${r.method} ${r.path}`, r.handler)
       // without a schema (or for paths it lacks) the model's own routes are still served
-      if (!this.index.match(r.method, r.path.replace(/\{[^}]+\}/g, 'x'))?.info) this.index.add(r.path, { [r.method]: {} })
+      if (!this.index.match(r.method, r.path.replace(/\{[^}]+\}/g, 'x'))?.info)
+        this.index.add(r.path, { [r.method]: {} })
     }
     this.index.add('/access/ticket', { POST: ticketInfo(o.apidoc), GET: {} })
     this.index.add('/access/domains', { GET: {} })
@@ -81,7 +88,11 @@ export class ApiHandler {
 
   async handle(req: SimRequest): Promise<SimResponse> {
     const accept = req.headers['accept-encoding'] ?? ''
-    const opts: RenderOptions = { acceptGzip: /gzip/.test(accept), acceptDeflate: /deflate/.test(accept), messageInBody: this.o.messageInBody }
+    const opts: RenderOptions = {
+      acceptGzip: /gzip/.test(accept),
+      acceptDeflate: /deflate/.test(accept),
+      messageInBody: this.o.messageInBody,
+    }
     const qi = req.url.indexOf('?')
     const path = qi < 0 ? req.url : req.url.slice(0, qi)
     const query = qi < 0 ? '' : req.url.slice(qi + 1)
@@ -102,7 +113,14 @@ export class ApiHandler {
     const method = req.method
     if (!METHODS.has(method)) return renderBare(501, `method '${method}' not available`, opts)
     const te = req.headers['transfer-encoding']
-    if (te) return renderBare(501, te.toLowerCase() === 'chunked' ? 'chunked transfer encoding not supported' : `Unknown transfer encoding '${te}'`, opts)
+    if (te)
+      return renderBare(
+        501,
+        te.toLowerCase() === 'chunked'
+          ? 'chunked transfer encoding not supported'
+          : `Unknown transfer encoding '${te}'`,
+        opts,
+      )
     if (!path.startsWith('/api2')) return renderBare(501, `no such file '${path}'`, opts)
     const m = /^\/api2\/+(html|text|json|extjs|png|htmljs|spiceconfig)(\/.*)?$/.exec(path)
     if (!m || m[1] !== 'json') return renderBare(501, 'no such uri', opts)
@@ -128,7 +146,8 @@ export class ApiHandler {
 
     const len = Number(req.headers['content-length'] ?? req.body.length)
     if (len > 0) {
-      if (method !== 'PUT' && method !== 'POST') return renderBare(501, `Unexpected content for method '${method}'`, opts)
+      if (method !== 'PUT' && method !== 'POST')
+        return renderBare(501, `Unexpected content for method '${method}'`, opts)
       if (len > MAX_POST) return renderBare(501, 'for data too large', opts)
       const ct = req.headers['content-type']
       const mt = mediaType(ct)
@@ -148,7 +167,8 @@ export class ApiHandler {
     const fault = this.o.faults.decide(method, relPath, route?.template)
     if (fault.failure) {
       if (fault.delayMs > 0) await sleep(fault.delayMs)
-      if ('network' in fault.failure) return { status: 0, reason: '', headers: {}, body: Buffer.alloc(0), delayMs: 0, network: fault.failure.network }
+      if ('network' in fault.failure)
+        return { status: 0, reason: '', headers: {}, body: Buffer.alloc(0), delayMs: 0, network: fault.failure.network }
       const { status, message } = fault.failure
       return status >= 595 ? renderBare(status, message, opts) : renderApiError(status, `${message}\n`, undefined, opts)
     }
@@ -185,7 +205,6 @@ export class ApiHandler {
     opts: RenderOptions,
     record: { handled: boolean },
   ): Promise<SimResponse> {
-
     // PVE names the URI-unescaped path in its messages
     const shownPath = uriUnescape(relPath)
     if (!route?.info) return renderApiError(501, `Method '${method} ${shownPath}' not implemented`, undefined, opts)
@@ -194,25 +213,47 @@ export class ApiHandler {
     const params: Record<string, unknown> = { ...route.pathParams }
     for (const k of Object.keys(raw).sort()) {
       if (params[k] !== undefined && perlString(params[k]) !== perlString(raw[k])) {
-        return renderApiError(400, 'Parameter verification failed.\n', { [k]: 'duplicate parameter (already defined in URI) with conflicting values!' }, opts)
+        return renderApiError(
+          400,
+          'Parameter verification failed.\n',
+          { [k]: 'duplicate parameter (already defined in URI) with conflicting values!' },
+          opts,
+        )
       }
       params[k] = raw[k]
     }
 
     if (auth.apiToken && route.info.allowtoken !== undefined && !truthy(route.info.allowtoken)) {
-      return renderApiError(403, `Permission check failed (URI '${shownPath}' not available with API token, need proper ticket.\n)\n`, undefined, opts)
+      return renderApiError(
+        403,
+        `Permission check failed (URI '${shownPath}' not available with API token, need proper ticket.\n)\n`,
+        undefined,
+        opts,
+      )
     }
 
-    // check_api2_permissions: a method without a permissions entry is for root@pam alone
-    if (this.o.apidoc && auth.kind === 'ok' && auth.caller.actor !== 'root@pam' && route.info.name !== undefined && !route.info.permissions) {
-      return renderApiError(403, 'Permission check failed (user != root@pam)\n', undefined, opts)
+    // check_api2_permissions with the method's apidoc `permissions` entry, before proxying and validation
+    if (this.o.apidoc && auth.kind === 'ok' && route.info.name !== undefined) {
+      try {
+        checkApi2Permissions(this.o.access, route.info.permissions, auth.caller.actor, params)
+      } catch (err) {
+        if (err instanceof PveHttpError) return this.renderError(err, opts)
+        throw err
+      }
     }
 
     if (method === 'POST' && route.template === '/access/ticket') return this.ticket(params, opts)
     // the two GETs pveproxy serves without login: the ticket "dummy" and the realm list of the login form
     if (method === 'GET' && route.template === '/access/ticket') return renderData(null, undefined, opts)
     if (method === 'GET' && route.template === '/access/domains') {
-      return renderData([{ realm: 'pam', type: 'pam', comment: 'Linux PAM standard authentication' }, { realm: 'pve', type: 'pve', comment: 'Proxmox VE authentication server' }], undefined, opts)
+      return renderData(
+        [
+          { realm: 'pam', type: 'pam', comment: 'Linux PAM standard authentication' },
+          { realm: 'pve', type: 'pve', comment: 'Proxmox VE authentication server' },
+        ],
+        undefined,
+        opts,
+      )
     }
     if (auth.kind !== 'ok') return renderBare(401, 'No ticket', opts, this.o.authFailureDelayMs)
 
@@ -221,7 +262,12 @@ export class ApiHandler {
     if (proxyto && typeof params[proxyto] === 'string') {
       const node = params[proxyto] as string
       if (!this.o.nodes().includes(node) && node !== 'localhost') {
-        return renderApiError(500, `hostname lookup '${node}' failed - failed to get address info for: ${node}: Name or service not known\n`, undefined, opts)
+        return renderApiError(
+          500,
+          `hostname lookup '${node}' failed - failed to get address info for: ${node}: Name or service not known\n`,
+          undefined,
+          opts,
+        )
       }
       if (this.o.faults.offlineNodes.has(node)) return renderBare(595, 'No route to host', opts)
     }
@@ -237,18 +283,43 @@ export class ApiHandler {
     }
 
     const caller: Caller = auth.caller
-    const violation = rootOnlyViolation({ method, template: route.template, params: checked, caller, currentConfig: this.o.currentConfig })
+    const violation = rootOnlyViolation({
+      method,
+      template: route.template,
+      params: checked,
+      caller,
+      currentConfig: this.o.currentConfig,
+    })
     if (violation) return this.renderError(violation, opts)
+    const denied = this.o.apidoc
+      ? (guestPrivilegeViolation(this.o.access, {
+          method,
+          template: route.template,
+          params: checked,
+          actor: caller.actor,
+          currentConfig: this.o.currentConfig,
+        }) ?? handlerCheck(this.o.access, caller.actor, method, route.template, checked))
+      : undefined
+    if (denied) return this.renderError(denied, opts)
 
     record.handled = true
     try {
-      const result = await handler({ method: method as HttpMethod, path: relPath, template: route.template, params: checked, caller })
+      const raw = await handler({
+        method: method as HttpMethod,
+        path: relPath,
+        template: route.template,
+        params: checked,
+        caller,
+      })
+      const result = this.o.apidoc ? filterList(this.o.access, caller.actor, method, route.template, checked, raw) : raw
       if (result instanceof WithTotal) return renderData(result.data, result.total, opts)
       return renderData(this.withEndpointFingerprint(method, route.template, result), undefined, opts)
     } catch (err) {
       if (err instanceof PveHttpError) return this.renderError(err, opts)
       const msg = err instanceof Error ? err.message : String(err)
-      this.o.log?.(`pve-sim: handler ${method} ${route.template} threw: ${err instanceof Error ? (err.stack ?? msg) : msg}`)
+      this.o.log?.(
+        `pve-sim: handler ${method} ${route.template} threw: ${err instanceof Error ? (err.stack ?? msg) : msg}`,
+      )
       return renderApiError(500, msg.endsWith('\n') ? msg : `${msg}\n`, undefined, opts)
     }
   }
@@ -258,7 +329,9 @@ export class ApiHandler {
     const ep = this.o.endpoint
     if (!ep || method !== 'GET' || template !== '/nodes' || !Array.isArray(result)) return result
     return result.map((n: unknown) =>
-      n !== null && typeof n === 'object' && (n as { node?: unknown }).node === ep.node ? { ...n, ssl_fingerprint: ep.fingerprint } : n,
+      n !== null && typeof n === 'object' && (n as { node?: unknown }).node === ep.node
+        ? { ...n, ssl_fingerprint: ep.fingerprint }
+        : n,
     )
   }
 
@@ -281,7 +354,11 @@ export class ApiHandler {
     let username = String(p.username ?? '')
     if (p.realm !== undefined && !username.includes('@')) username = `${username}@${String(p.realm)}`
     const password = String(p.password ?? '')
-    const ok = (username === 'root@pam' && password === this.o.auth.rootPassword) || this.o.auth.verifyTicket(password) === username
+    const userPassword = this.o.access.users.get(username)?.password
+    const ok =
+      (username === 'root@pam' && password === this.o.auth.rootPassword) ||
+      (userPassword !== undefined && password === userPassword) ||
+      this.o.auth.verifyTicket(password) === username
     if (!ok) {
       const r = renderApiError(401, 'authentication failure\n', undefined, opts)
       return { ...r, delayMs: this.o.authFailureDelayMs }

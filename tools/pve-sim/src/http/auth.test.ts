@@ -7,7 +7,12 @@ function state(now = { t: 1_800_000_000 }): { s: AuthState; now: { t: number } }
   return { s: new AuthState('rootpw', [{ id: 'root@pam!gitops', secret: SECRET }], () => now.t), now }
 }
 const input = (over: Partial<Parameters<typeof authenticate>[1]>): Parameters<typeof authenticate>[1] => ({
-  method: 'GET', relPath: '/version', cookie: undefined, authorization: undefined, csrf: undefined, ...over,
+  method: 'GET',
+  relPath: '/version',
+  cookie: undefined,
+  authorization: undefined,
+  csrf: undefined,
+  ...over,
 })
 function failure(fn: () => unknown): string {
   try {
@@ -24,7 +29,11 @@ describe('API tokens', () => {
   it('accepts PVEAPIToken=user@realm!id=secret without CSRF on any method; the actor is the token', () => {
     const { s } = state()
     const r = authenticate(s, input({ method: 'POST', authorization: `PVEAPIToken=root@pam!gitops=${SECRET}` }))
-    expect(r).toEqual({ kind: 'ok', apiToken: true, caller: { userid: 'root@pam', tokenid: 'gitops', actor: 'root@pam!gitops' } })
+    expect(r).toEqual({
+      kind: 'ok',
+      apiToken: true,
+      caller: { userid: 'root@pam', tokenid: 'gitops', actor: 'root@pam!gitops' },
+    })
   })
 
   it('splits at the last = and URI-unescapes the header value', () => {
@@ -36,14 +45,22 @@ describe('API tokens', () => {
 
   it('answers Authentication failed! for a wrong secret, unknown or revoked token', () => {
     const { s } = state()
-    expect(failure(() => authenticate(s, input({ authorization: 'PVEAPIToken=root@pam!gitops=nope' })))).toBe('Authentication failed!')
-    expect(failure(() => authenticate(s, input({ authorization: `PVEAPIToken=root@pam!other=${SECRET}` })))).toBe('Authentication failed!')
+    expect(failure(() => authenticate(s, input({ authorization: 'PVEAPIToken=root@pam!gitops=nope' })))).toBe(
+      'Authentication failed!',
+    )
+    expect(failure(() => authenticate(s, input({ authorization: `PVEAPIToken=root@pam!other=${SECRET}` })))).toBe(
+      'Authentication failed!',
+    )
     ;(s.tokens.get('root@pam!gitops') as { revoked: boolean }).revoked = true
-    expect(failure(() => authenticate(s, input({ authorization: `PVEAPIToken=root@pam!gitops=${SECRET}` })))).toBe('Authentication failed!')
+    expect(failure(() => authenticate(s, input({ authorization: `PVEAPIToken=root@pam!gitops=${SECRET}` })))).toBe(
+      'Authentication failed!',
+    )
   })
 
   it('refuses to configure a token id PVE could not have (name needs 2+ characters)', () => {
-    expect(() => new AuthState('pw', [{ id: 'root@pam!t', secret: 'x' }])).toThrow("pve-sim: token id 'root@pam!t' is not of the form user@realm!name")
+    expect(() => new AuthState('pw', [{ id: 'root@pam!t', secret: 'x' }])).toThrow(
+      "pve-sim: token id 'root@pam!t' is not of the form user@realm!name",
+    )
     expect(() => new AuthState('pw', [{ id: 'root!tk', secret: 'x' }])).toThrow(/not of the form/)
   })
 
@@ -52,7 +69,12 @@ describe('API tokens', () => {
   })
 
   it('lets POST /access/ticket through unauthenticated, noting a token header', () => {
-    expect(authenticate(state().s, input({ method: 'POST', relPath: '/access/ticket', authorization: 'PVEAPIToken=a@b!c=d' }))).toEqual({ kind: 'anonymous', apiToken: true })
+    expect(
+      authenticate(
+        state().s,
+        input({ method: 'POST', relPath: '/access/ticket', authorization: 'PVEAPIToken=a@b!c=d' }),
+      ),
+    ).toEqual({ kind: 'anonymous', apiToken: true })
   })
 })
 
@@ -81,9 +103,15 @@ describe('tickets and CSRF', () => {
     const cookie = `PVEAuthCookie=${encodeURIComponent(ticket)}`
     expect(authenticate(s, input({ cookie }))).toMatchObject({ kind: 'ok', caller: { actor: 'root@pam' } })
     expect(authenticate(s, input({ authorization: `PVEAuthCookie=${ticket}` }))).toMatchObject({ kind: 'ok' })
-    expect(failure(() => authenticate(s, input({ method: 'PUT', cookie })))).toBe('Permission denied - invalid csrf token')
-    expect(failure(() => authenticate(s, input({ method: 'PUT', cookie, csrf: 'AAAAAAAA:bad' })))).toBe('Permission denied - invalid csrf token')
-    expect(authenticate(s, input({ method: 'PUT', cookie, csrf: s.createCsrf('root@pam') }))).toMatchObject({ kind: 'ok' })
+    expect(failure(() => authenticate(s, input({ method: 'PUT', cookie })))).toBe(
+      'Permission denied - invalid csrf token',
+    )
+    expect(failure(() => authenticate(s, input({ method: 'PUT', cookie, csrf: 'AAAAAAAA:bad' })))).toBe(
+      'Permission denied - invalid csrf token',
+    )
+    expect(authenticate(s, input({ method: 'PUT', cookie, csrf: s.createCsrf('root@pam') }))).toMatchObject({
+      kind: 'ok',
+    })
   })
 
   it('CSRF tokens have PVE form <8 HEX>:<base64 without padding>', () => {
@@ -98,16 +126,20 @@ describe('tickets and CSRF', () => {
 
   it('a ticket verifies for its user exactly while younger than 2 h (property)', () => {
     fc.assert(
-      fc.property(fc.stringMatching(/^[a-z][a-z0-9._-]{0,10}@(pam|pve)$/), fc.integer({ min: 0, max: 3 * TICKET_LIFETIME_S }), (user, age) => {
-        const { s, now } = state()
-        const t = s.createTicket(user)
-        const csrf = s.createCsrf(user)
-        now.t += age
-        const valid = age <= TICKET_LIFETIME_S
-        expect(s.verifyTicket(t)).toBe(valid ? user : undefined)
-        expect(s.verifyCsrf(user, csrf)).toBe(valid)
-        expect(s.verifyCsrf(`${user}x`, csrf)).toBe(false)
-      }),
+      fc.property(
+        fc.stringMatching(/^[a-z][a-z0-9._-]{0,10}@(pam|pve)$/),
+        fc.integer({ min: 0, max: 3 * TICKET_LIFETIME_S }),
+        (user, age) => {
+          const { s, now } = state()
+          const t = s.createTicket(user)
+          const csrf = s.createCsrf(user)
+          now.t += age
+          const valid = age <= TICKET_LIFETIME_S
+          expect(s.verifyTicket(t)).toBe(valid ? user : undefined)
+          expect(s.verifyCsrf(user, csrf)).toBe(valid)
+          expect(s.verifyCsrf(`${user}x`, csrf)).toBe(false)
+        },
+      ),
       { numRuns: 200 },
     )
   })

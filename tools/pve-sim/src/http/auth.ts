@@ -47,7 +47,10 @@ export class AuthState {
   }
 
   addToken(t: { id: string; secret: string }): void {
-    if (!TOKEN_ID_RE.test(t.id)) throw new Error(`pve-sim: token id '${t.id}' is not of the form user@realm!name (name: a letter, then 1+ of [A-Za-z0-9._-])`)
+    if (!TOKEN_ID_RE.test(t.id))
+      throw new Error(
+        `pve-sim: token id '${t.id}' is not of the form user@realm!name (name: a letter, then 1+ of [A-Za-z0-9._-])`,
+      )
     this.tokens.set(t.id, { id: t.id, secret: t.secret, revoked: false })
   }
 
@@ -115,7 +118,8 @@ const NO_AUTH = new Set(['GET /access/domains', 'GET /access/ticket', 'POST /acc
 
 /** auth_handler: throws AuthError('No ticket' | 'Authentication failed!' | 'Permission denied - invalid csrf token'). */
 export function authenticate(state: AuthState, input: AuthInput): AuthOutcome {
-  const ticket = extractAuthValue(input.cookie, 'PVEAuthCookie') ?? extractAuthValue(input.authorization, 'PVEAuthCookie')
+  const ticket =
+    extractAuthValue(input.cookie, 'PVEAuthCookie') ?? extractAuthValue(input.authorization, 'PVEAuthCookie')
   const apiToken = ticket ? undefined : extractAuthValue(input.authorization, 'PVEAPIToken')
   if (NO_AUTH.has(`${input.method} ${input.relPath}`)) return { kind: 'anonymous', apiToken: apiToken !== undefined }
   if (apiToken !== undefined) {
@@ -126,15 +130,52 @@ export function authenticate(state: AuthState, input: AuthInput): AuthOutcome {
   if (!ticket) throw new AuthError('No ticket')
   const userid = state.verifyTicket(ticket)
   if (!userid) throw new AuthError('Authentication failed!')
-  if (input.method !== 'GET' && !state.verifyCsrf(userid, input.csrf)) throw new AuthError('Permission denied - invalid csrf token')
+  if (input.method !== 'GET' && !state.verifyCsrf(userid, input.csrf))
+    throw new AuthError('Permission denied - invalid csrf token')
   return { kind: 'ok', caller: { userid, actor: userid }, apiToken: false }
 }
 
 /** The capabilities root@pam gets in the ticket response. */
 export const ROOT_CAP = {
-  vms: { 'VM.Allocate': 1, 'VM.Audit': 1, 'VM.Backup': 1, 'VM.Clone': 1, 'VM.Config.CDROM': 1, 'VM.Config.CPU': 1, 'VM.Config.Cloudinit': 1, 'VM.Config.Disk': 1, 'VM.Config.HWType': 1, 'VM.Config.Memory': 1, 'VM.Config.Network': 1, 'VM.Config.Options': 1, 'VM.Console': 1, 'VM.GuestAgent.Audit': 1, 'VM.Migrate': 1, 'VM.PowerMgmt': 1, 'VM.Replicate': 1, 'VM.Snapshot': 1, 'VM.Snapshot.Rollback': 1, 'Permissions.Modify': 1 },
-  storage: { 'Datastore.Allocate': 1, 'Datastore.AllocateSpace': 1, 'Datastore.AllocateTemplate': 1, 'Datastore.Audit': 1, 'Permissions.Modify': 1 },
-  nodes: { 'Sys.Audit': 1, 'Sys.Console': 1, 'Sys.Incoming': 1, 'Sys.Modify': 1, 'Sys.PowerMgmt': 1, 'Sys.Syslog': 1, 'Sys.AccessNetwork': 1, 'Permissions.Modify': 1 },
+  vms: {
+    'VM.Allocate': 1,
+    'VM.Audit': 1,
+    'VM.Backup': 1,
+    'VM.Clone': 1,
+    'VM.Config.CDROM': 1,
+    'VM.Config.CPU': 1,
+    'VM.Config.Cloudinit': 1,
+    'VM.Config.Disk': 1,
+    'VM.Config.HWType': 1,
+    'VM.Config.Memory': 1,
+    'VM.Config.Network': 1,
+    'VM.Config.Options': 1,
+    'VM.Console': 1,
+    'VM.GuestAgent.Audit': 1,
+    'VM.Migrate': 1,
+    'VM.PowerMgmt': 1,
+    'VM.Replicate': 1,
+    'VM.Snapshot': 1,
+    'VM.Snapshot.Rollback': 1,
+    'Permissions.Modify': 1,
+  },
+  storage: {
+    'Datastore.Allocate': 1,
+    'Datastore.AllocateSpace': 1,
+    'Datastore.AllocateTemplate': 1,
+    'Datastore.Audit': 1,
+    'Permissions.Modify': 1,
+  },
+  nodes: {
+    'Sys.Audit': 1,
+    'Sys.Console': 1,
+    'Sys.Incoming': 1,
+    'Sys.Modify': 1,
+    'Sys.PowerMgmt': 1,
+    'Sys.Syslog': 1,
+    'Sys.AccessNetwork': 1,
+    'Permissions.Modify': 1,
+  },
   access: { 'Group.Allocate': 1, 'Permissions.Modify': 1, 'User.Modify': 1 },
   dc: { 'Sys.Audit': 1, 'Sys.Modify': 1, 'SDN.Allocate': 1, 'SDN.Audit': 1, 'SDN.Use': 1 },
   sdn: { 'Permissions.Modify': 1, 'SDN.Allocate': 1, 'SDN.Audit': 1, 'SDN.Use': 1 },

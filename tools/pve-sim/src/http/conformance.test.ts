@@ -10,7 +10,11 @@ import { form, raw, waitTask, type RawResponse } from './test-support/raw.js'
 const AUTH_DELAY = 150
 let sim: Simulator
 let auth: Record<string, string>
-const req = (method: string, path: string, opts: { headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<RawResponse> =>
+const req = (
+  method: string,
+  path: string,
+  opts: { headers?: Record<string, string>; body?: string | Buffer } = {},
+): Promise<RawResponse> =>
   raw(sim, method, `/api2/json${path}`, { ...opts, headers: { ...auth, ...(opts.headers ?? {}) } })
 const formReq = (method: string, path: string, params: Record<string, string>): Promise<RawResponse> => {
   const f = form(params)
@@ -22,7 +26,12 @@ const jsonReq = (method: string, path: string, body: unknown): Promise<RawRespon
   req(method, path, { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) })
 
 async function createVm(vmid: number, extra: Record<string, string> = {}): Promise<void> {
-  const r = await formReq('POST', '/nodes/pve1/qemu', { vmid: String(vmid), name: `vm-${vmid}`, memory: '512', ...extra })
+  const r = await formReq('POST', '/nodes/pve1/qemu', {
+    vmid: String(vmid),
+    name: `vm-${vmid}`,
+    memory: '512',
+    ...extra,
+  })
   expect(r.status, r.body).toBe(200)
   const st = await waitTask(sim, auth, 'pve1', (r.json as { data: string }).data)
   expect(st.exitstatus).toBe('OK')
@@ -61,7 +70,11 @@ describe('transport and envelope (pve-api.md section 1)', () => {
   it('redirects plain HTTP on the TLS port to https (301 for GET, 308 otherwise)', async () => {
     const plainUrl = sim.url.replace('https://', 'http://')
     const g = await raw({ url: plainUrl }, 'GET', '/api2/json/version?x=1')
-    expect([g.status, g.reason, g.headers.location]).toEqual([301, 'Moved Permanently', `${sim.url}/api2/json/version?x=1`])
+    expect([g.status, g.reason, g.headers.location]).toEqual([
+      301,
+      'Moved Permanently',
+      `${sim.url}/api2/json/version?x=1`,
+    ])
     const p = await raw({ url: plainUrl }, 'POST', '/api2/json/nodes/pve1/qemu', form({ vmid: '140' }))
     expect([p.status, p.headers.location]).toEqual([308, `${sim.url}/api2/json/nodes/pve1/qemu`])
     expect((await req('GET', '/version')).status).toBe(200)
@@ -112,7 +125,10 @@ describe('transport and envelope (pve-api.md section 1)', () => {
   })
 
   it('answers a DELETE (or GET) with a body with 501 Unexpected content, empty body', async () => {
-    const r = await req('DELETE', '/nodes/pve1/qemu/100', { headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'purge=1' })
+    const r = await req('DELETE', '/nodes/pve1/qemu/100', {
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: 'purge=1',
+    })
     expect(r.status).toBe(501)
     expect(r.reason).toBe("Unexpected content for method 'DELETE'")
     expect(r.body).toBe('')
@@ -127,7 +143,10 @@ describe('transport and envelope (pve-api.md section 1)', () => {
   })
 
   it('answers other content types with 506 and bodies over 512 KiB with 501', async () => {
-    const r = await req('PUT', '/nodes/pve1/qemu/100/config', { headers: { 'Content-Type': 'text/plain' }, body: 'description=x' })
+    const r = await req('PUT', '/nodes/pve1/qemu/100/config', {
+      headers: { 'Content-Type': 'text/plain' },
+      body: 'description=x',
+    })
     expect(r.status).toBe(506)
     expect(r.reason).toBe("upload 'Content-Type 'text/plain' not implemented")
     const big = await rawForm('PUT', '/nodes/pve1/qemu/100/config', `description=${'a'.repeat(600 * 1024)}`)
@@ -139,11 +158,17 @@ describe('transport and envelope (pve-api.md section 1)', () => {
     const r = await req('GET', '/nodes/pve1/qemu/999/config')
     expect(r.status).toBe(500)
     expect(r.reason).toBe("Configuration file 'nodes/pve1/qemu-server/999.conf' does not exist")
-    expect(r.json).toEqual({ data: null, message: "Configuration file 'nodes/pve1/qemu-server/999.conf' does not exist\n" })
+    expect(r.json).toEqual({
+      data: null,
+      message: "Configuration file 'nodes/pve1/qemu-server/999.conf' does not exist\n",
+    })
   })
 
   it('answers malformed JSON bodies with 500', async () => {
-    const r = await req('PUT', '/nodes/pve1/qemu/100/config', { headers: { 'Content-Type': 'application/json' }, body: '{oops' })
+    const r = await req('PUT', '/nodes/pve1/qemu/100/config', {
+      headers: { 'Content-Type': 'application/json' },
+      body: '{oops',
+    })
     expect(r.status).toBe(500)
     expect(r.reason).toMatch(/^malformed JSON string/)
   })
@@ -168,7 +193,9 @@ describe('parameter decoding (pve-api.md section 1)', () => {
     expect((r.json as { errors: Record<string, string> }).errors).toEqual({
       ipconfig0: 'invalid format - value without key, but schema does not define a default key\n',
     })
-    expect((await formReq('PUT', '/nodes/pve1/qemu/100/config', { ipconfig0: 'ip=10.0.0.5/24,gw=10.0.0.1' })).status).toBe(200)
+    expect(
+      (await formReq('PUT', '/nodes/pve1/qemu/100/config', { ipconfig0: 'ip=10.0.0.5/24,gw=10.0.0.1' })).status,
+    ).toBe(200)
   })
 
   it('lets query parameters override body parameters', async () => {
@@ -201,7 +228,9 @@ describe('parameter decoding (pve-api.md section 1)', () => {
   it('refuses a body parameter that conflicts with the URI', async () => {
     const r = await formReq('PUT', '/nodes/pve1/qemu/100/config', { vmid: '101', description: 'x' })
     expect(r.status).toBe(400)
-    expect((r.json as { errors: unknown }).errors).toEqual({ vmid: 'duplicate parameter (already defined in URI) with conflicting values!' })
+    expect((r.json as { errors: unknown }).errors).toEqual({
+      vmid: 'duplicate parameter (already defined in URI) with conflicting values!',
+    })
     expect((await formReq('PUT', '/nodes/pve1/qemu/100/config', { vmid: '100', description: 'x' })).status).toBe(200)
     expect((await jsonReq('PUT', '/nodes/pve1/qemu/100/config', { vmid: 100, description: 'y' })).status).toBe(200)
   })
@@ -222,34 +251,53 @@ describe('schema validation with PVE texts (pve-api.md sections 1 and 3)', () =>
   })
 
   it('onboot=true in a form', async () => {
-    await expect400(formReq('PUT', '/nodes/pve1/qemu/100/config', { onboot: 'true' }), { onboot: "type check ('boolean') failed - got 'true'" })
+    await expect400(formReq('PUT', '/nodes/pve1/qemu/100/config', { onboot: 'true' }), {
+      onboot: "type check ('boolean') failed - got 'true'",
+    })
   })
 
   it('a bad enum', async () => {
     await expect400(formReq('PUT', '/nodes/pve1/qemu/100/config', { ostype: 'linux' }), {
-      ostype: "value 'linux' does not have a value in the enumeration 'other, wxp, w2k, w2k3, w2k8, wvista, win7, win8, win10, win11, l24, l26, solaris'",
+      ostype:
+        "value 'linux' does not have a value in the enumeration 'other, wxp, w2k, w2k3, w2k8, wvista, win7, win8, win10, win11, l24, l26, solaris'",
     })
   })
 
   it('bad tag characters', async () => {
-    await expect400(formReq('PUT', '/nodes/pve1/qemu/100/config', { tags: 'web;prod!' }), { tags: 'invalid format - invalid characters in tag\n' })
+    await expect400(formReq('PUT', '/nodes/pve1/qemu/100/config', { tags: 'web;prod!' }), {
+      tags: 'invalid format - invalid characters in tag\n',
+    })
   })
 
   it('sshkeys that are not urlencoded', async () => {
     const keys = 'ssh-ed25519 AAAAC3Nza ops@laptop'
-    await expect400(formReq('PUT', '/nodes/pve1/qemu/100/config', { sshkeys: keys }), { sshkeys: `invalid format - invalid urlencoded string: ${keys}\n` })
-    expect((await formReq('PUT', '/nodes/pve1/qemu/100/config', { sshkeys: encodeURIComponent(keys) })).status).toBe(200)
+    await expect400(formReq('PUT', '/nodes/pve1/qemu/100/config', { sshkeys: keys }), {
+      sshkeys: `invalid format - invalid urlencoded string: ${keys}\n`,
+    })
+    expect((await formReq('PUT', '/nodes/pve1/qemu/100/config', { sshkeys: encodeURIComponent(keys) })).status).toBe(
+      200,
+    )
   })
 
   it('import-from with a size other than 0 (raised by the qemu handler)', async () => {
-    await expect400(formReq('POST', '/nodes/pve1/qemu', { vmid: '120', scsi0: 'local-lvm:5,import-from=local:import/debian-12-genericcloud-amd64.qcow2' }), {
-      scsi0: "'import-from' requires special syntax - use <storage ID>:0,import-from=<source>",
-    })
+    await expect400(
+      formReq('POST', '/nodes/pve1/qemu', {
+        vmid: '120',
+        scsi0: 'local-lvm:5,import-from=local:import/debian-12-genericcloud-amd64.qcow2',
+      }),
+      {
+        scsi0: "'import-from' requires special syntax - use <storage ID>:0,import-from=<source>",
+      },
+    )
   })
 
   it('a missing required parameter, a range and a bad vmid format', async () => {
-    await expect400(formReq('POST', '/nodes/pve1/qemu', { name: 'x' }), { vmid: 'property is missing and it is not optional' })
-    await expect400(formReq('PUT', '/nodes/pve1/qemu/100/config', { cores: '0' }), { cores: 'value must have a minimum value of 1' })
+    await expect400(formReq('POST', '/nodes/pve1/qemu', { name: 'x' }), {
+      vmid: 'property is missing and it is not optional',
+    })
+    await expect400(formReq('PUT', '/nodes/pve1/qemu/100/config', { cores: '0' }), {
+      cores: 'value must have a minimum value of 1',
+    })
     await expect400(formReq('POST', '/nodes/pve1/qemu', { vmid: '99' }), {
       vmid: 'invalid format - value does not look like a valid VM ID\n',
     })
@@ -260,13 +308,19 @@ describe('schema validation with PVE texts (pve-api.md sections 1 and 3)', () =>
       net1: 'invalid format - format error\nnet1.tag: value must have a maximum value of 4094\n',
     })
     await expect400(formReq('PUT', '/nodes/pve1/qemu/100/config', { scsi1: 'local-lvm:1,cache=fast' }), {
-      scsi1: "invalid format - format error\nscsi1.cache: value 'fast' does not have a value in the enumeration 'none, writethrough, writeback, unsafe, directsync'\n",
+      scsi1:
+        "invalid format - format error\nscsi1.cache: value 'fast' does not have a value in the enumeration 'none, writethrough, writeback, unsafe, directsync'\n",
     })
   })
 
   it('requires: checksum without checksum-algorithm on download-url', async () => {
     await expect400(
-      formReq('POST', '/nodes/pve1/storage/local/download-url', { url: 'https://example.com/x.iso', content: 'iso', filename: 'x.iso', checksum: 'abc' }),
+      formReq('POST', '/nodes/pve1/storage/local/download-url', {
+        url: 'https://example.com/x.iso',
+        content: 'iso',
+        filename: 'x.iso',
+        checksum: 'abc',
+      }),
       { 'checksum-algorithm': "missing property required by 'checksum'" },
     )
   })
@@ -282,7 +336,9 @@ describe('authentication (pve-api.md section 2)', () => {
   })
 
   it('401 Authentication failed! for a wrong token secret', async () => {
-    const r = await raw(sim, 'GET', '/api2/json/version', { headers: { Authorization: `PVEAPIToken=${sim.token.id}=wrong` } })
+    const r = await raw(sim, 'GET', '/api2/json/version', {
+      headers: { Authorization: `PVEAPIToken=${sim.token.id}=wrong` },
+    })
     expect(r.status).toBe(401)
     expect(r.reason).toBe('Authentication failed!')
     expect(r.body).toBe('')
@@ -290,7 +346,12 @@ describe('authentication (pve-api.md section 2)', () => {
   })
 
   it('tickets: POST /access/ticket, cookie for reads, CSRFPreventionToken for writes', async () => {
-    const login = await raw(sim, 'POST', '/api2/json/access/ticket', form({ username: 'root@pam', password: sim.rootPassword }))
+    const login = await raw(
+      sim,
+      'POST',
+      '/api2/json/access/ticket',
+      form({ username: 'root@pam', password: sim.rootPassword }),
+    )
     expect(login.status).toBe(200)
     const data = (login.json as { data: Record<string, unknown> }).data
     expect(data.username).toBe('root@pam')
@@ -300,7 +361,10 @@ describe('authentication (pve-api.md section 2)', () => {
     const cookie = `PVEAuthCookie=${encodeURIComponent(String(data.ticket))}`
     expect((await raw(sim, 'GET', '/api2/json/version', { headers: { Cookie: cookie } })).status).toBe(200)
     const f = form({ description: 'by-ticket' })
-    const noCsrf = await raw(sim, 'PUT', '/api2/json/nodes/pve1/qemu/100/config', { headers: { ...f.headers, Cookie: cookie }, body: f.body })
+    const noCsrf = await raw(sim, 'PUT', '/api2/json/nodes/pve1/qemu/100/config', {
+      headers: { ...f.headers, Cookie: cookie },
+      body: f.body,
+    })
     expect(noCsrf.status).toBe(401)
     expect(noCsrf.reason).toBe('Permission denied - invalid csrf token')
     const withCsrf = await raw(sim, 'PUT', '/api2/json/nodes/pve1/qemu/100/config', {
@@ -309,7 +373,12 @@ describe('authentication (pve-api.md section 2)', () => {
     })
     expect(withCsrf.status).toBe(200)
     // renew by posting the ticket as password
-    const renew = await raw(sim, 'POST', '/api2/json/access/ticket', form({ username: 'root@pam', password: String(data.ticket) }))
+    const renew = await raw(
+      sim,
+      'POST',
+      '/api2/json/access/ticket',
+      form({ username: 'root@pam', password: String(data.ticket) }),
+    )
     expect(renew.status).toBe(200)
   })
 
@@ -329,8 +398,13 @@ describe('authentication (pve-api.md section 2)', () => {
   it('allowtoken:0 endpoints answer 403 to tokens', async () => {
     const r = await req('POST', '/access/ticket', form({ username: 'root@pam', password: 'x' }))
     expect(r.status).toBe(403)
-    expect(r.reason).toBe("Permission check failed (URI '/access/ticket' not available with API token, need proper ticket.")
-    expect(r.json).toEqual({ data: null, message: "Permission check failed (URI '/access/ticket' not available with API token, need proper ticket.\n)\n" })
+    expect(r.reason).toBe(
+      "Permission check failed (URI '/access/ticket' not available with API token, need proper ticket.",
+    )
+    expect(r.json).toEqual({
+      data: null,
+      message: "Permission check failed (URI '/access/ticket' not available with API token, need proper ticket.\n)\n",
+    })
   })
 
   it('methods without permissions in the schema are for root@pam itself: 403 for its tokens', async () => {
@@ -347,11 +421,20 @@ describe('authentication (pve-api.md section 2)', () => {
     const s = await formReq('POST', '/nodes/pve1/qemu/100/status/stop', { skiplock: '1' })
     expect(s.status).toBe(400)
     expect((s.json as { errors: unknown }).errors).toEqual({ skiplock: 'Only root may use this option.' })
-    const login = await raw(sim, 'POST', '/api2/json/access/ticket', form({ username: 'root@pam', password: sim.rootPassword }))
+    const login = await raw(
+      sim,
+      'POST',
+      '/api2/json/access/ticket',
+      form({ username: 'root@pam', password: sim.rootPassword }),
+    )
     const d = (login.json as { data: Record<string, string> }).data
     const f = form({ args: '-no-reboot' })
     const asRoot = await raw(sim, 'PUT', '/api2/json/nodes/pve1/qemu/100/config', {
-      headers: { ...f.headers, Cookie: `PVEAuthCookie=${encodeURIComponent(d.ticket as string)}`, CSRFPreventionToken: d.CSRFPreventionToken as string },
+      headers: {
+        ...f.headers,
+        Cookie: `PVEAuthCookie=${encodeURIComponent(d.ticket as string)}`,
+        CSRFPreventionToken: d.CSRFPreventionToken as string,
+      },
       body: f.body,
     })
     expect(asRoot.status, asRoot.body).toBe(200)
@@ -386,7 +469,9 @@ describe('faults and control (pve-api.md sections 1, 8.11)', () => {
   it('unknown node: 500 hostname lookup failed (checked before parameter validation)', async () => {
     const r = await formReq('PUT', '/nodes/pve9/qemu/100/config', { onboot: 'true' })
     expect(r.status).toBe(500)
-    expect(r.reason).toBe("hostname lookup 'pve9' failed - failed to get address info for: pve9: Name or service not known")
+    expect(r.reason).toBe(
+      "hostname lookup 'pve9' failed - failed to get address info for: pve9: Name or service not known",
+    )
   })
 
   it('failure bursts: the next N matching requests fail, then requests pass again', async () => {
@@ -408,7 +493,13 @@ describe('faults and control (pve-api.md sections 1, 8.11)', () => {
     expect((await req('GET', '/version')).status).toBe(200)
     sim.control.failNext({ network: 'hang', path: '/version' })
     const hung = req('GET', '/version')
-    const outcome = await Promise.race([hung.then(() => 'answered', () => 'failed'), new Promise((r) => setTimeout(() => r('pending'), 300))])
+    const outcome = await Promise.race([
+      hung.then(
+        () => 'answered',
+        () => 'failed',
+      ),
+      new Promise((r) => setTimeout(() => r('pending'), 300)),
+    ])
     expect(outcome).toBe('pending')
     hung.catch(() => {}) // dropped when the simulator closes
   })
@@ -449,7 +540,12 @@ describe('faults and control (pve-api.md sections 1, 8.11)', () => {
     await formReq('PUT', '/nodes/pve1/qemu/100/config', { onboot: 'nope' })
     expect(sim.stats.writes()).toBe(before + 1)
     const last = sim.stats.requests.at(-1)
-    expect(last).toMatchObject({ method: 'PUT', path: '/nodes/{node}/qemu/{vmid}/config', rawPath: '/nodes/pve1/qemu/100/config', status: 400 })
+    expect(last).toMatchObject({
+      method: 'PUT',
+      path: '/nodes/{node}/qemu/{vmid}/config',
+      rawPath: '/nodes/pve1/qemu/100/config',
+      status: 400,
+    })
   })
 
   it('model controls pass through: drift edits show up in the config', async () => {
@@ -460,7 +556,10 @@ describe('faults and control (pve-api.md sections 1, 8.11)', () => {
   })
 
   it('control endpoint on loopback: POST /_sim/control applies a control document', async () => {
-    const r = await raw(sim, 'POST', '/_sim/control', { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ offlineNodes: ['pve3'] }) })
+    const r = await raw(sim, 'POST', '/_sim/control', {
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ offlineNodes: ['pve3'] }),
+    })
     expect(r.status).toBe(200)
     expect((await req('GET', '/nodes/pve3/qemu')).status).toBe(595)
     await raw(sim, 'POST', '/_sim/control', { body: JSON.stringify({ offlineNodes: [] }) })
@@ -469,7 +568,11 @@ describe('faults and control (pve-api.md sections 1, 8.11)', () => {
     expect(bad.status).toBe(400)
     expect((bad.json as { error: string }).error).toContain('field "offline"')
     const stats = await raw(sim, 'GET', '/_sim/stats')
-    expect(stats.json).toMatchObject({ requests: expect.any(Number), writes: expect.any(Number), byStatus: expect.objectContaining({ 200: expect.any(Number), 595: expect.any(Number) }) })
+    expect(stats.json).toMatchObject({
+      requests: expect.any(Number),
+      writes: expect.any(Number),
+      byStatus: expect.objectContaining({ 200: expect.any(Number), 595: expect.any(Number) }),
+    })
   })
 })
 
@@ -483,12 +586,26 @@ describe('secrets stay out of responses, logs and stats', () => {
       const keep = (r: RawResponse): void => {
         seen.push(r.reason, r.body, JSON.stringify(r.headers))
       }
-      keep(await raw(s, 'GET', '/api2/json/version', { headers: { Authorization: `PVEAPIToken=${s.token.id}=${CANARY}` } }))
+      keep(
+        await raw(s, 'GET', '/api2/json/version', {
+          headers: { Authorization: `PVEAPIToken=${s.token.id}=${CANARY}` },
+        }),
+      )
       keep(await raw(s, 'POST', '/api2/json/access/ticket', form({ username: 'root@pam', password: CANARY })))
       const f = form({ vmid: '150', cipassword: CANARY, onboot: 'bad' })
-      keep(await raw(s, 'POST', '/api2/json/nodes/pve1/qemu', { headers: { Authorization: s.token.header, ...f.headers }, body: f.body }))
+      keep(
+        await raw(s, 'POST', '/api2/json/nodes/pve1/qemu', {
+          headers: { Authorization: s.token.header, ...f.headers },
+          body: f.body,
+        }),
+      )
       const ok = form({ vmid: '151', cipassword: CANARY })
-      keep(await raw(s, 'POST', '/api2/json/nodes/pve1/qemu', { headers: { Authorization: s.token.header, ...ok.headers }, body: ok.body }))
+      keep(
+        await raw(s, 'POST', '/api2/json/nodes/pve1/qemu', {
+          headers: { Authorization: s.token.header, ...ok.headers },
+          body: ok.body,
+        }),
+      )
       const all = [...seen, ...lines, JSON.stringify(s.stats.requests)].join('\n')
       expect(all).not.toContain(CANARY)
       expect(all).not.toContain(s.token.secret)
@@ -520,7 +637,9 @@ describe('versions and modes', () => {
   it('PVE <= 8.3 style error bodies without message', async () => {
     const old = await startSimulator({ tls: false, errorMessageInBody: false, log: () => {} })
     try {
-      const r = await raw(old, 'GET', '/api2/json/nodes/pve1/qemu/999/config', { headers: { Authorization: old.token.header } })
+      const r = await raw(old, 'GET', '/api2/json/nodes/pve1/qemu/999/config', {
+        headers: { Authorization: old.token.header },
+      })
       expect(r.status).toBe(500)
       expect(r.json).toEqual({ data: null })
     } finally {
@@ -533,7 +652,10 @@ describe('versions and modes', () => {
     try {
       expect(off.schemaValidation).toBe(false)
       const f = form({ pool: 'whatever', description: 'x' })
-      const r = await raw(off, 'PUT', '/api2/json/nodes/pve1/qemu/100/config', { headers: { Authorization: off.token.header, ...f.headers }, body: f.body })
+      const r = await raw(off, 'PUT', '/api2/json/nodes/pve1/qemu/100/config', {
+        headers: { Authorization: off.token.header, ...f.headers },
+        body: f.body,
+      })
       expect(r.status).not.toBe(400)
     } finally {
       await off.close()

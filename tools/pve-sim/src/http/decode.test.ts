@@ -33,12 +33,15 @@ describe('form decoding', () => {
 
   it('round-trips anything URLSearchParams encodes (property)', () => {
     fc.assert(
-      fc.property(fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), fc.string({ minLength: 1, maxLength: 16 })), (obj) => {
-        const body = new URLSearchParams(obj).toString()
-        const keyBytes = (k: string): string => Buffer.from(k, 'utf8').toString('latin1')
-        const expected = Object.fromEntries(Object.entries(obj).map(([k, v]) => [keyBytes(k), v]))
-        expect(decodeUrlencoded(enc(body))).toEqual(expected)
-      }),
+      fc.property(
+        fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), fc.string({ minLength: 1, maxLength: 16 })),
+        (obj) => {
+          const body = new URLSearchParams(obj).toString()
+          const keyBytes = (k: string): string => Buffer.from(k, 'utf8').toString('latin1')
+          const expected = Object.fromEntries(Object.entries(obj).map(([k, v]) => [keyBytes(k), v]))
+          expect(decodeUrlencoded(enc(body))).toEqual(expected)
+        },
+      ),
       { numRuns: 200 },
     )
   })
@@ -47,13 +50,20 @@ describe('form decoding', () => {
 describe('extract_params', () => {
   it('reads form bodies for POST/PUT only and lets the query override', () => {
     const body = Buffer.from('name=a&memory=512')
-    expect(extractParams('POST', 'application/x-www-form-urlencoded', body, 'name=b&_dc=123')).toEqual({ name: 'b', memory: '512' })
+    expect(extractParams('POST', 'application/x-www-form-urlencoded', body, 'name=b&_dc=123')).toEqual({
+      name: 'b',
+      memory: '512',
+    })
     expect(extractParams('GET', undefined, Buffer.alloc(0), 'type=vm')).toEqual({ type: 'vm' })
   })
 
   it('reads JSON bodies (charset parameter allowed) with their types', () => {
     const body = Buffer.from(JSON.stringify({ onboot: true, cores: 2, tags: 'a;b' }))
-    expect(extractParams('PUT', 'application/json; charset=utf-8', body, '')).toEqual({ onboot: true, cores: 2, tags: 'a;b' })
+    expect(extractParams('PUT', 'application/json; charset=utf-8', body, '')).toEqual({
+      onboot: true,
+      cores: 2,
+      tags: 'a;b',
+    })
   })
 
   it('fails on malformed JSON and on JSON that is not an object', () => {

@@ -64,7 +64,8 @@ export function extractParams(method: string, contentType: string | undefined, b
           `malformed JSON string, neither tag, array, object, number, string or atom, at character offset 0 (before "${body.toString('utf8').slice(0, 20)}")`,
         )
       }
-      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new BodyDecodeError('Not a HASH reference')
+      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+        throw new BodyDecodeError('Not a HASH reference')
       params = Object.assign(Object.create(null) as RawParams, parsed)
     } else {
       params = decodeUrlencoded(body.toString('latin1'))

@@ -39,10 +39,19 @@ async function until(what: () => Promise<boolean>, ms = 3000): Promise<void> {
 }
 
 beforeAll(async () => {
-  sim = await startSimulator({ authFailureDelayMs: 0, taskDurationMs: 30, resourcesLagMs: 0, haLagMs: LAG, log: () => {} })
+  sim = await startSimulator({
+    authFailureDelayMs: 0,
+    taskDurationMs: 30,
+    resourcesLagMs: 0,
+    haLagMs: LAG,
+    log: () => {},
+  })
   auth = { Authorization: sim.token.header }
   await ok(sim, req(sim, 'POST', '/nodes/pve1/qemu', { vmid: '200', name: 'ha-vm', memory: '512' }))
-  const tmpl = sim.control.addVolume('pve1', 'local', { filename: 'debian-12-standard_12.7-1_amd64.tar.zst', content: 'vztmpl' })
+  const tmpl = sim.control.addVolume('pve1', 'local', {
+    filename: 'debian-12-standard_12.7-1_amd64.tar.zst',
+    content: 'vztmpl',
+  })
   await ok(sim, req(sim, 'POST', '/nodes/pve1/lxc', { vmid: '201', ostemplate: tmpl, rootfs: 'local-lvm:2' }))
 })
 afterAll(async () => {
@@ -51,31 +60,63 @@ afterAll(async () => {
 
 describe('PVE::API2::HA::Resources create / index / read / update / delete', () => {
   it('create stores the section; index and read return it with sid, type and the resources.cfg digest', async () => {
-    const r = await req(sim, 'POST', '/cluster/ha/resources', { sid: 'vm:200', state: 'stopped', max_restart: '2', comment: 'web' })
+    const r = await req(sim, 'POST', '/cluster/ha/resources', {
+      sid: 'vm:200',
+      state: 'stopped',
+      max_restart: '2',
+      comment: 'web',
+    })
     expect([r.status, data(r)]).toEqual([200, null])
     const list = data<Record<string, unknown>[]>(await req(sim, 'GET', '/cluster/ha/resources'))
-    expect(list).toEqual([{ sid: 'vm:200', type: 'vm', state: 'stopped', max_restart: 2, comment: 'web', digest: expect.stringMatching(/^[0-9a-f]{40}$/) }])
+    expect(list).toEqual([
+      {
+        sid: 'vm:200',
+        type: 'vm',
+        state: 'stopped',
+        max_restart: 2,
+        comment: 'web',
+        digest: expect.stringMatching(/^[0-9a-f]{40}$/),
+      },
+    ])
     // parse_sid resolves a bare vmid from the vmlist
     expect(data(await req(sim, 'GET', '/cluster/ha/resources/200'))).toEqual(list[0])
   })
 
   it('create refuses a duplicate, a guest that does not exist, the wrong type, and groups on 9.x', async () => {
-    expect(message(await req(sim, 'POST', '/cluster/ha/resources', { sid: 'vm:200' }))).toBe("resource ID 'vm:200' already defined\n")
-    expect(message(await req(sim, 'POST', '/cluster/ha/resources', { sid: 'vm:999' }))).toBe("resource 'vm:999' does not exist in cluster\n")
-    expect(message(await req(sim, 'POST', '/cluster/ha/resources', { sid: '999' }))).toBe('unable to detect SID from VMID - VM/CT 999 does not exist\n')
-    expect(message(await req(sim, 'POST', '/cluster/ha/resources', { sid: 'vm:201' }))).toBe("resource 'vm:201' - guest with ID 201 is not a VM\n")
-    expect(message(await req(sim, 'POST', '/cluster/ha/resources', { sid: 'ct:201', group: 'g1' }))).toBe("invalid parameter 'group': ha groups have been migrated to rules\n")
+    expect(message(await req(sim, 'POST', '/cluster/ha/resources', { sid: 'vm:200' }))).toBe(
+      "resource ID 'vm:200' already defined\n",
+    )
+    expect(message(await req(sim, 'POST', '/cluster/ha/resources', { sid: 'vm:999' }))).toBe(
+      "resource 'vm:999' does not exist in cluster\n",
+    )
+    expect(message(await req(sim, 'POST', '/cluster/ha/resources', { sid: '999' }))).toBe(
+      'unable to detect SID from VMID - VM/CT 999 does not exist\n',
+    )
+    expect(message(await req(sim, 'POST', '/cluster/ha/resources', { sid: 'vm:201' }))).toBe(
+      "resource 'vm:201' - guest with ID 201 is not a VM\n",
+    )
+    expect(message(await req(sim, 'POST', '/cluster/ha/resources', { sid: 'ct:201', group: 'g1' }))).toBe(
+      "invalid parameter 'group': ha groups have been migrated to rules\n",
+    )
   })
 
   it('update with a stale digest fails; delete of an unmanaged sid fails', async () => {
     const r = await req(sim, 'PUT', '/cluster/ha/resources/vm:200', { comment: 'x', digest: '0'.repeat(40) })
-    expect([r.status, message(r)]).toEqual([500, 'detected modified configuration - file changed by other user? Try again.\n'])
-    expect(message(await req(sim, 'DELETE', '/cluster/ha/resources/ct:201'))).toBe("cannot delete service 'ct:201', not HA managed!\n")
+    expect([r.status, message(r)]).toEqual([
+      500,
+      'detected modified configuration - file changed by other user? Try again.\n',
+    ])
+    expect(message(await req(sim, 'DELETE', '/cluster/ha/resources/ct:201'))).toBe(
+      "cannot delete service 'ct:201', not HA managed!\n",
+    )
   })
 
   it('destroy_vm refuses an HA resource without purge', async () => {
     const r = await req(sim, 'DELETE', '/nodes/pve1/qemu/200')
-    expect([r.status, message(r)]).toEqual([500, 'unable to remove VM 200 - used in HA resources and purge parameter not set.\n'])
+    expect([r.status, message(r)]).toEqual([
+      500,
+      'unable to remove VM 200 - used in HA resources and purge parameter not set.\n',
+    ])
   })
 })
 
@@ -90,7 +131,9 @@ describe('vm_start / vm_shutdown of an HA-managed guest (vm_is_ha_managed -> has
     expect(s.ha).toEqual({ managed: 1, state: 'started' })
     expect((await resource(200))?.hastate).toBe('started')
     // the real start was a qmstart task of the LRM, as root@pam
-    const tasks = data<Record<string, unknown>[]>(await req(sim, 'GET', '/nodes/pve1/tasks?vmid=200&typefilter=qmstart'))
+    const tasks = data<Record<string, unknown>[]>(
+      await req(sim, 'GET', '/nodes/pve1/tasks?vmid=200&typefilter=qmstart'),
+    )
     expect(tasks[0]).toMatchObject({ type: 'qmstart', user: 'root@pam', status: 'OK' })
   })
 
@@ -101,7 +144,9 @@ describe('vm_start / vm_shutdown of an HA-managed guest (vm_is_ha_managed -> has
     await until(async () => (await status('qemu', 200)).status === 'stopped')
     expect(data<{ state: string }>(await req(sim, 'GET', '/cluster/ha/resources/vm:200')).state).toBe('stopped')
     expect((await resource(200))?.hastate).toBe('stopped')
-    const tasks = data<Record<string, unknown>[]>(await req(sim, 'GET', '/nodes/pve1/tasks?vmid=200&typefilter=qmshutdown'))
+    const tasks = data<Record<string, unknown>[]>(
+      await req(sim, 'GET', '/nodes/pve1/tasks?vmid=200&typefilter=qmshutdown'),
+    )
     expect(tasks[0]).toMatchObject({ user: 'root@pam', status: 'OK' })
   })
 
@@ -149,7 +194,9 @@ describe('vm_start / vm_shutdown of an HA-managed guest (vm_is_ha_managed -> has
     await until(async () => (await status('qemu', 202)).status === 'stopped')
     const st = await ok(sim, req(sim, 'DELETE', '/nodes/pve1/qemu/202?purge=1'))
     expect(st.exitstatus).toBe('OK')
-    expect(data<{ sid: string }[]>(await req(sim, 'GET', '/cluster/ha/resources')).map((r) => r.sid)).not.toContain('vm:202')
+    expect(data<{ sid: string }[]>(await req(sim, 'GET', '/cluster/ha/resources')).map((r) => r.sid)).not.toContain(
+      'vm:202',
+    )
   })
 })
 
@@ -157,21 +204,40 @@ describe('PVE::API2::HA::Groups and Rules per version (have_groups_been_migrated
   it('9.x: groups are migrated to rules; rules can be created and listed', async () => {
     const g = await req(sim, 'GET', '/cluster/ha/groups')
     expect([g.status, message(g)]).toEqual([500, 'cannot index groups: ha groups have been migrated to rules\n'])
-    const r = await req(sim, 'POST', '/cluster/ha/rules', { rule: 'keep-on-pve1', type: 'node-affinity', resources: 'vm:200', nodes: 'pve1' })
+    const r = await req(sim, 'POST', '/cluster/ha/rules', {
+      rule: 'keep-on-pve1',
+      type: 'node-affinity',
+      resources: 'vm:200',
+      nodes: 'pve1',
+    })
     expect(r.status, r.body).toBe(200)
-    expect(data(await req(sim, 'GET', '/cluster/ha/rules'))).toEqual([{ rule: 'keep-on-pve1', type: 'node-affinity', resources: 'vm:200', nodes: 'pve1' }])
+    expect(data(await req(sim, 'GET', '/cluster/ha/rules'))).toEqual([
+      { rule: 'keep-on-pve1', type: 'node-affinity', resources: 'vm:200', nodes: 'pve1' },
+    ])
   })
 
   it('8.x: groups exist, a resource may name one, and there are no rules', async () => {
-    const s8 = await startSimulator({ pveVersion: '8.4', authFailureDelayMs: 0, taskDurationMs: 30, haLagMs: LAG, log: () => {} })
+    const s8 = await startSimulator({
+      pveVersion: '8.4',
+      authFailureDelayMs: 0,
+      taskDurationMs: 30,
+      haLagMs: LAG,
+      log: () => {},
+    })
     try {
       expect(s8.schemaValidation).toBe(true)
       expect(data(await req(s8, 'GET', '/cluster/ha/groups'))).toEqual([])
       expect((await req(s8, 'POST', '/cluster/ha/groups', { group: 'g1', nodes: 'pve1:2,pve2' })).status).toBe(200)
-      expect(data(await req(s8, 'GET', '/cluster/ha/groups'))).toEqual([{ group: 'g1', type: 'group', nodes: 'pve1:2,pve2' }])
+      expect(data(await req(s8, 'GET', '/cluster/ha/groups'))).toEqual([
+        { group: 'g1', type: 'group', nodes: 'pve1:2,pve2' },
+      ])
       await ok(s8, req(s8, 'POST', '/nodes/pve1/qemu', { vmid: '100', memory: '512' }))
-      expect(message(await req(s8, 'POST', '/cluster/ha/resources', { sid: 'vm:100', group: 'nope' }))).toBe("HA group 'nope' does not exist\n")
-      expect((await req(s8, 'POST', '/cluster/ha/resources', { sid: 'vm:100', group: 'g1', state: 'stopped' })).status).toBe(200)
+      expect(message(await req(s8, 'POST', '/cluster/ha/resources', { sid: 'vm:100', group: 'nope' }))).toBe(
+        "HA group 'nope' does not exist\n",
+      )
+      expect(
+        (await req(s8, 'POST', '/cluster/ha/resources', { sid: 'vm:100', group: 'g1', state: 'stopped' })).status,
+      ).toBe(200)
       expect(data<{ group: string }>(await req(s8, 'GET', '/cluster/ha/resources/vm:100')).group).toBe('g1')
       expect((await req(s8, 'GET', '/cluster/ha/rules')).status).toBe(501)
     } finally {

@@ -19,19 +19,29 @@ const data = <T>(r: RawResponse): T => (r.json as { data: T }).data
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 async function createCt(vmid: number, extra: Record<string, string> = {}): Promise<Record<string, unknown>> {
-  const r = await req('POST', '/nodes/pve1/lxc', { vmid: String(vmid), ostemplate: template, rootfs: 'local-lvm:2', ...extra })
+  const r = await req('POST', '/nodes/pve1/lxc', {
+    vmid: String(vmid),
+    ostemplate: template,
+    rootfs: 'local-lvm:2',
+    ...extra,
+  })
   expect(r.status, r.body).toBe(200)
   return waitTask(sim, auth, 'pve1', data<string>(r))
 }
 
 async function tasksOf(vmid: number, type: string): Promise<Record<string, unknown>[]> {
-  return data<Record<string, unknown>[]>(await req('GET', `/nodes/pve1/tasks?vmid=${vmid}&typefilter=${type}&source=all`))
+  return data<Record<string, unknown>[]>(
+    await req('GET', `/nodes/pve1/tasks?vmid=${vmid}&typefilter=${type}&source=all`),
+  )
 }
 
 beforeAll(async () => {
   sim = await startSimulator({ authFailureDelayMs: 0, taskDurationMs: 30, resourcesLagMs: 0, log: () => {} })
   auth = { Authorization: sim.token.header }
-  template = sim.control.addVolume('pve1', 'local', { filename: 'debian-12-standard_12.7-1_amd64.tar.zst', content: 'vztmpl' })
+  template = sim.control.addVolume('pve1', 'local', {
+    filename: 'debian-12-standard_12.7-1_amd64.tar.zst',
+    content: 'vztmpl',
+  })
 })
 afterAll(async () => {
   await sim.close()
@@ -55,7 +65,7 @@ describe('create with start=1 (PVE::API2::LXC create_vm -> PVE::API2::LXC::Statu
   })
 
   it('the vzstart task fails on its own: the create stays OK and the CT stays stopped', async () => {
-    sim.control.setTaskBehaviour('vzstart', { fail: 'startup for container \'301\' failed' })
+    sim.control.setTaskBehaviour('vzstart', { fail: "startup for container '301' failed" })
     const st = await createCt(301, { start: '1' })
     expect(st.exitstatus).toBe('OK')
     let start: Record<string, unknown> | undefined
@@ -79,7 +89,8 @@ describe('PUT /lxc/{vmid}/resize (PVE::API2::LXC resize_vm load_and_check before
     await createCt(310)
   })
 
-  const resize = (params: Record<string, string>) => req('PUT', '/nodes/pve1/lxc/310/resize', { disk: 'rootfs', ...params })
+  const resize = (params: Record<string, string>) =>
+    req('PUT', '/nodes/pve1/lxc/310/resize', { disk: 'rootfs', ...params })
 
   it('an equal size is an immediate 500 `disk is already at specified size` (absolute and +0)', async () => {
     for (const size of ['2G', '+0']) {
@@ -106,7 +117,9 @@ describe('PUT /lxc/{vmid}/resize (PVE::API2::LXC resize_vm load_and_check before
   it('a stale digest is an immediate 500 (assert_if_modified)', async () => {
     const r = await resize({ size: '+1G', digest: '0'.repeat(40) })
     expect(r.status).toBe(500)
-    expect((r.json as { message: string }).message).toBe('detected modified configuration - file changed by other user? Try again.\n')
+    expect((r.json as { message: string }).message).toBe(
+      'detected modified configuration - file changed by other user? Try again.\n',
+    )
   })
 
   it('a real grow forks a resize task that writes the new size', async () => {
@@ -114,7 +127,9 @@ describe('PUT /lxc/{vmid}/resize (PVE::API2::LXC resize_vm load_and_check before
     const r = await resize({ size: '+1G', digest })
     expect(r.status, r.body).toBe(200)
     expect((await waitTask(sim, auth, 'pve1', data<string>(r))).exitstatus).toBe('OK')
-    expect(data<{ rootfs: string }>(await req('GET', '/nodes/pve1/lxc/310/config')).rootfs).toBe('local-lvm:vm-310-disk-0,size=3G')
+    expect(data<{ rootfs: string }>(await req('GET', '/nodes/pve1/lxc/310/config')).rootfs).toBe(
+      'local-lvm:vm-310-disk-0,size=3G',
+    )
     // the grown size is now the current one
     const again = await resize({ size: '3G' })
     expect((again.json as { message: string }).message).toBe('disk is already at specified size\n')
@@ -138,7 +153,9 @@ describe('raw lxc.* lines (PVE::LXC::Config parse_pct_config, write_pct_config)'
     ])
     // the raw lines are part of the file, so the digest moves
     expect(cfg.digest).not.toBe(before)
-    expect(sim.control.configText(320)).toMatch(/\nunprivileged: 1\nlxc\.cgroup2\.devices\.allow: c 10:200 rwm\nlxc\.mount\.entry: /)
+    expect(sim.control.configText(320)).toMatch(
+      /\nunprivileged: 1\nlxc\.cgroup2\.devices\.allow: c 10:200 rwm\nlxc\.mount\.entry: /,
+    )
     const pending = data<{ key: string }[]>(await req('GET', '/nodes/pve1/lxc/320/pending'))
     expect(pending.map((p) => p.key)).not.toContain('lxc')
   })

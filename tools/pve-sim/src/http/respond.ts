@@ -44,7 +44,14 @@ function baseHeaders(status: number): Record<string, string> {
   }
 }
 
-function finish(status: number, reason: string, content: string, opts: RenderOptions, contentType?: string, delayMs = 0): SimResponse {
+function finish(
+  status: number,
+  reason: string,
+  content: string,
+  opts: RenderOptions,
+  contentType?: string,
+  delayMs = 0,
+): SimResponse {
   const headers = baseHeaders(status)
   let body = Buffer.from(content, 'utf8')
   if (contentType) headers['Content-Type'] = contentType
@@ -58,7 +65,8 @@ function finish(status: number, reason: string, content: string, opts: RenderOpt
   // PVE sends no Content-Length for an empty body and closes; 0 keeps node from switching to chunked encoding
   headers['Content-Length'] = String(body.length)
   // a reason phrase with a CR after the first line makes pve-http-server answer a plain 400
-  if (/[\r\n]/.test(reason)) return { status: 400, reason: 'Bad Request', headers: baseHeaders(400), body: Buffer.alloc(0), delayMs }
+  if (/[\r\n]/.test(reason))
+    return { status: 400, reason: 'Bad Request', headers: baseHeaders(400), body: Buffer.alloc(0), delayMs }
   return { status, reason, headers, body, delayMs }
 }
 
@@ -73,7 +81,12 @@ export function renderData(data: unknown, total: number | undefined, opts: Rende
  * An error from the API (rest_handler result): `{"data":null,"errors"?,"message"?}`. `message` is used
  * verbatim, so callers pass PVE's text including a trailing newline where Perl's `die "...\n"` has one.
  */
-export function renderApiError(status: number, message: string, errors: Record<string, string> | undefined, opts: RenderOptions): SimResponse {
+export function renderApiError(
+  status: number,
+  message: string,
+  errors: Record<string, string> | undefined,
+  opts: RenderOptions,
+): SimResponse {
   const env: Record<string, unknown> = { data: null }
   if (errors && Object.keys(errors).length) env.errors = errors
   if (opts.messageInBody) env.message = message

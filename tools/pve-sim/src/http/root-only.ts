@@ -11,27 +11,94 @@ import { PveHttpError } from './types.js'
 // qemu-server API2/Qemu.pm permission groups: an option outside all of them is root-only
 const QEMU_GROUPED = new Set([
   // cpu
-  'cores', 'cpu', 'runningcpu', 'cpulimit', 'cpuunits', 'numa', 'smp', 'sockets', 'vcpus',
+  'cores',
+  'cpu',
+  'runningcpu',
+  'cpulimit',
+  'cpuunits',
+  'numa',
+  'smp',
+  'sockets',
+  'vcpus',
   // memory
-  'memory', 'balloon', 'shares', 'allow-ksm',
+  'memory',
+  'balloon',
+  'shares',
+  'allow-ksm',
   // hwtype
-  'acpi', 'hotplug', 'kvm', 'machine', 'runningmachine', 'scsihw', 'smbios1', 'tablet', 'vga', 'watchdog', 'audio0', 'rng0',
+  'acpi',
+  'hotplug',
+  'kvm',
+  'machine',
+  'runningmachine',
+  'scsihw',
+  'smbios1',
+  'tablet',
+  'vga',
+  'watchdog',
+  'audio0',
+  'rng0',
   // general
-  'agent', 'autostart', 'bios', 'description', 'keyboard', 'localtime', 'migrate_downtime', 'migrate_speed', 'name', 'onboot',
-  'ostype', 'protection', 'reboot', 'startdate', 'startup', 'tdf', 'template',
+  'agent',
+  'autostart',
+  'bios',
+  'description',
+  'keyboard',
+  'localtime',
+  'migrate_downtime',
+  'migrate_speed',
+  'name',
+  'onboot',
+  'ostype',
+  'protection',
+  'reboot',
+  'startdate',
+  'startup',
+  'tdf',
+  'template',
   // power, disk
-  'freeze', 'boot', 'bootdisk', 'vmstatestorage',
+  'freeze',
+  'boot',
+  'bootdisk',
+  'vmstatestorage',
   // cloud-init
-  'cicustom', 'cipassword', 'citype', 'ciuser', 'ciupgrade', 'nameserver', 'searchdomain', 'sshkeys',
-  'running-nets-host-mtu', 'vmstate', 'tags', 'cdrom',
+  'cicustom',
+  'cipassword',
+  'citype',
+  'ciuser',
+  'ciupgrade',
+  'nameserver',
+  'searchdomain',
+  'sshkeys',
+  'running-nets-host-mtu',
+  'vmstate',
+  'tags',
+  'cdrom',
 ])
-const QEMU_GROUPED_RE = /^(?:(?:ide|scsi|virtio|sata|unused|serial|usb|hostpci|virtiofs|net|ipconfig|numa)\d+|efidisk0|tpmstate0)$/
+const QEMU_GROUPED_RE =
+  /^(?:(?:ide|scsi|virtio|sata|unused|serial|usb|hostpci|virtiofs|net|ipconfig|numa)\d+|efidisk0|tpmstate0)$/
 const QEMU_DRIVE_RE = /^(?:(?:ide|scsi|virtio|sata)\d+|efidisk0|tpmstate0)$/
 
 /** parameters the qemu create/update handlers take out before checking config permissions */
 const QEMU_META = new Set([
-  'node', 'vmid', 'archive', 'bwlimit', 'force', 'unique', 'pool', 'storage', 'start', 'live-restore', 'ha-managed',
-  'import-working-storage', 'digest', 'delete', 'revert', 'skiplock', 'background_delay', 'skip_cloud_init',
+  'node',
+  'vmid',
+  'archive',
+  'bwlimit',
+  'force',
+  'unique',
+  'pool',
+  'storage',
+  'start',
+  'live-restore',
+  'ha-managed',
+  'import-working-storage',
+  'digest',
+  'delete',
+  'revert',
+  'skiplock',
+  'background_delay',
+  'skip_cloud_init',
 ])
 
 const ABS_PATH_DIE = 'Only root can pass arbitrary filesystem paths. at /usr/share/perl5/PVE/Storage.pm line 651.'
@@ -49,11 +116,15 @@ function propValue(prop: string, key: string): string | undefined {
 /** the default-key value (`file`/`volume`) of a drive or mount point property string */
 function volumeOf(prop: string, key: 'file' | 'volume'): string {
   const first = prop.split(',')[0] ?? ''
-  return first.includes('=') ? (propValue(prop, key) ?? propValue(prop, key === 'file' ? 'volume' : 'file') ?? '') : first
+  return first.includes('=')
+    ? (propValue(prop, key) ?? propValue(prop, key === 'file' ? 'volume' : 'file') ?? '')
+    : first
 }
 
 function qemuCheck(params: Record<string, unknown>, update: boolean): PveHttpError | undefined {
-  const keys = Object.keys(params).filter((k) => !QEMU_META.has(k)).sort()
+  const keys = Object.keys(params)
+    .filter((k) => !QEMU_META.has(k))
+    .sort()
   // check_storage_access runs first: absolute paths as drive files or import sources
   for (const k of keys) {
     if (!QEMU_DRIVE_RE.test(k)) continue
@@ -64,7 +135,8 @@ function qemuCheck(params: Record<string, unknown>, update: boolean): PveHttpErr
   }
   const deletes = typeof params.delete === 'string' ? params.delete.split(/[,;\s]+/).filter(Boolean) : []
   for (const k of [...deletes.map((d) => (d === 'cdrom' ? 'ide2' : d)), ...keys]) {
-    if (!QEMU_GROUPED.has(k) && !QEMU_GROUPED_RE.test(k)) return new PveHttpError(500, `only root can set '${k}' config`)
+    if (!QEMU_GROUPED.has(k) && !QEMU_GROUPED_RE.test(k))
+      return new PveHttpError(500, `only root can set '${k}' config`)
   }
   for (const k of keys) {
     const v = String(params[k])
@@ -73,7 +145,8 @@ function qemuCheck(params: Record<string, unknown>, update: boolean): PveHttpErr
     }
     if (/^usb\d+$/.test(k)) {
       const host = propValue(v, 'host') ?? (v.split(',')[0]?.includes('=') ? undefined : v.split(',')[0])
-      if (host !== undefined && !/^spice$/i.test(host)) return new PveHttpError(500, `only root can set '${k}' config for real devices`)
+      if (host !== undefined && !/^spice$/i.test(host))
+        return new PveHttpError(500, `only root can set '${k}' config for real devices`)
     }
     if (/^hostpci\d+$/.test(k)) {
       const first = v.split(',')[0] ?? ''
@@ -94,13 +167,18 @@ function parseFeatures(v: string | undefined): Record<string, string> {
   return out
 }
 
-function lxcCheck(params: Record<string, unknown>, old: Record<string, string> | undefined, create: boolean): PveHttpError | undefined {
+function lxcCheck(
+  params: Record<string, unknown>,
+  old: Record<string, string> | undefined,
+  create: boolean,
+): PveHttpError | undefined {
   const deletes = typeof params.delete === 'string' ? params.delete.split(/[,;\s]+/).filter(Boolean) : []
   const unprivileged = create ? params.unprivileged !== false : (old?.unprivileged ?? '0') === '1'
   const check = (opt: string, del: boolean): PveHttpError | undefined => {
     if ((opt === 'rootfs' || /^mp\d+$/.test(opt)) && !del) {
       const vol = volumeOf(String(params[opt]), 'volume')
-      if (vol.startsWith('/')) return perm(`mount point type ${vol.startsWith('/dev/') ? 'device' : 'bind'} is only allowed for root@pam`)
+      if (vol.startsWith('/'))
+        return perm(`mount point type ${vol.startsWith('/dev/') ? 'device' : 'bind'} is only allowed for root@pam`)
     } else if (/^dev\d+$/.test(opt)) {
       return perm('configuring device passthrough is only allowed for root@pam')
     } else if (opt === 'hookscript') {
@@ -109,9 +187,12 @@ function lxcCheck(params: Record<string, unknown>, old: Record<string, string> |
       if (!unprivileged) return perm('changing feature flags for privileged container is only allowed for root@pam')
       const oldF = parseFeatures(old?.features)
       const newF = del ? {} : parseFeatures(String(params.features))
-      const changed = new Set([...Object.keys(oldF), ...Object.keys(newF)].filter((f) => (oldF[f] ?? '') !== (newF[f] ?? '')))
+      const changed = new Set(
+        [...Object.keys(oldF), ...Object.keys(newF)].filter((f) => (oldF[f] ?? '') !== (newF[f] ?? '')),
+      )
       if (old?.features && !del) {
-        if ([...changed].some((f) => f !== 'nesting')) return perm('changing feature flags (except nesting) is only allowed for root@pam')
+        if ([...changed].some((f) => f !== 'nesting'))
+          return perm('changing feature flags (except nesting) is only allowed for root@pam')
       } else {
         const f = del ? oldF : newF
         const names = Object.keys(f)
@@ -147,10 +228,13 @@ export function rootOnlyViolation(input: RootOnlyInput): PveHttpError | undefine
   if (input.caller.actor === 'root@pam') return undefined
   const { template, method, params } = input
   if (!template.startsWith('/nodes/{node}/qemu') && !template.startsWith('/nodes/{node}/lxc')) return undefined
-  if (params.skiplock === true) return new PveHttpError(400, 'Parameter verification failed.', { skiplock: 'Only root may use this option.' })
-  if (params.keepActive === true) return new PveHttpError(400, 'Parameter verification failed.', { keepActive: 'Only root may use this option.' })
+  if (params.skiplock === true)
+    return new PveHttpError(400, 'Parameter verification failed.', { skiplock: 'Only root may use this option.' })
+  if (params.keepActive === true)
+    return new PveHttpError(400, 'Parameter verification failed.', { keepActive: 'Only root may use this option.' })
   if (template === '/nodes/{node}/qemu' && method === 'POST') return qemuCheck(params, false)
-  if (template === '/nodes/{node}/qemu/{vmid}/config' && (method === 'PUT' || method === 'POST')) return qemuCheck(params, true)
+  if (template === '/nodes/{node}/qemu/{vmid}/config' && (method === 'PUT' || method === 'POST'))
+    return qemuCheck(params, true)
   if (template === '/nodes/{node}/lxc' && method === 'POST') return lxcCheck(params, undefined, true)
   if (template === '/nodes/{node}/lxc/{vmid}/config' && method === 'PUT') {
     return lxcCheck(params, input.currentConfig?.(Number(params.vmid)), false)

@@ -24,13 +24,17 @@ it('answers /cluster/resources?type=vm for 10,000 guests', async () => {
   let count = 0
   for (let i = 0; i < 3; i++) {
     const t0 = performance.now()
-    const r = await raw(sim, 'GET', '/api2/json/cluster/resources?type=vm', { headers: { ...auth, 'Accept-Encoding': 'gzip' } })
+    const r = await raw(sim, 'GET', '/api2/json/cluster/resources?type=vm', {
+      headers: { ...auth, 'Accept-Encoding': 'gzip' },
+    })
     times.push(performance.now() - t0)
     expect(r.status).toBe(200)
     count = (r.json as { data: unknown[] }).data.length
   }
   const best = Math.min(...times)
-  console.log(`pve-sim scale: start with 10,000 guests ${startMs.toFixed(0)} ms; /cluster/resources?type=vm (${count} items) best ${best.toFixed(0)} ms, runs ${times.map((t) => t.toFixed(0)).join('/')} ms`)
+  console.log(
+    `pve-sim scale: start with 10,000 guests ${startMs.toFixed(0)} ms; /cluster/resources?type=vm (${count} items) best ${best.toFixed(0)} ms, runs ${times.map((t) => t.toFixed(0)).join('/')} ms`,
+  )
   expect(count).toBe(10_000)
   expect(best).toBeLessThan(5000)
 })

@@ -55,7 +55,10 @@ export async function listen(opts: FrontOptions, port: number, host: string): Pr
         const url = req.url ?? '/'
         if (url.startsWith('/_sim/')) {
           const allowed = opts.control && LOOPBACK.has(req.socket.remoteAddress ?? '')
-          const r = allowed && opts.control ? opts.control(req.method ?? 'GET', url.split('?')[0] as string, body) : { status: 403, body: { error: 'control endpoint is only available on loopback' } }
+          const r =
+            allowed && opts.control
+              ? opts.control(req.method ?? 'GET', url.split('?')[0] as string, body)
+              : { status: 403, body: { error: 'control endpoint is only available on loopback' } }
           res.writeHead(r.status, { 'Content-Type': 'application/json;charset=UTF-8' })
           res.end(JSON.stringify(r.body))
           return

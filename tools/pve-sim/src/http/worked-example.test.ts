@@ -10,22 +10,49 @@ let sim: Simulator
 let auth: Record<string, string>
 const call = (method: string, path: string, params?: Record<string, string>): Promise<RawResponse> => {
   const f = params ? form(params) : undefined
-  return raw(sim, method, `/api2/json${path}`, { headers: { ...auth, ...(f?.headers ?? {}) }, ...(f ? { body: f.body } : {}) })
+  return raw(sim, method, `/api2/json${path}`, {
+    headers: { ...auth, ...(f?.headers ?? {}) },
+    ...(f ? { body: f.body } : {}),
+  })
 }
 
 const KEYS = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHk0 ops@laptop'
 const CREATE = {
-  vmid: '100', name: 'web-1', memory: '2048', cores: '2', sockets: '1', cpu: 'host', ostype: 'l26', scsihw: 'virtio-scsi-single', agent: '1',
-  bios: 'ovmf', efidisk0: 'local-lvm:1,efitype=4m,pre-enrolled-keys=1',
+  vmid: '100',
+  name: 'web-1',
+  memory: '2048',
+  cores: '2',
+  sockets: '1',
+  cpu: 'host',
+  ostype: 'l26',
+  scsihw: 'virtio-scsi-single',
+  agent: '1',
+  bios: 'ovmf',
+  efidisk0: 'local-lvm:1,efitype=4m,pre-enrolled-keys=1',
   scsi0: 'local-lvm:0,import-from=local:import/debian-12-genericcloud-amd64.qcow2,discard=on,iothread=1,ssd=1',
-  ide2: 'local-lvm:cloudinit', net0: 'virtio,bridge=vmbr0,firewall=1', ipconfig0: 'ip=10.0.0.10/24,gw=10.0.0.1',
-  ciuser: 'ops', sshkeys: encodeURIComponent(KEYS), tags: 'Web;prod;web', onboot: '1',
+  ide2: 'local-lvm:cloudinit',
+  net0: 'virtio,bridge=vmbr0,firewall=1',
+  ipconfig0: 'ip=10.0.0.10/24,gw=10.0.0.1',
+  ciuser: 'ops',
+  sshkeys: encodeURIComponent(KEYS),
+  tags: 'Web;prod;web',
+  onboot: '1',
 }
 
 beforeAll(async () => {
-  sim = await startSimulator({ nodes: ['pve'], tokens: [{ id: 'root@pam!gitops', secret: SECRET }], taskDurationMs: 150, resourcesLagMs: 0, log: () => {} })
+  sim = await startSimulator({
+    nodes: ['pve'],
+    tokens: [{ id: 'root@pam!gitops', secret: SECRET }],
+    taskDurationMs: 150,
+    resourcesLagMs: 0,
+    log: () => {},
+  })
   auth = { Authorization: `PVEAPIToken=root@pam!gitops=${SECRET}` }
-  sim.control.addVolume('pve', 'local', { filename: 'debian-12-genericcloud-amd64.qcow2', content: 'import', size: 2 * 1024 ** 3 })
+  sim.control.addVolume('pve', 'local', {
+    filename: 'debian-12-genericcloud-amd64.qcow2',
+    content: 'import',
+    size: 2 * 1024 ** 3,
+  })
 })
 afterAll(async () => {
   await sim.close()
@@ -47,7 +74,15 @@ describe('worked example (pve-api.md section 10)', () => {
   it('task status: running, then stopped with exitstatus OK; user and tokenid split', async () => {
     const r = await call('GET', `/nodes/pve/tasks/${encodeURIComponent(upid)}/status`)
     const d = (r.json as { data: Record<string, unknown> }).data
-    expect(d).toMatchObject({ upid, node: 'pve', type: 'qmcreate', id: '100', user: 'root@pam', tokenid: 'gitops', status: 'running' })
+    expect(d).toMatchObject({
+      upid,
+      node: 'pve',
+      type: 'qmcreate',
+      id: '100',
+      user: 'root@pam',
+      tokenid: 'gitops',
+      status: 'running',
+    })
     expect(typeof d.pid).toBe('number')
     expect(typeof d.pstart).toBe('number')
     expect(typeof d.starttime).toBe('number')
@@ -71,12 +106,22 @@ describe('worked example (pve-api.md section 10)', () => {
     const c = (r.json as { data: Record<string, unknown> }).data
     expect(c).toEqual({
       digest: expect.stringMatching(/^[0-9a-f]{40}$/),
-      name: 'web-1', memory: '2048', cores: 2, sockets: 1, cpu: 'host', ostype: 'l26', scsihw: 'virtio-scsi-single', agent: '1', bios: 'ovmf', onboot: 1,
+      name: 'web-1',
+      memory: '2048',
+      cores: 2,
+      sockets: 1,
+      cpu: 'host',
+      ostype: 'l26',
+      scsihw: 'virtio-scsi-single',
+      agent: '1',
+      bios: 'ovmf',
+      onboot: 1,
       efidisk0: 'local-lvm:vm-100-disk-0,efitype=4m,pre-enrolled-keys=1,size=4M',
       scsi0: 'local-lvm:vm-100-disk-1,discard=on,iothread=1,size=2G,ssd=1',
       ide2: 'local-lvm:vm-100-cloudinit,media=cdrom',
       net0: expect.stringMatching(/^virtio=BC:24:11:[0-9A-F]{2}:[0-9A-F]{2}:[0-9A-F]{2},bridge=vmbr0,firewall=1$/),
-      ipconfig0: 'ip=10.0.0.10/24,gw=10.0.0.1', ciuser: 'ops',
+      ipconfig0: 'ip=10.0.0.10/24,gw=10.0.0.1',
+      ciuser: 'ops',
       sshkeys: 'ssh-ed25519%20AAAAC3NzaC1lZDI1NTE5AAAAIHk0%20ops%40laptop',
       tags: 'prod;web',
       boot: 'order=scsi0;ide2;net0',
@@ -105,7 +150,11 @@ describe('worked example (pve-api.md section 10)', () => {
     const r = await call('PUT', '/nodes/pve/qemu/100/config', { onboot: 'true' })
     expect(r.status).toBe(400)
     expect(r.reason).toBe('Parameter verification failed.')
-    expect(r.json).toEqual({ data: null, errors: { onboot: "type check ('boolean') failed - got 'true'" }, message: 'Parameter verification failed.\n' })
+    expect(r.json).toEqual({
+      data: null,
+      errors: { onboot: "type check ('boolean') failed - got 'true'" },
+      message: 'Parameter verification failed.\n',
+    })
   })
 
   it('DELETE a running VM: 500 VM 100 is running - destroy failed', async () => {

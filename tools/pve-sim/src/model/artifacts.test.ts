@@ -9,11 +9,13 @@ describe('pve-api.md §5.4 storages and content', () => {
   it('per-node storages with sorted content lists and types', async () => {
     const s = makeSim()
     const list = await s.call('GET', '/nodes/pve1/storage')
-    expect(list.map((x: { storage: string; type: string; content: string }) => [x.storage, x.type, x.content])).toEqual([
-      ['local', 'dir', 'backup,images,import,iso,rootdir,snippets,vztmpl'],
-      ['local-lvm', 'lvmthin', 'images,rootdir'],
-      ['local-zfs', 'zfspool', 'images,rootdir'],
-    ])
+    expect(list.map((x: { storage: string; type: string; content: string }) => [x.storage, x.type, x.content])).toEqual(
+      [
+        ['local', 'dir', 'backup,images,import,iso,rootdir,snippets,vztmpl'],
+        ['local-lvm', 'lvmthin', 'images,rootdir'],
+        ['local-zfs', 'zfspool', 'images,rootdir'],
+      ],
+    )
     const iso = await s.call('GET', '/nodes/pve1/storage', { content: 'iso' })
     expect(iso.map((x: { storage: string }) => x.storage)).toEqual(['local'])
   })
@@ -24,7 +26,9 @@ describe('pve-api.md §5.4 storages and content', () => {
     s.sim.addVolume('pve1', 'local', { filename: 'deb.tar.zst', content: 'vztmpl', size: 100 })
     await s.run('POST', '/nodes/pve1/qemu', { vmid: 100, scsi0: 'local:1' })
     const items = await s.call('GET', '/nodes/pve1/storage/local/content')
-    expect(items.map((i: { volid: string; content: string; format: string }) => [i.volid, i.content, i.format])).toEqual([
+    expect(
+      items.map((i: { volid: string; content: string; format: string }) => [i.volid, i.content, i.format]),
+    ).toEqual([
       ['local:100/vm-100-disk-0.raw', 'images', 'raw'],
       ['local:iso/debian.iso', 'iso', 'iso'],
       ['local:vztmpl/deb.tar.zst', 'vztmpl', 'tzst'],
@@ -42,13 +46,29 @@ describe('pve-api.md §5.4 download-url', () => {
 
   it('immediate errors: wrong extension (400), block storage, content not configured', async () => {
     const s = makeSim()
-    const ext = await s.error('POST', '/nodes/pve1/storage/local/download-url', { url: URL, filename: 'x.qcow2', content: 'iso' })
+    const ext = await s.error('POST', '/nodes/pve1/storage/local/download-url', {
+      url: URL,
+      filename: 'x.qcow2',
+      content: 'iso',
+    })
     expect([ext.status, ext.errors]).toEqual([400, { filename: 'wrong file extension' }])
-    const vz = await s.error('POST', '/nodes/pve1/storage/local/download-url', { url: URL, filename: 'x.zip', content: 'vztmpl' })
+    const vz = await s.error('POST', '/nodes/pve1/storage/local/download-url', {
+      url: URL,
+      filename: 'x.zip',
+      content: 'vztmpl',
+    })
     expect(vz.status).toBe(400)
-    const lvm = await s.error('POST', '/nodes/pve1/storage/local-lvm/download-url', { url: URL, filename: 'x.iso', content: 'iso' })
+    const lvm = await s.error('POST', '/nodes/pve1/storage/local-lvm/download-url', {
+      url: URL,
+      filename: 'x.iso',
+      content: 'iso',
+    })
     expect(lvm.message).toBe(`can't upload to storage type 'lvmthin', not a file based storage!`)
-    const imp = await s.error('POST', '/nodes/pve1/storage/local/download-url', { url: URL, filename: 'x.img', content: 'import' })
+    const imp = await s.error('POST', '/nodes/pve1/storage/local/download-url', {
+      url: URL,
+      filename: 'x.img',
+      content: 'import',
+    })
     expect(imp.errors).toEqual({ filename: 'wrong file extension' })
   })
 
@@ -57,33 +77,74 @@ describe('pve-api.md §5.4 download-url', () => {
     s.sim.setRemoteFile(URL, { content: 'qcow2-bytes', size: 3 * 1024 ** 3 })
     const sha = createHash('sha256').update('qcow2-bytes').digest('hex')
     expect(s.sim.remoteChecksum(URL, 'sha256')).toBe(sha)
-    const first = await s.run('POST', '/nodes/pve1/storage/local/download-url', { url: URL, filename: 'debian-12.qcow2', content: 'import' })
+    const first = await s.run('POST', '/nodes/pve1/storage/local/download-url', {
+      url: URL,
+      filename: 'debian-12.qcow2',
+      content: 'import',
+    })
     expect(first.upid).toContain(':download:debian-12.qcow2:')
     expect(first.exitstatus).toBe('OK')
-    expect(s.sim.storageContent('pve1', 'local')).toEqual([expect.objectContaining({ volid: 'local:import/debian-12.qcow2', content: 'import', format: 'qcow2', size: 3 * 1024 ** 3 })])
-    const again = await s.run('POST', '/nodes/pve1/storage/local/download-url', { url: URL, filename: 'debian-12.qcow2', content: 'import' })
+    expect(s.sim.storageContent('pve1', 'local')).toEqual([
+      expect.objectContaining({
+        volid: 'local:import/debian-12.qcow2',
+        content: 'import',
+        format: 'qcow2',
+        size: 3 * 1024 ** 3,
+      }),
+    ])
+    const again = await s.run('POST', '/nodes/pve1/storage/local/download-url', {
+      url: URL,
+      filename: 'debian-12.qcow2',
+      content: 'import',
+    })
     expect(again.exitstatus).toBe(`refusing to override existing file '/var/lib/vz/import/debian-12.qcow2'`)
-    const same = await s.run('POST', '/nodes/pve1/storage/local/download-url', { url: URL, filename: 'debian-12.qcow2', content: 'import', checksum: sha, 'checksum-algorithm': 'sha256' })
+    const same = await s.run('POST', '/nodes/pve1/storage/local/download-url', {
+      url: URL,
+      filename: 'debian-12.qcow2',
+      content: 'import',
+      checksum: sha,
+      'checksum-algorithm': 'sha256',
+    })
     expect(same.exitstatus).toBe('OK')
     expect(same.log).toContain('OK, got correct file already, no need to download')
-    const bad = await s.run('POST', '/nodes/pve1/storage/local/download-url', { url: URL, filename: 'debian-12.qcow2', content: 'import', checksum: 'ab'.repeat(32), 'checksum-algorithm': 'sha256' })
+    const bad = await s.run('POST', '/nodes/pve1/storage/local/download-url', {
+      url: URL,
+      filename: 'debian-12.qcow2',
+      content: 'import',
+      checksum: 'ab'.repeat(32),
+      'checksum-algorithm': 'sha256',
+    })
     expect(bad.exitstatus).toBe(`checksum mismatch: got '${sha}' != expect '${'ab'.repeat(32)}', aborting`)
   })
 
   it('checksum mismatch of a fresh download fails inside the task and leaves no file; unreachable URL fails', async () => {
     const s = makeSim()
-    const r = await s.run('POST', '/nodes/pve1/storage/local/download-url', { url: URL, filename: 'a.iso', content: 'iso', checksum: '00', 'checksum-algorithm': 'md5' })
+    const r = await s.run('POST', '/nodes/pve1/storage/local/download-url', {
+      url: URL,
+      filename: 'a.iso',
+      content: 'iso',
+      checksum: '00',
+      'checksum-algorithm': 'md5',
+    })
     expect(r.exitstatus).toMatch(/^checksum mismatch: got '[0-9a-f]{32}' != expect '00'$/)
     expect(s.sim.storageContent('pve1', 'local')).toEqual([])
     s.sim.setRemoteFile('https://down.example/x.iso', { error: '404 Not Found' })
-    const down = await s.run('POST', '/nodes/pve1/storage/local/download-url', { url: 'https://down.example/x.iso', filename: 'x.iso', content: 'iso' })
+    const down = await s.run('POST', '/nodes/pve1/storage/local/download-url', {
+      url: 'https://down.example/x.iso',
+      filename: 'x.iso',
+      content: 'iso',
+    })
     expect(down.exitstatus).toBe('download failed: 404 Not Found')
   })
 
   it('a downloaded import image feeds import-from with its virtual size', async () => {
     const s = makeSim()
     s.sim.setRemoteFile(URL, { content: 'x', size: 3 * 1024 ** 3 })
-    await s.run('POST', '/nodes/pve1/storage/local/download-url', { url: URL, filename: 'img.qcow2', content: 'import' })
+    await s.run('POST', '/nodes/pve1/storage/local/download-url', {
+      url: URL,
+      filename: 'img.qcow2',
+      content: 'import',
+    })
     await s.run('POST', '/nodes/pve1/qemu', { vmid: 100, scsi0: 'local-lvm:0,import-from=local:import/img.qcow2' })
     expect((await s.call('GET', '/nodes/pve1/qemu/100/config')).scsi0).toBe('local-lvm:vm-100-disk-0,size=3G')
   })
@@ -92,12 +153,28 @@ describe('pve-api.md §5.4 download-url', () => {
 describe('pve-api.md §5.4 allocate and delete volumes', () => {
   it('POST content allocates a named volume for its owner; DELETE content runs imgdel', async () => {
     const s = makeSim()
-    expect(await s.call('POST', '/nodes/pve1/storage/local-lvm/content', { vmid: 100, filename: 'vm-100-disk-5', size: '1G' })).toBe('local-lvm:vm-100-disk-5')
-    const bad = await s.error('POST', '/nodes/pve1/storage/local-lvm/content', { vmid: 100, filename: 'disk-x', size: '1G' })
+    expect(
+      await s.call('POST', '/nodes/pve1/storage/local-lvm/content', {
+        vmid: 100,
+        filename: 'vm-100-disk-5',
+        size: '1G',
+      }),
+    ).toBe('local-lvm:vm-100-disk-5')
+    const bad = await s.error('POST', '/nodes/pve1/storage/local-lvm/content', {
+      vmid: 100,
+      filename: 'disk-x',
+      size: '1G',
+    })
     expect(bad.message).toBe(`illegal name 'disk-x' - should be 'vm-100-*'`)
-    const info = await s.call('GET', `/nodes/pve1/storage/local-lvm/content/${encodeURIComponent('local-lvm:vm-100-disk-5')}`)
+    const info = await s.call(
+      'GET',
+      `/nodes/pve1/storage/local-lvm/content/${encodeURIComponent('local-lvm:vm-100-disk-5')}`,
+    )
     expect(info).toMatchObject({ size: 1024 ** 3, format: 'raw', path: '/dev/pve/vm-100-disk-5' })
-    const r = await s.run('DELETE', `/nodes/pve1/storage/local-lvm/content/${encodeURIComponent('local-lvm:vm-100-disk-5')}`)
+    const r = await s.run(
+      'DELETE',
+      `/nodes/pve1/storage/local-lvm/content/${encodeURIComponent('local-lvm:vm-100-disk-5')}`,
+    )
     expect(r.upid).toContain(':imgdel:')
     expect(s.sim.storageContent('pve1', 'local-lvm')).toEqual([])
   })

@@ -10,17 +10,28 @@ import { contentDir, fileFormat, type ContentType } from './storage.js'
 
 /** the filename PVE keeps: path stripped, characters outside [a-zA-Z0-9_.-] replaced by `_` */
 export function normaliseFilename(name: string): string {
-  const base = name.split('/').filter((p) => p !== '').slice(-1)[0] ?? ''
+  const base =
+    name
+      .split('/')
+      .filter((p) => p !== '')
+      .slice(-1)[0] ?? ''
   return base.replace(/[^a-zA-Z0-9_.-]/g, '_')
 }
 
-export function downloadUrl(c: Cluster, nodeName: string, storage: string, params: Record<string, unknown>, caller: Caller): string {
+export function downloadUrl(
+  c: Cluster,
+  nodeName: string,
+  storage: string,
+  params: Record<string, unknown>,
+  caller: Caller,
+): string {
   const node = c.requireNode(nodeName)
   const d = node.storage.def(storage)
   if (!d) throw fail500(`storage '${storage}' does not exist`)
   if (d.type !== 'dir') throw fail500(`can't upload to storage type '${d.type}', not a file based storage!`)
   const content = String(params.content) as ContentType
-  if (!d.content.includes(content)) throw fail500(`storage '${storage}' is not configured for content-type '${content}'`)
+  if (!d.content.includes(content))
+    throw fail500(`storage '${storage}' is not configured for content-type '${content}'`)
   const filename = normaliseFilename(String(params.filename))
   const format = fileFormat(content, filename)
   if (format === undefined) throw fail400({ filename: 'wrong file extension' })
@@ -35,7 +46,8 @@ export function downloadUrl(c: Cluster, nodeName: string, storage: string, param
       if (compression !== undefined && content !== 'iso') throw new Error(`decompression not supported for ${content}`)
       const existing = node.storage.get(volid)
       if (existing) {
-        if (checksum === undefined || algorithm === undefined) throw new Error(`refusing to override existing file '${path}'`)
+        if (checksum === undefined || algorithm === undefined)
+          throw new Error(`refusing to override existing file '${path}'`)
         const got = existing.checksums?.[algorithm]
         if (got === checksum) {
           ctx.log('OK, got correct file already, no need to download')
@@ -47,10 +59,12 @@ export function downloadUrl(c: Cluster, nodeName: string, storage: string, param
       const bytes = remoteBytes(c, url)
       if (!Buffer.isBuffer(bytes)) throw new Error(`download failed: ${bytes.error}`)
       const checksums: Record<string, string> = {}
-      for (const a of ['md5', 'sha1', 'sha224', 'sha256', 'sha384', 'sha512']) checksums[a] = createHash(a).update(bytes).digest('hex')
+      for (const a of ['md5', 'sha1', 'sha224', 'sha256', 'sha384', 'sha512'])
+        checksums[a] = createHash(a).update(bytes).digest('hex')
       if (checksum !== undefined && algorithm !== undefined) {
         ctx.log(`calculating checksum...`)
-        if (checksums[algorithm] !== checksum) throw new Error(`checksum mismatch: got '${checksums[algorithm]}' != expect '${checksum}'`)
+        if (checksums[algorithm] !== checksum)
+          throw new Error(`checksum mismatch: got '${checksums[algorithm]}' != expect '${checksum}'`)
         ctx.log('checksum verified')
       }
       const size = c.remoteSizes.get(url) ?? (content === 'import' ? 2 * GiB : bytes.length)

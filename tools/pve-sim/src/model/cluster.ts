@@ -90,8 +90,13 @@ export class Cluster {
     const t = this.now()
     for (const name of options.nodes) {
       this.nodes.set(name, {
-        name, online: true, storage: new NodeStorage(), bootMs: t - 86_400_000 - this.rng.int(86_400_000),
-        pstartBase: 1000 + this.rng.int(10_000_000), maxcpu: 16, maxmem: 64 * 1024 ** 3,
+        name,
+        online: true,
+        storage: new NodeStorage(),
+        bootMs: t - 86_400_000 - this.rng.int(86_400_000),
+        pstartBase: 1000 + this.rng.int(10_000_000),
+        maxcpu: 16,
+        maxmem: 64 * 1024 ** 3,
       })
     }
   }
@@ -109,7 +114,10 @@ export class Cluster {
   /** 500 `hostname lookup` for unknown nodes, 595 for offline ones (pveproxy cannot reach them) */
   requireNode(name: string): NodeState {
     const n = this.nodes.get(name)
-    if (!n) throw fail500(`hostname lookup '${name}' failed - failed to get address info for: ${name}: Name or service not known`)
+    if (!n)
+      throw fail500(
+        `hostname lookup '${name}' failed - failed to get address info for: ${name}: Name or service not known`,
+      )
     if (!n.online) throw new PveHttpError(595, 'No route to host')
     return n
   }
@@ -192,8 +200,16 @@ export class Cluster {
   addGuest(vmid: number, type: GuestType, node: string, conf: GuestConfig): Guest {
     const now = this.now()
     const g: Guest = {
-      vmid, type, node, conf, status: 'stopped', paused: false, createdMs: now, seenStatus: 'unknown',
-      statusChangedMs: now, ignoresShutdown: false,
+      vmid,
+      type,
+      node,
+      conf,
+      status: 'stopped',
+      paused: false,
+      createdMs: now,
+      seenStatus: 'unknown',
+      statusChangedMs: now,
+      ignoresShutdown: false,
     }
     this.guests.set(vmid, g)
     return g

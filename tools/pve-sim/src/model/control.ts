@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { Cluster, PowerState } from './cluster.js'
 import { canonicalScalar } from './guestconf.js'
+import { stopLxc } from './lxc.js'
 import { fileFormat, volumeListItem } from './storage.js'
 import type { GuestInfo, SimCluster, TaskInfo, VolumeSpec } from './index.js'
 import type { TaskBehaviour } from './tasks.js'
@@ -10,8 +11,15 @@ type Controls = Omit<SimCluster, 'routes' | 'pveVersion'>
 
 function info(g: Guest): GuestInfo {
   const out: GuestInfo = {
-    vmid: g.vmid, type: g.type, node: g.node, status: g.status, config: g.conf.main(), pending: g.conf.pending(),
-    pendingDelete: Object.fromEntries(g.conf.pendingDeletes()), digest: g.conf.digest(), rawLxc: g.conf.lxcPairs(),
+    vmid: g.vmid,
+    type: g.type,
+    node: g.node,
+    status: g.status,
+    config: g.conf.main(),
+    pending: g.conf.pending(),
+    pendingDelete: Object.fromEntries(g.conf.pendingDeletes()),
+    digest: g.conf.digest(),
+    rawLxc: g.conf.lxcPairs(),
   }
   const lock = g.conf.get('lock')
   if (lock !== undefined) out.lock = lock
@@ -43,14 +51,19 @@ export function controls(c: Cluster): Controls {
       need(vmid).conf.delete(key)
     },
     driftPower(vmid: number, status: PowerState) {
-      c.setStatus(need(vmid), status)
+      const g = need(vmid)
+      // a stop outside the API: a container's post-stop hook still applies [PENDING]; a VM that shut
+      // down from inside (or crashed) is cleaned up by `qm cleanup`, which leaves [PENDING] alone
+      if (g.type === 'lxc' && g.status === 'running' && status === 'stopped') stopLxc(c, g, c.nodes.get(g.node)!)
+      else c.setStatus(g, status)
     },
     setRawLxc(vmid: number, pairs: [string, string][]) {
       const g = need(vmid)
       if (g.type !== 'lxc') throw new Error(`pve-sim: ${vmid} is not a container`)
       // parse_pct_config only takes lxc.<key> lines; lxc.environment.runtime becomes the `env` option instead
       for (const [k, v] of pairs) {
-        if (!/^lxc\.[a-z0-9_\-.]+$/.test(k) || k === 'lxc.environment.runtime') throw new Error(`pve-sim: not a raw lxc key: ${k}`)
+        if (!/^lxc\.[a-z0-9_\-.]+$/.test(k) || k === 'lxc.environment.runtime')
+          throw new Error(`pve-sim: not a raw lxc key: ${k}`)
         if (/\n/.test(v)) throw new Error(`pve-sim: newline in the value of ${k}`)
       }
       g.conf.setLxcPairs(pairs)
@@ -114,13 +127,23 @@ export function controls(c: Cluster): Controls {
       const n = c.nodes.get(node)
       const d = n?.storage.def(storage)
       if (!n || !d) throw new Error(`pve-sim: no storage ${storage} on ${node}`)
-      if (!d.content.includes(spec.content)) throw new Error(`pve-sim: storage ${storage} has no content type ${spec.content}`)
+      if (!d.content.includes(spec.content))
+        throw new Error(`pve-sim: storage ${storage} has no content type ${spec.content}`)
       const format = spec.content === 'backup' ? 'vma.zst' : fileFormat(spec.content, spec.filename)
       if (format === undefined) throw new Error(`pve-sim: wrong file extension for ${spec.content}: ${spec.filename}`)
       const volid = `${storage}:${spec.content}/${spec.filename}`
       const checksums: Record<string, string> = {}
-      if (spec.data !== undefined) for (const a of ['md5', 'sha1', 'sha224', 'sha256', 'sha384', 'sha512']) checksums[a] = createHash(a).update(spec.data).digest('hex')
-      n.storage.add(storage, { volid, content: spec.content, format, size: spec.size ?? 2 * 1024 ** 3, ctime: Math.floor(c.now() / 1000), checksums })
+      if (spec.data !== undefined)
+        for (const a of ['md5', 'sha1', 'sha224', 'sha256', 'sha384', 'sha512'])
+          checksums[a] = createHash(a).update(spec.data).digest('hex')
+      n.storage.add(storage, {
+        volid,
+        content: spec.content,
+        format,
+        size: spec.size ?? 2 * 1024 ** 3,
+        ctime: Math.floor(c.now() / 1000),
+        checksums,
+      })
       return volid
     },
     storageContent(node: string, storage: string) {
@@ -138,4 +161,3 @@ export function controls(c: Cluster): Controls {
     },
   }
 }
-

@@ -20,7 +20,13 @@ export type DriveRequest =
 export type VolumeKind = 'drive' | 'efidisk' | 'tpmstate' | 'lxcMount'
 
 export function formatOf(kind: VolumeKind) {
-  return kind === 'drive' ? FORMATS.drive : kind === 'efidisk' ? FORMATS.efidisk : kind === 'tpmstate' ? FORMATS.tpmstate : FORMATS.lxcMount
+  return kind === 'drive'
+    ? FORMATS.drive
+    : kind === 'efidisk'
+      ? FORMATS.efidisk
+      : kind === 'tpmstate'
+        ? FORMATS.tpmstate
+        : FORMATS.lxcMount
 }
 
 export function volumeKindOf(key: string, lxc: boolean): VolumeKind {
@@ -54,7 +60,11 @@ export function isCloudinitVolid(volid: string): boolean {
  * 400 for parameter problems (import-from syntax, iso without media=cdrom), 500 otherwise.
  */
 export function parseDriveRequest(
-  node: NodeState, key: string, value: string, kind: VolumeKind, defaultStorage: string | undefined,
+  node: NodeState,
+  key: string,
+  value: string,
+  kind: VolumeKind,
+  defaultStorage: string | undefined,
 ): DriveRequest {
   const props = parseVolumeProps(key, value, kind)
   const fk = fileKey(kind)
@@ -91,7 +101,8 @@ export function parseDriveRequest(
     return { kind: 'cloudinit', storage: ci[1] as string, props }
   }
   if (file === 'none' || file === 'cdrom' || !file.includes(':')) {
-    if (kind === 'drive' && file !== 'none' && file !== 'cdrom') throw fail400({ [key]: `invalid format - invalid volume ID '${file}'` })
+    if (kind === 'drive' && file !== 'none' && file !== 'cdrom')
+      throw fail400({ [key]: `invalid format - invalid volume ID '${file}'` })
     return { kind: 'verbatim', props }
   }
   const vol = node.storage.get(file)
@@ -101,7 +112,8 @@ export function parseDriveRequest(
     throw fail500(`volume '${file}' does not exist`)
   }
   if (vol.content === 'iso') {
-    if (kind === 'drive' && !isCdrom(props)) throw fail400({ [key]: `explicit 'media=cdrom' is required for iso images` })
+    if (kind === 'drive' && !isCdrom(props))
+      throw fail400({ [key]: `explicit 'media=cdrom' is required for iso images` })
     return { kind: 'verbatim', props }
   }
   return { kind: 'existing', volume: vol, props }
@@ -128,7 +140,12 @@ export interface Realised {
 
 /** performs the allocation a request asks for and prints the drive as PVE stores it */
 export function realiseDrive(
-  c: Cluster, node: NodeState, vmid: number, kind: VolumeKind, req: DriveRequest, opts: { ct: boolean; format?: string },
+  c: Cluster,
+  node: NodeState,
+  vmid: number,
+  kind: VolumeKind,
+  req: DriveRequest,
+  opts: { ct: boolean; format?: string },
 ): Realised {
   const fmt = formatOf(kind)
   const fk = fileKey(kind)
@@ -200,4 +217,3 @@ export function nextUnused(keys: Iterable<string>): string {
   while (used.has(`unused${n}`)) n++
   return `unused${n}`
 }
-

@@ -18,9 +18,27 @@ export function preloadEstate(c: Cluster, guests: number): void {
   const past = c.now() - 3_600_000
   const ctime = Math.floor(past / 1000)
   for (const n of nodes) {
-    n.storage.add('local', { volid: `local:vztmpl/${ESTATE_ARTIFACTS.vztmpl}`, content: 'vztmpl', format: 'tzst', size: 126 * 1024 * 1024, ctime })
-    n.storage.add('local', { volid: `local:import/${ESTATE_ARTIFACTS.import}`, content: 'import', format: 'qcow2', size: 2 * GiB, ctime })
-    n.storage.add('local', { volid: `local:iso/${ESTATE_ARTIFACTS.iso}`, content: 'iso', format: 'iso', size: 631 * 1024 * 1024, ctime })
+    n.storage.add('local', {
+      volid: `local:vztmpl/${ESTATE_ARTIFACTS.vztmpl}`,
+      content: 'vztmpl',
+      format: 'tzst',
+      size: 126 * 1024 * 1024,
+      ctime,
+    })
+    n.storage.add('local', {
+      volid: `local:import/${ESTATE_ARTIFACTS.import}`,
+      content: 'import',
+      format: 'qcow2',
+      size: 2 * GiB,
+      ctime,
+    })
+    n.storage.add('local', {
+      volid: `local:iso/${ESTATE_ARTIFACTS.iso}`,
+      content: 'iso',
+      format: 'iso',
+      size: 631 * 1024 * 1024,
+      ctime,
+    })
   }
   const tagPool = ['prod', 'dev', 'web', 'db', 'cache', 'edge', 'batch']
   for (let i = 0; i < guests; i++) {
@@ -36,18 +54,31 @@ export function preloadEstate(c: Cluster, guests: number): void {
     if (lxc) {
       const v = node.storage.allocDisk('local-lvm', vmid, diskGiB * GiB, { ct: true, ctime })
       Object.assign(conf, {
-        arch: 'amd64', cores: String(1 + c.rng.int(4)), hostname: `ct-${vmid}`, memory: String(512 * (1 + c.rng.int(4))),
-        net0: `name=eth0,bridge=vmbr0,firewall=1,hwaddr=${c.rng.mac()},ip=dhcp,type=veth`, ostype: 'debian',
-        rootfs: `${v.volid},size=${formatSize(diskGiB * GiB)}`, swap: '512', unprivileged: '1',
+        arch: 'amd64',
+        cores: String(1 + c.rng.int(4)),
+        hostname: `ct-${vmid}`,
+        memory: String(512 * (1 + c.rng.int(4))),
+        net0: `name=eth0,bridge=vmbr0,firewall=1,hwaddr=${c.rng.mac()},ip=dhcp,type=veth`,
+        ostype: 'debian',
+        rootfs: `${v.volid},size=${formatSize(diskGiB * GiB)}`,
+        swap: '512',
+        unprivileged: '1',
       })
     } else {
       const v = node.storage.allocDisk('local-lvm', vmid, diskGiB * GiB, { ctime })
       Object.assign(conf, {
-        boot: 'order=scsi0;net0', cores: String(1 + c.rng.int(4)), memory: String(1024 * (1 + c.rng.int(8))),
-        meta: `creation-qemu=${c.version.qemu},ctime=${ctime}`, name: `vm-${vmid}`,
-        net0: `virtio=${c.rng.mac()},bridge=vmbr0,firewall=1`, ostype: 'l26',
-        scsi0: `${v.volid},discard=on,iothread=1,size=${formatSize(diskGiB * GiB)}`, scsihw: 'virtio-scsi-single',
-        smbios1: `uuid=${c.rng.uuid()}`, sockets: '1', vmgenid: c.rng.uuid(),
+        boot: 'order=scsi0;net0',
+        cores: String(1 + c.rng.int(4)),
+        memory: String(1024 * (1 + c.rng.int(8))),
+        meta: `creation-qemu=${c.version.qemu},ctime=${ctime}`,
+        name: `vm-${vmid}`,
+        net0: `virtio=${c.rng.mac()},bridge=vmbr0,firewall=1`,
+        ostype: 'l26',
+        scsi0: `${v.volid},discard=on,iothread=1,size=${formatSize(diskGiB * GiB)}`,
+        scsihw: 'virtio-scsi-single',
+        smbios1: `uuid=${c.rng.uuid()}`,
+        sockets: '1',
+        vmgenid: c.rng.uuid(),
       })
     }
     if (template) {

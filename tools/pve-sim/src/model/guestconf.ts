@@ -76,22 +76,32 @@ export function canonicalScalar(type: GuestType, key: string, value: string): st
 export function hashPassword(c: Cluster, pw: string): string {
   if (/^\$(1|5|6|2a|2y)\$/.test(pw)) return pw
   const salt = c.rng.uuid().replace(/-/g, '').slice(0, 16)
-  const h = createHash('sha256').update(salt + pw).digest('base64').replace(/[+=]/g, '').replace(/\//g, '.')
+  const h = createHash('sha256')
+    .update(salt + pw)
+    .digest('base64')
+    .replace(/[+=]/g, '')
+    .replace(/\//g, '.')
   return `$5$${salt}$${h}`
 }
 
 /** `delete`/`revert` names must be real options; an option may not be both set and deleted/reverted */
 export function checkDeleteRevert(
-  type: GuestType, options: Record<string, string>, del: string[], revert: string[],
+  type: GuestType,
+  options: Record<string, string>,
+  del: string[],
+  revert: string[],
 ): void {
   // the texts and error keys are PVE's own, stray quote and all (qemu-server update_vm_api)
   for (const opt of revert) {
     if (!isKnownOption(type, opt)) throw fail400({ revert: `unknown option '${opt}'` })
-    if (options[opt] !== undefined) throw fail400({ delete: `you can't use '-${opt}' and -revert ${opt}' at the same time` })
+    if (options[opt] !== undefined)
+      throw fail400({ delete: `you can't use '-${opt}' and -revert ${opt}' at the same time` })
   }
   for (const opt of del) {
-    if (options[opt] !== undefined) throw fail400({ delete: `you can't use '-${opt}' and -delete ${opt}' at the same time` })
-    if (revert.includes(opt)) throw fail400({ revert: `you can't use '-delete ${opt}' and -revert ${opt}' at the same time` })
+    if (options[opt] !== undefined)
+      throw fail400({ delete: `you can't use '-${opt}' and -delete ${opt}' at the same time` })
+    if (revert.includes(opt))
+      throw fail400({ revert: `you can't use '-delete ${opt}' and -revert ${opt}' at the same time` })
     if (!isKnownOption(type, opt)) throw fail400({ delete: `unknown option '${opt}'` })
   }
 }

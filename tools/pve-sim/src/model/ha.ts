@@ -132,13 +132,16 @@ export class Ha {
   create(params: Record<string, unknown>): null {
     const { sid, type, vmid } = this.parseSid(String(params.sid))
     if (params.type !== undefined && params.type !== type) throw fail500('types does not match')
-    if (params.group !== undefined && this.groupsMigrated()) throw fail500(`invalid parameter 'group': ha groups have been migrated to rules`)
+    if (params.group !== undefined && this.groupsMigrated())
+      throw fail500(`invalid parameter 'group': ha groups have been migrated to rules`)
     if (type !== 'vm' && type !== 'ct') throw fail500(`unknown resource type '${type}'`)
     // PVEVM/PVECT exists(): the guest must be in the cluster's vmlist, of the right kind
     const g = this.c.guests.get(vmid)
     if (!g) throw fail500(`resource '${sid}' does not exist in cluster`)
-    if ((g.type === 'qemu') !== (type === 'vm')) throw fail500(`resource '${sid}' - guest with ID ${vmid} is not a ${type === 'vm' ? 'VM' : 'container'}`)
-    if (params.group !== undefined && !this.groups.has(String(params.group))) throw fail500(`HA group '${String(params.group)}' does not exist`)
+    if ((g.type === 'qemu') !== (type === 'vm'))
+      throw fail500(`resource '${sid}' - guest with ID ${vmid} is not a ${type === 'vm' ? 'VM' : 'container'}`)
+    if (params.group !== undefined && !this.groups.has(String(params.group)))
+      throw fail500(`HA group '${String(params.group)}' does not exist`)
     if (this.resources.has(sid)) throw fail500(`resource ID '${sid}' already defined`)
     const conf: HaResourceConf = { type }
     this.assign(conf, params)
@@ -170,8 +173,12 @@ export class Ha {
     this.checkServiceState(sid, params.state === undefined ? undefined : String(params.state))
     const conf = this.resources.get(sid)
     if (!conf) throw fail500(`no such resource '${sid}'`)
-    if (params.digest !== undefined && String(params.digest) !== this.digest()) throw fail500('detected modified configuration - file changed by other user? Try again.')
-    for (const k of String(params.delete ?? '').split(/[,;\s]+/).filter(Boolean)) delete (conf as unknown as Record<string, unknown>)[k]
+    if (params.digest !== undefined && String(params.digest) !== this.digest())
+      throw fail500('detected modified configuration - file changed by other user? Try again.')
+    for (const k of String(params.delete ?? '')
+      .split(/[,;\s]+/)
+      .filter(Boolean))
+      delete (conf as unknown as Record<string, unknown>)[k]
     this.assign(conf, params)
     this.schedule(sid)
     return null
@@ -233,7 +240,9 @@ export class Ha {
       else conf[k] = String(v)
     }
     if (conf.state !== undefined && !['started', 'stopped', 'enabled', 'disabled', 'ignored'].includes(conf.state)) {
-      throw fail400({ state: `value '${conf.state}' does not have a value in the enumeration 'started, stopped, enabled, disabled, ignored'` })
+      throw fail400({
+        state: `value '${conf.state}' does not have a value in the enumeration 'started, stopped, enabled, disabled, ignored'`,
+      })
     }
   }
 
@@ -271,7 +280,11 @@ export class Ha {
       if (svc.state === 'error') return
       svc.state = 'started'
       if (g.status === 'running') return
-      this.lrm(svc, 'started', () => (g.type === 'qemu' ? startQemu(this.c, g.node, g.vmid, {}, LRM, true) : powerLxc(this.c, g.node, g.vmid, 'start', {}, LRM, true)))
+      this.lrm(svc, 'started', () =>
+        g.type === 'qemu'
+          ? startQemu(this.c, g.node, g.vmid, {}, LRM, true)
+          : powerLxc(this.c, g.node, g.vmid, 'start', {}, LRM, true),
+      )
       return
     }
     // stopped and disabled: the LRM stops the guest (a shutdown with forceStop, or a hard stop for timeout 0)
@@ -281,9 +294,21 @@ export class Ha {
     }
     svc.state = 'request_stop'
     const timeout = s.stopTimeout ?? 60
-    this.lrm(svc, 'stopped', () => (g.type === 'qemu'
-      ? timeout === 0 ? stopQemu(this.c, g.node, g.vmid, {}, LRM, true) : shutdownQemu(this.c, g.node, g.vmid, { timeout, forceStop: true }, LRM, true)
-      : powerLxc(this.c, g.node, g.vmid, timeout === 0 ? 'stop' : 'shutdown', { timeout, forceStop: true }, LRM, true)))
+    this.lrm(svc, 'stopped', () =>
+      g.type === 'qemu'
+        ? timeout === 0
+          ? stopQemu(this.c, g.node, g.vmid, {}, LRM, true)
+          : shutdownQemu(this.c, g.node, g.vmid, { timeout, forceStop: true }, LRM, true)
+        : powerLxc(
+            this.c,
+            g.node,
+            g.vmid,
+            timeout === 0 ? 'stop' : 'shutdown',
+            { timeout, forceStop: true },
+            LRM,
+            true,
+          ),
+    )
   }
 
   /**

@@ -13,13 +13,26 @@ describe('pve-api.md §5.3 LXC create and config', () => {
   it('normalises rootfs/net, defaults unprivileged, never stores password or ssh keys', async () => {
     const s = sim()
     const upid = await s.call('POST', '/nodes/pve1/lxc', {
-      vmid: 101, ostemplate: TMPL, hostname: 'ct1', rootfs: 'local-lvm:8', net0: 'name=eth0,bridge=vmbr0,firewall=1,ip=dhcp',
-      password: 'canary-pw-123', 'ssh-public-keys': 'ssh-ed25519 AAAA canary@host', tags: 'Z,a',
+      vmid: 101,
+      ostemplate: TMPL,
+      hostname: 'ct1',
+      rootfs: 'local-lvm:8',
+      net0: 'name=eth0,bridge=vmbr0,firewall=1,ip=dhcp',
+      password: 'canary-pw-123',
+      'ssh-public-keys': 'ssh-ed25519 AAAA canary@host',
+      tags: 'Z,a',
     })
     expect(upid).toContain(':vzcreate:101:')
     s.advance(1000)
     const c = await s.call('GET', '/nodes/pve1/lxc/101/config')
-    expect(c).toMatchObject({ hostname: 'ct1', rootfs: 'local-lvm:vm-101-disk-0,size=8G', unprivileged: 1, arch: 'amd64', ostype: 'debian', tags: 'a;z' })
+    expect(c).toMatchObject({
+      hostname: 'ct1',
+      rootfs: 'local-lvm:vm-101-disk-0,size=8G',
+      unprivileged: 1,
+      arch: 'amd64',
+      ostype: 'debian',
+      tags: 'a;z',
+    })
     expect(c.net0).toMatch(/^name=eth0,bridge=vmbr0,firewall=1,hwaddr=BC:24:11:[0-9A-F:]{8},ip=dhcp,type=veth$/)
     const text = s.sim.configText(101) ?? ''
     expect(text).not.toContain('canary')
@@ -35,7 +48,14 @@ describe('pve-api.md §5.3 LXC create and config', () => {
     await s.run('POST', '/nodes/pve1/lxc', { vmid: 104, ostemplate: TMPL, storage: 'local-lvm' })
     expect((await s.call('GET', '/nodes/pve1/lxc/104/config')).rootfs).toBe('local-lvm:vm-104-disk-0,size=4G')
     const zfs = s.sim.storageContent('pve1', 'local-zfs')
-    expect(zfs).toEqual([expect.objectContaining({ volid: 'local-zfs:subvol-102-disk-0', content: 'rootdir', format: 'subvol', vmid: 102 })])
+    expect(zfs).toEqual([
+      expect.objectContaining({
+        volid: 'local-zfs:subvol-102-disk-0',
+        content: 'rootdir',
+        format: 'subvol',
+        vmid: 102,
+      }),
+    ])
   })
 
   it('existing vmid and missing template are immediate 500s', async () => {
@@ -57,18 +77,32 @@ describe('pve-api.md §5.3 LXC create and config', () => {
     await s.run('POST', '/nodes/pve1/lxc', { vmid: 110, ostemplate: TMPL, memory: 512 })
     const stale = await s.error('PUT', '/nodes/pve1/lxc/110/config', { memory: 1024, digest: '0'.repeat(40) })
     expect(stale.message).toBe('detected modified configuration - file changed by other user? Try again.')
-    expect((await s.error('PUT', '/nodes/pve1/lxc/110/config', { delete: 'rootfs' })).message).toBe(`unable to delete required option 'rootfs'`)
-    expect((await s.error('PUT', '/nodes/pve1/lxc/110/config', { unprivileged: 0 })).message).toBe(`unable to modify read-only option: 'unprivileged'`)
+    expect((await s.error('PUT', '/nodes/pve1/lxc/110/config', { delete: 'rootfs' })).message).toBe(
+      `unable to delete required option 'rootfs'`,
+    )
+    expect((await s.error('PUT', '/nodes/pve1/lxc/110/config', { unprivileged: 0 })).message).toBe(
+      `unable to modify read-only option: 'unprivileged'`,
+    )
     await s.run('POST', '/nodes/pve1/lxc/110/status/start')
-    await s.call('PUT', '/nodes/pve1/lxc/110/config', { memory: 1024, hostname: 'renamed', nameserver: '10.0.0.53', delete: 'arch' })
+    await s.call('PUT', '/nodes/pve1/lxc/110/config', {
+      memory: 1024,
+      hostname: 'renamed',
+      nameserver: '10.0.0.53',
+      delete: 'arch',
+    })
     const cur = await s.call('GET', '/nodes/pve1/lxc/110/config', { current: 1 })
     expect([cur.memory, cur.hostname, cur.nameserver, cur.arch]).toEqual([1024, 'renamed', undefined, 'amd64'])
     const pending = await s.call('GET', '/nodes/pve1/lxc/110/pending')
-    expect(pending.find((r: { key: string }) => r.key === 'nameserver')).toEqual({ key: 'nameserver', pending: '10.0.0.53' })
+    expect(pending.find((r: { key: string }) => r.key === 'nameserver')).toEqual({
+      key: 'nameserver',
+      pending: '10.0.0.53',
+    })
     expect(pending.find((r: { key: string }) => r.key === 'arch')).toEqual({ key: 'arch', value: 'amd64', delete: 1 })
     // a new mount point hot-plugs; the next start applies what was pending
     await s.call('PUT', '/nodes/pve1/lxc/110/config', { mp0: 'local-lvm:2,mp=/data' })
-    expect((await s.call('GET', '/nodes/pve1/lxc/110/config', { current: 1 })).mp0).toBe('local-lvm:vm-110-disk-0,mp=/data,size=2G')
+    expect((await s.call('GET', '/nodes/pve1/lxc/110/config', { current: 1 })).mp0).toBe(
+      'local-lvm:vm-110-disk-0,mp=/data,size=2G',
+    )
     // changing an existing mount point waits, unallocated, in [PENDING]
     await s.call('PUT', '/nodes/pve1/lxc/110/config', { mp0: 'local-lvm:3,mp=/data' })
     expect(s.sim.guest(110)?.pending.mp0).toBe('local-lvm:3,mp=/data')
@@ -82,12 +116,19 @@ describe('pve-api.md §5.3 LXC create and config', () => {
 
   it('power errors are immediate for CTs (unlike qemu); template answers null and runs a vztemplate worker', async () => {
     const s = sim()
-    await s.run('POST', '/nodes/pve1/lxc', { vmid: 120, ostemplate: TMPL, rootfs: 'local-lvm:4', net0: 'name=eth0,bridge=vmbr0' })
+    await s.run('POST', '/nodes/pve1/lxc', {
+      vmid: 120,
+      ostemplate: TMPL,
+      rootfs: 'local-lvm:4',
+      net0: 'name=eth0,bridge=vmbr0',
+    })
     expect((await s.error('POST', '/nodes/pve1/lxc/120/status/stop')).message).toBe('CT 120 not running')
     expect((await s.error('POST', '/nodes/pve1/lxc/120/status/shutdown')).message).toBe('CT 120 not running')
     await s.run('POST', '/nodes/pve1/lxc/120/status/start')
     expect((await s.error('POST', '/nodes/pve1/lxc/120/status/start')).message).toBe('CT 120 already running')
-    expect((await s.error('DELETE', '/nodes/pve1/lxc/120')).message).toBe('unable to destroy CT 120 - container is running')
+    expect((await s.error('DELETE', '/nodes/pve1/lxc/120')).message).toBe(
+      'unable to destroy CT 120 - container is running',
+    )
     await s.run('POST', '/nodes/pve1/lxc/120/status/stop')
     expect(await s.call('POST', '/nodes/pve1/lxc/120/template')).toBeNull()
     s.advance(1000)

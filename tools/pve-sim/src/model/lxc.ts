@@ -10,10 +10,35 @@ import type { TaskContext } from './tasks.js'
 
 /** LXC containers: the differences from qemu that matter (pve-api.md section 5.3). */
 
-const CREATE_API_ONLY = ['node', 'vmid', 'ostemplate', 'storage', 'pool', 'start', 'ha-managed', 'unique', 'force', 'restore', 'ignore-unpack-errors', 'bwlimit', 'password', 'ssh-public-keys']
+const CREATE_API_ONLY = [
+  'node',
+  'vmid',
+  'ostemplate',
+  'storage',
+  'pool',
+  'start',
+  'ha-managed',
+  'unique',
+  'force',
+  'restore',
+  'ignore-unpack-errors',
+  'bwlimit',
+  'password',
+  'ssh-public-keys',
+]
 const UPDATE_API_ONLY = ['node', 'vmid', 'delete', 'revert', 'digest']
 /** $LXC_FASTPLUG_OPTIONS in PVE::LXC::Config: written at once even while the CT runs */
-const LXC_FASTPLUG = ['description', 'onboot', 'startup', 'protection', 'hostname', 'hookscript', 'cores', 'tags', 'lock']
+const LXC_FASTPLUG = [
+  'description',
+  'onboot',
+  'startup',
+  'protection',
+  'hostname',
+  'hookscript',
+  'cores',
+  'tags',
+  'lock',
+]
 /** vmconfig_hotplug_pending: what a running CT can take live beyond the fast-plug options */
 const LXC_HOT_SET = ['cpulimit', 'cpuunits', 'memory', 'swap']
 const LXC_HOT_DELETE = ['cpulimit', 'cpuunits', 'swap']
@@ -54,7 +79,20 @@ function realise(c: Cluster, node: NodeState, vmid: number, v: string | DriveReq
 
 function detectOstype(template: string): string {
   const name = template.split('/').slice(-1)[0] ?? ''
-  for (const os of ['debian', 'ubuntu', 'centos', 'fedora', 'opensuse', 'archlinux', 'alpine', 'gentoo', 'nixos', 'devuan', 'almalinux', 'rockylinux']) {
+  for (const os of [
+    'debian',
+    'ubuntu',
+    'centos',
+    'fedora',
+    'opensuse',
+    'archlinux',
+    'alpine',
+    'gentoo',
+    'nixos',
+    'devuan',
+    'almalinux',
+    'rockylinux',
+  ]) {
     if (name.startsWith(os)) return os
   }
   return 'unmanaged'
@@ -65,7 +103,8 @@ export function createLxc(c: Cluster, nodeName: string, params: Record<string, u
   const vmid = Number(params.vmid)
   const existing = c.guests.get(vmid)
   // pve-container runs check_vmid_unused before anything else, so this one has no `unable to create` prefix
-  if (existing) throw fail500(`${existing.type === 'qemu' ? 'VM' : 'CT'} ${vmid} already exists on node '${existing.node}'`)
+  if (existing)
+    throw fail500(`${existing.type === 'qemu' ? 'VM' : 'CT'} ${vmid} already exists on node '${existing.node}'`)
   if (flag(params.restore)) throw fail500('restore from backup archives is not modelled by pve-sim')
   const ostemplate = String(params.ostemplate)
   const tmpl = node.storage.get(ostemplate)
@@ -74,14 +113,17 @@ export function createLxc(c: Cluster, nodeName: string, params: Record<string, u
   const storage = params.storage === undefined ? 'local' : String(params.storage)
   const options = optionParams(params, CREATE_API_ONLY)
   const hasMounts = Object.keys(options).some((k) => /^mp\d+$/.test(k))
-  if (hasMounts && options.rootfs === undefined) throw fail500(`mount points configured, but 'rootfs' not set - aborting`)
+  if (hasMounts && options.rootfs === undefined)
+    throw fail500(`mount points configured, but 'rootfs' not set - aborting`)
   if (options.rootfs === undefined) {
     const d = node.storage.def(storage)
     if (!d) throw fail500(`storage '${storage}' does not exist`)
-    if (!d.content.includes('rootdir')) throw fail400({ storage: `storage '${storage}' does not support container directories` })
+    if (!d.content.includes('rootdir'))
+      throw fail400({ storage: `storage '${storage}' does not support container directories` })
     options.rootfs = `${storage}:4`
   }
-  const unprivileged = options.unprivileged === undefined ? '1' : canonicalScalar('lxc', 'unprivileged', options.unprivileged)
+  const unprivileged =
+    options.unprivileged === undefined ? '1' : canonicalScalar('lxc', 'unprivileged', options.unprivileged)
   delete options.unprivileged
   const planned = planValues(c, node, options, storage)
   const start = flag(params.start)
@@ -90,7 +132,8 @@ export function createLxc(c: Cluster, nodeName: string, params: Record<string, u
   return c.dispatch(nodeName, 'vzcreate', String(vmid), caller.actor, {
     run: (ctx) => {
       const conf: Record<string, string> = {}
-      for (const key of Object.keys(planned).sort()) conf[key] = realise(c, node, vmid, planned[key] as string | DriveRequest, allocated)
+      for (const key of Object.keys(planned).sort())
+        conf[key] = realise(c, node, vmid, planned[key] as string | DriveRequest, allocated)
       conf.arch = conf.arch ?? 'amd64'
       conf.ostype = conf.ostype ?? detectOstype(ostemplate)
       if (unprivileged === '1') conf.unprivileged = '1'
@@ -137,14 +180,26 @@ export function applyLxcPending(c: Cluster, g: Guest, node: NodeState): void {
   for (const [k, pending] of Object.entries(g.conf.pending())) {
     let v = pending
     if (isLxcMountKey(k) && isNewDisk(pending)) {
-      v = realiseDrive(c, node, g.vmid, 'lxcMount', parseDriveRequest(node, k, pending, 'lxcMount', 'local'), { ct: true }).value
+      v = realiseDrive(c, node, g.vmid, 'lxcMount', parseDriveRequest(node, k, pending, 'lxcMount', 'local'), {
+        ct: true,
+      }).value
     }
     const cur = g.conf.get(k)
     g.conf.clearPending(k)
     g.conf.set(k, v)
-    if (cur !== undefined && isLxcMountKey(k) && driveVolid(cur, 'lxcMount') !== driveVolid(v, 'lxcMount')) detach(g, node, k, cur)
+    if (cur !== undefined && isLxcMountKey(k) && driveVolid(cur, 'lxcMount') !== driveVolid(v, 'lxcMount'))
+      detach(g, node, k, cur)
   }
   g.conf.cleanupPending()
+}
+
+/**
+ * A container stops, whoever stops it (API, `pct`, the guest itself): lxc-pve-poststop-hook runs
+ * vmconfig_apply_pending and write_config, so [PENDING] lands in the config and the digest changes.
+ */
+export function stopLxc(c: Cluster, g: Guest, node: NodeState): void {
+  c.setStatus(g, 'stopped')
+  applyLxcPending(c, g, node)
 }
 
 /** can a running CT take this change now? Anything else waits in [PENDING] for the next start */
@@ -160,13 +215,20 @@ function hot(g: Guest, key: string, deleting: boolean): boolean {
 }
 
 /** PUT /nodes/{node}/lxc/{vmid}/config: the only update call (sync, null) */
-export function updateLxc(c: Cluster, nodeName: string, vmid: number, params: Record<string, unknown>, ctx?: TaskContext): null {
+export function updateLxc(
+  c: Cluster,
+  nodeName: string,
+  vmid: number,
+  params: Record<string, unknown>,
+  ctx?: TaskContext,
+): null {
   const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, 'lxc', vmid)
   const options = optionParams(params, UPDATE_API_ONLY)
   const del = splitList(params.delete as string | undefined)
   const revert = splitList(params.revert as string | undefined)
-  if (Object.keys(options).length === 0 && del.length === 0 && revert.length === 0) throw fail500('no options specified')
+  if (Object.keys(options).length === 0 && del.length === 0 && revert.length === 0)
+    throw fail500('no options specified')
   checkDeleteRevert('lxc', options, del, revert)
   for (const opt of del) if (REQUIRED.includes(opt)) throw fail500(`unable to delete required option '${opt}'`)
   if (options.unprivileged !== undefined) throw fail500(`unable to modify read-only option: 'unprivileged'`)
@@ -197,9 +259,10 @@ export function updateLxc(c: Cluster, nodeName: string, vmid: number, params: Re
     const request = planned[k] as string | DriveRequest
     if (running && !hot(g, k, false)) {
       // pve-container keeps a new volume unallocated in [PENDING] (`local-lvm:2,mp=/data`) until it is applied
-      const value = typeof request !== 'string' && request.kind === 'alloc'
-        ? printPropString(parsePropString(options[k] as string, FORMATS.lxcMount), FORMATS.lxcMount)
-        : realise(c, node, vmid, request, allocated)
+      const value =
+        typeof request !== 'string' && request.kind === 'alloc'
+          ? printPropString(parsePropString(options[k] as string, FORMATS.lxcMount), FORMATS.lxcMount)
+          : realise(c, node, vmid, request, allocated)
       g.conf.setPending(k, value)
       continue
     }
@@ -207,7 +270,8 @@ export function updateLxc(c: Cluster, nodeName: string, vmid: number, params: Re
     const cur = g.conf.get(k)
     g.conf.clearPending(k)
     g.conf.set(k, value)
-    if (cur !== undefined && isLxcMountKey(k) && driveVolid(cur, 'lxcMount') !== driveVolid(value, 'lxcMount')) detach(g, node, k, cur)
+    if (cur !== undefined && isLxcMountKey(k) && driveVolid(cur, 'lxcMount') !== driveVolid(value, 'lxcMount'))
+      detach(g, node, k, cur)
   }
   ctx?.log('update done')
   g.conf.cleanupPending()
@@ -215,7 +279,15 @@ export function updateLxc(c: Cluster, nodeName: string, vmid: number, params: Re
 }
 
 /** `byHa`: the call comes from the HA LRM (rpcenv type `ha`), so it is not turned into an HA request again */
-export function powerLxc(c: Cluster, nodeName: string, vmid: number, action: 'start' | 'stop' | 'shutdown' | 'reboot' | 'suspend' | 'resume', params: Record<string, unknown>, caller: Caller, byHa = false): string {
+export function powerLxc(
+  c: Cluster,
+  nodeName: string,
+  vmid: number,
+  action: 'start' | 'stop' | 'shutdown' | 'reboot' | 'suspend' | 'resume',
+  params: Record<string, unknown>,
+  caller: Caller,
+  byHa = false,
+): string {
   const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, 'lxc', vmid)
   if (action === 'start') {
@@ -240,13 +312,14 @@ export function powerLxc(c: Cluster, nodeName: string, vmid: number, action: 'st
         applyLxcPending(c, g, node)
         c.setStatus(g, 'running')
       } else if (action === 'stop') {
-        c.setStatus(g, 'stopped')
+        stopLxc(c, g, node)
       } else if (action === 'shutdown') {
         if (g.ignoresShutdown) {
-          if (!forceStop) throw new Error(`command 'lxc-stop -n ${vmid} --nokill --timeout ${timeoutS}' failed: exit code 1`)
+          if (!forceStop)
+            throw new Error(`command 'lxc-stop -n ${vmid} --nokill --timeout ${timeoutS}' failed: exit code 1`)
           ctx.log('shutdown timed out - stopping container')
         }
-        c.setStatus(g, 'stopped')
+        stopLxc(c, g, node)
       } else if (action === 'reboot') {
         c.setStatus(g, 'stopped')
         applyLxcPending(c, g, node)

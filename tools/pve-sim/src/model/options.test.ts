@@ -8,10 +8,15 @@ import { optionType, type GuestType } from './options.js'
  * JSON type of every config option it knows. The schema is read at test time (never copied into the repo);
  * without it the check is skipped.
  */
-const apidocPath = process.env.PROXOPS_PVE_APIDOC ?? fileURLToPath(new URL('../../../../../shared/pve-api/apidoc.json', import.meta.url))
+const apidocPath =
+  process.env.PROXOPS_PVE_APIDOC ?? fileURLToPath(new URL('../../../../../shared/pve-api/apidoc.json', import.meta.url))
 const haveApidoc = existsSync(apidocPath)
 
-interface Node { path: string; info?: Record<string, { parameters?: { properties?: Record<string, { type?: string }> } }>; children?: Node[] }
+interface Node {
+  path: string
+  info?: Record<string, { parameters?: { properties?: Record<string, { type?: string }> } }>
+  children?: Node[]
+}
 
 function createParams(path: string): Record<string, { type?: string }> {
   const doc = JSON.parse(readFileSync(apidocPath, 'utf8')) as Node[]
@@ -25,7 +30,10 @@ function createParams(path: string): Record<string, { type?: string }> {
 }
 
 describe.skipIf(!haveApidoc)('option types agree with apidoc.json (§6.4)', () => {
-  for (const [type, path] of [['qemu', '/nodes/{node}/qemu'], ['lxc', '/nodes/{node}/lxc']] as [GuestType, string][]) {
+  for (const [type, path] of [
+    ['qemu', '/nodes/{node}/qemu'],
+    ['lxc', '/nodes/{node}/lxc'],
+  ] as [GuestType, string][]) {
     it(`${type} create parameters`, () => {
       const props = createParams(path)
       const mismatches: string[] = []

@@ -7,28 +7,112 @@
 export type OptType = 'boolean' | 'integer' | 'number' | 'string'
 export type GuestType = 'qemu' | 'lxc'
 
-const QEMU_BOOL = ['acpi', 'allow-ksm', 'autostart', 'ciupgrade', 'freeze', 'keephugepages', 'kvm', 'localtime', 'numa', 'onboot', 'protection', 'reboot', 'tablet', 'tdf', 'template']
+const QEMU_BOOL = [
+  'acpi',
+  'allow-ksm',
+  'autostart',
+  'ciupgrade',
+  'freeze',
+  'keephugepages',
+  'kvm',
+  'localtime',
+  'numa',
+  'onboot',
+  'protection',
+  'reboot',
+  'tablet',
+  'tdf',
+  'template',
+]
 const QEMU_INT = ['balloon', 'cores', 'cpuunits', 'migrate_speed', 'shares', 'smp', 'sockets', 'vcpus']
 const QEMU_NUM = ['cpulimit', 'migrate_downtime']
 const QEMU_STR = [
-  'affinity', 'agent', 'amd-sev', 'arch', 'args', 'audio0', 'bios', 'boot', 'bootdisk', 'cicustom', 'cipassword', 'citype',
-  'ciuser', 'cpu', 'description', 'efidisk0', 'hookscript', 'hotplug', 'hugepages', 'intel-tdx', 'ivshmem', 'keyboard',
-  'lock', 'machine', 'memory', 'meta', 'name', 'nameserver', 'ostype', 'rng0', 'scsihw', 'searchdomain', 'smbios1',
-  'spice_enhancements', 'sshkeys', 'startdate', 'startup', 'tags', 'tpmstate0', 'vga', 'vmgenid', 'vmstatestorage',
-  'watchdog', 'parent', 'runningmachine', 'runningcpu', 'vmstate',
+  'affinity',
+  'agent',
+  'amd-sev',
+  'arch',
+  'args',
+  'audio0',
+  'bios',
+  'boot',
+  'bootdisk',
+  'cicustom',
+  'cipassword',
+  'citype',
+  'ciuser',
+  'cpu',
+  'description',
+  'efidisk0',
+  'hookscript',
+  'hotplug',
+  'hugepages',
+  'intel-tdx',
+  'ivshmem',
+  'keyboard',
+  'lock',
+  'machine',
+  'memory',
+  'meta',
+  'name',
+  'nameserver',
+  'ostype',
+  'rng0',
+  'scsihw',
+  'searchdomain',
+  'smbios1',
+  'spice_enhancements',
+  'sshkeys',
+  'startdate',
+  'startup',
+  'tags',
+  'tpmstate0',
+  'vga',
+  'vmgenid',
+  'vmstatestorage',
+  'watchdog',
+  'parent',
+  'runningmachine',
+  'runningcpu',
+  'vmstate',
 ]
 /** indexed qemu keys and their index ranges (pve-api.md section 0) */
 export const QEMU_INDEXED: Record<string, number> = {
-  ide: 3, sata: 5, scsi: 30, virtio: 15, net: 31, ipconfig: 31, unused: 255, hostpci: 15, usb: 14, serial: 3,
-  parallel: 2, numa: 7, virtiofs: 9,
+  ide: 3,
+  sata: 5,
+  scsi: 30,
+  virtio: 15,
+  net: 31,
+  ipconfig: 31,
+  unused: 255,
+  hostpci: 15,
+  usb: 14,
+  serial: 3,
+  parallel: 2,
+  numa: 7,
+  virtiofs: 9,
 }
 
 const LXC_BOOL = ['console', 'debug', 'onboot', 'protection', 'template', 'unprivileged']
 const LXC_INT = ['cores', 'cpuunits', 'memory', 'swap', 'tty']
 const LXC_NUM = ['cpulimit']
 const LXC_STR = [
-  'arch', 'cmode', 'description', 'entrypoint', 'env', 'features', 'hookscript', 'hostname', 'lock', 'nameserver',
-  'ostype', 'rootfs', 'searchdomain', 'startup', 'tags', 'timezone', 'parent',
+  'arch',
+  'cmode',
+  'description',
+  'entrypoint',
+  'env',
+  'features',
+  'hookscript',
+  'hostname',
+  'lock',
+  'nameserver',
+  'ostype',
+  'rootfs',
+  'searchdomain',
+  'startup',
+  'tags',
+  'timezone',
+  'parent',
 ]
 export const LXC_INDEXED: Record<string, number> = { mp: 255, net: 31, unused: 255, dev: 255 }
 
@@ -90,7 +174,29 @@ export function isLxcMountKey(key: string): boolean {
   return key === 'rootfs' || splitIndexed('lxc', key)?.[0] === 'mp'
 }
 
-export const CLOUDINIT_KEYS = ['ciuser', 'cipassword', 'citype', 'ciupgrade', 'cicustom', 'sshkeys', 'nameserver', 'searchdomain']
+export const CLOUDINIT_KEYS = [
+  'ciuser',
+  'cipassword',
+  'citype',
+  'ciupgrade',
+  'cicustom',
+  'sshkeys',
+  'nameserver',
+  'searchdomain',
+]
 
 /** options a running qemu guest takes at once (`$fast_plug_option` in qemu-server plus cloud-init keys) */
-export const QEMU_FAST = ['name', 'description', 'tags', 'onboot', 'protection', 'startup', 'hookscript', 'migrate_downtime', 'migrate_speed', 'vmstatestorage', 'shares', 'lock']
+export const QEMU_FAST = [
+  'name',
+  'description',
+  'tags',
+  'onboot',
+  'protection',
+  'startup',
+  'hookscript',
+  'migrate_downtime',
+  'migrate_speed',
+  'vmstatestorage',
+  'shares',
+  'lock',
+]

@@ -25,29 +25,32 @@ function strip(conf: Record<string, unknown>): Record<string, unknown> {
 }
 
 describe('running vs stopped config writes (property)', () => {
-  test.prop([fc.array(write, { minLength: 1, maxLength: 8 })], { numRuns: 60 })('merged view of the running VM = current view of the stopped one', async (writes) => {
-    const s = makeSim()
-    const base = { cores: 1, memory: '1024', name: 'vm', scsi0: 'local-lvm:1' }
-    await s.run('POST', '/nodes/pve1/qemu', { vmid: 100, ...base })
-    await s.run('POST', '/nodes/pve1/qemu', { vmid: 101, ...base })
-    await s.run('POST', '/nodes/pve1/qemu/101/status/start')
-    for (const w of writes) {
-      const a = await s.call('PUT', '/nodes/pve1/qemu/100/config', w).catch((e: Error) => e.message)
-      const b = await s.call('PUT', '/nodes/pve1/qemu/101/config', w).catch((e: Error) => e.message)
-      expect(b).toEqual(a)
-    }
-    const stopped = strip(await s.call('GET', '/nodes/pve1/qemu/100/config', { current: 1 }))
-    const running = strip(await s.call('GET', '/nodes/pve1/qemu/101/config'))
-    const ignore = ['scsi0', 'smbios1', 'vmgenid', 'meta', 'boot']
-    for (const k of ignore) {
-      delete stopped[k]
-      delete running[k]
-    }
-    expect(running).toEqual(stopped)
-    expect(s.sim.guest(100)?.pending).toEqual({})
-    await s.run('POST', '/nodes/pve1/qemu/101/status/stop')
-    await s.run('POST', '/nodes/pve1/qemu/101/status/start')
-    const after = s.sim.guest(101)
-    expect([after?.pending, after?.pendingDelete]).toEqual([{}, {}])
-  })
+  test.prop([fc.array(write, { minLength: 1, maxLength: 8 })], { numRuns: 60 })(
+    'merged view of the running VM = current view of the stopped one',
+    async (writes) => {
+      const s = makeSim()
+      const base = { cores: 1, memory: '1024', name: 'vm', scsi0: 'local-lvm:1' }
+      await s.run('POST', '/nodes/pve1/qemu', { vmid: 100, ...base })
+      await s.run('POST', '/nodes/pve1/qemu', { vmid: 101, ...base })
+      await s.run('POST', '/nodes/pve1/qemu/101/status/start')
+      for (const w of writes) {
+        const a = await s.call('PUT', '/nodes/pve1/qemu/100/config', w).catch((e: Error) => e.message)
+        const b = await s.call('PUT', '/nodes/pve1/qemu/101/config', w).catch((e: Error) => e.message)
+        expect(b).toEqual(a)
+      }
+      const stopped = strip(await s.call('GET', '/nodes/pve1/qemu/100/config', { current: 1 }))
+      const running = strip(await s.call('GET', '/nodes/pve1/qemu/101/config'))
+      const ignore = ['scsi0', 'smbios1', 'vmgenid', 'meta', 'boot']
+      for (const k of ignore) {
+        delete stopped[k]
+        delete running[k]
+      }
+      expect(running).toEqual(stopped)
+      expect(s.sim.guest(100)?.pending).toEqual({})
+      await s.run('POST', '/nodes/pve1/qemu/101/status/stop')
+      await s.run('POST', '/nodes/pve1/qemu/101/status/start')
+      const after = s.sim.guest(101)
+      expect([after?.pending, after?.pendingDelete]).toEqual([{}, {}])
+    },
+  )
 })

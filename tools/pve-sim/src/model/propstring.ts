@@ -32,7 +32,8 @@ export function parsePropString(text: string, fmt: PropFormat): Props {
     let value: string
     if (eq < 0) {
       if (!fmt.defaultKey) throw new PropStringError(`value without key, but schema does not define a default key`)
-      if (out[fmt.defaultKey] !== undefined) throw new PropStringError(`duplicate key in comma-separated list property: ${fmt.defaultKey}`)
+      if (out[fmt.defaultKey] !== undefined)
+        throw new PropStringError(`duplicate key in comma-separated list property: ${fmt.defaultKey}`)
       key = fmt.defaultKey
       value = part
     } else {
@@ -91,11 +92,30 @@ export const FORMATS = {
     defaultKey: 'model',
     booleans: ['firewall', 'link_down'],
     keyAlias: {
-      keys: ['e1000', 'e1000-82540em', 'e1000-82544gc', 'e1000-82545em', 'e1000e', 'i82551', 'i82557b', 'i82559er', 'ne2k_isa', 'ne2k_pci', 'pcnet', 'rtl8139', 'virtio', 'vmxnet3'],
+      keys: [
+        'e1000',
+        'e1000-82540em',
+        'e1000-82544gc',
+        'e1000-82545em',
+        'e1000e',
+        'i82551',
+        'i82557b',
+        'i82559er',
+        'ne2k_isa',
+        'ne2k_pci',
+        'pcnet',
+        'rtl8139',
+        'virtio',
+        'vmxnet3',
+      ],
       aliasOf: 'model',
       valueKey: 'macaddr',
     },
   },
-  lxcMount: { defaultKey: 'volume', required: ['mp'], booleans: ['acl', 'backup', 'quota', 'replicate', 'ro', 'shared'] },
+  lxcMount: {
+    defaultKey: 'volume',
+    required: ['mp'],
+    booleans: ['acl', 'backup', 'quota', 'replicate', 'ro', 'shared'],
+  },
   lxcNet: { required: ['name'], booleans: ['firewall', 'link_down', 'host-managed'] },
 } satisfies Record<string, PropFormat>

@@ -5,16 +5,34 @@ const IMPORT = 'local:import/debian-12-genericcloud-amd64.qcow2'
 
 async function exampleSim() {
   const s = makeSim()
-  s.sim.addVolume('pve1', 'local', { filename: 'debian-12-genericcloud-amd64.qcow2', content: 'import', size: 2 * 1024 ** 3 })
+  s.sim.addVolume('pve1', 'local', {
+    filename: 'debian-12-genericcloud-amd64.qcow2',
+    content: 'import',
+    size: 2 * 1024 ** 3,
+  })
   return s
 }
 
 const EXAMPLE = {
-  vmid: 100, name: 'web-1', memory: '2048', cores: 2, sockets: 1, cpu: 'host', ostype: 'l26', scsihw: 'virtio-scsi-single', agent: '1',
-  bios: 'ovmf', efidisk0: 'local-lvm:1,efitype=4m,pre-enrolled-keys=1',
+  vmid: 100,
+  name: 'web-1',
+  memory: '2048',
+  cores: 2,
+  sockets: 1,
+  cpu: 'host',
+  ostype: 'l26',
+  scsihw: 'virtio-scsi-single',
+  agent: '1',
+  bios: 'ovmf',
+  efidisk0: 'local-lvm:1,efitype=4m,pre-enrolled-keys=1',
   scsi0: `local-lvm:0,import-from=${IMPORT},discard=on,iothread=1,ssd=1`,
-  ide2: 'local-lvm:cloudinit', net0: 'virtio,bridge=vmbr0,firewall=1', ipconfig0: 'ip=10.0.0.10/24,gw=10.0.0.1',
-  ciuser: 'ops', sshkeys: 'ssh-ed25519%20AAAAC3Nza...%20ops%40laptop', tags: 'Web;prod;web', onboot: true,
+  ide2: 'local-lvm:cloudinit',
+  net0: 'virtio,bridge=vmbr0,firewall=1',
+  ipconfig0: 'ip=10.0.0.10/24,gw=10.0.0.1',
+  ciuser: 'ops',
+  sshkeys: 'ssh-ed25519%20AAAAC3Nza...%20ops%40laptop',
+  tags: 'Web;prod;web',
+  onboot: true,
 }
 
 describe('pve-api.md §10 worked example (golden data)', () => {
@@ -23,20 +41,38 @@ describe('pve-api.md §10 worked example (golden data)', () => {
     const upid = await s.call('POST', '/nodes/pve1/qemu', EXAMPLE)
     expect(upid).toMatch(/^UPID:pve1:[0-9A-F]{8}:[0-9A-F]{8,9}:[0-9A-F]{8}:qmcreate:100:root@pam!proxops:$/)
     const running = await s.call('GET', `/nodes/pve1/tasks/${encodeURIComponent(upid)}/status`)
-    expect(running).toMatchObject({ status: 'running', type: 'qmcreate', id: '100', user: 'root@pam', tokenid: 'proxops', node: 'pve1' })
+    expect(running).toMatchObject({
+      status: 'running',
+      type: 'qmcreate',
+      id: '100',
+      user: 'root@pam',
+      tokenid: 'proxops',
+      node: 'pve1',
+    })
     expect(running.exitstatus).toBeUndefined()
     s.advance(1000)
     const done = await s.call('GET', `/nodes/pve1/tasks/${encodeURIComponent(upid)}/status`)
     expect(done).toMatchObject({ status: 'stopped', exitstatus: 'OK' })
     const conf = await s.call('GET', '/nodes/pve1/qemu/100/config')
     expect(conf).toMatchObject({
-      name: 'web-1', memory: '2048', cores: 2, sockets: 1, cpu: 'host', ostype: 'l26', scsihw: 'virtio-scsi-single', agent: '1',
-      bios: 'ovmf', onboot: 1,
+      name: 'web-1',
+      memory: '2048',
+      cores: 2,
+      sockets: 1,
+      cpu: 'host',
+      ostype: 'l26',
+      scsihw: 'virtio-scsi-single',
+      agent: '1',
+      bios: 'ovmf',
+      onboot: 1,
       efidisk0: 'local-lvm:vm-100-disk-0,efitype=4m,pre-enrolled-keys=1,size=4M',
       scsi0: 'local-lvm:vm-100-disk-1,discard=on,iothread=1,size=2G,ssd=1',
       ide2: 'local-lvm:vm-100-cloudinit,media=cdrom',
-      ipconfig0: 'ip=10.0.0.10/24,gw=10.0.0.1', ciuser: 'ops', sshkeys: 'ssh-ed25519%20AAAAC3Nza...%20ops%40laptop',
-      tags: 'prod;web', boot: 'order=scsi0;ide2;net0',
+      ipconfig0: 'ip=10.0.0.10/24,gw=10.0.0.1',
+      ciuser: 'ops',
+      sshkeys: 'ssh-ed25519%20AAAAC3Nza...%20ops%40laptop',
+      tags: 'prod;web',
+      boot: 'order=scsi0;ide2;net0',
     })
     expect(conf.net0).toMatch(/^virtio=BC:24:11:[0-9A-F]{2}:[0-9A-F]{2}:[0-9A-F]{2},bridge=vmbr0,firewall=1$/)
     expect(conf.smbios1).toMatch(/^uuid=[0-9a-f-]{36}$/)
@@ -52,7 +88,10 @@ describe('pve-api.md §10 worked example (golden data)', () => {
     const dup = await s.error('POST', '/nodes/pve2/qemu', { vmid: 100 })
     expect([dup.status, dup.message]).toEqual([500, `unable to create VM 100 - VM 100 already exists on node 'pve1'`])
     const missing = await s.error('GET', '/nodes/pve1/qemu/999/config')
-    expect([missing.status, missing.message]).toEqual([500, `Configuration file 'nodes/pve1/qemu-server/999.conf' does not exist`])
+    expect([missing.status, missing.message]).toEqual([
+      500,
+      `Configuration file 'nodes/pve1/qemu-server/999.conf' does not exist`,
+    ])
     const wrongNode = await s.error('GET', '/nodes/pve2/qemu/100/config')
     expect(wrongNode.message).toBe(`Configuration file 'nodes/pve2/qemu-server/100.conf' does not exist`)
     await s.run('POST', '/nodes/pve1/qemu/100/status/start')
@@ -88,10 +127,18 @@ describe('§5.2 create: locks, errors inside and outside the task', () => {
     s.sim.addVolume('pve1', 'local', { filename: 'cloud.img', content: 'iso' })
     const size = await s.error('POST', '/nodes/pve1/qemu', { vmid: 103, scsi0: `local-lvm:8,import-from=${IMPORT}` })
     expect(size.status).toBe(400)
-    expect(size.errors).toEqual({ scsi0: `'import-from' requires special syntax - use <storage ID>:0,import-from=<source>` })
-    const iso = await s.error('POST', '/nodes/pve1/qemu', { vmid: 103, scsi0: 'local-lvm:0,import-from=local:iso/cloud.img' })
+    expect(size.errors).toEqual({
+      scsi0: `'import-from' requires special syntax - use <storage ID>:0,import-from=<source>`,
+    })
+    const iso = await s.error('POST', '/nodes/pve1/qemu', {
+      vmid: 103,
+      scsi0: 'local-lvm:0,import-from=local:iso/cloud.img',
+    })
     expect(iso.message).toBe(`local:iso/cloud.img has wrong type 'iso' - needs to be 'images' or 'import'`)
-    const none = await s.error('POST', '/nodes/pve1/qemu', { vmid: 103, scsi0: 'local-lvm:0,import-from=local:import/nope.qcow2' })
+    const none = await s.error('POST', '/nodes/pve1/qemu', {
+      vmid: 103,
+      scsi0: 'local-lvm:0,import-from=local:import/nope.qcow2',
+    })
     expect(none.status).toBe(500)
     expect(s.sim.guest(103)).toBeUndefined()
   })
@@ -101,7 +148,11 @@ describe('§5.2 create: locks, errors inside and outside the task', () => {
     s.sim.addVolume('pve1', 'local', { filename: 'x.iso', content: 'iso' })
     const e = await s.error('POST', '/nodes/pve1/qemu', { vmid: 104, ide2: 'local:iso/x.iso' })
     expect(e.errors).toEqual({ ide2: `explicit 'media=cdrom' is required for iso images` })
-    await s.run('POST', '/nodes/pve1/qemu', { vmid: 104, ide2: 'local:iso/x.iso,media=cdrom', scsi0: 'local:4,format=qcow2' })
+    await s.run('POST', '/nodes/pve1/qemu', {
+      vmid: 104,
+      ide2: 'local:iso/x.iso,media=cdrom',
+      scsi0: 'local:4,format=qcow2',
+    })
     const conf = await s.call('GET', '/nodes/pve1/qemu/104/config')
     expect(conf.ide2).toBe('local:iso/x.iso,media=cdrom')
     expect(conf.scsi0).toBe('local:104/vm-104-disk-0.qcow2,size=4G')
@@ -111,7 +162,11 @@ describe('§5.2 create: locks, errors inside and outside the task', () => {
   it('EFI and TPM sizes per storage type; disks numbered in sorted key order (§6.2)', async () => {
     const s = makeSim()
     await s.run('POST', '/nodes/pve1/qemu', {
-      vmid: 105, bios: 'ovmf', efidisk0: 'local-zfs:1,efitype=4m', scsi0: 'local-zfs:10', tpmstate0: 'local-zfs:1,version=v2.0',
+      vmid: 105,
+      bios: 'ovmf',
+      efidisk0: 'local-zfs:1,efitype=4m',
+      scsi0: 'local-zfs:10',
+      tpmstate0: 'local-zfs:1,version=v2.0',
     })
     const c = await s.call('GET', '/nodes/pve1/qemu/105/config')
     expect(c.efidisk0).toBe('local-zfs:vm-105-disk-0,efitype=4m,size=528K')
@@ -125,7 +180,12 @@ describe('§5.2 create: locks, errors inside and outside the task', () => {
 
   it('cloud-init volume on file storage; cipassword hashed and masked; description trimmed', async () => {
     const s = makeSim()
-    await s.run('POST', '/nodes/pve1/qemu', { vmid: 107, ide2: 'local:cloudinit', cipassword: 's3cret-canary', description: 'hello\nworld\n\n  ' })
+    await s.run('POST', '/nodes/pve1/qemu', {
+      vmid: 107,
+      ide2: 'local:cloudinit',
+      cipassword: 's3cret-canary',
+      description: 'hello\nworld\n\n  ',
+    })
     const c = await s.call('GET', '/nodes/pve1/qemu/107/config')
     expect(c.ide2).toBe('local:107/vm-107-cloudinit.qcow2,media=cdrom')
     expect(c.cipassword).toBe('**********')
@@ -140,7 +200,14 @@ describe('§5.2 create: locks, errors inside and outside the task', () => {
 describe('§5.2/§6.6 config update: pending, hotplug, digest, delete/revert', () => {
   async function vm() {
     const s = makeSim()
-    await s.run('POST', '/nodes/pve1/qemu', { vmid: 200, name: 'a', cores: 1, memory: '1024', scsi0: 'local-lvm:4', net0: 'virtio,bridge=vmbr0' })
+    await s.run('POST', '/nodes/pve1/qemu', {
+      vmid: 200,
+      name: 'a',
+      cores: 1,
+      memory: '1024',
+      scsi0: 'local-lvm:4',
+      net0: 'virtio,bridge=vmbr0',
+    })
     return s
   }
 
@@ -155,7 +222,9 @@ describe('§5.2/§6.6 config update: pending, hotplug, digest, delete/revert', (
     expect([stale.status, stale.message]).toEqual([500, 'checksum mismatch (file change by other user?)'])
     const r = await s.run('PUT', '/nodes/pve1/qemu/200/resize', { disk: 'scsi0', size: '+1G', digest: before.digest })
     expect(r.exitstatus).toBe('checksum mismatch (file change by other user?)')
-    expect(await s.call('GET', '/nodes/pve1/qemu/200/pending')).toEqual(expect.not.arrayContaining([expect.objectContaining({ pending: expect.anything() })]))
+    expect(await s.call('GET', '/nodes/pve1/qemu/200/pending')).toEqual(
+      expect.not.arrayContaining([expect.objectContaining({ pending: expect.anything() })]),
+    )
   })
 
   it('running VM: cores stay pending, tags/name apply, GET merges pending, current=1 does not', async () => {
@@ -218,7 +287,7 @@ describe('§5.2/§6.6 config update: pending, hotplug, digest, delete/revert', (
     expect(r.log[0]).toBe('update VM 200: -delete vga')
   })
 
-  it('flock contention: sync write 500 can\'t lock file; a start task fails with it (§6.7)', async () => {
+  it("flock contention: sync write 500 can't lock file; a start task fails with it (§6.7)", async () => {
     const s = await vm()
     s.sim.setFlockContention(200, true)
     const e = await s.error('PUT', '/nodes/pve1/qemu/200/config', { cores: 2 })
@@ -233,7 +302,13 @@ describe('§5.2/§6.6 config update: pending, hotplug, digest, delete/revert', (
 describe('§5.2 power, resize, clone, template, destroy', () => {
   async function vm() {
     const s = makeSim()
-    await s.run('POST', '/nodes/pve1/qemu', { vmid: 300, name: 'src', scsi0: 'local-lvm:4', net0: 'virtio,bridge=vmbr0', ide2: 'local-lvm:cloudinit' })
+    await s.run('POST', '/nodes/pve1/qemu', {
+      vmid: 300,
+      name: 'src',
+      scsi0: 'local-lvm:4',
+      net0: 'virtio,bridge=vmbr0',
+      ide2: 'local-lvm:cloudinit',
+    })
     return s
   }
 
@@ -267,9 +342,15 @@ describe('§5.2 power, resize, clone, template, destroy', () => {
     expect((await s.call('GET', '/nodes/pve1/qemu/300/config')).scsi0).toBe('local-lvm:vm-300-disk-0,size=6G')
     expect((await s.run('PUT', '/nodes/pve1/qemu/300/resize', { disk: 'scsi0', size: '10G' })).exitstatus).toBe('OK')
     expect((await s.run('PUT', '/nodes/pve1/qemu/300/resize', { disk: 'scsi0', size: '10G' })).exitstatus).toBe('OK')
-    expect((await s.run('PUT', '/nodes/pve1/qemu/300/resize', { disk: 'scsi0', size: '5G' })).exitstatus).toBe('shrinking disks is not supported')
-    expect((await s.run('PUT', '/nodes/pve1/qemu/300/resize', { disk: 'scsi1', size: '5G' })).exitstatus).toBe(`disk 'scsi1' does not exist`)
-    expect((await s.run('PUT', '/nodes/pve1/qemu/300/resize', { disk: 'ide2', size: '5G' })).exitstatus).toBe(`you can't resize a cdrom`)
+    expect((await s.run('PUT', '/nodes/pve1/qemu/300/resize', { disk: 'scsi0', size: '5G' })).exitstatus).toBe(
+      'shrinking disks is not supported',
+    )
+    expect((await s.run('PUT', '/nodes/pve1/qemu/300/resize', { disk: 'scsi1', size: '5G' })).exitstatus).toBe(
+      `disk 'scsi1' does not exist`,
+    )
+    expect((await s.run('PUT', '/nodes/pve1/qemu/300/resize', { disk: 'ide2', size: '5G' })).exitstatus).toBe(
+      `you can't resize a cdrom`,
+    )
   })
 
   it('template renames disks to base-, then a linked clone gets new MACs/uuid and `lock: clone` while copying (§5.2, checklist 8)', async () => {
@@ -279,8 +360,12 @@ describe('§5.2 power, resize, clone, template, destroy', () => {
     expect(t.upid).toContain(':qmtemplate:300:')
     const tc = await s.call('GET', '/nodes/pve1/qemu/300/config')
     expect([tc.template, tc.scsi0]).toEqual([1, 'local-lvm:base-300-disk-0,size=4G'])
-    expect((await s.error('POST', '/nodes/pve1/qemu/300/template')).message).toBe(`you can't convert a template to a template`)
-    expect((await s.run('POST', '/nodes/pve1/qemu/300/status/start')).exitstatus).toBe(`you can't start a vm if it's a template`)
+    expect((await s.error('POST', '/nodes/pve1/qemu/300/template')).message).toBe(
+      `you can't convert a template to a template`,
+    )
+    expect((await s.run('POST', '/nodes/pve1/qemu/300/status/start')).exitstatus).toBe(
+      `you can't start a vm if it's a template`,
+    )
     const upid = await s.call('POST', '/nodes/pve1/qemu/300/clone', { newid: 301 })
     expect(upid).toContain(':qmclone:300:')
     const during = await s.call('GET', '/nodes/pve1/qemu/301/config')
@@ -313,7 +398,9 @@ describe('§5.2 power, resize, clone, template, destroy', () => {
   it('destroy holds `lock: destroyed`, frees owned disks, and protection refuses (§5.2)', async () => {
     const s = await vm()
     await s.call('PUT', '/nodes/pve1/qemu/300/config', { protection: 1 })
-    expect((await s.error('DELETE', '/nodes/pve1/qemu/300')).message).toBe(`can't remove VM 300 - protection mode enabled`)
+    expect((await s.error('DELETE', '/nodes/pve1/qemu/300')).message).toBe(
+      `can't remove VM 300 - protection mode enabled`,
+    )
     await s.call('PUT', '/nodes/pve1/qemu/300/config', { delete: 'protection' })
     // a config lock fails qemu's destroy inside the task, and leaves the guest as it was
     s.sim.setLock(300, 'backup')
@@ -368,20 +455,36 @@ describe('§5.2 hotplug matrix for a running VM (default hotplug=network,disk,us
     const s = makeSim()
     s.sim.addVolume('pve1', 'local', { filename: 'a.iso', content: 'iso' })
     s.sim.addVolume('pve1', 'local', { filename: 'b.iso', content: 'iso' })
-    await s.run('POST', '/nodes/pve1/qemu', { vmid: 500, scsi0: 'local-lvm:4', ide2: 'local:iso/a.iso,media=cdrom', memory: '2048', ...extra })
+    await s.run('POST', '/nodes/pve1/qemu', {
+      vmid: 500,
+      scsi0: 'local-lvm:4',
+      ide2: 'local:iso/a.iso,media=cdrom',
+      memory: '2048',
+      ...extra,
+    })
     await s.run('POST', '/nodes/pve1/qemu/500/status/start')
     return s
   }
-  const current = async (s: Awaited<ReturnType<typeof running>>) => s.call('GET', '/nodes/pve1/qemu/500/config', { current: 1 })
+  const current = async (s: Awaited<ReturnType<typeof running>>) =>
+    s.call('GET', '/nodes/pve1/qemu/500/config', { current: 1 })
   const pendingKeys = async (s: Awaited<ReturnType<typeof running>>) =>
     ((await s.call('GET', '/nodes/pve1/qemu/500/pending')) as { key: string; pending?: unknown; delete?: number }[])
-      .filter((r) => r.pending !== undefined || r.delete !== undefined).map((r) => r.key)
+      .filter((r) => r.pending !== undefined || r.delete !== undefined)
+      .map((r) => r.key)
 
   it('scsi/virtio disks hot-add; sata/ide disks and disk option changes go pending', async () => {
     const s = await running()
-    await s.call('PUT', '/nodes/pve1/qemu/500/config', { scsi1: 'local-lvm:1', virtio0: 'local-lvm:1', sata0: 'local-lvm:1' })
+    await s.call('PUT', '/nodes/pve1/qemu/500/config', {
+      scsi1: 'local-lvm:1',
+      virtio0: 'local-lvm:1',
+      sata0: 'local-lvm:1',
+    })
     const c = await current(s)
-    expect([c.scsi1, c.virtio0, c.sata0]).toEqual(['local-lvm:vm-500-disk-2,size=1G', 'local-lvm:vm-500-disk-3,size=1G', undefined]) // sata0 took disk-1 (sorted key order)
+    expect([c.scsi1, c.virtio0, c.sata0]).toEqual([
+      'local-lvm:vm-500-disk-2,size=1G',
+      'local-lvm:vm-500-disk-3,size=1G',
+      undefined,
+    ]) // sata0 took disk-1 (sorted key order)
     expect(await pendingKeys(s)).toEqual(['sata0'])
     await s.call('PUT', '/nodes/pve1/qemu/500/config', { scsi0: 'local-lvm:vm-500-disk-0,discard=on' })
     expect(await pendingKeys(s)).toEqual(['sata0', 'scsi0'])
@@ -389,7 +492,12 @@ describe('§5.2 hotplug matrix for a running VM (default hotplug=network,disk,us
 
   it('cdrom media changes live; memory needs memory hotplug and NUMA; balloon and cpulimit are live', async () => {
     const s = await running()
-    await s.call('PUT', '/nodes/pve1/qemu/500/config', { ide2: 'local:iso/b.iso,media=cdrom', memory: '4096', cpulimit: '2', balloon: 1024 })
+    await s.call('PUT', '/nodes/pve1/qemu/500/config', {
+      ide2: 'local:iso/b.iso,media=cdrom',
+      memory: '4096',
+      cpulimit: '2',
+      balloon: 1024,
+    })
     const c = await current(s)
     expect([c.ide2, c.memory, c.cpulimit, c.balloon]).toEqual(['local:iso/b.iso,media=cdrom', '2048', '2', 1024])
     expect(await pendingKeys(s)).toEqual(['memory'])
@@ -446,7 +554,10 @@ describe('§5.2 hotplug matrix for a running VM (default hotplug=network,disk,us
     await s.run('POST', '/nodes/pve1/qemu/502/status/start')
     await s.call('PUT', '/nodes/pve1/qemu/502/config', { cores: 4 })
     const rows = await s.call('GET', '/nodes/pve1/qemu/502/pending')
-    expect(rows.find((r: { key: string }) => r.key === 'cipassword')).toEqual({ key: 'cipassword', value: '**********' })
+    expect(rows.find((r: { key: string }) => r.key === 'cipassword')).toEqual({
+      key: 'cipassword',
+      value: '**********',
+    })
   })
 })
 
@@ -463,20 +574,29 @@ describe('§6.7 flock during long operations', () => {
     expect(await s.call('PUT', '/nodes/pve1/qemu/9000/config', { description: 'x' })).toBeNull()
     expect((await s.call('GET', '/nodes/pve1/qemu/102/config')).scsi0).toBe('local-lvm:vm-102-disk-0,size=2G')
     const content = s.sim.storageContent('pve1', 'local-lvm')
-    expect(content.find((v) => v.volid === 'local-lvm:vm-101-disk-0')).toMatchObject({ parent: 'base-9000-disk-0', vmid: 101 })
+    expect(content.find((v) => v.volid === 'local-lvm:vm-101-disk-0')).toMatchObject({
+      parent: 'base-9000-disk-0',
+      vmid: 101,
+    })
   })
 
   it('linked clones on dir storage nest under the base volume', async () => {
     const s = makeSim()
     await s.run('POST', '/nodes/pve1/qemu', { vmid: 9001, scsi0: 'local:2,format=qcow2' })
     await s.run('POST', '/nodes/pve1/qemu/9001/template')
-    expect((await s.call('GET', '/nodes/pve1/qemu/9001/config')).scsi0).toBe('local:9001/base-9001-disk-0.qcow2,size=2G')
+    expect((await s.call('GET', '/nodes/pve1/qemu/9001/config')).scsi0).toBe(
+      'local:9001/base-9001-disk-0.qcow2,size=2G',
+    )
     await s.run('POST', '/nodes/pve1/qemu/9001/clone', { newid: 103, name: 'linked' })
-    expect((await s.call('GET', '/nodes/pve1/qemu/103/config')).scsi0).toBe('local:9001/base-9001-disk-0.qcow2/103/vm-103-disk-0.qcow2,size=2G')
+    expect((await s.call('GET', '/nodes/pve1/qemu/103/config')).scsi0).toBe(
+      'local:9001/base-9001-disk-0.qcow2/103/vm-103-disk-0.qcow2,size=2G',
+    )
     // the template cannot free its base volume while the linked clone uses it (destroy only warns)
     const d = await s.run('DELETE', '/nodes/pve1/qemu/9001')
     expect(d.exitstatus).toBe('OK')
-    expect(d.log).toContain(`Could not remove disk 'local:9001/base-9001-disk-0.qcow2', check manually: base volume '9001/base-9001-disk-0.qcow2' is still in use by linked cloned`)
+    expect(d.log).toContain(
+      `Could not remove disk 'local:9001/base-9001-disk-0.qcow2', check manually: base volume '9001/base-9001-disk-0.qcow2' is still in use by linked cloned`,
+    )
     // destroying the clone frees only its own volume
     await s.run('DELETE', '/nodes/pve1/qemu/103')
     expect(s.sim.storageContent('pve1', 'local').map((v) => v.volid)).toEqual(['local:9001/base-9001-disk-0.qcow2'])
@@ -492,8 +612,11 @@ describe('secret canaries never leave the model', () => {
     const r = await s.run('POST', '/nodes/pve1/qemu/600/config', { cipassword: canary, cores: 2 })
     expect(r.log.join('\n')).toContain('-cipassword <hidden>')
     const everything = [
-      r.log.join('\n'), s.sim.configText(600) ?? '', JSON.stringify(await s.call('GET', '/nodes/pve1/qemu/600/config')),
-      JSON.stringify(await s.call('GET', '/nodes/pve1/qemu/600/pending')), JSON.stringify(s.sim.tasks()),
+      r.log.join('\n'),
+      s.sim.configText(600) ?? '',
+      JSON.stringify(await s.call('GET', '/nodes/pve1/qemu/600/config')),
+      JSON.stringify(await s.call('GET', '/nodes/pve1/qemu/600/pending')),
+      JSON.stringify(s.sim.tasks()),
     ].join('\n')
     expect(everything).not.toContain(canary)
   })

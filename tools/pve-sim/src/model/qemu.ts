@@ -2,8 +2,16 @@ import type { Caller } from '../http/types.js'
 import type { Cluster, Guest, NodeState } from './cluster.js'
 import { GuestConfig } from './config.js'
 import {
-  driveVolid, isCdrom, isCloudinitVolid, nextUnused, ownedVolumes, parseDriveRequest, parseVolumeProps, realiseDrive,
-  volumeKindOf, type DriveRequest,
+  driveVolid,
+  isCdrom,
+  isCloudinitVolid,
+  nextUnused,
+  ownedVolumes,
+  parseDriveRequest,
+  parseVolumeProps,
+  realiseDrive,
+  volumeKindOf,
+  type DriveRequest,
 } from './disks.js'
 import { fail400, fail500, LXC_DIGEST_MISMATCH, QEMU_DIGEST_MISMATCH } from './errors.js'
 import { canonicalScalar, flag, checkDeleteRevert, hashPassword, optionParams, splitList } from './guestconf.js'
@@ -14,13 +22,41 @@ import type { TaskContext } from './tasks.js'
 
 /** qemu guests: create, config update with pending/hotplug, power, resize, clone, template, destroy (pve-api.md 5.2). */
 
-const CREATE_API_ONLY = ['node', 'vmid', 'storage', 'pool', 'start', 'ha-managed', 'unique', 'force', 'archive', 'live-restore', 'bwlimit', 'import-working-storage']
-const UPDATE_API_ONLY = ['node', 'vmid', 'delete', 'revert', 'force', 'digest', 'skiplock', 'background_delay', 'import-working-storage']
+const CREATE_API_ONLY = [
+  'node',
+  'vmid',
+  'storage',
+  'pool',
+  'start',
+  'ha-managed',
+  'unique',
+  'force',
+  'archive',
+  'live-restore',
+  'bwlimit',
+  'import-working-storage',
+]
+const UPDATE_API_ONLY = [
+  'node',
+  'vmid',
+  'delete',
+  'revert',
+  'force',
+  'digest',
+  'skiplock',
+  'background_delay',
+  'import-working-storage',
+]
 
 type Planned = Record<string, string | DriveRequest>
 
 /** Parse and normalise request values before forking; drives become allocation requests. */
-function planValues(c: Cluster, node: NodeState, options: Record<string, string>, storage: string | undefined): Planned {
+function planValues(
+  c: Cluster,
+  node: NodeState,
+  options: Record<string, string>,
+  storage: string | undefined,
+): Planned {
   const out: Planned = {}
   for (const [rawKey, value] of Object.entries(options)) {
     let key = rawKey
@@ -50,8 +86,12 @@ function planValues(c: Cluster, node: NodeState, options: Record<string, string>
 
 /** only one cloud-init drive per VM: `ide2 - cloud-init drive is already attached at 'scsi1'` */
 function checkSingleCloudinit(planned: Planned, existing: Record<string, string>): void {
-  const attached = Object.entries(existing).find(([k, v]) => isQemuDiskKey(k) && isCloudinitVolid(driveVolid(v, 'drive') ?? ''))?.[0]
-  const wanted = Object.entries(planned).filter(([, v]) => typeof v !== 'string' && v.kind === 'cloudinit').map(([k]) => k)
+  const attached = Object.entries(existing).find(
+    ([k, v]) => isQemuDiskKey(k) && isCloudinitVolid(driveVolid(v, 'drive') ?? ''),
+  )?.[0]
+  const wanted = Object.entries(planned)
+    .filter(([, v]) => typeof v !== 'string' && v.kind === 'cloudinit')
+    .map(([k]) => k)
   const first = attached ?? wanted[0]
   for (const k of wanted) {
     if (k !== first) throw fail500(`${k} - cloud-init drive is already attached at '${first}'`)
@@ -70,7 +110,14 @@ export function normaliseNet(c: Cluster, key: string, value: string): string {
   return printPropString(p, FORMATS.qemuNet)
 }
 
-function realise(c: Cluster, node: NodeState, vmid: number, key: string, v: string | DriveRequest, allocated: string[]): string {
+function realise(
+  c: Cluster,
+  node: NodeState,
+  vmid: number,
+  key: string,
+  v: string | DriveRequest,
+  allocated: string[],
+): string {
   if (typeof v === 'string') return key === 'cipassword' ? hashPassword(c, v) : v
   const r = realiseDrive(c, node, vmid, volumeKindOf(key, false), v, { ct: false })
   allocated.push(...r.allocated)
@@ -82,7 +129,9 @@ function bootOrder(conf: Record<string, string>): string | undefined {
   const buses = ['ide', 'scsi', 'virtio', 'sata']
   const drives = (cdrom: boolean) => {
     for (const bus of buses) {
-      const keys = Object.keys(conf).filter((k) => splitIndexed('qemu', k)?.[0] === bus).sort((a, b) => Number(a.slice(bus.length)) - Number(b.slice(bus.length)))
+      const keys = Object.keys(conf)
+        .filter((k) => splitIndexed('qemu', k)?.[0] === bus)
+        .sort((a, b) => Number(a.slice(bus.length)) - Number(b.slice(bus.length)))
       for (const k of keys) {
         const isCd = (conf[k] ?? '').split(',').includes('media=cdrom')
         if (isCd === cdrom) return k
@@ -94,7 +143,9 @@ function bootOrder(conf: Record<string, string>): string | undefined {
   if (disk) order.push(disk)
   const cd = drives(true)
   if (cd) order.push(cd)
-  const net = Object.keys(conf).filter((k) => /^net\d+$/.test(k)).sort()[0]
+  const net = Object.keys(conf)
+    .filter((k) => /^net\d+$/.test(k))
+    .sort()[0]
   if (net) order.push(net)
   return order.length > 0 ? `order=${order.join(';')}` : undefined
 }
@@ -113,7 +164,10 @@ export function createQemu(c: Cluster, nodeName: string, params: Record<string, 
   if (params.archive !== undefined) throw fail500('restore from backup archives is not modelled by pve-sim')
   const existing = c.guests.get(vmid)
   // create_and_lock_config -> check_vmid_unused, wrapped in `unable to create VM <id> -`
-  if (existing) throw fail500(`unable to create VM ${vmid} - ${existing.type === 'qemu' ? 'VM' : 'CT'} ${vmid} already exists on node '${existing.node}'`)
+  if (existing)
+    throw fail500(
+      `unable to create VM ${vmid} - ${existing.type === 'qemu' ? 'VM' : 'CT'} ${vmid} already exists on node '${existing.node}'`,
+    )
   const storage = params.storage === undefined ? undefined : String(params.storage)
   const options = optionParams(params, CREATE_API_ONLY)
   const planned = planValues(c, node, options, storage)
@@ -171,7 +225,7 @@ function hotpluggable(g: Guest, key: string, newValue: string | undefined): bool
   if (QEMU_FAST.includes(key) || CLOUDINIT_KEYS.includes(key) || /^ipconfig\d+$/.test(key)) return true
   const hp = hotplugSet(g)
   const base = splitIndexed('qemu', key)?.[0]
-  if (base === 'net') return hp.has('network')
+  if (base === 'net') return hp.has('network') || netRelinkOnly(g.conf.get(key), newValue)
   if (base === 'usb') return hp.has('usb')
   if (base === 'unused') return true
   if (['balloon', 'cpulimit', 'cpuunits'].includes(key)) return true
@@ -186,6 +240,31 @@ function hotpluggable(g: Guest, key: string, newValue: string | undefined): bool
     return cur === undefined || newValue === undefined // add or remove; option changes stay pending
   }
   return false
+}
+
+/**
+ * vmconfig_update_net: a changed NIC whose model, MAC, queues and MTU stay (and that stays on a bridge) is
+ * re-linked to its tap device live (bridge, tag, trunks, firewall, rate, link_down), even without `network`
+ * in `hotplug`; anything else needs an unplug, i.e. network hotplug.
+ */
+function netRelinkOnly(cur: string | undefined, newValue: string | undefined): boolean {
+  if (cur === undefined || newValue === undefined) return false
+  let a: Record<string, string>, b: Record<string, string>
+  try {
+    a = parsePropString(cur, FORMATS.qemuNet)
+    b = parsePropString(newValue, FORMATS.qemuNet)
+  } catch {
+    return false
+  }
+  const num = (v: string | undefined) => (v === undefined ? undefined : Number(v))
+  return (
+    a.model === b.model &&
+    (a.macaddr ?? '').toUpperCase() === (b.macaddr ?? '').toUpperCase() &&
+    num(a.queues) === num(b.queues) &&
+    num(a.mtu) === num(b.mtu) &&
+    a.bridge !== undefined &&
+    b.bridge !== undefined
+  )
 }
 
 /** detach a drive value: disks become unusedN unless force; cdrom/cloudinit/unused volumes are freed or dropped */
@@ -243,7 +322,11 @@ export function applyPending(g: Guest, node: NodeState): void {
     const cur = g.conf.get(k)
     g.conf.clearPending(k)
     g.conf.set(k, v)
-    if (cur !== undefined && isQemuVolumeKey(k) && driveVolid(cur, volumeKindOf(k, false)) !== driveVolid(v, volumeKindOf(k, false))) {
+    if (
+      cur !== undefined &&
+      isQemuVolumeKey(k) &&
+      driveVolid(cur, volumeKindOf(k, false)) !== driveVolid(v, volumeKindOf(k, false))
+    ) {
       detach(g, node, k, cur, false)
     }
     dropUnusedOf(g, k, v)
@@ -262,7 +345,8 @@ function prepareUpdate(c: Cluster, g: Guest, node: NodeState, params: Record<str
   const options = optionParams(params, UPDATE_API_ONLY)
   const del = splitList(params.delete as string | undefined).map((o) => (o === 'cdrom' ? 'ide2' : o))
   const revert = splitList(params.revert as string | undefined)
-  if (Object.keys(options).length === 0 && del.length === 0 && revert.length === 0) throw fail500('no options specified')
+  if (Object.keys(options).length === 0 && del.length === 0 && revert.length === 0)
+    throw fail500('no options specified')
   checkDeleteRevert('qemu', options, del, revert)
   c.lockConfigSync('qemu', g.vmid)
   const digest = params.digest === undefined ? undefined : String(params.digest)
@@ -271,17 +355,21 @@ function prepareUpdate(c: Cluster, g: Guest, node: NodeState, params: Record<str
   const mem = options.memory ?? g.conf.merged().memory
   if (options.balloon !== undefined && mem !== undefined) {
     const current = Number(/(?:^|,)(?:current=)?(\d+)/.exec(mem)?.[1] ?? 512)
-    if (Number(options.balloon) > current) throw fail500('balloon value too large (must be smaller than assigned memory)')
+    if (Number(options.balloon) > current)
+      throw fail500('balloon value too large (must be smaller than assigned memory)')
   }
   for (const k of Object.keys(options)) {
     if (k === 'tpmstate0' && g.conf.get('tpmstate0') !== undefined) {
       const cur = parsePropString(g.conf.get('tpmstate0') as string, FORMATS.tpmstate)
       const next = parseVolumeProps(k, options[k] as string, 'tpmstate')
-      if (next.version !== undefined && (cur.version ?? 'v1.2') !== next.version) throw fail500('cannot change TPM state version after creation')
+      if (next.version !== undefined && (cur.version ?? 'v1.2') !== next.version)
+        throw fail500('cannot change TPM state version after creation')
     }
   }
   const planned = planValues(c, node, options, undefined)
-  const others = Object.fromEntries(Object.entries(g.conf.merged()).filter(([k]) => planned[k] === undefined && !del.includes(k)))
+  const others = Object.fromEntries(
+    Object.entries(g.conf.merged()).filter(([k]) => planned[k] === undefined && !del.includes(k)),
+  )
   checkSingleCloudinit(planned, others)
   return { planned, del, revert, force: flag(params.force) }
 }
@@ -329,7 +417,11 @@ function applyUpdate(c: Cluster, g: Guest, node: NodeState, req: UpdateRequest, 
     const cur = g.conf.get(k)
     g.conf.clearPending(k)
     g.conf.set(k, value)
-    if (cur !== undefined && isQemuVolumeKey(k) && driveVolid(cur, volumeKindOf(k, false)) !== driveVolid(value, volumeKindOf(k, false))) {
+    if (
+      cur !== undefined &&
+      isQemuVolumeKey(k) &&
+      driveVolid(cur, volumeKindOf(k, false)) !== driveVolid(value, volumeKindOf(k, false))
+    ) {
       detach(g, node, k, cur, false, ctx)
     }
     dropUnusedOf(g, k, value)
@@ -348,7 +440,11 @@ function bootOrderPlan(g: Guest, req: UpdateRequest) {
   let changed = false
   const explicit = req.planned.boot
   if (typeof explicit === 'string') {
-    const devs = /(?:^|,)order=([^,]*)/.exec(explicit)?.[1]?.split(';').filter((d) => d !== '') ?? []
+    const devs =
+      /(?:^|,)order=([^,]*)/
+        .exec(explicit)?.[1]
+        ?.split(';')
+        .filter((d) => d !== '') ?? []
     const merged = g.conf.merged()
     for (const dev of devs) {
       const exists = merged[dev] !== undefined || g.conf.get(dev) !== undefined || req.planned[dev] !== undefined
@@ -364,7 +460,10 @@ function bootOrderPlan(g: Guest, req: UpdateRequest) {
       }
     },
     added(k: string, value: string) {
-      const cdrom = isQemuDiskKey(k) && value.split(',').includes('media=cdrom') && !isCloudinitVolid(driveVolid(value, 'drive') ?? '')
+      const cdrom =
+        isQemuDiskKey(k) &&
+        value.split(',').includes('media=cdrom') &&
+        !isCloudinitVolid(driveVolid(value, 'drive') ?? '')
       if (track && cdrom && !order.includes(k)) {
         order.push(k)
         changed = true
@@ -377,7 +476,14 @@ function bootOrderPlan(g: Guest, req: UpdateRequest) {
 }
 
 /** PUT (sync, null) and POST (async `qmconfig`) .../config */
-export function updateQemu(c: Cluster, nodeName: string, vmid: number, params: Record<string, unknown>, caller: Caller, async: boolean): string | null {
+export function updateQemu(
+  c: Cluster,
+  nodeName: string,
+  vmid: number,
+  params: Record<string, unknown>,
+  caller: Caller,
+  async: boolean,
+): string | null {
   const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, 'qemu', vmid)
   const req = prepareUpdate(c, g, node, params)
@@ -410,7 +516,14 @@ export function updateQemu(c: Cluster, nodeName: string, vmid: number, params: R
   return upid
 }
 
-export function resizeGuest(c: Cluster, nodeName: string, vmid: number, type: 'qemu' | 'lxc', params: Record<string, unknown>, caller: Caller): string {
+export function resizeGuest(
+  c: Cluster,
+  nodeName: string,
+  vmid: number,
+  type: 'qemu' | 'lxc',
+  params: Record<string, unknown>,
+  caller: Caller,
+): string {
   const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, type, vmid)
   const disk = String(params.disk)
@@ -446,7 +559,7 @@ export function resizeGuest(c: Cluster, nodeName: string, vmid: number, type: 'q
       if (isCdrom(props)) throw new Error(`you can't resize a cdrom`)
       const vol = node.storage.get(volid)
       if (!vol) throw new Error(`volume '${volid}' does not exist`)
-      const current = props.size ? parseDiskSize(props.size) ?? vol.size : vol.size
+      const current = props.size ? (parseDiskSize(props.size) ?? vol.size) : vol.size
       const target = resizeTarget(current, size)
       if (target === undefined) throw new Error(`invalid size '${size}'`)
       if (target < current) throw new Error('shrinking disks is not supported')
@@ -468,7 +581,13 @@ export function resizeGuest(c: Cluster, nodeName: string, vmid: number, type: 'q
  * `disk is already at specified size`. Returns the write to make.
  */
 function resizeLxcCheck(
-  c: Cluster, node: NodeState, g: Guest, disk: string, size: string, digest: string | undefined, fail: (message: string) => Error,
+  c: Cluster,
+  node: NodeState,
+  g: Guest,
+  disk: string,
+  size: string,
+  digest: string | undefined,
+  fail: (message: string) => Error,
 ): { volid: string; current: number; target: number; apply(): void } {
   const le = c.lockError(g)
   if (le) throw fail(le)
@@ -479,14 +598,17 @@ function resizeLxcCheck(
   const volid = driveVolid(value, 'lxcMount')
   const vol = volid ? node.storage.get(volid) : undefined
   if (!volid || !vol) throw fail(`unable to parse volume ID '${volid ?? ''}'`)
-  if (vol.vmid !== undefined && vol.vmid !== g.vmid) throw fail(`can't resize mount point owned by another container (${vol.vmid})`)
+  if (vol.vmid !== undefined && vol.vmid !== g.vmid)
+    throw fail(`can't resize mount point owned by another container (${vol.vmid})`)
   const current = vol.size
   const target = resizeTarget(current, size)
   if (target === undefined) throw fail('invalid size string')
   if (target < current) throw fail('unable to shrink disk size')
   if (target === current) throw fail('disk is already at specified size')
   return {
-    volid, current, target,
+    volid,
+    current,
+    target,
     apply() {
       vol.size = target
       props.size = formatSize(target)
@@ -496,7 +618,14 @@ function resizeLxcCheck(
 }
 
 /** `byHa`: the call comes from the HA LRM (rpcenv type `ha`), so it is not turned into an HA request again */
-export function startQemu(c: Cluster, nodeName: string, vmid: number, params: Record<string, unknown>, caller: Caller, byHa = false): string {
+export function startQemu(
+  c: Cluster,
+  nodeName: string,
+  vmid: number,
+  params: Record<string, unknown>,
+  caller: Caller,
+  byHa = false,
+): string {
   const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, 'qemu', vmid)
   // vm_start: an HA-managed VM is only asked for (`hastart`, ha-manager set --state started)
@@ -517,8 +646,26 @@ export function startQemu(c: Cluster, nodeName: string, vmid: number, params: Re
   })
 }
 
-export function stopQemu(c: Cluster, nodeName: string, vmid: number, params: Record<string, unknown>, caller: Caller, byHa = false): string {
-  c.requireNode(nodeName)
+/**
+ * _do_vm_stop -> vm_stop_cleanup($apply_pending_changes = 1): once the QEMU process of an API stop or
+ * shutdown is gone, vmconfig_apply_pending moves [PENDING] into the config and writes it (a new digest).
+ * Only the API paths do this; a shutdown from inside the guest or a crash is cleaned up by `qm cleanup`
+ * (qmeventd) with apply_pending_changes = 0, and a stop of a VM that is not running returns before it.
+ */
+function stopAndApplyPending(c: Cluster, g: Guest, node: NodeState): void {
+  c.setStatus(g, 'stopped')
+  applyPending(g, node)
+}
+
+export function stopQemu(
+  c: Cluster,
+  nodeName: string,
+  vmid: number,
+  params: Record<string, unknown>,
+  caller: Caller,
+  byHa = false,
+): string {
+  const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, 'qemu', vmid)
   // vm_stop: `hastop` (crm-command stop <sid> 0, a hard stop by the LRM)
   if (!byHa && c.ha.managed(g)) return c.ha.powerRequest(g, 'stop', 0, caller)
@@ -529,13 +676,21 @@ export function stopQemu(c: Cluster, nodeName: string, vmid: number, params: Rec
       if (e) throw new Error(e)
       const le = skiplock ? undefined : c.lockError(g)
       if (le) throw new Error(le)
-      c.setStatus(g, 'stopped')
+      if (g.status !== 'running') return
+      stopAndApplyPending(c, g, node)
     },
   })
 }
 
-export function shutdownQemu(c: Cluster, nodeName: string, vmid: number, params: Record<string, unknown>, caller: Caller, byHa = false): string {
-  c.requireNode(nodeName)
+export function shutdownQemu(
+  c: Cluster,
+  nodeName: string,
+  vmid: number,
+  params: Record<string, unknown>,
+  caller: Caller,
+  byHa = false,
+): string {
+  const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, 'qemu', vmid)
   const forceStop = flag(params.forceStop)
   if (g.paused && !forceStop) throw fail500('VM is paused - cannot shutdown')
@@ -556,12 +711,18 @@ export function shutdownQemu(c: Cluster, nodeName: string, vmid: number, params:
         if (!forceStop) throw new Error('VM quit/powerdown failed - got timeout')
         ctx.log('VM still running - terminating now with SIGTERM')
       }
-      c.setStatus(g, 'stopped')
+      stopAndApplyPending(c, g, node)
     },
   })
 }
 
-export function rebootQemu(c: Cluster, nodeName: string, vmid: number, _params: Record<string, unknown>, caller: Caller): string {
+export function rebootQemu(
+  c: Cluster,
+  nodeName: string,
+  vmid: number,
+  _params: Record<string, unknown>,
+  caller: Caller,
+): string {
   const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, 'qemu', vmid)
   if (g.status !== 'running') throw fail500(`VM ${vmid} not running`)
@@ -580,7 +741,13 @@ export function rebootQemu(c: Cluster, nodeName: string, vmid: number, _params: 
   })
 }
 
-export function suspendResumeQemu(c: Cluster, nodeName: string, vmid: number, action: 'suspend' | 'resume' | 'reset', caller: Caller): string {
+export function suspendResumeQemu(
+  c: Cluster,
+  nodeName: string,
+  vmid: number,
+  action: 'suspend' | 'resume' | 'reset',
+  caller: Caller,
+): string {
   c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, 'qemu', vmid)
   if (g.status !== 'running') throw fail500(`VM ${vmid} not running`)
@@ -594,7 +761,14 @@ export function suspendResumeQemu(c: Cluster, nodeName: string, vmid: number, ac
 }
 
 /** full/linked clone (pve-api.md section 5.2, checklist 8) */
-export function cloneGuest(c: Cluster, nodeName: string, vmid: number, type: 'qemu' | 'lxc', params: Record<string, unknown>, caller: Caller): string {
+export function cloneGuest(
+  c: Cluster,
+  nodeName: string,
+  vmid: number,
+  type: 'qemu' | 'lxc',
+  params: Record<string, unknown>,
+  caller: Caller,
+): string {
   const node = c.requireNode(nodeName)
   const src = c.requireGuest(nodeName, type, vmid)
   const newid = Number(params.newid)
@@ -602,7 +776,11 @@ export function cloneGuest(c: Cluster, nodeName: string, vmid: number, type: 'qe
   const other = c.guests.get(newid)
   if (other) {
     // qemu-server tests for the target's config file; pve-container runs check_vmid_unused
-    throw fail500(type === 'qemu' ? `unable to create VM ${newid}: config file already exists` : `${other.type === 'qemu' ? 'VM' : 'CT'} ${newid} already exists on node '${other.node}'`)
+    throw fail500(
+      type === 'qemu'
+        ? `unable to create VM ${newid}: config file already exists`
+        : `${other.type === 'qemu' ? 'VM' : 'CT'} ${newid} already exists on node '${other.node}'`,
+    )
   }
   const isTemplate = src.conf.get('template') === '1'
   const full = params.full === undefined ? !isTemplate : flag(params.full)
@@ -618,27 +796,44 @@ export function cloneGuest(c: Cluster, nodeName: string, vmid: number, type: 'qe
   c.checkLock(src)
   if (params.snapname !== undefined) throw fail500(`snapshot '${String(params.snapname)}' does not exist`)
   const srcConf = src.conf.main()
-  const volumeKeys = Object.keys(srcConf).filter((k) => (type === 'qemu' ? isQemuVolumeKey(k) : k === 'rootfs' || /^mp\d+$/.test(k)))
+  const volumeKeys = Object.keys(srcConf).filter((k) =>
+    type === 'qemu' ? isQemuVolumeKey(k) : k === 'rootfs' || /^mp\d+$/.test(k),
+  )
   if (!full) {
     for (const k of volumeKeys) {
       const volid = driveVolid(srcConf[k] as string, volumeKindOf(k, type === 'lxc'))
       const vol = volid ? node.storage.get(volid) : undefined
-      const fileRaw = vol !== undefined && node.storage.def(volid?.split(':')[0] ?? '')?.type === 'dir' && vol.format !== 'qcow2'
-      if (volid && !isCloudinitVolid(volid) && !(srcConf[k] ?? '').includes('media=cdrom') && (!/(^|[:/])base(vol)?-/.test(volid) || fileRaw)) {
-        throw fail500(type === 'qemu' ? `Linked clone feature is not supported for drive '${k}'` : `Linked clone feature for '${volid}' is not available`)
+      const fileRaw =
+        vol !== undefined && node.storage.def(volid?.split(':')[0] ?? '')?.type === 'dir' && vol.format !== 'qcow2'
+      if (
+        volid &&
+        !isCloudinitVolid(volid) &&
+        !(srcConf[k] ?? '').includes('media=cdrom') &&
+        (!/(^|[:/])base(vol)?-/.test(volid) || fileRaw)
+      ) {
+        throw fail500(
+          type === 'qemu'
+            ? `Linked clone feature is not supported for drive '${k}'`
+            : `Linked clone feature for '${volid}' is not available`,
+        )
       }
     }
   }
   const pendingKeys = [...Object.keys(src.conf.pending()), ...src.conf.pendingDeletes().keys()]
   // qemu-server writes "# qmclone temporary file\nlock: clone\n": the comment reads back as a description
-  const tempConf: Record<string, string> = type === 'qemu' ? { description: 'qmclone temporary file', lock: 'clone' } : { lock: 'clone' }
+  const tempConf: Record<string, string> =
+    type === 'qemu' ? { description: 'qmclone temporary file', lock: 'clone' } : { lock: 'clone' }
   const clone = c.addGuest(newid, type, nodeName, new GuestConfig(tempConf))
   const allocated: string[] = []
   const upid = c.dispatch(nodeName, type === 'qemu' ? 'qmclone' : 'vzclone', String(vmid), caller.actor, {
     run: (ctx) => {
       const conf: Record<string, string> = {}
       for (const [k, v] of Object.entries(srcConf)) {
-        if (['template', 'parent', 'vmstate', 'lock', 'snaptime', 'runningmachine', 'runningcpu'].includes(k) || /^unused\d+$/.test(k)) continue
+        if (
+          ['template', 'parent', 'vmstate', 'lock', 'snaptime', 'runningmachine', 'runningcpu'].includes(k) ||
+          /^unused\d+$/.test(k)
+        )
+          continue
         conf[k] = v
       }
       for (const k of volumeKeys) {
@@ -647,16 +842,22 @@ export function cloneGuest(c: Cluster, nodeName: string, vmid: number, type: 'qe
         const volid = driveVolid(value, kind)
         const vol = volid ? node.storage.get(volid) : undefined
         const props = parseVolumeProps(k, value, kind)
-        if (!vol || isCdrom(props) && !isCloudinitVolid(vol.volid)) continue
+        if (!vol || (isCdrom(props) && !isCloudinitVolid(vol.volid))) continue
         if (isCloudinitVolid(vol.volid)) {
           const nv = node.storage.allocCloudinit(vol.volid.split(':')[0] as string, newid, Math.floor(c.now() / 1000))
           allocated.push(nv.volid)
           conf[k] = printPropString({ ...props, file: nv.volid }, FORMATS.drive)
           continue
         }
-        const storage = full && params.storage !== undefined ? String(params.storage) : (vol.volid.split(':')[0] as string)
-        const fileFmt = params.format !== undefined ? String(params.format) : vol.format === 'subvol' ? undefined : vol.format
-        const nv = node.storage.allocDisk(storage, newid, vol.size, { ct: type === 'lxc', ctime: Math.floor(c.now() / 1000), ...(fileFmt ? { format: fileFmt } : {}) })
+        const storage =
+          full && params.storage !== undefined ? String(params.storage) : (vol.volid.split(':')[0] as string)
+        const fileFmt =
+          params.format !== undefined ? String(params.format) : vol.format === 'subvol' ? undefined : vol.format
+        const nv = node.storage.allocDisk(storage, newid, vol.size, {
+          ct: type === 'lxc',
+          ctime: Math.floor(c.now() / 1000),
+          ...(fileFmt ? { format: fileFmt } : {}),
+        })
         if (!full) {
           nv.parent = vol.volid.split(':')[1]
           if (node.storage.def(storage)?.type === 'dir') {
@@ -704,14 +905,24 @@ export function cloneGuest(c: Cluster, nodeName: string, vmid: number, type: 'qe
 }
 
 /** template conversion: runs under the config flock; disks renamed vm- -> base- */
-export function templateGuest(c: Cluster, nodeName: string, vmid: number, type: 'qemu' | 'lxc', caller: Caller): string {
+export function templateGuest(
+  c: Cluster,
+  nodeName: string,
+  vmid: number,
+  type: 'qemu' | 'lxc',
+  caller: Caller,
+): string {
   const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, type, vmid)
   c.lockConfigSync(type, vmid)
   c.checkLock(g)
   if (g.conf.get('template') === '1') throw fail500(`you can't convert a template to a template`)
   if (g.status === 'running') {
-    throw fail500(type === 'qemu' ? `you can't convert a VM to template if VM is running` : `you can't convert a CT to template if the CT is running`)
+    throw fail500(
+      type === 'qemu'
+        ? `you can't convert a VM to template if VM is running`
+        : `you can't convert a CT to template if the CT is running`,
+    )
   }
   const upid = c.dispatch(nodeName, type === 'qemu' ? 'qmtemplate' : 'vztemplate', String(vmid), caller.actor, {
     run: () => {
@@ -733,7 +944,14 @@ export function templateGuest(c: Cluster, nodeName: string, vmid: number, type: 
 }
 
 /** DELETE /nodes/{node}/qemu/{vmid} */
-export function destroyGuest(c: Cluster, nodeName: string, vmid: number, type: 'qemu' | 'lxc', params: Record<string, unknown>, caller: Caller): string {
+export function destroyGuest(
+  c: Cluster,
+  nodeName: string,
+  vmid: number,
+  type: 'qemu' | 'lxc',
+  params: Record<string, unknown>,
+  caller: Caller,
+): string {
   const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, type, vmid)
   const label = type === 'qemu' ? 'VM' : 'CT'
@@ -742,10 +960,15 @@ export function destroyGuest(c: Cluster, nodeName: string, vmid: number, type: '
   if (type === 'lxc') c.checkLock(g)
   // destroy_vm's early checks: an HA resource needs `purge` (which then removes it from resources.cfg)
   const purge = flag(params.purge)
-  if (c.ha.configured(g) && !purge) throw fail500(`unable to remove ${label} ${vmid} - used in HA resources and purge parameter not set.`)
+  if (c.ha.configured(g) && !purge)
+    throw fail500(`unable to remove ${label} ${vmid} - used in HA resources and purge parameter not set.`)
   const force = type === 'lxc' && flag(params.force)
   if (g.status === 'running' && !force) {
-    throw fail500(type === 'qemu' ? `VM ${vmid} is running - destroy failed` : `unable to destroy CT ${vmid} - container is running`)
+    throw fail500(
+      type === 'qemu'
+        ? `VM ${vmid} is running - destroy failed`
+        : `unable to destroy CT ${vmid} - container is running`,
+    )
   }
   const unreferenced = flag(params['destroy-unreferenced-disks'])
   const lockedBy = type === 'qemu' && !flag(params.skiplock) ? c.lockError(g) : undefined
@@ -763,7 +986,9 @@ export function destroyGuest(c: Cluster, nodeName: string, vmid: number, type: '
         const volname = v.split(':')[1] ?? ''
         const storage = v.split(':')[0] ?? ''
         if (node.storage.list(storage).some((x) => x.parent === volname)) {
-          ctx.log(`Could not remove disk '${v}', check manually: base volume '${volname}' is still in use by linked cloned`)
+          ctx.log(
+            `Could not remove disk '${v}', check manually: base volume '${volname}' is still in use by linked cloned`,
+          )
           continue
         }
         node.storage.remove(v)
@@ -787,4 +1012,3 @@ export function destroyGuest(c: Cluster, nodeName: string, vmid: number, type: '
     },
   })
 }
-

@@ -27,7 +27,13 @@ export interface Volume {
 }
 
 export const DEFAULT_STORAGES: StorageDef[] = [
-  { id: 'local', type: 'dir', content: ['backup', 'images', 'import', 'iso', 'rootdir', 'snippets', 'vztmpl'], total: 100 * GiB, path: '/var/lib/vz' },
+  {
+    id: 'local',
+    type: 'dir',
+    content: ['backup', 'images', 'import', 'iso', 'rootdir', 'snippets', 'vztmpl'],
+    total: 100 * GiB,
+    path: '/var/lib/vz',
+  },
   { id: 'local-lvm', type: 'lvmthin', content: ['images', 'rootdir'], total: 500 * GiB },
   { id: 'local-zfs', type: 'zfspool', content: ['images', 'rootdir'], total: 1000 * GiB },
 ]
@@ -62,7 +68,11 @@ export function splitVolid(volid: string): [string, string] | undefined {
 
 /** The owner vmid encoded in an image volume name (`vm-100-disk-0`, `100/vm-100-disk-0.raw`, `subvol-...`). */
 export function volumeOwner(volname: string): number | undefined {
-  const last = volname.split('/').filter((p) => p !== '').slice(-1)[0] ?? ''
+  const last =
+    volname
+      .split('/')
+      .filter((p) => p !== '')
+      .slice(-1)[0] ?? ''
   const m = /^(?:vm|base|subvol|basevol)-(\d+)-/.exec(last)
   return m && m[1] ? Number(m[1]) : undefined
 }
@@ -109,7 +119,9 @@ export class NodeStorage {
   }
 
   list(id: string): Volume[] {
-    return [...(this.volumes.get(id)?.values() ?? [])].sort((a, b) => (a.volid < b.volid ? -1 : a.volid > b.volid ? 1 : 0))
+    return [...(this.volumes.get(id)?.values() ?? [])].sort((a, b) =>
+      a.volid < b.volid ? -1 : a.volid > b.volid ? 1 : 0,
+    )
   }
 
   get(volid: string): Volume | undefined {
@@ -224,10 +236,15 @@ export class NodeStorage {
 }
 
 export function volumeListItem(v: Volume): Record<string, unknown> {
-  const item: Record<string, unknown> = { volid: v.volid, content: v.content, format: v.format, size: v.size, ctime: v.ctime }
+  const item: Record<string, unknown> = {
+    volid: v.volid,
+    content: v.content,
+    format: v.format,
+    size: v.size,
+    ctime: v.ctime,
+  }
   if (v.vmid !== undefined) item.vmid = v.vmid
   if (v.parent !== undefined) item.parent = v.parent
   if (v.content === 'images' || v.content === 'rootdir') item.used = v.size
   return item
 }
-

@@ -57,7 +57,8 @@ function hex(n: number, width: number): string {
   return n.toString(16).toUpperCase().padStart(width, '0')
 }
 
-export const UPID_RE = /^UPID:([a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?):([0-9A-Fa-f]{8}):([0-9A-Fa-f]{8,9}):([0-9A-Fa-f]{8}):([^:\s/]+):([^:\s/]*):([^:\s/]+):$/
+export const UPID_RE =
+  /^UPID:([a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?):([0-9A-Fa-f]{8}):([0-9A-Fa-f]{8,9}):([0-9A-Fa-f]{8}):([^:\s/]+):([^:\s/]*):([^:\s/]+):$/
 
 export class TaskManager {
   private tasks = new Map<string, Task>()
@@ -88,8 +89,19 @@ export class TaskManager {
     const [user, tokenid] = actor.split('!') as [string, string | undefined]
     const b = this.behaviours.get(type)
     const task: Task = {
-      upid, node, pid, pstart, starttime, type, id, user, startMs: now,
-      endMs: now + (b?.durationMs ?? work.durationMs ?? this.defaultDurationMs), status: 'running', log: [], work,
+      upid,
+      node,
+      pid,
+      pstart,
+      starttime,
+      type,
+      id,
+      user,
+      startMs: now,
+      endMs: now + (b?.durationMs ?? work.durationMs ?? this.defaultDurationMs),
+      status: 'running',
+      log: [],
+      work,
       extraWarnings: b?.warnings ?? 0,
     }
     if (tokenid !== undefined) task.tokenid = tokenid
@@ -192,8 +204,15 @@ export class TaskManager {
 
 export function taskStatus(t: Task): Record<string, unknown> {
   const out: Record<string, unknown> = {
-    upid: t.upid, node: t.node, pid: t.pid, pstart: t.pstart, starttime: t.starttime, type: t.type, id: t.id,
-    user: t.user, status: t.status,
+    upid: t.upid,
+    node: t.node,
+    pid: t.pid,
+    pstart: t.pstart,
+    starttime: t.starttime,
+    type: t.type,
+    id: t.id,
+    user: t.user,
+    status: t.status,
   }
   if (t.tokenid !== undefined) out.tokenid = t.tokenid
   if (t.status === 'stopped') out.exitstatus = t.exitstatus

@@ -38,7 +38,10 @@ describe('pve-api.md §5.1 cluster views', () => {
     const s = makeSim()
     s.sim.setNodeOnline('pve2', false)
     const nodes = await s.call('GET', '/nodes')
-    expect(nodes.map((n: { node: string; status: string }) => [n.node, n.status])).toEqual([['pve1', 'online'], ['pve2', 'offline']])
+    expect(nodes.map((n: { node: string; status: string }) => [n.node, n.status])).toEqual([
+      ['pve1', 'online'],
+      ['pve2', 'offline'],
+    ])
     expect((await s.error('GET', '/nodes/pve2/qemu')).status).toBe(595)
     const unknown = await s.error('GET', '/nodes/nope/qemu')
     expect(unknown.message).toMatch(/^hostname lookup 'nope' failed/)
@@ -49,7 +52,9 @@ describe('pve-api.md §5.1 cluster views', () => {
     const s = makeSim()
     await s.run('POST', '/nodes/pve1/qemu', { vmid: 100 })
     await s.run('POST', '/nodes/pve2/qemu', { vmid: 101, name: 'b' })
-    expect((await s.call('GET', '/nodes/pve1/qemu')).map((g: { vmid: number; name: string }) => [g.vmid, g.name])).toEqual([[100, 'VM 100']])
+    expect(
+      (await s.call('GET', '/nodes/pve1/qemu')).map((g: { vmid: number; name: string }) => [g.vmid, g.name]),
+    ).toEqual([[100, 'VM 100']])
   })
 
   it('holds a 10,000-guest estate and lists it through /cluster/resources', async () => {
@@ -58,7 +63,9 @@ describe('pve-api.md §5.1 cluster views', () => {
     const r = await s.call('GET', '/cluster/resources', { type: 'vm' })
     const ms = performance.now() - t0
     expect(r).toHaveLength(10_000)
-    expect(r.every((g: { status: string; name?: string }) => g.status !== 'unknown' && typeof g.name === 'string')).toBe(true)
+    expect(
+      r.every((g: { status: string; name?: string }) => g.status !== 'unknown' && typeof g.name === 'string'),
+    ).toBe(true)
     // informative only (no wall-clock assertion on a shared machine)
     console.info(`/cluster/resources for 10,000 guests: ${ms.toFixed(0)} ms`)
   })
@@ -77,7 +84,9 @@ describe('pve-api.md §4 tasks', () => {
     const log = await s.call('GET', `${path}/log`)
     expect(log[0]).toEqual({ n: 1, t: expect.any(String) })
     expect(log.at(-1).t).toBe('TASK OK')
-    expect((await s.error('GET', '/nodes/pve1/tasks/garbage/status')).errors).toEqual({ upid: 'unable to parse worker upid' })
+    expect((await s.error('GET', '/nodes/pve1/tasks/garbage/status')).errors).toEqual({
+      upid: 'unable to parse worker upid',
+    })
     const other = await s.error('GET', `/nodes/pve2/tasks/${encodeURIComponent(upid)}/status`)
     expect(other.errors).toEqual({ upid: 'no such task' })
   })
@@ -97,7 +106,9 @@ describe('pve-api.md §4 tasks', () => {
     expect(s.sim.tasks().find((t) => t.upid === upid)?.exitstatus).toBe('OK')
     const list = await s.call('GET', '/nodes/pve1/tasks', { vmid: 100 })
     expect(list.map((t: { type: string }) => t.type)).toEqual(['qmstart', 'qmcreate'])
-    expect((await s.call('GET', '/nodes/pve1/tasks', { statusfilter: 'warning' })).map((t: { type: string }) => t.type)).toEqual(['qmcreate'])
+    expect(
+      (await s.call('GET', '/nodes/pve1/tasks', { statusfilter: 'warning' })).map((t: { type: string }) => t.type),
+    ).toEqual(['qmcreate'])
     expect(await s.call('GET', '/nodes/pve1/tasks', { statusfilter: 'error' })).toEqual([])
     expect(await s.call('GET', '/nodes/pve1/tasks', { source: 'active' })).toEqual([])
   })
@@ -109,7 +120,14 @@ describe('estates are derived from the seed only', () => {
     const b = makeSim({ estate: { guests: 50 } })
     expect(a.sim.guests().map((g) => g.digest)).toEqual(b.sim.guests().map((g) => g.digest))
     expect(a.sim.configText(1000)).toBe(b.sim.configText(1000))
-    expect(a.sim.guests().filter((g) => g.config.template === '1').map((g) => g.vmid)).toEqual([1000])
-    expect((await a.call('GET', '/nodes/pve1/storage/local/content', { content: 'import' }))[0].volid).toBe('local:import/debian-12-genericcloud-amd64.qcow2')
+    expect(
+      a.sim
+        .guests()
+        .filter((g) => g.config.template === '1')
+        .map((g) => g.vmid),
+    ).toEqual([1000])
+    expect((await a.call('GET', '/nodes/pve1/storage/local/content', { content: 'import' }))[0].volid).toBe(
+      'local:import/debian-12-genericcloud-amd64.qcow2',
+    )
   })
 })

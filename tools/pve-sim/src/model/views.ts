@@ -26,7 +26,10 @@ export function maxDisk(g: Guest): number {
   const conf = g.conf
   if (g.type === 'lxc') return driveSize(conf.get('rootfs'), true)
   for (const bus of ['scsi', 'virtio', 'sata', 'ide']) {
-    for (const k of conf.keys().filter((k) => k.startsWith(bus) && isQemuDiskKey(k)).sort()) {
+    for (const k of conf
+      .keys()
+      .filter((k) => k.startsWith(bus) && isQemuDiskKey(k))
+      .sort()) {
       const v = conf.get(k) ?? ''
       if (!v.includes('media=cdrom')) return driveSize(v, false)
     }
@@ -38,7 +41,7 @@ function driveSize(value: string | undefined, lxc: boolean): number {
   if (!value) return 0
   try {
     const p = parsePropString(value, lxc ? FORMATS.lxcMount : FORMATS.drive)
-    return p.size ? parseDiskSize(p.size) ?? 0 : 0
+    return p.size ? (parseDiskSize(p.size) ?? 0) : 0
   } catch {
     return 0
   }
@@ -53,13 +56,22 @@ export function nodesList(c: Cluster): Record<string, unknown>[] {
   const now = c.now()
   return [...c.nodes.values()].map((n) => {
     const item: Record<string, unknown> = {
-      node: n.name, status: n.online ? 'online' : 'offline', id: `node/${n.name}`, type: 'node', level: '',
+      node: n.name,
+      status: n.online ? 'online' : 'offline',
+      id: `node/${n.name}`,
+      type: 'node',
+      level: '',
       ssl_fingerprint: fingerprintFor(n.name),
     }
     if (n.online) {
       Object.assign(item, {
-        cpu: 0.03, maxcpu: n.maxcpu, mem: Math.floor(n.maxmem / 8), maxmem: n.maxmem, disk: 10 * 1024 ** 3,
-        maxdisk: 100 * 1024 ** 3, uptime: Math.floor((now - n.bootMs) / 1000),
+        cpu: 0.03,
+        maxcpu: n.maxcpu,
+        mem: Math.floor(n.maxmem / 8),
+        maxmem: n.maxmem,
+        disk: 10 * 1024 ** 3,
+        maxdisk: 100 * 1024 ** 3,
+        uptime: Math.floor((now - n.bootMs) / 1000),
       })
     }
     return item
@@ -77,12 +89,21 @@ function fingerprintFor(node: string): string {
 }
 
 /** config-derived sizes, cached per config version (the 10,000-guest /cluster/resources stays cheap) */
-const sizeCache = new WeakMap<Guest, { version: number; conf: object; maxcpu: number; maxmem: number; maxdisk: number }>()
+const sizeCache = new WeakMap<
+  Guest,
+  { version: number; conf: object; maxcpu: number; maxmem: number; maxdisk: number }
+>()
 
 function sizes(c: Cluster, g: Guest): { maxcpu: number; maxmem: number; maxdisk: number } {
   const hit = sizeCache.get(g)
   if (hit && hit.conf === g.conf && hit.version === g.conf.version) return hit
-  const fresh = { version: g.conf.version, conf: g.conf, maxcpu: cpuCount(c, g), maxmem: memoryBytes(g), maxdisk: maxDisk(g) }
+  const fresh = {
+    version: g.conf.version,
+    conf: g.conf,
+    maxcpu: cpuCount(c, g),
+    maxmem: memoryBytes(g),
+    maxdisk: maxDisk(g),
+  }
   sizeCache.set(g, fresh)
   return fresh
 }
@@ -101,7 +122,8 @@ function guestStats(c: Cluster, g: Guest, status: string): Record<string, unknow
     netout: 0,
     diskread: 0,
     diskwrite: 0,
-    uptime: running && g.startedMs !== undefined && status === 'running' ? Math.floor((c.now() - g.startedMs) / 1000) : 0,
+    uptime:
+      running && g.startedMs !== undefined && status === 'running' ? Math.floor((c.now() - g.startedMs) / 1000) : 0,
   }
 }
 
@@ -137,7 +159,14 @@ export function clusterResources(c: Cluster, type: string | undefined): Record<s
   if (type === undefined || type === 'vm') {
     for (const g of c.guests.values()) {
       if (c.nodes.get(g.node)?.online === false) {
-        out.push({ id: `${g.type}/${g.vmid}`, type: g.type, vmid: g.vmid, node: g.node, status: 'unknown', name: guestName(g) })
+        out.push({
+          id: `${g.type}/${g.vmid}`,
+          type: g.type,
+          vmid: g.vmid,
+          node: g.node,
+          status: 'unknown',
+          name: guestName(g),
+        })
       } else out.push(resourceItem(c, g))
     }
   }
@@ -149,8 +178,16 @@ export function clusterResources(c: Cluster, type: string | undefined): Record<s
       for (const d of n.storage.defs) {
         const s = n.storage.statusItem(d)
         out.push({
-          id: `storage/${n.name}/${d.id}`, type: 'storage', storage: d.id, node: n.name, status: n.online ? 'available' : 'unknown',
-          plugintype: d.type, content: s.content, shared: 0, disk: s.used, maxdisk: s.total,
+          id: `storage/${n.name}/${d.id}`,
+          type: 'storage',
+          storage: d.id,
+          node: n.name,
+          status: n.online ? 'available' : 'unknown',
+          plugintype: d.type,
+          content: s.content,
+          shared: 0,
+          disk: s.used,
+          maxdisk: s.total,
         })
       }
     }
@@ -163,9 +200,36 @@ export function guestListItem(c: Cluster, g: Guest): Record<string, unknown> {
   const stats = guestStats(c, g, g.status)
   const item: Record<string, unknown> = { vmid: g.vmid, name: guestName(g), status: g.status }
   if (g.type === 'qemu') {
-    Object.assign(item, { cpus: stats.maxcpu, maxmem: stats.maxmem, mem: stats.mem, maxdisk: stats.maxdisk, disk: 0, cpu: stats.cpu, uptime: stats.uptime, netin: 0, netout: 0, diskread: 0, diskwrite: 0 })
+    Object.assign(item, {
+      cpus: stats.maxcpu,
+      maxmem: stats.maxmem,
+      mem: stats.mem,
+      maxdisk: stats.maxdisk,
+      disk: 0,
+      cpu: stats.cpu,
+      uptime: stats.uptime,
+      netin: 0,
+      netout: 0,
+      diskread: 0,
+      diskwrite: 0,
+    })
   } else {
-    Object.assign(item, { type: 'lxc', cpus: stats.maxcpu, maxmem: stats.maxmem, mem: stats.mem, maxdisk: stats.maxdisk, disk: 0, cpu: stats.cpu, uptime: stats.uptime, maxswap: Number(g.conf.get('swap') ?? 512) * MiB, swap: 0, netin: 0, netout: 0, diskread: 0, diskwrite: 0 })
+    Object.assign(item, {
+      type: 'lxc',
+      cpus: stats.maxcpu,
+      maxmem: stats.maxmem,
+      mem: stats.mem,
+      maxdisk: stats.maxdisk,
+      disk: 0,
+      cpu: stats.cpu,
+      uptime: stats.uptime,
+      maxswap: Number(g.conf.get('swap') ?? 512) * MiB,
+      swap: 0,
+      netin: 0,
+      netout: 0,
+      diskread: 0,
+      diskwrite: 0,
+    })
   }
   if (g.status === 'running') item.pid = 10000 + g.vmid
   if (g.conf.get('template') === '1') item.template = 1

@@ -55,7 +55,14 @@ export function raw(
         } catch {
           json = undefined
         }
-        resolve({ status: res.statusCode ?? 0, reason: res.statusMessage ?? '', headers: res.headers, body, json, ms: Date.now() - t0 })
+        resolve({
+          status: res.statusCode ?? 0,
+          reason: res.statusMessage ?? '',
+          headers: res.headers,
+          body,
+          json,
+          ms: Date.now() - t0,
+        })
       })
       res.on('error', reject)
     })
@@ -71,13 +78,22 @@ export const form = (params: Record<string, string>): { headers: Record<string, 
 })
 
 /** polls a task until it stopped; returns its final status object */
-export async function waitTask(target: RawTarget, auth: Record<string, string>, node: string, upid: string, timeoutMs = 10_000): Promise<Record<string, unknown>> {
+export async function waitTask(
+  target: RawTarget,
+  auth: Record<string, string>,
+  node: string,
+  upid: string,
+  timeoutMs = 10_000,
+): Promise<Record<string, unknown>> {
   const t0 = Date.now()
   for (;;) {
-    const r = await raw(target, 'GET', `/api2/json/nodes/${node}/tasks/${encodeURIComponent(upid)}/status`, { headers: auth })
+    const r = await raw(target, 'GET', `/api2/json/nodes/${node}/tasks/${encodeURIComponent(upid)}/status`, {
+      headers: auth,
+    })
     const data = (r.json as { data?: Record<string, unknown> } | undefined)?.data
     if (r.status === 200 && data?.status === 'stopped') return data
-    if (Date.now() - t0 > timeoutMs) throw new Error(`task ${upid} still ${String(data?.status ?? r.status)} after ${timeoutMs} ms`)
+    if (Date.now() - t0 > timeoutMs)
+      throw new Error(`task ${upid} still ${String(data?.status ?? r.status)} after ${timeoutMs} ms`)
     await new Promise((res) => setTimeout(res, 20))
   }
 }

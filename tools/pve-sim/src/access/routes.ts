@@ -1,0 +1,368 @@
+/**
+ * /access/users, /access/users/{userid}/token/{tokenid}, /access/roles, /access/acl, /access/permissions
+ * (pve-access-control API2/User.pm, API2/Role.pm, API2/ACL.pm, API2/AccessControl.pm `permissions`).
+ * The per-route privilege checks of apidoc.json run before these handlers (api2-check.ts); what the
+ * handlers check themselves is here.
+ */
+import { randomUUID } from 'node:crypto'
+import type { AuthState } from '../http/auth.js'
+import { PveHttpError, type Method, type Handler, type RequestContext, type Route } from '../http/types.js'
+import { AccessState, normalizePath, privsObject, REALMS, splitTokenId, validAclPath, type UserInfo } from './state.js'
+
+type Table = [Method, string, Handler][]
+
+const fail = (msg: string): PveHttpError => new PveHttpError(500, msg)
+const paramFail = (errors: Record<string, string>): PveHttpError =>
+  new PveHttpError(400, 'Parameter verification failed.', errors)
+const list = (v: unknown): string[] => (typeof v === 'string' ? v.split(/[,;\s]+/).filter(Boolean) : [])
+const s = (ctx: RequestContext, k: string): string | undefined =>
+  ctx.params[k] === undefined || ctx.params[k] === null ? undefined : String(ctx.params[k])
+const realmOf = (userid: string): string => userid.slice(userid.lastIndexOf('@') + 1)
+
+function requireUser(a: AccessState, userid: string): UserInfo {
+  const u = a.users.get(userid)
+  if (!u) throw fail(`no such user ('${userid}')`)
+  return u
+}
+
+function tokenView(t: { privsep: boolean; expire: number; comment?: string }): Record<string, unknown> {
+  return { privsep: t.privsep ? 1 : 0, expire: t.expire, ...(t.comment !== undefined ? { comment: t.comment } : {}) }
+}
+
+function userView(u: UserInfo, full: boolean): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    userid: u.userid,
+    enable: u.enable ? 1 : 0,
+    expire: u.expire,
+    'realm-type': realmOf(u.userid),
+  }
+  for (const k of ['comment', 'email', 'firstname', 'lastname'] as const) if (u[k] !== undefined) out[k] = u[k]
+  if (full)
+    out.tokens = [...u.tokens.entries()]
+      .sort(([x], [y]) => x.localeCompare(y))
+      .map(([tokenid, t]) => ({ tokenid, ...tokenView(t) }))
+  return out
+}
+
+function setUserFields(u: UserInfo, ctx: RequestContext): void {
+  for (const k of ['comment', 'email', 'firstname', 'lastname'] as const) {
+    const v = s(ctx, k)
+    if (v !== undefined) u[k] = v
+  }
+  if (ctx.params.enable !== undefined) u.enable = ctx.params.enable === true
+  if (ctx.params.expire !== undefined) u.expire = Number(ctx.params.expire)
+}
+
+function parsePrivs(a: AccessState, v: unknown): string[] {
+  const privs = list(v)
+  for (const p of privs) if (!a.privileges.valid.has(p)) throw fail(`invalid privilege '${p}'`)
+  return privs
+}
+
+export function accessRoutes(a: AccessState, auth: AuthState): Route[] {
+  const actor = (ctx: RequestContext): string => ctx.caller.actor
+  const table: Table = [
+    [
+      'GET',
+      '/access/users',
+      (ctx) => {
+        const all = a.checkAny(actor(ctx), '/access/groups', ['User.Modify', 'Sys.Audit'], true)
+        const self = splitTokenId(actor(ctx))?.[0] ?? actor(ctx)
+        const enabled = ctx.params.enabled
+        return [...a.users.values()]
+          .filter((u) => all || u.userid === self)
+          .filter((u) => enabled === undefined || u.enable === (enabled === true))
+          .sort((x, y) => x.userid.localeCompare(y.userid))
+          .map((u) => userView(u, ctx.params.full === true))
+      },
+    ],
+    [
+      'POST',
+      '/access/users',
+      (ctx) => {
+        const userid = s(ctx, 'userid') ?? ''
+        const realm = realmOf(userid)
+        if (!REALMS.some((r) => r.realm === realm)) throw fail(`create user failed: domain '${realm}' does not exist`)
+        if (a.users.has(userid)) throw fail(`create user failed: user '${userid}' already exists`)
+        const groups = list(ctx.params.groups)
+        if (groups.length > 0) throw fail(`create user failed: no such group '${groups[0] as string}'`)
+        const u: UserInfo = { userid, enable: true, expire: 0, tokens: new Map() }
+        setUserFields(u, ctx)
+        const pw = s(ctx, 'password')
+        if (pw !== undefined && realm === 'pve') u.password = pw
+        a.users.set(userid, u)
+        return null
+      },
+    ],
+    [
+      'GET',
+      '/access/users/{userid}',
+      (ctx) => {
+        const u = requireUser(a, s(ctx, 'userid') ?? '')
+        const view = userView(u, false)
+        delete view.userid
+        view.tokens = Object.fromEntries([...u.tokens.entries()].map(([id, t]) => [id, tokenView(t)]))
+        return view
+      },
+    ],
+    [
+      'PUT',
+      '/access/users/{userid}',
+      (ctx) => {
+        const u = requireUser(a, s(ctx, 'userid') ?? '')
+        setUserFields(u, ctx)
+        return null
+      },
+    ],
+    [
+      'DELETE',
+      '/access/users/{userid}',
+      (ctx) => {
+        const userid = s(ctx, 'userid') ?? ''
+        const u = requireUser(a, userid)
+        for (const name of u.tokens.keys()) auth.tokens.delete(`${userid}!${name}`)
+        a.users.delete(userid)
+        a.dropAclsOf(userid, false)
+        return null
+      },
+    ],
+    [
+      'GET',
+      '/access/users/{userid}/token',
+      (ctx) => {
+        const u = requireUser(a, s(ctx, 'userid') ?? '')
+        return [...u.tokens.entries()]
+          .sort(([x], [y]) => x.localeCompare(y))
+          .map(([tokenid, t]) => ({ tokenid, ...tokenView(t) }))
+      },
+    ],
+    [
+      'GET',
+      '/access/users/{userid}/token/{tokenid}',
+      (ctx) => {
+        const userid = s(ctx, 'userid') ?? ''
+        const name = s(ctx, 'tokenid') ?? ''
+        const t = requireUser(a, userid).tokens.get(name)
+        if (!t) throw fail(`no such token '${name}' for user '${userid}'`)
+        return tokenView(t)
+      },
+    ],
+    // generate_token: privsep defaults to 1; the secret is shown once, in `value`
+    [
+      'POST',
+      '/access/users/{userid}/token/{tokenid}',
+      (ctx) => {
+        const userid = s(ctx, 'userid') ?? ''
+        const name = s(ctx, 'tokenid') ?? ''
+        const u = requireUser(a, userid)
+        if (u.tokens.has(name)) throw paramFail({ tokenid: 'Token already exists.' })
+        const info = {
+          privsep: ctx.params.privsep !== false,
+          expire: ctx.params.expire !== undefined ? Number(ctx.params.expire) : u.expire,
+          ...(s(ctx, 'comment') ? { comment: s(ctx, 'comment') as string } : {}),
+        }
+        const full = `${userid}!${name}`
+        const value = randomUUID()
+        u.tokens.set(name, info)
+        auth.addToken({ id: full, secret: value })
+        return { info: tokenView(info), value, 'full-tokenid': full }
+      },
+    ],
+    [
+      'PUT',
+      '/access/users/{userid}/token/{tokenid}',
+      (ctx) => {
+        const userid = s(ctx, 'userid') ?? ''
+        const name = s(ctx, 'tokenid') ?? ''
+        const t = requireUser(a, userid).tokens.get(name)
+        if (!t) throw fail(`update token failed: no such token '${name}' for user '${userid}'`)
+        if (ctx.params.privsep !== undefined) t.privsep = ctx.params.privsep === true
+        if (ctx.params.expire !== undefined) t.expire = Number(ctx.params.expire)
+        if (s(ctx, 'comment') !== undefined) t.comment = s(ctx, 'comment')
+        return tokenView(t)
+      },
+    ],
+    [
+      'DELETE',
+      '/access/users/{userid}/token/{tokenid}',
+      (ctx) => {
+        const userid = s(ctx, 'userid') ?? ''
+        const name = s(ctx, 'tokenid') ?? ''
+        const u = requireUser(a, userid)
+        if (!u.tokens.has(name)) throw fail(`delete token failed: no such token '${name}' for user '${userid}'`)
+        u.tokens.delete(name)
+        auth.tokens.delete(`${userid}!${name}`)
+        a.dropAclsOf(`${userid}!${name}`, true)
+        return null
+      },
+    ],
+
+    [
+      'GET',
+      '/access/roles',
+      () =>
+        a
+          .roleNames()
+          .map((roleid) => ({
+            roleid,
+            privs: [...(a.role(roleid) ?? [])].sort().join(','),
+            special: a.privileges.builtinRoles.has(roleid) ? 1 : 0,
+          })),
+    ],
+    [
+      'POST',
+      '/access/roles',
+      (ctx) => {
+        const roleid = s(ctx, 'roleid') ?? ''
+        if (/^PVE/i.test(roleid))
+          throw paramFail({ roleid: "cannot use role ID starting with the (case-insensitive) 'PVE' namespace" })
+        if (a.role(roleid)) throw fail(`create role failed: role '${roleid}' already exists`)
+        const privs = parsePrivs(a, ctx.params.privs)
+        a.customRoles.set(roleid, new Set(privs))
+        return null
+      },
+    ],
+    [
+      'GET',
+      '/access/roles/{roleid}',
+      (ctx) => {
+        const role = a.role(s(ctx, 'roleid') ?? '')
+        if (!role) throw fail(`role '${s(ctx, 'roleid') ?? ''}' does not exist`)
+        return Object.fromEntries([...role].sort().map((p) => [p, 1]))
+      },
+    ],
+    [
+      'PUT',
+      '/access/roles/{roleid}',
+      (ctx) => {
+        const roleid = s(ctx, 'roleid') ?? ''
+        if (a.privileges.builtinRoles.has(roleid)) throw fail(`auto-generated role '${roleid}' cannot be modified`)
+        const role = a.customRoles.get(roleid)
+        if (!role) throw fail(`update role failed: role '${roleid}' does not exist`)
+        const privs = parsePrivs(a, ctx.params.privs)
+        if (ctx.params.append !== true) role.clear()
+        for (const p of privs) role.add(p)
+        return null
+      },
+    ],
+    [
+      'DELETE',
+      '/access/roles/{roleid}',
+      (ctx) => {
+        const roleid = s(ctx, 'roleid') ?? ''
+        if (a.privileges.builtinRoles.has(roleid)) throw fail(`auto-generated role '${roleid}' cannot be deleted`)
+        if (!a.customRoles.delete(roleid)) throw fail(`delete role failed: role '${roleid}' does not exist`)
+        for (const node of a.acl.values())
+          for (const m of [...node.users.values(), ...node.tokens.values()]) m.delete(roleid)
+        return null
+      },
+    ],
+
+    // read_acl: only the paths the caller may audit or modify permissions on
+    [
+      'GET',
+      '/access/acl',
+      (ctx) => {
+        const audit = a.check(actor(ctx), '/access', ['Sys.Audit'], true)
+        const out: Record<string, unknown>[] = []
+        for (const path of [...a.acl.keys()].sort()) {
+          if (!audit && !a.checkPermModify(actor(ctx), path, true)) continue
+          const node = a.acl.get(path)
+          if (!node) continue
+          for (const [type, m] of [
+            ['user', node.users],
+            ['token', node.tokens],
+          ] as const) {
+            for (const [ugid, roles] of [...m.entries()].sort(([x], [y]) => x.localeCompare(y))) {
+              for (const [roleid, propagate] of [...roles.entries()].sort(([x], [y]) => x.localeCompare(y))) {
+                out.push({ path, type, ugid, roleid, propagate: propagate ? 1 : 0 })
+              }
+            }
+          }
+        }
+        return out
+      },
+    ],
+    // update_acl
+    [
+      'PUT',
+      '/access/acl',
+      (ctx) => {
+        const users = list(ctx.params.users)
+        const tokens = list(ctx.params.tokens)
+        const groups = list(ctx.params.groups)
+        if (users.length === 0 && tokens.length === 0 && groups.length === 0) {
+          const msg = "either 'users', 'groups' or 'tokens' is required."
+          throw paramFail({ users: msg, groups: msg, tokens: msg })
+        }
+        const raw = s(ctx, 'path') ?? ''
+        const path = normalizePath(raw)
+        const del = ctx.params.delete === true
+        if (!path || (!del && !validAclPath(path))) throw paramFail({ path: `invalid ACL path '${raw}'` })
+        const propagate = ctx.params.propagate !== false
+        const mine = a.permissions(actor(ctx), path)
+        const node = a.aclNode(path, true)
+        if (!node) return null
+        for (const role of list(ctx.params.roles)) {
+          const privs = a.role(role)
+          if (!privs) throw fail(`ACL update failed: role '${role}' does not exist`)
+          if (!mine.has('Permissions.Modify')) {
+            const verb = del ? 'remove' : 'add'
+            for (const p of privs) {
+              if (!mine.has(p))
+                throw paramFail({
+                  role: `Cannot ${verb} role '${role}' - requires 'Permissions.Modify' or superset of privileges.`,
+                })
+              if (propagate && !del && mine.get(p) !== propagate) {
+                throw paramFail({
+                  role: `Cannot ${verb} role '${role}' with propagation - requires 'Permissions.Modify' or propagated superset of privileges.`,
+                })
+              }
+            }
+            if (role === 'NoAccess')
+              throw paramFail({ role: `Cannot ${verb} role '${role}' - requires 'Permissions.Modify'` })
+          }
+          if (groups.length > 0) throw fail(`ACL update failed: group '${groups[0] as string}' does not exist`)
+          for (const userid of users) {
+            if (!a.users.has(userid)) throw fail(`ACL update failed: user '${userid}' does not exist`)
+            apply(node.users, userid, role, propagate, del)
+          }
+          for (const tokenid of tokens) {
+            const split = splitTokenId(tokenid)
+            if (!split || !a.token(tokenid))
+              throw fail(`ACL update failed: no such token '${split?.[1] ?? tokenid}' for user '${split?.[0] ?? ''}'`)
+            apply(node.tokens, tokenid, role, propagate, del)
+          }
+        }
+        return null
+      },
+    ],
+
+    // permissions: one's own (or an owned token's) without privileges, anyone else's with Sys.Audit on /access
+    [
+      'GET',
+      '/access/permissions',
+      (ctx) => {
+        const me = actor(ctx)
+        const who = s(ctx, 'userid') ?? me
+        const owner = splitTokenId(who)?.[0]
+        if (who !== me && owner !== me) a.check(me, '/access', ['Sys.Audit'])
+        const path = s(ctx, 'path')
+        if (path !== undefined) return { [path]: privsObject(a.permissions(who, path)) }
+        return a.effectivePermissions(who)
+      },
+    ],
+  ]
+  return table.map(([method, path, handler]) => ({ method, path, handler }))
+}
+
+function apply(m: Map<string, Map<string, boolean>>, id: string, role: string, propagate: boolean, del: boolean): void {
+  let roles = m.get(id)
+  if (del) {
+    roles?.delete(role)
+    if (roles?.size === 0) m.delete(id)
+    return
+  }
+  if (!roles) m.set(id, (roles = new Map()))
+  roles.set(role, propagate)
+}
