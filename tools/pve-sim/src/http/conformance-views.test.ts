@@ -63,3 +63,185 @@ describe('qemu-server vmconfig_update_net', () => {
     expect((await pending(300)).find((p) => p.key === 'net0')).toEqual({ key: 'net0', value: live, pending: e1000 })
   })
 })
+
+describe('pve-guest-common PVE::AbstractConfig snapshots (qemu-server and pve-container snapshot handlers)', () => {
+  const snap = (vmid: number, type = 'qemu') => `/nodes/pve1/${type}/${vmid}/snapshot`
+  const list = async (vmid: number, type = 'qemu') =>
+    data<Record<string, unknown>[]>(await req('GET', snap(vmid, type)))
+
+  it('snapshot_create: a [name] section in the config (digest changes), parent set, `current` last in the list', async () => {
+    await ok(
+      await formReq('POST', '/nodes/pve1/qemu', {
+        vmid: '310',
+        memory: '1024',
+        scsi0: 'local-lvm:2',
+        description: 'the vm',
+      }),
+    )
+    const before = await config(310)
+    expect(await list(310)).toEqual([
+      { name: 'current', digest: before.digest, running: 0, description: 'You are here!' },
+    ])
+    await ok(await formReq('POST', snap(310), { snapname: 'first', description: 'before upgrade' }))
+    const after = await config(310)
+    expect(after.parent).toBe('first')
+    expect(after.digest).not.toBe(before.digest)
+    expect(after.lock).toBeUndefined()
+    const text = sim.control.configText(310) ?? ''
+    expect(text).toMatch(/\nparent: first\n/)
+    expect(text).toMatch(/\n\[first\]\n#before upgrade\n/)
+    expect(text.slice(text.indexOf('[first]'))).toMatch(/\nsnaptime: \d+\n/)
+    const items = await list(310)
+    expect(items).toEqual([
+      { name: 'first', snaptime: expect.any(Number), vmstate: 0, description: 'before upgrade' },
+      { name: 'current', digest: after.digest, running: 0, parent: 'first', description: 'You are here!' },
+    ])
+    // the snapshot keeps the config it copied, without description, lock or digest of its own
+    const sc = data(await req('GET', `${snap(310)}/first/config`))
+    expect(sc).toMatchObject({
+      memory: '1024',
+      scsi0: before.scsi0,
+      description: 'before upgrade',
+      snaptime: expect.any(Number),
+    })
+    expect(sc.digest).toBeUndefined()
+    expect(data(await req('GET', '/nodes/pve1/qemu/310/config?snapshot=first'))).toMatchObject({
+      memory: '1024',
+      digest: after.digest,
+    })
+    expect(data(await req('GET', `${snap(310)}/first`))).toEqual([{ cmd: 'rollback' }, { cmd: 'config' }])
+    // a second snapshot chains onto the first
+    await ok(await formReq('POST', snap(310), { snapname: 'second' }))
+    expect((await list(310)).find((s) => s.name === 'second')).toMatchObject({ parent: 'first', description: '' })
+    expect((await config(310)).parent).toBe('second')
+  })
+
+  it('snapshot handlers: reserved and used names, templates and locks', async () => {
+    const r = await formReq('POST', snap(310), { snapname: 'current' })
+    expect([r.status, (r.json as { message?: string }).message]).toEqual([
+      500,
+      `unable to use snapshot name 'current' (reserved name)\n`,
+    ])
+    expect((await formReq('POST', snap(310), { snapname: 'Pending' })).status).toBe(500)
+    expect((await task(await formReq('POST', snap(310), { snapname: 'first' }))).exitstatus).toBe(
+      `snapshot name 'first' already used`,
+    )
+    sim.control.setLock(310, 'backup')
+    expect((await task(await formReq('POST', snap(310), { snapname: 'third' }))).exitstatus).toBe(
+      'VM is locked (backup)',
+    )
+    sim.control.setLock(310, null)
+    expect((await list(310)).map((s) => s.name)).toEqual(['first', 'second', 'current'])
+    expect((await task(await req('DELETE', `${snap(310)}/nope`))).exitstatus).toBe(`snapshot 'nope' does not exist`)
+    const missing = await req('GET', `${snap(310)}/nope/config`)
+    expect([missing.status, (missing.json as { message?: string }).message]).toEqual([
+      500,
+      `snapshot 'nope' does not exist\n`,
+    ])
+  })
+
+  it('has_feature(snapshot): a guest with a volume that cannot snapshot (raw on dir, a bind mount) cannot be snapshotted', async () => {
+    const storages = data<{ storage: string; type: string }[]>(await req('GET', '/nodes/pve1/storage?content=images'))
+    const dir = storages.find((s) => s.type === 'dir')
+    if (dir) {
+      await ok(
+        await formReq('POST', '/nodes/pve1/qemu', {
+          vmid: '311',
+          memory: '512',
+          scsi0: `local-lvm:1`,
+          scsi1: `${dir.storage}:1,format=raw`,
+        }),
+      )
+      const st = await task(await formReq('POST', snap(311), { snapname: 's1' }))
+      expect(st.exitstatus).toBe('snapshot feature is not available')
+      expect(await config(311)).not.toHaveProperty('lock')
+      expect(sim.control.configText(311)).not.toContain('[s1]')
+    }
+    sim.control.addVolume('pve1', 'local', { content: 'vztmpl', filename: 'debian-12-standard_12.7-1_amd64.tar.zst' })
+    await ok(
+      await formReq('POST', '/nodes/pve1/lxc', {
+        vmid: '312',
+        ostemplate: 'local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst',
+        rootfs: 'local-lvm:2',
+      }),
+    )
+    // bind mounts are root@pam-only through the API: the admin adds one on the host
+    sim.control.driftSet(312, 'mp0', '/srv/data,mp=/data')
+    expect((await task(await formReq('POST', snap(312, 'lxc'), { snapname: 's1' }))).exitstatus).toBe(
+      'snapshot feature is not available',
+    )
+    await ok(
+      await formReq('PUT', '/nodes/pve1/lxc/312/config', { delete: 'mp0' }).then(async (r) => {
+        expect(r.status, r.body).toBe(200)
+        return formReq('POST', snap(312, 'lxc'), { snapname: 's1' })
+      }),
+    )
+    const v = await formReq('POST', snap(312, 'lxc'), { snapname: 'vzdump' })
+    expect([v.status, (v.json as { message?: string }).message]).toEqual([
+      500,
+      `unable to use snapshot name 'vzdump' (reserved name)\n`,
+    ])
+    expect((await list(312, 'lxc'))[0]).toEqual({ name: 's1', snaptime: expect.any(Number), description: '' })
+  })
+
+  it('snapshot_rollback: stops the guest, restores the snapshot config and sizes, drops pending, new vmgenid, start=1 starts', async () => {
+    const before = await config(310)
+    await ok(await formReq('POST', '/nodes/pve1/qemu/310/status/start', {}))
+    await ok(await formReq('PUT', '/nodes/pve1/qemu/310/resize', { disk: 'scsi0', size: '+1G' }))
+    await ok(
+      await formReq('POST', '/nodes/pve1/qemu/310/config', {
+        memory: '2048',
+        scsi1: 'local-lvm:1',
+        description: 'changed',
+      }),
+    )
+    expect((await config(310)).memory).toBe('2048')
+    await ok(await formReq('POST', `${snap(310)}/first/rollback`, {}))
+    const after = await config(310)
+    const status = data(await req('GET', '/nodes/pve1/qemu/310/status/current'))
+    expect(status.status).toBe('stopped')
+    expect(after).toMatchObject({ memory: '1024', scsi0: before.scsi0, parent: 'first', description: 'changed' })
+    expect(after.vmgenid).not.toBe(before.vmgenid)
+    // the disk added after the snapshot is kept as unused
+    expect(after.scsi1).toBeUndefined()
+    expect(String(after.unused0)).toMatch(/^local-lvm:vm-310-disk-1$/)
+    expect(await pending(310)).not.toContainEqual(expect.objectContaining({ pending: expect.anything() }))
+    const vol = data<{ volid: string; size: number }[]>(
+      await req('GET', '/nodes/pve1/storage/local-lvm/content?vmid=310'),
+    ).find((x) => x.volid === String(before.scsi0).split(',')[0])
+    expect(vol?.size).toBe(2 * 1024 ** 3)
+    await ok(await formReq('POST', `${snap(310)}/second/rollback`, { start: '1' }))
+    expect(data(await req('GET', '/nodes/pve1/qemu/310/status/current')).status).toBe('running')
+    expect((await config(310)).parent).toBe('second')
+  })
+
+  it('snapshot_delete: the section goes, children and the config get the parent, a deleted one is unknown', async () => {
+    const before = (await config(310)).digest
+    await ok(await req('DELETE', `${snap(310)}/first`))
+    expect((await list(310)).map((s) => [s.name, s.parent])).toEqual([
+      ['second', undefined],
+      ['current', 'second'],
+    ])
+    expect((await config(310)).digest).not.toBe(before)
+    expect(sim.control.configText(310)).not.toContain('[first]')
+    await ok(await req('DELETE', `${snap(310)}/second`))
+    expect(await config(310)).not.toHaveProperty('parent')
+    expect(await list(310)).toEqual([expect.objectContaining({ name: 'current', running: 1 })])
+  })
+
+  it('ZFSPoolPlugin volume_rollback_is_possible: only the most recent snapshot of a zfs volume can be rolled back to', async () => {
+    await ok(await formReq('POST', '/nodes/pve1/qemu', { vmid: '313', memory: '512', scsi0: 'local-zfs:1' }))
+    await ok(await formReq('POST', snap(313), { snapname: 'snap-a' }))
+    await ok(await formReq('POST', snap(313), { snapname: 'snap-b' }))
+    const st = await task(await formReq('POST', `${snap(313)}/snap-a/rollback`, {}))
+    expect(st.exitstatus).toBe(`can't rollback, 'snap-a' is not most recent snapshot on 'local-zfs:vm-313-disk-0'`)
+    await ok(await formReq('POST', `${snap(313)}/snap-b/rollback`, {}))
+  })
+
+  it('update_snapshot_config: sets the description synchronously', async () => {
+    await ok(await formReq('POST', snap(313), { snapname: 'snap-c' }))
+    const r = await formReq('PUT', `${snap(313)}/snap-c/config`, { description: 'tested' })
+    expect([r.status, r.json]).toEqual([200, { data: null }])
+    expect(data(await req('GET', `${snap(313)}/snap-c/config`)).description).toBe('tested')
+  })
+})
