@@ -44,7 +44,7 @@ export function guestRoutes(c: Cluster): RouteTable {
           c.requireNode(node(ctx))
           return [...c.guests.values()]
             .filter((g) => g.node === node(ctx) && g.type === type)
-            .map((g) => guestListItem(c, g))
+            .map((g) => guestListItem(c, g, bool(ctx, 'full') ?? false))
         },
       ],
       ['POST', base, (ctx) => (type === 'qemu' ? createQemu : createLxc)(c, node(ctx), ctx.params, ctx.caller)],

@@ -245,3 +245,220 @@ describe('pve-guest-common PVE::AbstractConfig snapshots (qemu-server and pve-co
     expect(data(await req('GET', `${snap(313)}/snap-c/config`)).description).toBe('tested')
   })
 })
+
+describe('qemu-server vmstatus, vm_status and vmlist', () => {
+  it('vmlist without full has no QMP fields; with full=1 every VM has qmpstatus, a running one the QMP part', async () => {
+    await ok(
+      await formReq('POST', '/nodes/pve1/qemu', {
+        vmid: '320',
+        memory: '2048',
+        cores: '2',
+        sockets: '2',
+        scsi0: 'local-lvm:3',
+        net0: 'virtio,bridge=vmbr0',
+        net1: 'virtio,bridge=vmbr0',
+        serial0: 'socket',
+        balloon: '1024',
+        tags: 'web',
+      }),
+    )
+    await ok(
+      await formReq('POST', '/nodes/pve1/qemu', { vmid: '321', memory: '512', balloon: '0', scsi0: 'local-lvm:1' }),
+    )
+    const plain = data<Record<string, unknown>[]>(await req('GET', '/nodes/pve1/qemu')).find((v) => v.vmid === 321)
+    expect(plain).toMatchObject({
+      status: 'stopped',
+      name: 'VM 321',
+      maxdisk: 1024 ** 3,
+      cpus: 1,
+      maxmem: 512 * 1024 ** 2,
+      disk: 0,
+    })
+    expect(plain).not.toHaveProperty('qmpstatus')
+    expect(plain).not.toHaveProperty('diskread')
+    expect(plain).not.toHaveProperty('pid')
+    const full = data<Record<string, unknown>[]>(await req('GET', '/nodes/pve1/qemu?full=1')).find(
+      (v) => v.vmid === 321,
+    )
+    expect(full?.qmpstatus).toBe('stopped')
+
+    await ok(await formReq('POST', '/nodes/pve1/qemu/320/status/start', {}))
+    const st = data(await req('GET', '/nodes/pve1/qemu/320/status/current'))
+    expect(st).toMatchObject({
+      vmid: 320,
+      status: 'running',
+      qmpstatus: 'running',
+      pid: expect.any(Number),
+      cpus: 4,
+      maxmem: 2048 * 1024 ** 2,
+      maxdisk: 3 * 1024 ** 3,
+      balloon_min: 1024 * 1024 ** 2,
+      shares: 1000,
+      serial: 1,
+      tags: 'web',
+      ha: { managed: 0 },
+      'running-qemu': expect.stringMatching(/^\d+\.\d+\.\d+$/),
+      'running-machine': expect.stringMatching(/^pc-i440fx-\d+\.\d+\+pve0$/),
+      nics: { tap320i0: { netin: 0, netout: 0 }, tap320i1: { netin: 0, netout: 0 } },
+      blockstat: { scsi0: expect.objectContaining({ rd_bytes: 0, wr_bytes: 0 }) },
+      diskread: 0,
+      diskwrite: 0,
+      balloon: 2048 * 1024 ** 2,
+      ballooninfo: { actual: 2048 * 1024 ** 2, max_mem: 2048 * 1024 ** 2 },
+      'proxmox-support': expect.objectContaining({ 'pbs-dirty-bitmap': true }),
+      pressurecpusome: 0,
+      memhost: expect.any(Number),
+    })
+    expect(st).not.toHaveProperty('template')
+    // query-balloon needs a balloon device: `balloon: 0` has none
+    await ok(await formReq('POST', '/nodes/pve1/qemu/321/status/start', {}))
+    const nb = data(await req('GET', '/nodes/pve1/qemu/321/status/current'))
+    expect(nb).not.toHaveProperty('ballooninfo')
+    expect(nb).not.toHaveProperty('balloon_min')
+  })
+
+  it('vm_status: a paused VM is running with qmpstatus paused, and /cluster/resources shows pvestatd status paused', async () => {
+    await ok(await formReq('POST', '/nodes/pve1/qemu/320/status/suspend', {}))
+    expect(data(await req('GET', '/nodes/pve1/qemu/320/status/current'))).toMatchObject({
+      status: 'running',
+      qmpstatus: 'paused',
+    })
+    const res = data<Record<string, unknown>[]>(await req('GET', '/cluster/resources?type=vm')).find(
+      (r) => r.vmid === 320,
+    )
+    expect(res?.status).toBe('paused')
+    await ok(await formReq('POST', '/nodes/pve1/qemu/320/status/resume', {}))
+  })
+
+  it('vm_status: vga adds spice (qxl, virtio) and clipboard (null when unset); agent is 1 when enabled', async () => {
+    await ok(await formReq('POST', '/nodes/pve1/qemu', { vmid: '322', memory: '512', vga: 'qxl', agent: 'enabled=1' }))
+    const st = data(await req('GET', '/nodes/pve1/qemu/322/status/current'))
+    expect(st).toMatchObject({ spice: 1, clipboard: null, agent: 1, qmpstatus: 'stopped', maxdisk: 0 })
+    expect((await formReq('PUT', '/nodes/pve1/qemu/322/config', { vga: 'std,clipboard=vnc' })).status).toBe(200)
+    const st2 = data(await req('GET', '/nodes/pve1/qemu/322/status/current'))
+    expect(st2.clipboard).toBe('vnc')
+    expect(st2).not.toHaveProperty('spice')
+  })
+})
+
+describe('pve-container vmstatus', () => {
+  it('maxswap is the configured swap (0 when unset), cpus is cores or cpulimit, the name has no whitespace', async () => {
+    sim.control.addVolume('pve1', 'local', { content: 'vztmpl', filename: 'alpine-3.20-default_20240908_amd64.tar.xz' })
+    await ok(
+      await formReq('POST', '/nodes/pve1/lxc', {
+        vmid: '330',
+        ostemplate: 'local:vztmpl/alpine-3.20-default_20240908_amd64.tar.xz',
+        rootfs: 'local-lvm:2',
+        cpulimit: '2',
+        hostname: 'ct330',
+      }),
+    )
+    const st = data(await req('GET', '/nodes/pve1/lxc/330/status/current'))
+    expect(st).toMatchObject({
+      type: 'lxc',
+      vmid: 330,
+      status: 'stopped',
+      name: 'ct330',
+      cpus: 2,
+      maxswap: 0,
+      maxdisk: 2 * 1024 ** 3,
+      ha: { managed: 0 },
+    })
+    expect(st).not.toHaveProperty('qmpstatus')
+  })
+})
+
+describe('pve-manager API2/Tasks.pm node_tasks', () => {
+  it('lists finished tasks by default, names a token apart (user, tokenid), counts total, filters users case-insensitively', async () => {
+    sim.control.setTaskBehaviour('qmstart', { durationMs: 60_000 })
+    const upid = data<string>(await formReq('POST', '/nodes/pve1/qemu/321/status/stop', {}))
+    await waitTask(sim, auth, 'pve1', upid)
+    const slow = data<string>(await formReq('POST', '/nodes/pve1/qemu/322/status/start', {}))
+    const archive = await req('GET', '/nodes/pve1/tasks?limit=2')
+    const items = data<Record<string, unknown>[]>(archive)
+    expect(items.map((t) => t.upid)).not.toContain(slow)
+    expect(items).toHaveLength(2)
+    expect(items[0]).toMatchObject({
+      upid,
+      user: 'root@pam',
+      tokenid: 'proxops',
+      status: 'OK',
+      type: 'qmstop',
+      id: '321',
+      endtime: expect.any(Number),
+    })
+    const total = (archive.json as { total?: number }).total
+    expect(total).toBeGreaterThan(10)
+    const active = data<Record<string, unknown>[]>(await req('GET', '/nodes/pve1/tasks?source=active'))
+    expect(active).toEqual([
+      expect.objectContaining({ upid: slow, status: 'RUNNING', user: 'root@pam', tokenid: 'proxops' }),
+    ])
+    expect(active[0]).not.toHaveProperty('endtime')
+    const all = data<Record<string, unknown>[]>(await req('GET', '/nodes/pve1/tasks?source=all&limit=1'))
+    expect(all[0]?.upid).toBe(slow)
+    expect((await req('GET', '/nodes/pve1/tasks?userfilter=ROOT@PAM&limit=1')).json).toMatchObject({ total })
+    // the tokenid is not part of the user the filter looks at; a zero total is left out of the envelope
+    expect((await req('GET', '/nodes/pve1/tasks?userfilter=proxops')).json).toEqual({ data: [] })
+    expect(data<unknown[]>(await req('GET', '/nodes/pve1/tasks?statusfilter=OK&typefilter=qmstop'))).toEqual([
+      expect.objectContaining({ upid }),
+    ])
+    sim.control.setTaskBehaviour('qmstart', null)
+  })
+})
+
+describe('pve-manager API2/Cluster.pm resources', () => {
+  it('guests in vmid string order with lock and tags even before pvestatd saw them; nodes; storages per storage then node; local network zones', async () => {
+    await ok(await formReq('POST', '/nodes/pve2/qemu', { vmid: '1000', memory: '512' }), 'pve2')
+    sim.control.setResourcesLag(60_000)
+    await ok(await formReq('POST', '/nodes/pve1/qemu', { vmid: '105', memory: '512', tags: 'fresh' }))
+    const all = data<Record<string, unknown>[]>(await req('GET', '/cluster/resources'))
+    sim.control.setResourcesLag(0)
+    const vms = all.filter((r) => r.type === 'qemu' || r.type === 'lxc').map((r) => String(r.vmid))
+    expect(vms).toEqual([...vms].sort())
+    expect(vms.indexOf('1000')).toBeLessThan(vms.indexOf('105'))
+    expect(all.find((r) => r.vmid === 105)).toEqual({
+      id: 'qemu/105',
+      vmid: 105,
+      node: 'pve1',
+      type: 'qemu',
+      status: 'unknown',
+      tags: 'fresh',
+    })
+    const types = all.map((r) => r.type)
+    expect(types.lastIndexOf('qemu')).toBeLessThan(types.indexOf('node'))
+    expect(types.lastIndexOf('node')).toBeLessThan(types.indexOf('storage'))
+    const node = all.find((r) => r.type === 'node')
+    expect(node).toMatchObject({
+      id: 'node/pve1',
+      node: 'pve1',
+      status: 'online',
+      level: '',
+      'cgroup-mode': 2,
+      maxcpu: expect.any(Number),
+    })
+    expect(node).not.toHaveProperty('ssl_fingerprint')
+    const storages = all.filter((r) => r.type === 'storage').map((r) => r.id)
+    expect(storages.slice(0, 3)).toEqual(['storage/pve1/local', 'storage/pve2/local', 'storage/pve3/local'])
+    expect(all.filter((r) => r.type === 'network')).toEqual(
+      ['pve1', 'pve2', 'pve3'].map((n) => ({
+        id: `network/${n}/zone/localnetwork`,
+        type: 'network',
+        'network-type': 'zone',
+        network: 'localnetwork',
+        node: n,
+        status: 'ok',
+      })),
+    )
+    const vm = data<Record<string, unknown>[]>(await req('GET', '/cluster/resources?type=vm')).find(
+      (r) => r.vmid === 320,
+    )
+    expect(vm).toMatchObject({
+      name: 'VM 320',
+      status: 'running',
+      template: 0,
+      maxcpu: 4,
+      memhost: expect.any(Number),
+      diskread: 0,
+    })
+  })
+})
