@@ -136,11 +136,19 @@ export class Cluster {
     return type === 'qemu' ? `/var/lock/qemu-server/lock-${vmid}.conf` : `/run/lock/lxc/pve-config-${vmid}.lock`
   }
 
-  /** the error a lock_config call meets when someone else holds the flock (after PVE's wait) */
-  flockError(type: GuestType, vmid: number, mode: 'shared' | 'exclusive' = 'exclusive'): string | undefined {
+  /** the error a lock_config call meets when someone else holds the flock (after PVE's wait); `self` is the
+   *  calling task, whose own hold does not count */
+  flockError(
+    type: GuestType,
+    vmid: number,
+    mode: 'shared' | 'exclusive' = 'exclusive',
+    self?: string,
+  ): string | undefined {
     const holds = (this.flocks.get(vmid) ?? []).filter((h) => !h.upid || this.tasks.peek(h.upid)?.status === 'running')
     this.flocks.set(vmid, holds)
-    const conflict = holds.some((h) => mode === 'exclusive' || h.mode === 'exclusive')
+    const conflict = holds.some(
+      (h) => (self === undefined || h.upid !== self) && (mode === 'exclusive' || h.mode === 'exclusive'),
+    )
     return conflict ? `can't lock file '${this.flockPath(type, vmid)}' - got timeout` : undefined
   }
 

@@ -303,10 +303,10 @@ export function powerLxc(
   if (!byHa && (action === 'start' || action === 'stop' || action === 'shutdown') && c.ha.managed(g)) {
     return c.ha.powerRequest(g, action, action === 'stop' ? 0 : timeoutS, caller)
   }
-  return c.dispatch(nodeName, `vz${action}`, String(vmid), caller.actor, {
+  const upid: string = c.dispatch(nodeName, `vz${action}`, String(vmid), caller.actor, {
     ...(action === 'shutdown' && g.ignoresShutdown ? { durationMs: timeoutS * 1000 } : {}),
     run: (ctx) => {
-      const e = c.flockError('lxc', vmid)
+      const e = c.flockError('lxc', vmid, 'exclusive', upid)
       if (e) throw new Error(e)
       if (action === 'start') {
         applyLxcPending(c, g, node)
@@ -331,4 +331,7 @@ export function powerLxc(
       }
     },
   })
+  // the vm_stop and vm_shutdown workers run inside lock_config: config writes wait for the whole stop
+  if (action === 'stop' || action === 'shutdown') c.holdFlock(vmid, { mode: 'exclusive', upid })
+  return upid
 }

@@ -670,9 +670,9 @@ export function stopQemu(
   // vm_stop: `hastop` (crm-command stop <sid> 0, a hard stop by the LRM)
   if (!byHa && c.ha.managed(g)) return c.ha.powerRequest(g, 'stop', 0, caller)
   const skiplock = flag(params.skiplock)
-  return c.dispatch(nodeName, 'qmstop', String(vmid), caller.actor, {
+  const upid: string = c.dispatch(nodeName, 'qmstop', String(vmid), caller.actor, {
     run: () => {
-      const e = c.flockError('qemu', vmid)
+      const e = c.flockError('qemu', vmid, 'exclusive', upid)
       if (e) throw new Error(e)
       const le = skiplock ? undefined : c.lockError(g)
       if (le) throw new Error(le)
@@ -680,6 +680,9 @@ export function stopQemu(
       stopAndApplyPending(c, g, node)
     },
   })
+  // vm_stop runs _do_vm_stop inside lock_config: config writes wait for the whole stop
+  c.holdFlock(vmid, { mode: 'exclusive', upid })
+  return upid
 }
 
 export function shutdownQemu(
@@ -698,11 +701,11 @@ export function shutdownQemu(
   const timeoutS = params.timeout === undefined ? 60 : Number(params.timeout)
   // vm_shutdown: `hastop` (crm-command stop <sid> <timeout>)
   if (!byHa && c.ha.managed(g)) return c.ha.powerRequest(g, 'shutdown', timeoutS, caller)
-  return c.dispatch(nodeName, 'qmshutdown', String(vmid), caller.actor, {
+  const upid: string = c.dispatch(nodeName, 'qmshutdown', String(vmid), caller.actor, {
     // a guest that ignores ACPI keeps the task waiting for the whole timeout
     ...(g.ignoresShutdown && g.status === 'running' ? { durationMs: timeoutS * 1000 } : {}),
     run: (ctx) => {
-      const e = c.flockError('qemu', vmid)
+      const e = c.flockError('qemu', vmid, 'exclusive', upid)
       if (e) throw new Error(e)
       const le = skiplock ? undefined : c.lockError(g)
       if (le) throw new Error(le)
@@ -714,6 +717,9 @@ export function shutdownQemu(
       stopAndApplyPending(c, g, node)
     },
   })
+  // vm_stop holds lock_config while it waits for the guest (up to `timeout`): config writes meanwhile fail
+  c.holdFlock(vmid, { mode: 'exclusive', upid })
+  return upid
 }
 
 export function rebootQemu(
