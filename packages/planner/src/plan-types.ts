@@ -180,6 +180,8 @@ export type AnomalyCode =
   | 'protected'
   | 'clone-source'
   | 'invalid-live'
+  | 'vmid-taken'
+  | 'renumbered'
 
 /** A non-destructive observation; never executed. */
 export interface Anomaly {

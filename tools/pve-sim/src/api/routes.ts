@@ -5,6 +5,7 @@ import { clusterResources, nodesList, version } from '../model/views.js'
 import { taskRoutes } from './tasks.js'
 import { guestRoutes } from './guests.js'
 import { storageRoutes } from './storage.js'
+import { storageConfigRoutes } from './storage-config.js'
 import { nodeRoutes } from './nodes.js'
 import { haRoutes } from './ha.js'
 
@@ -40,6 +41,7 @@ export function buildRoutes(c: Cluster): Route[] {
     ...taskRoutes(c),
     ...guestRoutes(c),
     ...storageRoutes(c),
+    ...storageConfigRoutes(c),
     ...nodeRoutes(c),
     ...haRoutes(c),
   ]

@@ -3,7 +3,7 @@ import { fail500, PveHttpError } from './errors.js'
 import { Ha } from './ha.js'
 import type { GuestType } from './options.js'
 import { Rng } from './rng.js'
-import { NodeStorage } from './storage.js'
+import { defaultStorages, NodeStorage, StorageConfig } from './storage.js'
 import { TaskManager, type TaskWork } from './tasks.js'
 
 export interface ClusterOptions {
@@ -71,6 +71,8 @@ export class Cluster {
   readonly guests = new Map<number, Guest>()
   readonly tasks: TaskManager
   readonly flocks = new Map<number, FlockHold[]>()
+  /** storage.cfg (cluster-wide), shared volume namespaces, offline storages, held storage locks */
+  readonly storage: StorageConfig
   resourcesLagMs: number
   readonly pveVersion: '9.1' | '8.4'
   /** remote files for download-url: url -> content (absent = a deterministic file derived from the URL) */
@@ -88,11 +90,12 @@ export class Cluster {
     this.tasks.noSuchTaskWindowMs = options.noSuchTaskWindowMs ?? 0
     this.ha = new Ha(this, options.haLagMs ?? 2000)
     const t = this.now()
+    this.storage = new StorageConfig(defaultStorages(options.pveVersion))
     for (const name of options.nodes) {
       this.nodes.set(name, {
         name,
         online: true,
-        storage: new NodeStorage(),
+        storage: new NodeStorage(name, this.storage),
         bootMs: t - 86_400_000 - this.rng.int(86_400_000),
         pstartBase: 1000 + this.rng.int(10_000_000),
         maxcpu: 16,

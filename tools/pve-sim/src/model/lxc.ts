@@ -132,8 +132,12 @@ export function createLxc(c: Cluster, nodeName: string, params: Record<string, u
   return c.dispatch(nodeName, 'vzcreate', String(vmid), caller.actor, {
     run: (ctx) => {
       const conf: Record<string, string> = {}
-      for (const key of Object.keys(planned).sort())
-        conf[key] = realise(c, node, vmid, planned[key] as string | DriveRequest, allocated)
+      try {
+        for (const key of Object.keys(planned).sort())
+          conf[key] = realise(c, node, vmid, planned[key] as string | DriveRequest, allocated)
+      } catch (e) {
+        throw new Error(`unable to create CT ${vmid} - ${e instanceof Error ? e.message : String(e)}`)
+      }
       conf.arch = conf.arch ?? 'amd64'
       conf.ostype = conf.ostype ?? detectOstype(ostemplate)
       if (unprivileged === '1') conf.unprivileged = '1'
