@@ -926,6 +926,9 @@ export function templateGuest(
   const g = c.requireGuest(nodeName, type, vmid)
   c.lockConfigSync(type, vmid)
   c.checkLock(g)
+  if (g.conf.snapshotNames().length > 0) {
+    throw fail500(`unable to create template, because ${type === 'qemu' ? 'VM' : 'CT'} contains snapshots`)
+  }
   if (g.conf.get('template') === '1') throw fail500(`you can't convert a template to a template`)
   if (g.status === 'running') {
     throw fail500(
