@@ -251,7 +251,7 @@ describe('19.4 an endpoint bound in the SOPS file', () => {
   it('refuses a committed base-url or fingerprint that is not the one the encrypted file binds, before any request', async () => {
     const url = sim.url.replace('0.0.0.0', '127.0.0.1')
     const root = await repo({ manifests: {} })
-    const plain = `secrets:\n  pve-user: root@pam\n  pve-token-id: proxops\n  pve-token: ${CANARY.token}\n  pve-endpoint: ${url}\n  pve-fingerprint: "${sim.fingerprint.toLowerCase()}"\n`
+    const plain = `secrets:\n  pve-user: root@pam\n  pve-token-id: proxops\n  pve-token: ${CANARY.token}\n  pve-endpoint: ${url}\n  pve-fingerprint: "${(sim.fingerprint ?? '').toLowerCase()}"\n`
     writeFileSync(
       path.join(root, 'clusters/lab/secrets.sops.yaml'),
       await encryptSops(plain, { recipients: [recipient()], file: 'secrets.sops.yaml' }),
