@@ -56,6 +56,11 @@ export function countActions(actions: readonly Action[]): Counts {
   return counts
 }
 
+/** A commit for a header; a revision with uncommitted edits (`<sha>-dirty-<hash>`, see git.ts) says so. */
+export function shortRevision(commit: string): string {
+  return `${commit.slice(0, 12)}${commit.includes('-dirty-') ? ' + uncommitted changes (dirty work tree)' : ''}`
+}
+
 /** `N objects blocked: node-offline 2, prune-deferred 1` */
 export function blockedPhrase(byReason: Parameters<typeof describeBlocked>[0]['byReason']): string {
   const n = blockedCount({ byReason })
@@ -96,7 +101,7 @@ function colourFor(symbol: Symbol, p: Paint): (s: string) => string {
 
 export function renderPlanText(plan: Plan, p: Paint): string {
   const lines: string[] = []
-  const commit = plan.commit ? ` at ${plan.commit.slice(0, 12)}` : ''
+  const commit = plan.commit ? ` at ${shortRevision(plan.commit)}` : ''
   lines.push(p.bold(`Cluster ${plan.cluster}${commit}`))
   if (plan.actions.length > 0) {
     lines.push('', 'ProxOps will perform the following actions:')

@@ -49,6 +49,14 @@ describe('text renderer', () => {
     )
   })
 
+  it('the header says when the plan comes from a dirty work tree', () => {
+    const dirty = { ...fixturePlan(), commit: '0123456789abcdef0123456789abcdef01234567-dirty-aabbccddeeff' }
+    expect(renderPlanText(dirty, paint(false)).split('\n')[0]).toBe(
+      'Cluster homelab at 0123456789ab + uncommitted changes (dirty work tree)',
+    )
+    expect(renderPlanText(fixturePlan(), paint(false)).split('\n')[0]).toBe('Cluster homelab at 0123456789ab')
+  })
+
   it('says No changes. for an empty plan and colours only when asked', () => {
     const empty = { ...fixturePlan([]), anomalies: [], skips: [], pending: [], gaps: [] }
     expect(renderPlanText(empty, paint(false))).toBe(

@@ -5,7 +5,7 @@
 import type { ActionResult, Report } from '@proxops/planner'
 import type { ClusterCycle } from '../status-model.js'
 import type { Paint } from './color.js'
-import { blockedPhrase } from './plan-text.js'
+import { blockedPhrase, shortRevision } from './plan-text.js'
 
 function flat(text: string): string {
   return text.replace(/[\r\n]+/g, ' ')
@@ -16,7 +16,7 @@ function pad(text: string, width: number): string {
 }
 
 export function cycleHeadline(cycle: ClusterCycle): string {
-  const commit = cycle.commit ? ` (commit ${cycle.commit.slice(0, 12)})` : ''
+  const commit = cycle.commit ? ` (commit ${shortRevision(cycle.commit)})` : ''
   switch (cycle.result) {
     case 'aborted':
       return `ABORTED (${flat(cycle.abortReason ?? 'unknown')})${commit}`

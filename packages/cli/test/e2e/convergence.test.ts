@@ -7,7 +7,18 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { rmSync, unlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import type { Simulator } from '@proxops/pve-sim'
-import { baseEnv, findCanaries, git, makeRepo, proxops, startLab, transcript, vmManifest } from './harness.js'
+import {
+  baseEnv,
+  findCanaries,
+  git,
+  makeRepo,
+  proxops,
+  start,
+  startLab,
+  transcript,
+  vmManifest,
+  waitFor,
+} from './harness.js'
 
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 })
 
@@ -124,5 +135,34 @@ describe('--version and help never run a command', () => {
     expect(viaHelp.code).toBe(0)
     expect(viaHelp.stdout).toBe(viaFlag.stdout)
     expect(viaHelp.stdout).toContain('--detailed-exitcode')
+  })
+})
+
+describe('Ctrl-C', () => {
+  it('is acknowledged at once; the running action finishes; the exit code is 1 because the rest was cancelled', async () => {
+    writeFileSync(path.join(root, 'vm/lab/late-1.yaml'), vmManifest('late-1', 120))
+    writeFileSync(path.join(root, 'vm/lab/late-2.yaml'), vmManifest('late-2', 121))
+    writeFileSync(path.join(root, 'vm/lab/late-3.yaml'), vmManifest('late-3', 122))
+    writeFileSync(
+      path.join(root, 'clusters/lab/resources.yaml'),
+      'resources:\n  - ../../vm/lab/db.yaml\n  - ../../vm/lab/late-1.yaml\n  - ../../vm/lab/late-2.yaml\n  - ../../vm/lab/late-3.yaml\n',
+    )
+    git(root, 'add', '-A')
+    git(root, 'commit', '-qm', 'two more')
+    sim.control.setTaskDuration(2_000)
+    try {
+      // two tasks at a time per node: the third create is still queued when Ctrl-C comes
+      const apply = start(['apply', '--yes'], { cwd: root, env: baseEnv(root) })
+      await waitFor(() => (sim.control.tasks().some((t) => t.status === 'running') ? true : undefined), 30_000)
+      apply.child.kill('SIGINT')
+      await waitFor(() => (apply.stderrSoFar().includes('proxops: SIGINT:') ? true : undefined), 2_000, 20)
+      expect(apply.stderrSoFar()).toContain(
+        'proxops: SIGINT: stopping after running actions finish; Ctrl-C again to abort',
+      )
+      const done = await apply.done
+      expect(done.code, done.stdout + done.stderr).toBe(1)
+    } finally {
+      sim.control.setTaskDuration(50)
+    }
   })
 })
