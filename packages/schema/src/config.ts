@@ -389,7 +389,7 @@ function leaves(
  * it, else its default. `pve.clusters` is not layered (every cluster is declared once; the loader checks that).
  */
 export function layerProcessConfig(layers: readonly ConfigLayer[]): ProcessConfig {
-  const out = v.parse(processConfigSchema, {}) as ProcessConfig
+  const out: ProcessConfig = v.parse(processConfigSchema, {})
   for (const layer of layers) {
     const set = new Map<string, { path: string[]; value: unknown }>()
     leaves(layer.doc, layer.config, [], set)

@@ -24,7 +24,6 @@ import type {
   AuthMethod,
   ClusterConfig,
   Credentials,
-  DisruptionPolicy,
   DraftConfig,
   GlobalFlags,
   PruneBudget,
@@ -257,7 +256,7 @@ function clusterEntry(
       ...(tls.fingerprint ? { fingerprint: tls.fingerprint } : {}),
       insecure,
     },
-    ...(entry.disruption ? { disruption: entry.disruption as DisruptionPolicy } : {}),
+    ...(entry.disruption ? { disruption: entry.disruption } : {}),
   }
 }
 

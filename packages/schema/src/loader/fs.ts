@@ -67,7 +67,7 @@ export const nodeFs: RepoFs = {
     try {
       return utf8.decode(readFileSync(path))
     } catch (err) {
-      if (err instanceof TypeError) throw new Error('not valid UTF-8 text')
+      if (err instanceof TypeError) throw new Error('not valid UTF-8 text', { cause: err })
       throw err
     }
   },
