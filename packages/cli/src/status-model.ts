@@ -145,6 +145,13 @@ export function objectStates(
 
 /** The cycle's overall result. */
 export function cycleResult(plan: Plan, report?: Report): CycleResult {
-  if (!report) return plan.actions.length === 0 ? 'converged' : 'drift'
-  return report.summary.failed > 0 || report.summary.skipped > 0 || report.cancelled ? 'incomplete' : 'converged'
+  if (!report) return plan.actions.length === 0 && !lacksPrivileges(plan) ? 'converged' : 'drift'
+  return report.summary.failed > 0 || report.summary.skipped > 0 || report.cancelled || lacksPrivileges(plan)
+    ? 'incomplete'
+    : 'converged'
+}
+
+/** actions left out because the token lacks privileges: PVE does not match git, whatever else ran */
+export function lacksPrivileges(plan: Plan): boolean {
+  return plan.anomalies.some((a) => a.code === 'missing-privilege')
 }

@@ -6,6 +6,15 @@ export { plan, artifactVolid, type PlanOptions } from './plan.js'
 export { mergedView } from './guest-plan.js'
 export { compareActions, guestAddress, artifactAddress } from './order.js'
 export { serializePlan, parsePlan } from './serialize.js'
+export {
+  checkPrivileges,
+  neededPaths,
+  privilegeNeeds,
+  pveumGrant,
+  type Grant,
+  type PrivilegeNeed,
+  type Privileges,
+} from './privileges.js'
 export { PlanInputError, type PlanErrorCode } from './errors.js'
 export * from './observe/index.js'
 export * from './execute/index.js'

@@ -12,7 +12,7 @@ import { err, out, type CliContext } from '../runtime/context.js'
 import { runCycle, type CycleOutcome } from '../runtime/cycle.js'
 import type { SourceTree } from '../runtime/source.js'
 import { canonicalJson } from '../render/json.js'
-import type { ClusterCycle } from '../status-model.js'
+import { lacksPrivileges, type ClusterCycle } from '../status-model.js'
 import { allowEmpty, painter, parsePlanSet, planSetJson, prepare, type GlobalArgs, type Prepared } from './common.js'
 
 export interface PlanArgs extends GlobalArgs {
@@ -111,7 +111,7 @@ export async function diffHandler(
     ctx.log.info('plan saved', { file: args.out, commit: tree.commit, clusters: plans.map((p) => p.cluster) })
   }
   if (aborted) return 1
-  if (args['detailed-exitcode'] && plans.some((p) => p.actions.length > 0)) return 2
+  if (args['detailed-exitcode'] && plans.some((p) => p.actions.length > 0 || lacksPrivileges(p))) return 2
   return 0
 }
 
