@@ -1,30 +1,55 @@
 // Sums the vitest JSON reports of every workspace package into one plain "N passed, N failed" line.
-// A package whose tests ran but wrote no report (a crash) counts as one failure.
+// Arguments: the checkouts to sum (default: this one); `--partial DIR` sums only the packages of DIR that ran
+// (CI's fresh-clone pass runs a few suites); `--failed-step NAME` counts a CI step that failed outside vitest (a
+// gate, the publish check) as one failure. A package whose tests ran but wrote no report (a crash) counts as one
+// failure.
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+
+const args = process.argv.slice(2)
+const checkouts = []
+const failedSteps = []
+for (let i = 0; i < args.length; i++) {
+  if (args[i] === '--failed-step') failedSteps.push(args[++i])
+  else if (args[i] === '--partial') checkouts.push({ dir: args[++i], partial: true })
+  else checkouts.push({ dir: args[i], partial: false })
+}
+if (checkouts.length === 0) checkouts.push({ dir: '.', partial: false })
 
 let passed = 0
 let failed = 0
 let skipped = 0
-for (const root of ['packages', 'tools', 'examples']) {
-  if (!existsSync(root)) continue
-  for (const name of readdirSync(root)) {
-    const dir = join(root, name)
-    const pkg = join(dir, 'package.json')
-    if (!existsSync(pkg) || !JSON.parse(readFileSync(pkg, 'utf8')).scripts?.test) continue
-    const report = join(dir, '.vitest-report.json')
-    if (!existsSync(report)) {
-      console.error(`${dir}: no test report (the test run crashed or did not start)`)
-      failed += 1
-      continue
-    }
-    const r = JSON.parse(readFileSync(report, 'utf8'))
-    passed += r.numPassedTests
-    failed += r.numFailedTests
-    skipped += r.numPendingTests + (r.numTodoTests ?? 0)
-    // A test file that failed to load has no tests in it but is still a failure.
-    failed += (r.testResults ?? []).filter((f) => f.status === 'failed' && f.assertionResults.length === 0).length
+for (const { dir: checkout, partial } of checkouts) {
+  if (!checkout || !existsSync(join(checkout, 'package.json'))) {
+    console.error(`${checkout}: no checkout`)
+    failed += 1
+    continue
   }
+  for (const root of ['packages', 'tools', 'examples'].map((r) => join(checkout, r))) {
+    if (!existsSync(root)) continue
+    for (const name of readdirSync(root)) {
+      const dir = join(root, name)
+      const pkg = join(dir, 'package.json')
+      if (!existsSync(pkg) || !JSON.parse(readFileSync(pkg, 'utf8')).scripts?.test) continue
+      const report = join(dir, '.vitest-report.json')
+      if (!existsSync(report)) {
+        if (partial) continue
+        console.error(`${dir}: no test report (the test run crashed or did not start)`)
+        failed += 1
+        continue
+      }
+      const r = JSON.parse(readFileSync(report, 'utf8'))
+      passed += r.numPassedTests
+      failed += r.numFailedTests
+      skipped += r.numPendingTests + (r.numTodoTests ?? 0)
+      // A test file that failed to load has no tests in it but is still a failure.
+      failed += (r.testResults ?? []).filter((f) => f.status === 'failed' && f.assertionResults.length === 0).length
+    }
+  }
+}
+for (const step of failedSteps) {
+  console.error(`${step}: failed`)
+  failed += 1
 }
 console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`)
 process.exit(failed > 0 || passed === 0 ? 1 : 0)

@@ -66,6 +66,7 @@ try {
       nodes,
       taskDurationMs: 100,
       tokens: [{ id: DEMO_TOKEN_ID, secret: DEMO_TOKEN_SECRET }],
+      schemaValidation: 'if-found',
     })
     sims.push(sim)
     const file = path.join(repo, 'clusters', cluster, 'config.yaml')

@@ -89,7 +89,7 @@ export function program(
     .example('proxops apply --yes', 'converge every cluster without asking')
     .example('eval "$(proxops completion)"', 'enable shell completion')
     .epilogue(
-      'Exit codes: 0 success, 1 error or a failed action, 2 changes present (diff --detailed-exitcode). Docs: docs/cli.md',
+      'Exit codes: 0 success, 1 error or a failed action, 2 changes present (diff --detailed-exitcode). Docs: https://github.com/proxops/proxops/blob/main/docs/cli.md',
     )
     .wrap(Math.min(120, process.stdout.columns ?? 100))
     .help()

@@ -160,6 +160,27 @@ describe('VM disks', () => {
     ])
   })
 
+  it('SeveralResizesOfOneGuest: only the first in plan order carries the planned digest (each resize rewrites the config)', () => {
+    const grown = [disk(), disk({ interface: 'scsi2', size: 16 * GiB }), disk({ interface: 'scsi10', size: 16 * GiB })]
+    const live = liveVm(
+      100,
+      'web',
+      { scsi2: 'local-lvm:vm-100-disk-1,size=8G', scsi10: 'local-lvm:vm-100-disk-2,size=8G' },
+      { ...stopped, digest: 'd100' },
+    )
+    const p = plan(desired(off(vm('web', 100, { disks: grown }))), inventory([live]), policy())
+    expect(p.actions.map((a) => a.id)).toEqual(['VM/pve1/100(web)#resize:scsi10', 'VM/pve1/100(web)#resize:scsi2'])
+    expect(p.actions.map((a) => (a.requests[0] as { digest?: string }).digest)).toEqual(['d100', undefined])
+    // with a config write, the write carries the digest and no resize does
+    const written = plan(desired(off(vm('web', 100, { memory: 4096, disks: grown }))), inventory([live]), policy())
+    expect(written.actions.map((a) => a.type)).toEqual(['update', 'resize', 'resize'])
+    expect(written.actions.map((a) => (a.requests[0] as { digest?: string }).digest)).toEqual([
+      'd100',
+      undefined,
+      undefined,
+    ])
+  })
+
   it('AResizeAloneIsItsOwnActionAfterTheConfigWrite', () => {
     const m = off(vm('web', 100, { memory: 4096, disks: [disk({ size: 64 * GiB })] }))
     const p = plan(desired(m), inventory([liveVm(100, 'web', {}, stopped)]), policy())

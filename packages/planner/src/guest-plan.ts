@@ -182,14 +182,18 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
   }
 
   const ids: string[] = []
-  // each action waits for the earlier actions of the same guest; resizes only for the config write
+  // each action waits for the earlier actions of the same guest; resizes only for the config write. A power
+  // action depends on none of them: the executor still runs it after them (one action per guest at a time,
+  // in plan order), but a failed write or resize never leaves the guest in the wrong power state, this
+  // cycle or the next
   let beforeResizes: string[] | undefined
   // d is a fresh object literal: id and order are set on it, not copied into another one
   const push = (d: Draft): string => {
     const id = `${d.address}#${d.type}${d.type === 'resize' ? `:${(d.requests[0] as { disk: string }).disk}` : ''}`
     if (d.type === 'resize') beforeResizes ??= ids.slice()
     d.id = id
-    d.after = d.type === 'resize' ? (beforeResizes ?? []).slice() : ids.slice()
+    d.after =
+      d.type === 'resize' ? (beforeResizes ?? []).slice() : d.type === 'start' || d.type === 'stop' ? [] : ids.slice()
     env.out.drafts.push(d)
     ids.push(id)
     return id
@@ -233,11 +237,15 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
       resizeFirst.length === 0
         ? { call: 'updateConfig', node, guest: type, vmid, params, digest: g.digest }
         : { call: 'updateConfig', node, guest: type, vmid, params }
-    // shutdown, resizes, the write: in this order
-    const writes = (first: PveRequest | undefined): PveRequest[] => {
-      const out: PveRequest[] = first ? [first] : []
+    // resizes, the write, then any power requests. A running guest takes the write into [PENDING] (checked
+    // against the planned digest, refused before anything is stopped) and the shutdown applies it: PVE's
+    // stop rewrites the config from [PENDING] (qemu-server vm_stop_cleanup, pve-container's post-stop hook),
+    // so a write sent after the shutdown would meet a new digest.
+    const writes = (...power: PveRequest[]): PveRequest[] => {
+      const out: PveRequest[] = []
       for (const r of resizeFirst) out.push(r)
       out.push(update)
+      for (const r of power) out.push(r)
       return out
     }
     if (willStop) {
@@ -246,7 +254,7 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
         guestDraft(
           base,
           'shutdown-then-update',
-          `${resource}: config drift (${reasonKeys}); desired stopped: graceful shutdown, then write`,
+          `${resource}: config drift (${reasonKeys}); desired stopped: write, then graceful shutdown`,
           sortDiffs(diffs),
           'stop',
           writes(shutdown()),
@@ -255,13 +263,14 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
       )
     } else if (running && (cls === 'reboot' || cls === 'stop')) {
       stoppedByUpdate = true
-      const requests = writes(shutdown())
-      if (desiredStarted) requests.push({ call: 'start', node, guest: type, vmid })
+      const requests = desiredStarted
+        ? writes(shutdown(), { call: 'start', node, guest: type, vmid })
+        : writes(shutdown())
       push(
         guestDraft(
           base,
           'shutdown-then-update',
-          `${resource}: config drift (${reasonKeys}); needs a restart: graceful shutdown, write${desiredStarted ? ', start' : ''}`,
+          `${resource}: config drift (${reasonKeys}); needs a restart: write, graceful shutdown${desiredStarted ? ', start' : ''}`,
           sortDiffs(diffs),
           cls,
           requests,
@@ -276,7 +285,7 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
           `${resource}: config drift (${reasonKeys})`,
           sortDiffs(diffs),
           leftPending.length > 0 ? 'reboot' : cls,
-          writes(undefined),
+          writes(),
           g.digest,
         ),
       )
@@ -289,10 +298,16 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
       })
     }
   }
+  // every resize rewrites the config (a new digest): only the guest's first write of the cycle carries the
+  // planned digest, and resizes run in plan order, which sorts them by action id
+  let digestCarrier: string | undefined
+  if (!hasWrite)
+    for (const r of resizes) if (digestCarrier === undefined || r.key < digestCarrier) digestCarrier = r.key
   for (const r of resizes) {
-    const resize: PveRequest = hasWrite
-      ? { call: 'resizeDisk', node, guest: type, vmid, disk: r.key, size: r.size }
-      : { call: 'resizeDisk', node, guest: type, vmid, disk: r.key, size: r.size, digest: g.digest }
+    const resize: PveRequest =
+      r.key !== digestCarrier
+        ? { call: 'resizeDisk', node, guest: type, vmid, disk: r.key, size: r.size }
+        : { call: 'resizeDisk', node, guest: type, vmid, disk: r.key, size: r.size, digest: g.digest }
     push(
       guestDraft(
         base,

@@ -14,7 +14,7 @@ export type ArtifactKind = 'ISO' | 'CTTemplate' | 'DiskImage'
 
 /**
  * The most disruptive side effect ProxOps may cause on a running guest while converging its config.
- * `allow` (= `stop`): reboot-class changes use a graceful shutdown, the write, then start. `none`: reboot-class
+ * `allow` (= `stop`): reboot-class changes use the write, a graceful shutdown, then start. `none`: reboot-class
  * writes are sent and left pending in PVE, hotplug-class writes and mark-template of a running guest are not
  * made; both are reported. `hotplug` and `reboot` are the levels in between (the `proxops/disruption`
  * annotation accepts `none|hotplug|reboot|stop`). Power changes the manifest asks for (`state`) and prunes are
@@ -28,7 +28,7 @@ export type DisruptionClass =
   | 'none'
   /** applied live by PVE's hotplug (NICs, scsi/virtio disks with hotplug=disk, resize, memory with hotplug=memory) */
   | 'hotplug'
-  /** PVE keeps it pending until the guest restarts: graceful shutdown, write, start */
+  /** PVE keeps it pending until the guest restarts: the write (held pending), graceful shutdown, start */
   | 'reboot'
   /** the guest must be stopped first (mark-template, delete of a running guest, desired state stopped) */
   | 'stop'
@@ -109,7 +109,7 @@ export type ActionType =
   | 'clone'
   | 'download'
   | 'update'
-  /** a reboot/stop-class update of a running guest: shutdown, write, start (if desired started) */
+  /** a reboot/stop-class update of a running guest: the write (held pending), shutdown (PVE applies it), start (if desired started) */
   | 'shutdown-then-update'
   | 'resize'
   /** apply owned changes PVE holds pending on a running guest: shutdown, start */

@@ -8,6 +8,7 @@ import {
   applyPlan,
   artifact,
   desired,
+  GiB,
   guest,
   inventory,
   liveCt,
@@ -506,7 +507,7 @@ describe('power and disruption (RB 9.3, architecture row 5)', () => {
     ])
   })
 
-  it('ARunningGuestDesiredStoppedIsShutDownBeforeItsWritesUnderEveryPolicy (nothing held back, no separate stop)', () => {
+  it('ARunningGuestDesiredStoppedIsWrittenThenShutDownUnderEveryPolicy (nothing held back, no separate stop)', () => {
     const m = vm('web', 100, {
       state: 'stopped',
       memory: 4096,
@@ -515,10 +516,37 @@ describe('power and disruption (RB 9.3, architecture row 5)', () => {
     for (const disruption of ['allow', 'none'] as const) {
       const p = plan(desired(m), inventory([liveVm(100, 'web', {}, { status: 'running' })]), policy({ disruption }))
       expect(types(p)).toEqual(['shutdown-then-update VM/pve1/100(web)'])
-      expect(p.actions[0]?.requests.map((r) => r.call)).toEqual(['shutdown', 'updateConfig'])
+      // the write first (held pending on the running guest): PVE's shutdown applies it (vm_stop_cleanup)
+      expect(p.actions[0]?.requests.map((r) => r.call)).toEqual(['updateConfig', 'shutdown'])
       expect(p.skips).toEqual([])
       expect(p.pending).toEqual([])
     }
+  })
+
+  it('APowerActionNeverDependsOnTheGuestsWrite: a failed write or resize does not defer the start or the stop', () => {
+    const started = plan(
+      desired(vm('web', 100, { memory: 4096 })),
+      inventory([liveVm(100, 'web', {}, { status: 'stopped' })]),
+      policy(),
+    )
+    expect(started.actions.map((a) => [a.type, a.dependsOn])).toEqual([
+      ['update', []],
+      ['start', []],
+    ])
+    const stopped = plan(
+      desired(
+        vm('web', 100, {
+          state: 'stopped',
+          disks: [{ storage: 'local-lvm', size: 64 * GiB, interface: 'scsi0', iothread: false }],
+        }),
+      ),
+      inventory([liveVm(100, 'web', {}, { status: 'running' })]),
+      policy(),
+    )
+    expect(stopped.actions.map((a) => [a.type, a.dependsOn])).toEqual([
+      ['resize', []],
+      ['stop', []],
+    ])
   })
 
   it('APausedGuestIsSkipped (PVE can neither start nor shut it down)', () => {
@@ -537,7 +565,7 @@ describe('power and disruption (RB 9.3, architecture row 5)', () => {
     ).toEqual([])
   })
 
-  it('RebootClassChangeOnARunningGuestIsShutdownWriteStart with the planned digest', () => {
+  it('RebootClassChangeOnARunningGuestIsWriteShutdownStart with the planned digest (the write is refused before any shutdown)', () => {
     const p = plan(
       desired(vm('web', 100, { memory: 4096 })),
       inventory([liveVm(100, 'web', {}, { status: 'running' })]),
@@ -546,8 +574,8 @@ describe('power and disruption (RB 9.3, architecture row 5)', () => {
     expect(types(p)).toEqual(['shutdown-then-update VM/pve1/100(web)'])
     const a = p.actions[0]
     expect(a?.disruption).toBe('reboot')
-    expect(a?.requests.map((r) => r.call)).toEqual(['shutdown', 'updateConfig', 'start'])
-    expect(a?.requests[1]).toMatchObject({ digest: 'd100', params: { memory: 4096 } })
+    expect(a?.requests.map((r) => r.call)).toEqual(['updateConfig', 'shutdown', 'start'])
+    expect(a?.requests[0]).toMatchObject({ digest: 'd100', params: { memory: 4096 } })
   })
 
   it('DisruptionNoneLeavesRebootClassChangesPendingAndReportsThem', () => {

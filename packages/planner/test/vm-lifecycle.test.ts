@@ -54,7 +54,7 @@ describe('VM lifecycle (simulator)', () => {
     expect(failures(drift.report)).toEqual([])
     expect((await cycle(env, desired, { dryRun: true })).plan.actions).toEqual([])
 
-    // a reboot-class change on a running VM: graceful shutdown, write, start
+    // a reboot-class change on a running VM: write (held pending), graceful shutdown, start
     const faster = [vm(101, { cpu: { type: 'host', cores: 4 } })]
     const reboot = await cycle(env, faster)
     expect(reboot.plan.actions.map((a) => [a.type, a.disruption])).toEqual([['shutdown-then-update', 'reboot']])

@@ -2,7 +2,7 @@
  * PVE 8.4 schema and PVE <= 8.3 error bodies (no `message`: the client must read the HTTP reason phrase).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Simulator, startSimulator } from '@proxops/pve-sim'
+import { type Simulator, apidocForTests, startSimulator } from '@proxops/pve-sim'
 import { type PveClient, createPveClient } from './client.js'
 import type { PveError, PveLockedError, PveParamError } from './errors.js'
 
@@ -42,7 +42,8 @@ describe('PVE 8.4 with old-style error bodies', () => {
     expect((await c.guestConfig('pve1', 'qemu', 300)).values.tags).toBe('a;b')
   })
 
-  it('classifies errors from the reason phrase alone', async () => {
+  // the last case is a schema 400: skipped without the PVE 8.4 API schema (a fresh clone)
+  it.skipIf(!apidocForTests('8.4'))('classifies errors from the reason phrase alone', async () => {
     const missing = await rejection(c.guestConfig('pve1', 'qemu', 999))
     expect(missing).toMatchObject({ code: 'PVE_NOT_FOUND', status: 500 })
     expect(missing.pveMessage).toMatch(/does not exist/)

@@ -54,6 +54,35 @@ describe('relative links', () => {
   })
 })
 
+// Published READMEs and --help link docs by absolute URL (relative links break on the npm registry): every such
+// link into this repository names a file that exists here.
+const repoUrl = (
+  JSON.parse(readFileSync(path.join(repoRoot, 'packages/cli/package.json'), 'utf8')) as { repository: { url: string } }
+).repository.url
+  .replace(/^git\+/, '')
+  .replace(/\.git$/, '')
+describe('absolute links into this repository', () => {
+  const own = new RegExp(`${repoUrl.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/(?:blob|tree)/main/([^)#\\s'"]+)`, 'g')
+  it.each([...docFiles, 'packages/cli/src/cli.ts'])('%s: every link names a file of the repository', (file) => {
+    const text = readFileSync(path.join(repoRoot, file), 'utf8')
+    const broken = [...text.matchAll(own)]
+      .map((m) => m[1] as string)
+      .filter((rel) => !existsSync(path.join(repoRoot, rel)))
+    expect(broken).toEqual([])
+  })
+
+  it('the package READMEs use them for every page outside their package', () => {
+    const outside = packageReadmes
+      .filter((f) => f.startsWith('packages/'))
+      .flatMap((f) =>
+        relativeLinks(readFileSync(path.join(repoRoot, f), 'utf8'))
+          .filter((l) => l.target.startsWith('../'))
+          .map((l) => `${f}:${l.line}: ${l.target}`),
+      )
+    expect(outside).toEqual([])
+  })
+})
+
 describe('anchors', () => {
   it.each(docFiles)('%s: every #fragment names a heading of its target page', (file) => {
     const broken = anchorLinks(readFileSync(path.join(repoRoot, file), 'utf8'))

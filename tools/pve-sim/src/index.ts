@@ -15,7 +15,7 @@ import { accessRoutes } from './access/routes.js'
 import { AccessState } from './access/state.js'
 import { AuthState } from './http/auth.js'
 import { listen } from './http/server.js'
-import { makeCertificate } from './http/tls.js'
+import { fingerprintOf, makeCertificate } from './http/tls.js'
 
 export type { SimControl, TransportControls, FailureBurst, LatencyRule, RequestMatcher } from './control/index.js'
 export type { SimStats, RequestRecord } from './control/stats.js'
@@ -24,6 +24,7 @@ export { parseControlDoc, ControlDocError } from './control/file.js'
 export type { GuestInfo, TaskInfo, VolumeSpec, SimCluster, TaskBehaviour } from './model/index.js'
 export { PveHttpError } from './http/types.js'
 export type { PveVersion } from './apidoc/load.js'
+export { apidocForTests } from './apidoc/test-data.js'
 
 /** the API token `pnpm sim` prints by default (test-only; the examples' SOPS files hold it) */
 export const DEMO_TOKEN_ID = 'root@pam!proxops'
@@ -47,8 +48,11 @@ export interface SimulatorOptions {
   tokens?: { id: string; secret: string }[]
   /** root@pam's password for POST /access/ticket (default random) */
   rootPassword?: string
-  /** validate requests against apidoc.json (default true; off with a warning when the file is absent) */
-  schemaValidation?: boolean
+  /**
+   * validate requests against apidoc.json: true (default; off with a warning when the file is absent), false, or
+   * 'if-found' (on when the file is found, quietly off otherwise: the demo in a clone with nothing beside it)
+   */
+  schemaValidation?: boolean | 'if-found'
   /** PVE delays every 401 by 3 s (default 3000) */
   authFailureDelayMs?: number
   /** PVE >= 8.4 error bodies carry `message` (default true); false = PVE <= 8.3 bodies */
@@ -63,6 +67,8 @@ export interface SimulatorOptions {
   controlFile?: string
   /** serve `POST /_sim/control`, `GET /_sim/stats` on loopback (default true) */
   controlEndpoint?: boolean
+  /** the key and certificate to serve (PEM); default: a new self-signed one at every start */
+  certificate?: { key: string; cert: string }
   /** warnings and internal errors (default: stderr) */
   log?: (line: string) => void
 }
@@ -100,7 +106,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   if (options.schemaValidation !== false) {
     const loaded = loadApidoc(pveVersion)
     if (loaded.ok) apidoc = loaded.tree
-    else log(`pve-sim: warning: ${loaded.warning}`)
+    else if (options.schemaValidation !== 'if-found') log(`pve-sim: warning: ${loaded.warning}`)
   }
 
   const cluster = createCluster({
@@ -119,7 +125,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const faults = new FaultState()
   const stats = new StatsLog()
   const control = createControl(cluster, faults, auth, first.id, (id) => access.addConfiguredToken(id))
-  const tls = options.tls === false ? undefined : await makeCertificate(nodes[0] ?? 'pve-sim')
+  const tls =
+    options.tls === false
+      ? undefined
+      : options.certificate
+        ? { ...options.certificate, fingerprint: fingerprintOf(options.certificate.cert) }
+        : await makeCertificate(nodes[0] ?? 'pve-sim')
   const api = new ApiHandler({
     routes: [...cluster.routes, ...accessRoutes(access, auth)],
     access,

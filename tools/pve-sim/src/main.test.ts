@@ -1,6 +1,9 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { DEMO_TOKEN_SECRET, startSimulator } from './index.js'
-import { banner, bannerJson, parseSimArgs, UsageError } from './main.js'
+import { banner, bannerJson, keptCertificate, parseSimArgs, UsageError } from './main.js'
 
 describe('pnpm sim command line', () => {
   it('defaults: 127.0.0.1:8006, HTTPS, pve1..pve3, seed 1, 9.1, demo token, schema on, PVE auth delay', () => {
@@ -65,8 +68,35 @@ describe('pnpm sim command line', () => {
     })
   })
 
-  it('ignores a leading -- that pnpm passes through', () => {
+  it("ignores a -- that pnpm passes through, also after the script's own flags", () => {
     expect(parseSimArgs(['--', '--port', '0'], {})).toMatchObject({ options: { port: 0 } })
+    expect(parseSimArgs(['--cert-dir', 'd', '--', '--port', '0'], {})).toMatchObject({
+      certDir: 'd',
+      options: { port: 0 },
+    })
+  })
+
+  it('--cert-dir keeps one certificate across restarts, so a pasted fingerprint stays valid', async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'pve-sim-cert-')), 'state')
+    try {
+      const first = await keptCertificate(dir)
+      expect(statSync(join(dir, 'key.pem')).mode & 0o077).toBe(0)
+      const again = await keptCertificate(dir)
+      expect(again).toEqual(first)
+      const a = await startSimulator({ certificate: again, log: () => {} })
+      const b = await startSimulator({ certificate: again, log: () => {} })
+      try {
+        expect(a.fingerprint).toMatch(/^([0-9A-F]{2}:){31}[0-9A-F]{2}$/)
+        expect(b.fingerprint).toBe(a.fingerprint)
+        expect(banner(a, 0, undefined)).toContain(`  base-url: ${a.url}\n  tls:\n    fingerprint: "${a.fingerprint}"`)
+      } finally {
+        await a.close()
+        await b.close()
+      }
+      expect(() => parseSimArgs(['--cert-dir', dir, '--http'], {})).toThrow('--cert-dir is for HTTPS')
+    } finally {
+      rmSync(dirname(dir), { recursive: true, force: true })
+    }
   })
 
   it('rejects bad values with a message naming the flag', () => {

@@ -3,9 +3,11 @@
  * `pnpm sim`: the simulator as a standalone server on 127.0.0.1 with a seeded 3-node cluster. Prints the base
  * URL, the certificate fingerprint and an API token, then serves until SIGINT/SIGTERM.
  */
-import { realpathSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
+import { makeCertificate } from './http/tls.js'
 import { DEMO_TOKEN_ID, DEMO_TOKEN_SECRET, startSimulator, type Simulator, type SimulatorOptions } from './index.js'
 
 export const USAGE = `usage: pve-sim [options]
@@ -18,6 +20,8 @@ export const USAGE = `usage: pve-sim [options]
   --http                plain HTTP instead of HTTPS
   --task-duration MS    how long worker tasks run (default 2000)
   --control FILE        JSON control file, re-read on change (see docs/simulator.md)
+  --cert-dir DIR        keep the TLS key and certificate in DIR and reuse them on the next start, so the
+                        fingerprint stays the same (pnpm sim: .pve-sim in the repository)
   --token-secret S      secret of the API token root@pam!proxops (default: $PROXOPS_SIM_TOKEN_SECRET or the demo secret)
   --root-password P     password of root@pam for tickets (default: random, printed)
   --no-schema           do not validate requests against apidoc.json
@@ -29,7 +33,14 @@ export class UsageError extends Error {}
 
 export type CliResult =
   | { help: true }
-  | { help: false; options: SimulatorOptions; guests: number; controlFile: string | undefined; json: boolean }
+  | {
+      help: false
+      options: SimulatorOptions
+      guests: number
+      controlFile: string | undefined
+      certDir: string | undefined
+      json: boolean
+    }
 
 function int(name: string, v: string | undefined, dflt: number): number {
   if (v === undefined) return dflt
@@ -42,8 +53,8 @@ export function parseSimArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
   let values
   try {
     ;({ values } = parseArgs({
-      // `pnpm sim -- --port 0` may hand the `--` through
-      args: argv[0] === '--' ? argv.slice(1) : argv,
+      // `pnpm sim -- --port 0` may hand the `--` through (after the script's own flags)
+      args: argv.filter((a) => a !== '--'),
       options: {
         port: { type: 'string' },
         host: { type: 'string' },
@@ -54,6 +65,7 @@ export function parseSimArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
         http: { type: 'boolean' },
         'task-duration': { type: 'string' },
         control: { type: 'string' },
+        'cert-dir': { type: 'string' },
         'token-secret': { type: 'string' },
         'root-password': { type: 'string' },
         'no-schema': { type: 'boolean' },
@@ -97,7 +109,29 @@ export function parseSimArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
     ...(values.control ? { controlFile: values.control } : {}),
     ...(values['root-password'] ? { rootPassword: values['root-password'] } : {}),
   }
-  return { help: false, options, guests, controlFile: values.control, json: values.json === true }
+  if (values['cert-dir'] !== undefined && values.http)
+    throw new UsageError('--cert-dir is for HTTPS: drop it or --http')
+  return {
+    help: false,
+    options,
+    guests,
+    controlFile: values.control,
+    certDir: values['cert-dir'],
+    json: values.json === true,
+  }
+}
+
+/** The certificate kept in `dir` (key.pem, cert.pem), made and written there on first use. */
+export async function keptCertificate(dir: string): Promise<{ key: string; cert: string }> {
+  const keyFile = join(dir, 'key.pem')
+  const certFile = join(dir, 'cert.pem')
+  if (existsSync(keyFile) && existsSync(certFile))
+    return { key: readFileSync(keyFile, 'utf8'), cert: readFileSync(certFile, 'utf8') }
+  const made = await makeCertificate()
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  writeFileSync(keyFile, made.key, { mode: 0o600 })
+  writeFileSync(certFile, made.cert)
+  return { key: made.key, cert: made.cert }
 }
 
 /** The start banner as data (`--json`). */
@@ -126,6 +160,10 @@ export function banner(sim: Simulator, guests: number, controlFile: string | und
     `  root@pam     password ${sim.rootPassword}`,
     `  schema       ${sim.schemaValidation ? 'requests validated against apidoc.json' : 'checks OFF'}`,
     `  control      ${controlFile ? `file ${controlFile}, ` : ''}POST ${sim.url}/_sim/control (loopback only)`,
+    '',
+    'In a cluster config (clusters/<name>/config.yaml), these lines point ProxOps at it:',
+    `  base-url: ${sim.url}`,
+    ...(sim.fingerprint ? ['  tls:', `    fingerprint: "${sim.fingerprint}"`] : []),
   ].join('\n')
 }
 
@@ -142,7 +180,9 @@ async function main(): Promise<void> {
     process.stdout.write(`${USAGE}\n`)
     return
   }
-  const sim = await startSimulator(cli.options)
+  const sim = await startSimulator(
+    cli.certDir ? { ...cli.options, certificate: await keptCertificate(cli.certDir) } : cli.options,
+  )
   process.stdout.write(`${cli.json ? bannerJson(sim) : banner(sim, cli.guests, cli.controlFile)}\n`)
   const stop = (): void => {
     void sim.close().then(() => process.exit(0))

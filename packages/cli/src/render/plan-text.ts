@@ -22,7 +22,7 @@ const VERB: Readonly<Record<ActionType, string>> = {
   clone: 'will be cloned',
   download: 'will be downloaded',
   update: 'will be updated in place',
-  'shutdown-then-update': 'will be shut down, updated and started again',
+  'shutdown-then-update': 'will be updated, shut down and started again',
   resize: 'will have a disk grown',
   restart: 'will be restarted to apply pending changes',
   start: 'will be started',

@@ -21,7 +21,7 @@ describe('text renderer', () => {
         '      + spec.memory (memory) = "2048"',
         '      + spec.cloud-init-data.ci-password-ref (cipassword) = (sensitive)',
         '',
-        '  # VM/pve2/101(db) will be shut down, updated and started again (disruption: reboot)',
+        '  # VM/pve2/101(db) will be updated, shut down and started again (disruption: reboot)',
         '  # VM/db: config drift (memory, tags)',
         '  ~ VM/pve2/101(db)',
         '      ~ spec.memory (memory): "1024" -> "4096"',

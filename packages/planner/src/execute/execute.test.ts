@@ -111,7 +111,7 @@ describe('execute', () => {
     expect(pve.guests.has(300)).toBe(true)
   })
 
-  it('applies a reboot-class change with a graceful shutdown, the write, then a start', async () => {
+  it('applies a reboot-class change with the write (held pending), a graceful shutdown that applies it, then a start', async () => {
     const pve = new FakePve()
     pve.addGuest({ vmid: 100, status: 'running', config: { name: 'a', cpu: 'kvm64' } })
     const digest = pve.digestOf(pve.guests.get(100)!)
@@ -121,16 +121,80 @@ describe('execute', () => {
       disruption: 'reboot',
       digest,
       requests: [
-        { call: 'shutdown', node: 'pve1', guest: 'qemu', vmid: 100, timeoutSeconds: 120, forceStop: false },
         { call: 'updateConfig', node: 'pve1', guest: 'qemu', vmid: 100, params: { cpu: 'host' }, digest },
+        { call: 'shutdown', node: 'pve1', guest: 'qemu', vmid: 100, timeoutSeconds: 120, forceStop: false },
         { call: 'start', node: 'pve1', guest: 'qemu', vmid: 100 },
       ],
     })
     const report = await execute(makePlan([action]), pve, fast(pve))
     expect(report.results[0]).toMatchObject({ status: 'ok' })
-    expect(pve.writes().map((c) => c.method)).toEqual(['shutdown', 'updateConfig', 'start'])
-    expect(pve.writes()[0]!.args[3]).toEqual({ timeoutSeconds: 120, forceStop: false })
+    expect(pve.writes().map((c) => c.method)).toEqual(['updateConfig', 'shutdown', 'start'])
+    expect(pve.writes()[1]!.args[3]).toEqual({ timeoutSeconds: 120, forceStop: false })
     expect(pve.guests.get(100)).toMatchObject({ status: 'running', config: { cpu: 'host' }, pending: {} })
+  })
+
+  describe('a restart-class action that fails ends in the desired power state (restorePower)', () => {
+    const shutdown = {
+      call: 'shutdown',
+      node: 'pve1',
+      guest: 'qemu',
+      vmid: 100,
+      timeoutSeconds: 120,
+      forceStop: false,
+    } as const
+    const start = { call: 'start', node: 'pve1', guest: 'qemu', vmid: 100 } as const
+    const update = { call: 'updateConfig', node: 'pve1', guest: 'qemu', vmid: 100, params: { cpu: 'host' } } as const
+    const run = async (requests: Action['requests'], fault: (method: string) => boolean) => {
+      const pve = new FakePve()
+      pve.addGuest({ vmid: 100, status: 'running', config: { name: 'a', cpu: 'kvm64' } })
+      pve.fault = (call) => (fault(call.method) ? new Error('400 Parameter verification failed.') : undefined)
+      const report = await execute(
+        makePlan([makeAction({ type: 'shutdown-then-update', vmid: 100, requests })]),
+        pve,
+        fast(pve),
+      )
+      return { pve, result: report.results[0]! }
+    }
+
+    it('a write that fails after the shutdown (a plan in the old order): the start is still sent', async () => {
+      const { pve, result } = await run([shutdown, update, start], (m) => m === 'updateConfig')
+      expect(pve.writes().map((c) => c.method)).toEqual(['shutdown', 'updateConfig', 'start'])
+      expect(result).toMatchObject({
+        status: 'failed',
+        error: 'update failed: 400 Parameter verification failed.; desired power state restored (start sent)',
+      })
+      expect(pve.guests.get(100)).toMatchObject({ status: 'running', config: { cpu: 'kvm64' } })
+    })
+
+    it('a write that fails before the shutdown: nothing is stopped, nothing started', async () => {
+      const { pve, result } = await run([update, shutdown, start], (m) => m === 'updateConfig')
+      expect(pve.writes().map((c) => c.method)).toEqual(['updateConfig'])
+      expect(result).toMatchObject({ status: 'failed', error: 'update failed: 400 Parameter verification failed.' })
+      expect(pve.guests.get(100)!.status).toBe('running')
+    })
+
+    it('desired stopped: the shutdown is sent even when the write failed', async () => {
+      const { pve, result } = await run([update, shutdown], (m) => m === 'updateConfig')
+      expect(pve.writes().map((c) => c.method)).toEqual(['updateConfig', 'shutdown'])
+      expect(result.error).toBe(
+        'update failed: 400 Parameter verification failed.; desired power state restored (shutdown sent)',
+      )
+      expect(pve.guests.get(100)!.status).toBe('stopped')
+    })
+
+    it('a start that fails is reported once, with no second attempt', async () => {
+      const { pve, result } = await run([update, shutdown, start], (m) => m === 'start')
+      expect(pve.writes().map((c) => c.method)).toEqual(['updateConfig', 'shutdown', 'start'])
+      expect(result.error).toBe('start failed: 400 Parameter verification failed.')
+    })
+
+    it('a failing start after a failed write is reported with the first error', async () => {
+      const { pve, result } = await run([shutdown, update, start], (m) => m === 'updateConfig' || m === 'start')
+      expect(result.error).toBe(
+        'update failed: 400 Parameter verification failed.; restoring the power state also failed: start failed: 400 Parameter verification failed.',
+      )
+      expect(pve.guests.get(100)!.status).toBe('stopped')
+    })
   })
 
   it('with disruption none, leaves restart-class actions alone and reports them skipped', async () => {

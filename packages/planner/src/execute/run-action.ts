@@ -46,14 +46,45 @@ const CREATE_FORM = /^(?:volume=)?[a-zA-Z][a-zA-Z0-9_.-]*:(?:\d+(?:\.\d+)?|cloud
 export async function runAction(action: Action, ctx: ActionContext): Promise<ActionOutcome> {
   const tasks: TaskRecord[] = []
   const secrets: string[] = []
+  let index = 0
   try {
-    for (const request of action.requests) await runRequest(request, ctx, tasks, secrets)
+    for (; index < action.requests.length; index++) await runRequest(action.requests[index]!, ctx, tasks, secrets)
     const problem = await confirmAction(action, ctx)
     if (problem) return { status: 'failed', error: `not confirmed by read-back: ${redact(problem, secrets)}`, tasks }
     return { status: 'ok', tasks }
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error)
-    return { status: 'failed', error: redact(message, secrets), tasks }
+    const restored = await restorePower(action, index, ctx, tasks, secrets)
+    return { status: 'failed', error: redact(`${message}${restored}`, secrets), tasks }
+  }
+}
+
+const RESTART_ACTIONS: ReadonlySet<Action['type']> = new Set(['shutdown-then-update', 'restart'])
+
+/**
+ * A restart-class action whose request `failed` failed still ends with its last request when that is the
+ * guest's desired power state: the start, if the shutdown was sent (a guest is never left off because a
+ * step after its shutdown failed, and no later cycle defers its start on that failure), or the shutdown of a
+ * guest desired stopped. Returns what it did, to append to the first error.
+ */
+async function restorePower(
+  action: Action,
+  failed: number,
+  ctx: ActionContext,
+  tasks: TaskRecord[],
+  secrets: string[],
+): Promise<string> {
+  if (!RESTART_ACTIONS.has(action.type)) return ''
+  const last = action.requests.length - 1
+  const final = action.requests[last]
+  if (final === undefined || last <= failed) return ''
+  const shutdownSent = action.requests.slice(0, failed + 1).some((r) => r.call === 'shutdown' || r.call === 'stop')
+  if (!(final.call === 'start' && shutdownSent) && final.call !== 'shutdown') return ''
+  try {
+    await runRequest(final, ctx, tasks, secrets)
+    return `; desired power state restored (${final.call} sent)`
+  } catch (error) {
+    return `; restoring the power state also failed: ${error instanceof Error ? error.message : String(error)}`
   }
 }
 

@@ -398,8 +398,15 @@ export class FakePve implements LiveReader, PveWriter {
     const g = this.guestOn(node, type, vmid)
     if (type === 'lxc' && g.status === 'stopped') throw new Error(`CT ${vmid} not running`)
     return this.task(node, type === 'qemu' ? 'qmshutdown' : 'vzshutdown', String(vmid), () => {
-      g.status = 'stopped'
+      this.stopGuest(g)
     })
+  }
+
+  /** an API stop of a running guest applies [PENDING] (qemu-server vm_stop_cleanup, pve-container's post-stop hook) */
+  private stopGuest(g: FakeGuest): void {
+    if (g.status !== 'running') return
+    g.status = 'stopped'
+    this.applyPending(g)
   }
 
   async stop(node: string, type: GuestType, vmid: number): Promise<TaskRef> {
@@ -407,7 +414,7 @@ export class FakePve implements LiveReader, PveWriter {
     const g = this.guestOn(node, type, vmid)
     if (type === 'lxc' && g.status === 'stopped') throw new Error(`CT ${vmid} not running`)
     return this.task(node, type === 'qemu' ? 'qmstop' : 'vzstop', String(vmid), () => {
-      g.status = 'stopped'
+      this.stopGuest(g)
     })
   }
 

@@ -87,7 +87,11 @@ function keep(a: AccessState, actor: string, template: string, params: Item, ite
     case '/nodes/{node}/storage/{storage}/content':
       return canSeeVolume(a, actor, String(item.volid))
     case '/nodes/{node}/tasks':
-      return ownsTask(actor, String(item.user)) || a.check(actor, `/nodes/${String(params.node)}`, ['Sys.Audit'], true)
+      // the UPID carries the full actor (user!token); the item names them apart
+      return (
+        ownsTask(actor, taskUserOf(String(item.upid))) ||
+        a.check(actor, `/nodes/${String(params.node)}`, ['Sys.Audit'], true)
+      )
     default:
       return true
   }

@@ -16,6 +16,15 @@ import {
   updateQemu,
 } from '../model/qemu.js'
 import { guestListItem, guestStatusCurrent } from '../model/views.js'
+import {
+  snapshotAsConfig,
+  snapshotConfig,
+  snapshotCreate,
+  snapshotDelete,
+  snapshotList,
+  snapshotRollback,
+  snapshotUpdate,
+} from '../model/snapshots.js'
 import { bool, int, str, type RouteTable } from './routes.js'
 import type { RequestContext } from '../http/types.js'
 
@@ -23,6 +32,7 @@ import type { RequestContext } from '../http/types.js'
 export function guestRoutes(c: Cluster): RouteTable {
   const node = (ctx: RequestContext) => str(ctx, 'node') ?? ''
   const vmid = (ctx: RequestContext) => int(ctx, 'vmid') ?? 0
+  const snapname = (ctx: RequestContext) => str(ctx, 'snapname') ?? ''
   const table: RouteTable = []
   for (const type of ['qemu', 'lxc'] as const) {
     const base = `/nodes/{node}/${type}`
@@ -34,7 +44,7 @@ export function guestRoutes(c: Cluster): RouteTable {
           c.requireNode(node(ctx))
           return [...c.guests.values()]
             .filter((g) => g.node === node(ctx) && g.type === type)
-            .map((g) => guestListItem(c, g))
+            .map((g) => guestListItem(c, g, bool(ctx, 'full') ?? false))
         },
       ],
       ['POST', base, (ctx) => (type === 'qemu' ? createQemu : createLxc)(c, node(ctx), ctx.params, ctx.caller)],
@@ -101,7 +111,7 @@ export function guestRoutes(c: Cluster): RouteTable {
               current: `cannot use 'snapshot' parameter with 'current'`,
             })
           }
-          if (snapshot !== undefined) throw fail500(`snapshot '${snapshot}' does not exist`)
+          if (snapshot !== undefined) return snapshotAsConfig(g, snapshot)
           return readConfig(g, bool(ctx, 'current') ?? false)
         },
       ],
@@ -146,6 +156,34 @@ export function guestRoutes(c: Cluster): RouteTable {
           c.requireNode(node(ctx))
           return guestStatusCurrent(c, c.requireGuest(node(ctx), type, vmid(ctx)))
         },
+      ],
+      ['GET', `${base}/{vmid}/snapshot`, (ctx) => snapshotList(c, node(ctx), type, vmid(ctx))],
+      [
+        'POST',
+        `${base}/{vmid}/snapshot`,
+        (ctx) => snapshotCreate(c, node(ctx), type, vmid(ctx), ctx.params, ctx.caller),
+      ],
+      // snapshot_cmd_idx lists the sub-commands without looking the snapshot up
+      ['GET', `${base}/{vmid}/snapshot/{snapname}`, () => [{ cmd: 'rollback' }, { cmd: 'config' }]],
+      [
+        'DELETE',
+        `${base}/{vmid}/snapshot/{snapname}`,
+        (ctx) => snapshotDelete(c, node(ctx), type, vmid(ctx), snapname(ctx), ctx.params, ctx.caller),
+      ],
+      [
+        'GET',
+        `${base}/{vmid}/snapshot/{snapname}/config`,
+        (ctx) => snapshotConfig(c, node(ctx), type, vmid(ctx), snapname(ctx)),
+      ],
+      [
+        'PUT',
+        `${base}/{vmid}/snapshot/{snapname}/config`,
+        (ctx) => snapshotUpdate(c, node(ctx), type, vmid(ctx), snapname(ctx), ctx.params),
+      ],
+      [
+        'POST',
+        `${base}/{vmid}/snapshot/{snapname}/rollback`,
+        (ctx) => snapshotRollback(c, node(ctx), type, vmid(ctx), snapname(ctx), ctx.params, ctx.caller),
       ],
       ['PUT', `${base}/{vmid}/resize`, (ctx) => resizeGuest(c, node(ctx), vmid(ctx), type, ctx.params, ctx.caller)],
       ['POST', `${base}/{vmid}/clone`, (ctx) => cloneGuest(c, node(ctx), vmid(ctx), type, ctx.params, ctx.caller)],

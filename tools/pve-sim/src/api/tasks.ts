@@ -28,25 +28,29 @@ export function taskRoutes(c: Cluster): RouteTable {
         const start = int(ctx, 'start') ?? 0
         const since = int(ctx, 'since')
         const until = int(ctx, 'until')
-        const userfilter = str(ctx, 'userfilter')
-        const statusfilter = str(ctx, 'statusfilter')?.split(/[,;\s]+/)
-        const list = c.tasks
-          .all()
-          .filter((t) => t.node === node)
-          .filter((t) =>
-            source === 'active' ? t.status === 'running' : source === 'archive' ? t.status === 'stopped' : true,
-          )
-          .filter((t) => vmid === undefined || t.id === String(vmid))
-          .filter((t) => type === undefined || t.type === type)
-          .filter((t) => !errorsOnly || (t.exitstatus !== undefined && t.exitstatus !== 'OK'))
-          .filter((t) => since === undefined || t.starttime >= since)
-          .filter((t) => until === undefined || t.starttime <= until)
-          .filter(
-            (t) => userfilter === undefined || `${t.user}${t.tokenid ? `!${t.tokenid}` : ''}`.includes(userfilter),
-          )
-          .filter((t) => statusfilter === undefined || statusfilter.includes(statusClass(t)))
-          .reverse()
-        return list.slice(start, start + limit).map((t) => {
+        const userfilter = str(ctx, 'userfilter')?.toLowerCase()
+        // errors=1 wins over statusfilter and drops only the OK tasks (Tasks.pm node_tasks)
+        const statusfilter = errorsOnly
+          ? undefined
+          : str(ctx, 'statusfilter')
+              ?.split(/[,;\s]+/)
+              .map((s) => s.toLowerCase())
+        const matches = (t: Task): boolean =>
+          (userfilter === undefined || t.user.toLowerCase().includes(userfilter)) &&
+          (type === undefined || t.type === type) &&
+          (vmid === undefined || t.id === String(vmid)) &&
+          (since === undefined || t.starttime >= since) &&
+          (until === undefined || t.starttime <= until) &&
+          (errorsOnly ? statusClass(t) !== 'ok' : statusfilter === undefined || statusfilter.includes(statusClass(t)))
+        const mine = c.tasks.all().filter((t) => t.node === node)
+        // the active list first, then the index file read backwards (newest first)
+        const active =
+          source === 'active' || source === 'all' ? mine.filter((t) => t.status === 'running').reverse() : []
+        const archive =
+          source === 'archive' || source === 'all' ? mine.filter((t) => t.status === 'stopped').reverse() : []
+        const list = [...active, ...archive].filter(matches)
+        const page = list.slice(start, start + limit).map((t) => {
+          // upid_decode plus $convert_token_task: a token's task names the user and the token apart
           const item: Record<string, unknown> = {
             upid: t.upid,
             node: t.node,
@@ -55,14 +59,19 @@ export function taskRoutes(c: Cluster): RouteTable {
             starttime: t.starttime,
             type: t.type,
             id: t.id,
-            user: t.tokenid ? `${t.user}!${t.tokenid}` : t.user,
+            user: t.user,
           }
+          if (t.tokenid !== undefined) item.tokenid = t.tokenid
           if (t.status === 'stopped') {
             item.endtime = t.endtime
             item.status = t.exitstatus
+          } else {
+            item.status = 'RUNNING'
           }
           return item
         })
+        // `total` counts every matching task, also those before `start` and after `limit`
+        return new WithTotal(page, list.length)
       },
     ],
     [

@@ -70,6 +70,25 @@ export function apidocCandidates(version: PveVersion, env: NodeJS.ProcessEnv = p
   return out
 }
 
+/**
+ * The schema as JSON (apidoc.json), or as the viewer script every PVE node ships
+ * (`/usr/share/pve-docs/api-viewer/apidoc.js`: `const apiSchema = [...];` followed by the viewer's code).
+ */
+export function parseApidocText(text: string): unknown {
+  const assignment = /\bapiSchema\s*=\s*\[/.exec(text)
+  if (!assignment) return JSON.parse(text)
+  const start = assignment.index + assignment[0].length - 1
+  // the array ends at one of the `];` after it (a `]` inside a string may look the same): the first that parses
+  for (const end of text.slice(start).matchAll(/\]\s*;/g)) {
+    try {
+      return JSON.parse(text.slice(start, start + end.index + 1))
+    } catch {
+      // not the end yet
+    }
+  }
+  throw new Error('the apiSchema array does not end')
+}
+
 const loaded = new Map<string, ApiNode[]>()
 
 export function loadApidoc(version: PveVersion, env: NodeJS.ProcessEnv = process.env): ApidocLoad {
@@ -79,7 +98,7 @@ export function loadApidoc(version: PveVersion, env: NodeJS.ProcessEnv = process
     let tree = loaded.get(file)
     if (!tree) {
       try {
-        tree = JSON.parse(readFileSync(file, 'utf8')) as ApiNode[]
+        tree = parseApidocText(readFileSync(file, 'utf8')) as ApiNode[]
       } catch (err) {
         return {
           ok: false,

@@ -3,6 +3,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startSimulator, type Simulator } from '../index.js'
+import { apidocForTests } from '../apidoc/test-data.js'
 import { form, raw, waitTask, type RawResponse } from './test-support/raw.js'
 
 const SECRET = '5b1f0c2e-0d0b-4a51-9a43-0c7a1d2e3f40'
@@ -146,7 +147,8 @@ describe('worked example (pve-api.md section 10)', () => {
     expect(r.json).toEqual({ data: null, message: "unable to create VM 100 - VM 100 already exists on node 'pve'\n" })
   })
 
-  it('PUT config onboot=true: 400 with the errors map', async () => {
+  // the 400 comes from the schema check: skipped without the PVE API schema (a fresh clone)
+  it.skipIf(!apidocForTests())('PUT config onboot=true: 400 with the errors map', async () => {
     const r = await call('PUT', '/nodes/pve/qemu/100/config', { onboot: 'true' })
     expect(r.status).toBe(400)
     expect(r.reason).toBe('Parameter verification failed.')

@@ -10,6 +10,8 @@ export class GuestConfig {
   private pendingMap = new Map<string, string>()
   /** pending deletions: key -> force */
   private deletes = new Map<string, boolean>()
+  /** snapshot sections `[name]`: the snapshot's copy of the config plus snaptime, snapstate, vmstate, description */
+  private snaps = new Map<string, Map<string, string>>()
   private cachedText: string | undefined
   private cachedDigest: string | undefined
   /** bumped on every change, for caches derived from the config */
@@ -85,6 +87,37 @@ export class GuestConfig {
     this.touch()
   }
 
+  snapshotNames(): string[] {
+    return [...this.snaps.keys()]
+  }
+
+  snapshot(name: string): Record<string, string> | undefined {
+    const m = this.snaps.get(name)
+    return m && Object.fromEntries(m)
+  }
+
+  /** write (or replace) a snapshot section */
+  setSnapshot(name: string, values: Record<string, string>): void {
+    const m = new Map<string, string>()
+    for (const [k, v] of Object.entries(values)) if (!emptyDescription(k, v)) m.set(k, v)
+    this.snaps.set(name, m)
+    this.touch()
+  }
+
+  deleteSnapshot(name: string): void {
+    this.snaps.delete(name)
+    this.touch()
+  }
+
+  /** __snapshot_apply_config: the main section becomes `values`, the pending section is dropped */
+  replaceMain(values: Record<string, string>): void {
+    this.mainMap = new Map()
+    for (const [k, v] of Object.entries(values)) if (!emptyDescription(k, v)) this.mainMap.set(k, v)
+    this.pendingMap = new Map()
+    this.deletes = new Map()
+    this.touch()
+  }
+
   hasPending(): boolean {
     return this.pendingMap.size > 0 || this.deletes.size > 0
   }
@@ -114,6 +147,9 @@ export class GuestConfig {
         }
         raw += `\n[PENDING]\n${renderSection(p)}`
       }
+      // write_vm_config: snapshot sections follow, sorted by name
+      for (const name of [...this.snaps.keys()].sort())
+        raw += `\n[${name}]\n${renderSection(this.snaps.get(name) as Map<string, string>)}`
       this.cachedText = raw
     }
     return this.cachedText

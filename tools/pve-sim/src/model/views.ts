@@ -13,26 +13,32 @@ export function memoryBytes(g: Guest): number {
   return Number(current ?? 512) * MiB
 }
 
+/** vmstatus `cpus`: qemu sockets x cores (at most the host's CPUs) or vcpus; lxc cores, else cpulimit, else the host's */
 export function cpuCount(c: Cluster, g: Guest): number {
+  const host = c.nodes.get(g.node)?.maxcpu ?? 1
   if (g.type === 'qemu') {
     const vcpus = Number(g.conf.get('vcpus') ?? 0)
-    return vcpus > 0 ? vcpus : Number(g.conf.get('sockets') ?? 1) * Number(g.conf.get('cores') ?? 1)
+    if (vcpus > 0) return vcpus
+    return Math.min(host, Number(g.conf.get('sockets') ?? 1) * Number(g.conf.get('cores') ?? 1))
   }
-  return Number(g.conf.get('cores') ?? c.nodes.get(g.node)?.maxcpu ?? 1)
+  return Number(g.conf.get('cores') ?? 0) || Number(g.conf.get('cpulimit') ?? 0) || host
 }
 
-/** the size of the boot disk (qemu: first disk in bootdisk order; lxc: rootfs) */
+/**
+ * qemu: bootdisk_size (the first non-cdrom drive of `boot: order=`, or the legacy `bootdisk`; 0 without one);
+ * lxc: the rootfs size, 4 GiB without one (pve-container vmstatus)
+ */
 export function maxDisk(g: Guest): number {
   const conf = g.conf
-  if (g.type === 'lxc') return driveSize(conf.get('rootfs'), true)
-  for (const bus of ['scsi', 'virtio', 'sata', 'ide']) {
-    for (const k of conf
-      .keys()
-      .filter((k) => k.startsWith(bus) && isQemuDiskKey(k))
-      .sort()) {
-      const v = conf.get(k) ?? ''
-      if (!v.includes('media=cdrom')) return driveSize(v, false)
-    }
+  if (g.type === 'lxc') return driveSize(conf.get('rootfs'), true) || 4 * 1024 ** 3
+  const boot = conf.get('boot')
+  const order = boot !== undefined && /(^|,)order=/.test(boot) ? /(?:^|,)order=([^,]*)/.exec(boot)?.[1] : undefined
+  const disks = order !== undefined ? order.split(/[;,\s]+/) : [conf.get('bootdisk') ?? '']
+  for (const k of disks) {
+    if (!isQemuDiskKey(k)) continue
+    const v = conf.get(k)
+    if (v === undefined || v.split(',').includes('media=cdrom')) continue
+    return driveSize(v, false)
   }
   return 0
 }
@@ -108,41 +114,201 @@ function sizes(c: Cluster, g: Guest): { maxcpu: number; maxmem: number; maxdisk:
   return fresh
 }
 
-function guestStats(c: Cluster, g: Guest, status: string): Record<string, unknown> {
-  const running = g.status === 'running'
-  const { maxcpu, maxmem, maxdisk } = sizes(c, g)
+type Item = Record<string, unknown>
+
+/** the cgroup pressure averages vmstatus reports for running guests (PVE 9) */
+function pressures(c: Cluster): Item {
+  if (c.pveVersion !== '9.1') return {}
   return {
-    maxcpu,
-    cpu: running ? 0.01 : 0,
-    maxmem,
-    mem: running ? Math.floor(maxmem / 4) : 0,
-    maxdisk,
-    disk: 0,
-    netin: 0,
-    netout: 0,
-    diskread: 0,
-    diskwrite: 0,
-    uptime:
-      running && g.startedMs !== undefined && status === 'running' ? Math.floor((c.now() - g.startedMs) / 1000) : 0,
+    pressurecpusome: 0,
+    pressurecpufull: 0,
+    pressureiosome: 0,
+    pressureiofull: 0,
+    pressurememorysome: 0,
+    pressurememoryfull: 0,
   }
 }
 
-/** a /cluster/resources item for a guest; fresh guests have status unknown and no stats yet */
-export function resourceItem(c: Cluster, g: Guest): Record<string, unknown> {
-  const item: Record<string, unknown> = { id: `${g.type}/${g.vmid}`, type: g.type, vmid: g.vmid, node: g.node }
-  if (c.isFresh(g)) {
-    item.status = 'unknown'
-    return item
+function uptimeOf(c: Cluster, g: Guest): number {
+  return g.status === 'running' && g.startedMs !== undefined ? Math.floor((c.now() - g.startedMs) / 1000) : 0
+}
+
+/**
+ * qemu-server PVE::QemuServer::vmstatus for one VM. Without `full`: config-derived sizes, pid, usage and
+ * the markers (template, serial, lock, tags); `full` adds what QMP answers (query-status as `qmpstatus`,
+ * blockstats, per-tap NIC counters, query-balloon, the running machine and QEMU version).
+ */
+function qemuVmstatus(c: Cluster, g: Guest, full: boolean): Item {
+  const running = g.status === 'running'
+  const { maxcpu, maxmem, maxdisk } = sizes(c, g)
+  const d: Item = {
+    vmid: g.vmid,
+    status: running ? 'running' : 'stopped',
+    disk: 0,
+    maxdisk,
+    cpus: maxcpu,
+    name: guestName(g),
+    maxmem,
   }
-  const status = c.visibleStatus(g)
-  item.status = status
-  item.name = guestName(g)
-  item.template = g.conf.get('template') === '1' ? 1 : 0
-  Object.assign(item, guestStats(c, g, status))
+  if (running) d.pid = 10000 + g.vmid
+  const balloon = Number(g.conf.get('balloon') ?? 0)
+  if (balloon > 0) {
+    d.balloon_min = balloon * MiB
+    d.shares = Number(g.conf.get('shares') ?? 1000)
+  }
+  Object.assign(d, { uptime: 0, cpu: 0, mem: 0, netout: 0, netin: 0 })
+  if (c.pveVersion === '9.1') d.memhost = 0
+  if (g.conf.get('template') === '1') d.template = 1
+  const keys = g.conf.keys()
+  if (keys.some((k) => /^serial\d+$/.test(k))) d.serial = 1
+  const lock = g.conf.get('lock')
+  if (lock !== undefined) d.lock = lock
   const tags = g.conf.get('tags')
-  if (tags !== undefined) item.tags = tags
+  if (tags !== undefined) d.tags = tags
+  if (running) {
+    d.uptime = uptimeOf(c, g)
+    d.mem = Math.floor(maxmem / 4)
+    if (c.pveVersion === '9.1') d.memhost = d.mem
+    d.cpu = 0.01
+    Object.assign(d, pressures(c))
+  }
+  if (!full) return d
+  if (running) {
+    const nics: Item = {}
+    for (const k of keys.filter((k) => /^net\d+$/.test(k)).sort())
+      nics[`tap${g.vmid}i${k.slice(3)}`] = { netin: 0, netout: 0 }
+    if (Object.keys(nics).length > 0) d.nics = nics
+    const blockstat: Item = {}
+    for (const k of keys.filter((k) => isQemuDiskKey(k) || k === 'efidisk0').sort()) blockstat[k] = blockStats()
+    d.blockstat = blockstat
+    d.diskread = 0
+    d.diskwrite = 0
+    d['proxmox-support'] = PROXMOX_SUPPORT
+    d['running-machine'] = runningMachine(c, g)
+    d['running-qemu'] = c.version.qemu
+    // query-balloon answers only with a balloon device (`balloon: 0` has none)
+    if (g.conf.get('balloon') !== '0') {
+      d.balloon = maxmem
+      d.ballooninfo = { actual: maxmem, max_mem: maxmem }
+    }
+    d.qmpstatus = g.paused ? 'paused' : 'running'
+  } else {
+    d.qmpstatus = 'stopped'
+  }
+  return d
+}
+
+const PROXMOX_SUPPORT: Readonly<Item> = {
+  'backup-fleecing': true,
+  'backup-max-workers': true,
+  'pbs-dirty-bitmap': true,
+  'pbs-dirty-bitmap-migration': true,
+  'pbs-dirty-bitmap-savevm': true,
+  'pbs-library-version': '2.0.1',
+  'pbs-masterkey': true,
+  'query-bitmap-info': true,
+}
+
+function blockStats(): Item {
+  return {
+    rd_bytes: 0,
+    wr_bytes: 0,
+    rd_operations: 0,
+    wr_operations: 0,
+    flush_operations: 0,
+    rd_total_time_ns: 0,
+    wr_total_time_ns: 0,
+    flush_total_time_ns: 0,
+    rd_merged: 0,
+    wr_merged: 0,
+    failed_rd_operations: 0,
+    failed_wr_operations: 0,
+    invalid_rd_operations: 0,
+    invalid_wr_operations: 0,
+    unmap_bytes: 0,
+    unmap_operations: 0,
+    account_invalid: true,
+    account_failed: true,
+  }
+}
+
+/** current_from_query_machines: the machine the VM runs, a pinned version as pinned, else the newest */
+function runningMachine(c: Cluster, g: Guest): string {
+  const machine = g.conf.get('machine')
+  const type = machine === undefined ? undefined : (/(?:^|,)type=([^,]+)/.exec(machine)?.[1] ?? machine.split(',')[0])
+  if (type !== undefined && /^pc-(i440fx|q35)-\d/.test(type)) return type.includes('+pve') ? type : `${type}+pve0`
+  const family = type !== undefined && /q35/.test(type) ? 'q35' : 'i440fx'
+  return `pc-${family}-${c.version.qemu.split('.').slice(0, 2).join('.')}+pve0`
+}
+
+/** pve-container PVE::LXC::vmstatus for one container */
+function lxcVmstatus(c: Cluster, g: Guest): Item {
+  const running = g.status === 'running'
+  const { maxcpu, maxmem, maxdisk } = sizes(c, g)
+  const d: Item = {
+    type: 'lxc',
+    vmid: g.vmid,
+    status: running ? 'running' : 'stopped',
+    name: guestName(g).replace(/\s/g, ''),
+    cpus: maxcpu,
+  }
+  if (running) d.pid = 20000 + g.vmid
+  const tags = g.conf.get('tags')
+  if (tags !== undefined) d.tags = tags
+  // a running container reports its root filesystem's usage, a stopped one the configured size
+  Object.assign(d, { disk: running ? Math.floor(maxdisk / 10) : 0, maxdisk, mem: 0, swap: 0, maxmem })
+  d.maxswap = Number(g.conf.get('swap') ?? 0) * MiB
+  Object.assign(d, { uptime: 0, cpu: 0, netout: 0, netin: 0, diskread: 0, diskwrite: 0 })
+  if (g.conf.get('template') === '1') d.template = 1
+  const lock = g.conf.get('lock')
+  if (lock !== undefined) d.lock = lock
+  if (running) {
+    d.uptime = uptimeOf(c, g)
+    d.mem = Math.floor(maxmem / 4)
+    d.cpu = 0.01
+    Object.assign(d, pressures(c))
+  }
+  return d
+}
+
+/**
+ * A /cluster/resources item for a guest (pve-manager API2/Cluster.pm `resources`, API2Tools
+ * `extract_vm_stats`): the stats come from the rrd data pvestatd last broadcast, so a guest it has not
+ * seen yet is `unknown` without stats; `lock` and `tags` come from the config either way. The status is
+ * pvestatd's `qmpstatus || status` (a paused VM is `paused`).
+ */
+export function resourceItem(c: Cluster, g: Guest): Item {
+  const item: Item = { id: `${g.type}/${g.vmid}`, vmid: g.vmid, node: g.node, type: g.type, status: 'unknown' }
+  if (!c.isFresh(g) && c.nodes.get(g.node)?.online !== false) {
+    const status = c.visibleStatus(g)
+    const running = status === 'running'
+    const { maxcpu, maxmem, maxdisk } = sizes(c, g)
+    const mem = running ? Math.floor(maxmem / 4) : 0
+    Object.assign(item, {
+      uptime: running ? uptimeOf(c, g) : 0,
+      name: g.type === 'lxc' ? guestName(g).replace(/\s/g, '') : guestName(g),
+      status: running && g.type === 'qemu' && g.paused ? 'paused' : status,
+      template: g.conf.get('template') === '1' ? 1 : 0,
+      maxcpu,
+      cpu: running ? 0.01 : 0,
+      maxmem,
+      mem,
+      maxdisk,
+      disk: running && g.type === 'lxc' ? Math.floor(maxdisk / 10) : 0,
+      netin: 0,
+      netout: 0,
+      diskread: 0,
+      diskwrite: 0,
+    })
+    // PVE 9's pve-vm-9.0 rrd format carries the host view of the memory
+    if (c.pveVersion === '9.1' && g.type === 'qemu') item.memhost = mem
+  } else if (c.nodes.get(g.node)?.online === false) {
+    item.name = guestName(g)
+  }
   const lock = g.conf.get('lock')
   if (lock !== undefined) item.lock = lock
+  const tags = g.conf.get('tags')
+  if (tags !== undefined) item.tags = tags
   return item
 }
 
@@ -151,108 +317,103 @@ export function guestName(g: Guest): string {
   return g.conf.get('name') ?? `VM ${g.vmid}`
 }
 
-export function clusterResources(c: Cluster, type: string | undefined): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = []
+/**
+ * GET /cluster/resources (pve-manager API2/Cluster.pm `resources`): guests by vmid (as strings sort), then
+ * nodes, then each storage on each node it is enabled on, then the local network zone of every node
+ * (PVE 9 `network` items; PVE 8 `sdn` items).
+ */
+export function clusterResources(c: Cluster, type: string | undefined): Item[] {
+  const out: Item[] = []
   if (type === undefined || type === 'vm') {
-    for (const g of c.guests.values()) {
-      if (c.nodes.get(g.node)?.online === false) {
-        out.push({
-          id: `${g.type}/${g.vmid}`,
-          type: g.type,
-          vmid: g.vmid,
-          node: g.node,
-          status: 'unknown',
-          name: guestName(g),
-        })
-      } else out.push(resourceItem(c, g))
-    }
+    const ids = [...c.guests.keys()].map(String).sort()
+    for (const id of ids) out.push(resourceItem(c, c.guests.get(Number(id)) as Guest))
   }
   if (type === undefined || type === 'node') {
-    for (const n of nodesList(c)) out.push({ ...n, id: `node/${n.node as string}` })
+    for (const n of c.nodes.values()) out.push(nodeResource(c, n))
   }
   if (type === undefined || type === 'storage') {
-    for (const n of c.nodes.values()) {
-      for (const d of n.storage.defs) {
+    const storeids = [...new Set([...c.nodes.values()].flatMap((n) => n.storage.defs.map((d) => d.id)))].sort()
+    for (const sid of storeids) {
+      for (const n of c.nodes.values()) {
+        const d = n.storage.def(sid)
+        if (!d) continue
         const s = n.storage.statusItem(d)
-        out.push({
+        const item: Item = {
           id: `storage/${n.name}/${d.id}`,
-          type: 'storage',
           storage: d.id,
           node: n.name,
-          status: n.online ? 'available' : 'unknown',
+          type: 'storage',
           plugintype: d.type,
+          status: 'unknown',
+          shared: s.shared,
           content: s.content,
-          shared: 0,
-          disk: s.used,
-          maxdisk: s.total,
-        })
+        }
+        if (n.online) Object.assign(item, { maxdisk: s.total, disk: s.used, status: 'available' })
+        out.push(item)
       }
+    }
+  }
+  if (c.pveVersion === '9.1' && (type === undefined || type === 'network')) {
+    for (const n of c.nodes.values()) {
+      out.push({
+        id: `network/${n.name}/zone/localnetwork`,
+        type: 'network',
+        'network-type': 'zone',
+        network: 'localnetwork',
+        node: n.name,
+        status: 'ok',
+      })
+    }
+  }
+  if (c.pveVersion === '8.4' && (type === undefined || type === 'sdn')) {
+    for (const n of c.nodes.values()) {
+      if (n.online)
+        out.push({ id: `sdn/${n.name}/localnetwork`, sdn: 'localnetwork', node: n.name, type: 'sdn', status: 'ok' })
     }
   }
   return out
 }
 
-/** GET /nodes/{node}/qemu and /lxc items */
-export function guestListItem(c: Cluster, g: Guest): Record<string, unknown> {
-  const stats = guestStats(c, g, g.status)
-  const item: Record<string, unknown> = { vmid: g.vmid, name: guestName(g), status: g.status }
-  if (g.type === 'qemu') {
+/** API2Tools extract_node_stats: an offline node keeps its last sizes, but no usage */
+function nodeResource(c: Cluster, n: Cluster['nodes'] extends Map<string, infer N> ? N : never): Item {
+  const item: Item = {
+    id: `node/${n.name}`,
+    node: n.name,
+    type: 'node',
+    status: n.online ? 'online' : 'offline',
+    level: '',
+  }
+  if (n.online) {
     Object.assign(item, {
-      cpus: stats.maxcpu,
-      maxmem: stats.maxmem,
-      mem: stats.mem,
-      maxdisk: stats.maxdisk,
-      disk: 0,
-      cpu: stats.cpu,
-      uptime: stats.uptime,
-      netin: 0,
-      netout: 0,
-      diskread: 0,
-      diskwrite: 0,
-    })
-  } else {
-    Object.assign(item, {
-      type: 'lxc',
-      cpus: stats.maxcpu,
-      maxmem: stats.maxmem,
-      mem: stats.mem,
-      maxdisk: stats.maxdisk,
-      disk: 0,
-      cpu: stats.cpu,
-      uptime: stats.uptime,
-      maxswap: Number(g.conf.get('swap') ?? 512) * MiB,
-      swap: 0,
-      netin: 0,
-      netout: 0,
-      diskread: 0,
-      diskwrite: 0,
+      uptime: Math.floor((c.now() - n.bootMs) / 1000),
+      cpu: 0.03,
+      mem: Math.floor(n.maxmem / 8),
+      disk: 10 * 1024 ** 3,
     })
   }
-  if (g.status === 'running') item.pid = 10000 + g.vmid
-  if (g.conf.get('template') === '1') item.template = 1
-  const tags = g.conf.get('tags')
-  if (tags !== undefined) item.tags = tags
-  const lock = g.conf.get('lock')
-  if (lock !== undefined) item.lock = lock
+  Object.assign(item, { maxcpu: n.maxcpu, maxmem: n.maxmem, maxdisk: 100 * 1024 ** 3, 'cgroup-mode': 2 })
   return item
 }
 
-/** GET .../status/current */
-export function guestStatusCurrent(c: Cluster, g: Guest): Record<string, unknown> {
-  const item = guestListItem(c, g)
-  if (g.type === 'qemu') {
-    item.qmpstatus = g.status === 'running' ? (g.paused ? 'paused' : 'running') : 'stopped'
-    if (g.paused) item.status = 'running'
-    item.ha = { managed: 0 }
-    const agent = g.conf.get('agent')
-    if (agent !== undefined && /^(1|enabled=1)/.test(agent)) item.agent = 1
-    if (g.status === 'running') {
-      item['running-qemu'] = c.version.qemu
-      item['running-machine'] = 'pc-i440fx-' + c.version.qemu.split('.').slice(0, 2).join('.') + '+pve0'
-    }
-  } else {
-    item.ha = { managed: 0 }
+/** GET /nodes/{node}/qemu (vmlist: vmstatus, `full` adds the QMP part) and /lxc items */
+export function guestListItem(c: Cluster, g: Guest, full = false): Item {
+  return g.type === 'qemu' ? qemuVmstatus(c, g, full) : lxcVmstatus(c, g)
+}
+
+/** GET .../status/current: qemu vm_status (vmstatus with full, ha, spice, clipboard, agent); lxc vm_status (vmstatus, ha) */
+export function guestStatusCurrent(c: Cluster, g: Guest): Item {
+  if (g.type === 'lxc') return { ...lxcVmstatus(c, g), ha: { managed: 0 } }
+  const item = qemuVmstatus(c, g, true)
+  item.ha = { managed: 0 }
+  const vga = g.conf.get('vga')
+  if (vga !== undefined) {
+    const vgaType = /(?:^|,)type=([^,]+)/.exec(vga)?.[1] ?? (vga.includes('=') ? undefined : vga.split(',')[0])
+    if (vgaType !== undefined && /^(virtio|qxl)/.test(vgaType)) item.spice = 1
+    // an unset clipboard is an undefined hash value, which JSON renders as null
+    item.clipboard = /(?:^|,)clipboard=([^,]+)/.exec(vga)?.[1] ?? null
   }
+  const agent = g.conf.get('agent')
+  if (agent !== undefined && /^(1|enabled=1)(,|$)|(^|,)enabled=1(,|$)/.test(agent)) item.agent = 1
   return item
 }
 
