@@ -16,6 +16,8 @@ export type CliErrorCode =
   | 'ADOPT'
   | 'USAGE'
   | 'ABORTED'
+  | 'CLUSTER_TWIN'
+  | 'INSECURE_ENDPOINT'
 
 export class CliError extends Error {
   override readonly name = 'CliError'

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync, readFileSync, existsSync } from 'no
 import { createServer, type Server } from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
-import { Git, execGit, gitEnv, type GitRunner } from './git.js'
+import { Git, HARDENING, execGit, gitEnv, splitUrlCredentials, type GitRunner } from './git.js'
 import { Redactor } from './redact.js'
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'proxops-git-'))
@@ -28,15 +28,22 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }))
 
 describe('gitEnv', () => {
   it('puts the token in GIT_CONFIG_* (never argv), disables prompts and sets the SSH command', () => {
+    const credential = { origin: 'https://git.example.invalid/', username: 'git', password: 'tok-CANARY' }
     const env = gitEnv(
       { PATH: '/bin', GIT_DIR: '/evil', GIT_SSH_COMMAND: 'evil' },
       { token: 'tok-CANARY', sshKeyFile: "/k/it's", knownHostsFile: '/k/kh' },
+      credential,
     )
     expect(env.GIT_TERMINAL_PROMPT).toBe('0')
     expect(env.GIT_DIR).toBeUndefined()
     expect(env.GIT_CONFIG_COUNT).toBe('2')
-    expect(env.GIT_CONFIG_KEY_0).toBe('http.extraHeader')
-    expect(env.GIT_CONFIG_VALUE_0).toBe(`Authorization: Basic ${Buffer.from('git:tok-CANARY').toString('base64')}`)
+    // the user's helpers are cleared; ours answers for the remote's origin only, from the environment
+    expect([env.GIT_CONFIG_KEY_0, env.GIT_CONFIG_VALUE_0]).toEqual(['credential.helper', ''])
+    expect(env.GIT_CONFIG_KEY_1).toBe('credential.https://git.example.invalid/.helper')
+    expect(env.GIT_CONFIG_VALUE_1).not.toContain('CANARY')
+    expect(env.PROXOPS_GIT_CREDENTIAL_PASSWORD).toBe('tok-CANARY')
+    // commands that do not fetch get no credential at all
+    expect(Object.values(gitEnv({}, { token: 'tok-CANARY' }))).not.toContain('tok-CANARY')
     expect(env.GIT_SSH_COMMAND).toBe(
       `ssh -i '/k/it'\\''s' -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=yes -o 'UserKnownHostsFile=/k/kh'`,
     )
@@ -49,7 +56,7 @@ describe('Git (temporary repositories)', () => {
     origin = repoWithCommit('origin')
   })
 
-  it('reads HEAD and dirty state without touching the work tree, with safe.directory', async () => {
+  it('reads HEAD and dirty state without touching the work tree, hardened, never with safe.directory', async () => {
     const calls: (readonly string[])[] = []
     const runner: GitRunner = (args, o) => {
       calls.push(args)
@@ -70,7 +77,9 @@ describe('Git (temporary repositories)', () => {
     writeFileSync(path.join(origin, 'plan.json'), '{}\n')
     expect(await git.localRevision(origin, { ignore: [path.join(origin, 'plan.json')] })).toEqual(edited)
     expect((await git.localRevision(origin)).commit).not.toBe(edited.commit)
-    expect(calls.every((args) => args[0] === '-c' && args[1] === `safe.directory=${origin}`)).toBe(true)
+    // git's ownership check stays on; what the repository's config could run is off, on every call
+    expect(calls.every((args) => !args.some((a) => a.startsWith('safe.directory')))).toBe(true)
+    expect(calls.every((args) => args.slice(0, HARDENING.length).join(' ') === HARDENING.join(' '))).toBe(true)
     // the tree is as we left it: nothing reset, nothing cleaned
     expect(readFileSync(path.join(origin, 'new.yaml'), 'utf8')).toBe('y\n')
     rmSync(path.join(origin, 'new.yaml'))
@@ -107,11 +116,13 @@ describe('Git (temporary repositories)', () => {
     await expect(git.sync(`file://${origin}`, 'nope', cache)).rejects.toThrow(/^git fetch failed: fatal: /)
   })
 
-  it('sends the HTTPS token only as a header and never leaks it into errors', async () => {
+  it('sends the HTTPS token only when the remote asks and never leaks it into errors', async () => {
     const seen: (string | undefined)[] = []
     const server: Server = createServer((req, res) => {
       seen.push(req.headers.authorization)
-      res.statusCode = 403
+      // a challenge first (git asks its credential helper), then a refusal
+      res.statusCode = req.headers.authorization ? 403 : 401
+      if (!req.headers.authorization) res.setHeader('WWW-Authenticate', 'Basic realm="git"')
       res.end('denied tok-CANARY-9')
     })
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
@@ -136,5 +147,59 @@ describe('Git (temporary repositories)', () => {
     expect(seen).toContain(`Basic ${Buffer.from('git:tok-CANARY-9').toString('base64')}`)
     expect(JSON.stringify(argvs)).not.toContain('CANARY')
     expect(JSON.stringify(argvs)).not.toContain(Buffer.from('git:tok-CANARY-9').toString('base64'))
+  })
+
+  it('a token in the URL never reaches argv or the stored remote; the helper answers with it', async () => {
+    const seen: (string | undefined)[] = []
+    const server: Server = createServer((req, res) => {
+      seen.push(req.headers.authorization)
+      res.statusCode = req.headers.authorization ? 403 : 401
+      if (!req.headers.authorization) res.setHeader('WWW-Authenticate', 'Basic realm="git"')
+      res.end()
+    })
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+    const port = (server.address() as { port: number }).port
+    const argvs: (readonly string[])[] = []
+    const git = new Git({
+      redactor: new Redactor(),
+      env: process.env,
+      runner: (args, o) => (argvs.push(args), execGit(args, o)),
+    })
+    const cache = path.join(tmp, 'userinfo-cache')
+    const error = await git
+      .sync(`http://deploy:url-tok-CANARY-3@127.0.0.1:${port}/ops.git`, 'main', cache)
+      .catch((e: Error) => e)
+    server.close()
+    expect((error as Error).message).not.toContain('url-tok-CANARY-3')
+    expect(seen).toContain(`Basic ${Buffer.from('deploy:url-tok-CANARY-3').toString('base64')}`)
+    expect(JSON.stringify(argvs)).not.toContain('CANARY')
+    expect(readFileSync(path.join(cache, '.git', 'config'), 'utf8')).toContain(`url = http://127.0.0.1:${port}/ops.git`)
+    expect(readFileSync(path.join(cache, '.git', 'config'), 'utf8')).not.toContain('CANARY')
+    expect(splitUrlCredentials('https://u%40x:p%2Fw@h/r.git')).toEqual({
+      url: 'https://h/r.git',
+      username: 'u@x',
+      password: 'p/w',
+    })
+    expect(splitUrlCredentials('git@host:ops.git')).toEqual({ url: 'git@host:ops.git' })
+  })
+
+  it("never runs the repository's fsmonitor or hooks, and keeps git's ownership check", async () => {
+    const repo = repoWithCommit('hostile')
+    const marker = path.join(tmp, 'fsmonitor-ran')
+    const script = path.join(tmp, 'fsmonitor.sh')
+    writeFileSync(script, `#!/bin/sh\ntouch ${marker}\n`, { mode: 0o755 })
+    sh(repo, 'config', 'core.fsmonitor', script)
+    sh(repo, 'config', 'core.pager', script)
+    writeFileSync(path.join(repo, '.git', 'hooks', 'post-checkout'), `#!/bin/sh\ntouch ${marker}\n`, { mode: 0o755 })
+    writeFileSync(path.join(repo, 'a.yaml'), 'changed\n')
+    const git = new Git({ redactor: new Redactor(), env: process.env })
+    expect((await git.localRevision(repo)).dirty).toBe(true)
+    expect(existsSync(marker)).toBe(false)
+    // a checkout owned by someone else is refused by git, with the way to trust it
+    if (process.getuid?.() === 0) {
+      execFileSync('chown', ['-R', '65534:65534', repo])
+      await expect(git.dirtyPaths(repo)).rejects.toThrow(/dubious ownership.*git config --global --add safe\.directory/)
+      expect(existsSync(marker)).toBe(false)
+    }
   })
 })

@@ -1,8 +1,13 @@
 /**
  * The git source, through the `git` CLI (execFile, never a shell). Local mode reads the operator's work
  * tree and never writes to it. URL mode keeps its own clone under `<data-dir>/git-cache` and fetches once
- * per call to sync(). Credentials never reach argv: an HTTPS token travels as an http.extraHeader through
- * GIT_CONFIG_COUNT/KEY_0/VALUE_0, an SSH deploy key through GIT_SSH_COMMAND.
+ * per call to sync().
+ *
+ * Safety (docs/safety.md): git's ownership check (safe.directory) is never switched off, and every call
+ * neutralises what a repository's own config could run (fsmonitor, hooks, pager; diff without external
+ * diff or textconv). Credentials never reach argv or disk: an HTTPS token (from the config, or the userinfo of the
+ * URL, which is stripped before git sees it) is answered by an inline credential helper scoped to the
+ * remote's origin, which reads it from git's environment; an SSH deploy key goes through GIT_SSH_COMMAND.
  */
 import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
@@ -12,12 +17,48 @@ import { CliError, oneLine } from './errors.js'
 import type { Redactor } from './redact.js'
 
 export interface GitAuth {
-  /** HTTPS token, sent as `Authorization: Basic base64(git:<token>)` */
+  /** HTTPS token (password); the user name is `git` unless the URL names one */
   token?: string
   /** SSH deploy key (private key file) */
   sshKeyFile?: string
   /** known_hosts for SSH; absent = the user's default, host keys always checked */
   knownHostsFile?: string
+}
+
+/**
+ * Config for every git call, ahead of the command: what a repository's `.git/config` could make git run is
+ * switched off. safe.directory is deliberately absent: git refuses a checkout owned by another user.
+ */
+export const HARDENING: readonly string[] = [
+  '-c',
+  'core.fsmonitor=false',
+  '-c',
+  'core.hooksPath=/dev/null',
+  '-c',
+  'core.pager=cat',
+  '-c',
+  'protocol.ext.allow=never',
+]
+
+/** An https URL's userinfo moved out of the URL: git (its argv and its stored remote) only sees `url`. */
+export function splitUrlCredentials(url: string): { url: string; username?: string; password?: string } {
+  const match = /^(https?:\/\/)([^/@]*)@(.*)$/i.exec(url)
+  if (!match) return { url }
+  const [, scheme = '', userinfo = '', rest = ''] = match
+  const colon = userinfo.indexOf(':')
+  const username = decodeURIComponent(colon < 0 ? userinfo : userinfo.slice(0, colon))
+  const password = colon < 0 ? undefined : decodeURIComponent(userinfo.slice(colon + 1))
+  return { url: `${scheme}${rest}`, ...(username ? { username } : {}), ...(password ? { password } : {}) }
+}
+
+/** The origin (`https://host:port/`) a credential is scoped to. */
+function originOf(url: string): string | undefined {
+  try {
+    const u = new URL(url)
+    return u.protocol === 'https:' || u.protocol === 'http:' ? `${u.protocol}//${u.host}/` : undefined
+  } catch {
+    return undefined
+  }
 }
 
 export interface GitRunner {
@@ -62,25 +103,45 @@ function shellQuote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`
 }
 
+/** The credential a fetch from one remote uses: answered by the helper for that origin only. */
+export interface RemoteCredential {
+  origin: string
+  username: string
+  password: string
+}
+
+/** Names of the variables the inline credential helper reads (set only in git's environment). */
+const CRED_USER = 'PROXOPS_GIT_CREDENTIAL_USERNAME'
+const CRED_PASSWORD = 'PROXOPS_GIT_CREDENTIAL_PASSWORD'
+const HELPER = `!f() { test "$1" = get || return 0; printf 'username=%s\\npassword=%s\\n' "$${CRED_USER}" "$${CRED_PASSWORD}"; }; f`
+
 /** The environment for one git invocation. Exported for tests: nothing secret may be in argv. */
 export function gitEnv(
   base: Readonly<Record<string, string | undefined>>,
   auth: GitAuth | undefined,
+  credential?: RemoteCredential,
 ): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {}
   for (const [key, value] of Object.entries(base)) {
     // inherited git config overrides would change what we read; credentials come only from us
-    if (value !== undefined && !/^GIT_(CONFIG|DIR|WORK_TREE|INDEX_FILE|SSH_COMMAND|ASKPASS)/.test(key)) env[key] = value
+    if (
+      value !== undefined &&
+      !/^(GIT_(CONFIG|DIR|WORK_TREE|INDEX_FILE|SSH_COMMAND|ASKPASS|EXEC_PATH|EXTERNAL_DIFF|PAGER)|PROXOPS_GIT_CREDENTIAL_)/.test(
+        key,
+      )
+    )
+      env[key] = value
   }
   env.GIT_TERMINAL_PROMPT = '0'
   env.GCM_INTERACTIVE = 'never'
   env.GIT_OPTIONAL_LOCKS = '0'
-  const config: [string, string][] = []
-  if (auth?.token) {
-    const basic = Buffer.from(`git:${auth.token}`).toString('base64')
-    config.push(['http.extraHeader', `Authorization: Basic ${basic}`])
+  // an empty helper clears the user's helpers: nothing is stored, nothing is asked from elsewhere
+  const config: [string, string][] = [['credential.helper', '']]
+  if (credential) {
+    config.push([`credential.${credential.origin}.helper`, HELPER])
+    env[CRED_USER] = credential.username
+    env[CRED_PASSWORD] = credential.password
   }
-  config.push(['credential.helper', ''])
   config.forEach(([key, value], index) => {
     env[`GIT_CONFIG_KEY_${index}`] = key
     env[`GIT_CONFIG_VALUE_${index}`] = value
@@ -110,16 +171,14 @@ export class Git {
   constructor(options: GitOptions) {
     this.#options = options
     this.#runner = options.runner ?? execGit
-    if (options.auth?.token) {
-      options.redactor.add(options.auth.token, Buffer.from(`git:${options.auth.token}`).toString('base64'))
-    }
+    if (options.auth?.token) options.redactor.add(options.auth.token)
   }
 
-  /** Runs git in `repo` with safe.directory set (the daemon user may not own the checkout). */
-  async run(repo: string, args: readonly string[], what: string): Promise<string> {
-    const env = gitEnv(this.#options.env, this.#options.auth)
+  /** Runs git in `repo` with the repository's executable config neutralised (HARDENING). */
+  async run(repo: string, args: readonly string[], what: string, credential?: RemoteCredential): Promise<string> {
+    const env = gitEnv(this.#options.env, this.#options.auth, credential)
     try {
-      const { stdout } = await this.#runner(['-c', `safe.directory=${repo}`, ...args], {
+      const { stdout } = await this.#runner([...HARDENING, ...args], {
         cwd: repo,
         env,
         timeoutMs: this.#options.timeoutMs ?? 120_000,
@@ -133,7 +192,10 @@ export class Git {
           : err.killed
             ? 'timed out'
             : lastLine(err.stderr ?? err.message)
-      throw new CliError('GIT', oneLine(this.#options.redactor.text(`git ${what} failed: ${detail}`)))
+      const hint = /dubious ownership/.test(detail)
+        ? ` (${repo} is owned by another user and git refuses to read it; if you trust it, run as the ProxOps user: git config --global --add safe.directory ${repo})`
+        : ''
+      throw new CliError('GIT', oneLine(this.#options.redactor.text(`git ${what} failed: ${detail}${hint}`)))
     }
   }
 
@@ -176,7 +238,13 @@ export class Git {
     const dirty = (await this.dirtyPaths(repo)).filter((f) => !ignore.has(path.resolve(repo, f)))
     if (dirty.length === 0) return { commit: head, dirty: false }
     const hash = createHash('sha256')
-    hash.update(await this.run(repo, ['diff', '--binary', '--no-color', 'HEAD', '--'], 'diff').catch(() => ''))
+    hash.update(
+      await this.run(
+        repo,
+        ['diff', '--binary', '--no-color', '--no-ext-diff', '--no-textconv', 'HEAD', '--'],
+        'diff',
+      ).catch(() => ''),
+    )
     for (const file of dirty) {
       hash.update(`\0${file}\0`)
       try {
@@ -192,7 +260,16 @@ export class Git {
    * URL mode: one fetch of `branch` into the private clone at `dir`, then its work tree moved to the fetched
    * commit. Returns that commit. The clone is ours, so it may be reset; the operator's tree never is.
    */
-  async sync(url: string, branch: string, dir: string): Promise<string> {
+  async sync(remote: string, branch: string, dir: string): Promise<string> {
+    // userinfo never reaches argv or the stored remote: it becomes the helper's answer
+    const { url, username, password } = splitUrlCredentials(remote)
+    this.#options.redactor.add(password)
+    const secret = password ?? this.#options.auth?.token
+    const origin = originOf(url)
+    const credential =
+      secret !== undefined && origin !== undefined
+        ? { origin, username: username ?? 'git', password: secret }
+        : undefined
     if (!existsSync(path.join(dir, '.git'))) {
       mkdirSync(dir, { recursive: true })
       await this.run(dir, ['init', '--quiet'], 'init')
@@ -205,6 +282,7 @@ export class Git {
       dir,
       ['fetch', '--quiet', '--no-tags', '--prune', '--depth=1', '--', 'origin', `+refs/heads/${branch}:${ref}`],
       'fetch',
+      credential,
     )
     await this.run(dir, ['checkout', '--quiet', '--force', '--detach', ref, '--'], 'checkout')
     await this.run(dir, ['clean', '--quiet', '-ffdx'], 'clean')

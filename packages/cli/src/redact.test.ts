@@ -46,4 +46,35 @@ describe('Redactor', () => {
     const r = new Redactor().add(secret)
     expect(r.text(before + secret + after)).not.toContain(secret)
   })
+
+  it('masks the spellings a secret takes in PVE answers and JSON: form-encoded, JSON-escaped, another case', () => {
+    const secret = 'Canary "q\\ote" & sp ace!'
+    const r = new Redactor().add(secret)
+    const form = new URLSearchParams({ password: secret }).toString()
+    expect(r.text(form)).toBe(`password=${REDACTED}`)
+    expect(r.text(JSON.stringify({ v: secret }))).toBe(`{"v":"${REDACTED}"}`)
+    expect(r.text(`x ${secret.toUpperCase()} y`)).toBe(`x ${REDACTED} y`)
+    expect(r.strings({ a: [`in ${secret}`], b: 3 })).toEqual({ a: [`in ${REDACTED}`], b: 3 })
+  })
+
+  test.prop(
+    [
+      fc.string({ minLength: 8, maxLength: 40 }).filter((s) => s.trim() === s),
+      fc.string({ maxLength: 12 }),
+      fc.string({ maxLength: 12 }),
+    ],
+    {
+      numRuns: 200,
+    },
+  )(
+    'never lets the base64 of a text holding a secret through, at any offset (PVEAPIToken user!id=secret)',
+    (secret, before, after) => {
+      const r = new Redactor().add(secret)
+      const encoded = Buffer.from(before + secret + after).toString('base64')
+      const shown = r.text(`Authorization: x ${encoded}`)
+      // what is left cannot be decoded back to the secret
+      expect(Buffer.from(shown.replace(/^Authorization: x /, ''), 'base64').toString()).not.toContain(secret)
+      expect(shown).toContain(REDACTED)
+    },
+  )
 })

@@ -29,9 +29,44 @@ const PATTERNS: ReadonlyArray<[RegExp, string]> = [
 /** Secrets shorter than this are not searched for as substrings (they would shred ordinary text). */
 export const MIN_SECRET_LENGTH = 4
 
+/**
+ * The base64 text that any string containing `secret` carries, whatever comes before or after it: for each
+ * of the three byte alignments, the characters determined by the secret's bytes alone. Cores shorter than
+ * 8 characters are left out (they would match ordinary base64 by chance).
+ */
+export function base64Cores(secret: string): string[] {
+  const bytes = Buffer.from(secret, 'utf8')
+  const cores = new Set<string>()
+  for (let k = 0; k < 3; k++) {
+    const encoded = Buffer.concat([Buffer.alloc(k), bytes]).toString('base64')
+    const core = encoded.slice(Math.ceil((8 * k) / 6), Math.floor((8 * (k + bytes.length)) / 6))
+    if (core.length >= 8) {
+      cores.add(core)
+      cores.add(core.replace(/\+/g, '-').replace(/\//g, '_'))
+    }
+  }
+  return [...cores]
+}
+
+/** The spellings a secret takes in URLs, form bodies and JSON text. */
+function spellings(secret: string): string[] {
+  return [
+    secret,
+    encodeURIComponent(secret),
+    new URLSearchParams({ x: secret }).toString().slice(2),
+    JSON.stringify(secret).slice(1, -1),
+  ]
+}
+
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+
 export class Redactor {
   readonly #secrets = new Set<string>()
-  #sorted: string[] = []
+  readonly #cores = new Set<string>()
+  /** every spelling of every secret, matched ignoring case; longest first */
+  #plain: RegExp | undefined
+  /** base64 cores, matched exactly */
+  #base64: RegExp | undefined
 
   /** Registers secret values; empty and very short values are ignored (see MIN_SECRET_LENGTH). */
   add(...values: ReadonlyArray<string | undefined | null>): this {
@@ -39,13 +74,11 @@ export class Redactor {
       if (typeof value !== 'string') continue
       const trimmed = value.trim()
       if (trimmed.length < MIN_SECRET_LENGTH) continue
-      this.#secrets.add(trimmed)
-      // the percent-encoded form appears in URLs and form bodies
-      const encoded = encodeURIComponent(trimmed)
-      if (encoded !== trimmed) this.#secrets.add(encoded)
+      for (const spelling of spellings(trimmed)) this.#secrets.add(spelling)
+      for (const core of base64Cores(trimmed)) this.#cores.add(core)
     }
-    // longest first, so a secret that contains another is replaced whole
-    this.#sorted = [...this.#secrets].sort((a, b) => b.length - a.length || (a < b ? -1 : 1))
+    this.#plain = alternation(this.#secrets, 'gi')
+    this.#base64 = alternation(this.#cores, 'g')
     return this
   }
 
@@ -56,9 +89,8 @@ export class Redactor {
   /** Masks registered secrets and known credential shapes in a string. */
   text(input: string): string {
     let out = input
-    for (const secret of this.#sorted) {
-      if (out.includes(secret)) out = out.split(secret).join(REDACTED)
-    }
+    if (this.#plain) out = out.replace(this.#plain, REDACTED)
+    if (this.#base64) out = out.replace(this.#base64, REDACTED)
     for (const [pattern, replacement] of PATTERNS) out = out.replace(pattern, replacement)
     return out
   }
@@ -66,6 +98,21 @@ export class Redactor {
   /** Deep copy of a JSON-like value with secret-named keys masked and every string redacted. */
   value<T>(input: T): T {
     return this.#walk(input, new WeakSet()) as T
+  }
+
+  /**
+   * Deep copy of a JSON-like value with every string redacted and the keys left alone: what goes into a
+   * file or a JSON document is redacted before it is serialised, so escaping cannot hide a secret.
+   */
+  strings<T>(input: T): T {
+    return this.#strings(input) as T
+  }
+
+  #strings(input: unknown): unknown {
+    if (typeof input === 'string') return this.text(input)
+    if (Array.isArray(input)) return input.map((item) => this.#strings(item))
+    if (input === null || typeof input !== 'object') return input
+    return Object.fromEntries(Object.entries(input).map(([key, item]) => [key, this.#strings(item)]))
   }
 
   #walk(input: unknown, seen: WeakSet<object>): unknown {
@@ -88,4 +135,11 @@ export class Redactor {
 
 function hasCode(err: Error): err is Error & { code: string } {
   return typeof (err as { code?: unknown }).code === 'string'
+}
+
+/** One regular expression for a set of literals, longest first so a secret that contains another goes whole. */
+function alternation(values: ReadonlySet<string>, flags: string): RegExp | undefined {
+  if (values.size === 0) return undefined
+  const sorted = [...values].sort((a, b) => b.length - a.length || (a < b ? -1 : 1))
+  return new RegExp(sorted.map(escapeRegExp).join('|'), flags)
 }

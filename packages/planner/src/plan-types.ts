@@ -180,6 +180,8 @@ export type AnomalyCode =
   | 'protected'
   | 'clone-source'
   | 'invalid-live'
+  | 'vmid-taken'
+  | 'renumbered'
   /** the API token lacks a privilege an action needs (or the option is for root@pam only): the action is not attempted */
   | 'missing-privilege'
 

@@ -101,6 +101,8 @@ class Context {
   readonly gaps: Gap[] = []
   /** live vmids claimed by a desired guest (never prune candidates) */
   readonly matched = new Set<number>()
+  /** owned (tagged) live guests by type and PVE name, for reporting a renumbered guest */
+  private readonly ownedByName = new Map<string, LiveGuest[]>()
   readonly desiredCounts = new Map<GuestKind, number>()
   readonly visibleGuests: LiveGuest[]
   private readonly byKey = new Map<string, DesiredManifest>()
@@ -151,6 +153,13 @@ class Context {
       family.add(isQemu(m) ? m.spec['pve-name'] : m.spec.dns.hostname)
     }
     for (const g of this.visibleGuests) if (g.name !== undefined && names[g.type].has(g.name)) this.matched.add(g.vmid)
+    for (const g of this.visibleGuests) {
+      if (g.name === undefined || !g.tags.includes(policy.ownershipTag)) continue
+      const k = `${g.type}\0${g.name}`
+      const list = this.ownedByName.get(k)
+      if (list) list.push(g)
+      else this.ownedByName.set(k, [g])
+    }
     for (const u of live.unknownGuests) if (this.allowedNode(u.node)) this.unknown.set(u.vmid, u)
     for (const v of live.volumes) this.volumes.add(`${v.node}\0${v.storage}\0${v.volid}`)
     for (const u of live.unreadableStorages) this.unreadable.set(`${u.node}\0${u.storage}`, u.reason)
@@ -295,6 +304,16 @@ class Context {
       })
       return
     }
+    const pveName = isQemu(m) ? m.spec['pve-name'] : m.spec.dns.hostname
+    if (g && !g.tags.includes(this.policy.ownershipTag) && !sameGuest(g, pveName, name)) {
+      // vmids are cluster-wide: an unowned guest of another name at this vmid is not taken over; declaring its
+      // PVE name (what proxops adopt writes) is the explicit claim
+      anomaly({
+        code: 'vmid-taken',
+        message: `vmid ${vmid} is held by the untagged ${g.type} guest ${JSON.stringify(g.name ?? '')} on ${g.node}; ${resource} (PVE name ${JSON.stringify(pveName)}) does not take it over: adopt it (proxops adopt) or choose another vmid`,
+      })
+      return
+    }
     if (this.nodeDown(node)) {
       skip('node-offline', `node ${node} is offline or unknown; ${resource} not planned this cycle`)
       return
@@ -303,6 +322,19 @@ class Context {
     for (const gap of f.gaps) this.gaps.push({ address, ...gap })
 
     if (!g) {
+      // renumbering (same name, new vmid) creates a new guest; the old one is kept (its name is declared, so it
+      // is never pruned) and reported
+      const olds = new Set([
+        ...(this.ownedByName.get(`${type}\0${pveName}`) ?? []),
+        ...(this.ownedByName.get(`${type}\0${name}`) ?? []),
+      ])
+      for (const old of olds) {
+        if (old.vmid === vmid) continue
+        anomaly({
+          code: 'renumbered',
+          message: `${resource} was vmid ${old.vmid} on ${old.node} on PVE (same name); vmid ${vmid} is created as a new guest and ${old.vmid} is kept: remove it by hand once the new one serves, or restore spec.vmid`,
+        })
+      }
       planNewGuest({ m, f, base, type, isTemplate, skip, anomaly }, this.env)
       return
     }
@@ -351,4 +383,14 @@ class Context {
       levels: this.levels,
     })
   }
+}
+
+/**
+ * An untagged live guest is the one a manifest declares when the manifest names its PVE name; a guest without
+ * a name of its own matches the name proxops adopt gives it (`vm-<vmid>`, `ct-<vmid>`).
+ */
+function sameGuest(g: LiveGuest, pveName: string, name: string): boolean {
+  if (g.name === pveName || g.name === name) return true
+  const own = g.type === 'qemu' ? g.config.name : g.config.hostname
+  return own === undefined && name === `${g.type === 'qemu' ? 'vm' : 'ct'}-${g.vmid}`
 }

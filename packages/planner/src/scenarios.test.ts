@@ -262,6 +262,50 @@ describe('failed reads, locks, nodes (architecture rows 2 and 7, RS 8.3)', () =>
   })
 })
 
+describe('vmids are cluster-wide (issue 14 item 7)', () => {
+  it('VmidHeldByAnUntaggedGuestOfAnotherNameIsAnAnomalyNotATakeover', () => {
+    const live = inventory([liveVm(100, 'someone-else', { tags: '' })])
+    const p = plan(desired(vm('web', 100)), live, policy())
+    expect(p.actions).toEqual([])
+    expect(p.anomalies).toMatchObject([
+      { code: 'vmid-taken', message: expect.stringContaining('untagged qemu guest "someone-else" on pve1') },
+    ])
+  })
+
+  it('AnUntaggedGuestWhosePveNameIsDeclaredIsClaimed (what proxops adopt writes)', () => {
+    const p = plan(
+      desired(vm('web', 100)),
+      inventory([liveVm(100, 'web', { tags: '' }, { status: 'stopped' })]),
+      policy(),
+    )
+    expect(p.anomalies).toEqual([])
+    expect(types(p)[0]).toBe('update VM/pve1/100(web)')
+  })
+
+  it('AnUnnamedUntaggedGuestIsClaimedByTheNameAdoptGivesIt', () => {
+    const live = inventory([
+      liveVm(100, 'VM 100', { tags: '', name: undefined as unknown as string }, { status: 'stopped' }),
+    ])
+    expect(plan(desired(vm('vm-100', 100)), live, policy()).anomalies).toEqual([])
+    expect(plan(desired(vm('web', 100)), live, policy()).anomalies.map((a) => a.code)).toEqual(['vmid-taken'])
+  })
+
+  it('RenumberingReportsTheOldVmid: same name, new vmid -> create, and the old guest is named', () => {
+    const p = plan(desired(vm('web', 101)), inventory([liveVm(100, 'web', {}, { status: 'stopped' })]), policy())
+    expect(types(p)).toEqual(['create VM/pve1/101(web)'])
+    expect(p.anomalies).toMatchObject([
+      { code: 'renumbered', message: expect.stringContaining('was vmid 100 on pve1') },
+    ])
+  })
+
+  it('AVmidHeldOutsideTheAllowlistBlocksTheCreate', () => {
+    const live = inventory([liveVm(100, 'other', {}, { node: 'edge9' })])
+    const p = plan(desired(vm('web', 100)), live, policy({ nodes: ['pve1'] }))
+    expect(p.actions).toEqual([])
+    expect(p.anomalies).toMatchObject([{ code: 'node-mismatch', message: expect.stringContaining('edge9') }])
+  })
+})
+
 describe('templates and clones (RS 8.2 #18-25)', () => {
   it('TemplateVMCreateMarksAndIsIdempotent: create stopped + mark in one action; then nothing, no power verbs', () => {
     const { first, second } = converge(desired(vm('golden', 9000, {}, 'TemplateVM')))

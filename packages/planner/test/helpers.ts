@@ -129,7 +129,9 @@ export async function adminCall(
   params: Record<string, string | number> = {},
 ): Promise<unknown> {
   const { request } = await import('node:https')
-  const body = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)])).toString()
+  const body = new URLSearchParams(
+    Object.fromEntries(Object.entries(params).map(([k, v]) => [k, String(v)])),
+  ).toString()
   const u = new URL(`/api2/json${path}`, env.sim.url)
   const withQuery = method === 'GET' || method === 'DELETE'
   return new Promise((resolve, reject) => {

@@ -8,6 +8,14 @@ import { adminCall, cycle, failures, manifest, startEnv, type Env } from './help
 let env: Env
 beforeAll(async () => {
   env = await startEnv()
+  // an admin's NFS share for guest disks and ISOs, visible on every node
+  await adminCall(env, 'POST', '/storage', {
+    storage: 'nas',
+    type: 'nfs',
+    server: '10.0.0.5',
+    export: '/export/pve',
+    content: 'images,iso',
+  })
 })
 afterAll(async () => {
   await env?.close()
@@ -55,5 +63,37 @@ describe('prunes (issue 14 item 2: never destroy-unreferenced-disks)', () => {
     expect(left).toContain('local-lvm:vm-150-disk-7')
     expect(left).not.toContain('local-lvm:vm-150-disk-0')
     expect(env.sim.stats.count('DELETE', '/nodes/pve1/qemu/150')).toBe(1)
+  })
+})
+
+describe('cluster-lock timeouts (issue 14 item 4)', () => {
+  it('a create that meets `cfs-lock storage-<id> ... got lock request timeout` is retried with the lock backoff and succeeds', async () => {
+    env.sim.control.setStorageLockContention('nas', true)
+    // the other node releases the lock once our first attempt has failed on it
+    const release = setInterval(() => {
+      if (
+        env.sim.control
+          .tasks()
+          .some((t) => t.type === 'qmcreate' && t.id === '160' && /cfs-lock 'storage-nas'/.test(t.exitstatus ?? ''))
+      ) {
+        env.sim.control.setStorageLockContention('nas', false)
+        clearInterval(release)
+      }
+    }, 5)
+    try {
+      const created = await cycle(env, [vm(160, { disks: [{ storage: 'nas', size: '4GiB' }] })], {
+        execute: { lockRetryDelayMs: 100 },
+      })
+      expect(failures(created.report)).toEqual([])
+      const attempts = env.sim.control.tasks().filter((t) => t.type === 'qmcreate' && t.id === '160')
+      expect(attempts.map((t) => t.exitstatus)).toEqual([
+        `unable to create VM 160 - cfs-lock 'storage-nas' error: got lock request timeout`,
+        'OK',
+      ])
+      expect(env.sim.control.guest(160)?.config.scsi0).toMatch(/^nas:160\/vm-160-disk-0\.raw,/)
+    } finally {
+      clearInterval(release)
+      env.sim.control.setStorageLockContention('nas', false)
+    }
   })
 })

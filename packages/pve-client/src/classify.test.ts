@@ -23,6 +23,8 @@ describe('error classification', () => {
     [500, 'VM is locked (clone)', 'PVE_LOCKED'],
     [500, 'CT is locked (backup)', 'PVE_LOCKED'],
     [500, "can't lock file '/var/lock/qemu-server/lock-100.conf' - got timeout", 'PVE_LOCK_TIMEOUT'],
+    // pve-cluster cfs_lock_storage / cfs_lock_domain
+    [500, "cfs-lock 'storage-ceph' error: got lock request timeout", 'PVE_LOCK_TIMEOUT'],
     [500, 'checksum mismatch (file change by other user?)', 'PVE_DIGEST_MISMATCH'],
     [500, 'detected modified configuration - file changed by other user? Try again.', 'PVE_DIGEST_MISMATCH'],
     [500, 'VM 100 is running - destroy failed', 'PVE_FAILED'],
@@ -84,6 +86,12 @@ describe('error classification', () => {
 
   it('classifies task exit statuses by meaning', () => {
     expect(classifyMessage("can't lock file '/var/lock/qemu-server/lock-100.conf' - got timeout")).toBe(
+      'PVE_LOCK_TIMEOUT',
+    )
+    expect(classifyMessage("unable to create VM 200 - cfs-lock 'storage-nas' error: got lock request timeout")).toBe(
+      'PVE_LOCK_TIMEOUT',
+    )
+    expect(classifyMessage("clone failed: cfs-lock 'storage-nas' error: got lock request timeout")).toBe(
       'PVE_LOCK_TIMEOUT',
     )
     expect(classifyMessage('VM 100 already running')).toBeUndefined()

@@ -13,13 +13,13 @@ import {
   PveTlsError,
   PveTransientError,
 } from './errors.js'
+import { isLockTimeoutMessage } from './wire/messages.js'
 
 /**
  * Pure classification of PVE answers and transport failures into the error taxonomy. PVE reports most handler
  * failures as 500 with a message (it has no 404/409), so the message decides the class.
  */
 
-const LOCK_TIMEOUT = /can't lock file '[^']*' - got timeout|can't lock file .* got timeout/
 const LOCKED = /\b(?:VM|CT) is locked \(([^)]*)\)/
 const DIGEST =
   /checksum mismatch \(file change by other user\?\)|detected modified configuration - file changed by other user/
@@ -34,7 +34,7 @@ const TRANSIENT_STATUS = new Set([408, 429, 502, 503, 504, 595, 596, 597, 598, 5
 
 /** Classifies a message (a 500's text or a task's exit status) by its meaning; undefined when nothing matches. */
 export function classifyMessage(message: string): PveErrorCode | undefined {
-  if (LOCK_TIMEOUT.test(message)) return 'PVE_LOCK_TIMEOUT'
+  if (isLockTimeoutMessage(message)) return 'PVE_LOCK_TIMEOUT'
   if (LOCKED.test(message)) return 'PVE_LOCKED'
   if (DIGEST.test(message)) return 'PVE_DIGEST_MISMATCH'
   if (ALREADY_EXISTS.test(message)) return 'PVE_ALREADY_EXISTS'

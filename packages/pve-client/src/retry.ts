@@ -42,15 +42,16 @@ export interface LockRetryOptions extends BackoffOptions {
   onRetry?: (attempt: number, error: PveError, delayMs: number) => void
 }
 
-/** Whether an error means "PVE could not get a file lock in time" (HTTP 500 or a task's exit status). */
+/** Whether an error means "PVE could not get a file or cluster lock in time" (HTTP 500 or a task's exit status). */
 export function isLockTimeout(err: unknown): boolean {
   if (isPveError(err, 'PVE_LOCK_TIMEOUT')) return true
   return err instanceof PveTaskFailedError && err.reason === 'PVE_LOCK_TIMEOUT'
 }
 
 /**
- * Runs `fn` and repeats it while it fails with a lock timeout (`can't lock file ... got timeout`), which PVE
- * raises under parallel clone/resize/config on the same guest or storage. Any other error is thrown at once.
+ * Runs `fn` and repeats it while it fails with a lock timeout (`can't lock file ... got timeout`, or
+ * `cfs-lock 'storage-<id>' error: got lock request timeout`), which PVE raises under parallel
+ * clone/resize/config on the same guest or storage. Any other error is thrown at once.
  * The caller decides that repeating `fn` is safe; the client never repeats writes by itself.
  */
 export async function retryOnLockTimeout<T>(

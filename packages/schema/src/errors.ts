@@ -78,7 +78,7 @@ export const ErrorCodes = {
   'cluster-unknown': 'the selected cluster does not exist',
   // per-cluster index
   'duplicate-name': 'two manifests of one kind share a metadata.name in a cluster',
-  'duplicate-vmid': 'two guests claim the same (node, vmid) in a cluster',
+  'duplicate-vmid': 'two guests claim the same vmid in a cluster (on any nodes)',
   'node-not-allowed': 'a manifest names a node outside the cluster allowlist',
   'dependency-unknown': 'a dependency target is not in this cluster',
   'dependency-kind': 'a reference names a manifest of the wrong kind',

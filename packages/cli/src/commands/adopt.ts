@@ -74,7 +74,13 @@ export async function adoptHandler(ctx: CliContext, args: AdoptArgs): Promise<nu
     const target = path.resolve(root, file.path)
     if (!target.startsWith(root + path.sep))
       throw new CliError('ADOPT', `refusing to write outside the repository: ${file.path}`)
-    const text = manifestYaml(file.document)
+    // redacted before serialising: a credential PVE echoes in a live value is never written to the repository
+    const document = ctx.redactor.strings(file.document)
+    const text = manifestYaml(document)
+    if (text !== manifestYaml(file.document))
+      lines.push(
+        `adopt: warning: ${file.path} held a value that contains a secret; it is written as (sensitive): review it`,
+      )
     if (existsSync(target)) {
       const current = readFileSync(target, 'utf8')
       if (current === text) {

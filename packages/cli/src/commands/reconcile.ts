@@ -9,7 +9,7 @@ import { renderReport, renderStatus, resultLine } from '../render/status-text.js
 import type { Paint } from '../render/color.js'
 import { fullClient, readOnlyClient } from '../runtime/clients.js'
 import { err, out, type CliContext } from '../runtime/context.js'
-import { runCycle, type CycleOutcome } from '../runtime/cycle.js'
+import { runCycle, twinGuard, type CycleOutcome } from '../runtime/cycle.js'
 import type { SourceTree } from '../runtime/source.js'
 import { canonicalJson } from '../render/json.js'
 import { lacksPrivileges, type ClusterCycle } from '../status-model.js'
@@ -38,12 +38,15 @@ async function dryCycles(
   args: PlanArgs,
 ): Promise<CycleOutcome[]> {
   const outcomes: CycleOutcome[] = []
+  const blocked = await twinGuard(ctx, prepared.config)
   for (const cluster of prepared.config.clusters) {
     const reader = readOnlyClient(cluster, prepared.config, { log: ctx.log })
     try {
       const sops = prepared.sops.get(cluster.name)
+      const twin = blocked.get(cluster.name)
       outcomes.push(
         await runCycle(ctx, {
+          ...(twin !== undefined ? { blocked: twin } : {}),
           cluster,
           config: prepared.config,
           tree,
@@ -80,6 +83,8 @@ export async function diffHandler(
   const outcomes = await dryCycles(ctx, prepared, tree, args)
   const format = args.output ?? 'text'
   const plans = outcomes.flatMap((o) => (o.plan ? [o.plan] : []))
+  // redacted before serialising: a secret seen in a live value never reaches the file or the JSON
+  const redacted = plans.map((p) => ctx.redactor.strings(p))
   if (format === 'json') {
     const aborted = outcomes
       .filter((o) => o.error)
@@ -88,8 +93,11 @@ export async function diffHandler(
     out(
       ctx,
       aborted.length === 0
-        ? planSetJson(tree.commit, plans)
-        : canonicalJson({ ...(JSON.parse(planSetJson(tree.commit, plans)) as object), aborted }),
+        ? planSetJson(tree.commit, redacted)
+        : canonicalJson({
+            ...(JSON.parse(planSetJson(tree.commit, redacted)) as object),
+            aborted: ctx.redactor.strings(aborted),
+          }),
     )
   } else {
     const p = painter(ctx, args)
@@ -98,7 +106,7 @@ export async function diffHandler(
       outcomes
         .map((o) =>
           o.plan
-            ? renderPlan(o.plan, format, p)
+            ? renderPlan(ctx.redactor.strings(o.plan), format, p)
             : renderAborted(o.cycle.cluster, o.cycle.abortReason ?? 'unknown', format),
         )
         .join('\n'),
@@ -107,7 +115,7 @@ export async function diffHandler(
   const aborted = reportAborts(ctx, outcomes)
   if (args.out !== undefined) {
     if (aborted) throw new CliError('PLAN_FILE', `not writing ${args.out}: a cluster aborted (see above)`)
-    writeFileSync(path.resolve(ctx.cwd, args.out), planSetJson(tree.commit, plans), { mode: 0o600 })
+    writeFileSync(path.resolve(ctx.cwd, args.out), planSetJson(tree.commit, redacted), { mode: 0o600 })
     ctx.log.info('plan saved', { file: args.out, commit: tree.commit, clusters: plans.map((p) => p.cluster) })
   }
   if (aborted) return 1
@@ -183,12 +191,15 @@ export async function applyHandler(
   const cycles: ClusterCycle[] = []
   const reports: Report[] = []
   let failed = false
+  const blocked = await twinGuard(ctx, prepared.config)
   for (const cluster of prepared.config.clusters) {
     if (saved && !saved.has(cluster.name)) continue
     const client = fullClient(cluster, prepared.config, { log: ctx.log })
     try {
       const sops = prepared.sops.get(cluster.name)
+      const twin = blocked.get(cluster.name)
       const base = {
+        ...(twin !== undefined ? { blocked: twin } : {}),
         cluster,
         config: prepared.config,
         tree,
@@ -210,7 +221,7 @@ export async function applyHandler(
           }
           savedPlan = dry.plan
         }
-        show(renderPlanText(savedPlan, p))
+        show(renderPlanText(ctx.redactor.strings(savedPlan), p))
         if (savedPlan.actions.length === 0) {
           cycles.push(dry?.cycle ?? (await runCycle(ctx, { ...base, reader: client.readOnly() })).cycle)
           continue
@@ -241,15 +252,15 @@ export async function applyHandler(
       }
       if (outcome.report) {
         reports.push(outcome.report)
-        if (!json) out(ctx, renderReport(outcome.report, p))
+        if (!json) out(ctx, renderReport(ctx.redactor.strings(outcome.report), p))
       }
       if (outcome.cycle.result !== 'converged') failed = true
     } finally {
       await client.close()
     }
   }
-  if (json) out(ctx, canonicalJson({ cycles, reports }))
-  else out(ctx, renderStatus(cycles, p))
+  if (json) out(ctx, canonicalJson(ctx.redactor.strings({ cycles, reports })))
+  else out(ctx, renderStatus(ctx.redactor.strings(cycles), p))
   return failed ? 1 : 0
 }
 
@@ -258,7 +269,7 @@ export async function statusHandler(ctx: CliContext, args: PlanArgs): Promise<nu
   const tree = await prepared.source.sync()
   const outcomes = await dryCycles(ctx, prepared, tree, args)
   const cycles = outcomes.map((o) => o.cycle)
-  if (args.output === 'json') out(ctx, canonicalJson({ commit: tree.commit, cycles }))
+  if (args.output === 'json') out(ctx, canonicalJson(ctx.redactor.strings({ commit: tree.commit, cycles })))
   else out(ctx, renderStatus(cycles, painter(ctx, args)))
   return reportAborts(ctx, outcomes) ? 1 : 0
 }

@@ -12,7 +12,7 @@ import { PruneWindowBudget } from '../daemon/prune-window.js'
 import { CliError, oneLine } from '../errors.js'
 import { fullClient } from '../runtime/clients.js'
 import type { CliContext } from '../runtime/context.js'
-import { runCycle } from '../runtime/cycle.js'
+import { runCycle, twinGuard } from '../runtime/cycle.js'
 import type { ClusterCycle } from '../status-model.js'
 import { prepare, type GlobalArgs } from './common.js'
 import { version } from '../version.js'
@@ -115,13 +115,17 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
           error: oneLine((error as Error).message),
         })
       }
+      // every tick: an endpoint may have started answering for another entry's cluster
+      const blocked = tree && !ctx.signal.aborted ? await twinGuard(ctx, config) : new Map<string, string>()
       for (const cluster of config.clusters) {
         if (!tree || ctx.signal.aborted) break
+        const twin = blocked.get(cluster.name)
         const client = clients.get(cluster.name) as PveClient
         const now = ctx.now()
         const budget = window.cycleBudget(cluster.name, config.reconcile.pruneBudget, now)
         const sops = prepared.sops.get(cluster.name)
         const outcome = await runCycle(ctx, {
+          ...(twin !== undefined ? { blocked: twin } : {}),
           cluster,
           config,
           tree,

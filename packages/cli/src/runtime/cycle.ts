@@ -24,9 +24,12 @@ import {
 } from '@proxops/planner'
 import { CliError, oneLine } from '../errors.js'
 import type { PruneBudget, ResolvedCluster, ResolvedConfig } from '../config/types.js'
+import { readOnlyClient } from './clients.js'
+import { clusterTwins } from './identity.js'
 import { cycleResult, objectStates, type ClusterCycle, type DesiredObject } from '../status-model.js'
 import type { CliContext } from './context.js'
 import { loadDesired, secretRefs } from './desired.js'
+import { planDifference } from './saved-plan.js'
 import type { SourceTree } from './source.js'
 
 export interface CycleOptions {
@@ -41,8 +44,10 @@ export interface CycleOptions {
   allowEmpty?: readonly GuestKind[]
   onProgress?: (event: ProgressEvent) => void
   progressIntervalMs?: number
-  /** a saved plan to execute instead of a fresh one (apply --plan); checked against live first */
+  /** a saved plan (apply --plan): the cycle runs only if a fresh plan equals it (runtime/saved-plan.ts) */
   savedPlan?: Plan
+  /** why this cluster must not be reconciled at all (runtime/identity.ts: a twin of another entry) */
+  blocked?: string
 }
 
 export interface CycleOutcome {
@@ -172,6 +177,7 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
     }
   }
   try {
+    if (o.blocked !== undefined) throw new CliError('CLUSTER_TWIN', `cluster ${name}: ${o.blocked}`)
     const loaded = await loadDesired(o.tree.root, name, o.tree.commit)
     objects = loaded.objects
     const lookup = secretLookup(o.sops)
@@ -195,12 +201,19 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
       unknown: inventory.unknownGuests.length,
       volumes: inventory.volumes.length,
     })
-    let plan: Plan
+    const plan = makePlan(loaded.desired, inventory, policyFor(o), {
+      secrets: (ref) => o.sops?.resolveRef(ref).reveal(),
+    })
     if (o.savedPlan) {
+      // the specific refusals first (commit, digest, vanished or created objects), then the whole contract
       checkSavedPlan(o.savedPlan, o.tree, inventory)
-      plan = o.savedPlan
-    } else {
-      plan = makePlan(loaded.desired, inventory, policyFor(o), { secrets: (ref) => o.sops?.resolveRef(ref).reveal() })
+      const difference = planDifference(ctx.redactor.strings(o.savedPlan), ctx.redactor.strings(plan))
+      if (difference !== undefined) {
+        throw new CliError(
+          'PLAN_MISMATCH',
+          `cluster ${name}: the saved plan is not the plan the repository and live PVE give now: ${difference}; run proxops diff --out again`,
+        )
+      }
     }
     plan = await preflightPrivileges(plan, o.reader, o.cluster.credentials)
     let report: Report | undefined
@@ -248,4 +261,17 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
   } catch (error) {
     return aborted(error)
   }
+}
+
+/** Before any cycle: which selected clusters are the same PVE cluster as another (runtime/identity.ts). */
+export async function twinGuard(ctx: CliContext, config: ResolvedConfig): Promise<Map<string, string>> {
+  return clusterTwins(config.clusters, async (name) => {
+    const cluster = config.clusters.find((c) => c.name === name) as ResolvedCluster
+    const reader = readOnlyClient(cluster, config, { log: ctx.log })
+    try {
+      return await reader.get('/cluster/status', { signal: ctx.signal })
+    } finally {
+      await reader.close()
+    }
+  })
 }

@@ -9,11 +9,73 @@ import { loadDraftConfig } from '../config/load.js'
 import { credentialValues, resolveCredentials } from '../config/resolve.js'
 import type { GlobalFlags, ResolvedConfig } from '../config/types.js'
 import type { CliContext } from './context.js'
+import { checkEndpointTwins } from './identity.js'
+
+/** The environment variable that allows plain-http PVE endpoints; only the operator's environment can set it. */
+export const ALLOW_HTTP_ENV = 'PROXOPS_ALLOW_HTTP'
+
+/**
+ * Plain http would hand the PVE token to anyone on the path, and the repository alone must not be able to
+ * choose that: an http base-url is refused unless the operator's environment allows it.
+ */
+export function checkPlainHttp(
+  clusters: ReadonlyArray<{ name: string; baseUrl: string; file: string }>,
+  env: Readonly<Record<string, string | undefined>>,
+): void {
+  if (env[ALLOW_HTTP_ENV] === '1') return
+  for (const c of clusters) {
+    if (/^http:/i.test(c.baseUrl)) {
+      throw new CliError(
+        'INSECURE_ENDPOINT',
+        `${c.file}: pve.clusters.${c.name}.base-url: plain http (${c.baseUrl}) would send the PVE credentials unencrypted; use https, or allow it outside the repository with ${ALLOW_HTTP_ENV}=1`,
+      )
+    }
+  }
+}
 
 export interface Setup {
   config: ResolvedConfig
   /** decrypted credential documents by cluster (clusters with a secrets-file) */
   sops: ReadonlyMap<string, SopsCredentials>
+}
+
+/** Keys of a SOPS file's `secrets` that bind its credentials to one endpoint (not secrets: never masked). */
+export const ENDPOINT_KEYS = ['pve-endpoint', 'pve-fingerprint'] as const
+
+/**
+ * Credentials follow the commit only as far as the SOPS file allows: when the encrypted file names the
+ * endpoint (`pve-endpoint`, an https origin) or its certificate (`pve-fingerprint`), a `base-url` or
+ * `tls.fingerprint` in the repository that differs is refused, so moving the token to another host needs
+ * someone who can decrypt (and re-encrypt) that file. See docs/safety.md.
+ */
+export function checkBoundEndpoint(
+  cluster: { name: string; file: string; baseUrl: string; tls: { fingerprint?: string }; secretsFile?: string },
+  creds: Pick<SopsCredentials, 'secret'>,
+): void {
+  const where = `${cluster.file}: pve.clusters.${cluster.name}`
+  const bound = creds.secret('pve-endpoint')?.reveal().trim()
+  if (bound !== undefined && bound !== '' && origin(bound) !== origin(cluster.baseUrl)) {
+    throw new CliError(
+      'INSECURE_ENDPOINT',
+      `${where}.base-url: ${cluster.baseUrl} is not the endpoint its secrets file binds (pve-endpoint ${bound}); its credentials go only there: change both, which needs the age key`,
+    )
+  }
+  const pin = creds.secret('pve-fingerprint')?.reveal().trim().toUpperCase()
+  if (pin !== undefined && pin !== '' && pin !== cluster.tls.fingerprint) {
+    throw new CliError(
+      'INSECURE_ENDPOINT',
+      `${where}.tls.fingerprint: ${cluster.tls.fingerprint ?? '(none)'} is not the certificate its secrets file binds (pve-fingerprint ${pin}); change both, which needs the age key`,
+    )
+  }
+}
+
+function origin(url: string): string {
+  try {
+    const u = new URL(url)
+    return `${u.protocol}//${u.hostname.toLowerCase()}:${u.port || (u.protocol === 'https:' ? '443' : '80')}`
+  } catch {
+    return `invalid:${url}`
+  }
 }
 
 /**
@@ -66,16 +128,22 @@ export async function setup(ctx: CliContext, flags: GlobalFlags, options: { clus
     ctx.redactor.add(ctx.env[name], ctx.env[name]?.split('=').slice(1).join('='))
   }
   ctx.redactor.add(draft.pve.token, draft.pve.password, draft.pve.tokenValue, draft.git.token)
+  // before any credential is resolved: no second name for one endpoint, no plain http unless allowed here
+  await checkEndpointTwins(draft.clusters)
   const selected = draft.clusters.filter((c) => options.cluster === undefined || c.name === options.cluster)
+  checkPlainHttp(selected, ctx.env)
   const sops = new Map<string, SopsCredentials>()
   const plain: Record<string, Record<string, string>> = {}
   for (const cluster of selected) {
     if (!cluster.secretsFile) continue
     const creds = await decryptClusterSecrets(ctx, cluster.name, cluster.secretsFile)
     const identityKeys = new Set(
-      [cluster.secretRefs.pve.user, cluster.secretRefs.pve.tokenId].filter((k): k is string => k !== undefined),
+      [cluster.secretRefs.pve.user, cluster.secretRefs.pve.tokenId, ...ENDPOINT_KEYS].filter(
+        (k): k is string => k !== undefined,
+      ),
     )
     ctx.redactor.add(...sopsSecretValues(creds, identityKeys))
+    checkBoundEndpoint(cluster, creds)
     sops.set(cluster.name, creds)
     plain[cluster.name] = Object.fromEntries(creds.secretNames.map((n) => [n, creds.secret(n)?.reveal() ?? '']))
   }

@@ -34,7 +34,10 @@ export interface ExecuteOptions {
   /** how often a running task is polled (default 250 ms: PVE tasks often take about a second, and a coarse
    *  interval adds up to one interval to every action) */
   taskPollIntervalMs?: number
-  /** retries of a request that failed on PVE's `can't lock file ... got timeout` (default 3, backoff from 1 s) */
+  /**
+   * retries of a request that failed on a PVE lock timeout, `can't lock file ... got timeout` or
+   * `cfs-lock '...' error: got lock request timeout` (default 3, backoff from 1 s)
+   */
   lockRetries?: number
   lockRetryDelayMs?: number
   /** read-back attempts (default 5, 1 s apart): an LXC template mark completes after PVE has answered */

@@ -3,6 +3,7 @@
  * result. Never force-stops, never deletes a running guest, never writes a disk create form over a live
  * volume; a request that PVE refuses ends the action `failed` with PVE's own text (secrets scrubbed).
  */
+import { isLockTimeoutMessage } from '@proxops/pve-client/wire'
 import type { Action, PveRequest } from '../plan-types.js'
 import type { GuestType, LiveReader, PveWriter, TaskRef, TaskResult } from '../ports.js'
 import { redact, resolveParams, type SecretResolver } from './params.js'
@@ -38,7 +39,6 @@ export type ActionOutcome =
 /** An action failed; the message is already free of secrets. */
 class ActionFailure extends Error {}
 
-const LOCK_TIMEOUT = /can't lock file .*got timeout/i
 const DISK_KEY = /^(ide|sata|scsi|virtio)\d+$|^efidisk0$|^tpmstate0$|^rootfs$|^mp\d+$/
 /** `local-lvm:8`, `volume=local-lvm:8`, `local-lvm:0,import-from=...`, `local-lvm:cloudinit` */
 const CREATE_FORM = /^(?:volume=)?[a-zA-Z][a-zA-Z0-9_.-]*:(?:\d+(?:\.\d+)?|cloudinit)(?:,|$)/
@@ -223,7 +223,8 @@ async function call(
       error = e instanceof Error ? e.message : String(e)
     }
     if (alreadyDone?.test(error)) return
-    if (LOCK_TIMEOUT.test(error) && attempt < ctx.lockRetries) {
+    // `can't lock file ... got timeout` and `cfs-lock '...' error: got lock request timeout`
+    if (isLockTimeoutMessage(error) && attempt < ctx.lockRetries) {
       await ctx.sleep(ctx.lockRetryDelayMs * 2 ** attempt)
       continue
     }

@@ -13,3 +13,4 @@ export { encodeSshKeys, decodeSshKeys, isUrlEncoded, sshKeySet } from './sshkeys
 export { parseUpid, formatUpid, isUpid, type Upid } from './upid.js'
 export { decodeGuestConfig, configValue, type DecodedGuestConfig } from './config.js'
 export { encodeParams, type ParamValue } from './form.js'
+export { isLockTimeoutMessage } from './messages.js'

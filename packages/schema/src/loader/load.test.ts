@@ -203,6 +203,17 @@ describe('loadRepository', () => {
     expect(codes(await loadRepository({ root: repo.root }))).toEqual(['iso/base/i.yaml:6:3 node-not-allowed'])
   })
 
+  it('duplicate-vmid: one vmid on two different nodes of a cluster is rejected (PVE vmids are cluster-wide)', async () => {
+    lab(['../../vm/base/a.yaml', '../../vm/base/b.yaml'], {
+      'clusters/lab/config.yaml': 'pve:\n  clusters:\n    lab:\n      base-url: https://lab.example.invalid\n',
+      'vm/base/a.yaml': vmYaml('a', 100, 'pve1'),
+      'vm/base/b.yaml': vmYaml('b', 100, 'pve2'),
+    })
+    const m = await loadRepository({ root: repo!.root })
+    expect(m.errors.map((e) => `${e.file}:${e.line} ${e.code}`)).toEqual(['vm/base/b.yaml:7 duplicate-vmid'])
+    expect(m.errors[0]?.message).toContain('node "pve1"')
+  })
+
   it('an empty allowlist checks nothing', async () => {
     lab(['../../vm/base/a.yaml'], {
       'clusters/lab/config.yaml': 'pve:\n  clusters:\n    lab:\n      base-url: https://lab.example.invalid\n',

@@ -844,14 +844,16 @@ async function loadCluster(
     byKey.set(r.key, r)
     if (isGuestKind(m.kind)) {
       const spec = m.spec as { node: string; vmid: number }
-      const g = `${spec.node}/${spec.vmid}`
+      // vmids are cluster-wide in PVE (one /etc/pve/nodes/*/{qemu-server,lxc}/<vmid>.conf namespace)
+      const g = String(spec.vmid)
       const other = byGuest.get(g)
       if (other) {
+        const where = (other.manifest.spec as { node: string }).node
         push(
           'duplicate-vmid',
           r.file,
           locate(r, ['spec', 'vmid']),
-          `PVE id ${spec.vmid} on node "${spec.node}" is claimed by both ${other.key} (${other.file}:${other.line}) and ${r.key}`,
+          `PVE id ${spec.vmid} is claimed by both ${other.key} on node "${where}" (${other.file}:${other.line}) and ${r.key} on node "${spec.node}"; vmids are unique across the whole cluster`,
         )
       } else byGuest.set(g, r)
       if (allow.size > 0 && !allow.has(spec.node)) {
@@ -975,7 +977,10 @@ async function loadCluster(
     get: (kind, n) => byKey.get(resourceKey(kind, n)) as never,
     ofKind: (kind) => indexed.filter((r) => r.manifest.kind === kind) as never,
     byKey: (key) => byKey.get(key),
-    guest: (node, vmid) => byGuest.get(`${node}/${vmid}`),
+    guest: (node, vmid) => {
+      const r = byGuest.get(String(vmid))
+      return r && (r.manifest.spec as { node: string }).node === node ? r : undefined
+    },
   }
   const all = sortErrors([...globalErrors, ...errors])
   const cluster: LoadedCluster = {

@@ -82,6 +82,7 @@ function keep(a: AccessState, actor: string, template: string, params: Item, ite
     case '/nodes/{node}/qemu':
     case '/nodes/{node}/lxc':
       return a.check(actor, `/vms/${String(item.vmid)}`, ['VM.Audit'], true)
+    case '/storage': // pve-storage PVE::API2::Storage::Config index
     case '/nodes/{node}/storage':
       return a.checkAny(actor, `/storage/${String(item.storage)}`, ['Datastore.Audit', 'Datastore.AllocateSpace'], true)
     case '/nodes/{node}/storage/{storage}/content':
@@ -99,6 +100,7 @@ function keep(a: AccessState, actor: string, template: string, params: Item, ite
 
 const FILTERED = new Set([
   '/cluster/resources',
+  '/storage',
   '/nodes/{node}/qemu',
   '/nodes/{node}/lxc',
   '/nodes/{node}/storage',

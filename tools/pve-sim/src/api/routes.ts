@@ -5,6 +5,7 @@ import { clusterResources, nodesList, version } from '../model/views.js'
 import { taskRoutes } from './tasks.js'
 import { guestRoutes } from './guests.js'
 import { storageRoutes } from './storage.js'
+import { storageConfigRoutes } from './storage-config.js'
 import { nodeRoutes } from './nodes.js'
 
 /** helpers shared by the route modules */
@@ -39,6 +40,7 @@ export function buildRoutes(c: Cluster): Route[] {
     ...taskRoutes(c),
     ...guestRoutes(c),
     ...storageRoutes(c),
+    ...storageConfigRoutes(c),
     ...nodeRoutes(c),
   ]
   return table.map(([method, path, handler]) => ({

@@ -1,9 +1,9 @@
 import type { Cluster } from '../model/cluster.js'
 import { downloadUrl } from '../model/artifacts.js'
-import { fail500 } from '../model/errors.js'
-import { contentDir, splitVolid, volumeListItem, type Volume } from '../model/storage.js'
+import { fail400, fail500 } from '../model/errors.js'
+import { contentDir, isFileStorage, splitVolid, volumeListItem, type Volume } from '../model/storage.js'
 import { formatSize } from '../model/sizes.js'
-import { int, str, type RouteTable } from './routes.js'
+import { bool, int, str, type RouteTable } from './routes.js'
 
 /** /nodes/{node}/storage... (pve-api.md section 5.4) */
 export function storageRoutes(c: Cluster): RouteTable {
@@ -13,8 +13,13 @@ export function storageRoutes(c: Cluster): RouteTable {
     if (!d) throw fail500(`storage '${id}' does not exist`)
     return { n, d }
   }
-  const volumeOf = (node: string, id: string, volume: string): Volume => {
+  /** the storage, activated as the content handlers do before touching volumes (activate_storage) */
+  const activeStorage = (node: string, id: string) => {
     const { n } = storageOf(node, id)
+    return { n, d: n.storage.activate(id) }
+  }
+  const volumeOf = (node: string, id: string, volume: string): Volume => {
+    const { n } = activeStorage(node, id)
     const volid = splitVolid(volume) ? volume : `${id}:${volume}`
     const v = n.storage.get(volid)
     if (!v) throw fail500(`can't find volume '${volid}'`)
@@ -28,10 +33,18 @@ export function storageRoutes(c: Cluster): RouteTable {
         const n = c.requireNode(str(ctx, 'node') ?? '')
         const content = str(ctx, 'content')?.split(',')
         const only = str(ctx, 'storage')
-        return n.storage.defs
-          .filter((d) => !content || content.some((ct) => (d.content as string[]).includes(ct)))
-          .filter((d) => only === undefined || d.id === only)
+        const enabledOnly = bool(ctx, 'enabled') === true
+        // storage_info: every configured storage; with `content`, only enabled ones offering one of the types
+        const items = c.storage
+          .all()
+          .filter(
+            (d) =>
+              !content ||
+              (!d.disable && c.storage.onNode(d, n.name) && content.some((ct) => (d.content as string[]).includes(ct))),
+          )
           .map((d) => n.storage.statusItem(d))
+        if (only !== undefined && !items.some((i) => i.storage === only)) throw fail400({ storage: 'No such storage.' })
+        return items.filter((i) => (only === undefined || i.storage === only) && (!enabledOnly || i.enabled === 1))
       },
     ],
     [
@@ -57,6 +70,9 @@ export function storageRoutes(c: Cluster): RouteTable {
       '/nodes/{node}/storage/{storage}/status',
       (ctx) => {
         const { n, d } = storageOf(str(ctx, 'node') ?? '', str(ctx, 'storage') ?? '')
+        // storage_check_enabled, then storage_info of that storage
+        if (d.disable) throw fail500(`storage '${d.id}' is disabled`)
+        if (!c.storage.onNode(d, n.name)) throw fail500(`storage '${d.id}' is not available on node '${n.name}'`)
         const s = n.storage.statusItem(d)
         delete s.storage
         delete s.used_fraction
@@ -67,7 +83,7 @@ export function storageRoutes(c: Cluster): RouteTable {
       'GET',
       '/nodes/{node}/storage/{storage}/content',
       (ctx) => {
-        const { n, d } = storageOf(str(ctx, 'node') ?? '', str(ctx, 'storage') ?? '')
+        const { n, d } = activeStorage(str(ctx, 'node') ?? '', str(ctx, 'storage') ?? '')
         const content = str(ctx, 'content')
         const vmid = int(ctx, 'vmid')
         return n.storage
@@ -81,7 +97,7 @@ export function storageRoutes(c: Cluster): RouteTable {
       'POST',
       '/nodes/{node}/storage/{storage}/content',
       (ctx) => {
-        const { n, d } = storageOf(str(ctx, 'node') ?? '', str(ctx, 'storage') ?? '')
+        const { n, d } = activeStorage(str(ctx, 'node') ?? '', str(ctx, 'storage') ?? '')
         const vmid = int(ctx, 'vmid') ?? 0
         const filename = str(ctx, 'filename') ?? ''
         const m = /^(\d+)([MG])?$/.exec(str(ctx, 'size') ?? '')
@@ -91,8 +107,10 @@ export function storageRoutes(c: Cluster): RouteTable {
         if (!new RegExp(`^(vm|base|subvol)-${vmid}-\\S+$`).test(filename))
           throw fail500(`illegal name '${filename}' - should be 'vm-${vmid}-*'`)
         const format = str(ctx, 'format') ?? /\.(qcow2|vmdk|raw)$/.exec(filename)?.[1] ?? 'raw'
-        const volname = d.type === 'dir' ? `${vmid}/${filename}` : filename
+        const volname = isFileStorage(d.type) ? `${vmid}/${filename}` : filename
         const volid = `${d.id}:${volname}`
+        // vdisk_alloc runs under the storage lock
+        n.storage.lockStorage(d.id)
         if (n.storage.get(volid)) throw fail500(`volume '${volid}' already exists`)
         n.storage.add(d.id, {
           volid,
@@ -114,12 +132,13 @@ export function storageRoutes(c: Cluster): RouteTable {
         const v = volumeOf(node, id, str(ctx, 'volume') ?? '')
         const { d } = storageOf(node, id)
         const volname = v.volid.split(':').slice(1).join(':')
-        const path =
-          d.type === 'dir'
-            ? `${d.path ?? '/var/lib/vz'}/${contentDir(v.content)}/${volname.replace(/^(iso|vztmpl|import|snippets|backup)\//, '')}`
-            : d.type === 'lvmthin'
-              ? `/dev/pve/${volname}`
-              : `/dev/zvol/rpool/data/${volname}`
+        const path = isFileStorage(d.type)
+          ? `${d.path ?? '/var/lib/vz'}/${contentDir(v.content)}/${volname.replace(/^(iso|vztmpl|import|snippets|backup)\//, '')}`
+          : d.type === 'lvmthin' || d.type === 'lvm'
+            ? `/dev/${d.extra.vgname ?? 'pve'}/${volname.split('/').slice(-1)[0]}`
+            : d.type === 'rbd'
+              ? `/dev/rbd-pve/${d.extra.pool ?? 'rbd'}/${volname.split('/').slice(-1)[0]}`
+              : `/dev/zvol/${d.extra.pool ?? 'rpool/data'}/${volname.split('/').slice(-1)[0]}`
         return { path, size: v.size, used: v.size, format: v.format }
       },
     ],
@@ -130,6 +149,10 @@ export function storageRoutes(c: Cluster): RouteTable {
         const node = str(ctx, 'node') ?? ''
         const v = volumeOf(node, str(ctx, 'storage') ?? '', str(ctx, 'volume') ?? '')
         const n = c.requireNode(node)
+        // vdisk_free checks (lock, base in use) before it forks the imgdel worker
+        n.storage.lockStorage(v.volid.split(':')[0] ?? '')
+        if (n.storage.isBaseAndUsed(v.volid))
+          throw fail500(`base volume '${v.volid.split(':').slice(1).join(':')}' is still in use by linked clones`)
         const upid = c.dispatch(node, 'imgdel', v.volid.replace(/[:/]/g, '_'), ctx.caller.actor, {
           run: (tctx) => {
             n.storage.remove(v.volid)

@@ -69,3 +69,11 @@ export function makeSim(
   }
   return s
 }
+
+/**
+ * A dir storage for guest disks (`vmdir`, images and rootdir), added through POST /storage as an admin would:
+ * a fresh install's `local` holds no guest disks.
+ */
+export async function addDirStorage(s: Sim, id = 'vmdir'): Promise<void> {
+  await s.call('POST', '/storage', { storage: id, type: 'dir', path: `/srv/${id}`, content: 'images,rootdir' })
+}

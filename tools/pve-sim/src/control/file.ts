@@ -4,7 +4,7 @@
  * offending field; `ControlApplier` applies it to `sim.control`.
  *
  * "State" fields (latency, offline nodes, revoked tokens, task behaviour, task duration, locks, flock
- * contention) describe the wanted state: a field that disappears from a later version is reset.
+ * contention, offline storages, storage lock contention) describe the wanted state: a field that disappears from a later version is reset.
  * "Action" fields (failNext, drift, power) run once each time a document is applied.
  */
 import { readFileSync, watch, type FSWatcher } from 'node:fs'
@@ -26,6 +26,8 @@ export interface ControlDoc {
   tasks?: Record<string, TaskBehaviourDoc>
   locks?: Record<string, string>
   flockContention?: number[]
+  offlineStorages?: string[]
+  storageLockContention?: string[]
   failNext?: FailureBurst[]
   drift?: { vmid: number; set?: Record<string, string>; delete?: string[] }[]
   power?: Record<string, 'running' | 'stopped'>
@@ -61,6 +63,8 @@ export function parseControlDoc(text: string, source: string): ControlDoc {
     'tasks',
     'locks',
     'flockContention',
+    'offlineStorages',
+    'storageLockContention',
     'failNext',
     'drift',
     'power',
@@ -122,6 +126,9 @@ export function parseControlDoc(text: string, source: string): ControlDoc {
     if (!Array.isArray(raw.flockContention)) bad('flockContention', 'expected an array of vmids')
     doc.flockContention = (raw.flockContention as unknown[]).map((v, i) => nonNegInt(v, `flockContention[${i}]`))
   }
+  if (raw.offlineStorages !== undefined) doc.offlineStorages = strArr(raw.offlineStorages, 'offlineStorages')
+  if (raw.storageLockContention !== undefined)
+    doc.storageLockContention = strArr(raw.storageLockContention, 'storageLockContention')
   if (raw.failNext !== undefined) {
     if (!Array.isArray(raw.failNext))
       bad('failNext', 'expected an array of {status | network, count?, message?, method?, path?}')
@@ -208,6 +215,11 @@ export class ControlApplier {
     for (const vmid of prev.flockContention ?? [])
       if (!next.flockContention?.includes(vmid)) c.setFlockContention(vmid, false)
     for (const vmid of next.flockContention ?? []) c.setFlockContention(vmid, true)
+    for (const id of prev.offlineStorages ?? []) if (!next.offlineStorages?.includes(id)) c.setStorageOnline(id, true)
+    for (const id of next.offlineStorages ?? []) c.setStorageOnline(id, false)
+    for (const id of prev.storageLockContention ?? [])
+      if (!next.storageLockContention?.includes(id)) c.setStorageLockContention(id, false)
+    for (const id of next.storageLockContention ?? []) c.setStorageLockContention(id, true)
 
     for (const b of doc.failNext ?? []) c.failNext(b)
     for (const d of doc.drift ?? []) {

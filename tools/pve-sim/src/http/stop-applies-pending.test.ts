@@ -141,6 +141,32 @@ describe('qemu-server vm_stop_cleanup -> vmconfig_apply_pending (API stop and sh
   })
 })
 
+describe('qemu-server vm_stop and the LXC vm_shutdown worker hold lock_config while they wait', () => {
+  const upidOf = (r: RawResponse) => data<string>(r)
+
+  it('a config write during a VM shutdown meets the flock; after the shutdown it goes through', async () => {
+    await runningVm(306)
+    sim.control.setIgnoresShutdown(306, true)
+    const shutdown = upidOf(await req('POST', '/nodes/pve1/qemu/306/status/shutdown', { timeout: '1', forceStop: '1' }))
+    const during = await req('PUT', '/nodes/pve1/qemu/306/config', { memory: '1024' })
+    expect(during.status).toBe(500)
+    expect(during.body).toContain("can't lock file '/var/lock/qemu-server/lock-306.conf' - got timeout")
+    expect((await waitTask(sim, auth, 'pve1', shutdown)).exitstatus).toBe('OK')
+    expect((await req('PUT', '/nodes/pve1/qemu/306/config', { memory: '1024' })).status).toBe(200)
+  })
+
+  it('a config write during a CT shutdown meets the flock', async () => {
+    await runningCt(314)
+    sim.control.setIgnoresShutdown(314, true)
+    const shutdown = upidOf(await req('POST', '/nodes/pve1/lxc/314/status/shutdown', { timeout: '1', forceStop: '1' }))
+    const during = await req('PUT', '/nodes/pve1/lxc/314/config', { memory: '1024' })
+    expect(during.status).toBe(500)
+    expect(during.body).toContain("can't lock file '/run/lock/lxc/pve-config-314.lock' - got timeout")
+    expect((await waitTask(sim, auth, 'pve1', shutdown)).exitstatus).toBe('OK')
+    expect((await req('PUT', '/nodes/pve1/lxc/314/config', { memory: '1024' })).status).toBe(200)
+  })
+})
+
 describe('pve-container lxc-pve-poststop-hook -> vmconfig_apply_pending (every stop)', () => {
   const cases = [
     ['status/shutdown', 310, () => task('POST', '/nodes/pve1/lxc/310/status/shutdown')],

@@ -6,15 +6,23 @@ import { normaliseFilename } from './artifacts.js'
 const URL = 'https://cloud.example/debian-12-genericcloud-amd64.qcow2'
 
 describe('pve-api.md §5.4 storages and content', () => {
-  it('per-node storages with sorted content lists and types', async () => {
+  it('per-node storages with sorted content lists and types; `local` holds no guest disks, as a fresh install', async () => {
     const s = makeSim()
     const list = await s.call('GET', '/nodes/pve1/storage')
     expect(list.map((x: { storage: string; type: string; content: string }) => [x.storage, x.type, x.content])).toEqual(
       [
-        ['local', 'dir', 'backup,images,import,iso,rootdir,snippets,vztmpl'],
+        ['local', 'dir', 'backup,import,iso,vztmpl'],
         ['local-lvm', 'lvmthin', 'images,rootdir'],
         ['local-zfs', 'zfspool', 'images,rootdir'],
       ],
+    )
+    const old = makeSim({ pveVersion: '8.4' })
+    expect((await old.call('GET', '/nodes/pve1/storage'))[0]).toMatchObject({
+      storage: 'local',
+      content: 'backup,iso,vztmpl',
+    })
+    expect((await s.error('POST', '/nodes/pve1/qemu', { vmid: 100, scsi0: 'local:1' })).message).toBe(
+      `storage 'local' does not support content-type 'images'`,
     )
     const iso = await s.call('GET', '/nodes/pve1/storage', { content: 'iso' })
     expect(iso.map((x: { storage: string }) => x.storage)).toEqual(['local'])
@@ -22,19 +30,25 @@ describe('pve-api.md §5.4 storages and content', () => {
 
   it('content listing: volid forms with content/format, filter by content and vmid', async () => {
     const s = makeSim()
-    s.sim.addVolume('pve1', 'local', { filename: 'debian.iso', content: 'iso', size: 100 })
-    s.sim.addVolume('pve1', 'local', { filename: 'deb.tar.zst', content: 'vztmpl', size: 100 })
-    await s.run('POST', '/nodes/pve1/qemu', { vmid: 100, scsi0: 'local:1' })
-    const items = await s.call('GET', '/nodes/pve1/storage/local/content')
+    await s.call('POST', '/storage', {
+      storage: 'vmdir',
+      type: 'dir',
+      path: '/srv/vmdir',
+      content: 'images,iso,vztmpl',
+    })
+    s.sim.addVolume('pve1', 'vmdir', { filename: 'debian.iso', content: 'iso', size: 100 })
+    s.sim.addVolume('pve1', 'vmdir', { filename: 'deb.tar.zst', content: 'vztmpl', size: 100 })
+    await s.run('POST', '/nodes/pve1/qemu', { vmid: 100, scsi0: 'vmdir:1' })
+    const items = await s.call('GET', '/nodes/pve1/storage/vmdir/content')
     expect(
       items.map((i: { volid: string; content: string; format: string }) => [i.volid, i.content, i.format]),
     ).toEqual([
-      ['local:100/vm-100-disk-0.raw', 'images', 'raw'],
-      ['local:iso/debian.iso', 'iso', 'iso'],
-      ['local:vztmpl/deb.tar.zst', 'vztmpl', 'tzst'],
+      ['vmdir:100/vm-100-disk-0.raw', 'images', 'raw'],
+      ['vmdir:iso/debian.iso', 'iso', 'iso'],
+      ['vmdir:vztmpl/deb.tar.zst', 'vztmpl', 'tzst'],
     ])
-    expect(await s.call('GET', '/nodes/pve1/storage/local/content', { vmid: 100 })).toHaveLength(1)
-    expect(await s.call('GET', '/nodes/pve1/storage/local/content', { content: 'iso' })).toHaveLength(1)
+    expect(await s.call('GET', '/nodes/pve1/storage/vmdir/content', { vmid: 100 })).toHaveLength(1)
+    expect(await s.call('GET', '/nodes/pve1/storage/vmdir/content', { content: 'iso' })).toHaveLength(1)
   })
 })
 

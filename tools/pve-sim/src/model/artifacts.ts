@@ -4,7 +4,7 @@ import type { Cluster } from './cluster.js'
 import { remoteBytes } from './control.js'
 import { fail400, fail500 } from './errors.js'
 import { GiB } from './sizes.js'
-import { contentDir, fileFormat, type ContentType } from './storage.js'
+import { contentDir, fileFormat, isFileStorage, type ContentType } from './storage.js'
 
 /** POST /nodes/{node}/storage/{storage}/download-url (pve-api.md section 5.4, section 8 item 13) */
 
@@ -26,9 +26,8 @@ export function downloadUrl(
   caller: Caller,
 ): string {
   const node = c.requireNode(nodeName)
-  const d = node.storage.def(storage)
-  if (!d) throw fail500(`storage '${storage}' does not exist`)
-  if (d.type !== 'dir') throw fail500(`can't upload to storage type '${d.type}', not a file based storage!`)
+  const d = node.storage.activate(storage)
+  if (!isFileStorage(d.type)) throw fail500(`can't upload to storage type '${d.type}', not a file based storage!`)
   const content = String(params.content) as ContentType
   if (!d.content.includes(content))
     throw fail500(`storage '${storage}' is not configured for content-type '${content}'`)

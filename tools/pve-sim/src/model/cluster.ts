@@ -2,7 +2,7 @@ import { GuestConfig } from './config.js'
 import { fail500, PveHttpError } from './errors.js'
 import type { GuestType } from './options.js'
 import { Rng } from './rng.js'
-import { NodeStorage } from './storage.js'
+import { defaultStorages, NodeStorage, StorageConfig } from './storage.js'
 import { TaskManager, type TaskWork } from './tasks.js'
 
 export interface ClusterOptions {
@@ -68,6 +68,8 @@ export class Cluster {
   readonly guests = new Map<number, Guest>()
   readonly tasks: TaskManager
   readonly flocks = new Map<number, FlockHold[]>()
+  /** storage.cfg (cluster-wide), shared volume namespaces, offline storages, held storage locks */
+  readonly storage: StorageConfig
   resourcesLagMs: number
   readonly pveVersion: '9.1' | '8.4'
   /** remote files for download-url: url -> content (absent = a deterministic file derived from the URL) */
@@ -83,11 +85,12 @@ export class Cluster {
     this.tasks = new TaskManager(this.rng, this.now, options.taskDurationMs)
     this.tasks.noSuchTaskWindowMs = options.noSuchTaskWindowMs ?? 0
     const t = this.now()
+    this.storage = new StorageConfig(defaultStorages(options.pveVersion))
     for (const name of options.nodes) {
       this.nodes.set(name, {
         name,
         online: true,
-        storage: new NodeStorage(),
+        storage: new NodeStorage(name, this.storage),
         bootMs: t - 86_400_000 - this.rng.int(86_400_000),
         pstartBase: 1000 + this.rng.int(10_000_000),
         maxcpu: 16,
@@ -129,11 +132,19 @@ export class Cluster {
     return type === 'qemu' ? `/var/lock/qemu-server/lock-${vmid}.conf` : `/run/lock/lxc/pve-config-${vmid}.lock`
   }
 
-  /** the error a lock_config call meets when someone else holds the flock (after PVE's wait) */
-  flockError(type: GuestType, vmid: number, mode: 'shared' | 'exclusive' = 'exclusive'): string | undefined {
+  /** the error a lock_config call meets when someone else holds the flock (after PVE's wait); `self` is the
+   *  calling task, whose own hold does not count */
+  flockError(
+    type: GuestType,
+    vmid: number,
+    mode: 'shared' | 'exclusive' = 'exclusive',
+    self?: string,
+  ): string | undefined {
     const holds = (this.flocks.get(vmid) ?? []).filter((h) => !h.upid || this.tasks.peek(h.upid)?.status === 'running')
     this.flocks.set(vmid, holds)
-    const conflict = holds.some((h) => mode === 'exclusive' || h.mode === 'exclusive')
+    const conflict = holds.some(
+      (h) => (self === undefined || h.upid !== self) && (mode === 'exclusive' || h.mode === 'exclusive'),
+    )
     return conflict ? `can't lock file '${this.flockPath(type, vmid)}' - got timeout` : undefined
   }
 

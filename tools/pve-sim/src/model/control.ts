@@ -88,6 +88,16 @@ export function controls(c: Cluster): Controls {
       if (held) c.holdFlock(vmid, { mode: 'exclusive' })
       else c.releaseInjectedFlock(vmid)
     },
+    setStorageOnline(storage: string, online: boolean) {
+      if (!c.storage.get(storage)) throw new Error(`pve-sim: no storage ${storage}`)
+      if (online) c.storage.offline.delete(storage)
+      else c.storage.offline.add(storage)
+    },
+    setStorageLockContention(storage: string, held: boolean) {
+      if (!c.storage.get(storage)) throw new Error(`pve-sim: no storage ${storage}`)
+      if (held) c.storage.lockHeld.add(storage)
+      else c.storage.lockHeld.delete(storage)
+    },
     setTaskBehaviour(type: string, behaviour: TaskBehaviour | null) {
       c.tasks.setBehaviour(type, behaviour ?? undefined)
     },

@@ -79,6 +79,13 @@ export interface SimCluster {
   setLock(vmid: number, lock: string | null): void
   /** hold the config flock of a vmid: writes fail with `can't lock file '...' - got timeout` until released */
   setFlockContention(vmid: number, held: boolean): void
+  /** a storage whose connection check fails: `storage '<id>' is not online` wherever PVE activates it */
+  setStorageOnline(storage: string, online: boolean): void
+  /**
+   * someone else holds the storage's lock: allocation, clone and free on it fail with
+   * `cfs-lock 'storage-<id>' error: got lock request timeout` (shared) or `can't lock file ... got timeout` (local)
+   */
+  setStorageLockContention(storage: string, held: boolean): void
   /** per task type (`qmstart`, `qmcreate`, `download`, ...): fail with a message, take longer, add warnings; null resets */
   setTaskBehaviour(type: string, behaviour: TaskBehaviour | null): void
   setTaskDuration(ms: number): void

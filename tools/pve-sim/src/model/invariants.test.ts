@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { fc, test } from '@fast-check/vitest'
 import { describe, expect } from 'vitest'
 import { PveHttpError } from '../http/types.js'
-import { makeSim } from '../api/testing.js'
+import { addDirStorage, makeSim } from '../api/testing.js'
 
 /**
  * Model invariants under random operation sequences (pve-api.md §4-§6): handlers only ever fail the way
@@ -16,7 +16,7 @@ const op = fc.oneof(
     arbitrary: fc.record({
       k: fc.constant('create' as const),
       vmid,
-      disk: fc.constantFrom('local-lvm:1', 'local:1', 'local-zfs:1'),
+      disk: fc.constantFrom('local-lvm:1', 'vmdir:1', 'local-zfs:1'),
       start: fc.boolean(),
     }),
   },
@@ -62,6 +62,7 @@ describe('model invariants (property)', () => {
     numRuns: 150,
   })('random operations keep the model consistent', async (steps) => {
     const s = makeSim({ nodes: ['pve1'] })
+    await addDirStorage(s)
     s.sim.addVolume('pve1', 'local', { filename: 't.tar.zst', content: 'vztmpl' })
     for (const [o, after] of steps) {
       const type = s.sim.guest('vmid' in o ? o.vmid : 0)?.type ?? 'qemu'
@@ -123,12 +124,12 @@ describe('model invariants (property)', () => {
       )
       expect(g.lock).toBeUndefined()
     }
-    for (const storage of ['local', 'local-lvm', 'local-zfs']) {
+    for (const storage of ['vmdir', 'local-lvm', 'local-zfs']) {
       for (const v of s.sim.storageContent('pve1', storage)) {
         if (v.content !== 'images' && v.content !== 'rootdir') continue
         const volname = String(v.volid).split(':')[1] ?? ''
         const all = s.sim.storageContent('pve1', storage)
-        // a destroyed template's base volume stays while linked clones use it (as on PVE)
+        // a base volume linked clones use: its template's destroy is refused, or the clone keeps it
         if (all.some((x) => x.parent === volname || String(x.volid).includes(`${volname}/`))) continue
         const owner = guests.find((g) => g.vmid === v.vmid)
         expect(owner, `${String(v.volid)} has no owner`).toBeDefined()

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { makeSim } from '../api/testing.js'
+import { addDirStorage, makeSim } from '../api/testing.js'
 
 const TMPL = 'local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst'
 
@@ -43,8 +43,12 @@ describe('pve-api.md §5.3 LXC create and config', () => {
     const s = sim()
     await s.run('POST', '/nodes/pve1/lxc', { vmid: 102, ostemplate: TMPL, rootfs: 'local-zfs:8' })
     expect((await s.call('GET', '/nodes/pve1/lxc/102/config')).rootfs).toBe('local-zfs:subvol-102-disk-0,size=8G')
-    await s.run('POST', '/nodes/pve1/lxc', { vmid: 103, ostemplate: TMPL, storage: 'local', rootfs: '2' })
-    expect((await s.call('GET', '/nodes/pve1/lxc/103/config')).rootfs).toBe('local:103/vm-103-disk-0.raw,size=2G')
+    await addDirStorage(s)
+    await s.run('POST', '/nodes/pve1/lxc', { vmid: 103, ostemplate: TMPL, storage: 'vmdir', rootfs: '2' })
+    expect((await s.call('GET', '/nodes/pve1/lxc/103/config')).rootfs).toBe('vmdir:103/vm-103-disk-0.raw,size=2G')
+    // a fresh install's `local` (the default `storage`) holds no container volumes
+    const local = await s.error('POST', '/nodes/pve1/lxc', { vmid: 109, ostemplate: TMPL })
+    expect(local.errors).toEqual({ storage: `storage 'local' does not support container directories` })
     await s.run('POST', '/nodes/pve1/lxc', { vmid: 104, ostemplate: TMPL, storage: 'local-lvm' })
     expect((await s.call('GET', '/nodes/pve1/lxc/104/config')).rootfs).toBe('local-lvm:vm-104-disk-0,size=4G')
     const zfs = s.sim.storageContent('pve1', 'local-zfs')
@@ -60,8 +64,8 @@ describe('pve-api.md §5.3 LXC create and config', () => {
 
   it('existing vmid and missing template are immediate 500s', async () => {
     const s = sim()
-    await s.run('POST', '/nodes/pve1/lxc', { vmid: 105, ostemplate: TMPL })
-    const dup = await s.error('POST', '/nodes/pve1/lxc', { vmid: 105, ostemplate: TMPL })
+    await s.run('POST', '/nodes/pve1/lxc', { vmid: 105, ostemplate: TMPL, storage: 'local-lvm' })
+    const dup = await s.error('POST', '/nodes/pve1/lxc', { vmid: 105, ostemplate: TMPL, storage: 'local-lvm' })
     expect(dup.message).toBe(`CT 105 already exists on node 'pve1'`)
     const overVm = await s.error('POST', '/nodes/pve1/qemu', { vmid: 105 })
     expect(overVm.message).toBe(`unable to create VM 105 - CT 105 already exists on node 'pve1'`)
@@ -74,7 +78,7 @@ describe('pve-api.md §5.3 LXC create and config', () => {
 
   it('PUT config: digest text, required options, read-only unprivileged, pending while running', async () => {
     const s = sim()
-    await s.run('POST', '/nodes/pve1/lxc', { vmid: 110, ostemplate: TMPL, memory: 512 })
+    await s.run('POST', '/nodes/pve1/lxc', { vmid: 110, ostemplate: TMPL, storage: 'local-zfs', memory: 512 })
     const stale = await s.error('PUT', '/nodes/pve1/lxc/110/config', { memory: 1024, digest: '0'.repeat(40) })
     expect(stale.message).toBe('detected modified configuration - file changed by other user? Try again.')
     expect((await s.error('PUT', '/nodes/pve1/lxc/110/config', { delete: 'rootfs' })).message).toBe(
@@ -145,18 +149,19 @@ describe('pve-api.md §5.3 LXC create and config', () => {
 
   it('linked clones of raw images on dir storage are refused (qcow2 only)', async () => {
     const s = sim()
-    await s.run('POST', '/nodes/pve1/lxc', { vmid: 125, ostemplate: TMPL })
-    expect((await s.call('GET', '/nodes/pve1/lxc/125/config')).rootfs).toBe('local:125/vm-125-disk-0.raw,size=4G')
+    await addDirStorage(s)
+    await s.run('POST', '/nodes/pve1/lxc', { vmid: 125, ostemplate: TMPL, storage: 'vmdir' })
+    expect((await s.call('GET', '/nodes/pve1/lxc/125/config')).rootfs).toBe('vmdir:125/vm-125-disk-0.raw,size=4G')
     await s.call('POST', '/nodes/pve1/lxc/125/template')
     s.advance(1000)
     const e = await s.error('POST', '/nodes/pve1/lxc/125/clone', { newid: 126 })
-    expect(e.message).toBe(`Linked clone feature for 'local:125/base-125-disk-0.raw' is not available`)
+    expect(e.message).toBe(`Linked clone feature for 'vmdir:125/base-125-disk-0.raw' is not available`)
     expect((await s.run('POST', '/nodes/pve1/lxc/125/clone', { newid: 126, full: 1 })).exitstatus).toBe('OK')
   })
 
   it('destroy with force removes a running CT; CT lock text', async () => {
     const s = sim()
-    await s.run('POST', '/nodes/pve1/lxc', { vmid: 130, ostemplate: TMPL })
+    await s.run('POST', '/nodes/pve1/lxc', { vmid: 130, ostemplate: TMPL, storage: 'local-lvm' })
     s.sim.setLock(130, 'backup')
     expect((await s.error('PUT', '/nodes/pve1/lxc/130/config', { cores: 2 })).message).toBe('CT is locked (backup)')
     expect((await s.error('DELETE', '/nodes/pve1/lxc/130')).message).toBe('CT is locked (backup)')

@@ -132,8 +132,12 @@ export function createLxc(c: Cluster, nodeName: string, params: Record<string, u
   return c.dispatch(nodeName, 'vzcreate', String(vmid), caller.actor, {
     run: (ctx) => {
       const conf: Record<string, string> = {}
-      for (const key of Object.keys(planned).sort())
-        conf[key] = realise(c, node, vmid, planned[key] as string | DriveRequest, allocated)
+      try {
+        for (const key of Object.keys(planned).sort())
+          conf[key] = realise(c, node, vmid, planned[key] as string | DriveRequest, allocated)
+      } catch (e) {
+        throw new Error(`unable to create CT ${vmid} - ${e instanceof Error ? e.message : String(e)}`)
+      }
       conf.arch = conf.arch ?? 'amd64'
       conf.ostype = conf.ostype ?? detectOstype(ostemplate)
       if (unprivileged === '1') conf.unprivileged = '1'
@@ -294,10 +298,10 @@ export function powerLxc(
   }
   const forceStop = flag(params.forceStop)
   const timeoutS = params.timeout === undefined ? 60 : Number(params.timeout)
-  return c.dispatch(nodeName, `vz${action}`, String(vmid), caller.actor, {
+  const upid: string = c.dispatch(nodeName, `vz${action}`, String(vmid), caller.actor, {
     ...(action === 'shutdown' && g.ignoresShutdown ? { durationMs: timeoutS * 1000 } : {}),
     run: (ctx) => {
-      const e = c.flockError('lxc', vmid)
+      const e = c.flockError('lxc', vmid, 'exclusive', upid)
       if (e) throw new Error(e)
       if (action === 'start') {
         applyLxcPending(c, g, node)
@@ -322,4 +326,7 @@ export function powerLxc(
       }
     },
   })
+  // the vm_stop and vm_shutdown workers run inside lock_config: config writes wait for the whole stop
+  if (action === 'stop' || action === 'shutdown') c.holdFlock(vmid, { mode: 'exclusive', upid })
+  return upid
 }

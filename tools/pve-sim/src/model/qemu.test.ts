@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { makeSim } from '../api/testing.js'
+import { addDirStorage, makeSim } from '../api/testing.js'
 
 const IMPORT = 'local:import/debian-12-genericcloud-amd64.qcow2'
 
@@ -145,17 +145,18 @@ describe('§5.2 create: locks, errors inside and outside the task', () => {
 
   it('iso attach needs media=cdrom; cdrom keeps no size', async () => {
     const s = makeSim()
+    await addDirStorage(s)
     s.sim.addVolume('pve1', 'local', { filename: 'x.iso', content: 'iso' })
     const e = await s.error('POST', '/nodes/pve1/qemu', { vmid: 104, ide2: 'local:iso/x.iso' })
     expect(e.errors).toEqual({ ide2: `explicit 'media=cdrom' is required for iso images` })
     await s.run('POST', '/nodes/pve1/qemu', {
       vmid: 104,
       ide2: 'local:iso/x.iso,media=cdrom',
-      scsi0: 'local:4,format=qcow2',
+      scsi0: 'vmdir:4,format=qcow2',
     })
     const conf = await s.call('GET', '/nodes/pve1/qemu/104/config')
     expect(conf.ide2).toBe('local:iso/x.iso,media=cdrom')
-    expect(conf.scsi0).toBe('local:104/vm-104-disk-0.qcow2,size=4G')
+    expect(conf.scsi0).toBe('vmdir:104/vm-104-disk-0.qcow2,size=4G')
     expect(conf.boot).toBe('order=scsi0;ide2')
   })
 
@@ -172,22 +173,24 @@ describe('§5.2 create: locks, errors inside and outside the task', () => {
     expect(c.efidisk0).toBe('local-zfs:vm-105-disk-0,efitype=4m,size=528K')
     expect(c.scsi0).toBe('local-zfs:vm-105-disk-1,size=10G')
     expect(c.tpmstate0).toBe('local-zfs:vm-105-disk-2,size=4M,version=v2.0')
-    await s.run('POST', '/nodes/pve1/qemu', { vmid: 106, efidisk0: 'local:1', tpmstate0: 'local-lvm:1,version=v2.0' })
+    await addDirStorage(s)
+    await s.run('POST', '/nodes/pve1/qemu', { vmid: 106, efidisk0: 'vmdir:1', tpmstate0: 'local-lvm:1,version=v2.0' })
     const d = await s.call('GET', '/nodes/pve1/qemu/106/config')
-    expect(d.efidisk0).toBe('local:106/vm-106-disk-0.raw,size=128K')
+    expect(d.efidisk0).toBe('vmdir:106/vm-106-disk-0.raw,size=128K')
     expect(d.tpmstate0).toBe('local-lvm:vm-106-disk-0,size=4M,version=v2.0')
   })
 
   it('cloud-init volume on file storage; cipassword hashed and masked; description trimmed', async () => {
     const s = makeSim()
+    await addDirStorage(s)
     await s.run('POST', '/nodes/pve1/qemu', {
       vmid: 107,
-      ide2: 'local:cloudinit',
+      ide2: 'vmdir:cloudinit',
       cipassword: 's3cret-canary',
       description: 'hello\nworld\n\n  ',
     })
     const c = await s.call('GET', '/nodes/pve1/qemu/107/config')
-    expect(c.ide2).toBe('local:107/vm-107-cloudinit.qcow2,media=cdrom')
+    expect(c.ide2).toBe('vmdir:107/vm-107-cloudinit.qcow2,media=cdrom')
     expect(c.cipassword).toBe('**********')
     expect(c.description).toBe('hello\nworld')
     const text = s.sim.configText(107) ?? ''
@@ -574,32 +577,37 @@ describe('§6.7 flock during long operations', () => {
     expect(await s.call('PUT', '/nodes/pve1/qemu/9000/config', { description: 'x' })).toBeNull()
     expect((await s.call('GET', '/nodes/pve1/qemu/102/config')).scsi0).toBe('local-lvm:vm-102-disk-0,size=2G')
     const content = s.sim.storageContent('pve1', 'local-lvm')
-    expect(content.find((v) => v.volid === 'local-lvm:vm-101-disk-0')).toMatchObject({
-      parent: 'base-9000-disk-0',
-      vmid: 101,
-    })
+    // LvmThinPlugin list_images: a linked clone records no base, so none is listed
+    const clone = content.find((v) => v.volid === 'local-lvm:vm-101-disk-0')
+    expect(clone).toMatchObject({ vmid: 101 })
+    expect(clone).not.toHaveProperty('parent')
   })
 
-  it('linked clones on dir storage nest under the base volume', async () => {
+  it('linked clones on dir storage nest under the base volume; destroy_vm refuses the template while they exist', async () => {
     const s = makeSim()
-    await s.run('POST', '/nodes/pve1/qemu', { vmid: 9001, scsi0: 'local:2,format=qcow2' })
+    await addDirStorage(s)
+    await s.run('POST', '/nodes/pve1/qemu', { vmid: 9001, scsi0: 'vmdir:2,format=qcow2' })
     await s.run('POST', '/nodes/pve1/qemu/9001/template')
     expect((await s.call('GET', '/nodes/pve1/qemu/9001/config')).scsi0).toBe(
-      'local:9001/base-9001-disk-0.qcow2,size=2G',
+      'vmdir:9001/base-9001-disk-0.qcow2,size=2G',
     )
     await s.run('POST', '/nodes/pve1/qemu/9001/clone', { newid: 103, name: 'linked' })
     expect((await s.call('GET', '/nodes/pve1/qemu/103/config')).scsi0).toBe(
-      'local:9001/base-9001-disk-0.qcow2/103/vm-103-disk-0.qcow2,size=2G',
+      'vmdir:9001/base-9001-disk-0.qcow2/103/vm-103-disk-0.qcow2,size=2G',
     )
-    // the template cannot free its base volume while the linked clone uses it (destroy only warns)
+    expect(s.sim.storageContent('pve1', 'vmdir').find((v) => v.vmid === 103)).toMatchObject({
+      parent: '9001/base-9001-disk-0.qcow2',
+    })
+    // qemu-server destroy_vm: the template is refused before anything is removed
     const d = await s.run('DELETE', '/nodes/pve1/qemu/9001')
-    expect(d.exitstatus).toBe('OK')
-    expect(d.log).toContain(
-      `Could not remove disk 'local:9001/base-9001-disk-0.qcow2', check manually: base volume '9001/base-9001-disk-0.qcow2' is still in use by linked cloned`,
-    )
-    // destroying the clone frees only its own volume
+    expect(d.exitstatus).toBe(`base volume 'vmdir:9001/base-9001-disk-0.qcow2' is still in use by linked cloned`)
+    expect(s.sim.guest(9001)?.config.template).toBe('1')
+    expect(s.sim.guest(9001)?.config.lock).toBeUndefined()
+    // destroying the clone frees only its own volume; then the template goes
     await s.run('DELETE', '/nodes/pve1/qemu/103')
-    expect(s.sim.storageContent('pve1', 'local').map((v) => v.volid)).toEqual(['local:9001/base-9001-disk-0.qcow2'])
+    expect(s.sim.storageContent('pve1', 'vmdir').map((v) => v.volid)).toEqual(['vmdir:9001/base-9001-disk-0.qcow2'])
+    expect((await s.run('DELETE', '/nodes/pve1/qemu/9001')).exitstatus).toBe('OK')
+    expect(s.sim.storageContent('pve1', 'vmdir')).toEqual([])
   })
 })
 

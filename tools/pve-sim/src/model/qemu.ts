@@ -13,6 +13,7 @@ import {
   volumeKindOf,
   type DriveRequest,
 } from './disks.js'
+import { isFileStorage } from './storage.js'
 import { fail400, fail500, LXC_DIGEST_MISMATCH, QEMU_DIGEST_MISMATCH } from './errors.js'
 import { canonicalScalar, flag, checkDeleteRevert, hashPassword, optionParams, splitList } from './guestconf.js'
 import { CLOUDINIT_KEYS, isQemuDiskKey, isQemuVolumeKey, QEMU_FAST, splitIndexed } from './options.js'
@@ -179,8 +180,13 @@ export function createQemu(c: Cluster, nodeName: string, params: Record<string, 
     run: (ctx) => {
       const conf: Record<string, string> = {}
       // disks are allocated in string-sorted key order (efidisk0, ide*, sata*, scsi0, scsi1, scsi10, ...)
-      for (const key of Object.keys(planned).sort()) {
-        conf[key] = realise(c, node, vmid, key, planned[key] as string | DriveRequest, allocated)
+      try {
+        for (const key of Object.keys(planned).sort()) {
+          conf[key] = realise(c, node, vmid, key, planned[key] as string | DriveRequest, allocated)
+        }
+      } catch (e) {
+        // the create API frees what it allocated and dies with `$emsg $err`
+        throw new Error(`unable to create VM ${vmid} - ${e instanceof Error ? e.message : String(e)}`)
       }
       if (conf.vmgenid === undefined || conf.vmgenid === '1') conf.vmgenid = c.rng.uuid()
       else if (conf.vmgenid === '0') delete conf.vmgenid
@@ -607,9 +613,9 @@ export function stopQemu(
   const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, 'qemu', vmid)
   const skiplock = flag(params.skiplock)
-  return c.dispatch(nodeName, 'qmstop', String(vmid), caller.actor, {
+  const upid: string = c.dispatch(nodeName, 'qmstop', String(vmid), caller.actor, {
     run: () => {
-      const e = c.flockError('qemu', vmid)
+      const e = c.flockError('qemu', vmid, 'exclusive', upid)
       if (e) throw new Error(e)
       const le = skiplock ? undefined : c.lockError(g)
       if (le) throw new Error(le)
@@ -617,6 +623,9 @@ export function stopQemu(
       stopAndApplyPending(c, g, node)
     },
   })
+  // vm_stop runs _do_vm_stop inside lock_config: config writes wait for the whole stop
+  c.holdFlock(vmid, { mode: 'exclusive', upid })
+  return upid
 }
 
 export function shutdownQemu(
@@ -632,11 +641,11 @@ export function shutdownQemu(
   if (g.paused && !forceStop) throw fail500('VM is paused - cannot shutdown')
   const skiplock = flag(params.skiplock)
   const timeoutS = params.timeout === undefined ? 60 : Number(params.timeout)
-  return c.dispatch(nodeName, 'qmshutdown', String(vmid), caller.actor, {
+  const upid: string = c.dispatch(nodeName, 'qmshutdown', String(vmid), caller.actor, {
     // a guest that ignores ACPI keeps the task waiting for the whole timeout
     ...(g.ignoresShutdown && g.status === 'running' ? { durationMs: timeoutS * 1000 } : {}),
     run: (ctx) => {
-      const e = c.flockError('qemu', vmid)
+      const e = c.flockError('qemu', vmid, 'exclusive', upid)
       if (e) throw new Error(e)
       const le = skiplock ? undefined : c.lockError(g)
       if (le) throw new Error(le)
@@ -648,6 +657,9 @@ export function shutdownQemu(
       stopAndApplyPending(c, g, node)
     },
   })
+  // vm_stop holds lock_config while it waits for the guest (up to `timeout`): config writes meanwhile fail
+  c.holdFlock(vmid, { mode: 'exclusive', upid })
+  return upid
 }
 
 export function rebootQemu(
@@ -737,8 +749,8 @@ export function cloneGuest(
     for (const k of volumeKeys) {
       const volid = driveVolid(srcConf[k] as string, volumeKindOf(k, type === 'lxc'))
       const vol = volid ? node.storage.get(volid) : undefined
-      const fileRaw =
-        vol !== undefined && node.storage.def(volid?.split(':')[0] ?? '')?.type === 'dir' && vol.format !== 'qcow2'
+      const def = node.storage.def(volid?.split(':')[0] ?? '')
+      const fileRaw = vol !== undefined && def !== undefined && isFileStorage(def.type) && vol.format !== 'qcow2'
       if (
         volid &&
         !isCloudinitVolid(volid) &&
@@ -787,20 +799,18 @@ export function cloneGuest(
           full && params.storage !== undefined ? String(params.storage) : (vol.volid.split(':')[0] as string)
         const fileFmt =
           params.format !== undefined ? String(params.format) : vol.format === 'subvol' ? undefined : vol.format
-        const nv = node.storage.allocDisk(storage, newid, vol.size, {
-          ct: type === 'lxc',
-          ctime: Math.floor(c.now() / 1000),
-          ...(fileFmt ? { format: fileFmt } : {}),
-        })
-        if (!full) {
-          nv.parent = vol.volid.split(':')[1]
-          if (node.storage.def(storage)?.type === 'dir') {
-            // linked clones on file storage: <base volname>/<newid>/vm-<newid>-disk-N.<fmt>
-            node.storage.remove(nv.volid)
-            const linked = `${storage}:${vol.volid.split(':')[1]}/${newid}/${nv.volid.split('/').slice(-1)[0]}`
-            node.storage.add(storage, { ...nv, volid: linked })
-            nv.volid = linked
-          }
+        const ctime = Math.floor(c.now() / 1000)
+        let nv
+        try {
+          nv = full
+            ? node.storage.allocDisk(storage, newid, vol.size, {
+                ct: type === 'lxc',
+                ctime,
+                ...(fileFmt ? { format: fileFmt } : {}),
+              })
+            : node.storage.cloneBase(vol, newid, { ct: type === 'lxc', ctime })
+        } catch (e) {
+          throw new Error(`clone failed: ${e instanceof Error ? e.message : String(e)}`)
         }
         allocated.push(nv.volid)
         const key = type === 'lxc' ? 'volume' : 'file'
@@ -910,24 +920,46 @@ export function destroyGuest(
       if (e) throw new Error(e)
       if (g.status === 'running') c.setStatus(g, 'stopped')
       const keys = [...new Set([...g.conf.keys(), ...Object.keys(g.conf.pending())])]
-      const owned = ownedVolumes(g, keys, (k) => g.conf.get(k) ?? g.conf.getPending(k))
-      for (const v of owned) {
-        // vdisk_free refuses a base volume that linked clones still use; destroy_vm only warns
-        const volname = v.split(':')[1] ?? ''
-        const storage = v.split(':')[0] ?? ''
-        if (node.storage.list(storage).some((x) => x.parent === volname)) {
-          ctx.log(
-            `Could not remove disk '${v}', check manually: base volume '${volname}' is still in use by linked cloned`,
-          )
+      const value = (k: string) => g.conf.get(k) ?? g.conf.getPending(k)
+      if (type === 'qemu' && g.conf.get('template') === '1') {
+        // qemu-server destroy_vm: a template whose base volume a linked clone uses is refused before anything goes
+        for (const k of keys) {
+          const v = value(k)
+          const volid =
+            v === undefined || !isQemuVolumeKey(k) || v.includes('media=cdrom')
+              ? undefined
+              : driveVolid(v, volumeKindOf(k, false))
+          if (volid && node.storage.isBaseAndUsed(volid))
+            throw new Error(`base volume '${volid}' is still in use by linked cloned`)
+        }
+      }
+      for (const v of ownedVolumes(g, keys, value)) {
+        if (type === 'lxc') {
+          // pve-container destroy_lxc_container: vdisk_free errors end the task where they happen
+          node.storage.free(v)
           continue
         }
-        node.storage.remove(v)
-        ctx.log(`Removing image: 100% complete...done.`)
+        try {
+          node.storage.free(v)
+          ctx.log(`Removing image: 100% complete...done.`)
+        } catch (e) {
+          ctx.warn(`Could not remove disk '${v}', check manually: ${e instanceof Error ? e.message : String(e)}`)
+        }
       }
       if (unreferenced) {
-        for (const d of node.storage.defs) {
+        // vdisk_list over every enabled image storage of the node activates each: an offline one ends the task
+        const content = type === 'qemu' ? 'images' : 'rootdir'
+        const storages = node.storage.defs.filter((d) => !d.disable && d.content.includes(content))
+        for (const d of storages) node.storage.activate(d.id)
+        for (const d of storages) {
           for (const v of node.storage.list(d.id)) {
-            if ((v.content === 'images' || v.content === 'rootdir') && v.vmid === vmid) node.storage.remove(v.volid)
+            if ((v.content === 'images' || v.content === 'rootdir') && v.vmid === vmid) {
+              try {
+                node.storage.free(v.volid)
+              } catch (e) {
+                ctx.warn(e instanceof Error ? e.message : String(e))
+              }
+            }
           }
         }
       }

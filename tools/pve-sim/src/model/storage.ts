@@ -1,17 +1,70 @@
+import { createHash } from 'node:crypto'
+import { fail500 } from './errors.js'
 import { GiB } from './sizes.js'
 
-/** Per-node storages and their volumes (pve-api.md section 5.4). */
+/**
+ * Storages: one cluster-wide configuration (`storage.cfg`, pve-storage `PVE::Storage::config`) and the volumes
+ * on them. A local storage has one volume namespace per node; a shared one (`nfs`, `cifs`, `rbd`, `cephfs`, or
+ * `shared 1`) has one namespace for every node that sees it.
+ */
 
-export type StorageType = 'dir' | 'lvmthin' | 'zfspool'
+export type StorageType = 'dir' | 'lvmthin' | 'lvm' | 'zfspool' | 'nfs' | 'cifs' | 'cephfs' | 'rbd'
 export type ContentType = 'images' | 'rootdir' | 'iso' | 'vztmpl' | 'import' | 'snippets' | 'backup'
+
+/** the plugin data the simulator models per type: allowed content, default content, file-based (pve-storage `plugindata`) */
+export const STORAGE_TYPES: Record<
+  StorageType,
+  { content: ContentType[]; defaultContent: ContentType[]; file: boolean; shared: boolean }
+> = {
+  dir: {
+    content: ['images', 'rootdir', 'vztmpl', 'iso', 'backup', 'snippets', 'import'],
+    defaultContent: ['images', 'rootdir'],
+    file: true,
+    shared: false,
+  },
+  nfs: {
+    content: ['images', 'rootdir', 'vztmpl', 'iso', 'backup', 'snippets', 'import'],
+    defaultContent: ['images'],
+    file: true,
+    shared: true,
+  },
+  cifs: {
+    content: ['images', 'rootdir', 'vztmpl', 'iso', 'backup', 'snippets', 'import'],
+    defaultContent: ['images'],
+    file: true,
+    shared: true,
+  },
+  cephfs: {
+    content: ['vztmpl', 'iso', 'backup', 'snippets', 'import'],
+    defaultContent: ['backup'],
+    file: true,
+    shared: true,
+  },
+  lvmthin: { content: ['images', 'rootdir'], defaultContent: ['images', 'rootdir'], file: false, shared: false },
+  lvm: { content: ['images', 'rootdir'], defaultContent: ['images', 'rootdir'], file: false, shared: false },
+  zfspool: { content: ['images', 'rootdir'], defaultContent: ['images', 'rootdir'], file: false, shared: false },
+  rbd: { content: ['images', 'rootdir'], defaultContent: ['images'], file: false, shared: true },
+}
+
+export function isStorageType(t: string): t is StorageType {
+  return Object.prototype.hasOwnProperty.call(STORAGE_TYPES, t)
+}
 
 export interface StorageDef {
   id: string
   type: StorageType
   content: ContentType[]
   total: number
-  /** dir storages: the directory volumes live in */
+  /** dir-like storages: the directory volumes live in */
   path?: string
+  /** the `shared` flag as PVE reports it (always set for nfs/cifs/cephfs/rbd) */
+  shared: boolean
+  /** `nodes` restriction; undefined = every node */
+  nodes?: string[]
+  /** `disable 1` */
+  disable?: boolean
+  /** every other config property as stored (server, export, pool, vgname, thinpool, ...) */
+  extra: Record<string, string>
 }
 
 export interface Volume {
@@ -26,20 +79,99 @@ export interface Volume {
   checksums?: Record<string, string>
 }
 
-export const DEFAULT_STORAGES: StorageDef[] = [
-  {
-    id: 'local',
-    type: 'dir',
-    content: ['backup', 'images', 'import', 'iso', 'rootdir', 'snippets', 'vztmpl'],
-    total: 100 * GiB,
-    path: '/var/lib/vz',
-  },
-  { id: 'local-lvm', type: 'lvmthin', content: ['images', 'rootdir'], total: 500 * GiB },
-  { id: 'local-zfs', type: 'zfspool', content: ['images', 'rootdir'], total: 1000 * GiB },
-]
+/**
+ * What a fresh install writes into storage.cfg: `local` (dir) for ISOs, CT templates and backups (plus
+ * import images on PVE 9), `local-lvm` (lvmthin) for guest disks. `local-zfs` stands for a ZFS pool an
+ * admin added (a ZFS install has it instead of local-lvm).
+ */
+export function defaultStorages(version: '9.1' | '8.4'): StorageDef[] {
+  const localContent: ContentType[] =
+    version === '9.1' ? ['backup', 'import', 'iso', 'vztmpl'] : ['backup', 'iso', 'vztmpl']
+  return [
+    {
+      id: 'local',
+      type: 'dir',
+      content: localContent,
+      total: 100 * GiB,
+      path: '/var/lib/vz',
+      shared: false,
+      extra: {},
+    },
+    {
+      id: 'local-lvm',
+      type: 'lvmthin',
+      content: ['images', 'rootdir'],
+      total: 500 * GiB,
+      shared: false,
+      extra: { thinpool: 'data', vgname: 'pve' },
+    },
+    {
+      id: 'local-zfs',
+      type: 'zfspool',
+      content: ['images', 'rootdir'],
+      total: 1000 * GiB,
+      shared: false,
+      extra: { pool: 'rpool/data', sparse: '1' },
+    },
+  ]
+}
 
+/** volumes of one storage namespace, with an owner index so disk numbering stays O(disks of that guest) */
+class VolumeStore {
+  readonly volumes = new Map<string, Volume>()
+  readonly byOwner = new Map<number, Set<string>>()
+}
+
+/** storage.cfg plus the state around it: shared namespaces, offline storages, held storage locks */
+export class StorageConfig {
+  private defs = new Map<string, StorageDef>()
+  /** bumped on every write: the digest GET /storage reports and PUT checks */
+  private generation = 0
+  readonly shared = new Map<string, VolumeStore>()
+  /** storages whose check_connection fails (an NFS server down, a Ceph cluster unreachable) */
+  readonly offline = new Set<string>()
+  /** storages whose cluster lock (shared) or node lock (local) someone else holds */
+  readonly lockHeld = new Set<string>()
+
+  constructor(defs: StorageDef[]) {
+    for (const d of defs) this.defs.set(d.id, d)
+  }
+
+  all(): StorageDef[] {
+    return [...this.defs.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+  }
+
+  get(id: string): StorageDef | undefined {
+    return this.defs.get(id)
+  }
+
+  set(d: StorageDef): void {
+    this.defs.set(d.id, d)
+    this.generation++
+  }
+
+  delete(id: string): void {
+    this.defs.delete(id)
+    this.shared.delete(id)
+    this.offline.delete(id)
+    this.lockHeld.delete(id)
+    this.generation++
+  }
+
+  digest(): string {
+    return createHash('sha1')
+      .update(`${this.generation}\n${JSON.stringify(this.all())}`)
+      .digest('hex')
+  }
+
+  onNode(d: StorageDef, node: string): boolean {
+    return d.nodes === undefined || d.nodes.includes(node)
+  }
+}
+
+/** file-based storages keep images as files with an extension (`100/vm-100-disk-0.qcow2`) */
 export function isFileStorage(t: StorageType): boolean {
-  return t === 'dir'
+  return STORAGE_TYPES[t].file
 }
 
 /** The directory inside a dir storage that holds a content type (PVE's default subdirs). */
@@ -104,55 +236,91 @@ export function fileFormat(content: ContentType, filename: string): string | und
 }
 
 export class NodeStorage {
-  readonly defs: StorageDef[]
-  private volumes = new Map<string, Map<string, Volume>>()
-  /** storage -> owner vmid -> volids, so disk numbering stays O(disks of that guest) */
-  private byOwner = new Map<string, Map<number, Set<string>>>()
+  private local = new Map<string, VolumeStore>()
 
-  constructor(defs: StorageDef[] = DEFAULT_STORAGES) {
-    this.defs = defs
-    for (const d of defs) this.volumes.set(d.id, new Map())
+  constructor(
+    readonly node: string,
+    readonly config: StorageConfig,
+  ) {}
+
+  /** the storages configured for this node (storage_check_node), enabled or not */
+  get defs(): StorageDef[] {
+    return this.config.all().filter((d) => this.config.onNode(d, this.node))
   }
 
+  /** a storage's config, whatever nodes it is restricted to (storage_config) */
   def(id: string): StorageDef | undefined {
-    return this.defs.find((d) => d.id === id)
+    return this.config.get(id)
+  }
+
+  /**
+   * activate_storage: `storage_check_enabled` (disabled, not on this node) then `check_connection`;
+   * every PVE code path that touches a storage's volumes goes through it.
+   */
+  activate(id: string): StorageDef {
+    const d = this.config.get(id)
+    if (!d) throw fail500(`storage '${id}' does not exist`)
+    if (d.disable) throw fail500(`storage '${id}' is disabled`)
+    if (!this.config.onNode(d, this.node)) throw fail500(`storage '${id}' is not available on node '${this.node}'`)
+    if (this.config.offline.has(id)) throw fail500(`storage '${id}' is not online`)
+    return d
+  }
+
+  /**
+   * cluster_lock_storage: a shared storage takes the cluster-wide `storage-<id>` cfs lock, a local one a
+   * flock on this node; a held lock times out with PVE's message (pve-cluster `cfs_lock_storage`).
+   */
+  lockStorage(id: string): void {
+    if (!this.config.lockHeld.has(id)) return
+    const d = this.config.get(id)
+    if (d?.shared) throw fail500(`cfs-lock 'storage-${id}' error: got lock request timeout`)
+    throw fail500(`can't lock file '/var/lock/pve-manager/pve-storage-${id}' - got timeout`)
+  }
+
+  private store(id: string): VolumeStore | undefined {
+    const d = this.config.get(id)
+    if (!d || !this.config.onNode(d, this.node)) return undefined
+    const map = d.shared ? this.config.shared : this.local
+    let st = map.get(id)
+    if (!st) map.set(id, (st = new VolumeStore()))
+    return st
   }
 
   list(id: string): Volume[] {
-    return [...(this.volumes.get(id)?.values() ?? [])].sort((a, b) =>
+    return [...(this.store(id)?.volumes.values() ?? [])].sort((a, b) =>
       a.volid < b.volid ? -1 : a.volid > b.volid ? 1 : 0,
     )
   }
 
   get(volid: string): Volume | undefined {
     const s = splitVolid(volid)
-    return s ? this.volumes.get(s[0])?.get(volid) : undefined
+    return s ? this.store(s[0])?.volumes.get(volid) : undefined
   }
 
   add(storage: string, v: Volume): void {
-    const vols = this.volumes.get(storage)
-    if (!vols) return
-    vols.set(v.volid, v)
+    const st = this.store(storage)
+    if (!st) return
+    st.volumes.set(v.volid, v)
     const owner = volumeOwner(splitVolid(v.volid)?.[1] ?? '')
     if (owner === undefined) return
-    let idx = this.byOwner.get(storage)
-    if (!idx) this.byOwner.set(storage, (idx = new Map()))
-    let set = idx.get(owner)
-    if (!set) idx.set(owner, (set = new Set()))
+    let set = st.byOwner.get(owner)
+    if (!set) st.byOwner.set(owner, (set = new Set()))
     set.add(v.volid)
   }
 
   remove(volid: string): boolean {
     const s = splitVolid(volid)
     if (!s) return false
+    const st = this.store(s[0])
+    if (!st) return false
     const owner = volumeOwner(s[1])
-    if (owner !== undefined) this.byOwner.get(s[0])?.get(owner)?.delete(volid)
-    return !!this.volumes.get(s[0])?.delete(volid)
+    if (owner !== undefined) st.byOwner.get(owner)?.delete(volid)
+    return st.volumes.delete(volid)
   }
 
   used(id: string): number {
     let n = 0
-    for (const v of this.volumes.get(id)?.values() ?? []) n += v.size
+    for (const v of this.store(id)?.volumes.values() ?? []) n += v.size
     return n
   }
 
@@ -160,7 +328,7 @@ export class NodeStorage {
   private freeDiskNumber(id: string, vmid: number): number {
     const taken = new Set<number>()
     const re = new RegExp(`(?:^|/)(?:vm|base|subvol|basevol)-${vmid}-disk-(\\d+)`)
-    for (const volid of this.byOwner.get(id)?.get(vmid) ?? []) {
+    for (const volid of this.store(id)?.byOwner.get(vmid) ?? []) {
       const m = re.exec(volid.split(':')[1] ?? '')
       if (m && m[1]) taken.add(Number(m[1]))
     }
@@ -170,17 +338,17 @@ export class NodeStorage {
   }
 
   /**
-   * Allocates an image volume the way vdisk_alloc names it on each storage type:
-   * dir `local:100/vm-100-disk-0.raw`, lvmthin `local-lvm:vm-100-disk-0`,
+   * vdisk_alloc: activates the storage, takes its lock, and names the volume the way each plugin does:
+   * dir/nfs/cifs `local:100/vm-100-disk-0.raw`, lvmthin/lvm/rbd `local-lvm:vm-100-disk-0`,
    * zfspool `local-zfs:vm-100-disk-0` (CT rootdir: `subvol-101-disk-0`).
    */
   allocDisk(id: string, vmid: number, size: number, opts: { format?: string; ct?: boolean; ctime: number }): Volume {
-    const d = this.def(id)
-    if (!d) throw new Error(`storage '${id}' does not exist`)
+    const d = this.activate(id)
+    this.lockStorage(id)
     const n = this.freeDiskNumber(id, vmid)
     let volid: string
     let format: string
-    if (d.type === 'dir') {
+    if (isFileStorage(d.type)) {
       format = opts.format ?? 'raw'
       volid = `${id}:${vmid}/vm-${vmid}-disk-${n}.${format}`
     } else if (d.type === 'zfspool' && opts.ct) {
@@ -195,11 +363,60 @@ export class NodeStorage {
     return v
   }
 
-  /** the cloud-init volume: `vm-100-cloudinit` on block storages, `100/vm-100-cloudinit.qcow2` on dir */
+  /**
+   * vdisk_clone of a base volume (a linked clone), named as each plugin's clone_image returns it: file
+   * storages `<base volname>/<newid>/vm-<newid>-disk-N.<fmt>` (with a backing-file `parent`), zfspool and
+   * rbd `<base volname>/vm-<newid>-disk-N`, lvmthin a plain `vm-<newid>-disk-N` that records no base.
+   */
+  cloneBase(base: Volume, newid: number, opts: { ct?: boolean; ctime: number }): Volume {
+    const [id, baseName] = splitVolid(base.volid) ?? ['', '']
+    const d = this.activate(id)
+    this.lockStorage(id)
+    const n = this.freeDiskNumber(id, newid)
+    const leaf = d.type === 'zfspool' && opts.ct ? `subvol-${newid}-disk-${n}` : `vm-${newid}-disk-${n}`
+    const v: Volume = {
+      volid: `${id}:${leaf}`,
+      content: base.content,
+      format: base.format,
+      size: base.size,
+      ctime: opts.ctime,
+      vmid: newid,
+    }
+    if (isFileStorage(d.type)) {
+      v.volid = `${id}:${baseName}/${newid}/${leaf}.${base.format}`
+      v.parent = baseName
+    } else if (d.type !== 'lvmthin' && d.type !== 'lvm') {
+      v.volid = `${id}:${baseName}/${leaf}`
+    }
+    this.add(id, v)
+    return v
+  }
+
+  /**
+   * volume_is_base_and_used: a base volume some other volume names as its base. lvmthin clones do not
+   * name their base, so PVE (and this) cannot see them there.
+   */
+  isBaseAndUsed(volid: string): boolean {
+    const s = splitVolid(volid)
+    const d = s && this.def(s[0])
+    if (!s || !d || d.type === 'lvmthin' || !/(^|\/)base(vol)?-\d+-/.test(s[1])) return false
+    return this.list(s[0]).some((v) => v.volid.startsWith(`${volid}/`))
+  }
+
+  /** vdisk_free: activate, lock, refuse a base volume linked clones use, then remove */
+  free(volid: string): void {
+    const [id, volname] = splitVolid(volid) ?? ['', '']
+    this.activate(id)
+    this.lockStorage(id)
+    if (this.isBaseAndUsed(volid)) throw fail500(`base volume '${volname}' is still in use by linked clones`)
+    this.remove(volid)
+  }
+
+  /** the cloud-init volume: `vm-100-cloudinit` on block storages, `100/vm-100-cloudinit.qcow2` on file storages */
   allocCloudinit(id: string, vmid: number, ctime: number): Volume {
-    const d = this.def(id)
-    if (!d) throw new Error(`storage '${id}' does not exist`)
-    const file = d.type === 'dir'
+    const d = this.activate(id)
+    this.lockStorage(id)
+    const file = isFileStorage(d.type)
     const volid = file ? `${id}:${vmid}/vm-${vmid}-cloudinit.qcow2` : `${id}:vm-${vmid}-cloudinit`
     const v: Volume = { volid, content: 'images', format: file ? 'qcow2' : 'raw', size: 4 * 1024 * 1024, ctime, vmid }
     this.add(id, v)
@@ -217,21 +434,27 @@ export class NodeStorage {
     return renamed
   }
 
-  /** storage list item for GET /nodes/{node}/storage (pve-api.md section 5.4) */
+  /**
+   * GET /nodes/{node}/storage item (pve-storage `storage_info`): `enabled` 0 for a disabled storage or one
+   * restricted to other nodes, `active` 0 and zero sizes when it cannot be activated.
+   */
   statusItem(d: StorageDef): Record<string, unknown> {
-    const used = this.used(d.id)
-    return {
+    const enabled = !d.disable && this.config.onNode(d, this.node)
+    const active = enabled && !this.config.offline.has(d.id)
+    const used = active ? this.used(d.id) : 0
+    const item: Record<string, unknown> = {
       storage: d.id,
       type: d.type,
       content: [...d.content].sort().join(','),
-      active: 1,
-      enabled: 1,
-      shared: 0,
-      total: d.total,
+      active: active ? 1 : 0,
+      enabled: enabled ? 1 : 0,
+      shared: d.shared ? 1 : 0,
+      total: active ? d.total : 0,
       used,
-      avail: Math.max(0, d.total - used),
-      used_fraction: d.total > 0 ? used / d.total : 0,
+      avail: active ? Math.max(0, d.total - used) : 0,
     }
+    if (active && d.total > 0) item.used_fraction = used / d.total
+    return item
   }
 }
 

@@ -335,8 +335,9 @@ export function clusterResources(c: Cluster, type: string | undefined): Item[] {
     const storeids = [...new Set([...c.nodes.values()].flatMap((n) => n.storage.defs.map((d) => d.id)))].sort()
     for (const sid of storeids) {
       for (const n of c.nodes.values()) {
+        // storage_check_enabled per node: a disabled storage, or one restricted to other nodes, is not listed
         const d = n.storage.def(sid)
-        if (!d) continue
+        if (!d || d.disable || !c.storage.onNode(d, n.name)) continue
         const s = n.storage.statusItem(d)
         const item: Item = {
           id: `storage/${n.name}/${d.id}`,
@@ -348,7 +349,9 @@ export function clusterResources(c: Cluster, type: string | undefined): Item[] {
           shared: s.shared,
           content: s.content,
         }
-        if (n.online) Object.assign(item, { maxdisk: s.total, disk: s.used, status: 'available' })
+        // extract_storage_stats: sizes and `available` come from pvestatd, which publishes nothing for an
+        // offline storage
+        if (n.online && s.active === 1) Object.assign(item, { maxdisk: s.total, disk: s.used, status: 'available' })
         out.push(item)
       }
     }

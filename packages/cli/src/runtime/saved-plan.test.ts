@@ -1,0 +1,62 @@
+import { describe, expect } from 'vitest'
+import { fc, test } from '@fast-check/vitest'
+import type { Plan } from '@proxops/planner'
+import { planDifference } from './saved-plan.js'
+
+const action = (vmid: number, type: string) => ({
+  id: `VM/pve1/${vmid}#${type}`,
+  address: `VM/pve1/${vmid}(vm-${vmid})`,
+  kind: 'VM',
+  node: 'pve1',
+  vmid,
+  type,
+  reason: 'r',
+  diffs: [],
+  disruption: 'none',
+  digest: `d${vmid}`,
+  requests: [{ call: type === 'delete' ? 'deleteGuest' : 'updateConfig', node: 'pve1', guest: 'qemu', vmid }],
+})
+
+const plan = (actions: ReturnType<typeof action>[]): Plan =>
+  ({
+    format_version: 1,
+    cluster: 'lab',
+    commit: 'c0ffee',
+    policy: { pruneBudget: 3, disruption: 'reboot', ownershipTag: 'proxops' },
+    actions,
+    anomalies: [],
+    skips: [],
+    pending: [],
+    gaps: [],
+    summary: { create: 0, update: actions.length, delete: 0 },
+  }) as unknown as Plan
+
+describe('saved plan contract', () => {
+  test.prop([
+    fc.uniqueArray(fc.integer({ min: 100, max: 999 }), { minLength: 1, maxLength: 6 }),
+    fc.nat(),
+    fc.constantFrom('vmid', 'node', 'type', 'digest', 'call', 'drop', 'add', 'budget', 'order'),
+  ])('any edit of a saved plan is told apart from the fresh plan, and an equal one passes', (vmids, pick, edit) => {
+    const fresh = plan(vmids.map((v) => action(v, 'update')))
+    expect(planDifference(structuredClone(fresh), fresh)).toBeUndefined()
+    const saved = structuredClone(fresh) as unknown as {
+      actions: ReturnType<typeof action>[]
+      policy: { pruneBudget: unknown }
+    }
+    const i = pick % saved.actions.length
+    const a = saved.actions[i] as ReturnType<typeof action>
+    if (edit === 'vmid') a.vmid += 1000
+    if (edit === 'node') a.node = 'pve9'
+    if (edit === 'type') a.type = 'delete'
+    if (edit === 'digest') a.digest = 'other'
+    if (edit === 'call') a.requests = [{ call: 'deleteGuest', node: 'pve1', guest: 'qemu', vmid: a.vmid }]
+    if (edit === 'drop') saved.actions.splice(i, 1)
+    if (edit === 'add') saved.actions.push(action(1000 + i, 'delete'))
+    if (edit === 'budget') saved.policy.pruneBudget = 'unlimited'
+    if (edit === 'order') {
+      if (saved.actions.length < 2) saved.actions.push(action(5000, 'delete'))
+      else saved.actions.reverse()
+    }
+    expect(planDifference(saved as unknown as Plan, fresh)).toMatch(/action|policy|fresh plan/)
+  })
+})

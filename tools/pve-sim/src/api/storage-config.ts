@@ -1,0 +1,153 @@
+import type { Cluster } from '../model/cluster.js'
+import { fail400, fail500, LXC_DIGEST_MISMATCH } from '../model/errors.js'
+import { GiB } from '../model/sizes.js'
+import { isStorageType, STORAGE_TYPES, type ContentType, type StorageDef, type StorageType } from '../model/storage.js'
+import { str, type RouteTable } from './routes.js'
+
+/** options each modelled plugin requires on create (its `options` entries without `optional`) */
+const REQUIRED: Record<StorageType, string[]> = {
+  dir: ['path'],
+  nfs: ['server', 'export'],
+  cifs: ['server', 'share'],
+  cephfs: [],
+  lvmthin: ['vgname', 'thinpool'],
+  lvm: ['vgname'],
+  zfspool: ['pool'],
+  rbd: [],
+}
+/** keys the model keeps in StorageDef fields; everything else is stored verbatim in `extra` */
+const MODELLED = new Set(['storage', 'type', 'content', 'nodes', 'disable', 'shared', 'path', 'digest', 'delete'])
+
+/** GET /storage item (api_storage_config): the section, `storage`, `digest`, content and nodes as lists */
+function apiConfig(c: Cluster, d: StorageDef): Record<string, unknown> {
+  const item: Record<string, unknown> = {
+    storage: d.id,
+    type: d.type,
+    content: [...d.content].sort().join(',') || 'none',
+    digest: c.storage.digest(),
+  }
+  if (d.path !== undefined) item.path = d.path
+  if (d.nodes !== undefined) item.nodes = d.nodes.join(',')
+  if (d.disable) item.disable = 1
+  if (d.shared) item.shared = 1
+  for (const [k, v] of Object.entries(d.extra)) item[k] = /^\d+$/.test(v) ? Number(v) : v
+  return item
+}
+
+/** decode_value for `content`: unsupported types are dropped (PVE warns), none left is an error */
+function decodeContent(type: StorageType, value: string): ContentType[] {
+  const allowed = STORAGE_TYPES[type].content as string[]
+  const out = [...new Set(value.split(/[,;\s]+/).filter((c) => c !== '' && allowed.includes(c)))] as ContentType[]
+  if (out.length === 0 && value.split(/[,;\s]+/).some((c) => c !== '' && c !== 'none'))
+    throw fail500(`storage does not support content type 'none'`)
+  return out.sort()
+}
+
+function decodeNodes(value: string): string[] | undefined {
+  const nodes = [...new Set(value.split(/[,;\s]+/).filter((n) => n !== ''))].sort()
+  return nodes.length > 0 ? nodes : undefined
+}
+
+/** /storage (pve-storage PVE::API2::Storage::Config: index, read, create, update, delete) */
+export function storageConfigRoutes(c: Cluster): RouteTable {
+  const need = (id: string): StorageDef => {
+    const d = c.storage.get(id)
+    if (!d) throw fail500(`storage '${id}' does not exist`)
+    return d
+  }
+  return [
+    [
+      'GET',
+      '/storage',
+      (ctx) => {
+        const type = str(ctx, 'type')
+        return c.storage
+          .all()
+          .filter((d) => type === undefined || d.type === type)
+          .map((d) => apiConfig(c, d))
+      },
+    ],
+    ['GET', '/storage/{storage}', (ctx) => apiConfig(c, need(str(ctx, 'storage') ?? ''))],
+    [
+      'POST',
+      '/storage',
+      (ctx) => {
+        const id = str(ctx, 'storage') ?? ''
+        const typeName = str(ctx, 'type') ?? ''
+        if (!isStorageType(typeName)) throw fail500(`storage type '${typeName}' is not modelled by pve-sim`)
+        const type: StorageType = typeName
+        const missing = REQUIRED[type].filter((k) => str(ctx, k) === undefined)
+        if (missing.length > 0)
+          throw fail400(Object.fromEntries(missing.map((k) => [k, 'property is missing and it is not optional'])))
+        const extra: Record<string, string> = {}
+        for (const [k, v] of Object.entries(ctx.params)) if (!MODELLED.has(k) && v !== undefined) extra[k] = String(v)
+        const info = STORAGE_TYPES[type]
+        const contentParam = str(ctx, 'content')
+        const d: StorageDef = {
+          id,
+          type,
+          content: contentParam === undefined ? [...info.defaultContent].sort() : decodeContent(type, contentParam),
+          total: type === 'nfs' || type === 'cifs' || type === 'cephfs' || type === 'rbd' ? 2000 * GiB : 500 * GiB,
+          // parse_config: these types are shared whatever the flag says
+          shared: info.shared || str(ctx, 'shared') === '1',
+          extra,
+        }
+        if (info.file) d.path = str(ctx, 'path') ?? `/mnt/pve/${id}`
+        const nodes = decodeNodes(str(ctx, 'nodes') ?? '')
+        if (nodes) d.nodes = nodes
+        if (str(ctx, 'disable') === '1') d.disable = true
+        if (c.storage.get(id)) throw fail500(`create storage failed: storage ID '${id}' already defined`)
+        c.storage.set(d)
+        return { storage: id, type }
+      },
+    ],
+    [
+      'PUT',
+      '/storage/{storage}',
+      (ctx) => {
+        const id = str(ctx, 'storage') ?? ''
+        const digest = str(ctx, 'digest')
+        if (digest !== undefined && digest !== c.storage.digest())
+          throw fail500(`update storage failed: ${LXC_DIGEST_MISMATCH}`)
+        const cur = need(id)
+        const d: StorageDef = { ...cur, extra: { ...cur.extra } }
+        const deletes = (str(ctx, 'delete') ?? '').split(/[,;\s]+/).filter((k) => k !== '')
+        for (const k of deletes) {
+          if (ctx.params[k] !== undefined)
+            throw fail500(`update storage failed: cannot set and delete property '${k}' at the same time!`)
+          if (k === 'nodes') delete d.nodes
+          else if (k === 'disable') delete d.disable
+          else if (k === 'content') d.content = []
+          else if (k === 'shared' && !STORAGE_TYPES[d.type].shared) d.shared = false
+          else delete d.extra[k]
+        }
+        for (const [k, v] of Object.entries(ctx.params)) {
+          if (v === undefined || k === 'storage' || k === 'digest' || k === 'delete') continue
+          const value = String(v)
+          if (k === 'content') d.content = decodeContent(d.type, value)
+          else if (k === 'nodes') {
+            const nodes = decodeNodes(value)
+            if (nodes) d.nodes = nodes
+            else delete d.nodes
+          } else if (k === 'disable') {
+            if (value === '1') d.disable = true
+            else delete d.disable
+          } else if (k === 'shared') d.shared = STORAGE_TYPES[d.type].shared || value === '1'
+          else d.extra[k] = value
+        }
+        c.storage.set(d)
+        return { storage: id, type: d.type }
+      },
+    ],
+    [
+      'DELETE',
+      '/storage/{storage}',
+      (ctx) => {
+        const id = str(ctx, 'storage') ?? ''
+        need(id)
+        c.storage.delete(id)
+        return null
+      },
+    ],
+  ]
+}
