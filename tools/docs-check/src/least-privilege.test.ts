@@ -26,18 +26,34 @@ function pveumCommands(): string[] {
 }
 
 /** the shell words of one line ('quoted' and "quoted" words unquoted) */
-const words = (line: string): string[] => [...line.matchAll(/'([^']*)'|"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2] ?? (m[3] as string))
+const words = (line: string): string[] =>
+  [...line.matchAll(/'([^']*)'|"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2] ?? (m[3] as string))
 
 function api(sim: Simulator, method: string, p: string, params: Record<string, string>): Promise<unknown> {
   const body = new URLSearchParams(params).toString()
   const u = new URL(`${sim.apiUrl}${p}`)
   return new Promise((resolve, reject) => {
     const req = request(
-      { method, hostname: u.hostname, port: u.port, path: u.pathname, ca: sim.caPem, headers: { Authorization: sim.token.header, 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': Buffer.byteLength(body) } },
+      {
+        method,
+        hostname: u.hostname,
+        port: u.port,
+        path: u.pathname,
+        ca: sim.caPem,
+        headers: {
+          Authorization: sim.token.header,
+          'Content-Type': 'application/x-www-form-urlencoded',
+          'Content-Length': Buffer.byteLength(body),
+        },
+      },
       (res) => {
         let text = ''
         res.on('data', (c: Buffer) => (text += c.toString()))
-        res.on('end', () => (res.statusCode === 200 ? resolve((JSON.parse(text) as { data: unknown }).data) : reject(new Error(`${method} ${p}: ${res.statusCode} ${res.statusMessage} ${text}`))))
+        res.on('end', () =>
+          res.statusCode === 200
+            ? resolve((JSON.parse(text) as { data: unknown }).data)
+            : reject(new Error(`${method} ${p}: ${res.statusCode} ${res.statusMessage} ${text}`)),
+        )
       },
     )
     req.on('error', reject)
@@ -53,13 +69,26 @@ async function pveum(sim: Simulator, line: string): Promise<string | undefined> 
     return i < 0 ? undefined : w[i + 1]
   }
   const [a, b] = w
-  if (a === 'role' && b === 'add') await api(sim, 'POST', '/access/roles', { roleid: w[2] as string, privs: opt('privs') ?? '' })
-  else if (a === 'user' && b === 'add') await api(sim, 'POST', '/access/users', { userid: w[2] as string, ...(opt('comment') ? { comment: opt('comment') as string } : {}) })
+  if (a === 'role' && b === 'add')
+    await api(sim, 'POST', '/access/roles', { roleid: w[2] as string, privs: opt('privs') ?? '' })
+  else if (a === 'user' && b === 'add')
+    await api(sim, 'POST', '/access/users', {
+      userid: w[2] as string,
+      ...(opt('comment') ? { comment: opt('comment') as string } : {}),
+    })
   else if (a === 'acl' && b === 'modify') {
-    const who = { ...(opt('users') ? { users: opt('users') as string } : {}), ...(opt('tokens') ? { tokens: opt('tokens') as string } : {}) }
+    const who = {
+      ...(opt('users') ? { users: opt('users') as string } : {}),
+      ...(opt('tokens') ? { tokens: opt('tokens') as string } : {}),
+    }
     await api(sim, 'PUT', '/access/acl', { path: w[2] as string, roles: opt('roles') ?? '', ...who })
   } else if (a === 'user' && b === 'token' && w[2] === 'add') {
-    const made = (await api(sim, 'POST', `/access/users/${encodeURIComponent(w[3] as string)}/token/${w[4] as string}`, { privsep: opt('privsep') ?? '1' })) as { value: string }
+    const made = (await api(
+      sim,
+      'POST',
+      `/access/users/${encodeURIComponent(w[3] as string)}/token/${w[4] as string}`,
+      { privsep: opt('privsep') ?? '1' },
+    )) as { value: string }
     return made.value
   } else throw new Error(`pveum line not understood: ${line}`)
   return undefined
@@ -69,7 +98,9 @@ async function pveum(sim: Simulator, line: string): Promise<string | undefined> 
 async function pointSecretsAt(file: string, user: string, tokenName: string, secret: string): Promise<void> {
   const identities = KEY.split('\n').filter((l) => l.startsWith('AGE-SECRET-KEY-'))
   const recipient = /public key: (age1[0-9a-z]+)/.exec(KEY)?.[1] as string
-  const doc = (await decryptSops(readFileSync(file, 'utf8'), { identities, file })).reveal() as { secrets: Record<string, unknown> }
+  const doc = (await decryptSops(readFileSync(file, 'utf8'), { identities, file })).reveal() as {
+    secrets: Record<string, unknown>
+  }
   doc.secrets['proxops-user'] = user
   doc.secrets['proxops-token-id'] = tokenName
   doc.secrets['proxops-token'] = secret
@@ -95,7 +126,12 @@ describe('docs/getting-started.md: the least-privilege role converges the exampl
       secrets.push(secret)
       const tokenLine = base.find((l) => l.includes('token add')) as string
       const [, , , , user, name] = words(tokenLine)
-      await pointSecretsAt(path.join(sandbox.repo, 'clusters', clusters[i] as string, 'secrets.sops.yaml'), user as string, name as string, secret)
+      await pointSecretsAt(
+        path.join(sandbox.repo, 'clusters', clusters[i] as string, 'secrets.sops.yaml'),
+        user as string,
+        name as string,
+        secret,
+      )
     }
     gitCommit(sandbox.repo, 'secrets: the least-privilege token')
   }, 180_000)
@@ -106,7 +142,8 @@ describe('docs/getting-started.md: the least-privilege role converges the exampl
   const run = async (command: string): Promise<{ code: number | null; output: string }> => {
     if (!sandbox) throw new Error('no sandbox')
     const r = await runInSandbox(sandbox, command)
-    for (const s of [...secrets, ...sandbox.secrets]) expect(r.output.includes(s), `${command} printed a credential`).toBe(false)
+    for (const s of [...secrets, ...sandbox.secrets])
+      expect(r.output.includes(s), `${command} printed a credential`).toBe(false)
     return r
   }
 
@@ -120,9 +157,13 @@ describe('docs/getting-started.md: the least-privilege role converges the exampl
     expect(diff.code, diff.output).toBe(0)
     expect(diff.output).toContain('lacks Sys.Modify on / (for startup)')
     expect(diff.output).toContain("pveum acl modify / --users proxops@pve --tokens 'proxops@pve!gitops'")
-    const apply = await run('proxops apply --yes')
+    // a saved plan goes through the same preflight, so apply --plan accepts it
+    const saved = await run('proxops diff --out least-privilege-plan.json')
+    expect(saved.code, saved.output).toBe(0)
+    const apply = await run('proxops apply --plan least-privilege-plan.json --yes')
     expect(apply.code, apply.output).toBe(1)
     expect(apply.output).toContain('0 failed')
+    expect(apply.output).not.toContain('PLAN_MISMATCH')
     expect(apply.output).not.toMatch(/Permission check failed/)
   }, 300_000)
 

@@ -201,9 +201,12 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
       unknown: inventory.unknownGuests.length,
       volumes: inventory.volumes.length,
     })
-    const plan = makePlan(loaded.desired, inventory, policyFor(o), {
-      secrets: (ref) => o.sops?.resolveRef(ref).reveal(),
-    })
+    // the privilege preflight is part of the plan: a saved plan went through it too, so they compare equal
+    const plan = await preflightPrivileges(
+      makePlan(loaded.desired, inventory, policyFor(o), { secrets: (ref) => o.sops?.resolveRef(ref).reveal() }),
+      o.reader,
+      o.cluster.credentials,
+    )
     if (o.savedPlan) {
       // the specific refusals first (commit, digest, vanished or created objects), then the whole contract
       checkSavedPlan(o.savedPlan, o.tree, inventory)
@@ -215,7 +218,6 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
         )
       }
     }
-    plan = await preflightPrivileges(plan, o.reader, o.cluster.credentials)
     let report: Report | undefined
     if (o.writer && plan.actions.length > 0) {
       report = await execute(plan, o.writer, {
