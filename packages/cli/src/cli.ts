@@ -74,7 +74,9 @@ export function program(
     .usage('$0 <command> [options]\n\nGitOps for Proxmox VE: plans and converges what a git repository declares.')
     .version(false)
     .options(GLOBAL_OPTIONS)
-    .option('version', { type: 'boolean', describe: 'Print the version and exit' })
+    .option('version', { type: 'boolean', describe: 'Print the version and exit (anywhere on the line)' })
+    .command('version', 'Print the version and exit')
+    .command('help [command]', 'Show the help of a command')
     .strict()
     .recommendCommands()
     .demandCommand(1, 'Name a command: proxops <command> --help')
@@ -98,10 +100,15 @@ export function program(
 
 /** Runs the CLI with the given arguments and resolves to the process exit code. */
 export async function main(argv: string[], options: MainOptions = {}): Promise<number> {
-  if (argv.length === 1 && argv[0] === '--version') {
+  // `--version` anywhere before a `--` (or the `version` command) prints the version and never runs a command
+  const end = argv.indexOf('--')
+  const flags = end >= 0 ? argv.slice(0, end) : argv
+  if (flags.includes('--version') || argv[0] === 'version') {
     ;(options.io?.stdout ?? process.stdout).write(`proxops version ${version}\n`)
     return 0
   }
+  // `proxops help <command>` is `proxops <command> --help`
+  if (argv[0] === 'help') argv = [...argv.slice(1), '--help']
   let exitCode = 0
   let context: CliContext | undefined
   const ctx = (): CliContext => (context ??= buildContext(options))

@@ -44,7 +44,47 @@ describe('objectStates', () => {
       ['VM', 'web', 'drift'],
     ])
     expect(cycleResult(fixturePlan())).toBe('drift')
-    expect(cycleResult({ ...fixturePlan(), actions: [] })).toBe('converged')
+    // no actions is not converged while the fixture's anomaly and pending change stand
+    expect(cycleResult({ ...fixturePlan(), actions: [] })).toBe('blocked')
+    expect(cycleResult({ ...fixturePlan(), actions: [], anomalies: [], pending: [] })).toBe('converged')
+  })
+
+  it('objects that cannot be converged this cycle are blocked, with the reason', () => {
+    const plan = {
+      ...fixturePlan([]),
+      anomalies: [],
+      pending: [],
+      skips: [
+        {
+          code: 'node-offline' as const,
+          address: 'VM/pve2/101(db)',
+          kind: 'VM' as const,
+          node: 'pve2',
+          vmid: 101,
+          message: 'node pve2 is offline',
+        },
+        {
+          code: 'prune-budget' as const,
+          address: 'VM/pve1/120(old)',
+          kind: 'VM' as const,
+          node: 'pve1',
+          vmid: 120,
+          message: 'prune budget spent',
+        },
+      ],
+    }
+    const states = objectStates('homelab', desired, plan)
+    expect(states.find((s) => s.name === 'db')).toMatchObject({
+      state: 'blocked',
+      blocked: 'node-offline',
+      reason: 'node pve2 is offline',
+    })
+    expect(states.find((s) => s.name === 'VM/pve1/120(old)')).toMatchObject({
+      state: 'blocked',
+      blocked: 'prune-deferred',
+    })
+    expect(states.find((s) => s.name === 'web')?.state).toBe('converged')
+    expect(cycleResult(plan)).toBe('blocked')
   })
 
   it('after execute: converged, failed with the error, pruned; incomplete when anything failed', () => {
@@ -54,7 +94,9 @@ describe('objectStates', () => {
     expect(states.find((s) => s.name === 'web')?.state).toBe('converged')
     expect(states.find((s) => s.name === 'LXC/pve3/300')?.state).toBe('pruned')
     expect(cycleResult(fixturePlan(), r)).toBe('incomplete')
-    expect(cycleResult(fixturePlan(), report({}))).toBe('converged')
+    // every action ran, yet the anomaly and the pending change remain: blocked, not converged
+    expect(cycleResult(fixturePlan(), report({}))).toBe('blocked')
+    expect(cycleResult({ ...fixturePlan(), anomalies: [], pending: [] }, report({}))).toBe('converged')
     expect(cycleResult(fixturePlan(), report({ 'VM/pve1/100(web)#create': 'skipped' }))).toBe('incomplete')
   })
 })

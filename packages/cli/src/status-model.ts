@@ -1,11 +1,23 @@
 /**
- * Object states for `status`, `apply` reports and the daemon's /status (RB 9.7): every desired object and
- * every object the plan touches, with what this cycle knows about it. Pure.
+ * Object states for `status`, `apply` reports and the daemon's /status: every desired object and every object the
+ * plan touches, with what this cycle knows about it. What "converged" and "blocked" mean comes from the planner's
+ * `convergence()` (see docs/cli.md, "Convergence"). Pure.
  */
-import type { Action, ActionResult, Plan, Report } from '@proxops/planner'
+import {
+  convergence,
+  type Action,
+  type ActionResult,
+  type Blocked,
+  type BlockReason,
+  type Plan,
+  type Report,
+} from '@proxops/planner'
 
-export type ObjectState =
-  'converged' | 'drift' | 'in_progress' | 'failed' | 'skipped' | 'pruned' | 'anomalous' | 'deferred'
+/** `format_version` of the JSON that `status` and `apply` print (`--output json`); raised on a breaking change */
+export const STATUS_FORMAT_VERSION = 1
+
+/** `blocked`: the object does not match git and this cycle cannot make it so (see `blocked` for why) */
+export type ObjectState = 'converged' | 'drift' | 'in_progress' | 'failed' | 'skipped' | 'pruned' | 'blocked'
 
 export interface DesiredObject {
   kind: string
@@ -23,11 +35,14 @@ export interface ObjectStatus {
   state: ObjectState
   /** the action planned or carried out (`update`, `delete`, ...) */
   action?: string
+  /** state `blocked`: why */
+  blocked?: BlockReason
   reason?: string
   error?: string
 }
 
-export type CycleResult = 'converged' | 'drift' | 'incomplete' | 'aborted'
+/** `blocked`: nothing can be done this cycle, yet PVE does not match git */
+export type CycleResult = 'converged' | 'drift' | 'blocked' | 'incomplete' | 'aborted'
 
 export interface ClusterCycle {
   cluster: string
@@ -42,6 +57,9 @@ export interface ClusterCycle {
   pruneDeferred: number
   anomalies: number
   skips: number
+  /** objects that do not match git and cannot be converged this cycle, in all and per reason */
+  blocked: number
+  blockedByReason: Partial<Record<BlockReason, number>>
   desiredStale: boolean
   objects: ObjectStatus[]
 }
@@ -62,8 +80,9 @@ export function objectStates(
     if (action.name === undefined) prunes.push(action)
     else byObject.set(key(action.kind, action.name), [...(byObject.get(key(action.kind, action.name)) ?? []), action])
   }
-  const anomalous = new Set(plan.anomalies.map((a) => a.address).filter((a): a is string => a !== undefined))
-  const skipped = new Map(plan.skips.map((s) => [s.address, s]))
+  const blockedList = convergence(plan).blocked
+  const blockedOf = (kind: string, name: string): Blocked | undefined =>
+    blockedList.find((b) => b.address.startsWith(`${kind}/`) && b.address.endsWith(`(${name})`))
   const out: ObjectStatus[] = []
   const seen = new Set<string>()
 
@@ -88,7 +107,6 @@ export function objectStates(
     if (seen.has(id)) continue
     seen.add(id)
     const actions = byObject.get(id) ?? []
-    const address = actions[0]?.address
     const base = {
       cluster,
       kind: object.kind,
@@ -98,21 +116,8 @@ export function objectStates(
     }
     if (actions.length > 0) out.push({ ...base, ...stateOf(actions) })
     else {
-      const skip = [...skipped.values()].find((s) => s.address.includes(`(${object.name})`) && s.kind === object.kind)
-      const isAnomalous =
-        [...anomalous].some((a) => a.includes(`(${object.name})`)) || (address !== undefined && anomalous.has(address))
-      if (skip)
-        out.push({
-          ...base,
-          state: skip.code === 'prune-budget' || skip.code === 'prune-guard' ? 'deferred' : 'skipped',
-          reason: skip.message,
-        })
-      else if (isAnomalous)
-        out.push({
-          ...base,
-          state: 'anomalous',
-          reason: plan.anomalies.find((a) => a.address?.includes(`(${object.name})`))?.message ?? '',
-        })
+      const blocked = blockedOf(object.kind, object.name)
+      if (blocked) out.push({ ...base, state: 'blocked', blocked: blocked.reason, reason: blocked.message })
       else out.push({ ...base, state: 'converged' })
     }
   }
@@ -126,6 +131,7 @@ export function objectStates(
       ...stateOf([prune]),
     })
   }
+  // prunes held back this cycle: live objects git no longer lists
   for (const skip of plan.skips) {
     if (skip.code !== 'prune-budget' && skip.code !== 'prune-guard') continue
     out.push({
@@ -134,7 +140,8 @@ export function objectStates(
       name: skip.address,
       node: skip.node,
       ...(skip.vmid !== undefined ? { vmid: skip.vmid } : {}),
-      state: 'deferred',
+      state: 'blocked',
+      blocked: skip.code === 'prune-budget' ? 'prune-deferred' : 'prune-guard',
       reason: skip.message,
     })
   }
@@ -145,13 +152,7 @@ export function objectStates(
 
 /** The cycle's overall result. */
 export function cycleResult(plan: Plan, report?: Report): CycleResult {
-  if (!report) return plan.actions.length === 0 && !lacksPrivileges(plan) ? 'converged' : 'drift'
-  return report.summary.failed > 0 || report.summary.skipped > 0 || report.cancelled || lacksPrivileges(plan)
-    ? 'incomplete'
-    : 'converged'
-}
-
-/** actions left out because the token lacks privileges: PVE does not match git, whatever else ran */
-export function lacksPrivileges(plan: Plan): boolean {
-  return plan.anomalies.some((a) => a.code === 'missing-privilege')
+  if (report && (report.summary.failed > 0 || report.summary.skipped > 0 || report.cancelled)) return 'incomplete'
+  if (!report && plan.actions.length > 0) return 'drift'
+  return convergence(plan, report).converged ? 'converged' : 'blocked'
 }

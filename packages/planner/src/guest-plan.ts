@@ -113,8 +113,11 @@ export function planNewGuest(t: GuestTarget, env: GuestPlanEnv): void {
     createDiffs.push({ field: k === 'ostemplate' ? 'spec.template' : `spec.extra.${k}`, key: k, after: String(v) })
   }
   params.vmid = vmid
-  if (started) params.start = 1
+  // pve-container's create with start=1 only forks a separate vzstart task that nobody waits on, so an LXC is
+  // started by a start request of its own (its task, its real error); a VM keeps start=1 (read back after)
+  if (started && type === 'qemu') params.start = 1
   const requests: PveRequest[] = [{ call: 'createGuest', node, guest: type, params }]
+  if (started && type === 'lxc') requests.push({ call: 'start', node, guest: type, vmid })
   if (isTemplate) requests.push({ call: 'markTemplate', node, guest: type, vmid })
   env.out.drafts.push({
     ...base,

@@ -178,6 +178,7 @@ export type AnomalyCode =
   | 'kind-mismatch'
   | 'node-mismatch'
   | 'protected'
+  | 'template-linked-clones'
   | 'clone-source'
   | 'invalid-live'
   | 'vmid-taken'

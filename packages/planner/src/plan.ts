@@ -280,8 +280,9 @@ class Context {
     if (u) {
       this.matched.add(vmid)
       this.reportedUnknown.add(vmid)
+      // a guest on an offline node is unreadable because of its node: say so
       skip(
-        'unknown',
+        this.nodeDown(u.node) ? 'node-offline' : 'unknown',
         `${u.type}/${vmid} on ${u.node} could not be read this cycle (${u.reason}); no create, update, power or delete`,
       )
       return
@@ -344,7 +345,10 @@ class Context {
     }
     if (g.status === 'paused') {
       // PVE refuses both start ("already running") and shutdown ("VM is paused") of a paused VM
-      skip('paused', 'paused on PVE; resume or stop it by hand; not planned this cycle')
+      skip(
+        'paused',
+        `${g.qmpstatus !== undefined && g.qmpstatus !== 'paused' ? `QMP status ${g.qmpstatus}` : 'paused'} on PVE; resume or stop it by hand; not planned this cycle`,
+      )
       return
     }
     if (g.template && !isTemplate) {

@@ -66,6 +66,16 @@ export function prunes(
       })
       continue
     }
+    const clones = g.template ? linkedClones(g, guests) : []
+    if (clones.length > 0) {
+      anomalies.push({
+        code: 'template-linked-clones',
+        address: address(g),
+        kind,
+        message: `${address(g)} is tagged ${tag} and absent in git but linked clones still use its base volumes (${clones.map((c) => `${c.type} ${c.vmid}`).join(', ')}); PVE refuses to destroy it, so proxops will not try (destroy or fully clone them first)`,
+      })
+      continue
+    }
     candidates.push(g)
   }
 
@@ -153,4 +163,33 @@ export function prunes(
     })
   }
   return { drafts, anomalies, skips }
+}
+
+/** the volume id of a config value: the leading token, or `file=`/`volume=` (`ceph:base-9000-disk-0,size=8G`) */
+function volumeOf(value: string): string | undefined {
+  for (const token of value.split(',')) {
+    const [k, v] = token.includes('=') ? token.split('=', 2) : [undefined, token]
+    if ((k === undefined || k === 'file' || k === 'volume') && v !== undefined && v.includes(':')) return v
+  }
+  return undefined
+}
+
+/**
+ * Guests whose disks are linked clones of a template's base volumes. Storages that record the base in the
+ * clone's volume id show it (`ceph:base-9000-disk-0/vm-101-disk-0`, `nas:9000/base-9000-disk-0.qcow2/101/...`),
+ * as pve-storage `volume_is_base_and_used` sees it; lvmthin clones do not, and there PVE destroys the template.
+ */
+function linkedClones(template: LiveGuest, guests: readonly LiveGuest[]): LiveGuest[] {
+  const bases = Object.values(template.config)
+    .map(volumeOf)
+    .filter((v): v is string => v !== undefined && /(^|[:/])base(vol)?-\d+-/.test(v))
+  if (bases.length === 0) return []
+  return guests.filter(
+    (g) =>
+      g.vmid !== template.vmid &&
+      Object.values(g.config).some((value) => {
+        const v = volumeOf(value)
+        return v !== undefined && bases.some((b) => v.startsWith(`${b}/`))
+      }),
+  )
 }

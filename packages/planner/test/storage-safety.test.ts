@@ -16,6 +16,8 @@ beforeAll(async () => {
     export: '/export/pve',
     content: 'images,iso',
   })
+  // and an RBD pool for guest disks
+  await adminCall(env, 'POST', '/storage', { storage: 'ceph', type: 'rbd', pool: 'vms', content: 'images' })
 })
 afterAll(async () => {
   await env?.close()
@@ -95,5 +97,47 @@ describe('cluster-lock timeouts (issue 14 item 4)', () => {
       clearInterval(release)
       env.sim.control.setStorageLockContention('nas', false)
     }
+  })
+})
+
+describe('templates with linked clones (issue 14 item 8)', () => {
+  const tvm = (vmid: number, storage: string) =>
+    manifest({
+      kind: 'TemplateVM',
+      metadata: { name: `tvm${vmid}` },
+      spec: { node: 'pve1', vmid, memory: '1GiB', cpu: { type: 'host', cores: 1 }, disks: [{ storage, size: '4GiB' }] },
+    })
+  /** an admin's linked clone of a template, re-tagged so it is not ProxOps' own */
+  async function linkedClone(template: number, newid: number): Promise<void> {
+    const upid = (await adminCall(env, 'POST', `/nodes/pve1/qemu/${template}/clone`, { newid })) as string
+    await env.client.waitTask({ node: 'pve1', upid }, { timeoutMs: 5000, pollIntervalMs: 10 })
+    await adminCall(env, 'PUT', `/nodes/pve1/qemu/${newid}/config`, { tags: 'handmade' })
+  }
+
+  it('a prune that would remove a template a linked clone still uses is an anomaly, not a failing delete', async () => {
+    expect(failures((await cycle(env, [tvm(9100, 'ceph')])).report)).toEqual([])
+    await linkedClone(9100, 9101)
+    expect(env.sim.control.guest(9101)?.config.scsi0).toMatch(/^ceph:base-9100-disk-0\/vm-9101-disk-0,/)
+    const pruned = await cycle(env, [], { policy: PRUNE_ALL })
+    expect(pruned.plan.actions.filter((a) => a.type === 'delete').map((a) => a.vmid)).not.toContain(9100)
+    expect(pruned.plan.anomalies.find((a) => a.code === 'template-linked-clones')).toMatchObject({
+      address: 'TemplateVM/pve1/9100(tvm9100)',
+      message: expect.stringContaining('qemu 9101'),
+    })
+    expect(failures(pruned.report)).toEqual([])
+    expect(env.sim.control.guest(9100)?.config.template).toBe('1')
+  })
+
+  it('on lvmthin the clone does not name its base: PVE destroys the template, so the prune goes ahead', async () => {
+    expect(failures((await cycle(env, [tvm(9110, 'local-lvm')])).report)).toEqual([])
+    await linkedClone(9110, 9111)
+    const pruned = await cycle(env, [], { policy: PRUNE_ALL })
+    expect(pruned.plan.anomalies.filter((a) => a.code === 'template-linked-clones').map((a) => a.address)).toEqual([
+      'TemplateVM/pve1/9100(tvm9100)',
+    ])
+    expect(pruned.plan.actions.filter((a) => a.type === 'delete').map((a) => a.vmid)).toContain(9110)
+    expect(failures(pruned.report)).toEqual([])
+    expect(env.sim.control.guest(9110)).toBeUndefined()
+    expect(env.sim.control.guest(9111)).toBeDefined()
   })
 })

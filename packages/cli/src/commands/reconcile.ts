@@ -1,7 +1,7 @@
 /** diff, apply and status: one cycle per selected cluster, in name order; an abort never stops the others. */
 import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import type { Plan, ProgressEvent, Report } from '@proxops/planner'
+import { convergence, type Plan, type ProgressEvent, type Report } from '@proxops/planner'
 import { CliError, oneLine } from '../errors.js'
 import { renderPlanMarkdown } from '../render/plan-markdown.js'
 import { renderPlanText } from '../render/plan-text.js'
@@ -12,7 +12,7 @@ import { err, out, type CliContext } from '../runtime/context.js'
 import { runCycle, twinGuard, type CycleOutcome } from '../runtime/cycle.js'
 import type { SourceTree } from '../runtime/source.js'
 import { canonicalJson } from '../render/json.js'
-import { lacksPrivileges, type ClusterCycle } from '../status-model.js'
+import { STATUS_FORMAT_VERSION, type ClusterCycle } from '../status-model.js'
 import { allowEmpty, painter, parsePlanSet, planSetJson, prepare, type GlobalArgs, type Prepared } from './common.js'
 
 export interface PlanArgs extends GlobalArgs {
@@ -119,7 +119,8 @@ export async function diffHandler(
     ctx.log.info('plan saved', { file: args.out, commit: tree.commit, clusters: plans.map((p) => p.cluster) })
   }
   if (aborted) return 1
-  if (args['detailed-exitcode'] && plans.some((p) => p.actions.length > 0 || lacksPrivileges(p))) return 2
+  // 2 whenever PVE does not match git: changes to make, or objects blocked
+  if (args['detailed-exitcode'] && plans.some((p) => !convergence(p).converged)) return 2
   return 0
 }
 
@@ -153,6 +154,13 @@ export async function applyHandler(
   args: PlanArgs & { plan?: string; yes?: boolean; 'dry-run'?: boolean },
 ): Promise<number> {
   if (args['dry-run']) return diffHandler(ctx, args)
+  // nobody can answer the question: without --yes nothing is applied (as Terraform does)
+  if (!args.yes && !(ctx.io.stdinIsTty && ctx.io.confirm)) {
+    throw new CliError(
+      'USAGE',
+      'apply needs --yes when stdin is not a terminal (review the plan with proxops diff first); nothing was applied',
+    )
+  }
   const prepared = await prepare(ctx, args, args.cluster !== undefined ? { cluster: args.cluster } : {})
   const tree = await prepared.source.sync(args.plan !== undefined ? { ignore: [path.resolve(ctx.cwd, args.plan)] } : {})
   const p = painter(ctx, args)
@@ -259,7 +267,7 @@ export async function applyHandler(
       await client.close()
     }
   }
-  if (json) out(ctx, canonicalJson(ctx.redactor.strings({ cycles, reports })))
+  if (json) out(ctx, canonicalJson(ctx.redactor.strings({ format_version: STATUS_FORMAT_VERSION, cycles, reports })))
   else out(ctx, renderStatus(ctx.redactor.strings(cycles), p))
   return failed ? 1 : 0
 }
@@ -269,7 +277,11 @@ export async function statusHandler(ctx: CliContext, args: PlanArgs): Promise<nu
   const tree = await prepared.source.sync()
   const outcomes = await dryCycles(ctx, prepared, tree, args)
   const cycles = outcomes.map((o) => o.cycle)
-  if (args.output === 'json') out(ctx, canonicalJson(ctx.redactor.strings({ commit: tree.commit, cycles })))
+  if (args.output === 'json')
+    out(
+      ctx,
+      canonicalJson(ctx.redactor.strings({ format_version: STATUS_FORMAT_VERSION, commit: tree.commit, cycles })),
+    )
   else out(ctx, renderStatus(cycles, painter(ctx, args)))
   return reportAborts(ctx, outcomes) ? 1 : 0
 }

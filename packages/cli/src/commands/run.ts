@@ -172,7 +172,14 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
             address: a.address,
             message: a.message,
           })
-        ctx.log.info('cycle finished', {
+        // a cycle that did not converge is worth a look: aborted is an error, blocked or incomplete a warning
+        const level =
+          cycle.result === 'aborted'
+            ? 'error'
+            : cycle.result === 'converged' || cycle.result === 'drift'
+              ? 'info'
+              : 'warn'
+        ctx.log.log(level, 'cycle finished', {
           event: 'proxops.cycle',
           cluster: cluster.name,
           commit: tree.commit,
@@ -185,6 +192,8 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
           pruneDeferred: cycle.pruneDeferred,
           pruneBudget: budget,
           anomalies: cycle.anomalies,
+          blocked: cycle.blocked,
+          ...(cycle.blocked > 0 ? { blockedByReason: cycle.blockedByReason } : {}),
           desiredStale: tree.stale,
         })
         if (cycle.result === 'incomplete') failures++

@@ -1,7 +1,8 @@
 /**
- * The daemon's HTTP endpoints: /healthz (the process is alive), /readyz (every cluster's last successful
- * cycle is younger than 3 poll intervals), /metrics (Prometheus), /status (JSON). Read-only; bound to
- * 127.0.0.1 by default. Everything served passes the redactor.
+ * The daemon's HTTP endpoints: /healthz (the process is alive), /readyz (the daemon is doing its job: every
+ * cluster's last cycle that was not aborted is younger than 3 poll intervals; it says nothing about drift),
+ * /convergedz (every cluster's last cycle found PVE matching git), /metrics (Prometheus), /status (JSON).
+ * Read-only; bound to 127.0.0.1 by default. Everything served passes the redactor.
  */
 import { createServer, type Server } from 'node:http'
 import type { Redactor } from '../redact.js'
@@ -50,6 +51,31 @@ export function readiness(view: DaemonView, now: number): Readiness {
   return { ready: !view.stopping && Object.values(clusters).every((c) => c.ready), clusters }
 }
 
+export interface Converged {
+  converged: boolean
+  clusters: Record<
+    string,
+    { converged: boolean; result: string | null; blocked?: Record<string, number>; planned?: number }
+  >
+}
+
+/** Pure: converged when every cluster's last cycle ended `converged` (see convergence() in the planner). */
+export function convergedView(view: DaemonView): Converged {
+  const clusters: Converged['clusters'] = {}
+  for (const cluster of view.clusters) {
+    const cycle = view.cycles.get(cluster)
+    clusters[cluster] = cycle
+      ? {
+          converged: cycle.result === 'converged',
+          result: cycle.result,
+          ...(cycle.blocked > 0 ? { blocked: cycle.blockedByReason as Record<string, number> } : {}),
+          ...(cycle.actions.planned > 0 ? { planned: cycle.actions.planned } : {}),
+        }
+      : { converged: false, result: null }
+  }
+  return { converged: Object.values(clusters).every((c) => c.converged), clusters }
+}
+
 export function statusDocument(view: DaemonView, now: number): unknown {
   return {
     process_start: new Date(view.startedAt).toISOString(),
@@ -57,6 +83,7 @@ export function statusDocument(view: DaemonView, now: number): unknown {
     commit: view.commit ?? null,
     desired_stale: view.desiredStale,
     ready: readiness(view, now),
+    converged: convergedView(view),
     clusters: view.clusters.map((cluster) => view.cycles.get(cluster) ?? { cluster, result: null }),
   }
 }
@@ -95,6 +122,10 @@ export async function startHttp(
         const r = readiness(view, now())
         return send(res, r.ready ? 200 : 503, 'application/json', json(r))
       }
+      case '/convergedz': {
+        const c = convergedView(view)
+        return send(res, c.converged ? 200 : 503, 'application/json', json(c))
+      }
       case '/metrics':
         options.metrics
           .text()
@@ -104,7 +135,7 @@ export async function startHttp(
       case '/status':
         return send(res, 200, 'application/json', json(statusDocument(view, now())))
       default:
-        return send(res, 404, 'text/plain', 'not found: try /healthz, /readyz, /metrics, /status\n')
+        return send(res, 404, 'text/plain', 'not found: try /healthz, /readyz, /convergedz, /metrics, /status\n')
     }
   })
   await new Promise<void>((resolve, reject) => {

@@ -58,6 +58,18 @@ export class Metrics {
     labelNames: ['cluster'],
     registers: [this.registry],
   })
+  readonly #blocked = new Gauge({
+    name: 'proxops_blocked_objects',
+    help: 'Objects that do not match git and could not be converged in the last cycle, by reason',
+    labelNames: ['cluster', 'reason'],
+    registers: [this.registry],
+  })
+  readonly #converged = new Gauge({
+    name: 'proxops_converged',
+    help: '1 when the last cycle of the cluster found PVE matching git (nothing to do, nothing blocked)',
+    labelNames: ['cluster'],
+    registers: [this.registry],
+  })
   readonly #stale = new Gauge({
     name: 'proxops_desired_stale',
     help: '1 while git fetches fail and the last good tree is used',
@@ -94,12 +106,24 @@ export class Metrics {
     this.#lastCycle.set({ cluster }, finishedAtMs / 1000)
     if (cycle.result !== 'aborted') this.#lastSuccess.set({ cluster }, finishedAtMs / 1000)
     this.#pending.set({ cluster }, cycle.actions.planned)
+    this.#converged.set({ cluster }, cycle.result === 'converged' ? 1 : 0)
+    // a reason that cleared goes back to 0 rather than keeping its last value
+    for (const reason of this.#blockedReasons.get(cluster) ?? []) this.#blocked.set({ cluster, reason }, 0)
+    const reasons = Object.entries(cycle.blockedByReason)
+    for (const [reason, n] of reasons) this.#blocked.set({ cluster, reason }, n ?? 0)
+    this.#blockedReasons.set(
+      cluster,
+      new Set([...(this.#blockedReasons.get(cluster) ?? []), ...reasons.map(([r]) => r)]),
+    )
   }
+
+  readonly #blockedReasons = new Map<string, Set<string>>()
 
   /** Counts a cluster even before its first cycle so that dashboards see it. */
   registerCluster(cluster: string): void {
     this.#cycles.inc({ cluster, result: 'converged' }, 0)
     this.#deferred.inc({ cluster }, 0)
+    this.#converged.set({ cluster }, 0)
   }
 
   recordRequest(sample: RequestSample): void {

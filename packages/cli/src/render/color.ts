@@ -25,11 +25,18 @@ export function paint(enabled: boolean): Paint {
   }
 }
 
-/** Colour on when the stream is a terminal, NO_COLOR is unset or empty and --no-color was not given. */
+/**
+ * Colour or not, by the conventions people expect: --no-color and a non-empty NO_COLOR always win; a non-empty
+ * FORCE_COLOR other than `0`/`false` turns it on even without a terminal; otherwise colour on a terminal, except
+ * `TERM=dumb`.
+ */
 export function useColor(
   isTty: boolean,
   env: Readonly<Record<string, string | undefined>>,
   noColorFlag: boolean,
 ): boolean {
-  return isTty && !noColorFlag && !(env.NO_COLOR !== undefined && env.NO_COLOR !== '')
+  if (noColorFlag || (env.NO_COLOR !== undefined && env.NO_COLOR !== '')) return false
+  const force = env.FORCE_COLOR
+  if (force !== undefined && force !== '') return force !== '0' && force !== 'false'
+  return isTty && env.TERM !== 'dumb'
 }

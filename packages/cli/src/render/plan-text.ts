@@ -4,7 +4,15 @@
  * `Plan: N to create, N to update, N to delete.` or `No changes.`. Deterministic; secrets arrive as
  * `(sensitive)` from the planner and every line passes the redactor anyway.
  */
-import type { Action, ActionType, FieldDiff, Plan } from '@proxops/planner'
+import {
+  blockedCount,
+  convergence,
+  describeBlocked,
+  type Action,
+  type ActionType,
+  type FieldDiff,
+  type Plan,
+} from '@proxops/planner'
 import type { Paint } from './color.js'
 
 export type Symbol = '+' | '~' | '-'
@@ -48,10 +56,25 @@ export function countActions(actions: readonly Action[]): Counts {
   return counts
 }
 
-export function summaryLine(plan: Pick<Plan, 'actions'>): string {
-  if (plan.actions.length === 0) return 'No changes. PVE matches git.'
+/** A commit for a header; a revision with uncommitted edits (`<sha>-dirty-<hash>`, see git.ts) says so. */
+export function shortRevision(commit: string): string {
+  return `${commit.slice(0, 12)}${commit.includes('-dirty-') ? ' + uncommitted changes (dirty work tree)' : ''}`
+}
+
+/** `N objects blocked: node-offline 2, prune-deferred 1` */
+export function blockedPhrase(byReason: Parameters<typeof describeBlocked>[0]['byReason']): string {
+  const n = blockedCount({ byReason })
+  return `${n} object${n === 1 ? '' : 's'} blocked: ${describeBlocked({ byReason })}`
+}
+
+/** The plan's last line: "No changes. PVE matches git." only when that is true (see convergence()). */
+export function summaryLine(plan: Plan): string {
+  const state = convergence(plan)
+  if (state.converged) return 'No changes. PVE matches git.'
+  const blocked = state.blocked.length > 0 ? blockedPhrase(state.byReason) : ''
+  if (plan.actions.length === 0) return `No actions possible; ${blocked}.`
   const c = countActions(plan.actions)
-  return `Plan: ${c.create} to create, ${c.update} to update, ${c.delete} to delete.`
+  return `Plan: ${c.create} to create, ${c.update} to update, ${c.delete} to delete${blocked ? `; ${blocked}` : ''}.`
 }
 
 function quoteValue(value: string): string {
@@ -78,7 +101,7 @@ function colourFor(symbol: Symbol, p: Paint): (s: string) => string {
 
 export function renderPlanText(plan: Plan, p: Paint): string {
   const lines: string[] = []
-  const commit = plan.commit ? ` at ${plan.commit.slice(0, 12)}` : ''
+  const commit = plan.commit ? ` at ${shortRevision(plan.commit)}` : ''
   lines.push(p.bold(`Cluster ${plan.cluster}${commit}`))
   if (plan.actions.length > 0) {
     lines.push('', 'ProxOps will perform the following actions:')

@@ -43,10 +43,18 @@ describe('text renderer', () => {
         'Gaps (1; not modelled, see docs/GAPS.md):',
         '  VM/pve1/100(web) spec.extra: sent on create only',
         '',
-        'Plan: 1 to create, 1 to update, 1 to delete.',
+        'Plan: 1 to create, 1 to update, 1 to delete; 1 object blocked: anomaly 1.',
         '',
       ].join('\n'),
     )
+  })
+
+  it('the header says when the plan comes from a dirty work tree', () => {
+    const dirty = { ...fixturePlan(), commit: '0123456789abcdef0123456789abcdef01234567-dirty-aabbccddeeff' }
+    expect(renderPlanText(dirty, paint(false)).split('\n')[0]).toBe(
+      'Cluster homelab at 0123456789ab + uncommitted changes (dirty work tree)',
+    )
+    expect(renderPlanText(fixturePlan(), paint(false)).split('\n')[0]).toBe('Cluster homelab at 0123456789ab')
   })
 
   it('says No changes. for an empty plan and colours only when asked', () => {
@@ -61,6 +69,12 @@ describe('text renderer', () => {
     expect(useColor(true, { NO_COLOR: '' }, false)).toBe(true)
     expect(useColor(true, {}, true)).toBe(false)
     expect(useColor(false, {}, false)).toBe(false)
+    expect(useColor(false, { FORCE_COLOR: '1' }, false)).toBe(true)
+    expect(useColor(true, { FORCE_COLOR: '0' }, false)).toBe(false)
+    expect(useColor(false, { FORCE_COLOR: '1', NO_COLOR: '1' }, false)).toBe(false)
+    expect(useColor(false, { FORCE_COLOR: '1' }, true)).toBe(false)
+    expect(useColor(true, { TERM: 'dumb' }, false)).toBe(false)
+    expect(useColor(true, { TERM: 'xterm-256color' }, false)).toBe(true)
   })
 
   test.prop(
@@ -88,11 +102,18 @@ describe('text renderer', () => {
     const c = countActions(actions)
     expect(c.create + c.update + c.delete).toBe(actions.length)
     expect(c.delete).toBe(types.filter((t) => symbolOf(t) === '-').length)
-    const line = summaryLine({ actions })
-    expect(line).toBe(
+    const clean = { ...fixturePlan(actions), anomalies: [], skips: [], pending: [] }
+    expect(summaryLine(clean)).toBe(
       actions.length === 0
         ? 'No changes. PVE matches git.'
         : `Plan: ${c.create} to create, ${c.update} to update, ${c.delete} to delete.`,
+    )
+    // the fixture's anomaly blocks one object: never "No changes" then
+    const blocked = summaryLine(fixturePlan(actions))
+    expect(blocked).toBe(
+      actions.length === 0
+        ? 'No actions possible; 1 object blocked: anomaly 1.'
+        : `Plan: ${c.create} to create, ${c.update} to update, ${c.delete} to delete; 1 object blocked: anomaly 1.`,
     )
   })
 
@@ -115,7 +136,7 @@ describe('markdown renderer', () => {
   it('renders a PR comment with a table, escaped cells and a diff block', () => {
     const md = renderPlanMarkdown(fixturePlan())
     expect(md).toContain('### ProxOps plan for cluster `homelab`')
-    expect(md).toContain('**Plan: 1 to create, 1 to update, 1 to delete.**')
+    expect(md).toContain('**Plan: 1 to create, 1 to update, 1 to delete; 1 object blocked: anomaly 1.**')
     expect(md).toContain(
       '| ~ | `VM/pve2/101(db)` | shutdown-then-update | reboot | VM/db: config drift (memory, tags) |',
     )

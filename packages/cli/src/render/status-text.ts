@@ -5,6 +5,7 @@
 import type { ActionResult, Report } from '@proxops/planner'
 import type { ClusterCycle } from '../status-model.js'
 import type { Paint } from './color.js'
+import { blockedPhrase, shortRevision } from './plan-text.js'
 
 function flat(text: string): string {
   return text.replace(/[\r\n]+/g, ' ')
@@ -15,7 +16,7 @@ function pad(text: string, width: number): string {
 }
 
 export function cycleHeadline(cycle: ClusterCycle): string {
-  const commit = cycle.commit ? ` (commit ${cycle.commit.slice(0, 12)})` : ''
+  const commit = cycle.commit ? ` (commit ${shortRevision(cycle.commit)})` : ''
   switch (cycle.result) {
     case 'aborted':
       return `ABORTED (${flat(cycle.abortReason ?? 'unknown')})${commit}`
@@ -23,8 +24,12 @@ export function cycleHeadline(cycle: ClusterCycle): string {
       const n = cycle.actions.failed
       return `incomplete (${n} failed action${n === 1 ? '' : 's'}, ${cycle.actions.skipped} skipped)${commit}`
     }
-    case 'drift':
-      return `drift (${cycle.actions.planned} action${cycle.actions.planned === 1 ? '' : 's'} planned)${commit}`
+    case 'drift': {
+      const blocked = cycle.blocked > 0 ? `; ${blockedPhrase(cycle.blockedByReason)}` : ''
+      return `drift (${cycle.actions.planned} action${cycle.actions.planned === 1 ? '' : 's'} planned${blocked})${commit}`
+    }
+    case 'blocked':
+      return `blocked (${blockedPhrase(cycle.blockedByReason)})${commit}`
     default:
       return `converged${commit}`
   }
@@ -38,11 +43,11 @@ export function renderStatus(cycles: readonly ClusterCycle[], p: Paint): string 
     lines.push(p.bold(`[${cycle.cluster}]`) + ' ' + colour(headline))
     if (cycle.desiredStale) lines.push(p.red('  DESIRED STATE IS STALE (git fetch has been failing)'))
     lines.push(
-      `  objects=${cycle.objects.length} actions_ok=${cycle.actions.ok} actions_err=${cycle.actions.failed} pruned=${cycle.pruned} prune_deferred=${cycle.pruneDeferred} skipped=${cycle.skips} anomalies=${cycle.anomalies}`,
+      `  objects=${cycle.objects.length} actions_ok=${cycle.actions.ok} actions_err=${cycle.actions.failed} pruned=${cycle.pruned} prune_deferred=${cycle.pruneDeferred} skipped=${cycle.skips} anomalies=${cycle.anomalies} blocked=${cycle.blocked}`,
     )
     if (cycle.result !== 'aborted' && cycle.objects.length === 0) lines.push('  (no objects)')
     for (const o of cycle.objects) {
-      const reason = o.state === 'converged' ? '' : flat(o.reason ?? '')
+      const reason = o.state === 'converged' ? '' : `${o.blocked ? `${o.blocked}: ` : ''}${flat(o.reason ?? '')}`
       const error = o.error ? ` [err: ${flat(o.error)}]` : ''
       lines.push(
         `  ${pad(o.kind, 11)}${pad(o.name, 40)}${pad(o.vmid !== undefined ? String(o.vmid) : '-', 10)}${pad(o.state, 12)}${reason}${error}`.trimEnd(),

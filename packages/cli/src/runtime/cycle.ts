@@ -5,6 +5,8 @@
  */
 import type { SopsCredentials } from '@proxops/sops'
 import {
+  blockedCount,
+  convergence,
   checkPrivileges,
   DEFAULT_POLICY,
   execute,
@@ -170,6 +172,8 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
         pruneDeferred: 0,
         anomalies: 0,
         skips: 0,
+        blocked: 0,
+        blockedByReason: {},
         desiredStale: o.tree.stale,
         objects: [],
       },
@@ -239,6 +243,7 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
       }
     }
     const deferred = plan.skips.filter((s) => s.code === 'prune-budget' || s.code === 'prune-guard').length
+    const state = convergence(plan, report)
     const cycle: ClusterCycle = {
       cluster: name,
       commit: o.tree.commit,
@@ -256,6 +261,8 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
       pruneDeferred: deferred,
       anomalies: plan.anomalies.length,
       skips: plan.skips.length,
+      blocked: blockedCount(state),
+      blockedByReason: state.byReason,
       desiredStale: o.tree.stale,
       objects: objectStates(name, objects, plan, report),
     }

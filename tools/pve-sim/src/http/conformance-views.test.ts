@@ -238,6 +238,19 @@ describe('pve-guest-common PVE::AbstractConfig snapshots (qemu-server and pve-co
     await ok(await formReq('POST', `${snap(313)}/snap-b/rollback`, {}))
   })
 
+  it('template (qemu-server and pve-container): a guest with snapshots cannot become a template', async () => {
+    const r = await formReq('POST', '/nodes/pve1/qemu/313/template', {})
+    expect([r.status, (r.json as { message?: string }).message]).toEqual([
+      500,
+      'unable to create template, because VM contains snapshots\n',
+    ])
+    const ct = await formReq('POST', '/nodes/pve1/lxc/312/template', {})
+    expect([ct.status, (ct.json as { message?: string }).message]).toEqual([
+      500,
+      'unable to create template, because CT contains snapshots\n',
+    ])
+  })
+
   it('update_snapshot_config: sets the description synchronously', async () => {
     await ok(await formReq('POST', snap(313), { snapname: 'snap-c' }))
     const r = await formReq('PUT', `${snap(313)}/snap-c/config`, { description: 'tested' })
