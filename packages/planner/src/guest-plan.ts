@@ -172,7 +172,7 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
         diffs.push({
           field: 'spec.clone',
           key: k,
-          before: k === 'cipassword' || k === 'sshkeys' ? SENSITIVE : (cfg[k] as string),
+          before: k === 'cipassword' || k === 'sshkeys' ? SENSITIVE : cfg[k],
         })
     }
   }
@@ -295,7 +295,7 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
     }
     if (leftPending.length > 0) {
       env.out.pending.push({
-        address: base.address as string,
+        address: base.address,
         keys: leftPending,
         message: `${leftPending.join(', ')} will stay pending in PVE until the guest restarts (disruption: ${policy})`,
       })
@@ -366,7 +366,7 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
       stoppedByUpdate = true
     } else {
       env.out.pending.push({
-        address: base.address as string,
+        address: base.address,
         keys: pendingKeys,
         message: `${pendingKeys.join(', ')} pending in PVE until the guest restarts (disruption: ${policy})`,
       })
@@ -446,7 +446,7 @@ function compareOwned(
     for (let j = 0; j < outcomes.length; j++) {
       const out = outcomes[j]!
       if (out.t === 'anomaly') anomaly({ code: out.code, field: o.key, message: `${resource}: ${out.message}` })
-      else if (out.t === 'gap') env.out.gaps.push({ address: base.address as string, field: o.field, note: out.note })
+      else if (out.t === 'gap') env.out.gaps.push({ address: base.address, field: o.field, note: out.note })
       else if (out.t === 'resize') {
         w.resizes.push({ key: o.key, size: out.size, diff: fieldDiff(o.field, o.key, before, `size=${out.after}`) })
       } else {

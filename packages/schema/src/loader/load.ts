@@ -9,7 +9,7 @@
 import * as v from 'valibot'
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 import { type ErrorCode, type SchemaError, sortErrors, splitIssueMessage } from '../errors.js'
-import { type ClusterEntry, type ProcessConfig, clusterEntrySchema, processConfigSchema } from '../config.js'
+import { type ClusterEntry, type ProcessConfig, processConfigSchema } from '../config.js'
 import { buildGraph, type DependencyGraph, referencesOf, type ResourceKey, resourceKey } from '../graph.js'
 import { KIND_ROOTS, type Kind, isGuestKind } from '../kinds.js'
 import { checkClusterName } from '../names.js'
@@ -300,7 +300,7 @@ class Loader {
       const tagged = splitIssueMessage(issue.message)
       const last = path[path.length - 1]
       let code: ErrorCode = 'config-invalid'
-      let message = issue.message
+      let message: string
       if (tagged) {
         code = tagged.code === 'field-type' || tagged.code === 'field-invalid' ? 'config-invalid' : tagged.code
         message = `${formatPath(path)}: ${tagged.text}`

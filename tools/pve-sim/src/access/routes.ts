@@ -201,13 +201,11 @@ export function accessRoutes(a: AccessState, auth: AuthState): Route[] {
       'GET',
       '/access/roles',
       () =>
-        a
-          .roleNames()
-          .map((roleid) => ({
-            roleid,
-            privs: [...(a.role(roleid) ?? [])].sort().join(','),
-            special: a.privileges.builtinRoles.has(roleid) ? 1 : 0,
-          })),
+        a.roleNames().map((roleid) => ({
+          roleid,
+          privs: [...(a.role(roleid) ?? [])].sort().join(','),
+          special: a.privileges.builtinRoles.has(roleid) ? 1 : 0,
+        })),
     ],
     [
       'POST',
@@ -363,6 +361,6 @@ function apply(m: Map<string, Map<string, boolean>>, id: string, role: string, p
     if (roles?.size === 0) m.delete(id)
     return
   }
-  if (!roles) m.set(id, (roles = new Map()))
+  if (!roles) m.set(id, (roles = new Map<string, boolean>()))
   roles.set(role, propagate)
 }

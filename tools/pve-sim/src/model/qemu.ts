@@ -409,7 +409,7 @@ function applyUpdate(c: Cluster, g: Guest, node: NodeState, req: UpdateRequest, 
   const values: Record<string, string> = {}
   for (const k of Object.keys(req.planned).sort()) {
     values[k] = realise(c, node, g.vmid, k, req.planned[k] as string | DriveRequest, allocated)
-    boot.added(k, values[k] as string)
+    boot.added(k, values[k])
   }
   const newBoot = boot.value()
   if (newBoot !== undefined) values.boot = newBoot
