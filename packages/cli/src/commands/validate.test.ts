@@ -114,6 +114,18 @@ describe('proxops validate (built CLI)', () => {
     }
   })
 
+  it.each([
+    [['diff', '--cluster'], '--cluster'],
+    [['validate', '--output'], '--output'],
+    [['status', '--git-path'], '--git-path'],
+    [['validate', '--cluster', '--strict'], '--cluster'],
+  ])('a flag without its value says so in one line: %j', (args, flag) => {
+    const r = proxops(args, { cwd: examples })
+    expect(r.code).toBe(1)
+    expect(r.stdout).toBe('')
+    expect(r.stderr).toBe(`proxops: error: ${flag} needs a value (see proxops --help)\n`)
+  })
+
   const broken = readdirSync(fixtures).sort()
   it.each(broken)('rejects the broken repository %s with the expected codes and positions', (name) => {
     const expected = readFileSync(join(fixtures, name, 'expected.txt'), 'utf8')
