@@ -201,13 +201,11 @@ export function accessRoutes(a: AccessState, auth: AuthState): Route[] {
       'GET',
       '/access/roles',
       () =>
-        a
-          .roleNames()
-          .map((roleid) => ({
-            roleid,
-            privs: [...(a.role(roleid) ?? [])].sort().join(','),
-            special: a.privileges.builtinRoles.has(roleid) ? 1 : 0,
-          })),
+        a.roleNames().map((roleid) => ({
+          roleid,
+          privs: [...(a.role(roleid) ?? [])].sort().join(','),
+          special: a.privileges.builtinRoles.has(roleid) ? 1 : 0,
+        })),
     ],
     [
       'POST',
