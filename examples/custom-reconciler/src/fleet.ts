@@ -62,6 +62,6 @@ export function fleet(options: FleetOptions): DesiredManifest[] {
   return docs.map((doc) => {
     const parsed = parseManifest({ apiVersion: 'proxops/v1alpha1', ...doc })
     if (!parsed.ok) throw new Error(`fleet: ${JSON.stringify(parsed.issues.map((i) => i.message))}`)
-    return parsed.manifest as DesiredManifest
+    return parsed.manifest
   })
 }

@@ -95,7 +95,7 @@ export function program(
     )
     .wrap(Math.min(120, process.stdout.columns ?? 100))
     .help()
-    .alias('help', 'h') as unknown as Argv<GlobalArgs>
+    .alias('help', 'h')
 }
 
 /** Runs the CLI with the given arguments and resolves to the process exit code. */

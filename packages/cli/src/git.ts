@@ -83,7 +83,7 @@ export const execGit: GitRunner = (args, options) =>
         windowsHide: true,
       },
       (error, stdout, stderr) => {
-        if (error) reject(Object.assign(error, { stderr: String(stderr) }))
+        if (error) reject(Object.assign(error as Error, { stderr: String(stderr) }))
         else resolve({ stdout: String(stdout) })
       },
     )

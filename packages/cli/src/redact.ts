@@ -67,6 +67,8 @@ export class Redactor {
   #plain: RegExp | undefined
   /** base64 cores, matched exactly */
   #base64: RegExp | undefined
+  /** one cheap test: could this string need masking at all? (most strings of a plan do not) */
+  #trigger: RegExp = triggerOf([])
 
   /** Registers secret values; empty and very short values are ignored (see MIN_SECRET_LENGTH). */
   add(...values: ReadonlyArray<string | undefined | null>): this {
@@ -79,6 +81,7 @@ export class Redactor {
     }
     this.#plain = alternation(this.#secrets, 'gi')
     this.#base64 = alternation(this.#cores, 'g')
+    this.#trigger = triggerOf([this.#plain, this.#base64])
     return this
   }
 
@@ -88,6 +91,7 @@ export class Redactor {
 
   /** Masks registered secrets and known credential shapes in a string. */
   text(input: string): string {
+    if (!this.#trigger.test(input)) return input
     let out = input
     if (this.#plain) out = out.replace(this.#plain, REDACTED)
     if (this.#base64) out = out.replace(this.#base64, REDACTED)
@@ -135,6 +139,15 @@ export class Redactor {
 
 function hasCode(err: Error): err is Error & { code: string } {
   return typeof (err as { code?: unknown }).code === 'string'
+}
+
+/** What every credential shape of PATTERNS starts with (kept beside PATTERNS: a new shape needs its trigger). */
+const SHAPE_TRIGGERS = /PVEAPIToken=|PVEAuthCookie=|CSRFPreventionToken|Authorization|:\/\/|AGE-SECRET-KEY-/i
+
+/** A non-global test that is true for every string `text()` could change (it may be true for more). */
+function triggerOf(parts: ReadonlyArray<RegExp | undefined>): RegExp {
+  const sources = [SHAPE_TRIGGERS.source, ...parts.filter((p): p is RegExp => p !== undefined).map((p) => p.source)]
+  return new RegExp(sources.join('|'), 'i')
 }
 
 /** One regular expression for a set of literals, longest first so a secret that contains another goes whole. */

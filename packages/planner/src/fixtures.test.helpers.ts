@@ -212,7 +212,11 @@ export function applyPlan(plan: Plan, inv: LiveInventory): LiveInventory {
   const guests = new Map(inv.guests.map((g) => [g.vmid, { ...g, config: { ...g.config } }]))
   const volumes = [...inv.volumes]
   const disks = new Map<number, { n: number }>()
-  const diskNo = (vmid: number) => disks.get(vmid) ?? (disks.set(vmid, { n: 10 }).get(vmid) as { n: number })
+  const diskNo = (vmid: number) => {
+    let d = disks.get(vmid)
+    if (!d) disks.set(vmid, (d = { n: 10 }))
+    return d
+  }
   for (const a of plan.actions) {
     for (const r of a.requests) {
       switch (r.call) {

@@ -113,8 +113,11 @@ export function planNewGuest(t: GuestTarget, env: GuestPlanEnv): void {
     createDiffs.push({ field: k === 'ostemplate' ? 'spec.template' : `spec.extra.${k}`, key: k, after: String(v) })
   }
   params.vmid = vmid
-  if (started) params.start = 1
+  // pve-container's create with start=1 only forks a separate vzstart task that nobody waits on, so an LXC is
+  // started by a start request of its own (its task, its real error); a VM keeps start=1 (read back after)
+  if (started && type === 'qemu') params.start = 1
   const requests: PveRequest[] = [{ call: 'createGuest', node, guest: type, params }]
+  if (started && type === 'lxc') requests.push({ call: 'start', node, guest: type, vmid })
   if (isTemplate) requests.push({ call: 'markTemplate', node, guest: type, vmid })
   env.out.drafts.push({
     ...base,
@@ -169,7 +172,7 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
         diffs.push({
           field: 'spec.clone',
           key: k,
-          before: k === 'cipassword' || k === 'sshkeys' ? SENSITIVE : (cfg[k] as string),
+          before: k === 'cipassword' || k === 'sshkeys' ? SENSITIVE : cfg[k],
         })
     }
   }
@@ -292,7 +295,7 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
     }
     if (leftPending.length > 0) {
       env.out.pending.push({
-        address: base.address as string,
+        address: base.address,
         keys: leftPending,
         message: `${leftPending.join(', ')} will stay pending in PVE until the guest restarts (disruption: ${policy})`,
       })
@@ -363,7 +366,7 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
       stoppedByUpdate = true
     } else {
       env.out.pending.push({
-        address: base.address as string,
+        address: base.address,
         keys: pendingKeys,
         message: `${pendingKeys.join(', ')} pending in PVE until the guest restarts (disruption: ${policy})`,
       })
@@ -443,7 +446,7 @@ function compareOwned(
     for (let j = 0; j < outcomes.length; j++) {
       const out = outcomes[j]!
       if (out.t === 'anomaly') anomaly({ code: out.code, field: o.key, message: `${resource}: ${out.message}` })
-      else if (out.t === 'gap') env.out.gaps.push({ address: base.address as string, field: o.field, note: out.note })
+      else if (out.t === 'gap') env.out.gaps.push({ address: base.address, field: o.field, note: out.note })
       else if (out.t === 'resize') {
         w.resizes.push({ key: o.key, size: out.size, diff: fieldDiff(o.field, o.key, before, `size=${out.after}`) })
       } else {

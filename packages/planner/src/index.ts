@@ -6,7 +6,14 @@ export { plan, artifactVolid, type PlanOptions } from './plan.js'
 export { mergedView } from './guest-plan.js'
 export { compareActions, guestAddress, artifactAddress } from './order.js'
 export { serializePlan, parsePlan } from './serialize.js'
-export { convergence, describeBlocked, blockedCount, type Convergence, type Blocked, type BlockReason } from './convergence.js'
+export {
+  convergence,
+  describeBlocked,
+  blockedCount,
+  type Convergence,
+  type Blocked,
+  type BlockReason,
+} from './convergence.js'
 export { PlanInputError, type PlanErrorCode } from './errors.js'
 export * from './observe/index.js'
 export * from './execute/index.js'

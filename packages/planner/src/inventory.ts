@@ -16,8 +16,10 @@ export interface LiveGuest {
   node: string
   name?: string
   template: boolean
-  /** running | stopped | unknown (PVE's resource view lags; observe prefers the node's guest list) */
+  /** running | stopped | paused | unknown (PVE's resource view lags; observe prefers the node's guest list) */
   status: string
+  /** qemu: the QMP status when it is not plain `running` (`paused`, `prelaunch`, `io-error`, ...) */
+  qmpstatus?: string
   /** tags as PVE stores them, split on `;`, `,` and whitespace, lower-cased, de-duplicated, sorted */
   tags: string[]
   /** PVE's config lock (`create`, `clone`, `backup`, `migrate`, ...) when one is set */

@@ -53,6 +53,26 @@ describe('create and converge', () => {
     expect(second.actions).toEqual([])
   })
 
+  it('14.6: a started LXC is created without start=1 and started by a request of its own (pve-container forks vzstart apart)', () => {
+    const p = plan(
+      desired(
+        artifact('CTTemplate', 'debian-12', 'debian-12.tar.zst'),
+        lxc('ct', 200),
+        lxc('off', 201, { state: 'stopped' }),
+      ),
+      inventory(),
+      policy(),
+      { secrets: lookup },
+    )
+    const calls = (vmid: number) => p.actions.find((a) => a.vmid === vmid)!.requests.map((r) => r.call)
+    expect(calls(200)).toEqual(['createGuest', 'start'])
+    expect(calls(201)).toEqual(['createGuest'])
+    for (const vmid of [200, 201])
+      expect(
+        (p.actions.find((a) => a.vmid === vmid)!.requests[0] as { params: Record<string, unknown> }).params.start,
+      ).toBeUndefined()
+  })
+
   it('keeps secrets out of the plan (refs only), yet converges', () => {
     const d = desired(
       vm('ci', 101, {

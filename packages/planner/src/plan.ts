@@ -345,7 +345,10 @@ class Context {
     }
     if (g.status === 'paused') {
       // PVE refuses both start ("already running") and shutdown ("VM is paused") of a paused VM
-      skip('paused', 'paused on PVE; resume or stop it by hand; not planned this cycle')
+      skip(
+        'paused',
+        `${g.qmpstatus !== undefined && g.qmpstatus !== 'paused' ? `QMP status ${g.qmpstatus}` : 'paused'} on PVE; resume or stop it by hand; not planned this cycle`,
+      )
       return
     }
     if (g.template && !isTemplate) {

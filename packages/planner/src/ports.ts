@@ -53,6 +53,10 @@ export interface GuestStatus {
   lock?: string
   template?: boolean
   name?: string
+  /** HA managed: power requests answer `hastart`/`hastop` tasks that end before the guest changes state */
+  haManaged?: boolean
+  /** the HA manager's state of the service (`started`, `request_stop`, `stopped`, `error`, ...) */
+  haState?: string
 }
 
 /**

@@ -603,6 +603,18 @@ describe('power and disruption (RB 9.3, architecture row 5)', () => {
     expect(p.skips.map((s) => s.code)).toEqual(['paused'])
   })
 
+  it('a guest in another QMP state is skipped with that state named (14.10)', () => {
+    const p = plan(
+      desired(vm('web', 100, { memory: 4096 })),
+      inventory([liveVm(100, 'web', {}, { status: 'paused', qmpstatus: 'io-error' })]),
+      policy(),
+    )
+    expect(p.actions).toEqual([])
+    expect(p.skips.map((s) => [s.code, s.message])).toEqual([
+      ['paused', 'QMP status io-error on PVE; resume or stop it by hand; not planned this cycle'],
+    ])
+  })
+
   it('UnknownPowerDoesNothing', () => {
     expect(
       plan(desired(vm('web', 100)), inventory([liveVm(100, 'web', {}, { status: 'unknown' })]), policy()).actions,

@@ -63,7 +63,7 @@ export async function startEnv(options: SimulatorOptions = {}): Promise<Env> {
 export function manifest(doc: Record<string, unknown>): DesiredManifest {
   const parsed = parseManifest({ apiVersion: 'proxops/v1alpha1', ...doc })
   if (!parsed.ok) throw new Error(`test manifest invalid: ${JSON.stringify(parsed.issues)}`)
-  return parsed.manifest as DesiredManifest
+  return parsed.manifest
 }
 
 export interface CycleResult {

@@ -183,6 +183,7 @@ export function decodeGuestStatus(v: unknown): GuestStatus {
     maxmem: optNumber(o.maxmem, 'maxmem'),
     mem: optNumber(o.mem, 'mem'),
     haManaged: ha ? optBool(ha.managed, 'ha.managed') : undefined,
+    haState: ha ? optStr(ha.state, 'ha.state') : undefined,
   })
 }
 

@@ -208,7 +208,7 @@ export class Transport {
             path: spec.path,
           })
         }
-        return spec.envelope ? json : (json as { data: unknown }).data
+        return spec.envelope ? json : json.data
       }
       throw classifyHttpFailure({
         status,

@@ -104,6 +104,8 @@ export interface GuestStatus {
   mem?: number
   /** HA managed (0/1 in PVE) */
   haManaged?: boolean
+  /** the HA manager's state of the service (`started`, `request_stop`, `stopped`, `error`, ...) when managed */
+  haState?: string
 }
 
 export interface StorageInfo {

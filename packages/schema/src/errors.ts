@@ -73,6 +73,8 @@ export const ErrorCodes = {
   'composition-duplicate': 'a path is listed twice',
   'composition-kind-root': 'a listed path is not under one of the seven kind roots',
   'legacy-layout': 'a manifest sits directly under a kind root',
+  'manifest-unlisted':
+    'a YAML file under a kind root is listed by no resources.yaml (validate: warning; error with --strict)',
   'no-clusters': 'no cluster is configured',
   'base-url-duplicate': 'two clusters share one base-url',
   'cluster-unknown': 'the selected cluster does not exist',

@@ -8,6 +8,8 @@ import { ErrorCodes } from './errors.js'
 import { KIND_ALIASES, KIND_ROOT_OF, KINDS } from './kinds.js'
 import { manifestJsonSchema } from './json-schema.js'
 
+// The generator walks the JSON Schema tree valibot produces, which has no static type.
+/* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-argument, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-return */
 type Json = Record<string, any>
 
 export function renderManifestSchema(): string {

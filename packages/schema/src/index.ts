@@ -45,4 +45,5 @@ export {
   type LoadedCluster,
   type ClusterIndex,
   type RepositoryModel,
+  type UnlistedFile,
 } from './loader/load.js'

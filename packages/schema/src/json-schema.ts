@@ -20,7 +20,7 @@ function kindSchema(kind: (typeof KINDS)[number]): JsonSchema {
   delete schema.$schema
   const properties = schema.properties as Record<string, Record<string, unknown>>
   properties.kind = { ...properties.kind, pattern: kindPattern([kind]) }
-  return { title: kind, ...schema } as JsonSchema
+  return { title: kind, ...schema }
 }
 
 /** The JSON Schema of one manifest document of any kind (dispatching on `kind`, case-insensitively). */
@@ -47,5 +47,5 @@ export function manifestJsonSchema(): JsonSchema {
       then: { $ref: `#/definitions/${kind}` },
     })),
     definitions,
-  } as JsonSchema
+  }
 }

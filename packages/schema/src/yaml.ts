@@ -105,7 +105,7 @@ export function parseWithLibrary(text: string, limits: YamlLimits = {}, tree = l
       problems.push({
         code: e.code === 'DUPLICATE_KEY' ? 'yaml-duplicate-key' : 'yaml-syntax',
         line: at.line,
-        column: 'col' in at ? at.col : (at as Position).column,
+        column: 'col' in at ? at.col : at.column,
         message:
           e.code === 'DUPLICATE_KEY'
             ? `${firstLine(e.message)}: remove or rename the repeated key`

@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest'
 import { fc, test } from '@fast-check/vitest'
 import { renderManifestSchema, renderSchemaReference, withErrorTable, renderErrorTable } from '../src/generate.js'
 import { manifestJsonSchema } from '../src/json-schema.js'
-import { ErrorCodes, KIND_ALIASES, KINDS, parseQuantity } from '../src/index.js'
+import { ErrorCodes, KIND_ALIASES, KINDS, manifestSchemas, parseQuantity } from '../src/index.js'
+import { parseManifest } from '../src/manifest/parse.js'
 
 const read = (p: string) => readFileSync(fileURLToPath(new URL(p, import.meta.url)), 'utf8')
 const HINT = 'out of date: run `pnpm --filter @proxops/schema gen`'
@@ -47,6 +48,40 @@ describe('JSON Schema', () => {
       }
     }
     for (const kind of KINDS) walk(schema.definitions[kind], kind)
+  })
+
+  it('uses no regex flags in the valibot rules, which the JSON Schema patterns would silently drop', () => {
+    const flagged: string[] = []
+    const seen = new Set<unknown>()
+    const walk = (x: unknown): void => {
+      if (typeof x !== 'object' || x === null || seen.has(x)) return
+      seen.add(x)
+      if (x instanceof RegExp) {
+        if (x.flags !== '') flagged.push(`/${x.source}/${x.flags}`)
+        return
+      }
+      for (const value of Object.values(x)) walk(value)
+    }
+    walk(manifestSchemas)
+    expect(flagged).toEqual([])
+  })
+
+  const macPattern = new RegExp(schema.definitions.VM.properties.spec.properties.networks.items.properties.mac.pattern)
+  test.prop([
+    fc.oneof(
+      fc.array(fc.stringMatching(/^[0-9a-fA-F]{2}$/), { minLength: 6, maxLength: 6 }).map((p) => p.join(':')),
+      fc.array(fc.stringMatching(/^[0-9a-fA-FgG]{1,3}$/), { minLength: 5, maxLength: 7 }).map((p) => p.join(':')),
+    ),
+  ])('the JSON Schema accepts exactly the MACs validate accepts (upper, lower and mixed case)', (mac) => {
+    const doc = {
+      apiVersion: 'proxops/v1alpha1',
+      kind: 'VM',
+      metadata: { name: 'app' },
+      spec: { node: 'pve1', vmid: 100, networks: [{ slot: 'net0', bridge: 'vmbr0', mac }] },
+    }
+    const r = parseManifest(doc)
+    const macIssue = !r.ok && r.issues.some((i) => i.path.join('.').endsWith('mac'))
+    expect(macPattern.test(mac)).toBe(!macIssue)
   })
 
   test.prop([fc.string({ maxLength: 12 })])(

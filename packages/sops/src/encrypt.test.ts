@@ -1,4 +1,4 @@
-import { fc, test } from '@fast-check/vitest'
+import { test } from '@fast-check/vitest'
 import * as age from 'age-encryption'
 import { beforeAll, describe, expect } from 'vitest'
 import { parseDocument } from 'yaml'

@@ -42,7 +42,7 @@ describe.each(Object.keys(EXAMPLE_SECRETS))('examples/repository/clusters/%s/sec
     const creds = readCredentials(await decryptSopsFile(secretsFile(cluster), { identities: [key()] }), { cluster })
     const refs: string[] = []
     for (const kind of ['vm', 'templatevm']) {
-      let files: string[] = []
+      let files: string[]
       try {
         files = readdirSync(join(repoRoot, 'examples', 'repository', kind, cluster)).filter((f) => f.endsWith('.yaml'))
       } catch {

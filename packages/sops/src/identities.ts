@@ -171,7 +171,9 @@ export function shellSplit(s: string): string[] {
 function runCommand(argv: readonly string[], env: Env): Promise<string> {
   const [cmd = '', ...args] = argv
   return new Promise((resolve, reject) => {
-    execFile(cmd, args, { env: env as NodeJS.ProcessEnv, timeout: 30_000, maxBuffer: 1 << 20 }, (err, stdout) => {
+    execFile(cmd, args, { env: env, timeout: 30_000, maxBuffer: 1 << 20 }, (err, stdout) => {
+      // execFile's error is an Error; its declared type loses that through Omit<>.
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
       if (err) reject(err)
       else resolve(stdout)
     })

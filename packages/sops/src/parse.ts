@@ -49,7 +49,7 @@ export function detectStyle(text: string, format: SopsFormat): Omit<SerializeOpt
   const lines = text.split(/\r?\n/)
   if (format === 'json') {
     const m = lines.map((l) => /^([ \t]+)"/.exec(l)).find(Boolean)
-    return m ? { jsonIndent: m[1] as string } : {}
+    return m ? { jsonIndent: m[1] } : {}
   }
   const style: Omit<SerializeOptions, 'format'> = {}
   for (let i = 0; i + 1 < lines.length; i++) {

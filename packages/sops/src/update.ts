@@ -82,7 +82,7 @@ function insert(
         throw new SopsError('Malformed', file, 'cannot add below a value that is not a mapping', {
           path: path.slice(0, i + 1),
         })
-      map = pair.value as YAMLMap
+      map = pair.value
       continue
     }
     const node: Scalar | YAMLMap = last ? scalarFor(value) : new YAMLMap()

@@ -63,6 +63,8 @@ export interface SimulatorOptions {
   proxyTimeoutMs?: number
   /** window after dispatch in which task status answers 400 `no such task` (model default 0) */
   noSuchTaskWindowMs?: number
+  /** one HA CRM/LRM cycle: an HA-managed guest's power request takes this long before the LRM acts (default 2000) */
+  haLagMs?: number
   /** JSON control file, applied now and re-read on change */
   controlFile?: string
   /** serve `POST /_sim/control`, `GET /_sim/stats` on loopback (default true) */
@@ -117,6 +119,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     ...(options.estate ? { estate: options.estate } : {}),
     ...(options.resourcesLagMs !== undefined ? { resourcesLagMs: options.resourcesLagMs } : {}),
     ...(options.noSuchTaskWindowMs !== undefined ? { noSuchTaskWindowMs: options.noSuchTaskWindowMs } : {}),
+    ...(options.haLagMs !== undefined ? { haLagMs: options.haLagMs } : {}),
   })
   const auth = new AuthState(rootPassword, tokens)
   const access = new AccessState(pveVersion)

@@ -76,7 +76,7 @@ beforeAll(async () => {
     baseUrl: `http://127.0.0.1:${port}`,
     auth: { type: 'token', tokenId: 'root@pam!fuzz', secret: 'canary-token-5d1c' },
     retry: { retries: 0 },
-  } as Parameters<typeof createPveReadOnlyClient>[0])
+  })
 })
 afterAll(async () => {
   await client.close()

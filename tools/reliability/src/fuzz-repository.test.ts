@@ -27,7 +27,7 @@ function spyFs(): { fs: RepoFs; touched: string[] } {
         return (value as (...a: unknown[]) => unknown).apply(target, args)
       }
     },
-  }) as RepoFs
+  })
   return { fs, touched }
 }
 

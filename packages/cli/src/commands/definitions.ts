@@ -41,10 +41,7 @@ export function diffCommand(
         .option('allow-empty', allowEmptyOption)
         .example('proxops diff', 'plan every cluster, Terraform-style')
         .example('proxops diff --cluster homelab --output markdown', 'a pull-request comment for one cluster')
-        .example(
-          'proxops diff --out plan.json --detailed-exitcode',
-          'save the plan; exit 2 when there are changes',
-        ) as unknown as Argv<PlanArgs & { 'detailed-exitcode'?: boolean; out?: string }>,
+        .example('proxops diff --out plan.json --detailed-exitcode', 'save the plan; exit 2 when there are changes'),
     handler: async (args: ArgumentsCamelCase<PlanArgs & { 'detailed-exitcode'?: boolean; out?: string }>) =>
       setExit(await (await import('./reconcile.js')).diffHandler(ctx(), args)),
   }
@@ -75,10 +72,7 @@ export function applyCommand(
         .option('allow-empty', allowEmptyOption)
         .example('proxops apply', 'plan, confirm on the terminal, converge')
         .example('proxops apply --yes --cluster edge', 'converge one cluster without asking')
-        .example(
-          'proxops diff --out plan.json && proxops apply --plan plan.json',
-          'apply exactly the reviewed plan',
-        ) as unknown as Argv<PlanArgs & { plan?: string; yes?: boolean; 'dry-run'?: boolean }>,
+        .example('proxops diff --out plan.json && proxops apply --plan plan.json', 'apply exactly the reviewed plan'),
     handler: async (args: ArgumentsCamelCase<PlanArgs & { plan?: string; yes?: boolean; 'dry-run'?: boolean }>) =>
       setExit(await (await import('./reconcile.js')).applyHandler(ctx(), args)),
   }
@@ -94,7 +88,7 @@ export function statusCommand(ctx: Ctx, setExit: Setter): CommandModule<GlobalAr
         .option('output', { alias: 'o', type: 'string', choices: ['text', 'json'] as const, describe: 'Output format' })
         .option('allow-empty', allowEmptyOption)
         .example('proxops status', 'which objects are converged, drifting, skipped or anomalous')
-        .example('proxops status --cluster edge --output json', 'the same as JSON') as unknown as Argv<PlanArgs>,
+        .example('proxops status --cluster edge --output json', 'the same as JSON'),
     handler: async (args: ArgumentsCamelCase<PlanArgs>) =>
       setExit(await (await import('./reconcile.js')).statusHandler(ctx(), args)),
   }
@@ -113,10 +107,7 @@ export function adoptCommand(ctx: Ctx, setExit: Setter): CommandModule<GlobalArg
           'proxops adopt --cluster homelab',
           'write vm/homelab/*.yaml and friends, print the resources.yaml lines',
         )
-        .example(
-          'proxops adopt --cluster homelab --adopt-secrets',
-          'also move live SSH keys into the SOPS file',
-        ) as unknown as Argv<AdoptArgs>,
+        .example('proxops adopt --cluster homelab --adopt-secrets', 'also move live SSH keys into the SOPS file'),
     handler: async (args: ArgumentsCamelCase<AdoptArgs>) =>
       setExit(await (await import('./adopt.js')).adoptHandler(ctx(), args)),
   }
@@ -136,7 +127,7 @@ export function runCommand(ctx: Ctx, setExit: Setter): CommandModule<GlobalArgs,
         .example(
           'proxops run --git-url https://git.example/ops.git --listen 127.0.0.1:9494',
           'follow a remote repository',
-        ) as unknown as Argv<RunArgs>,
+        ),
     handler: async (args: ArgumentsCamelCase<RunArgs>) =>
       setExit(await (await import('./run.js')).runHandler(ctx(), args)),
   }

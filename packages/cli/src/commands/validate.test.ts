@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs'
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -72,6 +72,48 @@ describe('proxops validate (built CLI)', () => {
     }
   })
 
+  it('names manifest files that no resources.yaml lists, with their problems: warning, or error with --strict', () => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), 'proxops-unlisted-')))
+    try {
+      cpSync(examples, dir, { recursive: true, filter: (src) => !src.includes('node_modules') })
+      mkdirSync(join(dir, 'vm', 'stray'), { recursive: true })
+      writeFileSync(
+        join(dir, 'vm', 'stray', 'forgotten.yaml'),
+        'apiVersion: proxops/v1alpha1\nkind: VM\nmetadata:\n  name: Bad Name\n',
+      )
+      writeFileSync(join(dir, 'lxc', 'notes.txt'), 'not yaml, not a manifest\n')
+      const warned = proxops(['validate', '--git-path', dir])
+      expect(warned.code).toBe(0)
+      const lines = warned.stdout.trim().split('\n')
+      expect(lines[0]).toBe(
+        'warning: vm/stray/forgotten.yaml manifest-unlisted vm/stray/forgotten.yaml is listed in no clusters/<name>/resources.yaml, so no cluster manages it: list it or remove it',
+      )
+      // the file's own problems are shown too, all as warnings
+      expect(lines.filter((l) => l.startsWith('warning: vm/stray/forgotten.yaml:')).length).toBeGreaterThan(0)
+      expect(lines.filter((l) => l.startsWith('warning: ')).every((l) => l.includes('vm/stray/forgotten.yaml'))).toBe(
+        true,
+      )
+      expect(lines.filter((l) => !l.startsWith('warning: ')).map((l) => l.split(':')[0])).toEqual(['edge', 'homelab'])
+
+      // --cluster still judges against every cluster's composition (edge's files are not "unlisted")
+      const one = proxops(['validate', '--cluster', 'homelab', '--git-path', dir])
+      expect(one.code).toBe(0)
+      expect(one.stdout.split('\n').filter((l) => l.includes('manifest-unlisted'))).toHaveLength(1)
+
+      const strict = proxops(['validate', '--strict', '--git-path', dir])
+      expect(strict.code).toBe(1)
+      expect(strict.stdout).not.toContain('warning:')
+      expect(strict.stdout).toContain('vm/stray/forgotten.yaml manifest-unlisted ')
+      expect(strict.stdout).toMatch(/^vm\/stray\/forgotten\.yaml:\d+:\d+ /m)
+
+      const json = JSON.parse(proxops(['validate', '--output', 'json', '--git-path', dir]).stdout)
+      expect(json.valid).toBe(true)
+      expect(json.warnings[0]).toMatchObject({ code: 'manifest-unlisted', file: 'vm/stray/forgotten.yaml' })
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   const broken = readdirSync(fixtures).sort()
   it.each(broken)('rejects the broken repository %s with the expected codes and positions', (name) => {
     const expected = readFileSync(join(fixtures, name, 'expected.txt'), 'utf8')
@@ -79,7 +121,12 @@ describe('proxops validate (built CLI)', () => {
       .filter((l) => l && !l.startsWith('#'))
     const r = proxops(['validate', '--git-path', join(fixtures, name)])
     expect(r.code).toBe(1)
-    const problems = r.stdout.trim().split('\n').slice(0, -1)
+    // warnings (manifest-unlisted) are not what these fixtures are about
+    const problems = r.stdout
+      .trim()
+      .split('\n')
+      .slice(0, -1)
+      .filter((l) => !l.startsWith('warning: '))
     expect(problems.map((l) => l.split(' ').slice(0, 2).join(' '))).toEqual(expected)
     expect(r.stdout.trim().split('\n').at(-1)).toMatch(/^\d+ problems? in /)
   })

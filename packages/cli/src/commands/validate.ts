@@ -1,7 +1,7 @@
 /**
- * `proxops validate [--cluster X] [--output text|json]`: checks the repository offline (no network, no PVE):
+ * `proxops validate [--cluster X] [--output text|json] [--strict]`: checks the repository offline (no network, no PVE):
  * manifests, composition, configs, references. Prints every problem as `file:line:col code message`; exits 1
- * if there is any, else 0 with a one-line summary per cluster.
+ * if there is any, else 0 with a one-line summary per cluster. Unlisted manifest files are warnings (errors with --strict).
  */
 import path from 'node:path'
 import type { Argv, CommandModule } from 'yargs'
@@ -30,6 +30,8 @@ export interface ValidateOptions {
   gitPath?: string
   cluster?: string
   output: 'text' | 'json'
+  /** unlisted manifest files (and their problems) are errors, not warnings */
+  strict?: boolean
   cwd: string
   hooks?: ValidateHooks
 }
@@ -50,11 +52,15 @@ export async function runValidate(options: ValidateOptions): Promise<ValidateRes
     const found = await discoverRepository(options.cwd)
     if (!found.ok) {
       const error: SchemaError = { code: 'repo-not-found', file: '.', line: 0, column: 0, message: found.message }
-      return render(options.output, undefined, [error], [])
+      return render(options.output, undefined, [error], [], [])
     }
     root = found.root
   }
-  const model = await loadRepository({ root, ...(options.cluster !== undefined ? { cluster: options.cluster } : {}) })
+  const model = await loadRepository({
+    root,
+    unlisted: true,
+    ...(options.cluster !== undefined ? { cluster: options.cluster } : {}),
+  })
   const extra: SchemaError[] = []
   if (options.hooks?.checkCluster) {
     for (const cluster of model.clusters) {
@@ -62,8 +68,19 @@ export async function runValidate(options: ValidateOptions): Promise<ValidateRes
         extra.push({ ...e, clusters: e.clusters ?? [cluster.name] })
     }
   }
-  const errors = sortErrors([...model.errors, ...extra])
-  return render(options.output, model, errors, model.clusters)
+  const noticed = sortErrors(model.unlisted.flatMap((u) => [unlistedError(u.file), ...u.errors]))
+  const errors = sortErrors([...model.errors, ...extra, ...(options.strict ? noticed : [])])
+  return render(options.output, model, errors, model.clusters, options.strict ? [] : noticed)
+}
+
+function unlistedError(file: string): SchemaError {
+  return {
+    code: 'manifest-unlisted',
+    file,
+    line: 0,
+    column: 0,
+    message: `${file} is listed in no clusters/<name>/resources.yaml, so no cluster manages it: list it or remove it`,
+  }
 }
 
 function render(
@@ -71,6 +88,7 @@ function render(
   model: RepositoryModel | undefined,
   errors: SchemaError[],
   clusters: readonly LoadedCluster[],
+  warnings: SchemaError[],
 ): ValidateResult {
   const exitCode = errors.length > 0 ? 1 : 0
   const failing = (c: LoadedCluster) =>
@@ -87,23 +105,19 @@ function render(
         resources: c.index.resources.length,
         kinds: countKinds(c),
       })),
-      errors: errors.map((e) => ({
-        code: e.code,
-        file: e.file,
-        line: e.line,
-        column: e.column,
-        message: e.message,
-        ...(e.field ? { field: e.field } : {}),
-        ...(e.clusters?.length ? { clusters: e.clusters } : {}),
-      })),
+      errors: errors.map(jsonError),
+      warnings: warnings.map(jsonError),
     }
     return { exitCode, stdout: `${JSON.stringify(doc, null, 2)}\n` }
   }
-  const lines: string[] = errors.map(
-    (e) =>
-      formatError(e) +
-      (e.clusters && e.clusters.length > 0 && clusters.length > 1 ? ` [${e.clusters.join(', ')}]` : ''),
-  )
+  const lines: string[] = [
+    ...warnings.map((e) => `warning: ${formatError(e)}`),
+    ...errors.map(
+      (e) =>
+        formatError(e) +
+        (e.clusters && e.clusters.length > 0 && clusters.length > 1 ? ` [${e.clusters.join(', ')}]` : ''),
+    ),
+  ]
   if (errors.length > 0) {
     lines.push(`${errors.length} problem${errors.length === 1 ? '' : 's'} in ${model?.root ?? 'the repository'}`)
   } else {
@@ -119,6 +133,18 @@ function render(
   return { exitCode, stdout: `${lines.join('\n')}\n` }
 }
 
+function jsonError(e: SchemaError) {
+  return {
+    code: e.code,
+    file: e.file,
+    line: e.line,
+    column: e.column,
+    message: e.message,
+    ...(e.field ? { field: e.field } : {}),
+    ...(e.clusters?.length ? { clusters: e.clusters } : {}),
+  }
+}
+
 function countKinds(c: LoadedCluster): Record<string, number> {
   const counts: Record<string, number> = {}
   for (const r of c.index.resources) counts[r.manifest.kind] = (counts[r.manifest.kind] ?? 0) + 1
@@ -128,6 +154,7 @@ function countKinds(c: LoadedCluster): Record<string, number> {
 interface ValidateArgs {
   cluster?: string
   output: 'text' | 'json'
+  strict?: boolean
   'git-path'?: string
 }
 
@@ -152,6 +179,10 @@ export function validateCommand(
           default: 'text',
           describe: 'Output format',
         })
+        .option('strict', {
+          type: 'boolean',
+          describe: 'Fail on YAML files under the kind roots that no resources.yaml lists (default: warn)',
+        })
         .example('proxops validate', 'every cluster of the repository around the current directory')
         .example('proxops validate --git-path ./examples --output json', 'a given tree, machine-readable'),
     handler: async (argv) => {
@@ -162,6 +193,7 @@ export function validateCommand(
       const gitPath = args['git-path'] ?? (envPath && envPath.trim() !== '' ? envPath : undefined)
       const result = await runValidate({
         output: args.output,
+        ...(args.strict ? { strict: true } : {}),
         cwd: c?.cwd ?? process.cwd(),
         ...(gitPath !== undefined ? { gitPath } : {}),
         ...(args.cluster !== undefined ? { cluster: args.cluster } : {}),

@@ -168,7 +168,7 @@ export function parseConfigFile(file: string, text: string): RawConfigFile {
     return out
   }
 
-  const raw = walk(doc.contents as Node | null, FILE, '') as Omit<RawConfigFile, 'file' | 'lines'>
+  const raw = walk(doc.contents, FILE, '') as Omit<RawConfigFile, 'file' | 'lines'>
   return { ...raw, file, lines }
 }
 

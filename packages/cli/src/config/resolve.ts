@@ -30,7 +30,7 @@ export const DEFAULTS = {
   pollIntervalMs: 30_000,
   taskTimeoutMs: 30 * 60_000,
   pruneBudget: 3 as PruneBudget,
-  pruneWindow: { max: 10, periodMs: 3_600_000 } as PruneWindow,
+  pruneWindow: { max: 10, periodMs: 3_600_000 },
   shutdownTimeoutMs: 120_000,
   disruption: 'stop' as DisruptionPolicy,
   listen: '127.0.0.1:9494',

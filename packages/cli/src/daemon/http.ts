@@ -68,7 +68,7 @@ export function convergedView(view: DaemonView): Converged {
       ? {
           converged: cycle.result === 'converged',
           result: cycle.result,
-          ...(cycle.blocked > 0 ? { blocked: cycle.blockedByReason as Record<string, number> } : {}),
+          ...(cycle.blocked > 0 ? { blocked: cycle.blockedByReason } : {}),
           ...(cycle.actions.planned > 0 ? { planned: cycle.actions.planned } : {}),
         }
       : { converged: false, result: null }

@@ -123,7 +123,7 @@ export function readHint(message: string, cluster: ResolvedCluster): string {
 export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleOutcome> {
   const startedAt = new Date(ctx.now()).toISOString()
   const name = o.cluster.name
-  let objects: DesiredObject[] = []
+  let objects: DesiredObject[]
   const aborted = (error: unknown): CycleOutcome => {
     const text = error instanceof Error ? error.message : String(error)
     const reason = oneLine(

@@ -8,6 +8,7 @@ import type { Action, PveRequest } from '../plan-types.js'
 import type { GuestType, LiveReader, PveWriter, TaskRef, TaskResult } from '../ports.js'
 import { redact, resolveParams, type SecretResolver } from './params.js'
 import { confirmAction } from './confirm.js'
+import { parseProps, pveSizeBytes } from '../adopt/props.js'
 
 export interface ActionContext {
   writer: PveWriter
@@ -140,6 +141,10 @@ async function runRequest(
       return
     }
     case 'resizeDisk':
+      if (request.guest === 'lxc') {
+        await resizeLxc(request, ctx, tasks)
+        return
+      }
       await call('resize', ctx, tasks, () =>
         writer.resizeDisk(
           request.node,
@@ -151,13 +156,21 @@ async function runRequest(
         ),
       )
       return
-    case 'start':
+    case 'start': {
+      const sent = tasks.length
       await call('start', ctx, tasks, () => writer.start(request.node, request.guest, request.vmid), /already running/)
+      await awaitHaPower(request, 'running', tasks.slice(sent), ctx, ctx.taskTimeoutMs)
       return
-    case 'stop':
+    }
+    case 'stop': {
+      const sent = tasks.length
       await call('stop', ctx, tasks, () => writer.stop(request.node, request.guest, request.vmid), /not running/)
+      await awaitHaPower(request, 'stopped', tasks.slice(sent), ctx, ctx.taskTimeoutMs)
       return
-    case 'shutdown':
+    }
+    case 'shutdown': {
+      const sent = tasks.length
+      const timeoutMs = (request.timeoutSeconds + 60) * 1000
       await call(
         'shutdown',
         ctx,
@@ -168,9 +181,12 @@ async function runRequest(
             forceStop: request.forceStop,
           }),
         /not running/,
-        (request.timeoutSeconds + 60) * 1000,
+        timeoutMs,
       )
+      // an HA guest still runs when its hastop task ends: nothing after this (the config write) may start yet
+      await awaitHaPower(request, 'stopped', tasks.slice(sent), ctx, timeoutMs)
       return
+    }
     case 'reboot':
       await call('reboot', ctx, tasks, () => writer.reboot(request.node, request.guest, request.vmid))
       return
@@ -244,6 +260,83 @@ async function waitWithProgress(task: TaskRef, ctx: ActionContext, timeoutMs: nu
     return await ctx.writer.waitTask(task, { timeoutMs, pollIntervalMs: ctx.taskPollIntervalMs })
   } finally {
     if (timer) clearInterval(timer)
+  }
+}
+
+/** the UPID's task type (`UPID:node:pid:pstart:starttime:type:id:user:`) */
+const taskType = (upid: string): string | undefined => upid.split(':')[5]
+
+/**
+ * For an HA-managed guest PVE answers a power request with a `hastart`/`hastop` task that only hands the
+ * request to the HA manager and ends OK at once; the guest changes state a CRM cycle or more later (qemu-server
+ * vm_start/vm_stop/vm_shutdown, pve-container Status.pm). The change is done when the guest is in the state:
+ * poll its status, bounded by the task timeout, and fail early when HA reports the service in `error`.
+ */
+async function awaitHaPower(
+  request: { node: string; guest: GuestType; vmid: number },
+  want: 'running' | 'stopped',
+  sent: readonly TaskRecord[],
+  ctx: ActionContext,
+  timeoutMs: number,
+): Promise<void> {
+  const task = sent[sent.length - 1]
+  const type = task ? taskType(task.upid) : undefined
+  if (type !== 'hastart' && type !== 'hastop') return
+  const label = `${request.guest} ${request.vmid}`
+  const started = ctx.now()
+  for (;;) {
+    const status = await ctx.reader.guestStatus(request.node, request.guest, request.vmid)
+    if (status.status === want) return
+    if (status.haState === 'error') {
+      throw new ActionFailure(
+        `${type === 'hastart' ? 'start' : 'stop'} failed: HA reports ${label} in state error (its ${want === 'running' ? 'start' : 'stop'} failed on the node; see the node's task list); set the HA resource to disabled and fix it`,
+      )
+    }
+    if (ctx.now() - started >= timeoutMs) {
+      throw new ActionFailure(
+        `${label} is HA managed: ${type} ended OK but the guest is still ${status.status} after ${Math.round(timeoutMs / 1000)} s (HA state ${status.haState ?? 'unknown'}); not waiting longer`,
+      )
+    }
+    await ctx.sleep(ctx.taskPollIntervalMs)
+  }
+}
+
+const LXC_SIZE_DONE = /disk is already at specified size/
+const LXC_SHRINK = /unable to shrink disk size/
+
+/**
+ * pve-container resize_vm compares the new size with the volume's real size before forking and answers an
+ * equal size (`disk is already at specified size`) or a smaller one (`unable to shrink disk size`) with an
+ * immediate 500. So the live config is read just before: a disk that is already at the size (an earlier
+ * attempt, an admin) is not resized again. PVE's refusals are explained: they mean the `size=` in the config
+ * does not match the volume (`pct rescan` updates it).
+ */
+async function resizeLxc(
+  request: Extract<PveRequest, { call: 'resizeDisk' }>,
+  ctx: ActionContext,
+  tasks: TaskRecord[],
+): Promise<void> {
+  const live = await ctx.reader.guestConfig(request.node, 'lxc', request.vmid)
+  if (request.digest !== undefined && live.digest !== request.digest) {
+    throw new ActionFailure(
+      `config of lxc ${request.vmid} changed since plan (digest mismatch); the next cycle re-plans`,
+    )
+  }
+  const wanted = /^\d/.test(request.size) ? pveSizeBytes(request.size) : undefined
+  const current = pveSizeBytes(parseProps(live.values[request.disk] ?? '').values.get('size'))
+  if (wanted !== undefined && current !== undefined && current >= wanted) return
+  try {
+    await call('resize', ctx, tasks, () =>
+      ctx.writer.resizeDisk(request.node, 'lxc', request.vmid, request.disk, request.size, { digest: live.digest }),
+    )
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error)
+    const hint = `the size= of ${request.disk} in the config of CT ${request.vmid} does not match its volume; run \`pct rescan --vmid ${request.vmid}\` on ${request.node}, then re-run`
+    if (LXC_SIZE_DONE.test(message))
+      throw new ActionFailure(`${message}; PVE says the volume is already ${request.size}: ${hint}`)
+    if (LXC_SHRINK.test(message))
+      throw new ActionFailure(`${message}; PVE says the volume is larger than ${request.size}: ${hint}`)
+    throw error
   }
 }
 

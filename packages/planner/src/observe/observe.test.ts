@@ -180,6 +180,23 @@ describe('observe', () => {
     expect(live.guests.find((g) => g.vmid === 101)!.status).toBe('paused')
   })
 
+  it('14.10: every QMP status other than running (prelaunch, suspended, io-error, ...) counts as paused, the status kept', async () => {
+    for (const qmp of ['prelaunch', 'suspended', 'io-error', 'guest-panicked', 'inmigrate', 'some-future-state']) {
+      const pve = estate()
+      const original = pve.nodeGuests.bind(pve)
+      pve.nodeGuests = async (node, type) =>
+        (await original(node, type)).map((g) => (g.vmid === 101 ? { ...g, qmpstatus: qmp } : g))
+      const g = (await observe('homelab', pve)).guests.find((x) => x.vmid === 101)!
+      expect([g.status, g.qmpstatus]).toEqual(['paused', qmp])
+    }
+    const pve = estate()
+    const original = pve.nodeGuests.bind(pve)
+    pve.nodeGuests = async (node, type) =>
+      (await original(node, type)).map((g) => (g.vmid === 101 ? { ...g, qmpstatus: 'running' } : g))
+    const g = (await observe('homelab', pve)).guests.find((x) => x.vmid === 101)!
+    expect([g.status, g.qmpstatus]).toEqual(['running', undefined])
+  })
+
   it('falls back to one status read per guest when the reader has no node guest lists', async () => {
     const pve = new FakePve({ nodeGuests: false })
     pve.addGuest({ vmid: 101, status: 'running', config: { name: 'web' } })

@@ -211,6 +211,7 @@ async function readGuest(reader: LiveReader, read: Read, ref: GuestRef): Promise
     ...(name !== undefined ? { name } : {}),
     template,
     status: powerState(ref.listed, status?.status, status?.qmpstatus),
+    ...qmpField(ref.listed, status?.qmpstatus),
     tags: splitTags(config.tags ?? ref.listed?.tags ?? ref.resource?.tags),
     ...(lock ? { lock } : {}),
     digest,
@@ -247,11 +248,26 @@ export function splitPending(rows: readonly PendingEntry[]): {
   return { digest, config, pending, pendingDeletes }
 }
 
+/**
+ * `running` with any QMP status but `running` (paused, prelaunch, suspended, io-error, guest-panicked,
+ * inmigrate, ...) is not a guest proxops can act on: PVE refuses a shutdown of a paused, prelaunch or
+ * suspended VM (qemu-server vm_is_paused), and the others need a person. Those count as `paused`.
+ */
 function powerState(listed: NodeGuest | undefined, status: string | undefined, qmpstatus: string | undefined): string {
-  const qmp = listed ? listed.qmpstatus : qmpstatus
+  const qmp = qmpOf(listed, qmpstatus)
   const state = listed ? listed.status : status
-  if (state === 'running' && qmp === 'paused') return 'paused'
+  if (state === 'running' && qmp !== undefined && qmp !== 'running') return 'paused'
   return state === 'running' || state === 'stopped' ? state : 'unknown'
+}
+
+/** the QMP status, kept only when it is not plain `running` (for the skip message) */
+function qmpField(listed: NodeGuest | undefined, qmpstatus: string | undefined): { qmpstatus?: string } {
+  const qmp = qmpOf(listed, qmpstatus)
+  return qmp !== undefined && qmp !== 'running' && qmp !== 'stopped' ? { qmpstatus: qmp } : {}
+}
+
+function qmpOf(listed: NodeGuest | undefined, qmpstatus: string | undefined): string | undefined {
+  return listed ? listed.qmpstatus : qmpstatus
 }
 
 function isTemplate(value: string | undefined): boolean {

@@ -26,7 +26,7 @@ export function makeAction(partial: Partial<Action> & { requests: readonly PveRe
     dependsOn: partial.dependsOn ?? [],
     requires: partial.requires ?? [],
     ...partial,
-  } as Action
+  }
 }
 
 export function makePlan(actions: readonly Action[], cluster = 'homelab'): Plan {

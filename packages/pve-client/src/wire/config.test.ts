@@ -27,6 +27,25 @@ describe('guest config decoding', () => {
     expect(Object.prototype.hasOwnProperty.call(decoded.values, '__proto__')).toBe(true)
   })
 
+  it("turns an LXC's raw lxc.* pairs (pve-container parse_pct_config) into one value, the file's lines in order", () => {
+    const raw = {
+      digest: 'd',
+      hostname: 'ct',
+      lxc: [
+        ['lxc.cgroup2.devices.allow', 'c 10:200 rwm'],
+        ['lxc.mount.entry', '/dev/net dev/net none bind,create=dir'],
+        ['lxc.cgroup2.devices.allow', 'c 188:* rwm'],
+      ],
+    }
+    expect(decodeGuestConfig(raw).values).toEqual({
+      hostname: 'ct',
+      lxc: 'lxc.cgroup2.devices.allow: c 10:200 rwm\nlxc.mount.entry: /dev/net dev/net none bind,create=dir\nlxc.cgroup2.devices.allow: c 188:* rwm',
+    })
+    expect(() => decodeGuestConfig({ lxc: [['lxc.a']] })).toThrow(
+      expect.objectContaining({ code: 'WIRE_CONFIG', field: 'config.lxc[0]' }),
+    )
+  })
+
   it('refuses non-objects and nested values with WIRE_CONFIG', () => {
     expect(() => decodeGuestConfig([])).toThrow(expect.objectContaining({ code: 'WIRE_CONFIG' }))
     expect(() => decodeGuestConfig({ a: { b: 1 } })).toThrow(expect.objectContaining({ code: 'WIRE_CONFIG' }))

@@ -19,6 +19,10 @@ export function decodeGuestConfig(raw: unknown, field = 'config'): DecodedGuestC
   for (const key of Object.keys(raw).sort()) {
     const value = (raw as Record<string, unknown>)[key]
     if (value === null || value === undefined) continue
+    if (key === 'lxc' && Array.isArray(value)) {
+      entries.push([key, rawLxcLines(value, `${field}.lxc`)])
+      continue
+    }
     if (typeof value === 'object')
       throw new WireError('WIRE_CONFIG', `key '${key.slice(0, 40)}' is not a scalar`, field)
     const s = toStr(value, `${field}.${key.slice(0, 40)}`)
@@ -27,6 +31,21 @@ export function decodeGuestConfig(raw: unknown, field = 'config'): DecodedGuestC
   }
   // fromEntries defines own properties, so a key such as `__proto__` cannot touch the prototype
   return { digest, values: Object.fromEntries(entries) }
+}
+
+/**
+ * pve-container returns a container's raw `lxc.*` lines as `lxc: [[key, value], ...]` (parse_pct_config). They
+ * become one value, the lines as the config file has them (`lxc.key: value`, newline-separated, file order),
+ * so the key stays a plain unmodelled key.
+ */
+function rawLxcLines(pairs: unknown[], field: string): string {
+  return pairs
+    .map((pair, i) => {
+      if (!Array.isArray(pair) || pair.length !== 2)
+        throw new WireError('WIRE_CONFIG', 'expected [key, value] pairs', `${field}[${i}]`)
+      return `${toStr(pair[0], `${field}[${i}][0]`)}: ${toStr(pair[1], `${field}[${i}][1]`)}`
+    })
+    .join('\n')
 }
 
 /** A config value in PVE's string form: booleans as `1`/`0`, numbers printed plainly. */

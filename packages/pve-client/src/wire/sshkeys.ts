@@ -12,7 +12,7 @@ export function encodeSshKeys(keys: string | readonly string[], field = 'sshkeys
   const list: unknown[] = typeof keys === 'string' ? [keys] : Array.isArray(keys) ? keys : [undefined]
   if (!list.every((k) => typeof k === 'string'))
     throw new WireError('WIRE_SSHKEYS', 'expected a string or a list of strings', field)
-  const text = (list as string[]).join('\n')
+  const text = list.join('\n')
   try {
     return encodeURIComponent(text)
   } catch {

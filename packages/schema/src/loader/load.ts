@@ -9,7 +9,7 @@
 import * as v from 'valibot'
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 import { type ErrorCode, type SchemaError, sortErrors, splitIssueMessage } from '../errors.js'
-import { type ClusterEntry, type ProcessConfig, clusterEntrySchema, processConfigSchema } from '../config.js'
+import { type ClusterEntry, type ProcessConfig, processConfigSchema } from '../config.js'
 import { buildGraph, type DependencyGraph, referencesOf, type ResourceKey, resourceKey } from '../graph.js'
 import { KIND_ROOTS, type Kind, isGuestKind } from '../kinds.js'
 import { checkClusterName } from '../names.js'
@@ -34,6 +34,8 @@ export interface LoadOptions {
   /** file-system port; default the local disk */
   fs?: RepoFs
   limits?: LoadLimits
+  /** also find the manifest files no composition lists (`RepositoryModel.unlisted`); off by default */
+  unlisted?: boolean
 }
 
 /** One manifest document and where it came from. */
@@ -89,6 +91,17 @@ export interface RepositoryModel {
   /** clusters sorted by name (only the selected one with `options.cluster`) */
   clusters: LoadedCluster[]
   /** every problem of the repository, sorted and de-duplicated */
+  errors: SchemaError[]
+  /**
+   * YAML files under the kind roots that no cluster's `resources.yaml` lists (not managed), with their own
+   * parse problems (not in `errors`: they compose into nothing). Empty unless `options.unlisted`.
+   */
+  unlisted: UnlistedFile[]
+}
+
+export interface UnlistedFile {
+  /** relative to the root, `/` separated */
+  file: string
   errors: SchemaError[]
 }
 
@@ -287,7 +300,7 @@ class Loader {
       const tagged = splitIssueMessage(issue.message)
       const last = path[path.length - 1]
       let code: ErrorCode = 'config-invalid'
-      let message = issue.message
+      let message: string
       if (tagged) {
         code = tagged.code === 'field-type' || tagged.code === 'field-invalid' ? 'config-invalid' : tagged.code
         message = `${formatPath(path)}: ${tagged.text}`
@@ -332,6 +345,7 @@ export async function loadRepository(options: LoadOptions): Promise<RepositoryMo
       root: given,
       processConfig: processDefaults(),
       clusters: [],
+      unlisted: [],
       errors: [L.err('root-invalid', '.', undefined, `repository root ${given} does not exist or is not a directory`)],
     }
   }
@@ -538,13 +552,63 @@ export async function loadRepository(options: LoadOptions): Promise<RepositoryMo
     L.errors.push(...own)
   }
 
+  const unlisted = options.unlisted ? await findUnlisted(L, clusters, compositionDirs) : []
+
   return {
     root,
     processConfig,
     ...(processConfigFile ? { processConfigFile } : {}),
     clusters,
     errors: sortErrors(L.errors),
+    unlisted,
   }
+}
+
+/**
+ * Every YAML file below `<kind root>/<folder>/` that no loaded cluster lists, parsed so that its problems can
+ * be shown too. Symlinked directories are not followed; files directly under a kind root are reported as
+ * legacy-layout already.
+ */
+async function findUnlisted(
+  L: Loader,
+  clusters: readonly LoadedCluster[],
+  compositions: ReadonlyMap<string, string>,
+): Promise<UnlistedFile[]> {
+  const listed = new Set(clusters.flatMap((c) => c.files))
+  // compositions of clusters that were not loaded (their config is broken) still list files
+  for (const [name, real] of compositions) {
+    if (clusters.some((c) => c.name === name)) continue
+    const before = L.errors.length
+    const entries = (await readComposition(L, real, `clusters/${name}/resources.yaml`, name)) ?? []
+    L.errors.splice(before) // reported, if at all, once the cluster's config is fixed
+    for (const e of entries) {
+      const r = await resolveEntry(L, join(L.root, 'clusters', name), e.path)
+      if ('rel' in r) listed.add(r.rel)
+    }
+  }
+  const found: string[] = []
+  const walk = async (dir: string, depth: number): Promise<void> => {
+    for (const name of await L.fs.readdir(dir)) {
+      const abs = join(dir, name)
+      const info = await L.fs.lstat(abs)
+      if (info?.isDirectory) await walk(abs, depth + 1)
+      else if (depth > 0 && YAML_EXT.test(name) && (info?.isFile || info?.isSymbolicLink)) found.push(abs)
+    }
+  }
+  for (const kindRoot of KIND_ROOTS) {
+    const dir = join(L.root, kindRoot)
+    if ((await L.fs.lstat(dir))?.isDirectory) await walk(dir, 0)
+  }
+  const out: UnlistedFile[] = []
+  for (const abs of found) {
+    const real = await L.real(abs, () => {})
+    if (!real || listed.has(L.rel(real))) continue
+    const info = await L.fs.stat(real)
+    if (!info?.isFile) continue
+    const parsed = await L.manifestFile(real, info)
+    out.push({ file: L.rel(abs), errors: sortErrors(parsed.errors) })
+  }
+  return out.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0))
 }
 
 function checkProcessConfig(L: Loader, cfg: ProcessConfig, doc: YamlDocument, file: string): void {

@@ -133,7 +133,7 @@ function knownKeysAt(schema: unknown, path: readonly PathKey[]): string[] {
     else s = (s.entries as Record<string, Record<string, unknown>> | undefined)?.[key]
     unwrap()
   }
-  return s && s.entries ? Object.keys(s.entries as object) : []
+  return s && s.entries ? Object.keys(s.entries) : []
 }
 
 function suggest(word: string, candidates: readonly string[]): string | undefined {
@@ -180,7 +180,7 @@ function finalise(m: Manifest, issues: ManifestIssue[]): Manifest {
       finaliseLxc(m.kind, m.metadata.name, m.spec, add)
       break
     default:
-      finaliseArtifact(m.kind, m.spec as ArtifactSpec & { node?: string }, add)
+      finaliseArtifact(m.kind, m.spec, add)
   }
   return m
 }

@@ -92,7 +92,8 @@ const state = (def: 'started' | 'stopped', description: string) =>
     def,
   )
 
-const MAC = /^[0-9a-f]{2}(?::[0-9a-f]{2}){5}$/i
+// no regex flags here: JSON Schema patterns carry none, and editors must accept what validate accepts
+const MAC = /^[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2}){5}$/
 const mac = (description: string) =>
   v.pipe(
     v.string(m('field-type', 'must be a string')),
@@ -405,7 +406,10 @@ const artifactSpecSchema = (what: string, exts: readonly string[]) =>
       url: v.pipe(
         v.string(m('field-type', 'must be a string')),
         v.description('http(s) URL the PVE node downloads the file from.'),
-        v.regex(/^https?:\/\/[^\s/]+/i, m('url-invalid', 'url must start with https:// (or http://) and name a host')),
+        v.regex(
+          /^[hH][tT][tT][pP][sS]?:\/\/[^\s/]+/,
+          m('url-invalid', 'url must start with https:// (or http://) and name a host'),
+        ),
       ),
       checksum: v.optional(
         obj(

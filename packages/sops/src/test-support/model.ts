@@ -146,7 +146,7 @@ export function fromPlain(n: PlainNode): Model {
       const v = n.secret.reveal()
       switch (n.secret.type) {
         case 'int':
-          return { k: 'int', v: BigInt(v as number | bigint) }
+          return { k: 'int', v: BigInt(v) }
         case 'float':
           return { k: 'float', v: v as number }
         case 'bool':

@@ -361,6 +361,6 @@ function apply(m: Map<string, Map<string, boolean>>, id: string, role: string, p
     if (roles?.size === 0) m.delete(id)
     return
   }
-  if (!roles) m.set(id, (roles = new Map()))
+  if (!roles) m.set(id, (roles = new Map<string, boolean>()))
   roles.set(role, propagate)
 }

@@ -1,5 +1,5 @@
 import type { Cluster } from '../model/cluster.js'
-import { fail400, fail500 } from '../model/errors.js'
+import { fail400 } from '../model/errors.js'
 import { readConfig, readPending } from '../model/guestconf.js'
 import { createLxc, powerLxc, updateLxc } from '../model/lxc.js'
 import {

@@ -7,6 +7,7 @@ import { guestRoutes } from './guests.js'
 import { storageRoutes } from './storage.js'
 import { storageConfigRoutes } from './storage-config.js'
 import { nodeRoutes } from './nodes.js'
+import { haRoutes } from './ha.js'
 
 /** helpers shared by the route modules */
 export function str(ctx: RequestContext, key: string): string | undefined {
@@ -42,6 +43,7 @@ export function buildRoutes(c: Cluster): Route[] {
     ...storageRoutes(c),
     ...storageConfigRoutes(c),
     ...nodeRoutes(c),
+    ...haRoutes(c),
   ]
   return table.map(([method, path, handler]) => ({
     method,

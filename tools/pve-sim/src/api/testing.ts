@@ -60,7 +60,9 @@ export function makeSim(
       const upid = (await call(method, path, params)) as string
       s.advance(60_000)
       const node = upid.split(':')[1] as string
-      const st = await call('GET', `/nodes/${node}/tasks/${encodeURIComponent(upid)}/status`)
+      const st = (await call('GET', `/nodes/${node}/tasks/${encodeURIComponent(upid)}/status`)) as {
+        exitstatus: string
+      }
       const log = (await call('GET', `/nodes/${node}/tasks/${encodeURIComponent(upid)}/log`, { limit: 1000 })) as {
         t: string
       }[]

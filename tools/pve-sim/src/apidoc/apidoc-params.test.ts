@@ -3,12 +3,12 @@
  * must fail with PVE's texts (pve-api.md sections 3, 5, 6).
  */
 import { describe, expect, it } from 'vitest'
-import { loadApidoc, type ApiNode, type ApiMethodInfo } from './load.js'
+import { loadApidoc, type ApiMethodInfo } from './load.js'
 import { RouteIndex } from './route-index.js'
 import { validateParams } from './validate.js'
 
 const apidoc = loadApidoc('9.1')
-const index = apidoc.ok ? RouteIndex.fromTree(apidoc.tree as ApiNode[]) : undefined
+const index = apidoc.ok ? RouteIndex.fromTree(apidoc.tree) : undefined
 function check(
   method: 'GET' | 'POST' | 'PUT' | 'DELETE',
   path: string,

@@ -74,7 +74,7 @@ export function parseControlDoc(text: string, source: string): ControlDoc {
   const nonNegInt = (v: unknown, f: string): number =>
     Number.isInteger(v) && (v as number) >= 0 ? (v as number) : bad(f, 'expected an integer >= 0')
   const strArr = (v: unknown, f: string): string[] =>
-    Array.isArray(v) && v.every((x) => typeof x === 'string') ? (v as string[]) : bad(f, 'expected an array of strings')
+    Array.isArray(v) && v.every((x) => typeof x === 'string') ? v : bad(f, 'expected an array of strings')
   const matcher = (v: Record<string, unknown>, f: string): { method?: FaultMethod; path?: string } => {
     const out: { method?: FaultMethod; path?: string } = {}
     if (v.method !== undefined)

@@ -260,7 +260,7 @@ export class ApiHandler {
     // pveproxy forwards `proxyto` methods to the target node before anything is validated
     const proxyto = route.info.proxyto
     if (proxyto && typeof params[proxyto] === 'string') {
-      const node = params[proxyto] as string
+      const node = params[proxyto]
       if (!this.o.nodes().includes(node) && node !== 'localhost') {
         return renderApiError(
           500,

@@ -1,5 +1,6 @@
 import { GuestConfig } from './config.js'
 import { fail500, PveHttpError } from './errors.js'
+import { Ha } from './ha.js'
 import type { GuestType } from './options.js'
 import { Rng } from './rng.js'
 import { defaultStorages, NodeStorage, StorageConfig } from './storage.js'
@@ -16,6 +17,8 @@ export interface ClusterOptions {
   estate?: { guests: number }
   /** window after dispatch in which task status/log answer 400 `no such task`; default 0 */
   noSuchTaskWindowMs?: number
+  /** one HA CRM/LRM cycle: how long after a hastart/hastop the LRM starts the real task; default 2000 ms */
+  haLagMs?: number
 }
 
 export type PowerState = 'running' | 'stopped'
@@ -76,6 +79,7 @@ export class Cluster {
   readonly remote = new Map<string, { content: Buffer } | { error: string }>()
   /** the size a downloaded file reports (import images: the virtual size a disk imported from it gets) */
   readonly remoteSizes = new Map<string, number>()
+  readonly ha: Ha
 
   constructor(readonly options: ClusterOptions) {
     this.rng = new Rng(options.seed)
@@ -84,6 +88,7 @@ export class Cluster {
     this.resourcesLagMs = options.resourcesLagMs ?? 500
     this.tasks = new TaskManager(this.rng, this.now, options.taskDurationMs)
     this.tasks.noSuchTaskWindowMs = options.noSuchTaskWindowMs ?? 0
+    this.ha = new Ha(this, options.haLagMs ?? 2000)
     const t = this.now()
     this.storage = new StorageConfig(defaultStorages(options.pveVersion))
     for (const name of options.nodes) {
@@ -105,6 +110,8 @@ export class Cluster {
 
   settle(): void {
     this.tasks.settle()
+    // CRM steps start LRM tasks; tasks that ended meanwhile are settled first so the CRM sees their outcome
+    this.ha.settle()
   }
 
   /** 500 `hostname lookup` for unknown nodes, 595 for offline ones (pveproxy cannot reach them) */

@@ -10,6 +10,8 @@ export class GuestConfig {
   private pendingMap = new Map<string, string>()
   /** pending deletions: key -> force */
   private deletes = new Map<string, boolean>()
+  /** raw `lxc.*` lines of a container config, in file order (PVE::LXC::Config parse_pct_config keeps them as pairs) */
+  private rawLxc: [string, string][] = []
   /** snapshot sections `[name]`: the snapshot's copy of the config plus snaptime, snapstate, vmstate, description */
   private snaps = new Map<string, Map<string, string>>()
   private cachedText: string | undefined
@@ -87,6 +89,17 @@ export class GuestConfig {
     this.touch()
   }
 
+  /** the raw `lxc.*` pairs, in file order */
+  lxcPairs(): [string, string][] {
+    return this.rawLxc.map(([k, v]) => [k, v])
+  }
+
+  /** replace the raw `lxc.*` lines (an admin's hand edit; the API cannot write them) */
+  setLxcPairs(pairs: [string, string][]): void {
+    this.rawLxc = pairs.map(([k, v]) => [k, v])
+    this.touch()
+  }
+
   snapshotNames(): string[] {
     return [...this.snaps.keys()]
   }
@@ -140,6 +153,8 @@ export class GuestConfig {
   text(): string {
     if (this.cachedText === undefined) {
       let raw = renderSection(this.mainMap)
+      // write_pct_config: the raw lxc.* lines follow the sorted keys of the main section
+      for (const [k, v] of this.rawLxc) raw += `${k}: ${v}\n`
       if (this.hasPending()) {
         const p = new Map(this.pendingMap)
         if (this.deletes.size > 0) {
@@ -164,6 +179,7 @@ export class GuestConfig {
     const c = new GuestConfig(this.main())
     for (const [k, v] of this.pendingMap) c.pendingMap.set(k, v)
     for (const [k, v] of this.deletes) c.deletes.set(k, v)
+    c.rawLxc = this.lxcPairs()
     return c
   }
 }

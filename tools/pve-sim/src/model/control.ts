@@ -19,6 +19,7 @@ function info(g: Guest): GuestInfo {
     pending: g.conf.pending(),
     pendingDelete: Object.fromEntries(g.conf.pendingDeletes()),
     digest: g.conf.digest(),
+    rawLxc: g.conf.lxcPairs(),
   }
   const lock = g.conf.get('lock')
   if (lock !== undefined) out.lock = lock
@@ -55,6 +56,17 @@ export function controls(c: Cluster): Controls {
       // down from inside (or crashed) is cleaned up by `qm cleanup`, which leaves [PENDING] alone
       if (g.type === 'lxc' && g.status === 'running' && status === 'stopped') stopLxc(c, g, c.nodes.get(g.node)!)
       else c.setStatus(g, status)
+    },
+    setRawLxc(vmid: number, pairs: [string, string][]) {
+      const g = need(vmid)
+      if (g.type !== 'lxc') throw new Error(`pve-sim: ${vmid} is not a container`)
+      // parse_pct_config only takes lxc.<key> lines; lxc.environment.runtime becomes the `env` option instead
+      for (const [k, v] of pairs) {
+        if (!/^lxc\.[a-z0-9_\-.]+$/.test(k) || k === 'lxc.environment.runtime')
+          throw new Error(`pve-sim: not a raw lxc key: ${k}`)
+        if (/\n/.test(v)) throw new Error(`pve-sim: newline in the value of ${k}`)
+      }
+      g.conf.setLxcPairs(pairs)
     },
     configText(vmid: number) {
       c.settle()
@@ -109,6 +121,9 @@ export function controls(c: Cluster): Controls {
     },
     setResourcesLag(ms: number) {
       c.resourcesLagMs = ms
+    },
+    setHaLag(ms: number) {
+      c.ha.lagMs = ms
     },
     setNodeOnline(node: string, online: boolean) {
       const n = c.nodes.get(node)

@@ -17,6 +17,9 @@ export function readConfig(g: Guest, current: boolean): Record<string, unknown> 
     const v = values[k] as string
     out[k] = k === 'cipassword' ? MASK : typedValue(g.type, k, v)
   }
+  // pve-container returns raw `lxc.*` lines as an array of [key, value] pairs under `lxc` (not in /pending)
+  const pairs = g.conf.lxcPairs()
+  if (g.type === 'lxc' && pairs.length > 0) out.lxc = pairs
   out.digest = g.conf.digest()
   return out
 }

@@ -25,6 +25,8 @@ export interface GuestInfo {
   status: PowerState
   /** the current (applied) config values as stored in the file */
   config: Record<string, string>
+  /** LXC: the raw `lxc.*` lines, in file order */
+  rawLxc: [string, string][]
   pending: Record<string, string>
   /** pending deletions: key -> force */
   pendingDelete: Record<string, boolean>
@@ -64,6 +66,11 @@ export interface SimCluster {
   driftDelete(vmid: number, key: string): void
   /** change the power state out of band (a guest crashed or was started by hand) */
   driftPower(vmid: number, status: PowerState): void
+  /**
+   * replace the raw `lxc.*` lines of a container config, as an admin edits the file by hand (the API cannot
+   * write them); GET .../config returns them as `lxc: [[key, value], ...]`
+   */
+  setRawLxc(vmid: number, pairs: [string, string][]): void
 
   // --- inspection
   /** the config file text exactly as PVE would store it (digest = SHA-1 of it), or undefined */
@@ -92,6 +99,8 @@ export interface SimCluster {
   /** window after dispatch during which task status/log answer 400 `no such task` */
   setNoSuchTaskWindow(ms: number): void
   setResourcesLag(ms: number): void
+  /** one HA CRM/LRM cycle (how long after a hastart/hastop the LRM runs the real task) */
+  setHaLag(ms: number): void
   setNodeOnline(node: string, online: boolean): void
   /** make a guest ignore ACPI shutdown (shutdown without forceStop then times out) */
   setIgnoresShutdown(vmid: number, ignores: boolean): void

@@ -144,7 +144,10 @@ export function createLxc(c: Cluster, nodeName: string, params: Record<string, u
       ctx.log(`extracting archive '${ostemplate}'`)
       // password and ssh-public-keys are written into the rootfs, never into the config
       g.conf = new GuestConfig(conf)
-      if (start) c.setStatus(g, 'running')
+      // the create worker calls PVE::API2::LXC::Status->vm_start, which forks a `vzstart` worker of its own: the
+      // create task ends OK while the container is still stopped, and the start can fail on its own
+      if (start) powerLxc(c, nodeName, vmid, 'start', {}, caller)
+      if (flag(params['ha-managed'])) c.ha.addFromCreate(g, start, (l) => ctx.log(l))
     },
     onError: () => {
       for (const v of allocated) node.storage.remove(v)
@@ -279,6 +282,7 @@ export function updateLxc(
   return null
 }
 
+/** `byHa`: the call comes from the HA LRM (rpcenv type `ha`), so it is not turned into an HA request again */
 export function powerLxc(
   c: Cluster,
   nodeName: string,
@@ -286,6 +290,7 @@ export function powerLxc(
   action: 'start' | 'stop' | 'shutdown' | 'reboot' | 'suspend' | 'resume',
   params: Record<string, unknown>,
   caller: Caller,
+  byHa = false,
 ): string {
   const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, 'lxc', vmid)
@@ -298,6 +303,10 @@ export function powerLxc(
   }
   const forceStop = flag(params.forceStop)
   const timeoutS = params.timeout === undefined ? 60 : Number(params.timeout)
+  // PVE::API2::LXC::Status vm_start/vm_stop/vm_shutdown: after the running checks, an HA-managed CT is only asked for
+  if (!byHa && (action === 'start' || action === 'stop' || action === 'shutdown') && c.ha.managed(g)) {
+    return c.ha.powerRequest(g, action, action === 'stop' ? 0 : timeoutS, caller)
+  }
   const upid: string = c.dispatch(nodeName, `vz${action}`, String(vmid), caller.actor, {
     ...(action === 'shutdown' && g.ignoresShutdown ? { durationMs: timeoutS * 1000 } : {}),
     run: (ctx) => {

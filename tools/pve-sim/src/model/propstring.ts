@@ -67,7 +67,7 @@ export function printPropString(props: Props, fmt: PropFormat): string {
     done.add(fmt.keyAlias.aliasOf)
     done.add(fmt.keyAlias.valueKey)
   } else if (d !== undefined && props[d] !== undefined) {
-    parts.push(props[d] as string)
+    parts.push(props[d])
     done.add(d)
   }
   for (const k of [...(fmt.required ?? [])].sort()) {

@@ -174,6 +174,7 @@ export function createQemu(c: Cluster, nodeName: string, params: Record<string, 
   const planned = planValues(c, node, options, storage)
   checkSingleCloudinit(planned, {})
   const start = flag(params.start)
+  const haManaged = flag(params['ha-managed'])
   const g = c.addGuest(vmid, 'qemu', nodeName, new GuestConfig({ lock: 'create' }))
   const allocated: string[] = []
   return c.dispatch(nodeName, 'qmcreate', String(vmid), caller.actor, {
@@ -209,6 +210,7 @@ export function createQemu(c: Cluster, nodeName: string, params: Record<string, 
         ctx.log('Execute autostart')
         c.setStatus(g, 'running')
       }
+      if (haManaged) c.ha.addFromCreate(g, start, (l) => ctx.log(l))
     },
     onError: () => {
       freeVolumes(node, allocated)
@@ -407,7 +409,7 @@ function applyUpdate(c: Cluster, g: Guest, node: NodeState, req: UpdateRequest, 
   const values: Record<string, string> = {}
   for (const k of Object.keys(req.planned).sort()) {
     values[k] = realise(c, node, g.vmid, k, req.planned[k] as string | DriveRequest, allocated)
-    boot.added(k, values[k] as string)
+    boot.added(k, values[k])
   }
   const newBoot = boot.value()
   if (newBoot !== undefined) values.boot = newBoot
@@ -534,17 +536,29 @@ export function resizeGuest(
   const size = String(params.size)
   const digest = params.digest === undefined ? undefined : String(params.digest)
   const skiplock = flag(params.skiplock)
+  if (type === 'lxc') {
+    // pve-container resize_vm runs its load_and_check before forking (immediate 500s) and again under the lock
+    resizeLxcCheck(c, node, g, disk, size, digest, (m) => fail500(m))
+    return c.dispatch(nodeName, 'resize', String(vmid), caller.actor, {
+      run: (ctx) => {
+        const e = c.flockError(type, vmid)
+        if (e) throw new Error(e)
+        const r = resizeLxcCheck(c, node, g, disk, size, digest, (m) => new Error(m))
+        ctx.log(`Size of logical volume ${r.volid} changed from ${formatSize(r.current)} to ${formatSize(r.target)}.`)
+        r.apply()
+      },
+    })
+  }
   return c.dispatch(nodeName, 'resize', String(vmid), caller.actor, {
     run: (ctx) => {
       const e = c.flockError(type, vmid)
       if (e) throw new Error(e)
-      if (digest && digest !== g.conf.digest())
-        throw new Error(type === 'qemu' ? QEMU_DIGEST_MISMATCH : LXC_DIGEST_MISMATCH)
+      if (digest && digest !== g.conf.digest()) throw new Error(QEMU_DIGEST_MISMATCH)
       const le = skiplock ? undefined : c.lockError(g)
       if (le) throw new Error(le)
       const value = g.conf.get(disk)
       if (value === undefined) throw new Error(`disk '${disk}' does not exist`)
-      const kind = volumeKindOf(disk, type === 'lxc')
+      const kind = volumeKindOf(disk, false)
       const props = parseVolumeProps(disk, value, kind)
       const volid = driveVolid(value, kind)
       if (!volid) throw new Error(`disk '${disk}' has no associated volume`)
@@ -562,20 +576,66 @@ export function resizeGuest(
       vol.size = target
       props.size = formatSize(target)
       ctx.log(`Size of logical volume ${volid} changed from ${formatSize(current)} to ${formatSize(target)}.`)
-      g.conf.set(disk, printPropString(props, kind === 'lxcMount' ? FORMATS.lxcMount : FORMATS.drive))
+      g.conf.set(disk, printPropString(props, FORMATS.drive))
     },
   })
 }
 
+/**
+ * pve-container resize_vm's load_and_check: the config lock, the digest (assert_if_modified), the volume,
+ * then the new size against the volume's real size (volume_size_info): `unable to shrink disk size`,
+ * `disk is already at specified size`. Returns the write to make.
+ */
+function resizeLxcCheck(
+  c: Cluster,
+  node: NodeState,
+  g: Guest,
+  disk: string,
+  size: string,
+  digest: string | undefined,
+  fail: (message: string) => Error,
+): { volid: string; current: number; target: number; apply(): void } {
+  const le = c.lockError(g)
+  if (le) throw fail(le)
+  if (digest && digest !== g.conf.digest()) throw fail(LXC_DIGEST_MISMATCH)
+  const value = g.conf.get(disk)
+  if (value === undefined) throw fail(`disk '${disk}' does not exist`)
+  const props = parseVolumeProps(disk, value, 'lxcMount')
+  const volid = driveVolid(value, 'lxcMount')
+  const vol = volid ? node.storage.get(volid) : undefined
+  if (!volid || !vol) throw fail(`unable to parse volume ID '${volid ?? ''}'`)
+  if (vol.vmid !== undefined && vol.vmid !== g.vmid)
+    throw fail(`can't resize mount point owned by another container (${vol.vmid})`)
+  const current = vol.size
+  const target = resizeTarget(current, size)
+  if (target === undefined) throw fail('invalid size string')
+  if (target < current) throw fail('unable to shrink disk size')
+  if (target === current) throw fail('disk is already at specified size')
+  return {
+    volid,
+    current,
+    target,
+    apply() {
+      vol.size = target
+      props.size = formatSize(target)
+      g.conf.set(disk, printPropString(props, FORMATS.lxcMount))
+    },
+  }
+}
+
+/** `byHa`: the call comes from the HA LRM (rpcenv type `ha`), so it is not turned into an HA request again */
 export function startQemu(
   c: Cluster,
   nodeName: string,
   vmid: number,
   params: Record<string, unknown>,
   caller: Caller,
+  byHa = false,
 ): string {
   const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, 'qemu', vmid)
+  // vm_start: an HA-managed VM is only asked for (`hastart`, ha-manager set --state started)
+  if (!byHa && c.ha.managed(g)) return c.ha.powerRequest(g, 'start', 0, caller)
   const skiplock = flag(params.skiplock)
   return c.dispatch(nodeName, 'qmstart', String(vmid), caller.actor, {
     run: (ctx) => {
@@ -609,9 +669,12 @@ export function stopQemu(
   vmid: number,
   params: Record<string, unknown>,
   caller: Caller,
+  byHa = false,
 ): string {
   const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, 'qemu', vmid)
+  // vm_stop: `hastop` (crm-command stop <sid> 0, a hard stop by the LRM)
+  if (!byHa && c.ha.managed(g)) return c.ha.powerRequest(g, 'stop', 0, caller)
   const skiplock = flag(params.skiplock)
   const upid: string = c.dispatch(nodeName, 'qmstop', String(vmid), caller.actor, {
     run: () => {
@@ -634,6 +697,7 @@ export function shutdownQemu(
   vmid: number,
   params: Record<string, unknown>,
   caller: Caller,
+  byHa = false,
 ): string {
   const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, 'qemu', vmid)
@@ -641,6 +705,8 @@ export function shutdownQemu(
   if (g.paused && !forceStop) throw fail500('VM is paused - cannot shutdown')
   const skiplock = flag(params.skiplock)
   const timeoutS = params.timeout === undefined ? 60 : Number(params.timeout)
+  // vm_shutdown: `hastop` (crm-command stop <sid> <timeout>)
+  if (!byHa && c.ha.managed(g)) return c.ha.powerRequest(g, 'shutdown', timeoutS, caller)
   const upid: string = c.dispatch(nodeName, 'qmshutdown', String(vmid), caller.actor, {
     // a guest that ignores ACPI keeps the task waiting for the whole timeout
     ...(g.ignoresShutdown && g.status === 'running' ? { durationMs: timeoutS * 1000 } : {}),
@@ -905,6 +971,10 @@ export function destroyGuest(
   // early checks, in PVE's order: protection, (lxc: lock), running; qemu checks the lock inside the worker
   if (g.conf.get('protection') === '1') throw fail500(`can't remove ${label} ${vmid} - protection mode enabled`)
   if (type === 'lxc') c.checkLock(g)
+  // destroy_vm's early checks: an HA resource needs `purge` (which then removes it from resources.cfg)
+  const purge = flag(params.purge)
+  if (c.ha.configured(g) && !purge)
+    throw fail500(`unable to remove ${label} ${vmid} - used in HA resources and purge parameter not set.`)
   const force = type === 'lxc' && flag(params.force)
   if (g.status === 'running' && !force) {
     throw fail500(
@@ -965,6 +1035,10 @@ export function destroyGuest(
             }
           }
         }
+      }
+      if (purge && c.ha.configured(g)) {
+        c.ha.drop(`${type === 'qemu' ? 'vm' : 'ct'}:${vmid}`)
+        ctx.log(`NOTE: removed ${label} ${vmid} from HA resource configuration.`)
       }
       c.removeGuest(g)
     },

@@ -309,6 +309,9 @@ export function resourceItem(c: Cluster, g: Guest): Item {
   if (lock !== undefined) item.lock = lock
   const tags = g.conf.get('tags')
   if (tags !== undefined) item.tags = tags
+  // pve-manager API2/Cluster.pm resources: the manager's service state, else the configured request state
+  const hastate = c.ha.hastate(g)
+  if (hastate !== undefined) item.hastate = hastate
   return item
 }
 
@@ -405,9 +408,9 @@ export function guestListItem(c: Cluster, g: Guest, full = false): Item {
 
 /** GET .../status/current: qemu vm_status (vmstatus with full, ha, spice, clipboard, agent); lxc vm_status (vmstatus, ha) */
 export function guestStatusCurrent(c: Cluster, g: Guest): Item {
-  if (g.type === 'lxc') return { ...lxcVmstatus(c, g), ha: { managed: 0 } }
+  if (g.type === 'lxc') return { ...lxcVmstatus(c, g), ha: c.ha.serviceStatus(g) }
   const item = qemuVmstatus(c, g, true)
-  item.ha = { managed: 0 }
+  item.ha = c.ha.serviceStatus(g)
   const vga = g.conf.get('vga')
   if (vga !== undefined) {
     const vgaType = /(?:^|,)type=([^,]+)/.exec(vga)?.[1] ?? (vga.includes('=') ? undefined : vga.split(',')[0])
