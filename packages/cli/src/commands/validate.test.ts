@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url'
 import { runValidate } from './validate.js'
 
 const bin = fileURLToPath(new URL('../../dist/bin.js', import.meta.url))
-const examples = fileURLToPath(new URL('../../../../examples', import.meta.url))
+const examples = fileURLToPath(new URL('../../../../examples/repository', import.meta.url))
 const fixtures = fileURLToPath(new URL('../../../schema/test/fixtures', import.meta.url))
 
 function proxops(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}) {
