@@ -13,7 +13,7 @@ import { decryptSops, encryptSops } from '@proxops/sops'
 import { createSandbox, gitCommit, missingBuilds, repoRoot, runInSandbox, type Sandbox } from './sandbox.js'
 
 const DOC = readFileSync(path.join(repoRoot, 'docs/getting-started.md'), 'utf8')
-const KEY = readFileSync(path.join(repoRoot, 'examples/keys/test-only.agekey'), 'utf8')
+const KEY = readFileSync(path.join(repoRoot, 'examples/repository/keys/test-only.agekey'), 'utf8')
 
 /** the `pveum` commands of the doc's section 2 code blocks, continuation lines joined, in order */
 function pveumCommands(): string[] {
