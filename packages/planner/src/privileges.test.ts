@@ -43,7 +43,7 @@ function planOf(...m: Parameters<typeof desired>): Plan {
 // qemu-server $check_vm_modify_config_perm, $check_storage_access, QemuServer::check_bridge_access
 describe('privilegeNeeds: what each action and field needs on PVE', () => {
   it('a VM create needs VM.Allocate, AllocateSpace per disk storage, SDN.Use per bridge, and Sys.Modify on / for startup', () => {
-    const needs = privilegeNeeds(planOf(vm('web', 100, { options: { startup: 'order=1' } } as never)))
+    const needs = privilegeNeeds(planOf(vm('web', 100, { options: { startup: 'order=1' } })))
     expect(grants(needs, 'net0')).toEqual(['VM.Config.Network@/vms/100', 'SDN.Use@/sdn/zones/localnetwork/vmbr0'])
     expect(grants(needs, 'scsi0')).toEqual(['Datastore.AllocateSpace@/storage/local-lvm'])
     expect(needs.some((n) => 'anyOf' in n && n.key === undefined && n.anyOf[0]?.privs.includes('VM.Allocate'))).toBe(
@@ -57,7 +57,7 @@ describe('privilegeNeeds: what each action and field needs on PVE', () => {
       planOf(
         vm('web', 100, {
           networks: [{ model: 'virtio', bridge: 'vmbr1', firewall: false, slot: 'net0', vlan: 20 }],
-        } as never),
+        }),
       ),
     )
     expect(grants(needs, 'net0')).toContain('SDN.Use@/sdn/zones/localnetwork/vmbr1/20')
@@ -109,7 +109,7 @@ describe('checkPrivileges: actions that cannot succeed are not attempted', () =>
   })
 
   it('startup without Sys.Modify on /: the create is taken out, its start too, and the anomaly names the pveum line', () => {
-    const p = planOf(vm('web', 100, { options: { startup: 'order=1' } } as never), vm('other', 101))
+    const p = planOf(vm('web', 100, { options: { startup: 'order=1' } }), vm('other', 101))
     const needs = privilegeNeeds(p)
     const out = checkPrivileges(p, needs, everywhere(needs, ROLE), TOKEN)
     expect(out.actions.map((a) => a.address).every((a) => a.includes('101'))).toBe(true)
@@ -132,7 +132,7 @@ describe('checkPrivileges: actions that cannot succeed are not attempted', () =>
   it('property: with no privileges nothing is left to run; every action left has each of its needs granted', () => {
     const base = planOf(
       vm('a', 100),
-      vm('b', 101, { options: { startup: 'order=2' } } as never),
+      vm('b', 101, { options: { startup: 'order=2' } }),
       lxc('c', 200),
       CTT,
       artifact('ISO', 'iso', 'x.iso'),
