@@ -239,7 +239,7 @@ function lxcKey(key: string, value: string | undefined, vmid: number, unprivileg
 }
 
 const str = (params: PlanParams, k: string): string | undefined =>
-  typeof params[k] === 'string' ? (params[k]) : typeof params[k] === 'number' ? String(params[k]) : undefined
+  typeof params[k] === 'string' ? params[k] : typeof params[k] === 'number' ? String(params[k]) : undefined
 const deletes = (params: PlanParams): string[] => (str(params, 'delete') ?? '').split(/[,;\s]+/).filter(Boolean)
 
 function requestNeeds(r: PveRequest): { key?: string; need: Grant[] | string }[] {
