@@ -11,7 +11,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const cliBin = path.join(repoRoot, 'packages/cli/dist/bin.js')
 const simEntry = path.join(repoRoot, 'tools/pve-sim/dist/index.js')
-const examples = path.join(repoRoot, 'examples')
+const examples = path.join(repoRoot, 'examples', 'repository')
 const ageKey = path.join(examples, 'keys/test-only.agekey')
 const CLUSTERS = { homelab: ['pve1', 'pve2', 'pve3'], edge: ['edge1'] }
 
@@ -57,10 +57,8 @@ let failed = false
 try {
   say('Starting the PVE simulator (homelab: pve1..pve3, edge: edge1)')
   const repo = path.join(tmp, 'repo')
-  cpSync(examples, repo, {
-    recursive: true,
-    filter: (src) => !src.includes(`${path.sep}custom-reconciler`) && !src.includes('node_modules'),
-  })
+  // the example repository is copied as it is, as a user would
+  cpSync(examples, repo, { recursive: true })
   for (const [cluster, nodes] of Object.entries(CLUSTERS)) {
     const sim = await startSimulator({
       nodes,

@@ -88,10 +88,7 @@ try {
   const version = run(proxops, ['--version'], { cwd: consumer }).trim()
   check(/\d+\.\d+\.\d+/.test(version), `proxops --version printed '${version}'`)
   const repo = path.join(tmp, 'repo')
-  cpSync(path.join(root, 'examples'), repo, {
-    recursive: true,
-    filter: (src) => !src.includes('custom-reconciler') && !src.includes('node_modules'),
-  })
+  cpSync(path.join(root, 'examples', 'repository'), repo, { recursive: true })
   for (const args of [
     ['init', '-q'],
     ['add', '-A'],

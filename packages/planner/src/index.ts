@@ -14,6 +14,15 @@ export {
   type Blocked,
   type BlockReason,
 } from './convergence.js'
+export {
+  checkPrivileges,
+  neededPaths,
+  privilegeNeeds,
+  pveumGrant,
+  type Grant,
+  type PrivilegeNeed,
+  type Privileges,
+} from './privileges.js'
 export { PlanInputError, type PlanErrorCode } from './errors.js'
 export * from './observe/index.js'
 export * from './execute/index.js'

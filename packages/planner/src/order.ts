@@ -13,6 +13,7 @@ import {
   type Gap,
   type PendingChange,
   type Plan,
+  type PlanSummary,
   type PlanParamValue,
   type Policy,
   type Skip,
@@ -101,24 +102,10 @@ export function assemblePlan(a: AssembleInput): Plan {
     )
   })
   actions.sort(compareActions)
-  const anomalies = [...a.out.anomalies].sort(
-    (a, b) =>
-      cmp(a.address ?? '', b.address ?? '') ||
-      cmp(a.field ?? '', b.field ?? '') ||
-      cmp(a.code, b.code) ||
-      cmp(a.message, b.message),
-  )
-  const skips = [...a.out.skips].sort(
-    (a, b) =>
-      cmp(a.node, b.node) ||
-      (a.vmid ?? 0) - (b.vmid ?? 0) ||
-      cmp(a.address, b.address) ||
-      cmp(a.code, b.code) ||
-      cmp(a.message, b.message),
-  )
+  const anomalies = [...a.out.anomalies].sort(compareAnomalies)
+  const skips = [...a.out.skips].sort(compareSkips)
   const pending = [...a.out.pending].sort((a, b) => cmp(a.address, b.address) || cmp(a.message, b.message))
   const gaps = [...a.out.gaps].sort((a, b) => cmp(a.address, b.address) || cmp(a.field, b.field) || cmp(a.note, b.note))
-  const count = (...t: ActionType[]) => actions.filter((a) => t.includes(a.type)).length
   return {
     format_version: PLAN_FORMAT_VERSION,
     cluster: desired.cluster,
@@ -129,19 +116,48 @@ export function assemblePlan(a: AssembleInput): Plan {
     skips,
     pending,
     gaps,
-    summary: {
-      create: count('create', 'clone'),
-      update: count('update', 'shutdown-then-update'),
-      resize: count('resize'),
-      power: count('start', 'stop', 'restart'),
-      markTemplate: count('mark-template'),
-      delete: count('delete'),
-      download: count('download'),
-      anomalies: anomalies.length,
-      skips: skips.length,
-      pending: pending.length,
-      actions: actions.length,
-    },
+    summary: summaryOf(actions, anomalies, skips, pending),
+  }
+}
+
+export function compareAnomalies(a: Anomaly, b: Anomaly): number {
+  return (
+    cmp(a.address ?? '', b.address ?? '') ||
+    cmp(a.field ?? '', b.field ?? '') ||
+    cmp(a.code, b.code) ||
+    cmp(a.message, b.message)
+  )
+}
+
+export function compareSkips(a: Skip, b: Skip): number {
+  return (
+    cmp(a.node, b.node) ||
+    (a.vmid ?? 0) - (b.vmid ?? 0) ||
+    cmp(a.address, b.address) ||
+    cmp(a.code, b.code) ||
+    cmp(a.message, b.message)
+  )
+}
+
+export function summaryOf(
+  actions: readonly Action[],
+  anomalies: readonly Anomaly[],
+  skips: readonly Skip[],
+  pending: readonly PendingChange[],
+): PlanSummary {
+  const count = (...t: ActionType[]) => actions.filter((a) => t.includes(a.type)).length
+  return {
+    create: count('create', 'clone'),
+    update: count('update', 'shutdown-then-update'),
+    resize: count('resize'),
+    power: count('start', 'stop', 'restart'),
+    markTemplate: count('mark-template'),
+    delete: count('delete'),
+    download: count('download'),
+    anomalies: anomalies.length,
+    skips: skips.length,
+    pending: pending.length,
+    actions: actions.length,
   }
 }
 

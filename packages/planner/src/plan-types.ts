@@ -183,6 +183,8 @@ export type AnomalyCode =
   | 'invalid-live'
   | 'vmid-taken'
   | 'renumbered'
+  /** the API token lacks a privilege an action needs (or the option is for root@pam only): the action is not attempted */
+  | 'missing-privilege'
 
 /** A non-destructive observation; never executed. */
 export interface Anomaly {
@@ -206,6 +208,8 @@ export type SkipCode =
   | 'prune-guard'
   | 'disruption'
   | 'invalid-desired'
+  /** depends on an action the token lacks privileges for */
+  | 'missing-privilege'
 
 /** Something plan() deliberately did not act on this cycle, with the reason. */
 export interface Skip {

@@ -142,6 +142,11 @@ export interface LiveReader {
   storages(node: string): Promise<StorageInfo[]>
   storageContent(node: string, storage: string, content?: string): Promise<StorageContentItem[]>
   taskStatus(task: TaskRef): Promise<TaskStatus>
+  /**
+   * `GET /access/permissions?path=`: the privileges the caller holds on one ACL path. Optional so older readers
+   * still fit; without it the privilege preflight is skipped (docs/getting-started.md).
+   */
+  privileges?(path: string): Promise<readonly string[]>
 }
 
 export interface PveWriter {

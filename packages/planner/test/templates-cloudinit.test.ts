@@ -122,7 +122,7 @@ describe('templates, clones and cloud-init (simulator)', () => {
 
   it('writes cloud-init keys and password from a SOPS file at execute time; no value reaches plan or report', async () => {
     // the examples' test-only key (public on purpose): the test encrypts its own canaries to it
-    const keys = readFileSync(new URL('../../../examples/keys/test-only.agekey', import.meta.url), 'utf8')
+    const keys = readFileSync(new URL('../../../examples/repository/keys/test-only.agekey', import.meta.url), 'utf8')
     const identity = keys.split('\n').find((l) => l.startsWith('AGE-SECRET-KEY-'))!
     const recipient = /public key: (age1\S+)/.exec(keys)![1]!
     const canaryKey = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICanaryCanaryCanaryCanaryCanaryCanary00000 canary@test'

@@ -9,6 +9,7 @@ import {
   decodeStorages,
   decodeVersion,
   decodeWith,
+  obj,
 } from './decode.js'
 import { PveError, PveTaskTimeoutError } from './errors.js'
 import { abortedError, sleep } from './retry.js'
@@ -176,6 +177,18 @@ export class PveReadOnlyClient {
       ...callOpts(o),
     })
     return decodeWith(`GET /nodes/{node}/${type}/{vmid}/status/current`, () => decodeGuestStatus(data))
+  }
+
+  /**
+   * `GET /access/permissions?path=`: the privileges this client's user or token holds on one ACL path (for a
+   * privilege-separated token, already cut to what its user also has). Any caller may read its own.
+   */
+  async privileges(path: string, o?: CallOptions): Promise<string[]> {
+    const data = await this.#get({ path: '/access/permissions', query: { path }, ...callOpts(o) })
+    return decodeWith('GET /access/permissions', () => {
+      const privs = obj(data, 'permissions')[path]
+      return privs === undefined ? [] : Object.keys(obj(privs, path)).sort()
+    })
   }
 
   async storages(node: string, o?: CallOptions): Promise<StorageInfo[]> {

@@ -194,6 +194,15 @@ describe('TLS and auth over real HTTPS', () => {
 })
 
 describe('reads', () => {
+  // pve-access-control API2/AccessControl.pm permissions: a caller may always read its own privileges
+  it('privileges(path): the privileges of this token on one ACL path, sorted', async () => {
+    const privs = await c.privileges('/vms/4242')
+    expect(privs).toEqual(expect.arrayContaining(['SDN.Use', 'Sys.Modify', 'VM.Allocate', 'VM.Config.Options']))
+    expect(privs).toEqual([...privs].sort())
+    // the read-only client has it too (diff runs the preflight)
+    expect(await c.readOnly().privileges('/')).toEqual(await c.privileges('/'))
+  })
+
   it('version, nodes, node status, cluster resources, nextid', async () => {
     expect(await c.version()).toMatchObject({ version: expect.stringMatching(/^9\.1/), release: '9.1' })
     expect((await c.nodes()).map((n) => n.node)).toEqual(['pve1', 'pve2', 'pve3'])

@@ -91,7 +91,7 @@ describe('readPlainYaml', () => {
   })
 
   it('reads every example manifest as the library does, and takes the fast path for all of them', () => {
-    const examples = fileURLToPath(new URL('../../../examples', import.meta.url))
+    const examples = fileURLToPath(new URL('../../../examples/repository', import.meta.url))
     const files = readdirSync(examples, { recursive: true, encoding: 'utf8' })
       .filter((f) => f.endsWith('.yaml') && !f.split(/[\\/]/).includes('node_modules'))
       .map((f) => join(examples, f))

@@ -10,7 +10,7 @@ import { DEMO_TOKEN_SECRET, EXAMPLE_SECRETS, repoRoot, secretsFile, testKeyFile 
 
 const key = () => readFileSync(testKeyFile, 'utf8')
 
-describe.each(Object.keys(EXAMPLE_SECRETS))('examples/clusters/%s/secrets.sops.yaml', (cluster) => {
+describe.each(Object.keys(EXAMPLE_SECRETS))('examples/repository/clusters/%s/secrets.sops.yaml', (cluster) => {
   test('decrypts with the test-only key to exactly the generator content (MAC verified)', async () => {
     const doc = await decryptSopsFile(secretsFile(cluster), { identities: [key()] })
     expect(doc.revealText()).toBe(EXAMPLE_SECRETS[cluster])
@@ -24,7 +24,9 @@ describe.each(Object.keys(EXAMPLE_SECRETS))('examples/clusters/%s/secrets.sops.y
   })
 
   test('holds the PVE credentials named in the cluster config', async () => {
-    const config = parse(readFileSync(join(repoRoot, 'examples', 'clusters', cluster, 'config.yaml'), 'utf8')) as {
+    const config = parse(
+      readFileSync(join(repoRoot, 'examples', 'repository', 'clusters', cluster, 'config.yaml'), 'utf8'),
+    ) as {
       pve: { clusters: Record<string, { 'secrets-file': string; secrets: { pve: Record<string, string> } }> }
     }
     const entry = config.pve.clusters[cluster]
@@ -42,12 +44,12 @@ describe.each(Object.keys(EXAMPLE_SECRETS))('examples/clusters/%s/secrets.sops.y
     for (const kind of ['vm', 'templatevm']) {
       let files: string[]
       try {
-        files = readdirSync(join(repoRoot, 'examples', kind, cluster)).filter((f) => f.endsWith('.yaml'))
+        files = readdirSync(join(repoRoot, 'examples', 'repository', kind, cluster)).filter((f) => f.endsWith('.yaml'))
       } catch {
         continue
       }
       for (const f of files) {
-        const text = readFileSync(join(repoRoot, 'examples', kind, cluster, f), 'utf8')
+        const text = readFileSync(join(repoRoot, 'examples', 'repository', kind, cluster, f), 'utf8')
         refs.push(...[...text.matchAll(/cloud-init\.(?:ssh-keys|passwords)\.[a-z0-9-]+/g)].map((m) => m[0]))
       }
     }

@@ -1,9 +1,17 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { mergeGaps } from './gaps.js'
+import { mergeGaps, rebaseLinks } from './gaps.js'
 
 const docs = join(import.meta.dirname, '..', '..', '..', 'docs')
+
+describe('links in docs/gaps/ files', () => {
+  it('are rebased for docs/GAPS.md, one folder up', () => {
+    expect(rebaseLinks('see [a](../simulator-model.md), [b](planner.md#x), [c](https://x.org/a), [d](#top)')).toBe(
+      'see [a](simulator-model.md), [b](gaps/planner.md#x), [c](https://x.org/a), [d](#top)',
+    )
+  })
+})
 
 describe('docs/GAPS.md', () => {
   it('is the merge of docs/gaps/*.md (UPDATE_GAPS=1 rewrites it)', () => {

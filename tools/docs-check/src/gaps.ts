@@ -25,8 +25,16 @@ export function mergeGaps(docsDir: string): string {
     const text = readFileSync(join(docsDir, 'gaps', `${name}.md`), 'utf8').trim()
     return text
       .split('\n')
-      .map((line) => (line.startsWith('#') ? `#${line}` : line))
+      .map((line) => (line.startsWith('#') ? `#${line}` : rebaseLinks(line)))
       .join('\n')
   })
   return `${INTRO}\n${sections.join('\n\n')}\n`
+}
+
+/** A relative link written in docs/gaps/x.md, as seen from docs/GAPS.md (one folder up). */
+export function rebaseLinks(line: string): string {
+  return line.replace(/\]\(([^)\s]+)\)/g, (whole, target: string) => {
+    if (/^[a-z]+:/i.test(target) || target.startsWith('#') || target.startsWith('/')) return whole
+    return `](${target.startsWith('../') ? target.slice(3) : `gaps/${target}`})`
+  })
 }

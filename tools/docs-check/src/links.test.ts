@@ -1,5 +1,5 @@
 /**
- * Static checks of the documentation: every relative link in README.md, docs/**\/*.md, examples/README.md and the
+ * Static checks of the documentation: every relative link in README.md, docs/**\/*.md, examples/README.md, examples/repository/README.md and the
  * package READMEs points at a file or folder that exists (and every #fragment at a heading); every docs page is
  * in the index (docs/README.md) and linked from the root README; every publishable package has a README with an
  * example block.
@@ -27,6 +27,7 @@ const docFiles = [
   'README.md',
   ...markdownFiles('docs'),
   ...(existsSync(path.join(repoRoot, 'examples/README.md')) ? ['examples/README.md'] : []),
+  ...(existsSync(path.join(repoRoot, 'examples/repository/README.md')) ? ['examples/repository/README.md'] : []),
   ...packageReadmes,
 ].sort()
 

@@ -1,5 +1,5 @@
 /**
- * The `proxops diff` sample at the top of README.md is real output: the same scenario (apply examples/ to the
+ * The `proxops diff` sample at the top of README.md is real output: the same scenario (apply examples/repository/ to the
  * homelab simulator, then commit a bigger app-vm and the removal of vm/homelab/web.yaml) prints it again, byte
  * for byte except the commit id.
  */

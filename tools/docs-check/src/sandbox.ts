@@ -1,5 +1,5 @@
 /**
- * The place where the docs' runnable blocks run: a temporary git copy of examples/ whose clusters point at
+ * The place where the docs' runnable blocks run: a temporary git copy of examples/repository/ whose clusters point at
  * simulators (homelab: pve1..pve3, edge: edge1), a private HOME holding the examples' test-only age key where sops
  * looks for keys by default, and `proxops` / `proxops-sops` on PATH (the built CLIs of this checkout).
  */
@@ -63,7 +63,7 @@ export function missingBuilds(): string[] {
 }
 
 export interface SandboxOptions {
-  /** clusters of examples/ to point at simulators (default: all); the others keep their example endpoints */
+  /** clusters of examples/repository/ to point at simulators (default: all); the others keep their example endpoints */
   clusters?: readonly string[]
 }
 
@@ -93,12 +93,10 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
     const repo = path.join(tmp, 'repo')
     const home = path.join(tmp, 'home')
     const bin = path.join(tmp, 'bin')
-    cpSync(path.join(repoRoot, 'examples'), repo, {
+    cpSync(path.join(repoRoot, 'examples', 'repository'), repo, {
       recursive: true,
-      filter: (src) =>
-        !src.includes(`${path.sep}custom-reconciler`) &&
-        !src.includes('node_modules') &&
-        !src.includes(`${path.sep}keys`),
+      // the key goes where getting started puts yours (HOME), not into the repository
+      filter: (src) => !src.includes(`${path.sep}keys`),
     })
     for (const [cluster, nodes] of Object.entries(CLUSTERS).filter(
       ([name]) => !options.clusters || options.clusters.includes(name),
@@ -122,7 +120,7 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
     // sops' default key location, as getting-started sets it up
     const keyDir = path.join(home, '.config/sops/age')
     mkdirSync(keyDir, { recursive: true })
-    const key = readFileSync(path.join(repoRoot, 'examples/keys/test-only.agekey'), 'utf8')
+    const key = readFileSync(path.join(repoRoot, 'examples/repository/keys/test-only.agekey'), 'utf8')
     writeFileSync(path.join(keyDir, 'keys.txt'), key, { mode: 0o600 })
 
     mkdirSync(bin)

@@ -12,9 +12,14 @@ import type { RunArgs } from './run.js'
 type Setter = (code: number) => void
 type Ctx = () => CliContext
 
-const clusterOption = { type: 'string', describe: 'Only this cluster (default: every configured cluster)' } as const
+const clusterOption = {
+  type: 'string',
+  requiresArg: true,
+  describe: 'Only this cluster (default: every configured cluster)',
+} as const
 const allowEmptyOption = {
   type: 'string',
+  requiresArg: true,
   array: true,
   describe:
     'Accept 0 desired objects of this kind even though owned ones exist on PVE (VM, TemplateVM, LXC, TemplateCT)',
@@ -33,11 +38,16 @@ export function diffCommand(
         .option('output', {
           alias: 'o',
           type: 'string',
+          requiresArg: true,
           choices: ['text', 'json', 'markdown'] as const,
           describe: 'Output format (json: the byte-stable plan set)',
         })
         .option('detailed-exitcode', { type: 'boolean', describe: 'Exit 2 when changes are present (0 none, 1 error)' })
-        .option('out', { type: 'string', describe: 'Also save the plan set to this file for apply --plan' })
+        .option('out', {
+          type: 'string',
+          requiresArg: true,
+          describe: 'Also save the plan set to this file for apply --plan',
+        })
         .option('allow-empty', allowEmptyOption)
         .example('proxops diff', 'plan every cluster, Terraform-style')
         .example('proxops diff --cluster homelab --output markdown', 'a pull-request comment for one cluster')
@@ -59,6 +69,7 @@ export function applyCommand(
         .option('cluster', clusterOption)
         .option('plan', {
           type: 'string',
+          requiresArg: true,
           describe: 'Apply exactly this saved plan (refused if the commit or a digest changed)',
         })
         .option('yes', { alias: 'y', type: 'boolean', describe: 'Do not ask for confirmation' })
@@ -66,6 +77,7 @@ export function applyCommand(
         .option('output', {
           alias: 'o',
           type: 'string',
+          requiresArg: true,
           choices: ['text', 'json'] as const,
           describe: 'Format of the final status (json: cycles as JSON)',
         })
@@ -85,7 +97,13 @@ export function statusCommand(ctx: Ctx, setExit: Setter): CommandModule<GlobalAr
     builder: (y: Argv<GlobalArgs>) =>
       y
         .option('cluster', clusterOption)
-        .option('output', { alias: 'o', type: 'string', choices: ['text', 'json'] as const, describe: 'Output format' })
+        .option('output', {
+          alias: 'o',
+          type: 'string',
+          requiresArg: true,
+          choices: ['text', 'json'] as const,
+          describe: 'Output format',
+        })
         .option('allow-empty', allowEmptyOption)
         .example('proxops status', 'which objects are converged, drifting, skipped or anomalous')
         .example('proxops status --cluster edge --output json', 'the same as JSON'),
@@ -100,7 +118,7 @@ export function adoptCommand(ctx: Ctx, setExit: Setter): CommandModule<GlobalArg
     describe: 'Write manifests for what already runs on a cluster (reads PVE, never writes it)',
     builder: (y: Argv<GlobalArgs>) =>
       y
-        .option('cluster', { type: 'string', describe: 'The cluster to adopt from (required)' })
+        .option('cluster', { type: 'string', requiresArg: true, describe: 'The cluster to adopt from (required)' })
         .option('force', { type: 'boolean', describe: 'Overwrite manifest files that exist with other content' })
         .option('adopt-secrets', { type: 'boolean', describe: "Merge unmatched SSH keys into the cluster's SOPS file" })
         .example(

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url'
 import { runValidate } from './validate.js'
 
 const bin = fileURLToPath(new URL('../../dist/bin.js', import.meta.url))
-const examples = fileURLToPath(new URL('../../../../examples', import.meta.url))
+const examples = fileURLToPath(new URL('../../../../examples/repository', import.meta.url))
 const fixtures = fileURLToPath(new URL('../../../schema/test/fixtures', import.meta.url))
 
 function proxops(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}) {
@@ -112,6 +112,18 @@ describe('proxops validate (built CLI)', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
+  })
+
+  it.each([
+    [['diff', '--cluster'], '--cluster'],
+    [['validate', '--output'], '--output'],
+    [['status', '--git-path'], '--git-path'],
+    [['validate', '--cluster', '--strict'], '--cluster'],
+  ])('a flag without its value says so in one line: %j', (args, flag) => {
+    const r = proxops(args, { cwd: examples })
+    expect(r.code).toBe(1)
+    expect(r.stdout).toBe('')
+    expect(r.stderr).toBe(`proxops: error: ${flag} needs a value (see proxops --help)\n`)
   })
 
   const broken = readdirSync(fixtures).sort()

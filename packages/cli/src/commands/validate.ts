@@ -172,9 +172,14 @@ export function validateCommand(
     describe: 'Check the repository offline: manifests, composition, configs, references (no PVE, no network)',
     builder: (y: Argv) =>
       y
-        .option('cluster', { type: 'string', describe: 'Check only this cluster (repository-wide rules still apply)' })
+        .option('cluster', {
+          type: 'string',
+          requiresArg: true,
+          describe: 'Check only this cluster (repository-wide rules still apply)',
+        })
         .option('output', {
           type: 'string',
+          requiresArg: true,
           choices: ['text', 'json'] as const,
           default: 'text',
           describe: 'Output format',

@@ -7,8 +7,11 @@ import type { SopsCredentials } from '@proxops/sops'
 import {
   blockedCount,
   convergence,
+  checkPrivileges,
   DEFAULT_POLICY,
   execute,
+  neededPaths,
+  privilegeNeeds,
   observe,
   ObserveError,
   plan as makePlan,
@@ -67,6 +70,31 @@ export function policyFor(options: Pick<CycleOptions, 'cluster' | 'config' | 'pr
     disruption: options.cluster.disruption ?? options.config.reconcile.disruption,
     shutdownTimeoutSeconds: Math.max(1, Math.round(options.config.reconcile.shutdownTimeoutMs / 1000)),
   }
+}
+
+/**
+ * The token's privileges are checked before anything is written: every ACL path the plan's actions need is
+ * read once (`GET /access/permissions?path=`), actions that cannot succeed leave the plan and each missing
+ * privilege becomes an anomaly with the pveum line that grants it (docs/getting-started.md).
+ */
+export async function preflightPrivileges(
+  plan: Plan,
+  reader: LiveReader,
+  credentials: ResolvedCluster['credentials'],
+): Promise<Plan> {
+  const actor = credentials.method === 'token' ? credentials.tokenId : credentials.user
+  if (!reader.privileges || actor === 'root@pam' || plan.actions.length === 0) return plan
+  const read = reader.privileges.bind(reader)
+  const needs = privilegeNeeds(plan)
+  const paths = neededPaths(needs)
+  const granted = new Map<string, ReadonlySet<string>>()
+  // a few paths per plan; 8 in flight like observe
+  for (let i = 0; i < paths.length; i += 8) {
+    const chunk = paths.slice(i, i + 8)
+    const got = await Promise.all(chunk.map((p) => read(p)))
+    chunk.forEach((p, j) => granted.set(p, new Set(got[j])))
+  }
+  return checkPrivileges(plan, needs, granted, actor)
 }
 
 /** A resolver over the cluster's SOPS document: `cloud-init.ssh-keys.x` -> value (fails closed). */
@@ -177,9 +205,12 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
       unknown: inventory.unknownGuests.length,
       volumes: inventory.volumes.length,
     })
-    const plan = makePlan(loaded.desired, inventory, policyFor(o), {
-      secrets: (ref) => o.sops?.resolveRef(ref).reveal(),
-    })
+    // the privilege preflight is part of the plan: a saved plan went through it too, so they compare equal
+    const plan = await preflightPrivileges(
+      makePlan(loaded.desired, inventory, policyFor(o), { secrets: (ref) => o.sops?.resolveRef(ref).reveal() }),
+      o.reader,
+      o.cluster.credentials,
+    )
     if (o.savedPlan) {
       // the specific refusals first (commit, digest, vanished or created objects), then the whole contract
       checkSavedPlan(o.savedPlan, o.tree, inventory)

@@ -13,7 +13,7 @@ import { startSimulator, type Simulator, type SimulatorOptions } from '@proxops/
 import { encryptSops } from '@proxops/sops'
 
 export const BIN = fileURLToPath(new URL('../../dist/bin.js', import.meta.url))
-const KEY_FILE = fileURLToPath(new URL('../../../../examples/keys/test-only.agekey', import.meta.url))
+const KEY_FILE = fileURLToPath(new URL('../../../../examples/repository/keys/test-only.agekey', import.meta.url))
 export const AGE_KEY_FILE = KEY_FILE
 
 /** Planted secrets: none of them may appear in any output, log line, endpoint or generated file. */

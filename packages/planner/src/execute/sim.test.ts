@@ -233,7 +233,7 @@ describe('14.11 LXC resize: no equal-size resize; PVE refusals explained', () =>
 
   it('a disk already at the size is not resized again (PVE would answer 500)', async () => {
     await createCt(530)
-    await sim.control.settle()
+    sim.control.settle()
     const first = await run(resize(530, '3G'))
     expect(first.results[0]!.status, first.results[0]!.error).toBe('ok')
     const writes = sim.stats.writes()

@@ -1,5 +1,5 @@
-// Generates examples/clusters/*/secrets.sops.yaml with this package's own encrypt code, encrypted to
-// the public, test-only age key in examples/keys/test-only.agekey. Run: pnpm --filter @proxops/sops gen-examples
+// Generates examples/repository/clusters/*/secrets.sops.yaml with this package's own encrypt code, encrypted to
+// the public, test-only age key in examples/repository/keys/test-only.agekey. Run: pnpm --filter @proxops/sops gen-examples
 // A file that already decrypts to the wanted content is left alone (no churn); --force rewrites it.
 import { readFile } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
@@ -38,8 +38,9 @@ cloud-init:
 const here = dirname(fileURLToPath(import.meta.url))
 /** The repository root (this file sits in packages/sops/{src,dist}/examples). */
 export const repoRoot = resolve(here, '../../../..')
-export const testKeyFile = join(repoRoot, 'examples', 'keys', 'test-only.agekey')
-export const secretsFile = (cluster: string) => join(repoRoot, 'examples', 'clusters', cluster, 'secrets.sops.yaml')
+export const testKeyFile = join(repoRoot, 'examples', 'repository', 'keys', 'test-only.agekey')
+export const secretsFile = (cluster: string) =>
+  join(repoRoot, 'examples', 'repository', 'clusters', cluster, 'secrets.sops.yaml')
 
 async function sameContent(file: string, plain: string, identity: string): Promise<boolean> {
   try {

@@ -20,7 +20,7 @@ export function vectorsForTests(dir = fixturesDir, env: NodeJS.ProcessEnv = proc
   return false
 }
 let announced = false
-export const examplesDir = join(repoRoot, 'examples')
+export const examplesDir = join(repoRoot, 'examples', 'repository')
 
 export interface Fixture {
   name: string

@@ -10,7 +10,6 @@ import { form, raw, waitTask, type RawResponse } from './test-support/raw.js'
 
 const LAG = 150
 let sim: Simulator
-let auth: Record<string, string>
 const req = (s: Simulator, method: string, path: string, params?: Record<string, string>): Promise<RawResponse> => {
   const headers = { Authorization: s.token.header }
   if (!params) return raw(s, method, `/api2/json${path}`, { headers })
@@ -46,7 +45,7 @@ beforeAll(async () => {
     haLagMs: LAG,
     log: () => {},
   })
-  auth = { Authorization: sim.token.header }
+
   await ok(sim, req(sim, 'POST', '/nodes/pve1/qemu', { vmid: '200', name: 'ha-vm', memory: '512' }))
   const tmpl = sim.control.addVolume('pve1', 'local', {
     filename: 'debian-12-standard_12.7-1_amd64.tar.zst',
