@@ -136,7 +136,8 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
       .fail((msg, err) => {
         // yargs' requiresArg message, said the way the flag is typed
         const missing = /^Not enough arguments following: (\S+)$/.exec(msg ?? '')
-        if (missing && !(err instanceof CliError)) throw new CliError('USAGE', `--${missing[1]} needs a value (see proxops --help)`)
+        if (missing && !(err instanceof CliError))
+          throw new CliError('USAGE', `--${missing[1]} needs a value (see proxops --help)`)
         throw err ?? new CliError('USAGE', `${msg} (see proxops --help)`)
       })
       .parseAsync()
