@@ -5,6 +5,7 @@
  * and destroy_vm's purge check.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { apidocForTests } from '../apidoc/test-data.js'
 import { startSimulator, type Simulator } from '../index.js'
 import { form, raw, waitTask, type RawResponse } from './test-support/raw.js'
 
@@ -215,7 +216,8 @@ describe('PVE::API2::HA::Groups and Rules per version (have_groups_been_migrated
     ])
   })
 
-  it('8.x: groups exist, a resource may name one, and there are no rules', async () => {
+  // 8.4's schema routes the groups API: skipped without it (a fresh clone)
+  it.skipIf(!apidocForTests('8.4'))('8.x: groups exist, a resource may name one, and there are no rules', async () => {
     const s8 = await startSimulator({
       pveVersion: '8.4',
       authFailureDelayMs: 0,
