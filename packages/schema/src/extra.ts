@@ -1,13 +1,13 @@
 /**
- * `spec.extra` (RB 3.4, widened by architecture section 2 row 18): a free-form map of PVE parameter -> string,
+ * `spec.extra`: a free-form map of PVE parameter -> string,
  * sent verbatim at create. Keys that collide with structured fields are rejected, and so is every key that
  * could bypass a data-loss guard (drives, NICs, mount points, unused volumes), hand out a credential, or touch
  * the object's lifecycle (`lock`, `template`, `start`, `archive`, `tags`).
  */
 
-/** Exact reserved keys for VM and TemplateVM (RB 3.4 plus row 18). */
+/** Exact reserved keys for VM and TemplateVM (see docs/schema-reference.md, `spec.extra`). */
 export const VM_RESERVED_KEYS: ReadonlySet<string> = new Set([
-  // RB 3.4
+  // keys the structured fields own
   'vmid',
   'name',
   'memory',
@@ -47,7 +47,7 @@ export const VM_RESERVED_KEYS: ReadonlySet<string> = new Set([
   'cipassword',
   'cicustom',
   'bootdisk',
-  // lifecycle, credentials and guarded volumes (row 18)
+  // lifecycle, credentials and guarded volumes
   'lock',
   'template',
   'start',
@@ -66,13 +66,13 @@ export const VM_RESERVED_KEYS: ReadonlySet<string> = new Set([
 export const VM_RESERVED_PATTERNS: readonly RegExp[] = [
   /^scsi/,
   /^net/,
-  /^ipconfig/, // RB 3.4: any key starting with these
+  /^ipconfig/, // any key starting with these
   /^(?:ide|sata|virtio|efidisk|tpmstate|unused|hostpci|nvme)\d+$/,
 ]
 
-/** Exact reserved keys for LXC and TemplateCT (RB 3.4 plus row 18). */
+/** Exact reserved keys for LXC and TemplateCT (see docs/schema-reference.md, `spec.extra`). */
 export const LXC_RESERVED_KEYS: ReadonlySet<string> = new Set([
-  // RB 3.4
+  // keys the structured fields own
   'vmid',
   'ctid',
   'name',
@@ -101,7 +101,7 @@ export const LXC_RESERVED_KEYS: ReadonlySet<string> = new Set([
   'console',
   'startup',
   'ttys',
-  // lifecycle, credentials and guarded volumes (row 18)
+  // lifecycle, credentials and guarded volumes
   'lock',
   'template',
   'archive',
