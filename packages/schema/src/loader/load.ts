@@ -1,5 +1,5 @@
 /**
- * The repository loader: reads a ProxOps GitOps repository (RB 2) into per-cluster indexes of normalised
+ * The repository loader: reads a ProxOps GitOps repository into per-cluster indexes of normalised
  * manifests, collecting every problem (never only the first) with a stable code and a position.
  *
  * It reads nothing outside the repository root: every path is checked lexically and again after resolving

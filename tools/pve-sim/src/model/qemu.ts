@@ -21,7 +21,7 @@ import { FORMATS, parsePropString, printPropString } from './propstring.js'
 import { formatSize, parseDiskSize, resizeTarget } from './sizes.js'
 import type { TaskContext } from './tasks.js'
 
-/** qemu guests: create, config update with pending/hotplug, power, resize, clone, template, destroy (pve-api.md 5.2). */
+/** qemu guests: create, config update with pending/hotplug, power, resize, clone, template, destroy. */
 
 const CREATE_API_ONLY = [
   'node',
@@ -226,7 +226,7 @@ function hotplugSet(g: Guest): Set<string> {
   return new Set(h.split(','))
 }
 
-/** can a change of `key` (set or delete) be applied to the running VM now? (pve-api.md section 5.2) */
+/** can a change of `key` (set or delete) be applied to the running VM now? */
 function hotpluggable(g: Guest, key: string, newValue: string | undefined): boolean {
   if (QEMU_FAST.includes(key) || CLOUDINIT_KEYS.includes(key) || /^ipconfig\d+$/.test(key)) return true
   const hp = hotplugSet(g)
@@ -772,7 +772,7 @@ export function suspendResumeQemu(
   })
 }
 
-/** full/linked clone (pve-api.md section 5.2, checklist 8) */
+/** full/linked clone (PVE::API2::Qemu clone_vm) */
 export function cloneGuest(
   c: Cluster,
   nodeName: string,
