@@ -1,5 +1,5 @@
 /** Desired LXC / TemplateCT -> the owned container config keys. */
-import type { LxcManifest } from './desired.js'
+import type { LxcManifest } from '../desired.js'
 import {
   anomaly,
   flag,
