@@ -1,6 +1,7 @@
 import { GuestConfig } from './config.js'
 import { fail500, PveHttpError } from './errors.js'
 import { Ha } from './ha.js'
+import { GuestFirewalls } from './firewall.js'
 import type { GuestType } from './options.js'
 import { Rng } from './rng.js'
 import { defaultStorages, NodeStorage, StorageConfig } from './storage.js'
@@ -80,6 +81,8 @@ export class Cluster {
   /** the size a downloaded file reports (import images: the virtual size a disk imported from it gets) */
   readonly remoteSizes = new Map<string, number>()
   readonly ha: Ha
+  /** /etc/pve/firewall/<vmid>.fw (model/firewall.ts) */
+  readonly firewalls = new GuestFirewalls()
 
   constructor(readonly options: ClusterOptions) {
     this.rng = new Rng(options.seed)
