@@ -9,6 +9,7 @@ import { storageConfigRoutes } from './storage-config.js'
 import { nodeRoutes } from './nodes.js'
 import { haRoutes } from './ha.js'
 import { firewallRoutes } from './firewall.js'
+import { backupRoutes } from './backup.js'
 
 /** helpers shared by the route modules */
 export function str(ctx: RequestContext, key: string): string | undefined {
@@ -46,6 +47,7 @@ export function buildRoutes(c: Cluster): Route[] {
     ...nodeRoutes(c),
     ...haRoutes(c),
     ...firewallRoutes(c),
+    ...backupRoutes(c),
   ]
   return table.map(([method, path, handler]) => ({
     method,
