@@ -9,6 +9,7 @@ import { storageConfigRoutes } from './storage-config.js'
 import { nodeRoutes } from './nodes.js'
 import { haRoutes } from './ha.js'
 import { firewallRoutes } from './firewall.js'
+import { poolRoutes } from './pools.js'
 import { backupRoutes } from './backup.js'
 
 /** helpers shared by the route modules */
@@ -47,6 +48,7 @@ export function buildRoutes(c: Cluster): Route[] {
     ...nodeRoutes(c),
     ...haRoutes(c),
     ...firewallRoutes(c),
+    ...poolRoutes(c),
     ...backupRoutes(c),
   ]
   return table.map(([method, path, handler]) => ({

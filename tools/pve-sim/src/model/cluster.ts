@@ -2,6 +2,7 @@ import { GuestConfig } from './config.js'
 import { fail500, PveHttpError } from './errors.js'
 import { Ha } from './ha.js'
 import { GuestFirewalls } from './firewall.js'
+import { Pools } from './pools.js'
 import { BackupJobs } from './backup.js'
 import type { GuestType } from './options.js'
 import { Rng } from './rng.js'
@@ -84,6 +85,8 @@ export class Cluster {
   readonly ha: Ha
   /** /etc/pve/firewall/<vmid>.fw (model/firewall.ts) */
   readonly firewalls = new GuestFirewalls()
+  /** user.cfg's resource pools (pve-manager PVE::API2::Pool) */
+  readonly pools = new Pools()
   /** jobs.cfg's vzdump jobs (/cluster/backup) */
   readonly backupJobs: BackupJobs
 
