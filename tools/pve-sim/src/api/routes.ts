@@ -8,6 +8,7 @@ import { storageRoutes } from './storage.js'
 import { storageConfigRoutes } from './storage-config.js'
 import { nodeRoutes } from './nodes.js'
 import { haRoutes } from './ha.js'
+import { firewallRoutes } from './firewall.js'
 import { poolRoutes } from './pools.js'
 import { backupRoutes } from './backup.js'
 
@@ -46,6 +47,7 @@ export function buildRoutes(c: Cluster): Route[] {
     ...storageConfigRoutes(c),
     ...nodeRoutes(c),
     ...haRoutes(c),
+    ...firewallRoutes(c),
     ...poolRoutes(c),
     ...backupRoutes(c),
   ]

@@ -95,7 +95,8 @@ describe('named formats', () => {
   })
 
   it('reports formats it does not check', () => {
-    expect(uncheckedFormat('pve-fw-addr-spec')).toBe(true)
+    expect(uncheckedFormat('pve-fw-conntrack-helper')).toBe(true)
+    expect(uncheckedFormat('pve-fw-addr-spec')).toBe(false)
     expect(uncheckedFormat('pve-tag-list')).toBe(false)
     expect(resolveFormat('pve-qm-ipconfig').kind).toBe('hash')
   })
