@@ -369,7 +369,7 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
       })
     }
   }
-  // power (RB 9.3): unknown live power does nothing
+  // power: unknown live power does nothing
   const livePower =
     g.status === 'running' ? 'running' : g.status === 'stopped' || g.status === '' ? 'stopped' : 'unknown'
   if (livePower === 'unknown') return
@@ -505,7 +505,7 @@ function liveOnlySlots(
   return out.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
 }
 
-/** The identity keys a clone inherits from its template that the VM must own or drop (RB 4.1.7). */
+/** The identity keys a clone inherits from its template that the VM must own or drop. */
 function cloneIdentityKeys(m: VmManifest | LxcManifest, f: GuestFields): string[] {
   const ipconfigs = m.kind === 'VM' || m.kind === 'TemplateVM' ? (m.spec['cloud-init-data']?.ipconfigs ?? []) : []
   const nics = Math.max(m.spec.networks.length, ...ipconfigs.map((c) => c.nic + 1))
