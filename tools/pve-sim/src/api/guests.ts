@@ -2,17 +2,14 @@ import type { Cluster } from '../model/cluster.js'
 import { fail400 } from '../model/errors.js'
 import { readConfig, readPending } from '../model/guestconf.js'
 import { createLxc, powerLxc, updateLxc } from '../model/lxc.js'
+import { cloneGuest, destroyGuest, resizeGuest, templateGuest } from '../model/guest-ops.js'
 import {
-  cloneGuest,
   createQemu,
-  destroyGuest,
   rebootQemu,
-  resizeGuest,
   shutdownQemu,
   startQemu,
   stopQemu,
   suspendResumeQemu,
-  templateGuest,
   updateQemu,
 } from '../model/qemu.js'
 import { guestListItem, guestStatusCurrent } from '../model/views.js'

@@ -10,6 +10,7 @@
  */
 import { isIPv4, isIPv6 } from 'node:net'
 import type { SchemaProp } from './load.js'
+import { calendarEventError } from './calendar-event.js'
 
 /** A Perl `die "...\n"` from a format verifier. */
 export class PerlDie extends Error {
@@ -206,6 +207,10 @@ const verifiers: Record<string, Verifier> = {
     if (v.length > 64) die(`user name '${v}' is too long (${v.length} > 64)`)
     if (!/^[^\s:/]+@[A-Za-z][A-Za-z0-9.\-_]+$/.test(v)) die(`value '${v}' does not look like a valid user name`)
   },
+  'pve-calendar-event': (v) => {
+    const err = calendarEventError(v)
+    if (err !== null) die(`invalid calendar event '${v}' - ${err}`)
+  },
   'pve-realm': (v) => {
     if (!/^[A-Za-z][A-Za-z0-9.\-_]+$/.test(v)) die('value does not look like a valid realm')
   },
@@ -259,6 +264,35 @@ const hashFormats: Record<string, HashFormat> = {
     level: opt({ type: 'integer', minimum: 0, maximum: 4294967295 }),
   },
 }
+
+/** pve-storage's prune-backups format (PVE::Storage::Plugin $prune_backups_format) */
+const keep = (): SchemaProp => opt({ type: 'integer', minimum: 0 })
+export const PRUNE_BACKUPS_FORMAT: HashFormat = {
+  'keep-all': opt({ type: 'boolean' }),
+  'keep-last': keep(),
+  'keep-hourly': keep(),
+  'keep-daily': keep(),
+  'keep-weekly': keep(),
+  'keep-monthly': keep(),
+  'keep-yearly': keep(),
+}
+hashFormats['prune-backups'] = PRUNE_BACKUPS_FORMAT
+
+/**
+ * validate_prune_backups (pve-storage), the validator parse_property_string runs on the parsed hash: keep-all
+ * with any positive keep-N dies; nothing positive means keep-all=1. Returns the normalised hash.
+ */
+export function validatePruneBackups(res: Record<string, string>): Record<string, string> {
+  const { 'keep-all': keepAll, ...rest } = res
+  if (!Object.values(rest).some((v) => Number(v) > 0)) return { 'keep-all': '1' }
+  if (keepAll !== undefined && Number(keepAll) !== 0) die('keep-all cannot be set together with other options.')
+  return rest
+}
+
+/** validators attached to named hash formats (register_format's third argument) */
+export const HASH_VALIDATORS = new Map<HashFormat, (res: Record<string, string>) => Record<string, string>>([
+  [PRUNE_BACKUPS_FORMAT, validatePruneBackups],
+])
 
 /** PVE::Tools::split_list */
 export function splitList(text: string): string[] {

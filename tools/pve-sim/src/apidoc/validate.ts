@@ -7,7 +7,7 @@
  * key without `=`, Perl's undef) or any JSON value (JSON bodies). JSON booleans behave like Perl's
  * JSON::PP::Boolean refs: accepted for `boolean`, rejected elsewhere with `got JSON::PP::Boolean`.
  */
-import { PerlDie, resolveFormat, type HashFormat } from './formats.js'
+import { HASH_VALIDATORS, PerlDie, resolveFormat, type HashFormat } from './formats.js'
 import type { SchemaProp } from './load.js'
 import { schemaPattern } from './perl-regex.js'
 
@@ -144,7 +144,7 @@ export function parsePropertyString(format: HashFormat, data: string, path: stri
   const errors: ParamErrors = {}
   checkObject(path, format, res, false, errors)
   if (Object.keys(errors).length) throw new PropertyStringError(errors)
-  return res
+  return HASH_VALIDATORS.get(format)?.(res) ?? res
 }
 
 function checkFormat(format: string | HashFormat, value: string, path: string): void {

@@ -3,6 +3,7 @@ import type { Cluster, Guest, NodeState } from './cluster.js'
 import { GuestConfig } from './config.js'
 import { driveVolid, nextUnused, ownedVolumes, parseDriveRequest, realiseDrive, type DriveRequest } from './disks.js'
 import { fail400, fail500, LXC_DIGEST_MISMATCH } from './errors.js'
+import { freeVolumes } from './guest-ops.js'
 import { canonicalScalar, flag, checkDeleteRevert, optionParams, splitList } from './guestconf.js'
 import { isLxcMountKey, splitIndexed } from './options.js'
 import { FORMATS, parsePropString, printPropString } from './propstring.js'
@@ -150,7 +151,7 @@ export function createLxc(c: Cluster, nodeName: string, params: Record<string, u
       if (flag(params['ha-managed'])) c.ha.addFromCreate(g, start, (l) => ctx.log(l))
     },
     onError: () => {
-      for (const v of allocated) node.storage.remove(v)
+      freeVolumes(node, allocated)
       if (c.guests.get(vmid) === g) c.removeGuest(g)
     },
   })

@@ -3,7 +3,6 @@ import type { Cluster, Guest, NodeState } from './cluster.js'
 import { GuestConfig } from './config.js'
 import {
   driveVolid,
-  isCdrom,
   isCloudinitVolid,
   nextUnused,
   ownedVolumes,
@@ -13,15 +12,14 @@ import {
   volumeKindOf,
   type DriveRequest,
 } from './disks.js'
-import { isFileStorage } from './storage.js'
-import { fail400, fail500, LXC_DIGEST_MISMATCH, QEMU_DIGEST_MISMATCH } from './errors.js'
+import { freeVolumes } from './guest-ops.js'
+import { fail400, fail500, QEMU_DIGEST_MISMATCH } from './errors.js'
 import { canonicalScalar, flag, checkDeleteRevert, hashPassword, optionParams, splitList } from './guestconf.js'
 import { CLOUDINIT_KEYS, isQemuDiskKey, isQemuVolumeKey, QEMU_FAST, splitIndexed } from './options.js'
 import { FORMATS, parsePropString, printPropString } from './propstring.js'
-import { formatSize, parseDiskSize, resizeTarget } from './sizes.js'
 import type { TaskContext } from './tasks.js'
 
-/** qemu guests: create, config update with pending/hotplug, power, resize, clone, template, destroy (pve-api.md 5.2). */
+/** qemu guests: create, config update with pending/hotplug and power; resize, clone, template and destroy are in guest-ops.ts. */
 
 const CREATE_API_ONLY = [
   'node',
@@ -153,10 +151,6 @@ function bootOrder(conf: Record<string, string>): string | undefined {
 
 function metaString(c: Cluster): string {
   return `creation-qemu=${c.version.qemu},ctime=${Math.floor(c.now() / 1000)}`
-}
-
-function freeVolumes(node: NodeState, volids: string[]): void {
-  for (const v of volids) node.storage.remove(v)
 }
 
 export function createQemu(c: Cluster, nodeName: string, params: Record<string, unknown>, caller: Caller): string {
@@ -522,107 +516,6 @@ export function updateQemu(
   return upid
 }
 
-export function resizeGuest(
-  c: Cluster,
-  nodeName: string,
-  vmid: number,
-  type: 'qemu' | 'lxc',
-  params: Record<string, unknown>,
-  caller: Caller,
-): string {
-  const node = c.requireNode(nodeName)
-  const g = c.requireGuest(nodeName, type, vmid)
-  const disk = String(params.disk)
-  const size = String(params.size)
-  const digest = params.digest === undefined ? undefined : String(params.digest)
-  const skiplock = flag(params.skiplock)
-  if (type === 'lxc') {
-    // pve-container resize_vm runs its load_and_check before forking (immediate 500s) and again under the lock
-    resizeLxcCheck(c, node, g, disk, size, digest, (m) => fail500(m))
-    return c.dispatch(nodeName, 'resize', String(vmid), caller.actor, {
-      run: (ctx) => {
-        const e = c.flockError(type, vmid)
-        if (e) throw new Error(e)
-        const r = resizeLxcCheck(c, node, g, disk, size, digest, (m) => new Error(m))
-        ctx.log(`Size of logical volume ${r.volid} changed from ${formatSize(r.current)} to ${formatSize(r.target)}.`)
-        r.apply()
-      },
-    })
-  }
-  return c.dispatch(nodeName, 'resize', String(vmid), caller.actor, {
-    run: (ctx) => {
-      const e = c.flockError(type, vmid)
-      if (e) throw new Error(e)
-      if (digest && digest !== g.conf.digest()) throw new Error(QEMU_DIGEST_MISMATCH)
-      const le = skiplock ? undefined : c.lockError(g)
-      if (le) throw new Error(le)
-      const value = g.conf.get(disk)
-      if (value === undefined) throw new Error(`disk '${disk}' does not exist`)
-      const kind = volumeKindOf(disk, false)
-      const props = parseVolumeProps(disk, value, kind)
-      const volid = driveVolid(value, kind)
-      if (!volid) throw new Error(`disk '${disk}' has no associated volume`)
-      if (isCdrom(props)) throw new Error(`you can't resize a cdrom`)
-      const vol = node.storage.get(volid)
-      if (!vol) throw new Error(`volume '${volid}' does not exist`)
-      const current = props.size ? (parseDiskSize(props.size) ?? vol.size) : vol.size
-      const target = resizeTarget(current, size)
-      if (target === undefined) throw new Error(`invalid size '${size}'`)
-      if (target < current) throw new Error('shrinking disks is not supported')
-      if (target === current) {
-        ctx.log(`disk '${disk}' is already of size ${formatSize(current)}`)
-        return
-      }
-      vol.size = target
-      props.size = formatSize(target)
-      ctx.log(`Size of logical volume ${volid} changed from ${formatSize(current)} to ${formatSize(target)}.`)
-      g.conf.set(disk, printPropString(props, FORMATS.drive))
-    },
-  })
-}
-
-/**
- * pve-container resize_vm's load_and_check: the config lock, the digest (assert_if_modified), the volume,
- * then the new size against the volume's real size (volume_size_info): `unable to shrink disk size`,
- * `disk is already at specified size`. Returns the write to make.
- */
-function resizeLxcCheck(
-  c: Cluster,
-  node: NodeState,
-  g: Guest,
-  disk: string,
-  size: string,
-  digest: string | undefined,
-  fail: (message: string) => Error,
-): { volid: string; current: number; target: number; apply(): void } {
-  const le = c.lockError(g)
-  if (le) throw fail(le)
-  if (digest && digest !== g.conf.digest()) throw fail(LXC_DIGEST_MISMATCH)
-  const value = g.conf.get(disk)
-  if (value === undefined) throw fail(`disk '${disk}' does not exist`)
-  const props = parseVolumeProps(disk, value, 'lxcMount')
-  const volid = driveVolid(value, 'lxcMount')
-  const vol = volid ? node.storage.get(volid) : undefined
-  if (!volid || !vol) throw fail(`unable to parse volume ID '${volid ?? ''}'`)
-  if (vol.vmid !== undefined && vol.vmid !== g.vmid)
-    throw fail(`can't resize mount point owned by another container (${vol.vmid})`)
-  const current = vol.size
-  const target = resizeTarget(current, size)
-  if (target === undefined) throw fail('invalid size string')
-  if (target < current) throw fail('unable to shrink disk size')
-  if (target === current) throw fail('disk is already at specified size')
-  return {
-    volid,
-    current,
-    target,
-    apply() {
-      vol.size = target
-      props.size = formatSize(target)
-      g.conf.set(disk, printPropString(props, FORMATS.lxcMount))
-    },
-  }
-}
-
 /** `byHa`: the call comes from the HA LRM (rpcenv type `ha`), so it is not turned into an HA request again */
 export function startQemu(
   c: Cluster,
@@ -768,282 +661,6 @@ export function suspendResumeQemu(
     run: () => {
       if (action === 'suspend') g.paused = true
       else if (action === 'resume') g.paused = false
-    },
-  })
-}
-
-/** full/linked clone (pve-api.md section 5.2, checklist 8) */
-export function cloneGuest(
-  c: Cluster,
-  nodeName: string,
-  vmid: number,
-  type: 'qemu' | 'lxc',
-  params: Record<string, unknown>,
-  caller: Caller,
-): string {
-  const node = c.requireNode(nodeName)
-  const src = c.requireGuest(nodeName, type, vmid)
-  const newid = Number(params.newid)
-  const label = type === 'qemu' ? 'VM' : 'CT'
-  const other = c.guests.get(newid)
-  if (other) {
-    // qemu-server tests for the target's config file; pve-container runs check_vmid_unused
-    throw fail500(
-      type === 'qemu'
-        ? `unable to create VM ${newid}: config file already exists`
-        : `${other.type === 'qemu' ? 'VM' : 'CT'} ${newid} already exists on node '${other.node}'`,
-    )
-  }
-  const isTemplate = src.conf.get('template') === '1'
-  const full = params.full === undefined ? !isTemplate : flag(params.full)
-  if (!full && params.storage !== undefined) throw fail500(`parameter 'storage' not allowed for linked clones`)
-  if (!full && params.format !== undefined) throw fail500(`parameter 'format' not allowed for linked clones`)
-  const target = params.target === undefined ? nodeName : String(params.target)
-  if (target !== nodeName) {
-    if (!c.nodes.has(target)) throw fail500(`no such cluster node '${target}'`)
-    throw fail500(`can't clone ${type === 'qemu' ? 'VM' : 'CT'} to node '${target}' (${label} uses local storage)`)
-  }
-  const mode = src.status === 'running' ? 'exclusive' : 'shared'
-  c.lockConfigSync(type, vmid, mode)
-  c.checkLock(src)
-  if (params.snapname !== undefined) throw fail500(`snapshot '${String(params.snapname)}' does not exist`)
-  const srcConf = src.conf.main()
-  const volumeKeys = Object.keys(srcConf).filter((k) =>
-    type === 'qemu' ? isQemuVolumeKey(k) : k === 'rootfs' || /^mp\d+$/.test(k),
-  )
-  if (!full) {
-    for (const k of volumeKeys) {
-      const volid = driveVolid(srcConf[k] as string, volumeKindOf(k, type === 'lxc'))
-      const vol = volid ? node.storage.get(volid) : undefined
-      const def = node.storage.def(volid?.split(':')[0] ?? '')
-      const fileRaw = vol !== undefined && def !== undefined && isFileStorage(def.type) && vol.format !== 'qcow2'
-      if (
-        volid &&
-        !isCloudinitVolid(volid) &&
-        !(srcConf[k] ?? '').includes('media=cdrom') &&
-        (!/(^|[:/])base(vol)?-/.test(volid) || fileRaw)
-      ) {
-        throw fail500(
-          type === 'qemu'
-            ? `Linked clone feature is not supported for drive '${k}'`
-            : `Linked clone feature for '${volid}' is not available`,
-        )
-      }
-    }
-  }
-  const pendingKeys = [...Object.keys(src.conf.pending()), ...src.conf.pendingDeletes().keys()]
-  // qemu-server writes "# qmclone temporary file\nlock: clone\n": the comment reads back as a description
-  const tempConf: Record<string, string> =
-    type === 'qemu' ? { description: 'qmclone temporary file', lock: 'clone' } : { lock: 'clone' }
-  const clone = c.addGuest(newid, type, nodeName, new GuestConfig(tempConf))
-  const allocated: string[] = []
-  const upid = c.dispatch(nodeName, type === 'qemu' ? 'qmclone' : 'vzclone', String(vmid), caller.actor, {
-    run: (ctx) => {
-      const conf: Record<string, string> = {}
-      for (const [k, v] of Object.entries(srcConf)) {
-        if (
-          ['template', 'parent', 'vmstate', 'lock', 'snaptime', 'runningmachine', 'runningcpu'].includes(k) ||
-          /^unused\d+$/.test(k)
-        )
-          continue
-        conf[k] = v
-      }
-      for (const k of volumeKeys) {
-        const value = srcConf[k] as string
-        const kind = volumeKindOf(k, type === 'lxc')
-        const volid = driveVolid(value, kind)
-        const vol = volid ? node.storage.get(volid) : undefined
-        const props = parseVolumeProps(k, value, kind)
-        if (!vol || (isCdrom(props) && !isCloudinitVolid(vol.volid))) continue
-        if (isCloudinitVolid(vol.volid)) {
-          const nv = node.storage.allocCloudinit(vol.volid.split(':')[0] as string, newid, Math.floor(c.now() / 1000))
-          allocated.push(nv.volid)
-          conf[k] = printPropString({ ...props, file: nv.volid }, FORMATS.drive)
-          continue
-        }
-        const storage =
-          full && params.storage !== undefined ? String(params.storage) : (vol.volid.split(':')[0] as string)
-        const fileFmt =
-          params.format !== undefined ? String(params.format) : vol.format === 'subvol' ? undefined : vol.format
-        const ctime = Math.floor(c.now() / 1000)
-        let nv
-        try {
-          nv = full
-            ? node.storage.allocDisk(storage, newid, vol.size, {
-                ct: type === 'lxc',
-                ctime,
-                ...(fileFmt ? { format: fileFmt } : {}),
-              })
-            : node.storage.cloneBase(vol, newid, { ct: type === 'lxc', ctime })
-        } catch (e) {
-          throw new Error(`clone failed: ${e instanceof Error ? e.message : String(e)}`)
-        }
-        allocated.push(nv.volid)
-        const key = type === 'lxc' ? 'volume' : 'file'
-        conf[k] = printPropString({ ...props, [key]: nv.volid }, type === 'lxc' ? FORMATS.lxcMount : FORMATS.drive)
-        ctx.log(`create ${full ? 'full' : 'linked'} clone of drive ${k} (${vol.volid})`)
-      }
-      // identity is regenerated: MACs, smbios1 uuid, vmgenid
-      for (const k of Object.keys(conf)) {
-        if (!/^net\d+$/.test(k)) continue
-        const fmt = type === 'qemu' ? FORMATS.qemuNet : FORMATS.lxcNet
-        const p = parsePropString(conf[k] as string, fmt)
-        if (type === 'qemu') p.macaddr = c.rng.mac()
-        else p.hwaddr = c.rng.mac()
-        conf[k] = printPropString(p, fmt)
-      }
-      if (type === 'qemu') {
-        // smbios1 always gets a fresh uuid (created if absent); vmgenid only when it was set; meta is copied
-        const smbios = (conf.smbios1 ?? '').split(',').filter((p) => p !== '' && !p.startsWith('uuid='))
-        conf.smbios1 = [`uuid=${c.rng.uuid()}`, ...smbios].sort().join(',')
-        if (conf.vmgenid !== undefined) conf.vmgenid = c.rng.uuid()
-        conf.name = params.name ? String(params.name) : `Copy-of-VM-${srcConf.name ?? vmid}`
-      } else if (params.hostname !== undefined) {
-        conf.hostname = String(params.hostname)
-      }
-      if (params.description) conf.description = canonicalScalar(type, 'description', String(params.description))
-      if (pendingKeys.length > 0) ctx.log(`found pending changes for '${pendingKeys.join(',')}', discarding for clone`)
-      clone.conf = new GuestConfig(conf)
-    },
-    onError: () => {
-      freeVolumes(node, allocated)
-      if (c.guests.get(newid) === clone) c.removeGuest(clone)
-    },
-  })
-  c.holdFlock(vmid, { mode, upid })
-  return upid
-}
-
-/** template conversion: runs under the config flock; disks renamed vm- -> base- */
-export function templateGuest(
-  c: Cluster,
-  nodeName: string,
-  vmid: number,
-  type: 'qemu' | 'lxc',
-  caller: Caller,
-): string {
-  const node = c.requireNode(nodeName)
-  const g = c.requireGuest(nodeName, type, vmid)
-  c.lockConfigSync(type, vmid)
-  c.checkLock(g)
-  if (g.conf.snapshotNames().length > 0) {
-    throw fail500(`unable to create template, because ${type === 'qemu' ? 'VM' : 'CT'} contains snapshots`)
-  }
-  if (g.conf.get('template') === '1') throw fail500(`you can't convert a template to a template`)
-  if (g.status === 'running') {
-    throw fail500(
-      type === 'qemu'
-        ? `you can't convert a VM to template if VM is running`
-        : `you can't convert a CT to template if the CT is running`,
-    )
-  }
-  const upid = c.dispatch(nodeName, type === 'qemu' ? 'qmtemplate' : 'vztemplate', String(vmid), caller.actor, {
-    run: () => {
-      for (const k of g.conf.keys()) {
-        const isVol = type === 'qemu' ? isQemuVolumeKey(k) : k === 'rootfs' || /^mp\d+$/.test(k)
-        if (!isVol) continue
-        const kind = volumeKindOf(k, type === 'lxc')
-        const value = g.conf.get(k) as string
-        const volid = driveVolid(value, kind)
-        if (!volid || isCloudinitVolid(volid) || value.includes('media=cdrom')) continue
-        const renamed = node.storage.renameToBase(volid)
-        g.conf.set(k, value.replace(volid, renamed))
-      }
-      g.conf.set('template', '1')
-    },
-  })
-  c.holdFlock(vmid, { mode: 'exclusive', upid })
-  return upid
-}
-
-/** DELETE /nodes/{node}/qemu/{vmid} */
-export function destroyGuest(
-  c: Cluster,
-  nodeName: string,
-  vmid: number,
-  type: 'qemu' | 'lxc',
-  params: Record<string, unknown>,
-  caller: Caller,
-): string {
-  const node = c.requireNode(nodeName)
-  const g = c.requireGuest(nodeName, type, vmid)
-  const label = type === 'qemu' ? 'VM' : 'CT'
-  // early checks, in PVE's order: protection, (lxc: lock), running; qemu checks the lock inside the worker
-  if (g.conf.get('protection') === '1') throw fail500(`can't remove ${label} ${vmid} - protection mode enabled`)
-  if (type === 'lxc') c.checkLock(g)
-  // destroy_vm's early checks: an HA resource needs `purge` (which then removes it from resources.cfg)
-  const purge = flag(params.purge)
-  if (c.ha.configured(g) && !purge)
-    throw fail500(`unable to remove ${label} ${vmid} - used in HA resources and purge parameter not set.`)
-  const force = type === 'lxc' && flag(params.force)
-  if (g.status === 'running' && !force) {
-    throw fail500(
-      type === 'qemu'
-        ? `VM ${vmid} is running - destroy failed`
-        : `unable to destroy CT ${vmid} - container is running`,
-    )
-  }
-  const unreferenced = flag(params['destroy-unreferenced-disks'])
-  const lockedBy = type === 'qemu' && !flag(params.skiplock) ? c.lockError(g) : undefined
-  // destroy_vm writes `lock: destroyed` first and removes the config file last
-  if (lockedBy === undefined) g.conf.set('lock', 'destroyed')
-  return c.dispatch(nodeName, type === 'qemu' ? 'qmdestroy' : 'vzdestroy', String(vmid), caller.actor, {
-    run: (ctx) => {
-      const e = c.flockError(type, vmid) ?? lockedBy
-      if (e) throw new Error(e)
-      if (g.status === 'running') c.setStatus(g, 'stopped')
-      const keys = [...new Set([...g.conf.keys(), ...Object.keys(g.conf.pending())])]
-      const value = (k: string) => g.conf.get(k) ?? g.conf.getPending(k)
-      if (type === 'qemu' && g.conf.get('template') === '1') {
-        // qemu-server destroy_vm: a template whose base volume a linked clone uses is refused before anything goes
-        for (const k of keys) {
-          const v = value(k)
-          const volid =
-            v === undefined || !isQemuVolumeKey(k) || v.includes('media=cdrom')
-              ? undefined
-              : driveVolid(v, volumeKindOf(k, false))
-          if (volid && node.storage.isBaseAndUsed(volid))
-            throw new Error(`base volume '${volid}' is still in use by linked cloned`)
-        }
-      }
-      for (const v of ownedVolumes(g, keys, value)) {
-        if (type === 'lxc') {
-          // pve-container destroy_lxc_container: vdisk_free errors end the task where they happen
-          node.storage.free(v)
-          continue
-        }
-        try {
-          node.storage.free(v)
-          ctx.log(`Removing image: 100% complete...done.`)
-        } catch (e) {
-          ctx.warn(`Could not remove disk '${v}', check manually: ${e instanceof Error ? e.message : String(e)}`)
-        }
-      }
-      if (unreferenced) {
-        // vdisk_list over every enabled image storage of the node activates each: an offline one ends the task
-        const content = type === 'qemu' ? 'images' : 'rootdir'
-        const storages = node.storage.defs.filter((d) => !d.disable && d.content.includes(content))
-        for (const d of storages) node.storage.activate(d.id)
-        for (const d of storages) {
-          for (const v of node.storage.list(d.id)) {
-            if ((v.content === 'images' || v.content === 'rootdir') && v.vmid === vmid) {
-              try {
-                node.storage.free(v.volid)
-              } catch (e) {
-                ctx.warn(e instanceof Error ? e.message : String(e))
-              }
-            }
-          }
-        }
-      }
-      if (purge && c.ha.configured(g)) {
-        c.ha.drop(`${type === 'qemu' ? 'vm' : 'ct'}:${vmid}`)
-        ctx.log(`NOTE: removed ${label} ${vmid} from HA resource configuration.`)
-      }
-      c.removeGuest(g)
-    },
-    onError: () => {
-      if (g.conf.get('lock') === 'destroyed') g.conf.delete('lock')
     },
   })
 }

@@ -3,10 +3,10 @@
  * the config write (with its disruption class), grow-only resizes, mark-template, pending restarts and power.
  */
 import { keyOf } from './deps.js'
-import type { DesiredManifest, LxcManifest, VmManifest } from './desired.js'
+import type { DesiredManifest, LxcManifest, VmManifest } from '../desired.js'
 import { allowed, classify, isDisruptionPolicy, maxClass, type GuestRuntime } from './disruption.js'
 import { liveBool, parsePS, SENSITIVE } from './fields.js'
-import type { LiveGuest } from './inventory.js'
+import type { LiveGuest } from '../inventory.js'
 import { lxcSlotFamily } from './lxc.js'
 import { display, sortDiffs, type Draft, type Sink } from './order.js'
 import type {
@@ -19,8 +19,8 @@ import type {
   Policy,
   PveRequest,
   Skip,
-} from './plan-types.js'
-import type { GuestType } from './ports.js'
+} from '../plan-types.js'
+import type { GuestType } from '../ports.js'
 import { CLONE_IDENTITY_KEYS, hotplugSet, qemuSlotFamily, type GuestFields } from './qemu.js'
 
 export interface GuestPlanEnv {

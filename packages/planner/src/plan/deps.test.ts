@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { keyOf, levels, prerequisites } from './deps.js'
-import type { DesiredManifest } from './desired.js'
-import { PlanInputError } from './errors.js'
-import { artifact, lxc, vm } from './fixtures.test.helpers.js'
+import type { DesiredManifest } from '../desired.js'
+import { PlanInputError } from '../errors.js'
+import { artifact, lxc, vm } from '../fixtures.test.helpers.js'
 
 const withDeps = <M extends DesiredManifest>(m: M, deps: string): M => ({
   ...m,

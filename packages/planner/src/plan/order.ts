@@ -2,7 +2,7 @@
  * From drafts to the Plan: dependency wiring (prerequisites' actions, same-object order), the total order
  * (tier, level, action rank, node, vmid, address), the sorted findings and the summary counts.
  */
-import { isArtifact, type DesiredManifest, type DesiredState } from './desired.js'
+import { isArtifact, type DesiredManifest, type DesiredState } from '../desired.js'
 import { SENSITIVE } from './fields.js'
 import {
   PLAN_FORMAT_VERSION,
@@ -17,7 +17,7 @@ import {
   type PlanParamValue,
   type Policy,
   type Skip,
-} from './plan-types.js'
+} from '../plan-types.js'
 
 export const artifactAddress = (kind: string, node: string, storage: string, filename: string): string =>
   `${kind}/${node}/${storage}/${filename}`

@@ -1,7 +1,7 @@
 import { fc, test } from '@fast-check/vitest'
 import { expect } from 'vitest'
 import { sortDiffs } from './order.js'
-import type { FieldDiff } from './plan-types.js'
+import type { FieldDiff } from '../plan-types.js'
 
 const diff = fc.record({
   field: fc.constantFrom('spec.a', 'spec.b', 'spec.c'),

@@ -12,11 +12,11 @@ import {
   type LxcManifest,
   type SecretLookup,
   type VmManifest,
-} from './desired.js'
+} from '../desired.js'
 import { isDisruptionPolicy } from './disruption.js'
-import { PlanInputError } from './errors.js'
+import { PlanInputError } from '../errors.js'
 import { planLiveGuest, planNewGuest, type GuestPlanEnv } from './guest-plan.js'
-import type { LiveGuest, LiveInventory } from './inventory.js'
+import type { LiveGuest, LiveInventory } from '../inventory.js'
 import { lxcFields } from './lxc.js'
 import { artifactAddress, assemblePlan, guestAddress, type Draft } from './order.js'
 import type { Owned } from './fields.js'
@@ -30,8 +30,8 @@ import {
   type PlanParamValue,
   type Policy,
   type Skip,
-} from './plan-types.js'
-import type { GuestType } from './ports.js'
+} from '../plan-types.js'
+import type { GuestType } from '../ports.js'
 import { prunes } from './prune.js'
 import { qemuFields, tagsField, type GuestBuildContext, type GuestFields } from './qemu.js'
 

@@ -3,7 +3,7 @@
  * run end to end against the simulator in packages/planner/test (E2).
  */
 import { describe, expect, it } from 'vitest'
-import { PlanInputError } from './errors.js'
+import { PlanInputError } from '../errors.js'
 import {
   applyPlan,
   artifact,
@@ -18,9 +18,9 @@ import {
   orphan,
   policy,
   vm,
-} from './fixtures.test.helpers.js'
+} from '../fixtures.test.helpers.js'
 import { plan } from './plan.js'
-import type { Plan, Policy } from './plan-types.js'
+import type { Plan, Policy } from '../plan-types.js'
 
 const types = (p: Plan) => p.actions.map((a) => `${a.type} ${a.address}`)
 const converge = (d: ReturnType<typeof desired>, inv = inventory(), pol: Policy = policy()) => {

@@ -3,7 +3,7 @@
  * (RB 4.1 with the architecture's differences: grow-only resize, live-form rewrites, tags as PVE stores them).
  */
 import { decodeSshKeys, encodeSshKeys, formatTags, sshKeySet } from '@proxops/pve-client/wire'
-import type { SecretLookup, VmDisk, VmManifest, VmNic } from './desired.js'
+import type { SecretLookup, VmDisk, VmManifest, VmNic } from '../desired.js'
 import {
   anomaly,
   flag,
@@ -21,7 +21,7 @@ import {
   type Outcome,
   type Owned,
 } from './fields.js'
-import type { SecretParam } from './plan-types.js'
+import type { SecretParam } from '../plan-types.js'
 import { guardVolume, isEmptySlot, poolOf } from './volumes.js'
 
 export interface GuestBuildContext {

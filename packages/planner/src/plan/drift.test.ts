@@ -12,10 +12,10 @@ import {
   policy,
   SECRETS,
   vm,
-} from './fixtures.test.helpers.js'
+} from '../fixtures.test.helpers.js'
 import { plan } from './plan.js'
-import type { Plan } from './plan-types.js'
-import { serializePlan } from './serialize.js'
+import type { Plan } from '../plan-types.js'
+import { serializePlan } from '../serialize.js'
 
 const stopped = { status: 'stopped' }
 const withTemplate = (m: ReturnType<typeof lxc>) => desired(artifact('CTTemplate', 'debian-12', 'debian-12.tar.zst'), m)

@@ -3,7 +3,7 @@
  * reconcile a live value (the pending-merged view) with the desired one. Everything here is pure.
  */
 import { formatPropertyString } from '@proxops/pve-client/wire'
-import type { AnomalyCode, PlanParamValue } from './plan-types.js'
+import type { AnomalyCode, PlanParamValue } from '../plan-types.js'
 
 export type Outcome =
   /** write this value; `newSlot` = the key was empty on PVE (a create form is allowed only then) */

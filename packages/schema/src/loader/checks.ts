@@ -1,0 +1,185 @@
+/**
+ * The pure checks of one cluster's resources, after parsing: unique names and vmids, the nodes allowlist
+ * (artifacts shared with other clusters are scoped to this cluster's nodes), dependencies and their nodes,
+ * clone sources and cycles. Returns the cluster's index and dependency graph; problems go to `push`.
+ */
+import { buildGraph, type DependencyGraph, referencesOf, type ResourceKey, resourceKey } from '../graph.js'
+import { isGuestKind } from '../kinds.js'
+import type { PathKey } from '../manifest/parse.js'
+import type { Position } from '../yaml.js'
+import type { Report } from './composition.js'
+import type { ClusterIndex, LoadedResource } from './types.js'
+
+export interface ClusterCheckInput {
+  name: string
+  /** the cluster's nodes allowlist (empty: any node) */
+  nodes: readonly string[]
+  /** nodes of the other configured clusters */
+  otherNodes: ReadonlySet<string>
+  compositionFile: string
+  /** parsed resources in file then document order; artifacts' `spec.nodes` are narrowed in place */
+  resources: readonly LoadedResource[]
+  locate: (r: LoadedResource, path: PathKey[], key?: boolean) => Position
+  push: Report
+}
+
+export function checkCluster(input: ClusterCheckInput): { index: ClusterIndex; graph: DependencyGraph } {
+  const { name, otherNodes, compositionFile, resources, locate, push } = input
+  const byKey = new Map<ResourceKey, LoadedResource>()
+  const byGuest = new Map<string, LoadedResource>()
+  const allow = new Set(input.nodes)
+  for (const r of resources) {
+    const m = r.manifest
+    const first = byKey.get(r.key)
+    if (first) {
+      push(
+        'duplicate-name',
+        r.file,
+        locate(r, ['metadata', 'name']),
+        `${m.kind} "${m.metadata.name}" is declared twice in cluster ${name} (first at ${first.file}:${first.line}); names are unique per kind`,
+      )
+      continue
+    }
+    byKey.set(r.key, r)
+    if (isGuestKind(m.kind)) {
+      const spec = m.spec as { node: string; vmid: number }
+      // vmids are cluster-wide in PVE (one /etc/pve/nodes/*/{qemu-server,lxc}/<vmid>.conf namespace)
+      const g = String(spec.vmid)
+      const other = byGuest.get(g)
+      if (other) {
+        const where = (other.manifest.spec as { node: string }).node
+        push(
+          'duplicate-vmid',
+          r.file,
+          locate(r, ['spec', 'vmid']),
+          `PVE id ${spec.vmid} is claimed by both ${other.key} on node "${where}" (${other.file}:${other.line}) and ${r.key} on node "${spec.node}"; vmids are unique across the whole cluster`,
+        )
+      } else byGuest.set(g, r)
+      if (allow.size > 0 && !allow.has(spec.node)) {
+        push(
+          'node-not-allowed',
+          r.file,
+          locate(r, ['spec', 'node']),
+          `unknown node: "${spec.node}" is not in the nodes allowlist of cluster ${name} (pve.clusters.${name}.nodes: ${[...allow].join(', ')})`,
+        )
+      }
+    } else if (allow.size > 0) {
+      // Artifacts may be shared (base/) by clusters with different nodes: a node of another cluster's
+      // allowlist is scoped out of this cluster's copy; a node no cluster knows is an error (typo guard).
+      const spec = m.spec as { nodes: string[] }
+      const kept: string[] = []
+      spec.nodes.forEach((n, i) => {
+        if (allow.has(n)) kept.push(n)
+        else if (!otherNodes.has(n)) {
+          push(
+            'node-not-allowed',
+            r.file,
+            locate(r, ['spec', 'nodes', i]),
+            `unknown node: "${n}" is not in the nodes allowlist of cluster ${name} (pve.clusters.${name}.nodes: ${[...allow].join(', ')}) nor of any other cluster`,
+          )
+        }
+      })
+      if (kept.length === 0 && spec.nodes.every((n) => otherNodes.has(n))) {
+        push(
+          'node-not-allowed',
+          r.file,
+          locate(r, ['spec', 'nodes']),
+          `none of the nodes of ${r.key} (${spec.nodes.join(', ')}) belong to cluster ${name} (nodes: ${[...allow].join(', ')}): add one of its nodes or remove the file from ${compositionFile}`,
+        )
+      }
+      spec.nodes = kept
+    }
+  }
+  const indexed = [...byKey.values()]
+
+  // ------------------------------------------------ dependencies
+  const byName = new Map<string, LoadedResource[]>()
+  for (const r of indexed) {
+    const list = byName.get(r.manifest.metadata.name) ?? []
+    list.push(r)
+    byName.set(r.manifest.metadata.name, list)
+  }
+  const edges = new Map<ResourceKey, ResourceKey[]>()
+  for (const r of indexed) {
+    const targets: ResourceKey[] = []
+    for (const ref of referencesOf(r.manifest)) {
+      const at = (): Position => locate(r, ref.path) // only when a problem is reported: it re-parses the file
+      const target = byKey.get(resourceKey(ref.kind, ref.name))
+      if (!target) {
+        const sameName = (byName.get(ref.name) ?? []).filter((x) => x !== r)
+        if (ref.via !== 'annotation' && sameName.length > 0) {
+          push(
+            'dependency-kind',
+            r.file,
+            at(),
+            `${ref.via === 'clone' ? 'clone' : ref.path[ref.path.length - 1]} must name a ${ref.kind}, but "${ref.name}" is a ${sameName.map((x) => x.manifest.kind).join(' and a ')}`,
+          )
+        } else if (ref.via === 'clone' && ref.name === r.manifest.metadata.name) {
+          push('clone-invalid', r.file, at(), 'a VM cannot clone itself: clone must name a TemplateVM')
+        } else {
+          push(
+            'dependency-unknown',
+            r.file,
+            at(),
+            `${ref.kind} "${ref.name}" is not in cluster ${name}'s composition: list its file in ${compositionFile} (resources of other clusters are not visible)`,
+          )
+        }
+        continue
+      }
+      if (ref.via !== 'annotation' && ref.via !== 'clone') {
+        // a guest's ISO, disk image or container template must be downloaded onto the guest's own node
+        const guestNode = (r.manifest.spec as { node: string }).node
+        const nodes = (target.manifest.spec as { nodes: string[] }).nodes
+        if (!nodes.includes(guestNode)) {
+          push(
+            'dependency-node',
+            r.file,
+            at(),
+            `${target.key} is not declared on node "${guestNode}" (its nodes: ${nodes.join(', ') || 'none in this cluster'}): add ${guestNode} to its spec.nodes`,
+          )
+        }
+      }
+      if (ref.via === 'clone') {
+        const vm = r.manifest.spec as { node: string; vmid: number }
+        const tpl = target.manifest.spec as { node: string; vmid: number }
+        if (tpl.node !== vm.node)
+          push(
+            'clone-invalid',
+            r.file,
+            at(),
+            `TemplateVM "${ref.name}" is on node "${tpl.node}", this VM on "${vm.node}": a clone source must be on the same node`,
+          )
+        else if (tpl.vmid === vm.vmid)
+          push('clone-invalid', r.file, at(), `TemplateVM "${ref.name}" has the same vmid ${vm.vmid} as this VM`)
+      }
+      targets.push(target.key)
+    }
+    edges.set(r.key, targets)
+  }
+  const graph = buildGraph(
+    indexed.map((r) => r.key),
+    edges,
+  )
+  for (const cycle of graph.cycles) {
+    const first = byKey.get(cycle[0]!)!
+    const edge = referencesOf(first.manifest).find((ref) => resourceKey(ref.kind, ref.name) === cycle[1])
+    push(
+      'dependency-cycle',
+      first.file,
+      edge ? locate(first, edge.path) : { line: first.line, column: first.column },
+      `dependency cycle: ${cycle.join(' → ')}; remove one of these dependencies`,
+    )
+  }
+
+  const index: ClusterIndex = {
+    resources: indexed,
+    get: (kind, n) => byKey.get(resourceKey(kind, n)) as never,
+    ofKind: (kind) => indexed.filter((r) => r.manifest.kind === kind) as never,
+    byKey: (key) => byKey.get(key),
+    guest: (node, vmid) => {
+      const r = byGuest.get(String(vmid))
+      return r && (r.manifest.spec as { node: string }).node === node ? r : undefined
+    },
+  }
+  return { index, graph }
+}
