@@ -10,6 +10,9 @@
  */
 import { isIPv4, isIPv6 } from 'node:net'
 import type { SchemaProp } from './load.js'
+import { verifyIcmpType, verifyProtocol } from '../model/firewall.js'
+import { parseAddressList, parsePorts, verifyIpOrCidr, verifyIpOrCidrOrAlias } from '../model/fw-addr.js'
+import { calendarEventError } from './calendar-event.js'
 
 /** A Perl `die "...\n"` from a format verifier. */
 export class PerlDie extends Error {
@@ -24,6 +27,15 @@ const die = (msg: string): never => {
 }
 
 export type Verifier = (value: string) => void
+
+/** a firewall check's error as the format's `die` */
+const fw = (check: () => unknown): void => {
+  try {
+    check()
+  } catch (e) {
+    die((e as Error).message)
+  }
+}
 export type HashFormat = Record<string, SchemaProp>
 
 // ---------------------------------------------------------------------------------------------------------
@@ -133,6 +145,15 @@ const verifiers: Record<string, Verifier> = {
   'dns-name': (v) => {
     if (!DNS_NAME_RE.test(v)) die('value does not look like a valid DNS name')
   },
+  // pve-firewall PVE::Firewall: pve_fw_verify_addr_spec, _dport_spec, _sport_spec, _protocol_spec,
+  // _icmp_type_spec; pve_verify_ip_or_cidr(_or_alias) for IPorCIDR / IPorCIDRorAlias
+  'pve-fw-addr-spec': (v) => fw(() => parseAddressList(v)),
+  'pve-fw-dport-spec': (v) => fw(() => parsePorts(v, true)),
+  'pve-fw-sport-spec': (v) => fw(() => parsePorts(v, false)),
+  'pve-fw-protocol-spec': (v) => fw(() => verifyProtocol(v)),
+  'pve-fw-icmp-type-spec': (v) => fw(() => verifyIcmpType(v)),
+  IPorCIDR: (v) => fw(() => verifyIpOrCidr(v)),
+  IPorCIDRorAlias: (v) => fw(() => verifyIpOrCidrOrAlias(v)),
   'pve-iface': (v) => {
     if (!/^[a-z][a-z0-9_]{1,20}([:.]\d+)?$/i.test(v)) die(`invalid network interface name '${v}'`)
   },
@@ -206,6 +227,10 @@ const verifiers: Record<string, Verifier> = {
     if (v.length > 64) die(`user name '${v}' is too long (${v.length} > 64)`)
     if (!/^[^\s:/]+@[A-Za-z][A-Za-z0-9.\-_]+$/.test(v)) die(`value '${v}' does not look like a valid user name`)
   },
+  'pve-calendar-event': (v) => {
+    const err = calendarEventError(v)
+    if (err !== null) die(`invalid calendar event '${v}' - ${err}`)
+  },
   'pve-realm': (v) => {
     if (!/^[A-Za-z][A-Za-z0-9.\-_]+$/.test(v)) die('value does not look like a valid realm')
   },
@@ -259,6 +284,35 @@ const hashFormats: Record<string, HashFormat> = {
     level: opt({ type: 'integer', minimum: 0, maximum: 4294967295 }),
   },
 }
+
+/** pve-storage's prune-backups format (PVE::Storage::Plugin $prune_backups_format) */
+const keep = (): SchemaProp => opt({ type: 'integer', minimum: 0 })
+export const PRUNE_BACKUPS_FORMAT: HashFormat = {
+  'keep-all': opt({ type: 'boolean' }),
+  'keep-last': keep(),
+  'keep-hourly': keep(),
+  'keep-daily': keep(),
+  'keep-weekly': keep(),
+  'keep-monthly': keep(),
+  'keep-yearly': keep(),
+}
+hashFormats['prune-backups'] = PRUNE_BACKUPS_FORMAT
+
+/**
+ * validate_prune_backups (pve-storage), the validator parse_property_string runs on the parsed hash: keep-all
+ * with any positive keep-N dies; nothing positive means keep-all=1. Returns the normalised hash.
+ */
+export function validatePruneBackups(res: Record<string, string>): Record<string, string> {
+  const { 'keep-all': keepAll, ...rest } = res
+  if (!Object.values(rest).some((v) => Number(v) > 0)) return { 'keep-all': '1' }
+  if (keepAll !== undefined && Number(keepAll) !== 0) die('keep-all cannot be set together with other options.')
+  return rest
+}
+
+/** validators attached to named hash formats (register_format's third argument) */
+export const HASH_VALIDATORS = new Map<HashFormat, (res: Record<string, string>) => Record<string, string>>([
+  [PRUNE_BACKUPS_FORMAT, validatePruneBackups],
+])
 
 /** PVE::Tools::split_list */
 export function splitList(text: string): string[] {

@@ -1,19 +1,18 @@
 /**
  * Parameter validation as pve-common's JSONSchema.pm does it (`validate` -> `check_object` -> `check_prop`),
- * against the method schemas of apidoc.json, with PVE's exact per-parameter error texts
- * (pve-api.md section 1 "Parameter verification failed." and section 3 value grammar).
+ * against the method schemas of apidoc.json, with PVE's exact per-parameter error texts and value grammar.
  *
  * Values arrive as the decoder left them: strings (form/query), string arrays (repeated keys), `null` (a form
  * key without `=`, Perl's undef) or any JSON value (JSON bodies). JSON booleans behave like Perl's
  * JSON::PP::Boolean refs: accepted for `boolean`, rejected elsewhere with `got JSON::PP::Boolean`.
  */
-import { PerlDie, resolveFormat, type HashFormat } from './formats.js'
+import { HASH_VALIDATORS, PerlDie, resolveFormat, type HashFormat } from './formats.js'
 import type { SchemaProp } from './load.js'
 import { schemaPattern } from './perl-regex.js'
 
 export type ParamErrors = Record<string, string>
 
-/** the index ranges of `[n]` keys when the description does not say (pve-api.md section 0) */
+/** the index ranges of `[n]` keys when the description does not say */
 const INDEX_MAX: Record<string, number> = {
   hostpci: 15,
   ipconfig: 31,
@@ -144,7 +143,7 @@ export function parsePropertyString(format: HashFormat, data: string, path: stri
   const errors: ParamErrors = {}
   checkObject(path, format, res, false, errors)
   if (Object.keys(errors).length) throw new PropertyStringError(errors)
-  return res
+  return HASH_VALIDATORS.get(format)?.(res) ?? res
 }
 
 function checkFormat(format: string | HashFormat, value: string, path: string): void {

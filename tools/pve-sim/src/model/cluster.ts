@@ -1,6 +1,9 @@
 import { GuestConfig } from './config.js'
 import { fail500, PveHttpError } from './errors.js'
 import { Ha } from './ha.js'
+import { GuestFirewalls } from './firewall.js'
+import { Pools } from './pools.js'
+import { BackupJobs } from './backup.js'
 import type { GuestType } from './options.js'
 import { Rng } from './rng.js'
 import { defaultStorages, NodeStorage, StorageConfig } from './storage.js'
@@ -80,6 +83,12 @@ export class Cluster {
   /** the size a downloaded file reports (import images: the virtual size a disk imported from it gets) */
   readonly remoteSizes = new Map<string, number>()
   readonly ha: Ha
+  /** /etc/pve/firewall/<vmid>.fw (model/firewall.ts) */
+  readonly firewalls = new GuestFirewalls()
+  /** user.cfg's resource pools (pve-manager PVE::API2::Pool) */
+  readonly pools = new Pools()
+  /** jobs.cfg's vzdump jobs (/cluster/backup) */
+  readonly backupJobs: BackupJobs
 
   constructor(readonly options: ClusterOptions) {
     this.rng = new Rng(options.seed)
@@ -89,6 +98,7 @@ export class Cluster {
     this.tasks = new TaskManager(this.rng, this.now, options.taskDurationMs)
     this.tasks.noSuchTaskWindowMs = options.noSuchTaskWindowMs ?? 0
     this.ha = new Ha(this, options.haLagMs ?? 2000)
+    this.backupJobs = new BackupJobs(this)
     const t = this.now()
     this.storage = new StorageConfig(defaultStorages(options.pveVersion))
     for (const name of options.nodes) {

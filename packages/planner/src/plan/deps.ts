@@ -1,7 +1,7 @@
-/** The dependency model (RB 5): structured edges plus `proxops/depends-on`, and topological levels. */
+/** The dependency model: structured edges plus `proxops/depends-on`, and topological levels. */
 import type { Manifest } from '@proxops/schema'
-import { PlanInputError } from './errors.js'
-import type { ResourceKind } from './plan-types.js'
+import { PlanInputError } from '../errors.js'
+import type { ResourceKind } from '../plan-types.js'
 
 const ALIASES: Record<string, ResourceKind> = {
   vm: 'VM',
