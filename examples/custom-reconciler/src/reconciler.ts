@@ -1,13 +1,12 @@
 /**
- * A custom reconciler in ~50 lines: observe the cluster through any LiveReader, plan against a desired set
- * built in code, print the plan, and (unless dry-run) execute it through any PveWriter. Everything that
- * makes it safe (ownership tag, prune budget, digests, graceful shutdowns, read-back) comes from the planner.
+ * A custom reconciler in ~50 lines: the planner's reconcile() over any LiveReader, against a desired set
+ * built in code; the plan is printed, then (unless dry-run) applied as a saved plan through any PveWriter.
+ * Everything that makes it safe (ownership tag, prune budget, digests, the saved-plan contract, graceful
+ * shutdowns, read-back) comes from the planner.
  */
 import {
   DEFAULT_POLICY,
-  execute,
-  observe,
-  plan,
+  reconcile as reconcileCluster,
   type LiveReader,
   type Plan,
   type Policy,
@@ -35,8 +34,9 @@ export interface ReconcileResult {
 export async function reconcile(options: ReconcileOptions): Promise<ReconcileResult> {
   const print = options.print ?? ((line: string) => console.log(line))
   const policy: Policy = { ...DEFAULT_POLICY, ...options.policy }
-  const live = await observe(options.cluster, options.reader, { nodes: policy.nodes })
-  const p = plan({ cluster: options.cluster, manifests: options.desired }, live, policy)
+  const desired = { cluster: options.cluster, manifests: options.desired }
+  // first the plan alone (nothing is written), printed for review...
+  const { plan: p } = await reconcileCluster({ desired, reader: options.reader, policy })
 
   print(`=== ${options.cluster}: ${p.actions.length} action(s) ===`)
   for (const action of p.actions) {
@@ -47,15 +47,23 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRes
   for (const anomaly of p.anomalies) print(`  ANOMALY              ${anomaly.message}`)
   if (!options.writer || p.actions.length === 0) return { plan: p }
 
-  const report = await execute(p, options.writer, {
+  // ...then exactly that plan: reconcile() refuses it if PVE changed in between (a saved plan's contract)
+  const { report } = await reconcileCluster({
+    desired,
     reader: options.reader,
-    onProgress: (event) => {
-      if (event.type === 'action-finished') {
-        const r = event.result
-        print(`  ${r.status.padEnd(8)} ${r.id}${r.error ? `: ${r.error}` : ''}${r.skip ? `: ${r.skip.reason}` : ''}`)
-      }
+    writer: options.writer,
+    policy,
+    savedPlan: p,
+    execute: {
+      onProgress: (event) => {
+        if (event.type === 'action-finished') {
+          const r = event.result
+          print(`  ${r.status.padEnd(8)} ${r.id}${r.error ? `: ${r.error}` : ''}${r.skip ? `: ${r.skip.reason}` : ''}`)
+        }
+      },
     },
   })
+  if (!report) throw new Error('reconcile() with a writer returns a report')
   print(`=== ${report.summary.ok} ok, ${report.summary.failed} failed, ${report.summary.skipped} skipped ===`)
   return { plan: p, report }
 }

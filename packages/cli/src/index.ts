@@ -1,11 +1,6 @@
-/** `@proxops/cli` as a library: run the CLI in process (tests, wrappers) and its pure helpers. */
-export { main, program, buildContext, type MainOptions } from './cli.js'
-export { mergeConfig, resolveCredentials, parsePruneBudget, parseListen } from './config/resolve.js'
-export { parseConfigFile } from './config/raw.js'
-export { loadDraftConfig, findRepositoryRoot } from './config/load.js'
-export type * from './config/types.js'
-export { Redactor, REDACTED } from './redact.js'
-export { renderPlanText, summaryLine, countActions } from './render/plan-text.js'
-export { renderPlanMarkdown } from './render/plan-markdown.js'
-export { CliError, type CliErrorCode } from './errors.js'
+/**
+ * `@proxops/cli` as a library: run the CLI in process (wrappers, tests). It exports no internals: the
+ * reconcile logic is the planner's `reconcile()`, the configuration model is `@proxops/schema`'s.
+ */
+export { main, type MainOptions } from './cli.js'
 export { version } from './version.js'

@@ -1,10 +1,39 @@
-export type * from './ports.js'
-export type * from './inventory.js'
-export * from './plan-types.js'
-export type * from './desired.js'
-export { plan, artifactVolid, mergedView, compareActions, guestAddress, artifactAddress } from './plan/index.js'
-export type { PlanOptions } from './plan/index.js'
+/**
+ * `@proxops/planner`: observe, plan (pure), execute and adopt, and reconcile() composing them into one
+ * cycle with its safety checks. The public API is this list; the building blocks of custom executors are
+ * in `@proxops/planner/execute`, test helpers for embedders in `@proxops/planner/testing`.
+ */
+export type { LiveReader, PveWriter } from './ports.js'
+export type { DesiredState, SecretLookup } from './desired.js'
+export type { LiveGuest, LiveInventory, LiveNode, LiveStorage, LiveVolume, UnknownGuest } from './inventory.js'
+export {
+  DEFAULT_POLICY,
+  PLAN_FORMAT_VERSION,
+  type Action,
+  type ActionType,
+  type Anomaly,
+  type AnomalyCode,
+  type ArtifactKind,
+  type DisruptionClass,
+  type DisruptionPolicy,
+  type FieldDiff,
+  type Gap,
+  type GuestKind,
+  type PendingChange,
+  type Plan,
+  type PlanParams,
+  type PlanParamValue,
+  type PlanSummary,
+  type Policy,
+  type PveRequest,
+  type ResourceKind,
+  type SecretParam,
+  type Skip,
+  type SkipCode,
+} from './plan-types.js'
+export { plan, type PlanOptions } from './plan/index.js'
 export { serializePlan, parsePlan } from './serialize.js'
+export { PlanInputError, type PlanErrorCode } from './errors.js'
 export {
   convergence,
   describeBlocked,
@@ -13,16 +42,40 @@ export {
   type Blocked,
   type BlockReason,
 } from './convergence.js'
+export { pveumGrant, type Grant, type PrivilegeNeed, type Privileges } from './privileges.js'
+export { observe, ObserveError, DEFAULT_READ_CONCURRENCY, type ObserveOptions } from './observe/index.js'
 export {
-  checkPrivileges,
-  neededPaths,
-  privilegeNeeds,
-  pveumGrant,
-  type Grant,
-  type PrivilegeNeed,
-  type Privileges,
-} from './privileges.js'
-export { PlanInputError, type PlanErrorCode } from './errors.js'
-export * from './observe/index.js'
-export * from './execute/index.js'
-export * from './adopt/index.js'
+  execute,
+  DEFAULT_NODE_CONCURRENCY,
+  DEFAULT_STORAGE_CONCURRENCY,
+  SecretResolutionError,
+  type ExecuteOptions,
+  type Report,
+  type ActionResult,
+  type ActionStatus,
+  type ProgressEvent,
+  type SecretResolver,
+  type SkipReasonCode,
+  type TaskRecord,
+} from './execute/index.js'
+export {
+  adopt,
+  type AdoptOptions,
+  type AdoptResult,
+  type AdoptedFile,
+  type AdoptGap,
+  type AdoptSkip,
+} from './adopt/index.js'
+export {
+  reconcile,
+  preflightPrivileges,
+  ReconcileError,
+  checkSavedPlan,
+  planDifference,
+  PruneWindowBudget,
+  secretRefs,
+  type ReconcileOptions,
+  type ReconcileResult,
+  type ReconcileErrorCode,
+  type PruneWindow,
+} from './reconcile/index.js'

@@ -7,9 +7,7 @@ import { createPveClient, type PveClient } from '@proxops/pve-client'
 import { parseManifest, type Manifest } from '@proxops/schema'
 import {
   DEFAULT_POLICY,
-  execute,
-  observe,
-  plan,
+  reconcile,
   type ExecuteOptions,
   type LiveInventory,
   type LiveReader,
@@ -76,7 +74,7 @@ export interface CycleOptions {
   secrets?: Record<string, string>
   /** plan only (like `proxops diff`) */
   dryRun?: boolean
-  execute?: Partial<ExecuteOptions>
+  execute?: Omit<ExecuteOptions, 'reader' | 'secrets'>
 }
 
 /** One reconcile cycle: observe, plan, execute. */
@@ -86,24 +84,25 @@ export async function cycle(
   options: CycleOptions = {},
 ): Promise<CycleResult> {
   const policy: Policy = { ...DEFAULT_POLICY, shutdownTimeoutSeconds: 5, ...options.policy }
-  const live = await observe('homelab', env.reader, policy.nodes.length > 0 ? { nodes: policy.nodes } : {})
   const secrets = options.secrets ?? {}
-  const p = plan({ cluster: 'homelab', manifests }, live, policy, { secrets: (ref) => secrets[ref] })
-  if (options.dryRun) return { live, plan: p }
-  const report = await execute(p, env.writer, {
+  const { signal, ...executeOptions } = options.execute ?? {}
+  // the cycle every caller runs: the planner's reconcile(), as the CLI calls it
+  const { inventory, plan, report } = await reconcile({
+    desired: { cluster: 'homelab', manifests },
     reader: env.reader,
-    secrets: (ref) => {
-      const value = secrets[ref]
-      if (value === undefined) throw new Error(`no secret ${ref}`)
-      return value
+    ...(options.dryRun ? {} : { writer: env.writer }),
+    policy,
+    secrets: (ref) => secrets[ref],
+    ...(signal ? { signal } : {}),
+    execute: {
+      confirmDelayMs: 20,
+      lockRetryDelayMs: 20,
+      progressIntervalMs: 60_000,
+      taskPollIntervalMs: 10,
+      ...executeOptions,
     },
-    confirmDelayMs: 20,
-    lockRetryDelayMs: 20,
-    progressIntervalMs: 60_000,
-    taskPollIntervalMs: 10,
-    ...options.execute,
   })
-  return { live, plan: p, report }
+  return { live: inventory, plan, ...(report ? { report } : {}) }
 }
 
 /** Actions of a plan as `type address` lines (for readable assertions). */

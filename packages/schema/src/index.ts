@@ -1,9 +1,91 @@
-export * from './errors.js'
-export * from './quantity.js'
-export * from './names.js'
-export * from './kinds.js'
-export * from './extra.js'
-export * from './manifest/types.js'
+export {
+  ErrorCodes,
+  compareErrors,
+  formatError,
+  issueMessage,
+  sortErrors,
+  splitIssueMessage,
+  type ErrorCode,
+  type SchemaError,
+} from './errors.js'
+export { GiB, MiB, bytesToWholeMiB, formatGiB, formatQuantity, parseQuantity, type QuantityResult } from './quantity.js'
+export {
+  ARTIFACT_EXTENSIONS,
+  ARTIFACT_FILENAME,
+  CLUSTER_NAME,
+  NODE_NAME,
+  PVE_TAG,
+  REF_NAME,
+  RESOURCE_NAME,
+  RESOURCE_NAME_MAX,
+  STORAGE_ID,
+  TAG_MAX,
+  checkArtifactFilename,
+  checkClusterName,
+  checkNodeName,
+  checkResourceName,
+  checkStorageId,
+  checkTag,
+} from './names.js'
+export {
+  API_VERSION,
+  ARTIFACT_KINDS,
+  GUEST_KINDS,
+  KINDS,
+  KIND_ALIASES,
+  KIND_ROOTS,
+  KIND_ROOT_OF,
+  canonicalKind,
+  isArtifactKind,
+  isGuestKind,
+  kindPattern,
+  type ArtifactKind,
+  type GuestKind,
+  type Kind,
+} from './kinds.js'
+export {
+  EXTRA_KEY,
+  LXC_RESERVED_KEYS,
+  LXC_RESERVED_PATTERNS,
+  VM_RESERVED_KEYS,
+  VM_RESERVED_PATTERNS,
+  reservedExtraKey,
+} from './extra.js'
+export {
+  type ArtifactManifest,
+  type ArtifactSpec,
+  type ChecksumAlgorithm,
+  type CloudInitData,
+  type ContainerManifest,
+  type CtTemplateManifest,
+  type DiskImageManifest,
+  type DisruptionPolicy,
+  type GuestManifest,
+  type IpConfig,
+  type IsoManifest,
+  type LxcBindMount,
+  type LxcManifest,
+  type LxcMountPoint,
+  type LxcNic,
+  type LxcOptions,
+  type LxcSpec,
+  type Manifest,
+  type ManifestOfKind,
+  type Metadata,
+  type MountPointOptions,
+  type PciDevice,
+  type PowerState,
+  type QemuManifest,
+  type TemplateCtManifest,
+  type TemplateVmManifest,
+  type VmCpu,
+  type VmDisk,
+  type VmHardware,
+  type VmManifest,
+  type VmNic,
+  type VmOptions,
+  type VmSpec,
+} from './manifest/types.js'
 export { manifestSchemas } from './manifest/schemas.js'
 export {
   parseManifest,
@@ -16,7 +98,7 @@ export {
   type ParseResult,
   type PathKey,
 } from './manifest/parse.js'
-export * from './duration.js'
+export { formatDuration, parseDuration } from './duration.js'
 export {
   clusterEntrySchema,
   processConfigSchema,
@@ -41,7 +123,14 @@ export {
   type YamlLimits,
   type YamlProblem,
 } from './yaml.js'
-export * from './graph.js'
+export {
+  buildGraph,
+  referencesOf,
+  resourceKey,
+  type DependencyGraph,
+  type Reference,
+  type ResourceKey,
+} from './graph.js'
 export type { RepoFs, FileInfo } from './loader/fs.js'
 export { nodeFs } from './loader/fs.js'
 export { discoverRepository, type DiscoveryResult } from './loader/discover.js'

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url'
 import { startSimulator, type Simulator } from '@proxops/pve-sim'
 import { createPveReadOnlyClient } from '@proxops/pve-client'
 import { loadRepository } from '@proxops/schema'
-import { DEFAULT_POLICY, observe, plan, serializePlan } from '@proxops/planner'
+import { DEFAULT_POLICY, reconcile, serializePlan } from '@proxops/planner'
 import { writeEstateRepo, type EstateOptions } from './estate.js'
 import { median, runCli, type CliRun } from './measure.js'
 import type { PlanChildInput, PlanChildResult } from './plan-child.js'
@@ -141,17 +141,16 @@ const plan10k: Scenario = {
         auth: { type: 'token', tokenId: sim.token.id, secret: sim.token.secret },
         tls: { fingerprint: sim.fingerprint as string },
       })
-      const live = await observe(cluster.name, reader, { nodes: NODES4 })
-      await reader.close()
       const policy = { ...DEFAULT_POLICY, nodes: NODES4 }
+      // the inventory and plan of a dry-run cycle, as the CLI's `diff` makes them
+      const { inventory: live, plan: cyclePlan } = await reconcile({ desired, reader, policy })
+      await reader.close()
       const input: PlanChildInput = { desired, live, policy }
       writeFileSync(inputFile, JSON.stringify(input))
       // BENCH_PLAN_INPUT=<file> keeps a copy, to profile plan() on it: node --cpu-prof dist/plan-child.js <file>
       if (process.env.BENCH_PLAN_INPUT) writeFileSync(process.env.BENCH_PLAN_INPUT, JSON.stringify(input))
       // the saved input must plan exactly like the in-memory one (nothing lost in the JSON round trip)
-      reference = createHash('sha256')
-        .update(serializePlan(plan(desired, live, policy)))
-        .digest('hex')
+      reference = createHash('sha256').update(serializePlan(cyclePlan)).digest('hex')
     } finally {
       repo.cleanup()
       await sim.close()

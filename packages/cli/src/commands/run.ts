@@ -5,10 +5,10 @@
  * HTTP /healthz /readyz /metrics /status; a single-instance lock; SIGINT/SIGTERM stop gracefully.
  */
 import type { PveClient } from '@proxops/pve-client'
+import { PruneWindowBudget } from '@proxops/planner'
 import { acquireLock } from '../daemon/lock.js'
 import { startHttp, type DaemonView } from '../daemon/http.js'
 import { Metrics } from '../daemon/metrics.js'
-import { PruneWindowBudget } from '../daemon/prune-window.js'
 import { CliError, oneLine } from '../errors.js'
 import { fullClient } from '../runtime/clients.js'
 import type { CliContext } from '../runtime/context.js'

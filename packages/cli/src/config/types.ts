@@ -1,9 +1,10 @@
 /** The CLI's resolved configuration (RB section 6, with the deliberate differences of the architecture). */
+import type { DisruptionPolicy, Policy, PruneWindow } from '@proxops/planner'
 import type { LogLevel } from '../log.js'
 
-export type PruneBudget = number | 'unlimited'
+export type { DisruptionPolicy, PruneWindow }
+export type PruneBudget = Policy['pruneBudget']
 export type AuthMethod = 'token' | 'ticket'
-export type DisruptionPolicy = 'allow' | 'none' | 'hotplug' | 'reboot' | 'stop'
 
 /** Global flags, each present only when it was given on the command line. */
 export interface GlobalFlags {
@@ -58,11 +59,6 @@ export interface GitSettings {
   sshKeyFile?: string
   /** known_hosts for SSH (PROXOPS_GIT_KNOWN_HOSTS) */
   knownHostsFile?: string
-}
-
-export interface PruneWindow {
-  max: number
-  periodMs: number
 }
 
 /** Everything but credentials: what files and flags say. */

@@ -1,71 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import type { LiveInventory } from '@proxops/planner'
-import { CliError } from '../errors.js'
-import { fixturePlan } from '../render/fixtures.test-support.js'
-import { checkSavedPlan, policyFor, readHint } from './cycle.js'
+import { policyFor, readHint } from './cycle.js'
 import { mergeConfig } from '../config/resolve.js'
 import { parseConfigFile } from '../config/raw.js'
-
-const tree = { root: '/r', commit: '0123456789abcdef0123456789abcdef01234567', dirty: false, stale: false }
-const guest = (vmid: number, digest: string) => ({
-  type: 'qemu' as const,
-  vmid,
-  node: 'pve2',
-  template: false,
-  status: 'running',
-  tags: [],
-  digest,
-  config: {},
-  pending: {},
-  pendingDeletes: [],
-})
-const live = (guests: ReturnType<typeof guest>[], unknown: number[] = []): LiveInventory => ({
-  cluster: 'homelab',
-  pveVersion: '9.1',
-  nodes: [],
-  guests,
-  unknownGuests: unknown.map((vmid) => ({
-    type: 'qemu' as const,
-    vmid,
-    node: 'pve1',
-    tags: [],
-    reason: 'read failed',
-  })),
-  storages: [],
-  volumes: [],
-  unreadableStorages: [],
-})
-
-function refusal(fn: () => void): string {
-  try {
-    fn()
-  } catch (e) {
-    expect(e).toBeInstanceOf(CliError)
-    return (e as CliError).message
-  }
-  return ''
-}
-
-describe('checkSavedPlan', () => {
-  const plan = fixturePlan()
-  it('accepts the plan when commit and digests still hold', () => {
-    expect(refusal(() => checkSavedPlan(plan, tree, live([guest(101, 'abc'), guest(300, 'x')])))).toBe('')
-  })
-  it('refuses a moved commit, a changed digest, an unreadable object and a create that exists', () => {
-    expect(refusal(() => checkSavedPlan(plan, { ...tree, commit: 'fff' }, live([guest(101, 'abc')])))).toMatch(
-      /made at commit 0123456789abcdef0123456789abcdef01234567, the repository is now at fff/,
-    )
-    expect(refusal(() => checkSavedPlan(plan, tree, live([guest(101, 'changed')])))).toMatch(
-      /VM\/pve2\/101\(db\) changed on PVE since the plan was made/,
-    )
-    expect(refusal(() => checkSavedPlan(plan, tree, live([guest(101, 'abc')], [300])))).toMatch(
-      /LXC\/pve3\/300 cannot be read now/,
-    )
-    expect(refusal(() => checkSavedPlan(plan, tree, live([guest(101, 'abc'), guest(100, 'new')])))).toMatch(
-      /VM\/pve1\/100\(web\) exists on PVE now but the plan creates it/,
-    )
-  })
-})
 
 describe('policyFor', () => {
   it('maps config to the planner policy: allowlist, budget, disruption (cluster over process), shutdown timeout', () => {

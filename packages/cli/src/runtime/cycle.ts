@@ -1,20 +1,17 @@
 /**
- * One reconcile cycle of one cluster: desired state, SOPS references, observe, plan, and (apply only)
- * execute. All logic lives in the libraries; this file wires them and turns failures into an aborted
- * cycle with a reason, never a half-done plan.
+ * One reconcile cycle of one cluster: the desired state from the tree, then the planner's reconcile()
+ * (secret references, observe, plan, privilege preflight, saved-plan contract, execute). All logic lives in
+ * the libraries; this file wires them and turns failures into an aborted cycle with a reason, never a
+ * half-done plan.
  */
 import type { SopsCredentials } from '@proxops/sops'
 import {
   blockedCount,
   convergence,
-  checkPrivileges,
   DEFAULT_POLICY,
-  execute,
-  neededPaths,
-  privilegeNeeds,
-  observe,
   ObserveError,
-  plan as makePlan,
+  reconcile,
+  ReconcileError,
   type GuestKind,
   type LiveInventory,
   type LiveReader,
@@ -30,8 +27,7 @@ import { readOnlyClient } from './clients.js'
 import { clusterTwins } from './identity.js'
 import { cycleResult, objectStates, type ClusterCycle, type DesiredObject } from '../status-model.js'
 import type { CliContext } from './context.js'
-import { loadDesired, secretRefs } from './desired.js'
-import { planDifference } from './saved-plan.js'
+import { loadDesired } from './desired.js'
 import type { SourceTree } from './source.js'
 
 export interface CycleOptions {
@@ -72,69 +68,11 @@ export function policyFor(options: Pick<CycleOptions, 'cluster' | 'config' | 'pr
   }
 }
 
-/**
- * The token's privileges are checked before anything is written: every ACL path the plan's actions need is
- * read once (`GET /access/permissions?path=`), actions that cannot succeed leave the plan and each missing
- * privilege becomes an anomaly with the pveum line that grants it (docs/getting-started.md).
- */
-export async function preflightPrivileges(
-  plan: Plan,
-  reader: LiveReader,
-  credentials: ResolvedCluster['credentials'],
-): Promise<Plan> {
-  const actor = credentials.method === 'token' ? credentials.tokenId : credentials.user
-  if (!reader.privileges || actor === 'root@pam' || plan.actions.length === 0) return plan
-  const read = reader.privileges.bind(reader)
-  const needs = privilegeNeeds(plan)
-  const paths = neededPaths(needs)
-  const granted = new Map<string, ReadonlySet<string>>()
-  // a few paths per plan; 8 in flight like observe
-  for (let i = 0; i < paths.length; i += 8) {
-    const chunk = paths.slice(i, i + 8)
-    const got = await Promise.all(chunk.map((p) => read(p)))
-    chunk.forEach((p, j) => granted.set(p, new Set(got[j])))
-  }
-  return checkPrivileges(plan, needs, granted, actor)
-}
-
 /** A resolver over the cluster's SOPS document: `cloud-init.ssh-keys.x` -> value (fails closed). */
 export function secretLookup(sops: SopsCredentials | undefined): (ref: string) => string {
   return (ref) => {
     if (!sops) throw new CliError('SECRETS', `reference ${ref} needs a secrets-file for this cluster`)
     return sops.resolveRef(ref).reveal()
-  }
-}
-
-/** A saved plan may run only against the commit and the config digests it was made from. */
-export function checkSavedPlan(saved: Plan, tree: SourceTree, live: LiveInventory): void {
-  if (saved.commit !== undefined && saved.commit !== tree.commit) {
-    throw new CliError(
-      'PLAN_MISMATCH',
-      `cluster ${saved.cluster}: the saved plan was made at commit ${saved.commit}, the repository is now at ${tree.commit}; run proxops diff --out again`,
-    )
-  }
-  const guests = new Map(live.guests.map((g) => [g.vmid, g]))
-  const unknown = new Set(live.unknownGuests.map((g) => g.vmid))
-  for (const action of saved.actions) {
-    if (action.vmid === undefined) continue
-    const now = guests.get(action.vmid)
-    if (unknown.has(action.vmid))
-      throw new CliError(
-        'PLAN_MISMATCH',
-        `cluster ${saved.cluster}: ${action.address} cannot be read now; run proxops diff --out again`,
-      )
-    if (action.digest !== undefined && now?.digest !== action.digest) {
-      throw new CliError(
-        'PLAN_MISMATCH',
-        `cluster ${saved.cluster}: ${action.address} changed on PVE since the plan was made (config digest differs); run proxops diff --out again`,
-      )
-    }
-    if ((action.type === 'create' || action.type === 'clone') && now !== undefined) {
-      throw new CliError(
-        'PLAN_MISMATCH',
-        `cluster ${saved.cluster}: ${action.address} exists on PVE now but the plan creates it; run proxops diff --out again`,
-      )
-    }
   }
 }
 
@@ -184,64 +122,36 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
     if (o.blocked !== undefined) throw new CliError('CLUSTER_TWIN', `cluster ${name}: ${o.blocked}`)
     const loaded = await loadDesired(o.tree.root, name, o.tree.commit)
     objects = loaded.objects
-    const lookup = secretLookup(o.sops)
-    // every reference must resolve before any PVE call (fail closed)
-    for (const ref of secretRefs(loaded.desired.manifests)) {
-      try {
-        lookup(ref)
-      } catch (error) {
-        throw new CliError('SECRETS', `cluster ${name}: ${ctx.redactor.text((error as Error).message)}`)
-      }
-    }
     ctx.log.debug('desired state loaded', {
       cluster: name,
       commit: o.tree.commit,
       manifests: loaded.desired.manifests.length,
     })
-    const inventory = await observe(name, o.reader, { nodes: o.cluster.nodes, signal: ctx.signal })
+    const credentials = o.cluster.credentials
+    // secrets, observe, plan, privilege preflight, the saved plan's contract, execute: the planner's cycle
+    const { inventory, plan, report } = await reconcile({
+      desired: loaded.desired,
+      reader: o.reader,
+      ...(o.writer ? { writer: o.writer } : {}),
+      policy: policyFor(o),
+      secrets: secretLookup(o.sops),
+      actor: credentials.method === 'token' ? credentials.tokenId : credentials.user,
+      ...(o.savedPlan ? { savedPlan: o.savedPlan, comparable: (p: Plan) => ctx.redactor.strings(p) } : {}),
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+      execute: {
+        taskTimeoutMs: o.config.reconcile.taskTimeoutMs,
+        ...(o.onProgress ? { onProgress: o.onProgress } : {}),
+        ...(o.progressIntervalMs ? { progressIntervalMs: o.progressIntervalMs } : {}),
+      },
+    }).catch((error: unknown) => {
+      throw error instanceof ReconcileError ? new CliError(error.code, error.message) : error
+    })
     ctx.log.debug('live state read', {
       cluster: name,
       guests: inventory.guests.length,
       unknown: inventory.unknownGuests.length,
       volumes: inventory.volumes.length,
     })
-    // the privilege preflight is part of the plan: a saved plan went through it too, so they compare equal
-    const plan = await preflightPrivileges(
-      makePlan(loaded.desired, inventory, policyFor(o), { secrets: (ref) => o.sops?.resolveRef(ref).reveal() }),
-      o.reader,
-      o.cluster.credentials,
-    )
-    if (o.savedPlan) {
-      // the specific refusals first (commit, digest, vanished or created objects), then the whole contract
-      checkSavedPlan(o.savedPlan, o.tree, inventory)
-      const difference = planDifference(ctx.redactor.strings(o.savedPlan), ctx.redactor.strings(plan))
-      if (difference !== undefined) {
-        throw new CliError(
-          'PLAN_MISMATCH',
-          `cluster ${name}: the saved plan is not the plan the repository and live PVE give now: ${difference}; run proxops diff --out again`,
-        )
-      }
-    }
-    let report: Report | undefined
-    if (o.writer && plan.actions.length > 0) {
-      report = await execute(plan, o.writer, {
-        reader: o.reader,
-        secrets: lookup,
-        signal: ctx.signal,
-        taskTimeoutMs: o.config.reconcile.taskTimeoutMs,
-        ...(o.onProgress ? { onProgress: o.onProgress } : {}),
-        ...(o.progressIntervalMs ? { progressIntervalMs: o.progressIntervalMs } : {}),
-      })
-    } else if (o.writer) {
-      report = {
-        cluster: name,
-        ...(plan.commit ? { commit: plan.commit } : {}),
-        results: [],
-        summary: { actions: 0, ok: 0, failed: 0, skipped: 0 },
-        cancelled: false,
-        complete: true,
-      }
-    }
     const deferred = plan.skips.filter((s) => s.code === 'prune-budget' || s.code === 'prune-guard').length
     const state = convergence(plan, report)
     const cycle: ClusterCycle = {

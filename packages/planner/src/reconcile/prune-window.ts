@@ -1,8 +1,17 @@
 /**
- * The daemon's sliding-window prune budget (docs/safety.md, section 2): at most `max` deletions per
- * cluster within any `periodMs`, on top of the per-cycle budget. Pure bookkeeping; the clock is passed in.
+ * The daemon's sliding-window prune budget (docs/safety.md): at most `max` deletions per cluster within any
+ * `periodMs`, on top of the per-cycle budget. Pure bookkeeping; the clock is passed in. A long-running
+ * embedder keeps one and passes `cycleBudget(...)` as the policy's `pruneBudget` of each reconcile().
  */
-import type { PruneBudget, PruneWindow } from '../config/types.js'
+import type { Policy } from '../plan-types.js'
+
+type PruneBudget = Policy['pruneBudget']
+
+export interface PruneWindow {
+  /** deletions allowed per cluster within the window */
+  max: number
+  periodMs: number
+}
 
 export class PruneWindowBudget {
   readonly #window: PruneWindow

@@ -4,7 +4,34 @@
  * is written to files). Every action therefore passed the same ownership, allowlist, budget and guard
  * checks as a fresh plan, and no action can exist that a fresh plan would not produce. See docs/safety.md.
  */
-import { serializePlan, type Plan } from '@proxops/planner'
+import type { LiveInventory } from '../inventory.js'
+import type { Plan } from '../plan-types.js'
+import { serializePlan } from '../serialize.js'
+import { ReconcileError } from './errors.js'
+
+/**
+ * The specific refusals of a saved plan, named before the whole contract is compared: another commit, an
+ * object whose config digest changed, one that cannot be read now, a create of an object that exists.
+ */
+export function checkSavedPlan(saved: Plan, commit: string | undefined, live: LiveInventory): void {
+  const refuse = (why: string): never => {
+    throw new ReconcileError('PLAN_MISMATCH', `cluster ${saved.cluster}: ${why}; run proxops diff --out again`)
+  }
+  if (saved.commit !== undefined && saved.commit !== commit) {
+    refuse(`the saved plan was made at commit ${saved.commit}, the repository is now at ${commit ?? '(none)'}`)
+  }
+  const guests = new Map(live.guests.map((g) => [g.vmid, g]))
+  const unknown = new Set(live.unknownGuests.map((g) => g.vmid))
+  for (const action of saved.actions) {
+    if (action.vmid === undefined) continue
+    const now = guests.get(action.vmid)
+    if (unknown.has(action.vmid)) refuse(`${action.address} cannot be read now`)
+    if (action.digest !== undefined && now?.digest !== action.digest)
+      refuse(`${action.address} changed on PVE since the plan was made (config digest differs)`)
+    if ((action.type === 'create' || action.type === 'clone') && now !== undefined)
+      refuse(`${action.address} exists on PVE now but the plan creates it`)
+  }
+}
 
 /** Where two plans first differ, for the error message; undefined when they are the same plan. */
 export function planDifference(saved: Plan, fresh: Plan): string | undefined {

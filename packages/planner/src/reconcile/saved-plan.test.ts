@@ -1,6 +1,6 @@
 import { describe, expect } from 'vitest'
 import { fc, test } from '@fast-check/vitest'
-import type { Plan } from '@proxops/planner'
+import type { Plan } from '../plan-types.js'
 import { planDifference } from './saved-plan.js'
 
 const action = (vmid: number, type: string) => ({

@@ -1,0 +1,16 @@
+/**
+ * `@proxops/planner/execute`: the building blocks of execute(), for custom executors: the scheduler that
+ * runs jobs in dependency order under per-node and per-storage limits, and the secret resolution and
+ * redaction of request parameters.
+ */
+export { toJobs } from './execute.js'
+export { schedule, type Job, type Outcome, type ScheduleOptions, type SkipReasonCode } from './scheduler.js'
+export {
+  resolveParams,
+  redact,
+  describeParams,
+  isSecretParam,
+  SecretResolutionError,
+  type SecretResolver,
+  type ResolvedParams,
+} from './params.js'

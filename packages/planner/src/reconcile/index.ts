@@ -1,0 +1,5 @@
+export { reconcile, preflightPrivileges, type ReconcileOptions, type ReconcileResult } from './reconcile.js'
+export { ReconcileError, type ReconcileErrorCode } from './errors.js'
+export { checkSavedPlan, planDifference } from './saved-plan.js'
+export { PruneWindowBudget, type PruneWindow } from './prune-window.js'
+export { secretRefs } from './secrets.js'
