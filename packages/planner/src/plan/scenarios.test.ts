@@ -73,8 +73,8 @@ describe('prunes', () => {
 
     it('OwnedGuestsCarryTheEntryMarker: create and converged tags are proxops;proxops.a', () => {
       const { first, second } = converge(desired(vm('web', 100, { tags: ['web'] })), inventory(), a)
-      const create = first.actions[0]
-      expect(create?.requests[0]?.params?.tags).toBe('proxops;proxops.a;web')
+      const request = first.actions[0]?.requests[0]
+      expect(request?.call === 'createGuest' ? request.params.tags : undefined).toBe('proxops;proxops.a;web')
       expect(second.actions).toEqual([])
     })
 
