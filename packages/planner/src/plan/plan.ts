@@ -266,11 +266,8 @@ class Context {
     const address = guestAddress(m.kind, node, vmid, name)
     const skip = (code: Skip['code'], message: string) =>
       this.skips.push({ code, address, kind: m.kind, node, vmid, message })
-    const anomaly = (a: Omit<Anomaly, 'address' | 'kind'>) => {
-      const full = a as Anomaly // a is a fresh literal of each caller: completed in place, not copied
-      full.address = address
-      full.kind = m.kind
-      this.anomalies.push(full)
+    const anomaly = (a: Omit<Anomaly, 'address' | 'kind'>): void => {
+      this.anomalies.push({ ...a, address, kind: m.kind })
     }
     const resource = keyOf(m.kind, name)
     const level = this.levels.get(resource)?.level ?? 0
