@@ -35,10 +35,16 @@ export interface ClientHooks {
 /** The default for retries and waits: one log line as it happens (text on a terminal, NDJSON in the daemon). */
 function logNotice(log: Logger, cluster: string): (notice: ClientNotice) => void {
   return (notice) =>
-    log.log(notice.type === 'retry' ? 'warn' : 'info', noticeLine(notice).trim().replace(/^(\w+) +/, '$1 '), {
-      cluster,
-      event: notice.type === 'retry' ? 'pve.request.retry' : 'pve.request.waiting',
-    })
+    log.log(
+      notice.type === 'retry' ? 'warn' : 'info',
+      noticeLine(notice)
+        .trim()
+        .replace(/^(\w+) +/, '$1 '),
+      {
+        cluster,
+        event: notice.type === 'retry' ? 'pve.request.retry' : 'pve.request.waiting',
+      },
+    )
 }
 
 export function clientOptions(cluster: ResolvedCluster, config: ResolvedConfig, hooks: ClientHooks): PveClientOptions {
