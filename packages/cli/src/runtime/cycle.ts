@@ -41,6 +41,8 @@ export interface CycleOptions {
   pruneBudget: PruneBudget
   allowEmpty?: readonly GuestKind[]
   onProgress?: (event: ProgressEvent) => void
+  /** the plan about to be executed (apply), before its first action starts */
+  onPlan?: (plan: Plan) => void
   progressIntervalMs?: number
   /** a saved plan (apply --plan): the cycle runs only if a fresh plan equals it (runtime/saved-plan.ts) */
   savedPlan?: Plan
@@ -60,6 +62,7 @@ export interface CycleOutcome {
 export function policyFor(options: Pick<CycleOptions, 'cluster' | 'config' | 'pruneBudget' | 'allowEmpty'>): Policy {
   return {
     ...DEFAULT_POLICY,
+    clusterEntry: options.cluster.name,
     nodes: options.cluster.nodes,
     pruneBudget: options.pruneBudget,
     allowEmpty: options.allowEmpty ?? [],
@@ -138,6 +141,7 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
       actor: credentials.method === 'token' ? credentials.tokenId : credentials.user,
       ...(o.savedPlan ? { savedPlan: o.savedPlan, comparable: (p: Plan) => ctx.redactor.strings(p) } : {}),
       ...(ctx.signal ? { signal: ctx.signal } : {}),
+      ...(o.onPlan ? { onPlan: o.onPlan } : {}),
       execute: {
         taskTimeoutMs: o.config.reconcile.taskTimeoutMs,
         ...(o.onProgress ? { onProgress: o.onProgress } : {}),

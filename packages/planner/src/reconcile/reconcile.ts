@@ -39,6 +39,8 @@ export interface ReconcileOptions {
   /** the form both plans are compared in (the CLI passes its redactor, as saved plans are written redacted) */
   comparable?: (plan: Plan) => Plan
   signal?: AbortSignal
+  /** called with the plan once it passed every check, before its first action starts (apply only) */
+  onPlan?: (plan: Plan) => void
   observe?: Omit<ObserveOptions, 'nodes' | 'signal'>
   execute?: Omit<ExecuteOptions, 'reader' | 'secrets' | 'signal'>
 }
@@ -101,6 +103,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRes
     }
     return { inventory, plan, report }
   }
+  options.onPlan?.(plan)
   const report = await execute(plan, writer, {
     ...options.execute,
     reader,
