@@ -123,7 +123,8 @@ export interface MountPointOptions {
 export interface LxcSpec {
   node: string
   vmid: number
-  template: string
+  /** undefined for a clone-backed LXC */
+  template?: string
   state: PowerState
   memory: number
   swap?: number
@@ -153,6 +154,8 @@ export interface LxcSpec {
   'pve-description'?: string
   tags: readonly string[]
   extra: Readonly<Record<string, string>>
+  /** LXC only: the TemplateCT to full-clone from */
+  clone?: string
 }
 
 export interface ArtifactSpec {
