@@ -44,7 +44,7 @@ export interface GuestTarget {
 
 /** A guest that is not on PVE: create (or full clone, or create + mark template). */
 export function planNewGuest(t: GuestTarget, env: GuestPlanEnv): void {
-  const { m, f, base, type, isTemplate, skip, anomaly } = t
+  const { m, f, base, type, isTemplate, skip } = t
   const { node, vmid } = m.spec
   const started = m.spec.state === 'started' && !isTemplate
   if (f.createError !== undefined) {
@@ -145,7 +145,7 @@ function planClone(
       node,
       guest: 'qemu',
       vmid: src.spec.vmid,
-      params: { newid: vmid, full: 1, name: (m as VmManifest).spec['pve-name'] },
+      params: { newid: vmid, full: 1, name: m.spec['pve-name'] },
     })
   }
   requests.push({
