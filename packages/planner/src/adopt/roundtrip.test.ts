@@ -52,7 +52,7 @@ function adoptThenPlan(live: LiveInventory): Plan {
     if (doc.kind === 'LXC') doc.spec.template = 'debian-12-tar-zst'
     const parsed = parseManifest(doc)
     if (!parsed.ok) throw new Error(`${file.path}: ${JSON.stringify(parsed.issues)}`)
-    manifests.push(parsed.manifest as DesiredManifest)
+    manifests.push(parsed.manifest)
   }
   return plan({ cluster: 'homelab', manifests }, live, { ...DEFAULT_POLICY, nodes: ['pve1'] })
 }
@@ -97,7 +97,7 @@ describe('adopt then plan', () => {
     doc.spec.networks[0]!.model = 'virtio'
     const parsed = parseManifest(doc)
     if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues))
-    const p = plan({ cluster: 'homelab', manifests: [parsed.manifest as DesiredManifest] }, inventory([g]), {
+    const p = plan({ cluster: 'homelab', manifests: [parsed.manifest] }, inventory([g]), {
       ...DEFAULT_POLICY,
       nodes: ['pve1'],
     })
