@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest'
 import { fc, test } from '@fast-check/vitest'
 import { parseManifest } from '@proxops/schema'
-import type { DesiredManifest } from '../desired.js'
+import type { Manifest } from '@proxops/schema'
 import type { LiveGuest, LiveInventory } from '../inventory.js'
 import { plan } from '../plan/plan.js'
 import { QEMU_NIC_MODELS } from '../plan/keys.js'
@@ -45,7 +45,7 @@ function liveGuest(type: 'qemu' | 'lxc', vmid: number, config: Record<string, st
 /** adopt the inventory, parse every document with the schema, plan them against the same inventory. */
 function adoptThenPlan(live: LiveInventory): Plan {
   const result = adopt(live, { cluster: 'homelab' })
-  const manifests: DesiredManifest[] = []
+  const manifests: Manifest[] = []
   for (const file of result.files) {
     const doc = file.document as { kind: string; spec: Record<string, unknown> }
     // PVE does not record an LXC's template (an adopt INCOMPLETE item): the user names the adopted one

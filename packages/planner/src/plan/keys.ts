@@ -4,7 +4,7 @@
  * out when nobody declares them), and every other live key, which is unmanaged: listed, never written.
  * plan() and adopt() both read these lists.
  */
-import type { GuestType } from '../ports.js'
+import type { GuestType } from '@proxops/pve-client/wire'
 
 /** qemu-server's NIC models (`$nic_model_list`): the key of a `netN` value written `<model>=<mac>`. */
 export const QEMU_NIC_MODELS: readonly string[] = [
