@@ -30,7 +30,8 @@ export const ErrorCodes = {
   'storage-id-invalid': 'a storage id breaks the naming rule',
   'filename-invalid': 'an artifact filename breaks the naming rule',
   'filename-extension': 'an artifact filename has an extension its kind does not allow',
-  'tag-invalid': 'a tag is empty, has whitespace or characters PVE rejects, or is too long',
+  'tag-invalid':
+    'a tag is empty, has whitespace or characters PVE rejects, is too long, or is a reserved `proxops.` marker',
   'quantity-invalid': 'a size is not an integer with an optional unit',
   'quantity-not-whole-mib': 'a memory or disk size is not a whole number of MiB',
   'quantity-range': 'a size is zero, negative or too large',

@@ -67,6 +67,62 @@ describe('prunes', () => {
     }
   })
 
+  describe('the ownership marker names the cluster entry (two entries of one PVE cluster)', () => {
+    const a = policy({ clusterEntry: 'a', pruneRatioLimit: 1 })
+    const b = policy({ clusterEntry: 'b', pruneRatioLimit: 1 })
+
+    it('OwnedGuestsCarryTheEntryMarker: create and converged tags are proxops;proxops.a', () => {
+      const { first, second } = converge(desired(vm('web', 100, { tags: ['web'] })), inventory(), a)
+      const request = first.actions[0]?.requests[0]
+      expect(request?.call === 'createGuest' ? request.params.tags : undefined).toBe('proxops;proxops.a;web')
+      expect(second.actions).toEqual([])
+    })
+
+    it("AnEntryNeverPrunesAnotherEntrysGuest: b declares nothing of a's and deletes none of it", () => {
+      const live = inventory([liveVm(100, 'web', { tags: 'proxops;proxops.a' }), orphan(101, 'proxops;proxops.a')])
+      const p = plan(desired(vm('db', 200)), live, b)
+      expect(p.actions.map((x) => x.type)).toEqual(['create'])
+      expect(p.skips.map((s) => [s.code, s.vmid])).toEqual([
+        ['owned-elsewhere', 100],
+        ['owned-elsewhere', 101],
+      ])
+      // the same orphan is a's to prune
+      expect(types(plan(desired(vm('web', 100)), live, a))).toEqual(['delete VM/pve1/101(orphan-101)'])
+    })
+
+    it('AnEntryNeverTakesOverAnotherEntrysVmid: the guest at the vmid is an owned-elsewhere anomaly', () => {
+      const live = inventory([liveVm(100, 'web', { tags: 'proxops;proxops.a', memory: '1024' })])
+      const p = plan(desired(vm('web', 100)), live, b)
+      expect(p.actions).toEqual([])
+      expect(p.anomalies.map((x) => x.code)).toEqual(['owned-elsewhere'])
+      expect(p.anomalies[0]?.message).toContain('cluster entry a (tag proxops.a)')
+    })
+
+    it('UnmarkedGuestsMigrate: the claiming entry writes its marker; an unclaimed one is never pruned', () => {
+      const live = inventory([liveVm(100, 'web'), orphan(101)])
+      const p = plan(desired(vm('web', 100)), live, a)
+      expect(p.actions.map((x) => [x.type, x.vmid])).toEqual([['update', 100]])
+      expect(p.actions[0]?.diffs).toContainEqual(
+        expect.objectContaining({ key: 'tags', before: 'proxops', after: 'proxops;proxops.a' }),
+      )
+      expect(p.skips.map((s) => [s.code, s.vmid])).toEqual([['unmarked', 101]])
+      expect(p.skips[0]?.message).toContain('add the tag proxops.a')
+      // marked by hand, the orphan is a's to prune
+      expect(
+        types(plan(desired(vm('web', 100)), inventory([liveVm(100, 'web'), orphan(101, 'proxops;proxops.a')]), a)),
+      ).toContain('delete VM/pve1/101(orphan-101)')
+    })
+
+    it('WithoutAnEntryTheTagAloneOwns: embedders that name no entry keep the plain tag', () => {
+      const p = plan(
+        desired(vm('web', 100)),
+        inventory([liveVm(100, 'web'), orphan(101, 'proxops;proxops.a')]),
+        policy(),
+      )
+      expect(types(p)).toEqual(['delete VM/pve1/101(orphan-101)'])
+    })
+  })
+
   it('LegacyTagIsNotOwnership: pveconform does not count', () => {
     const p = plan(desired(vm('web', 100)), inventory([liveVm(100, 'web'), orphan(101, 'pveconform')]), policy())
     expect(p.actions).toEqual([])

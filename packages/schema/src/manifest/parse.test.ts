@@ -401,11 +401,11 @@ describe('VM', () => {
     expect(ok(m).spec.extra.virtiofs0).toBe('share,cache=auto')
   })
 
-  it('tags follow the PVE tag rule and are de-duplicated', () => {
+  it('tags follow the PVE tag rule, are de-duplicated, and may not be an ownership marker', () => {
     const m = clone(validManifests.VM)
     m.spec.tags = ['web', 'prod', 'web']
     expect(ok(m).spec.tags).toEqual(['web', 'prod'])
-    for (const bad of ['', 'two words', 'a;b', 'a,b', 'x'.repeat(257), '-lead']) {
+    for (const bad of ['', 'two words', 'a;b', 'a,b', 'x'.repeat(257), '-lead', 'proxops.other', 'ProxOps.a']) {
       m.spec.tags = [bad]
       expect(one(m), bad).toEqual(['tag-invalid', 'spec.tags.0'])
     }
