@@ -25,6 +25,7 @@ import {
   tag,
   verbatimQuantity,
 } from './fields.js'
+import { firewallSchema } from './firewall.js'
 
 /** Tags only the "not a mapping" issue; missing and unknown keys are converted by parseManifest. */
 const objectMessage = (issue: v.BaseIssue<unknown>): string =>
@@ -276,7 +277,7 @@ const vmSpecEntries = (template: boolean) => ({
   extra: extra('qemu'),
   clone: v.optional(
     resourceName('Name of a TemplateVM on the same node to full-clone from; then `disks` must be empty.'),
-  ),
+  ),  firewall: v.optional(firewallSchema),
 })
 
 export const vmSpecSchema = obj(vmSpecEntries(false), 'VM spec.')
@@ -383,6 +384,7 @@ const lxcSpecEntries = (template: boolean) => ({
   'pve-description': v.optional(str('PVE `description`.')),
   tags,
   extra: extra('lxc'),
+  firewall: v.optional(firewallSchema),
 })
 
 export const lxcSpecSchema = obj(lxcSpecEntries(false), 'LXC spec.')
