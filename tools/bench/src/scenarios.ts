@@ -170,7 +170,7 @@ const plan10k: Scenario = {
       return [
         {
           scenario: `${what}: CPU, first call in a fresh process`,
-          // the process CPU is the figure judged; the main thread's share shows what V8's compiler threads add
+          // the process CPU is the figure judged; the main thread's share shows what the runtime's compiler threads add
           figure: `${first.toFixed(0)} ms${firstMain === undefined ? '' : ` (main thread ${firstMain.toFixed(0)} ms)`}`,
           target: '<= 500 ms',
           pass: first <= 500,

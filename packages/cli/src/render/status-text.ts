@@ -1,5 +1,5 @@
 /**
- * The status report (RB 9.7) printed by `status` and at the end of `apply`: a summary line per cluster,
+ * The status report printed by `status` and at the end of `apply`: a summary line per cluster,
  * the counters, then one row per object. Deterministic (no timestamps).
  */
 import type { ActionResult, Report } from '@proxops/planner'

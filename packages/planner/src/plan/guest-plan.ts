@@ -225,8 +225,7 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
       params[r.key] = (params[r.key] as string).replace(/(^|,)size=[^,]*/, `$1size=${r.size}`)
       diffs.push(r.diff)
     }
-    // a literal and pushes, not Array#map: map's empty and filled results differ in V8's array kinds, and
-    // the first filled one, late in a large plan, threw away planLiveGuest's optimised code
+    // only the first resize carries the digest: each resize rewrites the config
     const resizeFirst: PveRequest[] = []
     for (const r of before) {
       resizeFirst.push(
@@ -372,7 +371,7 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
       })
     }
   }
-  // power (RB 9.3): unknown live power does nothing
+  // power: unknown live power does nothing
   const livePower =
     g.status === 'running' ? 'running' : g.status === 'stopped' || g.status === '' ? 'stopped' : 'unknown'
   if (livePower === 'unknown') return
@@ -434,8 +433,6 @@ function compareOwned(
     pendingKeys: [],
     resizes: [],
   }
-  // index loops: this runs for every owned key of every guest, and for-of allocates an iterator result per
-  // step until V8 has optimised the loop (the whole first plan() of a process)
   const owned = f.owned
   for (let i = 0; i < owned.length; i++) {
     const o = owned[i]!
@@ -503,8 +500,7 @@ function guestDraft(
 }
 
 /**
- * A field diff; `before` is undefined when PVE has no value (serializePlan leaves it out). One object shape
- * either way: a second shape first met late in a plan made V8 throw away and recompile compareOwned.
+ * A field diff; `before` is undefined when PVE has no value (serializePlan leaves it out).
  */
 function fieldDiff(field: string, key: string, before: string | undefined, after: string): FieldDiff {
   return { field, key, before, after }
@@ -533,7 +529,7 @@ function liveOnlySlots(
   return out.length < 2 ? out : out.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
 }
 
-/** The identity keys a clone inherits from its template that the VM must own or drop (RB 4.1.7). */
+/** The identity keys a clone inherits from its template that the VM must own or drop. */
 function cloneIdentityKeys(m: VmManifest | LxcManifest, f: GuestFields): string[] {
   const ipconfigs = m.kind === 'VM' || m.kind === 'TemplateVM' ? (m.spec['cloud-init-data']?.ipconfigs ?? []) : []
   const nics = Math.max(m.spec.networks.length, ...ipconfigs.map((c) => c.nic + 1))

@@ -42,7 +42,7 @@ export interface AssembleInput {
   levels: ReadonlyMap<string, { level: number; prereqs: string[] }>
 }
 
-/** Action order within a tier and level (RB 9.4, mark-template and restarts placed where they are safe). */
+/** Action order within a tier and level (mark-template and restarts placed where they are safe). */
 const RANK: Record<ActionType, number> = {
   download: 0,
   create: 0,

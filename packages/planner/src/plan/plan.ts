@@ -144,7 +144,7 @@ class Context {
     for (const g of this.visibleGuests) this.guests.set(g.vmid, g)
     for (const g of live.guests) if (!this.allowedNode(g.node)) this.elsewhere.set(g.vmid, g.node)
     for (const g of live.unknownGuests) if (!this.allowedNode(g.node)) this.elsewhere.set(g.vmid, g.node)
-    // RB 9.5: a live guest whose PVE name is a desired name of the same family is not a prune candidate
+    // a live guest whose PVE name is a desired name of the same family is not a prune candidate
     const names = { qemu: new Set<string>(), lxc: new Set<string>() }
     for (const m of desired.manifests) {
       if (isArtifact(m)) continue

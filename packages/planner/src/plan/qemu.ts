@@ -1,6 +1,6 @@
 /**
  * Desired VM / TemplateVM -> the owned qemu config keys, each with its create form and its reconcile rule
- * (RB 4.1 with the architecture's differences: grow-only resize, live-form rewrites, tags as PVE stores them).
+ * (grow-only resize, live-form rewrites, tags as PVE stores them).
  */
 import { decodeSshKeys, encodeSshKeys, formatTags, sshKeySet } from '@proxops/pve-client/wire'
 import type { SecretLookup, VmDisk, VmManifest, VmNic } from '../desired.js'

@@ -61,7 +61,7 @@ export function buildRoutes(c: Cluster): Route[] {
   }))
 }
 
-/** `/cluster/nextid` answers a JSON string; with `vmid`, that id if free, else 400 (pve-api.md section 5.1) */
+/** `/cluster/nextid` answers a JSON string; with `vmid`, that id if free, else 400 */
 function nextId(c: Cluster, vmid: number | undefined): string {
   if (vmid !== undefined) {
     if (c.guests.has(vmid)) throw fail400({ vmid: `VM ${vmid} already exists` })

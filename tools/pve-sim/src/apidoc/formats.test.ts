@@ -15,7 +15,6 @@ function check(format: string, value: string): string | undefined {
   }
 }
 
-// pve-api.md section 3 (value grammar) and section 0 (named formats are names only in the schema)
 describe('named formats', () => {
   it('pve-tag-list: split on ; , and whitespace, each tag ^[a-z0-9_][a-z0-9_\\-+.]*$ (case-insensitive)', () => {
     expect(check('pve-tag-list', 'Web;prod web,x')).toBeUndefined()
