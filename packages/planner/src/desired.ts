@@ -6,6 +6,8 @@
  * loader's internals.
  */
 
+import type { DesiredFirewall } from './firewall/canon.js'
+
 export type PowerState = 'started' | 'stopped'
 
 export interface DesiredMetadata {
@@ -96,6 +98,7 @@ export interface VmSpec {
   tags: readonly string[]
   extra: Readonly<Record<string, string>>
   clone?: string
+  firewall?: DesiredFirewall
 }
 
 export interface LxcNic {
@@ -153,6 +156,7 @@ export interface LxcSpec {
   'pve-description'?: string
   tags: readonly string[]
   extra: Readonly<Record<string, string>>
+  firewall?: DesiredFirewall
 }
 
 export interface ArtifactSpec {

@@ -128,6 +128,44 @@ export interface WaitOptions {
 /** PVE parameters as sent: the client encodes booleans as 1/0 and builds the form body. */
 export type PveParams = Readonly<Record<string, string | number | boolean>>
 
+/** A firewall rule as `GET .../firewall/rules` lists it, without `pos`, `digest`, `ipversion` and `errors`. */
+export type FirewallRuleValues = Readonly<Record<string, string>>
+
+/** `GET /nodes/{node}/{type}/{vmid}/firewall/*`: each section with the digest PVE checks on writes to it. */
+export interface GuestFirewall {
+  options: Readonly<Record<string, string>>
+  optionsDigest: string
+  rules: readonly FirewallRuleValues[]
+  rulesDigest: string
+  aliases: readonly { name: string; cidr: string; comment?: string }[]
+  aliasesDigest: string
+  /** sorted by name; each with its entries (sorted by cidr, as PVE stores them) and their list digest */
+  ipsets: readonly {
+    name: string
+    comment?: string
+    entries: readonly { cidr: string; nomatch: boolean; comment?: string }[]
+    digest: string
+  }[]
+  ipsetsDigest: string
+}
+
+/** One write to a guest firewall (pve-firewall's VM/CT option, rule, alias and ipset handlers). */
+export type FirewallWrite =
+  | { op: 'options'; set: Readonly<Record<string, string>>; digest?: string }
+  | { op: 'rule-create'; rule: Readonly<Record<string, string>> }
+  | { op: 'rule-update'; pos: number; set: Readonly<Record<string, string>>; delete: readonly string[]; digest?: string }
+  | { op: 'rule-move'; pos: number; moveto: number; digest?: string }
+  | { op: 'rule-delete'; pos: number; digest?: string }
+  | { op: 'alias-create'; name: string; cidr: string; comment?: string }
+  | { op: 'alias-update'; name: string; cidr: string; comment?: string; digest?: string }
+  | { op: 'alias-delete'; name: string; digest?: string }
+  | { op: 'ipset-create'; name: string; comment?: string }
+  | { op: 'ipset-comment'; name: string; comment: string; digest?: string }
+  | { op: 'ipset-delete'; name: string }
+  | { op: 'ipset-add'; name: string; cidr: string; nomatch: boolean; comment?: string }
+  | { op: 'ipset-update'; name: string; cidr: string; nomatch: boolean; comment?: string; digest?: string }
+  | { op: 'ipset-remove'; name: string; cidr: string; digest?: string }
+
 export interface LiveReader {
   version(): Promise<{ version: string; release: string; repoid?: string }>
   clusterResources(type?: 'vm' | 'storage' | 'node'): Promise<ClusterResource[]>
@@ -147,6 +185,8 @@ export interface LiveReader {
    * still fit; without it the privilege preflight is skipped (docs/getting-started.md).
    */
   privileges?(path: string): Promise<readonly string[]>
+  /** the guest firewall (options, rules, aliases, ipsets with entries); optional so older readers still fit */
+  guestFirewall?(node: string, type: GuestType, vmid: number): Promise<GuestFirewall>
 }
 
 export interface PveWriter {
@@ -190,6 +230,8 @@ export interface PveWriter {
   deleteGuest(node: string, type: GuestType, vmid: number): Promise<TaskRef>
   /** POST /nodes/{node}/storage/{storage}/download-url */
   downloadUrl(node: string, storage: string, params: PveParams): Promise<TaskRef>
+  /** One synchronous write to a guest firewall; optional so older writers still fit (the action then fails). */
+  firewallWrite?(node: string, type: GuestType, vmid: number, write: FirewallWrite): Promise<void>
   /** Waits for a task to stop; rejects with a TaskTimeout error, resolves with ok=false when it failed. */
   waitTask(task: TaskRef, options?: WaitOptions): Promise<TaskResult>
 }

@@ -8,6 +8,7 @@ import type { Action, PveRequest } from '../plan-types.js'
 import type { GuestType, LiveReader, PveWriter, TaskRef, TaskResult } from '../ports.js'
 import { redact, resolveParams, type SecretResolver } from './params.js'
 import { confirmAction } from './confirm.js'
+import { runFirewall } from '../firewall/execute.js'
 import { parseProps, pveSizeBytes } from '../adopt/props.js'
 
 export interface ActionContext {
@@ -195,6 +196,9 @@ async function runRequest(
       return
     case 'deleteGuest':
       await call('delete', ctx, tasks, () => writer.deleteGuest(request.node, request.guest, request.vmid))
+      return
+    case 'firewall':
+      await runFirewall(request, ctx.reader, writer)
       return
     case 'downloadUrl': {
       const { params, secrets: s } = await resolveParams(request.params, ctx.secrets)

@@ -545,7 +545,7 @@ export function mergedView(g: LiveGuest): Readonly<Record<string, string>> {
   return out
 }
 
-function disruptionFor(m: DesiredManifest, dflt: DisruptionPolicy): DisruptionPolicy {
+export function disruptionFor(m: DesiredManifest, dflt: DisruptionPolicy): DisruptionPolicy {
   const a = m.metadata.annotations?.['proxops/disruption']?.trim()
   return a !== undefined && isDisruptionPolicy(a) ? a : dflt
 }
