@@ -153,7 +153,13 @@ export interface GuestFirewall {
 export type FirewallWrite =
   | { op: 'options'; set: Readonly<Record<string, string>>; digest?: string }
   | { op: 'rule-create'; rule: Readonly<Record<string, string>> }
-  | { op: 'rule-update'; pos: number; set: Readonly<Record<string, string>>; delete: readonly string[]; digest?: string }
+  | {
+      op: 'rule-update'
+      pos: number
+      set: Readonly<Record<string, string>>
+      delete: readonly string[]
+      digest?: string
+    }
   | { op: 'rule-move'; pos: number; moveto: number; digest?: string }
   | { op: 'rule-delete'; pos: number; digest?: string }
   | { op: 'alias-create'; name: string; cidr: string; comment?: string }

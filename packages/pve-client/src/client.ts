@@ -320,7 +320,13 @@ export class PveClient extends PveReadOnlyClient {
   }
 
   /** One synchronous guest firewall write (options, a rule, an alias, an IP set or entry); see firewall.ts. */
-  async firewallWrite(node: string, type: GuestType, vmid: number, write: FirewallWrite, o?: CallOptions): Promise<void> {
+  async firewallWrite(
+    node: string,
+    type: GuestType,
+    vmid: number,
+    write: FirewallWrite,
+    o?: CallOptions,
+  ): Promise<void> {
     const c = firewallCall(node, guestType(type), vmid, write)
     await this.#write(c.method, c.path, c.pathParams, c.params, o)
   }

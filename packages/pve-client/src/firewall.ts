@@ -29,7 +29,13 @@ export interface GuestFirewall {
 export type FirewallWrite =
   | { op: 'options'; set: Readonly<Record<string, string>>; digest?: string }
   | { op: 'rule-create'; rule: Readonly<Record<string, string>> }
-  | { op: 'rule-update'; pos: number; set: Readonly<Record<string, string>>; delete: readonly string[]; digest?: string }
+  | {
+      op: 'rule-update'
+      pos: number
+      set: Readonly<Record<string, string>>
+      delete: readonly string[]
+      digest?: string
+    }
   | { op: 'rule-move'; pos: number; moveto: number; digest?: string }
   | { op: 'rule-delete'; pos: number; digest?: string }
   | { op: 'alias-create'; name: string; cidr: string; comment?: string }
@@ -49,7 +55,12 @@ const RULE_META = new Set(['pos', 'digest', 'ipversion', 'errors'])
 const digestOf = (rows: Record<string, unknown>[], what: string): string =>
   rows.length > 0 ? toStr(rows[0]?.digest, `${what}.digest`) : ''
 
-export async function readGuestFirewall(get: GetFn, node: string, type: GuestType, vmid: number): Promise<GuestFirewall> {
+export async function readGuestFirewall(
+  get: GetFn,
+  node: string,
+  type: GuestType,
+  vmid: number,
+): Promise<GuestFirewall> {
   const p = base(type)
   const pathParams = { node, vmid }
   const [options, rules, aliases, ipsets] = await Promise.all([
@@ -60,7 +71,9 @@ export async function readGuestFirewall(get: GetFn, node: string, type: GuestTyp
   ])
   const sets = decodeWith(`GET ${p}/ipset`, () => list(ipsets, 'ipset'))
   const entries = await Promise.all(
-    sets.map((s) => get({ path: `${p}/ipset/{name}`, pathParams: { ...pathParams, name: toStr(s.name, 'ipset.name') } })),
+    sets.map((s) =>
+      get({ path: `${p}/ipset/{name}`, pathParams: { ...pathParams, name: toStr(s.name, 'ipset.name') } }),
+    ),
   )
   return decodeWith(`GET ${p}`, () => {
     const o = obj(options, 'options')
@@ -139,11 +152,21 @@ export function firewallCall(node: string, type: GuestType, vmid: number, w: Fir
         params: { ...w.set, ...(w.delete.length ? { delete: w.delete.join(',') } : {}), ...digest },
       }
     case 'rule-move':
-      return { method: 'PUT', path: `${p}/rules/{pos}`, pathParams: { ...pp, pos: w.pos }, params: { moveto: w.moveto, ...digest } }
+      return {
+        method: 'PUT',
+        path: `${p}/rules/{pos}`,
+        pathParams: { ...pp, pos: w.pos },
+        params: { moveto: w.moveto, ...digest },
+      }
     case 'rule-delete':
       return { method: 'DELETE', path: `${p}/rules/{pos}`, pathParams: { ...pp, pos: w.pos }, params: { ...digest } }
     case 'alias-create':
-      return { method: 'POST', path: `${p}/aliases`, pathParams: pp, params: { name: w.name, cidr: w.cidr, ...opt('comment', w.comment) } }
+      return {
+        method: 'POST',
+        path: `${p}/aliases`,
+        pathParams: pp,
+        params: { name: w.name, cidr: w.cidr, ...opt('comment', w.comment) },
+      }
     case 'alias-update':
       return {
         method: 'PUT',
@@ -153,12 +176,27 @@ export function firewallCall(node: string, type: GuestType, vmid: number, w: Fir
         params: { cidr: w.cidr, rename: w.name, ...opt('comment', w.comment), ...digest },
       }
     case 'alias-delete':
-      return { method: 'DELETE', path: `${p}/aliases/{name}`, pathParams: { ...pp, name: w.name }, params: { ...digest } }
+      return {
+        method: 'DELETE',
+        path: `${p}/aliases/{name}`,
+        pathParams: { ...pp, name: w.name },
+        params: { ...digest },
+      }
     case 'ipset-create':
-      return { method: 'POST', path: `${p}/ipset`, pathParams: pp, params: { name: w.name, ...opt('comment', w.comment) } }
+      return {
+        method: 'POST',
+        path: `${p}/ipset`,
+        pathParams: pp,
+        params: { name: w.name, ...opt('comment', w.comment) },
+      }
     case 'ipset-comment':
       // create_ipset with rename = name only sets the comment
-      return { method: 'POST', path: `${p}/ipset`, pathParams: pp, params: { name: w.name, rename: w.name, comment: w.comment, ...digest } }
+      return {
+        method: 'POST',
+        path: `${p}/ipset`,
+        pathParams: pp,
+        params: { name: w.name, rename: w.name, comment: w.comment, ...digest },
+      }
     case 'ipset-delete':
       return { method: 'DELETE', path: `${p}/ipset/{name}`, pathParams: { ...pp, name: w.name }, params: { force: 1 } }
     case 'ipset-add':

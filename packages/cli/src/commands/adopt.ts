@@ -51,7 +51,11 @@ export async function adoptHandler(ctx: CliContext, args: AdoptArgs): Promise<nu
   const reader = readOnlyClient(cluster, prepared.config, { log: ctx.log })
   let result
   try {
-    const inventory = await observe(cluster.name, reader, { nodes: cluster.nodes, signal: ctx.signal })
+    const inventory = await observe(cluster.name, reader, {
+      nodes: cluster.nodes,
+      signal: ctx.signal,
+      firewalls: 'all',
+    })
     const sshKeys = sops
       ? Object.fromEntries(sops.names('ssh-keys').map((n) => [n, sops.cloudInit('ssh-keys', n)?.reveal() ?? '']))
       : undefined

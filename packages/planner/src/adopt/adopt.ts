@@ -10,6 +10,7 @@ import type { LiveGuest, LiveInventory, LiveVolume } from '../inventory.js'
 import { isOn, parseProps, pveSizeBytes } from './props.js'
 import { keyLines, mapSshKeys } from './ssh.js'
 import type { AdoptedFile, AdoptGap, AdoptOptions, AdoptResult, AdoptSkip } from './types.js'
+import { adoptedFirewall } from '../firewall/adopt.js'
 
 /** Ignored: PVE writes or derives them (plus runtime keys PVE owns). */
 const BOOKKEEPING = new Set([
@@ -94,6 +95,8 @@ export function adopt(live: LiveInventory, options: AdoptOptions): AdoptResult {
       guest.type === 'qemu'
         ? adoptVm(guest, { ...options, tag }, claim, collect, isoNames, census, newSshKeys)
         : adoptLxc(guest, { ...options, tag }, claim, collect)
+    const firewall = adoptedFirewall(live.firewalls?.find((f) => f.vmid === guest.vmid))
+    if (firewall) (file.document.spec as Record<string, unknown>).firewall = firewall
     files.push(file)
   }
 

@@ -5,14 +5,7 @@
  */
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import {
-  applyWrite,
-  desiredFirewall,
-  firewallWrites,
-  ruleLine,
-  type CanonFirewall,
-  type CanonRule,
-} from './canon.js'
+import { applyWrite, desiredFirewall, firewallWrites, ruleLine, type CanonFirewall, type CanonRule } from './canon.js'
 
 const rule: fc.Arbitrary<CanonRule> = fc
   .record(
@@ -29,7 +22,10 @@ const rule: fc.Arbitrary<CanonRule> = fc
   )
   .map((r) => r as CanonRule)
 
-const alias = fc.record({ name: fc.constantFrom('gw', 'GW', 'db', 'dns'), cidr: fc.constantFrom('10.0.0.1', '10.0.0.2') })
+const alias = fc.record({
+  name: fc.constantFrom('gw', 'GW', 'db', 'dns'),
+  cidr: fc.constantFrom('10.0.0.1', '10.0.0.2'),
+})
 const entry = fc.record({ cidr: fc.constantFrom('10.0.0.0/24', '10.1.0.0/16', 'fd00::/64'), nomatch: fc.boolean() })
 const ipset = fc.record(
   {
@@ -42,7 +38,11 @@ const ipset = fc.record(
 const firewall: fc.Arbitrary<CanonFirewall> = fc
   .record({
     options: fc.record(
-      { enable: fc.constantFrom('0', '1'), policy_in: fc.constantFrom('ACCEPT', 'DROP'), macfilter: fc.constantFrom('0', '1') },
+      {
+        enable: fc.constantFrom('0', '1'),
+        policy_in: fc.constantFrom('ACCEPT', 'DROP'),
+        macfilter: fc.constantFrom('0', '1'),
+      },
       { requiredKeys: [] },
     ),
     rules: fc.array(rule, { maxLength: 7 }),
@@ -80,9 +80,14 @@ describe('firewallWrites / applyWrite', () => {
   it('rule order converges from any permutation of the desired rules with moves alone', () => {
     fc.assert(
       fc.property(
-        fc.array(rule, { minLength: 1, maxLength: 8 }).chain((rules) =>
-          fc.tuple(fc.constant(rules), fc.shuffledSubarray(rules, { minLength: rules.length, maxLength: rules.length })),
-        ),
+        fc
+          .array(rule, { minLength: 1, maxLength: 8 })
+          .chain((rules) =>
+            fc.tuple(
+              fc.constant(rules),
+              fc.shuffledSubarray(rules, { minLength: rules.length, maxLength: rules.length }),
+            ),
+          ),
         ([desiredRules, liveRules]) => {
           const desired: CanonFirewall = { options: {}, rules: desiredRules, aliases: [], ipsets: [] }
           const live: CanonFirewall = { ...desired, rules: liveRules }
@@ -96,7 +101,14 @@ describe('firewallWrites / applyWrite', () => {
   })
 
   it('a changed rule is updated in place, keeping its position', () => {
-    const r = (comment: string, dport = '22'): CanonRule => ({ type: 'in', action: 'ACCEPT', proto: 'tcp', dport, enable: '1', comment })
+    const r = (comment: string, dport = '22'): CanonRule => ({
+      type: 'in',
+      action: 'ACCEPT',
+      proto: 'tcp',
+      dport,
+      enable: '1',
+      comment,
+    })
     const live: CanonFirewall = { options: {}, rules: [r('a'), r('b'), r('c')], aliases: [], ipsets: [] }
     const desired: CanonFirewall = { ...live, rules: [r('a'), r('b', '2222'), r('c')] }
     expect(firewallWrites(live, desired)).toEqual([{ op: 'rule-update', pos: 1, set: { dport: '2222' }, delete: [] }])
@@ -126,8 +138,16 @@ describe('firewallWrites / applyWrite', () => {
   })
 
   it('ruleLine writes a rule as PVE does in <vmid>.fw', () => {
-    expect(ruleLine({ type: 'in', action: 'ACCEPT', macro: 'SSH', source: '+admins', iface: 'net0', enable: '0', comment: 'ops' })).toBe(
-      '|IN SSH(ACCEPT) -i net0 -source +admins # ops',
-    )
+    expect(
+      ruleLine({
+        type: 'in',
+        action: 'ACCEPT',
+        macro: 'SSH',
+        source: '+admins',
+        iface: 'net0',
+        enable: '0',
+        comment: 'ops',
+      }),
+    ).toBe('|IN SSH(ACCEPT) -i net0 -source +admins # ops')
   })
 })

@@ -120,7 +120,7 @@ export function desiredFirewall(fw: DesiredFirewall): CanonFirewall {
   for (const [key, pve] of Object.entries(OPTION_KEYS)) {
     const v = (fw as unknown as Record<string, unknown>)[key]
     if (v === undefined) continue
-    options[pve] = typeof v === 'boolean' ? (v ? '1' : '0') : String(v as string)
+    options[pve] = typeof v === 'boolean' ? (v ? '1' : '0') : String(v)
   }
   const rules = fw.rules.map((r) => {
     const out: Record<string, string> = { type: r.direction, action: r.action }
@@ -129,7 +129,7 @@ export function desiredFirewall(fw: DesiredFirewall): CanonFirewall {
       if (v !== undefined && v !== '') out[k] = v
     }
     out.enable = r.enable ? '1' : '0'
-    return withComment(out, r.comment) as CanonRule
+    return withComment(out, r.comment)
   })
   return sortCanon({
     options,
@@ -152,7 +152,7 @@ export function liveFirewall(g: GuestFirewall): CanonFirewall {
     options: { ...g.options },
     rules: g.rules.map((r) => {
       const out: Record<string, string> = {}
-      for (const k of RULE_FIELDS) if (r[k] !== undefined && r[k] !== '') out[k] = r[k] as string
+      for (const k of RULE_FIELDS) if (r[k] !== undefined && r[k] !== '') out[k] = r[k]
       out.enable ??= '1'
       return out
     }),
@@ -220,7 +220,8 @@ export function firewallWrites(live: CanonFirewall, desired: CanonFirewall): Fir
     else if (l.comment !== s.comment) out.push({ op: 'ipset-comment', name: s.name, comment: s.comment ?? '' })
     const have = new Map((l?.entries ?? []).map((e) => [e.cidr, e]))
     const want = new Set(s.entries.map((e) => e.cidr))
-    for (const e of l?.entries ?? []) if (!want.has(e.cidr)) out.push({ op: 'ipset-remove', name: s.name, cidr: e.cidr })
+    for (const e of l?.entries ?? [])
+      if (!want.has(e.cidr)) out.push({ op: 'ipset-remove', name: s.name, cidr: e.cidr })
     for (const e of s.entries) {
       const h = have.get(e.cidr)
       if (!h) out.push({ op: 'ipset-add', name: s.name, ...e })
@@ -230,7 +231,8 @@ export function firewallWrites(live: CanonFirewall, desired: CanonFirewall): Fir
   out.push(...ruleWrites(live.rules, desired.rules))
   // what is no longer declared goes once no rule uses it
   for (const s of live.ipsets) if (!wantSets.has(s.name)) out.push({ op: 'ipset-delete', name: s.name })
-  for (const a of live.aliases) if (!wantAliases.has(a.name.toLowerCase())) out.push({ op: 'alias-delete', name: a.name })
+  for (const a of live.aliases)
+    if (!wantAliases.has(a.name.toLowerCase())) out.push({ op: 'alias-delete', name: a.name })
   // options last: a firewall is switched on once its rules are in place
   const set: Record<string, string> = {}
   for (const [k, v] of Object.entries(desired.options)) if (live.options[k] !== v) set[k] = v
@@ -269,7 +271,7 @@ function ruleWrites(live: readonly CanonRule[], desired: readonly CanonRule[]): 
     const before = live[i] as CanonRule
     const after = desired[j] as CanonRule
     const set: Record<string, string> = {}
-    for (const k of RULE_FIELDS) if (after[k] !== undefined && after[k] !== before[k]) set[k] = after[k] as string
+    for (const k of RULE_FIELDS) if (after[k] !== undefined && after[k] !== before[k]) set[k] = after[k]
     const del = RULE_FIELDS.filter((k) => before[k] !== undefined && after[k] === undefined)
     out.push({ op: 'rule-update', pos: work.indexOf(i), set, delete: del })
   }

@@ -37,11 +37,7 @@ function withDigest(w: FirewallWrite, fw: GuestFirewall): FirewallWrite {
   }
 }
 
-export async function runFirewall(
-  request: FirewallRequest,
-  reader: LiveReader,
-  writer: PveWriter,
-): Promise<number> {
+export async function runFirewall(request: FirewallRequest, reader: LiveReader, writer: PveWriter): Promise<number> {
   const { node, guest, vmid } = request
   if (!reader.guestFirewall || !writer.firewallWrite) {
     throw new Error('this PVE client cannot read or write guest firewalls')

@@ -67,11 +67,16 @@ export function planFirewall(i: FirewallPlanInput, out: FirewallPlanOut): void {
   const running = i.live !== undefined && i.live.status === 'running'
   const disruption = running ? 'hotplug' : 'none'
   if (!allowed(disruption, i.policy)) {
-    skip('disruption', `firewall changes apply to the running guest at once and disruption is ${i.policy}; not written this cycle`)
+    skip(
+      'disruption',
+      `firewall changes apply to the running guest at once and disruption is ${i.policy}; not written this cycle`,
+    )
     return
   }
   const diffs = firewallDiffs(live ?? EMPTY_FIREWALL, desired)
-  const fields = [...new Set(diffs.map((d) => d.field.replace(/\[.*$/, '').replace(/^spec\.firewall\.?/, '') || 'firewall'))]
+  const fields = [
+    ...new Set(diffs.map((d) => d.field.replace(/\[.*$/, '').replace(/^spec\.firewall\.?/, '') || 'firewall')),
+  ]
   out.drafts.push({
     ...i.base,
     type: 'firewall',
@@ -99,9 +104,7 @@ function noFilteringNic(i: FirewallPlanInput, out: FirewallPlanOut): void {
   const declared = i.m.spec.networks
   const liveNics = Object.entries(i.live?.config ?? {}).filter(([k]) => /^net\d+$/.test(k))
   const filtering =
-    declared.length > 0
-      ? declared.some((n) => n.firewall)
-      : liveNics.some(([, v]) => /(^|,)firewall=1(,|$)/.test(v))
+    declared.length > 0 ? declared.some((n) => n.firewall) : liveNics.some(([, v]) => /(^|,)firewall=1(,|$)/.test(v))
   if (filtering || (declared.length === 0 && liveNics.length === 0)) return
   out.gaps.push({
     address: i.address,

@@ -27,7 +27,16 @@ const FIREWALL: DesiredFirewall = {
     { direction: 'in', action: 'ACCEPT', proto: 'icmp', 'icmp-type': 'echo-request', enable: true, comment: 'ping' },
     { direction: 'out', action: 'REJECT', dest: 'mail', proto: 'tcp', dport: '25', enable: false, comment: 'smtp' },
   ],
-  ipsets: [{ name: 'admins', comment: 'ops', entries: [{ cidr: '10.0.0.0/24', nomatch: false }, { cidr: 'gw', nomatch: true }] }],
+  ipsets: [
+    {
+      name: 'admins',
+      comment: 'ops',
+      entries: [
+        { cidr: '10.0.0.0/24', nomatch: false },
+        { cidr: 'gw', nomatch: true },
+      ],
+    },
+  ],
   aliases: [
     { name: 'gw', cidr: '10.0.0.1' },
     { name: 'mail', cidr: '10.0.9.25', comment: 'relay' },
@@ -44,7 +53,8 @@ async function cycle(m: VmManifest, apply = true) {
   const d = desired(m)
   const live = await observe('sim', pve, { firewalls: firewallVmids(d) })
   const p = plan(d, live, policy())
-  const report = apply && p.actions.length > 0 ? await execute(p, pve, { reader: pve, taskPollIntervalMs: 20 }) : undefined
+  const report =
+    apply && p.actions.length > 0 ? await execute(p, pve, { reader: pve, taskPollIntervalMs: 20 }) : undefined
   return { plan: p, report }
 }
 
@@ -67,7 +77,9 @@ describe('spec.firewall against the simulator', () => {
     expect(p.actions.map((a) => a.type)).toEqual(['create', 'firewall'])
     const fw = p.actions[1]!
     expect(fw.dependsOn).toEqual([p.actions[0]!.id])
-    expect(fw.diffs.find((d) => d.field === 'spec.firewall.rules[0]')?.after).toBe('IN SSH(ACCEPT) -source +admins # ssh')
+    expect(fw.diffs.find((d) => d.field === 'spec.firewall.rules[0]')?.after).toBe(
+      'IN SSH(ACCEPT) -source +admins # ssh',
+    )
     expect(report?.results.map((r) => r.status)).toEqual(['ok', 'ok'])
     expect(sim.control.firewallText(600)).toContain('|OUT REJECT -dest mail -p tcp -dport 25 # smtp')
     expect((await cycle(guest(), false)).plan.actions).toEqual([])
@@ -75,11 +87,15 @@ describe('spec.firewall against the simulator', () => {
 
   it('drift made by hand (reordered rules, an extra rule, an option) converges by content; then the plan is empty', async () => {
     const text = sim.control.firewallText(600)!
-    const rules = text.slice(text.indexOf('[RULES]\n\n') + 9).trim().split('\n')
+    const rules = text
+      .slice(text.indexOf('[RULES]\n\n') + 9)
+      .trim()
+      .split('\n')
     const shuffled = [rules[2], 'IN ACCEPT -p tcp -dport 8080 # stray', rules[0], rules[3], rules[1]].join('\n')
     sim.control.setFirewallText(
       600,
-      text.slice(0, text.indexOf('[RULES]')).replace('policy_in: DROP', 'policy_in: ACCEPT') + `[RULES]\n\n${shuffled}\n`,
+      text.slice(0, text.indexOf('[RULES]')).replace('policy_in: DROP', 'policy_in: ACCEPT') +
+        `[RULES]\n\n${shuffled}\n`,
     )
     const { plan: p, report } = await cycle(guest())
     expect(p.actions.map((a) => a.type)).toEqual(['firewall'])
@@ -104,7 +120,10 @@ describe('spec.firewall against the simulator', () => {
     const d = desired(guest())
     const p = plan(d, await observe('sim', pve, { firewalls: [600] }), policy())
     expect(p.actions.map((a) => a.type)).toEqual(['firewall'])
-    await pve.firewallWrite('pve1', 'qemu', 600, { op: 'rule-create', rule: { type: 'in', action: 'DROP', enable: '1' } })
+    await pve.firewallWrite('pve1', 'qemu', 600, {
+      op: 'rule-create',
+      rule: { type: 'in', action: 'DROP', enable: '1' },
+    })
     const report = await execute(p, pve, { reader: pve, taskPollIntervalMs: 20 })
     expect(report.results[0]).toMatchObject({ status: 'failed' })
     expect(report.results[0]!.error).toContain('firewall of qemu 600 changed since the plan')

@@ -32,8 +32,8 @@ export interface ObserveOptions {
   /** storage content types whose volumes are listed (default iso, vztmpl, import) */
   contentTypes?: readonly string[]
   signal?: AbortSignal
-  /** vmids whose guest firewall is read (the guests whose manifests declare spec.firewall); default none */
-  firewalls?: readonly number[]
+  /** vmids whose guest firewall is read (the guests whose manifests declare spec.firewall), `all` for adopt */
+  firewalls?: readonly number[] | 'all'
 }
 
 export class ObserveError extends Error {
@@ -188,7 +188,7 @@ async function readFirewalls(
   options: ObserveOptions,
 ): Promise<LiveFirewall[] | undefined> {
   if (!options.firewalls || options.firewalls.length === 0) return undefined
-  const want = new Set(options.firewalls)
+  const want = options.firewalls === 'all' ? new Set(guests.map((g) => g.vmid)) : new Set(options.firewalls)
   const out: LiveFirewall[] = []
   await Promise.all(
     guests

@@ -55,7 +55,10 @@ describe('spec.firewall', () => {
 
   it('refuses what verify_rule refuses: macros, ports, protocols, addresses, icmp types', () => {
     const rule = (r: Record<string, unknown>) => withFirewall({ rules: [{ direction: 'in', action: 'ACCEPT', ...r }] })
-    expect(problems(rule({ macro: 'Telnett' }))[0]?.slice(0, 2)).toEqual(['firewall-invalid', 'spec.firewall.rules.0.macro'])
+    expect(problems(rule({ macro: 'Telnett' }))[0]?.slice(0, 2)).toEqual([
+      'firewall-invalid',
+      'spec.firewall.rules.0.macro',
+    ])
     expect(problems(rule({ dport: '22' }))[0]?.[2]).toContain('dport needs proto')
     expect(problems(rule({ proto: 'tcp', dport: '90:80' }))[0]?.[2]).toContain('backwards range 90:80: write 80:90')
     expect(problems(rule({ proto: 'tcp', dport: '70000' }))[0]?.[2]).toContain('invalid port 70000')
@@ -64,7 +67,9 @@ describe('spec.firewall', () => {
     expect(problems(rule({ proto: 'bogus' }))[0]?.[2]).toContain('unknown protocol bogus')
     expect(problems(rule({ source: '10.0.0.1/24' }))[0]?.[2]).toContain('host bits set')
     expect(problems(rule({ source: '10.0.0.1,fd00::1' }))[0]?.[2]).toContain('mixes IPv4 and IPv6')
-    expect(problems(rule({ source: '10.0.0.1-10.0.0.5,10.0.1.1' }))[0]?.[2]).toContain("a range can't be part of a list")
+    expect(problems(rule({ source: '10.0.0.1-10.0.0.5,10.0.1.1' }))[0]?.[2]).toContain(
+      "a range can't be part of a list",
+    )
     expect(problems(rule({ proto: 'icmp', 'icmp-type': 'neighbor-solicitation' }))[0]?.[2]).toContain(
       'unknown icmp-type',
     )
@@ -106,12 +111,23 @@ describe('spec.firewall', () => {
     ])
     expect(problems(withFirewall({ ipsets: [{ name: 'web' }, { name: 'web' }] }))[0]?.[0]).toBe('value-duplicate')
     expect(
-      problems(withFirewall({ aliases: [{ name: 'DB', cidr: '10.0.0.1' }, { name: 'db', cidr: '10.0.0.2' }] }))[0]?.[0],
+      problems(
+        withFirewall({
+          aliases: [
+            { name: 'DB', cidr: '10.0.0.1' },
+            { name: 'db', cidr: '10.0.0.2' },
+          ],
+        }),
+      )[0]?.[0],
     ).toBe('value-duplicate')
     expect(
-      problems(withFirewall({ ipsets: [{ name: 'web', entries: [{ cidr: '10.0.0.1/32' }, { cidr: '10.0.0.1' }] }] }))[0]?.[2],
+      problems(
+        withFirewall({ ipsets: [{ name: 'web', entries: [{ cidr: '10.0.0.1/32' }, { cidr: '10.0.0.1' }] }] }),
+      )[0]?.[2],
     ).toBe('10.0.0.1 is listed twice in IP set web')
-    expect(problems(withFirewall({ ipsets: [{ name: 'web', entries: [{ cidr: 'gw' }] }] }))[0]?.[0]).toBe('firewall-ref')
+    expect(problems(withFirewall({ ipsets: [{ name: 'web', entries: [{ cidr: 'gw' }] }] }))[0]?.[0]).toBe(
+      'firewall-ref',
+    )
     expect(problems(withFirewall({ ipsets: [{ name: 'web', entries: [{ cidr: '0.0.0.0/0' }] }] }))[0]?.[0]).toBe(
       'firewall-invalid',
     )

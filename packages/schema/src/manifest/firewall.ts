@@ -61,7 +61,7 @@ function formatIp(ip: Ip): string {
   const w = Array.from({ length: 8 }, (_, i) => Number((ip.value >> BigInt((7 - i) * 16)) & 0xffffn))
   let best = -1
   let len = 1
-  for (let i = 0; i < 8; ) {
+  for (let i = 0; i < 8;) {
     let j = i
     while (j < 8 && w[j] === 0) j++
     if (j - i > len) [best, len] = [i, j - i]
@@ -211,7 +211,9 @@ export const firewallRuleSchema = v.pipe(
       dport: v.optional(portSpec('Destination ports: `22`, `80,443`, `8000:8080` or service names; needs proto.')),
       sport: v.optional(portSpec('Source ports, as dport; needs proto.')),
       source: v.optional(
-        str('Source: IPs, networks or one range (comma-separated), `+ipset`, or an alias name (`dc/` for cluster ones).'),
+        str(
+          'Source: IPs, networks or one range (comma-separated), `+ipset`, or an alias name (`dc/` for cluster ones).',
+        ),
       ),
       dest: v.optional(str('Destination, as source.')),
       iface: v.optional(
@@ -248,8 +250,13 @@ export const firewallIpsetSchema = v.pipe(
     {
       name: v.pipe(
         v.string(m('field-type', 'must be a string')),
-        v.description('IP set name: lower-case letters, digits, `-` and `_` (PVE lower-cases names when it reads them).'),
-        v.regex(IPSET_NAME, m('firewall-invalid', 'must be 2-64 lower-case letters, digits, "-" or "_", starting with a letter')),
+        v.description(
+          'IP set name: lower-case letters, digits, `-` and `_` (PVE lower-cases names when it reads them).',
+        ),
+        v.regex(
+          IPSET_NAME,
+          m('firewall-invalid', 'must be 2-64 lower-case letters, digits, "-" or "_", starting with a letter'),
+        ),
       ),
       comment: v.optional(comment('IP set comment.')),
       entries: v.optional(list(ipsetEntrySchema, 'The addresses; compared as a set (PVE sorts them).'), []),
@@ -288,7 +295,10 @@ export const firewallSchema = v.pipe(
       dhcp: v.optional(bool('Allow DHCP (`dhcp`); absent = not owned.')),
       ndp: v.optional(bool('Allow NDP (`ndp`, PVE default on); absent = not owned.')),
       radv: v.optional(bool('Allow sending router advertisements (`radv`); absent = not owned.')),
-      rules: v.optional(list(firewallRuleSchema, 'Rules in order; owned whole (live rules not listed are removed).'), []),
+      rules: v.optional(
+        list(firewallRuleSchema, 'Rules in order; owned whole (live rules not listed are removed).'),
+        [],
+      ),
       ipsets: v.optional(list(firewallIpsetSchema, 'Per-guest IP sets; owned whole.'), []),
       aliases: v.optional(list(firewallAliasSchema, 'Per-guest aliases; owned whole.'), []),
     },
@@ -319,12 +329,14 @@ export function checkFirewall(fw: FirewallSpec, nics: readonly { slot: string; f
   const aliases = new Map<string, FirewallAlias>()
   fw.aliases.forEach((a, i) => {
     const key = a.name.toLowerCase()
-    if (aliases.has(key)) add('value-duplicate', [...base, 'aliases', i, 'name'], `alias ${a.name} is declared twice (names ignore case)`)
+    if (aliases.has(key))
+      add('value-duplicate', [...base, 'aliases', i, 'name'], `alias ${a.name} is declared twice (names ignore case)`)
     aliases.set(key, a)
   })
   const ipsets = new Set<string>()
   fw.ipsets.forEach((set, i) => {
-    if (ipsets.has(set.name)) add('value-duplicate', [...base, 'ipsets', i, 'name'], `IP set ${set.name} is declared twice`)
+    if (ipsets.has(set.name))
+      add('value-duplicate', [...base, 'ipsets', i, 'name'], `IP set ${set.name} is declared twice`)
     ipsets.add(set.name)
     const seen = new Set<string>()
     set.entries.forEach((e, j) => {
@@ -333,7 +345,11 @@ export function checkFirewall(fw: FirewallSpec, nics: readonly { slot: string; f
       seen.add(e.cidr)
       const ref = ALIAS_REF.exec(e.cidr)
       if (ref && ref[1] !== 'dc/' && !aliases.has((ref[2] as string).toLowerCase())) {
-        add('firewall-ref', p, `no alias ${ref[2]} is declared in spec.firewall.aliases (write dc/${ref[2]} for a cluster alias)`)
+        add(
+          'firewall-ref',
+          p,
+          `no alias ${ref[2]} is declared in spec.firewall.aliases (write dc/${ref[2]} for a cluster alias)`,
+        )
       }
     })
   })
@@ -372,7 +388,8 @@ export function checkFirewall(fw: FirewallSpec, nics: readonly { slot: string; f
     if (r['icmp-type'] !== undefined) {
       const t = r['icmp-type']
       if (!isIcmp(proto)) add('firewall-invalid', [...p, 'icmp-type'], 'icmp-type needs proto icmp or icmpv6')
-      else if (r.dport !== undefined) add('firewall-invalid', [...p, 'icmp-type'], 'icmp-type cannot be combined with dport')
+      else if (r.dport !== undefined)
+        add('firewall-invalid', [...p, 'icmp-type'], 'icmp-type cannot be combined with dport')
       else if (!(proto === 'icmp' ? ICMP_TYPES : ICMPV6_TYPES).has(t)) {
         add('firewall-invalid', [...p, 'icmp-type'], `unknown icmp-type ${JSON.stringify(t)} for proto ${proto}`)
       }
@@ -389,14 +406,23 @@ export function checkFirewall(fw: FirewallSpec, nics: readonly { slot: string; f
       const set = IPSET_REF.exec(value)
       if (set) {
         if (set[1] !== 'dc/' && set[1] !== 'sdn/' && !ipsets.has(set[2] as string)) {
-          add('firewall-ref', [...p, field], `no IP set ${set[2]} is declared in spec.firewall.ipsets (write +dc/${set[2]} for a cluster IP set)`)
+          add(
+            'firewall-ref',
+            [...p, field],
+            `no IP set ${set[2]} is declared in spec.firewall.ipsets (write +dc/${set[2]} for a cluster IP set)`,
+          )
         }
         continue
       }
       const alias = ALIAS_REF.exec(value)
       if (alias && alias[1] !== 'dc/') {
         const a = aliases.get((alias[2] as string).toLowerCase())
-        if (!a) add('firewall-ref', [...p, field], `no alias ${alias[2]} is declared in spec.firewall.aliases (write dc/${alias[2]} for a cluster alias)`)
+        if (!a)
+          add(
+            'firewall-ref',
+            [...p, field],
+            `no alias ${alias[2]} is declared in spec.firewall.aliases (write dc/${alias[2]} for a cluster alias)`,
+          )
         else {
           const c = parseCidr(a.cidr)
           if (c.ok) setVersion(c.version, field)

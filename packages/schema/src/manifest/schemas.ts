@@ -277,7 +277,8 @@ const vmSpecEntries = (template: boolean) => ({
   extra: extra('qemu'),
   clone: v.optional(
     resourceName('Name of a TemplateVM on the same node to full-clone from; then `disks` must be empty.'),
-  ),  firewall: v.optional(firewallSchema),
+  ),
+  firewall: v.optional(firewallSchema),
 })
 
 export const vmSpecSchema = obj(vmSpecEntries(false), 'VM spec.')
