@@ -12,12 +12,14 @@ import {
   obj,
 } from './decode.js'
 import { PveError, PveTaskTimeoutError } from './errors.js'
-import { firewallCall, readGuestFirewall, type FirewallWrite, type GuestFirewall } from './firewall.js'
+import { firewallCall, readGuestFirewall } from './firewall.js'
 import { abortedError, sleep } from './retry.js'
 import { type GetFn, type TaskLogPage, assertTaskOk, taskLog, taskStatus, waitTask } from './tasks.js'
 import { type CallSpec, type Method, type Params, Transport, type TransportOptions } from './transport.js'
 import type {
   ClusterResource,
+  FirewallWrite,
+  GuestFirewall,
   GuestConfig,
   GuestListItem,
   GuestStatus,
@@ -33,7 +35,7 @@ import type {
   TaskStatus,
   VersionInfo,
   WaitOptions,
-} from './types.js'
+} from './wire/types.js'
 import { decodeGuestConfig } from './wire/config.js'
 import { toInt } from './wire/scalars.js'
 import { isUpid } from './wire/upid.js'

@@ -7,46 +7,8 @@
 import { decodeWith, list, obj } from './decode.js'
 import type { GetFn } from './tasks.js'
 import type { Method, Params } from './transport.js'
-import type { GuestType } from './types.js'
+import type { FirewallWrite, GuestFirewall, GuestType } from './wire/types.js'
 import { optStr, toBool, toStr } from './wire/scalars.js'
-
-export interface GuestFirewall {
-  options: Record<string, string>
-  optionsDigest: string
-  rules: Record<string, string>[]
-  rulesDigest: string
-  aliases: { name: string; cidr: string; comment?: string }[]
-  aliasesDigest: string
-  ipsets: {
-    name: string
-    comment?: string
-    entries: { cidr: string; nomatch: boolean; comment?: string }[]
-    digest: string
-  }[]
-  ipsetsDigest: string
-}
-
-export type FirewallWrite =
-  | { op: 'options'; set: Readonly<Record<string, string>>; digest?: string }
-  | { op: 'rule-create'; rule: Readonly<Record<string, string>> }
-  | {
-      op: 'rule-update'
-      pos: number
-      set: Readonly<Record<string, string>>
-      delete: readonly string[]
-      digest?: string
-    }
-  | { op: 'rule-move'; pos: number; moveto: number; digest?: string }
-  | { op: 'rule-delete'; pos: number; digest?: string }
-  | { op: 'alias-create'; name: string; cidr: string; comment?: string }
-  | { op: 'alias-update'; name: string; cidr: string; comment?: string; digest?: string }
-  | { op: 'alias-delete'; name: string; digest?: string }
-  | { op: 'ipset-create'; name: string; comment?: string }
-  | { op: 'ipset-comment'; name: string; comment: string; digest?: string }
-  | { op: 'ipset-delete'; name: string }
-  | { op: 'ipset-add'; name: string; cidr: string; nomatch: boolean; comment?: string }
-  | { op: 'ipset-update'; name: string; cidr: string; nomatch: boolean; comment?: string; digest?: string }
-  | { op: 'ipset-remove'; name: string; cidr: string; digest?: string }
 
 const base = (type: GuestType) => `/nodes/{node}/${type}/{vmid}/firewall`
 /** the keys of a rule that are not rule data */

@@ -5,42 +5,11 @@
  * position, ipset entries are kept sorted, alias names are matched lower-cased). Rules are compared by
  * content and written by position; IP sets, their entries and aliases are compared as sets.
  */
-import type { FirewallWrite, GuestFirewall } from '../ports.js'
+import type { FirewallSpec } from '@proxops/schema'
+import type { FirewallWrite, GuestFirewall } from '@proxops/pve-client/wire'
 
-/** `spec.firewall` as the schema normalises it (declared structurally, like the rest of desired.ts) */
-export interface DesiredFirewall {
-  enable: boolean
-  'policy-in'?: string
-  'policy-out'?: string
-  'log-level-in'?: string
-  'log-level-out'?: string
-  ipfilter?: boolean
-  macfilter?: boolean
-  dhcp?: boolean
-  ndp?: boolean
-  radv?: boolean
-  rules: readonly {
-    direction: string
-    action: string
-    macro?: string
-    proto?: string
-    dport?: string
-    sport?: string
-    source?: string
-    dest?: string
-    iface?: string
-    'icmp-type'?: string
-    log?: string
-    enable: boolean
-    comment?: string
-  }[]
-  ipsets: readonly {
-    name: string
-    comment?: string
-    entries: readonly { cidr: string; nomatch: boolean; comment?: string }[]
-  }[]
-  aliases: readonly { name: string; cidr: string; comment?: string }[]
-}
+/** `spec.firewall` as the schema normalises it */
+export type DesiredFirewall = FirewallSpec
 
 /** a rule's PVE fields as strings (`enable` is `0` or `1`); absent fields are not set */
 export type CanonRule = Readonly<Record<string, string>>

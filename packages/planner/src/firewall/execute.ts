@@ -6,7 +6,8 @@
  * against: the writes are derived from the first read (a clone may have copied its template's firewall).
  */
 import type { PveRequest } from '../plan-types.js'
-import type { FirewallWrite, GuestFirewall, LiveReader, PveWriter } from '../ports.js'
+import type { FirewallWrite, GuestFirewall } from '@proxops/pve-client/wire'
+import type { LiveReader, PveWriter } from '../ports.js'
 import { applyWrite, firewallWrites, liveFirewall, sameFirewall, type CanonFirewall } from './canon.js'
 
 type FirewallRequest = Extract<PveRequest, { call: 'firewall' }>

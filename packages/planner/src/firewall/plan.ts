@@ -6,10 +6,11 @@
  * Firewall changes apply live: `hotplug` for a running guest (held back under `proxops/disruption: none`),
  * `none` for a stopped or new one.
  */
-import { isArtifact, type DesiredManifest, type LxcManifest, type VmManifest } from '../desired.js'
+import type { ContainerManifest, Manifest, QemuManifest } from '@proxops/schema'
+import { isArtifact } from '../desired.js'
 import type { LiveFirewall, LiveGuest } from '../inventory.js'
 import type { DisruptionPolicy, FieldDiff, Gap, Skip } from '../plan-types.js'
-import type { GuestType } from '../ports.js'
+import type { GuestType } from '@proxops/pve-client/wire'
 import { allowed } from '../plan/disruption.js'
 import type { Draft } from '../plan/order.js'
 import {
@@ -24,7 +25,7 @@ import {
 } from './canon.js'
 
 export interface FirewallPlanInput {
-  m: VmManifest | LxcManifest
+  m: QemuManifest | ContainerManifest
   type: GuestType
   address: string
   base: Omit<Draft, 'type' | 'reason' | 'diffs' | 'disruption' | 'requests'>
@@ -163,7 +164,7 @@ export function firewallDiffs(live: CanonFirewall, desired: CanonFirewall): Fiel
 }
 
 /** the vmids observe() must read firewalls of: the guests whose manifests declare spec.firewall */
-export function firewallVmids(desired: { manifests: readonly DesiredManifest[] }): number[] {
+export function firewallVmids(desired: { manifests: readonly Manifest[] }): number[] {
   const out: number[] = []
   for (const m of desired.manifests) {
     if (isArtifact(m)) continue

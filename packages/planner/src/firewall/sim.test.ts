@@ -11,7 +11,7 @@ import { execute } from '../execute/execute.js'
 import { observe } from '../observe/observe.js'
 import { plan } from '../plan/plan.js'
 import { desired, policy, vm } from '../fixtures.test.helpers.js'
-import type { VmManifest } from '../desired.js'
+import type { QemuManifest } from '@proxops/schema'
 import type { DesiredFirewall } from './canon.js'
 import { firewallVmids } from './plan.js'
 
@@ -42,14 +42,14 @@ const FIREWALL: DesiredFirewall = {
     { name: 'mail', cidr: '10.0.9.25', comment: 'relay' },
   ],
 }
-const guest = (fw: DesiredFirewall = FIREWALL): VmManifest =>
+const guest = (fw: DesiredFirewall = FIREWALL): QemuManifest =>
   vm('fw-web', 600, {
     state: 'stopped',
     networks: [{ model: 'virtio', bridge: 'vmbr0', firewall: true, slot: 'net0' }],
     firewall: fw,
   })
 
-async function cycle(m: VmManifest, apply = true) {
+async function cycle(m: QemuManifest, apply = true) {
   const d = desired(m)
   const live = await observe('sim', pve, { firewalls: firewallVmids(d) })
   const p = plan(d, live, policy())

@@ -2,17 +2,9 @@
  * plan(desired, live, policy): the pure heart of ProxOps. Same inputs, same Plan (see serializePlan).
  * Reads nothing but its arguments; all PVE knowledge comes from the LiveInventory observe() produced.
  */
+import type { ArtifactManifest, ContainerManifest, Manifest, QemuManifest } from '@proxops/schema'
 import { keyOf, levels } from './deps.js'
-import {
-  isArtifact,
-  isQemu,
-  type ArtifactManifest,
-  type DesiredManifest,
-  type DesiredState,
-  type LxcManifest,
-  type SecretLookup,
-  type VmManifest,
-} from '../desired.js'
+import { isArtifact, isQemu, type DesiredState, type SecretLookup } from '../desired.js'
 import { isDisruptionPolicy } from './disruption.js'
 import { PlanInputError } from '../errors.js'
 import { disruptionFor, planLiveGuest, planNewGuest, type GuestPlanEnv } from './guest-plan.js'
@@ -32,7 +24,7 @@ import {
   type Policy,
   type Skip,
 } from '../plan-types.js'
-import type { GuestType } from '../ports.js'
+import type { GuestType } from '@proxops/pve-client/wire'
 import { prunes } from './prune.js'
 import { qemuFields, tagsField, type GuestBuildContext, type GuestFields } from './qemu.js'
 
@@ -106,7 +98,7 @@ class Context {
   private readonly ownedByName = new Map<string, LiveGuest[]>()
   readonly desiredCounts = new Map<GuestKind, number>()
   readonly visibleGuests: LiveGuest[]
-  private readonly byKey = new Map<string, DesiredManifest>()
+  private readonly byKey = new Map<string, Manifest>()
   private readonly levels: Map<string, { level: number; prereqs: string[] }>
   private readonly allowedNode: (node: string) => boolean
   private readonly online = new Map<string, boolean>()
@@ -231,11 +223,11 @@ class Context {
     }
   }
 
-  private levelOf(m: DesiredManifest): number {
+  private levelOf(m: Manifest): number {
     return this.levels.get(keyOf(m.kind, m.metadata.name))?.level ?? 0
   }
 
-  private fields(m: VmManifest | LxcManifest): GuestFields {
+  private fields(m: QemuManifest | ContainerManifest): GuestFields {
     const bctx = m.kind === 'VM' && m.spec.clone !== undefined ? this.buildContexts.cloned : this.buildContexts.plain
     return isQemu(m) ? qemuFields(m, bctx) : lxcFields(m, bctx)
   }
@@ -260,7 +252,7 @@ class Context {
     return { plain, cloned: { ...plain, cloned: true } }
   }
 
-  planGuest(m: VmManifest | LxcManifest): void {
+  planGuest(m: QemuManifest | ContainerManifest): void {
     const { node, vmid } = m.spec
     const name = m.metadata.name
     this.checkNode(m.kind, name, node)
@@ -269,11 +261,8 @@ class Context {
     const address = guestAddress(m.kind, node, vmid, name)
     const skip = (code: Skip['code'], message: string) =>
       this.skips.push({ code, address, kind: m.kind, node, vmid, message })
-    const anomaly = (a: Omit<Anomaly, 'address' | 'kind'>) => {
-      const full = a as Anomaly // a is a fresh literal of each caller: completed in place, not copied
-      full.address = address
-      full.kind = m.kind
-      this.anomalies.push(full)
+    const anomaly = (a: Omit<Anomaly, 'address' | 'kind'>): void => {
+      this.anomalies.push({ ...a, address, kind: m.kind })
     }
     const resource = keyOf(m.kind, name)
     const level = this.levels.get(resource)?.level ?? 0
@@ -368,7 +357,7 @@ class Context {
 
   /** spec.firewall (firewall/plan.ts), after the guest's own actions; a new guest's waits for its create */
   private planFirewall(
-    m: VmManifest | LxcManifest,
+    m: QemuManifest | ContainerManifest,
     type: GuestType,
     base: FirewallPlanInput['base'],
     g: LiveGuest | undefined,
