@@ -67,6 +67,7 @@ export interface CycleOutcome {
 export function policyFor(options: Pick<CycleOptions, 'cluster' | 'config' | 'pruneBudget' | 'allowEmpty'>): Policy {
   return {
     ...DEFAULT_POLICY,
+    clusterEntry: options.cluster.name,
     nodes: options.cluster.nodes,
     pruneBudget: options.pruneBudget,
     allowEmpty: options.allowEmpty ?? [],

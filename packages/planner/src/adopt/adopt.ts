@@ -610,7 +610,7 @@ function finishGuest(
 ): AdoptedFile {
   const description = take('description')
   if (description) spec['pve-description'] = description
-  const tags = guest.tags.filter((t) => t !== options.tag)
+  const tags = guest.tags.filter((t) => t !== options.tag && !t.startsWith(`${options.tag}.`))
   used.add('tags')
   if (tags.length > 0) spec.tags = tags
 

@@ -48,9 +48,12 @@ export interface GuestFields {
   leftToPve?: string[]
 }
 
-/** Tags as PVE stores them: the declared tags plus the ownership tag, lower-cased, sorted, `;`-joined. */
-export function tagsField(tags: readonly string[], ownershipTag: string): Owned {
-  const want = formatTags([...tags, ownershipTag])
+/**
+ * Tags as PVE stores them: the declared tags plus the ownership tag and the entry's marker, lower-cased,
+ * sorted, `;`-joined.
+ */
+export function tagsField(tags: readonly string[], ownershipTag: string, marker?: string): Owned {
+  const want = formatTags(marker === undefined ? [...tags, ownershipTag] : [...tags, ownershipTag, marker])
   const wantSet: ReadonlySet<string> = new Set(want.split(';'))
   return {
     key: 'tags',
