@@ -8,6 +8,7 @@ import type { ContainerManifest, Manifest, QemuManifest } from '@proxops/schema'
 import { allowed, classify, isDisruptionPolicy, maxClass, type GuestRuntime } from './disruption.js'
 import { liveBool, parsePS, SENSITIVE } from './fields.js'
 import type { LiveGuest } from '../inventory.js'
+import { isBookkeeping, unmanagedNote } from './keys.js'
 import { LXC_CREATE_ONLY, lxcSlotFamily } from './lxc.js'
 import { display, sortDiffs, type Draft, type Sink } from './order.js'
 import type {
@@ -193,13 +194,16 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
   const { params, diffs, classes, heldBack, leftPending, pendingKeys } = w
   let resizes = w.resizes
 
-  for (const [key, fam] of liveOnlySlots(cfg, f, type, cloned)) {
+  const liveOnly = liveOnlySlots(cfg, f, type, cloned)
+  for (const [key, fam] of liveOnly) {
     anomaly({
       code: 'live-only-slot',
       field: key,
       message: `${resource}: live-only ${fam} slot ${key} (${(cfg[key] as string).split(',')[0]}) is not declared; proxops will not automatically remove it`,
     })
   }
+  for (const key of unmanagedKeys(cfg, f, type, new Set(liveOnly.map(([k]) => k))))
+    env.out.gaps.push({ address: base.address, field: key, note: unmanagedNote(type, key) })
 
   // a clone-backed VM drops inherited identity keys it does not own
   if (cloned && m.kind === 'VM') {
@@ -544,6 +548,28 @@ function liveOnlySlots(
     out.push([key, fam])
   }
   return out.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+}
+
+/**
+ * Live keys no field owns and no anomaly reports: PVE's bookkeeping aside, every one is listed (sorted) as
+ * unmanaged, so a key added on PVE (a hook script, raw arguments, a device) is visible in diff.
+ */
+function unmanagedKeys(
+  cfg: Readonly<Record<string, string>>,
+  f: GuestFields,
+  type: GuestType,
+  reported: ReadonlySet<string>,
+): string[] {
+  // spec.extra keys are declared (sent on create, reported as a gap of their own)
+  const owned = new Set([
+    ...f.owned.map((o) => o.key),
+    ...f.declaredSlots,
+    ...Object.keys(f.createOnly),
+    ...(f.leftToPve ?? []),
+  ])
+  return Object.keys(cfg)
+    .filter((k) => !owned.has(k) && !reported.has(k) && !isBookkeeping(type, k, cfg[k] ?? ''))
+    .sort()
 }
 
 /** The identity keys a clone inherits from its template that the VM must own or drop. */
