@@ -60,6 +60,12 @@ export {
 } from './execute/index.js'
 export {
   adopt,
+  selectForAdoption,
+  matchesFilter,
+  declaredObjects,
+  type AdoptSelection,
+  type AdoptFilter,
+  type SelectedInventory,
   type AdoptOptions,
   type AdoptResult,
   type AdoptedFile,
@@ -79,3 +85,14 @@ export {
   type ReconcileErrorCode,
   type PruneWindow,
 } from './reconcile/index.js'
+export {
+  firewallVmids,
+  applyWrite,
+  desiredFirewall,
+  firewallWrites,
+  liveFirewall,
+  ruleLine,
+  type CanonFirewall,
+  type CanonRule,
+  type DesiredFirewall,
+} from './firewall/index.js'

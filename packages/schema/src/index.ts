@@ -85,6 +85,10 @@ export {
   type VmNic,
   type VmOptions,
   type VmSpec,
+  type FirewallAlias,
+  type FirewallIpset,
+  type FirewallRule,
+  type FirewallSpec,
 } from './manifest/types.js'
 export { manifestSchemas } from './manifest/schemas.js'
 export {

@@ -8,6 +8,7 @@
 import { mapLimit } from '@proxops/pve-client/wire'
 import { execute, type ExecuteOptions, type Report } from '../execute/execute.js'
 import type { DesiredState } from '../desired.js'
+import { firewallVmids } from '../firewall/index.js'
 import type { LiveInventory } from '../inventory.js'
 import { observe, type ObserveOptions } from '../observe/observe.js'
 import { plan as makePlan } from '../plan/plan.js'
@@ -69,6 +70,8 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRes
   }
 
   const inventory = await observe(cluster, reader, {
+    // the firewalls of the guests the manifests manage are read with them
+    firewalls: firewallVmids(desired),
     ...options.observe,
     nodes: policy.nodes,
     ...(options.signal ? { signal: options.signal } : {}),

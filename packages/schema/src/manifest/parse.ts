@@ -10,6 +10,7 @@ import { API_VERSION, KINDS, type Kind, canonicalKind } from '../kinds.js'
 import { REF_NAME, checkArtifactFilename, checkResourceName } from '../names.js'
 import { manifestSchemas } from './schemas.js'
 import type { ArtifactSpec, LxcSpec, Manifest, VmSpec } from './types.js'
+import { checkFirewall } from './firewall.js'
 
 export type PathKey = string | number
 export interface ManifestIssue {
@@ -181,6 +182,10 @@ function finalise(m: Manifest, issues: ManifestIssue[]): Manifest {
       break
     default:
       finaliseArtifact(m.kind, m.spec, add)
+  }
+  // after the kind's own rules, which default the NIC slots
+  if (m.kind !== 'ISO' && m.kind !== 'CTTemplate' && m.kind !== 'DiskImage' && m.spec.firewall) {
+    checkFirewall(m.spec.firewall, m.spec.networks, add)
   }
   return m
 }
@@ -509,6 +514,29 @@ function finaliseLxc(kind: 'LXC' | 'TemplateCT', name: string, spec: LxcSpec, ad
   }
   spec.tags = dedupe(spec.tags)
   checkExtra('lxc', spec.extra, add)
+  if (spec.clone !== undefined) {
+    if (kind === 'TemplateCT') add('field-invalid', ['spec', 'clone'], 'clone is only supported for kind LXC')
+    // a full clone copies the template's root filesystem and mount points; ProxOps' config is written after it
+    if (spec.template !== undefined)
+      add(
+        'clone-with-template',
+        ['spec', 'template'],
+        'a clone-backed LXC is not created from a CTTemplate: remove spec.template (or remove clone)',
+      )
+    for (const key of ['mount-points', 'bind-mounts'] as const)
+      if (spec[key].length > 0)
+        add(
+          'clone-with-disks',
+          ['spec', key],
+          `a clone-backed LXC takes its mount points from the TemplateCT: remove spec.${key} (or remove clone)`,
+        )
+  } else if (spec.template === undefined) {
+    add(
+      'field-required',
+      ['spec', 'template'],
+      'spec.template is required (the CTTemplate to create from), unless spec.clone names a TemplateCT',
+    )
+  }
   spec.dns = { ...(spec.dns ?? {}), hostname: spec.dns?.hostname ?? name }
   if (!HOSTNAME.test(spec.dns.hostname))
     add(

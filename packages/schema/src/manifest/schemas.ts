@@ -25,6 +25,7 @@ import {
   tag,
   verbatimQuantity,
 } from './fields.js'
+import { firewallSchema } from './firewall.js'
 
 /** Tags only the "not a mapping" issue; missing and unknown keys are converted by parseManifest. */
 const objectMessage = (issue: v.BaseIssue<unknown>): string =>
@@ -277,6 +278,7 @@ const vmSpecEntries = (template: boolean) => ({
   clone: v.optional(
     resourceName('Name of a TemplateVM on the same node to full-clone from; then `disks` must be empty.'),
   ),
+  firewall: v.optional(firewallSchema),
 })
 
 export const vmSpecSchema = obj(vmSpecEntries(false), 'VM spec.')
@@ -351,7 +353,9 @@ export const lxcOptionsSchema = obj(
 const lxcSpecEntries = (template: boolean) => ({
   node,
   vmid,
-  template: resourceName('Name of the CTTemplate (vztmpl archive) the container is created from.'),
+  template: v.optional(
+    resourceName('Name of the CTTemplate (vztmpl archive) the container is created from; not with `clone`.'),
+  ),
   state: template
     ? state('stopped', 'Templates are always stopped; `started` is rejected.')
     : state('started', 'Power state: `started` or `stopped`.'),
@@ -383,6 +387,12 @@ const lxcSpecEntries = (template: boolean) => ({
   'pve-description': v.optional(str('PVE `description`.')),
   tags,
   extra: extra('lxc'),
+  clone: v.optional(
+    resourceName(
+      'LXC only: name of a TemplateCT on the same node to full-clone from (onto `root.storage`); then `template`, `mount-points` and `bind-mounts` must be absent.',
+    ),
+  ),
+  firewall: v.optional(firewallSchema),
 })
 
 export const lxcSpecSchema = obj(lxcSpecEntries(false), 'LXC spec.')
