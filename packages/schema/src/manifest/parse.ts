@@ -8,6 +8,7 @@ import { type ErrorCode, splitIssueMessage } from '../errors.js'
 import { reservedExtraKey, EXTRA_KEY } from '../extra.js'
 import { API_VERSION, KINDS, type Kind, canonicalKind } from '../kinds.js'
 import { REF_NAME, checkArtifactFilename, checkResourceName } from '../names.js'
+import { checkHa } from './ha.js'
 import { manifestSchemas } from './schemas.js'
 import type { ArtifactSpec, LxcSpec, Manifest, VmSpec } from './types.js'
 
@@ -280,6 +281,7 @@ function finaliseVm(kind: 'VM' | 'TemplateVM', name: string, spec: VmSpec, add: 
     )
   spec.tags = dedupe(spec.tags)
   checkExtra('qemu', spec.extra, add)
+  if (spec.ha) checkHa(kind, spec.ha, spec.state, spec.node, add)
 
   if (spec.clone !== undefined) {
     if (kind === 'TemplateVM') add('field-invalid', ['spec', 'clone'], 'clone is only supported for kind VM')
@@ -509,6 +511,7 @@ function finaliseLxc(kind: 'LXC' | 'TemplateCT', name: string, spec: LxcSpec, ad
   }
   spec.tags = dedupe(spec.tags)
   checkExtra('lxc', spec.extra, add)
+  if (spec.ha) checkHa(kind, spec.ha, spec.state, spec.node, add)
   spec.dns = { ...(spec.dns ?? {}), hostname: spec.dns?.hostname ?? name }
   if (!HOSTNAME.test(spec.dns.hostname))
     add(

@@ -25,6 +25,7 @@ import {
   tag,
   verbatimQuantity,
 } from './fields.js'
+import { haSchema } from './ha.js'
 
 /** Tags only the "not a mapping" issue; missing and unknown keys are converted by parseManifest. */
 const objectMessage = (issue: v.BaseIssue<unknown>): string =>
@@ -277,6 +278,7 @@ const vmSpecEntries = (template: boolean) => ({
   clone: v.optional(
     resourceName('Name of a TemplateVM on the same node to full-clone from; then `disks` must be empty.'),
   ),
+  ha: v.optional(haSchema),
 })
 
 export const vmSpecSchema = obj(vmSpecEntries(false), 'VM spec.')
@@ -383,6 +385,7 @@ const lxcSpecEntries = (template: boolean) => ({
   'pve-description': v.optional(str('PVE `description`.')),
   tags,
   extra: extra('lxc'),
+  ha: v.optional(haSchema),
 })
 
 export const lxcSpecSchema = obj(lxcSpecEntries(false), 'LXC spec.')

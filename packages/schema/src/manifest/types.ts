@@ -14,6 +14,9 @@
 import type { Kind } from '../kinds.js'
 
 export type PowerState = 'started' | 'stopped'
+
+import type { HaSpec } from './ha.js'
+export type { HaSpec, HaState } from './ha.js'
 /** How disruptive a change may be before it is left pending (architecture row 5). */
 export type DisruptionPolicy = 'none' | 'hotplug' | 'reboot' | 'stop'
 
@@ -180,6 +183,8 @@ export interface VmSpec {
   extra: Record<string, string>
   /** name of a TemplateVM on the same node to full-clone from */
   clone?: string
+  /** an HA resource (VM only, not TemplateVM) */
+  ha?: HaSpec
 }
 
 export type VmManifest = Envelope<'VM', VmSpec>
@@ -271,6 +276,8 @@ export interface LxcSpec {
   'pve-description'?: string
   tags: string[]
   extra: Record<string, string>
+  /** an HA resource (LXC only, not TemplateCT) */
+  ha?: HaSpec
 }
 
 export type LxcManifest = Envelope<'LXC', LxcSpec>
