@@ -8,6 +8,7 @@ import { storageRoutes } from './storage.js'
 import { storageConfigRoutes } from './storage-config.js'
 import { nodeRoutes } from './nodes.js'
 import { haRoutes } from './ha.js'
+import { poolRoutes } from './pools.js'
 import { backupRoutes } from './backup.js'
 
 /** helpers shared by the route modules */
@@ -45,6 +46,7 @@ export function buildRoutes(c: Cluster): Route[] {
     ...storageConfigRoutes(c),
     ...nodeRoutes(c),
     ...haRoutes(c),
+    ...poolRoutes(c),
     ...backupRoutes(c),
   ]
   return table.map(([method, path, handler]) => ({

@@ -7,7 +7,7 @@ import type { GuestInfo, SimCluster, TaskInfo, VolumeSpec } from './index.js'
 import type { TaskBehaviour } from './tasks.js'
 import type { Guest } from './cluster.js'
 
-type Controls = Omit<SimCluster, 'routes' | 'pveVersion'>
+type Controls = Omit<SimCluster, 'routes' | 'pveVersion' | 'pools'>
 
 function info(g: Guest): GuestInfo {
   const out: GuestInfo = {

@@ -73,6 +73,8 @@ export interface SimCluster {
   setRawLxc(vmid: number, pairs: [string, string][]): void
 
   // --- inspection
+  /** user.cfg's pools: members by vmid and storage id (what pool ACLs reach) */
+  pools(): { poolid: string; comment?: string; vms: number[]; storage: string[] }[]
   /** the config file text exactly as PVE would store it (digest = SHA-1 of it), or undefined */
   configText(vmid: number): string | undefined
   guest(vmid: number): GuestInfo | undefined
@@ -123,5 +125,14 @@ export function createCluster(options: ClusterOptions): SimCluster {
     warmStats(c)
   }
   const routes = buildRoutes(c)
-  return { routes, pveVersion: options.pveVersion, ...controls(c) }
+  const pools = () =>
+    [...c.pools.pools.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([poolid, e]) => ({
+        poolid,
+        ...(e.comment !== undefined ? { comment: e.comment } : {}),
+        vms: [...e.vms].sort((a, b) => a - b),
+        storage: [...e.storage].sort(),
+      }))
+  return { routes, pveVersion: options.pveVersion, ...controls(c), pools }
 }

@@ -169,6 +169,8 @@ export function createQemu(c: Cluster, nodeName: string, params: Record<string, 
   checkSingleCloudinit(planned, {})
   const start = flag(params.start)
   const haManaged = flag(params['ha-managed'])
+  const pool = params.pool === undefined ? undefined : String(params.pool)
+  if (pool !== undefined) c.pools.requireExists(pool)
   const g = c.addGuest(vmid, 'qemu', nodeName, new GuestConfig({ lock: 'create' }))
   const allocated: string[] = []
   return c.dispatch(nodeName, 'qmcreate', String(vmid), caller.actor, {
@@ -200,6 +202,8 @@ export function createQemu(c: Cluster, nodeName: string, params: Record<string, 
       for (const v of allocated) ctx.log(`successfully created disk '${v}'`)
       const fresh = new GuestConfig(conf)
       g.conf = fresh
+      // create_vm: add_vm_to_pool once the config is written, before the start
+      if (pool) c.pools.addVm(vmid, pool)
       if (start) {
         ctx.log('Execute autostart')
         c.setStatus(g, 'running')
