@@ -8,6 +8,16 @@
 
 export type PowerState = 'started' | 'stopped'
 
+/** `spec.ha`: the guest as a pve-ha-manager resource (planner/src/ha) */
+export interface HaSpec {
+  state?: 'started' | 'stopped' | 'disabled' | 'ignored'
+  max_restart: number
+  max_relocate: number
+  /** node -> priority; absent = no group / rule */
+  nodes?: Readonly<Record<string, number>>
+  strict: boolean
+}
+
 export interface DesiredMetadata {
   name: string
   annotations?: Readonly<Record<string, string>>
@@ -96,6 +106,7 @@ export interface VmSpec {
   tags: readonly string[]
   extra: Readonly<Record<string, string>>
   clone?: string
+  ha?: HaSpec
 }
 
 export interface LxcNic {
@@ -153,6 +164,7 @@ export interface LxcSpec {
   'pve-description'?: string
   tags: readonly string[]
   extra: Readonly<Record<string, string>>
+  ha?: HaSpec
 }
 
 export interface ArtifactSpec {

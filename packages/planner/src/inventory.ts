@@ -3,7 +3,7 @@
  * LiveReader port; plan() reads it and nothing else of PVE. Anything that could not be read is marked
  * unknown (never "absent"), so the planner neither creates nor deletes on a failed read.
  */
-import type { GuestType } from './ports.js'
+import type { GuestType, HaItem } from './ports.js'
 
 export interface LiveNode {
   node: string
@@ -79,4 +79,18 @@ export interface LiveInventory {
   volumes: readonly LiveVolume[]
   /** listings that failed: volumes there are unknown, so artifacts there are neither created nor reported absent */
   unreadableStorages: readonly { node: string; storage: string; reason: string }[]
+  /** the HA configuration; absent when the reader cannot read it (then HA is unknown and nothing HA is planned) */
+  ha?: LiveHa
 }
+
+/** pve-ha-manager's resources and the node preferences of this PVE version (planner/src/ha) */
+export type LiveHa =
+  | {
+      /** groups on PVE 8, node-affinity (and other) rules on PVE 9 */
+      form: 'groups' | 'rules'
+      /** sorted by sid */
+      resources: readonly HaItem[]
+      /** groups or rules, sorted by id */
+      preferences: readonly HaItem[]
+    }
+  | { unreadable: string }

@@ -4,7 +4,7 @@
  * Nothing here is derived from the clock or from randomness: the same inputs give the same bytes
  * (see serializePlan). Secret values never appear: they are references resolved at execute time.
  */
-import type { GuestType } from './ports.js'
+import type { GuestType, HaObject } from './ports.js'
 
 export const PLAN_FORMAT_VERSION = 1
 
@@ -103,6 +103,16 @@ export type PveRequest =
   | { call: 'start' | 'stop' | 'reboot' | 'markTemplate' | 'deleteGuest'; node: string; guest: GuestType; vmid: number }
   | { call: 'shutdown'; node: string; guest: GuestType; vmid: number; timeoutSeconds: number; forceStop: boolean }
   | { call: 'downloadUrl'; node: string; storage: string; params: PlanParams }
+  | {
+      call: 'haWrite'
+      object: HaObject
+      method: 'POST' | 'PUT' | 'DELETE'
+      /** sid, group or rule id */
+      id: string
+      params: PlanParams
+      /** the guest a requested-state change concerns: the executor waits until it is in `power` (bounded) */
+      guest?: { node: string; guest: GuestType; vmid: number; power: 'running' | 'stopped' }
+    }
 
 export type ActionType =
   | 'create'
@@ -118,6 +128,10 @@ export type ActionType =
   | 'stop'
   | 'mark-template'
   | 'delete'
+  /** the guest's HA resource (and its group or rule) created, updated or removed (planner/src/ha) */
+  | 'ha-create'
+  | 'ha-update'
+  | 'ha-delete'
 
 export interface FieldDiff {
   /** manifest path, e.g. `spec.memory`, `spec.disks[0].iothread` */
@@ -185,6 +199,8 @@ export type AnomalyCode =
   | 'renumbered'
   /** the API token lacks a privilege an action needs (or the option is for root@pam only): the action is not attempted */
   | 'missing-privilege'
+  /** an HA node preference ProxOps would write conflicts with one it does not own */
+  | 'ha-conflict'
 
 /** A non-destructive observation; never executed. */
 export interface Anomaly {

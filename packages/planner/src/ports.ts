@@ -128,6 +128,12 @@ export interface WaitOptions {
 /** PVE parameters as sent: the client encodes booleans as 1/0 and builds the form body. */
 export type PveParams = Readonly<Record<string, string | number | boolean>>
 
+/** the three HA section configs of pve-ha-manager: `/cluster/ha/resources`, `groups` (PVE 8), `rules` (PVE 9) */
+export type HaObject = 'resources' | 'groups' | 'rules'
+
+/** One item of `GET /cluster/ha/{object}`: its id key (`sid`, `group`, `rule`), `digest`, every scalar as a string. */
+export type HaItem = Readonly<Record<string, string>>
+
 export interface LiveReader {
   version(): Promise<{ version: string; release: string; repoid?: string }>
   clusterResources(type?: 'vm' | 'storage' | 'node'): Promise<ClusterResource[]>
@@ -147,6 +153,8 @@ export interface LiveReader {
    * still fit; without it the privilege preflight is skipped (docs/getting-started.md).
    */
   privileges?(path: string): Promise<readonly string[]>
+  /** `GET /cluster/ha/{object}`. Optional so older readers still fit; without it HA is unknown (nothing planned). */
+  haConfig?(object: HaObject): Promise<HaItem[]>
 }
 
 export interface PveWriter {
@@ -190,6 +198,17 @@ export interface PveWriter {
   deleteGuest(node: string, type: GuestType, vmid: number): Promise<TaskRef>
   /** POST /nodes/{node}/storage/{storage}/download-url */
   downloadUrl(node: string, storage: string, params: PveParams): Promise<TaskRef>
+  /**
+   * `POST /cluster/ha/{object}` (the id inside params), `PUT` or `DELETE /cluster/ha/{object}/{id}`: synchronous
+   * section-config writes; `digest` makes PVE refuse a PUT when the file changed since it was read.
+   */
+  haWrite?(
+    object: HaObject,
+    method: 'POST' | 'PUT' | 'DELETE',
+    id: string,
+    params: PveParams,
+    options?: { digest?: string },
+  ): Promise<void>
   /** Waits for a task to stop; rejects with a TaskTimeout error, resolves with ok=false when it failed. */
   waitTask(task: TaskRef, options?: WaitOptions): Promise<TaskResult>
 }

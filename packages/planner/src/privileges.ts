@@ -326,6 +326,9 @@ function requestNeeds(r: PveRequest): { key?: string; need: Grant[] | string }[]
     case 'markTemplate':
     case 'deleteGuest':
       return [{ need: one(`/vms/${r.vmid}`, 'VM.Allocate') }]
+    case 'haWrite':
+      // PVE::API2::HA::Resources / Groups / Rules: every write checks Sys.Console on /
+      return [{ need: one('/', 'Sys.Console') }]
     case 'downloadUrl':
       return [
         { need: one(`/storage/${r.storage}`, 'Datastore.AllocateTemplate') },

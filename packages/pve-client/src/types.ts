@@ -179,3 +179,9 @@ export interface WaitOptions {
 
 /** PVE parameters as sent: booleans become 1/0, everything goes through URLSearchParams. */
 export type PveParams = Readonly<Record<string, string | number | boolean>>
+
+/** pve-ha-manager's section configs under `/cluster/ha` */
+export type HaObject = 'resources' | 'groups' | 'rules'
+
+/** One item of `GET /cluster/ha/{object}`: every scalar as a string (nested values such as `errors` are left out). */
+export type HaItem = Readonly<Record<string, string>>

@@ -15,6 +15,7 @@ import type { ClusterResource, GuestType, LiveReader, NodeGuest, PendingEntry } 
 import type { LiveGuest, LiveInventory, LiveNode, LiveStorage, LiveVolume, UnknownGuest } from '../inventory.js'
 import { Semaphore } from '../execute/limiter.js'
 import { splitTags } from './tags.js'
+import { readHa } from '../ha/observe.js'
 
 export interface ObserveOptions {
   /** requests in flight at once for this cluster (default 8) */
@@ -84,6 +85,8 @@ export async function observe(
   const storagesRead = readStorages(reader, read, resources, allowed, online, options)
   // if a later phase throws first, this promise must not end as an unhandled rejection
   storagesRead.catch(() => undefined)
+  // the HA configuration (two reads; a failure makes HA unknown, so this promise never rejects)
+  const haRead = readHa(reader, version, read)
 
   // the node's own guest lists: power state without lag, and guests the resources view has not caught up with
   const listed = new Map<string, NodeGuest>()
@@ -155,6 +158,7 @@ export async function observe(
   )
 
   const { storages, volumes, unreadableStorages } = await storagesRead
+  const ha = await haRead
 
   return {
     cluster,
@@ -165,6 +169,7 @@ export async function observe(
     storages,
     volumes,
     unreadableStorages,
+    ...(ha ? { ha } : {}),
   }
 }
 

@@ -52,6 +52,8 @@ describe('spec.ha', () => {
     expect(problems('TemplateVM', { ha: {} })).toEqual([
       'spec.ha: a TemplateVM cannot be an HA resource: remove spec.ha',
     ])
-    expect(problems('VM', { ha: { group: 'g1' } })[0]).toMatch(/^spec\.ha\.group: unknown field "group" \(known: state, max_restart/)
+    expect(problems('VM', { ha: { group: 'g1' } })[0]).toMatch(
+      /^spec\.ha\.group: unknown field "group" \(known: state, max_restart/,
+    )
   })
 })
