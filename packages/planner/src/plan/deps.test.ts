@@ -10,7 +10,7 @@ const withDeps = <M extends DesiredManifest>(m: M, deps: string): M => ({
 })
 const index = (...ms: DesiredManifest[]) => new Map(ms.map((m) => [keyOf(m.kind, m.metadata.name), m]))
 
-describe('dependency model (RB 5)', () => {
+describe('dependency model', () => {
   it('collects structured edges and the depends-on annotation with kind aliases', () => {
     const m = withDeps(
       vm('web', 100, { clone: 'golden', disks: [], hardware: { cdrom: { iso: 'debian', media: 'cdrom' } } }),

@@ -1,5 +1,5 @@
 /**
- * Disruption classes from PVE's hotplug rules (pve-api.md 5.2/5.3): what a write does to a running guest.
+ * Disruption classes from PVE's hotplug rules: what a write does to a running guest.
  * A stopped guest takes every write at once (`none`).
  */
 import type { GuestType } from '../ports.js'

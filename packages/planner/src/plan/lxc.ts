@@ -1,4 +1,4 @@
-/** Desired LXC / TemplateCT -> the owned container config keys (RB 4.3 with the architecture's differences). */
+/** Desired LXC / TemplateCT -> the owned container config keys. */
 import type { LxcManifest } from '../desired.js'
 import {
   anomaly,

@@ -9,7 +9,7 @@ const diff = fc.record({
   after: fc.string({ maxLength: 3 }),
 })
 
-// sortDiffs sorts short lists by hand (no allocation): it must order exactly like a stable Array#sort
+// sortDiffs orders in place by key, then field, and keeps the order of equal entries
 test.prop([fc.array(diff, { maxLength: 40 })])(
   'sortDiffs orders like a stable sort by key, then field',
   (list: FieldDiff[]) => {

@@ -1,5 +1,5 @@
 /**
- * Prunes (RB 9.5 with architecture row 3): only tagged guests on allowlisted nodes that no manifest claims,
+ * Prunes: only tagged guests on allowlisted nodes that no manifest claims,
  * never artifacts, never more than the budget, nothing at all for a kind whose desired set is empty (unless
  * allowed) or that would lose more than the ratio limit of its owned objects. Prunes run last (tier 9).
  */

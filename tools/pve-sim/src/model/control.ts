@@ -72,6 +72,14 @@ export function controls(c: Cluster): Controls {
       c.settle()
       return c.guests.get(vmid)?.conf.text()
     },
+    firewallText(vmid: number) {
+      c.settle()
+      return c.firewalls.files.get(vmid)
+    },
+    setFirewallText(vmid: number, text: string | undefined) {
+      if (text === undefined || text === '') c.firewalls.files.delete(vmid)
+      else c.firewalls.files.set(vmid, text)
+    },
     guest(vmid: number) {
       c.settle()
       const g = c.guests.get(vmid)

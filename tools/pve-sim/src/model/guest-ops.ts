@@ -199,6 +199,8 @@ export function cloneGuest(
   }
   const clone = c.addGuest(newid, type, nodeName, new GuestConfig(tempConf))
   const allocated: string[] = []
+  // clone_vm: clone_vmfw_conf right after the temporary config, before the worker forks
+  c.firewalls.clone(vmid, newid)
   const upid = c.dispatch(nodeName, type === 'qemu' ? 'qmclone' : 'vzclone', String(vmid), caller.actor, {
     run: (ctx) => {
       const conf: Record<string, string> = {}
@@ -272,6 +274,7 @@ export function cloneGuest(
     },
     onError: () => {
       freeVolumes(node, allocated)
+      c.firewalls.remove(newid)
       if (c.guests.get(newid) === clone) c.removeGuest(clone)
       releaseSource()
     },
@@ -406,6 +409,8 @@ export function destroyGuest(
         c.ha.drop(`${type === 'qemu' ? 'vm' : 'ct'}:${vmid}`)
         ctx.log(`NOTE: removed ${label} ${vmid} from HA resource configuration.`)
       }
+      // destroy_vm handlers: remove_vmfw_conf after the guest's volumes, purge or not
+      c.firewalls.remove(vmid)
       c.removeGuest(g)
       // AccessControl remove_vm_access after destroy_vm: the guest leaves its pool
       c.pools.dropVm(vmid)

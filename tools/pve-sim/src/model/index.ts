@@ -77,6 +77,10 @@ export interface SimCluster {
   pools(): { poolid: string; comment?: string; vms: number[]; storage: string[] }[]
   /** the config file text exactly as PVE would store it (digest = SHA-1 of it), or undefined */
   configText(vmid: number): string | undefined
+  /** the guest's /etc/pve/firewall/<vmid>.fw text, or undefined when there is none */
+  firewallText(vmid: number): string | undefined
+  /** an admin's hand edit of <vmid>.fw (undefined or '' removes it); the next request parses it as PVE would */
+  setFirewallText(vmid: number, text: string | undefined): void
   guest(vmid: number): GuestInfo | undefined
   guests(): GuestInfo[]
   tasks(): TaskInfo[]

@@ -9,7 +9,7 @@ import { isLxcMountKey, splitIndexed } from './options.js'
 import { FORMATS, parsePropString, printPropString } from './propstring.js'
 import type { TaskContext } from './tasks.js'
 
-/** LXC containers: the differences from qemu that matter (pve-api.md section 5.3). */
+/** LXC containers: the differences from qemu that matter. */
 
 const CREATE_API_ONLY = [
   'node',

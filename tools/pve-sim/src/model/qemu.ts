@@ -224,7 +224,7 @@ function hotplugSet(g: Guest): Set<string> {
   return new Set(h.split(','))
 }
 
-/** can a change of `key` (set or delete) be applied to the running VM now? (pve-api.md section 5.2) */
+/** can a change of `key` (set or delete) be applied to the running VM now? */
 function hotpluggable(g: Guest, key: string, newValue: string | undefined): boolean {
   if (QEMU_FAST.includes(key) || CLOUDINIT_KEYS.includes(key) || /^ipconfig\d+$/.test(key)) return true
   const hp = hotplugSet(g)

@@ -4,7 +4,7 @@ import { parsePropString, FORMATS } from './propstring.js'
 import { parseDiskSize, MiB } from './sizes.js'
 import { isQemuDiskKey } from './options.js'
 
-/** Read-only views: /version, /nodes, /cluster/resources, guest lists and status (pve-api.md section 5.1). */
+/** Read-only views: /version, /nodes, /cluster/resources, guest lists and status. */
 
 export function memoryBytes(g: Guest): number {
   const m = g.conf.get('memory')
