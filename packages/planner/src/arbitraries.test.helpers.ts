@@ -1,6 +1,7 @@
 /** fast-check arbitraries for valid desired sets (the schema's rules held) and live estates. */
 import fc from 'fast-check'
-import type { DesiredManifest, DesiredState, LxcManifest, VmManifest } from './desired.js'
+import type { ContainerManifest, Manifest, QemuManifest } from '@proxops/schema'
+import type { DesiredState } from './desired.js'
 import { artifact, GiB, MiB } from './fixtures.test.helpers.js'
 
 const NODES = ['pve1', 'pve2'] as const
@@ -40,7 +41,7 @@ const nicArb = (i: number) =>
     })
     .map((n) => ({ ...n, slot: `net${i}` }))
 
-export function vmArb(name: string, vmid: number, template: boolean): fc.Arbitrary<VmManifest> {
+export function vmArb(name: string, vmid: number, template: boolean): fc.Arbitrary<QemuManifest> {
   return fc
     .record({
       node: fc.constantFrom(...NODES),
@@ -76,7 +77,7 @@ export function vmArb(name: string, vmid: number, template: boolean): fc.Arbitra
           fc.tuple(...Array.from({ length: r.nnics }, (_, i) => nicArb(i))),
         )
         .map(([disks, nics]) => {
-          const spec: VmManifest['spec'] = {
+          const spec: QemuManifest['spec'] = {
             node: r.node,
             vmid,
             state: r.state,
@@ -121,15 +122,16 @@ export function vmArb(name: string, vmid: number, template: boolean): fc.Arbitra
             extra: {},
           }
           return {
+            apiVersion: 'proxops/v1alpha1',
             kind: template ? ('TemplateVM' as const) : ('VM' as const),
-            metadata: { name, annotations: {} },
+            metadata: { name, labels: {}, annotations: {} },
             spec,
-          }
+          } as QemuManifest
         }),
     )
 }
 
-export function lxcArb(name: string, vmid: number, template: boolean): fc.Arbitrary<LxcManifest> {
+export function lxcArb(name: string, vmid: number, template: boolean): fc.Arbitrary<ContainerManifest> {
   return fc
     .record({
       node: fc.constantFrom(...NODES),
@@ -162,7 +164,7 @@ export function lxcArb(name: string, vmid: number, template: boolean): fc.Arbitr
       tags: fc.subarray(TAGS),
     })
     .map((r) => {
-      const spec: LxcManifest['spec'] = {
+      const spec: ContainerManifest['spec'] = {
         node: r.node,
         vmid,
         template: 'debian-12',
@@ -219,7 +221,12 @@ export function lxcArb(name: string, vmid: number, template: boolean): fc.Arbitr
         tags: r.tags,
         extra: {},
       }
-      return { kind: template ? ('TemplateCT' as const) : ('LXC' as const), metadata: { name, annotations: {} }, spec }
+      return {
+        apiVersion: 'proxops/v1alpha1',
+        kind: template ? ('TemplateCT' as const) : ('LXC' as const),
+        metadata: { name, labels: {}, annotations: {} },
+        spec,
+      } as ContainerManifest
     })
 }
 
@@ -229,7 +236,7 @@ export const desiredArb: fc.Arbitrary<DesiredState> = fc
   .chain((vmids) =>
     fc.tuple(
       ...vmids.map((vmid, i) =>
-        fc.constantFrom('VM', 'VM', 'TemplateVM', 'LXC', 'TemplateCT').chain((k): fc.Arbitrary<DesiredManifest> => {
+        fc.constantFrom('VM', 'VM', 'TemplateVM', 'LXC', 'TemplateCT').chain((k): fc.Arbitrary<Manifest> => {
           const name = `g${i}-${vmid}`
           return k === 'VM' || k === 'TemplateVM'
             ? vmArb(name, vmid, k === 'TemplateVM')
@@ -247,17 +254,15 @@ export const desiredArb: fc.Arbitrary<DesiredState> = fc
 export const drift2Arb: fc.Arbitrary<[DesiredState, DesiredState]> = desiredArb.chain((a) =>
   fc
     .tuple(
-      ...a.manifests.map((m): fc.Arbitrary<DesiredManifest> => {
+      ...a.manifests.map((m): fc.Arbitrary<Manifest> => {
         if (m.kind === 'VM' || m.kind === 'TemplateVM')
-          return vmArb(m.metadata.name, m.spec.vmid, m.kind === 'TemplateVM').map((v) => ({
-            ...v,
-            spec: { ...v.spec, node: m.spec.node },
-          }))
+          return vmArb(m.metadata.name, m.spec.vmid, m.kind === 'TemplateVM').map(
+            (v) => ({ ...v, spec: { ...v.spec, node: m.spec.node } }) as QemuManifest,
+          )
         if (m.kind === 'LXC' || m.kind === 'TemplateCT')
-          return lxcArb(m.metadata.name, m.spec.vmid, m.kind === 'TemplateCT').map((v) => ({
-            ...v,
-            spec: { ...v.spec, node: m.spec.node },
-          }))
+          return lxcArb(m.metadata.name, m.spec.vmid, m.kind === 'TemplateCT').map(
+            (v) => ({ ...v, spec: { ...v.spec, node: m.spec.node } }) as ContainerManifest,
+          )
         return fc.constant(m)
       }),
     )

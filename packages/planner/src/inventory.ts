@@ -3,7 +3,7 @@
  * LiveReader port; plan() reads it and nothing else of PVE. Anything that could not be read is marked
  * unknown (never "absent"), so the planner neither creates nor deletes on a failed read.
  */
-import type { GuestType, HaItem } from './ports.js'
+import type { GuestType, HaItem } from '@proxops/pve-client/wire'
 
 export interface LiveNode {
   node: string

@@ -4,7 +4,7 @@
  * Nothing here is derived from the clock or from randomness: the same inputs give the same bytes
  * (see serializePlan). Secret values never appear: they are references resolved at execute time.
  */
-import type { GuestType, HaObject } from './ports.js'
+import type { GuestType, HaObject } from '@proxops/pve-client/wire'
 
 export const PLAN_FORMAT_VERSION = 1
 

@@ -5,11 +5,12 @@ import type { Agent, Dispatcher } from 'undici'
 import { type AuthOptions, type AuthProvider, ticketAuth, tokenAuth } from './auth.js'
 import { classifyHttpFailure, classifyNetworkFailure } from './classify.js'
 import { PveError, type PveErrorCode, PveParamError } from './errors.js'
-import { Limiter } from './limiter.js'
+import { Limiter } from './wire/limit.js'
 import { type BackoffOptions, abortedError, backoffDelay, sleep } from './retry.js'
 import { scrub } from './scrub.js'
 import { type Logger, type TlsOptions, createDispatcher, sendRequest } from './tls.js'
 import { WireError } from './wire/errors.js'
+import { normaliseBaseUrl } from './wire/url.js'
 import { type ParamValue, encodeParams } from './wire/form.js'
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE'
@@ -95,13 +96,16 @@ export class Transport {
   #writes = 0
 
   constructor(options: TransportOptions) {
-    this.#base = normaliseBaseUrl(options.baseUrl)
+    this.#base = apiBaseUrl(options.baseUrl)
     const base = new URL(this.#base)
     this.#origin = base.origin
     this.#prefix = base.pathname
     this.#logger = options.logger
     this.#ownsDispatcher = options.dispatcher === undefined
-    this.#limiter = new Limiter(options.maxInFlight ?? 8)
+    const maxInFlight = options.maxInFlight ?? 8
+    if (!Number.isInteger(maxInFlight) || maxInFlight < 1)
+      throw new PveError('PVE_CONFIG', 'maxInFlight must be a positive integer')
+    this.#limiter = new Limiter(maxInFlight)
     this.#dispatcher =
       options.dispatcher ?? createDispatcher(options.tls, options.logger, { connections: this.#limiter.limit })
     this.#timeoutMs = options.timeoutMs ?? 30_000
@@ -355,7 +359,8 @@ export class Transport {
   }
 }
 
-export function normaliseBaseUrl(input: string): string {
+/** The request prefix: the normalised base URL plus `/api2/json`; PVE_CONFIG for anything but http(s). */
+export function apiBaseUrl(input: string): string {
   let url: URL
   try {
     url = new URL(input)
@@ -366,8 +371,7 @@ export function normaliseBaseUrl(input: string): string {
     throw new PveError('PVE_CONFIG', 'baseUrl must be an https:// (or http://) URL')
   if (url.username !== '' || url.password !== '')
     throw new PveError('PVE_CONFIG', 'baseUrl must not contain credentials')
-  const path = url.pathname.replace(/\/+$/, '').replace(/\/api2\/json$/, '')
-  return `${url.origin}${path}/api2/json`
+  return `${normaliseBaseUrl(input)}/api2/json`
 }
 
 /** A request refused before sending (a parameter our codecs reject): PVE_PARAM naming the parameter. */

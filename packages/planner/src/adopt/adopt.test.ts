@@ -180,8 +180,8 @@ describe('adopt', () => {
     })
     expect(result.census).toEqual({ cipassword: 1, unmatchedSshKeys: 1 })
     expect(result.gaps.filter((g) => g.field === 'cipassword' || g.field === 'password').map((g) => g.value)).toEqual([
-      '<redacted>',
-      '<redacted>',
+      '(sensitive)',
+      '(sensitive)',
     ])
   })
 

@@ -5,6 +5,7 @@
  * Every live config key is either mapped to a manifest field, ignored as PVE bookkeeping, or reported as a
  * gap (with sensitive values redacted), so nothing on PVE is silently dropped.
  */
+import { SENSITIVE as REDACTED } from '@proxops/pve-client/wire'
 import { API_VERSION, KIND_ROOT_OF, formatQuantity, parseManifest, type Kind } from '@proxops/schema'
 import type { LiveGuest, LiveInventory, LiveVolume } from '../inventory.js'
 import { isOn, parseProps, pveSizeBytes } from './props.js'
@@ -29,7 +30,6 @@ const BOOKKEEPING = new Set([
   'runningcpu',
 ])
 const SENSITIVE = new Set(['sshkeys', 'cipassword', 'password', 'sshkey', 'keyfile', 'secret'])
-const REDACTED = '<redacted>'
 const MiB = 1024 * 1024
 
 export function sanitiseName(raw: string | undefined, fallback: string): string {

@@ -10,7 +10,8 @@
  * actions from starting; those end skipped, started ones run to their end.
  */
 import type { Action, Plan } from '../plan-types.js'
-import type { LiveReader, PveWriter, TaskRef } from '../ports.js'
+import type { TaskRef } from '@proxops/pve-client/wire'
+import type { LiveReader, PveWriter } from '../ports.js'
 import type { SecretResolver } from './params.js'
 import { runAction, type ActionContext, type TaskRecord } from './run-action.js'
 import { schedule, type Job, type Outcome, type SkipReasonCode } from './scheduler.js'

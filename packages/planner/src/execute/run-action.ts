@@ -5,7 +5,8 @@
  */
 import { isLockTimeoutMessage } from '@proxops/pve-client/wire'
 import type { Action, PveRequest } from '../plan-types.js'
-import type { GuestType, LiveReader, PveWriter, TaskRef, TaskResult } from '../ports.js'
+import type { GuestType, TaskRef, TaskResult } from '@proxops/pve-client/wire'
+import type { LiveReader, PveWriter } from '../ports.js'
 import { redact, resolveParams, type SecretResolver } from './params.js'
 import { confirmAction } from './confirm.js'
 import { parseProps, pveSizeBytes } from '../adopt/props.js'

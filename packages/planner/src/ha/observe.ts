@@ -4,7 +4,8 @@
  * rules and every groups call dies). Two requests per cycle. A failed read makes HA unknown, never absent.
  */
 import type { LiveHa } from '../inventory.js'
-import type { HaItem, LiveReader } from '../ports.js'
+import type { HaItem } from '@proxops/pve-client/wire'
+import type { LiveReader } from '../ports.js'
 
 /** PVE 9 replaced HA groups with rules (pve-ha-manager 5.0) */
 export const haForm = (pveVersion: string): 'groups' | 'rules' =>

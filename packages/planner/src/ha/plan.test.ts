@@ -1,9 +1,9 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import type { HaSpec, LxcManifest, VmManifest } from '../desired.js'
+import type { HaSpec, LxcManifest, VmManifest } from '@proxops/schema'
 import type { LiveGuest, LiveHa } from '../inventory.js'
 import type { Anomaly, PveRequest, Skip } from '../plan-types.js'
-import type { HaItem } from '../ports.js'
+import type { HaItem } from '@proxops/pve-client/wire'
 import type { Draft } from '../plan/order.js'
 import { HaPlanner, haMarker } from './plan.js'
 

@@ -13,10 +13,10 @@
  * guest in the other state gets the ordinary start / shutdown, which PVE turns into `hastart` / `hastop`
  * (qemu-server vm_start/vm_shutdown, pve-container Status.pm) and so also goes through HA.
  */
-import type { DesiredManifest, HaSpec, LxcManifest, PowerState, VmManifest } from '../desired.js'
+import type { HaSpec, LxcManifest, Manifest, PowerState, VmManifest } from '@proxops/schema'
 import type { LiveGuest, LiveHa } from '../inventory.js'
 import type { Anomaly, DisruptionClass, FieldDiff, PlanParamValue, PveRequest, Skip } from '../plan-types.js'
-import type { GuestType, HaItem } from '../ports.js'
+import type { GuestType, HaItem } from '@proxops/pve-client/wire'
 import type { Draft } from '../plan/order.js'
 
 type Guest = VmManifest | LxcManifest
@@ -96,7 +96,7 @@ export class HaPlanner {
    * own), or undefined to plan as usual: while the HA resource does not yet request the declared state, the HA
    * write carries the power change. Unknown HA pins to the live power: nothing is started or stopped.
    */
-  pinnedPower(m: DesiredManifest, g: LiveGuest | undefined): PowerState | undefined {
+  pinnedPower(m: Manifest, g: LiveGuest | undefined): PowerState | undefined {
     if (!isGuest(m)) return undefined
     const want = requestedState(m)
     if (want === undefined) return undefined
@@ -394,4 +394,4 @@ export class HaPlanner {
   }
 }
 
-const isGuest = (m: DesiredManifest): m is Guest => m.kind === 'VM' || m.kind === 'LXC'
+const isGuest = (m: Manifest): m is Guest => m.kind === 'VM' || m.kind === 'LXC'

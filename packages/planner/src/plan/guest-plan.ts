@@ -3,7 +3,7 @@
  * the config write (with its disruption class), grow-only resizes, mark-template, pending restarts and power.
  */
 import { keyOf } from './deps.js'
-import type { DesiredManifest, LxcManifest, VmManifest } from '../desired.js'
+import type { ContainerManifest, Manifest, QemuManifest } from '@proxops/schema'
 import { allowed, classify, isDisruptionPolicy, maxClass, type GuestRuntime } from './disruption.js'
 import { liveBool, parsePS, SENSITIVE } from './fields.js'
 import type { LiveGuest } from '../inventory.js'
@@ -20,19 +20,19 @@ import type {
   PveRequest,
   Skip,
 } from '../plan-types.js'
-import type { GuestType } from '../ports.js'
+import type { GuestType } from '@proxops/pve-client/wire'
 import { CLONE_IDENTITY_KEYS, hotplugSet, qemuSlotFamily, type GuestFields } from './qemu.js'
 
 export interface GuestPlanEnv {
   policy: Policy
   /** desired manifests by `Kind/name` (clone sources) */
-  byKey: ReadonlyMap<string, DesiredManifest>
+  byKey: ReadonlyMap<string, Manifest>
   out: Sink
 }
 
 /** One desired guest, its owned fields and how its findings are recorded. */
 export interface GuestTarget {
-  m: VmManifest | LxcManifest
+  m: QemuManifest | ContainerManifest
   f: GuestFields
   base: Pick<Draft, 'resource' | 'address' | 'kind' | 'name' | 'node' | 'vmid' | 'tier' | 'level'>
   type: GuestType
@@ -506,7 +506,7 @@ function liveOnlySlots(
 }
 
 /** The identity keys a clone inherits from its template that the VM must own or drop. */
-function cloneIdentityKeys(m: VmManifest | LxcManifest, f: GuestFields): string[] {
+function cloneIdentityKeys(m: QemuManifest | ContainerManifest, f: GuestFields): string[] {
   const ipconfigs = m.kind === 'VM' || m.kind === 'TemplateVM' ? (m.spec['cloud-init-data']?.ipconfigs ?? []) : []
   const nics = Math.max(m.spec.networks.length, ...ipconfigs.map((c) => c.nic + 1))
   const keys = [...CLONE_IDENTITY_KEYS, ...Array.from({ length: nics }, (_, i) => `ipconfig${i}`)]
@@ -521,7 +521,7 @@ export function mergedView(g: LiveGuest): Readonly<Record<string, string>> {
   return out
 }
 
-function disruptionFor(m: DesiredManifest, dflt: DisruptionPolicy): DisruptionPolicy {
+function disruptionFor(m: Manifest, dflt: DisruptionPolicy): DisruptionPolicy {
   const a = m.metadata.annotations?.['proxops/disruption']?.trim()
   return a !== undefined && isDisruptionPolicy(a) ? a : dflt
 }

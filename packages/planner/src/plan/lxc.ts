@@ -1,5 +1,5 @@
 /** Desired LXC / TemplateCT -> the owned container config keys. */
-import type { LxcManifest } from '../desired.js'
+import type { ContainerManifest } from '@proxops/schema'
 import {
   anomaly,
   flag,
@@ -30,7 +30,7 @@ const MP_DEFAULTS: Record<string, boolean> = { ro: false, backup: true, acl: fal
 
 const bit = (b: boolean | undefined): string | undefined => (b === undefined ? undefined : b ? '1' : '0')
 
-export function lxcFields(m: LxcManifest, ctx: GuestBuildContext): GuestFields {
+export function lxcFields(m: ContainerManifest, ctx: GuestBuildContext): GuestFields {
   const s = m.spec
   const owned: Owned[] = []
   const gaps: GuestFields['gaps'] = []

@@ -2,17 +2,9 @@
  * plan(desired, live, policy): the pure heart of ProxOps. Same inputs, same Plan (see serializePlan).
  * Reads nothing but its arguments; all PVE knowledge comes from the LiveInventory observe() produced.
  */
+import type { ArtifactManifest, ContainerManifest, Manifest, QemuManifest } from '@proxops/schema'
 import { keyOf, levels } from './deps.js'
-import {
-  isArtifact,
-  isQemu,
-  type ArtifactManifest,
-  type DesiredManifest,
-  type DesiredState,
-  type LxcManifest,
-  type SecretLookup,
-  type VmManifest,
-} from '../desired.js'
+import { isArtifact, isQemu, type DesiredState, type SecretLookup } from '../desired.js'
 import { isDisruptionPolicy } from './disruption.js'
 import { PlanInputError } from '../errors.js'
 import { planLiveGuest, planNewGuest, type GuestPlanEnv } from './guest-plan.js'
@@ -31,7 +23,7 @@ import {
   type Policy,
   type Skip,
 } from '../plan-types.js'
-import type { GuestType } from '../ports.js'
+import type { GuestType } from '@proxops/pve-client/wire'
 import { prunes } from './prune.js'
 import { HaPlanner } from '../ha/plan.js'
 import { qemuFields, tagsField, type GuestBuildContext, type GuestFields } from './qemu.js'
@@ -107,7 +99,7 @@ class Context {
   private readonly ownedByName = new Map<string, LiveGuest[]>()
   readonly desiredCounts = new Map<GuestKind, number>()
   readonly visibleGuests: LiveGuest[]
-  private readonly byKey = new Map<string, DesiredManifest>()
+  private readonly byKey = new Map<string, Manifest>()
   private readonly levels: Map<string, { level: number; prereqs: string[] }>
   private readonly allowedNode: (node: string) => boolean
   private readonly online = new Map<string, boolean>()
@@ -238,11 +230,11 @@ class Context {
     }
   }
 
-  private levelOf(m: DesiredManifest): number {
+  private levelOf(m: Manifest): number {
     return this.levels.get(keyOf(m.kind, m.metadata.name))?.level ?? 0
   }
 
-  private fields(m: VmManifest | LxcManifest): GuestFields {
+  private fields(m: QemuManifest | ContainerManifest): GuestFields {
     const bctx = m.kind === 'VM' && m.spec.clone !== undefined ? this.buildContexts.cloned : this.buildContexts.plain
     return isQemu(m) ? qemuFields(m, bctx) : lxcFields(m, bctx)
   }
@@ -267,7 +259,7 @@ class Context {
     return { plain, cloned: { ...plain, cloned: true } }
   }
 
-  planGuest(m: VmManifest | LxcManifest): void {
+  planGuest(m: QemuManifest | ContainerManifest): void {
     const { node, vmid } = m.spec
     const name = m.metadata.name
     this.checkNode(m.kind, name, node)
@@ -373,14 +365,14 @@ class Context {
   }
 
   /** an HA-managed guest's power goes through its HA resource: the guest plan then keeps the live power */
-  private powerFor<M extends VmManifest | LxcManifest>(m: M, g: LiveGuest | undefined): M {
+  private powerFor<M extends QemuManifest | ContainerManifest>(m: M, g: LiveGuest | undefined): M {
     const pin = this.ha.pinnedPower(m, g)
     return pin === undefined || pin === m.spec.state ? m : { ...m, spec: { ...m.spec, state: pin } }
   }
 
   /** the guest's HA actions, after the guest's own actions of this cycle (drafts from index `first`) */
   private planHa(
-    m: VmManifest | LxcManifest,
+    m: QemuManifest | ContainerManifest,
     type: GuestType,
     g: LiveGuest | undefined,
     base: Parameters<HaPlanner['plan']>[3],

@@ -2,8 +2,9 @@
  * Desired VM / TemplateVM -> the owned qemu config keys, each with its create form and its reconcile rule
  * (grow-only resize, live-form rewrites, tags as PVE stores them).
  */
-import { decodeSshKeys, encodeSshKeys, formatTags, sshKeySet } from '@proxops/pve-client/wire'
-import type { SecretLookup, VmDisk, VmManifest, VmNic } from '../desired.js'
+import { decodeSshKeys, encodeSshKeys, formatTags, readTags, sshKeySet } from '@proxops/pve-client/wire'
+import type { QemuManifest, VmDisk, VmHardware, VmNic } from '@proxops/schema'
+import type { SecretLookup } from '../desired.js'
 import {
   anomaly,
   flag,
@@ -59,20 +60,10 @@ export function tagsField(tags: readonly string[], ownershipTag: string): Owned 
   }
 }
 
-/**
- * Whether a live tag string holds exactly these (valid, lower-case) tags, in any order, case or repetition:
- * formatTags(parseTags(live)) === want without building and sorting the normalised list. An invalid live
- * tag is never in `want`, so it compares unequal, as a parse failure did.
- */
+/** Whether a live tag string holds exactly these (valid, lower-case) tags, in any order, case or repetition. */
 function sameTagSet(live: string, want: ReadonlySet<string>): boolean {
-  const seen = new Set<string>()
-  for (const t of live.split(/[;,\s]+/)) {
-    if (t === '') continue
-    const tag = t.toLowerCase()
-    if (!want.has(tag)) return false
-    seen.add(tag)
-  }
-  return seen.size === want.size
+  const tags = readTags(live)
+  return tags.length === want.size && tags.every((t) => want.has(t))
 }
 
 export function descriptionField(desc: string): Owned {
@@ -230,7 +221,7 @@ function machineMatches(desired: 'i440fx' | 'q35', live: string | undefined): bo
 }
 
 function sshKeysOwned(
-  ci: NonNullable<VmManifest['spec']['cloud-init-data']>,
+  ci: NonNullable<QemuManifest['spec']['cloud-init-data']>,
   ctx: GuestBuildContext,
   gaps: GuestFields['gaps'],
 ): Owned | undefined {
@@ -285,12 +276,12 @@ function liveKeySet(live: string | undefined): string {
 /** The cloud-init identity keys a clone inherits from its template (deleted unless owned). */
 export const CLONE_IDENTITY_KEYS = ['ciuser', 'sshkeys', 'cipassword', 'cicustom', 'nameserver', 'searchdomain']
 
-export function qemuFields(m: VmManifest, ctx: GuestBuildContext): GuestFields {
+export function qemuFields(m: QemuManifest, ctx: GuestBuildContext): GuestFields {
   const s = m.spec
   const owned: Owned[] = []
   const gaps: GuestFields['gaps'] = []
   const declaredSlots = new Set<string>()
-  const hw = s.hardware ?? {}
+  const hw: Partial<VmHardware> = s.hardware ?? {}
   const opt = s.options ?? {}
 
   owned.push(scalar('name', 'spec.pve-name', s['pve-name']))
