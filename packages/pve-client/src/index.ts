@@ -7,7 +7,7 @@ export {
   type PveClientOptions,
   type CallOptions,
 } from './client.js'
-export type { TransportOptions, RequestEvent, Method } from './transport.js'
+export type { TransportOptions, RequestEvent, ClientNotice, Method } from './transport.js'
 export type { AuthOptions, TokenAuth, TicketAuth } from './auth.js'
 export type { TlsOptions, Logger } from './tls.js'
 export { normaliseFingerprint } from './tls.js'

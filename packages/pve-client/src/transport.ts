@@ -29,6 +29,25 @@ export interface RequestEvent {
   errorCode?: PveErrorCode
 }
 
+/**
+ * What the client is doing while a caller waits, reported as it happens (a CLI shows it, a daemon logs it):
+ * a read about to be retried after a transient failure (connect timeout, 5xx), or a request that has had no
+ * answer for `waitNoticeMs`.
+ */
+export type ClientNotice =
+  | {
+      type: 'retry'
+      method: Method
+      path: string
+      /** the attempt about to start (2 for the first retry) and the most there will be */
+      attempt: number
+      attempts: number
+      delayMs: number
+      /** the failure being retried, secrets scrubbed */
+      reason: string
+    }
+  | { type: 'waiting'; method: Method; path: string; elapsedMs: number; timeoutMs: number }
+
 export interface TransportOptions {
   /** `https://pve.example:8006` (with or without `/api2/json`) */
   baseUrl: string
@@ -41,6 +60,10 @@ export interface TransportOptions {
   /** automatic retries of idempotent reads (GET) on transient failures; writes are never retried */
   retry?: BackoffOptions
   onRequest?: (event: RequestEvent) => void
+  /** retries and long waits, as they happen */
+  onNotice?: (notice: ClientNotice) => void
+  /** a request without an answer after this long is reported through `onNotice` (default 5 s) */
+  waitNoticeMs?: number
   logger?: Logger
   /** clock, injectable for ticket-renewal tests */
   now?: () => number
@@ -91,6 +114,8 @@ export class Transport {
   readonly #timeoutMs: number
   readonly #retry: Required<Pick<BackoffOptions, 'retries'>> & BackoffOptions
   readonly #onRequest: ((event: RequestEvent) => void) | undefined
+  readonly #onNotice: ((notice: ClientNotice) => void) | undefined
+  readonly #waitNoticeMs: number
   readonly #logger: Logger | undefined
   readonly #maxBytes: number
   #writes = 0
@@ -111,6 +136,8 @@ export class Transport {
     this.#timeoutMs = options.timeoutMs ?? 30_000
     this.#retry = { retries: 3, ...options.retry }
     this.#onRequest = options.onRequest
+    this.#onNotice = options.onNotice
+    this.#waitNoticeMs = options.waitNoticeMs ?? 5_000
     this.#maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES
     this.#auth =
       options.auth.type === 'token'
@@ -177,6 +204,15 @@ export class Transport {
             path: spec.path,
             attempt,
             delayMs: delay,
+          })
+          this.#notice({
+            type: 'retry',
+            method: spec.method,
+            path: spec.path,
+            attempt: attempt + 1,
+            attempts: this.#retry.retries + 1,
+            delayMs: delay,
+            reason: err.message,
           })
           await sleep(delay, spec.signal)
           continue
@@ -257,6 +293,22 @@ export class Transport {
     }, ms)
     const onAbort = (): void => void stop.emit('abort')
     spec.signal?.addEventListener('abort', onAbort, { once: true })
+    // said while it waits, so a slow connect or a busy PVE is not a silent pause of up to `ms`
+    const waiting =
+      this.#onNotice && this.#waitNoticeMs < ms
+        ? setTimeout(
+            () =>
+              this.#notice({
+                type: 'waiting',
+                method: spec.method,
+                path: spec.path,
+                elapsedMs: this.#waitNoticeMs,
+                timeoutMs: ms,
+              }),
+            this.#waitNoticeMs,
+          )
+        : undefined
+    waiting?.unref()
     try {
       spec.signal?.throwIfAborted()
       const res = await sendRequest(this.#dispatcher, {
@@ -293,7 +345,16 @@ export class Transport {
       throw this.#fetchFailure(timedOut ? new TimeoutFailure() : err, spec)
     } finally {
       clearTimeout(timer)
+      if (waiting) clearTimeout(waiting)
       spec.signal?.removeEventListener('abort', onAbort)
+    }
+  }
+
+  #notice(notice: ClientNotice): void {
+    try {
+      this.#onNotice?.(notice)
+    } catch {
+      // a failing observer must not change what is sent to PVE
     }
   }
 

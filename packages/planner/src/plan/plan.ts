@@ -24,6 +24,7 @@ import {
   type Skip,
 } from '../plan-types.js'
 import type { GuestType } from '@proxops/pve-client/wire'
+import { ownerMarker, ownerOf, ownedHere } from './ownership.js'
 import { prunes } from './prune.js'
 import { HaPlanner } from '../ha/plan.js'
 import { qemuFields, tagsField, type GuestBuildContext, type GuestFields } from './qemu.js'
@@ -77,6 +78,8 @@ function checkPolicy(p: Policy): void {
     )
   if (!/^[a-z0-9_][a-z0-9_\-+.]*$/.test(p.ownershipTag))
     throw new PlanInputError('PLAN_POLICY', 'ownershipTag must be a lower-case PVE tag', 'policy.ownershipTag')
+  if (p.clusterEntry !== undefined && !/^[a-z0-9][a-z0-9_\-+.]*$/.test(p.clusterEntry))
+    throw new PlanInputError('PLAN_POLICY', 'clusterEntry must be a lower-case cluster name', 'policy.clusterEntry')
   if (!(Number.isInteger(p.shutdownTimeoutSeconds) && p.shutdownTimeoutSeconds > 0)) {
     throw new PlanInputError(
       'PLAN_POLICY',
@@ -156,7 +159,7 @@ class Context {
     }
     for (const g of this.visibleGuests) if (g.name !== undefined && names[g.type].has(g.name)) this.matched.add(g.vmid)
     for (const g of this.visibleGuests) {
-      if (g.name === undefined || !g.tags.includes(policy.ownershipTag)) continue
+      if (g.name === undefined || !ownedHere(ownerOf(g.tags, policy))) continue
       const k = `${g.type}\0${g.name}`
       const list = this.ownedByName.get(k)
       if (list) list.push(g)
@@ -241,6 +244,7 @@ class Context {
 
   private makeBuildContexts(): { plain: GuestBuildContext; cloned: GuestBuildContext } {
     const ownershipTag = this.policy.ownershipTag
+    const marker = ownerMarker(this.policy)
     const tagFields = new Map<string, Owned>()
     const plain: GuestBuildContext = {
       volid: (kind, name) => {
@@ -251,7 +255,7 @@ class Context {
       tags: (tags) => {
         const key = JSON.stringify(tags)
         let owned = tagFields.get(key)
-        if (!owned) tagFields.set(key, (owned = tagsField(tags, ownershipTag)))
+        if (!owned) tagFields.set(key, (owned = tagsField(tags, ownershipTag, marker)))
         return owned
       },
       ...(this.options.secrets ? { secrets: this.options.secrets } : {}),
@@ -305,7 +309,16 @@ class Context {
       return
     }
     const pveName = isQemu(m) ? m.spec['pve-name'] : m.spec.dns.hostname
-    if (g && !g.tags.includes(this.policy.ownershipTag) && !sameGuest(g, pveName, name)) {
+    const owner = g ? ownerOf(g.tags, this.policy) : undefined
+    if (g && owner?.kind === 'other') {
+      // one PVE cluster reached by two entries: the guest is the other entry's, whatever this one declares
+      anomaly({
+        code: 'owned-elsewhere',
+        message: `vmid ${vmid} is held by the ${g.type} guest ${JSON.stringify(g.name ?? '')} on ${g.node}, owned by cluster entry ${owner.entries.join(', ')} (tag ${owner.entries.map((e) => `${this.policy.ownershipTag}.${e}`).join(', ')}); ${resource} does not take it over`,
+      })
+      return
+    }
+    if (g && owner?.kind === 'none' && !sameGuest(g, pveName, name)) {
       // vmids are cluster-wide: an unowned guest of another name at this vmid is not taken over; declaring its
       // PVE name (what proxops adopt writes) is the explicit claim
       anomaly({
