@@ -25,6 +25,7 @@ import {
   tag,
   verbatimQuantity,
 } from './fields.js'
+import { firewallSchema } from './firewall.js'
 import { haSchema } from './ha.js'
 
 /** Tags only the "not a mapping" issue; missing and unknown keys are converted by parseManifest. */
@@ -278,6 +279,7 @@ const vmSpecEntries = (template: boolean) => ({
   clone: v.optional(
     resourceName('Name of a TemplateVM on the same node to full-clone from; then `disks` must be empty.'),
   ),
+  firewall: v.optional(firewallSchema),
   ha: v.optional(haSchema),
 })
 
@@ -392,6 +394,7 @@ const lxcSpecEntries = (template: boolean) => ({
       'LXC only: name of a TemplateCT on the same node to full-clone from (onto `root.storage`); then `template`, `mount-points` and `bind-mounts` must be absent.',
     ),
   ),
+  firewall: v.optional(firewallSchema),
   ha: v.optional(haSchema),
 })
 

@@ -12,6 +12,9 @@
  *   (numbers, always a whole number of MiB); `formatGiB(bytes)` gives PVE's `<storage>:<GiB>` token.
  */
 import type { Kind } from '../kinds.js'
+import type { FirewallSpec } from './firewall.js'
+
+export type { FirewallAlias, FirewallIpset, FirewallRule, FirewallSpec } from './firewall.js'
 
 export type PowerState = 'started' | 'stopped'
 
@@ -183,6 +186,8 @@ export interface VmSpec {
   extra: Record<string, string>
   /** name of a TemplateVM on the same node to full-clone from */
   clone?: string
+  /** the guest firewall; absent = not owned (manifest/firewall.ts) */
+  firewall?: FirewallSpec
   /** an HA resource (VM only, not TemplateVM) */
   ha?: HaSpec
 }
@@ -278,6 +283,8 @@ export interface LxcSpec {
   extra: Record<string, string>
   /** LXC only (rejected on a TemplateCT): name of a TemplateCT on the same node to full-clone from */
   clone?: string
+  /** the guest firewall; absent = not owned (manifest/firewall.ts) */
+  firewall?: FirewallSpec
   /** an HA resource (LXC only, not TemplateCT) */
   ha?: HaSpec
 }
