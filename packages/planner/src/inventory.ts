@@ -84,12 +84,11 @@ export interface LiveInventory {
    * vmid; a failed read carries its reason (the firewall is then unknown: not planned this cycle)
    */
   firewalls?: readonly LiveFirewall[]
-}
-
-export type LiveFirewall = { vmid: number; firewall: GuestFirewall } | { vmid: number; unreadable: string }
   /** the HA configuration; absent when the reader cannot read it (then HA is unknown and nothing HA is planned) */
   ha?: LiveHa
 }
+
+export type LiveFirewall = { vmid: number; firewall: GuestFirewall } | { vmid: number; unreadable: string }
 
 /** pve-ha-manager's resources and the node preferences of this PVE version (planner/src/ha) */
 export type LiveHa =

@@ -120,6 +120,8 @@ export type PveRequest =
       live?: CanonFirewall
       /** the writes planned against `live` (digests are read just before each one) */
       writes: readonly FirewallWrite[]
+    }
+  | {
       call: 'haWrite'
       object: HaObject
       method: 'POST' | 'PUT' | 'DELETE'
