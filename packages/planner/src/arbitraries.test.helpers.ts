@@ -268,3 +268,39 @@ export const drift2Arb: fc.Arbitrary<[DesiredState, DesiredState]> = desiredArb.
     )
     .map((ms): [DesiredState, DesiredState] => [a, { ...a, manifests: ms }]),
 )
+
+function withoutUnprivileged(o: ContainerManifest['spec']['options']): ContainerManifest['spec']['options'] {
+  const { unprivileged: _u, ...rest } = o ?? {}
+  return rest
+}
+
+/**
+ * A TemplateCT and a clone-backed LXC of it on the same node: the clone's root on any storage, no smaller than
+ * the template's (validation refuses smaller), no mount points of its own (the template's are copied).
+ */
+export const lxcCloneArb: fc.Arbitrary<DesiredState> = fc
+  .tuple(lxcArb('ct-golden', 9100, true), lxcArb('app', 120, false), fc.integer({ min: 0, max: 3 }))
+  .map(([tmpl, ct, grow]) => {
+    const { template: _t, ...spec } = ct.spec
+    const clone = {
+      ...ct,
+      spec: {
+        ...spec,
+        node: tmpl.spec.node,
+        clone: 'ct-golden',
+        root: { storage: ct.spec.root.storage, size: tmpl.spec.root.size + grow * 1024 ** 3 },
+        'mount-points': [],
+        'bind-mounts': [],
+        // unprivileged is inherited (create-only): declared as the template declares it
+        options: {
+          ...withoutUnprivileged(ct.spec.options),
+          ...(tmpl.spec.options?.unprivileged ? { unprivileged: true } : {}),
+        },
+      },
+    } as ContainerManifest
+    const template = { ...tmpl, spec: { ...tmpl.spec, 'bind-mounts': [] } } as ContainerManifest
+    return {
+      cluster: 'homelab',
+      manifests: [artifact('CTTemplate', 'debian-12', 'debian-12.tar.zst', ['pve1', 'pve2']), template, clone],
+    }
+  })

@@ -246,8 +246,22 @@ export function applyPlan(plan: Plan, inv: LiveInventory): LiveInventory {
         case 'cloneGuest': {
           const src = guests.get(r.vmid)
           const vmid = Number(r.params.newid)
-          const config: Record<string, string> = { ...(src?.config ?? {}), name: String(r.params.name) }
+          const config: Record<string, string> = { ...(src?.config ?? {}) }
           delete config.template
+          if (r.guest === 'qemu') config.name = String(r.params.name)
+          else {
+            // pve-container clone_vm: `hostname` replaces the copied one; a full clone copies every volume onto
+            // `storage` (else the source's storage) as the new guest's disk
+            if (r.params.hostname !== undefined) config.hostname = String(r.params.hostname)
+            let n = 0
+            for (const key of Object.keys(config)
+              .filter((k) => k === 'rootfs' || /^mp\d+$/.test(k))
+              .sort()) {
+              const value = config[key] as string
+              const storage = r.params.storage !== undefined ? String(r.params.storage) : value.split(':')[0]
+              config[key] = value.replace(/^[^,]+/, `${storage}:vm-${vmid}-disk-${n++}`)
+            }
+          }
           guests.set(vmid, guest(vmid, config, { type: r.guest, node: r.node, status: 'stopped' }))
           break
         }

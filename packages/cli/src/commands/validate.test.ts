@@ -52,7 +52,7 @@ describe('proxops validate (built CLI)', () => {
     expect(doc.clusters[1].kinds).toMatchObject({
       VM: 4,
       TemplateVM: 1,
-      LXC: 1,
+      LXC: 2,
       TemplateCT: 1,
       ISO: 1,
       CTTemplate: 1,

@@ -29,7 +29,8 @@ export function prerequisites(m: Manifest): string[] {
     for (const d of m.spec.disks) if (d.image !== undefined) out.add(keyOf('DiskImage', d.image))
     if (m.spec.clone !== undefined) out.add(keyOf('TemplateVM', m.spec.clone))
   } else if (m.kind === 'LXC' || m.kind === 'TemplateCT') {
-    out.add(keyOf('CTTemplate', m.spec.template))
+    if (m.spec.template !== undefined) out.add(keyOf('CTTemplate', m.spec.template))
+    if (m.spec.clone !== undefined) out.add(keyOf('TemplateCT', m.spec.clone))
   }
   const ann = m.metadata.annotations?.['proxops/depends-on']
   for (const item of (ann ?? '').split(',')) {

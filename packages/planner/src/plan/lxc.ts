@@ -243,11 +243,17 @@ export function lxcFields(m: ContainerManifest, ctx: GuestBuildContext): GuestFi
   owned.push(ctx.tags(s.tags))
 
   const createOnly: Record<string, string> = { ...s.extra }
-  const tmpl = ctx.volid('CTTemplate', s.template)
-  createOnly.ostemplate = tmpl ?? `local:vztmpl/${s.template}`
+  // a clone-backed LXC has no ostemplate: its root filesystem comes from the TemplateCT
+  if (s.template !== undefined) {
+    const tmpl = ctx.volid('CTTemplate', s.template)
+    createOnly.ostemplate = tmpl ?? `local:vztmpl/${s.template}`
+  }
   if (Object.keys(s.extra).length > 0) gaps.push({ field: 'spec.extra', note: 'sent on create only; never compared' })
   return { owned, createOnly, gaps, declaredSlots, ...(createError === undefined ? {} : { createError }) }
 }
+
+/** keys PVE sets only at create (read-only afterwards): never part of a clone's post-clone write */
+export const LXC_CREATE_ONLY: readonly string[] = ['unprivileged']
 
 export function lxcSlotFamily(key: string): 'mount' | 'nic' | undefined {
   if (/^mp\d+$/.test(key)) return 'mount'

@@ -23,6 +23,7 @@ import {
   type Owned,
 } from './fields.js'
 import type { SecretParam } from '../plan-types.js'
+import { QEMU_NIC_MODELS } from './keys.js'
 import { guardVolume, isEmptySlot, poolOf } from './volumes.js'
 
 export interface GuestBuildContext {
@@ -135,20 +136,6 @@ function diskOwned(d: VmDisk, i: number, ctx: GuestBuildContext): Owned {
   }
 }
 
-const QEMU_NET_MODELS = [
-  'virtio',
-  'e1000',
-  'e1000e',
-  'rtl8139',
-  'vmxnet3',
-  'ne2k_pci',
-  'ne2k_isa',
-  'i82551',
-  'i82557b',
-  'i82559er',
-  'pcnet',
-]
-
 /** A qemu NIC value read as PVE's parse_net does: model and MAC from `virtio=<mac>` or `model=`/`macaddr=`. */
 export function qemuNic(
   value: string,
@@ -156,7 +143,7 @@ export function qemuNic(
   const p = parsePS(value) ?? parsePS(value, 'model')
   if (!p) return undefined
   const modelKey =
-    Object.keys(p).find((k) => QEMU_NET_MODELS.includes(k)) ?? (p.model !== undefined ? 'model' : undefined)
+    Object.keys(p).find((k) => QEMU_NIC_MODELS.includes(k)) ?? (p.model !== undefined ? 'model' : undefined)
   const model = modelKey === 'model' ? p.model : modelKey
   const mac = modelKey !== undefined && modelKey !== 'model' ? p[modelKey] : p.macaddr
   return { model, mac, props: p }
@@ -198,7 +185,7 @@ function netOwned(n: VmNic, i: number): Owned {
     if (!drift) return NONE
     // rewrite keeping the live MAC (PVE would otherwise generate a new one) and every unowned token
     const rest: Record<string, string> = { ...p }
-    for (const k of QEMU_NET_MODELS) delete rest[k]
+    for (const k of QEMU_NIC_MODELS) delete rest[k]
     delete rest.model
     delete rest.macaddr
     const mac = n.mac ?? liveMac

@@ -511,6 +511,88 @@ describe('templates and clones', () => {
   })
 })
 
+describe('LXC clones from a TemplateCT (pve-container clone_vm)', () => {
+  const deb = artifact('CTTemplate', 'debian-12', 'debian-12.tar.zst', ['pve1'])
+  const tmpl = lxc(
+    'ct-golden',
+    9100,
+    { root: { storage: 'local-lvm', size: 4 * GiB }, options: { unprivileged: true } },
+    'TemplateCT',
+  )
+  const { template: _t, ...noTemplate } = lxc('app', 120).spec
+  const app = (over: Partial<ReturnType<typeof lxc>['spec']> = {}) =>
+    lxc('app', 120, { ...noTemplate, clone: 'ct-golden', memory: 1024, options: { unprivileged: true }, ...over })
+
+  it('LxcCloneProvisionLifecycle: full clone onto root.storage with the hostname, grown to root.size, configured, started; then converged', () => {
+    const d = desired(deb, tmpl, app({ root: { storage: 'local-zfs', size: 16 * GiB } }))
+    const { first, after, second } = converge(d)
+    expect(first.actions.map((a) => `${a.level} ${a.type} ${a.kind}`)).toEqual([
+      '0 download CTTemplate',
+      '1 create TemplateCT',
+      '2 clone LXC',
+    ])
+    const c = first.actions[2]
+    expect(c?.reason).toBe('LXC/app: not on PVE; will full-clone from TemplateCT ct-golden (vmid 9100)')
+    expect(c?.requests.map((r) => r.call)).toEqual(['cloneGuest', 'resizeDisk', 'updateConfig', 'start'])
+    expect(c?.requests[0]).toEqual({
+      call: 'cloneGuest',
+      node: 'pve1',
+      guest: 'lxc',
+      vmid: 9100,
+      params: { newid: 120, full: 1, hostname: 'app', storage: 'local-zfs' },
+    })
+    expect(c?.requests[1]).toMatchObject({ disk: 'rootfs', size: '16G' })
+    const upd = c?.requests[2] as { params: Record<string, unknown> }
+    // neither the inherited volume nor the create-only unprivileged flag is written after the clone
+    expect([upd.params.rootfs, upd.params.unprivileged, upd.params.ostemplate]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ])
+    expect(upd.params.memory).toBe(1024)
+    expect(c?.diffs.find((x) => x.key === 'rootfs')).toEqual({
+      field: 'spec.root',
+      key: 'rootfs',
+      before: '4G',
+      after: '16G',
+    })
+    const ct = after.guests.find((g) => g.vmid === 120)
+    expect(ct?.config.rootfs).toBe('local-zfs:vm-120-disk-0,size=16G')
+    expect(second.actions).toEqual([])
+    expect(second.anomalies).toEqual([])
+  })
+
+  it("LxcCloneOfTheSameSize: no resize; the template's mount points are inherited, not reported as live-only", () => {
+    const withMp = lxc(
+      'ct-golden',
+      9100,
+      {
+        root: { storage: 'local-lvm', size: 4 * GiB },
+        'mount-points': [{ storage: 'local-lvm', size: GiB, 'mount-point': '/data', slot: 'mp0' }],
+      },
+      'TemplateCT',
+    )
+    const d = desired(deb, withMp, app({ root: { storage: 'local-lvm', size: 4 * GiB }, options: {} }))
+    const { first, after, second } = converge(d)
+    expect(first.actions[2]?.requests.map((r) => r.call)).toEqual(['cloneGuest', 'updateConfig', 'start'])
+    expect(after.guests.find((g) => g.vmid === 120)?.config.mp0).toMatch(/^local-lvm:vm-120-disk-\d,/)
+    expect(second.actions).toEqual([])
+    expect(second.anomalies).toEqual([])
+  })
+
+  it('LxcCloneDriftCorrectsWithoutReclone; a clone whose TemplateCT is not declared is refused as input', () => {
+    const d = desired(deb, tmpl, app())
+    const { after } = converge(d)
+    const drifted = {
+      ...after,
+      guests: after.guests.map((g) => (g.vmid === 120 ? { ...g, config: { ...g.config, memory: '256' } } : g)),
+    }
+    const p = plan(d, drifted, policy())
+    expect(types(p)).toEqual(['update LXC/pve1/120(app)'])
+    expect(() => plan(desired(deb, app()), inventory(), policy())).toThrow(PlanInputError)
+  })
+})
+
 describe('artifacts', () => {
   const iso = artifact('ISO', 'debian', 'debian-13.iso', ['pve1', 'pve2'])
 

@@ -249,6 +249,27 @@ describe('VM', () => {
     expect(one(t)).toEqual(['field-invalid', 'spec.clone'])
   })
 
+  it('LXC clone rules: a TemplateCT instead of a CTTemplate, no mount points; not on a TemplateCT', () => {
+    const m = clone(validManifests.LXC)
+    m.spec.clone = 'debian-tpl'
+    expect(one(m)).toEqual(['clone-with-template', 'spec.template'])
+    delete m.spec.template
+    const parsed = ok(m).spec
+    expect([parsed.clone, parsed.template]).toEqual(['debian-tpl', undefined])
+    m.spec['mount-points'] = [{ storage: 'local-lvm', size: '1GiB' }]
+    expect(one(m)).toEqual(['clone-with-disks', 'spec.mount-points'])
+    m.spec['mount-points'] = []
+    m.spec['bind-mounts'] = [{ 'host-path': '/srv/data', 'mount-point': '/data' }]
+    expect(one(m)).toEqual(['clone-with-disks', 'spec.bind-mounts'])
+    const plain = clone(validManifests.LXC)
+    delete plain.spec.template
+    expect(one(plain)).toEqual(['field-required', 'spec.template'])
+    const t = clone(validManifests.TemplateCT)
+    t.spec.clone = 'other'
+    delete t.spec.template
+    expect(one(t)).toEqual(['field-invalid', 'spec.clone'])
+  })
+
   it('NIC rules', () => {
     const m = clone(validManifests.VM)
     m.spec.networks = [{ bridge: 'vmbr0', mac: 'BC:24:11:AA:BB:CC', vlan: 100, 'rate-limit': 500, firewall: true }]
