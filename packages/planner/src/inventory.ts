@@ -3,7 +3,7 @@
  * LiveReader port; plan() reads it and nothing else of PVE. Anything that could not be read is marked
  * unknown (never "absent"), so the planner neither creates nor deletes on a failed read.
  */
-import type { GuestType } from '@proxops/pve-client/wire'
+import type { GuestFirewall, GuestType } from '@proxops/pve-client/wire'
 
 export interface LiveNode {
   node: string
@@ -79,4 +79,11 @@ export interface LiveInventory {
   volumes: readonly LiveVolume[]
   /** listings that failed: volumes there are unknown, so artifacts there are neither created nor reported absent */
   unreadableStorages: readonly { node: string; storage: string; reason: string }[]
+  /**
+   * guest firewalls, read only for the guests observe() was asked about (`ObserveOptions.firewalls`), sorted by
+   * vmid; a failed read carries its reason (the firewall is then unknown: not planned this cycle)
+   */
+  firewalls?: readonly LiveFirewall[]
 }
+
+export type LiveFirewall = { vmid: number; firewall: GuestFirewall } | { vmid: number; unreadable: string }

@@ -4,7 +4,8 @@
  * Nothing here is derived from the clock or from randomness: the same inputs give the same bytes
  * (see serializePlan). Secret values never appear: they are references resolved at execute time.
  */
-import type { GuestType } from '@proxops/pve-client/wire'
+import type { CanonFirewall } from './firewall/canon.js'
+import type { FirewallWrite, GuestType } from '@proxops/pve-client/wire'
 
 export const PLAN_FORMAT_VERSION = 1
 
@@ -108,6 +109,18 @@ export type PveRequest =
   | { call: 'start' | 'stop' | 'reboot' | 'markTemplate' | 'deleteGuest'; node: string; guest: GuestType; vmid: number }
   | { call: 'shutdown'; node: string; guest: GuestType; vmid: number; timeoutSeconds: number; forceStop: boolean }
   | { call: 'downloadUrl'; node: string; storage: string; params: PlanParams }
+  | {
+      call: 'firewall'
+      node: string
+      guest: GuestType
+      vmid: number
+      /** what the manifest owns (firewall/canon.ts) */
+      desired: CanonFirewall
+      /** the firewall as read at plan time; absent for a guest this plan creates (the writes are then re-derived) */
+      live?: CanonFirewall
+      /** the writes planned against `live` (digests are read just before each one) */
+      writes: readonly FirewallWrite[]
+    }
 
 export type ActionType =
   | 'create'
@@ -123,6 +136,8 @@ export type ActionType =
   | 'stop'
   | 'mark-template'
   | 'delete'
+  /** converge the guest firewall (options, rules, IP sets, aliases); applied live by PVE */
+  | 'firewall'
 
 export interface FieldDiff {
   /** manifest path, e.g. `spec.memory`, `spec.disks[0].iothread` */

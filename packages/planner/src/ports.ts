@@ -22,6 +22,8 @@ import type {
   TaskStatus,
   VersionInfo,
   WaitOptions,
+  GuestFirewall,
+  FirewallWrite,
 } from '@proxops/pve-client/wire'
 
 export interface LiveReader {
@@ -43,6 +45,8 @@ export interface LiveReader {
    * still fit; without it the privilege preflight is skipped (docs/getting-started.md).
    */
   privileges?(path: string): Promise<readonly string[]>
+  /** the guest firewall (options, rules, aliases, ipsets with entries); optional so older readers still fit */
+  guestFirewall?(node: string, type: GuestType, vmid: number): Promise<GuestFirewall>
 }
 
 export interface PveWriter {
@@ -86,6 +90,8 @@ export interface PveWriter {
   deleteGuest(node: string, type: GuestType, vmid: number): Promise<TaskRef>
   /** POST /nodes/{node}/storage/{storage}/download-url */
   downloadUrl(node: string, storage: string, params: PveParams): Promise<TaskRef>
+  /** One synchronous write to a guest firewall; optional so older writers still fit (the action then fails). */
+  firewallWrite?(node: string, type: GuestType, vmid: number, write: FirewallWrite): Promise<void>
   /** Waits for a task to stop; rejects with a TaskTimeout error, resolves with ok=false when it failed. */
   waitTask(task: TaskRef, options?: WaitOptions): Promise<TaskResult>
 }

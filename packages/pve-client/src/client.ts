@@ -12,11 +12,14 @@ import {
   obj,
 } from './decode.js'
 import { PveError, PveTaskTimeoutError } from './errors.js'
+import { firewallCall, readGuestFirewall } from './firewall.js'
 import { abortedError, sleep } from './retry.js'
 import { type GetFn, type TaskLogPage, assertTaskOk, taskLog, taskStatus, waitTask } from './tasks.js'
 import { type CallSpec, type Method, type Params, Transport, type TransportOptions } from './transport.js'
 import type {
   ClusterResource,
+  FirewallWrite,
+  GuestFirewall,
   GuestConfig,
   GuestListItem,
   GuestStatus,
@@ -170,6 +173,11 @@ export class PveReadOnlyClient {
     return decodeWith(`GET /nodes/{node}/${type}/{vmid}/pending`, () => decodePending(data))
   }
 
+  /** The guest firewall: options, rules, aliases and IP sets with their entries, each section with its digest. */
+  guestFirewall(node: string, type: GuestType, vmid: number, o?: CallOptions): Promise<GuestFirewall> {
+    return readGuestFirewall((spec) => this.#get({ ...spec, ...callOpts(o) }), node, guestType(type), vmid)
+  }
+
   async guestStatus(node: string, type: GuestType, vmid: number, o?: CallOptions): Promise<GuestStatus> {
     const data = await this.#get({
       path: `/nodes/{node}/${guestType(type)}/{vmid}/status/current`,
@@ -311,6 +319,18 @@ export class PveClient extends PveReadOnlyClient {
     options?: { pathParams?: Readonly<Record<string, string | number>>; params?: PveParams } & CallOptions,
   ): Promise<unknown> {
     return this.#write(method, path, options?.pathParams, options?.params, options)
+  }
+
+  /** One synchronous guest firewall write (options, a rule, an alias, an IP set or entry); see firewall.ts. */
+  async firewallWrite(
+    node: string,
+    type: GuestType,
+    vmid: number,
+    write: FirewallWrite,
+    o?: CallOptions,
+  ): Promise<void> {
+    const c = firewallCall(node, guestType(type), vmid, write)
+    await this.#write(c.method, c.path, c.pathParams, c.params, o)
   }
 
   /** POST /nodes/{node}/qemu|lxc (qmcreate / vzcreate); params include `vmid`. */

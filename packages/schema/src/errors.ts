@@ -60,6 +60,9 @@ export const ErrorCodes = {
   'bind-mount-host-path': 'a bind mount host path is relative or a system directory',
   'path-not-absolute': 'a guest mount path is not absolute',
   'value-duplicate': 'a list repeats a value that must be unique',
+  'firewall-invalid': 'a firewall rule, IP set or alias breaks a rule PVE checks (ports, addresses, macros)',
+  'firewall-ref': 'a firewall rule names an IP set, alias or NIC the guest does not declare',
+  'firewall-nic': 'the guest firewall is enabled but no declared NIC has firewall: true',
   'pci-device-invalid': 'a PCI device is not a bus:device[.function] address',
   // configs and composition
   'config-invalid': 'a config file is malformed',

@@ -37,6 +37,7 @@ const VERB: Readonly<Record<ActionType, string>> = {
   start: 'will be started',
   stop: 'will be stopped',
   'mark-template': 'will be marked as a template',
+  firewall: 'will have its firewall updated (applies live)',
   delete: 'will be deleted (prune)',
 }
 

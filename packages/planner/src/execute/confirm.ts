@@ -10,12 +10,14 @@
  *     is marked by a worker PVE does not return, so that check is retried a few times)
  *   - a deleted guest is no longer listed on its node
  *   - a downloaded file is listed in its storage
+ *   - a converged firewall needs no further write
  */
 import type { Action, PveRequest } from '../plan-types.js'
 import type { LiveReader } from '../ports.js'
 import { splitPending } from '../observe/observe.js'
 import { parseProps, pveSizeBytes } from '../adopt/props.js'
 import { guestTarget, type ActionContext } from './run-action.js'
+import { firewallWrites, liveFirewall } from '../firewall/canon.js'
 
 export async function confirmAction(
   action: Action,
@@ -101,6 +103,11 @@ async function check(action: Action, reader: LiveReader): Promise<string | undef
   if (action.requests.some((r) => r.call === 'markTemplate') && config.template !== '1' && status.template !== true)
     problems.push('not marked as a template')
 
+  for (const r of action.requests) {
+    if (r.call !== 'firewall' || !reader.guestFirewall) continue
+    const left = firewallWrites(liveFirewall(await reader.guestFirewall(node, guest, vmid)), r.desired)
+    if (left.length > 0) problems.push(`firewall not converged (${left.map((w) => w.op).join(', ')} still needed)`)
+  }
   const power = expectedPower(action.requests)
   if (power && status.status !== power) problems.push(`power state is ${status.status}, expected ${power}`)
   return problems.length > 0 ? `${label}: ${[...new Set(problems)].join('; ')}` : undefined

@@ -9,6 +9,7 @@ import type { GuestType, TaskRef, TaskResult } from '@proxops/pve-client/wire'
 import type { LiveReader, PveWriter } from '../ports.js'
 import { redact, resolveParams, type SecretResolver } from './params.js'
 import { confirmAction } from './confirm.js'
+import { runFirewall } from '../firewall/execute.js'
 import { parseProps, pveSizeBytes } from '../adopt/props.js'
 
 export interface ActionContext {
@@ -198,6 +199,9 @@ async function runRequest(
       return
     case 'deleteGuest':
       await call('delete', ctx, tasks, () => writer.deleteGuest(request.node, request.guest, request.vmid))
+      return
+    case 'firewall':
+      await runFirewall(request, ctx.reader, writer)
       return
     case 'downloadUrl': {
       const { params, secrets: s } = await resolveParams(request.params, ctx.secrets)

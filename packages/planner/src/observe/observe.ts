@@ -13,7 +13,15 @@
  */
 import type { ClusterResource, GuestListItem, GuestType, PendingEntry } from '@proxops/pve-client/wire'
 import type { LiveReader } from '../ports.js'
-import type { LiveGuest, LiveInventory, LiveNode, LiveStorage, LiveVolume, UnknownGuest } from '../inventory.js'
+import type {
+  LiveFirewall,
+  LiveGuest,
+  LiveInventory,
+  LiveNode,
+  LiveStorage,
+  LiveVolume,
+  UnknownGuest,
+} from '../inventory.js'
 import { Limiter, readTags } from '@proxops/pve-client/wire'
 
 export interface ObserveOptions {
@@ -24,6 +32,8 @@ export interface ObserveOptions {
   /** storage content types whose volumes are listed (default iso, vztmpl, import) */
   contentTypes?: readonly string[]
   signal?: AbortSignal
+  /** vmids whose guest firewall is read (the guests whose manifests declare spec.firewall), `all` for adopt */
+  firewalls?: readonly number[] | 'all'
 }
 
 export class ObserveError extends Error {
@@ -154,6 +164,7 @@ export async function observe(
     }),
   )
 
+  const firewalls = await readFirewalls(reader, read, guests, options)
   const { storages, volumes, unreadableStorages } = await storagesRead
 
   return {
@@ -165,7 +176,35 @@ export async function observe(
     storages,
     volumes,
     unreadableStorages,
+    ...(firewalls ? { firewalls } : {}),
   }
+}
+
+/** the firewalls asked for, of guests that were read; a failed read is kept with its reason */
+async function readFirewalls(
+  reader: LiveReader,
+  read: Read,
+  guests: readonly LiveGuest[],
+  options: ObserveOptions,
+): Promise<LiveFirewall[] | undefined> {
+  if (!options.firewalls || options.firewalls.length === 0) return undefined
+  const want = options.firewalls === 'all' ? new Set(guests.map((g) => g.vmid)) : new Set(options.firewalls)
+  const out: LiveFirewall[] = []
+  await Promise.all(
+    guests
+      .filter((g) => want.has(g.vmid))
+      .map(async (g) => {
+        if (!reader.guestFirewall) return out.push({ vmid: g.vmid, unreadable: 'the reader cannot read firewalls' })
+        const readFw = reader.guestFirewall.bind(reader)
+        try {
+          out.push({ vmid: g.vmid, firewall: await read(() => readFw(g.node, g.type, g.vmid)) })
+        } catch (error) {
+          options.signal?.throwIfAborted()
+          out.push({ vmid: g.vmid, unreadable: errorText(error) })
+        }
+      }),
+  )
+  return out.sort((a, b) => a.vmid - b.vmid)
 }
 
 type Read = <T>(fn: () => Promise<T>) => Promise<T>

@@ -50,6 +50,7 @@ const RANK: Record<ActionType, number> = {
   clone: 0,
   update: 1,
   'shutdown-then-update': 1,
+  firewall: 1,
   resize: 2,
   'mark-template': 3,
   restart: 4,
@@ -149,7 +150,7 @@ export function summaryOf(
   const count = (...t: ActionType[]) => actions.filter((a) => t.includes(a.type)).length
   return {
     create: count('create', 'clone'),
-    update: count('update', 'shutdown-then-update'),
+    update: count('update', 'shutdown-then-update', 'firewall'),
     resize: count('resize'),
     power: count('start', 'stop', 'restart'),
     markTemplate: count('mark-template'),

@@ -7,8 +7,9 @@ import { keyOf, levels } from './deps.js'
 import { isArtifact, isQemu, type DesiredState, type SecretLookup } from '../desired.js'
 import { isDisruptionPolicy } from './disruption.js'
 import { PlanInputError } from '../errors.js'
-import { planLiveGuest, planNewGuest, type GuestPlanEnv } from './guest-plan.js'
-import type { LiveGuest, LiveInventory } from '../inventory.js'
+import { disruptionFor, planLiveGuest, planNewGuest, type GuestPlanEnv } from './guest-plan.js'
+import { planFirewall, type FirewallPlanInput } from '../firewall/plan.js'
+import type { LiveFirewall, LiveGuest, LiveInventory } from '../inventory.js'
 import { lxcFields } from './lxc.js'
 import { artifactAddress, assemblePlan, guestAddress, type Draft } from './order.js'
 import type { Owned } from './fields.js'
@@ -109,6 +110,7 @@ class Context {
   private readonly volumes = new Set<string>()
   private readonly unreadable = new Map<string, string>()
   private readonly reportedUnknown = new Set<number>()
+  private readonly firewalls = new Map<number, LiveFirewall>()
   /** vmids of guests on nodes outside the allowlist (never acted on, but they block a create) */
   private readonly elsewhere = new Map<number, string>()
   private readonly env: GuestPlanEnv
@@ -158,6 +160,7 @@ class Context {
     for (const u of live.unknownGuests) if (this.allowedNode(u.node)) this.unknown.set(u.vmid, u)
     for (const v of live.volumes) this.volumes.add(`${v.node}\0${v.storage}\0${v.volid}`)
     for (const u of live.unreadableStorages) this.unreadable.set(`${u.node}\0${u.storage}`, u.reason)
+    for (const f of live.firewalls ?? []) this.firewalls.set(f.vmid, f)
   }
 
   private checkNode(kind: string, name: string, node: string): void {
@@ -339,6 +342,7 @@ class Context {
         })
       }
       planNewGuest({ m, f, base, type, isTemplate, skip, anomaly }, this.env)
+      this.planFirewall(m, type, base, undefined)
       return
     }
     if (g.lock !== undefined && g.lock !== '') {
@@ -361,6 +365,33 @@ class Context {
       return
     }
     planLiveGuest({ m, f, base, type, isTemplate, skip, anomaly }, g, this.env)
+    this.planFirewall(m, type, base, g)
+  }
+
+  /** spec.firewall (firewall/plan.ts), after the guest's own actions; a new guest's waits for its create */
+  private planFirewall(
+    m: QemuManifest | ContainerManifest,
+    type: GuestType,
+    base: FirewallPlanInput['base'],
+    g: LiveGuest | undefined,
+  ): void {
+    if (m.spec.firewall === undefined) return
+    const created = g
+      ? undefined
+      : this.drafts.find((d) => d.address === base.address && (d.type === 'create' || d.type === 'clone'))
+    planFirewall(
+      {
+        m,
+        type,
+        address: base.address,
+        base,
+        ...(g ? { live: g } : {}),
+        ...(created ? { createdBy: created.id ?? `${created.address}#${created.type}` } : {}),
+        firewalls: this.firewalls,
+        policy: disruptionFor(m, this.policy.disruption),
+      },
+      this,
+    )
   }
 
   /** Unknown guests that no manifest claims are still reported (they are never prune candidates). */

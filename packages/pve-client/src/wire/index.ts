@@ -38,4 +38,6 @@ export type {
   TaskResult,
   WaitOptions,
   PveParams,
+  GuestFirewall,
+  FirewallWrite,
 } from './types.js'

@@ -10,6 +10,7 @@ import { API_VERSION, KINDS, type Kind, canonicalKind } from '../kinds.js'
 import { REF_NAME, checkArtifactFilename, checkResourceName } from '../names.js'
 import { manifestSchemas } from './schemas.js'
 import type { ArtifactSpec, LxcSpec, Manifest, VmSpec } from './types.js'
+import { checkFirewall } from './firewall.js'
 
 export type PathKey = string | number
 export interface ManifestIssue {
@@ -181,6 +182,10 @@ function finalise(m: Manifest, issues: ManifestIssue[]): Manifest {
       break
     default:
       finaliseArtifact(m.kind, m.spec, add)
+  }
+  // after the kind's own rules, which default the NIC slots
+  if (m.kind !== 'ISO' && m.kind !== 'CTTemplate' && m.kind !== 'DiskImage' && m.spec.firewall) {
+    checkFirewall(m.spec.firewall, m.spec.networks, add)
   }
   return m
 }

@@ -25,6 +25,7 @@ import {
   tag,
   verbatimQuantity,
 } from './fields.js'
+import { firewallSchema } from './firewall.js'
 
 /** Tags only the "not a mapping" issue; missing and unknown keys are converted by parseManifest. */
 const objectMessage = (issue: v.BaseIssue<unknown>): string =>
@@ -277,6 +278,7 @@ const vmSpecEntries = (template: boolean) => ({
   clone: v.optional(
     resourceName('Name of a TemplateVM on the same node to full-clone from; then `disks` must be empty.'),
   ),
+  firewall: v.optional(firewallSchema),
 })
 
 export const vmSpecSchema = obj(vmSpecEntries(false), 'VM spec.')
@@ -390,6 +392,7 @@ const lxcSpecEntries = (template: boolean) => ({
       'LXC only: name of a TemplateCT on the same node to full-clone from (onto `root.storage`); then `template`, `mount-points` and `bind-mounts` must be absent.',
     ),
   ),
+  firewall: v.optional(firewallSchema),
 })
 
 export const lxcSpecSchema = obj(lxcSpecEntries(false), 'LXC spec.')

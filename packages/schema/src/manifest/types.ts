@@ -12,6 +12,9 @@
  *   (numbers, always a whole number of MiB); `formatGiB(bytes)` gives PVE's `<storage>:<GiB>` token.
  */
 import type { Kind } from '../kinds.js'
+import type { FirewallSpec } from './firewall.js'
+
+export type { FirewallAlias, FirewallIpset, FirewallRule, FirewallSpec } from './firewall.js'
 
 export type PowerState = 'started' | 'stopped'
 /** How disruptive a change may be before it is left pending. */
@@ -180,6 +183,8 @@ export interface VmSpec {
   extra: Record<string, string>
   /** name of a TemplateVM on the same node to full-clone from */
   clone?: string
+  /** the guest firewall; absent = not owned (manifest/firewall.ts) */
+  firewall?: FirewallSpec
 }
 
 export type VmManifest = Envelope<'VM', VmSpec>
@@ -273,6 +278,8 @@ export interface LxcSpec {
   extra: Record<string, string>
   /** LXC only (rejected on a TemplateCT): name of a TemplateCT on the same node to full-clone from */
   clone?: string
+  /** the guest firewall; absent = not owned (manifest/firewall.ts) */
+  firewall?: FirewallSpec
 }
 
 export type LxcManifest = Envelope<'LXC', LxcSpec>
