@@ -3,7 +3,7 @@
  * LiveReader port; plan() reads it and nothing else of PVE. Anything that could not be read is marked
  * unknown (never "absent"), so the planner neither creates nor deletes on a failed read.
  */
-import type { GuestFirewall, GuestType } from '@proxops/pve-client/wire'
+import type { GuestFirewall, GuestType, HaItem } from '@proxops/pve-client/wire'
 
 export interface LiveNode {
   node: string
@@ -84,6 +84,20 @@ export interface LiveInventory {
    * vmid; a failed read carries its reason (the firewall is then unknown: not planned this cycle)
    */
   firewalls?: readonly LiveFirewall[]
+  /** the HA configuration; absent when the reader cannot read it (then HA is unknown and nothing HA is planned) */
+  ha?: LiveHa
 }
 
 export type LiveFirewall = { vmid: number; firewall: GuestFirewall } | { vmid: number; unreadable: string }
+
+/** pve-ha-manager's resources and the node preferences of this PVE version (planner/src/ha) */
+export type LiveHa =
+  | {
+      /** groups on PVE 8, node-affinity (and other) rules on PVE 9 */
+      form: 'groups' | 'rules'
+      /** sorted by sid */
+      resources: readonly HaItem[]
+      /** groups or rules, sorted by id */
+      preferences: readonly HaItem[]
+    }
+  | { unreadable: string }

@@ -5,7 +5,7 @@
  * (see serializePlan). Secret values never appear: they are references resolved at execute time.
  */
 import type { CanonFirewall } from './firewall/canon.js'
-import type { FirewallWrite, GuestType } from '@proxops/pve-client/wire'
+import type { FirewallWrite, GuestType, HaObject } from '@proxops/pve-client/wire'
 
 export const PLAN_FORMAT_VERSION = 1
 
@@ -121,6 +121,16 @@ export type PveRequest =
       /** the writes planned against `live` (digests are read just before each one) */
       writes: readonly FirewallWrite[]
     }
+  | {
+      call: 'haWrite'
+      object: HaObject
+      method: 'POST' | 'PUT' | 'DELETE'
+      /** sid, group or rule id */
+      id: string
+      params: PlanParams
+      /** the guest a requested-state change concerns: the executor waits until it is in `power` (bounded) */
+      guest?: { node: string; guest: GuestType; vmid: number; power: 'running' | 'stopped' }
+    }
 
 export type ActionType =
   | 'create'
@@ -138,6 +148,10 @@ export type ActionType =
   | 'delete'
   /** converge the guest firewall (options, rules, IP sets, aliases); applied live by PVE */
   | 'firewall'
+  /** the guest's HA resource (and its group or rule) created, updated or removed (planner/src/ha) */
+  | 'ha-create'
+  | 'ha-update'
+  | 'ha-delete'
 
 export interface FieldDiff {
   /** manifest path, e.g. `spec.memory`, `spec.disks[0].iothread` */
@@ -207,6 +221,8 @@ export type AnomalyCode =
   | 'owned-elsewhere'
   /** the API token lacks a privilege an action needs (or the option is for root@pam only): the action is not attempted */
   | 'missing-privilege'
+  /** an HA node preference ProxOps would write conflicts with one it does not own */
+  | 'ha-conflict'
 
 /** A non-destructive observation; never executed. */
 export interface Anomaly {

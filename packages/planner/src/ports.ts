@@ -13,6 +13,8 @@ import type {
   GuestListItem,
   GuestStatus,
   GuestType,
+  HaItem,
+  HaObject,
   PendingEntry,
   PveParams,
   StorageContentItem,
@@ -47,6 +49,8 @@ export interface LiveReader {
   privileges?(path: string): Promise<readonly string[]>
   /** the guest firewall (options, rules, aliases, ipsets with entries); optional so older readers still fit */
   guestFirewall?(node: string, type: GuestType, vmid: number): Promise<GuestFirewall>
+  /** `GET /cluster/ha/{object}`. Optional so older readers still fit; without it HA is unknown (nothing planned). */
+  haConfig?(object: HaObject): Promise<HaItem[]>
 }
 
 export interface PveWriter {
@@ -92,6 +96,17 @@ export interface PveWriter {
   downloadUrl(node: string, storage: string, params: PveParams): Promise<TaskRef>
   /** One synchronous write to a guest firewall; optional so older writers still fit (the action then fails). */
   firewallWrite?(node: string, type: GuestType, vmid: number, write: FirewallWrite): Promise<void>
+  /**
+   * `POST /cluster/ha/{object}` (the id inside params), `PUT` or `DELETE /cluster/ha/{object}/{id}`: synchronous
+   * section-config writes; `digest` makes PVE refuse a PUT when the file changed since it was read.
+   */
+  haWrite?(
+    object: HaObject,
+    method: 'POST' | 'PUT' | 'DELETE',
+    id: string,
+    params: PveParams,
+    options?: { digest?: string },
+  ): Promise<void>
   /** Waits for a task to stop; rejects with a TaskTimeout error, resolves with ok=false when it failed. */
   waitTask(task: TaskRef, options?: WaitOptions): Promise<TaskResult>
 }

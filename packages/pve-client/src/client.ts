@@ -24,6 +24,8 @@ import type {
   GuestListItem,
   GuestStatus,
   GuestType,
+  HaItem,
+  HaObject,
   NodeInfo,
   NodeStatus,
   PendingEntry,
@@ -196,6 +198,21 @@ export class PveReadOnlyClient {
     return decodeWith('GET /access/permissions', () => {
       const privs = obj(data, 'permissions')[path]
       return privs === undefined ? [] : Object.keys(obj(privs, path)).sort()
+    })
+  }
+
+  /** `GET /cluster/ha/{resources|groups|rules}` (groups exist on PVE 8, rules on PVE 9) */
+  async haConfig(object: HaObject, o?: CallOptions): Promise<HaItem[]> {
+    const path = `/cluster/ha/${object}`
+    const data = await this.#get({ path, ...callOpts(o) })
+    return decodeWith(`GET ${path}`, () => {
+      if (!Array.isArray(data)) throw new Error(`expected a list, got ${typeof data}`)
+      return data.map((item: unknown) => {
+        const out: Record<string, string> = {}
+        for (const [k, v] of Object.entries(obj(item, object)))
+          if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') out[k] = String(v)
+        return out
+      })
     })
   }
 
@@ -429,6 +446,22 @@ export class PveClient extends PveReadOnlyClient {
   async deleteGuest(node: string, type: GuestType, vmid: number, options?: CallOptions): Promise<TaskRef> {
     const path = `/nodes/{node}/${guestType(type)}/{vmid}`
     return taskRef(node, await this.#write('DELETE', path, { node, vmid }, { purge: true }, options), `DELETE ${path}`)
+  }
+
+  /**
+   * `POST /cluster/ha/{object}` (the id travels in `params`), `PUT` / `DELETE /cluster/ha/{object}/{id}`.
+   * Synchronous (no task); `digest` makes a PUT fail when the section config changed since it was read.
+   */
+  async haWrite(
+    object: HaObject,
+    method: 'POST' | 'PUT' | 'DELETE',
+    id: string,
+    params: PveParams,
+    options?: { digest?: string } & CallOptions,
+  ): Promise<void> {
+    const body = { ...params, ...(options?.digest ? { digest: options.digest } : {}) }
+    if (method === 'POST') await this.#write('POST', `/cluster/ha/${object}`, undefined, body, options)
+    else await this.#write(method, `/cluster/ha/${object}/{id}`, { id }, body, options)
   }
 
   /** POST /nodes/{node}/storage/{storage}/download-url (`url`, `filename`, `content`, optional checksum pair). */

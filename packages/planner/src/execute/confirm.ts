@@ -53,6 +53,9 @@ async function check(action: Action, reader: LiveReader): Promise<string | undef
     return found ? undefined : `${filename} is not listed in storage ${download.storage} on ${download.node}`
   }
 
+  if (action.type === 'ha-create' || action.type === 'ha-update' || action.type === 'ha-delete')
+    return checkHa(action, reader)
+
   const target = guestTarget(action)
   if (!target) return undefined
   const { node, guest, vmid } = target
@@ -127,4 +130,19 @@ function expectedPower(requests: readonly PveRequest[]): 'running' | 'stopped' |
 
 function isTrue(value: unknown): boolean {
   return value === 1 || value === '1' || value === true
+}
+
+/** an HA action: the resource is there (with the requested state) or gone */
+async function checkHa(action: Action, reader: LiveReader): Promise<string | undefined> {
+  const write = action.requests.find(
+    (r): r is Extract<PveRequest, { call: 'haWrite' }> => r.call === 'haWrite' && r.object === 'resources',
+  )
+  if (!write || !reader.haConfig) return undefined
+  const item = (await reader.haConfig('resources')).find((r) => r.sid === write.id)
+  if (write.method === 'DELETE') return item ? `HA resource ${write.id} is still configured` : undefined
+  if (!item) return `HA resource ${write.id} is not configured`
+  const state = write.params.state
+  if (state !== undefined && (item.state ?? 'started') !== String(state))
+    return `HA resource ${write.id} requests ${item.state ?? 'started'}, not ${String(state)}`
+  return undefined
 }

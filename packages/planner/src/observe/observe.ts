@@ -23,6 +23,7 @@ import type {
   UnknownGuest,
 } from '../inventory.js'
 import { Limiter, readTags } from '@proxops/pve-client/wire'
+import { readHa } from '../ha/observe.js'
 
 export interface ObserveOptions {
   /** requests in flight at once for this cluster (default 8) */
@@ -94,6 +95,8 @@ export async function observe(
   const storagesRead = readStorages(reader, read, resources, allowed, online, options)
   // if a later phase throws first, this promise must not end as an unhandled rejection
   storagesRead.catch(() => undefined)
+  // the HA configuration (two reads; a failure makes HA unknown, so this promise never rejects)
+  const haRead = readHa(reader, version, read)
 
   // the node's own guest lists: power state without lag, and guests the resources view has not caught up with
   const listed = new Map<string, GuestListItem>()
@@ -166,6 +169,7 @@ export async function observe(
 
   const firewalls = await readFirewalls(reader, read, guests, options)
   const { storages, volumes, unreadableStorages } = await storagesRead
+  const ha = await haRead
 
   return {
     cluster,
@@ -177,6 +181,7 @@ export async function observe(
     volumes,
     unreadableStorages,
     ...(firewalls ? { firewalls } : {}),
+    ...(ha ? { ha } : {}),
   }
 }
 

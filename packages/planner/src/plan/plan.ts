@@ -27,6 +27,7 @@ import {
 import type { GuestType } from '@proxops/pve-client/wire'
 import { ownerMarker, ownerOf, ownedHere } from './ownership.js'
 import { prunes } from './prune.js'
+import { HaPlanner } from '../ha/plan.js'
 import { qemuFields, tagsField, type GuestBuildContext, type GuestFields } from './qemu.js'
 
 export interface PlanOptions {
@@ -95,6 +96,7 @@ class Context {
   readonly skips: Skip[] = []
   readonly pending: PendingChange[] = []
   readonly gaps: Gap[] = []
+  private readonly ha: HaPlanner
   /** live vmids claimed by a desired guest (never prune candidates) */
   readonly matched = new Set<number>()
   /** owned (tagged) live guests by type and PVE name, for reporting a renumbered guest */
@@ -135,6 +137,14 @@ class Context {
     }
     this.levels = levels(this.byKey)
     this.env = { policy, byKey: this.byKey, out: this }
+    this.ha = new HaPlanner({
+      ha: live.ha,
+      ownershipTag: policy.ownershipTag,
+      budget: policy.pruneBudget,
+      drafts: this.drafts,
+      anomalies: this.anomalies,
+      skips: this.skips,
+    })
     this.buildContexts = this.makeBuildContexts()
     for (const n of live.nodes) this.online.set(n.node, n.online)
     this.visibleGuests = live.guests.filter((g) => this.allowedNode(g.node))
@@ -341,8 +351,10 @@ class Context {
           message: `${resource} was vmid ${old.vmid} on ${old.node} on PVE (same name); vmid ${vmid} is created as a new guest and ${old.vmid} is kept: remove it by hand once the new one serves, or restore spec.vmid`,
         })
       }
-      planNewGuest({ m, f, base, type, isTemplate, skip, anomaly }, this.env)
+      const first = this.drafts.length
+      planNewGuest({ m: this.powerFor(m, undefined), f, base, type, isTemplate, skip, anomaly }, this.env)
       this.planFirewall(m, type, base, undefined)
+      this.planHa(m, type, undefined, base, first)
       return
     }
     if (g.lock !== undefined && g.lock !== '') {
@@ -364,8 +376,10 @@ class Context {
       })
       return
     }
-    planLiveGuest({ m, f, base, type, isTemplate, skip, anomaly }, g, this.env)
+    const first = this.drafts.length
+    planLiveGuest({ m: this.powerFor(m, g), f, base, type, isTemplate, skip, anomaly }, g, this.env)
     this.planFirewall(m, type, base, g)
+    this.planHa(m, type, g, base, first)
   }
 
   /** spec.firewall (firewall/plan.ts), after the guest's own actions; a new guest's waits for its create */
@@ -392,6 +406,29 @@ class Context {
       },
       this,
     )
+  }
+
+  /** an HA-managed guest's power goes through its HA resource: the guest plan then keeps the live power */
+  private powerFor<M extends QemuManifest | ContainerManifest>(m: M, g: LiveGuest | undefined): M {
+    const pin = this.ha.pinnedPower(m, g)
+    return pin === undefined || pin === m.spec.state ? m : { ...m, spec: { ...m.spec, state: pin } }
+  }
+
+  /** the guest's HA actions, after the guest's own actions of this cycle (drafts from index `first`) */
+  private planHa(
+    m: QemuManifest | ContainerManifest,
+    type: GuestType,
+    g: LiveGuest | undefined,
+    base: Parameters<HaPlanner['plan']>[3],
+    first: number,
+  ): void {
+    if (m.kind !== 'VM' && m.kind !== 'LXC') return
+    const after: string[] = []
+    for (let i = first; i < this.drafts.length; i++) {
+      const d = this.drafts[i] as Draft
+      if (d.address === base.address) after.push(d.id ?? `${d.address}#${d.type}`)
+    }
+    this.ha.plan(m, type, g, base, after)
   }
 
   /** Unknown guests that no manifest claims are still reported (they are never prune candidates). */

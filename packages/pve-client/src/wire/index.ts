@@ -40,4 +40,6 @@ export type {
   PveParams,
   GuestFirewall,
   FirewallWrite,
+  HaObject,
+  HaItem,
 } from './types.js'

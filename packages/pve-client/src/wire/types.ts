@@ -222,3 +222,8 @@ export type FirewallWrite =
   | { op: 'ipset-add'; name: string; cidr: string; nomatch: boolean; comment?: string }
   | { op: 'ipset-update'; name: string; cidr: string; nomatch: boolean; comment?: string; digest?: string }
   | { op: 'ipset-remove'; name: string; cidr: string; digest?: string }
+/** pve-ha-manager's section configs under `/cluster/ha` */
+export type HaObject = 'resources' | 'groups' | 'rules'
+
+/** One item of `GET /cluster/ha/{object}`: every scalar as a string (nested values such as `errors` are left out). */
+export type HaItem = Readonly<Record<string, string>>

@@ -26,6 +26,7 @@ import {
   verbatimQuantity,
 } from './fields.js'
 import { firewallSchema } from './firewall.js'
+import { haSchema } from './ha.js'
 
 /** Tags only the "not a mapping" issue; missing and unknown keys are converted by parseManifest. */
 const objectMessage = (issue: v.BaseIssue<unknown>): string =>
@@ -279,6 +280,7 @@ const vmSpecEntries = (template: boolean) => ({
     resourceName('Name of a TemplateVM on the same node to full-clone from; then `disks` must be empty.'),
   ),
   firewall: v.optional(firewallSchema),
+  ha: v.optional(haSchema),
 })
 
 export const vmSpecSchema = obj(vmSpecEntries(false), 'VM spec.')
@@ -393,6 +395,7 @@ const lxcSpecEntries = (template: boolean) => ({
     ),
   ),
   firewall: v.optional(firewallSchema),
+  ha: v.optional(haSchema),
 })
 
 export const lxcSpecSchema = obj(lxcSpecEntries(false), 'LXC spec.')

@@ -17,6 +17,9 @@ import type { FirewallSpec } from './firewall.js'
 export type { FirewallAlias, FirewallIpset, FirewallRule, FirewallSpec } from './firewall.js'
 
 export type PowerState = 'started' | 'stopped'
+
+import type { HaSpec } from './ha.js'
+export type { HaSpec, HaState } from './ha.js'
 /** How disruptive a change may be before it is left pending. */
 export type DisruptionPolicy = 'none' | 'hotplug' | 'reboot' | 'stop'
 
@@ -185,6 +188,8 @@ export interface VmSpec {
   clone?: string
   /** the guest firewall; absent = not owned (manifest/firewall.ts) */
   firewall?: FirewallSpec
+  /** an HA resource (VM only, not TemplateVM) */
+  ha?: HaSpec
 }
 
 export type VmManifest = Envelope<'VM', VmSpec>
@@ -280,6 +285,8 @@ export interface LxcSpec {
   clone?: string
   /** the guest firewall; absent = not owned (manifest/firewall.ts) */
   firewall?: FirewallSpec
+  /** an HA resource (LXC only, not TemplateCT) */
+  ha?: HaSpec
 }
 
 export type LxcManifest = Envelope<'LXC', LxcSpec>
