@@ -30,7 +30,6 @@ export function globalFlags(args: GlobalArgs, defaults: { logFormat?: string } =
   set('pveAuth', args['pve-auth'])
   set('caFile', args['ca-file'])
   set('dataDir', args['data-dir'])
-  set('acceptEndpoint', args['accept-endpoint'])
   set('logLevel', args['log-level'])
   set('logFormat', args['log-format'] ?? defaults.logFormat)
   set('listen', args.listen)
