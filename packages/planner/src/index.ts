@@ -5,7 +5,16 @@
  */
 export type { LiveReader, PveWriter } from './ports.js'
 export type { DesiredState, SecretLookup } from './desired.js'
-export type { LiveGuest, LiveInventory, LiveNode, LiveStorage, LiveVolume, UnknownGuest } from './inventory.js'
+export type {
+  LiveFirewall,
+  LiveGuest,
+  LiveHa,
+  LiveInventory,
+  LiveNode,
+  LiveStorage,
+  LiveVolume,
+  UnknownGuest,
+} from './inventory.js'
 export {
   DEFAULT_POLICY,
   PLAN_FORMAT_VERSION,

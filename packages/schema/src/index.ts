@@ -61,6 +61,8 @@ export {
   type DiskImageManifest,
   type DisruptionPolicy,
   type GuestManifest,
+  type HaSpec,
+  type HaState,
   type IpConfig,
   type IsoManifest,
   type LxcBindMount,
