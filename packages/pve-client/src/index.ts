@@ -1,4 +1,7 @@
-/** `@proxops/pve-client`: a typed, safe Proxmox VE API client. Pure codecs live in `@proxops/pve-client/wire`. */
+/**
+ * `@proxops/pve-client`: a typed, safe Proxmox VE API client. Pure codecs and the data types of PVE's answers
+ * (GuestConfig, TaskStatus, ...) are listed once, in `@proxops/pve-client/wire`.
+ */
 export {
   createPveClient,
   createPveReadOnlyClient,
@@ -33,24 +36,3 @@ export {
 export { classifyMessage } from './classify.js'
 export { retryOnLockTimeout, isLockTimeout, backoffDelay, type BackoffOptions, type LockRetryOptions } from './retry.js'
 export { isTaskSuccess, assertTaskOk, type TaskLogPage } from './tasks.js'
-export type {
-  GuestType,
-  VersionInfo,
-  NodeInfo,
-  NodeStatus,
-  ClusterResource,
-  GuestListItem,
-  GuestConfig,
-  PendingEntry,
-  GuestStatus,
-  StorageInfo,
-  StorageContentItem,
-  TaskRef,
-  TaskStatus,
-  TaskLogLine,
-  TaskResult,
-  WaitOptions,
-  PveParams,
-  GuestFirewall,
-  FirewallWrite,
-} from './wire/types.js'
