@@ -6,6 +6,8 @@
  * loader's internals.
  */
 
+import type { BackupJobManifest } from './backup/types.js'
+
 export type PowerState = 'started' | 'stopped'
 
 export interface DesiredMetadata {
@@ -178,7 +180,7 @@ export interface ArtifactManifest {
   metadata: DesiredMetadata
   spec: ArtifactSpec
 }
-export type DesiredManifest = VmManifest | LxcManifest | ArtifactManifest
+export type DesiredManifest = VmManifest | LxcManifest | ArtifactManifest | BackupJobManifest
 
 export interface DesiredState {
   cluster: string
@@ -195,6 +197,9 @@ export type SecretLookup = (ref: string) => string | undefined
 
 export function isArtifact(m: DesiredManifest): m is ArtifactManifest {
   return m.kind === 'ISO' || m.kind === 'CTTemplate' || m.kind === 'DiskImage'
+}
+export function isBackupJob(m: DesiredManifest): m is BackupJobManifest {
+  return m.kind === 'BackupJob'
 }
 export function isQemu(m: DesiredManifest): m is VmManifest {
   return m.kind === 'VM' || m.kind === 'TemplateVM'

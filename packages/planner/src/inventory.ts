@@ -3,6 +3,7 @@
  * LiveReader port; plan() reads it and nothing else of PVE. Anything that could not be read is marked
  * unknown (never "absent"), so the planner neither creates nor deletes on a failed read.
  */
+import type { LiveBackupJob } from './backup/types.js'
 import type { GuestType } from './ports.js'
 
 export interface LiveNode {
@@ -79,4 +80,7 @@ export interface LiveInventory {
   volumes: readonly LiveVolume[]
   /** listings that failed: volumes there are unknown, so artifacts there are neither created nor reported absent */
   unreadableStorages: readonly { node: string; storage: string; reason: string }[]
+  /** `/cluster/backup` jobs sorted by id; absent when not read (then `backupJobsUnreadable` says why) */
+  backupJobs?: readonly LiveBackupJob[]
+  backupJobsUnreadable?: string
 }

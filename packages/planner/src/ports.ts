@@ -147,6 +147,11 @@ export interface LiveReader {
    * still fit; without it the privilege preflight is skipped (docs/getting-started.md).
    */
   privileges?(path: string): Promise<readonly string[]>
+  /**
+   * `GET /cluster/backup`: the vzdump jobs, each option in PVE's string form (property strings printed with
+   * sorted keys). Optional so older readers still fit; without it backup jobs are unknown (never planned).
+   */
+  backupJobs?(): Promise<{ id: string; values: Record<string, string> }[]>
 }
 
 export interface PveWriter {
@@ -190,6 +195,13 @@ export interface PveWriter {
   deleteGuest(node: string, type: GuestType, vmid: number): Promise<TaskRef>
   /** POST /nodes/{node}/storage/{storage}/download-url */
   downloadUrl(node: string, storage: string, params: PveParams): Promise<TaskRef>
+  /**
+   * `/cluster/backup` (PVE::API2::Backup): synchronous, no task. Optional so writers that predate backup jobs
+   * still fit; an action that needs one fails without it.
+   */
+  createBackupJob?(params: PveParams): Promise<unknown>
+  updateBackupJob?(id: string, params: PveParams): Promise<unknown>
+  deleteBackupJob?(id: string): Promise<unknown>
   /** Waits for a task to stop; rejects with a TaskTimeout error, resolves with ok=false when it failed. */
   waitTask(task: TaskRef, options?: WaitOptions): Promise<TaskResult>
 }

@@ -1,4 +1,6 @@
 import {
+  type BackupJobItem,
+  decodeBackupJobs,
   decodeClusterResources,
   decodeGuestList,
   decodeGuestStatus,
@@ -189,6 +191,12 @@ export class PveReadOnlyClient {
       const privs = obj(data, 'permissions')[path]
       return privs === undefined ? [] : Object.keys(obj(privs, path)).sort()
     })
+  }
+
+  /** `GET /cluster/backup` (Sys.Audit on /): the vzdump backup jobs, options as strings. */
+  async backupJobs(o?: CallOptions): Promise<BackupJobItem[]> {
+    const data = await this.#get({ path: '/cluster/backup', ...callOpts(o) })
+    return decodeWith('GET /cluster/backup', () => decodeBackupJobs(data))
   }
 
   async storages(node: string, o?: CallOptions): Promise<StorageInfo[]> {
@@ -409,6 +417,21 @@ export class PveClient extends PveReadOnlyClient {
   async deleteGuest(node: string, type: GuestType, vmid: number, options?: CallOptions): Promise<TaskRef> {
     const path = `/nodes/{node}/${guestType(type)}/{vmid}`
     return taskRef(node, await this.#write('DELETE', path, { node, vmid }, { purge: true }, options), `DELETE ${path}`)
+  }
+
+  /** POST /cluster/backup (create_job, synchronous): `id`, `schedule`, the selection and the job options. */
+  async createBackupJob(params: PveParams, o?: CallOptions): Promise<void> {
+    await this.#write('POST', '/cluster/backup', undefined, params, o)
+  }
+
+  /** PUT /cluster/backup/{id} (update_job): changed options, `delete` for options to remove. */
+  async updateBackupJob(id: string, params: PveParams, o?: CallOptions): Promise<void> {
+    await this.#write('PUT', '/cluster/backup/{id}', { id }, params, o)
+  }
+
+  /** DELETE /cluster/backup/{id} (delete_job). */
+  async deleteBackupJob(id: string, o?: CallOptions): Promise<void> {
+    await this.#write('DELETE', '/cluster/backup/{id}', { id }, undefined, o)
   }
 
   /** POST /nodes/{node}/storage/{storage}/download-url (`url`, `filename`, `content`, optional checksum pair). */

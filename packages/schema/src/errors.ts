@@ -23,7 +23,7 @@ export const ErrorCodes = {
   'field-invalid': 'a field value is not allowed',
   // envelope
   'api-version': 'apiVersion is not proxops/v1alpha1',
-  'kind-unknown': 'kind is not one of the seven kinds (or their aliases)',
+  'kind-unknown': 'kind is not one of the manifest kinds (or their aliases)',
   // names and values
   'name-invalid': 'metadata.name breaks the naming rule',
   'node-name-invalid': 'a PVE node name breaks the naming rule',
@@ -57,6 +57,8 @@ export const ErrorCodes = {
   'ipconfig-invalid': 'an ipconfig entry has a malformed ip or gateway',
   'bind-mount-host-path': 'a bind mount host path is relative or a system directory',
   'path-not-absolute': 'a guest mount path is not absolute',
+  'schedule-invalid': 'a BackupJob schedule is not a PVE calendar event',
+  'selection-invalid': 'a BackupJob selection does not name exactly one of vmids, pool or all',
   'value-duplicate': 'a list repeats a value that must be unique',
   'pci-device-invalid': 'a PCI device is not a bus:device[.function] address',
   // configs and composition

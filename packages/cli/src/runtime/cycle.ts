@@ -43,7 +43,7 @@ export interface CycleOptions {
   writer?: PveWriter
   sops?: SopsCredentials
   pruneBudget: PruneBudget
-  allowEmpty?: readonly GuestKind[]
+  allowEmpty?: readonly (GuestKind | 'BackupJob')[]
   onProgress?: (event: ProgressEvent) => void
   progressIntervalMs?: number
   /** a saved plan (apply --plan): the cycle runs only if a fresh plan equals it (runtime/saved-plan.ts) */

@@ -6,7 +6,7 @@ import { DEFAULT_POLICY, PLAN_FORMAT_VERSION, type Action, type Plan, type PveRe
 
 export function makeAction(partial: Partial<Action> & { requests: readonly PveRequest[] }): Action {
   const first = partial.requests[0]
-  const node = partial.node ?? first?.node ?? 'pve1'
+  const node = partial.node ?? (first && 'node' in first ? first.node : undefined) ?? 'pve1'
   const vmid = partial.vmid ?? (first && 'vmid' in first ? first.vmid : undefined)
   const type = partial.type ?? 'update'
   const kind = partial.kind ?? 'VM'

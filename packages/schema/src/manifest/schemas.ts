@@ -25,6 +25,7 @@ import {
   tag,
   verbatimQuantity,
 } from './fields.js'
+import { backupJobSpecSchema } from '../backup/schema.js'
 
 /** Tags only the "not a mapping" issue; missing and unknown keys are converted by parseManifest. */
 const objectMessage = (issue: v.BaseIssue<unknown>): string =>
@@ -460,6 +461,10 @@ export const manifestSchemas = {
   DiskImage: envelope(
     diskImageSpecSchema,
     'A disk image downloaded onto storage with `import` content, to seed VM disks.',
+  ),
+  BackupJob: envelope(
+    backupJobSpecSchema,
+    'A PVE backup job (`/cluster/backup`), owned through a marker in its comment.',
   ),
 } as const
 

@@ -12,6 +12,7 @@
  *   (numbers, always a whole number of MiB); `formatGiB(bytes)` gives PVE's `<storage>:<GiB>` token.
  */
 import type { Kind } from '../kinds.js'
+import type { BackupJobSpec } from '../backup/types.js'
 
 export type PowerState = 'started' | 'stopped'
 /** How disruptive a change may be before it is left pending (architecture row 5). */
@@ -300,6 +301,7 @@ export type GuestManifest = VmManifest | TemplateVmManifest | LxcManifest | Temp
 export type QemuManifest = VmManifest | TemplateVmManifest
 export type ContainerManifest = LxcManifest | TemplateCtManifest
 export type ArtifactManifest = IsoManifest | CtTemplateManifest | DiskImageManifest
-export type Manifest = GuestManifest | ArtifactManifest
+export type BackupJobManifest = Envelope<'BackupJob', BackupJobSpec>
+export type Manifest = GuestManifest | ArtifactManifest | BackupJobManifest
 
 export type ManifestOfKind<K extends Kind> = Extract<Manifest, { kind: K }>
