@@ -73,7 +73,7 @@ export const ErrorCodes = {
   'composition-not-file': 'a listed path is not a regular file',
   'composition-extension': 'a listed path does not end in .yaml or .yml',
   'composition-duplicate': 'a path is listed twice',
-  'composition-kind-root': 'a listed path is not under one of the seven kind roots',
+  'composition-kind-root': 'a listed path is not under one of the kind roots',
   'legacy-layout': 'a manifest sits directly under a kind root',
   'manifest-unlisted':
     'a YAML file under a kind root is listed by no resources.yaml (validate: warning; error with --strict)',
