@@ -7,6 +7,7 @@ import { validateCommand, type ValidateHooks } from './commands/validate.js'
 import { adoptCommand, applyCommand, diffCommand, runCommand, statusCommand } from './commands/definitions.js'
 import { GLOBAL_OPTIONS, type GlobalArgs } from './commands/options.js'
 import { CliError, oneLine } from './errors.js'
+import { nearest } from './suggest.js'
 import { createLogger } from './log.js'
 import { Redactor } from './redact.js'
 import type { CliContext, CliIo } from './runtime/context.js'
@@ -94,8 +95,7 @@ export function program(
     .command('version', 'Print the version and exit')
     .command('help [command]', 'Show the help of a command')
     .strict()
-    .recommendCommands()
-    .demandCommand(1, 'Name a command: proxops <command> --help')
+    .demandCommand(1, 'no command given')
     .command(diffCommand(ctx, setExit))
     .command(applyCommand(ctx, setExit))
     .command(statusCommand(ctx, setExit))
@@ -112,6 +112,49 @@ export function program(
     .wrap(Math.min(120, process.stdout.columns ?? 100))
     .help()
     .alias('help', 'h')
+}
+
+/** What yargs hands the fail callback as its third argument: the usage of the command being parsed. */
+interface YargsUsage {
+  getDescriptions?: () => Record<string, unknown>
+}
+
+/** The commands of the program, as typed (completion and "did you mean" use them). */
+export const COMMANDS = [
+  'diff',
+  'apply',
+  'status',
+  'validate',
+  'adopt',
+  'run',
+  'completion',
+  'version',
+  'help',
+] as const
+
+/**
+ * yargs' strict mode says `Unknown arguments: clustr, x`; this names what was typed (`--clustr`, or the word
+ * `dif`) and the nearest command, or the nearest flag of that command. A wrong command is named first.
+ */
+export function unknownArgument(
+  names: readonly string[],
+  argv: readonly string[],
+  usage: YargsUsage | undefined,
+): string {
+  const known = COMMANDS as readonly string[]
+  const command = argv.find((a) => !a.startsWith('-'))
+  if (command !== undefined && !known.includes(command) && names.includes(command)) {
+    const guess = nearest(command, known)
+    return `unknown command "${command}"${guess ? `; did you mean "${guess}"?` : ''} (see proxops --help)`
+  }
+  const where = command !== undefined && known.includes(command) ? `proxops ${command}` : 'proxops'
+  const name = names[0] ?? ''
+  const bare = (a: string): string => a.replace(/^--?/, '').split('=')[0]!
+  const flagged = argv.find((a) => a.startsWith('-') && (bare(a) === name || bare(a) === `no-${name}`))
+  if (flagged === undefined) return `unexpected argument "${name}" (see ${where} --help)`
+  const flags = Object.keys(usage?.getDescriptions?.() ?? GLOBAL_OPTIONS)
+  const guess = nearest(bare(flagged), [...flags, ...(flags.includes('color') ? ['no-color'] : [])])
+  return `unknown flag ${flagged.split('=')[0]!}${guess ? `; did you mean --${guess}?` : ''} (see ${where} --help)`
 }
 
 /** Runs the CLI with the given arguments and resolves to the process exit code. */
@@ -133,11 +176,14 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   }
   try {
     await program(argv, ctx, setExit)
-      .fail((msg, err) => {
+      .fail((msg, err, usage) => {
         // yargs' requiresArg message, said the way the flag is typed
         const missing = /^Not enough arguments following: (\S+)$/.exec(msg ?? '')
         if (missing && !(err instanceof CliError))
           throw new CliError('USAGE', `--${missing[1]} needs a value (see proxops --help)`)
+        const unknown = /^Unknown arguments?: (.+)$/.exec(msg ?? '')
+        if (unknown?.[1] && !(err instanceof CliError))
+          throw new CliError('USAGE', unknownArgument(unknown[1].split(', '), argv, usage as unknown as YargsUsage))
         throw err ?? new CliError('USAGE', `${msg} (see proxops --help)`)
       })
       .parseAsync()

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { blockedCount, convergence, describeBlocked } from './convergence.js'
 import type { Report } from './execute/execute.js'
 import { desired, guest, inventory, policy, vm } from './fixtures.test.helpers.js'
-import { plan } from './plan.js'
+import { plan } from './plan/plan.js'
 import type { Plan } from './plan-types.js'
 
 const address = fc.constantFrom('VM/pve1/100(a)', 'VM/pve1/101(b)', 'LXC/pve2/200(c)', 'VM/pve3/300(d)')

@@ -2,9 +2,8 @@ export type * from './ports.js'
 export type * from './inventory.js'
 export * from './plan-types.js'
 export type * from './desired.js'
-export { plan, artifactVolid, type PlanOptions } from './plan.js'
-export { mergedView } from './guest-plan.js'
-export { compareActions, guestAddress, artifactAddress } from './order.js'
+export { plan, artifactVolid, mergedView, compareActions, guestAddress, artifactAddress } from './plan/index.js'
+export type { PlanOptions } from './plan/index.js'
 export { serializePlan, parsePlan } from './serialize.js'
 export {
   convergence,

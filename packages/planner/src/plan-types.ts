@@ -154,7 +154,7 @@ export interface Action {
   disruption: DisruptionClass
   /** 0 = create/update/power/mark, 9 = prunes (always last) */
   tier: 0 | 9
-  /** topological level of the resource (RB 5) */
+  /** topological level of the resource */
   level: number
   /** ids of actions in this plan that must succeed first */
   dependsOn: readonly string[]

@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { artifact, desired, GiB, inventory, lxc, policy, vm } from './fixtures.test.helpers.js'
-import { plan } from './plan.js'
+import { plan } from './plan/plan.js'
 import { checkPrivileges, neededPaths, privilegeNeeds, pveumGrant, type PrivilegeNeed } from './privileges.js'
 import type { Plan } from './plan-types.js'
 

@@ -6,7 +6,7 @@
  * `check_bridge_access`), pve-container (`check_ct_modify_config_perm`, privileged containers) and pve-storage
  * (`check_volume_access`) check in code. Options PVE reserves for root@pam cannot be granted to any token.
  */
-import { compareAnomalies, compareSkips, summaryOf } from './order.js'
+import { compareAnomalies, compareSkips, summaryOf } from './plan/order.js'
 import type { Action, Anomaly, Plan, PlanParams, PveRequest, Skip } from './plan-types.js'
 
 /** One way to satisfy a need: every privilege in `privs` on `path`. */

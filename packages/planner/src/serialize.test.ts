@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { PlanInputError } from './errors.js'
 import { desired, inventory, liveVm, policy, vm } from './fixtures.test.helpers.js'
-import { plan } from './plan.js'
+import { plan } from './plan/plan.js'
 import { parsePlan, serializePlan } from './serialize.js'
 
 describe('serializePlan / parsePlan', () => {

@@ -1,5 +1,5 @@
 /**
- * The fault matrix (architecture section 4, reliability): each run with a fault ends converged or reported;
+ * The fault matrix (docs/safety.md section 4, and the reliability suite): each run with a fault ends converged or reported;
  * once the fault clears, the next cycles converge with nothing deleted that should stay, no duplicate guest
  * and no untagged guest touched. Also: an apply cancelled half-way converges on the next run.
  */

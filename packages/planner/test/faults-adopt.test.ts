@@ -1,6 +1,6 @@
 /**
  * Reads within budget, faults (failed reads, offline node, lock contention, locked guest, failed task) and
- * the adopt round trip, against the simulator (RS 8.3, architecture sections 2 and 4).
+ * the adopt round trip, against the simulator.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { adopt, observe } from '../src/index.js'

@@ -1,6 +1,6 @@
 /**
  * Containers and storage artifacts against the simulator: a CT template downloaded then used by an LXC with
- * mount points, artifacts on two nodes, and deferral when a download fails (RS 8.2 7-12).
+ * mount points, artifacts on two nodes, and deferral when a download fails.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { actionLines, cycle, failures, manifest, startEnv, type Env } from './helpers.js'

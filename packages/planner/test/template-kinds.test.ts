@@ -1,5 +1,5 @@
 /**
- * TemplateVM and TemplateCT lifecycles against the simulator (RS 8.2 18-20, 25): create + mark, idempotent,
+ * TemplateVM and TemplateCT lifecycles against the simulator: create + mark, idempotent,
  * no power verbs, drift corrected, mark-template over a plain guest, anomaly for a VM desired over a
  * template, and prune.
  */

@@ -1,6 +1,6 @@
 /**
- * Image-seeded template, clone, and cloud-init with SOPS references against the simulator (RS 8.2 18-24,
- * 38-40): secrets come from a real SOPS file decrypted by @proxops/sops and never appear in plan or report.
+ * Image-seeded template, clone, and cloud-init with SOPS references against the simulator:
+ * secrets come from a real SOPS file decrypted by @proxops/sops and never appear in plan or report.
  */
 import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

@@ -1,6 +1,6 @@
 /**
  * A VM's whole lifecycle against the simulator through the real client: create, drift, update (hot and
- * reboot-class), power, delete; plus the ownership and budget rules around prunes (RS 8.2 1-6).
+ * reboot-class), power, delete; plus the ownership and budget rules around prunes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { actionLines, cycle, failures, manifest, startEnv, type Env } from './helpers.js'

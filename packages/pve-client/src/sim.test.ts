@@ -1,6 +1,6 @@
 /**
  * Integration tests against the PVE simulator (tools/pve-sim) over real HTTPS: every endpoint the client types,
- * every error class, the form-encoding pitfalls of pve-api.md section 1, and secret canaries.
+ * every error class, the form-encoding pitfalls of pve-http-server's decode_urlencoded, and secret canaries.
  */
 import { inspect } from 'node:util'
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'

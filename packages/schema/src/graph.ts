@@ -1,5 +1,5 @@
 /**
- * The dependency model (RB 5): structured references plus the `proxops/depends-on` annotation, cycle
+ * The dependency model: structured references plus the `proxops/depends-on` annotation, cycle
  * detection with the cycle's path, and levels (0 = no prerequisites, else 1 + the deepest prerequisite).
  */
 import type { Kind } from './kinds.js'
@@ -21,7 +21,7 @@ export interface Reference {
   path: PathKey[]
 }
 
-/** Every prerequisite a manifest names (RB 5 table); artifacts have none of their own except annotations. */
+/** Every prerequisite a manifest names; artifacts have none of their own except annotations. */
 export function referencesOf(m: Manifest): Reference[] {
   const refs: Reference[] = []
   if (m.kind === 'VM' || m.kind === 'TemplateVM') {

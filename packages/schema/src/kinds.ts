@@ -1,4 +1,4 @@
-/** The manifest kinds, their accepted spellings (RB 3.1) and their kind-root directories (RB 2.1). */
+/** The manifest kinds, their accepted spellings and their kind-root directories. */
 
 export const API_VERSION = 'proxops/v1alpha1'
 

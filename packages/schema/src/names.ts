@@ -1,4 +1,4 @@
-/** Naming rules (RB 2.5). Each returns undefined when valid, else a message a person can act on. */
+/** Naming rules (docs/repository.md#naming-rules). Each returns undefined when valid, else a message a person can act on. */
 
 export const CLUSTER_NAME = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/
 /** lowercase alphanumerics with single `-` separators, no leading or trailing `-` */

@@ -1,5 +1,5 @@
 /**
- * Quantities (RB 3.2): an integer with an optional, case-insensitive unit. Decimal units (`K`, `KB`, `M`, `MB`,
+ * Quantities: an integer with an optional, case-insensitive unit. Decimal units (`K`, `KB`, `M`, `MB`,
  * `G`, `GB`, `T`, `TB`, `P`, `PB`) are powers of 1000; binary units (`Ki`, `KiB`, ... `Pi`, `PiB`) are powers
  * of 1024; no unit or `B` means bytes. A YAML number is a count of bytes. No decimals.
  *

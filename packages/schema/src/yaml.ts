@@ -2,12 +2,20 @@
  * Safe YAML reading with positions: duplicate keys rejected, alias expansion bounded, unknown tags refused,
  * every document's fields locatable by path (1-based line and column).
  */
-import { createRequire } from 'node:module'
-import type * as Yaml from 'yaml'
-import type { Document, Node } from 'yaml'
+import {
+  isAlias,
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  LineCounter,
+  parseAllDocuments,
+  visit,
+  type Document,
+  type Node,
+} from 'yaml'
 import type { ErrorCode } from './errors.js'
 import type { PathKey } from './manifest/parse.js'
-import { readPlainYaml } from './yaml-plain.js'
 
 export interface Position {
   line: number
@@ -40,11 +48,6 @@ export interface YamlLimits {
   maxAliasCount?: number
 }
 
-// The yaml library loads on first use: the files the fast reader takes (nearly all) never need it, and
-// loading it was a tenth of `proxops validate`. Synchronous, so parseYaml stays synchronous.
-let yamlLib: typeof Yaml | undefined
-const yaml = (): typeof Yaml => (yamlLib ??= createRequire(import.meta.url)('yaml') as typeof Yaml)
-
 function firstLine(message: string): string {
   return message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')
 }
@@ -55,8 +58,8 @@ interface ParsedStream {
 }
 
 function parseStream(text: string): ParsedStream {
-  const lineCounter = new (yaml().LineCounter)()
-  const docs = yaml().parseAllDocuments(text, {
+  const lineCounter = new LineCounter()
+  const docs = parseAllDocuments(text, {
     lineCounter,
     uniqueKeys: true,
     merge: false,
@@ -85,14 +88,6 @@ function lazyTree(text: string): () => ParsedStream {
 
 export function parseYaml(text: string, limits: YamlLimits = {}): YamlFile {
   const tree = lazyTree(text)
-  const plain = readPlainYaml(text)
-  if (plain) return { documents: plain.map((d, index) => document(index, d.value, d.start, tree)), problems: [] }
-  return parseWithLibrary(text, limits, tree)
-}
-
-/** parseYaml through the `yaml` library alone (exported for the test that compares it with the fast path) */
-export function parseWithLibrary(text: string, limits: YamlLimits = {}, tree = lazyTree(text)): YamlFile {
-  const { visit, isScalar, isAlias } = yaml()
   const maxAliasCount = limits.maxAliasCount ?? 100
   const { docs: list, pos } = parseStream(text)
   const problems: YamlProblem[] = []
@@ -177,7 +172,6 @@ function document(index: number, value: unknown, start: Position, tree: () => Pa
       // Scalars point at their value; collections at their key (`spec:`), list items at their `-` entry;
       // a missing field at the nearest existing parent.
       const { docs: again, pos } = tree()
-      const { isMap, isPair, isScalar, isAlias, isSeq } = yaml()
       let node: unknown = again[index]!.contents
       let best = start
       for (let i = 0; i < path.length; i++) {

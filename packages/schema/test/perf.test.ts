@@ -18,7 +18,7 @@ it('loads 1,000 manifests quickly', async () => {
     entries.push(`../../vm/big/vm-${i}.yaml`)
   }
   repo.write('clusters/big/resources.yaml', `resources:\n${entries.map((e) => `  - ${e}\n`).join('')}`)
-  await loadRepository({ root: repo.root }) // warm-up (module JIT)
+  await loadRepository({ root: repo.root }) // warm-up (module loading)
   const start = performance.now()
   const model = await loadRepository({ root: repo.root })
   const ms = performance.now() - start

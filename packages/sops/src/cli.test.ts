@@ -125,6 +125,30 @@ describe('proxops-sops', () => {
     const c = io()
     expect(await main(['decrypt', 'x.json'], c.io)).toBe(1)
     expect(c.err.join('')).toContain('NotEncrypted')
-    for (const x of [a, b, c]) expect([...x.out, ...x.err].join('')).not.toMatch(/canary/)
+    const d = io()
+    expect(await main(['decrypt', '--agee', 'x'], d.io)).toBe(2)
+    const e = io()
+    expect(await main(['add', 'clusters/lab/secrets.sops.yaml', 'cloud-init.passwords.default'], e.io)).toBe(1)
+    for (const x of [a, b, c, d, e]) {
+      expect([...x.out, ...x.err].join('')).not.toMatch(/canary/)
+      // one line, in the format proxops uses, printed once
+      expect(x.err).toHaveLength(1)
+      expect(x.err[0]).toMatch(/^proxops-sops: error: [^\n]+\n$/)
+    }
+    expect(b.err[0]).toBe(
+      'proxops-sops: error: unknown command "frobnicate": one of encrypt, decrypt, add, recipients (see proxops-sops --help)\n',
+    )
+    expect(d.err[0]).toBe("proxops-sops: error: Unknown option '--agee' (see proxops-sops --help)\n")
+    expect(e.err[0]).toBe('proxops-sops: error: cloud-init.passwords.default already exists; nothing written\n')
+  })
+
+  test('--version prints the package version and runs nothing', async () => {
+    const a = io()
+    expect(await main(['decrypt', 'nope.yaml', '--version'], a.io)).toBe(0)
+    const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+      version: string
+    }
+    expect(a.out).toEqual([`proxops-sops version ${version}\n`])
+    expect(a.err).toEqual([])
   })
 })

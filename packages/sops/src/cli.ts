@@ -1,5 +1,6 @@
 // `proxops-sops`: encrypt, decrypt and extend sops files without the sops binary. The only place in this
 // package that sees the process environment, and only through the `io` it is given (bin.ts passes it).
+import { readFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -37,11 +38,30 @@ options:
   --input-type T    yaml or json (default: from the file name)
   --extract PATH    decrypt: print only this value
   --rotate-data-key add: re-encrypt everything under a new data key (same recipients)
+  --version         print the version and exit
 
 identities are found like sops: SOPS_AGE_KEY, SOPS_AGE_KEY_FILE, SOPS_AGE_KEY_CMD, then
 $XDG_CONFIG_HOME/sops/age/keys.txt (default ~/.config/sops/age/keys.txt).`
 
 class UsageError extends Error {}
+
+const COMMANDS = ['encrypt', 'decrypt', 'add', 'recipients'] as const
+
+/** The package's own version, read from its package.json (works from src/ and dist/). */
+function version(): string {
+  return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version
+}
+
+/**
+ * Every failure is one line on stderr, `proxops-sops: error: <message>`, the format `proxops` uses; usage errors
+ * point at --help instead of printing it.
+ */
+function fail(io: CliIo, message: string, usage: boolean): number {
+  io.stderr(
+    `proxops-sops: error: ${message.replace(/\s*\n\s*/g, ' | ').trim()}${usage ? ' (see proxops-sops --help)' : ''}\n`,
+  )
+  return usage ? 2 : 1
+}
 
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
   let parsed
@@ -58,20 +78,28 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
         extract: { type: 'string' },
         'rotate-data-key': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean' },
       },
     })
   } catch (e) {
-    io.stderr(`${(e as Error).message}\n${USAGE}\n`)
-    return 2
+    // node's parseArgs says e.g. "Unknown option '--agee'. To specify a positional argument starting with a '-', ..."
+    return fail(io, (e as Error).message.split('. ')[0]!, true)
   }
   const { values: o, positionals } = parsed
+  if (o.version) {
+    io.stdout(`proxops-sops version ${version()}\n`)
+    return 0
+  }
   if (o.help) {
     io.stdout(`${USAGE}\n`)
     return 0
   }
   const [command, fileArg, pathArg] = positionals
   try {
-    if (!command || !fileArg) throw new UsageError('missing command or FILE')
+    if (!command) throw new UsageError(`no command given: one of ${COMMANDS.join(', ')}`)
+    if (!(COMMANDS as readonly string[]).includes(command))
+      throw new UsageError(`unknown command "${command}": one of ${COMMANDS.join(', ')}`)
+    if (!fileArg) throw new UsageError(`${command} needs FILE`)
     const file = resolve(io.cwd, fileArg)
     const type = o['input-type']
     if (type !== undefined && type !== 'yaml' && type !== 'json')
@@ -119,10 +147,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
         const value = (await io.readStdin()).replace(/\r?\n$/, '')
         const rotateDataKey = o['rotate-data-key'] === true
         const r = await mergeSopsText(text, [{ path: pathArg, value }], { file, format, discovery, rotateDataKey })
-        if (r.text === undefined) {
-          io.stderr(`${pathArg} already exists; nothing written\n`)
-          return 1
-        }
+        if (r.text === undefined) return fail(io, `${pathArg} already exists; nothing written`, false)
         await writeFileAtomic(file, r.text, { expectedCurrent: text })
         return 0
       }
@@ -132,16 +157,12 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
         return 0
       }
       default:
-        throw new UsageError(`unknown command ${command}`)
+        throw new UsageError(`unknown command "${command}"`)
     }
   } catch (e) {
-    if (e instanceof UsageError) {
-      io.stderr(`error: ${e.message}\n${USAGE}\n`)
-      return 2
-    }
+    if (e instanceof UsageError) return fail(io, e.message, true)
     // SopsError messages never contain secrets; anything else is reported by its kind only.
-    io.stderr(`error: ${isSopsError(e) ? e.message : `unexpected ${(e as Error)?.name ?? 'error'}`}\n`)
-    return 1
+    return fail(io, isSopsError(e) ? e.message : `unexpected ${(e as Error)?.name ?? 'error'}`, false)
   }
 }
 

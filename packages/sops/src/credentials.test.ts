@@ -13,7 +13,7 @@ async function doc(plain: string) {
   })
 }
 
-describe('credential document (RB 7.1)', () => {
+describe('credential document', () => {
   test('reads secrets and cloud-init blocks; values trimmed; empty means missing', async () => {
     const c = readCredentials(
       await doc(`secrets:
@@ -81,7 +81,7 @@ cloud-init:
   })
 })
 
-describe('cloud-init references (RB 7.4)', () => {
+describe('cloud-init references', () => {
   test.each([
     ['cloud-init.ssh-keys.main', { kind: 'ssh-keys', name: 'main' }],
     ['cloud-init.passwords.default', { kind: 'passwords', name: 'default' }],

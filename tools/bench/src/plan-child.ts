@@ -17,7 +17,7 @@ export interface PlanChildInput {
 }
 
 export interface PlanChildResult {
-  /** process CPU of the first call: every thread, V8's compiler and GC helpers included */
+  /** process CPU of the first call: every thread, the runtime's compiler and GC helpers included */
   firstMs: number
   /** the calling thread's share of firstMs (Linux; undefined elsewhere) */
   firstMainMs?: number

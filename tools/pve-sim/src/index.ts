@@ -123,6 +123,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   })
   const auth = new AuthState(rootPassword, tokens)
   const access = new AccessState(pveVersion)
+  access.poolMembers = () => cluster.pools()
   // configured tokens are full-privilege tokens of their user (privsep=0), as `pveum user token add --privsep 0`
   for (const t of tokens) access.addConfiguredToken(t.id)
   const faults = new FaultState()

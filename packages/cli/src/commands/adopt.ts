@@ -1,5 +1,5 @@
 /**
- * adopt --cluster X: PVE -> YAML (RB 12) through the read-only client. Writes `<kind>/<cluster>/<name>.yaml`
+ * adopt --cluster X: PVE -> YAML through the read-only client. Writes `<kind>/<cluster>/<name>.yaml`
  * under the repository root, never overwriting a different file without --force; prints gaps, INCOMPLETE and
  * SKIPPED lists and the lines for resources.yaml. --adopt-secrets merges unmatched SSH keys into the
  * cluster's SOPS file through @proxops/sops (atomic, existing names never overwritten).

@@ -1,7 +1,7 @@
 /** Global flags and their argument type: light, so that --help loads no library. */
 import type { Options } from 'yargs'
 
-/** Global flags (RB 8.1 plus ProxOps additions). No defaults here: a flag counts only when given. */
+/** Global flags. No defaults here: a flag counts only when given. */
 export const GLOBAL_OPTIONS = {
   config: {
     type: 'string',

@@ -21,9 +21,13 @@ export interface PlanArgs extends GlobalArgs {
   'allow-empty'?: string[]
 }
 
+/**
+ * The text plan names an aborted cluster and leaves the reason to its one error line on stderr, so a terminal
+ * shows the error once; a markdown comment is read elsewhere, so it keeps the reason.
+ */
 function renderAborted(cluster: string, reason: string, format: 'text' | 'json' | 'markdown'): string {
   if (format === 'markdown') return `### ProxOps plan for cluster \`${cluster}\`\n\n**ABORTED:** ${reason}\n`
-  return `Cluster ${cluster}\n\nABORTED: ${reason}\n`
+  return `Cluster ${cluster}\n\nABORTED: not planned (the error is on stderr)\n`
 }
 
 function renderPlan(plan: Plan, format: 'text' | 'markdown', p: Paint): string {

@@ -66,7 +66,8 @@ describe('proxops validate (built CLI)', () => {
       const r = proxops(['validate'], { cwd: dir })
       if (r.code === 0) return // a .git above the temp dir (unusual): nothing to assert
       expect(r.code).toBe(1)
-      expect(r.stdout).toContain('repo-not-found no ProxOps GitOps repository found')
+      expect(r.stdout).toBe('')
+      expect(r.stderr).toMatch(/^proxops: error: no ProxOps GitOps repository found[^\n]*\n$/)
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
@@ -137,10 +138,10 @@ describe('proxops validate (built CLI)', () => {
     const problems = r.stdout
       .trim()
       .split('\n')
-      .slice(0, -1)
       .filter((l) => !l.startsWith('warning: '))
     expect(problems.map((l) => l.split(' ').slice(0, 2).join(' '))).toEqual(expected)
-    expect(r.stdout.trim().split('\n').at(-1)).toMatch(/^\d+ problems? in /)
+    // the verdict is one error line, as every failing command ends
+    expect(r.stderr).toMatch(/^proxops: error: \d+ problems? in .* \(listed above\)\n$/)
   })
 
   it('reports problems as JSON too', () => {

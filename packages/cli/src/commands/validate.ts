@@ -39,6 +39,8 @@ export interface ValidateOptions {
 export interface ValidateResult {
   exitCode: 0 | 1
   stdout: string
+  /** the one error line of a failed validation, `proxops: error: ...` as every command ends (empty when valid) */
+  stderr: string
 }
 
 const FORMAT_VERSION = 1
@@ -108,7 +110,11 @@ function render(
       errors: errors.map(jsonError),
       warnings: warnings.map(jsonError),
     }
-    return { exitCode, stdout: `${JSON.stringify(doc, null, 2)}\n` }
+    const stderr =
+      errors.length > 0
+        ? `proxops: error: ${errors.length === 1 && !model ? errors[0]!.message : 'the repository is not valid (see errors)'}\n`
+        : ''
+    return { exitCode, stdout: `${JSON.stringify(doc, null, 2)}\n`, stderr }
   }
   const lines: string[] = [
     ...warnings.map((e) => `warning: ${formatError(e)}`),
@@ -119,7 +125,11 @@ function render(
     ),
   ]
   if (errors.length > 0) {
-    lines.push(`${errors.length} problem${errors.length === 1 ? '' : 's'} in ${model?.root ?? 'the repository'}`)
+    // the problems are the output; the verdict is the error line every failing command ends with
+    const repoMissing = !model && errors.length === 1 ? errors[0] : undefined
+    if (repoMissing) return { exitCode, stdout: '', stderr: `proxops: error: ${repoMissing.message}\n` }
+    const verdict = `${errors.length} problem${errors.length === 1 ? '' : 's'} in ${model?.root ?? 'the repository'} (listed above)`
+    return { exitCode, stdout: `${lines.join('\n')}\n`, stderr: `proxops: error: ${verdict}\n` }
   } else {
     for (const c of clusters) {
       const kinds = Object.entries(countKinds(c))
@@ -130,7 +140,7 @@ function render(
       )
     }
   }
-  return { exitCode, stdout: `${lines.join('\n')}\n` }
+  return { exitCode, stdout: `${lines.join('\n')}\n`, stderr: '' }
 }
 
 function jsonError(e: SchemaError) {
@@ -205,7 +215,9 @@ export function validateCommand(
         ...(hooks ? { hooks } : {}),
       })
       const stdout = c?.io.stdout ?? process.stdout
-      stdout.write(c ? c.redactor.text(result.stdout) : result.stdout)
+      const stderr = c?.io.stderr ?? process.stderr
+      if (result.stdout !== '') stdout.write(c ? c.redactor.text(result.stdout) : result.stdout)
+      if (result.stderr !== '') stderr.write(c ? c.redactor.text(result.stderr) : result.stderr)
       setExit(result.exitCode)
     },
   }

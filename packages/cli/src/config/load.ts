@@ -66,7 +66,7 @@ export async function loadDraftConfig(input: LoadInput): Promise<DraftConfig> {
   }
 
   if (configPath === undefined) {
-    // an explicit --git-path / PROXOPS_GIT_PATH is the work tree itself (RB 6.3: it skips discovery), as in
+    // an explicit --git-path / PROXOPS_GIT_PATH is the work tree itself (it skips discovery), as in
     // `validate`; so a ProxOps tree in a sub-directory of a larger repository works. Otherwise walk up from the cwd.
     const root =
       gitPathArg !== undefined

@@ -1,5 +1,5 @@
 /**
- * The daemon's sliding-window prune budget (architecture section 2 row 3): at most `max` deletions per
+ * The daemon's sliding-window prune budget (docs/safety.md, section 2): at most `max` deletions per
  * cluster within any `periodMs`, on top of the per-cycle budget. Pure bookkeeping; the clock is passed in.
  */
 import type { PruneBudget, PruneWindow } from '../config/types.js'

@@ -1,5 +1,5 @@
 /**
- * The status report (RB 9.7) printed by `status` and at the end of `apply`: a summary line per cluster,
+ * The status report printed by `status` and at the end of `apply`: a summary line per cluster,
  * the counters, then one row per object. Deterministic (no timestamps).
  */
 import type { ActionResult, Report } from '@proxops/planner'
@@ -19,7 +19,8 @@ export function cycleHeadline(cycle: ClusterCycle): string {
   const commit = cycle.commit ? ` (commit ${shortRevision(cycle.commit)})` : ''
   switch (cycle.result) {
     case 'aborted':
-      return `ABORTED (${flat(cycle.abortReason ?? 'unknown')})${commit}`
+      // the reason is the command's error line on stderr: printed once (JSON carries it as abortReason)
+      return `ABORTED (the error is on stderr)${commit}`
     case 'incomplete': {
       const n = cycle.actions.failed
       return `incomplete (${n} failed action${n === 1 ? '' : 's'}, ${cycle.actions.skipped} skipped)${commit}`

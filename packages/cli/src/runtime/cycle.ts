@@ -1,7 +1,7 @@
 /**
  * One reconcile cycle of one cluster: desired state, SOPS references, observe, plan, and (apply only)
  * execute. All logic lives in the libraries; this file wires them and turns failures into an aborted
- * cycle with a reason (RB 9.1), never a half-done plan.
+ * cycle with a reason, never a half-done plan.
  */
 import type { SopsCredentials } from '@proxops/sops'
 import {
@@ -185,7 +185,7 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
     const loaded = await loadDesired(o.tree.root, name, o.tree.commit)
     objects = loaded.objects
     const lookup = secretLookup(o.sops)
-    // every reference must resolve before any PVE call (fail closed, RB 7.4)
+    // every reference must resolve before any PVE call (fail closed)
     for (const ref of secretRefs(loaded.desired.manifests)) {
       try {
         lookup(ref)

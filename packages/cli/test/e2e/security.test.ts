@@ -188,7 +188,8 @@ describe('19.2 one PVE cluster under two names', () => {
     // diff says the same, read-only
     const d = await run(root, ['diff'], tokenEnv)
     expect(d.code).toBe(1)
-    expect(d.stdout).toMatch(/ABORTED: cluster a: clusters "a" and "b" are the same PVE cluster/)
+    expect(d.stdout).toContain('ABORTED: not planned (the error is on stderr)')
+    expect(d.stderr).toMatch(/proxops: error: cluster a: clusters "a" and "b" are the same PVE cluster/)
   })
 })
 

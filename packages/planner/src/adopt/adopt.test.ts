@@ -185,7 +185,7 @@ describe('adopt', () => {
     ])
   })
 
-  it('turns live keys into SOPS references only when every key matches an entry (RB 12.4)', () => {
+  it('turns live keys into SOPS references only when every key matches an entry', () => {
     const both = encodeURIComponent(`${ALICE}\n${BOB}`)
     const vm = guest({
       vmid: 105,

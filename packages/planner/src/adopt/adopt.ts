@@ -1,5 +1,5 @@
 /**
- * adopt(): a LiveInventory to manifests (RB 12). Pure: no PVE, no files, no clock. The CLI writes the
+ * adopt(): a LiveInventory to manifests. Pure: no PVE, no files, no clock. The CLI writes the
  * documents as YAML, prints the gaps and lists, and merges `newSshKeys` into the SOPS file.
  *
  * Every live config key is either mapped to a manifest field, ignored as PVE bookkeeping, or reported as a
@@ -11,7 +11,7 @@ import { isOn, parseProps, pveSizeBytes } from './props.js'
 import { keyLines, mapSshKeys } from './ssh.js'
 import type { AdoptedFile, AdoptGap, AdoptOptions, AdoptResult, AdoptSkip } from './types.js'
 
-/** Ignored: PVE writes or derives them (RB 12.3, plus runtime keys PVE owns). */
+/** Ignored: PVE writes or derives them (plus runtime keys PVE owns). */
 const BOOKKEEPING = new Set([
   'digest',
   'meta',

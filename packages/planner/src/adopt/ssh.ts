@@ -13,7 +13,7 @@ export function keyLines(text: string): string[] {
 }
 
 /**
- * The adopted entry name of a public key (RB 12.4): `adopted-` + the first 8 bytes of
+ * The adopted entry name of a public key: `adopted-` + the first 8 bytes of
  * SHA-256(`sshpki` NUL type NUL base64-blob) as hex. The comment column does not count.
  */
 export function adoptedKeyName(key: string): string {

@@ -7,7 +7,7 @@ export interface AdoptOptions {
   ownershipTag?: string
   /**
    * the cluster SOPS document's `cloud-init.ssh-keys` entries (name -> key text), when the cluster has one:
-   * live keys that all match an entry become `ssh-key-refs` (RB 12.4)
+   * live keys that all match an entry become `ssh-key-refs`
    */
   sshKeys?: Readonly<Record<string, string>>
   /** `--adopt-secrets`: unmatched keys become new entries `adopted-<fingerprint>` (needs `sshKeys`) */

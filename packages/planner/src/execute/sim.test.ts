@@ -9,7 +9,7 @@ import { createPveClient, type PveClient } from '@proxops/pve-client'
 import { makeAction, makePlan } from '../test-support/index.js'
 import type { Action, PveRequest } from '../plan-types.js'
 import { execute, type ExecuteOptions } from './execute.js'
-import { plan } from '../plan.js'
+import { plan } from '../plan/plan.js'
 import { artifact, desired, GiB, inventory, lookup, lxc, policy } from '../fixtures.test.helpers.js'
 
 let sim: Simulator

@@ -1,7 +1,7 @@
 /**
  * observe(): reads one cluster through the LiveReader port into a LiveInventory.
  *
- * Request budget for a full read (architecture section 4): guests + 2 x nodes + storages + 5.
+ * Request budget for a full read: guests + 2 x nodes + storages + 5.
  *   - 2: `/version` and `/cluster/resources` (nodes, storages and guests in one listing)
  *   - 1: `/cluster/backup` (the backup jobs; a reader without it leaves them unknown)
  *   - 2 per online node: `/nodes/{n}/qemu` and `/nodes/{n}/lxc` (power state without the resources lag)

@@ -1,7 +1,7 @@
 /**
  * Test oracle: decodes a query/form string the way pve-http-server's `extract_params` does (pairs split on
  * `&` and `;`, each pair on `=` keeping the first two fields, `+` as space, then percent-decoding), so tests
- * can prove our encoding survives PVE's decoder. Written from pve-api.md section 1, independent of our encoder.
+ * can prove our encoding survives PVE's decoder. Written from pve-http-server's decode_urlencoded, independent of our encoder.
  */
 export function pveDecodeForm(body: string): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {}

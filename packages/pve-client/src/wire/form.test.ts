@@ -6,7 +6,7 @@ import { WireError } from './errors.js'
 import { pveDecodeForm } from '../test-support/pve-form.js'
 import { returnsOrWireError } from '../test-support/codec.js'
 
-/** Every pitfall of pve-api.md section 1, pinned against an independent model of PVE's form decoder. */
+/** Every form-encoding pitfall, pinned against an independent model of PVE's form decoder. */
 describe('form encoding survives PVE decoding', () => {
   const roundTrip = (params: Record<string, string | number | boolean>) =>
     pveDecodeForm(encodeParams(params).toString())

@@ -1,5 +1,5 @@
 /**
- * Repository discovery (RB 2.2): walk upward from a start directory to the nearest ancestor holding a `.git`
+ * Repository discovery: walk upward from a start directory to the nearest ancestor holding a `.git`
  * entry (a directory, or a file as in submodules and worktrees).
  */
 import { dirname, resolve } from 'node:path'

@@ -370,7 +370,7 @@ describe('VM', () => {
     void m
   })
 
-  it('spec.extra: reserved keys (RB 3.4 + row 18), key shape, stringified values', () => {
+  it('spec.extra: reserved keys, key shape, stringified values', () => {
     const m = clone(validManifests.VM)
     m.spec.extra = { args: '-cpu host', balloon: 0, kvm: true }
     expect(ok(m).spec.extra).toEqual({ args: '-cpu host', balloon: '0', kvm: 'true' })

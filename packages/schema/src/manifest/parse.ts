@@ -189,7 +189,7 @@ function finalise(m: Manifest, issues: ManifestIssue[]): Manifest {
   return m
 }
 
-/** `proxops/depends-on` item grammar (RB 5). */
+/** `proxops/depends-on` item grammar. */
 export const DEPENDS_ON_ITEM = /^([A-Za-z]+):([A-Za-z0-9._-]+)$/
 export const DEPENDS_ON = 'proxops/depends-on'
 export const DISRUPTION = 'proxops/disruption'

@@ -1,5 +1,5 @@
 /**
- * valibot schemas of the seven kinds (RB 3-4). They check shapes, types and single-field rules and convert
+ * valibot schemas of the seven kinds. They check shapes, types and single-field rules and convert
  * quantities; `parseManifest` (manifest/parse.ts) then applies the cross-field rules and context defaults.
  */
 import * as v from 'valibot'

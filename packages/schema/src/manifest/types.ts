@@ -15,11 +15,11 @@ import type { Kind } from '../kinds.js'
 import type { BackupJobSpec } from '../backup/types.js'
 
 export type PowerState = 'started' | 'stopped'
-/** How disruptive a change may be before it is left pending (architecture row 5). */
+/** How disruptive a change may be before it is left pending. */
 export type DisruptionPolicy = 'none' | 'hotplug' | 'reboot' | 'stop'
 
 export interface Metadata {
-  /** identity within a kind and cluster; RB 2.5 name rule */
+  /** identity within a kind and cluster (docs/repository.md#naming-rules) */
   name: string
   /** informational only */
   namespace?: string
@@ -123,7 +123,7 @@ export interface VmHardware {
   'pci-devices': PciDevice[]
 }
 
-/** Only truthy values are owned (RB 4.1.5). */
+/** Only truthy values are owned. */
 export interface VmOptions {
   onboot?: boolean
   startup?: string

@@ -5,7 +5,8 @@
  * QemuServer `check_bridge_access`), pve-container API2/LXC.pm `create_vm` and LXC.pm
  * `check_ct_modify_config_perm`, pve-guest-common GuestHelpers `check_vnet_access` and pve-storage
  * `check_volume_access`. The root@pam-only rules stay in http/root-only.ts; this runs after them.
- * Pools and tag privileges (`user-tag-access`) are not modelled.
+ * A create's `pool` counts as the VM.Allocate alternative; ACLs on a pool do not reach its members' /vms paths,
+ * and tag privileges (`user-tag-access`) are not modelled.
  */
 import { PveHttpError } from '../http/types.js'
 import { AccessState, permError } from './state.js'
@@ -108,6 +109,21 @@ function props(v: string): { head: string; kv: Record<string, string> } {
     else if (i === 0) head = part
   })
   return { head, kv }
+}
+
+/**
+ * RPCEnvironment check_vm_perm as create_vm calls it with `pool`: privileges on /pool/<pool> are tried first for
+ * every /vms/<vmid> check (the guest is not a member yet, so pool ACLs do not reach its path)
+ */
+function withPool(a: AccessState, vmid: number, pool: unknown): AccessState {
+  if (typeof pool !== 'string' || pool === '') return a
+  const vmPath = `/vms/${vmid}`
+  const scoped = Object.create(a) as AccessState
+  scoped.check = (actor, path, privs, noerr = false) =>
+    (path === vmPath && a.check(actor, `/pool/${pool}`, privs, true)) || a.check(actor, path, privs, noerr)
+  scoped.checkAny = (actor, path, privs, noerr = false) =>
+    (path === vmPath && a.checkAny(actor, `/pool/${pool}`, privs, true)) || a.checkAny(actor, path, privs, noerr)
+  return scoped
 }
 
 function vmCheck(a: AccessState, actor: string, vmid: number, privs: string[], any = false): void {
@@ -286,8 +302,10 @@ export interface GuestPermInput {
 }
 
 /** the 403 PVE answers for a missing privilege on a guest create/update/clone/resize, or undefined */
-export function guestPrivilegeViolation(a: AccessState, input: GuestPermInput): PveHttpError | undefined {
+export function guestPrivilegeViolation(access: AccessState, input: GuestPermInput): PveHttpError | undefined {
   const { method, template, params, actor } = input
+  const creates = method === 'POST' && (template === '/nodes/{node}/qemu' || template === '/nodes/{node}/lxc')
+  const a = creates ? withPool(access, Number(params.vmid), params.pool) : access
   if (actor === 'root@pam') return undefined
   const vmid = Number(params.vmid)
   const deletes =

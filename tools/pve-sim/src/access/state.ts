@@ -4,7 +4,7 @@
  * `compile_acl_path`): per path, the roles of the deepest ACL entry that applies (propagated from above or set
  * on the path itself; a token's own entries win over its user's, a user's over its groups'), `NoAccess`
  * wipes everything, and a privilege-separated token gets the intersection of its privileges with its user's.
- * Groups and pools are not modelled (docs/gaps/simulator.md).
+ * Groups are not modelled (docs/gaps/simulator.md); pool ACLs reach the pools' guests and storages.
  */
 import type { PveVersion } from '../apidoc/load.js'
 import { PveHttpError } from '../http/types.js'
@@ -126,8 +126,29 @@ export class AccessState {
     return n
   }
 
-  /** AccessControl::roles for a user or a privilege-separated token (no pools, no groups) */
+  /** the pools' members (the model's user.cfg), for the roles pool ACLs give their guests and storages */
+  poolMembers: () => { poolid: string; vms: number[]; storage: string[] }[] = () => []
+
+  /**
+   * RPCEnvironment compute_api_permission: roles a pool ACL gives on `/vms/<member>` and `/storage/<member>`
+   * join the path's own (never propagating, never over NoAccess; a pool's NoAccess wins over the rest)
+   */
   private roles(id: string, path: string): Map<string, boolean> {
+    const roles = this.aclRoles(id, path)
+    const m = /^\/(vms|storage)\/([^/]+)$/.exec(path)
+    if (!m || roles.has('NoAccess')) return roles
+    const inherited = new Set<string>()
+    for (const p of this.poolMembers()) {
+      const member = m[1] === 'vms' ? p.vms.includes(Number(m[2])) : p.storage.includes(m[2] as string)
+      if (member) for (const r of this.aclRoles(id, `/pool/${p.poolid}`).keys()) inherited.add(r)
+    }
+    if (inherited.has('NoAccess')) return new Map([['NoAccess', false]])
+    for (const r of inherited) if (!roles.has(r)) roles.set(r, false)
+    return roles
+  }
+
+  /** AccessControl::roles for a user or a privilege-separated token (no groups) */
+  private aclRoles(id: string, path: string): Map<string, boolean> {
     const isToken = id.includes('!')
     let roles = new Map<string, boolean>()
     const chain = pathChain(path)

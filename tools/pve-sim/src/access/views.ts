@@ -3,7 +3,8 @@
  * see (never a 403): pve-manager API2/Cluster.pm `resources` (VM.Audit per guest, Datastore.Audit per
  * storage), qemu-server/pve-container `vmlist` (VM.Audit), pve-storage API2/Storage/Status.pm `index`
  * (Datastore.Audit or AllocateSpace) and Content.pm `index` (`check_volume_access` per volume), pve-manager
- * API2/Tasks.pm (own tasks, or Sys.Audit / Sys.Modify on the node).
+ * API2/Tasks.pm (own tasks, or Sys.Audit / Sys.Modify on the node), pve-manager API2/Pool.pm (index: Pool.Audit per
+ * pool; update_pool: check_perm_modify per member).
  */
 import { PveHttpError } from '../http/types.js'
 import { WithTotal } from '../api/envelope.js'
@@ -37,6 +38,11 @@ export function handlerCheck(
       if (!ownsTask(actor, taskUserOf(String(params.upid ?? '')))) a.check(actor, `/nodes/${node}`, ['Sys.Audit'])
     } else if (template === '/nodes/{node}/tasks/{upid}' && method === 'DELETE') {
       if (!ownsTask(actor, taskUserOf(String(params.upid ?? '')))) a.check(actor, `/nodes/${node}`, ['Sys.Modify'])
+    } else if ((template === '/pools' || template === '/pools/{poolid}') && method === 'PUT') {
+      // API2::Pool update_pool: check_perm_modify on every guest and storage added or removed
+      const list = (v: unknown) => (typeof v === 'string' ? v.split(/[,;\s]+/).filter((x) => x !== '') : [])
+      for (const vmid of list(params.vms)) a.checkPermModify(actor, `/vms/${vmid}`)
+      for (const sid of list(params.storage)) a.checkPermModify(actor, `/storage/${sid}`)
     } else if (template === '/nodes/{node}/storage/{storage}/content/{volume}') {
       const volume = String(params.volume ?? '')
       const volid = volume.includes(':') ? volume : `${String(params.storage ?? '')}:${volume}`
@@ -73,8 +79,13 @@ function canSeeVolume(a: AccessState, actor: string, volid: string): boolean {
 function keep(a: AccessState, actor: string, template: string, params: Item, item: Item): boolean {
   switch (template) {
     case '/cluster/resources':
-      if (item.type === 'qemu' || item.type === 'lxc')
-        return a.check(actor, `/vms/${String(item.vmid)}`, ['VM.Audit'], true)
+      if (item.type === 'qemu' || item.type === 'lxc') {
+        if (!a.check(actor, `/vms/${String(item.vmid)}`, ['VM.Audit'], true)) return false
+        // a guest's pool shows only to who may audit the pool
+        if (typeof item.pool === 'string' && !a.check(actor, `/pool/${item.pool}`, ['Pool.Audit'], true))
+          delete item.pool
+        return true
+      }
       if (item.type === 'storage') return a.check(actor, `/storage/${String(item.storage)}`, ['Datastore.Audit'], true)
       if (item.type === 'pool') return a.check(actor, `/pool/${String(item.pool)}`, ['Pool.Audit'], true)
       if (item.type === 'sdn') return a.check(actor, `/sdn/zones/${String(item.sdn)}`, ['SDN.Audit'], true)
@@ -87,6 +98,8 @@ function keep(a: AccessState, actor: string, template: string, params: Item, ite
       return a.checkAny(actor, `/storage/${String(item.storage)}`, ['Datastore.Audit', 'Datastore.AllocateSpace'], true)
     case '/nodes/{node}/storage/{storage}/content':
       return canSeeVolume(a, actor, String(item.volid))
+    case '/pools': // API2::Pool index without poolid: the pools the caller may audit
+      return params.poolid !== undefined || a.check(actor, `/pool/${String(item.poolid)}`, ['Pool.Audit'], true)
     case '/nodes/{node}/tasks':
       // the UPID carries the full actor (user!token); the item names them apart
       return (
@@ -106,6 +119,7 @@ const FILTERED = new Set([
   '/nodes/{node}/storage',
   '/nodes/{node}/storage/{storage}/content',
   '/nodes/{node}/tasks',
+  '/pools',
 ])
 
 /** a GET list as the caller may see it */

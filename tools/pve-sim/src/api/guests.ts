@@ -25,7 +25,7 @@ import {
 import { bool, int, str, type RouteTable } from './routes.js'
 import type { RequestContext } from '../http/types.js'
 
-/** /nodes/{node}/qemu... and /nodes/{node}/lxc... (pve-api.md sections 5.2, 5.3) */
+/** /nodes/{node}/qemu... and /nodes/{node}/lxc... */
 export function guestRoutes(c: Cluster): RouteTable {
   const node = (ctx: RequestContext) => str(ctx, 'node') ?? ''
   const vmid = (ctx: RequestContext) => int(ctx, 'vmid') ?? 0

@@ -1,5 +1,6 @@
 import type { Cluster } from '../model/cluster.js'
 import { fail500 } from '../model/errors.js'
+import type { RuleEnv } from '../model/ha-rules.js'
 import { str, type RouteTable } from './routes.js'
 
 /**
@@ -35,28 +36,15 @@ export function haRoutes(c: Cluster): RouteTable {
     [
       'DELETE',
       '/cluster/ha/resources/{sid}',
-      (ctx) => {
-        const { sid } = ha.parseSid(str(ctx, 'sid') ?? '')
-        ha.remove(sid)
-        // purge (9.x, default 1): the resource leaves every rule; a rule left empty is deleted
-        if (nine && ctx.params.purge !== false) {
-          for (const [id, rule] of ha.rules) {
-            const left = String(rule.resources ?? '')
-              .split(',')
-              .filter((r) => r !== '' && r !== sid)
-            if (left.length === 0) ha.rules.delete(id)
-            else rule.resources = left.join(',')
-          }
-        }
-        return null
-      },
+      // purge (9.x, default 1): the resource also leaves every rule
+      (ctx) => ha.remove(str(ctx, 'sid') ?? '', ctx.params.purge !== false),
     ],
     [
       'GET',
       '/cluster/ha/groups',
       () => {
         migrated('index groups')
-        return [...ha.groups.keys()].sort().map((group) => ({ group, type: 'group', ...ha.groups.get(group) }))
+        return ha.groups.list()
       },
     ],
     [
@@ -64,7 +52,7 @@ export function haRoutes(c: Cluster): RouteTable {
       '/cluster/ha/groups',
       (ctx) => {
         migrated('create group')
-        return createGroup(c, ctx.params)
+        return ha.groups.create(ctx.params)
       },
     ],
     [
@@ -72,10 +60,15 @@ export function haRoutes(c: Cluster): RouteTable {
       '/cluster/ha/groups/{group}',
       (ctx) => {
         migrated('read group')
-        const group = str(ctx, 'group') ?? ''
-        const g = ha.groups.get(group)
-        if (!g) throw fail500(`no such ha group '${group}'`)
-        return { group, type: 'group', ...g }
+        return ha.groups.item(str(ctx, 'group') ?? '')
+      },
+    ],
+    [
+      'PUT',
+      '/cluster/ha/groups/{group}',
+      (ctx) => {
+        migrated('update group')
+        return ha.groups.update(ctx.params)
       },
     ],
     [
@@ -83,80 +76,41 @@ export function haRoutes(c: Cluster): RouteTable {
       '/cluster/ha/groups/{group}',
       (ctx) => {
         migrated('delete group')
-        const group = str(ctx, 'group') ?? ''
-        if (!ha.groups.delete(group)) throw fail500(`no such ha group '${group}'`)
-        return null
+        return ha.groups.remove(str(ctx, 'group') ?? '', (g) => ha.groupUser(g))
       },
     ],
   ]
   if (nine) {
+    const env: RuleEnv = {
+      configured: (sid) => ha.resources.has(sid),
+      nodeExists: (node) => c.nodes.has(node),
+      sid: (value) => ha.parseSid(value).sid,
+    }
+    // create_rule / update_rule die while groups are left to migrate (have_groups_been_migrated)
+    const groupsLeft = (what: string) => {
+      if (!ha.groupsMigrated()) throw fail500(`cannot ${what} ha rule: ha groups have not been migrated yet`)
+    }
     table.push(
+      ['GET', '/cluster/ha/rules', (ctx) => ha.rules.list(str(ctx, 'type'), str(ctx, 'resource'))],
       [
-        'GET',
+        'POST',
         '/cluster/ha/rules',
         (ctx) => {
-          const type = str(ctx, 'type')
-          return [...ha.rules.keys()]
-            .sort()
-            .map((rule): Record<string, unknown> => ({ rule, ...ha.rules.get(rule) }))
-            .filter((r) => type === undefined || r.type === type)
+          groupsLeft('create')
+          return ha.rules.create(ctx.params, env)
         },
       ],
-      ['POST', '/cluster/ha/rules', (ctx) => createRule(c, ctx.params)],
+      ['GET', '/cluster/ha/rules/{rule}', (ctx) => ha.rules.item(str(ctx, 'rule') ?? '')],
       [
-        'GET',
+        'PUT',
         '/cluster/ha/rules/{rule}',
         (ctx) => {
-          const rule = str(ctx, 'rule') ?? ''
-          const r = ha.rules.get(rule)
-          if (!r) throw fail500(`no such ha rule '${rule}'`)
-          return { rule, ...r }
+          groupsLeft('update')
+          return ha.rules.update(ctx.params, env)
         },
       ],
-      [
-        'DELETE',
-        '/cluster/ha/rules/{rule}',
-        (ctx) => {
-          const rule = str(ctx, 'rule') ?? ''
-          if (!ha.rules.delete(rule)) throw fail500(`no such ha rule '${rule}'`)
-          return null
-        },
-      ],
+      ['DELETE', '/cluster/ha/rules/{rule}', (ctx) => ha.rules.remove(str(ctx, 'rule') ?? '')],
     )
   }
   return table
-}
-
-/** PVE::API2::HA::Groups create (8.x): nodes `node[:prio],...` must be cluster nodes */
-function createGroup(c: Cluster, params: Record<string, unknown>): null {
-  const group = String(params.group)
-  if (c.ha.groups.has(group)) throw fail500(`ha group ID '${group}' already defined`)
-  const nodes = String(params.nodes ?? '')
-  for (const n of nodes.split(',').filter(Boolean)) {
-    const name = n.split(':')[0] as string
-    if (!c.nodes.has(name)) throw fail500(`node '${name}' does not exist`)
-  }
-  const conf: Record<string, unknown> = { nodes }
-  for (const k of ['restricted', 'nofailback'] as const)
-    if (params[k] !== undefined) conf[k] = params[k] === true ? 1 : 0
-  if (params.comment !== undefined) conf.comment = String(params.comment)
-  c.ha.groups.set(group, conf)
-  return null
-}
-
-/** PVE::API2::HA::Rules create (9.x): resources must be configured HA resources */
-function createRule(c: Cluster, params: Record<string, unknown>): null {
-  const rule = String(params.rule)
-  if (c.ha.rules.has(rule)) throw fail500(`ha rule '${rule}' already defined`)
-  const resources = String(params.resources ?? '')
-    .split(',')
-    .filter(Boolean)
-    .map((r) => c.ha.parseSid(r).sid)
-  for (const sid of resources)
-    if (!c.ha.resources.has(sid)) throw fail500(`resource '${sid}' is not configured as HA resource`)
-  const conf: Record<string, unknown> = { type: String(params.type), resources: resources.sort().join(',') }
-  for (const k of ['nodes', 'affinity', 'comment'] as const) if (params[k] !== undefined) conf[k] = String(params[k])
-  for (const k of ['strict', 'disable'] as const) if (params[k] !== undefined) conf[k] = params[k] === true ? 1 : 0
-  c.ha.rules.set(rule, conf)
-  return null
 }

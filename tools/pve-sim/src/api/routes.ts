@@ -8,6 +8,8 @@ import { storageRoutes } from './storage.js'
 import { storageConfigRoutes } from './storage-config.js'
 import { nodeRoutes } from './nodes.js'
 import { haRoutes } from './ha.js'
+import { firewallRoutes } from './firewall.js'
+import { poolRoutes } from './pools.js'
 import { backupRoutes } from './backup.js'
 
 /** helpers shared by the route modules */
@@ -45,6 +47,8 @@ export function buildRoutes(c: Cluster): Route[] {
     ...storageConfigRoutes(c),
     ...nodeRoutes(c),
     ...haRoutes(c),
+    ...firewallRoutes(c),
+    ...poolRoutes(c),
     ...backupRoutes(c),
   ]
   return table.map(([method, path, handler]) => ({
@@ -57,7 +61,7 @@ export function buildRoutes(c: Cluster): Route[] {
   }))
 }
 
-/** `/cluster/nextid` answers a JSON string; with `vmid`, that id if free, else 400 (pve-api.md section 5.1) */
+/** `/cluster/nextid` answers a JSON string; with `vmid`, that id if free, else 400 */
 function nextId(c: Cluster, vmid: number | undefined): string {
   if (vmid !== undefined) {
     if (c.guests.has(vmid)) throw fail400({ vmid: `VM ${vmid} already exists` })

@@ -146,6 +146,8 @@ export function storageConfigRoutes(c: Cluster): RouteTable {
         const id = str(ctx, 'storage') ?? ''
         need(id)
         c.storage.delete(id)
+        // AccessControl remove_storage_access: the storage leaves every pool
+        for (const e of c.pools.pools.values()) e.storage.delete(id)
         return null
       },
     ],

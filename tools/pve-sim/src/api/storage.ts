@@ -5,7 +5,7 @@ import { contentDir, isFileStorage, splitVolid, volumeListItem, type Volume } fr
 import { formatSize } from '../model/sizes.js'
 import { bool, int, str, type RouteTable } from './routes.js'
 
-/** /nodes/{node}/storage... (pve-api.md section 5.4) */
+/** /nodes/{node}/storage... */
 export function storageRoutes(c: Cluster): RouteTable {
   const storageOf = (node: string, id: string) => {
     const n = c.requireNode(node)

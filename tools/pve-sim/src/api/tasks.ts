@@ -4,7 +4,7 @@ import { taskStatus, UPID_RE, type Task } from '../model/tasks.js'
 import { WithTotal } from './envelope.js'
 import { int, str, bool, type RouteTable } from './routes.js'
 
-/** /nodes/{node}/tasks... (pve-api.md section 4) */
+/** /nodes/{node}/tasks... */
 export function taskRoutes(c: Cluster): RouteTable {
   const find = (node: string, upid: string): Task => {
     c.requireNode(node)

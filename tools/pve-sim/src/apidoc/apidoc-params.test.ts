@@ -1,6 +1,6 @@
 /**
  * Against the real 9.1 schema: the values ProxOps sends must pass (no false rejections), and typical mistakes
- * must fail with PVE's texts (pve-api.md sections 3, 5, 6).
+ * must fail with PVE's texts.
  */
 import { describe, expect, it } from 'vitest'
 import { loadApidoc, type ApiMethodInfo } from './load.js'

@@ -15,7 +15,6 @@ function check(format: string, value: string): string | undefined {
   }
 }
 
-// pve-api.md section 3 (value grammar) and section 0 (named formats are names only in the schema)
 describe('named formats', () => {
   it('pve-tag-list: split on ; , and whitespace, each tag ^[a-z0-9_][a-z0-9_\\-+.]*$ (case-insensitive)', () => {
     expect(check('pve-tag-list', 'Web;prod web,x')).toBeUndefined()
@@ -96,7 +95,8 @@ describe('named formats', () => {
   })
 
   it('reports formats it does not check', () => {
-    expect(uncheckedFormat('pve-fw-addr-spec')).toBe(true)
+    expect(uncheckedFormat('pve-fw-conntrack-helper')).toBe(true)
+    expect(uncheckedFormat('pve-fw-addr-spec')).toBe(false)
     expect(uncheckedFormat('pve-tag-list')).toBe(false)
     expect(resolveFormat('pve-qm-ipconfig').kind).toBe('hash')
   })

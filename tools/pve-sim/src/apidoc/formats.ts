@@ -10,6 +10,8 @@
  */
 import { isIPv4, isIPv6 } from 'node:net'
 import type { SchemaProp } from './load.js'
+import { verifyIcmpType, verifyProtocol } from '../model/firewall.js'
+import { parseAddressList, parsePorts, verifyIpOrCidr, verifyIpOrCidrOrAlias } from '../model/fw-addr.js'
 import { calendarEventError } from './calendar-event.js'
 
 /** A Perl `die "...\n"` from a format verifier. */
@@ -25,6 +27,15 @@ const die = (msg: string): never => {
 }
 
 export type Verifier = (value: string) => void
+
+/** a firewall check's error as the format's `die` */
+const fw = (check: () => unknown): void => {
+  try {
+    check()
+  } catch (e) {
+    die((e as Error).message)
+  }
+}
 export type HashFormat = Record<string, SchemaProp>
 
 // ---------------------------------------------------------------------------------------------------------
@@ -134,6 +145,15 @@ const verifiers: Record<string, Verifier> = {
   'dns-name': (v) => {
     if (!DNS_NAME_RE.test(v)) die('value does not look like a valid DNS name')
   },
+  // pve-firewall PVE::Firewall: pve_fw_verify_addr_spec, _dport_spec, _sport_spec, _protocol_spec,
+  // _icmp_type_spec; pve_verify_ip_or_cidr(_or_alias) for IPorCIDR / IPorCIDRorAlias
+  'pve-fw-addr-spec': (v) => fw(() => parseAddressList(v)),
+  'pve-fw-dport-spec': (v) => fw(() => parsePorts(v, true)),
+  'pve-fw-sport-spec': (v) => fw(() => parsePorts(v, false)),
+  'pve-fw-protocol-spec': (v) => fw(() => verifyProtocol(v)),
+  'pve-fw-icmp-type-spec': (v) => fw(() => verifyIcmpType(v)),
+  IPorCIDR: (v) => fw(() => verifyIpOrCidr(v)),
+  IPorCIDRorAlias: (v) => fw(() => verifyIpOrCidrOrAlias(v)),
   'pve-iface': (v) => {
     if (!/^[a-z][a-z0-9_]{1,20}([:.]\d+)?$/i.test(v)) die(`invalid network interface name '${v}'`)
   },

@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest'
 import { loadApidoc, type ApiNode, type SchemaProp } from './load.js'
 import { perlPatternToJs, schemaPattern } from './perl-regex.js'
 
-// pve-api.md section 0: 79 patterns use Perl syntax, all matched anchored ^(?:re)$
-describe('Perl regex translation (pve-api.md section 0)', () => {
+// apidoc.json: 79 patterns use Perl syntax, all matched anchored ^(?:re)$
+describe('Perl regex translation', () => {
   it('turns (?^:...) into a plain group and (?^i:...) into a case-insensitive expression', () => {
     expect(perlPatternToJs('(?^:\\d+(?:;\\d+)*)')).toEqual({ source: '(?:\\d+(?:;\\d+)*)', flags: '' })
     expect(perlPatternToJs('(?^i:[a-z0-9_][a-z0-9_\\-\\+\\.]*)').flags).toBe('i')

@@ -1,6 +1,6 @@
 /**
  * Perl regexes from apidoc.json as JavaScript RegExps, matched the way pve-common's JSONSchema.pm does it:
- * `$value =~ m/^$pattern$/` (pve-api.md section 0: 79 patterns use Perl syntax).
+ * `$value =~ m/^$pattern$/` (79 of apidoc.json's patterns use Perl syntax).
  *
  * Translations: `(?^:X)` -> `(?:X)`; `(?^i:X)` -> `(?:X)` with the whole expression case-insensitive (every
  * schema pattern that uses it is case-insensitive as a whole or already lists both cases); `{,N}` -> `{0,N}`;

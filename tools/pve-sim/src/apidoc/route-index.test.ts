@@ -14,7 +14,7 @@ function sample(): RouteIndex {
   return idx
 }
 
-// pve-api.md section 1: the path is URI-unescaped before routing; unknown routes are 501s
+// PVE::RESTHandler: the path is URI-unescaped before routing; unknown routes are 501s
 describe('route index', () => {
   it('matches templates and extracts path parameters', () => {
     const m = sample().match('PUT', '/nodes/pve1/qemu/100/config')

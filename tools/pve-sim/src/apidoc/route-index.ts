@@ -1,8 +1,8 @@
 /**
  * Path templates of the apidoc tree (`/nodes/{node}/qemu/{vmid}/config`) indexed for matching request paths.
- * Like PVE's RESTHandler the path is URI-unescaped before it is split (pve-api.md section 1), static segments
- * win over `{param}` segments, and a trailing `{volume}` takes the rest of the path (its handler uses an empty
- * fragment delimiter, so `local:iso/x.iso` may arrive with a literal slash).
+ * Like PVE's RESTHandler the path is URI-unescaped before it is split, static segments
+ * win over `{param}` segments, and a trailing `{volume}` or `{cidr}` takes the rest of the path (their handlers use an
+ * empty fragment delimiter, so `local:iso/x.iso` and `10.0.0.0/24` may arrive with a literal slash).
  */
 import type { ApiMethodInfo, ApiNode } from './load.js'
 
@@ -22,7 +22,7 @@ export interface RouteMatch {
   info: ApiMethodInfo | undefined
 }
 
-const REST_PARAMS = new Set(['volume'])
+const REST_PARAMS = new Set(['volume', 'cidr'])
 
 function newNode(): TrieNode {
   return { statics: new Map(), methods: {} }

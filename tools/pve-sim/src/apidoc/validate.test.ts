@@ -4,7 +4,7 @@ import type { SchemaProp } from './load.js'
 import { checkProp, parsePropertyString, validateParams, type MethodSchema } from './validate.js'
 
 // Small hand-written schemas in apidoc.json's shape; the texts are pve-common JSONSchema.pm's
-// (pve-api.md section 1, "400 Parameter verification failed." list).
+// (`check_prop` and its "Parameter verification failed." list).
 const schema: MethodSchema = {
   additionalProperties: 0,
   properties: {
@@ -47,7 +47,7 @@ function errorsOf(params: Record<string, unknown>): Record<string, string> {
   return r.ok ? {} : r.errors
 }
 
-describe('check_prop texts (pve-api.md section 1)', () => {
+describe('check_prop texts', () => {
   it('rejects onboot=true from a form: booleans are exactly 1 or 0', () => {
     expect(errorsOf({ onboot: 'true' })).toEqual({ onboot: "type check ('boolean') failed - got 'true'" })
     expect(errorsOf({ onboot: '1' })).toEqual({})
@@ -97,7 +97,7 @@ describe('check_prop texts (pve-api.md section 1)', () => {
     expect(errorsOf({ checksum: 'abc', 'checksum-algorithm': 'sha256' })).toEqual({})
   })
 
-  it('rejects bad tag characters and sshkeys that are not urlencoded (pve-api.md section 3)', () => {
+  it('rejects bad tag characters and sshkeys that are not urlencoded', () => {
     expect(errorsOf({ tags: 'web;prod!' })).toEqual({ tags: 'invalid format - invalid characters in tag\n' })
     expect(errorsOf({ tags: 'Web, prod web' })).toEqual({})
     expect(errorsOf({ sshkeys: 'ssh-ed25519 AAAA ops@laptop' })).toEqual({
@@ -111,7 +111,7 @@ describe('check_prop texts (pve-api.md section 1)', () => {
   })
 })
 
-describe('property strings (pve-api.md section 3)', () => {
+describe('property strings', () => {
   it('reports value errors inside a property string as a PVE::Exception with the sub-path', () => {
     expect(errorsOf({ net0: 'virtio,tag=5000' })).toEqual({
       net0: 'invalid format - format error\nnet0.tag: value must have a maximum value of 4094\n',

@@ -1,7 +1,6 @@
 /**
  * Parameter validation as pve-common's JSONSchema.pm does it (`validate` -> `check_object` -> `check_prop`),
- * against the method schemas of apidoc.json, with PVE's exact per-parameter error texts
- * (pve-api.md section 1 "Parameter verification failed." and section 3 value grammar).
+ * against the method schemas of apidoc.json, with PVE's exact per-parameter error texts and value grammar.
  *
  * Values arrive as the decoder left them: strings (form/query), string arrays (repeated keys), `null` (a form
  * key without `=`, Perl's undef) or any JSON value (JSON bodies). JSON booleans behave like Perl's
@@ -13,7 +12,7 @@ import { schemaPattern } from './perl-regex.js'
 
 export type ParamErrors = Record<string, string>
 
-/** the index ranges of `[n]` keys when the description does not say (pve-api.md section 0) */
+/** the index ranges of `[n]` keys when the description does not say */
 const INDEX_MAX: Record<string, number> = {
   hostpci: 15,
   ipconfig: 31,

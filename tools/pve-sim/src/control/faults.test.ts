@@ -2,7 +2,6 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { FaultState } from './faults.js'
 
-// pve-api.md section 1 (595/596 from pveproxy) and section 8.11 (offline nodes)
 describe('fault state', () => {
   it('fails exactly the next N matching requests', () => {
     const f = new FaultState()

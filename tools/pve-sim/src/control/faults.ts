@@ -1,6 +1,6 @@
 /**
  * Transport-level faults injected in front of the model: latency, failure bursts (5xx, and the 595/596 codes
- * pveproxy passes through from AnyEvent::HTTP), offline nodes and revoked tokens (pve-api.md sections 1, 8.11).
+ * pveproxy passes through from AnyEvent::HTTP), offline nodes and revoked tokens.
  * Pure state plus matching; the HTTP layer asks it once per request.
  */
 

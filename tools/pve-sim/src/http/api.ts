@@ -1,6 +1,6 @@
 /**
  * One API request from raw method/path/headers/body to a rendered response, in pveproxy's order
- * (pve-http-server AnyEvent.pm + pve-manager HTTPServer.pm, pve-api.md sections 1-2):
+ * (pve-http-server AnyEvent.pm + pve-manager HTTPServer.pm):
  * method check -> transfer encoding -> /api2/json -> authentication (401, delayed) -> body rules (501/506)
  * -> parameter extraction -> injected faults -> route lookup (501) -> URI/body conflicts -> allowtoken (403)
  * -> proxying to the target node (595 offline, 500 unknown) -> schema validation (400) -> root@pam-only rules

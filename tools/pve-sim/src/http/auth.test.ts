@@ -24,7 +24,6 @@ function failure(fn: () => unknown): string {
   return 'no error'
 }
 
-// pve-api.md section 2
 describe('API tokens', () => {
   it('accepts PVEAPIToken=user@realm!id=secret without CSRF on any method; the actor is the token', () => {
     const { s } = state()

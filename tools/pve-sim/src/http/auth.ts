@@ -1,6 +1,6 @@
 /**
- * Authentication as pve-manager's HTTPServer.pm `auth_handler` and pve-access-control do it
- * (pve-api.md section 2): `PVEAPIToken=user@realm!id=secret` (no CSRF), or a `PVEAuthCookie` ticket from
+ * Authentication as pve-manager's HTTPServer.pm `auth_handler` and pve-access-control do it:
+ * `PVEAPIToken=user@realm!id=secret` (no CSRF), or a `PVEAuthCookie` ticket from
  * `POST /access/ticket` with a `CSRFPreventionToken` on every non-GET. Tickets and CSRF tokens live 2 hours.
  * Tickets are signed with HMAC-SHA256 instead of PVE's RSA key: same shape, clients treat them as opaque.
  */

@@ -1,6 +1,6 @@
 /**
  * Conformance of the HTTP layer, over real HTTPS with raw requests. Each test names the PVE fact it pins
- * (the pve-api.md section). Schema validation is on (apidoc.json from ../shared/pve-api).
+ * (the PVE function they follow). Schema validation is on (apidoc.json from ../shared/pve-api).
  */
 import { connect } from 'node:tls'
 import { afterAll, beforeAll, describe as suite, expect, it } from 'vitest'
@@ -51,7 +51,7 @@ afterAll(async () => {
   await sim.close()
 })
 
-describe('transport and envelope (pve-api.md section 1)', () => {
+describe('transport and envelope', () => {
   it('serves HTTPS with a self-signed certificate whose SHA-256 fingerprint is reported as AA:BB:...', async () => {
     expect(sim.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/)
     expect(sim.fingerprint).toMatch(/^([0-9A-F]{2}:){31}[0-9A-F]{2}$/)
@@ -178,7 +178,7 @@ describe('transport and envelope (pve-api.md section 1)', () => {
   })
 })
 
-describe('parameter decoding (pve-api.md section 1)', () => {
+describe('parameter decoding', () => {
   it('splits form pairs on ; too: an unescaped tags=a;b sends an unknown parameter b', async () => {
     const r = await rawForm('PUT', '/nodes/pve1/qemu/100/config', 'tags=a;b')
     expect(r.status).toBe(400)
@@ -240,7 +240,7 @@ describe('parameter decoding (pve-api.md section 1)', () => {
   })
 })
 
-describe('schema validation with PVE texts (pve-api.md sections 1 and 3)', () => {
+describe('schema validation with PVE texts', () => {
   const expect400 = async (r: Promise<RawResponse>, errors: Record<string, string>): Promise<void> => {
     const res = await r
     expect(res.status, res.body).toBe(400)
@@ -330,7 +330,7 @@ describe('schema validation with PVE texts (pve-api.md sections 1 and 3)', () =>
   })
 })
 
-describe('authentication (pve-api.md section 2)', () => {
+describe('authentication', () => {
   it('401 No ticket without credentials: empty body, delayed', async () => {
     const r = await raw(sim, 'GET', '/api2/json/version')
     expect(r.status).toBe(401)
@@ -445,7 +445,7 @@ describe('authentication (pve-api.md section 2)', () => {
   })
 })
 
-describe('faults and control (pve-api.md sections 1, 8.11)', () => {
+describe('faults and control', () => {
   it('revoked token: 401 from then on; restore brings it back', async () => {
     sim.control.revokeToken()
     const r = await req('GET', '/version')
@@ -508,7 +508,7 @@ describe('faults and control (pve-api.md sections 1, 8.11)', () => {
     hung.catch(() => {}) // dropped when the simulator closes
   })
 
-  it('596 after the proxy timeout while the slow proxied call still completes (pve-api.md section 1)', async () => {
+  it('596 after the proxy timeout while the slow proxied call still completes', async () => {
     const s = await startSimulator({ tls: false, authFailureDelayMs: 0, proxyTimeoutMs: 100, log: () => {} })
     try {
       const h = { Authorization: s.token.header }

@@ -4,7 +4,7 @@ import { BodyDecodeError, decodeUrlencoded, extractParams } from './decode.js'
 
 const enc = (s: string): string => Buffer.from(s, 'utf8').toString('latin1')
 
-// pve-api.md section 1 "Parameters": pve-http-server decode_urlencoded / extract_params
+// pve-http-server decode_urlencoded / extract_params
 describe('form decoding', () => {
   it('splits pairs on & and ;', () => {
     expect(decodeUrlencoded('tags=a;b&name=x')).toEqual({ tags: 'a', b: null, name: 'x' })

@@ -1,5 +1,5 @@
 /**
- * Request parameter decoding exactly as pve-http-server's AnyEvent.pm does it (pve-api.md section 1):
+ * Request parameter decoding exactly as pve-http-server's AnyEvent.pm does it:
  * `decode_urlencoded` splits pairs on `&` *and* `;`, splits each pair on `=` keeping only the first two fields
  * (so an unescaped second `=` cuts the value), decodes `+` and `%XX`, turns repeated keys into arrays, and a key
  * without `=` into undef (`null` here). `extract_params` reads form or JSON bodies for POST/PUT and lets query

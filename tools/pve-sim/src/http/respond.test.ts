@@ -5,7 +5,7 @@ import { reasonPhrase, renderApiError, renderBare, renderData } from './respond.
 
 const opts = { acceptGzip: false, messageInBody: true }
 
-// pve-api.md section 1: success and error envelopes, reason phrase = first line of the message
+// pve-http-server: success and error envelopes, reason phrase = first line of the message
 describe('response rendering', () => {
   it('success: {"data": ...}, total only when > 0, undefined as null', () => {
     expect(JSON.parse(renderData({ a: 1 }, undefined, opts).body.toString())).toEqual({ data: { a: 1 } })

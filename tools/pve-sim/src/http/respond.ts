@@ -1,5 +1,5 @@
 /**
- * Response rendering as pve-http-server does it (pve-api.md section 1): the `{"data": ...}` envelope, error
+ * Response rendering as pve-http-server does it: the `{"data": ...}` envelope, error
  * bodies with `errors` and `message`, the reason phrase = first line of the message, PVE's headers, gzip for
  * bodies over 1 KiB when the client accepts it, `Connection: close` on errors.
  */

@@ -15,7 +15,7 @@ const v = (
   return e ? { status: e.status, message: e.message, errors: e.errors } : undefined
 }
 
-// pve-api.md section 2 "root@pam-only operations": tokens are never root@pam
+// tokens are never root@pam
 describe('root@pam-only rules', () => {
   it('lets root@pam do anything', () => {
     expect(v('/nodes/{node}/qemu/{vmid}/config', 'PUT', { args: '-foo', skiplock: true }, root)).toBeUndefined()

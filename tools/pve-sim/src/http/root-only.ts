@@ -1,5 +1,5 @@
 /**
- * The root@pam-only rules of pve-api.md section 2, for the options ProxOps can send. API tokens act as
+ * The root@pam-only rules (qemu-server check_vm_modify_config_perm, pve-container check_ct_modify_config_perm), for the options ProxOps can send. API tokens act as
  * `user@realm!name`, which is never `root@pam`, so these apply to every token (also `root@pam!x`).
  * Texts and status codes follow qemu-server (`$check_vm_modify_config_perm`, `raise_param_exc` for
  * skiplock/keepActive), pve-container (`check_ct_modify_config_perm`, `raise_perm_exc` -> 403) and pve-storage

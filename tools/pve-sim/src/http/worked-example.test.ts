@@ -1,5 +1,5 @@
 /**
- * pve-api.md section 10, the worked example, driven with raw HTTP only: same shapes, value types and errors.
+ * A worked example (create, configure, start, read back), driven with raw HTTP only: same shapes, value types and errors.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startSimulator, type Simulator } from '../index.js'
@@ -59,7 +59,7 @@ afterAll(async () => {
   await sim.close()
 })
 
-describe('worked example (pve-api.md section 10)', () => {
+describe('worked example', () => {
   let upid = ''
 
   it('create answers a UPID for a qmcreate task of the token', async () => {
@@ -92,7 +92,7 @@ describe('worked example (pve-api.md section 10)', () => {
     expect(done).toMatchObject({ status: 'stopped', exitstatus: 'OK' })
   })
 
-  it('task log: numbered lines with a top-level total, ending TASK OK (pve-api.md section 4)', async () => {
+  it('task log: numbered lines with a top-level total, ending TASK OK', async () => {
     const r = await call('GET', `/nodes/pve/tasks/${encodeURIComponent(upid)}/log?start=0&limit=500`)
     expect(r.status).toBe(200)
     const body = r.json as { data: { n: number; t: string }[]; total: number }

@@ -5,7 +5,7 @@ import { normaliseFilename } from './artifacts.js'
 
 const URL = 'https://cloud.example/debian-12-genericcloud-amd64.qcow2'
 
-describe('pve-api.md §5.4 storages and content', () => {
+describe('storages and content', () => {
   it('per-node storages with sorted content lists and types; `local` holds no guest disks, as a fresh install', async () => {
     const s = makeSim()
     const list = await s.call('GET', '/nodes/pve1/storage')
@@ -52,7 +52,7 @@ describe('pve-api.md §5.4 storages and content', () => {
   })
 })
 
-describe('pve-api.md §5.4 download-url', () => {
+describe('download-url', () => {
   it('normalises the filename (path stripped, odd characters to _)', () => {
     expect(normaliseFilename('../a/b c+d.iso')).toBe('b_c_d.iso')
     expect(normaliseFilename('ok-1.2_3.qcow2')).toBe('ok-1.2_3.qcow2')
@@ -164,7 +164,7 @@ describe('pve-api.md §5.4 download-url', () => {
   })
 })
 
-describe('pve-api.md §5.4 allocate and delete volumes', () => {
+describe('allocate and delete volumes', () => {
   it('POST content allocates a named volume for its owner; DELETE content runs imgdel', async () => {
     const s = makeSim()
     expect(

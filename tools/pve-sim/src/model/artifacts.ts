@@ -6,7 +6,7 @@ import { fail400, fail500 } from './errors.js'
 import { GiB } from './sizes.js'
 import { contentDir, fileFormat, isFileStorage, type ContentType } from './storage.js'
 
-/** POST /nodes/{node}/storage/{storage}/download-url (pve-api.md section 5.4, section 8 item 13) */
+/** POST /nodes/{node}/storage/{storage}/download-url (PVE::API2::Storage::Status download_url) */
 
 /** the filename PVE keeps: path stripped, characters outside [a-zA-Z0-9_.-] replaced by `_` */
 export function normaliseFilename(name: string): string {

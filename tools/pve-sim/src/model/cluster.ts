@@ -1,6 +1,8 @@
 import { GuestConfig } from './config.js'
 import { fail500, PveHttpError } from './errors.js'
 import { Ha } from './ha.js'
+import { GuestFirewalls } from './firewall.js'
+import { Pools } from './pools.js'
 import { BackupJobs } from './backup.js'
 import type { GuestType } from './options.js'
 import { Rng } from './rng.js'
@@ -81,6 +83,10 @@ export class Cluster {
   /** the size a downloaded file reports (import images: the virtual size a disk imported from it gets) */
   readonly remoteSizes = new Map<string, number>()
   readonly ha: Ha
+  /** /etc/pve/firewall/<vmid>.fw (model/firewall.ts) */
+  readonly firewalls = new GuestFirewalls()
+  /** user.cfg's resource pools (pve-manager PVE::API2::Pool) */
+  readonly pools = new Pools()
   /** jobs.cfg's vzdump jobs (/cluster/backup) */
   readonly backupJobs: BackupJobs
 

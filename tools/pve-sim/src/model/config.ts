@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 
 /**
  * A guest config as PVE keeps it: a text file with a main section and an optional `[PENDING]` section
- * (pve-api.md section 6.6). The model keeps the parsed maps and renders the text lazily; the digest is
+ * (PVE::QemuServer parse_vm_config / write_vm_config). The model keeps the parsed maps and renders the text lazily; the digest is
  * the SHA-1 of that text, cached until the next change.
  */
 export class GuestConfig {
@@ -217,7 +217,7 @@ export function encodeText(s: string): string {
 
 /**
  * The description as read back from the file: the comment lines joined with newlines,
- * trailing whitespace trimmed (pve-api.md section 6.5).
+ * trailing whitespace trimmed.
  */
 export function readBackDescription(descr: string): string {
   return splitLinesPerl(descr).join('\n').replace(/\s+$/, '')

@@ -7,7 +7,7 @@ import type { GuestInfo, SimCluster, TaskInfo, VolumeSpec } from './index.js'
 import type { TaskBehaviour } from './tasks.js'
 import type { Guest } from './cluster.js'
 
-type Controls = Omit<SimCluster, 'routes' | 'pveVersion'>
+type Controls = Omit<SimCluster, 'routes' | 'pveVersion' | 'pools'>
 
 function info(g: Guest): GuestInfo {
   const out: GuestInfo = {
@@ -71,6 +71,14 @@ export function controls(c: Cluster): Controls {
     configText(vmid: number) {
       c.settle()
       return c.guests.get(vmid)?.conf.text()
+    },
+    firewallText(vmid: number) {
+      c.settle()
+      return c.firewalls.files.get(vmid)
+    },
+    setFirewallText(vmid: number, text: string | undefined) {
+      if (text === undefined || text === '') c.firewalls.files.delete(vmid)
+      else c.firewalls.files.set(vmid, text)
     },
     guest(vmid: number) {
       c.settle()

@@ -6,7 +6,7 @@ import { splitVolid, volumeOwner, type Volume } from './storage.js'
 
 /**
  * Volume-backed config values (qemu drives, efidisk0, tpmstate0, lxc rootfs/mpN): what a request asks
- * for, and how PVE realises it (allocation, naming, `size=`) — pve-api.md sections 6.2 and 5.3.
+ * for, and how PVE realises it (allocation, naming, `size=`) (PVE::QemuServer create_disks, PVE::LXC::create_disks).
  */
 
 export type DriveRequest =
@@ -126,7 +126,7 @@ function requireImageStorage(node: NodeState, storage: string, kind: VolumeKind)
   if (!d.content.includes(content)) throw fail500(`storage '${storage}' does not support content-type '${content}'`)
 }
 
-/** EFI vars sizes per storage type (pve-api.md section 6.2): 4M on LVM, 528K (4m) / 128K (2m) on file/zfs */
+/** EFI vars sizes per storage type: 4M on LVM, 528K (4m) / 128K (2m) on file/zfs */
 function efiBytes(node: NodeState, storage: string, props: Props): number {
   const t = node.storage.def(storage)?.type
   if (t === 'lvmthin') return 4 * MiB

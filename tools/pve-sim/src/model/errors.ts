@@ -12,7 +12,7 @@ export function fail400(errors: Record<string, string>): PveHttpError {
 
 export { PveHttpError }
 
-/** qemu-server's digest check (update_vm_api, resize): pve-api.md section 5.2 */
+/** qemu-server's digest check (update_vm_api, resize) */
 export const QEMU_DIGEST_MISMATCH = 'checksum mismatch (file change by other user?)'
-/** pve-container uses PVE::Tools::assert_if_modified: pve-api.md section 5.3 */
+/** pve-container uses PVE::Tools::assert_if_modified */
 export const LXC_DIGEST_MISMATCH = 'detected modified configuration - file changed by other user? Try again.'

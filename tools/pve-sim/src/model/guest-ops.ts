@@ -146,6 +146,9 @@ export function cloneGuest(
         : `${other.type === 'qemu' ? 'VM' : 'CT'} ${newid} already exists on node '${other.node}'`,
     )
   }
+  // clone_vm (both): check_pool_exist before anything else is looked at
+  const pool = params.pool === undefined ? undefined : String(params.pool)
+  if (pool !== undefined) c.pools.requireExists(pool)
   const isTemplate = src.conf.get('template') === '1'
   const full = params.full === undefined ? !isTemplate : flag(params.full)
   if (!full && params.storage !== undefined) throw fail500(`parameter 'storage' not allowed for linked clones`)
@@ -159,6 +162,9 @@ export function cloneGuest(
   c.lockConfigSync(type, vmid, mode)
   c.checkLock(src)
   if (params.snapname !== undefined) throw fail500(`snapshot '${String(params.snapname)}' does not exist`)
+  // pve-container clone_vm: a running CT's volumes can only be copied from a snapshot
+  if (type === 'lxc' && full && src.status === 'running')
+    throw fail500('Full clone of a running container is only possible from a snapshot')
   const srcConf = src.conf.main()
   const volumeKeys = Object.keys(srcConf).filter((k) => isVolumeKey(type, k))
   if (!full) {
@@ -182,11 +188,19 @@ export function cloneGuest(
     }
   }
   const pendingKeys = [...Object.keys(src.conf.pending()), ...src.conf.pendingDeletes().keys()]
-  // qemu-server writes "# qmclone temporary file\nlock: clone\n": the comment reads back as a description
+  // qemu-server writes "# qmclone temporary file\nlock: clone\n": the comment reads back as a description;
+  // pve-container's clone_vm sets `lock: disk` on the source and creates the target with create_and_lock_config
+  // (`lock: create`), both removed when the worker ends
   const tempConf: Record<string, string> =
-    type === 'qemu' ? { description: 'qmclone temporary file', lock: 'clone' } : { lock: 'clone' }
+    type === 'qemu' ? { description: 'qmclone temporary file', lock: 'clone' } : { lock: 'create' }
+  if (type === 'lxc') src.conf.set('lock', 'disk')
+  const releaseSource = () => {
+    if (type === 'lxc' && src.conf.get('lock') === 'disk') src.conf.delete('lock')
+  }
   const clone = c.addGuest(newid, type, nodeName, new GuestConfig(tempConf))
   const allocated: string[] = []
+  // clone_vm: clone_vmfw_conf right after the temporary config, before the worker forks
+  c.firewalls.clone(vmid, newid)
   const upid = c.dispatch(nodeName, type === 'qemu' ? 'qmclone' : 'vzclone', String(vmid), caller.actor, {
     run: (ctx) => {
       const conf: Record<string, string> = {}
@@ -254,13 +268,19 @@ export function cloneGuest(
       if (params.description) conf.description = canonicalScalar(type, 'description', String(params.description))
       if (pendingKeys.length > 0) ctx.log(`found pending changes for '${pendingKeys.join(',')}', discarding for clone`)
       clone.conf = new GuestConfig(conf)
+      // clone_vm: add_vm_to_pool once the volumes are copied
+      if (pool) c.pools.addVm(newid, pool)
+      releaseSource()
     },
     onError: () => {
       freeVolumes(node, allocated)
+      c.firewalls.remove(newid)
       if (c.guests.get(newid) === clone) c.removeGuest(clone)
+      releaseSource()
     },
   })
-  c.holdFlock(vmid, { mode, upid })
+  // qemu-server holds the source's flock for the copy; pve-container guards it with `lock: disk` instead
+  if (type === 'qemu') c.holdFlock(vmid, { mode, upid })
   return upid
 }
 
@@ -389,7 +409,11 @@ export function destroyGuest(
         c.ha.drop(`${type === 'qemu' ? 'vm' : 'ct'}:${vmid}`)
         ctx.log(`NOTE: removed ${label} ${vmid} from HA resource configuration.`)
       }
+      // destroy_vm handlers: remove_vmfw_conf after the guest's volumes, purge or not
+      c.firewalls.remove(vmid)
       c.removeGuest(g)
+      // AccessControl remove_vm_access after destroy_vm: the guest leaves its pool
+      c.pools.dropVm(vmid)
     },
     onError: () => {
       if (g.conf.get('lock') === 'destroyed') g.conf.delete('lock')

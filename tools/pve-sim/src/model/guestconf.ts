@@ -5,7 +5,7 @@ import { fail400 } from './errors.js'
 import { optionType, typedValue, type GuestType, isKnownOption } from './options.js'
 import { normaliseTags } from './tags.js'
 
-/** Shared config read/write helpers for qemu and lxc (pve-api.md sections 5.2, 6.4-6.6). */
+/** Shared config read/write helpers for qemu and lxc. */
 
 export const MASK = '**********'
 

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import type { Caller } from '../http/types.js'
 import type { Cluster, Guest } from './cluster.js'
 import { fail400, fail500 } from './errors.js'
+import { HA_DIGEST_MISMATCH, HaGroups, HaRules, underHaLock } from './ha-rules.js'
 import { powerLxc } from './lxc.js'
 import { shutdownQemu, startQemu, stopQemu } from './qemu.js'
 
@@ -48,8 +49,9 @@ export class Ha {
   readonly resources = new Map<string, HaResourceConf>()
   readonly service = new Map<string, ServiceStatus>()
   /** ha groups (PVE 8.x); on 9.x they are migrated to rules */
-  readonly groups = new Map<string, Record<string, unknown>>()
-  readonly rules = new Map<string, Record<string, unknown>>()
+  readonly groups = new HaGroups()
+  /** ha rules (PVE 9.x) */
+  readonly rules = new HaRules()
   private steps: CrmStep[] = []
 
   constructor(
@@ -77,7 +79,7 @@ export class Ha {
    * 8.x has no rules and always has groups
    */
   groupsMigrated(): boolean {
-    return this.c.pveVersion !== '8.4' && this.groups.size === 0
+    return this.c.pveVersion !== '8.4' && this.groups.ids.size === 0
   }
 
   /** the `ha` object of vmstatus: PVE::HA::Config::get_service_status */
@@ -112,6 +114,8 @@ export class Ha {
     const out: Record<string, unknown> = { sid, type: r.type, digest: this.digest() }
     for (const k of RESOURCE_KEYS) if (r[k] !== undefined) out[k] = r[k]
     if (this.groupsMigrated()) delete out.group
+    else if (r.group !== undefined && !this.groups.ids.has(r.group))
+      out.errors = { group: `group '${r.group}' does not exist` }
     return out
   }
 
@@ -140,12 +144,13 @@ export class Ha {
     if (!g) throw fail500(`resource '${sid}' does not exist in cluster`)
     if ((g.type === 'qemu') !== (type === 'vm'))
       throw fail500(`resource '${sid}' - guest with ID ${vmid} is not a ${type === 'vm' ? 'VM' : 'container'}`)
-    if (params.group !== undefined && !this.groups.has(String(params.group)))
-      throw fail500(`HA group '${String(params.group)}' does not exist`)
-    if (this.resources.has(sid)) throw fail500(`resource ID '${sid}' already defined`)
+    // create does not check that the group exists (the index then reports it in `errors`)
     const conf: HaResourceConf = { type }
     this.assign(conf, params)
-    this.resources.set(sid, conf)
+    underHaLock('create resource failed', () => {
+      if (this.resources.has(sid)) throw fail500(`resource ID '${sid}' already defined`)
+      this.resources.set(sid, conf)
+    })
     this.schedule(sid)
     return null
   }
@@ -168,35 +173,50 @@ export class Ha {
     if (params.type !== undefined && params.type !== type) throw fail500('types does not match')
     if (params.group !== undefined) {
       if (this.groupsMigrated()) throw fail500(`invalid parameter 'group': ha groups have been migrated to rules`)
-      if (!this.groups.has(String(params.group))) throw fail500(`HA group '${String(params.group)}' does not exist`)
+      if (!this.groups.ids.has(String(params.group))) throw fail500(`HA group '${String(params.group)}' does not exist`)
     }
     this.checkServiceState(sid, params.state === undefined ? undefined : String(params.state))
-    const conf = this.resources.get(sid)
-    if (!conf) throw fail500(`no such resource '${sid}'`)
-    if (params.digest !== undefined && String(params.digest) !== this.digest())
-      throw fail500('detected modified configuration - file changed by other user? Try again.')
-    for (const k of String(params.delete ?? '')
-      .split(/[,;\s]+/)
-      .filter(Boolean))
-      delete (conf as unknown as Record<string, unknown>)[k]
-    this.assign(conf, params)
+    // update_resources_config: digest, then the section; options are set, then `delete` removes
+    underHaLock('update resources config failed', () => {
+      if (params.digest !== undefined && String(params.digest) !== this.digest()) throw fail500(HA_DIGEST_MISMATCH)
+      const conf = this.resources.get(sid)
+      if (!conf) throw fail500(`no such resource '${sid}'`)
+      const next = { ...conf }
+      this.assign(next, params)
+      for (const k of String(params.delete ?? '')
+        .split(/[,;\s]+/)
+        .filter(Boolean)) {
+        if (!(RESOURCE_KEYS as readonly string[]).includes(k)) throw fail500(`no such option '${k}'`)
+        delete (next as unknown as Record<string, unknown>)[k]
+      }
+      this.resources.set(sid, next)
+    })
     this.schedule(sid)
     return null
   }
 
-  /** DELETE /cluster/ha/resources/{sid} */
-  remove(sidParam: string): null {
+  /** DELETE /cluster/ha/resources/{sid} (`purge`, 9.x, default 1) */
+  remove(sidParam: string, purge = true): null {
     const { sid } = this.parseSid(sidParam)
     if (!this.resources.has(sid)) throw fail500(`cannot delete service '${sid}', not HA managed!`)
-    this.drop(sid)
+    this.drop(sid, purge)
     return null
   }
 
-  /** delete_service_from_config: the manager forgets the service too */
-  drop(sid: string): void {
+  /**
+   * delete_service_from_config: the manager forgets the service too; with purge (9.x) the resource leaves
+   * every rule and a rule left without resources is deleted
+   */
+  drop(sid: string, purge = true): void {
     this.resources.delete(sid)
     this.service.delete(sid)
     this.steps = this.steps.filter((s) => s.sid !== sid)
+    if (purge && this.c.pveVersion !== '8.4') this.rules.purge(sid)
+  }
+
+  /** the resource naming a group (groups delete refuses it) */
+  groupUser(group: string): string | undefined {
+    return [...this.resources.keys()].sort().find((sid) => this.resources.get(sid)?.group === group)
   }
 
   /** check_service_state: a service in `error` takes only `disabled` */

@@ -73,8 +73,14 @@ export interface SimCluster {
   setRawLxc(vmid: number, pairs: [string, string][]): void
 
   // --- inspection
+  /** user.cfg's pools: members by vmid and storage id (what pool ACLs reach) */
+  pools(): { poolid: string; comment?: string; vms: number[]; storage: string[] }[]
   /** the config file text exactly as PVE would store it (digest = SHA-1 of it), or undefined */
   configText(vmid: number): string | undefined
+  /** the guest's /etc/pve/firewall/<vmid>.fw text, or undefined when there is none */
+  firewallText(vmid: number): string | undefined
+  /** an admin's hand edit of <vmid>.fw (undefined or '' removes it); the next request parses it as PVE would */
+  setFirewallText(vmid: number, text: string | undefined): void
   guest(vmid: number): GuestInfo | undefined
   guests(): GuestInfo[]
   tasks(): TaskInfo[]
@@ -123,5 +129,14 @@ export function createCluster(options: ClusterOptions): SimCluster {
     warmStats(c)
   }
   const routes = buildRoutes(c)
-  return { routes, pveVersion: options.pveVersion, ...controls(c) }
+  const pools = () =>
+    [...c.pools.pools.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([poolid, e]) => ({
+        poolid,
+        ...(e.comment !== undefined ? { comment: e.comment } : {}),
+        vms: [...e.vms].sort((a, b) => a - b),
+        storage: [...e.storage].sort(),
+      }))
+  return { routes, pveVersion: options.pveVersion, ...controls(c), pools }
 }

@@ -5,7 +5,7 @@ import { PveHttpError } from '../http/types.js'
 import { addDirStorage, makeSim } from '../api/testing.js'
 
 /**
- * Model invariants under random operation sequences (pve-api.md §4-§6): handlers only ever fail the way
+ * Model invariants under random operation sequences: handlers only ever fail the way
  * PVE does (PveHttpError), every task stops, digests are the SHA-1 of the file text, and no image
  * volume is leaked (each one belongs to a guest whose config refers to it).
  */

@@ -9,7 +9,7 @@ function sim() {
   return s
 }
 
-describe('pve-api.md §5.3 LXC create and config', () => {
+describe('LXC create and config', () => {
   it('normalises rootfs/net, defaults unprivileged, never stores password or ssh keys', async () => {
     const s = sim()
     const upid = await s.call('POST', '/nodes/pve1/lxc', {

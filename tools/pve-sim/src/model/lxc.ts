@@ -9,7 +9,7 @@ import { isLxcMountKey, splitIndexed } from './options.js'
 import { FORMATS, parsePropString, printPropString } from './propstring.js'
 import type { TaskContext } from './tasks.js'
 
-/** LXC containers: the differences from qemu that matter (pve-api.md section 5.3). */
+/** LXC containers: the differences from qemu that matter. */
 
 const CREATE_API_ONLY = [
   'node',
@@ -107,6 +107,8 @@ export function createLxc(c: Cluster, nodeName: string, params: Record<string, u
   if (existing)
     throw fail500(`${existing.type === 'qemu' ? 'VM' : 'CT'} ${vmid} already exists on node '${existing.node}'`)
   if (flag(params.restore)) throw fail500('restore from backup archives is not modelled by pve-sim')
+  const pool = params.pool === undefined ? undefined : String(params.pool)
+  if (pool !== undefined) c.pools.requireExists(pool)
   const ostemplate = String(params.ostemplate)
   const tmpl = node.storage.get(ostemplate)
   if (!tmpl) throw fail500(`volume '${ostemplate}' does not exist`)
@@ -145,6 +147,8 @@ export function createLxc(c: Cluster, nodeName: string, params: Record<string, u
       ctx.log(`extracting archive '${ostemplate}'`)
       // password and ssh-public-keys are written into the rootfs, never into the config
       g.conf = new GuestConfig(conf)
+      // create_vm: add_vm_to_pool at the end of the locked create code, before the start
+      if (pool) c.pools.addVm(vmid, pool)
       // the create worker calls PVE::API2::LXC::Status->vm_start, which forks a `vzstart` worker of its own: the
       // create task ends OK while the container is still stopped, and the start can fail on its own
       if (start) powerLxc(c, nodeName, vmid, 'start', {}, caller)

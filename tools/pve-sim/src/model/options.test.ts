@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { optionType, type GuestType } from './options.js'
 
 /**
- * pve-api.md §6.4: the model's hand-written option table must agree with the official schema on the
+ * The model's hand-written option table must agree with the official schema on the
  * JSON type of every config option it knows. The schema is read at test time (never copied into the repo);
  * without it the check is skipped.
  */
@@ -29,7 +29,7 @@ function createParams(path: string): Record<string, { type?: string }> {
   return {}
 }
 
-describe.skipIf(!haveApidoc)('option types agree with apidoc.json (§6.4)', () => {
+describe.skipIf(!haveApidoc)('option types agree with apidoc.json', () => {
   for (const [type, path] of [
     ['qemu', '/nodes/{node}/qemu'],
     ['lxc', '/nodes/{node}/lxc'],

@@ -1,6 +1,6 @@
 /**
- * The guest config options the model knows, with the JSON type PVE's `check_type` gives them on read
- * (pve-api.md section 6.4): booleans and integers become numbers, `number` options stay strings, formatted
+ * The guest config options the model knows, with the JSON type PVE's `check_type` gives them on read:
+ * booleans and integers become numbers, `number` options stay strings, formatted
  * strings (including qemu `memory` since 8.1) stay strings. Indexed keys (`scsi[n]`) are matched by prefix.
  */
 
@@ -75,7 +75,7 @@ const QEMU_STR = [
   'runningcpu',
   'vmstate',
 ]
-/** indexed qemu keys and their index ranges (pve-api.md section 0) */
+/** indexed qemu keys and their index ranges */
 export const QEMU_INDEXED: Record<string, number> = {
   ide: 3,
   sata: 5,

@@ -3,7 +3,7 @@ import { describe, expect } from 'vitest'
 import { makeSim } from '../api/testing.js'
 
 /**
- * pve-api.md §6.6 as a property: whatever sequence of config writes a running VM gets, GET config (pending
+ * Pending changes as a property: whatever sequence of config writes a running VM gets, GET config (pending
  * merged) shows what the same writes give a stopped VM, and a stop + start leaves nothing pending.
  */
 const write = fc.oneof(

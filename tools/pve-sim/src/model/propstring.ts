@@ -1,5 +1,5 @@
 /**
- * Property strings (`key=value,key=value`, pve-api.md section 3): parsing and PVE's printing order
+ * Property strings (`key=value,key=value`, PVE::JSONSchema parse_property_string): parsing and PVE's printing order
  * (default key bare first, then required keys sorted, then the rest alphabetically; booleans as 1/0).
  */
 

@@ -14,7 +14,7 @@ const tagList = fc
   .tuple(fc.array(tag, { maxLength: 6 }), fc.array(fc.constantFrom(';', ',', ' '), { minLength: 6, maxLength: 6 }))
   .map(([tags, seps]) => tags.map((t, i) => t + (i < tags.length - 1 ? seps[i] : '')).join(''))
 
-describe('pve-api.md §3 tags (get_unique_tags)', () => {
+describe('tags (get_unique_tags)', () => {
   it('lower-cases, de-duplicates, sorts and ;-joins', () => {
     expect(normaliseTags('Web;prod;web')).toBe('prod;web')
     expect(normaliseTags('b, A c')).toBe('a;b;c')
@@ -28,7 +28,7 @@ describe('pve-api.md §3 tags (get_unique_tags)', () => {
   })
 })
 
-describe('pve-api.md §3 sizes (format_size)', () => {
+describe('sizes (format_size)', () => {
   it('prints the largest exact unit', () => {
     expect([
       formatSize(32 * 1024 ** 3),
@@ -46,7 +46,7 @@ describe('pve-api.md §3 sizes (format_size)', () => {
   })
 })
 
-describe('pve-api.md §3 property strings', () => {
+describe('property strings', () => {
   it('drives: default key bare first, rest alphabetical, booleans as 1/0, volume alias', () => {
     const p = parsePropString('volume=local-lvm:vm-1-disk-0,ssd=true,discard=on,iothread=on', FORMATS.drive)
     expect(printPropString(p, FORMATS.drive)).toBe('local-lvm:vm-1-disk-0,discard=on,iothread=1,ssd=1')
@@ -78,7 +78,7 @@ describe('pve-api.md §3 property strings', () => {
   })
 })
 
-describe('pve-api.md §6.6 config text and digest', () => {
+describe('config text and digest', () => {
   const kv = fc.dictionary(fc.stringMatching(/^[a-z][a-z0-9]{0,8}$/), fc.stringMatching(/^[ -~]{0,12}$/), {
     maxKeys: 8,
   })
@@ -99,7 +99,7 @@ describe('pve-api.md §6.6 config text and digest', () => {
   })
 })
 
-describe('pve-api.md §6.4 value types on read', () => {
+describe('value types on read', () => {
   it('booleans/integers as numbers, number options and memory as strings', () => {
     expect([
       typedValue('qemu', 'onboot', '1'),

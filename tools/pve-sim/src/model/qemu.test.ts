@@ -35,7 +35,7 @@ const EXAMPLE = {
   onboot: true,
 }
 
-describe('pve-api.md §10 worked example (golden data)', () => {
+describe('worked example (golden data)', () => {
   it('create returns a qmcreate UPID and the config reads back normalised and typed', async () => {
     const s = await exampleSim()
     const upid = await s.call('POST', '/nodes/pve1/qemu', EXAMPLE)
@@ -100,7 +100,7 @@ describe('pve-api.md §10 worked example (golden data)', () => {
   })
 })
 
-describe('§5.2 create: locks, errors inside and outside the task', () => {
+describe('create: locks, errors inside and outside the task', () => {
   it('holds `lock: create` while the task runs; conflicting writes get `VM is locked (create)`', async () => {
     const s = makeSim()
     await s.call('POST', '/nodes/pve1/qemu', { vmid: 101, scsi0: 'local-lvm:4' })
@@ -160,7 +160,7 @@ describe('§5.2 create: locks, errors inside and outside the task', () => {
     expect(conf.boot).toBe('order=scsi0;ide2')
   })
 
-  it('EFI and TPM sizes per storage type; disks numbered in sorted key order (§6.2)', async () => {
+  it('EFI and TPM sizes per storage type; disks numbered in sorted key order', async () => {
     const s = makeSim()
     await s.run('POST', '/nodes/pve1/qemu', {
       vmid: 105,
@@ -200,7 +200,7 @@ describe('§5.2 create: locks, errors inside and outside the task', () => {
   })
 })
 
-describe('§5.2/§6.6 config update: pending, hotplug, digest, delete/revert', () => {
+describe('config update: pending, hotplug, digest, delete/revert', () => {
   async function vm() {
     const s = makeSim()
     await s.run('POST', '/nodes/pve1/qemu', {
@@ -248,7 +248,7 @@ describe('§5.2/§6.6 config update: pending, hotplug, digest, delete/revert', (
     expect(s.sim.configText(200)).not.toContain('[PENDING]')
   })
 
-  it('running VM: net hotplug applies and a missing macaddr is regenerated every time (§8.2)', async () => {
+  it('running VM: net hotplug applies and a missing macaddr is regenerated every time', async () => {
     const s = await vm()
     const mac0 = (await s.call('GET', '/nodes/pve1/qemu/200/config')).net0
     await s.run('POST', '/nodes/pve1/qemu/200/status/start')
@@ -290,7 +290,7 @@ describe('§5.2/§6.6 config update: pending, hotplug, digest, delete/revert', (
     expect(r.log[0]).toBe('update VM 200: -delete vga')
   })
 
-  it("flock contention: sync write 500 can't lock file; a start task fails with it (§6.7)", async () => {
+  it("flock contention: sync write 500 can't lock file; a start task fails with it", async () => {
     const s = await vm()
     s.sim.setFlockContention(200, true)
     const e = await s.error('PUT', '/nodes/pve1/qemu/200/config', { cores: 2 })
@@ -302,7 +302,7 @@ describe('§5.2/§6.6 config update: pending, hotplug, digest, delete/revert', (
   })
 })
 
-describe('§5.2 power, resize, clone, template, destroy', () => {
+describe('power, resize, clone, template, destroy', () => {
   async function vm() {
     const s = makeSim()
     await s.run('POST', '/nodes/pve1/qemu', {
@@ -339,7 +339,7 @@ describe('§5.2 power, resize, clone, template, destroy', () => {
     expect(s.sim.guest(300)?.status).toBe('stopped')
   })
 
-  it('resize grows with + and absolute forms, shrink and missing disk fail inside the task (§3)', async () => {
+  it('resize grows with + and absolute forms, shrink and missing disk fail inside the task', async () => {
     const s = await vm()
     expect((await s.run('PUT', '/nodes/pve1/qemu/300/resize', { disk: 'scsi0', size: '+2G' })).exitstatus).toBe('OK')
     expect((await s.call('GET', '/nodes/pve1/qemu/300/config')).scsi0).toBe('local-lvm:vm-300-disk-0,size=6G')
@@ -356,7 +356,7 @@ describe('§5.2 power, resize, clone, template, destroy', () => {
     )
   })
 
-  it('template renames disks to base-, then a linked clone gets new MACs/uuid and `lock: clone` while copying (§5.2, checklist 8)', async () => {
+  it('template renames disks to base-, then a linked clone gets new MACs/uuid and `lock: clone` while copying', async () => {
     const s = await vm()
     const src = await s.call('GET', '/nodes/pve1/qemu/300/config')
     const t = await s.run('POST', '/nodes/pve1/qemu/300/template')
@@ -398,7 +398,7 @@ describe('§5.2 power, resize, clone, template, destroy', () => {
     expect((await s.call('GET', '/nodes/pve1/qemu/310/config')).scsi0).toBe('local-zfs:vm-310-disk-0,size=4G')
   })
 
-  it('destroy holds `lock: destroyed`, frees owned disks, and protection refuses (§5.2)', async () => {
+  it('destroy holds `lock: destroyed`, frees owned disks, and protection refuses', async () => {
     const s = await vm()
     await s.call('PUT', '/nodes/pve1/qemu/300/config', { protection: 1 })
     expect((await s.error('DELETE', '/nodes/pve1/qemu/300')).message).toBe(
@@ -419,7 +419,7 @@ describe('§5.2 power, resize, clone, template, destroy', () => {
   })
 })
 
-describe('§6.2/§6.5 drives: unused re-attach, one cloud-init drive, drift', () => {
+describe('drives: unused re-attach, one cloud-init drive, drift', () => {
   it('re-attaching an unusedN volume removes the unused entry and keeps the size', async () => {
     const s = makeSim()
     await s.run('POST', '/nodes/pve1/qemu', { vmid: 400, scsi0: 'local-lvm:4', scsi1: 'local-lvm:2' })
@@ -453,7 +453,7 @@ describe('§6.2/§6.5 drives: unused re-attach, one cloud-init drive, drift', ()
   })
 })
 
-describe('§5.2 hotplug matrix for a running VM (default hotplug=network,disk,usb)', () => {
+describe('hotplug matrix for a running VM (default hotplug=network,disk,usb)', () => {
   async function running(extra: Record<string, unknown> = {}) {
     const s = makeSim()
     s.sim.addVolume('pve1', 'local', { filename: 'a.iso', content: 'iso' })
@@ -564,7 +564,7 @@ describe('§5.2 hotplug matrix for a running VM (default hotplug=network,disk,us
   })
 })
 
-describe('§6.7 flock during long operations', () => {
+describe('flock during long operations', () => {
   it('parallel clones of a stopped template share its flock; a config write meanwhile times out', async () => {
     const s = makeSim({ taskDurationMs: 5000 })
     await s.run('POST', '/nodes/pve1/qemu', { vmid: 9000, scsi0: 'local-lvm:2' })
@@ -630,7 +630,7 @@ describe('secret canaries never leave the model', () => {
   })
 })
 
-describe('§6.6 pending drives', () => {
+describe('pending drives', () => {
   it('a disk allocated for a running VM that stays pending becomes unusedN when reverted', async () => {
     const s = makeSim()
     await s.run('POST', '/nodes/pve1/qemu', { vmid: 700, scsi0: 'local-lvm:1' })
@@ -644,7 +644,7 @@ describe('§6.6 pending drives', () => {
   })
 })
 
-describe('§6.7 flock held by a running task', () => {
+describe('flock held by a running task', () => {
   it('a start of the source while its clone copies fails inside the task with the flock timeout', async () => {
     const s = makeSim()
     await s.run('POST', '/nodes/pve1/qemu', { vmid: 800, scsi0: 'local-lvm:1' })

@@ -169,6 +169,8 @@ export function createQemu(c: Cluster, nodeName: string, params: Record<string, 
   checkSingleCloudinit(planned, {})
   const start = flag(params.start)
   const haManaged = flag(params['ha-managed'])
+  const pool = params.pool === undefined ? undefined : String(params.pool)
+  if (pool !== undefined) c.pools.requireExists(pool)
   const g = c.addGuest(vmid, 'qemu', nodeName, new GuestConfig({ lock: 'create' }))
   const allocated: string[] = []
   return c.dispatch(nodeName, 'qmcreate', String(vmid), caller.actor, {
@@ -200,6 +202,8 @@ export function createQemu(c: Cluster, nodeName: string, params: Record<string, 
       for (const v of allocated) ctx.log(`successfully created disk '${v}'`)
       const fresh = new GuestConfig(conf)
       g.conf = fresh
+      // create_vm: add_vm_to_pool once the config is written, before the start
+      if (pool) c.pools.addVm(vmid, pool)
       if (start) {
         ctx.log('Execute autostart')
         c.setStatus(g, 'running')
@@ -220,7 +224,7 @@ function hotplugSet(g: Guest): Set<string> {
   return new Set(h.split(','))
 }
 
-/** can a change of `key` (set or delete) be applied to the running VM now? (pve-api.md section 5.2) */
+/** can a change of `key` (set or delete) be applied to the running VM now? */
 function hotpluggable(g: Guest, key: string, newValue: string | undefined): boolean {
   if (QEMU_FAST.includes(key) || CLOUDINIT_KEYS.includes(key) || /^ipconfig\d+$/.test(key)) return true
   const hp = hotplugSet(g)

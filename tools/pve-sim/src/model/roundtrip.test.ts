@@ -3,7 +3,7 @@ import { describe, expect } from 'vitest'
 import { makeSim } from '../api/testing.js'
 import { normaliseTags } from './tags.js'
 
-/** pve-api.md §3/§6.4: whatever is declared at create reads back in PVE's normalised, typed form */
+/** whatever is declared at create reads back in PVE's normalised, typed form */
 const declared = fc.record(
   {
     name: fc.stringMatching(/^[a-z][a-z0-9-]{0,10}[a-z0-9]$/),

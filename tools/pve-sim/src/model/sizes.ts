@@ -1,4 +1,4 @@
-/** Disk size grammar (pve-api.md section 3): binary units, K = 1024. */
+/** Disk size grammar: binary units, K = 1024. */
 
 const UNITS: Record<string, number> = { K: 1, M: 2, G: 3, T: 4 }
 

@@ -1,4 +1,4 @@
-/** Tag lists (`pve-tag-list`, pve-api.md section 3). */
+/** Tag lists (`pve-tag-list`, PVE::Tools split_list). */
 
 const TAG_RE = /^[a-z0-9_][a-z0-9_\-+.]*$/i
 

@@ -1,7 +1,7 @@
 import type { Rng } from './rng.js'
 
 /**
- * Worker tasks (pve-api.md section 4): UPIDs, running -> stopped after a configurable duration, exit
+ * Worker tasks: UPIDs, running -> stopped after a configurable duration, exit
  * statuses and logs. Work is applied when the task finishes; the model settles due tasks lazily
  * whenever it is asked anything, so a fake clock makes tests deterministic.
  */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { makeSim } from '../api/testing.js'
 
-describe('pve-api.md §5.1 cluster views', () => {
+describe('cluster views', () => {
   it('/version per selected release', async () => {
     expect(await makeSim().call('GET', '/version')).toMatchObject({ release: '9.1', version: '9.1.1' })
     expect(await makeSim({ pveVersion: '8.4' }).call('GET', '/version')).toMatchObject({ release: '8.4' })
@@ -71,7 +71,7 @@ describe('pve-api.md §5.1 cluster views', () => {
   })
 })
 
-describe('pve-api.md §4 tasks', () => {
+describe('tasks', () => {
   it('UPID format, log pages with n/t, `no such task` window, unparsable upid', async () => {
     const s = makeSim()
     s.sim.setNoSuchTaskWindow(500)

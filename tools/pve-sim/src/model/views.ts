@@ -1,9 +1,10 @@
-import type { Cluster, Guest } from './cluster.js'
+import type { Cluster, Guest, NodeState } from './cluster.js'
+import type { StorageDef } from './storage.js'
 import { parsePropString, FORMATS } from './propstring.js'
 import { parseDiskSize, MiB } from './sizes.js'
 import { isQemuDiskKey } from './options.js'
 
-/** Read-only views: /version, /nodes, /cluster/resources, guest lists and status (pve-api.md section 5.1). */
+/** Read-only views: /version, /nodes, /cluster/resources, guest lists and status. */
 
 export function memoryBytes(g: Guest): number {
   const m = g.conf.get('memory')
@@ -327,9 +328,28 @@ export function guestName(g: Guest): string {
  */
 export function clusterResources(c: Cluster, type: string | undefined): Item[] {
   const out: Item[] = []
+  // pools first (only without a type filter: the schema's enum has no `pool`), their figures summed from the
+  // running members as the guests are listed
+  const pools = new Map<string, Item>()
+  if (type === undefined) {
+    for (const pool of [...c.pools.pools.keys()].sort()) {
+      const entry: Item = { id: `/pool/${pool}`, pool, type: 'pool' }
+      pools.set(pool, entry)
+      out.push(entry)
+    }
+  }
   if (type === undefined || type === 'vm') {
     const ids = [...c.guests.keys()].map(String).sort()
-    for (const id of ids) out.push(resourceItem(c, c.guests.get(Number(id)) as Guest))
+    for (const id of ids) {
+      const item = resourceItem(c, c.guests.get(Number(id)) as Guest)
+      const pool = c.pools.vmPool.get(Number(id))
+      if (pool !== undefined) {
+        item.pool = pool
+        const pe = pools.get(pool)
+        if (pe && typeof item.uptime === 'number' && item.uptime > 0) addPoolStats(pe, item)
+      }
+      out.push(item)
+    }
   }
   if (type === undefined || type === 'node') {
     for (const n of c.nodes.values()) out.push(nodeResource(c, n))
@@ -341,21 +361,7 @@ export function clusterResources(c: Cluster, type: string | undefined): Item[] {
         // storage_check_enabled per node: a disabled storage, or one restricted to other nodes, is not listed
         const d = n.storage.def(sid)
         if (!d || d.disable || !c.storage.onNode(d, n.name)) continue
-        const s = n.storage.statusItem(d)
-        const item: Item = {
-          id: `storage/${n.name}/${d.id}`,
-          storage: d.id,
-          node: n.name,
-          type: 'storage',
-          plugintype: d.type,
-          status: 'unknown',
-          shared: s.shared,
-          content: s.content,
-        }
-        // extract_storage_stats: sizes and `available` come from pvestatd, which publishes nothing for an
-        // offline storage
-        if (n.online && s.active === 1) Object.assign(item, { maxdisk: s.total, disk: s.used, status: 'available' })
-        out.push(item)
+        out.push(storageResourceItem(n, d))
       }
     }
   }
@@ -378,6 +384,36 @@ export function clusterResources(c: Cluster, type: string | undefined): Item[] {
     }
   }
   return out
+}
+
+/** Cluster.pm resources: a pool's uptime is its longest-running member's, mem/maxmem/maxcpu add up, cpu is the
+ *  maxcpu-weighted mean */
+function addPoolStats(pe: Item, item: Item): void {
+  const n = (v: unknown): number => (typeof v === 'number' ? v : 0)
+  if (n(pe.uptime) < n(item.uptime)) pe.uptime = item.uptime
+  pe.mem = n(pe.mem) + n(item.mem)
+  pe.maxmem = n(pe.maxmem) + n(item.maxmem)
+  const oldMax = n(pe.maxcpu)
+  pe.cpu = (n(pe.cpu) * oldMax + n(item.cpu) * n(item.maxcpu)) / (oldMax + n(item.maxcpu))
+  pe.maxcpu = oldMax + n(item.maxcpu)
+}
+
+/** API2Tools extract_storage_stats: sizes and `available` come from pvestatd, which publishes nothing for an
+ *  offline storage */
+export function storageResourceItem(n: NodeState, d: StorageDef): Item {
+  const s = n.storage.statusItem(d)
+  const item: Item = {
+    id: `storage/${n.name}/${d.id}`,
+    storage: d.id,
+    node: n.name,
+    type: 'storage',
+    plugintype: d.type,
+    status: 'unknown',
+    shared: s.shared,
+    content: s.content,
+  }
+  if (n.online && s.active === 1) Object.assign(item, { maxdisk: s.total, disk: s.used, status: 'available' })
+  return item
 }
 
 /** API2Tools extract_node_stats: an offline node keeps its last sizes, but no usage */

@@ -1,9 +1,9 @@
 /**
  * Desired VM / TemplateVM -> the owned qemu config keys, each with its create form and its reconcile rule
- * (RB 4.1 with the architecture's differences: grow-only resize, live-form rewrites, tags as PVE stores them).
+ * (grow-only resize, live-form rewrites, tags as PVE stores them).
  */
 import { decodeSshKeys, encodeSshKeys, formatTags, sshKeySet } from '@proxops/pve-client/wire'
-import type { SecretLookup, VmDisk, VmManifest, VmNic } from './desired.js'
+import type { SecretLookup, VmDisk, VmManifest, VmNic } from '../desired.js'
 import {
   anomaly,
   flag,
@@ -21,7 +21,7 @@ import {
   type Outcome,
   type Owned,
 } from './fields.js'
-import type { SecretParam } from './plan-types.js'
+import type { SecretParam } from '../plan-types.js'
 import { guardVolume, isEmptySlot, poolOf } from './volumes.js'
 
 export interface GuestBuildContext {
@@ -644,9 +644,6 @@ export function hotplugSet(live: string | undefined): ReadonlySet<string> {
 
 /** Live slot keys of the families ProxOps manages (disks, NICs, PCI devices). */
 export function qemuSlotFamily(key: string): 'disk' | 'nic' | 'pci' | undefined {
-  // most config keys start with none of s, v, i, n, h: skip the regexes for them
-  const c = key.charCodeAt(0)
-  if (c !== 115 && c !== 118 && c !== 105 && c !== 110 && c !== 104) return undefined
   if (DISK_FAMILY.test(key)) return 'disk'
   if (/^net\d+$/.test(key)) return 'nic'
   if (/^hostpci\d+$/.test(key)) return 'pci'

@@ -1,9 +1,9 @@
 /**
- * Disruption classes from PVE's hotplug rules (pve-api.md 5.2/5.3): what a write does to a running guest.
+ * Disruption classes from PVE's hotplug rules: what a write does to a running guest.
  * A stopped guest takes every write at once (`none`).
  */
-import type { GuestType } from './ports.js'
-import type { DisruptionClass, DisruptionPolicy } from './plan-types.js'
+import type { GuestType } from '../ports.js'
+import type { DisruptionClass, DisruptionPolicy } from '../plan-types.js'
 import { parsePS } from './fields.js'
 import { qemuNic } from './qemu.js'
 

@@ -2,8 +2,8 @@
  * The per-key building block of planning: each owned PVE config key knows its create form and how to
  * reconcile a live value (the pending-merged view) with the desired one. Everything here is pure.
  */
-import { formatPropertyString } from '@proxops/pve-client/wire'
-import type { AnomalyCode, PlanParamValue } from './plan-types.js'
+import { formatPropertyString, parsePropertyString } from '@proxops/pve-client/wire'
+import type { AnomalyCode, PlanParamValue } from '../plan-types.js'
 
 export type Outcome =
   /** write this value; `newSlot` = the key was empty on PVE (a create form is allowed only then) */
@@ -35,29 +35,16 @@ export const SENSITIVE = '(sensitive)'
 export const NONE: readonly Outcome[] = Object.freeze([])
 
 /**
- * Parses a live property string leniently (PVE wrote it): `key=value` parts split on `,`, at most one bare
- * value for `defaultKey`. Undefined when it is not one (a bare value without a default key, a duplicate key,
- * `key=` without a value), which callers report as `invalid-live`. Hot path: plan() parses every live volume and NIC once per cycle.
+ * A live property string through pve-client's parser (the one reading of PVE's grammar). Undefined when it is
+ * not one (a bare value without a default key, a duplicate key, `key=` without a value), which callers report
+ * as `invalid-live`.
  */
-const PS_KEY = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/
-
 export function parsePS(value: string, defaultKey?: string): Record<string, string> | undefined {
-  const out: Record<string, string> = {}
-  let start = 0
-  while (start <= value.length) {
-    let end = value.indexOf(',', start)
-    if (end === -1) end = value.length
-    const part = value.slice(start, end)
-    start = end + 1
-    if (part.trim() === '') continue
-    const eq = part.indexOf('=')
-    const key = eq === -1 ? defaultKey : part.slice(0, eq)
-    if (key === undefined || !PS_KEY.test(key) || key === '__proto__' || Object.prototype.hasOwnProperty.call(out, key))
-      return undefined
-    if (eq === part.length - 1) return undefined // `key=` without a value
-    out[key] = eq === -1 ? part : part.slice(eq + 1)
+  try {
+    return parsePropertyString(value, defaultKey === undefined ? {} : { defaultKey })
+  } catch {
+    return undefined
   }
-  return out
 }
 
 /** Prints a live-form rewrite: the live tokens with the owned ones replaced (undefined removes a token). */
@@ -67,11 +54,10 @@ export function rewrite(
   defaultKey: string | undefined,
   order?: readonly string[],
 ): string {
-  const next: Record<string, string | undefined> = { ...live, ...changes }
-  const options: { defaultKey?: string; order?: readonly string[] } = {}
-  if (defaultKey !== undefined) options.defaultKey = defaultKey
-  if (order) options.order = order
-  return formatPropertyString(next, options)
+  return formatPropertyString(
+    { ...live, ...changes },
+    { ...(defaultKey === undefined ? {} : { defaultKey }), ...(order ? { order } : {}) },
+  )
 }
 
 /** `head,k=v,...` for the tokens that are set, in insertion order (a create form). */

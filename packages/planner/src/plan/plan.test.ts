@@ -11,9 +11,9 @@ import {
   policy,
   SECRETS,
   vm,
-} from './fixtures.test.helpers.js'
+} from '../fixtures.test.helpers.js'
 import { plan } from './plan.js'
-import { serializePlan } from './serialize.js'
+import { serializePlan } from '../serialize.js'
 
 const converge = (d: ReturnType<typeof desired>, inv = inventory(), p = policy()) => {
   const first = plan(d, inv, p, { secrets: lookup })

@@ -1,7 +1,7 @@
 import { fc, test } from '@fast-check/vitest'
 import { expect } from 'vitest'
 import { sortDiffs } from './order.js'
-import type { FieldDiff } from './plan-types.js'
+import type { FieldDiff } from '../plan-types.js'
 
 const diff = fc.record({
   field: fc.constantFrom('spec.a', 'spec.b', 'spec.c'),
@@ -9,7 +9,7 @@ const diff = fc.record({
   after: fc.string({ maxLength: 3 }),
 })
 
-// sortDiffs sorts short lists by hand (no allocation): it must order exactly like a stable Array#sort
+// sortDiffs orders in place by key, then field, and keeps the order of equal entries
 test.prop([fc.array(diff, { maxLength: 40 })])(
   'sortDiffs orders like a stable sort by key, then field',
   (list: FieldDiff[]) => {

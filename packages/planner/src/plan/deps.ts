@@ -1,7 +1,7 @@
-/** The dependency model (RB 5): structured edges plus `proxops/depends-on`, and topological levels. */
-import type { DesiredManifest } from './desired.js'
-import { PlanInputError } from './errors.js'
-import type { ResourceKind } from './plan-types.js'
+/** The dependency model: structured edges plus `proxops/depends-on`, and topological levels. */
+import type { DesiredManifest } from '../desired.js'
+import { PlanInputError } from '../errors.js'
+import type { ResourceKind } from '../plan-types.js'
 
 const ALIASES: Record<string, ResourceKind> = {
   vm: 'VM',

@@ -1,13 +1,13 @@
 /** Properties of the pure core (fast-check). E2 runs the same properties end to end against the simulator. */
 import { fc, test } from '@fast-check/vitest'
 import { describe, expect } from 'vitest'
-import { desiredArb, drift2Arb } from './arbitraries.test.helpers.js'
-import { applyPlan, guest, inventory, lookup, policy } from './fixtures.test.helpers.js'
-import type { LiveGuest, LiveInventory } from './inventory.js'
+import { desiredArb, drift2Arb } from '../arbitraries.test.helpers.js'
+import { applyPlan, guest, inventory, lookup, policy } from '../fixtures.test.helpers.js'
+import type { LiveGuest, LiveInventory } from '../inventory.js'
 import { mergedView } from './guest-plan.js'
 import { plan } from './plan.js'
-import type { Plan, Policy } from './plan-types.js'
-import { serializePlan } from './serialize.js'
+import type { Plan, Policy } from '../plan-types.js'
+import { serializePlan } from '../serialize.js'
 
 const RUNS = { numRuns: 150 }
 const pol = policy({ pruneRatioLimit: 1 })

@@ -1,10 +1,10 @@
 /**
- * Prunes (RB 9.5 with architecture row 3): only tagged guests on allowlisted nodes that no manifest claims,
+ * Prunes: only tagged guests on allowlisted nodes that no manifest claims,
  * never artifacts, never more than the budget, nothing at all for a kind whose desired set is empty (unless
  * allowed) or that would lose more than the ratio limit of its owned objects. Prunes run last (tier 9).
  */
-import type { LiveGuest } from './inventory.js'
-import type { Anomaly, GuestKind, Policy, PveRequest, Skip } from './plan-types.js'
+import type { LiveGuest } from '../inventory.js'
+import type { Anomaly, GuestKind, Policy, PveRequest, Skip } from '../plan-types.js'
 import type { Draft } from './order.js'
 
 export const liveKind = (g: Pick<LiveGuest, 'type' | 'template'>): GuestKind =>

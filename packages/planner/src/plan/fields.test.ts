@@ -19,12 +19,18 @@ describe('live property strings', () => {
     expect(parsePS('a=1,,b=2')).toEqual({ a: '1', b: '2' })
   })
 
-  it('refuses what PVE never writes: duplicates, bare values without a default key, __proto__', () => {
+  it('refuses what PVE never writes: duplicates, bare values without a default key', () => {
     expect(parsePS('a=1,a=2')).toBeUndefined()
     expect(parsePS('virtio,bridge=vmbr0')).toBeUndefined()
     expect(parsePS('x,y', 'file')).toBeUndefined()
-    expect(parsePS('__proto__=1')).toBeUndefined()
     expect(parsePS('virtio=x,size=')).toBeUndefined()
+  })
+
+  it('a `__proto__` token stays an own key and changes no prototype', () => {
+    const p = parsePS('__proto__=1,a=2') as Record<string, unknown>
+    expect(Object.getPrototypeOf(p)).toBe(Object.prototype)
+    expect(Object.keys(p)).toEqual(['__proto__', 'a'])
+    expect(({} as Record<string, unknown>).a).toBeUndefined()
   })
 
   const key = fc.stringMatching(/^[a-z][a-z0-9_-]{0,8}$/)

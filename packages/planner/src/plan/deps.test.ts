@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { keyOf, levels, prerequisites } from './deps.js'
-import type { DesiredManifest } from './desired.js'
-import { PlanInputError } from './errors.js'
-import { artifact, lxc, vm } from './fixtures.test.helpers.js'
+import type { DesiredManifest } from '../desired.js'
+import { PlanInputError } from '../errors.js'
+import { artifact, lxc, vm } from '../fixtures.test.helpers.js'
 
 const withDeps = <M extends DesiredManifest>(m: M, deps: string): M => ({
   ...m,
@@ -10,7 +10,7 @@ const withDeps = <M extends DesiredManifest>(m: M, deps: string): M => ({
 })
 const index = (...ms: DesiredManifest[]) => new Map(ms.map((m) => [keyOf(m.kind, m.metadata.name), m]))
 
-describe('dependency model (RB 5)', () => {
+describe('dependency model', () => {
   it('collects structured edges and the depends-on annotation with kind aliases', () => {
     const m = withDeps(
       vm('web', 100, { clone: 'golden', disks: [], hardware: { cdrom: { iso: 'debian', media: 'cdrom' } } }),

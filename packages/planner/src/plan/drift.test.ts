@@ -1,4 +1,4 @@
-/** Drift classification per field (RS 8.2 #26-41, architecture rows 4 and 6), at the plan level. */
+/** Drift classification per field, at the plan level. */
 import { describe, expect, it } from 'vitest'
 import {
   artifact,
@@ -12,10 +12,10 @@ import {
   policy,
   SECRETS,
   vm,
-} from './fixtures.test.helpers.js'
+} from '../fixtures.test.helpers.js'
 import { plan } from './plan.js'
-import type { Plan } from './plan-types.js'
-import { serializePlan } from './serialize.js'
+import type { Plan } from '../plan-types.js'
+import { serializePlan } from '../serialize.js'
 
 const stopped = { status: 'stopped' }
 const withTemplate = (m: ReturnType<typeof lxc>) => desired(artifact('CTTemplate', 'debian-12', 'debian-12.tar.zst'), m)
@@ -421,7 +421,7 @@ describe('cloud-init', () => {
   })
 })
 
-describe('tags (architecture row 1)', () => {
+describe('tags', () => {
   it('TagsAreWrittenAsPVEStoresThem and any live spelling of the same set does not drift', () => {
     const m = off(vm('web', 100, { tags: ['Web', 'prod'] }))
     expect(params(plan(desired(m), inventory([liveVm(100, 'web', { tags: 'x' }, stopped)]), policy())).tags).toBe(
@@ -553,7 +553,7 @@ describe('create-only and verbatim fields', () => {
   })
 })
 
-describe('digest (architecture row 6)', () => {
+describe('digest', () => {
   it('EveryConfigUpdateCarriesThePlanTimeDigest', () => {
     const p = plan(
       desired(off(vm('web', 100, { memory: 1024 }))),

@@ -1,9 +1,9 @@
 /**
- * Reference scenarios (RS 8.2 / 8.3) at the planning level, named after the behaviour. The same scenarios
+ * Reference scenarios at the planning level, named after the behaviour. The same scenarios
  * run end to end against the simulator in packages/planner/test (E2).
  */
 import { describe, expect, it } from 'vitest'
-import { PlanInputError } from './errors.js'
+import { PlanInputError } from '../errors.js'
 import {
   applyPlan,
   artifact,
@@ -18,9 +18,9 @@ import {
   orphan,
   policy,
   vm,
-} from './fixtures.test.helpers.js'
+} from '../fixtures.test.helpers.js'
 import { plan } from './plan.js'
-import type { Plan, Policy } from './plan-types.js'
+import type { Plan, Policy } from '../plan-types.js'
 
 const types = (p: Plan) => p.actions.map((a) => `${a.type} ${a.address}`)
 const converge = (d: ReturnType<typeof desired>, inv = inventory(), pol: Policy = policy()) => {
@@ -29,7 +29,7 @@ const converge = (d: ReturnType<typeof desired>, inv = inventory(), pol: Policy 
   return { first, after, second: plan(d, after, pol, { secrets: lookup }) }
 }
 
-describe('prunes (RS 8.2 #2-5, architecture row 3)', () => {
+describe('prunes', () => {
   it('PruneTaggedOrphan: a tagged live VM absent in git is deleted (last, tier 9)', () => {
     const p = plan(
       desired(vm('web', 100)),
@@ -60,7 +60,7 @@ describe('prunes (RS 8.2 #2-5, architecture row 3)', () => {
     expect(p.skips.map((s) => [s.code, s.vmid])).toEqual([['untagged', 101]])
   })
 
-  it('OwnershipTagIsReadFromSemicolonCommaOrSpaceLists (architecture row 1)', () => {
+  it('OwnershipTagIsReadFromSemicolonCommaOrSpaceLists', () => {
     for (const tags of ['web;proxops', 'web,proxops', 'web proxops', 'PROXOPS']) {
       const p = plan(desired(vm('web', 100)), inventory([liveVm(100, 'web'), orphan(101, tags)]), policy())
       expect(types(p)).toEqual(['delete VM/pve1/101(orphan-101)'])
@@ -183,7 +183,7 @@ describe('prunes (RS 8.2 #2-5, architecture row 3)', () => {
     expect(types(p)).toEqual(['delete VM/pve1/101(app)'])
   })
 
-  it('ANameMatchKeepsAGuestOutOfThePrunes (RB 9.5 membership by name)', () => {
+  it('ANameMatchKeepsAGuestOutOfThePrunes', () => {
     const p = plan(
       desired(vm('web', 100)),
       inventory([liveVm(100, 'web'), guest(150, { name: 'web', tags: 'proxops' })]),
@@ -193,7 +193,7 @@ describe('prunes (RS 8.2 #2-5, architecture row 3)', () => {
   })
 })
 
-describe('failed reads, locks, nodes (architecture rows 2 and 7, RS 8.3)', () => {
+describe('failed reads, locks, nodes', () => {
   it('UnknownGuestIsNeitherCreatedNorPruned: a failed config read makes the object unknown', () => {
     const inv = inventory([], {
       unknownGuests: [
@@ -306,7 +306,7 @@ describe('vmids are cluster-wide (issue 14 item 7)', () => {
   })
 })
 
-describe('templates and clones (RS 8.2 #18-25)', () => {
+describe('templates and clones', () => {
   it('TemplateVMCreateMarksAndIsIdempotent: create stopped + mark in one action; then nothing, no power verbs', () => {
     const { first, second } = converge(desired(vm('golden', 9000, {}, 'TemplateVM')))
     expect(first.actions.map((a) => a.requests.map((r) => r.call))).toEqual([['createGuest', 'markTemplate']])
@@ -455,7 +455,7 @@ describe('templates and clones (RS 8.2 #18-25)', () => {
   })
 })
 
-describe('artifacts (RS 8.2 #9-11, #42-45; architecture row 15)', () => {
+describe('artifacts', () => {
   const iso = artifact('ISO', 'debian', 'debian-13.iso', ['pve1', 'pve2'])
 
   it('CTTMultiNodePlacesPerNode / ISOAbsentDownloads: one download per missing node', () => {
@@ -488,7 +488,7 @@ describe('artifacts (RS 8.2 #9-11, #42-45; architecture row 15)', () => {
     expect(p.skips.map((s) => s.code)).toEqual(['storage-unreadable', 'storage-unreadable'])
   })
 
-  it('ChecksumAndAlgorithmAreSent (architecture row 15)', () => {
+  it('ChecksumAndAlgorithmAreSent', () => {
     const a = artifact('DiskImage', 'img', 'debian.qcow2')
     const withSum = { ...a, spec: { ...a.spec, checksum: { algorithm: 'sha256' as const, value: 'abc123' } } }
     const p = plan(desired(withSum), inventory(), policy())
@@ -535,7 +535,7 @@ describe('artifacts (RS 8.2 #9-11, #42-45; architecture row 15)', () => {
   })
 })
 
-describe('power and disruption (RB 9.3, architecture row 5)', () => {
+describe('power and disruption', () => {
   it('StartsAStoppedGuestDesiredStarted and stops (gracefully) a running one desired stopped', () => {
     expect(
       types(plan(desired(vm('web', 100)), inventory([liveVm(100, 'web', {}, { status: 'stopped' })]), policy())),

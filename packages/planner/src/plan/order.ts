@@ -2,7 +2,7 @@
  * From drafts to the Plan: dependency wiring (prerequisites' actions, same-object order), the total order
  * (tier, level, action rank, node, vmid, address), the sorted findings and the summary counts.
  */
-import { isArtifact, type DesiredManifest, type DesiredState } from './desired.js'
+import { isArtifact, type DesiredManifest, type DesiredState } from '../desired.js'
 import { SENSITIVE } from './fields.js'
 import { backupAddress } from './backup/plan.js'
 import {
@@ -18,7 +18,7 @@ import {
   type PlanParamValue,
   type Policy,
   type Skip,
-} from './plan-types.js'
+} from '../plan-types.js'
 
 export const artifactAddress = (kind: string, node: string, storage: string, filename: string): string =>
   `${kind}/${node}/${storage}/${filename}`
@@ -43,7 +43,7 @@ export interface AssembleInput {
   levels: ReadonlyMap<string, { level: number; prereqs: string[] }>
 }
 
-/** Action order within a tier and level (RB 9.4, mark-template and restarts placed where they are safe). */
+/** Action order within a tier and level (mark-template and restarts placed where they are safe). */
 const RANK: Record<ActionType, number> = {
   download: 0,
   create: 0,
@@ -164,7 +164,7 @@ export function summaryOf(
   }
 }
 
-/** The action a draft becomes: explicit fields (no object rest copy: this runs once per action). */
+/** The action a draft becomes. */
 function toAction(d: Draft, dependsOn: string[], requires: string[]): Action {
   const a: Action = {
     id: d.id as string,
@@ -209,20 +209,7 @@ export function display(v: PlanParamValue): string {
 
 const compareDiffs = (a: FieldDiff, b: FieldDiff): number => cmp(a.key, b.key) || cmp(a.field, b.field)
 
-/**
- * Sorts a freshly built diff list in place (by key, then field) and returns it. Lists are short (a few keys
- * per action): an insertion sort, which allocates nothing, where Array#sort copies every list it sorts.
- */
+/** Sorts a freshly built diff list in place (by key, then field) and returns it. */
 export function sortDiffs(d: FieldDiff[]): FieldDiff[] {
-  if (d.length > 32) return d.sort(compareDiffs)
-  for (let i = 1; i < d.length; i++) {
-    const x = d[i]!
-    let j = i - 1
-    while (j >= 0 && compareDiffs(d[j]!, x) > 0) {
-      d[j + 1] = d[j]!
-      j--
-    }
-    d[j + 1] = x
-  }
-  return d
+  return d.sort(compareDiffs)
 }

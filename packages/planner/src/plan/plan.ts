@@ -15,11 +15,11 @@ import {
   type LxcManifest,
   type SecretLookup,
   type VmManifest,
-} from './desired.js'
+} from '../desired.js'
 import { isDisruptionPolicy } from './disruption.js'
-import { PlanInputError } from './errors.js'
+import { PlanInputError } from '../errors.js'
 import { planLiveGuest, planNewGuest, type GuestPlanEnv } from './guest-plan.js'
-import type { LiveGuest, LiveInventory } from './inventory.js'
+import type { LiveGuest, LiveInventory } from '../inventory.js'
 import { lxcFields } from './lxc.js'
 import { artifactAddress, assemblePlan, guestAddress, type Draft } from './order.js'
 import type { Owned } from './fields.js'
@@ -33,8 +33,8 @@ import {
   type PlanParamValue,
   type Policy,
   type Skip,
-} from './plan-types.js'
-import type { GuestType } from './ports.js'
+} from '../plan-types.js'
+import type { GuestType } from '../ports.js'
 import { prunes } from './prune.js'
 import { qemuFields, tagsField, type GuestBuildContext, type GuestFields } from './qemu.js'
 
@@ -160,7 +160,7 @@ class Context {
     for (const g of this.visibleGuests) this.guests.set(g.vmid, g)
     for (const g of live.guests) if (!this.allowedNode(g.node)) this.elsewhere.set(g.vmid, g.node)
     for (const g of live.unknownGuests) if (!this.allowedNode(g.node)) this.elsewhere.set(g.vmid, g.node)
-    // RB 9.5: a live guest whose PVE name is a desired name of the same family is not a prune candidate
+    // a live guest whose PVE name is a desired name of the same family is not a prune candidate
     const names = { qemu: new Set<string>(), lxc: new Set<string>() }
     for (const m of desired.manifests) {
       if (isArtifact(m) || isBackupJob(m)) continue
@@ -286,11 +286,8 @@ class Context {
     const address = guestAddress(m.kind, node, vmid, name)
     const skip = (code: Skip['code'], message: string) =>
       this.skips.push({ code, address, kind: m.kind, node, vmid, message })
-    const anomaly = (a: Omit<Anomaly, 'address' | 'kind'>) => {
-      const full = a as Anomaly // a is a fresh literal of each caller: completed in place, not copied
-      full.address = address
-      full.kind = m.kind
-      this.anomalies.push(full)
+    const anomaly = (a: Omit<Anomaly, 'address' | 'kind'>): void => {
+      this.anomalies.push({ ...a, address, kind: m.kind })
     }
     const resource = keyOf(m.kind, name)
     const level = this.levels.get(resource)?.level ?? 0

@@ -3,10 +3,10 @@
  * the config write (with its disruption class), grow-only resizes, mark-template, pending restarts and power.
  */
 import { keyOf } from './deps.js'
-import type { DesiredManifest, LxcManifest, VmManifest } from './desired.js'
+import type { DesiredManifest, LxcManifest, VmManifest } from '../desired.js'
 import { allowed, classify, isDisruptionPolicy, maxClass, type GuestRuntime } from './disruption.js'
 import { liveBool, parsePS, SENSITIVE } from './fields.js'
-import type { LiveGuest } from './inventory.js'
+import type { LiveGuest } from '../inventory.js'
 import { lxcSlotFamily } from './lxc.js'
 import { display, sortDiffs, type Draft, type Sink } from './order.js'
 import type {
@@ -19,8 +19,8 @@ import type {
   Policy,
   PveRequest,
   Skip,
-} from './plan-types.js'
-import type { GuestType } from './ports.js'
+} from '../plan-types.js'
+import type { GuestType } from '../ports.js'
 import { CLONE_IDENTITY_KEYS, hotplugSet, qemuSlotFamily, type GuestFields } from './qemu.js'
 
 export interface GuestPlanEnv {
@@ -190,16 +190,14 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
   // in plan order), but a failed write or resize never leaves the guest in the wrong power state, this
   // cycle or the next
   let beforeResizes: string[] | undefined
-  // d is a fresh object literal: id and order are set on it, not copied into another one
-  const push = (d: Draft): string => {
-    const id = `${d.address}#${d.type}${d.type === 'resize' ? `:${(d.requests[0] as { disk: string }).disk}` : ''}`
-    if (d.type === 'resize') beforeResizes ??= ids.slice()
-    d.id = id
-    d.after =
-      d.type === 'resize' ? (beforeResizes ?? []).slice() : d.type === 'start' || d.type === 'stop' ? [] : ids.slice()
-    env.out.drafts.push(d)
+  const push = (d: Draft): void => {
+    const request = d.requests[0]
+    const id = `${d.address}#${d.type}${request?.call === 'resizeDisk' ? `:${request.disk}` : ''}`
+    if (d.type === 'resize') beforeResizes ??= [...ids]
+    const after =
+      d.type === 'resize' ? [...(beforeResizes ?? [])] : d.type === 'start' || d.type === 'stop' ? [] : [...ids]
+    env.out.drafts.push({ ...d, id, after })
     ids.push(id)
-    return id
   }
   const shutdown = (): PveRequest => ({
     call: 'shutdown',
@@ -218,39 +216,35 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
     const reasonKeys = keys.join(', ')
     // a slot that needs both an option rewrite and a resize: resize first, in the same action, and let the
     // rewrite carry the new size, so a rewrite PVE keeps pending never restores the old size token
-    const before: typeof resizes = []
-    const later: typeof resizes = []
-    for (const r of resizes) (typeof params[r.key] === 'string' ? before : later).push(r)
+    const before = resizes.filter((r) => typeof params[r.key] === 'string')
+    resizes = resizes.filter((r) => typeof params[r.key] !== 'string')
     for (const r of before) {
-      params[r.key] = (params[r.key] as string).replace(/(^|,)size=[^,]*/, `$1size=${r.size}`)
+      params[r.key] = String(params[r.key]).replace(/(^|,)size=[^,]*/, `$1size=${r.size}`)
       diffs.push(r.diff)
     }
-    // a literal and pushes, not Array#map: map's empty and filled results differ in V8's array kinds, and
-    // the first filled one, late in a large plan, threw away planLiveGuest's optimised code
-    const resizeFirst: PveRequest[] = []
-    for (const r of before) {
-      resizeFirst.push(
-        resizeFirst.length === 0
-          ? { call: 'resizeDisk', node, guest: type, vmid, disk: r.key, size: r.size, digest: g.digest }
-          : { call: 'resizeDisk', node, guest: type, vmid, disk: r.key, size: r.size },
-      )
+    // the first request of the action carries the digest read at plan time
+    const resizeFirst = before.map((r, i): PveRequest => ({
+      call: 'resizeDisk',
+      node,
+      guest: type,
+      vmid,
+      disk: r.key,
+      size: r.size,
+      ...(i === 0 ? { digest: g.digest } : {}),
+    }))
+    const update: PveRequest = {
+      call: 'updateConfig',
+      node,
+      guest: type,
+      vmid,
+      params,
+      ...(resizeFirst.length === 0 ? { digest: g.digest } : {}),
     }
-    resizes = later
-    const update: PveRequest =
-      resizeFirst.length === 0
-        ? { call: 'updateConfig', node, guest: type, vmid, params, digest: g.digest }
-        : { call: 'updateConfig', node, guest: type, vmid, params }
     // resizes, the write, then any power requests. A running guest takes the write into [PENDING] (checked
     // against the planned digest, refused before anything is stopped) and the shutdown applies it: PVE's
     // stop rewrites the config from [PENDING] (qemu-server vm_stop_cleanup, pve-container's post-stop hook),
     // so a write sent after the shutdown would meet a new digest.
-    const writes = (...power: PveRequest[]): PveRequest[] => {
-      const out: PveRequest[] = []
-      for (const r of resizeFirst) out.push(r)
-      out.push(update)
-      for (const r of power) out.push(r)
-      return out
-    }
+    const writes = (...power: PveRequest[]): PveRequest[] => [...resizeFirst, update, ...power]
     if (willStop) {
       stoppedByUpdate = true
       push(
@@ -303,14 +297,17 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
   }
   // every resize rewrites the config (a new digest): only the guest's first write of the cycle carries the
   // planned digest, and resizes run in plan order, which sorts them by action id
-  let digestCarrier: string | undefined
-  if (!hasWrite)
-    for (const r of resizes) if (digestCarrier === undefined || r.key < digestCarrier) digestCarrier = r.key
+  const digestCarrier = hasWrite ? undefined : resizes.map((r) => r.key).sort()[0]
   for (const r of resizes) {
-    const resize: PveRequest =
-      r.key !== digestCarrier
-        ? { call: 'resizeDisk', node, guest: type, vmid, disk: r.key, size: r.size }
-        : { call: 'resizeDisk', node, guest: type, vmid, disk: r.key, size: r.size, digest: g.digest }
+    const resize: PveRequest = {
+      call: 'resizeDisk',
+      node,
+      guest: type,
+      vmid,
+      disk: r.key,
+      size: r.size,
+      ...(r.key === digestCarrier ? { digest: g.digest } : {}),
+    }
     push(
       guestDraft(
         base,
@@ -372,7 +369,7 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
       })
     }
   }
-  // power (RB 9.3): unknown live power does nothing
+  // power: unknown live power does nothing
   const livePower =
     g.status === 'running' ? 'running' : g.status === 'stopped' || g.status === '' ? 'stopped' : 'unknown'
   if (livePower === 'unknown') return
@@ -401,7 +398,7 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
   }
 }
 
-/** What comparing the owned keys with the live config found; kept apart from planLiveGuest so each compiles on its own. */
+/** What comparing the owned keys with the live config found. */
 interface OwnedComparison {
   params: Record<string, PlanParamValue>
   diffs: FieldDiff[]
@@ -434,17 +431,12 @@ function compareOwned(
     pendingKeys: [],
     resizes: [],
   }
-  // index loops: this runs for every owned key of every guest, and for-of allocates an iterator result per
-  // step until V8 has optimised the loop (the whole first plan() of a process)
-  const owned = f.owned
-  for (let i = 0; i < owned.length; i++) {
-    const o = owned[i]!
+  for (const o of f.owned) {
     const before = cfg[o.key]
     const outcomes = o.compare(before)
     if (outcomes.length === 0 && g.pending[o.key] !== undefined && g.config[o.key] !== g.pending[o.key])
       w.pendingKeys.push(o.key)
-    for (let j = 0; j < outcomes.length; j++) {
-      const out = outcomes[j]!
+    for (const out of outcomes) {
       if (out.t === 'anomaly') anomaly({ code: out.code, field: o.key, message: `${resource}: ${out.message}` })
       else if (out.t === 'gap') env.out.gaps.push({ address: base.address, field: o.field, note: out.note })
       else if (out.t === 'resize') {
@@ -472,7 +464,7 @@ function compareOwned(
   return w
 }
 
-/** A guest action draft: one object shape for every action (this runs once per action; no spread copies). */
+/** A guest action draft. */
 function guestDraft(
   base: GuestTarget['base'],
   type: ActionType,
@@ -482,32 +474,12 @@ function guestDraft(
   requests: PveRequest[],
   digest?: string,
 ): Draft {
-  return {
-    resource: base.resource,
-    address: base.address,
-    kind: base.kind,
-    name: base.name,
-    node: base.node,
-    vmid: base.vmid,
-    tier: base.tier,
-    level: base.level,
-    type,
-    reason,
-    diffs,
-    disruption,
-    digest,
-    requests,
-    id: undefined,
-    after: undefined,
-  }
+  return { ...base, type, reason, diffs, disruption, requests, ...(digest === undefined ? {} : { digest }) }
 }
 
-/**
- * A field diff; `before` is undefined when PVE has no value (serializePlan leaves it out). One object shape
- * either way: a second shape first met late in a plan made V8 throw away and recompile compareOwned.
- */
+/** A field diff; `before` only when PVE has a value. */
 function fieldDiff(field: string, key: string, before: string | undefined, after: string): FieldDiff {
-  return { field, key, before, after }
+  return before === undefined ? { field, key, after } : { field, key, before, after }
 }
 
 /** Live slots of the managed families (disks, NICs, PCI, mount points) that no field declares: reported, never removed. */
@@ -530,10 +502,10 @@ function liveOnlySlots(
     }
     out.push([key, fam])
   }
-  return out.length < 2 ? out : out.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+  return out.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
 }
 
-/** The identity keys a clone inherits from its template that the VM must own or drop (RB 4.1.7). */
+/** The identity keys a clone inherits from its template that the VM must own or drop. */
 function cloneIdentityKeys(m: VmManifest | LxcManifest, f: GuestFields): string[] {
   const ipconfigs = m.kind === 'VM' || m.kind === 'TemplateVM' ? (m.spec['cloud-init-data']?.ipconfigs ?? []) : []
   const nics = Math.max(m.spec.networks.length, ...ipconfigs.map((c) => c.nic + 1))

@@ -1,5 +1,5 @@
-/** Desired LXC / TemplateCT -> the owned container config keys (RB 4.3 with the architecture's differences). */
-import type { LxcManifest } from './desired.js'
+/** Desired LXC / TemplateCT -> the owned container config keys. */
+import type { LxcManifest } from '../desired.js'
 import {
   anomaly,
   flag,

@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest'
+import { fc, test } from '@fast-check/vitest'
+import { editDistance, nearest } from './suggest.js'
+
+const word = fc.string({ unit: fc.constantFrom('a', 'b', 'c', '-'), maxLength: 8 })
+
+describe('editDistance', () => {
+  it('counts inserts, deletes, substitutions and neighbour swaps', () => {
+    expect(editDistance('diff', 'diff')).toBe(0)
+    expect(editDistance('dif', 'diff')).toBe(1)
+    expect(editDistance('clsuter', 'cluster')).toBe(1)
+    expect(editDistance('aply', 'apply')).toBe(1)
+    expect(editDistance('', 'run')).toBe(3)
+    expect(editDistance('kitten', 'sitting')).toBe(3)
+  })
+  test.prop([word, word])('is symmetric, and zero only for equal words', (a, b) => {
+    expect(editDistance(a, b)).toBe(editDistance(b, a))
+    expect(editDistance(a, b) === 0).toBe(a === b)
+  })
+  test.prop([word, word])('is at least the difference of lengths and at most the longer length', (a, b) => {
+    const d = editDistance(a, b)
+    expect(d).toBeGreaterThanOrEqual(Math.abs(a.length - b.length))
+    expect(d).toBeLessThanOrEqual(Math.max(a.length, b.length))
+  })
+})
+
+describe('nearest', () => {
+  const commands = ['diff', 'apply', 'status', 'validate', 'adopt', 'run', 'version', 'help', 'completion']
+  it('suggests typos and unique prefixes, nothing for far-off words', () => {
+    expect(nearest('dif', commands)).toBe('diff')
+    expect(nearest('aply', commands)).toBe('apply')
+    expect(nearest('stauts', commands)).toBe('status')
+    expect(nearest('valid', commands)).toBe('validate')
+    expect(nearest('APPLY', commands)).toBe('apply')
+    expect(nearest('zzz', commands)).toBeUndefined()
+    expect(nearest('deploy', commands)).toBeUndefined()
+    expect(nearest('clustr', ['cluster', 'color', 'config'])).toBe('cluster')
+    expect(nearest('yse', ['yes', 'plan'])).toBe('yes')
+  })
+  test.prop([fc.constantFrom(...commands)])('a known name suggests itself', (name) => {
+    expect(nearest(name, commands)).toBe(name)
+  })
+})
