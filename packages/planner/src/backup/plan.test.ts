@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { fc, test } from '@fast-check/vitest'
-import { plan } from '../plan.js'
+import { plan } from '../plan/plan.js'
 import { desired, inventory, policy } from '../fixtures.test.helpers.js'
 import { backupMarker, desiredFields, ownsJob } from './fields.js'
 import type { BackupJobManifest, BackupJobSpec, LiveBackupJob } from './types.js'

@@ -6,7 +6,7 @@
  * id is the explicit claim, as declaring a guest's PVE name is). docs/safety.md#backup-jobs
  */
 import { PlanInputError } from '../errors.js'
-import type { Draft } from '../order.js'
+import type { Draft } from '../plan/order.js'
 import type { Anomaly, FieldDiff, Policy, Skip } from '../plan-types.js'
 import { SELECTION_KEYS, desiredFields, liveValue, ownsJob } from './fields.js'
 import type { BackupJobManifest, LiveBackupJob } from './types.js'

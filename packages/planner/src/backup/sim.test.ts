@@ -7,7 +7,7 @@ import { startSimulator, type Simulator } from '@proxops/pve-sim'
 import { createPveClient, type PveClient } from '@proxops/pve-client'
 import { execute } from '../execute/execute.js'
 import { observe } from '../observe/observe.js'
-import { plan } from '../plan.js'
+import { plan } from '../plan/plan.js'
 import { desired, policy } from '../fixtures.test.helpers.js'
 import type { BackupJobManifest, BackupJobSpec } from './types.js'
 

@@ -4,7 +4,7 @@
  */
 import { isArtifact, type DesiredManifest, type DesiredState } from '../desired.js'
 import { SENSITIVE } from './fields.js'
-import { backupAddress } from './backup/plan.js'
+import { backupAddress } from '../backup/plan.js'
 import {
   PLAN_FORMAT_VERSION,
   type Action,

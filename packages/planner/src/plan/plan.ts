@@ -3,8 +3,8 @@
  * Reads nothing but its arguments; all PVE knowledge comes from the LiveInventory observe() produced.
  */
 import { keyOf, levels } from './deps.js'
-import { planBackupJobs } from './backup/plan.js'
-import type { BackupJobManifest } from './backup/types.js'
+import { planBackupJobs } from '../backup/plan.js'
+import type { BackupJobManifest } from '../backup/types.js'
 import {
   isArtifact,
   isBackupJob,

@@ -9,7 +9,7 @@ import { reservedExtraKey, EXTRA_KEY } from '../extra.js'
 import { API_VERSION, KINDS, type Kind, canonicalKind } from '../kinds.js'
 import { REF_NAME, checkArtifactFilename, checkResourceName } from '../names.js'
 import { manifestSchemas } from './schemas.js'
-import { finaliseBackupJob, type RawBackupJobSpec } from '../backup/finalise.js'
+import { finaliseBackupJob } from '../backup/finalise.js'
 import type { ArtifactSpec, LxcSpec, Manifest, VmSpec } from './types.js'
 
 export type PathKey = string | number
@@ -181,7 +181,7 @@ function finalise(m: Manifest, issues: ManifestIssue[]): Manifest {
       finaliseLxc(m.kind, m.metadata.name, m.spec, add)
       break
     case 'BackupJob':
-      finaliseBackupJob(m.metadata.name, m.spec as unknown as RawBackupJobSpec, add)
+      finaliseBackupJob(m.metadata.name, m.spec, add)
       break
     default:
       finaliseArtifact(m.kind, m.spec, add)
