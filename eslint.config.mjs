@@ -14,7 +14,10 @@ const root = dirname(fileURLToPath(import.meta.url))
 // nothing from packages/ either.
 const ALL = ['@proxops/schema', '@proxops/pve-client', '@proxops/sops', '@proxops/planner']
 const BOUNDARIES = {
-  'packages/schema': { workspace: [], external: ['valibot', '@valibot/to-json-schema', 'yaml'] },
+  'packages/schema': {
+    workspace: ['@proxops/pve-client/wire'],
+    external: ['valibot', '@valibot/to-json-schema', 'yaml'],
+  },
   'packages/pve-client': { workspace: [], external: ['undici'] },
   'packages/sops': { workspace: [], external: ['yaml', 'age-encryption'] },
   'packages/planner': { workspace: ['@proxops/schema', '@proxops/pve-client/wire'], external: [] },

@@ -9,6 +9,8 @@ export default defineConfig({
   ssr: { resolve: { conditions } },
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    // compile-time checks (`*.test-d.ts`, expectTypeOf) run with `vitest run --typecheck`, as `pnpm test` does
+    typecheck: { include: ['src/**/*.test-d.ts', 'test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
     reporters: ['default', 'json'],
     outputFile: { json: '.vitest-report.json' },
     passWithNoTests: true,

@@ -3,8 +3,7 @@
  * web VMs spread over the nodes, plus one container from a CT template. Each document is checked by
  * @proxops/schema's parser, so code-built manifests obey exactly the rules YAML ones do.
  */
-import { parseManifest } from '@proxops/schema'
-import type { DesiredManifest } from '@proxops/planner'
+import { parseManifest, type Manifest } from '@proxops/schema'
 
 export interface FleetOptions {
   /** how many web VMs (vmids 500, 501, ...) */
@@ -16,7 +15,7 @@ export interface FleetOptions {
   cache?: boolean
 }
 
-export function fleet(options: FleetOptions): DesiredManifest[] {
+export function fleet(options: FleetOptions): Manifest[] {
   const docs: Record<string, unknown>[] = []
   for (let i = 0; i < options.web; i++) {
     docs.push({

@@ -8,17 +8,17 @@ import {
   execute,
   observe,
   plan,
-  type DesiredManifest,
   type LiveReader,
   type Plan,
   type Policy,
   type PveWriter,
   type Report,
 } from '@proxops/planner'
+import type { Manifest } from '@proxops/schema'
 
 export interface ReconcileOptions {
   cluster: string
-  desired: readonly DesiredManifest[]
+  desired: readonly Manifest[]
   reader: LiveReader
   /** absent = dry run (plan only) */
   writer?: PveWriter

@@ -3,8 +3,10 @@
  * stderr, log lines, /status, /metrics, files). Known secret values are registered as soon as they are
  * resolved; well-known credential shapes are masked even when nobody registered them.
  */
+import { SENSITIVE } from '@proxops/pve-client/wire'
 
-export const REDACTED = '(sensitive)'
+/** the one secret marker (docs/safety.md), as the redactor writes it */
+export const REDACTED = SENSITIVE
 
 /** Keys whose values are always secret, whatever they hold. */
 const SECRET_KEY =

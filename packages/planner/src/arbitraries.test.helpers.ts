@@ -1,6 +1,7 @@
 /** fast-check arbitraries for valid desired sets (the schema's rules held) and live estates. */
 import fc from 'fast-check'
-import type { DesiredManifest, DesiredState, LxcManifest, VmManifest } from './desired.js'
+import type { ContainerManifest, Manifest, QemuManifest } from '@proxops/schema'
+import type { DesiredState } from './desired.js'
 import { artifact, GiB, MiB } from './fixtures.test.helpers.js'
 
 const NODES = ['pve1', 'pve2'] as const
@@ -40,7 +41,7 @@ const nicArb = (i: number) =>
     })
     .map((n) => ({ ...n, slot: `net${i}` }))
 
-export function vmArb(name: string, vmid: number, template: boolean): fc.Arbitrary<VmManifest> {
+export function vmArb(name: string, vmid: number, template: boolean): fc.Arbitrary<QemuManifest> {
   return fc
     .record({
       node: fc.constantFrom(...NODES),
@@ -76,7 +77,7 @@ export function vmArb(name: string, vmid: number, template: boolean): fc.Arbitra
           fc.tuple(...Array.from({ length: r.nnics }, (_, i) => nicArb(i))),
         )
         .map(([disks, nics]) => {
-          const spec: VmManifest['spec'] = {
+          const spec: QemuManifest['spec'] = {
             node: r.node,
             vmid,
             state: r.state,
@@ -121,15 +122,16 @@ export function vmArb(name: string, vmid: number, template: boolean): fc.Arbitra
             extra: {},
           }
           return {
+            apiVersion: 'proxops/v1alpha1',
             kind: template ? ('TemplateVM' as const) : ('VM' as const),
-            metadata: { name, annotations: {} },
+            metadata: { name, labels: {}, annotations: {} },
             spec,
-          }
+          } as QemuManifest
         }),
     )
 }
 
-export function lxcArb(name: string, vmid: number, template: boolean): fc.Arbitrary<LxcManifest> {
+export function lxcArb(name: string, vmid: number, template: boolean): fc.Arbitrary<ContainerManifest> {
   return fc
     .record({
       node: fc.constantFrom(...NODES),
@@ -162,7 +164,7 @@ export function lxcArb(name: string, vmid: number, template: boolean): fc.Arbitr
       tags: fc.subarray(TAGS),
     })
     .map((r) => {
-      const spec: LxcManifest['spec'] = {
+      const spec: ContainerManifest['spec'] = {
         node: r.node,
         vmid,
         template: 'debian-12',
@@ -219,7 +221,12 @@ export function lxcArb(name: string, vmid: number, template: boolean): fc.Arbitr
         tags: r.tags,
         extra: {},
       }
-      return { kind: template ? ('TemplateCT' as const) : ('LXC' as const), metadata: { name, annotations: {} }, spec }
+      return {
+        apiVersion: 'proxops/v1alpha1',
+        kind: template ? ('TemplateCT' as const) : ('LXC' as const),
+        metadata: { name, labels: {}, annotations: {} },
+        spec,
+      } as ContainerManifest
     })
 }
 
@@ -229,7 +236,7 @@ export const desiredArb: fc.Arbitrary<DesiredState> = fc
   .chain((vmids) =>
     fc.tuple(
       ...vmids.map((vmid, i) =>
-        fc.constantFrom('VM', 'VM', 'TemplateVM', 'LXC', 'TemplateCT').chain((k): fc.Arbitrary<DesiredManifest> => {
+        fc.constantFrom('VM', 'VM', 'TemplateVM', 'LXC', 'TemplateCT').chain((k): fc.Arbitrary<Manifest> => {
           const name = `g${i}-${vmid}`
           return k === 'VM' || k === 'TemplateVM'
             ? vmArb(name, vmid, k === 'TemplateVM')
@@ -247,19 +254,53 @@ export const desiredArb: fc.Arbitrary<DesiredState> = fc
 export const drift2Arb: fc.Arbitrary<[DesiredState, DesiredState]> = desiredArb.chain((a) =>
   fc
     .tuple(
-      ...a.manifests.map((m): fc.Arbitrary<DesiredManifest> => {
+      ...a.manifests.map((m): fc.Arbitrary<Manifest> => {
         if (m.kind === 'VM' || m.kind === 'TemplateVM')
-          return vmArb(m.metadata.name, m.spec.vmid, m.kind === 'TemplateVM').map((v) => ({
-            ...v,
-            spec: { ...v.spec, node: m.spec.node },
-          }))
+          return vmArb(m.metadata.name, m.spec.vmid, m.kind === 'TemplateVM').map(
+            (v) => ({ ...v, spec: { ...v.spec, node: m.spec.node } }) as QemuManifest,
+          )
         if (m.kind === 'LXC' || m.kind === 'TemplateCT')
-          return lxcArb(m.metadata.name, m.spec.vmid, m.kind === 'TemplateCT').map((v) => ({
-            ...v,
-            spec: { ...v.spec, node: m.spec.node },
-          }))
+          return lxcArb(m.metadata.name, m.spec.vmid, m.kind === 'TemplateCT').map(
+            (v) => ({ ...v, spec: { ...v.spec, node: m.spec.node } }) as ContainerManifest,
+          )
         return fc.constant(m)
       }),
     )
     .map((ms): [DesiredState, DesiredState] => [a, { ...a, manifests: ms }]),
 )
+
+function withoutUnprivileged(o: ContainerManifest['spec']['options']): ContainerManifest['spec']['options'] {
+  const { unprivileged: _u, ...rest } = o ?? {}
+  return rest
+}
+
+/**
+ * A TemplateCT and a clone-backed LXC of it on the same node: the clone's root on any storage, no smaller than
+ * the template's (validation refuses smaller), no mount points of its own (the template's are copied).
+ */
+export const lxcCloneArb: fc.Arbitrary<DesiredState> = fc
+  .tuple(lxcArb('ct-golden', 9100, true), lxcArb('app', 120, false), fc.integer({ min: 0, max: 3 }))
+  .map(([tmpl, ct, grow]) => {
+    const { template: _t, ...spec } = ct.spec
+    const clone = {
+      ...ct,
+      spec: {
+        ...spec,
+        node: tmpl.spec.node,
+        clone: 'ct-golden',
+        root: { storage: ct.spec.root.storage, size: tmpl.spec.root.size + grow * 1024 ** 3 },
+        'mount-points': [],
+        'bind-mounts': [],
+        // unprivileged is inherited (create-only): declared as the template declares it
+        options: {
+          ...withoutUnprivileged(ct.spec.options),
+          ...(tmpl.spec.options?.unprivileged ? { unprivileged: true } : {}),
+        },
+      },
+    } as ContainerManifest
+    const template = { ...tmpl, spec: { ...tmpl.spec, 'bind-mounts': [] } } as ContainerManifest
+    return {
+      cluster: 'homelab',
+      manifests: [artifact('CTTemplate', 'debian-12', 'debian-12.tar.zst', ['pve1', 'pve2']), template, clone],
+    }
+  })

@@ -16,6 +16,7 @@ export type BlockReason =
   | 'storage-unreadable'
   | 'prune-deferred'
   | 'prune-guard'
+  | 'unmarked'
   | 'disruption'
   | 'invalid-desired'
   | 'pending-restart'
@@ -42,8 +43,11 @@ export interface Convergence {
   byReason: Readonly<Partial<Record<BlockReason, number>>>
 }
 
-/** Skips that are not a mismatch: a live object without the ownership tag is simply not ProxOps' to manage. */
-const NOT_BLOCKING: ReadonlySet<string> = new Set(['untagged'])
+/**
+ * Skips that are not a mismatch: a live object without the ownership tag, or marked for another cluster entry,
+ * is simply not this entry's to manage.
+ */
+const NOT_BLOCKING: ReadonlySet<string> = new Set(['untagged', 'owned-elsewhere'])
 
 function skipReason(code: string): BlockReason {
   if (code === 'prune-budget') return 'prune-deferred'

@@ -4,22 +4,28 @@
  * Named `*.test.helpers.ts`: not a test file, not published.
  */
 import { formatSize, parsePropertyString } from '@proxops/pve-client/wire'
-import type { ArtifactManifest, DesiredManifest, DesiredState, LxcManifest, VmManifest } from './desired.js'
+import type { ArtifactManifest, ContainerManifest, Manifest, QemuManifest, VmHardware, VmSpec } from '@proxops/schema'
+import type { DesiredState } from './desired.js'
 import type { LiveGuest, LiveInventory } from './inventory.js'
 import { DEFAULT_POLICY, type Plan, type PlanParamValue, type Policy } from './plan-types.js'
 
 export const GiB = 1024 ** 3
 export const MiB = 1024 ** 2
 
+/** spec overrides; `hardware` is filled with the parser's defaults (no PCI devices) */
+export type VmOverrides = Partial<Omit<VmSpec, 'hardware'>> & { hardware?: Partial<VmHardware> }
+
 export function vm(
   name: string,
   vmid: number,
-  over: Partial<VmManifest['spec']> = {},
-  kind: VmManifest['kind'] = 'VM',
-): VmManifest {
+  over: VmOverrides = {},
+  kind: QemuManifest['kind'] = 'VM',
+): QemuManifest {
+  const { hardware, ...rest } = over
   return {
+    apiVersion: 'proxops/v1alpha1',
     kind,
-    metadata: { name, annotations: {} },
+    metadata: { name, labels: {}, annotations: {} },
     spec: {
       node: 'pve1',
       vmid,
@@ -31,20 +37,22 @@ export function vm(
       'pve-name': name,
       tags: [],
       extra: {},
-      ...over,
+      ...rest,
+      ...(hardware ? { hardware: { 'pci-devices': [], ...hardware } } : {}),
     },
-  }
+  } as QemuManifest
 }
 
 export function lxc(
   name: string,
   vmid: number,
-  over: Partial<LxcManifest['spec']> = {},
-  kind: LxcManifest['kind'] = 'LXC',
-): LxcManifest {
+  over: Partial<ContainerManifest['spec']> = {},
+  kind: ContainerManifest['kind'] = 'LXC',
+): ContainerManifest {
   return {
+    apiVersion: 'proxops/v1alpha1',
     kind,
-    metadata: { name, annotations: {} },
+    metadata: { name, labels: {}, annotations: {} },
     spec: {
       node: 'pve1',
       vmid,
@@ -61,7 +69,7 @@ export function lxc(
       extra: {},
       ...over,
     },
-  }
+  } as ContainerManifest
 }
 
 export function artifact(
@@ -72,13 +80,14 @@ export function artifact(
   storage = 'local',
 ): ArtifactManifest {
   return {
+    apiVersion: 'proxops/v1alpha1',
     kind,
-    metadata: { name, annotations: {} },
+    metadata: { name, labels: {}, annotations: {} },
     spec: { nodes, storage, filename, url: `https://example.org/${filename}` },
   }
 }
 
-export function desired(...manifests: DesiredManifest[]): DesiredState {
+export function desired(...manifests: Manifest[]): DesiredState {
   return { cluster: 'homelab', manifests }
 }
 
@@ -237,8 +246,22 @@ export function applyPlan(plan: Plan, inv: LiveInventory): LiveInventory {
         case 'cloneGuest': {
           const src = guests.get(r.vmid)
           const vmid = Number(r.params.newid)
-          const config: Record<string, string> = { ...(src?.config ?? {}), name: String(r.params.name) }
+          const config: Record<string, string> = { ...(src?.config ?? {}) }
           delete config.template
+          if (r.guest === 'qemu') config.name = String(r.params.name)
+          else {
+            // pve-container clone_vm: `hostname` replaces the copied one; a full clone copies every volume onto
+            // `storage` (else the source's storage) as the new guest's disk
+            if (r.params.hostname !== undefined) config.hostname = String(r.params.hostname)
+            let n = 0
+            for (const key of Object.keys(config)
+              .filter((k) => k === 'rootfs' || /^mp\d+$/.test(k))
+              .sort()) {
+              const value = config[key] as string
+              const storage = r.params.storage !== undefined ? String(r.params.storage) : value.split(':')[0]
+              config[key] = value.replace(/^[^,]+/, `${storage}:vm-${vmid}-disk-${n++}`)
+            }
+          }
           guests.set(vmid, guest(vmid, config, { type: r.guest, node: r.node, status: 'stopped' }))
           break
         }

@@ -4,7 +4,7 @@
  * unknown (never "absent"), so the planner neither creates nor deletes on a failed read.
  */
 import type { LiveBackupJob } from './backup/types.js'
-import type { GuestType } from './ports.js'
+import type { GuestType } from '@proxops/pve-client/wire'
 
 export interface LiveNode {
   node: string

@@ -4,7 +4,7 @@
  * Nothing here is derived from the clock or from randomness: the same inputs give the same bytes
  * (see serializePlan). Secret values never appear: they are references resolved at execute time.
  */
-import type { GuestType } from './ports.js'
+import type { GuestType } from '@proxops/pve-client/wire'
 
 export const PLAN_FORMAT_VERSION = 1
 
@@ -36,6 +36,11 @@ export type DisruptionClass =
 export interface Policy {
   /** the ownership tag (lower-case); objects without it are never touched */
   ownershipTag: string
+  /**
+   * the cluster entry this plan is for: owned guests also carry `<ownershipTag>.<clusterEntry>`, and guests
+   * marked for another entry are never touched (docs/safety.md, section 1). Without it the tag alone owns.
+   */
+  clusterEntry?: string
   /** node allowlist; live objects on other nodes are invisible. Empty = every node (reference behaviour). */
   nodes: readonly string[]
   /** deletions allowed per cycle: 0 = no prunes, `unlimited` must be written out */
@@ -188,6 +193,8 @@ export type AnomalyCode =
   | 'invalid-live'
   | 'vmid-taken'
   | 'renumbered'
+  /** the guest at a desired vmid carries another cluster entry's ownership marker */
+  | 'owned-elsewhere'
   /** the API token lacks a privilege an action needs (or the option is for root@pam only): the action is not attempted */
   | 'missing-privilege'
 
@@ -204,6 +211,10 @@ export interface Anomaly {
 
 export type SkipCode =
   | 'untagged'
+  /** a live guest marked for another cluster entry: that entry's to manage */
+  | 'owned-elsewhere'
+  /** tagged without an entry marker and claimed by no manifest: never pruned (docs/safety.md, section 1) */
+  | 'unmarked'
   | 'unknown'
   | 'locked'
   | 'paused'

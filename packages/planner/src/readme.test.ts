@@ -1,30 +1,26 @@
 /** The README example, run as written. */
+import { parseManifest } from '@proxops/schema'
 import { describe, expect, it } from 'vitest'
 import { DEFAULT_POLICY, plan, serializePlan, type DesiredState, type LiveInventory } from './index.js'
 
 describe('README example', () => {
   it('plans one create with the documented request', () => {
-    const desired: DesiredState = {
-      cluster: 'homelab',
-      manifests: [
-        {
-          kind: 'VM',
-          metadata: { name: 'web', annotations: {} },
-          spec: {
-            node: 'pve1',
-            vmid: 100,
-            state: 'started',
-            memory: 2048,
-            cpu: { type: 'host', cores: 2 },
-            disks: [{ storage: 'local-lvm', size: 32 * 1024 ** 3, interface: 'scsi0', iothread: true }],
-            networks: [{ model: 'virtio', bridge: 'vmbr0', firewall: false, slot: 'net0' }],
-            'pve-name': 'web',
-            tags: ['prod'],
-            extra: {},
-          },
-        },
-      ],
-    }
+    const web = parseManifest({
+      apiVersion: 'proxops/v1alpha1',
+      kind: 'VM',
+      metadata: { name: 'web' },
+      spec: {
+        node: 'pve1',
+        vmid: 100,
+        memory: '2GiB',
+        cpu: { type: 'host', cores: 2 },
+        disks: [{ storage: 'local-lvm', size: '32GiB', iothread: true }],
+        networks: [{ bridge: 'vmbr0' }],
+        tags: ['prod'],
+      },
+    })
+    if (!web.ok) throw new Error(web.issues.map((i) => i.message).join('; '))
+    const desired: DesiredState = { cluster: 'homelab', manifests: [web.manifest] }
     const live: LiveInventory = {
       cluster: 'homelab',
       pveVersion: '9.1',

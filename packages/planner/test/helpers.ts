@@ -4,13 +4,12 @@
  */
 import { startSimulator, type Simulator, type SimulatorOptions } from '@proxops/pve-sim'
 import { createPveClient, type PveClient } from '@proxops/pve-client'
-import { parseManifest } from '@proxops/schema'
+import { parseManifest, type Manifest } from '@proxops/schema'
 import {
   DEFAULT_POLICY,
   execute,
   observe,
   plan,
-  type DesiredManifest,
   type ExecuteOptions,
   type LiveInventory,
   type LiveReader,
@@ -60,7 +59,7 @@ export async function startEnv(options: SimulatorOptions = {}): Promise<Env> {
 }
 
 /** A manifest document through the schema's parser (the normalised model plan() reads). */
-export function manifest(doc: Record<string, unknown>): DesiredManifest {
+export function manifest(doc: Record<string, unknown>): Manifest {
   const parsed = parseManifest({ apiVersion: 'proxops/v1alpha1', ...doc })
   if (!parsed.ok) throw new Error(`test manifest invalid: ${JSON.stringify(parsed.issues)}`)
   return parsed.manifest
@@ -83,7 +82,7 @@ export interface CycleOptions {
 /** One reconcile cycle: observe, plan, execute. */
 export async function cycle(
   env: Env,
-  manifests: readonly DesiredManifest[],
+  manifests: readonly Manifest[],
   options: CycleOptions = {},
 ): Promise<CycleResult> {
   const policy: Policy = { ...DEFAULT_POLICY, shutdownTimeoutSeconds: 5, ...options.policy }

@@ -6,12 +6,12 @@
  */
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
+import type { Manifest } from '@proxops/schema'
 import {
   DEFAULT_POLICY,
   observe,
   plan,
   serializePlan,
-  type DesiredManifest,
   type LiveInventory,
   type Plan,
   type Policy,
@@ -43,7 +43,7 @@ const CTT = manifest({
   },
 })
 
-function toManifest(g: GuestSpec): DesiredManifest {
+function toManifest(g: GuestSpec): Manifest {
   const common = {
     node: g.node,
     vmid: g.vmid,
@@ -76,7 +76,7 @@ function toManifest(g: GuestSpec): DesiredManifest {
   })
 }
 
-function desiredOf(guests: readonly GuestSpec[]): DesiredManifest[] {
+function desiredOf(guests: readonly GuestSpec[]): Manifest[] {
   const out = guests.map(toManifest)
   return guests.some((g) => g.lxc) ? [CTT, ...out] : out
 }

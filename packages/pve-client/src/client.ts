@@ -34,7 +34,7 @@ import type {
   TaskStatus,
   VersionInfo,
   WaitOptions,
-} from './types.js'
+} from './wire/types.js'
 import { decodeGuestConfig } from './wire/config.js'
 import { toInt } from './wire/scalars.js'
 import { isUpid } from './wire/upid.js'

@@ -12,7 +12,7 @@ import type {
   TaskLogLine,
   TaskStatus,
   VersionInfo,
-} from './types.js'
+} from './wire/types.js'
 import { WireError } from './wire/errors.js'
 import { optBool, optInt, optNumber, optStr, toInt, toStr } from './wire/scalars.js'
 

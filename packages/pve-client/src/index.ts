@@ -7,7 +7,7 @@ export {
   type PveClientOptions,
   type CallOptions,
 } from './client.js'
-export type { TransportOptions, RequestEvent, Method } from './transport.js'
+export type { TransportOptions, RequestEvent, ClientNotice, Method } from './transport.js'
 export type { AuthOptions, TokenAuth, TicketAuth } from './auth.js'
 export type { TlsOptions, Logger } from './tls.js'
 export { normaliseFingerprint } from './tls.js'
@@ -33,4 +33,22 @@ export {
 export { classifyMessage } from './classify.js'
 export { retryOnLockTimeout, isLockTimeout, backoffDelay, type BackoffOptions, type LockRetryOptions } from './retry.js'
 export { isTaskSuccess, assertTaskOk, type TaskLogPage } from './tasks.js'
-export type * from './types.js'
+export type {
+  GuestType,
+  VersionInfo,
+  NodeInfo,
+  NodeStatus,
+  ClusterResource,
+  GuestListItem,
+  GuestConfig,
+  PendingEntry,
+  GuestStatus,
+  StorageInfo,
+  StorageContentItem,
+  TaskRef,
+  TaskStatus,
+  TaskLogLine,
+  TaskResult,
+  WaitOptions,
+  PveParams,
+} from './wire/types.js'

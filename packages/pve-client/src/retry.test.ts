@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest'
 import { fc, test } from '@fast-check/vitest'
 import { backoffDelay, retryOnLockTimeout, sleep } from './retry.js'
 import { PveError, PveTaskFailedError } from './errors.js'
-import { Limiter } from './limiter.js'
 
 const lockTimeout = () => new PveError('PVE_LOCK_TIMEOUT', "can't lock file 'x' - got timeout")
 
@@ -81,38 +80,5 @@ describe('retryOnLockTimeout', () => {
     )
     setTimeout(() => ac.abort(), 10)
     await expect(p).rejects.toMatchObject({ code: 'PVE_ABORTED' })
-  })
-})
-
-describe('Limiter', () => {
-  it('never lets more than the limit run, and serves waiters', async () => {
-    const lim = new Limiter(3)
-    let active = 0
-    let peak = 0
-    await Promise.all(
-      Array.from({ length: 20 }, async () => {
-        const release = await lim.acquire()
-        active++
-        peak = Math.max(peak, active)
-        await new Promise((r) => setTimeout(r, 2))
-        active--
-        release()
-      }),
-    )
-    expect(peak).toBe(3)
-    expect(lim.active).toBe(0)
-  })
-
-  it('an aborted waiter leaves the queue', async () => {
-    const lim = new Limiter(1)
-    const release = await lim.acquire()
-    const ac = new AbortController()
-    const waiting = lim.acquire(ac.signal)
-    ac.abort()
-    await expect(waiting).rejects.toBeDefined()
-    release()
-    const again = await lim.acquire()
-    expect(lim.active).toBe(1)
-    again()
   })
 })

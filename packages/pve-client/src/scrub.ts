@@ -1,3 +1,5 @@
+import { SENSITIVE } from './wire/sensitive.js'
+
 /**
  * Removes known secret values from text before it leaves the client (error messages, log lines). Defence in
  * depth: messages are built without credentials, but PVE echoes some parameter values in its errors.
@@ -6,9 +8,9 @@ export function scrub(text: string, secrets: Iterable<string>): string {
   let out = text
   for (const s of secrets) {
     if (s.length < 4) continue
-    out = out.split(s).join('[redacted]')
+    out = out.split(s).join(SENSITIVE)
     const enc = encodeURIComponent(s)
-    if (enc !== s) out = out.split(enc).join('[redacted]')
+    if (enc !== s) out = out.split(enc).join(SENSITIVE)
   }
   return out
 }

@@ -1,10 +1,10 @@
 import { inspect } from 'node:util'
 
-const REDACTED = '[redacted]'
+import { SENSITIVE } from './wire/sensitive.js'
 
 /**
  * Holds a credential so it cannot leak by accident: `String()`, template literals, `JSON.stringify`,
- * `util.inspect` / `console.log` and structured logging all print `[redacted]`. Only `reveal()` returns it,
+ * `util.inspect` / `console.log` and structured logging all print `(sensitive)`. Only `reveal()` returns it,
  * and only the auth code calls that when building a request header or body.
  */
 export class Secret {
@@ -23,19 +23,19 @@ export class Secret {
   }
 
   toString(): string {
-    return REDACTED
+    return SENSITIVE
   }
 
   toJSON(): string {
-    return REDACTED
+    return SENSITIVE
   }
 
   [inspect.custom](): string {
-    return REDACTED
+    return SENSITIVE
   }
 
   [Symbol.toPrimitive](): string {
-    return REDACTED
+    return SENSITIVE
   }
 }
 

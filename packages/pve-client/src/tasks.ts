@@ -3,7 +3,7 @@ import { decodeTaskLog, decodeTaskStatus, decodeWith, obj } from './decode.js'
 import { PveError, PveTaskFailedError, PveTaskTimeoutError } from './errors.js'
 import { abortedError, sleep } from './retry.js'
 import type { CallSpec } from './transport.js'
-import type { TaskLogLine, TaskRef, TaskResult, TaskStatus, WaitOptions } from './types.js'
+import type { TaskLogLine, TaskRef, TaskResult, TaskStatus, WaitOptions } from './wire/types.js'
 import { isUpid, parseUpid } from './wire/upid.js'
 
 export type GetFn = (spec: Omit<CallSpec, 'method' | 'body'>) => Promise<unknown>

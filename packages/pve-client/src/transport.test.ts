@@ -3,7 +3,7 @@ import { gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createPveClient, createPveReadOnlyClient } from './client.js'
 import { PveError } from './errors.js'
-import type { RequestEvent } from './transport.js'
+import type { ClientNotice, RequestEvent } from './transport.js'
 import { type LocalPve, captureLogger, ok, pveError, startLocalPve } from './test-support/local-pve.js'
 
 const TOKEN_SECRET = 'CANARY-TOKEN-7d1c9e2a-4b3f'
@@ -293,6 +293,55 @@ describe('retries, timeouts, cancellation, limits and the request hook', () => {
     expect(events[0]!.errorCode).toBe('PVE_TRANSIENT')
     expect(events.every((e) => e.latencyMs >= 0)).toBe(true)
     await c.close()
+  })
+
+  it('reports each retry before it waits, and a request without an answer while it waits', async () => {
+    let n = 0
+    const notices: ClientNotice[] = []
+    const seenAt: number[] = []
+    pve.handle(() => {
+      seenAt.push(notices.length)
+      return ++n < 3 ? pveError(503, 'Service Unavailable') : ok({ version: '9.1.1' })
+    })
+    const c = createPveClient({
+      baseUrl: pve.url,
+      auth: token,
+      tls: { ca: pve.caPem },
+      retry: fast,
+      onNotice: (notice) => notices.push(notice),
+    })
+    expect((await c.version()).version).toBe('9.1.1')
+    expect(notices.map((x) => [x.type, x.path, x.type === 'retry' ? x.attempt : 0])).toEqual([
+      ['retry', '/version', 2],
+      ['retry', '/version', 3],
+    ])
+    expect(notices[0]).toMatchObject({ attempts: 3, method: 'GET', reason: expect.stringMatching(/503/) })
+    // each retry was said before the next attempt reached PVE, not after
+    expect(seenAt).toEqual([0, 1, 2])
+    // an answer that takes longer than waitNoticeMs is reported once while it is awaited
+    const waits: ClientNotice[] = []
+    pve.handle(() => ({ ...ok({ version: '9.1.1' }), delayMs: 300 }))
+    const d = createPveClient({
+      baseUrl: pve.url,
+      auth: token,
+      tls: { ca: pve.caPem },
+      waitNoticeMs: 40,
+      onNotice: (x) => waits.push(x),
+    })
+    expect((await d.version()).version).toBe('9.1.1')
+    expect(waits).toEqual([{ type: 'waiting', method: 'GET', path: '/version', elapsedMs: 40, timeoutMs: 30_000 }])
+    // a throwing observer changes nothing
+    const e = createPveClient({
+      baseUrl: pve.url,
+      auth: token,
+      tls: { ca: pve.caPem },
+      waitNoticeMs: 1,
+      onNotice: () => {
+        throw new Error('observer')
+      },
+    })
+    expect((await e.version()).version).toBe('9.1.1')
+    await Promise.all([c.close(), d.close(), e.close()])
   })
 
   it('gives up after the bounded retries', async () => {

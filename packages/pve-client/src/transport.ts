@@ -5,11 +5,12 @@ import type { Agent, Dispatcher } from 'undici'
 import { type AuthOptions, type AuthProvider, ticketAuth, tokenAuth } from './auth.js'
 import { classifyHttpFailure, classifyNetworkFailure } from './classify.js'
 import { PveError, type PveErrorCode, PveParamError } from './errors.js'
-import { Limiter } from './limiter.js'
+import { Limiter } from './wire/limit.js'
 import { type BackoffOptions, abortedError, backoffDelay, sleep } from './retry.js'
 import { scrub } from './scrub.js'
 import { type Logger, type TlsOptions, createDispatcher, sendRequest } from './tls.js'
 import { WireError } from './wire/errors.js'
+import { normaliseBaseUrl } from './wire/url.js'
 import { type ParamValue, encodeParams } from './wire/form.js'
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE'
@@ -28,6 +29,25 @@ export interface RequestEvent {
   errorCode?: PveErrorCode
 }
 
+/**
+ * What the client is doing while a caller waits, reported as it happens (a CLI shows it, a daemon logs it):
+ * a read about to be retried after a transient failure (connect timeout, 5xx), or a request that has had no
+ * answer for `waitNoticeMs`.
+ */
+export type ClientNotice =
+  | {
+      type: 'retry'
+      method: Method
+      path: string
+      /** the attempt about to start (2 for the first retry) and the most there will be */
+      attempt: number
+      attempts: number
+      delayMs: number
+      /** the failure being retried, secrets scrubbed */
+      reason: string
+    }
+  | { type: 'waiting'; method: Method; path: string; elapsedMs: number; timeoutMs: number }
+
 export interface TransportOptions {
   /** `https://pve.example:8006` (with or without `/api2/json`) */
   baseUrl: string
@@ -40,6 +60,10 @@ export interface TransportOptions {
   /** automatic retries of idempotent reads (GET) on transient failures; writes are never retried */
   retry?: BackoffOptions
   onRequest?: (event: RequestEvent) => void
+  /** retries and long waits, as they happen */
+  onNotice?: (notice: ClientNotice) => void
+  /** a request without an answer after this long is reported through `onNotice` (default 5 s) */
+  waitNoticeMs?: number
   logger?: Logger
   /** clock, injectable for ticket-renewal tests */
   now?: () => number
@@ -90,23 +114,30 @@ export class Transport {
   readonly #timeoutMs: number
   readonly #retry: Required<Pick<BackoffOptions, 'retries'>> & BackoffOptions
   readonly #onRequest: ((event: RequestEvent) => void) | undefined
+  readonly #onNotice: ((notice: ClientNotice) => void) | undefined
+  readonly #waitNoticeMs: number
   readonly #logger: Logger | undefined
   readonly #maxBytes: number
   #writes = 0
 
   constructor(options: TransportOptions) {
-    this.#base = normaliseBaseUrl(options.baseUrl)
+    this.#base = apiBaseUrl(options.baseUrl)
     const base = new URL(this.#base)
     this.#origin = base.origin
     this.#prefix = base.pathname
     this.#logger = options.logger
     this.#ownsDispatcher = options.dispatcher === undefined
-    this.#limiter = new Limiter(options.maxInFlight ?? 8)
+    const maxInFlight = options.maxInFlight ?? 8
+    if (!Number.isInteger(maxInFlight) || maxInFlight < 1)
+      throw new PveError('PVE_CONFIG', 'maxInFlight must be a positive integer')
+    this.#limiter = new Limiter(maxInFlight)
     this.#dispatcher =
       options.dispatcher ?? createDispatcher(options.tls, options.logger, { connections: this.#limiter.limit })
     this.#timeoutMs = options.timeoutMs ?? 30_000
     this.#retry = { retries: 3, ...options.retry }
     this.#onRequest = options.onRequest
+    this.#onNotice = options.onNotice
+    this.#waitNoticeMs = options.waitNoticeMs ?? 5_000
     this.#maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES
     this.#auth =
       options.auth.type === 'token'
@@ -173,6 +204,15 @@ export class Transport {
             path: spec.path,
             attempt,
             delayMs: delay,
+          })
+          this.#notice({
+            type: 'retry',
+            method: spec.method,
+            path: spec.path,
+            attempt: attempt + 1,
+            attempts: this.#retry.retries + 1,
+            delayMs: delay,
+            reason: err.message,
           })
           await sleep(delay, spec.signal)
           continue
@@ -253,6 +293,22 @@ export class Transport {
     }, ms)
     const onAbort = (): void => void stop.emit('abort')
     spec.signal?.addEventListener('abort', onAbort, { once: true })
+    // said while it waits, so a slow connect or a busy PVE is not a silent pause of up to `ms`
+    const waiting =
+      this.#onNotice && this.#waitNoticeMs < ms
+        ? setTimeout(
+            () =>
+              this.#notice({
+                type: 'waiting',
+                method: spec.method,
+                path: spec.path,
+                elapsedMs: this.#waitNoticeMs,
+                timeoutMs: ms,
+              }),
+            this.#waitNoticeMs,
+          )
+        : undefined
+    waiting?.unref()
     try {
       spec.signal?.throwIfAborted()
       const res = await sendRequest(this.#dispatcher, {
@@ -289,7 +345,16 @@ export class Transport {
       throw this.#fetchFailure(timedOut ? new TimeoutFailure() : err, spec)
     } finally {
       clearTimeout(timer)
+      if (waiting) clearTimeout(waiting)
       spec.signal?.removeEventListener('abort', onAbort)
+    }
+  }
+
+  #notice(notice: ClientNotice): void {
+    try {
+      this.#onNotice?.(notice)
+    } catch {
+      // a failing observer must not change what is sent to PVE
     }
   }
 
@@ -355,7 +420,8 @@ export class Transport {
   }
 }
 
-export function normaliseBaseUrl(input: string): string {
+/** The request prefix: the normalised base URL plus `/api2/json`; PVE_CONFIG for anything but http(s). */
+export function apiBaseUrl(input: string): string {
   let url: URL
   try {
     url = new URL(input)
@@ -366,8 +432,7 @@ export function normaliseBaseUrl(input: string): string {
     throw new PveError('PVE_CONFIG', 'baseUrl must be an https:// (or http://) URL')
   if (url.username !== '' || url.password !== '')
     throw new PveError('PVE_CONFIG', 'baseUrl must not contain credentials')
-  const path = url.pathname.replace(/\/+$/, '').replace(/\/api2\/json$/, '')
-  return `${url.origin}${path}/api2/json`
+  return `${normaliseBaseUrl(input)}/api2/json`
 }
 
 /** A request refused before sending (a parameter our codecs reject): PVE_PARAM naming the parameter. */

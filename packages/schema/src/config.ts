@@ -3,6 +3,7 @@
  * `clusters/<name>/config.yaml`). The one parser of both: `validate`, the CLI and the daemon read them through
  * these schemas and `configProblems` (see docs/configuration.md). Durations are normalised to **milliseconds**.
  */
+import { normaliseBaseUrl } from '@proxops/pve-client/wire'
 import * as v from 'valibot'
 import { issueMessage as m } from './errors.js'
 import { checkClusterName, checkNodeName } from './names.js'
@@ -52,13 +53,6 @@ export function checkBaseUrl(s: string): string | undefined {
   if (url.username || url.password) return 'base-url must not carry credentials'
   if (url.search || url.hash) return 'base-url must not have a query or fragment'
   return undefined
-}
-
-/** One spelling per endpoint: no trailing `/`, no `/api2/json` (the client adds it). */
-export function normaliseBaseUrl(s: string): string {
-  const url = new URL(s.trim())
-  const path = url.pathname.replace(/\/+$/, '').replace(/\/api2\/json$/, '')
-  return `${url.protocol}//${url.host}${path}`
 }
 
 /** git remotes ProxOps can fetch: https://, ssh://, git://, file:// URLs or scp-style `user@host:path`. */

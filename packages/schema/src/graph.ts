@@ -35,7 +35,10 @@ export function referencesOf(m: Manifest): Reference[] {
     if (m.spec.clone !== undefined)
       refs.push({ kind: 'TemplateVM', name: m.spec.clone, via: 'clone', path: ['spec', 'clone'] })
   } else if (m.kind === 'LXC' || m.kind === 'TemplateCT') {
-    refs.push({ kind: 'CTTemplate', name: m.spec.template, via: 'template', path: ['spec', 'template'] })
+    if (m.spec.template !== undefined)
+      refs.push({ kind: 'CTTemplate', name: m.spec.template, via: 'template', path: ['spec', 'template'] })
+    if (m.spec.clone !== undefined)
+      refs.push({ kind: 'TemplateCT', name: m.spec.clone, via: 'clone', path: ['spec', 'clone'] })
   }
   const annotation = m.metadata.annotations[DEPENDS_ON]
   if (annotation !== undefined) {

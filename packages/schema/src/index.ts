@@ -21,7 +21,6 @@ export {
   clusterEntrySchema,
   processConfigSchema,
   checkBaseUrl,
-  normaliseBaseUrl,
   isGitUrl,
   parseListen,
   configProblems,

@@ -45,6 +45,9 @@ export function checkTag(tag: string): string | undefined {
   if (tag.length === 0 || tag.length > TAG_MAX || !PVE_TAG.test(tag)) {
     return `tag "${tag}" is invalid: 1-${TAG_MAX} characters of letters, digits, "_", "-", "+" and ".", not starting with "-", "+" or "."`
   }
+  if (tag.toLowerCase().startsWith('proxops.')) {
+    return `tag "${tag}" is reserved: "proxops.<cluster>" marks the cluster entry that owns a guest and is written by proxops`
+  }
   return undefined
 }
 

@@ -7,18 +7,43 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { stringify } from 'yaml'
-import { adopt, observe } from '@proxops/planner'
+import { adopt, declaredObjects, observe, selectForAdoption } from '@proxops/planner'
 import { isSopsError, mergeSopsFile } from '@proxops/sops'
 import { CliError } from '../errors.js'
 import { readOnlyClient } from '../runtime/clients.js'
 import { out, type CliContext } from '../runtime/context.js'
 import { loadDraftConfig } from '../config/load.js'
+import { loadDesired } from '../runtime/desired.js'
 import { globalFlags, prepare, type GlobalArgs } from './common.js'
 
 export interface AdoptArgs extends GlobalArgs {
   cluster?: string
   force?: boolean
   'adopt-secrets'?: boolean
+  vmid?: number[]
+  name?: string[]
+  tag?: string[]
+  'include-declared'?: boolean
+}
+
+/**
+ * The composition lines to paste as they are. When `resources.yaml` ends with its block list, the entries to
+ * append at its end, with the indent that list uses; when it lists nothing yet (`resources: []`, or no file),
+ * the whole file; otherwise the entries to add under `resources:`.
+ */
+export function compositionLines(
+  current: string | undefined,
+  entries: readonly string[],
+): { how: string; lines: string[] } {
+  const all = (current ?? '').split('\n')
+  const head = all.findIndex((l) => /^resources:[ \t]*(#.*)?$/.test(l))
+  const rest = head < 0 ? [] : all.slice(head + 1).filter((l) => !/^[ \t]*(#.*)?$/.test(l))
+  const indent = /^([ \t]+)- /.exec(rest[0] ?? '')?.[1]
+  if (indent !== undefined && rest.every((l) => l.startsWith(`${indent}- `)))
+    return { how: 'append these lines to', lines: entries.map((e) => `${indent}${e}`) }
+  if (head < 0 && /^resources:[ \t]*\[\s*\][ \t]*(#.*)?$/m.test(current ?? 'resources: []'))
+    return { how: 'write this as', lines: ['resources:', ...entries.map((e) => `  ${e}`)] }
+  return { how: 'add these entries under resources: in', lines: entries.map((e) => `  ${e}`) }
 }
 
 export function manifestYaml(document: Record<string, unknown>): string {
@@ -48,10 +73,21 @@ export async function adoptHandler(ctx: CliContext, args: AdoptArgs): Promise<nu
   if (args['adopt-secrets'] && (!sops || !cluster.secretsFile)) {
     throw new CliError('ADOPT', `--adopt-secrets needs a secrets-file for cluster ${cluster.name}`)
   }
+  // what the repository already declares is not adopted again (a second manifest would claim it twice)
+  const tree = await prepared.source.sync()
+  const declared = declaredObjects((await loadDesired(tree.root, cluster.name, tree.commit)).desired.manifests)
   const reader = readOnlyClient(cluster, prepared.config, { log: ctx.log })
   let result
+  let selection
   try {
-    const inventory = await observe(cluster.name, reader, { nodes: cluster.nodes, signal: ctx.signal })
+    const observed = await observe(cluster.name, reader, { nodes: cluster.nodes, signal: ctx.signal })
+    selection = selectForAdoption(observed, {
+      declaredVmids: declared.vmids,
+      declaredVolids: declared.volids,
+      only: { vmids: args.vmid ?? [], names: args.name ?? [], tags: args.tag ?? [] },
+      ...(args['include-declared'] ? { includeDeclared: true } : {}),
+    })
+    const inventory = selection.live
     const sshKeys = sops
       ? Object.fromEntries(sops.names('ssh-keys').map((n) => [n, sops.cloudInit('ssh-keys', n)?.reveal() ?? '']))
       : undefined
@@ -64,8 +100,14 @@ export async function adoptHandler(ctx: CliContext, args: AdoptArgs): Promise<nu
     await reader.close()
   }
   const lines: string[] = [`adopt: cluster ${cluster.name} (read-only)`]
+  const { guests: declaredGuests, volids: declaredVolids } = selection.declared
+  if (declaredGuests.length + declaredVolids.length > 0)
+    lines.push(
+      `adopt: already declared in the repository, not adopted again: ${[...declaredGuests.map((v) => `vmid ${v}`), ...declaredVolids].join(', ')}`,
+    )
+  if (selection.filteredOut > 0) lines.push(`adopt: ${selection.filteredOut} other guest(s) left out by the filter`)
   if (result.files.length === 0 && result.skipped.length === 0) {
-    out(ctx, `${lines[0]}\nadopt: no objects to adopt\n`)
+    out(ctx, `${lines.join('\n')}\nadopt: no objects to adopt\n`)
     return 0
   }
   const root = prepared.config.root
@@ -135,8 +177,11 @@ export async function adoptHandler(ctx: CliContext, args: AdoptArgs): Promise<nu
     } else lines.push('adopt: no new SSH keys to merge')
   }
   if (result.resourcesLines.length > 0) {
-    lines.push(`adopt: add these lines to clusters/${cluster.name}/resources.yaml:`, '  resources:')
-    for (const line of result.resourcesLines) lines.push(`  ${line.startsWith('-') ? line : `- ${line}`}`)
+    const composition = path.join(root, 'clusters', cluster.name, 'resources.yaml')
+    const current = existsSync(composition) ? readFileSync(composition, 'utf8') : undefined
+    const entries = result.resourcesLines.map((line) => (line.startsWith('-') ? line : `- ${line}`))
+    const paste = compositionLines(current, entries)
+    lines.push(`adopt: ${paste.how} clusters/${cluster.name}/resources.yaml:`, ...paste.lines, 'adopt: end of lines')
   }
   if (result.gaps.length > 0 || result.incomplete.length > 0) {
     lines.push(

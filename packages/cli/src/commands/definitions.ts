@@ -121,11 +121,34 @@ export function adoptCommand(ctx: Ctx, setExit: Setter): CommandModule<GlobalArg
         .option('cluster', { type: 'string', requiresArg: true, describe: 'The cluster to adopt from (required)' })
         .option('force', { type: 'boolean', describe: 'Overwrite manifest files that exist with other content' })
         .option('adopt-secrets', { type: 'boolean', describe: "Merge unmatched SSH keys into the cluster's SOPS file" })
+        .option('include-declared', {
+          type: 'boolean',
+          describe: 'Also adopt what the repository already declares (refreshes those manifests; see --force)',
+        })
+        .option('vmid', {
+          type: 'number',
+          array: true,
+          requiresArg: true,
+          describe: 'Only the guest with this vmid (repeatable)',
+        })
+        .option('name', {
+          type: 'string',
+          array: true,
+          requiresArg: true,
+          describe: 'Only the guest with this name (repeatable)',
+        })
+        .option('tag', {
+          type: 'string',
+          array: true,
+          requiresArg: true,
+          describe: 'Only the guests with this tag (repeatable)',
+        })
         .example(
           'proxops adopt --cluster homelab',
           'write vm/homelab/*.yaml and friends, print the resources.yaml lines',
         )
-        .example('proxops adopt --cluster homelab --adopt-secrets', 'also move live SSH keys into the SOPS file'),
+        .example('proxops adopt --cluster homelab --adopt-secrets', 'also move live SSH keys into the SOPS file')
+        .example('proxops adopt --cluster homelab --vmid 105 --tag db', 'only guest 105 and the guests tagged db'),
     handler: async (args: ArgumentsCamelCase<AdoptArgs>) =>
       setExit(await (await import('./adopt.js')).adoptHandler(ctx(), args)),
   }

@@ -1,11 +1,13 @@
 /** diff, apply and status: one cycle per selected cluster, in name order; an abort never stops the others. */
 import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { convergence, type Plan, type ProgressEvent, type Report } from '@proxops/planner'
+import { convergence, type Plan, type Report } from '@proxops/planner'
+import type { ClientNotice } from '@proxops/pve-client'
 import { CliError, oneLine } from '../errors.js'
 import { renderPlanMarkdown } from '../render/plan-markdown.js'
 import { renderPlanText } from '../render/plan-text.js'
-import { renderReport, renderStatus, resultLine } from '../render/status-text.js'
+import { renderReport, renderStatus } from '../render/status-text.js'
+import { applyProgress, noticeLine, type ApplyProgress } from '../render/progress.js'
 import type { Paint } from '../render/color.js'
 import { fullClient, readOnlyClient } from '../runtime/clients.js'
 import { err, out, type CliContext } from '../runtime/context.js'
@@ -128,31 +130,6 @@ export async function diffHandler(
   return 0
 }
 
-function progressPrinter(ctx: CliContext, p: Paint): (event: ProgressEvent) => void {
-  const tty = Boolean(ctx.io.stderr.isTTY)
-  return (event) => {
-    switch (event.type) {
-      case 'action-started':
-        err(ctx, `  start   ${event.action.address} ${event.action.type}\n`)
-        return
-      case 'task-running':
-        if (tty)
-          err(
-            ctx,
-            p.dim(
-              `  ...     ${event.action.address} ${event.action.type} [${Math.round(event.elapsedMs / 1000)}s elapsed]\n`,
-            ),
-          )
-        return
-      case 'action-finished':
-        err(ctx, `${resultLine(event.result, p)}\n`)
-        return
-      default:
-        return
-    }
-  }
-}
-
 export async function applyHandler(
   ctx: CliContext,
   args: PlanArgs & { plan?: string; yes?: boolean; 'dry-run'?: boolean },
@@ -206,7 +183,11 @@ export async function applyHandler(
   const blocked = await twinGuard(ctx, prepared.config)
   for (const cluster of prepared.config.clusters) {
     if (saved && !saved.has(cluster.name)) continue
-    const client = fullClient(cluster, prepared.config, { log: ctx.log })
+    // the client's retries and waits reach the progress view while it runs, the log otherwise
+    let progress: ApplyProgress | undefined
+    const onNotice = (notice: ClientNotice): void =>
+      progress ? progress.onNotice(notice) : err(ctx, `${noticeLine(notice)}\n`)
+    const client = fullClient(cluster, prepared.config, { log: ctx.log, onNotice })
     try {
       const sops = prepared.sops.get(cluster.name)
       const twin = blocked.get(cluster.name)
@@ -247,15 +228,31 @@ export async function applyHandler(
           continue
         }
       }
-      const outcome = await runCycle(ctx, {
-        ...base,
-        reader: client,
-        writer: client,
-        onProgress: progressPrinter(ctx, p),
-        // on a terminal, a line per running task every second; in logs, every 5 s is plenty
-        ...(ctx.io.stderr.isTTY ? { progressIntervalMs: 1000 } : {}),
-        ...(savedPlan ? { savedPlan } : {}),
+      const view = await applyProgress({
+        cluster: cluster.name,
+        total: savedPlan?.actions.length ?? 0,
+        stream: ctx.io.stderr,
+        paint: p,
+        now: ctx.now,
+        clean: (text) => ctx.redactor.text(text),
       })
+      progress = view
+      let outcome: CycleOutcome
+      try {
+        outcome = await runCycle(ctx, {
+          ...base,
+          reader: client,
+          writer: client,
+          onProgress: (event) => view.onProgress(event),
+          onPlan: (plan) => view.setTotal(plan.actions.length),
+          // the live block redraws every second by itself; in logs a line per running task every 10 s
+          progressIntervalMs: ctx.io.stderr.isTTY ? 1000 : 10_000,
+          ...(savedPlan ? { savedPlan } : {}),
+        })
+      } finally {
+        view.close()
+        progress = undefined
+      }
       cycles.push(outcome.cycle)
       if (outcome.error) {
         reportAborts(ctx, [outcome])

@@ -134,6 +134,18 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
           ...(sops ? { sops } : {}),
           pruneBudget: budget,
           onProgress: (event) => {
+            // a lock retry is logged as it happens (the client's own retries and waits are logged by clients.ts)
+            if (event.type === 'retry')
+              ctx.log.warn('action retry', {
+                event: 'proxops.action.retry',
+                cluster: cluster.name,
+                address: event.action.address,
+                action: event.action.type,
+                attempt: event.attempt,
+                attempts: event.attempts,
+                delayMs: event.delayMs,
+                reason: event.reason,
+              })
             if (event.type === 'action-finished') {
               const r = event.result
               const level = r.status === 'failed' ? 'warn' : 'info'

@@ -52,7 +52,7 @@ describe('proxops validate (built CLI)', () => {
     expect(doc.clusters[1].kinds).toMatchObject({
       VM: 4,
       TemplateVM: 1,
-      LXC: 1,
+      LXC: 2,
       TemplateCT: 1,
       ISO: 1,
       CTTemplate: 1,
@@ -68,6 +68,10 @@ describe('proxops validate (built CLI)', () => {
       expect(r.code).toBe(1)
       expect(r.stdout).toBe('')
       expect(r.stderr).toMatch(/^proxops: error: no ProxOps GitOps repository found[^\n]*\n$/)
+      // the JSON report carries the problem's code, as every other validate problem
+      const json = proxops(['validate', '-o', 'json'], { cwd: dir })
+      expect(json.code).toBe(1)
+      expect(JSON.parse(json.stdout)).toMatchObject({ errors: [{ code: 'repo-not-found', file: '.' }] })
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }

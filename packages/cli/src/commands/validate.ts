@@ -188,6 +188,7 @@ export function validateCommand(
           describe: 'Check only this cluster (repository-wide rules still apply)',
         })
         .option('output', {
+          alias: 'o',
           type: 'string',
           requiresArg: true,
           choices: ['text', 'json'] as const,

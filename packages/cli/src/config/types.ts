@@ -1,4 +1,4 @@
-/** The CLI's resolved configuration (RB section 6, with the deliberate differences of the architecture). */
+/** The CLI's resolved configuration (docs/configuration.md). */
 import type { LogLevel } from '../log.js'
 
 export type PruneBudget = number | 'unlimited'

@@ -4,6 +4,7 @@
  * `Plan: N to create, N to update, N to delete.` or `No changes.`. Deterministic; secrets arrive as
  * `(sensitive)` from the planner and every line passes the redactor anyway.
  */
+import { SENSITIVE } from '@proxops/pve-client/wire'
 import {
   blockedCount,
   convergence,
@@ -78,7 +79,7 @@ export function summaryLine(plan: Plan): string {
 }
 
 function quoteValue(value: string): string {
-  return value === '(sensitive)' ? value : JSON.stringify(value)
+  return value === SENSITIVE ? value : JSON.stringify(value)
 }
 
 export function diffLine(diff: FieldDiff): { symbol: Symbol; text: string } {

@@ -7,12 +7,14 @@ import {
   createPveReadOnlyClient,
   type PveClient,
   type PveClientOptions,
+  type ClientNotice,
   type PveReadOnlyClient,
   type RequestEvent,
 } from '@proxops/pve-client'
 import type { LiveReader, PveWriter } from '@proxops/planner'
 import type { ResolvedCluster, ResolvedConfig } from '../config/types.js'
 import type { Logger } from '../log.js'
+import { noticeLine } from '../render/progress.js'
 
 // Type-level contract checks (compile errors, not tests): the read-only client is a LiveReader and has no
 // write method; the full client is a PveWriter as well.
@@ -26,6 +28,23 @@ export type ReadOnlyHasNoWrites = Assert<
 export interface ClientHooks {
   log: Logger
   onRequest?: (cluster: string, event: RequestEvent) => void
+  /** retries and long waits as they happen; by default a log line each (a warning for a retry) */
+  onNotice?: (notice: ClientNotice) => void
+}
+
+/** The default for retries and waits: one log line as it happens (text on a terminal, NDJSON in the daemon). */
+function logNotice(log: Logger, cluster: string): (notice: ClientNotice) => void {
+  return (notice) =>
+    log.log(
+      notice.type === 'retry' ? 'warn' : 'info',
+      noticeLine(notice)
+        .trim()
+        .replace(/^(\w+) +/, '$1 '),
+      {
+        cluster,
+        event: notice.type === 'retry' ? 'pve.request.retry' : 'pve.request.waiting',
+      },
+    )
 }
 
 export function clientOptions(cluster: ResolvedCluster, config: ResolvedConfig, hooks: ClientHooks): PveClientOptions {
@@ -46,6 +65,7 @@ export function clientOptions(cluster: ResolvedCluster, config: ResolvedConfig, 
       debug: (message, meta) => hooks.log.debug(message, { cluster: cluster.name, ...meta }),
     },
     ...(hooks.onRequest ? { onRequest: (event: RequestEvent) => hooks.onRequest?.(cluster.name, event) } : {}),
+    onNotice: hooks.onNotice ?? logNotice(hooks.log, cluster.name),
     // a short retry ladder: an unreachable PVE should fail a command in seconds, not minutes
     retry: { retries: 2, baseDelayMs: 250, maxDelayMs: 2000 },
   }

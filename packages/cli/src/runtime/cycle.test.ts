@@ -68,7 +68,7 @@ describe('checkSavedPlan', () => {
 })
 
 describe('policyFor', () => {
-  it('maps config to the planner policy: allowlist, budget, disruption (cluster over process), shutdown timeout', () => {
+  it('maps config to the planner policy: entry, allowlist, budget, disruption (cluster over process), shutdown timeout', () => {
     const raw = parseConfigFile(
       '/r/clusters/a/config.yaml',
       'pve:\n  clusters:\n    a:\n      base-url: https://a:8006\n      nodes: [n1]\n      disruption: none\n',
@@ -88,6 +88,7 @@ describe('policyFor', () => {
       disruption: 'none',
       shutdownTimeoutSeconds: 120,
       ownershipTag: 'proxops',
+      clusterEntry: 'a',
     })
     const { disruption: _d, ...noOwn } = cluster
     expect(policyFor({ cluster: noOwn, config: resolved, pruneBudget: 'unlimited' }).disruption).toBe('stop')

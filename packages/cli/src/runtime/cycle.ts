@@ -45,6 +45,8 @@ export interface CycleOptions {
   pruneBudget: PruneBudget
   allowEmpty?: readonly (GuestKind | 'BackupJob')[]
   onProgress?: (event: ProgressEvent) => void
+  /** the plan about to be executed (apply), before its first action starts */
+  onPlan?: (plan: Plan) => void
   progressIntervalMs?: number
   /** a saved plan (apply --plan): the cycle runs only if a fresh plan equals it (runtime/saved-plan.ts) */
   savedPlan?: Plan
@@ -64,6 +66,7 @@ export interface CycleOutcome {
 export function policyFor(options: Pick<CycleOptions, 'cluster' | 'config' | 'pruneBudget' | 'allowEmpty'>): Policy {
   return {
     ...DEFAULT_POLICY,
+    clusterEntry: options.cluster.name,
     nodes: options.cluster.nodes,
     pruneBudget: options.pruneBudget,
     allowEmpty: options.allowEmpty ?? [],
@@ -224,6 +227,7 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
     }
     let report: Report | undefined
     if (o.writer && plan.actions.length > 0) {
+      o.onPlan?.(plan)
       report = await execute(plan, o.writer, {
         reader: o.reader,
         secrets: lookup,

@@ -1,6 +1,6 @@
 /** Loads one cluster's desired state from a tree through @proxops/schema's repository loader. */
-import { formatError, loadRepository, type LoadedCluster } from '@proxops/schema'
-import type { DesiredManifest, DesiredState } from '@proxops/planner'
+import { formatError, loadRepository, type LoadedCluster, type Manifest } from '@proxops/schema'
+import type { DesiredState } from '@proxops/planner'
 import { CliError } from '../errors.js'
 import type { DesiredObject } from '../status-model.js'
 
@@ -36,7 +36,7 @@ export async function loadDesired(root: string, cluster: string, commit: string 
 }
 
 /** The SOPS references a cluster's manifests use (cloud-init ssh keys and passwords), sorted. */
-export function secretRefs(manifests: readonly DesiredManifest[]): string[] {
+export function secretRefs(manifests: readonly Manifest[]): string[] {
   const refs = new Set<string>()
   for (const m of manifests) {
     const ci = (m.spec as { 'cloud-init-data'?: { 'ssh-key-refs'?: readonly string[]; 'ci-password-ref'?: string } })[

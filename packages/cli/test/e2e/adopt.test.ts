@@ -37,8 +37,17 @@ describe('adopt', () => {
     )
   })
 
-  it('writes manifests read-only, refuses to overwrite, and round-trips through diff', async () => {
+  it('writes manifests read-only, refuses to overwrite, and round-trips: adopt, paste, validate, diff', async () => {
     const writes = sim.stats.writes()
+    // a filter adopts only the guests it names
+    const vmids = sim.control
+      .guests()
+      .map((g) => g.vmid)
+      .sort((a, b) => a - b)
+    const one = await run(['adopt', '--cluster', 'lab', '--vmid', String(vmids[0])])
+    expect(one.code, one.stderr).toBe(0)
+    expect(one.stdout).toContain(`adopt: ${vmids.length - 1} other guest(s) left out by the filter`)
+    expect([...one.stdout.matchAll(/^adopt: wrote /gm)]).toHaveLength(1)
     const first = await run(['adopt', '--cluster', 'lab'])
     expect(first.stderr).not.toMatch(/proxops: error/)
     expect(first.code).toBe(0)
@@ -68,15 +77,24 @@ describe('adopt', () => {
     expect(forced.code).toBe(0)
     expect(readFileSync(target, 'utf8')).not.toContain('# edited by hand')
 
-    // compose the printed lines, commit, diff: only ownership claims (tags) and reported gaps
+    // paste the printed lines as they are (resources.yaml lists nothing yet: the whole file), commit
     const block = forced.stdout.split('\n')
-    const start = block.findIndex((l) => l.startsWith('adopt: add these lines to clusters/lab/resources.yaml:'))
-    expect(start).toBeGreaterThan(-1)
-    const lines = block.slice(start + 2).filter((l) => /^ {2}- \.\.\/\.\.\//.test(l))
-    expect(lines.length).toBeGreaterThan(0)
-    writeFileSync(path.join(repo, 'clusters/lab/resources.yaml'), `resources:\n${lines.join('\n')}\n`)
+    const start = block.findIndex((l) => l === 'adopt: write this as clusters/lab/resources.yaml:')
+    expect(start, forced.stdout).toBeGreaterThan(-1)
+    const end = block.indexOf('adopt: end of lines', start)
+    const pasted = block.slice(start + 1, end)
+    expect(pasted[0]).toBe('resources:')
+    writeFileSync(path.join(repo, 'clusters/lab/resources.yaml'), `${pasted.join('\n')}\n`)
     git(repo, 'add', '-A')
     git(repo, 'commit', '-q', '-m', 'adopted')
+    const valid = await run(['validate'])
+    expect(valid.code, valid.stdout + valid.stderr).toBe(0)
+    expect(valid.stdout).toMatch(/^lab: valid, \d+ resources/m)
+    // adopted once: a second adopt skips what the repository now declares
+    const declared = await run(['adopt', '--cluster', 'lab'])
+    expect(declared.code).toBe(0)
+    expect(declared.stdout).toMatch(/^adopt: already declared in the repository, not adopted again: vmid \d+/m)
+    expect(declared.stdout).toContain('adopt: no objects to adopt')
     const diff = await run(['diff', '--output', 'json'])
     expect(diff.stderr).not.toMatch(/proxops: error/)
     expect(diff.code).toBe(0)
@@ -107,10 +125,10 @@ describe('adopt', () => {
     sim.control.driftSet(1002, 'sshkeys', encodeURIComponent(`${key}\n`))
     const file = path.join(repo, 'clusters/lab/secrets.sops.yaml')
     const before = readFileSync(file, 'utf8')
-    const plain = await run(['adopt', '--cluster', 'lab', '--force'])
+    const plain = await run(['adopt', '--cluster', 'lab', '--force', '--include-declared'])
     expect(plain.code).toBe(0)
     expect(readFileSync(file, 'utf8')).toBe(before)
-    const merged = await run(['adopt', '--cluster', 'lab', '--force', '--adopt-secrets'])
+    const merged = await run(['adopt', '--cluster', 'lab', '--force', '--include-declared', '--adopt-secrets'])
     expect(merged.stderr).not.toMatch(/proxops: error/)
     expect(merged.code).toBe(0)
     expect(merged.stdout).toMatch(/^adopt: merged 1 SSH key\(s\) into clusters\/lab\/secrets\.sops\.yaml$/m)
@@ -121,7 +139,7 @@ describe('adopt', () => {
     // the adopted VM now refers to the new SOPS entry instead of carrying the key
     const vm = readFileSync(path.join(repo, 'vm/lab/vm-1002.yaml'), 'utf8')
     expect(vm).toMatch(/cloud-init\.ssh-keys\.adopted-[0-9a-f]{16}/)
-    const again = await run(['adopt', '--cluster', 'lab', '--force', '--adopt-secrets'])
+    const again = await run(['adopt', '--cluster', 'lab', '--force', '--include-declared', '--adopt-secrets'])
     expect(again.stdout).toMatch(/^adopt: no new SSH keys (to merge|for)/m)
     expect(readFileSync(file, 'utf8')).toBe(after)
   })

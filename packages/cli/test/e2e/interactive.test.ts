@@ -59,12 +59,12 @@ describe('apply on a terminal', () => {
     expect(sim.stats.writes()).toBe(0)
   })
 
-  it('"yes" runs exactly the shown plan with a progress line per running task', async () => {
+  it('"yes" runs exactly the shown plan in a live block with the running tasks', async () => {
     sim.control.setTaskDuration(2_500)
     try {
       const r = await apply(true)
       expect(r.code).toBe(0)
-      expect(r.stderr).toMatch(/\.\.\. {5}VM\/pve1\/100\(web\) create \[\d+s elapsed\]/)
+      expect(r.stderr).toMatch(/Applying to cluster lab: .*\n {2}VM\/pve1\/100\(web\) create {2}.*[0-9.]+s/)
       expect(r.stdout).toContain('Apply complete for cluster lab: 2 ok, 0 failed, 0 skipped.')
       expect(findCanaries(r.stdout + r.stderr)).toEqual([])
     } finally {

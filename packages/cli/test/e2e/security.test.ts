@@ -193,6 +193,50 @@ describe('19.2 one PVE cluster under two names', () => {
   })
 })
 
+describe('19.2 ownership names the cluster entry', () => {
+  it("two repositories on one PVE cluster never prune each other's guests; an unmarked guest is claimed, never pruned", async () => {
+    const x = vmManifest('ox', 140)
+    const a = await repo({
+      cluster: 'own-a',
+      sops: false,
+      manifests: {
+        'vm/own-a/ox.yaml': x,
+        'vm/own-a/oy.yaml': vmManifest('oy', 141),
+        'vm/own-a/oz.yaml': vmManifest('oz', 142),
+      },
+    })
+    expect((await run(a, ['apply', '--yes'], tokenEnv)).code).toBe(0)
+    expect(sim.control.guest(140)?.config.tags).toBe('e2e;proxops;proxops.own-a')
+    // 141 as a guest tagged before markers existed
+    sim.control.driftSet(141, 'tags', 'e2e;proxops')
+    const b = await repo({ cluster: 'own-b', sops: false, manifests: { 'vm/own-b/ow.yaml': vmManifest('ow', 143) } })
+    const rb = await run(b, ['apply', '--yes'], tokenEnv)
+    expect(vmids()).toEqual(expect.arrayContaining([140, 141, 142, 143]))
+    // the unmarked guest keeps b from "converged" and says how to hand it over; a's marked guests are not b's
+    expect(rb.code, rb.stderr).toBe(1)
+    expect(rb.stdout).toMatch(/blocked \(1 object blocked: unmarked 1\)/)
+    const db = await run(b, ['diff'], tokenEnv)
+    expect(db.stdout).toMatch(/141.*without a cluster-entry marker.*add the tag proxops\.own-b/)
+    expect(db.stdout).toMatch(/No actions possible/)
+    // b declaring a's vmid is an anomaly naming the owner, not a takeover
+    writeFileSync(path.join(b, 'vm/own-b/ow.yaml'), vmManifest('ox', 140))
+    git(b, 'commit', '-qam', 'claim 140')
+    const claim = await run(b, ['diff'], tokenEnv)
+    expect(claim.stdout).toMatch(/owned by cluster entry own-a \(tag proxops\.own-a\)/)
+    // a claims its unmarked guest (the marker is a tags update) and prunes its own
+    writeFileSync(
+      path.join(a, 'clusters/own-a/resources.yaml'),
+      'resources:\n  - ../../vm/own-a/ox.yaml\n  - ../../vm/own-a/oy.yaml\n',
+    )
+    git(a, 'commit', '-qam', 'oz leaves git')
+    const ra = await run(a, ['apply', '--yes'], tokenEnv)
+    expect(ra.code, ra.stderr).toBe(0)
+    expect(sim.control.guest(141)?.config.tags).toBe('e2e;proxops;proxops.own-a')
+    expect(vmids()).not.toContain(142)
+    expect(vmids()).toEqual(expect.arrayContaining([140, 141, 143]))
+  })
+})
+
 describe("19.3 git's ownership check stays on; the repository's executable config never runs", () => {
   it('never runs core.fsmonitor or hooks, and refuses a checkout owned by another user', async () => {
     const root = await repo({ sops: false, manifests: {} })

@@ -5,31 +5,15 @@
  * Every live config key is either mapped to a manifest field, ignored as PVE bookkeeping, or reported as a
  * gap (with sensitive values redacted), so nothing on PVE is silently dropped.
  */
+import { SENSITIVE as REDACTED } from '@proxops/pve-client/wire'
 import { API_VERSION, KIND_ROOT_OF, formatQuantity, parseManifest, type Kind } from '@proxops/schema'
 import type { LiveGuest, LiveInventory, LiveVolume } from '../inventory.js'
+import { isBookkeeping, QEMU_NIC_MODELS } from '../plan/keys.js'
 import { isOn, parseProps, pveSizeBytes } from './props.js'
 import { keyLines, mapSshKeys } from './ssh.js'
 import type { AdoptedFile, AdoptGap, AdoptOptions, AdoptResult, AdoptSkip } from './types.js'
 
-/** Ignored: PVE writes or derives them (plus runtime keys PVE owns). */
-const BOOKKEEPING = new Set([
-  'digest',
-  'meta',
-  'vmgenid',
-  'smbios1',
-  'uuid',
-  'ostype',
-  'ostemplate',
-  'template',
-  'lock',
-  'parent',
-  'snaptime',
-  'vmstate',
-  'runningmachine',
-  'runningcpu',
-])
 const SENSITIVE = new Set(['sshkeys', 'cipassword', 'password', 'sshkey', 'keyfile', 'secret'])
-const REDACTED = '<redacted>'
 const MiB = 1024 * 1024
 
 export function sanitiseName(raw: string | undefined, fallback: string): string {
@@ -304,11 +288,7 @@ function adoptVm(
   for (const key of sortedSlots(c, /^net(\d+)$/)) {
     used.add(key)
     const p = parseProps(c[key]!)
-    const [model = 'virtio'] = [...p.values.keys()].filter((k) =>
-      /^(virtio|e1000e?|rtl8139|vmxnet3|ne2k_pci|ne2k_isa|pcnet|i82551|i82557b|i82559er|e1000-82540em|e1000-82544gc|e1000-82545em)$/.test(
-        k,
-      ),
-    )
+    const [model = 'virtio'] = [...p.values.keys()].filter((k) => QEMU_NIC_MODELS.includes(k))
     const nic: Record<string, unknown> = { model, bridge: p.values.get('bridge'), slot: key }
     if (p.values.has('tag')) nic.vlan = Number(p.values.get('tag'))
     if (p.values.has('rate')) nic['rate-limit'] = Math.round(Number(p.values.get('rate')))
@@ -607,13 +587,13 @@ function finishGuest(
 ): AdoptedFile {
   const description = take('description')
   if (description) spec['pve-description'] = description
-  const tags = guest.tags.filter((t) => t !== options.tag)
+  const tags = guest.tags.filter((t) => t !== options.tag && !t.startsWith(`${options.tag}.`))
   used.add('tags')
   if (tags.length > 0) spec.tags = tags
 
   const c = guest.config
   for (const key of Object.keys(c).sort()) {
-    if (used.has(key) || BOOKKEEPING.has(key)) continue
+    if (used.has(key) || isBookkeeping(guest.type, key, c[key]!)) continue
     gap(key, c[key]!, /^unused\d+$/.test(key) ? 'detached volume is not modelled' : 'config key not modelled')
   }
   return {

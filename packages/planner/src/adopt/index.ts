@@ -1,3 +1,11 @@
 export { adopt, sanitiseName } from './adopt.js'
 export { adoptedKeyName } from './ssh.js'
 export type { AdoptOptions, AdoptResult, AdoptedFile, AdoptGap, AdoptSkip } from './types.js'
+export {
+  selectForAdoption,
+  matchesFilter,
+  declaredObjects,
+  type AdoptSelection,
+  type AdoptFilter,
+  type SelectedInventory,
+} from './select.js'

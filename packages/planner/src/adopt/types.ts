@@ -34,7 +34,7 @@ export interface AdoptGap {
   id: string
   /** the PVE config key (or `key.token` for a token of a property string), or the manifest field */
   field: string
-  /** the live value; `<redacted>` for sensitive keys */
+  /** the live value; `(sensitive)` for sensitive keys */
   value: string
   note: string
 }

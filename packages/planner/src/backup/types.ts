@@ -2,7 +2,11 @@
  * BackupJob, the planner's side: the desired manifest (structurally the schema's BackupJobManifest) and a live
  * `vzdump` job of `/cluster/backup` as observe() reads it (values in PVE's string form).
  */
-import type { DesiredMetadata } from '../desired.js'
+/** the metadata plan() reads */
+interface DesiredMetadata {
+  name: string
+  annotations?: Readonly<Record<string, string>>
+}
 
 export type BackupSelection =
   { vmids: readonly number[] } | { pool: string } | { all: true; exclude: readonly number[] }

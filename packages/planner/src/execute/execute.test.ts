@@ -440,13 +440,26 @@ describe('execute', () => {
       vmid: 100,
       requests: [{ call: 'updateConfig', node: 'pve1', guest: 'qemu', vmid: 100, params: { memory: 2048 } }],
     })
+    const said: string[] = []
     const ok = await execute(
       makePlan([update]),
       pve,
-      fast(pve, { lockRetryDelayMs: 100, sleep: async (ms) => void delays.push(ms) }),
+      fast(pve, {
+        lockRetryDelayMs: 100,
+        sleep: async (ms) => void delays.push(ms),
+        onProgress: (e) => {
+          if (e.type === 'retry') said.push(`${e.attempt}/${e.attempts} in ${e.delayMs}: ${e.reason}`)
+          // each retry is reported before its wait
+          if (e.type === 'retry') expect(delays).toHaveLength(said.length - 1)
+        },
+      }),
     )
     expect(ok.results[0]!.status).toBe('ok')
     expect(delays).toEqual([100, 200])
+    expect(said).toEqual([
+      "2/4 in 100: update: can't lock file '/var/lock/qemu-server/lock-100.conf' - got timeout",
+      "3/4 in 200: update: can't lock file '/var/lock/qemu-server/lock-100.conf' - got timeout",
+    ])
     failures = 10
     const failed = await execute(makePlan([update]), pve, fast(pve, { lockRetries: 2 }))
     expect(failed.results[0]!.error).toBe(

@@ -10,7 +10,8 @@
  * actions from starting; those end skipped, started ones run to their end.
  */
 import type { Action, Plan } from '../plan-types.js'
-import type { LiveReader, PveWriter, TaskRef } from '../ports.js'
+import type { TaskRef } from '@proxops/pve-client/wire'
+import type { LiveReader, PveWriter } from '../ports.js'
 import type { SecretResolver } from './params.js'
 import { runAction, type ActionContext, type TaskRecord } from './run-action.js'
 import { schedule, type Job, type Outcome, type SkipReasonCode } from './scheduler.js'
@@ -85,6 +86,8 @@ export type ProgressEvent =
   | { type: 'action-started'; action: Action }
   | { type: 'task-started'; action: Action; task: TaskRef }
   | { type: 'task-running'; action: Action; task: TaskRef; elapsedMs: number }
+  /** the action's request is sent again after `delayMs` (PVE's lock timeout); `attempt` is the one to come */
+  | { type: 'retry'; action: Action; attempt: number; attempts: number; delayMs: number; reason: string }
   | { type: 'action-finished'; action: Action; result: ActionResult }
 
 export const DEFAULT_NODE_CONCURRENCY = 2
@@ -159,6 +162,8 @@ export async function execute(plan: Plan, writer: PveWriter, options: ExecuteOpt
       now,
       onTaskStarted: (task) => emit({ type: 'task-started', action, task }),
       onTaskRunning: (task, elapsedMs) => emit({ type: 'task-running', action, task, elapsedMs }),
+      onRetry: (attempt, delayMs, reason) =>
+        emit({ type: 'retry', action, attempt, attempts: ctx.lockRetries + 1, delayMs, reason }),
     }
     const outcome = await runAction(action, ctx)
     details.set(action.id, { tasks: outcome.tasks, durationMs: now() - started })

@@ -4,7 +4,7 @@
  * be scrubbed before they reach a report or a log.
  */
 import type { PlanParams, SecretParam } from '../plan-types.js'
-import type { PveParams } from '../ports.js'
+import { SENSITIVE, type PveParams } from '@proxops/pve-client/wire'
 
 /** Resolves a SOPS document path (e.g. `cloud-init.ssh-keys.alice`) to its value. */
 export type SecretResolver = (ref: string) => string | Promise<string>
@@ -22,7 +22,7 @@ export class SecretResolutionError extends Error {
   }
 }
 
-export const SENSITIVE = '(sensitive)'
+export { SENSITIVE }
 
 export function isSecretParam(value: unknown): value is SecretParam {
   return typeof value === 'object' && value !== null && 'secret' in value

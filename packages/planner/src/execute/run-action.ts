@@ -5,7 +5,8 @@
  */
 import { isLockTimeoutMessage } from '@proxops/pve-client/wire'
 import type { Action, PveRequest } from '../plan-types.js'
-import type { GuestType, LiveReader, PveWriter, TaskRef, TaskResult } from '../ports.js'
+import type { GuestType, TaskRef, TaskResult } from '@proxops/pve-client/wire'
+import type { LiveReader, PveWriter } from '../ports.js'
 import { redact, resolveParams, type SecretResolver } from './params.js'
 import { confirmAction } from './confirm.js'
 import { parseProps, pveSizeBytes } from '../adopt/props.js'
@@ -26,6 +27,8 @@ export interface ActionContext {
   now: () => number
   onTaskStarted?: (task: TaskRef) => void
   onTaskRunning?: (task: TaskRef, elapsedMs: number) => void
+  /** a request is about to be sent again after PVE's lock timeout (said before the wait, not after) */
+  onRetry?: (attempt: number, delayMs: number, reason: string) => void
 }
 
 export interface TaskRecord {
@@ -270,7 +273,9 @@ async function call(
     if (alreadyDone?.test(error)) return
     // `can't lock file ... got timeout` and `cfs-lock '...' error: got lock request timeout`
     if (isLockTimeoutMessage(error) && attempt < ctx.lockRetries) {
-      await ctx.sleep(ctx.lockRetryDelayMs * 2 ** attempt)
+      const delayMs = ctx.lockRetryDelayMs * 2 ** attempt
+      ctx.onRetry?.(attempt + 2, delayMs, `${what}: ${error}`)
+      await ctx.sleep(delayMs)
       continue
     }
     throw new ActionFailure(`${what} failed: ${error}`)

@@ -1,3 +1,2 @@
 export { observe, splitPending, ObserveError, DEFAULT_READ_CONCURRENCY } from './observe.js'
 export type { ObserveOptions } from './observe.js'
-export { splitTags } from './tags.js'

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { FakePve } from '../test-support/index.js'
 import { observe, ObserveError, splitPending } from './observe.js'
-import { splitTags } from './tags.js'
 
 function estate(): FakePve {
   const pve = new FakePve()
@@ -315,30 +314,6 @@ describe('splitPending', () => {
         const sorted = [...rows].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
         const shuffled = [...rows].sort((a, b) => rank(a.key) - rank(b.key))
         expect(JSON.stringify(splitPending(shuffled))).toBe(JSON.stringify(splitPending(sorted)))
-      }),
-      { numRuns: 200 },
-    )
-  })
-})
-
-describe('splitTags', () => {
-  it('reads `;`, `,` and whitespace separated tags, lower-cased, de-duplicated and sorted', () => {
-    expect(splitTags('proxops;web')).toEqual(['proxops', 'web'])
-    expect(splitTags('Web, proxops  db;web')).toEqual(['db', 'proxops', 'web'])
-    expect(splitTags(undefined)).toEqual([])
-    expect(splitTags(' ; ,')).toEqual([])
-  })
-
-  it('finds the ownership tag whatever separator joins it (property)', () => {
-    const tag = fc.stringMatching(/^[a-z0-9][a-z0-9_-]{0,8}$/)
-    fc.assert(
-      fc.property(fc.array(tag, { maxLength: 6 }), fc.constantFrom(';', ',', ' ', ', '), fc.nat(6), (tags, sep, at) => {
-        const all = [...tags]
-        all.splice(Math.min(at, all.length), 0, 'PROXOPS')
-        const parsed = splitTags(all.join(sep))
-        expect(parsed).toContain('proxops')
-        expect(parsed).toEqual([...parsed].sort())
-        expect(new Set(parsed).size).toBe(parsed.length)
       }),
       { numRuns: 200 },
     )

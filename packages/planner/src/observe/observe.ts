@@ -12,10 +12,10 @@
  * Any per-object read failure marks that object unknown, never absent. A failure of the cluster listing
  * itself throws ObserveError: nothing can be planned from half a cluster.
  */
-import type { ClusterResource, GuestType, LiveReader, NodeGuest, PendingEntry } from '../ports.js'
+import type { ClusterResource, GuestListItem, GuestType, PendingEntry } from '@proxops/pve-client/wire'
+import type { LiveReader } from '../ports.js'
 import type { LiveGuest, LiveInventory, LiveNode, LiveStorage, LiveVolume, UnknownGuest } from '../inventory.js'
-import { Semaphore } from '../execute/limiter.js'
-import { splitTags } from './tags.js'
+import { Limiter, readTags } from '@proxops/pve-client/wire'
 
 export interface ObserveOptions {
   /** requests in flight at once for this cluster (default 8) */
@@ -47,7 +47,7 @@ interface GuestRef {
   vmid: number
   node: string
   resource?: ClusterResource
-  listed?: NodeGuest
+  listed?: GuestListItem
 }
 
 export async function observe(
@@ -55,7 +55,7 @@ export async function observe(
   reader: LiveReader,
   options: ObserveOptions = {},
 ): Promise<LiveInventory> {
-  const gate = new Semaphore(options.concurrency ?? DEFAULT_READ_CONCURRENCY)
+  const gate = new Limiter(options.concurrency ?? DEFAULT_READ_CONCURRENCY)
   const read = <T>(fn: () => Promise<T>): Promise<T> => {
     options.signal?.throwIfAborted()
     return gate.run(() => {
@@ -89,7 +89,7 @@ export async function observe(
   jobsRead.catch(() => undefined)
 
   // the node's own guest lists: power state without lag, and guests the resources view has not caught up with
-  const listed = new Map<string, NodeGuest>()
+  const listed = new Map<string, GuestListItem>()
   const unlistedNodes = new Map<string, string>()
   if (reader.nodeGuests) {
     const nodeGuests = reader.nodeGuests.bind(reader)
@@ -141,7 +141,7 @@ export async function observe(
           vmid: ref.vmid,
           node: ref.node,
           ...nameOf(ref),
-          tags: splitTags(ref.listed?.tags ?? ref.resource?.tags),
+          tags: readTags(ref.listed?.tags ?? ref.resource?.tags),
           reason,
         })
       }
@@ -234,7 +234,7 @@ async function readGuest(reader: LiveReader, read: Read, ref: GuestRef): Promise
     template,
     status: powerState(ref.listed, status?.status, status?.qmpstatus),
     ...qmpField(ref.listed, status?.qmpstatus),
-    tags: splitTags(config.tags ?? ref.listed?.tags ?? ref.resource?.tags),
+    tags: readTags(config.tags ?? ref.listed?.tags ?? ref.resource?.tags),
     ...(lock ? { lock } : {}),
     digest,
     config,
@@ -275,7 +275,11 @@ export function splitPending(rows: readonly PendingEntry[]): {
  * inmigrate, ...) is not a guest proxops can act on: PVE refuses a shutdown of a paused, prelaunch or
  * suspended VM (qemu-server vm_is_paused), and the others need a person. Those count as `paused`.
  */
-function powerState(listed: NodeGuest | undefined, status: string | undefined, qmpstatus: string | undefined): string {
+function powerState(
+  listed: GuestListItem | undefined,
+  status: string | undefined,
+  qmpstatus: string | undefined,
+): string {
   const qmp = qmpOf(listed, qmpstatus)
   const state = listed ? listed.status : status
   if (state === 'running' && qmp !== undefined && qmp !== 'running') return 'paused'
@@ -283,12 +287,12 @@ function powerState(listed: NodeGuest | undefined, status: string | undefined, q
 }
 
 /** the QMP status, kept only when it is not plain `running` (for the skip message) */
-function qmpField(listed: NodeGuest | undefined, qmpstatus: string | undefined): { qmpstatus?: string } {
+function qmpField(listed: GuestListItem | undefined, qmpstatus: string | undefined): { qmpstatus?: string } {
   const qmp = qmpOf(listed, qmpstatus)
   return qmp !== undefined && qmp !== 'running' && qmp !== 'stopped' ? { qmpstatus: qmp } : {}
 }
 
-function qmpOf(listed: NodeGuest | undefined, qmpstatus: string | undefined): string | undefined {
+function qmpOf(listed: GuestListItem | undefined, qmpstatus: string | undefined): string | undefined {
   return listed ? listed.qmpstatus : qmpstatus
 }
 

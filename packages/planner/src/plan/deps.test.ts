@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest'
 import { keyOf, levels, prerequisites } from './deps.js'
-import type { DesiredManifest } from '../desired.js'
+import type { Manifest } from '@proxops/schema'
 import { PlanInputError } from '../errors.js'
 import { artifact, lxc, vm } from '../fixtures.test.helpers.js'
 
-const withDeps = <M extends DesiredManifest>(m: M, deps: string): M => ({
+const withDeps = <M extends Manifest>(m: M, deps: string): M => ({
   ...m,
   metadata: { ...m.metadata, annotations: { 'proxops/depends-on': deps } },
 })
-const index = (...ms: DesiredManifest[]) => new Map(ms.map((m) => [keyOf(m.kind, m.metadata.name), m]))
+const index = (...ms: Manifest[]) => new Map(ms.map((m) => [keyOf(m.kind, m.metadata.name), m]))
 
 describe('dependency model', () => {
   it('collects structured edges and the depends-on annotation with kind aliases', () => {

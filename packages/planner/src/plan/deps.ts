@@ -1,5 +1,5 @@
 /** The dependency model: structured edges plus `proxops/depends-on`, and topological levels. */
-import type { DesiredManifest } from '../desired.js'
+import type { Manifest } from '@proxops/schema'
 import { PlanInputError } from '../errors.js'
 import type { ResourceKind } from '../plan-types.js'
 
@@ -21,7 +21,7 @@ const ALIASES: Record<string, ResourceKind> = {
 export const keyOf = (kind: string, name: string): string => `${kind}/${name}`
 
 /** Prerequisites of a manifest as `Kind/name` keys, sorted and de-duplicated. */
-export function prerequisites(m: DesiredManifest): string[] {
+export function prerequisites(m: Manifest): string[] {
   const out = new Set<string>()
   if (m.kind === 'VM' || m.kind === 'TemplateVM') {
     const iso = m.spec.hardware?.cdrom?.iso
@@ -29,7 +29,8 @@ export function prerequisites(m: DesiredManifest): string[] {
     for (const d of m.spec.disks) if (d.image !== undefined) out.add(keyOf('DiskImage', d.image))
     if (m.spec.clone !== undefined) out.add(keyOf('TemplateVM', m.spec.clone))
   } else if (m.kind === 'LXC' || m.kind === 'TemplateCT') {
-    out.add(keyOf('CTTemplate', m.spec.template))
+    if (m.spec.template !== undefined) out.add(keyOf('CTTemplate', m.spec.template))
+    if (m.spec.clone !== undefined) out.add(keyOf('TemplateCT', m.spec.clone))
   }
   const ann = m.metadata.annotations?.['proxops/depends-on']
   for (const item of (ann ?? '').split(',')) {
@@ -49,7 +50,7 @@ export function prerequisites(m: DesiredManifest): string[] {
 }
 
 /** Level 0 for no prerequisites, else 1 + the highest prerequisite level. Throws on unknown targets and cycles. */
-export function levels(byKey: ReadonlyMap<string, DesiredManifest>): Map<string, { level: number; prereqs: string[] }> {
+export function levels(byKey: ReadonlyMap<string, Manifest>): Map<string, { level: number; prereqs: string[] }> {
   const out = new Map<string, { level: number; prereqs: string[] }>()
   const stack: string[] = []
   const onStack = new Set<string>()

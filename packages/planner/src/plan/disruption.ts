@@ -2,7 +2,7 @@
  * Disruption classes from PVE's hotplug rules: what a write does to a running guest.
  * A stopped guest takes every write at once (`none`).
  */
-import type { GuestType } from '../ports.js'
+import type { GuestType } from '@proxops/pve-client/wire'
 import type { DisruptionClass, DisruptionPolicy } from '../plan-types.js'
 import { parsePS } from './fields.js'
 import { qemuNic } from './qemu.js'

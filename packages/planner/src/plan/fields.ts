@@ -2,8 +2,10 @@
  * The per-key building block of planning: each owned PVE config key knows its create form and how to
  * reconcile a live value (the pending-merged view) with the desired one. Everything here is pure.
  */
-import { formatPropertyString, parsePropertyString } from '@proxops/pve-client/wire'
+import { formatPropertyString, parsePropertyString, SENSITIVE } from '@proxops/pve-client/wire'
 import type { AnomalyCode, PlanParamValue } from '../plan-types.js'
+
+export { SENSITIVE }
 
 export type Outcome =
   /** write this value; `newSlot` = the key was empty on PVE (a create form is allowed only then) */
@@ -28,8 +30,6 @@ export interface Owned {
   /** reconcile with the live value (undefined = not set on PVE); empty = converged */
   compare(live: string | undefined): readonly Outcome[]
 }
-
-export const SENSITIVE = '(sensitive)'
 
 /** The converged result, shared: most keys of most guests compare equal, so no array is allocated for them. */
 export const NONE: readonly Outcome[] = Object.freeze([])

@@ -2,12 +2,14 @@
  * Planning one desired guest against PVE: the create / clone flow for an absent guest, and for a present one
  * the config write (with its disruption class), grow-only resizes, mark-template, pending restarts and power.
  */
+import { formatSize } from '@proxops/pve-client/wire'
 import { keyOf } from './deps.js'
-import type { DesiredManifest, LxcManifest, VmManifest } from '../desired.js'
+import type { ContainerManifest, Manifest, QemuManifest } from '@proxops/schema'
 import { allowed, classify, isDisruptionPolicy, maxClass, type GuestRuntime } from './disruption.js'
 import { liveBool, parsePS, SENSITIVE } from './fields.js'
 import type { LiveGuest } from '../inventory.js'
-import { lxcSlotFamily } from './lxc.js'
+import { isBookkeeping, unmanagedNote } from './keys.js'
+import { LXC_CREATE_ONLY, lxcSlotFamily } from './lxc.js'
 import { display, sortDiffs, type Draft, type Sink } from './order.js'
 import type {
   ActionType,
@@ -20,19 +22,19 @@ import type {
   PveRequest,
   Skip,
 } from '../plan-types.js'
-import type { GuestType } from '../ports.js'
+import type { GuestType } from '@proxops/pve-client/wire'
 import { CLONE_IDENTITY_KEYS, hotplugSet, qemuSlotFamily, type GuestFields } from './qemu.js'
 
 export interface GuestPlanEnv {
   policy: Policy
   /** desired manifests by `Kind/name` (clone sources) */
-  byKey: ReadonlyMap<string, DesiredManifest>
+  byKey: ReadonlyMap<string, Manifest>
   out: Sink
 }
 
 /** One desired guest, its owned fields and how its findings are recorded. */
 export interface GuestTarget {
-  m: VmManifest | LxcManifest
+  m: QemuManifest | ContainerManifest
   f: GuestFields
   base: Pick<Draft, 'resource' | 'address' | 'kind' | 'name' | 'node' | 'vmid' | 'tier' | 'level'>
   type: GuestType
@@ -43,7 +45,7 @@ export interface GuestTarget {
 
 /** A guest that is not on PVE: create (or full clone, or create + mark template). */
 export function planNewGuest(t: GuestTarget, env: GuestPlanEnv): void {
-  const { m, f, base, type, isTemplate, skip, anomaly } = t
+  const { m, f, base, type, isTemplate, skip } = t
   const { node, vmid } = m.spec
   const started = m.spec.state === 'started' && !isTemplate
   if (f.createError !== undefined) {
@@ -58,53 +60,8 @@ export function planNewGuest(t: GuestTarget, env: GuestPlanEnv): void {
     createDiffs.push({ field: o.field, key: o.key, after: o.sensitive ? SENSITIVE : (o.show ?? display(o.create)) })
   }
 
-  if (m.kind === 'VM' && m.spec.clone !== undefined) {
-    const src = env.byKey.get(keyOf('TemplateVM', m.spec.clone))
-    if (!src || src.kind !== 'TemplateVM') {
-      anomaly({
-        code: 'clone-source',
-        message: `clone source TemplateVM/${m.spec.clone} is not declared in this cluster; not cloning`,
-      })
-      return
-    }
-    if (src.spec.vmid === vmid) {
-      anomaly({
-        code: 'clone-source',
-        message: `clone source TemplateVM/${m.spec.clone} has the same vmid ${vmid}; not cloning`,
-      })
-      return
-    }
-    // the post-clone write: own values minus disk slots; inherited identity keys not owned are deleted
-    const set: Record<string, PlanParamValue> = {}
-    for (const o of f.owned) if (o.create !== undefined && !o.volume) set[o.key] = o.create
-    const del = cloneIdentityKeys(m, f).filter((k) => !(k in set))
-    if (del.length > 0) set.delete = del.join(',')
-    const requests: PveRequest[] = [
-      {
-        call: 'cloneGuest',
-        node,
-        guest: 'qemu',
-        vmid: src.spec.vmid,
-        params: { newid: vmid, full: 1, name: m.spec['pve-name'] },
-      },
-      {
-        call: 'updateConfig',
-        node,
-        guest: 'qemu',
-        vmid,
-        params: set,
-        ...('ide2' in set ? { onlyIfAbsent: ['ide2'] } : {}),
-      },
-    ]
-    if (started) requests.push({ call: 'start', node, guest: 'qemu', vmid })
-    env.out.drafts.push({
-      ...base,
-      type: 'clone',
-      reason: `${base.resource}: not on PVE; will full-clone from TemplateVM ${m.spec.clone} (vmid ${src.spec.vmid})`,
-      diffs: createDiffs.filter((d) => d.key in set),
-      disruption: 'none',
-      requests,
-    })
+  if (m.spec.clone !== undefined && (m.kind === 'VM' || m.kind === 'LXC')) {
+    planClone(t, m, m.spec.clone, createDiffs, started, env)
     return
   }
 
@@ -129,6 +86,89 @@ export function planNewGuest(t: GuestTarget, env: GuestPlanEnv): void {
   })
 }
 
+const isLxc = (m: QemuManifest | ContainerManifest): m is ContainerManifest =>
+  m.kind === 'LXC' || m.kind === 'TemplateCT'
+
+/**
+ * A clone-backed guest that is not on PVE: a full clone of its template (qemu-server / pve-container
+ * `clone_vm`), then ProxOps' own config. An LXC clone is copied onto `root.storage` with its hostname and grown
+ * to `root.size` when that is larger than the template's root (validation refuses a smaller one).
+ */
+function planClone(
+  t: GuestTarget,
+  m: QemuManifest | ContainerManifest,
+  name: string,
+  createDiffs: FieldDiff[],
+  started: boolean,
+  env: GuestPlanEnv,
+): void {
+  const { f, base, type, anomaly } = t
+  const { node, vmid } = m.spec
+  const srcKind = m.kind === 'VM' ? 'TemplateVM' : 'TemplateCT'
+  const src = env.byKey.get(keyOf(srcKind, name))
+  if (!src || src.kind !== srcKind) {
+    anomaly({
+      code: 'clone-source',
+      message: `clone source ${srcKind}/${name} is not declared in this cluster; not cloning`,
+    })
+    return
+  }
+  if (src.spec.vmid === vmid) {
+    anomaly({ code: 'clone-source', message: `clone source ${srcKind}/${name} has the same vmid ${vmid}; not cloning` })
+    return
+  }
+  // the post-clone write: own values minus volume slots and create-only keys; inherited identity keys not
+  // owned are deleted
+  const set: Record<string, PlanParamValue> = {}
+  for (const o of f.owned)
+    if (o.create !== undefined && !o.volume && !LXC_CREATE_ONLY.includes(o.key)) set[o.key] = o.create
+  const del = m.kind === 'VM' ? cloneIdentityKeys(m, f).filter((k) => !(k in set)) : []
+  if (del.length > 0) set.delete = del.join(',')
+  const diffs = createDiffs.filter((d) => d.key in set)
+  const requests: PveRequest[] = []
+  if (isLxc(m)) {
+    const root = m.spec.root
+    requests.push({
+      call: 'cloneGuest',
+      node,
+      guest: 'lxc',
+      vmid: src.spec.vmid,
+      params: { newid: vmid, full: 1, hostname: m.spec.dns.hostname, storage: root.storage },
+    })
+    const srcRoot = src.kind === 'TemplateCT' ? src.spec.root.size : root.size
+    if (root.size > srcRoot) {
+      const size = formatSize(root.size)
+      requests.push({ call: 'resizeDisk', node, guest: 'lxc', vmid, disk: 'rootfs', size })
+      diffs.push({ field: 'spec.root', key: 'rootfs', before: formatSize(srcRoot), after: size })
+    }
+  } else {
+    requests.push({
+      call: 'cloneGuest',
+      node,
+      guest: 'qemu',
+      vmid: src.spec.vmid,
+      params: { newid: vmid, full: 1, name: m.spec['pve-name'] },
+    })
+  }
+  requests.push({
+    call: 'updateConfig',
+    node,
+    guest: type,
+    vmid,
+    params: set,
+    ...('ide2' in set ? { onlyIfAbsent: ['ide2'] } : {}),
+  })
+  if (started) requests.push({ call: 'start', node, guest: type, vmid })
+  env.out.drafts.push({
+    ...base,
+    type: 'clone',
+    reason: `${base.resource}: not on PVE; will full-clone from ${srcKind} ${name} (vmid ${src.spec.vmid})`,
+    diffs: sortDiffs(diffs),
+    disruption: 'none',
+    requests,
+  })
+}
+
 /** A guest that is on PVE: config writes, resizes, mark-template, pending restarts, power. */
 export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): void {
   const { m, f, base, type, isTemplate, skip, anomaly } = t
@@ -148,22 +188,25 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
     numa: liveBool(g.config.numa, false),
   }
   const policy = disruptionFor(m, env.policy.disruption)
-  const cloned = m.kind === 'VM' && m.spec.clone !== undefined
+  const cloned = (m.kind === 'VM' || m.kind === 'LXC') && m.spec.clone !== undefined
 
   const w = compareOwned(t, g, cfg, rt, policy, env)
   const { params, diffs, classes, heldBack, leftPending, pendingKeys } = w
   let resizes = w.resizes
 
-  for (const [key, fam] of liveOnlySlots(cfg, f, type, cloned)) {
+  const liveOnly = liveOnlySlots(cfg, f, type, cloned)
+  for (const [key, fam] of liveOnly) {
     anomaly({
       code: 'live-only-slot',
       field: key,
       message: `${resource}: live-only ${fam} slot ${key} (${(cfg[key] as string).split(',')[0]}) is not declared; proxops will not automatically remove it`,
     })
   }
+  for (const key of unmanagedKeys(cfg, f, type, new Set(liveOnly.map(([k]) => k))))
+    env.out.gaps.push({ address: base.address, field: key, note: unmanagedNote(type, key) })
 
   // a clone-backed VM drops inherited identity keys it does not own
-  if (cloned) {
+  if (cloned && m.kind === 'VM') {
     const ownedKeys = new Set(f.owned.map((o) => o.key))
     const del = cloneIdentityKeys(m, f).filter((k) => !ownedKeys.has(k) && cfg[k] !== undefined)
     if (del.length > 0) {
@@ -494,6 +537,8 @@ function liveOnlySlots(
     if (f.declaredSlots.has(key)) continue
     const fam = type === 'qemu' ? qemuSlotFamily(key) : lxcSlotFamily(key)
     if (fam === undefined) continue
+    // an LXC clone's mount points are the template's copies
+    if (fam === 'mount' && cloned) continue
     if (fam === 'disk') {
       const p = parsePS(cfg[key] as string, 'file')
       // an IDE CD-ROM or cloud-init drive is not a disk; `none` is an empty slot; a clone's disks are inherited
@@ -505,8 +550,30 @@ function liveOnlySlots(
   return out.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
 }
 
+/**
+ * Live keys no field owns and no anomaly reports: PVE's bookkeeping aside, every one is listed (sorted) as
+ * unmanaged, so a key added on PVE (a hook script, raw arguments, a device) is visible in diff.
+ */
+function unmanagedKeys(
+  cfg: Readonly<Record<string, string>>,
+  f: GuestFields,
+  type: GuestType,
+  reported: ReadonlySet<string>,
+): string[] {
+  // spec.extra keys are declared (sent on create, reported as a gap of their own)
+  const owned = new Set([
+    ...f.owned.map((o) => o.key),
+    ...f.declaredSlots,
+    ...Object.keys(f.createOnly),
+    ...(f.leftToPve ?? []),
+  ])
+  return Object.keys(cfg)
+    .filter((k) => !owned.has(k) && !reported.has(k) && !isBookkeeping(type, k, cfg[k] ?? ''))
+    .sort()
+}
+
 /** The identity keys a clone inherits from its template that the VM must own or drop. */
-function cloneIdentityKeys(m: VmManifest | LxcManifest, f: GuestFields): string[] {
+function cloneIdentityKeys(m: QemuManifest | ContainerManifest, f: GuestFields): string[] {
   const ipconfigs = m.kind === 'VM' || m.kind === 'TemplateVM' ? (m.spec['cloud-init-data']?.ipconfigs ?? []) : []
   const nics = Math.max(m.spec.networks.length, ...ipconfigs.map((c) => c.nic + 1))
   const keys = [...CLONE_IDENTITY_KEYS, ...Array.from({ length: nics }, (_, i) => `ipconfig${i}`)]
@@ -521,7 +588,7 @@ export function mergedView(g: LiveGuest): Readonly<Record<string, string>> {
   return out
 }
 
-function disruptionFor(m: DesiredManifest, dflt: DisruptionPolicy): DisruptionPolicy {
+function disruptionFor(m: Manifest, dflt: DisruptionPolicy): DisruptionPolicy {
   const a = m.metadata.annotations?.['proxops/disruption']?.trim()
   return a !== undefined && isDisruptionPolicy(a) ? a : dflt
 }

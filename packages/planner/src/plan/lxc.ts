@@ -1,5 +1,5 @@
 /** Desired LXC / TemplateCT -> the owned container config keys. */
-import type { LxcManifest } from '../desired.js'
+import type { ContainerManifest } from '@proxops/schema'
 import {
   anomaly,
   flag,
@@ -30,7 +30,7 @@ const MP_DEFAULTS: Record<string, boolean> = { ro: false, backup: true, acl: fal
 
 const bit = (b: boolean | undefined): string | undefined => (b === undefined ? undefined : b ? '1' : '0')
 
-export function lxcFields(m: LxcManifest, ctx: GuestBuildContext): GuestFields {
+export function lxcFields(m: ContainerManifest, ctx: GuestBuildContext): GuestFields {
   const s = m.spec
   const owned: Owned[] = []
   const gaps: GuestFields['gaps'] = []
@@ -243,11 +243,17 @@ export function lxcFields(m: LxcManifest, ctx: GuestBuildContext): GuestFields {
   owned.push(ctx.tags(s.tags))
 
   const createOnly: Record<string, string> = { ...s.extra }
-  const tmpl = ctx.volid('CTTemplate', s.template)
-  createOnly.ostemplate = tmpl ?? `local:vztmpl/${s.template}`
+  // a clone-backed LXC has no ostemplate: its root filesystem comes from the TemplateCT
+  if (s.template !== undefined) {
+    const tmpl = ctx.volid('CTTemplate', s.template)
+    createOnly.ostemplate = tmpl ?? `local:vztmpl/${s.template}`
+  }
   if (Object.keys(s.extra).length > 0) gaps.push({ field: 'spec.extra', note: 'sent on create only; never compared' })
   return { owned, createOnly, gaps, declaredSlots, ...(createError === undefined ? {} : { createError }) }
 }
+
+/** keys PVE sets only at create (read-only afterwards): never part of a clone's post-clone write */
+export const LXC_CREATE_ONLY: readonly string[] = ['unprivileged']
 
 export function lxcSlotFamily(key: string): 'mount' | 'nic' | undefined {
   if (/^mp\d+$/.test(key)) return 'mount'

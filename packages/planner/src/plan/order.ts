@@ -2,7 +2,8 @@
  * From drafts to the Plan: dependency wiring (prerequisites' actions, same-object order), the total order
  * (tier, level, action rank, node, vmid, address), the sorted findings and the summary counts.
  */
-import { isArtifact, type DesiredManifest, type DesiredState } from '../desired.js'
+import type { Manifest } from '@proxops/schema'
+import { isArtifact, type DesiredState } from '../desired.js'
 import { SENSITIVE } from './fields.js'
 import { backupAddress } from '../backup/plan.js'
 import {
@@ -39,7 +40,7 @@ export interface AssembleInput {
   policy: Policy
   drafts: Draft[]
   out: Sink
-  byKey: ReadonlyMap<string, DesiredManifest>
+  byKey: ReadonlyMap<string, Manifest>
   levels: ReadonlyMap<string, { level: number; prereqs: string[] }>
 }
 

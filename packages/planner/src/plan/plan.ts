@@ -2,20 +2,10 @@
  * plan(desired, live, policy): the pure heart of ProxOps. Same inputs, same Plan (see serializePlan).
  * Reads nothing but its arguments; all PVE knowledge comes from the LiveInventory observe() produced.
  */
+import type { ArtifactManifest, BackupJobManifest, ContainerManifest, Manifest, QemuManifest } from '@proxops/schema'
 import { keyOf, levels } from './deps.js'
 import { planBackupJobs } from '../backup/plan.js'
-import type { BackupJobManifest } from '../backup/types.js'
-import {
-  isArtifact,
-  isBackupJob,
-  isQemu,
-  type ArtifactManifest,
-  type DesiredManifest,
-  type DesiredState,
-  type LxcManifest,
-  type SecretLookup,
-  type VmManifest,
-} from '../desired.js'
+import { isArtifact, isBackupJob, isQemu, type DesiredState, type SecretLookup } from '../desired.js'
 import { isDisruptionPolicy } from './disruption.js'
 import { PlanInputError } from '../errors.js'
 import { planLiveGuest, planNewGuest, type GuestPlanEnv } from './guest-plan.js'
@@ -34,7 +24,8 @@ import {
   type Policy,
   type Skip,
 } from '../plan-types.js'
-import type { GuestType } from '../ports.js'
+import type { GuestType } from '@proxops/pve-client/wire'
+import { ownerMarker, ownerOf, ownedHere } from './ownership.js'
 import { prunes } from './prune.js'
 import { qemuFields, tagsField, type GuestBuildContext, type GuestFields } from './qemu.js'
 
@@ -100,6 +91,8 @@ function checkPolicy(p: Policy): void {
     )
   if (!/^[a-z0-9_][a-z0-9_\-+.]*$/.test(p.ownershipTag))
     throw new PlanInputError('PLAN_POLICY', 'ownershipTag must be a lower-case PVE tag', 'policy.ownershipTag')
+  if (p.clusterEntry !== undefined && !/^[a-z0-9][a-z0-9_\-+.]*$/.test(p.clusterEntry))
+    throw new PlanInputError('PLAN_POLICY', 'clusterEntry must be a lower-case cluster name', 'policy.clusterEntry')
   if (!(Number.isInteger(p.shutdownTimeoutSeconds) && p.shutdownTimeoutSeconds > 0)) {
     throw new PlanInputError(
       'PLAN_POLICY',
@@ -121,7 +114,7 @@ class Context {
   private readonly ownedByName = new Map<string, LiveGuest[]>()
   readonly desiredCounts = new Map<GuestKind, number>()
   readonly visibleGuests: LiveGuest[]
-  private readonly byKey = new Map<string, DesiredManifest>()
+  private readonly byKey = new Map<string, Manifest>()
   private readonly levels: Map<string, { level: number; prereqs: string[] }>
   private readonly allowedNode: (node: string) => boolean
   private readonly online = new Map<string, boolean>()
@@ -170,7 +163,7 @@ class Context {
     }
     for (const g of this.visibleGuests) if (g.name !== undefined && names[g.type].has(g.name)) this.matched.add(g.vmid)
     for (const g of this.visibleGuests) {
-      if (g.name === undefined || !g.tags.includes(policy.ownershipTag)) continue
+      if (g.name === undefined || !ownedHere(ownerOf(g.tags, policy))) continue
       const k = `${g.type}\0${g.name}`
       const list = this.ownedByName.get(k)
       if (list) list.push(g)
@@ -248,17 +241,18 @@ class Context {
     return this.levels.get(key)?.level ?? 0
   }
 
-  private levelOf(m: DesiredManifest): number {
+  private levelOf(m: Manifest): number {
     return this.levels.get(keyOf(m.kind, m.metadata.name))?.level ?? 0
   }
 
-  private fields(m: VmManifest | LxcManifest): GuestFields {
+  private fields(m: QemuManifest | ContainerManifest): GuestFields {
     const bctx = m.kind === 'VM' && m.spec.clone !== undefined ? this.buildContexts.cloned : this.buildContexts.plain
     return isQemu(m) ? qemuFields(m, bctx) : lxcFields(m, bctx)
   }
 
   private makeBuildContexts(): { plain: GuestBuildContext; cloned: GuestBuildContext } {
     const ownershipTag = this.policy.ownershipTag
+    const marker = ownerMarker(this.policy)
     const tagFields = new Map<string, Owned>()
     const plain: GuestBuildContext = {
       volid: (kind, name) => {
@@ -269,7 +263,7 @@ class Context {
       tags: (tags) => {
         const key = JSON.stringify(tags)
         let owned = tagFields.get(key)
-        if (!owned) tagFields.set(key, (owned = tagsField(tags, ownershipTag)))
+        if (!owned) tagFields.set(key, (owned = tagsField(tags, ownershipTag, marker)))
         return owned
       },
       ...(this.options.secrets ? { secrets: this.options.secrets } : {}),
@@ -277,7 +271,7 @@ class Context {
     return { plain, cloned: { ...plain, cloned: true } }
   }
 
-  planGuest(m: VmManifest | LxcManifest): void {
+  planGuest(m: QemuManifest | ContainerManifest): void {
     const { node, vmid } = m.spec
     const name = m.metadata.name
     this.checkNode(m.kind, name, node)
@@ -323,7 +317,16 @@ class Context {
       return
     }
     const pveName = isQemu(m) ? m.spec['pve-name'] : m.spec.dns.hostname
-    if (g && !g.tags.includes(this.policy.ownershipTag) && !sameGuest(g, pveName, name)) {
+    const owner = g ? ownerOf(g.tags, this.policy) : undefined
+    if (g && owner?.kind === 'other') {
+      // one PVE cluster reached by two entries: the guest is the other entry's, whatever this one declares
+      anomaly({
+        code: 'owned-elsewhere',
+        message: `vmid ${vmid} is held by the ${g.type} guest ${JSON.stringify(g.name ?? '')} on ${g.node}, owned by cluster entry ${owner.entries.join(', ')} (tag ${owner.entries.map((e) => `${this.policy.ownershipTag}.${e}`).join(', ')}); ${resource} does not take it over`,
+      })
+      return
+    }
+    if (g && owner?.kind === 'none' && !sameGuest(g, pveName, name)) {
       // vmids are cluster-wide: an unowned guest of another name at this vmid is not taken over; declaring its
       // PVE name (what proxops adopt writes) is the explicit claim
       anomaly({

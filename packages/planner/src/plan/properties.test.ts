@@ -1,7 +1,7 @@
 /** Properties of the pure core (fast-check). E2 runs the same properties end to end against the simulator. */
 import { fc, test } from '@fast-check/vitest'
 import { describe, expect } from 'vitest'
-import { desiredArb, drift2Arb } from '../arbitraries.test.helpers.js'
+import { desiredArb, drift2Arb, lxcCloneArb } from '../arbitraries.test.helpers.js'
 import { applyPlan, guest, inventory, lookup, policy } from '../fixtures.test.helpers.js'
 import type { LiveGuest, LiveInventory } from '../inventory.js'
 import { mergedView } from './guest-plan.js'
@@ -44,6 +44,26 @@ describe('plan() properties', () => {
     expect(again.actions).toEqual([])
     expect(again.anomalies).toEqual([])
   })
+
+  test.prop([lxcCloneArb, estateArb], RUNS)(
+    'LXC clones: apply then plan is empty; the post-clone write never names a volume or a create-only key; unowned guests untouched',
+    (d, e) => {
+      // untagged guests beside the desired ones: never touched
+      const others = extraGuests({ ...e, tagged: e.tagged.map(() => false) })
+      const first = plan(d, inventory(others), pol, { secrets: lookup })
+      const clone = first.actions.find((a) => a.type === 'clone')
+      expect(clone?.requests[0]).toMatchObject({ call: 'cloneGuest', guest: 'lxc', vmid: 9100 })
+      for (const r of clone?.requests ?? [])
+        if (r.call === 'updateConfig')
+          for (const k of Object.keys(r.params)) expect(VOLUME_KEY.test(k) || k === 'unprivileged').toBe(false)
+      const untagged = new Set(others.map((g) => g.vmid))
+      for (const a of first.actions) expect(a.vmid !== undefined && untagged.has(a.vmid)).toBe(false)
+      const live = applyPlan(first, inventory(others))
+      const again = plan(d, live, pol, { secrets: lookup })
+      expect(again.actions).toEqual([])
+      expect(again.anomalies).toEqual([])
+    },
+  )
 
   test.prop([drift2Arb], RUNS)(
     'convergence: after any push, one apply reaches a state that plans only anomaly-guarded leftovers',

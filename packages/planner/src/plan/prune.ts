@@ -1,11 +1,12 @@
 /**
- * Prunes: only tagged guests on allowlisted nodes that no manifest claims,
+ * Prunes: only guests this cluster entry owns (ownership.ts) on allowlisted nodes that no manifest claims,
  * never artifacts, never more than the budget, nothing at all for a kind whose desired set is empty (unless
  * allowed) or that would lose more than the ratio limit of its owned objects. Prunes run last (tier 9).
  */
 import type { LiveGuest } from '../inventory.js'
 import type { Anomaly, GuestKind, Policy, PveRequest, Skip } from '../plan-types.js'
 import type { Draft } from './order.js'
+import { ownerOf } from './ownership.js'
 
 export const liveKind = (g: Pick<LiveGuest, 'type' | 'template'>): GuestKind =>
   g.type === 'qemu' ? (g.template ? 'TemplateVM' : 'VM') : g.template ? 'TemplateCT' : 'LXC'
@@ -39,13 +40,24 @@ export function prunes(
 
   for (const g of guests) {
     const kind = liveKind(g)
-    const tagged = g.tags.includes(tag)
-    if (tagged) owned.set(kind, (owned.get(kind) ?? 0) + 1)
+    const owner = ownerOf(g.tags, policy)
+    if (owner.kind === 'self') owned.set(kind, (owned.get(kind) ?? 0) + 1)
     if (matched.has(g.vmid)) continue
     const skip = (code: Skip['code'], message: string) =>
       skips.push({ code, address: address(g), kind, node: g.node, vmid: g.vmid, message })
-    if (!tagged) {
+    if (owner.kind === 'none') {
       skip('untagged', `live object without ${tag} tag; never touched`)
+      continue
+    }
+    if (owner.kind === 'other') {
+      skip('owned-elsewhere', `owned by cluster entry ${owner.entries.join(', ')}; never touched by this entry`)
+      continue
+    }
+    if (owner.kind === 'unmarked') {
+      skip(
+        'unmarked',
+        `tagged ${tag} without a cluster-entry marker and absent in git; not pruned (it may be another entry's): add the tag ${tag}.${policy.clusterEntry ?? ''} to let this entry prune it, or delete it by hand`,
+      )
       continue
     }
     if (offlineNodes.has(g.node)) {

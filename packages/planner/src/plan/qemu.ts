@@ -2,8 +2,9 @@
  * Desired VM / TemplateVM -> the owned qemu config keys, each with its create form and its reconcile rule
  * (grow-only resize, live-form rewrites, tags as PVE stores them).
  */
-import { decodeSshKeys, encodeSshKeys, formatTags, sshKeySet } from '@proxops/pve-client/wire'
-import type { SecretLookup, VmDisk, VmManifest, VmNic } from '../desired.js'
+import { decodeSshKeys, encodeSshKeys, formatTags, readTags, sshKeySet } from '@proxops/pve-client/wire'
+import type { QemuManifest, VmDisk, VmHardware, VmNic } from '@proxops/schema'
+import type { SecretLookup } from '../desired.js'
 import {
   anomaly,
   flag,
@@ -22,6 +23,7 @@ import {
   type Owned,
 } from './fields.js'
 import type { SecretParam } from '../plan-types.js'
+import { QEMU_NIC_MODELS } from './keys.js'
 import { guardVolume, isEmptySlot, poolOf } from './volumes.js'
 
 export interface GuestBuildContext {
@@ -47,9 +49,12 @@ export interface GuestFields {
   leftToPve?: string[]
 }
 
-/** Tags as PVE stores them: the declared tags plus the ownership tag, lower-cased, sorted, `;`-joined. */
-export function tagsField(tags: readonly string[], ownershipTag: string): Owned {
-  const want = formatTags([...tags, ownershipTag])
+/**
+ * Tags as PVE stores them: the declared tags plus the ownership tag and the entry's marker, lower-cased,
+ * sorted, `;`-joined.
+ */
+export function tagsField(tags: readonly string[], ownershipTag: string, marker?: string): Owned {
+  const want = formatTags(marker === undefined ? [...tags, ownershipTag] : [...tags, ownershipTag, marker])
   const wantSet: ReadonlySet<string> = new Set(want.split(';'))
   return {
     key: 'tags',
@@ -59,20 +64,10 @@ export function tagsField(tags: readonly string[], ownershipTag: string): Owned 
   }
 }
 
-/**
- * Whether a live tag string holds exactly these (valid, lower-case) tags, in any order, case or repetition:
- * formatTags(parseTags(live)) === want without building and sorting the normalised list. An invalid live
- * tag is never in `want`, so it compares unequal, as a parse failure did.
- */
+/** Whether a live tag string holds exactly these (valid, lower-case) tags, in any order, case or repetition. */
 function sameTagSet(live: string, want: ReadonlySet<string>): boolean {
-  const seen = new Set<string>()
-  for (const t of live.split(/[;,\s]+/)) {
-    if (t === '') continue
-    const tag = t.toLowerCase()
-    if (!want.has(tag)) return false
-    seen.add(tag)
-  }
-  return seen.size === want.size
+  const tags = readTags(live)
+  return tags.length === want.size && tags.every((t) => want.has(t))
 }
 
 export function descriptionField(desc: string): Owned {
@@ -141,20 +136,6 @@ function diskOwned(d: VmDisk, i: number, ctx: GuestBuildContext): Owned {
   }
 }
 
-const QEMU_NET_MODELS = [
-  'virtio',
-  'e1000',
-  'e1000e',
-  'rtl8139',
-  'vmxnet3',
-  'ne2k_pci',
-  'ne2k_isa',
-  'i82551',
-  'i82557b',
-  'i82559er',
-  'pcnet',
-]
-
 /** A qemu NIC value read as PVE's parse_net does: model and MAC from `virtio=<mac>` or `model=`/`macaddr=`. */
 export function qemuNic(
   value: string,
@@ -162,7 +143,7 @@ export function qemuNic(
   const p = parsePS(value) ?? parsePS(value, 'model')
   if (!p) return undefined
   const modelKey =
-    Object.keys(p).find((k) => QEMU_NET_MODELS.includes(k)) ?? (p.model !== undefined ? 'model' : undefined)
+    Object.keys(p).find((k) => QEMU_NIC_MODELS.includes(k)) ?? (p.model !== undefined ? 'model' : undefined)
   const model = modelKey === 'model' ? p.model : modelKey
   const mac = modelKey !== undefined && modelKey !== 'model' ? p[modelKey] : p.macaddr
   return { model, mac, props: p }
@@ -204,7 +185,7 @@ function netOwned(n: VmNic, i: number): Owned {
     if (!drift) return NONE
     // rewrite keeping the live MAC (PVE would otherwise generate a new one) and every unowned token
     const rest: Record<string, string> = { ...p }
-    for (const k of QEMU_NET_MODELS) delete rest[k]
+    for (const k of QEMU_NIC_MODELS) delete rest[k]
     delete rest.model
     delete rest.macaddr
     const mac = n.mac ?? liveMac
@@ -230,7 +211,7 @@ function machineMatches(desired: 'i440fx' | 'q35', live: string | undefined): bo
 }
 
 function sshKeysOwned(
-  ci: NonNullable<VmManifest['spec']['cloud-init-data']>,
+  ci: NonNullable<QemuManifest['spec']['cloud-init-data']>,
   ctx: GuestBuildContext,
   gaps: GuestFields['gaps'],
 ): Owned | undefined {
@@ -285,12 +266,12 @@ function liveKeySet(live: string | undefined): string {
 /** The cloud-init identity keys a clone inherits from its template (deleted unless owned). */
 export const CLONE_IDENTITY_KEYS = ['ciuser', 'sshkeys', 'cipassword', 'cicustom', 'nameserver', 'searchdomain']
 
-export function qemuFields(m: VmManifest, ctx: GuestBuildContext): GuestFields {
+export function qemuFields(m: QemuManifest, ctx: GuestBuildContext): GuestFields {
   const s = m.spec
   const owned: Owned[] = []
   const gaps: GuestFields['gaps'] = []
   const declaredSlots = new Set<string>()
-  const hw = s.hardware ?? {}
+  const hw: Partial<VmHardware> = s.hardware ?? {}
   const opt = s.options ?? {}
 
   owned.push(scalar('name', 'spec.pve-name', s['pve-name']))

@@ -67,6 +67,62 @@ describe('prunes', () => {
     }
   })
 
+  describe('the ownership marker names the cluster entry (two entries of one PVE cluster)', () => {
+    const a = policy({ clusterEntry: 'a', pruneRatioLimit: 1 })
+    const b = policy({ clusterEntry: 'b', pruneRatioLimit: 1 })
+
+    it('OwnedGuestsCarryTheEntryMarker: create and converged tags are proxops;proxops.a', () => {
+      const { first, second } = converge(desired(vm('web', 100, { tags: ['web'] })), inventory(), a)
+      const request = first.actions[0]?.requests[0]
+      expect(request?.call === 'createGuest' ? request.params.tags : undefined).toBe('proxops;proxops.a;web')
+      expect(second.actions).toEqual([])
+    })
+
+    it("AnEntryNeverPrunesAnotherEntrysGuest: b declares nothing of a's and deletes none of it", () => {
+      const live = inventory([liveVm(100, 'web', { tags: 'proxops;proxops.a' }), orphan(101, 'proxops;proxops.a')])
+      const p = plan(desired(vm('db', 200)), live, b)
+      expect(p.actions.map((x) => x.type)).toEqual(['create'])
+      expect(p.skips.map((s) => [s.code, s.vmid])).toEqual([
+        ['owned-elsewhere', 100],
+        ['owned-elsewhere', 101],
+      ])
+      // the same orphan is a's to prune
+      expect(types(plan(desired(vm('web', 100)), live, a))).toEqual(['delete VM/pve1/101(orphan-101)'])
+    })
+
+    it('AnEntryNeverTakesOverAnotherEntrysVmid: the guest at the vmid is an owned-elsewhere anomaly', () => {
+      const live = inventory([liveVm(100, 'web', { tags: 'proxops;proxops.a', memory: '1024' })])
+      const p = plan(desired(vm('web', 100)), live, b)
+      expect(p.actions).toEqual([])
+      expect(p.anomalies.map((x) => x.code)).toEqual(['owned-elsewhere'])
+      expect(p.anomalies[0]?.message).toContain('cluster entry a (tag proxops.a)')
+    })
+
+    it('UnmarkedGuestsMigrate: the claiming entry writes its marker; an unclaimed one is never pruned', () => {
+      const live = inventory([liveVm(100, 'web'), orphan(101)])
+      const p = plan(desired(vm('web', 100)), live, a)
+      expect(p.actions.map((x) => [x.type, x.vmid])).toEqual([['update', 100]])
+      expect(p.actions[0]?.diffs).toContainEqual(
+        expect.objectContaining({ key: 'tags', before: 'proxops', after: 'proxops;proxops.a' }),
+      )
+      expect(p.skips.map((s) => [s.code, s.vmid])).toEqual([['unmarked', 101]])
+      expect(p.skips[0]?.message).toContain('add the tag proxops.a')
+      // marked by hand, the orphan is a's to prune
+      expect(
+        types(plan(desired(vm('web', 100)), inventory([liveVm(100, 'web'), orphan(101, 'proxops;proxops.a')]), a)),
+      ).toContain('delete VM/pve1/101(orphan-101)')
+    })
+
+    it('WithoutAnEntryTheTagAloneOwns: embedders that name no entry keep the plain tag', () => {
+      const p = plan(
+        desired(vm('web', 100)),
+        inventory([liveVm(100, 'web'), orphan(101, 'proxops;proxops.a')]),
+        policy(),
+      )
+      expect(types(p)).toEqual(['delete VM/pve1/101(orphan-101)'])
+    })
+  })
+
   it('LegacyTagIsNotOwnership: pveconform does not count', () => {
     const p = plan(desired(vm('web', 100)), inventory([liveVm(100, 'web'), orphan(101, 'pveconform')]), policy())
     expect(p.actions).toEqual([])
@@ -452,6 +508,88 @@ describe('templates and clones', () => {
     )
     expect(q.anomalies.some((a) => a.code === 'clone-source')).toBe(true)
     expect(q.actions.filter((a) => a.type === 'clone')).toEqual([])
+  })
+})
+
+describe('LXC clones from a TemplateCT (pve-container clone_vm)', () => {
+  const deb = artifact('CTTemplate', 'debian-12', 'debian-12.tar.zst', ['pve1'])
+  const tmpl = lxc(
+    'ct-golden',
+    9100,
+    { root: { storage: 'local-lvm', size: 4 * GiB }, options: { unprivileged: true } },
+    'TemplateCT',
+  )
+  const { template: _t, ...noTemplate } = lxc('app', 120).spec
+  const app = (over: Partial<ReturnType<typeof lxc>['spec']> = {}) =>
+    lxc('app', 120, { ...noTemplate, clone: 'ct-golden', memory: 1024, options: { unprivileged: true }, ...over })
+
+  it('LxcCloneProvisionLifecycle: full clone onto root.storage with the hostname, grown to root.size, configured, started; then converged', () => {
+    const d = desired(deb, tmpl, app({ root: { storage: 'local-zfs', size: 16 * GiB } }))
+    const { first, after, second } = converge(d)
+    expect(first.actions.map((a) => `${a.level} ${a.type} ${a.kind}`)).toEqual([
+      '0 download CTTemplate',
+      '1 create TemplateCT',
+      '2 clone LXC',
+    ])
+    const c = first.actions[2]
+    expect(c?.reason).toBe('LXC/app: not on PVE; will full-clone from TemplateCT ct-golden (vmid 9100)')
+    expect(c?.requests.map((r) => r.call)).toEqual(['cloneGuest', 'resizeDisk', 'updateConfig', 'start'])
+    expect(c?.requests[0]).toEqual({
+      call: 'cloneGuest',
+      node: 'pve1',
+      guest: 'lxc',
+      vmid: 9100,
+      params: { newid: 120, full: 1, hostname: 'app', storage: 'local-zfs' },
+    })
+    expect(c?.requests[1]).toMatchObject({ disk: 'rootfs', size: '16G' })
+    const upd = c?.requests[2] as { params: Record<string, unknown> }
+    // neither the inherited volume nor the create-only unprivileged flag is written after the clone
+    expect([upd.params.rootfs, upd.params.unprivileged, upd.params.ostemplate]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ])
+    expect(upd.params.memory).toBe(1024)
+    expect(c?.diffs.find((x) => x.key === 'rootfs')).toEqual({
+      field: 'spec.root',
+      key: 'rootfs',
+      before: '4G',
+      after: '16G',
+    })
+    const ct = after.guests.find((g) => g.vmid === 120)
+    expect(ct?.config.rootfs).toBe('local-zfs:vm-120-disk-0,size=16G')
+    expect(second.actions).toEqual([])
+    expect(second.anomalies).toEqual([])
+  })
+
+  it("LxcCloneOfTheSameSize: no resize; the template's mount points are inherited, not reported as live-only", () => {
+    const withMp = lxc(
+      'ct-golden',
+      9100,
+      {
+        root: { storage: 'local-lvm', size: 4 * GiB },
+        'mount-points': [{ storage: 'local-lvm', size: GiB, 'mount-point': '/data', slot: 'mp0' }],
+      },
+      'TemplateCT',
+    )
+    const d = desired(deb, withMp, app({ root: { storage: 'local-lvm', size: 4 * GiB }, options: {} }))
+    const { first, after, second } = converge(d)
+    expect(first.actions[2]?.requests.map((r) => r.call)).toEqual(['cloneGuest', 'updateConfig', 'start'])
+    expect(after.guests.find((g) => g.vmid === 120)?.config.mp0).toMatch(/^local-lvm:vm-120-disk-\d,/)
+    expect(second.actions).toEqual([])
+    expect(second.anomalies).toEqual([])
+  })
+
+  it('LxcCloneDriftCorrectsWithoutReclone; a clone whose TemplateCT is not declared is refused as input', () => {
+    const d = desired(deb, tmpl, app())
+    const { after } = converge(d)
+    const drifted = {
+      ...after,
+      guests: after.guests.map((g) => (g.vmid === 120 ? { ...g, config: { ...g.config, memory: '256' } } : g)),
+    }
+    const p = plan(d, drifted, policy())
+    expect(types(p)).toEqual(['update LXC/pve1/120(app)'])
+    expect(() => plan(desired(deb, app()), inventory(), policy())).toThrow(PlanInputError)
   })
 })
 

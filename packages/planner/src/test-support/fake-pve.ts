@@ -8,20 +8,19 @@ import { createHash } from 'node:crypto'
 import type {
   ClusterResource,
   GuestConfig,
+  GuestListItem,
   GuestStatus,
   GuestType,
-  LiveReader,
-  NodeGuest,
   PendingEntry,
   PveParams,
-  PveWriter,
   StorageContentItem,
   StorageInfo,
   TaskRef,
   TaskResult,
   TaskStatus,
   WaitOptions,
-} from '../ports.js'
+} from '@proxops/pve-client/wire'
+import type { LiveReader, PveWriter } from '../ports.js'
 
 export interface FakeGuest {
   type: GuestType
@@ -180,16 +179,17 @@ export class FakePve implements LiveReader, PveWriter {
     return rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
   }
 
-  async nodeGuests(node: string, type: GuestType): Promise<NodeGuest[]> {
+  async nodeGuests(node: string, type: GuestType): Promise<GuestListItem[]> {
     this.record('nodeGuests', [node, type])
     this.assertOnline(node)
     return [...this.guests.values()]
       .filter((g) => g.node === node && g.type === type)
       .map((g) => ({
         vmid: g.vmid,
+        type: g.type,
         status: g.status,
+        template: g.config.template === '1',
         ...(this.nameOf(g) !== undefined ? { name: this.nameOf(g)! } : {}),
-        ...(g.config.template === '1' ? { template: true } : {}),
         ...(g.config.lock !== undefined ? { lock: g.config.lock } : {}),
         ...(g.config.tags !== undefined ? { tags: g.config.tags } : {}),
       }))

@@ -1,4 +1,7 @@
-/** `@proxops/pve-client/wire`: pure codecs for PVE's value grammar. No I/O. */
+/**
+ * `@proxops/pve-client/wire`: pure codecs for PVE's value grammar, the client's wire types and the small
+ * helpers every ProxOps library shares (tags, endpoint URLs, bounded concurrency, the secret marker). No I/O.
+ */
 export { WireError, type WireErrorCode } from './errors.js'
 export { toInt, toNumber, toBool, toStr, optInt, optNumber, optBool, optStr } from './scalars.js'
 export {
@@ -8,9 +11,31 @@ export {
   type FormatPropertyStringOptions,
 } from './property-string.js'
 export { parseSize, formatSize, parseResize, formatResize, sameSize, type ResizeSpec } from './size.js'
-export { parseTags, normaliseTags, formatTags, normaliseTagString, sameTags } from './tags.js'
+export { parseTags, readTags, normaliseTags, formatTags, normaliseTagString, sameTags } from './tags.js'
 export { encodeSshKeys, decodeSshKeys, isUrlEncoded, sshKeySet } from './sshkeys.js'
 export { parseUpid, formatUpid, isUpid, type Upid } from './upid.js'
 export { decodeGuestConfig, configValue, type DecodedGuestConfig } from './config.js'
 export { encodeParams, type ParamValue } from './form.js'
 export { isLockTimeoutMessage } from './messages.js'
+export { Limiter, mapLimit } from './limit.js'
+export { normaliseBaseUrl } from './url.js'
+export { SENSITIVE } from './sensitive.js'
+export type {
+  GuestType,
+  VersionInfo,
+  NodeInfo,
+  NodeStatus,
+  ClusterResource,
+  GuestListItem,
+  GuestConfig,
+  PendingEntry,
+  GuestStatus,
+  StorageInfo,
+  StorageContentItem,
+  TaskRef,
+  TaskStatus,
+  TaskLogLine,
+  TaskResult,
+  WaitOptions,
+  PveParams,
+} from './types.js'

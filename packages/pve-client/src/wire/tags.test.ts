@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { fc, test } from '@fast-check/vitest'
-import { formatTags, normaliseTagString, parseTags, sameTags } from './tags.js'
+import { formatTags, normaliseTagString, parseTags, readTags, sameTags } from './tags.js'
 import { WireError } from './errors.js'
 import { returnsOrWireError } from '../test-support/codec.js'
 
@@ -43,5 +43,29 @@ describe('tags', () => {
 
   test.prop([fc.string({ maxLength: 40 })], { numRuns: 300 })('arbitrary input: a value or WIRE_TAGS', (s) => {
     returnsOrWireError(() => normaliseTagString(s))
+  })
+})
+
+describe('readTags', () => {
+  it('reads `;`, `,` and whitespace separated tags, lower-cased, de-duplicated and sorted', () => {
+    expect(readTags('proxops;web')).toEqual(['proxops', 'web'])
+    expect(readTags('Web, proxops  db;web')).toEqual(['db', 'proxops', 'web'])
+    expect(readTags(undefined)).toEqual([])
+    expect(readTags(' ; ,')).toEqual([])
+  })
+
+  it('finds the ownership tag whatever separator joins it (property)', () => {
+    const tag = fc.stringMatching(/^[a-z0-9][a-z0-9_-]{0,8}$/)
+    fc.assert(
+      fc.property(fc.array(tag, { maxLength: 6 }), fc.constantFrom(';', ',', ' ', ', '), fc.nat(6), (tags, sep, at) => {
+        const all = [...tags]
+        all.splice(Math.min(at, all.length), 0, 'PROXOPS')
+        const parsed = readTags(all.join(sep))
+        expect(parsed).toContain('proxops')
+        expect(parsed).toEqual([...parsed].sort())
+        expect(new Set(parsed).size).toBe(parsed.length)
+      }),
+      { numRuns: 200 },
+    )
   })
 })

@@ -124,7 +124,7 @@ export function checkCluster(input: ClusterCheckInput): { index: ClusterIndex; g
             `${ref.via === 'clone' ? 'clone' : ref.path[ref.path.length - 1]} must name a ${ref.kind}, but "${ref.name}" is a ${sameName.map((x) => x.manifest.kind).join(' and a ')}`,
           )
         } else if (ref.via === 'clone' && ref.name === r.manifest.metadata.name) {
-          push('clone-invalid', r.file, at(), 'a VM cannot clone itself: clone must name a TemplateVM')
+          push('clone-invalid', r.file, at(), `a ${r.manifest.kind} cannot clone itself: clone must name a ${ref.kind}`)
         } else {
           push(
             'dependency-unknown',
@@ -149,17 +149,42 @@ export function checkCluster(input: ClusterCheckInput): { index: ClusterIndex; g
         }
       }
       if (ref.via === 'clone') {
-        const vm = r.manifest.spec as { node: string; vmid: number }
+        const guest = r.manifest
+        const vm = guest.spec as { node: string; vmid: number }
         const tpl = target.manifest.spec as { node: string; vmid: number }
         if (tpl.node !== vm.node)
           push(
             'clone-invalid',
             r.file,
             at(),
-            `TemplateVM "${ref.name}" is on node "${tpl.node}", this VM on "${vm.node}": a clone source must be on the same node`,
+            `${ref.kind} "${ref.name}" is on node "${tpl.node}", this ${guest.kind} on "${vm.node}": a clone source must be on the same node`,
           )
         else if (tpl.vmid === vm.vmid)
-          push('clone-invalid', r.file, at(), `TemplateVM "${ref.name}" has the same vmid ${vm.vmid} as this VM`)
+          push(
+            'clone-invalid',
+            r.file,
+            at(),
+            `${ref.kind} "${ref.name}" has the same vmid ${vm.vmid} as this ${guest.kind}`,
+          )
+        else if (guest.kind === 'LXC' && target.manifest.kind === 'TemplateCT') {
+          // pve-container clone_vm copies every volume mount point and refuses bind mounts; the copy keeps the
+          // template's size, which can only grow afterwards
+          const src = target.manifest.spec
+          if (src['bind-mounts'].length > 0)
+            push(
+              'clone-invalid',
+              r.file,
+              at(),
+              `TemplateCT "${ref.name}" has bind mounts, which PVE cannot clone ("unable to clone mountpoint")`,
+            )
+          else if (guest.spec.root.size < src.root.size)
+            push(
+              'clone-invalid',
+              r.file,
+              locate(r, ['spec', 'root', 'size']),
+              `spec.root.size is smaller than TemplateCT "${ref.name}"'s root (${src.root.size} bytes); a clone's root filesystem can only grow`,
+            )
+        }
       }
       targets.push(target.key)
     }

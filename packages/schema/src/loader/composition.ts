@@ -8,7 +8,7 @@ import { KIND_ROOTS } from '../kinds.js'
 import type { PathKey } from '../manifest/parse.js'
 import type { Position } from '../yaml.js'
 import type { FileInfo } from './fs.js'
-import { mapLimit } from './limit.js'
+import { mapLimit } from '@proxops/pve-client/wire'
 import { isMapping, type Loader, YAML_EXT } from './reading.js'
 import type { LoadedCluster, UnlistedFile } from './types.js'
 

@@ -245,6 +245,45 @@ describe('loadRepository', () => {
     ])
   })
 
+  it('LXC clones: the TemplateCT must be on the same node, clonable (no bind mounts) and no larger', async () => {
+    const ct = (kind: string, name: string, vmid: number, node: string, body: string): string =>
+      `apiVersion: proxops/v1alpha1\nkind: ${kind}\nmetadata:\n  name: ${name}\nspec:\n  node: ${node}\n  vmid: ${vmid}\n  memory: 512MiB\n  cpu: {cores: 1}\n${body}`
+    const root = (size: string) => `  root: {storage: local-lvm, size: ${size}}\n`
+    lab(['../../lxc/base/c.yaml', '../../templatect/base/t.yaml', '../../ctt/base/deb.yaml'], {
+      'ctt/base/deb.yaml':
+        'apiVersion: proxops/v1alpha1\nkind: CTTemplate\nmetadata:\n  name: deb\nspec:\n  nodes: [pve1]\n  storage: local\n  filename: deb.tar.zst\n  url: https://downloads.example.invalid/deb.tar.zst\n',
+      'templatect/base/t.yaml':
+        ct('TemplateCT', 't', 900, 'pve1', `  template: deb\n${root('8GiB')}`) +
+        '---\n' +
+        ct(
+          'TemplateCT',
+          'tb',
+          901,
+          'pve1',
+          `  template: deb\n${root('4GiB')}  bind-mounts: [{host-path: /srv/x, mount-point: /x}]\n`,
+        ),
+      'lxc/base/c.yaml':
+        ct('LXC', 'ok', 100, 'pve1', `  clone: t\n${root('16GiB')}`) +
+        '---\n' +
+        ct('LXC', 'small', 101, 'pve1', `  clone: t\n${root('4GiB')}`) +
+        '---\n' +
+        ct('LXC', 'elsewhere', 102, 'pve2', `  clone: t\n${root('8GiB')}`) +
+        '---\n' +
+        ct('LXC', 'binds', 103, 'pve1', `  clone: tb\n${root('8GiB')}`) +
+        '---\n' +
+        ct('LXC', 'vmtpl', 104, 'pve1', `  clone: deb\n${root('8GiB')}`),
+    })
+    const m = await loadRepository({ root: repo!.root })
+    expect(m.errors.map((e) => `${e.file}:${e.line} ${e.code} ${e.message}`)).toEqual([
+      `lxc/base/c.yaml:23 clone-invalid spec.root.size is smaller than TemplateCT "t"'s root (8589934592 bytes); a clone's root filesystem can only grow`,
+      'lxc/base/c.yaml:34 clone-invalid TemplateCT "t" is on node "pve1", this LXC on "pve2": a clone source must be on the same node',
+      'lxc/base/c.yaml:46 clone-invalid TemplateCT "tb" has bind mounts, which PVE cannot clone ("unable to clone mountpoint")',
+      'lxc/base/c.yaml:58 dependency-kind clone must name a TemplateCT, but "deb" is a CTTemplate',
+    ])
+    const [c] = m.clusters
+    expect(c?.graph.dependsOn.get('LXC/ok')).toEqual(['TemplateCT/t'])
+  })
+
   it('reports a self-dependency as a cycle', async () => {
     lab(['../../iso/base/i.yaml'], {
       'iso/base/i.yaml': isoYaml('i').replace(

@@ -249,6 +249,27 @@ describe('VM', () => {
     expect(one(t)).toEqual(['field-invalid', 'spec.clone'])
   })
 
+  it('LXC clone rules: a TemplateCT instead of a CTTemplate, no mount points; not on a TemplateCT', () => {
+    const m = clone(validManifests.LXC)
+    m.spec.clone = 'debian-tpl'
+    expect(one(m)).toEqual(['clone-with-template', 'spec.template'])
+    delete m.spec.template
+    const parsed = ok(m).spec
+    expect([parsed.clone, parsed.template]).toEqual(['debian-tpl', undefined])
+    m.spec['mount-points'] = [{ storage: 'local-lvm', size: '1GiB' }]
+    expect(one(m)).toEqual(['clone-with-disks', 'spec.mount-points'])
+    m.spec['mount-points'] = []
+    m.spec['bind-mounts'] = [{ 'host-path': '/srv/data', 'mount-point': '/data' }]
+    expect(one(m)).toEqual(['clone-with-disks', 'spec.bind-mounts'])
+    const plain = clone(validManifests.LXC)
+    delete plain.spec.template
+    expect(one(plain)).toEqual(['field-required', 'spec.template'])
+    const t = clone(validManifests.TemplateCT)
+    t.spec.clone = 'other'
+    delete t.spec.template
+    expect(one(t)).toEqual(['field-invalid', 'spec.clone'])
+  })
+
   it('NIC rules', () => {
     const m = clone(validManifests.VM)
     m.spec.networks = [{ bridge: 'vmbr0', mac: 'BC:24:11:AA:BB:CC', vlan: 100, 'rate-limit': 500, firewall: true }]
@@ -401,11 +422,11 @@ describe('VM', () => {
     expect(ok(m).spec.extra.virtiofs0).toBe('share,cache=auto')
   })
 
-  it('tags follow the PVE tag rule and are de-duplicated', () => {
+  it('tags follow the PVE tag rule, are de-duplicated, and may not be an ownership marker', () => {
     const m = clone(validManifests.VM)
     m.spec.tags = ['web', 'prod', 'web']
     expect(ok(m).spec.tags).toEqual(['web', 'prod'])
-    for (const bad of ['', 'two words', 'a;b', 'a,b', 'x'.repeat(257), '-lead']) {
+    for (const bad of ['', 'two words', 'a;b', 'a,b', 'x'.repeat(257), '-lead', 'proxops.other', 'ProxOps.a']) {
       m.spec.tags = [bad]
       expect(one(m), bad).toEqual(['tag-invalid', 'spec.tags.0'])
     }

@@ -513,6 +513,29 @@ function finaliseLxc(kind: 'LXC' | 'TemplateCT', name: string, spec: LxcSpec, ad
   }
   spec.tags = dedupe(spec.tags)
   checkExtra('lxc', spec.extra, add)
+  if (spec.clone !== undefined) {
+    if (kind === 'TemplateCT') add('field-invalid', ['spec', 'clone'], 'clone is only supported for kind LXC')
+    // a full clone copies the template's root filesystem and mount points; ProxOps' config is written after it
+    if (spec.template !== undefined)
+      add(
+        'clone-with-template',
+        ['spec', 'template'],
+        'a clone-backed LXC is not created from a CTTemplate: remove spec.template (or remove clone)',
+      )
+    for (const key of ['mount-points', 'bind-mounts'] as const)
+      if (spec[key].length > 0)
+        add(
+          'clone-with-disks',
+          ['spec', key],
+          `a clone-backed LXC takes its mount points from the TemplateCT: remove spec.${key} (or remove clone)`,
+        )
+  } else if (spec.template === undefined) {
+    add(
+      'field-required',
+      ['spec', 'template'],
+      'spec.template is required (the CTTemplate to create from), unless spec.clone names a TemplateCT',
+    )
+  }
   spec.dns = { ...(spec.dns ?? {}), hostname: spec.dns?.hostname ?? name }
   if (!HOSTNAME.test(spec.dns.hostname))
     add(

@@ -352,7 +352,9 @@ export const lxcOptionsSchema = obj(
 const lxcSpecEntries = (template: boolean) => ({
   node,
   vmid,
-  template: resourceName('Name of the CTTemplate (vztmpl archive) the container is created from.'),
+  template: v.optional(
+    resourceName('Name of the CTTemplate (vztmpl archive) the container is created from; not with `clone`.'),
+  ),
   state: template
     ? state('stopped', 'Templates are always stopped; `started` is rejected.')
     : state('started', 'Power state: `started` or `stopped`.'),
@@ -384,6 +386,11 @@ const lxcSpecEntries = (template: boolean) => ({
   'pve-description': v.optional(str('PVE `description`.')),
   tags,
   extra: extra('lxc'),
+  clone: v.optional(
+    resourceName(
+      'LXC only: name of a TemplateCT on the same node to full-clone from (onto `root.storage`); then `template`, `mount-points` and `bind-mounts` must be absent.',
+    ),
+  ),
 })
 
 export const lxcSpecSchema = obj(lxcSpecEntries(false), 'LXC spec.')

@@ -252,8 +252,8 @@ export interface LxcOptions {
 export interface LxcSpec {
   node: string
   vmid: number
-  /** name of the CTTemplate the container is created from */
-  template: string
+  /** name of the CTTemplate the container is created from; undefined for a clone */
+  template?: string
   state: PowerState
   /** MiB */
   memory: number
@@ -272,6 +272,8 @@ export interface LxcSpec {
   'pve-description'?: string
   tags: string[]
   extra: Record<string, string>
+  /** LXC only (rejected on a TemplateCT): name of a TemplateCT on the same node to full-clone from */
+  clone?: string
 }
 
 export type LxcManifest = Envelope<'LXC', LxcSpec>

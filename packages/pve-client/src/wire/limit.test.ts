@@ -1,6 +1,6 @@
 import { fc, test } from '@fast-check/vitest'
 import { describe, expect, it } from 'vitest'
-import { mapLimit } from './limit.js'
+import { Limiter, mapLimit } from './limit.js'
 
 const tick = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
 
@@ -48,5 +48,38 @@ describe('mapLimit', () => {
 
   it('returns an empty list for no items', async () => {
     expect(await mapLimit([], 8, async () => 1)).toEqual([])
+  })
+})
+
+describe('Limiter', () => {
+  it('never lets more than the limit run, and serves waiters', async () => {
+    const lim = new Limiter(3)
+    let active = 0
+    let peak = 0
+    await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        const release = await lim.acquire()
+        active++
+        peak = Math.max(peak, active)
+        await new Promise((r) => setTimeout(r, 2))
+        active--
+        release()
+      }),
+    )
+    expect(peak).toBe(3)
+    expect(lim.active).toBe(0)
+  })
+
+  it('an aborted waiter leaves the queue', async () => {
+    const lim = new Limiter(1)
+    const release = await lim.acquire()
+    const ac = new AbortController()
+    const waiting = lim.acquire(ac.signal)
+    ac.abort()
+    await expect(waiting).rejects.toBeDefined()
+    release()
+    const again = await lim.acquire()
+    expect(lim.active).toBe(1)
+    again()
   })
 })

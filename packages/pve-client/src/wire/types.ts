@@ -1,7 +1,8 @@
 /**
- * Result and parameter types. Field names are PVE's; values are decoded from PVE's lenient JSON (numbers as
- * numbers, booleans as booleans, config values as strings). They match the planner's LiveReader / PveWriter
- * ports structurally (the planner does not import them and this package does not import the planner).
+ * The wire types: what the client returns and takes. Field names are PVE's; values are decoded from PVE's
+ * lenient JSON (numbers as numbers, booleans as booleans, config values as strings). They are the one
+ * definition: the planner's LiveReader / PveWriter ports are written in them (through this `/wire` subpath,
+ * which carries no I/O), and `packages/planner/src/ports.test-d.ts` checks that the client fits the ports.
  */
 
 export type GuestType = 'qemu' | 'lxc'

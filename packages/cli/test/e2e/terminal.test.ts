@@ -1,0 +1,120 @@
+/**
+ * apply on a real terminal: the built CLI under a pty (util-linux `script`) against the simulator. One lifecycle:
+ * the live block redraws in place with running actions, their elapsed time and the counts; a PVE 5xx is shown as
+ * a retry while it happens; the block is gone before the report, which names each action once.
+ */
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { spawn, spawnSync } from 'node:child_process'
+import { readFileSync, rmSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import type { Simulator } from '@proxops/pve-sim'
+import { BIN, baseEnv, findCanaries, git, makeRepo, proxops, startLab, transcript, vmManifest } from './harness.js'
+
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 })
+
+const haveScript = spawnSync('script', ['--version']).status === 0
+
+let sim: Simulator
+let repo: string
+beforeAll(async () => {
+  sim = await startLab()
+  repo = await makeRepo(sim)
+})
+afterAll(async () => {
+  await sim.close()
+  rmSync(repo, { recursive: true, force: true })
+})
+
+/** Runs the CLI on a pty; resolves to what the terminal received (stdout and stderr, as a person sees them). */
+function onTerminal(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; screen: string }> {
+  const quoted = [process.execPath, BIN, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ')
+  // a pty made without a terminal around it has no size: give it one, as a terminal window would
+  const command = `stty rows 40 cols 120; exec ${quoted}`
+  // -q no banner, -e the child's exit code, -f flush as it comes, -c the command; the typescript file is unused
+  const child = spawn('script', ['-qefc', command, '/dev/null'], { cwd: repo, env, stdio: ['pipe', 'pipe', 'pipe'] })
+  let screen = ''
+  child.stdout.on('data', (c: Buffer) => (screen += c.toString()))
+  child.stderr.on('data', (c: Buffer) => (screen += c.toString()))
+  return new Promise((resolve) => {
+    child.on('close', (code) => {
+      transcript.push(screen)
+      resolve({ code, screen })
+    })
+  })
+}
+
+describe.skipIf(!haveScript)('apply on a terminal (pty)', () => {
+  it('one live block redrawn in place, retries as they happen, each action once in the report', async () => {
+    for (const [name, id] of [
+      ['t1', 150],
+      ['t2', 151],
+      ['t3', 152],
+    ] as const)
+      writeFileSync(path.join(repo, `vm/lab/${name}.yaml`), vmManifest(name, id, { node: 'pve1' }))
+    writeFileSync(
+      path.join(repo, 'clusters/lab/resources.yaml'),
+      `${readFileSync(path.join(repo, 'clusters/lab/resources.yaml'), 'utf8')}  - ../../vm/lab/t1.yaml\n  - ../../vm/lab/t2.yaml\n  - ../../vm/lab/t3.yaml\n`,
+    )
+    git(repo, 'add', '-A')
+    git(repo, 'commit', '-qm', 'three on pve1')
+    sim.control.setTaskDuration(2_200)
+    // the first task status poll answers 503: the client retries it, and says so while it does
+    sim.control.failNext({ method: 'GET', path: /\/tasks\/.*\/status$/, status: 503, count: 1 })
+    let r: { code: number | null; screen: string }
+    try {
+      r = await onTerminal(['apply', '--yes'], { ...baseEnv(repo), TERM: 'xterm' })
+    } finally {
+      sim.control.setTaskDuration(50)
+      sim.control.clearFaults()
+    }
+    const screen = r.screen
+    expect(r.code, screen).toBe(0)
+    // the block: a headline with the counts, redrawn (log-update erases the previous frame's lines)
+    const frames = screen.split('Applying to cluster lab:').length - 1
+    expect(frames).toBeGreaterThan(2)
+    expect(screen).toContain('\u001b[2K') // erase line
+    expect(screen).toMatch(/Applying to cluster lab: 0 done, 0 failed, 0 skipped, 2 running, \d+ queued/)
+    expect(screen).toMatch(/Applying to cluster lab: [1-4] done/)
+    // running actions with their elapsed time, which moves on between frames
+    expect(screen).toMatch(/VM\/pve1\/150\(t1\) create {2}[0-9.]+s/)
+    expect(screen).toMatch(/VM\/pve1\/15\d\(t\d\) create {2}[12](\.\d)?s/)
+    // the retry was shown (above the block), not swallowed
+    expect(screen).toMatch(
+      /retry {3}GET \/nodes\/\{node\}\/tasks\/\{upid\}\/status \(attempt 2 of 3 in [0-9.]+s\): .*503/,
+    )
+    // no plain per-event lines on a terminal; the report names each action once
+    expect(screen).not.toMatch(/ {2}start {3}VM\//)
+    for (const id of [150, 151, 152]) {
+      const lines = screen.split(/\r?\n/).filter((l) => l.includes(`VM/pve1/${id}(`) && /\bok\b/.test(l))
+      expect(lines, screen).toHaveLength(1)
+    }
+    expect(screen).toMatch(/Apply complete for cluster lab: \d ok, 0 failed, 0 skipped\./)
+    // the block was cleared before the report: the last frame is followed by an erase, then the report
+    const last = screen.lastIndexOf('Applying to cluster lab:')
+    expect(screen.indexOf('Apply complete', last)).toBeGreaterThan(last)
+    expect(screen.slice(last, screen.indexOf('Apply complete', last))).toContain('\u001b[2K')
+    expect(findCanaries(screen)).toEqual([])
+  })
+})
+
+describe('without a terminal', () => {
+  it('plain one-line events; retries are logged as they happen', async () => {
+    // a 503 on the first read of the guest list: diff retries it and says so on stderr, then plans
+    sim.control.failNext({ method: 'GET', path: '/cluster/resources', status: 503, count: 1 })
+    const diff = await proxops(['diff'], { cwd: repo })
+    sim.control.clearFaults()
+    expect(diff.code).toBe(0)
+    expect(diff.stderr).toMatch(
+      /^warn: retry GET \/cluster\/resources \(attempt 2 of 3 in [0-9.]+s\): 503 Service Unavailable cluster=lab event=pve\.request\.retry$/m,
+    )
+    writeFileSync(path.join(repo, 'vm/lab/t1.yaml'), vmManifest('t1', 150, { node: 'pve1', memory: '768MiB' }))
+    git(repo, 'commit', '-qam', 'more memory for t1')
+    const apply = await proxops(['apply', '--yes'], { cwd: repo })
+    expect(apply.code, apply.stderr).toBe(0)
+    expect(apply.stderr).toMatch(/^ {2}start {3}VM\/pve1\/150\(t1\) update$/m)
+    expect(apply.stderr).toMatch(/^ {2}ok {6}VM\/pve1\/150\(t1\) update \([0-9.]+s\)$/m)
+    expect(apply.stderr).not.toContain('Applying to cluster')
+    expect(apply.stderr).not.toContain('\u001b[')
+    expect(apply.stdout).toMatch(/Apply complete for cluster lab: 1 ok, 0 failed, 0 skipped\./)
+  })
+})

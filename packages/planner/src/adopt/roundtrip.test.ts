@@ -1,0 +1,267 @@
+/**
+ * adopt, then plan: what adopt writes for a live guest plans no change against that same guest, for every value
+ * the manifest models (the rest are adopt gaps and unmanaged keys in the plan, never writes).
+ */
+import { describe, expect, it } from 'vitest'
+import { fc, test } from '@fast-check/vitest'
+import { parseManifest } from '@proxops/schema'
+import type { Manifest } from '@proxops/schema'
+import type { LiveGuest, LiveInventory } from '../inventory.js'
+import { plan } from '../plan/plan.js'
+import { QEMU_NIC_MODELS } from '../plan/keys.js'
+import { DEFAULT_POLICY, type Plan } from '../plan-types.js'
+import { adopt } from './adopt.js'
+
+function inventory(guests: LiveGuest[]): LiveInventory {
+  return {
+    cluster: 'homelab',
+    pveVersion: '9.1.1',
+    nodes: [{ node: 'pve1', online: true }],
+    guests,
+    unknownGuests: [],
+    storages: [],
+    // the CT template the containers were made from, adopted as a CTTemplate
+    volumes: [{ node: 'pve1', storage: 'local', volid: 'local:vztmpl/debian-12.tar.zst', content: 'vztmpl' }],
+    unreadableStorages: [],
+  }
+}
+
+function liveGuest(type: 'qemu' | 'lxc', vmid: number, config: Record<string, string>, running: boolean): LiveGuest {
+  return {
+    type,
+    node: 'pve1',
+    vmid,
+    name: type === 'qemu' ? config.name : config.hostname,
+    template: false,
+    status: running ? 'running' : 'stopped',
+    tags: (config.tags ?? '').split(';').filter((t) => t !== ''),
+    digest: 'd0',
+    config,
+    pending: {},
+    pendingDeletes: [],
+  }
+}
+
+/** adopt the inventory, parse every document with the schema, plan them against the same inventory. */
+function adoptThenPlan(live: LiveInventory): Plan {
+  const result = adopt(live, { cluster: 'homelab' })
+  const manifests: Manifest[] = []
+  for (const file of result.files) {
+    const doc = file.document as { kind: string; spec: Record<string, unknown> }
+    // PVE does not record an LXC's template (an adopt INCOMPLETE item): the user names the adopted one
+    if (doc.kind === 'LXC') doc.spec.template = 'debian-12-tar-zst'
+    const parsed = parseManifest(doc)
+    if (!parsed.ok) throw new Error(`${file.path}: ${JSON.stringify(parsed.issues)}`)
+    manifests.push(parsed.manifest)
+  }
+  return plan({ cluster: 'homelab', manifests }, live, { ...DEFAULT_POLICY, nodes: ['pve1'] })
+}
+
+describe('adopt then plan', () => {
+  it('AdoptedE1000_82540emNicPlansNoChange (one NIC model list for plan and adopt)', () => {
+    const g = liveGuest(
+      'qemu',
+      120,
+      {
+        name: 'legacy',
+        memory: '1024',
+        cores: '1',
+        cpu: 'kvm64',
+        scsi0: 'local-lvm:vm-120-disk-0,size=8G',
+        net0: 'e1000-82540em=BC:24:11:12:34:56,bridge=vmbr0,tag=30',
+        tags: 'proxops',
+      },
+      true,
+    )
+    const p = adoptThenPlan(inventory([g]))
+    expect(p.actions).toEqual([])
+    expect(p.anomalies).toEqual([])
+  })
+
+  it('a changed model of such a NIC is one rewrite with the model once, keeping the MAC', () => {
+    const g = liveGuest(
+      'qemu',
+      121,
+      {
+        name: 'legacy',
+        memory: '1024',
+        cores: '1',
+        cpu: 'kvm64',
+        scsi0: 'local-lvm:vm-121-disk-0,size=8G',
+        net0: 'e1000-82540em=BC:24:11:12:34:56,bridge=vmbr0',
+      },
+      false,
+    )
+    const adopted = adopt(inventory([g]), { cluster: 'homelab' }).files.find((f) => f.kind === 'VM')!
+    const doc = adopted.document as { spec: { networks: { model: string }[] } }
+    doc.spec.networks[0]!.model = 'virtio'
+    const parsed = parseManifest(doc)
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues))
+    const p = plan({ cluster: 'homelab', manifests: [parsed.manifest] }, inventory([g]), {
+      ...DEFAULT_POLICY,
+      nodes: ['pve1'],
+    })
+    expect(p.actions.map((a) => a.requests[0])).toMatchObject([
+      { call: 'updateConfig', params: { net0: 'virtio=BC:24:11:12:34:56,bridge=vmbr0' } },
+    ])
+  })
+
+  const mac = fc
+    .array(fc.integer({ min: 0, max: 255 }), { minLength: 3, maxLength: 3 })
+    .map((b) => `BC:24:11:${b.map((x) => x.toString(16).padStart(2, '0').toUpperCase()).join(':')}`)
+  const opt = <T>(a: fc.Arbitrary<T>): fc.Arbitrary<T | undefined> => fc.option(a, { nil: undefined })
+  const bool1 = opt(fc.constant('1'))
+  const slotsOf = (prefix: readonly string[], min: number, max: number) =>
+    fc.uniqueArray(fc.constantFrom(...prefix), { minLength: min, maxLength: max })
+
+  /** A live qemu config made of values the VM manifest models. */
+  const qemuConfig = (vmid: number): fc.Arbitrary<Record<string, string>> =>
+    fc
+      .record({
+        name: fc.constantFrom('web', 'db-1', 'build'),
+        memory: fc.integer({ min: 1, max: 64 }).map((n) => String(n * 256)),
+        cores: fc.integer({ min: 1, max: 8 }).map(String),
+        sockets: opt(fc.integer({ min: 1, max: 2 }).map(String)),
+        cpu: opt(fc.constantFrom('host', 'kvm64', 'x86-64-v2-AES')),
+        disks: slotsOf(['scsi0', 'scsi1', 'virtio0', 'sata0'], 1, 3).chain((slots) =>
+          fc.tuple(
+            ...slots.map((slot, i) =>
+              fc
+                .record({
+                  size: fc.integer({ min: 1, max: 512 }),
+                  iothread: slot.startsWith('sata') ? fc.constant(undefined) : bool1,
+                  discard: opt(fc.constantFrom('on', 'ignore')),
+                  ssd: slot.startsWith('virtio') ? fc.constant(undefined) : opt(fc.constantFrom('0', '1')),
+                })
+                .map((d): [string, string] => [
+                  slot,
+                  [
+                    `local-lvm:vm-${vmid}-disk-${i}`,
+                    ...(d.discard ? [`discard=${d.discard}`] : []),
+                    ...(d.iothread ? ['iothread=1'] : []),
+                    `size=${d.size}G`,
+                    ...(d.ssd ? [`ssd=${d.ssd}`] : []),
+                  ].join(','),
+                ]),
+            ),
+          ),
+        ),
+        scsihw: opt(fc.constantFrom('virtio-scsi-single', 'lsi')),
+        nics: slotsOf(['net0', 'net1'], 0, 2).chain((slots) =>
+          fc.tuple(
+            ...slots.map((slot) =>
+              fc
+                .record({
+                  model: fc.constantFrom(...QEMU_NIC_MODELS),
+                  mac,
+                  bridge: fc.constantFrom('vmbr0', 'vmbr1'),
+                  tag: opt(fc.integer({ min: 1, max: 4094 })),
+                  firewall: bool1,
+                  rate: opt(fc.integer({ min: 1, max: 1000 })),
+                })
+                .map((n): [string, string] => [
+                  slot,
+                  [
+                    `${n.model}=${n.mac}`,
+                    `bridge=${n.bridge}`,
+                    ...(n.firewall ? ['firewall=1'] : []),
+                    ...(n.rate !== undefined ? [`rate=${n.rate}`] : []),
+                    ...(n.tag !== undefined ? [`tag=${n.tag}`] : []),
+                  ].join(','),
+                ]),
+            ),
+          ),
+        ),
+        machine: opt(fc.constantFrom('q35', 'pc')),
+        vga: opt(fc.constantFrom('std', 'qxl', 'serial0')),
+        numa: bool1,
+        onboot: bool1,
+        protection: bool1,
+        agent: bool1,
+        startup: opt(fc.constantFrom('order=1', 'order=2,up=30')),
+        description: opt(fc.constantFrom('a web server', 'line one\nline two')),
+        tags: fc.uniqueArray(fc.constantFrom('web', 'prod', 'db'), { maxLength: 2 }),
+      })
+      .map(({ disks, nics, tags, ...rest }) => {
+        const config: Record<string, string> = Object.fromEntries([...disks, ...nics] as [string, string][])
+        for (const [k, v] of Object.entries(rest)) if (v !== undefined) config[k] = v
+        if (config.scsihw !== undefined && !disks.some(([slot]) => slot.startsWith('scsi'))) delete config.scsihw
+        config.tags = [...tags, 'proxops'].sort().join(';')
+        return config
+      })
+
+  /** A live container config made of values the LXC manifest models. */
+  const lxcConfig = (vmid: number): fc.Arbitrary<Record<string, string>> =>
+    fc
+      .record({
+        hostname: fc.constantFrom('cache', 'dns-1'),
+        memory: fc.integer({ min: 1, max: 32 }).map((n) => String(n * 128)),
+        swap: opt(fc.integer({ min: 0, max: 8 }).map((n) => String(n * 256))),
+        cores: fc.integer({ min: 1, max: 4 }).map(String),
+        rootSize: fc.integer({ min: 1, max: 64 }),
+        net: opt(
+          fc.record({
+            bridge: fc.constantFrom('vmbr0', 'vmbr1'),
+            hwaddr: mac,
+            ip: opt(fc.constantFrom('dhcp', '10.0.0.5/24')),
+            tag: opt(fc.integer({ min: 1, max: 4094 })),
+            firewall: bool1,
+          }),
+        ),
+        mp: opt(fc.record({ size: fc.integer({ min: 1, max: 64 }), backup: opt(fc.constantFrom('0', '1')) })),
+        onboot: opt(fc.constantFrom('0', '1')),
+        protection: opt(fc.constantFrom('0', '1')),
+        unprivileged: opt(fc.constantFrom('0', '1')),
+        nesting: opt(fc.constantFrom('0', '1')),
+        nameserver: opt(fc.constantFrom('1.1.1.1', '9.9.9.9 1.1.1.1')),
+        searchdomain: opt(fc.constantFrom('lan', 'example.org')),
+      })
+      .map((c) => {
+        const config: Record<string, string> = {
+          hostname: c.hostname,
+          memory: c.memory,
+          cores: c.cores,
+          rootfs: `local-lvm:subvol-${vmid}-disk-0,size=${c.rootSize}G`,
+          arch: 'amd64',
+          ostype: 'debian',
+          tags: 'proxops',
+        }
+        if (c.swap !== undefined) config.swap = c.swap
+        if (c.net) {
+          const n = c.net
+          config.net0 = [
+            'name=eth0',
+            `bridge=${n.bridge}`,
+            ...(n.firewall ? ['firewall=1'] : []),
+            `hwaddr=${n.hwaddr}`,
+            ...(n.ip ? [`ip=${n.ip}`] : []),
+            ...(n.tag !== undefined ? [`tag=${n.tag}`] : []),
+            'type=veth',
+          ].join(',')
+        }
+        if (c.mp) {
+          config.mp0 = [
+            `local-lvm:subvol-${vmid}-disk-1`,
+            'mp=/data',
+            ...(c.mp.backup ? [`backup=${c.mp.backup}`] : []),
+            `size=${c.mp.size}G`,
+          ].join(',')
+        }
+        for (const k of ['onboot', 'protection', 'unprivileged', 'nameserver', 'searchdomain'] as const) {
+          const v = c[k]
+          if (v !== undefined) config[k] = v
+        }
+        if (c.nesting !== undefined) config.features = `nesting=${c.nesting}`
+        return config
+      })
+
+  test.prop([fc.tuple(qemuConfig(200), fc.boolean()), fc.tuple(lxcConfig(300), fc.boolean())], { numRuns: 150 })(
+    'AdoptThenPlanIsEmpty over random live configs (every modelled value round-trips)',
+    ([vmCfg, vmOn], [ctCfg, ctOn]) => {
+      const live = inventory([liveGuest('qemu', 200, vmCfg, vmOn), liveGuest('lxc', 300, ctCfg, ctOn)])
+      const p = adoptThenPlan(live)
+      expect(p.actions).toEqual([])
+      expect(p.anomalies).toEqual([])
+    },
+  )
+})

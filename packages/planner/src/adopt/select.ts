@@ -1,0 +1,105 @@
+/**
+ * Which live objects `adopt` turns into manifests: by default only the unmanaged ones. A guest whose vmid the
+ * repository already declares for the cluster, and an artifact volume whose volid it declares, are left out (a
+ * second manifest for them would claim the same object twice). A filter by vmid, name or tag narrows the guests;
+ * artifacts are adopted only when no filter is given. Pure.
+ */
+import type { DesiredState } from '../desired.js'
+import { isArtifact } from '../desired.js'
+import type { LiveInventory } from '../inventory.js'
+import { artifactVolid } from '../plan/plan.js'
+
+/** What a cluster's manifests already claim: guest vmids, and the volids of its artifacts. */
+export function declaredObjects(manifests: DesiredState['manifests']): {
+  vmids: Set<number>
+  volids: Set<string>
+} {
+  const vmids = new Set<number>()
+  const volids = new Set<string>()
+  for (const m of manifests) {
+    if (isArtifact(m)) volids.add(artifactVolid(m))
+    else {
+      const vmid = (m.spec as { vmid?: unknown }).vmid
+      if (typeof vmid === 'number') vmids.add(vmid)
+    }
+  }
+  return { vmids, volids }
+}
+
+export interface AdoptSelection {
+  /** vmids the repository declares for the cluster */
+  declaredVmids: ReadonlySet<number>
+  /** artifact volume ids the repository declares (`local:iso/debian.iso`) */
+  declaredVolids: ReadonlySet<string>
+  /** only the guests with one of these vmids, names or tags (any one matches); absent or empty = every guest */
+  only?: AdoptFilter
+  /** adopt the declared objects too (to refresh their manifests from PVE) */
+  includeDeclared?: boolean
+}
+
+export interface AdoptFilter {
+  vmids?: readonly number[]
+  names?: readonly string[]
+  tags?: readonly string[]
+}
+
+export interface SelectedInventory {
+  /** the inventory with only the objects to adopt */
+  live: LiveInventory
+  /** left out because the repository declares them: guests by vmid, artifacts by volid (sorted) */
+  declared: { guests: number[]; volids: string[] }
+  /** guests the filter left out */
+  filteredOut: number
+}
+
+/** Whether a filter is given at all. */
+function isFiltering(f: AdoptFilter | undefined): f is AdoptFilter {
+  return Boolean(f && ((f.vmids?.length ?? 0) > 0 || (f.names?.length ?? 0) > 0 || (f.tags?.length ?? 0) > 0))
+}
+
+/** Whether one guest matches the filter: its vmid, its name, or one of its tags (tags compare lower-cased, as PVE stores them). */
+export function matchesFilter(
+  guest: { vmid: number; name?: string; tags: readonly string[] },
+  f: AdoptFilter,
+): boolean {
+  return (
+    (f.vmids ?? []).includes(guest.vmid) ||
+    (guest.name !== undefined && (f.names ?? []).includes(guest.name)) ||
+    (f.tags ?? []).some((t) => guest.tags.includes(t.toLowerCase()))
+  )
+}
+
+export function selectForAdoption(live: LiveInventory, selection: AdoptSelection): SelectedInventory {
+  const only = selection.only
+  const filtering = isFiltering(only)
+  const wanted = (g: { vmid: number; name?: string; tags: readonly string[] }): boolean =>
+    !filtering || matchesFilter(g, only)
+  const declaredGuests = new Set<number>()
+  let filteredOut = 0
+  const keep = (g: { vmid: number; name?: string; tags: readonly string[] }): boolean => {
+    if (!selection.includeDeclared && selection.declaredVmids.has(g.vmid)) {
+      declaredGuests.add(g.vmid)
+      return false
+    }
+    if (!wanted(g)) {
+      filteredOut++
+      return false
+    }
+    return true
+  }
+  const guests = live.guests.filter(keep)
+  const unknownGuests = live.unknownGuests.filter(keep)
+  const declaredVolids = new Set<string>()
+  const volumes = live.volumes.filter((v) => {
+    if (!selection.includeDeclared && selection.declaredVolids.has(v.volid)) {
+      declaredVolids.add(v.volid)
+      return false
+    }
+    return !filtering
+  })
+  return {
+    live: { ...live, guests, unknownGuests, volumes },
+    declared: { guests: [...declaredGuests].sort((a, b) => a - b), volids: [...declaredVolids].sort() },
+    filteredOut,
+  }
+}

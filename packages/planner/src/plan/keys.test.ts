@@ -1,0 +1,89 @@
+/** Unmanaged live keys: every key no field owns is listed in the plan's gaps; executing keys are called out. */
+import { describe, expect, it } from 'vitest'
+import { artifact, desired, inventory, liveCt, liveVm, lxc, policy, vm } from '../fixtures.test.helpers.js'
+import { plan } from './plan.js'
+import { executes, isBookkeeping } from './keys.js'
+
+const stopped = { status: 'stopped' }
+
+describe('unmanaged live keys', () => {
+  it('UnmanagedQemuKeysAreListed (hookscript, args and host devices called out; PVE bookkeeping left out)', () => {
+    const live = liveVm(
+      100,
+      'web',
+      {
+        hookscript: 'local:snippets/hook.pl',
+        args: '-no-hpet',
+        usb0: 'host=1234:5678',
+        serial1: '/dev/ttyS1',
+        ostype: 'l26',
+        onboot: '1',
+        balloon: '0',
+        smbios1: 'uuid=7b1c3a3e-0000-4000-8000-000000000001',
+        vmgenid: '7b1c3a3e-0000-4000-8000-000000000002',
+        meta: 'creation-qemu=9.0.2,ctime=1700000000',
+      },
+      stopped,
+    )
+    const p = plan(desired(vm('web', 100, { state: 'stopped' })), inventory([live]), policy())
+    expect(p.actions).toEqual([])
+    expect(p.gaps.map((g) => [g.field, g.note.startsWith('unmanaged, changes what the guest executes')])).toEqual([
+      ['args', true],
+      ['balloon', false],
+      ['hookscript', true],
+      ['onboot', false],
+      ['ostype', false],
+      ['serial1', true],
+      ['usb0', true],
+    ])
+    expect(p.gaps.every((g) => g.address === 'VM/pve1/100(web)')).toBe(true)
+    // values are never copied into the plan (a hook path or raw argument may carry anything)
+    expect(JSON.stringify(p.gaps)).not.toContain('-no-hpet')
+  })
+
+  it('a key the manifest owns is not unmanaged; smbios1 with more than its uuid is', () => {
+    const m = vm('web', 100, { state: 'stopped', options: { onboot: true } })
+    const live = liveVm(100, 'web', { onboot: '1', smbios1: 'uuid=1,manufacturer=acme' }, stopped)
+    expect(plan(desired(m), inventory([live]), policy()).gaps.map((g) => g.field)).toEqual(['smbios1'])
+  })
+
+  it('UnmanagedLxcKeysAreListed (devN, hookscript and raw lxc lines called out as gaps, not errors)', () => {
+    const m = lxc('cache', 200, { state: 'stopped' })
+    const live = liveCt(
+      200,
+      'cache',
+      {
+        dev0: '/dev/dri/renderD128,gid=104',
+        hookscript: 'local:snippets/ct-hook.sh',
+        lxc: 'lxc.cgroup2.devices.allow: c 226:* rwm',
+        features: 'nesting=1',
+        arch: 'amd64',
+        ostype: 'debian',
+      },
+      stopped,
+    )
+    const p = plan(
+      desired(artifact('CTTemplate', 'debian-12', 'debian-12.tar.zst'), m),
+      inventory([live], {
+        volumes: [{ node: 'pve1', storage: 'local', volid: 'local:vztmpl/debian-12.tar.zst', content: 'vztmpl' }],
+      }),
+      policy(),
+    )
+    expect(p.actions).toEqual([])
+    expect(p.anomalies).toEqual([])
+    expect(p.gaps.map((g) => g.field)).toEqual(['dev0', 'features', 'hookscript', 'lxc'])
+    expect(p.gaps.find((g) => g.field === 'lxc')?.note).toContain('raw lxc.* lines')
+  })
+
+  it('the executing keys and PVE bookkeeping per guest kind', () => {
+    expect(executes('qemu', 'hostpci3')).toBeDefined()
+    expect(executes('qemu', 'cicustom')).toBeDefined()
+    expect(executes('qemu', 'memory')).toBeUndefined()
+    expect(executes('lxc', 'dev12')).toBeDefined()
+    expect(executes('lxc', 'args')).toBeUndefined()
+    expect(isBookkeeping('qemu', 'smbios1', 'uuid=abc')).toBe(true)
+    expect(isBookkeeping('qemu', 'smbios1', 'uuid=abc,serial=x')).toBe(false)
+    expect(isBookkeeping('lxc', 'arch', 'amd64')).toBe(true)
+    expect(isBookkeeping('qemu', 'ostype', 'l26')).toBe(false)
+  })
+})
