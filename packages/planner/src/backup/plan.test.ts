@@ -3,11 +3,13 @@ import { fc, test } from '@fast-check/vitest'
 import { plan } from '../plan/plan.js'
 import { desired, inventory, policy } from '../fixtures.test.helpers.js'
 import { backupMarker, desiredFields, ownsJob } from './fields.js'
-import type { BackupJobManifest, BackupJobSpec, LiveBackupJob } from './types.js'
+import type { BackupJobManifest, BackupJobSpec } from '@proxops/schema'
+import type { LiveBackupJob } from './types.js'
 
 const job = (name: string, spec: Partial<BackupJobSpec> = {}): BackupJobManifest => ({
+  apiVersion: 'proxops/v1alpha1',
   kind: 'BackupJob',
-  metadata: { name },
+  metadata: { name, labels: {}, annotations: {} },
   spec: { id: name, schedule: 'daily', storage: 'local', selection: { vmids: [100] }, enabled: true, ...spec },
 })
 const MARK = backupMarker('proxops')

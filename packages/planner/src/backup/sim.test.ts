@@ -9,7 +9,7 @@ import { execute } from '../execute/execute.js'
 import { observe } from '../observe/observe.js'
 import { plan } from '../plan/plan.js'
 import { desired, policy } from '../fixtures.test.helpers.js'
-import type { BackupJobManifest, BackupJobSpec } from './types.js'
+import type { BackupJobManifest, BackupJobSpec } from '@proxops/schema'
 
 let sim: Simulator
 let pve: PveClient
@@ -27,8 +27,9 @@ afterAll(async () => {
 })
 
 const job = (name: string, spec: Partial<BackupJobSpec> = {}): BackupJobManifest => ({
+  apiVersion: 'proxops/v1alpha1',
   kind: 'BackupJob',
-  metadata: { name },
+  metadata: { name, labels: {}, annotations: {} },
   spec: {
     id: name,
     schedule: 'mon..fri 02:30',

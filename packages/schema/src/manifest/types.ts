@@ -13,6 +13,7 @@
  */
 import type { Kind } from '../kinds.js'
 import type { BackupJobSpec } from '../backup/types.js'
+export type { BackupJobSpec, BackupSelection, PruneBackupsKey } from '../backup/types.js'
 
 export type PowerState = 'started' | 'stopped'
 /** How disruptive a change may be before it is left pending. */
