@@ -8,6 +8,7 @@ import { adoptCommand, applyCommand, diffCommand, runCommand, statusCommand } fr
 import { GLOBAL_OPTIONS, type GlobalArgs } from './commands/options.js'
 import { CliError, oneLine } from './errors.js'
 import { nearest } from './suggest.js'
+import { SHELLS, completer, completionScript } from './completion.js'
 import { createLogger } from './log.js'
 import { Redactor } from './redact.js'
 import type { CliContext, CliIo } from './runtime/context.js'
@@ -86,32 +87,44 @@ export function program(
   ctx: () => CliContext,
   setExit: (code: number) => void,
 ): Argv<GlobalArgs> {
-  return yargs([...argv])
-    .scriptName('proxops')
-    .usage('$0 <command> [options]\n\nGitOps for Proxmox VE: plans and converges what a git repository declares.')
-    .version(false)
-    .options(GLOBAL_OPTIONS)
-    .option('version', { type: 'boolean', describe: 'Print the version and exit (anywhere on the line)' })
-    .command('version', 'Print the version and exit')
-    .command('help [command]', 'Show the help of a command')
-    .strict()
-    .demandCommand(1, 'no command given')
-    .command(diffCommand(ctx, setExit))
-    .command(applyCommand(ctx, setExit))
-    .command(statusCommand(ctx, setExit))
-    .command(validateCommand(setExit, ctx, lazySopsHooks(ctx)))
-    .command(adoptCommand(ctx, setExit))
-    .command(runCommand(ctx, setExit))
-    .completion('completion', 'Print a bash/zsh completion script (source it from your shell rc)')
-    .example('proxops diff', 'what would change on every cluster')
-    .example('proxops apply --yes', 'converge every cluster without asking')
-    .example('eval "$(proxops completion)"', 'enable shell completion')
-    .epilogue(
-      'Exit codes: 0 success, 1 error or a failed action, 2 changes present (diff --detailed-exitcode). Docs: https://github.com/proxops/proxops/blob/main/docs/cli.md',
-    )
-    .wrap(Math.min(120, process.stdout.columns ?? 100))
-    .help()
-    .alias('help', 'h')
+  return (
+    yargs([...argv])
+      .scriptName('proxops')
+      .usage('$0 <command> [options]\n\nGitOps for Proxmox VE: plans and converges what a git repository declares.')
+      .version(false)
+      .options(GLOBAL_OPTIONS)
+      .option('version', { type: 'boolean', describe: 'Print the version and exit (anywhere on the line)' })
+      .command('version', 'Print the version and exit')
+      .command('help [command]', 'Show the help of a command')
+      .strict()
+      .demandCommand(1, 'no command given')
+      .command(diffCommand(ctx, setExit))
+      .command(applyCommand(ctx, setExit))
+      .command(statusCommand(ctx, setExit))
+      .command(validateCommand(setExit, ctx, lazySopsHooks(ctx)))
+      .command(adoptCommand(ctx, setExit))
+      .command(runCommand(ctx, setExit))
+      .command(
+        'completion [shell]',
+        'Print the completion script for bash, zsh or fish (commands, flags, cluster names)',
+        (y) => y.positional('shell', { choices: SHELLS, describe: 'The shell (default: the one of $SHELL)' }),
+        (args) => {
+          const c = ctx()
+          c.io.stdout.write(completionScript(args.shell, c.env))
+        },
+      )
+      // the hidden flag the scripts call: --get-yargs-completions <words>
+      .completion('__complete', false, completer(argv.slice(argv.indexOf('--get-yargs-completions') + 1), ctx) as never)
+      .example('proxops diff', 'what would change on every cluster')
+      .example('proxops apply --yes', 'converge every cluster without asking')
+      .example('eval "$(proxops completion bash)"', 'enable shell completion (also zsh, fish)')
+      .epilogue(
+        'Exit codes: 0 success, 1 error or a failed action, 2 changes present (diff --detailed-exitcode). Docs: https://github.com/proxops/proxops/blob/main/docs/cli.md',
+      )
+      .wrap(Math.min(120, process.stdout.columns ?? 100))
+      .help()
+      .alias('help', 'h')
+  )
 }
 
 /** What yargs hands the fail callback as its third argument: the usage of the command being parsed. */

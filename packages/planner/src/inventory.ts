@@ -4,7 +4,7 @@
  * unknown (never "absent"), so the planner neither creates nor deletes on a failed read.
  */
 import type { LiveBackupJob } from './backup/types.js'
-import type { GuestType } from '@proxops/pve-client/wire'
+import type { GuestFirewall, GuestType, HaItem } from '@proxops/pve-client/wire'
 
 export interface LiveNode {
   node: string
@@ -80,7 +80,28 @@ export interface LiveInventory {
   volumes: readonly LiveVolume[]
   /** listings that failed: volumes there are unknown, so artifacts there are neither created nor reported absent */
   unreadableStorages: readonly { node: string; storage: string; reason: string }[]
+  /**
+   * guest firewalls, read only for the guests observe() was asked about (`ObserveOptions.firewalls`), sorted by
+   * vmid; a failed read carries its reason (the firewall is then unknown: not planned this cycle)
+   */
+  firewalls?: readonly LiveFirewall[]
+  /** the HA configuration; absent when the reader cannot read it (then HA is unknown and nothing HA is planned) */
+  ha?: LiveHa
   /** `/cluster/backup` jobs sorted by id; absent when not read (then `backupJobsUnreadable` says why) */
   backupJobs?: readonly LiveBackupJob[]
   backupJobsUnreadable?: string
 }
+
+export type LiveFirewall = { vmid: number; firewall: GuestFirewall } | { vmid: number; unreadable: string }
+
+/** pve-ha-manager's resources and the node preferences of this PVE version (planner/src/ha) */
+export type LiveHa =
+  | {
+      /** groups on PVE 8, node-affinity (and other) rules on PVE 9 */
+      form: 'groups' | 'rules'
+      /** sorted by sid */
+      resources: readonly HaItem[]
+      /** groups or rules, sorted by id */
+      preferences: readonly HaItem[]
+    }
+  | { unreadable: string }

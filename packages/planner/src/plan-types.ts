@@ -4,7 +4,8 @@
  * Nothing here is derived from the clock or from randomness: the same inputs give the same bytes
  * (see serializePlan). Secret values never appear: they are references resolved at execute time.
  */
-import type { GuestType } from '@proxops/pve-client/wire'
+import type { CanonFirewall } from './firewall/canon.js'
+import type { FirewallWrite, GuestType, HaObject } from '@proxops/pve-client/wire'
 
 export const PLAN_FORMAT_VERSION = 1
 
@@ -108,6 +109,28 @@ export type PveRequest =
   | { call: 'start' | 'stop' | 'reboot' | 'markTemplate' | 'deleteGuest'; node: string; guest: GuestType; vmid: number }
   | { call: 'shutdown'; node: string; guest: GuestType; vmid: number; timeoutSeconds: number; forceStop: boolean }
   | { call: 'downloadUrl'; node: string; storage: string; params: PlanParams }
+  | {
+      call: 'firewall'
+      node: string
+      guest: GuestType
+      vmid: number
+      /** what the manifest owns (firewall/canon.ts) */
+      desired: CanonFirewall
+      /** the firewall as read at plan time; absent for a guest this plan creates (the writes are then re-derived) */
+      live?: CanonFirewall
+      /** the writes planned against `live` (digests are read just before each one) */
+      writes: readonly FirewallWrite[]
+    }
+  | {
+      call: 'haWrite'
+      object: HaObject
+      method: 'POST' | 'PUT' | 'DELETE'
+      /** sid, group or rule id */
+      id: string
+      params: PlanParams
+      /** the guest a requested-state change concerns: the executor waits until it is in `power` (bounded) */
+      guest?: { node: string; guest: GuestType; vmid: number; power: 'running' | 'stopped' }
+    }
   /** `/cluster/backup` (docs/schema-reference.md#backupjob): cluster-wide, no task */
   | { call: 'createBackupJob'; params: PlanParams }
   | { call: 'updateBackupJob'; id: string; params: PlanParams }
@@ -127,6 +150,12 @@ export type ActionType =
   | 'stop'
   | 'mark-template'
   | 'delete'
+  /** converge the guest firewall (options, rules, IP sets, aliases); applied live by PVE */
+  | 'firewall'
+  /** the guest's HA resource (and its group or rule) created, updated or removed (planner/src/ha) */
+  | 'ha-create'
+  | 'ha-update'
+  | 'ha-delete'
 
 export interface FieldDiff {
   /** manifest path, e.g. `spec.memory`, `spec.disks[0].iothread` */
@@ -197,6 +226,8 @@ export type AnomalyCode =
   | 'owned-elsewhere'
   /** the API token lacks a privilege an action needs (or the option is for root@pam only): the action is not attempted */
   | 'missing-privilege'
+  /** an HA node preference ProxOps would write conflicts with one it does not own */
+  | 'ha-conflict'
 
 /** A non-destructive observation; never executed. */
 export interface Anomaly {

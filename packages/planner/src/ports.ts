@@ -13,6 +13,8 @@ import type {
   GuestListItem,
   GuestStatus,
   GuestType,
+  HaItem,
+  HaObject,
   PendingEntry,
   PveParams,
   StorageContentItem,
@@ -22,6 +24,8 @@ import type {
   TaskStatus,
   VersionInfo,
   WaitOptions,
+  GuestFirewall,
+  FirewallWrite,
 } from '@proxops/pve-client/wire'
 
 export interface LiveReader {
@@ -43,6 +47,10 @@ export interface LiveReader {
    * still fit; without it the privilege preflight is skipped (docs/getting-started.md).
    */
   privileges?(path: string): Promise<readonly string[]>
+  /** the guest firewall (options, rules, aliases, ipsets with entries); optional so older readers still fit */
+  guestFirewall?(node: string, type: GuestType, vmid: number): Promise<GuestFirewall>
+  /** `GET /cluster/ha/{object}`. Optional so older readers still fit; without it HA is unknown (nothing planned). */
+  haConfig?(object: HaObject): Promise<HaItem[]>
   /**
    * `GET /cluster/backup`: the vzdump jobs, each option in PVE's string form (property strings printed with
    * sorted keys). Optional so older readers still fit; without it backup jobs are unknown (never planned).
@@ -91,6 +99,19 @@ export interface PveWriter {
   deleteGuest(node: string, type: GuestType, vmid: number): Promise<TaskRef>
   /** POST /nodes/{node}/storage/{storage}/download-url */
   downloadUrl(node: string, storage: string, params: PveParams): Promise<TaskRef>
+  /** One synchronous write to a guest firewall; optional so older writers still fit (the action then fails). */
+  firewallWrite?(node: string, type: GuestType, vmid: number, write: FirewallWrite): Promise<void>
+  /**
+   * `POST /cluster/ha/{object}` (the id inside params), `PUT` or `DELETE /cluster/ha/{object}/{id}`: synchronous
+   * section-config writes; `digest` makes PVE refuse a PUT when the file changed since it was read.
+   */
+  haWrite?(
+    object: HaObject,
+    method: 'POST' | 'PUT' | 'DELETE',
+    id: string,
+    params: PveParams,
+    options?: { digest?: string },
+  ): Promise<void>
   /**
    * `/cluster/backup` (PVE::API2::Backup): synchronous, no task. Optional so writers that predate backup jobs
    * still fit; an action that needs one fails without it.

@@ -326,6 +326,12 @@ function requestNeeds(r: PveRequest): { key?: string; need: Grant[] | string }[]
     case 'markTemplate':
     case 'deleteGuest':
       return [{ need: one(`/vms/${r.vmid}`, 'VM.Allocate') }]
+    case 'firewall':
+      // pve-firewall rules_modify_permissions / set_options for a guest: VM.Config.Network on /vms/<vmid>
+      return [{ need: one(`/vms/${r.vmid}`, 'VM.Config.Network') }]
+    case 'haWrite':
+      // PVE::API2::HA::Resources / Groups / Rules: every write checks Sys.Console on /
+      return [{ need: one('/', 'Sys.Console') }]
     case 'downloadUrl':
       return [
         { need: one(`/storage/${r.storage}`, 'Datastore.AllocateTemplate') },

@@ -14,15 +14,20 @@ import {
   obj,
 } from './decode.js'
 import { PveError, PveTaskTimeoutError } from './errors.js'
+import { firewallCall, readGuestFirewall } from './firewall.js'
 import { abortedError, sleep } from './retry.js'
 import { type GetFn, type TaskLogPage, assertTaskOk, taskLog, taskStatus, waitTask } from './tasks.js'
 import { type CallSpec, type Method, type Params, Transport, type TransportOptions } from './transport.js'
 import type {
   ClusterResource,
+  FirewallWrite,
+  GuestFirewall,
   GuestConfig,
   GuestListItem,
   GuestStatus,
   GuestType,
+  HaItem,
+  HaObject,
   NodeInfo,
   NodeStatus,
   PendingEntry,
@@ -172,6 +177,11 @@ export class PveReadOnlyClient {
     return decodeWith(`GET /nodes/{node}/${type}/{vmid}/pending`, () => decodePending(data))
   }
 
+  /** The guest firewall: options, rules, aliases and IP sets with their entries, each section with its digest. */
+  guestFirewall(node: string, type: GuestType, vmid: number, o?: CallOptions): Promise<GuestFirewall> {
+    return readGuestFirewall((spec) => this.#get({ ...spec, ...callOpts(o) }), node, guestType(type), vmid)
+  }
+
   async guestStatus(node: string, type: GuestType, vmid: number, o?: CallOptions): Promise<GuestStatus> {
     const data = await this.#get({
       path: `/nodes/{node}/${guestType(type)}/{vmid}/status/current`,
@@ -190,6 +200,21 @@ export class PveReadOnlyClient {
     return decodeWith('GET /access/permissions', () => {
       const privs = obj(data, 'permissions')[path]
       return privs === undefined ? [] : Object.keys(obj(privs, path)).sort()
+    })
+  }
+
+  /** `GET /cluster/ha/{resources|groups|rules}` (groups exist on PVE 8, rules on PVE 9) */
+  async haConfig(object: HaObject, o?: CallOptions): Promise<HaItem[]> {
+    const path = `/cluster/ha/${object}`
+    const data = await this.#get({ path, ...callOpts(o) })
+    return decodeWith(`GET ${path}`, () => {
+      if (!Array.isArray(data)) throw new Error(`expected a list, got ${typeof data}`)
+      return data.map((item: unknown) => {
+        const out: Record<string, string> = {}
+        for (const [k, v] of Object.entries(obj(item, object)))
+          if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') out[k] = String(v)
+        return out
+      })
     })
   }
 
@@ -321,6 +346,18 @@ export class PveClient extends PveReadOnlyClient {
     return this.#write(method, path, options?.pathParams, options?.params, options)
   }
 
+  /** One synchronous guest firewall write (options, a rule, an alias, an IP set or entry); see firewall.ts. */
+  async firewallWrite(
+    node: string,
+    type: GuestType,
+    vmid: number,
+    write: FirewallWrite,
+    o?: CallOptions,
+  ): Promise<void> {
+    const c = firewallCall(node, guestType(type), vmid, write)
+    await this.#write(c.method, c.path, c.pathParams, c.params, o)
+  }
+
   /** POST /nodes/{node}/qemu|lxc (qmcreate / vzcreate); params include `vmid`. */
   async createGuest(node: string, type: GuestType, params: PveParams, o?: CallOptions): Promise<TaskRef> {
     const path = `/nodes/{node}/${guestType(type)}`
@@ -417,6 +454,22 @@ export class PveClient extends PveReadOnlyClient {
   async deleteGuest(node: string, type: GuestType, vmid: number, options?: CallOptions): Promise<TaskRef> {
     const path = `/nodes/{node}/${guestType(type)}/{vmid}`
     return taskRef(node, await this.#write('DELETE', path, { node, vmid }, { purge: true }, options), `DELETE ${path}`)
+  }
+
+  /**
+   * `POST /cluster/ha/{object}` (the id travels in `params`), `PUT` / `DELETE /cluster/ha/{object}/{id}`.
+   * Synchronous (no task); `digest` makes a PUT fail when the section config changed since it was read.
+   */
+  async haWrite(
+    object: HaObject,
+    method: 'POST' | 'PUT' | 'DELETE',
+    id: string,
+    params: PveParams,
+    options?: { digest?: string } & CallOptions,
+  ): Promise<void> {
+    const body = { ...params, ...(options?.digest ? { digest: options.digest } : {}) }
+    if (method === 'POST') await this.#write('POST', `/cluster/ha/${object}`, undefined, body, options)
+    else await this.#write(method, `/cluster/ha/${object}/{id}`, { id }, body, options)
   }
 
   /** POST /cluster/backup (create_job, synchronous): `id`, `schedule`, the selection and the job options. */

@@ -51,4 +51,6 @@ export type {
   TaskResult,
   WaitOptions,
   PveParams,
+  GuestFirewall,
+  FirewallWrite,
 } from './wire/types.js'

@@ -80,7 +80,11 @@ export async function adoptHandler(ctx: CliContext, args: AdoptArgs): Promise<nu
   let result
   let selection
   try {
-    const observed = await observe(cluster.name, reader, { nodes: cluster.nodes, signal: ctx.signal })
+    const observed = await observe(cluster.name, reader, {
+      nodes: cluster.nodes,
+      signal: ctx.signal,
+      firewalls: 'all',
+    })
     selection = selectForAdoption(observed, {
       declaredVmids: declared.vmids,
       declaredVolids: declared.volids,

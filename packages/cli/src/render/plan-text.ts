@@ -18,11 +18,11 @@ import type { Paint } from './color.js'
 
 export type Symbol = '+' | '~' | '-'
 
-const CREATE: ReadonlySet<ActionType> = new Set(['create', 'clone', 'download'])
+const CREATE: ReadonlySet<ActionType> = new Set(['create', 'clone', 'download', 'ha-create'])
 
 export function symbolOf(type: ActionType): Symbol {
   if (CREATE.has(type)) return '+'
-  if (type === 'delete') return '-'
+  if (type === 'delete' || type === 'ha-delete') return '-'
   return '~'
 }
 
@@ -37,7 +37,11 @@ const VERB: Readonly<Record<ActionType, string>> = {
   start: 'will be started',
   stop: 'will be stopped',
   'mark-template': 'will be marked as a template',
+  firewall: 'will have its firewall updated (applies live)',
   delete: 'will be deleted (prune)',
+  'ha-create': 'will become an HA resource',
+  'ha-update': 'will have its HA resource updated',
+  'ha-delete': 'will stop being an HA resource (its resource is removed)',
 }
 
 export interface Counts {

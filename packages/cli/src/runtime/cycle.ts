@@ -10,6 +10,7 @@ import {
   checkPrivileges,
   DEFAULT_POLICY,
   execute,
+  firewallVmids,
   neededPaths,
   privilegeNeeds,
   observe,
@@ -201,7 +202,11 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
       commit: o.tree.commit,
       manifests: loaded.desired.manifests.length,
     })
-    const inventory = await observe(name, o.reader, { nodes: o.cluster.nodes, signal: ctx.signal })
+    const inventory = await observe(name, o.reader, {
+      nodes: o.cluster.nodes,
+      signal: ctx.signal,
+      firewalls: firewallVmids(loaded.desired),
+    })
     ctx.log.debug('live state read', {
       cluster: name,
       guests: inventory.guests.length,

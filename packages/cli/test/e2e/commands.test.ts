@@ -164,7 +164,7 @@ describe('version and completion (subprocess)', () => {
     expect((await run(['--version'])).stdout).toMatch(/^proxops version \d+\.\d+\.\d+/)
     const completion = await run(['completion'])
     expect(completion.code).toBe(0)
-    expect(completion.stdout).toContain('_proxops_yargs_completions')
+    expect(completion.stdout).toContain('complete -o default -F _proxops_completions proxops')
   })
 })
 

@@ -12,6 +12,7 @@ import { isBookkeeping, QEMU_NIC_MODELS } from '../plan/keys.js'
 import { isOn, parseProps, pveSizeBytes } from './props.js'
 import { keyLines, mapSshKeys } from './ssh.js'
 import type { AdoptedFile, AdoptGap, AdoptOptions, AdoptResult, AdoptSkip } from './types.js'
+import { adoptedFirewall } from '../firewall/adopt.js'
 
 const SENSITIVE = new Set(['sshkeys', 'cipassword', 'password', 'sshkey', 'keyfile', 'secret'])
 const MiB = 1024 * 1024
@@ -78,6 +79,8 @@ export function adopt(live: LiveInventory, options: AdoptOptions): AdoptResult {
       guest.type === 'qemu'
         ? adoptVm(guest, { ...options, tag }, claim, collect, isoNames, census, newSshKeys)
         : adoptLxc(guest, { ...options, tag }, claim, collect)
+    const firewall = adoptedFirewall(live.firewalls?.find((f) => f.vmid === guest.vmid))
+    if (firewall) (file.document.spec as Record<string, unknown>).firewall = firewall
     files.push(file)
   }
 

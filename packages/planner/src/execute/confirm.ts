@@ -10,12 +10,14 @@
  *     is marked by a worker PVE does not return, so that check is retried a few times)
  *   - a deleted guest is no longer listed on its node
  *   - a downloaded file is listed in its storage
+ *   - a converged firewall needs no further write
  */
 import type { Action, PveRequest } from '../plan-types.js'
 import type { LiveReader } from '../ports.js'
 import { splitPending } from '../observe/observe.js'
 import { parseProps, pveSizeBytes } from '../adopt/props.js'
 import { guestTarget, type ActionContext } from './run-action.js'
+import { firewallWrites, liveFirewall } from '../firewall/canon.js'
 
 export async function confirmAction(
   action: Action,
@@ -50,6 +52,9 @@ async function check(action: Action, reader: LiveReader): Promise<string | undef
     )
     return found ? undefined : `${filename} is not listed in storage ${download.storage} on ${download.node}`
   }
+
+  if (action.type === 'ha-create' || action.type === 'ha-update' || action.type === 'ha-delete')
+    return checkHa(action, reader)
 
   const target = guestTarget(action)
   if (!target) return undefined
@@ -101,6 +106,11 @@ async function check(action: Action, reader: LiveReader): Promise<string | undef
   if (action.requests.some((r) => r.call === 'markTemplate') && config.template !== '1' && status.template !== true)
     problems.push('not marked as a template')
 
+  for (const r of action.requests) {
+    if (r.call !== 'firewall' || !reader.guestFirewall) continue
+    const left = firewallWrites(liveFirewall(await reader.guestFirewall(node, guest, vmid)), r.desired)
+    if (left.length > 0) problems.push(`firewall not converged (${left.map((w) => w.op).join(', ')} still needed)`)
+  }
   const power = expectedPower(action.requests)
   if (power && status.status !== power) problems.push(`power state is ${status.status}, expected ${power}`)
   return problems.length > 0 ? `${label}: ${[...new Set(problems)].join('; ')}` : undefined
@@ -120,4 +130,19 @@ function expectedPower(requests: readonly PveRequest[]): 'running' | 'stopped' |
 
 function isTrue(value: unknown): boolean {
   return value === 1 || value === '1' || value === true
+}
+
+/** an HA action: the resource is there (with the requested state) or gone */
+async function checkHa(action: Action, reader: LiveReader): Promise<string | undefined> {
+  const write = action.requests.find(
+    (r): r is Extract<PveRequest, { call: 'haWrite' }> => r.call === 'haWrite' && r.object === 'resources',
+  )
+  if (!write || !reader.haConfig) return undefined
+  const item = (await reader.haConfig('resources')).find((r) => r.sid === write.id)
+  if (write.method === 'DELETE') return item ? `HA resource ${write.id} is still configured` : undefined
+  if (!item) return `HA resource ${write.id} is not configured`
+  const state = write.params.state
+  if (state !== undefined && (item.state ?? 'started') !== String(state))
+    return `HA resource ${write.id} requests ${item.state ?? 'started'}, not ${String(state)}`
+  return undefined
 }

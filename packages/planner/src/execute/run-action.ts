@@ -9,6 +9,7 @@ import type { GuestType, TaskRef, TaskResult } from '@proxops/pve-client/wire'
 import type { LiveReader, PveWriter } from '../ports.js'
 import { redact, resolveParams, type SecretResolver } from './params.js'
 import { confirmAction } from './confirm.js'
+import { runFirewall } from '../firewall/execute.js'
 import { parseProps, pveSizeBytes } from '../adopt/props.js'
 
 export interface ActionContext {
@@ -199,6 +200,12 @@ async function runRequest(
     case 'deleteGuest':
       await call('delete', ctx, tasks, () => writer.deleteGuest(request.node, request.guest, request.vmid))
       return
+    case 'firewall':
+      await runFirewall(request, ctx.reader, writer)
+      return
+    case 'haWrite':
+      await haWrite(request, ctx)
+      return
     case 'createBackupJob':
     case 'updateBackupJob':
     case 'deleteBackupJob':
@@ -335,6 +342,49 @@ async function awaitHaPower(
   }
 }
 
+/**
+ * One HA section-config write (synchronous in PVE, no task), then, for a change of the requested state, the
+ * wait until the guest is in it: the CRM acts a cycle or more later (PVE::HA::Manager), so the write is done
+ * when the guest runs or stops, bounded by the task timeout, and early failed when HA reports `error`.
+ */
+async function haWrite(request: Extract<PveRequest, { call: 'haWrite' }>, ctx: ActionContext): Promise<void> {
+  const write = ctx.writer.haWrite?.bind(ctx.writer)
+  if (!write) throw new ActionFailure('this PVE writer cannot write the HA configuration')
+  const params: Record<string, string | number> = {}
+  for (const [k, v] of Object.entries(request.params)) if (typeof v !== 'object') params[k] = v
+  const what = `${request.method === 'POST' ? 'create' : request.method === 'PUT' ? 'update' : 'delete'} HA ${request.object.replace(/s$/, '')} ${request.id}`
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await write(request.object, request.method, request.id, params)
+      break
+    } catch (e) {
+      const message = e instanceof Error ? e.message : String(e)
+      if (isLockTimeoutMessage(message) && attempt < ctx.lockRetries) {
+        await ctx.sleep(ctx.lockRetryDelayMs * 2 ** attempt)
+        continue
+      }
+      throw new ActionFailure(`${what} failed: ${message}`)
+    }
+  }
+  const target = request.guest
+  if (!target) return
+  const label = `${target.guest} ${target.vmid}`
+  const started = ctx.now()
+  for (;;) {
+    const status = await ctx.reader.guestStatus(target.node, target.guest, target.vmid)
+    if (status.status === target.power) return
+    if (status.haState === 'error')
+      throw new ActionFailure(
+        `${what}: HA reports ${label} in state error (its ${target.power === 'running' ? 'start' : 'stop'} failed on the node; see the node's task list); set spec.ha.state to disabled and fix it`,
+      )
+    if (ctx.now() - started >= ctx.taskTimeoutMs)
+      throw new ActionFailure(
+        `${what}: the guest is still ${status.status} after ${Math.round(ctx.taskTimeoutMs / 1000)} s (HA state ${status.haState ?? 'unknown'}); not waiting longer`,
+      )
+    await ctx.sleep(ctx.taskPollIntervalMs)
+  }
+}
+
 const LXC_SIZE_DONE = /disk is already at specified size/
 const LXC_SHRINK = /unable to shrink disk size/
 
@@ -384,7 +434,14 @@ export function guestTarget(action: Action): { node: string; guest: GuestType; v
         vmid: Number(r.params.newid),
       }
   }
-  for (const r of action.requests)
+  for (const r of action.requests) {
+    if (r.call === 'haWrite') {
+      if (action.vmid !== undefined && (action.kind === 'VM' || action.kind === 'LXC'))
+        return { node: action.node, guest: action.kind === 'VM' ? 'qemu' : 'lxc', vmid: action.vmid }
+      continue
+    }
+    // downloads and backup jobs name no guest
     if ('guest' in r && r.call !== 'createGuest') return { node: r.node, guest: r.guest, vmid: r.vmid }
+  }
   return undefined
 }

@@ -14,8 +14,17 @@
  */
 import type { ClusterResource, GuestListItem, GuestType, PendingEntry } from '@proxops/pve-client/wire'
 import type { LiveReader } from '../ports.js'
-import type { LiveGuest, LiveInventory, LiveNode, LiveStorage, LiveVolume, UnknownGuest } from '../inventory.js'
+import type {
+  LiveFirewall,
+  LiveGuest,
+  LiveInventory,
+  LiveNode,
+  LiveStorage,
+  LiveVolume,
+  UnknownGuest,
+} from '../inventory.js'
 import { Limiter, readTags } from '@proxops/pve-client/wire'
+import { readHa } from '../ha/observe.js'
 
 export interface ObserveOptions {
   /** requests in flight at once for this cluster (default 8) */
@@ -25,6 +34,8 @@ export interface ObserveOptions {
   /** storage content types whose volumes are listed (default iso, vztmpl, import) */
   contentTypes?: readonly string[]
   signal?: AbortSignal
+  /** vmids whose guest firewall is read (the guests whose manifests declare spec.firewall), `all` for adopt */
+  firewalls?: readonly number[] | 'all'
 }
 
 export class ObserveError extends Error {
@@ -87,6 +98,8 @@ export async function observe(
   storagesRead.catch(() => undefined)
   const jobsRead = readBackupJobs(reader, read, options)
   jobsRead.catch(() => undefined)
+  // the HA configuration (two reads; a failure makes HA unknown, so this promise never rejects)
+  const haRead = readHa(reader, version, read)
 
   // the node's own guest lists: power state without lag, and guests the resources view has not caught up with
   const listed = new Map<string, GuestListItem>()
@@ -157,8 +170,10 @@ export async function observe(
     }),
   )
 
+  const firewalls = await readFirewalls(reader, read, guests, options)
   const { storages, volumes, unreadableStorages } = await storagesRead
   const jobs = await jobsRead
+  const ha = await haRead
 
   return {
     cluster,
@@ -169,6 +184,8 @@ export async function observe(
     storages,
     volumes,
     unreadableStorages,
+    ...(firewalls ? { firewalls } : {}),
+    ...(ha ? { ha } : {}),
     ...jobs,
   }
 }
@@ -176,7 +193,7 @@ export async function observe(
 /** `/cluster/backup`, one request; a failed read makes every backup job unknown this cycle */
 async function readBackupJobs(
   reader: LiveReader,
-  read: <T>(fn: () => Promise<T>) => Promise<T>,
+  read: Read,
   options: ObserveOptions,
 ): Promise<Pick<LiveInventory, 'backupJobs' | 'backupJobsUnreadable'>> {
   if (!reader.backupJobs) return { backupJobsUnreadable: 'this PVE reader cannot list backup jobs' }
@@ -188,6 +205,33 @@ async function readBackupJobs(
     options.signal?.throwIfAborted()
     return { backupJobsUnreadable: `read failed: ${errorText(error)}` }
   }
+}
+
+/** the firewalls asked for, of guests that were read; a failed read is kept with its reason */
+async function readFirewalls(
+  reader: LiveReader,
+  read: Read,
+  guests: readonly LiveGuest[],
+  options: ObserveOptions,
+): Promise<LiveFirewall[] | undefined> {
+  if (!options.firewalls || options.firewalls.length === 0) return undefined
+  const want = options.firewalls === 'all' ? new Set(guests.map((g) => g.vmid)) : new Set(options.firewalls)
+  const out: LiveFirewall[] = []
+  await Promise.all(
+    guests
+      .filter((g) => want.has(g.vmid))
+      .map(async (g) => {
+        if (!reader.guestFirewall) return out.push({ vmid: g.vmid, unreadable: 'the reader cannot read firewalls' })
+        const readFw = reader.guestFirewall.bind(reader)
+        try {
+          out.push({ vmid: g.vmid, firewall: await read(() => readFw(g.node, g.type, g.vmid)) })
+        } catch (error) {
+          options.signal?.throwIfAborted()
+          out.push({ vmid: g.vmid, unreadable: errorText(error) })
+        }
+      }),
+  )
+  return out.sort((a, b) => a.vmid - b.vmid)
 }
 
 type Read = <T>(fn: () => Promise<T>) => Promise<T>

@@ -588,7 +588,7 @@ export function mergedView(g: LiveGuest): Readonly<Record<string, string>> {
   return out
 }
 
-function disruptionFor(m: Manifest, dflt: DisruptionPolicy): DisruptionPolicy {
+export function disruptionFor(m: Manifest, dflt: DisruptionPolicy): DisruptionPolicy {
   const a = m.metadata.annotations?.['proxops/disruption']?.trim()
   return a !== undefined && isDisruptionPolicy(a) ? a : dflt
 }

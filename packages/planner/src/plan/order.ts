@@ -51,11 +51,15 @@ const RANK: Record<ActionType, number> = {
   clone: 0,
   update: 1,
   'shutdown-then-update': 1,
+  firewall: 1,
   resize: 2,
   'mark-template': 3,
   restart: 4,
   start: 5,
   stop: 6,
+  'ha-create': 7,
+  'ha-update': 7,
+  'ha-delete': 8,
   delete: 9,
 }
 
@@ -151,12 +155,12 @@ export function summaryOf(
 ): PlanSummary {
   const count = (...t: ActionType[]) => actions.filter((a) => t.includes(a.type)).length
   return {
-    create: count('create', 'clone'),
-    update: count('update', 'shutdown-then-update'),
+    create: count('create', 'clone', 'ha-create'),
+    update: count('update', 'shutdown-then-update', 'firewall', 'ha-update'),
     resize: count('resize'),
     power: count('start', 'stop', 'restart'),
     markTemplate: count('mark-template'),
-    delete: count('delete'),
+    delete: count('delete', 'ha-delete'),
     download: count('download'),
     anomalies: anomalies.length,
     skips: skips.length,

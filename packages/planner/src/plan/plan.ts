@@ -8,8 +8,9 @@ import { planBackupJobs } from '../backup/plan.js'
 import { isArtifact, isBackupJob, isQemu, type DesiredState, type SecretLookup } from '../desired.js'
 import { isDisruptionPolicy } from './disruption.js'
 import { PlanInputError } from '../errors.js'
-import { planLiveGuest, planNewGuest, type GuestPlanEnv } from './guest-plan.js'
-import type { LiveGuest, LiveInventory } from '../inventory.js'
+import { disruptionFor, planLiveGuest, planNewGuest, type GuestPlanEnv } from './guest-plan.js'
+import { planFirewall, type FirewallPlanInput } from '../firewall/plan.js'
+import type { LiveFirewall, LiveGuest, LiveInventory } from '../inventory.js'
 import { lxcFields } from './lxc.js'
 import { artifactAddress, assemblePlan, guestAddress, type Draft } from './order.js'
 import type { Owned } from './fields.js'
@@ -27,6 +28,7 @@ import {
 import type { GuestType } from '@proxops/pve-client/wire'
 import { ownerMarker, ownerOf, ownedHere } from './ownership.js'
 import { prunes } from './prune.js'
+import { HaPlanner } from '../ha/plan.js'
 import { qemuFields, tagsField, type GuestBuildContext, type GuestFields } from './qemu.js'
 
 export interface PlanOptions {
@@ -108,6 +110,7 @@ class Context {
   readonly skips: Skip[] = []
   readonly pending: PendingChange[] = []
   readonly gaps: Gap[] = []
+  private readonly ha: HaPlanner
   /** live vmids claimed by a desired guest (never prune candidates) */
   readonly matched = new Set<number>()
   /** owned (tagged) live guests by type and PVE name, for reporting a renumbered guest */
@@ -123,6 +126,7 @@ class Context {
   private readonly volumes = new Set<string>()
   private readonly unreadable = new Map<string, string>()
   private readonly reportedUnknown = new Set<number>()
+  private readonly firewalls = new Map<number, LiveFirewall>()
   /** vmids of guests on nodes outside the allowlist (never acted on, but they block a create) */
   private readonly elsewhere = new Map<number, string>()
   private readonly env: GuestPlanEnv
@@ -147,6 +151,14 @@ class Context {
     }
     this.levels = levels(this.byKey)
     this.env = { policy, byKey: this.byKey, out: this }
+    this.ha = new HaPlanner({
+      ha: live.ha,
+      ownershipTag: policy.ownershipTag,
+      budget: policy.pruneBudget,
+      drafts: this.drafts,
+      anomalies: this.anomalies,
+      skips: this.skips,
+    })
     this.buildContexts = this.makeBuildContexts()
     for (const n of live.nodes) this.online.set(n.node, n.online)
     this.visibleGuests = live.guests.filter((g) => this.allowedNode(g.node))
@@ -172,6 +184,7 @@ class Context {
     for (const u of live.unknownGuests) if (this.allowedNode(u.node)) this.unknown.set(u.vmid, u)
     for (const v of live.volumes) this.volumes.add(`${v.node}\0${v.storage}\0${v.volid}`)
     for (const u of live.unreadableStorages) this.unreadable.set(`${u.node}\0${u.storage}`, u.reason)
+    for (const f of live.firewalls ?? []) this.firewalls.set(f.vmid, f)
   }
 
   private checkNode(kind: string, name: string, node: string): void {
@@ -356,7 +369,10 @@ class Context {
           message: `${resource} was vmid ${old.vmid} on ${old.node} on PVE (same name); vmid ${vmid} is created as a new guest and ${old.vmid} is kept: remove it by hand once the new one serves, or restore spec.vmid`,
         })
       }
-      planNewGuest({ m, f, base, type, isTemplate, skip, anomaly }, this.env)
+      const first = this.drafts.length
+      planNewGuest({ m: this.powerFor(m, undefined), f, base, type, isTemplate, skip, anomaly }, this.env)
+      this.planFirewall(m, type, base, undefined)
+      this.planHa(m, type, undefined, base, first)
       return
     }
     if (g.lock !== undefined && g.lock !== '') {
@@ -378,7 +394,59 @@ class Context {
       })
       return
     }
-    planLiveGuest({ m, f, base, type, isTemplate, skip, anomaly }, g, this.env)
+    const first = this.drafts.length
+    planLiveGuest({ m: this.powerFor(m, g), f, base, type, isTemplate, skip, anomaly }, g, this.env)
+    this.planFirewall(m, type, base, g)
+    this.planHa(m, type, g, base, first)
+  }
+
+  /** spec.firewall (firewall/plan.ts), after the guest's own actions; a new guest's waits for its create */
+  private planFirewall(
+    m: QemuManifest | ContainerManifest,
+    type: GuestType,
+    base: FirewallPlanInput['base'],
+    g: LiveGuest | undefined,
+  ): void {
+    if (m.spec.firewall === undefined) return
+    const created = g
+      ? undefined
+      : this.drafts.find((d) => d.address === base.address && (d.type === 'create' || d.type === 'clone'))
+    planFirewall(
+      {
+        m,
+        type,
+        address: base.address,
+        base,
+        ...(g ? { live: g } : {}),
+        ...(created ? { createdBy: created.id ?? `${created.address}#${created.type}` } : {}),
+        firewalls: this.firewalls,
+        policy: disruptionFor(m, this.policy.disruption),
+      },
+      this,
+    )
+  }
+
+  /** an HA-managed guest's power goes through its HA resource: the guest plan then keeps the live power */
+  private powerFor<M extends QemuManifest | ContainerManifest>(m: M, g: LiveGuest | undefined): M {
+    const pin = this.ha.pinnedPower(m, g)
+    return pin === undefined || pin === m.spec.state ? m : { ...m, spec: { ...m.spec, state: pin } }
+  }
+
+  /** the guest's HA actions, after the guest's own actions of this cycle (drafts from index `first`) */
+  private planHa(
+    m: QemuManifest | ContainerManifest,
+    type: GuestType,
+    g: LiveGuest | undefined,
+    base: Parameters<HaPlanner['plan']>[3],
+    first: number,
+  ): void {
+    if (m.kind !== 'VM' && m.kind !== 'LXC') return
+    const after: string[] = []
+    for (let i = first; i < this.drafts.length; i++) {
+      const d = this.drafts[i] as Draft
+      if (d.address === base.address) after.push(d.id ?? `${d.address}#${d.type}`)
+    }
+    this.ha.plan(m, type, g, base, after)
   }
 
   /** Unknown guests that no manifest claims are still reported (they are never prune candidates). */

@@ -38,4 +38,8 @@ export type {
   TaskResult,
   WaitOptions,
   PveParams,
+  GuestFirewall,
+  FirewallWrite,
+  HaObject,
+  HaItem,
 } from './types.js'

@@ -180,3 +180,50 @@ export interface WaitOptions {
 
 /** PVE parameters as sent: booleans become 1/0, everything goes through URLSearchParams. */
 export type PveParams = Readonly<Record<string, string | number | boolean>>
+
+/** `GET /nodes/{node}/{type}/{vmid}/firewall/*`: each section with the digest PVE checks on writes to it. */
+export interface GuestFirewall {
+  options: Readonly<Record<string, string>>
+  optionsDigest: string
+  /** each rule as `GET .../firewall/rules` lists it, without `pos`, `digest`, `ipversion` and `errors` */
+  rules: readonly Readonly<Record<string, string>>[]
+  rulesDigest: string
+  aliases: readonly { name: string; cidr: string; comment?: string }[]
+  aliasesDigest: string
+  /** sorted by name; each with its entries (sorted by cidr, as PVE stores them) and their list digest */
+  ipsets: readonly {
+    name: string
+    comment?: string
+    entries: readonly { cidr: string; nomatch: boolean; comment?: string }[]
+    digest: string
+  }[]
+  ipsetsDigest: string
+}
+
+/** One write to a guest firewall (pve-firewall's VM/CT option, rule, alias and ipset handlers). */
+export type FirewallWrite =
+  | { op: 'options'; set: Readonly<Record<string, string>>; digest?: string }
+  | { op: 'rule-create'; rule: Readonly<Record<string, string>> }
+  | {
+      op: 'rule-update'
+      pos: number
+      set: Readonly<Record<string, string>>
+      delete: readonly string[]
+      digest?: string
+    }
+  | { op: 'rule-move'; pos: number; moveto: number; digest?: string }
+  | { op: 'rule-delete'; pos: number; digest?: string }
+  | { op: 'alias-create'; name: string; cidr: string; comment?: string }
+  | { op: 'alias-update'; name: string; cidr: string; comment?: string; digest?: string }
+  | { op: 'alias-delete'; name: string; digest?: string }
+  | { op: 'ipset-create'; name: string; comment?: string }
+  | { op: 'ipset-comment'; name: string; comment: string; digest?: string }
+  | { op: 'ipset-delete'; name: string }
+  | { op: 'ipset-add'; name: string; cidr: string; nomatch: boolean; comment?: string }
+  | { op: 'ipset-update'; name: string; cidr: string; nomatch: boolean; comment?: string; digest?: string }
+  | { op: 'ipset-remove'; name: string; cidr: string; digest?: string }
+/** pve-ha-manager's section configs under `/cluster/ha` */
+export type HaObject = 'resources' | 'groups' | 'rules'
+
+/** One item of `GET /cluster/ha/{object}`: every scalar as a string (nested values such as `errors` are left out). */
+export type HaItem = Readonly<Record<string, string>>

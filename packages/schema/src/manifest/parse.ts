@@ -8,9 +8,11 @@ import { type ErrorCode, splitIssueMessage } from '../errors.js'
 import { reservedExtraKey, EXTRA_KEY } from '../extra.js'
 import { API_VERSION, KINDS, type Kind, canonicalKind } from '../kinds.js'
 import { REF_NAME, checkArtifactFilename, checkResourceName } from '../names.js'
+import { checkHa } from './ha.js'
 import { manifestSchemas } from './schemas.js'
 import { finaliseBackupJob } from '../backup/finalise.js'
 import type { ArtifactSpec, LxcSpec, Manifest, VmSpec } from './types.js'
+import { checkFirewall } from './firewall.js'
 
 export type PathKey = string | number
 export interface ManifestIssue {
@@ -186,6 +188,10 @@ function finalise(m: Manifest, issues: ManifestIssue[]): Manifest {
     default:
       finaliseArtifact(m.kind, m.spec, add)
   }
+  // after the kind's own rules, which default the NIC slots
+  if ((m.kind === 'VM' || m.kind === 'TemplateVM' || m.kind === 'LXC' || m.kind === 'TemplateCT') && m.spec.firewall) {
+    checkFirewall(m.spec.firewall, m.spec.networks, add)
+  }
   return m
 }
 
@@ -284,6 +290,7 @@ function finaliseVm(kind: 'VM' | 'TemplateVM', name: string, spec: VmSpec, add: 
     )
   spec.tags = dedupe(spec.tags)
   checkExtra('qemu', spec.extra, add)
+  if (spec.ha) checkHa(kind, spec.ha, spec.state, spec.node, add)
 
   if (spec.clone !== undefined) {
     if (kind === 'TemplateVM') add('field-invalid', ['spec', 'clone'], 'clone is only supported for kind VM')
@@ -536,6 +543,7 @@ function finaliseLxc(kind: 'LXC' | 'TemplateCT', name: string, spec: LxcSpec, ad
       'spec.template is required (the CTTemplate to create from), unless spec.clone names a TemplateCT',
     )
   }
+  if (spec.ha) checkHa(kind, spec.ha, spec.state, spec.node, add)
   spec.dns = { ...(spec.dns ?? {}), hostname: spec.dns?.hostname ?? name }
   if (!HOSTNAME.test(spec.dns.hostname))
     add(

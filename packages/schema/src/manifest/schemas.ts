@@ -26,6 +26,8 @@ import {
   verbatimQuantity,
 } from './fields.js'
 import { backupJobSpecSchema } from '../backup/schema.js'
+import { firewallSchema } from './firewall.js'
+import { haSchema } from './ha.js'
 
 /** Tags only the "not a mapping" issue; missing and unknown keys are converted by parseManifest. */
 const objectMessage = (issue: v.BaseIssue<unknown>): string =>
@@ -278,6 +280,8 @@ const vmSpecEntries = (template: boolean) => ({
   clone: v.optional(
     resourceName('Name of a TemplateVM on the same node to full-clone from; then `disks` must be empty.'),
   ),
+  firewall: v.optional(firewallSchema),
+  ha: v.optional(haSchema),
 })
 
 export const vmSpecSchema = obj(vmSpecEntries(false), 'VM spec.')
@@ -391,6 +395,8 @@ const lxcSpecEntries = (template: boolean) => ({
       'LXC only: name of a TemplateCT on the same node to full-clone from (onto `root.storage`); then `template`, `mount-points` and `bind-mounts` must be absent.',
     ),
   ),
+  firewall: v.optional(firewallSchema),
+  ha: v.optional(haSchema),
 })
 
 export const lxcSpecSchema = obj(lxcSpecEntries(false), 'LXC spec.')

@@ -12,10 +12,16 @@
  *   (numbers, always a whole number of MiB); `formatGiB(bytes)` gives PVE's `<storage>:<GiB>` token.
  */
 import type { Kind } from '../kinds.js'
+import type { FirewallSpec } from './firewall.js'
+
+export type { FirewallAlias, FirewallIpset, FirewallRule, FirewallSpec } from './firewall.js'
 import type { BackupJobSpec } from '../backup/types.js'
 export type { BackupJobSpec, BackupSelection, PruneBackupsKey } from '../backup/types.js'
 
 export type PowerState = 'started' | 'stopped'
+
+import type { HaSpec } from './ha.js'
+export type { HaSpec, HaState } from './ha.js'
 /** How disruptive a change may be before it is left pending. */
 export type DisruptionPolicy = 'none' | 'hotplug' | 'reboot' | 'stop'
 
@@ -182,6 +188,10 @@ export interface VmSpec {
   extra: Record<string, string>
   /** name of a TemplateVM on the same node to full-clone from */
   clone?: string
+  /** the guest firewall; absent = not owned (manifest/firewall.ts) */
+  firewall?: FirewallSpec
+  /** an HA resource (VM only, not TemplateVM) */
+  ha?: HaSpec
 }
 
 export type VmManifest = Envelope<'VM', VmSpec>
@@ -275,6 +285,10 @@ export interface LxcSpec {
   extra: Record<string, string>
   /** LXC only (rejected on a TemplateCT): name of a TemplateCT on the same node to full-clone from */
   clone?: string
+  /** the guest firewall; absent = not owned (manifest/firewall.ts) */
+  firewall?: FirewallSpec
+  /** an HA resource (LXC only, not TemplateCT) */
+  ha?: HaSpec
 }
 
 export type LxcManifest = Envelope<'LXC', LxcSpec>

@@ -6,7 +6,7 @@
  * (remove_vmfw_conf).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startSimulator, type Simulator } from '../index.js'
+import { apidocForTests, startSimulator, type Simulator } from '../index.js'
 import { form, raw, waitTask, type RawResponse } from './test-support/raw.js'
 
 let sim: Simulator
@@ -120,23 +120,27 @@ describe('PVE::API2::Firewall::RulesBase', () => {
     expect(answer(await post({ type: 'in', action: 'MAYBE' })).errors).toEqual({ action: "unknown action 'MAYBE'" })
   })
 
-  it('the formats check ports and addresses before the handler (parse_port_name_number_or_range, parse_address_list)', async () => {
-    const post = (p: Record<string, string>) => req('POST', `${FW}/rules`, { type: 'in', action: 'ACCEPT', ...p })
-    expect(answer(await post({ proto: 'tcp', dport: '90:80' })).errors).toEqual({
-      dport: "invalid format - backwards range '90:80' not allowed, did you mean '80:90'?\n",
-    })
-    expect(answer(await post({ proto: 'tcp', dport: 'nosuchservice' })).errors).toEqual({
-      dport: "invalid format - invalid port 'nosuchservice'\n",
-    })
-    expect(answer(await post({ source: '10.0.0.1,fe80::1' })).errors).toEqual({
-      source: "invalid format - detected mixed ipv4/ipv6 addresses in address list '10.0.0.1,fe80::1'\n",
-    })
-    expect(answer(await post({ proto: 'nosuchproto' })).errors).toEqual({
-      proto: "invalid format - unknown protocol 'nosuchproto'\n",
-    })
-    await ok(post({ proto: 'tcp', dport: 'ssh,https,8000:8080', source: '10.0.0.0/8', comment: 'svc' }))
-    expect((await rules())[0]).toMatchObject({ dport: 'ssh,https,8000:8080', ipversion: 4, enable: 0 })
-  })
+  // the format checks run in the schema-driven HTTP layer: without the API schema the handler's own check answers
+  it.skipIf(!apidocForTests())(
+    'the formats check ports and addresses before the handler (parse_port_name_number_or_range, parse_address_list)',
+    async () => {
+      const post = (p: Record<string, string>) => req('POST', `${FW}/rules`, { type: 'in', action: 'ACCEPT', ...p })
+      expect(answer(await post({ proto: 'tcp', dport: '90:80' })).errors).toEqual({
+        dport: "invalid format - backwards range '90:80' not allowed, did you mean '80:90'?\n",
+      })
+      expect(answer(await post({ proto: 'tcp', dport: 'nosuchservice' })).errors).toEqual({
+        dport: "invalid format - invalid port 'nosuchservice'\n",
+      })
+      expect(answer(await post({ source: '10.0.0.1,fe80::1' })).errors).toEqual({
+        source: "invalid format - detected mixed ipv4/ipv6 addresses in address list '10.0.0.1,fe80::1'\n",
+      })
+      expect(answer(await post({ proto: 'nosuchproto' })).errors).toEqual({
+        proto: "invalid format - unknown protocol 'nosuchproto'\n",
+      })
+      await ok(post({ proto: 'tcp', dport: 'ssh,https,8000:8080', source: '10.0.0.0/8', comment: 'svc' }))
+      expect((await rules())[0]).toMatchObject({ dport: 'ssh,https,8000:8080', ipversion: 4, enable: 0 })
+    },
+  )
 })
 
 describe('PVE::API2::Firewall::IPSetBase / BaseIPSetList and AliasesBase', () => {

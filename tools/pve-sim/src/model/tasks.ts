@@ -106,9 +106,11 @@ export class TaskManager {
     }
     if (tokenid !== undefined) task.tokenid = tokenid
     if (b?.fail !== undefined) task.failWith = b.fail
+    // finish what was due before this task exists: its own work never runs inside dispatch(), where the
+    // caller has not yet got its UPID (a zero-length task ends at the next settle, as PVE's fork returns first)
+    this.settle()
     this.tasks.set(upid, task)
     this.order.push(task)
-    this.settle()
     return upid
   }
 
