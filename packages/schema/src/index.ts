@@ -54,6 +54,9 @@ export {
 export {
   type ArtifactManifest,
   type ArtifactSpec,
+  type BackupJobManifest,
+  type BackupJobSpec,
+  type BackupSelection,
   type ChecksumAlgorithm,
   type CloudInitData,
   type ContainerManifest,
@@ -77,6 +80,7 @@ export {
   type MountPointOptions,
   type PciDevice,
   type PowerState,
+  type PruneBackupsKey,
   type QemuManifest,
   type TemplateCtManifest,
   type TemplateVmManifest,
