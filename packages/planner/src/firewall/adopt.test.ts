@@ -97,7 +97,7 @@ const liveFirewall: fc.Arbitrary<GuestFirewall> = fc
         },
         { requiredKeys: ['type', 'action', 'what', 'enable'] },
       )
-      .map(({ what, ...r }) => ({ ...r, ...what }) as Record<string, string>)
+      .map(({ what, ...r }) => ({ ...r, ...what }))
     return fc.array(rule, { maxLength: 5 }).map((rules): GuestFirewall => ({
       options,
       optionsDigest: 'o',
