@@ -30,6 +30,7 @@ export function globalFlags(args: GlobalArgs, defaults: { logFormat?: string } =
   set('pveAuth', args['pve-auth'])
   set('caFile', args['ca-file'])
   set('dataDir', args['data-dir'])
+  set('acceptEndpoint', args['accept-endpoint'])
   set('logLevel', args['log-level'])
   set('logFormat', args['log-format'] ?? defaults.logFormat)
   set('listen', args.listen)
@@ -58,13 +59,20 @@ export async function prepare(
     redactor: ctx.redactor,
     stream: ctx.io.stderr,
   })
+  for (const p of s.pinned) ctx.log.info('endpoint pinned for SOPS credentials', { cluster: p.cluster, ...p.pin })
   return { ...s, source: new GitSource(ctx, s.config) }
 }
 
-export const ALLOW_EMPTY_KINDS: readonly GuestKind[] = ['VM', 'TemplateVM', 'LXC', 'TemplateCT']
+export const ALLOW_EMPTY_KINDS: readonly (GuestKind | 'BackupJob')[] = [
+  'VM',
+  'TemplateVM',
+  'LXC',
+  'TemplateCT',
+  'BackupJob',
+]
 
-export function allowEmpty(values: readonly string[] | undefined): GuestKind[] {
-  const out: GuestKind[] = []
+export function allowEmpty(values: readonly string[] | undefined): (GuestKind | 'BackupJob')[] {
+  const out: (GuestKind | 'BackupJob')[] = []
   for (const value of values ?? []) {
     const kind = ALLOW_EMPTY_KINDS.find((k) => k.toLowerCase() === value.toLowerCase())
     if (!kind) throw new CliError('USAGE', `--allow-empty ${value}: must be one of ${ALLOW_EMPTY_KINDS.join(', ')}`)
