@@ -9,12 +9,12 @@ const full = vm('web', 100, {
   hardware: { sockets: 2, numa: true, bios: 'ovmf', serial0: 'socket' },
   options: { onboot: true, protection: true, acpi: true, tablet: true, startup: 'order=1' },
   'cloud-init-data': { 'ci-user': 'admin', nameservers: ['1.1.1.1'], 'search-domains': ['lan'] },
-} as Parameters<typeof vm>[2])
+})
 const fullCt = lxc('cache', 200, {
   swap: 256,
   dns: { hostname: 'cache', nameservers: ['1.1.1.1'], domain: 'lan' },
   options: { protection: false, onboot: true, console: true, startup: 'order=2' },
-} as Parameters<typeof lxc>[2])
+})
 
 describe('field table', () => {
   it('every row of a fully declared guest is sent once on create, under its manifest path', () => {
@@ -28,7 +28,9 @@ describe('field table', () => {
       ['lxc', fullCt],
     ] as const) {
       const action = p.actions.find((a) => a.vmid === m.spec.vmid)!
-      const params = action.requests[0]!.params as Record<string, unknown>
+      const create = action.requests[0]
+      if (create?.call !== 'createGuest') throw new Error(`${type}: not a create`)
+      const params: Record<string, unknown> = create.params
       for (const r of FIELD_TABLE[type]) {
         expect(params[r.key], `${type} ${r.key}`).toBeDefined()
         expect(action.diffs.filter((d) => d.key === r.key).map((d) => d.field)).toEqual([fieldPath(r)])
