@@ -60,3 +60,4 @@ export {
   type RepositoryModel,
   type UnlistedFile,
 } from './loader/load.js'
+export { POOL_ID, NEW_POOL_ID, poolNeeded } from './manifest/pool.js'

@@ -1,5 +1,5 @@
 /**
- * valibot schemas of the seven kinds. They check shapes, types and single-field rules and convert
+ * valibot schemas of the manifest kinds. They check shapes, types and single-field rules and convert
  * quantities; `parseManifest` (manifest/parse.ts) then applies the cross-field rules and context defaults.
  */
 import * as v from 'valibot'
@@ -27,6 +27,7 @@ import {
 } from './fields.js'
 import { firewallSchema } from './firewall.js'
 import { haSchema } from './ha.js'
+import { poolCommentField, poolIdField, poolRef } from './pool.js'
 
 /** Tags only the "not a mapping" issue; missing and unknown keys are converted by parseManifest. */
 const objectMessage = (issue: v.BaseIssue<unknown>): string =>
@@ -281,6 +282,7 @@ const vmSpecEntries = (template: boolean) => ({
   ),
   firewall: v.optional(firewallSchema),
   ha: v.optional(haSchema),
+  pool: v.optional(poolRef),
 })
 
 export const vmSpecSchema = obj(vmSpecEntries(false), 'VM spec.')
@@ -396,6 +398,7 @@ const lxcSpecEntries = (template: boolean) => ({
   ),
   firewall: v.optional(firewallSchema),
   ha: v.optional(haSchema),
+  pool: v.optional(poolRef),
 })
 
 export const lxcSpecSchema = obj(lxcSpecEntries(false), 'LXC spec.')
@@ -441,6 +444,13 @@ export const isoSpecSchema = artifactSpecSchema('iso', ['.iso', '.img'])
 export const ctTemplateSpecSchema = artifactSpecSchema('vztmpl', ['.tar', '.tar.zst', '.tar.xz', '.tar.gz'])
 export const diskImageSpecSchema = artifactSpecSchema('import', ['.qcow2', '.vmdk', '.raw'])
 
+// ---------------------------------------------------------------- Pool
+
+export const poolSpecSchema = obj(
+  { id: v.optional(poolIdField), comment: v.optional(poolCommentField) },
+  'Pool spec: the PVE pool id and comment.',
+)
+
 // ---------------------------------------------------------------- envelopes per kind
 
 const envelope = <S extends v.GenericSchema>(spec: S, description: string) =>
@@ -474,6 +484,7 @@ export const manifestSchemas = {
     diskImageSpecSchema,
     'A disk image downloaded onto storage with `import` content, to seed VM disks.',
   ),
+  Pool: envelope(poolSpecSchema, 'A PVE resource pool (`/pools`), owned through a marker in its comment.'),
 } as const
 
 export { checked }

@@ -85,6 +85,12 @@ export const validManifests = {
       url: 'https://downloads.example.invalid/debian-13.qcow2',
     },
   },
+  Pool: {
+    apiVersion: 'proxops/v1alpha1',
+    kind: 'Pool',
+    metadata: { name: 'web' },
+    spec: { comment: 'web tier' },
+  },
 } as const
 
 /** A deep, mutable copy. */
