@@ -5,6 +5,8 @@ import {
   decodeNodeStatus,
   decodeNodes,
   decodePending,
+  decodePoolDetail,
+  decodePools,
   decodeStorageContent,
   decodeStorages,
   decodeVersion,
@@ -29,6 +31,8 @@ import type {
   NodeInfo,
   NodeStatus,
   PendingEntry,
+  PoolDetail,
+  PoolInfo,
   PveParams,
   StorageContentItem,
   StorageInfo,
@@ -214,6 +218,21 @@ export class PveReadOnlyClient {
         return out
       })
     })
+  }
+
+  /** `GET /pools`: the pools the caller may audit (`Pool.Audit` on `/pool/<id>`), sorted by id */
+  async pools(o?: CallOptions): Promise<PoolInfo[]> {
+    const data = await this.#get({ path: '/pools', ...callOpts(o) })
+    return decodeWith('GET /pools', () => decodePools(data))
+  }
+
+  /**
+   * `GET /pools?poolid=` (the form nested ids need): the pool's comment and its members that still exist,
+   * guests whatever the caller may see of them (read_pool checks `Pool.Audit` only).
+   */
+  async pool(poolid: string, o?: CallOptions): Promise<PoolDetail> {
+    const data = await this.#get({ path: '/pools', query: { poolid }, ...callOpts(o) })
+    return decodeWith('GET /pools?poolid', () => decodePoolDetail(data))
   }
 
   async storages(node: string, o?: CallOptions): Promise<StorageInfo[]> {
@@ -462,6 +481,22 @@ export class PveClient extends PveReadOnlyClient {
     const body = { ...params, ...(options?.digest ? { digest: options.digest } : {}) }
     if (method === 'POST') await this.#write('POST', `/cluster/ha/${object}`, undefined, body, options)
     else await this.#write(method, `/cluster/ha/${object}/{id}`, { id }, body, options)
+  }
+
+  /**
+   * `/pools` (PVE::API2::Pool create_pool, update_pool, delete_pool), the non-deprecated forms with the id in
+   * `poolid` (nested ids cannot be path segments); synchronous, no task. 8.4 and 9.x serve the same API.
+   */
+  async createPool(params: PveParams, o?: CallOptions): Promise<void> {
+    await this.#write('POST', '/pools', undefined, params, o)
+  }
+  /** `vms` with `delete=1` removes members, with `allow-move=1` takes them from another pool */
+  async updatePool(params: PveParams, o?: CallOptions): Promise<void> {
+    await this.#write('PUT', '/pools', undefined, params, o)
+  }
+  /** refused by PVE while the pool has a sub-pool or an existing member */
+  async deletePool(poolid: string, o?: CallOptions): Promise<void> {
+    await this.#write('DELETE', '/pools', undefined, { poolid }, o)
   }
 
   /** POST /nodes/{node}/storage/{storage}/download-url (`url`, `filename`, `content`, optional checksum pair). */

@@ -483,6 +483,34 @@ describe('lxc', () => {
   })
 })
 
+describe('pools (PVE::API2::Pool)', () => {
+  it('create_pool, update_pool (add, allow-move, delete), read_pool members, delete_pool refused while not empty', async () => {
+    await c.createPool({ poolid: 'cl-web', comment: 'managed-by=proxops web' })
+    await c.createPool({ poolid: 'cl-web/blue' })
+    await c.createPool({ poolid: 'cl-db' })
+    const id = vmid()
+    await createVm(id, { pool: 'cl-web/blue' })
+    expect((await c.pools()).filter((p) => p.poolid.startsWith('cl-'))).toEqual([
+      { poolid: 'cl-db' },
+      { poolid: 'cl-web', comment: 'managed-by=proxops web' },
+      { poolid: 'cl-web/blue' },
+    ])
+    expect(await c.pool('cl-web/blue')).toEqual({
+      poolid: 'cl-web/blue',
+      members: [expect.objectContaining({ type: 'qemu', id: `qemu/${id}`, vmid: id, node: 'pve1' })],
+    })
+    const moved = await failure(c.updatePool({ poolid: 'cl-db', vms: String(id) }))
+    expect(moved.message).toContain(`VM ${id} belongs already to pool 'cl-web/blue' and 'allow-move' is not set`)
+    await c.updatePool({ poolid: 'cl-db', vms: String(id), 'allow-move': true })
+    expect((await c.pool('cl-db')).members.map((m) => m.vmid)).toEqual([id])
+    expect((await c.pool('cl-web/blue')).members).toEqual([])
+    expect((await failure(c.deletePool('cl-db'))).message).toContain(`pool 'cl-db' is not empty (contains VM ${id})`)
+    await c.updatePool({ poolid: 'cl-db', vms: String(id), delete: true })
+    await c.deletePool('cl-db')
+    expect((await c.pools()).map((p) => p.poolid)).not.toContain('cl-db')
+  })
+})
+
 describe('artifacts', () => {
   it('download-url with a checksum; re-download without one fails in the task', async () => {
     const url = 'https://images.example/alpine-virt.iso?x=1&y=2'
