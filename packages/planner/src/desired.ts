@@ -3,7 +3,7 @@
  * parser and loader hand them over (kebab-case keys, defaults applied, sizes in bytes, memory in MiB,
  * `undefined` = not owned). The shapes are the schema's `Manifest` types; the planner adds none of its own.
  */
-import type { ArtifactManifest, Manifest, QemuManifest } from '@proxops/schema'
+import type { ArtifactManifest, GuestManifest, Manifest, PoolManifest, QemuManifest } from '@proxops/schema'
 
 export interface DesiredState {
   cluster: string
@@ -23,4 +23,10 @@ export function isArtifact(m: Manifest): m is ArtifactManifest {
 }
 export function isQemu(m: Manifest): m is QemuManifest {
   return m.kind === 'VM' || m.kind === 'TemplateVM'
+}
+export function isGuest(m: Manifest): m is GuestManifest {
+  return m.kind === 'VM' || m.kind === 'TemplateVM' || m.kind === 'LXC' || m.kind === 'TemplateCT'
+}
+export function isPool(m: Manifest): m is PoolManifest {
+  return m.kind === 'Pool'
 }

@@ -86,7 +86,22 @@ export interface LiveInventory {
   firewalls?: readonly LiveFirewall[]
   /** the HA configuration; absent when the reader cannot read it (then HA is unknown and nothing HA is planned) */
   ha?: LiveHa
+  /** resource pools; absent when the reader cannot read them (then pools and memberships are not planned) */
+  pools?: LivePools
 }
+
+/** One pool as `/pools?poolid=` answers it (planner/src/pool) */
+export interface LivePool {
+  poolid: string
+  comment?: string
+  /** member guests that exist (whether or not this token can see them otherwise), sorted */
+  vmids: readonly number[]
+  /** member storages, sorted */
+  storages: readonly string[]
+}
+
+/** the pools the token may audit, sorted by id; one failed read makes every pool unknown */
+export type LivePools = { pools: readonly LivePool[] } | { unreadable: string }
 
 export type LiveFirewall = { vmid: number; firewall: GuestFirewall } | { vmid: number; unreadable: string }
 

@@ -16,6 +16,8 @@ import type {
   HaItem,
   HaObject,
   PendingEntry,
+  PoolDetail,
+  PoolInfo,
   PveParams,
   StorageContentItem,
   StorageInfo,
@@ -51,6 +53,10 @@ export interface LiveReader {
   guestFirewall?(node: string, type: GuestType, vmid: number): Promise<GuestFirewall>
   /** `GET /cluster/ha/{object}`. Optional so older readers still fit; without it HA is unknown (nothing planned). */
   haConfig?(object: HaObject): Promise<HaItem[]>
+  /** `GET /pools`. Optional so older readers still fit; without it pools are unknown (nothing planned). */
+  pools?(): Promise<PoolInfo[]>
+  /** `GET /pools?poolid=`: comment and members (guests by vmid, storages) */
+  pool?(poolid: string): Promise<PoolDetail>
 }
 
 export interface PveWriter {
@@ -107,6 +113,13 @@ export interface PveWriter {
     params: PveParams,
     options?: { digest?: string },
   ): Promise<void>
+  /**
+   * `/pools` (PVE::API2::Pool): synchronous, no task. Optional so writers that predate pools still fit; an
+   * action that needs one fails without it.
+   */
+  createPool?(params: PveParams): Promise<unknown>
+  updatePool?(params: PveParams): Promise<unknown>
+  deletePool?(poolid: string): Promise<unknown>
   /** Waits for a task to stop; rejects with a TaskTimeout error, resolves with ok=false when it failed. */
   waitTask(task: TaskRef, options?: WaitOptions): Promise<TaskResult>
 }

@@ -206,6 +206,11 @@ async function runRequest(
     case 'haWrite':
       await haWrite(request, ctx)
       return
+    case 'createPool':
+    case 'updatePool':
+    case 'deletePool':
+      await poolWrite(request, ctx)
+      return
     case 'downloadUrl': {
       const { params, secrets: s } = await resolveParams(request.params, ctx.secrets)
       secrets.push(...s)
@@ -313,6 +318,38 @@ async function awaitHaPower(
   }
 }
 
+/** One `/pools` write (synchronous, user.cfg under its lock); a lock timeout is retried like a task's */
+async function poolWrite(
+  request: Extract<PveRequest, { call: 'createPool' | 'updatePool' | 'deletePool' }>,
+  ctx: ActionContext,
+): Promise<void> {
+  const w = ctx.writer
+  const params: Record<string, string | number> = {}
+  if (request.call !== 'deletePool')
+    for (const [k, v] of Object.entries(request.params)) if (typeof v !== 'object') params[k] = v
+  const send =
+    request.call === 'createPool'
+      ? w.createPool?.bind(w, params)
+      : request.call === 'updatePool'
+        ? w.updatePool?.bind(w, params)
+        : w.deletePool?.bind(w, request.poolid)
+  const id = request.call === 'deletePool' ? request.poolid : String(request.params.poolid)
+  if (!send) throw new ActionFailure(`this PVE writer cannot write pools (${request.call} ${id})`)
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await send()
+      return
+    } catch (e) {
+      const message = e instanceof Error ? e.message : String(e)
+      if (isLockTimeoutMessage(message) && attempt < ctx.lockRetries) {
+        await ctx.sleep(ctx.lockRetryDelayMs * 2 ** attempt)
+        continue
+      }
+      throw new ActionFailure(`${request.call.replace('Pool', '')} pool ${id} failed: ${message}`)
+    }
+  }
+}
+
 /**
  * One HA section-config write (synchronous in PVE, no task), then, for a change of the requested state, the
  * wait until the guest is in it: the CRM acts a cycle or more later (PVE::HA::Manager), so the write is done
@@ -411,6 +448,7 @@ export function guestTarget(action: Action): { node: string; guest: GuestType; v
         return { node: action.node, guest: action.kind === 'VM' ? 'qemu' : 'lxc', vmid: action.vmid }
       continue
     }
+    if (r.call === 'createPool' || r.call === 'updatePool' || r.call === 'deletePool') continue
     if (r.call !== 'downloadUrl' && r.call !== 'createGuest') return { node: r.node, guest: r.guest, vmid: r.vmid }
   }
   return undefined

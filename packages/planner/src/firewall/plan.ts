@@ -167,7 +167,7 @@ export function firewallDiffs(live: CanonFirewall, desired: CanonFirewall): Fiel
 export function firewallVmids(desired: { manifests: readonly Manifest[] }): number[] {
   const out: number[] = []
   for (const m of desired.manifests) {
-    if (isArtifact(m)) continue
+    if (isArtifact(m) || m.kind === 'Pool') continue
     if (m.spec.firewall !== undefined) out.push(m.spec.vmid)
   }
   return out.sort((a, b) => a - b)

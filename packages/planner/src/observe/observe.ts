@@ -7,6 +7,7 @@
  *   - 1 per guest: `.../pending`, which carries the applied value, the pending value, the pending delete flag
  *     and the `digest` row of every key (qemu-server's vm_pending lists every key of the loaded config)
  *   - 1 per artifact-capable storage (`iso`, `vztmpl`, `import` content); a shared storage is listed once
+ *   - HA (2) and pools (1 + one per pool), when the reader has them (ha/observe.ts, pool/observe.ts)
  * The storage listings run alongside the node guest lists and the guest reads (one in-flight limit for all).
  * Any per-object read failure marks that object unknown, never absent. A failure of the cluster listing
  * itself throws ObserveError: nothing can be planned from half a cluster.
@@ -24,6 +25,7 @@ import type {
 } from '../inventory.js'
 import { Limiter, readTags } from '@proxops/pve-client/wire'
 import { readHa } from '../ha/observe.js'
+import { readPools } from '../pool/observe.js'
 
 export interface ObserveOptions {
   /** requests in flight at once for this cluster (default 8) */
@@ -97,6 +99,8 @@ export async function observe(
   storagesRead.catch(() => undefined)
   // the HA configuration (two reads; a failure makes HA unknown, so this promise never rejects)
   const haRead = readHa(reader, version, read)
+  // the pools and their members (1 + pools reads; a failure makes pools unknown, this promise never rejects)
+  const poolsRead = readPools(reader, read)
 
   // the node's own guest lists: power state without lag, and guests the resources view has not caught up with
   const listed = new Map<string, GuestListItem>()
@@ -170,6 +174,7 @@ export async function observe(
   const firewalls = await readFirewalls(reader, read, guests, options)
   const { storages, volumes, unreadableStorages } = await storagesRead
   const ha = await haRead
+  const pools = await poolsRead
 
   return {
     cluster,
@@ -182,6 +187,7 @@ export async function observe(
     unreadableStorages,
     ...(firewalls ? { firewalls } : {}),
     ...(ha ? { ha } : {}),
+    ...(pools ? { pools } : {}),
   }
 }
 

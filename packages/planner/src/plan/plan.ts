@@ -2,16 +2,16 @@
  * plan(desired, live, policy): the pure heart of ProxOps. Same inputs, same Plan (see serializePlan).
  * Reads nothing but its arguments; all PVE knowledge comes from the LiveInventory observe() produced.
  */
-import type { ArtifactManifest, ContainerManifest, Manifest, QemuManifest } from '@proxops/schema'
+import type { ArtifactManifest, ContainerManifest, Manifest, PoolManifest, QemuManifest } from '@proxops/schema'
 import { keyOf, levels } from './deps.js'
-import { isArtifact, isQemu, type DesiredState, type SecretLookup } from '../desired.js'
+import { isArtifact, isGuest, isPool, isQemu, type DesiredState, type SecretLookup } from '../desired.js'
 import { isDisruptionPolicy } from './disruption.js'
 import { PlanInputError } from '../errors.js'
 import { disruptionFor, planLiveGuest, planNewGuest, type GuestPlanEnv } from './guest-plan.js'
 import { planFirewall, type FirewallPlanInput } from '../firewall/plan.js'
 import type { LiveFirewall, LiveGuest, LiveInventory } from '../inventory.js'
 import { lxcFields } from './lxc.js'
-import { artifactAddress, assemblePlan, guestAddress, type Draft } from './order.js'
+import { artifactAddress, assemblePlan, guestAddress, sortDiffs, type Draft } from './order.js'
 import type { Owned } from './fields.js'
 import {
   DEFAULT_POLICY,
@@ -28,6 +28,7 @@ import type { GuestType } from '@proxops/pve-client/wire'
 import { ownerMarker, ownerOf, ownedHere } from './ownership.js'
 import { prunes } from './prune.js'
 import { HaPlanner } from '../ha/plan.js'
+import { PoolPlanner } from '../pool/plan.js'
 import { qemuFields, tagsField, type GuestBuildContext, type GuestFields } from './qemu.js'
 
 export interface PlanOptions {
@@ -50,13 +51,19 @@ export function plan(
   const ctx = new Context(desired, live, policy, options)
   for (const m of desired.manifests) {
     if (isArtifact(m)) ctx.planArtifact(m)
-    else ctx.planGuest(m)
+    else if (isGuest(m)) ctx.planGuest(m)
   }
+  ctx.pools.planDeclared()
   ctx.reportUnknown()
   const pr = prunes(ctx.visibleGuests, ctx.matched, ctx.desiredCounts, policy, ctx.offlineNodes)
   ctx.drafts.push(...pr.drafts)
   ctx.anomalies.push(...pr.anomalies)
   ctx.skips.push(...pr.skips)
+  // pools spend what the guests' prunes left of the cycle's budget, after the members they wait for
+  ctx.pools.planPrunes(
+    pr.drafts,
+    policy.pruneBudget === 'unlimited' ? Number.POSITIVE_INFINITY : policy.pruneBudget - pr.drafts.length,
+  )
   return ctx.finish()
 }
 
@@ -97,6 +104,7 @@ class Context {
   readonly pending: PendingChange[] = []
   readonly gaps: Gap[] = []
   private readonly ha: HaPlanner
+  readonly pools: PoolPlanner
   /** live vmids claimed by a desired guest (never prune candidates) */
   readonly matched = new Set<number>()
   /** owned (tagged) live guests by type and PVE name, for reporting a renumbered guest */
@@ -131,7 +139,7 @@ class Context {
       const key = keyOf(m.kind, m.metadata.name)
       if (this.byKey.has(key)) throw new PlanInputError('PLAN_DUPLICATE', 'declared twice', key)
       this.byKey.set(key, m)
-      if (!isArtifact(m)) {
+      if (isGuest(m)) {
         this.desiredCounts.set(m.kind, (this.desiredCounts.get(m.kind) ?? 0) + 1)
       }
     }
@@ -145,6 +153,16 @@ class Context {
       anomalies: this.anomalies,
       skips: this.skips,
     })
+    this.pools = new PoolPlanner({
+      desired: desired.manifests.filter(isPool),
+      guests: desired.manifests.filter(isGuest),
+      live: live.pools,
+      policy,
+      levelOf: (m: PoolManifest) => this.levelOf(m),
+      drafts: this.drafts,
+      anomalies: this.anomalies,
+      skips: this.skips,
+    })
     this.buildContexts = this.makeBuildContexts()
     for (const n of live.nodes) this.online.set(n.node, n.online)
     this.visibleGuests = live.guests.filter((g) => this.allowedNode(g.node))
@@ -154,7 +172,7 @@ class Context {
     // a live guest whose PVE name is a desired name of the same family is not a prune candidate
     const names = { qemu: new Set<string>(), lxc: new Set<string>() }
     for (const m of desired.manifests) {
-      if (isArtifact(m)) continue
+      if (!isGuest(m)) continue
       const family = isQemu(m) ? names.qemu : names.lxc
       family.add(m.metadata.name)
       family.add(isQemu(m) ? m.spec['pve-name'] : m.spec.dns.hostname)
@@ -351,8 +369,11 @@ class Context {
           message: `${resource} was vmid ${old.vmid} on ${old.node} on PVE (same name); vmid ${vmid} is created as a new guest and ${old.vmid} is kept: remove it by hand once the new one serves, or restore spec.vmid`,
         })
       }
+      const pool = this.pools.createParam(m, address)
+      if (pool === 'refused') return
       const first = this.drafts.length
       planNewGuest({ m: this.powerFor(m, undefined), f, base, type, isTemplate, skip, anomaly }, this.env)
+      if (pool.pool !== undefined) this.joinOnCreate(first, address, pool.pool)
       this.planFirewall(m, type, base, undefined)
       this.planHa(m, type, undefined, base, first)
       return
@@ -380,6 +401,29 @@ class Context {
     planLiveGuest({ m: this.powerFor(m, g), f, base, type, isTemplate, skip, anomaly }, g, this.env)
     this.planFirewall(m, type, base, g)
     this.planHa(m, type, g, base, first)
+    this.pools.membership(m, base, this.idsFrom(first, address))
+  }
+
+  /** `pool=` on the create or clone request of a new guest: PVE adds it when the worker ends */
+  private joinOnCreate(first: number, address: string, pool: string): void {
+    for (let i = first; i < this.drafts.length; i++) {
+      const d = this.drafts[i] as Draft
+      if (d.address !== address || (d.type !== 'create' && d.type !== 'clone')) continue
+      d.requests = d.requests.map((r, n) =>
+        n === 0 && (r.call === 'createGuest' || r.call === 'cloneGuest') ? { ...r, params: { ...r.params, pool } } : r,
+      )
+      d.diffs = sortDiffs([...d.diffs, { field: 'spec.pool', key: 'pool', after: pool }])
+    }
+  }
+
+  /** ids of the drafts for one address from index `first` on */
+  private idsFrom(first: number, address: string): string[] {
+    const out: string[] = []
+    for (let i = first; i < this.drafts.length; i++) {
+      const d = this.drafts[i] as Draft
+      if (d.address === address) out.push(d.id ?? `${d.address}#${d.type}`)
+    }
+    return out
   }
 
   /** spec.firewall (firewall/plan.ts), after the guest's own actions; a new guest's waits for its create */

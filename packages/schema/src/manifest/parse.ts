@@ -633,7 +633,12 @@ function finalisePool(name: string, spec: Partial<PoolSpec>, add: Add): void {
   const declared = spec.id !== undefined
   const id = spec.id ?? name
   const problem = newPoolIdProblem(id)
-  if (problem) add('field-invalid', declared ? ['spec', 'id'] : ['metadata', 'name'], declared ? problem : `${problem}; set spec.id`)
+  if (problem)
+    add(
+      'field-invalid',
+      declared ? ['spec', 'id'] : ['metadata', 'name'],
+      declared ? problem : `${problem}; set spec.id`,
+    )
   spec.id = id
 }
 

@@ -32,7 +32,9 @@ describe('Pool', () => {
     expect(problems(pool({ name: '1st' }, {}))).toEqual([
       'metadata.name: field-invalid: "1st" cannot be a PVE pool id: letters, digits, ".", "-" and "_", in at most three "/"-separated levels each starting with a letter; set spec.id',
     ])
-    expect(problems(pool({ name: 'a' }, { id: 'a/b/c/d' }))[0]).toMatch(/^spec\.id: field-invalid: must be a PVE pool id/)
+    expect(problems(pool({ name: 'a' }, { id: 'a/b/c/d' }))[0]).toMatch(
+      /^spec\.id: field-invalid: must be a PVE pool id/,
+    )
     expect(problems(pool({ name: 'a' }, { id: 'a/9' }))[0]).toMatch(/^spec\.id: field-invalid/)
     expect(problems(pool({ name: 'a' }, { comment: 'two\nlines' }))).toEqual([
       'spec.comment: field-invalid: must be a single line',
