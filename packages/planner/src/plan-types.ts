@@ -12,6 +12,8 @@ export const PLAN_FORMAT_VERSION = 1
 export type ResourceKind = 'VM' | 'TemplateVM' | 'LXC' | 'TemplateCT' | 'ISO' | 'CTTemplate' | 'DiskImage' | 'Pool'
 export type GuestKind = 'VM' | 'TemplateVM' | 'LXC' | 'TemplateCT'
 export type ArtifactKind = 'ISO' | 'CTTemplate' | 'DiskImage'
+/** the kinds whose prunes the empty-desired guard holds back (`--allow-empty <Kind>` lifts it) */
+export type AllowEmptyKind = GuestKind | 'Pool'
 
 /**
  * The most disruptive side effect ProxOps may cause on a running guest while converging its config.
@@ -47,7 +49,7 @@ export interface Policy {
   /** deletions allowed per cycle: 0 = no prunes, `unlimited` must be written out */
   pruneBudget: number | 'unlimited'
   /** kinds for which "0 desired but >= 1 owned live" is accepted (the run passed `--allow-empty <Kind>`) */
-  allowEmpty: readonly (GuestKind | 'Pool')[]
+  allowEmpty: readonly AllowEmptyKind[]
   /** a cycle that would prune more than this fraction of the owned objects of a kind is an anomaly; 1 disables */
   pruneRatioLimit: number
   /** cluster-wide default; a resource's `proxops/disruption` annotation overrides it */

@@ -16,7 +16,7 @@ import {
   observe,
   ObserveError,
   plan as makePlan,
-  type GuestKind,
+  type AllowEmptyKind,
   type LiveInventory,
   type LiveReader,
   type Plan,
@@ -44,7 +44,7 @@ export interface CycleOptions {
   writer?: PveWriter
   sops?: SopsCredentials
   pruneBudget: PruneBudget
-  allowEmpty?: readonly GuestKind[]
+  allowEmpty?: readonly AllowEmptyKind[]
   onProgress?: (event: ProgressEvent) => void
   /** the plan about to be executed (apply), before its first action starts */
   onPlan?: (plan: Plan) => void

@@ -13,6 +13,7 @@ import { isOn, parseProps, pveSizeBytes } from './props.js'
 import { keyLines, mapSshKeys } from './ssh.js'
 import type { AdoptedFile, AdoptGap, AdoptOptions, AdoptResult, AdoptSkip } from './types.js'
 import { adoptedFirewall } from '../firewall/adopt.js'
+import { adoptPools, poolMemberships } from '../pool/adopt.js'
 
 const SENSITIVE = new Set(['sshkeys', 'cipassword', 'password', 'sshkey', 'keyfile', 'secret'])
 const MiB = 1024 * 1024
@@ -55,6 +56,11 @@ export function adopt(live: LiveInventory, options: AdoptOptions): AdoptResult {
   const artifactFiles = adoptArtifacts(live, options.cluster, claim, collect, isoNames)
   files.push(...artifactFiles)
 
+  const memberships = poolMemberships(live)
+  if (memberships.warning) collect.warnings.push(memberships.warning)
+  // the pools (selectForAdoption keeps them only without a guest filter); guests name theirs in spec.pool
+  files.push(...adoptPools(live, options.cluster, options.poolManifests, claim, sanitiseName))
+
   for (const guest of live.unknownGuests) {
     skipped.push({
       kind: guest.type === 'qemu' ? 'VM' : 'LXC',
@@ -81,6 +87,8 @@ export function adopt(live: LiveInventory, options: AdoptOptions): AdoptResult {
         : adoptLxc(guest, { ...options, tag }, claim, collect)
     const firewall = adoptedFirewall(live.firewalls?.find((f) => f.vmid === guest.vmid))
     if (firewall) (file.document.spec as Record<string, unknown>).firewall = firewall
+    const pool = memberships.of.get(guest.vmid)
+    if (pool !== undefined) (file.document.spec as Record<string, unknown>).pool = pool
     files.push(file)
   }
 

@@ -13,17 +13,20 @@ import { artifactVolid } from '../plan/plan.js'
 export function declaredObjects(manifests: DesiredState['manifests']): {
   vmids: Set<number>
   volids: Set<string>
+  poolids: Set<string>
 } {
   const vmids = new Set<number>()
   const volids = new Set<string>()
+  const poolids = new Set<string>()
   for (const m of manifests) {
     if (isArtifact(m)) volids.add(artifactVolid(m))
+    else if (m.kind === 'Pool') poolids.add(m.spec.id)
     else {
       const vmid = (m.spec as { vmid?: unknown }).vmid
       if (typeof vmid === 'number') vmids.add(vmid)
     }
   }
-  return { vmids, volids }
+  return { vmids, volids, poolids }
 }
 
 export interface AdoptSelection {
@@ -31,6 +34,8 @@ export interface AdoptSelection {
   declaredVmids: ReadonlySet<number>
   /** artifact volume ids the repository declares (`local:iso/debian.iso`) */
   declaredVolids: ReadonlySet<string>
+  /** pool ids the repository declares (Pool `spec.id`); absent = none */
+  declaredPoolids?: ReadonlySet<string>
   /** only the guests with one of these vmids, names or tags (any one matches); absent or empty = every guest */
   only?: AdoptFilter
   /** adopt the declared objects too (to refresh their manifests from PVE) */
@@ -46,10 +51,12 @@ export interface AdoptFilter {
 export interface SelectedInventory {
   /** the inventory with only the objects to adopt */
   live: LiveInventory
-  /** left out because the repository declares them: guests by vmid, artifacts by volid (sorted) */
-  declared: { guests: number[]; volids: string[] }
+  /** left out because the repository declares them: guests by vmid, artifacts by volid, pools by id (sorted) */
+  declared: { guests: number[]; volids: string[]; poolids: string[] }
   /** guests the filter left out */
   filteredOut: number
+  /** the pools to write Pool manifests for (pass to adopt's `poolManifests`) */
+  poolManifests: string[]
 }
 
 /** Whether a filter is given at all. */
@@ -97,9 +104,22 @@ export function selectForAdoption(live: LiveInventory, selection: AdoptSelection
     }
     return !filtering
   })
+  // Pool manifests like artifacts: only without a guest filter, never for one the repository declares (the
+  // pools stay in the inventory: adopted guests still name theirs in spec.pool)
+  const declaredPoolids: string[] = []
+  const poolManifests: string[] = []
+  for (const p of live.pools && 'pools' in live.pools ? live.pools.pools : []) {
+    if (!selection.includeDeclared && selection.declaredPoolids?.has(p.poolid)) declaredPoolids.push(p.poolid)
+    else if (!filtering) poolManifests.push(p.poolid)
+  }
   return {
     live: { ...live, guests, unknownGuests, volumes },
-    declared: { guests: [...declaredGuests].sort((a, b) => a - b), volids: [...declaredVolids].sort() },
+    poolManifests,
+    declared: {
+      guests: [...declaredGuests].sort((a, b) => a - b),
+      volids: [...declaredVolids].sort(),
+      poolids: declaredPoolids.sort(),
+    },
     filteredOut,
   }
 }
