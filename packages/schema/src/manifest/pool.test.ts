@@ -51,7 +51,8 @@ describe('Pool', () => {
     const ct = clone(validManifests.TemplateCT)
     ct.spec.pool = 'bad pool'
     expect(problems(ct)[0]).toMatch(/^spec\.pool: field-invalid: must be a PVE pool id/)
-    expect(poolNeeded((parseManifest(validManifests.ISO) as { manifest: never }).manifest)).toBeUndefined()
+    const iso = parseManifest(validManifests.ISO)
+    expect(iso.ok && poolNeeded(iso.manifest)).toBeUndefined()
   })
 })
 
