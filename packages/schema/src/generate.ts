@@ -7,6 +7,7 @@
 import { ErrorCodes } from './errors.js'
 import { KIND_ALIASES, KIND_ROOT_OF, KINDS } from './kinds.js'
 import { manifestJsonSchema } from './json-schema.js'
+import { REFERENCE_SECTIONS } from './reference-sections.js'
 
 // The generator walks the JSON Schema tree valibot produces, which has no static type.
 /* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-argument, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-return */
@@ -94,6 +95,8 @@ export function renderSchemaReference(): string {
         } | \`${KIND_ROOT_OF[k]}/\` |`,
     ),
     '',
+    `Fields that manage a PVE object beside the guest: ${REFERENCE_SECTIONS.map((s) => `[${s.title}](#${s.anchor})`).join(', ')}.`,
+    '',
   ]
   for (const kind of KINDS) {
     const def = schema.definitions[kind] as Json
@@ -108,6 +111,7 @@ export function renderSchemaReference(): string {
     rows(def, '', out)
     out.push('')
   }
+  for (const section of REFERENCE_SECTIONS) out.push(`## ${section.title}`, '', ...section.lines, '')
   return `${out.join('\n').replace(/\n+$/, '')}\n`
 }
 

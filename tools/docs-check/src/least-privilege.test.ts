@@ -2,7 +2,8 @@
  * The least-privilege setup of docs/getting-started.md section 2, done as an admin would: its `pveum` lines are
  * replayed against the simulators through the API (role, user, ACLs, a privilege-separated token), the examples'
  * secrets files are pointed at that token, and the examples converge with it. Without the optional startup grant
- * the one VM that sets `startup` is reported (missing Sys.Modify on /, with the pveum line) and not attempted.
+ * the one VM that sets `startup` is reported (missing Sys.Modify on /, with the pveum line) and not attempted;
+ * without the optional HA grant of section 11 the HA resource of db-01 likewise (missing Sys.Console on /).
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { request } from 'node:https'
@@ -15,9 +16,9 @@ import { createSandbox, gitCommit, missingBuilds, repoRoot, runInSandbox, type S
 const DOC = readFileSync(path.join(repoRoot, 'docs/getting-started.md'), 'utf8')
 const KEY = readFileSync(path.join(repoRoot, 'examples/repository/keys/test-only.agekey'), 'utf8')
 
-/** the `pveum` commands of the doc's section 2 code blocks, continuation lines joined, in order */
-function pveumCommands(): string[] {
-  const section = DOC.slice(DOC.indexOf('## 2.'), DOC.indexOf('## 3.'))
+/** the `pveum` commands of the code blocks of one section of the doc, continuation lines joined, in order */
+function pveumCommands(from = '## 2.', to = '## 3.'): string[] {
+  const section = DOC.slice(DOC.indexOf(from), DOC.indexOf(to))
   const blocks = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1] as string)
   return blocks
     .flatMap((b) => b.replace(/\\\n/g, '').split('\n'))
@@ -112,6 +113,8 @@ describe('docs/getting-started.md: the least-privilege role converges the exampl
   const commands = pveumCommands()
   const base = commands.filter((c) => !c.includes('ProxOpsStartup'))
   const startup = commands.filter((c) => c.includes('ProxOpsStartup'))
+  // section 11: the optional grant for spec.ha (HA writes check Sys.Console on /)
+  const ha = pveumCommands('## 11.', '## Next')
   const secrets: string[] = []
 
   beforeAll(async () => {
@@ -147,15 +150,17 @@ describe('docs/getting-started.md: the least-privilege role converges the exampl
     return r
   }
 
-  it('the doc grants a privilege-separated token and an optional startup role', () => {
+  it('the doc grants a privilege-separated token and optional startup and HA roles', () => {
     expect(base.some((l) => /token add \S+ \S+ --privsep 1/.test(l))).toBe(true)
     expect(startup).toHaveLength(2)
+    expect(ha).toHaveLength(2)
   })
 
   it('without the startup grant: diff names the missing Sys.Modify on / with its pveum line; apply does the rest and exits 1', async () => {
     const diff = await run('proxops diff --cluster homelab')
     expect(diff.code, diff.output).toBe(0)
     expect(diff.output).toContain('lacks Sys.Modify on / (for startup)')
+    expect(diff.output).toContain('lacks Sys.Console on /')
     expect(diff.output).toContain("pveum acl modify / --users proxops@pve --tokens 'proxops@pve!gitops'")
     // a saved plan goes through the same preflight, so apply --plan accepts it
     const saved = await run('proxops diff --out least-privilege-plan.json')
@@ -167,8 +172,8 @@ describe('docs/getting-started.md: the least-privilege role converges the exampl
     expect(apply.output).not.toMatch(/Permission check failed/)
   }, 300_000)
 
-  it('with the startup grant the examples converge: apply, then diff plans nothing', async () => {
-    for (const sim of sandbox?.sims ?? []) for (const line of startup) await pveum(sim, line)
+  it('with the startup and HA grants the examples converge: apply, then diff plans nothing', async () => {
+    for (const sim of sandbox?.sims ?? []) for (const line of [...startup, ...ha]) await pveum(sim, line)
     const apply = await run('proxops apply --yes')
     expect(apply.code, apply.output).toBe(0)
     const diff = await run('proxops diff --detailed-exitcode')

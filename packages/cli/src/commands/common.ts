@@ -30,6 +30,7 @@ export function globalFlags(args: GlobalArgs, defaults: { logFormat?: string } =
   set('pveAuth', args['pve-auth'])
   set('caFile', args['ca-file'])
   set('dataDir', args['data-dir'])
+  set('acceptEndpoint', args['accept-endpoint'])
   set('logLevel', args['log-level'])
   set('logFormat', args['log-format'] ?? defaults.logFormat)
   set('listen', args.listen)
@@ -58,6 +59,7 @@ export async function prepare(
     redactor: ctx.redactor,
     stream: ctx.io.stderr,
   })
+  for (const p of s.pinned) ctx.log.info('endpoint pinned for SOPS credentials', { cluster: p.cluster, ...p.pin })
   return { ...s, source: new GitSource(ctx, s.config) }
 }
 

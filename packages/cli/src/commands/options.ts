@@ -54,6 +54,13 @@ export const GLOBAL_OPTIONS = {
     describe: 'Git cache and daemon state directory (default ~/.local/share/proxops)',
     global: true,
   },
+  'accept-endpoint': {
+    type: 'string',
+    array: true,
+    requiresArg: true,
+    describe: "Pin this cluster's SOPS credentials to its configured endpoint, replacing the earlier pin",
+    global: true,
+  },
   'log-level': {
     type: 'string',
     requiresArg: true,
@@ -87,6 +94,7 @@ export interface GlobalArgs {
   'git-url'?: string
   'git-branch'?: string
   'git-poll-sec'?: number
+  'accept-endpoint'?: string[]
   'prune-budget'?: string
   'pve-user'?: string
   'pve-auth'?: string

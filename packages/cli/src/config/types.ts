@@ -20,6 +20,8 @@ export interface GlobalFlags {
   pveAuth?: string
   caFile?: string
   dataDir?: string
+  /** clusters whose SOPS credentials may go to a new endpoint this run (re-pinned) */
+  acceptEndpoint?: string[]
 }
 
 export interface ClusterTls {

@@ -10,6 +10,7 @@ import { loadDraftConfig } from '../config/load.js'
 import { credentialValues, resolveCredentials } from '../config/resolve.js'
 import type { GlobalFlags, ResolvedConfig } from '../config/types.js'
 import type { CliContext } from './context.js'
+import { checkPinnedEndpoints, endpointOrigin, pinDir, type PinOutcome } from './endpoint-pins.js'
 import { checkEndpointTwins } from './identity.js'
 
 /** The environment variable that allows plain-http PVE endpoints; only the operator's environment can set it. */
@@ -38,6 +39,8 @@ export interface Setup {
   config: ResolvedConfig
   /** decrypted credential documents by cluster (clusters with a secrets-file) */
   sops: ReadonlyMap<string, SopsCredentials>
+  /** clusters whose SOPS credentials were pinned to their endpoint by this run (first use or accepted) */
+  pinned: readonly PinOutcome[]
 }
 
 /** Keys of a SOPS file's `secrets` that bind its credentials to one endpoint (not secrets: never masked). */
@@ -55,7 +58,7 @@ export function checkBoundEndpoint(
 ): void {
   const where = `${cluster.file}: pve.clusters.${cluster.name}`
   const bound = creds.secret('pve-endpoint')?.reveal().trim()
-  if (bound !== undefined && bound !== '' && origin(bound) !== origin(cluster.baseUrl)) {
+  if (bound !== undefined && bound !== '' && endpointOrigin(bound) !== endpointOrigin(cluster.baseUrl)) {
     throw new CliError(
       'INSECURE_ENDPOINT',
       `${where}.base-url: ${cluster.baseUrl} is not the endpoint its secrets file binds (pve-endpoint ${bound}); its credentials go only there: change both, which needs the age key`,
@@ -67,15 +70,6 @@ export function checkBoundEndpoint(
       'INSECURE_ENDPOINT',
       `${where}.tls.fingerprint: ${cluster.tls.fingerprint ?? '(none)'} is not the certificate its secrets file binds (pve-fingerprint ${pin}); change both, which needs the age key`,
     )
-  }
-}
-
-function origin(url: string): string {
-  try {
-    const u = new URL(url)
-    return `${u.protocol}//${u.hostname.toLowerCase()}:${u.port || (u.protocol === 'https:' ? '443' : '80')}`
-  } catch {
-    return `invalid:${url}`
   }
 }
 
@@ -159,5 +153,14 @@ export async function setup(ctx: CliContext, flags: GlobalFlags, options: { clus
   }
   const config = resolveCredentials({ ...draft, clusters: selected }, ctx.env, plain)
   ctx.redactor.add(...credentialValues(config))
-  return { config, sops }
+  // SOPS credentials whose file binds no endpoint go only where they went first, unless the operator accepts
+  const unbound = config.clusters.filter((c) => {
+    const creds = sops.get(c.name)
+    return creds !== undefined && !creds.secret('pve-endpoint')?.reveal().trim()
+  })
+  const pins = checkPinnedEndpoints(unbound, {
+    dir: pinDir(flags.dataDir, ctx.home, ctx.cwd),
+    accept: flags.acceptEndpoint ?? [],
+  })
+  return { config, sops, pinned: pins.filter((p) => p.result === 'pinned') }
 }

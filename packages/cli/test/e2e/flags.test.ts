@@ -6,7 +6,17 @@ import path from 'node:path'
 import { PassThrough } from 'node:stream'
 import type { Simulator } from '@proxops/pve-sim'
 import { main } from '../../src/cli.js'
-import { AGE_KEY_FILE, CANARY, findCanaries, git, makeRepo, startLab, vmManifest } from './harness.js'
+import {
+  AGE_KEY_FILE,
+  CANARY,
+  errorLines,
+  findCanaries,
+  git,
+  homeFor,
+  makeRepo,
+  startLab,
+  vmManifest,
+} from './harness.js'
 
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 })
 
@@ -28,7 +38,7 @@ async function run(cwd: string, args: string[], env: Record<string, string | und
   out.on('data', (c: Buffer) => (stdout += c.toString()))
   err.on('data', (c: Buffer) => (stderr += c.toString()))
   const fullEnv: Record<string, string | undefined> = {
-    HOME: cwd,
+    HOME: homeFor(cwd),
     SOPS_AGE_KEY_FILE: AGE_KEY_FILE,
     PATH: process.env.PATH,
     ...env,
@@ -150,7 +160,8 @@ describe('global flags', () => {
     expect(ghost.code).toBe(1)
     expect(ghost.stderr).toBe('proxops: error: --cluster "ghost" is not configured (known: lab)\n')
     const missing = await run(root, ['apply', '--plan', 'missing.json', '--yes'])
-    expect(missing.stderr).toBe('proxops: error: cannot read missing.json: ENOENT\n')
+    // (its first run pinned the SOPS credentials' endpoint: an info line before the error)
+    expect(errorLines(missing.stderr)).toEqual(['proxops: error: cannot read missing.json: ENOENT'])
     writeFileSync(path.join(root, 'junk.json'), '{"format_version": 7}')
     const junk = await run(root, ['apply', '--plan', 'junk.json', '--yes'])
     expect(junk.code).toBe(1)

@@ -5,7 +5,8 @@
  * final test can assert no secret canary ever appeared.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -172,10 +173,28 @@ export interface RunResult {
   stderr: string
 }
 
+let homes: string | undefined
+
+/**
+ * The operator's HOME for runs in `cwd`: the same directory for every run there, and outside the repository, as
+ * on a real machine (the operator's state under ~/.local/share/proxops, e.g. endpoint pins, must never show up as
+ * a change of the work tree). Removed when the test process exits.
+ */
+export function homeFor(cwd: string): string {
+  if (homes === undefined) {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'proxops-e2e-homes-'))
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }))
+    homes = dir
+  }
+  const home = path.join(homes, createHash('sha256').update(path.resolve(cwd)).digest('hex').slice(0, 16))
+  mkdirSync(home, { recursive: true })
+  return home
+}
+
 export function baseEnv(root: string, extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
-    HOME: root,
+    HOME: homeFor(root),
     SOPS_AGE_KEY_FILE: KEY_FILE,
     NO_COLOR: '1',
     LANG: 'C',

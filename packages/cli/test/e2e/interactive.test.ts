@@ -4,7 +4,7 @@ import { rmSync } from 'node:fs'
 import { PassThrough } from 'node:stream'
 import type { Simulator } from '@proxops/pve-sim'
 import { main } from '../../src/cli.js'
-import { AGE_KEY_FILE, findCanaries, makeRepo, startLab } from './harness.js'
+import { AGE_KEY_FILE, findCanaries, homeFor, makeRepo, startLab } from './harness.js'
 
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 })
 
@@ -35,7 +35,7 @@ async function apply(
   const questions: string[] = []
   const code = await main(['apply', ...args], {
     cwd: repo,
-    env: { HOME: repo, SOPS_AGE_KEY_FILE: AGE_KEY_FILE, PATH: process.env.PATH },
+    env: { HOME: homeFor(repo), SOPS_AGE_KEY_FILE: AGE_KEY_FILE, PATH: process.env.PATH },
     io: {
       stdout,
       stderr,
@@ -107,7 +107,7 @@ describe('apply on a terminal', () => {
     try {
       const running = main(['apply', '--yes'], {
         cwd: repo,
-        env: { HOME: repo, SOPS_AGE_KEY_FILE: AGE_KEY_FILE, PATH: process.env.PATH },
+        env: { HOME: homeFor(repo), SOPS_AGE_KEY_FILE: AGE_KEY_FILE, PATH: process.env.PATH },
         io: { stdout, stderr, stdinIsTty: false },
         signal: controller.signal,
       })

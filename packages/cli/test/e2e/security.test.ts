@@ -28,6 +28,7 @@ import {
   errorLines,
   findCanaries,
   git,
+  homeFor,
   makeRepo,
   proxops,
   startLab,
@@ -290,6 +291,40 @@ describe('19.4 credentials follow the commit', () => {
     } finally {
       server.close()
     }
+  })
+})
+
+describe('19.4 SOPS credentials are pinned to their first endpoint', () => {
+  it('refuses a commit that changes base-url before any request; only --accept-endpoint moves the pin', async () => {
+    const url = sim.url.replace('0.0.0.0', '127.0.0.1')
+    const root = await repo({ manifests: {} })
+    const first = await run(root, ['diff'])
+    expect(first.code, first.stderr).toBe(0)
+    const pins = readFileSync(path.join(homeFor(root), '.local/share/proxops/endpoint-pins.json'), 'utf8')
+    expect(pins).toContain(url)
+    expect(findCanaries(pins)).toEqual([])
+    // the pin is the operator's state, outside the repository: the work tree stays clean
+    expect(git(root, 'status', '--porcelain')).toBe('')
+    // someone without the age key commits another address (here: of the same machine)
+    const moved = url.replace('127.0.0.1', '127.0.0.2')
+    const config = path.join(root, 'clusters/lab/config.yaml')
+    writeFileSync(config, readFileSync(config, 'utf8').replace(url, moved))
+    git(root, 'commit', '-qam', 'move the endpoint')
+    const requests = sim.stats.requests.length
+    const refused = await run(root, ['diff'])
+    expect(refused.code).toBe(1)
+    expect(errorLines(refused.stderr)).toEqual([
+      expect.stringMatching(
+        /clusters\/lab\/config\.yaml: pve\.clusters\.lab\.base-url: https:\/\/127\.0\.0\.2:\d+ is not the endpoint its SOPS credentials were pinned to \(https:\/\/127\.0\.0\.1:\d+\).*--accept-endpoint lab/,
+      ),
+    ])
+    expect(sim.stats.requests.length).toBe(requests)
+    // the operator accepts the move once; later runs use the new pin
+    expect((await run(root, ['diff', '--accept-endpoint', 'lab'])).code).toBe(0)
+    expect((await run(root, ['diff'])).code).toBe(0)
+    writeFileSync(config, readFileSync(config, 'utf8').replace(moved, url))
+    git(root, 'commit', '-qam', 'move it back')
+    expect((await run(root, ['diff'])).code).toBe(1)
   })
 })
 

@@ -13,6 +13,7 @@ import { isOn, parseProps, pveSizeBytes } from './props.js'
 import { keyLines, mapSshKeys } from './ssh.js'
 import type { AdoptedFile, AdoptGap, AdoptOptions, AdoptResult, AdoptSkip } from './types.js'
 import { adoptedFirewall } from '../firewall/adopt.js'
+import { adoptedHa } from '../ha/adopt.js'
 import { adoptPools, poolMemberships } from '../pool/adopt.js'
 
 const SENSITIVE = new Set(['sshkeys', 'cipassword', 'password', 'sshkey', 'keyfile', 'secret'])
@@ -87,8 +88,15 @@ export function adopt(live: LiveInventory, options: AdoptOptions): AdoptResult {
         : adoptLxc(guest, { ...options, tag }, claim, collect)
     const firewall = adoptedFirewall(live.firewalls?.find((f) => f.vmid === guest.vmid))
     if (firewall) (file.document.spec as Record<string, unknown>).firewall = firewall
+    const ha = adoptedHa(guest, live.ha, tag)
+    const spec = file.document.spec as Record<string, unknown>
+    if (ha.ha) spec.ha = ha.ha
+    if (ha.state) spec.state = ha.state
+    if (ha.incomplete) file.incomplete.push(ha.incomplete)
+    collect.warnings.push(...ha.warnings)
+    for (const g of ha.gaps) collect.gaps.push({ kind: file.kind, node: guest.node, id: String(guest.vmid), ...g })
     const pool = memberships.of.get(guest.vmid)
-    if (pool !== undefined) (file.document.spec as Record<string, unknown>).pool = pool
+    if (pool !== undefined) spec.pool = pool
     files.push(file)
   }
 

@@ -1,7 +1,7 @@
 /**
  * `spec.ha` of VM and LXC: the guest as a PVE HA resource (pve-ha-manager `/cluster/ha/resources`, sid
  * `vm:<vmid>` / `ct:<vmid>`), with an optional node preference that ProxOps writes in the form the PVE version
- * has: an HA group on 8.x, a node-affinity rule on 9.x (docs/schema/README.md#ha).
+ * has: an HA group on 8.x, a node-affinity rule on 9.x (docs/schema-reference.md#ha).
  */
 import * as v from 'valibot'
 import { issueMessage as m } from '../errors.js'
