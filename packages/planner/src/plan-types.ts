@@ -9,11 +9,12 @@ import type { FirewallWrite, GuestType, HaObject } from '@proxops/pve-client/wir
 
 export const PLAN_FORMAT_VERSION = 1
 
-export type ResourceKind = 'VM' | 'TemplateVM' | 'LXC' | 'TemplateCT' | 'ISO' | 'CTTemplate' | 'DiskImage' | 'Pool'
+export type ResourceKind =
+  'VM' | 'TemplateVM' | 'LXC' | 'TemplateCT' | 'ISO' | 'CTTemplate' | 'DiskImage' | 'BackupJob' | 'Pool'
 export type GuestKind = 'VM' | 'TemplateVM' | 'LXC' | 'TemplateCT'
 export type ArtifactKind = 'ISO' | 'CTTemplate' | 'DiskImage'
 /** the kinds whose prunes the empty-desired guard holds back (`--allow-empty <Kind>` lifts it) */
-export type AllowEmptyKind = GuestKind | 'Pool'
+export type AllowEmptyKind = GuestKind | 'BackupJob' | 'Pool'
 
 /**
  * The most disruptive side effect ProxOps may cause on a running guest while converging its config.
@@ -133,6 +134,10 @@ export type PveRequest =
       /** the guest a requested-state change concerns: the executor waits until it is in `power` (bounded) */
       guest?: { node: string; guest: GuestType; vmid: number; power: 'running' | 'stopped' }
     }
+  /** `/cluster/backup` (docs/schema-reference.md#backupjob): cluster-wide, no task */
+  | { call: 'createBackupJob'; params: PlanParams }
+  | { call: 'updateBackupJob'; id: string; params: PlanParams }
+  | { call: 'deleteBackupJob'; id: string }
   /** `/pools` (planner/src/pool): cluster-wide, no task */
   | { call: 'createPool'; params: PlanParams }
   | { call: 'updatePool'; params: PlanParams }
@@ -175,12 +180,12 @@ export interface FieldDiff {
 export interface Action {
   /** unique within the plan: `<address>#<type>` (`#resize:<disk>` for resizes) */
   id: string
-  /** `Kind/node/vmid(name)` for guests, `Kind/node/storage/filename` for artifacts, `Pool/<id>` */
+  /** `Kind/node/vmid(name)` for guests, `Kind/node/storage/filename` for artifacts, `BackupJob/<id>`, `Pool/<id>` */
   address: string
   kind: ResourceKind
   /** metadata.name of the resource; absent for prunes of objects not in git */
   name?: string
-  /** empty for cluster-wide objects (Pool) */
+  /** empty for cluster-wide objects (BackupJob, Pool) */
   node: string
   vmid?: number
   storage?: string

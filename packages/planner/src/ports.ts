@@ -53,6 +53,11 @@ export interface LiveReader {
   guestFirewall?(node: string, type: GuestType, vmid: number): Promise<GuestFirewall>
   /** `GET /cluster/ha/{object}`. Optional so older readers still fit; without it HA is unknown (nothing planned). */
   haConfig?(object: HaObject): Promise<HaItem[]>
+  /**
+   * `GET /cluster/backup`: the vzdump jobs, each option in PVE's string form (property strings printed with
+   * sorted keys). Optional so older readers still fit; without it backup jobs are unknown (never planned).
+   */
+  backupJobs?(): Promise<{ id: string; values: Record<string, string> }[]>
   /** `GET /pools`. Optional so older readers still fit; without it pools are unknown (nothing planned). */
   pools?(): Promise<PoolInfo[]>
   /** `GET /pools?poolid=`: comment and members (guests by vmid, storages) */
@@ -113,6 +118,13 @@ export interface PveWriter {
     params: PveParams,
     options?: { digest?: string },
   ): Promise<void>
+  /**
+   * `/cluster/backup` (PVE::API2::Backup): synchronous, no task. Optional so writers that predate backup jobs
+   * still fit; an action that needs one fails without it.
+   */
+  createBackupJob?(params: PveParams): Promise<unknown>
+  updateBackupJob?(id: string, params: PveParams): Promise<unknown>
+  deleteBackupJob?(id: string): Promise<unknown>
   /**
    * `/pools` (PVE::API2::Pool): synchronous, no task. Optional so writers that predate pools still fit; an
    * action that needs one fails without it.

@@ -59,6 +59,8 @@ export const ErrorCodes = {
   'ipconfig-invalid': 'an ipconfig entry has a malformed ip or gateway',
   'bind-mount-host-path': 'a bind mount host path is relative or a system directory',
   'path-not-absolute': 'a guest mount path is not absolute',
+  'schedule-invalid': 'a BackupJob schedule is not a PVE calendar event',
+  'selection-invalid': 'a BackupJob selection does not name exactly one of vmids, pool or all',
   'value-duplicate': 'a list repeats a value that must be unique',
   'pool-id-duplicate': 'two Pools of a cluster declare the same PVE pool id',
   'firewall-invalid': 'a firewall rule, IP set or alias breaks a rule PVE checks (ports, addresses, macros)',

@@ -2,7 +2,17 @@
 
 export const API_VERSION = 'proxops/v1alpha1'
 
-export const KINDS = ['VM', 'TemplateVM', 'LXC', 'TemplateCT', 'ISO', 'CTTemplate', 'DiskImage', 'Pool'] as const
+export const KINDS = [
+  'VM',
+  'TemplateVM',
+  'LXC',
+  'TemplateCT',
+  'ISO',
+  'CTTemplate',
+  'DiskImage',
+  'BackupJob',
+  'Pool',
+] as const
 export type Kind = (typeof KINDS)[number]
 
 /** Guest kinds: identity `(node, vmid)`, sharing PVE's per-node id pool. */
@@ -21,6 +31,7 @@ export const KIND_ALIASES: Readonly<Record<Kind, readonly string[]>> = {
   ISO: ['ISO'],
   CTTemplate: ['CTTemplate', 'CTT'],
   DiskImage: ['DiskImage', 'DISK'],
+  BackupJob: ['BackupJob'],
   Pool: ['Pool'],
 }
 
@@ -40,7 +51,17 @@ export function isArtifactKind(kind: Kind): kind is ArtifactKind {
 }
 
 /** Kind-root directories: exactly these names. */
-export const KIND_ROOTS = ['vm', 'lxc', 'iso', 'ctt', 'templatevm', 'diskimage', 'templatect', 'pool'] as const
+export const KIND_ROOTS = [
+  'vm',
+  'lxc',
+  'iso',
+  'ctt',
+  'templatevm',
+  'diskimage',
+  'templatect',
+  'backupjob',
+  'pool',
+] as const
 export const KIND_ROOT_OF: Readonly<Record<Kind, string>> = {
   VM: 'vm',
   TemplateVM: 'templatevm',
@@ -49,6 +70,7 @@ export const KIND_ROOT_OF: Readonly<Record<Kind, string>> = {
   ISO: 'iso',
   CTTemplate: 'ctt',
   DiskImage: 'diskimage',
+  BackupJob: 'backupjob',
   Pool: 'pool',
 }
 

@@ -97,7 +97,7 @@ export const REFERENCE_SECTIONS: readonly { title: string; anchor: string; lines
       '  pool id without the marker is claimed. Only marked pools are deleted, never while they hold a guest, storage',
       '  or sub-pool that the same plan does not prune or move first ([safety](safety.md#pools)).',
       '- `spec.pool` naming a pool that is neither on PVE nor declared is a `pool-missing` anomaly (the guest is not',
-      '  created). Pools need `Pool.Audit` and `Pool.Allocate` on `/pool` (getting started, section 2); `adopt`',
+      '  created). Pools need `Pool.Audit` and `Pool.Allocate` (getting started, section 2); `adopt`',
       '  writes Pool manifests and `spec.pool` ([adopt](adopt.md)).',
     ],
   },

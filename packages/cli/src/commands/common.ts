@@ -63,7 +63,14 @@ export async function prepare(
   return { ...s, source: new GitSource(ctx, s.config) }
 }
 
-export const ALLOW_EMPTY_KINDS: readonly AllowEmptyKind[] = ['VM', 'TemplateVM', 'LXC', 'TemplateCT', 'Pool']
+export const ALLOW_EMPTY_KINDS: readonly AllowEmptyKind[] = [
+  'VM',
+  'TemplateVM',
+  'LXC',
+  'TemplateCT',
+  'BackupJob',
+  'Pool',
+]
 
 export function allowEmpty(values: readonly string[] | undefined): AllowEmptyKind[] {
   const out: AllowEmptyKind[] = []

@@ -2,9 +2,18 @@
  * plan(desired, live, policy): the pure heart of ProxOps. Same inputs, same Plan (see serializePlan).
  * Reads nothing but its arguments; all PVE knowledge comes from the LiveInventory observe() produced.
  */
-import type { ArtifactManifest, ContainerManifest, Manifest, PoolManifest, QemuManifest } from '@proxops/schema'
+import { poolNeeded } from '@proxops/schema'
+import type {
+  ArtifactManifest,
+  BackupJobManifest,
+  ContainerManifest,
+  Manifest,
+  PoolManifest,
+  QemuManifest,
+} from '@proxops/schema'
 import { keyOf, levels } from './deps.js'
-import { isArtifact, isGuest, isPool, isQemu, type DesiredState, type SecretLookup } from '../desired.js'
+import { planBackupJobs } from '../backup/plan.js'
+import { isArtifact, isBackupJob, isGuest, isPool, isQemu, type DesiredState, type SecretLookup } from '../desired.js'
 import { isDisruptionPolicy } from './disruption.js'
 import { PlanInputError } from '../errors.js'
 import { disruptionFor, planLiveGuest, planNewGuest, type GuestPlanEnv } from './guest-plan.js'
@@ -49,8 +58,10 @@ export function plan(
 ): Plan {
   checkPolicy(policy)
   const ctx = new Context(desired, live, policy, options)
+  const jobs: BackupJobManifest[] = []
   for (const m of desired.manifests) {
     if (isArtifact(m)) ctx.planArtifact(m)
+    else if (isBackupJob(m)) jobs.push(m)
     else if (isGuest(m)) ctx.planGuest(m)
   }
   ctx.pools.planDeclared()
@@ -59,10 +70,22 @@ export function plan(
   ctx.drafts.push(...pr.drafts)
   ctx.anomalies.push(...pr.anomalies)
   ctx.skips.push(...pr.skips)
-  // pools spend what the guests' prunes left of the cycle's budget, after the members they wait for
+  // backup jobs spend what the guests' prunes left of the cycle's budget
+  const bj = planBackupJobs({
+    desired: jobs,
+    live: live.backupJobs ?? { unreadable: live.backupJobsUnreadable ?? 'not read' },
+    policy,
+    budget: policy.pruneBudget === 'unlimited' ? Number.POSITIVE_INFINITY : policy.pruneBudget - pr.drafts.length,
+    levelOf: (m) => ctx.levelOfKey(keyOf(m.kind, m.metadata.name)),
+  })
+  ctx.drafts.push(...bj.drafts)
+  ctx.anomalies.push(...bj.anomalies)
+  ctx.skips.push(...bj.skips)
+  // pools spend what the guests' and backup jobs' prunes left, after the members they wait for
+  const spent = pr.drafts.length + bj.drafts.filter((d) => d.type === 'delete').length
   ctx.pools.planPrunes(
     pr.drafts,
-    policy.pruneBudget === 'unlimited' ? Number.POSITIVE_INFINITY : policy.pruneBudget - pr.drafts.length,
+    policy.pruneBudget === 'unlimited' ? Number.POSITIVE_INFINITY : policy.pruneBudget - spent,
   )
   return ctx.finish()
 }
@@ -155,7 +178,7 @@ class Context {
     })
     this.pools = new PoolPlanner({
       desired: desired.manifests.filter(isPool),
-      guests: desired.manifests.filter(isGuest),
+      named: new Set(desired.manifests.flatMap((m) => poolNeeded(m)?.id ?? [])),
       live: live.pools,
       policy,
       levelOf: (m: PoolManifest) => this.levelOf(m),
@@ -252,6 +275,10 @@ class Context {
         requests: [{ call: 'downloadUrl', node, storage, params }],
       })
     }
+  }
+
+  levelOfKey(key: string): number {
+    return this.levels.get(key)?.level ?? 0
   }
 
   private levelOf(m: Manifest): number {

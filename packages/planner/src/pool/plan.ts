@@ -69,8 +69,8 @@ export const poolComment = (m: PoolManifest, policy: Pick<Policy, 'ownershipTag'
 export interface PoolEnv {
   /** the Pool manifests of this cluster */
   desired: readonly PoolManifest[]
-  /** the guest manifests (what their `spec.pool` names keeps a pool) */
-  guests: readonly Guest[]
+  /** pool ids the desired manifests need (schema's poolNeeded: spec.pool, a backup job's pool, a parent) */
+  named: ReadonlySet<string>
   /** absent: the reader cannot read pools */
   live: LivePools | undefined
   policy: Policy
@@ -270,8 +270,7 @@ export class PoolPlanner {
     const tag = policy.ownershipTag
     const leaving = new Map<number, string>(this.moves)
     for (const d of guestPrunes) if (d.vmid !== undefined) leaving.set(d.vmid, d.id ?? `${d.address}#${d.type}`)
-    const named = new Set<string>()
-    for (const g of this.env.guests) if (g.spec.pool !== undefined) named.add(g.spec.pool)
+    const named = this.env.named
 
     const owned: LivePool[] = []
     const candidates: LivePool[] = []
@@ -309,7 +308,7 @@ export class PoolPlanner {
     )) {
       const after: string[] = []
       const blockers: string[] = []
-      if (named.has(p.poolid)) blockers.push('it is named by spec.pool of a declared guest')
+      if (named.has(p.poolid)) blockers.push('a declared guest, backup job or pool needs it')
       for (const child of this.live.keys()) {
         if (!child.startsWith(`${p.poolid}/`) || child.slice(p.poolid.length + 1).includes('/')) continue
         const d = deletes.get(child)

@@ -58,13 +58,16 @@ export const poolRef = v.pipe(
 
 /**
  * The pool a manifest needs before it can be created, when a Pool of this cluster may declare it: a guest's
- * `spec.pool` (create_vm checks it exists), a nested pool's parent (create_pool wants it).
+ * `spec.pool` (create_vm checks it exists), a nested pool's parent (create_pool wants it), the pool a backup
+ * job selects (vzdump backs up the pool's members).
  */
 export function poolNeeded(m: Manifest): { id: string; path: PathKey[] } | undefined {
   if (m.kind === 'Pool') {
     const slash = m.spec.id.lastIndexOf('/')
     return slash < 0 ? undefined : { id: m.spec.id.slice(0, slash), path: ['spec', 'id'] }
   }
+  if (m.kind === 'BackupJob')
+    return 'pool' in m.spec.selection ? { id: m.spec.selection.pool, path: ['spec', 'selection', 'pool'] } : undefined
   if (m.kind === 'ISO' || m.kind === 'CTTemplate' || m.kind === 'DiskImage' || m.spec.pool === undefined)
     return undefined
   return { id: m.spec.pool, path: ['spec', 'pool'] }
