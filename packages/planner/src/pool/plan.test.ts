@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import type { PoolManifest } from '@proxops/schema'
+import type { BackupJobManifest, PoolManifest } from '@proxops/schema'
 import { plan } from '../plan/plan.js'
 import type { LivePool, LivePools } from '../inventory.js'
 import type { Plan, Policy, PveRequest } from '../plan-types.js'
@@ -95,6 +95,32 @@ describe('Pool kind and spec.pool', () => {
     expect(unknown.skips.map((s) => [s.code, s.address])).toEqual([
       ['unknown', 'Pool/web'],
       ['unknown', 'VM/pve1/101(b)'],
+    ])
+  })
+})
+
+describe('pools and backup jobs', () => {
+  const job = (pool: string): BackupJobManifest => ({
+    apiVersion: 'proxops/v1alpha1',
+    kind: 'BackupJob',
+    metadata: { name: 'nightly', labels: {}, annotations: {} },
+    spec: { id: 'nightly', schedule: 'daily', storage: 'local', selection: { pool }, enabled: true },
+  })
+
+  it('a job selecting a declared pool is created after it; a pool a job still selects is not pruned', () => {
+    const p = plan(desired(pool('web'), job('web')), inventory([], { pools: pools(), backupJobs: [] }), policy())
+    expect(summary(p)).toEqual(['create Pool/web', 'create BackupJob/nightly'])
+    expect(p.actions[1]!.dependsOn).toEqual(['Pool/web#create'])
+    const kept = plan(
+      desired(pool('other'), job('web')),
+      inventory([], { pools: pools(live('other', owned), live('web', owned)), backupJobs: [] }),
+      policy({ pruneBudget: 'unlimited', pruneRatioLimit: 1 }),
+    )
+    expect(kept.actions.filter((a) => a.kind === 'Pool')).toEqual([])
+    expect(kept.skips.map((s) => [s.code, s.address, s.message])).toContainEqual([
+      'prune-guard',
+      'Pool/web',
+      expect.stringContaining('a declared guest, backup job or pool needs it'),
     ])
   })
 })
