@@ -162,7 +162,9 @@ export async function observe(
         guests.push(await readGuest(reader, read, ref))
       } catch (error) {
         options.signal?.throwIfAborted()
-        unknown(`read failed: ${errorText(error)}`)
+        unknown(
+          error instanceof ImplausibleRead ? `implausible read: ${error.message}` : `read failed: ${errorText(error)}`,
+        )
       }
     }),
   )
@@ -227,6 +229,9 @@ function readNodes(resources: readonly ClusterResource[], allow: ReadonlySet<str
   return [...nodes.values()].sort((a, b) => compare(a.node, b.node))
 }
 
+/** A read that PVE cannot have given: the guest is unknown this cycle, never planned from it. */
+class ImplausibleRead extends Error {}
+
 async function readGuest(reader: LiveReader, read: Read, ref: GuestRef): Promise<LiveGuest> {
   const { type, vmid, node } = ref
   const [rows, status] = await Promise.all([
@@ -235,12 +240,10 @@ async function readGuest(reader: LiveReader, read: Read, ref: GuestRef): Promise
     ref.listed ? Promise.resolve(undefined) : read(() => reader.guestStatus(node, type, vmid)),
   ])
   const split = splitPending(rows)
-  let { digest } = split
-  if (!digest) {
-    // a reader whose /pending lacks the digest row: one extra config read rather than an update without a digest
-    digest = (await read(() => reader.guestConfig(node, type, vmid, { current: true }))).digest
-  }
+  const implausible = implausibleConfig(ref, split)
+  if (implausible !== undefined) throw new ImplausibleRead(implausible)
   const { config, pending, pendingDeletes } = split
+  const digest = split.digest as string
   const lock = config.lock ?? ref.listed?.lock ?? status?.lock ?? ref.resource?.lock
   const template =
     isTemplate(config.template) ||
@@ -263,6 +266,37 @@ async function readGuest(reader: LiveReader, read: Read, ref: GuestRef): Promise
     pending,
     pendingDeletes,
   }
+}
+
+/**
+ * Why a guest's `/pending` answer cannot be its real config, or undefined when it can. Planning from such a read
+ * would rewrite the guest (create-form disks on a running VM, tags and name dropped), so the guest is unknown.
+ *   - no `digest` row: PVE's parse_vm_config / parse_pct_config give every loaded config a digest, and
+ *     PVE::GuestHelpers::config_with_pending_array lists it (an answer of `[]` is no config at all);
+ *   - an LXC without `rootfs`: pve-container's create always writes it and update_pct_config refuses to
+ *     delete it;
+ *   - a config that contradicts the node's guest list read in the same cycle: that list's `name` and `tags`
+ *     come from the same file (qemu-server / pve-container vmstatus: `name || "VM <vmid>"`, `hostname ||
+ *     "CT<vmid>"` without whitespace, `tags` as written). A rename between the two reads makes the guest
+ *     unknown for one cycle, which is the safe side.
+ */
+export function implausibleConfig(
+  ref: { type: GuestType; vmid: number; listed?: Pick<GuestListItem, 'name' | 'tags'> | undefined },
+  split: { digest: string | undefined; config: Readonly<Record<string, string>> },
+): string | undefined {
+  const { config } = split
+  if (split.digest === undefined || split.digest === '')
+    return 'its /pending answer has no digest row, which every PVE config read has'
+  if (ref.type === 'lxc' && config.rootfs === undefined) return 'its config has no rootfs, which every container has'
+  const listed = ref.listed
+  if (!listed) return undefined
+  const name =
+    ref.type === 'qemu' ? config.name || `VM ${ref.vmid}` : (config.hostname || `CT${ref.vmid}`).replace(/\s/g, '')
+  if (listed.name !== undefined && listed.name !== name)
+    return `its config names it ${JSON.stringify(name)} but the node's guest list ${JSON.stringify(listed.name)}`
+  if ((listed.tags ?? '') !== (config.tags ?? ''))
+    return `its config has tags ${JSON.stringify(config.tags ?? '')} but the node's guest list ${JSON.stringify(listed.tags ?? '')}`
+  return undefined
 }
 
 /** Splits `/pending` rows into the applied config, the pending values and the pending deletes. */
