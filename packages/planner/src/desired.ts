@@ -24,3 +24,10 @@ export function isArtifact(m: Manifest): m is ArtifactManifest {
 export function isQemu(m: Manifest): m is QemuManifest {
   return m.kind === 'VM' || m.kind === 'TemplateVM'
 }
+
+/** The vmids of the desired guests, sorted: what observe() checks are free when nothing lists them (`vmids`). */
+export function guestVmids(desired: Pick<DesiredState, 'manifests'>): number[] {
+  const out = new Set<number>()
+  for (const m of desired.manifests) if (isQemu(m) || m.kind === 'LXC' || m.kind === 'TemplateCT') out.add(m.spec.vmid)
+  return [...out].sort((a, b) => a - b)
+}

@@ -44,6 +44,18 @@ export interface UnknownGuest {
   reason: string
 }
 
+/**
+ * A desired vmid that a guest outside what observe() reads holds: on a node outside the allowlist (`node` and
+ * what /cluster/resources says of it), or one the token cannot see at all (no `node`: PVE's
+ * `/cluster/nextid?vmid=` answered that it exists).
+ */
+export interface HeldVmid {
+  vmid: number
+  node?: string
+  type?: GuestType
+  name?: string
+}
+
 export interface LiveStorage {
   node: string
   storage: string
@@ -86,6 +98,8 @@ export interface LiveInventory {
   firewalls?: readonly LiveFirewall[]
   /** the HA configuration; absent when the reader cannot read it (then HA is unknown and nothing HA is planned) */
   ha?: LiveHa
+  /** desired vmids (`ObserveOptions.vmids`) held by guests observe() does not read, sorted by vmid */
+  heldVmids?: readonly HeldVmid[]
 }
 
 export type LiveFirewall = { vmid: number; firewall: GuestFirewall } | { vmid: number; unreadable: string }

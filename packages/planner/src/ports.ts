@@ -51,6 +51,11 @@ export interface LiveReader {
   guestFirewall?(node: string, type: GuestType, vmid: number): Promise<GuestFirewall>
   /** `GET /cluster/ha/{object}`. Optional so older readers still fit; without it HA is unknown (nothing planned). */
   haConfig?(object: HaObject): Promise<HaItem[]>
+  /**
+   * `GET /cluster/nextid?vmid=`: false when the vmid is used anywhere on the cluster, also by a guest this token
+   * cannot see. Optional so older readers still fit; without it such a vmid is found only by a failing create.
+   */
+  vmidFree?(vmid: number): Promise<boolean>
 }
 
 export interface PveWriter {

@@ -228,6 +228,25 @@ describe('observe', () => {
     ])
   })
 
+  it('desired vmids no allowlisted node lists: found in /cluster/resources, else probed with vmidFree', async () => {
+    const pve = estate()
+    pve.addGuest({ vmid: 150, node: 'pve3', config: { name: 'elsewhere' } })
+    const probed: number[] = []
+    const hidden = new Set([160])
+    const reader = Object.assign(pve, {
+      vmidFree: async (vmid: number) => {
+        probed.push(vmid)
+        if (vmid === 180) throw new Error('500 proxy loop')
+        return !hidden.has(vmid)
+      },
+    })
+    const live = await observe('homelab', reader, { nodes: ['pve1', 'pve2'], vmids: [101, 150, 160, 170, 180] })
+    expect(live.heldVmids).toEqual([{ vmid: 150, node: 'pve3', type: 'qemu', name: 'elsewhere' }, { vmid: 160 }])
+    // listed guests and ones the listing places elsewhere cost no probe; a failed probe is left to the create
+    expect(probed.sort()).toEqual([160, 170, 180])
+    expect((await observe('homelab', reader, { vmids: [101] })).heldVmids).toBeUndefined()
+  })
+
   it('implausibleConfig: digest, LXC rootfs, name and tags as vmstatus derives them', () => {
     const ok = { digest: 'd', config: { name: 'web', tags: 'a;b' } }
     const listed = { name: 'web', tags: 'a;b' }

@@ -1,12 +1,13 @@
 /**
  * observe(): reads one cluster through the LiveReader port into a LiveInventory.
  *
- * Request budget for a full read: guests + 2 x nodes + storages + 4.
+ * Request budget for a full read: guests + 2 x nodes + storages + 4 (+ 1 per create candidate).
  *   - 2: `/version` and `/cluster/resources` (nodes, storages and guests in one listing)
  *   - 2 per online node: `/nodes/{n}/qemu` and `/nodes/{n}/lxc` (power state without the resources lag)
  *   - 1 per guest: `.../pending`, which carries the applied value, the pending value, the pending delete flag
  *     and the `digest` row of every key (qemu-server's vm_pending lists every key of the loaded config)
  *   - 1 per artifact-capable storage (`iso`, `vztmpl`, `import` content); a shared storage is listed once
+ *   - 1 per desired vmid that no listing shows (`/cluster/nextid?vmid=`: the create candidates only)
  * The storage listings run alongside the node guest lists and the guest reads (one in-flight limit for all).
  * Any per-object read failure marks that object unknown, never absent. A failure of the cluster listing
  * itself throws ObserveError: nothing can be planned from half a cluster.
@@ -20,6 +21,7 @@ import type {
   LiveNode,
   LiveStorage,
   LiveVolume,
+  HeldVmid,
   UnknownGuest,
 } from '../inventory.js'
 import { Limiter, readTags } from '@proxops/pve-client/wire'
@@ -35,6 +37,11 @@ export interface ObserveOptions {
   signal?: AbortSignal
   /** vmids whose guest firewall is read (the guests whose manifests declare spec.firewall), `all` for adopt */
   firewalls?: readonly number[] | 'all'
+  /**
+   * the desired guests' vmids: one that no allowlisted node lists is looked up in /cluster/resources (a guest on
+   * another node) and else probed with `vmidFree` (a guest this token cannot see); see `heldVmids`
+   */
+  vmids?: readonly number[]
 }
 
 export class ObserveError extends Error {
@@ -169,6 +176,7 @@ export async function observe(
     }),
   )
 
+  const heldVmids = await readHeldVmids(reader, read, resources, refs, allowed, options)
   const firewalls = await readFirewalls(reader, read, guests, options)
   const { storages, volumes, unreadableStorages } = await storagesRead
   const ha = await haRead
@@ -184,7 +192,53 @@ export async function observe(
     unreadableStorages,
     ...(firewalls ? { firewalls } : {}),
     ...(ha ? { ha } : {}),
+    ...(heldVmids.length > 0 ? { heldVmids } : {}),
   }
+}
+
+/**
+ * Desired vmids held outside what this read covers. vmids are cluster-wide: a guest on a node outside the
+ * allowlist shows in /cluster/resources, and one the token may not audit is hidden there, but PVE::API2::Cluster
+ * nextid checks the full vmlist for anyone. One probe per desired vmid that nothing lists (the create candidates,
+ * so none in a converged cluster); a failed probe is left to the create, which PVE checks again.
+ */
+async function readHeldVmids(
+  reader: LiveReader,
+  read: Read,
+  resources: readonly ClusterResource[],
+  refs: ReadonlyMap<string, GuestRef>,
+  allowed: (node: string | undefined) => node is string,
+  options: ObserveOptions,
+): Promise<HeldVmid[]> {
+  if (!options.vmids || options.vmids.length === 0) return []
+  const seen = new Set([...refs.values()].map((r) => r.vmid))
+  const elsewhere = new Map<number, HeldVmid>()
+  for (const r of resources) {
+    if ((r.type !== 'qemu' && r.type !== 'lxc') || r.vmid === undefined || allowed(r.node)) continue
+    elsewhere.set(r.vmid, {
+      vmid: r.vmid,
+      type: r.type,
+      ...(r.node !== undefined ? { node: r.node } : {}),
+      ...(r.name !== undefined ? { name: r.name } : {}),
+    })
+  }
+  const out: HeldVmid[] = []
+  const probe = reader.vmidFree?.bind(reader)
+  await Promise.all(
+    [...new Set(options.vmids)]
+      .filter((vmid) => !seen.has(vmid))
+      .map(async (vmid) => {
+        const held = elsewhere.get(vmid)
+        if (held) return out.push(held)
+        if (!probe) return
+        try {
+          if (!(await read(() => probe(vmid)))) out.push({ vmid })
+        } catch {
+          options.signal?.throwIfAborted()
+        }
+      }),
+  )
+  return out.sort((a, b) => a.vmid - b.vmid)
 }
 
 /** the firewalls asked for, of guests that were read; a failed read is kept with its reason */
