@@ -55,8 +55,8 @@ async function clusterNames(ctx: CliContext, args: GlobalArgs): Promise<string[]
   }
 }
 
-/** A name without the description yargs appends for zsh (`diff:Show what...`). */
-const bare = (candidate: string): string => candidate.split(/(?<!\\\\):|\\t/)[0]!
+/** A name without the description yargs appends for zsh (`diff:Show what...`) or fish (`diff<TAB>Show what...`). */
+const bare = (candidate: string): string => candidate.split(/(?<!\\):|\t/)[0]!
 
 /**
  * yargs' completion callback: `words` are what the shell passed (the last one is being completed). After

@@ -1,3 +1,5 @@
+import { formatError, type SchemaError } from '@proxops/schema'
+
 /**
  * CliError: every failure the CLI reports is one of these, with a stable code and a one-line message
  * that names the file, field or flag at fault and says what to do. Exit code 1.
@@ -24,17 +26,19 @@ export class CliError extends Error {
   constructor(
     readonly code: CliErrorCode,
     message: string,
-    readonly location?: { file?: string; line?: number; field?: string },
+    /** the setting at fault, when no file position says it (`pve.clusters.lab`) */
+    readonly location?: { field: string },
   ) {
-    super(formatLocation(location) + message)
+    super(location ? `${location.field}: ${message}` : message)
   }
 }
 
-function formatLocation(location: { file?: string; line?: number; field?: string } | undefined): string {
-  if (!location) return ''
-  const where = location.file ? (location.line ? `${location.file}:${location.line}` : location.file) : ''
-  const parts = [where, location.field].filter((part): part is string => Boolean(part))
-  return parts.length > 0 ? `${parts.join(': ')}: ` : ''
+/**
+ * Problems in a repository file as one line, in `validate`'s format (`file:line:col code message`, the file
+ * relative to the repository): the first problem, and how many more `validate` would list.
+ */
+export function problemLine(first: SchemaError, count = 1): string {
+  return `${formatError(first)}${count > 1 ? ` (and ${count - 1} more; run proxops validate)` : ''}`
 }
 
 /** One line: error output must never span lines (multi-line causes are joined). */

@@ -3,7 +3,7 @@
  * parser and loader hand them over (kebab-case keys, defaults applied, sizes in bytes, memory in MiB,
  * `undefined` = not owned). The shapes are the schema's `Manifest` types; the planner adds none of its own.
  */
-import type { ArtifactManifest, Manifest, QemuManifest } from '@proxops/schema'
+import type { ArtifactManifest, BackupJobManifest, GuestManifest, Manifest, QemuManifest } from '@proxops/schema'
 
 export interface DesiredState {
   cluster: string
@@ -20,6 +20,12 @@ export type SecretLookup = (ref: string) => string | undefined
 
 export function isArtifact(m: Manifest): m is ArtifactManifest {
   return m.kind === 'ISO' || m.kind === 'CTTemplate' || m.kind === 'DiskImage'
+}
+export function isBackupJob(m: Manifest): m is BackupJobManifest {
+  return m.kind === 'BackupJob'
+}
+export function isGuest(m: Manifest): m is GuestManifest {
+  return !isArtifact(m) && !isBackupJob(m)
 }
 export function isQemu(m: Manifest): m is QemuManifest {
   return m.kind === 'VM' || m.kind === 'TemplateVM'

@@ -3,6 +3,7 @@
  * LiveReader port; plan() reads it and nothing else of PVE. Anything that could not be read is marked
  * unknown (never "absent"), so the planner neither creates nor deletes on a failed read.
  */
+import type { LiveBackupJob } from './backup/types.js'
 import type { GuestFirewall, GuestType, HaItem } from '@proxops/pve-client/wire'
 
 export interface LiveNode {
@@ -98,6 +99,9 @@ export interface LiveInventory {
   firewalls?: readonly LiveFirewall[]
   /** the HA configuration; absent when the reader cannot read it (then HA is unknown and nothing HA is planned) */
   ha?: LiveHa
+  /** `/cluster/backup` jobs sorted by id; absent when not read (then `backupJobsUnreadable` says why) */
+  backupJobs?: readonly LiveBackupJob[]
+  backupJobsUnreadable?: string
   /** desired vmids (`ObserveOptions.vmids`) held by guests observe() does not read, sorted by vmid */
   heldVmids?: readonly HeldVmid[]
 }

@@ -9,7 +9,7 @@ import type { FirewallWrite, GuestType, HaObject } from '@proxops/pve-client/wir
 
 export const PLAN_FORMAT_VERSION = 1
 
-export type ResourceKind = 'VM' | 'TemplateVM' | 'LXC' | 'TemplateCT' | 'ISO' | 'CTTemplate' | 'DiskImage'
+export type ResourceKind = 'VM' | 'TemplateVM' | 'LXC' | 'TemplateCT' | 'ISO' | 'CTTemplate' | 'DiskImage' | 'BackupJob'
 export type GuestKind = 'VM' | 'TemplateVM' | 'LXC' | 'TemplateCT'
 export type ArtifactKind = 'ISO' | 'CTTemplate' | 'DiskImage'
 
@@ -47,7 +47,7 @@ export interface Policy {
   /** deletions allowed per cycle: 0 = no prunes, `unlimited` must be written out */
   pruneBudget: number | 'unlimited'
   /** kinds for which "0 desired but >= 1 owned live" is accepted (the run passed `--allow-empty <Kind>`) */
-  allowEmpty: readonly GuestKind[]
+  allowEmpty: readonly (GuestKind | 'BackupJob')[]
   /** a cycle that would prune more than this fraction of the owned objects of a kind is an anomaly; 1 disables */
   pruneRatioLimit: number
   /** cluster-wide default; a resource's `proxops/disruption` annotation overrides it */
@@ -131,6 +131,10 @@ export type PveRequest =
       /** the guest a requested-state change concerns: the executor waits until it is in `power` (bounded) */
       guest?: { node: string; guest: GuestType; vmid: number; power: 'running' | 'stopped' }
     }
+  /** `/cluster/backup` (docs/schema-reference.md#backupjob): cluster-wide, no task */
+  | { call: 'createBackupJob'; params: PlanParams }
+  | { call: 'updateBackupJob'; id: string; params: PlanParams }
+  | { call: 'deleteBackupJob'; id: string }
 
 export type ActionType =
   | 'create'
@@ -167,11 +171,12 @@ export interface FieldDiff {
 export interface Action {
   /** unique within the plan: `<address>#<type>` (`#resize:<disk>` for resizes) */
   id: string
-  /** `Kind/node/vmid(name)` for guests, `Kind/node/storage/filename` for artifacts */
+  /** `Kind/node/vmid(name)` for guests, `Kind/node/storage/filename` for artifacts, `BackupJob/<id>` */
   address: string
   kind: ResourceKind
   /** metadata.name of the resource; absent for prunes of objects not in git */
   name?: string
+  /** empty for cluster-wide objects (BackupJob) */
   node: string
   vmid?: number
   storage?: string

@@ -52,6 +52,11 @@ export interface LiveReader {
   /** `GET /cluster/ha/{object}`. Optional so older readers still fit; without it HA is unknown (nothing planned). */
   haConfig?(object: HaObject): Promise<HaItem[]>
   /**
+   * `GET /cluster/backup`: the vzdump jobs, each option in PVE's string form (property strings printed with
+   * sorted keys). Optional so older readers still fit; without it backup jobs are unknown (never planned).
+   */
+  backupJobs?(): Promise<{ id: string; values: Record<string, string> }[]>
+  /**
    * `GET /cluster/nextid?vmid=`: false when the vmid is used anywhere on the cluster, also by a guest this token
    * cannot see. Optional so older readers still fit; without it such a vmid is found only by a failing create.
    */
@@ -112,6 +117,13 @@ export interface PveWriter {
     params: PveParams,
     options?: { digest?: string },
   ): Promise<void>
+  /**
+   * `/cluster/backup` (PVE::API2::Backup): synchronous, no task. Optional so writers that predate backup jobs
+   * still fit; an action that needs one fails without it.
+   */
+  createBackupJob?(params: PveParams): Promise<unknown>
+  updateBackupJob?(id: string, params: PveParams): Promise<unknown>
+  deleteBackupJob?(id: string): Promise<unknown>
   /** Waits for a task to stop; rejects with a TaskTimeout error, resolves with ok=false when it failed. */
   waitTask(task: TaskRef, options?: WaitOptions): Promise<TaskResult>
 }

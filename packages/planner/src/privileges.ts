@@ -342,6 +342,19 @@ function requestNeeds(r: PveRequest): { key?: string; need: Grant[] | string }[]
           ],
         },
       ]
+    // PVE::API2::Backup: Sys.Modify on /, then (assert_param_permission_create/update) Datastore.Allocate on the
+    // target storage and VM.Backup on a selected pool
+    case 'createBackupJob':
+    case 'updateBackupJob': {
+      push(undefined, [one('/', 'Sys.Modify')])
+      const storage = str(r.params, 'storage')
+      if (storage !== undefined) push('storage', [one(`/storage/${storage}`, 'Datastore.Allocate')])
+      const pool = str(r.params, 'pool')
+      if (pool !== undefined) push('pool', [one(`/pool/${pool}`, 'VM.Backup')])
+      return out
+    }
+    case 'deleteBackupJob':
+      return [{ need: one('/', 'Sys.Modify') }]
   }
 }
 

@@ -30,7 +30,7 @@ const vm = (vmid: number, node = 'pve1', spec: Record<string, unknown> = {}) =>
   })
 
 describe('observe against the simulator', () => {
-  it('reads a cluster within guests + 2 x nodes + storages + 4 requests', async () => {
+  it('reads a cluster within guests + 2 x nodes + storages + 5 requests', async () => {
     env.sim.stats.reset()
     const live = await observe('homelab', env.reader)
     const guests = live.guests.length + live.unknownGuests.length
@@ -38,7 +38,8 @@ describe('observe against the simulator', () => {
       env.sim.stats.requests.filter((r) => r.path === '/nodes/{node}/storage/{storage}/content').map((r) => r.rawPath),
     ).size
     expect(guests).toBe(12)
-    expect(env.sim.stats.requests.length).toBeLessThanOrEqual(guests + 2 * live.nodes.length + listed + 4)
+    // the 5 cluster-wide reads: /version, /cluster/resources, /cluster/backup, the HA resources and preferences
+    expect(env.sim.stats.requests.length).toBeLessThanOrEqual(guests + 2 * live.nodes.length + listed + 5)
     expect(env.sim.stats.count('GET', '/nodes/{node}/qemu/{vmid}/config')).toBe(0)
     expect(env.sim.stats.count('GET', '/nodes/{node}/qemu/{vmid}/status/current')).toBe(0)
   })

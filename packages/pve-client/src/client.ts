@@ -1,4 +1,6 @@
 import {
+  type BackupJobItem,
+  decodeBackupJobs,
   decodeClusterResources,
   decodeGuestList,
   decodeGuestStatus,
@@ -229,6 +231,12 @@ export class PveReadOnlyClient {
         return out
       })
     })
+  }
+
+  /** `GET /cluster/backup` (Sys.Audit on /): the vzdump backup jobs, options as strings. */
+  async backupJobs(o?: CallOptions): Promise<BackupJobItem[]> {
+    const data = await this.#get({ path: '/cluster/backup', ...callOpts(o) })
+    return decodeWith('GET /cluster/backup', () => decodeBackupJobs(data))
   }
 
   async storages(node: string, o?: CallOptions): Promise<StorageInfo[]> {
@@ -477,6 +485,21 @@ export class PveClient extends PveReadOnlyClient {
     const body = { ...params, ...(options?.digest ? { digest: options.digest } : {}) }
     if (method === 'POST') await this.#write('POST', `/cluster/ha/${object}`, undefined, body, options)
     else await this.#write(method, `/cluster/ha/${object}/{id}`, { id }, body, options)
+  }
+
+  /** POST /cluster/backup (create_job, synchronous): `id`, `schedule`, the selection and the job options. */
+  async createBackupJob(params: PveParams, o?: CallOptions): Promise<void> {
+    await this.#write('POST', '/cluster/backup', undefined, params, o)
+  }
+
+  /** PUT /cluster/backup/{id} (update_job): changed options, `delete` for options to remove. */
+  async updateBackupJob(id: string, params: PveParams, o?: CallOptions): Promise<void> {
+    await this.#write('PUT', '/cluster/backup/{id}', { id }, params, o)
+  }
+
+  /** DELETE /cluster/backup/{id} (delete_job). */
+  async deleteBackupJob(id: string, o?: CallOptions): Promise<void> {
+    await this.#write('DELETE', '/cluster/backup/{id}', { id }, undefined, o)
   }
 
   /** POST /nodes/{node}/storage/{storage}/download-url (`url`, `filename`, `content`, optional checksum pair). */

@@ -245,3 +245,35 @@ function splitList(s: string | undefined): string[] {
         .filter((x) => x !== '')
         .sort()
 }
+
+/** One vzdump job of `GET /cluster/backup` (PVE::API2::Backup index), every option in string form. */
+export interface BackupJobItem {
+  id: string
+  values: Record<string, string>
+}
+
+/**
+ * `GET /cluster/backup`: `prune-backups`, `fleecing` and `performance` arrive as objects and are printed back as
+ * property strings with sorted keys (as jobs.cfg holds them); booleans and numbers, which PVE may send as either,
+ * become `1`/`0` and decimal text. `id`, `type` and the computed `next-run` are not options.
+ */
+export function decodeBackupJobs(v: unknown): BackupJobItem[] {
+  return rows(v, 'backup jobs', (o) => {
+    if (typeof o.id !== 'string' || o.id === '') throw new WireError('WIRE_SCALAR', 'expected a job id', 'id')
+    const values: Record<string, string> = {}
+    for (const [k, x] of Object.entries(o)) {
+      if (k === 'id' || k === 'type' || k === 'next-run' || x === null || x === undefined) continue
+      if (typeof x === 'boolean') values[k] = x ? '1' : '0'
+      else if (Array.isArray(x)) values[k] = x.map(String).join(',')
+      else if (typeof x === 'object')
+        values[k] = Object.keys(x)
+          .sort()
+          .map((p) => `${p}=${String((x as Record<string, unknown>)[p])}`)
+          .join(',')
+      else values[k] = String(x)
+    }
+    return { id: o.id, type: o.type, values }
+  })
+    .filter((j) => j.type === undefined || j.type === 'vzdump')
+    .map(({ id, values }) => ({ id, values }))
+}

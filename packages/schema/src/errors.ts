@@ -23,7 +23,7 @@ export const ErrorCodes = {
   'field-invalid': 'a field value is not allowed',
   // envelope
   'api-version': 'apiVersion is not proxops/v1alpha1',
-  'kind-unknown': 'kind is not one of the seven kinds (or their aliases)',
+  'kind-unknown': 'kind is not one of the manifest kinds (or their aliases)',
   // names and values
   'name-invalid': 'metadata.name breaks the naming rule',
   'node-name-invalid': 'a PVE node name breaks the naming rule',
@@ -59,6 +59,8 @@ export const ErrorCodes = {
   'ipconfig-invalid': 'an ipconfig entry has a malformed ip or gateway',
   'bind-mount-host-path': 'a bind mount host path is relative or a system directory',
   'path-not-absolute': 'a guest mount path is not absolute',
+  'schedule-invalid': 'a BackupJob schedule is not a PVE calendar event',
+  'selection-invalid': 'a BackupJob selection does not name exactly one of vmids, pool or all',
   'value-duplicate': 'a list repeats a value that must be unique',
   'firewall-invalid': 'a firewall rule, IP set or alias breaks a rule PVE checks (ports, addresses, macros)',
   'firewall-ref': 'a firewall rule names an IP set, alias or NIC the guest does not declare',
@@ -76,7 +78,7 @@ export const ErrorCodes = {
   'composition-not-file': 'a listed path is not a regular file',
   'composition-extension': 'a listed path does not end in .yaml or .yml',
   'composition-duplicate': 'a path is listed twice',
-  'composition-kind-root': 'a listed path is not under one of the seven kind roots',
+  'composition-kind-root': 'a listed path is not under one of the kind roots',
   'legacy-layout': 'a manifest sits directly under a kind root',
   'manifest-unlisted':
     'a YAML file under a kind root is listed by no resources.yaml (validate: warning; error with --strict)',

@@ -1,8 +1,8 @@
-/** The seven manifest kinds, their accepted spellings and their kind-root directories. */
+/** The manifest kinds, their accepted spellings and their kind-root directories. */
 
 export const API_VERSION = 'proxops/v1alpha1'
 
-export const KINDS = ['VM', 'TemplateVM', 'LXC', 'TemplateCT', 'ISO', 'CTTemplate', 'DiskImage'] as const
+export const KINDS = ['VM', 'TemplateVM', 'LXC', 'TemplateCT', 'ISO', 'CTTemplate', 'DiskImage', 'BackupJob'] as const
 export type Kind = (typeof KINDS)[number]
 
 /** Guest kinds: identity `(node, vmid)`, sharing PVE's per-node id pool. */
@@ -21,6 +21,7 @@ export const KIND_ALIASES: Readonly<Record<Kind, readonly string[]>> = {
   ISO: ['ISO'],
   CTTemplate: ['CTTemplate', 'CTT'],
   DiskImage: ['DiskImage', 'DISK'],
+  BackupJob: ['BackupJob'],
 }
 
 const BY_LOWER = new Map<string, Kind>()
@@ -38,8 +39,8 @@ export function isArtifactKind(kind: Kind): kind is ArtifactKind {
   return (ARTIFACT_KINDS as readonly string[]).includes(kind)
 }
 
-/** Kind-root directories: exactly these seven names. */
-export const KIND_ROOTS = ['vm', 'lxc', 'iso', 'ctt', 'templatevm', 'diskimage', 'templatect'] as const
+/** Kind-root directories: exactly these names. */
+export const KIND_ROOTS = ['vm', 'lxc', 'iso', 'ctt', 'templatevm', 'diskimage', 'templatect', 'backupjob'] as const
 export const KIND_ROOT_OF: Readonly<Record<Kind, string>> = {
   VM: 'vm',
   TemplateVM: 'templatevm',
@@ -48,6 +49,7 @@ export const KIND_ROOT_OF: Readonly<Record<Kind, string>> = {
   ISO: 'iso',
   CTTemplate: 'ctt',
   DiskImage: 'diskimage',
+  BackupJob: 'backupjob',
 }
 
 /**

@@ -63,10 +63,16 @@ export async function prepare(
   return { ...s, source: new GitSource(ctx, s.config) }
 }
 
-export const ALLOW_EMPTY_KINDS: readonly GuestKind[] = ['VM', 'TemplateVM', 'LXC', 'TemplateCT']
+export const ALLOW_EMPTY_KINDS: readonly (GuestKind | 'BackupJob')[] = [
+  'VM',
+  'TemplateVM',
+  'LXC',
+  'TemplateCT',
+  'BackupJob',
+]
 
-export function allowEmpty(values: readonly string[] | undefined): GuestKind[] {
-  const out: GuestKind[] = []
+export function allowEmpty(values: readonly string[] | undefined): (GuestKind | 'BackupJob')[] {
+  const out: (GuestKind | 'BackupJob')[] = []
   for (const value of values ?? []) {
     const kind = ALLOW_EMPTY_KINDS.find((k) => k.toLowerCase() === value.toLowerCase())
     if (!kind) throw new CliError('USAGE', `--allow-empty ${value}: must be one of ${ALLOW_EMPTY_KINDS.join(', ')}`)

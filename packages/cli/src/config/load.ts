@@ -85,7 +85,7 @@ export async function loadDraftConfig(input: LoadInput): Promise<DraftConfig> {
 
   // --config: one file; its git source (or --git-path) decides the root
   // the operator's own file: it may live outside the repository, but is still a regular file of bounded size
-  const configFile = (await readConfig(path.resolve(input.cwd, configPath), '--config file'))!
+  const configFile = (await readConfig(path.resolve(input.cwd, configPath), '--config file', { display: configPath }))!
   const fileDir = path.dirname(configFile.file)
   const fileGit = configFile.layer.config.git
   let root: string

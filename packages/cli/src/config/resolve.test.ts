@@ -49,9 +49,9 @@ describe('parseConfigFile', () => {
       'task-timeout': 1_800_000,
     })
   })
-  it('fails closed on unknown fields, wrong types and malformed YAML, naming file, line and field', () => {
+  it('fails closed on unknown fields, wrong types and malformed YAML, as validate lists them (file:line:col code)', () => {
     expect(err(() => parseConfigFile('/r/proxops.yaml', 'log:\n  levle: debug\n')).message).toBe(
-      '/r/proxops.yaml:2: unknown setting "log.levle"',
+      '/r/proxops.yaml:2:3 config-invalid unknown setting "log.levle"',
     )
     expect(
       err(() =>
@@ -60,7 +60,11 @@ describe('parseConfigFile', () => {
           'pve:\n  clusters:\n    a:\n      base-url: https://a:1\n      tls:\n        insecure: "yes"\n',
         ),
       ).message,
-    ).toMatch(/^\/r\/c\.yaml:6: pve\.clusters\.a\.tls\.insecure: must be true or false$/)
+    ).toMatch(/^\/r\/c\.yaml:6:\d+ config-invalid pve\.clusters\.a\.tls\.insecure: must be true or false$/)
+    expect(err(() => parseConfigFile('/r/p.yaml', 'log: [\n')).message).toMatch(/^\/r\/p\.yaml:\d+:\d+ yaml-syntax /)
+    expect(err(() => parseConfigFile('/r/p.yaml', 'listen: 1\nlog: 2\nx: 3\n')).message).toMatch(
+      /^\/r\/p\.yaml:1:9 config-invalid .* \(and 2 more; run proxops validate\)$/,
+    )
     expect(err(() => parseConfigFile('/r/p.yaml', 'log: [\n')).code).toBe('CONFIG_PARSE')
     expect(err(() => parseConfigFile('/r/p.yaml', 'listen: 1\nlisten: 2\n')).code).toBe('CONFIG_PARSE')
     expect(err(() => parseConfigFile('/r/p.yaml', '- a\n')).message).toContain('must be a mapping')
@@ -124,7 +128,7 @@ describe('mergeConfig', () => {
     const bad = (yaml: string) =>
       err(() => mergeConfig(input({ rootFile: parseConfigFile('/repo/proxops.yaml', yaml) }))).message
     expect(bad('reconcile:\n  prune-budget: -1\n')).toBe(
-      '/repo/proxops.yaml:2: reconcile.prune-budget: must be a whole number >= 0 or "unlimited"',
+      '/repo/proxops.yaml:2:17 config-invalid reconcile.prune-budget: must be a whole number >= 0 or "unlimited"',
     )
     expect(bad('reconcile:\n  poll-interval: 0s\n')).toMatch(/reconcile\.poll-interval: must be greater than zero/)
     expect(bad('log:\n  level: loud\n')).toMatch(/log\.level: must be one of: debug, info, warn, error/)

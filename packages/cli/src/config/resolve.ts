@@ -17,7 +17,7 @@ import {
   type ConfigLayer,
   type ProcessConfig,
 } from '@proxops/schema'
-import { CliError } from '../errors.js'
+import { CliError, problemLine } from '../errors.js'
 import { LOG_LEVELS, type LogLevel } from '../log.js'
 import type { ConfigFile } from './raw.js'
 import type {
@@ -55,8 +55,12 @@ export interface MergeInput {
   cwd: string
 }
 
-function invalid(message: string, file: string | undefined, field: string): never {
-  throw new CliError('CONFIG_INVALID', message, { ...(file ? { file } : {}), field })
+/** A problem of a config file only the merged configuration shows (no position): `validate`'s format. */
+function invalid(message: string, file: string, field: string): never {
+  throw new CliError(
+    'CONFIG_INVALID',
+    problemLine({ code: 'config-invalid', file, line: 0, column: 0, message: `${field}: ${message}` }),
+  )
 }
 
 function expand(p: string, home: string, base: string): string {
@@ -205,7 +209,7 @@ function mergeClusters(input: MergeInput, globalAuth: AuthMethod, globalCa: stri
   }
   for (const { name, raw } of input.clusterFiles) {
     const entry = raw.layer.config.pve.clusters[name]
-    if (!entry) invalid(`must declare exactly pve.clusters.${name}`, raw.file, 'pve.clusters')
+    if (!entry) invalid(`must declare exactly pve.clusters.${name}`, raw.layer.file, 'pve.clusters')
     // a cluster-local pve.auth is that cluster's auth method
     const auth = writes(raw, 'pve', 'auth') ? raw.layer.config.pve.auth : globalAuth
     out.set(name, clusterEntry(name, entry, raw, auth, globalCa, input.home))
@@ -244,7 +248,7 @@ function clusterEntry(
     name,
     baseUrl: entry['base-url'],
     nodes: [...entry.nodes],
-    file: file.file,
+    file: file.layer.file,
     ...(secretsFile ? { secretsFile } : {}),
     secretRefs: {
       pve: { ...camelRefs(refs.pve) },

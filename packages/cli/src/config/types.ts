@@ -40,7 +40,7 @@ export interface ClusterConfig {
   name: string
   baseUrl: string
   nodes: string[]
-  /** the file that declared the cluster */
+  /** the file that declared the cluster, as messages name it (relative to the repository) */
   file: string
   /** absolute */
   secretsFile?: string

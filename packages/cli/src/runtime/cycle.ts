@@ -45,7 +45,7 @@ export interface CycleOptions {
   writer?: PveWriter
   sops?: SopsCredentials
   pruneBudget: PruneBudget
-  allowEmpty?: readonly GuestKind[]
+  allowEmpty?: readonly (GuestKind | 'BackupJob')[]
   onProgress?: (event: ProgressEvent) => void
   /** the plan about to be executed (apply), before its first action starts */
   onPlan?: (plan: Plan) => void

@@ -1,7 +1,7 @@
 /** Loads one cluster's desired state from a tree through @proxops/schema's repository loader. */
-import { formatError, loadRepository, type LoadedCluster, type Manifest } from '@proxops/schema'
+import { loadRepository, type LoadedCluster, type Manifest } from '@proxops/schema'
 import type { DesiredState } from '@proxops/planner'
-import { CliError } from '../errors.js'
+import { CliError, problemLine } from '../errors.js'
 import type { DesiredObject } from '../status-model.js'
 
 export interface LoadedDesired {
@@ -16,10 +16,9 @@ export async function loadDesired(root: string, cluster: string, commit: string 
   const errors = loaded?.errors ?? model.errors
   if (!loaded || !loaded.ok || errors.length > 0) {
     const first = errors[0]
-    const more = errors.length > 1 ? ` (and ${errors.length - 1} more; run proxops validate)` : ''
     throw new CliError(
       'REPOSITORY',
-      `manifest parse error: ${first ? formatError(first) : `cluster ${cluster} is not in the repository at ${root}`}${more}`,
+      `manifest parse error: ${first ? problemLine(first, errors.length) : `cluster ${cluster} is not in the repository at ${root}`}`,
     )
   }
   const manifests = loaded.index.resources.map((r) => r.manifest)

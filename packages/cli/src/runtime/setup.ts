@@ -3,9 +3,10 @@
  * binary), credential resolution, and registration of every secret with the redactor before anything
  * can print it. Fails closed with one actionable line.
  */
+import path from 'node:path'
 import { readRepositoryFile } from '@proxops/schema'
 import type { SopsCredentials } from '@proxops/sops'
-import { CliError } from '../errors.js'
+import { CliError, problemLine } from '../errors.js'
 import { loadDraftConfig } from '../config/load.js'
 import { credentialValues, resolveCredentials } from '../config/resolve.js'
 import type { GlobalFlags, ResolvedConfig } from '../config/types.js'
@@ -100,9 +101,14 @@ export async function decryptClusterSecrets(
   root: string,
 ): Promise<SopsCredentials> {
   // the loader's rules: a secrets-file inside the repository, a regular file, bounded (no FIFO, no /dev/zero)
-  const read = await readRepositoryFile(file, { root, display: file })
-  if ('error' in read) throw new CliError('SECRETS', `cluster ${cluster}: ${read.error.message}`, { file })
-  if ('missing' in read) throw new CliError('SECRETS', `cluster ${cluster}: cannot read ${file}: ENOENT`)
+  // its problems read as validate lists them (the file relative to the repository)
+  const read = await readRepositoryFile(file, { root })
+  if ('error' in read) throw new CliError('SECRETS', problemLine(read.error))
+  if ('missing' in read) {
+    const rel = path.relative(root, file)
+    const message = `cluster ${cluster}: secrets-file ${rel} does not exist`
+    throw new CliError('SECRETS', problemLine({ code: 'secrets-unavailable', file: rel, line: 0, column: 0, message }))
+  }
   // loaded only for a cluster with a secrets file: age and its curves were a tenth of every diff's start-up
   const { decryptSops, isSopsError, readCredentials } = await import('@proxops/sops')
   try {

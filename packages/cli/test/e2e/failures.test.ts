@@ -1,6 +1,6 @@
 /** Bad input: each gives one actionable error line, exit 1, and zero PVE writes. */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { rmSync, writeFileSync } from 'node:fs'
+import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import path from 'node:path'
 import type { Simulator } from '@proxops/pve-sim'
@@ -73,22 +73,36 @@ describe('bad input fails closed', () => {
     expect(sim.stats.writes()).toBe(0)
   })
 
-  it('outside a repository and with a malformed config, naming the file and line', async () => {
+  it('outside a repository, and a config file problem reads as validate lists it (file:line:col code, relative)', async () => {
     const root = await repo()
     const outside = path.dirname(root)
     expectOneLineFailure(
       await proxops(['diff'], { cwd: outside, env: baseEnv(outside) }),
       /no ProxOps GitOps repository found/,
     )
+    // from a sub-directory: every command names the file relative to the repository, as validate does
+    const cwd = path.join(root, 'vm')
+    const env = baseEnv(root)
+    const same = async (command: string[], expected: RegExp) => {
+      const validate = await proxops(['validate'], { cwd, env })
+      expect(validate.code).toBe(1)
+      const problems = validate.stdout.trim().split('\n')
+      expect(problems[0]).toMatch(expected)
+      const more = problems.length > 1 ? ` (and ${problems.length - 1} more; run proxops validate)` : ''
+      const r = await proxops(command, { cwd, env })
+      expectOneLineFailure(r, /^proxops: error: /)
+      expect(errorLines(r.stderr)).toEqual([`proxops: error: ${problems[0]}${more}`])
+    }
     writeFileSync(path.join(root, 'proxops.yaml'), 'reconcile:\n  prune-budjet: 3\n')
-    expectOneLineFailure(
-      await proxops(['diff'], { cwd: root, env: baseEnv(root) }),
-      /proxops\.yaml:2: unknown setting "reconcile\.prune-budjet"/,
-    )
+    await same(['diff'], /^proxops\.yaml:2:3 config-invalid unknown setting "reconcile\.prune-budjet"$/)
     writeFileSync(path.join(root, 'proxops.yaml'), 'listen: [\n')
-    expectOneLineFailure(
-      await proxops(['status'], { cwd: root, env: baseEnv(root) }),
-      /proxops\.yaml:\d+: malformed YAML/,
+    await same(['status'], /^proxops\.yaml:\d+:\d+ yaml-syntax /)
+    rmSync(path.join(root, 'proxops.yaml'))
+    const config = path.join(root, 'clusters/lab/config.yaml')
+    writeFileSync(config, readFileSync(config, 'utf8').replace('nodes: [pve1, pve2]', 'nodes: [pve1, pve_2]'))
+    await same(
+      ['apply', '--yes'],
+      /^clusters\/lab\/config\.yaml:5:\d+ node-name-invalid pve\.clusters\.lab\.nodes\[1\]: /,
     )
     expect(sim.stats.writes()).toBe(0)
   })

@@ -374,7 +374,8 @@ function adoptVm(
   if (startup) opts.startup = startup
   const hotplug = take('hotplug')
   if (hotplug) opts.hotplug = hotplug.split(',').filter(Boolean)
-  const boot = take('boot')
+  // the order qemu-server derived itself is bookkeeping: not pinned into the manifest
+  const boot = isBookkeeping('qemu', 'boot', c) ? undefined : take('boot')
   if (boot !== undefined) {
     const order = parseProps(boot).values.get('order')
     if (order) opts['boot-order'] = order.split(';').filter(Boolean)
@@ -604,7 +605,7 @@ function finishGuest(
 
   const c = guest.config
   for (const key of Object.keys(c).sort()) {
-    if (used.has(key) || isBookkeeping(guest.type, key, c[key]!)) continue
+    if (used.has(key) || isBookkeeping(guest.type, key, c)) continue
     gap(key, c[key]!, /^unused\d+$/.test(key) ? 'detached volume is not modelled' : 'config key not modelled')
   }
   return {

@@ -8,7 +8,7 @@ import { parseManifest } from '@proxops/schema'
 import type { Manifest } from '@proxops/schema'
 import type { LiveGuest, LiveInventory } from '../inventory.js'
 import { plan } from '../plan/plan.js'
-import { QEMU_NIC_MODELS } from '../plan/keys.js'
+import { defaultBootDevices, QEMU_NIC_MODELS } from '../plan/keys.js'
 import { DEFAULT_POLICY, type Plan } from '../plan-types.js'
 import { adopt } from './adopt.js'
 
@@ -106,6 +106,24 @@ describe('adopt then plan', () => {
     ])
   })
 
+  it('the boot order qemu-server derived is not pinned into the manifest; a chosen one is (get_default_bootdevices)', () => {
+    const cfg = {
+      name: 'web',
+      memory: '1024',
+      cores: '1',
+      scsi0: 'local-lvm:vm-122-disk-0,size=8G',
+      net0: 'virtio=BC:24:11:12:34:57,bridge=vmbr0',
+    }
+    const bootOrder = (boot: string) => {
+      const file = adopt(inventory([liveGuest('qemu', 122, { ...cfg, boot }, false)]), {
+        cluster: 'homelab',
+      }).files.find((f) => f.kind === 'VM')!
+      return (file.document as { spec: { options?: { 'boot-order'?: string[] } } }).spec.options?.['boot-order']
+    }
+    expect(bootOrder('order=scsi0;net0')).toBeUndefined()
+    expect(bootOrder('order=net0;scsi0')).toEqual(['net0', 'scsi0'])
+  })
+
   const mac = fc
     .array(fc.integer({ min: 0, max: 255 }), { minLength: 3, maxLength: 3 })
     .map((b) => `BC:24:11:${b.map((x) => x.toString(16).padStart(2, '0').toUpperCase()).join(':')}`)
@@ -181,11 +199,16 @@ describe('adopt then plan', () => {
         startup: opt(fc.constantFrom('order=1', 'order=2,up=30')),
         description: opt(fc.constantFrom('a web server', 'line one\nline two')),
         tags: fc.uniqueArray(fc.constantFrom('web', 'prod', 'db'), { maxLength: 2 }),
+        // qemu-server's own order (bookkeeping, not adopted) or one somebody chose (adopted as boot-order)
+        boot: opt(fc.constantFrom('derived', 'chosen')),
       })
-      .map(({ disks, nics, tags, ...rest }) => {
+      .map(({ disks, nics, tags, boot, ...rest }) => {
         const config: Record<string, string> = Object.fromEntries([...disks, ...nics] as [string, string][])
         for (const [k, v] of Object.entries(rest)) if (v !== undefined) config[k] = v
         if (config.scsihw !== undefined && !disks.some(([slot]) => slot.startsWith('scsi'))) delete config.scsihw
+        const devices = defaultBootDevices(config)
+        if (boot === 'derived') config.boot = `order=${devices.join(';')}`
+        if (boot === 'chosen') config.boot = `order=${[...devices.slice(1), devices[0]!].join(';')}`
         config.tags = [...tags, 'proxops'].sort().join(';')
         return config
       })
@@ -262,6 +285,8 @@ describe('adopt then plan', () => {
       const p = adoptThenPlan(live)
       expect(p.actions).toEqual([])
       expect(p.anomalies).toEqual([])
+      // a boot order somebody chose is adopted; the one qemu-server derived is neither adopted nor a gap
+      expect(p.gaps.map((g) => g.field)).not.toContain('boot')
     },
   )
 })

@@ -206,6 +206,11 @@ async function runRequest(
     case 'haWrite':
       await haWrite(request, ctx)
       return
+    case 'createBackupJob':
+    case 'updateBackupJob':
+    case 'deleteBackupJob':
+      await runBackupRequest(request, ctx)
+      return
     case 'downloadUrl': {
       const { params, secrets: s } = await resolveParams(request.params, ctx.secrets)
       secrets.push(...s)
@@ -219,6 +224,30 @@ async function runRequest(
       )
       return
     }
+  }
+}
+
+/** `/cluster/backup` calls answer at once (no task); a missing writer method fails the action, never skips it */
+async function runBackupRequest(
+  request: Extract<PveRequest, { call: 'createBackupJob' | 'updateBackupJob' | 'deleteBackupJob' }>,
+  ctx: ActionContext,
+): Promise<void> {
+  const { writer } = ctx
+  const { params } = 'params' in request ? await resolveParams(request.params, undefined) : { params: {} }
+  const send = (): Promise<unknown> | undefined =>
+    request.call === 'createBackupJob'
+      ? writer.createBackupJob?.(params)
+      : request.call === 'updateBackupJob'
+        ? writer.updateBackupJob?.(request.id, params)
+        : writer.deleteBackupJob?.(request.id)
+  const what = request.call === 'createBackupJob' ? 'create' : request.call === 'updateBackupJob' ? 'update' : 'delete'
+  try {
+    const sent = send()
+    if (sent === undefined) throw new ActionFailure(`${what} failed: this PVE writer cannot manage backup jobs`)
+    await sent
+  } catch (e) {
+    if (e instanceof ActionFailure) throw e
+    throw new ActionFailure(`${what} failed: ${e instanceof Error ? e.message : String(e)}`)
   }
 }
 
@@ -411,7 +440,8 @@ export function guestTarget(action: Action): { node: string; guest: GuestType; v
         return { node: action.node, guest: action.kind === 'VM' ? 'qemu' : 'lxc', vmid: action.vmid }
       continue
     }
-    if (r.call !== 'downloadUrl' && r.call !== 'createGuest') return { node: r.node, guest: r.guest, vmid: r.vmid }
+    // downloads and backup jobs name no guest
+    if ('guest' in r && r.call !== 'createGuest') return { node: r.node, guest: r.guest, vmid: r.vmid }
   }
   return undefined
 }

@@ -7,7 +7,7 @@
  * `none` for a stopped or new one.
  */
 import type { ContainerManifest, Manifest, QemuManifest } from '@proxops/schema'
-import { isArtifact } from '../desired.js'
+import { isGuest } from '../desired.js'
 import type { LiveFirewall, LiveGuest } from '../inventory.js'
 import type { DisruptionPolicy, FieldDiff, Gap, Skip } from '../plan-types.js'
 import type { GuestType } from '@proxops/pve-client/wire'
@@ -167,7 +167,7 @@ export function firewallDiffs(live: CanonFirewall, desired: CanonFirewall): Fiel
 export function firewallVmids(desired: { manifests: readonly Manifest[] }): number[] {
   const out: number[] = []
   for (const m of desired.manifests) {
-    if (isArtifact(m)) continue
+    if (!isGuest(m)) continue
     if (m.spec.firewall !== undefined) out.push(m.spec.vmid)
   }
   return out.sort((a, b) => a - b)

@@ -1,8 +1,9 @@
 /**
  * observe(): reads one cluster through the LiveReader port into a LiveInventory.
  *
- * Request budget for a full read: guests + 2 x nodes + storages + 4 (+ 1 per create candidate).
+ * Request budget for a full read: guests + 2 x nodes + storages + 5 (+ 1 per create candidate).
  *   - 2: `/version` and `/cluster/resources` (nodes, storages and guests in one listing)
+ *   - 1: `/cluster/backup` (the backup jobs; a reader without it leaves them unknown)
  *   - 2 per online node: `/nodes/{n}/qemu` and `/nodes/{n}/lxc` (power state without the resources lag)
  *   - 1 per guest: `.../pending`, which carries the applied value, the pending value, the pending delete flag
  *     and the `digest` row of every key (qemu-server's vm_pending lists every key of the loaded config)
@@ -102,6 +103,8 @@ export async function observe(
   const storagesRead = readStorages(reader, read, resources, allowed, online, options)
   // if a later phase throws first, this promise must not end as an unhandled rejection
   storagesRead.catch(() => undefined)
+  const jobsRead = readBackupJobs(reader, read, options)
+  jobsRead.catch(() => undefined)
   // the HA configuration (two reads; a failure makes HA unknown, so this promise never rejects)
   const haRead = readHa(reader, version, read)
 
@@ -179,6 +182,7 @@ export async function observe(
   const heldVmids = await readHeldVmids(reader, read, resources, refs, allowed, options)
   const firewalls = await readFirewalls(reader, read, guests, options)
   const { storages, volumes, unreadableStorages } = await storagesRead
+  const jobs = await jobsRead
   const ha = await haRead
 
   return {
@@ -192,7 +196,25 @@ export async function observe(
     unreadableStorages,
     ...(firewalls ? { firewalls } : {}),
     ...(ha ? { ha } : {}),
+    ...jobs,
     ...(heldVmids.length > 0 ? { heldVmids } : {}),
+  }
+}
+
+/** `/cluster/backup`, one request; a failed read makes every backup job unknown this cycle */
+async function readBackupJobs(
+  reader: LiveReader,
+  read: Read,
+  options: ObserveOptions,
+): Promise<Pick<LiveInventory, 'backupJobs' | 'backupJobsUnreadable'>> {
+  if (!reader.backupJobs) return { backupJobsUnreadable: 'this PVE reader cannot list backup jobs' }
+  const list = reader.backupJobs.bind(reader)
+  try {
+    const jobs = await read(() => list())
+    return { backupJobs: jobs.map((j) => ({ id: j.id, values: j.values })).sort((a, b) => compare(a.id, b.id)) }
+  } catch (error) {
+    options.signal?.throwIfAborted()
+    return { backupJobsUnreadable: `read failed: ${errorText(error)}` }
   }
 }
 

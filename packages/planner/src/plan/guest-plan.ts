@@ -568,7 +568,7 @@ function unmanagedKeys(
     ...(f.leftToPve ?? []),
   ])
   return Object.keys(cfg)
-    .filter((k) => !owned.has(k) && !reported.has(k) && !isBookkeeping(type, k, cfg[k] ?? ''))
+    .filter((k) => !owned.has(k) && !reported.has(k) && !isBookkeeping(type, k, cfg))
     .sort()
 }
 

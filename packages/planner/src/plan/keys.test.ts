@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest'
 import { artifact, desired, inventory, liveCt, liveVm, lxc, policy, vm } from '../fixtures.test.helpers.js'
 import { plan } from './plan.js'
-import { executes, isBookkeeping } from './keys.js'
+import { defaultBootDevices, executes, isBookkeeping, isDerivedBoot } from './keys.js'
 
 const stopped = { status: 'stopped' }
 
@@ -81,9 +81,49 @@ describe('unmanaged live keys', () => {
     expect(executes('qemu', 'memory')).toBeUndefined()
     expect(executes('lxc', 'dev12')).toBeDefined()
     expect(executes('lxc', 'args')).toBeUndefined()
-    expect(isBookkeeping('qemu', 'smbios1', 'uuid=abc')).toBe(true)
-    expect(isBookkeeping('qemu', 'smbios1', 'uuid=abc,serial=x')).toBe(false)
-    expect(isBookkeeping('lxc', 'arch', 'amd64')).toBe(true)
-    expect(isBookkeeping('qemu', 'ostype', 'l26')).toBe(false)
+    expect(isBookkeeping('qemu', 'smbios1', { smbios1: 'uuid=abc' })).toBe(true)
+    expect(isBookkeeping('qemu', 'smbios1', { smbios1: 'uuid=abc,serial=x' })).toBe(false)
+    expect(isBookkeeping('lxc', 'arch', { arch: 'amd64' })).toBe(true)
+    expect(isBookkeeping('qemu', 'ostype', { ostype: 'l26' })).toBe(false)
+  })
+
+  // qemu-server: create_vm writes get_default_bootdevices when no boot was given; update_vm_api appends CD
+  // drives added later (not cloud-init drives)
+  it('DerivedBootOrderIsBookkeeping (get_default_bootdevices, CD drives appended by update_vm_api)', () => {
+    const disk = 'local-lvm:vm-100-disk-0,size=8G'
+    const cd = 'local:iso/debian.iso,media=cdrom'
+    const ci = 'local-lvm:vm-100-cloudinit,media=cdrom'
+    const base = { scsi1: disk, virtio0: disk, net1: 'virtio=BC:24:11:00:00:01,bridge=vmbr0' }
+    // ide before scsi before virtio before sata, the first CD drive (a cloud-init drive counts), the first NIC
+    expect(defaultBootDevices({ ...base, sata0: disk, ide2: ci, ide3: cd })).toEqual(['scsi1', 'ide2', 'net1'])
+    expect(defaultBootDevices({ ide0: 'none,media=cdrom' })).toEqual(['ide0'])
+    const derived = (boot: string, extra: Record<string, string> = {}) =>
+      isDerivedBoot({ ...base, ...extra, boot }) && isBookkeeping('qemu', 'boot', { ...base, ...extra, boot })
+    expect(derived('order=scsi1;net1')).toBe(true)
+    expect(derived('order=scsi1;ide2;net1', { ide2: cd })).toBe(true)
+    expect(derived('order=scsi1;net1;ide2', { ide2: cd })).toBe(true)
+    expect(derived('order=scsi1;net1;ide2;ide3', { ide2: cd, ide3: cd })).toBe(true)
+    expect(derived('')).toBe(true)
+    // chosen by someone: reported when nobody declares it
+    expect(derived('order=net1;scsi1')).toBe(false)
+    expect(derived('order=scsi1')).toBe(false)
+    expect(derived('order=virtio0;net1')).toBe(false)
+    expect(derived('order=scsi1;net1;ide2', { ide2: ci })).toBe(false)
+    expect(derived('cdn')).toBe(false)
+    expect(derived('order=scsi1;net1,legacy=cdn')).toBe(false)
+  })
+
+  it('a VM whose boot order was chosen lists it; the derived one is not listed', () => {
+    const cfg = { scsi0: 'local-lvm:vm-100-disk-0,size=8G', net0: 'virtio=BC:24:11:00:00:01,bridge=vmbr0' }
+    const fields = (boot: string) =>
+      plan(
+        desired(vm('web', 100, { state: 'stopped' })),
+        inventory([liveVm(100, 'web', { ...cfg, boot }, stopped)]),
+        policy(),
+      )
+        .gaps.map((g) => g.field)
+        .filter((f) => f === 'boot')
+    expect(fields('order=scsi0;net0')).toEqual([])
+    expect(fields('order=net0;scsi0')).toEqual(['boot'])
   })
 })

@@ -5,6 +5,7 @@
 import type { Manifest } from '@proxops/schema'
 import { isArtifact, type DesiredState } from '../desired.js'
 import { SENSITIVE } from './fields.js'
+import { backupAddress } from '../backup/plan.js'
 import {
   PLAN_FORMAT_VERSION,
   type Action,
@@ -95,6 +96,8 @@ export function assemblePlan(a: AssembleInput): Plan {
       if (isArtifact(m)) {
         const nodes = m.spec.nodes.includes(d.node) ? [d.node] : [...m.spec.nodes]
         for (const n of nodes) requires.add(artifactAddress(m.kind, n, m.spec.storage, m.spec.filename))
+      } else if (m.kind === 'BackupJob') {
+        requires.add(backupAddress(m.spec.id))
       } else {
         requires.add(guestAddress(m.kind, m.spec.node, m.spec.vmid, m.metadata.name))
       }

@@ -2,9 +2,10 @@
  * plan(desired, live, policy): the pure heart of ProxOps. Same inputs, same Plan (see serializePlan).
  * Reads nothing but its arguments; all PVE knowledge comes from the LiveInventory observe() produced.
  */
-import type { ArtifactManifest, ContainerManifest, Manifest, QemuManifest } from '@proxops/schema'
+import type { ArtifactManifest, BackupJobManifest, ContainerManifest, Manifest, QemuManifest } from '@proxops/schema'
 import { keyOf, levels } from './deps.js'
-import { isArtifact, isQemu, type DesiredState, type SecretLookup } from '../desired.js'
+import { planBackupJobs } from '../backup/plan.js'
+import { isArtifact, isBackupJob, isQemu, type DesiredState, type SecretLookup } from '../desired.js'
 import { isDisruptionPolicy } from './disruption.js'
 import { PlanInputError } from '../errors.js'
 import { disruptionFor, planLiveGuest, planNewGuest, type GuestPlanEnv } from './guest-plan.js'
@@ -48,8 +49,10 @@ export function plan(
 ): Plan {
   checkPolicy(policy)
   const ctx = new Context(desired, live, policy, options)
+  const jobs: BackupJobManifest[] = []
   for (const m of desired.manifests) {
     if (isArtifact(m)) ctx.planArtifact(m)
+    else if (isBackupJob(m)) jobs.push(m)
     else ctx.planGuest(m)
   }
   ctx.reportUnknown()
@@ -57,6 +60,17 @@ export function plan(
   ctx.drafts.push(...pr.drafts)
   ctx.anomalies.push(...pr.anomalies)
   ctx.skips.push(...pr.skips)
+  // backup jobs spend what the guests' prunes left of the cycle's budget
+  const bj = planBackupJobs({
+    desired: jobs,
+    live: live.backupJobs ?? { unreadable: live.backupJobsUnreadable ?? 'not read' },
+    policy,
+    budget: policy.pruneBudget === 'unlimited' ? Number.POSITIVE_INFINITY : policy.pruneBudget - pr.drafts.length,
+    levelOf: (m) => ctx.levelOfKey(keyOf(m.kind, m.metadata.name)),
+  })
+  ctx.drafts.push(...bj.drafts)
+  ctx.anomalies.push(...bj.anomalies)
+  ctx.skips.push(...bj.skips)
   return ctx.finish()
 }
 
@@ -133,7 +147,7 @@ class Context {
       const key = keyOf(m.kind, m.metadata.name)
       if (this.byKey.has(key)) throw new PlanInputError('PLAN_DUPLICATE', 'declared twice', key)
       this.byKey.set(key, m)
-      if (!isArtifact(m)) {
+      if (!isArtifact(m) && !isBackupJob(m)) {
         this.desiredCounts.set(m.kind, (this.desiredCounts.get(m.kind) ?? 0) + 1)
       }
     }
@@ -160,7 +174,7 @@ class Context {
     // a live guest whose PVE name is a desired name of the same family is not a prune candidate
     const names = { qemu: new Set<string>(), lxc: new Set<string>() }
     for (const m of desired.manifests) {
-      if (isArtifact(m)) continue
+      if (isArtifact(m) || isBackupJob(m)) continue
       const family = isQemu(m) ? names.qemu : names.lxc
       family.add(m.metadata.name)
       family.add(isQemu(m) ? m.spec['pve-name'] : m.spec.dns.hostname)
@@ -240,6 +254,10 @@ class Context {
         requests: [{ call: 'downloadUrl', node, storage, params }],
       })
     }
+  }
+
+  levelOfKey(key: string): number {
+    return this.levels.get(key)?.level ?? 0
   }
 
   private levelOf(m: Manifest): number {

@@ -63,6 +63,15 @@ export function checkCluster(input: ClusterCheckInput): { index: ClusterIndex; g
           `unknown node: "${spec.node}" is not in the nodes allowlist of cluster ${name} (pve.clusters.${name}.nodes: ${[...allow].join(', ')})`,
         )
       }
+    } else if (m.kind === 'BackupJob') {
+      const node = m.spec.node
+      if (node !== undefined && allow.size > 0 && !allow.has(node))
+        push(
+          'node-not-allowed',
+          r.file,
+          locate(r, ['spec', 'node']),
+          `unknown node: "${node}" is not in the nodes allowlist of cluster ${name} (pve.clusters.${name}.nodes: ${[...allow].join(', ')})`,
+        )
     } else if (allow.size > 0) {
       // Artifacts may be shared (base/) by clusters with different nodes: a node of another cluster's
       // allowlist is scoped out of this cluster's copy; a node no cluster knows is an error (typo guard).

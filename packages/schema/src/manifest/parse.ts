@@ -10,6 +10,7 @@ import { API_VERSION, KINDS, type Kind, canonicalKind } from '../kinds.js'
 import { REF_NAME, checkArtifactFilename, checkResourceName } from '../names.js'
 import { checkHa } from './ha.js'
 import { manifestSchemas } from './schemas.js'
+import { finaliseBackupJob } from '../backup/finalise.js'
 import type { ArtifactSpec, LxcSpec, Manifest, VmSpec } from './types.js'
 import { checkFirewall } from './firewall.js'
 
@@ -181,11 +182,14 @@ function finalise(m: Manifest, issues: ManifestIssue[]): Manifest {
     case 'TemplateCT':
       finaliseLxc(m.kind, m.metadata.name, m.spec, add)
       break
+    case 'BackupJob':
+      finaliseBackupJob(m.metadata.name, m.spec, add)
+      break
     default:
       finaliseArtifact(m.kind, m.spec, add)
   }
   // after the kind's own rules, which default the NIC slots
-  if (m.kind !== 'ISO' && m.kind !== 'CTTemplate' && m.kind !== 'DiskImage' && m.spec.firewall) {
+  if ((m.kind === 'VM' || m.kind === 'TemplateVM' || m.kind === 'LXC' || m.kind === 'TemplateCT') && m.spec.firewall) {
     checkFirewall(m.spec.firewall, m.spec.networks, add)
   }
   return m

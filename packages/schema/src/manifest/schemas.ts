@@ -25,6 +25,7 @@ import {
   tag,
   verbatimQuantity,
 } from './fields.js'
+import { backupJobSpecSchema } from '../backup/schema.js'
 import { firewallSchema } from './firewall.js'
 import { haSchema } from './ha.js'
 
@@ -473,6 +474,10 @@ export const manifestSchemas = {
   DiskImage: envelope(
     diskImageSpecSchema,
     'A disk image downloaded onto storage with `import` content, to seed VM disks.',
+  ),
+  BackupJob: envelope(
+    backupJobSpecSchema,
+    'A PVE backup job (`/cluster/backup`), owned through a marker in its comment.',
   ),
 } as const
 

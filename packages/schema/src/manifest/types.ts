@@ -15,6 +15,8 @@ import type { Kind } from '../kinds.js'
 import type { FirewallSpec } from './firewall.js'
 
 export type { FirewallAlias, FirewallIpset, FirewallRule, FirewallSpec } from './firewall.js'
+import type { BackupJobSpec } from '../backup/types.js'
+export type { BackupJobSpec, BackupSelection, PruneBackupsKey } from '../backup/types.js'
 
 export type PowerState = 'started' | 'stopped'
 
@@ -316,6 +318,7 @@ export type GuestManifest = VmManifest | TemplateVmManifest | LxcManifest | Temp
 export type QemuManifest = VmManifest | TemplateVmManifest
 export type ContainerManifest = LxcManifest | TemplateCtManifest
 export type ArtifactManifest = IsoManifest | CtTemplateManifest | DiskImageManifest
-export type Manifest = GuestManifest | ArtifactManifest
+export type BackupJobManifest = Envelope<'BackupJob', BackupJobSpec>
+export type Manifest = GuestManifest | ArtifactManifest | BackupJobManifest
 
 export type ManifestOfKind<K extends Kind> = Extract<Manifest, { kind: K }>

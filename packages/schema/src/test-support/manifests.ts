@@ -85,6 +85,12 @@ export const validManifests = {
       url: 'https://downloads.example.invalid/debian-13.qcow2',
     },
   },
+  BackupJob: {
+    apiVersion: 'proxops/v1alpha1',
+    kind: 'BackupJob',
+    metadata: { name: 'nightly' },
+    spec: { schedule: 'daily', storage: 'local', selection: { vmids: [100] } },
+  },
 } as const
 
 /** A deep, mutable copy. */

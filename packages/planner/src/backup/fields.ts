@@ -1,0 +1,82 @@
+/**
+ * The one field table of a BackupJob: manifest field -> PVE job option, and how both sides print, so that a
+ * create, a per-field compare and adopt all read the same facts (PVE::API2::Backup, PVE::VZDump options).
+ */
+import type { BackupJobSpec, LiveBackupJob } from './types.js'
+
+/** The ownership marker: the first word of the job's PVE comment. */
+export const backupMarker = (ownershipTag: string): string => `managed-by=${ownershipTag}`
+
+export function ownsJob(job: LiveBackupJob, ownershipTag: string): boolean {
+  return (job.values.comment ?? '').split(/\s+/)[0] === backupMarker(ownershipTag)
+}
+
+/** the user's part of a PVE comment (after the marker), for adopt */
+export function userComment(comment: string | undefined, ownershipTag: string): string | undefined {
+  if (comment === undefined) return undefined
+  const marker = backupMarker(ownershipTag)
+  const rest = comment.startsWith(marker) ? comment.slice(marker.length).trim() : comment.trim()
+  return rest === '' ? undefined : rest
+}
+
+const vmidList = (ids: readonly number[]): string => [...ids].sort((a, b) => a - b).join(',')
+
+/** A PVE vmid list (`100,101` / `100 101` / `100;101`) in the form vmidList prints. */
+export const canonicalVmids = (text: string): string =>
+  vmidList(
+    text
+      .split(/[\s,;]+/)
+      .filter((x) => x !== '')
+      .map(Number),
+  )
+
+/** `keep-daily=7,keep-last=3`: keys sorted, as print_property_string writes jobs.cfg */
+export const printPrune = (h: Readonly<Partial<Record<string, number | string>>>): string =>
+  Object.keys(h)
+    .sort()
+    .map((k) => `${k}=${String(h[k])}`)
+    .join(',')
+
+/** One owned option: the manifest field it comes from and its PVE value. */
+export interface JobField {
+  field: string
+  key: string
+  value: string
+}
+
+/** PVE's selection keys: whichever the desired form does not use is removed */
+export const SELECTION_KEYS = ['vmid', 'pool', 'all', 'exclude'] as const
+
+/** Every option ProxOps owns for this job, in a fixed order. */
+export function desiredFields(spec: BackupJobSpec, ownershipTag: string): JobField[] {
+  const out: JobField[] = []
+  const add = (field: string, key: string, value: string | undefined) => {
+    if (value !== undefined) out.push({ field: `spec.${field}`, key, value })
+  }
+  add('schedule', 'schedule', spec.schedule)
+  add('storage', 'storage', spec.storage)
+  const s = spec.selection
+  if ('vmids' in s) add('selection.vmids', 'vmid', vmidList(s.vmids))
+  else if ('pool' in s) add('selection.pool', 'pool', s.pool)
+  else {
+    add('selection.all', 'all', '1')
+    if (s.exclude.length > 0) add('selection.exclude', 'exclude', vmidList(s.exclude))
+  }
+  add('mode', 'mode', spec.mode)
+  add('compress', 'compress', spec.compress)
+  add('prune-backups', 'prune-backups', spec['prune-backups'] && printPrune(spec['prune-backups']))
+  add('notes-template', 'notes-template', spec['notes-template'])
+  add('enabled', 'enabled', spec.enabled ? '1' : '0')
+  add('node', 'node', spec.node)
+  const marker = backupMarker(ownershipTag)
+  add('comment', 'comment', spec.comment === undefined ? marker : `${marker} ${spec.comment}`)
+  return out
+}
+
+/** A live option in the form desiredFields prints (vmid lists sorted), undefined when unset. */
+export function liveValue(job: LiveBackupJob, key: string): string | undefined {
+  const v = job.values[key]
+  if (v === undefined) return key === 'enabled' ? '1' : undefined
+  if (key === 'vmid' || key === 'exclude') return canonicalVmids(v)
+  return v
+}

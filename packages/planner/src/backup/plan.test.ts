@@ -1,0 +1,165 @@
+import { describe, expect, it } from 'vitest'
+import { fc, test } from '@fast-check/vitest'
+import { plan } from '../plan/plan.js'
+import { desired, inventory, policy } from '../fixtures.test.helpers.js'
+import { backupMarker, desiredFields, ownsJob } from './fields.js'
+import type { BackupJobManifest, BackupJobSpec } from '@proxops/schema'
+import type { LiveBackupJob } from './types.js'
+
+const job = (name: string, spec: Partial<BackupJobSpec> = {}): BackupJobManifest => ({
+  apiVersion: 'proxops/v1alpha1',
+  kind: 'BackupJob',
+  metadata: { name, labels: {}, annotations: {} },
+  spec: { id: name, schedule: 'daily', storage: 'local', selection: { vmids: [100] }, enabled: true, ...spec },
+})
+const MARK = backupMarker('proxops')
+const live = (id: string, values: Record<string, string>): LiveBackupJob => ({ id, values })
+/** what PVE holds after creating `m` the way ProxOps does */
+const applied = (m: BackupJobManifest): LiveBackupJob =>
+  live(m.spec.id, Object.fromEntries(desiredFields(m.spec, 'proxops').map((f) => [f.key, f.value])))
+const planOf = (manifests: BackupJobManifest[], jobs: LiveBackupJob[], over = {}) =>
+  plan(desired(...manifests), inventory([], { backupJobs: jobs }), policy(over))
+
+describe('planBackupJobs (PVE::API2::Backup create_job / update_job / delete_job)', () => {
+  it('creates a missing job with the marker in its comment and every owned option', () => {
+    const p = planOf([job('nightly', { mode: 'stop', 'prune-backups': { 'keep-last': 3, 'keep-daily': 7 } })], [])
+    expect(p.actions.map((a) => [a.address, a.type, a.node])).toEqual([['BackupJob/nightly', 'create', '']])
+    expect(p.actions[0]?.requests).toEqual([
+      {
+        call: 'createBackupJob',
+        params: {
+          id: 'nightly',
+          schedule: 'daily',
+          storage: 'local',
+          vmid: '100',
+          mode: 'stop',
+          'prune-backups': 'keep-daily=7,keep-last=3',
+          enabled: '1',
+          comment: MARK,
+        },
+      },
+    ])
+  })
+
+  it('updates per field, and removes the selection keys of the old form', () => {
+    const m = job('nightly', { selection: { pool: 'prod' }, schedule: 'sat 21:00' })
+    const p = planOf([m], [live('nightly', { schedule: 'daily', storage: 'local', vmid: '101,100', comment: MARK })])
+    expect(p.actions[0]?.diffs).toEqual([
+      { field: 'spec.schedule', key: 'schedule', before: 'daily', after: 'sat 21:00' },
+      { field: 'spec.selection.pool', key: 'pool', after: 'prod' },
+      { field: 'spec.selection', key: 'vmid', before: '100,101' },
+    ])
+    expect(p.actions[0]?.requests).toEqual([
+      { call: 'updateBackupJob', id: 'nightly', params: { schedule: 'sat 21:00', pool: 'prod', delete: 'vmid' } },
+    ])
+  })
+
+  it('claims a declared job without the marker by writing it; options it does not declare stay', () => {
+    const p = planOf(
+      [job('nightly')],
+      [live('nightly', { schedule: 'daily', storage: 'local', vmid: '100', mailto: 'ops@x' })],
+    )
+    expect(p.actions[0]?.reason).toMatch(/claimed/)
+    expect(p.actions[0]?.requests).toEqual([{ call: 'updateBackupJob', id: 'nightly', params: { comment: MARK } }])
+  })
+
+  it('prunes only owned jobs git does not declare; unowned ones are reported, never touched', () => {
+    const p = planOf(
+      [job('keep')],
+      [applied(job('keep')), applied(job('gone')), applied(job('gone2')), live('theirs', { comment: 'by hand' })],
+      { pruneRatioLimit: 1 },
+    )
+    expect(p.actions.map((a) => `${a.address}#${a.type}`)).toEqual(['BackupJob/gone#delete', 'BackupJob/gone2#delete'])
+    expect(p.skips.map((s) => [s.address, s.code])).toEqual([['BackupJob/theirs', 'untagged']])
+  })
+
+  it('guards: the budget the guests left, the empty-desired guard, the ratio guard, an unreadable listing', () => {
+    const owned = [applied(job('a1')), applied(job('a2')), applied(job('a3'))]
+    expect(planOf([], owned).anomalies.map((a) => a.code)).toEqual(['empty-desired'])
+    expect(planOf([], owned, { allowEmpty: ['BackupJob'], pruneBudget: 2 }).actions).toHaveLength(2)
+    expect(planOf([job('a1')], owned).anomalies.map((a) => a.code)).toEqual(['prune-ratio'])
+    expect(planOf([job('a1')], owned, { pruneBudget: 0 }).skips.map((s) => s.code)).toEqual([
+      'prune-budget',
+      'prune-budget',
+    ])
+    const unread = plan(desired(job('a1')), inventory([], { backupJobsUnreadable: 'HTTP 403' }), policy())
+    expect([unread.actions, unread.skips.map((s) => s.code)]).toEqual([[], ['unknown']])
+  })
+})
+
+// ------------------------------------------------------------------------------------------- properties
+
+const specArb: fc.Arbitrary<BackupJobSpec> = fc
+  .record({
+    id: fc.constant('x'),
+    schedule: fc.constantFrom('daily', 'sat 21:00', 'mon..fri 02:30'),
+    storage: fc.constantFrom('local', 'nas'),
+    selection: fc.oneof(
+      fc
+        .uniqueArray(fc.integer({ min: 100, max: 110 }), { minLength: 1, maxLength: 3 })
+        .map((vmids) => ({ vmids: vmids.sort((a, b) => a - b) })),
+      fc.constantFrom('prod', 'lab').map((pool) => ({ pool })),
+      fc
+        .uniqueArray(fc.integer({ min: 100, max: 110 }), { maxLength: 2 })
+        .map((exclude) => ({ all: true as const, exclude: exclude.sort((a, b) => a - b) })),
+    ),
+    mode: fc.option(fc.constantFrom('snapshot', 'stop'), { nil: undefined }),
+    compress: fc.option(fc.constantFrom('zstd', '0'), { nil: undefined }),
+    enabled: fc.boolean(),
+    comment: fc.option(fc.constantFrom('nightly', 'weekly run'), { nil: undefined }),
+  })
+  .map((s) => Object.fromEntries(Object.entries(s).filter(([, v]) => v !== undefined)) as unknown as BackupJobSpec)
+
+const idArb = fc.uniqueArray(fc.constantFrom('alpha', 'beta', 'gamma', 'delta', 'eps'), { maxLength: 4 })
+
+/** applies a plan's backup requests to a live job list as PVE::API2::Backup does */
+function apply(jobs: LiveBackupJob[], p: ReturnType<typeof plan>): LiveBackupJob[] {
+  const byId = new Map(jobs.map((j) => [j.id, { ...j.values }]))
+  for (const a of p.actions)
+    for (const r of a.requests) {
+      if (r.call === 'createBackupJob') {
+        const { id, ...rest } = r.params as Record<string, string>
+        byId.set(id as string, rest)
+      } else if (r.call === 'updateBackupJob') {
+        const v = byId.get(r.id) as Record<string, string>
+        const { delete: del, ...rest } = r.params as Record<string, string>
+        for (const k of (del ?? '').split(',').filter(Boolean)) delete v[k]
+        Object.assign(v, rest)
+      } else if (r.call === 'deleteBackupJob') byId.delete(r.id)
+    }
+  return [...byId].map(([id, values]) => ({ id, values })).sort((a, b) => (a.id < b.id ? -1 : 1))
+}
+
+describe('planBackupJobs properties', () => {
+  test.prop([
+    idArb,
+    fc.array(specArb, { minLength: 5, maxLength: 5 }),
+    idArb,
+    fc.array(specArb, { minLength: 5, maxLength: 5 }),
+    fc.subarray(['alpha', 'beta', 'gamma', 'delta', 'eps']),
+  ])(
+    'idempotence: after applying the plan, the next plan is empty; nothing without the marker is ever deleted',
+    (wantIds, specs, liveIds, liveSpecs, unowned) => {
+      const want = wantIds.map((id, i) => job(id, { ...specs[i], id }))
+      const jobs = liveIds.map((id, i) => {
+        const j = applied(job(id, { ...liveSpecs[i], id }))
+        return unowned.includes(id) ? live(id, { ...j.values, comment: 'hand made' }) : j
+      })
+      const pol = { pruneBudget: 'unlimited' as const, allowEmpty: ['BackupJob' as const], pruneRatioLimit: 1 }
+      const first = planOf(want, jobs, pol)
+      for (const a of first.actions)
+        if (a.type === 'delete')
+          expect(
+            ownsJob(
+              jobs.find((j) => `BackupJob/${j.id}` === a.address)!,
+              'proxops',
+            ),
+          ).toBe(true)
+      const after = apply(jobs, first)
+      expect(planOf(want, after, pol).actions).toEqual([])
+      // unowned, undeclared jobs are still there, unchanged
+      for (const j of jobs)
+        if (!ownsJob(j, 'proxops') && !(wantIds as string[]).includes(j.id)) expect(after).toContainEqual(j)
+    },
+  )
+})

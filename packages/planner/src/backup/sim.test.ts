@@ -1,0 +1,92 @@
+/**
+ * Backup jobs against the simulator's /cluster/backup (PVE::API2::Backup) with the real client: create, drift
+ * made by hand, update, claim of a hand-made job, prune of an owned one, and the plan empty after each apply.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { startSimulator, type Simulator } from '@proxops/pve-sim'
+import { createPveClient, type PveClient } from '@proxops/pve-client'
+import { execute } from '../execute/execute.js'
+import { observe } from '../observe/observe.js'
+import { plan } from '../plan/plan.js'
+import { desired, policy } from '../fixtures.test.helpers.js'
+import type { BackupJobManifest, BackupJobSpec } from '@proxops/schema'
+
+let sim: Simulator
+let pve: PveClient
+beforeAll(async () => {
+  sim = await startSimulator({ taskDurationMs: 10, authFailureDelayMs: 0, log: () => {} })
+  pve = createPveClient({
+    baseUrl: sim.url,
+    auth: { type: 'token', tokenId: 'root@pam!proxops', secret: sim.token.secret },
+    tls: { fingerprint: sim.fingerprint! },
+  })
+})
+afterAll(async () => {
+  await pve.close()
+  await sim.close()
+})
+
+const job = (name: string, spec: Partial<BackupJobSpec> = {}): BackupJobManifest => ({
+  apiVersion: 'proxops/v1alpha1',
+  kind: 'BackupJob',
+  metadata: { name, labels: {}, annotations: {} },
+  spec: {
+    id: name,
+    schedule: 'mon..fri 02:30',
+    storage: 'local',
+    selection: { vmids: [100, 101] },
+    enabled: true,
+    ...spec,
+  },
+})
+const pol = policy({ nodes: [], pruneRatioLimit: 1 })
+const cycle = async (jobs: BackupJobManifest[]) => plan(desired(...jobs), await observe('homelab', pve), pol)
+async function converge(jobs: BackupJobManifest[]) {
+  const p = await cycle(jobs)
+  const report = await execute(p, pve, { reader: pve, confirmAttempts: 1, confirmDelayMs: 0 })
+  expect(report.results.map((r) => r.status)).toEqual(p.actions.map(() => 'ok'))
+  expect((await cycle(jobs)).actions).toEqual([])
+  return p
+}
+
+it('create, drift, update, claim and prune converge, and each next plan is empty', async () => {
+  const nightly = job('nightly', {
+    'prune-backups': { 'keep-last': 3 },
+    mode: 'snapshot',
+    compress: 'zstd',
+    comment: 'db',
+  })
+  expect((await converge([nightly])).actions.map((a) => a.type)).toEqual(['create'])
+  const onPve = await pve.get('/cluster/backup/nightly')
+  expect(onPve).toMatchObject({
+    comment: 'managed-by=proxops db',
+    'prune-backups': { 'keep-last': '3' },
+    vmid: '100,101',
+  })
+
+  // drift by hand: another schedule and a pool selection; the plan puts back both and drops the pool
+  await pve.request('PUT', '/cluster/backup/nightly', { params: { schedule: 'daily', enabled: 0 } })
+  const drift = await converge([nightly])
+  expect(drift.actions[0]?.diffs.map((d) => d.key)).toEqual(['schedule', 'enabled'])
+
+  // a selection change: vmids -> all with exclude
+  await converge([job('nightly', { ...nightly.spec, selection: { all: true, exclude: [105] } })])
+
+  // a hand-made job is claimed once declared; another hand-made one is never pruned
+  await pve.request('POST', '/cluster/backup', { params: { id: 'legacy', schedule: 'sun 01:00', all: 1 } })
+  await pve.request('POST', '/cluster/backup', { params: { id: 'theirs', schedule: 'sun 01:00', all: 1 } })
+  const claim = await converge([
+    nightly,
+    job('legacy', { selection: { all: true, exclude: [] }, schedule: 'sun 01:00' }),
+  ])
+  expect(claim.actions.map((a) => [a.address, a.type])).toEqual([
+    ['BackupJob/legacy', 'update'],
+    ['BackupJob/nightly', 'update'],
+  ])
+
+  // legacy leaves git: it carries the marker now, so it is pruned; `theirs` stays
+  const prune = await converge([nightly])
+  expect(prune.actions.map((a) => [a.address, a.type])).toEqual([['BackupJob/legacy', 'delete']])
+  const ids = ((await pve.get('/cluster/backup')) as { id: string }[]).map((j) => j.id).sort()
+  expect(ids).toEqual(['nightly', 'theirs'])
+})

@@ -1,0 +1,57 @@
+import type { ErrorCode } from '../errors.js'
+import type { PathKey } from '../manifest/parse.js'
+import { BACKUP_JOB_ID, BACKUP_JOB_ID_MAX } from './schema.js'
+import type { BackupJobSpec, PruneBackupsKey } from './types.js'
+
+type Add = (code: ErrorCode, path: PathKey[], message: string) => void
+
+/** what the valibot schema hands over: the selection still in its raw form */
+export interface RawBackupJobSpec extends Omit<BackupJobSpec, 'id' | 'selection' | 'prune-backups'> {
+  id?: string
+  selection: { vmids?: number[]; pool?: string; all?: boolean; exclude?: number[] }
+  'prune-backups'?: Partial<Record<PruneBackupsKey, number | boolean>>
+}
+
+/** Cross-field rules of a BackupJob; rewrites `raw` in place into the normalised {@link BackupJobSpec}. */
+export function finaliseBackupJob(name: string, raw: RawBackupJobSpec, add: Add): void {
+  const spec = raw as unknown as BackupJobSpec
+  const id = raw.id ?? name
+  if (!BACKUP_JOB_ID.test(id) || id.length > BACKUP_JOB_ID_MAX)
+    add(
+      'field-invalid',
+      raw.id === undefined ? ['metadata', 'name'] : ['spec', 'id'],
+      `${JSON.stringify(id)} cannot be a PVE backup job id: a letter, then letters, digits, "-" or "_" (2 to ${BACKUP_JOB_ID_MAX} characters)${raw.id === undefined ? '; set spec.id' : ''}`,
+    )
+  spec.id = id
+  spec.schedule = raw.schedule.trim()
+
+  const s = raw.selection
+  const forms = [s.vmids !== undefined, s.pool !== undefined, s.all === true].filter(Boolean).length
+  const path = ['spec', 'selection']
+  if (forms !== 1) add('selection-invalid', path, 'selection needs exactly one of vmids, pool or all: true')
+  else if (s.exclude !== undefined && s.all !== true)
+    add('selection-invalid', [...path, 'exclude'], 'exclude is allowed only with all: true')
+  else if (s.vmids !== undefined) {
+    if (s.vmids.length === 0) add('selection-invalid', [...path, 'vmids'], 'vmids must name at least one guest')
+    spec.selection = { vmids: [...new Set(s.vmids)].sort((a, b) => a - b) }
+  } else if (s.pool !== undefined) {
+    if (!/^[A-Za-z0-9.\-_]+(?:\/[A-Za-z0-9.\-_]+){0,2}$/.test(s.pool))
+      add('selection-invalid', [...path, 'pool'], `${JSON.stringify(s.pool)} is not a PVE pool name`)
+    spec.selection = { pool: s.pool }
+  } else spec.selection = { all: true, exclude: [...new Set(s.exclude ?? [])].sort((a, b) => a - b) }
+
+  const prune = raw['prune-backups']
+  if (prune !== undefined) {
+    // pve-storage validate_prune_backups: keep-all with a positive keep-N is an error; nothing positive = keep-all
+    const { 'keep-all': keepAll, ...rest } = prune
+    const positive = Object.entries(rest).filter(([, n]) => typeof n === 'number' && n > 0)
+    if (positive.length === 0) spec['prune-backups'] = { 'keep-all': 1 }
+    else if (keepAll === true)
+      add(
+        'field-invalid',
+        ['spec', 'prune-backups', 'keep-all'],
+        'keep-all cannot be set together with a positive keep-N',
+      )
+    else spec['prune-backups'] = Object.fromEntries(positive.sort(([a], [b]) => (a < b ? -1 : 1)))
+  }
+}
