@@ -88,6 +88,7 @@ export async function adoptHandler(ctx: CliContext, args: AdoptArgs): Promise<nu
     selection = selectForAdoption(observed, {
       declaredVmids: declared.vmids,
       declaredVolids: declared.volids,
+      declaredJobs: declared.jobs,
       only: { vmids: args.vmid ?? [], names: args.name ?? [], tags: args.tag ?? [] },
       ...(args['include-declared'] ? { includeDeclared: true } : {}),
     })
@@ -104,10 +105,10 @@ export async function adoptHandler(ctx: CliContext, args: AdoptArgs): Promise<nu
     await reader.close()
   }
   const lines: string[] = [`adopt: cluster ${cluster.name} (read-only)`]
-  const { guests: declaredGuests, volids: declaredVolids } = selection.declared
-  if (declaredGuests.length + declaredVolids.length > 0)
+  const { guests: declaredGuests, volids: declaredVolids, jobs: declaredJobs } = selection.declared
+  if (declaredGuests.length + declaredVolids.length + declaredJobs.length > 0)
     lines.push(
-      `adopt: already declared in the repository, not adopted again: ${[...declaredGuests.map((v) => `vmid ${v}`), ...declaredVolids].join(', ')}`,
+      `adopt: already declared in the repository, not adopted again: ${[...declaredGuests.map((v) => `vmid ${v}`), ...declaredVolids, ...declaredJobs.map((id) => `backup job ${id}`)].join(', ')}`,
     )
   if (selection.filteredOut > 0) lines.push(`adopt: ${selection.filteredOut} other guest(s) left out by the filter`)
   if (result.files.length === 0 && result.skipped.length === 0) {
@@ -146,7 +147,10 @@ export async function adoptHandler(ctx: CliContext, args: AdoptArgs): Promise<nu
     lines.push(`adopt: wrote ${file.path} (${file.kind})`)
   }
   for (const gap of result.gaps)
-    lines.push(`adopt: gap ${gap.kind} on ${gap.node}#${gap.id}: ${gap.field}=${gap.value} - ${gap.note}`)
+    // cluster-wide objects (backup jobs) have no node
+    lines.push(
+      `adopt: gap ${gap.kind} ${gap.node === '' ? gap.id : `on ${gap.node}#${gap.id}`}: ${gap.field}=${gap.value} - ${gap.note}`,
+    )
   for (const warning of result.warnings) lines.push(`adopt: warning: ${warning}`)
   if (result.incomplete.length > 0) {
     lines.push('adopt: INCOMPLETE MESSAGES (do NOT list in resources.yaml until reviewed):')
@@ -196,6 +200,7 @@ export async function adoptHandler(ctx: CliContext, args: AdoptArgs): Promise<nu
     `  nodes: [${result.summary.nodes.join(', ')}]`,
     `  guests: ${result.summary.guests}`,
     `  artifacts: ${result.summary.isos} ISOs, ${result.summary.ctTemplates} CTTemplates`,
+    `  backup jobs: ${result.summary.backupJobs}`,
   )
   out(ctx, `${lines.join('\n')}\n`)
   if (refused > 0) {

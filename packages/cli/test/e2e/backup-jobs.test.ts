@@ -1,10 +1,10 @@
 /**
  * A BackupJob's lifecycle through the built CLI against the simulator's /cluster/backup (PVE::API2::Backup):
- * create, drift made by hand, update, and a prune of the owned job once git drops it, while a job made by hand
- * (no ownership marker) is never touched.
+ * create, drift made by hand, an update from git, adopt of a job made by hand (its claim writes only the
+ * marker), and a prune of the owned jobs once git drops them, while a job without the marker is never touched.
  */
 import { afterAll, beforeAll, expect, it, vi } from 'vitest'
-import { rmSync, writeFileSync } from 'node:fs'
+import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import type { Simulator } from '@proxops/pve-sim'
 import { createPveClient, type PveClient } from '@proxops/pve-client'
@@ -41,15 +41,30 @@ it('validate refuses a schedule PVE cannot parse, naming file and field', async 
   writeFileSync(path.join(root, 'backupjob/lab/nightly.yaml'), jobYaml('mon..fri 02:30'))
 })
 
-it('create, drift, update, prune; a hand-made job is never touched', async () => {
-  const diff = await run('diff')
-  expect(diff.stdout).toMatch(/BackupJob\/nightly/)
+it('create, drift, update, adopt, prune; a hand-made job is never touched', async () => {
+  const job = async (id: string) => (await pve.get(`/cluster/backup/${id}`)) as Record<string, unknown>
+  const commit = (message: string) => {
+    git(root, 'add', '-A')
+    git(root, 'commit', '-q', '-m', message)
+  }
+  // create
+  expect((await run('diff')).stdout).toMatch(/BackupJob\/nightly/)
   expect((await run('apply', '--yes')).code).toBe(0)
   expect((await run('diff', '--detailed-exitcode')).code).toBe(0)
 
+  // drift made by hand is put back; two jobs made by hand appear
   await pve.request('PUT', '/cluster/backup/nightly', { params: { schedule: 'daily' } })
-  await pve.request('POST', '/cluster/backup', { params: { id: 'byhand', schedule: 'sun 01:00', all: 1 } })
-  const job = async (id: string) => (await pve.get(`/cluster/backup/${id}`)) as Record<string, unknown>
+  await pve.request('POST', '/cluster/backup', {
+    params: {
+      id: 'byhand',
+      schedule: 'sun 01:00',
+      storage: 'local',
+      all: 1,
+      comment: 'weekly all',
+      mailto: 'ops@example.invalid',
+    },
+  })
+  await pve.request('POST', '/cluster/backup', { params: { id: 'theirs', schedule: 'sat 03:00', vmid: '100' } })
   const drift = await run('diff', '--detailed-exitcode')
   expect(drift.code).toBe(2)
   expect(drift.stdout).toMatch(/schedule/)
@@ -59,11 +74,42 @@ it('create, drift, update, prune; a hand-made job is never touched', async () =>
     comment: 'managed-by=proxops nightly guests',
   })
 
+  // update from git
+  writeFileSync(path.join(root, 'backupjob/lab/nightly.yaml'), jobYaml('sat 21:00'))
+  commit('nightly on saturdays')
+  expect((await run('apply', '--yes')).code).toBe(0)
+  expect(await job('nightly')).toMatchObject({ schedule: 'sat 21:00' })
+
+  // adopt the hand-made jobs; declaring one is its claim: the first apply writes only the marker
+  const adopted = await run('adopt', '--cluster', 'lab')
+  expect(adopted.code, adopted.stdout + adopted.stderr).toBe(0)
+  expect(adopted.stdout).toContain('adopt: wrote backupjob/lab/byhand.yaml (BackupJob)')
+  expect(adopted.stdout).toContain('adopt: gap BackupJob byhand: mailto=ops@example.invalid')
+  expect(adopted.stdout).toContain('backup job nightly')
+  // complete, so listed for resources.yaml; the job without a storage is INCOMPLETE
+  expect(adopted.stdout).toMatch(/^ +- \.\.\/\.\.\/backupjob\/lab\/byhand\.yaml$/m)
+  expect(adopted.stdout).toMatch(/backupjob\/lab\/theirs\.yaml: .*storage/)
+  expect(readFileSync(path.join(root, 'backupjob/lab/byhand.yaml'), 'utf8')).toMatch(/selection:\n\s+all: true\n/)
+  rmSync(path.join(root, 'backupjob/lab/theirs.yaml'))
+  writeFileSync(
+    path.join(root, 'clusters/lab/resources.yaml'),
+    'resources:\n  - ../../backupjob/lab/nightly.yaml\n  - ../../backupjob/lab/byhand.yaml\n',
+  )
+  commit('adopt byhand')
+  const claim = await run('diff', '--output', 'json')
+  const set = JSON.parse(claim.stdout) as { plans: { actions: { address: string; diffs: { key: string }[] }[] }[] }
+  expect(set.plans[0]!.actions.map((a) => [a.address, a.diffs.map((d) => d.key)])).toEqual([
+    ['BackupJob/byhand', ['comment']],
+  ])
+  expect((await run('apply', '--yes')).code).toBe(0)
+  expect(await job('byhand')).toMatchObject({ comment: 'managed-by=proxops weekly all', mailto: 'ops@example.invalid' })
+  expect((await run('diff', '--detailed-exitcode')).code).toBe(0)
+
+  // prune: git drops both owned jobs; the unmarked one stays
   writeFileSync(path.join(root, 'clusters/lab/resources.yaml'), 'resources: []\n')
-  git(root, 'add', '-A')
-  git(root, 'commit', '-q', '-m', 'drop the job')
+  commit('drop the jobs')
   const pruned = await run('apply', '--yes', '--allow-empty', 'BackupJob')
   expect(pruned.code, pruned.stdout + pruned.stderr).toBe(0)
-  expect(((await pve.get('/cluster/backup')) as { id: string }[]).map((j) => j.id)).toEqual(['byhand'])
-  expect(findCanaries(pruned.stdout + pruned.stderr)).toEqual([])
+  expect(((await pve.get('/cluster/backup')) as { id: string }[]).map((j) => j.id)).toEqual(['theirs'])
+  expect(findCanaries(pruned.stdout + pruned.stderr + adopted.stdout)).toEqual([])
 })

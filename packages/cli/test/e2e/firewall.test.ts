@@ -1,8 +1,8 @@
 /**
  * spec.firewall through the built CLI, one lifecycle: validate refuses a rule naming an undeclared IP set, apply
  * creates the guest and its firewall, a hand edit on PVE (a rule moved, an option changed) shows as drift and
- * converges, a changed manifest updates the firewall, and adopt writes a guest's firewall so that its manifest
- * plans no firewall change.
+ * converges, a changed manifest updates the firewall, what is added on PVE by hand is removed, and adopt writes a
+ * guest's firewall so that its manifest plans no firewall change.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -52,7 +52,7 @@ afterAll(async () => {
 })
 
 describe('spec.firewall lifecycle', () => {
-  it('validate, create, drift, update, adopt', async () => {
+  it('validate, create, drift, update, prune, adopt', async () => {
     // validate names the file and field of a rule that uses an undeclared IP set
     writeFileSync(path.join(repo, FILE), manifest(RULES.replace('+admins', '+nosuch')))
     const bad = await run(['validate'])
@@ -93,6 +93,20 @@ describe('spec.firewall lifecycle', () => {
       'IN ACCEPT -p tcp -dport 8443 # web\nOUT ACCEPT -dest gw # gateway\nIN DROP -p udp\n',
     )
     expect((await run(['diff', '--detailed-exitcode'])).code).toBe(0)
+
+    // prune: a rule and an alias added on PVE by hand are removed (rules and aliases are owned whole)
+    const converged = sim.control.firewallText(120) ?? ''
+    sim.control.setFirewallText(
+      120,
+      converged
+        .replace('[ALIASES]\n\n', '[ALIASES]\n\nbyhand 10.9.9.9\n')
+        .replace('[RULES]\n\n', '[RULES]\n\nIN ACCEPT -p tcp -dport 3389 # by hand\n'),
+    )
+    const extra = await run(['diff', '--detailed-exitcode'])
+    expect(extra.code, extra.stdout).toBe(2)
+    expect(extra.stdout).toContain('by hand')
+    expect((await run(['apply', '--yes'])).code).toBe(0)
+    expect(sim.control.firewallText(120)).toBe(converged)
 
     // adopt: drop the manifest (the guest stays: it is still owned, prunes need a budget) and adopt it back
     rmSync(path.join(repo, FILE))

@@ -14,6 +14,7 @@ import { keyLines, mapSshKeys } from './ssh.js'
 import type { AdoptedFile, AdoptGap, AdoptOptions, AdoptResult, AdoptSkip } from './types.js'
 import { adoptedFirewall } from '../firewall/adopt.js'
 import { adoptedHa } from '../ha/adopt.js'
+import { adoptBackupJob } from '../backup/adopt.js'
 
 const SENSITIVE = new Set(['sshkeys', 'cipassword', 'password', 'sshkey', 'keyfile', 'secret'])
 const MiB = 1024 * 1024
@@ -92,6 +93,20 @@ export function adopt(live: LiveInventory, options: AdoptOptions): AdoptResult {
     files.push(file)
   }
 
+  if (live.backupJobs)
+    for (const job of live.backupJobs)
+      files.push(
+        adoptBackupJob(
+          job,
+          options.cluster,
+          tag,
+          claim('BackupJob', sanitiseName(job.id, 'backup-job'), job.id),
+          collect.gaps,
+        ),
+      )
+  else if (live.backupJobsUnreadable !== undefined)
+    collect.warnings.push(`backup jobs not adopted: ${live.backupJobsUnreadable}`)
+
   for (const file of files) {
     const parsed = parseManifest(file.document)
     if (!parsed.ok) {
@@ -122,6 +137,7 @@ export function adopt(live: LiveInventory, options: AdoptOptions): AdoptResult {
       guests: live.guests.length,
       isos: files.filter((f) => f.kind === 'ISO').length,
       ctTemplates: files.filter((f) => f.kind === 'CTTemplate').length,
+      backupJobs: files.filter((f) => f.kind === 'BackupJob').length,
     },
   }
 }

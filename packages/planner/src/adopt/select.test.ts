@@ -33,7 +33,7 @@ describe('selectForAdoption', () => {
     const s = selectForAdoption(live, { declaredVmids: new Set([100]), declaredVolids: new Set(['local:iso/a.iso']) })
     expect(s.live.guests.map((g) => g.vmid)).toEqual([101, 102])
     expect(s.live.volumes.map((v) => v.volid)).toEqual(['local:iso/b.iso'])
-    expect(s.declared).toEqual({ guests: [100], volids: ['local:iso/a.iso'] })
+    expect(s.declared).toEqual({ guests: [100], volids: ['local:iso/a.iso'], jobs: [] })
     expect(s.filteredOut).toBe(0)
     const all = selectForAdoption(live, {
       declaredVmids: new Set([100]),

@@ -1,29 +1,33 @@
 /**
  * Which live objects `adopt` turns into manifests: by default only the unmanaged ones. A guest whose vmid the
  * repository already declares for the cluster, and an artifact volume whose volid it declares, are left out (a
- * second manifest for them would claim the same object twice). A filter by vmid, name or tag narrows the guests;
- * artifacts are adopted only when no filter is given. Pure.
+ * second manifest for them would claim the same object twice), as is a backup job whose PVE id it declares. A
+ * filter by vmid, name or tag narrows the guests; artifacts and backup jobs are adopted only when no filter is
+ * given. Pure.
  */
 import type { DesiredState } from '../desired.js'
-import { isArtifact } from '../desired.js'
+import { isArtifact, isBackupJob } from '../desired.js'
 import type { LiveInventory } from '../inventory.js'
 import { artifactVolid } from '../plan/plan.js'
 
-/** What a cluster's manifests already claim: guest vmids, and the volids of its artifacts. */
+/** What a cluster's manifests already claim: guest vmids, the volids of its artifacts, backup job ids. */
 export function declaredObjects(manifests: DesiredState['manifests']): {
   vmids: Set<number>
   volids: Set<string>
+  jobs: Set<string>
 } {
   const vmids = new Set<number>()
   const volids = new Set<string>()
+  const jobs = new Set<string>()
   for (const m of manifests) {
     if (isArtifact(m)) volids.add(artifactVolid(m))
+    else if (isBackupJob(m)) jobs.add(m.spec.id)
     else {
       const vmid = (m.spec as { vmid?: unknown }).vmid
       if (typeof vmid === 'number') vmids.add(vmid)
     }
   }
-  return { vmids, volids }
+  return { vmids, volids, jobs }
 }
 
 export interface AdoptSelection {
@@ -31,6 +35,8 @@ export interface AdoptSelection {
   declaredVmids: ReadonlySet<number>
   /** artifact volume ids the repository declares (`local:iso/debian.iso`) */
   declaredVolids: ReadonlySet<string>
+  /** backup job ids the repository declares; absent = none */
+  declaredJobs?: ReadonlySet<string>
   /** only the guests with one of these vmids, names or tags (any one matches); absent or empty = every guest */
   only?: AdoptFilter
   /** adopt the declared objects too (to refresh their manifests from PVE) */
@@ -46,8 +52,8 @@ export interface AdoptFilter {
 export interface SelectedInventory {
   /** the inventory with only the objects to adopt */
   live: LiveInventory
-  /** left out because the repository declares them: guests by vmid, artifacts by volid (sorted) */
-  declared: { guests: number[]; volids: string[] }
+  /** left out because the repository declares them: guests by vmid, artifacts by volid, jobs by id (sorted) */
+  declared: { guests: number[]; volids: string[]; jobs: string[] }
   /** guests the filter left out */
   filteredOut: number
 }
@@ -97,9 +103,21 @@ export function selectForAdoption(live: LiveInventory, selection: AdoptSelection
     }
     return !filtering
   })
+  const declaredJobs: string[] = []
+  const backupJobs = live.backupJobs?.filter((j) => {
+    if (!selection.includeDeclared && selection.declaredJobs?.has(j.id)) {
+      declaredJobs.push(j.id)
+      return false
+    }
+    return !filtering
+  })
   return {
-    live: { ...live, guests, unknownGuests, volumes },
-    declared: { guests: [...declaredGuests].sort((a, b) => a - b), volids: [...declaredVolids].sort() },
+    live: { ...live, guests, unknownGuests, volumes, ...(backupJobs ? { backupJobs } : {}) },
+    declared: {
+      guests: [...declaredGuests].sort((a, b) => a - b),
+      volids: [...declaredVolids].sort(),
+      jobs: declaredJobs.sort(),
+    },
     filteredOut,
   }
 }

@@ -63,5 +63,5 @@ export interface AdoptResult {
   census: { cipassword: number; unmatchedSshKeys: number }
   /** with `importSshKeys`: entries to merge into `cloud-init.ssh-keys` of the SOPS file (new names only) */
   newSshKeys: { name: string; value: string }[]
-  summary: { nodes: string[]; guests: number; isos: number; ctTemplates: number }
+  summary: { nodes: string[]; guests: number; isos: number; ctTemplates: number; backupJobs: number }
 }

@@ -80,3 +80,62 @@ export function liveValue(job: LiveBackupJob, key: string): string | undefined {
   if (key === 'vmid' || key === 'exclude') return canonicalVmids(v)
   return v
 }
+
+/** The options desiredFields writes: every other option of a live job is an adopt gap (kept on PVE as it is). */
+export const OWNED_OPTIONS: ReadonlySet<string> = new Set([
+  'schedule',
+  'storage',
+  ...SELECTION_KEYS,
+  'mode',
+  'compress',
+  'prune-backups',
+  'notes-template',
+  'enabled',
+  'node',
+  'comment',
+])
+
+const vmidsOf = (text: string): number[] =>
+  canonicalVmids(text) === '' ? [] : canonicalVmids(text).split(',').map(Number)
+
+/**
+ * desiredFields read backwards, for adopt: the spec (in the shape a user writes) whose fields print as the live
+ * job's options, and the options it cannot hold. A selection PVE would refuse (none, or `exclude` without `all`)
+ * is left out, so the schema names what is missing.
+ */
+export function adoptedSpec(
+  job: LiveBackupJob,
+  ownershipTag: string,
+): { spec: Record<string, unknown>; unmodelled: { key: string; value: string }[] } {
+  const v = job.values
+  const spec: Record<string, unknown> = {}
+  const set = (field: string, value: unknown) => {
+    if (value !== undefined) spec[field] = value
+  }
+  set('schedule', v.schedule)
+  set('storage', v.storage)
+  if (v.vmid !== undefined) spec.selection = { vmids: vmidsOf(v.vmid) }
+  else if (v.pool !== undefined) spec.selection = { pool: v.pool }
+  const all = v.vmid === undefined && v.pool === undefined && v.all !== undefined && v.all !== '0'
+  if (all) spec.selection = { all: true, ...(v.exclude !== undefined ? { exclude: vmidsOf(v.exclude) } : {}) }
+  set('mode', v.mode)
+  set('compress', v.compress)
+  if (v['prune-backups'] !== undefined) {
+    const prune: Record<string, number | boolean> = {}
+    for (const token of v['prune-backups'].split(',')) {
+      const [key = '', value = ''] = token.split('=')
+      if (key === '') continue
+      prune[key] = key === 'keep-all' ? value === '1' : Number(value)
+    }
+    spec['prune-backups'] = prune
+  }
+  set('notes-template', v['notes-template'])
+  if (v.enabled === '0') spec.enabled = false
+  set('node', v.node)
+  set('comment', userComment(v.comment, ownershipTag))
+  const unmodelled = Object.keys(v)
+    .filter((key) => !OWNED_OPTIONS.has(key) || (key === 'exclude' && !all))
+    .sort()
+    .map((key) => ({ key, value: v[key] as string }))
+  return { spec, unmodelled }
+}

@@ -69,6 +69,15 @@ export const OPTION_KEYS: Readonly<Record<string, string>> = {
   radv: 'radv',
 }
 
+/**
+ * What PVE applies for an option a guest's `<vmid>.fw` does not set (the defaults of pve-firewall's VM/CT option
+ * properties): an absent `enable` is off, so a declared `enable: false` needs no write.
+ */
+const OPTION_DEFAULTS: Readonly<Record<string, string>> = { enable: '0', dhcp: '0', macfilter: '1', ndp: '1' }
+/** the live value of an option, PVE's default when the file does not set it */
+export const liveOption = (options: Readonly<Record<string, string>>, key: string): string | undefined =>
+  options[key] ?? OPTION_DEFAULTS[key]
+
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 const withComment = <T extends object>(o: T, comment: string | undefined): T =>
   comment === undefined || comment === '' ? o : { ...o, comment }
@@ -204,7 +213,7 @@ export function firewallWrites(live: CanonFirewall, desired: CanonFirewall): Fir
     if (!wantAliases.has(a.name.toLowerCase())) out.push({ op: 'alias-delete', name: a.name })
   // options last: a firewall is switched on once its rules are in place
   const set: Record<string, string> = {}
-  for (const [k, v] of Object.entries(desired.options)) if (live.options[k] !== v) set[k] = v
+  for (const [k, v] of Object.entries(desired.options)) if (liveOption(live.options, k) !== v) set[k] = v
   if (Object.keys(set).length > 0) out.push({ op: 'options', set })
   return out
 }

@@ -18,6 +18,7 @@ import {
   EMPTY_FIREWALL,
   firewallWrites,
   liveFirewall,
+  liveOption,
   OPTION_KEYS,
   ruleLine,
   type CanonFirewall,
@@ -130,7 +131,9 @@ export function firewallDiffs(live: CanonFirewall, desired: CanonFirewall): Fiel
   }
   for (const [yaml, pve] of Object.entries(OPTION_KEYS)) {
     if (desired.options[pve] === undefined) continue
-    push(`spec.firewall.${yaml}`, `firewall.options.${pve}`, live.options[pve], desired.options[pve])
+    const before = live.options[pve]
+    if (liveOption(live.options, pve) === desired.options[pve]) continue
+    push(`spec.firewall.${yaml}`, `firewall.options.${pve}`, before, desired.options[pve])
   }
   const aliasText = (a: CanonFirewall['aliases'][number] | undefined) =>
     a === undefined ? undefined : `${a.name} ${a.cidr}${a.comment === undefined ? '' : ` # ${a.comment}`}`

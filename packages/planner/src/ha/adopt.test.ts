@@ -157,6 +157,21 @@ describe('adopt spec.ha', () => {
     )
   })
 
+  it('a guest HA moved off its preferred node is adopted incomplete (its node must have the highest priority)', () => {
+    const ha: LiveHa = {
+      form: 'rules',
+      resources: [{ sid: 'vm:100', state: 'started', comment: 'proxops: VM/g100' }],
+      preferences: [{ rule: 'proxops-vm-100', type: 'node-affinity', resources: 'vm:100', nodes: 'pve1:1,pve2:2' }],
+    }
+    const result = adopt(inventory([VM(100, true)], ha), { cluster: 'lab' })
+    expect(spec(result, 100).ha).toEqual({ nodes: { pve1: 1, pve2: 2 } })
+    expect(result.resourcesLines).not.toContain('- ../../vm/lab/g100.yaml')
+    expect(result.incomplete).toContainEqual({
+      path: 'vm/lab/g100.yaml',
+      reason: expect.stringContaining('spec.node pve1 must be listed with the highest priority (2)') as string,
+    })
+  })
+
   it('options spec.ha cannot express are gaps (failback off, resource-affinity rules)', () => {
     const ha: LiveHa = {
       form: 'rules',
