@@ -115,7 +115,7 @@ describe('tampered saved plans', () => {
       expectUntouched()
     }
     rmSync(planFile)
-  })
+  }, 120_000) // nine CLI runs: generous for a loaded 2-core machine
 })
 
 describe('twin endpoints', () => {

@@ -9,6 +9,7 @@ import { SENSITIVE as REDACTED } from '@proxops/pve-client/wire'
 import { API_VERSION, KIND_ROOT_OF, formatQuantity, parseManifest, type Kind } from '@proxops/schema'
 import type { LiveGuest, LiveInventory, LiveVolume } from '../inventory.js'
 import { isBookkeeping, QEMU_NIC_MODELS } from '../plan/keys.js'
+import { adoptBlock } from '../plan/table.js'
 import { isOn, parseProps, pveSizeBytes } from './props.js'
 import { keyLines, mapSshKeys } from './ssh.js'
 import type { AdoptedFile, AdoptGap, AdoptOptions, AdoptResult, AdoptSkip } from './types.js'
@@ -237,11 +238,11 @@ function adoptVm(
   const pveName = take('name')
   if (pveName && pveName !== name) spec['pve-name'] = pveName
 
-  spec.memory = formatQuantity(Number(take('memory') ?? '512') * MiB)
+  Object.assign(spec, adoptBlock('qemu', 'memory', take))
   const cpuProps = parseProps(take('cpu') ?? 'kvm64')
   const cpu: Record<string, unknown> = {
     type: cpuProps.head ?? cpuProps.values.get('cputype') ?? 'kvm64',
-    cores: Number(take('cores') ?? '1'),
+    ...adoptBlock('qemu', 'cpu', take),
   }
   if (c.cpu === undefined)
     gap(
@@ -337,15 +338,9 @@ function adoptVm(
     if (!/^(q35|i440fx|pc)$/.test(machine))
       gap('machine', machine, 'pinned machine version is not modelled (adopted as the family)')
   }
-  const bios = take('bios')
-  if (bios === 'seabios' || bios === 'ovmf') hardware.bios = bios
+  Object.assign(hardware, adoptBlock('qemu', 'hardware', take))
   const vga = take('vga')
   if (vga !== undefined) hardware.display = vga
-  const sockets = take('sockets')
-  if (sockets !== undefined) hardware.sockets = Number(sockets)
-  if (isOn(take('numa'))) hardware.numa = true
-  const serial0 = take('serial0')
-  if (serial0 !== undefined) hardware.serial0 = serial0
   const efi = take('efidisk0')
   if (efi !== undefined) {
     const p = parseProps(efi)
@@ -378,16 +373,13 @@ function adoptVm(
   if (Object.keys(hardware).length > 0) spec.hardware = hardware
 
   // options: only truthy values are owned
-  const opts: Record<string, unknown> = {}
-  for (const key of ['onboot', 'protection', 'acpi', 'tablet'] as const) if (isOn(take(key))) opts[key] = true
+  const opts: Record<string, unknown> = adoptBlock('qemu', 'options', take)
   const agent = take('agent')
   if (
     agent !== undefined &&
     (isOn(agent) || isOn(parseProps(agent).values.get('enabled')) || parseProps(agent).head === '1')
   )
     opts.agent = true
-  const startup = take('startup')
-  if (startup) opts.startup = startup
   const hotplug = take('hotplug')
   if (hotplug) opts.hotplug = hotplug.split(',').filter(Boolean)
   // the order qemu-server derived itself is bookkeeping: not pinned into the manifest
@@ -400,9 +392,7 @@ function adoptVm(
   if (Object.keys(opts).length > 0) spec.options = opts
 
   // cloud-init data
-  const ci: Record<string, unknown> = {}
-  const ciuser = take('ciuser')
-  if (ciuser) ci['ci-user'] = ciuser
+  const ci: Record<string, unknown> = adoptBlock('qemu', 'cloud-init-data', take)
   const sshkeys = take('sshkeys')
   if (sshkeys) {
     let keys: string[] = []
@@ -426,10 +416,6 @@ function adoptVm(
     census.cipassword++
     gap('cipassword', REDACTED, 'passwords are never adopted; map it to ci-password-ref by hand')
   }
-  const nameserver = take('nameserver')
-  if (nameserver) ci.nameservers = nameserver.split(/[\s,]+/).filter(Boolean)
-  const searchdomain = take('searchdomain')
-  if (searchdomain) ci['search-domains'] = searchdomain.split(/[\s,]+/).filter(Boolean)
   const ipconfigs: Record<string, unknown>[] = []
   for (const key of sortedSlots(c, /^ipconfig(\d+)$/)) {
     used.add(key)
@@ -467,11 +453,9 @@ function adoptLxc(
   const name = claim(kind, sanitiseName(hostname, `ct-${guest.vmid}`), guest.vmid)
   const spec: Record<string, unknown> = { node: guest.node, vmid: guest.vmid }
   spec.state = !guest.template && guest.status === 'running' ? 'started' : 'stopped'
-  spec.memory = formatQuantity(Number(take('memory') ?? '512') * MiB)
-  const swap = take('swap')
-  if (swap !== undefined) spec.swap = formatQuantity(Number(swap) * MiB)
-  const cores = take('cores')
-  if (cores !== undefined) spec.cpu = { cores: Number(cores) }
+  Object.assign(spec, adoptBlock('lxc', 'memory', take), adoptBlock('lxc', 'swap', take))
+  const cpu = adoptBlock('lxc', 'cpu', take)
+  if (Object.keys(cpu).length > 0) spec.cpu = cpu
   else incomplete.push('spec.cpu.cores: not set on PVE (the container may use every host core); state a value')
 
   const rootfs = take('rootfs')
@@ -544,20 +528,17 @@ function adoptLxc(
 
   const dns: Record<string, unknown> = {}
   if (hostname !== undefined && hostname !== name) dns.hostname = hostname
-  const nameserver = take('nameserver')
-  if (nameserver) dns.nameservers = nameserver.split(/[\s,]+/).filter(Boolean)
-  const searchdomain = take('searchdomain')
-  if (searchdomain) dns.domain = searchdomain
+  Object.assign(dns, adoptBlock('lxc', 'dns', take))
   if (Object.keys(dns).length > 0) spec.dns = dns
 
   const arch = take('arch')
   if (arch === 'amd64' || arch === 'i686' || arch === 'arm64') spec.arch = arch
   else if (arch !== undefined) gap('arch', arch, 'architecture not modelled')
 
-  const opts: Record<string, unknown> = {}
-  for (const key of ['unprivileged', 'protection', 'onboot', 'console'] as const) {
-    const value = take(key)
-    if (value !== undefined) opts[key] = isOn(value)
+  const unprivileged = take('unprivileged')
+  const opts: Record<string, unknown> = {
+    ...(unprivileged !== undefined ? { unprivileged: isOn(unprivileged) } : {}),
+    ...adoptBlock('lxc', 'options', take),
   }
   const features = take('features')
   if (features !== undefined) {
@@ -566,8 +547,6 @@ function adoptLxc(
     for (const [token, v] of p.values)
       if (!['nesting', 'keyctl', 'fuse'].includes(token)) gap(`features.${token}`, v, 'container feature not modelled')
   }
-  const startup = take('startup')
-  if (startup) opts.startup = startup
   if (Object.keys(opts).length > 0) spec.options = opts
 
   return finishGuest(kind, name, guest, spec, incomplete, options, { used, gap, take })

@@ -11,6 +11,7 @@ import { plan } from '../plan/plan.js'
 import { defaultBootDevices, QEMU_NIC_MODELS } from '../plan/keys.js'
 import { DEFAULT_POLICY, type Plan } from '../plan-types.js'
 import { adopt } from './adopt.js'
+import { FIELD_TABLE, type FieldRow } from '../plan/table.js'
 
 function inventory(guests: LiveGuest[]): LiveInventory {
   return {
@@ -124,6 +125,39 @@ describe('adopt then plan', () => {
     expect(bootOrder('order=net0;scsi0')).toEqual(['net0', 'scsi0'])
   })
 
+  /**
+   * Live values for every row of a kind's field table, by codec; a string row needs a sample here (a value
+   * the manifest accepts), so a new row cannot escape this property.
+   */
+  const STRING_SAMPLES: Record<string, readonly string[]> = {
+    bios: ['seabios', 'ovmf'],
+    serial0: ['socket'],
+    startup: ['order=1', 'order=2,up=30'],
+    ciuser: ['admin', 'debian'],
+    searchdomain: ['lan', 'example.org'],
+  }
+  const rowValue = (r: FieldRow): fc.Arbitrary<string> => {
+    const c = r.codec
+    if (c.t === 'int')
+      return c.mib
+        ? fc.integer({ min: 1, max: 64 }).map((n) => String(n * 128))
+        : fc.integer({ min: 1, max: 8 }).map(String)
+    if (c.t === 'flag') return fc.constantFrom('0', '1')
+    if (c.t === 'list') return fc.constantFrom('1.1.1.1', '9.9.9.9 1.1.1.1')
+    const samples = STRING_SAMPLES[r.key]
+    if (!samples) throw new Error(`field table row ${r.key}: add a live sample to STRING_SAMPLES`)
+    return fc.constantFrom(...samples)
+  }
+  /** A live value (or none, unless PVE requires the key) for every row of the kind's table. */
+  const tableConfig = (type: 'qemu' | 'lxc'): fc.Arbitrary<Record<string, string>> =>
+    fc
+      .tuple(
+        ...FIELD_TABLE[type].map((r) =>
+          (r.key === 'memory' || r.key === 'cores' ? rowValue(r) : opt(rowValue(r))).map((v) => [r.key, v] as const),
+        ),
+      )
+      .map((entries) => Object.fromEntries(entries.filter((e): e is readonly [string, string] => e[1] !== undefined)))
+
   const mac = fc
     .array(fc.integer({ min: 0, max: 255 }), { minLength: 3, maxLength: 3 })
     .map((b) => `BC:24:11:${b.map((x) => x.toString(16).padStart(2, '0').toUpperCase()).join(':')}`)
@@ -137,9 +171,7 @@ describe('adopt then plan', () => {
     fc
       .record({
         name: fc.constantFrom('web', 'db-1', 'build'),
-        memory: fc.integer({ min: 1, max: 64 }).map((n) => String(n * 256)),
-        cores: fc.integer({ min: 1, max: 8 }).map(String),
-        sockets: opt(fc.integer({ min: 1, max: 2 }).map(String)),
+        table: tableConfig('qemu'),
         cpu: opt(fc.constantFrom('host', 'kvm64', 'x86-64-v2-AES')),
         disks: slotsOf(['scsi0', 'scsi1', 'virtio0', 'sata0'], 1, 3).chain((slots) =>
           fc.tuple(
@@ -192,18 +224,15 @@ describe('adopt then plan', () => {
         ),
         machine: opt(fc.constantFrom('q35', 'pc')),
         vga: opt(fc.constantFrom('std', 'qxl', 'serial0')),
-        numa: bool1,
-        onboot: bool1,
-        protection: bool1,
         agent: bool1,
-        startup: opt(fc.constantFrom('order=1', 'order=2,up=30')),
         description: opt(fc.constantFrom('a web server', 'line one\nline two')),
         tags: fc.uniqueArray(fc.constantFrom('web', 'prod', 'db'), { maxLength: 2 }),
         // qemu-server's own order (bookkeeping, not adopted) or one somebody chose (adopted as boot-order)
         boot: opt(fc.constantFrom('derived', 'chosen')),
       })
-      .map(({ disks, nics, tags, boot, ...rest }) => {
+      .map(({ disks, nics, tags, boot, table, ...rest }) => {
         const config: Record<string, string> = Object.fromEntries([...disks, ...nics] as [string, string][])
+        Object.assign(config, table)
         for (const [k, v] of Object.entries(rest)) if (v !== undefined) config[k] = v
         if (config.scsihw !== undefined && !disks.some(([slot]) => slot.startsWith('scsi'))) delete config.scsihw
         const devices = defaultBootDevices(config)
@@ -218,9 +247,7 @@ describe('adopt then plan', () => {
     fc
       .record({
         hostname: fc.constantFrom('cache', 'dns-1'),
-        memory: fc.integer({ min: 1, max: 32 }).map((n) => String(n * 128)),
-        swap: opt(fc.integer({ min: 0, max: 8 }).map((n) => String(n * 256))),
-        cores: fc.integer({ min: 1, max: 4 }).map(String),
+        table: tableConfig('lxc'),
         rootSize: fc.integer({ min: 1, max: 64 }),
         net: opt(
           fc.record({
@@ -232,24 +259,18 @@ describe('adopt then plan', () => {
           }),
         ),
         mp: opt(fc.record({ size: fc.integer({ min: 1, max: 64 }), backup: opt(fc.constantFrom('0', '1')) })),
-        onboot: opt(fc.constantFrom('0', '1')),
-        protection: opt(fc.constantFrom('0', '1')),
         unprivileged: opt(fc.constantFrom('0', '1')),
         nesting: opt(fc.constantFrom('0', '1')),
-        nameserver: opt(fc.constantFrom('1.1.1.1', '9.9.9.9 1.1.1.1')),
-        searchdomain: opt(fc.constantFrom('lan', 'example.org')),
       })
       .map((c) => {
         const config: Record<string, string> = {
+          ...c.table,
           hostname: c.hostname,
-          memory: c.memory,
-          cores: c.cores,
           rootfs: `local-lvm:subvol-${vmid}-disk-0,size=${c.rootSize}G`,
           arch: 'amd64',
           ostype: 'debian',
           tags: 'proxops',
         }
-        if (c.swap !== undefined) config.swap = c.swap
         if (c.net) {
           const n = c.net
           config.net0 = [
@@ -270,10 +291,7 @@ describe('adopt then plan', () => {
             `size=${c.mp.size}G`,
           ].join(',')
         }
-        for (const k of ['onboot', 'protection', 'unprivileged', 'nameserver', 'searchdomain'] as const) {
-          const v = c[k]
-          if (v !== undefined) config[k] = v
-        }
+        if (c.unprivileged !== undefined) config.unprivileged = c.unprivileged
         if (c.nesting !== undefined) config.features = `nesting=${c.nesting}`
         return config
       })

@@ -6,11 +6,12 @@ import type { GuestType } from '@proxops/pve-client/wire'
 import type { DisruptionClass, DisruptionPolicy } from '../plan-types.js'
 import { parsePS } from './fields.js'
 import { qemuNic } from './qemu.js'
+import { fieldRow } from './table.js'
 
-/** Options PVE applies at once even on a running guest. */
-const FAST = new Set(['name', 'hostname', 'description', 'tags', 'onboot', 'protection', 'startup'])
+/** Keys outside the field table that PVE applies at once even on a running guest (the table's say so per row). */
+const FAST = new Set(['name', 'hostname', 'description', 'tags'])
 /** Cloud-init data is written at once; the guest reads it at its next boot. */
-const CLOUD_INIT = /^(ciuser|cipassword|sshkeys|nameserver|searchdomain|ipconfig\d+|citype|ciupgrade|cicustom)$/
+const CLOUD_INIT = /^(cipassword|sshkeys|ipconfig\d+|citype|ciupgrade|cicustom)$/
 
 export interface GuestRuntime {
   type: GuestType
@@ -27,7 +28,7 @@ export interface ValueChange {
 }
 
 export function classify(key: string, newSlot: boolean, g: GuestRuntime, change?: ValueChange): DisruptionClass {
-  if (!g.running || FAST.has(key)) return 'none'
+  if (!g.running || FAST.has(key) || fieldRow(g.type, key)?.running === 'none') return 'none'
   if (g.type === 'qemu') {
     if (CLOUD_INIT.test(key)) return 'none'
     if (/^net\d+$/.test(key)) return g.hotplug.has('network') || netRelinkOnly(change) ? 'hotplug' : 'reboot'

@@ -2,15 +2,12 @@
 import type { ContainerManifest } from '@proxops/schema'
 import {
   anomaly,
-  flag,
   gib,
-  integer,
   NONE,
   liveBool,
   parsePS,
   rewrite,
   scalar,
-  stringSet,
   withTokens,
   write,
   type Outcome,
@@ -18,6 +15,7 @@ import {
 } from './fields.js'
 import { descriptionField, type GuestBuildContext, type GuestFields } from './qemu.js'
 import { guardVolume, isEmptySlot } from './volumes.js'
+import { tableFields } from './table.js'
 
 const MP_OPTS = [
   ['read-only', 'ro'],
@@ -41,9 +39,8 @@ export function lxcFields(m: ContainerManifest, ctx: GuestBuildContext): GuestFi
   owned.push(scalar('hostname', 'spec.dns.hostname', s.dns.hostname))
   if (s['pve-description'] !== undefined && s['pve-description'].trim() !== '')
     owned.push(descriptionField(s['pve-description']))
-  owned.push(integer('memory', 'spec.memory', s.memory))
-  if (s.swap !== undefined) owned.push(integer('swap', 'spec.swap', s.swap))
-  owned.push(integer('cores', 'spec.cpu.cores', s.cpu.cores))
+  // the one-value keys of the field table (memory, swap, cores, DNS, options)
+  owned.push(...tableFields('lxc', s))
   if (s.arch !== undefined) {
     const arch = s.arch
     owned.push({
@@ -185,11 +182,6 @@ export function lxcFields(m: ContainerManifest, ctx: GuestBuildContext): GuestFi
     })
   })
 
-  if (s.dns.nameservers !== undefined && s.dns.nameservers.length > 0)
-    owned.push(stringSet('nameserver', 'spec.dns.nameservers', s.dns.nameservers, ' '))
-  if (s.dns.domain !== undefined && s.dns.domain !== '')
-    owned.push(scalar('searchdomain', 'spec.dns.domain', s.dns.domain))
-
   if (o.unprivileged !== undefined) {
     const want = o.unprivileged
     owned.push({
@@ -207,10 +199,6 @@ export function lxcFields(m: ContainerManifest, ctx: GuestBuildContext): GuestFi
             ],
     })
   }
-  if (o.protection !== undefined) owned.push(flag('protection', 'spec.options.protection', o.protection, false))
-  if (o.onboot !== undefined) owned.push(flag('onboot', 'spec.options.onboot', o.onboot, false))
-  if (o.console !== undefined) owned.push(flag('console', 'spec.options.console', o.console, true))
-  if (o.startup !== undefined && o.startup !== '') owned.push(scalar('startup', 'spec.options.startup', o.startup))
   if (o.keyctl === true || o.fuse === true) {
     createError = `spec.options.${o.keyctl === true ? 'keyctl' : 'fuse'}: true has no accepted PVE 9 create form; the container cannot be created as declared`
   }

@@ -7,23 +7,21 @@ import type { QemuManifest, VmDisk, VmHardware, VmNic } from '@proxops/schema'
 import type { SecretLookup } from '../desired.js'
 import {
   anomaly,
-  flag,
   NONE,
   gib,
-  integer,
   liveBool,
   parsePS,
   rewrite,
   scalar,
   withTokens,
   SENSITIVE,
-  stringSet,
   write,
   type Outcome,
   type Owned,
 } from './fields.js'
 import type { SecretParam } from '../plan-types.js'
 import { QEMU_NIC_MODELS } from './keys.js'
+import { tableFields } from './table.js'
 import { guardVolume, isEmptySlot, poolOf } from './volumes.js'
 
 export interface GuestBuildContext {
@@ -277,13 +275,11 @@ export function qemuFields(m: QemuManifest, ctx: GuestBuildContext): GuestFields
   owned.push(scalar('name', 'spec.pve-name', s['pve-name']))
   if (s['pve-description'] !== undefined && s['pve-description'].trim() !== '')
     owned.push(descriptionField(s['pve-description']))
-  owned.push(integer('memory', 'spec.memory', s.memory, 'current'))
+  // the one-value keys of the field table (memory, cores, sockets, options, cloud-init data, ...)
+  owned.push(...tableFields('qemu', s))
   owned.push(cpuOwned(s.cpu.type, opt.hidden === true))
   if (s.cpu.flags !== undefined && s.cpu.flags.length > 0)
     gaps.push({ field: 'spec.cpu.flags', note: 'parsed, not sent (reference behaviour)' })
-  owned.push(integer('cores', 'spec.cpu.cores', s.cpu.cores))
-  if (hw.sockets !== undefined) owned.push(integer('sockets', 'spec.hardware.sockets', hw.sockets))
-  if (hw.numa !== undefined) owned.push(flag('numa', 'spec.hardware.numa', hw.numa, false))
   if (hw.machine !== undefined) {
     const want = hw.machine === 'q35' ? 'q35' : 'pc'
     const machine = hw.machine
@@ -294,7 +290,6 @@ export function qemuFields(m: QemuManifest, ctx: GuestBuildContext): GuestFields
       compare: (live) => (machineMatches(machine, live) ? NONE : [write(want)]),
     })
   }
-  if (hw.bios !== undefined) owned.push(scalar('bios', 'spec.hardware.bios', hw.bios))
   if (hw.display !== undefined) {
     const want = hw.display
     owned.push({
@@ -305,7 +300,6 @@ export function qemuFields(m: QemuManifest, ctx: GuestBuildContext): GuestFields
         (live === undefined ? undefined : (parsePS(live, 'type')?.type ?? live)) === want ? NONE : [write(want)],
     })
   }
-  if (hw.serial0 !== undefined) owned.push(scalar('serial0', 'spec.hardware.serial0', hw.serial0))
   const controller = s.disks.find((d) => d.controller !== undefined)?.controller
   if (controller !== undefined) owned.push(scalar('scsihw', 'spec.disks[].controller', controller))
 
@@ -482,10 +476,6 @@ export function qemuFields(m: QemuManifest, ctx: GuestBuildContext): GuestFields
   })
 
   // options: only truthy values are owned (a manifest cannot turn a live 1 off)
-  if (opt.onboot) owned.push(flag('onboot', 'spec.options.onboot', true, false))
-  if (opt.protection) owned.push(flag('protection', 'spec.options.protection', true, false))
-  if (opt.acpi) owned.push(flag('acpi', 'spec.options.acpi', true, true))
-  if (opt.tablet) owned.push(flag('tablet', 'spec.options.tablet', true, true))
   if (opt.agent) {
     owned.push({
       key: 'agent',
@@ -497,8 +487,6 @@ export function qemuFields(m: QemuManifest, ctx: GuestBuildContext): GuestFields
           : [write(live === undefined ? 1 : rewrite(parsePS(live, 'enabled') ?? {}, { enabled: '1' }, 'enabled'))],
     })
   }
-  if (opt.startup !== undefined && opt.startup !== '')
-    owned.push(scalar('startup', 'spec.options.startup', opt.startup))
   if (opt.hotplug !== undefined && opt.hotplug.length > 0) {
     const want = [...new Set(opt.hotplug)].sort().join(',')
     const value = opt.hotplug.join(',')
@@ -528,8 +516,6 @@ export function qemuFields(m: QemuManifest, ctx: GuestBuildContext): GuestFields
   // cloud-init data: a key is owned only when its desired value is non-empty
   const ci = s['cloud-init-data']
   if (ci !== undefined) {
-    if (ci['ci-user'] !== undefined && ci['ci-user'] !== '')
-      owned.push(scalar('ciuser', 'spec.cloud-init-data.ci-user', ci['ci-user']))
     const keys = sshKeysOwned(ci, ctx, gaps)
     if (keys) owned.push(keys)
     const pw = ci['ci-password-ref']
@@ -544,10 +530,6 @@ export function qemuFields(m: QemuManifest, ctx: GuestBuildContext): GuestFields
         compare: (live) => (live === undefined || live === '' ? [write(param)] : NONE),
       })
     }
-    if (ci.nameservers !== undefined && ci.nameservers.length > 0)
-      owned.push(stringSet('nameserver', 'spec.cloud-init-data.nameservers', ci.nameservers, ' '))
-    if (ci['search-domains'] !== undefined && ci['search-domains'].length > 0)
-      owned.push(stringSet('searchdomain', 'spec.cloud-init-data.search-domains', ci['search-domains'], ' '))
     for (const [i, ipc] of (ci.ipconfigs ?? []).entries()) {
       if (ipc.ip === undefined || ipc.ip === '') continue
       const key = `ipconfig${ipc.nic}`

@@ -184,6 +184,15 @@ describe('pve-guest-common PVE::AbstractConfig snapshots (qemu-server and pve-co
     expect((await list(312, 'lxc'))[0]).toEqual({ name: 's1', snaptime: expect.any(Number), description: '' })
   })
 
+  it('volume_has_feature(snapshot) reads parse_volname: a linked clone on zfspool is a current volume and snapshots; its template base does not', async () => {
+    await ok(await formReq('POST', '/nodes/pve1/qemu', { vmid: '315', memory: '512', scsi0: 'local-zfs:1' }))
+    await ok(await formReq('POST', '/nodes/pve1/qemu/315/template', {}))
+    await ok(await formReq('POST', '/nodes/pve1/qemu/315/clone', { newid: '316', full: '0' }))
+    expect((await config(316)).scsi0).toMatch(/^local-zfs:base-315-disk-0\/vm-316-disk-0,/)
+    expect((await task(await formReq('POST', snap(316), { snapname: 'before' }))).exitstatus).toBe('OK')
+    expect((await list(316)).map((s) => s.name)).toEqual(['before', 'current'])
+  })
+
   it('snapshot_rollback: stops the guest, restores the snapshot config and sizes, drops pending, new vmgenid, start=1 starts', async () => {
     const before = await config(310)
     await ok(await formReq('POST', '/nodes/pve1/qemu/310/status/start', {}))

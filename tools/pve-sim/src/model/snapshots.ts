@@ -51,7 +51,9 @@ function volumeEntries(
 /**
  * PVE::Storage::volume_has_feature('snapshot') for the current (or base) volume: dir-like storages only for
  * qcow2 (Plugin.pm), lvmthin, zfspool and rbd for every volume but a template's base volume; nothing for
- * a path that is not a storage volume (a bind mount, a device).
+ * a path that is not a storage volume (a bind mount, a device). Base or not is decided by the last part of
+ * the volume name, as each plugin's parse_volname does: a linked clone `base-100-disk-0/vm-101-disk-0` is
+ * an ordinary current volume.
  */
 export function volumeCanSnapshot(node: NodeState, volid: string | undefined): boolean {
   if (volid === undefined) return false
@@ -60,7 +62,7 @@ export function volumeCanSnapshot(node: NodeState, volid: string | undefined): b
   const def = node.storage.def(split[0])
   if (!def) return false
   const volname = split[1]
-  const base = /(^|\/)base(vol)?-/.test(volname)
+  const base = /^base(vol)?-/.test(volname.split('/').pop() ?? '')
   switch (def.type as string) {
     case 'lvmthin':
     case 'zfspool':
@@ -71,7 +73,8 @@ export function volumeCanSnapshot(node: NodeState, volid: string | undefined): b
     case 'cifs':
     case 'glusterfs':
     case 'lvm':
-      return (node.storage.get(volid)?.format ?? (volname.endsWith('.qcow2') ? 'qcow2' : 'raw')) === 'qcow2'
+      // Plugin.pm lists snapshot for `current` and `snap` qcow2 volumes only, never for a base
+      return !base && (node.storage.get(volid)?.format ?? (volname.endsWith('.qcow2') ? 'qcow2' : 'raw')) === 'qcow2'
     default:
       return false
   }
