@@ -40,3 +40,10 @@ export function isGuest(m: Manifest): m is GuestManifest {
 export function isPool(m: Manifest): m is PoolManifest {
   return m.kind === 'Pool'
 }
+
+/** The vmids of the desired guests, sorted: what observe() checks are free when nothing lists them (`vmids`). */
+export function guestVmids(desired: Pick<DesiredState, 'manifests'>): number[] {
+  const out = new Set<number>()
+  for (const m of desired.manifests) if (isQemu(m) || m.kind === 'LXC' || m.kind === 'TemplateCT') out.add(m.spec.vmid)
+  return [...out].sort((a, b) => a - b)
+}

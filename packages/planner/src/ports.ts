@@ -58,6 +58,11 @@ export interface LiveReader {
    * sorted keys). Optional so older readers still fit; without it backup jobs are unknown (never planned).
    */
   backupJobs?(): Promise<{ id: string; values: Record<string, string> }[]>
+  /**
+   * `GET /cluster/nextid?vmid=`: false when the vmid is used anywhere on the cluster, also by a guest this token
+   * cannot see. Optional so older readers still fit; without it such a vmid is found only by a failing create.
+   */
+  vmidFree?(vmid: number): Promise<boolean>
   /** `GET /pools`. Optional so older readers still fit; without it pools are unknown (nothing planned). */
   pools?(): Promise<PoolInfo[]>
   /** `GET /pools?poolid=`: comment and members (guests by vmid, storages) */

@@ -8,6 +8,7 @@ import { parseManifest, type Manifest } from '@proxops/schema'
 import {
   DEFAULT_POLICY,
   execute,
+  guestVmids,
   observe,
   plan,
   type ExecuteOptions,
@@ -86,7 +87,10 @@ export async function cycle(
   options: CycleOptions = {},
 ): Promise<CycleResult> {
   const policy: Policy = { ...DEFAULT_POLICY, shutdownTimeoutSeconds: 5, ...options.policy }
-  const live = await observe('homelab', env.reader, policy.nodes.length > 0 ? { nodes: policy.nodes } : {})
+  const live = await observe('homelab', env.reader, {
+    ...(policy.nodes.length > 0 ? { nodes: policy.nodes } : {}),
+    vmids: guestVmids({ manifests }),
+  })
   const secrets = options.secrets ?? {}
   const p = plan({ cluster: 'homelab', manifests }, live, policy, { secrets: (ref) => secrets[ref] })
   if (options.dryRun) return { live, plan: p }

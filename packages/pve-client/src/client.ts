@@ -136,6 +136,21 @@ export class PveReadOnlyClient {
     return decodeWith('GET /cluster/nextid', () => toInt(data, 'nextid'))
   }
 
+  /**
+   * Whether `vmid` is free on the whole cluster. PVE::API2::Cluster nextid checks the cluster's full vmlist
+   * (any user may ask), so this also sees guests the caller has no `VM.Audit` on: `false` when PVE answers that
+   * the vmid already exists.
+   */
+  async vmidFree(vmid: number, o?: CallOptions): Promise<boolean> {
+    try {
+      await this.nextId(vmid, o)
+      return true
+    } catch (error) {
+      if (error instanceof PveError && error.code === 'PVE_ALREADY_EXISTS') return false
+      throw error
+    }
+  }
+
   /** The guests on one node, sorted by vmid. Their `status` does not lag like `/cluster/resources`. `full` (qemu) adds `qmpstatus`. */
   async listGuests(
     node: string,

@@ -224,6 +224,8 @@ describe('reads', () => {
     expect(free).toBeGreaterThanOrEqual(100)
     expect(await c.nextId(free)).toBe(free)
     expect((await failure(c.nextId(id))).code).toBe('PVE_ALREADY_EXISTS')
+    expect(await c.vmidFree(id)).toBe(false)
+    expect(await c.vmidFree(free)).toBe(true)
   })
 
   it('storage list and content', async () => {

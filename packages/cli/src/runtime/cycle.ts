@@ -11,6 +11,7 @@ import {
   DEFAULT_POLICY,
   execute,
   firewallVmids,
+  guestVmids,
   neededPaths,
   privilegeNeeds,
   observe,
@@ -206,6 +207,7 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
       nodes: o.cluster.nodes,
       signal: ctx.signal,
       firewalls: firewallVmids(loaded.desired),
+      vmids: guestVmids(loaded.desired),
     })
     ctx.log.debug('live state read', {
       cluster: name,

@@ -146,6 +146,8 @@ class Context {
   private readonly firewalls = new Map<number, LiveFirewall>()
   /** vmids of guests on nodes outside the allowlist (never acted on, but they block a create) */
   private readonly elsewhere = new Map<number, string>()
+  /** vmids held by guests this token cannot see (observe's `/cluster/nextid?vmid=` probe) */
+  private readonly invisible = new Set<number>()
   private readonly env: GuestPlanEnv
   /** build contexts shared by every guest (plain VMs and LXC, clone-backed VMs): built once, not per guest */
   private readonly buildContexts: { plain: GuestBuildContext; cloned: GuestBuildContext }
@@ -192,6 +194,10 @@ class Context {
     for (const g of this.visibleGuests) this.guests.set(g.vmid, g)
     for (const g of live.guests) if (!this.allowedNode(g.node)) this.elsewhere.set(g.vmid, g.node)
     for (const g of live.unknownGuests) if (!this.allowedNode(g.node)) this.elsewhere.set(g.vmid, g.node)
+    for (const h of live.heldVmids ?? []) {
+      if (h.node !== undefined) this.elsewhere.set(h.vmid, h.node)
+      else this.invisible.add(h.vmid)
+    }
     // a live guest whose PVE name is a desired name of the same family is not a prune candidate
     const names = { qemu: new Set<string>(), lxc: new Set<string>() }
     for (const m of desired.manifests) {
@@ -353,6 +359,14 @@ class Context {
       anomaly({
         code: 'node-mismatch',
         message: `vmid ${vmid} exists on node ${hidden}, outside this cluster's node allowlist; ${resource} is not created`,
+      })
+      return
+    }
+    if (!g && this.invisible.has(vmid)) {
+      // PVE's nextid sees the whole vmlist; the guest itself is hidden from this token (no VM.Audit on it)
+      anomaly({
+        code: 'vmid-taken',
+        message: `vmid ${vmid} is held by a guest this token cannot see (PVE's /cluster/nextid says it exists; no VM.Audit on /vms/${vmid}); ${resource} is not created: grant VM.Audit to see it, or choose another vmid`,
       })
       return
     }
