@@ -3,7 +3,14 @@
  * parser and loader hand them over (kebab-case keys, defaults applied, sizes in bytes, memory in MiB,
  * `undefined` = not owned). The shapes are the schema's `Manifest` types; the planner adds none of its own.
  */
-import type { ArtifactManifest, BackupJobManifest, GuestManifest, Manifest, QemuManifest } from '@proxops/schema'
+import type {
+  ArtifactManifest,
+  BackupJobManifest,
+  GuestManifest,
+  Manifest,
+  PoolManifest,
+  QemuManifest,
+} from '@proxops/schema'
 
 export interface DesiredState {
   cluster: string
@@ -24,9 +31,19 @@ export function isArtifact(m: Manifest): m is ArtifactManifest {
 export function isBackupJob(m: Manifest): m is BackupJobManifest {
   return m.kind === 'BackupJob'
 }
-export function isGuest(m: Manifest): m is GuestManifest {
-  return !isArtifact(m) && !isBackupJob(m)
-}
 export function isQemu(m: Manifest): m is QemuManifest {
   return m.kind === 'VM' || m.kind === 'TemplateVM'
+}
+export function isGuest(m: Manifest): m is GuestManifest {
+  return m.kind === 'VM' || m.kind === 'TemplateVM' || m.kind === 'LXC' || m.kind === 'TemplateCT'
+}
+export function isPool(m: Manifest): m is PoolManifest {
+  return m.kind === 'Pool'
+}
+
+/** The vmids of the desired guests, sorted: what observe() checks are free when nothing lists them (`vmids`). */
+export function guestVmids(desired: Pick<DesiredState, 'manifests'>): number[] {
+  const out = new Set<number>()
+  for (const m of desired.manifests) if (isQemu(m) || m.kind === 'LXC' || m.kind === 'TemplateCT') out.add(m.spec.vmid)
+  return [...out].sort((a, b) => a - b)
 }

@@ -220,6 +220,17 @@ function normaliseValue(type: 'qemu' | 'lxc', vmid: number, key: string, value: 
 export function applyPlan(plan: Plan, inv: LiveInventory): LiveInventory {
   const guests = new Map(inv.guests.map((g) => [g.vmid, { ...g, config: { ...g.config } }]))
   const volumes = [...inv.volumes]
+  // user.cfg's pools: `pool` of a create/clone joins at the end of the worker and is never in the config
+  const pools =
+    inv.pools && 'pools' in inv.pools
+      ? new Map(inv.pools.pools.map((p) => [p.poolid, { ...p, vmids: [...p.vmids] }]))
+      : undefined
+  const join = (poolid: string | undefined, vmid: number): void => {
+    if (!pools || poolid === undefined) return
+    for (const p of pools.values()) p.vmids = p.vmids.filter((v) => v !== vmid)
+    const p = pools.get(poolid)
+    if (p) p.vmids = [...p.vmids, vmid].sort((a, b) => a - b)
+  }
   const disks = new Map<number, { n: number }>()
   const diskNo = (vmid: number) => {
     let d = disks.get(vmid)
@@ -233,9 +244,10 @@ export function applyPlan(plan: Plan, inv: LiveInventory): LiveInventory {
           const vmid = Number(r.params.vmid)
           const config: Record<string, string> = {}
           for (const [k, v] of Object.entries(r.params)) {
-            if (k === 'vmid' || k === 'start') continue
+            if (k === 'vmid' || k === 'start' || k === 'pool') continue
             config[k] = normaliseValue(r.guest, vmid, k, resolve(v), diskNo(vmid))
           }
+          if (r.params.pool !== undefined) join(String(r.params.pool), vmid)
           if (r.guest === 'lxc') delete config.ostemplate
           guests.set(
             vmid,
@@ -263,6 +275,7 @@ export function applyPlan(plan: Plan, inv: LiveInventory): LiveInventory {
             }
           }
           guests.set(vmid, guest(vmid, config, { type: r.guest, node: r.node, status: 'stopped' }))
+          if (r.params.pool !== undefined) join(String(r.params.pool), vmid)
           break
         }
         case 'updateConfig': {
@@ -304,6 +317,30 @@ export function applyPlan(plan: Plan, inv: LiveInventory): LiveInventory {
         }
         case 'deleteGuest':
           guests.delete(r.vmid)
+          if (pools) for (const p of pools.values()) p.vmids = p.vmids.filter((v) => v !== r.vmid)
+          break
+        case 'createPool':
+          pools?.set(String(r.params.poolid), {
+            poolid: String(r.params.poolid),
+            ...(r.params.comment ? { comment: String(r.params.comment) } : {}),
+            vmids: [],
+            storages: [],
+          })
+          break
+        case 'updatePool': {
+          const p = pools?.get(String(r.params.poolid))
+          if (!p) break
+          if (r.params.comment !== undefined) p.comment = String(r.params.comment)
+          for (const vmid of String(r.params.vms ?? '')
+            .split(',')
+            .filter(Boolean)
+            .map(Number))
+            if (r.params.delete === 1) p.vmids = p.vmids.filter((v) => v !== vmid)
+            else join(p.poolid, vmid)
+          break
+        }
+        case 'deletePool':
+          pools?.delete(r.poolid)
           break
         case 'downloadUrl':
           volumes.push({
@@ -318,7 +355,12 @@ export function applyPlan(plan: Plan, inv: LiveInventory): LiveInventory {
       }
     }
   }
-  return { ...inv, guests: [...guests.values()].sort((a, b) => a.vmid - b.vmid), volumes }
+  return {
+    ...inv,
+    guests: [...guests.values()].sort((a, b) => a.vmid - b.vmid),
+    volumes,
+    ...(pools ? { pools: { pools: [...pools.values()].sort((a, b) => (a.poolid < b.poolid ? -1 : 1)) } } : {}),
+  }
 }
 
 /** A live qemu config matching `vm(name, vmid)` as PVE would store it. */

@@ -6,11 +6,14 @@
 export type { LiveReader, PveWriter } from './ports.js'
 export type { DesiredState, SecretLookup } from './desired.js'
 export type {
+  HeldVmid,
   LiveFirewall,
   LiveGuest,
   LiveHa,
   LiveInventory,
   LiveNode,
+  LivePool,
+  LivePools,
   LiveStorage,
   LiveVolume,
   UnknownGuest,
@@ -19,6 +22,7 @@ export {
   DEFAULT_POLICY,
   PLAN_FORMAT_VERSION,
   type Action,
+  type AllowEmptyKind,
   type ActionType,
   type Anomaly,
   type AnomalyCode,

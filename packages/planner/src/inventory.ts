@@ -45,6 +45,18 @@ export interface UnknownGuest {
   reason: string
 }
 
+/**
+ * A desired vmid that a guest outside what observe() reads holds: on a node outside the allowlist (`node` and
+ * what /cluster/resources says of it), or one the token cannot see at all (no `node`: PVE's
+ * `/cluster/nextid?vmid=` answered that it exists).
+ */
+export interface HeldVmid {
+  vmid: number
+  node?: string
+  type?: GuestType
+  name?: string
+}
+
 export interface LiveStorage {
   node: string
   storage: string
@@ -90,7 +102,24 @@ export interface LiveInventory {
   /** `/cluster/backup` jobs sorted by id; absent when not read (then `backupJobsUnreadable` says why) */
   backupJobs?: readonly LiveBackupJob[]
   backupJobsUnreadable?: string
+  /** desired vmids (`ObserveOptions.vmids`) held by guests observe() does not read, sorted by vmid */
+  heldVmids?: readonly HeldVmid[]
+  /** resource pools; absent when the reader cannot read them (then pools and memberships are not planned) */
+  pools?: LivePools
 }
+
+/** One pool as `/pools?poolid=` answers it (planner/src/pool) */
+export interface LivePool {
+  poolid: string
+  comment?: string
+  /** member guests that exist (whether or not this token can see them otherwise), sorted */
+  vmids: readonly number[]
+  /** member storages, sorted */
+  storages: readonly string[]
+}
+
+/** the pools the token may audit, sorted by id; one failed read makes every pool unknown */
+export type LivePools = { pools: readonly LivePool[] } | { unreadable: string }
 
 export type LiveFirewall = { vmid: number; firewall: GuestFirewall } | { vmid: number; unreadable: string }
 

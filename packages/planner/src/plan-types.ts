@@ -9,9 +9,12 @@ import type { FirewallWrite, GuestType, HaObject } from '@proxops/pve-client/wir
 
 export const PLAN_FORMAT_VERSION = 1
 
-export type ResourceKind = 'VM' | 'TemplateVM' | 'LXC' | 'TemplateCT' | 'ISO' | 'CTTemplate' | 'DiskImage' | 'BackupJob'
+export type ResourceKind =
+  'VM' | 'TemplateVM' | 'LXC' | 'TemplateCT' | 'ISO' | 'CTTemplate' | 'DiskImage' | 'BackupJob' | 'Pool'
 export type GuestKind = 'VM' | 'TemplateVM' | 'LXC' | 'TemplateCT'
 export type ArtifactKind = 'ISO' | 'CTTemplate' | 'DiskImage'
+/** the kinds whose prunes the empty-desired guard holds back (`--allow-empty <Kind>` lifts it) */
+export type AllowEmptyKind = GuestKind | 'BackupJob' | 'Pool'
 
 /**
  * The most disruptive side effect ProxOps may cause on a running guest while converging its config.
@@ -47,7 +50,7 @@ export interface Policy {
   /** deletions allowed per cycle: 0 = no prunes, `unlimited` must be written out */
   pruneBudget: number | 'unlimited'
   /** kinds for which "0 desired but >= 1 owned live" is accepted (the run passed `--allow-empty <Kind>`) */
-  allowEmpty: readonly (GuestKind | 'BackupJob')[]
+  allowEmpty: readonly AllowEmptyKind[]
   /** a cycle that would prune more than this fraction of the owned objects of a kind is an anomaly; 1 disables */
   pruneRatioLimit: number
   /** cluster-wide default; a resource's `proxops/disruption` annotation overrides it */
@@ -135,6 +138,10 @@ export type PveRequest =
   | { call: 'createBackupJob'; params: PlanParams }
   | { call: 'updateBackupJob'; id: string; params: PlanParams }
   | { call: 'deleteBackupJob'; id: string }
+  /** `/pools` (planner/src/pool): cluster-wide, no task */
+  | { call: 'createPool'; params: PlanParams }
+  | { call: 'updatePool'; params: PlanParams }
+  | { call: 'deletePool'; poolid: string }
 
 export type ActionType =
   | 'create'
@@ -156,6 +163,8 @@ export type ActionType =
   | 'ha-create'
   | 'ha-update'
   | 'ha-delete'
+  /** the guest joins the pool `spec.pool` names (update_pool `vms=`, `allow-move` from another pool) */
+  | 'pool'
 
 export interface FieldDiff {
   /** manifest path, e.g. `spec.memory`, `spec.disks[0].iothread` */
@@ -171,12 +180,12 @@ export interface FieldDiff {
 export interface Action {
   /** unique within the plan: `<address>#<type>` (`#resize:<disk>` for resizes) */
   id: string
-  /** `Kind/node/vmid(name)` for guests, `Kind/node/storage/filename` for artifacts, `BackupJob/<id>` */
+  /** `Kind/node/vmid(name)` for guests, `Kind/node/storage/filename` for artifacts, `BackupJob/<id>`, `Pool/<id>` */
   address: string
   kind: ResourceKind
   /** metadata.name of the resource; absent for prunes of objects not in git */
   name?: string
-  /** empty for cluster-wide objects (BackupJob) */
+  /** empty for cluster-wide objects (BackupJob, Pool) */
   node: string
   vmid?: number
   storage?: string
@@ -228,6 +237,8 @@ export type AnomalyCode =
   | 'missing-privilege'
   /** an HA node preference ProxOps would write conflicts with one it does not own */
   | 'ha-conflict'
+  /** `spec.pool` names a pool that is neither on PVE nor declared */
+  | 'pool-missing'
 
 /** A non-destructive observation; never executed. */
 export interface Anomaly {

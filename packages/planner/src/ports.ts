@@ -16,6 +16,8 @@ import type {
   HaItem,
   HaObject,
   PendingEntry,
+  PoolDetail,
+  PoolInfo,
   PveParams,
   StorageContentItem,
   StorageInfo,
@@ -56,6 +58,15 @@ export interface LiveReader {
    * sorted keys). Optional so older readers still fit; without it backup jobs are unknown (never planned).
    */
   backupJobs?(): Promise<{ id: string; values: Record<string, string> }[]>
+  /**
+   * `GET /cluster/nextid?vmid=`: false when the vmid is used anywhere on the cluster, also by a guest this token
+   * cannot see. Optional so older readers still fit; without it such a vmid is found only by a failing create.
+   */
+  vmidFree?(vmid: number): Promise<boolean>
+  /** `GET /pools`. Optional so older readers still fit; without it pools are unknown (nothing planned). */
+  pools?(): Promise<PoolInfo[]>
+  /** `GET /pools?poolid=`: comment and members (guests by vmid, storages) */
+  pool?(poolid: string): Promise<PoolDetail>
 }
 
 export interface PveWriter {
@@ -119,6 +130,13 @@ export interface PveWriter {
   createBackupJob?(params: PveParams): Promise<unknown>
   updateBackupJob?(id: string, params: PveParams): Promise<unknown>
   deleteBackupJob?(id: string): Promise<unknown>
+  /**
+   * `/pools` (PVE::API2::Pool): synchronous, no task. Optional so writers that predate pools still fit; an
+   * action that needs one fails without it.
+   */
+  createPool?(params: PveParams): Promise<unknown>
+  updatePool?(params: PveParams): Promise<unknown>
+  deletePool?(poolid: string): Promise<unknown>
   /** Waits for a task to stop; rejects with a TaskTimeout error, resolves with ok=false when it failed. */
   waitTask(task: TaskRef, options?: WaitOptions): Promise<TaskResult>
 }

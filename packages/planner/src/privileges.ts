@@ -332,6 +332,17 @@ function requestNeeds(r: PveRequest): { key?: string; need: Grant[] | string }[]
     case 'haWrite':
       // PVE::API2::HA::Resources / Groups / Rules: every write checks Sys.Console on /
       return [{ need: one('/', 'Sys.Console') }]
+    case 'createPool':
+    case 'deletePool':
+      // PVE::API2::Pool create_pool / delete_pool: Pool.Allocate on the pool's own path
+      return [{ need: one(`/pool/${r.call === 'deletePool' ? r.poolid : String(r.params.poolid)}`, 'Pool.Allocate') }]
+    case 'updatePool': {
+      // update_pool: Pool.Allocate on the pool, and check_perm_modify on every member it adds or removes
+      push(undefined, [one(`/pool/${String(r.params.poolid)}`, 'Pool.Allocate')])
+      for (const vmid of (str(r.params, 'vms') ?? '').split(/[,;\s]+/).filter(Boolean))
+        push('vms', [anyOf(`/vms/${vmid}`, 'Permissions.Modify', 'VM.Allocate')])
+      return out
+    }
     case 'downloadUrl':
       return [
         { need: one(`/storage/${r.storage}`, 'Datastore.AllocateTemplate') },

@@ -30,7 +30,7 @@ const vm = (vmid: number, node = 'pve1', spec: Record<string, unknown> = {}) =>
   })
 
 describe('observe against the simulator', () => {
-  it('reads a cluster within guests + 2 x nodes + storages + 5 requests', async () => {
+  it('reads a cluster within guests + 2 x nodes + storages + pools + 6 requests', async () => {
     env.sim.stats.reset()
     const live = await observe('homelab', env.reader)
     const guests = live.guests.length + live.unknownGuests.length
@@ -38,8 +38,11 @@ describe('observe against the simulator', () => {
       env.sim.stats.requests.filter((r) => r.path === '/nodes/{node}/storage/{storage}/content').map((r) => r.rawPath),
     ).size
     expect(guests).toBe(12)
-    // the 5 cluster-wide reads: /version, /cluster/resources, /cluster/backup, the HA resources and preferences
-    expect(env.sim.stats.requests.length).toBeLessThanOrEqual(guests + 2 * live.nodes.length + listed + 5)
+    // the 6 cluster-wide reads: /version, /cluster/resources, /cluster/backup, the HA resources and preferences,
+    // the pool list; then one read per pool (its members)
+    const pools = live.pools && 'pools' in live.pools ? live.pools.pools.length : 0
+    expect(env.sim.stats.count('GET', '/pools')).toBe(1 + pools)
+    expect(env.sim.stats.requests.length).toBeLessThanOrEqual(guests + 2 * live.nodes.length + listed + pools + 6)
     expect(env.sim.stats.count('GET', '/nodes/{node}/qemu/{vmid}/config')).toBe(0)
     expect(env.sim.stats.count('GET', '/nodes/{node}/qemu/{vmid}/status/current')).toBe(0)
   })

@@ -7,6 +7,8 @@ import {
   decodeNodeStatus,
   decodeNodes,
   decodePending,
+  decodePoolDetail,
+  decodePools,
   decodeStorageContent,
   decodeStorages,
   decodeVersion,
@@ -31,6 +33,8 @@ import type {
   NodeInfo,
   NodeStatus,
   PendingEntry,
+  PoolDetail,
+  PoolInfo,
   PveParams,
   StorageContentItem,
   StorageInfo,
@@ -132,6 +136,21 @@ export class PveReadOnlyClient {
     return decodeWith('GET /cluster/nextid', () => toInt(data, 'nextid'))
   }
 
+  /**
+   * Whether `vmid` is free on the whole cluster. PVE::API2::Cluster nextid checks the cluster's full vmlist
+   * (any user may ask), so this also sees guests the caller has no `VM.Audit` on: `false` when PVE answers that
+   * the vmid already exists.
+   */
+  async vmidFree(vmid: number, o?: CallOptions): Promise<boolean> {
+    try {
+      await this.nextId(vmid, o)
+      return true
+    } catch (error) {
+      if (error instanceof PveError && error.code === 'PVE_ALREADY_EXISTS') return false
+      throw error
+    }
+  }
+
   /** The guests on one node, sorted by vmid. Their `status` does not lag like `/cluster/resources`. `full` (qemu) adds `qmpstatus`. */
   async listGuests(
     node: string,
@@ -222,6 +241,21 @@ export class PveReadOnlyClient {
   async backupJobs(o?: CallOptions): Promise<BackupJobItem[]> {
     const data = await this.#get({ path: '/cluster/backup', ...callOpts(o) })
     return decodeWith('GET /cluster/backup', () => decodeBackupJobs(data))
+  }
+
+  /** `GET /pools`: the pools the caller may audit (`Pool.Audit` on `/pool/<id>`), sorted by id */
+  async pools(o?: CallOptions): Promise<PoolInfo[]> {
+    const data = await this.#get({ path: '/pools', ...callOpts(o) })
+    return decodeWith('GET /pools', () => decodePools(data))
+  }
+
+  /**
+   * `GET /pools?poolid=` (the form nested ids need): the pool's comment and its members that still exist,
+   * guests whatever the caller may see of them (read_pool checks `Pool.Audit` only).
+   */
+  async pool(poolid: string, o?: CallOptions): Promise<PoolDetail> {
+    const data = await this.#get({ path: '/pools', query: { poolid }, ...callOpts(o) })
+    return decodeWith('GET /pools?poolid', () => decodePoolDetail(data))
   }
 
   async storages(node: string, o?: CallOptions): Promise<StorageInfo[]> {
@@ -485,6 +519,22 @@ export class PveClient extends PveReadOnlyClient {
   /** DELETE /cluster/backup/{id} (delete_job). */
   async deleteBackupJob(id: string, o?: CallOptions): Promise<void> {
     await this.#write('DELETE', '/cluster/backup/{id}', { id }, undefined, o)
+  }
+
+  /**
+   * `/pools` (PVE::API2::Pool create_pool, update_pool, delete_pool), the non-deprecated forms with the id in
+   * `poolid` (nested ids cannot be path segments); synchronous, no task. 8.4 and 9.x serve the same API.
+   */
+  async createPool(params: PveParams, o?: CallOptions): Promise<void> {
+    await this.#write('POST', '/pools', undefined, params, o)
+  }
+  /** `vms` with `delete=1` removes members, with `allow-move=1` takes them from another pool */
+  async updatePool(params: PveParams, o?: CallOptions): Promise<void> {
+    await this.#write('PUT', '/pools', undefined, params, o)
+  }
+  /** refused by PVE while the pool has a sub-pool or an existing member */
+  async deletePool(poolid: string, o?: CallOptions): Promise<void> {
+    await this.#write('DELETE', '/pools', undefined, { poolid }, o)
   }
 
   /** POST /nodes/{node}/storage/{storage}/download-url (`url`, `filename`, `content`, optional checksum pair). */

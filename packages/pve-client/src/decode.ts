@@ -7,6 +7,8 @@ import type {
   NodeInfo,
   NodeStatus,
   PendingEntry,
+  PoolDetail,
+  PoolInfo,
   StorageContentItem,
   StorageInfo,
   TaskLogLine,
@@ -201,6 +203,29 @@ export function decodeStorages(v: unknown): StorageInfo[] {
       used: optNumber(o.used, 'used'),
     }),
   )
+}
+
+/** `GET /pools`: poolid and the comment PVE keeps (an empty one is never stored) */
+export function decodePools(v: unknown): PoolInfo[] {
+  return rows(v, 'pools', (o) => defined({ poolid: toStr(o.poolid, 'poolid'), comment: optStr(o.comment, 'comment') }))
+}
+
+/** `GET /pools?poolid=`: a one-item list (read_pool's deprecated path answers the object itself) */
+export function decodePoolDetail(v: unknown): PoolDetail {
+  const o = Array.isArray(v) ? obj(v[0], 'pools[0]') : obj(v, 'pool')
+  return defined({
+    poolid: toStr(o.poolid, 'poolid'),
+    comment: optStr(o.comment, 'comment'),
+    members: rows(o.members ?? [], 'members', (m) =>
+      defined({
+        type: toStr(m.type, 'type'),
+        id: toStr(m.id, 'id'),
+        node: optStr(m.node, 'node'),
+        vmid: optInt(m.vmid, 'vmid'),
+        storage: optStr(m.storage, 'storage'),
+      }),
+    ),
+  })
 }
 
 export function decodeStorageContent(v: unknown): StorageContentItem[] {

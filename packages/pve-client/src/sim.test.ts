@@ -224,6 +224,8 @@ describe('reads', () => {
     expect(free).toBeGreaterThanOrEqual(100)
     expect(await c.nextId(free)).toBe(free)
     expect((await failure(c.nextId(id))).code).toBe('PVE_ALREADY_EXISTS')
+    expect(await c.vmidFree(id)).toBe(false)
+    expect(await c.vmidFree(free)).toBe(true)
   })
 
   it('storage list and content', async () => {
@@ -480,6 +482,34 @@ describe('lxc', () => {
     expect(await c.markTemplate('pve1', 'lxc', id)).toBeNull()
     await c.waitTemplate('pve1', 'lxc', id, fastWait)
     expect((await c.guestConfig('pve1', 'lxc', id)).values.template).toBe('1')
+  })
+})
+
+describe('pools (PVE::API2::Pool)', () => {
+  it('create_pool, update_pool (add, allow-move, delete), read_pool members, delete_pool refused while not empty', async () => {
+    await c.createPool({ poolid: 'cl-web', comment: 'managed-by=proxops web' })
+    await c.createPool({ poolid: 'cl-web/blue' })
+    await c.createPool({ poolid: 'cl-db' })
+    const id = vmid()
+    await createVm(id, { pool: 'cl-web/blue' })
+    expect((await c.pools()).filter((p) => p.poolid.startsWith('cl-'))).toEqual([
+      { poolid: 'cl-db' },
+      { poolid: 'cl-web', comment: 'managed-by=proxops web' },
+      { poolid: 'cl-web/blue' },
+    ])
+    expect(await c.pool('cl-web/blue')).toEqual({
+      poolid: 'cl-web/blue',
+      members: [expect.objectContaining({ type: 'qemu', id: `qemu/${id}`, vmid: id, node: 'pve1' })],
+    })
+    const moved = await failure(c.updatePool({ poolid: 'cl-db', vms: String(id) }))
+    expect(moved.message).toContain(`VM ${id} belongs already to pool 'cl-web/blue' and 'allow-move' is not set`)
+    await c.updatePool({ poolid: 'cl-db', vms: String(id), 'allow-move': true })
+    expect((await c.pool('cl-db')).members.map((m) => m.vmid)).toEqual([id])
+    expect((await c.pool('cl-web/blue')).members).toEqual([])
+    expect((await failure(c.deletePool('cl-db'))).message).toContain(`pool 'cl-db' is not empty (contains VM ${id})`)
+    await c.updatePool({ poolid: 'cl-db', vms: String(id), delete: true })
+    await c.deletePool('cl-db')
+    expect((await c.pools()).map((p) => p.poolid)).not.toContain('cl-db')
   })
 })
 

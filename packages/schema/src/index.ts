@@ -79,6 +79,8 @@ export {
   type Metadata,
   type MountPointOptions,
   type PciDevice,
+  type PoolManifest,
+  type PoolSpec,
   type PowerState,
   type PruneBackupsKey,
   type QemuManifest,
@@ -159,3 +161,4 @@ export {
   type RepositoryModel,
   type UnlistedFile,
 } from './loader/load.js'
+export { POOL_ID, NEW_POOL_ID, poolNeeded } from './manifest/pool.js'

@@ -2,7 +2,17 @@
 
 export const API_VERSION = 'proxops/v1alpha1'
 
-export const KINDS = ['VM', 'TemplateVM', 'LXC', 'TemplateCT', 'ISO', 'CTTemplate', 'DiskImage', 'BackupJob'] as const
+export const KINDS = [
+  'VM',
+  'TemplateVM',
+  'LXC',
+  'TemplateCT',
+  'ISO',
+  'CTTemplate',
+  'DiskImage',
+  'BackupJob',
+  'Pool',
+] as const
 export type Kind = (typeof KINDS)[number]
 
 /** Guest kinds: identity `(node, vmid)`, sharing PVE's per-node id pool. */
@@ -22,6 +32,7 @@ export const KIND_ALIASES: Readonly<Record<Kind, readonly string[]>> = {
   CTTemplate: ['CTTemplate', 'CTT'],
   DiskImage: ['DiskImage', 'DISK'],
   BackupJob: ['BackupJob'],
+  Pool: ['Pool'],
 }
 
 const BY_LOWER = new Map<string, Kind>()
@@ -40,7 +51,17 @@ export function isArtifactKind(kind: Kind): kind is ArtifactKind {
 }
 
 /** Kind-root directories: exactly these names. */
-export const KIND_ROOTS = ['vm', 'lxc', 'iso', 'ctt', 'templatevm', 'diskimage', 'templatect', 'backupjob'] as const
+export const KIND_ROOTS = [
+  'vm',
+  'lxc',
+  'iso',
+  'ctt',
+  'templatevm',
+  'diskimage',
+  'templatect',
+  'backupjob',
+  'pool',
+] as const
 export const KIND_ROOT_OF: Readonly<Record<Kind, string>> = {
   VM: 'vm',
   TemplateVM: 'templatevm',
@@ -50,6 +71,7 @@ export const KIND_ROOT_OF: Readonly<Record<Kind, string>> = {
   CTTemplate: 'ctt',
   DiskImage: 'diskimage',
   BackupJob: 'backupjob',
+  Pool: 'pool',
 }
 
 /**

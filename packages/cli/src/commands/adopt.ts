@@ -89,6 +89,7 @@ export async function adoptHandler(ctx: CliContext, args: AdoptArgs): Promise<nu
       declaredVmids: declared.vmids,
       declaredVolids: declared.volids,
       declaredJobs: declared.jobs,
+      declaredPoolids: declared.poolids,
       only: { vmids: args.vmid ?? [], names: args.name ?? [], tags: args.tag ?? [] },
       ...(args['include-declared'] ? { includeDeclared: true } : {}),
     })
@@ -100,15 +101,21 @@ export async function adoptHandler(ctx: CliContext, args: AdoptArgs): Promise<nu
       cluster: cluster.name,
       ...(sshKeys ? { sshKeys } : {}),
       importSshKeys: Boolean(args['adopt-secrets']),
+      poolManifests: selection.poolManifests,
     })
   } finally {
     await reader.close()
   }
   const lines: string[] = [`adopt: cluster ${cluster.name} (read-only)`]
-  const { guests: declaredGuests, volids: declaredVolids, jobs: declaredJobs } = selection.declared
-  if (declaredGuests.length + declaredVolids.length + declaredJobs.length > 0)
+  const {
+    guests: declaredGuests,
+    volids: declaredVolids,
+    jobs: declaredJobs,
+    poolids: declaredPools,
+  } = selection.declared
+  if (declaredGuests.length + declaredVolids.length + declaredJobs.length + declaredPools.length > 0)
     lines.push(
-      `adopt: already declared in the repository, not adopted again: ${[...declaredGuests.map((v) => `vmid ${v}`), ...declaredVolids, ...declaredJobs.map((id) => `backup job ${id}`)].join(', ')}`,
+      `adopt: already declared in the repository, not adopted again: ${[...declaredGuests.map((v) => `vmid ${v}`), ...declaredVolids, ...declaredJobs.map((id) => `backup job ${id}`), ...declaredPools.map((p) => `pool ${p}`)].join(', ')}`,
     )
   if (selection.filteredOut > 0) lines.push(`adopt: ${selection.filteredOut} other guest(s) left out by the filter`)
   if (result.files.length === 0 && result.skipped.length === 0) {

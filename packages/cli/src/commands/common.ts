@@ -1,5 +1,5 @@
 /** What every command shares: the global flags, startup, the git source and the plan-set file. */
-import { parsePlan, PlanInputError, serializePlan, type GuestKind, type Plan } from '@proxops/planner'
+import { parsePlan, PlanInputError, serializePlan, type AllowEmptyKind, type Plan } from '@proxops/planner'
 import { CliError } from '../errors.js'
 import { createLogger } from '../log.js'
 import type { GlobalFlags } from '../config/types.js'
@@ -63,16 +63,17 @@ export async function prepare(
   return { ...s, source: new GitSource(ctx, s.config) }
 }
 
-export const ALLOW_EMPTY_KINDS: readonly (GuestKind | 'BackupJob')[] = [
+export const ALLOW_EMPTY_KINDS: readonly AllowEmptyKind[] = [
   'VM',
   'TemplateVM',
   'LXC',
   'TemplateCT',
   'BackupJob',
+  'Pool',
 ]
 
-export function allowEmpty(values: readonly string[] | undefined): (GuestKind | 'BackupJob')[] {
-  const out: (GuestKind | 'BackupJob')[] = []
+export function allowEmpty(values: readonly string[] | undefined): AllowEmptyKind[] {
+  const out: AllowEmptyKind[] = []
   for (const value of values ?? []) {
     const kind = ALLOW_EMPTY_KINDS.find((k) => k.toLowerCase() === value.toLowerCase())
     if (!kind) throw new CliError('USAGE', `--allow-empty ${value}: must be one of ${ALLOW_EMPTY_KINDS.join(', ')}`)

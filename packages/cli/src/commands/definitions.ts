@@ -22,7 +22,7 @@ const allowEmptyOption = {
   requiresArg: true,
   array: true,
   describe:
-    'Accept 0 desired objects of this kind even though owned ones exist on PVE (VM, TemplateVM, LXC, TemplateCT, BackupJob)',
+    'Accept 0 desired objects of this kind even though owned ones exist on PVE (VM, TemplateVM, LXC, TemplateCT, BackupJob, Pool)',
 } as const
 
 export function diffCommand(

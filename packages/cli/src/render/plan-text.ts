@@ -42,6 +42,7 @@ const VERB: Readonly<Record<ActionType, string>> = {
   'ha-create': 'will become an HA resource',
   'ha-update': 'will have its HA resource updated',
   'ha-delete': 'will stop being an HA resource (its resource is removed)',
+  pool: 'will join its pool',
 }
 
 export interface Counts {

@@ -12,7 +12,7 @@ import {
   ObserveError,
   reconcile,
   ReconcileError,
-  type GuestKind,
+  type AllowEmptyKind,
   type LiveInventory,
   type LiveReader,
   type Plan,
@@ -39,7 +39,7 @@ export interface CycleOptions {
   writer?: PveWriter
   sops?: SopsCredentials
   pruneBudget: PruneBudget
-  allowEmpty?: readonly (GuestKind | 'BackupJob')[]
+  allowEmpty?: readonly AllowEmptyKind[]
   onProgress?: (event: ProgressEvent) => void
   /** the plan about to be executed (apply), before its first action starts */
   onPlan?: (plan: Plan) => void

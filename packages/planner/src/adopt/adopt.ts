@@ -16,6 +16,7 @@ import type { AdoptedFile, AdoptGap, AdoptOptions, AdoptResult, AdoptSkip } from
 import { adoptedFirewall } from '../firewall/adopt.js'
 import { adoptedHa } from '../ha/adopt.js'
 import { adoptBackupJob } from '../backup/adopt.js'
+import { adoptPools, poolMemberships } from '../pool/adopt.js'
 
 const SENSITIVE = new Set(['sshkeys', 'cipassword', 'password', 'sshkey', 'keyfile', 'secret'])
 const MiB = 1024 * 1024
@@ -58,6 +59,11 @@ export function adopt(live: LiveInventory, options: AdoptOptions): AdoptResult {
   const artifactFiles = adoptArtifacts(live, options.cluster, claim, collect, isoNames)
   files.push(...artifactFiles)
 
+  const memberships = poolMemberships(live)
+  if (memberships.warning) collect.warnings.push(memberships.warning)
+  // the pools (selectForAdoption keeps them only without a guest filter); guests name theirs in spec.pool
+  files.push(...adoptPools(live, options.cluster, options.poolManifests, claim, sanitiseName))
+
   for (const guest of live.unknownGuests) {
     skipped.push({
       kind: guest.type === 'qemu' ? 'VM' : 'LXC',
@@ -91,6 +97,8 @@ export function adopt(live: LiveInventory, options: AdoptOptions): AdoptResult {
     if (ha.incomplete) file.incomplete.push(ha.incomplete)
     collect.warnings.push(...ha.warnings)
     for (const g of ha.gaps) collect.gaps.push({ kind: file.kind, node: guest.node, id: String(guest.vmid), ...g })
+    const pool = memberships.of.get(guest.vmid)
+    if (pool !== undefined) spec.pool = pool
     files.push(file)
   }
 

@@ -59,6 +59,46 @@ function adoptThenPlan(live: LiveInventory): Plan {
 }
 
 describe('adopt then plan', () => {
+  it('pools: Pool manifests (nested ids in spec.id, comment without the marker) and spec.pool plan no change', () => {
+    const g = (vmid: number) =>
+      liveGuest(
+        'qemu',
+        vmid,
+        {
+          name: `g${vmid}`,
+          memory: '1024',
+          cores: '1',
+          cpu: 'host',
+          scsi0: `local-lvm:vm-${vmid}-disk-0,size=8G`,
+          tags: 'proxops',
+        },
+        false,
+      )
+    const live: LiveInventory = {
+      ...inventory([g(120), g(121), g(122)]),
+      pools: {
+        pools: [
+          { poolid: 'a', comment: 'managed-by=proxops', vmids: [120], storages: [] },
+          { poolid: 'a/Blue_1', comment: 'managed-by=proxops blue tier', vmids: [121], storages: [] },
+          { poolid: 'manual', comment: 'made by hand', vmids: [], storages: [] },
+        ],
+      },
+    }
+    const result = adopt(live, { cluster: 'homelab' })
+    const docs = result.files.filter((f) => f.kind === 'Pool').map((f) => [f.path, f.document.spec])
+    expect(docs).toEqual([
+      ['pool/homelab/a-blue-1.yaml', { id: 'a/Blue_1', comment: 'blue tier' }],
+      ['pool/homelab/a.yaml', {}],
+      ['pool/homelab/manual.yaml', { comment: 'made by hand' }],
+    ])
+    const spec = (vmid: number) => result.files.find((f) => f.vmid === vmid)!.document.spec as Record<string, unknown>
+    expect([spec(120).pool, spec(121).pool, spec(122).pool]).toEqual(['a', 'a/Blue_1', undefined])
+    // the only change: the pool made by hand is claimed (its comment gains the marker, the text stays)
+    expect(adoptThenPlan(live).actions.map((a) => [a.type, a.address, a.diffs.map((d) => d.after)])).toEqual([
+      ['update', 'Pool/manual', ['managed-by=proxops made by hand']],
+    ])
+  })
+
   it('AdoptedE1000_82540emNicPlansNoChange (one NIC model list for plan and adopt)', () => {
     const g = liveGuest(
       'qemu',

@@ -33,7 +33,7 @@ describe('selectForAdoption', () => {
     const s = selectForAdoption(live, { declaredVmids: new Set([100]), declaredVolids: new Set(['local:iso/a.iso']) })
     expect(s.live.guests.map((g) => g.vmid)).toEqual([101, 102])
     expect(s.live.volumes.map((v) => v.volid)).toEqual(['local:iso/b.iso'])
-    expect(s.declared).toEqual({ guests: [100], volids: ['local:iso/a.iso'], jobs: [] })
+    expect(s.declared).toEqual({ guests: [100], volids: ['local:iso/a.iso'], jobs: [], poolids: [] })
     expect(s.filteredOut).toBe(0)
     const all = selectForAdoption(live, {
       declaredVmids: new Set([100]),
@@ -45,6 +45,37 @@ describe('selectForAdoption', () => {
     // adopt() of the selection writes no second manifest for a declared object
     const paths = adopt(s.live, { cluster: 'homelab' }).files.map((f) => f.path)
     expect(paths).toEqual(['iso/homelab/b-iso.yaml', 'vm/homelab/cache.yaml', 'vm/homelab/db.yaml'])
+  })
+
+  it('pools: declared ones and (with a filter) all are left without a manifest; guests still name theirs', () => {
+    const inv = {
+      ...live,
+      pools: {
+        pools: [
+          { poolid: 'a', vmids: [100], storages: [] },
+          { poolid: 'b', vmids: [101], storages: [] },
+        ],
+      },
+    }
+    const s = selectForAdoption(inv, {
+      declaredVmids: new Set(),
+      declaredVolids: new Set(),
+      declaredPoolids: new Set(['a']),
+    })
+    expect([s.poolManifests, s.declared.poolids]).toEqual([['b'], ['a']])
+    const filtered = selectForAdoption(inv, {
+      declaredVmids: new Set(),
+      declaredVolids: new Set(),
+      only: { vmids: [101] },
+    })
+    expect(filtered.poolManifests).toEqual([])
+    const r = adopt(filtered.live, { cluster: 'homelab', poolManifests: filtered.poolManifests })
+    expect(r.files.map((f) => [f.path, (f.document.spec as { pool?: string }).pool])).toEqual([
+      ['vm/homelab/db.yaml', 'b'],
+    ])
+    expect(
+      declaredObjects([vm('x', 1), { ...vm('p', 2), kind: 'Pool', spec: { id: 'p/q' } } as never]).poolids,
+    ).toEqual(new Set(['p/q']))
   })
 
   it('filters guests by vmid, name or tag; a filter adopts no artifacts', () => {

@@ -15,19 +15,22 @@ export function declaredObjects(manifests: DesiredState['manifests']): {
   vmids: Set<number>
   volids: Set<string>
   jobs: Set<string>
+  poolids: Set<string>
 } {
   const vmids = new Set<number>()
   const volids = new Set<string>()
   const jobs = new Set<string>()
+  const poolids = new Set<string>()
   for (const m of manifests) {
     if (isArtifact(m)) volids.add(artifactVolid(m))
     else if (isBackupJob(m)) jobs.add(m.spec.id)
+    else if (m.kind === 'Pool') poolids.add(m.spec.id)
     else {
       const vmid = (m.spec as { vmid?: unknown }).vmid
       if (typeof vmid === 'number') vmids.add(vmid)
     }
   }
-  return { vmids, volids, jobs }
+  return { vmids, volids, jobs, poolids }
 }
 
 export interface AdoptSelection {
@@ -37,6 +40,8 @@ export interface AdoptSelection {
   declaredVolids: ReadonlySet<string>
   /** backup job ids the repository declares; absent = none */
   declaredJobs?: ReadonlySet<string>
+  /** pool ids the repository declares (Pool `spec.id`); absent = none */
+  declaredPoolids?: ReadonlySet<string>
   /** only the guests with one of these vmids, names or tags (any one matches); absent or empty = every guest */
   only?: AdoptFilter
   /** adopt the declared objects too (to refresh their manifests from PVE) */
@@ -52,10 +57,12 @@ export interface AdoptFilter {
 export interface SelectedInventory {
   /** the inventory with only the objects to adopt */
   live: LiveInventory
-  /** left out because the repository declares them: guests by vmid, artifacts by volid, jobs by id (sorted) */
-  declared: { guests: number[]; volids: string[]; jobs: string[] }
+  /** left out because the repository declares them: guests by vmid, artifacts by volid, jobs and pools by id (sorted) */
+  declared: { guests: number[]; volids: string[]; jobs: string[]; poolids: string[] }
   /** guests the filter left out */
   filteredOut: number
+  /** the pools to write Pool manifests for (pass to adopt's `poolManifests`) */
+  poolManifests: string[]
 }
 
 /** Whether a filter is given at all. */
@@ -111,12 +118,22 @@ export function selectForAdoption(live: LiveInventory, selection: AdoptSelection
     }
     return !filtering
   })
+  // Pool manifests like artifacts: only without a guest filter, never for one the repository declares (the
+  // pools stay in the inventory: adopted guests still name theirs in spec.pool)
+  const declaredPoolids: string[] = []
+  const poolManifests: string[] = []
+  for (const p of live.pools && 'pools' in live.pools ? live.pools.pools : []) {
+    if (!selection.includeDeclared && selection.declaredPoolids?.has(p.poolid)) declaredPoolids.push(p.poolid)
+    else if (!filtering) poolManifests.push(p.poolid)
+  }
   return {
     live: { ...live, guests, unknownGuests, volumes, ...(backupJobs ? { backupJobs } : {}) },
+    poolManifests,
     declared: {
       guests: [...declaredGuests].sort((a, b) => a - b),
       volids: [...declaredVolids].sort(),
       jobs: declaredJobs.sort(),
+      poolids: declaredPoolids.sort(),
     },
     filteredOut,
   }

@@ -12,6 +12,8 @@ export interface AdoptOptions {
   sshKeys?: Readonly<Record<string, string>>
   /** `--adopt-secrets`: unmatched keys become new entries `adopted-<fingerprint>` (needs `sshKeys`) */
   importSshKeys?: boolean
+  /** ids of the live pools to write Pool manifests for (selectForAdoption's choice); absent = every pool */
+  poolManifests?: readonly string[]
 }
 
 export interface AdoptedFile {

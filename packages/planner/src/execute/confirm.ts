@@ -55,6 +55,7 @@ async function check(action: Action, reader: LiveReader): Promise<string | undef
 
   if (action.type === 'ha-create' || action.type === 'ha-update' || action.type === 'ha-delete')
     return checkHa(action, reader)
+  if (action.kind === 'Pool' || action.type === 'pool') return checkPool(action, reader)
 
   const target = guestTarget(action)
   if (!target) return undefined
@@ -113,6 +114,11 @@ async function check(action: Action, reader: LiveReader): Promise<string | undef
   }
   const power = expectedPower(action.requests)
   if (power && status.status !== power) problems.push(`power state is ${status.status}, expected ${power}`)
+  const first = action.requests[0]
+  if ((first?.call === 'createGuest' || first?.call === 'cloneGuest') && first.params.pool !== undefined) {
+    const problem = await checkMember(reader, String(first.params.pool), vmid)
+    if (problem) problems.push(problem)
+  }
   return problems.length > 0 ? `${label}: ${[...new Set(problems)].join('; ')}` : undefined
 }
 
@@ -130,6 +136,29 @@ function expectedPower(requests: readonly PveRequest[]): 'running' | 'stopped' |
 
 function isTrue(value: unknown): boolean {
   return value === 1 || value === '1' || value === true
+}
+
+/** a Pool action: the pool exists with the comment written, or is gone; a membership action: the guest is in */
+async function checkPool(action: Action, reader: LiveReader): Promise<string | undefined> {
+  const r = action.requests[0]
+  if (!r || !reader.pools) return undefined
+  if (r.call === 'deletePool')
+    return (await reader.pools()).some((p) => p.poolid === r.poolid) ? `pool ${r.poolid} is still listed` : undefined
+  if (r.call !== 'createPool' && r.call !== 'updatePool') return undefined
+  const poolid = String(r.params.poolid)
+  if (action.type === 'pool' && action.vmid !== undefined) return checkMember(reader, poolid, action.vmid)
+  const live = (await reader.pools()).find((p) => p.poolid === poolid)
+  if (!live) return `pool ${poolid} is not listed`
+  const comment = r.params.comment
+  return comment !== undefined && (live.comment ?? '') !== String(comment)
+    ? `pool ${poolid} has the comment ${JSON.stringify(live.comment ?? '')}, not ${JSON.stringify(String(comment))}`
+    : undefined
+}
+
+async function checkMember(reader: LiveReader, poolid: string, vmid: number): Promise<string | undefined> {
+  if (!reader.pool) return undefined
+  const members = (await reader.pool(poolid)).members
+  return members.some((m) => m.vmid === vmid) ? undefined : `guest ${vmid} is not a member of pool ${poolid}`
 }
 
 /** an HA action: the resource is there (with the requested state) or gone */

@@ -211,6 +211,11 @@ async function runRequest(
     case 'deleteBackupJob':
       await runBackupRequest(request, ctx)
       return
+    case 'createPool':
+    case 'updatePool':
+    case 'deletePool':
+      await poolWrite(request, ctx)
+      return
     case 'downloadUrl': {
       const { params, secrets: s } = await resolveParams(request.params, ctx.secrets)
       secrets.push(...s)
@@ -339,6 +344,38 @@ async function awaitHaPower(
       )
     }
     await ctx.sleep(ctx.taskPollIntervalMs)
+  }
+}
+
+/** One `/pools` write (synchronous, user.cfg under its lock); a lock timeout is retried like a task's */
+async function poolWrite(
+  request: Extract<PveRequest, { call: 'createPool' | 'updatePool' | 'deletePool' }>,
+  ctx: ActionContext,
+): Promise<void> {
+  const w = ctx.writer
+  const params: Record<string, string | number> = {}
+  if (request.call !== 'deletePool')
+    for (const [k, v] of Object.entries(request.params)) if (typeof v !== 'object') params[k] = v
+  const send =
+    request.call === 'createPool'
+      ? w.createPool?.bind(w, params)
+      : request.call === 'updatePool'
+        ? w.updatePool?.bind(w, params)
+        : w.deletePool?.bind(w, request.poolid)
+  const id = request.call === 'deletePool' ? request.poolid : String(request.params.poolid)
+  if (!send) throw new ActionFailure(`this PVE writer cannot write pools (${request.call} ${id})`)
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await send()
+      return
+    } catch (e) {
+      const message = e instanceof Error ? e.message : String(e)
+      if (isLockTimeoutMessage(message) && attempt < ctx.lockRetries) {
+        await ctx.sleep(ctx.lockRetryDelayMs * 2 ** attempt)
+        continue
+      }
+      throw new ActionFailure(`${request.call.replace('Pool', '')} pool ${id} failed: ${message}`)
+    }
   }
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { FakePve } from '../test-support/index.js'
-import { observe, ObserveError, splitPending } from './observe.js'
+import { implausibleConfig, observe, ObserveError, splitPending } from './observe.js'
 
 function estate(): FakePve {
   const pve = new FakePve()
@@ -204,12 +204,69 @@ describe('observe', () => {
     expect(pve.calls.filter((c) => c.method === 'guestStatus')).toHaveLength(1)
   })
 
-  it('falls back to a current config read for the digest when /pending has no digest row', async () => {
+  it('a /pending answer without a digest row is implausible (config_with_pending_array lists it): unknown', async () => {
     const pve = new FakePve({ pendingWithoutDigest: true })
-    pve.addGuest({ vmid: 101, config: { name: 'web' } })
+    pve.addGuest({ vmid: 101, status: 'running', config: { name: 'web', tags: 'proxops' } })
     const live = await observe('homelab', pve)
-    expect(live.guests[0]!.digest).toBe(pve.digestOf(pve.guests.get(101)!))
-    expect(pve.calls.filter((c) => c.method === 'guestConfig')).toHaveLength(1)
+    expect(live.guests).toEqual([])
+    expect(live.unknownGuests.map((g) => [g.vmid, g.reason])).toEqual([
+      [101, 'implausible read: its /pending answer has no digest row, which every PVE config read has'],
+    ])
+    expect(pve.calls.filter((c) => c.method === 'guestConfig')).toHaveLength(0)
+  })
+
+  it('a config that contradicts the node guest list (vmstatus reads the same file) is unknown', async () => {
+    const pve = estate()
+    const real = pve.guestPending.bind(pve)
+    // a PVE that answers the running VM's /pending with the digest row alone
+    pve.guestPending = async (node, type, vmid) =>
+      vmid === 101 ? (await real(node, type, vmid)).filter((r) => r.key === 'digest') : real(node, type, vmid)
+    const live = await observe('homelab', pve)
+    expect(live.guests.map((g) => g.vmid)).toEqual([100, 200])
+    expect(live.unknownGuests.map((g) => [g.vmid, g.reason])).toEqual([
+      [101, 'implausible read: its config names it "VM 101" but the node\'s guest list "web"'],
+    ])
+  })
+
+  it('desired vmids no allowlisted node lists: found in /cluster/resources, else probed with vmidFree', async () => {
+    const pve = estate()
+    pve.addGuest({ vmid: 150, node: 'pve3', config: { name: 'elsewhere' } })
+    const probed: number[] = []
+    const hidden = new Set([160])
+    const reader = Object.assign(pve, {
+      vmidFree: async (vmid: number) => {
+        probed.push(vmid)
+        if (vmid === 180) throw new Error('500 proxy loop')
+        return !hidden.has(vmid)
+      },
+    })
+    const live = await observe('homelab', reader, { nodes: ['pve1', 'pve2'], vmids: [101, 150, 160, 170, 180] })
+    expect(live.heldVmids).toEqual([{ vmid: 150, node: 'pve3', type: 'qemu', name: 'elsewhere' }, { vmid: 160 }])
+    // listed guests and ones the listing places elsewhere cost no probe; a failed probe is left to the create
+    expect(probed.sort()).toEqual([160, 170, 180])
+    expect((await observe('homelab', reader, { vmids: [101] })).heldVmids).toBeUndefined()
+  })
+
+  it('implausibleConfig: digest, LXC rootfs, name and tags as vmstatus derives them', () => {
+    const ok = { digest: 'd', config: { name: 'web', tags: 'a;b' } }
+    const listed = { name: 'web', tags: 'a;b' }
+    expect(implausibleConfig({ type: 'qemu', vmid: 1, listed }, ok)).toBeUndefined()
+    expect(implausibleConfig({ type: 'qemu', vmid: 1, listed }, { ...ok, digest: undefined })).toMatch(/no digest/)
+    expect(implausibleConfig({ type: 'qemu', vmid: 1, listed }, { digest: 'd', config: { name: 'web' } })).toMatch(
+      /tags "" but the node's guest list "a;b"/,
+    )
+    // PVE's defaults when the key is absent
+    expect(implausibleConfig({ type: 'qemu', vmid: 7, listed: { name: 'VM 7' } }, { digest: 'd', config: {} })).toBe(
+      undefined,
+    )
+    const ct = { digest: 'd', config: { hostname: 'my ct', rootfs: 'local:4' } }
+    expect(implausibleConfig({ type: 'lxc', vmid: 7, listed: { name: 'myct' } }, ct)).toBeUndefined()
+    expect(
+      implausibleConfig({ type: 'lxc', vmid: 7, listed: { name: 'CT7' } }, { digest: 'd', config: { rootfs: 'x' } }),
+    ).toBeUndefined()
+    expect(implausibleConfig({ type: 'lxc', vmid: 7 }, { digest: 'd', config: { hostname: 'c' } })).toMatch(/no rootfs/)
+    // without a node list (status read instead) only the config itself is checked
+    expect(implausibleConfig({ type: 'qemu', vmid: 7 }, { digest: 'd', config: {} })).toBeUndefined()
   })
 
   it('never has more than the concurrency limit of reads in flight', async () => {
@@ -256,7 +313,7 @@ describe('observe', () => {
               vmid,
               type: i % 2 ? 'lxc' : 'qemu',
               node: `pve${(i % 3) + 1}`,
-              config: { tags: 'b,a;proxops' },
+              config: { tags: 'b,a;proxops', ...(i % 2 ? { rootfs: `local-lvm:vm-${vmid}-disk-0,size=4G` } : {}) },
             }),
           )
           let i = 0

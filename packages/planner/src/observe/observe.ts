@@ -1,13 +1,15 @@
 /**
  * observe(): reads one cluster through the LiveReader port into a LiveInventory.
  *
- * Request budget for a full read: guests + 2 x nodes + storages + 5.
+ * Request budget for a full read: guests + 2 x nodes + storages + 5 (+ 1 per create candidate).
  *   - 2: `/version` and `/cluster/resources` (nodes, storages and guests in one listing)
  *   - 1: `/cluster/backup` (the backup jobs; a reader without it leaves them unknown)
  *   - 2 per online node: `/nodes/{n}/qemu` and `/nodes/{n}/lxc` (power state without the resources lag)
  *   - 1 per guest: `.../pending`, which carries the applied value, the pending value, the pending delete flag
  *     and the `digest` row of every key (qemu-server's vm_pending lists every key of the loaded config)
  *   - 1 per artifact-capable storage (`iso`, `vztmpl`, `import` content); a shared storage is listed once
+ *   - 1 per desired vmid that no listing shows (`/cluster/nextid?vmid=`: the create candidates only)
+ *   - HA (2) and pools (1 + one per pool), when the reader has them (ha/observe.ts, pool/observe.ts)
  * The storage listings run alongside the node guest lists and the guest reads (one in-flight limit for all).
  * Any per-object read failure marks that object unknown, never absent. A failure of the cluster listing
  * itself throws ObserveError: nothing can be planned from half a cluster.
@@ -21,10 +23,12 @@ import type {
   LiveNode,
   LiveStorage,
   LiveVolume,
+  HeldVmid,
   UnknownGuest,
 } from '../inventory.js'
 import { Limiter, readTags } from '@proxops/pve-client/wire'
 import { readHa } from '../ha/observe.js'
+import { readPools } from '../pool/observe.js'
 
 export interface ObserveOptions {
   /** requests in flight at once for this cluster (default 8) */
@@ -36,6 +40,11 @@ export interface ObserveOptions {
   signal?: AbortSignal
   /** vmids whose guest firewall is read (the guests whose manifests declare spec.firewall), `all` for adopt */
   firewalls?: readonly number[] | 'all'
+  /**
+   * the desired guests' vmids: one that no allowlisted node lists is looked up in /cluster/resources (a guest on
+   * another node) and else probed with `vmidFree` (a guest this token cannot see); see `heldVmids`
+   */
+  vmids?: readonly number[]
 }
 
 export class ObserveError extends Error {
@@ -100,6 +109,8 @@ export async function observe(
   jobsRead.catch(() => undefined)
   // the HA configuration (two reads; a failure makes HA unknown, so this promise never rejects)
   const haRead = readHa(reader, version, read)
+  // the pools and their members (1 + pools reads; a failure makes pools unknown, this promise never rejects)
+  const poolsRead = readPools(reader, read)
 
   // the node's own guest lists: power state without lag, and guests the resources view has not caught up with
   const listed = new Map<string, GuestListItem>()
@@ -165,15 +176,19 @@ export async function observe(
         guests.push(await readGuest(reader, read, ref))
       } catch (error) {
         options.signal?.throwIfAborted()
-        unknown(`read failed: ${errorText(error)}`)
+        unknown(
+          error instanceof ImplausibleRead ? `implausible read: ${error.message}` : `read failed: ${errorText(error)}`,
+        )
       }
     }),
   )
 
+  const heldVmids = await readHeldVmids(reader, read, resources, refs, allowed, options)
   const firewalls = await readFirewalls(reader, read, guests, options)
   const { storages, volumes, unreadableStorages } = await storagesRead
   const jobs = await jobsRead
   const ha = await haRead
+  const pools = await poolsRead
 
   return {
     cluster,
@@ -186,7 +201,9 @@ export async function observe(
     unreadableStorages,
     ...(firewalls ? { firewalls } : {}),
     ...(ha ? { ha } : {}),
+    ...(pools ? { pools } : {}),
     ...jobs,
+    ...(heldVmids.length > 0 ? { heldVmids } : {}),
   }
 }
 
@@ -205,6 +222,51 @@ async function readBackupJobs(
     options.signal?.throwIfAborted()
     return { backupJobsUnreadable: `read failed: ${errorText(error)}` }
   }
+}
+
+/**
+ * Desired vmids held outside what this read covers. vmids are cluster-wide: a guest on a node outside the
+ * allowlist shows in /cluster/resources, and one the token may not audit is hidden there, but PVE::API2::Cluster
+ * nextid checks the full vmlist for anyone. One probe per desired vmid that nothing lists (the create candidates,
+ * so none in a converged cluster); a failed probe is left to the create, which PVE checks again.
+ */
+async function readHeldVmids(
+  reader: LiveReader,
+  read: Read,
+  resources: readonly ClusterResource[],
+  refs: ReadonlyMap<string, GuestRef>,
+  allowed: (node: string | undefined) => node is string,
+  options: ObserveOptions,
+): Promise<HeldVmid[]> {
+  if (!options.vmids || options.vmids.length === 0) return []
+  const seen = new Set([...refs.values()].map((r) => r.vmid))
+  const elsewhere = new Map<number, HeldVmid>()
+  for (const r of resources) {
+    if ((r.type !== 'qemu' && r.type !== 'lxc') || r.vmid === undefined || allowed(r.node)) continue
+    elsewhere.set(r.vmid, {
+      vmid: r.vmid,
+      type: r.type,
+      ...(r.node !== undefined ? { node: r.node } : {}),
+      ...(r.name !== undefined ? { name: r.name } : {}),
+    })
+  }
+  const out: HeldVmid[] = []
+  const probe = reader.vmidFree?.bind(reader)
+  await Promise.all(
+    [...new Set(options.vmids)]
+      .filter((vmid) => !seen.has(vmid))
+      .map(async (vmid) => {
+        const held = elsewhere.get(vmid)
+        if (held) return out.push(held)
+        if (!probe) return
+        try {
+          if (!(await read(() => probe(vmid)))) out.push({ vmid })
+        } catch {
+          options.signal?.throwIfAborted()
+        }
+      }),
+  )
+  return out.sort((a, b) => a.vmid - b.vmid)
 }
 
 /** the firewalls asked for, of guests that were read; a failed read is kept with its reason */
@@ -249,6 +311,9 @@ function readNodes(resources: readonly ClusterResource[], allow: ReadonlySet<str
   return [...nodes.values()].sort((a, b) => compare(a.node, b.node))
 }
 
+/** A read that PVE cannot have given: the guest is unknown this cycle, never planned from it. */
+class ImplausibleRead extends Error {}
+
 async function readGuest(reader: LiveReader, read: Read, ref: GuestRef): Promise<LiveGuest> {
   const { type, vmid, node } = ref
   const [rows, status] = await Promise.all([
@@ -257,12 +322,10 @@ async function readGuest(reader: LiveReader, read: Read, ref: GuestRef): Promise
     ref.listed ? Promise.resolve(undefined) : read(() => reader.guestStatus(node, type, vmid)),
   ])
   const split = splitPending(rows)
-  let { digest } = split
-  if (!digest) {
-    // a reader whose /pending lacks the digest row: one extra config read rather than an update without a digest
-    digest = (await read(() => reader.guestConfig(node, type, vmid, { current: true }))).digest
-  }
+  const implausible = implausibleConfig(ref, split)
+  if (implausible !== undefined) throw new ImplausibleRead(implausible)
   const { config, pending, pendingDeletes } = split
+  const digest = split.digest as string
   const lock = config.lock ?? ref.listed?.lock ?? status?.lock ?? ref.resource?.lock
   const template =
     isTemplate(config.template) ||
@@ -285,6 +348,37 @@ async function readGuest(reader: LiveReader, read: Read, ref: GuestRef): Promise
     pending,
     pendingDeletes,
   }
+}
+
+/**
+ * Why a guest's `/pending` answer cannot be its real config, or undefined when it can. Planning from such a read
+ * would rewrite the guest (create-form disks on a running VM, tags and name dropped), so the guest is unknown.
+ *   - no `digest` row: PVE's parse_vm_config / parse_pct_config give every loaded config a digest, and
+ *     PVE::GuestHelpers::config_with_pending_array lists it (an answer of `[]` is no config at all);
+ *   - an LXC without `rootfs`: pve-container's create always writes it and update_pct_config refuses to
+ *     delete it;
+ *   - a config that contradicts the node's guest list read in the same cycle: that list's `name` and `tags`
+ *     come from the same file (qemu-server / pve-container vmstatus: `name || "VM <vmid>"`, `hostname ||
+ *     "CT<vmid>"` without whitespace, `tags` as written). A rename between the two reads makes the guest
+ *     unknown for one cycle, which is the safe side.
+ */
+export function implausibleConfig(
+  ref: { type: GuestType; vmid: number; listed?: Pick<GuestListItem, 'name' | 'tags'> | undefined },
+  split: { digest: string | undefined; config: Readonly<Record<string, string>> },
+): string | undefined {
+  const { config } = split
+  if (split.digest === undefined || split.digest === '')
+    return 'its /pending answer has no digest row, which every PVE config read has'
+  if (ref.type === 'lxc' && config.rootfs === undefined) return 'its config has no rootfs, which every container has'
+  const listed = ref.listed
+  if (!listed) return undefined
+  const name =
+    ref.type === 'qemu' ? config.name || `VM ${ref.vmid}` : (config.hostname || `CT${ref.vmid}`).replace(/\s/g, '')
+  if (listed.name !== undefined && listed.name !== name)
+    return `its config names it ${JSON.stringify(name)} but the node's guest list ${JSON.stringify(listed.name)}`
+  if ((listed.tags ?? '') !== (config.tags ?? ''))
+    return `its config has tags ${JSON.stringify(config.tags ?? '')} but the node's guest list ${JSON.stringify(listed.tags ?? '')}`
+  return undefined
 }
 
 /** Splits `/pending` rows into the applied config, the pending values and the pending deletes. */

@@ -1,5 +1,5 @@
 /** The dependency model: structured edges plus `proxops/depends-on`, and topological levels. */
-import type { Manifest } from '@proxops/schema'
+import { poolNeeded, type Manifest } from '@proxops/schema'
 import { PlanInputError } from '../errors.js'
 import type { ResourceKind } from '../plan-types.js'
 
@@ -16,6 +16,7 @@ const ALIASES: Record<string, ResourceKind> = {
   ctt: 'CTTemplate',
   diskimage: 'DiskImage',
   disk: 'DiskImage',
+  pool: 'Pool',
 }
 
 export const keyOf = (kind: string, name: string): string => `${kind}/${name}`
@@ -51,6 +52,9 @@ export function prerequisites(m: Manifest): string[] {
 
 /** Level 0 for no prerequisites, else 1 + the highest prerequisite level. Throws on unknown targets and cycles. */
 export function levels(byKey: ReadonlyMap<string, Manifest>): Map<string, { level: number; prereqs: string[] }> {
+  // a guest's pool and a nested pool's parent, when a Pool of this cluster declares it (schema's poolNeeded)
+  const pools = new Map<string, string>()
+  for (const [key, m] of byKey) if (m.kind === 'Pool') pools.set(m.spec.id, key)
   const out = new Map<string, { level: number; prereqs: string[] }>()
   const stack: string[] = []
   const onStack = new Set<string>()
@@ -73,7 +77,9 @@ export function levels(byKey: ReadonlyMap<string, Manifest>): Map<string, { leve
       )
     stack.push(key)
     onStack.add(key)
-    const prereqs = prerequisites(m)
+    const pool = poolNeeded(m)
+    const poolKey = pool && pools.get(pool.id)
+    const prereqs = poolKey === undefined ? prerequisites(m) : [...new Set([...prerequisites(m), poolKey])].sort()
     let level = 0
     for (const p of prereqs) level = Math.max(level, visit(p) + 1)
     stack.pop()

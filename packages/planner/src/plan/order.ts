@@ -6,6 +6,7 @@ import type { Manifest } from '@proxops/schema'
 import { isArtifact, type DesiredState } from '../desired.js'
 import { SENSITIVE } from './fields.js'
 import { backupAddress } from '../backup/plan.js'
+import { poolAddress } from '../pool/plan.js'
 import {
   PLAN_FORMAT_VERSION,
   type Action,
@@ -60,6 +61,7 @@ const RANK: Record<ActionType, number> = {
   'ha-create': 7,
   'ha-update': 7,
   'ha-delete': 8,
+  pool: 8,
   delete: 9,
 }
 
@@ -98,6 +100,8 @@ export function assemblePlan(a: AssembleInput): Plan {
         for (const n of nodes) requires.add(artifactAddress(m.kind, n, m.spec.storage, m.spec.filename))
       } else if (m.kind === 'BackupJob') {
         requires.add(backupAddress(m.spec.id))
+      } else if (m.kind === 'Pool') {
+        requires.add(poolAddress(m.spec.id))
       } else {
         requires.add(guestAddress(m.kind, m.spec.node, m.spec.vmid, m.metadata.name))
       }
@@ -156,7 +160,7 @@ export function summaryOf(
   const count = (...t: ActionType[]) => actions.filter((a) => t.includes(a.type)).length
   return {
     create: count('create', 'clone', 'ha-create'),
-    update: count('update', 'shutdown-then-update', 'firewall', 'ha-update'),
+    update: count('update', 'shutdown-then-update', 'firewall', 'ha-update', 'pool'),
     resize: count('resize'),
     power: count('start', 'stop', 'restart'),
     markTemplate: count('mark-template'),
@@ -196,10 +200,13 @@ function toAction(d: Draft, dependsOn: string[], requires: string[]): Action {
 
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 
+/** prunes: guests before pools, a sub-pool before its parent (delete_pool refuses a pool that is not empty) */
+const pruneRank = (a: Action): number => (a.kind === 'Pool' ? 4 - (a.address.split('/').length - 1) : 0)
+
 export function compareActions(a: Action, b: Action): number {
   return (
     a.tier - b.tier ||
-    (a.tier === 9 ? 0 : a.level - b.level) ||
+    (a.tier === 9 ? pruneRank(a) - pruneRank(b) : a.level - b.level) ||
     RANK[a.type] - RANK[b.type] ||
     cmp(a.node, b.node) ||
     (a.vmid ?? 0) - (b.vmid ?? 0) ||

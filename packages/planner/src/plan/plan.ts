@@ -2,17 +2,25 @@
  * plan(desired, live, policy): the pure heart of ProxOps. Same inputs, same Plan (see serializePlan).
  * Reads nothing but its arguments; all PVE knowledge comes from the LiveInventory observe() produced.
  */
-import type { ArtifactManifest, BackupJobManifest, ContainerManifest, Manifest, QemuManifest } from '@proxops/schema'
+import { poolNeeded } from '@proxops/schema'
+import type {
+  ArtifactManifest,
+  BackupJobManifest,
+  ContainerManifest,
+  Manifest,
+  PoolManifest,
+  QemuManifest,
+} from '@proxops/schema'
 import { keyOf, levels } from './deps.js'
 import { planBackupJobs } from '../backup/plan.js'
-import { isArtifact, isBackupJob, isQemu, type DesiredState, type SecretLookup } from '../desired.js'
+import { isArtifact, isBackupJob, isGuest, isPool, isQemu, type DesiredState, type SecretLookup } from '../desired.js'
 import { isDisruptionPolicy } from './disruption.js'
 import { PlanInputError } from '../errors.js'
 import { disruptionFor, planLiveGuest, planNewGuest, type GuestPlanEnv } from './guest-plan.js'
 import { planFirewall, type FirewallPlanInput } from '../firewall/plan.js'
 import type { LiveFirewall, LiveGuest, LiveInventory } from '../inventory.js'
 import { lxcFields } from './lxc.js'
-import { artifactAddress, assemblePlan, guestAddress, type Draft } from './order.js'
+import { artifactAddress, assemblePlan, guestAddress, sortDiffs, type Draft } from './order.js'
 import type { Owned } from './fields.js'
 import {
   DEFAULT_POLICY,
@@ -29,6 +37,7 @@ import type { GuestType } from '@proxops/pve-client/wire'
 import { ownerMarker, ownerOf, ownedHere } from './ownership.js'
 import { prunes } from './prune.js'
 import { HaPlanner } from '../ha/plan.js'
+import { PoolPlanner } from '../pool/plan.js'
 import { qemuFields, tagsField, type GuestBuildContext, type GuestFields } from './qemu.js'
 
 export interface PlanOptions {
@@ -53,8 +62,9 @@ export function plan(
   for (const m of desired.manifests) {
     if (isArtifact(m)) ctx.planArtifact(m)
     else if (isBackupJob(m)) jobs.push(m)
-    else ctx.planGuest(m)
+    else if (isGuest(m)) ctx.planGuest(m)
   }
+  ctx.pools.planDeclared()
   ctx.reportUnknown()
   const pr = prunes(ctx.visibleGuests, ctx.matched, ctx.desiredCounts, policy, ctx.offlineNodes)
   ctx.drafts.push(...pr.drafts)
@@ -71,6 +81,12 @@ export function plan(
   ctx.drafts.push(...bj.drafts)
   ctx.anomalies.push(...bj.anomalies)
   ctx.skips.push(...bj.skips)
+  // pools spend what the guests' and backup jobs' prunes left, after the members they wait for
+  const spent = pr.drafts.length + bj.drafts.filter((d) => d.type === 'delete').length
+  ctx.pools.planPrunes(
+    pr.drafts,
+    policy.pruneBudget === 'unlimited' ? Number.POSITIVE_INFINITY : policy.pruneBudget - spent,
+  )
   return ctx.finish()
 }
 
@@ -111,6 +127,7 @@ class Context {
   readonly pending: PendingChange[] = []
   readonly gaps: Gap[] = []
   private readonly ha: HaPlanner
+  readonly pools: PoolPlanner
   /** live vmids claimed by a desired guest (never prune candidates) */
   readonly matched = new Set<number>()
   /** owned (tagged) live guests by type and PVE name, for reporting a renumbered guest */
@@ -129,6 +146,8 @@ class Context {
   private readonly firewalls = new Map<number, LiveFirewall>()
   /** vmids of guests on nodes outside the allowlist (never acted on, but they block a create) */
   private readonly elsewhere = new Map<number, string>()
+  /** vmids held by guests this token cannot see (observe's `/cluster/nextid?vmid=` probe) */
+  private readonly invisible = new Set<number>()
   private readonly env: GuestPlanEnv
   /** build contexts shared by every guest (plain VMs and LXC, clone-backed VMs): built once, not per guest */
   private readonly buildContexts: { plain: GuestBuildContext; cloned: GuestBuildContext }
@@ -145,7 +164,7 @@ class Context {
       const key = keyOf(m.kind, m.metadata.name)
       if (this.byKey.has(key)) throw new PlanInputError('PLAN_DUPLICATE', 'declared twice', key)
       this.byKey.set(key, m)
-      if (!isArtifact(m) && !isBackupJob(m)) {
+      if (isGuest(m)) {
         this.desiredCounts.set(m.kind, (this.desiredCounts.get(m.kind) ?? 0) + 1)
       }
     }
@@ -159,16 +178,30 @@ class Context {
       anomalies: this.anomalies,
       skips: this.skips,
     })
+    this.pools = new PoolPlanner({
+      desired: desired.manifests.filter(isPool),
+      named: new Set(desired.manifests.flatMap((m) => poolNeeded(m)?.id ?? [])),
+      live: live.pools,
+      policy,
+      levelOf: (m: PoolManifest) => this.levelOf(m),
+      drafts: this.drafts,
+      anomalies: this.anomalies,
+      skips: this.skips,
+    })
     this.buildContexts = this.makeBuildContexts()
     for (const n of live.nodes) this.online.set(n.node, n.online)
     this.visibleGuests = live.guests.filter((g) => this.allowedNode(g.node))
     for (const g of this.visibleGuests) this.guests.set(g.vmid, g)
     for (const g of live.guests) if (!this.allowedNode(g.node)) this.elsewhere.set(g.vmid, g.node)
     for (const g of live.unknownGuests) if (!this.allowedNode(g.node)) this.elsewhere.set(g.vmid, g.node)
+    for (const h of live.heldVmids ?? []) {
+      if (h.node !== undefined) this.elsewhere.set(h.vmid, h.node)
+      else this.invisible.add(h.vmid)
+    }
     // a live guest whose PVE name is a desired name of the same family is not a prune candidate
     const names = { qemu: new Set<string>(), lxc: new Set<string>() }
     for (const m of desired.manifests) {
-      if (isArtifact(m) || isBackupJob(m)) continue
+      if (!isGuest(m)) continue
       const family = isQemu(m) ? names.qemu : names.lxc
       family.add(m.metadata.name)
       family.add(isQemu(m) ? m.spec['pve-name'] : m.spec.dns.hostname)
@@ -329,6 +362,14 @@ class Context {
       })
       return
     }
+    if (!g && this.invisible.has(vmid)) {
+      // PVE's nextid sees the whole vmlist; the guest itself is hidden from this token (no VM.Audit on it)
+      anomaly({
+        code: 'vmid-taken',
+        message: `vmid ${vmid} is held by a guest this token cannot see (PVE's /cluster/nextid says it exists; no VM.Audit on /vms/${vmid}); ${resource} is not created: grant VM.Audit to see it, or choose another vmid`,
+      })
+      return
+    }
     const pveName = isQemu(m) ? m.spec['pve-name'] : m.spec.dns.hostname
     const owner = g ? ownerOf(g.tags, this.policy) : undefined
     if (g && owner?.kind === 'other') {
@@ -369,8 +410,11 @@ class Context {
           message: `${resource} was vmid ${old.vmid} on ${old.node} on PVE (same name); vmid ${vmid} is created as a new guest and ${old.vmid} is kept: remove it by hand once the new one serves, or restore spec.vmid`,
         })
       }
+      const pool = this.pools.createParam(m, address)
+      if (pool === 'refused') return
       const first = this.drafts.length
       planNewGuest({ m: this.powerFor(m, undefined), f, base, type, isTemplate, skip, anomaly }, this.env)
+      if (pool.pool !== undefined) this.joinOnCreate(first, address, pool.pool)
       this.planFirewall(m, type, base, undefined)
       this.planHa(m, type, undefined, base, first)
       return
@@ -398,6 +442,29 @@ class Context {
     planLiveGuest({ m: this.powerFor(m, g), f, base, type, isTemplate, skip, anomaly }, g, this.env)
     this.planFirewall(m, type, base, g)
     this.planHa(m, type, g, base, first)
+    this.pools.membership(m, base, this.idsFrom(first, address))
+  }
+
+  /** `pool=` on the create or clone request of a new guest: PVE adds it when the worker ends */
+  private joinOnCreate(first: number, address: string, pool: string): void {
+    for (let i = first; i < this.drafts.length; i++) {
+      const d = this.drafts[i] as Draft
+      if (d.address !== address || (d.type !== 'create' && d.type !== 'clone')) continue
+      d.requests = d.requests.map((r, n) =>
+        n === 0 && (r.call === 'createGuest' || r.call === 'cloneGuest') ? { ...r, params: { ...r.params, pool } } : r,
+      )
+      d.diffs = sortDiffs([...d.diffs, { field: 'spec.pool', key: 'pool', after: pool }])
+    }
+  }
+
+  /** ids of the drafts for one address from index `first` on */
+  private idsFrom(first: number, address: string): string[] {
+    const out: string[] = []
+    for (let i = first; i < this.drafts.length; i++) {
+      const d = this.drafts[i] as Draft
+      if (d.address === address) out.push(d.id ?? `${d.address}#${d.type}`)
+    }
+    return out
   }
 
   /** spec.firewall (firewall/plan.ts), after the guest's own actions; a new guest's waits for its create */

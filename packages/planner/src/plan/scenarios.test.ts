@@ -360,6 +360,25 @@ describe('vmids are cluster-wide (issue 14 item 7)', () => {
     expect(p.actions).toEqual([])
     expect(p.anomalies).toMatchObject([{ code: 'node-mismatch', message: expect.stringContaining('edge9') }])
   })
+
+  it('AVmidHeldByAGuestTheTokenCannotSeeBlocksTheCreate (PVE::API2::Cluster nextid sees the full vmlist)', () => {
+    const d = desired(vm('web', 100), vm('db', 101))
+    const p = plan(
+      d,
+      inventory([], { heldVmids: [{ vmid: 100 }, { vmid: 101, node: 'edge9', type: 'qemu' }] }),
+      policy(),
+    )
+    expect(p.actions).toEqual([])
+    expect(p.anomalies).toMatchObject([
+      {
+        code: 'vmid-taken',
+        address: 'VM/pve1/100(web)',
+        message: expect.stringContaining('vmid 100 is held by a guest this token cannot see'),
+      },
+      { code: 'node-mismatch', message: expect.stringContaining('vmid 101 exists on node edge9') },
+    ])
+    expect(types(plan(d, inventory(), policy()))).toEqual(['create VM/pve1/100(web)', 'create VM/pve1/101(db)'])
+  })
 })
 
 describe('templates and clones', () => {

@@ -7,7 +7,7 @@
  */
 import { mapLimit } from '@proxops/pve-client/wire'
 import { execute, type ExecuteOptions, type Report } from '../execute/execute.js'
-import type { DesiredState } from '../desired.js'
+import { guestVmids, type DesiredState } from '../desired.js'
 import { firewallVmids } from '../firewall/index.js'
 import type { LiveInventory } from '../inventory.js'
 import { observe, type ObserveOptions } from '../observe/observe.js'
@@ -72,6 +72,8 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRes
   const inventory = await observe(cluster, reader, {
     // the firewalls of the guests the manifests manage are read with them
     firewalls: firewallVmids(desired),
+    // a desired vmid that no visible guest holds is probed cluster-wide before a create is planned
+    vmids: guestVmids(desired),
     ...options.observe,
     nodes: policy.nodes,
     ...(options.signal ? { signal: options.signal } : {}),

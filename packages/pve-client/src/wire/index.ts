@@ -42,4 +42,7 @@ export type {
   FirewallWrite,
   HaObject,
   HaItem,
+  PoolInfo,
+  PoolMember,
+  PoolDetail,
 } from './types.js'

@@ -227,3 +227,23 @@ export type HaObject = 'resources' | 'groups' | 'rules'
 
 /** One item of `GET /cluster/ha/{object}`: every scalar as a string (nested values such as `errors` are left out). */
 export type HaItem = Readonly<Record<string, string>>
+
+/** One pool of `GET /pools` (pve-manager PVE::API2::Pool index): the pools the caller may audit */
+export interface PoolInfo {
+  poolid: string
+  comment?: string
+}
+
+/** One member of `GET /pools?poolid=`: a guest (`qemu`, `lxc`) by vmid, or a storage by id */
+export interface PoolMember {
+  type: string
+  id: string
+  node?: string
+  vmid?: number
+  storage?: string
+}
+
+/** `GET /pools?poolid=`: the pool with the members that still exist */
+export interface PoolDetail extends PoolInfo {
+  members: PoolMember[]
+}

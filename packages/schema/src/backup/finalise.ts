@@ -1,5 +1,6 @@
 import type { ErrorCode } from '../errors.js'
 import type { PathKey } from '../manifest/parse.js'
+import { POOL_ID } from '../manifest/pool.js'
 import { BACKUP_JOB_ID, BACKUP_JOB_ID_MAX } from './schema.js'
 import type { BackupJobSpec, PruneBackupsKey } from './types.js'
 
@@ -35,7 +36,7 @@ export function finaliseBackupJob(name: string, raw: RawBackupJobSpec, add: Add)
     if (s.vmids.length === 0) add('selection-invalid', [...path, 'vmids'], 'vmids must name at least one guest')
     spec.selection = { vmids: [...new Set(s.vmids)].sort((a, b) => a - b) }
   } else if (s.pool !== undefined) {
-    if (!/^[A-Za-z0-9.\-_]+(?:\/[A-Za-z0-9.\-_]+){0,2}$/.test(s.pool))
+    if (!POOL_ID.test(s.pool))
       add('selection-invalid', [...path, 'pool'], `${JSON.stringify(s.pool)} is not a PVE pool name`)
     spec.selection = { pool: s.pool }
   } else spec.selection = { all: true, exclude: [...new Set(s.exclude ?? [])].sort((a, b) => a - b) }

@@ -6,6 +6,7 @@
 import { buildGraph, type DependencyGraph, referencesOf, type ResourceKey, resourceKey } from '../graph.js'
 import { isGuestKind } from '../kinds.js'
 import type { PathKey } from '../manifest/parse.js'
+import { poolNeeded } from '../manifest/pool.js'
 import type { Position } from '../yaml.js'
 import type { Report } from './composition.js'
 import type { ClusterIndex, LoadedResource } from './types.js'
@@ -27,6 +28,8 @@ export function checkCluster(input: ClusterCheckInput): { index: ClusterIndex; g
   const { name, otherNodes, compositionFile, resources, locate, push } = input
   const byKey = new Map<ResourceKey, LoadedResource>()
   const byGuest = new Map<string, LoadedResource>()
+  /** Pool by PVE pool id */
+  const byPool = new Map<string, LoadedResource>()
   const allow = new Set(input.nodes)
   for (const r of resources) {
     const m = r.manifest
@@ -72,6 +75,16 @@ export function checkCluster(input: ClusterCheckInput): { index: ClusterIndex; g
           locate(r, ['spec', 'node']),
           `unknown node: "${node}" is not in the nodes allowlist of cluster ${name} (pve.clusters.${name}.nodes: ${[...allow].join(', ')})`,
         )
+    } else if (m.kind === 'Pool') {
+      const other = byPool.get(m.spec.id)
+      if (other)
+        push(
+          'pool-id-duplicate',
+          r.file,
+          locate(r, m.spec.id === m.metadata.name ? ['metadata', 'name'] : ['spec', 'id']),
+          `PVE pool id ${JSON.stringify(m.spec.id)} is declared by both ${other.key} (${other.file}:${other.line}) and ${r.key}`,
+        )
+      else byPool.set(m.spec.id, r)
     } else if (allow.size > 0) {
       // Artifacts may be shared (base/) by clusters with different nodes: a node of another cluster's
       // allowlist is scoped out of this cluster's copy; a node no cluster knows is an error (typo guard).
@@ -188,6 +201,10 @@ export function checkCluster(input: ClusterCheckInput): { index: ClusterIndex; g
       }
       targets.push(target.key)
     }
+    // a guest's pool or a nested pool's parent, when this cluster declares it (else it is PVE's own)
+    const pool = poolNeeded(r.manifest)
+    const declared = pool && byPool.get(pool.id)
+    if (declared) targets.push(declared.key)
     edges.set(r.key, targets)
   }
   const graph = buildGraph(

@@ -11,7 +11,8 @@ import { REF_NAME, checkArtifactFilename, checkResourceName } from '../names.js'
 import { checkHa } from './ha.js'
 import { manifestSchemas } from './schemas.js'
 import { finaliseBackupJob } from '../backup/finalise.js'
-import type { ArtifactSpec, LxcSpec, Manifest, VmSpec } from './types.js'
+import type { ArtifactSpec, LxcSpec, Manifest, PoolSpec, VmSpec } from './types.js'
+import { newPoolIdProblem } from './pool.js'
 import { checkFirewall } from './firewall.js'
 
 export type PathKey = string | number
@@ -184,6 +185,9 @@ function finalise(m: Manifest, issues: ManifestIssue[]): Manifest {
       break
     case 'BackupJob':
       finaliseBackupJob(m.metadata.name, m.spec, add)
+      break
+    case 'Pool':
+      finalisePool(m.metadata.name, m.spec, add)
       break
     default:
       finaliseArtifact(m.kind, m.spec, add)
@@ -627,6 +631,20 @@ function finaliseLxc(kind: 'LXC' | 'TemplateCT', name: string, spec: LxcSpec, ad
 }
 
 const CHECKSUM_HEX: Readonly<Record<string, number>> = { md5: 32, sha1: 40, sha256: 64, sha512: 128 }
+
+/** `spec.id` defaults to `metadata.name`; the effective id must be one create_pool accepts */
+function finalisePool(name: string, spec: Partial<PoolSpec>, add: Add): void {
+  const declared = spec.id !== undefined
+  const id = spec.id ?? name
+  const problem = newPoolIdProblem(id)
+  if (problem)
+    add(
+      'field-invalid',
+      declared ? ['spec', 'id'] : ['metadata', 'name'],
+      declared ? problem : `${problem}; set spec.id`,
+    )
+  spec.id = id
+}
 
 function finaliseArtifact(
   kind: 'ISO' | 'CTTemplate' | 'DiskImage',

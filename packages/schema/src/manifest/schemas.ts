@@ -1,5 +1,5 @@
 /**
- * valibot schemas of the seven kinds. They check shapes, types and single-field rules and convert
+ * valibot schemas of the manifest kinds. They check shapes, types and single-field rules and convert
  * quantities; `parseManifest` (manifest/parse.ts) then applies the cross-field rules and context defaults.
  */
 import * as v from 'valibot'
@@ -28,6 +28,7 @@ import {
 import { backupJobSpecSchema } from '../backup/schema.js'
 import { firewallSchema } from './firewall.js'
 import { haSchema } from './ha.js'
+import { poolCommentField, poolIdField, poolRef } from './pool.js'
 
 /** Tags only the "not a mapping" issue; missing and unknown keys are converted by parseManifest. */
 const objectMessage = (issue: v.BaseIssue<unknown>): string =>
@@ -282,6 +283,7 @@ const vmSpecEntries = (template: boolean) => ({
   ),
   firewall: v.optional(firewallSchema),
   ha: v.optional(haSchema),
+  pool: v.optional(poolRef),
 })
 
 export const vmSpecSchema = obj(vmSpecEntries(false), 'VM spec.')
@@ -397,6 +399,7 @@ const lxcSpecEntries = (template: boolean) => ({
   ),
   firewall: v.optional(firewallSchema),
   ha: v.optional(haSchema),
+  pool: v.optional(poolRef),
 })
 
 export const lxcSpecSchema = obj(lxcSpecEntries(false), 'LXC spec.')
@@ -442,6 +445,13 @@ export const isoSpecSchema = artifactSpecSchema('iso', ['.iso', '.img'])
 export const ctTemplateSpecSchema = artifactSpecSchema('vztmpl', ['.tar', '.tar.zst', '.tar.xz', '.tar.gz'])
 export const diskImageSpecSchema = artifactSpecSchema('import', ['.qcow2', '.vmdk', '.raw'])
 
+// ---------------------------------------------------------------- Pool
+
+export const poolSpecSchema = obj(
+  { id: v.optional(poolIdField), comment: v.optional(poolCommentField) },
+  'Pool spec: the PVE pool id and comment.',
+)
+
 // ---------------------------------------------------------------- envelopes per kind
 
 const envelope = <S extends v.GenericSchema>(spec: S, description: string) =>
@@ -479,6 +489,7 @@ export const manifestSchemas = {
     backupJobSpecSchema,
     'A PVE backup job (`/cluster/backup`), owned through a marker in its comment.',
   ),
+  Pool: envelope(poolSpecSchema, 'A PVE resource pool (`/pools`), owned through a marker in its comment.'),
 } as const
 
 export { checked }

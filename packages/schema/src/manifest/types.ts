@@ -21,6 +21,8 @@ export type { BackupJobSpec, BackupSelection, PruneBackupsKey } from '../backup/
 export type PowerState = 'started' | 'stopped'
 
 import type { HaSpec } from './ha.js'
+import type { PoolSpec } from './pool.js'
+export type { PoolSpec } from './pool.js'
 export type { HaSpec, HaState } from './ha.js'
 /** How disruptive a change may be before it is left pending. */
 export type DisruptionPolicy = 'none' | 'hotplug' | 'reboot' | 'stop'
@@ -192,6 +194,8 @@ export interface VmSpec {
   firewall?: FirewallSpec
   /** an HA resource (VM only, not TemplateVM) */
   ha?: HaSpec
+  /** PVE pool id the guest is a member of; absent = membership not owned */
+  pool?: string
 }
 
 export type VmManifest = Envelope<'VM', VmSpec>
@@ -289,6 +293,8 @@ export interface LxcSpec {
   firewall?: FirewallSpec
   /** an HA resource (LXC only, not TemplateCT) */
   ha?: HaSpec
+  /** PVE pool id the guest is a member of; absent = membership not owned */
+  pool?: string
 }
 
 export type LxcManifest = Envelope<'LXC', LxcSpec>
@@ -319,6 +325,7 @@ export type QemuManifest = VmManifest | TemplateVmManifest
 export type ContainerManifest = LxcManifest | TemplateCtManifest
 export type ArtifactManifest = IsoManifest | CtTemplateManifest | DiskImageManifest
 export type BackupJobManifest = Envelope<'BackupJob', BackupJobSpec>
-export type Manifest = GuestManifest | ArtifactManifest | BackupJobManifest
+export type PoolManifest = Envelope<'Pool', PoolSpec>
+export type Manifest = GuestManifest | ArtifactManifest | BackupJobManifest | PoolManifest
 
 export type ManifestOfKind<K extends Kind> = Extract<Manifest, { kind: K }>

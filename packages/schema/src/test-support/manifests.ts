@@ -91,6 +91,12 @@ export const validManifests = {
     metadata: { name: 'nightly' },
     spec: { schedule: 'daily', storage: 'local', selection: { vmids: [100] } },
   },
+  Pool: {
+    apiVersion: 'proxops/v1alpha1',
+    kind: 'Pool',
+    metadata: { name: 'web' },
+    spec: { comment: 'web tier' },
+  },
 } as const
 
 /** A deep, mutable copy. */
