@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPveClient, type PveClient } from '@proxops/pve-client'
+import { apidocForTests } from '@proxops/pve-sim'
 import { DEFAULT_POLICY, observe, plan } from '../src/index.js'
 import { guestVmids } from '../src/desired.js'
 import { actionLines, adminCall, manifest, startEnv, type Env } from './helpers.js'
@@ -13,6 +14,7 @@ import { actionLines, adminCall, manifest, startEnv, type Env } from './helpers.
 let env: Env
 let restricted: PveClient
 beforeAll(async () => {
+  if (!apidocForTests()) return
   env = await startEnv({ nodes: ['pve1', 'pve2'] })
   for (const [vmid, node, name] of [
     [555, 'pve1', 'hidden'],
@@ -53,7 +55,8 @@ const vm = (vmid: number) =>
     },
   })
 
-describe('vmids held outside what the token or the allowlist shows (issue 14 item 7)', () => {
+// the simulator checks a route's permissions from the API schema, so NoAccess on /vms/555 needs it
+describe.skipIf(!apidocForTests())('vmids held outside what the token or the allowlist shows (issue 14 item 7)', () => {
   it('VmidHeldByAnInvisibleGuestOrOutsideTheAllowlistIsAnAnomalyNotACreate', async () => {
     const desired = { cluster: 'homelab', manifests: [vm(555), vm(556), vm(557)] }
     // the token does not see 555 at all
