@@ -63,6 +63,22 @@ export function manifest(doc: Record<string, unknown>): Manifest {
   return parsed.manifest
 }
 
+/** The planner's standard test VM on pve1 (1 GiB, 2 cores, one 8 GiB disk, one NIC); `spec` overrides. */
+export const testVm = (vmid: number, spec: Record<string, unknown> = {}) =>
+  manifest({
+    kind: 'VM',
+    metadata: { name: `vm${vmid}` },
+    spec: {
+      node: 'pve1',
+      vmid,
+      memory: '1GiB',
+      cpu: { type: 'host', cores: 2 },
+      disks: [{ storage: 'local-lvm', size: '8GiB' }],
+      networks: [{ bridge: 'vmbr0' }],
+      ...spec,
+    },
+  })
+
 export interface CycleResult {
   live: LiveInventory
   plan: Plan

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEFAULT_POLICY, reconcile, ReconcileError, type Policy } from '../src/index.js'
-import { actionLines, adminCall, failures, manifest, startEnv, type Env } from './helpers.js'
+import { actionLines, adminCall, failures, startEnv, testVm, type Env } from './helpers.js'
 
 let env: Env
 beforeAll(async () => {
@@ -17,20 +17,7 @@ afterAll(async () => {
 
 const policy: Policy = { ...DEFAULT_POLICY, shutdownTimeoutSeconds: 5 }
 const execute = { confirmDelayMs: 20, taskPollIntervalMs: 10, progressIntervalMs: 60_000 }
-const vm = (vmid: number, spec: Record<string, unknown> = {}) =>
-  manifest({
-    kind: 'VM',
-    metadata: { name: `vm${vmid}` },
-    spec: {
-      node: 'pve1',
-      vmid,
-      memory: '1GiB',
-      cpu: { type: 'host', cores: 2 },
-      disks: [{ storage: 'local-lvm', size: '8GiB' }],
-      networks: [{ bridge: 'vmbr0' }],
-      ...spec,
-    },
-  })
+const vm = testVm
 
 describe('reconcile()', () => {
   it('refuses an unresolvable secret reference before any PVE request', async () => {

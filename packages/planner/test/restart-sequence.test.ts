@@ -4,7 +4,16 @@
  * the guest always ends in its desired power state. Also several resizes of one guest in one cycle.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { adminCall, cycle as fullCycle, failures, manifest, startEnv, type CycleOptions, type Env } from './helpers.js'
+import {
+  adminCall,
+  cycle as fullCycle,
+  failures,
+  manifest,
+  startEnv,
+  testVm,
+  type CycleOptions,
+  type Env,
+} from './helpers.js'
 
 let env: Env
 // each test owns its guests; no prunes of the other tests' guests
@@ -18,20 +27,7 @@ afterAll(async () => {
   await env?.close()
 })
 
-const vm = (vmid: number, spec: Record<string, unknown> = {}) =>
-  manifest({
-    kind: 'VM',
-    metadata: { name: `vm${vmid}` },
-    spec: {
-      node: 'pve1',
-      vmid,
-      memory: '1GiB',
-      cpu: { type: 'host', cores: 2 },
-      disks: [{ storage: 'local-lvm', size: '8GiB' }],
-      networks: [{ bridge: 'vmbr0' }],
-      ...spec,
-    },
-  })
+const vm = testVm
 const ctt = manifest({
   kind: 'CTTemplate',
   metadata: { name: 'debian-12' },
