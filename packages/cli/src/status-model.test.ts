@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest'
 import type { Report } from '@proxops/planner'
 import { cycleResult, objectStates } from './status-model.js'
 import { fixturePlan } from './render/fixtures.test-support.js'
+import { paint } from './render/color.js'
+import { renderStatus } from './render/status-text.js'
 
 const desired = [
   { kind: 'VM', name: 'web', node: 'pve1', vmid: 100 },
@@ -98,5 +100,94 @@ describe('objectStates', () => {
     expect(cycleResult(fixturePlan(), report({}))).toBe('blocked')
     expect(cycleResult({ ...fixturePlan(), anomalies: [], pending: [] }, report({}))).toBe('converged')
     expect(cycleResult(fixturePlan(), report({ 'VM/pve1/100(web)#create': 'skipped' }))).toBe('incomplete')
+  })
+})
+
+describe('unmanaged live keys in status', () => {
+  // the plan's unmanaged gaps (plan/keys.ts in the planner), as plan() lists them for one guest
+  const unmanagedPlan = () => {
+    const plan = fixturePlan([])
+    return {
+      ...plan,
+      anomalies: [],
+      pending: [],
+      gaps: [
+        ...plan.gaps,
+        {
+          address: 'VM/pve2/101(db)',
+          field: 'args',
+          note: 'unmanaged, ...',
+          unmanaged: true as const,
+          executes: 'raw arguments',
+        },
+        { address: 'VM/pve2/101(db)', field: 'cpulimit', note: 'unmanaged: ...', unmanaged: true as const },
+        {
+          address: 'VM/pve2/101(db)',
+          field: 'hookscript',
+          note: 'unmanaged, ...',
+          unmanaged: true as const,
+          executes: 'a hook',
+        },
+        // a TemplateVM of the same name is another object
+        { address: 'TemplateVM/pve1/900(db)', field: 'onboot', note: 'unmanaged: ...', unmanaged: true as const },
+      ],
+    }
+  }
+
+  it('each object lists its unmanaged keys, the executing ones with what they do; still converged', () => {
+    const plan = unmanagedPlan()
+    const states = objectStates('homelab', desired, plan)
+    expect(states.find((s) => s.name === 'db')).toEqual({
+      cluster: 'homelab',
+      kind: 'VM',
+      name: 'db',
+      node: 'pve2',
+      vmid: 101,
+      state: 'converged',
+      unmanaged: [
+        { key: 'args', executes: 'raw arguments' },
+        { key: 'cpulimit' },
+        { key: 'hookscript', executes: 'a hook' },
+      ],
+    })
+    // spec.extra's gap is a gap of its own, not an unmanaged key
+    expect(states.find((s) => s.name === 'web')?.unmanaged).toBeUndefined()
+    expect(cycleResult(plan)).toBe('converged')
+  })
+
+  it('the text table prints them under the row: ordinary keys on one line, each executing key called out', () => {
+    const plan = unmanagedPlan()
+    const objects = objectStates('homelab', desired, plan)
+    const text = renderStatus(
+      [
+        {
+          cluster: 'homelab',
+          startedAt: '',
+          finishedAt: '',
+          mode: 'dry-run',
+          result: cycleResult(plan),
+          actions: { planned: 0, ok: 0, failed: 0, skipped: 0 },
+          pruned: 0,
+          pruneDeferred: 0,
+          anomalies: 0,
+          skips: 0,
+          unmanaged: 4,
+          blocked: 0,
+          blockedByReason: {},
+          desiredStale: false,
+          objects,
+        },
+      ],
+      paint(false),
+    )
+    const lines = text.split('\n')
+    expect(lines[1]).toMatch(/ blocked=0 unmanaged=4$/)
+    const row = lines.findIndex((l) => /^ {2}VM +db +101 +converged$/.test(l))
+    expect(lines.slice(row + 1, row + 4)).toEqual([
+      '      unmanaged (set on PVE, not in git): cpulimit',
+      '      UNMANAGED, EXECUTES: args: raw arguments; review it',
+      '      UNMANAGED, EXECUTES: hookscript: a hook; review it',
+    ])
+    expect(lines[row + 4]).toMatch(/^ {2}VM +idle /)
   })
 })

@@ -39,6 +39,16 @@ export interface ObjectStatus {
   blocked?: BlockReason
   reason?: string
   error?: string
+  /**
+   * live keys set on PVE that the manifest does not own (listed, never written), sorted; `executes` says what a
+   * key that changes what the guest or its host runs does (hookscript, args, host devices)
+   */
+  unmanaged?: UnmanagedKey[]
+}
+
+export interface UnmanagedKey {
+  key: string
+  executes?: string
 }
 
 /** `blocked`: nothing can be done this cycle, yet PVE does not match git */
@@ -57,6 +67,8 @@ export interface ClusterCycle {
   pruneDeferred: number
   anomalies: number
   skips: number
+  /** unmanaged live keys over all objects (see ObjectStatus.unmanaged) */
+  unmanaged: number
   /** objects that do not match git and cannot be converged this cycle, in all and per reason */
   blocked: number
   blockedByReason: Partial<Record<BlockReason, number>>
@@ -83,6 +95,23 @@ export function objectStates(
   const blockedList = convergence(plan).blocked
   const blockedOf = (kind: string, name: string): Blocked | undefined =>
     blockedList.find((b) => b.address.startsWith(`${kind}/`) && b.address.endsWith(`(${name})`))
+  // a guest's address is `Kind/node/vmid(name)`: its unmanaged keys by kind and name
+  const unmanaged = new Map<string, UnmanagedKey[]>()
+  for (const gap of plan.gaps) {
+    const m = /^([^/]+)\/.*\((.*)\)$/.exec(gap.address)
+    if (gap.unmanaged !== true || !m) continue
+    const id = key(m[1]!, m[2]!)
+    unmanaged.set(id, [
+      ...(unmanaged.get(id) ?? []),
+      { key: gap.field, ...(gap.executes !== undefined ? { executes: gap.executes } : {}) },
+    ])
+  }
+  const unmanagedOf = (kind: string, name: string): Pick<ObjectStatus, 'unmanaged'> => {
+    const keys = [...(unmanaged.get(key(kind, name)) ?? [])].sort((a, b) =>
+      a.key < b.key ? -1 : a.key > b.key ? 1 : 0,
+    )
+    return keys.length > 0 ? { unmanaged: keys } : {}
+  }
   const out: ObjectStatus[] = []
   const seen = new Set<string>()
 
@@ -114,11 +143,12 @@ export function objectStates(
       node: object.node ?? actions[0]?.node ?? '-',
       ...(object.vmid !== undefined ? { vmid: object.vmid } : {}),
     }
-    if (actions.length > 0) out.push({ ...base, ...stateOf(actions) })
+    const keys = unmanagedOf(object.kind, object.name)
+    if (actions.length > 0) out.push({ ...base, ...stateOf(actions), ...keys })
     else {
       const blocked = blockedOf(object.kind, object.name)
-      if (blocked) out.push({ ...base, state: 'blocked', blocked: blocked.reason, reason: blocked.message })
-      else out.push({ ...base, state: 'converged' })
+      if (blocked) out.push({ ...base, state: 'blocked', blocked: blocked.reason, reason: blocked.message, ...keys })
+      else out.push({ ...base, state: 'converged', ...keys })
     }
   }
   for (const prune of prunes) {

@@ -291,6 +291,10 @@ export interface Gap {
   address: string
   field: string
   note: string
+  /** `field` is a live PVE key that nothing in the manifest owns: listed, never written (plan/keys.ts) */
+  unmanaged?: true
+  /** an unmanaged key that changes what the guest or its host executes: what it does (called out in `status`) */
+  executes?: string
 }
 
 export interface PlanSummary {

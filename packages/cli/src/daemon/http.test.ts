@@ -16,6 +16,7 @@ const cycle = (cluster: string, result: ClusterCycle['result'], abortReason?: st
   pruneDeferred: 2,
   anomalies: 1,
   skips: 0,
+  unmanaged: 0,
   blocked: result === 'blocked' ? 1 : 0,
   blockedByReason: result === 'blocked' ? { 'node-offline': 1 } : {},
   desiredStale: false,

@@ -3,7 +3,7 @@
  * the counters, then one row per object. Deterministic (no timestamps).
  */
 import type { ActionResult, Report } from '@proxops/planner'
-import type { ClusterCycle } from '../status-model.js'
+import type { ClusterCycle, UnmanagedKey } from '../status-model.js'
 import type { Paint } from './color.js'
 import { blockedPhrase, shortRevision } from './plan-text.js'
 
@@ -44,7 +44,7 @@ export function renderStatus(cycles: readonly ClusterCycle[], p: Paint): string 
     lines.push(p.bold(`[${cycle.cluster}]`) + ' ' + colour(headline))
     if (cycle.desiredStale) lines.push(p.red('  DESIRED STATE IS STALE (git fetch has been failing)'))
     lines.push(
-      `  objects=${cycle.objects.length} actions_ok=${cycle.actions.ok} actions_err=${cycle.actions.failed} pruned=${cycle.pruned} prune_deferred=${cycle.pruneDeferred} skipped=${cycle.skips} anomalies=${cycle.anomalies} blocked=${cycle.blocked}`,
+      `  objects=${cycle.objects.length} actions_ok=${cycle.actions.ok} actions_err=${cycle.actions.failed} pruned=${cycle.pruned} prune_deferred=${cycle.pruneDeferred} skipped=${cycle.skips} anomalies=${cycle.anomalies} blocked=${cycle.blocked} unmanaged=${cycle.unmanaged}`,
     )
     if (cycle.result !== 'aborted' && cycle.objects.length === 0) lines.push('  (no objects)')
     for (const o of cycle.objects) {
@@ -53,10 +53,24 @@ export function renderStatus(cycles: readonly ClusterCycle[], p: Paint): string 
       lines.push(
         `  ${pad(o.kind, 11)}${pad(o.name, 40)}${pad(o.vmid !== undefined ? String(o.vmid) : '-', 10)}${pad(o.state, 12)}${reason}${error}`.trimEnd(),
       )
+      lines.push(...unmanagedLines(o.unmanaged ?? [], p))
     }
     lines.push('')
   }
   return lines.join('\n')
+}
+
+/**
+ * An object's unmanaged live keys under its row: the ordinary ones on one line, each key that changes what the
+ * guest or its host executes on a line of its own with what it does (docs/safety.md, unmanaged live keys).
+ */
+function unmanagedLines(keys: readonly UnmanagedKey[], p: Paint): string[] {
+  const plain = keys.filter((k) => k.executes === undefined).map((k) => k.key)
+  const lines = plain.length > 0 ? [`      unmanaged (set on PVE, not in git): ${plain.join(', ')}`] : []
+  for (const k of keys)
+    if (k.executes !== undefined)
+      lines.push(p.red(`      UNMANAGED, EXECUTES: ${k.key}: ${flat(k.executes)}; review it`))
+  return lines
 }
 
 function seconds(ms: number): string {

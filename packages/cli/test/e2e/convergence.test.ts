@@ -53,6 +53,39 @@ describe('convergence is a fact, not a default', () => {
     expect(status.stdout).toMatch(/^\[lab\] converged/m)
   })
 
+  it('keys set on PVE that git does not declare: listed by diff and status, executing ones called out', async () => {
+    sim.control.driftSet(100, 'args', '-no-hpet')
+    sim.control.driftSet(100, 'cpulimit', '2')
+    try {
+      // not ProxOps' to write: still converged, yet visible
+      const diff = await run('diff', '--detailed-exitcode')
+      expect(diff.code, diff.stdout + diff.stderr).toBe(0)
+      expect(diff.stdout).toContain('VM/pve1/100(web) args: unmanaged, changes what the guest executes')
+      expect(diff.stdout).toContain('VM/pve1/100(web) cpulimit: unmanaged: set on PVE, not declared')
+      const status = await run('status')
+      expect(status.code).toBe(0)
+      expect(status.stdout).toMatch(/^\[lab\] converged/m)
+      expect(status.stdout).toMatch(/ unmanaged=2$/m)
+      expect(status.stdout).toMatch(
+        /VM +web +100 +converged\n {6}unmanaged \(set on PVE, not in git\): cpulimit\n {6}UNMANAGED, EXECUTES: args: raw arguments added to the QEMU command line; review it\n/,
+      )
+      const json = JSON.parse((await run('status', '--output', 'json')).stdout) as {
+        cycles: { unmanaged: number; objects: { name: string; unmanaged?: unknown }[] }[]
+      }
+      expect(json.cycles[0]?.unmanaged).toBe(2)
+      expect(json.cycles[0]?.objects.find((o) => o.name === 'web')?.unmanaged).toEqual([
+        { key: 'args', executes: 'raw arguments added to the QEMU command line' },
+        { key: 'cpulimit' },
+      ])
+      expect(json.cycles[0]?.objects.find((o) => o.name === 'db')?.unmanaged).toBeUndefined()
+      // the value is never shown (raw arguments or a hook path may carry anything)
+      expect(diff.stdout + status.stdout).not.toContain('-no-hpet')
+    } finally {
+      sim.control.driftDelete(100, 'args')
+      sim.control.driftDelete(100, 'cpulimit')
+    }
+  })
+
   it('an offline node: no actions possible, one object blocked, exit 2; status names the reason', async () => {
     sim.control.setNodeOnline('pve2', false)
     try {

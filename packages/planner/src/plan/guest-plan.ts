@@ -8,7 +8,7 @@ import type { ContainerManifest, Manifest, QemuManifest } from '@proxops/schema'
 import { allowed, classify, isDisruptionPolicy, maxClass, type GuestRuntime } from './disruption.js'
 import { liveBool, parsePS, SENSITIVE } from './fields.js'
 import type { LiveGuest } from '../inventory.js'
-import { isBookkeeping, unmanagedNote } from './keys.js'
+import { executes, isBookkeeping, unmanagedNote } from './keys.js'
 import { LXC_CREATE_ONLY, lxcSlotFamily } from './lxc.js'
 import { display, sortDiffs, type Draft, type Sink } from './order.js'
 import type {
@@ -202,8 +202,16 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
       message: `${resource}: live-only ${fam} slot ${key} (${(cfg[key] as string).split(',')[0]}) is not declared; proxops will not automatically remove it`,
     })
   }
-  for (const key of unmanagedKeys(cfg, f, type, new Set(liveOnly.map(([k]) => k))))
-    env.out.gaps.push({ address: base.address, field: key, note: unmanagedNote(type, key) })
+  for (const key of unmanagedKeys(cfg, f, type, new Set(liveOnly.map(([k]) => k)))) {
+    const what = executes(type, key)
+    env.out.gaps.push({
+      address: base.address,
+      field: key,
+      note: unmanagedNote(type, key),
+      unmanaged: true,
+      ...(what !== undefined ? { executes: what } : {}),
+    })
+  }
 
   // a clone-backed VM drops inherited identity keys it does not own
   if (cloned && m.kind === 'VM') {

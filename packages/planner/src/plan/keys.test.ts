@@ -36,7 +36,14 @@ describe('unmanaged live keys', () => {
       ['serial1', true],
       ['usb0', true],
     ])
-    expect(p.gaps.every((g) => g.address === 'VM/pve1/100(web)')).toBe(true)
+    expect(p.gaps.every((g) => g.address === 'VM/pve1/100(web)' && g.unmanaged === true)).toBe(true)
+    // the structured form status reads: what each executing key does, absent for the ordinary ones
+    expect(p.gaps.filter((g) => g.executes !== undefined).map((g) => [g.field, g.executes])).toEqual([
+      ['args', 'raw arguments added to the QEMU command line'],
+      ['hookscript', 'a hook script the host runs at every power change'],
+      ['serial1', 'a host device or socket connected to the guest'],
+      ['usb0', 'a host device passed to the guest'],
+    ])
     // values are never copied into the plan (a hook path or raw argument may carry anything)
     expect(JSON.stringify(p.gaps)).not.toContain('-no-hpet')
   })
@@ -72,6 +79,7 @@ describe('unmanaged live keys', () => {
     expect(p.actions).toEqual([])
     expect(p.anomalies).toEqual([])
     expect(p.gaps.map((g) => g.field)).toEqual(['dev0', 'features', 'hookscript', 'lxc'])
+    expect(p.gaps.filter((g) => g.executes !== undefined).map((g) => g.field)).toEqual(['dev0', 'hookscript', 'lxc'])
     expect(p.gaps.find((g) => g.field === 'lxc')?.note).toContain('raw lxc.* lines')
   })
 
