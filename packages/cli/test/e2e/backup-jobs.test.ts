@@ -1,7 +1,8 @@
 /**
  * A BackupJob's lifecycle through the built CLI against the simulator's /cluster/backup (PVE::API2::Backup):
  * create, drift made by hand, an update from git, adopt of a job made by hand (its claim writes only the
- * marker), and a prune of the owned jobs once git drops them, while a job without the marker is never touched.
+ * marker), and a prune of the owned jobs once git drops them, while a job without the marker, one marked for
+ * another cluster entry and one marked before entries existed are never touched.
  */
 import { afterAll, beforeAll, expect, it, vi } from 'vitest'
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -71,7 +72,7 @@ it('create, drift, update, adopt, prune; a hand-made job is never touched', asyn
   expect((await run('apply', '--yes')).code).toBe(0)
   expect(await job('nightly')).toMatchObject({
     schedule: 'mon..fri 02:30',
-    comment: 'managed-by=proxops nightly guests',
+    comment: 'managed-by=proxops.lab nightly guests',
   })
 
   // update from git
@@ -102,14 +103,33 @@ it('create, drift, update, adopt, prune; a hand-made job is never touched', asyn
     ['BackupJob/byhand', ['comment']],
   ])
   expect((await run('apply', '--yes')).code).toBe(0)
-  expect(await job('byhand')).toMatchObject({ comment: 'managed-by=proxops weekly all', mailto: 'ops@example.invalid' })
+  expect(await job('byhand')).toMatchObject({
+    comment: 'managed-by=proxops.lab weekly all',
+    mailto: 'ops@example.invalid',
+  })
   expect((await run('diff', '--detailed-exitcode')).code).toBe(0)
 
-  // prune: git drops both owned jobs; the unmarked one stays
+  // another cluster entry's job (one PVE cluster under two entries) and one marked before entries existed
+  for (const [id, comment] of [
+    ['edgejob', 'managed-by=proxops.edge edge nightly'],
+    ['legacy', 'managed-by=proxops old'],
+  ])
+    await pve.request('POST', '/cluster/backup', {
+      params: { id, schedule: 'sun 04:00', storage: 'local', all: 1, comment },
+    })
+  const listed = await run('diff')
+  expect(listed.stdout).toMatch(/BackupJob\/edgejob: another cluster entry's backup job; never touched/)
+  expect(listed.stdout).toMatch(/BackupJob\/legacy: marked managed-by=proxops without a cluster entry/)
+
+  // prune: git drops both owned jobs; the unmarked one, the other entry's and the legacy one stay
   writeFileSync(path.join(root, 'clusters/lab/resources.yaml'), 'resources: []\n')
   commit('drop the jobs')
   const pruned = await run('apply', '--yes', '--allow-empty', 'BackupJob')
   expect(pruned.code, pruned.stdout + pruned.stderr).toBe(0)
-  expect(((await pve.get('/cluster/backup')) as { id: string }[]).map((j) => j.id)).toEqual(['theirs'])
+  expect(((await pve.get('/cluster/backup')) as { id: string }[]).map((j) => j.id).sort()).toEqual([
+    'edgejob',
+    'legacy',
+    'theirs',
+  ])
   expect(findCanaries(pruned.stdout + pruned.stderr + adopted.stdout)).toEqual([])
 })

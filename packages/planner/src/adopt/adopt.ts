@@ -62,7 +62,7 @@ export function adopt(live: LiveInventory, options: AdoptOptions): AdoptResult {
   const memberships = poolMemberships(live)
   if (memberships.warning) collect.warnings.push(memberships.warning)
   // the pools (selectForAdoption keeps them only without a guest filter); guests name theirs in spec.pool
-  files.push(...adoptPools(live, options.cluster, options.poolManifests, claim, sanitiseName))
+  files.push(...adoptPools(live, options.cluster, options.poolManifests, claim, sanitiseName, tag))
 
   for (const guest of live.unknownGuests) {
     skipped.push({

@@ -9,10 +9,11 @@ import { adopt } from '../adopt/adopt.js'
 import { selectForAdoption } from '../adopt/select.js'
 import { desired, inventory, policy } from '../fixtures.test.helpers.js'
 import { plan } from '../plan/plan.js'
-import { backupMarker, desiredFields } from './fields.js'
+import { commentMarker } from '../plan/ownership.js'
+import { desiredFields } from './fields.js'
 import type { LiveBackupJob } from './types.js'
 
-const MARK = backupMarker('proxops')
+const MARK = commentMarker({ ownershipTag: 'proxops' })
 const adoptJobs = (jobs: LiveBackupJob[]) => adopt(inventory([], { backupJobs: jobs }), { cluster: 'homelab' })
 const parsed = (document: Record<string, unknown>): Manifest => {
   const r = parseManifest(document)
@@ -26,7 +27,10 @@ const adoptThenPlan = (jobs: LiveBackupJob[]) =>
 const written = (doc: Record<string, unknown>): LiveBackupJob => {
   const m = parsed({ apiVersion: 'proxops/v1alpha1', kind: 'BackupJob', metadata: { name: 'job' }, spec: doc })
   const spec = (m as BackupJobManifest).spec
-  return { id: spec.id, values: Object.fromEntries(desiredFields(spec, 'proxops').map((f) => [f.key, f.value])) }
+  return {
+    id: spec.id,
+    values: Object.fromEntries(desiredFields(spec, { ownershipTag: 'proxops' }).map((f) => [f.key, f.value])),
+  }
 }
 
 const vmids = fc.uniqueArray(fc.integer({ min: 100, max: 99_999 }), { minLength: 1, maxLength: 4 })

@@ -2,22 +2,9 @@
  * The one field table of a BackupJob: manifest field -> PVE job option, and how both sides print, so that a
  * create, a per-field compare and adopt all read the same facts (PVE::API2::Backup, PVE::VZDump options).
  */
+import type { Policy } from '../plan-types.js'
+import { commentMarker, commentText } from '../plan/ownership.js'
 import type { BackupJobSpec, LiveBackupJob } from './types.js'
-
-/** The ownership marker: the first word of the job's PVE comment. */
-export const backupMarker = (ownershipTag: string): string => `managed-by=${ownershipTag}`
-
-export function ownsJob(job: LiveBackupJob, ownershipTag: string): boolean {
-  return (job.values.comment ?? '').split(/\s+/)[0] === backupMarker(ownershipTag)
-}
-
-/** the user's part of a PVE comment (after the marker), for adopt */
-export function userComment(comment: string | undefined, ownershipTag: string): string | undefined {
-  if (comment === undefined) return undefined
-  const marker = backupMarker(ownershipTag)
-  const rest = comment.startsWith(marker) ? comment.slice(marker.length).trim() : comment.trim()
-  return rest === '' ? undefined : rest
-}
 
 const vmidList = (ids: readonly number[]): string => [...ids].sort((a, b) => a - b).join(',')
 
@@ -47,8 +34,11 @@ export interface JobField {
 /** PVE's selection keys: whichever the desired form does not use is removed */
 export const SELECTION_KEYS = ['vmid', 'pool', 'all', 'exclude'] as const
 
-/** Every option ProxOps owns for this job, in a fixed order. */
-export function desiredFields(spec: BackupJobSpec, ownershipTag: string): JobField[] {
+/**
+ * Every option ProxOps owns for this job, in a fixed order; the comment starts with this cluster entry's
+ * ownership marker (plan/ownership.ts commentMarker).
+ */
+export function desiredFields(spec: BackupJobSpec, policy: Pick<Policy, 'ownershipTag' | 'clusterEntry'>): JobField[] {
   const out: JobField[] = []
   const add = (field: string, key: string, value: string | undefined) => {
     if (value !== undefined) out.push({ field: `spec.${field}`, key, value })
@@ -68,7 +58,7 @@ export function desiredFields(spec: BackupJobSpec, ownershipTag: string): JobFie
   add('notes-template', 'notes-template', spec['notes-template'])
   add('enabled', 'enabled', spec.enabled ? '1' : '0')
   add('node', 'node', spec.node)
-  const marker = backupMarker(ownershipTag)
+  const marker = commentMarker(policy)
   add('comment', 'comment', spec.comment === undefined ? marker : `${marker} ${spec.comment}`)
   return out
 }
@@ -132,7 +122,7 @@ export function adoptedSpec(
   set('notes-template', v['notes-template'])
   if (v.enabled === '0') spec.enabled = false
   set('node', v.node)
-  set('comment', userComment(v.comment, ownershipTag))
+  set('comment', commentText(v.comment, ownershipTag))
   const unmodelled = Object.keys(v)
     .filter((key) => !OWNED_OPTIONS.has(key) || (key === 'exclude' && !all))
     .sort()

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest'
 import { fc, test } from '@fast-check/vitest'
 import { plan } from '../plan/plan.js'
 import { desired, inventory, policy } from '../fixtures.test.helpers.js'
-import { backupMarker, desiredFields, ownsJob } from './fields.js'
+import { commentMarker, commentOwner } from '../plan/ownership.js'
+import { desiredFields } from './fields.js'
 import type { BackupJobManifest, BackupJobSpec } from '@proxops/schema'
 import type { LiveBackupJob } from './types.js'
 
@@ -12,11 +13,12 @@ const job = (name: string, spec: Partial<BackupJobSpec> = {}): BackupJobManifest
   metadata: { name, labels: {}, annotations: {} },
   spec: { id: name, schedule: 'daily', storage: 'local', selection: { vmids: [100] }, enabled: true, ...spec },
 })
-const MARK = backupMarker('proxops')
+const TAG = { ownershipTag: 'proxops' }
+const MARK = commentMarker(TAG)
 const live = (id: string, values: Record<string, string>): LiveBackupJob => ({ id, values })
 /** what PVE holds after creating `m` the way ProxOps does */
 const applied = (m: BackupJobManifest): LiveBackupJob =>
-  live(m.spec.id, Object.fromEntries(desiredFields(m.spec, 'proxops').map((f) => [f.key, f.value])))
+  live(m.spec.id, Object.fromEntries(desiredFields(m.spec, TAG).map((f) => [f.key, f.value])))
 const planOf = (manifests: BackupJobManifest[], jobs: LiveBackupJob[], over = {}) =>
   plan(desired(...manifests), inventory([], { backupJobs: jobs }), policy(over))
 
@@ -71,6 +73,91 @@ describe('planBackupJobs (PVE::API2::Backup create_job / update_job / delete_job
     )
     expect(p.actions.map((a) => `${a.address}#${a.type}`)).toEqual(['BackupJob/gone#delete', 'BackupJob/gone2#delete'])
     expect(p.skips.map((s) => [s.address, s.code])).toEqual([['BackupJob/theirs', 'untagged']])
+  })
+
+  describe('the marker names the cluster entry (two entries of one PVE cluster), as a pool marker does', () => {
+    const a = { clusterEntry: 'a', pruneRatioLimit: 1 }
+    const b = { clusterEntry: 'b', pruneRatioLimit: 1 }
+    const ofEntry = (m: BackupJobManifest, entry: string) =>
+      live(
+        m.spec.id,
+        Object.fromEntries(desiredFields(m.spec, { ...TAG, clusterEntry: entry }).map((f) => [f.key, f.value])),
+      )
+
+    it('JobsCarryTheEntryMarker: created with managed-by=proxops.a, then converged', () => {
+      const m = job('nightly', { comment: 'guests' })
+      const p = planOf([m], [], a)
+      expect(p.actions[0]?.requests).toEqual([
+        expect.objectContaining({ params: expect.objectContaining({ comment: 'managed-by=proxops.a guests' }) }),
+      ])
+      expect(planOf([m], [ofEntry(m, 'a')], a).actions).toEqual([])
+    })
+
+    it("AnEntryNeverPrunesAnotherEntrysJobs: b declares none of a's jobs and deletes none of them", () => {
+      const jobs = [ofEntry(job('a1'), 'a'), ofEntry(job('a2'), 'a'), ofEntry(job('b1'), 'b')]
+      const p = planOf([job('b2')], jobs, { ...b, pruneBudget: 'unlimited' })
+      expect(p.actions.map((x) => `${x.address}#${x.type}`)).toEqual(['BackupJob/b2#create', 'BackupJob/b1#delete'])
+      expect(p.skips.map((s) => [s.address, s.code])).toEqual([
+        ['BackupJob/a1', 'owned-elsewhere'],
+        ['BackupJob/a2', 'owned-elsewhere'],
+      ])
+      // even with nothing declared and the empty-desired guard lifted
+      const none = planOf([], jobs, { ...b, pruneBudget: 'unlimited', allowEmpty: ['BackupJob'] })
+      expect(none.actions.map((x) => x.address)).toEqual(['BackupJob/b1'])
+      // the same jobs are a's to prune
+      expect(planOf([job('a1')], jobs, a).actions.map((x) => `${x.address}#${x.type}`)).toEqual(['BackupJob/a2#delete'])
+    })
+
+    it('AnEntryNeverTakesOverAnotherEntrysJob: declaring its id is an owned-elsewhere anomaly, no write', () => {
+      const p = planOf([job('a1', { schedule: 'sat 21:00' })], [ofEntry(job('a1'), 'a')], b)
+      expect(p.actions).toEqual([])
+      expect(p.anomalies.map((x) => [x.code, x.address])).toEqual([['owned-elsewhere', 'BackupJob/a1']])
+      expect(p.anomalies[0]?.message).toContain('managed-by=proxops.a')
+    })
+
+    it('UnmarkedJobsMigrate: the bare managed-by=proxops is claimed by a declaration, never pruned', () => {
+      const bare = [applied(job('old')), applied(job('kept'))]
+      const p = planOf([job('kept')], bare, a)
+      expect(p.actions.map((x) => [x.address, x.type])).toEqual([['BackupJob/kept', 'update']])
+      expect(p.actions[0]?.reason).toContain('claimed (declared, no managed-by=proxops.a marker yet)')
+      expect(p.actions[0]?.diffs).toEqual([
+        { field: 'spec.comment', key: 'comment', before: 'managed-by=proxops', after: 'managed-by=proxops.a' },
+      ])
+      expect(p.skips.map((s) => [s.address, s.code])).toEqual([['BackupJob/old', 'unmarked']])
+      expect(p.skips[0]?.message).toContain('write managed-by=proxops.a in its comment')
+    })
+  })
+
+  test.prop([
+    fc.array(
+      fc.record({
+        id: fc.constantFrom('j1', 'j2', 'j3', 'j4', 'j5'),
+        marker: fc.constantFrom(
+          undefined,
+          'by hand',
+          'managed-by=proxops',
+          'managed-by=proxops.a',
+          'managed-by=proxops.b',
+        ),
+      }),
+      { maxLength: 5 },
+    ),
+    fc.subarray(['j1', 'j2', 'j3', 'j4', 'j5']),
+  ])('property: entry b writes and deletes no job marked for entry a, and deletes only its own', (lives, declared) => {
+    const jobs = [...new Map(lives.map((l) => [l.id, l])).values()].map((l) =>
+      live(l.id, { schedule: 'daily', storage: 'local', vmid: '100', ...(l.marker ? { comment: l.marker } : {}) }),
+    )
+    const p = planOf(
+      declared.map((id) => job(id)),
+      jobs,
+      { clusterEntry: 'b', pruneRatioLimit: 1, pruneBudget: 'unlimited', allowEmpty: ['BackupJob'] },
+    )
+    for (const action of p.actions) {
+      const j = jobs.find((x) => `BackupJob/${x.id}` === action.address)
+      if (j === undefined) continue
+      expect(j.values.comment).not.toBe('managed-by=proxops.a')
+      if (action.type === 'delete') expect(j.values.comment).toBe('managed-by=proxops.b')
+    }
   })
 
   it('guards: the budget the guests left, the empty-desired guard, the ratio guard, an unreadable listing', () => {
@@ -149,17 +236,13 @@ describe('planBackupJobs properties', () => {
       const first = planOf(want, jobs, pol)
       for (const a of first.actions)
         if (a.type === 'delete')
-          expect(
-            ownsJob(
-              jobs.find((j) => `BackupJob/${j.id}` === a.address)!,
-              'proxops',
-            ),
-          ).toBe(true)
+          expect(commentOwner(jobs.find((j) => `BackupJob/${j.id}` === a.address)!.values.comment, TAG)).toBe('self')
       const after = apply(jobs, first)
       expect(planOf(want, after, pol).actions).toEqual([])
       // unowned, undeclared jobs are still there, unchanged
       for (const j of jobs)
-        if (!ownsJob(j, 'proxops') && !(wantIds as string[]).includes(j.id)) expect(after).toContainEqual(j)
+        if (commentOwner(j.values.comment, TAG) !== 'self' && !(wantIds as string[]).includes(j.id))
+          expect(after).toContainEqual(j)
     },
   )
 })

@@ -1,14 +1,17 @@
 /**
  * Planning backup jobs (pure): create what is missing, update owned options that differ (per field), delete
- * owned jobs git no longer declares, under the same guards as guests: only jobs carrying the ownership marker
- * are ever deleted, within the cycle's remaining prune budget, never all of a kind by an empty push, never more
- * than the ratio limit. A declared job id that exists without the marker is claimed by the update (declaring the
- * id is the explicit claim, as declaring a guest's PVE name is). docs/safety.md#backup-jobs
+ * owned jobs git no longer declares, under the same guards as guests: only jobs carrying this cluster entry's
+ * ownership marker (`managed-by=<tag>.<entry>`, plan/ownership.ts commentOwner) are ever deleted, within the
+ * cycle's remaining prune budget, never all of a kind by an empty push, never more than the ratio limit. A
+ * declared job id that exists without a marker, or with the bare `managed-by=<tag>`, is claimed by the update
+ * (declaring the id is the explicit claim, as declaring a guest's PVE name is); one marked for another entry is
+ * never taken over nor pruned. docs/safety.md#backup-jobs
  */
 import { PlanInputError } from '../errors.js'
 import type { Draft } from '../plan/order.js'
 import type { Anomaly, FieldDiff, Policy, Skip } from '../plan-types.js'
-import { SELECTION_KEYS, desiredFields, liveValue, ownsJob } from './fields.js'
+import { commentMarker, commentOwner } from '../plan/ownership.js'
+import { SELECTION_KEYS, desiredFields, liveValue } from './fields.js'
 import type { BackupJobManifest, LiveBackupJob } from './types.js'
 
 export const backupAddress = (id: string): string => `BackupJob/${id}`
@@ -34,7 +37,8 @@ const KIND = 'BackupJob' as const
 export function planBackupJobs(input: BackupPlanInput): BackupPlanResult {
   const { desired, policy } = input
   const out: BackupPlanResult = { drafts: [], anomalies: [], skips: [] }
-  const tag = policy.ownershipTag
+  const marker = commentMarker(policy)
+  const owner = (j: LiveBackupJob) => commentOwner(j.values.comment, policy)
   const ids = new Map<string, string>()
   for (const m of desired) {
     const other = ids.get(m.spec.id)
@@ -73,7 +77,7 @@ export function planBackupJobs(input: BackupPlanInput): BackupPlanResult {
       tier: 0 as const,
       level: input.levelOf(m),
     }
-    const fields = desiredFields(m.spec, tag)
+    const fields = desiredFields(m.spec, policy)
     const job = live.get(id)
     if (!job) {
       const params: Record<string, string> = { id }
@@ -84,6 +88,15 @@ export function planBackupJobs(input: BackupPlanInput): BackupPlanResult {
         reason: `${address}: not on PVE; will create`,
         diffs: fields.map((f) => ({ field: f.field, key: f.key, after: f.value })),
         requests: [{ call: 'createBackupJob', params }],
+      })
+      continue
+    }
+    if (owner(job) === 'other') {
+      out.anomalies.push({
+        code: 'owned-elsewhere',
+        address,
+        kind: KIND,
+        message: `backup job ${id} carries another cluster entry's marker (${(job.values.comment ?? '').trim().split(/\s+/)[0]}); BackupJob/${m.metadata.name} does not take it over`,
       })
       continue
     }
@@ -105,28 +118,33 @@ export function planBackupJobs(input: BackupPlanInput): BackupPlanResult {
     }
     if (diffs.length === 0) continue
     if (del.length > 0) params.delete = del.join(',')
-    const claimed = !ownsJob(job, tag)
+    const claimed = owner(job) !== 'self'
     out.drafts.push({
       ...base,
       type: 'update',
-      reason: `${address}: ${claimed ? `claimed (declared, no ${tag} marker yet); ` : ''}drift (${diffs.map((d) => d.key).join(', ')})`,
+      reason: `${address}: ${claimed ? `claimed (declared, no ${marker} marker yet); ` : ''}drift (${diffs.map((d) => d.key).join(', ')})`,
       diffs,
       requests: [{ call: 'updateBackupJob', id, params }],
     })
   }
 
-  // prunes: owned, undeclared jobs
-  const owned = [...live.values()].filter((j) => ownsJob(j, tag))
+  // prunes: undeclared jobs with this entry's marker; the others are listed, never touched
+  const owned = [...live.values()].filter((j) => owner(j) === 'self')
   const candidates = owned.filter((j) => !ids.has(j.id)).sort((a, b) => (a.id < b.id ? -1 : 1))
-  for (const j of live.values())
-    if (!ids.has(j.id) && !ownsJob(j, tag))
-      out.skips.push({
-        code: 'untagged',
-        address: backupAddress(j.id),
-        kind: KIND,
-        node: '',
-        message: `backup job without the ${tag} marker in its comment; never touched`,
-      })
+  const skip = (code: Skip['code'], j: LiveBackupJob, message: string) =>
+    out.skips.push({ code, address: backupAddress(j.id), kind: KIND, node: '', message })
+  for (const j of [...live.values()].sort((a, b) => (a.id < b.id ? -1 : 1))) {
+    if (ids.has(j.id)) continue
+    const o = owner(j)
+    if (o === 'unmarked')
+      skip(
+        'unmarked',
+        j,
+        `marked ${commentMarker({ ownershipTag: policy.ownershipTag })} without a cluster entry and absent in git; not pruned (it may be another entry's): write ${marker} in its comment to let this entry prune it, or delete it by hand`,
+      )
+    else if (o === 'other') skip('owned-elsewhere', j, "another cluster entry's backup job; never touched")
+    else if (o === 'none') skip('untagged', j, `backup job without the ${marker} marker in its comment; never touched`)
+  }
   if (candidates.length === 0) return out
   const deferred = (code: Skip['code'], message: string, jobs: readonly LiveBackupJob[]) => {
     for (const j of jobs) out.skips.push({ code, address: backupAddress(j.id), kind: KIND, node: '', message })
@@ -163,7 +181,7 @@ export function planBackupJobs(input: BackupPlanInput): BackupPlanResult {
       kind: KIND,
       node: '',
       type: 'delete',
-      reason: `present on PVE (${tag} marker) but absent in git`,
+      reason: `present on PVE (${marker} marker) but absent in git`,
       diffs: [],
       disruption: 'none',
       tier: 9,

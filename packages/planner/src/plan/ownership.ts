@@ -3,6 +3,9 @@
  * (`proxops`) and a marker naming the entry (`proxops.<entry>`), so two entries that reach one PVE cluster can
  * never take or prune each other's guests. A guest with the ownership tag and no marker (tagged before markers
  * existed) is `unmarked`: the entry whose manifest claims it writes its marker; no entry prunes it.
+ *
+ * Objects without tags (pools, backup jobs) carry the same marker as the first word of their PVE comment:
+ * `managed-by=<ownershipTag>.<entry>` (`managed-by=<ownershipTag>` when the policy names no entry).
  */
 import type { Policy } from '../plan-types.js'
 
@@ -39,3 +42,38 @@ export function ownerOf(tags: readonly string[], policy: Pick<Policy, 'ownership
 
 /** the guests this entry may update and report as its own (an unmarked guest is claimed by its manifest) */
 export const ownedHere = (o: Owner): boolean => o.kind === 'self' || o.kind === 'unmarked'
+
+const COMMENT_MARKER = 'managed-by='
+
+/** The marker this cluster entry writes as the first word of a pool's or backup job's comment. */
+export const commentMarker = (policy: Pick<Policy, 'ownershipTag' | 'clusterEntry'>): string =>
+  `${COMMENT_MARKER}${ownerMarker(policy) ?? policy.ownershipTag}`
+
+export type CommentOwner = Owner['kind']
+
+/**
+ * Who owns an object by the first word of its comment, as guests' tags say it: without a cluster entry any
+ * ProxOps marker is this one's; with one, the bare `managed-by=<tag>` is unmarked (claimed by a declaration,
+ * never pruned) and another entry's marker is never touched.
+ */
+export function commentOwner(
+  comment: string | undefined,
+  policy: Pick<Policy, 'ownershipTag' | 'clusterEntry'>,
+): CommentOwner {
+  const word = (comment ?? '').trim().split(/\s+/)[0] ?? ''
+  if (!word.startsWith(COMMENT_MARKER)) return 'none'
+  const owner = word.slice(COMMENT_MARKER.length)
+  const tag = policy.ownershipTag
+  if (owner !== tag && !owner.startsWith(`${tag}.`)) return 'none'
+  if (policy.clusterEntry === undefined) return 'self'
+  if (owner === tag) return 'unmarked'
+  return owner === `${tag}.${policy.clusterEntry}` ? 'self' : 'other'
+}
+
+/** The user's part of a live comment (after a ProxOps marker of any entry), for adopt; undefined when empty. */
+export function commentText(comment: string | undefined, ownershipTag: string): string | undefined {
+  if (comment === undefined) return undefined
+  const text = comment.trim()
+  const rest = commentOwner(text, { ownershipTag }) === 'none' ? text : text.replace(/^\S+\s*/, '')
+  return rest === '' ? undefined : rest
+}

@@ -5,7 +5,7 @@
 import { API_VERSION, KIND_ROOT_OF, type Kind } from '@proxops/schema'
 import type { LiveInventory } from '../inventory.js'
 import type { AdoptedFile } from '../adopt/types.js'
-import { poolUserComment } from './plan.js'
+import { commentText } from '../plan/ownership.js'
 
 type Claim = (kind: Kind, base: string, id: string | number) => string
 
@@ -15,6 +15,7 @@ export function adoptPools(
   only: readonly string[] | undefined,
   claim: Claim,
   sanitise: (raw: string, fallback: string) => string,
+  ownershipTag: string,
 ): AdoptedFile[] {
   if (!live.pools || 'unreadable' in live.pools) return []
   const wanted = only === undefined ? undefined : new Set(only)
@@ -22,7 +23,7 @@ export function adoptPools(
     .filter((p) => !wanted || wanted.has(p.poolid))
     .map((p) => {
       const name = claim('Pool', sanitise(p.poolid, 'pool'), p.poolid)
-      const comment = poolUserComment(p.comment)
+      const comment = commentText(p.comment, ownershipTag)
       return {
         path: `${KIND_ROOT_OF.Pool}/${cluster}/${name}.yaml`,
         kind: 'Pool',

@@ -10,7 +10,7 @@ import { plan } from '../plan/plan.js'
 import type { LivePool, LivePools } from '../inventory.js'
 import type { Plan, Policy, PveRequest } from '../plan-types.js'
 import { applyPlan, desired, guest, inventory, liveVm, policy, vm } from '../fixtures.test.helpers.js'
-import { poolOwner, poolUserComment } from './plan.js'
+import { commentOwner, commentText } from '../plan/ownership.js'
 
 const pool = (name: string, over: Partial<PoolManifest['spec']> = {}): PoolManifest => ({
   apiVersion: 'proxops/v1alpha1',
@@ -237,7 +237,7 @@ describe('pool prunes (docs/safety.md#pools)', () => {
           )
           for (const r of req(p, 'deletePool')) {
             const lpool = lp.find((x) => x.poolid === r.poolid)!
-            expect(poolOwner(lpool.comment, pol)).toBe('self')
+            expect(commentOwner(lpool.comment, pol)).toBe('self')
             expect(declared).not.toContain(r.poolid)
             expect(lpool.storages).toEqual([])
             for (const v of lpool.vmids) expect(deletedGuests.has(v)).toBe(true)
@@ -249,13 +249,15 @@ describe('pool prunes (docs/safety.md#pools)', () => {
     )
   })
 
-  it('poolOwner and poolUserComment read the first word of the comment', () => {
-    expect(poolOwner('managed-by=proxops web', { ownershipTag: 'proxops' })).toBe('self')
-    expect(poolOwner('managed-by=proxopsx', { ownershipTag: 'proxops' })).toBe('none')
-    expect(poolOwner('web managed-by=proxops', { ownershipTag: 'proxops' })).toBe('none')
-    expect(poolOwner('managed-by=proxops.b', { ownershipTag: 'proxops', clusterEntry: 'a' })).toBe('other')
-    expect(poolUserComment('managed-by=proxops.a  web tier')).toBe('web tier')
-    expect(poolUserComment('managed-by=proxops')).toBeUndefined()
-    expect(poolUserComment('by hand')).toBe('by hand')
+  it('commentOwner and commentText read the first word of the comment', () => {
+    expect(commentOwner('managed-by=proxops web', { ownershipTag: 'proxops' })).toBe('self')
+    expect(commentOwner('managed-by=proxopsx', { ownershipTag: 'proxops' })).toBe('none')
+    expect(commentOwner('web managed-by=proxops', { ownershipTag: 'proxops' })).toBe('none')
+    expect(commentOwner('managed-by=proxops.b', { ownershipTag: 'proxops', clusterEntry: 'a' })).toBe('other')
+    expect(commentText('managed-by=proxops.a  web tier', 'proxops')).toBe('web tier')
+    expect(commentText('managed-by=proxops', 'proxops')).toBeUndefined()
+    expect(commentText('by hand', 'proxops')).toBe('by hand')
+    // another tool's marker is the user's text
+    expect(commentText('managed-by=terraform web', 'proxops')).toBe('managed-by=terraform web')
   })
 })

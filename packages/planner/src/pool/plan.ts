@@ -3,11 +3,12 @@
  * `spec.pool` declares for a guest (pve-manager PVE::API2::Pool create_pool / update_pool / delete_pool).
  *
  * Ownership (docs/safety.md#pools): ProxOps writes the marker `managed-by=<tag>` (`managed-by=<tag>.<entry>`
- * with a cluster entry) as the first word of a pool's comment. Declaring a pool id claims it (the update writes
- * the marker); only a pool carrying this entry's marker is ever deleted, within the cycle's remaining prune
- * budget and the empty-desired and ratio guards, and never while it holds anything this plan does not take
- * out of it first: a storage, a sub-pool that stays, or a guest that is neither pruned nor moved to another
- * pool in the same plan (the delete then waits for those actions).
+ * with a cluster entry) as the first word of a pool's comment, as backup jobs have it (plan/ownership.ts
+ * commentOwner). Declaring a pool id claims it (the update writes the marker); only a pool carrying this
+ * entry's marker is ever deleted, within the cycle's remaining prune budget and the empty-desired and ratio
+ * guards, and never while it holds anything this plan does not take out of it first: a storage, a sub-pool
+ * that stays, or a guest that is neither pruned nor moved to another pool in the same plan (the delete then
+ * waits for those actions).
  *
  * Membership: a new guest gets `pool=` on its create or clone (create_vm / clone_vm add it at the end of the
  * worker); an existing one joins through update_pool (`vms=<vmid>`, `allow-move=1` when it is in another
@@ -18,53 +19,21 @@ import { poolNeeded } from '@proxops/schema'
 import type { LivePool, LivePools } from '../inventory.js'
 import type { Anomaly, FieldDiff, Policy, PveRequest, Skip } from '../plan-types.js'
 import type { Draft } from '../plan/order.js'
-import { ownerMarker } from '../plan/ownership.js'
+import { commentMarker, commentOwner } from '../plan/ownership.js'
 import { PlanInputError } from '../errors.js'
 
 type Guest = QemuManifest | ContainerManifest
 type Base = Pick<Draft, 'resource' | 'address' | 'kind' | 'name' | 'node' | 'vmid' | 'tier' | 'level'>
 
 const KIND = 'Pool' as const
-const MARKER_PREFIX = 'managed-by='
 
 export const poolAddress = (id: string): string => `Pool/${id}`
 
-/** the marker this cluster entry writes */
-export const poolMarker = (policy: Pick<Policy, 'ownershipTag' | 'clusterEntry'>): string =>
-  `${MARKER_PREFIX}${ownerMarker(policy) ?? policy.ownershipTag}`
-
-export type PoolOwner = 'self' | 'unmarked' | 'other' | 'none'
-
-/**
- * Who owns a pool, from the first word of its comment, as guests' tags say it (plan/ownership.ts): without a
- * cluster entry any ProxOps marker is this one's; with one, the bare `managed-by=<tag>` is unmarked (claimed by
- * a declaration, never pruned) and another entry's marker is never touched.
- */
-export function poolOwner(
-  comment: string | undefined,
-  policy: Pick<Policy, 'ownershipTag' | 'clusterEntry'>,
-): PoolOwner {
-  const word = (comment ?? '').trim().split(/\s+/)[0] ?? ''
-  if (!word.startsWith(MARKER_PREFIX)) return 'none'
-  const owner = word.slice(MARKER_PREFIX.length)
-  const tag = policy.ownershipTag
-  if (owner !== tag && !owner.startsWith(`${tag}.`)) return 'none'
-  if (policy.clusterEntry === undefined) return 'self'
-  if (owner === tag) return 'unmarked'
-  return owner === `${tag}.${policy.clusterEntry}` ? 'self' : 'other'
-}
-
-/** the user's part of a live comment (after a ProxOps marker), for adopt */
-export function poolUserComment(comment: string | undefined): string | undefined {
-  if (comment === undefined) return undefined
-  const text = comment.trim()
-  const rest = text.startsWith(MARKER_PREFIX) ? text.replace(/^\S+\s*/, '') : text
-  return rest === '' ? undefined : rest
-}
-
 /** the comment a Pool's PVE object must carry */
 export const poolComment = (m: PoolManifest, policy: Pick<Policy, 'ownershipTag' | 'clusterEntry'>): string =>
-  m.spec.comment === undefined || m.spec.comment === '' ? poolMarker(policy) : `${poolMarker(policy)} ${m.spec.comment}`
+  m.spec.comment === undefined || m.spec.comment === ''
+    ? commentMarker(policy)
+    : `${commentMarker(policy)} ${m.spec.comment}`
 
 export interface PoolEnv {
   /** the Pool manifests of this cluster */
@@ -233,7 +202,7 @@ export class PoolPlanner {
         })
         continue
       }
-      const owner = poolOwner(live.comment, policy)
+      const owner = commentOwner(live.comment, policy)
       if (owner === 'other') {
         this.env.anomalies.push({
           code: 'owned-elsewhere',
@@ -253,7 +222,7 @@ export class PoolPlanner {
       this.env.drafts.push({
         ...base,
         type: 'update',
-        reason: `${address}: ${owner === 'self' ? '' : `claimed (declared, no ${poolMarker(policy)} marker yet); `}drift (comment)`,
+        reason: `${address}: ${owner === 'self' ? '' : `claimed (declared, no ${commentMarker(policy)} marker yet); `}drift (comment)`,
         diffs: [diff],
         requests: [{ call: 'updatePool', params: { poolid: id, comment } }],
       })
@@ -275,7 +244,7 @@ export class PoolPlanner {
     const owned: LivePool[] = []
     const candidates: LivePool[] = []
     for (const p of [...this.live.values()].sort(byId)) {
-      const owner = poolOwner(p.comment, policy)
+      const owner = commentOwner(p.comment, policy)
       if (owner === 'self') owned.push(p)
       if (this.declared.has(p.poolid)) continue
       if (owner === 'self') candidates.push(p)
@@ -283,10 +252,10 @@ export class PoolPlanner {
         this.skip(
           'unmarked',
           p,
-          `marked ${poolMarker({ ownershipTag: tag })} without a cluster entry and absent in git; not pruned (it may be another entry's): write ${poolMarker(policy)} in its comment to let this entry prune it, or delete it by hand`,
+          `marked ${commentMarker({ ownershipTag: tag })} without a cluster entry and absent in git; not pruned (it may be another entry's): write ${commentMarker(policy)} in its comment to let this entry prune it, or delete it by hand`,
         )
       else if (owner === 'other') this.skip('owned-elsewhere', p, "another cluster entry's pool; never touched")
-      else this.skip('untagged', p, `pool without the ${poolMarker(policy)} marker in its comment; never touched`)
+      else this.skip('untagged', p, `pool without the ${commentMarker(policy)} marker in its comment; never touched`)
     }
     if (candidates.length === 0) return
     const allowEmpty = (policy.allowEmpty as readonly string[]).includes(KIND)
@@ -357,7 +326,7 @@ export class PoolPlanner {
         kind: KIND,
         node: '',
         type: 'delete',
-        reason: `present on PVE (${poolMarker(policy)} marker) but absent in git`,
+        reason: `present on PVE (${commentMarker(policy)} marker) but absent in git`,
         diffs: [],
         disruption: 'none',
         tier: 9,
