@@ -157,7 +157,8 @@ describe('observe', () => {
   it('reads pending values and pending deletes separately from the applied config', async () => {
     const p = await estate()
     // a running VM keeps a change PVE cannot hotplug pending (qemu-server vmconfig_hotplug_pending)
-    await p.client.updateConfig('pve1', 'qemu', 101, { cores: 4, delete: 'memory' })
+    const task = await p.client.updateConfig('pve1', 'qemu', 101, { cores: 4, delete: 'memory' })
+    if (task) await p.client.waitTaskOk(task, { pollIntervalMs: 5 })
     const live = await observe('homelab', p.client)
     const web = live.guests.find((x) => x.vmid === 101)!
     expect(web.config.memory).toBe('2048')
