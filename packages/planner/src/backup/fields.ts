@@ -2,9 +2,10 @@
  * The one field table of a BackupJob: manifest field -> PVE job option, and how both sides print, so that a
  * create, a per-field compare and adopt all read the same facts (PVE::API2::Backup, PVE::VZDump options).
  */
+import type { BackupJobSpec } from '@proxops/schema'
 import type { Policy } from '../plan-types.js'
 import { commentMarker, commentText } from '../plan/ownership.js'
-import type { BackupJobSpec, LiveBackupJob } from './types.js'
+import type { LiveBackupJob } from './types.js'
 
 const vmidList = (ids: readonly number[]): string => [...ids].sort((a, b) => a - b).join(',')
 
