@@ -57,13 +57,18 @@ describe('observe', () => {
     expect(live.unreadableStorages).toEqual([])
   })
 
-  it('stays within the request budget: guests + 2 x nodes + artifact storages + 4', async () => {
+  it('stays within the request budget: guests + 2 x nodes + storage listings + 4', async () => {
     const pve = estate()
     await observe('homelab', pve)
     const guests = 3
     const nodes = 3
-    const artifactStorages = 3 // `local` on each node; local-lvm holds no artifacts and is not listed
-    expect(pve.reads().length).toBeLessThanOrEqual(guests + 2 * nodes + artifactStorages + 4)
+    // `local` on each node, once per artifact content type it holds (iso, vztmpl, import), each with `content=`;
+    // local-lvm holds no artifacts and is not listed
+    const listings = pve.calls.filter((c) => c.method === 'storageContent')
+    expect(listings.map((c) => `${String(c.args[0])} ${String(c.args[1])} ${String(c.args[2])}`).sort()).toEqual(
+      ['pve1', 'pve2', 'pve3'].flatMap((n) => ['import', 'iso', 'vztmpl'].map((c) => `${n} local ${c}`)),
+    )
+    expect(pve.reads().length).toBeLessThanOrEqual(guests + 2 * nodes + listings.length + 4)
     // one read per guest: /pending, never config + status
     expect(pve.reads().filter((c) => c.method === 'guestConfig' || c.method === 'guestStatus')).toEqual([])
   })
