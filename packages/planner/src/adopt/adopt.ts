@@ -8,7 +8,8 @@
 import { SENSITIVE as REDACTED } from '@proxops/pve-client/wire'
 import { API_VERSION, KIND_ROOT_OF, formatQuantity, parseManifest, type Kind } from '@proxops/schema'
 import type { LiveGuest, LiveInventory, LiveVolume } from '../inventory.js'
-import { isBookkeeping, QEMU_NIC_MODELS } from '../plan/keys.js'
+import { isBookkeeping } from '../plan/keys.js'
+import { adoptNic } from '../plan/nics.js'
 import { adoptBlock } from '../plan/table.js'
 import { isOn, parseProps, pveSizeBytes } from './props.js'
 import { keyLines, mapSshKeys } from './ssh.js'
@@ -318,22 +319,7 @@ function adoptVm(
   spec.disks = disks.sort((a, b) => a.bus - b.bus || a.index - b.index).map((d) => d.disk)
 
   // NICs: PVE-assigned MACs are not pinned
-  const networks: Record<string, unknown>[] = []
-  for (const key of sortedSlots(c, /^net(\d+)$/)) {
-    used.add(key)
-    const p = parseProps(c[key]!)
-    const [model = 'virtio'] = [...p.values.keys()].filter((k) => QEMU_NIC_MODELS.includes(k))
-    const nic: Record<string, unknown> = { model, bridge: p.values.get('bridge'), slot: key }
-    if (p.values.has('tag')) nic.vlan = Number(p.values.get('tag'))
-    if (p.values.has('rate')) nic['rate-limit'] = Math.round(Number(p.values.get('rate')))
-    if (isOn(p.values.get('firewall'))) nic.firewall = true
-    for (const [token, v] of p.values)
-      if (![model, 'bridge', 'tag', 'rate', 'firewall', 'macaddr'].includes(token))
-        gap(`${key}.${token}`, v, 'NIC option not modelled')
-    if (!p.values.has('bridge'))
-      incomplete.push(`spec.networks (${key}): no bridge on PVE (user-mode NIC) is not modelled`)
-    networks.push(nic)
-  }
+  const networks = adoptNics('qemu', c, reader, incomplete, 'no bridge on PVE (user-mode NIC) is not modelled')
   if (networks.length > 0) spec.networks = networks
 
   // hardware
@@ -494,25 +480,7 @@ function adoptLxc(
   if (mountPoints.length > 0) spec['mount-points'] = mountPoints
   if (bindMounts.length > 0) spec['bind-mounts'] = bindMounts
 
-  const networks: Record<string, unknown>[] = []
-  for (const key of sortedSlots(c, /^net(\d+)$/)) {
-    used.add(key)
-    const p = parseProps(c[key]!)
-    const nic: Record<string, unknown> = { bridge: p.values.get('bridge'), slot: key }
-    if (p.values.has('name')) nic.iface = p.values.get('name')
-    const type = p.values.get('type')
-    if (type !== undefined && type !== 'veth') nic.type = type
-    if (p.values.has('tag')) nic.tag = Number(p.values.get('tag'))
-    if (p.values.has('rate')) nic['rate-limit'] = Math.round(Number(p.values.get('rate')))
-    if (isOn(p.values.get('firewall'))) nic.firewall = true
-    if (p.values.has('ip')) nic.ip = p.values.get('ip')
-    if (p.values.has('gw')) nic.gw = p.values.get('gw')
-    for (const [token, v] of p.values)
-      if (!['name', 'bridge', 'type', 'tag', 'rate', 'firewall', 'ip', 'gw', 'hwaddr'].includes(token))
-        gap(`${key}.${token}`, v, 'NIC option not modelled')
-    if (!p.values.has('bridge')) incomplete.push(`spec.networks (${key}): no bridge on PVE`)
-    networks.push(nic)
-  }
+  const networks = adoptNics('lxc', c, reader, incomplete, 'no bridge on PVE')
   if (networks.length > 0) spec.networks = networks
 
   const dns = adoptBlock('lxc', 'dns', reader, name)
@@ -592,6 +560,25 @@ function finishGuest(
     document: { apiVersion: API_VERSION, kind, metadata: { name }, spec },
     incomplete,
   }
+}
+
+/** The NICs of a guest through the NIC token table (plan/nics.ts), in slot order. */
+function adoptNics(
+  type: LiveGuest['type'],
+  c: Readonly<Record<string, string>>,
+  { used, gap }: ConfigReader,
+  incomplete: string[],
+  noBridge: string,
+): Record<string, unknown>[] {
+  const networks: Record<string, unknown>[] = []
+  for (const key of sortedSlots(c, /^net(\d+)$/)) {
+    used.add(key)
+    const adopted = adoptNic(type, key, c[key]!, gap)
+    if (!adopted) continue
+    if (adopted.noBridge) incomplete.push(`spec.networks (${key}): ${noBridge}`)
+    networks.push(adopted.nic)
+  }
+  return networks
 }
 
 function sortedSlots(config: Readonly<Record<string, string>>, pattern: RegExp): string[] {

@@ -261,11 +261,16 @@ describe('adopt then plan', () => {
                   tag: opt(fc.integer({ min: 1, max: 4094 })),
                   firewall: bool1,
                   rate: opt(fc.integer({ min: 1, max: 1000 })),
+                  // parse_net reads both `<model>=<mac>` and `model=<model>,macaddr=<mac>`
+                  keyed: fc.boolean(),
+                  // tokens the manifest does not model: adopt gaps, kept by a compare
+                  queues: opt(fc.constant('queues=2')),
                 })
                 .map((n): [string, string] => [
                   slot,
                   [
-                    `${n.model}=${n.mac}`,
+                    n.keyed ? `model=${n.model},macaddr=${n.mac}` : `${n.model}=${n.mac}`,
+                    ...(n.queues ? [n.queues] : []),
                     `bridge=${n.bridge}`,
                     ...(n.firewall ? ['firewall=1'] : []),
                     ...(n.rate !== undefined ? [`rate=${n.rate}`] : []),
@@ -304,6 +309,10 @@ describe('adopt then plan', () => {
             ip: opt(fc.constantFrom('dhcp', '10.0.0.5/24')),
             tag: opt(fc.integer({ min: 1, max: 4094 })),
             firewall: bool1,
+            rate: opt(fc.integer({ min: 1, max: 1000 })),
+            gw: opt(fc.constant('10.0.0.1')),
+            type: opt(fc.constant('veth')),
+            mtu: opt(fc.constant('mtu=1400')),
           }),
         ),
         mp: opt(fc.record({ size: fc.integer({ min: 1, max: 64 }), backup: opt(fc.constantFrom('0', '1')) })),
@@ -322,10 +331,13 @@ describe('adopt then plan', () => {
             'name=eth0',
             `bridge=${n.bridge}`,
             ...(n.firewall ? ['firewall=1'] : []),
+            ...(n.gw ? [`gw=${n.gw}`] : []),
             `hwaddr=${n.hwaddr}`,
             ...(n.ip ? [`ip=${n.ip}`] : []),
+            ...(n.mtu ? [n.mtu] : []),
+            ...(n.rate !== undefined ? [`rate=${n.rate}`] : []),
             ...(n.tag !== undefined ? [`tag=${n.tag}`] : []),
-            'type=veth',
+            ...(n.type ? [`type=${n.type}`] : []),
           ].join(',')
         }
         if (c.mp) {

@@ -14,6 +14,7 @@ import {
 } from './fields.js'
 import type { GuestBuildContext, GuestFields } from './qemu.js'
 import { guardVolume, isEmptySlot } from './volumes.js'
+import { lxcNicOwned } from './nics.js'
 import { tableFields } from './table.js'
 
 const MP_OPTS = [
@@ -153,40 +154,7 @@ function volumesAndNics(s: ContainerManifest['spec'], declaredSlots: Set<string>
 
   s.networks.forEach((n, i) => {
     declaredSlots.add(n.slot)
-    const tokens: Record<string, string | undefined> = {
-      name: n.iface ?? (/^net\d+$/.test(n.slot) ? `eth${n.slot.slice(3)}` : n.slot),
-      bridge: n.bridge,
-      type: n.type,
-      tag: n.tag !== undefined && n.tag > 0 ? String(n.tag) : undefined,
-      hwaddr: n.hwaddr?.toUpperCase(),
-      rate: n['rate-limit'] !== undefined && n['rate-limit'] > 0 ? String(n['rate-limit']) : undefined,
-      firewall: n.firewall ? '1' : undefined,
-      ip: n.ip,
-      gw: n.gw,
-    }
-    const create = rewrite({}, tokens, undefined, ['name'])
-    owned.push({
-      key: n.slot,
-      field: `spec.networks[${i}]`,
-      create,
-      compare: (live) => {
-        if (live === undefined) return [write(create, create, true)]
-        const p = parsePS(live)
-        if (!p) return [anomaly('invalid-live', `${n.slot}: cannot read PVE's value`)]
-        const changes: Record<string, string | undefined> = {}
-        if (p.bridge !== n.bridge) changes.bridge = n.bridge
-        if (n.iface !== undefined && p.name !== n.iface) changes.name = n.iface
-        if (tokens.tag !== undefined && p.tag !== tokens.tag) changes.tag = tokens.tag
-        if (tokens.hwaddr !== undefined && (p.hwaddr ?? '').toUpperCase() !== tokens.hwaddr)
-          changes.hwaddr = tokens.hwaddr
-        if (tokens.rate !== undefined && Number(p.rate) !== Number(tokens.rate)) changes.rate = tokens.rate
-        if (n.firewall && !liveBool(p.firewall, false)) changes.firewall = '1'
-        if (n.ip !== undefined && p.ip !== n.ip) changes.ip = n.ip
-        if (n.gw !== undefined && p.gw !== n.gw) changes.gw = n.gw
-        // the rewrite keeps hwaddr, so PVE does not assign a new MAC
-        return Object.keys(changes).length > 0 ? [write(rewrite(p, changes, undefined, ['name']))] : NONE
-      },
-    })
+    owned.push(lxcNicOwned(n, i))
   })
 
   return owned

@@ -3,7 +3,7 @@
  * (grow-only resize, live-form rewrites, tags as PVE stores them).
  */
 import { decodeSshKeys, encodeSshKeys, formatTags, readTags, sshKeySet } from '@proxops/pve-client/wire'
-import type { QemuManifest, VmDisk, VmHardware, VmNic } from '@proxops/schema'
+import type { QemuManifest, VmDisk, VmHardware } from '@proxops/schema'
 import type { SecretLookup } from '../desired.js'
 import {
   anomaly,
@@ -20,7 +20,7 @@ import {
   type Owned,
 } from './fields.js'
 import type { SecretParam } from '../plan-types.js'
-import { QEMU_NIC_MODELS } from './keys.js'
+import { qemuNicOwned } from './nics.js'
 import { tableFields } from './table.js'
 import { guardVolume, isEmptySlot, poolOf } from './volumes.js'
 
@@ -129,74 +129,6 @@ function diskOwned(d: VmDisk, i: number, ctx: GuestBuildContext): Owned {
   }
 }
 
-/** A qemu NIC value read as PVE's parse_net does: model and MAC from `virtio=<mac>` or `model=`/`macaddr=`. */
-export function qemuNic(
-  value: string,
-): { model: string | undefined; mac: string | undefined; props: Record<string, string> } | undefined {
-  const p = parsePS(value) ?? parsePS(value, 'model')
-  if (!p) return undefined
-  const modelKey =
-    Object.keys(p).find((k) => QEMU_NIC_MODELS.includes(k)) ?? (p.model !== undefined ? 'model' : undefined)
-  const model = modelKey === 'model' ? p.model : modelKey
-  const mac = modelKey !== undefined && modelKey !== 'model' ? p[modelKey] : p.macaddr
-  return { model, mac, props: p }
-}
-
-function netOwned(n: VmNic, i: number): Owned {
-  const field = `spec.networks[${i}]`
-  const tokens: Record<string, string | undefined> = {
-    bridge: n.bridge,
-    tag: n.vlan === undefined ? undefined : String(n.vlan),
-    rate: n['rate-limit'] === undefined ? undefined : String(n['rate-limit']),
-    firewall: n.firewall ? '1' : undefined,
-  }
-  const head = n.mac ? `${n.model}=${n.mac.toLowerCase()}` : n.model
-  const create = withTokens(head, tokens)
-  return {
-    key: n.slot,
-    field,
-    create,
-    compare: (live) => {
-      if (live === undefined) return [write(create, create, true)]
-      const nic = qemuNic(live)
-      if (!nic) return [anomaly('invalid-live', `${n.slot}: cannot read PVE's value`)]
-      return compareNet(nic)
-    },
-  }
-  function compareNet({
-    model: liveModel,
-    mac: liveMac,
-    props: p,
-  }: NonNullable<ReturnType<typeof qemuNic>>): readonly Outcome[] {
-    const drift =
-      liveModel !== n.model ||
-      p.bridge !== n.bridge ||
-      (n.mac !== undefined && (liveMac ?? '').toLowerCase() !== n.mac.toLowerCase()) ||
-      (n.vlan !== undefined && p.tag !== String(n.vlan)) ||
-      (n['rate-limit'] !== undefined && Number(p.rate) !== n['rate-limit']) ||
-      (n.firewall && !liveBool(p.firewall, false))
-    if (!drift) return NONE
-    // rewrite keeping the live MAC (PVE would otherwise generate a new one) and every unowned token
-    const rest: Record<string, string> = { ...p }
-    for (const k of QEMU_NIC_MODELS) delete rest[k]
-    delete rest.model
-    delete rest.macaddr
-    const mac = n.mac ?? liveMac
-    const headOut = mac ? `${n.model}=${n.mac ? n.mac.toLowerCase() : mac}` : n.model
-    const body = rewrite(
-      rest,
-      {
-        bridge: n.bridge,
-        tag: tokens.tag ?? rest.tag,
-        rate: tokens.rate ?? rest.rate,
-        firewall: n.firewall ? '1' : rest.firewall,
-      },
-      undefined,
-    )
-    return [write(body === '' ? headOut : `${headOut},${body}`)]
-  }
-}
-
 function sshKeysOwned(
   ci: NonNullable<QemuManifest['spec']['cloud-init-data']>,
   ctx: GuestBuildContext,
@@ -292,7 +224,7 @@ function qemuDevices(
     declaredSlots.add(d.interface)
   })
   s.networks.forEach((n, i) => {
-    owned.push(netOwned(n, i))
+    owned.push(qemuNicOwned(n, i))
     declaredSlots.add(n.slot)
   })
 
