@@ -10,6 +10,8 @@ import { API_VERSION, KIND_ROOT_OF, formatQuantity, parseManifest, type Kind } f
 import type { LiveGuest, LiveInventory, LiveVolume } from '../inventory.js'
 import { isBookkeeping } from '../plan/keys.js'
 import { adoptNic } from '../plan/nics.js'
+import { adoptTokens } from '../plan/tokens.js'
+import { BIND_TOKENS, DISK_TOKENS, MOUNT_TOKENS } from '../plan/volumes.js'
 import { adoptBlock } from '../plan/table.js'
 import { isOn, parseProps, pveSizeBytes } from './props.js'
 import { keyLines, mapSshKeys } from './ssh.js'
@@ -306,13 +308,7 @@ function adoptVm(
       disk.controller = scsihw
       controllerDone = true
     }
-    if (isOn(p.values.get('iothread'))) disk.iothread = true
-    if (p.values.has('discard')) disk.discard = p.values.get('discard')
-    if (p.values.has('ssd')) disk.ssd = isOn(p.values.get('ssd'))
-    if (p.values.has('aio')) disk.aio = p.values.get('aio')
-    for (const [token, v] of p.values)
-      if (!['size', 'iothread', 'discard', 'ssd', 'aio', 'file', 'media'].includes(token))
-        gap(`${key}.${token}`, v, 'disk option not modelled')
+    adoptTokens(DISK_TOKENS, Object.fromEntries(p.values), disk, key, gap, 'disk', ['size', 'file', 'media'])
     disks.push({ bus: BUS_ORDER.indexOf(m[1]!), index: Number(m[2]), disk })
   }
   if (scsihw !== undefined && !controllerDone) gap('scsihw', scsihw, 'no SCSI disk to carry the controller')
@@ -451,12 +447,10 @@ function adoptLxc(
     used.add(key)
     const p = parseProps(c[key]!)
     const volume = p.head ?? p.values.get('volume') ?? ''
-    const guestPath = p.values.get('mp')
     if (volume.startsWith('/')) {
-      const bind: Record<string, unknown> = { 'host-path': volume, 'mount-point': guestPath, slot: key }
-      if (p.values.has('ro')) bind['read-only'] = isOn(p.values.get('ro'))
-      for (const [token, v] of p.values)
-        if (!['mp', 'ro', 'volume'].includes(token)) gap(`${key}.${token}`, v, 'bind mount option not modelled')
+      const bind: Record<string, unknown> = { 'host-path': volume }
+      adoptTokens(BIND_TOKENS, Object.fromEntries(p.values), bind, key, gap, 'bind mount', ['volume'])
+      bind.slot = key
       bindMounts.push(bind)
       continue
     }
@@ -464,17 +458,8 @@ function adoptLxc(
     const size = pveSizeBytes(p.values.get('size'))
     if (size !== undefined && size % MiB === 0) mount.size = formatQuantity(size)
     else incomplete.push(`spec.mount-points (${key}): PVE reports no size; state it`)
-    if (guestPath !== undefined) mount['mount-point'] = guestPath
+    adoptTokens(MOUNT_TOKENS, Object.fromEntries(p.values), mount, key, gap, 'mount point', ['size', 'volume'])
     mount.slot = key
-    const mountOptions: Record<string, unknown> = {}
-    const map = { ro: 'read-only', backup: 'backup', acl: 'acl', quota: 'quota', shared: 'shared' } as const
-    for (const [token, field] of Object.entries(map))
-      if (p.values.has(token)) mountOptions[field] = isOn(p.values.get(token))
-    if (p.values.has('mountoptions')) mountOptions['mount-options'] = p.values.get('mountoptions')
-    if (Object.keys(mountOptions).length > 0) mount.options = mountOptions
-    for (const [token, v] of p.values)
-      if (!['size', 'mp', 'volume', 'mountoptions', ...Object.keys(map)].includes(token))
-        gap(`${key}.${token}`, v, 'mount point option not modelled')
     mountPoints.push(mount)
   }
   if (mountPoints.length > 0) spec['mount-points'] = mountPoints

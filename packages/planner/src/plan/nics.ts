@@ -5,31 +5,13 @@
  */
 import type { GuestType } from '@proxops/pve-client/wire'
 import type { LxcNic, VmNic } from '@proxops/schema'
-import { anomaly, liveBool, NONE, parsePS, rewrite, withTokens, write, type Outcome, type Owned } from './fields.js'
+import { anomaly, NONE, parsePS, rewrite, withTokens, write, type Outcome, type Owned } from './fields.js'
 import { QEMU_NIC_MODELS } from './keys.js'
 import type { GapSink } from './table.js'
-
-export interface NicToken {
-  /** the PVE token */
-  token: string
-  /** the field of the manifest's NIC entry */
-  field: string
-  /** `flag`: only true is owned (PVE's 0 default); `mac`: compared and written upper-case */
-  codec: 'string' | 'int' | 'flag' | 'mac'
-  /** a declared value at or below it means "not set": neither sent nor compared (an LXC's tag 0) */
-  none?: number
-  /** sent on create, never compared (an LXC NIC's type) */
-  compare?: false
-  /** PVE assigns it (a MAC): never adopted, never a gap */
-  adopt?: false
-  /** adopt leaves out this live value (PVE's default) */
-  omit?: string
-  /** sent on create when the manifest leaves the field out */
-  createDefault?: (slot: string) => string
-}
+import { adoptTokens, changedTokens, createTokens, type SlotToken } from './tokens.js'
 
 /** The tokens of each kind's NIC, in create order. */
-export const NIC_TOKENS: Record<GuestType, readonly NicToken[]> = {
+export const NIC_TOKENS: Record<GuestType, readonly SlotToken[]> = {
   qemu: [
     { token: 'bridge', field: 'bridge', codec: 'string' },
     { token: 'tag', field: 'vlan', codec: 'int' },
@@ -52,54 +34,6 @@ export const NIC_TOKENS: Record<GuestType, readonly NicToken[]> = {
 
 function ethName(slot: string): string {
   return /^net\d+$/.test(slot) ? `eth${slot.slice(3)}` : slot
-}
-
-const fieldOf = (nic: VmNic | LxcNic, field: string): unknown => (nic as unknown as Record<string, unknown>)[field]
-
-/** A declared manifest value as its PVE token, or undefined when the manifest does not set it. */
-function tokenValue(t: NicToken, v: unknown): string | undefined {
-  if (v === undefined) return undefined
-  if (typeof v === 'number' && t.none !== undefined && v <= t.none) return undefined
-  if (t.codec === 'flag') return v === true ? '1' : undefined
-  if (t.codec === 'mac') return String(v).toUpperCase()
-  return String(v)
-}
-
-function sameToken(t: NicToken, live: string | undefined, want: string): boolean {
-  switch (t.codec) {
-    case 'int':
-      return live !== undefined && Number(live) === Number(want)
-    case 'flag':
-      return liveBool(live, false)
-    case 'mac':
-      return (live ?? '').toUpperCase() === want
-    case 'string':
-      return live === want
-  }
-}
-
-/** The declared tokens of a NIC entry, in table order. */
-function desiredTokens(type: GuestType, nic: VmNic | LxcNic, slot: string): Record<string, string> {
-  const out: Record<string, string> = {}
-  for (const t of NIC_TOKENS[type]) {
-    const v = tokenValue(t, fieldOf(nic, t.field)) ?? t.createDefault?.(slot)
-    if (v !== undefined) out[t.token] = v
-  }
-  return out
-}
-
-/** The declared tokens that differ from the live ones. */
-function changedTokens(
-  type: GuestType,
-  nic: VmNic | LxcNic,
-  live: Readonly<Record<string, string>>,
-): Record<string, string> {
-  const out: Record<string, string> = {}
-  for (const t of NIC_TOKENS[type]) {
-    const want = t.compare === false ? undefined : tokenValue(t, fieldOf(nic, t.field))
-    if (want !== undefined && !sameToken(t, live[t.token], want)) out[t.token] = want
-  }
-  return out
 }
 
 /** A qemu NIC value read as PVE's parse_net does: model and MAC from `virtio=<mac>` or `model=`/`macaddr=`. */
@@ -127,7 +61,7 @@ function qemuNicRest(props: Readonly<Record<string, string>>): Record<string, st
 export function qemuNicOwned(n: VmNic, i: number): Owned {
   const field = `spec.networks[${i}]`
   const head = n.mac ? `${n.model}=${n.mac.toLowerCase()}` : n.model
-  const create = withTokens(head, desiredTokens('qemu', n, n.slot))
+  const create = withTokens(head, createTokens(NIC_TOKENS.qemu, n, n.slot))
   return {
     key: n.slot,
     field,
@@ -137,7 +71,7 @@ export function qemuNicOwned(n: VmNic, i: number): Owned {
       const nic = qemuNic(live)
       if (!nic) return [anomaly('invalid-live', `${n.slot}: cannot read PVE's value`)]
       const rest = qemuNicRest(nic.props)
-      const changes = changedTokens('qemu', n, rest)
+      const changes = changedTokens(NIC_TOKENS.qemu, n, rest)
       const macDrift = n.mac !== undefined && (nic.mac ?? '').toLowerCase() !== n.mac.toLowerCase()
       if (nic.model === n.model && !macDrift && Object.keys(changes).length === 0) return NONE
       // rewrite keeping the live MAC (PVE would otherwise generate a new one) and every unowned token
@@ -150,7 +84,7 @@ export function qemuNicOwned(n: VmNic, i: number): Owned {
 }
 
 export function lxcNicOwned(n: LxcNic, i: number): Owned {
-  const create = rewrite({}, desiredTokens('lxc', n, n.slot), undefined, ['name'])
+  const create = rewrite({}, createTokens(NIC_TOKENS.lxc, n, n.slot), undefined, ['name'])
   return {
     key: n.slot,
     field: `spec.networks[${i}]`,
@@ -159,7 +93,7 @@ export function lxcNicOwned(n: LxcNic, i: number): Owned {
       if (live === undefined) return [write(create, create, true)]
       const p = parsePS(live)
       if (!p) return [anomaly('invalid-live', `${n.slot}: cannot read PVE's value`)]
-      const changes = changedTokens('lxc', n, p)
+      const changes = changedTokens(NIC_TOKENS.lxc, n, p)
       // the rewrite keeps hwaddr, so PVE does not assign a new MAC
       return Object.keys(changes).length > 0 ? [write(rewrite(p, changes, undefined, ['name']))] : NONE
     },
@@ -183,20 +117,7 @@ export function adoptNic(
     return undefined
   }
   const nic: Record<string, unknown> = type === 'qemu' ? { model: q?.model ?? 'virtio' } : {}
-  const declared = new Set<string>()
-  for (const t of NIC_TOKENS[type]) {
-    declared.add(t.token)
-    const v = props[t.token]
-    if (v === undefined || t.adopt === false || v === t.omit) continue
-    if (t.codec === 'flag') {
-      if (liveBool(v, false)) nic[t.field] = true
-    } else if (t.codec === 'int') {
-      if (Number.isInteger(Number(v))) nic[t.field] = Number(v)
-      else gap(`${slot}.${t.token}`, v, 'not a whole number; not modelled')
-    } else nic[t.field] = v
-  }
+  adoptTokens(NIC_TOKENS[type], props, nic, slot, gap, 'NIC')
   nic.slot = slot
-  for (const [token, v] of Object.entries(props))
-    if (!declared.has(token)) gap(`${slot}.${token}`, v, 'NIC option not modelled')
   return { nic, noBridge: props.bridge === undefined }
 }

@@ -22,7 +22,8 @@ import {
 import type { SecretParam } from '../plan-types.js'
 import { qemuNicOwned } from './nics.js'
 import { tableFields } from './table.js'
-import { guardVolume, isEmptySlot, poolOf } from './volumes.js'
+import { changedTokens, createTokens } from './tokens.js'
+import { DISK_TOKENS, guardVolume, isEmptySlot, poolOf } from './volumes.js'
 
 export interface GuestBuildContext {
   /** volume id of an artifact by kind and name for a node (`local:iso/x.iso`), undefined when not declared */
@@ -73,12 +74,6 @@ const DISK_FAMILY = /^(scsi|virtio|sata|ide)\d+$/
 function diskOwned(d: VmDisk, i: number, ctx: GuestBuildContext): Owned {
   const slot = d.interface
   const field = `spec.disks[${i}]`
-  const opts: Record<string, string | undefined> = {
-    iothread: d.iothread ? '1' : undefined,
-    discard: d.discard,
-    ssd: d.ssd === undefined ? undefined : d.ssd ? '1' : '0',
-    aio: d.aio,
-  }
   let head: string
   if (d.image !== undefined) {
     const src = ctx.volid('DiskImage', d.image) ?? `${d.storage}:import/${d.image}`
@@ -86,7 +81,7 @@ function diskOwned(d: VmDisk, i: number, ctx: GuestBuildContext): Owned {
   } else {
     head = `${d.storage}:${gib(d.size ?? 0)}`
   }
-  const create = withTokens(head, opts)
+  const create = withTokens(head, createTokens(DISK_TOKENS, d, slot))
   return {
     key: slot,
     field,
@@ -115,11 +110,7 @@ function diskOwned(d: VmDisk, i: number, ctx: GuestBuildContext): Owned {
         true,
       )
       if (out.some((o) => o.t === 'anomaly')) return out
-      const changes: Record<string, string | undefined> = {}
-      if (liveBool(p.iothread, false) !== d.iothread) changes.iothread = d.iothread ? '1' : undefined
-      if (d.discard !== undefined && (p.discard ?? 'ignore') !== d.discard) changes.discard = d.discard
-      if (d.ssd !== undefined && liveBool(p.ssd, false) !== d.ssd) changes.ssd = d.ssd ? '1' : '0'
-      if (d.aio !== undefined && p.aio !== d.aio) changes.aio = d.aio
+      const changes = changedTokens(DISK_TOKENS, d, p)
       if (Object.keys(changes).length > 0) {
         const value = rewrite(p, changes, 'file')
         out.unshift(write(value))
