@@ -50,6 +50,7 @@ export function makePlan(actions: readonly Action[], cluster = 'homelab'): Plan 
       resize: count(['resize']),
       power: count(['start', 'stop', 'restart']),
       markTemplate: count(['mark-template']),
+      snapshot: count(['snapshot']),
       delete: count(['delete']),
       download: count(['download']),
       anomalies: 0,
