@@ -506,7 +506,13 @@ export class PveClient extends PveReadOnlyClient {
   }
 
   /** `DELETE .../snapshot/{snapname}` (`delsnapshot`, VM.Snapshot): a task; never `force`. */
-  async deleteSnapshot(node: string, type: GuestType, vmid: number, snapname: string, o?: CallOptions): Promise<TaskRef> {
+  async deleteSnapshot(
+    node: string,
+    type: GuestType,
+    vmid: number,
+    snapname: string,
+    o?: CallOptions,
+  ): Promise<TaskRef> {
     const path = `/nodes/{node}/${guestType(type)}/{vmid}/snapshot/{snapname}`
     return taskRef(node, await this.#write('DELETE', path, { node, vmid, snapname }, undefined, o), `DELETE ${path}`)
   }

@@ -249,7 +249,10 @@ async function runRequest(
 
 /** `proxops-20261201T193000Z`: the UTC time, a valid PVE snapshot name (pve-configid, at most 40 characters) */
 export function safetySnapshotName(ms: number): string {
-  return `proxops-${new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z').replace(/[-:]/g, '')}`
+  return `proxops-${new Date(ms)
+    .toISOString()
+    .replace(/\.\d+Z$/, 'Z')
+    .replace(/[-:]/g, '')}`
 }
 
 /** the names this executor gives (a `-<n>` suffix when a name of the same second is taken); nothing else is pruned */
@@ -294,7 +297,11 @@ async function safetySnapshot(
     throw new ActionFailure(`snapshot ${name} is not listed complete after its task ended`)
   const main = (c: typeof before): string => {
     const { parent: _parent, ...rest } = c.values
-    return JSON.stringify(Object.keys(rest).sort().map((k) => [k, rest[k]]))
+    return JSON.stringify(
+      Object.keys(rest)
+        .sort()
+        .map((k) => [k, rest[k]]),
+    )
   }
   if (main(after) !== main(before))
     throw new ActionFailure(

@@ -2,7 +2,19 @@
 import { fc, test } from '@fast-check/vitest'
 import { describe, expect, it } from 'vitest'
 import { drift2Arb } from '../arbitraries.test.helpers.js'
-import { applyPlan, artifact, desired, GiB, inventory, liveCt, liveVm, lookup, lxc, policy, vm } from '../fixtures.test.helpers.js'
+import {
+  applyPlan,
+  artifact,
+  desired,
+  GiB,
+  inventory,
+  liveCt,
+  liveVm,
+  lookup,
+  lxc,
+  policy,
+  vm,
+} from '../fixtures.test.helpers.js'
 import type { LiveInventory, LiveStorage } from '../inventory.js'
 import type { Action, Plan, Policy } from '../plan-types.js'
 import { serializePlan } from '../serialize.js'
@@ -67,7 +79,9 @@ describe('which changes take a safety snapshot', () => {
 
   it('a stopped guest: a disk resize still takes one; a start or a stop the manifest asks for takes none', () => {
     const stopped = inventory([liveVm(100, 'web', {}, { status: 'stopped' })], { storages: lvm })
-    const grow = vm('web', 100, { disks: [{ storage: 'local-lvm', size: 40 * GiB, interface: 'scsi0', iothread: false }] })
+    const grow = vm('web', 100, {
+      disks: [{ storage: 'local-lvm', size: 40 * GiB, interface: 'scsi0', iothread: false }],
+    })
     expect(types(plan(desired({ ...grow, spec: { ...grow.spec, state: 'stopped' } }), stopped, on()))).toEqual([
       'snapshot',
       'resize:scsi0',
@@ -159,7 +173,10 @@ describe('templates (qemu-server / pve-container `template` refuse a guest with 
 })
 
 /** every storage the arbitraries use, of one snapshot-capable type or not */
-const storagesArb = fc.record({ lvm: fc.constantFrom('lvmthin', 'dir', 'iscsi'), zfs: fc.constantFrom('zfspool', 'dir') })
+const storagesArb = fc.record({
+  lvm: fc.constantFrom('lvmthin', 'dir', 'iscsi'),
+  zfs: fc.constantFrom('zfspool', 'dir'),
+})
 const withStorages = (inv: LiveInventory, s: { lvm: string; zfs: string }): LiveInventory => ({
   ...inv,
   storages: ['pve1', 'pve2', 'pve3'].flatMap((n) => [storage('local-lvm', s.lvm, n), storage('local-zfs', s.zfs, n)]),
@@ -192,7 +209,8 @@ describe('properties', () => {
         expect(p.actions.indexOf(snap as Action)).toBeLessThan(p.actions.indexOf(act))
       }
       // one snapshot per guest, only for guests with a disruptive action
-      for (const [address] of snaps) expect(p.actions.some((x) => x.address === address && isSnapshotTrigger(x))).toBe(true)
+      for (const [address] of snaps)
+        expect(p.actions.some((x) => x.address === address && isSnapshotTrigger(x))).toBe(true)
       // the rest of the plan is the plan without the policy, less the refused guests' disruptive actions
       const strip = (x: Action) => ({ ...x, dependsOn: x.dependsOn.filter((id) => !id.endsWith('#snapshot')) })
       expect(p.actions.filter((x) => x.type !== 'snapshot').map(strip)).toEqual(
