@@ -242,7 +242,7 @@ const str = (params: PlanParams, k: string): string | undefined =>
   typeof params[k] === 'string' ? params[k] : typeof params[k] === 'number' ? String(params[k]) : undefined
 const deletes = (params: PlanParams): string[] => (str(params, 'delete') ?? '').split(/[,;\s]+/).filter(Boolean)
 
-function requestNeeds(r: PveRequest): { key?: string; need: Grant[] | string }[] {
+function requestNeeds(r: PveRequest, action: Action): { key?: string; need: Grant[] | string }[] {
   const out: { key?: string; need: Grant[] | string }[] = []
   const push = (key: string | undefined, list: (Grant[] | string)[]): void => {
     for (const need of list) out.push(key === undefined ? { need } : { key, need })
@@ -340,10 +340,14 @@ function requestNeeds(r: PveRequest): { key?: string; need: Grant[] | string }[]
       // PVE::API2::Pool create_pool / delete_pool: Pool.Allocate on the pool's own path
       return [{ need: one(`/pool/${r.call === 'deletePool' ? r.poolid : String(r.params.poolid)}`, 'Pool.Allocate') }]
     case 'updatePool': {
-      // update_pool: Pool.Allocate on the pool, and check_perm_modify on every member it adds or removes
+      // update_pool: Pool.Allocate on the pool, check_perm_modify on every member it adds or removes, and
+      // Pool.Allocate on the pool a guest leaves with allow-move (the plan's `spec.pool` diff names it)
       push(undefined, [one(`/pool/${String(r.params.poolid)}`, 'Pool.Allocate')])
       for (const vmid of (str(r.params, 'vms') ?? '').split(/[,;\s]+/).filter(Boolean))
         push('vms', [anyOf(`/vms/${vmid}`, 'Permissions.Modify', 'VM.Allocate')])
+      const left = action.diffs.find((d) => d.field === 'spec.pool')?.before
+      if (r.params['allow-move'] !== undefined && typeof left === 'string')
+        push('allow-move', [one(`/pool/${left}`, 'Pool.Allocate')])
       return out
     }
     case 'downloadUrl':
@@ -377,7 +381,7 @@ export function privilegeNeeds(plan: Plan): PrivilegeNeed[] {
   const out: PrivilegeNeed[] = []
   for (const a of plan.actions) {
     for (const r of a.requests) {
-      for (const n of requestNeeds(r)) {
+      for (const n of requestNeeds(r, a)) {
         if (typeof n.need === 'string') out.push({ action: a.id, key: n.key ?? r.call, rootOnly: n.need })
         else out.push({ action: a.id, ...(n.key !== undefined ? { key: n.key } : {}), anyOf: n.need })
       }

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events'
 import { promisify } from 'node:util'
 import { gunzip, gunzipSync, inflate, inflateSync } from 'node:zlib'
-import type { Agent, Dispatcher } from 'undici'
+import type { Dispatcher } from 'undici'
 import { type AuthOptions, type AuthProvider, ticketAuth, tokenAuth } from './auth.js'
 import { classifyHttpFailure, classifyNetworkFailure } from './classify.js'
 import { PveError, type PveErrorCode, PveParamError } from './errors.js'
@@ -67,8 +67,11 @@ export interface TransportOptions {
   logger?: Logger
   /** clock, injectable for ticket-renewal tests */
   now?: () => number
-  /** an undici Agent to use instead of building one from `tls` (tests, proxies); the caller closes it */
-  dispatcher?: Agent
+  /**
+   * an undici Dispatcher to send through instead of the Agent built from `tls` (a proxy agent, a mock, the
+   * simulator's in-process dispatcher); the caller closes it
+   */
+  dispatcher?: Dispatcher
   /**
    * largest answer accepted, in bytes, both as sent and after gzip/deflate decoding; default 64 MiB (a
    * `/cluster/resources` of 10,000 guests is about 5 MB). A larger answer fails with PVE_PROTOCOL, unretried.
@@ -107,7 +110,7 @@ export class Transport {
   /** `https://host:port` and `/api2/json` (or a prefix before it) of #base */
   readonly #origin: string
   readonly #prefix: string
-  readonly #dispatcher: Agent
+  readonly #dispatcher: Dispatcher
   readonly #ownsDispatcher: boolean
   readonly #auth: AuthProvider
   readonly #limiter: Limiter

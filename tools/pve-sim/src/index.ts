@@ -16,6 +16,7 @@ import { AccessState } from './access/state.js'
 import { AuthState } from './http/auth.js'
 import { listen } from './http/server.js'
 import { fingerprintOf, makeCertificate } from './http/tls.js'
+import { SimDispatcher } from './in-process.js'
 
 export type { SimControl, TransportControls, FailureBurst, LatencyRule, RequestMatcher } from './control/index.js'
 export type { SimStats, RequestRecord } from './control/stats.js'
@@ -25,6 +26,7 @@ export type { GuestInfo, TaskInfo, VolumeSpec, SimCluster, TaskBehaviour } from 
 export { PveHttpError } from './http/types.js'
 export type { PveVersion } from './apidoc/load.js'
 export { apidocForTests } from './apidoc/test-data.js'
+export type { SimDispatcher } from './in-process.js'
 
 /** the API token `pnpm sim` prints by default (test-only; the examples' SOPS files hold it) */
 export const DEMO_TOKEN_ID = 'root@pam!proxops'
@@ -94,7 +96,33 @@ export interface Simulator {
   close(): Promise<void>
 }
 
-export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+/** startSimulator's options that apply without a socket (no TLS, port, host, control file or endpoint) */
+export type InProcessOptions = Omit<
+  SimulatorOptions,
+  'tls' | 'port' | 'host' | 'controlFile' | 'controlEndpoint' | 'certificate'
+>
+
+export interface InProcessSimulator {
+  /** a placeholder origin for the client's baseUrl: requests never leave the process */
+  readonly url: string
+  readonly token: { id: string; secret: string; header: string }
+  readonly rootPassword: string
+  readonly pveVersion: PveVersion
+  readonly nodes: string[]
+  readonly schemaValidation: boolean
+  readonly control: SimControl
+  readonly stats: SimStats
+  /** an undici Dispatcher that answers here: pass it as the client's `dispatcher` */
+  readonly dispatcher: SimDispatcher
+  /** ends the requests under way (as dropped connections) and refuses new ones */
+  close(): Promise<void>
+}
+
+/** The parts startSimulator and createInProcessSimulator share: the model, auth, faults and the HTTP layer. */
+function compose(
+  options: InProcessOptions,
+  endpoint?: (nodes: string[]) => { node: string; fingerprint: string } | undefined,
+) {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`))
   const nodes = options.nodes ?? ['pve1', 'pve2', 'pve3']
   const pveVersion = options.pveVersion ?? '9.1'
@@ -129,12 +157,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const faults = new FaultState()
   const stats = new StatsLog()
   const control = createControl(cluster, faults, auth, first.id, (id) => access.addConfiguredToken(id))
-  const tls =
-    options.tls === false
-      ? undefined
-      : options.certificate
-        ? { ...options.certificate, fingerprint: fingerprintOf(options.certificate.cert) }
-        : await makeCertificate(nodes[0] ?? 'pve-sim')
+  const endpointOf = endpoint?.(nodes)
   const api = new ApiHandler({
     routes: [...cluster.routes, ...accessRoutes(access, auth)],
     access,
@@ -148,9 +171,57 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     localNode: nodes[0] ?? 'pve1',
     proxyTimeoutMs: options.proxyTimeoutMs ?? 30_000,
     currentConfig: (vmid) => cluster.guest(vmid)?.config,
-    ...(tls && nodes[0] ? { endpoint: { node: nodes[0], fingerprint: tls.fingerprint } } : {}),
+    ...(endpointOf ? { endpoint: endpointOf } : {}),
     log,
   })
+  return {
+    log,
+    nodes,
+    pveVersion,
+    taskDurationMs,
+    rootPassword,
+    api,
+    control,
+    stats,
+    schemaValidation: apidoc !== undefined,
+    token: { id: first.id, secret: first.secret, header: `PVEAPIToken=${first.id}=${first.secret}` },
+  }
+}
+
+/**
+ * The simulator in this process, without a socket: the same model and HTTP layer as startSimulator, reached
+ * through `dispatcher` (an undici Dispatcher) instead of a port. For unit tests that want PVE's behaviour
+ * through the real client at the cost of a function call.
+ */
+export function createInProcessSimulator(options: InProcessOptions = {}): InProcessSimulator {
+  const sim = compose(options)
+  const dispatcher = new SimDispatcher(sim.api)
+  return {
+    url: 'http://pve-sim.invalid:8006',
+    token: sim.token,
+    rootPassword: sim.rootPassword,
+    pveVersion: sim.pveVersion,
+    nodes: sim.nodes,
+    schemaValidation: sim.schemaValidation,
+    control: sim.control,
+    stats: sim.stats,
+    dispatcher,
+    close: () => dispatcher.destroy(),
+  }
+}
+
+export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const tls =
+    options.tls === false
+      ? undefined
+      : options.certificate
+        ? { ...options.certificate, fingerprint: fingerprintOf(options.certificate.cert) }
+        : await makeCertificate((options.nodes ?? ['pve1'])[0] ?? 'pve-sim')
+  // /nodes reports the endpoint's certificate as the first node's ssl_fingerprint
+  const sim = compose(options, (nodes) =>
+    tls && nodes[0] ? { node: nodes[0], fingerprint: tls.fingerprint } : undefined,
+  )
+  const { log, nodes, control, stats, api, taskDurationMs } = sim
 
   const applier = new ControlApplier(control, taskDurationMs)
   const controlEndpoint =
@@ -191,11 +262,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     apiUrl: `${url}/api2/json`,
     fingerprint: tls?.fingerprint,
     caPem: tls?.cert,
-    token: { id: first.id, secret: first.secret, header: `PVEAPIToken=${first.id}=${first.secret}` },
-    rootPassword,
-    pveVersion,
+    token: sim.token,
+    rootPassword: sim.rootPassword,
+    pveVersion: sim.pveVersion,
     nodes,
-    schemaValidation: apidoc !== undefined,
+    schemaValidation: sim.schemaValidation,
     control,
     stats,
     async close() {

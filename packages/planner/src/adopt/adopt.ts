@@ -237,20 +237,18 @@ function adoptVm(
 ): AdoptedFile {
   const kind: Kind = guest.template ? 'TemplateVM' : 'VM'
   const c = guest.config
-  const { used, gap, take } = configReader(kind, guest, collect)
+  const reader = configReader(kind, guest, collect)
+  const { used, gap, take } = reader
   const incomplete: string[] = []
   const name = claim(kind, sanitiseName(c.name, `vm-${guest.vmid}`), guest.vmid)
   const spec: Record<string, unknown> = { node: guest.node, vmid: guest.vmid }
   if (!guest.template) spec.state = guest.status === 'running' ? 'started' : 'stopped'
   else spec.state = 'stopped'
-  const pveName = take('name')
-  if (pveName && pveName !== name) spec['pve-name'] = pveName
-
-  Object.assign(spec, adoptBlock('qemu', 'memory', take))
+  Object.assign(spec, adoptBlock('qemu', 'pve-name', reader, name), adoptBlock('qemu', 'memory', reader))
   const cpuProps = parseProps(take('cpu') ?? 'kvm64')
   const cpu: Record<string, unknown> = {
     type: cpuProps.head ?? cpuProps.values.get('cputype') ?? 'kvm64',
-    ...adoptBlock('qemu', 'cpu', take),
+    ...adoptBlock('qemu', 'cpu', reader),
   }
   if (c.cpu === undefined)
     gap(
@@ -339,16 +337,7 @@ function adoptVm(
   if (networks.length > 0) spec.networks = networks
 
   // hardware
-  const machine = take('machine')
-  if (machine !== undefined) {
-    if (/q35/.test(machine)) hardware.machine = 'q35'
-    else if (/^(pc|i440fx)/.test(machine)) hardware.machine = 'i440fx'
-    if (!/^(q35|i440fx|pc)$/.test(machine))
-      gap('machine', machine, 'pinned machine version is not modelled (adopted as the family)')
-  }
-  Object.assign(hardware, adoptBlock('qemu', 'hardware', take))
-  const vga = take('vga')
-  if (vga !== undefined) hardware.display = vga
+  Object.assign(hardware, adoptBlock('qemu', 'hardware', reader))
   const efi = take('efidisk0')
   if (efi !== undefined) {
     const p = parseProps(efi)
@@ -381,15 +370,7 @@ function adoptVm(
   if (Object.keys(hardware).length > 0) spec.hardware = hardware
 
   // options: only truthy values are owned
-  const opts: Record<string, unknown> = adoptBlock('qemu', 'options', take)
-  const agent = take('agent')
-  if (
-    agent !== undefined &&
-    (isOn(agent) || isOn(parseProps(agent).values.get('enabled')) || parseProps(agent).head === '1')
-  )
-    opts.agent = true
-  const hotplug = take('hotplug')
-  if (hotplug) opts.hotplug = hotplug.split(',').filter(Boolean)
+  const opts: Record<string, unknown> = adoptBlock('qemu', 'options', reader)
   // the order qemu-server derived itself is bookkeeping: not pinned into the manifest
   const boot = isBookkeeping('qemu', 'boot', c) ? undefined : take('boot')
   if (boot !== undefined) {
@@ -400,7 +381,7 @@ function adoptVm(
   if (Object.keys(opts).length > 0) spec.options = opts
 
   // cloud-init data
-  const ci: Record<string, unknown> = adoptBlock('qemu', 'cloud-init-data', take)
+  const ci: Record<string, unknown> = adoptBlock('qemu', 'cloud-init-data', reader)
   const sshkeys = take('sshkeys')
   if (sshkeys) {
     let keys: string[] = []
@@ -439,7 +420,7 @@ function adoptVm(
   if (ipconfigs.length > 0) ci.ipconfigs = ipconfigs
   if (Object.keys(ci).length > 0) spec['cloud-init-data'] = ci
 
-  return finishGuest(kind, name, guest, spec, incomplete, options, { used, gap, take })
+  return finishGuest(kind, name, guest, spec, incomplete, options, reader)
 }
 
 // ---------------------------------------------------------------- LXC / TemplateCT
@@ -452,17 +433,17 @@ function adoptLxc(
 ): AdoptedFile {
   const kind: Kind = guest.template ? 'TemplateCT' : 'LXC'
   const c = guest.config
-  const { used, gap, take } = configReader(kind, guest, collect)
+  const reader = configReader(kind, guest, collect)
+  const { used, gap, take } = reader
   const incomplete: string[] = [
     'spec.template: PVE does not record the CTTemplate a container was created from; name it',
   ]
   gap('spec.template', '(unknown)', 'unrecoverable: PVE does not persist ostemplate')
-  const hostname = take('hostname')
-  const name = claim(kind, sanitiseName(hostname, `ct-${guest.vmid}`), guest.vmid)
+  const name = claim(kind, sanitiseName(c.hostname, `ct-${guest.vmid}`), guest.vmid)
   const spec: Record<string, unknown> = { node: guest.node, vmid: guest.vmid }
   spec.state = !guest.template && guest.status === 'running' ? 'started' : 'stopped'
-  Object.assign(spec, adoptBlock('lxc', 'memory', take), adoptBlock('lxc', 'swap', take))
-  const cpu = adoptBlock('lxc', 'cpu', take)
+  Object.assign(spec, adoptBlock('lxc', 'memory', reader), adoptBlock('lxc', 'swap', reader))
+  const cpu = adoptBlock('lxc', 'cpu', reader)
   if (Object.keys(cpu).length > 0) spec.cpu = cpu
   else incomplete.push('spec.cpu.cores: not set on PVE (the container may use every host core); state a value')
 
@@ -534,20 +515,11 @@ function adoptLxc(
   }
   if (networks.length > 0) spec.networks = networks
 
-  const dns: Record<string, unknown> = {}
-  if (hostname !== undefined && hostname !== name) dns.hostname = hostname
-  Object.assign(dns, adoptBlock('lxc', 'dns', take))
+  const dns = adoptBlock('lxc', 'dns', reader, name)
   if (Object.keys(dns).length > 0) spec.dns = dns
+  Object.assign(spec, adoptBlock('lxc', 'arch', reader))
 
-  const arch = take('arch')
-  if (arch === 'amd64' || arch === 'i686' || arch === 'arm64') spec.arch = arch
-  else if (arch !== undefined) gap('arch', arch, 'architecture not modelled')
-
-  const unprivileged = take('unprivileged')
-  const opts: Record<string, unknown> = {
-    ...(unprivileged !== undefined ? { unprivileged: isOn(unprivileged) } : {}),
-    ...adoptBlock('lxc', 'options', take),
-  }
+  const opts = adoptBlock('lxc', 'options', reader)
   const features = take('features')
   if (features !== undefined) {
     const p = parseProps(features)
@@ -557,7 +529,7 @@ function adoptLxc(
   }
   if (Object.keys(opts).length > 0) spec.options = opts
 
-  return finishGuest(kind, name, guest, spec, incomplete, options, { used, gap, take })
+  return finishGuest(kind, name, guest, spec, incomplete, options, reader)
 }
 
 // ---------------------------------------------------------------- helpers
@@ -598,10 +570,10 @@ function finishGuest(
   spec: Record<string, unknown>,
   incomplete: string[],
   options: AdoptOptions & { tag: string },
-  { used, gap, take }: ConfigReader,
+  reader: ConfigReader,
 ): AdoptedFile {
-  const description = take('description')
-  if (description) spec['pve-description'] = description
+  const { used, gap } = reader
+  Object.assign(spec, adoptBlock(guest.type, 'pve-description', reader))
   const tags = guest.tags.filter((t) => t !== options.tag && !t.startsWith(`${options.tag}.`))
   used.add('tags')
   if (tags.length > 0) spec.tags = tags

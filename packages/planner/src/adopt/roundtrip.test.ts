@@ -11,7 +11,7 @@ import { plan } from '../plan/plan.js'
 import { defaultBootDevices, QEMU_NIC_MODELS } from '../plan/keys.js'
 import { DEFAULT_POLICY, type Plan } from '../plan-types.js'
 import { adopt } from './adopt.js'
-import { FIELD_TABLE, type FieldRow } from '../plan/table.js'
+import { tableRows, type FieldRow } from '../plan/table.js'
 
 function inventory(guests: LiveGuest[]): LiveInventory {
   return {
@@ -169,12 +169,19 @@ describe('adopt then plan', () => {
    * Live values for every row of a kind's field table, by codec; a string row needs a sample here (a value
    * the manifest accepts), so a new row cannot escape this property.
    */
-  const STRING_SAMPLES: Record<string, readonly string[]> = {
+  const SAMPLES: Record<string, readonly string[]> = {
+    name: ['web', 'db-1', 'build'],
+    hostname: ['cache', 'dns-1'],
+    description: ['a web server', 'line one\nline two'],
     bios: ['seabios', 'ovmf'],
     serial0: ['socket'],
     startup: ['order=1', 'order=2,up=30'],
     ciuser: ['admin', 'debian'],
     searchdomain: ['lan', 'example.org'],
+    // PVE's other vga tokens are adopt gaps and kept by a compare
+    vga: ['std', 'qxl', 'serial0', 'std,memory=32'],
+    // pve-hotplug-features: 1 is network,disk,usb, 0 is none
+    hotplug: ['1', '0', 'network,disk', 'disk,usb,cpu,memory'],
   }
   const rowValue = (r: FieldRow): fc.Arbitrary<string> => {
     const c = r.codec
@@ -182,18 +189,25 @@ describe('adopt then plan', () => {
       return c.mib
         ? fc.integer({ min: 1, max: 64 }).map((n) => String(n * 128))
         : fc.integer({ min: 1, max: 8 }).map(String)
-    if (c.t === 'flag') return fc.constantFrom('0', '1')
-    if (c.t === 'list') return fc.constantFrom('1.1.1.1', '9.9.9.9 1.1.1.1')
-    const samples = STRING_SAMPLES[r.key]
-    if (!samples) throw new Error(`field table row ${r.key}: add a live sample to STRING_SAMPLES`)
+    if (c.t === 'flag')
+      return c.defaultKey === undefined
+        ? fc.constantFrom('0', '1')
+        : fc.constantFrom('0', '1', `${c.defaultKey}=1,fstrim_cloned_disks=1`, '1,type=virtio')
+    if (c.t === 'list' && c.read === undefined) return fc.constantFrom('1.1.1.1', '9.9.9.9 1.1.1.1')
+    if (c.t === 'enum') return fc.constantFrom(...c.values)
+    // pinned versions are adopted as their family
+    if (c.t === 'machine') return fc.constantFrom('q35', 'pc', 'pc-q35-8.1', 'pc-i440fx-9.0+pve0')
+    const samples = SAMPLES[r.key]
+    if (!samples) throw new Error(`field table row ${r.key}: add a live sample to SAMPLES`)
     return fc.constantFrom(...samples)
   }
+  const REQUIRED = new Set(['memory', 'cores', 'name', 'hostname'])
   /** A live value (or none, unless PVE requires the key) for every row of the kind's table. */
   const tableConfig = (type: 'qemu' | 'lxc'): fc.Arbitrary<Record<string, string>> =>
     fc
       .tuple(
-        ...FIELD_TABLE[type].map((r) =>
-          (r.key === 'memory' || r.key === 'cores' ? rowValue(r) : opt(rowValue(r))).map((v) => [r.key, v] as const),
+        ...tableRows(type).map((r) =>
+          (REQUIRED.has(r.key) ? rowValue(r) : opt(rowValue(r))).map((v) => [r.key, v] as const),
         ),
       )
       .map((entries) => Object.fromEntries(entries.filter((e): e is readonly [string, string] => e[1] !== undefined)))
@@ -210,7 +224,6 @@ describe('adopt then plan', () => {
   const qemuConfig = (vmid: number): fc.Arbitrary<Record<string, string>> =>
     fc
       .record({
-        name: fc.constantFrom('web', 'db-1', 'build'),
         table: tableConfig('qemu'),
         cpu: opt(fc.constantFrom('host', 'kvm64', 'x86-64-v2-AES')),
         disks: slotsOf(['scsi0', 'scsi1', 'virtio0', 'sata0'], 1, 3).chain((slots) =>
@@ -262,10 +275,6 @@ describe('adopt then plan', () => {
             ),
           ),
         ),
-        machine: opt(fc.constantFrom('q35', 'pc')),
-        vga: opt(fc.constantFrom('std', 'qxl', 'serial0')),
-        agent: bool1,
-        description: opt(fc.constantFrom('a web server', 'line one\nline two')),
         tags: fc.uniqueArray(fc.constantFrom('web', 'prod', 'db'), { maxLength: 2 }),
         // qemu-server's own order (bookkeeping, not adopted) or one somebody chose (adopted as boot-order)
         boot: opt(fc.constantFrom('derived', 'chosen')),
@@ -286,7 +295,6 @@ describe('adopt then plan', () => {
   const lxcConfig = (vmid: number): fc.Arbitrary<Record<string, string>> =>
     fc
       .record({
-        hostname: fc.constantFrom('cache', 'dns-1'),
         table: tableConfig('lxc'),
         rootSize: fc.integer({ min: 1, max: 64 }),
         net: opt(
@@ -299,15 +307,12 @@ describe('adopt then plan', () => {
           }),
         ),
         mp: opt(fc.record({ size: fc.integer({ min: 1, max: 64 }), backup: opt(fc.constantFrom('0', '1')) })),
-        unprivileged: opt(fc.constantFrom('0', '1')),
         nesting: opt(fc.constantFrom('0', '1')),
       })
       .map((c) => {
         const config: Record<string, string> = {
           ...c.table,
-          hostname: c.hostname,
           rootfs: `local-lvm:subvol-${vmid}-disk-0,size=${c.rootSize}G`,
-          arch: 'amd64',
           ostype: 'debian',
           tags: 'proxops',
         }
@@ -331,7 +336,6 @@ describe('adopt then plan', () => {
             `size=${c.mp.size}G`,
           ].join(',')
         }
-        if (c.unprivileged !== undefined) config.unprivileged = c.unprivileged
         if (c.nesting !== undefined) config.features = `nesting=${c.nesting}`
         return config
       })

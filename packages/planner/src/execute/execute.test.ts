@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import { FakePve, makeAction, makePlan } from '../test-support/index.js'
+import { FakePve } from '../test-support/index.js'
+import { makeAction, makePlan } from '../testing/index.js'
 import type { Action } from '../plan-types.js'
 import { execute, type ExecuteOptions, type ProgressEvent } from './execute.js'
 

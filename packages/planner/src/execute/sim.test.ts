@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startSimulator, type Simulator } from '@proxops/pve-sim'
 import { createPveClient, type PveClient } from '@proxops/pve-client'
-import { makeAction, makePlan } from '../test-support/index.js'
+import { makeAction, makePlan } from '../testing/index.js'
 import type { Action, PveRequest } from '../plan-types.js'
 import { execute, type ExecuteOptions } from './execute.js'
 import { plan } from '../plan/plan.js'

@@ -8,8 +8,8 @@ import { parsePS } from './fields.js'
 import { qemuNic } from './qemu.js'
 import { fieldRow } from './table.js'
 
-/** Keys outside the field table that PVE applies at once even on a running guest (the table's say so per row). */
-const FAST = new Set(['name', 'hostname', 'description', 'tags'])
+/** Keys outside the field table's rows that PVE applies at once even on a running guest (the rows say so each). */
+const FAST = new Set(['tags'])
 /** Cloud-init data is written at once; the guest reads it at its next boot. */
 const CLOUD_INIT = /^(cipassword|sshkeys|ipconfig\d+|citype|ciupgrade|cicustom)$/
 

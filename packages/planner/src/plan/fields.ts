@@ -117,8 +117,14 @@ export function flag(key: string, field: string, desired: boolean, liveDefault: 
   }
 }
 
-/** A list compared as a set; written joined by `sep`. */
-export function stringSet(key: string, field: string, desired: readonly string[], sep: string): Owned {
+/** A list compared as a set; written joined by `sep`; `read` reads a live value that has aliases. */
+export function stringSet(
+  key: string,
+  field: string,
+  desired: readonly string[],
+  sep: string,
+  read: (live: string | undefined) => Iterable<string> = (live) => (live ?? '').split(/[\s,;]+/),
+): Owned {
   const want = [...new Set(desired)].sort().join(' ')
   const value = desired.join(sep)
   return {
@@ -126,7 +132,10 @@ export function stringSet(key: string, field: string, desired: readonly string[]
     field,
     create: value,
     compare: (live) => {
-      const got = [...new Set((live ?? '').split(/[\s,;]+/).filter((s) => s !== ''))].sort().join(' ')
+      const got = [...new Set(read(live))]
+        .filter((s) => s !== '')
+        .sort()
+        .join(' ')
       return got === want ? NONE : [write(value)]
     },
   }

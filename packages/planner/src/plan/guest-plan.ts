@@ -9,7 +9,7 @@ import { allowed, classify, isDisruptionPolicy, maxClass, type GuestRuntime } fr
 import { liveBool, parsePS, SENSITIVE } from './fields.js'
 import type { LiveGuest } from '../inventory.js'
 import { isBookkeeping, unmanagedNote } from './keys.js'
-import { LXC_CREATE_ONLY, lxcSlotFamily } from './lxc.js'
+import { lxcSlotFamily } from './lxc.js'
 import { display, sortDiffs, type Draft, type Sink } from './order.js'
 import type {
   ActionType,
@@ -23,7 +23,8 @@ import type {
   Skip,
 } from '../plan-types.js'
 import type { GuestType } from '@proxops/pve-client/wire'
-import { CLONE_IDENTITY_KEYS, hotplugSet, qemuSlotFamily, type GuestFields } from './qemu.js'
+import { CLONE_IDENTITY_KEYS, qemuSlotFamily, type GuestFields } from './qemu.js'
+import { hotplugSet, isCreateOnly } from './table.js'
 
 export interface GuestPlanEnv {
   policy: Policy
@@ -120,8 +121,7 @@ function planClone(
   // the post-clone write: own values minus volume slots and create-only keys; inherited identity keys not
   // owned are deleted
   const set: Record<string, PlanParamValue> = {}
-  for (const o of f.owned)
-    if (o.create !== undefined && !o.volume && !LXC_CREATE_ONLY.includes(o.key)) set[o.key] = o.create
+  for (const o of f.owned) if (o.create !== undefined && !o.volume && !isCreateOnly(type, o.key)) set[o.key] = o.create
   const del = m.kind === 'VM' ? cloneIdentityKeys(m, f).filter((k) => !(k in set)) : []
   if (del.length > 0) set.delete = del.join(',')
   const diffs = createDiffs.filter((d) => d.key in set)

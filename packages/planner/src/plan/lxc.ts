@@ -7,13 +7,12 @@ import {
   liveBool,
   parsePS,
   rewrite,
-  scalar,
   withTokens,
   write,
   type Outcome,
   type Owned,
 } from './fields.js'
-import { descriptionField, type GuestBuildContext, type GuestFields } from './qemu.js'
+import type { GuestBuildContext, GuestFields } from './qemu.js'
 import { guardVolume, isEmptySlot } from './volumes.js'
 import { tableFields } from './table.js'
 
@@ -30,27 +29,35 @@ const bit = (b: boolean | undefined): string | undefined => (b === undefined ? u
 
 export function lxcFields(m: ContainerManifest, ctx: GuestBuildContext): GuestFields {
   const s = m.spec
-  const owned: Owned[] = []
   const gaps: GuestFields['gaps'] = []
   const declaredSlots = new Set<string>()
   const o = s.options ?? {}
-  let createError: string | undefined
+  const features = featuresField(o)
+  const owned = tableFields('lxc', s, {
+    'volumes-nics': () => volumesAndNics(s, declaredSlots),
+    features: () => features.owned,
+    tags: () => [ctx.tags(s.tags)],
+  })
 
-  owned.push(scalar('hostname', 'spec.dns.hostname', s.dns.hostname))
-  if (s['pve-description'] !== undefined && s['pve-description'].trim() !== '')
-    owned.push(descriptionField(s['pve-description']))
-  // the one-value keys of the field table (memory, swap, cores, DNS, options)
-  owned.push(...tableFields('lxc', s))
-  if (s.arch !== undefined) {
-    const arch = s.arch
-    owned.push({
-      key: 'arch',
-      field: 'spec.arch',
-      create: arch,
-      compare: (live) => ((live ?? 'amd64') === arch ? NONE : [write(arch)]),
-    })
+  const createOnly: Record<string, string> = { ...s.extra }
+  // a clone-backed LXC has no ostemplate: its root filesystem comes from the TemplateCT
+  if (s.template !== undefined) {
+    const tmpl = ctx.volid('CTTemplate', s.template)
+    createOnly.ostemplate = tmpl ?? `local:vztmpl/${s.template}`
   }
+  if (Object.keys(s.extra).length > 0) gaps.push({ field: 'spec.extra', note: 'sent on create only; never compared' })
+  return {
+    owned,
+    createOnly,
+    gaps,
+    declaredSlots,
+    ...(features.createError === undefined ? {} : { createError: features.createError }),
+  }
+}
 
+/** The volumes and NICs family: the root filesystem, mount points, bind mounts, NICs. */
+function volumesAndNics(s: ContainerManifest['spec'], declaredSlots: Set<string>): Owned[] {
+  const owned: Owned[] = []
   // root filesystem: a volume slot with the data-loss guards
   const root = `${s.root.storage}:${gib(s.root.size)}`
   owned.push({
@@ -182,23 +189,13 @@ export function lxcFields(m: ContainerManifest, ctx: GuestBuildContext): GuestFi
     })
   })
 
-  if (o.unprivileged !== undefined) {
-    const want = o.unprivileged
-    owned.push({
-      key: 'unprivileged',
-      field: 'spec.options.unprivileged',
-      create: want ? 1 : 0,
-      compare: (live) =>
-        liveBool(live, false) === want
-          ? NONE
-          : [
-              anomaly(
-                'create-only-option',
-                `unprivileged is ${liveBool(live, false) ? 1 : 0} on PVE but spec.options.unprivileged is ${want}; PVE cannot change it on an existing container (recreate required)`,
-              ),
-            ],
-    })
-  }
+  return owned
+}
+
+/** features: nesting is owned; keyctl and fuse are checked, never written (no accepted PVE 9 create form). */
+function featuresField(o: NonNullable<ContainerManifest['spec']['options']>): { owned: Owned[]; createError?: string } {
+  const owned: Owned[] = []
+  let createError: string | undefined
   if (o.keyctl === true || o.fuse === true) {
     createError = `spec.options.${o.keyctl === true ? 'keyctl' : 'fuse'}: true has no accepted PVE 9 create form; the container cannot be created as declared`
   }
@@ -228,20 +225,8 @@ export function lxcFields(m: ContainerManifest, ctx: GuestBuildContext): GuestFi
     })
   }
 
-  owned.push(ctx.tags(s.tags))
-
-  const createOnly: Record<string, string> = { ...s.extra }
-  // a clone-backed LXC has no ostemplate: its root filesystem comes from the TemplateCT
-  if (s.template !== undefined) {
-    const tmpl = ctx.volid('CTTemplate', s.template)
-    createOnly.ostemplate = tmpl ?? `local:vztmpl/${s.template}`
-  }
-  if (Object.keys(s.extra).length > 0) gaps.push({ field: 'spec.extra', note: 'sent on create only; never compared' })
-  return { owned, createOnly, gaps, declaredSlots, ...(createError === undefined ? {} : { createError }) }
+  return createError === undefined ? { owned } : { owned, createError }
 }
-
-/** keys PVE sets only at create (read-only afterwards): never part of a clone's post-clone write */
-export const LXC_CREATE_ONLY: readonly string[] = ['unprivileged']
 
 export function lxcSlotFamily(key: string): 'mount' | 'nic' | undefined {
   if (/^mp\d+$/.test(key)) return 'mount'

@@ -68,11 +68,6 @@ function sameTagSet(live: string, want: ReadonlySet<string>): boolean {
   return tags.length === want.size && tags.every((t) => want.has(t))
 }
 
-export function descriptionField(desc: string): Owned {
-  // PVE stores it as comment lines and trims trailing whitespace on read
-  return scalar('description', 'spec.pve-description', desc.trimEnd(), (s) => s.trimEnd())
-}
-
 const DISK_FAMILY = /^(scsi|virtio|sata|ide)\d+$/
 
 function diskOwned(d: VmDisk, i: number, ctx: GuestBuildContext): Owned {
@@ -202,12 +197,6 @@ function netOwned(n: VmNic, i: number): Owned {
   }
 }
 
-function machineMatches(desired: 'i440fx' | 'q35', live: string | undefined): boolean {
-  const type = live === undefined ? undefined : (parsePS(live, 'type')?.type ?? live)
-  if (desired === 'q35') return type !== undefined && /^(pc-)?q35/.test(type)
-  return type === undefined || /^pc(-i440fx)?(-\d|$)/.test(type)
-}
-
 function sshKeysOwned(
   ci: NonNullable<QemuManifest['spec']['cloud-init-data']>,
   ctx: GuestBuildContext,
@@ -266,40 +255,35 @@ export const CLONE_IDENTITY_KEYS = ['ciuser', 'sshkeys', 'cipassword', 'cicustom
 
 export function qemuFields(m: QemuManifest, ctx: GuestBuildContext): GuestFields {
   const s = m.spec
-  const owned: Owned[] = []
   const gaps: GuestFields['gaps'] = []
   const declaredSlots = new Set<string>()
-  const hw: Partial<VmHardware> = s.hardware ?? {}
-  const opt = s.options ?? {}
+  const owned = tableFields('qemu', s, {
+    cpu: () => {
+      if (s.cpu.flags !== undefined && s.cpu.flags.length > 0)
+        gaps.push({ field: 'spec.cpu.flags', note: 'parsed, not sent (reference behaviour)' })
+      return [cpuOwned(s.cpu.type, s.options?.hidden === true)]
+    },
+    devices: () => qemuDevices(s, ctx, gaps, declaredSlots),
+    'boot-cloud-init': () => bootAndCloudInit(s, ctx, gaps),
+    tags: () => [ctx.tags(s.tags)],
+  })
 
-  owned.push(scalar('name', 'spec.pve-name', s['pve-name']))
-  if (s['pve-description'] !== undefined && s['pve-description'].trim() !== '')
-    owned.push(descriptionField(s['pve-description']))
-  // the one-value keys of the field table (memory, cores, sockets, options, cloud-init data, ...)
-  owned.push(...tableFields('qemu', s))
-  owned.push(cpuOwned(s.cpu.type, opt.hidden === true))
-  if (s.cpu.flags !== undefined && s.cpu.flags.length > 0)
-    gaps.push({ field: 'spec.cpu.flags', note: 'parsed, not sent (reference behaviour)' })
-  if (hw.machine !== undefined) {
-    const want = hw.machine === 'q35' ? 'q35' : 'pc'
-    const machine = hw.machine
-    owned.push({
-      key: 'machine',
-      field: 'spec.hardware.machine',
-      create: want,
-      compare: (live) => (machineMatches(machine, live) ? NONE : [write(want)]),
-    })
-  }
-  if (hw.display !== undefined) {
-    const want = hw.display
-    owned.push({
-      key: 'vga',
-      field: 'spec.hardware.display',
-      create: want,
-      compare: (live) =>
-        (live === undefined ? undefined : (parsePS(live, 'type')?.type ?? live)) === want ? NONE : [write(want)],
-    })
-  }
+  const ci = s['cloud-init-data']
+  const createOnly: Record<string, string> = { ...s.extra }
+  if (Object.keys(s.extra).length > 0) gaps.push({ field: 'spec.extra', note: 'sent on create only; never compared' })
+  const leftToPve = ci?.['ssh-keys']?.length === 1 && ci['ssh-keys'][0] === '*' ? ['sshkeys'] : []
+  return { owned, createOnly, gaps, declaredSlots, ...(leftToPve.length > 0 ? { leftToPve } : {}) }
+}
+
+/** The devices family: the SCSI controller, disks, NICs, cloud-init and CD drives, EFI, TPM, PCI devices. */
+function qemuDevices(
+  s: QemuManifest['spec'],
+  ctx: GuestBuildContext,
+  gaps: GuestFields['gaps'],
+  declaredSlots: Set<string>,
+): Owned[] {
+  const owned: Owned[] = []
+  const hw: Partial<VmHardware> = s.hardware ?? {}
   const controller = s.disks.find((d) => d.controller !== undefined)?.controller
   if (controller !== undefined) owned.push(scalar('scsihw', 'spec.disks[].controller', controller))
 
@@ -474,29 +458,13 @@ export function qemuFields(m: QemuManifest, ctx: GuestBuildContext): GuestFields
       },
     })
   })
+  return owned
+}
 
-  // options: only truthy values are owned (a manifest cannot turn a live 1 off)
-  if (opt.agent) {
-    owned.push({
-      key: 'agent',
-      field: 'spec.options.agent',
-      create: 1,
-      compare: (live) =>
-        liveBool(live === undefined ? undefined : parsePS(live, 'enabled')?.enabled, false)
-          ? NONE
-          : [write(live === undefined ? 1 : rewrite(parsePS(live, 'enabled') ?? {}, { enabled: '1' }, 'enabled'))],
-    })
-  }
-  if (opt.hotplug !== undefined && opt.hotplug.length > 0) {
-    const want = [...new Set(opt.hotplug)].sort().join(',')
-    const value = opt.hotplug.join(',')
-    owned.push({
-      key: 'hotplug',
-      field: 'spec.options.hotplug',
-      create: value,
-      compare: (live) => ([...hotplugSet(live)].sort().join(',') === want ? NONE : [write(value)]),
-    })
-  }
+/** The boot order and the cloud-init secrets and IP configs (a key is owned only when its value is non-empty). */
+function bootAndCloudInit(s: QemuManifest['spec'], ctx: GuestBuildContext, gaps: GuestFields['gaps']): Owned[] {
+  const owned: Owned[] = []
+  const opt = s.options ?? {}
   if (opt['boot-order'] !== undefined && opt['boot-order'].length > 0) {
     const order = opt['boot-order'].join(';')
     const value = `order=${order}`
@@ -548,13 +516,7 @@ export function qemuFields(m: QemuManifest, ctx: GuestBuildContext): GuestFields
       })
     }
   }
-
-  owned.push(ctx.tags(s.tags))
-
-  const createOnly: Record<string, string> = { ...s.extra }
-  if (Object.keys(s.extra).length > 0) gaps.push({ field: 'spec.extra', note: 'sent on create only; never compared' })
-  const leftToPve = ci?.['ssh-keys']?.length === 1 && ci['ssh-keys'][0] === '*' ? ['sshkeys'] : []
-  return { owned, createOnly, gaps, declaredSlots, ...(leftToPve.length > 0 ? { leftToPve } : {}) }
+  return owned
 }
 
 function cdCheck(slot: string, live: string, then: () => readonly Outcome[]): readonly Outcome[] {
@@ -593,16 +555,6 @@ function cpuOwned(type: string, hidden: boolean): Owned {
       ]
     },
   }
-}
-
-const HOTPLUG_DEFAULT: ReadonlySet<string> = new Set(['network', 'disk', 'usb'])
-const HOTPLUG_NONE: ReadonlySet<string> = new Set()
-
-/** PVE's `hotplug` option as a set (`1` and absent = network,disk,usb; `0` = none). Read-only: the common sets are shared. */
-export function hotplugSet(live: string | undefined): ReadonlySet<string> {
-  if (live === undefined || live === '1') return HOTPLUG_DEFAULT
-  if (live === '0' || live === '') return HOTPLUG_NONE
-  return new Set(live.split(/[,;\s]+/).filter((s) => s !== ''))
 }
 
 /** Live slot keys of the families ProxOps manages (disks, NICs, PCI devices). */

@@ -1,19 +1,30 @@
 /** The field table: each row's key is built once, from the row, for create, compare and the disruption class. */
 import { describe, expect, it } from 'vitest'
-import { artifact, desired, inventory, lxc, policy, vm } from '../fixtures.test.helpers.js'
+import { artifact, desired, inventory, liveCt, liveVm, lxc, policy, vm } from '../fixtures.test.helpers.js'
 import { classify } from './disruption.js'
 import { plan } from './plan.js'
-import { adoptBlock, FIELD_TABLE, fieldPath } from './table.js'
+import { adoptBlock, fieldPath, tableRows } from './table.js'
 
 const full = vm('web', 100, {
-  hardware: { sockets: 2, numa: true, bios: 'ovmf', serial0: 'socket' },
-  options: { onboot: true, protection: true, acpi: true, tablet: true, startup: 'order=1' },
+  'pve-description': 'a web server',
+  hardware: { sockets: 2, numa: true, bios: 'ovmf', serial0: 'socket', machine: 'q35', display: 'std' },
+  options: {
+    onboot: true,
+    protection: true,
+    acpi: true,
+    tablet: true,
+    startup: 'order=1',
+    agent: true,
+    hotplug: ['disk', 'network'],
+  },
   'cloud-init-data': { 'ci-user': 'admin', nameservers: ['1.1.1.1'], 'search-domains': ['lan'] },
 })
 const fullCt = lxc('cache', 200, {
+  'pve-description': 'a cache',
   swap: 256,
+  arch: 'arm64',
   dns: { hostname: 'cache', nameservers: ['1.1.1.1'], domain: 'lan' },
-  options: { protection: false, onboot: true, console: true, startup: 'order=2' },
+  options: { protection: false, onboot: true, console: true, startup: 'order=2', unprivileged: true },
 })
 
 describe('field table', () => {
@@ -31,7 +42,7 @@ describe('field table', () => {
       const create = action.requests[0]
       if (create?.call !== 'createGuest') throw new Error(`${type}: not a create`)
       const params: Record<string, unknown> = create.params
-      for (const r of FIELD_TABLE[type]) {
+      for (const r of tableRows(type)) {
         expect(params[r.key], `${type} ${r.key}`).toBeDefined()
         expect(action.diffs.filter((d) => d.key === r.key).map((d) => d.field)).toEqual([fieldPath(r)])
       }
@@ -49,10 +60,51 @@ describe('field table', () => {
 
   it('adopt reads a block back through the rows (PVE defaults for absent keys; truthy-only flags only when on)', () => {
     const live: Record<string, string> = { onboot: '0', protection: '1', startup: 'order=3', memory: 'current=1536' }
-    const take = (k: string) => live[k]
-    expect(adoptBlock('qemu', 'options', take)).toEqual({ protection: true, startup: 'order=3' })
-    expect(adoptBlock('qemu', 'memory', take)).toEqual({ memory: '1536MiB' })
-    expect(adoptBlock('qemu', 'cpu', () => undefined)).toEqual({ cores: 1 })
-    expect(adoptBlock('lxc', 'options', take)).toEqual({ onboot: false, protection: true, startup: 'order=3' })
+    const reader = { take: (k: string) => live[k], gap: () => {} }
+    expect(adoptBlock('qemu', 'options', reader)).toEqual({ protection: true, startup: 'order=3' })
+    expect(adoptBlock('qemu', 'memory', reader)).toEqual({ memory: '1536MiB' })
+    expect(adoptBlock('qemu', 'cpu', { take: () => undefined, gap: () => {} })).toEqual({ cores: 1 })
+    expect(adoptBlock('lxc', 'options', reader)).toEqual({ onboot: false, protection: true, startup: 'order=3' })
+  })
+
+  it('adopt records what a row cannot say as gaps: tokens beside the head, pinned machine versions, unknown values', () => {
+    const live: Record<string, string> = {
+      vga: 'std,memory=32',
+      agent: 'enabled=1,fstrim_cloned_disks=1',
+      machine: 'pc-q35-8.1',
+      hotplug: '1',
+      arch: 'riscv64',
+    }
+    const gaps: string[] = []
+    const reader = {
+      take: (k: string) => live[k],
+      gap: (field: string, value: string, note: string) => gaps.push(`${field}=${value}: ${note}`),
+    }
+    expect(adoptBlock('qemu', 'hardware', reader)).toEqual({ machine: 'q35', display: 'std' })
+    // hotplug 1 is qemu-server's default set (pve-hotplug-features)
+    expect(adoptBlock('qemu', 'options', reader)).toEqual({ agent: true, hotplug: ['network', 'disk', 'usb'] })
+    expect(adoptBlock('lxc', 'arch', reader)).toEqual({})
+    expect(gaps).toEqual([
+      'machine=pc-q35-8.1: pinned machine version is not modelled (adopted as the family)',
+      'vga.memory=32: option not modelled',
+      'agent.fstrim_cloned_disks=1: option not modelled',
+      'arch=riscv64: not modelled (amd64, i686, arm64)',
+    ])
+  })
+
+  it("a create-only row is an anomaly on drift, never a write; a headed flag keeps PVE's other tokens", () => {
+    const ct = lxc('cache', 200, { options: { unprivileged: true } })
+    const p = plan(
+      desired(artifact('CTTemplate', 'debian-12', 'debian-12.tar.zst'), ct),
+      inventory([liveCt(200, 'cache', { unprivileged: '0' })]),
+      policy(),
+    )
+    expect(p.actions.filter((a) => a.vmid === 200)).toEqual([])
+    expect(p.anomalies.map((a) => [a.code, a.field])).toEqual([['create-only-option', 'unprivileged']])
+    const v = vm('web', 100, { options: { agent: true } })
+    const q = plan(desired(v), inventory([liveVm(100, 'web', { agent: '0,fstrim_cloned_disks=1' })]), policy())
+    expect(q.actions.flatMap((a) => a.requests).slice(0, 1)).toMatchObject([
+      { call: 'updateConfig', params: { agent: '1,fstrim_cloned_disks=1' } },
+    ])
   })
 })

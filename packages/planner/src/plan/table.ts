@@ -1,25 +1,50 @@
 /**
  * The field table of each guest kind: every PVE config key whose value is one manifest value, declared once
  * with its manifest path, how it is read from PVE and written to it, how it compares, and (where it does not
- * follow the kind's rule in disruption.ts) how a write lands on a running guest. plan() builds its owned
- * fields from these rows (qemu.ts, lxc.ts), adopt() reads the live keys back through the same rows, and the
+ * follow the kind's rule in disruption.ts) how a write lands on a running guest. plan() builds a guest's owned
+ * fields from the table (qemu.ts, lxc.ts), adopt() reads the live keys back through the same rows, and the
  * adopt→plan property test generates live values from them. Keys with a structure of their own (volumes,
- * NICs, devices, cloud-init secrets, tags) are built by hand beside the table, in qemu.ts and lxc.ts.
+ * NICs, devices, cloud-init secrets, tags) are families, built by hand in qemu.ts and lxc.ts at their place
+ * in the table.
  */
 import type { GuestType } from '@proxops/pve-client/wire'
 import { formatQuantity } from '@proxops/schema'
-import { flag, integer, liveBool, parsePS, scalar, stringSet, type Owned } from './fields.js'
+import {
+  anomaly,
+  flag,
+  integer,
+  liveBool,
+  NONE,
+  parsePS,
+  rewrite,
+  scalar,
+  stringSet,
+  write,
+  type Owned,
+} from './fields.js'
 
 /** How a value is written to PVE and read back. */
 export type Codec =
   /** a whole number; `mib`: a manifest quantity the schema parses to MiB (PVE stores MiB) */
   | { t: 'int'; mib?: boolean; defaultKey?: string }
-  /** a string compared as written */
-  | { t: 'string' }
-  /** PVE's 0/1; `liveDefault`: what PVE assumes when absent; `truthyOnly`: owned only when true (see docs/safety.md) */
-  | { t: 'flag'; liveDefault: boolean; truthyOnly?: boolean }
-  /** a list compared as a set, written joined by spaces (PVE splits on spaces, commas and semicolons) */
-  | { t: 'list' }
+  /** a string compared as written; `trimEnd`: PVE trims trailing whitespace on read (the description) */
+  | { t: 'string'; trimEnd?: boolean }
+  /** one of `values`; `liveDefault`: what PVE assumes when absent */
+  | { t: 'enum'; values: readonly string[]; liveDefault?: string }
+  /** the head of a property string (`std` of `std,memory=32`); the other tokens are PVE's, kept on a compare */
+  | { t: 'head'; defaultKey: string }
+  /** qemu's machine type, compared by family (a pinned `pc-q35-8.1` is q35) */
+  | { t: 'machine' }
+  /**
+   * PVE's 0/1; `liveDefault`: what PVE assumes when absent; `truthyOnly`: owned only when true (see
+   * docs/safety.md); `defaultKey`: the flag is the head of a property string (`agent: 1,fstrim_cloned_disks=1`)
+   */
+  | { t: 'flag'; liveDefault: boolean; truthyOnly?: boolean; defaultKey?: string }
+  /**
+   * a list compared as a set, written joined by `sep` (default a space; PVE splits on spaces, commas and
+   * semicolons); `read`: how PVE reads the live value when it has aliases (hotplug's `1` and `0`)
+   */
+  | { t: 'list'; sep?: string; read?: (live: string | undefined) => ReadonlySet<string> }
 
 export interface FieldRow {
   /** the PVE config key */
@@ -31,14 +56,28 @@ export interface FieldRow {
   running?: 'none'
   /** what PVE assumes when the key is absent, which adopt writes (qemu-server's and pve-container's defaults) */
   absent?: string
+  /** PVE sets the key at create only: a live difference is an anomaly (recreate), never a write or a clone's write */
+  createOnly?: true
+  /** the schema defaults the field to `metadata.name`: adopt writes it only when it differs */
+  nameDefault?: true
 }
 
-const row = (key: string, path: string, codec: Codec, more: Pick<FieldRow, 'running' | 'absent'> = {}): FieldRow => ({
+/**
+ * A family of keys with a structure of its own (volumes, NICs, devices, cloud-init secrets, tags), still
+ * built by hand in qemu.ts and lxc.ts; its place in the table is its place in a guest's field order.
+ */
+export interface FamilyEntry {
+  family: string
+}
+
+type More = Pick<FieldRow, 'running' | 'absent' | 'createOnly' | 'nameDefault'>
+const row = (key: string, path: string, codec: Codec, more: More = {}): FieldRow => ({
   key,
   path: path.split('.'),
   codec,
   ...more,
 })
+const family = <F extends string>(name: F): { family: F } => ({ family: name })
 const AT_ONCE = { running: 'none' } as const
 
 const INT: Codec = { t: 'int' }
@@ -47,9 +86,27 @@ const LIST: Codec = { t: 'list' }
 const truthy = (liveDefault: boolean): Codec => ({ t: 'flag', liveDefault, truthyOnly: true })
 const tri = (liveDefault: boolean): Codec => ({ t: 'flag', liveDefault })
 
-/** The rows of each guest kind. Defaults (`liveDefault`) are qemu-server's and pve-container's schema defaults. */
-export const FIELD_TABLE: Record<GuestType, readonly FieldRow[]> = {
+const HOTPLUG_DEFAULT: ReadonlySet<string> = new Set(['network', 'disk', 'usb'])
+const HOTPLUG_NONE: ReadonlySet<string> = new Set()
+
+/**
+ * qemu-server's `hotplug` option as a set: `1` and absent are network,disk,usb, `0` none
+ * (pve-hotplug-features). Read-only: the common sets are shared.
+ */
+export function hotplugSet(live: string | undefined): ReadonlySet<string> {
+  if (live === undefined || live === '1') return HOTPLUG_DEFAULT
+  if (live === '0' || live === '') return HOTPLUG_NONE
+  return new Set(live.split(/[,;\s]+/).filter((s) => s !== ''))
+}
+
+/**
+ * The table of each guest kind, in a guest's field order. Defaults (`liveDefault`, `absent`) are qemu-server's
+ * and pve-container's schema defaults.
+ */
+export const FIELD_TABLE = {
   qemu: [
+    row('name', 'pve-name', STRING, { ...AT_ONCE, nameDefault: true }),
+    row('description', 'pve-description', { t: 'string', trimEnd: true }, AT_ONCE),
     // PVE may return `current=2048` for memory (PVE 8.1+ property-string form)
     row('memory', 'memory', { t: 'int', mib: true, defaultKey: 'current' }, { absent: '512' }),
     row('cores', 'cpu.cores', INT, { absent: '1' }),
@@ -66,8 +123,19 @@ export const FIELD_TABLE: Record<GuestType, readonly FieldRow[]> = {
     row('ciuser', 'cloud-init-data.ci-user', STRING, AT_ONCE),
     row('nameserver', 'cloud-init-data.nameservers', LIST, AT_ONCE),
     row('searchdomain', 'cloud-init-data.search-domains', LIST, AT_ONCE),
+    family('cpu'),
+    row('machine', 'hardware.machine', { t: 'machine' }),
+    row('vga', 'hardware.display', { t: 'head', defaultKey: 'type' }),
+    family('devices'),
+    // options: only truthy values are owned (a manifest cannot turn a live 1 off)
+    row('agent', 'options.agent', { t: 'flag', liveDefault: false, truthyOnly: true, defaultKey: 'enabled' }),
+    row('hotplug', 'options.hotplug', { t: 'list', sep: ',', read: hotplugSet }),
+    family('boot-cloud-init'),
+    family('tags'),
   ],
   lxc: [
+    row('hostname', 'dns.hostname', STRING, { ...AT_ONCE, nameDefault: true }),
+    row('description', 'pve-description', { t: 'string', trimEnd: true }, AT_ONCE),
     row('memory', 'memory', { t: 'int', mib: true }, { absent: '512' }),
     row('swap', 'swap', { t: 'int', mib: true }),
     row('cores', 'cpu.cores', INT),
@@ -77,14 +145,33 @@ export const FIELD_TABLE: Record<GuestType, readonly FieldRow[]> = {
     row('onboot', 'options.onboot', tri(false), AT_ONCE),
     row('console', 'options.console', tri(true)),
     row('startup', 'options.startup', STRING, AT_ONCE),
+    // pve-container sets it from the template at create (bookkeeping in keys.ts when not declared)
+    row('arch', 'arch', { t: 'enum', values: ['amd64', 'i686', 'arm64'], liveDefault: 'amd64' }),
+    family('volumes-nics'),
+    row('unprivileged', 'options.unprivileged', tri(false), { createOnly: true }),
+    family('features'),
+    family('tags'),
   ],
+} as const satisfies Record<GuestType, readonly (FieldRow | FamilyEntry)[]>
+
+/** The hand-built families of a kind, by name. */
+export type FamilyOf<T extends GuestType> = Extract<(typeof FIELD_TABLE)[T][number], FamilyEntry>['family']
+
+const isRow = (e: FieldRow | FamilyEntry): e is FieldRow => 'key' in e
+
+const ROWS: Record<GuestType, readonly FieldRow[]> = {
+  qemu: (FIELD_TABLE.qemu as readonly (FieldRow | FamilyEntry)[]).filter(isRow),
+  lxc: (FIELD_TABLE.lxc as readonly (FieldRow | FamilyEntry)[]).filter(isRow),
 }
+
+/** The rows of a kind (the table without its hand-built families). */
+export const tableRows = (type: GuestType): readonly FieldRow[] => ROWS[type]
 
 const MiB = 1024 * 1024
 
 /** The row of a key, when the table declares it. */
 export function fieldRow(type: GuestType, key: string): FieldRow | undefined {
-  return FIELD_TABLE[type].find((r) => r.key === key)
+  return ROWS[type].find((r) => r.key === key)
 }
 
 function at(spec: unknown, path: readonly string[]): unknown {
@@ -96,30 +183,134 @@ function at(spec: unknown, path: readonly string[]): unknown {
 /** The manifest path in diffs and messages (`spec.options.onboot`). */
 export const fieldPath = (r: FieldRow): string => `spec.${r.path.join('.')}`
 
+/** The head of a property string (`type` of `std,memory=32`), or the whole value when it is not one. */
+const headOf = (live: string, defaultKey: string): string => parsePS(live, defaultKey)?.[defaultKey] ?? live
+
+/** qemu machine families: `q35` and `pc-q35-*` are q35, `pc`, `pc-i440fx-*` and `pc-<version>` i440fx. */
+function machineFamily(live: string | undefined): 'q35' | 'i440fx' | undefined {
+  const type = live === undefined ? undefined : headOf(live, 'type')
+  if (type === undefined) return 'i440fx'
+  if (/^(pc-)?q35/.test(type)) return 'q35'
+  return /^pc(-i440fx)?(-\d|$)/.test(type) ? 'i440fx' : undefined
+}
+
 /**
- * The owned fields the rows give for a manifest's spec: a row is owned when its value is declared (a string
- * or list not empty, a truthy-only flag true).
+ * The owned fields of a manifest's spec, in table order: a row is owned when its value is declared (a string
+ * or list not empty, a truthy-only flag true); a family is what its builder returns.
  */
-export function tableFields(type: GuestType, spec: unknown): Owned[] {
+export function tableFields<T extends GuestType>(
+  type: T,
+  spec: unknown,
+  families: Record<FamilyOf<T>, () => readonly Owned[]>,
+): Owned[] {
   const out: Owned[] = []
-  for (const r of FIELD_TABLE[type]) {
-    const v = at(spec, r.path)
-    const field = fieldPath(r)
-    const c = r.codec
-    if (c.t === 'int' && typeof v === 'number') out.push(integer(r.key, field, v, c.defaultKey))
-    else if (c.t === 'string' && typeof v === 'string' && v !== '') out.push(scalar(r.key, field, v))
-    else if (c.t === 'flag' && typeof v === 'boolean' && (v || !c.truthyOnly))
-      out.push(flag(r.key, field, v, c.liveDefault))
-    else if (c.t === 'list' && Array.isArray(v) && v.length > 0) out.push(stringSet(r.key, field, v as string[], ' '))
+  for (const e of FIELD_TABLE[type] as readonly (FieldRow | FamilyEntry)[]) {
+    if (!isRow(e)) out.push(...families[e.family as FamilyOf<T>]())
+    else {
+      const o = rowField(type, e, at(spec, e.path))
+      if (o) out.push(o)
+    }
   }
   return out
 }
 
+/** One row's owned field for a declared value, or undefined when the manifest does not own the key. */
+function rowField(type: GuestType, r: FieldRow, v: unknown): Owned | undefined {
+  const field = fieldPath(r)
+  const c = r.codec
+  switch (c.t) {
+    case 'int':
+      return typeof v === 'number' ? integer(r.key, field, v, c.defaultKey) : undefined
+    case 'string': {
+      if (typeof v !== 'string') return undefined
+      const want = c.trimEnd ? v.trimEnd() : v
+      if (want === '') return undefined
+      return c.trimEnd ? scalar(r.key, field, want, (s) => s.trimEnd()) : scalar(r.key, field, want)
+    }
+    case 'enum': {
+      if (typeof v !== 'string') return undefined
+      return { key: r.key, field, create: v, compare: (live) => ((live ?? c.liveDefault) === v ? NONE : [write(v)]) }
+    }
+    case 'head': {
+      if (typeof v !== 'string') return undefined
+      return {
+        key: r.key,
+        field,
+        create: v,
+        compare: (live) => (live !== undefined && headOf(live, c.defaultKey) === v ? NONE : [write(v)]),
+      }
+    }
+    case 'machine': {
+      if (v !== 'q35' && v !== 'i440fx') return undefined
+      const want = v === 'q35' ? 'q35' : 'pc'
+      return { key: r.key, field, create: want, compare: (live) => (machineFamily(live) === v ? NONE : [write(want)]) }
+    }
+    case 'flag': {
+      if (typeof v !== 'boolean' || (!v && c.truthyOnly)) return undefined
+      if (r.createOnly) return createOnlyFlag(type, r, v, c.liveDefault)
+      if (c.defaultKey !== undefined) return headFlag(r.key, field, v, c.liveDefault, c.defaultKey)
+      return flag(r.key, field, v, c.liveDefault)
+    }
+    case 'list':
+      return Array.isArray(v) && v.length > 0 ? stringSet(r.key, field, v as string[], c.sep ?? ' ', c.read) : undefined
+  }
+}
+
+/** A flag that is the head of a property string: a change rewrites the head and keeps PVE's other tokens. */
+function headFlag(key: string, field: string, desired: boolean, liveDefault: boolean, defaultKey: string): Owned {
+  const value = desired ? 1 : 0
+  return {
+    key,
+    field,
+    create: value,
+    compare: (live) => {
+      const p = live === undefined ? undefined : parsePS(live, defaultKey)
+      if (liveBool(p?.[defaultKey], liveDefault) === desired) return NONE
+      return [write(live === undefined ? value : rewrite(p ?? {}, { [defaultKey]: String(value) }, defaultKey))]
+    },
+  }
+}
+
+/** A flag PVE sets at create only: a live difference is an anomaly, never a write. */
+function createOnlyFlag(type: GuestType, r: FieldRow, want: boolean, liveDefault: boolean): Owned {
+  const field = fieldPath(r)
+  const guest = type === 'lxc' ? 'container' : 'VM'
+  return {
+    key: r.key,
+    field,
+    create: want ? 1 : 0,
+    compare: (live) => {
+      const on = liveBool(live, liveDefault)
+      if (on === want) return NONE
+      return [
+        anomaly(
+          'create-only-option',
+          `${r.key} is ${on ? 1 : 0} on PVE but ${field} is ${want}; PVE cannot change it on an existing ${guest} (recreate required)`,
+        ),
+      ]
+    },
+  }
+}
+
+/** Keys PVE sets at create only (never part of a clone's post-clone write). */
+export const isCreateOnly = (type: GuestType, key: string): boolean => fieldRow(type, key)?.createOnly === true
+
+/** Records what a live value holds that the manifest cannot say (adopt's gaps). */
+export type GapSink = (field: string, value: string, note: string) => void
+
+/** The tokens of a property string other than its head, each a gap. */
+function tokenGaps(key: string, live: string, defaultKey: string, gap: GapSink): void {
+  const p = parsePS(live, defaultKey)
+  if (!p) return
+  for (const [token, value] of Object.entries(p))
+    if (token !== defaultKey) gap(`${key}.${token}`, value, 'option not modelled')
+}
+
 /**
  * A live value as the manifest writes it (adopt), or undefined when the manifest would not declare it (a
- * truthy-only flag that is off, an empty list).
+ * truthy-only flag that is off, an empty list, a value the manifest cannot say, which `gap` records).
  */
-export function fromPve(r: FieldRow, live: string): unknown {
+export function fromPve(r: FieldRow, live: string, gap: GapSink = () => {}): unknown {
   const c = r.codec
   switch (c.t) {
     case 'int': {
@@ -129,12 +320,33 @@ export function fromPve(r: FieldRow, live: string): unknown {
     }
     case 'string':
       return live === '' ? undefined : live
+    case 'enum':
+      if (c.values.includes(live)) return live
+      gap(r.key, live, `not modelled (${c.values.join(', ')})`)
+      return undefined
+    case 'head':
+      tokenGaps(r.key, live, c.defaultKey, gap)
+      return headOf(live, c.defaultKey)
+    case 'machine': {
+      const fam = machineFamily(live)
+      tokenGaps(r.key, live, 'type', gap)
+      const type = headOf(live, 'type')
+      if (fam === undefined) gap(r.key, live, 'machine type not modelled')
+      else if (type !== 'q35' && type !== 'pc')
+        gap(r.key, type, 'pinned machine version is not modelled (adopted as the family)')
+      return fam
+    }
     case 'flag': {
-      const on = liveBool(live, c.liveDefault)
+      let text: string | undefined = live
+      if (c.defaultKey !== undefined) {
+        tokenGaps(r.key, live, c.defaultKey, gap)
+        text = parsePS(live, c.defaultKey)?.[c.defaultKey]
+      }
+      const on = liveBool(text, c.liveDefault)
       return c.truthyOnly && !on ? undefined : on
     }
     case 'list': {
-      const items = live.split(/[\s,;]+/).filter((s) => s !== '')
+      const items = c.read ? [...c.read(live)] : live.split(/[\s,;]+/).filter((s) => s !== '')
       return items.length > 0 ? items : undefined
     }
   }
@@ -143,19 +355,22 @@ export function fromPve(r: FieldRow, live: string): unknown {
 /**
  * adopt: the manifest values of the rows under one block of the spec (`cpu`, `options`; a top-level field
  * such as `memory` is its own block), keyed by the path inside it, in table order. `take` reads a live key
- * (and marks it used); an absent key takes PVE's default when the row names one.
+ * (and marks it used); an absent key takes PVE's default when the row names one. `name` is the adopted
+ * manifest's name, which fields defaulting to it are left out for.
  */
 export function adoptBlock(
   type: GuestType,
   block: string,
-  take: (key: string) => string | undefined,
+  reader: { take: (key: string) => string | undefined; gap: GapSink },
+  name?: string,
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {}
-  for (const r of FIELD_TABLE[type]) {
+  for (const r of ROWS[type]) {
     if (r.path[0] !== block) continue
-    const live = take(r.key) ?? r.absent
-    const value = live === undefined ? undefined : fromPve(r, live)
-    if (value !== undefined) out[r.path.length === 1 ? block : r.path.slice(1).join('.')] = value
+    const live = reader.take(r.key) ?? r.absent
+    const value = live === undefined ? undefined : fromPve(r, live, reader.gap)
+    if (value === undefined || (r.nameDefault && value === name)) continue
+    out[r.path.length === 1 ? block : r.path.slice(1).join('.')] = value
   }
   return out
 }

@@ -10,6 +10,7 @@ import { plan } from '../plan/plan.js'
 import type { LivePool, LivePools } from '../inventory.js'
 import type { Plan, Policy, PveRequest } from '../plan-types.js'
 import { applyPlan, desired, guest, inventory, liveVm, policy, vm } from '../fixtures.test.helpers.js'
+import { privilegeNeeds } from '../privileges.js'
 import { poolOwner, poolUserComment } from './plan.js'
 
 const pool = (name: string, over: Partial<PoolManifest['spec']> = {}): PoolManifest => ({
@@ -68,6 +69,26 @@ describe('Pool kind and spec.pool', () => {
     expect(p.actions.every((a) => a.disruption === 'none')).toBe(true)
     // 102 declares no pool: its membership in db is not ProxOps' to change
     expect(plan(d, applyPlan(p, inv), policy()).actions).toEqual([])
+  })
+
+  it('update_pool with allow-move needs Pool.Allocate on the pool the guest leaves (preflight)', () => {
+    const d = desired(vm('a', 100, { pool: 'web' }), vm('b', 101, { pool: 'web' }))
+    const inv = inventory([liveVm(100, 'a'), liveVm(101, 'b')], {
+      pools: pools(live('db', undefined, [101]), live('web', owned)),
+    })
+    const needs = privilegeNeeds(plan(d, inv, policy()))
+    const of = (vmid: number) =>
+      needs
+        .filter((n) => n.action.includes(`/${vmid}(`) && 'anyOf' in n)
+        .map((n) =>
+          'anyOf' in n ? `${n.key ?? '-'} ${n.anyOf.map((g) => `${g.privs.join('|')}@${g.path}`).join(' or ')}` : '',
+        )
+    expect(of(100)).toEqual(['- Pool.Allocate@/pool/web', 'vms Permissions.Modify@/vms/100 or VM.Allocate@/vms/100'])
+    expect(of(101)).toEqual([
+      '- Pool.Allocate@/pool/web',
+      'vms Permissions.Modify@/vms/101 or VM.Allocate@/vms/101',
+      'allow-move Pool.Allocate@/pool/db',
+    ])
   })
 
   it("a declared pool without the marker is claimed (the comment gains it); another entry's pool is not", () => {

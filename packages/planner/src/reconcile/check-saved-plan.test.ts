@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { LiveGuest, LiveInventory } from '../inventory.js'
-import { makeAction, makePlan } from '../test-support/builders.js'
+import { makeAction, makePlan } from '../testing/index.js'
 import { ReconcileError } from './errors.js'
 import { checkSavedPlan } from './saved-plan.js'
 

@@ -279,7 +279,11 @@ const vmSpecEntries = (template: boolean) => ({
   tags,
   extra: extra('qemu'),
   clone: v.optional(
-    resourceName('Name of a TemplateVM on the same node to full-clone from; then `disks` must be empty.'),
+    resourceName(
+      template
+        ? 'Rejected on a TemplateVM: only a VM is cloned from a template.'
+        : 'Name of a TemplateVM on the same node to full-clone from; then `disks` must be empty.',
+    ),
   ),
   firewall: v.optional(firewallSchema),
   ha: v.optional(haSchema),
@@ -394,7 +398,9 @@ const lxcSpecEntries = (template: boolean) => ({
   extra: extra('lxc'),
   clone: v.optional(
     resourceName(
-      'LXC only: name of a TemplateCT on the same node to full-clone from (onto `root.storage`); then `template`, `mount-points` and `bind-mounts` must be absent.',
+      template
+        ? 'Rejected on a TemplateCT: only an LXC is cloned from a template.'
+        : 'Name of a TemplateCT on the same node to full-clone from (onto `root.storage`); then `template`, `mount-points` and `bind-mounts` must be absent.',
     ),
   ),
   firewall: v.optional(firewallSchema),

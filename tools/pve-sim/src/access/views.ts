@@ -4,7 +4,7 @@
  * storage), qemu-server/pve-container `vmlist` (VM.Audit), pve-storage API2/Storage/Status.pm `index`
  * (Datastore.Audit or AllocateSpace) and Content.pm `index` (`check_volume_access` per volume), pve-manager
  * API2/Tasks.pm (own tasks, or Sys.Audit / Sys.Modify on the node), pve-manager API2/Pool.pm (index: Pool.Audit per
- * pool; update_pool: check_perm_modify per member).
+ * pool; update_pool: check_perm_modify per member, Pool.Allocate on the pool a guest is moved from).
  */
 import { PveHttpError } from '../http/types.js'
 import { WithTotal } from '../api/envelope.js'
@@ -39,9 +39,23 @@ export function handlerCheck(
     } else if (template === '/nodes/{node}/tasks/{upid}' && method === 'DELETE') {
       if (!ownsTask(actor, taskUserOf(String(params.upid ?? '')))) a.check(actor, `/nodes/${node}`, ['Sys.Modify'])
     } else if ((template === '/pools' || template === '/pools/{poolid}') && method === 'PUT') {
-      // API2::Pool update_pool: check_perm_modify on every guest and storage added or removed
+      // API2::Pool update_pool, guest by guest: check_perm_modify, then for a guest moved from another pool
+      // (allow-move) Pool.Allocate on that pool too; the first guest the model refuses ends the checks there,
+      // as PVE dies on it before looking at the next. Then check_perm_modify on every storage.
       const list = (v: unknown) => (typeof v === 'string' ? v.split(/[,;\s]+/).filter((x) => x !== '') : [])
-      for (const vmid of list(params.vms)) a.checkPermModify(actor, `/vms/${vmid}`)
+      const flag = (v: unknown) => v === true || v === 1 || v === '1'
+      const poolid = String(params.poolid ?? '')
+      const poolOf = new Map(a.poolMembers().flatMap((p) => p.vms.map((vmid) => [vmid, p.poolid] as const)))
+      for (const vmid of list(params.vms)) {
+        a.checkPermModify(actor, `/vms/${vmid}`)
+        const existing = poolOf.get(Number(vmid))
+        if (flag(params.delete)) {
+          if (existing !== poolid) return undefined
+        } else if (existing !== undefined) {
+          if (existing === poolid || !flag(params['allow-move'])) return undefined
+          a.check(actor, `/pool/${existing}`, ['Pool.Allocate'])
+        }
+      }
       for (const sid of list(params.storage)) a.checkPermModify(actor, `/storage/${sid}`)
     } else if (template === '/nodes/{node}/storage/{storage}/content/{volume}') {
       const volume = String(params.volume ?? '')

@@ -1,7 +1,7 @@
 /**
  * Pools over raw HTTP with a privilege-separated token, each test naming the PVE function it follows:
  * pve-manager PVE::API2::Pool (index filtered by Pool.Audit, create_pool's `perm /pool/{poolid}` Pool.Allocate,
- * update_pool's check_perm_modify per member), qemu-server create_vm (VM.Allocate on /vms/{vmid} or on
+ * update_pool's check_perm_modify per member and Pool.Allocate on a moved guest's old pool), qemu-server create_vm (VM.Allocate on /vms/{vmid} or on
  * /pool/{pool}) and pve-manager API2/Cluster.pm resources (a guest's pool only with Pool.Audit).
  */
 import { afterAll, beforeAll, describe as suite, expect, it } from 'vitest'
@@ -89,5 +89,31 @@ describe('PVE::API2::Pool permissions', () => {
       [101, 'web'],
     ])
     expect(rows.filter((x) => x.type === 'pool').map((x) => x.pool)).toEqual(['web', 'web/child'])
+  })
+
+  // last: it moves VM 100 and widens the token's ACL
+  it('update_pool: moving a guest out of another pool (allow-move) needs Pool.Allocate on that pool too', async () => {
+    const grant = async (path: string, roles: string) => {
+      await ok(call(root, 'PUT', '/access/acl', { path, roles, tokens: 'ops@pve!gitops' }))
+      await ok(call(root, 'PUT', '/access/acl', { path, roles, users: 'ops@pve' }))
+    }
+    await grant('/vms/100', 'PVEVMAdmin')
+    await grant('/pool/web', 'PVEPoolAdmin')
+    const move = (extra: Record<string, string>) => call(ops, 'PUT', '/pools', { poolid: 'web', vms: '100', ...extra })
+    // without allow-move PVE dies on the membership before it looks at the old pool's permissions
+    const plain = await move({})
+    expect([plain.status, (plain.json as { message?: string }).message]).toEqual([
+      500,
+      "update pools failed: VM 100 belongs already to pool 'other' and 'allow-move' is not set\n",
+    ])
+    const denied = await move({ 'allow-move': '1' })
+    expect([denied.status, (denied.json as { message?: string }).message]).toEqual([
+      403,
+      'Permission check failed (/pool/other, Pool.Allocate)\n',
+    ])
+    await grant('/pool/other', 'PVEPoolAdmin')
+    await ok(move({ 'allow-move': '1' }))
+    const web = (await ok(call(root, 'GET', '/pools', { poolid: 'web' }))) as [{ members: { vmid?: number }[] }]
+    expect(web[0].members.map((m) => m.vmid)).toContain(100)
   })
 })

@@ -3,7 +3,9 @@
  * They produce the same plain data plan() does, nothing more.
  */
 import { DEFAULT_POLICY, PLAN_FORMAT_VERSION, type Action, type Plan, type PveRequest } from '../plan-types.js'
+import { summaryOf } from '../plan/order.js'
 
+/** An action with plan()'s field defaults; `requests` is required, everything else may be given. */
 export function makeAction(partial: Partial<Action> & { requests: readonly PveRequest[] }): Action {
   const first = partial.requests[0]
   const node = partial.node ?? (first && 'node' in first ? first.node : undefined) ?? 'pve1'
@@ -29,8 +31,8 @@ export function makeAction(partial: Partial<Action> & { requests: readonly PveRe
   }
 }
 
+/** A plan around `actions` (no findings), with plan()'s policy defaults and plan()'s summary counts. */
 export function makePlan(actions: readonly Action[], cluster = 'homelab'): Plan {
-  const count = (types: readonly Action['type'][]): number => actions.filter((a) => types.includes(a.type)).length
   return {
     format_version: PLAN_FORMAT_VERSION,
     cluster,
@@ -44,19 +46,6 @@ export function makePlan(actions: readonly Action[], cluster = 'homelab'): Plan 
     skips: [],
     pending: [],
     gaps: [],
-    summary: {
-      create: count(['create', 'clone']),
-      update: count(['update', 'shutdown-then-update']),
-      resize: count(['resize']),
-      power: count(['start', 'stop', 'restart']),
-      markTemplate: count(['mark-template']),
-      snapshot: count(['snapshot']),
-      delete: count(['delete']),
-      download: count(['download']),
-      anomalies: 0,
-      skips: 0,
-      pending: 0,
-      actions: actions.length,
-    },
+    summary: summaryOf(actions, [], [], []),
   }
 }
