@@ -1,9 +1,11 @@
 /**
  * The desired state of this example, written in code instead of a GitOps repository: a number of identical
- * web VMs spread over the nodes, plus one container from a CT template. Each document is checked by
- * @proxops/schema's parser, so code-built manifests obey exactly the rules YAML ones do.
+ * web VMs spread over the nodes, plus one container from a CT template. Each document goes through
+ * @proxops/schema's parser (`manifest()` of @proxops/planner/testing), so code-built manifests obey exactly the
+ * rules YAML ones do, and an invalid one throws naming each field.
  */
-import { parseManifest, type Manifest } from '@proxops/schema'
+import type { Manifest } from '@proxops/schema'
+import { manifest } from '@proxops/planner/testing'
 
 export interface FleetOptions {
   /** how many web VMs (vmids 500, 501, ...) */
@@ -58,9 +60,5 @@ export function fleet(options: FleetOptions): Manifest[] {
       },
     })
   }
-  return docs.map((doc) => {
-    const parsed = parseManifest({ apiVersion: 'proxops/v1alpha1', ...doc })
-    if (!parsed.ok) throw new Error(`fleet: ${JSON.stringify(parsed.issues.map((i) => i.message))}`)
-    return parsed.manifest
-  })
+  return docs.map((doc) => manifest(doc))
 }

@@ -96,4 +96,10 @@ describe('custom reconciler example', () => {
     expect(sim.control.guests().map((g) => g.vmid)).toEqual([500, 600, 700])
     expect(sim.control.guest(700)!.digest).toBe(handmade)
   })
+
+  it('an invalid fleet fails before anything is read, naming the document and the field', () => {
+    expect(() => fleet({ web: 1, nodes: ['pve1'], memory: 'lots' })).toThrow(
+      /^manifest VM\/web-1 is invalid:\n {2}spec\.memory: /,
+    )
+  })
 })

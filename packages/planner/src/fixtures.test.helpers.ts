@@ -7,6 +7,7 @@ import { formatSize, parsePropertyString } from '@proxops/pve-client/wire'
 import type { ArtifactManifest, ContainerManifest, Manifest, QemuManifest, VmHardware, VmSpec } from '@proxops/schema'
 import type { DesiredState } from './desired.js'
 import type { LiveGuest, LiveInventory } from './inventory.js'
+import { qemuNic } from './plan/nics.js'
 import { DEFAULT_POLICY, type Plan, type PlanParamValue, type Policy } from './plan-types.js'
 
 export const GiB = 1024 ** 3
@@ -185,12 +186,11 @@ function normaliseValue(type: 'qemu' | 'lxc', vmid: number, key: string, value: 
   if (/^net\d+$/.test(key)) {
     const p = parsePropertyString(value, type === 'qemu' ? { defaultKey: 'model' } : {})
     if (type === 'qemu') {
-      const model =
-        p.model ?? Object.keys(p).find((k) => !['bridge', 'tag', 'rate', 'firewall', 'macaddr'].includes(k)) ?? 'virtio'
+      // qemu-server's parse_net reads the model and MAC; print_net writes `<model>=<MAC>` and sorted tokens
+      const nic = qemuNic(value)
+      const model = nic?.model ?? 'virtio'
       const mac = (
-        p.macaddr ??
-        (p.model === undefined ? p[model] : undefined) ??
-        `BC:24:11:00:00:${(macCounter++ % 256).toString(16).padStart(2, '0').toUpperCase()}`
+        nic?.mac ?? `BC:24:11:00:00:${(macCounter++ % 256).toString(16).padStart(2, '0').toUpperCase()}`
       ).toUpperCase()
       delete p.model
       delete p.macaddr

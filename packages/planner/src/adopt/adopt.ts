@@ -8,7 +8,10 @@
 import { SENSITIVE as REDACTED } from '@proxops/pve-client/wire'
 import { API_VERSION, KIND_ROOT_OF, formatQuantity, parseManifest, type Kind } from '@proxops/schema'
 import type { LiveGuest, LiveInventory, LiveVolume } from '../inventory.js'
-import { isBookkeeping, QEMU_NIC_MODELS } from '../plan/keys.js'
+import { isBookkeeping } from '../plan/keys.js'
+import { adoptNic } from '../plan/nics.js'
+import { adoptTokens } from '../plan/tokens.js'
+import { BIND_TOKENS, DISK_TOKENS, MOUNT_TOKENS } from '../plan/volumes.js'
 import { adoptBlock } from '../plan/table.js'
 import { isOn, parseProps, pveSizeBytes } from './props.js'
 import { keyLines, mapSshKeys } from './ssh.js'
@@ -305,35 +308,14 @@ function adoptVm(
       disk.controller = scsihw
       controllerDone = true
     }
-    if (isOn(p.values.get('iothread'))) disk.iothread = true
-    if (p.values.has('discard')) disk.discard = p.values.get('discard')
-    if (p.values.has('ssd')) disk.ssd = isOn(p.values.get('ssd'))
-    if (p.values.has('aio')) disk.aio = p.values.get('aio')
-    for (const [token, v] of p.values)
-      if (!['size', 'iothread', 'discard', 'ssd', 'aio', 'file', 'media'].includes(token))
-        gap(`${key}.${token}`, v, 'disk option not modelled')
+    adoptTokens(DISK_TOKENS, Object.fromEntries(p.values), disk, key, gap, 'disk', ['size', 'file', 'media'])
     disks.push({ bus: BUS_ORDER.indexOf(m[1]!), index: Number(m[2]), disk })
   }
   if (scsihw !== undefined && !controllerDone) gap('scsihw', scsihw, 'no SCSI disk to carry the controller')
   spec.disks = disks.sort((a, b) => a.bus - b.bus || a.index - b.index).map((d) => d.disk)
 
   // NICs: PVE-assigned MACs are not pinned
-  const networks: Record<string, unknown>[] = []
-  for (const key of sortedSlots(c, /^net(\d+)$/)) {
-    used.add(key)
-    const p = parseProps(c[key]!)
-    const [model = 'virtio'] = [...p.values.keys()].filter((k) => QEMU_NIC_MODELS.includes(k))
-    const nic: Record<string, unknown> = { model, bridge: p.values.get('bridge'), slot: key }
-    if (p.values.has('tag')) nic.vlan = Number(p.values.get('tag'))
-    if (p.values.has('rate')) nic['rate-limit'] = Math.round(Number(p.values.get('rate')))
-    if (isOn(p.values.get('firewall'))) nic.firewall = true
-    for (const [token, v] of p.values)
-      if (![model, 'bridge', 'tag', 'rate', 'firewall', 'macaddr'].includes(token))
-        gap(`${key}.${token}`, v, 'NIC option not modelled')
-    if (!p.values.has('bridge'))
-      incomplete.push(`spec.networks (${key}): no bridge on PVE (user-mode NIC) is not modelled`)
-    networks.push(nic)
-  }
+  const networks = adoptNics('qemu', c, reader, incomplete, 'no bridge on PVE (user-mode NIC) is not modelled')
   if (networks.length > 0) spec.networks = networks
 
   // hardware
@@ -465,12 +447,10 @@ function adoptLxc(
     used.add(key)
     const p = parseProps(c[key]!)
     const volume = p.head ?? p.values.get('volume') ?? ''
-    const guestPath = p.values.get('mp')
     if (volume.startsWith('/')) {
-      const bind: Record<string, unknown> = { 'host-path': volume, 'mount-point': guestPath, slot: key }
-      if (p.values.has('ro')) bind['read-only'] = isOn(p.values.get('ro'))
-      for (const [token, v] of p.values)
-        if (!['mp', 'ro', 'volume'].includes(token)) gap(`${key}.${token}`, v, 'bind mount option not modelled')
+      const bind: Record<string, unknown> = { 'host-path': volume }
+      adoptTokens(BIND_TOKENS, Object.fromEntries(p.values), bind, key, gap, 'bind mount', ['volume'])
+      bind.slot = key
       bindMounts.push(bind)
       continue
     }
@@ -478,41 +458,14 @@ function adoptLxc(
     const size = pveSizeBytes(p.values.get('size'))
     if (size !== undefined && size % MiB === 0) mount.size = formatQuantity(size)
     else incomplete.push(`spec.mount-points (${key}): PVE reports no size; state it`)
-    if (guestPath !== undefined) mount['mount-point'] = guestPath
+    adoptTokens(MOUNT_TOKENS, Object.fromEntries(p.values), mount, key, gap, 'mount point', ['size', 'volume'])
     mount.slot = key
-    const mountOptions: Record<string, unknown> = {}
-    const map = { ro: 'read-only', backup: 'backup', acl: 'acl', quota: 'quota', shared: 'shared' } as const
-    for (const [token, field] of Object.entries(map))
-      if (p.values.has(token)) mountOptions[field] = isOn(p.values.get(token))
-    if (p.values.has('mountoptions')) mountOptions['mount-options'] = p.values.get('mountoptions')
-    if (Object.keys(mountOptions).length > 0) mount.options = mountOptions
-    for (const [token, v] of p.values)
-      if (!['size', 'mp', 'volume', 'mountoptions', ...Object.keys(map)].includes(token))
-        gap(`${key}.${token}`, v, 'mount point option not modelled')
     mountPoints.push(mount)
   }
   if (mountPoints.length > 0) spec['mount-points'] = mountPoints
   if (bindMounts.length > 0) spec['bind-mounts'] = bindMounts
 
-  const networks: Record<string, unknown>[] = []
-  for (const key of sortedSlots(c, /^net(\d+)$/)) {
-    used.add(key)
-    const p = parseProps(c[key]!)
-    const nic: Record<string, unknown> = { bridge: p.values.get('bridge'), slot: key }
-    if (p.values.has('name')) nic.iface = p.values.get('name')
-    const type = p.values.get('type')
-    if (type !== undefined && type !== 'veth') nic.type = type
-    if (p.values.has('tag')) nic.tag = Number(p.values.get('tag'))
-    if (p.values.has('rate')) nic['rate-limit'] = Math.round(Number(p.values.get('rate')))
-    if (isOn(p.values.get('firewall'))) nic.firewall = true
-    if (p.values.has('ip')) nic.ip = p.values.get('ip')
-    if (p.values.has('gw')) nic.gw = p.values.get('gw')
-    for (const [token, v] of p.values)
-      if (!['name', 'bridge', 'type', 'tag', 'rate', 'firewall', 'ip', 'gw', 'hwaddr'].includes(token))
-        gap(`${key}.${token}`, v, 'NIC option not modelled')
-    if (!p.values.has('bridge')) incomplete.push(`spec.networks (${key}): no bridge on PVE`)
-    networks.push(nic)
-  }
+  const networks = adoptNics('lxc', c, reader, incomplete, 'no bridge on PVE')
   if (networks.length > 0) spec.networks = networks
 
   const dns = adoptBlock('lxc', 'dns', reader, name)
@@ -592,6 +545,25 @@ function finishGuest(
     document: { apiVersion: API_VERSION, kind, metadata: { name }, spec },
     incomplete,
   }
+}
+
+/** The NICs of a guest through the NIC token table (plan/nics.ts), in slot order. */
+function adoptNics(
+  type: LiveGuest['type'],
+  c: Readonly<Record<string, string>>,
+  { used, gap }: ConfigReader,
+  incomplete: string[],
+  noBridge: string,
+): Record<string, unknown>[] {
+  const networks: Record<string, unknown>[] = []
+  for (const key of sortedSlots(c, /^net(\d+)$/)) {
+    used.add(key)
+    const adopted = adoptNic(type, key, c[key]!, gap)
+    if (!adopted) continue
+    if (adopted.noBridge) incomplete.push(`spec.networks (${key}): ${noBridge}`)
+    networks.push(adopted.nic)
+  }
+  return networks
 }
 
 function sortedSlots(config: Readonly<Record<string, string>>, pattern: RegExp): string[] {

@@ -235,11 +235,13 @@ describe('adopt then plan', () => {
                   iothread: slot.startsWith('sata') ? fc.constant(undefined) : bool1,
                   discard: opt(fc.constantFrom('on', 'ignore')),
                   ssd: slot.startsWith('virtio') ? fc.constant(undefined) : opt(fc.constantFrom('0', '1')),
+                  aio: opt(fc.constantFrom('native', 'io_uring')),
                 })
                 .map((d): [string, string] => [
                   slot,
                   [
                     `local-lvm:vm-${vmid}-disk-${i}`,
+                    ...(d.aio ? [`aio=${d.aio}`] : []),
                     ...(d.discard ? [`discard=${d.discard}`] : []),
                     ...(d.iothread ? ['iothread=1'] : []),
                     `size=${d.size}G`,
@@ -261,11 +263,16 @@ describe('adopt then plan', () => {
                   tag: opt(fc.integer({ min: 1, max: 4094 })),
                   firewall: bool1,
                   rate: opt(fc.integer({ min: 1, max: 1000 })),
+                  // parse_net reads both `<model>=<mac>` and `model=<model>,macaddr=<mac>`
+                  keyed: fc.boolean(),
+                  // tokens the manifest does not model: adopt gaps, kept by a compare
+                  queues: opt(fc.constant('queues=2')),
                 })
                 .map((n): [string, string] => [
                   slot,
                   [
-                    `${n.model}=${n.mac}`,
+                    n.keyed ? `model=${n.model},macaddr=${n.mac}` : `${n.model}=${n.mac}`,
+                    ...(n.queues ? [n.queues] : []),
                     `bridge=${n.bridge}`,
                     ...(n.firewall ? ['firewall=1'] : []),
                     ...(n.rate !== undefined ? [`rate=${n.rate}`] : []),
@@ -304,9 +311,23 @@ describe('adopt then plan', () => {
             ip: opt(fc.constantFrom('dhcp', '10.0.0.5/24')),
             tag: opt(fc.integer({ min: 1, max: 4094 })),
             firewall: bool1,
+            rate: opt(fc.integer({ min: 1, max: 1000 })),
+            gw: opt(fc.constant('10.0.0.1')),
+            type: opt(fc.constant('veth')),
+            mtu: opt(fc.constant('mtu=1400')),
           }),
         ),
-        mp: opt(fc.record({ size: fc.integer({ min: 1, max: 64 }), backup: opt(fc.constantFrom('0', '1')) })),
+        mp: opt(
+          fc.record({
+            size: fc.integer({ min: 1, max: 64 }),
+            backup: opt(fc.constantFrom('0', '1')),
+            ro: opt(fc.constantFrom('0', '1')),
+            mountoptions: opt(fc.constantFrom('noatime', 'noatime;nodev')),
+            // a token the manifest does not model: an adopt gap, kept by a compare
+            replicate: opt(fc.constant('replicate=0')),
+          }),
+        ),
+        bind: opt(fc.record({ ro: opt(fc.constantFrom('0', '1')) })),
         nesting: opt(fc.constantFrom('0', '1')),
       })
       .map((c) => {
@@ -322,10 +343,13 @@ describe('adopt then plan', () => {
             'name=eth0',
             `bridge=${n.bridge}`,
             ...(n.firewall ? ['firewall=1'] : []),
+            ...(n.gw ? [`gw=${n.gw}`] : []),
             `hwaddr=${n.hwaddr}`,
             ...(n.ip ? [`ip=${n.ip}`] : []),
+            ...(n.mtu ? [n.mtu] : []),
+            ...(n.rate !== undefined ? [`rate=${n.rate}`] : []),
             ...(n.tag !== undefined ? [`tag=${n.tag}`] : []),
-            'type=veth',
+            ...(n.type ? [`type=${n.type}`] : []),
           ].join(',')
         }
         if (c.mp) {
@@ -333,9 +357,13 @@ describe('adopt then plan', () => {
             `local-lvm:subvol-${vmid}-disk-1`,
             'mp=/data',
             ...(c.mp.backup ? [`backup=${c.mp.backup}`] : []),
+            ...(c.mp.mountoptions ? [`mountoptions=${c.mp.mountoptions}`] : []),
+            ...(c.mp.replicate ? [c.mp.replicate] : []),
+            ...(c.mp.ro ? [`ro=${c.mp.ro}`] : []),
             `size=${c.mp.size}G`,
           ].join(',')
         }
+        if (c.bind) config.mp1 = ['/srv/shared', 'mp=/shared', ...(c.bind.ro ? [`ro=${c.bind.ro}`] : [])].join(',')
         if (c.nesting !== undefined) config.features = `nesting=${c.nesting}`
         return config
       })

@@ -2,7 +2,8 @@
  * The one field table of a BackupJob: manifest field -> PVE job option, and how both sides print, so that a
  * create, a per-field compare and adopt all read the same facts (PVE::API2::Backup, PVE::VZDump options).
  */
-import type { BackupJobSpec, LiveBackupJob } from './types.js'
+import type { BackupJobSpec } from '@proxops/schema'
+import type { LiveBackupJob } from './types.js'
 
 /** The ownership marker: the first word of the job's PVE comment. */
 export const backupMarker = (ownershipTag: string): string => `managed-by=${ownershipTag}`

@@ -9,7 +9,8 @@ import { PlanInputError } from '../errors.js'
 import type { Draft } from '../plan/order.js'
 import type { Anomaly, FieldDiff, Policy, Skip } from '../plan-types.js'
 import { SELECTION_KEYS, desiredFields, liveValue, ownsJob } from './fields.js'
-import type { BackupJobManifest, LiveBackupJob } from './types.js'
+import type { BackupJobManifest } from '@proxops/schema'
+import type { LiveBackupJob } from './types.js'
 
 export const backupAddress = (id: string): string => `BackupJob/${id}`
 

@@ -5,7 +5,7 @@
 import type { GuestType } from '@proxops/pve-client/wire'
 import type { DisruptionClass, DisruptionPolicy } from '../plan-types.js'
 import { parsePS } from './fields.js'
-import { qemuNic } from './qemu.js'
+import { qemuNic } from './nics.js'
 import { fieldRow } from './table.js'
 
 /** Keys outside the field table's rows that PVE applies at once even on a running guest (the rows say so each). */

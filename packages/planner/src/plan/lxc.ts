@@ -13,19 +13,10 @@ import {
   type Owned,
 } from './fields.js'
 import type { GuestBuildContext, GuestFields } from './qemu.js'
-import { guardVolume, isEmptySlot } from './volumes.js'
+import { changedTokens, createTokens } from './tokens.js'
+import { BIND_TOKENS, guardVolume, isEmptySlot, MOUNT_TOKENS } from './volumes.js'
+import { lxcNicOwned } from './nics.js'
 import { tableFields } from './table.js'
-
-const MP_OPTS = [
-  ['read-only', 'ro'],
-  ['backup', 'backup'],
-  ['acl', 'acl'],
-  ['quota', 'quota'],
-  ['shared', 'shared'],
-] as const
-const MP_DEFAULTS: Record<string, boolean> = { ro: false, backup: true, acl: false, quota: false, shared: false }
-
-const bit = (b: boolean | undefined): string | undefined => (b === undefined ? undefined : b ? '1' : '0')
 
 export function lxcFields(m: ContainerManifest, ctx: GuestBuildContext): GuestFields {
   const s = m.spec
@@ -76,10 +67,7 @@ function volumesAndNics(s: ContainerManifest['spec'], declaredSlots: Set<string>
   s['mount-points'].forEach((mp, i) => {
     declaredSlots.add(mp.slot)
     const field = `spec.mount-points[${i}]`
-    const tokens: Record<string, string | undefined> = { mp: mp['mount-point'] ?? `/mnt/${mp.slot}` }
-    for (const [name, key] of MP_OPTS) tokens[key] = bit(mp.options?.[name])
-    if (mp.options?.['mount-options'] !== undefined) tokens.mountoptions = mp.options['mount-options']
-    const create = withTokens(`${mp.storage}:${gib(mp.size)}`, tokens)
+    const create = withTokens(`${mp.storage}:${gib(mp.size)}`, createTokens(MOUNT_TOKENS, mp, mp.slot))
     owned.push({
       key: mp.slot,
       field,
@@ -99,14 +87,7 @@ function volumesAndNics(s: ContainerManifest['spec'], declaredSlots: Set<string>
         }
         const out: Outcome[] = guardVolume(mp.slot, field, p.volume, p.size, mp.storage, mp.size, true)
         if (out.some((x) => x.t === 'anomaly')) return out
-        const changes: Record<string, string | undefined> = {}
-        if (mp['mount-point'] !== undefined && p.mp !== mp['mount-point']) changes.mp = mp['mount-point']
-        for (const [, key] of MP_OPTS) {
-          const want = tokens[key]
-          if (want !== undefined && liveBool(p[key], MP_DEFAULTS[key] ?? false) !== (want === '1')) changes[key] = want
-        }
-        if (tokens.mountoptions !== undefined && p.mountoptions !== tokens.mountoptions)
-          changes.mountoptions = tokens.mountoptions
+        const changes = changedTokens(MOUNT_TOKENS, mp, p)
         if (Object.keys(changes).length > 0) out.unshift(write(rewrite(p, changes, 'volume', ['mp'])))
         return out
       },
@@ -117,8 +98,7 @@ function volumesAndNics(s: ContainerManifest['spec'], declaredSlots: Set<string>
     declaredSlots.add(b.slot)
     const field = `spec.bind-mounts[${i}]`
     const host = b['host-path'].replace(/(.)\/+$/, '$1')
-    const ro = bit(b['read-only'])
-    const create = `${host},mp=${b['mount-point']}${ro === undefined ? '' : `,ro=${ro}`}`
+    const create = withTokens(host, createTokens(BIND_TOKENS, b, b.slot))
     owned.push({
       key: b.slot,
       field,
@@ -143,9 +123,7 @@ function volumesAndNics(s: ContainerManifest['spec'], declaredSlots: Set<string>
             ),
           ]
         }
-        const changes: Record<string, string | undefined> = {}
-        if (p.mp !== b['mount-point']) changes.mp = b['mount-point']
-        if (ro !== undefined && liveBool(p.ro, false) !== (ro === '1')) changes.ro = ro
+        const changes = changedTokens(BIND_TOKENS, b, p)
         return Object.keys(changes).length > 0 ? [write(rewrite(p, changes, 'volume', ['mp']))] : NONE
       },
     })
@@ -153,40 +131,7 @@ function volumesAndNics(s: ContainerManifest['spec'], declaredSlots: Set<string>
 
   s.networks.forEach((n, i) => {
     declaredSlots.add(n.slot)
-    const tokens: Record<string, string | undefined> = {
-      name: n.iface ?? (/^net\d+$/.test(n.slot) ? `eth${n.slot.slice(3)}` : n.slot),
-      bridge: n.bridge,
-      type: n.type,
-      tag: n.tag !== undefined && n.tag > 0 ? String(n.tag) : undefined,
-      hwaddr: n.hwaddr?.toUpperCase(),
-      rate: n['rate-limit'] !== undefined && n['rate-limit'] > 0 ? String(n['rate-limit']) : undefined,
-      firewall: n.firewall ? '1' : undefined,
-      ip: n.ip,
-      gw: n.gw,
-    }
-    const create = rewrite({}, tokens, undefined, ['name'])
-    owned.push({
-      key: n.slot,
-      field: `spec.networks[${i}]`,
-      create,
-      compare: (live) => {
-        if (live === undefined) return [write(create, create, true)]
-        const p = parsePS(live)
-        if (!p) return [anomaly('invalid-live', `${n.slot}: cannot read PVE's value`)]
-        const changes: Record<string, string | undefined> = {}
-        if (p.bridge !== n.bridge) changes.bridge = n.bridge
-        if (n.iface !== undefined && p.name !== n.iface) changes.name = n.iface
-        if (tokens.tag !== undefined && p.tag !== tokens.tag) changes.tag = tokens.tag
-        if (tokens.hwaddr !== undefined && (p.hwaddr ?? '').toUpperCase() !== tokens.hwaddr)
-          changes.hwaddr = tokens.hwaddr
-        if (tokens.rate !== undefined && Number(p.rate) !== Number(tokens.rate)) changes.rate = tokens.rate
-        if (n.firewall && !liveBool(p.firewall, false)) changes.firewall = '1'
-        if (n.ip !== undefined && p.ip !== n.ip) changes.ip = n.ip
-        if (n.gw !== undefined && p.gw !== n.gw) changes.gw = n.gw
-        // the rewrite keeps hwaddr, so PVE does not assign a new MAC
-        return Object.keys(changes).length > 0 ? [write(rewrite(p, changes, undefined, ['name']))] : NONE
-      },
-    })
+    owned.push(lxcNicOwned(n, i))
   })
 
   return owned

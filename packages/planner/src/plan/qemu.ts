@@ -3,7 +3,7 @@
  * (grow-only resize, live-form rewrites, tags as PVE stores them).
  */
 import { decodeSshKeys, encodeSshKeys, formatTags, readTags, sshKeySet } from '@proxops/pve-client/wire'
-import type { QemuManifest, VmDisk, VmHardware, VmNic } from '@proxops/schema'
+import type { QemuManifest, VmDisk, VmHardware } from '@proxops/schema'
 import type { SecretLookup } from '../desired.js'
 import {
   anomaly,
@@ -20,9 +20,10 @@ import {
   type Owned,
 } from './fields.js'
 import type { SecretParam } from '../plan-types.js'
-import { QEMU_NIC_MODELS } from './keys.js'
+import { qemuNicOwned } from './nics.js'
 import { tableFields } from './table.js'
-import { guardVolume, isEmptySlot, poolOf } from './volumes.js'
+import { changedTokens, createTokens } from './tokens.js'
+import { DISK_TOKENS, guardVolume, isEmptySlot, poolOf } from './volumes.js'
 
 export interface GuestBuildContext {
   /** volume id of an artifact by kind and name for a node (`local:iso/x.iso`), undefined when not declared */
@@ -73,12 +74,6 @@ const DISK_FAMILY = /^(scsi|virtio|sata|ide)\d+$/
 function diskOwned(d: VmDisk, i: number, ctx: GuestBuildContext): Owned {
   const slot = d.interface
   const field = `spec.disks[${i}]`
-  const opts: Record<string, string | undefined> = {
-    iothread: d.iothread ? '1' : undefined,
-    discard: d.discard,
-    ssd: d.ssd === undefined ? undefined : d.ssd ? '1' : '0',
-    aio: d.aio,
-  }
   let head: string
   if (d.image !== undefined) {
     const src = ctx.volid('DiskImage', d.image) ?? `${d.storage}:import/${d.image}`
@@ -86,7 +81,7 @@ function diskOwned(d: VmDisk, i: number, ctx: GuestBuildContext): Owned {
   } else {
     head = `${d.storage}:${gib(d.size ?? 0)}`
   }
-  const create = withTokens(head, opts)
+  const create = withTokens(head, createTokens(DISK_TOKENS, d, slot))
   return {
     key: slot,
     field,
@@ -115,85 +110,13 @@ function diskOwned(d: VmDisk, i: number, ctx: GuestBuildContext): Owned {
         true,
       )
       if (out.some((o) => o.t === 'anomaly')) return out
-      const changes: Record<string, string | undefined> = {}
-      if (liveBool(p.iothread, false) !== d.iothread) changes.iothread = d.iothread ? '1' : undefined
-      if (d.discard !== undefined && (p.discard ?? 'ignore') !== d.discard) changes.discard = d.discard
-      if (d.ssd !== undefined && liveBool(p.ssd, false) !== d.ssd) changes.ssd = d.ssd ? '1' : '0'
-      if (d.aio !== undefined && p.aio !== d.aio) changes.aio = d.aio
+      const changes = changedTokens(DISK_TOKENS, d, p)
       if (Object.keys(changes).length > 0) {
         const value = rewrite(p, changes, 'file')
         out.unshift(write(value))
       }
       return out
     },
-  }
-}
-
-/** A qemu NIC value read as PVE's parse_net does: model and MAC from `virtio=<mac>` or `model=`/`macaddr=`. */
-export function qemuNic(
-  value: string,
-): { model: string | undefined; mac: string | undefined; props: Record<string, string> } | undefined {
-  const p = parsePS(value) ?? parsePS(value, 'model')
-  if (!p) return undefined
-  const modelKey =
-    Object.keys(p).find((k) => QEMU_NIC_MODELS.includes(k)) ?? (p.model !== undefined ? 'model' : undefined)
-  const model = modelKey === 'model' ? p.model : modelKey
-  const mac = modelKey !== undefined && modelKey !== 'model' ? p[modelKey] : p.macaddr
-  return { model, mac, props: p }
-}
-
-function netOwned(n: VmNic, i: number): Owned {
-  const field = `spec.networks[${i}]`
-  const tokens: Record<string, string | undefined> = {
-    bridge: n.bridge,
-    tag: n.vlan === undefined ? undefined : String(n.vlan),
-    rate: n['rate-limit'] === undefined ? undefined : String(n['rate-limit']),
-    firewall: n.firewall ? '1' : undefined,
-  }
-  const head = n.mac ? `${n.model}=${n.mac.toLowerCase()}` : n.model
-  const create = withTokens(head, tokens)
-  return {
-    key: n.slot,
-    field,
-    create,
-    compare: (live) => {
-      if (live === undefined) return [write(create, create, true)]
-      const nic = qemuNic(live)
-      if (!nic) return [anomaly('invalid-live', `${n.slot}: cannot read PVE's value`)]
-      return compareNet(nic)
-    },
-  }
-  function compareNet({
-    model: liveModel,
-    mac: liveMac,
-    props: p,
-  }: NonNullable<ReturnType<typeof qemuNic>>): readonly Outcome[] {
-    const drift =
-      liveModel !== n.model ||
-      p.bridge !== n.bridge ||
-      (n.mac !== undefined && (liveMac ?? '').toLowerCase() !== n.mac.toLowerCase()) ||
-      (n.vlan !== undefined && p.tag !== String(n.vlan)) ||
-      (n['rate-limit'] !== undefined && Number(p.rate) !== n['rate-limit']) ||
-      (n.firewall && !liveBool(p.firewall, false))
-    if (!drift) return NONE
-    // rewrite keeping the live MAC (PVE would otherwise generate a new one) and every unowned token
-    const rest: Record<string, string> = { ...p }
-    for (const k of QEMU_NIC_MODELS) delete rest[k]
-    delete rest.model
-    delete rest.macaddr
-    const mac = n.mac ?? liveMac
-    const headOut = mac ? `${n.model}=${n.mac ? n.mac.toLowerCase() : mac}` : n.model
-    const body = rewrite(
-      rest,
-      {
-        bridge: n.bridge,
-        tag: tokens.tag ?? rest.tag,
-        rate: tokens.rate ?? rest.rate,
-        firewall: n.firewall ? '1' : rest.firewall,
-      },
-      undefined,
-    )
-    return [write(body === '' ? headOut : `${headOut},${body}`)]
   }
 }
 
@@ -292,7 +215,7 @@ function qemuDevices(
     declaredSlots.add(d.interface)
   })
   s.networks.forEach((n, i) => {
-    owned.push(netOwned(n, i))
+    owned.push(qemuNicOwned(n, i))
     declaredSlots.add(n.slot)
   })
 

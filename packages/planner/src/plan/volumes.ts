@@ -6,6 +6,7 @@
  */
 import { formatSize, parseSize } from '@proxops/pve-client/wire'
 import { anomaly, type Outcome } from './fields.js'
+import type { SlotToken } from './tokens.js'
 
 /** An empty slot: absent, empty or `none` (`none,media=cdrom` included). */
 export function isEmptySlot(live: string | undefined): boolean {
@@ -81,3 +82,28 @@ export function guardVolume(
   }
   return [{ t: 'resize', size: formatSize(desiredBytes), after: formatSize(desiredBytes) }]
 }
+
+/** A VM disk's option tokens (qemu-server's drive options), after the volume. */
+export const DISK_TOKENS: readonly SlotToken[] = [
+  { token: 'iothread', field: 'iothread', codec: 'present' },
+  { token: 'discard', field: 'discard', codec: 'string', liveDefault: 'ignore' },
+  { token: 'ssd', field: 'ssd', codec: 'bit' },
+  { token: 'aio', field: 'aio', codec: 'string' },
+]
+
+/** A container mount point's tokens (pve-container's mount point format), after the volume. */
+export const MOUNT_TOKENS: readonly SlotToken[] = [
+  { token: 'mp', field: 'mount-point', codec: 'string', createDefault: (slot) => `/mnt/${slot}` },
+  { token: 'ro', field: 'options.read-only', codec: 'bit' },
+  { token: 'backup', field: 'options.backup', codec: 'bit', liveDefault: '1' },
+  { token: 'acl', field: 'options.acl', codec: 'bit' },
+  { token: 'quota', field: 'options.quota', codec: 'bit' },
+  { token: 'shared', field: 'options.shared', codec: 'bit' },
+  { token: 'mountoptions', field: 'options.mount-options', codec: 'string' },
+]
+
+/** A container bind mount's tokens, after the host path. */
+export const BIND_TOKENS: readonly SlotToken[] = [
+  { token: 'mp', field: 'mount-point', codec: 'string' },
+  { token: 'ro', field: 'read-only', codec: 'bit' },
+]

@@ -38,6 +38,6 @@ describe('manifest() (the testing subpath)', () => {
         metadata: { name: 'web-01' },
         spec: { node: 'pve1', vmid: 101, memory: 'lots', cpu: { type: 'host', cores: 2 }, disks: [] },
       }),
-    ).toThrow(/^test manifest VM\/web-01 is invalid:\n {2}spec\.memory: \S+ /)
+    ).toThrow(/^manifest VM\/web-01 is invalid:\n {2}spec\.memory: \S+ /)
   })
 })

@@ -1,6 +1,7 @@
 /**
- * Manifests for tests, built the way a repository's are read: through @proxops/schema's parser, so every
- * default and normalisation (sizes in bytes, NIC slots, tag order, ...) is the parser's, never a copy of it.
+ * Manifests built in code (tests, desired state written in code), the way a repository's are read: through
+ * @proxops/schema's parser, so every default and normalisation (sizes in bytes, NIC slots, tag order, ...) is the
+ * parser's, never a copy of it.
  */
 import { API_VERSION, formatPath, parseManifest, type Manifest } from '@proxops/schema'
 
@@ -10,5 +11,5 @@ export function manifest(doc: Readonly<Record<string, unknown>>): Manifest {
   if (parsed.ok) return parsed.manifest
   const what = `${String(doc.kind)}/${String((doc.metadata as { name?: unknown } | undefined)?.name)}`
   const lines = parsed.issues.map((i) => `  ${formatPath(i.path) || '(document)'}: ${i.code} ${i.message}`)
-  throw new Error(`test manifest ${what} is invalid:\n${lines.join('\n')}`)
+  throw new Error(`manifest ${what} is invalid:\n${lines.join('\n')}`)
 }

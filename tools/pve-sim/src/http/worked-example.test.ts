@@ -44,7 +44,8 @@ beforeAll(async () => {
   sim = await startSimulator({
     nodes: ['pve'],
     tokens: [{ id: 'root@pam!gitops', secret: SECRET }],
-    taskDurationMs: 150,
+    // long enough that the status read right after the create still sees the task running on a loaded machine
+    taskDurationMs: 1000,
     resourcesLagMs: 0,
     log: () => {},
   })
