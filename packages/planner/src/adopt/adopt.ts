@@ -248,22 +248,7 @@ function adoptVm(
   if (!guest.template) spec.state = guest.status === 'running' ? 'started' : 'stopped'
   else spec.state = 'stopped'
   Object.assign(spec, adoptBlock('qemu', 'pve-name', reader, name), adoptBlock('qemu', 'memory', reader))
-  const cpuProps = parseProps(take('cpu') ?? 'kvm64')
-  const cpu: Record<string, unknown> = {
-    type: cpuProps.head ?? cpuProps.values.get('cputype') ?? 'kvm64',
-    ...adoptBlock('qemu', 'cpu', reader),
-  }
-  if (c.cpu === undefined)
-    gap(
-      'cpu',
-      '(unset)',
-      'PVE default kvm64 written into the manifest (the planner treats an unset cpu as kvm64, so this plans no change)',
-    )
-  const flags = cpuProps.values.get('flags')
-  if (flags) cpu.flags = flags.split(';').filter(Boolean)
-  for (const [token, value] of cpuProps.values)
-    if (token !== 'flags' && token !== 'cputype') gap(`cpu.${token}`, value, 'CPU option not modelled')
-  spec.cpu = cpu
+  spec.cpu = adoptBlock('qemu', 'cpu', reader)
 
   // drives: disks, cloud-init drive, CD
   const hardware: Record<string, unknown> = {}

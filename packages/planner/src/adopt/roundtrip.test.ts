@@ -178,6 +178,8 @@ describe('adopt then plan', () => {
     startup: ['order=1', 'order=2,up=30'],
     ciuser: ['admin', 'debian'],
     searchdomain: ['lan', 'example.org'],
+    // `hidden` is spec.options.hidden, `flags` spec.cpu.flags; other tokens are adopt gaps, kept by a compare
+    cpu: ['host', 'kvm64', 'x86-64-v2-AES', 'host,hidden=1', 'host,flags=+aes;-pcid', 'kvm64,phys-bits=host'],
     // PVE's other vga tokens are adopt gaps and kept by a compare
     vga: ['std', 'qxl', 'serial0', 'std,memory=32'],
     // pve-hotplug-features: 1 is network,disk,usb, 0 is none
@@ -225,7 +227,6 @@ describe('adopt then plan', () => {
     fc
       .record({
         table: tableConfig('qemu'),
-        cpu: opt(fc.constantFrom('host', 'kvm64', 'x86-64-v2-AES')),
         disks: slotsOf(['scsi0', 'scsi1', 'virtio0', 'sata0'], 1, 3).chain((slots) =>
           fc.tuple(
             ...slots.map((slot, i) =>

@@ -24,11 +24,16 @@ export function lxcFields(m: ContainerManifest, ctx: GuestBuildContext): GuestFi
   const declaredSlots = new Set<string>()
   const o = s.options ?? {}
   const features = featuresField(o)
-  const owned = tableFields('lxc', s, {
-    'volumes-nics': () => volumesAndNics(s, declaredSlots),
-    features: () => features.owned,
-    tags: () => [ctx.tags(s.tags)],
-  })
+  const owned = tableFields(
+    'lxc',
+    s,
+    {
+      'volumes-nics': () => volumesAndNics(s, declaredSlots),
+      features: () => features.owned,
+      tags: () => [ctx.tags(s.tags)],
+    },
+    gaps,
+  )
 
   const createOnly: Record<string, string> = { ...s.extra }
   // a clone-backed LXC has no ostemplate: its root filesystem comes from the TemplateCT

@@ -9,7 +9,6 @@ import {
   anomaly,
   NONE,
   gib,
-  liveBool,
   parsePS,
   rewrite,
   scalar,
@@ -180,16 +179,16 @@ export function qemuFields(m: QemuManifest, ctx: GuestBuildContext): GuestFields
   const s = m.spec
   const gaps: GuestFields['gaps'] = []
   const declaredSlots = new Set<string>()
-  const owned = tableFields('qemu', s, {
-    cpu: () => {
-      if (s.cpu.flags !== undefined && s.cpu.flags.length > 0)
-        gaps.push({ field: 'spec.cpu.flags', note: 'parsed, not sent (reference behaviour)' })
-      return [cpuOwned(s.cpu.type, s.options?.hidden === true)]
+  const owned = tableFields(
+    'qemu',
+    s,
+    {
+      devices: () => qemuDevices(s, ctx, gaps, declaredSlots),
+      'boot-cloud-init': () => bootAndCloudInit(s, ctx, gaps),
+      tags: () => [ctx.tags(s.tags)],
     },
-    devices: () => qemuDevices(s, ctx, gaps, declaredSlots),
-    'boot-cloud-init': () => bootAndCloudInit(s, ctx, gaps),
-    tags: () => [ctx.tags(s.tags)],
-  })
+    gaps,
+  )
 
   const ci = s['cloud-init-data']
   const createOnly: Record<string, string> = { ...s.extra }
@@ -454,30 +453,6 @@ function cdCheck(slot: string, live: string, then: () => readonly Outcome[]): re
     ]
   }
   return then()
-}
-
-/** qemu-server's `cputype` default when a VM config has no `cpu` key */
-const QEMU_DEFAULT_CPU = 'kvm64'
-
-function cpuOwned(type: string, hidden: boolean): Owned {
-  const create = hidden ? `${type},hidden=1` : type
-  return {
-    key: 'cpu',
-    field: 'spec.cpu.type',
-    create,
-    compare: (live) => {
-      // an unset `cpu` is qemu-server's default cputype, kvm64: declaring it must not drift (adopt writes it)
-      const p = live === undefined ? { cputype: QEMU_DEFAULT_CPU } : parsePS(live, 'cputype')
-      if (p && p.cputype === type && (!hidden || liveBool(p.hidden, false))) return NONE
-      return [
-        write(
-          p && live !== undefined
-            ? rewrite(p, { cputype: type, ...(hidden ? { hidden: '1' } : {}) }, 'cputype')
-            : create,
-        ),
-      ]
-    },
-  }
 }
 
 /** Live slot keys of the families ProxOps manages (disks, NICs, PCI devices). */

@@ -63,7 +63,7 @@ describe('field table', () => {
     const reader = { take: (k: string) => live[k], gap: () => {} }
     expect(adoptBlock('qemu', 'options', reader)).toEqual({ protection: true, startup: 'order=3' })
     expect(adoptBlock('qemu', 'memory', reader)).toEqual({ memory: '1536MiB' })
-    expect(adoptBlock('qemu', 'cpu', { take: () => undefined, gap: () => {} })).toEqual({ cores: 1 })
+    expect(adoptBlock('qemu', 'cpu', { take: () => undefined, gap: () => {} })).toEqual({ cores: 1, type: 'kvm64' })
     expect(adoptBlock('lxc', 'options', reader)).toEqual({ onboot: false, protection: true, startup: 'order=3' })
   })
 
@@ -106,5 +106,24 @@ describe('field table', () => {
     expect(q.actions.flatMap((a) => a.requests).slice(0, 1)).toMatchObject([
       { call: 'updateConfig', params: { agent: '1,fstrim_cloned_disks=1' } },
     ])
+  })
+
+  it('cpu: the head is the type, hidden is spec.options.hidden, flags are read by adopt and not sent (a gap)', () => {
+    const v = vm('web', 100, { cpu: { type: 'host', cores: 2, flags: ['+aes'] }, options: { hidden: true } })
+    const q = plan(desired(v), inventory([liveVm(100, 'web', { cpu: 'host,flags=+aes' })]), policy())
+    expect(q.actions.flatMap((a) => a.requests).slice(0, 1)).toMatchObject([
+      { call: 'updateConfig', params: { cpu: 'host,flags=+aes,hidden=1' } },
+    ])
+    expect(q.gaps.filter((g) => g.field === 'spec.cpu.flags').map((g) => g.note)).toEqual([
+      'parsed, not sent (reference behaviour)',
+    ])
+    const created = plan(desired(v), inventory([]), policy()).actions[0]!.requests[0]
+    expect(created).toMatchObject({ call: 'createGuest', params: { cpu: 'host,hidden=1' } })
+    const live: Record<string, string> = { cpu: 'host,hidden=1,flags=+aes;-pcid,phys-bits=host' }
+    const gaps: string[] = []
+    const reader = { take: (k: string) => live[k], gap: (f: string, value: string) => gaps.push(`${f}=${value}`) }
+    expect(adoptBlock('qemu', 'cpu', reader)).toEqual({ cores: 1, type: 'host', flags: ['+aes', '-pcid'] })
+    expect(adoptBlock('qemu', 'options', reader)).toEqual({ hidden: true })
+    expect(gaps).toEqual(['cpu.phys-bits=host'])
   })
 })

@@ -11,6 +11,7 @@ import type { GuestType } from '@proxops/pve-client/wire'
 import { formatQuantity } from '@proxops/schema'
 import {
   anomaly,
+  withTokens,
   flag,
   integer,
   liveBool,
@@ -31,8 +32,12 @@ export type Codec =
   | { t: 'string'; trimEnd?: boolean }
   /** one of `values`; `liveDefault`: what PVE assumes when absent */
   | { t: 'enum'; values: readonly string[]; liveDefault?: string }
-  /** the head of a property string (`std` of `std,memory=32`); the other tokens are PVE's, kept on a compare */
-  | { t: 'head'; defaultKey: string }
+  /**
+   * the head of a property string (`std` of `std,memory=32`); `liveDefault`: what PVE assumes when the key is
+   * absent; `tokens`: the ones beside the head that the manifest declares elsewhere; the others are PVE's, kept
+   * by a rewrite
+   */
+  | { t: 'head'; defaultKey: string; liveDefault?: string; tokens?: readonly HeadToken[] }
   /** qemu's machine type, compared by family (a pinned `pc-q35-8.1` is q35) */
   | { t: 'machine' }
   /**
@@ -45,6 +50,17 @@ export type Codec =
    * semicolons); `read`: how PVE reads the live value when it has aliases (hotplug's `1` and `0`)
    */
   | { t: 'list'; sep?: string; read?: (live: string | undefined) => ReadonlySet<string> }
+
+/**
+ * A token beside a head that the manifest declares at `path`: `flag` a truthy-only flag (written `1`), `unsent`
+ * a `;` list adopt reads and plan does not send (a gap, with `note`).
+ */
+export interface HeadToken {
+  token: string
+  path: string
+  kind: 'flag' | 'unsent'
+  note?: string
+}
 
 export interface FieldRow {
   /** the PVE config key */
@@ -60,6 +76,8 @@ export interface FieldRow {
   createOnly?: true
   /** the schema defaults the field to `metadata.name`: adopt writes it only when it differs */
   nameDefault?: true
+  /** the adopt gap when the key is absent and `absent` is written */
+  absentNote?: string
 }
 
 /**
@@ -70,7 +88,7 @@ export interface FamilyEntry {
   family: string
 }
 
-type More = Pick<FieldRow, 'running' | 'absent' | 'createOnly' | 'nameDefault'>
+type More = Pick<FieldRow, 'running' | 'absent' | 'createOnly' | 'nameDefault' | 'absentNote'>
 const row = (key: string, path: string, codec: Codec, more: More = {}): FieldRow => ({
   key,
   path: path.split('.'),
@@ -123,7 +141,25 @@ export const FIELD_TABLE = {
     row('ciuser', 'cloud-init-data.ci-user', STRING, AT_ONCE),
     row('nameserver', 'cloud-init-data.nameservers', LIST, AT_ONCE),
     row('searchdomain', 'cloud-init-data.search-domains', LIST, AT_ONCE),
-    family('cpu'),
+    // qemu-server's default cputype is kvm64; `hidden` hides the hypervisor from the guest
+    row(
+      'cpu',
+      'cpu.type',
+      {
+        t: 'head',
+        defaultKey: 'cputype',
+        liveDefault: 'kvm64',
+        tokens: [
+          { token: 'hidden', path: 'options.hidden', kind: 'flag' },
+          { token: 'flags', path: 'cpu.flags', kind: 'unsent', note: 'parsed, not sent (reference behaviour)' },
+        ],
+      },
+      {
+        absent: 'kvm64',
+        absentNote:
+          'PVE default kvm64 written into the manifest (the planner treats an unset cpu as kvm64, so this plans no change)',
+      },
+    ),
     row('machine', 'hardware.machine', { t: 'machine' }),
     row('vga', 'hardware.display', { t: 'head', defaultKey: 'type' }),
     family('devices'),
@@ -202,20 +238,27 @@ export function tableFields<T extends GuestType>(
   type: T,
   spec: unknown,
   families: Record<FamilyOf<T>, () => readonly Owned[]>,
+  gaps: { field: string; note: string }[],
 ): Owned[] {
   const out: Owned[] = []
   for (const e of FIELD_TABLE[type] as readonly (FieldRow | FamilyEntry)[]) {
     if (!isRow(e)) out.push(...families[e.family as FamilyOf<T>]())
     else {
-      const o = rowField(type, e, at(spec, e.path))
+      const o = rowField(type, e, at(spec, e.path), spec)
       if (o) out.push(o)
+      if (e.codec.t === 'head')
+        for (const t of e.codec.tokens ?? []) {
+          const v = at(spec, t.path.split('.'))
+          if (t.kind === 'unsent' && Array.isArray(v) && v.length > 0)
+            gaps.push({ field: `spec.${t.path}`, note: t.note ?? 'not sent' })
+        }
     }
   }
   return out
 }
 
 /** One row's owned field for a declared value, or undefined when the manifest does not own the key. */
-function rowField(type: GuestType, r: FieldRow, v: unknown): Owned | undefined {
+function rowField(type: GuestType, r: FieldRow, v: unknown, spec: unknown): Owned | undefined {
   const field = fieldPath(r)
   const c = r.codec
   switch (c.t) {
@@ -233,11 +276,21 @@ function rowField(type: GuestType, r: FieldRow, v: unknown): Owned | undefined {
     }
     case 'head': {
       if (typeof v !== 'string') return undefined
+      const dk = c.defaultKey
+      const on = (c.tokens ?? []).filter((t) => t.kind === 'flag' && at(spec, t.path.split('.')) === true)
+      const tokens = Object.fromEntries(on.map((t) => [t.token, '1']))
+      const create = withTokens(v, tokens)
       return {
         key: r.key,
         field,
-        create: v,
-        compare: (live) => (live !== undefined && headOf(live, c.defaultKey) === v ? NONE : [write(v)]),
+        create,
+        compare: (live) => {
+          const p =
+            live === undefined ? (c.liveDefault === undefined ? undefined : { [dk]: c.liveDefault }) : parsePS(live, dk)
+          if (p && p[dk] === v && on.every((t) => liveBool(p[t.token], false))) return NONE
+          // a rewrite keeps PVE's other tokens
+          return [write(p && live !== undefined ? rewrite(p, { [dk]: v, ...tokens }, dk) : create)]
+        },
       }
     }
     case 'machine': {
@@ -298,12 +351,19 @@ export const isCreateOnly = (type: GuestType, key: string): boolean => fieldRow(
 /** Records what a live value holds that the manifest cannot say (adopt's gaps). */
 export type GapSink = (field: string, value: string, note: string) => void
 
-/** The tokens of a property string other than its head, each a gap. */
-function tokenGaps(key: string, live: string, defaultKey: string, gap: GapSink): void {
+/** The tokens of a property string other than its head and the declared ones, each a gap. */
+function tokenGaps(
+  key: string,
+  live: string,
+  defaultKey: string,
+  gap: GapSink,
+  declared: readonly HeadToken[] = [],
+): void {
   const p = parsePS(live, defaultKey)
   if (!p) return
   for (const [token, value] of Object.entries(p))
-    if (token !== defaultKey) gap(`${key}.${token}`, value, 'option not modelled')
+    if (token !== defaultKey && !declared.some((t) => t.token === token))
+      gap(`${key}.${token}`, value, 'option not modelled')
 }
 
 /**
@@ -325,7 +385,7 @@ export function fromPve(r: FieldRow, live: string, gap: GapSink = () => {}): unk
       gap(r.key, live, `not modelled (${c.values.join(', ')})`)
       return undefined
     case 'head':
-      tokenGaps(r.key, live, c.defaultKey, gap)
+      tokenGaps(r.key, live, c.defaultKey, gap, c.tokens)
       return headOf(live, c.defaultKey)
     case 'machine': {
       const fam = machineFamily(live)
@@ -365,12 +425,40 @@ export function adoptBlock(
   name?: string,
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {}
+  const inBlock = (path: readonly string[]) => path[0] === block
+  const put = (path: readonly string[], value: unknown) => {
+    out[path.length === 1 ? block : path.slice(1).join('.')] = value
+  }
   for (const r of ROWS[type]) {
-    if (r.path[0] !== block) continue
-    const live = reader.take(r.key) ?? r.absent
+    // tokens beside a head that the manifest declares in this block (`options.hidden` of `cpu`)
+    if (r.codec.t === 'head' && !inBlock(r.path))
+      for (const t of r.codec.tokens ?? []) {
+        const path = t.path.split('.')
+        const live = inBlock(path) ? reader.take(r.key) : undefined
+        const p = live === undefined ? undefined : parsePS(live, r.codec.defaultKey)
+        if (p?.[t.token] !== undefined && t.kind === 'flag' && liveBool(p[t.token], false)) put(path, true)
+      }
+    if (!inBlock(r.path)) continue
+    const taken = reader.take(r.key)
+    if (taken === undefined && r.absent !== undefined && r.absentNote !== undefined)
+      reader.gap(r.key, '(unset)', r.absentNote)
+    const live = taken ?? r.absent
     const value = live === undefined ? undefined : fromPve(r, live, reader.gap)
     if (value === undefined || (r.nameDefault && value === name)) continue
-    out[r.path.length === 1 ? block : r.path.slice(1).join('.')] = value
+    put(r.path, value)
+    if (r.codec.t === 'head' && live !== undefined) {
+      const p = parsePS(live, r.codec.defaultKey)
+      for (const t of r.codec.tokens ?? []) {
+        const path = t.path.split('.')
+        if (!inBlock(path) || p?.[t.token] === undefined) continue
+        if (t.kind === 'unsent')
+          put(
+            path,
+            p[t.token]!.split(';').filter((x) => x !== ''),
+          )
+        else if (liveBool(p[t.token], false)) put(path, true)
+      }
+    }
   }
   return out
 }
