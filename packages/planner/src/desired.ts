@@ -41,6 +41,20 @@ export function isPool(m: Manifest): m is PoolManifest {
   return m.kind === 'Pool'
 }
 
+/** The storage content type an artifact kind lives in (its `download-url` `content`). */
+export const ARTIFACT_CONTENT: Record<ArtifactManifest['kind'], 'iso' | 'vztmpl' | 'import'> = {
+  ISO: 'iso',
+  CTTemplate: 'vztmpl',
+  DiskImage: 'import',
+}
+
+/** The content types the desired artifacts live in, sorted: the only storage content observe() lists for a plan. */
+export function artifactContentTypes(desired: Pick<DesiredState, 'manifests'>): string[] {
+  const out = new Set<string>()
+  for (const m of desired.manifests) if (isArtifact(m)) out.add(ARTIFACT_CONTENT[m.kind])
+  return [...out].sort()
+}
+
 /** The vmids of the desired guests, sorted: what observe() checks are free when nothing lists them (`vmids`). */
 export function guestVmids(desired: Pick<DesiredState, 'manifests'>): number[] {
   const out = new Set<number>()

@@ -30,13 +30,13 @@ const vm = (vmid: number, node = 'pve1', spec: Record<string, unknown> = {}) =>
   })
 
 describe('observe against the simulator', () => {
-  it('reads a cluster within guests + 2 x nodes + storages + pools + 6 requests', async () => {
+  it('reads a cluster within guests + 2 x nodes + storage listings + pools + 6 requests', async () => {
     env.sim.stats.reset()
     const live = await observe('homelab', env.reader)
     const guests = live.guests.length + live.unknownGuests.length
-    const listed = new Set(
-      env.sim.stats.requests.filter((r) => r.path === '/nodes/{node}/storage/{storage}/content').map((r) => r.rawPath),
-    ).size
+    // one `content=` listing per storage and artifact content type it holds (iso, vztmpl, import on `local`)
+    const listed = env.sim.stats.count('GET', '/nodes/{node}/storage/{storage}/content')
+    expect(listed).toBe(3 * live.nodes.filter((n) => n.online).length)
     expect(guests).toBe(12)
     // the 6 cluster-wide reads: /version, /cluster/resources, /cluster/backup, the HA resources and preferences,
     // the pool list; then one read per pool (its members)

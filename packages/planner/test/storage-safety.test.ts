@@ -3,7 +3,7 @@
  * use, and how storages are listed and artifacts fetched (docs/safety.md).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { adminCall, cycle, failures, manifest, startEnv, type Env } from './helpers.js'
+import { actionLines, adminCall, cycle, failures, manifest, startEnv, type Env } from './helpers.js'
 
 let env: Env
 beforeAll(async () => {
@@ -139,5 +139,58 @@ describe('templates with linked clones (issue 14 item 8)', () => {
     expect(failures(pruned.report)).toEqual([])
     expect(env.sim.control.guest(9110)).toBeUndefined()
     expect(env.sim.control.guest(9111)).toBeDefined()
+  })
+})
+
+describe('storage listings and shared artifacts (issue 14 item 12)', () => {
+  const NO_PRUNE = { pruneBudget: 0 }
+  const CONTENT = '/nodes/{node}/storage/{storage}/content'
+  const nasIso = (nodes: string[]) =>
+    manifest({
+      kind: 'ISO',
+      metadata: { name: 'nas-alpine' },
+      spec: { nodes, storage: 'nas', filename: 'alpine-nas.iso', url: 'https://images.example/alpine-nas.iso' },
+    })
+
+  it('lists storages with content= only: a cycle never runs qemu-img info on the disks of a file storage (PVE::Storage::volume_list)', async () => {
+    // guest disks on the NFS share: an unfiltered content listing would inspect each of them
+    expect(
+      failures(
+        (await cycle(env, [vm(160, { disks: [{ storage: 'nas', size: '4GiB' }] })], { policy: NO_PRUNE })).report,
+      ),
+    ).toEqual([])
+    const runs = env.sim.control.imageInfoRuns()
+    const listings = env.sim.stats.count('GET', CONTENT)
+    const dry = await cycle(env, [vm(160, { disks: [{ storage: 'nas', size: '4GiB' }] }), nasIso(['pve1'])], {
+      dryRun: true,
+      policy: NO_PRUNE,
+    })
+    expect(dry.plan.actions.map((a) => a.type)).toEqual(['download'])
+    expect(env.sim.control.imageInfoRuns()).toBe(runs)
+    // iso content only, on the storages that hold it: the shared `nas` once, `local` on each node
+    expect(env.sim.stats.count('GET', CONTENT) - listings).toBe(4)
+    // a repository without artifacts lists no storage content at all
+    await cycle(env, [vm(160, { disks: [{ storage: 'nas', size: '4GiB' }] })], { dryRun: true, policy: NO_PRUNE })
+    expect(env.sim.stats.count('GET', CONTENT) - listings).toBe(4)
+    expect(env.sim.control.imageInfoRuns()).toBe(runs)
+  })
+
+  it('an ISO on a shared storage for three nodes is downloaded once, on the first node; the others see it', async () => {
+    const desired = [nasIso(['pve2', 'pve1', 'pve3'])]
+    const downloads = env.sim.stats.count('POST', '/nodes/{node}/storage/{storage}/download-url')
+    const first = await cycle(env, desired, { policy: NO_PRUNE })
+    expect(actionLines(first.plan)).toEqual(['download ISO/pve2/nas/alpine-nas.iso'])
+    expect(first.plan.actions[0]?.reason).toBe(
+      'ISO alpine-nas.iso not present on shared storage nas; will download once, on pve2',
+    )
+    expect(failures(first.report)).toEqual([])
+    expect(env.sim.stats.count('POST', '/nodes/{node}/storage/{storage}/download-url') - downloads).toBe(1)
+    const again = await cycle(env, desired, { dryRun: true, policy: NO_PRUNE })
+    expect(again.plan.actions).toEqual([])
+    expect(again.live.volumes.filter((v) => v.volid === 'nas:iso/alpine-nas.iso').map((v) => v.node)).toEqual([
+      'pve1',
+      'pve2',
+      'pve3',
+    ])
   })
 })

@@ -239,7 +239,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
           if (method === 'GET' && path === '/_sim/stats') {
             return {
               status: 200,
-              body: { requests: stats.requests.length, writes: stats.writes(), byStatus: stats.byStatus() },
+              body: {
+                requests: stats.requests.length,
+                writes: stats.writes(),
+                byStatus: stats.byStatus(),
+                imageInfoRuns: control.imageInfoRuns(),
+              },
             }
           }
           if (method === 'GET' && path === '/_sim/guests') return { status: 200, body: control.guests() }

@@ -44,7 +44,8 @@ async function check(action: Action, reader: LiveReader): Promise<string | undef
   if (download) {
     const content = String(download.params.content ?? '')
     const filename = String(download.params.filename ?? '')
-    const items = await reader.storageContent(download.node, download.storage)
+    // the one content type: an unfiltered listing would run qemu-img info on every disk image of the storage
+    const items = await reader.storageContent(download.node, download.storage, content || undefined)
     const found = items.some(
       (i) =>
         (content === '' || i.content === content) &&

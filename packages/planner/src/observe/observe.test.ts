@@ -124,16 +124,21 @@ describe('observe', () => {
     expect(live.unreadableStorages).toEqual([])
   })
 
-  it('stays within the request budget: guests + 2 x nodes + artifact storages + 6', async () => {
+  it('stays within the request budget: guests + 2 x nodes + storage listings + 6', async () => {
     const p = await estate()
     await observe('homelab', p.client)
     const reads = p.requests().filter((r) => r.startsWith('GET '))
     expect(reads).toHaveLength(p.requests().length)
     const guests = 3
     const nodes = 3
-    const artifactStorages = 3 // `local` on each node; local-lvm and local-zfs hold no artifacts and are not listed
+    // `local` on each node, once per artifact content type it holds (import, iso, vztmpl: one `content=` each);
+    // local-lvm and local-zfs hold no artifacts and are not listed
+    const listings = reads.filter((r) => /\/storage\/[^/]+\/content$/.test(r))
+    expect(listings.sort()).toEqual(
+      ['pve1', 'pve2', 'pve3'].flatMap((n) => Array(3).fill(`GET /nodes/${n}/storage/local/content`)),
+    )
     // the fixed six: version, resources, backup jobs, HA resources, HA rules, pools
-    expect(reads.length).toBeLessThanOrEqual(guests + 2 * nodes + artifactStorages + 6)
+    expect(reads.length).toBeLessThanOrEqual(guests + 2 * nodes + listings.length + 6)
     // one read per guest: /pending, never config + status
     expect(reads.filter((r) => /\/(qemu|lxc)\/\d+\//.test(r)).sort()).toEqual([
       'GET /nodes/pve1/qemu/101/pending',

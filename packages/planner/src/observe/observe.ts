@@ -7,7 +7,10 @@
  *   - 2 per online node: `/nodes/{n}/qemu` and `/nodes/{n}/lxc` (power state without the resources lag)
  *   - 1 per guest: `.../pending`, which carries the applied value, the pending value, the pending delete flag
  *     and the `digest` row of every key (qemu-server's vm_pending lists every key of the loaded config)
- *   - 1 per artifact-capable storage (`iso`, `vztmpl`, `import` content); a shared storage is listed once
+ *   - 1 per storage and artifact content type it holds (`iso`, `vztmpl`, `import`; reconcile() asks only for the
+ *     types the repository declares artifacts of), with `content=`: an unfiltered listing would also run
+ *     `qemu-img info` on every disk image of a file storage (pve-storage list_images); a shared storage is listed
+ *     through one node
  *   - 1 per desired vmid that no listing shows (`/cluster/nextid?vmid=`: the create candidates only)
  *   - HA (2) and pools (1 + one per pool), when the reader has them (ha/observe.ts, pool/observe.ts)
  * The storage listings run alongside the node guest lists and the guest reads (one in-flight limit for all).
@@ -35,7 +38,7 @@ export interface ObserveOptions {
   concurrency?: number
   /** node allowlist; objects on other nodes are invisible. Empty or absent = every node of the cluster. */
   nodes?: readonly string[]
-  /** storage content types whose volumes are listed (default iso, vztmpl, import) */
+  /** storage content types whose volumes are listed, one `content=` listing each (default iso, vztmpl, import) */
   contentTypes?: readonly string[]
   signal?: AbortSignal
   /** vmids whose guest firewall is read (the guests whose manifests declare spec.firewall), `all` for adopt */
@@ -451,7 +454,7 @@ async function readStorages(
   online: ReadonlySet<string>,
   options: ObserveOptions,
 ): Promise<Pick<LiveInventory, 'storages' | 'volumes' | 'unreadableStorages'>> {
-  const contentTypes = new Set(options.contentTypes ?? DEFAULT_CONTENT_TYPES)
+  const contentTypes = [...new Set(options.contentTypes ?? DEFAULT_CONTENT_TYPES)].sort()
   const storages: LiveStorage[] = []
   for (const r of resources) {
     if (r.type !== 'storage' || !allowed(r.node)) continue
@@ -476,9 +479,10 @@ async function readStorages(
   const volumes: LiveVolume[] = []
   const unreadable: { node: string; storage: string; reason: string }[] = []
   // one listing per local storage, and one per shared storage (through its first online node)
-  const listings = new Map<string, { reader: LiveStorage; holders: LiveStorage[] }>()
+  const listings = new Map<string, { reader: LiveStorage; holders: LiveStorage[]; types: string[] }>()
   for (const s of storages) {
-    if (!s.content.some((c) => contentTypes.has(c))) continue
+    const types = contentTypes.filter((c) => s.content.includes(c))
+    if (types.length === 0) continue
     if (!online.has(s.node)) {
       unreadable.push({ node: s.node, storage: s.storage, reason: `node ${s.node} is offline` })
       continue
@@ -490,15 +494,17 @@ async function readStorages(
     const key = s.shared ? `shared:${s.storage}` : `${s.node}:${s.storage}`
     const listing = listings.get(key)
     if (listing) listing.holders.push(s)
-    else listings.set(key, { reader: s, holders: [s] })
+    else listings.set(key, { reader: s, holders: [s], types })
   }
   await Promise.all(
-    [...listings.values()].map(async ({ reader: s, holders }) => {
+    [...listings.values()].map(async ({ reader: s, holders, types }) => {
       try {
-        const items = await read(() => reader.storageContent(s.node, s.storage))
+        // one listing per content type: PVE's `content` filter takes one type
+        const lists = await Promise.all(types.map((c) => read(() => reader.storageContent(s.node, s.storage, c))))
+        const items = lists.flat()
         for (const holder of holders) {
           for (const item of items) {
-            if (!contentTypes.has(item.content)) continue
+            if (!types.includes(item.content)) continue
             volumes.push({
               node: holder.node,
               storage: holder.storage,

@@ -13,7 +13,16 @@ import type {
 } from '@proxops/schema'
 import { keyOf, levels } from './deps.js'
 import { planBackupJobs } from '../backup/plan.js'
-import { isArtifact, isBackupJob, isGuest, isPool, isQemu, type DesiredState, type SecretLookup } from '../desired.js'
+import {
+  ARTIFACT_CONTENT,
+  isArtifact,
+  isBackupJob,
+  isGuest,
+  isPool,
+  isQemu,
+  type DesiredState,
+  type SecretLookup,
+} from '../desired.js'
 import { isDisruptionPolicy } from './disruption.js'
 import { PlanInputError } from '../errors.js'
 import { disruptionFor, planLiveGuest, planNewGuest, type GuestPlanEnv } from './guest-plan.js'
@@ -45,10 +54,8 @@ export interface PlanOptions {
   secrets?: SecretLookup
 }
 
-const CONTENT_DIR: Record<ArtifactManifest['kind'], string> = { ISO: 'iso', CTTemplate: 'vztmpl', DiskImage: 'import' }
-
 export const artifactVolid = (a: ArtifactManifest): string =>
-  `${a.spec.storage}:${CONTENT_DIR[a.kind]}/${a.spec.filename}`
+  `${a.spec.storage}:${ARTIFACT_CONTENT[a.kind]}/${a.spec.filename}`
 
 export function plan(
   desired: DesiredState,
@@ -142,6 +149,8 @@ class Context {
   private readonly unknown = new Map<number, LiveInventory['unknownGuests'][number]>()
   private readonly volumes = new Set<string>()
   private readonly unreadable = new Map<string, string>()
+  /** `node\0storage` of the storages PVE reports `shared`: one volume namespace that every node holding it sees */
+  private readonly sharedStorages = new Set<string>()
   private readonly reportedUnknown = new Set<number>()
   private readonly firewalls = new Map<number, LiveFirewall>()
   /** vmids of guests on nodes outside the allowlist (never acted on, but they block a create) */
@@ -217,6 +226,7 @@ class Context {
     for (const u of live.unknownGuests) if (this.allowedNode(u.node)) this.unknown.set(u.vmid, u)
     for (const v of live.volumes) this.volumes.add(`${v.node}\0${v.storage}\0${v.volid}`)
     for (const u of live.unreadableStorages) this.unreadable.set(`${u.node}\0${u.storage}`, u.reason)
+    for (const st of live.storages) if (st.shared) this.sharedStorages.add(`${st.node}\0${st.storage}`)
     for (const f of live.firewalls ?? []) this.firewalls.set(f.vmid, f)
   }
 
@@ -241,6 +251,9 @@ class Context {
   planArtifact(m: ArtifactManifest): void {
     const { storage, filename } = m.spec
     const volid = artifactVolid(m)
+    // a shared storage keeps one file for every node that holds it: one download, on the first node that can
+    // make it; the other nodes see the file once it is there
+    let sharedDownload: string | undefined
     for (const node of m.spec.nodes) {
       this.checkNode(m.kind, m.metadata.name, node)
       const address = artifactAddress(m.kind, node, storage, filename)
@@ -259,7 +272,10 @@ class Context {
         continue
       }
       if (this.volumes.has(`${node}\0${storage}\0${volid}`)) continue
-      const params: Record<string, PlanParamValue> = { url: m.spec.url, filename, content: CONTENT_DIR[m.kind] }
+      const shared = this.sharedStorages.has(`${node}\0${storage}`)
+      if (shared && sharedDownload !== undefined) continue
+      if (shared) sharedDownload = node
+      const params: Record<string, PlanParamValue> = { url: m.spec.url, filename, content: ARTIFACT_CONTENT[m.kind] }
       if (m.spec.checksum) {
         params.checksum = m.spec.checksum.value
         params['checksum-algorithm'] = m.spec.checksum.algorithm
@@ -273,7 +289,9 @@ class Context {
         storage,
         filename,
         type: 'download',
-        reason: `${m.kind} ${filename} not present on storage ${storage} on ${node}; will download`,
+        reason: shared
+          ? `${m.kind} ${filename} not present on shared storage ${storage}; will download once, on ${node}`
+          : `${m.kind} ${filename} not present on storage ${storage} on ${node}; will download`,
         diffs: [{ field: 'spec.url', key: 'volid', after: volid }],
         disruption: 'none',
         tier: 0,

@@ -7,7 +7,7 @@
  */
 import { mapLimit } from '@proxops/pve-client/wire'
 import { execute, type ExecuteOptions, type Report } from '../execute/execute.js'
-import { guestVmids, type DesiredState } from '../desired.js'
+import { artifactContentTypes, guestVmids, type DesiredState } from '../desired.js'
 import { firewallVmids } from '../firewall/index.js'
 import type { LiveInventory } from '../inventory.js'
 import { observe, type ObserveOptions } from '../observe/observe.js'
@@ -74,6 +74,8 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRes
     firewalls: firewallVmids(desired),
     // a desired vmid that no visible guest holds is probed cluster-wide before a create is planned
     vmids: guestVmids(desired),
+    // storages are listed only for the content the repository declares artifacts of (artifacts are never pruned)
+    contentTypes: artifactContentTypes(desired),
     ...options.observe,
     nodes: policy.nodes,
     ...(options.signal ? { signal: options.signal } : {}),

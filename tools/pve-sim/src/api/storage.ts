@@ -87,9 +87,7 @@ export function storageRoutes(c: Cluster): RouteTable {
         const content = str(ctx, 'content')
         const vmid = int(ctx, 'vmid')
         return n.storage
-          .list(d.id)
-          .filter((v) => content === undefined || v.content === content)
-          .filter((v) => vmid === undefined || v.vmid === vmid)
+          .volumeList(d.id, { ...(content !== undefined ? { content } : {}), ...(vmid !== undefined ? { vmid } : {}) })
           .map(volumeListItem)
       },
     ],

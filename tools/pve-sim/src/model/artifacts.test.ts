@@ -50,6 +50,43 @@ describe('storages and content', () => {
     expect(await s.call('GET', '/nodes/pve1/storage/vmdir/content', { vmid: 100 })).toHaveLength(1)
     expect(await s.call('GET', '/nodes/pve1/storage/vmdir/content', { content: 'iso' })).toHaveLength(1)
   })
+
+  it('content listing follows PVE::Storage::volume_list: an unfiltered listing runs qemu-img info on every image, content= only its type', async () => {
+    const s = makeSim()
+    await s.call('POST', '/storage', {
+      storage: 'vmdir',
+      type: 'dir',
+      path: '/srv/vmdir',
+      content: 'images,rootdir,iso',
+    })
+    s.sim.addVolume('pve1', 'vmdir', { filename: 'Zeta.iso', content: 'iso', size: 100 })
+    s.sim.addVolume('pve1', 'vmdir', { filename: 'alpha.iso', content: 'iso', size: 100 })
+    await s.run('POST', '/nodes/pve1/qemu', { vmid: 100, scsi0: 'vmdir:1', scsi1: 'vmdir:1' })
+    await s.run('POST', '/nodes/pve1/qemu', { vmid: 101, scsi0: 'local-lvm:1' })
+    const before = s.sim.imageInfoRuns()
+    const all = await s.call('GET', '/nodes/pve1/storage/vmdir/content')
+    // list_volumes walks rootdir and images separately: list_images inspects both disks in each pass
+    expect(s.sim.imageInfoRuns() - before).toBe(4)
+    // sorted by lower-cased volid
+    expect(all.map((i: { volid: string }) => i.volid)).toEqual([
+      'vmdir:100/vm-100-disk-0.raw',
+      'vmdir:100/vm-100-disk-1.raw',
+      'vmdir:iso/alpha.iso',
+      'vmdir:iso/Zeta.iso',
+    ])
+    const iso = await s.call('GET', '/nodes/pve1/storage/vmdir/content', { content: 'iso' })
+    expect(iso.map((i: { volid: string }) => i.volid)).toEqual(['vmdir:iso/alpha.iso', 'vmdir:iso/Zeta.iso'])
+    expect(s.sim.imageInfoRuns() - before).toBe(4)
+    // a content type the storage is not configured for lists nothing; block storages cost no qemu-img runs
+    expect(await s.call('GET', '/nodes/pve1/storage/vmdir/content', { content: 'vztmpl' })).toEqual([])
+    expect(await s.call('GET', '/nodes/pve1/storage/local-lvm/content')).toHaveLength(1)
+    expect(s.sim.imageInfoRuns() - before).toBe(4)
+    // with a vmid: iso files are not listed, and only that guest's images are inspected
+    const mine = await s.call('GET', '/nodes/pve1/storage/vmdir/content', { vmid: 100, content: 'images' })
+    expect(mine).toHaveLength(2)
+    expect(await s.call('GET', '/nodes/pve1/storage/vmdir/content', { vmid: 100, content: 'iso' })).toEqual([])
+    expect(s.sim.imageInfoRuns() - before).toBe(6)
+  })
 })
 
 describe('download-url', () => {

@@ -168,6 +168,9 @@ export function controls(c: Cluster): Controls {
       c.settle()
       return c.nodes.get(node)?.storage.list(storage).map(volumeListItem) ?? []
     },
+    imageInfoRuns() {
+      return c.storage.imageInfoRuns
+    },
     setRemoteFile(url: string, file: { content: string | Buffer; size?: number } | { error: string }) {
       c.remote.set(url, 'error' in file ? file : { content: Buffer.from(file.content) })
       if (!('error' in file) && file.size !== undefined) c.remoteSizes.set(url, file.size)

@@ -116,6 +116,11 @@ export interface SimCluster {
   addVolume(node: string, storage: string, spec: VolumeSpec): string
   /** the content listing of a storage, as GET .../content returns it */
   storageContent(node: string, storage: string): Record<string, unknown>[]
+  /**
+   * how many times PVE ran `qemu-img info` so far: a content listing of a file storage (dir, nfs, cifs) that takes
+   * in images or rootdir (no `content=`, or `content=images`) inspects every image on it, on every call
+   */
+  imageInfoRuns(): number
   /** what download-url fetches from a URL: bytes (checksums are computed over them), or an error message */
   setRemoteFile(url: string, file: { content: string | Buffer; size?: number } | { error: string }): void
   /** the checksum of what download-url would fetch from `url` */

@@ -132,6 +132,8 @@ export class StorageConfig {
   readonly offline = new Set<string>()
   /** storages whose cluster lock (shared) or node lock (local) someone else holds */
   readonly lockHeld = new Set<string>()
+  /** `qemu-img info` runs (file_size_info) that listings of file storages' images cost, on every node */
+  imageInfoRuns = 0
 
   constructor(defs: StorageDef[]) {
     for (const d of defs) this.defs.set(d.id, d)
@@ -173,6 +175,9 @@ export class StorageConfig {
 export function isFileStorage(t: StorageType): boolean {
   return STORAGE_TYPES[t].file
 }
+
+/** the content types in the order list_volumes walks them (PVE::Storage::volume_list) */
+const LIST_ORDER: readonly ContentType[] = ['rootdir', 'images', 'vztmpl', 'iso', 'backup', 'snippets', 'import']
 
 /** The directory inside a dir storage that holds a content type (PVE's default subdirs). */
 export function contentDir(content: ContentType): string {
@@ -290,6 +295,41 @@ export class NodeStorage {
     return [...(this.store(id)?.volumes.values() ?? [])].sort((a, b) =>
       a.volid < b.volid ? -1 : a.volid > b.volid ? 1 : 0,
     )
+  }
+
+  /**
+   * volume_list (PVE::Storage) through the plugin's list_volumes: the content types the storage is configured for,
+   * `content` narrowing them to one; no iso or vztmpl files for a vmid. On a file storage list_images runs
+   * file_size_info (`qemu-img info`) on every image it visits, once per images/rootdir pass: counted in
+   * `imageInfoRuns`. Sorted by lower-cased volid, as volume_list sorts.
+   */
+  volumeList(id: string, filter: { content?: string; vmid?: number } = {}): Volume[] {
+    const d = this.config.get(id)
+    if (!d) return []
+    const all = this.list(id)
+    const out: Volume[] = []
+    for (const type of LIST_ORDER) {
+      if ((filter.content !== undefined && type !== filter.content) || !d.content.includes(type)) continue
+      if (type === 'images' || type === 'rootdir') {
+        const visited = all.filter(
+          (v) =>
+            (v.content === 'images' || v.content === 'rootdir') &&
+            (filter.vmid === undefined || v.vmid === filter.vmid),
+        )
+        if (isFileStorage(d.type)) this.config.imageInfoRuns += visited.length
+        out.push(...visited.filter((v) => v.content === type))
+      } else if (!isFileStorage(d.type)) {
+        continue
+      } else if (type === 'iso' || type === 'vztmpl') {
+        if (filter.vmid === undefined) out.push(...all.filter((v) => v.content === type))
+      } else if (type === 'backup') {
+        out.push(...all.filter((v) => v.content === type && (filter.vmid === undefined || v.vmid === filter.vmid)))
+      } else {
+        out.push(...all.filter((v) => v.content === type))
+      }
+    }
+    const key = (v: Volume) => v.volid.toLowerCase()
+    return out.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0))
   }
 
   get(volid: string): Volume | undefined {
