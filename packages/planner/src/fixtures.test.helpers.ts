@@ -6,6 +6,7 @@
 import { formatSize, parsePropertyString } from '@proxops/pve-client/wire'
 import type { ArtifactManifest, ContainerManifest, Manifest, QemuManifest, VmHardware, VmSpec } from '@proxops/schema'
 import type { DesiredState } from './desired.js'
+import { manifest } from './testing/manifest.js'
 import type { LiveGuest, LiveInventory } from './inventory.js'
 import { qemuNic } from './plan/nics.js'
 import { DEFAULT_POLICY, type Plan, type PlanParamValue, type Policy } from './plan-types.js'
@@ -13,64 +14,59 @@ import { DEFAULT_POLICY, type Plan, type PlanParamValue, type Policy } from './p
 export const GiB = 1024 ** 3
 export const MiB = 1024 ** 2
 
-/** spec overrides; `hardware` is filled with the parser's defaults (no PCI devices) */
+/** spec overrides (in the parsed form); `hardware` is filled with the parser's defaults (no PCI devices) */
 export type VmOverrides = Partial<Omit<VmSpec, 'hardware'>> & { hardware?: Partial<VmHardware> }
 
+/**
+ * A VM (or TemplateVM) as the schema's parser reads a plain document (2 GiB, 2 cores, one 32 GiB disk, one NIC
+ * on vmbr0), so every default is the parser's; `over` then replaces spec fields with parsed values.
+ */
 export function vm(
   name: string,
   vmid: number,
   over: VmOverrides = {},
   kind: QemuManifest['kind'] = 'VM',
 ): QemuManifest {
-  const { hardware, ...rest } = over
-  return {
-    apiVersion: 'proxops/v1alpha1',
+  const base = manifest({
     kind,
-    metadata: { name, labels: {}, annotations: {} },
+    metadata: { name },
     spec: {
       node: 'pve1',
       vmid,
-      state: kind === 'TemplateVM' ? 'stopped' : 'started',
-      memory: 2048,
+      memory: '2GiB',
       cpu: { type: 'host', cores: 2 },
-      disks: [{ storage: 'local-lvm', size: 32 * GiB, interface: 'scsi0', iothread: false }],
-      networks: [{ model: 'virtio', bridge: 'vmbr0', firewall: false, slot: 'net0' }],
-      'pve-name': name,
-      tags: [],
-      extra: {},
-      ...rest,
-      ...(hardware ? { hardware: { 'pci-devices': [], ...hardware } } : {}),
+      disks: [{ storage: 'local-lvm', size: '32GiB' }],
+      networks: [{ bridge: 'vmbr0' }],
     },
+  }) as QemuManifest
+  const { hardware, ...rest } = over
+  return {
+    ...base,
+    spec: { ...base.spec, ...rest, ...(hardware ? { hardware: { 'pci-devices': [], ...hardware } } : {}) },
   } as QemuManifest
 }
 
+/** An LXC (or TemplateCT) from template debian-12 as the parser reads it (512 MiB, 1 core, 8 GiB root); `over` replaces spec fields. */
 export function lxc(
   name: string,
   vmid: number,
   over: Partial<ContainerManifest['spec']> = {},
   kind: ContainerManifest['kind'] = 'LXC',
 ): ContainerManifest {
-  return {
-    apiVersion: 'proxops/v1alpha1',
+  const base = manifest({
     kind,
-    metadata: { name, labels: {}, annotations: {} },
+    metadata: { name },
     spec: {
       node: 'pve1',
       vmid,
       template: 'debian-12',
-      state: kind === 'TemplateCT' ? 'stopped' : 'started',
-      memory: 512,
+      memory: '512MiB',
       cpu: { cores: 1 },
-      root: { storage: 'local-lvm', size: 8 * GiB },
-      'mount-points': [],
-      'bind-mounts': [],
-      networks: [{ bridge: 'vmbr0', firewall: false, slot: 'net0' }],
-      dns: { hostname: name },
-      tags: [],
-      extra: {},
-      ...over,
+      root: { storage: 'local-lvm', size: '8GiB' },
+      networks: [{ bridge: 'vmbr0' }],
     },
-  } as ContainerManifest
+  }) as ContainerManifest
+  return { ...base, spec: { ...base.spec, ...over } } as ContainerManifest
 }
 
 export function artifact(
@@ -80,12 +76,11 @@ export function artifact(
   nodes: string[] = ['pve1'],
   storage = 'local',
 ): ArtifactManifest {
-  return {
-    apiVersion: 'proxops/v1alpha1',
+  return manifest({
     kind,
-    metadata: { name, labels: {}, annotations: {} },
+    metadata: { name },
     spec: { nodes, storage, filename, url: `https://example.org/${filename}` },
-  }
+  }) as ArtifactManifest
 }
 
 export function desired(...manifests: Manifest[]): DesiredState {

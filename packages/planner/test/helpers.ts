@@ -4,7 +4,8 @@
  */
 import { startSimulator, type Simulator, type SimulatorOptions } from '@proxops/pve-sim'
 import { createPveClient, type PveClient } from '@proxops/pve-client'
-import { parseManifest, type Manifest } from '@proxops/schema'
+import type { Manifest } from '@proxops/schema'
+import { manifest } from '../src/testing/index.js'
 import {
   DEFAULT_POLICY,
   reconcile,
@@ -56,12 +57,8 @@ export async function startEnv(options: SimulatorOptions = {}): Promise<Env> {
   }
 }
 
-/** A manifest document through the schema's parser (the normalised model plan() reads). */
-export function manifest(doc: Record<string, unknown>): Manifest {
-  const parsed = parseManifest({ apiVersion: 'proxops/v1alpha1', ...doc })
-  if (!parsed.ok) throw new Error(`test manifest invalid: ${JSON.stringify(parsed.issues)}`)
-  return parsed.manifest
-}
+/** A manifest document through the schema's parser (the normalised model plan() reads): the testing subpath's. */
+export { manifest }
 
 /** The planner's standard test VM on pve1 (1 GiB, 2 cores, one 8 GiB disk, one NIC); `spec` overrides. */
 export const testVm = (vmid: number, spec: Record<string, unknown> = {}) =>

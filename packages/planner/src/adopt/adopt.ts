@@ -11,7 +11,7 @@ import type { LiveGuest, LiveInventory, LiveVolume } from '../inventory.js'
 import { isBookkeeping } from '../plan/keys.js'
 import { adoptNic } from '../plan/nics.js'
 import { adoptTokens } from '../plan/tokens.js'
-import { BIND_TOKENS, DISK_TOKENS, MOUNT_TOKENS } from '../plan/volumes.js'
+import { BIND_TOKENS, DISK_TOKENS, EFI_TOKENS, MOUNT_TOKENS, PCI_TOKENS } from '../plan/volumes.js'
 import { adoptBlock } from '../plan/table.js'
 import { isOn, parseProps, pveSizeBytes } from './props.js'
 import { keyLines, mapSshKeys } from './ssh.js'
@@ -309,12 +309,8 @@ function adoptVm(
   if (efi !== undefined) {
     const p = parseProps(efi)
     const block: Record<string, unknown> = { storage: (p.head ?? '').split(':')[0] }
-    if (p.values.has('efitype')) block.template = p.values.get('efitype')
-    if (p.values.has('pre-enrolled-keys'))
-      block['secure-boot'] = isOn(p.values.get('pre-enrolled-keys')) ? 'enabled' : 'disabled'
-    for (const [token, v] of p.values)
-      if (!['efitype', 'pre-enrolled-keys', 'size', 'ms-cert', 'format'].includes(token))
-        gap(`efidisk0.${token}`, v, 'EFI disk option not modelled')
+    const pveOwned = ['size', 'ms-cert', 'format', 'file']
+    adoptTokens(EFI_TOKENS, Object.fromEntries(p.values), block, 'efidisk0', gap, 'EFI disk', pveOwned)
     hardware['efi-disk'] = block
   }
   const tpm = take('tpmstate0')
@@ -327,10 +323,7 @@ function adoptVm(
     used.add(key)
     const p = parseProps(c[key]!)
     const device: Record<string, unknown> = { slot: key, device: (p.head ?? p.values.get('host') ?? '').toLowerCase() }
-    if (p.values.has('pcie')) device.pcie = isOn(p.values.get('pcie'))
-    for (const [token, v] of p.values)
-      if (!['host', 'pcie'].includes(token))
-        gap(`${key}.${token}`, v, 'PCI option not modelled (x-vga, rombar, mdev, ...)')
+    adoptTokens(PCI_TOKENS, Object.fromEntries(p.values), device, key, gap, 'PCI', ['host'])
     pci.push(device)
   }
   if (pci.length > 0) hardware['pci-devices'] = pci

@@ -253,6 +253,21 @@ describe('adopt then plan', () => {
           ),
         ),
         scsihw: opt(fc.constantFrom('virtio-scsi-single', 'lsi')),
+        // tokens beside the volume or device that PVE owns (ms-cert, size, x-vga) are kept by a compare
+        efidisk0: opt(
+          fc
+            .record({ efitype: opt(fc.constantFrom('2m', '4m')), keys: opt(fc.constantFrom('0', '1')) })
+            .map(({ efitype, keys }) =>
+              [
+                `local-lvm:vm-${vmid}-disk-9`,
+                ...(efitype ? [`efitype=${efitype}`] : []),
+                'ms-cert=2023',
+                ...(keys ? [`pre-enrolled-keys=${keys}`] : []),
+                'size=4M',
+              ].join(','),
+            ),
+        ),
+        hostpci0: opt(fc.constantFrom('0000:17:00.0', '0000:17:00.0,pcie=1', '17:00.0,pcie=0,x-vga=1')),
         nics: slotsOf(['net0', 'net1'], 0, 2).chain((slots) =>
           fc.tuple(
             ...slots.map((slot) =>

@@ -74,7 +74,7 @@ describe('selectForAdoption', () => {
       ['vm/homelab/db.yaml', 'b'],
     ])
     expect(
-      declaredObjects([vm('x', 1), { ...vm('p', 2), kind: 'Pool', spec: { id: 'p/q' } } as never]).poolids,
+      declaredObjects([vm('x', 101), { ...vm('p', 102), kind: 'Pool', spec: { id: 'p/q' } } as never]).poolids,
     ).toEqual(new Set(['p/q']))
   })
 

@@ -3,27 +3,22 @@
  * made by hand, update, claim of a hand-made job, prune of an owned one, and the plan empty after each apply.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { startSimulator, type Simulator } from '@proxops/pve-sim'
-import { createPveClient, type PveClient } from '@proxops/pve-client'
+import type { PveClient } from '@proxops/pve-client'
+import { simPve, type SimPve } from '../test-support/sim.js'
 import { execute } from '../execute/execute.js'
 import { observe } from '../observe/observe.js'
 import { plan } from '../plan/plan.js'
 import { desired, policy } from '../fixtures.test.helpers.js'
 import type { BackupJobManifest, BackupJobSpec } from '@proxops/schema'
 
-let sim: Simulator
+let env: SimPve
 let pve: PveClient
 beforeAll(async () => {
-  sim = await startSimulator({ taskDurationMs: 10, authFailureDelayMs: 0, log: () => {} })
-  pve = createPveClient({
-    baseUrl: sim.url,
-    auth: { type: 'token', tokenId: 'root@pam!proxops', secret: sim.token.secret },
-    tls: { fingerprint: sim.fingerprint! },
-  })
+  env = simPve({ taskDurationMs: 10 })
+  pve = env.client
 })
 afterAll(async () => {
-  await pve.close()
-  await sim.close()
+  await env?.close()
 })
 
 const job = (name: string, spec: Partial<BackupJobSpec> = {}): BackupJobManifest => ({

@@ -1,18 +1,20 @@
 /**
- * execute() against the PVE simulator over HTTPS with the real client, for what only a truthful PVE shows:
+ * execute() against the PVE simulator (in-process, behind the real client), for what only a truthful PVE shows:
  * HA-managed power changes (hastart/hastop end before the guest changes state), an LXC started after create
  * (pve-container forks a separate vzstart), LXC resize refusals before forking, and raw lxc.* config lines.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startSimulator, type Simulator } from '@proxops/pve-sim'
-import { createPveClient, type PveClient } from '@proxops/pve-client'
+import type { InProcessSimulator } from '@proxops/pve-sim'
+import type { PveClient } from '@proxops/pve-client'
+import { simPve, type SimPve } from '../test-support/sim.js'
 import { makeAction, makePlan } from '../testing/index.js'
 import type { Action, PveRequest } from '../plan-types.js'
 import { execute, type ExecuteOptions } from './execute.js'
 import { plan } from '../plan/plan.js'
 import { artifact, desired, GiB, inventory, lookup, lxc, policy } from '../fixtures.test.helpers.js'
 
-let sim: Simulator
+let env: SimPve
+let sim: InProcessSimulator
 let pve: PveClient
 let template: string
 const HA_LAG = 300
@@ -45,18 +47,12 @@ async function haManage(sid: string, state: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  sim = await startSimulator({
+  env = simPve({
     taskDurationMs: 30,
-    authFailureDelayMs: 0,
-    resourcesLagMs: 0,
     haLagMs: HA_LAG,
-    log: () => {},
   })
-  pve = createPveClient({
-    baseUrl: sim.url,
-    auth: { type: 'token', tokenId: 'root@pam!proxops', secret: sim.token.secret },
-    tls: { fingerprint: sim.fingerprint! },
-  })
+  sim = env.sim
+  pve = env.client
   template = sim.control.addVolume('pve1', 'local', {
     filename: 'debian-12-standard_12.7-1_amd64.tar.zst',
     content: 'vztmpl',
@@ -64,8 +60,7 @@ beforeAll(async () => {
   sim.control.addVolume('pve1', 'local', { filename: 'debian-12.tar.zst', content: 'vztmpl' })
 })
 afterAll(async () => {
-  await pve?.close()
-  await sim?.close()
+  await env?.close()
 })
 
 describe('14.5 HA-managed guests: a power change is done when the guest reaches the state', () => {

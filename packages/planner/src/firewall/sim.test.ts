@@ -5,8 +5,9 @@
  * edit between plan and apply fails the action instead of being overwritten at shifted positions.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startSimulator, type Simulator } from '@proxops/pve-sim'
-import { createPveClient, type PveClient } from '@proxops/pve-client'
+import type { InProcessSimulator } from '@proxops/pve-sim'
+import type { PveClient } from '@proxops/pve-client'
+import { simPve, type SimPve } from '../test-support/sim.js'
 import { execute } from '../execute/execute.js'
 import { observe } from '../observe/observe.js'
 import { plan } from '../plan/plan.js'
@@ -15,7 +16,8 @@ import type { QemuManifest } from '@proxops/schema'
 import type { DesiredFirewall } from './canon.js'
 import { firewallVmids } from './plan.js'
 
-let sim: Simulator
+let env: SimPve
+let sim: InProcessSimulator
 let pve: PveClient
 
 const FIREWALL: DesiredFirewall = {
@@ -59,16 +61,12 @@ async function cycle(m: QemuManifest, apply = true) {
 }
 
 beforeAll(async () => {
-  sim = await startSimulator({ taskDurationMs: 20, authFailureDelayMs: 0, resourcesLagMs: 0, log: () => {} })
-  pve = createPveClient({
-    baseUrl: sim.url,
-    auth: { type: 'token', tokenId: 'root@pam!proxops', secret: sim.token.secret },
-    tls: { fingerprint: sim.fingerprint! },
-  })
+  env = simPve({ taskDurationMs: 20 })
+  sim = env.sim
+  pve = env.client
 })
 afterAll(async () => {
-  await pve?.close()
-  await sim?.close()
+  await env?.close()
 })
 
 describe('spec.firewall against the simulator', () => {

@@ -22,7 +22,7 @@ import type { SecretParam } from '../plan-types.js'
 import { qemuNicOwned } from './nics.js'
 import { tableFields } from './table.js'
 import { changedTokens, createTokens } from './tokens.js'
-import { DISK_TOKENS, guardVolume, isEmptySlot, poolOf } from './volumes.js'
+import { DISK_TOKENS, EFI_TOKENS, guardVolume, isEmptySlot, PCI_TOKENS, poolOf } from './volumes.js'
 
 export interface GuestBuildContext {
   /** volume id of an artifact by kind and name for a node (`local:iso/x.iso`), undefined when not declared */
@@ -285,11 +285,7 @@ function qemuDevices(
   const efi = hw['efi-disk']
   if (efi !== undefined) {
     declaredSlots.add('efidisk0')
-    const tokens: Record<string, string | undefined> = {
-      efitype: efi.template,
-      'pre-enrolled-keys': efi['secure-boot'] === undefined ? undefined : efi['secure-boot'] === 'enabled' ? '1' : '0',
-    }
-    const create = withTokens(`${efi.storage}:1`, tokens)
+    const create = withTokens(`${efi.storage}:1`, createTokens(EFI_TOKENS, efi, 'efidisk0'))
     owned.push({
       key: 'efidisk0',
       field: 'spec.hardware.efi-disk',
@@ -309,14 +305,7 @@ function qemuDevices(
           false,
         )
         if (guard.length > 0) return guard
-        const changes: Record<string, string | undefined> = {}
-        if (tokens.efitype !== undefined && p.efitype !== tokens.efitype) changes.efitype = tokens.efitype
-        if (
-          tokens['pre-enrolled-keys'] !== undefined &&
-          (p['pre-enrolled-keys'] ?? '0') !== tokens['pre-enrolled-keys']
-        ) {
-          changes['pre-enrolled-keys'] = tokens['pre-enrolled-keys']
-        }
+        const changes = changedTokens(EFI_TOKENS, efi, p)
         // ms-cert and the other PVE-owned tokens are carried through unchanged
         return Object.keys(changes).length > 0 ? [write(rewrite(p, changes, 'file'))] : NONE
       },
@@ -361,8 +350,7 @@ function qemuDevices(
   ;(hw['pci-devices'] ?? []).forEach((pci, i) => {
     declaredSlots.add(pci.slot)
     const device = pci.device.trim().toLowerCase()
-    const pcie = pci.pcie === undefined ? undefined : pci.pcie ? '1' : '0'
-    const create = pcie === undefined ? device : `${device},pcie=${pcie}`
+    const create = withTokens(device, createTokens(PCI_TOKENS, pci, pci.slot))
     const norm = (d: string) => d.toLowerCase().replace(/^0000:/, '')
     owned.push({
       key: pci.slot,
@@ -372,9 +360,8 @@ function qemuDevices(
         if (live === undefined) return [write(create, create, true)]
         const p = parsePS(live, 'host')
         if (!p) return [anomaly('invalid-live', `${pci.slot}: cannot read PVE's value`)]
-        const changes: Record<string, string | undefined> = {}
+        const changes: Record<string, string | undefined> = changedTokens(PCI_TOKENS, pci, p)
         if (norm(p.host ?? '') !== norm(device)) changes.host = device
-        if (pcie !== undefined && (p.pcie ?? '0') !== pcie) changes.pcie = pcie
         // extra PVE tokens (x-vga, rombar, mdev) are kept
         return Object.keys(changes).length > 0 ? [write(rewrite(p, changes, 'host'))] : NONE
       },

@@ -152,8 +152,8 @@ describe('prunes', () => {
   })
 
   it('BudgetZeroMeansNoPrunes; unlimited must be written out', () => {
-    const live = inventory([liveVm(100, 'web'), liveVm(99, 'db'), orphan(101)])
-    const d = desired(vm('web', 100), vm('db', 99))
+    const live = inventory([liveVm(100, 'web'), liveVm(102, 'db'), orphan(101)])
+    const d = desired(vm('web', 100), vm('db', 102))
     expect(plan(d, live, policy({ pruneBudget: 0 })).actions).toEqual([])
     expect(plan(d, live, policy({ pruneBudget: 0 })).skips.map((s) => s.code)).toEqual(['prune-budget'])
     expect(types(plan(d, live, policy({ pruneBudget: 'unlimited' })))).toEqual(['delete VM/pve1/101(orphan-101)'])

@@ -12,9 +12,12 @@ export interface SlotToken {
   field: string
   /**
    * `string`, `int`; `mac`: compared and written upper-case; `flag`: only true is owned (`1`, PVE's default
-   * off); `bit`: both values owned (`1`/`0`); `present`: `1` when true, the token removed when false
+   * off); `bit`: both values owned (`1`/`0`); `present`: `1` when true, the token removed when false;
+   * `choice`: a manifest word written as its token in `choices`
    */
-  codec: 'string' | 'int' | 'mac' | 'flag' | 'bit' | 'present'
+  codec: 'string' | 'int' | 'mac' | 'flag' | 'bit' | 'present' | 'choice'
+  /** `choice`: the token of each manifest value */
+  choices?: Readonly<Record<string, string>>
   /** what PVE assumes when the token is absent (`discard` ignore, a mount point's `backup` on) */
   liveDefault?: string
   /** a declared number at or below it means "not set": neither sent nor compared (an LXC NIC's tag 0) */
@@ -59,6 +62,8 @@ function tokenValue(t: SlotToken, v: unknown): string | null | undefined {
       return v === true ? '1' : null
     case 'mac':
       return String(v).toUpperCase()
+    case 'choice':
+      return t.choices?.[String(v)]
     default:
       return String(v)
   }
@@ -76,6 +81,7 @@ function sameToken(t: SlotToken, live: string | undefined, want: string | null):
     case 'mac':
       return (value ?? '').toUpperCase() === want
     case 'string':
+    case 'choice':
       return value === want
   }
 }
@@ -125,7 +131,11 @@ export function adoptTokens(
     if (t.codec === 'flag' || t.codec === 'present') {
       if (liveBool(v, false)) setField(entry, t.field, true)
     } else if (t.codec === 'bit') setField(entry, t.field, liveBool(v, false))
-    else if (t.codec === 'int') {
+    else if (t.codec === 'choice') {
+      const word = Object.entries(t.choices ?? {}).find(([, token]) => token === v)?.[0]
+      if (word !== undefined) setField(entry, t.field, word)
+      else gap(`${slot}.${t.token}`, v, 'value not modelled')
+    } else if (t.codec === 'int') {
       if (Number.isInteger(Number(v))) setField(entry, t.field, Number(v))
       else gap(`${slot}.${t.token}`, v, 'not a whole number; not modelled')
     } else setField(entry, t.field, v)

@@ -107,3 +107,18 @@ export const BIND_TOKENS: readonly SlotToken[] = [
   { token: 'mp', field: 'mount-point', codec: 'string' },
   { token: 'ro', field: 'read-only', codec: 'bit' },
 ]
+
+/** A VM's EFI disk tokens, after the volume (`ms-cert`, `size` and the others are PVE's, kept). */
+export const EFI_TOKENS: readonly SlotToken[] = [
+  { token: 'efitype', field: 'template', codec: 'string' },
+  {
+    token: 'pre-enrolled-keys',
+    field: 'secure-boot',
+    codec: 'choice',
+    choices: { enabled: '1', disabled: '0' },
+    liveDefault: '0',
+  },
+]
+
+/** A VM's PCI passthrough tokens, after the host device (`x-vga`, `rombar`, `mdev` are PVE's, kept). */
+export const PCI_TOKENS: readonly SlotToken[] = [{ token: 'pcie', field: 'pcie', codec: 'bit' }]
