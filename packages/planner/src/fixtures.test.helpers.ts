@@ -298,6 +298,12 @@ export function applyPlan(plan: Plan, inv: LiveInventory): LiveInventory {
           g.config[r.disk] = v.replace(/size=[^,]+/, `size=${r.size}`)
           break
         }
+        case 'snapshot': {
+          // PVE's current config names the latest snapshot in `parent` (bookkeeping, never drift)
+          const g = guests.get(r.vmid)
+          if (g) guests.set(r.vmid, { ...g, config: { ...g.config, parent: 'proxops-20260101T000000Z' } })
+          break
+        }
         case 'markTemplate': {
           const g = guests.get(r.vmid)
           if (g) guests.set(r.vmid, { ...g, template: true, config: { ...g.config, template: '1' } })

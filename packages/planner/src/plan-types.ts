@@ -59,6 +59,12 @@ export interface Policy {
   shutdownTimeoutSeconds: number
   /** when the graceful shutdown times out: false = the action fails (default), true = PVE force-stops */
   forceStopAfterTimeout: boolean
+  /**
+   * safety snapshots for every guest of the cluster (the cluster entry's `safety-snapshots`): a `snapshot` action
+   * before a guest's restart- or stop-class change or disk resize, keeping the newest `keep` (docs/safety.md).
+   * A guest's `proxops/safety-snapshots` annotation overrides it either way.
+   */
+  safetySnapshots?: { keep: number }
 }
 
 export const DEFAULT_POLICY: Policy = {
@@ -112,6 +118,11 @@ export type PveRequest =
   | { call: 'start' | 'stop' | 'reboot' | 'markTemplate' | 'deleteGuest'; node: string; guest: GuestType; vmid: number }
   | { call: 'shutdown'; node: string; guest: GuestType; vmid: number; timeoutSeconds: number; forceStop: boolean }
   | { call: 'downloadUrl'; node: string; storage: string; params: PlanParams }
+  /**
+   * a safety snapshot `proxops-<UTC timestamp>` (the executor picks the time), then the guest's older proxops-*
+   * snapshots pruned to the newest `keep`; `digest` is the config digest read at plan time
+   */
+  | { call: 'snapshot'; node: string; guest: GuestType; vmid: number; keep: number; digest: string }
   | {
       call: 'firewall'
       node: string
@@ -165,6 +176,8 @@ export type ActionType =
   | 'ha-delete'
   /** the guest joins the pool `spec.pool` names (update_pool `vms=`, `allow-move` from another pool) */
   | 'pool'
+  /** a safety snapshot the guest's disruptive actions of this plan wait for (docs/safety.md) */
+  | 'snapshot'
 
 export interface FieldDiff {
   /** manifest path, e.g. `spec.memory`, `spec.disks[0].iothread` */
@@ -239,6 +252,10 @@ export type AnomalyCode =
   | 'ha-conflict'
   /** `spec.pool` names a pool that is neither on PVE nor declared */
   | 'pool-missing'
+  /** safety snapshots are on but a volume of the guest cannot be snapshotted: its disruptive changes are not made */
+  | 'snapshot-unsupported'
+  /** a guest to be marked as a template has snapshots, which PVE's template conversion refuses */
+  | 'template-snapshots'
 
 /** A non-destructive observation; never executed. */
 export interface Anomaly {
@@ -299,6 +316,8 @@ export interface PlanSummary {
   resize: number
   power: number
   markTemplate: number
+  /** safety snapshots */
+  snapshot: number
   delete: number
   download: number
   anomalies: number

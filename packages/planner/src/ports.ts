@@ -19,6 +19,7 @@ import type {
   PoolDetail,
   PoolInfo,
   PveParams,
+  SnapshotInfo,
   StorageContentItem,
   StorageInfo,
   TaskRef,
@@ -67,6 +68,11 @@ export interface LiveReader {
   pools?(): Promise<PoolInfo[]>
   /** `GET /pools?poolid=`: comment and members (guests by vmid, storages) */
   pool?(poolid: string): Promise<PoolDetail>
+  /**
+   * `GET .../snapshot` without PVE's `current` entry. Optional so older readers still fit; the executor needs it
+   * for safety snapshots (the action fails without it).
+   */
+  snapshots?(node: string, type: GuestType, vmid: number): Promise<SnapshotInfo[]>
 }
 
 export interface PveWriter {
@@ -137,6 +143,18 @@ export interface PveWriter {
   createPool?(params: PveParams): Promise<unknown>
   updatePool?(params: PveParams): Promise<unknown>
   deletePool?(poolid: string): Promise<unknown>
+  /**
+   * `POST .../snapshot` and `DELETE .../snapshot/{snapname}`: tasks. Optional so writers that predate safety
+   * snapshots still fit; a `snapshot` action fails without them.
+   */
+  createSnapshot?(
+    node: string,
+    type: GuestType,
+    vmid: number,
+    snapname: string,
+    options?: { description?: string },
+  ): Promise<TaskRef>
+  deleteSnapshot?(node: string, type: GuestType, vmid: number, snapname: string): Promise<TaskRef>
   /** Waits for a task to stop; rejects with a TaskTimeout error, resolves with ok=false when it failed. */
   waitTask(task: TaskRef, options?: WaitOptions): Promise<TaskResult>
 }

@@ -326,6 +326,9 @@ function requestNeeds(r: PveRequest, action: Action): { key?: string; need: Gran
     case 'markTemplate':
     case 'deleteGuest':
       return [{ need: one(`/vms/${r.vmid}`, 'VM.Allocate') }]
+    case 'snapshot':
+      // qemu-server / pve-container snapshot and delsnapshot: VM.Snapshot on /vms/<vmid>; the list needs VM.Audit
+      return [{ need: one(`/vms/${r.vmid}`, 'VM.Snapshot') }, { need: one(`/vms/${r.vmid}`, 'VM.Audit') }]
     case 'firewall':
       // pve-firewall rules_modify_permissions / set_options for a guest: VM.Config.Network on /vms/<vmid>
       return [{ need: one(`/vms/${r.vmid}`, 'VM.Config.Network') }]

@@ -9,6 +9,7 @@ import {
   decodePending,
   decodePoolDetail,
   decodePools,
+  decodeSnapshots,
   decodeStorageContent,
   decodeStorages,
   decodeVersion,
@@ -36,6 +37,7 @@ import type {
   PoolDetail,
   PoolInfo,
   PveParams,
+  SnapshotInfo,
   StorageContentItem,
   StorageInfo,
   TaskRef,
@@ -258,6 +260,13 @@ export class PveReadOnlyClient {
     return decodeWith('GET /pools?poolid', () => decodePoolDetail(data))
   }
 
+  /** `GET .../snapshot`: the guest's snapshots (VM.Audit), without PVE's `current` pseudo-entry */
+  async snapshots(node: string, type: GuestType, vmid: number, o?: CallOptions): Promise<SnapshotInfo[]> {
+    const path = `/nodes/{node}/${guestType(type)}/{vmid}/snapshot`
+    const data = await this.#get({ path, pathParams: { node, vmid }, ...callOpts(o) })
+    return decodeWith(`GET ${path}`, () => decodeSnapshots(data))
+  }
+
   async storages(node: string, o?: CallOptions): Promise<StorageInfo[]> {
     const data = await this.#get({ path: '/nodes/{node}/storage', pathParams: { node }, ...callOpts(o) })
     return decodeWith('GET /nodes/{node}/storage', () => decodeStorages(data))
@@ -478,6 +487,34 @@ export class PveClient extends PveReadOnlyClient {
   async markTemplate(node: string, type: GuestType, vmid: number, o?: CallOptions): Promise<TaskRef | null> {
     const path = `/nodes/{node}/${guestType(type)}/{vmid}/template`
     return taskRef(node, await this.#write('POST', path, { node, vmid }, {}, o), `POST ${path}`, true)
+  }
+
+  /**
+   * `POST .../snapshot` (qemu-server / pve-container `snapshot`, VM.Snapshot): a task. `snapname` is a
+   * pve-configid of at most 40 characters; PVE refuses `current` (and `pending`, `vzdump`) and a used name.
+   */
+  async createSnapshot(
+    node: string,
+    type: GuestType,
+    vmid: number,
+    snapname: string,
+    options?: { description?: string } & CallOptions,
+  ): Promise<TaskRef> {
+    const path = `/nodes/{node}/${guestType(type)}/{vmid}/snapshot`
+    const body = { snapname, ...(options?.description !== undefined ? { description: options.description } : {}) }
+    return taskRef(node, await this.#write('POST', path, { node, vmid }, body, options), `POST ${path}`)
+  }
+
+  /** `DELETE .../snapshot/{snapname}` (`delsnapshot`, VM.Snapshot): a task; never `force`. */
+  async deleteSnapshot(
+    node: string,
+    type: GuestType,
+    vmid: number,
+    snapname: string,
+    o?: CallOptions,
+  ): Promise<TaskRef> {
+    const path = `/nodes/{node}/${guestType(type)}/{vmid}/snapshot/{snapname}`
+    return taskRef(node, await this.#write('DELETE', path, { node, vmid, snapname }, undefined, o), `DELETE ${path}`)
   }
 
   /**

@@ -9,6 +9,7 @@ import type {
   PendingEntry,
   PoolDetail,
   PoolInfo,
+  SnapshotInfo,
   StorageContentItem,
   StorageInfo,
   TaskLogLine,
@@ -208,6 +209,19 @@ export function decodeStorages(v: unknown): StorageInfo[] {
 /** `GET /pools`: poolid and the comment PVE keeps (an empty one is never stored) */
 export function decodePools(v: unknown): PoolInfo[] {
   return rows(v, 'pools', (o) => defined({ poolid: toStr(o.poolid, 'poolid'), comment: optStr(o.comment, 'comment') }))
+}
+
+/** `GET .../snapshot`: the snapshots without PVE's `current` pseudo-entry */
+export function decodeSnapshots(v: unknown): SnapshotInfo[] {
+  return rows(v, 'snapshots', (o) =>
+    defined({
+      name: toStr(o.name, 'name'),
+      snaptime: optInt(o.snaptime, 'snaptime'),
+      description: optStr(o.description, 'description'),
+      parent: optStr(o.parent, 'parent'),
+      snapstate: optStr(o.snapstate, 'snapstate'),
+    }),
+  ).filter((s) => s.name !== 'current')
 }
 
 /** `GET /pools?poolid=`: a one-item list (read_pool's deprecated path answers the object itself) */

@@ -513,6 +513,26 @@ describe('pools (PVE::API2::Pool)', () => {
   })
 })
 
+describe('snapshots (pve-guest-common PVE::AbstractConfig snapshot_create / snapshot_delete)', () => {
+  it('createSnapshot, snapshots without `current`, the digest changes, deleteSnapshot; a used name fails in the task', async () => {
+    const id = vmid()
+    await createVm(id)
+    const before = (await c.guestConfig('pve1', 'qemu', id)).digest
+    await c.waitTaskOk(await c.createSnapshot('pve1', 'qemu', id, 'proxops-a', { description: 'safety' }), fastWait)
+    const cfg = await c.guestConfig('pve1', 'qemu', id)
+    expect(cfg.digest).not.toBe(before)
+    expect(cfg.values.parent).toBe('proxops-a')
+    const list = await c.readOnly().snapshots('pve1', 'qemu', id)
+    expect(list).toEqual([{ name: 'proxops-a', snaptime: expect.any(Number) as number, description: 'safety' }])
+    const again = await c.waitTask(await c.createSnapshot('pve1', 'qemu', id, 'proxops-a'), fastWait)
+    expect(again.ok).toBe(false)
+    expect(again.exitstatus).toContain(`snapshot name 'proxops-a' already used`)
+    await c.waitTaskOk(await c.deleteSnapshot('pve1', 'qemu', id, 'proxops-a'), fastWait)
+    expect(await c.snapshots('pve1', 'qemu', id)).toEqual([])
+    expect((await c.guestConfig('pve1', 'qemu', id)).values.parent).toBeUndefined()
+  })
+})
+
 describe('artifacts', () => {
   it('download-url with a checksum; re-download without one fails in the task', async () => {
     const url = 'https://images.example/alpine-virt.iso?x=1&y=2'

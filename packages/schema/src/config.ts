@@ -9,7 +9,7 @@ import { issueMessage as m } from './errors.js'
 import { checkClusterName, checkNodeName } from './names.js'
 import { parseDuration } from './duration.js'
 import { bool, checked, int, nonEmptyStr, oneOf, str } from './manifest/fields.js'
-import { DISRUPTION_POLICIES } from './manifest/parse.js'
+import { DEFAULT_SAFETY_SNAPSHOT_KEEP, DISRUPTION_POLICIES } from './manifest/parse.js'
 
 const objectMessage = (issue: v.BaseIssue<unknown>): string =>
   issue.expected === 'never'
@@ -141,6 +141,17 @@ export const clusterEntrySchema = obj(
       oneOf(
         DISRUPTION_POLICIES,
         'Most disruptive change class applied automatically (none, hotplug, reboot, stop); more disruptive changes stay pending and are reported.',
+      ),
+    ),
+    'safety-snapshots': v.optional(
+      obj(
+        {
+          keep: v.optional(
+            int('Safety snapshots (proxops-<UTC timestamp>) kept per guest; older ones are deleted.', 1, 20),
+            DEFAULT_SAFETY_SNAPSHOT_KEEP,
+          ),
+        },
+        'Take a PVE snapshot of a guest before a restart- or stop-class change or a disk resize (docs/safety.md); a guest opts out with the annotation `proxops/safety-snapshots: "false"`.',
       ),
     ),
   },

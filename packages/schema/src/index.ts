@@ -106,6 +106,8 @@ export {
   DEPENDS_ON,
   DISRUPTION,
   DISRUPTION_POLICIES,
+  SAFETY_SNAPSHOTS,
+  DEFAULT_SAFETY_SNAPSHOT_KEEP,
   type ManifestIssue,
   type ParseResult,
   type PathKey,

@@ -258,6 +258,7 @@ function clusterEntry(
       insecure,
     },
     ...(entry.disruption ? { disruption: entry.disruption } : {}),
+    ...(entry['safety-snapshots'] ? { safetySnapshots: { keep: entry['safety-snapshots'].keep } } : {}),
   }
 }
 

@@ -49,6 +49,8 @@ export interface ClusterConfig {
   auth: AuthMethod
   tls: ClusterTls
   disruption?: DisruptionPolicy
+  /** `safety-snapshots`: a snapshot before each guest's disruptive changes, the newest `keep` kept (docs/safety.md) */
+  safetySnapshots?: { keep: number }
 }
 
 export interface GitSettings {

@@ -86,6 +86,7 @@ export function fixturePlan(actions: readonly Action[] = ACTIONS): Plan {
       resize: 0,
       power: 0,
       markTemplate: 0,
+      snapshot: 0,
       delete: 1,
       download: 0,
       anomalies: 1,

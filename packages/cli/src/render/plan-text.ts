@@ -18,7 +18,7 @@ import type { Paint } from './color.js'
 
 export type Symbol = '+' | '~' | '-'
 
-const CREATE: ReadonlySet<ActionType> = new Set(['create', 'clone', 'download', 'ha-create'])
+const CREATE: ReadonlySet<ActionType> = new Set(['create', 'clone', 'download', 'ha-create', 'snapshot'])
 
 export function symbolOf(type: ActionType): Symbol {
   if (CREATE.has(type)) return '+'
@@ -43,6 +43,7 @@ const VERB: Readonly<Record<ActionType, string>> = {
   'ha-update': 'will have its HA resource updated',
   'ha-delete': 'will stop being an HA resource (its resource is removed)',
   pool: 'will join its pool',
+  snapshot: 'will get a safety snapshot first (the changes below wait for it)',
 }
 
 export interface Counts {
@@ -79,8 +80,10 @@ export function summaryLine(plan: Plan): string {
   if (state.converged) return 'No changes. PVE matches git.'
   const blocked = state.blocked.length > 0 ? blockedPhrase(state.byReason) : ''
   if (plan.actions.length === 0) return `No actions possible; ${blocked}.`
-  const c = countActions(plan.actions)
-  return `Plan: ${c.create} to create, ${c.update} to update, ${c.delete} to delete${blocked ? `; ${blocked}` : ''}.`
+  const c = countActions(plan.actions.filter((a) => a.type !== 'snapshot'))
+  const snapshots = plan.actions.filter((a) => a.type === 'snapshot').length
+  const snap = snapshots === 0 ? '' : `, ${snapshots} safety snapshot${snapshots === 1 ? '' : 's'}`
+  return `Plan: ${c.create} to create, ${c.update} to update, ${c.delete} to delete${snap}${blocked ? `; ${blocked}` : ''}.`
 }
 
 function quoteValue(value: string): string {
@@ -117,7 +120,7 @@ export function renderPlanText(plan: Plan, p: Paint): string {
       const disruption = action.disruption !== 'none' ? ` (disruption: ${action.disruption})` : ''
       lines.push('', `  # ${action.address} ${VERB[action.type]}${disruption}`)
       if (action.reason) lines.push(p.dim(`  # ${flat(action.reason)}`))
-      lines.push(colour(`  ${symbol} ${action.address}`))
+      lines.push(colour(`  ${symbol} ${action.type === 'snapshot' ? 'snapshot ' : ''}${action.address}`))
       for (const diff of action.diffs) {
         const line = diffLine(diff)
         lines.push(colourFor(line.symbol, p)(`      ${line.symbol} ${line.text}`))

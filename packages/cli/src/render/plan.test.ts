@@ -49,6 +49,35 @@ describe('text renderer', () => {
     )
   })
 
+  it('a safety snapshot: `+ snapshot <address>` before the changes that wait for it, counted on its own', () => {
+    const base = fixturePlan()
+    const update = base.actions[1]!
+    const snapshot = {
+      ...update,
+      id: `${update.address}#snapshot`,
+      type: 'snapshot' as const,
+      reason:
+        'VM/db: safety snapshot proxops-<UTC time> before shutdown-then-update; keeps the newest 3 proxops-* snapshots',
+      diffs: [],
+      disruption: 'none' as const,
+      requests: [{ call: 'snapshot' as const, node: 'pve2', guest: 'qemu' as const, vmid: 101, keep: 3, digest: 'd' }],
+    }
+    const p = { ...base, actions: [snapshot, update] }
+    const text = renderPlanText(p, paint(false))
+    expect(text).toContain(
+      [
+        '  # VM/pve2/101(db) will get a safety snapshot first (the changes below wait for it)',
+        '  # VM/db: safety snapshot proxops-<UTC time> before shutdown-then-update; keeps the newest 3 proxops-* snapshots',
+        '  + snapshot VM/pve2/101(db)',
+        '',
+        '  # VM/pve2/101(db) will be updated, shut down and started again (disruption: reboot)',
+      ].join('\n'),
+    )
+    expect(summaryLine(p)).toBe(
+      'Plan: 0 to create, 1 to update, 0 to delete, 1 safety snapshot; 1 object blocked: anomaly 1.',
+    )
+  })
+
   it('the header says when the plan comes from a dirty work tree', () => {
     const dirty = { ...fixturePlan(), commit: '0123456789abcdef0123456789abcdef01234567-dirty-aabbccddeeff' }
     expect(renderPlanText(dirty, paint(false)).split('\n')[0]).toBe(

@@ -68,6 +68,7 @@ export function policyFor(options: Pick<CycleOptions, 'cluster' | 'config' | 'pr
     allowEmpty: options.allowEmpty ?? [],
     disruption: options.cluster.disruption ?? options.config.reconcile.disruption,
     shutdownTimeoutSeconds: Math.max(1, Math.round(options.config.reconcile.shutdownTimeoutMs / 1000)),
+    ...(options.cluster.safetySnapshots ? { safetySnapshots: options.cluster.safetySnapshots } : {}),
   }
 }
 

@@ -58,6 +58,8 @@ async function check(action: Action, reader: LiveReader): Promise<string | undef
     return checkHa(action, reader)
   if (action.kind === 'Pool' || action.type === 'pool') return checkPool(action, reader)
 
+  // the snapshot request itself read the snapshot back (listed, complete) and the config around it
+  if (action.type === 'snapshot') return undefined
   const target = guestTarget(action)
   if (!target) return undefined
   const { node, guest, vmid } = target

@@ -133,6 +133,7 @@ export async function execute(plan: Plan, writer: PveWriter, options: ExecuteOpt
     emit({ type: 'action-finished', action, result })
   }
 
+  const digests = new Map<string, string>()
   const run = async (job: Job): Promise<Outcome> => {
     const action = byId.get(job.id)!
     if (options.disruption === 'none' && RESTART_TYPES.has(action.type)) {
@@ -160,6 +161,7 @@ export async function execute(plan: Plan, writer: PveWriter, options: ExecuteOpt
       taskPollIntervalMs: options.taskPollIntervalMs ?? 250,
       sleep,
       now,
+      digests,
       onTaskStarted: (task) => emit({ type: 'task-started', action, task }),
       onTaskRunning: (task, elapsedMs) => emit({ type: 'task-running', action, task, elapsedMs }),
       onRetry: (attempt, delayMs, reason) =>

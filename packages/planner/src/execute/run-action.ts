@@ -30,6 +30,17 @@ export interface ActionContext {
   onTaskRunning?: (task: TaskRef, elapsedMs: number) => void
   /** a request is about to be sent again after PVE's lock timeout (said before the wait, not after) */
   onRetry?: (attempt: number, delayMs: number, reason: string) => void
+  /**
+   * config digests a safety snapshot replaced this run (a snapshot is a section of the config file, so it changes
+   * the digest): `node/type/vmid/planned digest` -> the digest read after the snapshot, shared by every action
+   */
+  digests?: Map<string, string>
+}
+
+/** the digest a request must send: the planned one, or what a safety snapshot of this run turned it into */
+function digestOf(ctx: ActionContext, r: { node: string; guest: GuestType; vmid: number; digest?: string }) {
+  if (r.digest === undefined) return undefined
+  return ctx.digests?.get(`${r.node}/${r.guest}/${r.vmid}/${r.digest}`) ?? r.digest
 }
 
 export interface TaskRecord {
@@ -118,7 +129,7 @@ async function runRequest(
     case 'updateConfig': {
       const { params, secrets: s } = await resolveParams(request.params, ctx.secrets)
       secrets.push(...s)
-      let digest = request.digest
+      let digest = digestOf(ctx, request)
       const createForms = Object.entries(params).filter(
         ([key, value]) => DISK_KEY.test(key) && typeof value === 'string' && CREATE_FORM.test(value),
       )
@@ -149,16 +160,17 @@ async function runRequest(
         await resizeLxc(request, ctx, tasks)
         return
       }
-      await call('resize', ctx, tasks, () =>
-        writer.resizeDisk(
+      await call('resize', ctx, tasks, () => {
+        const digest = digestOf(ctx, request)
+        return writer.resizeDisk(
           request.node,
           request.guest,
           request.vmid,
           request.disk,
           request.size,
-          request.digest !== undefined ? { digest: request.digest } : {},
-        ),
-      )
+          digest !== undefined ? { digest } : {},
+        )
+      })
       return
     case 'start': {
       const sent = tasks.length
@@ -203,6 +215,9 @@ async function runRequest(
     case 'firewall':
       await runFirewall(request, ctx.reader, writer)
       return
+    case 'snapshot':
+      await safetySnapshot(request, ctx, tasks)
+      return
     case 'haWrite':
       await haWrite(request, ctx)
       return
@@ -230,6 +245,69 @@ async function runRequest(
       return
     }
   }
+}
+
+/** `proxops-20261201T193000Z`: the UTC time, a valid PVE snapshot name (pve-configid, at most 40 characters) */
+export function safetySnapshotName(ms: number): string {
+  return `proxops-${new Date(ms)
+    .toISOString()
+    .replace(/\.\d+Z$/, 'Z')
+    .replace(/[-:]/g, '')}`
+}
+
+/** the names this executor gives (a `-<n>` suffix when a name of the same second is taken); nothing else is pruned */
+export const SAFETY_SNAPSHOT = /^proxops-\d{8}T\d{6}Z(?:-\d+)?$/
+
+/**
+ * A safety snapshot (docs/safety.md): the config must still be the planned one; the guest's older safety
+ * snapshots are pruned to the newest `keep - 1` first (so a prune that keeps failing never piles snapshots up),
+ * then `proxops-<UTC time>` is taken and confirmed listed. The config read after it must match the one read
+ * before apart from `parent`: the later actions of the guest then send the new digest in place of the planned one.
+ */
+async function safetySnapshot(
+  request: Extract<PveRequest, { call: 'snapshot' }>,
+  ctx: ActionContext,
+  tasks: TaskRecord[],
+): Promise<void> {
+  const { node, guest, vmid } = request
+  const { writer, reader } = ctx
+  const create = writer.createSnapshot?.bind(writer)
+  const remove = writer.deleteSnapshot?.bind(writer)
+  const list = reader.snapshots?.bind(reader)
+  if (!create || !remove || !list) throw new ActionFailure('this PVE client cannot take snapshots')
+  const before = await reader.guestConfig(node, guest, vmid)
+  if (before.digest !== request.digest)
+    throw new ActionFailure(`config of ${guest} ${vmid} changed since plan (digest mismatch); the next cycle re-plans`)
+  const existing = await list(node, guest, vmid)
+  const ours = existing
+    .filter((s) => SAFETY_SNAPSHOT.test(s.name))
+    .sort((a, b) => (a.snaptime ?? 0) - (b.snaptime ?? 0) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  for (const old of ours.slice(0, Math.max(0, ours.length - (request.keep - 1))))
+    await call(`delete snapshot ${old.name}`, ctx, tasks, () => remove(node, guest, vmid, old.name))
+  const base = safetySnapshotName(ctx.now())
+  const taken = new Set(existing.map((s) => s.name))
+  let name = base
+  for (let n = 2; taken.has(name); n++) name = `${base}-${n}`
+  await call(`snapshot ${name}`, ctx, tasks, () =>
+    create(node, guest, vmid, name, { description: 'safety snapshot taken by proxops before a disruptive change' }),
+  )
+  const after = await reader.guestConfig(node, guest, vmid)
+  const done = (await list(node, guest, vmid)).find((s) => s.name === name)
+  if (done === undefined || done.snapstate !== undefined)
+    throw new ActionFailure(`snapshot ${name} is not listed complete after its task ended`)
+  const main = (c: typeof before): string => {
+    const { parent: _parent, ...rest } = c.values
+    return JSON.stringify(
+      Object.keys(rest)
+        .sort()
+        .map((k) => [k, rest[k]]),
+    )
+  }
+  if (main(after) !== main(before))
+    throw new ActionFailure(
+      `config of ${guest} ${vmid} changed while snapshot ${name} was taken; the next cycle re-plans`,
+    )
+  ctx.digests?.set(`${node}/${guest}/${vmid}/${request.digest}`, after.digest)
 }
 
 /** `/cluster/backup` calls answer at once (no task); a missing writer method fails the action, never skips it */
@@ -438,7 +516,8 @@ async function resizeLxc(
   tasks: TaskRecord[],
 ): Promise<void> {
   const live = await ctx.reader.guestConfig(request.node, 'lxc', request.vmid)
-  if (request.digest !== undefined && live.digest !== request.digest) {
+  const digest = digestOf(ctx, request)
+  if (digest !== undefined && live.digest !== digest) {
     throw new ActionFailure(
       `config of lxc ${request.vmid} changed since plan (digest mismatch); the next cycle re-plans`,
     )

@@ -373,6 +373,15 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
       )
       return
     }
+    if (g.config.parent !== undefined) {
+      // qemu-server's and pve-container's `template` API refuse a guest with snapshots; `parent` names the latest
+      anomaly({
+        code: 'template-snapshots',
+        field: 'template',
+        message: `${resource}: PVE converts no guest that has snapshots to a template (this one has ${g.config.parent}); delete its snapshots (qm delsnapshot / pct delsnapshot) and the next cycle marks it`,
+      })
+      return
+    }
     const mark: PveRequest = { call: 'markTemplate', node, guest: type, vmid }
     push(
       guestDraft(

@@ -49,6 +49,8 @@ export interface AssembleInput {
 const RANK: Record<ActionType, number> = {
   download: 0,
   create: 0,
+  // before every other action of its guest (a guest is never both created and snapshotted in one plan)
+  snapshot: 0,
   clone: 0,
   update: 1,
   'shutdown-then-update': 1,
@@ -164,6 +166,7 @@ export function summaryOf(
     resize: count('resize'),
     power: count('start', 'stop', 'restart'),
     markTemplate: count('mark-template'),
+    snapshot: count('snapshot'),
     delete: count('delete', 'ha-delete'),
     download: count('download'),
     anomalies: anomalies.length,

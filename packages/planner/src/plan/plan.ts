@@ -48,6 +48,7 @@ import { prunes } from './prune.js'
 import { HaPlanner } from '../ha/plan.js'
 import { PoolPlanner } from '../pool/plan.js'
 import { qemuFields, tagsField, type GuestBuildContext, type GuestFields } from './qemu.js'
+import { isSnapshotTrigger, safetySnapshotKeep, snapshotProblem, takesSnapshots } from './snapshots.js'
 
 export interface PlanOptions {
   /** decrypted secret values, used only to compare `sshkeys` from refs; never copied into the plan */
@@ -149,6 +150,8 @@ class Context {
   private readonly unknown = new Map<number, LiveInventory['unknownGuests'][number]>()
   private readonly volumes = new Set<string>()
   private readonly unreadable = new Map<string, string>()
+  /** storage types by node and storage (`/nodes/{node}/storage`), for safety snapshots */
+  private readonly storageTypes = new Map<string, string>()
   /** `node\0storage` of the storages PVE reports `shared`: one volume namespace that every node holding it sees */
   private readonly sharedStorages = new Set<string>()
   private readonly reportedUnknown = new Set<number>()
@@ -226,7 +229,10 @@ class Context {
     for (const u of live.unknownGuests) if (this.allowedNode(u.node)) this.unknown.set(u.vmid, u)
     for (const v of live.volumes) this.volumes.add(`${v.node}\0${v.storage}\0${v.volid}`)
     for (const u of live.unreadableStorages) this.unreadable.set(`${u.node}\0${u.storage}`, u.reason)
-    for (const st of live.storages) if (st.shared) this.sharedStorages.add(`${st.node}\0${st.storage}`)
+    for (const st of live.storages) {
+      this.storageTypes.set(`${st.node}\0${st.storage}`, st.type)
+      if (st.shared) this.sharedStorages.add(`${st.node}\0${st.storage}`)
+    }
     for (const f of live.firewalls ?? []) this.firewalls.set(f.vmid, f)
   }
 
@@ -458,9 +464,57 @@ class Context {
     }
     const first = this.drafts.length
     planLiveGuest({ m: this.powerFor(m, g), f, base, type, isTemplate, skip, anomaly }, g, this.env)
+    this.safetySnapshot(m, g, base, type, isTemplate, first, anomaly)
     this.planFirewall(m, type, base, g)
     this.planHa(m, type, g, base, first)
     this.pools.membership(m, base, this.idsFrom(first, address))
+  }
+
+  /**
+   * A safety snapshot before the guest's disruptive actions (drafts from index `first`), which wait for it; where
+   * PVE cannot snapshot a volume of the guest, an anomaly instead and none of those actions (docs/safety.md).
+   */
+  private safetySnapshot(
+    m: QemuManifest | ContainerManifest,
+    g: LiveGuest,
+    base: Omit<Draft, 'type' | 'reason' | 'diffs' | 'disruption' | 'requests'>,
+    type: GuestType,
+    isTemplate: boolean,
+    first: number,
+    anomaly: (a: Omit<Anomaly, 'address' | 'kind'>) => void,
+  ): void {
+    const keep = safetySnapshotKeep(m, this.policy)
+    if (keep === undefined) return
+    const own = this.drafts.slice(first).filter((d) => d.address === base.address)
+    if (!takesSnapshots(isTemplate || g.template, own)) return
+    const triggers = own.filter(isSnapshotTrigger)
+    if (triggers.length === 0) return
+    const what = [...new Set(triggers.map((d) => d.type))].join(', ')
+    const problem = snapshotProblem(type, g.config, (sid) => this.storageTypes.get(`${g.node}\0${sid}`))
+    if (problem) {
+      anomaly({
+        code: 'snapshot-unsupported',
+        field: problem.key,
+        message: `${base.resource}: safety snapshots are on, but PVE cannot snapshot ${problem.key} (${problem.volume}: ${problem.reason}); not done this cycle: ${what}. Move the volume to a storage that snapshots it, or set the annotation proxops/safety-snapshots: "false"`,
+      })
+      const dropped = new Set(triggers.map((d) => d.id))
+      for (let i = this.drafts.length - 1; i >= first; i--)
+        if (dropped.has((this.drafts[i] as Draft).id)) this.drafts.splice(i, 1)
+      for (const d of own) if (d.after) d.after = d.after.filter((id) => !dropped.has(id))
+      return
+    }
+    const id = `${base.address}#snapshot`
+    this.drafts.push({
+      ...base,
+      id,
+      type: 'snapshot',
+      reason: `${base.resource}: safety snapshot proxops-<UTC time> before ${what}; keeps the newest ${keep} proxops-* snapshots`,
+      diffs: [],
+      disruption: 'none',
+      requests: [{ call: 'snapshot', node: g.node, guest: type, vmid: g.vmid, keep, digest: g.digest }],
+      digest: g.digest,
+    })
+    for (const d of triggers) d.after = [...(d.after ?? []), id]
   }
 
   /** `pool=` on the create or clone request of a new guest: PVE adds it when the worker ends */

@@ -45,4 +45,5 @@ export type {
   PoolInfo,
   PoolMember,
   PoolDetail,
+  SnapshotInfo,
 } from './types.js'

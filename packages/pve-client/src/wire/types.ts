@@ -247,3 +247,17 @@ export interface PoolMember {
 export interface PoolDetail extends PoolInfo {
   members: PoolMember[]
 }
+
+/**
+ * One snapshot of `GET /nodes/{node}/{qemu|lxc}/{vmid}/snapshot` (PVE::API2::Qemu / PVE::API2::LXC
+ * snapshot_list); the `current` pseudo-entry PVE appends ("You are here!") is left out.
+ */
+export interface SnapshotInfo {
+  name: string
+  /** seconds since the epoch; absent for a snapshot PVE lists without one */
+  snaptime?: number
+  description?: string
+  parent?: string
+  /** set while a snapshot is being taken or deleted (`prepare`, `delete`) */
+  snapstate?: string
+}

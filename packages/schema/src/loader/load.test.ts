@@ -439,6 +439,20 @@ describe('one configuration reader (validate and every command agree)', () => {
     expect(m.clusters[0]!.entry['base-url']).toBe('https://lab.example.invalid:8006')
   })
 
+  it('safety-snapshots: keep defaults to 3, must be 1 to 20, and the error names file, line and field', async () => {
+    const entry = (extra: string) =>
+      `pve:\n  clusters:\n    lab:\n      base-url: https://lab.example.invalid:8006\n      nodes: [pve1]\n${extra}`
+    lab([], { 'clusters/lab/config.yaml': entry('      safety-snapshots: {}\n') })
+    const m = await loadRepository({ root: repo!.root })
+    expect(m.errors).toEqual([])
+    expect(m.clusters[0]!.entry['safety-snapshots']).toEqual({ keep: 3 })
+    lab([], { 'clusters/lab/config.yaml': entry('      safety-snapshots: {keep: 0}\n') })
+    const bad = await loadRepository({ root: repo!.root })
+    expect(bad.errors.map((e) => `${e.file}:${e.line} ${e.message}`)).toEqual([
+      expect.stringMatching(/^clusters\/lab\/config\.yaml:6 .*safety-snapshots\.keep: must be between 1 and 20/),
+    ])
+  })
+
   it('rejects offline what a command would reject: a malformed token-value (not echoed), a git.url that is no URL, credentials in a cluster-local file, conflicting legacy settings', async () => {
     lab([], {
       'proxops.yaml': 'pve:\n  token-value: "root@pam!x:CANARY-9f3e"\ngit:\n  url: "not a url"\n',

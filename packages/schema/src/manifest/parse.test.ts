@@ -106,6 +106,10 @@ describe('envelope', () => {
     expect(ok(m).metadata.annotations['proxops/disruption']).toBe('reboot')
     m.metadata.annotations = { 'proxops/disruption': 'sometimes' }
     expect(one(m)).toEqual(['annotation-invalid', 'metadata.annotations.proxops/disruption'])
+    m.metadata.annotations = { 'proxops/safety-snapshots': 'false' }
+    expect(ok(m).metadata.annotations['proxops/safety-snapshots']).toBe('false')
+    m.metadata.annotations = { 'proxops/safety-snapshots': 'yes' }
+    expect(one(m)).toEqual(['annotation-invalid', 'metadata.annotations.proxops/safety-snapshots'])
     m.metadata.annotations = { 'proxops/depend-on': 'ISO:talos' }
     expect(one(m)).toEqual(['annotation-invalid', 'metadata.annotations.proxops/depend-on'])
   })

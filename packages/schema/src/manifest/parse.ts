@@ -205,6 +205,10 @@ export const DEPENDS_ON = 'proxops/depends-on'
 export const DISRUPTION = 'proxops/disruption'
 /** Disruption policies, least to most disruptive; `allow` is `stop` (every class applied). */
 export const DISRUPTION_POLICIES = ['none', 'hotplug', 'reboot', 'stop', 'allow'] as const
+/** `"true"` or `"false"`: safety snapshots for this guest, whatever the cluster's `safety-snapshots` says */
+export const SAFETY_SNAPSHOTS = 'proxops/safety-snapshots'
+/** how many safety snapshots a guest keeps when the cluster entry does not say (`safety-snapshots.keep`) */
+export const DEFAULT_SAFETY_SNAPSHOT_KEEP = 3
 
 /** Parses a `proxops/depends-on` value into canonical (kind, name) pairs, or returns the first problem. */
 export function parseDependsOn(
@@ -241,11 +245,14 @@ function checkAnnotations(annotations: Record<string, string>, add: Add): void {
       if (!(DISRUPTION_POLICIES as readonly string[]).includes(value.trim())) {
         add('annotation-invalid', path, `${DISRUPTION} must be one of ${DISRUPTION_POLICIES.join(', ')}`)
       }
+    } else if (key === SAFETY_SNAPSHOTS) {
+      if (value.trim() !== 'true' && value.trim() !== 'false')
+        add('annotation-invalid', path, `${SAFETY_SNAPSHOTS} must be "true" or "false"`)
     } else if (key.startsWith('proxops/')) {
       add(
         'annotation-invalid',
         path,
-        `unknown annotation ${JSON.stringify(key)}: ProxOps reads only ${DEPENDS_ON} and ${DISRUPTION}`,
+        `unknown annotation ${JSON.stringify(key)}: ProxOps reads only ${DEPENDS_ON}, ${DISRUPTION} and ${SAFETY_SNAPSHOTS}`,
       )
     }
   }
