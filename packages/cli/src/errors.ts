@@ -1,4 +1,4 @@
-import { formatError, type SchemaError } from '@proxops/schema'
+import { formatError, type ErrorCode, type SchemaError } from '@proxops/schema'
 
 /**
  * CliError: every failure the CLI reports is one of these, with a stable code and a one-line message
@@ -39,6 +39,14 @@ export class CliError extends Error {
  */
 export function problemLine(first: SchemaError, count = 1): string {
   return `${formatError(first)}${count > 1 ? ` (and ${count - 1} more; run proxops validate)` : ''}`
+}
+
+/**
+ * A problem of one setting that has no position of its own (found after the files were merged, or against the
+ * environment): `validate`'s format without line and column, `file code field: message`.
+ */
+export function settingProblem(code: ErrorCode, file: string, field: string, message: string): string {
+  return problemLine({ code, file, line: 0, column: 0, message: `${field}: ${message}` })
 }
 
 /** One line: error output must never span lines (multi-line causes are joined). */

@@ -85,6 +85,8 @@ export const ErrorCodes = {
     'a YAML file under a kind root is listed by no resources.yaml (validate: warning; error with --strict)',
   'no-clusters': 'no cluster is configured',
   'base-url-duplicate': 'two clusters share one base-url',
+  'endpoint-refused':
+    'credentials would go to a refused endpoint: plain http, or not the one the SOPS file binds or was pinned to',
   'cluster-unknown': 'the selected cluster does not exist',
   // per-cluster index
   'duplicate-name': 'two manifests of one kind share a metadata.name in a cluster',

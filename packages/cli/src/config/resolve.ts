@@ -17,7 +17,7 @@ import {
   type ConfigLayer,
   type ProcessConfig,
 } from '@proxops/schema'
-import { CliError, problemLine } from '../errors.js'
+import { CliError, settingProblem } from '../errors.js'
 import { LOG_LEVELS, type LogLevel } from '../log.js'
 import type { ConfigFile } from './raw.js'
 import type {
@@ -57,10 +57,7 @@ export interface MergeInput {
 
 /** A problem of a config file only the merged configuration shows (no position): `validate`'s format. */
 function invalid(message: string, file: string, field: string): never {
-  throw new CliError(
-    'CONFIG_INVALID',
-    problemLine({ code: 'config-invalid', file, line: 0, column: 0, message: `${field}: ${message}` }),
-  )
+  throw new CliError('CONFIG_INVALID', settingProblem('config-invalid', file, field, message))
 }
 
 function expand(p: string, home: string, base: string): string {

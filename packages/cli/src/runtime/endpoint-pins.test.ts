@@ -44,7 +44,10 @@ describe('endpoint pins for SOPS credentials', () => {
     )
     expect(() =>
       checkPinnedEndpoints([cluster('lab', 'https://pve.example:8006', 'CC:DD')], { dir, accept: [] }),
-    ).toThrow(/tls\.fingerprint: CC:DD is not the certificate its SOPS credentials were pinned to \(AA:BB\)/)
+    ).toThrow(
+      // validate's format: the file relative to the repository, the code, the setting and why
+      /^clusters\/lab\/config\.yaml endpoint-refused pve\.clusters\.lab\.tls\.fingerprint: CC:DD is not the certificate its SOPS credentials were pinned to \(AA:BB\)/,
+    )
     expect(() =>
       checkPinnedEndpoints([cluster('lab2', 'https://evil.example:8006', 'AA:BB')], { dir, accept: [] }),
     ).toThrow(/pve\.clusters\.lab2\.base-url/)

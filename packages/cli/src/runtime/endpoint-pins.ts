@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto'
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { CliError } from '../errors.js'
+import { CliError, settingProblem } from '../errors.js'
 import type { Credentials } from '../config/types.js'
 
 export const PINS_FILE = 'endpoint-pins.json'
@@ -108,13 +108,19 @@ function writePins(file: string, pins: Pins): void {
 
 const samePin = (a: Pin, b: Pin): boolean => a.endpoint === b.endpoint && a.fingerprint === b.fingerprint
 
-/** Why `want` is refused, given the pins of its credentials (those of this entry first). */
-function mismatch(c: PinnedCluster, want: Pin, pinned: readonly Pin[]): string {
+/** Why `want` is refused, given the pins of its credentials (those of this entry first): the setting and why. */
+function mismatch(c: PinnedCluster, want: Pin, pinned: readonly Pin[]): { field: string; message: string } {
   const sameEndpoint = pinned.find((p) => p.endpoint === want.endpoint)
   if (sameEndpoint)
-    return `tls.fingerprint: ${want.fingerprint ?? '(none)'} is not the certificate its SOPS credentials were pinned to (${sameEndpoint.fingerprint ?? '(none)'})`
+    return {
+      field: 'tls.fingerprint',
+      message: `${want.fingerprint ?? '(none)'} is not the certificate its SOPS credentials were pinned to (${sameEndpoint.fingerprint ?? '(none)'})`,
+    }
   const endpoints = [...new Set(pinned.map((p) => p.endpoint))].join(', ')
-  return `base-url: ${c.baseUrl} is not the endpoint its SOPS credentials were pinned to (${endpoints})`
+  return {
+    field: 'base-url',
+    message: `${c.baseUrl} is not the endpoint its SOPS credentials were pinned to (${endpoints})`,
+  }
 }
 
 /**
@@ -147,9 +153,15 @@ export function checkPinnedEndpoints(
     const allowed =
       options.accept.includes(c.name) || !known.has(key) || (own === undefined && pinned.some((p) => samePin(p, want)))
     if (!allowed) {
+      const why = mismatch(c, want, own ? [own] : pinned)
       throw new CliError(
         'INSECURE_ENDPOINT',
-        `${c.file}: pve.clusters.${c.name}.${mismatch(c, want, own ? [own] : pinned)} in ${file}; if the cluster really moved, run once with --accept-endpoint ${c.name}`,
+        settingProblem(
+          'endpoint-refused',
+          c.file,
+          `pve.clusters.${c.name}.${why.field}`,
+          `${why.message} in ${file}; if the cluster really moved, run once with --accept-endpoint ${c.name}`,
+        ),
       )
     }
     entries[c.name] = want

@@ -6,7 +6,7 @@
 import path from 'node:path'
 import { readRepositoryFile } from '@proxops/schema'
 import type { SopsCredentials } from '@proxops/sops'
-import { CliError, problemLine } from '../errors.js'
+import { CliError, problemLine, settingProblem } from '../errors.js'
 import { loadDraftConfig } from '../config/load.js'
 import { credentialValues, resolveCredentials } from '../config/resolve.js'
 import type { GlobalFlags, ResolvedConfig } from '../config/types.js'
@@ -30,7 +30,12 @@ export function checkPlainHttp(
     if (/^http:/i.test(c.baseUrl)) {
       throw new CliError(
         'INSECURE_ENDPOINT',
-        `${c.file}: pve.clusters.${c.name}.base-url: plain http (${c.baseUrl}) would send the PVE credentials unencrypted; use https, or allow it outside the repository with ${ALLOW_HTTP_ENV}=1`,
+        settingProblem(
+          'endpoint-refused',
+          c.file,
+          `pve.clusters.${c.name}.base-url`,
+          `plain http (${c.baseUrl}) would send the PVE credentials unencrypted; use https, or allow it outside the repository with ${ALLOW_HTTP_ENV}=1`,
+        ),
       )
     }
   }
@@ -57,19 +62,29 @@ export function checkBoundEndpoint(
   cluster: { name: string; file: string; baseUrl: string; tls: { fingerprint?: string }; secretsFile?: string },
   creds: Pick<SopsCredentials, 'secret'>,
 ): void {
-  const where = `${cluster.file}: pve.clusters.${cluster.name}`
+  const where = `pve.clusters.${cluster.name}`
   const bound = creds.secret('pve-endpoint')?.reveal().trim()
   if (bound !== undefined && bound !== '' && endpointOrigin(bound) !== endpointOrigin(cluster.baseUrl)) {
     throw new CliError(
       'INSECURE_ENDPOINT',
-      `${where}.base-url: ${cluster.baseUrl} is not the endpoint its secrets file binds (pve-endpoint ${bound}); its credentials go only there: change both, which needs the age key`,
+      settingProblem(
+        'endpoint-refused',
+        cluster.file,
+        `${where}.base-url`,
+        `${cluster.baseUrl} is not the endpoint its secrets file binds (pve-endpoint ${bound}); its credentials go only there: change both, which needs the age key`,
+      ),
     )
   }
   const pin = creds.secret('pve-fingerprint')?.reveal().trim().toUpperCase()
   if (pin !== undefined && pin !== '' && pin !== cluster.tls.fingerprint) {
     throw new CliError(
       'INSECURE_ENDPOINT',
-      `${where}.tls.fingerprint: ${cluster.tls.fingerprint ?? '(none)'} is not the certificate its secrets file binds (pve-fingerprint ${pin}); change both, which needs the age key`,
+      settingProblem(
+        'endpoint-refused',
+        cluster.file,
+        `${where}.tls.fingerprint`,
+        `${cluster.tls.fingerprint ?? '(none)'} is not the certificate its secrets file binds (pve-fingerprint ${pin}); change both, which needs the age key`,
+      ),
     )
   }
 }

@@ -281,7 +281,7 @@ describe('19.4 credentials follow the commit', () => {
       expect(r.code).toBe(1)
       expect(errorLines(r.stderr)).toEqual([
         expect.stringMatching(
-          /clusters\/lab\/config\.yaml: pve\.clusters\.lab\.base-url: plain http .* use https, or allow it outside the repository with PROXOPS_ALLOW_HTTP=1/,
+          / clusters\/lab\/config\.yaml endpoint-refused pve\.clusters\.lab\.base-url: plain http .* use https, or allow it outside the repository with PROXOPS_ALLOW_HTTP=1/,
         ),
       ])
       expect(seen).toEqual([])
@@ -315,7 +315,7 @@ describe('19.4 SOPS credentials are pinned to their first endpoint', () => {
     expect(refused.code).toBe(1)
     expect(errorLines(refused.stderr)).toEqual([
       expect.stringMatching(
-        /clusters\/lab\/config\.yaml: pve\.clusters\.lab\.base-url: https:\/\/127\.0\.0\.2:\d+ is not the endpoint its SOPS credentials were pinned to \(https:\/\/127\.0\.0\.1:\d+\).*--accept-endpoint lab/,
+        / clusters\/lab\/config\.yaml endpoint-refused pve\.clusters\.lab\.base-url: https:\/\/127\.0\.0\.2:\d+ is not the endpoint its SOPS credentials were pinned to \(https:\/\/127\.0\.0\.1:\d+\).*--accept-endpoint lab/,
       ),
     ])
     expect(sim.stats.requests.length).toBe(requests)
@@ -351,7 +351,7 @@ describe('19.4 an endpoint bound in the SOPS file', () => {
     expect(moved.code).toBe(1)
     expect(errorLines(moved.stderr)).toEqual([
       expect.stringMatching(
-        /clusters\/lab\/config\.yaml: pve\.clusters\.lab\.base-url: https:\/\/127\.0\.0\.2:\d+ is not the endpoint its secrets file binds \(pve-endpoint https:\/\/127\.0\.0\.1:\d+\)/,
+        / clusters\/lab\/config\.yaml endpoint-refused pve\.clusters\.lab\.base-url: https:\/\/127\.0\.0\.2:\d+ is not the endpoint its secrets file binds \(pve-endpoint https:\/\/127\.0\.0\.1:\d+\)/,
       ),
     ])
     expect(sim.stats.requests.length).toBe(requests)
