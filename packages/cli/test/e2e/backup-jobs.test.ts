@@ -8,8 +8,8 @@ import { afterAll, beforeAll, expect, it, vi } from 'vitest'
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import type { Simulator } from '@proxops/pve-sim'
-import { createPveClient, type PveClient } from '@proxops/pve-client'
-import { baseEnv, findCanaries, git, makeRepo, proxops, startLab } from './harness.js'
+import type { PveClient } from '@proxops/pve-client'
+import { baseEnv, findCanaries, git, makeRepo, proxops, startLab, adminClient } from './harness.js'
 
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 })
 
@@ -22,11 +22,7 @@ const jobYaml = (schedule: string) =>
 beforeAll(async () => {
   sim = await startLab()
   root = await makeRepo(sim, { manifests: { 'backupjob/lab/nightly.yaml': jobYaml('mon..fri 02:30') } })
-  pve = createPveClient({
-    baseUrl: sim.url,
-    auth: { type: 'token', tokenId: 'root@pam!proxops', secret: sim.token.secret },
-    tls: { fingerprint: sim.fingerprint! },
-  })
+  pve = adminClient(sim)
 })
 afterAll(async () => {
   await pve.close()

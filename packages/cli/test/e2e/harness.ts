@@ -11,6 +11,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { startSimulator, type Simulator, type SimulatorOptions } from '@proxops/pve-sim'
+import { createPveClient, type PveClient } from '@proxops/pve-client'
 import { encryptSops } from '@proxops/sops'
 
 export const BIN = fileURLToPath(new URL('../../dist/bin.js', import.meta.url))
@@ -53,6 +54,15 @@ export async function startLab(options: SimulatorOptions = {}): Promise<Simulato
     authFailureDelayMs: 0,
     log: () => undefined,
     ...options,
+  })
+}
+
+/** A write-capable client on the lab's token, for tests that drift PVE by hand (close it in afterAll). */
+export function adminClient(sim: Simulator): PveClient {
+  return createPveClient({
+    baseUrl: sim.url,
+    auth: { type: 'token', tokenId: TOKEN_ID, secret: CANARY.token },
+    tls: { fingerprint: sim.fingerprint! },
   })
 }
 

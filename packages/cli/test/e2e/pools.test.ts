@@ -9,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import type { Simulator } from '@proxops/pve-sim'
-import { createPveClient, type PveClient } from '@proxops/pve-client'
-import { CANARY, TOKEN_ID, baseEnv, git, makeRepo, proxops, startLab, vmManifest } from './harness.js'
+import type { PveClient } from '@proxops/pve-client'
+import { baseEnv, git, makeRepo, proxops, startLab, vmManifest, adminClient } from './harness.js'
 
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 })
 
@@ -52,11 +52,7 @@ async function pools(): Promise<Map<string, { comment?: string; vms: (number | u
 beforeAll(async () => {
   sim = await startLab()
   repo = await makeRepo(sim, { manifests: {} })
-  admin = createPveClient({
-    baseUrl: sim.url,
-    auth: { type: 'token', tokenId: TOKEN_ID, secret: CANARY.token },
-    tls: { fingerprint: sim.fingerprint! },
-  })
+  admin = adminClient(sim)
 })
 afterAll(async () => {
   await admin.close()

@@ -9,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import type { Simulator } from '@proxops/pve-sim'
-import { createPveClient, type PveClient } from '@proxops/pve-client'
-import { CANARY, TOKEN_ID, baseEnv, git, makeRepo, proxops, startLab, vmManifest } from './harness.js'
+import type { PveClient } from '@proxops/pve-client'
+import { baseEnv, git, makeRepo, proxops, startLab, vmManifest, adminClient } from './harness.js'
 
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 })
 
@@ -32,11 +32,7 @@ beforeAll(async () => {
     manifests: { 'vm/lab/app.yaml': vm('4GiB') },
     clusterExtra: '      safety-snapshots:\n        keep: 0',
   })
-  admin = createPveClient({
-    baseUrl: sim.url,
-    auth: { type: 'token', tokenId: TOKEN_ID, secret: CANARY.token },
-    tls: { fingerprint: sim.fingerprint! },
-  })
+  admin = adminClient(sim)
 })
 afterAll(async () => {
   await admin.close()
