@@ -8,7 +8,7 @@
 import { SENSITIVE as REDACTED } from '@proxops/pve-client/wire'
 import { API_VERSION, KIND_ROOT_OF, formatQuantity, parseManifest, type Kind } from '@proxops/schema'
 import type { LiveGuest, LiveInventory, LiveVolume } from '../inventory.js'
-import { adoptCdAndCloudInit } from '../plan/drives.js'
+import { adoptCdAndCloudInit, bootOrderOf } from '../plan/drives.js'
 import { isBookkeeping } from '../plan/keys.js'
 import { adoptNic } from '../plan/nics.js'
 import { adoptTokens } from '../plan/tokens.js'
@@ -324,8 +324,8 @@ function adoptVm(
   // the order qemu-server derived itself is bookkeeping: not pinned into the manifest
   const boot = isBookkeeping('qemu', 'boot', c) ? undefined : take('boot')
   if (boot !== undefined) {
-    const order = parseProps(boot).values.get('order')
-    if (order) opts['boot-order'] = order.split(';').filter(Boolean)
+    const order = bootOrderOf(boot)
+    if (order !== undefined && order.length > 0) opts['boot-order'] = order
     else gap('boot', boot, 'legacy boot string is not modelled (use boot: order=...)')
   }
   if (Object.keys(opts).length > 0) spec.options = opts

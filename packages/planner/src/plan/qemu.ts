@@ -19,7 +19,7 @@ import {
   type Owned,
 } from './fields.js'
 import type { SecretParam } from '../plan-types.js'
-import { cdAndCloudInitOwned } from './drives.js'
+import { bootOwned, cdAndCloudInitOwned } from './drives.js'
 import { qemuNicOwned } from './nics.js'
 import { tableFields } from './table.js'
 import { changedTokens, createTokens } from './tokens.js'
@@ -317,16 +317,7 @@ function qemuDevices(
 function bootAndCloudInit(s: QemuManifest['spec'], ctx: GuestBuildContext, gaps: GuestFields['gaps']): Owned[] {
   const owned: Owned[] = []
   const opt = s.options ?? {}
-  if (opt['boot-order'] !== undefined && opt['boot-order'].length > 0) {
-    const order = opt['boot-order'].join(';')
-    const value = `order=${order}`
-    owned.push({
-      key: 'boot',
-      field: 'spec.options.boot-order',
-      create: value,
-      compare: (live) => (live !== undefined && parsePS(live, 'legacy')?.order === order ? NONE : [write(value)]),
-    })
-  }
+  if (opt['boot-order'] !== undefined && opt['boot-order'].length > 0) owned.push(bootOwned(opt['boot-order']))
   if (opt['nested-virt'])
     gaps.push({
       field: 'spec.options.nested-virt',
