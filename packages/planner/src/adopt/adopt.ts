@@ -5,10 +5,12 @@
  * Every live config key is either mapped to a manifest field, ignored as PVE bookkeeping, or reported as a
  * gap (with sensitive values redacted), so nothing on PVE is silently dropped.
  */
-import { SENSITIVE as REDACTED } from '@proxops/pve-client/wire'
+import { decodeSshKeys, SENSITIVE as REDACTED } from '@proxops/pve-client/wire'
 import { API_VERSION, KIND_ROOT_OF, formatQuantity, parseManifest, type Kind } from '@proxops/schema'
 import type { LiveGuest, LiveInventory, LiveVolume } from '../inventory.js'
+import { IPCONFIG_TOKENS } from '../plan/cloud-init.js'
 import { adoptCdAndCloudInit, bootOrderOf } from '../plan/drives.js'
+import { parsePS } from '../plan/fields.js'
 import { isBookkeeping } from '../plan/keys.js'
 import { adoptNic } from '../plan/nics.js'
 import { adoptTokens } from '../plan/tokens.js'
@@ -336,7 +338,7 @@ function adoptVm(
   if (sshkeys) {
     let keys: string[] = []
     try {
-      keys = keyLines(decodeURIComponent(sshkeys))
+      keys = keyLines(decodeSshKeys(sshkeys))
     } catch {
       gap('sshkeys', sshkeys, 'not in PVE urlencoded format')
     }
@@ -358,14 +360,14 @@ function adoptVm(
   const ipconfigs: Record<string, unknown>[] = []
   for (const key of sortedSlots(c, /^ipconfig(\d+)$/)) {
     used.add(key)
-    const p = parseProps(c[key]!)
-    const ip = p.values.get('ip')
-    if (!ip || ip === 'dhcp' || p.values.has('ip6')) gap(key, c[key]!, 'DHCP and IPv6 ipconfig are not modelled')
-    if (ip && ip !== 'dhcp') {
-      const entry: Record<string, unknown> = { nic: Number(key.slice('ipconfig'.length)), ip }
-      if (p.values.has('gw')) entry.gateway = p.values.get('gw')
-      ipconfigs.push(entry)
+    const p = parsePS(c[key]!)
+    if (p?.ip === undefined || p.ip === 'dhcp') {
+      gap(key, c[key]!, 'DHCP ipconfig (and one without ip) is not modelled')
+      continue
     }
+    const entry: Record<string, unknown> = { nic: Number(key.slice('ipconfig'.length)) }
+    adoptTokens(IPCONFIG_TOKENS, p, entry, key, gap, 'ipconfig')
+    ipconfigs.push(entry)
   }
   if (ipconfigs.length > 0) ci.ipconfigs = ipconfigs
   if (Object.keys(ci).length > 0) spec['cloud-init-data'] = ci

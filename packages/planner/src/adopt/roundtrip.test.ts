@@ -312,6 +312,12 @@ describe('adopt then plan', () => {
           ),
         ),
         tags: fc.uniqueArray(fc.constantFrom('web', 'prod', 'db'), { maxLength: 2 }),
+        // cloud-init data: a static IP config (with tokens the manifest does not model: kept), DHCP (a gap), keys
+        // matching no SOPS entry (left to PVE)
+        ipconfig0: opt(
+          fc.constantFrom('ip=10.0.0.5/24', 'gw=10.0.0.1,ip=10.0.0.5/24', 'ip=10.0.0.5/24,ip6=auto', 'ip=dhcp'),
+        ),
+        sshkeys: opt(fc.constant(encodeURIComponent('ssh-ed25519 AAAAB alice@x\nssh-rsa AAAAC bob@y'))),
         // qemu-server's own order (bookkeeping, not adopted) or one somebody chose (adopted as boot-order)
         boot: opt(fc.constantFrom('derived', 'chosen')),
       })
