@@ -64,14 +64,28 @@ const BOOT_DRIVES: readonly string[] = [
 const isCdrom = (value: string | undefined): boolean => value !== undefined && /(^|,)media=cdrom(,|$)/.test(value)
 const isCloudInit = (value: string | undefined): boolean => value !== undefined && /^[^,]*cloudinit/.test(value)
 
+/** The NIC keys in the order qemu-server looks for the first one. */
+const NET_KEYS: readonly string[] = Array.from({ length: 32 }, (_, i) => `net${i}`)
+
 /**
  * qemu-server's get_default_bootdevices: the first disk, the first CD drive (a cloud-init drive counts, as
- * resolve_first_disk does not exclude it) and the first NIC.
+ * resolve_first_disk does not exclude it) and the first NIC; `without`: keys to treat as absent.
  */
-export function defaultBootDevices(config: Readonly<Record<string, string>>): string[] {
-  const first = (cdrom: boolean) => BOOT_DRIVES.find((k) => config[k] && isCdrom(config[k]) === cdrom)
-  const nic = Array.from({ length: 32 }, (_, i) => `net${i}`).find((k) => config[k])
-  return [first(false), first(true), nic].filter((k): k is string => k !== undefined)
+export function defaultBootDevices(
+  config: Readonly<Record<string, string>>,
+  without: ReadonlySet<string> = new Set(),
+): string[] {
+  const present = (k: string): boolean => Boolean(config[k]) && !without.has(k)
+  let disk: string | undefined
+  let cd: string | undefined
+  // one pass over the drives, each value read once
+  for (const k of BOOT_DRIVES) {
+    if (!present(k)) continue
+    if (isCdrom(config[k])) cd ??= k
+    else disk ??= k
+  }
+  const nic = NET_KEYS.find(present)
+  return [disk, cd, nic].filter((k): k is string => k !== undefined)
 }
 
 /**
@@ -91,9 +105,7 @@ export function isDerivedBoot(config: Readonly<Record<string, string>>): boolean
     if (!isCdrom(last) || isCloudInit(last)) break
     appended.add(order.pop()!)
   }
-  const rest: Record<string, string> = {}
-  for (const [k, v] of Object.entries(config)) if (!appended.has(k)) rest[k] = v
-  const want = defaultBootDevices(rest)
+  const want = defaultBootDevices(config, appended)
   return order.length === want.length && order.every((d, i) => d === want[i])
 }
 
