@@ -101,6 +101,11 @@ export default tseslint.config(
     plugins: { proxops: { rules: { boundaries } } },
     rules: {
       'proxops/boundaries': 'error',
+      // Public APIs are explicit lists: `export *` would publish whatever a module adds later.
+      'no-restricted-syntax': [
+        'error',
+        { selector: 'ExportAllDeclaration', message: 'export the names one by one (no `export *`)' },
+      ],
       // Ports (LiveReader, PveWriter, route handlers) return promises; an async body that happens not to await
       // still turns a throw into a rejection, which is what callers rely on.
       '@typescript-eslint/require-await': 'off',

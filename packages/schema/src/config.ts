@@ -8,17 +8,8 @@ import * as v from 'valibot'
 import { issueMessage as m } from './errors.js'
 import { checkClusterName, checkNodeName } from './names.js'
 import { parseDuration } from './duration.js'
-import { bool, checked, int, nonEmptyStr, oneOf, str } from './manifest/fields.js'
+import { bool, checked, int, nonEmptyStr, obj, oneOf, str } from './manifest/fields.js'
 import { DEFAULT_SAFETY_SNAPSHOT_KEEP, DISRUPTION_POLICIES } from './manifest/parse.js'
-
-const objectMessage = (issue: v.BaseIssue<unknown>): string =>
-  issue.expected === 'never'
-    ? 'unknown key'
-    : issue.received === 'undefined' && issue.path
-      ? 'missing key'
-      : m('field-type', `must be a mapping, got ${issue.received}`)
-const obj = <T extends v.ObjectEntries>(entries: T, description: string) =>
-  v.pipe(v.strictObject(entries, objectMessage), v.description(description))
 
 const duration = (description: string, def: string) =>
   v.optional(

@@ -8,6 +8,7 @@
 import { SENSITIVE as REDACTED } from '@proxops/pve-client/wire'
 import { API_VERSION, KIND_ROOT_OF, formatQuantity, parseManifest, type Kind } from '@proxops/schema'
 import type { LiveGuest, LiveInventory, LiveVolume } from '../inventory.js'
+import { adoptCdAndCloudInit } from '../plan/drives.js'
 import { isBookkeeping } from '../plan/keys.js'
 import { adoptNic } from '../plan/nics.js'
 import { adoptTokens } from '../plan/tokens.js'
@@ -250,8 +251,16 @@ function adoptVm(
   Object.assign(spec, adoptBlock('qemu', 'pve-name', reader, name), adoptBlock('qemu', 'memory', reader))
   spec.cpu = adoptBlock('qemu', 'cpu', reader)
 
-  // drives: disks, cloud-init drive, CD
-  const hardware: Record<string, unknown> = {}
+  // drives: the cloud-init and CD drives (plan/drives.ts), then the disks
+  const drives = adoptCdAndCloudInit(
+    c,
+    Object.keys(c)
+      .sort()
+      .filter((k) => QEMU_DISK.test(k)),
+    isoNames,
+    gap,
+  )
+  const hardware: Record<string, unknown> = drives.hardware
   const disks: { bus: number; index: number; disk: Record<string, unknown> }[] = []
   let controllerDone = false
   const scsihw = take('scsihw')
@@ -259,29 +268,10 @@ function adoptVm(
     const m = QEMU_DISK.exec(key)
     if (!m) continue
     used.add(key)
+    if (drives.claimed.has(key)) continue
     const value = c[key]!
     const p = parseProps(value)
     const volume = p.head ?? p.values.get('file') ?? ''
-    const media = p.values.get('media')
-    if (media === 'cdrom') {
-      if (/cloudinit/.test(volume)) {
-        if (key === 'ide2') hardware['cloud-init'] = { enabled: true, storage: volume.split(':')[0] }
-        else
-          gap(
-            key,
-            value,
-            'cloud-init drive on a non-IDE slot is not modelled (only ide2); listed as a live-only slot by diff',
-          )
-      } else if (key === 'ide2' || key === 'ide3') {
-        if (volume === 'none' || volume === 'cdrom') hardware.cdrom = { iso: 'none' }
-        else {
-          const iso = isoNames.get(volume)
-          if (iso) hardware.cdrom = { iso }
-          else gap(key, value, 'CD image is not an adopted ISO (not on an allowed node, or not an iso volume)')
-        }
-      } else gap(key, value, 'CD drive on a slot other than ide2/ide3 is not modelled')
-      continue
-    }
     const disk: Record<string, unknown> = { storage: volume.split(':')[0], interface: key }
     const size = pveSizeBytes(p.values.get('size'))
     if (size !== undefined && size % MiB === 0) disk.size = formatQuantity(size)

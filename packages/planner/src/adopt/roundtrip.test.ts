@@ -22,7 +22,10 @@ function inventory(guests: LiveGuest[]): LiveInventory {
     unknownGuests: [],
     storages: [],
     // the CT template the containers were made from, adopted as a CTTemplate
-    volumes: [{ node: 'pve1', storage: 'local', volid: 'local:vztmpl/debian-12.tar.zst', content: 'vztmpl' }],
+    volumes: [
+      { node: 'pve1', storage: 'local', volid: 'local:vztmpl/debian-12.tar.zst', content: 'vztmpl' },
+      { node: 'pve1', storage: 'local', volid: 'local:iso/debian-12.iso', content: 'iso' },
+    ],
     unreadableStorages: [],
   }
 }
@@ -253,6 +256,15 @@ describe('adopt then plan', () => {
           ),
         ),
         scsihw: opt(fc.constantFrom('virtio-scsi-single', 'lsi')),
+        // the cloud-init drive and a CD drive, on the slots plan() gives them or on another IDE slot (adopt gaps,
+        // unmanaged in the plan); the CD holds an adopted ISO, another ISO, the host's drive or nothing
+        cloudInit: opt(fc.constantFrom('ide2', 'ide0')),
+        cd: opt(
+          fc.record({
+            slot: fc.constantFrom('ide0', 'ide2', 'ide3'),
+            medium: fc.constantFrom('none', 'local:iso/debian-12.iso', 'local:iso/other.iso', 'cdrom'),
+          }),
+        ),
         // tokens beside the volume or device that PVE owns (ms-cert, size, x-vga) are kept by a compare
         efidisk0: opt(
           fc
@@ -302,8 +314,10 @@ describe('adopt then plan', () => {
         // qemu-server's own order (bookkeeping, not adopted) or one somebody chose (adopted as boot-order)
         boot: opt(fc.constantFrom('derived', 'chosen')),
       })
-      .map(({ disks, nics, tags, boot, table, ...rest }) => {
+      .map(({ disks, nics, tags, boot, table, cloudInit, cd, ...rest }) => {
         const config: Record<string, string> = Object.fromEntries([...disks, ...nics] as [string, string][])
+        if (cloudInit !== undefined) config[cloudInit] = `local-lvm:vm-${vmid}-cloudinit,media=cdrom`
+        if (cd !== undefined) config[cd.slot] ??= `${cd.medium},media=cdrom`
         Object.assign(config, table)
         for (const [k, v] of Object.entries(rest)) if (v !== undefined) config[k] = v
         if (config.scsihw !== undefined && !disks.some(([slot]) => slot.startsWith('scsi'))) delete config.scsihw

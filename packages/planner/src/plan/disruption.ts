@@ -4,7 +4,7 @@
  */
 import type { GuestType } from '@proxops/pve-client/wire'
 import type { DisruptionClass, DisruptionPolicy } from '../plan-types.js'
-import { parsePS } from './fields.js'
+import { isCdrom } from './drives.js'
 import { qemuNic } from './nics.js'
 import { fieldRow } from './table.js'
 
@@ -63,10 +63,6 @@ function netRelinkOnly(change: ValueChange | undefined): boolean {
     a.props.bridge !== undefined &&
     b.props.bridge !== undefined
   )
-}
-
-function isCdrom(value: string | undefined): boolean {
-  return value !== undefined && parsePS(value, 'file')?.media === 'cdrom'
 }
 
 const RANK: Record<DisruptionClass, number> = { none: 0, hotplug: 1, reboot: 2, stop: 3 }

@@ -6,9 +6,10 @@ import { formatSize } from '@proxops/pve-client/wire'
 import { keyOf } from './deps.js'
 import type { ContainerManifest, Manifest, QemuManifest } from '@proxops/schema'
 import { allowed, classify, isDisruptionPolicy, maxClass, type GuestRuntime } from './disruption.js'
-import { liveBool, parsePS, SENSITIVE } from './fields.js'
+import { liveBool, SENSITIVE } from './fields.js'
 import type { LiveGuest } from '../inventory.js'
 import { executes, isBookkeeping, unmanagedNote } from './keys.js'
+import { readDrive } from './drives.js'
 import { lxcSlotFamily } from './lxc.js'
 import { display, sortDiffs, type Draft, type Sink } from './order.js'
 import type {
@@ -557,10 +558,11 @@ function liveOnlySlots(
     // an LXC clone's mount points are the template's copies
     if (fam === 'mount' && cloned) continue
     if (fam === 'disk') {
-      const p = parsePS(cfg[key] as string, 'file')
-      // an IDE CD-ROM or cloud-init drive is not a disk; `none` is an empty slot; a clone's disks are inherited
-      if (key.startsWith('ide') && (p?.media === 'cdrom' || (p?.file ?? '').includes('cloudinit'))) continue
-      if (p?.file === 'none' || cloned) continue
+      const drive = readDrive(cfg[key] as string)
+      // an IDE CD-ROM or cloud-init drive is not a disk (elsewhere it is reported); `none` is an empty slot; a
+      // clone's disks are inherited
+      if (key.startsWith('ide') && drive !== undefined && drive.kind !== 'disk') continue
+      if (drive?.file === 'none' || cloned) continue
     }
     out.push([key, fam])
   }

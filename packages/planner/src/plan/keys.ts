@@ -5,6 +5,7 @@
  * plan() and adopt() both read these lists.
  */
 import type { GuestType } from '@proxops/pve-client/wire'
+import { isCdrom, isCloudInit } from './drives.js'
 
 /** qemu-server's NIC models (`$nic_model_list`): the key of a `netN` value written `<model>=<mac>`. */
 export const QEMU_NIC_MODELS: readonly string[] = [
@@ -60,9 +61,6 @@ const BOOT_DRIVES: readonly string[] = [
   ...Array.from({ length: 16 }, (_, i) => `virtio${i}`),
   ...Array.from({ length: 6 }, (_, i) => `sata${i}`),
 ]
-
-const isCdrom = (value: string | undefined): boolean => value !== undefined && /(^|,)media=cdrom(,|$)/.test(value)
-const isCloudInit = (value: string | undefined): boolean => value !== undefined && /^[^,]*cloudinit/.test(value)
 
 /** The NIC keys in the order qemu-server looks for the first one. */
 const NET_KEYS: readonly string[] = Array.from({ length: 32 }, (_, i) => `net${i}`)

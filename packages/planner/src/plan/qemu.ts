@@ -19,10 +19,11 @@ import {
   type Owned,
 } from './fields.js'
 import type { SecretParam } from '../plan-types.js'
+import { cdAndCloudInitOwned } from './drives.js'
 import { qemuNicOwned } from './nics.js'
 import { tableFields } from './table.js'
 import { changedTokens, createTokens } from './tokens.js'
-import { DISK_TOKENS, EFI_TOKENS, guardVolume, isEmptySlot, PCI_TOKENS, poolOf } from './volumes.js'
+import { DISK_TOKENS, EFI_TOKENS, guardVolume, isEmptySlot, PCI_TOKENS } from './volumes.js'
 
 export interface GuestBuildContext {
   /** volume id of an artifact by kind and name for a node (`local:iso/x.iso`), undefined when not declared */
@@ -218,68 +219,10 @@ function qemuDevices(
     declaredSlots.add(n.slot)
   })
 
-  // cloud-init drive (ide2) and the CD slot (ide2, or ide3 when cloud-init owns ide2)
   const ciDrive = hw['cloud-init']?.enabled === true ? hw['cloud-init'] : undefined
-  if (ciDrive?.storage !== undefined) {
-    const storage = ciDrive.storage
-    const create = `${storage}:cloudinit`
-    declaredSlots.add('ide2')
-    owned.push({
-      key: 'ide2',
-      field: 'spec.hardware.cloud-init',
-      create,
-      compare: (live) => {
-        if (isEmptySlot(live)) return [write(create, create, true)]
-        const p = parsePS(live as string, 'file')
-        const vol = p?.file ?? ''
-        if (!vol.includes('cloudinit')) {
-          return [
-            anomaly(
-              'volume-kind',
-              `ide2 holds ${vol} on PVE but spec.hardware.cloud-init claims it for the cloud-init drive; proxops will not replace it`,
-            ),
-          ]
-        }
-        if (poolOf(vol) === storage) return NONE
-        if (ctx.cloned) {
-          return [
-            anomaly(
-              'volume-pool',
-              `ide2: the cloned cloud-init drive is on ${poolOf(vol) ?? '?'} but spec.hardware.cloud-init.storage is ${storage}; proxops keeps the inherited drive`,
-            ),
-          ]
-        }
-        return [write(create)]
-      },
-    })
-  }
-  if (hw.cdrom !== undefined) {
-    const slot = ciDrive ? 'ide3' : 'ide2'
-    declaredSlots.add(slot)
-    const cd = hw.cdrom
-    if (cd.iso === 'none') {
-      const value = 'none,media=cdrom'
-      owned.push({
-        key: slot,
-        field: 'spec.hardware.cdrom',
-        create: value,
-        compare: (live) => (isEmptySlot(live) ? NONE : cdCheck(slot, live as string, () => [write(value)])),
-      })
-    } else {
-      const vol = ctx.volid('ISO', cd.iso) ?? `local:iso/${cd.iso}`
-      const value = `${vol},media=${cd.media}`
-      owned.push({
-        key: slot,
-        field: 'spec.hardware.cdrom',
-        create: value,
-        compare: (live) => {
-          if (isEmptySlot(live)) return [write(value, value, true)]
-          const p = parsePS(live as string, 'file')
-          if (p?.file === vol && (p.media ?? 'disk') === cd.media) return NONE
-          return cdCheck(slot, live as string, () => [write(value)])
-        },
-      })
-    }
+  for (const drive of cdAndCloudInitOwned(hw, ctx)) {
+    declaredSlots.add(drive.key)
+    owned.push(drive)
   }
 
   const efi = hw['efi-disk']
@@ -426,20 +369,6 @@ function bootAndCloudInit(s: QemuManifest['spec'], ctx: GuestBuildContext, gaps:
     }
   }
   return owned
-}
-
-function cdCheck(slot: string, live: string, then: () => readonly Outcome[]): readonly Outcome[] {
-  const p = parsePS(live, 'file')
-  if (!p) return [anomaly('invalid-live', `${slot}: cannot read PVE's value; proxops will not replace it`)]
-  if (p.media !== 'cdrom' && !(p.file ?? '').includes(':iso/')) {
-    return [
-      anomaly(
-        'volume-kind',
-        `${slot} holds a disk (${p.file ?? '?'}) on PVE, not a CD/DVD; proxops will not replace it`,
-      ),
-    ]
-  }
-  return then()
 }
 
 /** Live slot keys of the families ProxOps manages (disks, NICs, PCI devices). */

@@ -5,7 +5,8 @@
  * fields from the table (qemu.ts, lxc.ts), adopt() reads the live keys back through the same rows, and the
  * adopt→plan property test generates live values from them. Keys with a structure of their own (volumes,
  * NICs, devices, cloud-init secrets, tags) are families with their place in the table: NICs are declared in
- * nics.ts and their volume options in volumes.ts (tokens.ts), the rest is built by hand in qemu.ts and lxc.ts.
+ * nics.ts and their volume options in volumes.ts (tokens.ts), the cloud-init and CD drives in drives.ts, the rest
+ * is built by hand in qemu.ts and lxc.ts.
  */
 import type { GuestType } from '@proxops/pve-client/wire'
 import { formatQuantity } from '@proxops/schema'

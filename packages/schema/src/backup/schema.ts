@@ -5,18 +5,8 @@
  */
 import * as v from 'valibot'
 import { issueMessage as m } from '../errors.js'
-import { bool, int, list, nodeName, oneOf, storageId, str } from '../manifest/fields.js'
+import { bool, int, list, nodeName, obj, oneOf, storageId, str } from '../manifest/fields.js'
 import { calendarEventError } from './calendar-event.js'
-
-const objectMessage = (issue: v.BaseIssue<unknown>): string =>
-  issue.expected === 'never'
-    ? 'unknown key'
-    : issue.received === 'undefined' && issue.path
-      ? 'missing key'
-      : m('field-type', `must be a mapping, got ${issue.received}`)
-
-const obj = <T extends v.ObjectEntries>(entries: T, description: string) =>
-  v.pipe(v.strictObject(entries, objectMessage), v.description(description))
 
 /** PVE's job id: `pve-configid` on create, at most 50 characters on read/update/delete (pve-backup-jobid) */
 export const BACKUP_JOB_ID = /^[a-z][a-z0-9_-]+$/i

@@ -32,6 +32,21 @@ function checked<T>(code: ErrorCode, fails: (value: T) => string | undefined) {
   })
 }
 
+/**
+ * A mapping with exactly `entries`. Its message tags only the "not a mapping" issue; missing and unknown keys are
+ * worded here and converted (with their code) by parseManifest and the config reader.
+ */
+export const obj = <T extends v.ObjectEntries>(entries: T, description: string) =>
+  v.pipe(v.strictObject(entries, objectMessage), v.description(description))
+
+function objectMessage(issue: v.BaseIssue<unknown>): string {
+  return issue.expected === 'never'
+    ? 'unknown key'
+    : issue.received === 'undefined' && issue.path
+      ? 'missing key'
+      : m('field-type', `must be a mapping, got ${issue.received}`)
+}
+
 export const str = (description: string) =>
   v.pipe(v.string(m('field-type', 'must be a string')), v.description(description))
 

@@ -15,6 +15,7 @@ import {
   memoryMiB,
   nodeName,
   nonEmptyStr,
+  obj,
   oneOf,
   oneOfIgnoreCase,
   resourceName,
@@ -29,17 +30,6 @@ import { backupJobSpecSchema } from '../backup/schema.js'
 import { firewallSchema } from './firewall.js'
 import { haSchema } from './ha.js'
 import { poolCommentField, poolIdField, poolRef } from './pool.js'
-
-/** Tags only the "not a mapping" issue; missing and unknown keys are converted by parseManifest. */
-const objectMessage = (issue: v.BaseIssue<unknown>): string =>
-  issue.expected === 'never'
-    ? 'unknown key'
-    : issue.received === 'undefined' && issue.path
-      ? 'missing key'
-      : m('field-type', `must be a mapping, got ${issue.received}`)
-
-const obj = <T extends v.ObjectEntries>(entries: T, description: string) =>
-  v.pipe(v.strictObject(entries, objectMessage), v.description(description))
 
 // ---------------------------------------------------------------- envelope
 

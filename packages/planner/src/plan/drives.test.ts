@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest'
+import { adoptCdAndCloudInit, cdSlot, isCdrom, isCloudInit, readDrive } from './drives.js'
+
+describe('readDrive (qemu-server parse_drive, drive_is_cdrom, drive_is_cloudinit)', () => {
+  it.each([
+    ['local-lvm:vm-100-cloudinit,media=cdrom', 'cloud-init'],
+    ['local:100/vm-100-cloudinit.qcow2,media=cdrom', 'cloud-init'],
+    ['local-lvm:cloudinit', 'cloud-init'],
+    ['local-lvm:vm-100-notcloudinit,size=4M', 'disk'],
+    ['local-lvm:vm-100-disk-0,size=8G', 'disk'],
+    ['local:iso/debian-12.iso,media=cdrom', 'cdrom'],
+    ['none,media=cdrom', 'cdrom'],
+    ['cdrom,media=cdrom', 'cdrom'],
+  ])('%s is a %s drive', (value, kind) => {
+    expect(readDrive(value)?.kind).toBe(kind)
+  })
+
+  it('a value outside the grammar, or without a volume, is no drive', () => {
+    expect(readDrive('media=cdrom')).toBeUndefined()
+    expect(readDrive('local:iso/a.iso,media=cdrom,media=disk')).toBeUndefined()
+  })
+
+  it('drive_is_cdrom counts the cloud-init drive (its media is cdrom); drive_is_cloudinit reads the volume', () => {
+    expect(isCdrom('local-lvm:vm-100-cloudinit,media=cdrom')).toBe(true)
+    expect(isCdrom('local-lvm:vm-100-disk-0')).toBe(false)
+    expect(isCdrom(undefined)).toBe(false)
+    expect(isCloudInit('local-lvm:vm-100-cloudinit,media=cdrom')).toBe(true)
+    expect(isCloudInit('local:iso/cloudinit-tools.iso,media=cdrom')).toBe(false)
+  })
+
+  it('the CD drive takes ide3 when the cloud-init drive has ide2', () => {
+    expect(cdSlot(true)).toBe('ide3')
+    expect(cdSlot(false)).toBe('ide2')
+  })
+})
+
+describe('adoptCdAndCloudInit', () => {
+  const isoNames = new Map([['local:iso/debian-12.iso', 'debian-12-iso']])
+  const run = (config: Record<string, string>) => {
+    const gaps: { field: string; value: string }[] = []
+    const out = adoptCdAndCloudInit(config, Object.keys(config).sort(), isoNames, (field, value) =>
+      gaps.push({ field, value }),
+    )
+    return { ...out, gaps }
+  }
+
+  it('the cloud-init drive on ide2 and a CD on ide3, as plan() places them', () => {
+    const r = run({
+      ide2: 'local-lvm:vm-100-cloudinit,media=cdrom',
+      ide3: 'local:iso/debian-12.iso,media=cdrom',
+      scsi0: 'local-lvm:vm-100-disk-0,size=8G',
+    })
+    expect(r.hardware).toEqual({
+      'cloud-init': { enabled: true, storage: 'local-lvm' },
+      cdrom: { iso: 'debian-12-iso' },
+    })
+    expect([...r.claimed]).toEqual(['ide2', 'ide3'])
+    expect(r.gaps).toEqual([])
+  })
+
+  it('a CD plan() would not put on that slot is a gap, not a cdrom it would move', () => {
+    // no cloud-init drive: plan() puts the CD on ide2, so one on ide3 cannot be adopted as spec.hardware.cdrom
+    const r = run({ ide3: 'local:iso/debian-12.iso,media=cdrom', ide0: 'none,media=cdrom' })
+    expect(r.hardware).toEqual({})
+    expect(r.gaps.map((g) => g.field)).toEqual(['ide0', 'ide3'])
+    expect([...r.claimed].sort()).toEqual(['ide0', 'ide3'])
+  })
+
+  it("the host's CD drive and an ISO that was not adopted are gaps; an empty drive is iso none", () => {
+    expect(run({ ide2: 'cdrom,media=cdrom' }).gaps.map((g) => g.field)).toEqual(['ide2'])
+    expect(run({ ide2: 'local:iso/other.iso,media=cdrom' }).gaps.map((g) => g.field)).toEqual(['ide2'])
+    expect(run({ ide2: 'none,media=cdrom' }).hardware).toEqual({ cdrom: { iso: 'none' } })
+  })
+
+  it('a cloud-init drive on another slot is a gap; disks are left to the disk loop', () => {
+    const r = run({ sata0: 'local-lvm:vm-100-cloudinit,media=cdrom', virtio0: 'local-lvm:vm-100-disk-0,size=8G' })
+    expect(r.hardware).toEqual({})
+    expect(r.gaps.map((g) => g.field)).toEqual(['sata0'])
+    expect([...r.claimed]).toEqual(['sata0'])
+  })
+})
