@@ -26,16 +26,6 @@ export function parseProps(value: string): Props {
   return head !== undefined ? { head, values } : { values }
 }
 
-/** PVE sizes (`8G`, `512M`, `4K`, `1T`, bare bytes; binary units, maybe fractional) as bytes. */
-export function pveSizeBytes(size: string | undefined): number | undefined {
-  if (size === undefined) return undefined
-  const m = /^(\d+(?:\.\d+)?)([KMGTP]?)$/i.exec(size.trim())
-  if (!m) return undefined
-  const power = { '': 0, K: 1, M: 2, G: 3, T: 4, P: 5 }[m[2]!.toUpperCase() as '' | 'K' | 'M' | 'G' | 'T' | 'P']
-  const bytes = Number(m[1]) * 1024 ** power
-  return Number.isSafeInteger(Math.round(bytes)) ? Math.round(bytes) : undefined
-}
-
 export function isOn(value: string | undefined): boolean {
   return value === '1' || value === 'on' || value === 'true'
 }

@@ -235,7 +235,11 @@ describe('adopt then plan', () => {
             ...slots.map((slot, i) =>
               fc
                 .record({
-                  size: fc.integer({ min: 1, max: 512 }),
+                  // as qemu-server's format_size prints it: whole GiB as G, else M
+                  size: fc.oneof(
+                    fc.integer({ min: 1, max: 512 }).map((n) => `${n}G`),
+                    fc.integer({ min: 1, max: 4096 }).map((n) => `${n * 1024 + 512}M`),
+                  ),
                   iothread: slot.startsWith('sata') ? fc.constant(undefined) : bool1,
                   discard: opt(fc.constantFrom('on', 'ignore')),
                   ssd: slot.startsWith('virtio') ? fc.constant(undefined) : opt(fc.constantFrom('0', '1')),
@@ -248,7 +252,7 @@ describe('adopt then plan', () => {
                     ...(d.aio ? [`aio=${d.aio}`] : []),
                     ...(d.discard ? [`discard=${d.discard}`] : []),
                     ...(d.iothread ? ['iothread=1'] : []),
-                    `size=${d.size}G`,
+                    `size=${d.size}`,
                     ...(d.ssd ? [`ssd=${d.ssd}`] : []),
                   ].join(','),
                 ]),
@@ -278,6 +282,10 @@ describe('adopt then plan', () => {
                 'size=4M',
               ].join(','),
             ),
+        ),
+        // the version is chosen at creation; absent means qemu-server's default v1.2
+        tpmstate0: opt(
+          fc.constantFrom('', ',version=v1.2', ',version=v2.0').map((v) => `local-lvm:vm-${vmid}-disk-8,size=4M${v}`),
         ),
         hostpci0: opt(fc.constantFrom('0000:17:00.0', '0000:17:00.0,pcie=1', '17:00.0,pcie=0,x-vga=1')),
         nics: slotsOf(['net0', 'net1'], 0, 2).chain((slots) =>
@@ -333,7 +341,7 @@ describe('adopt then plan', () => {
     fc
       .record({
         table: tableConfig('lxc'),
-        rootSize: fc.integer({ min: 1, max: 64 }),
+        rootSize: fc.constantFrom('8G', '1536M', '64G'),
         net: opt(
           fc.record({
             bridge: fc.constantFrom('vmbr0', 'vmbr1'),
@@ -363,7 +371,7 @@ describe('adopt then plan', () => {
       .map((c) => {
         const config: Record<string, string> = {
           ...c.table,
-          rootfs: `local-lvm:subvol-${vmid}-disk-0,size=${c.rootSize}G`,
+          rootfs: `local-lvm:subvol-${vmid}-disk-0,size=${c.rootSize}`,
           ostype: 'debian',
           tags: 'proxops',
         }

@@ -140,8 +140,3 @@ export function stringSet(
     },
   }
 }
-
-/** Volume sizes: PVE's `<storage>:<GiB>` create token (integer when exact, else the shortest decimal). */
-export function gib(bytes: number): string {
-  return String(bytes / 1024 ** 3)
-}

@@ -1,20 +1,8 @@
 /** Desired LXC / TemplateCT -> the owned container config keys. */
-import type { ContainerManifest } from '@proxops/schema'
-import {
-  anomaly,
-  gib,
-  NONE,
-  liveBool,
-  parsePS,
-  rewrite,
-  withTokens,
-  write,
-  type Outcome,
-  type Owned,
-} from './fields.js'
+import { formatGiB, type ContainerManifest } from '@proxops/schema'
+import { anomaly, liveBool, parsePS, rewrite, write, type Outcome, type Owned } from './fields.js'
 import type { GuestBuildContext, GuestFields } from './qemu.js'
-import { changedTokens, createTokens } from './tokens.js'
-import { BIND_TOKENS, guardVolume, isEmptySlot, MOUNT_TOKENS } from './volumes.js'
+import { BIND_MOUNT, createVolume, MOUNT_POINT, ROOT_FS, volumeOwned } from './volumes.js'
 import { lxcNicOwned } from './nics.js'
 import { tableFields } from './table.js'
 
@@ -54,84 +42,68 @@ export function lxcFields(m: ContainerManifest, ctx: GuestBuildContext): GuestFi
 /** The volumes and NICs family: the root filesystem, mount points, bind mounts, NICs. */
 function volumesAndNics(s: ContainerManifest['spec'], declaredSlots: Set<string>): Owned[] {
   const owned: Owned[] = []
-  // root filesystem: a volume slot with the data-loss guards
-  const root = `${s.root.storage}:${gib(s.root.size)}`
-  owned.push({
-    key: 'rootfs',
-    field: 'spec.root',
-    create: root,
-    volume: true,
-    compare: (live) => {
-      if (isEmptySlot(live)) return [write(root, root, true)]
-      const p = parsePS(live as string, 'volume')
-      if (!p?.volume) return [anomaly('invalid-live', "rootfs: cannot read PVE's value")]
-      return guardVolume('rootfs', 'spec.root', p.volume, p.size, s.root.storage, s.root.size, true)
-    },
-  })
+  // the root filesystem, mount points and bind mounts: volume slots with the data-loss guards
+  owned.push(
+    volumeOwned({
+      kind: ROOT_FS,
+      slot: 'rootfs',
+      field: 'spec.root',
+      entry: s.root,
+      create: createVolume(ROOT_FS, `${s.root.storage}:${formatGiB(s.root.size)}`, s.root, 'rootfs'),
+      storage: s.root.storage,
+      bytes: s.root.size,
+    }),
+  )
 
   s['mount-points'].forEach((mp, i) => {
     declaredSlots.add(mp.slot)
     const field = `spec.mount-points[${i}]`
-    const create = withTokens(`${mp.storage}:${gib(mp.size)}`, createTokens(MOUNT_TOKENS, mp, mp.slot))
-    owned.push({
-      key: mp.slot,
-      field,
-      create,
-      volume: true,
-      compare: (live) => {
-        if (isEmptySlot(live)) return [write(create, create, true)]
-        const p = parsePS(live as string, 'volume')
-        if (!p?.volume) return [anomaly('invalid-live', `${mp.slot}: cannot read PVE's value`)]
-        if (p.volume.startsWith('/')) {
-          return [
-            anomaly(
-              'volume-kind',
-              `${mp.slot} is a bind mount of ${p.volume} on PVE but ${field} declares an allocated volume; proxops will not replace it`,
-            ),
-          ]
-        }
-        const out: Outcome[] = guardVolume(mp.slot, field, p.volume, p.size, mp.storage, mp.size, true)
-        if (out.some((x) => x.t === 'anomaly')) return out
-        const changes = changedTokens(MOUNT_TOKENS, mp, p)
-        if (Object.keys(changes).length > 0) out.unshift(write(rewrite(p, changes, 'volume', ['mp'])))
-        return out
-      },
-    })
+    owned.push(
+      volumeOwned({
+        kind: MOUNT_POINT,
+        slot: mp.slot,
+        field,
+        entry: mp,
+        create: createVolume(MOUNT_POINT, `${mp.storage}:${formatGiB(mp.size)}`, mp, mp.slot),
+        storage: mp.storage,
+        bytes: mp.size,
+        check: (volume) =>
+          volume.startsWith('/')
+            ? anomaly(
+                'volume-kind',
+                `${mp.slot} is a bind mount of ${volume} on PVE but ${field} declares an allocated volume; proxops will not replace it`,
+              )
+            : undefined,
+      }),
+    )
   })
 
   s['bind-mounts'].forEach((b, i) => {
     declaredSlots.add(b.slot)
     const field = `spec.bind-mounts[${i}]`
     const host = b['host-path'].replace(/(.)\/+$/, '$1')
-    const create = withTokens(host, createTokens(BIND_TOKENS, b, b.slot))
-    owned.push({
-      key: b.slot,
-      field,
-      create,
-      compare: (live) => {
-        if (isEmptySlot(live)) return [write(create, create, true)]
-        const p = parsePS(live as string, 'volume')
-        if (!p?.volume) return [anomaly('invalid-live', `${b.slot}: cannot read PVE's value`)]
-        if (!p.volume.startsWith('/')) {
-          return [
-            anomaly(
+    owned.push(
+      volumeOwned({
+        kind: BIND_MOUNT,
+        slot: b.slot,
+        field,
+        entry: b,
+        create: createVolume(BIND_MOUNT, host, b, b.slot),
+        check: (volume) => {
+          if (!volume.startsWith('/'))
+            return anomaly(
               'volume-kind',
-              `${b.slot} holds volume ${p.volume} on PVE but ${field} declares a bind mount; proxops will not replace it`,
-            ),
-          ]
-        }
-        if (p.volume.replace(/(.)\/+$/, '$1') !== host) {
-          return [
-            anomaly(
+              `${b.slot} holds volume ${volume} on PVE but ${field} declares a bind mount; proxops will not replace it`,
+            )
+          if (volume.replace(/(.)\/+$/, '$1') !== host)
+            return anomaly(
               'bind-path',
-              `${b.slot} binds ${p.volume} on PVE but ${field} wants ${host}; proxops never re-points a bind mount (change it by hand)`,
-            ),
-          ]
-        }
-        const changes = changedTokens(BIND_TOKENS, b, p)
-        return Object.keys(changes).length > 0 ? [write(rewrite(p, changes, 'volume', ['mp']))] : NONE
-      },
-    })
+              `${b.slot} binds ${volume} on PVE but ${field} wants ${host}; proxops never re-points a bind mount (change it by hand)`,
+            )
+          return undefined
+        },
+      }),
+    )
   })
 
   s.networks.forEach((n, i) => {
