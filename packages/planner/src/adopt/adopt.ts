@@ -11,6 +11,7 @@ import type { LiveGuest, LiveInventory, LiveVolume } from '../inventory.js'
 import { IPCONFIG_TOKENS } from '../plan/cloud-init.js'
 import { adoptCdAndCloudInit, bootOrderOf } from '../plan/drives.js'
 import { isBookkeeping } from '../plan/keys.js'
+import { ALL_FEATURE_TOKENS } from '../plan/lxc.js'
 import { adoptNic } from '../plan/nics.js'
 import { adoptTokens } from '../plan/tokens.js'
 import {
@@ -24,7 +25,6 @@ import {
   volumeKindOf,
 } from '../plan/volumes.js'
 import { adoptBlock } from '../plan/table.js'
-import { isOn, parseProps } from './props.js'
 import { parsePS } from '../plan/fields.js'
 import { keyLines, mapSshKeys } from './ssh.js'
 import type { AdoptedFile, AdoptGap, AdoptOptions, AdoptResult, AdoptSkip } from './types.js'
@@ -460,10 +460,9 @@ function adoptLxc(
   const opts = adoptBlock('lxc', 'options', reader)
   const features = take('features')
   if (features !== undefined) {
-    const p = parseProps(features)
-    for (const key of ['nesting', 'keyctl', 'fuse'] as const) if (p.values.has(key)) opts[key] = isOn(p.values.get(key))
-    for (const [token, v] of p.values)
-      if (!['nesting', 'keyctl', 'fuse'].includes(token)) gap(`features.${token}`, v, 'container feature not modelled')
+    const p = parsePS(features)
+    if (p) adoptTokens(ALL_FEATURE_TOKENS, p, opts, 'features', gap, 'container feature')
+    else gap('features', features, "not readable (PVE's property-string grammar)")
   }
   if (Object.keys(opts).length > 0) spec.options = opts
 

@@ -373,7 +373,13 @@ describe('adopt then plan', () => {
           }),
         ),
         bind: opt(fc.record({ ro: opt(fc.constantFrom('0', '1')) })),
-        nesting: opt(fc.constantFrom('0', '1')),
+        // pve-container's features: the modelled ones and one the manifest does not model (a gap, kept by a rewrite)
+        features: fc.record({
+          nesting: opt(fc.constantFrom('0', '1')),
+          keyctl: opt(fc.constantFrom('0', '1')),
+          fuse: opt(fc.constantFrom('0', '1')),
+          mount: opt(fc.constant('nfs')),
+        }),
       })
       .map((c) => {
         const config: Record<string, string> = {
@@ -409,7 +415,8 @@ describe('adopt then plan', () => {
           ].join(',')
         }
         if (c.bind) config.mp1 = ['/srv/shared', 'mp=/shared', ...(c.bind.ro ? [`ro=${c.bind.ro}`] : [])].join(',')
-        if (c.nesting !== undefined) config.features = `nesting=${c.nesting}`
+        const features = Object.entries(c.features).filter(([, v]) => v !== undefined)
+        if (features.length > 0) config.features = features.map(([k, v]) => `${k}=${v}`).join(',')
         return config
       })
 
