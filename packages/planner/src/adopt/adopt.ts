@@ -5,11 +5,13 @@
  * Every live config key is either mapped to a manifest field, ignored as PVE bookkeeping, or reported as a
  * gap (with sensitive values redacted), so nothing on PVE is silently dropped.
  */
-import { SENSITIVE as REDACTED } from '@proxops/pve-client/wire'
+import { decodeSshKeys, SENSITIVE as REDACTED } from '@proxops/pve-client/wire'
 import { API_VERSION, KIND_ROOT_OF, parseManifest, type Kind } from '@proxops/schema'
 import type { LiveGuest, LiveInventory, LiveVolume } from '../inventory.js'
-import { adoptCdAndCloudInit } from '../plan/drives.js'
+import { IPCONFIG_TOKENS } from '../plan/cloud-init.js'
+import { adoptCdAndCloudInit, bootOrderOf } from '../plan/drives.js'
 import { isBookkeeping } from '../plan/keys.js'
+import { ALL_FEATURE_TOKENS } from '../plan/lxc.js'
 import { adoptNic } from '../plan/nics.js'
 import { adoptTokens } from '../plan/tokens.js'
 import {
@@ -23,7 +25,6 @@ import {
   volumeKindOf,
 } from '../plan/volumes.js'
 import { adoptBlock } from '../plan/table.js'
-import { isOn, parseProps } from './props.js'
 import { parsePS } from '../plan/fields.js'
 import { keyLines, mapSshKeys } from './ssh.js'
 import type { AdoptedFile, AdoptGap, AdoptOptions, AdoptResult, AdoptSkip } from './types.js'
@@ -324,8 +325,8 @@ function adoptVm(
   // the order qemu-server derived itself is bookkeeping: not pinned into the manifest
   const boot = isBookkeeping('qemu', 'boot', c) ? undefined : take('boot')
   if (boot !== undefined) {
-    const order = parseProps(boot).values.get('order')
-    if (order) opts['boot-order'] = order.split(';').filter(Boolean)
+    const order = bootOrderOf(boot)
+    if (order !== undefined && order.length > 0) opts['boot-order'] = order
     else gap('boot', boot, 'legacy boot string is not modelled (use boot: order=...)')
   }
   if (Object.keys(opts).length > 0) spec.options = opts
@@ -336,7 +337,7 @@ function adoptVm(
   if (sshkeys) {
     let keys: string[] = []
     try {
-      keys = keyLines(decodeURIComponent(sshkeys))
+      keys = keyLines(decodeSshKeys(sshkeys))
     } catch {
       gap('sshkeys', sshkeys, 'not in PVE urlencoded format')
     }
@@ -358,14 +359,14 @@ function adoptVm(
   const ipconfigs: Record<string, unknown>[] = []
   for (const key of sortedSlots(c, /^ipconfig(\d+)$/)) {
     used.add(key)
-    const p = parseProps(c[key]!)
-    const ip = p.values.get('ip')
-    if (!ip || ip === 'dhcp' || p.values.has('ip6')) gap(key, c[key]!, 'DHCP and IPv6 ipconfig are not modelled')
-    if (ip && ip !== 'dhcp') {
-      const entry: Record<string, unknown> = { nic: Number(key.slice('ipconfig'.length)), ip }
-      if (p.values.has('gw')) entry.gateway = p.values.get('gw')
-      ipconfigs.push(entry)
+    const p = parsePS(c[key]!)
+    if (p?.ip === undefined || p.ip === 'dhcp') {
+      gap(key, c[key]!, 'DHCP ipconfig (and one without ip) is not modelled')
+      continue
     }
+    const entry: Record<string, unknown> = { nic: Number(key.slice('ipconfig'.length)) }
+    adoptTokens(IPCONFIG_TOKENS, p, entry, key, gap, 'ipconfig')
+    ipconfigs.push(entry)
   }
   if (ipconfigs.length > 0) ci.ipconfigs = ipconfigs
   if (Object.keys(ci).length > 0) spec['cloud-init-data'] = ci
@@ -459,10 +460,9 @@ function adoptLxc(
   const opts = adoptBlock('lxc', 'options', reader)
   const features = take('features')
   if (features !== undefined) {
-    const p = parseProps(features)
-    for (const key of ['nesting', 'keyctl', 'fuse'] as const) if (p.values.has(key)) opts[key] = isOn(p.values.get(key))
-    for (const [token, v] of p.values)
-      if (!['nesting', 'keyctl', 'fuse'].includes(token)) gap(`features.${token}`, v, 'container feature not modelled')
+    const p = parsePS(features)
+    if (p) adoptTokens(ALL_FEATURE_TOKENS, p, opts, 'features', gap, 'container feature')
+    else gap('features', features, "not readable (PVE's property-string grammar)")
   }
   if (Object.keys(opts).length > 0) spec.options = opts
 

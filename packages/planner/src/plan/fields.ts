@@ -27,6 +27,8 @@ export interface Owned {
   sensitive?: boolean
   /** a volume-bearing slot: never part of a clone's post-clone write */
   volume?: boolean
+  /** PVE applies a write at once even on a running guest (as a field table row's `running`) */
+  running?: 'none'
   /** reconcile with the live value (undefined = not set on PVE); empty = converged */
   compare(live: string | undefined): readonly Outcome[]
 }

@@ -5,6 +5,7 @@ import type { GuestBuildContext, GuestFields } from './qemu.js'
 import { BIND_MOUNT, createVolume, MOUNT_POINT, ROOT_FS, volumeOwned } from './volumes.js'
 import { lxcNicOwned } from './nics.js'
 import { tableFields } from './table.js'
+import { changedTokens, createTokens, fieldOf, type SlotToken } from './tokens.js'
 
 export function lxcFields(m: ContainerManifest, ctx: GuestBuildContext): GuestFields {
   const s = m.spec
@@ -114,40 +115,49 @@ function volumesAndNics(s: ContainerManifest['spec'], declaredSlots: Set<string>
   return owned
 }
 
-/** features: nesting is owned; keyctl and fuse are checked, never written (no accepted PVE 9 create form). */
-function featuresField(o: NonNullable<ContainerManifest['spec']['options']>): { owned: Owned[]; createError?: string } {
-  const owned: Owned[] = []
-  let createError: string | undefined
-  if (o.keyctl === true || o.fuse === true) {
-    createError = `spec.options.${o.keyctl === true ? 'keyctl' : 'fuse'}: true has no accepted PVE 9 create form; the container cannot be created as declared`
-  }
-  if (o.nesting !== undefined || o.keyctl === true || o.fuse === true) {
-    const nesting = o.nesting === undefined ? undefined : o.nesting ? '1' : '0'
-    owned.push({
-      key: 'features',
-      field: 'spec.options.nesting',
-      ...(nesting === undefined ? {} : { create: `nesting=${nesting}` }),
-      compare: (live) => {
-        const p = (live === undefined ? {} : parsePS(live)) ?? {}
-        const out: Outcome[] = []
-        for (const f of ['keyctl', 'fuse'] as const) {
-          if (o[f] === true && !liveBool(p[f], false)) {
-            out.push(
-              anomaly(
-                'unsupported-option',
-                `spec.options.${f} is true but ${f} is off on PVE; proxops cannot turn it on (recreate required, by hand)`,
-              ),
-            )
-          }
-        }
-        if (nesting !== undefined && (liveBool(p.nesting, false) ? '1' : '0') !== nesting)
-          out.unshift(write(rewrite(p, { nesting }, undefined)))
-        return out
-      },
-    })
-  }
+type LxcOptions = NonNullable<ContainerManifest['spec']['options']>
 
-  return createError === undefined ? { owned } : { owned, createError }
+/** pve-container's `features` tokens ProxOps writes (fields of `spec.options`). */
+const FEATURE_TOKENS: readonly SlotToken[] = [{ token: 'nesting', field: 'nesting', codec: 'bit' }]
+
+/** Features with no accepted PVE 9 create form: a true one is checked against PVE (an anomaly when off), never written. */
+const CHECKED_FEATURES: readonly SlotToken[] = [
+  { token: 'keyctl', field: 'keyctl', codec: 'bit' },
+  { token: 'fuse', field: 'fuse', codec: 'bit' },
+]
+
+/** Every `features` token the manifest models, as adopt reads them. */
+export const ALL_FEATURE_TOKENS: readonly SlotToken[] = [...FEATURE_TOKENS, ...CHECKED_FEATURES]
+
+/** features: nesting is owned; keyctl and fuse are checked, never written. */
+function featuresField(o: LxcOptions): { owned: Owned[]; createError?: string } {
+  const checked = CHECKED_FEATURES.filter((t) => fieldOf(o, t.field) === true)
+  const createError =
+    checked[0] === undefined
+      ? undefined
+      : `spec.options.${checked[0].field}: true has no accepted PVE 9 create form; the container cannot be created as declared`
+  const tokens = createTokens(FEATURE_TOKENS, o, 'features')
+  if (Object.keys(tokens).length === 0 && checked.length === 0) return { owned: [] }
+  const owned: Owned = {
+    key: 'features',
+    field: 'spec.options.nesting',
+    ...(Object.keys(tokens).length === 0 ? {} : { create: rewrite({}, tokens, undefined) }),
+    compare: (live) => {
+      const p = (live === undefined ? {} : parsePS(live)) ?? {}
+      const out: Outcome[] = checked
+        .filter((t) => !liveBool(p[t.token], false))
+        .map((t) =>
+          anomaly(
+            'unsupported-option',
+            `spec.options.${t.field} is true but ${t.token} is off on PVE; proxops cannot turn it on (recreate required, by hand)`,
+          ),
+        )
+      const changes = changedTokens(FEATURE_TOKENS, o, p)
+      if (Object.keys(changes).length > 0) out.unshift(write(rewrite(p, changes, undefined)))
+      return out
+    },
+  }
+  return createError === undefined ? { owned: [owned] } : { owned: [owned], createError }
 }
 
 export function lxcSlotFamily(key: string): 'mount' | 'nic' | undefined {

@@ -2,12 +2,12 @@
  * Desired VM / TemplateVM -> the owned qemu config keys, each with its create form and its reconcile rule
  * (grow-only resize, live-form rewrites, tags as PVE stores them).
  */
-import { decodeSshKeys, encodeSshKeys, formatTags, readTags, sshKeySet } from '@proxops/pve-client/wire'
+import { formatTags, readTags } from '@proxops/pve-client/wire'
 import { formatGiB, type QemuManifest, type VmDisk, type VmHardware } from '@proxops/schema'
 import type { SecretLookup } from '../desired.js'
 import { anomaly, NONE, parsePS, rewrite, scalar, withTokens, SENSITIVE, write, type Owned } from './fields.js'
-import type { SecretParam } from '../plan-types.js'
-import { cdAndCloudInitOwned } from './drives.js'
+import { cloudInitDataOwned } from './cloud-init.js'
+import { bootOwned, cdAndCloudInitOwned } from './drives.js'
 import { qemuNicOwned } from './nics.js'
 import { tableFields } from './table.js'
 import { changedTokens, createTokens } from './tokens.js'
@@ -47,6 +47,7 @@ export function tagsField(tags: readonly string[], ownershipTag: string, marker?
     key: 'tags',
     field: 'spec.tags',
     create: want,
+    running: 'none',
     compare: (live) => (live === want || sameTagSet(live ?? '', wantSet) ? NONE : [write(want)]),
   }
 }
@@ -82,62 +83,6 @@ function diskOwned(d: VmDisk, i: number, ctx: GuestBuildContext): Owned {
         : undefined,
   })
 }
-
-function sshKeysOwned(
-  ci: NonNullable<QemuManifest['spec']['cloud-init-data']>,
-  ctx: GuestBuildContext,
-  gaps: GuestFields['gaps'],
-): Owned | undefined {
-  const inline = ci['ssh-keys']
-  const refs = ci['ssh-key-refs']
-  if (inline !== undefined && inline.length === 1 && inline[0] === '*') return undefined // PVE owns the value
-  if (refs !== undefined && refs.length > 0) {
-    const param: SecretParam = { secret: { refs: [...refs], encoding: 'sshkeys' } }
-    const values = refs.map((r) => ctx.secrets?.(r))
-    const known = values.every((v): v is string => v !== undefined)
-    if (!known)
-      gaps.push({
-        field: 'spec.cloud-init-data.ssh-key-refs',
-        note: 'secret values not available to plan: sshkeys not compared this cycle',
-      })
-    const want = known ? sshKeySet(values.join('\n')).join('\n') : undefined
-    return {
-      key: 'sshkeys',
-      field: 'spec.cloud-init-data.ssh-key-refs',
-      create: param,
-      sensitive: true,
-      compare: (live) => {
-        if (want === undefined) return live === undefined ? [write(param)] : []
-        return liveKeySet(live) === want ? NONE : [write(param)]
-      },
-    }
-  }
-  if (inline !== undefined && inline.length > 0) {
-    const keys = [...new Set(inline.map((k) => k.trim()))]
-    const value = encodeSshKeys(keys)
-    const want = sshKeySet(keys.join('\n')).join('\n')
-    return {
-      key: 'sshkeys',
-      field: 'spec.cloud-init-data.ssh-keys',
-      create: value,
-      show: `${keys.length} key(s)`,
-      compare: (live) => (liveKeySet(live) === want ? NONE : [write(value, `${keys.length} key(s)`)]),
-    }
-  }
-  return undefined
-}
-
-function liveKeySet(live: string | undefined): string {
-  if (live === undefined) return ''
-  try {
-    return sshKeySet(decodeSshKeys(live)).join('\n')
-  } catch {
-    return sshKeySet(live).join('\n')
-  }
-}
-
-/** The cloud-init identity keys a clone inherits from its template (deleted unless owned). */
-export const CLONE_IDENTITY_KEYS = ['ciuser', 'sshkeys', 'cipassword', 'cicustom', 'nameserver', 'searchdomain']
 
 export function qemuFields(m: QemuManifest, ctx: GuestBuildContext): GuestFields {
   const s = m.spec
@@ -254,57 +199,15 @@ function qemuDevices(
 function bootAndCloudInit(s: QemuManifest['spec'], ctx: GuestBuildContext, gaps: GuestFields['gaps']): Owned[] {
   const owned: Owned[] = []
   const opt = s.options ?? {}
-  if (opt['boot-order'] !== undefined && opt['boot-order'].length > 0) {
-    const order = opt['boot-order'].join(';')
-    const value = `order=${order}`
-    owned.push({
-      key: 'boot',
-      field: 'spec.options.boot-order',
-      create: value,
-      compare: (live) => (live !== undefined && parsePS(live, 'legacy')?.order === order ? NONE : [write(value)]),
-    })
-  }
+  if (opt['boot-order'] !== undefined && opt['boot-order'].length > 0) owned.push(bootOwned(opt['boot-order']))
   if (opt['nested-virt'])
     gaps.push({
       field: 'spec.options.nested-virt',
       note: 'PVE has no nestedvirt key: use cpu type host (or a +vmx/+svm flag); not sent',
     })
 
-  // cloud-init data: a key is owned only when its desired value is non-empty
   const ci = s['cloud-init-data']
-  if (ci !== undefined) {
-    const keys = sshKeysOwned(ci, ctx, gaps)
-    if (keys) owned.push(keys)
-    const pw = ci['ci-password-ref']
-    if (pw !== undefined && pw !== '') {
-      const param: SecretParam = { secret: { refs: [pw], encoding: 'plain' } }
-      // PVE masks it on read: write once when absent, never rewrite (the mask would become the password)
-      owned.push({
-        key: 'cipassword',
-        field: 'spec.cloud-init-data.ci-password-ref',
-        create: param,
-        sensitive: true,
-        compare: (live) => (live === undefined || live === '' ? [write(param)] : NONE),
-      })
-    }
-    for (const [i, ipc] of (ci.ipconfigs ?? []).entries()) {
-      if (ipc.ip === undefined || ipc.ip === '') continue
-      const key = `ipconfig${ipc.nic}`
-      const value = ipc.gateway ? `ip=${ipc.ip},gw=${ipc.gateway}` : `ip=${ipc.ip}`
-      const gw = ipc.gateway
-      const ip = ipc.ip
-      owned.push({
-        key,
-        field: `spec.cloud-init-data.ipconfigs[${i}]`,
-        create: value,
-        compare: (live) => {
-          const p = live === undefined ? undefined : parsePS(live)
-          if (p && p.ip === ip && (gw === undefined || p.gw === gw)) return NONE
-          return [write(p ? rewrite(p, { ip, gw: gw ?? p.gw }, undefined) : value)]
-        },
-      })
-    }
-  }
+  if (ci !== undefined) owned.push(...cloudInitDataOwned(ci, ctx, gaps))
   return owned
 }
 
