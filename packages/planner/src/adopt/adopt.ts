@@ -24,6 +24,7 @@ import {
   TPM_STATE,
 } from '../plan/volumes.js'
 import { adoptBlock } from '../plan/table.js'
+import { adoptedTags } from '../plan/tags.js'
 import { parsePS } from '../plan/fields.js'
 import { keyLines, mapSshKeys } from './ssh.js'
 import type { AdoptedFile, AdoptGap, AdoptOptions, AdoptResult, AdoptSkip } from './types.js'
@@ -444,7 +445,7 @@ function finishGuest(
 ): AdoptedFile {
   const { used, gap } = reader
   Object.assign(spec, adoptBlock(guest.type, 'pve-description', reader))
-  const tags = guest.tags.filter((t) => t !== options.tag && !t.startsWith(`${options.tag}.`))
+  const tags = adoptedTags(guest.tags, options.tag)
   used.add('tags')
   if (tags.length > 0) spec.tags = tags
 

@@ -2,7 +2,6 @@
  * Desired VM / TemplateVM -> the owned qemu config keys, each with its create form and its reconcile rule
  * (grow-only resize, live-form rewrites, tags as PVE stores them).
  */
-import { formatTags, readTags } from '@proxops/pve-client/wire'
 import type { QemuManifest, VmHardware } from '@proxops/schema'
 import type { SecretLookup } from '../desired.js'
 import { anomaly, NONE, parsePS, rewrite, withTokens, SENSITIVE, write, type Owned } from './fields.js'
@@ -34,28 +33,6 @@ export interface GuestFields {
   createError?: string
   /** keys left to PVE on purpose (`ssh-keys: ["*"]`): never written and never deleted from a clone */
   leftToPve?: string[]
-}
-
-/**
- * Tags as PVE stores them: the declared tags plus the ownership tag and the entry's marker, lower-cased,
- * sorted, `;`-joined.
- */
-export function tagsField(tags: readonly string[], ownershipTag: string, marker?: string): Owned {
-  const want = formatTags(marker === undefined ? [...tags, ownershipTag] : [...tags, ownershipTag, marker])
-  const wantSet: ReadonlySet<string> = new Set(want.split(';'))
-  return {
-    key: 'tags',
-    field: 'spec.tags',
-    create: want,
-    running: 'none',
-    compare: (live) => (live === want || sameTagSet(live ?? '', wantSet) ? NONE : [write(want)]),
-  }
-}
-
-/** Whether a live tag string holds exactly these (valid, lower-case) tags, in any order, case or repetition. */
-function sameTagSet(live: string, want: ReadonlySet<string>): boolean {
-  const tags = readTags(live)
-  return tags.length === want.size && tags.every((t) => want.has(t))
 }
 
 export function qemuFields(m: QemuManifest, ctx: GuestBuildContext): GuestFields {
