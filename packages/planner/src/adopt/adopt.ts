@@ -14,15 +14,7 @@ import { isBookkeeping } from '../plan/keys.js'
 import { ALL_FEATURE_TOKENS } from '../plan/lxc.js'
 import { adoptNic } from '../plan/nics.js'
 import { adoptTokens } from '../plan/tokens.js'
-import {
-  adoptLxcVolumes,
-  adoptQemuDisks,
-  adoptVolume,
-  EFI_DISK,
-  QEMU_DRIVE_KEY,
-  PCI_TOKENS,
-  TPM_STATE,
-} from '../plan/volumes.js'
+import { adoptFirmwareVolumes, adoptLxcVolumes, adoptQemuDisks, QEMU_DRIVE_KEY, PCI_TOKENS } from '../plan/volumes.js'
 import { adoptBlock } from '../plan/table.js'
 import { adoptedTags } from '../plan/tags.js'
 import { parsePS } from '../plan/fields.js'
@@ -274,16 +266,7 @@ function adoptVm(
 
   // hardware
   Object.assign(hardware, adoptBlock('qemu', 'hardware', reader))
-  const efi = take('efidisk0')
-  if (efi !== undefined) {
-    const adopted = adoptVolume(EFI_DISK, 'efidisk0', efi, gap)
-    if (adopted) hardware['efi-disk'] = adopted.entry
-  }
-  const tpm = take('tpmstate0')
-  if (tpm !== undefined) {
-    const adopted = adoptVolume(TPM_STATE, 'tpmstate0', tpm, gap)
-    if (adopted) hardware.tpm = adopted.entry
-  }
+  Object.assign(hardware, adoptFirmwareVolumes(take('efidisk0'), take('tpmstate0'), gap))
   const pci: Record<string, unknown>[] = []
   for (const key of sortedSlots(c, /^hostpci(\d+)$/)) {
     used.add(key)

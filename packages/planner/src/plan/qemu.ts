@@ -10,7 +10,7 @@ import { bootOwned, cdAndCloudInitOwned } from './drives.js'
 import { qemuNicOwned } from './nics.js'
 import { tableFields } from './table.js'
 import { changedTokens, createTokens } from './tokens.js'
-import { EFI_DISK, PCI_TOKENS, QEMU_DRIVE_KEY, qemuDisksOwned, TPM_STATE, volumeOwned } from './volumes.js'
+import { firmwareVolumesOwned, PCI_TOKENS, QEMU_DRIVE_KEY, qemuDisksOwned } from './volumes.js'
 
 export interface GuestBuildContext {
   /** volume id of an artifact by kind and name for a node (`local:iso/x.iso`), undefined when not declared */
@@ -81,43 +81,11 @@ function qemuDevices(
     owned.push(drive)
   }
 
-  const efi = hw['efi-disk']
-  if (efi !== undefined) {
-    declaredSlots.add('efidisk0')
-    owned.push(
-      volumeOwned({
-        kind: EFI_DISK,
-        slot: 'efidisk0',
-        field: 'spec.hardware.efi-disk',
-        entry: efi,
-        at: { storage: efi.storage },
-      }),
-    )
+  for (const volume of firmwareVolumesOwned(hw, s.disks, ciDrive?.storage, gaps)) {
+    declaredSlots.add(volume.key)
+    owned.push(volume)
   }
-
-  if (hw.tpm !== undefined) {
-    declaredSlots.add('tpmstate0')
-    const storage = efi?.storage ?? s.disks[0]?.storage ?? ciDrive?.storage
-    if (storage === undefined) {
-      gaps.push({
-        field: 'spec.hardware.tpm',
-        note: 'no storage to allocate the TPM state on (no EFI disk or disk declared); not written',
-      })
-    } else {
-      if (efi === undefined)
-        gaps.push({ field: 'spec.hardware.tpm', note: `TPM state allocated on ${storage} (the first disk's storage)` })
-      const tpm = hw.tpm
-      owned.push(
-        volumeOwned({
-          kind: TPM_STATE,
-          slot: 'tpmstate0',
-          field: 'spec.hardware.tpm',
-          entry: tpm,
-          at: { storage },
-        }),
-      )
-    }
-  }
+  if (hw.tpm !== undefined) declaredSlots.add('tpmstate0')
 
   ;(hw['pci-devices'] ?? []).forEach((pci, i) => {
     declaredSlots.add(pci.slot)

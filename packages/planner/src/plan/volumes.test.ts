@@ -1,6 +1,7 @@
 import { fc, test } from '@fast-check/vitest'
 import { formatSize } from '@proxops/pve-client/wire'
-import { parseQuantity } from '@proxops/schema'
+import { parseQuantity, type QemuManifest } from '@proxops/schema'
+import { manifest } from '../testing/manifest.js'
 import { describe, expect, it } from 'vitest'
 import {
   adoptVolume,
@@ -8,6 +9,7 @@ import {
   createVolume,
   DISK,
   EFI_DISK,
+  firmwareVolumesOwned,
   isCreateForm,
   MOUNT_POINT,
   ROOT_FS,
@@ -103,6 +105,45 @@ describe('volume kinds', () => {
       version: 'v1.2',
     })
     expect(g.list).toEqual([])
+  })
+
+  it("allocates the TPM state on the EFI disk's storage, else the first disk's, else the cloud-init drive's, saying which", () => {
+    const spec = (hardware: object, disks: object[], ci?: string) => {
+      const m = manifest({
+        kind: 'VM',
+        metadata: { name: 'v' },
+        spec: {
+          node: 'pve1',
+          vmid: 100,
+          memory: '1GiB',
+          cpu: { type: 'host', cores: 1 },
+          // a VM without disks of its own is a clone (its disks come from the template)
+          ...(disks.length > 0 ? { disks } : { clone: 'tpl' }),
+          hardware,
+        },
+      }) as QemuManifest
+      return [m.spec.hardware ?? {}, m.spec.disks, ci] as const
+    }
+    const run = (hw: object, disks: object[], ci?: string) => {
+      const gaps: { field: string; note: string }[] = []
+      const owned = firmwareVolumesOwned(...spec(hw, disks, ci), gaps)
+      return { creates: owned.map((o) => `${o.key}=${String(o.create)}`), notes: gaps.map((g) => g.note) }
+    }
+    const disk = { storage: 'ceph', size: '8GiB' }
+    const tpm = { version: 'v2.0' }
+    expect(run({ 'efi-disk': { storage: 'local-lvm' }, tpm }, [disk])).toEqual({
+      creates: ['efidisk0=local-lvm:1', 'tpmstate0=local-lvm:1,version=v2.0'],
+      notes: [],
+    })
+    expect(run({ tpm }, [disk], 'nvme')).toEqual({
+      creates: ['tpmstate0=ceph:1,version=v2.0'],
+      notes: ["TPM state allocated on ceph (the first disk's storage)"],
+    })
+    expect(run({ tpm }, [], 'nvme')).toEqual({
+      creates: ['tpmstate0=nvme:1,version=v2.0'],
+      notes: ["TPM state allocated on nvme (the cloud-init drive's storage)"],
+    })
+    expect(run({ tpm }, []).creates).toEqual([])
   })
 
   it("adopts what PVE's tokens say and gaps the rest; an unreadable value is a gap, never a guess", () => {

@@ -8,7 +8,7 @@
  * option changes are live-form rewrites that keep PVE's volume id.
  */
 import { formatSize, parseSize } from '@proxops/pve-client/wire'
-import { formatGiB, formatQuantity, type ContainerManifest, type VmDisk } from '@proxops/schema'
+import { formatGiB, formatQuantity, type ContainerManifest, type VmDisk, type VmHardware } from '@proxops/schema'
 import { anomaly, NONE, parsePS, rewrite, scalar, withTokens, write, type Outcome, type Owned } from './fields.js'
 import type { GapSink } from './table.js'
 import { adoptTokens, changedTokens, createTokens, fieldOf, tokenDiffers, type SlotToken } from './tokens.js'
@@ -400,6 +400,59 @@ export function qemuDisksOwned(disks: readonly VmDisk[], image: (name: string) =
     )
   })
   return owned
+}
+
+/**
+ * A VM's EFI disk and TPM state. The TPM state has no storage of its own in the manifest: the EFI disk's, else
+ * the first disk's, else the cloud-init drive's (a gap when not the EFI disk's, and when there is none).
+ */
+export function firmwareVolumesOwned(
+  hw: Partial<VmHardware>,
+  disks: readonly VmDisk[],
+  cloudInitStorage: string | undefined,
+  gaps: { field: string; note: string }[],
+): Owned[] {
+  const owned: Owned[] = []
+  const efi = hw['efi-disk']
+  if (efi !== undefined)
+    owned.push(
+      volumeOwned({
+        kind: EFI_DISK,
+        slot: 'efidisk0',
+        field: 'spec.hardware.efi-disk',
+        entry: efi,
+        at: { storage: efi.storage },
+      }),
+    )
+  const tpm = hw.tpm
+  if (tpm === undefined) return owned
+  const storage = efi?.storage ?? disks[0]?.storage ?? cloudInitStorage
+  if (storage === undefined) {
+    gaps.push({
+      field: 'spec.hardware.tpm',
+      note: 'no storage to allocate the TPM state on (no EFI disk or disk declared); not written',
+    })
+    return owned
+  }
+  if (efi === undefined) {
+    const whose = disks[0] !== undefined ? "the first disk's storage" : "the cloud-init drive's storage"
+    gaps.push({ field: 'spec.hardware.tpm', note: `TPM state allocated on ${storage} (${whose})` })
+  }
+  owned.push(
+    volumeOwned({ kind: TPM_STATE, slot: 'tpmstate0', field: 'spec.hardware.tpm', entry: tpm, at: { storage } }),
+  )
+  return owned
+}
+
+/** adopt: `efidisk0` and `tpmstate0` as `spec.hardware`'s `efi-disk` and `tpm`. */
+export function adoptFirmwareVolumes(
+  efi: string | undefined,
+  tpm: string | undefined,
+  gap: GapSink,
+): { 'efi-disk'?: Record<string, unknown>; tpm?: Record<string, unknown> } {
+  const e = efi === undefined ? undefined : adoptVolume(EFI_DISK, 'efidisk0', efi, gap)
+  const t = tpm === undefined ? undefined : adoptVolume(TPM_STATE, 'tpmstate0', tpm, gap)
+  return { ...(e ? { 'efi-disk': e.entry } : {}), ...(t ? { tpm: t.entry } : {}) }
 }
 
 /**
