@@ -8,6 +8,7 @@ import type { ArtifactManifest, ContainerManifest, Manifest, QemuManifest, VmHar
 import type { DesiredState } from './desired.js'
 import { manifest } from './testing/manifest.js'
 import type { LiveGuest, LiveInventory } from './inventory.js'
+import { readDrive } from './plan/drives.js'
 import { parsePS } from './plan/fields.js'
 import { qemuNic } from './plan/nics.js'
 import { BIND_MOUNT, EFI_DISK, isBareForm, liveSizeBytes, poolOf, TPM_STATE, volumeKindOf } from './plan/volumes.js'
@@ -166,8 +167,8 @@ function normaliseValue(type: 'qemu' | 'lxc', vmid: number, key: string, value: 
     const p = parsePS(value, kind.head)
     const head = p?.[kind.head]
     if (p === undefined || head === undefined) return value
-    const cloud = /^([^:/]+):cloudinit$/.exec(head)
-    if (cloud) return `${cloud[1]}:vm-${vmid}-cloudinit,media=cdrom`
+    // qemu-server names the cloud-init drive's volume after the VM and stores it as a CD
+    if (readDrive(value)?.kind === 'cloud-init') return `${poolOf(head) ?? ''}:vm-${vmid}-cloudinit,media=cdrom`
     if (!isBareForm(head)) return value
     delete p['import-from']
     let size = liveSizeBytes(head, undefined) ?? 0

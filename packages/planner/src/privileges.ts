@@ -6,6 +6,7 @@
  * `check_bridge_access`), pve-container (`check_ct_modify_config_perm`, privileged containers) and pve-storage
  * (`check_volume_access`) check in code. Options PVE reserves for root@pam cannot be granted to any token.
  */
+import { readDrive } from './plan/drives.js'
 import { compareAnomalies, compareSkips, summaryOf } from './plan/order.js'
 import type { Action, Anomaly, Plan, PlanParams, PveRequest, Skip } from './plan-types.js'
 
@@ -151,10 +152,11 @@ function qemuKey(
   if (QEMU_DRIVE.test(key)) {
     const out: (Grant[] | string)[] = []
     if (value === undefined) return create ? [] : [one(vms, 'VM.Config.Disk')]
-    const { head, kv } = props(value)
-    const file = kv.file ?? head
-    const cdrom = kv.media === 'cdrom'
-    const cloudinit = /(?:^|:)(?:.*\/)?(?:vm-\d+-)?cloudinit(?:\.\w+)?$/.test(file)
+    // what the drive is, read as plan() reads it (qemu-server's drive_is_cdrom, drive_is_cloudinit)
+    const drive = readDrive(value)
+    const file = drive?.file ?? value
+    const cdrom = drive?.props.media === 'cdrom'
+    const cloudinit = drive?.kind === 'cloud-init'
     if (!create)
       out.push(
         cloudinit
@@ -168,7 +170,7 @@ function qemuKey(
       const sid = NEW_DISK.exec(file)?.[1] ?? defaultStorage
       if (sid !== undefined) out.push(one(`/storage/${sid}`, 'Datastore.AllocateSpace'))
     } else if (!cloudinit && file !== 'none' && file !== 'cdrom') out.push(...volumeGrants(file, vmid))
-    const src = kv['import-from']
+    const src = drive?.props['import-from']
     if (src !== undefined) {
       if (src.startsWith('/')) out.push('an absolute import-from path is for root@pam only')
       else {
