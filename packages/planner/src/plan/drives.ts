@@ -121,11 +121,11 @@ function cloudInitOwned(storage: string, cloned: boolean): Owned {
   }
 }
 
-/** A CD value may replace what the slot holds only when that is a CD drive (or an ISO volume). */
+/** A CD value may replace what the slot holds only when that is a CD drive (drive_is_cdrom). */
 function cdCheck(slot: string, live: string, then: () => readonly Outcome[]): readonly Outcome[] {
   const drive = readDrive(live)
   if (!drive) return [anomaly('invalid-live', `${slot}: cannot read PVE's value; proxops will not replace it`)]
-  if (drive.props.media !== 'cdrom' && !drive.file.includes(':iso/')) {
+  if (drive.props.media !== 'cdrom') {
     return [
       anomaly('volume-kind', `${slot} holds a disk (${drive.file}) on PVE, not a CD/DVD; proxops will not replace it`),
     ]
