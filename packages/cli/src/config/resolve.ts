@@ -7,6 +7,8 @@
  */
 import path from 'node:path'
 import {
+  AUTH_METHODS,
+  LOG_LEVELS,
   TOKEN_VALUE,
   isGitUrl,
   layerProcessConfig,
@@ -18,7 +20,6 @@ import {
   type ProcessConfig,
 } from '@proxops/schema'
 import { CliError, settingProblem } from '../errors.js'
-import { LOG_LEVELS, type LogLevel } from '../log.js'
 import type { ConfigFile } from './raw.js'
 import type {
   AuthMethod,
@@ -65,6 +66,10 @@ function expand(p: string, home: string, base: string): string {
   return path.resolve(base, tilde)
 }
 
+/** whether a flag's text is one of the values the config file accepts for that setting */
+const oneOf = <T extends string>(values: readonly T[], text: string): text is T =>
+  (values as readonly string[]).includes(text)
+
 function flagError(flag: string, message: string): never {
   throw new CliError('USAGE', `${flag} ${message}`)
 }
@@ -106,13 +111,12 @@ export function mergeConfig(input: MergeInput): DraftConfig {
   }
 
   const level = flags.logLevel ?? cfg.log.level
-  if (!(LOG_LEVELS as readonly string[]).includes(level))
-    flagError('--log-level', `must be one of ${LOG_LEVELS.join(', ')}`)
+  if (!oneOf(LOG_LEVELS, level)) flagError('--log-level', `must be one of ${LOG_LEVELS.join(', ')}`)
   const format = flags.logFormat ?? 'text'
   if (format !== 'text' && format !== 'json') flagError('--log-format', 'must be text or json')
 
   const auth = flags.pveAuth ?? cfg.pve.auth
-  if (auth !== 'token' && auth !== 'ticket') flagError('--pve-auth', 'must be token or ticket')
+  if (!oneOf(AUTH_METHODS, auth)) flagError('--pve-auth', `must be ${AUTH_METHODS.join(' or ')}`)
   const globalCa =
     flags.caFile !== undefined
       ? expand(flags.caFile, home, input.cwd)
@@ -151,7 +155,7 @@ export function mergeConfig(input: MergeInput): DraftConfig {
   }
   return {
     root: input.root,
-    log: { level: level as LogLevel, format },
+    log: { level, format },
     pve: {
       auth,
       ...optional('user', flags.pveUser ?? cfg.pve.user),

@@ -11,6 +11,7 @@ export {
   type FormatPropertyStringOptions,
 } from './property-string.js'
 export { parseSize, formatSize, parseResize, formatResize, sameSize, type ResizeSpec } from './size.js'
+export { splitList } from './list.js'
 export { parseTags, readTags, normaliseTags, formatTags, normaliseTagString, sameTags } from './tags.js'
 export { encodeSshKeys, decodeSshKeys, isUrlEncoded, sshKeySet } from './sshkeys.js'
 export { parseUpid, formatUpid, isUpid, type Upid } from './upid.js'
