@@ -8,8 +8,8 @@ import { simPve, type SimPve } from '../test-support/sim.js'
 import { execute } from '../execute/execute.js'
 import { observe } from '../observe/observe.js'
 import { plan } from '../plan/plan.js'
-import { desired, policy } from '../fixtures.test.helpers.js'
-import type { BackupJobManifest, BackupJobSpec } from '@proxops/schema'
+import { backupJob, desired, policy } from '../fixtures.test.helpers.js'
+import type { BackupJobManifest } from '@proxops/schema'
 
 let env: SimPve
 let pve: PveClient
@@ -21,19 +21,6 @@ afterAll(async () => {
   await env?.close()
 })
 
-const job = (name: string, spec: Partial<BackupJobSpec> = {}): BackupJobManifest => ({
-  apiVersion: 'proxops/v1alpha1',
-  kind: 'BackupJob',
-  metadata: { name, labels: {}, annotations: {} },
-  spec: {
-    id: name,
-    schedule: 'mon..fri 02:30',
-    storage: 'local',
-    selection: { vmids: [100, 101] },
-    enabled: true,
-    ...spec,
-  },
-})
 const pol = policy({ nodes: [], pruneRatioLimit: 1 })
 const cycle = async (jobs: BackupJobManifest[]) => plan(desired(...jobs), await observe('homelab', pve), pol)
 async function converge(jobs: BackupJobManifest[]) {
@@ -45,7 +32,9 @@ async function converge(jobs: BackupJobManifest[]) {
 }
 
 it('create, drift, update, claim and prune converge, and each next plan is empty', async () => {
-  const nightly = job('nightly', {
+  const nightly = backupJob('nightly', {
+    schedule: 'mon..fri 02:30',
+    selection: { vmids: [100, 101] },
     'prune-backups': { 'keep-last': 3 },
     mode: 'snapshot',
     compress: 'zstd',
@@ -65,14 +54,14 @@ it('create, drift, update, claim and prune converge, and each next plan is empty
   expect(drift.actions[0]?.diffs.map((d) => d.key)).toEqual(['schedule', 'enabled'])
 
   // a selection change: vmids -> all with exclude
-  await converge([job('nightly', { ...nightly.spec, selection: { all: true, exclude: [105] } })])
+  await converge([backupJob('nightly', { ...nightly.spec, selection: { all: true, exclude: [105] } })])
 
   // a hand-made job is claimed once declared; another hand-made one is never pruned
   await pve.request('POST', '/cluster/backup', { params: { id: 'legacy', schedule: 'sun 01:00', all: 1 } })
   await pve.request('POST', '/cluster/backup', { params: { id: 'theirs', schedule: 'sun 01:00', all: 1 } })
   const claim = await converge([
     nightly,
-    job('legacy', { selection: { all: true, exclude: [] }, schedule: 'sun 01:00' }),
+    backupJob('legacy', { selection: { all: true, exclude: [] }, schedule: 'sun 01:00' }),
   ])
   expect(claim.actions.map((a) => [a.address, a.type])).toEqual([
     ['BackupJob/legacy', 'update'],
