@@ -5,9 +5,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { PveClient } from '@proxops/pve-client'
 import { simPve, type SimPve } from '../test-support/sim.js'
-import { execute } from '../execute/execute.js'
-import { observe } from '../observe/observe.js'
-import { plan } from '../plan/plan.js'
+import { reconcile } from '../reconcile/reconcile.js'
 import { backupJob, desired, policy } from '../fixtures.test.helpers.js'
 import type { BackupJobManifest } from '@proxops/schema'
 
@@ -22,12 +20,17 @@ afterAll(async () => {
 })
 
 const pol = policy({ nodes: [], pruneRatioLimit: 1 })
-const cycle = async (jobs: BackupJobManifest[]) => plan(desired(...jobs), await observe('homelab', pve), pol)
+/** one apply cycle (the planner's reconcile()), then a dry run that must plan nothing */
 async function converge(jobs: BackupJobManifest[]) {
-  const p = await cycle(jobs)
-  const report = await execute(p, pve, { reader: pve, confirmAttempts: 1, confirmDelayMs: 0 })
-  expect(report.results.map((r) => r.status)).toEqual(p.actions.map(() => 'ok'))
-  expect((await cycle(jobs)).actions).toEqual([])
+  const { plan: p, report } = await reconcile({
+    desired: desired(...jobs),
+    reader: pve,
+    writer: pve,
+    policy: pol,
+    execute: { confirmAttempts: 1, confirmDelayMs: 0 },
+  })
+  expect(report?.results.map((r) => r.status)).toEqual(p.actions.map(() => 'ok'))
+  expect((await reconcile({ desired: desired(...jobs), reader: pve, policy: pol })).plan.actions).toEqual([])
   return p
 }
 
