@@ -3,7 +3,7 @@
  * plan sends (volume ids, MACs, sizes, masks), so tests can "apply" a plan to an inventory without I/O.
  * Named `*.test.helpers.ts`: not a test file, not published.
  */
-import { formatSize, parsePropertyString, readTags } from '@proxops/pve-client/wire'
+import { formatPropertyString, formatSize, parsePropertyString, readTags } from '@proxops/pve-client/wire'
 import type {
   ArtifactManifest,
   BackupJobManifest,
@@ -17,7 +17,9 @@ import type {
 import type { DesiredState } from './desired.js'
 import { manifest } from './testing/manifest.js'
 import type { LiveGuest, LiveInventory } from './inventory.js'
+import { parsePS } from './plan/fields.js'
 import { qemuNic } from './plan/nics.js'
+import { BIND_MOUNT, EFI_DISK, isBareForm, liveSizeBytes, poolOf, TPM_STATE, volumeKindOf } from './plan/volumes.js'
 import { DEFAULT_POLICY, type Plan, type PlanParamValue, type Policy } from './plan-types.js'
 
 export const GiB = 1024 ** 3
@@ -180,25 +182,22 @@ function resolve(v: PlanParamValue): string {
 
 let macCounter = 0
 function normaliseValue(type: 'qemu' | 'lxc', vmid: number, key: string, value: string, diskNo: { n: number }): string {
-  const volumeKey = type === 'qemu' ? /^(scsi|virtio|sata|ide)\d+$|^efidisk0$|^tpmstate0$/ : /^rootfs$|^mp\d+$/
-  if (volumeKey.test(key)) {
-    const parts = value.split(',')
-    const head = parts[0] as string
-    const m = /^([^:/]+):(\d+(?:\.\d+)?)$/.exec(head)
+  // a volume's create form as PVE stores it: its own volume name, `size=` by format_size, tokens sorted
+  const kind = volumeKindOf(type, key, value)
+  if (kind !== undefined && kind !== BIND_MOUNT) {
+    const p = parsePS(value, kind.head)
+    const head = p?.[kind.head]
+    if (p === undefined || head === undefined) return value
     const cloud = /^([^:/]+):cloudinit$/.exec(head)
     if (cloud) return `${cloud[1]}:vm-${vmid}-cloudinit,media=cdrom`
-    if (!m) return value
-    let rest = parts.slice(1).filter((p) => !p.startsWith('import-from='))
-    let size = Math.round(Number(m[2]) * GiB)
-    if (key === 'efidisk0' || key === 'tpmstate0') size = 4 * MiB
+    if (!isBareForm(head)) return value
+    delete p['import-from']
+    let size = liveSizeBytes(head, undefined) ?? 0
+    if (kind === EFI_DISK || kind === TPM_STATE) size = 4 * MiB
     if (head.endsWith(':0')) size = 2 * GiB // image-seeded: the image's size
-    rest = rest.filter((p) => !p.startsWith('size='))
-    const opts = Object.fromEntries(rest.map((p) => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)]))
-    opts.size = formatSize(size)
-    const sorted = Object.keys(opts)
-      .sort()
-      .map((k) => `${k}=${opts[k]}`)
-    return [`${m[1]}:vm-${vmid}-disk-${diskNo.n++}`, ...sorted].join(',')
+    p.size = formatSize(size)
+    p[kind.head] = `${poolOf(head)}:vm-${vmid}-disk-${diskNo.n++}`
+    return formatPropertyString(p, { defaultKey: kind.head })
   }
   if (/^net\d+$/.test(key)) {
     const p = parsePropertyString(value, type === 'qemu' ? { defaultKey: 'model' } : {})

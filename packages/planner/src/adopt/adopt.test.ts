@@ -276,6 +276,42 @@ describe('adopt', () => {
     expect(result.incomplete.some((i) => i.reason.startsWith('spec.root.size'))).toBe(true)
   })
 
+  it("reads volumes with plan's grammar: an unreadable disk or mount point is a gap and INCOMPLETE, never a guess; a size PVE's parser rejects is not adopted", () => {
+    const vm = guest({
+      vmid: 120,
+      config: {
+        name: 'v',
+        memory: '1024',
+        cores: '1',
+        scsi0: 'local-lvm:vm-120-disk-0,size=8G,size=9G',
+        scsi1: 'local-lvm:vm-120-disk-1,size=8g',
+        tpmstate0: 'local-lvm:vm-120-disk-2,size=4M',
+      },
+    })
+    const ct = guest({
+      type: 'lxc',
+      vmid: 220,
+      config: { hostname: 'c', memory: '512', cores: '1', rootfs: 'local-lvm:vm-220-disk-0,size=8G', mp0: 'a=1,a=2' },
+    })
+    const result = adopt(inventory([vm, ct]), { cluster: 'homelab' })
+    const doc = (vmid: number) => result.files.find((f) => f.vmid === vmid)!
+    expect(doc(120).document.spec).toMatchObject({
+      disks: [{ storage: 'local-lvm', interface: 'scsi1' }],
+      hardware: { tpm: { version: 'v1.2' } },
+    })
+    expect(doc(120).incomplete).toEqual(
+      expect.arrayContaining([
+        "spec.disks (scsi0): PVE's value is not readable; state the disk",
+        'spec.disks (scsi1): PVE reports no whole-MiB size (8g); state the size',
+      ]),
+    )
+    expect(doc(220).incomplete).toContain("spec.mount-points (mp0): PVE's value is not readable; state it")
+    expect(result.gaps.filter((g) => g.field === 'scsi0' || g.field === 'mp0').map((g) => g.note)).toEqual([
+      "mount point not readable (PVE's property-string grammar)",
+      "disk not readable (PVE's property-string grammar)",
+    ])
+  })
+
   it('adopts each ISO and CT template file once, on every node holding it, with a placeholder URL gap (Adopt_ArtifactsPlaceholderURL)', () => {
     const result = adopt(
       inventory([], {

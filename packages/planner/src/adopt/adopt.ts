@@ -5,16 +5,27 @@
  * Every live config key is either mapped to a manifest field, ignored as PVE bookkeeping, or reported as a
  * gap (with sensitive values redacted), so nothing on PVE is silently dropped.
  */
-import { SENSITIVE as REDACTED } from '@proxops/pve-client/wire'
-import { API_VERSION, KIND_ROOT_OF, formatQuantity, parseManifest, type Kind } from '@proxops/schema'
+import { decodeSshKeys, SENSITIVE as REDACTED } from '@proxops/pve-client/wire'
+import { API_VERSION, KIND_ROOT_OF, parseManifest, type Kind } from '@proxops/schema'
 import type { LiveGuest, LiveInventory, LiveVolume } from '../inventory.js'
-import { adoptCdAndCloudInit } from '../plan/drives.js'
+import { IPCONFIG_TOKENS } from '../plan/cloud-init.js'
+import { adoptCdAndCloudInit, bootOrderOf } from '../plan/drives.js'
 import { isBookkeeping } from '../plan/keys.js'
+import { ALL_FEATURE_TOKENS } from '../plan/lxc.js'
 import { adoptNic } from '../plan/nics.js'
 import { adoptTokens } from '../plan/tokens.js'
-import { BIND_TOKENS, DISK_TOKENS, EFI_TOKENS, MOUNT_TOKENS, PCI_TOKENS } from '../plan/volumes.js'
+import {
+  adoptVolume,
+  BIND_MOUNT,
+  DISK,
+  EFI_DISK,
+  PCI_TOKENS,
+  ROOT_FS,
+  TPM_STATE,
+  volumeKindOf,
+} from '../plan/volumes.js'
 import { adoptBlock } from '../plan/table.js'
-import { isOn, parseProps, pveSizeBytes } from './props.js'
+import { parsePS } from '../plan/fields.js'
 import { keyLines, mapSshKeys } from './ssh.js'
 import type { AdoptedFile, AdoptGap, AdoptOptions, AdoptResult, AdoptSkip } from './types.js'
 import { adoptedFirewall } from '../firewall/adopt.js'
@@ -23,7 +34,6 @@ import { adoptBackupJob } from '../backup/adopt.js'
 import { adoptPools, poolMemberships } from '../pool/adopt.js'
 
 const SENSITIVE = new Set(['sshkeys', 'cipassword', 'password', 'sshkey', 'keyfile', 'secret'])
-const MiB = 1024 * 1024
 
 export function sanitiseName(raw: string | undefined, fallback: string): string {
   const name = (raw ?? '')
@@ -270,20 +280,10 @@ function adoptVm(
     used.add(key)
     if (drives.claimed.has(key)) continue
     const value = c[key]!
-    const p = parseProps(value)
-    const volume = p.head ?? p.values.get('file') ?? ''
-    const disk: Record<string, unknown> = { storage: volume.split(':')[0], interface: key }
-    const size = pveSizeBytes(p.values.get('size'))
-    if (size !== undefined && size % MiB === 0) disk.size = formatQuantity(size)
-    else
-      incomplete.push(
-        `spec.disks (${key}): PVE reports no whole-MiB size (${p.values.get('size') ?? 'none'}); state the size`,
-      )
-    if (!controllerDone && key.startsWith('scsi') && scsihw !== undefined) {
-      disk.controller = scsihw
-      controllerDone = true
-    }
-    adoptTokens(DISK_TOKENS, Object.fromEntries(p.values), disk, key, gap, 'disk', ['size', 'file', 'media'])
+    const controller = !controllerDone && key.startsWith('scsi') && scsihw !== undefined
+    const disk = adoptDisk(key, value, controller ? scsihw : undefined, gap, incomplete)
+    if (disk === undefined) continue
+    if (controller) controllerDone = true
     disks.push({ bus: BUS_ORDER.indexOf(m[1]!), index: Number(m[2]), disk })
   }
   if (scsihw !== undefined && !controllerDone) gap('scsihw', scsihw, 'no SCSI disk to carry the controller')
@@ -297,23 +297,24 @@ function adoptVm(
   Object.assign(hardware, adoptBlock('qemu', 'hardware', reader))
   const efi = take('efidisk0')
   if (efi !== undefined) {
-    const p = parseProps(efi)
-    const block: Record<string, unknown> = { storage: (p.head ?? '').split(':')[0] }
-    const pveOwned = ['size', 'ms-cert', 'format', 'file']
-    adoptTokens(EFI_TOKENS, Object.fromEntries(p.values), block, 'efidisk0', gap, 'EFI disk', pveOwned)
-    hardware['efi-disk'] = block
+    const adopted = adoptVolume(EFI_DISK, 'efidisk0', efi, gap)
+    if (adopted) hardware['efi-disk'] = adopted.entry
   }
   const tpm = take('tpmstate0')
   if (tpm !== undefined) {
-    const version = parseProps(tpm).values.get('version')
-    hardware.tpm = { version: version === 'v2.0' ? 'v2.0' : 'v1.2' }
+    const adopted = adoptVolume(TPM_STATE, 'tpmstate0', tpm, gap)
+    if (adopted) hardware.tpm = adopted.entry
   }
   const pci: Record<string, unknown>[] = []
   for (const key of sortedSlots(c, /^hostpci(\d+)$/)) {
     used.add(key)
-    const p = parseProps(c[key]!)
-    const device: Record<string, unknown> = { slot: key, device: (p.head ?? p.values.get('host') ?? '').toLowerCase() }
-    adoptTokens(PCI_TOKENS, Object.fromEntries(p.values), device, key, gap, 'PCI', ['host'])
+    const p = parsePS(c[key]!, 'host')
+    if (p?.host === undefined) {
+      gap(key, c[key]!, "PCI device not readable (PVE's property-string grammar)")
+      continue
+    }
+    const device: Record<string, unknown> = { slot: key, device: p.host.toLowerCase() }
+    adoptTokens(PCI_TOKENS, p, device, key, gap, 'PCI', ['host'])
     pci.push(device)
   }
   if (pci.length > 0) hardware['pci-devices'] = pci
@@ -324,8 +325,8 @@ function adoptVm(
   // the order qemu-server derived itself is bookkeeping: not pinned into the manifest
   const boot = isBookkeeping('qemu', 'boot', c) ? undefined : take('boot')
   if (boot !== undefined) {
-    const order = parseProps(boot).values.get('order')
-    if (order) opts['boot-order'] = order.split(';').filter(Boolean)
+    const order = bootOrderOf(boot)
+    if (order !== undefined && order.length > 0) opts['boot-order'] = order
     else gap('boot', boot, 'legacy boot string is not modelled (use boot: order=...)')
   }
   if (Object.keys(opts).length > 0) spec.options = opts
@@ -336,7 +337,7 @@ function adoptVm(
   if (sshkeys) {
     let keys: string[] = []
     try {
-      keys = keyLines(decodeURIComponent(sshkeys))
+      keys = keyLines(decodeSshKeys(sshkeys))
     } catch {
       gap('sshkeys', sshkeys, 'not in PVE urlencoded format')
     }
@@ -358,19 +359,44 @@ function adoptVm(
   const ipconfigs: Record<string, unknown>[] = []
   for (const key of sortedSlots(c, /^ipconfig(\d+)$/)) {
     used.add(key)
-    const p = parseProps(c[key]!)
-    const ip = p.values.get('ip')
-    if (!ip || ip === 'dhcp' || p.values.has('ip6')) gap(key, c[key]!, 'DHCP and IPv6 ipconfig are not modelled')
-    if (ip && ip !== 'dhcp') {
-      const entry: Record<string, unknown> = { nic: Number(key.slice('ipconfig'.length)), ip }
-      if (p.values.has('gw')) entry.gateway = p.values.get('gw')
-      ipconfigs.push(entry)
+    const p = parsePS(c[key]!)
+    if (p?.ip === undefined || p.ip === 'dhcp') {
+      gap(key, c[key]!, 'DHCP ipconfig (and one without ip) is not modelled')
+      continue
     }
+    const entry: Record<string, unknown> = { nic: Number(key.slice('ipconfig'.length)) }
+    adoptTokens(IPCONFIG_TOKENS, p, entry, key, gap, 'ipconfig')
+    ipconfigs.push(entry)
   }
   if (ipconfigs.length > 0) ci.ipconfigs = ipconfigs
   if (Object.keys(ci).length > 0) spec['cloud-init-data'] = ci
 
   return finishGuest(kind, name, guest, spec, incomplete, options, reader)
+}
+
+/** A disk (plan/volumes.ts DISK) as a `spec.disks` entry; `controller` is the SCSI controller it carries. */
+function adoptDisk(
+  key: string,
+  value: string,
+  controller: string | undefined,
+  gap: ConfigReader['gap'],
+  incomplete: string[],
+): Record<string, unknown> | undefined {
+  const adopted = adoptVolume(DISK, key, value, gap)
+  if (adopted === undefined) {
+    incomplete.push(`spec.disks (${key}): PVE's value is not readable; state the disk`)
+    return undefined
+  }
+  if (adopted.missingSize !== undefined)
+    incomplete.push(`spec.disks (${key}): PVE reports no whole-MiB size (${adopted.missingSize}); state the size`)
+  const { storage, size, ...tokens } = adopted.entry
+  return {
+    storage,
+    interface: key,
+    ...(size === undefined ? {} : { size }),
+    ...(controller === undefined ? {} : { controller }),
+    ...tokens,
+  }
 }
 
 // ---------------------------------------------------------------- LXC / TemplateCT
@@ -398,37 +424,28 @@ function adoptLxc(
   else incomplete.push('spec.cpu.cores: not set on PVE (the container may use every host core); state a value')
 
   const rootfs = take('rootfs')
-  if (rootfs !== undefined) {
-    const p = parseProps(rootfs)
-    const size = pveSizeBytes(p.values.get('size'))
-    const root: Record<string, unknown> = { storage: (p.head ?? p.values.get('volume') ?? '').split(':')[0] }
-    if (size !== undefined && size % MiB === 0) root.size = formatQuantity(size)
-    else incomplete.push('spec.root.size: PVE reports no size for the root filesystem; state it')
-    for (const [token, v] of p.values)
-      if (!['size', 'volume'].includes(token)) gap(`rootfs.${token}`, v, 'root filesystem option not modelled')
-    spec.root = root
-  } else incomplete.push('spec.root: the container has no rootfs')
+  const root = rootfs === undefined ? undefined : adoptVolume(ROOT_FS, 'rootfs', rootfs, gap)
+  if (root !== undefined) {
+    if (root.missingSize !== undefined)
+      incomplete.push(`spec.root.size: PVE reports no whole-MiB size (${root.missingSize}); state it`)
+    spec.root = root.entry
+  } else incomplete.push('spec.root: the container has no readable rootfs')
 
   const mountPoints: Record<string, unknown>[] = []
   const bindMounts: Record<string, unknown>[] = []
   for (const key of sortedSlots(c, /^mp(\d+)$/)) {
     used.add(key)
-    const p = parseProps(c[key]!)
-    const volume = p.head ?? p.values.get('volume') ?? ''
-    if (volume.startsWith('/')) {
-      const bind: Record<string, unknown> = { 'host-path': volume }
-      adoptTokens(BIND_TOKENS, Object.fromEntries(p.values), bind, key, gap, 'bind mount', ['volume'])
-      bind.slot = key
-      bindMounts.push(bind)
+    const value = c[key]!
+    const kind = volumeKindOf('lxc', key, value)!
+    const adopted = adoptVolume(kind, key, value, gap)
+    if (adopted === undefined) {
+      incomplete.push(`spec.mount-points (${key}): PVE's value is not readable; state it`)
       continue
     }
-    const mount: Record<string, unknown> = { storage: volume.split(':')[0] }
-    const size = pveSizeBytes(p.values.get('size'))
-    if (size !== undefined && size % MiB === 0) mount.size = formatQuantity(size)
-    else incomplete.push(`spec.mount-points (${key}): PVE reports no size; state it`)
-    adoptTokens(MOUNT_TOKENS, Object.fromEntries(p.values), mount, key, gap, 'mount point', ['size', 'volume'])
-    mount.slot = key
-    mountPoints.push(mount)
+    if (adopted.missingSize !== undefined)
+      incomplete.push(`spec.mount-points (${key}): PVE reports no whole-MiB size (${adopted.missingSize}); state it`)
+    adopted.entry.slot = key
+    ;(kind === BIND_MOUNT ? bindMounts : mountPoints).push(adopted.entry)
   }
   if (mountPoints.length > 0) spec['mount-points'] = mountPoints
   if (bindMounts.length > 0) spec['bind-mounts'] = bindMounts
@@ -443,10 +460,9 @@ function adoptLxc(
   const opts = adoptBlock('lxc', 'options', reader)
   const features = take('features')
   if (features !== undefined) {
-    const p = parseProps(features)
-    for (const key of ['nesting', 'keyctl', 'fuse'] as const) if (p.values.has(key)) opts[key] = isOn(p.values.get(key))
-    for (const [token, v] of p.values)
-      if (!['nesting', 'keyctl', 'fuse'].includes(token)) gap(`features.${token}`, v, 'container feature not modelled')
+    const p = parsePS(features)
+    if (p) adoptTokens(ALL_FEATURE_TOKENS, p, opts, 'features', gap, 'container feature')
+    else gap('features', features, "not readable (PVE's property-string grammar)")
   }
   if (Object.keys(opts).length > 0) spec.options = opts
 

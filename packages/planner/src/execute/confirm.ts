@@ -16,7 +16,7 @@ import { splitList } from '@proxops/pve-client/wire'
 import type { Action, PveRequest } from '../plan-types.js'
 import type { LiveReader } from '../ports.js'
 import { splitPending } from '../observe/observe.js'
-import { parseProps, pveSizeBytes } from '../adopt/props.js'
+import { sizeBytes, volumeBytes } from '../plan/volumes.js'
 import { guestTarget, type ActionContext } from './run-action.js'
 import { firewallWrites, liveFirewall } from '../firewall/canon.js'
 
@@ -99,8 +99,8 @@ async function check(action: Action, reader: LiveReader): Promise<string | undef
       if (value === undefined) problems.push(`disk ${r.disk} is not set`)
       else {
         // an absolute target size (`40G`) can be checked; a relative one (`+2G`) only by the next plan
-        const wanted = /^\d/.test(r.size) ? pveSizeBytes(r.size) : undefined
-        const live = pveSizeBytes(parseProps(value).values.get('size'))
+        const wanted = /^\d/.test(r.size) ? sizeBytes(r.size) : undefined
+        const live = volumeBytes(r.guest, r.disk, value)
         if (wanted !== undefined && live !== undefined && live < wanted)
           problems.push(`disk ${r.disk} is ${live} bytes, expected at least ${wanted}`)
       }

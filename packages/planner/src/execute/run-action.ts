@@ -10,7 +10,7 @@ import type { LiveReader, PveWriter } from '../ports.js'
 import { redact, resolveParams, type SecretResolver } from './params.js'
 import { confirmAction } from './confirm.js'
 import { runFirewall } from '../firewall/execute.js'
-import { parseProps, pveSizeBytes } from '../adopt/props.js'
+import { sizeBytes, volumeBytes } from '../plan/volumes.js'
 
 export interface ActionContext {
   writer: PveWriter
@@ -522,8 +522,8 @@ async function resizeLxc(
       `config of lxc ${request.vmid} changed since plan (digest mismatch); the next cycle re-plans`,
     )
   }
-  const wanted = /^\d/.test(request.size) ? pveSizeBytes(request.size) : undefined
-  const current = pveSizeBytes(parseProps(live.values[request.disk] ?? '').values.get('size'))
+  const wanted = /^\d/.test(request.size) ? sizeBytes(request.size) : undefined
+  const current = volumeBytes('lxc', request.disk, live.values[request.disk] ?? '')
   if (wanted !== undefined && current !== undefined && current >= wanted) return
   try {
     await call('resize', ctx, tasks, () =>

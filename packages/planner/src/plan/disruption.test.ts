@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest'
+import { desired, inventory, liveVm, policy, vm } from '../fixtures.test.helpers.js'
 import { allowed, classify, maxClass, type GuestRuntime } from './disruption.js'
+import { plan } from './plan.js'
 
 const qemu = (over: Partial<GuestRuntime> = {}): GuestRuntime => ({
   type: 'qemu',
@@ -15,9 +17,24 @@ describe('disruption classes from PVE hotplug rules', () => {
       expect(classify(key, false, qemu({ running: false }))).toBe('none')
   })
 
-  it('qemu: fast options and cloud-init are none; NICs and new scsi/virtio disks hotplug; the rest reboot', () => {
-    expect(classify('tags', false, qemu())).toBe('none')
-    expect(classify('ipconfig0', false, qemu())).toBe('none')
+  it('tags and cloud-init data land at once on a running VM: their fields say so (Owned.running)', () => {
+    const m = vm('web', 100, {
+      tags: ['web'],
+      'cloud-init-data': {
+        'ssh-keys': ['ssh-ed25519 AAAAB alice@x'],
+        'ci-password-ref': 'cloud-init.passwords.default',
+        ipconfigs: [{ nic: 0, ip: '10.0.0.5/24', gateway: '10.0.0.1' }],
+      },
+    })
+    const p = plan(desired(m), inventory([liveVm(100, 'web', { ipconfig0: 'ip=dhcp' })]), policy())
+    expect(p.actions).toHaveLength(1)
+    expect(p.actions[0]).toMatchObject({ type: 'update', disruption: 'none' })
+    expect(p.actions[0]?.diffs.map((d) => d.key).sort()).toEqual(['cipassword', 'ipconfig0', 'sshkeys', 'tags'])
+    // the same keys by name alone are not exempt: a running VM's unknown write is a reboot
+    for (const key of ['tags', 'ipconfig0', 'sshkeys']) expect(classify(key, false, qemu())).toBe('reboot')
+  })
+
+  it('qemu: NICs and new scsi/virtio disks hotplug; the rest reboot', () => {
     expect(classify('net0', false, qemu())).toBe('hotplug')
     expect(classify('net0', false, qemu({ hotplug: new Set() }))).toBe('reboot')
     expect(classify('scsi1', true, qemu())).toBe('hotplug')

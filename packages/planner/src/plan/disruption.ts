@@ -8,11 +8,6 @@ import { isCdrom } from './drives.js'
 import { qemuNic } from './nics.js'
 import { fieldRow } from './table.js'
 
-/** Keys outside the field table's rows that PVE applies at once even on a running guest (the rows say so each). */
-const FAST = new Set(['tags'])
-/** Cloud-init data is written at once; the guest reads it at its next boot. */
-const CLOUD_INIT = /^(cipassword|sshkeys|ipconfig\d+|citype|ciupgrade|cicustom)$/
-
 export interface GuestRuntime {
   type: GuestType
   running: boolean
@@ -27,10 +22,13 @@ export interface ValueChange {
   after: string | undefined
 }
 
+/**
+ * The class of a write to `key` (the families' keys PVE applies at once, tags and cloud-init data, say so on their
+ * field: `Owned.running`, and the rows in the field table).
+ */
 export function classify(key: string, newSlot: boolean, g: GuestRuntime, change?: ValueChange): DisruptionClass {
-  if (!g.running || FAST.has(key) || fieldRow(g.type, key)?.running === 'none') return 'none'
+  if (!g.running || fieldRow(g.type, key)?.running === 'none') return 'none'
   if (g.type === 'qemu') {
-    if (CLOUD_INIT.test(key)) return 'none'
     if (/^net\d+$/.test(key)) return g.hotplug.has('network') || netRelinkOnly(change) ? 'hotplug' : 'reboot'
     // vmconfig_update_disk: a CD drive that stays a CD drive gets its medium changed live (change_medium),
     // whatever `hotplug` says

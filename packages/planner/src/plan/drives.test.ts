@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { adoptCdAndCloudInit, cdSlot, isCdrom, isCloudInit, readDrive } from './drives.js'
+import { adoptCdAndCloudInit, bootOrderOf, bootOwned, cdSlot, isCdrom, isCloudInit, readDrive } from './drives.js'
 
 describe('readDrive (qemu-server parse_drive, drive_is_cdrom, drive_is_cloudinit)', () => {
   it.each([
@@ -77,5 +77,24 @@ describe('adoptCdAndCloudInit', () => {
     expect(r.hardware).toEqual({})
     expect(r.gaps.map((g) => g.field)).toEqual(['sata0'])
     expect([...r.claimed]).toEqual(['sata0'])
+  })
+})
+
+describe('boot order (qemu-server boot format: order=, or a legacy string)', () => {
+  it('reads order=a;b and nothing else', () => {
+    expect(bootOrderOf('order=scsi0;ide2;net0')).toEqual(['scsi0', 'ide2', 'net0'])
+    expect(bootOrderOf('cdn')).toBeUndefined()
+    expect(bootOrderOf('order=')).toBeUndefined()
+  })
+
+  it('compares the order, writes order= when it differs or PVE has a legacy string', () => {
+    const boot = bootOwned(['scsi0', 'net0'])
+    expect(boot.create).toBe('order=scsi0;net0')
+    expect(boot.compare('order=scsi0;net0')).toEqual([])
+    expect(boot.compare('order=net0;scsi0')).toEqual([
+      { t: 'write', value: 'order=scsi0;net0', after: 'order=scsi0;net0' },
+    ])
+    expect(boot.compare('cdn')).toHaveLength(1)
+    expect(boot.compare(undefined)).toHaveLength(1)
   })
 })

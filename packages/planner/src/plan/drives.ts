@@ -1,8 +1,8 @@
 /**
- * What a qemu drive value is, read once for plan, adopt, the boot-order rules (keys.ts) and the disruption
+ * What a qemu drive value is, read once for plan, adopt, the boot order and the disruption
  * classes: a disk, a CD drive, or the cloud-init drive (qemu-server's parse_drive, drive_is_cdrom and
- * drive_is_cloudinit), and where the manifest's cloud-init and CD drives live (ide2, or ide3 for the CD when
- * the cloud-init drive has ide2).
+ * drive_is_cloudinit), where the manifest's cloud-init and CD drives live (ide2, or ide3 for the CD when the
+ * cloud-init drive has ide2), and the boot order over the drives (`boot: order=`).
  */
 import type { VmHardware } from '@proxops/schema'
 import { anomaly, NONE, parsePS, write, type Outcome, type Owned } from './fields.js'
@@ -131,6 +131,80 @@ function cdCheck(slot: string, live: string, then: () => readonly Outcome[]): re
     ]
   }
   return then()
+}
+
+/** qemu-server's drive keys in the order it picks a boot disk (valid_drive_names_for_boot). */
+const BOOT_DRIVES: readonly string[] = [
+  ...Array.from({ length: 4 }, (_, i) => `ide${i}`),
+  ...Array.from({ length: 31 }, (_, i) => `scsi${i}`),
+  ...Array.from({ length: 16 }, (_, i) => `virtio${i}`),
+  ...Array.from({ length: 6 }, (_, i) => `sata${i}`),
+]
+
+/** The NIC keys in the order qemu-server looks for the first one. */
+const NET_KEYS: readonly string[] = Array.from({ length: 32 }, (_, i) => `net${i}`)
+
+/**
+ * qemu-server's get_default_bootdevices: the first disk, the first CD drive (a cloud-init drive counts, as
+ * resolve_first_disk does not exclude it) and the first NIC; `without`: keys to treat as absent.
+ */
+export function defaultBootDevices(
+  config: Readonly<Record<string, string>>,
+  without: ReadonlySet<string> = new Set(),
+): string[] {
+  const present = (k: string): boolean => Boolean(config[k]) && !without.has(k)
+  let disk: string | undefined
+  let cd: string | undefined
+  // one pass over the drives, each value read once
+  for (const k of BOOT_DRIVES) {
+    if (!present(k)) continue
+    if (isCdrom(config[k])) cd ??= k
+    else disk ??= k
+  }
+  const nic = NET_KEYS.find(present)
+  return [disk, cd, nic].filter((k): k is string => k !== undefined)
+}
+
+/**
+ * Whether `boot` is what qemu-server writes on its own: create_vm sets `order=` from the default devices
+ * when none was given, and update_vm_api appends each CD drive added later (not a cloud-init drive). Any
+ * other order (or a legacy boot string) was chosen by someone and is reported when nobody declares it.
+ */
+export function isDerivedBoot(config: Readonly<Record<string, string>>): boolean {
+  const boot = (config.boot ?? '').trim()
+  if (boot === '') return true
+  const p = parsePS(boot, 'legacy')
+  // only `order=`: a legacy string beside it was chosen by someone
+  if (p?.order === undefined || Object.keys(p).length !== 1) return false
+  const order = orderOf(p.order)
+  const appended = new Set<string>()
+  while (order.length > 0) {
+    const last = config[order[order.length - 1]!]
+    if (!isCdrom(last) || isCloudInit(last)) break
+    appended.add(order.pop()!)
+  }
+  const want = defaultBootDevices(config, appended)
+  return order.length === want.length && order.every((d, i) => d === want[i])
+}
+
+const orderOf = (order: string): string[] => order.split(';').filter((d) => d !== '')
+
+/** The devices of qemu-server's `boot: order=a;b`; undefined for a legacy boot string (`cdn`) or another form. */
+export function bootOrderOf(live: string): string[] | undefined {
+  const order = parsePS(live, 'legacy')?.order
+  return order === undefined ? undefined : orderOf(order)
+}
+
+/** plan: `spec.options.boot-order` as qemu-server's `boot: order=...`. */
+export function bootOwned(order: readonly string[]): Owned {
+  const want = order.join(';')
+  const value = `order=${want}`
+  return {
+    key: 'boot',
+    field: 'spec.options.boot-order',
+    create: value,
+    compare: (live) => (live !== undefined && bootOrderOf(live)?.join(';') === want ? NONE : [write(value)]),
+  }
 }
 
 type Gap = (field: string, value: string, note: string) => void

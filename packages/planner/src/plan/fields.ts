@@ -27,6 +27,8 @@ export interface Owned {
   sensitive?: boolean
   /** a volume-bearing slot: never part of a clone's post-clone write */
   volume?: boolean
+  /** PVE applies a write at once even on a running guest (as a field table row's `running`) */
+  running?: 'none'
   /** reconcile with the live value (undefined = not set on PVE); empty = converged */
   compare(live: string | undefined): readonly Outcome[]
 }
@@ -139,9 +141,4 @@ export function stringSet(
       return got === want ? NONE : [write(value)]
     },
   }
-}
-
-/** Volume sizes: PVE's `<storage>:<GiB>` create token (integer when exact, else the shortest decimal). */
-export function gib(bytes: number): string {
-  return String(bytes / 1024 ** 3)
 }

@@ -24,7 +24,8 @@ import type {
   Skip,
 } from '../plan-types.js'
 import type { GuestType } from '@proxops/pve-client/wire'
-import { CLONE_IDENTITY_KEYS, qemuSlotFamily, type GuestFields } from './qemu.js'
+import { CLONE_IDENTITY_KEYS, ipconfigKey } from './cloud-init.js'
+import { qemuSlotFamily, type GuestFields } from './qemu.js'
 import { hotplugSet, isCreateOnly } from './table.js'
 
 export interface GuestPlanEnv {
@@ -503,10 +504,12 @@ function compareOwned(
       else if (out.t === 'resize') {
         w.resizes.push({ key: o.key, size: out.size, diff: fieldDiff(o.field, o.key, before, `size=${out.after}`) })
       } else {
-        const cls = classify(o.key, out.newSlot === true, rt, {
-          before,
-          after: typeof out.value === 'string' ? out.value : undefined,
-        })
+        const cls =
+          o.running ??
+          classify(o.key, out.newSlot === true, rt, {
+            before,
+            after: typeof out.value === 'string' ? out.value : undefined,
+          })
         if (!allowed(cls, policy) && cls !== 'reboot') {
           w.heldBack.push(o.key)
           continue
@@ -595,7 +598,7 @@ function unmanagedKeys(
 function cloneIdentityKeys(m: QemuManifest | ContainerManifest, f: GuestFields): string[] {
   const ipconfigs = m.kind === 'VM' || m.kind === 'TemplateVM' ? (m.spec['cloud-init-data']?.ipconfigs ?? []) : []
   const nics = Math.max(m.spec.networks.length, ...ipconfigs.map((c) => c.nic + 1))
-  const keys = [...CLONE_IDENTITY_KEYS, ...Array.from({ length: nics }, (_, i) => `ipconfig${i}`)]
+  const keys = [...CLONE_IDENTITY_KEYS, ...Array.from({ length: nics }, (_, i) => ipconfigKey(i))]
   return keys.filter((k) => !(f.leftToPve ?? []).includes(k))
 }
 

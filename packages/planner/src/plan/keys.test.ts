@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest'
 import { artifact, desired, inventory, liveCt, liveVm, lxc, policy, vm } from '../fixtures.test.helpers.js'
 import { plan } from './plan.js'
-import { defaultBootDevices, executes, isBookkeeping, isDerivedBoot } from './keys.js'
+import { defaultBootDevices, isDerivedBoot } from './drives.js'
+import { executes, isBookkeeping } from './keys.js'
 
 const stopped = { status: 'stopped' }
 

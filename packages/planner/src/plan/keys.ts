@@ -5,7 +5,7 @@
  * plan() and adopt() both read these lists.
  */
 import type { GuestType } from '@proxops/pve-client/wire'
-import { isCdrom, isCloudInit } from './drives.js'
+import { isDerivedBoot } from './drives.js'
 
 /** qemu-server's NIC models (`$nic_model_list`): the key of a `netN` value written `<model>=<mac>`. */
 export const QEMU_NIC_MODELS: readonly string[] = [
@@ -45,54 +45,13 @@ const BOOKKEEPING: Record<GuestType, ReadonlySet<string>> = {
 
 /**
  * Whether PVE wrote the key of `config` itself: `smbios1` only while it holds nothing but the uuid PVE
- * generated, `boot` only while it is the order qemu-server derives and maintains (see {@link isDerivedBoot}).
+ * generated, `boot` only while it is the order qemu-server derives and maintains (drives.ts isDerivedBoot).
  */
 export function isBookkeeping(type: GuestType, key: string, config: Readonly<Record<string, string>>): boolean {
   if (BOOKKEEPING[type].has(key)) return true
   if (type !== 'qemu') return false
   if (key === 'smbios1') return /^uuid=[^,]*$/.test((config.smbios1 ?? '').trim())
   return key === 'boot' && isDerivedBoot(config)
-}
-
-/** qemu-server's drive keys in the order it picks a boot disk (valid_drive_names_for_boot). */
-const BOOT_DRIVES: readonly string[] = [
-  ...Array.from({ length: 4 }, (_, i) => `ide${i}`),
-  ...Array.from({ length: 31 }, (_, i) => `scsi${i}`),
-  ...Array.from({ length: 16 }, (_, i) => `virtio${i}`),
-  ...Array.from({ length: 6 }, (_, i) => `sata${i}`),
-]
-
-/**
- * qemu-server's get_default_bootdevices: the first disk, the first CD drive (a cloud-init drive counts, as
- * resolve_first_disk does not exclude it) and the first NIC.
- */
-export function defaultBootDevices(config: Readonly<Record<string, string>>): string[] {
-  const first = (cdrom: boolean) => BOOT_DRIVES.find((k) => config[k] && isCdrom(config[k]) === cdrom)
-  const nic = Array.from({ length: 32 }, (_, i) => `net${i}`).find((k) => config[k])
-  return [first(false), first(true), nic].filter((k): k is string => k !== undefined)
-}
-
-/**
- * Whether `boot` is what qemu-server writes on its own: create_vm sets `order=` from the default devices
- * when none was given, and update_vm_api appends each CD drive added later (not a cloud-init drive). Any
- * other order (or a legacy boot string) was chosen by someone and is reported when nobody declares it.
- */
-export function isDerivedBoot(config: Readonly<Record<string, string>>): boolean {
-  const boot = (config.boot ?? '').trim()
-  if (boot === '') return true
-  const m = /^order=([^,]*)$/.exec(boot)
-  if (!m) return false
-  const order = m[1]!.split(';').filter((d) => d !== '')
-  const appended = new Set<string>()
-  while (order.length > 0) {
-    const last = config[order[order.length - 1]!]
-    if (!isCdrom(last) || isCloudInit(last)) break
-    appended.add(order.pop()!)
-  }
-  const rest: Record<string, string> = {}
-  for (const [k, v] of Object.entries(config)) if (!appended.has(k)) rest[k] = v
-  const want = defaultBootDevices(rest)
-  return order.length === want.length && order.every((d, i) => d === want[i])
 }
 
 /** Keys that change what runs on the host or in the guest, by what they do (a device, a hook, raw options). */

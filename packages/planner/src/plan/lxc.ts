@@ -1,22 +1,11 @@
 /** Desired LXC / TemplateCT -> the owned container config keys. */
-import type { ContainerManifest } from '@proxops/schema'
-import {
-  anomaly,
-  gib,
-  NONE,
-  liveBool,
-  parsePS,
-  rewrite,
-  withTokens,
-  write,
-  type Outcome,
-  type Owned,
-} from './fields.js'
+import { formatGiB, type ContainerManifest } from '@proxops/schema'
+import { anomaly, liveBool, parsePS, rewrite, write, type Outcome, type Owned } from './fields.js'
 import type { GuestBuildContext, GuestFields } from './qemu.js'
-import { changedTokens, createTokens } from './tokens.js'
-import { BIND_TOKENS, guardVolume, isEmptySlot, MOUNT_TOKENS } from './volumes.js'
+import { BIND_MOUNT, createVolume, MOUNT_POINT, ROOT_FS, volumeOwned } from './volumes.js'
 import { lxcNicOwned } from './nics.js'
 import { tableFields } from './table.js'
+import { changedTokens, createTokens, fieldOf, type SlotToken } from './tokens.js'
 
 export function lxcFields(m: ContainerManifest, ctx: GuestBuildContext): GuestFields {
   const s = m.spec
@@ -54,84 +43,68 @@ export function lxcFields(m: ContainerManifest, ctx: GuestBuildContext): GuestFi
 /** The volumes and NICs family: the root filesystem, mount points, bind mounts, NICs. */
 function volumesAndNics(s: ContainerManifest['spec'], declaredSlots: Set<string>): Owned[] {
   const owned: Owned[] = []
-  // root filesystem: a volume slot with the data-loss guards
-  const root = `${s.root.storage}:${gib(s.root.size)}`
-  owned.push({
-    key: 'rootfs',
-    field: 'spec.root',
-    create: root,
-    volume: true,
-    compare: (live) => {
-      if (isEmptySlot(live)) return [write(root, root, true)]
-      const p = parsePS(live as string, 'volume')
-      if (!p?.volume) return [anomaly('invalid-live', "rootfs: cannot read PVE's value")]
-      return guardVolume('rootfs', 'spec.root', p.volume, p.size, s.root.storage, s.root.size, true)
-    },
-  })
+  // the root filesystem, mount points and bind mounts: volume slots with the data-loss guards
+  owned.push(
+    volumeOwned({
+      kind: ROOT_FS,
+      slot: 'rootfs',
+      field: 'spec.root',
+      entry: s.root,
+      create: createVolume(ROOT_FS, `${s.root.storage}:${formatGiB(s.root.size)}`, s.root, 'rootfs'),
+      storage: s.root.storage,
+      bytes: s.root.size,
+    }),
+  )
 
   s['mount-points'].forEach((mp, i) => {
     declaredSlots.add(mp.slot)
     const field = `spec.mount-points[${i}]`
-    const create = withTokens(`${mp.storage}:${gib(mp.size)}`, createTokens(MOUNT_TOKENS, mp, mp.slot))
-    owned.push({
-      key: mp.slot,
-      field,
-      create,
-      volume: true,
-      compare: (live) => {
-        if (isEmptySlot(live)) return [write(create, create, true)]
-        const p = parsePS(live as string, 'volume')
-        if (!p?.volume) return [anomaly('invalid-live', `${mp.slot}: cannot read PVE's value`)]
-        if (p.volume.startsWith('/')) {
-          return [
-            anomaly(
-              'volume-kind',
-              `${mp.slot} is a bind mount of ${p.volume} on PVE but ${field} declares an allocated volume; proxops will not replace it`,
-            ),
-          ]
-        }
-        const out: Outcome[] = guardVolume(mp.slot, field, p.volume, p.size, mp.storage, mp.size, true)
-        if (out.some((x) => x.t === 'anomaly')) return out
-        const changes = changedTokens(MOUNT_TOKENS, mp, p)
-        if (Object.keys(changes).length > 0) out.unshift(write(rewrite(p, changes, 'volume', ['mp'])))
-        return out
-      },
-    })
+    owned.push(
+      volumeOwned({
+        kind: MOUNT_POINT,
+        slot: mp.slot,
+        field,
+        entry: mp,
+        create: createVolume(MOUNT_POINT, `${mp.storage}:${formatGiB(mp.size)}`, mp, mp.slot),
+        storage: mp.storage,
+        bytes: mp.size,
+        check: (volume) =>
+          volume.startsWith('/')
+            ? anomaly(
+                'volume-kind',
+                `${mp.slot} is a bind mount of ${volume} on PVE but ${field} declares an allocated volume; proxops will not replace it`,
+              )
+            : undefined,
+      }),
+    )
   })
 
   s['bind-mounts'].forEach((b, i) => {
     declaredSlots.add(b.slot)
     const field = `spec.bind-mounts[${i}]`
     const host = b['host-path'].replace(/(.)\/+$/, '$1')
-    const create = withTokens(host, createTokens(BIND_TOKENS, b, b.slot))
-    owned.push({
-      key: b.slot,
-      field,
-      create,
-      compare: (live) => {
-        if (isEmptySlot(live)) return [write(create, create, true)]
-        const p = parsePS(live as string, 'volume')
-        if (!p?.volume) return [anomaly('invalid-live', `${b.slot}: cannot read PVE's value`)]
-        if (!p.volume.startsWith('/')) {
-          return [
-            anomaly(
+    owned.push(
+      volumeOwned({
+        kind: BIND_MOUNT,
+        slot: b.slot,
+        field,
+        entry: b,
+        create: createVolume(BIND_MOUNT, host, b, b.slot),
+        check: (volume) => {
+          if (!volume.startsWith('/'))
+            return anomaly(
               'volume-kind',
-              `${b.slot} holds volume ${p.volume} on PVE but ${field} declares a bind mount; proxops will not replace it`,
-            ),
-          ]
-        }
-        if (p.volume.replace(/(.)\/+$/, '$1') !== host) {
-          return [
-            anomaly(
+              `${b.slot} holds volume ${volume} on PVE but ${field} declares a bind mount; proxops will not replace it`,
+            )
+          if (volume.replace(/(.)\/+$/, '$1') !== host)
+            return anomaly(
               'bind-path',
-              `${b.slot} binds ${p.volume} on PVE but ${field} wants ${host}; proxops never re-points a bind mount (change it by hand)`,
-            ),
-          ]
-        }
-        const changes = changedTokens(BIND_TOKENS, b, p)
-        return Object.keys(changes).length > 0 ? [write(rewrite(p, changes, 'volume', ['mp']))] : NONE
-      },
-    })
+              `${b.slot} binds ${volume} on PVE but ${field} wants ${host}; proxops never re-points a bind mount (change it by hand)`,
+            )
+          return undefined
+        },
+      }),
+    )
   })
 
   s.networks.forEach((n, i) => {
@@ -142,40 +115,49 @@ function volumesAndNics(s: ContainerManifest['spec'], declaredSlots: Set<string>
   return owned
 }
 
-/** features: nesting is owned; keyctl and fuse are checked, never written (no accepted PVE 9 create form). */
-function featuresField(o: NonNullable<ContainerManifest['spec']['options']>): { owned: Owned[]; createError?: string } {
-  const owned: Owned[] = []
-  let createError: string | undefined
-  if (o.keyctl === true || o.fuse === true) {
-    createError = `spec.options.${o.keyctl === true ? 'keyctl' : 'fuse'}: true has no accepted PVE 9 create form; the container cannot be created as declared`
-  }
-  if (o.nesting !== undefined || o.keyctl === true || o.fuse === true) {
-    const nesting = o.nesting === undefined ? undefined : o.nesting ? '1' : '0'
-    owned.push({
-      key: 'features',
-      field: 'spec.options.nesting',
-      ...(nesting === undefined ? {} : { create: `nesting=${nesting}` }),
-      compare: (live) => {
-        const p = (live === undefined ? {} : parsePS(live)) ?? {}
-        const out: Outcome[] = []
-        for (const f of ['keyctl', 'fuse'] as const) {
-          if (o[f] === true && !liveBool(p[f], false)) {
-            out.push(
-              anomaly(
-                'unsupported-option',
-                `spec.options.${f} is true but ${f} is off on PVE; proxops cannot turn it on (recreate required, by hand)`,
-              ),
-            )
-          }
-        }
-        if (nesting !== undefined && (liveBool(p.nesting, false) ? '1' : '0') !== nesting)
-          out.unshift(write(rewrite(p, { nesting }, undefined)))
-        return out
-      },
-    })
-  }
+type LxcOptions = NonNullable<ContainerManifest['spec']['options']>
 
-  return createError === undefined ? { owned } : { owned, createError }
+/** pve-container's `features` tokens ProxOps writes (fields of `spec.options`). */
+const FEATURE_TOKENS: readonly SlotToken[] = [{ token: 'nesting', field: 'nesting', codec: 'bit' }]
+
+/** Features with no accepted PVE 9 create form: a true one is checked against PVE (an anomaly when off), never written. */
+const CHECKED_FEATURES: readonly SlotToken[] = [
+  { token: 'keyctl', field: 'keyctl', codec: 'bit' },
+  { token: 'fuse', field: 'fuse', codec: 'bit' },
+]
+
+/** Every `features` token the manifest models, as adopt reads them. */
+export const ALL_FEATURE_TOKENS: readonly SlotToken[] = [...FEATURE_TOKENS, ...CHECKED_FEATURES]
+
+/** features: nesting is owned; keyctl and fuse are checked, never written. */
+function featuresField(o: LxcOptions): { owned: Owned[]; createError?: string } {
+  const checked = CHECKED_FEATURES.filter((t) => fieldOf(o, t.field) === true)
+  const createError =
+    checked[0] === undefined
+      ? undefined
+      : `spec.options.${checked[0].field}: true has no accepted PVE 9 create form; the container cannot be created as declared`
+  const tokens = createTokens(FEATURE_TOKENS, o, 'features')
+  if (Object.keys(tokens).length === 0 && checked.length === 0) return { owned: [] }
+  const owned: Owned = {
+    key: 'features',
+    field: 'spec.options.nesting',
+    ...(Object.keys(tokens).length === 0 ? {} : { create: rewrite({}, tokens, undefined) }),
+    compare: (live) => {
+      const p = (live === undefined ? {} : parsePS(live)) ?? {}
+      const out: Outcome[] = checked
+        .filter((t) => !liveBool(p[t.token], false))
+        .map((t) =>
+          anomaly(
+            'unsupported-option',
+            `spec.options.${t.field} is true but ${t.token} is off on PVE; proxops cannot turn it on (recreate required, by hand)`,
+          ),
+        )
+      const changes = changedTokens(FEATURE_TOKENS, o, p)
+      if (Object.keys(changes).length > 0) out.unshift(write(rewrite(p, changes, undefined)))
+      return out
+    },
+  }
+  return createError === undefined ? { owned: [owned] } : { owned: [owned], createError }
 }
 
 export function lxcSlotFamily(key: string): 'mount' | 'nic' | undefined {

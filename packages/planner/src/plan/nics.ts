@@ -49,13 +49,12 @@ export function qemuNic(
   return { model, mac, props: p }
 }
 
+/** The tokens that name a qemu NIC's model and MAC (`<model>=<mac>`, or `model=` and `macaddr=`). */
+const MODEL_AND_MAC: ReadonlySet<string> = new Set([...QEMU_NIC_MODELS, 'model', 'macaddr'])
+
 /** The tokens of a qemu NIC other than its model and MAC. */
 function qemuNicRest(props: Readonly<Record<string, string>>): Record<string, string> {
-  const rest: Record<string, string> = { ...props }
-  for (const k of QEMU_NIC_MODELS) delete rest[k]
-  delete rest.model
-  delete rest.macaddr
-  return rest
+  return Object.fromEntries(Object.entries(props).filter(([k]) => !MODEL_AND_MAC.has(k)))
 }
 
 export function qemuNicOwned(n: VmNic, i: number): Owned {

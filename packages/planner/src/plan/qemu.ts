@@ -2,28 +2,16 @@
  * Desired VM / TemplateVM -> the owned qemu config keys, each with its create form and its reconcile rule
  * (grow-only resize, live-form rewrites, tags as PVE stores them).
  */
-import { decodeSshKeys, encodeSshKeys, formatTags, readTags, sshKeySet } from '@proxops/pve-client/wire'
-import type { QemuManifest, VmDisk, VmHardware } from '@proxops/schema'
+import { formatTags, readTags } from '@proxops/pve-client/wire'
+import { formatGiB, type QemuManifest, type VmDisk, type VmHardware } from '@proxops/schema'
 import type { SecretLookup } from '../desired.js'
-import {
-  anomaly,
-  NONE,
-  gib,
-  parsePS,
-  rewrite,
-  scalar,
-  withTokens,
-  SENSITIVE,
-  write,
-  type Outcome,
-  type Owned,
-} from './fields.js'
-import type { SecretParam } from '../plan-types.js'
-import { cdAndCloudInitOwned } from './drives.js'
+import { anomaly, NONE, parsePS, rewrite, scalar, withTokens, SENSITIVE, write, type Owned } from './fields.js'
+import { cloudInitDataOwned } from './cloud-init.js'
+import { bootOwned, cdAndCloudInitOwned } from './drives.js'
 import { qemuNicOwned } from './nics.js'
 import { tableFields } from './table.js'
 import { changedTokens, createTokens } from './tokens.js'
-import { DISK_TOKENS, EFI_TOKENS, guardVolume, isEmptySlot, PCI_TOKENS } from './volumes.js'
+import { createVolume, DISK, EFI_DISK, PCI_TOKENS, TPM_STATE, volumeOwned } from './volumes.js'
 
 export interface GuestBuildContext {
   /** volume id of an artifact by kind and name for a node (`local:iso/x.iso`), undefined when not declared */
@@ -59,6 +47,7 @@ export function tagsField(tags: readonly string[], ownershipTag: string, marker?
     key: 'tags',
     field: 'spec.tags',
     create: want,
+    running: 'none',
     compare: (live) => (live === want || sameTagSet(live ?? '', wantSet) ? NONE : [write(want)]),
   }
 }
@@ -74,107 +63,26 @@ const DISK_FAMILY = /^(scsi|virtio|sata|ide)\d+$/
 function diskOwned(d: VmDisk, i: number, ctx: GuestBuildContext): Owned {
   const slot = d.interface
   const field = `spec.disks[${i}]`
-  let head: string
-  if (d.image !== undefined) {
-    const src = ctx.volid('DiskImage', d.image) ?? `${d.storage}:import/${d.image}`
-    head = `${d.storage}:0,import-from=${src}`
-  } else {
-    head = `${d.storage}:${gib(d.size ?? 0)}`
-  }
-  const create = withTokens(head, createTokens(DISK_TOKENS, d, slot))
-  return {
-    key: slot,
+  const src = d.image === undefined ? undefined : (ctx.volid('DiskImage', d.image) ?? `${d.storage}:import/${d.image}`)
+  const head = src === undefined ? `${d.storage}:${formatGiB(d.size ?? 0)}` : `${d.storage}:0,import-from=${src}`
+  return volumeOwned({
+    kind: DISK,
+    slot,
     field,
-    create,
-    volume: true,
-    compare: (live) => {
-      if (isEmptySlot(live)) return [write(create, create, true)]
-      const p = parsePS(live as string, 'file')
-      if (!p || p.file === undefined) return [anomaly('invalid-live', `${slot}: cannot read PVE's value`)]
-      if (p.media === 'cdrom') {
-        return [
-          anomaly(
+    entry: d,
+    create: createVolume(DISK, head, d, slot),
+    storage: d.storage,
+    // an image-seeded disk takes its size from the image: the pool only is compared
+    ...(d.image === undefined && d.size !== undefined ? { bytes: d.size } : {}),
+    check: (_volume, p) =>
+      p.media === 'cdrom'
+        ? anomaly(
             'volume-kind',
             `${slot} holds a CD/DVD drive on PVE but ${field} declares a disk; proxops will not replace it`,
-          ),
-        ]
-      }
-      // image-seeded disks take their size from the image: compare the pool only
-      const out: Outcome[] = guardVolume(
-        slot,
-        field,
-        p.file,
-        p.size,
-        d.storage,
-        d.image === undefined ? d.size : undefined,
-        true,
-      )
-      if (out.some((o) => o.t === 'anomaly')) return out
-      const changes = changedTokens(DISK_TOKENS, d, p)
-      if (Object.keys(changes).length > 0) {
-        const value = rewrite(p, changes, 'file')
-        out.unshift(write(value))
-      }
-      return out
-    },
-  }
+          )
+        : undefined,
+  })
 }
-
-function sshKeysOwned(
-  ci: NonNullable<QemuManifest['spec']['cloud-init-data']>,
-  ctx: GuestBuildContext,
-  gaps: GuestFields['gaps'],
-): Owned | undefined {
-  const inline = ci['ssh-keys']
-  const refs = ci['ssh-key-refs']
-  if (inline !== undefined && inline.length === 1 && inline[0] === '*') return undefined // PVE owns the value
-  if (refs !== undefined && refs.length > 0) {
-    const param: SecretParam = { secret: { refs: [...refs], encoding: 'sshkeys' } }
-    const values = refs.map((r) => ctx.secrets?.(r))
-    const known = values.every((v): v is string => v !== undefined)
-    if (!known)
-      gaps.push({
-        field: 'spec.cloud-init-data.ssh-key-refs',
-        note: 'secret values not available to plan: sshkeys not compared this cycle',
-      })
-    const want = known ? sshKeySet(values.join('\n')).join('\n') : undefined
-    return {
-      key: 'sshkeys',
-      field: 'spec.cloud-init-data.ssh-key-refs',
-      create: param,
-      sensitive: true,
-      compare: (live) => {
-        if (want === undefined) return live === undefined ? [write(param)] : []
-        return liveKeySet(live) === want ? NONE : [write(param)]
-      },
-    }
-  }
-  if (inline !== undefined && inline.length > 0) {
-    const keys = [...new Set(inline.map((k) => k.trim()))]
-    const value = encodeSshKeys(keys)
-    const want = sshKeySet(keys.join('\n')).join('\n')
-    return {
-      key: 'sshkeys',
-      field: 'spec.cloud-init-data.ssh-keys',
-      create: value,
-      show: `${keys.length} key(s)`,
-      compare: (live) => (liveKeySet(live) === want ? NONE : [write(value, `${keys.length} key(s)`)]),
-    }
-  }
-  return undefined
-}
-
-function liveKeySet(live: string | undefined): string {
-  if (live === undefined) return ''
-  try {
-    return sshKeySet(decodeSshKeys(live)).join('\n')
-  } catch {
-    return sshKeySet(live).join('\n')
-  }
-}
-
-/** The cloud-init identity keys a clone inherits from its template (deleted unless owned). */
-export const CLONE_IDENTITY_KEYS = ['ciuser', 'sshkeys', 'cipassword', 'cicustom', 'nameserver', 'searchdomain']
 
 export function qemuFields(m: QemuManifest, ctx: GuestBuildContext): GuestFields {
   const s = m.spec
@@ -228,37 +136,21 @@ function qemuDevices(
   const efi = hw['efi-disk']
   if (efi !== undefined) {
     declaredSlots.add('efidisk0')
-    const create = withTokens(`${efi.storage}:1`, createTokens(EFI_TOKENS, efi, 'efidisk0'))
-    owned.push({
-      key: 'efidisk0',
-      field: 'spec.hardware.efi-disk',
-      create,
-      volume: true,
-      compare: (live) => {
-        if (isEmptySlot(live)) return [write(create, create, true)]
-        const p = parsePS(live as string, 'file')
-        if (!p?.file) return [anomaly('invalid-live', "efidisk0: cannot read PVE's value")]
-        const guard = guardVolume(
-          'efidisk0',
-          'spec.hardware.efi-disk',
-          p.file,
-          undefined,
-          efi.storage,
-          undefined,
-          false,
-        )
-        if (guard.length > 0) return guard
-        const changes = changedTokens(EFI_TOKENS, efi, p)
-        // ms-cert and the other PVE-owned tokens are carried through unchanged
-        return Object.keys(changes).length > 0 ? [write(rewrite(p, changes, 'file'))] : NONE
-      },
-    })
+    owned.push(
+      volumeOwned({
+        kind: EFI_DISK,
+        slot: 'efidisk0',
+        field: 'spec.hardware.efi-disk',
+        entry: efi,
+        create: createVolume(EFI_DISK, `${efi.storage}:1`, efi, 'efidisk0'),
+        storage: efi.storage,
+      }),
+    )
   }
 
   if (hw.tpm !== undefined) {
     declaredSlots.add('tpmstate0')
     const storage = efi?.storage ?? s.disks[0]?.storage ?? ciDrive?.storage
-    const version = hw.tpm.version
     if (storage === undefined) {
       gaps.push({
         field: 'spec.hardware.tpm',
@@ -267,26 +159,16 @@ function qemuDevices(
     } else {
       if (efi === undefined)
         gaps.push({ field: 'spec.hardware.tpm', note: `TPM state allocated on ${storage} (the first disk's storage)` })
-      const create = `${storage}:1,version=${version}`
-      owned.push({
-        key: 'tpmstate0',
-        field: 'spec.hardware.tpm',
-        create,
-        volume: true,
-        compare: (live) => {
-          if (isEmptySlot(live)) return [write(create, create, true)]
-          const p = parsePS(live as string, 'file')
-          if ((p?.version ?? 'v1.2') !== version) {
-            return [
-              anomaly(
-                'create-only-option',
-                `tpmstate0 is ${p?.version ?? 'v1.2'} on PVE but spec.hardware.tpm.version is ${version}; PVE cannot change a TPM version after creation (recreate required)`,
-              ),
-            ]
-          }
-          return NONE
-        },
-      })
+      const tpm = hw.tpm
+      owned.push(
+        volumeOwned({
+          kind: TPM_STATE,
+          slot: 'tpmstate0',
+          field: 'spec.hardware.tpm',
+          entry: tpm,
+          create: createVolume(TPM_STATE, `${storage}:1`, tpm, 'tpmstate0'),
+        }),
+      )
     }
   }
 
@@ -317,57 +199,15 @@ function qemuDevices(
 function bootAndCloudInit(s: QemuManifest['spec'], ctx: GuestBuildContext, gaps: GuestFields['gaps']): Owned[] {
   const owned: Owned[] = []
   const opt = s.options ?? {}
-  if (opt['boot-order'] !== undefined && opt['boot-order'].length > 0) {
-    const order = opt['boot-order'].join(';')
-    const value = `order=${order}`
-    owned.push({
-      key: 'boot',
-      field: 'spec.options.boot-order',
-      create: value,
-      compare: (live) => (live !== undefined && parsePS(live, 'legacy')?.order === order ? NONE : [write(value)]),
-    })
-  }
+  if (opt['boot-order'] !== undefined && opt['boot-order'].length > 0) owned.push(bootOwned(opt['boot-order']))
   if (opt['nested-virt'])
     gaps.push({
       field: 'spec.options.nested-virt',
       note: 'PVE has no nestedvirt key: use cpu type host (or a +vmx/+svm flag); not sent',
     })
 
-  // cloud-init data: a key is owned only when its desired value is non-empty
   const ci = s['cloud-init-data']
-  if (ci !== undefined) {
-    const keys = sshKeysOwned(ci, ctx, gaps)
-    if (keys) owned.push(keys)
-    const pw = ci['ci-password-ref']
-    if (pw !== undefined && pw !== '') {
-      const param: SecretParam = { secret: { refs: [pw], encoding: 'plain' } }
-      // PVE masks it on read: write once when absent, never rewrite (the mask would become the password)
-      owned.push({
-        key: 'cipassword',
-        field: 'spec.cloud-init-data.ci-password-ref',
-        create: param,
-        sensitive: true,
-        compare: (live) => (live === undefined || live === '' ? [write(param)] : NONE),
-      })
-    }
-    for (const [i, ipc] of (ci.ipconfigs ?? []).entries()) {
-      if (ipc.ip === undefined || ipc.ip === '') continue
-      const key = `ipconfig${ipc.nic}`
-      const value = ipc.gateway ? `ip=${ipc.ip},gw=${ipc.gateway}` : `ip=${ipc.ip}`
-      const gw = ipc.gateway
-      const ip = ipc.ip
-      owned.push({
-        key,
-        field: `spec.cloud-init-data.ipconfigs[${i}]`,
-        create: value,
-        compare: (live) => {
-          const p = live === undefined ? undefined : parsePS(live)
-          if (p && p.ip === ip && (gw === undefined || p.gw === gw)) return NONE
-          return [write(p ? rewrite(p, { ip, gw: gw ?? p.gw }, undefined) : value)]
-        },
-      })
-    }
-  }
+  if (ci !== undefined) owned.push(...cloudInitDataOwned(ci, ctx, gaps))
   return owned
 }
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { artifact, desired, inventory, liveCt, liveVm, lxc, policy, vm } from '../fixtures.test.helpers.js'
 import { classify } from './disruption.js'
 import { plan } from './plan.js'
-import { adoptBlock, fieldPath, tableRows } from './table.js'
+import { adoptBlock, tableRows } from './table.js'
 
 const full = vm('web', 100, {
   'pve-description': 'a web server',
@@ -44,7 +44,7 @@ describe('field table', () => {
       const params: Record<string, unknown> = create.params
       for (const r of tableRows(type)) {
         expect(params[r.key], `${type} ${r.key}`).toBeDefined()
-        expect(action.diffs.filter((d) => d.key === r.key).map((d) => d.field)).toEqual([fieldPath(r)])
+        expect(action.diffs.filter((d) => d.key === r.key).map((d) => d.field)).toEqual([r.field])
       }
     }
   })

@@ -68,6 +68,8 @@ export interface FieldRow {
   key: string
   /** the path under `spec` in the manifest */
   path: readonly string[]
+  /** the same path as diffs and messages write it (`spec.options.onboot`) */
+  field: string
   codec: Codec
   /** the disruption class of a write to a running guest when it is fixed (PVE applies it at once) */
   running?: 'none'
@@ -93,6 +95,7 @@ type More = Pick<FieldRow, 'running' | 'absent' | 'createOnly' | 'nameDefault' |
 const row = (key: string, path: string, codec: Codec, more: More = {}): FieldRow => ({
   key,
   path: path.split('.'),
+  field: `spec.${path}`,
   codec,
   ...more,
 })
@@ -217,9 +220,6 @@ function at(spec: unknown, path: readonly string[]): unknown {
   return v
 }
 
-/** The manifest path in diffs and messages (`spec.options.onboot`). */
-export const fieldPath = (r: FieldRow): string => `spec.${r.path.join('.')}`
-
 /** The head of a property string (`type` of `std,memory=32`), or the whole value when it is not one. */
 const headOf = (live: string, defaultKey: string): string => parsePS(live, defaultKey)?.[defaultKey] ?? live
 
@@ -260,7 +260,7 @@ export function tableFields<T extends GuestType>(
 
 /** One row's owned field for a declared value, or undefined when the manifest does not own the key. */
 function rowField(type: GuestType, r: FieldRow, v: unknown, spec: unknown): Owned | undefined {
-  const field = fieldPath(r)
+  const field = r.field
   const c = r.codec
   switch (c.t) {
     case 'int':
@@ -327,7 +327,7 @@ function headFlag(key: string, field: string, desired: boolean, liveDefault: boo
 
 /** A flag PVE sets at create only: a live difference is an anomaly, never a write. */
 function createOnlyFlag(type: GuestType, r: FieldRow, want: boolean, liveDefault: boolean): Owned {
-  const field = fieldPath(r)
+  const field = r.field
   const guest = type === 'lxc' ? 'container' : 'VM'
   return {
     key: r.key,

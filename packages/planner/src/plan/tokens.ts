@@ -30,6 +30,10 @@ export interface SlotToken {
   omit?: string
   /** sent on create when the manifest leaves the field out */
   createDefault?: (slot: string) => string
+  /** adopt writes `liveDefault` when the token is absent (PVE's default is not the manifest's) */
+  adoptDefault?: true
+  /** PVE sets it at creation only: a difference is an anomaly naming this (`a TPM version`), never a write */
+  createOnly?: string
 }
 
 export function fieldOf(entry: object, field: string): unknown {
@@ -104,10 +108,16 @@ export function changedTokens(
 ): Record<string, string | undefined> {
   const out: Record<string, string | undefined> = {}
   for (const t of tokens) {
-    const want = t.compare === false ? undefined : tokenValue(t, fieldOf(entry, t.field))
+    const want = t.compare === false || t.createOnly !== undefined ? undefined : tokenValue(t, fieldOf(entry, t.field))
     if (want !== undefined && !sameToken(t, live[t.token], want)) out[t.token] = want ?? undefined
   }
   return out
+}
+
+/** Whether the entry declares the token with another value than the live one (PVE's default when absent). */
+export function tokenDiffers(t: SlotToken, entry: object, live: Readonly<Record<string, string>>): boolean {
+  const want = tokenValue(t, fieldOf(entry, t.field))
+  return want !== undefined && !sameToken(t, live[t.token], want)
 }
 
 /**
@@ -126,7 +136,7 @@ export function adoptTokens(
   const declared = new Set<string>(skip)
   for (const t of tokens) {
     declared.add(t.token)
-    const v = props[t.token]
+    const v = props[t.token] ?? (t.adoptDefault ? t.liveDefault : undefined)
     if (v === undefined || t.adopt === false || v === t.omit) continue
     if (t.codec === 'flag' || t.codec === 'present') {
       if (liveBool(v, false)) setField(entry, t.field, true)

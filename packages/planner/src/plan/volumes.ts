@@ -1,12 +1,17 @@
 /**
- * Data-loss guards for volume-bearing slots (VM disks, EFI/TPM, LXC rootfs and mount points). A slot that
- * holds a live volume is never written in its create form (`local-lvm:32` would allocate a new volume and
- * orphan the old one): pool changes and shrinks are anomalies, growth is a resize, option changes are
- * live-form rewrites that keep PVE's volume id.
+ * The volume slots of both guest kinds (VM disks, the EFI disk, the TPM state, a container's root filesystem,
+ * mount points and bind mounts), each kind declared once (`VolumeKind`: the key holding the volume, its option
+ * tokens, the tokens PVE sets itself, whether it has a size of the manifest's) for create, compare and adopt.
+ *
+ * Data-loss guards: a slot that holds a live volume is never written in its create form (`local-lvm:32` would
+ * allocate a new volume and orphan the old one): pool changes and shrinks are anomalies, growth is a resize,
+ * option changes are live-form rewrites that keep PVE's volume id.
  */
 import { formatSize, parseSize } from '@proxops/pve-client/wire'
-import { anomaly, type Outcome } from './fields.js'
-import type { SlotToken } from './tokens.js'
+import { formatQuantity } from '@proxops/schema'
+import { anomaly, NONE, parsePS, rewrite, withTokens, write, type Outcome, type Owned } from './fields.js'
+import type { GapSink } from './table.js'
+import { adoptTokens, changedTokens, createTokens, fieldOf, tokenDiffers, type SlotToken } from './tokens.js'
 
 /** An empty slot: absent, empty or `none` (`none,media=cdrom` included). */
 export function isEmptySlot(live: string | undefined): boolean {
@@ -23,21 +28,26 @@ export function poolOf(volume: string): string | undefined {
   return i > 0 ? volume.slice(0, i) : undefined
 }
 
+/** A PVE size (`32G`, `528K`, bare bytes) as bytes, through pve-client's parser; undefined when it is not one. */
+export function sizeBytes(size: string | undefined): number | undefined {
+  if (size === undefined) return undefined
+  try {
+    return parseSize(size)
+  } catch {
+    return undefined
+  }
+}
+
 /** The size PVE reports: the `size=` token, or a bare create form `local-lvm:8` (GiB). */
 export function liveSizeBytes(volume: string, sizeToken: string | undefined): number | undefined {
-  if (sizeToken !== undefined) {
-    try {
-      return parseSize(sizeToken)
-    } catch {
-      return undefined
-    }
-  }
+  if (sizeToken !== undefined) return sizeBytes(sizeToken)
   const rest = volume.slice(volume.indexOf(':') + 1)
   if (/^\d+(\.\d+)?$/.test(rest)) return Math.round(Number(rest) * 1024 ** 3)
   return undefined
 }
 
-const isBareForm = (volume: string): boolean => /^[^:/]+:\d+(\.\d+)?$/.test(volume)
+/** A create form's head (`local-lvm:8`): PVE has not allocated the volume (a create form read back, a test model). */
+export const isBareForm = (volume: string): boolean => /^[^:/]+:\d+(\.\d+)?$/.test(volume)
 
 /**
  * Compares a live volume with the desired pool and size. Returns anomalies (pool change, shrink, a bare form
@@ -122,3 +132,207 @@ export const EFI_TOKENS: readonly SlotToken[] = [
 
 /** A VM's PCI passthrough tokens, after the host device (`x-vga`, `rombar`, `mdev` are PVE's, kept). */
 export const PCI_TOKENS: readonly SlotToken[] = [{ token: 'pcie', field: 'pcie', codec: 'bit' }]
+
+/** A VM's TPM state tokens, after the volume: the version is chosen at creation only. */
+export const TPM_TOKENS: readonly SlotToken[] = [
+  {
+    token: 'version',
+    field: 'version',
+    codec: 'choice',
+    choices: { 'v1.2': 'v1.2', 'v2.0': 'v2.0' },
+    // qemu-server's default (v1.2) is not the manifest's (v2.0): adopt writes it out
+    liveDefault: 'v1.2',
+    adoptDefault: true,
+    createOnly: 'a TPM version',
+  },
+]
+
+/** One kind of volume slot, declared once. */
+export interface VolumeKind {
+  /** what messages and adopt's gaps call it */
+  what: string
+  /** the property-string key that holds the volume: qemu-server's `file`, pve-container's `volume` */
+  head: 'file' | 'volume'
+  /**
+   * what the volume gives the manifest entry: its `storage` (the pool, guarded), a bind mount's `host-path`,
+   * or nothing (the TPM state's storage is derived, not declared)
+   */
+  headField?: 'storage' | 'host-path'
+  /** the entry has a size of its own: compared, grown by resize, adopted (else PVE sizes the volume itself) */
+  sized: boolean
+  /** the entry's option tokens */
+  tokens: readonly SlotToken[]
+  /** tokens PVE sets itself: kept on a rewrite, neither adopted nor a gap */
+  pveTokens: readonly string[]
+  /** tokens printed right after the volume on a rewrite (pve-container prints `mp` first) */
+  order?: readonly string[]
+}
+
+/** A VM disk (qemu-server's drive: `scsi<N>`, `virtio<N>`, `sata<N>`, `ide<N>` that is not a CD). */
+export const DISK: VolumeKind = {
+  what: 'disk',
+  head: 'file',
+  headField: 'storage',
+  sized: true,
+  tokens: DISK_TOKENS,
+  pveTokens: ['size', 'media'],
+}
+/** `efidisk0`: PVE sizes the EFI vars volume for its firmware. */
+export const EFI_DISK: VolumeKind = {
+  what: 'EFI disk',
+  head: 'file',
+  headField: 'storage',
+  sized: false,
+  tokens: EFI_TOKENS,
+  pveTokens: ['size', 'ms-cert', 'format'],
+}
+/** `tpmstate0`: PVE sizes it; its storage is the EFI disk's or the first disk's. */
+export const TPM_STATE: VolumeKind = {
+  what: 'TPM state',
+  head: 'file',
+  sized: false,
+  tokens: TPM_TOKENS,
+  pveTokens: ['size'],
+}
+/** A container's `rootfs` (pve-container's rootfs format; its options are not modelled). */
+export const ROOT_FS: VolumeKind = {
+  what: 'root filesystem',
+  head: 'volume',
+  headField: 'storage',
+  sized: true,
+  tokens: [],
+  pveTokens: ['size'],
+}
+/** `mp<N>` holding a volume on a storage. */
+export const MOUNT_POINT: VolumeKind = {
+  what: 'mount point',
+  head: 'volume',
+  headField: 'storage',
+  sized: true,
+  tokens: MOUNT_TOKENS,
+  pveTokens: ['size'],
+  order: ['mp'],
+}
+/** `mp<N>` holding a host path. */
+export const BIND_MOUNT: VolumeKind = {
+  what: 'bind mount',
+  head: 'volume',
+  headField: 'host-path',
+  sized: false,
+  tokens: BIND_TOKENS,
+  pveTokens: [],
+  order: ['mp'],
+}
+
+/** The volume kind of a config key holding `value` (an LXC `mp<N>` is a bind mount when it holds a path). */
+export function volumeKindOf(type: 'qemu' | 'lxc', key: string, value: string): VolumeKind | undefined {
+  if (type === 'qemu') {
+    if (key === 'efidisk0') return EFI_DISK
+    if (key === 'tpmstate0') return TPM_STATE
+    return /^(scsi|virtio|sata|ide)\d+$/.test(key) ? DISK : undefined
+  }
+  if (key === 'rootfs') return ROOT_FS
+  if (!/^mp\d+$/.test(key)) return undefined
+  return (parsePS(value, 'volume')?.volume ?? value).startsWith('/') ? BIND_MOUNT : MOUNT_POINT
+}
+
+/** The bytes a live volume slot reports (its `size=`), read as plan reads it; undefined when it has none. */
+export function volumeBytes(type: 'qemu' | 'lxc', key: string, value: string): number | undefined {
+  const kind = volumeKindOf(type, key, value)
+  const p = kind && parsePS(value, kind.head)
+  const volume = kind && p?.[kind.head]
+  return volume === undefined ? undefined : liveSizeBytes(volume, p?.size)
+}
+
+/** The create form of a volume slot: the head (`storage:GiB`, an import, a host path), then the entry's tokens. */
+export function createVolume(kind: VolumeKind, head: string, entry: object, slot: string): string {
+  return withTokens(head, createTokens(kind.tokens, entry, slot))
+}
+
+export interface VolumeSlot {
+  kind: VolumeKind
+  /** the config key */
+  slot: string
+  /** the manifest path */
+  field: string
+  /** the manifest entry the tokens read */
+  entry: object
+  /** the create form (`createVolume`) */
+  create: string
+  /** the storage the volume must be on (headField `storage`) */
+  storage?: string
+  /** the declared size; undefined = not compared (an image-seeded disk takes the image's) */
+  bytes?: number
+  /** an anomaly when the live volume is another kind of content (a CD where a disk is declared, a path) */
+  check?(volume: string, live: Readonly<Record<string, string>>): Outcome | undefined
+}
+
+/**
+ * The owned key of a volume slot: an empty slot gets the create form; a live volume is checked (kind, pool,
+ * size, create-only tokens) and its declared tokens rewritten in the live form, PVE's other tokens kept.
+ */
+export function volumeOwned(v: VolumeSlot): Owned {
+  const { kind, slot, field, create } = v
+  return {
+    key: slot,
+    field,
+    create,
+    ...(kind.headField === 'host-path' ? {} : { volume: true }),
+    compare: (live) => {
+      if (isEmptySlot(live)) return [write(create, create, true)]
+      const p = parsePS(live as string, kind.head)
+      const volume = p?.[kind.head]
+      if (!p || volume === undefined) return [anomaly('invalid-live', `${slot}: cannot read PVE's value`)]
+      const wrong = v.check?.(volume, p)
+      if (wrong) return [wrong]
+      const out: Outcome[] =
+        v.storage === undefined
+          ? []
+          : guardVolume(slot, field, volume, p.size, v.storage, kind.sized ? v.bytes : undefined, kind.sized)
+      if (out.some((o) => o.t === 'anomaly')) return out
+      for (const t of kind.tokens) {
+        if (t.createOnly === undefined || !tokenDiffers(t, v.entry, p)) continue
+        const now = p[t.token] ?? t.liveDefault
+        return [
+          anomaly(
+            'create-only-option',
+            `${slot} is ${now} on PVE but ${field}.${t.field} is ${String(fieldOf(v.entry, t.field))}; PVE cannot change ${t.createOnly} after creation (recreate required)`,
+          ),
+        ]
+      }
+      const changes = changedTokens(kind.tokens, v.entry, p)
+      if (Object.keys(changes).length > 0) out.unshift(write(rewrite(p, changes, kind.head, kind.order)))
+      return out.length > 0 ? out : NONE
+    },
+  }
+}
+
+/**
+ * adopt: a live volume slot as the manifest entry plan() would compare equal (storage or host path, size,
+ * tokens); tokens nobody declares are gaps. `missingSize` is set when a sized kind reports no whole-MiB size;
+ * undefined when the value cannot be read (a gap).
+ */
+export function adoptVolume(
+  kind: VolumeKind,
+  slot: string,
+  value: string,
+  gap: GapSink,
+): { entry: Record<string, unknown>; missingSize?: string } | undefined {
+  const p = parsePS(value, kind.head)
+  const volume = p?.[kind.head]
+  if (!p || volume === undefined) {
+    gap(slot, value, `${kind.what} not readable (PVE's property-string grammar)`)
+    return undefined
+  }
+  const entry: Record<string, unknown> = {}
+  if (kind.headField === 'storage') entry.storage = volume.split(':')[0]
+  else if (kind.headField === 'host-path') entry['host-path'] = volume
+  let missingSize: string | undefined
+  if (kind.sized) {
+    const bytes = sizeBytes(p.size)
+    if (bytes !== undefined && bytes % 1024 ** 2 === 0) entry.size = formatQuantity(bytes)
+    else missingSize = p.size ?? 'none'
+  }
+  adoptTokens(kind.tokens, p, entry, slot, gap, kind.what, [kind.head, ...kind.pveTokens])
+  return missingSize === undefined ? { entry } : { entry, missingSize }
+}

@@ -1,0 +1,174 @@
+import { fc, test } from '@fast-check/vitest'
+import { formatSize } from '@proxops/pve-client/wire'
+import { parseQuantity } from '@proxops/schema'
+import { describe, expect, it } from 'vitest'
+import {
+  adoptVolume,
+  BIND_MOUNT,
+  createVolume,
+  DISK,
+  EFI_DISK,
+  MOUNT_POINT,
+  ROOT_FS,
+  sizeBytes,
+  TPM_STATE,
+  volumeBytes,
+  volumeKindOf,
+  volumeOwned,
+  type VolumeKind,
+} from './volumes.js'
+
+const MiB = 1024 ** 2
+const gaps = () => {
+  const list: [string, string, string][] = []
+  return { list, gap: (field: string, value: string, note: string) => void list.push([field, value, note]) }
+}
+
+describe('one size reader', () => {
+  it("reads PVE's disk sizes (format_size output and bare bytes), and nothing else", () => {
+    expect(sizeBytes('32G')).toBe(32 * 1024 ** 3)
+    expect(sizeBytes('528K')).toBe(528 * 1024)
+    expect(sizeBytes('1000')).toBe(1000)
+    expect(sizeBytes('1.5G')).toBe(1.5 * 1024 ** 3)
+    for (const bad of ['8g', '8 G', '', '-1', '1P', 'size']) expect(sizeBytes(bad)).toBeUndefined()
+    expect(sizeBytes(undefined)).toBeUndefined()
+  })
+
+  it('reads the size of a live slot by its kind (the executor confirms a resize with it)', () => {
+    expect(volumeBytes('qemu', 'scsi0', 'local-lvm:vm-1-disk-0,iothread=1,size=40G')).toBe(40 * 1024 ** 3)
+    expect(volumeBytes('lxc', 'mp0', 'volume=local-lvm:vm-1-disk-1,mp=/d,size=1536M')).toBe(1536 * MiB)
+    expect(volumeBytes('lxc', 'rootfs', 'local-lvm:vm-1-disk-0')).toBeUndefined()
+    expect(volumeBytes('qemu', 'net0', 'virtio=BC:24:11:00:00:01,bridge=vmbr0')).toBeUndefined()
+  })
+})
+
+describe('volume kinds', () => {
+  it('names the kind of each config key (a container mount point holding a path is a bind mount)', () => {
+    expect(volumeKindOf('qemu', 'virtio3', 'x')).toBe(DISK)
+    expect(volumeKindOf('qemu', 'efidisk0', 'x')).toBe(EFI_DISK)
+    expect(volumeKindOf('qemu', 'tpmstate0', 'x')).toBe(TPM_STATE)
+    expect(volumeKindOf('qemu', 'net0', 'x')).toBeUndefined()
+    expect(volumeKindOf('lxc', 'rootfs', 'x')).toBe(ROOT_FS)
+    expect(volumeKindOf('lxc', 'mp2', 'local-lvm:vm-1-disk-1,mp=/d')).toBe(MOUNT_POINT)
+    expect(volumeKindOf('lxc', 'mp2', '/srv/a,mp=/a')).toBe(BIND_MOUNT)
+    expect(volumeKindOf('lxc', 'mp2', 'volume=/srv/a,mp=/a')).toBe(BIND_MOUNT)
+  })
+
+  // qemu-server's tpmstate: the version is fixed when the state volume is created (PVE::QemuServer create_disks)
+  it('reports a TPM version change as create-only, never a write; PVE assumes v1.2 when the token is absent', () => {
+    const owned = (version: 'v1.2' | 'v2.0') =>
+      volumeOwned({
+        kind: TPM_STATE,
+        slot: 'tpmstate0',
+        field: 'spec.hardware.tpm',
+        entry: { version },
+        create: createVolume(TPM_STATE, 'local-lvm:1', { version }, 'tpmstate0'),
+      })
+    expect(owned('v2.0').create).toBe('local-lvm:1,version=v2.0')
+    expect(owned('v1.2').compare('local-lvm:vm-1-disk-1,size=4M')).toEqual([])
+    expect(owned('v2.0').compare('local-lvm:vm-1-disk-1,size=4M')).toEqual([
+      {
+        t: 'anomaly',
+        code: 'create-only-option',
+        message:
+          'tpmstate0 is v1.2 on PVE but spec.hardware.tpm.version is v2.0; PVE cannot change a TPM version after creation (recreate required)',
+      },
+    ])
+    expect(owned('v2.0').compare(undefined)).toEqual([
+      { t: 'write', value: 'local-lvm:1,version=v2.0', after: 'local-lvm:1,version=v2.0', newSlot: true },
+    ])
+    const g = gaps()
+    expect(adoptVolume(TPM_STATE, 'tpmstate0', 'local-lvm:vm-1-disk-1,size=4M', g.gap)?.entry).toEqual({
+      version: 'v1.2',
+    })
+    expect(g.list).toEqual([])
+  })
+
+  it("adopts what PVE's tokens say and gaps the rest; an unreadable value is a gap, never a guess", () => {
+    const g = gaps()
+    expect(adoptVolume(EFI_DISK, 'efidisk0', 'local-lvm:vm-1-disk-2,efitype=4m,ms-cert=2023,size=528K', g.gap)).toEqual(
+      {
+        entry: { storage: 'local-lvm', template: '4m' },
+      },
+    )
+    expect(adoptVolume(ROOT_FS, 'rootfs', 'local-lvm:vm-1-disk-0,acl=1,size=8G', g.gap)).toEqual({
+      entry: { storage: 'local-lvm', size: '8GiB' },
+    })
+    expect(adoptVolume(DISK, 'scsi0', 'local-lvm:vm-1-disk-0,size=100', g.gap)).toEqual({
+      entry: { storage: 'local-lvm' },
+      missingSize: '100',
+    })
+    expect(adoptVolume(BIND_MOUNT, 'mp1', '/srv/a,mp=/a,ro=1', g.gap)?.entry).toEqual({
+      'host-path': '/srv/a',
+      'mount-point': '/a',
+      'read-only': true,
+    })
+    expect(adoptVolume(DISK, 'scsi1', 'local-lvm:vm-1-disk-1,size=8G,size=9G', g.gap)).toBeUndefined()
+    expect(g.list).toEqual([
+      ['rootfs.acl', '1', 'root filesystem option not modelled'],
+      ['scsi1', 'local-lvm:vm-1-disk-1,size=8G,size=9G', "disk not readable (PVE's property-string grammar)"],
+    ])
+  })
+})
+
+/** What PVE stores for a create form: its own volume name and `size=` printed by format_size. */
+function stored(kind: VolumeKind, create: string, bytes: number): string {
+  const [head, ...tokens] = create.split(',')
+  if (kind === BIND_MOUNT) return create
+  const storage = head!.split(':')[0]!
+  return [`${storage}:vm-1-disk-0`, ...tokens, `size=${formatSize(bytes)}`].join(',')
+}
+
+describe('create, compare and adopt read one declaration', () => {
+  const entries = {
+    disk: fc.record({
+      storage: fc.constantFrom('local-lvm', 'ceph'),
+      interface: fc.constantFrom('scsi0', 'sata1'),
+      iothread: fc.option(fc.boolean(), { nil: undefined }),
+      discard: fc.option(fc.constantFrom('on', 'ignore'), { nil: undefined }),
+      ssd: fc.option(fc.boolean(), { nil: undefined }),
+      aio: fc.option(fc.constantFrom('native', 'io_uring'), { nil: undefined }),
+    }),
+    mount: fc.record({
+      storage: fc.constantFrom('local-lvm', 'ceph'),
+      slot: fc.constantFrom('mp0', 'mp7'),
+      'mount-point': fc.constantFrom('/data', '/srv/x'),
+      options: fc.option(
+        fc.record(
+          { 'read-only': fc.boolean(), backup: fc.boolean(), 'mount-options': fc.constantFrom('noatime') },
+          {
+            requiredKeys: [],
+          },
+        ),
+        { nil: undefined },
+      ),
+    }),
+  }
+  const strip = (o: object) => JSON.parse(JSON.stringify(o)) as Record<string, unknown>
+
+  test.prop([
+    fc.oneof(fc.constant(DISK), fc.constant(MOUNT_POINT)),
+    entries.disk,
+    entries.mount,
+    fc.integer({ min: 1, max: 1 << 20 }),
+  ])('an entry created, stored by PVE and adopted back compares equal to itself', (kind, disk, mount, mib) => {
+    const entry = strip(kind === DISK ? disk : mount)
+    const slot = String(kind === DISK ? entry.interface : entry.slot)
+    const bytes = mib * MiB
+    const storage = String(entry.storage)
+    const create = createVolume(kind, `${storage}:${bytes / 1024 ** 3}`, entry, slot)
+    const live = stored(kind, create, bytes)
+    const g = gaps()
+    const adopted = adoptVolume(kind, slot, live, g.gap)
+    expect(g.list).toEqual([])
+    expect(adopted?.missingSize).toBeUndefined()
+    const size = parseQuantity(adopted?.entry.size)
+    expect(size.ok && size.bytes).toBe(bytes)
+    // the adopted entry (as the schema would parse it) compares equal with the live value
+    const back = { ...adopted!.entry, size: bytes }
+    const owned = volumeOwned({ kind, slot, field: 'f', entry: back, create, storage, bytes })
+    expect(owned.compare(live)).toEqual([])
+    // and the declared entry itself: only PVE-defaulted tokens may differ (none are written)
+    expect(volumeOwned({ kind, slot, field: 'f', entry, create, storage, bytes }).compare(live)).toEqual([])
+  })
+})
