@@ -61,10 +61,14 @@ function invalid(message: string, file: string, field: string): never {
   throw new CliError('CONFIG_INVALID', settingProblem('config-invalid', file, field, message))
 }
 
-function expand(p: string, home: string, base: string): string {
+/** A path as written in a file or flag: `~` and `~/` are HOME, a relative path is relative to `base`. */
+export function expand(p: string, home: string, base: string): string {
   const tilde = p === '~' ? home : p.startsWith('~/') ? path.join(home, p.slice(2)) : p
   return path.resolve(base, tilde)
 }
+
+/** Where ProxOps keeps its state when nothing names a data dir. */
+export const defaultDataDir = (home: string): string => path.join(home, '.local', 'share', 'proxops')
 
 /** whether a flag's text is one of the values the config file accepts for that setting */
 const oneOf = <T extends string>(values: readonly T[], text: string): text is T =>
@@ -144,7 +148,7 @@ export function mergeConfig(input: MergeInput): DraftConfig {
       ? expand(flags.dataDir, home, input.cwd)
       : writer([...files, ...legacyFiles], 'data-dir')
         ? expand(cfg['data-dir'], home, dirOf('data-dir'))
-        : path.join(home, '.local', 'share', 'proxops')
+        : defaultDataDir(home)
 
   const clusters = mergeClusters(input, auth, globalCa)
   if (clusters.length === 0) {
