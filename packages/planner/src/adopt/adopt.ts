@@ -15,16 +15,16 @@ import { ALL_FEATURE_TOKENS } from '../plan/lxc.js'
 import { adoptNic } from '../plan/nics.js'
 import { adoptTokens } from '../plan/tokens.js'
 import {
+  adoptLxcVolumes,
+  adoptQemuDisks,
   adoptVolume,
-  BIND_MOUNT,
-  DISK,
   EFI_DISK,
+  QEMU_DRIVE_KEY,
   PCI_TOKENS,
-  ROOT_FS,
   TPM_STATE,
-  volumeKindOf,
 } from '../plan/volumes.js'
 import { adoptBlock } from '../plan/table.js'
+import { adoptedTags } from '../plan/tags.js'
 import { parsePS } from '../plan/fields.js'
 import { keyLines, mapSshKeys } from './ssh.js'
 import type { AdoptedFile, AdoptGap, AdoptOptions, AdoptResult, AdoptSkip } from './types.js'
@@ -237,9 +237,6 @@ function placeholderUrl(storage: string, filename: string): string {
 
 // ---------------------------------------------------------------- VM / TemplateVM
 
-const QEMU_DISK = /^(ide|sata|scsi|virtio)(\d+)$/
-const BUS_ORDER = ['ide', 'sata', 'scsi', 'virtio']
-
 function adoptVm(
   guest: LiveGuest,
   options: AdoptOptions & { tag: string },
@@ -261,33 +258,15 @@ function adoptVm(
   Object.assign(spec, adoptBlock('qemu', 'pve-name', reader, name), adoptBlock('qemu', 'memory', reader))
   spec.cpu = adoptBlock('qemu', 'cpu', reader)
 
-  // drives: the cloud-init and CD drives (plan/drives.ts), then the disks
-  const drives = adoptCdAndCloudInit(
-    c,
-    Object.keys(c)
-      .sort()
-      .filter((k) => QEMU_DISK.test(k)),
-    isoNames,
-    gap,
-  )
+  // drives: the cloud-init and CD drives (plan/drives.ts), then the disks (plan/volumes.ts)
+  const driveKeys = Object.keys(c)
+    .sort()
+    .filter((k) => QEMU_DRIVE_KEY.test(k))
+  for (const key of driveKeys) used.add(key)
+  const drives = adoptCdAndCloudInit(c, driveKeys, isoNames, gap)
   const hardware: Record<string, unknown> = drives.hardware
-  const disks: { bus: number; index: number; disk: Record<string, unknown> }[] = []
-  let controllerDone = false
-  const scsihw = take('scsihw')
-  for (const key of Object.keys(c).sort()) {
-    const m = QEMU_DISK.exec(key)
-    if (!m) continue
-    used.add(key)
-    if (drives.claimed.has(key)) continue
-    const value = c[key]!
-    const controller = !controllerDone && key.startsWith('scsi') && scsihw !== undefined
-    const disk = adoptDisk(key, value, controller ? scsihw : undefined, gap, incomplete)
-    if (disk === undefined) continue
-    if (controller) controllerDone = true
-    disks.push({ bus: BUS_ORDER.indexOf(m[1]!), index: Number(m[2]), disk })
-  }
-  if (scsihw !== undefined && !controllerDone) gap('scsihw', scsihw, 'no SCSI disk to carry the controller')
-  spec.disks = disks.sort((a, b) => a.bus - b.bus || a.index - b.index).map((d) => d.disk)
+  const diskKeys = driveKeys.filter((k) => !drives.claimed.has(k))
+  spec.disks = adoptQemuDisks(c, diskKeys, take('scsihw'), gap, incomplete)
 
   // NICs: PVE-assigned MACs are not pinned
   const networks = adoptNics('qemu', c, reader, incomplete, 'no bridge on PVE (user-mode NIC) is not modelled')
@@ -374,31 +353,6 @@ function adoptVm(
   return finishGuest(kind, name, guest, spec, incomplete, options, reader)
 }
 
-/** A disk (plan/volumes.ts DISK) as a `spec.disks` entry; `controller` is the SCSI controller it carries. */
-function adoptDisk(
-  key: string,
-  value: string,
-  controller: string | undefined,
-  gap: ConfigReader['gap'],
-  incomplete: string[],
-): Record<string, unknown> | undefined {
-  const adopted = adoptVolume(DISK, key, value, gap)
-  if (adopted === undefined) {
-    incomplete.push(`spec.disks (${key}): PVE's value is not readable; state the disk`)
-    return undefined
-  }
-  if (adopted.missingSize !== undefined)
-    incomplete.push(`spec.disks (${key}): PVE reports no whole-MiB size (${adopted.missingSize}); state the size`)
-  const { storage, size, ...tokens } = adopted.entry
-  return {
-    storage,
-    interface: key,
-    ...(size === undefined ? {} : { size }),
-    ...(controller === undefined ? {} : { controller }),
-    ...tokens,
-  }
-}
-
 // ---------------------------------------------------------------- LXC / TemplateCT
 
 function adoptLxc(
@@ -423,32 +377,12 @@ function adoptLxc(
   if (Object.keys(cpu).length > 0) spec.cpu = cpu
   else incomplete.push('spec.cpu.cores: not set on PVE (the container may use every host core); state a value')
 
-  const rootfs = take('rootfs')
-  const root = rootfs === undefined ? undefined : adoptVolume(ROOT_FS, 'rootfs', rootfs, gap)
-  if (root !== undefined) {
-    if (root.missingSize !== undefined)
-      incomplete.push(`spec.root.size: PVE reports no whole-MiB size (${root.missingSize}); state it`)
-    spec.root = root.entry
-  } else incomplete.push('spec.root: the container has no readable rootfs')
-
-  const mountPoints: Record<string, unknown>[] = []
-  const bindMounts: Record<string, unknown>[] = []
-  for (const key of sortedSlots(c, /^mp(\d+)$/)) {
-    used.add(key)
-    const value = c[key]!
-    const kind = volumeKindOf('lxc', key, value)!
-    const adopted = adoptVolume(kind, key, value, gap)
-    if (adopted === undefined) {
-      incomplete.push(`spec.mount-points (${key}): PVE's value is not readable; state it`)
-      continue
-    }
-    if (adopted.missingSize !== undefined)
-      incomplete.push(`spec.mount-points (${key}): PVE reports no whole-MiB size (${adopted.missingSize}); state it`)
-    adopted.entry.slot = key
-    ;(kind === BIND_MOUNT ? bindMounts : mountPoints).push(adopted.entry)
-  }
-  if (mountPoints.length > 0) spec['mount-points'] = mountPoints
-  if (bindMounts.length > 0) spec['bind-mounts'] = bindMounts
+  const mountKeys = sortedSlots(c, /^mp(\d+)$/)
+  for (const key of ['rootfs', ...mountKeys]) used.add(key)
+  const volumes = adoptLxcVolumes(c, mountKeys, gap, incomplete)
+  if (volumes.root) spec.root = volumes.root
+  if (volumes.mountPoints.length > 0) spec['mount-points'] = volumes.mountPoints
+  if (volumes.bindMounts.length > 0) spec['bind-mounts'] = volumes.bindMounts
 
   const networks = adoptNics('lxc', c, reader, incomplete, 'no bridge on PVE')
   if (networks.length > 0) spec.networks = networks
@@ -511,7 +445,7 @@ function finishGuest(
 ): AdoptedFile {
   const { used, gap } = reader
   Object.assign(spec, adoptBlock(guest.type, 'pve-description', reader))
-  const tags = guest.tags.filter((t) => t !== options.tag && !t.startsWith(`${options.tag}.`))
+  const tags = adoptedTags(guest.tags, options.tag)
   used.add('tags')
   if (tags.length > 0) spec.tags = tags
 

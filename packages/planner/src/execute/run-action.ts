@@ -10,7 +10,7 @@ import type { LiveReader, PveWriter } from '../ports.js'
 import { redact, resolveParams, type SecretResolver } from './params.js'
 import { confirmAction } from './confirm.js'
 import { runFirewall } from '../firewall/execute.js'
-import { sizeBytes, volumeBytes } from '../plan/volumes.js'
+import { isCreateForm, isEmptySlot, sizeBytes, volumeBytes } from '../plan/volumes.js'
 
 export interface ActionContext {
   writer: PveWriter
@@ -54,10 +54,6 @@ export type ActionOutcome =
 
 /** An action failed; the message is already free of secrets. */
 class ActionFailure extends Error {}
-
-const DISK_KEY = /^(ide|sata|scsi|virtio)\d+$|^efidisk0$|^tpmstate0$|^rootfs$|^mp\d+$/
-/** `local-lvm:8`, `volume=local-lvm:8`, `local-lvm:0,import-from=...`, `local-lvm:cloudinit` */
-const CREATE_FORM = /^(?:volume=)?[a-zA-Z][a-zA-Z0-9_.-]*:(?:\d+(?:\.\d+)?|cloudinit)(?:,|$)/
 
 export async function runAction(action: Action, ctx: ActionContext): Promise<ActionOutcome> {
   const tasks: TaskRecord[] = []
@@ -131,7 +127,7 @@ async function runRequest(
       secrets.push(...s)
       let digest = digestOf(ctx, request)
       const createForms = Object.entries(params).filter(
-        ([key, value]) => DISK_KEY.test(key) && typeof value === 'string' && CREATE_FORM.test(value),
+        ([key, value]) => typeof value === 'string' && isCreateForm(request.guest, key, value),
       )
       if (createForms.length > 0 || (request.onlyIfAbsent?.length ?? 0) > 0) {
         // read just before the write: keys already set are not rewritten, and a create form never lands on a volume
@@ -144,8 +140,8 @@ async function runRequest(
         for (const key of request.onlyIfAbsent ?? []) if (live.values[key] !== undefined) delete params[key]
         for (const [key] of createForms) {
           const current = live.values[key]
-          if (key in params && current !== undefined && !/^none(,|$)/.test(current)) {
-            throw new ActionFailure(`refused: ${key} would be allocated over the live volume ${current.split(',')[0]}`)
+          if (key in params && !isEmptySlot(current)) {
+            throw new ActionFailure(`refused: ${key} would be allocated over the live volume ${current!.split(',')[0]}`)
           }
         }
       }

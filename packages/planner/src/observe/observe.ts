@@ -103,6 +103,26 @@ export async function observe(
   const nodes = readNodes(resources, allow)
   const online = new Set(nodes.filter((n) => n.online).map((n) => n.node))
 
+  // the node's own guest lists: power state without lag, and guests the resources view has not caught up with.
+  // They are asked for first: every guest read waits for them, while nothing waits for the listings below.
+  const listed = new Map<string, GuestListItem>()
+  const unlistedNodes = new Map<string, string>()
+  const nodeGuests = reader.nodeGuests?.bind(reader)
+  const listsRead = Promise.all(
+    [...online].flatMap((node) =>
+      (['qemu', 'lxc'] as const).map(async (type) => {
+        if (!nodeGuests) return
+        try {
+          for (const guest of await read(() => nodeGuests(node, type)))
+            listed.set(`${type}/${guest.vmid}@${node}`, guest)
+        } catch (error) {
+          options.signal?.throwIfAborted()
+          unlistedNodes.set(`${type}@${node}`, errorText(error))
+        }
+      }),
+    ),
+  )
+
   // Storage listings need only the cluster listing: they start now and share the in-flight limit with the
   // node guest lists and the guest reads, instead of waiting for them as a phase of their own.
   const storagesRead = readStorages(reader, read, resources, allowed, online, options)
@@ -114,26 +134,7 @@ export async function observe(
   const haRead = readHa(reader, version, read)
   // the pools and their members (1 + pools reads; a failure makes pools unknown, this promise never rejects)
   const poolsRead = readPools(reader, read)
-
-  // the node's own guest lists: power state without lag, and guests the resources view has not caught up with
-  const listed = new Map<string, GuestListItem>()
-  const unlistedNodes = new Map<string, string>()
-  if (reader.nodeGuests) {
-    const nodeGuests = reader.nodeGuests.bind(reader)
-    await Promise.all(
-      [...online].flatMap((node) =>
-        (['qemu', 'lxc'] as const).map(async (type) => {
-          try {
-            for (const guest of await read(() => nodeGuests(node, type)))
-              listed.set(`${type}/${guest.vmid}@${node}`, guest)
-          } catch (error) {
-            options.signal?.throwIfAborted()
-            unlistedNodes.set(`${type}@${node}`, errorText(error))
-          }
-        }),
-      ),
-    )
-  }
+  await listsRead
 
   const refs = new Map<string, GuestRef>()
   for (const r of resources) {
@@ -157,6 +158,11 @@ export async function observe(
     )
       refs.delete(key)
   }
+
+  // the held-vmid probes need only the listings: they share the in-flight limit with the guest reads instead
+  // of waiting for the last of them
+  const heldRead = readHeldVmids(reader, read, resources, refs, allowed, options)
+  heldRead.catch(() => undefined)
 
   const guests: LiveGuest[] = []
   const unknownGuests: UnknownGuest[] = []
@@ -186,7 +192,7 @@ export async function observe(
     }),
   )
 
-  const heldVmids = await readHeldVmids(reader, read, resources, refs, allowed, options)
+  const heldVmids = await heldRead
   const firewalls = await readFirewalls(reader, read, guests, options)
   const { storages, volumes, unreadableStorages } = await storagesRead
   const jobs = await jobsRead

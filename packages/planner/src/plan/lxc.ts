@@ -1,8 +1,8 @@
 /** Desired LXC / TemplateCT -> the owned container config keys. */
-import { formatGiB, type ContainerManifest } from '@proxops/schema'
+import type { ContainerManifest } from '@proxops/schema'
 import { anomaly, liveBool, parsePS, rewrite, write, type Outcome, type Owned } from './fields.js'
 import type { GuestBuildContext, GuestFields } from './qemu.js'
-import { BIND_MOUNT, createVolume, MOUNT_POINT, ROOT_FS, volumeOwned } from './volumes.js'
+import { lxcVolumesOwned } from './volumes.js'
 import { lxcNicOwned } from './nics.js'
 import { tableFields } from './table.js'
 import { changedTokens, createTokens, fieldOf, type SlotToken } from './tokens.js'
@@ -43,70 +43,10 @@ export function lxcFields(m: ContainerManifest, ctx: GuestBuildContext): GuestFi
 /** The volumes and NICs family: the root filesystem, mount points, bind mounts, NICs. */
 function volumesAndNics(s: ContainerManifest['spec'], declaredSlots: Set<string>): Owned[] {
   const owned: Owned[] = []
-  // the root filesystem, mount points and bind mounts: volume slots with the data-loss guards
-  owned.push(
-    volumeOwned({
-      kind: ROOT_FS,
-      slot: 'rootfs',
-      field: 'spec.root',
-      entry: s.root,
-      create: createVolume(ROOT_FS, `${s.root.storage}:${formatGiB(s.root.size)}`, s.root, 'rootfs'),
-      storage: s.root.storage,
-      bytes: s.root.size,
-    }),
-  )
-
-  s['mount-points'].forEach((mp, i) => {
-    declaredSlots.add(mp.slot)
-    const field = `spec.mount-points[${i}]`
-    owned.push(
-      volumeOwned({
-        kind: MOUNT_POINT,
-        slot: mp.slot,
-        field,
-        entry: mp,
-        create: createVolume(MOUNT_POINT, `${mp.storage}:${formatGiB(mp.size)}`, mp, mp.slot),
-        storage: mp.storage,
-        bytes: mp.size,
-        check: (volume) =>
-          volume.startsWith('/')
-            ? anomaly(
-                'volume-kind',
-                `${mp.slot} is a bind mount of ${volume} on PVE but ${field} declares an allocated volume; proxops will not replace it`,
-              )
-            : undefined,
-      }),
-    )
-  })
-
-  s['bind-mounts'].forEach((b, i) => {
-    declaredSlots.add(b.slot)
-    const field = `spec.bind-mounts[${i}]`
-    const host = b['host-path'].replace(/(.)\/+$/, '$1')
-    owned.push(
-      volumeOwned({
-        kind: BIND_MOUNT,
-        slot: b.slot,
-        field,
-        entry: b,
-        create: createVolume(BIND_MOUNT, host, b, b.slot),
-        check: (volume) => {
-          if (!volume.startsWith('/'))
-            return anomaly(
-              'volume-kind',
-              `${b.slot} holds volume ${volume} on PVE but ${field} declares a bind mount; proxops will not replace it`,
-            )
-          if (volume.replace(/(.)\/+$/, '$1') !== host)
-            return anomaly(
-              'bind-path',
-              `${b.slot} binds ${volume} on PVE but ${field} wants ${host}; proxops never re-points a bind mount (change it by hand)`,
-            )
-          return undefined
-        },
-      }),
-    )
-  })
-
+  for (const volume of lxcVolumesOwned(s)) {
+    if (volume.key !== 'rootfs') declaredSlots.add(volume.key)
+    owned.push(volume)
+  }
   s.networks.forEach((n, i) => {
     declaredSlots.add(n.slot)
     owned.push(lxcNicOwned(n, i))

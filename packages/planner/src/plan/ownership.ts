@@ -24,6 +24,10 @@ export function ownerMarker(policy: Pick<Policy, 'ownershipTag' | 'clusterEntry'
   return policy.clusterEntry === undefined ? undefined : `${policy.ownershipTag}.${policy.clusterEntry}`
 }
 
+/** The ownership tag itself or a marker (`<ownershipTag>.<entry>`). */
+export const isOwnershipTag = (tag: string, ownershipTag: string): boolean =>
+  tag === ownershipTag || tag.startsWith(`${ownershipTag}.`)
+
 /** Marker tags in a live tag list: the entries named after `<ownershipTag>.`. */
 export function markedEntries(tags: readonly string[], ownershipTag: string): string[] {
   const prefix = `${ownershipTag}.`

@@ -47,7 +47,8 @@ import { ownerMarker, ownerOf, ownedHere } from './ownership.js'
 import { prunes } from './prune.js'
 import { HaPlanner } from '../ha/plan.js'
 import { PoolPlanner } from '../pool/plan.js'
-import { qemuFields, tagsField, type GuestBuildContext, type GuestFields } from './qemu.js'
+import { qemuFields, type GuestBuildContext, type GuestFields } from './qemu.js'
+import { tagsField } from './tags.js'
 import { isSnapshotTrigger, safetySnapshotKeep, snapshotProblem, takesSnapshots } from './snapshots.js'
 
 export interface PlanOptions {

@@ -2,16 +2,15 @@
  * Desired VM / TemplateVM -> the owned qemu config keys, each with its create form and its reconcile rule
  * (grow-only resize, live-form rewrites, tags as PVE stores them).
  */
-import { formatTags, readTags } from '@proxops/pve-client/wire'
-import { formatGiB, type QemuManifest, type VmDisk, type VmHardware } from '@proxops/schema'
+import type { QemuManifest, VmHardware } from '@proxops/schema'
 import type { SecretLookup } from '../desired.js'
-import { anomaly, NONE, parsePS, rewrite, scalar, withTokens, SENSITIVE, write, type Owned } from './fields.js'
+import { anomaly, NONE, parsePS, rewrite, withTokens, SENSITIVE, write, type Owned } from './fields.js'
 import { cloudInitDataOwned } from './cloud-init.js'
 import { bootOwned, cdAndCloudInitOwned } from './drives.js'
 import { qemuNicOwned } from './nics.js'
 import { tableFields } from './table.js'
 import { changedTokens, createTokens } from './tokens.js'
-import { createVolume, DISK, EFI_DISK, PCI_TOKENS, TPM_STATE, volumeOwned } from './volumes.js'
+import { EFI_DISK, PCI_TOKENS, QEMU_DRIVE_KEY, qemuDisksOwned, TPM_STATE, volumeOwned } from './volumes.js'
 
 export interface GuestBuildContext {
   /** volume id of an artifact by kind and name for a node (`local:iso/x.iso`), undefined when not declared */
@@ -34,54 +33,6 @@ export interface GuestFields {
   createError?: string
   /** keys left to PVE on purpose (`ssh-keys: ["*"]`): never written and never deleted from a clone */
   leftToPve?: string[]
-}
-
-/**
- * Tags as PVE stores them: the declared tags plus the ownership tag and the entry's marker, lower-cased,
- * sorted, `;`-joined.
- */
-export function tagsField(tags: readonly string[], ownershipTag: string, marker?: string): Owned {
-  const want = formatTags(marker === undefined ? [...tags, ownershipTag] : [...tags, ownershipTag, marker])
-  const wantSet: ReadonlySet<string> = new Set(want.split(';'))
-  return {
-    key: 'tags',
-    field: 'spec.tags',
-    create: want,
-    running: 'none',
-    compare: (live) => (live === want || sameTagSet(live ?? '', wantSet) ? NONE : [write(want)]),
-  }
-}
-
-/** Whether a live tag string holds exactly these (valid, lower-case) tags, in any order, case or repetition. */
-function sameTagSet(live: string, want: ReadonlySet<string>): boolean {
-  const tags = readTags(live)
-  return tags.length === want.size && tags.every((t) => want.has(t))
-}
-
-const DISK_FAMILY = /^(scsi|virtio|sata|ide)\d+$/
-
-function diskOwned(d: VmDisk, i: number, ctx: GuestBuildContext): Owned {
-  const slot = d.interface
-  const field = `spec.disks[${i}]`
-  const src = d.image === undefined ? undefined : (ctx.volid('DiskImage', d.image) ?? `${d.storage}:import/${d.image}`)
-  const head = src === undefined ? `${d.storage}:${formatGiB(d.size ?? 0)}` : `${d.storage}:0,import-from=${src}`
-  return volumeOwned({
-    kind: DISK,
-    slot,
-    field,
-    entry: d,
-    create: createVolume(DISK, head, d, slot),
-    storage: d.storage,
-    // an image-seeded disk takes its size from the image: the pool only is compared
-    ...(d.image === undefined && d.size !== undefined ? { bytes: d.size } : {}),
-    check: (_volume, p) =>
-      p.media === 'cdrom'
-        ? anomaly(
-            'volume-kind',
-            `${slot} holds a CD/DVD drive on PVE but ${field} declares a disk; proxops will not replace it`,
-          )
-        : undefined,
-  })
 }
 
 export function qemuFields(m: QemuManifest, ctx: GuestBuildContext): GuestFields {
@@ -115,13 +66,10 @@ function qemuDevices(
 ): Owned[] {
   const owned: Owned[] = []
   const hw: Partial<VmHardware> = s.hardware ?? {}
-  const controller = s.disks.find((d) => d.controller !== undefined)?.controller
-  if (controller !== undefined) owned.push(scalar('scsihw', 'spec.disks[].controller', controller))
-
-  s.disks.forEach((d, i) => {
-    owned.push(diskOwned(d, i, ctx))
-    declaredSlots.add(d.interface)
-  })
+  for (const disk of qemuDisksOwned(s.disks, (image) => ctx.volid('DiskImage', image))) {
+    if (disk.key !== 'scsihw') declaredSlots.add(disk.key)
+    owned.push(disk)
+  }
   s.networks.forEach((n, i) => {
     owned.push(qemuNicOwned(n, i))
     declaredSlots.add(n.slot)
@@ -142,8 +90,7 @@ function qemuDevices(
         slot: 'efidisk0',
         field: 'spec.hardware.efi-disk',
         entry: efi,
-        create: createVolume(EFI_DISK, `${efi.storage}:1`, efi, 'efidisk0'),
-        storage: efi.storage,
+        at: { storage: efi.storage },
       }),
     )
   }
@@ -166,7 +113,7 @@ function qemuDevices(
           slot: 'tpmstate0',
           field: 'spec.hardware.tpm',
           entry: tpm,
-          create: createVolume(TPM_STATE, `${storage}:1`, tpm, 'tpmstate0'),
+          at: { storage },
         }),
       )
     }
@@ -213,7 +160,7 @@ function bootAndCloudInit(s: QemuManifest['spec'], ctx: GuestBuildContext, gaps:
 
 /** Live slot keys of the families ProxOps manages (disks, NICs, PCI devices). */
 export function qemuSlotFamily(key: string): 'disk' | 'nic' | 'pci' | undefined {
-  if (DISK_FAMILY.test(key)) return 'disk'
+  if (QEMU_DRIVE_KEY.test(key)) return 'disk'
   if (/^net\d+$/.test(key)) return 'nic'
   if (/^hostpci\d+$/.test(key)) return 'pci'
   return undefined

@@ -8,6 +8,7 @@ import type { GuestType } from '@proxops/pve-client/wire'
 import type { Policy } from '../plan-types.js'
 import type { Draft } from './order.js'
 import { parsePS } from './fields.js'
+import { volumeKindOf } from './volumes.js'
 
 /** How many safety snapshots the guest keeps, or undefined when it takes none (annotation over cluster policy). */
 export function safetySnapshotKeep(m: Manifest, policy: Policy): number | undefined {
@@ -81,9 +82,6 @@ export function volumeProblem(volid: string, storageType: (storage: string) => s
   return undefined
 }
 
-const QEMU_VOLUME = /^(ide|sata|scsi|virtio)\d+$|^efidisk0$|^tpmstate0$/
-const LXC_VOLUME = /^rootfs$|^mp\d+$/
-
 /**
  * has_feature('snapshot', $conf) of qemu-server's QemuConfig and pve-container's LXC::Config: every volume of
  * the current config must support it, CD-ROM drives (and the cloud-init drive, a CD-ROM) aside. The first
@@ -95,11 +93,12 @@ export function snapshotProblem(
   storageType: (storage: string) => string | undefined,
 ): SnapshotProblem | undefined {
   for (const key of Object.keys(config).sort()) {
-    if (!(type === 'qemu' ? QEMU_VOLUME : LXC_VOLUME).test(key)) continue
     const value = config[key] as string
-    const p = parsePS(value, type === 'qemu' ? 'file' : 'volume')
-    if (type === 'qemu' && p?.media === 'cdrom') continue
-    const volume = (type === 'qemu' ? p?.file : p?.volume) ?? value.split(',')[0] ?? ''
+    const kind = volumeKindOf(type, key, value)
+    if (kind === undefined) continue
+    const p = parsePS(value, kind.head)
+    if (p?.media === 'cdrom') continue
+    const volume = p?.[kind.head] ?? value.split(',')[0] ?? ''
     const reason = volumeProblem(volume, storageType)
     if (reason !== undefined) return { key, volume, reason }
   }

@@ -1,7 +1,7 @@
 import { fc, test } from '@fast-check/vitest'
-import { describe, expect } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { formatTags, parseTags } from '@proxops/pve-client/wire'
-import { tagsField } from './qemu.js'
+import { adoptedTags, tagsField } from './tags.js'
 
 /** The reference rule tagsField must keep: live tags normalised as PVE stores them equal the desired ones. */
 function reference(live: string | undefined, want: string): boolean {
@@ -39,5 +39,15 @@ describe('tagsField', () => {
     expect(f.compare('prod;web')).toHaveLength(1)
     expect(f.compare('prod;proxops;web;db')).toHaveLength(1)
     expect(f.compare(undefined)).toHaveLength(1)
+  })
+})
+
+describe('adoptedTags', () => {
+  it('drops the ownership tag and every entry marker, keeps look-alikes', () => {
+    expect(adoptedTags(['web', 'proxops', 'proxops.lab', 'proxops.other', 'proxopsx', 'db'], 'proxops')).toEqual([
+      'web',
+      'proxopsx',
+      'db',
+    ])
   })
 })

@@ -8,6 +8,7 @@ import {
   createVolume,
   DISK,
   EFI_DISK,
+  isCreateForm,
   MOUNT_POINT,
   ROOT_FS,
   sizeBytes,
@@ -32,6 +33,26 @@ describe('one size reader', () => {
     expect(sizeBytes('1.5G')).toBe(1.5 * 1024 ** 3)
     for (const bad of ['8g', '8 G', '', '-1', '1P', 'size']) expect(sizeBytes(bad)).toBeUndefined()
     expect(sizeBytes(undefined)).toBeUndefined()
+  })
+
+  it('knows a create form (an allocation the executor never writes over a live volume) in every volume slot', () => {
+    for (const [type, key, value] of [
+      ['qemu', 'scsi0', 'local-lvm:8,iothread=1'],
+      ['qemu', 'virtio1', 'local-lvm:0,import-from=local:import/a.qcow2'],
+      ['qemu', 'ide2', 'local-lvm:cloudinit'],
+      ['qemu', 'efidisk0', 'local-lvm:1,efitype=4m'],
+      ['lxc', 'rootfs', 'volume=local-lvm:8'],
+      ['lxc', 'mp0', 'local-lvm:0.5,mp=/d'],
+    ] as const)
+      expect(isCreateForm(type, key, value)).toBe(true)
+    for (const [type, key, value] of [
+      ['qemu', 'scsi0', 'local-lvm:vm-1-disk-0,size=8G'],
+      ['qemu', 'ide2', 'none,media=cdrom'],
+      ['qemu', 'net0', 'local-lvm:8'],
+      ['lxc', 'mp1', '/srv/a,mp=/a'],
+      ['lxc', 'memory', 'local-lvm:8'],
+    ] as const)
+      expect(isCreateForm(type, key, value)).toBe(false)
   })
 
   it('reads the size of a live slot by its kind (the executor confirms a resize with it)', () => {
@@ -62,7 +83,7 @@ describe('volume kinds', () => {
         slot: 'tpmstate0',
         field: 'spec.hardware.tpm',
         entry: { version },
-        create: createVolume(TPM_STATE, 'local-lvm:1', { version }, 'tpmstate0'),
+        at: { storage: 'local-lvm' },
       })
     expect(owned('v2.0').create).toBe('local-lvm:1,version=v2.0')
     expect(owned('v1.2').compare('local-lvm:vm-1-disk-1,size=4M')).toEqual([])
@@ -120,6 +141,24 @@ function stored(kind: VolumeKind, create: string, bytes: number): string {
 }
 
 describe('create, compare and adopt read one declaration', () => {
+  it('writes the create heads PVE allocates from: a size in GiB, an import, a placeholder for PVE-sized kinds, a host path', () => {
+    const d = { iothread: true }
+    expect(createVolume(DISK, { storage: 'local-lvm', bytes: 1536 * MiB }, d, 'scsi0')).toBe('local-lvm:1.5,iothread=1')
+    expect(
+      createVolume(
+        DISK,
+        { storage: 'local-lvm', bytes: 8 * 1024 ** 3, importFrom: 'local:import/a.qcow2' },
+        {},
+        'scsi0',
+      ),
+    ).toBe('local-lvm:0,import-from=local:import/a.qcow2')
+    expect(createVolume(EFI_DISK, { storage: 'local-lvm' }, { template: '4m' }, 'efidisk0')).toBe(
+      'local-lvm:1,efitype=4m',
+    )
+    expect(createVolume(BIND_MOUNT, { hostPath: '/srv/a' }, { 'mount-point': '/a' }, 'mp1')).toBe('/srv/a,mp=/a')
+    expect(createVolume(MOUNT_POINT, { storage: 'ceph', bytes: 8 * 1024 ** 3 }, {}, 'mp3')).toBe('ceph:8,mp=/mnt/mp3')
+  })
+
   const entries = {
     disk: fc.record({
       storage: fc.constantFrom('local-lvm', 'ceph'),
@@ -156,7 +195,7 @@ describe('create, compare and adopt read one declaration', () => {
     const slot = String(kind === DISK ? entry.interface : entry.slot)
     const bytes = mib * MiB
     const storage = String(entry.storage)
-    const create = createVolume(kind, `${storage}:${bytes / 1024 ** 3}`, entry, slot)
+    const create = createVolume(kind, { storage, bytes }, entry, slot)
     const live = stored(kind, create, bytes)
     const g = gaps()
     const adopted = adoptVolume(kind, slot, live, g.gap)
@@ -166,9 +205,9 @@ describe('create, compare and adopt read one declaration', () => {
     expect(size.ok && size.bytes).toBe(bytes)
     // the adopted entry (as the schema would parse it) compares equal with the live value
     const back = { ...adopted!.entry, size: bytes }
-    const owned = volumeOwned({ kind, slot, field: 'f', entry: back, create, storage, bytes })
+    const owned = volumeOwned({ kind, slot, field: 'f', entry: back, at: { storage, bytes } })
     expect(owned.compare(live)).toEqual([])
     // and the declared entry itself: only PVE-defaulted tokens may differ (none are written)
-    expect(volumeOwned({ kind, slot, field: 'f', entry, create, storage, bytes }).compare(live)).toEqual([])
+    expect(volumeOwned({ kind, slot, field: 'f', entry, at: { storage, bytes } }).compare(live)).toEqual([])
   })
 })

@@ -8,8 +8,8 @@
  * option changes are live-form rewrites that keep PVE's volume id.
  */
 import { formatSize, parseSize } from '@proxops/pve-client/wire'
-import { formatQuantity } from '@proxops/schema'
-import { anomaly, NONE, parsePS, rewrite, withTokens, write, type Outcome, type Owned } from './fields.js'
+import { formatGiB, formatQuantity, type ContainerManifest, type VmDisk } from '@proxops/schema'
+import { anomaly, NONE, parsePS, rewrite, scalar, withTokens, write, type Outcome, type Owned } from './fields.js'
 import type { GapSink } from './table.js'
 import { adoptTokens, changedTokens, createTokens, fieldOf, tokenDiffers, type SlotToken } from './tokens.js'
 
@@ -168,7 +168,10 @@ export interface VolumeKind {
   order?: readonly string[]
 }
 
-/** A VM disk (qemu-server's drive: `scsi<N>`, `virtio<N>`, `sata<N>`, `ide<N>` that is not a CD). */
+/** qemu-server's drive keys (disks, CD drives, the cloud-init drive): `ide<N>`, `sata<N>`, `scsi<N>`, `virtio<N>`. */
+export const QEMU_DRIVE_KEY = /^(ide|sata|scsi|virtio)(\d+)$/
+
+/** A VM disk (a qemu-server drive that is not a CD drive nor the cloud-init drive). */
 export const DISK: VolumeKind = {
   what: 'disk',
   head: 'file',
@@ -229,11 +232,21 @@ export function volumeKindOf(type: 'qemu' | 'lxc', key: string, value: string): 
   if (type === 'qemu') {
     if (key === 'efidisk0') return EFI_DISK
     if (key === 'tpmstate0') return TPM_STATE
-    return /^(scsi|virtio|sata|ide)\d+$/.test(key) ? DISK : undefined
+    return QEMU_DRIVE_KEY.test(key) ? DISK : undefined
   }
   if (key === 'rootfs') return ROOT_FS
   if (!/^mp\d+$/.test(key)) return undefined
   return (parsePS(value, 'volume')?.volume ?? value).startsWith('/') ? BIND_MOUNT : MOUNT_POINT
+}
+
+/**
+ * A value asking PVE to allocate a new volume in a volume slot (`local-lvm:8`, `volume=local-lvm:8`,
+ * `local-lvm:0,import-from=...`, `local-lvm:cloudinit`): the executor never writes one over a live volume.
+ */
+export function isCreateForm(type: 'qemu' | 'lxc', key: string, value: string): boolean {
+  const kind = volumeKindOf(type, key, value)
+  const head = kind && parsePS(value, kind.head)?.[kind.head]
+  return head !== undefined && (isBareForm(head) || /^[^:/]+:cloudinit$/.test(head))
 }
 
 /** The bytes a live volume slot reports (its `size=`), read as plan reads it; undefined when it has none. */
@@ -244,8 +257,22 @@ export function volumeBytes(type: 'qemu' | 'lxc', key: string, value: string): n
   return volume === undefined ? undefined : liveSizeBytes(volume, p?.size)
 }
 
-/** The create form of a volume slot: the head (`storage:GiB`, an import, a host path), then the entry's tokens. */
-export function createVolume(kind: VolumeKind, head: string, entry: object, slot: string): string {
+/** Where a create form puts the volume: allocated on a storage (an image imported there), or a host path. */
+export type VolumeAt = { storage: string; bytes?: number; importFrom?: string } | { hostPath: string }
+
+/**
+ * The create form of a volume slot. Its head asks PVE to allocate `<storage>:<GiB>` (qemu-server's and
+ * pve-container's new-volume syntax; the `1` of an unsized kind is a placeholder, as PVE sizes an EFI disk for its
+ * firmware and a TPM state itself), to import `<storage>:0,import-from=<volume>`, or names a bind mount's host
+ * path; the entry's tokens follow.
+ */
+export function createVolume(kind: VolumeKind, at: VolumeAt, entry: object, slot: string): string {
+  const head =
+    'hostPath' in at
+      ? at.hostPath
+      : at.importFrom !== undefined
+        ? `${at.storage}:0,import-from=${at.importFrom}`
+        : `${at.storage}:${kind.sized ? formatGiB(at.bytes ?? 0) : '1'}`
   return withTokens(head, createTokens(kind.tokens, entry, slot))
 }
 
@@ -257,12 +284,8 @@ export interface VolumeSlot {
   field: string
   /** the manifest entry the tokens read */
   entry: object
-  /** the create form (`createVolume`) */
-  create: string
-  /** the storage the volume must be on (headField `storage`) */
-  storage?: string
-  /** the declared size; undefined = not compared (an image-seeded disk takes the image's) */
-  bytes?: number
+  /** where the create form puts it; its storage is guarded (headField `storage`), its size grown */
+  at: VolumeAt
   /** an anomaly when the live volume is another kind of content (a CD where a disk is declared, a path) */
   check?(volume: string, live: Readonly<Record<string, string>>): Outcome | undefined
 }
@@ -272,7 +295,11 @@ export interface VolumeSlot {
  * size, create-only tokens) and its declared tokens rewritten in the live form, PVE's other tokens kept.
  */
 export function volumeOwned(v: VolumeSlot): Owned {
-  const { kind, slot, field, create } = v
+  const { kind, slot, field, at } = v
+  const create = createVolume(kind, at, v.entry, slot)
+  // an image-seeded disk takes the image's size: the pool only is compared
+  const bytes = 'storage' in at && kind.sized && at.importFrom === undefined ? at.bytes : undefined
+  const storage = 'storage' in at && kind.headField === 'storage' ? at.storage : undefined
   return {
     key: slot,
     field,
@@ -286,9 +313,7 @@ export function volumeOwned(v: VolumeSlot): Owned {
       const wrong = v.check?.(volume, p)
       if (wrong) return [wrong]
       const out: Outcome[] =
-        v.storage === undefined
-          ? []
-          : guardVolume(slot, field, volume, p.size, v.storage, kind.sized ? v.bytes : undefined, kind.sized)
+        storage === undefined ? [] : guardVolume(slot, field, volume, p.size, storage, bytes, kind.sized)
       if (out.some((o) => o.t === 'anomaly')) return out
       for (const t of kind.tokens) {
         if (t.createOnly === undefined || !tokenDiffers(t, v.entry, p)) continue
@@ -335,4 +360,181 @@ export function adoptVolume(
   }
   adoptTokens(kind.tokens, p, entry, slot, gap, kind.what, [kind.head, ...kind.pveTokens])
   return missingSize === undefined ? { entry } : { entry, missingSize }
+}
+
+/**
+ * The disks of a VM: each `spec.disks[]` entry on its interface, and the SCSI controller (`scsihw`) that the
+ * first entry declaring one carries. `image` is the volume id of a DiskImage (undefined when not declared).
+ */
+export function qemuDisksOwned(disks: readonly VmDisk[], image: (name: string) => string | undefined): Owned[] {
+  const owned: Owned[] = []
+  const controller = disks.find((d) => d.controller !== undefined)?.controller
+  if (controller !== undefined) owned.push(scalar('scsihw', 'spec.disks[].controller', controller))
+  disks.forEach((d, i) => {
+    const slot = d.interface
+    const field = `spec.disks[${i}]`
+    const importFrom = d.image === undefined ? undefined : (image(d.image) ?? `${d.storage}:import/${d.image}`)
+    owned.push(
+      volumeOwned({
+        kind: DISK,
+        slot,
+        field,
+        entry: d,
+        at: {
+          storage: d.storage,
+          ...(d.size === undefined ? {} : { bytes: d.size }),
+          ...(importFrom === undefined ? {} : { importFrom }),
+        },
+        check: (_volume, p) =>
+          p.media === 'cdrom'
+            ? anomaly(
+                'volume-kind',
+                `${slot} holds a CD/DVD drive on PVE but ${field} declares a disk; proxops will not replace it`,
+              )
+            : undefined,
+      }),
+    )
+  })
+  return owned
+}
+
+/**
+ * adopt: the disks among `keys` (drive keys that hold no CD or cloud-init drive) as `spec.disks`, in bus and
+ * index order; the first SCSI disk (in key order) carries `scsihw`, which is a gap without one.
+ */
+export function adoptQemuDisks(
+  config: Readonly<Record<string, string>>,
+  keys: readonly string[],
+  scsihw: string | undefined,
+  gap: GapSink,
+  incomplete: string[],
+): Record<string, unknown>[] {
+  const disks: { bus: number; index: number; disk: Record<string, unknown> }[] = []
+  let controller = scsihw
+  for (const key of keys) {
+    const m = QEMU_DRIVE_KEY.exec(key)
+    const value = config[key]
+    if (!m || value === undefined) continue
+    const adopted = adoptVolume(DISK, key, value, gap)
+    if (adopted === undefined) {
+      incomplete.push(`spec.disks (${key}): PVE's value is not readable; state the disk`)
+      continue
+    }
+    if (adopted.missingSize !== undefined)
+      incomplete.push(`spec.disks (${key}): PVE reports no whole-MiB size (${adopted.missingSize}); state the size`)
+    const { storage, size, ...tokens } = adopted.entry
+    const carries = controller !== undefined && m[1] === 'scsi'
+    disks.push({
+      bus: BUS_ORDER.indexOf(m[1]!),
+      index: Number(m[2]),
+      disk: {
+        storage,
+        interface: key,
+        ...(size === undefined ? {} : { size }),
+        ...(carries ? { controller } : {}),
+        ...tokens,
+      },
+    })
+    if (carries) controller = undefined
+  }
+  if (controller !== undefined) gap('scsihw', controller, 'no SCSI disk to carry the controller')
+  return disks.sort((a, b) => a.bus - b.bus || a.index - b.index).map((d) => d.disk)
+}
+
+const BUS_ORDER = ['ide', 'sata', 'scsi', 'virtio']
+
+/** A host path as pve-container compares it: without trailing slashes. */
+const hostPath = (path: string): string => path.replace(/(.)\/+$/, '$1')
+
+/** The volumes of a container: the root filesystem, the mount points and the bind mounts. */
+export function lxcVolumesOwned(s: ContainerManifest['spec']): Owned[] {
+  const owned: Owned[] = [
+    volumeOwned({
+      kind: ROOT_FS,
+      slot: 'rootfs',
+      field: 'spec.root',
+      entry: s.root,
+      at: { storage: s.root.storage, bytes: s.root.size },
+    }),
+  ]
+  s['mount-points'].forEach((mp, i) => {
+    const field = `spec.mount-points[${i}]`
+    owned.push(
+      volumeOwned({
+        kind: MOUNT_POINT,
+        slot: mp.slot,
+        field,
+        entry: mp,
+        at: { storage: mp.storage, bytes: mp.size },
+        check: (volume) =>
+          volume.startsWith('/')
+            ? anomaly(
+                'volume-kind',
+                `${mp.slot} is a bind mount of ${volume} on PVE but ${field} declares an allocated volume; proxops will not replace it`,
+              )
+            : undefined,
+      }),
+    )
+  })
+  s['bind-mounts'].forEach((b, i) => {
+    const field = `spec.bind-mounts[${i}]`
+    const host = hostPath(b['host-path'])
+    owned.push(
+      volumeOwned({
+        kind: BIND_MOUNT,
+        slot: b.slot,
+        field,
+        entry: b,
+        at: { hostPath: host },
+        check: (volume) => {
+          if (!volume.startsWith('/'))
+            return anomaly(
+              'volume-kind',
+              `${b.slot} holds volume ${volume} on PVE but ${field} declares a bind mount; proxops will not replace it`,
+            )
+          if (hostPath(volume) !== host)
+            return anomaly(
+              'bind-path',
+              `${b.slot} binds ${volume} on PVE but ${field} wants ${host}; proxops never re-points a bind mount (change it by hand)`,
+            )
+          return undefined
+        },
+      }),
+    )
+  })
+  return owned
+}
+
+/**
+ * adopt: a container's `rootfs` and `mp<N>` keys (`mountKeys`, in slot order) as `spec.root`, `spec.mount-points`
+ * and `spec.bind-mounts`; what PVE does not say (an unreadable value, no size) is an INCOMPLETE reason.
+ */
+export function adoptLxcVolumes(
+  config: Readonly<Record<string, string>>,
+  mountKeys: readonly string[],
+  gap: GapSink,
+  incomplete: string[],
+): { root?: Record<string, unknown>; mountPoints: Record<string, unknown>[]; bindMounts: Record<string, unknown>[] } {
+  const rootfs = config.rootfs
+  const root = rootfs === undefined ? undefined : adoptVolume(ROOT_FS, 'rootfs', rootfs, gap)
+  if (root === undefined) incomplete.push('spec.root: the container has no readable rootfs')
+  else if (root.missingSize !== undefined)
+    incomplete.push(`spec.root.size: PVE reports no whole-MiB size (${root.missingSize}); state it`)
+  const mountPoints: Record<string, unknown>[] = []
+  const bindMounts: Record<string, unknown>[] = []
+  for (const key of mountKeys) {
+    const value = config[key]
+    const kind = value === undefined ? undefined : volumeKindOf('lxc', key, value)
+    if (kind === undefined) continue
+    const adopted = adoptVolume(kind, key, value!, gap)
+    if (adopted === undefined) {
+      incomplete.push(`spec.mount-points (${key}): PVE's value is not readable; state it`)
+      continue
+    }
+    if (adopted.missingSize !== undefined)
+      incomplete.push(`spec.mount-points (${key}): PVE reports no whole-MiB size (${adopted.missingSize}); state it`)
+    adopted.entry.slot = key
+    ;(kind === BIND_MOUNT ? bindMounts : mountPoints).push(adopted.entry)
+  }
+  return { ...(root === undefined ? {} : { root: root.entry }), mountPoints, bindMounts }
 }
