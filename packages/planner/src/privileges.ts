@@ -7,6 +7,8 @@
  * (`check_volume_access`) check in code. Options PVE reserves for root@pam cannot be granted to any token.
  */
 import { splitList } from '@proxops/pve-client/wire'
+import { parsePS } from './plan/fields.js'
+import { volumeKindOf } from './plan/volumes.js'
 import { compareAnomalies, compareSkips, summaryOf } from './plan/order.js'
 import type { Action, Anomaly, Plan, PlanParams, PveRequest, Skip } from './plan-types.js'
 
@@ -73,7 +75,6 @@ const QEMU_CLOUDINIT = new Set([
   'searchdomain',
   'sshkeys',
 ])
-const QEMU_DRIVE = /^(?:(?:ide|scsi|virtio|sata)\d+|efidisk0|tpmstate0)$/
 /** request parameters of create/update that are not config options */
 const QEMU_META = new Set(['vmid', 'storage', 'pool', 'start', 'digest', 'delete', 'revert', 'unique', 'force'])
 const LXC_META = new Set([
@@ -97,16 +98,8 @@ const NEW_DISK = /^(?:([^/:\s]+):)?(\d+(?:\.\d+)?)$/
 const one = (path: string, ...privs: string[]): Grant[] => [{ path, privs }]
 const anyOf = (path: string, ...privs: string[]): Grant[] => privs.map((p) => ({ path, privs: [p] }))
 
-function props(v: string): { head: string; kv: Record<string, string> } {
-  const kv: Record<string, string> = {}
-  let head = ''
-  v.split(',').forEach((part, i) => {
-    const eq = part.indexOf('=')
-    if (eq > 0) kv[part.slice(0, eq)] = part.slice(eq + 1)
-    else if (i === 0) head = part
-  })
-  return { head, kv }
-}
+/** A request value's tokens through the planner's one property-string reader; `defaultKey` holds a bare head. */
+const tokensOf = (v: string, defaultKey?: string): Record<string, string> => parsePS(v, defaultKey) ?? {}
 
 /** pve-storage check_volume_access for `storage:volname` (ISOs, templates, import images, another guest's disk) */
 function volumeGrants(volid: string, vmid: number): Grant[][] {
@@ -130,7 +123,7 @@ function volumeGrants(volid: string, vmid: number): Grant[][] {
 
 /** GuestHelpers::check_vnet_access: SDN.Use on the bridge (zone localnetwork without SDN), per VLAN with a tag */
 function bridgeGrants(net: string): Grant[][] {
-  const { kv } = props(net)
+  const kv = tokensOf(net, 'model')
   if (kv.bridge === undefined) return []
   const base = `/sdn/zones/localnetwork/${kv.bridge}`
   const out: Grant[][] = []
@@ -149,11 +142,11 @@ function qemuKey(
   defaultStorage: string | undefined,
 ): (Grant[] | string)[] {
   const vms = `/vms/${vmid}`
-  if (QEMU_DRIVE.test(key)) {
+  if (volumeKindOf('qemu', key, value ?? '') !== undefined) {
     const out: (Grant[] | string)[] = []
     if (value === undefined) return create ? [] : [one(vms, 'VM.Config.Disk')]
-    const { head, kv } = props(value)
-    const file = kv.file ?? head
+    const kv = tokensOf(value, 'file')
+    const file = kv.file ?? ''
     const cdrom = kv.media === 'cdrom'
     const cloudinit = /(?:^|:)(?:.*\/)?(?:vm-\d+-)?cloudinit(?:\.\w+)?$/.test(file)
     if (!create)
@@ -194,8 +187,9 @@ function qemuKey(
       ? [one(vms, 'VM.Config.HWType')]
       : [`a real serial device (${key}) is for root@pam only`]
   if (/^usb\d+$/.test(key) || /^hostpci\d+$/.test(key)) {
-    const mapping = value === undefined ? undefined : props(value).kv.mapping
-    if (value !== undefined && mapping === undefined && !/^spice$/i.test(props(value).kv.host ?? props(value).head)) {
+    const kv = value === undefined ? {} : tokensOf(value, 'host')
+    const mapping = kv.mapping
+    if (value !== undefined && mapping === undefined && !/^spice$/i.test(kv.host ?? '')) {
       return [
         `a ${key.startsWith('usb') ? 'USB' : 'PCI'} device without a resource mapping (${key}) is for root@pam only`,
       ]
@@ -214,8 +208,7 @@ function lxcKey(key: string, value: string | undefined, vmid: number, unprivileg
   if (key === 'cores' || key === 'cpuunits' || key === 'cpulimit') return [one(vms, 'VM.Config.CPU')]
   if (key === 'rootfs' || /^mp\d+$/.test(key)) {
     if (value === undefined) return [one(vms, 'VM.Config.Disk')]
-    const { head, kv } = props(value)
-    const vol = kv.volume ?? head
+    const vol = tokensOf(value, 'volume').volume ?? ''
     if (vol.startsWith('/'))
       return [`a ${vol.startsWith('/dev/') ? 'device' : 'bind'} mount (${key}) is for root@pam only`]
     const nd = NEW_DISK.exec(vol)
@@ -229,7 +222,7 @@ function lxcKey(key: string, value: string | undefined, vmid: number, unprivileg
   if (key === 'hostname' || key === 'nameserver' || key === 'searchdomain') return [one(vms, 'VM.Config.Network')]
   if (key === 'features') {
     if (!unprivileged) return ['feature flags of a privileged container are for root@pam only']
-    const names = Object.keys(props(value ?? '').kv).filter((f) => f !== 'nesting')
+    const names = Object.keys(tokensOf(value ?? '')).filter((f) => f !== 'nesting')
     return names.length > 0
       ? [`feature flags other than nesting (${names.join(', ')}) are for root@pam only`]
       : [one(vms, 'VM.Allocate')]

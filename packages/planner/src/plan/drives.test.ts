@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest'
-import { adoptCdAndCloudInit, bootOrderOf, bootOwned, cdSlot, isCdrom, isCloudInit, readDrive } from './drives.js'
+import {
+  adoptCdAndCloudInit,
+  bootOrderOf,
+  bootOwned,
+  cdAndCloudInitOwned,
+  cdSlot,
+  isCdrom,
+  isCloudInit,
+  readDrive,
+} from './drives.js'
 
 describe('readDrive (qemu-server parse_drive, drive_is_cdrom, drive_is_cloudinit)', () => {
   it.each([
@@ -96,5 +105,48 @@ describe('boot order (qemu-server boot format: order=, or a legacy string)', () 
     ])
     expect(boot.compare('cdn')).toHaveLength(1)
     expect(boot.compare(undefined)).toHaveLength(1)
+  })
+})
+
+describe('cdAndCloudInitOwned', () => {
+  const ctx = (cloned: boolean) => ({
+    cloned,
+    volid: (_kind: string, name: string) => (name === 'debian' ? 'local:iso/debian-12.iso' : undefined),
+  })
+  const codes = (outcomes: readonly { t: string; code?: string }[]) => outcomes.map((o) => o.code ?? o.t)
+
+  it('the cloud-init drive: created on an empty ide2, never put over another volume, kept on a clone', () => {
+    const ci = { 'cloud-init': { enabled: true, storage: 'local-lvm', size: '4M' } }
+    const [own] = cdAndCloudInitOwned(ci, ctx(false))
+    expect(own?.key).toBe('ide2')
+    expect(own?.create).toBe('local-lvm:cloudinit')
+    expect(own?.compare(undefined)).toEqual([
+      { t: 'write', value: 'local-lvm:cloudinit', after: 'local-lvm:cloudinit', newSlot: true },
+    ])
+    expect(own?.compare('local-lvm:vm-100-cloudinit,media=cdrom')).toEqual([])
+    expect(codes(own!.compare('local-lvm:vm-100-disk-1,size=8G'))).toEqual(['volume-kind'])
+    expect(codes(own!.compare('ceph:vm-100-cloudinit,media=cdrom'))).toEqual(['write'])
+    const [cloned] = cdAndCloudInitOwned(ci, ctx(true))
+    expect(codes(cloned!.compare('ceph:vm-100-cloudinit,media=cdrom'))).toEqual(['volume-pool'])
+  })
+
+  it('the CD drive: on ide3 beside cloud-init, swaps media of a CD drive only', () => {
+    const both = cdAndCloudInitOwned(
+      { 'cloud-init': { enabled: true, storage: 'local-lvm', size: '4M' }, cdrom: { iso: 'debian', media: 'cdrom' } },
+      ctx(false),
+    )
+    expect(both.map((o) => o.key)).toEqual(['ide2', 'ide3'])
+    const [cd] = cdAndCloudInitOwned({ cdrom: { iso: 'debian', media: 'cdrom' } }, ctx(false))
+    expect(cd?.key).toBe('ide2')
+    expect(cd?.compare('local:iso/debian-12.iso,media=cdrom')).toEqual([])
+    expect(codes(cd!.compare('none,media=cdrom'))).toEqual(['write'])
+    expect(codes(cd!.compare('local:iso/other.iso,media=cdrom'))).toEqual(['write'])
+    // a disk, or an ISO PVE would not store without media=cdrom, is never replaced
+    expect(codes(cd!.compare('local-lvm:vm-100-disk-1,size=8G'))).toEqual(['volume-kind'])
+    expect(codes(cd!.compare('local:iso/other.iso'))).toEqual(['volume-kind'])
+    const [eject] = cdAndCloudInitOwned({ cdrom: { iso: 'none', media: 'cdrom' } }, ctx(false))
+    expect(eject?.compare('none,media=cdrom')).toEqual([])
+    expect(eject?.compare(undefined)).toEqual([])
+    expect(codes(eject!.compare('local:iso/other.iso,media=cdrom'))).toEqual(['write'])
   })
 })

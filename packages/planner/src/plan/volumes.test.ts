@@ -125,9 +125,15 @@ describe('volume kinds', () => {
       'read-only': true,
     })
     expect(adoptVolume(DISK, 'scsi1', 'local-lvm:vm-1-disk-1,size=8G,size=9G', g.gap)).toBeUndefined()
+    // a passthrough disk has no storage: the schema's storage check then lists the file INCOMPLETE
+    expect(adoptVolume(DISK, 'virtio2', '/dev/sdb,size=4T', g.gap)?.entry).toEqual({
+      storage: '/dev/sdb',
+      size: '4TiB',
+    })
     expect(g.list).toEqual([
       ['rootfs.acl', '1', 'root filesystem option not modelled'],
       ['scsi1', 'local-lvm:vm-1-disk-1,size=8G,size=9G', "disk not readable (PVE's property-string grammar)"],
+      ['virtio2', '/dev/sdb,size=4T', 'disk is not a volume on a storage: not modelled'],
     ])
   })
 })

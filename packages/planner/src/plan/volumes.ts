@@ -350,8 +350,12 @@ export function adoptVolume(
     return undefined
   }
   const entry: Record<string, unknown> = {}
-  if (kind.headField === 'storage') entry.storage = volume.split(':')[0]
-  else if (kind.headField === 'host-path') entry['host-path'] = volume
+  if (kind.headField === 'storage') {
+    const storage = poolOf(volume)
+    // not a volume on a storage (a host device, a path): kept as it is, so the schema's storage check names it
+    entry.storage = storage ?? volume
+    if (storage === undefined) gap(slot, value, `${kind.what} is not a volume on a storage: not modelled`)
+  } else if (kind.headField === 'host-path') entry['host-path'] = volume
   let missingSize: string | undefined
   if (kind.sized) {
     const bytes = sizeBytes(p.size)

@@ -241,6 +241,14 @@ describe('VM', () => {
     expect(one(m)).toEqual(['slot-duplicate', 'spec.disks.0.interface'])
   })
 
+  it('an ISO attaches as a CD only (qemu-server: explicit media=cdrom is required for iso images)', () => {
+    const m = clone(validManifests.VM)
+    m.spec.hardware = { cdrom: { iso: 'talos', media: 'disk' } }
+    expect(one(m)).toEqual(['field-invalid', 'spec.hardware.cdrom.media'])
+    m.spec.hardware = { cdrom: { iso: 'none', media: 'disk' } }
+    expect(ok(m).spec.hardware?.cdrom).toEqual({ iso: 'none', media: 'disk' })
+  })
+
   it('clone rules', () => {
     const m = clone(validManifests.VM)
     m.spec.clone = 'alma-tpl'

@@ -384,6 +384,13 @@ function finaliseVm(kind: 'VM' | 'TemplateVM', name: string, spec: VmSpec, add: 
       const bad = checkResourceName(hw.cdrom.iso)
       if (bad)
         add('name-invalid', ['spec', 'hardware', 'cdrom', 'iso'], `${bad} (or write none to keep the drive empty)`)
+      // qemu-server's create and update refuse an ISO without media=cdrom
+      if (hw.cdrom.media === 'disk')
+        add(
+          'field-invalid',
+          ['spec', 'hardware', 'cdrom', 'media'],
+          'media: disk attaches the ISO as a hard disk, which PVE refuses ("explicit \'media=cdrom\' is required for iso images"); write media: cdrom or leave it out',
+        )
     }
     const ci = hw['cloud-init']
     if (ci?.enabled && ci.storage === undefined) {

@@ -168,7 +168,7 @@ export const vmHardwareSchema = obj(
       obj(
         {
           iso: str('Name of an ISO in the same cluster to attach, or `none` to keep the drive empty.'),
-          media: v.optional(oneOf(['cdrom', 'disk'], '`media=`.'), 'cdrom'),
+          media: v.optional(oneOf(['cdrom', 'disk'], '`media=`; PVE attaches an ISO only as `cdrom`.'), 'cdrom'),
         },
         'CD/DVD drive (ide2, or ide3 when cloud-init is enabled). Absent = the slot is not owned.',
       ),
@@ -191,7 +191,12 @@ export const vmHardwareSchema = obj(
           storage: v.optional(
             storageId('Storage for the cloud-init drive (needs `images` content); required when enabled.'),
           ),
-          size: v.optional(verbatimQuantity('Drive size, sent verbatim after `size=`.'), '4M'),
+          size: v.optional(
+            verbatimQuantity(
+              'Not sent: qemu-server allocates every cloud-init drive with 4 MiB (CLOUDINIT_DISK_SIZE).',
+            ),
+            '4M',
+          ),
         },
         'Cloud-init drive.',
       ),
