@@ -6,14 +6,14 @@
 import { createRequire } from 'node:module'
 import type { Writable } from 'node:stream'
 import type winston from 'winston'
+import type { LogLevel } from '@proxops/schema'
 import type { Redactor } from './redact.js'
 
 // winston (and its logform/readable-stream tree) is loaded on the first line actually written: a `diff` at
 // the default level usually writes none, and loading it is a noticeable part of a CLI start.
 const require = createRequire(import.meta.url)
 
-export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const
-export type LogLevel = (typeof LOG_LEVELS)[number]
+export type { LogLevel }
 
 export interface LogOptions {
   level: LogLevel

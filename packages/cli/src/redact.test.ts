@@ -1,16 +1,24 @@
 import { describe, expect, it } from 'vitest'
 import { fc, test } from '@fast-check/vitest'
-import { Redactor, REDACTED } from './redact.js'
+import { SENSITIVE } from '@proxops/pve-client/wire'
+import { SENSITIVE as SOPS_SENSITIVE, Secret } from '@proxops/sops'
+import { Redactor } from './redact.js'
 
 describe('Redactor', () => {
+  it('writes the one secret marker, the one a SOPS Secret prints (sops cannot import the wire helpers)', () => {
+    expect(SOPS_SENSITIVE).toBe(SENSITIVE)
+    expect(String(new Secret('canary-Zq8', 'str'))).toBe(SENSITIVE)
+    expect(new Redactor().add('canary-Zq8').text('x canary-Zq8')).toBe(`x ${SENSITIVE}`)
+  })
+
   it('masks registered secrets, their percent-encoded form and credential shapes', () => {
     const r = new Redactor().add('s3cr3t/tok+en', undefined, '', 'ab')
-    expect(r.text('token s3cr3t/tok+en and s3cr3t%2Ftok%2Ben')).toBe(`token ${REDACTED} and ${REDACTED}`)
-    expect(r.text('PVEAPIToken=root@pam!ci=1234-abcd')).toBe(`PVEAPIToken=root@pam!ci=${REDACTED}`)
-    expect(r.text('Cookie: PVEAuthCookie=PVE:root@pam:ABC::sig')).toContain(`PVEAuthCookie=${REDACTED}`)
-    expect(r.text('https://git:ghp_x1y2@example.net/repo.git')).toBe(`https://git:${REDACTED}@example.net/repo.git`)
-    expect(r.text('AGE-SECRET-KEY-1QQQQQQQQQQQQQQQQQQQQ')).toBe(REDACTED)
-    expect(r.text('Authorization: Bearer abc.def')).toBe(`Authorization: Bearer ${REDACTED}`)
+    expect(r.text('token s3cr3t/tok+en and s3cr3t%2Ftok%2Ben')).toBe(`token ${SENSITIVE} and ${SENSITIVE}`)
+    expect(r.text('PVEAPIToken=root@pam!ci=1234-abcd')).toBe(`PVEAPIToken=root@pam!ci=${SENSITIVE}`)
+    expect(r.text('Cookie: PVEAuthCookie=PVE:root@pam:ABC::sig')).toContain(`PVEAuthCookie=${SENSITIVE}`)
+    expect(r.text('https://git:ghp_x1y2@example.net/repo.git')).toBe(`https://git:${SENSITIVE}@example.net/repo.git`)
+    expect(r.text('AGE-SECRET-KEY-1QQQQQQQQQQQQQQQQQQQQ')).toBe(SENSITIVE)
+    expect(r.text('Authorization: Bearer abc.def')).toBe(`Authorization: Bearer ${SENSITIVE}`)
     // short values would shred ordinary text and are not searched for
     expect(r.text('ab cd')).toBe('ab cd')
   })
@@ -25,10 +33,10 @@ describe('Redactor', () => {
     }
     const out = r.value(input)
     expect(out).toEqual({
-      a: [{ password: REDACTED }, `has ${REDACTED} inside`],
+      a: [{ password: SENSITIVE }, `has ${SENSITIVE} inside`],
       token: '',
-      nested: { secret: REDACTED },
-      err: { name: 'Error', message: `bad ${REDACTED}` },
+      nested: { secret: SENSITIVE },
+      err: { name: 'Error', message: `bad ${SENSITIVE}` },
     })
     expect(input.a[1]).toBe('has canary-1234 inside')
   })
@@ -51,10 +59,10 @@ describe('Redactor', () => {
     const secret = 'Canary "q\\ote" & sp ace!'
     const r = new Redactor().add(secret)
     const form = new URLSearchParams({ password: secret }).toString()
-    expect(r.text(form)).toBe(`password=${REDACTED}`)
-    expect(r.text(JSON.stringify({ v: secret }))).toBe(`{"v":"${REDACTED}"}`)
-    expect(r.text(`x ${secret.toUpperCase()} y`)).toBe(`x ${REDACTED} y`)
-    expect(r.strings({ a: [`in ${secret}`], b: 3 })).toEqual({ a: [`in ${REDACTED}`], b: 3 })
+    expect(r.text(form)).toBe(`password=${SENSITIVE}`)
+    expect(r.text(JSON.stringify({ v: secret }))).toBe(`{"v":"${SENSITIVE}"}`)
+    expect(r.text(`x ${secret.toUpperCase()} y`)).toBe(`x ${SENSITIVE} y`)
+    expect(r.strings({ a: [`in ${secret}`], b: 3 })).toEqual({ a: [`in ${SENSITIVE}`], b: 3 })
   })
 
   test.prop(
@@ -74,7 +82,7 @@ describe('Redactor', () => {
       const shown = r.text(`Authorization: x ${encoded}`)
       // what is left cannot be decoded back to the secret
       expect(Buffer.from(shown.replace(/^Authorization: x /, ''), 'base64').toString()).not.toContain(secret)
-      expect(shown).toContain(REDACTED)
+      expect(shown).toContain(SENSITIVE)
     },
   )
 })

@@ -5,9 +5,6 @@
  */
 import { SENSITIVE } from '@proxops/pve-client/wire'
 
-/** the one secret marker (docs/safety.md), as the redactor writes it */
-export const REDACTED = SENSITIVE
-
 /** Keys whose values are always secret, whatever they hold. */
 const SECRET_KEY =
   /^(password|passwd|token|token-value|tokenvalue|secret|cipassword|sshkey|keyfile|authorization|cookie|git-token|pve-token|api-token)$/i
@@ -15,17 +12,17 @@ const SECRET_KEY =
 /** Credential shapes masked by pattern (value part only, so the message stays readable). */
 const PATTERNS: ReadonlyArray<[RegExp, string]> = [
   // PVEAPIToken=user@realm!tokenid=SECRET
-  [/(PVEAPIToken=[^\s=!]+![^\s=]+=)[^\s"',;]+/gi, `$1${REDACTED}`],
+  [/(PVEAPIToken=[^\s=!]+![^\s=]+=)[^\s"',;]+/gi, `$1${SENSITIVE}`],
   // PVEAuthCookie=TICKET
-  [/(PVEAuthCookie=)[^\s"',;]+/gi, `$1${REDACTED}`],
+  [/(PVEAuthCookie=)[^\s"',;]+/gi, `$1${SENSITIVE}`],
   // CSRFPreventionToken: VALUE
-  [/(CSRFPreventionToken["']?\s*[:=]\s*["']?)[^\s"',;]+/gi, `$1${REDACTED}`],
+  [/(CSRFPreventionToken["']?\s*[:=]\s*["']?)[^\s"',;]+/gi, `$1${SENSITIVE}`],
   // Authorization: Bearer xyz / Basic xyz
-  [/(Authorization["']?\s*[:=]\s*["']?(?:Bearer|Basic|token)\s+)[^\s"',;]+/gi, `$1${REDACTED}`],
+  [/(Authorization["']?\s*[:=]\s*["']?(?:Bearer|Basic|token)\s+)[^\s"',;]+/gi, `$1${SENSITIVE}`],
   // https://user:password@host
-  [/(\b[a-z][a-z0-9+.-]*:\/\/[^\s/:@]+:)[^\s/@]+@/gi, `$1${REDACTED}@`],
+  [/(\b[a-z][a-z0-9+.-]*:\/\/[^\s/:@]+:)[^\s/@]+@/gi, `$1${SENSITIVE}@`],
   // age private keys
-  [/AGE-SECRET-KEY-(?:PQ-)?1[0-9A-Z]+/g, REDACTED],
+  [/AGE-SECRET-KEY-(?:PQ-)?1[0-9A-Z]+/g, SENSITIVE],
 ]
 
 /** Secrets shorter than this are not searched for as substrings (they would shred ordinary text). */
@@ -95,8 +92,8 @@ export class Redactor {
   text(input: string): string {
     if (!this.#trigger.test(input)) return input
     let out = input
-    if (this.#plain) out = out.replace(this.#plain, REDACTED)
-    if (this.#base64) out = out.replace(this.#base64, REDACTED)
+    if (this.#plain) out = out.replace(this.#plain, SENSITIVE)
+    if (this.#base64) out = out.replace(this.#base64, SENSITIVE)
     for (const [pattern, replacement] of PATTERNS) out = out.replace(pattern, replacement)
     return out
   }
@@ -133,7 +130,7 @@ export class Redactor {
     const out: Record<string, unknown> = {}
     for (const [key, item] of Object.entries(input)) {
       out[key] =
-        SECRET_KEY.test(key) && item !== undefined && item !== null && item !== '' ? REDACTED : this.#walk(item, seen)
+        SECRET_KEY.test(key) && item !== undefined && item !== null && item !== '' ? SENSITIVE : this.#walk(item, seen)
     }
     return out
   }

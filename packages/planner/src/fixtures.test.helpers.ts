@@ -3,11 +3,21 @@
  * plan sends (volume ids, MACs, sizes, masks), so tests can "apply" a plan to an inventory without I/O.
  * Named `*.test.helpers.ts`: not a test file, not published.
  */
-import { formatPropertyString, formatSize, parsePropertyString } from '@proxops/pve-client/wire'
-import type { ArtifactManifest, ContainerManifest, Manifest, QemuManifest, VmHardware, VmSpec } from '@proxops/schema'
+import { formatPropertyString, formatSize, parsePropertyString, readTags } from '@proxops/pve-client/wire'
+import type {
+  ArtifactManifest,
+  BackupJobManifest,
+  ContainerManifest,
+  Manifest,
+  PoolManifest,
+  QemuManifest,
+  VmHardware,
+  VmSpec,
+} from '@proxops/schema'
 import type { DesiredState } from './desired.js'
 import { manifest } from './testing/manifest.js'
 import type { LiveGuest, LiveInventory } from './inventory.js'
+import { readDrive } from './plan/drives.js'
 import { parsePS } from './plan/fields.js'
 import { qemuNic } from './plan/nics.js'
 import { BIND_MOUNT, EFI_DISK, isBareForm, liveSizeBytes, poolOf, TPM_STATE, volumeKindOf } from './plan/volumes.js'
@@ -85,6 +95,23 @@ export function artifact(
   }) as ArtifactManifest
 }
 
+/**
+ * A BackupJob as the parser reads its document (daily to `local`, vmid 100; the id is the name): `spec` is the
+ * document's spec, written as in YAML.
+ */
+export function backupJob(name: string, spec: Readonly<Record<string, unknown>> = {}): BackupJobManifest {
+  return manifest({
+    kind: 'BackupJob',
+    metadata: { name },
+    spec: { schedule: 'daily', storage: 'local', selection: { vmids: [100] }, ...spec },
+  }) as BackupJobManifest
+}
+
+/** A Pool as the parser reads its document (the id is the name); `spec` is the document's spec. */
+export function pool(name: string, spec: Readonly<Record<string, unknown>> = {}): PoolManifest {
+  return manifest({ kind: 'Pool', metadata: { name }, spec }) as PoolManifest
+}
+
 export function desired(...manifests: Manifest[]): DesiredState {
   return { cluster: 'homelab', manifests }
 }
@@ -108,10 +135,6 @@ export function inventory(guests: LiveGuest[] = [], over: Partial<LiveInventory>
 }
 
 export function guest(vmid: number, config: Record<string, string>, over: Partial<LiveGuest> = {}): LiveGuest {
-  const tags = (config.tags ?? '')
-    .split(/[;,\s]+/)
-    .filter((t) => t !== '')
-    .map((t) => t.toLowerCase())
   return {
     type: 'qemu',
     vmid,
@@ -119,7 +142,7 @@ export function guest(vmid: number, config: Record<string, string>, over: Partia
     name: config.name ?? config.hostname,
     template: config.template === '1',
     status: 'stopped',
-    tags: [...new Set(tags)].sort(),
+    tags: readTags(config.tags),
     digest: `d${vmid}`,
     config,
     pending: {},
@@ -166,8 +189,8 @@ function normaliseValue(type: 'qemu' | 'lxc', vmid: number, key: string, value: 
     const p = parsePS(value, kind.head)
     const head = p?.[kind.head]
     if (p === undefined || head === undefined) return value
-    const cloud = /^([^:/]+):cloudinit$/.exec(head)
-    if (cloud) return `${cloud[1]}:vm-${vmid}-cloudinit,media=cdrom`
+    // qemu-server names the cloud-init drive's volume after the VM and stores it as a CD
+    if (readDrive(value)?.kind === 'cloud-init') return `${poolOf(head) ?? ''}:vm-${vmid}-cloudinit,media=cdrom`
     if (!isBareForm(head)) return value
     delete p['import-from']
     let size = liveSizeBytes(head, undefined) ?? 0

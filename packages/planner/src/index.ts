@@ -79,6 +79,7 @@ export {
   type AdoptSelection,
   type AdoptFilter,
   type SelectedInventory,
+  type OwnedElsewhere,
   type AdoptOptions,
   type AdoptResult,
   type AdoptedFile,

@@ -4,6 +4,7 @@
  * Nothing here is derived from the clock or from randomness: the same inputs give the same bytes
  * (see serializePlan). Secret values never appear: they are references resolved at execute time.
  */
+import type { DisruptionPolicy } from '@proxops/schema'
 import type { CanonFirewall } from './firewall/canon.js'
 import type { FirewallWrite, GuestType, HaObject } from '@proxops/pve-client/wire'
 
@@ -16,15 +17,8 @@ export type ArtifactKind = 'ISO' | 'CTTemplate' | 'DiskImage'
 /** the kinds whose prunes the empty-desired guard holds back (`--allow-empty <Kind>` lifts it) */
 export type AllowEmptyKind = GuestKind | 'BackupJob' | 'Pool'
 
-/**
- * The most disruptive side effect ProxOps may cause on a running guest while converging its config.
- * `allow` (= `stop`): reboot-class changes use the write, a graceful shutdown, then start. `none`: reboot-class
- * writes are sent and left pending in PVE, hotplug-class writes and mark-template of a running guest are not
- * made; both are reported. `hotplug` and `reboot` are the levels in between (the `proxops/disruption`
- * annotation accepts `none|hotplug|reboot|stop`). Power changes the manifest asks for (`state`) and prunes are
- * not side effects: they are planned under every policy.
- */
-export type DisruptionPolicy = 'allow' | 'none' | 'hotplug' | 'reboot' | 'stop'
+/** the disruption policy is the schema's (`allow`, `none`, `hotplug`, `reboot`, `stop`) */
+export type { DisruptionPolicy }
 
 /** What a change does to a running guest (for a stopped guest every write is `none`). */
 export type DisruptionClass =

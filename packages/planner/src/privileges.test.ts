@@ -52,6 +52,20 @@ describe('privilegeNeeds: what each action and field needs on PVE', () => {
     expect(grants(needs, 'start')).toEqual(['VM.PowerMgmt@/vms/100'])
   })
 
+  it('a cloud-init drive allocates nothing the plan checks; a CD image needs access to its ISO (drive_is_cloudinit)', () => {
+    const hardware = {
+      'cloud-init': { enabled: true, storage: 'local-lvm', size: '4M' },
+      cdrom: { iso: 'iso', media: 'cdrom' as const },
+    }
+    const needs = privilegeNeeds(planOf(vm('web', 100, { hardware }), artifact('ISO', 'iso', 'x.iso')))
+    expect(grants(needs, 'ide2')).toEqual([])
+    expect(grants(needs, 'ide3')).toEqual([
+      'Datastore.Allocate@/storage/local',
+      'Datastore.AllocateSpace@/storage/local',
+      'Datastore.Audit@/storage/local',
+    ])
+  })
+
   it('a NIC with a VLAN tag needs SDN.Use on the VLAN path', () => {
     const needs = privilegeNeeds(
       planOf(

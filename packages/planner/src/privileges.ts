@@ -6,6 +6,8 @@
  * `check_bridge_access`), pve-container (`check_ct_modify_config_perm`, privileged containers) and pve-storage
  * (`check_volume_access`) check in code. Options PVE reserves for root@pam cannot be granted to any token.
  */
+import { splitList } from '@proxops/pve-client/wire'
+import { readDrive } from './plan/drives.js'
 import { parsePS } from './plan/fields.js'
 import { volumeKindOf } from './plan/volumes.js'
 import { compareAnomalies, compareSkips, summaryOf } from './plan/order.js'
@@ -144,10 +146,11 @@ function qemuKey(
   if (volumeKindOf('qemu', key, value ?? '') !== undefined) {
     const out: (Grant[] | string)[] = []
     if (value === undefined) return create ? [] : [one(vms, 'VM.Config.Disk')]
-    const kv = tokensOf(value, 'file')
-    const file = kv.file ?? ''
-    const cdrom = kv.media === 'cdrom'
-    const cloudinit = /(?:^|:)(?:.*\/)?(?:vm-\d+-)?cloudinit(?:\.\w+)?$/.test(file)
+    // what the drive is, read as plan() reads it (qemu-server's drive_is_cdrom, drive_is_cloudinit)
+    const drive = readDrive(value)
+    const file = drive?.file ?? ''
+    const cdrom = drive?.props.media === 'cdrom'
+    const cloudinit = drive?.kind === 'cloud-init'
     if (!create)
       out.push(
         cloudinit
@@ -161,7 +164,7 @@ function qemuKey(
       const sid = NEW_DISK.exec(file)?.[1] ?? defaultStorage
       if (sid !== undefined) out.push(one(`/storage/${sid}`, 'Datastore.AllocateSpace'))
     } else if (!cloudinit && file !== 'none' && file !== 'cdrom') out.push(...volumeGrants(file, vmid))
-    const src = kv['import-from']
+    const src = drive?.props['import-from']
     if (src !== undefined) {
       if (src.startsWith('/')) out.push('an absolute import-from path is for root@pam only')
       else {
@@ -233,7 +236,7 @@ function lxcKey(key: string, value: string | undefined, vmid: number, unprivileg
 
 const str = (params: PlanParams, k: string): string | undefined =>
   typeof params[k] === 'string' ? params[k] : typeof params[k] === 'number' ? String(params[k]) : undefined
-const deletes = (params: PlanParams): string[] => (str(params, 'delete') ?? '').split(/[,;\s]+/).filter(Boolean)
+const deletes = (params: PlanParams): string[] => splitList(str(params, 'delete'))
 
 function requestNeeds(r: PveRequest, action: Action): { key?: string; need: Grant[] | string }[] {
   const out: { key?: string; need: Grant[] | string }[] = []
@@ -336,7 +339,7 @@ function requestNeeds(r: PveRequest, action: Action): { key?: string; need: Gran
       // update_pool: Pool.Allocate on the pool, check_perm_modify on every member it adds or removes, and
       // Pool.Allocate on the pool a guest leaves with allow-move (the plan's `spec.pool` diff names it)
       push(undefined, [one(`/pool/${String(r.params.poolid)}`, 'Pool.Allocate')])
-      for (const vmid of (str(r.params, 'vms') ?? '').split(/[,;\s]+/).filter(Boolean))
+      for (const vmid of splitList(str(r.params, 'vms')))
         push('vms', [anyOf(`/vms/${vmid}`, 'Permissions.Modify', 'VM.Allocate')])
       const left = action.diffs.find((d) => d.field === 'spec.pool')?.before
       if (r.params['allow-move'] !== undefined && typeof left === 'string')

@@ -11,6 +11,13 @@ import { parseDuration } from './duration.js'
 import { bool, checked, int, nonEmptyStr, obj, oneOf, str } from './manifest/fields.js'
 import { DEFAULT_SAFETY_SNAPSHOT_KEEP, DISRUPTION_POLICIES } from './manifest/parse.js'
 
+/** `pve.auth`: an API token, or a ticket from a user and password */
+export const AUTH_METHODS = ['token', 'ticket'] as const
+export type AuthMethod = (typeof AUTH_METHODS)[number]
+/** `log.level` (and `--log-level`) */
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const
+export type LogLevel = (typeof LOG_LEVELS)[number]
+
 const duration = (description: string, def: string) =>
   v.optional(
     v.pipe(
@@ -107,7 +114,7 @@ export const clusterEntrySchema = obj(
         'Names of keys in the decrypted SOPS document.',
       ),
     ),
-    auth: v.optional(oneOf(['token', 'ticket'], 'Auth method for this cluster; default the process `pve.auth`.')),
+    auth: v.optional(oneOf(AUTH_METHODS, 'Auth method for this cluster; default the process `pve.auth`.')),
     tls: v.optional(
       obj(
         {
@@ -167,14 +174,11 @@ const pruneBudget = v.optional(
 /** The process-wide settings (proxops.yaml); a cluster-local file has the same shape. */
 export const processConfigSchema = obj(
   {
-    log: v.optional(
-      obj({ level: v.optional(oneOf(['debug', 'info', 'warn', 'error'], 'Log level.'), 'info') }, 'Logging.'),
-      {},
-    ),
+    log: v.optional(obj({ level: v.optional(oneOf(LOG_LEVELS, 'Log level.'), 'info') }, 'Logging.'), {}),
     pve: v.optional(
       obj(
         {
-          auth: v.optional(oneOf(['token', 'ticket'], 'Auth method shared by all clusters.'), 'token'),
+          auth: v.optional(oneOf(AUTH_METHODS, 'Auth method shared by all clusters.'), 'token'),
           user: v.optional(str('Bootstrap PVE user (e.g. root@pam).')),
           'token-id': v.optional(str('API token id.')),
           token: v.optional(str('API token secret (prefer PROXOPS_PVE_TOKEN or SOPS).')),

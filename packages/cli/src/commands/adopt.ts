@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { stringify } from 'yaml'
-import { adopt, declaredObjects, observe, selectForAdoption } from '@proxops/planner'
+import { DEFAULT_POLICY, adopt, declaredObjects, observe, selectForAdoption } from '@proxops/planner'
 import { isSopsError, mergeSopsFile } from '@proxops/sops'
 import { CliError } from '../errors.js'
 import { readOnlyClient } from '../runtime/clients.js'
@@ -92,6 +92,8 @@ export async function adoptHandler(ctx: CliContext, args: AdoptArgs): Promise<nu
       declaredPoolids: declared.poolids,
       only: { vmids: args.vmid ?? [], names: args.name ?? [], tags: args.tag ?? [] },
       ...(args['include-declared'] ? { includeDeclared: true } : {}),
+      // what another cluster entry's marker names is that entry's: never adopted here
+      owner: { ownershipTag: DEFAULT_POLICY.ownershipTag, clusterEntry: cluster.name },
     })
     const inventory = selection.live
     const sshKeys = sops
@@ -116,6 +118,10 @@ export async function adoptHandler(ctx: CliContext, args: AdoptArgs): Promise<nu
   if (declaredGuests.length + declaredVolids.length + declaredJobs.length + declaredPools.length > 0)
     lines.push(
       `adopt: already declared in the repository, not adopted again: ${[...declaredGuests.map((v) => `vmid ${v}`), ...declaredVolids, ...declaredJobs.map((id) => `backup job ${id}`), ...declaredPools.map((p) => `pool ${p}`)].join(', ')}`,
+    )
+  if (selection.ownedElsewhere.length > 0)
+    lines.push(
+      `adopt: owned by another cluster entry, not adopted: ${selection.ownedElsewhere.map((o) => `${o.kind === 'guest' ? 'vmid' : o.kind === 'pool' ? 'pool' : 'backup job'} ${o.id} (${o.marker})`).join(', ')}`,
     )
   if (selection.filteredOut > 0) lines.push(`adopt: ${selection.filteredOut} other guest(s) left out by the filter`)
   if (result.files.length === 0 && result.skipped.length === 0) {

@@ -35,6 +35,16 @@ function err(fn: () => unknown): CliError {
   }
   throw new Error('expected a CliError')
 }
+/** whether `fn` accepts its input (a CliError = refused) */
+function ok(fn: () => unknown): boolean {
+  try {
+    fn()
+    return true
+  } catch (e) {
+    if (e instanceof CliError) return false
+    throw e
+  }
+}
 
 describe('parseConfigFile', () => {
   it("is the schema's parser: validated, normalised and defaulted settings", () => {
@@ -147,6 +157,22 @@ describe('mergeConfig', () => {
     expect(err(() => mergeConfig(input({ flags: { pveAuth: 'magic' } }))).message).toBe(
       '--pve-auth must be token or ticket',
     )
+    expect(err(() => mergeConfig(input({ flags: { logLevel: 'loud' } }))).message).toBe(
+      '--log-level must be one of debug, info, warn, error',
+    )
+  })
+
+  it("a flag accepts exactly the values its config setting accepts (one list, the schema's)", () => {
+    for (const level of ['debug', 'info', 'warn', 'error', 'trace', 'INFO']) {
+      const file = ok(() => parseConfigFile('/repo/proxops.yaml', `log:\n  level: ${level}\n`))
+      const flag = ok(() => mergeConfig(input({ flags: { logLevel: level } })))
+      expect([level, flag]).toEqual([level, file])
+    }
+    for (const auth of ['token', 'ticket', 'magic', 'Token']) {
+      const file = ok(() => parseConfigFile('/repo/proxops.yaml', `pve:\n  auth: ${auth}\n`))
+      const flag = ok(() => mergeConfig(input({ flags: { pveAuth: auth } })))
+      expect([auth, flag]).toEqual([auth, file])
+    }
   })
 
   it('rejects cluster files that do not match their directory, share an endpoint or carry credentials', () => {

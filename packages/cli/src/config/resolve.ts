@@ -7,6 +7,8 @@
  */
 import path from 'node:path'
 import {
+  AUTH_METHODS,
+  LOG_LEVELS,
   TOKEN_VALUE,
   isGitUrl,
   layerProcessConfig,
@@ -18,7 +20,6 @@ import {
   type ProcessConfig,
 } from '@proxops/schema'
 import { CliError, settingProblem } from '../errors.js'
-import { LOG_LEVELS, type LogLevel } from '../log.js'
 import type { ConfigFile } from './raw.js'
 import type {
   AuthMethod,
@@ -60,10 +61,18 @@ function invalid(message: string, file: string, field: string): never {
   throw new CliError('CONFIG_INVALID', settingProblem('config-invalid', file, field, message))
 }
 
-function expand(p: string, home: string, base: string): string {
+/** A path as written in a file or flag: `~` and `~/` are HOME, a relative path is relative to `base`. */
+export function expand(p: string, home: string, base: string): string {
   const tilde = p === '~' ? home : p.startsWith('~/') ? path.join(home, p.slice(2)) : p
   return path.resolve(base, tilde)
 }
+
+/** Where ProxOps keeps its state when nothing names a data dir. */
+export const defaultDataDir = (home: string): string => path.join(home, '.local', 'share', 'proxops')
+
+/** whether a flag's text is one of the values the config file accepts for that setting */
+const oneOf = <T extends string>(values: readonly T[], text: string): text is T =>
+  (values as readonly string[]).includes(text)
 
 function flagError(flag: string, message: string): never {
   throw new CliError('USAGE', `${flag} ${message}`)
@@ -106,13 +115,12 @@ export function mergeConfig(input: MergeInput): DraftConfig {
   }
 
   const level = flags.logLevel ?? cfg.log.level
-  if (!(LOG_LEVELS as readonly string[]).includes(level))
-    flagError('--log-level', `must be one of ${LOG_LEVELS.join(', ')}`)
+  if (!oneOf(LOG_LEVELS, level)) flagError('--log-level', `must be one of ${LOG_LEVELS.join(', ')}`)
   const format = flags.logFormat ?? 'text'
   if (format !== 'text' && format !== 'json') flagError('--log-format', 'must be text or json')
 
   const auth = flags.pveAuth ?? cfg.pve.auth
-  if (auth !== 'token' && auth !== 'ticket') flagError('--pve-auth', 'must be token or ticket')
+  if (!oneOf(AUTH_METHODS, auth)) flagError('--pve-auth', `must be ${AUTH_METHODS.join(' or ')}`)
   const globalCa =
     flags.caFile !== undefined
       ? expand(flags.caFile, home, input.cwd)
@@ -140,7 +148,7 @@ export function mergeConfig(input: MergeInput): DraftConfig {
       ? expand(flags.dataDir, home, input.cwd)
       : writer([...files, ...legacyFiles], 'data-dir')
         ? expand(cfg['data-dir'], home, dirOf('data-dir'))
-        : path.join(home, '.local', 'share', 'proxops')
+        : defaultDataDir(home)
 
   const clusters = mergeClusters(input, auth, globalCa)
   if (clusters.length === 0) {
@@ -151,7 +159,7 @@ export function mergeConfig(input: MergeInput): DraftConfig {
   }
   return {
     root: input.root,
-    log: { level: level as LogLevel, format },
+    log: { level, format },
     pve: {
       auth,
       ...optional('user', flags.pveUser ?? cfg.pve.user),

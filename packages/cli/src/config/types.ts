@@ -1,10 +1,9 @@
 /** The CLI's resolved configuration (docs/configuration.md). */
 import type { DisruptionPolicy, Policy, PruneWindow } from '@proxops/planner'
-import type { LogLevel } from '../log.js'
+import type { AuthMethod, LogLevel } from '@proxops/schema'
 
-export type { DisruptionPolicy, PruneWindow }
+export type { AuthMethod, DisruptionPolicy, PruneWindow }
 export type PruneBudget = Policy['pruneBudget']
-export type AuthMethod = 'token' | 'ticket'
 
 /** Global flags, each present only when it was given on the command line. */
 export interface GlobalFlags {

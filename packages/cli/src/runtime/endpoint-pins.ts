@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto'
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { CliError, settingProblem } from '../errors.js'
+import { defaultDataDir, expand } from '../config/resolve.js'
 import type { Credentials } from '../config/types.js'
 
 export const PINS_FILE = 'endpoint-pins.json'
@@ -38,10 +39,7 @@ export interface PinOutcome {
 
 /** The data dir the operator chose (`--data-dir`), else the default under HOME; never the repository's setting. */
 export function pinDir(flagDataDir: string | undefined, home: string, cwd: string): string {
-  if (flagDataDir === undefined) return path.join(home, '.local', 'share', 'proxops')
-  const tilde =
-    flagDataDir === '~' ? home : flagDataDir.startsWith('~/') ? path.join(home, flagDataDir.slice(2)) : flagDataDir
-  return path.resolve(cwd, tilde)
+  return flagDataDir === undefined ? defaultDataDir(home) : expand(flagDataDir, home, cwd)
 }
 
 export function endpointOrigin(url: string): string {

@@ -48,7 +48,11 @@ describe('adopt', () => {
     expect(one.code, one.stderr).toBe(0)
     expect(one.stdout).toContain(`adopt: ${vmids.length - 1} other guest(s) left out by the filter`)
     expect([...one.stdout.matchAll(/^adopt: wrote /gm)]).toHaveLength(1)
+    // a guest another cluster entry's marker names is that entry's: listed, never adopted
+    const theirs = vmids[vmids.length - 1]!
+    sim.control.driftSet(theirs, 'tags', 'proxops;proxops.other')
     const first = await run(['adopt', '--cluster', 'lab'])
+    expect(first.stdout).toContain(`adopt: owned by another cluster entry, not adopted: vmid ${theirs} (proxops.other)`)
     expect(first.stderr).not.toMatch(/proxops: error/)
     expect(first.code).toBe(0)
     expect(first.stdout).toMatch(/^adopt: cluster lab \(read-only\)$/m)

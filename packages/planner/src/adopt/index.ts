@@ -8,4 +8,5 @@ export {
   type AdoptSelection,
   type AdoptFilter,
   type SelectedInventory,
+  type OwnedElsewhere,
 } from './select.js'

@@ -47,6 +47,51 @@ describe('selectForAdoption', () => {
     expect(paths).toEqual(['iso/homelab/b-iso.yaml', 'vm/homelab/cache.yaml', 'vm/homelab/db.yaml'])
   })
 
+  it("leaves out and reports guests, pools and backup jobs another cluster entry's marker names", () => {
+    const inv = inventory(
+      [
+        guest(100, { name: 'mine', tags: 'proxops;proxops.lab', memory: '512' }),
+        guest(101, { name: 'theirs', tags: 'proxops;proxops.edge', memory: '512' }),
+        guest(102, { name: 'both', tags: 'proxops.lab;proxops.edge', memory: '512' }),
+        guest(103, { name: 'old', tags: 'proxops', memory: '512' }),
+        guest(104, { name: 'free', memory: '512' }),
+      ],
+      {
+        pools: {
+          pools: [
+            { poolid: 'edge', comment: ' managed-by=proxops.edge edge tier', vmids: [], storages: [] },
+            { poolid: 'hand', comment: 'made by hand', vmids: [], storages: [] },
+            { poolid: 'ours', comment: 'managed-by=proxops.lab web', vmids: [], storages: [] },
+          ],
+        },
+        backupJobs: [
+          { id: 'nightly', values: { comment: 'managed-by=proxops.edge' } },
+          { id: 'weekly', values: { comment: 'managed-by=proxops' } },
+        ],
+      },
+    )
+    const owner = { ownershipTag: 'proxops', clusterEntry: 'lab' }
+    const none = { declaredVmids: new Set<number>(), declaredVolids: new Set<string>() }
+    for (const extra of [{}, { includeDeclared: true, declaredVmids: new Set([101]) }]) {
+      const s = selectForAdoption(inv, { ...none, owner, ...extra })
+      expect(s.live.guests.map((g) => g.vmid)).toEqual([100, 103, 104])
+      expect(s.poolManifests).toEqual(['hand', 'ours'])
+      expect(s.live.backupJobs?.map((j) => j.id)).toEqual(['weekly'])
+      expect(s.ownedElsewhere).toEqual([
+        { kind: 'guest', id: '101', marker: 'proxops.edge' },
+        { kind: 'guest', id: '102', marker: 'proxops.edge' },
+        { kind: 'pool', id: 'edge', marker: 'managed-by=proxops.edge' },
+        { kind: 'backup-job', id: 'nightly', marker: 'managed-by=proxops.edge' },
+      ])
+      // nothing another entry owns gets a manifest here
+      const files = adopt(s.live, { cluster: 'lab', poolManifests: s.poolManifests }).files.map((f) => f.path)
+      expect(files.some((f) => /theirs|both|edge|nightly/.test(f))).toBe(false)
+    }
+    // without an entry (no markers in use) every object is a candidate
+    expect(selectForAdoption(inv, none).ownedElsewhere).toEqual([])
+    expect(selectForAdoption(inv, { ...none, owner: { ownershipTag: 'proxops' } }).live.guests).toHaveLength(5)
+  })
+
   it('pools: declared ones and (with a filter) all are left without a manifest; guests still name theirs', () => {
     const inv = {
       ...live,

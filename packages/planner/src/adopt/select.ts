@@ -3,12 +3,16 @@
  * repository already declares for the cluster, and an artifact volume whose volid it declares, are left out (a
  * second manifest for them would claim the same object twice), as is a backup job whose PVE id it declares. A
  * filter by vmid, name or tag narrows the guests; artifacts and backup jobs are adopted only when no filter is
- * given. Pure.
+ * given. A guest, pool or backup job whose ownership marker names another cluster entry is that entry's
+ * (docs/safety.md): it is left out and reported, whatever the filter or `includeDeclared` say, since adopting it
+ * here would make two entries claim one object. Pure.
  */
 import type { DesiredState } from '../desired.js'
 import { isArtifact, isBackupJob } from '../desired.js'
 import type { LiveInventory } from '../inventory.js'
 import { artifactVolid } from '../plan/plan.js'
+import { commentOwner, commentWord, ownerOf } from '../plan/ownership.js'
+import type { Policy } from '../plan-types.js'
 
 /** What a cluster's manifests already claim: guest vmids, the volids of its artifacts, backup job ids. */
 export function declaredObjects(manifests: DesiredState['manifests']): {
@@ -46,6 +50,20 @@ export interface AdoptSelection {
   only?: AdoptFilter
   /** adopt the declared objects too (to refresh their manifests from PVE) */
   includeDeclared?: boolean
+  /**
+   * the cluster entry adopting (`clusterEntry`) and the ownership tag: objects marked for another entry are left
+   * out; absent or without an entry = every object is a candidate
+   */
+  owner?: Pick<Policy, 'ownershipTag' | 'clusterEntry'>
+}
+
+/** An object left out because another cluster entry's marker is on it. */
+export interface OwnedElsewhere {
+  kind: 'guest' | 'pool' | 'backup-job'
+  /** the vmid, pool id or job id */
+  id: string
+  /** the marker as PVE shows it: `proxops.<entry>` tags, or the comment's `managed-by=proxops.<entry>` */
+  marker: string
 }
 
 export interface AdoptFilter {
@@ -61,6 +79,8 @@ export interface SelectedInventory {
   declared: { guests: number[]; volids: string[]; jobs: string[]; poolids: string[] }
   /** guests the filter left out */
   filteredOut: number
+  /** objects another cluster entry owns, never adopted here (guests by vmid, then pools, then jobs, by id) */
+  ownedElsewhere: OwnedElsewhere[]
   /** the pools to write Pool manifests for (pass to adopt's `poolManifests`) */
   poolManifests: string[]
 }
@@ -87,9 +107,26 @@ export function selectForAdoption(live: LiveInventory, selection: AdoptSelection
   const filtering = isFiltering(only)
   const wanted = (g: { vmid: number; name?: string; tags: readonly string[] }): boolean =>
     !filtering || matchesFilter(g, only)
+  const owner = selection.owner?.clusterEntry !== undefined ? selection.owner : undefined
+  const elsewhere: { guests: OwnedElsewhere[]; pools: OwnedElsewhere[]; jobs: OwnedElsewhere[] } = {
+    guests: [],
+    pools: [],
+    jobs: [],
+  }
+  const byComment = (kind: 'pool' | 'backup-job', id: string, comment: string | undefined): boolean => {
+    if (!owner || commentOwner(comment, owner) !== 'other') return false
+    elsewhere[kind === 'pool' ? 'pools' : 'jobs'].push({ kind, id, marker: commentWord(comment) })
+    return true
+  }
   const declaredGuests = new Set<number>()
   let filteredOut = 0
   const keep = (g: { vmid: number; name?: string; tags: readonly string[] }): boolean => {
+    const who = owner ? ownerOf(g.tags, owner) : undefined
+    if (who?.kind === 'other') {
+      const marker = who.entries.map((e) => `${owner!.ownershipTag}.${e}`).join(';')
+      elsewhere.guests.push({ kind: 'guest', id: String(g.vmid), marker })
+      return false
+    }
     if (!selection.includeDeclared && selection.declaredVmids.has(g.vmid)) {
       declaredGuests.add(g.vmid)
       return false
@@ -112,6 +149,7 @@ export function selectForAdoption(live: LiveInventory, selection: AdoptSelection
   })
   const declaredJobs: string[] = []
   const backupJobs = live.backupJobs?.filter((j) => {
+    if (byComment('backup-job', j.id, j.values.comment)) return false
     if (!selection.includeDeclared && selection.declaredJobs?.has(j.id)) {
       declaredJobs.push(j.id)
       return false
@@ -123,6 +161,7 @@ export function selectForAdoption(live: LiveInventory, selection: AdoptSelection
   const declaredPoolids: string[] = []
   const poolManifests: string[] = []
   for (const p of live.pools && 'pools' in live.pools ? live.pools.pools : []) {
+    if (byComment('pool', p.poolid, p.comment)) continue
     if (!selection.includeDeclared && selection.declaredPoolids?.has(p.poolid)) declaredPoolids.push(p.poolid)
     else if (!filtering) poolManifests.push(p.poolid)
   }
@@ -136,5 +175,10 @@ export function selectForAdoption(live: LiveInventory, selection: AdoptSelection
       poolids: declaredPoolids.sort(),
     },
     filteredOut,
+    ownedElsewhere: [
+      ...elsewhere.guests.sort((a, b) => Number(a.id) - Number(b.id)),
+      ...elsewhere.pools.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
+      ...elsewhere.jobs.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
+    ],
   }
 }

@@ -1,18 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import { fc, test } from '@fast-check/vitest'
 import { plan } from '../plan/plan.js'
-import { desired, inventory, policy } from '../fixtures.test.helpers.js'
+import { backupJob, desired, inventory, policy } from '../fixtures.test.helpers.js'
 import { commentMarker, commentOwner } from '../plan/ownership.js'
 import { desiredFields } from './fields.js'
 import type { BackupJobManifest, BackupJobSpec } from '@proxops/schema'
 import type { LiveBackupJob } from './types.js'
 
-const job = (name: string, spec: Partial<BackupJobSpec> = {}): BackupJobManifest => ({
-  apiVersion: 'proxops/v1alpha1',
-  kind: 'BackupJob',
-  metadata: { name, labels: {}, annotations: {} },
-  spec: { id: name, schedule: 'daily', storage: 'local', selection: { vmids: [100] }, enabled: true, ...spec },
-})
 const TAG = { ownershipTag: 'proxops' }
 const MARK = commentMarker(TAG)
 const live = (id: string, values: Record<string, string>): LiveBackupJob => ({ id, values })
@@ -24,7 +18,7 @@ const planOf = (manifests: BackupJobManifest[], jobs: LiveBackupJob[], over = {}
 
 describe('planBackupJobs (PVE::API2::Backup create_job / update_job / delete_job)', () => {
   it('creates a missing job with the marker in its comment and every owned option', () => {
-    const p = planOf([job('nightly', { mode: 'stop', 'prune-backups': { 'keep-last': 3, 'keep-daily': 7 } })], [])
+    const p = planOf([backupJob('nightly', { mode: 'stop', 'prune-backups': { 'keep-last': 3, 'keep-daily': 7 } })], [])
     expect(p.actions.map((a) => [a.address, a.type, a.node])).toEqual([['BackupJob/nightly', 'create', '']])
     expect(p.actions[0]?.requests).toEqual([
       {
@@ -44,7 +38,7 @@ describe('planBackupJobs (PVE::API2::Backup create_job / update_job / delete_job
   })
 
   it('updates per field, and removes the selection keys of the old form', () => {
-    const m = job('nightly', { selection: { pool: 'prod' }, schedule: 'sat 21:00' })
+    const m = backupJob('nightly', { selection: { pool: 'prod' }, schedule: 'sat 21:00' })
     const p = planOf([m], [live('nightly', { schedule: 'daily', storage: 'local', vmid: '101,100', comment: MARK })])
     expect(p.actions[0]?.diffs).toEqual([
       { field: 'spec.schedule', key: 'schedule', before: 'daily', after: 'sat 21:00' },
@@ -58,7 +52,7 @@ describe('planBackupJobs (PVE::API2::Backup create_job / update_job / delete_job
 
   it('claims a declared job without the marker by writing it; options it does not declare stay', () => {
     const p = planOf(
-      [job('nightly')],
+      [backupJob('nightly')],
       [live('nightly', { schedule: 'daily', storage: 'local', vmid: '100', mailto: 'ops@x' })],
     )
     expect(p.actions[0]?.reason).toMatch(/claimed/)
@@ -67,8 +61,13 @@ describe('planBackupJobs (PVE::API2::Backup create_job / update_job / delete_job
 
   it('prunes only owned jobs git does not declare; unowned ones are reported, never touched', () => {
     const p = planOf(
-      [job('keep')],
-      [applied(job('keep')), applied(job('gone')), applied(job('gone2')), live('theirs', { comment: 'by hand' })],
+      [backupJob('keep')],
+      [
+        applied(backupJob('keep')),
+        applied(backupJob('gone')),
+        applied(backupJob('gone2')),
+        live('theirs', { comment: 'by hand' }),
+      ],
       { pruneRatioLimit: 1 },
     )
     expect(p.actions.map((a) => `${a.address}#${a.type}`)).toEqual(['BackupJob/gone#delete', 'BackupJob/gone2#delete'])
@@ -85,7 +84,7 @@ describe('planBackupJobs (PVE::API2::Backup create_job / update_job / delete_job
       )
 
     it('JobsCarryTheEntryMarker: created with managed-by=proxops.a, then converged', () => {
-      const m = job('nightly', { comment: 'guests' })
+      const m = backupJob('nightly', { comment: 'guests' })
       const p = planOf([m], [], a)
       expect(p.actions[0]?.requests).toEqual([
         expect.objectContaining({ params: expect.objectContaining({ comment: 'managed-by=proxops.a guests' }) }),
@@ -94,8 +93,8 @@ describe('planBackupJobs (PVE::API2::Backup create_job / update_job / delete_job
     })
 
     it("AnEntryNeverPrunesAnotherEntrysJobs: b declares none of a's jobs and deletes none of them", () => {
-      const jobs = [ofEntry(job('a1'), 'a'), ofEntry(job('a2'), 'a'), ofEntry(job('b1'), 'b')]
-      const p = planOf([job('b2')], jobs, { ...b, pruneBudget: 'unlimited' })
+      const jobs = [ofEntry(backupJob('a1'), 'a'), ofEntry(backupJob('a2'), 'a'), ofEntry(backupJob('b1'), 'b')]
+      const p = planOf([backupJob('b2')], jobs, { ...b, pruneBudget: 'unlimited' })
       expect(p.actions.map((x) => `${x.address}#${x.type}`)).toEqual(['BackupJob/b2#create', 'BackupJob/b1#delete'])
       expect(p.skips.map((s) => [s.address, s.code])).toEqual([
         ['BackupJob/a1', 'owned-elsewhere'],
@@ -105,19 +104,21 @@ describe('planBackupJobs (PVE::API2::Backup create_job / update_job / delete_job
       const none = planOf([], jobs, { ...b, pruneBudget: 'unlimited', allowEmpty: ['BackupJob'] })
       expect(none.actions.map((x) => x.address)).toEqual(['BackupJob/b1'])
       // the same jobs are a's to prune
-      expect(planOf([job('a1')], jobs, a).actions.map((x) => `${x.address}#${x.type}`)).toEqual(['BackupJob/a2#delete'])
+      expect(planOf([backupJob('a1')], jobs, a).actions.map((x) => `${x.address}#${x.type}`)).toEqual([
+        'BackupJob/a2#delete',
+      ])
     })
 
     it('AnEntryNeverTakesOverAnotherEntrysJob: declaring its id is an owned-elsewhere anomaly, no write', () => {
-      const p = planOf([job('a1', { schedule: 'sat 21:00' })], [ofEntry(job('a1'), 'a')], b)
+      const p = planOf([backupJob('a1', { schedule: 'sat 21:00' })], [ofEntry(backupJob('a1'), 'a')], b)
       expect(p.actions).toEqual([])
       expect(p.anomalies.map((x) => [x.code, x.address])).toEqual([['owned-elsewhere', 'BackupJob/a1']])
       expect(p.anomalies[0]?.message).toContain('managed-by=proxops.a')
     })
 
     it('UnmarkedJobsMigrate: the bare managed-by=proxops is claimed by a declaration, never pruned', () => {
-      const bare = [applied(job('old')), applied(job('kept'))]
-      const p = planOf([job('kept')], bare, a)
+      const bare = [applied(backupJob('old')), applied(backupJob('kept'))]
+      const p = planOf([backupJob('kept')], bare, a)
       expect(p.actions.map((x) => [x.address, x.type])).toEqual([['BackupJob/kept', 'update']])
       expect(p.actions[0]?.reason).toContain('claimed (declared, no managed-by=proxops.a marker yet)')
       expect(p.actions[0]?.diffs).toEqual([
@@ -148,7 +149,7 @@ describe('planBackupJobs (PVE::API2::Backup create_job / update_job / delete_job
       live(l.id, { schedule: 'daily', storage: 'local', vmid: '100', ...(l.marker ? { comment: l.marker } : {}) }),
     )
     const p = planOf(
-      declared.map((id) => job(id)),
+      declared.map((id) => backupJob(id)),
       jobs,
       { clusterEntry: 'b', pruneRatioLimit: 1, pruneBudget: 'unlimited', allowEmpty: ['BackupJob'] },
     )
@@ -161,15 +162,15 @@ describe('planBackupJobs (PVE::API2::Backup create_job / update_job / delete_job
   })
 
   it('guards: the budget the guests left, the empty-desired guard, the ratio guard, an unreadable listing', () => {
-    const owned = [applied(job('a1')), applied(job('a2')), applied(job('a3'))]
+    const owned = [applied(backupJob('a1')), applied(backupJob('a2')), applied(backupJob('a3'))]
     expect(planOf([], owned).anomalies.map((a) => a.code)).toEqual(['empty-desired'])
     expect(planOf([], owned, { allowEmpty: ['BackupJob'], pruneBudget: 2 }).actions).toHaveLength(2)
-    expect(planOf([job('a1')], owned).anomalies.map((a) => a.code)).toEqual(['prune-ratio'])
-    expect(planOf([job('a1')], owned, { pruneBudget: 0 }).skips.map((s) => s.code)).toEqual([
+    expect(planOf([backupJob('a1')], owned).anomalies.map((a) => a.code)).toEqual(['prune-ratio'])
+    expect(planOf([backupJob('a1')], owned, { pruneBudget: 0 }).skips.map((s) => s.code)).toEqual([
       'prune-budget',
       'prune-budget',
     ])
-    const unread = plan(desired(job('a1')), inventory([], { backupJobsUnreadable: 'HTTP 403' }), policy())
+    const unread = plan(desired(backupJob('a1')), inventory([], { backupJobsUnreadable: 'HTTP 403' }), policy())
     expect([unread.actions, unread.skips.map((s) => s.code)]).toEqual([[], ['unknown']])
   })
 })
@@ -227,9 +228,9 @@ describe('planBackupJobs properties', () => {
   ])(
     'idempotence: after applying the plan, the next plan is empty; nothing without the marker is ever deleted',
     (wantIds, specs, liveIds, liveSpecs, unowned) => {
-      const want = wantIds.map((id, i) => job(id, { ...specs[i], id }))
+      const want = wantIds.map((id, i) => backupJob(id, { ...specs[i], id }))
       const jobs = liveIds.map((id, i) => {
-        const j = applied(job(id, { ...liveSpecs[i], id }))
+        const j = applied(backupJob(id, { ...liveSpecs[i], id }))
         return unowned.includes(id) ? live(id, { ...j.values, comment: 'hand made' }) : j
       })
       const pol = { pruneBudget: 'unlimited' as const, allowEmpty: ['BackupJob' as const], pruneRatioLimit: 1 }

@@ -10,7 +10,7 @@
 import { PlanInputError } from '../errors.js'
 import type { Draft } from '../plan/order.js'
 import type { Anomaly, FieldDiff, Policy, Skip } from '../plan-types.js'
-import { commentMarker, commentOwner } from '../plan/ownership.js'
+import { commentMarker, commentOwner, commentWord } from '../plan/ownership.js'
 import { SELECTION_KEYS, desiredFields, liveValue } from './fields.js'
 import type { BackupJobManifest } from '@proxops/schema'
 import type { LiveBackupJob } from './types.js'
@@ -97,7 +97,7 @@ export function planBackupJobs(input: BackupPlanInput): BackupPlanResult {
         code: 'owned-elsewhere',
         address,
         kind: KIND,
-        message: `backup job ${id} carries another cluster entry's marker (${(job.values.comment ?? '').trim().split(/\s+/)[0]}); BackupJob/${m.metadata.name} does not take it over`,
+        message: `backup job ${id} carries another cluster entry's marker (${commentWord(job.values.comment)}); BackupJob/${m.metadata.name} does not take it over`,
       })
       continue
     }

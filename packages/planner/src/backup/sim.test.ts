@@ -5,11 +5,9 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { PveClient } from '@proxops/pve-client'
 import { simPve, type SimPve } from '../test-support/sim.js'
-import { execute } from '../execute/execute.js'
-import { observe } from '../observe/observe.js'
-import { plan } from '../plan/plan.js'
-import { desired, policy } from '../fixtures.test.helpers.js'
-import type { BackupJobManifest, BackupJobSpec } from '@proxops/schema'
+import { reconcile } from '../reconcile/reconcile.js'
+import { backupJob, desired, policy } from '../fixtures.test.helpers.js'
+import type { BackupJobManifest } from '@proxops/schema'
 
 let env: SimPve
 let pve: PveClient
@@ -21,31 +19,25 @@ afterAll(async () => {
   await env?.close()
 })
 
-const job = (name: string, spec: Partial<BackupJobSpec> = {}): BackupJobManifest => ({
-  apiVersion: 'proxops/v1alpha1',
-  kind: 'BackupJob',
-  metadata: { name, labels: {}, annotations: {} },
-  spec: {
-    id: name,
-    schedule: 'mon..fri 02:30',
-    storage: 'local',
-    selection: { vmids: [100, 101] },
-    enabled: true,
-    ...spec,
-  },
-})
 const pol = policy({ nodes: [], pruneRatioLimit: 1 })
-const cycle = async (jobs: BackupJobManifest[]) => plan(desired(...jobs), await observe('homelab', pve), pol)
+/** one apply cycle (the planner's reconcile()), then a dry run that must plan nothing */
 async function converge(jobs: BackupJobManifest[]) {
-  const p = await cycle(jobs)
-  const report = await execute(p, pve, { reader: pve, confirmAttempts: 1, confirmDelayMs: 0 })
-  expect(report.results.map((r) => r.status)).toEqual(p.actions.map(() => 'ok'))
-  expect((await cycle(jobs)).actions).toEqual([])
+  const { plan: p, report } = await reconcile({
+    desired: desired(...jobs),
+    reader: pve,
+    writer: pve,
+    policy: pol,
+    execute: { confirmAttempts: 1, confirmDelayMs: 0 },
+  })
+  expect(report?.results.map((r) => r.status)).toEqual(p.actions.map(() => 'ok'))
+  expect((await reconcile({ desired: desired(...jobs), reader: pve, policy: pol })).plan.actions).toEqual([])
   return p
 }
 
 it('create, drift, update, claim and prune converge, and each next plan is empty', async () => {
-  const nightly = job('nightly', {
+  const nightly = backupJob('nightly', {
+    schedule: 'mon..fri 02:30',
+    selection: { vmids: [100, 101] },
     'prune-backups': { 'keep-last': 3 },
     mode: 'snapshot',
     compress: 'zstd',
@@ -65,14 +57,14 @@ it('create, drift, update, claim and prune converge, and each next plan is empty
   expect(drift.actions[0]?.diffs.map((d) => d.key)).toEqual(['schedule', 'enabled'])
 
   // a selection change: vmids -> all with exclude
-  await converge([job('nightly', { ...nightly.spec, selection: { all: true, exclude: [105] } })])
+  await converge([backupJob('nightly', { ...nightly.spec, selection: { all: true, exclude: [105] } })])
 
   // a hand-made job is claimed once declared; another hand-made one is never pruned
   await pve.request('POST', '/cluster/backup', { params: { id: 'legacy', schedule: 'sun 01:00', all: 1 } })
   await pve.request('POST', '/cluster/backup', { params: { id: 'theirs', schedule: 'sun 01:00', all: 1 } })
   const claim = await converge([
     nightly,
-    job('legacy', { selection: { all: true, exclude: [] }, schedule: 'sun 01:00' }),
+    backupJob('legacy', { selection: { all: true, exclude: [] }, schedule: 'sun 01:00' }),
   ])
   expect(claim.actions.map((a) => [a.address, a.type])).toEqual([
     ['BackupJob/legacy', 'update'],

@@ -12,6 +12,7 @@
  *   - a downloaded file is listed in its storage
  *   - a converged firewall needs no further write
  */
+import { splitList } from '@proxops/pve-client/wire'
 import type { Action, PveRequest } from '../plan-types.js'
 import type { LiveReader } from '../ports.js'
 import { splitPending } from '../observe/observe.js'
@@ -83,9 +84,7 @@ async function check(action: Action, reader: LiveReader): Promise<string | undef
 
   for (const r of action.requests) {
     if (r.call === 'updateConfig') {
-      const deleted = String(r.params.delete ?? '')
-        .split(/[,;\s]+/)
-        .filter(Boolean)
+      const deleted = splitList(String(r.params.delete ?? ''))
       for (const key of Object.keys(r.params)) {
         if (key === 'delete' || key === 'revert' || r.onlyIfAbsent?.includes(key)) continue
         if (!isSet(key)) problems.push(`${key} is not set`)

@@ -11,10 +11,10 @@ import { simPve, type SimPve } from '../test-support/sim.js'
 import { execute } from '../execute/execute.js'
 import { observe } from '../observe/observe.js'
 import { plan } from '../plan/plan.js'
+import { reconcile } from '../reconcile/reconcile.js'
 import { desired, policy, vm } from '../fixtures.test.helpers.js'
 import type { QemuManifest } from '@proxops/schema'
 import type { DesiredFirewall } from './canon.js'
-import { firewallVmids } from './plan.js'
 
 let env: SimPve
 let sim: InProcessSimulator
@@ -51,13 +51,16 @@ const guest = (fw: DesiredFirewall = FIREWALL): QemuManifest =>
     firewall: fw,
   })
 
+/** one cycle through the planner's reconcile() (which reads the firewalls of the guests it manages) */
 async function cycle(m: QemuManifest, apply = true) {
-  const d = desired(m)
-  const live = await observe('sim', pve, { firewalls: firewallVmids(d) })
-  const p = plan(d, live, policy())
-  const report =
-    apply && p.actions.length > 0 ? await execute(p, pve, { reader: pve, taskPollIntervalMs: 20 }) : undefined
-  return { plan: p, report }
+  const { plan: p, report } = await reconcile({
+    desired: desired(m),
+    reader: pve,
+    ...(apply ? { writer: pve } : {}),
+    policy: policy(),
+    execute: { taskPollIntervalMs: 20 },
+  })
+  return { plan: p, report: p.actions.length > 0 ? report : undefined }
 }
 
 beforeAll(async () => {

@@ -8,9 +8,9 @@
  * read_and_check_resources_config: no state = started, `enabled` = started), so that is what `spec.state`
  * says; a guest not (yet) in that state is a warning, not a different manifest.
  */
-import type { GuestType, HaItem } from '@proxops/pve-client/wire'
+import { splitList, type GuestType, type HaItem } from '@proxops/pve-client/wire'
 import type { LiveGuest, LiveHa } from '../inventory.js'
-import { haOwned, haPreferenceId, haSid } from './plan.js'
+import { flag, haOwned, haPreferenceId, haSid, parseNodePriorities } from './plan.js'
 
 /** resource properties spec.ha models, plus what PVE lists beside them */
 const MODELLED = new Set(['sid', 'type', 'digest', 'state', 'max_restart', 'max_relocate', 'comment', 'group'])
@@ -26,17 +26,9 @@ export interface AdoptedHa {
   incomplete?: string
 }
 
-const flag = (v: string | undefined): boolean => v === '1' || v === 'true'
-
-/** `node[:prio],...` (PVE::HA::Tools::parse_node_priority: no priority = 0) */
-function nodePriorities(value: string | undefined): Record<string, number> {
-  const out: Record<string, number> = {}
-  for (const entry of (value ?? '').split(/[,;\s]+/).filter(Boolean)) {
-    const [node, prio] = entry.split(':') as [string, string | undefined]
-    out[node] = prio === undefined || prio === '' ? 0 : Number(prio)
-  }
-  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-}
+/** the node preference as spec.ha writes it: node -> priority, sorted by node */
+const nodePriorities = (value: string | undefined): Record<string, number> =>
+  Object.fromEntries([...parseNodePriorities(value)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
 
 export function adoptedHa(guest: LiveGuest, live: LiveHa | undefined, tag: string): AdoptedHa {
   const out: AdoptedHa = { gaps: [], warnings: [] }
@@ -108,7 +100,7 @@ function adoptGroup(r: HaItem, own: string, groups: readonly HaItem[], ha: Recor
 /** 9.x: the node-affinity rule `proxops-<vm|ct>-<vmid>` (the planner puts it back to this resource alone, enabled) */
 function adoptRule(sid: string, own: string, rules: readonly HaItem[], ha: Record<string, unknown>, out: AdoptedHa) {
   for (const rule of rules) {
-    if (!(rule.resources ?? '').split(',').includes(sid)) continue
+    if (!splitList(rule.resources).includes(sid)) continue
     const id = rule.rule ?? ''
     if (id === own && rule.type === 'node-affinity') {
       ha.nodes = nodePriorities(rule.nodes)

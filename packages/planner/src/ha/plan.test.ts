@@ -5,17 +5,13 @@ import type { LiveGuest, LiveHa } from '../inventory.js'
 import type { Anomaly, PveRequest, Skip } from '../plan-types.js'
 import type { HaItem } from '@proxops/pve-client/wire'
 import type { Draft } from '../plan/order.js'
+import { vm } from '../fixtures.test.helpers.js'
 import { HaPlanner, haMarker } from './plan.js'
 
 const TAG = 'proxops'
 
-function guest(vmid: number, ha: HaSpec | undefined, state: 'started' | 'stopped' = 'started'): VmManifest {
-  return {
-    kind: 'VM',
-    metadata: { name: `g${vmid}` },
-    spec: { node: 'pve1', vmid, state, ...(ha ? { ha } : {}) },
-  } as unknown as VmManifest
-}
+const guest = (vmid: number, ha: HaSpec | undefined, state: 'started' | 'stopped' = 'started'): VmManifest =>
+  vm(`g${vmid}`, vmid, { state, ...(ha ? { ha } : {}) }) as VmManifest
 const live = (vmid: number, status: string): LiveGuest => ({
   type: 'qemu',
   vmid,

@@ -16,7 +16,7 @@
 import type { HaSpec, LxcManifest, Manifest, PowerState, VmManifest } from '@proxops/schema'
 import type { LiveGuest, LiveHa } from '../inventory.js'
 import type { Anomaly, DisruptionClass, FieldDiff, PlanParamValue, PveRequest, Skip } from '../plan-types.js'
-import type { GuestType, HaItem } from '@proxops/pve-client/wire'
+import { splitList, type GuestType, type HaItem } from '@proxops/pve-client/wire'
 import type { Draft } from '../plan/order.js'
 
 type Guest = VmManifest | LxcManifest
@@ -42,9 +42,9 @@ const powerOf = (s: Requested): 'running' | 'stopped' | undefined =>
   s === 'started' ? 'running' : s === 'ignored' ? undefined : 'stopped'
 
 /** `node[:prio],...` -> node -> priority (0 when absent), as PVE::HA::Tools::parse_node_priority reads it */
-function parseNodes(value: string | undefined): Map<string, number> {
+export function parseNodePriorities(value: string | undefined): Map<string, number> {
   const out = new Map<string, number>()
-  for (const entry of (value ?? '').split(/[,;\s]+/).filter(Boolean)) {
+  for (const entry of splitList(value)) {
     const [node, prio] = entry.split(':') as [string, string | undefined]
     out.set(node, prio === undefined || prio === '' ? 0 : Number(prio))
   }
@@ -56,11 +56,12 @@ const formatNodes = (nodes: Readonly<Record<string, number>>): string =>
     .map((n) => `${n}:${nodes[n]}`)
     .join(',')
 const sameNodes = (live: string | undefined, want: Readonly<Record<string, number>>): boolean => {
-  const l = parseNodes(live)
+  const l = parseNodePriorities(live)
   const w = Object.entries(want)
   return l.size === w.length && w.every(([n, p]) => l.get(n) === p)
 }
-const flag = (v: string | undefined): boolean => v === '1' || v === 'true'
+/** a PVE boolean as the HA config holds it */
+export const flag = (v: string | undefined): boolean => v === '1' || v === 'true'
 
 export interface HaEnv {
   ha: LiveHa | undefined
@@ -274,7 +275,7 @@ export class HaPlanner {
     // NodeAffinity check_single_resource_reference: PVE refuses a second enabled node-affinity rule naming sid
     for (const [other, r] of this.preferences) {
       if (other === id || r.type !== 'node-affinity' || flag(r.disable)) continue
-      if (!(r.resources ?? '').split(',').includes(sid)) continue
+      if (!splitList(r.resources).includes(sid)) continue
       this.env.anomalies.push({
         code: 'ha-conflict',
         address: base.address,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { desired, inventory, liveVm, policy, vm } from '../fixtures.test.helpers.js'
-import { allowed, classify, maxClass, type GuestRuntime } from './disruption.js'
+import { DISRUPTION_POLICIES, parseConfigText, parseManifest } from '@proxops/schema'
+import { allowed, classify, isDisruptionPolicy, maxClass, type GuestRuntime } from './disruption.js'
 import { plan } from './plan.js'
 
 const qemu = (over: Partial<GuestRuntime> = {}): GuestRuntime => ({
@@ -105,5 +106,31 @@ describe('disruption classes from PVE hotplug rules', () => {
     expect(allowed('hotplug', 'none')).toBe(false)
     expect(allowed('hotplug', 'hotplug')).toBe(true)
     expect(allowed('reboot', 'hotplug')).toBe(false)
+  })
+})
+
+describe('the disruption policies: one list for the config, the annotation and the planner', () => {
+  it('the planner accepts exactly what the config and the proxops/disruption annotation accept', () => {
+    for (const p of [...DISRUPTION_POLICIES, 'always', 'Stop', 'hot-plug']) {
+      const config =
+        parseConfigText(`reconcile:\n  disruption: "${p}"\n`, '/repo/proxops.yaml', { dir: '/repo' }).errors.length ===
+        0
+      const annotation = parseManifest({
+        apiVersion: 'proxops/v1alpha1',
+        kind: 'VM',
+        metadata: { name: 'web', annotations: { 'proxops/disruption': p } },
+        spec: {
+          node: 'pve1',
+          vmid: 100,
+          memory: '1GiB',
+          cpu: { type: 'host', cores: 1 },
+          disks: [{ storage: 'local-lvm', size: '8GiB' }],
+        },
+      }).ok
+      expect([p, isDisruptionPolicy(p), annotation]).toEqual([p, config, config])
+    }
+    expect(() => plan(desired(), inventory(), policy({ disruption: 'always' as never }))).toThrow(
+      /unknown disruption policy "always"/,
+    )
   })
 })

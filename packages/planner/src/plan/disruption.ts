@@ -3,6 +3,7 @@
  * A stopped guest takes every write at once (`none`).
  */
 import type { GuestType } from '@proxops/pve-client/wire'
+import { DISRUPTION_POLICIES } from '@proxops/schema'
 import type { DisruptionClass, DisruptionPolicy } from '../plan-types.js'
 import { isCdrom } from './drives.js'
 import { qemuNic } from './nics.js'
@@ -76,7 +77,6 @@ export function allowed(c: DisruptionClass, policy: DisruptionPolicy): boolean {
   return RANK[c] <= (policy === 'allow' ? RANK.stop : RANK[policy])
 }
 
-const POLICIES = new Set(['allow', 'none', 'hotplug', 'reboot', 'stop'])
 export function isDisruptionPolicy(v: string): v is DisruptionPolicy {
-  return POLICIES.has(v)
+  return (DISRUPTION_POLICIES as readonly string[]).includes(v)
 }

@@ -144,6 +144,16 @@ const BOOT_DRIVES: readonly string[] = [
 /** The NIC keys in the order qemu-server looks for the first one. */
 const NET_KEYS: readonly string[] = Array.from({ length: 32 }, (_, i) => `net${i}`)
 
+/** The drives of `config` qemu-server can boot from, each read once, in its boot-disk order. */
+function bootDrives(config: Readonly<Record<string, string>>): Map<string, Drive | undefined> {
+  const out = new Map<string, Drive | undefined>()
+  for (const k of BOOT_DRIVES) {
+    const value = config[k]
+    if (value) out.set(k, readDrive(value))
+  }
+  return out
+}
+
 /**
  * qemu-server's get_default_bootdevices: the first disk, the first CD drive (a cloud-init drive counts, as
  * resolve_first_disk does not exclude it) and the first NIC; `without`: keys to treat as absent.
@@ -151,17 +161,16 @@ const NET_KEYS: readonly string[] = Array.from({ length: 32 }, (_, i) => `net${i
 export function defaultBootDevices(
   config: Readonly<Record<string, string>>,
   without: ReadonlySet<string> = new Set(),
+  drives: ReadonlyMap<string, Drive | undefined> = bootDrives(config),
 ): string[] {
-  const present = (k: string): boolean => Boolean(config[k]) && !without.has(k)
   let disk: string | undefined
   let cd: string | undefined
-  // one pass over the drives, each value read once
-  for (const k of BOOT_DRIVES) {
-    if (!present(k)) continue
-    if (isCdrom(config[k])) cd ??= k
+  for (const [k, drive] of drives) {
+    if (without.has(k)) continue
+    if (drive?.props.media === 'cdrom') cd ??= k
     else disk ??= k
   }
-  const nic = NET_KEYS.find(present)
+  const nic = NET_KEYS.find((k) => Boolean(config[k]) && !without.has(k))
   return [disk, cd, nic].filter((k): k is string => k !== undefined)
 }
 
@@ -177,13 +186,16 @@ export function isDerivedBoot(config: Readonly<Record<string, string>>): boolean
   // only `order=`: a legacy string beside it was chosen by someone
   if (p?.order === undefined || Object.keys(p).length !== 1) return false
   const order = orderOf(p.order)
+  // every drive is read once for both questions below (a guest has a few, and plan() asks for every guest)
+  const drives = bootDrives(config)
   const appended = new Set<string>()
   while (order.length > 0) {
-    const last = config[order[order.length - 1]!]
-    if (!isCdrom(last) || isCloudInit(last)) break
+    // drive_is_cdrom and not drive_is_cloudinit (a CD drive is an ide, sata or scsi drive: one of the boot drives)
+    const drive = drives.get(order[order.length - 1]!)
+    if (drive?.props.media !== 'cdrom' || drive.kind === 'cloud-init') break
     appended.add(order.pop()!)
   }
-  const want = defaultBootDevices(config, appended)
+  const want = defaultBootDevices(config, appended, drives)
   return order.length === want.length && order.every((d, i) => d === want[i])
 }
 

@@ -55,6 +55,9 @@ export const commentMarker = (policy: Pick<Policy, 'ownershipTag' | 'clusterEntr
 
 export type CommentOwner = Owner['kind']
 
+/** The first word of a pool's or backup job's comment: where its marker stands, if it has one. */
+export const commentWord = (comment: string | undefined): string => (comment ?? '').trim().split(/\s+/)[0] ?? ''
+
 /**
  * Who owns an object by the first word of its comment, as guests' tags say it: without a cluster entry any
  * ProxOps marker is this one's; with one, the bare `managed-by=<tag>` is unmarked (claimed by a declaration,
@@ -64,7 +67,7 @@ export function commentOwner(
   comment: string | undefined,
   policy: Pick<Policy, 'ownershipTag' | 'clusterEntry'>,
 ): CommentOwner {
-  const word = (comment ?? '').trim().split(/\s+/)[0] ?? ''
+  const word = commentWord(comment)
   if (!word.startsWith(COMMENT_MARKER)) return 'none'
   const owner = word.slice(COMMENT_MARKER.length)
   const tag = policy.ownershipTag

@@ -8,7 +8,7 @@
  * nics.ts and their volume options in volumes.ts (tokens.ts), the cloud-init and CD drives in drives.ts, the rest
  * is built by hand in qemu.ts and lxc.ts.
  */
-import type { GuestType } from '@proxops/pve-client/wire'
+import { splitList, type GuestType } from '@proxops/pve-client/wire'
 import { formatQuantity } from '@proxops/schema'
 import {
   anomaly,
@@ -118,7 +118,7 @@ const HOTPLUG_NONE: ReadonlySet<string> = new Set()
 export function hotplugSet(live: string | undefined): ReadonlySet<string> {
   if (live === undefined || live === '1') return HOTPLUG_DEFAULT
   if (live === '0' || live === '') return HOTPLUG_NONE
-  return new Set(live.split(/[,;\s]+/).filter((s) => s !== ''))
+  return new Set(splitList(live))
 }
 
 /**

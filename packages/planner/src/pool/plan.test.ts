@@ -5,20 +5,14 @@
  */
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import type { BackupJobManifest, PoolManifest } from '@proxops/schema'
+import type { BackupJobManifest } from '@proxops/schema'
 import { plan } from '../plan/plan.js'
 import type { LivePool, LivePools } from '../inventory.js'
 import type { Plan, Policy, PveRequest } from '../plan-types.js'
-import { applyPlan, desired, guest, inventory, liveVm, policy, vm } from '../fixtures.test.helpers.js'
+import { applyPlan, backupJob, desired, guest, inventory, liveVm, policy, pool, vm } from '../fixtures.test.helpers.js'
 import { privilegeNeeds } from '../privileges.js'
 import { commentOwner, commentText } from '../plan/ownership.js'
 
-const pool = (name: string, over: Partial<PoolManifest['spec']> = {}): PoolManifest => ({
-  apiVersion: 'proxops/v1alpha1',
-  kind: 'Pool',
-  metadata: { name, labels: {}, annotations: {} },
-  spec: { id: name, ...over },
-})
 const live = (poolid: string, comment?: string, vmids: number[] = [], storages: string[] = []): LivePool => ({
   poolid,
   ...(comment !== undefined ? { comment } : {}),
@@ -121,12 +115,7 @@ describe('Pool kind and spec.pool', () => {
 })
 
 describe('pools and backup jobs', () => {
-  const job = (pool: string): BackupJobManifest => ({
-    apiVersion: 'proxops/v1alpha1',
-    kind: 'BackupJob',
-    metadata: { name: 'nightly', labels: {}, annotations: {} },
-    spec: { id: 'nightly', schedule: 'daily', storage: 'local', selection: { pool }, enabled: true },
-  })
+  const job = (pool: string): BackupJobManifest => backupJob('nightly', { selection: { pool } })
 
   it('a job selecting a declared pool is created after it; a pool a job still selects is not pruned', () => {
     const p = plan(desired(pool('web'), job('web')), inventory([], { pools: pools(), backupJobs: [] }), policy())

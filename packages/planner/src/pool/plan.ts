@@ -19,7 +19,7 @@ import { poolNeeded } from '@proxops/schema'
 import type { LivePool, LivePools } from '../inventory.js'
 import type { Anomaly, FieldDiff, Policy, PveRequest, Skip } from '../plan-types.js'
 import type { Draft } from '../plan/order.js'
-import { commentMarker, commentOwner } from '../plan/ownership.js'
+import { commentMarker, commentOwner, commentWord } from '../plan/ownership.js'
 import { PlanInputError } from '../errors.js'
 
 type Guest = QemuManifest | ContainerManifest
@@ -208,7 +208,7 @@ export class PoolPlanner {
           code: 'owned-elsewhere',
           address,
           kind: KIND,
-          message: `pool ${id} carries another cluster entry's marker (${(live.comment ?? '').split(/\s+/)[0]}); Pool/${m.metadata.name} does not take it over`,
+          message: `pool ${id} carries another cluster entry's marker (${commentWord(live.comment)}); Pool/${m.metadata.name} does not take it over`,
         })
         continue
       }

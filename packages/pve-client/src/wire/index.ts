@@ -1,6 +1,7 @@
 /**
  * `@proxops/pve-client/wire`: pure codecs for PVE's value grammar, the client's wire types and the small
- * helpers every ProxOps library shares (tags, endpoint URLs, bounded concurrency, the secret marker). No I/O.
+ * helpers every ProxOps library shares (PVE's lists and tags, endpoint URLs, bounded concurrency, the secret
+ * marker). No I/O.
  */
 export { WireError, type WireErrorCode } from './errors.js'
 export { toInt, toNumber, toBool, toStr, optInt, optNumber, optBool, optStr } from './scalars.js'
@@ -11,6 +12,7 @@ export {
   type FormatPropertyStringOptions,
 } from './property-string.js'
 export { parseSize, formatSize, parseResize, formatResize, sameSize, type ResizeSpec } from './size.js'
+export { splitList } from './list.js'
 export { parseTags, readTags, normaliseTags, formatTags, normaliseTagString, sameTags } from './tags.js'
 export { encodeSshKeys, decodeSshKeys, isUrlEncoded, sshKeySet } from './sshkeys.js'
 export { parseUpid, formatUpid, isUpid, type Upid } from './upid.js'

@@ -1,4 +1,5 @@
 import { WireError, excerpt } from './errors.js'
+import { splitList } from './list.js'
 
 /**
  * PVE tag lists (`pve-tag-list`): split on `;`, `,` or whitespace; each tag `^[a-z0-9_][a-z0-9_\-+.]*$`
@@ -7,16 +8,11 @@ import { WireError, excerpt } from './errors.js'
 
 const TAG = /^[a-z0-9_][a-z0-9_\-+.]*$/i
 
-/** The one split of a tag string: on `;`, `,` and whitespace, empty parts dropped. */
-function splitTagText(input: string): string[] {
-  return input.split(/[;,\s]+/).filter((t) => t !== '')
-}
-
 /** Splits a tag string as PVE does; throws WIRE_TAGS for an invalid tag. Keeps case and order. */
 export function parseTags(input: string | undefined | null, field = 'tags'): string[] {
   if (input == null) return []
   if (typeof input !== 'string') throw new WireError('WIRE_TAGS', 'expected a string', field)
-  const tags = splitTagText(input)
+  const tags = splitList(input)
   for (const tag of tags) {
     if (!TAG.test(tag)) throw new WireError('WIRE_TAGS', `invalid characters in tag ${excerpt(tag)}`, field)
   }
@@ -29,7 +25,7 @@ export function parseTags(input: string | undefined | null, field = 'tags'): str
  */
 export function readTags(input: string | undefined | null): string[] {
   if (typeof input !== 'string') return []
-  return [...new Set(splitTagText(input).map((t) => t.toLowerCase()))].sort(codePointCompare)
+  return [...new Set(splitList(input).map((t) => t.toLowerCase()))].sort(codePointCompare)
 }
 
 /** Lower-cased, de-duplicated, sorted (code-point order, as Perl's `sort`). */

@@ -12,6 +12,7 @@
  *   (numbers, always a whole number of MiB); `formatGiB(bytes)` gives PVE's `<storage>:<GiB>` token.
  */
 import type { Kind } from '../kinds.js'
+import type { DISRUPTION_POLICIES } from './parse.js'
 import type { FirewallSpec } from './firewall.js'
 
 export type { FirewallAlias, FirewallIpset, FirewallRule, FirewallSpec } from './firewall.js'
@@ -24,8 +25,15 @@ import type { HaSpec } from './ha.js'
 import type { PoolSpec } from './pool.js'
 export type { PoolSpec } from './pool.js'
 export type { HaSpec, HaState } from './ha.js'
-/** How disruptive a change may be before it is left pending. */
-export type DisruptionPolicy = 'none' | 'hotplug' | 'reboot' | 'stop'
+/**
+ * The most disruptive side effect ProxOps may cause on a running guest while converging its config (the
+ * config's `disruption`, the `proxops/disruption` annotation and the planner's policy: one list,
+ * DISRUPTION_POLICIES). `allow` (= `stop`): reboot-class changes use the write, a graceful shutdown, then start.
+ * `none`: reboot-class writes are sent and left pending in PVE, hotplug-class writes and mark-template of a
+ * running guest are not made; both are reported. `hotplug` and `reboot` are the levels in between. Power changes
+ * the manifest asks for (`state`) and prunes are not side effects: they are planned under every policy.
+ */
+export type DisruptionPolicy = (typeof DISRUPTION_POLICIES)[number]
 
 export interface Metadata {
   /** identity within a kind and cluster (docs/repository.md#naming-rules) */
