@@ -1,0 +1,58 @@
+/**
+ * The normalised model in types.ts against what the valibot schemas output: the same fields for every kind,
+ * and every field typed as the schema gives it, except the ones parse.ts's finalise step completes (defaulted
+ * slots, `pve-name`, a template's `state`, ...). A field added to a schema and not to the model, or typed
+ * differently in the two, fails `vitest run --typecheck`.
+ */
+import type * as v from 'valibot'
+import { describe, expectTypeOf, it } from 'vitest'
+import type { Kind } from '../kinds.js'
+import type { manifestSchemas } from './schemas.js'
+import type { ManifestOfKind } from './types.js'
+
+type SchemaSpec<K extends Kind> = v.InferOutput<(typeof manifestSchemas)[K]>['spec']
+type ModelSpec<K extends Kind> = ManifestOfKind<K>['spec']
+type Shared<K extends Kind> = keyof SchemaSpec<K> & keyof ModelSpec<K>
+/** the fields whose schema output is not already the model's type: the ones finalise() completes */
+type Completed<K extends Kind> = {
+  [F in Shared<K>]: SchemaSpec<K>[F] extends ModelSpec<K>[F] ? never : F
+}[Shared<K>]
+type OnlyInSchema<K extends Kind> = Exclude<keyof SchemaSpec<K>, keyof ModelSpec<K>>
+type OnlyInModel<K extends Kind> = Exclude<keyof ModelSpec<K>, keyof SchemaSpec<K>>
+
+describe('the manifest model is the schemas’ output', () => {
+  it('has the same spec fields as the schema of every kind (the artifacts’ legacy `node` becomes `nodes`)', () => {
+    expectTypeOf<OnlyInSchema<'VM'>>().toEqualTypeOf<never>()
+    expectTypeOf<OnlyInSchema<'TemplateVM'>>().toEqualTypeOf<never>()
+    expectTypeOf<OnlyInSchema<'LXC'>>().toEqualTypeOf<never>()
+    expectTypeOf<OnlyInSchema<'TemplateCT'>>().toEqualTypeOf<never>()
+    expectTypeOf<OnlyInSchema<'BackupJob'>>().toEqualTypeOf<never>()
+    expectTypeOf<OnlyInSchema<'Pool'>>().toEqualTypeOf<never>()
+    expectTypeOf<OnlyInSchema<'ISO'>>().toEqualTypeOf<'node'>()
+    expectTypeOf<OnlyInSchema<'CTTemplate'>>().toEqualTypeOf<'node'>()
+    expectTypeOf<OnlyInSchema<'DiskImage'>>().toEqualTypeOf<'node'>()
+    expectTypeOf<OnlyInModel<'VM'>>().toEqualTypeOf<never>()
+    expectTypeOf<OnlyInModel<'TemplateVM'>>().toEqualTypeOf<never>()
+    expectTypeOf<OnlyInModel<'LXC'>>().toEqualTypeOf<never>()
+    expectTypeOf<OnlyInModel<'TemplateCT'>>().toEqualTypeOf<never>()
+    expectTypeOf<OnlyInModel<'ISO'>>().toEqualTypeOf<never>()
+    expectTypeOf<OnlyInModel<'CTTemplate'>>().toEqualTypeOf<never>()
+    expectTypeOf<OnlyInModel<'DiskImage'>>().toEqualTypeOf<never>()
+    expectTypeOf<OnlyInModel<'BackupJob'>>().toEqualTypeOf<never>()
+    expectTypeOf<OnlyInModel<'Pool'>>().toEqualTypeOf<never>()
+  })
+
+  it('types every other field as the schema outputs it', () => {
+    expectTypeOf<Completed<'VM'>>().toEqualTypeOf<'disks' | 'networks' | 'pve-name'>()
+    expectTypeOf<Completed<'TemplateVM'>>().toEqualTypeOf<'state' | 'disks' | 'networks' | 'pve-name'>()
+    expectTypeOf<Completed<'LXC'>>().toEqualTypeOf<'networks' | 'mount-points' | 'bind-mounts' | 'dns'>()
+    expectTypeOf<Completed<'TemplateCT'>>().toEqualTypeOf<
+      'state' | 'networks' | 'mount-points' | 'bind-mounts' | 'dns'
+    >()
+    expectTypeOf<Completed<'ISO'>>().toEqualTypeOf<'nodes' | 'checksum'>()
+    expectTypeOf<Completed<'CTTemplate'>>().toEqualTypeOf<'nodes' | 'checksum'>()
+    expectTypeOf<Completed<'DiskImage'>>().toEqualTypeOf<'nodes' | 'checksum'>()
+    expectTypeOf<Completed<'BackupJob'>>().toEqualTypeOf<'id' | 'selection' | 'prune-backups'>()
+    expectTypeOf<Completed<'Pool'>>().toEqualTypeOf<'id'>()
+  })
+})
