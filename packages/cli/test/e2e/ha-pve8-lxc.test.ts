@@ -10,20 +10,10 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { apidocForTests, type Simulator } from '@proxops/pve-sim'
 import { createPveClient, type PveClient } from '@proxops/pve-client'
-import { baseEnv, findCanaries, git, makeRepo, proxops, startLab, transcript } from './harness.js'
+import { baseEnv, findCanaries, git, makeRepo, proxops, startLab, transcript, CTT_DEB } from './harness.js'
 
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 })
 
-const CTT = `apiVersion: proxops/v1alpha1
-kind: CTTemplate
-metadata:
-  name: deb
-spec:
-  nodes: [pve1]
-  storage: local
-  filename: debian-12-standard_12.7-1_amd64.tar.zst
-  url: https://downloads.example.invalid/debian-12-standard_12.7-1_amd64.tar.zst
-`
 const HA = `  ha:
     max_restart: 2
     nodes: { pve1: 2, pve2: 1 }
@@ -59,7 +49,7 @@ const ha = async (what: 'resources' | 'groups') => (await pve.get(`/cluster/ha/$
 beforeAll(async () => {
   if (skip) return
   sim = await startLab({ pveVersion: '8.4', haLagMs: 100 })
-  repo = await makeRepo(sim, { manifests: { 'ctt/lab/deb.yaml': CTT, [FILE]: cache('started') } })
+  repo = await makeRepo(sim, { manifests: { 'ctt/lab/deb.yaml': CTT_DEB, [FILE]: cache('started') } })
   pve = createPveClient({
     baseUrl: sim.url,
     auth: { type: 'token', tokenId: 'root@pam!proxops', secret: sim.token.secret },

@@ -72,6 +72,18 @@ const recipient = (): string => {
   return match[1]
 }
 
+/** A container template on pve1's `local` storage, for the LXC lifecycles (`ctt/lab/deb.yaml`). */
+export const CTT_DEB = `apiVersion: proxops/v1alpha1
+kind: CTTemplate
+metadata:
+  name: deb
+spec:
+  nodes: [pve1]
+  storage: local
+  filename: debian-12-standard_12.7-1_amd64.tar.zst
+  url: https://downloads.example.invalid/debian-12-standard_12.7-1_amd64.tar.zst
+`
+
 export function vmManifest(
   name: string,
   vmid: number,

@@ -7,20 +7,10 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import type { Simulator } from '@proxops/pve-sim'
-import { baseEnv, git, makeRepo, proxops, startLab } from './harness.js'
+import { baseEnv, git, makeRepo, proxops, startLab, CTT_DEB } from './harness.js'
 
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 })
 
-const CTT = `apiVersion: proxops/v1alpha1
-kind: CTTemplate
-metadata:
-  name: deb
-spec:
-  nodes: [pve1]
-  storage: local
-  filename: debian-12-standard_12.7-1_amd64.tar.zst
-  url: https://downloads.example.invalid/debian-12-standard_12.7-1_amd64.tar.zst
-`
 const TEMPLATE = `apiVersion: proxops/v1alpha1
 kind: TemplateCT
 metadata:
@@ -62,7 +52,7 @@ beforeAll(async () => {
   sim = await startLab()
   root = await makeRepo(sim, {
     manifests: {
-      'ctt/lab/deb.yaml': CTT,
+      'ctt/lab/deb.yaml': CTT_DEB,
       'templatect/lab/golden.yaml': TEMPLATE,
       'lxc/lab/app.yaml': app('1GiB'),
     },
