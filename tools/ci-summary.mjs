@@ -2,9 +2,12 @@
 // Arguments: the checkouts to sum (default: this one); `--partial DIR` sums only the packages of DIR that ran
 // (CI's fresh-clone pass runs a few suites); `--failed-step NAME` counts a CI step that failed outside vitest (a
 // gate, the publish check) as one failure. A package whose tests ran but wrote no report (a crash) counts as one
-// failure.
+// failure. Each failed test is named (file, title, first line of its message) so that a CI log's tail says what
+// failed even when the suite's own output scrolled away.
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { join, relative } from 'node:path'
+
+const firstLine = (text) => (text ?? '').split('\n')[0].slice(0, 300)
 
 const args = process.argv.slice(2)
 const checkouts = []
@@ -42,8 +45,18 @@ for (const { dir: checkout, partial } of checkouts) {
       passed += r.numPassedTests
       failed += r.numFailedTests
       skipped += r.numPendingTests + (r.numTodoTests ?? 0)
-      // A test file that failed to load has no tests in it but is still a failure.
-      failed += (r.testResults ?? []).filter((f) => f.status === 'failed' && f.assertionResults.length === 0).length
+      for (const file of r.testResults ?? []) {
+        const where = relative(checkout, file.name)
+        // A test file that failed to load has no tests in it but is still a failure.
+        if (file.status === 'failed' && file.assertionResults.length === 0) {
+          failed += 1
+          console.error(`failed: ${where}: ${firstLine(file.message)}`)
+        }
+        for (const t of file.assertionResults) {
+          if (t.status === 'failed')
+            console.error(`failed: ${where} > ${t.fullName}: ${firstLine(t.failureMessages?.[0])}`)
+        }
+      }
     }
   }
 }
