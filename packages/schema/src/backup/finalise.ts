@@ -2,16 +2,9 @@ import type { ErrorCode } from '../errors.js'
 import type { PathKey } from '../manifest/parse.js'
 import { POOL_ID } from '../manifest/pool.js'
 import { BACKUP_JOB_ID, BACKUP_JOB_ID_MAX } from './schema.js'
-import type { BackupJobSpec, PruneBackupsKey } from './types.js'
+import type { BackupJobSpec, RawBackupJobSpec } from './types.js'
 
 type Add = (code: ErrorCode, path: PathKey[], message: string) => void
-
-/** what the valibot schema hands over: the selection still in its raw form */
-export interface RawBackupJobSpec extends Omit<BackupJobSpec, 'id' | 'selection' | 'prune-backups'> {
-  id?: string
-  selection: { vmids?: number[]; pool?: string; all?: boolean; exclude?: number[] }
-  'prune-backups'?: Partial<Record<PruneBackupsKey, number | boolean>>
-}
 
 /** Cross-field rules of a BackupJob; rewrites `raw` in place into the normalised {@link BackupJobSpec}. */
 export function finaliseBackupJob(name: string, raw: RawBackupJobSpec, add: Add): void {

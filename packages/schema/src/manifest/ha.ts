@@ -6,24 +6,11 @@
 import * as v from 'valibot'
 import { issueMessage as m } from '../errors.js'
 import { bool, int, oneOf } from './fields.js'
-import type { PowerState } from './types.js'
+import type { HaSpec, PowerState } from './types.js'
 
 /** the resource's requested state (PVE::HA::Resources `state`; `enabled` is PVE's alias of `started`) */
 export const HA_STATES = ['started', 'stopped', 'disabled', 'ignored'] as const
 export type HaState = (typeof HA_STATES)[number]
-
-export interface HaSpec {
-  /** absent = follows `spec.state` */
-  state?: HaState
-  /** PVE default 1 */
-  max_restart: number
-  /** PVE default 1 */
-  max_relocate: number
-  /** node -> priority (higher wins); absent = no preference (no group / rule) */
-  nodes?: Record<string, number>
-  /** only the listed nodes (group `restricted`, rule `strict`) */
-  strict: boolean
-}
 
 export const haSchema = v.pipe(
   v.strictObject(

@@ -11,6 +11,7 @@ import { REF_NAME, checkArtifactFilename, checkResourceName } from '../names.js'
 import { checkHa } from './ha.js'
 import { manifestSchemas } from './schemas.js'
 import { finaliseBackupJob } from '../backup/finalise.js'
+import type { RawBackupJobSpec } from '../backup/types.js'
 import type { ArtifactSpec, LxcSpec, Manifest, PoolSpec, VmSpec } from './types.js'
 import { newPoolIdProblem } from './pool.js'
 import { checkFirewall } from './firewall.js'
@@ -184,7 +185,8 @@ function finalise(m: Manifest, issues: ManifestIssue[]): Manifest {
       finaliseLxc(m.kind, m.metadata.name, m.spec, add)
       break
     case 'BackupJob':
-      finaliseBackupJob(m.metadata.name, m.spec, add)
+      // the spec is still the schema's output here (`raw` below): finaliseBackupJob rewrites it in place
+      finaliseBackupJob(m.metadata.name, m.spec as unknown as RawBackupJobSpec, add)
       break
     case 'Pool':
       finalisePool(m.metadata.name, m.spec, add)

@@ -16,13 +16,6 @@ export const POOL_ID = /^[A-Za-z0-9.\-_]+(?:\/[A-Za-z0-9.\-_]+){0,2}$/
 /** API2::Pool create_pool also wants every new level to start with a letter */
 export const NEW_POOL_ID = /^[A-Za-z][A-Za-z0-9.\-_]*(?:\/[A-Za-z][A-Za-z0-9.\-_]*){0,2}$/
 
-export interface PoolSpec {
-  /** the PVE pool id; default `metadata.name` */
-  id: string
-  /** the user's part of the PVE comment (ProxOps puts its marker before it); absent = none */
-  comment?: string
-}
-
 /** `spec.id` of a Pool (the envelope is built in schemas.ts) */
 export const poolIdField = v.pipe(
   v.string(m('field-type', 'must be a string')),

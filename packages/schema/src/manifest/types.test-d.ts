@@ -1,14 +1,14 @@
 /**
- * The normalised model in types.ts against what the valibot schemas output: the same fields for every kind,
- * and every field typed as the schema gives it, except the ones parse.ts's finalise step completes (defaulted
- * slots, `pve-name`, a template's `state`, ...). A field added to a schema and not to the model, or typed
- * differently in the two, fails `vitest run --typecheck`.
+ * The normalised model (types.ts) is derived from what the valibot schemas output; only the fields parse.ts's
+ * finalise step completes are written out there. These checks pin that list: a field finalise() starts to
+ * complete (or stops completing) must be named here and in types.ts, and the completed fields keep precise
+ * types (never `any` or `unknown`). Run by `vitest run --typecheck`.
  */
 import type * as v from 'valibot'
 import { describe, expectTypeOf, it } from 'vitest'
 import type { Kind } from '../kinds.js'
 import type { manifestSchemas } from './schemas.js'
-import type { ManifestOfKind } from './types.js'
+import type { ArtifactSpec, BackupJobSpec, LxcSpec, ManifestOfKind, VmDisk, VmNic, VmSpec } from './types.js'
 
 type SchemaSpec<K extends Kind> = v.InferOutput<(typeof manifestSchemas)[K]>['spec']
 type ModelSpec<K extends Kind> = ManifestOfKind<K>['spec']
@@ -54,5 +54,23 @@ describe('the manifest model is the schemas’ output', () => {
     expectTypeOf<Completed<'DiskImage'>>().toEqualTypeOf<'nodes' | 'checksum'>()
     expectTypeOf<Completed<'BackupJob'>>().toEqualTypeOf<'id' | 'selection' | 'prune-backups'>()
     expectTypeOf<Completed<'Pool'>>().toEqualTypeOf<'id'>()
+  })
+
+  it('completes the defaulted fields with precise types', () => {
+    expectTypeOf<VmDisk['interface']>().toEqualTypeOf<string>()
+    expectTypeOf<VmNic['slot']>().toEqualTypeOf<string>()
+    expectTypeOf<VmSpec['pve-name']>().toEqualTypeOf<string>()
+    expectTypeOf<VmSpec['memory']>().toEqualTypeOf<number>()
+    expectTypeOf<ManifestOfKind<'TemplateVM'>['spec']['state']>().toEqualTypeOf<'stopped'>()
+    expectTypeOf<LxcSpec['dns']['hostname']>().toEqualTypeOf<string>()
+    expectTypeOf<LxcSpec['mount-points'][number]['slot']>().toEqualTypeOf<string>()
+    expectTypeOf<ArtifactSpec['nodes']>().toEqualTypeOf<string[]>()
+    expectTypeOf<NonNullable<ArtifactSpec['checksum']>['algorithm']>().toEqualTypeOf<
+      'sha256' | 'sha1' | 'sha512' | 'md5'
+    >()
+    expectTypeOf<BackupJobSpec['id']>().toEqualTypeOf<string>()
+    expectTypeOf<BackupJobSpec['selection']>().toEqualTypeOf<
+      { vmids: number[] } | { pool: string } | { all: true; exclude: number[] }
+    >()
   })
 })

@@ -1,5 +1,7 @@
 /**
- * The normalised manifest model: what `parseManifest` and the repository loader hand to the planner.
+ * The normalised manifest model: what `parseManifest` and the repository loader hand to the planner. Every type
+ * here is the output of a valibot schema (manifest/schemas.ts, whose field descriptions are the documentation:
+ * docs/schema-reference.md), with only the fields parse.ts's finalise step completes written out, by name.
  *
  * Conventions:
  * - Keys are spelled exactly as users write them in YAML (kebab-case), so `spec['cloud-init-data']`.
@@ -11,20 +13,36 @@
  * - Memory and swap are **MiB** (numbers). Disk, root filesystem, mount point and EFI disk sizes are **bytes**
  *   (numbers, always a whole number of MiB); `formatGiB(bytes)` gives PVE's `<storage>:<GiB>` token.
  */
+import type { Completed, Defaulted, Out } from './infer.js'
 import type { Kind } from '../kinds.js'
 import type { DISRUPTION_POLICIES } from './parse.js'
-import type { FirewallSpec } from './firewall.js'
+import type {
+  bindMountSchema,
+  cloudInitDataSchema,
+  ipConfigSchema,
+  isoSpecSchema,
+  lxcNicSchema,
+  lxcOptionsSchema,
+  lxcSpecSchema,
+  metadataSchema,
+  mountPointSchema,
+  pciDeviceSchema,
+  poolSpecSchema,
+  vmDiskSchema,
+  vmHardwareSchema,
+  vmNicSchema,
+  vmOptionsSchema,
+  vmSpecSchema,
+} from './schemas.js'
+import type { haSchema } from './ha.js'
 
 export type { FirewallAlias, FirewallIpset, FirewallRule, FirewallSpec } from './firewall.js'
-import type { BackupJobSpec } from '../backup/types.js'
 export type { BackupJobSpec, BackupSelection, PruneBackupsKey } from '../backup/types.js'
+import type { BackupJobSpec } from '../backup/types.js'
+export type { HaState } from './ha.js'
 
 export type PowerState = 'started' | 'stopped'
 
-import type { HaSpec } from './ha.js'
-import type { PoolSpec } from './pool.js'
-export type { PoolSpec } from './pool.js'
-export type { HaSpec, HaState } from './ha.js'
 /**
  * The most disruptive side effect ProxOps may cause on a running guest while converging its config (the
  * config's `disruption`, the `proxops/disruption` annotation and the planner's policy: one list,
@@ -35,16 +53,8 @@ export type { HaSpec, HaState } from './ha.js'
  */
 export type DisruptionPolicy = (typeof DISRUPTION_POLICIES)[number]
 
-export interface Metadata {
-  /** identity within a kind and cluster (docs/repository.md#naming-rules) */
-  name: string
-  /** informational only */
-  namespace?: string
-  /** informational, free-form */
-  labels: Record<string, string>
-  /** free-form; `proxops/depends-on` and `proxops/disruption` are validated */
-  annotations: Record<string, string>
-}
+/** name (identity within a kind and cluster), informational namespace and labels, annotations */
+export type Metadata = Out<typeof metadataSchema>
 
 interface Envelope<K extends Kind, S> {
   apiVersion: 'proxops/v1alpha1'
@@ -55,276 +65,86 @@ interface Envelope<K extends Kind, S> {
 
 // ---------------------------------------------------------------- VM / TemplateVM
 
-export interface VmCpu {
-  /** PVE `cpu` (e.g. `host`, `x86-64-v2-AES`) */
-  type: string
-  /** PVE `cores`, > 0 */
-  cores: number
-  /** parsed, never sent (reference behaviour) */
-  flags?: string[]
-}
+type VmSpecOut = Out<typeof vmSpecSchema>
+export type VmCpu = VmSpecOut['cpu']
+/** `interface` defaults to `scsi<i>` (i = list index) */
+export type VmDisk = Defaulted<Out<typeof vmDiskSchema>, 'interface'>
+/** `slot` defaults to `net<i>` */
+export type VmNic = Defaulted<Out<typeof vmNicSchema>, 'slot'>
+export type PciDevice = Out<typeof pciDeviceSchema>
+export type VmHardware = Out<typeof vmHardwareSchema>
+/** only truthy values are owned */
+export type VmOptions = Out<typeof vmOptionsSchema>
+export type IpConfig = Out<typeof ipConfigSchema>
+export type CloudInitData = Out<typeof cloudInitDataSchema>
 
-export interface VmDisk {
-  /** pool token before `:` */
-  storage: string
-  /** bytes (whole MiB); undefined for image-seeded disks (size comes from the image) */
-  size?: number
-  /** name of a DiskImage in the same cluster: seeds the disk through `import-from` */
-  image?: string
-  /** slot key; default `scsi<i>` (i = list index) */
-  interface: string
-  /** VM-wide `scsihw`; the first disk declaring one wins */
-  controller?: string
-  /** `,iothread=1`; default false */
-  iothread: boolean
-  /** `ignore` | `on`; undefined = not owned */
-  discard?: 'ignore' | 'on'
-  /** tri-state `,ssd=1|0`; only on scsi/sata/ide slots */
-  ssd?: boolean
-  /** undefined = not owned */
-  aio?: 'native' | 'threads' | 'io_uring'
-}
-
-export interface VmNic {
-  /** head token; default `virtio` */
-  model: string
-  bridge: string
-  /** lower-cased; undefined = PVE assigns (never drift) */
-  mac?: string
-  /** 1-4094, sent as `tag=` */
-  vlan?: number
-  /** MBit/s, sent as `rate=` */
-  'rate-limit'?: number
-  /** default false; only `true` is owned */
-  firewall: boolean
-  /** `net<N>`; default `net<i>` */
-  slot: string
-}
-
-export interface PciDevice {
-  /** `hostpci<N>`, N 0-999 */
-  slot: string
-  /** lower-cased BDF, e.g. `0000:17:00` or `01:00.0` */
-  device: string
-  /** tri-state */
-  pcie?: boolean
-}
-
-export interface VmHardware {
-  machine?: 'i440fx' | 'q35'
-  bios?: 'seabios' | 'ovmf'
-  /** PVE `vga` */
-  display?: string
-  sockets?: number
-  numa?: boolean
-  serial0?: string
-  /** absent = IDE CD slot not owned; `iso: none` = detach */
-  cdrom?: { iso: string; media: 'cdrom' | 'disk' }
-  'efi-disk'?: {
-    storage: string
-    /** bytes; default 4 MiB */
-    size: number
-    template?: 'byos' | '2m' | '4m' | '8m'
-    'secure-boot'?: 'enabled' | 'disabled'
+export type VmSpec = Completed<
+  VmSpecOut,
+  {
+    /** empty when `clone` is set */
+    disks: VmDisk[]
+    networks: VmNic[]
+    /** PVE `name`; default `metadata.name` */
+    'pve-name': string
   }
-  'cloud-init'?: {
-    /** default false; when true claims `ide2` */
-    enabled: boolean
-    /** required when enabled */
-    storage?: string
-    /** sent verbatim after `size=`; default `4M` */
-    size: string
-  }
-  tpm?: { version: 'v1.2' | 'v2.0' }
-  /** sorted by slot number */
-  'pci-devices': PciDevice[]
-}
-
-/** Only truthy values are owned. */
-export interface VmOptions {
-  onboot?: boolean
-  startup?: string
-  protection?: boolean
-  agent?: boolean
-  acpi?: boolean
-  tablet?: boolean
-  hotplug?: string[]
-  'boot-order'?: string[]
-  'nested-virt'?: boolean
-  hidden?: boolean
-}
-
-export interface IpConfig {
-  /** NIC index, default 0 */
-  nic: number
-  /** CIDR; undefined = not owned */
-  ip?: string
-  gateway?: string
-}
-
-export interface CloudInitData {
-  'ci-user'?: string
-  /** inline public keys; `["*"]` = PVE owns the value */
-  'ssh-keys'?: string[]
-  /** `cloud-init.ssh-keys.<name>` references into the cluster SOPS document */
-  'ssh-key-refs'?: string[]
-  /** `cloud-init.passwords.<name>` */
-  'ci-password-ref'?: string
-  nameservers?: string[]
-  'search-domains'?: string[]
-  ipconfigs?: IpConfig[]
-}
-
-export interface VmSpec {
-  node: string
-  vmid: number
-  /** default `started` for VM, `stopped` for TemplateVM (which cannot be `started`) */
-  state: PowerState
-  /** MiB */
-  memory: number
-  cpu: VmCpu
-  /** empty when `clone` is set */
-  disks: VmDisk[]
-  networks: VmNic[]
-  hardware?: VmHardware
-  options?: VmOptions
-  'cloud-init-data'?: CloudInitData
-  /** PVE `name`; default `metadata.name` */
-  'pve-name': string
-  'pve-description'?: string
-  /** as declared, de-duplicated, without the ownership tag */
-  tags: string[]
-  /** PVE key -> value, sent verbatim at create */
-  extra: Record<string, string>
-  /** name of a TemplateVM on the same node to full-clone from */
-  clone?: string
-  /** the guest firewall; absent = not owned (manifest/firewall.ts) */
-  firewall?: FirewallSpec
-  /** an HA resource (VM only, not TemplateVM) */
-  ha?: HaSpec
-  /** PVE pool id the guest is a member of; absent = membership not owned */
-  pool?: string
-}
+>
 
 export type VmManifest = Envelope<'VM', VmSpec>
 export type TemplateVmManifest = Envelope<'TemplateVM', VmSpec & { state: 'stopped' }>
 
 // ---------------------------------------------------------------- LXC / TemplateCT
 
-export interface LxcNic {
-  bridge: string
-  /** guest interface name; undefined = the slot name is sent and never compared */
-  iface?: string
-  /** PVE default `veth`; not compared */
-  type?: string
-  /** VLAN tag 0-4094 (0 = none) */
-  tag?: number
-  /** lower-cased */
-  hwaddr?: string
-  'rate-limit'?: number
-  firewall: boolean
-  /** CIDR, `dhcp` or `manual` */
-  ip?: string
-  gw?: string
-  /** `net<N>`; default `net<i>` */
-  slot: string
-}
+type LxcSpecOut = Out<typeof lxcSpecSchema>
+/** `slot` defaults to `net<i>` */
+export type LxcNic = Defaulted<Out<typeof lxcNicSchema>, 'slot'>
+/** `slot` defaults to `mp<i>` */
+export type LxcMountPoint = Defaulted<Out<typeof mountPointSchema>, 'slot'>
+export type MountPointOptions = NonNullable<LxcMountPoint['options']>
+/** `slot` defaults to `mp<len(mount-points)+i>` */
+export type LxcBindMount = Defaulted<Out<typeof bindMountSchema>, 'slot'>
+/** tri-state: undefined = PVE decides */
+export type LxcOptions = Out<typeof lxcOptionsSchema>
 
-export interface MountPointOptions {
-  'read-only'?: boolean
-  backup?: boolean
-  acl?: boolean
-  quota?: boolean
-  shared?: boolean
-  'mount-options'?: string
-}
-
-export interface LxcMountPoint {
-  storage: string
-  /** bytes (whole MiB) */
-  size: number
-  /** absolute guest path; undefined = PVE default `/mnt/mp<i>` */
-  'mount-point'?: string
-  /** `mp<N>`; default `mp<i>` */
-  slot: string
-  options?: MountPointOptions
-}
-
-export interface LxcBindMount {
-  'host-path': string
-  'mount-point': string
-  /** `mp<N>`; default `mp<len(mount-points)+i>` */
-  slot: string
-  'read-only'?: boolean
-}
-
-/** Tri-state: undefined = PVE decides. */
-export interface LxcOptions {
-  unprivileged?: boolean
-  protection?: boolean
-  onboot?: boolean
-  console?: boolean
-  nesting?: boolean
-  keyctl?: boolean
-  fuse?: boolean
-  startup?: string
-  /** accepted, never sent */
-  ttys?: number
-}
-
-export interface LxcSpec {
-  node: string
-  vmid: number
-  /** name of the CTTemplate the container is created from; undefined for a clone */
-  template?: string
-  state: PowerState
-  /** MiB */
-  memory: number
-  /** MiB; undefined = not sent */
-  swap?: number
-  cpu: { cores: number; units?: number }
-  /** size in bytes (whole MiB) */
-  root: { storage: string; size: number }
-  'mount-points': LxcMountPoint[]
-  'bind-mounts': LxcBindMount[]
-  networks: LxcNic[]
-  /** `hostname` defaults to `metadata.name` */
-  dns: { hostname: string; nameservers?: string[]; domain?: string }
-  arch?: 'amd64' | 'i686' | 'arm64'
-  options?: LxcOptions
-  'pve-description'?: string
-  tags: string[]
-  extra: Record<string, string>
-  /** LXC only (rejected on a TemplateCT): name of a TemplateCT on the same node to full-clone from */
-  clone?: string
-  /** the guest firewall; absent = not owned (manifest/firewall.ts) */
-  firewall?: FirewallSpec
-  /** an HA resource (LXC only, not TemplateCT) */
-  ha?: HaSpec
-  /** PVE pool id the guest is a member of; absent = membership not owned */
-  pool?: string
-}
+export type LxcSpec = Completed<
+  LxcSpecOut,
+  {
+    'mount-points': LxcMountPoint[]
+    'bind-mounts': LxcBindMount[]
+    networks: LxcNic[]
+    /** `hostname` defaults to `metadata.name` */
+    dns: Defaulted<NonNullable<LxcSpecOut['dns']>, 'hostname'>
+  }
+>
 
 export type LxcManifest = Envelope<'LXC', LxcSpec>
 export type TemplateCtManifest = Envelope<'TemplateCT', LxcSpec & { state: 'stopped' }>
 
 // ---------------------------------------------------------------- artifacts
 
-export type ChecksumAlgorithm = 'sha256' | 'sha1' | 'sha512' | 'md5'
+type ArtifactSpecOut = Out<typeof isoSpecSchema>
+export type ChecksumAlgorithm = NonNullable<NonNullable<ArtifactSpecOut['checksum']>['algorithm']>
 
-export interface ArtifactSpec {
-  /** every node the file must exist on; legacy `node` promoted; de-duplicated, order kept */
-  nodes: string[]
-  storage: string
-  filename: string
-  /** http(s) URL the PVE node downloads */
-  url: string
-  checksum?: { algorithm: ChecksumAlgorithm; value: string }
-}
+/** the three artifact kinds share one spec */
+export type ArtifactSpec = Completed<
+  Omit<ArtifactSpecOut, 'node'>,
+  {
+    /** every node the file must exist on; the legacy `node` promoted; de-duplicated, order kept */
+    nodes: string[]
+    /** both or neither (the value lower-cased) */
+    checksum?: { algorithm: ChecksumAlgorithm; value: string }
+  }
+>
 
 export type IsoManifest = Envelope<'ISO', ArtifactSpec>
 export type CtTemplateManifest = Envelope<'CTTemplate', ArtifactSpec>
 export type DiskImageManifest = Envelope<'DiskImage', ArtifactSpec>
+
+// ---------------------------------------------------------------- HA, Pool
+
+/** `spec.ha` of a VM or LXC (manifest/ha.ts) */
+export type HaSpec = Out<typeof haSchema>
+/** `id` defaults to `metadata.name` */
+export type PoolSpec = Defaulted<Out<typeof poolSpecSchema>, 'id'>
 
 // ---------------------------------------------------------------- unions
 
