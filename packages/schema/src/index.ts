@@ -99,6 +99,7 @@ export {
   type FirewallSpec,
 } from './manifest/types.js'
 export { manifestSchemas } from './manifest/schemas.js'
+export { CLOUD_INIT_SLOT, cdSlot } from './manifest/drive-slots.js'
 export {
   parseManifest,
   parseDependsOn,

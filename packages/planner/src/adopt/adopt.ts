@@ -5,7 +5,7 @@
  * Every live config key is either mapped to a manifest field, ignored as PVE bookkeeping, or reported as a
  * gap (with sensitive values redacted), so nothing on PVE is silently dropped.
  */
-import { decodeSshKeys, SENSITIVE as REDACTED } from '@proxops/pve-client/wire'
+import { decodeSshKeys, SENSITIVE as REDACTED, sshKeyLines } from '@proxops/pve-client/wire'
 import { API_VERSION, KIND_ROOT_OF, parseManifest, type Kind } from '@proxops/schema'
 import type { LiveGuest, LiveInventory, LiveVolume } from '../inventory.js'
 import { IPCONFIG_TOKENS } from '../plan/cloud-init.js'
@@ -18,7 +18,7 @@ import { adoptFirmwareVolumes, adoptLxcVolumes, adoptQemuDisks, QEMU_DRIVE_KEY, 
 import { adoptBlock } from '../plan/table.js'
 import { adoptedTags } from '../plan/tags.js'
 import { parsePS } from '../plan/fields.js'
-import { keyLines, mapSshKeys } from './ssh.js'
+import { mapSshKeys } from './ssh.js'
 import type { AdoptedFile, AdoptGap, AdoptOptions, AdoptResult, AdoptSkip } from './types.js'
 import { adoptedFirewall } from '../firewall/adopt.js'
 import { adoptedHa } from '../ha/adopt.js'
@@ -299,7 +299,7 @@ function adoptVm(
   if (sshkeys) {
     let keys: string[] = []
     try {
-      keys = keyLines(decodeSshKeys(sshkeys))
+      keys = sshKeyLines(decodeSshKeys(sshkeys))
     } catch {
       gap('sshkeys', sshkeys, 'not in PVE urlencoded format')
     }

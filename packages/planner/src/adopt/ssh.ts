@@ -1,16 +1,5 @@
 import { createHash } from 'node:crypto'
-
-/** Key lines of a block: trimmed, non-empty, in order, de-duplicated. */
-export function keyLines(text: string): string[] {
-  return [
-    ...new Set(
-      text
-        .split(/\r?\n/)
-        .map((l) => l.trim())
-        .filter(Boolean),
-    ),
-  ]
-}
+import { sshKeyLines } from '@proxops/pve-client/wire'
 
 /**
  * The adopted entry name of a public key: `adopted-` + the first 8 bytes of
@@ -41,7 +30,7 @@ export function mapSshKeys(
   if (!entries) return { unmatched: [...live], imported: [] }
   const byKey = new Map<string, string>()
   for (const name of Object.keys(entries).sort()) {
-    const lines = keyLines(entries[name]!)
+    const lines = sshKeyLines(entries[name]!)
     // an entry matches a key only when it is exactly that one key
     if (lines.length === 1 && !byKey.has(lines[0]!)) byKey.set(lines[0]!, name)
   }
@@ -53,7 +42,7 @@ export function mapSshKeys(
     if (name !== undefined) refs.push(name)
     else if (importKeys) {
       let adopted = adoptedKeyName(key)
-      if (entries[adopted] !== undefined && keyLines(entries[adopted]!)[0] !== key) adopted = `${adopted}-2`
+      if (entries[adopted] !== undefined && sshKeyLines(entries[adopted]!)[0] !== key) adopted = `${adopted}-2`
       imported.push({ name: adopted, value: key })
       refs.push(adopted)
     } else unmatched.push(key)

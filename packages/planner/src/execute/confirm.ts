@@ -12,7 +12,7 @@
  *   - a downloaded file is listed in its storage
  *   - a converged firewall needs no further write
  */
-import { splitList } from '@proxops/pve-client/wire'
+import { isTrue, splitList } from '@proxops/pve-client/wire'
 import type { Action, PveRequest } from '../plan-types.js'
 import type { LiveReader } from '../ports.js'
 import { splitPending } from '../observe/observe.js'
@@ -134,10 +134,6 @@ function expectedPower(requests: readonly PveRequest[]): 'running' | 'stopped' |
     else if (r.call === 'cloneGuest') power = 'stopped'
   }
   return power
-}
-
-function isTrue(value: unknown): boolean {
-  return value === 1 || value === '1' || value === true
 }
 
 /** a Pool action: the pool exists with the comment written, or is gone; a membership action: the guest is in */

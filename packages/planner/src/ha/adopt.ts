@@ -8,9 +8,9 @@
  * read_and_check_resources_config: no state = started, `enabled` = started), so that is what `spec.state`
  * says; a guest not (yet) in that state is a warning, not a different manifest.
  */
-import { splitList, type GuestType, type HaItem } from '@proxops/pve-client/wire'
+import { isTrue, splitList, type GuestType, type HaItem } from '@proxops/pve-client/wire'
 import type { LiveGuest, LiveHa } from '../inventory.js'
-import { flag, haOwned, haPreferenceId, haSid, parseNodePriorities } from './plan.js'
+import { haOwned, haPreferenceId, haSid, parseNodePriorities } from './plan.js'
 
 /** resource properties spec.ha models, plus what PVE lists beside them */
 const MODELLED = new Set(['sid', 'type', 'digest', 'state', 'max_restart', 'max_relocate', 'comment', 'group'])
@@ -93,8 +93,8 @@ function adoptGroup(r: HaItem, own: string, groups: readonly HaItem[], ha: Recor
     return
   }
   ha.nodes = nodePriorities(g.nodes)
-  if (flag(g.restricted)) ha.strict = true
-  if (flag(g.nofailback)) out.gaps.push({ field: `ha.group ${own} nofailback`, value: '1', note: 'not modelled' })
+  if (isTrue(g.restricted)) ha.strict = true
+  if (isTrue(g.nofailback)) out.gaps.push({ field: `ha.group ${own} nofailback`, value: '1', note: 'not modelled' })
 }
 
 /** 9.x: the node-affinity rule `proxops-<vm|ct>-<vmid>` (the planner puts it back to this resource alone, enabled) */
@@ -104,11 +104,11 @@ function adoptRule(sid: string, own: string, rules: readonly HaItem[], ha: Recor
     const id = rule.rule ?? ''
     if (id === own && rule.type === 'node-affinity') {
       ha.nodes = nodePriorities(rule.nodes)
-      if (flag(rule.strict)) ha.strict = true
-      if (rule.resources !== sid || flag(rule.disable))
+      if (isTrue(rule.strict)) ha.strict = true
+      if (rule.resources !== sid || isTrue(rule.disable))
         out.gaps.push({
           field: `ha.rule ${id}`,
-          value: `${flag(rule.disable) ? 'disabled ' : ''}${rule.resources ?? ''}`,
+          value: `${isTrue(rule.disable) ? 'disabled ' : ''}${rule.resources ?? ''}`,
           note: `the first apply makes the rule enabled and for ${sid} alone`,
         })
       continue

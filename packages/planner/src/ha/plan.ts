@@ -16,7 +16,7 @@
 import type { HaSpec, LxcManifest, Manifest, PowerState, VmManifest } from '@proxops/schema'
 import type { LiveGuest, LiveHa } from '../inventory.js'
 import type { Anomaly, DisruptionClass, FieldDiff, PlanParamValue, PveRequest, Skip } from '../plan-types.js'
-import { splitList, type GuestType, type HaItem } from '@proxops/pve-client/wire'
+import { isTrue, splitList, type GuestType, type HaItem } from '@proxops/pve-client/wire'
 import type { Draft } from '../plan/order.js'
 
 type Guest = VmManifest | LxcManifest
@@ -60,9 +60,6 @@ const sameNodes = (live: string | undefined, want: Readonly<Record<string, numbe
   const w = Object.entries(want)
   return l.size === w.length && w.every(([n, p]) => l.get(n) === p)
 }
-/** a PVE boolean as the HA config holds it */
-export const flag = (v: string | undefined): boolean => v === '1' || v === 'true'
-
 export interface HaEnv {
   ha: LiveHa | undefined
   ownershipTag: string
@@ -226,7 +223,7 @@ export class HaPlanner {
     const restricted = spec.strict ? '1' : '0'
     const group: Record<string, PlanParamValue> = {}
     if (!pref || !sameNodes(pref.nodes, spec.nodes)) group.nodes = nodes
-    if (!pref || flag(pref.restricted) !== spec.strict) group.restricted = Number(restricted)
+    if (!pref || isTrue(pref.restricted) !== spec.strict) group.restricted = Number(restricted)
     if (!pref || pref.comment !== marker) group.comment = marker
     if (Object.keys(group).length > 0) {
       for (const [k, v] of Object.entries(group))
@@ -274,7 +271,7 @@ export class HaPlanner {
     }
     // NodeAffinity check_single_resource_reference: PVE refuses a second enabled node-affinity rule naming sid
     for (const [other, r] of this.preferences) {
-      if (other === id || r.type !== 'node-affinity' || flag(r.disable)) continue
+      if (other === id || r.type !== 'node-affinity' || isTrue(r.disable)) continue
       if (!splitList(r.resources).includes(sid)) continue
       this.env.anomalies.push({
         code: 'ha-conflict',
@@ -288,9 +285,9 @@ export class HaPlanner {
     const rule: Record<string, PlanParamValue> = {}
     if (!pref || pref.resources !== sid) rule.resources = sid
     if (!pref || !sameNodes(pref.nodes, spec.nodes)) rule.nodes = formatNodes(spec.nodes)
-    if (!pref || flag(pref.strict) !== spec.strict) rule.strict = spec.strict ? 1 : 0
+    if (!pref || isTrue(pref.strict) !== spec.strict) rule.strict = spec.strict ? 1 : 0
     if (!pref || pref.comment !== marker) rule.comment = marker
-    const del = pref && flag(pref.disable) ? ['disable'] : []
+    const del = pref && isTrue(pref.disable) ? ['disable'] : []
     if (Object.keys(rule).length === 0 && del.length === 0) return true
     for (const [k, v] of Object.entries(rule))
       diffs.push({

@@ -29,7 +29,7 @@ import type {
   HeldVmid,
   UnknownGuest,
 } from '../inventory.js'
-import { Limiter, readTags } from '@proxops/pve-client/wire'
+import { isTrue, Limiter, readTags } from '@proxops/pve-client/wire'
 import { readHa } from '../ha/observe.js'
 import { readPools } from '../pool/observe.js'
 
@@ -337,7 +337,7 @@ async function readGuest(reader: LiveReader, read: Read, ref: GuestRef): Promise
   const digest = split.digest as string
   const lock = config.lock ?? ref.listed?.lock ?? status?.lock ?? ref.resource?.lock
   const template =
-    isTemplate(config.template) ||
+    isTrue(config.template) ||
     ref.listed?.template === true ||
     status?.template === true ||
     ref.resource?.template === true
@@ -441,10 +441,6 @@ function qmpField(listed: GuestListItem | undefined, qmpstatus: string | undefin
 
 function qmpOf(listed: GuestListItem | undefined, qmpstatus: string | undefined): string | undefined {
   return listed ? listed.qmpstatus : qmpstatus
-}
-
-function isTemplate(value: string | undefined): boolean {
-  return value === '1' || value === 'true'
 }
 
 function nameOf(ref: GuestRef): { name?: string } {

@@ -4,7 +4,6 @@ import {
   bootOrderOf,
   bootOwned,
   cdAndCloudInitOwned,
-  cdSlot,
   isCdrom,
   isCloudInit,
   readDrive,
@@ -35,11 +34,6 @@ describe('readDrive (qemu-server parse_drive, drive_is_cdrom, drive_is_cloudinit
     expect(isCdrom(undefined)).toBe(false)
     expect(isCloudInit('local-lvm:vm-100-cloudinit,media=cdrom')).toBe(true)
     expect(isCloudInit('local:iso/cloudinit-tools.iso,media=cdrom')).toBe(false)
-  })
-
-  it('the CD drive takes ide3 when the cloud-init drive has ide2', () => {
-    expect(cdSlot(true)).toBe('ide3')
-    expect(cdSlot(false)).toBe('ide2')
   })
 })
 

@@ -1,10 +1,10 @@
 /**
  * What a qemu drive value is, read once for plan, adopt, the boot order and the disruption
  * classes: a disk, a CD drive, or the cloud-init drive (qemu-server's parse_drive, drive_is_cdrom and
- * drive_is_cloudinit), where the manifest's cloud-init and CD drives live (ide2, or ide3 for the CD when the
- * cloud-init drive has ide2), and the boot order over the drives (`boot: order=`).
+ * drive_is_cloudinit), the manifest's cloud-init and CD drives on the slots the schema gives them
+ * (`CLOUD_INIT_SLOT`, `cdSlot`), and the boot order over the drives (`boot: order=`).
  */
-import type { VmHardware } from '@proxops/schema'
+import { CLOUD_INIT_SLOT, cdSlot, type VmHardware } from '@proxops/schema'
 import { anomaly, NONE, parsePS, write, type Outcome, type Owned } from './fields.js'
 import type { GuestBuildContext } from './qemu.js'
 import { isEmptySlot, poolOf } from './volumes.js'
@@ -42,11 +42,6 @@ export const isCdrom = (value: string | undefined): boolean =>
 /** drive_is_cloudinit. */
 export const isCloudInit = (value: string | undefined): boolean =>
   value !== undefined && readDrive(value)?.kind === 'cloud-init'
-
-/** The slot of the manifest's cloud-init drive (`spec.hardware.cloud-init`). */
-export const CLOUD_INIT_SLOT = 'ide2'
-/** The slot of the manifest's CD drive (`spec.hardware.cdrom`): ide2, or ide3 when the cloud-init drive has ide2. */
-export const cdSlot = (cloudInit: boolean): string => (cloudInit ? 'ide3' : 'ide2')
 
 /**
  * plan: the manifest's cloud-init drive and CD drive. A slot holding something else is never replaced (an

@@ -2,7 +2,7 @@
  * The per-key building block of planning: each owned PVE config key knows its create form and how to
  * reconcile a live value (the pending-merged view) with the desired one. Everything here is pure.
  */
-import { formatPropertyString, parsePropertyString, SENSITIVE } from '@proxops/pve-client/wire'
+import { formatPropertyString, isTrue, parsePropertyString, SENSITIVE } from '@proxops/pve-client/wire'
 import type { AnomalyCode, PlanParamValue } from '../plan-types.js'
 
 export { SENSITIVE }
@@ -104,9 +104,8 @@ export function integer(key: string, field: string, desired: number, defaultKey?
   }
 }
 
-const TRUE = new Set(['1', 'on', 'yes', 'true'])
-export const liveBool = (v: string | undefined, dflt: boolean): boolean =>
-  v === undefined ? dflt : TRUE.has(v.toLowerCase())
+/** A live boolean key; `dflt` is what PVE assumes when the key is absent. */
+export const liveBool = (v: string | undefined, dflt: boolean): boolean => (v === undefined ? dflt : isTrue(v))
 
 /** A boolean written as 1/0; `liveDefault` is what PVE assumes when the key is absent. */
 export function flag(key: string, field: string, desired: boolean, liveDefault: boolean): Owned {

@@ -4,7 +4,7 @@
  * marker). No I/O.
  */
 export { WireError, type WireErrorCode } from './errors.js'
-export { toInt, toNumber, toBool, toStr, optInt, optNumber, optBool, optStr } from './scalars.js'
+export { toInt, toNumber, toBool, isTrue, toStr, optInt, optNumber, optBool, optStr } from './scalars.js'
 export {
   parsePropertyString,
   formatPropertyString,
@@ -14,7 +14,7 @@ export {
 export { parseSize, formatSize, parseResize, formatResize, sameSize, type ResizeSpec } from './size.js'
 export { splitList } from './list.js'
 export { parseTags, readTags, normaliseTags, formatTags, normaliseTagString, sameTags } from './tags.js'
-export { encodeSshKeys, decodeSshKeys, isUrlEncoded, sshKeySet } from './sshkeys.js'
+export { encodeSshKeys, decodeSshKeys, isUrlEncoded, sshKeyLines, sshKeySet } from './sshkeys.js'
 export { parseUpid, formatUpid, isUpid, type Upid } from './upid.js'
 export { decodeGuestConfig, configValue, type DecodedGuestConfig } from './config.js'
 export { encodeParams, type ParamValue } from './form.js'

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { fc, test } from '@fast-check/vitest'
-import { toBool, toInt, toNumber, toStr, optInt } from './scalars.js'
+import { isTrue, toBool, toInt, toNumber, toStr, optInt } from './scalars.js'
 import { WireError } from './errors.js'
 import { returnsOrWireError } from '../test-support/codec.js'
 
@@ -20,6 +20,21 @@ describe('lenient scalars', () => {
     expect(toStr(true)).toBe('1')
     expect(optInt(undefined)).toBeUndefined()
     expect(optInt(null)).toBeUndefined()
+  })
+
+  test.prop([
+    fc.oneof(
+      fc.constantFrom<unknown>('1', '0', 'on', 'OFF', ' yes ', 'no', 'true', 'False', '', 1, 0, 2, true, false),
+      fc.anything(),
+    ),
+  ])('isTrue is toBool where toBool reads a value, and false where it refuses', (value) => {
+    let read: boolean
+    try {
+      read = toBool(value)
+    } catch {
+      read = false
+    }
+    expect(isTrue(value)).toBe(read)
   })
 
   it('refuses with a coded error naming the field, without echoing the value', () => {

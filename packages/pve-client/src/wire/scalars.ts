@@ -33,17 +33,22 @@ const FALSE = new Set(['0', 'off', 'no', 'false', ''])
 
 /** PVE booleans: 1/0 numbers, "1"/"0" strings, and the property-string spellings on/off, yes/no, true/false. */
 export function toBool(value: unknown, field?: string): boolean {
+  const b = readBool(value)
+  if (b === undefined) throw new WireError('WIRE_SCALAR', `expected a boolean, got ${describe(value)}`, field)
+  return b
+}
+
+/** A PVE boolean read leniently (a flag PVE may leave out): true where toBool reads true, false otherwise. */
+export function isTrue(value: unknown): boolean {
+  return readBool(value) === true
+}
+
+function readBool(value: unknown): boolean | undefined {
   if (typeof value === 'boolean') return value
-  if (typeof value === 'number') {
-    if (value === 1) return true
-    if (value === 0) return false
-  }
-  if (typeof value === 'string') {
-    const v = value.trim().toLowerCase()
-    if (TRUE.has(v)) return true
-    if (FALSE.has(v)) return false
-  }
-  throw new WireError('WIRE_SCALAR', `expected a boolean, got ${describe(value)}`, field)
+  if (value === 1 || value === 0) return value === 1
+  if (typeof value !== 'string') return undefined
+  const v = value.trim().toLowerCase()
+  return TRUE.has(v) ? true : FALSE.has(v) ? false : undefined
 }
 
 /** A scalar as PVE's string form: numbers printed plainly, booleans as 1/0. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { fc, test } from '@fast-check/vitest'
-import { decodeSshKeys, encodeSshKeys, isUrlEncoded, sshKeySet } from './sshkeys.js'
+import { decodeSshKeys, encodeSshKeys, isUrlEncoded, sshKeyLines, sshKeySet } from './sshkeys.js'
 import { WireError } from './errors.js'
 import { returnsOrWireError } from '../test-support/codec.js'
 
@@ -26,6 +26,7 @@ describe('sshkeys', () => {
 
   it('compares as a key set', () => {
     expect(sshKeySet(`b\n a \n\nb\r\n`)).toEqual(['a', 'b'])
+    expect(sshKeyLines(`b\n a \n\nb\r\n`)).toEqual(['b', 'a'])
   })
 
   test.prop([fc.string({ unit: 'grapheme', maxLength: 80 })], { numRuns: 300 })('decode(encode(s)) == s', (s) => {

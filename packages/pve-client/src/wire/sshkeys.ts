@@ -38,11 +38,16 @@ export function isUrlEncoded(value: string): boolean {
   return URLENCODED.test(value)
 }
 
-/** The set of keys (trimmed, non-empty lines, sorted, unique) for drift comparison. */
-export function sshKeySet(keys: string): string[] {
+/** The key lines of a `sshkeys` block: trimmed, non-empty, de-duplicated, in order. */
+export function sshKeyLines(keys: string): string[] {
   const lines = keys
     .split(/\r?\n/)
     .map((l) => l.trim())
     .filter((l) => l !== '')
-  return [...new Set(lines)].sort()
+  return [...new Set(lines)]
+}
+
+/** The set of keys (the key lines, sorted) for drift comparison. */
+export function sshKeySet(keys: string): string[] {
+  return sshKeyLines(keys).sort()
 }

@@ -9,6 +9,7 @@ import { reservedExtraKey, EXTRA_KEY } from '../extra.js'
 import { API_VERSION, KINDS, type Kind, canonicalKind } from '../kinds.js'
 import { REF_NAME, checkArtifactFilename, checkResourceName } from '../names.js'
 import { checkHa } from './ha.js'
+import { CLOUD_INIT_SLOT, cdSlot } from './drive-slots.js'
 import { manifestSchemas } from './schemas.js'
 import { finaliseBackupJob } from '../backup/finalise.js'
 import type { RawBackupJobSpec } from '../backup/types.js'
@@ -320,8 +321,8 @@ function finaliseVm(kind: 'VM' | 'TemplateVM', name: string, spec: VmSpec, add: 
   const hw = spec.hardware
   const ciEnabled = hw?.['cloud-init']?.enabled === true
   const reservedSlots = new Map<string, string>()
-  if (ciEnabled) reservedSlots.set('ide2', 'the cloud-init drive')
-  if (hw?.cdrom) reservedSlots.set(ciEnabled ? 'ide3' : 'ide2', 'the CD/DVD drive')
+  if (ciEnabled) reservedSlots.set(CLOUD_INIT_SLOT, 'the cloud-init drive')
+  if (hw?.cdrom) reservedSlots.set(cdSlot(ciEnabled), 'the CD/DVD drive')
 
   const seen = new Map<string, number>()
   spec.disks.forEach((disk, i) => {
