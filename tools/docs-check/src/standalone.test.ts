@@ -17,6 +17,7 @@ const EXEMPT = new Set(['pnpm-lock.yaml', SELF])
 const CITATION = [
   /\bR[BS] [0-9]+(\.[0-9]+)?/,
   /\bR[BS] (sections?|rows?) [0-9]/,
+  /\bR[BS]'s\b/,
   /§/,
   /shared\/spec/,
   /\barchitecture (rows?|sections?) [0-9]/,
@@ -74,6 +75,7 @@ describe('comments and docs stand alone', () => {
     const probe = [
       '(RB 9.5)',
       'RB section 6',
+      "RB's grammar",
       'see §4',
       '../shared/spec/x.md',
       'architecture row 3',

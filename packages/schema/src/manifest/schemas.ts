@@ -136,7 +136,7 @@ export const vmNicSchema = obj(
   'One network interface.',
 )
 
-/** RB's `domain:bus:device[.fn]`, widened to PVE's optional domain (`01:00.0`). */
+/** A host PCI address, `domain:bus:device[.fn]` with PVE's optional domain (`01:00.0`), as qemu-server's hostpci `host` accepts. */
 const BDF = /^(?:[0-9a-f]{2,5}:)?[0-9a-f]{2}:[0-9a-f]{2}(?:\.[0-7])?$/
 export const pciDeviceSchema = obj(
   {
