@@ -9,7 +9,8 @@ import { apidocForTests } from '../apidoc/test-data.js'
 import { startSimulator, type Simulator } from '../index.js'
 import { form, raw, waitTask, type RawResponse } from './test-support/raw.js'
 
-const LAG = 150
+// one CRM cycle: long enough that a test reads the state between a request and the CRM's step on a loaded machine
+const LAG = 600
 let sim: Simulator
 const req = (s: Simulator, method: string, path: string, params?: Record<string, string>): Promise<RawResponse> => {
   const headers = { Authorization: s.token.header }
@@ -30,7 +31,7 @@ const status = async (type: string, vmid: number): Promise<Record<string, unknow
   data<Record<string, unknown>>(await req(sim, 'GET', `/nodes/pve1/${type}/${vmid}/status/current`))
 const resource = async (vmid: number): Promise<Record<string, unknown> | undefined> =>
   data<Record<string, unknown>[]>(await req(sim, 'GET', '/cluster/resources?type=vm')).find((r) => r.vmid === vmid)
-async function until(what: () => Promise<boolean>, ms = 3000): Promise<void> {
+async function until(what: () => Promise<boolean>, ms = 8000): Promise<void> {
   const end = Date.now() + ms
   while (!(await what())) {
     if (Date.now() > end) throw new Error('condition not reached')

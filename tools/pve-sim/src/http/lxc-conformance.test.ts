@@ -52,7 +52,8 @@ beforeEach(() => {
 
 describe('create with start=1 (PVE::API2::LXC create_vm -> PVE::API2::LXC::Status vm_start)', () => {
   it('the vzcreate task ends OK with the CT stopped; a separate vzstart task starts it', async () => {
-    sim.control.setTaskBehaviour('vzstart', { durationMs: 400 })
+    // long enough that the reads below see it running on a loaded machine
+    sim.control.setTaskBehaviour('vzstart', { durationMs: 1500 })
     const st = await createCt(300, { start: '1' })
     expect(st.exitstatus).toBe('OK')
     expect(data<{ status: string }>(await req('GET', '/nodes/pve1/lxc/300/status/current')).status).toBe('stopped')
