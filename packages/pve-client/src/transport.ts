@@ -10,7 +10,7 @@ import { type BackoffOptions, abortedError, backoffDelay, sleep } from './retry.
 import { scrub } from './scrub.js'
 import { type Logger, type TlsOptions, createDispatcher, sendRequest } from './tls.js'
 import { WireError } from './wire/errors.js'
-import { normaliseBaseUrl } from './wire/url.js'
+import { baseUrlProblem, normaliseBaseUrl } from './wire/url.js'
 import { type ParamValue, encodeParams } from './wire/form.js'
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE'
@@ -425,16 +425,8 @@ export class Transport {
 
 /** The request prefix: the normalised base URL plus `/api2/json`; PVE_CONFIG for anything but http(s). */
 export function apiBaseUrl(input: string): string {
-  let url: URL
-  try {
-    url = new URL(input)
-  } catch {
-    throw new PveError('PVE_CONFIG', 'baseUrl must be an absolute URL such as https://pve.example:8006')
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:')
-    throw new PveError('PVE_CONFIG', 'baseUrl must be an https:// (or http://) URL')
-  if (url.username !== '' || url.password !== '')
-    throw new PveError('PVE_CONFIG', 'baseUrl must not contain credentials')
+  const problem = baseUrlProblem(input)
+  if (problem !== undefined) throw new PveError('PVE_CONFIG', `baseUrl ${problem}`)
   return `${normaliseBaseUrl(input)}/api2/json`
 }
 

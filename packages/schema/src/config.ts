@@ -3,7 +3,7 @@
  * `clusters/<name>/config.yaml`). The one parser of both: `validate`, the CLI and the daemon read them through
  * these schemas and `configProblems` (see docs/configuration.md). Durations are normalised to **milliseconds**.
  */
-import { normaliseBaseUrl } from '@proxops/pve-client/wire'
+import { baseUrlProblem, normaliseBaseUrl } from '@proxops/pve-client/wire'
 import * as v from 'valibot'
 import { issueMessage as m } from './errors.js'
 import { checkClusterName, checkNodeName } from './names.js'
@@ -37,20 +37,12 @@ const duration = (description: string, def: string) =>
     def,
   )
 
-/** `http(s)://host[:port]`, optionally with a path; trailing `/` removed. */
+/** `http(s)://host[:port]`, optionally with a path (pve-client's rule, baseUrlProblem). */
 export function checkBaseUrl(s: string): string | undefined {
-  let url: URL
-  try {
-    url = new URL(s)
-  } catch {
-    return `base-url ${JSON.stringify(s)} is not a URL: write https://<host>:8006`
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:')
-    return `base-url ${JSON.stringify(s)} must use https:// (or http://)`
-  if (!url.hostname) return `base-url ${JSON.stringify(s)} has no host`
-  if (url.username || url.password) return 'base-url must not carry credentials'
-  if (url.search || url.hash) return 'base-url must not have a query or fragment'
-  return undefined
+  const problem = baseUrlProblem(s)
+  if (problem === undefined) return undefined
+  // a value with `@` in it may hold credentials: it is not echoed
+  return s.includes('@') ? `base-url ${problem}` : `base-url ${JSON.stringify(s)} ${problem}`
 }
 
 /** git remotes ProxOps can fetch: https://, ssh://, git://, file:// URLs or scp-style `user@host:path`. */

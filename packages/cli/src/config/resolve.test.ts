@@ -198,6 +198,10 @@ describe('mergeConfig', () => {
     expect(local('x', 'pve:\n  clusters:\n    x:\n      base-url: ftp://x\n')).toMatch(
       /pve\.clusters\.x\.base-url: base-url "ftp:\/\/x" must use https:\/\//,
     )
+    // a URL with credentials is refused without its value (pve-client's baseUrlProblem)
+    const withCredentials = local('x', 'pve:\n  clusters:\n    x:\n      base-url: https://root:CANARY-pw@x:8006\n')
+    expect(withCredentials).toMatch(/pve\.clusters\.x\.base-url: base-url must not carry credentials/)
+    expect(withCredentials).not.toContain('CANARY-pw')
     expect(
       local(
         'p',

@@ -20,7 +20,7 @@ export { decodeGuestConfig, configValue, type DecodedGuestConfig } from './confi
 export { encodeParams, type ParamValue } from './form.js'
 export { isLockTimeoutMessage } from './messages.js'
 export { Limiter, mapLimit } from './limit.js'
-export { normaliseBaseUrl } from './url.js'
+export { baseUrlProblem, normaliseBaseUrl } from './url.js'
 export { SENSITIVE } from './sensitive.js'
 export type {
   GuestType,

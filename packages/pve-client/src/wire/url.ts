@@ -3,6 +3,21 @@
  * agree. The configuration's checks (https, no credentials, no query) are in @proxops/schema's config.
  */
 
+/** What is wrong with a PVE endpoint URL, in words that fit after "the base URL"; undefined when it is usable. */
+export function baseUrlProblem(input: string): string | undefined {
+  let url: URL
+  try {
+    url = new URL(input.trim())
+  } catch {
+    return 'is not an absolute URL: write https://<host>:8006'
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must use https:// (or http://)'
+  if (!url.hostname) return 'has no host'
+  if (url.username || url.password) return 'must not carry credentials'
+  if (url.search || url.hash) return 'must not have a query or fragment'
+  return undefined
+}
+
 /**
  * `https://host:port` plus any path prefix, without a trailing `/` and without `/api2/json` (the client adds
  * it). Throws a TypeError when `input` is not an absolute URL.
