@@ -304,6 +304,14 @@ describe('VM NICs, PCI, hardware, EFI, TPM', () => {
     )
     expect(p.actions).toEqual([])
     expect(p.anomalies[0]?.code).toBe('create-only-option')
+    // without a declared version the existing state keeps its own: nothing to plan, no anomaly
+    const unversioned = off(vm('web', 100, { hardware: { tpm: {} } }))
+    const q = plan(
+      desired(unversioned),
+      inventory([liveVm(100, 'web', { tpmstate0: 'local-lvm:vm-100-disk-2,size=4M,version=v1.2' }, stopped)]),
+      policy(),
+    )
+    expect([q.actions, q.anomalies]).toEqual([[], []])
   })
 
   it('CdromThreeState: absent block owns nothing, an ISO attaches, none detaches only when media is present', () => {

@@ -144,6 +144,8 @@ describe('volume kinds', () => {
       notes: ["TPM state allocated on nvme (the cloud-init drive's storage)"],
     })
     expect(run({ tpm }, []).creates).toEqual([])
+    // qemu-server creates v1.2 without `version=`; ProxOps creates v2.0 when the manifest leaves it out
+    expect(run({ tpm: {} }, [disk]).creates).toEqual(['tpmstate0=ceph:1,version=v2.0'])
   })
 
   it("adopts what PVE's tokens say and gaps the rest; an unreadable value is a gap, never a guess", () => {

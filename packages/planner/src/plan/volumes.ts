@@ -140,9 +140,10 @@ export const TPM_TOKENS: readonly SlotToken[] = [
     field: 'version',
     codec: 'choice',
     choices: { 'v1.2': 'v1.2', 'v2.0': 'v2.0' },
-    // qemu-server's default (v1.2) is not the manifest's (v2.0): adopt writes it out
+    // qemu-server's default (v1.2) is not what ProxOps creates (v2.0): adopt writes it out
     liveDefault: 'v1.2',
     adoptDefault: true,
+    createDefault: () => 'v2.0',
     createOnly: 'a TPM version',
   },
 ]

@@ -314,7 +314,8 @@ describe('VM', () => {
     }
     const hw = ok(m).spec.hardware
     expect(hw['efi-disk']).toEqual({ storage: 'local-lvm', size: 4 * MiB, template: '4m' })
-    expect(hw.tpm).toEqual({ version: 'v2.0' })
+    // absent version: not owned (the planner creates v2.0)
+    expect(hw.tpm).toEqual({})
     expect(hw['cloud-init']).toEqual({ enabled: true, storage: 'local-lvm', size: '4M' })
     expect(hw.cdrom).toEqual({ iso: 'none', media: 'cdrom' })
     expect(hw['pci-devices'].map((d: { slot: string }) => d.slot)).toEqual(['hostpci0', 'hostpci1'])

@@ -202,7 +202,17 @@ export const vmHardwareSchema = obj(
       ),
     ),
     tpm: v.optional(
-      obj({ version: v.optional(oneOf(['v1.2', 'v2.0'], 'TPM version.'), 'v2.0') }, 'TPM state (`tpm0`).'),
+      obj(
+        {
+          version: v.optional(
+            oneOf(
+              ['v1.2', 'v2.0'],
+              'TPM version, chosen at creation only. Absent: a new TPM state is created as `v2.0` and an existing one keeps its version (not owned).',
+            ),
+          ),
+        },
+        'TPM state (`tpmstate0`).',
+      ),
     ),
     'pci-devices': v.optional(list(pciDeviceSchema, 'PCI passthrough devices (`hostpciN`).'), []),
   },
