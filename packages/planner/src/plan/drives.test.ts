@@ -138,9 +138,12 @@ describe('cdAndCloudInitOwned', () => {
     // a disk, or an ISO PVE would not store without media=cdrom, is never replaced
     expect(codes(cd!.compare('local-lvm:vm-100-disk-1,size=8G'))).toEqual(['volume-kind'])
     expect(codes(cd!.compare('local:iso/other.iso'))).toEqual(['volume-kind'])
+    // nor the cloud-init drive a clone inherited on ide2 (its media is cdrom too)
+    expect(codes(cd!.compare('local-lvm:vm-100-cloudinit,media=cdrom'))).toEqual(['volume-kind'])
     const [eject] = cdAndCloudInitOwned({ cdrom: { iso: 'none', media: 'cdrom' } }, ctx(false))
     expect(eject?.compare('none,media=cdrom')).toEqual([])
     expect(eject?.compare(undefined)).toEqual([])
     expect(codes(eject!.compare('local:iso/other.iso,media=cdrom'))).toEqual(['write'])
+    expect(codes(eject!.compare('local-lvm:vm-100-cloudinit,media=cdrom'))).toEqual(['volume-kind'])
   })
 })

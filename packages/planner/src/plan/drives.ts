@@ -116,10 +116,21 @@ function cloudInitOwned(storage: string, cloned: boolean): Owned {
   }
 }
 
-/** A CD value may replace what the slot holds only when that is a CD drive (drive_is_cdrom). */
+/**
+ * A CD value may replace what the slot holds only when that is a CD drive: not a disk, and not the cloud-init
+ * drive (drive_is_cdrom counts it too; a clone of a template with one on ide2 has it there).
+ */
 function cdCheck(slot: string, live: string, then: () => readonly Outcome[]): readonly Outcome[] {
   const drive = readDrive(live)
   if (!drive) return [anomaly('invalid-live', `${slot}: cannot read PVE's value; proxops will not replace it`)]
+  if (drive.kind === 'cloud-init') {
+    return [
+      anomaly(
+        'volume-kind',
+        `${slot} holds the cloud-init drive (${drive.file}) on PVE, not a CD/DVD; proxops will not replace it (declare spec.hardware.cloud-init to keep it there and put the CD on ${cdSlot(true)})`,
+      ),
+    ]
+  }
   if (drive.props.media !== 'cdrom') {
     return [
       anomaly('volume-kind', `${slot} holds a disk (${drive.file}) on PVE, not a CD/DVD; proxops will not replace it`),
