@@ -44,6 +44,8 @@ export interface GuestTarget {
   isTemplate: boolean
   skip: (code: Skip['code'], message: string) => void
   anomaly: (a: Omit<Anomaly, 'address' | 'kind'>) => void
+  /** a clone's: the keys its declared source template declares, inherited with the clone (never unmanaged) */
+  inherited?: ReadonlySet<string>
 }
 
 /** A guest that is not on PVE: create (or full clone, or create + mark template). */
@@ -204,7 +206,8 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
       message: `${resource}: live-only ${fam} slot ${key} (${(cfg[key] as string).split(',')[0]}) is not declared; proxops will not automatically remove it`,
     })
   }
-  for (const key of unmanagedKeys(cfg, f, type, new Set(liveOnly.map(([k]) => k)))) {
+  const reported = new Set([...liveOnly.map(([k]) => k), ...(t.inherited ?? [])])
+  for (const key of unmanagedKeys(cfg, f, type, reported)) {
     const what = executes(type, key)
     env.out.gaps.push({
       address: base.address,
@@ -572,9 +575,21 @@ function liveOnlySlots(
   return out.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
 }
 
+/** The PVE keys a guest's manifest declares: owned fields, declared slots, create-only keys, keys left to PVE. */
+export function declaredKeys(f: GuestFields): Set<string> {
+  // spec.extra keys are declared (sent on create, reported as a gap of their own)
+  return new Set([
+    ...f.owned.map((o) => o.key),
+    ...f.declaredSlots,
+    ...Object.keys(f.createOnly),
+    ...(f.leftToPve ?? []),
+  ])
+}
+
 /**
- * Live keys no field owns and no anomaly reports: PVE's bookkeeping aside, every one is listed (sorted) as
- * unmanaged, so a key added on PVE (a hook script, raw arguments, a device) is visible in diff.
+ * Live keys no field owns and nothing else reports (an anomaly, a clone's template): PVE's bookkeeping aside,
+ * every one is listed (sorted) as unmanaged, so a key added on PVE (a hook script, raw arguments, a device) is
+ * visible in diff.
  */
 function unmanagedKeys(
   cfg: Readonly<Record<string, string>>,
@@ -582,13 +597,7 @@ function unmanagedKeys(
   type: GuestType,
   reported: ReadonlySet<string>,
 ): string[] {
-  // spec.extra keys are declared (sent on create, reported as a gap of their own)
-  const owned = new Set([
-    ...f.owned.map((o) => o.key),
-    ...f.declaredSlots,
-    ...Object.keys(f.createOnly),
-    ...(f.leftToPve ?? []),
-  ])
+  const owned = declaredKeys(f)
   return Object.keys(cfg)
     .filter((k) => !owned.has(k) && !reported.has(k) && !isBookkeeping(type, k, cfg))
     .sort()

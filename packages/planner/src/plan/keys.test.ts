@@ -49,6 +49,33 @@ describe('unmanaged live keys', () => {
     expect(JSON.stringify(p.gaps)).not.toContain('-no-hpet')
   })
 
+  it('a clone does not list the keys its declared template declares; a key neither declares still is', () => {
+    const hardware = { bios: 'ovmf', machine: 'q35', serial0: 'socket' } as const
+    const tmpl = vm('golden', 9000, { hardware, options: { agent: true } }, 'TemplateVM')
+    const clone = vm('web', 100, { state: 'stopped', disks: [], clone: 'golden' })
+    const inherited = { bios: 'ovmf', machine: 'q35', serial0: 'socket', agent: '1' }
+    const live = liveVm(
+      100,
+      'web',
+      { ...inherited, scsi0: 'local-lvm:vm-100-disk-0,size=8G', args: '-no-hpet' },
+      stopped,
+    )
+    const golden = liveVm(9000, 'golden', { ...inherited, template: '1' }, stopped)
+    const gaps = (d: ReturnType<typeof desired>) =>
+      plan(d, inventory([live, golden]), policy())
+        .gaps.filter((g) => g.address === 'VM/pve1/100(web)')
+        .map((g) => g.field)
+    expect(gaps(desired(tmpl, clone))).toEqual(['args'])
+    // a template that does not declare them: the same keys are nobody's, all listed
+    expect(gaps(desired(vm('golden', 9000, {}, 'TemplateVM'), clone))).toEqual([
+      'agent',
+      'args',
+      'bios',
+      'machine',
+      'serial0',
+    ])
+  })
+
   it('a key the manifest owns is not unmanaged; smbios1 with more than its uuid is', () => {
     const m = vm('web', 100, { state: 'stopped', options: { onboot: true } })
     const live = liveVm(100, 'web', { onboot: '1', smbios1: 'uuid=1,manufacturer=acme' }, stopped)

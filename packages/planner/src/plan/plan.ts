@@ -25,7 +25,7 @@ import {
 } from '../desired.js'
 import { isDisruptionPolicy } from './disruption.js'
 import { PlanInputError } from '../errors.js'
-import { disruptionFor, planLiveGuest, planNewGuest, type GuestPlanEnv } from './guest-plan.js'
+import { declaredKeys, disruptionFor, planLiveGuest, planNewGuest, type GuestPlanEnv } from './guest-plan.js'
 import { planFirewall, type FirewallPlanInput } from '../firewall/plan.js'
 import type { LiveFirewall, LiveGuest, LiveInventory } from '../inventory.js'
 import { lxcFields } from './lxc.js'
@@ -144,6 +144,8 @@ class Context {
   readonly desiredCounts = new Map<GuestKind, number>()
   readonly visibleGuests: LiveGuest[]
   private readonly byKey = new Map<string, Manifest>()
+  /** the declared keys of each clone source template (`Kind/name`), built once */
+  private readonly templateKeys = new Map<string, ReadonlySet<string>>()
   private readonly levels: Map<string, { level: number; prereqs: string[] }>
   private readonly allowedNode: (node: string) => boolean
   private readonly online = new Map<string, boolean>()
@@ -316,6 +318,20 @@ class Context {
     return this.levels.get(keyOf(m.kind, m.metadata.name))?.level ?? 0
   }
 
+  /**
+   * A clone's inherited keys: what its declared source template declares. The clone carries them from the
+   * template, so they are in git; the clone's own manifest does not own them.
+   */
+  private inheritedKeys(m: QemuManifest | ContainerManifest): ReadonlySet<string> | undefined {
+    if ((m.kind !== 'VM' && m.kind !== 'LXC') || m.spec.clone === undefined) return undefined
+    const src = this.byKey.get(keyOf(m.kind === 'VM' ? 'TemplateVM' : 'TemplateCT', m.spec.clone))
+    if (src?.kind !== 'TemplateVM' && src?.kind !== 'TemplateCT') return undefined
+    const key = keyOf(src.kind, src.metadata.name)
+    let keys = this.templateKeys.get(key)
+    if (!keys) this.templateKeys.set(key, (keys = declaredKeys(this.fields(src))))
+    return keys
+  }
+
   private fields(m: QemuManifest | ContainerManifest): GuestFields {
     const bctx = m.kind === 'VM' && m.spec.clone !== undefined ? this.buildContexts.cloned : this.buildContexts.plain
     return isQemu(m) ? qemuFields(m, bctx) : lxcFields(m, bctx)
@@ -464,7 +480,12 @@ class Context {
       return
     }
     const first = this.drafts.length
-    planLiveGuest({ m: this.powerFor(m, g), f, base, type, isTemplate, skip, anomaly }, g, this.env)
+    const inherited = this.inheritedKeys(m)
+    planLiveGuest(
+      { m: this.powerFor(m, g), f, base, type, isTemplate, skip, anomaly, ...(inherited ? { inherited } : {}) },
+      g,
+      this.env,
+    )
     this.safetySnapshot(m, g, base, type, isTemplate, first, anomaly)
     this.planFirewall(m, type, base, g)
     this.planHa(m, type, g, base, first)
