@@ -92,6 +92,16 @@ describe('field table', () => {
     ])
   })
 
+  it('adopt reports hotplug 0 (no hotplug at all) as a gap: a manifest owns only a non-empty list', () => {
+    const gaps: string[] = []
+    const reader = {
+      take: (k: string) => (k === 'hotplug' ? '0' : undefined),
+      gap: (field: string, value: string, note: string) => gaps.push(`${field}=${value}: ${note}`),
+    }
+    expect(adoptBlock('qemu', 'options', reader).hotplug).toBeUndefined()
+    expect(gaps).toEqual(['hotplug=0: an empty set is not modelled (only a non-empty list is owned)'])
+  })
+
   it("a create-only row is an anomaly on drift, never a write; a headed flag keeps PVE's other tokens", () => {
     const ct = lxc('cache', 200, { options: { unprivileged: true } })
     const p = plan(

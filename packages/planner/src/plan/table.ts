@@ -408,6 +408,9 @@ export function fromPve(r: FieldRow, live: string, gap: GapSink = () => {}): unk
     }
     case 'list': {
       const items = c.read ? [...c.read(live)] : live.split(/[\s,;]+/).filter((s) => s !== '')
+      // a manifest owns only a non-empty list: a value that reads as none (`hotplug: 0`) cannot be adopted
+      if (items.length === 0 && live.trim() !== '')
+        gap(r.key, live, 'an empty set is not modelled (only a non-empty list is owned)')
       return items.length > 0 ? items : undefined
     }
   }
