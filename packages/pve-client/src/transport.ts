@@ -423,7 +423,7 @@ export class Transport {
   }
 }
 
-/** The request prefix: the normalised base URL plus `/api2/json`; PVE_CONFIG for anything but http(s). */
+/** The request prefix: the normalised base URL plus `/api2/json`; PVE_CONFIG for a URL baseUrlProblem refuses. */
 export function apiBaseUrl(input: string): string {
   const problem = baseUrlProblem(input)
   if (problem !== undefined) throw new PveError('PVE_CONFIG', `baseUrl ${problem}`)

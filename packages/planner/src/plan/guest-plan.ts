@@ -4,7 +4,15 @@
  */
 import { formatSize } from '@proxops/pve-client/wire'
 import { keyOf } from './deps.js'
-import type { ContainerManifest, Manifest, QemuManifest } from '@proxops/schema'
+import type {
+  ContainerManifest,
+  LxcManifest,
+  Manifest,
+  QemuManifest,
+  TemplateCtManifest,
+  TemplateVmManifest,
+  VmManifest,
+} from '@proxops/schema'
 import { allowed, classify, isDisruptionPolicy, maxClass, type GuestRuntime } from './disruption.js'
 import { liveBool, SENSITIVE } from './fields.js'
 import type { LiveGuest } from '../inventory.js'
@@ -48,6 +56,20 @@ export interface GuestTarget {
   inherited?: ReadonlySet<string>
 }
 
+/**
+ * What a clone's `spec.clone` names: a VM clones a TemplateVM, an LXC a TemplateCT, by name in this cluster;
+ * `manifest` is absent when no such template is declared.
+ */
+export function cloneSource(
+  m: VmManifest | LxcManifest,
+  byKey: ReadonlyMap<string, Manifest>,
+): { kind: 'TemplateVM' | 'TemplateCT'; name: string; manifest?: TemplateVmManifest | TemplateCtManifest } {
+  const kind = m.kind === 'VM' ? 'TemplateVM' : 'TemplateCT'
+  const name = m.spec.clone ?? ''
+  const src = byKey.get(keyOf(kind, name))
+  return src?.kind === kind ? { kind, name, manifest: src } : { kind, name }
+}
+
 /** A guest that is not on PVE: create (or full clone, or create + mark template). */
 export function planNewGuest(t: GuestTarget, env: GuestPlanEnv): void {
   const { m, f, base, type, isTemplate, skip } = t
@@ -66,7 +88,7 @@ export function planNewGuest(t: GuestTarget, env: GuestPlanEnv): void {
   }
 
   if (m.spec.clone !== undefined && (m.kind === 'VM' || m.kind === 'LXC')) {
-    planClone(t, m, m.spec.clone, createDiffs, started, env)
+    planClone(t, m, createDiffs, started, env)
     return
   }
 
@@ -101,17 +123,15 @@ const isLxc = (m: QemuManifest | ContainerManifest): m is ContainerManifest =>
  */
 function planClone(
   t: GuestTarget,
-  m: QemuManifest | ContainerManifest,
-  name: string,
+  m: VmManifest | LxcManifest,
   createDiffs: FieldDiff[],
   started: boolean,
   env: GuestPlanEnv,
 ): void {
   const { f, base, type, anomaly } = t
   const { node, vmid } = m.spec
-  const srcKind = m.kind === 'VM' ? 'TemplateVM' : 'TemplateCT'
-  const src = env.byKey.get(keyOf(srcKind, name))
-  if (!src || src.kind !== srcKind) {
+  const { kind: srcKind, name, manifest: src } = cloneSource(m, env.byKey)
+  if (!src) {
     anomaly({
       code: 'clone-source',
       message: `clone source ${srcKind}/${name} is not declared in this cluster; not cloning`,

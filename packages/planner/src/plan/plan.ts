@@ -25,7 +25,14 @@ import {
 } from '../desired.js'
 import { isDisruptionPolicy } from './disruption.js'
 import { PlanInputError } from '../errors.js'
-import { declaredKeys, disruptionFor, planLiveGuest, planNewGuest, type GuestPlanEnv } from './guest-plan.js'
+import {
+  cloneSource,
+  declaredKeys,
+  disruptionFor,
+  planLiveGuest,
+  planNewGuest,
+  type GuestPlanEnv,
+} from './guest-plan.js'
 import { planFirewall, type FirewallPlanInput } from '../firewall/plan.js'
 import type { LiveFirewall, LiveGuest, LiveInventory } from '../inventory.js'
 import { lxcFields } from './lxc.js'
@@ -324,8 +331,8 @@ class Context {
    */
   private inheritedKeys(m: QemuManifest | ContainerManifest): ReadonlySet<string> | undefined {
     if ((m.kind !== 'VM' && m.kind !== 'LXC') || m.spec.clone === undefined) return undefined
-    const src = this.byKey.get(keyOf(m.kind === 'VM' ? 'TemplateVM' : 'TemplateCT', m.spec.clone))
-    if (src?.kind !== 'TemplateVM' && src?.kind !== 'TemplateCT') return undefined
+    const { manifest: src } = cloneSource(m, this.byKey)
+    if (!src) return undefined
     const key = keyOf(src.kind, src.metadata.name)
     let keys = this.templateKeys.get(key)
     if (!keys) this.templateKeys.set(key, (keys = declaredKeys(this.fields(src))))

@@ -1,6 +1,6 @@
 /**
  * PVE endpoint URLs: one spelling per endpoint, so a configured `base-url` and the client's request prefix
- * agree. The configuration's checks (https, no credentials, no query) are in @proxops/schema's config.
+ * agree, and one rule for what an endpoint URL may be, which the configuration check and the client both word.
  */
 
 /** What is wrong with a PVE endpoint URL, in words that fit after "the base URL"; undefined when it is usable. */

@@ -96,6 +96,12 @@ const mac = (description: string) =>
     v.transform((s) => s.toLowerCase()),
   )
 
+/** a NIC's `rate=`: qemu-server and pve-container read it as megabytes per second */
+const rateLimit = int(
+  "Rate limit in megabytes per second, sent as PVE's `rate=` (MB/s, not Mbit/s: 100 Mbit/s is 12.5).",
+  0,
+)
+
 // ---------------------------------------------------------------- VM
 
 export const vmDiskSchema = obj(
@@ -129,9 +135,7 @@ export const vmNicSchema = obj(
     bridge: nonEmptyStr('Bridge, e.g. `vmbr0`.'),
     mac: v.optional(mac('Pinned MAC address; absent = PVE assigns one and it is never compared.')),
     vlan: v.optional(int('VLAN tag (sent as `tag=`).', 1, 4094)),
-    'rate-limit': v.optional(
-      int("Rate limit in megabytes per second, sent as PVE's `rate=` (MB/s, not Mbit/s: 100 Mbit/s is 12.5).", 0),
-    ),
+    'rate-limit': v.optional(rateLimit),
     firewall: v.optional(bool('`firewall=1`.'), false),
     slot: v.optional(str('`netN` key; default `net<i>` (i = list index). Unique.')),
   },
@@ -309,9 +313,7 @@ export const lxcNicSchema = obj(
     type: v.optional(str('Interface type (PVE default `veth`); not compared.')),
     tag: v.optional(int('VLAN tag.', 0, 4094)),
     hwaddr: v.optional(mac('Pinned MAC address.')),
-    'rate-limit': v.optional(
-      int("Rate limit in megabytes per second, sent as PVE's `rate=` (MB/s, not Mbit/s: 100 Mbit/s is 12.5).", 0),
-    ),
+    'rate-limit': v.optional(rateLimit),
     firewall: v.optional(bool('`firewall=1`.'), false),
     ip: v.optional(str('`ip=`: CIDR (e.g. `192.168.1.10/24`), `dhcp` or `manual`.')),
     gw: v.optional(str('`gw=` gateway address.')),
