@@ -22,7 +22,7 @@ export type { SimControl, TransportControls, FailureBurst, LatencyRule, RequestM
 export type { SimStats, RequestRecord } from './control/stats.js'
 export type { ControlDoc } from './control/file.js'
 export { parseControlDoc, ControlDocError } from './control/file.js'
-export type { GuestInfo, TaskInfo, VolumeSpec, SimCluster, TaskBehaviour } from './model/index.js'
+export type { GuestInfo, GuestSpec, TaskInfo, VolumeSpec, SimCluster, TaskBehaviour } from './model/index.js'
 export { PveHttpError } from './http/types.js'
 export type { PveVersion } from './apidoc/load.js'
 export { apidocForTests } from './apidoc/test-data.js'

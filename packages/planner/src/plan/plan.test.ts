@@ -1,29 +1,28 @@
 import { describe, expect, it } from 'vitest'
-import {
-  applyPlan,
-  artifact,
-  desired,
-  GiB,
-  guest,
-  inventory,
-  lookup,
-  lxc,
-  policy,
-  SECRETS,
-  vm,
-} from '../fixtures.test.helpers.js'
+import { artifact, desired, GiB, guest, inventory, lookup, lxc, policy, SECRETS, vm } from '../fixtures.test.helpers.js'
 import { plan } from './plan.js'
+import type { DesiredState } from '../desired.js'
+import type { LiveInventory } from '../inventory.js'
+import type { Policy } from '../plan-types.js'
+import { failures, simCycle, withSim } from '../test-support/sim.js'
 import { serializePlan } from '../serialize.js'
 
-const converge = (d: ReturnType<typeof desired>, inv = inventory(), p = policy()) => {
-  const first = plan(d, inv, p, { secrets: lookup })
-  const after = applyPlan(first, inv)
-  return { first, after, second: plan(d, after, p, { secrets: lookup }) }
+/**
+ * One apply of `d` on a fresh simulator (loaded with `inv`): the plan it ran (`first`, made over what the
+ * simulator showed), what PVE shows after it (`after`) and the next plan (`second`). Every action must succeed.
+ */
+async function converge(d: DesiredState, inv?: LiveInventory, pol: Policy = policy()) {
+  return withSim(inv, async (env) => {
+    const applied = await simCycle(env, d, pol, { apply: true, secrets: lookup })
+    expect(failures(applied.report)).toEqual([])
+    const next = await simCycle(env, d, pol, { secrets: lookup })
+    return { first: applied.plan, after: next.live, second: next.plan }
+  })
 }
 
 describe('create and converge', () => {
-  it('creates an absent VM with the ownership tag and start=1, then plans nothing', () => {
-    const { first, second } = converge(desired(vm('web', 100)))
+  it('creates an absent VM with the ownership tag and start=1, then plans nothing', async () => {
+    const { first, second } = await converge(desired(vm('web', 100)))
     expect(first.actions.map((a) => a.type)).toEqual(['create'])
     const req = first.actions[0]?.requests[0]
     expect(req).toMatchObject({ call: 'createGuest', node: 'pve1', guest: 'qemu' })
@@ -39,8 +38,8 @@ describe('create and converge', () => {
     expect(second.anomalies).toEqual([])
   })
 
-  it('creates an LXC after its CTTemplate download, with the dependency recorded', () => {
-    const { first, second } = converge(
+  it('creates an LXC after its CTTemplate download, with the dependency recorded', async () => {
+    const { first, second } = await converge(
       desired(artifact('CTTemplate', 'debian-12', 'debian-12.tar.zst'), lxc('ct', 200)),
     )
     expect(first.actions.map((a) => `${a.kind}:${a.type}`)).toEqual(['CTTemplate:download', 'LXC:create'])
@@ -73,7 +72,7 @@ describe('create and converge', () => {
       ).toBeUndefined()
   })
 
-  it('keeps secrets out of the plan (refs only), yet converges', () => {
+  it('keeps secrets out of the plan (refs only), yet converges', async () => {
     const d = desired(
       vm('ci', 101, {
         hardware: { 'cloud-init': { enabled: true, storage: 'local-lvm', size: '4M' } },
@@ -84,7 +83,7 @@ describe('create and converge', () => {
         },
       }),
     )
-    const { first, second } = converge(d)
+    const { first, second } = await converge(d)
     const text = serializePlan(first)
     for (const v of Object.values(SECRETS)) expect(text).not.toContain(v)
     expect(text).toContain('cloud-init.ssh-keys.alice')

@@ -1,20 +1,40 @@
-/** Properties of the pure core (fast-check). E2 runs the same properties end to end against the simulator. */
+/**
+ * Properties of plan() (fast-check). A plan is applied the only way the planner's tests apply one: executed on
+ * the simulator's model, run in this process behind the real client (test-support/sim.ts), then read back;
+ * the properties about one plan's shape are checked on the pure plan() over what the simulator showed.
+ * test/properties.test.ts runs the same properties over a simulator on a socket.
+ */
 import { fc, test } from '@fast-check/vitest'
 import { describe, expect } from 'vitest'
 import { desiredArb, drift2Arb, lxcCloneArb } from '../arbitraries.test.helpers.js'
-import { applyPlan, guest, inventory, lookup, policy } from '../fixtures.test.helpers.js'
+import { guest, inventory, lookup, policy } from '../fixtures.test.helpers.js'
+import type { DesiredState } from '../desired.js'
 import type { LiveGuest, LiveInventory } from '../inventory.js'
+import { failures, simCycle, withSim, type SimPve } from '../test-support/sim.js'
 import { mergedView } from './guest-plan.js'
 import { plan } from './plan.js'
-import type { Plan, Policy } from '../plan-types.js'
+import type { Plan } from '../plan-types.js'
 import { serializePlan } from '../serialize.js'
 
-const RUNS = { numRuns: 150 }
+// each run applies at least one plan on a fresh simulator (about 20 ms)
+const RUNS = { numRuns: 100 }
 const pol = policy({ pruneRatioLimit: 1 })
 
-function converge(d: Parameters<typeof plan>[0], inv: LiveInventory, p: Policy = pol): LiveInventory {
-  return applyPlan(plan(d, inv, p, { secrets: lookup }), inv)
+/** one apply cycle of `d` on the simulator; every action must succeed */
+async function apply(env: SimPve, d: DesiredState): Promise<Plan> {
+  const c = await simCycle(env, d, pol, { apply: true, secrets: lookup })
+  expect(failures(c.report)).toEqual([])
+  return c.plan
 }
+/** a dry cycle of `d`: what PVE shows now (observed for `d`), and the plan for it */
+const dry = (env: SimPve, d: DesiredState) => simCycle(env, d, pol, { secrets: lookup })
+
+/** what PVE shows once `d` has been applied to an empty cluster, observed for `next` */
+const converged = (d: DesiredState, next: DesiredState = d): Promise<LiveInventory> =>
+  withSim(undefined, async (env) => {
+    await apply(env, d)
+    return (await dry(env, next)).live
+  })
 
 /** A live estate: the converged desired set plus extra guests, some tagged, some not, some running. */
 const estateArb = fc.record({
@@ -38,48 +58,51 @@ const VOLUME_KEY = /^(scsi|virtio|sata|ide)\d+$|^efidisk0$|^tpmstate0$|^rootfs$|
 const volumeHead = (v: string) => v.split(',')[0] ?? ''
 
 describe('plan() properties', () => {
-  test.prop([desiredArb], RUNS)('idempotence: desired rendered as PVE stores it plans nothing', (d) => {
-    const live = converge(d, inventory())
-    const again = plan(d, live, pol, { secrets: lookup })
-    expect(again.actions).toEqual([])
-    expect(again.anomalies).toEqual([])
-  })
+  test.prop([desiredArb], RUNS)('idempotence: once applied, the same desired set plans nothing', (d) =>
+    withSim(undefined, async (env) => {
+      await apply(env, d)
+      const again = (await dry(env, d)).plan
+      expect(again.actions).toEqual([])
+      expect(again.anomalies).toEqual([])
+    }),
+  )
 
   test.prop([lxcCloneArb, estateArb], RUNS)(
     'LXC clones: apply then plan is empty; the post-clone write never names a volume or a create-only key; unowned guests untouched',
     (d, e) => {
       // untagged guests beside the desired ones: never touched
       const others = extraGuests({ ...e, tagged: e.tagged.map(() => false) })
-      const first = plan(d, inventory(others), pol, { secrets: lookup })
-      const clone = first.actions.find((a) => a.type === 'clone')
-      expect(clone?.requests[0]).toMatchObject({ call: 'cloneGuest', guest: 'lxc', vmid: 9100 })
-      for (const r of clone?.requests ?? [])
-        if (r.call === 'updateConfig')
-          for (const k of Object.keys(r.params)) expect(VOLUME_KEY.test(k) || k === 'unprivileged').toBe(false)
-      const untagged = new Set(others.map((g) => g.vmid))
-      for (const a of first.actions) expect(a.vmid !== undefined && untagged.has(a.vmid)).toBe(false)
-      const live = applyPlan(first, inventory(others))
-      const again = plan(d, live, pol, { secrets: lookup })
-      expect(again.actions).toEqual([])
-      expect(again.anomalies).toEqual([])
+      return withSim(inventory(others), async (env) => {
+        const first = await apply(env, d)
+        const clone = first.actions.find((a) => a.type === 'clone')
+        expect(clone?.requests[0]).toMatchObject({ call: 'cloneGuest', guest: 'lxc', vmid: 9100 })
+        for (const r of clone?.requests ?? [])
+          if (r.call === 'updateConfig')
+            for (const k of Object.keys(r.params)) expect(VOLUME_KEY.test(k) || k === 'unprivileged').toBe(false)
+        const untagged = new Set(others.map((g) => g.vmid))
+        for (const a of first.actions) expect(a.vmid !== undefined && untagged.has(a.vmid)).toBe(false)
+        const again = await dry(env, d)
+        expect(again.plan.actions).toEqual([])
+        expect(again.plan.anomalies).toEqual([])
+        for (const g of others) expect(again.live.guests.find((x) => x.vmid === g.vmid)?.config).toMatchObject(g.config)
+      })
     },
   )
 
   test.prop([drift2Arb], RUNS)(
     'convergence: after any push, one apply reaches a state that plans only anomaly-guarded leftovers',
-    ([a, b]) => {
-      const live = converge(a, inventory())
-      const p = plan(b, live, pol, { secrets: lookup })
-      const after = applyPlan(p, live)
-      const again = plan(b, after, pol, { secrets: lookup })
-      expect(again.actions).toEqual([])
-    },
+    ([a, b]) =>
+      withSim(undefined, async (env) => {
+        await apply(env, a)
+        await apply(env, b)
+        expect((await dry(env, b)).plan.actions).toEqual([])
+      }),
   )
 
   test.prop([drift2Arb, fc.boolean()], RUNS)(
     'determinism: same inputs, same bytes, whatever the input order',
-    ([a, b], reverse) => {
-      const live = converge(a, inventory())
+    async ([a, b], reverse) => {
+      const live = await converged(a, b)
       const one = serializePlan(plan(b, live, pol, { secrets: lookup }))
       expect(serializePlan(plan(b, live, pol, { secrets: lookup }))).toBe(one)
       const shuffled = {
@@ -93,8 +116,8 @@ describe('plan() properties', () => {
 
   test.prop([drift2Arb], RUNS)(
     'never a create form over a live volume: writes to occupied volume slots keep the volume id',
-    ([a, b]) => {
-      const live = converge(a, inventory())
+    async ([a, b]) => {
+      const live = await converged(a, b)
       const byVmid = new Map(live.guests.map((g) => [g.vmid, mergedView(g)]))
       const p = plan(b, live, pol, { secrets: lookup })
       for (const act of p.actions) {
@@ -116,8 +139,8 @@ describe('plan() properties', () => {
 
   test.prop([drift2Arb, estateArb, fc.constantFrom<number | 'unlimited'>(0, 1, 2, 3, 'unlimited'), fc.boolean()], RUNS)(
     'ownership and budget: untagged guests are never touched; deletes never exceed the budget; prunes are last',
-    ([a, b], e, budget, dropSome) => {
-      const base = converge(a, inventory())
+    async ([a, b], e, budget, dropSome) => {
+      const base = await converged(a, b)
       const live = { ...base, guests: [...base.guests, ...extraGuests(e)].sort((x, y) => x.vmid - y.vmid) }
       const d = dropSome ? { ...b, manifests: b.manifests.filter((_, i) => i % 2 === 0) } : b
       const pp = policy({
@@ -185,8 +208,8 @@ describe('plan() properties', () => {
       ),
     ],
     RUNS,
-  )('robustness: odd live values never throw and never get a create form written over them', (d, edits) => {
-    const base = converge(d, inventory())
+  )('robustness: odd live values never throw and never get a create form written over them', async (d, edits) => {
+    const base = await converged(d)
     if (base.guests.length === 0) return
     const guests = base.guests.map((g) => ({ ...g, config: { ...g.config } }))
     for (const [i, key, value] of edits)
@@ -208,7 +231,7 @@ describe('plan() properties', () => {
     }
   })
 
-  test.prop([drift2Arb], { numRuns: 60 })('secrets never reach the plan', ([a, b]) => {
+  test.prop([drift2Arb], { numRuns: 60 })('secrets never reach the plan', async ([a, b]) => {
     const withRefs = {
       ...b,
       manifests: b.manifests.map((m) =>
@@ -226,7 +249,7 @@ describe('plan() properties', () => {
           : m,
       ),
     }
-    const live = converge(a, inventory())
+    const live = await converged(a)
     const text = serializePlan(plan(withRefs, live, pol, { secrets: lookup }))
     expect(text).not.toContain('CANARY')
   })

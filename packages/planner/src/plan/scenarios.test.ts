@@ -5,7 +5,6 @@
 import { describe, expect, it } from 'vitest'
 import { PlanInputError } from '../errors.js'
 import {
-  applyPlan,
   artifact,
   desired,
   GiB,
@@ -20,13 +19,23 @@ import {
   vm,
 } from '../fixtures.test.helpers.js'
 import { plan } from './plan.js'
+import type { DesiredState } from '../desired.js'
+import type { LiveInventory } from '../inventory.js'
+import { failures, simCycle, withSim } from '../test-support/sim.js'
 import type { Plan, Policy } from '../plan-types.js'
 
 const types = (p: Plan) => p.actions.map((a) => `${a.type} ${a.address}`)
-const converge = (d: ReturnType<typeof desired>, inv = inventory(), pol: Policy = policy()) => {
-  const first = plan(d, inv, pol, { secrets: lookup })
-  const after = applyPlan(first, inv)
-  return { first, after, second: plan(d, after, pol, { secrets: lookup }) }
+/**
+ * One apply of `d` on a fresh simulator (loaded with `inv`): the plan it ran (`first`, made over what the
+ * simulator showed), what PVE shows after it (`after`) and the next plan (`second`). Every action must succeed.
+ */
+async function converge(d: DesiredState, inv?: LiveInventory, pol: Policy = policy()) {
+  return withSim(inv, async (env) => {
+    const applied = await simCycle(env, d, pol, { apply: true, secrets: lookup })
+    expect(failures(applied.report)).toEqual([])
+    const next = await simCycle(env, d, pol, { secrets: lookup })
+    return { first: applied.plan, after: next.live, second: next.plan }
+  })
 }
 
 describe('prunes', () => {
@@ -71,8 +80,8 @@ describe('prunes', () => {
     const a = policy({ clusterEntry: 'a', pruneRatioLimit: 1 })
     const b = policy({ clusterEntry: 'b', pruneRatioLimit: 1 })
 
-    it('OwnedGuestsCarryTheEntryMarker: create and converged tags are proxops;proxops.a', () => {
-      const { first, second } = converge(desired(vm('web', 100, { tags: ['web'] })), inventory(), a)
+    it('OwnedGuestsCarryTheEntryMarker: create and converged tags are proxops;proxops.a', async () => {
+      const { first, second } = await converge(desired(vm('web', 100, { tags: ['web'] })), inventory(), a)
       const request = first.actions[0]?.requests[0]
       expect(request?.call === 'createGuest' ? request.params.tags : undefined).toBe('proxops;proxops.a;web')
       expect(second.actions).toEqual([])
@@ -382,8 +391,8 @@ describe('vmids are cluster-wide (issue 14 item 7)', () => {
 })
 
 describe('templates and clones', () => {
-  it('TemplateVMCreateMarksAndIsIdempotent: create stopped + mark in one action; then nothing, no power verbs', () => {
-    const { first, second } = converge(desired(vm('golden', 9000, {}, 'TemplateVM')))
+  it('TemplateVMCreateMarksAndIsIdempotent: create stopped + mark in one action; then nothing, no power verbs', async () => {
+    const { first, second } = await converge(desired(vm('golden', 9000, {}, 'TemplateVM')))
     expect(first.actions.map((a) => a.requests.map((r) => r.call))).toEqual([['createGuest', 'markTemplate']])
     expect((first.actions[0]?.requests[0] as { params: Record<string, unknown> }).params.start).toBeUndefined()
     expect(second.actions).toEqual([])
@@ -413,9 +422,9 @@ describe('templates and clones', () => {
     expect(p.actions[0]?.requests.map((r) => r.call)).toEqual(['shutdown', 'markTemplate'])
   })
 
-  it('LXC mirrors: TemplateCT create + mark; LXC against a template CT is an anomaly; TemplateCT over a CT marks it', () => {
+  it('LXC mirrors: TemplateCT create + mark; LXC against a template CT is an anomaly; TemplateCT over a CT marks it', async () => {
     const d = desired(artifact('CTTemplate', 'debian-12', 'debian-12.tar.zst'), lxc('base', 8000, {}, 'TemplateCT'))
-    const { first, second } = converge(d)
+    const { first, second } = await converge(d)
     expect(first.actions.map((a) => a.type)).toEqual(['download', 'create'])
     expect(first.actions[1]?.requests.map((r) => r.call)).toEqual(['createGuest', 'markTemplate'])
     expect(second.actions).toEqual([])
@@ -436,7 +445,7 @@ describe('templates and clones', () => {
     expect(types(b)).toEqual(['mark-template TemplateCT/pve1/200(ct)'])
   })
 
-  it('CloneProvisionLifecycle: template level 0, clone level 1 from its vmid; identity keys cleared; started; then converged', () => {
+  it('CloneProvisionLifecycle: template level 0, clone level 1 from its vmid; identity keys cleared; started; then converged', async () => {
     const tmpl = vm(
       'golden',
       9000,
@@ -457,7 +466,7 @@ describe('templates and clones', () => {
       hardware: { 'cloud-init': { enabled: true, storage: 'local-lvm', size: '4M' } },
       'cloud-init-data': { 'ci-user': 'ops', ipconfigs: [{ nic: 0, ip: '10.0.0.5/24', gateway: '10.0.0.1' }] },
     })
-    const { first, second, after } = converge(desired(tmpl, clone))
+    const { first, second, after } = await converge(desired(tmpl, clone))
     expect(first.actions.map((a) => `${a.level} ${a.type} ${a.kind}`)).toEqual(['0 create TemplateVM', '1 clone VM'])
     const c = first.actions[1]
     expect(c?.dependsOn).toEqual([first.actions[0]?.id])
@@ -477,10 +486,10 @@ describe('templates and clones', () => {
     expect(second.actions).toEqual([])
   })
 
-  it('CloneDriftCorrectsWithoutReclone: an out-of-band memory change is one update, never a create', () => {
+  it('CloneDriftCorrectsWithoutReclone: an out-of-band memory change is one update, never a create', async () => {
     const tmpl = vm('golden', 9000, {}, 'TemplateVM')
     const clone = vm('web', 100, { disks: [], clone: 'golden', state: 'stopped' })
-    const { after } = converge(desired(tmpl, clone))
+    const { after } = await converge(desired(tmpl, clone))
     const drifted = {
       ...after,
       guests: after.guests.map((g) => (g.vmid === 100 ? { ...g, config: { ...g.config, memory: '1024' } } : g)),
@@ -490,7 +499,7 @@ describe('templates and clones', () => {
     expect(p.actions[0]?.diffs).toEqual([{ field: 'spec.memory', key: 'memory', before: '1024', after: '2048' }])
   })
 
-  it('CloneKeepsInheritedSshKeysWhenTheManifestLeavesThemToPVE (ssh-keys: ["*"])', () => {
+  it('CloneKeepsInheritedSshKeysWhenTheManifestLeavesThemToPVE (ssh-keys: ["*"])', async () => {
     const tmpl = vm(
       'golden',
       9000,
@@ -503,7 +512,7 @@ describe('templates and clones', () => {
       state: 'stopped',
       'cloud-init-data': { 'ssh-keys': ['*'] },
     })
-    const { first, after, second } = converge(desired(tmpl, clone))
+    const { first, after, second } = await converge(desired(tmpl, clone))
     const upd = first.actions[1]?.requests[1] as { params: Record<string, unknown> }
     expect(String(upd.params.delete)).not.toContain('sshkeys')
     expect(after.guests.find((g) => g.vmid === 100)?.config.sshkeys).toBeDefined()
@@ -542,9 +551,9 @@ describe('LXC clones from a TemplateCT (pve-container clone_vm)', () => {
   const app = (over: Partial<ReturnType<typeof lxc>['spec']> = {}) =>
     lxc('app', 120, { ...noTemplate, clone: 'ct-golden', memory: 1024, options: { unprivileged: true }, ...over })
 
-  it('LxcCloneProvisionLifecycle: full clone onto root.storage with the hostname, grown to root.size, configured, started; then converged', () => {
+  it('LxcCloneProvisionLifecycle: full clone onto root.storage with the hostname, grown to root.size, configured, started; then converged', async () => {
     const d = desired(deb, tmpl, app({ root: { storage: 'local-zfs', size: 16 * GiB } }))
-    const { first, after, second } = converge(d)
+    const { first, after, second } = await converge(d)
     expect(first.actions.map((a) => `${a.level} ${a.type} ${a.kind}`)).toEqual([
       '0 download CTTemplate',
       '1 create TemplateCT',
@@ -576,12 +585,13 @@ describe('LXC clones from a TemplateCT (pve-container clone_vm)', () => {
       after: '16G',
     })
     const ct = after.guests.find((g) => g.vmid === 120)
-    expect(ct?.config.rootfs).toBe('local-zfs:vm-120-disk-0,size=16G')
+    // zfspool names a container's volume subvol-<vmid>-disk-N (PVE::Storage::ZFSPoolPlugin alloc_image)
+    expect(ct?.config.rootfs).toBe('local-zfs:subvol-120-disk-0,size=16G')
     expect(second.actions).toEqual([])
     expect(second.anomalies).toEqual([])
   })
 
-  it("LxcCloneOfTheSameSize: no resize; the template's mount points are inherited, not reported as live-only", () => {
+  it("LxcCloneOfTheSameSize: no resize; the template's mount points are inherited, not reported as live-only", async () => {
     const withMp = lxc(
       'ct-golden',
       9100,
@@ -592,16 +602,16 @@ describe('LXC clones from a TemplateCT (pve-container clone_vm)', () => {
       'TemplateCT',
     )
     const d = desired(deb, withMp, app({ root: { storage: 'local-lvm', size: 4 * GiB }, options: {} }))
-    const { first, after, second } = converge(d)
+    const { first, after, second } = await converge(d)
     expect(first.actions[2]?.requests.map((r) => r.call)).toEqual(['cloneGuest', 'updateConfig', 'start'])
     expect(after.guests.find((g) => g.vmid === 120)?.config.mp0).toMatch(/^local-lvm:vm-120-disk-\d,/)
     expect(second.actions).toEqual([])
     expect(second.anomalies).toEqual([])
   })
 
-  it('LxcCloneDriftCorrectsWithoutReclone; a clone whose TemplateCT is not declared is refused as input', () => {
+  it('LxcCloneDriftCorrectsWithoutReclone; a clone whose TemplateCT is not declared is refused as input', async () => {
     const d = desired(deb, tmpl, app())
-    const { after } = converge(d)
+    const { after } = await converge(d)
     const drifted = {
       ...after,
       guests: after.guests.map((g) => (g.vmid === 120 ? { ...g, config: { ...g.config, memory: '256' } } : g)),
@@ -679,12 +689,12 @@ describe('artifacts', () => {
     expect(p.actions[0]?.requires).toEqual(['CTTemplate/pve1/local/debian-12.tar.zst'])
   })
 
-  it('ImageSeededDiskUsesImportFromWithSizeZero', () => {
+  it('ImageSeededDiskUsesImportFromWithSizeZero', async () => {
     const d = desired(
       artifact('DiskImage', 'img', 'debian.qcow2'),
       vm('web', 100, { disks: [{ storage: 'local-lvm', image: 'img', interface: 'scsi0', iothread: true }] }),
     )
-    const { first, second } = converge(d)
+    const { first, second } = await converge(d)
     expect((first.actions[1]?.requests[0] as { params: Record<string, unknown> }).params.scsi0).toBe(
       'local-lvm:0,import-from=local:import/debian.qcow2,iothread=1',
     )

@@ -5,6 +5,11 @@
  */
 import { createInProcessSimulator, type InProcessSimulator, type InProcessOptions } from '@proxops/pve-sim'
 import { createPveClient, type PveClient } from '@proxops/pve-client'
+import type { DesiredState } from '../desired.js'
+import type { Report } from '../execute/execute.js'
+import type { LiveInventory } from '../inventory.js'
+import type { Plan, Policy } from '../plan-types.js'
+import { reconcile } from '../reconcile/reconcile.js'
 
 export interface SimPve {
   sim: InProcessSimulator
@@ -15,17 +20,25 @@ export interface SimPve {
   close(): Promise<void>
 }
 
-export function simPve(options: InProcessOptions = {}): SimPve {
+/**
+ * `as: 'root@pam'` logs in with root@pam's password (a ticket), for what PVE reserves to root@pam (bind mounts,
+ * feature flags of privileged containers); the default is the simulator's API token.
+ */
+export function simPve(options: InProcessOptions & { as?: 'token' | 'root@pam' } = {}): SimPve {
+  const { as = 'token', ...simOptions } = options
   const sim = createInProcessSimulator({
     taskDurationMs: 10,
     resourcesLagMs: 0,
     authFailureDelayMs: 0,
     log: () => {},
-    ...options,
+    ...simOptions,
   })
   const client = createPveClient({
     baseUrl: sim.url,
-    auth: { type: 'token', tokenId: sim.token.id, secret: sim.token.secret },
+    auth:
+      as === 'root@pam'
+        ? { type: 'ticket', username: 'root@pam', password: sim.rootPassword }
+        : { type: 'token', tokenId: sim.token.id, secret: sim.token.secret },
     dispatcher: sim.dispatcher,
     retry: { baseDelayMs: 1, maxDelayMs: 5 },
   })
@@ -38,4 +51,92 @@ export function simPve(options: InProcessOptions = {}): SimPve {
       await sim.close()
     },
   }
+}
+
+/**
+ * Loads a hand-made inventory into the simulator: its guests as existing config files (`loadGuest`), its
+ * files (ISOs, templates, images) and its pools with their members, made through the API as an admin would.
+ * Pending changes cannot be loaded: a guest that has some is refused.
+ */
+export async function loadInventory(env: SimPve, inv: LiveInventory): Promise<void> {
+  for (const g of inv.guests) {
+    if (Object.keys(g.pending).length > 0 || g.pendingDeletes.length > 0)
+      throw new Error(`loadInventory: guest ${g.vmid} has pending changes, which a config file cannot hold`)
+    env.sim.control.loadGuest({
+      vmid: g.vmid,
+      type: g.type,
+      node: g.node,
+      status: g.status === 'running' ? 'running' : 'stopped',
+      config: { ...g.config },
+    })
+  }
+  for (const v of inv.volumes) {
+    const filename = v.volid.slice(v.volid.indexOf('/') + 1)
+    env.sim.control.addVolume(v.node, v.storage, {
+      filename,
+      content: v.content as Parameters<SimPve['sim']['control']['addVolume']>[2]['content'],
+      ...(v.size !== undefined ? { size: v.size } : {}),
+    })
+  }
+  for (const p of inv.pools && 'pools' in inv.pools ? inv.pools.pools : []) {
+    await env.client.createPool({ poolid: p.poolid, ...(p.comment !== undefined ? { comment: p.comment } : {}) })
+    if (p.vmids.length > 0) await env.client.updatePool({ poolid: p.poolid, vms: p.vmids.join(',') })
+  }
+}
+
+/**
+ * Runs `body` against a fresh in-process simulator logged in as root@pam (what the planner's fixtures
+ * declare includes bind mounts), with tasks that take no time, loaded with `seed`; closes it afterwards.
+ */
+export async function withSim<T>(seed: LiveInventory | undefined, body: (env: SimPve) => Promise<T>): Promise<T> {
+  const env = simPve({ taskDurationMs: 0, as: 'root@pam' })
+  try {
+    if (seed) await loadInventory(env, seed)
+    return await body(env)
+  } finally {
+    await env.close()
+  }
+}
+
+/** what one cycle on the simulator saw, planned and did */
+export interface SimCycle {
+  /** what PVE showed before the plan */
+  live: LiveInventory
+  plan: Plan
+  /** present when the cycle applied */
+  report?: Report
+}
+
+/**
+ * One cycle on the in-process simulator the way the CLI runs it (`reconcile`), with waits shortened for
+ * tests: `apply` executes the plan, otherwise a dry run. Secrets resolve through `secrets`.
+ */
+export async function simCycle(
+  env: SimPve,
+  desired: DesiredState,
+  policy: Policy,
+  options: { apply?: boolean; secrets?: (ref: string) => string | undefined } = {},
+): Promise<SimCycle> {
+  const { inventory, plan, report } = await reconcile({
+    desired,
+    reader: env.client,
+    ...(options.apply ? { writer: env.client } : {}),
+    policy,
+    ...(options.secrets ? { secrets: options.secrets } : {}),
+    execute: {
+      taskPollIntervalMs: 0,
+      confirmAttempts: 5,
+      confirmDelayMs: 0,
+      lockRetryDelayMs: 0,
+      progressIntervalMs: 60_000,
+    },
+  })
+  return { live: inventory, plan, ...(report ? { report } : {}) }
+}
+
+/** the actions of a report that did not end ok, as `id: status error` lines (empty when all went through) */
+export function failures(report: Report | undefined): string[] {
+  return (report?.results ?? [])
+    .filter((r) => r.status !== 'ok')
+    .map((r) => `${r.id}: ${r.status} ${r.error ?? r.skip?.reason ?? ''}`)
 }

@@ -2,8 +2,12 @@ import { createHash } from 'node:crypto'
 import type { Cluster, PowerState } from './cluster.js'
 import { canonicalScalar } from './guestconf.js'
 import { stopLxc } from './lxc.js'
-import { fileFormat, volumeListItem } from './storage.js'
-import type { GuestInfo, SimCluster, TaskInfo, VolumeSpec } from './index.js'
+import { GuestConfig } from './config.js'
+import { driveVolid, volumeKindOf } from './disks.js'
+import { isLxcMountKey, isQemuVolumeKey } from './options.js'
+import { parseDiskSize } from './sizes.js'
+import { fileFormat, splitVolid, volumeListItem, volumeOwner } from './storage.js'
+import type { GuestInfo, GuestSpec, SimCluster, TaskInfo, VolumeSpec } from './index.js'
 import type { TaskBehaviour } from './tasks.js'
 import type { Guest } from './cluster.js'
 
@@ -67,6 +71,9 @@ export function controls(c: Cluster): Controls {
         if (/\n/.test(v)) throw new Error(`pve-sim: newline in the value of ${k}`)
       }
       g.conf.setLxcPairs(pairs)
+    },
+    loadGuest(spec: GuestSpec) {
+      loadGuest(c, spec)
     },
     configText(vmid: number) {
       c.settle()
@@ -181,4 +188,39 @@ export function controls(c: Cluster): Controls {
       return createHash(algorithm).update(b).digest('hex')
     },
   }
+}
+
+/**
+ * A guest whose config file already exists, as if created long ago (past the /cluster/resources lag), the way
+ * the preloaded estate is built: the config is stored as given, and every volume it names as its own
+ * (`vm-<vmid>-...`) is registered on the guest's node with the `size=` the value carries.
+ */
+function loadGuest(c: Cluster, spec: GuestSpec): void {
+  const { vmid, type, node: nodeName, config } = spec
+  const node = c.nodes.get(nodeName)
+  if (!node) throw new Error(`pve-sim: no node ${nodeName}`)
+  if (c.guests.has(vmid)) throw new Error(`pve-sim: guest ${vmid} exists`)
+  const past = c.now() - 3_600_000
+  const ctime = Math.floor(past / 1000)
+  const lxc = type === 'lxc'
+  for (const [key, value] of Object.entries(config)) {
+    // an unusedN value is a bare volume id
+    const unused = /^unused\d+$/.test(key)
+    if (!unused && !(lxc ? isLxcMountKey(key) : isQemuVolumeKey(key))) continue
+    const volid = unused ? value : driveVolid(value, volumeKindOf(key, lxc))
+    const [storage, name] = volid ? (splitVolid(volid) ?? []) : []
+    if (!volid || !storage || !name || volumeOwner(name) !== vmid || node.storage.get(volid)) continue
+    if (!node.storage.def(storage)) throw new Error(`pve-sim: guest ${vmid}: no storage ${storage} on ${nodeName}`)
+    const size = parseDiskSize(/(?:^|,)size=([^,]+)/.exec(value)?.[1] ?? '') ?? 0
+    const format = name.startsWith('subvol-') ? 'subvol' : (/\.(raw|qcow2|vmdk)$/.exec(name)?.[1] ?? 'raw')
+    node.storage.add(storage, { volid, content: lxc ? 'rootdir' : 'images', format, size, ctime, vmid })
+  }
+  const g = c.addGuest(vmid, type, nodeName, new GuestConfig({ ...config }))
+  g.createdMs = past
+  g.statusChangedMs = past
+  if (spec.status === 'running') {
+    g.status = 'running'
+    g.startedMs = past
+  }
+  g.seenStatus = g.status
 }

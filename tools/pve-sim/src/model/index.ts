@@ -54,6 +54,17 @@ export interface VolumeSpec {
   data?: string | Buffer
 }
 
+/** a guest loaded as an existing config file (`loadGuest`) */
+export interface GuestSpec {
+  vmid: number
+  type: 'qemu' | 'lxc'
+  node: string
+  /** the config file's main section, key by key, as PVE stores it */
+  config: Record<string, string>
+  /** default stopped */
+  status?: PowerState
+}
+
 export interface SimCluster {
   /** route handlers for every PVE path the model serves (paths as in apidoc.json) */
   readonly routes: Route[]
@@ -71,6 +82,12 @@ export interface SimCluster {
    * write them); GET .../config returns them as `lxc: [[key, value], ...]`
    */
   setRawLxc(vmid: number, pairs: [string, string][]): void
+
+  /**
+   * a guest that already exists, with this config file (as the preloaded estate's guests): the volumes it names
+   * as its own are registered on its node with their `size=`; no task, no defaults added
+   */
+  loadGuest(spec: GuestSpec): void
 
   // --- inspection
   /** user.cfg's pools: members by vmid and storage id (what pool ACLs reach) */
