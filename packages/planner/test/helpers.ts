@@ -6,6 +6,7 @@ import { startSimulator, type Simulator, type SimulatorOptions } from '@proxops/
 import { createPveClient, type PveClient } from '@proxops/pve-client'
 import type { Manifest } from '@proxops/schema'
 import { manifest } from '../src/testing/index.js'
+import { failures } from '../src/test-support/sim.js'
 import {
   DEFAULT_POLICY,
   reconcile,
@@ -123,11 +124,8 @@ export function actionLines(p: Plan): string[] {
   return p.actions.map((a) => `${a.type} ${a.address}`)
 }
 
-export function failures(report: Report | undefined): string[] {
-  return (report?.results ?? [])
-    .filter((r) => r.status !== 'ok')
-    .map((r) => `${r.id}: ${r.status} ${r.error ?? r.skip?.reason ?? ''}`)
-}
+/** the actions of a report that did not end ok (the in-process harness's, test-support/sim.ts) */
+export { failures }
 
 /**
  * One raw API call with the simulator's root token, as an admin (or another cluster sharing a storage) would

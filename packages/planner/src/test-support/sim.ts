@@ -1,9 +1,14 @@
 /**
  * The PVE of the planner's unit tests: the simulator's model and HTTP layer run in this process
- * (`createInProcessSimulator`), behind the real client, so observe/execute meet PVE's behaviour without
- * sockets, TLS or a second model written for the tests.
+ * (`createInProcessSimulator`), behind the real client, so observe, execute and every applied plan meet PVE's
+ * behaviour without sockets, TLS or a second model written for the tests.
  */
-import { createInProcessSimulator, type InProcessSimulator, type InProcessOptions } from '@proxops/pve-sim'
+import {
+  createInProcessSimulator,
+  type InProcessOptions,
+  type InProcessSimulator,
+  type VolumeSpec,
+} from '@proxops/pve-sim'
 import { createPveClient, type PveClient } from '@proxops/pve-client'
 import type { DesiredState } from '../desired.js'
 import type { Report } from '../execute/execute.js'
@@ -74,7 +79,7 @@ export async function loadInventory(env: SimPve, inv: LiveInventory): Promise<vo
     const filename = v.volid.slice(v.volid.indexOf('/') + 1)
     env.sim.control.addVolume(v.node, v.storage, {
       filename,
-      content: v.content as Parameters<SimPve['sim']['control']['addVolume']>[2]['content'],
+      content: v.content as VolumeSpec['content'],
       ...(v.size !== undefined ? { size: v.size } : {}),
     })
   }
