@@ -36,7 +36,8 @@ const nicArb = (i: number) =>
           .map((m) => m.replace('0c', `${i}c`).replace('1c', `${i}d`)),
       ),
       vlan: opt(fc.integer({ min: 1, max: 4094 })),
-      'rate-limit': opt(fc.integer({ min: 1, max: 1000 })),
+      // megabytes per second as PVE reads rate=, fractions included (100 Mbit/s is 12.5)
+      'rate-limit': opt(fc.oneof(fc.integer({ min: 1, max: 1000 }), fc.constantFrom(0.5, 12.5))),
       firewall: fc.boolean(),
     })
     .map((n) => ({ ...n, slot: `net${i}` }))

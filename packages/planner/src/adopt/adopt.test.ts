@@ -95,6 +95,30 @@ describe('adopt', () => {
     expect(result.resourcesLines).toEqual(['- ../../vm/homelab/web.yaml'])
   })
 
+  it("adopts a NIC's fractional rate= (megabytes per second, a float in qemu-server's net format); a rate that is no number is a gap", () => {
+    const nic = (rate: string) =>
+      adopt(
+        inventory([
+          guest({
+            vmid: 102,
+            config: {
+              name: 'n',
+              scsi0: 'local-lvm:vm-102-disk-0,size=8G',
+              net0: `virtio=BC:24:11:AA:BB:CD,bridge=vmbr0,rate=${rate}`,
+            },
+          }),
+        ]),
+        { cluster: 'homelab' },
+      )
+    const fractional = nic('12.5')
+    expect((fractional.files[0]?.document.spec as { networks: unknown[] }).networks).toEqual([
+      { model: 'virtio', bridge: 'vmbr0', 'rate-limit': 12.5, slot: 'net0' },
+    ])
+    expect(parseManifest(fractional.files[0]!.document).ok).toBe(true)
+    expect(fractional.gaps.map((g) => g.field)).not.toContain('net0.rate')
+    expect(nic('fast').gaps).toContainEqual(expect.objectContaining({ field: 'net0.rate', value: 'fast' }))
+  })
+
   it('adopts a template as TemplateVM, stopped, and excludes only the non-IDE cloud-init volume (Adopt_CloudInitOnSATAAlsoExcluded)', () => {
     const tpl = guest({
       vmid: 9000,

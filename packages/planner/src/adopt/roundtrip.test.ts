@@ -299,7 +299,7 @@ describe('adopt then plan', () => {
                   bridge: fc.constantFrom('vmbr0', 'vmbr1'),
                   tag: opt(fc.integer({ min: 1, max: 4094 })),
                   firewall: bool1,
-                  rate: opt(fc.integer({ min: 1, max: 1000 })),
+                  rate: opt(fc.oneof(fc.integer({ min: 1, max: 1000 }), fc.constantFrom(0.5, 12.5, 62.5))),
                   // parse_net reads both `<model>=<mac>` and `model=<model>,macaddr=<mac>`
                   keyed: fc.boolean(),
                   // tokens the manifest does not model: adopt gaps, kept by a compare
@@ -356,7 +356,7 @@ describe('adopt then plan', () => {
             ip: opt(fc.constantFrom('dhcp', '10.0.0.5/24')),
             tag: opt(fc.integer({ min: 1, max: 4094 })),
             firewall: bool1,
-            rate: opt(fc.integer({ min: 1, max: 1000 })),
+            rate: opt(fc.oneof(fc.integer({ min: 1, max: 1000 }), fc.constantFrom(0.5, 12.5, 62.5))),
             gw: opt(fc.constant('10.0.0.1')),
             type: opt(fc.constant('veth')),
             mtu: opt(fc.constant('mtu=1400')),

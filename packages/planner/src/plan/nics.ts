@@ -15,7 +15,7 @@ export const NIC_TOKENS: Record<GuestType, readonly SlotToken[]> = {
   qemu: [
     { token: 'bridge', field: 'bridge', codec: 'string' },
     { token: 'tag', field: 'vlan', codec: 'int' },
-    { token: 'rate', field: 'rate-limit', codec: 'int' },
+    { token: 'rate', field: 'rate-limit', codec: 'number' },
     { token: 'firewall', field: 'firewall', codec: 'flag' },
   ],
   lxc: [
@@ -25,7 +25,7 @@ export const NIC_TOKENS: Record<GuestType, readonly SlotToken[]> = {
     { token: 'type', field: 'type', codec: 'string', compare: false, omit: 'veth' },
     { token: 'tag', field: 'tag', codec: 'int', none: 0 },
     { token: 'hwaddr', field: 'hwaddr', codec: 'mac', adopt: false },
-    { token: 'rate', field: 'rate-limit', codec: 'int', none: 0 },
+    { token: 'rate', field: 'rate-limit', codec: 'number', none: 0 },
     { token: 'firewall', field: 'firewall', codec: 'flag' },
     { token: 'ip', field: 'ip', codec: 'string' },
     { token: 'gw', field: 'gw', codec: 'string' },

@@ -851,6 +851,19 @@ describe('power and disruption', () => {
     })
   })
 
+  it('a fractional NIC rate is compared as a number: rate=12.50 is the declared 12.5, rate=12.6 is a change', () => {
+    const declared = vm('web', 100, {
+      networks: [{ model: 'virtio', bridge: 'vmbr0', 'rate-limit': 12.5, firewall: false, slot: 'net0' }],
+    })
+    const live = (rate: string) =>
+      inventory([liveVm(100, 'web', { net0: `virtio=BC:24:11:00:00:01,bridge=vmbr0,rate=${rate}` })])
+    expect(plan(desired(declared), live('12.50'), policy()).actions).toEqual([])
+    const p = plan(desired(declared), live('12.6'), policy())
+    expect((p.actions[0]?.requests[0] as { params: Record<string, unknown> }).params.net0).toBe(
+      'virtio=BC:24:11:00:00:01,bridge=vmbr0,rate=12.5',
+    )
+  })
+
   it('vmconfig_update_disk change_medium: a CD medium change on a running VM is live, held back under none', () => {
     // ejecting the medium: the drive stays a CD drive
     const cd = { cdrom: { iso: 'none', media: 'cdrom' as const } }

@@ -11,11 +11,11 @@ export interface SlotToken {
   /** the field of the manifest's entry, dotted when nested (`options.read-only`) */
   field: string
   /**
-   * `string`, `int`; `mac`: compared and written upper-case; `flag`: only true is owned (`1`, PVE's default
+   * `string`, `int`; `number`: a float, compared as a number (a NIC's `rate`); `mac`: compared and written upper-case; `flag`: only true is owned (`1`, PVE's default
    * off); `bit`: both values owned (`1`/`0`); `present`: `1` when true, the token removed when false;
    * `choice`: a manifest word written as its token in `choices`
    */
-  codec: 'string' | 'int' | 'mac' | 'flag' | 'bit' | 'present' | 'choice'
+  codec: 'string' | 'int' | 'number' | 'mac' | 'flag' | 'bit' | 'present' | 'choice'
   /** `choice`: the token of each manifest value */
   choices?: Readonly<Record<string, string>>
   /** what PVE assumes when the token is absent (`discard` ignore, a mount point's `backup` on) */
@@ -77,6 +77,7 @@ function sameToken(t: SlotToken, live: string | undefined, want: string | null):
   const value = live ?? t.liveDefault
   switch (t.codec) {
     case 'int':
+    case 'number':
       return value !== undefined && Number(value) === Number(want)
     case 'flag':
     case 'bit':
@@ -148,6 +149,9 @@ export function adoptTokens(
     } else if (t.codec === 'int') {
       if (Number.isInteger(Number(v))) setField(entry, t.field, Number(v))
       else gap(`${slot}.${t.token}`, v, 'not a whole number; not modelled')
+    } else if (t.codec === 'number') {
+      if (v.trim() !== '' && Number.isFinite(Number(v))) setField(entry, t.field, Number(v))
+      else gap(`${slot}.${t.token}`, v, 'not a number; not modelled')
     } else setField(entry, t.field, v)
   }
   for (const [token, v] of Object.entries(props))

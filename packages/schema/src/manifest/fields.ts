@@ -77,6 +77,15 @@ export const int = (description: string, min?: number, max?: number, code: Error
   )
 }
 
+/** a number PVE reads as a float (`type => 'number'`, a NIC's `rate=`): fractions allowed, at least `min` */
+export const decimal = (description: string, min: number) =>
+  v.pipe(
+    v.number(m('field-type', 'must be a number')),
+    v.description(description),
+    v.finite(m('field-type', 'must be a number')),
+    v.minValue(min, m('field-invalid', `must be at least ${min}`)),
+  )
+
 /** An exact enum (case-sensitive). */
 export const oneOf = <const T extends readonly [string, ...string[]]>(values: T, description: string) =>
   v.pipe(v.picklist(values, m('field-invalid', `must be one of: ${values.join(', ')}`)), v.description(description))

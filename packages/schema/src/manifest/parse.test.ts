@@ -288,6 +288,13 @@ describe('VM', () => {
     expect(ok(m).spec.networks[0]).toMatchObject({ mac: 'bc:24:11:aa:bb:cc', vlan: 100, slot: 'net0', model: 'virtio' })
     m.spec.networks = [{ bridge: 'vmbr0', vlan: 0 }]
     expect(one(m)).toEqual(['field-invalid', 'spec.networks.0.vlan'])
+    // PVE's rate= is megabytes per second as a floating point number: 100 Mbit/s is 12.5
+    m.spec.networks = [{ bridge: 'vmbr0', 'rate-limit': 12.5 }]
+    expect(ok(m).spec.networks[0]?.['rate-limit']).toBe(12.5)
+    m.spec.networks = [{ bridge: 'vmbr0', 'rate-limit': -0.5 }]
+    expect(one(m)).toEqual(['field-invalid', 'spec.networks.0.rate-limit'])
+    m.spec.networks = [{ bridge: 'vmbr0', 'rate-limit': '12.5' }]
+    expect(one(m)).toEqual(['field-type', 'spec.networks.0.rate-limit'])
     m.spec.networks = [{ bridge: 'vmbr0', mac: 'nope' }]
     expect(one(m)).toEqual(['field-invalid', 'spec.networks.0.mac'])
     m.spec.networks = [{ bridge: 'vmbr0' }, { bridge: 'vmbr1', slot: 'net0' }]

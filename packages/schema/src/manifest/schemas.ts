@@ -9,6 +9,7 @@ import {
   bool,
   checked,
   diskBytes,
+  decimal,
   int,
   jsonMeta,
   list,
@@ -96,8 +97,8 @@ const mac = (description: string) =>
     v.transform((s) => s.toLowerCase()),
   )
 
-/** a NIC's `rate=`: qemu-server and pve-container read it as megabytes per second */
-const rateLimit = int(
+/** a NIC's `rate=`: qemu-server and pve-container read it as megabytes per second, a floating point number */
+const rateLimit = decimal(
   "Rate limit in megabytes per second, sent as PVE's `rate=` (MB/s, not Mbit/s: 100 Mbit/s is 12.5).",
   0,
 )
