@@ -305,3 +305,21 @@ export const lxcCloneArb: fc.Arbitrary<DesiredState> = fc
       manifests: [artifact('CTTemplate', 'debian-12', 'debian-12.tar.zst', ['pve1', 'pve2']), template, clone],
     }
   })
+
+/**
+ * A TemplateVM and a VM full-cloned from it on the same node: the clone takes the template's disks (it declares
+ * none), and everything else (hardware, NICs, cloud-init, options) is its own, so the post-clone write changes
+ * any of them.
+ */
+export const vmCloneArb: fc.Arbitrary<DesiredState> = fc
+  .tuple(vmArb('golden', 9000, true), vmArb('app', 130, false))
+  .map(([tmpl, vm]) => {
+    // a clone keeps its template's cloud-init drive (a CD declared on that slot instead is a volume-kind anomaly)
+    const ci = tmpl.spec.hardware?.['cloud-init']
+    const hardware = { ...vm.spec.hardware, ...(ci ? { 'cloud-init': ci } : {}) } as QemuManifest['spec']['hardware']
+    const clone = {
+      ...vm,
+      spec: { ...vm.spec, node: tmpl.spec.node, clone: 'golden', disks: [], hardware },
+    } as QemuManifest
+    return { cluster: 'homelab', manifests: [tmpl, clone] }
+  })

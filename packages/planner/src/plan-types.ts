@@ -103,8 +103,9 @@ export type PveRequest =
       /** the digest read at plan time; absent when an earlier request of the same action changes the config */
       digest?: string
       /**
-       * keys whose value is sent only if the key is absent from the config read just before the write
-       * (used after a clone: the clone may have inherited a cloud-init drive that must not be rewritten)
+       * keys whose value is sent only if the slot is empty in the config read just before the write: absent, or
+       * an empty CD drive (`none`). Used after a clone: the clone may have inherited a cloud-init drive, an EFI
+       * disk or a TPM state that must not be rewritten, or not, when its template lacks them.
        */
       onlyIfAbsent?: readonly string[]
     }

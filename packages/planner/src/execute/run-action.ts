@@ -137,7 +137,8 @@ async function runRequest(
             `config of ${request.guest} ${request.vmid} changed since plan (digest mismatch); the next cycle re-plans`,
           )
         digest ??= live.digest
-        for (const key of request.onlyIfAbsent ?? []) if (live.values[key] !== undefined) delete params[key]
+        // an empty CD drive (`none`) the clone inherited is an empty slot, as the next plan would see it
+        for (const key of request.onlyIfAbsent ?? []) if (!isEmptySlot(live.values[key])) delete params[key]
         for (const [key] of createForms) {
           const current = live.values[key]
           if (key in params && !isEmptySlot(current)) {

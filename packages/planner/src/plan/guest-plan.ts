@@ -3,6 +3,7 @@
  * the config write (with its disruption class), grow-only resizes, mark-template, pending restarts and power.
  */
 import { formatSize } from '@proxops/pve-client/wire'
+import { CLOUD_INIT_SLOT } from '@proxops/schema'
 import { keyOf } from './deps.js'
 import type {
   ContainerManifest,
@@ -113,6 +114,9 @@ export function planNewGuest(t: GuestTarget, env: GuestPlanEnv): void {
   })
 }
 
+/** the VM volume slots a clone's post-clone write creates when the template gave it none (create forms) */
+const CLONE_CREATED_VOLUMES: ReadonlySet<string> = new Set(['efidisk0', 'tpmstate0'])
+
 const isLxc = (m: QemuManifest | ContainerManifest): m is ContainerManifest =>
   m.kind === 'LXC' || m.kind === 'TemplateCT'
 
@@ -142,10 +146,17 @@ function planClone(
     anomaly({ code: 'clone-source', message: `clone source ${srcKind}/${name} has the same vmid ${vmid}; not cloning` })
     return
   }
-  // the post-clone write: own values minus volume slots and create-only keys; inherited identity keys not
-  // owned are deleted
+  // the post-clone write: own values minus create-only keys and the volumes the clone inherits; a VM's EFI disk
+  // and TPM state are created only where the template gave the clone none (the template may lack them), as is
+  // the cloud-init drive; inherited identity keys not owned are deleted
   const set: Record<string, PlanParamValue> = {}
-  for (const o of f.owned) if (o.create !== undefined && !o.volume && !isCreateOnly(type, o.key)) set[o.key] = o.create
+  const onlyIfAbsent: string[] = []
+  for (const o of f.owned) {
+    if (o.create === undefined || isCreateOnly(type, o.key)) continue
+    if (o.volume && !(type === 'qemu' && CLONE_CREATED_VOLUMES.has(o.key))) continue
+    set[o.key] = o.create
+    if (o.volume || o.key === CLOUD_INIT_SLOT) onlyIfAbsent.push(o.key)
+  }
   const del = m.kind === 'VM' ? cloneIdentityKeys(m, f).filter((k) => !(k in set)) : []
   if (del.length > 0) set.delete = del.join(',')
   const diffs = createDiffs.filter((d) => d.key in set)
@@ -180,7 +191,7 @@ function planClone(
     guest: type,
     vmid,
     params: set,
-    ...('ide2' in set ? { onlyIfAbsent: ['ide2'] } : {}),
+    ...(onlyIfAbsent.length > 0 ? { onlyIfAbsent: onlyIfAbsent.sort() } : {}),
   })
   if (started) requests.push({ call: 'start', node, guest: type, vmid })
   env.out.drafts.push({
@@ -218,7 +229,7 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
   const { params, diffs, classes, heldBack, leftPending, pendingKeys } = w
   let resizes = w.resizes
 
-  const liveOnly = liveOnlySlots(cfg, f, type, cloned)
+  const liveOnly = liveOnlySlots(cfg, f, type, cloned, t.inherited)
   for (const [key, fam] of liveOnly) {
     anomaly({
       code: 'live-only-slot',
@@ -569,16 +580,20 @@ function fieldDiff(field: string, key: string, before: string | undefined, after
   return before === undefined ? { field, key, after } : { field, key, before, after }
 }
 
-/** Live slots of the managed families (disks, NICs, PCI, mount points) that no field declares: reported, never removed. */
+/**
+ * Live slots of the managed families (disks, NICs, PCI, mount points) that no field declares: reported, never
+ * removed. A clone's slots its declared template declares (`inherited`) came with the clone: they are in git.
+ */
 function liveOnlySlots(
   cfg: Readonly<Record<string, string>>,
   f: GuestFields,
   type: GuestType,
   cloned: boolean,
+  inherited: ReadonlySet<string> | undefined,
 ): [string, string][] {
   const out: [string, string][] = []
   for (const key in cfg) {
-    if (f.declaredSlots.has(key)) continue
+    if (f.declaredSlots.has(key) || inherited?.has(key)) continue
     const fam = type === 'qemu' ? qemuSlotFamily(key) : lxcSlotFamily(key)
     if (fam === undefined) continue
     // an LXC clone's mount points are the template's copies

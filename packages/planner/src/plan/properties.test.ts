@@ -6,7 +6,7 @@
  */
 import { fc, test } from '@fast-check/vitest'
 import { describe, expect } from 'vitest'
-import { desiredArb, drift2Arb, lxcCloneArb } from '../arbitraries.test.helpers.js'
+import { desiredArb, drift2Arb, lxcCloneArb, vmCloneArb } from '../arbitraries.test.helpers.js'
 import { guest, inventory, lookup, policy } from '../fixtures.test.helpers.js'
 import type { DesiredState } from '../desired.js'
 import type { LiveGuest, LiveInventory } from '../inventory.js'
@@ -87,6 +87,24 @@ describe('plan() properties', () => {
         for (const g of others) expect(again.live.guests.find((x) => x.vmid === g.vmid)?.config).toMatchObject(g.config)
       })
     },
+  )
+
+  test.prop([vmCloneArb], RUNS)(
+    'VM clones: apply then plan is empty; the post-clone write never names an inherited disk',
+    (d) =>
+      withSim(undefined, async (env) => {
+        const first = await apply(env, d)
+        const clone = first.actions.find((a) => a.type === 'clone')
+        expect(clone?.requests[0]).toMatchObject({ call: 'cloneGuest', guest: 'qemu', vmid: 9000 })
+        const inherited = new Set(
+          (d.manifests[0] as { spec: { disks: { interface?: string }[] } }).spec.disks.map((x) => x.interface),
+        )
+        for (const r of clone?.requests ?? [])
+          if (r.call === 'updateConfig') for (const k of Object.keys(r.params)) expect(inherited.has(k)).toBe(false)
+        const again = await dry(env, d)
+        expect(again.plan.actions).toEqual([])
+        expect(again.plan.anomalies).toEqual([])
+      }),
   )
 
   test.prop([drift2Arb], RUNS)(

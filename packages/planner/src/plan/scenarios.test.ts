@@ -8,6 +8,7 @@ import {
   artifact,
   desired,
   GiB,
+  MiB,
   guest,
   inventory,
   liveCt,
@@ -517,6 +518,47 @@ describe('templates and clones', () => {
     expect(String(upd.params.delete)).not.toContain('sshkeys')
     expect(after.guests.find((g) => g.vmid === 100)?.config.sshkeys).toBeDefined()
     expect(second.actions).toEqual([])
+  })
+
+  it('CloneAddsTheEfiDiskAndTpmItsTemplateLacks in the post-clone write (only where the clone has none), then converged without a restart', async () => {
+    const efi = { storage: 'local-lvm', size: 4 * MiB, template: '4m' as const, 'secure-boot': 'enabled' as const }
+    const clone = vm('web', 100, {
+      disks: [],
+      clone: 'golden',
+      hardware: { bios: 'ovmf', 'efi-disk': efi, tpm: { version: 'v2.0' } },
+    })
+    const { first, after, second } = await converge(desired(vm('golden', 9000, {}, 'TemplateVM'), clone))
+    const upd = first.actions[1]?.requests[1] as { params: Record<string, unknown>; onlyIfAbsent?: string[] }
+    expect([upd.params.efidisk0, upd.params.tpmstate0]).toEqual([
+      'local-lvm:1,efitype=4m,pre-enrolled-keys=1',
+      'local-lvm:1,version=v2.0',
+    ])
+    expect(upd.onlyIfAbsent).toEqual(['efidisk0', 'tpmstate0'])
+    const cfg = after.guests.find((g) => g.vmid === 100)?.config
+    expect([cfg?.efidisk0, cfg?.tpmstate0]).toEqual([
+      'local-lvm:vm-100-disk-1,efitype=4m,pre-enrolled-keys=1,size=4M',
+      'local-lvm:vm-100-disk-2,size=4M,version=v2.0',
+    ])
+    expect(second.actions).toEqual([])
+    expect(second.anomalies).toEqual([])
+  })
+
+  it("CloneInheritsItsTemplate'sNicsAndReplacesAnEmptyCdWithItsCloudInitDrive: one apply, no live-only slot", async () => {
+    const tmpl = vm('golden', 9000, { hardware: { cdrom: { iso: 'none', media: 'cdrom' } } }, 'TemplateVM')
+    const clone = vm('web', 100, {
+      disks: [],
+      networks: [],
+      clone: 'golden',
+      hardware: { 'cloud-init': { enabled: true, storage: 'local-lvm', size: '4M' } },
+    })
+    const { after, second } = await converge(desired(tmpl, clone))
+    const cfg = after.guests.find((g) => g.vmid === 100)?.config
+    // qemu-server's clone_vm copies net0 and the empty CD drive; the post-clone write puts the cloud-init drive
+    // on the empty ide2, as the next plan would
+    expect(cfg?.net0).toMatch(/^virtio=/)
+    expect(cfg?.ide2).toBe('local-lvm:vm-100-cloudinit,media=cdrom')
+    expect(second.actions).toEqual([])
+    expect(second.anomalies).toEqual([])
   })
 
   it('CloneFromItselfIsRefused', () => {
