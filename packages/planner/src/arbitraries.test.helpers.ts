@@ -313,13 +313,20 @@ export const lxcCloneArb: fc.Arbitrary<DesiredState> = fc
  */
 export const vmCloneArb: fc.Arbitrary<DesiredState> = fc
   .tuple(vmArb('golden', 9000, true), vmArb('app', 130, false))
-  .map(([tmpl, vm]) => {
-    // a clone keeps its template's cloud-init drive (a CD declared on that slot instead is a volume-kind anomaly)
-    const ci = tmpl.spec.hardware?.['cloud-init']
-    const hardware = { ...vm.spec.hardware, ...(ci ? { 'cloud-init': ci } : {}) } as QemuManifest['spec']['hardware']
-    const clone = {
-      ...vm,
-      spec: { ...vm.spec, node: tmpl.spec.node, clone: 'golden', disks: [], hardware },
-    } as QemuManifest
-    return { cluster: 'homelab', manifests: [tmpl, clone] }
-  })
+  .map(([tmpl, vm]) => clonePair(tmpl, vm))
+
+/** A template and clone pair, then the next push: the same template, the clone's own fields drawn again. */
+export const vmCloneDriftArb: fc.Arbitrary<[DesiredState, DesiredState]> = fc
+  .tuple(vmArb('golden', 9000, true), vmArb('app', 130, false), vmArb('app', 130, false))
+  .map(([tmpl, a, b]) => [clonePair(tmpl, a), clonePair(tmpl, b)])
+
+function clonePair(tmpl: QemuManifest, vm: QemuManifest): DesiredState {
+  // a clone keeps its template's cloud-init drive (a CD declared on that slot instead is a volume-kind anomaly)
+  const ci = tmpl.spec.hardware?.['cloud-init']
+  const hardware = { ...vm.spec.hardware, ...(ci ? { 'cloud-init': ci } : {}) } as QemuManifest['spec']['hardware']
+  const clone = {
+    ...vm,
+    spec: { ...vm.spec, node: tmpl.spec.node, clone: 'golden', disks: [], hardware },
+  } as QemuManifest
+  return { cluster: 'homelab', manifests: [tmpl, clone] }
+}

@@ -6,7 +6,7 @@
  */
 import { fc, test } from '@fast-check/vitest'
 import { describe, expect } from 'vitest'
-import { desiredArb, drift2Arb, lxcCloneArb, vmCloneArb } from '../arbitraries.test.helpers.js'
+import { desiredArb, drift2Arb, lxcCloneArb, vmCloneArb, vmCloneDriftArb } from '../arbitraries.test.helpers.js'
 import { guest, inventory, lookup, policy } from '../fixtures.test.helpers.js'
 import type { DesiredState } from '../desired.js'
 import type { LiveGuest, LiveInventory } from '../inventory.js'
@@ -105,6 +105,14 @@ describe('plan() properties', () => {
         expect(again.plan.actions).toEqual([])
         expect(again.plan.anomalies).toEqual([])
       }),
+  )
+
+  test.prop([vmCloneDriftArb], RUNS)('VM clones: after any push of the clone, one apply converges', ([a, b]) =>
+    withSim(undefined, async (env) => {
+      await apply(env, a)
+      await apply(env, b)
+      expect((await dry(env, b)).plan.actions).toEqual([])
+    }),
   )
 
   test.prop([drift2Arb], RUNS)(
