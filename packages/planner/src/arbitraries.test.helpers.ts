@@ -2,7 +2,7 @@
 import fc from 'fast-check'
 import type { ContainerManifest, Manifest, QemuManifest } from '@proxops/schema'
 import type { DesiredState } from './desired.js'
-import { artifact, GiB, MiB } from './fixtures.test.helpers.js'
+import { artifact, GiB, MiB, pool } from './fixtures.test.helpers.js'
 
 const NODES = ['pve1', 'pve2'] as const
 const TAGS = ['web', 'db', 'prod', 'Edge', 'k8s']
@@ -329,4 +329,25 @@ function clonePair(tmpl: QemuManifest, vm: QemuManifest): DesiredState {
     spec: { ...vm.spec, node: tmpl.spec.node, clone: 'golden', disks: [], hardware },
   } as QemuManifest
   return { cluster: 'homelab', manifests: [tmpl, clone] }
+}
+
+/**
+ * drift2Arb with two declared pools (`web`, `db/blue`): each guest of each push is in one of them or in none, so
+ * a push moves guests between pools, into one and out of the declaration.
+ */
+export const poolDrift2Arb: fc.Arbitrary<[DesiredState, DesiredState]> = drift2Arb.chain(([a, b]) => {
+  const choice = fc.constantFrom<string | undefined>('web', 'db/blue', undefined)
+  const n = a.manifests.length
+  return fc
+    .tuple(fc.array(choice, { minLength: n, maxLength: n }), fc.array(choice, { minLength: n, maxLength: n }))
+    .map(([pa, pb]): [DesiredState, DesiredState] => [withPools(a, pa), withPools(b, pb)])
+})
+
+function withPools(d: DesiredState, pools: readonly (string | undefined)[]): DesiredState {
+  const manifests = d.manifests.map((m, i) => {
+    const p = pools[i]
+    if (p === undefined || !('vmid' in m.spec)) return m
+    return { ...m, spec: { ...m.spec, pool: p } } as Manifest
+  })
+  return { ...d, manifests: [pool('web'), pool('db'), pool('blue', { id: 'db/blue' }), ...manifests] }
 }

@@ -6,7 +6,14 @@
  */
 import { fc, test } from '@fast-check/vitest'
 import { describe, expect } from 'vitest'
-import { desiredArb, drift2Arb, lxcCloneArb, vmCloneArb, vmCloneDriftArb } from '../arbitraries.test.helpers.js'
+import {
+  desiredArb,
+  drift2Arb,
+  lxcCloneArb,
+  poolDrift2Arb,
+  vmCloneArb,
+  vmCloneDriftArb,
+} from '../arbitraries.test.helpers.js'
 import { guest, inventory, lookup, policy } from '../fixtures.test.helpers.js'
 import type { DesiredState } from '../desired.js'
 import type { LiveGuest, LiveInventory } from '../inventory.js'
@@ -122,6 +129,25 @@ describe('plan() properties', () => {
         await apply(env, a)
         await apply(env, b)
         expect((await dry(env, b)).plan.actions).toEqual([])
+      }),
+  )
+
+  test.prop([poolDrift2Arb], RUNS)(
+    'pools: after any push that moves guests between pools, one apply converges and each guest is in its pool',
+    ([a, b]) =>
+      withSim(undefined, async (env) => {
+        await apply(env, a)
+        await apply(env, b)
+        const again = await dry(env, b)
+        expect(again.plan.actions).toEqual([])
+        const members = new Map(
+          (again.live.pools && 'pools' in again.live.pools ? again.live.pools.pools : []).flatMap((p) =>
+            p.vmids.map((v) => [v, p.poolid] as const),
+          ),
+        )
+        for (const m of b.manifests)
+          if ('pool' in m.spec && m.spec.pool !== undefined && 'vmid' in m.spec)
+            expect(members.get(m.spec.vmid)).toBe(m.spec.pool)
       }),
   )
 
