@@ -1,6 +1,7 @@
 /**
  * adopt reads a guest's firewall back as spec.firewall: for any live firewall the schema can express, the adopted
- * manifest plans no firewall change (adopt then plan is empty); and a guest whose manifest has no spec.firewall
+ * manifest plans no firewall change (adopt then plan is empty), and applied to a fresh PVE (the simulator) it
+ * converges there in one apply; and a guest whose manifest has no spec.firewall
  * never gets a firewall action, whatever is on PVE (its firewall is not owned, so nothing of it is removed).
  */
 import { describe, expect } from 'vitest'
@@ -11,6 +12,7 @@ import type { LiveGuest, LiveInventory } from '../inventory.js'
 import { adopt } from '../adopt/adopt.js'
 import { plan } from '../plan/plan.js'
 import { DEFAULT_POLICY } from '../plan-types.js'
+import { failures, simCycle, withSim } from '../test-support/sim.js'
 
 const guest: LiveGuest = {
   type: 'qemu',
@@ -131,6 +133,20 @@ describe('adopt spec.firewall', () => {
   test.prop([liveFirewall], { numRuns: 150 })('an adopted firewall plans no firewall change', (fw) => {
     expect(firewallActions(inventory(fw), true)).toEqual([])
   })
+
+  test.prop([liveFirewall], { numRuns: 60 })(
+    'an adopted firewall applied to a fresh PVE: the guest and its firewall are created, then the plan is empty',
+    (fw) =>
+      withSim(undefined, async (env) => {
+        const desired = { cluster: 'lab', manifests: manifests(inventory(fw), true) }
+        const pol = { ...DEFAULT_POLICY, nodes: ['pve1'] }
+        const applied = await simCycle(env, desired, pol, { apply: true })
+        expect(failures(applied.report)).toEqual([])
+        const again = await simCycle(env, desired, pol)
+        expect(again.plan.actions).toEqual([])
+        expect(again.plan.anomalies).toEqual([])
+      }),
+  )
 
   test.prop([liveFirewall], { numRuns: 50 })(
     'without spec.firewall the live firewall is not owned: no firewall action, nothing removed',
