@@ -1,6 +1,7 @@
 /**
  * adopt, then plan: what adopt writes for a live guest plans no change against that same guest, for every value
- * the manifest models (the rest are adopt gaps and unmanaged keys in the plan, never writes).
+ * the manifest models (the rest are adopt gaps and unmanaged keys in the plan, never writes); over random live
+ * configs, and over the guests the simulator made of random desired sets.
  */
 import { describe, expect, it } from 'vitest'
 import { fc, test } from '@fast-check/vitest'
@@ -13,6 +14,9 @@ import { QEMU_NIC_MODELS } from '../plan/keys.js'
 import { DEFAULT_POLICY, type Plan } from '../plan-types.js'
 import { adopt } from './adopt.js'
 import { tableRows, type FieldRow } from '../plan/table.js'
+import { desiredArb } from '../arbitraries.test.helpers.js'
+import { lookup } from '../fixtures.test.helpers.js'
+import { failures, simCycle, withSim } from '../test-support/sim.js'
 
 function inventory(guests: LiveGuest[]): LiveInventory {
   return {
@@ -48,18 +52,18 @@ function liveGuest(type: 'qemu' | 'lxc', vmid: number, config: Record<string, st
 }
 
 /** adopt the inventory, parse every document with the schema, plan them against the same inventory. */
-function adoptThenPlan(live: LiveInventory): Plan {
+function adoptThenPlan(live: LiveInventory, policy = { ...DEFAULT_POLICY, nodes: ['pve1'] }): Plan {
   const result = adopt(live, { cluster: 'homelab' })
   const manifests: Manifest[] = []
   for (const file of result.files) {
     const doc = file.document as { kind: string; spec: Record<string, unknown> }
     // PVE does not record an LXC's template (an adopt INCOMPLETE item): the user names the adopted one
-    if (doc.kind === 'LXC') doc.spec.template = 'debian-12-tar-zst'
+    if (doc.kind === 'LXC' || doc.kind === 'TemplateCT') doc.spec.template = 'debian-12-tar-zst'
     const parsed = parseManifest(doc)
     if (!parsed.ok) throw new Error(`${file.path}: ${JSON.stringify(parsed.issues)}`)
     manifests.push(parsed.manifest)
   }
-  return plan({ cluster: 'homelab', manifests }, live, { ...DEFAULT_POLICY, nodes: ['pve1'] })
+  return plan({ cluster: 'homelab', manifests }, live, policy)
 }
 
 describe('adopt then plan', () => {
@@ -430,5 +434,19 @@ describe('adopt then plan', () => {
       // a boot order somebody chose is adopted; the one qemu-server derived is neither adopted nor a gap
       expect(p.gaps.map((g) => g.field)).not.toContain('boot')
     },
+  )
+
+  test.prop([desiredArb], { numRuns: 60 })(
+    'AdoptThenPlanIsEmpty over what PVE made of any desired set (applied on the simulator, adopted from what it shows)',
+    (d) =>
+      withSim(undefined, async (env) => {
+        const policy = { ...DEFAULT_POLICY, nodes: ['pve1', 'pve2', 'pve3'] }
+        const applied = await simCycle(env, d, policy, { apply: true, secrets: lookup })
+        expect(failures(applied.report)).toEqual([])
+        const { live } = await simCycle(env, d, policy, { secrets: lookup })
+        const p = adoptThenPlan(live, policy)
+        expect(p.actions).toEqual([])
+        expect(p.anomalies).toEqual([])
+      }),
   )
 })
