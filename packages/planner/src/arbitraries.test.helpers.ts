@@ -281,30 +281,41 @@ function withoutUnprivileged(o: ContainerManifest['spec']['options']): Container
  */
 export const lxcCloneArb: fc.Arbitrary<DesiredState> = fc
   .tuple(lxcArb('ct-golden', 9100, true), lxcArb('app', 120, false), fc.integer({ min: 0, max: 3 }))
-  .map(([tmpl, ct, grow]) => {
-    const { template: _t, ...spec } = ct.spec
-    const clone = {
-      ...ct,
-      spec: {
-        ...spec,
-        node: tmpl.spec.node,
-        clone: 'ct-golden',
-        root: { storage: ct.spec.root.storage, size: tmpl.spec.root.size + grow * 1024 ** 3 },
-        'mount-points': [],
-        'bind-mounts': [],
-        // unprivileged is inherited (create-only): declared as the template declares it
-        options: {
-          ...withoutUnprivileged(ct.spec.options),
-          ...(tmpl.spec.options?.unprivileged ? { unprivileged: true } : {}),
-        },
+  .map(([tmpl, ct, grow]) => lxcClonePair(tmpl, ct, grow))
+
+/** An LXC clone pair, then the next push: the same template, the clone's own fields (and growth) drawn again. */
+export const lxcCloneDriftArb: fc.Arbitrary<[DesiredState, DesiredState]> = fc
+  .tuple(
+    lxcArb('ct-golden', 9100, true),
+    fc.tuple(lxcArb('app', 120, false), fc.integer({ min: 0, max: 3 })),
+    fc.tuple(lxcArb('app', 120, false), fc.integer({ min: 0, max: 3 })),
+  )
+  .map(([tmpl, [a, growA], [b, growB]]) => [lxcClonePair(tmpl, a, growA), lxcClonePair(tmpl, b, growB)])
+
+function lxcClonePair(tmpl: ContainerManifest, ct: ContainerManifest, grow: number): DesiredState {
+  const { template: _t, ...spec } = ct.spec
+  const clone = {
+    ...ct,
+    spec: {
+      ...spec,
+      node: tmpl.spec.node,
+      clone: 'ct-golden',
+      root: { storage: ct.spec.root.storage, size: tmpl.spec.root.size + grow * 1024 ** 3 },
+      'mount-points': [],
+      'bind-mounts': [],
+      // unprivileged is inherited (create-only): declared as the template declares it
+      options: {
+        ...withoutUnprivileged(ct.spec.options),
+        ...(tmpl.spec.options?.unprivileged ? { unprivileged: true } : {}),
       },
-    } as ContainerManifest
-    const template = { ...tmpl, spec: { ...tmpl.spec, 'bind-mounts': [] } } as ContainerManifest
-    return {
-      cluster: 'homelab',
-      manifests: [artifact('CTTemplate', 'debian-12', 'debian-12.tar.zst', ['pve1', 'pve2']), template, clone],
-    }
-  })
+    },
+  } as ContainerManifest
+  const template = { ...tmpl, spec: { ...tmpl.spec, 'bind-mounts': [] } } as ContainerManifest
+  return {
+    cluster: 'homelab',
+    manifests: [artifact('CTTemplate', 'debian-12', 'debian-12.tar.zst', ['pve1', 'pve2']), template, clone],
+  }
+}
 
 /**
  * A TemplateVM and a VM full-cloned from it on the same node: the clone takes the template's disks (it declares

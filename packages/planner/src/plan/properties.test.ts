@@ -10,6 +10,7 @@ import {
   desiredArb,
   drift2Arb,
   lxcCloneArb,
+  lxcCloneDriftArb,
   poolDrift2Arb,
   vmCloneArb,
   vmCloneDriftArb,
@@ -114,12 +115,14 @@ describe('plan() properties', () => {
       }),
   )
 
-  test.prop([vmCloneDriftArb], RUNS)('VM clones: after any push of the clone, one apply converges', ([a, b]) =>
-    withSim(undefined, async (env) => {
-      await apply(env, a)
-      await apply(env, b)
-      expect((await dry(env, b)).plan.actions).toEqual([])
-    }),
+  test.prop([fc.oneof(vmCloneDriftArb, lxcCloneDriftArb)], RUNS)(
+    'VM and LXC clones: after any push of the clone, one apply converges',
+    ([a, b]) =>
+      withSim(undefined, async (env) => {
+        await apply(env, a)
+        await apply(env, b)
+        expect((await dry(env, b)).plan.actions).toEqual([])
+      }),
   )
 
   test.prop([drift2Arb], RUNS)(
