@@ -270,6 +270,16 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
       `${heldBack.join(', ')} would change a running guest (hotplug) and disruption is ${policy}; not written this cycle`,
     )
   }
+  // growing a disk of a running guest is a hotplug change (qemu-server's qemu_block_resize on the live drive,
+  // pve-container's resize of a mounted volume): held back like any other; a rewrite of the same slot keeps
+  // the live size token
+  if (rt.running && resizes.length > 0 && !allowed('hotplug', policy)) {
+    skip(
+      'disruption',
+      `growing ${resizes.map((r) => r.key).join(', ')} would change a running guest (hotplug) and disruption is ${policy}; not resized this cycle`,
+    )
+    resizes = []
+  }
 
   const ids: string[] = []
   // each action waits for the earlier actions of the same guest; resizes only for the config write. A power

@@ -893,6 +893,22 @@ describe('power and disruption', () => {
     })
   })
 
+  it('growing a disk of a running guest is hotplug: held back under disruption none, made under hotplug', () => {
+    const live = inventory([liveVm(100, 'web', {}, { status: 'running' })])
+    const bigger = vm('web', 100, { disks: [{ storage: 'local-lvm', size: 40 * GiB, interface: 'scsi0' }] })
+    const none = plan(desired(bigger), live, policy({ disruption: 'none' }))
+    expect(none.actions).toEqual([])
+    expect(none.skips.map((x) => [x.code, x.message])).toEqual([
+      [
+        'disruption',
+        'growing scsi0 would change a running guest (hotplug) and disruption is none; not resized this cycle',
+      ],
+    ])
+    const hotplug = plan(desired(bigger), live, policy({ disruption: 'hotplug' }))
+    expect(types(hotplug)).toEqual(['resize VM/pve1/100(web)'])
+    expect(hotplug.actions[0]?.requests).toMatchObject([{ call: 'resizeDisk', disk: 'scsi0', size: '40G' }])
+  })
+
   it('a fractional NIC rate is compared as a number: rate=12.50 is the declared 12.5, rate=12.6 is a change', () => {
     const declared = vm('web', 100, {
       networks: [{ model: 'virtio', bridge: 'vmbr0', 'rate-limit': 12.5, firewall: false, slot: 'net0' }],
