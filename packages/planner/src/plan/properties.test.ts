@@ -154,26 +154,26 @@ describe('plan() properties', () => {
       }),
   )
 
-  test.prop([drift2Arb], RUNS)(
-    'disruption none: after any push, no hotplug write and no power-off of a guest desired started; the next plan is empty',
-    ([a, b]) =>
+  test.prop([drift2Arb, fc.constantFrom('none' as const, 'hotplug' as const)], RUNS)(
+    'disruption none/hotplug: after any push, no power-off of a guest desired started (and no hotplug change under none); the next plan is empty',
+    ([a, b], disruption) =>
       withSim(undefined, async (env) => {
-        const none = policy({ pruneRatioLimit: 1, disruption: 'none' })
-        const first = await simCycle(env, a, none, { apply: true, secrets: lookup })
+        const held = policy({ pruneRatioLimit: 1, disruption })
+        const first = await simCycle(env, a, held, { apply: true, secrets: lookup })
         expect(failures(first.report)).toEqual([])
-        const push = await simCycle(env, b, none, { apply: true, secrets: lookup })
+        const push = await simCycle(env, b, held, { apply: true, secrets: lookup })
         expect(failures(push.report)).toEqual([])
         const started = new Set(
           b.manifests.flatMap((m) => ('state' in m.spec && m.spec.state === 'started' ? [m.spec.vmid] : [])),
         )
         for (const act of push.plan.actions) {
-          expect(act.disruption).not.toBe('hotplug')
+          if (disruption === 'none') expect(act.disruption).not.toBe('hotplug')
           for (const r of act.requests)
             if (r.call === 'shutdown' || r.call === 'stop' || r.call === 'reboot')
               expect(started.has(r.vmid), `${act.id} ${r.call}`).toBe(false)
         }
         // reboot-class writes wait in PVE's [PENDING]: reported, never written again
-        expect((await simCycle(env, b, none, { secrets: lookup })).plan.actions).toEqual([])
+        expect((await simCycle(env, b, held, { secrets: lookup })).plan.actions).toEqual([])
       }),
   )
 

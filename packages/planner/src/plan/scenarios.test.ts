@@ -895,7 +895,9 @@ describe('power and disruption', () => {
 
   it('growing a disk of a running guest is hotplug: held back under disruption none, made under hotplug', () => {
     const live = inventory([liveVm(100, 'web', {}, { status: 'running' })])
-    const bigger = vm('web', 100, { disks: [{ storage: 'local-lvm', size: 40 * GiB, interface: 'scsi0' }] })
+    const bigger = vm('web', 100, {
+      disks: [{ storage: 'local-lvm', size: 40 * GiB, interface: 'scsi0', iothread: false }],
+    })
     const none = plan(desired(bigger), live, policy({ disruption: 'none' }))
     expect(none.actions).toEqual([])
     expect(none.skips.map((x) => [x.code, x.message])).toEqual([
