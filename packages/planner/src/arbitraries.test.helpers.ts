@@ -362,3 +362,37 @@ function withPools(d: DesiredState, pools: readonly (string | undefined)[]): Des
   })
   return { ...d, manifests: [pool('web'), pool('db'), pool('blue', { id: 'db/blue' }), ...manifests] }
 }
+
+/**
+ * drift2Arb with HA: each non-template guest of each push is an HA resource or not, with or without a node
+ * preference (its own node first), so a push adds, changes and removes HA resources.
+ */
+export const haDrift2Arb: fc.Arbitrary<[DesiredState, DesiredState]> = drift2Arb.chain(([a, b]) => {
+  const n = a.manifests.length
+  const ha = fc.option(
+    fc.record({ maxRestart: fc.integer({ min: 0, max: 3 }), preferred: fc.boolean(), strict: fc.boolean() }),
+    { nil: undefined },
+  )
+  return fc
+    .tuple(fc.array(ha, { minLength: n, maxLength: n }), fc.array(ha, { minLength: n, maxLength: n }))
+    .map(([ha, hb]): [DesiredState, DesiredState] => [withHa(a, ha), withHa(b, hb)])
+})
+
+function withHa(
+  d: DesiredState,
+  choices: readonly ({ maxRestart: number; preferred: boolean; strict: boolean } | undefined)[],
+): DesiredState {
+  const manifests = d.manifests.map((m, i) => {
+    const c = choices[i]
+    if (c === undefined || (m.kind !== 'VM' && m.kind !== 'LXC')) return m
+    const other = m.spec.node === 'pve1' ? 'pve2' : 'pve1'
+    const ha = {
+      max_restart: c.maxRestart,
+      max_relocate: 1,
+      strict: c.preferred && c.strict,
+      ...(c.preferred ? { nodes: { [m.spec.node]: 2, [other]: 1 } } : {}),
+    }
+    return { ...m, spec: { ...m.spec, ha } } as Manifest
+  })
+  return { ...d, manifests }
+}

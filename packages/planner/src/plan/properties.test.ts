@@ -9,6 +9,7 @@ import { describe, expect } from 'vitest'
 import {
   desiredArb,
   drift2Arb,
+  haDrift2Arb,
   lxcCloneArb,
   lxcCloneDriftArb,
   poolDrift2Arb,
@@ -174,6 +175,16 @@ describe('plan() properties', () => {
         }
         // reboot-class writes wait in PVE's [PENDING]: reported, never written again
         expect((await simCycle(env, b, held, { secrets: lookup })).plan.actions).toEqual([])
+      }),
+  )
+
+  test.prop([haDrift2Arb], RUNS)(
+    'HA: after any push that adds, changes or removes HA resources (with node preferences), one apply converges',
+    ([a, b]) =>
+      withSim(undefined, async (env) => {
+        await apply(env, a)
+        await apply(env, b)
+        expect((await dry(env, b)).plan.actions).toEqual([])
       }),
   )
 

@@ -91,10 +91,11 @@ export async function loadInventory(env: SimPve, inv: LiveInventory): Promise<vo
 
 /**
  * Runs `body` against a fresh in-process simulator logged in as root@pam (what the planner's fixtures
- * declare includes bind mounts), with tasks that take no time, loaded with `seed`; closes it afterwards.
+ * declare includes bind mounts), with tasks and HA manager cycles that take no time, loaded with `seed`;
+ * closes it afterwards.
  */
 export async function withSim<T>(seed: LiveInventory | undefined, body: (env: SimPve) => Promise<T>): Promise<T> {
-  const env = simPve({ taskDurationMs: 0, as: 'root@pam' })
+  const env = simPve({ taskDurationMs: 0, haLagMs: 0, as: 'root@pam' })
   try {
     if (seed) await loadInventory(env, seed)
     return await body(env)
