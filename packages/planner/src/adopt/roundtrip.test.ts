@@ -16,7 +16,7 @@ import { adopt } from './adopt.js'
 import { tableRows, type FieldRow } from '../plan/table.js'
 import { desiredArb } from '../arbitraries.test.helpers.js'
 import { lookup } from '../fixtures.test.helpers.js'
-import { failures, simCycle, withSim } from '../test-support/sim.js'
+import { simApply, simCycle, withSim } from '../test-support/sim.js'
 
 function inventory(guests: LiveGuest[]): LiveInventory {
   return {
@@ -441,8 +441,7 @@ describe('adopt then plan', () => {
     (d) =>
       withSim(undefined, async (env) => {
         const policy = { ...DEFAULT_POLICY, nodes: ['pve1', 'pve2', 'pve3'] }
-        const applied = await simCycle(env, d, policy, { apply: true, secrets: lookup })
-        expect(failures(applied.report)).toEqual([])
+        await simApply(env, d, policy, lookup)
         const { live } = await simCycle(env, d, policy, { secrets: lookup })
         const p = adoptThenPlan(live, policy)
         expect(p.actions).toEqual([])

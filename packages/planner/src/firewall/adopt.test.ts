@@ -12,7 +12,7 @@ import type { LiveGuest, LiveInventory } from '../inventory.js'
 import { adopt } from '../adopt/adopt.js'
 import { plan } from '../plan/plan.js'
 import { DEFAULT_POLICY } from '../plan-types.js'
-import { failures, simCycle, withSim } from '../test-support/sim.js'
+import { simApply, simCycle, withSim } from '../test-support/sim.js'
 
 const guest: LiveGuest = {
   type: 'qemu',
@@ -140,8 +140,7 @@ describe('adopt spec.firewall', () => {
       withSim(undefined, async (env) => {
         const desired = { cluster: 'lab', manifests: manifests(inventory(fw), true) }
         const pol = { ...DEFAULT_POLICY, nodes: ['pve1'] }
-        const applied = await simCycle(env, desired, pol, { apply: true })
-        expect(failures(applied.report)).toEqual([])
+        await simApply(env, desired, pol)
         const again = await simCycle(env, desired, pol)
         expect(again.plan.actions).toEqual([])
         expect(again.plan.anomalies).toEqual([])

@@ -4,21 +4,12 @@ import { plan } from './plan.js'
 import type { DesiredState } from '../desired.js'
 import type { LiveInventory } from '../inventory.js'
 import type { Policy } from '../plan-types.js'
-import { failures, simCycle, withSim } from '../test-support/sim.js'
+import { simConverge } from '../test-support/sim.js'
 import { serializePlan } from '../serialize.js'
 
-/**
- * One apply of `d` on a fresh simulator (loaded with `inv`): the plan it ran (`first`, made over what the
- * simulator showed), what PVE shows after it (`after`) and the next plan (`second`). Every action must succeed.
- */
-async function converge(d: DesiredState, inv?: LiveInventory, pol: Policy = policy()) {
-  return withSim(inv, async (env) => {
-    const applied = await simCycle(env, d, pol, { apply: true, secrets: lookup })
-    expect(failures(applied.report)).toEqual([])
-    const next = await simCycle(env, d, pol, { secrets: lookup })
-    return { first: applied.plan, after: next.live, second: next.plan }
-  })
-}
+/** one apply of `d` on a fresh simulator loaded with `inv`: the plan it ran, what PVE shows after, the next plan */
+const converge = (d: DesiredState, inv?: LiveInventory, pol: Policy = policy()) =>
+  simConverge(d, pol, { ...(inv ? { seed: inv } : {}), secrets: lookup })
 
 describe('create and converge', () => {
   it('creates an absent VM with the ownership tag and start=1, then plans nothing', async () => {

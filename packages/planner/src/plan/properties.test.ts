@@ -19,7 +19,7 @@ import {
 import { guest, inventory, lookup, policy } from '../fixtures.test.helpers.js'
 import type { DesiredState } from '../desired.js'
 import type { LiveGuest, LiveInventory } from '../inventory.js'
-import { failures, simCycle, withSim, type SimPve } from '../test-support/sim.js'
+import { simApply, simCycle, withSim, type SimPve } from '../test-support/sim.js'
 import { mergedView } from './guest-plan.js'
 import { plan } from './plan.js'
 import type { Plan } from '../plan-types.js'
@@ -30,13 +30,16 @@ const RUNS = { numRuns: 100 }
 const pol = policy({ pruneRatioLimit: 1 })
 
 /** one apply cycle of `d` on the simulator; every action must succeed */
-async function apply(env: SimPve, d: DesiredState): Promise<Plan> {
-  const c = await simCycle(env, d, pol, { apply: true, secrets: lookup })
-  expect(failures(c.report)).toEqual([])
-  return c.plan
-}
+const apply = async (env: SimPve, d: DesiredState): Promise<Plan> => (await simApply(env, d, pol, lookup)).plan
 /** a dry cycle of `d`: what PVE shows now (observed for `d`), and the plan for it */
 const dry = (env: SimPve, d: DesiredState) => simCycle(env, d, pol, { secrets: lookup })
+/** `a` applied on a fresh simulator, then the push `b`: the dry cycle of `b` after it */
+const afterPush = (a: DesiredState, b: DesiredState) =>
+  withSim(undefined, async (env) => {
+    await apply(env, a)
+    await apply(env, b)
+    return dry(env, b)
+  })
 
 /** what PVE shows once `d` has been applied to an empty cluster, observed for `next` */
 const converged = (d: DesiredState, next: DesiredState = d): Promise<LiveInventory> =>
@@ -118,41 +121,32 @@ describe('plan() properties', () => {
 
   test.prop([fc.oneof(vmCloneDriftArb, lxcCloneDriftArb)], RUNS)(
     'VM and LXC clones: after any push of the clone, one apply converges',
-    ([a, b]) =>
-      withSim(undefined, async (env) => {
-        await apply(env, a)
-        await apply(env, b)
-        expect((await dry(env, b)).plan.actions).toEqual([])
-      }),
+    async ([a, b]) => {
+      expect((await afterPush(a, b)).plan.actions).toEqual([])
+    },
   )
 
   test.prop([drift2Arb], RUNS)(
     'convergence: after any push, one apply reaches a state that plans only anomaly-guarded leftovers',
-    ([a, b]) =>
-      withSim(undefined, async (env) => {
-        await apply(env, a)
-        await apply(env, b)
-        expect((await dry(env, b)).plan.actions).toEqual([])
-      }),
+    async ([a, b]) => {
+      expect((await afterPush(a, b)).plan.actions).toEqual([])
+    },
   )
 
   test.prop([poolDrift2Arb], RUNS)(
     'pools: after any push that moves guests between pools, one apply converges and each guest is in its pool',
-    ([a, b]) =>
-      withSim(undefined, async (env) => {
-        await apply(env, a)
-        await apply(env, b)
-        const again = await dry(env, b)
-        expect(again.plan.actions).toEqual([])
-        const members = new Map(
-          (again.live.pools && 'pools' in again.live.pools ? again.live.pools.pools : []).flatMap((p) =>
-            p.vmids.map((v) => [v, p.poolid] as const),
-          ),
-        )
-        for (const m of b.manifests)
-          if ('pool' in m.spec && m.spec.pool !== undefined && 'vmid' in m.spec)
-            expect(members.get(m.spec.vmid)).toBe(m.spec.pool)
-      }),
+    async ([a, b]) => {
+      const again = await afterPush(a, b)
+      expect(again.plan.actions).toEqual([])
+      const members = new Map(
+        (again.live.pools && 'pools' in again.live.pools ? again.live.pools.pools : []).flatMap((p) =>
+          p.vmids.map((v) => [v, p.poolid] as const),
+        ),
+      )
+      for (const m of b.manifests)
+        if ('pool' in m.spec && m.spec.pool !== undefined && 'vmid' in m.spec)
+          expect(members.get(m.spec.vmid)).toBe(m.spec.pool)
+    },
   )
 
   test.prop([drift2Arb, fc.constantFrom('none' as const, 'hotplug' as const)], RUNS)(
@@ -160,10 +154,8 @@ describe('plan() properties', () => {
     ([a, b], disruption) =>
       withSim(undefined, async (env) => {
         const held = policy({ pruneRatioLimit: 1, disruption })
-        const first = await simCycle(env, a, held, { apply: true, secrets: lookup })
-        expect(failures(first.report)).toEqual([])
-        const push = await simCycle(env, b, held, { apply: true, secrets: lookup })
-        expect(failures(push.report)).toEqual([])
+        await simApply(env, a, held, lookup)
+        const push = await simApply(env, b, held, lookup)
         const started = new Set(
           b.manifests.flatMap((m) => ('state' in m.spec && m.spec.state === 'started' ? [m.spec.vmid] : [])),
         )
@@ -180,12 +172,9 @@ describe('plan() properties', () => {
 
   test.prop([haDrift2Arb], RUNS)(
     'HA: after any push that adds, changes or removes HA resources (with node preferences), one apply converges',
-    ([a, b]) =>
-      withSim(undefined, async (env) => {
-        await apply(env, a)
-        await apply(env, b)
-        expect((await dry(env, b)).plan.actions).toEqual([])
-      }),
+    async ([a, b]) => {
+      expect((await afterPush(a, b)).plan.actions).toEqual([])
+    },
   )
 
   test.prop([drift2Arb, fc.boolean()], RUNS)(

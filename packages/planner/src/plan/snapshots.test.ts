@@ -7,7 +7,7 @@ import type { DesiredState } from '../desired.js'
 import type { LiveInventory, LiveStorage } from '../inventory.js'
 import type { Action, Plan, Policy } from '../plan-types.js'
 import { serializePlan } from '../serialize.js'
-import { failures, simCycle, withSim } from '../test-support/sim.js'
+import { simApply, simCycle, withSim } from '../test-support/sim.js'
 import { plan } from './plan.js'
 import { isSnapshotTrigger, snapshotProblem, volumeProblem } from './snapshots.js'
 
@@ -176,8 +176,7 @@ describe('properties', () => {
   /** `a` applied on a fresh simulator, then what it shows, observed for `b` */
   const converged = (a: DesiredState, b: DesiredState, p: Policy) =>
     withSim(undefined, async (env) => {
-      const c = await simCycle(env, a, p, { apply: true, secrets: lookup })
-      expect(failures(c.report)).toEqual([])
+      await simApply(env, a, p, lookup)
       return (await simCycle(env, b, p, { secrets: lookup })).live
     })
 
@@ -221,10 +220,7 @@ describe('properties', () => {
     ([a, b]) =>
       withSim(undefined, async (env) => {
         const pol = on({ pruneRatioLimit: 1 })
-        for (const d of [a, b]) {
-          const c = await simCycle(env, d, pol, { apply: true, secrets: lookup })
-          expect(failures(c.report)).toEqual([])
-        }
+        for (const d of [a, b]) await simApply(env, d, pol, lookup)
         expect((await simCycle(env, b, pol, { secrets: lookup })).plan.actions).toEqual([])
       }),
   )

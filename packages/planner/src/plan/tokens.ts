@@ -11,9 +11,10 @@ export interface SlotToken {
   /** the field of the manifest's entry, dotted when nested (`options.read-only`) */
   field: string
   /**
-   * `string`, `int`; `number`: a float, compared as a number (a NIC's `rate`); `mac`: compared and written upper-case; `flag`: only true is owned (`1`, PVE's default
-   * off); `bit`: both values owned (`1`/`0`); `present`: `1` when true, the token removed when false;
-   * `choice`: a manifest word written as its token in `choices`
+   * `string`, `int`; `number`: a float, compared as a number (a NIC's `rate`); `mac`: compared and written
+   * upper-case; `flag`: only true is owned (`1`, PVE's default off); `bit`: both values owned (`1`/`0`);
+   * `present`: `1` when true, the token removed when false; `choice`: a manifest word written as its token in
+   * `choices`
    */
   codec: 'string' | 'int' | 'number' | 'mac' | 'flag' | 'bit' | 'present' | 'choice'
   /** `choice`: the token of each manifest value */

@@ -9,7 +9,7 @@ import type { BackupJobManifest } from '@proxops/schema'
 import { plan } from '../plan/plan.js'
 import type { LivePool, LivePools } from '../inventory.js'
 import type { Plan, Policy, PveRequest } from '../plan-types.js'
-import { failures, simCycle, withSim } from '../test-support/sim.js'
+import { simConverge } from '../test-support/sim.js'
 import type { DesiredState } from '../desired.js'
 import type { LiveInventory } from '../inventory.js'
 import { backupJob, desired, guest, inventory, liveVm, policy, pool, vm } from '../fixtures.test.helpers.js'
@@ -29,13 +29,7 @@ const req = <C extends PveRequest['call']>(p: Plan, call: C) =>
   p.actions.flatMap((a) => a.requests).filter((r): r is Extract<PveRequest, { call: C }> => r.call === call)
 
 /** one apply of `d` on a fresh simulator loaded with `inv`; then what PVE shows and the next plan */
-const converge = (d: DesiredState, inv: LiveInventory) =>
-  withSim(inv, async (env) => {
-    const applied = await simCycle(env, d, policy(), { apply: true })
-    expect(failures(applied.report)).toEqual([])
-    const next = await simCycle(env, d, policy())
-    return { after: next.live, second: next.plan }
-  })
+const converge = (d: DesiredState, inv: LiveInventory) => simConverge(d, policy(), { seed: inv })
 
 describe('Pool kind and spec.pool', () => {
   it('a new pool is created before the guests that name it; the guest gets pool= on create; then nothing is left', async () => {

@@ -140,6 +140,35 @@ export async function simCycle(
   return { live: inventory, plan, ...(report ? { report } : {}) }
 }
 
+/** simCycle that applies, refusing a report in which an action did not end ok (its failures are the error) */
+export async function simApply(
+  env: SimPve,
+  desired: DesiredState,
+  policy: Policy,
+  secrets?: (ref: string) => string | undefined,
+): Promise<SimCycle> {
+  const c = await simCycle(env, desired, policy, { apply: true, ...(secrets ? { secrets } : {}) })
+  const failed = failures(c.report)
+  if (failed.length > 0) throw new Error(`actions did not end ok:\n${failed.join('\n')}`)
+  return c
+}
+
+/**
+ * One apply of `desired` on a fresh simulator (loaded with `seed`): the plan it ran (`first`, made over what the
+ * simulator showed), what PVE shows after it (`after`) and the next plan (`second`). Every action must succeed.
+ */
+export function simConverge(
+  desired: DesiredState,
+  policy: Policy,
+  options: { seed?: LiveInventory; secrets?: (ref: string) => string | undefined } = {},
+): Promise<{ first: Plan; after: LiveInventory; second: Plan }> {
+  return withSim(options.seed, async (env) => {
+    const applied = await simApply(env, desired, policy, options.secrets)
+    const next = await simCycle(env, desired, policy, options.secrets ? { secrets: options.secrets } : {})
+    return { first: applied.plan, after: next.live, second: next.plan }
+  })
+}
+
 /** the actions of a report that did not end ok, as `id: status error` lines (empty when all went through) */
 export function failures(report: Report | undefined): string[] {
   return (report?.results ?? [])

@@ -3,8 +3,10 @@ import type { Cluster, PowerState } from './cluster.js'
 import { canonicalScalar } from './guestconf.js'
 import { stopLxc } from './lxc.js'
 import { GuestConfig } from './config.js'
-import { driveVolid, volumeKindOf } from './disks.js'
+import { driveVolid, formatOf, volumeKindOf } from './disks.js'
+import { settledGuest } from './estate.js'
 import { isLxcMountKey, isQemuVolumeKey } from './options.js'
+import { parsePropString } from './propstring.js'
 import { parseDiskSize } from './sizes.js'
 import { fileFormat, splitVolid, volumeListItem, volumeOwner } from './storage.js'
 import type { GuestInfo, GuestSpec, SimCluster, TaskInfo, VolumeSpec } from './index.js'
@@ -207,20 +209,14 @@ function loadGuest(c: Cluster, spec: GuestSpec): void {
     // an unusedN value is a bare volume id
     const unused = /^unused\d+$/.test(key)
     if (!unused && !(lxc ? isLxcMountKey(key) : isQemuVolumeKey(key))) continue
-    const volid = unused ? value : driveVolid(value, volumeKindOf(key, lxc))
+    const kind = volumeKindOf(key, lxc)
+    const volid = unused ? value : driveVolid(value, kind)
     const [storage, name] = volid ? (splitVolid(volid) ?? []) : []
     if (!volid || !storage || !name || volumeOwner(name) !== vmid || node.storage.get(volid)) continue
     if (!node.storage.def(storage)) throw new Error(`pve-sim: guest ${vmid}: no storage ${storage} on ${nodeName}`)
-    const size = parseDiskSize(/(?:^|,)size=([^,]+)/.exec(value)?.[1] ?? '') ?? 0
+    const size = unused ? 0 : (parseDiskSize(parsePropString(value, formatOf(kind)).size ?? '') ?? 0)
     const format = name.startsWith('subvol-') ? 'subvol' : (/\.(raw|qcow2|vmdk)$/.exec(name)?.[1] ?? 'raw')
     node.storage.add(storage, { volid, content: lxc ? 'rootdir' : 'images', format, size, ctime, vmid })
   }
-  const g = c.addGuest(vmid, type, nodeName, new GuestConfig({ ...config }))
-  g.createdMs = past
-  g.statusChangedMs = past
-  if (spec.status === 'running') {
-    g.status = 'running'
-    g.startedMs = past
-  }
-  g.seenStatus = g.status
+  settledGuest(c, vmid, type, nodeName, new GuestConfig({ ...config }), spec.status === 'running', past)
 }

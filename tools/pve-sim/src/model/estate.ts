@@ -1,4 +1,5 @@
-import type { Cluster } from './cluster.js'
+import type { Cluster, Guest } from './cluster.js'
+import type { GuestType } from './options.js'
 import { GuestConfig } from './config.js'
 import { GiB, formatSize } from './sizes.js'
 
@@ -88,13 +89,27 @@ export function preloadEstate(c: Cluster, guests: number): void {
       conf.template = '1'
       conf.name = `tmpl-${vmid}`
     }
-    const g = c.addGuest(vmid, lxc ? 'lxc' : 'qemu', node.name, new GuestConfig(conf))
-    g.createdMs = past
-    g.statusChangedMs = past
-    if (running) {
-      g.status = 'running'
-      g.startedMs = past
-    }
-    g.seenStatus = g.status
+    settledGuest(c, vmid, lxc ? 'lxc' : 'qemu', node.name, new GuestConfig(conf), running, past)
   }
+}
+
+/** A guest that has existed since `past` (older than the /cluster/resources lag), stopped or running since then. */
+export function settledGuest(
+  c: Cluster,
+  vmid: number,
+  type: GuestType,
+  node: string,
+  conf: GuestConfig,
+  running: boolean,
+  past: number,
+): Guest {
+  const g = c.addGuest(vmid, type, node, conf)
+  g.createdMs = past
+  g.statusChangedMs = past
+  if (running) {
+    g.status = 'running'
+    g.startedMs = past
+  }
+  g.seenStatus = g.status
+  return g
 }
