@@ -1,5 +1,5 @@
 import { fc, test } from '@fast-check/vitest'
-import { describe, expect } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { makeSim } from '../api/testing.js'
 
 /**
@@ -53,4 +53,20 @@ describe('running vs stopped config writes (property)', () => {
       expect([after?.pending, after?.pendingDelete]).toEqual([{}, {}])
     },
   )
+})
+
+describe('deleting a drive whose new value is pending', () => {
+  it('update_vm_api registers the pending volume as unused: no volume is left without a reference', async () => {
+    const s = makeSim()
+    await s.run('POST', '/nodes/pve1/qemu', { vmid: 103, scsi0: 'local-lvm:1', start: 1 })
+    await s.call('PUT', '/nodes/pve1/qemu/103/config', { scsi1: 'local-lvm:1' })
+    // a second disk on an occupied slot of a running VM waits in [PENDING]
+    await s.call('PUT', '/nodes/pve1/qemu/103/config', { scsi1: 'local-lvm:1' })
+    expect(s.sim.guest(103)?.pending.scsi1).toMatch(/^local-lvm:vm-103-disk-2,/)
+    await s.call('PUT', '/nodes/pve1/qemu/103/config', { delete: 'scsi1', force: 1 })
+    const text = s.sim.configText(103) ?? ''
+    const volids = s.sim.storageContent('pve1', 'local-lvm').map((v) => String(v.volid))
+    for (const volid of volids) expect(text, volid).toContain(volid.split(':')[1])
+    expect(s.sim.guest(103)?.config.unused0).toBe('local-lvm:vm-103-disk-2')
+  })
 })

@@ -393,6 +393,8 @@ function applyUpdate(c: Cluster, g: Guest, node: NodeState, req: UpdateRequest, 
       continue
     }
     boot.removed(k)
+    // update_vm_api registers a pending drive's volume as unused before it marks the key for deletion
+    releasePendingDrive(g, node, k)
     if (running && !hotpluggable(g, k, undefined)) {
       g.conf.addPendingDelete(k, req.force)
       continue
