@@ -1,7 +1,7 @@
 import { GuestConfig } from './config.js'
 import { fail500, PveHttpError } from './errors.js'
 import { Ha } from './ha.js'
-import { GuestFirewalls } from './firewall.js'
+import { FirewallFiles } from './firewall.js'
 import { Pools } from './pools.js'
 import { BackupJobs } from './backup.js'
 import type { GuestType } from './options.js'
@@ -83,8 +83,8 @@ export class Cluster {
   /** the size a downloaded file reports (import images: the virtual size a disk imported from it gets) */
   readonly remoteSizes = new Map<string, number>()
   readonly ha: Ha
-  /** /etc/pve/firewall/<vmid>.fw (model/firewall.ts) */
-  readonly firewalls = new GuestFirewalls()
+  /** /etc/pve/firewall/<vmid>.fw and cluster.fw (model/firewall.ts) */
+  readonly firewalls = new FirewallFiles(() => Math.floor(this.now() / 1000))
   /** user.cfg's resource pools (pve-manager PVE::API2::Pool) */
   readonly pools = new Pools()
   /** jobs.cfg's vzdump jobs (/cluster/backup) */

@@ -89,6 +89,13 @@ export function controls(c: Cluster): Controls {
       if (text === undefined || text === '') c.firewalls.files.delete(vmid)
       else c.firewalls.files.set(vmid, text)
     },
+    clusterFirewallText() {
+      c.settle()
+      return c.firewalls.clusterText
+    },
+    setClusterFirewallText(text: string | undefined) {
+      c.firewalls.clusterText = text === '' ? undefined : text
+    },
     guest(vmid: number) {
       c.settle()
       const g = c.guests.get(vmid)

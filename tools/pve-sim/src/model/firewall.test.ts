@@ -1,10 +1,11 @@
 /**
  * pve-firewall's pure parts: PVE::Firewall parse_address_list / clean_cidr / parse_ip_or_cidr (with Net::IP's
- * rules), and generic_fw_config_parser followed by save_vmfw_conf reaching a fixed point.
+ * rules), generic_fw_config_parser followed by save_vmfw_conf / save_clusterfw_conf reaching a fixed point, and
+ * verify_rule's lookups in a guest file and cluster.fw.
  */
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { formatConf, parseConf } from './firewall.js'
+import { emptyConf, formatConf, parseConf, verifyRule, type FwRule } from './firewall.js'
 import { cleanCidr, formatIp, parseAddressList, parseIp, parseIpOrCidr } from './fw-addr.js'
 
 describe('addresses (parse_address_list, clean_cidr, parse_ip_or_cidr)', () => {
@@ -82,5 +83,67 @@ describe('generic_fw_config_parser / save_vmfw_conf', () => {
         expect(parseConf(once, 'vm').rules).toHaveLength(rules.length)
       }),
     )
+  })
+})
+
+describe('cluster.fw (load_clusterfw_conf / save_clusterfw_conf)', () => {
+  it('groups: names lower-cased, a name over 18 characters skips its section, group rules lose -i and are checked as rule_env group', () => {
+    const text = [
+      '[ALIASES]',
+      'gw 10.0.0.1',
+      '[RULES]',
+      'IN ACCEPT -i vmbr0 -source dc/gw',
+      'GROUP Web',
+      '[group Web] # front',
+      'IN ACCEPT -p tcp -dport 443',
+      'GROUP nested',
+      '[group a-name-longer-than-18]',
+      'IN DROP',
+      '[IPSET late]',
+      '10.0.0.0/8',
+    ].join('\n')
+    const conf = parseConf(text, 'cluster')
+    expect([...conf.groups.keys()]).toEqual(['web'])
+    expect(conf.groups.get('web')?.[1]?.errors).toEqual({
+      type: "invalid rule type 'group' for rule_env 'group'",
+    })
+    expect(conf.rules[0]).toMatchObject({ iface: 'vmbr0', source: 'dc/gw', ipversion: 4 })
+    expect(conf.rules[0]).not.toHaveProperty('errors')
+    const once = formatConf(conf)
+    expect(once).toBe(
+      '[ALIASES]\n\ngw 10.0.0.1\n\n[IPSET late]\n\n10.0.0.0/8\n\n[RULES]\n\nIN ACCEPT -i vmbr0 -source dc/gw\nGROUP Web\n\n' +
+        '[group web] # front\n\nIN ACCEPT -p tcp -dport 443\nGROUP nested\n\n',
+    )
+    expect(formatConf(parseConf(once, 'cluster'))).toBe(once)
+  })
+
+  it('a guest file is parsed against cluster.fw: dc/ names resolve there, a [group] header is no section', () => {
+    const cluster = parseConf('[ALIASES]\ngw fd00::1\n[IPSET web]\n10.0.0.1\n', 'cluster')
+    const guest = parseConf('[RULES]\nIN ACCEPT -source dc/gw\nIN ACCEPT -source +dc/web\n', 'vm', cluster)
+    expect(guest.rules.map((r) => [r.ipversion, r.errors])).toEqual([
+      [6, undefined],
+      [undefined, undefined],
+    ])
+    const alone = parseConf('[RULES]\nIN ACCEPT -source dc/gw\n', 'vm')
+    expect(alone.rules[0]?.errors).toEqual({ source: "no such alias 'dc/gw'" })
+  })
+
+  it('verify_rule: a guest alias wins over a cluster alias of the same name unless the name says dc/', () => {
+    const cluster = parseConf('[ALIASES]\nhost fd00::1\n', 'cluster')
+    const local = parseConf('[ALIASES]\nhost 10.0.0.1\n', 'vm', cluster)
+    fc.assert(
+      fc.property(fc.constantFrom('', 'guest/', 'dc/'), fc.constantFrom('host', 'HOST'), (prefix, name) => {
+        const rule: FwRule = { type: 'in', action: 'ACCEPT', source: `${prefix}${name}` }
+        verifyRule(rule, { cluster, local }, 'vm', false)
+        expect(rule.ipversion).toBe(prefix === 'dc/' ? 6 : 4)
+      }),
+    )
+    // the cluster's own handlers pass no cluster configuration: a dc/ alias exists there but fixes no version
+    const atCluster: FwRule = { type: 'in', action: 'ACCEPT', source: 'dc/host' }
+    verifyRule(atCluster, { local: cluster }, 'cluster', false)
+    expect(atCluster.ipversion).toBeUndefined()
+    expect(() =>
+      verifyRule({ type: 'in', action: 'ACCEPT', source: 'nope' }, { local: emptyConf() }, 'cluster', false),
+    ).toThrow()
   })
 })

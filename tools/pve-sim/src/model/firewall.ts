@@ -1,11 +1,12 @@
 /**
- * Guest firewall configuration (`/etc/pve/firewall/<vmid>.fw`), kept as the file text PVE keeps and parsed on
- * every request as pve-firewall does: PVE::Firewall load_vmfw_conf / generic_fw_config_parser (sections
- * [OPTIONS], [ALIASES], [IPSET name], [RULES]; names lower-cased, `/32` dropped, bad lines skipped), save_vmfw_conf
- * (aliases and ipsets sorted, ipset entries sorted by cidr, an empty configuration removes the file),
- * parse_fw_rule / $format_rules, verify_rule (rule_env `vm` / `ct`), copy_list_with_digest /
- * copy_opject_with_digest (the SHA-1 digests the API hands out and checks with assert_if_modified).
- * The cluster-wide cluster.fw (datacenter aliases and ipsets) is empty: `dc/` references never resolve.
+ * Firewall configuration files, kept as the file text PVE keeps and parsed on every request as pve-firewall does:
+ * the guests' `/etc/pve/firewall/<vmid>.fw` (load_vmfw_conf / save_vmfw_conf) and the cluster's `cluster.fw`
+ * (load_clusterfw_conf / save_clusterfw_conf), both read by one generic_fw_config_parser (sections [OPTIONS],
+ * [ALIASES], [IPSET name], [RULES], and in cluster.fw [group name]; names lower-cased, `/32` dropped, bad lines
+ * skipped) and written by one writer (aliases, ipsets and groups sorted, ipset entries sorted by cidr, an empty
+ * configuration removes the file). parse_fw_rule / $format_rules, verify_rule (rule_env `vm`, `ct`, `cluster`,
+ * `group`) and resolve_alias look names up in the guest's file and in cluster.fw; copy_list_with_digest /
+ * copy_opject_with_digest make the SHA-1 digests the API hands out and checks with assert_if_modified.
  */
 import { createHash } from 'node:crypto'
 import { FW_MACROS, ICMP_TYPES, ICMPV6_TYPES, PROTOCOLS } from './firewall-data.js'
@@ -35,9 +36,25 @@ export interface FwConf {
   ipsets: Map<string, FwIpsetEntry[]>
   ipsetComments: Map<string, string>
   rules: FwRule[]
+  /** cluster.fw's security groups (empty in a guest's file) */
+  groups: Map<string, FwRule[]>
+  groupComments: Map<string, string>
 }
 
-export type RuleEnv = 'vm' | 'ct'
+/** the rule_env verify_rule checks a rule for (`host` and `vnet` files are not modelled) */
+export type RuleEnv = 'vm' | 'ct' | 'cluster' | 'group'
+/** the kind of file generic_fw_config_parser reads */
+export type FileEnv = 'vm' | 'ct' | 'cluster'
+
+/**
+ * The two configurations verify_rule and resolve_alias look names up in: `$cluster_conf` and the file's own
+ * `$fw_conf`. Which is which depends on the caller (a guest file's scope is cluster.fw and the guest's file; the
+ * cluster's API handlers pass cluster.fw as the file and no cluster configuration).
+ */
+export interface FwScope {
+  cluster?: FwConf
+  local?: FwConf
+}
 
 export const RULE_KEYS = [
   'type',
@@ -60,11 +77,49 @@ const PORT_PROTOS = new Set(['udp', '17', 'udplite', '136', 'tcp', '6', 'dccp', 
 const PROTO_IDS = new Set(Object.values(PROTOCOLS).map(String))
 const GROUP_RE = /^[A-Za-z][A-Za-z0-9\-_]+$/
 const IPSET_RE = /^[A-Za-z][A-Za-z0-9\-_]+$/
+/** $max_group_name_length */
+const MAX_GROUP_NAME = 18
+/** PVE::JSONSchema pve_verify_iface */
+const IFACE_RE = /^[a-z][a-z0-9_]{1,20}([:.]\d+)?$/i
+/** $rule_env_direction_lookup and $rule_env_iface_lookup */
+const DIRECTIONS: Record<RuleEnv, readonly string[]> = {
+  vm: ['in', 'out', 'group'],
+  ct: ['in', 'out', 'group'],
+  group: ['in', 'out', 'forward'],
+  cluster: ['in', 'out', 'forward', 'group'],
+}
+const ALLOWS_IFACE: Record<RuleEnv, boolean> = { vm: true, ct: true, group: false, cluster: true }
 const LOG_LEVELS = 'emerg|alert|crit|err|warning|notice|info|debug|nolog'
 const isIcmp = (p: string) => p === 'icmp' || p === 'icmpv6' || p === 'ipv6-icmp'
 
 export function emptyConf(): FwConf {
-  return { options: {}, aliases: new Map(), ipsets: new Map(), ipsetComments: new Map(), rules: [] }
+  return {
+    options: {},
+    aliases: new Map(),
+    ipsets: new Map(),
+    ipsetComments: new Map(),
+    rules: [],
+    groups: new Map(),
+    groupComments: new Map(),
+  }
+}
+
+/**
+ * The alias resolve_alias finds (and verify_rule takes a rule's IP version from): the file's own unless the name
+ * says `dc/`, then the cluster's unless it says `guest/`.
+ */
+export function findAlias(scope: FwScope, name: string, prefix: string): FwAlias | undefined {
+  const key = name.toLowerCase()
+  let found = prefix !== 'dc/' ? scope.local?.aliases.get(key) : undefined
+  if (prefix !== 'guest/' && !found) found = scope.cluster?.aliases.get(key)
+  return found
+}
+
+/** resolve_alias: dies `no such alias` */
+export function resolveAlias(scope: FwScope, name: string, prefix: string): FwAlias {
+  const alias = findAlias(scope, name, prefix)
+  if (!alias) throw new FwError(`no such alias '${name}'`)
+  return alias
 }
 
 /** pve_fw_verify_protocol_spec */
@@ -81,10 +136,10 @@ export function verifyIcmpType(t: string): void {
 }
 
 /**
- * verify_rule for a guest: with `noerr` every error is collected into `errors` (the config parser's mode),
- * without it the first one is thrown as `{ param: message }` (raise_param_exc).
+ * verify_rule: with `noerr` every error is collected into `errors` (the config parser's mode), without it the
+ * first one is thrown as `{ param: message }` (raise_param_exc).
  */
-export function verifyRule(rule: FwRule, conf: FwConf, env: RuleEnv, noerr: boolean): Record<string, string> {
+export function verifyRule(rule: FwRule, scope: FwScope, env: RuleEnv, noerr: boolean): Record<string, string> {
   const errors: Record<string, string> = {}
   let count = 0
   const add = (param: string, msg: string) => {
@@ -108,14 +163,15 @@ export function verifyRule(rule: FwRule, conf: FwConf, env: RuleEnv, noerr: bool
     if (value.startsWith('+')) {
       const m = /^\+(guest\/|dc\/|sdn\/)?([A-Za-z][A-Za-z0-9\-_]+)$/.exec(value)
       if (!m) return add(name, `invalid ipset name '${value}'`)
-      // cluster.fw and the SDN ipsets are empty here; the guest's own are looked up by the name as written
-      if (!conf.ipsets.has(m[2] as string)) add(name, `no such ipset '${m[2]}'`)
+      // whatever the prefix says, both files are asked, by the name as written (SDN ipsets are not modelled)
+      const set = m[2] as string
+      if (!scope.cluster?.ipsets.has(set) && !scope.local?.ipsets.has(set)) add(name, `no such ipset '${set}'`)
     } else {
       const m = /^(guest\/|dc\/)?([A-Za-z][A-Za-z0-9\-_]+)$/.exec(value)
       if (!m) return
-      const alias = conf.aliases.get((m[2] as string).toLowerCase())
-      if (!alias) add(name, `no such alias '${value}'`)
-      if (m[1] !== 'dc/') setVersion(alias?.ipversion)
+      const key = (m[2] as string).toLowerCase()
+      if (!scope.cluster?.aliases.has(key) && !scope.local?.aliases.has(key)) add(name, `no such alias '${value}'`)
+      setVersion(findAlias(scope, key, m[1] ?? '')?.ipversion)
     }
   }
 
@@ -124,15 +180,26 @@ export function verifyRule(rule: FwRule, conf: FwConf, env: RuleEnv, noerr: bool
   if (!type) add('type', 'missing property')
   if (!action) add('action', 'missing property')
   if (type) {
-    if (!['in', 'out', 'group'].includes(type)) add('type', `invalid rule type '${type}' for rule_env '${env}'`)
-    if (type === 'in' || type === 'out') {
+    if (!DIRECTIONS[env].includes(type)) add('type', `invalid rule type '${type}' for rule_env '${env}'`)
+    if (type === 'in' || type === 'out' || type === 'forward') {
+      if (type === 'forward' && action === 'REJECT') add('action', 'cannot define REJECT rules on forward chain')
       if (action && !/^(ACCEPT|DROP|REJECT)$/.test(action)) add('action', `unknown action '${action}'`)
     } else if (type === 'group') {
+      // a group rule names a security group by pattern only: whether it exists is not checked
+      if (env === 'group') add('type', 'security groups not allowed')
       if (action && !GROUP_RE.test(action)) add('action', 'invalid characters in security group name')
+    } else {
+      add('type', `unknown rule type '${type}'`)
     }
   }
   const iface = s('iface')
-  if (iface && !/^net(\d+)$/.test(iface)) add('iface', "value does not match the regex pattern 'net\\d+'")
+  if (iface) {
+    if (!ALLOWS_IFACE[env]) add('type', 'parameter -i not allowed for this rule type')
+    if (!IFACE_RE.test(iface)) add('iface', `invalid network interface name '${iface}'`)
+    if ((env === 'vm' || env === 'ct') && !/^net(\d+)$/.test(iface)) {
+      add('iface', "value does not match the regex pattern 'net\\d+'")
+    }
+  }
   const macro = s('macro')
   if (macro) {
     const preferred = MACRO_BY_LC.get(macro.toLowerCase())
@@ -217,7 +284,7 @@ export class ParamError extends Error {
 }
 
 /** parse_fw_rule */
-function parseRuleLine(line: string, conf: FwConf, env: RuleEnv): FwRule {
+function parseRuleLine(line: string, scope: FwScope, env: RuleEnv): FwRule {
   const rule: FwRule = {}
   let rest = line
   const c = /#\s*(.*?)\s*$/.exec(rest)
@@ -267,12 +334,12 @@ function parseRuleLine(line: string, conf: FwConf, env: RuleEnv): FwRule {
     break
   }
   if (rest.length) throw new FwError(`unable to parse rule parameters: ${rest}`)
-  verifyRule(rule, conf, env, true)
+  verifyRule(rule, scope, env, true)
   return rule
 }
 
 /** parse_vmfw_option; undefined for a line it cannot parse (warned and skipped) */
-function parseOption(line: string): [string, FwValue] | undefined {
+function parseGuestOption(line: string): [string, FwValue] | undefined {
   let m = /^(enable|dhcp|ndp|radv|macfilter|ipfilter|ips):\s*(0|1)\s*$/i.exec(line)
   if (m) return [(m[1] as string).toLowerCase(), Number(m[2])]
   m = new RegExp(`^(log_level_in|log_level_out):\\s*((${LOG_LEVELS})\\s*)?$`, 'i').exec(line)
@@ -284,12 +351,43 @@ function parseOption(line: string): [string, FwValue] | undefined {
   return undefined
 }
 
-/** generic_fw_config_parser for a guest file */
-export function parseConf(text: string | undefined, env: RuleEnv): FwConf {
+/**
+ * parse_clusterfw_option. `enable` above 1 is the time the anti-lockout first call stored (set_options): it reads
+ * as 0 once more than 60 seconds have passed without the confirming second call.
+ */
+function parseClusterOption(line: string, nowSec: number): [string, FwValue] | undefined {
+  let m = /^(enable):\s*(\d+)\s*$/i.exec(line)
+  if (m) {
+    const value = Number(m[2])
+    return ['enable', value > 1 && nowSec - value > 60 ? 0 : value]
+  }
+  m = /^(ebtables):\s*(0|1)\s*$/i.exec(line)
+  if (m) return ['ebtables', Number(m[2])]
+  m = /^(policy_(in|out|forward)):\s*(ACCEPT|DROP|REJECT)\s*$/i.exec(line)
+  if (m) return [(m[1] as string).toLowerCase(), (m[3] as string).toUpperCase()]
+  m = /^(log_ratelimit):\s*(\S+)\s*$/.exec(line)
+  if (m) return ['log_ratelimit', m[2] as string]
+  return undefined
+}
+
+/** a section header names an ipset or group the parser accepts: else the section is skipped with a warning */
+function sectionName(raw: string, max: number, pattern: RegExp): string | undefined {
+  const name = raw.toLowerCase()
+  return name.length > max || !pattern.test(name) ? undefined : name
+}
+
+/**
+ * generic_fw_config_parser: a guest file (load_vmfw_conf, its names looked up in `cluster` too) or cluster.fw
+ * (load_clusterfw_conf: the file is its own cluster configuration, and has [group] sections and cluster options).
+ */
+export function parseConf(text: string | undefined, env: FileEnv, cluster?: FwConf, nowSec = 0): FwConf {
   const conf = emptyConf()
   if (!text) return conf
-  let section: 'options' | 'aliases' | 'rules' | 'ipset' | undefined
-  let ipset = ''
+  const isCluster = env === 'cluster'
+  // parse_fw_rule and resolve_alias get ($cluster_conf, $res): cluster.fw is passed as both for itself
+  const scope: FwScope = isCluster ? { cluster: conf, local: conf } : { cluster, local: conf }
+  let section: 'options' | 'aliases' | 'rules' | 'ipset' | 'group' | undefined
+  let name = ''
   let keys = new Set<string>()
   for (const raw of text.split('\n')) {
     const line = raw.replace(/^[ \t]+|[ \t]+$/g, '')
@@ -302,26 +400,33 @@ export function parseConf(text: string | undefined, env: RuleEnv): FwConf {
       section = 'aliases'
       continue
     }
+    const group = isCluster ? /^\[group\s+(\S+)\]\s*(?:#\s*(.*?)\s*)?$/i.exec(line) : null
+    if (group) {
+      const accepted = sectionName(group[1] as string, MAX_GROUP_NAME, GROUP_RE)
+      section = accepted ? 'group' : undefined
+      if (!accepted) continue
+      name = accepted
+      conf.groups.set(name, [])
+      if (group[2]) conf.groupComments.set(name, group[2])
+      continue
+    }
     if (/^\[rules\]$/i.test(line)) {
       section = 'rules'
       continue
     }
     const set = /^\[ipset\s+(\S+)\]\s*(?:#\s*(.*?)\s*)?$/i.exec(line)
     if (set) {
-      const name = (set[1] as string).toLowerCase()
-      if (name.length > 64 || !IPSET_RE.test(name)) {
-        section = undefined
-        continue
-      }
-      section = 'ipset'
-      ipset = name
+      const accepted = sectionName(set[1] as string, 64, IPSET_RE)
+      section = accepted ? 'ipset' : undefined
+      if (!accepted) continue
+      name = accepted
       keys = new Set()
       conf.ipsets.set(name, [])
       if (set[2]) conf.ipsetComments.set(name, set[2])
       continue
     }
     if (section === 'options') {
-      const o = parseOption(line)
+      const o = isCluster ? parseClusterOption(line, nowSec) : parseGuestOption(line)
       if (o) conf.options[o[0]] = o[1]
     } else if (section === 'aliases') {
       const commentMatch = /\s*#\s*(.*?)\s*$/.exec(line)
@@ -336,47 +441,56 @@ export function parseConf(text: string | undefined, env: RuleEnv): FwConf {
       } catch {
         // warned and skipped, as the parser does
       }
-    } else if (section === 'rules') {
+    } else if (section === 'rules' || section === 'group') {
       try {
-        conf.rules.push(parseRuleLine(line, conf, env))
+        // a group's rules are verified as rule_env `group` against cluster.fw alone
+        const rule =
+          section === 'rules'
+            ? parseRuleLine(line, scope, isCluster ? 'cluster' : env)
+            : parseRuleLine(line, { cluster: conf }, 'group')
+        if (section === 'rules') conf.rules.push(rule)
+        else conf.groups.get(name)?.push(rule)
       } catch {
         // `unable to parse rule`: warned and skipped
       }
     } else if (section === 'ipset') {
-      const commentMatch = /#\s*(.*?)\s*$/.exec(line)
-      const body = commentMatch ? line.slice(0, commentMatch.index) : line
-      const m = /^(!)?\s*(\S+)\s*$/.exec(body)
-      let cidr = m?.[2] ?? ''
-      const errors: Record<string, string> = {}
-      try {
-        const a = /^(dc\/|guest\/)?([A-Za-z][A-Za-z0-9\-_]+)$/.exec(cidr)
-        if (a) {
-          if (a[1] === 'dc/' || !conf.aliases.has((a[2] as string).toLowerCase())) {
-            throw new FwError(`no such alias '${a[2]}'`)
-          }
-        } else {
-          cidr = parseIpOrCidr(cidr).cidr
-        }
-        if (keys.has(cidr)) throw new FwError(`duplicate ipset entry for '${cidr}'`)
-      } catch (e) {
-        errors.cidr = (e as Error).message
-      }
-      if (/\/0+$/.test(cidr)) errors.cidr = 'a zero prefix is not allowed in ipset entries'
-      const entry: FwIpsetEntry = { cidr }
-      if (m?.[1]) entry.nomatch = 1
-      if (commentMatch?.[1]) entry.comment = commentMatch[1]
-      if (Object.keys(errors).length) entry.errors = errors
-      conf.ipsets.get(ipset)?.push(entry)
-      keys.add(cidr)
+      conf.ipsets.get(name)?.push(parseIpsetEntry(line, scope, keys))
     }
   }
   return conf
 }
 
+/** an ipset line: `[!]cidr-or-alias [# comment]`, with `errors` where the parser flags it (the line is kept) */
+function parseIpsetEntry(line: string, scope: FwScope, keys: Set<string>): FwIpsetEntry {
+  const commentMatch = /#\s*(.*?)\s*$/.exec(line)
+  const body = commentMatch ? line.slice(0, commentMatch.index) : line
+  const m = /^(!)?\s*(\S+)\s*$/.exec(body)
+  let cidr = m?.[2] ?? ''
+  const errors: Record<string, string> = {}
+  try {
+    const a = /^(dc\/|guest\/)?([A-Za-z][A-Za-z0-9\-_]+)$/.exec(cidr)
+    if (a) resolveAlias(scope, a[2] as string, a[1] ?? '')
+    else cidr = parseIpOrCidr(cidr).cidr
+    if (keys.has(cidr)) throw new FwError(`duplicate ipset entry for '${cidr}'`)
+  } catch (e) {
+    errors.cidr = (e as Error).message
+  }
+  if (/\/0+$/.test(cidr)) errors.cidr = 'a zero prefix is not allowed in ipset entries'
+  const entry: FwIpsetEntry = { cidr }
+  if (m?.[1]) entry.nomatch = 1
+  if (commentMatch?.[1]) entry.comment = commentMatch[1]
+  if (Object.keys(errors).length) entry.errors = errors
+  keys.add(cidr)
+  return entry
+}
+
 const hasText = (s: unknown): s is string => typeof s === 'string' && !/^\s*$/.test(s)
 const sortStr = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 
-/** save_vmfw_conf; '' means the file is removed */
+/**
+ * save_vmfw_conf and save_clusterfw_conf (the same sections in the same order, cluster.fw's groups last); ''
+ * means the file is removed. Options are written sorted (PVE writes them in Perl hash order).
+ */
 export function formatConf(conf: FwConf): string {
   let raw = ''
   const opts = Object.keys(conf.options).sort(sortStr)
@@ -400,17 +514,22 @@ export function formatConf(conf: FwConf): string {
     }
     raw += '\n'
   }
-  if (conf.rules.length) raw += `[RULES]\n\n${conf.rules.map(formatRule).join('')}\n`
+  if (conf.rules.length) raw += `[RULES]\n\n${conf.rules.map((r) => formatRule(r, true)).join('')}\n`
+  for (const name of [...conf.groups.keys()].sort(sortStr)) {
+    const comment = conf.groupComments.get(name)
+    raw += comment ? `[group ${name}] # ${comment}\n\n` : `[group ${name}]\n\n`
+    raw += `${(conf.groups.get(name) ?? []).map((r) => formatRule(r, false)).join('')}\n`
+  }
   return raw
 }
 
-/** $format_rules (allow_iface) */
-function formatRule(r: FwRule): string {
+/** $format_rules: a group's rules are written without `-i` */
+function formatRule(r: FwRule, allowIface: boolean): string {
   const v = (k: string) => (r[k] === undefined || typeof r[k] === 'object' ? undefined : String(r[k]))
   let raw = r.enable !== undefined && !Number(r.enable) ? '|' : ''
   raw += String(r.type).toUpperCase()
   raw += v('macro') ? ` ${v('macro')}(${v('action')})` : ` ${v('action')}`
-  if (v('iface')) raw += ` -i ${v('iface')}`
+  if (allowIface && v('iface')) raw += ` -i ${v('iface')}`
   if (r.type !== 'group') {
     for (const [k, flag] of [
       ['source', '-source'],
@@ -461,14 +580,32 @@ export function objectWithDigest(obj: Record<string, FwValue>): { object: Record
   return { object: out, digest }
 }
 
-/** the per-guest files, as the cluster filesystem holds them under /etc/pve/firewall */
-export class GuestFirewalls {
+/** the firewall files the cluster filesystem holds under /etc/pve/firewall: `<vmid>.fw` and `cluster.fw` */
+export class FirewallFiles {
   readonly files = new Map<number, string>()
+  /** cluster.fw; undefined when there is none */
+  clusterText: string | undefined
 
-  load(vmid: number, env: RuleEnv): FwConf {
-    return parseConf(this.files.get(vmid), env)
+  /** `nowSec` is the clock the cluster options' anti-lockout `enable` timestamp is read against */
+  constructor(private readonly nowSec: () => number) {}
+
+  /** load_clusterfw_conf */
+  loadCluster(): FwConf {
+    return parseConf(this.clusterText, 'cluster', undefined, this.nowSec())
   }
 
+  /** save_clusterfw_conf */
+  saveCluster(conf: FwConf): void {
+    const raw = formatConf(conf)
+    this.clusterText = raw === '' ? undefined : raw
+  }
+
+  /** load_vmfw_conf: the guest's file, its references resolved against cluster.fw */
+  load(vmid: number, env: RuleEnv, cluster: FwConf = this.loadCluster()): FwConf {
+    return parseConf(this.files.get(vmid), env === 'ct' ? 'ct' : 'vm', cluster)
+  }
+
+  /** save_vmfw_conf */
   save(vmid: number, conf: FwConf): void {
     const raw = formatConf(conf)
     if (raw) this.files.set(vmid, raw)

@@ -98,6 +98,10 @@ export interface SimCluster {
   firewallText(vmid: number): string | undefined
   /** an admin's hand edit of <vmid>.fw (undefined or '' removes it); the next request parses it as PVE would */
   setFirewallText(vmid: number, text: string | undefined): void
+  /** /etc/pve/firewall/cluster.fw (cluster options, rules, aliases, ipsets, security groups), or undefined */
+  clusterFirewallText(): string | undefined
+  /** an admin's hand edit of cluster.fw (undefined or '' removes it); guests' `dc/` names resolve against it */
+  setClusterFirewallText(text: string | undefined): void
   guest(vmid: number): GuestInfo | undefined
   guests(): GuestInfo[]
   tasks(): TaskInfo[]
