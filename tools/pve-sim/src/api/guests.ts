@@ -2,7 +2,8 @@ import type { Cluster } from '../model/cluster.js'
 import { fail400 } from '../model/errors.js'
 import { readConfig, readPending } from '../model/guestconf.js'
 import { createLxc, powerLxc, updateLxc } from '../model/lxc.js'
-import { cloneGuest, destroyGuest, resizeGuest, templateGuest } from '../model/guest-ops.js'
+import { cloneGuest } from '../model/clone.js'
+import { destroyGuest, resizeGuest, templateGuest } from '../model/guest-ops.js'
 import {
   createQemu,
   rebootQemu,

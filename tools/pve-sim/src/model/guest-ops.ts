@@ -1,17 +1,15 @@
 /**
  * The guest operations qemu and LXC share, each following both PVE implementations and noting where they
- * differ: resize (qemu-server qemu_block_resize, pve-container resize_vm), clone (clone_vm), template
- * conversion (template_create) and destroy (destroy_vm, destroy_lxc_container).
+ * differ: resize (qemu-server qemu_block_resize, pve-container resize_vm), template conversion
+ * (template_create) and destroy (destroy_vm, destroy_lxc_container). Clones are in clone.ts.
  */
 import type { Caller } from '../http/types.js'
 import type { Cluster, Guest, NodeState } from './cluster.js'
-import { GuestConfig } from './config.js'
 import { driveVolid, isCdrom, isCloudinitVolid, ownedVolumes, parseVolumeProps, volumeKindOf } from './disks.js'
-import { isFileStorage } from './storage.js'
 import { fail500, LXC_DIGEST_MISMATCH, QEMU_DIGEST_MISMATCH } from './errors.js'
-import { canonicalScalar, flag } from './guestconf.js'
+import { flag } from './guestconf.js'
 import { isLxcMountKey, isQemuVolumeKey } from './options.js'
-import { FORMATS, parsePropString, printPropString } from './propstring.js'
+import { FORMATS, printPropString } from './propstring.js'
 import { formatSize, parseDiskSize, resizeTarget } from './sizes.js'
 
 export function freeVolumes(node: NodeState, volids: string[]): void {
@@ -122,166 +120,6 @@ function resizeLxcCheck(
       g.conf.set(disk, printPropString(props, FORMATS.lxcMount))
     },
   }
-}
-
-/** full/linked clone: qemu-server clone_vm and pve-container clone_vm, which differ in their messages */
-export function cloneGuest(
-  c: Cluster,
-  nodeName: string,
-  vmid: number,
-  type: 'qemu' | 'lxc',
-  params: Record<string, unknown>,
-  caller: Caller,
-): string {
-  const node = c.requireNode(nodeName)
-  const src = c.requireGuest(nodeName, type, vmid)
-  const newid = Number(params.newid)
-  const label = type === 'qemu' ? 'VM' : 'CT'
-  const other = c.guests.get(newid)
-  if (other) {
-    // qemu-server tests for the target's config file; pve-container runs check_vmid_unused
-    throw fail500(
-      type === 'qemu'
-        ? `unable to create VM ${newid}: config file already exists`
-        : `${other.type === 'qemu' ? 'VM' : 'CT'} ${newid} already exists on node '${other.node}'`,
-    )
-  }
-  // clone_vm (both): check_pool_exist before anything else is looked at
-  const pool = params.pool === undefined ? undefined : String(params.pool)
-  if (pool !== undefined) c.pools.requireExists(pool)
-  const isTemplate = src.conf.get('template') === '1'
-  const full = params.full === undefined ? !isTemplate : flag(params.full)
-  if (!full && params.storage !== undefined) throw fail500(`parameter 'storage' not allowed for linked clones`)
-  if (!full && params.format !== undefined) throw fail500(`parameter 'format' not allowed for linked clones`)
-  const target = params.target === undefined ? nodeName : String(params.target)
-  if (target !== nodeName) {
-    if (!c.nodes.has(target)) throw fail500(`no such cluster node '${target}'`)
-    throw fail500(`can't clone ${type === 'qemu' ? 'VM' : 'CT'} to node '${target}' (${label} uses local storage)`)
-  }
-  const mode = src.status === 'running' ? 'exclusive' : 'shared'
-  c.lockConfigSync(type, vmid, mode)
-  c.checkLock(src)
-  if (params.snapname !== undefined) throw fail500(`snapshot '${String(params.snapname)}' does not exist`)
-  // pve-container clone_vm: a running CT's volumes can only be copied from a snapshot
-  if (type === 'lxc' && full && src.status === 'running')
-    throw fail500('Full clone of a running container is only possible from a snapshot')
-  const srcConf = src.conf.main()
-  const volumeKeys = Object.keys(srcConf).filter((k) => isVolumeKey(type, k))
-  if (!full) {
-    for (const k of volumeKeys) {
-      const volid = driveVolid(srcConf[k] as string, volumeKindOf(k, type === 'lxc'))
-      const vol = volid ? node.storage.get(volid) : undefined
-      const def = node.storage.def(volid?.split(':')[0] ?? '')
-      const fileRaw = vol !== undefined && def !== undefined && isFileStorage(def.type) && vol.format !== 'qcow2'
-      if (
-        volid &&
-        !isCloudinitVolid(volid) &&
-        !(srcConf[k] ?? '').includes('media=cdrom') &&
-        (!/(^|[:/])base(vol)?-/.test(volid) || fileRaw)
-      ) {
-        throw fail500(
-          type === 'qemu'
-            ? `Linked clone feature is not supported for drive '${k}'`
-            : `Linked clone feature for '${volid}' is not available`,
-        )
-      }
-    }
-  }
-  const pendingKeys = [...Object.keys(src.conf.pending()), ...src.conf.pendingDeletes().keys()]
-  // qemu-server writes "# qmclone temporary file\nlock: clone\n": the comment reads back as a description;
-  // pve-container's clone_vm sets `lock: disk` on the source and creates the target with create_and_lock_config
-  // (`lock: create`), both removed when the worker ends
-  const tempConf: Record<string, string> =
-    type === 'qemu' ? { description: 'qmclone temporary file', lock: 'clone' } : { lock: 'create' }
-  if (type === 'lxc') src.conf.set('lock', 'disk')
-  const releaseSource = () => {
-    if (type === 'lxc' && src.conf.get('lock') === 'disk') src.conf.delete('lock')
-  }
-  const clone = c.addGuest(newid, type, nodeName, new GuestConfig(tempConf))
-  const allocated: string[] = []
-  // clone_vm: clone_vmfw_conf right after the temporary config, before the worker forks
-  c.firewalls.clone(vmid, newid)
-  const upid = c.dispatch(nodeName, type === 'qemu' ? 'qmclone' : 'vzclone', String(vmid), caller.actor, {
-    run: (ctx) => {
-      const conf: Record<string, string> = {}
-      for (const [k, v] of Object.entries(srcConf)) {
-        if (
-          ['template', 'parent', 'vmstate', 'lock', 'snaptime', 'runningmachine', 'runningcpu'].includes(k) ||
-          /^unused\d+$/.test(k)
-        )
-          continue
-        conf[k] = v
-      }
-      for (const k of volumeKeys) {
-        const value = srcConf[k] as string
-        const kind = volumeKindOf(k, type === 'lxc')
-        const volid = driveVolid(value, kind)
-        const vol = volid ? node.storage.get(volid) : undefined
-        const props = parseVolumeProps(k, value, kind)
-        if (!vol || (isCdrom(props) && !isCloudinitVolid(vol.volid))) continue
-        if (isCloudinitVolid(vol.volid)) {
-          const nv = node.storage.allocCloudinit(vol.volid.split(':')[0] as string, newid, Math.floor(c.now() / 1000))
-          allocated.push(nv.volid)
-          conf[k] = printPropString({ ...props, file: nv.volid }, FORMATS.drive)
-          continue
-        }
-        const storage =
-          full && params.storage !== undefined ? String(params.storage) : (vol.volid.split(':')[0] as string)
-        const fileFmt =
-          params.format !== undefined ? String(params.format) : vol.format === 'subvol' ? undefined : vol.format
-        const ctime = Math.floor(c.now() / 1000)
-        let nv
-        try {
-          nv = full
-            ? node.storage.allocDisk(storage, newid, vol.size, {
-                ct: type === 'lxc',
-                ctime,
-                ...(fileFmt ? { format: fileFmt } : {}),
-              })
-            : node.storage.cloneBase(vol, newid, { ct: type === 'lxc', ctime })
-        } catch (e) {
-          throw new Error(`clone failed: ${e instanceof Error ? e.message : String(e)}`)
-        }
-        allocated.push(nv.volid)
-        const key = type === 'lxc' ? 'volume' : 'file'
-        conf[k] = printPropString({ ...props, [key]: nv.volid }, type === 'lxc' ? FORMATS.lxcMount : FORMATS.drive)
-        ctx.log(`create ${full ? 'full' : 'linked'} clone of drive ${k} (${vol.volid})`)
-      }
-      // identity is regenerated: MACs, smbios1 uuid, vmgenid
-      for (const k of Object.keys(conf)) {
-        if (!/^net\d+$/.test(k)) continue
-        const fmt = type === 'qemu' ? FORMATS.qemuNet : FORMATS.lxcNet
-        const p = parsePropString(conf[k] as string, fmt)
-        if (type === 'qemu') p.macaddr = c.rng.mac()
-        else p.hwaddr = c.rng.mac()
-        conf[k] = printPropString(p, fmt)
-      }
-      if (type === 'qemu') {
-        // smbios1 always gets a fresh uuid (created if absent); vmgenid only when it was set; meta is copied
-        const smbios = (conf.smbios1 ?? '').split(',').filter((p) => p !== '' && !p.startsWith('uuid='))
-        conf.smbios1 = [`uuid=${c.rng.uuid()}`, ...smbios].sort().join(',')
-        if (conf.vmgenid !== undefined) conf.vmgenid = c.rng.uuid()
-        conf.name = params.name ? String(params.name) : `Copy-of-VM-${srcConf.name ?? vmid}`
-      } else if (params.hostname !== undefined) {
-        conf.hostname = String(params.hostname)
-      }
-      if (params.description) conf.description = canonicalScalar(type, 'description', String(params.description))
-      if (pendingKeys.length > 0) ctx.log(`found pending changes for '${pendingKeys.join(',')}', discarding for clone`)
-      clone.conf = new GuestConfig(conf)
-      // clone_vm: add_vm_to_pool once the volumes are copied
-      if (pool) c.pools.addVm(newid, pool)
-      releaseSource()
-    },
-    onError: () => {
-      freeVolumes(node, allocated)
-      c.firewalls.remove(newid)
-      if (c.guests.get(newid) === clone) c.removeGuest(clone)
-      releaseSource()
-    },
-  })
-  // qemu-server holds the source's flock for the copy; pve-container guards it with `lock: disk` instead
-  if (type === 'qemu') c.holdFlock(vmid, { mode, upid })
-  return upid
 }
 
 /** template conversion: runs under the config flock; disks renamed vm- -> base- */

@@ -147,7 +147,7 @@ describe('LXC create and config', () => {
     expect(cc.net0).not.toBe(src.net0)
   })
 
-  it('linked clones of raw images on dir storage are refused (qcow2 only)', async () => {
+  it('linked clones on dir storage are refused: pve-container asks for raw or subvol, Plugin.pm clones to qcow2', async () => {
     const s = sim()
     await addDirStorage(s)
     await s.run('POST', '/nodes/pve1/lxc', { vmid: 125, ostemplate: TMPL, storage: 'vmdir' })

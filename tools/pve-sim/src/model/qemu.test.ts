@@ -380,7 +380,8 @@ describe('power, resize, clone, template, destroy', () => {
     expect(cc.name).toBe('Copy-of-VM-src')
     expect(cc.template).toBeUndefined()
     expect(cc.scsi0).toBe('local-lvm:vm-301-disk-0,size=4G')
-    expect(cc.ide2).toBe('local-lvm:vm-301-cloudinit,media=cdrom')
+    // clone_disk records every new volume's size, the cloud-init drive's too
+    expect(cc.ide2).toBe('local-lvm:vm-301-cloudinit,media=cdrom,size=4M')
     expect(cc.net0).not.toBe(src.net0)
     expect(cc.smbios1).not.toBe(src.smbios1)
     expect(cc.vmgenid).not.toBe(src.vmgenid)
@@ -393,7 +394,7 @@ describe('power, resize, clone, template, destroy', () => {
   it('full clone of a normal VM by default; linked clone of a non-template refused', async () => {
     const s = await vm()
     const linked = await s.error('POST', '/nodes/pve1/qemu/300/clone', { newid: 310, full: 0 })
-    expect(linked.message).toBe(`Linked clone feature is not supported for drive 'scsi0'`)
+    expect(linked.message).toBe(`Linked clone feature is not supported for 'local-lvm:vm-300-disk-0' (scsi0)`)
     await s.run('POST', '/nodes/pve1/qemu/300/clone', { newid: 310, name: 'copy', storage: 'local-zfs' })
     expect((await s.call('GET', '/nodes/pve1/qemu/310/config')).scsi0).toBe('local-zfs:vm-310-disk-0,size=4G')
   })

@@ -7,6 +7,7 @@ import { isQemuDiskKey, typedValue, type GuestType } from './options.js'
 import { FORMATS, parsePropString } from './propstring.js'
 import { parseDiskSize, MiB } from './sizes.js'
 import { splitVolid } from './storage.js'
+import { volumeHasFeature } from './volume-features.js'
 
 /**
  * Guest snapshots, as pve-guest-common's PVE::AbstractConfig does them (`snapshot_create`, `snapshot_rollback`,
@@ -48,45 +49,13 @@ function volumeEntries(
   return out
 }
 
-/**
- * PVE::Storage::volume_has_feature('snapshot') for the current (or base) volume: dir-like storages only for
- * qcow2 (Plugin.pm), lvmthin, zfspool and rbd for every volume but a template's base volume; nothing for
- * a path that is not a storage volume (a bind mount, a device). Base or not is decided by the last part of
- * the volume name, as each plugin's parse_volname does: a linked clone `base-100-disk-0/vm-101-disk-0` is
- * an ordinary current volume.
- */
-export function volumeCanSnapshot(node: NodeState, volid: string | undefined): boolean {
-  if (volid === undefined) return false
-  const split = splitVolid(volid)
-  if (!split) return false
-  const def = node.storage.def(split[0])
-  if (!def) return false
-  const volname = split[1]
-  const base = /^base(vol)?-/.test(volname.split('/').pop() ?? '')
-  switch (def.type as string) {
-    case 'lvmthin':
-    case 'zfspool':
-    case 'rbd':
-      return !base
-    case 'dir':
-    case 'nfs':
-    case 'cifs':
-    case 'glusterfs':
-    case 'lvm':
-      // Plugin.pm lists snapshot for `current` and `snap` qcow2 volumes only, never for a base
-      return !base && (node.storage.get(volid)?.format ?? (volname.endsWith('.qcow2') ? 'qcow2' : 'raw')) === 'qcow2'
-    default:
-      return false
-  }
-}
-
 /** has_feature('snapshot', $conf): every volume (cdroms aside) must support snapshots */
 function hasSnapshotFeature(node: NodeState, g: Guest, conf: Record<string, string>): boolean {
   for (const v of volumeEntries(g.type, conf)) {
     if (v.cdrom) continue
     const volid = driveVolid(v.value, volumeKindOf(v.key, g.type === 'lxc'))
     // an lxc mount point that is not a storage volume (bind or device mount) has no snapshot feature
-    if (!volumeCanSnapshot(node, volid ?? (g.type === 'lxc' ? v.value.split(',')[0] : undefined))) return false
+    if (!volumeHasFeature(node, 'snapshot', volid)) return false
   }
   return true
 }

@@ -258,15 +258,21 @@ export class NodeStorage {
     return this.config.get(id)
   }
 
+  /** storage_check_enabled: the storage exists, is not disabled and is configured for this node */
+  checkEnabled(id: string): StorageDef {
+    const d = this.config.get(id)
+    if (!d) throw fail500(`storage '${id}' does not exist`)
+    if (d.disable) throw fail500(`storage '${id}' is disabled`)
+    if (!this.config.onNode(d, this.node)) throw fail500(`storage '${id}' is not available on node '${this.node}'`)
+    return d
+  }
+
   /**
    * activate_storage: `storage_check_enabled` (disabled, not on this node) then `check_connection`;
    * every PVE code path that touches a storage's volumes goes through it.
    */
   activate(id: string): StorageDef {
-    const d = this.config.get(id)
-    if (!d) throw fail500(`storage '${id}' does not exist`)
-    if (d.disable) throw fail500(`storage '${id}' is disabled`)
-    if (!this.config.onNode(d, this.node)) throw fail500(`storage '${id}' is not available on node '${this.node}'`)
+    const d = this.checkEnabled(id)
     if (this.config.offline.has(id)) throw fail500(`storage '${id}' is not online`)
     return d
   }
@@ -404,11 +410,12 @@ export class NodeStorage {
   }
 
   /**
-   * vdisk_clone of a base volume (a linked clone), named as each plugin's clone_image returns it: file
+   * vdisk_clone (a linked clone), named as each plugin's clone_image returns it: of a base volume, file
    * storages `<base volname>/<newid>/vm-<newid>-disk-N.<fmt>` (with a backing-file `parent`), zfspool and
-   * rbd `<base volname>/vm-<newid>-disk-N`, lvmthin a plain `vm-<newid>-disk-N` that records no base.
+   * rbd `<base volname>/vm-<newid>-disk-N`, lvmthin a plain `vm-<newid>-disk-N` that records no base; of a
+   * snapshot (`snap`, lvmthin and rbd only) a plain `vm-<newid>-disk-N` of the size the volume had then.
    */
-  cloneBase(base: Volume, newid: number, opts: { ct?: boolean; ctime: number }): Volume {
+  cloneBase(base: Volume, newid: number, opts: { ct?: boolean; ctime: number; snap?: string; size?: number }): Volume {
     const [id, baseName] = splitVolid(base.volid) ?? ['', '']
     const d = this.activate(id)
     this.lockStorage(id)
@@ -418,11 +425,13 @@ export class NodeStorage {
       volid: `${id}:${leaf}`,
       content: base.content,
       format: base.format,
-      size: base.size,
+      size: opts.size ?? base.size,
       ctime: opts.ctime,
       vmid: newid,
     }
-    if (isFileStorage(d.type)) {
+    if (opts.snap !== undefined) {
+      // RBDPlugin names a snapshot's clone without its base; LvmThinPlugin never names the base
+    } else if (isFileStorage(d.type)) {
       v.volid = `${id}:${baseName}/${newid}/${leaf}.${base.format}`
       v.parent = baseName
     } else if (d.type !== 'lvmthin' && d.type !== 'lvm') {

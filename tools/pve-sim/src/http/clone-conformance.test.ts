@@ -1,0 +1,187 @@
+/**
+ * Guest clones over raw HTTP, each test named after the function it follows: pve-container
+ * PVE::API2::LXC clone_vm (set_lock, create_and_lock_config, copy_volume, vdisk_clone), PVE::API2::LXC::Snapshot
+ * snapshot (reserved names), qemu-server PVE::API2::Qemu clone_vm ($load_and_check, clone_disk), and
+ * pve-storage volume_has_feature.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { startSimulator, type Simulator } from '../index.js'
+import { form, raw, waitTask, type RawResponse } from './test-support/raw.js'
+
+let sim: Simulator
+let auth: Record<string, string>
+let template: string
+const req = (method: string, path: string, params?: Record<string, string>): Promise<RawResponse> => {
+  if (!params) return raw(sim, method, `/api2/json${path}`, { headers: auth })
+  const f = form(params)
+  return raw(sim, method, `/api2/json${path}`, { headers: { ...auth, ...f.headers }, body: f.body })
+}
+const data = <T>(r: RawResponse): T => (r.json as { data: T }).data
+const message = (r: RawResponse) => (r.json as { message?: string } | undefined)?.message
+type Conf = Record<string, unknown>
+const config = async (type: string, vmid: number): Promise<Conf> =>
+  data<Conf>(await req('GET', `/nodes/pve1/${type}/${vmid}/config`))
+
+/** a task-returning call: its final status */
+async function run(method: string, path: string, params?: Record<string, string>): Promise<Record<string, unknown>> {
+  const r = await req(method, path, params)
+  expect(r.status, r.body).toBe(200)
+  return waitTask(sim, auth, 'pve1', data<string>(r))
+}
+async function ok(method: string, path: string, params?: Record<string, string>): Promise<void> {
+  expect((await run(method, path, params)).exitstatus).toBe('OK')
+}
+const ct = (vmid: number, extra: Record<string, string> = {}) =>
+  ok('POST', '/nodes/pve1/lxc', { vmid: String(vmid), ostemplate: template, rootfs: 'local-lvm:2', ...extra })
+
+beforeAll(async () => {
+  sim = await startSimulator({ authFailureDelayMs: 0, taskDurationMs: 20, resourcesLagMs: 0, log: () => {} })
+  auth = { Authorization: sim.token.header }
+  template = sim.control.addVolume('pve1', 'local', {
+    filename: 'debian-12-standard_12.7-1_amd64.tar.zst',
+    content: 'vztmpl',
+  })
+})
+afterAll(async () => {
+  await sim.close()
+})
+beforeEach(() => {
+  sim.control.setTaskBehaviour('vzclone', null)
+  sim.control.setTaskBehaviour('qmclone', null)
+})
+
+describe('pve-container PVE::API2::LXC clone_vm', () => {
+  it('a full clone of a running CT needs a snapshot; refused before forking, it leaves no lock and no target', async () => {
+    await ct(500, { hostname: 'orig', net0: 'name=eth0,bridge=vmbr0' })
+    await ok('POST', '/nodes/pve1/lxc/500/status/start')
+    const r = await req('POST', '/nodes/pve1/lxc/500/clone', { newid: '501' })
+    expect([r.status, message(r)]).toEqual([
+      500,
+      'Full clone of a running container is only possible from a snapshot\n',
+    ])
+    expect((await config('lxc', 500)).lock).toBeUndefined()
+    expect((await req('GET', '/nodes/pve1/lxc/501/config')).status).toBe(500)
+    const missing = await req('POST', '/nodes/pve1/lxc/500/clone', { newid: '501', snapname: 'nosuch' })
+    expect(message(missing)).toBe("snapshot 'nosuch' does not exist\n")
+    expect((await config('lxc', 500)).lock).toBeUndefined()
+  })
+
+  it("a clone from a snapshot takes the snapshot's config (its comment as description) and the volume's current size", async () => {
+    await ok('POST', '/nodes/pve1/lxc/500/snapshot', { snapname: 'before', description: 'known good' })
+    expect((await req('PUT', '/nodes/pve1/lxc/500/config', { hostname: 'changed', cores: '4' })).status).toBe(200)
+    await ok('PUT', '/nodes/pve1/lxc/500/resize', { disk: 'rootfs', size: '+1G' })
+    sim.control.setTaskBehaviour('vzclone', { durationMs: 400 })
+    const upid = data<string>(await req('POST', '/nodes/pve1/lxc/500/clone', { newid: '501', snapname: 'before' }))
+    // before forking: the source holds `lock: disk`, the target exists with `lock: create` and no volumes yet
+    expect((await config('lxc', 500)).lock).toBe('disk')
+    const during = await config('lxc', 501)
+    expect([during.lock, during.hostname, during.rootfs]).toEqual(['create', 'orig', undefined])
+    expect((await waitTask(sim, auth, 'pve1', upid)).exitstatus).toBe('OK')
+    const clone = await config('lxc', 501)
+    expect(clone).toMatchObject({
+      hostname: 'orig',
+      description: 'known good',
+      rootfs: 'local-lvm:vm-501-disk-0,size=3G',
+    })
+    expect(clone).not.toHaveProperty('cores')
+    expect(clone).not.toHaveProperty('lock')
+    expect(clone).not.toHaveProperty('parent')
+    expect(clone.net0).not.toBe((await config('lxc', 500)).net0)
+    expect((await config('lxc', 500)).lock).toBeUndefined()
+  })
+
+  it('the source lock comes first (set_lock), then check_vmid_unused; a bind mount cannot be cloned', async () => {
+    sim.control.setLock(500, 'backup')
+    expect(message(await req('POST', '/nodes/pve1/lxc/500/clone', { newid: '501', snapname: 'before' }))).toBe(
+      'CT is locked (backup)\n',
+    )
+    sim.control.setLock(500, null)
+    expect(message(await req('POST', '/nodes/pve1/lxc/500/clone', { newid: '501', snapname: 'before' }))).toBe(
+      "CT 501 already exists on node 'pve1'\n",
+    )
+    expect((await config('lxc', 500)).lock).toBeUndefined()
+    await ct(505)
+    sim.control.driftSet(505, 'mp0', '/srv/data,mp=/data')
+    expect(message(await req('POST', '/nodes/pve1/lxc/505/clone', { newid: '506' }))).toBe(
+      "unable to clone mountpoint 'mp0' (type bind)\n",
+    )
+    expect([(await config('lxc', 505)).lock, (await req('GET', '/nodes/pve1/lxc/506/config')).status]).toEqual([
+      undefined,
+      500,
+    ])
+  })
+
+  it('linked clones need a base volume or a snapshot the storage can clone (volume_has_feature clone)', async () => {
+    await ct(510)
+    expect(message(await req('POST', '/nodes/pve1/lxc/510/clone', { newid: '511', full: '0' }))).toBe(
+      "Linked clone feature for 'local-lvm:vm-510-disk-0' is not available\n",
+    )
+    await ok('POST', '/nodes/pve1/lxc/510/snapshot', { snapname: 's1' })
+    await ok('PUT', '/nodes/pve1/lxc/510/resize', { disk: 'rootfs', size: '3G' })
+    expect(
+      message(await req('POST', '/nodes/pve1/lxc/510/clone', { newid: '511', full: '0', storage: 'local-lvm' })),
+    ).toBe("parameter 'storage' not allowed for linked clones\n")
+    // lvmthin clones a snapshot: the new volume has the size the volume had then
+    await ok('POST', '/nodes/pve1/lxc/510/clone', { newid: '511', full: '0', snapname: 's1' })
+    expect((await config('lxc', 511)).rootfs).toBe('local-lvm:vm-511-disk-0,size=2G')
+    // ZFS clones only a base volume
+    await ct(520, { rootfs: 'local-zfs:2' })
+    await ok('POST', '/nodes/pve1/lxc/520/snapshot', { snapname: 's1' })
+    expect(message(await req('POST', '/nodes/pve1/lxc/520/clone', { newid: '521', full: '0', snapname: 's1' }))).toBe(
+      "Linked clone feature for 'local-zfs:subvol-520-disk-0' is not available\n",
+    )
+  })
+
+  it("snapshot refuses the reserved name 'vzdump' at once; clone_vm does not check it", async () => {
+    const snap = await req('POST', '/nodes/pve1/lxc/510/snapshot', { snapname: 'vzdump' })
+    expect([snap.status, message(snap)]).toEqual([500, "unable to use snapshot name 'vzdump' (reserved name)\n"])
+    expect(message(await req('POST', '/nodes/pve1/lxc/510/clone', { newid: '512', snapname: 'vzdump' }))).toBe(
+      "snapshot 'vzdump' does not exist\n",
+    )
+  })
+})
+
+describe('qemu-server PVE::API2::Qemu clone_vm', () => {
+  it("a clone from a snapshot takes the snapshot's config; a full copy gets the volume's current size", async () => {
+    await ok('POST', '/nodes/pve1/qemu', { vmid: '600', name: 'vmsrc', cores: '1', scsi0: 'local-lvm:1' })
+    await ok('POST', '/nodes/pve1/qemu/600/snapshot', { snapname: 'base', description: 'golden' })
+    expect((await req('PUT', '/nodes/pve1/qemu/600/config', { cores: '2' })).status).toBe(200)
+    await ok('PUT', '/nodes/pve1/qemu/600/resize', { disk: 'scsi0', size: '2G' })
+    const st = await run('POST', '/nodes/pve1/qemu/600/clone', { newid: '601', snapname: 'base' })
+    expect(st.exitstatus).toBe('OK')
+    const clone = await config('qemu', 601)
+    expect(clone).toMatchObject({
+      name: 'Copy-of-VM-vmsrc',
+      cores: 1,
+      description: 'golden',
+      scsi0: 'local-lvm:vm-601-disk-0,size=2G',
+    })
+    expect(clone).not.toHaveProperty('parent')
+    expect(clone).not.toHaveProperty('snaptime')
+    // lvmthin can also clone the snapshot linked: the size the volume had then
+    await ok('POST', '/nodes/pve1/qemu/600/clone', { newid: '602', snapname: 'base', full: '0' })
+    expect((await config('qemu', 602)).scsi0).toBe('local-lvm:vm-602-disk-0,size=1G')
+    expect(message(await req('POST', '/nodes/pve1/qemu/600/clone', { newid: '603', snapname: 'nope' }))).toBe(
+      "snapshot 'nope' does not exist\n",
+    )
+  })
+
+  it('ZFS copies no snapshot and clones no current volume: the messages name the volume and the drive', async () => {
+    await ok('POST', '/nodes/pve1/qemu', { vmid: '610', scsi0: 'local-zfs:1' })
+    await ok('POST', '/nodes/pve1/qemu/610/snapshot', { snapname: 'snap' })
+    expect(message(await req('POST', '/nodes/pve1/qemu/610/clone', { newid: '611', snapname: 'snap' }))).toBe(
+      "Full clone feature is not supported for a snapshot of 'local-zfs:vm-610-disk-0' (scsi0)\n",
+    )
+    expect(message(await req('POST', '/nodes/pve1/qemu/610/clone', { newid: '611', full: '0' }))).toBe(
+      "Linked clone feature is not supported for 'local-zfs:vm-610-disk-0' (scsi0)\n",
+    )
+  })
+
+  it('the source flock is taken by the worker: contention fails the qmclone task and creates no target', async () => {
+    sim.control.setFlockContention(600, true)
+    const st = await run('POST', '/nodes/pve1/qemu/600/clone', { newid: '620' })
+    expect(st.exitstatus).toBe("can't lock file '/var/lock/qemu-server/lock-600.conf' - got timeout")
+    expect((await req('GET', '/nodes/pve1/qemu/620/config')).status).toBe(500)
+    sim.control.setFlockContention(600, false)
+  })
+})
