@@ -132,6 +132,14 @@ describe('pve-container PVE::API2::LXC clone_vm', () => {
     )
   })
 
+  it('a full clone copies everything else of the current config, the raw lxc.* lines too', async () => {
+    sim.control.setRawLxc(510, [['lxc.cgroup2.devices.allow', 'c 10:200 rwm']])
+    await ok('POST', '/nodes/pve1/lxc/510/clone', { newid: '513', hostname: 'copy' })
+    const clone = await config('lxc', 513)
+    expect(clone).toMatchObject({ hostname: 'copy', lxc: [['lxc.cgroup2.devices.allow', 'c 10:200 rwm']] })
+    expect(clone.rootfs).toBe('local-lvm:vm-513-disk-0,size=3G')
+  })
+
   it("snapshot refuses the reserved name 'vzdump' at once; clone_vm does not check it", async () => {
     const snap = await req('POST', '/nodes/pve1/lxc/510/snapshot', { snapname: 'vzdump' })
     expect([snap.status, message(snap)]).toEqual([500, "unable to use snapshot name 'vzdump' (reserved name)\n"])
@@ -175,6 +183,17 @@ describe('qemu-server PVE::API2::Qemu clone_vm', () => {
     expect(message(await req('POST', '/nodes/pve1/qemu/610/clone', { newid: '611', full: '0' }))).toBe(
       "Linked clone feature is not supported for 'local-zfs:vm-610-disk-0' (scsi0)\n",
     )
+  })
+
+  it('a full clone of a running VM cannot copy its TPM state unless it clones a snapshot', async () => {
+    await ok('POST', '/nodes/pve1/qemu', { vmid: '630', scsi0: 'local-lvm:1', tpmstate0: 'local-lvm:1,version=v2.0' })
+    await ok('POST', '/nodes/pve1/qemu/630/status/start')
+    expect(message(await req('POST', '/nodes/pve1/qemu/630/clone', { newid: '631' }))).toBe(
+      'cannot clone TPM state while VM is running\n',
+    )
+    await ok('POST', '/nodes/pve1/qemu/630/snapshot', { snapname: 'live' })
+    await ok('POST', '/nodes/pve1/qemu/630/clone', { newid: '631', snapname: 'live' })
+    expect((await config('qemu', 631)).tpmstate0).toBe('local-lvm:vm-631-disk-1,size=4M,version=v2.0')
   })
 
   it('the source flock is taken by the worker: contention fails the qmclone task and creates no target', async () => {
