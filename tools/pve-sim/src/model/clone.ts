@@ -195,7 +195,7 @@ function cloneVm(c: Cluster, nodeName: string, vmid: number, params: Record<stri
         const vol = liveVolume(node, d.volid)
         ctx.log(`create ${d.full ? 'full' : 'linked'} clone of drive ${d.key} (${d.volid})`)
         const ctime = Math.floor(c.now() / 1000)
-        const sid = storage ?? (splitVolid(d.volid)?.[0] ?? '')
+        const sid = storage ?? splitVolid(d.volid)?.[0] ?? ''
         const nv = storageStep(() => {
           if (isCloudinitVolid(d.volid)) return node.storage.allocCloudinit(sid, newid, ctime)
           if (!d.full) return node.storage.cloneBase(vol, newid, { ctime, snap: snapname, size: sizeIn(d.props, vol) })
@@ -327,7 +327,7 @@ function cloneCt(c: Cluster, nodeName: string, vmid: number, params: Record<stri
         if (full) {
           ctx.log(`create full clone of mountpoint ${m.key} (${m.volid})`)
           // copy_volume allocates the source volume's current size, even when it copies a snapshot
-          const sid = storage ?? (splitVolid(m.volid)?.[0] ?? '')
+          const sid = storage ?? splitVolid(m.volid)?.[0] ?? ''
           nv = storageStep(() => node.storage.allocDisk(sid, newid, vol.size, { ct: true, ctime }))
         } else {
           ctx.log(`create linked clone of mount point ${m.key} (${m.volid})`)
