@@ -146,6 +146,7 @@ export function controls(c: Cluster): Controls {
       const n = c.nodes.get(node)
       if (!n) throw new Error(`pve-sim: no node ${node}`)
       n.online = online
+      if (online) c.ha.manager.wakeNode(node)
     },
     setIgnoresShutdown(vmid: number, ignores: boolean) {
       need(vmid).ignoresShutdown = ignores

@@ -141,6 +141,19 @@ describe('PVE::HA::Manager next_state_started', () => {
   })
 })
 
+describe('PVE::HA::LRM of an offline node', () => {
+  it('runs no resource agent while its node is offline, and picks the service up when the node is back', async () => {
+    const s = await sim(100)
+    s.sim.setNodeOnline('pve1', false)
+    await s.call('POST', '/cluster/ha/resources', { sid: 'vm:100', state: 'started' })
+    runFor(s, 5 * (LAG + TASK))
+    expect([power(s, 100), tasksOf(s, 'qmstart', 100)]).toEqual(['stopped', []])
+    s.sim.setNodeOnline('pve1', true)
+    runFor(s, LAG + TASK + LAG)
+    expect([power(s, 100), await haState(s, 100)]).toEqual(['running', 'started'])
+  })
+})
+
 describe('PVE::HA::Manager next_state_request_stop', () => {
   it('a container shutdown that times out (PVECT shutdown has no forceStop) puts the service in error', async () => {
     const s = makeSim({ taskDurationMs: TASK })

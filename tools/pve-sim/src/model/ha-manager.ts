@@ -90,6 +90,11 @@ export class HaManager {
     this.wake(sid)
   }
 
+  /** a node came back online: its LRM picks up its services again */
+  wakeNode(node: string): void {
+    for (const sid of [...this.ss.keys()].sort()) if (this.guest(sid)?.node === node) this.wake(sid)
+  }
+
   /** the resource left the config (delete_service_from_config): the manager and the LRM forget it */
   forget(sid: string): void {
     for (const m of [this.ss, this.commands, this.results, this.workers, this.tries, this.rounds]) m.delete(sid)
@@ -108,6 +113,11 @@ export class HaManager {
   private say(level: string, message: string): void {
     this.log.push(`${level}: ${message}`)
     if (this.log.length > LOG_LINES) this.log.splice(0, this.log.length - LOG_LINES)
+  }
+
+  /** the LRM of the guest's node runs (an offline node's does not; fencing is not modelled) */
+  private lrmUp(g: Guest): boolean {
+    return this.c.nodes.get(g.node)?.online === true
   }
 
   private guest(sid: string): Guest | undefined {
@@ -277,7 +287,7 @@ export class HaManager {
    */
   private lrm(sid: string, cd: ServiceConfig, g: Guest): void {
     const sd = this.status(sid)
-    if (sd.state === 'request_start' || this.workers.has(sid)) return
+    if (sd.state === 'request_start' || this.workers.has(sid) || !this.lrmUp(g)) return
     if (sd.state !== 'stopped' && this.result(sid) !== undefined) return
     const running = g.status === 'running'
     if (sd.state === 'error') {
@@ -386,6 +396,8 @@ export class HaManager {
     if (this.commands.has(sid)) return true
     const sd = this.ss.get(sid)
     if (!sd || this.workers.has(sid)) return false
+    // an offline node's LRM does nothing until the node is back (wakeNode)
+    if (!this.lrmUp(g) && sd.state !== 'request_start') return false
     const running = g.status === 'running'
     switch (sd.state) {
       case 'request_start':
