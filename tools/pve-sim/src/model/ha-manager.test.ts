@@ -141,6 +141,18 @@ describe('PVE::HA::Manager next_state_started', () => {
   })
 })
 
+describe('the HA cycle (setHaLag)', () => {
+  it('a new cycle length holds from now on: a round already scheduled moves to one new cycle away', async () => {
+    const s = await sim(100)
+    await s.call('POST', '/cluster/ha/resources', { sid: 'vm:100', state: 'started' })
+    s.sim.setHaLag(60_000)
+    runFor(s, 30_000)
+    expect(tasksOf(s, 'qmstart', 100)).toEqual([])
+    runFor(s, 30_000 + TASK)
+    expect(power(s, 100)).toBe('running')
+  })
+})
+
 describe('PVE::HA::LRM of an offline node', () => {
   it('runs no resource agent while its node is offline, and picks the service up when the node is back', async () => {
     const s = await sim(100)

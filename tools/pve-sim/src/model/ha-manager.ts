@@ -76,12 +76,23 @@ export class HaManager {
     private readonly c: Cluster,
     private readonly hooks: ManagerHooks,
     /** one CRM + LRM cycle */
-    public lagMs: number,
+    private lag: number,
   ) {}
+
+  get lagMs(): number {
+    return this.lag
+  }
+
+  /** a new cycle length (setHaLag) holds from now on: the rounds already scheduled are one new cycle away */
+  set lagMs(ms: number) {
+    this.lag = ms
+    const at = this.c.now() + ms
+    for (const sid of this.rounds.keys()) this.rounds.set(sid, at)
+  }
 
   /** a round for the service one cycle from now, unless one is already due */
   wake(sid: string): void {
-    if (!this.rounds.has(sid)) this.rounds.set(sid, this.c.now() + this.lagMs)
+    if (!this.rounds.has(sid)) this.rounds.set(sid, this.c.now() + this.lag)
   }
 
   /** queue_crm_commands("stop $sid $timeout") */
