@@ -45,6 +45,7 @@ describe('PVE::HA::Manager next_state_stopped', () => {
     expect(await configured(s, 'vm:100')).toBe('started')
     expect(power(s, 100)).toBe('running')
     expect(await haState(s, 100)).toBe('started')
+    expect(s.sim.haLog()).toContain("info: ignore service 'vm:100' stop request - service already stopped")
   })
 
   it('a stop command for a stopped service leaves a stopped config alone (no write, same digest)', async () => {
@@ -92,6 +93,15 @@ describe('PVE::HA::Manager next_state_started', () => {
     expect(tasksOf(s, 'qmstart', 100)).toHaveLength(4)
     expect(await haState(s, 100)).toBe('error')
     expect(power(s, 100)).toBe('stopped')
+    expect(s.sim.haLog().filter((l) => /retry|retries|relocat|recovery|Tried/.test(l))).toEqual([
+      "warning: restart policy: retry number 1 for service 'vm:100'",
+      'err: unable to start service vm:100 on local node after 1 retries',
+      "warning: starting service vm:100 on node 'pve1' failed, relocating service.",
+      "warning: Start Error Recovery: Tried all available nodes for service 'vm:100', retry start on current node. Tried nodes: pve1",
+      "warning: restart policy: retry number 1 for service 'vm:100'",
+      'err: unable to start service vm:100 on local node after 1 retries',
+      'err: recovery policy for service vm:100 failed, entering error state. Failed nodes: pve1, pve1',
+    ])
   })
 
   it('max_restart 0 and max_relocate 0: the first failed start is the last', async () => {
