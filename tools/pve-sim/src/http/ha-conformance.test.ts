@@ -377,6 +377,27 @@ describe('PVE::API2::HA::Rules create_rule / index with the feasibility checks o
     ])
   })
 
+  it('NodeAffinity check_single_resource_reference: a resource in a second node-affinity rule', async () => {
+    await refused({ rule: 'elsewhere', type: 'node-affinity', resources: 'vm:200', nodes: 'pve2' }, [
+      "resources: resource 'vm:200' is already used in another node affinity rule",
+    ])
+  })
+
+  it('PVE::HA::Rules::get_next_ordinal: a new rule takes the smallest order plus one, so it lands second', async () => {
+    expect((await rule({ rule: 'pin-one', type: 'node-affinity', resources: 'vm:222', nodes: 'pve1' })).status).toBe(
+      200,
+    )
+    expect((await rule({ rule: 'pin-two', type: 'node-affinity', resources: 'vm:223', nodes: 'pve2' })).status).toBe(
+      200,
+    )
+    const list = data<{ rule: string; order: number }[]>(await req(sim, 'GET', '/cluster/ha/rules'))
+    expect(list.map((r) => [r.order, r.rule])).toEqual([
+      [1, 'keep-on-pve1'],
+      [2, 'pin-two'],
+      [3, 'pin-one'],
+    ])
+  })
+
   it('index and read_rule: a rule the checks blame carries `errors` (a purge left it with one resource)', async () => {
     await ok(sim, req(sim, 'POST', '/nodes/pve1/qemu', { vmid: '224', memory: '512' }))
     expect((await req(sim, 'POST', '/cluster/ha/resources', { sid: 'vm:224', state: 'stopped' })).status).toBe(200)
@@ -413,6 +434,37 @@ describe('PVE::HA::Manager over HTTP: next_state_stopped and the LRM restart pol
     await until(async () => (await status('qemu', 230)).status === 'running')
     expect(data<{ state: string }>(await req(sim, 'GET', '/cluster/ha/resources/vm:230')).state).toBe('started')
     await until(async () => (await resource(230))?.hastate === 'started')
+  })
+
+  it('LRM exec_resource_agent `started`: a guest of a started service that stops out of band is started again', async () => {
+    sim.control.driftPower(230, 'stopped')
+    await until(async () => (await status('qemu', 230)).status === 'running')
+    const starts = data<unknown[]>(await req(sim, 'GET', '/nodes/pve1/tasks?vmid=230&typefilter=qmstart'))
+    expect(starts).toHaveLength(2)
+  })
+
+  it('next_state_request_stop: a container that ignores the shutdown (PVECT shutdown sends no forceStop) ends in error', async () => {
+    const tmpl = sim.control.addVolume('pve1', 'local', {
+      filename: 'debian-12-standard_12.7-1_amd64.tar.zst',
+      content: 'vztmpl',
+    })
+    await ok(sim, req(sim, 'POST', '/nodes/pve1/lxc', { vmid: '232', ostemplate: tmpl, rootfs: 'local-lvm:2' }))
+    expect((await req(sim, 'POST', '/cluster/ha/resources', { sid: 'ct:232', state: 'started' })).status).toBe(200)
+    await until(
+      async () => (await resource(232))?.hastate === 'started' && (await status('lxc', 232)).status === 'running',
+    )
+    sim.control.setIgnoresShutdown(232, true)
+    expect((await ok(sim, req(sim, 'POST', '/nodes/pve1/lxc/232/status/shutdown', { timeout: '1' }))).exitstatus).toBe(
+      'OK',
+    )
+    await until(async () => (await resource(232))?.hastate === 'error')
+    expect((await status('lxc', 232)).status).toBe('running')
+    const shutdowns = data<Record<string, unknown>[]>(
+      await req(sim, 'GET', '/nodes/pve1/tasks?vmid=232&typefilter=vzshutdown'),
+    )
+    expect(shutdowns.map((t) => t.status)).toEqual([
+      "command 'lxc-stop -n 232 --nokill --timeout 1' failed: exit code 1",
+    ])
   })
 
   it('LRM handle_service_exitcode and next_state_started: the defaults (max_restart 1, max_relocate 1) make four starts before error', async () => {
