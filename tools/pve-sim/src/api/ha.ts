@@ -84,14 +84,15 @@ export function haRoutes(c: Cluster): RouteTable {
     const env: RuleEnv = {
       configured: (sid) => ha.resources.has(sid),
       nodeExists: (node) => c.nodes.has(node),
-      sid: (value) => ha.parseSid(value).sid,
+      // the manager status knows every cluster node (online or not)
+      nodes: () => [...c.nodes.keys()],
     }
     // create_rule / update_rule die while groups are left to migrate (have_groups_been_migrated)
     const groupsLeft = (what: string) => {
       if (!ha.groupsMigrated()) throw fail500(`cannot ${what} ha rule: ha groups have not been migrated yet`)
     }
     table.push(
-      ['GET', '/cluster/ha/rules', (ctx) => ha.rules.list(str(ctx, 'type'), str(ctx, 'resource'))],
+      ['GET', '/cluster/ha/rules', (ctx) => ha.rules.list(env, str(ctx, 'type'), str(ctx, 'resource'))],
       [
         'POST',
         '/cluster/ha/rules',
@@ -100,7 +101,7 @@ export function haRoutes(c: Cluster): RouteTable {
           return ha.rules.create(ctx.params, env)
         },
       ],
-      ['GET', '/cluster/ha/rules/{rule}', (ctx) => ha.rules.item(str(ctx, 'rule') ?? '')],
+      ['GET', '/cluster/ha/rules/{rule}', (ctx) => ha.rules.read(str(ctx, 'rule') ?? '', env)],
       [
         'PUT',
         '/cluster/ha/rules/{rule}',

@@ -73,6 +73,16 @@ describe('named formats', () => {
     expect(check('pve-storage-id', 'l')).toBe("storage ID 'l' contains illegal characters\n")
   })
 
+  it('pve-ha-manager PVE::HA::Tools formats: resource ids, node[:prio] entries', () => {
+    expect(check('pve-ha-resource-id-list', 'vm:100, ct:101')).toBeUndefined()
+    expect(check('pve-ha-resource-id-list', 'vm:100,101')).toBe('value does not look like a valid ha resource id\n')
+    expect(check('pve-ha-resource-or-vm-id', '101')).toBeUndefined()
+    expect(check('pve-ha-resource-or-vm-id', 'VM:101')).toBe('value does not look like a valid ha resource id\n')
+    expect(check('pve-ha-node-list', 'pve1:2,pve2')).toBeUndefined()
+    expect(check('pve-ha-node-list', 'pve1:high')).toBe('value does not look like a valid ha node\n')
+    expect(check('pve-ha-group-node-list', 'pve_1')).toBe('value does not look like a valid ha group node\n')
+  })
+
   it('pve-qm-bootdev-list: drives except efidisk/tpmstate, net/usb/hostpci', () => {
     expect(check('pve-qm-bootdev-list', 'scsi0;ide2;net0')).toBeUndefined()
     expect(check('pve-qm-bootdev-list', 'efidisk0')).toBe("invalid boot device 'efidisk0'\n")

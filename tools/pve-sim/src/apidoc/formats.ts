@@ -48,6 +48,7 @@ const EMAIL_RE = /^[\w+\-~]+(\.[\w+\-~]+)*@[a-zA-Z0-9-]+(\.[a-zA-Z0-9-]+)*$/
 const EMAIL_USER_RE = /^[\w+\-~]+$/
 const SIZE_RE = /^(\d+(\.\d+)?)([KMGT](?:iB)?)?$/
 export const TAG_RE = /^[a-z0-9_][a-z0-9_\-+.]*$/i
+const HA_NODE_RE = /^([a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?)(:\d+)?$/
 const VOLUME_ID_RE = /^([a-z][a-z0-9\-_.]*[a-z0-9]):(.+)$/i
 const IPV4_MASKS = new Set(
   Array.from({ length: 33 }, (_, bits) => {
@@ -103,6 +104,19 @@ const verifiers: Record<string, Verifier> = {
   },
   'pve-node': (v) => {
     if (!/^([a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?)$/.test(v)) die('value does not look like a valid node name')
+  },
+  // pve-ha-manager PVE::HA::Tools: pve_verify_ha_resource_id, _or_vm_id, pve_verify_ha_node (8.x: _group_node)
+  'pve-ha-resource-id': (v) => {
+    if (!/^[a-z]+:\S+$/.test(v)) die('value does not look like a valid ha resource id')
+  },
+  'pve-ha-resource-or-vm-id': (v) => {
+    if (!/^([a-z]+:\S+|\d+)$/.test(v)) die('value does not look like a valid ha resource id')
+  },
+  'pve-ha-node': (v) => {
+    if (!HA_NODE_RE.test(v)) die('value does not look like a valid ha node')
+  },
+  'pve-ha-group-node': (v) => {
+    if (!HA_NODE_RE.test(v)) die('value does not look like a valid ha group node')
   },
   'mac-addr': (v) => {
     if (!/^[a-f0-9][02468ace](?::[a-f0-9]{2}){5}$/i.test(v)) die('value does not look like a valid unicast MAC address')

@@ -4,7 +4,7 @@
  * PVE::HA::Config::vm_is_ha_managed (hastart / hastop workers), pve-manager API2/Cluster.pm resources (hastate),
  * and destroy_vm's purge check.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { apidocForTests } from '../apidoc/test-data.js'
 import { startSimulator, type Simulator } from '../index.js'
 import { form, raw, waitTask, type RawResponse } from './test-support/raw.js'
@@ -144,25 +144,42 @@ describe('vm_start / vm_shutdown of an HA-managed guest (vm_is_ha_managed -> has
     expect((await status('qemu', 200)).status).toBe('running')
     await until(async () => (await status('qemu', 200)).status === 'stopped')
     expect(data<{ state: string }>(await req(sim, 'GET', '/cluster/ha/resources/vm:200')).state).toBe('stopped')
-    expect((await resource(200))?.hastate).toBe('stopped')
+    // next_state_request_stop: the CRM reads the LRM's result one cycle after the guest stopped
+    await until(async () => (await resource(200))?.hastate === 'stopped')
     const tasks = data<Record<string, unknown>[]>(
       await req(sim, 'GET', '/nodes/pve1/tasks?vmid=200&typefilter=qmshutdown'),
     )
     expect(tasks[0]).toMatchObject({ user: 'root@pam', status: 'OK' })
   })
 
-  it('a start the LRM cannot carry out leaves the service in error; a new start request then fails', async () => {
+  it('next_state_started: a start the LRM cannot carry out (max_restart / max_relocate spent) ends in error; check_service_state then fails a start request', async () => {
+    // one try, no restart: a single qmstart, then error
+    expect(
+      (await req(sim, 'PUT', '/cluster/ha/resources/vm:200', { max_restart: '0', max_relocate: '0' })).status,
+    ).toBe(200)
     sim.control.setTaskBehaviour('qmstart', { fail: 'start failed: QEMU exited with code 1' })
     try {
       expect((await ok(sim, req(sim, 'POST', '/nodes/pve1/qemu/200/status/start'))).exitstatus).toBe('OK')
       await until(async () => (await resource(200))?.hastate === 'error')
       expect((await status('qemu', 200)).status).toBe('stopped')
-      const again = await ok(sim, req(sim, 'POST', '/nodes/pve1/qemu/200/status/start'))
-      expect(again.exitstatus).toBe("service 'vm:200' in error state, must be disabled and fixed first")
+      const again = await req(sim, 'POST', '/nodes/pve1/qemu/200/status/start')
+      const upid = data<string>(again)
+      const st = await waitTask(sim, { Authorization: sim.token.header }, 'pve1', upid)
+      expect(st.exitstatus).toBe("command 'ha-manager set vm:200 --state started' failed: exit code 255")
+      const log = data<{ t: string }[]>(await req(sim, 'GET', `/nodes/pve1/tasks/${encodeURIComponent(upid)}/log`)).map(
+        (l) => l.t,
+      )
+      expect(log).toContain("service 'vm:200' in error state, must be disabled and fixed first")
+      // any update but `disabled` is refused, one without `state` too
+      const update = await req(sim, 'PUT', '/cluster/ha/resources/vm:200', { comment: 'x' })
+      expect([update.status, message(update)]).toEqual([
+        500,
+        "service 'vm:200' in error state, must be disabled and fixed first\n",
+      ])
     } finally {
       sim.control.setTaskBehaviour('qmstart', null)
     }
-    // check_service_state: only `disabled` is accepted, after which a start works again
+    // next_state_error: only `disabled` takes the service out of error (to stopped), after which a start works again
     expect((await req(sim, 'PUT', '/cluster/ha/resources/vm:200', { state: 'disabled' })).status).toBe(200)
     await until(async () => (await resource(200))?.hastate === 'stopped')
     expect((await req(sim, 'PUT', '/cluster/ha/resources/vm:200', { state: 'started' })).status).toBe(200)
@@ -251,8 +268,220 @@ describe('PVE::API2::HA::Groups and Rules per version (have_groups_been_migrated
       ).toBe(200)
       expect(data<{ group: string }>(await req(s8, 'GET', '/cluster/ha/resources/vm:100')).group).toBe('g1')
       expect((await req(s8, 'GET', '/cluster/ha/rules')).status).toBe(501)
+      // PVE::API2::HA::Groups delete: refused while a resource names the group
+      expect(message(await req(s8, 'DELETE', '/cluster/ha/groups/g1'))).toBe(
+        "delete ha group failed: ha group is used by service 'vm:100'\n",
+      )
+      // PVE::HA::Tools pve_verify_ha_group_node: the 8.x node list format
+      const bad = await req(s8, 'POST', '/cluster/ha/groups', { group: 'g2', nodes: 'pve1:high' })
+      expect([bad.status, (bad.json as { errors: unknown }).errors]).toEqual([
+        400,
+        { nodes: 'invalid format - value does not look like a valid ha group node\n' },
+      ])
     } finally {
       await s8.close()
     }
+  })
+})
+
+describe('PVE::API2::HA::Rules create_rule / index with the feasibility checks of PVE::HA::Rules', () => {
+  const VMS = [220, 221, 222, 223]
+  const rule = (params: Record<string, string>) => req(sim, 'POST', '/cluster/ha/rules', params)
+  const refused = async (params: Record<string, string>, lines: string[]) => {
+    const r = await rule(params)
+    expect([r.status, message(r)]).toEqual([
+      500,
+      `create ha rule failed: 400 Rule '${params.rule}' is invalid.\n${lines.join('\n')}\n`,
+    ])
+  }
+  const together = { rule: 'together', type: 'resource-affinity', affinity: 'positive', resources: 'vm:220,vm:221' }
+
+  beforeAll(async () => {
+    for (const vmid of VMS) {
+      await ok(sim, req(sim, 'POST', '/nodes/pve1/qemu', { vmid: String(vmid), memory: '512' }))
+      expect((await req(sim, 'POST', '/cluster/ha/resources', { sid: `vm:${vmid}`, state: 'stopped' })).status).toBe(
+        200,
+      )
+    }
+  })
+  afterEach(async () => {
+    for (const r of data<{ rule: string }[]>(await req(sim, 'GET', '/cluster/ha/rules')))
+      if (r.rule !== 'keep-on-pve1') await req(sim, 'DELETE', `/cluster/ha/rules/${r.rule}`)
+  })
+
+  it('create_rule stores a resource-affinity rule (type resource-affinity, affinity positive|negative)', async () => {
+    expect((await rule(together)).status).toBe(200)
+    expect(data(await req(sim, 'GET', '/cluster/ha/rules/together'))).toEqual({
+      rule: 'together',
+      type: 'resource-affinity',
+      affinity: 'positive',
+      resources: 'vm:220,vm:221',
+      order: expect.any(Number),
+      digest: expect.stringMatching(/^[0-9a-f]{40}$/),
+    })
+  })
+
+  it('pve-ha-resource-id-list and check_config: a bare vmid is no resource id; nodes belong to node-affinity', async () => {
+    const bare = await rule({ ...together, resources: '220,vm:221' })
+    expect([bare.status, (bare.json as { errors: unknown }).errors]).toEqual([
+      400,
+      { resources: 'invalid format - value does not look like a valid ha resource id\n' },
+    ])
+    const nodes = await rule({ ...together, nodes: 'pve1' })
+    expect([nodes.status, message(nodes)]).toEqual([500, "unexpected property 'nodes'\n"])
+  })
+
+  it('check_resource_affinity_resources_count', async () => {
+    await refused({ ...together, resources: 'vm:220' }, [
+      'resources: rule is ineffective as there are less than two resources',
+    ])
+  })
+
+  it('check_negative_resource_affinity_resources_count: more resources than the three nodes', async () => {
+    await refused(
+      { rule: 'apart', type: 'resource-affinity', affinity: 'negative', resources: 'vm:220,vm:221,vm:222,vm:223' },
+      ['resources: rule defines more resources than available nodes'],
+    )
+  })
+
+  it('check_inter_resource_affinity_rules_consistency: positive and negative rules must not contradict', async () => {
+    expect((await rule(together)).status).toBe(200)
+    await refused({ rule: 'apart', type: 'resource-affinity', affinity: 'negative', resources: 'vm:221,vm:220' }, [
+      'resources: rule shares two or more resources with a positive resource affinity rule',
+    ])
+  })
+
+  it('check_single_priority_node_affinity_in_resource_affinity_rules: no node-affinity rule with two priorities', async () => {
+    expect((await rule(together)).status).toBe(200)
+    await refused({ rule: 'prefer', type: 'node-affinity', resources: 'vm:221', nodes: 'pve1:2,pve2:1' }, [
+      'resources: resources are in a resource affinity rule and cannot be in a node affinity rule with multiple priorities',
+    ])
+    // a single priority is fine
+    expect((await rule({ rule: 'pin', type: 'node-affinity', resources: 'vm:221', nodes: 'pve1,pve2' })).status).toBe(
+      200,
+    )
+  })
+
+  it('check_single_node_affinity_per_positive_resource_affinity_rule', async () => {
+    expect((await rule({ rule: 'on-one', type: 'node-affinity', resources: 'vm:220', nodes: 'pve1' })).status).toBe(200)
+    expect((await rule({ rule: 'on-two', type: 'node-affinity', resources: 'vm:221', nodes: 'pve2' })).status).toBe(200)
+    await refused(together, ['resources: resources are in multiple node affinity rules'])
+  })
+
+  it('check_negative_resource_affinity_node_affinity_consistency', async () => {
+    expect((await rule({ rule: 'pin', type: 'node-affinity', resources: 'vm:220,vm:221', nodes: 'pve1' })).status).toBe(
+      200,
+    )
+    await refused({ rule: 'apart', type: 'resource-affinity', affinity: 'negative', resources: 'vm:220,vm:221' }, [
+      'resources: two or more resources are restricted to less nodes than available to the resources',
+    ])
+  })
+
+  it('NodeAffinity check_single_resource_reference: a resource in a second node-affinity rule', async () => {
+    await refused({ rule: 'elsewhere', type: 'node-affinity', resources: 'vm:200', nodes: 'pve2' }, [
+      "resources: resource 'vm:200' is already used in another node affinity rule",
+    ])
+  })
+
+  it('PVE::HA::Rules::get_next_ordinal: a new rule takes the smallest order plus one, so it lands second', async () => {
+    expect((await rule({ rule: 'pin-one', type: 'node-affinity', resources: 'vm:222', nodes: 'pve1' })).status).toBe(
+      200,
+    )
+    expect((await rule({ rule: 'pin-two', type: 'node-affinity', resources: 'vm:223', nodes: 'pve2' })).status).toBe(
+      200,
+    )
+    const list = data<{ rule: string; order: number }[]>(await req(sim, 'GET', '/cluster/ha/rules'))
+    expect(list.map((r) => [r.order, r.rule])).toEqual([
+      [1, 'keep-on-pve1'],
+      [2, 'pin-two'],
+      [3, 'pin-one'],
+    ])
+  })
+
+  it('index and read_rule: a rule the checks blame carries `errors` (a purge left it with one resource)', async () => {
+    await ok(sim, req(sim, 'POST', '/nodes/pve1/qemu', { vmid: '224', memory: '512' }))
+    expect((await req(sim, 'POST', '/cluster/ha/resources', { sid: 'vm:224', state: 'stopped' })).status).toBe(200)
+    expect((await rule({ ...together, resources: 'vm:222,vm:224' })).status).toBe(200)
+    // delete_service_from_config with purge: vm:224 leaves the rule, which keeps vm:222 alone
+    expect((await req(sim, 'DELETE', '/cluster/ha/resources/vm:224')).status).toBe(200)
+    const errors = { resources: ['rule is ineffective as there are less than two resources'] }
+    const listed = data<Record<string, unknown>[]>(await req(sim, 'GET', '/cluster/ha/rules?resource=vm:222'))
+    expect(listed).toEqual([expect.objectContaining({ rule: 'together', resources: 'vm:222', errors })])
+    expect(data(await req(sim, 'GET', '/cluster/ha/rules/together'))).toEqual(listed[0])
+  })
+
+  it('update_rule: enabling a rule the checks would blame is refused; the stored rule stays disabled', async () => {
+    expect((await rule(together)).status).toBe(200)
+    // a disabled rule is not checked, so it can be written
+    const apart = { rule: 'apart', type: 'resource-affinity', affinity: 'negative', resources: 'vm:220,vm:221' }
+    expect((await rule({ ...apart, disable: '1' })).status).toBe(200)
+    const enable = await req(sim, 'PUT', '/cluster/ha/rules/apart', { type: 'resource-affinity', delete: 'disable' })
+    expect(message(enable)).toBe(
+      "update HA rules failed: 400 Rule 'apart' is invalid.\nresources: rule shares two or more resources with a positive resource affinity rule\n",
+    )
+    expect(data<{ disable?: number }>(await req(sim, 'GET', '/cluster/ha/rules/apart')).disable).toBe(1)
+  })
+})
+
+describe('PVE::HA::Manager over HTTP: next_state_stopped and the LRM restart policy', () => {
+  it('next_state_stopped: a stop queued for a stopped service is ignored ("service already stopped"); a start right after it runs the guest', async () => {
+    await ok(sim, req(sim, 'POST', '/nodes/pve1/qemu', { vmid: '230', memory: '512' }))
+    expect((await req(sim, 'POST', '/cluster/ha/resources', { sid: 'vm:230', state: 'stopped' })).status).toBe(200)
+    await until(async () => (await resource(230))?.hastate === 'stopped')
+    // the restart of an apply that finds the guest already stopped: stop, then start
+    expect((await ok(sim, req(sim, 'POST', '/nodes/pve1/qemu/230/status/stop'))).exitstatus).toBe('OK')
+    expect((await ok(sim, req(sim, 'POST', '/nodes/pve1/qemu/230/status/start'))).exitstatus).toBe('OK')
+    await until(async () => (await status('qemu', 230)).status === 'running')
+    expect(data<{ state: string }>(await req(sim, 'GET', '/cluster/ha/resources/vm:230')).state).toBe('started')
+    await until(async () => (await resource(230))?.hastate === 'started')
+  })
+
+  it('LRM exec_resource_agent `started`: a guest of a started service that stops out of band is started again', async () => {
+    sim.control.driftPower(230, 'stopped')
+    await until(async () => (await status('qemu', 230)).status === 'running')
+    const starts = data<unknown[]>(await req(sim, 'GET', '/nodes/pve1/tasks?vmid=230&typefilter=qmstart'))
+    expect(starts).toHaveLength(2)
+  })
+
+  it('next_state_request_stop: a container that ignores the shutdown (PVECT shutdown sends no forceStop) ends in error', async () => {
+    const tmpl = sim.control.addVolume('pve1', 'local', {
+      filename: 'debian-12-standard_12.7-1_amd64.tar.zst',
+      content: 'vztmpl',
+    })
+    await ok(sim, req(sim, 'POST', '/nodes/pve1/lxc', { vmid: '232', ostemplate: tmpl, rootfs: 'local-lvm:2' }))
+    expect((await req(sim, 'POST', '/cluster/ha/resources', { sid: 'ct:232', state: 'started' })).status).toBe(200)
+    await until(
+      async () => (await resource(232))?.hastate === 'started' && (await status('lxc', 232)).status === 'running',
+    )
+    sim.control.setIgnoresShutdown(232, true)
+    expect((await ok(sim, req(sim, 'POST', '/nodes/pve1/lxc/232/status/shutdown', { timeout: '1' }))).exitstatus).toBe(
+      'OK',
+    )
+    await until(async () => (await resource(232))?.hastate === 'error')
+    expect((await status('lxc', 232)).status).toBe('running')
+    const shutdowns = data<Record<string, unknown>[]>(
+      await req(sim, 'GET', '/nodes/pve1/tasks?vmid=232&typefilter=vzshutdown'),
+    )
+    expect(shutdowns.map((t) => t.status)).toEqual([
+      "command 'lxc-stop -n 232 --nokill --timeout 1' failed: exit code 1",
+    ])
+  })
+
+  it('LRM handle_service_exitcode and next_state_started: the defaults (max_restart 1, max_relocate 1) make four starts before error', async () => {
+    await ok(sim, req(sim, 'POST', '/nodes/pve1/qemu', { vmid: '231', memory: '512' }))
+    sim.control.setTaskBehaviour('qmstart', { fail: 'start failed: QEMU exited with code 1' })
+    try {
+      expect((await req(sim, 'POST', '/cluster/ha/resources', { sid: 'vm:231' })).status).toBe(200)
+      await until(async () => (await resource(231))?.hastate === 'error', 15_000)
+    } finally {
+      sim.control.setTaskBehaviour('qmstart', null)
+    }
+    const starts = data<Record<string, unknown>[]>(
+      await req(sim, 'GET', '/nodes/pve1/tasks?vmid=231&typefilter=qmstart'),
+    )
+    expect(starts.map((t) => [t.user, t.status])).toEqual(
+      Array.from({ length: 4 }, () => ['root@pam', 'start failed: QEMU exited with code 1']),
+    )
+    expect((await status('qemu', 231)).ha).toEqual({ managed: 1, state: 'error' })
   })
 })

@@ -206,6 +206,8 @@ export class Cluster {
     g.paused = false
     g.statusChangedMs = this.now()
     g.startedMs = status === 'running' ? this.now() : undefined
+    // the HA manager notices (the LRM restarts a guest that should run, stops one that should not)
+    this.ha.powerChanged(g)
   }
 
   /** the status /cluster/resources shows: lags real changes by resourcesLagMs */

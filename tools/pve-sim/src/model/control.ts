@@ -149,10 +149,15 @@ export function controls(c: Cluster): Controls {
     setHaLag(ms: number) {
       c.ha.lagMs = ms
     },
+    haLog() {
+      c.settle()
+      return [...c.ha.manager.log]
+    },
     setNodeOnline(node: string, online: boolean) {
       const n = c.nodes.get(node)
       if (!n) throw new Error(`pve-sim: no node ${node}`)
       n.online = online
+      if (online) c.ha.manager.wakeNode(node)
     },
     setIgnoresShutdown(vmid: number, ignores: boolean) {
       need(vmid).ignoresShutdown = ignores

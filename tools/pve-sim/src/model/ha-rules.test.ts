@@ -1,8 +1,9 @@
 /**
- * HA groups (8.x) and rules (9.x), each test named after the pve-ha-manager function it follows:
- * PVE::API2::HA::Groups create/update/delete, PVE::API2::HA::Rules create_rule/update_rule/delete_rule with
- * $assert_valid_resources_param, $assert_valid_nodes_param and NodeAffinity check_single_resource_reference,
- * PVE::HA::Config::lock_ha_domain's message prefix and delete_service_from_config's purge.
+ * HA rules (9.x), each test named after the pve-ha-manager function it follows: PVE::API2::HA::Rules
+ * create_rule/update_rule/delete_rule/index/read_rule with PVE::SectionConfig::check_config and delete_from_config,
+ * $assert_valid_resources_param, $assert_valid_nodes_param, $assert_feasibility (the checks themselves are tested in
+ * ha-feasibility.test.ts), PVE::HA::Rules::get_next_ordinal, PVE::HA::Config::lock_ha_domain's message prefix and
+ * delete_service_from_config's purge.
  */
 import { describe, expect, it } from 'vitest'
 import { makeSim, type Sim } from '../api/testing.js'
@@ -43,7 +44,7 @@ describe('PVE::API2::HA::Rules (9.x)', () => {
     await s.call('POST', '/cluster/ha/rules', {
       rule: 'prefer-pve2',
       type: 'node-affinity',
-      resources: '101,vm:100',
+      resources: 'vm:101,vm:100',
       nodes: 'pve2:2,pve1:0',
       strict: true,
       comment: 'web tier',
@@ -152,52 +153,176 @@ describe('PVE::API2::HA::Rules (9.x)', () => {
   })
 })
 
-describe('PVE::API2::HA::Groups (8.x)', () => {
-  it('create / update with digest and delete / delete refused while a resource names the group', async () => {
-    const s = makeSim({ pveVersion: '8.4' })
-    await withGuests(s, 100)
-    await s.call('POST', '/cluster/ha/groups', { group: 'g1', nodes: 'pve1:2,pve2', restricted: true })
-    expect((await s.error('POST', '/cluster/ha/groups', { group: 'g1', nodes: 'pve1' })).message).toBe(
-      "create ha group failed: ha group ID 'g1' already defined",
-    )
-    const g = (await s.call('GET', '/cluster/ha/groups/g1')) as { digest: string; restricted: number }
-    expect(g.restricted).toBe(1)
-    expect((await s.error('PUT', '/cluster/ha/groups/g1', { comment: 'x', digest: '0'.repeat(40) })).message).toBe(
-      'update ha group failed: detected modified configuration - file changed by other user? Try again.',
-    )
-    await s.call('PUT', '/cluster/ha/groups/g1', { nodes: 'pve2:3', delete: 'restricted', digest: g.digest })
-    expect(await s.call('GET', '/cluster/ha/groups/g1')).toEqual({
-      group: 'g1',
-      type: 'group',
-      nodes: 'pve2:3',
+const NOT_TWO = 'rule is ineffective as there are less than two resources'
+
+async function withResources(s: Sim, ...vmids: number[]): Promise<void> {
+  await withGuests(s, ...vmids)
+  for (const vmid of vmids) await s.call('POST', '/cluster/ha/resources', { sid: `vm:${vmid}`, state: 'stopped' })
+}
+
+describe('PVE::API2::HA::Rules resource-affinity rules and $assert_feasibility', () => {
+  it('create_rule stores a resource-affinity rule with its affinity; read returns it', async () => {
+    const s = makeSim()
+    await withResources(s, 100, 101)
+    await s.call('POST', '/cluster/ha/rules', {
+      rule: 'keep-apart',
+      type: 'resource-affinity',
+      affinity: 'negative',
+      resources: 'vm:101,vm:100',
+    })
+    expect(await s.call('GET', '/cluster/ha/rules/keep-apart')).toEqual({
+      rule: 'keep-apart',
+      type: 'resource-affinity',
+      affinity: 'negative',
+      resources: 'vm:100,vm:101',
+      order: 1,
       digest: expect.stringMatching(/^[0-9a-f]{40}$/),
     })
-    expect((await s.error('PUT', '/cluster/ha/groups/g1', { delete: 'nodes' })).message).toBe(
-      "update ha group failed: unable to delete required option 'nodes'",
-    )
-    // a resource may name a group that does not exist; the index says so
-    await s.call('POST', '/cluster/ha/resources', { sid: 'vm:100', group: 'gone' })
-    expect(((await s.call('GET', '/cluster/ha/resources')) as { errors?: unknown }[])[0]?.errors).toEqual({
-      group: "group 'gone' does not exist",
-    })
-    await s.call('PUT', '/cluster/ha/resources/vm:100', { group: 'g1' })
-    expect((await s.error('DELETE', '/cluster/ha/groups/g1')).message).toBe(
-      "delete ha group failed: ha group is used by service 'vm:100'",
-    )
-    await s.call('PUT', '/cluster/ha/resources/vm:100', { delete: 'group' })
-    expect(await s.call('DELETE', '/cluster/ha/groups/g1')).toBeNull()
-    expect(await s.call('GET', '/cluster/ha/groups')).toEqual([])
   })
 
-  it('update_resources_config: an unknown option in delete is refused; 8.x rules do not exist', async () => {
-    const s = makeSim({ pveVersion: '8.4' })
-    await withGuests(s, 100)
-    await s.call('POST', '/cluster/ha/resources', { sid: 'vm:100', max_restart: 3 })
-    expect((await s.error('PUT', '/cluster/ha/resources/vm:100', { delete: 'bogus' })).message).toBe(
-      "update resources config failed: no such option 'bogus'",
+  it('check_config: a property of the other rule type is unexpected, a required one missing (before the lock)', async () => {
+    const s = makeSim()
+    await withResources(s, 100, 101)
+    const base = { rule: 'r', type: 'resource-affinity', resources: 'vm:100,vm:101' }
+    expect(await s.error('POST', '/cluster/ha/rules', { ...base, affinity: 'positive', nodes: 'pve1' })).toMatchObject({
+      status: 500,
+      message: "unexpected property 'nodes'",
+    })
+    expect((await s.error('POST', '/cluster/ha/rules', base)).message).toBe(
+      "missing value for required option 'affinity'",
     )
-    await s.call('PUT', '/cluster/ha/resources/vm:100', { delete: 'max_restart', max_relocate: 2 })
-    const r = (await s.call('GET', '/cluster/ha/resources/vm:100')) as Record<string, unknown>
-    expect([r.max_restart, r.max_relocate]).toEqual([undefined, 2])
+    expect(
+      (await s.error('POST', '/cluster/ha/rules', { rule: 'n', type: 'node-affinity', resources: 'vm:100' })).message,
+    ).toBe("missing value for required option 'nodes'")
+    expect(
+      (await s.error('POST', '/cluster/ha/rules', { ...base, affinity: 'positive', comment: 'two\nlines' })).message,
+    ).toBe('property contains a line feed')
+  })
+
+  it('decode_value drops resource entries that are no `type:name` (a bare vmid), leaving none to use', async () => {
+    const s = makeSim()
+    await withResources(s, 100)
+    expect(
+      (
+        await s.error('POST', '/cluster/ha/rules', {
+          rule: 'r',
+          type: 'node-affinity',
+          resources: '100',
+          nodes: 'pve1',
+        })
+      ).message,
+    ).toBe('create ha rule failed: no resources were specified')
+  })
+
+  it('$assert_feasibility refuses the created rule it blames, with the messages joined per option, and writes nothing', async () => {
+    const s = makeSim()
+    await withResources(s, 100, 101)
+    const one = await s.error('POST', '/cluster/ha/rules', {
+      rule: 'alone',
+      type: 'resource-affinity',
+      affinity: 'positive',
+      resources: 'vm:100',
+    })
+    expect([one.status, one.message]).toEqual([
+      500,
+      `create ha rule failed: 400 Rule 'alone' is invalid.\nresources: ${NOT_TWO}`,
+    ])
+    await s.call('POST', '/cluster/ha/rules', {
+      rule: 'together',
+      type: 'resource-affinity',
+      affinity: 'positive',
+      resources: 'vm:100,vm:101',
+    })
+    const contra = await s.error('POST', '/cluster/ha/rules', {
+      rule: 'apart',
+      type: 'resource-affinity',
+      affinity: 'negative',
+      resources: 'vm:100,vm:101',
+    })
+    expect(contra.message).toBe(
+      "create ha rule failed: 400 Rule 'apart' is invalid.\nresources: rule shares two or more resources with a positive resource affinity rule",
+    )
+    expect(((await s.call('GET', '/cluster/ha/rules')) as { rule: string }[]).map((r) => r.rule)).toEqual(['together'])
+  })
+
+  it('$assert_feasibility on update: a node-affinity rule given two priorities over a resource-affinity rule', async () => {
+    const s = makeSim()
+    await withResources(s, 100, 101)
+    await s.call('POST', '/cluster/ha/rules', {
+      rule: 'together',
+      type: 'resource-affinity',
+      affinity: 'positive',
+      resources: 'vm:100,vm:101',
+    })
+    await s.call('POST', '/cluster/ha/rules', {
+      rule: 'pin',
+      type: 'node-affinity',
+      resources: 'vm:100',
+      nodes: 'pve1',
+    })
+    const e = await s.error('PUT', '/cluster/ha/rules/pin', { type: 'node-affinity', nodes: 'pve1:2,pve2:1' })
+    expect(e.message).toBe(
+      "update HA rules failed: 400 Rule 'pin' is invalid.\nresources: resources are in a resource affinity rule and cannot be in a node affinity rule with multiple priorities",
+    )
+    expect(((await s.call('GET', '/cluster/ha/rules/pin')) as { nodes: string }).nodes).toBe('pve1')
+  })
+
+  it('update_rule: a `type` other than the rule`s is an unexpected property; set and delete of one option is refused', async () => {
+    const s = makeSim()
+    await withResources(s, 100)
+    await s.call('POST', '/cluster/ha/rules', {
+      rule: 'pin',
+      type: 'node-affinity',
+      resources: 'vm:100',
+      nodes: 'pve1',
+    })
+    expect((await s.error('PUT', '/cluster/ha/rules/pin', { type: 'resource-affinity', comment: 'x' })).message).toBe(
+      "update HA rules failed: unexpected property 'type'",
+    )
+    expect((await s.error('PUT', '/cluster/ha/rules/pin', { comment: 'x', delete: 'comment' })).message).toBe(
+      "update HA rules failed: cannot set and delete property 'comment' at the same time!",
+    )
+    expect((await s.error('PUT', '/cluster/ha/rules/pin', { delete: 'type' })).message).toBe(
+      "update HA rules failed: no such option 'type'",
+    )
+  })
+
+  it('index and read_rule attach `errors` to rules the checks blame (a purge left a rule with one resource)', async () => {
+    const s = makeSim()
+    await withResources(s, 100, 101)
+    await s.call('POST', '/cluster/ha/rules', {
+      rule: 'together',
+      type: 'resource-affinity',
+      affinity: 'positive',
+      resources: 'vm:100,vm:101',
+    })
+    await s.call('DELETE', '/cluster/ha/resources/vm:101')
+    const [listed] = (await s.call('GET', '/cluster/ha/rules')) as Record<string, unknown>[]
+    expect(listed).toMatchObject({ rule: 'together', resources: 'vm:100', errors: { resources: [NOT_TWO] } })
+    expect(await s.call('GET', '/cluster/ha/rules/together')).toEqual(listed)
+    // a disabled rule is not checked
+    await s.call('PUT', '/cluster/ha/rules/together', { disable: true })
+    expect((await s.call('GET', '/cluster/ha/rules/together')) as object).not.toHaveProperty('errors')
+  })
+})
+
+describe('PVE::HA::Rules::get_next_ordinal and the file order', () => {
+  it('a new rule takes the smallest order plus one: it lands second; a delete renumbers', async () => {
+    const s = makeSim()
+    await withResources(s, 100, 101, 102, 103)
+    const create = (rule: string, vmid: number) =>
+      s.call('POST', '/cluster/ha/rules', { rule, type: 'node-affinity', resources: `vm:${vmid}`, nodes: 'pve1' })
+    await create('first', 100)
+    await create('second', 101)
+    await create('third', 102)
+    const orders = async () =>
+      ((await s.call('GET', '/cluster/ha/rules')) as { rule: string; order: number }[]).map(
+        (r) => `${r.order}:${r.rule}`,
+      )
+    expect(await orders()).toEqual(['1:first', '2:third', '3:second'])
+    await s.call('DELETE', '/cluster/ha/rules/first')
+    expect(await orders()).toEqual(['1:third', '2:second'])
+    await create('fourth', 103)
+    expect(await orders()).toEqual(['1:third', '2:fourth', '3:second'])
   })
 })

@@ -1,17 +1,23 @@
-import { createHash } from 'node:crypto'
-import type { Caller } from '../http/types.js'
 import type { Cluster, Guest } from './cluster.js'
-import { fail400, fail500 } from './errors.js'
-import { HA_DIGEST_MISMATCH, HaGroups, HaRules, underHaLock } from './ha-rules.js'
-import { powerLxc } from './lxc.js'
-import { shutdownQemu, startQemu, stopQemu } from './qemu.js'
+import { fail400, fail500, PveHttpError } from './errors.js'
+import { HaGroups } from './ha-groups.js'
+import { HaManager, type ServiceConfig } from './ha-manager.js'
+import { HaRules } from './ha-rules.js'
+import {
+  checkConfig,
+  deleteOptions,
+  HA_DIGEST_MISMATCH,
+  sectionDigest,
+  splitList,
+  underHaLock,
+  type SectionOptions,
+} from './ha-section.js'
 
 /**
- * HA (pve-ha-manager): the resources config (`/etc/pve/ha/resources.cfg`), groups (8.x) or rules (9.x), and
- * the manager's service status. A power request on an HA-managed guest only records the wanted state (the
- * `hastart`/`hastop` worker runs `ha-manager set` / `crm-command stop` and ends at once); the CRM picks the
- * request up one cycle later (`lagMs`) and the LRM runs the real `qmstart`/`qmshutdown`/... task as root@pam.
- * Nothing runs on timers: Cluster.settle() runs the due CRM steps.
+ * HA (pve-ha-manager): the resources config (`/etc/pve/ha/resources.cfg`, PVE::API2::HA::Resources), groups
+ * (8.x) or rules (9.x), and the manager (model/ha-manager.ts). A power request on an HA-managed guest only
+ * records the wanted state: the `hastart` / `hastop` worker runs `ha-manager set <sid> --state started` /
+ * `ha-manager crm-command stop <sid> <timeout>`, and the manager acts on it one cycle later.
  */
 
 export type HaType = 'vm' | 'ct'
@@ -27,38 +33,37 @@ export interface HaResourceConf {
   failback?: number
 }
 
-/** the manager's service_status entry (PVE::HA::Manager): started, request_stop, stopped, error, ... */
-interface ServiceStatus {
-  state: string
-  node: string
-  /** the LRM task working on the service */
-  lrmTask?: string
-}
-
-interface CrmStep {
-  dueMs: number
-  sid: string
-  /** crm-command stop <sid> <timeout>: 0 = hard stop (qmstop), else a shutdown with forceStop */
-  stopTimeout?: number
-}
-
-const LRM: Caller = { userid: 'root@pam', actor: 'root@pam' }
 const RESOURCE_KEYS = ['state', 'max_restart', 'max_relocate', 'comment', 'group', 'failback'] as const
+const STATES = ['started', 'stopped', 'enabled', 'disabled', 'ignored']
 
 export class Ha {
   readonly resources = new Map<string, HaResourceConf>()
-  readonly service = new Map<string, ServiceStatus>()
   /** ha groups (PVE 8.x); on 9.x they are migrated to rules */
   readonly groups = new HaGroups()
   /** ha rules (PVE 9.x) */
   readonly rules = new HaRules()
-  private steps: CrmStep[] = []
+  /** the CRM and LRM */
+  readonly manager: HaManager
 
   constructor(
     private readonly c: Cluster,
-    /** one CRM + LRM cycle: how long after a request the LRM task starts */
-    public lagMs: number,
-  ) {}
+    /** one CRM + LRM cycle */
+    lagMs: number,
+  ) {
+    this.manager = new HaManager(
+      c,
+      { config: (sid) => this.serviceConfig(sid), writeStopped: (sid) => this.writeStopped(sid) },
+      lagMs,
+    )
+  }
+
+  get lagMs(): number {
+    return this.manager.lagMs
+  }
+
+  set lagMs(ms: number) {
+    this.manager.lagMs = ms
+  }
 
   static sidOf(g: Pick<Guest, 'type' | 'vmid'>): string {
     return `${g.type === 'qemu' ? 'vm' : 'ct'}:${g.vmid}`
@@ -66,7 +71,11 @@ export class Ha {
 
   /** PVE::HA::Config::vm_is_ha_managed: configured, and not `ignored` */
   managed(g: Pick<Guest, 'type' | 'vmid'>): boolean {
-    const r = this.resources.get(Ha.sidOf(g))
+    return this.managedSid(Ha.sidOf(g))
+  }
+
+  private managedSid(sid: string): boolean {
+    const r = this.resources.get(sid)
     return r !== undefined && r.state !== 'ignored'
   }
 
@@ -85,26 +94,34 @@ export class Ha {
   /** the `ha` object of vmstatus: PVE::HA::Config::get_service_status */
   serviceStatus(g: Guest): Record<string, unknown> {
     if (!this.managed(g)) return { managed: 0 }
-    const s = this.service.get(Ha.sidOf(g))
+    const s = this.manager.ss.get(Ha.sidOf(g))
     return s ? { managed: 1, state: s.state } : { managed: 1 }
   }
 
   /** /cluster/resources `hastate`: the manager's service state, else the configured request state */
   hastate(g: Guest): string | undefined {
     const sid = Ha.sidOf(g)
-    return this.service.get(sid)?.state ?? this.resources.get(sid)?.state
+    return this.manager.ss.get(sid)?.state ?? this.resources.get(sid)?.state
+  }
+
+  /** a guest changed power state (by the LRM, or out of band): the manager looks at it in its next round */
+  powerChanged(g: Guest): void {
+    const sid = Ha.sidOf(g)
+    if (this.resources.has(sid)) this.manager.wake(sid)
   }
 
   /** the SHA-1 of resources.cfg as written (the `digest` of every resources read) */
   digest(): string {
-    let text = ''
-    for (const sid of [...this.resources.keys()].sort()) {
-      const r = this.resources.get(sid) as HaResourceConf
-      text += `${r.type}: ${sid.slice(3)}\n`
-      for (const k of RESOURCE_KEYS) if (r[k] !== undefined) text += `\t${k} ${String(r[k])}\n`
-      text += '\n'
-    }
-    return createHash('sha1').update(text).digest('hex')
+    // format_section_header writes `vm: 100`
+    return sectionDigest(
+      (_, s) => String(s.type),
+      [...this.resources.keys()].sort().map((sid) => {
+        const r = this.resources.get(sid) as HaResourceConf
+        const s: Record<string, string | number> = { type: r.type }
+        for (const k of RESOURCE_KEYS) if (r[k] !== undefined) s[k] = r[k]
+        return [sid.slice(3), s]
+      }),
+    )
   }
 
   /** a resource as the API returns it (api_copy_config) */
@@ -120,38 +137,55 @@ export class Ha {
   }
 
   /** PVE::HA::Config::parse_sid: `100` -> `vm:100` / `ct:100` from the vmlist */
-  parseSid(sid: string): { sid: string; type: string; vmid: number } {
+  parseSid(sid: string): { sid: string; type: string; name: string } {
     const bare = /^(\d+)$/.exec(sid)
     if (bare) {
       const g = this.c.guests.get(Number(bare[1]))
       if (!g) throw fail500(`unable to detect SID from VMID - VM/CT ${bare[1]} does not exist`)
-      return { sid: Ha.sidOf(g), type: g.type === 'qemu' ? 'vm' : 'ct', vmid: g.vmid }
+      return { sid: Ha.sidOf(g), type: g.type === 'qemu' ? 'vm' : 'ct', name: String(g.vmid) }
     }
     const m = /^(\S+):(\S+)$/.exec(sid)
     if (!m) throw fail500(`unable to parse service id '${sid}'`)
-    return { sid, type: m[1] as string, vmid: Number(m[2]) }
+    return { sid, type: m[1] as string, name: m[2] as string }
   }
 
-  /** POST /cluster/ha/resources */
+  /** the resource plugin's options (PVEVM / PVECT options(); `failback` exists on 9.x only) */
+  private options(): SectionOptions {
+    const o: Record<string, boolean> = {
+      state: true,
+      group: true,
+      comment: true,
+      max_restart: true,
+      max_relocate: true,
+    }
+    if (this.c.pveVersion !== '8.4') o.failback = true
+    return o
+  }
+
+  /**
+   * POST /cluster/ha/resources: parse_sid, the type, groups (9.x), the plugin (lookup, verify_name, exists), then
+   * check_config, and the section under the lock. The group is not checked (the index then reports it).
+   */
   create(params: Record<string, unknown>): null {
-    const { sid, type, vmid } = this.parseSid(String(params.sid))
-    if (params.type !== undefined && params.type !== type) throw fail500('types does not match')
-    if (params.group !== undefined && this.groupsMigrated())
+    const { sid: sidParam, type: typeParam, ...rest } = params
+    const { sid, type, name } = this.parseSid(String(sidParam))
+    if (typeParam !== undefined && typeParam !== type) throw fail500('types does not match')
+    if (rest.group !== undefined && this.groupsMigrated())
       throw fail500(`invalid parameter 'group': ha groups have been migrated to rules`)
-    if (type !== 'vm' && type !== 'ct') throw fail500(`unknown resource type '${type}'`)
+    if (type !== 'vm' && type !== 'ct') throw fail500(`unknown section type '${type}'`)
+    if (!/^[1-9][0-9]+$/.test(name)) throw fail500('invalid VMID')
     // PVEVM/PVECT exists(): the guest must be in the cluster's vmlist, of the right kind
-    const g = this.c.guests.get(vmid)
+    const g = this.c.guests.get(Number(name))
     if (!g) throw fail500(`resource '${sid}' does not exist in cluster`)
     if ((g.type === 'qemu') !== (type === 'vm'))
-      throw fail500(`resource '${sid}' - guest with ID ${vmid} is not a ${type === 'vm' ? 'VM' : 'container'}`)
-    // create does not check that the group exists (the index then reports it in `errors`)
+      throw fail500(`resource '${sid}' - guest with ID ${name} is not a ${type === 'vm' ? 'VM' : 'container'}`)
     const conf: HaResourceConf = { type }
-    this.assign(conf, params)
+    this.assign(conf, checkConfig(type, this.options(), rest, true))
     underHaLock('create resource failed', () => {
       if (this.resources.has(sid)) throw fail500(`resource ID '${sid}' already defined`)
       this.resources.set(sid, conf)
     })
-    this.schedule(sid)
+    this.manager.wake(sid)
     return null
   }
 
@@ -164,34 +198,33 @@ export class Ha {
       return
     }
     this.resources.set(sid, { type: g.type === 'qemu' ? 'vm' : 'ct', state: started ? 'started' : 'stopped' })
-    this.schedule(sid)
+    this.manager.wake(sid)
   }
 
-  /** PUT /cluster/ha/resources/{sid} (update_resources_config with digest and delete) */
+  /**
+   * PUT /cluster/ha/resources/{sid}: the group (it must exist), check_service_state, then update_resources_config
+   * under the lock: digest, the section, check_config, the options set, then `delete` removes
+   */
   update(params: Record<string, unknown>): null {
-    const { sid, type } = this.parseSid(String(params.sid))
-    if (params.type !== undefined && params.type !== type) throw fail500('types does not match')
-    if (params.group !== undefined) {
+    const { sid: sidParam, type: typeParam, digest, delete: del, ...rest } = params
+    const { sid, type } = this.parseSid(String(sidParam))
+    if (typeParam !== undefined && typeParam !== type) throw fail500('types does not match')
+    if (rest.group !== undefined && rest.group !== '') {
       if (this.groupsMigrated()) throw fail500(`invalid parameter 'group': ha groups have been migrated to rules`)
-      if (!this.groups.ids.has(String(params.group))) throw fail500(`HA group '${String(params.group)}' does not exist`)
+      if (!this.groups.ids.has(String(rest.group))) throw fail500(`HA group '${String(rest.group)}' does not exist`)
     }
-    this.checkServiceState(sid, params.state === undefined ? undefined : String(params.state))
-    // update_resources_config: digest, then the section; options are set, then `delete` removes
+    this.checkServiceState(sid, rest.state === undefined ? undefined : String(rest.state))
     underHaLock('update resources config failed', () => {
-      if (params.digest !== undefined && String(params.digest) !== this.digest()) throw fail500(HA_DIGEST_MISMATCH)
+      if (digest !== undefined && String(digest) !== this.digest()) throw fail500(HA_DIGEST_MISMATCH)
       const conf = this.resources.get(sid)
       if (!conf) throw fail500(`no such resource '${sid}'`)
       const next = { ...conf }
-      this.assign(next, params)
-      for (const k of String(params.delete ?? '')
-        .split(/[,;\s]+/)
-        .filter(Boolean)) {
-        if (!(RESOURCE_KEYS as readonly string[]).includes(k)) throw fail500(`no such option '${k}'`)
-        delete (next as unknown as Record<string, unknown>)[k]
-      }
+      const opts = checkConfig(conf.type, this.options(), rest, false)
+      this.assign(next, opts)
+      deleteOptions(next, this.options(), opts, splitList(del), false)
       this.resources.set(sid, next)
     })
-    this.schedule(sid)
+    this.manager.wake(sid)
     return null
   }
 
@@ -209,8 +242,7 @@ export class Ha {
    */
   drop(sid: string, purge = true): void {
     this.resources.delete(sid)
-    this.service.delete(sid)
-    this.steps = this.steps.filter((s) => s.sid !== sid)
+    this.manager.forget(sid)
     if (purge && this.c.pveVersion !== '8.4') this.rules.purge(sid)
   }
 
@@ -219,144 +251,87 @@ export class Ha {
     return [...this.resources.keys()].sort().find((sid) => this.resources.get(sid)?.group === group)
   }
 
-  /** check_service_state: a service in `error` takes only `disabled` */
+  /**
+   * PVE::API2::HA::Resources::check_service_state: while the manager has a managed service in `error`, a request
+   * is refused unless it asks for `disabled` (an update without `state` is refused too)
+   */
   checkServiceState(sid: string, requested: string | undefined): void {
-    if (this.service.get(sid)?.state !== 'error' || requested === 'disabled') return
+    if (!this.managedSid(sid) || this.manager.ss.get(sid)?.state !== 'error' || requested === 'disabled') return
     throw fail500(`service '${sid}' in error state, must be disabled and fixed first`)
   }
 
   /**
-   * The API start/stop/shutdown of an HA-managed guest: a `hastart`/`hastop` worker that only records the
-   * request (`ha-manager set <sid> --state started`, `ha-manager crm-command stop <sid> <timeout>`).
+   * `ha-manager crm-command stop <sid> <timeout>`: the service must be HA managed (not `ignored`) and not in
+   * error; the command is queued for the CRM
    */
-  powerRequest(g: Guest, action: 'start' | 'stop' | 'shutdown', timeoutS: number, caller: Caller): string {
+  crmStop(sidParam: string, timeout: number): void {
+    const { sid } = this.parseSid(sidParam)
+    if (!this.managedSid(sid)) throw fail500(`resource '${sid}' is not HA managed`)
+    this.checkServiceState(sid, undefined)
+    this.manager.queueStop(sid, timeout)
+  }
+
+  /**
+   * The API start/stop/shutdown of an HA-managed guest: a `hastart`/`hastop` worker that runs the ha-manager
+   * command; when the command fails, its error goes to the task log and the task fails as run_command reports it.
+   */
+  powerRequest(g: Guest, action: 'start' | 'stop' | 'shutdown', timeoutS: number, caller: { actor: string }): string {
     const sid = Ha.sidOf(g)
     const label = g.type === 'qemu' ? 'VM' : 'CT'
+    const timeout = action === 'stop' ? 0 : timeoutS
+    const command =
+      action === 'start' ? `ha-manager set ${sid} --state started` : `ha-manager crm-command stop ${sid} ${timeout}`
     return this.c.dispatch(g.node, action === 'start' ? 'hastart' : 'hastop', String(g.vmid), caller.actor, {
       durationMs: 0,
       run: (ctx) => {
-        const conf = this.resources.get(sid)
-        if (!conf) throw new Error(`resource '${sid}' is not HA managed`)
-        if (action === 'start') {
-          ctx.log(`Requesting HA start for ${label} ${g.vmid}`)
-          this.checkServiceState(sid, 'started')
-          conf.state = 'started'
-          this.schedule(sid)
-        } else {
-          ctx.log(`Requesting HA stop for ${label} ${g.vmid}`)
-          // the CRM queues the command and writes `state stopped` into resources.cfg when it runs it
-          this.schedule(sid, action === 'stop' ? 0 : timeoutS)
+        ctx.log(`Requesting HA ${action === 'start' ? 'start' : 'stop'} for ${label} ${g.vmid}`)
+        try {
+          if (action === 'start') this.update({ sid, state: 'started' })
+          else this.crmStop(sid, timeout)
+        } catch (e) {
+          if (!(e instanceof PveHttpError)) throw e
+          ctx.log(e.message)
+          throw new Error(`command '${command}' failed: exit code 255`)
         }
       },
     })
   }
 
-  private assign(conf: HaResourceConf, params: Record<string, unknown>): void {
+  /** run the manager rounds that are due */
+  settle(): void {
+    this.manager.settle()
+  }
+
+  /** read_and_check_resources_config: `started` when unset or `enabled`, max_restart and max_relocate 1 */
+  private serviceConfig(sid: string): ServiceConfig | undefined {
+    const r = this.resources.get(sid)
+    if (!r) return undefined
+    const state = r.state === undefined || r.state === 'enabled' ? 'started' : r.state
+    return {
+      state: state as ServiceConfig['state'],
+      maxRestart: r.max_restart ?? 1,
+      maxRelocate: r.max_relocate ?? 1,
+    }
+  }
+
+  /** the CRM's update_service_config (state stopped): resources.cfg changes, and with it the digest */
+  private writeStopped(sid: string): void {
+    const r = this.resources.get(sid)
+    if (r) this.resources.set(sid, { ...r, state: 'stopped' })
+  }
+
+  private assign(conf: HaResourceConf, opts: Record<string, unknown>): void {
     for (const k of RESOURCE_KEYS) {
-      const v = params[k]
+      const v = opts[k]
       if (v === undefined) continue
       if (k === 'max_restart' || k === 'max_relocate') conf[k] = Number(v)
       else if (k === 'failback') conf.failback = v === true || v === 1 || v === '1' ? 1 : 0
       else conf[k] = String(v)
     }
-    if (conf.state !== undefined && !['started', 'stopped', 'enabled', 'disabled', 'ignored'].includes(conf.state)) {
+    if (conf.state !== undefined && !STATES.includes(conf.state)) {
       throw fail400({
-        state: `value '${conf.state}' does not have a value in the enumeration 'started, stopped, enabled, disabled, ignored'`,
+        state: `value '${conf.state}' does not have a value in the enumeration '${STATES.join(', ')}'`,
       })
-    }
-  }
-
-  private schedule(sid: string, stopTimeout?: number): void {
-    const step: CrmStep = { dueMs: this.c.now() + this.lagMs, sid }
-    if (stopTimeout !== undefined) step.stopTimeout = stopTimeout
-    this.steps.push(step)
-  }
-
-  /** run the CRM steps that are due, in order */
-  settle(): void {
-    const now = this.c.now()
-    const due = this.steps.filter((s) => s.dueMs <= now).sort((a, b) => a.dueMs - b.dueMs)
-    if (due.length === 0) return
-    this.steps = this.steps.filter((s) => s.dueMs > now)
-    for (const s of due) this.step(s)
-  }
-
-  /** one CRM decision for a service, and the LRM task that carries it out */
-  private step(s: CrmStep): void {
-    const conf = this.resources.get(s.sid)
-    const g = this.c.guests.get(Number(s.sid.slice(3)))
-    if (!conf || !g) return
-    const svc = this.service.get(s.sid) ?? { state: g.status === 'running' ? 'started' : 'stopped', node: g.node }
-    this.service.set(s.sid, svc)
-    if (svc.lrmTask !== undefined && this.c.tasks.peek(svc.lrmTask)?.status === 'running') {
-      // the LRM is still busy with this service: look again next cycle
-      this.steps.push({ ...s, dueMs: this.c.now() + this.lagMs })
-      return
-    }
-    if (s.stopTimeout !== undefined) conf.state = 'stopped'
-    const wanted = conf.state === undefined || conf.state === 'enabled' ? 'started' : conf.state
-    if (wanted === 'ignored') return
-    if (wanted === 'started') {
-      if (svc.state === 'error') return
-      svc.state = 'started'
-      if (g.status === 'running') return
-      this.lrm(svc, 'started', () =>
-        g.type === 'qemu'
-          ? startQemu(this.c, g.node, g.vmid, {}, LRM, true)
-          : powerLxc(this.c, g.node, g.vmid, 'start', {}, LRM, true),
-      )
-      return
-    }
-    // stopped and disabled: the LRM stops the guest (a shutdown with forceStop, or a hard stop for timeout 0)
-    if (g.status !== 'running') {
-      svc.state = 'stopped'
-      return
-    }
-    svc.state = 'request_stop'
-    const timeout = s.stopTimeout ?? 60
-    this.lrm(svc, 'stopped', () =>
-      g.type === 'qemu'
-        ? timeout === 0
-          ? stopQemu(this.c, g.node, g.vmid, {}, LRM, true)
-          : shutdownQemu(this.c, g.node, g.vmid, { timeout, forceStop: true }, LRM, true)
-        : powerLxc(
-            this.c,
-            g.node,
-            g.vmid,
-            timeout === 0 ? 'stop' : 'shutdown',
-            { timeout, forceStop: true },
-            LRM,
-            true,
-          ),
-    )
-  }
-
-  /**
-   * The LRM runs the real API call; the service follows its task: `done` on success, `error` on failure
-   * (or when the call dies before forking). HA's restart/relocate policy is not modelled.
-   */
-  private lrm(svc: ServiceStatus, done: string, start: () => string): void {
-    let upid: string
-    try {
-      upid = start()
-    } catch {
-      svc.state = 'error'
-      return
-    }
-    svc.lrmTask = upid
-    const t = this.c.tasks.peek(upid)
-    if (!t) return
-    const { run, onError } = t.work
-    t.work = {
-      ...t.work,
-      run: (ctx) => {
-        run(ctx)
-        svc.state = done
-      },
-      onError: (message) => {
-        onError?.(message)
-        svc.state = 'error'
-      },
     }
   }
 }

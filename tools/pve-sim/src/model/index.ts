@@ -128,6 +128,8 @@ export interface SimCluster {
   setResourcesLag(ms: number): void
   /** one HA CRM/LRM cycle (how long after a hastart/hastop the LRM runs the real task) */
   setHaLag(ms: number): void
+  /** the HA manager's log lines (syslog of pve-ha-crm and pve-ha-lrm on PVE; no API serves them), oldest first */
+  haLog(): string[]
   setNodeOnline(node: string, online: boolean): void
   /** make a guest ignore ACPI shutdown (shutdown without forceStop then times out) */
   setIgnoresShutdown(vmid: number, ignores: boolean): void

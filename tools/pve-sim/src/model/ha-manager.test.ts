@@ -1,0 +1,239 @@
+/**
+ * The HA manager on the simulator's clock, each test named after the pve-ha-manager function it follows:
+ * PVE::HA::Manager next_state_stopped / next_state_started / next_state_request_stop / next_state_error, the LRM's
+ * handle_service_exitcode (max_restart) and exec_resource_agent, and PVE::API2::HA::Resources::check_service_state.
+ */
+import { describe, expect, it } from 'vitest'
+import { makeSim, type Sim } from '../api/testing.js'
+
+const LAG = 1000
+const TASK = 1000
+
+async function sim(...vmids: number[]): Promise<Sim> {
+  const s = makeSim({ taskDurationMs: TASK })
+  s.sim.setHaLag(LAG)
+  for (const vmid of vmids) await s.run('POST', '/nodes/pve1/qemu', { vmid, memory: 512 })
+  return s
+}
+
+/** let the clock run in steps of 100 ms (every request settles due tasks and HA rounds) */
+function runFor(s: Sim, ms: number): void {
+  for (let t = 0; t < ms; t += 100) {
+    s.advance(100)
+    s.sim.settle()
+  }
+}
+
+const haState = async (s: Sim, vmid: number): Promise<unknown> =>
+  ((await s.call('GET', `/nodes/pve1/qemu/${vmid}/status/current`)) as { ha: { state?: string } }).ha.state
+const power = (s: Sim, vmid: number): string | undefined => s.sim.guest(vmid)?.status
+const configured = async (s: Sim, sid: string): Promise<unknown> =>
+  ((await s.call('GET', `/cluster/ha/resources/${sid}`)) as { state?: string }).state
+const tasksOf = (s: Sim, type: string, vmid: number) =>
+  s.sim.tasks().filter((t) => t.type === type && t.id === String(vmid))
+
+describe('PVE::HA::Manager next_state_stopped', () => {
+  it('ignores a stop command for a stopped service ("service already stopped"): the configured state stays', async () => {
+    const s = await sim(100)
+    await s.call('POST', '/cluster/ha/resources', { sid: 'vm:100', state: 'stopped' })
+    runFor(s, 2 * LAG)
+    expect(await haState(s, 100)).toBe('stopped')
+    // a restart of a guest that is already stopped: the stop is queued, then the start sets `started`
+    await s.call('POST', '/nodes/pve1/qemu/100/status/stop')
+    await s.call('POST', '/nodes/pve1/qemu/100/status/start')
+    runFor(s, LAG + TASK + LAG + 200)
+    expect(await configured(s, 'vm:100')).toBe('started')
+    expect(power(s, 100)).toBe('running')
+    expect(await haState(s, 100)).toBe('started')
+    expect(s.sim.haLog()).toContain("info: ignore service 'vm:100' stop request - service already stopped")
+  })
+
+  it('a stop command for a stopped service leaves a stopped config alone (no write, same digest)', async () => {
+    const s = await sim(100)
+    await s.call('POST', '/cluster/ha/resources', { sid: 'vm:100', state: 'stopped' })
+    runFor(s, 2 * LAG)
+    const { digest } = (await s.call('GET', '/cluster/ha/resources/vm:100')) as { digest: string }
+    expect((await s.run('POST', '/nodes/pve1/qemu/100/status/stop')).exitstatus).toBe('OK')
+    runFor(s, 2 * LAG)
+    expect(((await s.call('GET', '/cluster/ha/resources/vm:100')) as { digest: string }).digest).toBe(digest)
+    expect(tasksOf(s, 'qmstop', 100)).toEqual([])
+  })
+})
+
+describe('PVE::HA::Manager next_state_started', () => {
+  it('a stop command for a started service asks for the stop and writes `state stopped` into the config', async () => {
+    const s = await sim(100)
+    await s.call('POST', '/cluster/ha/resources', { sid: 'vm:100', state: 'started' })
+    runFor(s, LAG + TASK + LAG)
+    expect([power(s, 100), await haState(s, 100)]).toEqual(['running', 'started'])
+    await s.call('POST', '/nodes/pve1/qemu/100/status/shutdown', { timeout: 30 })
+    expect(await configured(s, 'vm:100')).toBe('started')
+    runFor(s, LAG + 100)
+    expect([await configured(s, 'vm:100'), await haState(s, 100)]).toEqual(['stopped', 'request_stop'])
+    runFor(s, TASK + LAG)
+    expect([power(s, 100), await haState(s, 100)]).toEqual(['stopped', 'stopped'])
+    expect(tasksOf(s, 'qmshutdown', 100)).toHaveLength(1)
+  })
+
+  it('restarts a started service whose guest stopped out of band (the LRM runs `started` again)', async () => {
+    const s = await sim(100)
+    await s.call('POST', '/cluster/ha/resources', { sid: 'vm:100' })
+    runFor(s, LAG + TASK + LAG)
+    s.sim.driftPower(100, 'stopped')
+    runFor(s, LAG + TASK + 100)
+    expect(power(s, 100)).toBe('running')
+    expect(tasksOf(s, 'qmstart', 100)).toHaveLength(2)
+  })
+
+  it('a start that keeps failing: max_restart retries per try, max_relocate tries, then error (4 starts by default)', async () => {
+    const s = await sim(100)
+    s.sim.setTaskBehaviour('qmstart', { fail: 'start failed: QEMU exited with code 1' })
+    await s.call('POST', '/cluster/ha/resources', { sid: 'vm:100' })
+    runFor(s, 10 * (LAG + TASK))
+    expect(tasksOf(s, 'qmstart', 100)).toHaveLength(4)
+    expect(await haState(s, 100)).toBe('error')
+    expect(power(s, 100)).toBe('stopped')
+    expect(s.sim.haLog().filter((l) => /retry|retries|relocat|recovery|Tried/.test(l))).toEqual([
+      "warning: restart policy: retry number 1 for service 'vm:100'",
+      'err: unable to start service vm:100 on local node after 1 retries',
+      "warning: starting service vm:100 on node 'pve1' failed, relocating service.",
+      "warning: Start Error Recovery: Tried all available nodes for service 'vm:100', retry start on current node. Tried nodes: pve1",
+      "warning: restart policy: retry number 1 for service 'vm:100'",
+      'err: unable to start service vm:100 on local node after 1 retries',
+      'err: recovery policy for service vm:100 failed, entering error state. Failed nodes: pve1, pve1',
+    ])
+  })
+
+  it('max_restart 0 and max_relocate 0: the first failed start is the last', async () => {
+    const s = await sim(100)
+    s.sim.setTaskBehaviour('qmstart', { fail: 'start failed' })
+    await s.call('POST', '/cluster/ha/resources', { sid: 'vm:100', max_restart: 0, max_relocate: 0 })
+    runFor(s, 10 * (LAG + TASK))
+    expect(tasksOf(s, 'qmstart', 100)).toHaveLength(1)
+    expect(await haState(s, 100)).toBe('error')
+  })
+
+  it('max_restart 2, max_relocate 0: three starts on the node before error', async () => {
+    const s = await sim(100)
+    s.sim.setTaskBehaviour('qmstart', { fail: 'start failed' })
+    await s.call('POST', '/cluster/ha/resources', { sid: 'vm:100', max_restart: 2, max_relocate: 0 })
+    runFor(s, 10 * (LAG + TASK))
+    expect(tasksOf(s, 'qmstart', 100)).toHaveLength(3)
+    expect(await haState(s, 100)).toBe('error')
+  })
+
+  it('a start that works on a retry leaves the service started', async () => {
+    const s = await sim(100)
+    s.sim.setTaskBehaviour('qmstart', { fail: 'start failed' })
+    await s.call('POST', '/cluster/ha/resources', { sid: 'vm:100' })
+    runFor(s, LAG + TASK + 100)
+    expect(tasksOf(s, 'qmstart', 100)).toHaveLength(1)
+    s.sim.setTaskBehaviour('qmstart', null)
+    runFor(s, 3 * (LAG + TASK))
+    expect([power(s, 100), await haState(s, 100)]).toEqual(['running', 'started'])
+    expect(tasksOf(s, 'qmstart', 100)).toHaveLength(2)
+  })
+
+  it('a start call that dies before its task (exit code 255) is an unrecoverable error at once', async () => {
+    const s = makeSim({ taskDurationMs: TASK })
+    s.sim.setHaLag(LAG)
+    const tmpl = s.sim.addVolume('pve1', 'local', {
+      filename: 'debian-12-standard_12.7-1_amd64.tar.zst',
+      content: 'vztmpl',
+    })
+    await s.run('POST', '/nodes/pve1/lxc', { vmid: 200, ostemplate: tmpl, rootfs: 'local-lvm:2' })
+    s.sim.setLock(200, 'backup')
+    await s.call('POST', '/cluster/ha/resources', { sid: 'ct:200' })
+    runFor(s, 5 * (LAG + TASK))
+    expect(s.sim.tasks().filter((t) => t.type === 'vzstart')).toEqual([])
+    const ct = (await s.call('GET', '/nodes/pve1/lxc/200/status/current')) as { ha: { state: string } }
+    expect(ct.ha.state).toBe('error')
+  })
+})
+
+describe('the HA cycle (setHaLag)', () => {
+  it('a new cycle length holds from now on: a round already scheduled moves to one new cycle away', async () => {
+    const s = await sim(100)
+    await s.call('POST', '/cluster/ha/resources', { sid: 'vm:100', state: 'started' })
+    s.sim.setHaLag(60_000)
+    runFor(s, 30_000)
+    expect(tasksOf(s, 'qmstart', 100)).toEqual([])
+    runFor(s, 30_000 + TASK)
+    expect(power(s, 100)).toBe('running')
+  })
+})
+
+describe('PVE::HA::LRM of an offline node', () => {
+  it('runs no resource agent while its node is offline, and picks the service up when the node is back', async () => {
+    const s = await sim(100)
+    s.sim.setNodeOnline('pve1', false)
+    await s.call('POST', '/cluster/ha/resources', { sid: 'vm:100', state: 'started' })
+    runFor(s, 5 * (LAG + TASK))
+    expect([power(s, 100), tasksOf(s, 'qmstart', 100)]).toEqual(['stopped', []])
+    s.sim.setNodeOnline('pve1', true)
+    runFor(s, LAG + TASK + LAG)
+    expect([power(s, 100), await haState(s, 100)]).toEqual(['running', 'started'])
+  })
+})
+
+describe('PVE::HA::Manager next_state_request_stop', () => {
+  it('a container shutdown that times out (PVECT shutdown has no forceStop) puts the service in error', async () => {
+    const s = makeSim({ taskDurationMs: TASK })
+    s.sim.setHaLag(LAG)
+    const tmpl = s.sim.addVolume('pve1', 'local', {
+      filename: 'debian-12-standard_12.7-1_amd64.tar.zst',
+      content: 'vztmpl',
+    })
+    await s.run('POST', '/nodes/pve1/lxc', { vmid: 200, ostemplate: tmpl, rootfs: 'local-lvm:2' })
+    await s.call('POST', '/cluster/ha/resources', { sid: 'ct:200' })
+    runFor(s, LAG + TASK + LAG)
+    s.sim.setIgnoresShutdown(200, true)
+    await s.call('POST', '/nodes/pve1/lxc/200/status/shutdown', { timeout: 5 })
+    runFor(s, LAG + 5000 + LAG + 200)
+    const ct = (await s.call('GET', '/nodes/pve1/lxc/200/status/current')) as { status: string; ha: { state: string } }
+    expect([ct.status, ct.ha.state]).toEqual(['running', 'error'])
+  })
+})
+
+describe('PVE::HA::Manager next_state_error and PVE::API2::HA::Resources::check_service_state', () => {
+  async function inError(): Promise<Sim> {
+    const s = await sim(100)
+    s.sim.setTaskBehaviour('qmstart', { fail: 'start failed' })
+    await s.call('POST', '/cluster/ha/resources', { sid: 'vm:100', max_restart: 0, max_relocate: 0 })
+    runFor(s, 3 * (LAG + TASK))
+    expect(await haState(s, 100)).toBe('error')
+    s.sim.setTaskBehaviour('qmstart', null)
+    return s
+  }
+
+  it('refuses every change but `disabled`, an update without `state` included', async () => {
+    const s = await inError()
+    for (const params of [{ state: 'started' }, { state: 'stopped' }, { state: 'ignored' }, { comment: 'x' }])
+      expect((await s.error('PUT', '/cluster/ha/resources/vm:100', params)).message).toBe(
+        "service 'vm:100' in error state, must be disabled and fixed first",
+      )
+  })
+
+  it('a start request answers a hastart task that fails as `ha-manager set` does', async () => {
+    const s = await inError()
+    const st = await s.run('POST', '/nodes/pve1/qemu/100/status/start')
+    expect(st.exitstatus).toBe("command 'ha-manager set vm:100 --state started' failed: exit code 255")
+    expect(st.log).toEqual([
+      'Requesting HA start for VM 100',
+      "service 'vm:100' in error state, must be disabled and fixed first",
+      "TASK ERROR: command 'ha-manager set vm:100 --state started' failed: exit code 255",
+    ])
+    const stop = await s.run('POST', '/nodes/pve1/qemu/100/status/stop')
+    expect(stop.exitstatus).toBe("command 'ha-manager crm-command stop vm:100 0' failed: exit code 255")
+  })
+
+  it('`disabled` takes it to stopped, then `started` starts it again', async () => {
+    const s = await inError()
+    await s.call('PUT', '/cluster/ha/resources/vm:100', { state: 'disabled' })
+    runFor(s, LAG + 100)
+    expect(await haState(s, 100)).toBe('stopped')
+    await s.call('PUT', '/cluster/ha/resources/vm:100', { state: 'started' })
+    runFor(s, LAG + TASK + LAG + 100)
+    expect([power(s, 100), await haState(s, 100)]).toEqual(['running', 'started'])
+  })
+})
