@@ -21,9 +21,10 @@ describe('storages and content', () => {
       storage: 'local',
       content: 'backup,iso,vztmpl',
     })
-    expect((await s.error('POST', '/nodes/pve1/qemu', { vmid: 100, scsi0: 'local:1' })).message).toBe(
-      `storage 'local' does not support content-type 'images'`,
-    )
+    // qemu-server check_storage_access: a new disk needs a storage with `images` content
+    expect((await s.error('POST', '/nodes/pve1/qemu', { vmid: 100, scsi0: 'local:1' })).errors).toEqual({
+      storage: `storage 'local' does not support vm images`,
+    })
     const iso = await s.call('GET', '/nodes/pve1/storage', { content: 'iso' })
     expect(iso.map((x: { storage: string }) => x.storage)).toEqual(['local'])
   })
@@ -120,7 +121,7 @@ describe('download-url', () => {
       filename: 'x.img',
       content: 'import',
     })
-    expect(imp.errors).toEqual({ filename: 'wrong file extension' })
+    expect(imp.errors).toEqual({ filename: 'invalid filename or wrong extension' })
   })
 
   it('downloads into the content dir; a second run refuses to override, a matching checksum is OK, a wrong one fails', async () => {
@@ -157,7 +158,9 @@ describe('download-url', () => {
       'checksum-algorithm': 'sha256',
     })
     expect(same.exitstatus).toBe('OK')
-    expect(same.log).toContain('OK, got correct file already, no need to download')
+    expect(same.log).toContain(
+      'calculating checksum of existing file...OK, got correct file already, no need to download',
+    )
     const bad = await s.run('POST', '/nodes/pve1/storage/local/download-url', {
       url: URL,
       filename: 'debian-12.qcow2',

@@ -203,6 +203,47 @@ export function splitVolid(volid: string): [string, string] | undefined {
   return m && m[1] && m[2] ? [m[1], m[2]] : undefined
 }
 
+/**
+ * The content type a volume name stands for, read from the name alone as each plugin's parse_volname does
+ * (pve-storage Plugin, LVMPlugin, LvmThinPlugin, ZFSPoolPlugin, RBDPlugin): the volume need not exist. A name
+ * the plugin cannot read dies with the plugin's message.
+ */
+export function parseVolname(d: StorageDef, volname: string): ContentType {
+  switch (d.type) {
+    case 'lvm':
+      if (/^vm-\d+-\S+$/.test(volname)) return 'images'
+      throw fail500(`unable to parse lvm volume name '${volname}'`)
+    case 'lvmthin':
+      if (/^(vm|base)-\d+-\S+$/.test(volname)) return 'images'
+      throw fail500(`unable to parse lvm volume name '${volname}'`)
+    case 'zfspool':
+      if (/^((base|basevol)-\d+-\S+\/)?(base|basevol|vm|subvol)-\d+-\S+$/.test(volname)) return 'images'
+      throw fail500(`unable to parse zfs volume name '${volname}'`)
+    case 'rbd':
+      if (/^(base-\d+-\S+\/)?(base)?(vm)?-\d+-\S+$/.test(volname)) return 'images'
+      throw fail500(`unable to parse rbd volume name '${volname}'`)
+    default:
+      return parseDirVolname(volname)
+  }
+}
+
+/** Plugin::parse_volname for the directory-like types (dir, nfs, cifs, cephfs) */
+function parseDirVolname(volname: string): ContentType {
+  const image = /^(?:\d+\/\S+\/)?\d+\/(\S+)$/.exec(volname)
+  if (image) {
+    if (/^((vm-|base-|subvol-)\d+-[^/\s]+|(base-)?[^/\s]+)\.(raw|qcow2|vmdk|subvol)$/.test(image[1] ?? ''))
+      return 'images'
+    throw fail500(`unable to parse volume filename '${image[1] ?? ''}'`)
+  }
+  if (/^iso\/[^/]+\.(?:iso|img)$/i.test(volname)) return 'iso'
+  if (/^vztmpl\/[^/]+\.(?:tar(?!\.)|tar\.(?:gz|xz|zst|bz2))$/i.test(volname)) return 'vztmpl'
+  if (/^backup\/[^/]+\.(tgz|(?:tar|vma)(?:\.(gz|lzo|zst|bz2))?)$/.test(volname)) return 'backup'
+  if (/^snippets\/[^/]+$/.test(volname)) return 'snippets'
+  if (/^import\/[ a-zA-Z0-9\-.+=_]+\.ova\/[ a-zA-Z0-9\-.+=_]+\.(qcow2|raw|vmdk)$/.test(volname)) return 'import'
+  if (/^import\/[ a-zA-Z0-9\-.+=_]+\.(ova|ovf|qcow2|raw|vmdk)$/.test(volname)) return 'import'
+  throw fail500(`unable to parse directory volume name '${volname}'`)
+}
+
 /** The owner vmid encoded in an image volume name (`vm-100-disk-0`, `100/vm-100-disk-0.raw`, `subvol-...`). */
 export function volumeOwner(volname: string): number | undefined {
   const last =
@@ -214,25 +255,29 @@ export function volumeOwner(volname: string): number | undefined {
   return m && m[1] ? Number(m[1]) : undefined
 }
 
-const VZTMPL_FORMATS: [RegExp, string][] = [
-  [/\.tar\.gz$/, 'tgz'],
-  [/\.tar\.xz$/, 'txz'],
-  [/\.tar\.zst$/, 'tzst'],
-  [/\.tar\.bz2$/, 'tbz2'],
-  [/\.tar$/, 'tar'],
-]
-
-/** The `format` PVE reports for a file of a content type, or undefined when the extension is not allowed. */
-export function fileFormat(content: ContentType, filename: string): string | undefined {
+/**
+ * The `format` PVE reports for a file of a content type (pve-storage Plugin get_subdir_files), or undefined when
+ * the name does not match the content type's pattern: `[^/]+$ISO_EXT_RE_0` and `[^/]+$VZTMPL_EXT_RE_1` (both
+ * case-insensitive; a template's format is `t` + its compression, or `tar`), and for uploads and downloads of
+ * import files `$SAFE_CHAR_CLASS_RE+$UPLOAD_IMPORT_EXT_RE_1`. A plain `.tar` template exists since pve-storage
+ * 9.0.15 (`plainTar: false` for PVE 8).
+ */
+export function fileFormat(
+  content: ContentType,
+  filename: string,
+  opts: { plainTar?: boolean } = {},
+): string | undefined {
   switch (content) {
     case 'iso':
-      return /\.(iso|img)$/i.test(filename) ? 'iso' : undefined
-    case 'vztmpl':
-      return VZTMPL_FORMATS.find(([re]) => re.test(filename))?.[1]
-    case 'import': {
-      const m = /^[a-zA-Z0-9\-.+=_]+\.(ova|qcow2|raw|vmdk)$/.exec(filename)
-      return m?.[1]
+      return /[^/]+\.(?:iso|img)$/i.test(filename) ? 'iso' : undefined
+    case 'vztmpl': {
+      const m = /[^/]+\.(?:(tar)(?!\.)|tar\.(gz|xz|zst|bz2))$/i.exec(filename)
+      if (!m) return undefined
+      if (m[1] !== undefined) return opts.plainTar === false ? undefined : m[1] === 'tar' ? 'tar' : `t${m[1]}`
+      return `t${m[2] ?? ''}`
     }
+    case 'import':
+      return /[a-zA-Z0-9\-.+=_]+\.(ova|qcow2|raw|vmdk)$/.exec(filename)?.[1]
     case 'snippets':
       return 'snippet'
     default:
@@ -263,11 +308,17 @@ export class NodeStorage {
    * every PVE code path that touches a storage's volumes goes through it.
    */
   activate(id: string): StorageDef {
+    const d = this.checkEnabled(id)
+    if (this.config.offline.has(id)) throw fail500(`storage '${id}' is not online`)
+    return d
+  }
+
+  /** storage_check_enabled: the storage exists, is not disabled and is available on this node */
+  checkEnabled(id: string): StorageDef {
     const d = this.config.get(id)
     if (!d) throw fail500(`storage '${id}' does not exist`)
     if (d.disable) throw fail500(`storage '${id}' is disabled`)
     if (!this.config.onNode(d, this.node)) throw fail500(`storage '${id}' is not available on node '${this.node}'`)
-    if (this.config.offline.has(id)) throw fail500(`storage '${id}' is not online`)
     return d
   }
 
