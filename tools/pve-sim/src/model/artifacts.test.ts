@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { makeSim } from '../api/testing.js'
 import { normaliseFilename } from './artifacts.js'
@@ -94,6 +95,25 @@ describe('download-url', () => {
   it('normalises the filename (path stripped, odd characters to _)', () => {
     expect(normaliseFilename('../a/b c+d.iso')).toBe('b_c_d.iso')
     expect(normaliseFilename('ok-1.2_3.qcow2')).toBe('ok-1.2_3.qcow2')
+    // PVE::Storage::normalize_content_filename: chomp, then everything up to the last slash or backslash goes
+    expect(normaliseFilename('C:\\isos\\a b.iso\n')).toBe('a_b.iso')
+    expect(normaliseFilename('isos/')).toBe('')
+  })
+
+  it('normalise_content_filename (property): only safe characters, idempotent, the name after the last separator', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 40 }), (name) => {
+        const out = normaliseFilename(name)
+        expect(out).toMatch(/^[a-zA-Z0-9_.-]*$/)
+        expect(normaliseFilename(out)).toBe(out)
+        const chomped = name.replace(/\n$/, '')
+        if (/^[a-zA-Z0-9_.-]*$/.test(chomped)) expect(out).toBe(chomped)
+        // nothing after the last separator of the first line survives in front of the result
+        const firstLine = chomped.split('\n')[0] ?? ''
+        const cut = Math.max(firstLine.lastIndexOf('/'), firstLine.lastIndexOf('\\'))
+        expect(out.length).toBe(chomped.length - cut - 1)
+      }),
+    )
   })
 
   it('immediate errors: wrong extension (400), block storage, content not configured', async () => {
