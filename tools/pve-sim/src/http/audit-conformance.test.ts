@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startSimulator, type Simulator } from '../index.js'
+import { apidocForTests } from '../apidoc/test-data.js'
 import { form, raw, waitTask, type RawResponse } from './test-support/raw.js'
 
 let sim: Simulator
@@ -346,5 +347,33 @@ describe('pve-manager PVE::API2::Cluster get_status and PVE::API2::Nodes::Nodein
     for (const k of ['memory', 'ksm', 'swap', 'pveversion', 'rootfs']) expect(st).toHaveProperty(k)
     expect(st.cpuinfo).toMatchObject({ user_hz: 100, hvm: '1', mhz: expect.stringMatching(/^\d+\.\d+$/) })
     expect(st.swap).toEqual({ total: expect.any(Number), used: expect.any(Number), free: expect.any(Number) })
+  })
+})
+
+// the ACL checks come from the PVE API schema: without it (a fresh clone) this part skips
+describe.skipIf(!apidocForTests())('pve-manager PVE::API2::Nodes index and API2Tools extract_node_stats', () => {
+  it('an offline node keeps its sizes but no usage; a caller without Sys.Audit on a node sees no figures', async () => {
+    sim.control.setNodeOnline('pve3', false)
+    try {
+      const pve3 = data<Record<string, unknown>[]>(await req('GET', '/nodes')).find((n) => n.node === 'pve3')
+      expect(pve3).toMatchObject({ status: 'offline', maxcpu: expect.any(Number), maxmem: expect.any(Number) })
+      expect(pve3).not.toHaveProperty('uptime')
+      expect(pve3).not.toHaveProperty('mem')
+    } finally {
+      sim.control.setNodeOnline('pve3', true)
+    }
+    data(await req('POST', '/access/users', { userid: 'viewer@pve' }))
+    const created = data<Record<string, unknown>>(
+      await req('POST', '/access/users/viewer@pve/token/ro', { privsep: '0' }),
+    )
+    data(await req('PUT', '/access/acl', { path: '/nodes/pve1', roles: 'PVEAuditor', users: 'viewer@pve' }))
+    const viewer = { Authorization: `PVEAPIToken=${String(created['full-tokenid'])}=${String(created.value)}` }
+    const nodes = (
+      (await raw(sim, 'GET', '/api2/json/nodes', { headers: viewer })).json as { data: Record<string, unknown>[] }
+    ).data
+    expect(nodes.find((n) => n.node === 'pve1')).toHaveProperty('maxmem')
+    const pve2 = nodes.find((n) => n.node === 'pve2')
+    expect(pve2).toMatchObject({ node: 'pve2', status: 'online', type: 'node', level: '' })
+    for (const k of ['uptime', 'cpu', 'mem', 'disk', 'maxcpu', 'maxmem', 'maxdisk']) expect(pve2).not.toHaveProperty(k)
   })
 })
