@@ -260,6 +260,34 @@ describe('qemu-server create_vm (check_pool_exist, check_storage_access, check_d
   })
 })
 
+describe('qemu-server clone_vm ($load_and_check)', () => {
+  it('checks the target storage before the target vmid, names the volume of a drive it cannot link', async () => {
+    expect((await task('POST', '/nodes/pve1/qemu', { vmid: '730', scsi0: 'local-lvm:1' }))[0]).toBe('OK')
+    expect((await task('POST', '/nodes/pve1/qemu', { vmid: '731' }))[0]).toBe('OK')
+    expect(failure(await req('POST', '/nodes/pve1/qemu/730/clone', { newid: '731', storage: 'local' }))[2]).toEqual({
+      storage: `storage 'local' does not support vm images`,
+    })
+    expect(failure(await req('POST', '/nodes/pve1/qemu/730/clone', { newid: '731' }))[1]).toBe(
+      'unable to create VM 731: config file already exists',
+    )
+    expect(failure(await req('POST', '/nodes/pve1/qemu/730/clone', { newid: '732', full: '0' }))[1]).toBe(
+      `Linked clone feature is not supported for 'local-lvm:vm-730-disk-0' (scsi0)`,
+    )
+    const [st, log] = await task('POST', '/nodes/pve1/qemu/730/clone', { newid: '732' })
+    expect(st).toBe('OK')
+    expect(log[0]).toBe('creating a clone of VM 730 with ID 732')
+  })
+
+  it('refuses a full clone of a running VM with TPM state', async () => {
+    expect(
+      (await task('POST', '/nodes/pve1/qemu', { vmid: '733', tpmstate0: 'local-lvm:1,version=v2.0', start: '1' }))[0],
+    ).toBe('OK')
+    expect(failure(await req('POST', '/nodes/pve1/qemu/733/clone', { newid: '734' }))[1]).toBe(
+      'cannot clone TPM state while VM is running',
+    )
+  })
+})
+
 describe('pve-container create_vm', () => {
   it('fills in hostname, memory and swap ("set some defaults")', async () => {
     const [st] = await task('POST', '/nodes/pve1/lxc', { vmid: '720', ostemplate: template, rootfs: 'local-lvm:2' })

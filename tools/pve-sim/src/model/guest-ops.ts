@@ -8,7 +8,7 @@ import type { Cluster, Guest, NodeState } from './cluster.js'
 import { GuestConfig } from './config.js'
 import { driveVolid, isCdrom, isCloudinitVolid, ownedVolumes, parseVolumeProps, volumeKindOf } from './disks.js'
 import { isFileStorage } from './storage.js'
-import { fail500, LXC_DIGEST_MISMATCH, QEMU_DIGEST_MISMATCH } from './errors.js'
+import { fail400, fail500, LXC_DIGEST_MISMATCH, QEMU_DIGEST_MISMATCH } from './errors.js'
 import { canonicalScalar, flag } from './guestconf.js'
 import { isLxcMountKey, isQemuVolumeKey } from './options.js'
 import { FORMATS, parsePropString, printPropString } from './propstring.js'
@@ -138,17 +138,18 @@ export function cloneGuest(
   const newid = Number(params.newid)
   const label = type === 'qemu' ? 'VM' : 'CT'
   const other = c.guests.get(newid)
-  if (other) {
-    // qemu-server tests for the target's config file; pve-container runs check_vmid_unused
-    throw fail500(
-      type === 'qemu'
-        ? `unable to create VM ${newid}: config file already exists`
-        : `${other.type === 'qemu' ? 'VM' : 'CT'} ${newid} already exists on node '${other.node}'`,
-    )
-  }
+  // pve-container runs check_vmid_unused first; qemu-server tests for the target's config file last (below)
+  if (other && type === 'lxc')
+    throw fail500(`${other.type === 'qemu' ? 'VM' : 'CT'} ${newid} already exists on node '${other.node}'`)
   // clone_vm (both): check_pool_exist before anything else is looked at
   const pool = params.pool === undefined ? undefined : String(params.pool)
   if (pool !== undefined) c.pools.requireExists(pool)
+  // qemu-server $load_and_check: a target storage must be enabled here and hold images
+  if (type === 'qemu' && params.storage !== undefined) {
+    const sid = String(params.storage)
+    if (!node.storage.checkEnabled(sid).content.includes('images'))
+      throw fail400({ storage: `storage '${sid}' does not support vm images` })
+  }
   const isTemplate = src.conf.get('template') === '1'
   const full = params.full === undefined ? !isTemplate : flag(params.full)
   if (!full && params.storage !== undefined) throw fail500(`parameter 'storage' not allowed for linked clones`)
@@ -165,6 +166,8 @@ export function cloneGuest(
   // pve-container clone_vm: a running CT's volumes can only be copied from a snapshot
   if (type === 'lxc' && full && src.status === 'running')
     throw fail500('Full clone of a running container is only possible from a snapshot')
+  // qemu-server: the target's config file must not exist yet, checked before the options are walked
+  if (other && type === 'qemu') throw fail500(`unable to create VM ${newid}: config file already exists`)
   const srcConf = src.conf.main()
   const volumeKeys = Object.keys(srcConf).filter((k) => isVolumeKey(type, k))
   if (!full) {
@@ -181,12 +184,15 @@ export function cloneGuest(
       ) {
         throw fail500(
           type === 'qemu'
-            ? `Linked clone feature is not supported for drive '${k}'`
+            ? `Linked clone feature is not supported for '${volid}' (${k})`
             : `Linked clone feature for '${volid}' is not available`,
         )
       }
     }
   }
+  // the last of qemu-server's $load_and_check walks the options: a running VM's TPM state cannot be copied
+  if (type === 'qemu' && full && src.status === 'running' && srcConf.tpmstate0 !== undefined)
+    throw fail500('cannot clone TPM state while VM is running')
   const pendingKeys = [...Object.keys(src.conf.pending()), ...src.conf.pendingDeletes().keys()]
   // qemu-server writes "# qmclone temporary file\nlock: clone\n": the comment reads back as a description;
   // pve-container's clone_vm sets `lock: disk` on the source and creates the target with create_and_lock_config
@@ -203,6 +209,8 @@ export function cloneGuest(
   c.firewalls.clone(vmid, newid)
   const upid = c.dispatch(nodeName, type === 'qemu' ? 'qmclone' : 'vzclone', String(vmid), caller.actor, {
     run: (ctx) => {
+      // qemu-server 9.1.6 and later name the new VMID first
+      if (type === 'qemu' && c.pveVersion !== '8.4') ctx.log(`creating a clone of VM ${vmid} with ID ${newid}`)
       const conf: Record<string, string> = {}
       for (const [k, v] of Object.entries(srcConf)) {
         if (

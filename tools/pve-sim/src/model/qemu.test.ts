@@ -397,7 +397,7 @@ describe('power, resize, clone, template, destroy', () => {
   it('full clone of a normal VM by default; linked clone of a non-template refused', async () => {
     const s = await vm()
     const linked = await s.error('POST', '/nodes/pve1/qemu/300/clone', { newid: 310, full: 0 })
-    expect(linked.message).toBe(`Linked clone feature is not supported for drive 'scsi0'`)
+    expect(linked.message).toBe(`Linked clone feature is not supported for 'local-lvm:vm-300-disk-0' (scsi0)`)
     await s.run('POST', '/nodes/pve1/qemu/300/clone', { newid: 310, name: 'copy', storage: 'local-zfs' })
     expect((await s.call('GET', '/nodes/pve1/qemu/310/config')).scsi0).toBe('local-zfs:vm-310-disk-0,size=4G')
   })
