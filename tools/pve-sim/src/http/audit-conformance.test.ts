@@ -288,6 +288,28 @@ describe('qemu-server clone_vm ($load_and_check)', () => {
   })
 })
 
+describe('qemu-server resize_vm', () => {
+  it('measures the volume itself (volume_size_info), not the size= the config remembers; an equal size says nothing', async () => {
+    expect(
+      (await task('POST', '/nodes/pve1/qemu', { vmid: '740', scsi0: 'local-lvm:2', ide2: 'none,media=cdrom' }))[0],
+    ).toBe('OK')
+    // an admin edited the size= by hand: the volume is still 2 GiB
+    sim.control.driftSet(740, 'scsi0', 'local-lvm:vm-740-disk-0,size=1G')
+    const [same, log] = await task('PUT', '/nodes/pve1/qemu/740/resize', { disk: 'scsi0', size: '2G' })
+    expect(same).toBe('OK')
+    expect(log).toEqual(['TASK OK'])
+    expect(data<Record<string, unknown>>(await req('GET', '/nodes/pve1/qemu/740/config')).scsi0).toBe(
+      'local-lvm:vm-740-disk-0,size=1G',
+    )
+    expect((await task('PUT', '/nodes/pve1/qemu/740/resize', { disk: 'scsi0', size: '1536M' }))[0]).toBe(
+      'shrinking disks is not supported',
+    )
+    expect((await task('PUT', '/nodes/pve1/qemu/740/resize', { disk: 'ide2', size: '+1G' }))[0]).toBe(
+      `unable to parse volume ID 'none'`,
+    )
+  })
+})
+
 describe('pve-container create_vm', () => {
   it('fills in hostname, memory and swap ("set some defaults")', async () => {
     const [st] = await task('POST', '/nodes/pve1/lxc', { vmid: '720', ostemplate: template, rootfs: 'local-lvm:2' })

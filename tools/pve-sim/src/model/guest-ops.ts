@@ -61,19 +61,18 @@ export function resizeGuest(
       if (value === undefined) throw new Error(`disk '${disk}' does not exist`)
       const kind = volumeKindOf(disk, false)
       const props = parseVolumeProps(disk, value, kind)
+      // resize_vm parses the volume name first (parse_volname), so a cdrom without a volume dies there
       const volid = driveVolid(value, kind)
-      if (!volid) throw new Error(`disk '${disk}' has no associated volume`)
+      if (!volid) throw new Error(`unable to parse volume ID '${props.file ?? ''}'`)
       if (isCdrom(props)) throw new Error(`you can't resize a cdrom`)
+      // the current size is the volume's own (volume_size_info), not the size= the config remembers
       const vol = node.storage.get(volid)
-      if (!vol) throw new Error(`volume '${volid}' does not exist`)
-      const current = props.size ? (parseDiskSize(props.size) ?? vol.size) : vol.size
+      if (!vol) throw new Error(`Could not determine current size of volume '${volid}'`)
+      const current = vol.size
       const target = resizeTarget(current, size)
       if (target === undefined) throw new Error(`invalid size '${size}'`)
       if (target < current) throw new Error('shrinking disks is not supported')
-      if (target === current) {
-        ctx.log(`disk '${disk}' is already of size ${formatSize(current)}`)
-        return
-      }
+      if (target === current) return // an equal size returns without a word
       vol.size = target
       props.size = formatSize(target)
       ctx.log(`Size of logical volume ${volid} changed from ${formatSize(current)} to ${formatSize(target)}.`)
