@@ -427,3 +427,17 @@ describe.skipIf(!apidocForTests())('pve-manager PVE::API2::Nodes index and API2T
     for (const k of ['uptime', 'cpu', 'mem', 'disk', 'maxcpu', 'maxmem', 'maxdisk']) expect(pve2).not.toHaveProperty(k)
   })
 })
+
+describe.skipIf(!apidocForTests())('pve-access-control create_ticket (RPCEnvironment compute_api_permission)', () => {
+  it("a user's ticket carries the privileges it holds per area, not root's", async () => {
+    data(await req('POST', '/access/users', { userid: 'deployer@pve', password: 'secret-pass' }))
+    data(await req('PUT', '/access/acl', { path: '/vms/700', roles: 'PVEVMUser', users: 'deployer@pve' }))
+    const login = await raw(sim, 'POST', '/api2/json/access/ticket', {
+      ...form({ username: 'deployer@pve', password: 'secret-pass' }),
+    })
+    const cap = data<{ cap: Record<string, Record<string, number>> }>(login).cap
+    expect(cap.vms).toMatchObject({ 'VM.Audit': 1, 'VM.PowerMgmt': 1, 'VM.Console': 1 })
+    expect(cap.vms).not.toHaveProperty(['VM.Allocate'])
+    for (const area of ['access', 'storage', 'nodes', 'sdn', 'dc', 'mapping']) expect(cap[area]).toEqual({})
+  })
+})
