@@ -310,6 +310,31 @@ describe('qemu-server resize_vm', () => {
   })
 })
 
+describe('qemu-server template (and pve-container template)', () => {
+  it('qemu takes the config flock in the worker, so a held flock fails the qmtemplate task; pve-container answers at once', async () => {
+    expect((await task('POST', '/nodes/pve1/qemu', { vmid: '750' }))[0]).toBe('OK')
+    sim.control.setFlockContention(750, true)
+    try {
+      expect((await task('POST', '/nodes/pve1/qemu/750/template', {}))[0]).toBe(
+        `can't lock file '/var/lock/qemu-server/lock-750.conf' - got timeout`,
+      )
+    } finally {
+      sim.control.setFlockContention(750, false)
+    }
+    expect(
+      (await task('POST', '/nodes/pve1/lxc', { vmid: '751', ostemplate: template, rootfs: 'local-lvm:1' }))[0],
+    ).toBe('OK')
+    sim.control.setFlockContention(751, true)
+    try {
+      expect(failure(await req('POST', '/nodes/pve1/lxc/751/template', {}))[1]).toBe(
+        `can't lock file '/run/lock/lxc/pve-config-751.lock' - got timeout`,
+      )
+    } finally {
+      sim.control.setFlockContention(751, false)
+    }
+  })
+})
+
 describe('pve-container create_vm', () => {
   it('fills in hostname, memory and swap ("set some defaults")', async () => {
     const [st] = await task('POST', '/nodes/pve1/lxc', { vmid: '720', ostemplate: template, rootfs: 'local-lvm:2' })

@@ -301,21 +301,30 @@ export function templateGuest(
 ): string {
   const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, type, vmid)
-  c.lockConfigSync(type, vmid)
-  c.checkLock(g)
-  if (g.conf.snapshotNames().length > 0) {
-    throw fail500(`unable to create template, because ${type === 'qemu' ? 'VM' : 'CT'} contains snapshots`)
+  const check = (fail: (message: string) => Error) => {
+    const lock = c.lockError(g)
+    if (lock) throw fail(lock)
+    if (g.conf.snapshotNames().length > 0)
+      throw fail(`unable to create template, because ${type === 'qemu' ? 'VM' : 'CT'} contains snapshots`)
+    if (g.conf.get('template') === '1') throw fail(`you can't convert a template to a template`)
+    if (g.status === 'running')
+      throw fail(
+        type === 'qemu'
+          ? `you can't convert a VM to template if VM is running`
+          : `you can't convert a CT to template if the CT is running`,
+      )
   }
-  if (g.conf.get('template') === '1') throw fail500(`you can't convert a template to a template`)
-  if (g.status === 'running') {
-    throw fail500(
-      type === 'qemu'
-        ? `you can't convert a VM to template if VM is running`
-        : `you can't convert a CT to template if the CT is running`,
-    )
-  }
+  // pve-container checks under the config flock before it forks; qemu-server checks without it, then again
+  // in the worker, which is where it takes the flock
+  if (type === 'lxc') c.lockConfigSync(type, vmid)
+  check(fail500)
   const upid = c.dispatch(nodeName, type === 'qemu' ? 'qmtemplate' : 'vztemplate', String(vmid), caller.actor, {
     run: () => {
+      if (type === 'qemu') {
+        const e = c.flockError(type, vmid, 'exclusive', upid)
+        if (e) throw new Error(e)
+        check((m) => new Error(m))
+      }
       for (const k of g.conf.keys()) {
         if (!isVolumeKey(type, k)) continue
         const kind = volumeKindOf(k, type === 'lxc')
