@@ -235,6 +235,13 @@ describe('qemu-server create_vm (check_pool_exist, check_storage_access, check_d
     )
   })
 
+  it('vdisk_alloc checks no content type: a cloud-init drive may go to a storage without images', async () => {
+    expect((await task('POST', '/nodes/pve1/qemu', { vmid: '715', ide2: 'local:cloudinit' }))[0]).toBe('OK')
+    expect(data<Record<string, unknown>>(await req('GET', '/nodes/pve1/qemu/715/config')).ide2).toBe(
+      'local:715/vm-715-cloudinit.qcow2,media=cdrom',
+    )
+  })
+
   it('looks volumes up in the worker: a missing one fails the qmcreate task, and the config goes', async () => {
     const [st] = await task('POST', '/nodes/pve1/qemu', { vmid: '712', scsi1: 'local-lvm:vm-712-disk-7' })
     expect(st).toBe('unable to create VM 712 - volume local-lvm:vm-712-disk-7 does not exist')

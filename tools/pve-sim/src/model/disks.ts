@@ -99,7 +99,9 @@ export function parseDriveRequest(
   }
   const ci = /^([a-z][a-z0-9\-_.]*[a-z0-9]):cloudinit$/i.exec(file)
   if (ci && kind === 'drive') {
-    requireImageStorage(node, ci[1] as string, kind)
+    // check_storage_access leaves cloud-init drives alone, and vdisk_alloc checks no content type: only
+    // storage_config's `does not exist` applies
+    storageDef(node, ci[1] as string)
     return { kind: 'cloudinit', storage: ci[1] as string, props }
   }
   if (file === 'none' || file === 'cdrom' || !file.includes(':')) {
