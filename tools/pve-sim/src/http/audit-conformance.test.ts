@@ -342,6 +342,41 @@ describe('qemu-server template (and pve-container template)', () => {
   })
 })
 
+describe('pve-storage PVE::API2::Storage::Content index (each plugin list_images)', () => {
+  it('lists images with the keys their plugin gives them', async () => {
+    expect(
+      (await task('POST', '/nodes/pve1/qemu', { vmid: '760', scsi0: 'local-lvm:1', scsi1: 'local-zfs:1' }))[0],
+    ).toBe('OK')
+    const lvm = data<Record<string, unknown>[]>(
+      await req('GET', '/nodes/pve1/storage/local-lvm/content', { vmid: '760' }),
+    )
+    expect(lvm).toEqual([
+      {
+        volid: 'local-lvm:vm-760-disk-0',
+        content: 'images',
+        format: 'raw',
+        size: 1024 ** 3,
+        vmid: 760,
+        ctime: expect.any(Number),
+      },
+    ])
+    const zfs = data<Record<string, unknown>[]>(
+      await req('GET', '/nodes/pve1/storage/local-zfs/content', { vmid: '760' }),
+    )
+    expect(zfs).toEqual([
+      {
+        volid: 'local-zfs:vm-760-disk-0',
+        content: 'images',
+        name: 'vm-760-disk-0',
+        size: 1024 ** 3,
+        parent: null,
+        format: 'raw',
+        vmid: 760,
+      },
+    ])
+  })
+})
+
 describe('pve-container create_vm', () => {
   it('fills in hostname, memory and swap ("set some defaults")', async () => {
     const [st] = await task('POST', '/nodes/pve1/lxc', { vmid: '720', ostemplate: template, rootfs: 'local-lvm:2' })

@@ -175,7 +175,9 @@ export function controls(c: Cluster): Controls {
     },
     storageContent(node: string, storage: string) {
       c.settle()
-      return c.nodes.get(node)?.storage.list(storage).map(volumeListItem) ?? []
+      const n = c.nodes.get(node)
+      const type = n?.storage.def(storage)?.type
+      return n?.storage.list(storage).map((v) => volumeListItem(v, type)) ?? []
     },
     imageInfoRuns() {
       return c.storage.imageInfoRuns

@@ -604,8 +604,9 @@ describe('flock during long operations', () => {
     expect((await s.call('GET', '/nodes/pve1/qemu/103/config')).scsi0).toBe(
       'vmdir:9001/base-9001-disk-0.qcow2/103/vm-103-disk-0.qcow2,size=2G',
     )
+    // Plugin list_images: the parent is qemu-img's backing file name, relative to the image's directory
     expect(s.sim.storageContent('pve1', 'vmdir').find((v) => v.vmid === 103)).toMatchObject({
-      parent: '9001/base-9001-disk-0.qcow2',
+      parent: '../9001/base-9001-disk-0.qcow2',
     })
     // qemu-server destroy_vm: the template is refused before anything is removed
     const d = await s.run('DELETE', '/nodes/pve1/qemu/9001')

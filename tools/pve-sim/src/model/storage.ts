@@ -549,16 +549,52 @@ export class NodeStorage {
   }
 }
 
-export function volumeListItem(v: Volume): Record<string, unknown> {
-  const item: Record<string, unknown> = {
-    volid: v.volid,
-    content: v.content,
-    format: v.format,
-    size: v.size,
-    ctime: v.ctime,
+/**
+ * A content listing's item as each plugin builds it. Files (iso, vztmpl, import, backup, snippets) carry volid,
+ * format, size and ctime (get_subdir_files). Images differ per plugin's list_images: a file storage adds `used`
+ * and a `parent` that is the backing file or null (file_size_info), lvmthin and lvm only `ctime`, zfspool and rbd
+ * the image's `name` and a `parent` (`<base>@__base__` or null) and no `ctime`.
+ */
+export function volumeListItem(v: Volume, type?: StorageType): Record<string, unknown> {
+  const image = v.content === 'images' || v.content === 'rootdir'
+  if (!image || type === undefined) {
+    const item: Record<string, unknown> = { volid: v.volid, content: v.content, format: v.format, size: v.size }
+    item.ctime = v.ctime
+    if (v.vmid !== undefined) item.vmid = v.vmid
+    if (v.parent !== undefined) item.parent = v.parent
+    if (image) item.used = v.size
+    return item
   }
-  if (v.vmid !== undefined) item.vmid = v.vmid
-  if (v.parent !== undefined) item.parent = v.parent
-  if (v.content === 'images' || v.content === 'rootdir') item.used = v.size
-  return item
+  const volname = splitVolid(v.volid)?.[1] ?? ''
+  const leaf = volname.split('/').slice(-1)[0] ?? volname
+  const base = /^((?:base|basevol)-\d+-[^/]+)\//.exec(volname)?.[1]
+  const owner = v.vmid
+  switch (type) {
+    case 'lvmthin':
+    case 'lvm':
+      return { volid: v.volid, content: v.content, format: v.format, size: v.size, vmid: owner, ctime: v.ctime }
+    case 'zfspool':
+    case 'rbd':
+      return {
+        volid: v.volid,
+        content: v.content,
+        name: leaf,
+        size: v.size,
+        parent: base === undefined ? null : `${base}@__base__`,
+        format: v.format,
+        vmid: owner,
+      }
+    default:
+      return {
+        volid: v.volid,
+        content: v.content,
+        format: v.format,
+        size: v.size,
+        vmid: owner,
+        used: v.size,
+        // qemu-img's backing file name, relative to the image's directory
+        parent: v.parent === undefined ? null : `../${v.parent}`,
+        ctime: v.ctime,
+      }
+  }
 }
