@@ -72,3 +72,32 @@ describe('AccessControl normalize_path / check_path', () => {
     expect(validAclPath('/nope')).toBe(false)
   })
 })
+
+describe('RPCEnvironment compute_api_permission (apiPermissions)', () => {
+  it("root@pam's cap holds every privilege of its release (9.x adds the VM.GuestAgent.File* ones)", () => {
+    const cap91 = new AccessState('9.1').apiPermissions('root@pam')
+    const cap84 = new AccessState('8.4').apiPermissions('root@pam')
+    expect(cap91.vms).toHaveProperty(['VM.GuestAgent.FileRead'], 1)
+    expect(cap84.vms).not.toHaveProperty(['VM.GuestAgent.FileRead'])
+    expect(cap91.access).toEqual({ 'Group.Allocate': 1, 'Permissions.Modify': 1, 'User.Modify': 1 })
+    expect(cap91.dc).toEqual({ 'SDN.Allocate': 1, 'SDN.Audit': 1, 'SDN.Use': 1, 'Sys.Audit': 1, 'Sys.Modify': 1 })
+  })
+
+  it('(property) every privilege in a cap is one the user holds on some path of its area', () => {
+    fc.assert(
+      fc.property(fc.array(entry, { maxLength: 6 }), (entries) => {
+        const a = build(entries)
+        const cap = a.apiPermissions('u@pve')
+        const paths = ['/', '/nodes', '/access/groups', '/vms', '/storage', '/sdn', '/mapping', ...PATHS]
+        for (const [area, privs] of Object.entries(cap))
+          for (const priv of Object.keys(privs)) {
+            const held = paths.some((p) => a.permissions('u@pve', p).has(priv))
+            expect(held, `${area} ${priv}`).toBe(true)
+          }
+        // VM privileges only ever land in the vms area
+        for (const [area, privs] of Object.entries(cap))
+          if (area !== 'vms') expect(Object.keys(privs).filter((p) => p.startsWith('VM.'))).toEqual([])
+      }),
+    )
+  })
+})

@@ -244,6 +244,36 @@ export class AccessState {
     return out
   }
 
+  /**
+   * RPCEnvironment::compute_api_permission, the `cap` of a ticket: per top-level area the privileges the user
+   * holds on the area's root or on any ACL path under it (a pool path counts for `vms` and `storage`)
+   */
+  apiPermissions(actor: string): Record<string, Record<string, number>> {
+    const areas: Record<string, RegExp> = {
+      vms: /^(VM\.|Permissions\.Modify)/,
+      access: /^((User|Group)\.|Permissions\.Modify)/,
+      storage: /^(Datastore\.|Permissions\.Modify)/,
+      nodes: /^(Sys\.|Permissions\.Modify)/,
+      sdn: /^(SDN\.|Permissions\.Modify)/,
+      dc: /^(Sys\.Audit|Sys\.Modify|SDN\.)/,
+      mapping: /^(Mapping\.|Permissions.Modify)/,
+    }
+    const out: Record<string, Record<string, number>> = {}
+    for (const area of Object.keys(areas)) out[area] = {}
+    const add = (area: string, priv: string) => ((out[area] as Record<string, number>)[priv] = 1)
+    const required = ['/', '/nodes', '/access/groups', '/vms', '/storage', '/sdn', '/mapping']
+    for (const path of new Set([...required, ...this.acl.keys()])) {
+      const top = /^\/(\w+)/.exec(path)?.[1] ?? 'dc'
+      for (const priv of this.permissions(actor, path).keys()) {
+        if (top === 'pool') {
+          if (priv.startsWith('VM.') || priv === 'Permissions.Modify') add('vms', priv)
+          if (priv.startsWith('Datastore.') || priv === 'Permissions.Modify') add('storage', priv)
+        } else if (areas[top]?.test(priv)) add(top, priv)
+      }
+    }
+    return out
+  }
+
   /** the ACL entries of a user or token disappear with it (delete_user_acl, delete_token) */
   dropAclsOf(id: string, token: boolean): void {
     for (const node of this.acl.values()) {

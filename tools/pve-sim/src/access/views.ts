@@ -103,6 +103,10 @@ function keep(a: AccessState, actor: string, template: string, params: Item, ite
       if (item.type === 'storage') return a.check(actor, `/storage/${String(item.storage)}`, ['Datastore.Audit'], true)
       if (item.type === 'pool') return a.check(actor, `/pool/${String(item.pool)}`, ['Pool.Audit'], true)
       if (item.type === 'sdn') return a.check(actor, `/sdn/zones/${String(item.sdn)}`, ['SDN.Audit'], true)
+      if (item.type === 'node') hideNodeStats(a, actor, item)
+      return true
+    case '/nodes':
+      hideNodeStats(a, actor, item)
       return true
     case '/nodes/{node}/qemu':
     case '/nodes/{node}/lxc':
@@ -125,7 +129,14 @@ function keep(a: AccessState, actor: string, template: string, params: Item, ite
   }
 }
 
+/** extract_node_stats with $exclude_stats: without Sys.Audit on the node, a node is listed without its figures */
+function hideNodeStats(a: AccessState, actor: string, item: Item): void {
+  if (a.check(actor, `/nodes/${String(item.node)}`, ['Sys.Audit'], true)) return
+  for (const k of ['uptime', 'cpu', 'mem', 'disk', 'maxcpu', 'maxmem', 'maxdisk']) delete item[k]
+}
+
 const FILTERED = new Set([
+  '/nodes',
   '/cluster/resources',
   '/storage',
   '/nodes/{node}/qemu',

@@ -4,6 +4,11 @@ import { remoteBytes } from '../model/control.js'
 import { fail500 } from '../model/errors.js'
 import { str, type RouteTable } from './routes.js'
 
+/** the flags line of /proc/cpuinfo (read_cpuinfo's `hvm` looks for ` vmx ` or ` svm ` in it) */
+const CPU_FLAGS =
+  'fpu vme de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov pat pse36 clflush mmx fxsr sse sse2 ht syscall nx ' +
+  'lm constant_tsc rep_good nopl cpuid pni vmx ssse3 cx16 sse4_1 sse4_2 x2apic popcnt aes xsave avx hypervisor lahf_lm'
+
 /** node-level reads: /nodes/{node}, /status, /dns, /query-url-metadata, and /cluster/tasks */
 export function nodeRoutes(c: Cluster): RouteTable {
   return [
@@ -24,17 +29,34 @@ export function nodeRoutes(c: Cluster): RouteTable {
         const n = c.requireNode(str(ctx, 'node') ?? '')
         const v = c.version
         const kernel = c.pveVersion === '9.1' ? '6.17.2-1-pve' : '6.8.12-9-pve'
+        // pve-manager PVE::API2::Nodes::Nodeinfo status; the figures are synthetic, the keys and types are PVE's
+        // (read_proc_uptime, read_cpuinfo, read_proc_stat, read_meminfo: regex captures stay strings)
         return {
           uptime: Math.floor((c.now() - n.bootMs) / 1000),
+          idle: 0,
           cpu: 0.03,
+          wait: 0,
           loadavg: ['0.12', '0.18', '0.20'],
-          cpuinfo: { cpus: n.maxcpu, cores: n.maxcpu / 2, sockets: 1, model: 'pve-sim virtual CPU' },
+          cpuinfo: {
+            user_hz: 100,
+            vendor: 'GenuineIntel',
+            family: '6',
+            model: 'pve-sim virtual CPU',
+            mhz: '2999.998',
+            cpus: n.maxcpu,
+            sockets: 1,
+            cores: n.maxcpu / 2,
+            flags: CPU_FLAGS,
+            hvm: '1',
+          },
           memory: {
             total: n.maxmem,
             used: Math.floor(n.maxmem / 8),
             free: n.maxmem - Math.floor(n.maxmem / 8),
             available: n.maxmem - Math.floor(n.maxmem / 8),
           },
+          ksm: { shared: 0 },
+          swap: { total: 8 * 1024 ** 3, used: 0, free: 8 * 1024 ** 3 },
           rootfs: { total: 100 * 1024 ** 3, used: 10 * 1024 ** 3, free: 90 * 1024 ** 3, avail: 90 * 1024 ** 3 },
           pveversion: `pve-manager/${v.version}/${v.repoid}`,
           kversion: `Linux ${kernel} #1 SMP PREEMPT_DYNAMIC PMX ${kernel}`,

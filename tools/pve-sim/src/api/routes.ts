@@ -70,10 +70,16 @@ function nextId(c: Cluster, vmid: number | undefined): string {
   return String(c.nextId())
 }
 
+/**
+ * pve-manager PVE::API2::Cluster get_status: the cluster entry (corosync's view) and one entry per member. Each
+ * node has one vote, so the cluster is quorate while more than half of the nodes are online (votequorum).
+ */
 function clusterStatus(c: Cluster): Record<string, unknown>[] {
   const nodes = [...c.nodes.values()]
+  const online = nodes.filter((n) => n.online).length
+  const quorate = 2 * online > nodes.length ? 1 : 0
   const out: Record<string, unknown>[] = [
-    { type: 'cluster', id: 'cluster', name: 'sim', nodes: nodes.length, quorate: 1, version: nodes.length },
+    { type: 'cluster', id: 'cluster', name: 'sim', nodes: nodes.length, quorate, version: nodes.length },
   ]
   nodes.forEach((n, i) => {
     out.push({

@@ -88,7 +88,7 @@ export function storageRoutes(c: Cluster): RouteTable {
         const vmid = int(ctx, 'vmid')
         return n.storage
           .volumeList(d.id, { ...(content !== undefined ? { content } : {}), ...(vmid !== undefined ? { vmid } : {}) })
-          .map(volumeListItem)
+          .map((v) => volumeListItem(v, d.type))
       },
     ],
     [

@@ -13,7 +13,7 @@ import { validateParams } from '../apidoc/validate.js'
 import { WithTotal } from '../api/envelope.js'
 import type { FaultState } from '../control/faults.js'
 import type { StatsLog } from '../control/stats.js'
-import { AuthError, authenticate, ROOT_CAP, type AuthOutcome, type AuthState } from './auth.js'
+import { AuthError, authenticate, type AuthOutcome, type AuthState } from './auth.js'
 import { BodyDecodeError, extractParams, mediaType } from './decode.js'
 import { renderApiError, renderBare, renderData, type RenderOptions, type SimResponse } from './respond.js'
 import { rootOnlyViolation } from './root-only.js'
@@ -367,7 +367,8 @@ export class ApiHandler {
       username,
       ticket: this.o.auth.createTicket(username),
       CSRFPreventionToken: this.o.auth.createCsrf(username),
-      cap: ROOT_CAP,
+      // compute_api_permission: what the user may do, per area (root@pam: every privilege of its release)
+      cap: this.o.access.apiPermissions(username),
     }
     if (this.o.clusterName) data.clustername = this.o.clusterName
     return renderData(data, undefined, opts)

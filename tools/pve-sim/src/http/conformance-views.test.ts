@@ -364,7 +364,7 @@ describe('qemu-server vmstatus, vm_status and vmlist', () => {
 })
 
 describe('pve-container vmstatus', () => {
-  it('maxswap is the configured swap (0 when unset), cpus is cores or cpulimit, the name has no whitespace', async () => {
+  it('maxswap is the configured swap (512 MiB, the create_vm default), cpus is cores or cpulimit, the name has no whitespace', async () => {
     sim.control.addVolume('pve1', 'local', { content: 'vztmpl', filename: 'alpine-3.20-default_20240908_amd64.tar.xz' })
     await ok(
       await formReq('POST', '/nodes/pve1/lxc', {
@@ -382,7 +382,7 @@ describe('pve-container vmstatus', () => {
       status: 'stopped',
       name: 'ct330',
       cpus: 2,
-      maxswap: 0,
+      maxswap: 512 * 1024 ** 2,
       maxdisk: 2 * 1024 ** 3,
       ha: { managed: 0 },
     })

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { makeSim } from '../api/testing.js'
 import { normaliseFilename } from './artifacts.js'
@@ -21,9 +22,10 @@ describe('storages and content', () => {
       storage: 'local',
       content: 'backup,iso,vztmpl',
     })
-    expect((await s.error('POST', '/nodes/pve1/qemu', { vmid: 100, scsi0: 'local:1' })).message).toBe(
-      `storage 'local' does not support content-type 'images'`,
-    )
+    // qemu-server check_storage_access: a new disk needs a storage with `images` content
+    expect((await s.error('POST', '/nodes/pve1/qemu', { vmid: 100, scsi0: 'local:1' })).errors).toEqual({
+      storage: `storage 'local' does not support vm images`,
+    })
     const iso = await s.call('GET', '/nodes/pve1/storage', { content: 'iso' })
     expect(iso.map((x: { storage: string }) => x.storage)).toEqual(['local'])
   })
@@ -93,6 +95,25 @@ describe('download-url', () => {
   it('normalises the filename (path stripped, odd characters to _)', () => {
     expect(normaliseFilename('../a/b c+d.iso')).toBe('b_c_d.iso')
     expect(normaliseFilename('ok-1.2_3.qcow2')).toBe('ok-1.2_3.qcow2')
+    // PVE::Storage::normalize_content_filename: chomp, then everything up to the last slash or backslash goes
+    expect(normaliseFilename('C:\\isos\\a b.iso\n')).toBe('a_b.iso')
+    expect(normaliseFilename('isos/')).toBe('')
+  })
+
+  it('normalise_content_filename (property): only safe characters, idempotent, the name after the last separator', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 40 }), (name) => {
+        const out = normaliseFilename(name)
+        expect(out).toMatch(/^[a-zA-Z0-9_.-]*$/)
+        expect(normaliseFilename(out)).toBe(out)
+        const chomped = name.replace(/\n$/, '')
+        if (/^[a-zA-Z0-9_.-]*$/.test(chomped)) expect(out).toBe(chomped)
+        // nothing after the last separator of the first line survives in front of the result
+        const firstLine = chomped.split('\n')[0] ?? ''
+        const cut = Math.max(firstLine.lastIndexOf('/'), firstLine.lastIndexOf('\\'))
+        expect(out.length).toBe(chomped.length - cut - 1)
+      }),
+    )
   })
 
   it('immediate errors: wrong extension (400), block storage, content not configured', async () => {
@@ -120,7 +141,7 @@ describe('download-url', () => {
       filename: 'x.img',
       content: 'import',
     })
-    expect(imp.errors).toEqual({ filename: 'wrong file extension' })
+    expect(imp.errors).toEqual({ filename: 'invalid filename or wrong extension' })
   })
 
   it('downloads into the content dir; a second run refuses to override, a matching checksum is OK, a wrong one fails', async () => {
@@ -157,7 +178,9 @@ describe('download-url', () => {
       'checksum-algorithm': 'sha256',
     })
     expect(same.exitstatus).toBe('OK')
-    expect(same.log).toContain('OK, got correct file already, no need to download')
+    expect(same.log).toContain(
+      'calculating checksum of existing file...OK, got correct file already, no need to download',
+    )
     const bad = await s.run('POST', '/nodes/pve1/storage/local/download-url', {
       url: URL,
       filename: 'debian-12.qcow2',

@@ -182,7 +182,8 @@ function cloneVm(c: Cluster, nodeName: string, vmid: number, params: Record<stri
   const allocated: string[] = []
   const upid = c.dispatch(nodeName, 'qmclone', String(vmid), caller.actor, {
     run: (ctx) => {
-      ctx.log(`creating a clone of VM ${vmid} with ID ${newid}`)
+      // qemu-server 9.1.6 and later name the new VMID first
+      if (c.pveVersion !== '8.4') ctx.log(`creating a clone of VM ${vmid} with ID ${newid}`)
       // smbios1 always gets a fresh uuid (created if absent); vmgenid only when it was set; meta is copied
       const smbios = (newconf.smbios1 ?? '').split(',').filter((p) => p !== '' && !p.startsWith('uuid='))
       newconf.smbios1 = [`uuid=${c.rng.uuid()}`, ...smbios].sort().join(',')

@@ -82,6 +82,8 @@ export class Cluster {
   readonly remote = new Map<string, { content: Buffer } | { error: string }>()
   /** the size a downloaded file reports (import images: the virtual size a disk imported from it gets) */
   readonly remoteSizes = new Map<string, number>()
+  /** https URLs whose server certificate does not verify (wget needs `--no-check-certificate`) */
+  readonly untrustedCertificates = new Set<string>()
   readonly ha: Ha
   /** /etc/pve/firewall/<vmid>.fw and cluster.fw (model/firewall.ts) */
   readonly firewalls = new FirewallFiles(() => Math.floor(this.now() / 1000))

@@ -187,14 +187,21 @@ export function controls(c: Cluster): Controls {
     },
     storageContent(node: string, storage: string) {
       c.settle()
-      return c.nodes.get(node)?.storage.list(storage).map(volumeListItem) ?? []
+      const n = c.nodes.get(node)
+      const type = n?.storage.def(storage)?.type
+      return n?.storage.list(storage).map((v) => volumeListItem(v, type)) ?? []
     },
     imageInfoRuns() {
       return c.storage.imageInfoRuns
     },
-    setRemoteFile(url: string, file: { content: string | Buffer; size?: number } | { error: string }) {
+    setRemoteFile(
+      url: string,
+      file: { content: string | Buffer; size?: number; untrustedCertificate?: boolean } | { error: string },
+    ) {
       c.remote.set(url, 'error' in file ? file : { content: Buffer.from(file.content) })
       if (!('error' in file) && file.size !== undefined) c.remoteSizes.set(url, file.size)
+      if (!('error' in file) && file.untrustedCertificate === true) c.untrustedCertificates.add(url)
+      else c.untrustedCertificates.delete(url)
     },
     remoteChecksum(url: string, algorithm: string) {
       const b = remoteBytes(c, url)

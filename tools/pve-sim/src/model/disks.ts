@@ -2,7 +2,7 @@ import type { Cluster, Guest, NodeState } from './cluster.js'
 import { fail400, fail500 } from './errors.js'
 import { FORMATS, parsePropString, printPropString, PropStringError, type Props } from './propstring.js'
 import { formatSize, gibToBytes, MiB, KiB } from './sizes.js'
-import { splitVolid, volumeOwner, type Volume } from './storage.js'
+import { contentDir, parseVolname, splitVolid, volumeOwner, type ContentType, type StorageDef } from './storage.js'
 
 /**
  * Volume-backed config values (qemu drives, efidisk0, tpmstate0, lxc rootfs/mpN): what a request asks
@@ -11,9 +11,11 @@ import { splitVolid, volumeOwner, type Volume } from './storage.js'
 
 export type DriveRequest =
   | { kind: 'alloc'; storage: string; bytes: number; props: Props }
-  | { kind: 'import'; storage: string; source: Volume; props: Props }
+  /** `import-from`: the source is looked up when the disk is created (create_disks), not before */
+  | { kind: 'import'; storage: string; source: string; sourceType: ContentType; props: Props }
   | { kind: 'cloudinit'; storage: string; props: Props }
-  | { kind: 'existing'; volume: Volume; props: Props }
+  /** an existing volume (an image, or an ISO on a cdrom): looked up when the drive is written (create_disks) */
+  | { kind: 'existing'; volid: string; props: Props }
   /** a value kept as sent (cdrom `none`/`cdrom`/iso, or a volume we re-print) */
   | { kind: 'verbatim'; props: Props }
 
@@ -82,13 +84,13 @@ export function parseDriveRequest(
     }
     const storage = alloc[1] as string
     requireImageStorage(node, storage, kind)
-    const source = node.storage.get(importFrom)
-    if (!source) throw fail500(`volume '${importFrom}' does not exist`)
-    if (source.content !== 'images' && source.content !== 'import') {
-      throw fail500(`${importFrom} has wrong type '${source.content}' - needs to be 'images' or 'import'`)
-    }
+    // check_storage_access: the source's type comes from its name (parse_volname); it is read in the worker
+    const [sourceStorage, sourceName] = splitVolid(importFrom) ?? ['', importFrom]
+    const sourceType = parseVolname(storageDef(node, sourceStorage), sourceName)
+    if (sourceType !== 'images' && sourceType !== 'import')
+      throw fail400({ [key]: `${importFrom} has wrong type '${sourceType}' - needs to be 'images' or 'import'` })
     delete props['import-from']
-    return { kind: 'import', storage, source, props }
+    return { kind: 'import', storage, source: importFrom, sourceType, props }
   }
   if (alloc) {
     const storage = alloc[1] as string
@@ -97,7 +99,9 @@ export function parseDriveRequest(
   }
   const ci = /^([a-z][a-z0-9\-_.]*[a-z0-9]):cloudinit$/i.exec(file)
   if (ci && kind === 'drive') {
-    requireImageStorage(node, ci[1] as string, kind)
+    // check_storage_access leaves cloud-init drives alone, and vdisk_alloc checks no content type: only
+    // storage_config's `does not exist` applies
+    storageDef(node, ci[1] as string)
     return { kind: 'cloudinit', storage: ci[1] as string, props }
   }
   if (file === 'none' || file === 'cdrom' || !file.includes(':')) {
@@ -105,25 +109,43 @@ export function parseDriveRequest(
       throw fail400({ [key]: `invalid format - invalid volume ID '${file}'` })
     return { kind: 'verbatim', props }
   }
-  const vol = node.storage.get(file)
-  if (!vol) {
-    const s = splitVolid(file)
-    if (s && !node.storage.def(s[0])) throw fail500(`storage '${s[0]}' does not exist`)
-    throw fail500(`volume '${file}' does not exist`)
+  if (kind === 'lxcMount') {
+    // a container's existing volume is looked up at once (its checks differ; see docs/gaps/simulator-model.md)
+    if (!node.storage.get(file)) {
+      const s = splitVolid(file)
+      if (s && !node.storage.def(s[0])) throw fail500(`storage '${s[0]}' does not exist`)
+      throw fail500(`volume '${file}' does not exist`)
+    }
+    return { kind: 'existing', volid: file, props }
   }
-  if (vol.content === 'iso') {
-    if (kind === 'drive' && !isCdrom(props))
-      throw fail400({ [key]: `explicit 'media=cdrom' is required for iso images` })
-    return { kind: 'verbatim', props }
-  }
-  return { kind: 'existing', volume: vol, props }
+  // qemu-server check_storage_access, then check_drive_param: both read the type from the name
+  const [storage, volname] = splitVolid(file) ?? ['', file]
+  const vtype = parseVolname(storageDef(node, storage), volname)
+  if (vtype !== 'images' && vtype !== 'iso') throw fail400({ [key]: `content type needs to be 'images' or 'iso'` })
+  if (vtype === 'iso' && kind === 'drive' && !isCdrom(props))
+    throw fail400({ [key]: `explicit 'media=cdrom' is required for iso images` })
+  return { kind: 'existing', volid: file, props }
 }
 
-function requireImageStorage(node: NodeState, storage: string, kind: VolumeKind): void {
+/** storage_config: the storage's section, or `storage 'x' does not exist` */
+function storageDef(node: NodeState, storage: string): StorageDef {
   const d = node.storage.def(storage)
   if (!d) throw fail500(`storage '${storage}' does not exist`)
-  const content = kind === 'lxcMount' ? 'rootdir' : 'images'
-  if (!d.content.includes(content)) throw fail500(`storage '${storage}' does not support content-type '${content}'`)
+  return d
+}
+
+/**
+ * A new volume's storage. qemu (check_storage_access): `images` content, else a 400 on `storage`. A container's
+ * (PVE::LXC alloc_disk): `rootdir` content, except on a zfspool, which always takes a subvolume.
+ */
+function requireImageStorage(node: NodeState, storage: string, kind: VolumeKind): void {
+  const d = storageDef(node, storage)
+  if (kind === 'lxcMount') {
+    if (!d.content.includes('rootdir') && d.type !== 'zfspool')
+      throw fail500(`content type 'rootdir' is not available or configured on storage '${storage}'`)
+    return
+  }
+  if (!d.content.includes('images')) throw fail400({ storage: `storage '${storage}' does not support vm images` })
 }
 
 /** EFI vars sizes per storage type: 4M on LVM, 528K (4m) / 128K (2m) on file/zfs */
@@ -156,7 +178,7 @@ export function realiseDrive(
   switch (req.kind) {
     case 'alloc':
     case 'import': {
-      let bytes = req.kind === 'alloc' ? req.bytes : req.source.size
+      let bytes = req.kind === 'alloc' ? req.bytes : importSourceSize(node, req.source, req.sourceType)
       if (kind === 'efidisk') bytes = efiBytes(node, req.storage, props)
       if (kind === 'tpmstate') bytes = 4 * MiB
       const format = opts.format ?? req.props.format
@@ -174,14 +196,32 @@ export function realiseDrive(
       break
     }
     case 'existing': {
-      props[fk] = req.volume.volid
-      if (!isCloudinitVolid(req.volume.volid)) props.size = formatSize(req.volume.size)
+      // create_disks: volume_size_info of the volume, which also gives an ISO on a cdrom its `size=`
+      const volume = node.storage.get(req.volid)
+      if (!volume) throw fail500(`volume ${req.volid} does not exist`)
+      props[fk] = volume.volid
+      if (!isCloudinitVolid(volume.volid)) props.size = formatSize(volume.size)
       break
     }
     case 'verbatim':
       break
   }
   return { value: printPropString(props, fmt), allocated }
+}
+
+/**
+ * The size of an `import-from` source as create_disks reads it: an import file through file_size_info of its
+ * path (`failed to stat`), an image through $import_from_volid's volume_size_info.
+ */
+function importSourceSize(node: NodeState, source: string, sourceType: ContentType): number {
+  const volume = node.storage.get(source)
+  if (volume) return volume.size
+  const [storage, volname] = splitVolid(source) ?? ['', source]
+  if (sourceType === 'import') {
+    const base = node.storage.def(storage)?.path ?? '/var/lib/vz'
+    throw fail500(`failed to stat '${base}/${contentDir('import')}/${volname.replace(/^import\//, '')}'`)
+  }
+  throw fail500(`cannot import from '${source}' - could not get size of ${source}`)
 }
 
 /** the volume id of a stored drive value, when it is a volume on a storage (not `none`, `cdrom`, iso kept) */

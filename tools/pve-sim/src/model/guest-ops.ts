@@ -59,19 +59,18 @@ export function resizeGuest(
       if (value === undefined) throw new Error(`disk '${disk}' does not exist`)
       const kind = volumeKindOf(disk, false)
       const props = parseVolumeProps(disk, value, kind)
+      // resize_vm parses the volume name first (parse_volname), so a cdrom without a volume dies there
       const volid = driveVolid(value, kind)
-      if (!volid) throw new Error(`disk '${disk}' has no associated volume`)
+      if (!volid) throw new Error(`unable to parse volume ID '${props.file ?? ''}'`)
       if (isCdrom(props)) throw new Error(`you can't resize a cdrom`)
+      // the current size is the volume's own (volume_size_info), not the size= the config remembers
       const vol = node.storage.get(volid)
-      if (!vol) throw new Error(`volume '${volid}' does not exist`)
-      const current = props.size ? (parseDiskSize(props.size) ?? vol.size) : vol.size
+      if (!vol) throw new Error(`Could not determine current size of volume '${volid}'`)
+      const current = vol.size
       const target = resizeTarget(current, size)
       if (target === undefined) throw new Error(`invalid size '${size}'`)
       if (target < current) throw new Error('shrinking disks is not supported')
-      if (target === current) {
-        ctx.log(`disk '${disk}' is already of size ${formatSize(current)}`)
-        return
-      }
+      if (target === current) return // an equal size returns without a word
       vol.size = target
       props.size = formatSize(target)
       ctx.log(`Size of logical volume ${volid} changed from ${formatSize(current)} to ${formatSize(target)}.`)
@@ -132,21 +131,30 @@ export function templateGuest(
 ): string {
   const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, type, vmid)
-  c.lockConfigSync(type, vmid)
-  c.checkLock(g)
-  if (g.conf.snapshotNames().length > 0) {
-    throw fail500(`unable to create template, because ${type === 'qemu' ? 'VM' : 'CT'} contains snapshots`)
+  const check = (fail: (message: string) => Error) => {
+    const lock = c.lockError(g)
+    if (lock) throw fail(lock)
+    if (g.conf.snapshotNames().length > 0)
+      throw fail(`unable to create template, because ${type === 'qemu' ? 'VM' : 'CT'} contains snapshots`)
+    if (g.conf.get('template') === '1') throw fail(`you can't convert a template to a template`)
+    if (g.status === 'running')
+      throw fail(
+        type === 'qemu'
+          ? `you can't convert a VM to template if VM is running`
+          : `you can't convert a CT to template if the CT is running`,
+      )
   }
-  if (g.conf.get('template') === '1') throw fail500(`you can't convert a template to a template`)
-  if (g.status === 'running') {
-    throw fail500(
-      type === 'qemu'
-        ? `you can't convert a VM to template if VM is running`
-        : `you can't convert a CT to template if the CT is running`,
-    )
-  }
+  // pve-container checks under the config flock before it forks; qemu-server checks without it, then again
+  // in the worker, which is where it takes the flock
+  if (type === 'lxc') c.lockConfigSync(type, vmid)
+  check(fail500)
   const upid = c.dispatch(nodeName, type === 'qemu' ? 'qmtemplate' : 'vztemplate', String(vmid), caller.actor, {
     run: () => {
+      if (type === 'qemu') {
+        const e = c.flockError(type, vmid, 'exclusive', upid)
+        if (e) throw new Error(e)
+        check((m) => new Error(m))
+      }
       for (const k of g.conf.keys()) {
         if (!isVolumeKey(type, k)) continue
         const kind = volumeKindOf(k, type === 'lxc')

@@ -24,26 +24,30 @@ export function readConfig(g: Guest, current: boolean): Record<string, unknown> 
   return out
 }
 
-/** GET .../pending: one row per key with current value, pending value and delete flag (1, or 2 = force) */
+/**
+ * GET .../pending, as PVE::GuestHelpers config_with_pending_array builds it from the loaded config: one row per
+ * key of the main section (`value`, plus `pending` and `delete` when set), then one per key only pending, then one
+ * per pending deletion of a key the main section lacks. load_config puts the file's digest among the keys, so it
+ * arrives as a row of its own. The last loop reads each deletion's parsed hash (`{force => 0|1}`), which is always
+ * true, so such a row says `delete: 2` whether or not the deletion was forced.
+ */
 export function readPending(g: Guest): Record<string, unknown>[] {
   const main = g.conf.main()
   const pending = g.conf.pending()
   const deletes = g.conf.pendingDeletes()
-  const keys = new Set([...Object.keys(main), ...Object.keys(pending), ...deletes.keys()])
-  // config_with_pending_array walks the loaded config, which carries the digest as a plain key
+  const typed = (k: string, v: string, masked: string) => (k === 'cipassword' ? masked : typedValue(g.type, k, v))
   const out: Record<string, unknown>[] = [{ key: 'digest', value: g.conf.digest() }]
-  for (const k of [...keys].sort()) {
-    const row: Record<string, unknown> = { key: k }
-    const cur = main[k]
+  for (const [k, cur] of Object.entries(main)) {
+    const row: Record<string, unknown> = { key: k, value: typed(k, cur, MASK) }
     const pen = pending[k]
-    if (cur !== undefined) row.value = k === 'cipassword' ? MASK : typedValue(g.type, k, cur)
-    if (pen !== undefined) row.pending = k === 'cipassword' ? `${MASK} ` : typedValue(g.type, k, pen)
+    if (pen !== undefined) row.pending = typed(k, pen, `${MASK} `)
     if (deletes.has(k)) row.delete = deletes.get(k) ? 2 : 1
     out.push(row)
   }
-  // PVE's config_with_pending_array lists every key of the loaded config, and load_config puts the file's
-  // digest there: so the digest arrives as a row of its own (clients pin their writes to it)
-  out.push({ key: 'digest', value: g.conf.digest() })
+  for (const [k, pen] of Object.entries(pending))
+    if (main[k] === undefined) out.push({ key: k, pending: typed(k, pen, `${MASK} `) })
+  for (const k of deletes.keys()) if (main[k] === undefined) out.push({ key: k, delete: 2 })
+  // Perl hash order is unspecified; the simulator sorts by key (stable, so the loops' order breaks ties)
   return out.sort((a, b) => (String(a.key) < String(b.key) ? -1 : String(a.key) > String(b.key) ? 1 : 0))
 }
 

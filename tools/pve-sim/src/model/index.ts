@@ -144,8 +144,14 @@ export interface SimCluster {
    * in images or rootdir (no `content=`, or `content=images`) inspects every image on it, on every call
    */
   imageInfoRuns(): number
-  /** what download-url fetches from a URL: bytes (checksums are computed over them), or an error message */
-  setRemoteFile(url: string, file: { content: string | Buffer; size?: number } | { error: string }): void
+  /**
+   * what download-url fetches from a URL: bytes (checksums are computed over them), or an error message;
+   * `untrustedCertificate` makes an https download fail unless `verify-certificates` is 0
+   */
+  setRemoteFile(
+    url: string,
+    file: { content: string | Buffer; size?: number; untrustedCertificate?: boolean } | { error: string },
+  ): void
   /** the checksum of what download-url would fetch from `url` */
   remoteChecksum(url: string, algorithm: 'md5' | 'sha1' | 'sha224' | 'sha256' | 'sha384' | 'sha512'): string
 }

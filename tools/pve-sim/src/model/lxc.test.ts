@@ -62,15 +62,20 @@ describe('LXC create and config', () => {
     ])
   })
 
-  it('existing vmid and missing template are immediate 500s', async () => {
+  it('an existing vmid is an immediate 500; a missing template fails the vzcreate task (abs_filesystem_path)', async () => {
     const s = sim()
     await s.run('POST', '/nodes/pve1/lxc', { vmid: 105, ostemplate: TMPL, storage: 'local-lvm' })
     const dup = await s.error('POST', '/nodes/pve1/lxc', { vmid: 105, ostemplate: TMPL, storage: 'local-lvm' })
     expect(dup.message).toBe(`CT 105 already exists on node 'pve1'`)
     const overVm = await s.error('POST', '/nodes/pve1/qemu', { vmid: 105 })
     expect(overVm.message).toBe(`unable to create VM 105 - CT 105 already exists on node 'pve1'`)
-    const nt = await s.error('POST', '/nodes/pve1/lxc', { vmid: 106, ostemplate: 'local:vztmpl/nope.tar.zst' })
-    expect(nt.status).toBe(500)
+    const nt = await s.run('POST', '/nodes/pve1/lxc', {
+      vmid: 106,
+      ostemplate: 'local:vztmpl/nope.tar.zst',
+      storage: 'local-lvm',
+    })
+    expect(nt.exitstatus).toBe(`unable to create CT 106 - can't find file 'local:vztmpl/nope.tar.zst'`)
+    expect(s.sim.storageContent('pve1', 'local-lvm').map((v) => v.volid)).not.toContain('local-lvm:vm-106-disk-0')
     const mp = await s.error('POST', '/nodes/pve1/lxc', { vmid: 106, ostemplate: TMPL, mp0: 'local-lvm:1,mp=/data' })
     expect(mp.message).toBe(`mount points configured, but 'rootfs' not set - aborting`)
     expect(s.sim.guest(106)).toBeUndefined()

@@ -7,6 +7,7 @@ import { freeVolumes } from './guest-ops.js'
 import { canonicalScalar, flag, checkDeleteRevert, optionParams, splitList } from './guestconf.js'
 import { isLxcMountKey, splitIndexed } from './options.js'
 import { FORMATS, parsePropString, printPropString } from './propstring.js'
+import { parseVolname, splitVolid } from './storage.js'
 import type { TaskContext } from './tasks.js'
 
 /** LXC containers: the differences from qemu that matter. */
@@ -99,6 +100,40 @@ function detectOstype(template: string): string {
   return 'unmanaged'
 }
 
+/**
+ * create_vm's PVE::Storage::check_volume_access(..., 'vztmpl'): the template's type is read from its name
+ * (parse_volname); whether the file exists is found out in the worker.
+ */
+function checkTemplateAccess(node: NodeState, ostemplate: string): void {
+  const s = splitVolid(ostemplate)
+  if (!s) return // a path: only root may pass one, and the worker finds out whether it exists
+  const d = node.storage.def(s[0])
+  if (!d) throw fail500(`storage '${s[0]}' does not exist`)
+  if (parseVolname(d, s[1]) !== 'vztmpl')
+    throw fail500(`unable to use volume ${ostemplate} - content type needs to be 'vztmpl'`)
+}
+
+/** the storage a mount point value names (a bare size uses the default storage); undefined for a bind mount */
+function mountStorage(value: string, defaultStorage: string): string | undefined {
+  let volume: string | undefined
+  try {
+    volume = parsePropString(value, FORMATS.lxcMount).volume
+  } catch {
+    return undefined // the value's own parse error comes later, from update_pct_config
+  }
+  if (volume === undefined) return undefined
+  if (/^\d+(\.\d+)?$/.test(volume)) return defaultStorage
+  return splitVolid(volume)?.[0]
+}
+
+/** create_vm's $check_and_activate_storage: storage_check_enabled, `rootdir` content (400), activate_storage */
+function checkAndActivateStorage(node: NodeState, sid: string): void {
+  const d = node.storage.checkEnabled(sid)
+  if (!d.content.includes('rootdir'))
+    throw fail400({ storage: `storage '${sid}' does not support container directories` })
+  node.storage.activate(sid)
+}
+
 export function createLxc(c: Cluster, nodeName: string, params: Record<string, unknown>, caller: Caller): string {
   const node = c.requireNode(nodeName)
   const vmid = Number(params.vmid)
@@ -110,19 +145,21 @@ export function createLxc(c: Cluster, nodeName: string, params: Record<string, u
   const pool = params.pool === undefined ? undefined : String(params.pool)
   if (pool !== undefined) c.pools.requireExists(pool)
   const ostemplate = String(params.ostemplate)
-  const tmpl = node.storage.get(ostemplate)
-  if (!tmpl) throw fail500(`volume '${ostemplate}' does not exist`)
-  if (tmpl.content !== 'vztmpl') throw fail500(`${ostemplate} has wrong type '${tmpl.content}' - needs to be 'vztmpl'`)
+  checkTemplateAccess(node, ostemplate)
   const storage = params.storage === undefined ? 'local' : String(params.storage)
   const options = optionParams(params, CREATE_API_ONLY)
   const hasMounts = Object.keys(options).some((k) => /^mp\d+$/.test(k))
   if (hasMounts && options.rootfs === undefined)
     throw fail500(`mount points configured, but 'rootfs' not set - aborting`)
+  // $check_and_activate_storage for the storage of every volume mount point, else for the default storage
+  for (const k of Object.keys(options)
+    .filter((k) => isLxcMountKey(k))
+    .sort()) {
+    const sid = mountStorage(options[k] as string, storage)
+    if (sid !== undefined) checkAndActivateStorage(node, sid)
+  }
   if (options.rootfs === undefined) {
-    const d = node.storage.def(storage)
-    if (!d) throw fail500(`storage '${storage}' does not exist`)
-    if (!d.content.includes('rootdir'))
-      throw fail400({ storage: `storage '${storage}' does not support container directories` })
+    checkAndActivateStorage(node, storage)
     options.rootfs = `${storage}:4`
   }
   const unprivileged =
@@ -144,7 +181,16 @@ export function createLxc(c: Cluster, nodeName: string, params: Record<string, u
       conf.arch = conf.arch ?? 'amd64'
       conf.ostype = conf.ostype ?? detectOstype(ostemplate)
       if (unprivileged === '1') conf.unprivileged = '1'
+      // archive_is_oci_format warns and restore_archive dies in abs_filesystem_path when the file is not there
+      if (!node.storage.get(ostemplate)) {
+        ctx.log(`can't find file '${ostemplate}'`)
+        throw new Error(`unable to create CT ${vmid} - can't find file '${ostemplate}'`)
+      }
       ctx.log(`extracting archive '${ostemplate}'`)
+      // create_vm's "set some defaults" once the archive is unpacked: a hostname, 512 MiB of memory and of swap
+      conf.hostname ||= `CT${vmid}`
+      if (!conf.memory || conf.memory === '0') conf.memory = '512'
+      conf.swap ??= '512'
       // password and ssh-public-keys are written into the rootfs, never into the config
       g.conf = new GuestConfig(conf)
       // create_vm: add_vm_to_pool at the end of the locked create code, before the start

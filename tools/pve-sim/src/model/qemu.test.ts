@@ -122,7 +122,7 @@ describe('create: locks, errors inside and outside the task', () => {
     expect(s.sim.storageContent('pve1', 'local-lvm')).toEqual([])
   })
 
-  it('import-from: size must be 0 (400), the source must exist and be images/import content', async () => {
+  it('import-from: size must be 0 (400), the source must be images/import content (400) and exist (in the task)', async () => {
     const s = await exampleSim()
     s.sim.addVolume('pve1', 'local', { filename: 'cloud.img', content: 'iso' })
     const size = await s.error('POST', '/nodes/pve1/qemu', { vmid: 103, scsi0: `local-lvm:8,import-from=${IMPORT}` })
@@ -134,16 +134,20 @@ describe('create: locks, errors inside and outside the task', () => {
       vmid: 103,
       scsi0: 'local-lvm:0,import-from=local:iso/cloud.img',
     })
-    expect(iso.message).toBe(`local:iso/cloud.img has wrong type 'iso' - needs to be 'images' or 'import'`)
-    const none = await s.error('POST', '/nodes/pve1/qemu', {
+    expect([iso.status, iso.errors]).toEqual([
+      400,
+      { scsi0: `local:iso/cloud.img has wrong type 'iso' - needs to be 'images' or 'import'` },
+    ])
+    // create_disks reads the source in the worker: file_size_info of its path
+    const none = await s.run('POST', '/nodes/pve1/qemu', {
       vmid: 103,
       scsi0: 'local-lvm:0,import-from=local:import/nope.qcow2',
     })
-    expect(none.status).toBe(500)
+    expect(none.exitstatus).toBe(`unable to create VM 103 - failed to stat '/var/lib/vz/import/nope.qcow2'`)
     expect(s.sim.guest(103)).toBeUndefined()
   })
 
-  it('iso attach needs media=cdrom; cdrom keeps no size', async () => {
+  it('iso attach needs media=cdrom; an ISO on a cdrom gets its size= (create_disks volume_size_info)', async () => {
     const s = makeSim()
     await addDirStorage(s)
     s.sim.addVolume('pve1', 'local', { filename: 'x.iso', content: 'iso' })
@@ -155,7 +159,7 @@ describe('create: locks, errors inside and outside the task', () => {
       scsi0: 'vmdir:4,format=qcow2',
     })
     const conf = await s.call('GET', '/nodes/pve1/qemu/104/config')
-    expect(conf.ide2).toBe('local:iso/x.iso,media=cdrom')
+    expect(conf.ide2).toBe('local:iso/x.iso,media=cdrom,size=2G')
     expect(conf.scsi0).toBe('vmdir:104/vm-104-disk-0.qcow2,size=4G')
     expect(conf.boot).toBe('order=scsi0;ide2')
   })
@@ -503,7 +507,12 @@ describe('hotplug matrix for a running VM (default hotplug=network,disk,usb)', (
       balloon: 1024,
     })
     const c = await current(s)
-    expect([c.ide2, c.memory, c.cpulimit, c.balloon]).toEqual(['local:iso/b.iso,media=cdrom', '2048', '2', 1024])
+    expect([c.ide2, c.memory, c.cpulimit, c.balloon]).toEqual([
+      'local:iso/b.iso,media=cdrom,size=2G',
+      '2048',
+      '2',
+      1024,
+    ])
     expect(await pendingKeys(s)).toEqual(['memory'])
     const h = await running({ hotplug: 'network,disk,memory,cpu', numa: 1 })
     await h.call('PUT', '/nodes/pve1/qemu/500/config', { memory: '4096', vcpus: 1 })
@@ -554,7 +563,7 @@ describe('hotplug matrix for a running VM (default hotplug=network,disk,usb)', (
     const s = makeSim()
     s.sim.addVolume('pve1', 'local', { filename: 'a.iso', content: 'iso' })
     await s.run('POST', '/nodes/pve1/qemu', { vmid: 502, cdrom: 'local:iso/a.iso', cipassword: 'one' })
-    expect((await s.call('GET', '/nodes/pve1/qemu/502/config')).ide2).toBe('local:iso/a.iso,media=cdrom')
+    expect((await s.call('GET', '/nodes/pve1/qemu/502/config')).ide2).toBe('local:iso/a.iso,media=cdrom,size=2G')
     await s.run('POST', '/nodes/pve1/qemu/502/status/start')
     await s.call('PUT', '/nodes/pve1/qemu/502/config', { cores: 4 })
     const rows = await s.call('GET', '/nodes/pve1/qemu/502/pending')
@@ -596,8 +605,9 @@ describe('flock during long operations', () => {
     expect((await s.call('GET', '/nodes/pve1/qemu/103/config')).scsi0).toBe(
       'vmdir:9001/base-9001-disk-0.qcow2/103/vm-103-disk-0.qcow2,size=2G',
     )
+    // Plugin list_images: the parent is qemu-img's backing file name, relative to the image's directory
     expect(s.sim.storageContent('pve1', 'vmdir').find((v) => v.vmid === 103)).toMatchObject({
-      parent: '9001/base-9001-disk-0.qcow2',
+      parent: '../9001/base-9001-disk-0.qcow2',
     })
     // qemu-server destroy_vm: the template is refused before anything is removed
     const d = await s.run('DELETE', '/nodes/pve1/qemu/9001')

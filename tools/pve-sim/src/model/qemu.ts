@@ -157,29 +157,34 @@ export function createQemu(c: Cluster, nodeName: string, params: Record<string, 
   const node = c.requireNode(nodeName)
   const vmid = Number(params.vmid)
   if (params.archive !== undefined) throw fail500('restore from backup archives is not modelled by pve-sim')
+  // create_vm's order: the pool (check_pool_exist), the drives (check_storage_access, check_drive_param), then
+  // create_and_lock_config's check_vmid_unused, wrapped in `unable to create VM <id> -`
+  const pool = params.pool === undefined ? undefined : String(params.pool)
+  if (pool !== undefined) c.pools.requireExists(pool)
+  const storage = params.storage === undefined ? undefined : String(params.storage)
+  const options = optionParams(params, CREATE_API_ONLY)
+  const planned = planValues(c, node, options, storage)
   const existing = c.guests.get(vmid)
-  // create_and_lock_config -> check_vmid_unused, wrapped in `unable to create VM <id> -`
   if (existing)
     throw fail500(
       `unable to create VM ${vmid} - ${existing.type === 'qemu' ? 'VM' : 'CT'} ${vmid} already exists on node '${existing.node}'`,
     )
-  const storage = params.storage === undefined ? undefined : String(params.storage)
-  const options = optionParams(params, CREATE_API_ONLY)
-  const planned = planValues(c, node, options, storage)
-  checkSingleCloudinit(planned, {})
   const start = flag(params.start)
   const haManaged = flag(params['ha-managed'])
-  const pool = params.pool === undefined ? undefined : String(params.pool)
-  if (pool !== undefined) c.pools.requireExists(pool)
   const g = c.addGuest(vmid, 'qemu', nodeName, new GuestConfig({ lock: 'create' }))
   const allocated: string[] = []
   return c.dispatch(nodeName, 'qmcreate', String(vmid), caller.actor, {
     run: (ctx) => {
       const conf: Record<string, string> = {}
-      // disks are allocated in string-sorted key order (efidisk0, ide*, sata*, scsi0, scsi1, scsi10, ...)
+      // create_disks walks the drives in string-sorted key order (efidisk0, ide*, sata*, scsi0, scsi1, scsi10,
+      // ...), each new disk logged with its printed value; a second cloud-init drive dies there
       try {
         for (const key of Object.keys(planned).sort()) {
-          conf[key] = realise(c, node, vmid, key, planned[key] as string | DriveRequest, allocated)
+          const req = planned[key] as string | DriveRequest
+          if (typeof req !== 'string' && req.kind === 'cloudinit') checkSingleCloudinit({ [key]: req }, conf)
+          const before = allocated.length
+          conf[key] = realise(c, node, vmid, key, req, allocated)
+          if (allocated.length > before) ctx.log(`${key}: successfully created disk '${conf[key]}'`)
         }
       } catch (e) {
         // the create API frees what it allocated and dies with `$emsg $err`
@@ -199,16 +204,16 @@ export function createQemu(c: Cluster, nodeName: string, params: Record<string, 
         conf.machine = `pc-${q35 ? 'q35' : 'i440fx'}-${c.version.qemu.split('.').slice(0, 2).join('.')}+pve0`
       }
       conf.meta = metaString(c)
-      for (const v of allocated) ctx.log(`successfully created disk '${v}'`)
       const fresh = new GuestConfig(conf)
       g.conf = fresh
       // create_vm: add_vm_to_pool once the config is written, before the start
       if (pool) c.pools.addVm(vmid, pool)
+      // createfn: `ha-manager add` first, then the autostart
+      if (haManaged) c.ha.addFromCreate(g, start, (l) => ctx.log(l))
       if (start) {
         ctx.log('Execute autostart')
         c.setStatus(g, 'running')
       }
-      if (haManaged) c.ha.addFromCreate(g, start, (l) => ctx.log(l))
     },
     onError: () => {
       freeVolumes(node, allocated)
@@ -408,7 +413,10 @@ function applyUpdate(c: Cluster, g: Guest, node: NodeState, req: UpdateRequest, 
   const allocated: string[] = []
   const values: Record<string, string> = {}
   for (const k of Object.keys(req.planned).sort()) {
+    const before = allocated.length
     values[k] = realise(c, node, g.vmid, k, req.planned[k] as string | DriveRequest, allocated)
+    // update_vm_api's create_disks prints each new disk as create_vm's does
+    if (allocated.length > before) ctx?.log(`${k}: successfully created disk '${values[k]}'`)
     boot.added(k, values[k])
   }
   const newBoot = boot.value()

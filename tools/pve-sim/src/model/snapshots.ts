@@ -74,7 +74,8 @@ export function snapshotList(c: Cluster, nodeName: string, type: GuestType, vmid
     const item: Record<string, unknown> = { name, snaptime: Number(d.snaptime ?? 0), description: d.description ?? '' }
     if (type === 'qemu') item.vmstate = d.vmstate ? 1 : 0
     if (d.parent) item.parent = d.parent
-    if (type === 'qemu' && d.snapstate) item.snapstate = d.snapstate
+    // both snapshot_list handlers (qemu-server, pve-container) show a snapshot still being made or deleted
+    if (d.snapstate) item.snapstate = d.snapstate
     out.push(item)
   }
   const current: Record<string, unknown> = {

@@ -203,6 +203,47 @@ export function splitVolid(volid: string): [string, string] | undefined {
   return m && m[1] && m[2] ? [m[1], m[2]] : undefined
 }
 
+/**
+ * The content type a volume name stands for, read from the name alone as each plugin's parse_volname does
+ * (pve-storage Plugin, LVMPlugin, LvmThinPlugin, ZFSPoolPlugin, RBDPlugin): the volume need not exist. A name
+ * the plugin cannot read dies with the plugin's message.
+ */
+export function parseVolname(d: StorageDef, volname: string): ContentType {
+  switch (d.type) {
+    case 'lvm':
+      if (/^vm-\d+-\S+$/.test(volname)) return 'images'
+      throw fail500(`unable to parse lvm volume name '${volname}'`)
+    case 'lvmthin':
+      if (/^(vm|base)-\d+-\S+$/.test(volname)) return 'images'
+      throw fail500(`unable to parse lvm volume name '${volname}'`)
+    case 'zfspool':
+      if (/^((base|basevol)-\d+-\S+\/)?(base|basevol|vm|subvol)-\d+-\S+$/.test(volname)) return 'images'
+      throw fail500(`unable to parse zfs volume name '${volname}'`)
+    case 'rbd':
+      if (/^(base-\d+-\S+\/)?(base)?(vm)?-\d+-\S+$/.test(volname)) return 'images'
+      throw fail500(`unable to parse rbd volume name '${volname}'`)
+    default:
+      return parseDirVolname(volname)
+  }
+}
+
+/** Plugin::parse_volname for the directory-like types (dir, nfs, cifs, cephfs) */
+function parseDirVolname(volname: string): ContentType {
+  const image = /^(?:\d+\/\S+\/)?\d+\/(\S+)$/.exec(volname)
+  if (image) {
+    if (/^((vm-|base-|subvol-)\d+-[^/\s]+|(base-)?[^/\s]+)\.(raw|qcow2|vmdk|subvol)$/.test(image[1] ?? ''))
+      return 'images'
+    throw fail500(`unable to parse volume filename '${image[1] ?? ''}'`)
+  }
+  if (/^iso\/[^/]+\.(?:iso|img)$/i.test(volname)) return 'iso'
+  if (/^vztmpl\/[^/]+\.(?:tar(?!\.)|tar\.(?:gz|xz|zst|bz2))$/i.test(volname)) return 'vztmpl'
+  if (/^backup\/[^/]+\.(tgz|(?:tar|vma)(?:\.(gz|lzo|zst|bz2))?)$/.test(volname)) return 'backup'
+  if (/^snippets\/[^/]+$/.test(volname)) return 'snippets'
+  if (/^import\/[ a-zA-Z0-9\-.+=_]+\.ova\/[ a-zA-Z0-9\-.+=_]+\.(qcow2|raw|vmdk)$/.test(volname)) return 'import'
+  if (/^import\/[ a-zA-Z0-9\-.+=_]+\.(ova|ovf|qcow2|raw|vmdk)$/.test(volname)) return 'import'
+  throw fail500(`unable to parse directory volume name '${volname}'`)
+}
+
 /** The owner vmid encoded in an image volume name (`vm-100-disk-0`, `100/vm-100-disk-0.raw`, `subvol-...`). */
 export function volumeOwner(volname: string): number | undefined {
   const last =
@@ -214,25 +255,29 @@ export function volumeOwner(volname: string): number | undefined {
   return m && m[1] ? Number(m[1]) : undefined
 }
 
-const VZTMPL_FORMATS: [RegExp, string][] = [
-  [/\.tar\.gz$/, 'tgz'],
-  [/\.tar\.xz$/, 'txz'],
-  [/\.tar\.zst$/, 'tzst'],
-  [/\.tar\.bz2$/, 'tbz2'],
-  [/\.tar$/, 'tar'],
-]
-
-/** The `format` PVE reports for a file of a content type, or undefined when the extension is not allowed. */
-export function fileFormat(content: ContentType, filename: string): string | undefined {
+/**
+ * The `format` PVE reports for a file of a content type (pve-storage Plugin get_subdir_files), or undefined when
+ * the name does not match the content type's pattern: `[^/]+$ISO_EXT_RE_0` and `[^/]+$VZTMPL_EXT_RE_1` (both
+ * case-insensitive; a template's format is `t` + its compression, or `tar`), and for uploads and downloads of
+ * import files `$SAFE_CHAR_CLASS_RE+$UPLOAD_IMPORT_EXT_RE_1`. A plain `.tar` template exists since pve-storage
+ * 9.0.15 (`plainTar: false` for PVE 8).
+ */
+export function fileFormat(
+  content: ContentType,
+  filename: string,
+  opts: { plainTar?: boolean } = {},
+): string | undefined {
   switch (content) {
     case 'iso':
-      return /\.(iso|img)$/i.test(filename) ? 'iso' : undefined
-    case 'vztmpl':
-      return VZTMPL_FORMATS.find(([re]) => re.test(filename))?.[1]
-    case 'import': {
-      const m = /^[a-zA-Z0-9\-.+=_]+\.(ova|qcow2|raw|vmdk)$/.exec(filename)
-      return m?.[1]
+      return /[^/]+\.(?:iso|img)$/i.test(filename) ? 'iso' : undefined
+    case 'vztmpl': {
+      const m = /[^/]+\.(?:(tar)(?!\.)|tar\.(gz|xz|zst|bz2))$/i.exec(filename)
+      if (!m) return undefined
+      if (m[1] !== undefined) return opts.plainTar === false ? undefined : m[1] === 'tar' ? 'tar' : `t${m[1]}`
+      return `t${m[2] ?? ''}`
     }
+    case 'import':
+      return /[a-zA-Z0-9\-.+=_]+\.(ova|qcow2|raw|vmdk)$/.exec(filename)?.[1]
     case 'snippets':
       return 'snippet'
     default:
@@ -507,16 +552,52 @@ export class NodeStorage {
   }
 }
 
-export function volumeListItem(v: Volume): Record<string, unknown> {
-  const item: Record<string, unknown> = {
-    volid: v.volid,
-    content: v.content,
-    format: v.format,
-    size: v.size,
-    ctime: v.ctime,
+/**
+ * A content listing's item as each plugin builds it. Files (iso, vztmpl, import, backup, snippets) carry volid,
+ * format, size and ctime (get_subdir_files). Images differ per plugin's list_images: a file storage adds `used`
+ * and a `parent` that is the backing file or null (file_size_info), lvmthin and lvm only `ctime`, zfspool and rbd
+ * the image's `name` and a `parent` (`<base>@__base__` or null) and no `ctime`.
+ */
+export function volumeListItem(v: Volume, type?: StorageType): Record<string, unknown> {
+  const image = v.content === 'images' || v.content === 'rootdir'
+  if (!image || type === undefined) {
+    const item: Record<string, unknown> = { volid: v.volid, content: v.content, format: v.format, size: v.size }
+    item.ctime = v.ctime
+    if (v.vmid !== undefined) item.vmid = v.vmid
+    if (v.parent !== undefined) item.parent = v.parent
+    if (image) item.used = v.size
+    return item
   }
-  if (v.vmid !== undefined) item.vmid = v.vmid
-  if (v.parent !== undefined) item.parent = v.parent
-  if (v.content === 'images' || v.content === 'rootdir') item.used = v.size
-  return item
+  const volname = splitVolid(v.volid)?.[1] ?? ''
+  const leaf = volname.split('/').slice(-1)[0] ?? volname
+  const base = /^((?:base|basevol)-\d+-[^/]+)\//.exec(volname)?.[1]
+  const owner = v.vmid
+  switch (type) {
+    case 'lvmthin':
+    case 'lvm':
+      return { volid: v.volid, content: v.content, format: v.format, size: v.size, vmid: owner, ctime: v.ctime }
+    case 'zfspool':
+    case 'rbd':
+      return {
+        volid: v.volid,
+        content: v.content,
+        name: leaf,
+        size: v.size,
+        parent: base === undefined ? null : `${base}@__base__`,
+        format: v.format,
+        vmid: owner,
+      }
+    default:
+      return {
+        volid: v.volid,
+        content: v.content,
+        format: v.format,
+        size: v.size,
+        vmid: owner,
+        used: v.size,
+        // qemu-img's backing file name, relative to the image's directory
+        parent: v.parent === undefined ? null : `../${v.parent}`,
+        ctime: v.ctime,
+      }
+  }
 }

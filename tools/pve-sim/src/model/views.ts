@@ -70,17 +70,16 @@ export function nodesList(c: Cluster): Record<string, unknown>[] {
       level: '',
       ssl_fingerprint: fingerprintFor(n.name),
     }
+    // API2Tools extract_node_stats: an offline node keeps the sizes of its last rrd entry, but no usage
     if (n.online) {
       Object.assign(item, {
         cpu: 0.03,
-        maxcpu: n.maxcpu,
         mem: Math.floor(n.maxmem / 8),
-        maxmem: n.maxmem,
         disk: 10 * 1024 ** 3,
-        maxdisk: 100 * 1024 ** 3,
         uptime: Math.floor((now - n.bootMs) / 1000),
       })
     }
+    Object.assign(item, { maxcpu: n.maxcpu, maxmem: n.maxmem, maxdisk: 100 * 1024 ** 3 })
     return item
   })
 }
