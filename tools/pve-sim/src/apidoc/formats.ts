@@ -227,6 +227,15 @@ const verifiers: Record<string, Verifier> = {
     if (v.length > 64) die(`user name '${v}' is too long (${v.length} > 64)`)
     if (!/^[^\s:/]+@[A-Za-z][A-Za-z0-9.\-_]+$/.test(v)) die(`value '${v}' does not look like a valid user name`)
   },
+  'pve-groupid': (v) => {
+    if (!/^[A-Za-z0-9.\-_]+$/.test(v)) die(`group name '${v}' contains invalid characters`)
+  },
+  // pve-guest-common PVE::ReplicationConfig parse_replication_job_id
+  'pve-replication-job-id': (v) => {
+    const m = /^(\d+)-(\d+)$/.exec(v)
+    if (!m) die(`invalid replication job id '${v}'`)
+    else if (Number(m[1]) < 100) die(`invalid replication job id '${v}' (guest IDs < 100 are reserved)`)
+  },
   'pve-calendar-event': (v) => {
     const err = calendarEventError(v)
     if (err !== null) die(`invalid calendar event '${v}' - ${err}`)

@@ -59,7 +59,10 @@ describe('PVE::API2::Backup create_job / read_job / index', () => {
       'notes-template': '{{guestname}} on {{node}}',
       comment: 'proxops',
     })
-    expect(data<Record<string, unknown>[]>(await req('GET', '/cluster/backup'))).toEqual([job])
+    // the index adds next-run (checked below); read_job does not
+    expect(data<Record<string, unknown>[]>(await req('GET', '/cluster/backup'))).toEqual([
+      { ...job, 'next-run': expect.any(Number) },
+    ])
   })
 
   it('create_job without an id generates a uuid; a duplicate id dies; read_job of a missing id is a 400', async () => {
@@ -104,12 +107,13 @@ describe('PVE::API2::Backup create_job / read_job / index', () => {
   it('verify_vzdump_parameters: selection conflicts, a missing selection, exclude implies all, notes-template checks', async () => {
     const create = (p: Record<string, string>) => req('POST', '/cluster/backup', { id: 'vv', schedule: 'daily', ...p })
     expect(failure(await create({ all: '1', vmid: '100' }))[2]).toEqual({ all: "option conflicts with option 'vmid'" })
+    await req('POST', '/pools', { poolid: 'p' })
     expect(failure(await create({ pool: 'p', vmid: '100' }))[2]).toEqual({
       pool: "option conflicts with option 'vmid'",
     })
     expect(failure(await create({ storage: 'local' }))[2]).toEqual({ vmid: 'property is missing' })
     expect(failure(await create({ vmid: '100', storage: 'local', 'notes-template': 'a\\tb {{vmname}}' }))[2]).toEqual({
-      'notes-template': "found unknown: escape sequence '\\t' at char 1, variable 'vmname' at char 9",
+      'notes-template': "found unknown: escape sequence '\\t' at char 1, variable 'vmname' at char 9\n",
     })
     await create({ exclude: '100' })
     expect(data<Record<string, unknown>>(await req('GET', '/cluster/backup/vv'))).toMatchObject({
