@@ -152,7 +152,7 @@ export function accessRoutes(a: AccessState, auth: AuthState): Route[] {
         // without `append`, a given `groups` replaces every membership (delete_user_group), even when empty
         const groups = requireGroups(a, list(ctx.params.groups), 'update user failed')
         setUserFields(u, ctx)
-        if (ctx.params.groups !== undefined && ctx.params.append !== true)
+        if (s(ctx, 'groups') !== undefined && ctx.params.append !== true)
           for (const g of a.groups.values()) g.users.delete(userid)
         for (const g of groups) g.users.add(userid)
         return null
