@@ -97,7 +97,8 @@ const eventText = fc.oneof(
         nil: undefined,
       }),
     })
-    .map(({ days, date, time }) => [days, date, time].filter((p) => p !== undefined).join(' ')),
+    .map(({ days, date, time }) => [days, date, time].filter((p) => p !== undefined).join(' '))
+    .filter((text) => text !== ''),
 )
 
 /** whether an instant matches every component of the event (an independent reading of DateTimeValue::contains) */

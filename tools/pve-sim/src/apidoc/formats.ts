@@ -307,6 +307,20 @@ export const PRUNE_BACKUPS_FORMAT: HashFormat = {
 }
 hashFormats['prune-backups'] = PRUNE_BACKUPS_FORMAT
 
+/** pve-manager PVE::VZDump::Common's `backup-fleecing` format */
+export const BACKUP_FLEECING_FORMAT: HashFormat = {
+  enabled: opt({ type: 'boolean', default_key: 1 }),
+  storage: opt({ type: 'string', format: 'pve-storage-id' }),
+}
+hashFormats['backup-fleecing'] = BACKUP_FLEECING_FORMAT
+
+/** pve-manager PVE::VZDump::Common's `backup-performance` format */
+export const BACKUP_PERFORMANCE_FORMAT: HashFormat = {
+  'max-workers': opt({ type: 'integer', minimum: 1, maximum: 256 }),
+  'pbs-entries-max': opt({ type: 'integer', minimum: 1 }),
+}
+hashFormats['backup-performance'] = BACKUP_PERFORMANCE_FORMAT
+
 /**
  * validate_prune_backups (pve-storage), the validator parse_property_string runs on the parsed hash: keep-all
  * with any positive keep-N dies; nothing positive means keep-all=1. Returns the normalised hash.

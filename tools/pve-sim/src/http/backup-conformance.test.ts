@@ -182,10 +182,36 @@ describe.skipIf(!schema)('the API schema: pve-calendar-event and prune-backups (
       'invalid format - keep-all cannot be set together with other options.\n',
     )
     await req('POST', '/cluster/backup', { id: 'kk', schedule: 'daily', all: '1', 'prune-backups': 'keep-last=0' })
+    // parse_property_string reads a boolean as 1/0 (parse_boolean); integers stay the text they were
     expect(data<Record<string, unknown>>(await req('GET', '/cluster/backup/kk'))['prune-backups']).toEqual({
-      'keep-all': '1',
+      'keep-all': 1,
     })
     await req('DELETE', '/cluster/backup/kk')
+  })
+
+  it('fleecing and performance are checked as property strings and read back as objects', async () => {
+    const bad = await req('POST', '/cluster/backup', {
+      id: 'ff',
+      schedule: 'daily',
+      all: '1',
+      performance: 'max-workers=0',
+    })
+    expect((bad.json as { errors: Record<string, string> }).errors.performance).toMatch(
+      /max-workers: value must have a minimum value of 1/,
+    )
+    await req('POST', '/cluster/backup', {
+      id: 'ff',
+      schedule: 'daily',
+      all: '1',
+      fleecing: 'storage=local-lvm,yes',
+      performance: 'pbs-entries-max=2048,max-workers=4',
+    })
+    const job = data<Record<string, unknown>>(await req('GET', '/cluster/backup/ff'))
+    expect([job.fleecing, job.performance]).toEqual([
+      { enabled: 1, storage: 'local-lvm' },
+      { 'max-workers': '4', 'pbs-entries-max': '2048' },
+    ])
+    await req('DELETE', '/cluster/backup/ff')
   })
 })
 

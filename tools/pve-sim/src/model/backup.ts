@@ -1,6 +1,12 @@
 import type { Cluster } from './cluster.js'
 import { fail400, fail500 } from './errors.js'
-import { PRUNE_BACKUPS_FORMAT, splitList } from '../apidoc/formats.js'
+import {
+  BACKUP_FLEECING_FORMAT,
+  BACKUP_PERFORMANCE_FORMAT,
+  PRUNE_BACKUPS_FORMAT,
+  splitList,
+  type HashFormat,
+} from '../apidoc/formats.js'
 import { parsePropertyString } from '../apidoc/validate.js'
 import { computeNextEvent, parseCalendarEvent } from '../apidoc/calendar-event.js'
 
@@ -54,7 +60,12 @@ const VZDUMP_OPTIONS = new Set([
 ])
 const BOOLEANS = new Set(['all', 'enabled', 'protected', 'quiet', 'remove', 'repeat-missed', 'stdexcludes', 'stop'])
 const INTEGERS = new Set(['bwlimit', 'ionice', 'lockwait', 'maxfiles', 'pigz', 'stopwait', 'zstd'])
-const PROPERTY_STRINGS = new Set(['prune-backups', 'fleecing', 'performance'])
+/** PVE::VZDump::Common's PROPERTY_STRINGS: stored printed, read (decode_value) as objects */
+const PROPERTY_STRINGS = new Map<string, HashFormat>([
+  ['prune-backups', PRUNE_BACKUPS_FORMAT],
+  ['fleecing', BACKUP_FLEECING_FORMAT],
+  ['performance', BACKUP_PERFORMANCE_FORMAT],
+])
 const ALL_DAYS = 'mon,tue,wed,thu,fri,sat,sun'
 
 export type JobOptions = Record<string, string>
@@ -94,15 +105,18 @@ export function notesTemplateProblems(template: string): string | undefined {
   return problems.length ? `found unknown: ${problems.join(', ')}` : undefined
 }
 
-/** verify_vzdump_parameters: selection conflicts, prune-backups normalised, notes-template, exclude => all */
+/**
+ * verify_vzdump_parameters: selection conflicts, the property strings parsed (and so written back normalised by
+ * JobBase encode_value), notes-template, exclude => all
+ */
 function verifyVzdumpParameters(p: JobOptions, checkMissing: boolean): void {
   if (truthy(p.all) && p.vmid) throw fail400({ all: "option conflicts with option 'vmid'" })
   if (p.exclude && p.vmid) throw fail400({ exclude: "option conflicts with option 'vmid'" })
   if (p.pool && p.vmid) throw fail400({ pool: "option conflicts with option 'vmid'" })
-  if (p['prune-backups'] !== undefined)
-    p['prune-backups'] = printPropertyString(
-      parsePropertyString(PRUNE_BACKUPS_FORMAT, p['prune-backups'], 'prune-backups'),
-    )
+  for (const [key, format] of PROPERTY_STRINGS) {
+    const v = p[key]
+    if (v !== undefined) p[key] = printPropertyString(parsePropertyString(format, v, key))
+  }
   const notes = p['notes-template']
   if (notes) {
     const problem = notesTemplateProblems(notes)
@@ -140,12 +154,11 @@ export class BackupJobs {
     if (!job) throw fail400({ id: `No such job '${id}'` })
     const out: Record<string, unknown> = { id, type: 'vzdump', enabled: 1 }
     for (const [k, v] of Object.entries(job)) {
-      if (PROPERTY_STRINGS.has(k)) {
-        const h: Record<string, unknown> = {}
-        for (const part of v.split(',')) {
-          const eq = part.indexOf('=')
-          if (eq > 0) h[part.slice(0, eq)] = part.slice(eq + 1)
-        }
+      const format = PROPERTY_STRINGS.get(k)
+      if (format) {
+        // parse_property_string leaves integers as the text it read; check_type turns booleans into 1/0 numbers
+        const h: Record<string, unknown> = parsePropertyString(format, v, k)
+        for (const [key, s] of Object.entries(format)) if (s.type === 'boolean' && key in h) h[key] = Number(h[key])
         out[k] = h
       } else if (BOOLEANS.has(k) || INTEGERS.has(k)) out[k] = Number(v)
       else if (k === 'exclude-path') out[k] = v.split('\0')
