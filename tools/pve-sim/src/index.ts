@@ -152,6 +152,13 @@ function compose(
   const auth = new AuthState(rootPassword, tokens)
   const access = new AccessState(pveVersion)
   access.poolMembers = () => cluster.pools()
+  access.backupJob = (id) => cluster.backupJob(id)
+  access.replicationJobExists = (id) => cluster.replicationJobExists(id)
+  cluster.setAclCleanup({
+    vm: (vmid) => access.removeAclNode(`/vms/${vmid}`),
+    storage: (id) => access.removeAclNode(`/storage/${id}`),
+    pool: (poolid) => access.deletePoolAcl(poolid),
+  })
   // configured tokens are full-privilege tokens of their user (privsep=0), as `pveum user token add --privsep 0`
   for (const t of tokens) access.addConfiguredToken(t.id)
   const faults = new FaultState()

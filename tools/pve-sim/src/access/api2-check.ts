@@ -67,17 +67,23 @@ export function execCheck(a: AccessState, check: unknown[], actor: string, param
     const userid = String(params.userid ?? '')
     const checkExisting = groupsParam !== 'create'
     if (checkExisting && !userExists(a, userid, noerr)) return false
+    // any of the privileges on /access/groups reaches every group and so every user
     if (a.checkAny(actor, '/access/groups', privs, true)) return true
-    // groups are not modelled: nobody has privileges on a group below /access/groups
+    const groups = a.filterGroups(actor, privs)
     if (groupsParam !== undefined) {
-      const groups = String(params.groups ?? '')
+      // every group the request names must be one of them (none named: only the global check would do)
+      const named = String(params.groups ?? '')
         .split(/[,;\s]+/)
         .filter(Boolean)
-      if (groups.length === 0) throw permError(`/access/groups, ${privs.join('|')}`)
-      throw permError(`/access/groups/${groups[0] as string}, ${privs.join('|')}`)
+      if (named.length === 0) throw permError(`/access/groups, ${privs.join('|')}`)
+      for (const g of named) if (!groups.includes(g)) throw permError(`/access/groups/${g}, ${privs.join('|')}`)
     }
-    if (noerr) return false
-    throw permError()
+    // and an existing user must be a member of one of them
+    if (checkExisting && !a.groupMemberJoin(groups).has(userid)) {
+      if (noerr) return false
+      throw permError()
+    }
+    return true
   }
   if (test === 'perm-modify') {
     const path = normalizePath(templateReplace(String(rest[0]), params))

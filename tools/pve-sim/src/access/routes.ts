@@ -1,13 +1,24 @@
 /**
- * /access/users, /access/users/{userid}/token/{tokenid}, /access/roles, /access/acl, /access/permissions
- * (pve-access-control API2/User.pm, API2/Role.pm, API2/ACL.pm, API2/AccessControl.pm `permissions`).
+ * /access/users, /access/users/{userid}/token/{tokenid}, /access/groups, /access/roles, /access/acl,
+ * /access/permissions (pve-access-control API2/User.pm, API2/Group.pm, API2/Role.pm, API2/ACL.pm,
+ * API2/AccessControl.pm `permissions`).
  * The per-route privilege checks of apidoc.json run before these handlers (api2-check.ts); what the
  * handlers check themselves is here.
  */
 import { randomUUID } from 'node:crypto'
 import type { AuthState } from '../http/auth.js'
 import { PveHttpError, type Method, type Handler, type RequestContext, type Route } from '../http/types.js'
-import { AccessState, normalizePath, privsObject, REALMS, splitTokenId, validAclPath, type UserInfo } from './state.js'
+import {
+  AccessState,
+  normalizePath,
+  privsObject,
+  REALMS,
+  splitTokenId,
+  validAclPath,
+  type AclNode,
+  type GroupInfo,
+  type UserInfo,
+} from './state.js'
 
 type Table = [Method, string, Handler][]
 
@@ -19,38 +30,61 @@ const s = (ctx: RequestContext, k: string): string | undefined =>
   ctx.params[k] === undefined || ctx.params[k] === null ? undefined : String(ctx.params[k])
 const realmOf = (userid: string): string => userid.slice(userid.lastIndexOf('@') + 1)
 
-function requireUser(a: AccessState, userid: string): UserInfo {
+/** AccessControl check_user_exist; `wrap` is lock_user_config's message prefix when the check runs under it */
+function requireUser(a: AccessState, userid: string, wrap?: string): UserInfo {
   const u = a.users.get(userid)
-  if (!u) throw fail(`no such user ('${userid}')`)
+  if (!u) throw fail(`${wrap ? `${wrap}: ` : ''}no such user ('${userid}')`)
   return u
 }
 
+/** Perl truth: user.cfg writes a false text field as empty and parse_user_config keeps only true ones */
+const perlTrue = (v: string | undefined): v is string => v !== undefined && v !== '' && v !== '0'
+
 function tokenView(t: { privsep: boolean; expire: number; comment?: string }): Record<string, unknown> {
-  return { privsep: t.privsep ? 1 : 0, expire: t.expire, ...(t.comment !== undefined ? { comment: t.comment } : {}) }
+  return { privsep: t.privsep ? 1 : 0, expire: t.expire, ...(perlTrue(t.comment) ? { comment: t.comment } : {}) }
 }
 
-function userView(u: UserInfo, full: boolean): Record<string, unknown> {
-  const out: Record<string, unknown> = {
-    userid: u.userid,
-    enable: u.enable ? 1 : 0,
-    expire: u.expire,
-    'realm-type': realmOf(u.userid),
-  }
-  for (const k of ['comment', 'email', 'firstname', 'lastname'] as const) if (u[k] !== undefined) out[k] = u[k]
-  if (full)
-    out.tokens = [...u.tokens.entries()]
-      .sort(([x], [y]) => x.localeCompare(y))
-      .map(([tokenid, t]) => ({ tokenid, ...tokenView(t) }))
+/**
+ * API2/User.pm $extract_user_data over a user as parse_user_config reads user.cfg back: text fields only when
+ * true, and `email` as '' when it is unset but a later field of the `user:` line (comment, keys) is not, as
+ * Perl's split keeps the empty field then. `full` adds `groups` (sorted) and `tokens` (by name; null without any).
+ */
+function extractUserData(a: AccessState, u: UserInfo, full: boolean): Record<string, unknown> {
+  const out: Record<string, unknown> = { enable: u.enable ? 1 : 0, expire: u.expire }
+  if (perlTrue(u.firstname)) out.firstname = u.firstname
+  if (perlTrue(u.lastname)) out.lastname = u.lastname
+  if (perlTrue(u.email)) out.email = u.email
+  else if (perlTrue(u.comment) || perlTrue(u.keys)) out.email = ''
+  if (perlTrue(u.comment)) out.comment = u.comment
+  if (perlTrue(u.keys)) out.keys = u.keys
+  if (!full) return out
+  out.groups = a.groupsOf(u.userid)
+  out.tokens =
+    u.tokens.size === 0
+      ? null
+      : Object.fromEntries(
+          [...u.tokens.entries()].sort(([x], [y]) => x.localeCompare(y)).map(([id, t]) => [id, tokenView(t)]),
+        )
   return out
 }
 
+/** create_user sets a field `if $param->{x}`, update_user `if defined`: the same once user.cfg is read back */
 function setUserFields(u: UserInfo, ctx: RequestContext): void {
-  for (const k of ['comment', 'email', 'firstname', 'lastname'] as const) {
+  for (const k of ['comment', 'email', 'firstname', 'lastname', 'keys'] as const) {
     const v = s(ctx, k)
     if (v !== undefined) u[k] = v
   }
   if (ctx.params.enable !== undefined) u.enable = ctx.params.enable === true
   if (ctx.params.expire !== undefined) u.expire = Number(ctx.params.expire)
+}
+
+/** create_user / update_user: every listed group must exist (`no such group`), checked before anything is written */
+function requireGroups(a: AccessState, groups: string[], wrap: string): GroupInfo[] {
+  return groups.map((g) => {
+    const info = a.groups.get(g)
+    if (!info) throw fail(`${wrap}: no such group '${g}'`)
+    return info
+  })
 }
 
 function parsePrivs(a: AccessState, v: unknown): string[] {
@@ -65,15 +99,28 @@ export function accessRoutes(a: AccessState, auth: AuthState): Route[] {
     [
       'GET',
       '/access/users',
+      // index: everyone with User.Modify or Sys.Audit on /access/groups, else the members of the groups the caller
+      // holds them on, and the caller; `full` lists groups `,`-joined and tokens as an array
       (ctx) => {
-        const all = a.checkAny(actor(ctx), '/access/groups', ['User.Modify', 'Sys.Audit'], true)
+        const privs = ['User.Modify', 'Sys.Audit']
+        const all = a.checkAny(actor(ctx), '/access/groups', privs, true)
+        const allowed = all ? undefined : a.groupMemberJoin(a.filterGroups(actor(ctx), privs))
         const self = splitTokenId(actor(ctx))?.[0] ?? actor(ctx)
         const enabled = ctx.params.enabled
+        const full = ctx.params.full === true
         return [...a.users.values()]
-          .filter((u) => all || u.userid === self)
+          .filter((u) => !allowed || allowed.has(u.userid) || u.userid === self)
           .filter((u) => enabled === undefined || u.enable === (enabled === true))
-          .sort((x, y) => x.userid.localeCompare(y.userid))
-          .map((u) => userView(u, ctx.params.full === true))
+          .sort((x, y) => (x.userid < y.userid ? -1 : x.userid > y.userid ? 1 : 0))
+          .map((u) => {
+            const entry = extractUserData(a, u, full)
+            if (full) {
+              entry.groups = (entry.groups as string[]).join(',')
+              const tokens = entry.tokens as Record<string, Record<string, unknown>> | null
+              if (tokens) entry.tokens = Object.entries(tokens).map(([tokenid, t]) => ({ tokenid, ...t }))
+            }
+            return { ...entry, 'realm-type': realmOf(u.userid), userid: u.userid }
+          })
       },
     ],
     [
@@ -84,33 +131,30 @@ export function accessRoutes(a: AccessState, auth: AuthState): Route[] {
         const realm = realmOf(userid)
         if (!REALMS.some((r) => r.realm === realm)) throw fail(`create user failed: domain '${realm}' does not exist`)
         if (a.users.has(userid)) throw fail(`create user failed: user '${userid}' already exists`)
-        const groups = list(ctx.params.groups)
-        if (groups.length > 0) throw fail(`create user failed: no such group '${groups[0] as string}'`)
+        const groups = requireGroups(a, list(ctx.params.groups), 'create user failed')
         const u: UserInfo = { userid, enable: true, expire: 0, tokens: new Map() }
         setUserFields(u, ctx)
         const pw = s(ctx, 'password')
         if (pw !== undefined && realm === 'pve') u.password = pw
         a.users.set(userid, u)
+        for (const g of groups) g.users.add(userid)
         return null
       },
     ],
-    [
-      'GET',
-      '/access/users/{userid}',
-      (ctx) => {
-        const u = requireUser(a, s(ctx, 'userid') ?? '')
-        const view = userView(u, false)
-        delete view.userid
-        view.tokens = Object.fromEntries([...u.tokens.entries()].map(([id, t]) => [id, tokenView(t)]))
-        return view
-      },
-    ],
+    // read_user: $extract_user_data with `full`; no userid or realm-type, unlike the index
+    ['GET', '/access/users/{userid}', (ctx) => extractUserData(a, requireUser(a, s(ctx, 'userid') ?? ''), true)],
     [
       'PUT',
       '/access/users/{userid}',
       (ctx) => {
-        const u = requireUser(a, s(ctx, 'userid') ?? '')
+        const userid = s(ctx, 'userid') ?? ''
+        const u = requireUser(a, userid, 'update user failed')
+        // without `append`, a given `groups` replaces every membership (delete_user_group), even when empty
+        const groups = requireGroups(a, list(ctx.params.groups), 'update user failed')
         setUserFields(u, ctx)
+        if (s(ctx, 'groups') !== undefined && ctx.params.append !== true)
+          for (const g of a.groups.values()) g.users.delete(userid)
+        for (const g of groups) g.users.add(userid)
         return null
       },
     ],
@@ -122,7 +166,69 @@ export function accessRoutes(a: AccessState, auth: AuthState): Route[] {
         const u = requireUser(a, userid)
         for (const name of u.tokens.keys()) auth.tokens.delete(`${userid}!${name}`)
         a.users.delete(userid)
+        // delete_user_group, delete_user_acl
+        for (const g of a.groups.values()) g.users.delete(userid)
         a.dropAclsOf(userid, false)
+        return null
+      },
+    ],
+
+    // API2/Group.pm: index (cut to the groups the caller may see in views.ts), create_group, read_group,
+    // update_group, delete_group
+    [
+      'GET',
+      '/access/groups',
+      () =>
+        [...a.groups.keys()].sort().map((groupid) => {
+          const g = a.groups.get(groupid) as GroupInfo
+          // `users` is always defined (a group line makes `users => {}`), so an empty group lists ''
+          return {
+            groupid,
+            ...(perlTrue(g.comment) ? { comment: g.comment } : {}),
+            users: [...g.users].sort().join(','),
+          }
+        }),
+    ],
+    [
+      'POST',
+      '/access/groups',
+      (ctx) => {
+        const groupid = s(ctx, 'groupid') ?? ''
+        if (a.groups.has(groupid)) throw fail(`create group failed: group '${groupid}' already exists`)
+        const comment = s(ctx, 'comment')
+        a.groups.set(groupid, { ...(perlTrue(comment) ? { comment } : {}), users: new Set() })
+        return null
+      },
+    ],
+    [
+      'GET',
+      '/access/groups/{groupid}',
+      (ctx) => {
+        const groupid = s(ctx, 'groupid') ?? ''
+        const g = a.groups.get(groupid)
+        if (!g) throw fail(`group '${groupid}' does not exist`)
+        return { members: [...g.users].sort(), ...(perlTrue(g.comment) ? { comment: g.comment } : {}) }
+      },
+    ],
+    [
+      'PUT',
+      '/access/groups/{groupid}',
+      (ctx) => {
+        const groupid = s(ctx, 'groupid') ?? ''
+        const g = a.groups.get(groupid)
+        if (!g) throw fail(`update group failed: group '${groupid}' does not exist`)
+        const comment = s(ctx, 'comment')
+        if (comment !== undefined) g.comment = comment
+        return null
+      },
+    ],
+    [
+      'DELETE',
+      '/access/groups/{groupid}',
+      (ctx) => {
+        const groupid = s(ctx, 'groupid') ?? ''
+        if (!a.groups.delete(groupid)) throw fail(`delete group failed: group '${groupid}' does not exist`)
+        a.dropGroupAcls(groupid)
         return null
       },
     ],
@@ -269,6 +375,7 @@ export function accessRoutes(a: AccessState, auth: AuthState): Route[] {
           if (!node) continue
           for (const [type, m] of [
             ['user', node.users],
+            ['group', node.groups],
             ['token', node.tokens],
           ] as const) {
             for (const [ugid, roles] of [...m.entries()].sort(([x], [y]) => x.localeCompare(y))) {
@@ -299,38 +406,52 @@ export function accessRoutes(a: AccessState, auth: AuthState): Route[] {
         if (!path || (!del && !validAclPath(path))) throw paramFail({ path: `invalid ACL path '${raw}'` })
         const propagate = ctx.params.propagate !== false
         const mine = a.permissions(actor(ctx), path)
+        const updateAclNode = (node: AclNode): void => {
+          for (const role of list(ctx.params.roles)) {
+            const privs = a.role(role)
+            if (!privs) throw fail(`ACL update failed: role '${role}' does not exist`)
+            if (!mine.has('Permissions.Modify')) {
+              const verb = del ? 'remove' : 'add'
+              for (const p of privs) {
+                if (!mine.has(p))
+                  throw paramFail({
+                    role: `Cannot ${verb} role '${role}' - requires 'Permissions.Modify' or superset of privileges.`,
+                  })
+                if (propagate && !del && mine.get(p) !== propagate) {
+                  throw paramFail({
+                    role: `Cannot ${verb} role '${role}' with propagation - requires 'Permissions.Modify' or propagated superset of privileges.`,
+                  })
+                }
+              }
+              if (role === 'NoAccess')
+                throw paramFail({ role: `Cannot ${verb} role '${role}' - requires 'Permissions.Modify'` })
+            }
+            for (const group of groups) {
+              if (!a.groups.has(group)) throw fail(`ACL update failed: group '${group}' does not exist`)
+              apply(node.groups, group, role, propagate, del)
+            }
+            for (const userid of users) {
+              if (!a.users.has(userid)) throw fail(`ACL update failed: user '${userid}' does not exist`)
+              apply(node.users, userid, role, propagate, del)
+            }
+            for (const tokenid of tokens) {
+              const split = splitTokenId(tokenid)
+              if (!split || !a.token(tokenid))
+                throw fail(`ACL update failed: no such token '${split?.[1] ?? tokenid}' for user '${split?.[0] ?? ''}'`)
+              apply(node.tokens, tokenid, role, propagate, del)
+            }
+          }
+        }
         const node = a.aclNode(path, true)
         if (!node) return null
-        for (const role of list(ctx.params.roles)) {
-          const privs = a.role(role)
-          if (!privs) throw fail(`ACL update failed: role '${role}' does not exist`)
-          if (!mine.has('Permissions.Modify')) {
-            const verb = del ? 'remove' : 'add'
-            for (const p of privs) {
-              if (!mine.has(p))
-                throw paramFail({
-                  role: `Cannot ${verb} role '${role}' - requires 'Permissions.Modify' or superset of privileges.`,
-                })
-              if (propagate && !del && mine.get(p) !== propagate) {
-                throw paramFail({
-                  role: `Cannot ${verb} role '${role}' with propagation - requires 'Permissions.Modify' or propagated superset of privileges.`,
-                })
-              }
-            }
-            if (role === 'NoAccess')
-              throw paramFail({ role: `Cannot ${verb} role '${role}' - requires 'Permissions.Modify'` })
-          }
-          if (groups.length > 0) throw fail(`ACL update failed: group '${groups[0] as string}' does not exist`)
-          for (const userid of users) {
-            if (!a.users.has(userid)) throw fail(`ACL update failed: user '${userid}' does not exist`)
-            apply(node.users, userid, role, propagate, del)
-          }
-          for (const tokenid of tokens) {
-            const split = splitTokenId(tokenid)
-            if (!split || !a.token(tokenid))
-              throw fail(`ACL update failed: no such token '${split?.[1] ?? tokenid}' for user '${split?.[0] ?? ''}'`)
-            apply(node.tokens, tokenid, role, propagate, del)
-          }
+        // user.cfg is written once at the end: a failure leaves every entry of the path as it was
+        const copy = (m: Map<string, Map<string, boolean>>) => new Map([...m].map(([k, v]) => [k, new Map(v)]))
+        const before = { users: copy(node.users), groups: copy(node.groups), tokens: copy(node.tokens) }
+        try {
+          updateAclNode(node)
+        } catch (err) {
+          Object.assign(node, before)
+          throw err
         }
         return null
       },

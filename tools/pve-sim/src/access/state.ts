@@ -4,7 +4,7 @@
  * `compile_acl_path`): per path, the roles of the deepest ACL entry that applies (propagated from above or set
  * on the path itself; a token's own entries win over its user's, a user's over its groups'), `NoAccess`
  * wipes everything, and a privilege-separated token gets the intersection of its privileges with its user's.
- * Groups are not modelled (docs/gaps/simulator.md); pool ACLs reach the pools' guests and storages.
+ * Groups hold users and carry ACLs of their own; pool ACLs reach the pools' guests and storages.
  */
 import type { PveVersion } from '../apidoc/load.js'
 import { PveHttpError } from '../http/types.js'
@@ -24,14 +24,23 @@ export interface UserInfo {
   email?: string
   firstname?: string
   lastname?: string
+  /** yubico key ids or oath secrets (`keys`) */
+  keys?: string
   /** pve realm only: the password for POST /access/ticket */
   password?: string
   tokens: Map<string, TokenInfo>
 }
 
-/** path -> (user or token id -> (role -> propagate)) */
-interface AclNode {
+/** a `group:` line of user.cfg; the users' `groups` are derived from it, as parse_user_config does */
+export interface GroupInfo {
+  comment?: string
+  users: Set<string>
+}
+
+/** path -> (user, group or token id -> (role -> propagate)) */
+export interface AclNode {
   users: Map<string, Map<string, boolean>>
+  groups: Map<string, Map<string, boolean>>
   tokens: Map<string, Map<string, boolean>>
 }
 
@@ -84,9 +93,10 @@ export class AccessState {
   readonly users = new Map<string, UserInfo>()
   /** custom roles; the built-in ones come from `privileges` */
   readonly customRoles = new Map<string, Set<string>>()
+  readonly groups = new Map<string, GroupInfo>()
   readonly acl = new Map<string, AclNode>()
 
-  constructor(version: PveVersion) {
+  constructor(readonly version: PveVersion) {
     this.privileges = privilegesOf(version)
     this.users.set('root@pam', {
       userid: 'root@pam',
@@ -122,12 +132,31 @@ export class AccessState {
 
   aclNode(path: string, create: boolean): AclNode | undefined {
     let n = this.acl.get(path)
-    if (!n && create) this.acl.set(path, (n = { users: new Map(), tokens: new Map() }))
+    if (!n && create) this.acl.set(path, (n = { users: new Map(), groups: new Map(), tokens: new Map() }))
     return n
+  }
+
+  /** the groups a user is in, sorted (parse_user_config's `users->{$user}->{groups}`) */
+  groupsOf(userid: string): string[] {
+    return [...this.groups.keys()].filter((g) => this.groups.get(g)?.users.has(userid)).sort()
+  }
+
+  /** RPCEnvironment filter_groups: the groups on whose `/access/groups/<group>` the actor has any of `privs` */
+  filterGroups(actor: string, privs: string[]): string[] {
+    return [...this.groups.keys()].filter((g) => this.checkAny(actor, `/access/groups/${g}`, privs, true))
+  }
+
+  /** RPCEnvironment group_member_join: every member of these groups */
+  groupMemberJoin(groups: string[]): Set<string> {
+    return new Set(groups.flatMap((g) => [...(this.groups.get(g)?.users ?? [])]))
   }
 
   /** the pools' members (the model's user.cfg), for the roles pool ACLs give their guests and storages */
   poolMembers: () => { poolid: string; vms: number[]; storage: string[] }[] = () => []
+  /** a backup job's options as jobs.cfg stores them (the model's), for update_job's checks on the stored job */
+  backupJob: (id: string) => Record<string, string> | undefined = () => undefined
+  /** whether the model has this replication job */
+  replicationJobExists: (id: string) => boolean = () => false
 
   /**
    * RPCEnvironment compute_api_permission: roles a pool ACL gives on `/vms/<member>` and `/storage/<member>`
@@ -147,18 +176,28 @@ export class AccessState {
     return roles
   }
 
-  /** AccessControl::roles for a user or a privilege-separated token (no groups) */
+  /**
+   * AccessControl::roles for a user or a privilege-separated token: per level of the path, the token's own
+   * entry, else the user's, else the union of the entries of the groups the user is in (a token is in none)
+   */
   private aclRoles(id: string, path: string): Map<string, boolean> {
     const isToken = id.includes('!')
     let roles = new Map<string, boolean>()
     const chain = pathChain(path)
+    const applying = (entry: Map<string, boolean> | undefined, final: boolean, into = new Map<string, boolean>()) => {
+      for (const [role, propagate] of entry ?? []) if (final || propagate) into.set(role, propagate)
+      return into
+    }
+    const memberOf = isToken ? [] : this.groupsOf(id)
     chain.forEach((p, i) => {
       const final = i === chain.length - 1
       const node = this.acl.get(p)
-      const entry = node ? (isToken ? node.tokens : node.users).get(id) : undefined
-      if (!entry) return
-      const next = new Map<string, boolean>()
-      for (const [role, propagate] of entry) if (final || propagate) next.set(role, propagate)
+      if (!node) return
+      let next = applying((isToken ? node.tokens : node.users).get(id), final)
+      if (next.size === 0) {
+        next = new Map()
+        for (const g of memberOf) applying(node.groups.get(g), final, next)
+      }
       if (next.size > 0) roles = next // the deeper entry overrides what was inherited
     })
     const noAccess = roles.get('NoAccess')
@@ -283,6 +322,28 @@ export class AccessState {
         for (const t of [...node.tokens.keys()]) if (t.startsWith(`${id}!`)) node.tokens.delete(t)
       }
     }
+  }
+
+  /** AccessControl delete_group_acl: the group's entries on every path */
+  dropGroupAcls(group: string): void {
+    for (const node of this.acl.values()) node.groups.delete(group)
+  }
+
+  /**
+   * `delete $acl_root->{children}->{a}->{children}->{b}`: the ACL node of a path and every node below it, as the
+   * user.cfg tree holds them (remove_vm_access for `/vms/<vmid>`, remove_storage_access for `/storage/<id>`)
+   */
+  removeAclNode(path: string): void {
+    for (const p of [...this.acl.keys()]) if (p === path || p.startsWith(`${path}/`)) this.acl.delete(p)
+  }
+
+  /**
+   * AccessControl delete_pool_acl: `delete $acl_root->{children}->{pool}->{children}->{$pool}`. The tree keys
+   * nodes by single path components, so a nested pool's name (`a/b`) names no node and its ACLs stay; deleting
+   * its parent later takes them with the parent's node.
+   */
+  deletePoolAcl(pool: string): void {
+    if (!pool.includes('/')) this.removeAclNode(`/pool/${pool}`)
   }
 }
 

@@ -4,11 +4,14 @@
  * storage), qemu-server/pve-container `vmlist` (VM.Audit), pve-storage API2/Storage/Status.pm `index`
  * (Datastore.Audit or AllocateSpace) and Content.pm `index` (`check_volume_access` per volume), pve-manager
  * API2/Tasks.pm (own tasks, or Sys.Audit / Sys.Modify on the node), pve-manager API2/Pool.pm (index: Pool.Audit per
- * pool; update_pool: check_perm_modify per member, Pool.Allocate on the pool a guest is moved from).
+ * pool; update_pool: check_perm_modify per member, Pool.Allocate on the pool a guest is moved from),
+ * pve-access-control API2/Group.pm index (User.Modify, Sys.Audit or Group.Allocate per group), pve-manager
+ * API2/ReplicationConfig.pm index (VM.Audit per guest) and the job handlers' own checks (job-perms.ts).
  */
 import { PveHttpError } from '../http/types.js'
 import { WithTotal } from '../api/envelope.js'
 import { checkVolumeAccess } from './guest-perms.js'
+import { backupCreateCheck, backupUpdateCheck, replicationReadCheck, replicationWriteCheck } from './job-perms.js'
 import { AccessState, splitTokenId } from './state.js'
 
 type Item = Record<string, unknown>
@@ -57,6 +60,17 @@ export function handlerCheck(
         }
       }
       for (const sid of list(params.storage)) a.checkPermModify(actor, `/storage/${sid}`)
+    } else if (template === '/cluster/backup' && method === 'POST') {
+      backupCreateCheck(a, actor, params)
+    } else if (template === '/cluster/backup/{id}' && method === 'PUT') {
+      backupUpdateCheck(a, actor, params)
+    } else if (template === '/cluster/replication/{id}' && method === 'GET') {
+      replicationReadCheck(a, actor, params)
+    } else if (
+      (template === '/cluster/replication' && method === 'POST') ||
+      (template === '/cluster/replication/{id}' && method === 'DELETE')
+    ) {
+      replicationWriteCheck(a, actor, params)
     } else if (template === '/nodes/{node}/storage/{storage}/content/{volume}') {
       const volume = String(params.volume ?? '')
       const volid = volume.includes(':') ? volume : `${String(params.storage ?? '')}:${volume}`
@@ -118,6 +132,15 @@ function keep(a: AccessState, actor: string, template: string, params: Item, ite
       return canSeeVolume(a, actor, String(item.volid))
     case '/pools': // API2::Pool index without poolid: the pools the caller may audit
       return params.poolid !== undefined || a.check(actor, `/pool/${String(item.poolid)}`, ['Pool.Audit'], true)
+    case '/access/groups':
+      return a.checkAny(
+        actor,
+        `/access/groups/${String(item.groupid)}`,
+        ['User.Modify', 'Sys.Audit', 'Group.Allocate'],
+        true,
+      )
+    case '/cluster/replication':
+      return a.check(actor, `/vms/${String(item.guest)}`, ['VM.Audit'], true)
     case '/nodes/{node}/tasks':
       // the UPID carries the full actor (user!token); the item names them apart
       return (
@@ -145,6 +168,8 @@ const FILTERED = new Set([
   '/nodes/{node}/storage/{storage}/content',
   '/nodes/{node}/tasks',
   '/pools',
+  '/access/groups',
+  '/cluster/replication',
 ])
 
 /** a GET list as the caller may see it */

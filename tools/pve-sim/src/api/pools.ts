@@ -71,11 +71,14 @@ export function poolRoutes(c: Cluster): RouteTable {
   }
 
   const remove = (ctx: RequestContext): null => {
+    const poolid = str(ctx, 'poolid') ?? ''
     pools.remove(
-      str(ctx, 'poolid') ?? '',
+      poolid,
       (vmid) => c.guests.has(vmid),
       (sid) => c.storage.get(sid) !== undefined,
     )
+    // delete_pool: the pool's ACLs go in the same user.cfg write (AccessControl delete_pool_acl)
+    c.aclCleanup.pool(poolid)
     return null
   }
 

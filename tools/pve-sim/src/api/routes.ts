@@ -11,6 +11,7 @@ import { haRoutes } from './ha.js'
 import { firewallRoutes } from './firewall.js'
 import { poolRoutes } from './pools.js'
 import { backupRoutes } from './backup.js'
+import { replicationRoutes } from './replication.js'
 
 /** helpers shared by the route modules */
 export function str(ctx: RequestContext, key: string): string | undefined {
@@ -50,6 +51,7 @@ export function buildRoutes(c: Cluster): Route[] {
     ...firewallRoutes(c),
     ...poolRoutes(c),
     ...backupRoutes(c),
+    ...replicationRoutes(c),
   ]
   return table.map(([method, path, handler]) => ({
     method,

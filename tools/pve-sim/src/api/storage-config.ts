@@ -146,7 +146,9 @@ export function storageConfigRoutes(c: Cluster): RouteTable {
         const id = str(ctx, 'storage') ?? ''
         need(id)
         c.storage.delete(id)
-        // AccessControl remove_storage_access: the storage leaves every pool
+        // AccessControl remove_storage_access, once storage.cfg is written: the ACLs on /storage/<id> go and the
+        // storage leaves every pool
+        c.aclCleanup.storage(id)
         for (const e of c.pools.pools.values()) e.storage.delete(id)
         return null
       },

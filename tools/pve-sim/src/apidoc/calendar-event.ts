@@ -8,12 +8,34 @@
  *
  * where each date/time component is `*`, `*\/R` or a `,` list of `V`, `V..E`, `V/R`, `V..E/R`; values must be
  * below the component's limit (hour 24, minute/second 60, month 13, day 32, year 2200) and a range may not run
- * backwards. The parser is a nom combinator chain; each step here returns the rest of the input or null, and
- * `opt`/list steps backtrack exactly as nom's `opt` and `separated_list1` do. Only validity is modelled, not
- * `compute_next_event`.
+ * backwards. The parser is a nom combinator chain; each step here returns the rest of the input and its value,
+ * or null, and `opt`/list steps backtrack exactly as nom's `opt` and `separated_list1` do.
+ *
+ * `computeNextEvent` is proxmox-time's `CalendarEvent::compute_next_event` (what PVE::API2::Backup's index
+ * reports as `next-run`), on a UTC clock: the simulated nodes' local time zone is UTC.
  */
 
-type Step = string | null
+/** proxmox-time DateTimeValue: `V`, `V..E`, `V/R` and `V..E/R` (`*\/R` is a repetition from the lowest value) */
+type DateTimeValue =
+  | { kind: 'single'; value: number }
+  | { kind: 'range'; start: number; end: number }
+  | { kind: 'repeated'; start: number; step: number; end?: number }
+
+/** a parsed event; an empty component list matches every value */
+export interface CalendarEvent {
+  utc: boolean
+  /** weekdays, Monday = 0 ... Sunday = 6; empty = every day */
+  days: Set<number>
+  second: DateTimeValue[]
+  minute: DateTimeValue[]
+  hour: DateTimeValue[]
+  day: DateTimeValue[]
+  month: DateTimeValue[]
+  year: DateTimeValue[]
+}
+
+/** the rest of the input and the parsed value, or null (nom's Error) */
+type Parsed<T> = [string, T] | null
 
 const WEEKDAYS = new Map<string, number>([
   ['monday', 0],
@@ -32,21 +54,36 @@ const WEEKDAYS = new Map<string, number>([
   ['sun', 6],
 ])
 
-const SHORTHANDS = new Set([
-  'minutely',
-  'hourly',
-  'daily',
-  'weekly',
-  'monthly',
-  'yearly',
-  'annually',
-  'quarterly',
-  'semiannually',
-  'semi-annually',
-])
+const single = (value: number): DateTimeValue => ({ kind: 'single', value })
+const MIDNIGHT = { hour: [single(0)], minute: [single(0)], second: [single(0)] }
 
-/** digit1 parsed as u32, below `max` (parse_time_comp); returns [rest, value] */
-function timeComp(i: string, max: number): [string, number] | null {
+/** the shorthands, as parse_calendar_event_incomplete spells them out */
+const SHORTHANDS: Record<string, Partial<CalendarEvent>> = {
+  minutely: { second: [single(0)] },
+  hourly: { minute: [single(0)], second: [single(0)] },
+  daily: MIDNIGHT,
+  weekly: { ...MIDNIGHT, days: new Set([0]) },
+  monthly: { ...MIDNIGHT, day: [single(1)] },
+  yearly: { ...MIDNIGHT, day: [single(1)], month: [single(1)] },
+  annually: { ...MIDNIGHT, day: [single(1)], month: [single(1)] },
+  quarterly: { ...MIDNIGHT, day: [single(1)], month: [single(1), single(4), single(7), single(10)] },
+  semiannually: { ...MIDNIGHT, day: [single(1)], month: [single(1), single(7)] },
+  'semi-annually': { ...MIDNIGHT, day: [single(1)], month: [single(1), single(7)] },
+}
+
+const emptyEvent = (utc: boolean): CalendarEvent => ({
+  utc,
+  days: new Set(),
+  second: [],
+  minute: [],
+  hour: [],
+  day: [],
+  month: [],
+  year: [],
+})
+
+/** digit1 parsed as u32, below `max` (parse_time_comp) */
+function timeComp(i: string, max: number): Parsed<number> {
   const m = /^\d+/.exec(i)
   if (!m) return null
   const v = Number(m[0])
@@ -55,51 +92,60 @@ function timeComp(i: string, max: number): [string, number] | null {
 }
 
 /** parse_date_time_comp: V, V..E, V/R, V..E/R */
-function dateTimeComp(i: string, max: number): Step {
+function dateTimeComp(i: string, max: number): Parsed<DateTimeValue> {
   const first = timeComp(i, max)
   if (!first) return null
-  let [rest] = first
+  const [rest, value] = first
   if (rest.startsWith('..')) {
     const end = timeComp(rest.slice(2), max)
     if (end) {
-      if (first[1] > end[1]) return null
-      rest = end[0]
-      if (rest.startsWith('/')) return timeComp(rest.slice(1), max)?.[0] ?? null
-      return rest
+      if (value > end[1]) return null
+      if (end[0].startsWith('/')) {
+        const rep = timeComp(end[0].slice(1), max)
+        return rep && [rep[0], { kind: 'repeated', start: value, step: rep[1], end: end[1] }]
+      }
+      return [end[0], { kind: 'range', start: value, end: end[1] }]
     }
   }
-  if (rest.startsWith('/')) return timeComp(rest.slice(1), max)?.[0] ?? null
-  return rest
+  if (rest.startsWith('/')) {
+    const rep = timeComp(rest.slice(1), max)
+    return rep && [rep[0], { kind: 'repeated', start: value, step: rep[1] }]
+  }
+  return [rest, single(value)]
 }
 
 /** nom's separated_list1(tag(","), item): stops before a separator whose item does not parse */
-function list1(i: string, item: (s: string) => Step): Step {
-  let rest = item(i)
-  if (rest === null) return null
+function list1<T>(i: string, item: (s: string) => Parsed<T>): Parsed<T[]> {
+  const first = item(i)
+  if (first === null) return null
+  let rest = first[0]
+  const out = [first[1]]
   for (;;) {
-    if (!rest.startsWith(',')) return rest
+    if (!rest.startsWith(',')) return [rest, out]
     const next = item(rest.slice(1))
-    if (next === null) return rest
-    rest = next
+    if (next === null) return [rest, out]
+    rest = next[0]
+    out.push(next[1])
   }
 }
 
-/** parse_date_time_comp_list: `*`, `*\/R` (R > 0), or a list */
-function compList(i: string, max: number): Step {
+/** parse_date_time_comp_list: `*` (any), `*\/R` (R > 0: from `start` every R), or a list */
+function compList(i: string, start: number, max: number): Parsed<DateTimeValue[]> {
   if (i.startsWith('*')) {
     const rest = i.slice(1)
     if (rest.startsWith('/')) {
       const rep = timeComp(rest.slice(1), max)
       if (rep === null) return null
-      if (rep[1] > 0) return rep[0]
+      if (rep[1] > 0) return [rep[0], [{ kind: 'repeated', start, step: rep[1] }]]
     }
-    return rest
+    return [rest, []]
   }
   return list1(i, (s) => dateTimeComp(s, max))
 }
 
-function weekdayRange(i: string): Step {
-  const day = (s: string): [string, number] | null => {
+/** parse_weekdays_range: a day, or `a..b` (wrapping over Sunday when a comes after b) */
+function weekdayRange(i: string): Parsed<number[]> {
+  const day = (s: string): Parsed<number> => {
     const m = /^[A-Za-z]+/.exec(s)
     if (!m) return null
     const d = WEEKDAYS.get(m[0].toLowerCase())
@@ -109,66 +155,245 @@ function weekdayRange(i: string): Step {
   if (!start) return null
   if (start[0].startsWith('..')) {
     const end = day(start[0].slice(2))
-    if (end) return end[0]
+    if (end) {
+      const [a, b] = [start[1], end[1]]
+      const days = Array.from({ length: 7 }, (_, d) => d).filter((d) => (a <= b ? d >= a && d <= b : d >= a || d <= b))
+      return [end[0], days]
+    }
   }
-  return start[0]
+  return [start[0], [start[1]]]
 }
 
-function dateSpec(i: string): Step {
-  const ymd = ((): Step => {
-    const y = compList(i, 2200)
-    if (y === null || !y.startsWith('-')) return null
-    const m = compList(y.slice(1), 13)
-    if (m === null || !m.startsWith('-')) return null
-    return compList(m.slice(1), 32)
-  })()
-  if (ymd !== null) return ymd
-  const m = compList(i, 13)
-  if (m === null || !m.startsWith('-')) return null
-  return compList(m.slice(1), 32)
+function dateSpec(i: string): Parsed<Pick<CalendarEvent, 'year' | 'month' | 'day'>> {
+  const y = compList(i, 0, 2200)
+  if (y !== null && y[0].startsWith('-')) {
+    const m = compList(y[0].slice(1), 1, 13)
+    if (m !== null && m[0].startsWith('-')) {
+      const d = compList(m[0].slice(1), 1, 32)
+      if (d !== null) return [d[0], { year: y[1], month: m[1], day: d[1] }]
+    }
+  }
+  const m = compList(i, 1, 13)
+  if (m === null || !m[0].startsWith('-')) return null
+  const d = compList(m[0].slice(1), 1, 32)
+  return d && [d[0], { year: [], month: m[1], day: d[1] }]
 }
 
-function timeSpec(i: string): Step {
+function timeSpec(i: string): Parsed<Pick<CalendarEvent, 'hour' | 'minute' | 'second'>> {
   let rest = i
-  const h = compList(rest, 24)
-  if (h !== null && h.startsWith(':')) rest = h.slice(1)
-  const m = compList(rest, 60)
-  if (m === null) return null
-  rest = m
-  if (rest.startsWith(':')) {
-    const s = compList(rest.slice(1), 60)
-    if (s !== null) rest = s
+  let hour: DateTimeValue[] = []
+  const h = compList(rest, 0, 24)
+  if (h !== null && h[0].startsWith(':')) {
+    rest = h[0].slice(1)
+    hour = h[1]
   }
-  return rest
+  const m = compList(rest, 0, 60)
+  if (m === null) return null
+  rest = m[0]
+  let second = [single(0)]
+  if (rest.startsWith(':')) {
+    const s = compList(rest.slice(1), 0, 60)
+    if (s !== null) [rest, second] = s
+  }
+  return [rest, { hour, minute: m[1], second }]
 }
 
 const trimSpaces = (s: string): string => s.replace(/^ +/, '')
+
+/** parse_calendar_event_incomplete plus parse_complete_line: the event, or null when `text` does not parse */
+export function parseCalendarEvent(text: string): CalendarEvent | null {
+  let i = text
+  let utc = false
+  if (i.endsWith('UTC')) {
+    utc = true
+    i = i.slice(0, -3).replace(/ +$/, '')
+  }
+  const shorthand = SHORTHANDS[i]
+  if (shorthand) return { ...emptyEvent(utc), ...shorthand }
+  const event = emptyEvent(utc)
+  let any = false
+  if (/^[A-Za-z]/.test(i)) {
+    const days = list1(i, weekdayRange)
+    if (days === null) return null
+    for (const d of days[1].flat()) event.days.add(d)
+    any = true
+    i = trimSpaces(days[0])
+  }
+  const d = dateSpec(i)
+  if (d !== null) {
+    Object.assign(event, d[1])
+    any = true
+    i = trimSpaces(d[0])
+  }
+  const t = timeSpec(i)
+  if (t !== null) {
+    Object.assign(event, t[1])
+    any = true
+    i = t[0]
+  } else Object.assign(event, MIDNIGHT)
+  if (!any || i !== '') return null
+  return event
+}
 
 /** null when `text` is a valid calendar event, else PVE's error text (without the format's prefix) */
 export function calendarEventError(text: string): string | null {
   const event = text.trim()
   if (event === '') return 'unable to parse calendar event - event is empty'
-  let i = event
-  if (i.endsWith('UTC')) i = i.slice(0, -3).replace(/ +$/, '')
-  const fail = 'unable to parse calendar event'
-  let any = false
-  if (/^[A-Za-z]/.test(i)) {
-    if (SHORTHANDS.has(i)) return null
-    const n = list1(i, weekdayRange)
-    if (n === null) return fail
-    any = true
-    i = trimSpaces(n)
+  return parseCalendarEvent(event) === null ? 'unable to parse calendar event' : null
+}
+
+/** DateTimeValue::contains */
+function contains(v: DateTimeValue, n: number): boolean {
+  switch (v.kind) {
+    case 'single':
+      return v.value === n
+    case 'range':
+      return n >= v.start && n <= v.end
+    case 'repeated':
+      if (n < v.start) return false
+      if (v.step === 0) return n === v.start
+      return (n - v.start) % v.step === 0 && (v.end === undefined || n <= v.end)
   }
-  const d = dateSpec(i)
-  if (d !== null) {
-    any = true
-    i = trimSpaces(d)
+}
+
+const listContains = (list: DateTimeValue[], n: number): boolean => list.some((v) => contains(v, n))
+
+/** DateTimeValue::find_next: the smallest value above `n` that the list names, if any */
+function findNext(list: DateTimeValue[], n: number): number | undefined {
+  let next: number | undefined
+  const offer = (v: number) => {
+    if (next === undefined || v < next) next = v
   }
-  const t = timeSpec(i)
-  if (t !== null) {
-    any = true
-    i = t
+  for (const v of list) {
+    if (v.kind === 'single') {
+      if (v.value > n) offer(v.value)
+    } else if (v.kind === 'range') {
+      if (n < v.start) offer(v.start)
+      else if (n + 1 <= v.end) offer(n + 1)
+    } else if (n < v.start) offer(v.start)
+    else if (v.step > 0) {
+      const c = v.start + Math.floor((n - v.start + v.step) / v.step) * v.step
+      if (v.end === undefined || c <= v.end) offer(c)
+    }
   }
-  if (!any || i !== '') return fail
-  return null
+  return next
+}
+
+/**
+ * proxmox-time's TmEditor on a UTC clock: the fields of a `struct tm`, normalised after each change as
+ * timegm() does; the add_* steps reset every smaller field to its minimum.
+ */
+class UtcEditor {
+  private d: Date
+
+  constructor(epochSeconds: number) {
+    this.d = new Date(epochSeconds * 1000)
+  }
+
+  private set(year: number, month0: number, day: number, hour: number, min: number, sec: number): void {
+    this.d = new Date(Date.UTC(year, month0, day, hour, min, sec))
+  }
+
+  year(): number {
+    return this.d.getUTCFullYear()
+  }
+  month(): number {
+    return this.d.getUTCMonth() + 1
+  }
+  day(): number {
+    return this.d.getUTCDate()
+  }
+  hour(): number {
+    return this.d.getUTCHours()
+  }
+  min(): number {
+    return this.d.getUTCMinutes()
+  }
+  sec(): number {
+    return this.d.getUTCSeconds()
+  }
+  /** Monday = 0 ... Sunday = 6 */
+  dayNum(): number {
+    return (this.d.getUTCDay() + 6) % 7
+  }
+
+  addYears(n: number): void {
+    if (n !== 0) this.set(this.year() + n, 0, 1, 0, 0, 0)
+  }
+  addMonths(n: number): void {
+    if (n !== 0) this.set(this.year(), this.month() - 1 + n, 1, 0, 0, 0)
+  }
+  addDays(n: number): void {
+    if (n !== 0) this.set(this.year(), this.month() - 1, this.day() + n, 0, 0, 0)
+  }
+  setTime(hour: number, min: number, sec: number): void {
+    this.set(this.year(), this.month() - 1, this.day(), hour, min, sec)
+  }
+  setMinSec(min: number, sec: number): void {
+    this.setTime(this.hour(), min, sec)
+  }
+  setSec(sec: number): void {
+    this.setTime(this.hour(), this.min(), sec)
+  }
+  epoch(): number {
+    return Math.floor(this.d.getTime() / 1000)
+  }
+}
+
+/**
+ * CalendarEvent::compute_next_event: the first second after `last` (epoch seconds) that the event names, found
+ * component by component from the year down; undefined when none is found within 1000 steps or no listed year
+ * lies ahead.
+ */
+export function computeNextEvent(event: CalendarEvent, last: number): number | undefined {
+  const t = new UtcEditor(last + 1)
+  const allDays = event.days.size === 0 || event.days.size === 7
+  for (let count = 0; count <= 1000; count++) {
+    if (event.year.length > 0 && !listContains(event.year, t.year())) {
+      const n = findNext(event.year, t.year())
+      if (n === undefined) return undefined
+      t.addYears(n - t.year())
+      continue
+    }
+    if (event.month.length > 0 && !listContains(event.month, t.month())) {
+      const n = findNext(event.month, t.month())
+      if (n !== undefined) t.addMonths(n - t.month())
+      else t.addYears(1)
+      continue
+    }
+    if (event.day.length > 0 && !listContains(event.day, t.day())) {
+      const n = findNext(event.day, t.day())
+      if (n !== undefined) t.addDays(n - t.day())
+      else t.addMonths(1)
+      continue
+    }
+    if (!allDays && !event.days.has(t.dayNum())) {
+      // the next listed weekday of this week, else Monday of the next
+      const today = t.dayNum()
+      let n = today + 1
+      while (n < 7 && !event.days.has(n)) n++
+      t.addDays(n - today)
+      continue
+    }
+    if (event.hour.length > 0 && !listContains(event.hour, t.hour())) {
+      const n = findNext(event.hour, t.hour())
+      if (n !== undefined) t.setTime(n, 0, 0)
+      else t.addDays(1)
+      continue
+    }
+    if (event.minute.length > 0 && !listContains(event.minute, t.min())) {
+      const n = findNext(event.minute, t.min())
+      if (n !== undefined) t.setMinSec(n, 0)
+      else t.setTime(t.hour() + 1, 0, 0)
+      continue
+    }
+    if (event.second.length > 0 && !listContains(event.second, t.sec())) {
+      const n = findNext(event.second, t.sec())
+      if (n !== undefined) t.setSec(n)
+      else t.setMinSec(t.min() + 1, 0)
+      continue
+    }
+    return t.epoch()
+  }
+  return undefined
 }

@@ -241,6 +241,15 @@ const verifiers: Record<string, Verifier> = {
     if (v.length > 64) die(`user name '${v}' is too long (${v.length} > 64)`)
     if (!/^[^\s:/]+@[A-Za-z][A-Za-z0-9.\-_]+$/.test(v)) die(`value '${v}' does not look like a valid user name`)
   },
+  'pve-groupid': (v) => {
+    if (!/^[A-Za-z0-9.\-_]+$/.test(v)) die(`group name '${v}' contains invalid characters`)
+  },
+  // pve-guest-common PVE::ReplicationConfig parse_replication_job_id
+  'pve-replication-job-id': (v) => {
+    const m = /^(\d+)-(\d+)$/.exec(v)
+    if (!m) die(`invalid replication job id '${v}'`)
+    else if (Number(m[1]) < 100) die(`invalid replication job id '${v}' (guest IDs < 100 are reserved)`)
+  },
   'pve-calendar-event': (v) => {
     const err = calendarEventError(v)
     if (err !== null) die(`invalid calendar event '${v}' - ${err}`)
@@ -311,6 +320,20 @@ export const PRUNE_BACKUPS_FORMAT: HashFormat = {
   'keep-yearly': keep(),
 }
 hashFormats['prune-backups'] = PRUNE_BACKUPS_FORMAT
+
+/** pve-manager PVE::VZDump::Common's `backup-fleecing` format */
+export const BACKUP_FLEECING_FORMAT: HashFormat = {
+  enabled: opt({ type: 'boolean', default_key: 1 }),
+  storage: opt({ type: 'string', format: 'pve-storage-id' }),
+}
+hashFormats['backup-fleecing'] = BACKUP_FLEECING_FORMAT
+
+/** pve-manager PVE::VZDump::Common's `backup-performance` format */
+export const BACKUP_PERFORMANCE_FORMAT: HashFormat = {
+  'max-workers': opt({ type: 'integer', minimum: 1, maximum: 256 }),
+  'pbs-entries-max': opt({ type: 'integer', minimum: 1 }),
+}
+hashFormats['backup-performance'] = BACKUP_PERFORMANCE_FORMAT
 
 /**
  * validate_prune_backups (pve-storage), the validator parse_property_string runs on the parsed hash: keep-all

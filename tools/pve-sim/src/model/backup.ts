@@ -1,13 +1,20 @@
 import type { Cluster } from './cluster.js'
 import { fail400, fail500 } from './errors.js'
-import { PRUNE_BACKUPS_FORMAT, splitList } from '../apidoc/formats.js'
+import {
+  BACKUP_FLEECING_FORMAT,
+  BACKUP_PERFORMANCE_FORMAT,
+  PRUNE_BACKUPS_FORMAT,
+  splitList,
+  type HashFormat,
+} from '../apidoc/formats.js'
 import { parsePropertyString } from '../apidoc/validate.js'
+import { computeNextEvent, parseCalendarEvent } from '../apidoc/calendar-event.js'
 
 /**
  * Backup jobs: the `vzdump` sections of `/etc/pve/jobs.cfg` behind pve-manager's PVE::API2::Backup
  * (create_job, read_job, update_job, delete_job, index), PVE::VZDump::verify_vzdump_parameters and the job
  * registry (pve-common PVE::Job::Registry, pve-guest-common PVE::VZDump::JobBase). The legacy `vzdump.cron`
- * jobs, the pool existence and storage permission checks are not modelled; `next-run` is not computed (docs/gaps/simulator.md).
+ * jobs are not modelled; the caller's privileges are checked in src/access/views.ts (docs/gaps/simulator-model.md).
  *
  * A job is kept as the section's options with their file values (strings); reads decode them as the registry
  * does: `enabled` defaults to 1, the property strings (`prune-backups`, `fleecing`, `performance`) become
@@ -53,7 +60,12 @@ const VZDUMP_OPTIONS = new Set([
 ])
 const BOOLEANS = new Set(['all', 'enabled', 'protected', 'quiet', 'remove', 'repeat-missed', 'stdexcludes', 'stop'])
 const INTEGERS = new Set(['bwlimit', 'ionice', 'lockwait', 'maxfiles', 'pigz', 'stopwait', 'zstd'])
-const PROPERTY_STRINGS = new Set(['prune-backups', 'fleecing', 'performance'])
+/** PVE::VZDump::Common's PROPERTY_STRINGS: stored printed, read (decode_value) as objects */
+const PROPERTY_STRINGS = new Map<string, HashFormat>([
+  ['prune-backups', PRUNE_BACKUPS_FORMAT],
+  ['fleecing', BACKUP_FLEECING_FORMAT],
+  ['performance', BACKUP_PERFORMANCE_FORMAT],
+])
 const ALL_DAYS = 'mon,tue,wed,thu,fri,sat,sun'
 
 export type JobOptions = Record<string, string>
@@ -93,19 +105,23 @@ export function notesTemplateProblems(template: string): string | undefined {
   return problems.length ? `found unknown: ${problems.join(', ')}` : undefined
 }
 
-/** verify_vzdump_parameters: selection conflicts, prune-backups normalised, notes-template, exclude => all */
+/**
+ * verify_vzdump_parameters: selection conflicts, the property strings parsed (and so written back normalised by
+ * JobBase encode_value), notes-template, exclude => all
+ */
 function verifyVzdumpParameters(p: JobOptions, checkMissing: boolean): void {
   if (truthy(p.all) && p.vmid) throw fail400({ all: "option conflicts with option 'vmid'" })
   if (p.exclude && p.vmid) throw fail400({ exclude: "option conflicts with option 'vmid'" })
   if (p.pool && p.vmid) throw fail400({ pool: "option conflicts with option 'vmid'" })
-  if (p['prune-backups'] !== undefined)
-    p['prune-backups'] = printPropertyString(
-      parsePropertyString(PRUNE_BACKUPS_FORMAT, p['prune-backups'], 'prune-backups'),
-    )
+  for (const [key, format] of PROPERTY_STRINGS) {
+    const v = p[key]
+    if (v !== undefined) p[key] = printPropertyString(parsePropertyString(format, v, key))
+  }
   const notes = p['notes-template']
   if (notes) {
     const problem = notesTemplateProblems(notes)
-    if (problem) throw fail400({ 'notes-template': problem })
+    // raise_param_exc({ 'notes-template' => $@ }): the die text keeps its newline
+    if (problem) throw fail400({ 'notes-template': `${problem}\n` })
   }
   if (p.exclude !== undefined && !p.pool) p.all = '1'
   if (!checkMissing) return
@@ -138,12 +154,11 @@ export class BackupJobs {
     if (!job) throw fail400({ id: `No such job '${id}'` })
     const out: Record<string, unknown> = { id, type: 'vzdump', enabled: 1 }
     for (const [k, v] of Object.entries(job)) {
-      if (PROPERTY_STRINGS.has(k)) {
-        const h: Record<string, unknown> = {}
-        for (const part of v.split(',')) {
-          const eq = part.indexOf('=')
-          if (eq > 0) h[part.slice(0, eq)] = part.slice(eq + 1)
-        }
+      const format = PROPERTY_STRINGS.get(k)
+      if (format) {
+        // parse_property_string leaves integers as the text it read; check_type turns booleans into 1/0 numbers
+        const h: Record<string, unknown> = parsePropertyString(format, v, k)
+        for (const [key, s] of Object.entries(format)) if (s.type === 'boolean' && key in h) h[key] = Number(h[key])
         out[k] = h
       } else if (BOOLEANS.has(k) || INTEGERS.has(k)) out[k] = Number(v)
       else if (k === 'exclude-path') out[k] = v.split('\0')
@@ -152,13 +167,30 @@ export class BackupJobs {
     return out
   }
 
+  /**
+   * index: every job, and for one with a schedule its `next-run`, computed from now as PVE does (the jobs are
+   * cluster-wide, so no last run is looked up); `enabled` plays no part
+   */
   list(): Record<string, unknown>[] {
-    return [...this.jobs.keys()].map((id) => this.item(id))
+    const now = Math.floor(this.c.now() / 1000)
+    return [...this.jobs.keys()].map((id) => {
+      const item = this.item(id)
+      const event = typeof item.schedule === 'string' ? parseCalendarEvent(item.schedule.trim()) : null
+      const next = event ? computeNextEvent(event, now) : undefined
+      if (next !== undefined) item['next-run'] = next
+      return item
+    })
+  }
+
+  /** create_job and update_job: `if (my $pool = $param->{pool})` the pool must exist (check_pool_exist, a 403) */
+  private checkPool(p: JobOptions): void {
+    if (p.pool) this.c.pools.requireExists(p.pool)
   }
 
   /** POST /cluster/backup (create_job) */
   create(params: Record<string, unknown>): null {
     const p = this.options(params)
+    this.checkPool(p)
     scheduleParamCheck(p, true)
     if (p.enabled === undefined) p.enabled = '1'
     const id = p.id ?? this.c.rng.uuid()
@@ -176,6 +208,7 @@ export class BackupJobs {
     delete p.id
     const del = p.delete === undefined ? [] : splitList(p.delete)
     delete p.delete
+    this.checkPool(p)
     scheduleParamCheck(p, false)
     if (Object.keys(p).length === 0 && del.length === 0) throw fail500('no options specified')
     verifyVzdumpParameters(p, false)
@@ -210,6 +243,31 @@ export class BackupJobs {
   remove(id: string): null {
     if (!this.jobs.delete(id)) throw fail400({ id: `No such job '${id}'` })
     return null
+  }
+
+  /**
+   * pve-guest-common PVE::VZDump::Plugin::remove_vmid_from_backup_jobs (a guest destroyed with `purge`): a job
+   * listing guests loses the vmid and is deleted when none is left; otherwise the vmid leaves its `exclude` list
+   * (the key goes when it empties). The lists are rewritten `,`-joined (remove_vmid_from_list), whether or not
+   * they named the guest.
+   */
+  removeVmid(vmid: number): void {
+    const without = (list: string) =>
+      splitList(list)
+        .filter((v) => v !== String(vmid))
+        .join(',')
+    for (const id of [...this.jobs.keys()].sort()) {
+      const job = this.jobs.get(id) as JobOptions
+      if (job.vmid !== undefined) {
+        const list = without(job.vmid)
+        if (list) job.vmid = list
+        else this.jobs.delete(id)
+      } else if (job.exclude !== undefined) {
+        const list = without(job.exclude)
+        if (list) job.exclude = list
+        else delete job.exclude
+      }
+    }
   }
 
   /** the handler's parameters as file values; the schema layer has checked them already */

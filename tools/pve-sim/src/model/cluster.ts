@@ -4,6 +4,7 @@ import { Ha } from './ha.js'
 import { FirewallFiles } from './firewall.js'
 import { Pools } from './pools.js'
 import { BackupJobs } from './backup.js'
+import { ReplicationJobs } from './replication.js'
 import type { GuestType } from './options.js'
 import { Rng } from './rng.js'
 import { defaultStorages, NodeStorage, StorageConfig } from './storage.js'
@@ -25,6 +26,19 @@ export interface ClusterOptions {
 }
 
 export type PowerState = 'running' | 'stopped'
+
+/**
+ * user.cfg's ACL tree is kept by the access layer (src/access); these are the cleanups pve-access-control runs
+ * when the model removes what an ACL path names. The default does nothing (a model without access control).
+ */
+export interface AclCleanup {
+  /** AccessControl remove_vm_access: the ACLs on /vms/<vmid> */
+  vm(vmid: number): void
+  /** AccessControl remove_storage_access: the ACLs on /storage/<id> */
+  storage(id: string): void
+  /** AccessControl delete_pool_acl: the ACL node of /pool/<poolid> */
+  pool(poolid: string): void
+}
 
 export interface Guest {
   vmid: number
@@ -91,6 +105,9 @@ export class Cluster {
   readonly pools = new Pools()
   /** jobs.cfg's vzdump jobs (/cluster/backup) */
   readonly backupJobs: BackupJobs
+  /** replication.cfg (/cluster/replication) */
+  readonly replication: ReplicationJobs
+  aclCleanup: AclCleanup = { vm: () => {}, storage: () => {}, pool: () => {} }
 
   constructor(readonly options: ClusterOptions) {
     this.rng = new Rng(options.seed)
@@ -101,6 +118,7 @@ export class Cluster {
     this.tasks.noSuchTaskWindowMs = options.noSuchTaskWindowMs ?? 0
     this.ha = new Ha(this, options.haLagMs ?? 2000)
     this.backupJobs = new BackupJobs(this)
+    this.replication = new ReplicationJobs(this)
     const t = this.now()
     this.storage = new StorageConfig(defaultStorages(options.pveVersion))
     for (const name of options.nodes) {
@@ -122,6 +140,7 @@ export class Cluster {
 
   settle(): void {
     this.tasks.settle()
+    this.replication.settle()
     // CRM steps start LRM tasks; tasks that ended meanwhile are settled first so the CRM sees their outcome
     this.ha.settle()
   }

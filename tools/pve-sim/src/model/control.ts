@@ -13,7 +13,10 @@ import type { GuestInfo, GuestSpec, SimCluster, TaskInfo, VolumeSpec } from './i
 import type { TaskBehaviour } from './tasks.js'
 import type { Guest } from './cluster.js'
 
-type Controls = Omit<SimCluster, 'routes' | 'pveVersion' | 'pools'>
+type Controls = Omit<
+  SimCluster,
+  'routes' | 'pveVersion' | 'pools' | 'setAclCleanup' | 'backupJob' | 'replicationJobExists'
+>
 
 function info(g: Guest): GuestInfo {
   const out: GuestInfo = {

@@ -171,7 +171,14 @@ export function templateGuest(
   return upid
 }
 
-/** DELETE /nodes/{node}/qemu/{vmid} */
+/**
+ * DELETE /nodes/{node}/{qemu,lxc}/{vmid}: qemu-server API2/Qemu.pm and pve-container API2/LXC.pm `destroy_vm`.
+ * After the volumes (QemuServer destroy_vm, LXC destroy_lxc_container) the worker removes, purge or not, the
+ * guest's ACLs and pool membership (AccessControl remove_vm_access) and its firewall config (remove_vmfw_conf);
+ * with `purge` also its replication jobs (ReplicationConfig remove_vmid_jobs), its place in backup jobs
+ * (VZDump::Plugin remove_vmid_from_backup_jobs) and its HA resource (HA::Config delete_service_from_config);
+ * the config file goes last.
+ */
 export function destroyGuest(
   c: Cluster,
   nodeName: string,
@@ -183,21 +190,30 @@ export function destroyGuest(
   const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, type, vmid)
   const label = type === 'qemu' ? 'VM' : 'CT'
-  // early checks, in PVE's order: protection, (lxc: lock), running; qemu checks the lock inside the worker
-  if (g.conf.get('protection') === '1') throw fail500(`can't remove ${label} ${vmid} - protection mode enabled`)
-  if (type === 'lxc') c.checkLock(g)
-  // destroy_vm's early checks: an HA resource needs `purge` (which then removes it from resources.cfg)
   const purge = flag(params.purge)
-  if (c.ha.configured(g) && !purge)
-    throw fail500(`unable to remove ${label} ${vmid} - used in HA resources and purge parameter not set.`)
   const force = type === 'lxc' && flag(params.force)
-  if (g.status === 'running' && !force) {
-    throw fail500(
-      type === 'qemu'
-        ? `VM ${vmid} is running - destroy failed`
-        : `unable to destroy CT ${vmid} - container is running`,
-    )
+  const running = () =>
+    type === 'qemu' ? `VM ${vmid} is running - destroy failed` : `unable to destroy CT ${vmid} - container is running`
+  // $early_checks, in PVE's order: protection, (lxc: lock), without `purge` an HA resource or a replication job
+  // refuses, (qemu: running). The worker runs them again under the config lock: the config, the HA resources or
+  // the jobs may have changed meanwhile. The model's own `lock: destroyed` is not a lock the check sees.
+  const earlyChecks = (fail: (message: string) => Error): void => {
+    if (g.conf.get('protection') === '1') throw fail(`can't remove ${label} ${vmid} - protection mode enabled`)
+    if (type === 'lxc' && g.conf.get('lock') !== 'destroyed') {
+      const e = c.lockError(g)
+      if (e) throw fail(e)
+    }
+    if (!purge) {
+      if (c.ha.configured(g))
+        throw fail(`unable to remove ${label} ${vmid} - used in HA resources and purge parameter not set.`)
+      const job = c.replication.existingJobError(vmid)
+      if (job) throw fail(job)
+    }
+    if (type === 'qemu' && g.status === 'running') throw fail(running())
   }
+  earlyChecks(fail500)
+  // pve-container checks the running state after its early checks, and a forced destroy stops the container
+  if (type === 'lxc' && g.status === 'running' && !force) throw fail500(running())
   const unreferenced = flag(params['destroy-unreferenced-disks'])
   const lockedBy = type === 'qemu' && !flag(params.skiplock) ? c.lockError(g) : undefined
   // destroy_vm writes `lock: destroyed` first and removes the config file last
@@ -206,7 +222,11 @@ export function destroyGuest(
     run: (ctx) => {
       const e = c.flockError(type, vmid) ?? lockedBy
       if (e) throw new Error(e)
-      if (g.status === 'running') c.setStatus(g, 'stopped')
+      earlyChecks((m) => new Error(m))
+      if (g.status === 'running') {
+        if (!force) throw new Error(running())
+        c.setStatus(g, 'stopped')
+      }
       const keys = [...new Set([...g.conf.keys(), ...Object.keys(g.conf.pending())])]
       const value = (k: string) => g.conf.get(k) ?? g.conf.getPending(k)
       if (type === 'qemu' && g.conf.get('template') === '1') {
@@ -251,15 +271,20 @@ export function destroyGuest(
           }
         }
       }
-      if (purge && c.ha.configured(g)) {
-        c.ha.drop(`${type === 'qemu' ? 'vm' : 'ct'}:${vmid}`)
-        ctx.log(`NOTE: removed ${label} ${vmid} from HA resource configuration.`)
-      }
-      // destroy_vm handlers: remove_vmfw_conf after the guest's volumes, purge or not
-      c.firewalls.remove(vmid)
-      c.removeGuest(g)
-      // AccessControl remove_vm_access after destroy_vm: the guest leaves its pool
+      // remove_vm_access: the ACL node of /vms/<vmid> and the pool membership, purge or not
+      c.aclCleanup.vm(vmid)
       c.pools.dropVm(vmid)
+      c.firewalls.remove(vmid)
+      if (purge) {
+        ctx.log(`purging ${label} ${vmid} from related configurations..`)
+        c.replication.removeVmid(vmid)
+        c.backupJobs.removeVmid(vmid)
+        if (c.ha.configured(g)) {
+          c.ha.drop(`${type === 'qemu' ? 'vm' : 'ct'}:${vmid}`)
+          ctx.log(`NOTE: removed ${label} ${vmid} from HA resource configuration.`)
+        }
+      }
+      c.removeGuest(g)
     },
     onError: () => {
       if (g.conf.get('lock') === 'destroyed') g.conf.delete('lock')

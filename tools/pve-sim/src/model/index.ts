@@ -4,7 +4,7 @@
  */
 import type { Route } from '../http/types.js'
 import { buildRoutes } from '../api/routes.js'
-import { Cluster, type ClusterOptions, type PowerState } from './cluster.js'
+import { Cluster, type AclCleanup, type ClusterOptions, type PowerState } from './cluster.js'
 import type { GuestType } from './options.js'
 import type { TaskBehaviour } from './tasks.js'
 import type { ContentType } from './storage.js'
@@ -12,7 +12,7 @@ import { controls } from './control.js'
 import { preloadEstate } from './estate.js'
 import { warmStats } from './views.js'
 
-export type { ClusterOptions, PowerState, GuestType, TaskBehaviour, ContentType }
+export type { AclCleanup, ClusterOptions, PowerState, GuestType, TaskBehaviour, ContentType }
 export { WithTotal } from '../api/envelope.js'
 export { ESTATE_ARTIFACTS } from './estate.js'
 /** call route handlers without HTTP (tests, tools) */
@@ -88,6 +88,16 @@ export interface SimCluster {
    * as its own are registered on its node with their `size=`; no task, no defaults added
    */
   loadGuest(spec: GuestSpec): void
+
+  /**
+   * the ACL cleanups PVE runs when a guest, storage or pool goes (remove_vm_access, remove_storage_access,
+   * delete_pool_acl): the ACL tree is the access layer's, which registers here
+   */
+  setAclCleanup(cleanup: AclCleanup): void
+  /** a backup job's options as jobs.cfg stores them (file values), or undefined */
+  backupJob(id: string): Record<string, string> | undefined
+  /** whether replication.cfg has this job id */
+  replicationJobExists(id: string): boolean
 
   // --- inspection
   /** user.cfg's pools: members by vmid and storage id (what pool ACLs reach) */
@@ -172,5 +182,21 @@ export function createCluster(options: ClusterOptions): SimCluster {
         vms: [...e.vms].sort((a, b) => a - b),
         storage: [...e.storage].sort(),
       }))
-  return { routes, pveVersion: options.pveVersion, ...controls(c), pools }
+  const setAclCleanup = (cleanup: AclCleanup) => {
+    c.aclCleanup = cleanup
+  }
+  const backupJob = (id: string) => {
+    const job = c.backupJobs.jobs.get(id)
+    return job ? { ...job } : undefined
+  }
+  const replicationJobExists = (id: string) => c.replication.jobs.has(id)
+  return {
+    routes,
+    pveVersion: options.pveVersion,
+    ...controls(c),
+    pools,
+    setAclCleanup,
+    backupJob,
+    replicationJobExists,
+  }
 }

@@ -110,7 +110,8 @@ export class Pools {
 
   /**
    * API2::Pool delete_pool: refused while it has a sub-pool, a member guest that still exists or a member
-   * storage that storage.cfg still has; members that are gone are ignored. The pool's ACL goes with it.
+   * storage that storage.cfg still has; members that are gone are ignored. The pool's ACL goes with it
+   * (Cluster.aclCleanup, called by the route).
    */
   remove(pool: string, guestExists: (vmid: number) => boolean, storageExists: (sid: string) => boolean): void {
     const die = (m: string) => fail500(`delete pool failed: ${m}`)
