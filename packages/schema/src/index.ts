@@ -144,10 +144,14 @@ export {
 } from './yaml.js'
 export {
   buildGraph,
+  clusterDependencies,
   referencesOf,
   resourceKey,
+  type ClusterDependencies,
   type DependencyGraph,
+  type DependencyProblem,
   type Reference,
+  type ResolvedReference,
   type ResourceKey,
 } from './graph.js'
 export type { RepoFs, FileInfo } from './loader/fs.js'
