@@ -154,6 +154,7 @@ export {
   type ResolvedReference,
   type ResourceKey,
 } from './graph.js'
+export { nearest } from './suggest.js'
 export type { RepoFs, FileInfo } from './loader/fs.js'
 export { nodeFs } from './loader/fs.js'
 export { discoverRepository, type DiscoveryResult } from './loader/discover.js'
