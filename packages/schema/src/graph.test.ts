@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { fc, test } from '@fast-check/vitest'
 import { buildGraph, clusterDependencies, referencesOf, resourceKey, type ResourceKey } from './graph.js'
-import { isArtifactKind, isGuestKind, KIND_ALIASES, KIND_ROOT_OF, KINDS, type Kind } from './kinds.js'
+import { isGuestKind, KIND_ALIASES, KIND_ROOT_OF, KINDS, type Kind } from './kinds.js'
 import { loadRepository } from './loader/load.js'
 import { parseManifest } from './manifest/parse.js'
 import { poolNeeded } from './manifest/pool.js'
@@ -251,7 +251,7 @@ describe('validate and plan read one graph', () => {
         delete m.spec.template
         m.spec.clone = source
       } else m.spec.template = linked('CTTemplate') ?? 'n0'
-    } else if (isArtifactKind(it.kind)) {
+    } else if (it.kind === 'ISO' || it.kind === 'CTTemplate' || it.kind === 'DiskImage') {
       m.spec.filename = `f${i}.${it.kind === 'ISO' ? 'iso' : it.kind === 'DiskImage' ? 'qcow2' : 'tar.zst'}`
     } else if (it.kind === 'BackupJob') {
       if (pool !== undefined) m.spec.selection = { pool }
