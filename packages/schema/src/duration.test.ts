@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { fc, test } from '@fast-check/vitest'
-import { formatDuration, parseDuration } from './duration.js'
+import { parseDuration } from './duration.js'
 
 describe('durations', () => {
   it('parses the forms config uses', () => {
@@ -14,10 +14,12 @@ describe('durations', () => {
     expect(parseDuration('30 s')).toBeUndefined()
     expect(parseDuration('')).toBeUndefined()
   })
-  test.prop([fc.integer({ min: 0, max: 10 * 86_400_000 })], { numRuns: 200 })(
-    'format then parse is the identity',
-    (ms) => {
-      expect(parseDuration(formatDuration(ms))).toBe(ms)
+  const part = fc.integer({ min: 0, max: 1000 })
+  test.prop([part, part, part, part], { numRuns: 200 })(
+    'sums the hours, minutes, seconds and milliseconds a Go-style duration names',
+    (h, m, s, ms) => {
+      const text = `${h ? `${h}h` : ''}${m ? `${m}m` : ''}${s ? `${s}s` : ''}${ms ? `${ms}ms` : ''}` || '0s'
+      expect(parseDuration(text)).toBe(((h * 60 + m) * 60 + s) * 1000 + ms)
     },
   )
 })

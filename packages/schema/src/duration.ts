@@ -14,15 +14,3 @@ export function parseDuration(text: string): number | undefined {
   }
   return Number.isSafeInteger(Math.round(total)) ? Math.round(total) : undefined
 }
-
-/** The shortest exact rendering: 90000 -> `1m30s`, 1500 -> `1500ms`. */
-export function formatDuration(ms: number): string {
-  if (ms === 0) return '0s'
-  if (ms % 1000 !== 0) return `${ms}ms`
-  let seconds = ms / 1000
-  const hours = Math.floor(seconds / 3600)
-  seconds -= hours * 3600
-  const minutes = Math.floor(seconds / 60)
-  seconds -= minutes * 60
-  return `${hours ? `${hours}h` : ''}${minutes ? `${minutes}m` : ''}${seconds ? `${seconds}s` : ''}`
-}

@@ -1,10 +1,14 @@
 /**
- * The dependency model: structured references plus the `proxops/depends-on` annotation, cycle
+ * The dependency graph of one cluster's manifests, the one graph both the loader (`validate`) and the planner
+ * (`plan()`) read: every structured reference of every kind plus the `proxops/depends-on` annotation, cycle
  * detection with the cycle's path, and levels (0 = no prerequisites, else 1 + the deepest prerequisite).
+ * docs/repository.md#per-cluster-index-and-dependencies
  */
+import type { ErrorCode } from './errors.js'
 import type { Kind } from './kinds.js'
 import type { Manifest } from './manifest/types.js'
 import { DEPENDS_ON, parseDependsOn, type PathKey } from './manifest/parse.js'
+import { poolNeeded } from './manifest/pool.js'
 
 /** `Kind/name`, the identity of a manifest within one cluster. */
 export type ResourceKey = `${Kind}/${string}`
@@ -14,14 +18,20 @@ export function resourceKey(kind: Kind, name: string): ResourceKey {
 
 export interface Reference {
   kind: Kind
+  /** the target's `metadata.name`; for `via: 'pool'`, a PVE pool id (the `spec.id` of a Pool) */
   name: string
   /** which field makes the reference */
-  via: 'cdrom' | 'disk-image' | 'clone' | 'template' | 'annotation'
+  via: 'cdrom' | 'disk-image' | 'clone' | 'template' | 'pool' | 'annotation'
   /** where the reference is written in the manifest */
   path: PathKey[]
 }
 
-/** Every prerequisite a manifest names; artifacts have none of their own except annotations. */
+/**
+ * Every prerequisite a manifest names: a guest's ISO, disk images, clone source, container template and pool, a
+ * nested pool's parent, the pool a backup job selects (schema's `poolNeeded`), and the annotation's targets.
+ * A backup job's `vmids` are not prerequisites: PVE's create_job takes any vmid list
+ * (PVE::VZDump::verify_vzdump_parameters checks only its form), so the job need not wait for its guests.
+ */
 export function referencesOf(m: Manifest): Reference[] {
   const refs: Reference[] = []
   if (m.kind === 'VM' || m.kind === 'TemplateVM') {
@@ -40,6 +50,8 @@ export function referencesOf(m: Manifest): Reference[] {
     if (m.spec.clone !== undefined)
       refs.push({ kind: 'TemplateCT', name: m.spec.clone, via: 'clone', path: ['spec', 'clone'] })
   }
+  const pool = poolNeeded(m)
+  if (pool) refs.push({ kind: 'Pool', name: pool.id, via: 'pool', path: pool.path })
   const annotation = m.metadata.annotations[DEPENDS_ON]
   if (annotation !== undefined) {
     const parsed = parseDependsOn(annotation)
@@ -48,6 +60,96 @@ export function referencesOf(m: Manifest): Reference[] {
     }
   }
   return refs
+}
+
+export interface ResolvedReference extends Reference {
+  /**
+   * the manifest of the cluster it names; undefined when the cluster declares none (for `via: 'pool'` that is
+   * no problem: the pool is one PVE already has)
+   */
+  target: ResourceKey | undefined
+}
+
+/** A dependency `plan()` cannot order by: the manifest concerned, and where its reference is written. */
+export interface DependencyProblem {
+  code: Extract<ErrorCode, 'annotation-invalid' | 'dependency-unknown' | 'dependency-cycle'>
+  key: ResourceKey
+  path: PathKey[]
+  message: string
+}
+
+export interface ClusterDependencies {
+  graph: DependencyGraph
+  /** each manifest's references, resolved, in the order referencesOf gives them */
+  references: ReadonlyMap<ResourceKey, readonly ResolvedReference[]>
+  /** malformed annotations, unknown targets (by key, then reference order), then cycles; empty when plannable */
+  problems: readonly DependencyProblem[]
+}
+
+/**
+ * Resolves every manifest's references within the cluster and builds the graph. Keys must be unique (the
+ * loader reports duplicates first); for a pool id declared twice, the first Pool is the target.
+ */
+export function clusterDependencies(manifests: readonly Manifest[]): ClusterDependencies {
+  const keys = new Set<ResourceKey>()
+  const poolKeys = new Map<string, ResourceKey>()
+  for (const m of manifests) {
+    const key = resourceKey(m.kind, m.metadata.name)
+    keys.add(key)
+    if (m.kind === 'Pool' && !poolKeys.has(m.spec.id)) poolKeys.set(m.spec.id, key)
+  }
+  const targetOf = (ref: Reference): ResourceKey | undefined => {
+    if (ref.via === 'pool') return poolKeys.get(ref.name)
+    const key = resourceKey(ref.kind, ref.name)
+    return keys.has(key) ? key : undefined
+  }
+  const references = new Map<ResourceKey, ResolvedReference[]>()
+  const edges = new Map<ResourceKey, ResourceKey[]>()
+  const unplannable: DependencyProblem[] = []
+  for (const m of [...manifests].sort(byKey)) {
+    const key = resourceKey(m.kind, m.metadata.name)
+    const annotation = m.metadata.annotations[DEPENDS_ON]
+    const parsed = annotation === undefined ? undefined : parseDependsOn(annotation)
+    if (parsed?.ok === false)
+      unplannable.push({
+        code: 'annotation-invalid',
+        key,
+        path: ['metadata', 'annotations', DEPENDS_ON],
+        message: parsed.message,
+      })
+    const resolved = referencesOf(m).map((ref) => ({ ...ref, target: targetOf(ref) }))
+    references.set(key, resolved)
+    edges.set(
+      key,
+      resolved.flatMap((r) => r.target ?? []),
+    )
+    for (const r of resolved)
+      if (r.target === undefined && r.via !== 'pool')
+        unplannable.push({
+          code: 'dependency-unknown',
+          key,
+          path: r.path,
+          message: `depends on ${resourceKey(r.kind, r.name)}, which is not in this cluster`,
+        })
+  }
+  const graph = buildGraph([...keys], edges)
+  const cycles = graph.cycles.map((cycle): DependencyProblem => {
+    const [from, to] = cycle as [ResourceKey, ResourceKey]
+    const edge = references.get(from)?.find((r) => r.target === to)
+    return {
+      code: 'dependency-cycle',
+      key: from,
+      path: edge?.path ?? [],
+      message: `dependency cycle: ${cycle.join(' → ')}; remove one of these dependencies`,
+    }
+  })
+  return { graph, references, problems: [...unplannable, ...cycles] }
+}
+
+const byKey = (a: Manifest, b: Manifest): number => {
+  const x = resourceKey(a.kind, a.metadata.name)
+  const y = resourceKey(b.kind, b.metadata.name)
+  return x < y ? -1 : x > y ? 1 : 0
 }
 
 export interface DependencyGraph {

@@ -1,111 +1,44 @@
-export {
-  ErrorCodes,
-  compareErrors,
-  formatError,
-  issueMessage,
-  sortErrors,
-  splitIssueMessage,
-  type ErrorCode,
-  type SchemaError,
-} from './errors.js'
-export { GiB, MiB, bytesToWholeMiB, formatGiB, formatQuantity, parseQuantity, type QuantityResult } from './quantity.js'
-export {
-  ARTIFACT_EXTENSIONS,
-  ARTIFACT_FILENAME,
-  CLUSTER_NAME,
-  NODE_NAME,
-  PVE_TAG,
-  REF_NAME,
-  RESOURCE_NAME,
-  RESOURCE_NAME_MAX,
-  STORAGE_ID,
-  TAG_MAX,
-  checkArtifactFilename,
-  checkClusterName,
-  checkNodeName,
-  checkResourceName,
-  checkStorageId,
-  checkTag,
-} from './names.js'
-export {
-  API_VERSION,
-  ARTIFACT_KINDS,
-  GUEST_KINDS,
-  KINDS,
-  KIND_ALIASES,
-  KIND_ROOTS,
-  KIND_ROOT_OF,
-  canonicalKind,
-  isArtifactKind,
-  isGuestKind,
-  kindPattern,
-  type ArtifactKind,
-  type GuestKind,
-  type Kind,
-} from './kinds.js'
-export {
-  EXTRA_KEY,
-  LXC_RESERVED_KEYS,
-  LXC_RESERVED_PATTERNS,
-  VM_RESERVED_KEYS,
-  VM_RESERVED_PATTERNS,
-  reservedExtraKey,
-} from './extra.js'
-export {
-  type ArtifactManifest,
-  type ArtifactSpec,
-  type BackupJobManifest,
-  type BackupJobSpec,
-  type BackupSelection,
-  type ChecksumAlgorithm,
-  type CloudInitData,
-  type ContainerManifest,
-  type CtTemplateManifest,
-  type DiskImageManifest,
-  type DisruptionPolicy,
-  type GuestManifest,
-  type HaSpec,
-  type HaState,
-  type IpConfig,
-  type IsoManifest,
-  type LxcBindMount,
-  type LxcManifest,
-  type LxcMountPoint,
-  type LxcNic,
-  type LxcOptions,
-  type LxcSpec,
-  type Manifest,
-  type ManifestOfKind,
-  type Metadata,
-  type MountPointOptions,
-  type PciDevice,
-  type PoolManifest,
-  type PoolSpec,
-  type PowerState,
-  type PruneBackupsKey,
-  type QemuManifest,
-  type TemplateCtManifest,
-  type TemplateVmManifest,
-  type VmCpu,
-  type VmDisk,
-  type VmHardware,
-  type VmManifest,
-  type VmNic,
-  type VmOptions,
-  type VmSpec,
-  type FirewallAlias,
-  type FirewallIpset,
-  type FirewallRule,
-  type FirewallSpec,
+/**
+ * The public surface of @proxops/schema: what the other ProxOps packages and embedders use (packages/schema/README.md
+ * lists it). The rest of the package (name rules, regexes, config schemas, the graph's building blocks) is reached
+ * through these: parseManifest and loadRepository apply every rule.
+ */
+export { ErrorCodes, formatError, sortErrors, type ErrorCode, type SchemaError } from './errors.js'
+export { GiB, MiB, formatGiB, formatQuantity, parseQuantity, type QuantityResult } from './quantity.js'
+export { API_VERSION, KINDS, KIND_ALIASES, KIND_ROOT_OF, type Kind } from './kinds.js'
+export type {
+  ArtifactManifest,
+  BackupJobManifest,
+  BackupJobSpec,
+  ContainerManifest,
+  CtTemplateManifest,
+  DiskImageManifest,
+  DisruptionPolicy,
+  FirewallSpec,
+  GuestManifest,
+  HaSpec,
+  IpConfig,
+  IsoManifest,
+  LxcManifest,
+  LxcNic,
+  LxcSpec,
+  Manifest,
+  ManifestOfKind,
+  PoolManifest,
+  PowerState,
+  QemuManifest,
+  TemplateCtManifest,
+  TemplateVmManifest,
+  VmDisk,
+  VmHardware,
+  VmManifest,
+  VmNic,
+  VmSpec,
 } from './manifest/types.js'
-export { manifestSchemas } from './manifest/schemas.js'
 export { CLOUD_INIT_SLOT, cdSlot } from './manifest/drive-slots.js'
 export {
   parseManifest,
-  parseDependsOn,
   formatPath,
-  DEPENDS_ON,
-  DISRUPTION,
   DISRUPTION_POLICIES,
   SAFETY_SNAPSHOTS,
   DEFAULT_SAFETY_SNAPSHOT_KEEP,
@@ -113,14 +46,10 @@ export {
   type ParseResult,
   type PathKey,
 } from './manifest/parse.js'
-export { formatDuration, parseDuration } from './duration.js'
+export { poolNeeded } from './manifest/pool.js'
 export {
-  clusterEntrySchema,
-  processConfigSchema,
-  checkBaseUrl,
   isGitUrl,
   parseListen,
-  configProblems,
   layerProcessConfig,
   legacyConflicts,
   legacySettings,
@@ -131,27 +60,18 @@ export {
   type LogLevel,
   type ClusterEntry,
   type ConfigLayer,
-  type ConfigProblem,
   type ProcessConfig,
 } from './config.js'
+export { parseYaml, type YamlFile, type YamlLimits } from './yaml.js'
 export {
-  parseYaml,
-  type Position,
-  type YamlDocument,
-  type YamlFile,
-  type YamlLimits,
-  type YamlProblem,
-} from './yaml.js'
-export {
-  buildGraph,
-  referencesOf,
-  resourceKey,
+  clusterDependencies,
+  type ClusterDependencies,
   type DependencyGraph,
-  type Reference,
+  type DependencyProblem,
   type ResourceKey,
 } from './graph.js'
-export type { RepoFs, FileInfo } from './loader/fs.js'
-export { nodeFs } from './loader/fs.js'
+export { nearest } from './suggest.js'
+export { nodeFs, type FileInfo, type RepoFs } from './loader/fs.js'
 export { discoverRepository, type DiscoveryResult } from './loader/discover.js'
 export {
   loadRepository,
@@ -168,4 +88,3 @@ export {
   type RepositoryModel,
   type UnlistedFile,
 } from './loader/load.js'
-export { POOL_ID, NEW_POOL_ID, poolNeeded } from './manifest/pool.js'

@@ -18,9 +18,6 @@ export type Kind = (typeof KINDS)[number]
 /** Guest kinds: identity `(node, vmid)`, sharing PVE's per-node id pool. */
 export const GUEST_KINDS = ['VM', 'TemplateVM', 'LXC', 'TemplateCT'] as const
 export type GuestKind = (typeof GUEST_KINDS)[number]
-/** Storage artifacts: identity `(node, storage, filename)`; never pruned. */
-export const ARTIFACT_KINDS = ['ISO', 'CTTemplate', 'DiskImage'] as const
-export type ArtifactKind = (typeof ARTIFACT_KINDS)[number]
 
 /** Accepted spellings, matched case-insensitively. */
 export const KIND_ALIASES: Readonly<Record<Kind, readonly string[]>> = {
@@ -45,9 +42,6 @@ export function canonicalKind(spelling: string): Kind | undefined {
 
 export function isGuestKind(kind: Kind): kind is GuestKind {
   return (GUEST_KINDS as readonly string[]).includes(kind)
-}
-export function isArtifactKind(kind: Kind): kind is ArtifactKind {
-  return (ARTIFACT_KINDS as readonly string[]).includes(kind)
 }
 
 /** Kind-root directories: exactly these names. */

@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest'
 import { fc, test } from '@fast-check/vitest'
 import { renderManifestSchema, renderSchemaReference, withErrorTable, renderErrorTable } from '../src/generate.js'
 import { manifestJsonSchema } from '../src/json-schema.js'
-import { ErrorCodes, KIND_ALIASES, KINDS, manifestSchemas, parseQuantity } from '../src/index.js'
+import { ErrorCodes, KIND_ALIASES, KINDS, parseQuantity } from '../src/index.js'
+import { manifestSchemas } from '../src/manifest/schemas.js'
 import { parseManifest } from '../src/manifest/parse.js'
 
 const read = (p: string) => readFileSync(fileURLToPath(new URL(p, import.meta.url)), 'utf8')

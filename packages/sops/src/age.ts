@@ -71,13 +71,3 @@ export async function wrapDataKey(dataKey: Uint8Array, recipient: string, file: 
   }
   return age.armor.encode(await e.encrypt(dataKey))
 }
-
-/** Checks that a recipient string parses, without encrypting anything. */
-export function isValidRecipient(recipient: string): boolean {
-  try {
-    new age.Encrypter().addRecipient(recipient)
-    return recipient.startsWith('age1')
-  } catch {
-    return false
-  }
-}

@@ -1,5 +1,5 @@
 /** Loads one cluster's desired state from a tree through @proxops/schema's repository loader. */
-import { loadRepository, type LoadedCluster, type Manifest } from '@proxops/schema'
+import { loadRepository, type LoadedCluster } from '@proxops/schema'
 import type { DesiredState } from '@proxops/planner'
 import { CliError, problemLine } from '../errors.js'
 import type { DesiredObject } from '../status-model.js'
@@ -32,17 +32,4 @@ export async function loadDesired(root: string, cluster: string, commit: string 
     }
   })
   return { desired: { cluster, ...(commit ? { commit } : {}), manifests }, objects, cluster: loaded }
-}
-
-/** The SOPS references a cluster's manifests use (cloud-init ssh keys and passwords), sorted. */
-export function secretRefs(manifests: readonly Manifest[]): string[] {
-  const refs = new Set<string>()
-  for (const m of manifests) {
-    const ci = (m.spec as { 'cloud-init-data'?: { 'ssh-key-refs'?: readonly string[]; 'ci-password-ref'?: string } })[
-      'cloud-init-data'
-    ]
-    for (const ref of ci?.['ssh-key-refs'] ?? []) refs.add(ref)
-    if (ci?.['ci-password-ref']) refs.add(ci['ci-password-ref'])
-  }
-  return [...refs].sort()
 }

@@ -6,9 +6,9 @@
 import path from 'node:path'
 import { readRepositoryFile, type SchemaError } from '@proxops/schema'
 import { decryptSops, isSopsError, readCredentials } from '@proxops/sops'
+import { secretRefs } from '@proxops/planner'
 import type { ValidateHooks } from '../commands/validate.js'
 import type { CliContext } from './context.js'
-import { secretRefs } from './desired.js'
 import { sopsSecretValues } from './setup.js'
 
 export function sopsValidateHooks(ctx: () => CliContext): ValidateHooks {

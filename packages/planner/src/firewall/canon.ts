@@ -174,11 +174,6 @@ export function ruleLine(r: CanonRule): string {
   return s
 }
 
-/** Does `live` already have what `desired` owns? (Options: only the declared keys.) */
-export function firewallConverged(live: CanonFirewall, desired: CanonFirewall): boolean {
-  return firewallWrites(live, desired).length === 0
-}
-
 /** The writes that make `live` what `desired` owns, in an order PVE accepts (references exist before use). */
 export function firewallWrites(live: CanonFirewall, desired: CanonFirewall): FirewallWrite[] {
   const out: FirewallWrite[] = []

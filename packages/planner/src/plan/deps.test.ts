@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { keyOf, levels, prerequisites } from './deps.js'
-import type { Manifest } from '@proxops/schema'
+import { KIND_ALIASES, KINDS, type Kind, type Manifest } from '@proxops/schema'
+import { keyOf, levels } from './deps.js'
+import { plan } from './plan.js'
 import { PlanInputError } from '../errors.js'
-import { artifact, lxc, vm } from '../fixtures.test.helpers.js'
+import { artifact, backupJob, desired, inventory, lxc, policy, pool, vm } from '../fixtures.test.helpers.js'
 
 const withDeps = <M extends Manifest>(m: M, deps: string): M => ({
   ...m,
@@ -10,32 +11,86 @@ const withDeps = <M extends Manifest>(m: M, deps: string): M => ({
 })
 const index = (...ms: Manifest[]) => new Map(ms.map((m) => [keyOf(m.kind, m.metadata.name), m]))
 
-describe('dependency model', () => {
-  it('collects structured edges and the depends-on annotation with kind aliases', () => {
-    const m = withDeps(
-      vm('web', 100, { clone: 'golden', disks: [], hardware: { cdrom: { iso: 'debian', media: 'cdrom' } } }),
-      ' tvm:other , , LXC:db',
-    )
-    expect(prerequisites(m)).toEqual(['ISO/debian', 'LXC/db', 'TemplateVM/golden', 'TemplateVM/other'])
-    expect(prerequisites(lxc('ct', 200))).toEqual(['CTTemplate/debian-12'])
-  })
+/** one manifest of `kind` named `name` (guests at `vmid`), as the parser reads it */
+function ofKind(kind: Kind, name: string, vmid: number): Manifest {
+  switch (kind) {
+    case 'VM':
+    case 'TemplateVM':
+      return vm(name, vmid, {}, kind)
+    case 'LXC':
+    case 'TemplateCT':
+      return lxc(name, vmid, {}, kind)
+    case 'ISO':
+    case 'CTTemplate':
+    case 'DiskImage':
+      return artifact(kind, name, `${name}.${kind === 'ISO' ? 'iso' : kind === 'DiskImage' ? 'qcow2' : 'tar.zst'}`)
+    case 'BackupJob':
+      return backupJob(name)
+    case 'Pool':
+      return pool(name)
+  }
+}
 
-  it('levels: 0 without prerequisites, else 1 + the highest', () => {
+/** where plan() records a manifest's actions (what a dependant's `requires` names) */
+function addressOf(m: Manifest): string {
+  if (m.kind === 'BackupJob' || m.kind === 'Pool') return `${m.kind}/${m.spec.id}`
+  if (m.kind === 'ISO' || m.kind === 'CTTemplate' || m.kind === 'DiskImage')
+    return `${m.kind}/pve1/${m.spec.storage}/${m.spec.filename}`
+  return `${m.kind}/pve1/${m.spec.vmid}(${m.metadata.name})`
+}
+
+describe('dependency levels (the schema graph)', () => {
+  it('levels: 0 without prerequisites, else 1 + the highest; prerequisites are the structured edges and the annotation', () => {
     const l = levels(
-      index(artifact('CTTemplate', 'debian-12', 'd.tar.zst'), lxc('db', 200), withDeps(vm('web', 100), 'LXC:db')),
+      index(
+        artifact('CTTemplate', 'debian-12', 'd.tar.zst'),
+        pool('web'),
+        lxc('db', 200, { pool: 'web' }),
+        withDeps(vm('web', 100), ' lxc:db , , POOL:web'),
+      ),
     )
-    expect([...l].map(([k, v]) => [k, v.level])).toEqual([
-      ['CTTemplate/debian-12', 0],
-      ['LXC/db', 1],
-      ['VM/web', 2],
+    expect([...l].map(([k, v]) => [k, v.level, v.prereqs])).toEqual([
+      ['CTTemplate/debian-12', 0, []],
+      ['Pool/web', 0, []],
+      ['LXC/db', 1, ['CTTemplate/debian-12', 'Pool/web']],
+      ['VM/web', 2, ['LXC/db', 'Pool/web']],
     ])
   })
 
-  it('rejects cycles (showing the path), unknown targets and malformed items', () => {
+  it('rejects cycles (showing the path), unknown targets and malformed items, naming the manifest', () => {
     const a = withDeps(vm('a', 100), 'VM:b')
     const b = withDeps(vm('b', 101), 'VM:a')
-    expect(() => levels(index(a, b))).toThrow(/cycle VM\/a → VM\/b → VM\/a/)
-    expect(() => levels(index(withDeps(vm('a', 100), 'VM:nope')))).toThrow(PlanInputError)
-    expect(() => prerequisites(withDeps(vm('a', 100), 'Bogus:x'))).toThrow(/invalid proxops\/depends-on/)
+    expect(() => levels(index(a, b))).toThrow('VM/a: dependency cycle: VM/a → VM/b → VM/a')
+    const unknown = (): unknown => levels(index(withDeps(vm('a', 100), 'VM:nope')))
+    expect(unknown).toThrow(PlanInputError)
+    expect(unknown).toThrow('VM/a: depends on VM/nope, which is not in this cluster')
+    expect(() => levels(index(withDeps(vm('a', 100), 'Bogus:x')))).toThrow(/VM\/a: .*unknown kind "Bogus"/)
   })
+
+  it("a pool id no Pool declares is PVE's own: no prerequisite and no error", () => {
+    expect(levels(index(vm('a', 100, { pool: 'elsewhere' }))).get('VM/a')).toEqual({ level: 0, prereqs: [] })
+  })
+
+  // validate accepts `proxops/depends-on` naming any kind, in any accepted spelling: plan() orders by every one
+  for (const dependant of KINDS)
+    it(`plan(): a ${dependant} with depends-on naming each kind waits for it`, () => {
+      for (const target of KINDS)
+        for (const spelling of KIND_ALIASES[target]) {
+          const t = ofKind(target, 'target', 101)
+          const d = withDeps(ofKind(dependant, 'dependant', 201), `${spelling.toLowerCase()}:target`)
+          const manifests = [artifact('CTTemplate', 'debian-12', 'debian-12.tar.zst'), t, d]
+          const p = plan(desired(...manifests), inventory([], { pools: { pools: [] }, backupJobs: [] }), policy())
+          const mine = p.actions.filter((a) => a.address === addressOf(d))
+          const theirs = p.actions.filter((a) => a.address === addressOf(t))
+          expect(mine.length, `${dependant} → ${spelling}`).toBeGreaterThan(0)
+          expect(theirs.length, `${dependant} → ${spelling}`).toBeGreaterThan(0)
+          for (const a of mine) {
+            expect(a.requires, `${dependant} → ${spelling}`).toContain(addressOf(t))
+            for (const b of theirs) {
+              expect(a.dependsOn, `${dependant} → ${spelling}`).toContain(b.id)
+              expect(a.level).toBeGreaterThan(b.level)
+            }
+          }
+        }
+    })
 })

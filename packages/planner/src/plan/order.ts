@@ -42,7 +42,7 @@ export interface AssembleInput {
   drafts: Draft[]
   out: Sink
   byKey: ReadonlyMap<string, Manifest>
-  levels: ReadonlyMap<string, { level: number; prereqs: string[] }>
+  levels: ReadonlyMap<string, { level: number; prereqs: readonly string[] }>
 }
 
 /** Action order within a tier and level (mark-template and restarts placed where they are safe). */

@@ -153,7 +153,7 @@ class Context {
   private readonly byKey = new Map<string, Manifest>()
   /** the declared keys of each clone source template (`Kind/name`), built once */
   private readonly templateKeys = new Map<string, ReadonlySet<string>>()
-  private readonly levels: Map<string, { level: number; prereqs: string[] }>
+  private readonly levels: Map<string, { level: number; prereqs: readonly string[] }>
   private readonly allowedNode: (node: string) => boolean
   private readonly online = new Map<string, boolean>()
   private readonly guests = new Map<number, LiveGuest>()

@@ -47,8 +47,3 @@ function rawLxcLines(pairs: unknown[], field: string): string {
     })
     .join('\n')
 }
-
-/** A config value in PVE's string form: booleans as `1`/`0`, numbers printed plainly. */
-export function configValue(value: string | number | boolean, field?: string): string {
-  return toStr(value, field)
-}

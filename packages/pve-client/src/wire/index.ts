@@ -11,12 +11,12 @@ export {
   type PropertyStringOptions,
   type FormatPropertyStringOptions,
 } from './property-string.js'
-export { parseSize, formatSize, parseResize, formatResize, sameSize, type ResizeSpec } from './size.js'
+export { parseSize, formatSize, parseResize, formatResize, type ResizeSpec } from './size.js'
 export { splitList } from './list.js'
-export { parseTags, readTags, normaliseTags, formatTags, normaliseTagString, sameTags } from './tags.js'
+export { parseTags, readTags, normaliseTags, formatTags, normaliseTagString } from './tags.js'
 export { encodeSshKeys, decodeSshKeys, isUrlEncoded, sshKeyLines, sshKeySet } from './sshkeys.js'
 export { parseUpid, formatUpid, isUpid, type Upid } from './upid.js'
-export { decodeGuestConfig, configValue, type DecodedGuestConfig } from './config.js'
+export { decodeGuestConfig, type DecodedGuestConfig } from './config.js'
 export { encodeParams, type ParamValue } from './form.js'
 export { isLockTimeoutMessage } from './messages.js'
 export { Limiter, mapLimit } from './limit.js'

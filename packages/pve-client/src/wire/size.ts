@@ -58,11 +58,6 @@ export function formatResize(spec: ResizeSpec, field?: string): string {
   return `${spec.relative ? '+' : ''}${formatSize(spec.bytes, field)}`
 }
 
-/** Two size strings name the same byte count (`32G` vs `34359738368`). */
-export function sameSize(a: string, b: string): boolean {
-  return parseSize(a) === parseSize(b)
-}
-
 function toBytes(num: string, unit: Unit | undefined, input: string, field: string | undefined): number {
   const bytes = Math.floor(Number(num) * (unit ? UNITS[unit] : 1))
   if (!Number.isSafeInteger(bytes)) throw new WireError('WIRE_SIZE', `size too large ${excerpt(input)}`, field)

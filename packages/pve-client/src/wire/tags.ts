@@ -53,11 +53,6 @@ export function normaliseTagString(input: string | undefined | null, field = 'ta
   return formatTags(parseTags(input, field), field)
 }
 
-/** Tags compare as case-folded sets. */
-export function sameTags(a: string | undefined | null, b: string | undefined | null): boolean {
-  return normaliseTagString(a) === normaliseTagString(b)
-}
-
 function codePointCompare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0
 }

@@ -3,10 +3,9 @@
  * (artifacts shared with other clusters are scoped to this cluster's nodes), dependencies and their nodes,
  * clone sources and cycles. Returns the cluster's index and dependency graph; problems go to `push`.
  */
-import { buildGraph, type DependencyGraph, referencesOf, type ResourceKey, resourceKey } from '../graph.js'
+import { clusterDependencies, type DependencyGraph, type ResourceKey, resourceKey } from '../graph.js'
 import { isGuestKind } from '../kinds.js'
 import type { PathKey } from '../manifest/parse.js'
-import { poolNeeded } from '../manifest/pool.js'
 import type { Position } from '../yaml.js'
 import type { Report } from './composition.js'
 import type { ClusterIndex, LoadedResource } from './types.js'
@@ -114,19 +113,20 @@ export function checkCluster(input: ClusterCheckInput): { index: ClusterIndex; g
   }
   const indexed = [...byKey.values()]
 
-  // ------------------------------------------------ dependencies
+  // ------------------------------------------------ dependencies: the graph plan() orders by (graph.ts)
   const byName = new Map<string, LoadedResource[]>()
   for (const r of indexed) {
     const list = byName.get(r.manifest.metadata.name) ?? []
     list.push(r)
     byName.set(r.manifest.metadata.name, list)
   }
-  const edges = new Map<ResourceKey, ResourceKey[]>()
+  const { graph, references, problems } = clusterDependencies(indexed.map((r) => r.manifest))
   for (const r of indexed) {
-    const targets: ResourceKey[] = []
-    for (const ref of referencesOf(r.manifest)) {
+    for (const ref of references.get(r.key) ?? []) {
       const at = (): Position => locate(r, ref.path) // only when a problem is reported: it re-parses the file
-      const target = byKey.get(resourceKey(ref.kind, ref.name))
+      // a pool id no Pool of this cluster declares is one PVE already has (pools are not pruned from under it)
+      if (ref.via === 'pool') continue
+      const target = ref.target === undefined ? undefined : byKey.get(ref.target)
       if (!target) {
         const sameName = (byName.get(ref.name) ?? []).filter((x) => x !== r)
         if (ref.via !== 'annotation' && sameName.length > 0) {
@@ -148,7 +148,7 @@ export function checkCluster(input: ClusterCheckInput): { index: ClusterIndex; g
         }
         continue
       }
-      if (ref.via !== 'annotation' && ref.via !== 'clone') {
+      if (ref.via === 'cdrom' || ref.via === 'disk-image' || ref.via === 'template') {
         // a guest's ISO, disk image or container template must be downloaded onto the guest's own node
         const guestNode = (r.manifest.spec as { node: string }).node
         const nodes = (target.manifest.spec as { nodes: string[] }).nodes
@@ -199,26 +199,17 @@ export function checkCluster(input: ClusterCheckInput): { index: ClusterIndex; g
             )
         }
       }
-      targets.push(target.key)
     }
-    // a guest's pool or a nested pool's parent, when this cluster declares it (else it is PVE's own)
-    const pool = poolNeeded(r.manifest)
-    const declared = pool && byPool.get(pool.id)
-    if (declared) targets.push(declared.key)
-    edges.set(r.key, targets)
   }
-  const graph = buildGraph(
-    indexed.map((r) => r.key),
-    edges,
-  )
-  for (const cycle of graph.cycles) {
-    const first = byKey.get(cycle[0]!)!
-    const edge = referencesOf(first.manifest).find((ref) => resourceKey(ref.kind, ref.name) === cycle[1])
+  // unknown targets are reported above, with the kind they were meant to have; malformed annotations by the parser
+  for (const p of problems) {
+    if (p.code !== 'dependency-cycle') continue
+    const first = byKey.get(p.key)!
     push(
       'dependency-cycle',
       first.file,
-      edge ? locate(first, edge.path) : { line: first.line, column: first.column },
-      `dependency cycle: ${cycle.join(' → ')}; remove one of these dependencies`,
+      p.path.length > 0 ? locate(first, p.path) : { line: first.line, column: first.column },
+      p.message,
     )
   }
 

@@ -15,6 +15,7 @@ import { finaliseBackupJob } from '../backup/finalise.js'
 import type { RawBackupJobSpec } from '../backup/types.js'
 import type { ArtifactSpec, LxcSpec, Manifest, PoolSpec, VmSpec } from './types.js'
 import { newPoolIdProblem } from './pool.js'
+import { nearest } from '../suggest.js'
 import { checkFirewall } from './firewall.js'
 
 export type PathKey = string | number
@@ -107,7 +108,7 @@ function convertIssue(issue: v.BaseIssue<unknown>, root: v.GenericSchema): Manif
   const last = path[path.length - 1]
   if ((issue.type === 'strict_object' || issue.type === 'object') && issue.expected === 'never') {
     const known = knownKeysAt(root, path.slice(0, -1))
-    const hint = typeof last === 'string' ? suggest(last, known) : undefined
+    const hint = typeof last === 'string' ? nearest(last, known) : undefined
     return {
       code: 'field-unknown',
       path,
@@ -140,33 +141,6 @@ function knownKeysAt(schema: unknown, path: readonly PathKey[]): string[] {
     unwrap()
   }
   return s && s.entries ? Object.keys(s.entries) : []
-}
-
-function suggest(word: string, candidates: readonly string[]): string | undefined {
-  let best: string | undefined
-  let bestD = Infinity
-  for (const c of candidates) {
-    const d = distance(word.toLowerCase(), c.toLowerCase())
-    if (d < bestD) {
-      bestD = d
-      best = c
-    }
-  }
-  return best !== undefined && bestD <= Math.max(1, Math.floor(word.length / 3)) ? best : undefined
-}
-
-function distance(a: string, b: string): number {
-  const dp = Array.from({ length: b.length + 1 }, (_, i) => i)
-  for (let i = 1; i <= a.length; i++) {
-    let prev = dp[0]!
-    dp[0] = i
-    for (let j = 1; j <= b.length; j++) {
-      const tmp = dp[j]!
-      dp[j] = Math.min(dp[j]! + 1, dp[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1))
-      prev = tmp
-    }
-  }
-  return dp[b.length]!
 }
 
 // ---------------------------------------------------------------- cross-field rules and context defaults

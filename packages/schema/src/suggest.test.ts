@@ -40,4 +40,28 @@ describe('nearest', () => {
   test.prop([fc.constantFrom(...commands)])('a known name suggests itself', (name) => {
     expect(nearest(name, commands)).toBe(name)
   })
+  test.prop([word, fc.array(word, { maxLength: 6 })])(
+    'suggests a known name within a third of the longer word (or its one prefix), and none nearer is left out',
+    (typed, known) => {
+      const t = typed.toLowerCase()
+      const close = (k: string) =>
+        editDistance(t, k.toLowerCase()) <= Math.max(1, Math.floor(Math.max(t.length, k.length) / 3))
+      const prefixed = known.filter((k) => t.length >= 2 && k.startsWith(t))
+      const guess = nearest(typed, known)
+      if (prefixed.length === 1) {
+        expect(guess).toBe(prefixed[0])
+        return
+      }
+      expect(guess === undefined).toBe(!known.some(close))
+      if (guess === undefined) return
+      expect(close(guess)).toBe(true)
+      const d = editDistance(t, guess.toLowerCase())
+      for (const k of known.filter(close)) expect(editDistance(t, k.toLowerCase())).toBeGreaterThanOrEqual(d)
+    },
+  )
+  it('suggests manifest fields by the same rule (a swap is one edit)', () => {
+    expect(nearest('memroy', ['memory', 'cpu', 'disks'])).toBe('memory')
+    expect(nearest('netwroks', ['networks', 'node'])).toBe('networks')
+    expect(nearest('Memory', ['memory'])).toBe('memory')
+  })
 })

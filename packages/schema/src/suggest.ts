@@ -1,6 +1,8 @@
 /**
  * "Did you mean": the nearest known name to what was typed, by edit distance (insert, delete, substitute, and
- * swap of two neighbours, so `--clsuter` is one edit from `--cluster`). Far-off words get no suggestion.
+ * swap of two neighbours, so `--clsuter` is one edit from `--cluster`). Far-off words get no suggestion. One
+ * rule for every suggestion ProxOps makes: unknown manifest fields (manifest/parse.ts) and the CLI's commands
+ * and flags.
  */
 
 /** Optimal string alignment distance (Damerau-Levenshtein without repeated edits of one substring). */
