@@ -249,6 +249,8 @@ describe('unmanaged live keys in status', () => {
           blockedByReason: {},
           desiredStale: false,
           objects,
+          plannedActions: [],
+          findings: [],
         },
       ],
       paint(false),

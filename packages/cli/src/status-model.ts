@@ -9,6 +9,7 @@ import {
   type ActionResult,
   type Blocked,
   type BlockReason,
+  type DisruptionClass,
   type Plan,
   type Report,
 } from '@proxops/planner'
@@ -79,6 +80,32 @@ export interface ClusterCycle {
   blockedByReason: Partial<Record<BlockReason, number>>
   desiredStale: boolean
   objects: ObjectStatus[]
+  /** the cycle's plan, action by action in plan order, with the result of each after execute */
+  plannedActions: PlannedAction[]
+  /** the plan's anomalies, then its gaps other than unmanaged keys (those are listed under their object) */
+  findings: Finding[]
+}
+
+export interface PlannedAction {
+  address: string
+  kind: string
+  type: string
+  /** what the action does to a running guest (docs/plan-format.md) */
+  disruption: DisruptionClass
+  reason: string
+  /** after execute; `not run` for an action a cancelled run never reached */
+  result?: 'ok' | 'failed' | 'skipped' | 'not run'
+  /** PVE's error (failed) or why it was skipped */
+  detail?: string
+}
+
+export interface Finding {
+  type: 'anomaly' | 'gap'
+  /** the anomaly's code, or the gap's field */
+  code: string
+  /** absent for a cluster-level anomaly */
+  address?: string
+  message: string
 }
 
 const key = (kind: string, name: string): string => `${kind}\0${name}`
@@ -180,6 +207,41 @@ export function objectStates(
   return out.sort((a, b) =>
     a.kind === b.kind ? (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) : a.kind < b.kind ? -1 : 1,
   )
+}
+
+/** The plan's actions as a cycle reports them: in plan order, each with its result after execute. */
+export function plannedActions(plan: Plan, report?: Report): PlannedAction[] {
+  const results = new Map<string, ActionResult>((report?.results ?? []).map((r) => [r.id, r]))
+  return plan.actions.map((a) => {
+    const r = results.get(a.id)
+    const detail = r?.status === 'failed' ? r.error : r?.status === 'skipped' ? r.skip?.reason : undefined
+    return {
+      address: a.address,
+      kind: a.kind,
+      type: a.type,
+      disruption: a.disruption,
+      reason: a.reason,
+      ...(report ? { result: r?.status ?? 'not run' } : {}),
+      ...(detail !== undefined ? { detail } : {}),
+    }
+  })
+}
+
+/** The plan's anomalies, then its gaps that are not unmanaged keys, in the plan's order. */
+export function findings(plan: Plan): Finding[] {
+  return [
+    ...plan.anomalies.map(
+      (a): Finding => ({
+        type: 'anomaly',
+        code: a.code,
+        ...(a.address !== undefined ? { address: a.address } : {}),
+        message: a.message,
+      }),
+    ),
+    ...plan.gaps
+      .filter((g) => g.unmanaged !== true)
+      .map((g): Finding => ({ type: 'gap', code: g.field, address: g.address, message: g.note })),
+  ]
 }
 
 /** The cycle's overall result. */
