@@ -230,14 +230,12 @@ export function plannedActions(plan: Plan, report?: Report): PlannedAction[] {
 /** The plan's anomalies, then its gaps that are not unmanaged keys, in the plan's order. */
 export function findings(plan: Plan): Finding[] {
   return [
-    ...plan.anomalies.map(
-      (a): Finding => ({
-        type: 'anomaly',
-        code: a.code,
-        ...(a.address !== undefined ? { address: a.address } : {}),
-        message: a.message,
-      }),
-    ),
+    ...plan.anomalies.map((a): Finding => ({
+      type: 'anomaly',
+      code: a.code,
+      ...(a.address !== undefined ? { address: a.address } : {}),
+      message: a.message,
+    })),
     ...plan.gaps
       .filter((g) => g.unmanaged !== true)
       .map((g): Finding => ({ type: 'gap', code: g.field, address: g.address, message: g.note })),
