@@ -154,7 +154,7 @@ describe('HTTP endpoints', () => {
     expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8')
     expect(res.headers.get('content-security-policy')).toMatch(/default-src 'none'/)
     expect(html).toMatch(/<title>incomplete · edge: no cycle yet, homelab: incomplete · ProxOps<\/title>/)
-    expect(html).toContain('create failed: x (sensitive)')
+    expect(html).toContain('<td class="detail">x (sensitive)</td>')
     expect(html).not.toContain('CANARY')
   })
 

@@ -24,7 +24,7 @@ describe('the status page', () => {
       ['web-tier', 'blocked', 'warn'],
     ])
       expect(html).toMatch(new RegExp(`<td>${name}</td>.*<span class="badge ${tone}">${word}</span>`))
-    expect(html).toContain('update failed: PVE 500: no-secret-here refused')
+    expect(html).toContain('<td class="detail">PVE 500: no-secret-here refused</td>')
     expect(html).toContain('anomaly: pool web-tier carries another cluster entry&#39;s marker')
     expect(html).toContain('unmanaged, executes: hookscript: a hook script')
     expect(html).toContain('unmanaged on PVE, not in git: cpulimit')
