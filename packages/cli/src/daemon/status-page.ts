@@ -179,7 +179,8 @@ function objectDetail(o: ObjectStatus): string {
     case 'converged':
       return o.action ?? ''
     case 'failed':
-      return `${o.action ?? 'action'} failed: ${o.error ?? o.reason ?? 'unknown error'}`
+      // the executor's error names the action (`update failed: ...`)
+      return o.error ?? `${o.action ?? 'action'} failed: ${o.reason ?? 'unknown error'}`
     case 'blocked':
       return `${o.blocked ?? 'blocked'}: ${o.reason ?? ''}`
     default:
