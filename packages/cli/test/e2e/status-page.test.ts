@@ -91,7 +91,8 @@ describeWith(CHROMIUM, 'the status page in chromium', () => {
     const badge = page.locator('table.objects tr', { has: page.locator(`td:text-is("${name}")`) }).locator('.badge')
     return {
       word: await badge.innerText(),
-      background: await badge.evaluate((el) => getComputedStyle(el).backgroundColor),
+      // runs in the page, where `window` is the browser's
+      background: await badge.evaluate((el) => el.ownerDocument.defaultView!.getComputedStyle(el).backgroundColor),
     }
   }
 

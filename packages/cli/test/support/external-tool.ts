@@ -37,12 +37,17 @@ export function installed(tool: ExternalTool): boolean {
  * failing test under PROXOPS_REQUIRE_TEST_DATA=1.
  */
 export function describeWith(tool: ExternalTool, name: string, body: () => void): void {
-  if (installed(tool)) return describe(name, body)
+  if (installed(tool)) {
+    describe(name, body)
+    return
+  }
   const message = `tests that need ${tool.command}: not installed (apt-get install -y ${tool.debianPackage})`
-  if (process.env.PROXOPS_REQUIRE_TEST_DATA === '1')
-    return describe(name, () =>
+  if (process.env.PROXOPS_REQUIRE_TEST_DATA === '1') {
+    describe(name, () =>
       it(`${tool.command} is installed`, () => expect.fail(`PROXOPS_REQUIRE_TEST_DATA=1 but ${message}`)),
     )
+    return
+  }
   console.warn(`skipped: ${message}`)
   describe.skip(name, body)
 }
