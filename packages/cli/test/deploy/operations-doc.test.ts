@@ -42,6 +42,12 @@ describe('docs/operations.md and deploy/', () => {
     ])
       expect(doc).toContain(`](../${p})`)
     expect(doc).not.toMatch(/^\s*- alert: /m)
-    expect(doc).toContain('![The status page')
+    expect(doc).toContain('](status-page.png)')
+  })
+
+  it('shows a small PNG of the status page', () => {
+    const png = readFileSync(new URL('docs/status-page.png', repoRoot))
+    expect(png.subarray(1, 4).toString()).toBe('PNG')
+    expect(png.length).toBeLessThan(100_000)
   })
 })

@@ -3,7 +3,7 @@
  * download), over the built daemon reconciling the simulator. What a person sees in the converged, blocked and
  * failed states: the page title, the cluster's word, each object's word and colour, the masked PVE error. The
  * daemon asks for basic auth (PROXOPS_HTTP_BASIC_AUTH), which the browser answers. Screenshots go to a temporary
- * directory (PROXOPS_SCREENSHOT_DIR to keep them elsewhere), never into the repository.
+ * directory, named on stdout (PROXOPS_SCREENSHOT_DIR to choose it), never into the repository.
  */
 import { afterAll, beforeAll, expect, it, vi } from 'vitest'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -103,6 +103,7 @@ describeWith(CHROMIUM, 'the status page in chromium', () => {
     data = mkdtempSync(path.join(os.tmpdir(), 'proxops-data-'))
     shots = process.env.PROXOPS_SCREENSHOT_DIR ?? mkdtempSync(path.join(os.tmpdir(), 'proxops-status-page-'))
     mkdirSync(shots, { recursive: true })
+    console.info(`status page screenshots: ${shots}`)
     port = await freePort()
     daemon = start(['run', '--listen', `127.0.0.1:${port}`, '--git-poll-sec', '1', '--data-dir', data], {
       cwd: repo,
@@ -122,7 +123,6 @@ describeWith(CHROMIUM, 'the status page in chromium', () => {
     await sim?.close()
     rmSync(repo, { recursive: true, force: true })
     rmSync(data, { recursive: true, force: true })
-    if (!process.env.PROXOPS_SCREENSHOT_DIR) rmSync(shots, { recursive: true, force: true })
   })
 
   it('asks for credentials: no page without them', async () => {
