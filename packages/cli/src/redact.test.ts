@@ -55,6 +55,20 @@ describe('Redactor', () => {
     expect(r.text(before + secret + after)).not.toContain(secret)
   })
 
+  it('copies a value shared by two branches twice; only a real cycle is cut', () => {
+    const shared = { anomaly: 1 }
+    const doc: Record<string, unknown> = {
+      converged: { lab: { blocked: shared } },
+      clusters: [{ blockedByReason: shared }],
+    }
+    expect(new Redactor().value(doc)).toEqual({
+      converged: { lab: { blocked: { anomaly: 1 } } },
+      clusters: [{ blockedByReason: { anomaly: 1 } }],
+    })
+    doc.self = doc
+    expect(new Redactor().value(doc).self).toBe('[circular]')
+  })
+
   it('masks the spellings a secret takes in PVE answers and JSON: form-encoded, JSON-escaped, another case', () => {
     const secret = 'Canary "q\\ote" & sp ace!'
     const r = new Redactor().add(secret)

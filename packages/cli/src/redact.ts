@@ -121,18 +121,25 @@ export class Redactor {
   #walk(input: unknown, seen: WeakSet<object>): unknown {
     if (typeof input === 'string') return this.text(input)
     if (input === null || typeof input !== 'object') return input
+    // `seen` holds the objects on the path from the root: a value shared by two branches is not a cycle
     if (seen.has(input)) return '[circular]'
-    seen.add(input)
     if (input instanceof Error) {
       return { name: input.name, message: this.text(input.message), ...(hasCode(input) ? { code: input.code } : {}) }
     }
-    if (Array.isArray(input)) return input.map((item) => this.#walk(item, seen))
-    const out: Record<string, unknown> = {}
-    for (const [key, item] of Object.entries(input)) {
-      out[key] =
-        SECRET_KEY.test(key) && item !== undefined && item !== null && item !== '' ? SENSITIVE : this.#walk(item, seen)
+    seen.add(input)
+    try {
+      if (Array.isArray(input)) return input.map((item) => this.#walk(item, seen))
+      const out: Record<string, unknown> = {}
+      for (const [key, item] of Object.entries(input)) {
+        out[key] =
+          SECRET_KEY.test(key) && item !== undefined && item !== null && item !== ''
+            ? SENSITIVE
+            : this.#walk(item, seen)
+      }
+      return out
+    } finally {
+      seen.delete(input)
     }
-    return out
   }
 }
 

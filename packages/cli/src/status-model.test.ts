@@ -6,9 +6,9 @@ import { paint } from './render/color.js'
 import { renderStatus } from './render/status-text.js'
 
 const desired = [
-  { kind: 'VM', name: 'web', node: 'pve1', vmid: 100 },
-  { kind: 'VM', name: 'db', node: 'pve2', vmid: 101 },
-  { kind: 'VM', name: 'idle', node: 'pve1', vmid: 105 },
+  { kind: 'VM', name: 'web', node: 'pve1', vmid: 100, addresses: ['VM/pve1/100(web)'] },
+  { kind: 'VM', name: 'db', node: 'pve2', vmid: 101, addresses: ['VM/pve2/101(db)'] },
+  { kind: 'VM', name: 'idle', node: 'pve1', vmid: 105, addresses: ['VM/pve1/105(idle)'] },
 ]
 
 function report(statuses: Record<string, 'ok' | 'failed' | 'skipped'>): Report {
@@ -103,6 +103,79 @@ describe('objectStates', () => {
   })
 })
 
+describe('rows say what the planner says (issue 30, item 5)', () => {
+  const cwide = [
+    { kind: 'Pool', name: 'web', node: '-', addresses: ['Pool/web-tier'] },
+    { kind: 'BackupJob', name: 'nightly', addresses: ['BackupJob/nightly-job'] },
+  ]
+
+  it('a Pool or BackupJob with an owned-elsewhere anomaly is blocked, matched by its address, not by its name', () => {
+    const plan = {
+      ...fixturePlan([]),
+      pending: [],
+      anomalies: [
+        {
+          code: 'owned-elsewhere' as const,
+          address: 'Pool/web-tier',
+          kind: 'Pool' as const,
+          message: 'pool web-tier: other',
+        },
+        {
+          code: 'owned-elsewhere' as const,
+          address: 'BackupJob/nightly-job',
+          kind: 'BackupJob' as const,
+          message: 'job nightly-job: other',
+        },
+      ],
+    }
+    const states = objectStates('homelab', cwide, plan)
+    expect(states.map((s) => [s.kind, s.name, s.state, s.blocked, s.reason])).toEqual([
+      ['BackupJob', 'nightly', 'blocked', 'anomaly', 'job nightly-job: other'],
+      ['Pool', 'web', 'blocked', 'anomaly', 'pool web-tier: other'],
+    ])
+    expect(cycleResult(plan)).toBe('blocked')
+  })
+
+  it('an object whose actions all ran stays blocked while the planner reports an anomaly on it', () => {
+    const r = report({})
+    const states = objectStates('homelab', desired, fixturePlan(), r)
+    // the fixture's live-only-slot anomaly on db: the update ran, net1 is still there
+    expect(states.find((s) => s.name === 'db')).toMatchObject({
+      state: 'blocked',
+      blocked: 'anomaly',
+      action: 'shutdown-then-update',
+    })
+    expect(states.find((s) => s.name === 'web')?.state).toBe('converged')
+  })
+
+  it('a blocked address no manifest claims gets a row of its own; another guest of the same name is not the object', () => {
+    const plan = {
+      ...fixturePlan([]),
+      anomalies: [],
+      pending: [],
+      skips: [
+        {
+          code: 'unknown' as const,
+          address: 'VM/pve3/300(web)',
+          kind: 'VM' as const,
+          node: 'pve3',
+          vmid: 300,
+          message: 'config unreadable',
+        },
+      ],
+    }
+    const states = objectStates('homelab', desired, plan)
+    expect(states.find((s) => s.name === 'web')?.state).toBe('converged')
+    expect(states.find((s) => s.name === 'VM/pve3/300(web)')).toMatchObject({
+      kind: 'VM',
+      node: 'pve3',
+      vmid: 300,
+      state: 'blocked',
+      blocked: 'unknown',
+    })
+  })
+})
+
 describe('unmanaged live keys in status', () => {
   // the plan's unmanaged gaps (plan/keys.ts in the planner), as plan() lists them for one guest
   const unmanagedPlan = () => {
@@ -176,6 +249,8 @@ describe('unmanaged live keys in status', () => {
           blockedByReason: {},
           desiredStale: false,
           objects,
+          plannedActions: [],
+          findings: [],
         },
       ],
       paint(false),

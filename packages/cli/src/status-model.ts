@@ -9,6 +9,7 @@ import {
   type ActionResult,
   type Blocked,
   type BlockReason,
+  type DisruptionClass,
   type Plan,
   type Report,
 } from '@proxops/planner'
@@ -24,6 +25,11 @@ export interface DesiredObject {
   name: string
   node?: string
   vmid?: number
+  /**
+   * the addresses the plan gives this object (docs/plan-format.md: one per node for an artifact): what the
+   * planner reports under them is this object's
+   */
+  addresses: readonly string[]
 }
 
 export interface ObjectStatus {
@@ -74,6 +80,32 @@ export interface ClusterCycle {
   blockedByReason: Partial<Record<BlockReason, number>>
   desiredStale: boolean
   objects: ObjectStatus[]
+  /** the cycle's plan, action by action in plan order, with the result of each after execute */
+  plannedActions: PlannedAction[]
+  /** the plan's anomalies, then its gaps other than unmanaged keys (those are listed under their object) */
+  findings: Finding[]
+}
+
+export interface PlannedAction {
+  address: string
+  kind: string
+  type: string
+  /** what the action does to a running guest (docs/plan-format.md) */
+  disruption: DisruptionClass
+  reason: string
+  /** after execute; `not run` for an action a cancelled run never reached */
+  result?: 'ok' | 'failed' | 'skipped' | 'not run'
+  /** PVE's error (failed) or why it was skipped */
+  detail?: string
+}
+
+export interface Finding {
+  type: 'anomaly' | 'gap'
+  /** the anomaly's code, or the gap's field */
+  code: string
+  /** absent for a cluster-level anomaly */
+  address?: string
+  message: string
 }
 
 const key = (kind: string, name: string): string => `${kind}\0${name}`
@@ -92,24 +124,19 @@ export function objectStates(
     if (action.name === undefined) prunes.push(action)
     else byObject.set(key(action.kind, action.name), [...(byObject.get(key(action.kind, action.name)) ?? []), action])
   }
-  const blockedList = convergence(plan).blocked
-  const blockedOf = (kind: string, name: string): Blocked | undefined =>
-    blockedList.find((b) => b.address.startsWith(`${kind}/`) && b.address.endsWith(`(${name})`))
-  // a guest's address is `Kind/node/vmid(name)`: its unmanaged keys by kind and name
-  const unmanaged = new Map<string, UnmanagedKey[]>()
-  for (const gap of plan.gaps) {
-    const m = /^([^/]+)\/.*\((.*)\)$/.exec(gap.address)
-    if (gap.unmanaged !== true || !m) continue
-    const id = key(m[1]!, m[2]!)
-    unmanaged.set(id, [
-      ...(unmanaged.get(id) ?? []),
-      { key: gap.field, ...(gap.executes !== undefined ? { executes: gap.executes } : {}) },
-    ])
+  // what the planner says blocks each address, the first reason first (as convergence() counts it)
+  const blockedAt = new Map<string, Blocked[]>()
+  for (const b of convergence(plan).blocked) blockedAt.set(b.address, [...(blockedAt.get(b.address) ?? []), b])
+  const blockedOf = (addresses: readonly string[]): Pick<ObjectStatus, 'blocked' | 'reason'> | undefined => {
+    const found = addresses.flatMap((a) => blockedAt.get(a) ?? [])
+    if (found.length === 0) return undefined
+    return { blocked: found[0]!.reason, reason: [...new Set(found.map((b) => b.message))].join('; ') }
   }
-  const unmanagedOf = (kind: string, name: string): Pick<ObjectStatus, 'unmanaged'> => {
-    const keys = [...(unmanaged.get(key(kind, name)) ?? [])].sort((a, b) =>
-      a.key < b.key ? -1 : a.key > b.key ? 1 : 0,
-    )
+  const unmanagedOf = (addresses: readonly string[]): Pick<ObjectStatus, 'unmanaged'> => {
+    const keys = plan.gaps
+      .filter((g) => g.unmanaged === true && addresses.includes(g.address))
+      .map((g): UnmanagedKey => ({ key: g.field, ...(g.executes !== undefined ? { executes: g.executes } : {}) }))
+      .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
     return keys.length > 0 ? { unmanaged: keys } : {}
   }
   const out: ObjectStatus[] = []
@@ -143,13 +170,12 @@ export function objectStates(
       node: object.node ?? actions[0]?.node ?? '-',
       ...(object.vmid !== undefined ? { vmid: object.vmid } : {}),
     }
-    const keys = unmanagedOf(object.kind, object.name)
-    if (actions.length > 0) out.push({ ...base, ...stateOf(actions), ...keys })
-    else {
-      const blocked = blockedOf(object.kind, object.name)
-      if (blocked) out.push({ ...base, state: 'blocked', blocked: blocked.reason, reason: blocked.message, ...keys })
-      else out.push({ ...base, state: 'converged', ...keys })
-    }
+    const keys = unmanagedOf(object.addresses)
+    const blocked = blockedOf(object.addresses)
+    const state = actions.length > 0 ? stateOf(actions) : { state: 'converged' as const }
+    // actions carried out, yet the planner still reports the object blocked (an anomaly beside an update): blocked
+    if (blocked && state.state === 'converged') out.push({ ...base, ...state, state: 'blocked', ...blocked, ...keys })
+    else out.push({ ...base, ...state, ...keys })
   }
   for (const prune of prunes) {
     out.push({
@@ -161,23 +187,59 @@ export function objectStates(
       ...stateOf([prune]),
     })
   }
-  // prunes held back this cycle: live objects git no longer lists
-  for (const skip of plan.skips) {
-    if (skip.code !== 'prune-budget' && skip.code !== 'prune-guard') continue
+  // what else the planner reports blocked under an address of its own (a prune held back, an unknown guest no
+  // manifest claims, a live object's anomaly): a row each, so the rows say what the cluster line counts
+  const claimed = new Set([...desired.flatMap((o) => o.addresses), ...prunes.map((p) => p.address)])
+  for (const [address, found] of blockedAt) {
+    if (address === plan.cluster || claimed.has(address)) continue
+    const skip = plan.skips.find((s) => s.address === address)
     out.push({
       cluster,
-      kind: skip.kind,
-      name: skip.address,
-      node: skip.node,
-      ...(skip.vmid !== undefined ? { vmid: skip.vmid } : {}),
+      kind: skip?.kind ?? address.split('/')[0]!,
+      name: address,
+      node: skip?.node || '-',
+      ...(skip?.vmid !== undefined ? { vmid: skip.vmid } : {}),
       state: 'blocked',
-      blocked: skip.code === 'prune-budget' ? 'prune-deferred' : 'prune-guard',
-      reason: skip.message,
+      blocked: found[0]!.reason,
+      reason: [...new Set(found.map((b) => b.message))].join('; '),
     })
   }
   return out.sort((a, b) =>
     a.kind === b.kind ? (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) : a.kind < b.kind ? -1 : 1,
   )
+}
+
+/** The plan's actions as a cycle reports them: in plan order, each with its result after execute. */
+export function plannedActions(plan: Plan, report?: Report): PlannedAction[] {
+  const results = new Map<string, ActionResult>((report?.results ?? []).map((r) => [r.id, r]))
+  return plan.actions.map((a) => {
+    const r = results.get(a.id)
+    const detail = r?.status === 'failed' ? r.error : r?.status === 'skipped' ? r.skip?.reason : undefined
+    return {
+      address: a.address,
+      kind: a.kind,
+      type: a.type,
+      disruption: a.disruption,
+      reason: a.reason,
+      ...(report ? { result: r?.status ?? 'not run' } : {}),
+      ...(detail !== undefined ? { detail } : {}),
+    }
+  })
+}
+
+/** The plan's anomalies, then its gaps that are not unmanaged keys, in the plan's order. */
+export function findings(plan: Plan): Finding[] {
+  return [
+    ...plan.anomalies.map((a): Finding => ({
+      type: 'anomaly',
+      code: a.code,
+      ...(a.address !== undefined ? { address: a.address } : {}),
+      message: a.message,
+    })),
+    ...plan.gaps
+      .filter((g) => g.unmanaged !== true)
+      .map((g): Finding => ({ type: 'gap', code: g.field, address: g.address, message: g.note })),
+  ]
 }
 
 /** The cycle's overall result. */

@@ -2,10 +2,13 @@
  * run: the daemon. One tick at once, then one every poll interval (measured from the end of a tick, so
  * ticks never overlap). Each tick: one git sync (one fetch in URL mode, one commit for all clusters), then
  * an apply cycle per cluster in name order with the per-cycle prune budget capped by the sliding window.
- * HTTP /healthz /readyz /metrics /status; a single-instance lock; SIGINT/SIGTERM stop gracefully.
+ * HTTP / (the status page) /healthz /readyz /convergedz /metrics /status, with opt-in auth; a single-instance
+ * lock; SIGINT/SIGTERM stop gracefully.
  */
 import type { PveClient } from '@proxops/pve-client'
 import { PruneWindowBudget } from '@proxops/planner'
+import { HTTP_BASIC_ENV, HTTP_TOKEN_ENV, httpAuthFromEnv, isLoopback } from '../daemon/auth.js'
+import { CycleHistory } from '../daemon/history.js'
 import { acquireLock } from '../daemon/lock.js'
 import { startHttp, type DaemonView } from '../daemon/http.js'
 import { Metrics } from '../daemon/metrics.js'
@@ -37,11 +40,14 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number> {
   const prepared = await prepare(ctx, args, { logFormat: 'json' })
   const { config } = prepared
+  const auth = httpAuthFromEnv(ctx.env)
+  ctx.redactor.add(auth?.bearer, auth?.basic?.password)
   const lock = acquireLock(config.dataDir)
   const metrics = new Metrics()
   const window = new PruneWindowBudget(config.reconcile.pruneWindow)
   const cycles = new Map<string, ClusterCycle>()
   const lastSuccess = new Map<string, number>()
+  const history = new CycleHistory()
   const startedAt = ctx.now()
   let commit: string | undefined
   let stale = false
@@ -55,6 +61,7 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
     desiredStale: stale,
     cycles,
     lastSuccess,
+    history: (cluster) => history.of(cluster),
     stopping,
   })
   const clients = new Map<string, PveClient>()
@@ -81,6 +88,7 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
       view,
       metrics,
       redactor: ctx.redactor,
+      ...(auth ? { auth } : {}),
       now: ctx.now,
     })
   } catch (error) {
@@ -97,7 +105,14 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
     clusters: config.clusters.map((c) => c.name),
     pollIntervalMs: config.reconcile.pollIntervalMs,
     mode: prepared.source.mode,
+    auth: auth ? [...(auth.bearer !== undefined ? ['bearer'] : []), ...(auth.basic ? ['basic'] : [])] : 'none',
   })
+  if (!auth && !isLoopback(config.listen.host))
+    ctx.log.warn('HTTP endpoints listen beyond this host without authentication', {
+      event: 'proxops.daemon.auth',
+      listen: `${config.listen.host}:${http.port}`,
+      hint: `set ${HTTP_TOKEN_ENV} (bearer) or ${HTTP_BASIC_ENV} (user:password) in the daemon's environment`,
+    })
   let failures = 0
   try {
     while (!ctx.signal.aborted) {
@@ -168,6 +183,7 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
         window.record(cluster.name, pruned, finished)
         const cycle = outcome.cycle
         cycles.set(cluster.name, cycle)
+        history.record(cycle)
         if (cycle.result !== 'aborted') lastSuccess.set(cluster.name, finished)
         else failures++
         metrics.recordCycle(

@@ -70,6 +70,19 @@ export class Metrics {
     labelNames: ['cluster'],
     registers: [this.registry],
   })
+  readonly #unconverged = new Gauge({
+    name: 'proxops_consecutive_unconverged_cycles',
+    help: 'Cycles in a row, up to the last one, that did not end converged (0 after a converged cycle)',
+    labelNames: ['cluster'],
+    registers: [this.registry],
+  })
+  readonly #cycleDuration = new Histogram({
+    name: 'proxops_cycle_duration_seconds',
+    help: 'Duration of a reconcile cycle (read, plan, execute), any result',
+    labelNames: ['cluster'],
+    buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800],
+    registers: [this.registry],
+  })
   readonly #stale = new Gauge({
     name: 'proxops_desired_stale',
     help: '1 while git fetches fail and the last good tree is used',
@@ -107,6 +120,10 @@ export class Metrics {
     if (cycle.result !== 'aborted') this.#lastSuccess.set({ cluster }, finishedAtMs / 1000)
     this.#pending.set({ cluster }, cycle.actions.planned)
     this.#converged.set({ cluster }, cycle.result === 'converged' ? 1 : 0)
+    if (cycle.result === 'converged') this.#unconverged.set({ cluster }, 0)
+    else this.#unconverged.inc({ cluster })
+    const seconds = (Date.parse(cycle.finishedAt) - Date.parse(cycle.startedAt)) / 1000
+    if (Number.isFinite(seconds) && seconds >= 0) this.#cycleDuration.observe({ cluster }, seconds)
     // a reason that cleared goes back to 0 rather than keeping its last value
     for (const reason of this.#blockedReasons.get(cluster) ?? []) this.#blocked.set({ cluster, reason }, 0)
     const reasons = Object.entries(cycle.blockedByReason)
@@ -124,6 +141,7 @@ export class Metrics {
     this.#cycles.inc({ cluster, result: 'converged' }, 0)
     this.#deferred.inc({ cluster }, 0)
     this.#converged.set({ cluster }, 0)
+    this.#unconverged.set({ cluster }, 0)
   }
 
   recordRequest(sample: RequestSample): void {

@@ -25,7 +25,14 @@ import { CliError, oneLine } from '../errors.js'
 import type { PruneBudget, ResolvedCluster, ResolvedConfig } from '../config/types.js'
 import { readOnlyClient } from './clients.js'
 import { clusterTwins } from './identity.js'
-import { cycleResult, objectStates, type ClusterCycle, type DesiredObject } from '../status-model.js'
+import {
+  cycleResult,
+  findings,
+  objectStates,
+  plannedActions,
+  type ClusterCycle,
+  type DesiredObject,
+} from '../status-model.js'
 import type { CliContext } from './context.js'
 import { loadDesired } from './desired.js'
 import type { SourceTree } from './source.js'
@@ -119,6 +126,8 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
         blockedByReason: {},
         desiredStale: o.tree.stale,
         objects: [],
+        plannedActions: [],
+        findings: [],
       },
       error: error instanceof CliError ? error : new CliError('ABORTED', `cluster ${name}: cycle aborted: ${reason}`),
     }
@@ -182,6 +191,8 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
       blockedByReason: state.byReason,
       desiredStale: o.tree.stale,
       objects: objectStates(name, objects, plan, report),
+      plannedActions: plannedActions(plan, report),
+      findings: findings(plan),
     }
     return { cycle, plan, inventory, ...(report ? { report } : {}) }
   } catch (error) {

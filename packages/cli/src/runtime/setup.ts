@@ -149,7 +149,14 @@ export async function setup(ctx: CliContext, flags: GlobalFlags, options: { clus
     )
   }
   // env credentials are secrets too, even when a cluster does not end up using them
-  for (const name of ['PROXOPS_PVE_TOKEN', 'PROXOPS_PVE_TOKEN_VALUE', 'PROXOPS_PVE_PASSWORD', 'PROXOPS_GIT_TOKEN']) {
+  for (const name of [
+    'PROXOPS_PVE_TOKEN',
+    'PROXOPS_PVE_TOKEN_VALUE',
+    'PROXOPS_PVE_PASSWORD',
+    'PROXOPS_GIT_TOKEN',
+    'PROXOPS_HTTP_TOKEN',
+    'PROXOPS_HTTP_BASIC_AUTH',
+  ]) {
     ctx.redactor.add(ctx.env[name], ctx.env[name]?.split('=').slice(1).join('='))
   }
   ctx.redactor.add(draft.pve.token, draft.pve.password, draft.pve.tokenValue, draft.git.token)

@@ -2,7 +2,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { existsSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs'
 import { spawn } from 'node:child_process'
-import { createServer } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import type { Simulator } from '@proxops/pve-sim'
@@ -10,7 +9,9 @@ import {
   CANARY,
   baseEnv,
   findCanaries,
+  freePort,
   git,
+  httpGet,
   makeRepo,
   proxops,
   start,
@@ -27,22 +28,7 @@ let sim: Simulator
 let repo: string
 let data: string
 
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  const port = (server.address() as { port: number }).port
-  await new Promise<void>((r) => server.close(() => r()))
-  return port
-}
-
-async function get(port: number, p: string): Promise<{ status: number; body: string } | undefined> {
-  try {
-    const res = await fetch(`http://127.0.0.1:${port}${p}`)
-    return { status: res.status, body: await res.text() }
-  } catch {
-    return undefined
-  }
-}
+const get = (port: number, p: string) => httpGet(port, p)
 
 beforeAll(async () => {
   sim = await startLab()

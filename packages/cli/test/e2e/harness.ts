@@ -5,6 +5,7 @@
  * final test can assert no secret canary ever appeared.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
+import { createServer } from 'node:net'
 import { createHash } from 'node:crypto'
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
@@ -270,4 +271,27 @@ export async function waitFor<T>(
 /** stderr lines that are not log lines: the error lines a person reads. */
 export function errorLines(stderr: string): string[] {
   return stderr.split('\n').filter((l) => l.startsWith('proxops: '))
+}
+
+/** A TCP port on 127.0.0.1 that nothing listens on right now (for a daemon's --listen). */
+export async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  const port = (server.address() as { port: number }).port
+  await new Promise<void>((r) => server.close(() => r()))
+  return port
+}
+
+/** GET from a daemon on 127.0.0.1; undefined while nothing answers. */
+export async function httpGet(
+  port: number,
+  p: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: string; headers: Headers } | undefined> {
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}${p}`, { headers })
+    return { status: res.status, body: await res.text(), headers: res.headers }
+  } catch {
+    return undefined
+  }
 }

@@ -1,0 +1,105 @@
+/**
+ * What the daemon knows, as one document: /status serialises it, the status page at / renders it, /readyz and
+ * /convergedz answer from parts of it. Pure functions of the daemon's view and the time.
+ */
+import type { ClusterCycle } from '../status-model.js'
+import type { CycleSummary } from './history.js'
+
+export interface DaemonView {
+  clusters: readonly string[]
+  pollIntervalMs: number
+  startedAt: number
+  commit?: string
+  desiredStale: boolean
+  /** last cycle of each cluster */
+  cycles: ReadonlyMap<string, ClusterCycle>
+  /** end of the last non-aborted cycle per cluster (ms) */
+  lastSuccess: ReadonlyMap<string, number>
+  /** recent cycles per cluster, the newest first (history.ts) */
+  history?: (cluster: string) => readonly CycleSummary[]
+  stopping: boolean
+}
+
+export interface Readiness {
+  ready: boolean
+  clusters: Record<string, { ready: boolean; reason?: string; lastSuccessAgeSeconds?: number }>
+}
+
+/** Pure: ready when every cluster has a non-aborted cycle within 3 intervals of `now`. */
+export function readiness(view: DaemonView, now: number): Readiness {
+  const clusters: Readiness['clusters'] = {}
+  for (const cluster of view.clusters) {
+    const last = view.lastSuccess.get(cluster)
+    if (last === undefined) {
+      const cycle = view.cycles.get(cluster)
+      clusters[cluster] = {
+        ready: false,
+        reason: cycle ? `last cycle aborted: ${cycle.abortReason ?? 'unknown'}` : 'no cycle has completed yet',
+      }
+      continue
+    }
+    const age = now - last
+    const ok = age < 3 * view.pollIntervalMs
+    clusters[cluster] = {
+      ready: ok,
+      lastSuccessAgeSeconds: Math.round(age / 1000),
+      ...(ok ? {} : { reason: 'no successful cycle within 3 poll intervals' }),
+    }
+  }
+  return { ready: !view.stopping && Object.values(clusters).every((c) => c.ready), clusters }
+}
+
+export interface Converged {
+  converged: boolean
+  clusters: Record<
+    string,
+    { converged: boolean; result: string | null; blocked?: Record<string, number>; planned?: number }
+  >
+}
+
+/** Pure: converged when every cluster's last cycle ended `converged` (see convergence() in the planner). */
+export function convergedView(view: DaemonView): Converged {
+  const clusters: Converged['clusters'] = {}
+  for (const cluster of view.clusters) {
+    const cycle = view.cycles.get(cluster)
+    clusters[cluster] = cycle
+      ? {
+          converged: cycle.result === 'converged',
+          result: cycle.result,
+          ...(cycle.blocked > 0 ? { blocked: cycle.blockedByReason } : {}),
+          ...(cycle.actions.planned > 0 ? { planned: cycle.actions.planned } : {}),
+        }
+      : { converged: false, result: null }
+  }
+  return { converged: Object.values(clusters).every((c) => c.converged), clusters }
+}
+
+/** A cluster in /status: its last cycle (or `result: null` before the first one) and its recent cycles. */
+export type ClusterStatus = (ClusterCycle | { cluster: string; result: null }) & { history: CycleSummary[] }
+
+export interface StatusDocument {
+  process_start: string
+  now: string
+  poll_interval_seconds: number
+  commit: string | null
+  desired_stale: boolean
+  ready: Readiness
+  converged: Converged
+  clusters: ClusterStatus[]
+}
+
+export function statusDocument(view: DaemonView, now: number): StatusDocument {
+  return {
+    process_start: new Date(view.startedAt).toISOString(),
+    now: new Date(now).toISOString(),
+    poll_interval_seconds: view.pollIntervalMs / 1000,
+    commit: view.commit ?? null,
+    desired_stale: view.desiredStale,
+    ready: readiness(view, now),
+    converged: convergedView(view),
+    clusters: view.clusters.map((cluster) => ({
+      ...(view.cycles.get(cluster) ?? { cluster, result: null }),
+      history: [...(view.history?.(cluster) ?? [])],
+    })),
+  }
+}

@@ -1,0 +1,293 @@
+/**
+ * The status page at `/` of the daemon (docs/operations.md, "The status page"): one server-rendered HTML page of
+ * the same document /status serves (status-document.ts), readable without JavaScript and refreshing itself.
+ *
+ * Secrets are masked in the document BEFORE the template escapes it: a masker that ran on the HTML would no longer
+ * recognise a secret holding `&`, `<` or `"`, which escaping turns into entities. The template (Eta) escapes every
+ * value it prints and prints nothing raw; every state is a word and a colour, never a colour alone.
+ */
+import { Eta } from 'eta'
+import type { Redactor } from '../redact.js'
+import type { ObjectStatus } from '../status-model.js'
+import { shortRevision } from '../render/plan-text.js'
+import type { ClusterStatus, StatusDocument } from './status-document.js'
+import type { CycleSummary } from './history.js'
+
+/** the look of a state: its word and a colour class (`ok` green, `changed` blue, `warn` amber, `bad` red, `muted` grey) */
+export interface Badge {
+  word: string
+  tone: 'ok' | 'changed' | 'warn' | 'bad' | 'muted'
+}
+
+/** No script, no frames, nothing fetched: the page is its own HTML and one inline style sheet. */
+export const STATUS_PAGE_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy':
+    "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+}
+
+/** a cluster's last cycle (`null`: no cycle yet) */
+export function clusterBadge(result: ClusterStatus['result']): Badge {
+  switch (result) {
+    case 'converged':
+      return { word: 'converged', tone: 'ok' }
+    case 'drift':
+      return { word: 'drift', tone: 'warn' }
+    case 'blocked':
+      return { word: 'blocked', tone: 'warn' }
+    case 'incomplete':
+      return { word: 'incomplete', tone: 'bad' }
+    case 'aborted':
+      return { word: 'aborted', tone: 'bad' }
+    case null:
+      return { word: 'no cycle yet', tone: 'muted' }
+  }
+}
+
+/** an object's state this cycle: `changed` when its actions ran and it converged, `unknown` when it could not be read */
+export function objectBadge(o: ObjectStatus): Badge {
+  switch (o.state) {
+    case 'converged':
+      return o.action !== undefined ? { word: 'changed', tone: 'changed' } : { word: 'converged', tone: 'ok' }
+    case 'blocked':
+      return o.blocked === 'unknown' ? { word: 'unknown', tone: 'muted' } : { word: 'blocked', tone: 'warn' }
+    case 'failed':
+      return { word: 'failed', tone: 'bad' }
+    case 'drift':
+      return { word: 'drift', tone: 'warn' }
+    case 'skipped':
+      return { word: 'skipped', tone: 'warn' }
+    case 'pruned':
+      return { word: 'pruned', tone: 'changed' }
+    case 'in_progress':
+      return { word: 'in progress', tone: 'changed' }
+  }
+}
+
+const resultBadge = (result: string | undefined): Badge =>
+  result === 'ok'
+    ? { word: 'ok', tone: 'ok' }
+    : result === 'failed'
+      ? { word: 'failed', tone: 'bad' }
+      : result === undefined
+        ? { word: 'planned', tone: 'muted' }
+        : { word: result, tone: 'warn' }
+
+/** `0.8 s`, `12 s`, `3 min 5 s`, `2 h 1 min` */
+export function duration(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) return '-'
+  if (ms < 10_000) return `${(ms / 1000).toFixed(1)} s`
+  const s = Math.round(ms / 1000)
+  if (s < 60) return `${s} s`
+  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`
+  return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`
+}
+
+/** `2026-01-01 00:00:01 UTC` */
+const when = (iso: string): string => (iso ? `${iso.slice(0, 19).replace('T', ' ')} UTC` : '-')
+const span = (from: string, to: string): string => duration(Date.parse(to) - Date.parse(from))
+const ago = (iso: string, now: string): string => `${duration(Date.parse(now) - Date.parse(iso))} ago`
+const counts = (c: Pick<CycleSummary, 'actions' | 'blocked' | 'anomalies'>): string =>
+  `${c.actions.planned} planned, ${c.actions.ok} ok, ${c.actions.failed} failed, ${c.actions.skipped} skipped; ${c.blocked} blocked, ${c.anomalies} anomalies`
+
+/** The overall word of several clusters: the worst one's. */
+export function overallBadge(results: readonly ClusterStatus['result'][]): Badge {
+  const order: ClusterStatus['result'][] = ['aborted', 'incomplete', 'blocked', 'drift', null, 'converged']
+  const worst = order.find((r) => results.includes(r)) ?? null
+  return clusterBadge(results.length === 0 ? null : worst)
+}
+
+/** `lab: blocked · ProxOps`; with several clusters the worst state first: `blocked · edge: converged, lab: blocked · ProxOps` */
+export function pageTitle(clusters: readonly Pick<ClusterStatus, 'cluster' | 'result'>[]): string {
+  const each = clusters.map((c) => `${c.cluster}: ${clusterBadge(c.result).word}`).join(', ')
+  if (clusters.length === 1) return `${each} · ProxOps`
+  return `${overallBadge(clusters.map((c) => c.result)).word} · ${each} · ProxOps`
+}
+
+/** what the template prints: plain strings, already masked; it only lays them out */
+function pageModel(doc: StatusDocument) {
+  return {
+    title: pageTitle(doc.clusters),
+    overall: overallBadge(doc.clusters.map((c) => c.result)),
+    refreshSeconds: Math.min(300, Math.max(5, Math.round(doc.poll_interval_seconds))),
+    now: when(doc.now),
+    since: when(doc.process_start),
+    commit: doc.commit !== null ? shortRevision(doc.commit) : '-',
+    commitFull: doc.commit ?? '',
+    stale: doc.desired_stale,
+    ready: doc.ready.ready,
+    clusters: doc.clusters.map((c) => {
+      const history = c.history.map((h) => ({
+        finished: when(h.finishedAt),
+        took: span(h.startedAt, h.finishedAt),
+        commit: h.commit !== undefined ? shortRevision(h.commit) : '-',
+        badge: clusterBadge(h.result),
+        counts: counts(h),
+        reason: h.abortReason ?? '',
+      }))
+      if (c.result === null) return { name: c.cluster, badge: clusterBadge(null), cycle: undefined, history }
+      const objects = c.objects.map((o) => ({
+        kind: o.kind,
+        name: o.name,
+        node: o.node,
+        vmid: o.vmid !== undefined ? String(o.vmid) : '-',
+        badge: objectBadge(o),
+        detail: objectDetail(o),
+        unmanaged: (o.unmanaged ?? []).filter((k) => k.executes === undefined).map((k) => k.key),
+        executes: (o.unmanaged ?? []).filter((k) => k.executes !== undefined).map((k) => `${k.key}: ${k.executes}`),
+      }))
+      return {
+        name: c.cluster,
+        badge: clusterBadge(c.result),
+        cycle: {
+          finished: when(c.finishedAt),
+          ago: ago(c.finishedAt, doc.now),
+          took: span(c.startedAt, c.finishedAt),
+          commit: c.commit !== undefined ? shortRevision(c.commit) : '-',
+          commitFull: c.commit ?? '',
+          mode: c.mode,
+          abortReason: c.abortReason ?? '',
+          stale: c.desiredStale,
+          counts: counts(c),
+          blocked: Object.entries(c.blockedByReason).map(([reason, n]) => `${reason} ${n ?? 0}`),
+          objects,
+          actions: c.plannedActions.map((a) => ({
+            address: a.address,
+            type: a.type,
+            disruption: a.disruption,
+            badge: resultBadge(a.result),
+            reason: a.reason,
+            detail: a.detail ?? '',
+          })),
+          findings: c.findings.map((f) => ({
+            type: f.type,
+            code: f.code,
+            address: f.address ?? c.cluster,
+            message: f.message,
+          })),
+        },
+        history,
+      }
+    }),
+  }
+}
+
+/** what a person needs beside the state word: the reason blocked, the error failed, the action that changed it */
+function objectDetail(o: ObjectStatus): string {
+  switch (o.state) {
+    case 'converged':
+      return o.action ?? ''
+    case 'failed':
+      // the executor's error names the action (`update failed: ...`)
+      return o.error ?? `${o.action ?? 'action'} failed: ${o.reason ?? 'unknown error'}`
+    case 'blocked':
+      return `${o.blocked ?? 'blocked'}: ${o.reason ?? ''}`
+    default:
+      return [o.action, o.reason].filter((x) => x !== undefined && x !== '').join(': ')
+  }
+}
+
+const TEMPLATE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="refresh" content="<%= it.refreshSeconds %>">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title><%= it.title %></title>
+<style>
+body { font: 14px/1.45 system-ui, sans-serif; margin: 0 auto; padding: 1rem 1.5rem; max-width: 1200px; color: #1f2328; }
+h1 { font-size: 1.4rem; margin: 0 0 .25rem; } h2 { font-size: 1.2rem; margin: 1.5rem 0 .4rem; }
+h3 { font-size: 1rem; margin: 1rem 0 .3rem; }
+.meta { color: #57606a; margin: 0 0 .5rem; }
+table { border-collapse: collapse; width: 100%; margin-bottom: .5rem; }
+th, td { text-align: left; padding: .25rem .5rem; border-bottom: 1px solid #d0d7de; vertical-align: top; }
+th { background: #f6f8fa; font-weight: 600; }
+td.detail { word-break: break-word; }
+.badge { display: inline-block; padding: 0 .5rem; border-radius: 1rem; font-weight: 700; white-space: nowrap; border: 1px solid; }
+.ok { color: #116329; background: #dafbe1; border-color: #4ac26b; }
+.changed { color: #0550ae; background: #ddf4ff; border-color: #54aeff; }
+.warn { color: #7d4e00; background: #fff8c5; border-color: #d4a72c; }
+.bad { color: #a40e26; background: #ffebe9; border-color: #ff8182; }
+.muted { color: #424a53; background: #eaeef2; border-color: #afb8c1; }
+.alert { padding: .4rem .6rem; border-radius: .3rem; margin: .5rem 0; }
+.note { color: #57606a; }
+code { font-size: 90%; }
+</style>
+</head>
+<body>
+<header>
+<h1>ProxOps <span class="badge <%= it.overall.tone %>"><%= it.overall.word %></span></h1>
+<p class="meta">commit <code title="<%= it.commitFull %>"><%= it.commit %></code> · daemon up since <%= it.since %> · page made <%= it.now %>, refreshed every <%= it.refreshSeconds %> s · <%= it.ready ? 'ready' : 'not ready' %> · <a href="/status">/status</a> · <a href="/metrics">/metrics</a></p>
+<% if (it.stale) { %><p class="alert bad">Desired state is stale: git fetches are failing; the last good commit is reconciled.</p><% } %>
+</header>
+<main>
+<% for (const c of it.clusters) { %>
+<section id="cluster-<%= c.name %>">
+<h2>Cluster <%= c.name %> <span class="badge <%= c.badge.tone %>"><%= c.badge.word %></span></h2>
+<% if (!c.cycle) { %>
+<p class="note">No cycle has finished yet.</p>
+<% } else { %>
+<p class="meta">last cycle finished <%= c.cycle.finished %> (<%= c.cycle.ago %>), took <%= c.cycle.took %> · commit <code title="<%= c.cycle.commitFull %>"><%= c.cycle.commit %></code> · <%= c.cycle.mode %> · <%= c.cycle.counts %></p>
+<% if (c.cycle.abortReason) { %><p class="alert bad">Aborted: <%= c.cycle.abortReason %></p><% } %>
+<% if (c.cycle.blocked.length > 0) { %><p class="alert warn">Blocked by reason: <%= c.cycle.blocked.join(', ') %></p><% } %>
+<h3>Objects</h3>
+<% if (c.cycle.objects.length === 0) { %><p class="note">No objects.</p><% } else { %>
+<table class="objects">
+<thead><tr><th>kind</th><th>name</th><th>node</th><th>vmid</th><th>state</th><th>detail</th></tr></thead>
+<tbody>
+<% for (const o of c.cycle.objects) { %>
+<tr><td><%= o.kind %></td><td><%= o.name %></td><td><%= o.node %></td><td><%= o.vmid %></td><td><span class="badge <%= o.badge.tone %>"><%= o.badge.word %></span></td><td class="detail"><%= o.detail %><% if (o.unmanaged.length > 0) { %><div class="note">unmanaged on PVE, not in git: <%= o.unmanaged.join(', ') %></div><% } %><% for (const e of o.executes) { %><div class="bad">unmanaged, executes: <%= e %></div><% } %></td></tr>
+<% } %>
+</tbody>
+</table>
+<% } %>
+<h3>Last plan</h3>
+<% if (c.cycle.actions.length === 0) { %><p class="note">Nothing to do.</p><% } else { %>
+<table class="actions">
+<thead><tr><th>action</th><th>address</th><th>disruption</th><th>result</th><th>reason</th></tr></thead>
+<tbody>
+<% for (const a of c.cycle.actions) { %>
+<tr><td><%= a.type %></td><td><%= a.address %></td><td><%= a.disruption %></td><td><span class="badge <%= a.badge.tone %>"><%= a.badge.word %></span></td><td class="detail"><%= a.reason %><% if (a.detail) { %><div class="note"><%= a.detail %></div><% } %></td></tr>
+<% } %>
+</tbody>
+</table>
+<% } %>
+<h3>Anomalies and gaps</h3>
+<% if (c.cycle.findings.length === 0) { %><p class="note">None.</p><% } else { %>
+<ul class="findings">
+<% for (const f of c.cycle.findings) { %>
+<li><strong><%= f.type %> <%= f.code %></strong> <code><%= f.address %></code>: <%= f.message %></li>
+<% } %>
+</ul>
+<% } %>
+<% } %>
+<h3>Recent cycles</h3>
+<% if (c.history.length === 0) { %><p class="note">None yet.</p><% } else { %>
+<table class="history">
+<thead><tr><th>finished</th><th>took</th><th>commit</th><th>result</th><th>counts</th></tr></thead>
+<tbody>
+<% for (const h of c.history) { %>
+<tr><td><%= h.finished %></td><td><%= h.took %></td><td><code><%= h.commit %></code></td><td><span class="badge <%= h.badge.tone %>"><%= h.badge.word %></span></td><td class="detail"><%= h.counts %><% if (h.reason) { %><div class="note"><%= h.reason %></div><% } %></td></tr>
+<% } %>
+</tbody>
+</table>
+<% } %>
+</section>
+<% } %>
+</main>
+</body>
+</html>
+`
+
+// autoEscape: every <%= %> is HTML-escaped (&, <, >, ", '); useWith off: the template reads `it` only
+const eta = new Eta({ autoEscape: true, useWith: false, varName: 'it', autoTrim: false, cache: false })
+const compiled = eta.compile(TEMPLATE)
+
+/** The template, for tests: it must print nothing unescaped. */
+export const STATUS_PAGE_TEMPLATE = TEMPLATE
+
+/** The page for a status document. Every string is masked first, then the template escapes it. */
+export function renderStatusPage(doc: StatusDocument, redactor: Redactor): string {
+  return eta.render(compiled, pageModel(redactor.value(doc)))
+}
