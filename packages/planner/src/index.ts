@@ -109,4 +109,4 @@ export {
   type CanonFirewall,
   type CanonRule,
   type DesiredFirewall,
-} from './firewall/index.js'
+} from './kinds/firewall/index.js'

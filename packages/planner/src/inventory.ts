@@ -3,7 +3,7 @@
  * LiveReader port; plan() reads it and nothing else of PVE. Anything that could not be read is marked
  * unknown (never "absent"), so the planner neither creates nor deletes on a failed read.
  */
-import type { LiveBackupJob } from './backup/types.js'
+import type { LiveBackupJob } from './kinds/backup-job/types.js'
 import type { GuestFirewall, GuestType, HaItem } from '@proxops/pve-client/wire'
 
 export interface LiveNode {

@@ -8,22 +8,22 @@
 import { decodeSshKeys, SENSITIVE as REDACTED, sshKeyLines } from '@proxops/pve-client/wire'
 import { API_VERSION, KIND_ROOT_OF, parseManifest, type Kind } from '@proxops/schema'
 import type { LiveGuest, LiveInventory, LiveVolume } from '../inventory.js'
-import { IPCONFIG_TOKENS } from '../plan/cloud-init.js'
-import { adoptCdAndCloudInit, bootOrderOf } from '../plan/drives.js'
-import { isBookkeeping } from '../plan/keys.js'
-import { ALL_FEATURE_TOKENS } from '../plan/lxc.js'
-import { adoptNic } from '../plan/nics.js'
-import { adoptTokens } from '../plan/tokens.js'
-import { adoptFirmwareVolumes, adoptLxcVolumes, adoptQemuDisks, QEMU_DRIVE_KEY, PCI_TOKENS } from '../plan/volumes.js'
-import { adoptBlock } from '../plan/table.js'
-import { adoptedTags } from '../plan/tags.js'
-import { parsePS } from '../plan/fields.js'
+import { IPCONFIG_TOKENS } from '../kinds/guest/cloud-init.js'
+import { adoptCdAndCloudInit, bootOrderOf } from '../kinds/guest/drives.js'
+import { isBookkeeping } from '../kinds/guest/keys.js'
+import { ALL_FEATURE_TOKENS } from '../kinds/guest/lxc.js'
+import { adoptNic } from '../kinds/guest/nics.js'
+import { adoptTokens } from '../kinds/guest/tokens.js'
+import { adoptFirmwareVolumes, adoptLxcVolumes, adoptQemuDisks, QEMU_DRIVE_KEY, PCI_TOKENS } from '../kinds/guest/volumes.js'
+import { adoptBlock } from '../kinds/guest/table.js'
+import { adoptedTags } from '../kinds/guest/tags.js'
+import { parsePS } from '../kinds/guest/fields.js'
 import { mapSshKeys } from './ssh.js'
 import type { AdoptedFile, AdoptGap, AdoptOptions, AdoptResult, AdoptSkip } from './types.js'
-import { adoptedFirewall } from '../firewall/adopt.js'
-import { adoptedHa } from '../ha/adopt.js'
-import { adoptBackupJob } from '../backup/adopt.js'
-import { adoptPools, poolMemberships } from '../pool/adopt.js'
+import { adoptedFirewall } from '../kinds/firewall/adopt.js'
+import { adoptedHa } from '../kinds/ha/adopt.js'
+import { adoptBackupJob } from '../kinds/backup-job/adopt.js'
+import { adoptPools, poolMemberships } from '../kinds/pool/adopt.js'
 
 const SENSITIVE = new Set(['sshkeys', 'cipassword', 'password', 'sshkey', 'keyfile', 'secret'])
 
@@ -250,7 +250,7 @@ function adoptVm(
   Object.assign(spec, adoptBlock('qemu', 'pve-name', reader, name), adoptBlock('qemu', 'memory', reader))
   spec.cpu = adoptBlock('qemu', 'cpu', reader)
 
-  // drives: the cloud-init and CD drives (plan/drives.ts), then the disks (plan/volumes.ts)
+  // drives: the cloud-init and CD drives (kinds/guest/drives.ts), then the disks (kinds/guest/volumes.ts)
   const driveKeys = Object.keys(c)
     .sort()
     .filter((k) => QEMU_DRIVE_KEY.test(k))
@@ -448,7 +448,7 @@ function finishGuest(
   }
 }
 
-/** The NICs of a guest through the NIC token table (plan/nics.ts), in slot order. */
+/** The NICs of a guest through the NIC token table (kinds/guest/nics.ts), in slot order. */
 function adoptNics(
   type: LiveGuest['type'],
   c: Readonly<Record<string, string>>,

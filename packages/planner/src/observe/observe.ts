@@ -30,8 +30,8 @@ import type {
   UnknownGuest,
 } from '../inventory.js'
 import { isTrue, Limiter, readTags } from '@proxops/pve-client/wire'
-import { readHa } from '../ha/observe.js'
-import { readPools } from '../pool/observe.js'
+import { readHa } from '../kinds/ha/observe.js'
+import { readPools } from '../kinds/pool/observe.js'
 
 export interface ObserveOptions {
   /** requests in flight at once for this cluster (default 8) */

@@ -12,7 +12,7 @@ import type {
   QemuManifest,
 } from '@proxops/schema'
 import { keyOf, levels } from './deps.js'
-import { planBackupJobs } from '../backup/plan.js'
+import { planBackupJobs } from '../kinds/backup-job/plan.js'
 import {
   ARTIFACT_CONTENT,
   isArtifact,
@@ -23,7 +23,7 @@ import {
   type DesiredState,
   type SecretLookup,
 } from '../desired.js'
-import { isDisruptionPolicy } from './disruption.js'
+import { isDisruptionPolicy } from '../kinds/guest/disruption.js'
 import { PlanInputError } from '../errors.js'
 import {
   cloneSource,
@@ -32,12 +32,12 @@ import {
   planLiveGuest,
   planNewGuest,
   type GuestPlanEnv,
-} from './guest-plan.js'
-import { planFirewall, type FirewallPlanInput } from '../firewall/plan.js'
+} from '../kinds/guest/guest-plan.js'
+import { planFirewall, type FirewallPlanInput } from '../kinds/firewall/plan.js'
 import type { LiveFirewall, LiveGuest, LiveInventory } from '../inventory.js'
-import { lxcFields } from './lxc.js'
+import { lxcFields } from '../kinds/guest/lxc.js'
 import { artifactAddress, assemblePlan, guestAddress, sortDiffs, type Draft } from './order.js'
-import type { Owned } from './fields.js'
+import type { Owned } from '../kinds/guest/fields.js'
 import {
   DEFAULT_POLICY,
   type Anomaly,
@@ -51,12 +51,12 @@ import {
 } from '../plan-types.js'
 import type { GuestType } from '@proxops/pve-client/wire'
 import { ownerMarker, ownerOf, ownedHere } from './ownership.js'
-import { prunes } from './prune.js'
-import { HaPlanner } from '../ha/plan.js'
-import { PoolPlanner } from '../pool/plan.js'
-import { qemuFields, type GuestBuildContext, type GuestFields } from './qemu.js'
-import { tagsField } from './tags.js'
-import { isSnapshotTrigger, safetySnapshotKeep, snapshotProblem, takesSnapshots } from './snapshots.js'
+import { prunes } from '../kinds/guest/prune.js'
+import { HaPlanner } from '../kinds/ha/plan.js'
+import { PoolPlanner } from '../kinds/pool/plan.js'
+import { qemuFields, type GuestBuildContext, type GuestFields } from '../kinds/guest/qemu.js'
+import { tagsField } from '../kinds/guest/tags.js'
+import { isSnapshotTrigger, safetySnapshotKeep, snapshotProblem, takesSnapshots } from '../kinds/guest/snapshots.js'
 
 export interface PlanOptions {
   /** decrypted secret values, used only to compare `sshkeys` from refs; never copied into the plan */
