@@ -13,7 +13,7 @@ export type {
   LiveInventory,
   LiveNode,
   LivePool,
-  LivePools,
+  Observed,
   LiveStorage,
   LiveVolume,
   UnknownGuest,

@@ -14,7 +14,13 @@ import { isBookkeeping } from '../kinds/guest/keys.js'
 import { ALL_FEATURE_TOKENS } from '../kinds/guest/lxc.js'
 import { adoptNic } from '../kinds/guest/nics.js'
 import { adoptTokens } from '../kinds/guest/tokens.js'
-import { adoptFirmwareVolumes, adoptLxcVolumes, adoptQemuDisks, QEMU_DRIVE_KEY, PCI_TOKENS } from '../kinds/guest/volumes.js'
+import {
+  adoptFirmwareVolumes,
+  adoptLxcVolumes,
+  adoptQemuDisks,
+  QEMU_DRIVE_KEY,
+  PCI_TOKENS,
+} from '../kinds/guest/volumes.js'
 import { adoptBlock } from '../kinds/guest/table.js'
 import { adoptedTags } from '../kinds/guest/tags.js'
 import { parsePS } from '../kinds/guest/fields.js'
@@ -76,7 +82,7 @@ export function adopt(live: LiveInventory, options: AdoptOptions): AdoptResult {
       node: guest.node,
       id: String(guest.vmid),
       ...(guest.name !== undefined ? { name: guest.name } : {}),
-      reason: `not readable this run (${guest.reason})`,
+      reason: `not readable this run (${guest.unreadable})`,
     })
   }
 
@@ -94,7 +100,7 @@ export function adopt(live: LiveInventory, options: AdoptOptions): AdoptResult {
       guest.type === 'qemu'
         ? adoptVm(guest, { ...options, tag }, claim, collect, isoNames, census, newSshKeys)
         : adoptLxc(guest, { ...options, tag }, claim, collect)
-    const firewall = adoptedFirewall(live.firewalls?.find((f) => f.vmid === guest.vmid))
+    const firewall = adoptedFirewall(live.firewalls.find((f) => f.vmid === guest.vmid))
     if (firewall) (file.document.spec as Record<string, unknown>).firewall = firewall
     const ha = adoptedHa(guest, live.ha, tag)
     const spec = file.document.spec as Record<string, unknown>
@@ -108,8 +114,8 @@ export function adopt(live: LiveInventory, options: AdoptOptions): AdoptResult {
     files.push(file)
   }
 
-  if (live.backupJobs)
-    for (const job of live.backupJobs)
+  if ('known' in live.backupJobs)
+    for (const job of live.backupJobs.known)
       files.push(
         adoptBackupJob(
           job,
@@ -119,8 +125,7 @@ export function adopt(live: LiveInventory, options: AdoptOptions): AdoptResult {
           collect.gaps,
         ),
       )
-  else if (live.backupJobsUnreadable !== undefined)
-    collect.warnings.push(`backup jobs not adopted: ${live.backupJobsUnreadable}`)
+  else collect.warnings.push(`backup jobs not adopted: ${live.backupJobs.unreadable}`)
 
   for (const file of files) {
     const parsed = parseManifest(file.document)

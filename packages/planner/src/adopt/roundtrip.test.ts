@@ -32,6 +32,11 @@ function inventory(guests: LiveGuest[]): LiveInventory {
       { node: 'pve1', storage: 'local', volid: 'local:iso/debian-12.iso', content: 'iso' },
     ],
     unreadableStorages: [],
+    firewalls: [],
+    ha: { known: { form: 'rules', resources: [], preferences: [] } },
+    backupJobs: { known: [] },
+    heldVmids: [],
+    pools: { known: [] },
   }
 }
 
@@ -85,7 +90,7 @@ describe('adopt then plan', () => {
     const live: LiveInventory = {
       ...inventory([g(120), g(121), g(122)]),
       pools: {
-        pools: [
+        known: [
           { poolid: 'a', comment: 'managed-by=proxops', vmids: [120], storages: [] },
           { poolid: 'a/Blue_1', comment: 'managed-by=proxops blue tier', vmids: [121], storages: [] },
           { poolid: 'manual', comment: 'made by hand', vmids: [], storages: [] },

@@ -12,16 +12,22 @@ import { plan } from '../../plan/plan.js'
 import { commentMarker } from '../../plan/ownership.js'
 import { desiredFields } from './fields.js'
 import type { LiveBackupJob } from './types.js'
+import { known } from '../../inventory.js'
 
 const MARK = commentMarker({ ownershipTag: 'proxops' })
-const adoptJobs = (jobs: LiveBackupJob[]) => adopt(inventory([], { backupJobs: jobs }), { cluster: 'homelab' })
+const adoptJobs = (jobs: LiveBackupJob[]) =>
+  adopt(inventory([], { backupJobs: { known: jobs } }), { cluster: 'homelab' })
 const parsed = (document: Record<string, unknown>): Manifest => {
   const r = parseManifest(document)
   if (!r.ok) throw new Error(JSON.stringify(r.issues))
   return r.manifest
 }
 const adoptThenPlan = (jobs: LiveBackupJob[]) =>
-  plan(desired(...adoptJobs(jobs).files.map((f) => parsed(f.document))), inventory([], { backupJobs: jobs }), policy())
+  plan(
+    desired(...adoptJobs(jobs).files.map((f) => parsed(f.document))),
+    inventory([], { backupJobs: { known: jobs } }),
+    policy(),
+  )
 
 /** a job as PVE holds it after ProxOps wrote `spec` (the manifest parsed by the schema) */
 const written = (doc: Record<string, unknown>): LiveBackupJob => {
@@ -115,25 +121,27 @@ describe('adopt backup jobs (fields.ts read backwards)', () => {
   })
 
   it('an unreadable job listing adopts no job and says why', () => {
-    const r = adopt(inventory([], { backupJobsUnreadable: 'read failed: 403' }), { cluster: 'homelab' })
+    const r = adopt(inventory([], { backupJobs: { unreadable: 'read failed: 403' } }), { cluster: 'homelab' })
     expect(r.files).toEqual([])
     expect(r.warnings).toEqual(['backup jobs not adopted: read failed: 403'])
   })
 
   it('selectForAdoption leaves out declared job ids, and every job when a guest filter is given', () => {
     const live = inventory([], {
-      backupJobs: [
-        { id: 'a', values: {} },
-        { id: 'b', values: {} },
-      ],
+      backupJobs: {
+        known: [
+          { id: 'a', values: {} },
+          { id: 'b', values: {} },
+        ],
+      },
     })
     const base = { declaredVmids: new Set<number>(), declaredVolids: new Set<string>() }
     const s = selectForAdoption(live, { ...base, declaredJobs: new Set(['a']) })
-    expect(s.live.backupJobs?.map((j) => j.id)).toEqual(['b'])
+    expect(known(s.live.backupJobs)?.map((j) => j.id)).toEqual(['b'])
     expect(s.declared.jobs).toEqual(['a'])
-    expect(selectForAdoption(live, { ...base, only: { vmids: [100] } }).live.backupJobs).toEqual([])
+    expect(selectForAdoption(live, { ...base, only: { vmids: [100] } }).live.backupJobs).toEqual({ known: [] })
     expect(
-      selectForAdoption(live, { ...base, declaredJobs: new Set(['a']), includeDeclared: true }).live.backupJobs,
+      known(selectForAdoption(live, { ...base, declaredJobs: new Set(['a']), includeDeclared: true }).live.backupJobs),
     ).toHaveLength(2)
   })
 })

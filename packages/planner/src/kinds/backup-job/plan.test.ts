@@ -14,7 +14,7 @@ const live = (id: string, values: Record<string, string>): LiveBackupJob => ({ i
 const applied = (m: BackupJobManifest): LiveBackupJob =>
   live(m.spec.id, Object.fromEntries(desiredFields(m.spec, TAG).map((f) => [f.key, f.value])))
 const planOf = (manifests: BackupJobManifest[], jobs: LiveBackupJob[], over = {}) =>
-  plan(desired(...manifests), inventory([], { backupJobs: jobs }), policy(over))
+  plan(desired(...manifests), inventory([], { backupJobs: { known: jobs } }), policy(over))
 
 describe('planBackupJobs (PVE::API2::Backup create_job / update_job / delete_job)', () => {
   it('creates a missing job with the marker in its comment and every owned option', () => {
@@ -170,7 +170,7 @@ describe('planBackupJobs (PVE::API2::Backup create_job / update_job / delete_job
       'prune-budget',
       'prune-budget',
     ])
-    const unread = plan(desired(backupJob('a1')), inventory([], { backupJobsUnreadable: 'HTTP 403' }), policy())
+    const unread = plan(desired(backupJob('a1')), inventory([], { backupJobs: { unreadable: 'HTTP 403' } }), policy())
     expect([unread.actions, unread.skips.map((s) => s.code)]).toEqual([[], ['unknown']])
   })
 })

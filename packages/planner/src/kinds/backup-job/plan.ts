@@ -8,51 +8,44 @@
  * never taken over nor pruned. docs/safety.md#backup-jobs
  */
 import { PlanInputError } from '../../errors.js'
-import type { Draft } from '../../plan/order.js'
-import type { Anomaly, FieldDiff, Policy, Skip } from '../../plan-types.js'
+import type { FieldDiff, Skip } from '../../plan-types.js'
 import { commentMarker, commentOwner, commentWord } from '../../plan/ownership.js'
 import { SELECTION_KEYS, desiredFields, liveValue } from './fields.js'
-import type { BackupJobManifest } from '@proxops/schema'
+import type { Manifest } from '@proxops/schema'
 import type { LiveBackupJob } from './types.js'
+import { isBackupJob } from '../../desired.js'
+import { emptyPlan, type KindPlan, type PlanContext } from '../kind.js'
 
 export const backupAddress = (id: string): string => `BackupJob/${id}`
 
-export interface BackupPlanInput {
-  desired: readonly BackupJobManifest[]
-  /** undefined: `/cluster/backup` could not be read this cycle (the reason) */
-  live: readonly LiveBackupJob[] | { unreadable: string }
-  policy: Policy
-  /** deletions still allowed this cycle after the guests' prunes */
-  budget: number
-  levelOf: (m: BackupJobManifest) => number
-}
-
-export interface BackupPlanResult {
-  drafts: Draft[]
-  anomalies: Anomaly[]
-  skips: Skip[]
-}
-
-const KIND = 'BackupJob' as const
-
-export function planBackupJobs(input: BackupPlanInput): BackupPlanResult {
-  const { desired, policy } = input
-  const out: BackupPlanResult = { drafts: [], anomalies: [], skips: [] }
-  const marker = commentMarker(policy)
-  const owner = (j: LiveBackupJob) => commentOwner(j.values.comment, policy)
-  const ids = new Map<string, string>()
-  for (const m of desired) {
-    const other = ids.get(m.spec.id)
+/** Two BackupJob manifests declaring one PVE job id (checked before anything is planned). */
+export function checkBackupJobIds(manifests: readonly Manifest[]): void {
+  const seen = new Map<string, string>()
+  for (const m of manifests) {
+    if (m.kind !== 'BackupJob') continue
+    const other = seen.get(m.spec.id)
     if (other !== undefined)
       throw new PlanInputError(
         'PLAN_DUPLICATE',
         `declares PVE job id ${m.spec.id}, as BackupJob/${other} does`,
         `BackupJob/${m.metadata.name}`,
       )
-    ids.set(m.spec.id, m.metadata.name)
+    seen.set(m.spec.id, m.metadata.name)
   }
-  if (!Array.isArray(input.live)) {
-    const reason = (input.live as { unreadable: string }).unreadable
+}
+
+const KIND = 'BackupJob' as const
+
+export function planBackupJobs(ctx: PlanContext): KindPlan {
+  const { policy } = ctx
+  const desired = ctx.desired.manifests.filter(isBackupJob)
+  const out = emptyPlan()
+  const marker = commentMarker(policy)
+  const owner = (j: LiveBackupJob) => commentOwner(j.values.comment, policy)
+  const ids = new Map(desired.map((m) => [m.spec.id, m.metadata.name]))
+  const observed = ctx.live.backupJobs
+  if ('unreadable' in observed) {
+    const reason = observed.unreadable
     for (const m of desired)
       out.skips.push({
         code: 'unknown',
@@ -63,7 +56,7 @@ export function planBackupJobs(input: BackupPlanInput): BackupPlanResult {
       })
     return out
   }
-  const live = new Map((input.live as readonly LiveBackupJob[]).map((j) => [j.id, j]))
+  const live = new Map(observed.known.map((j) => [j.id, j]))
 
   for (const m of [...desired].sort((a, b) => (a.spec.id < b.spec.id ? -1 : a.spec.id > b.spec.id ? 1 : 0))) {
     const id = m.spec.id
@@ -76,7 +69,7 @@ export function planBackupJobs(input: BackupPlanInput): BackupPlanResult {
       node: '',
       disruption: 'none' as const,
       tier: 0 as const,
-      level: input.levelOf(m),
+      level: ctx.levelOf(`BackupJob/${m.metadata.name}`),
     }
     const fields = desiredFields(m.spec, policy)
     const job = live.get(id)
@@ -146,48 +139,32 @@ export function planBackupJobs(input: BackupPlanInput): BackupPlanResult {
     else if (o === 'other') skip('owned-elsewhere', j, "another cluster entry's backup job; never touched")
     else if (o === 'none') skip('untagged', j, `backup job without the ${marker} marker in its comment; never touched`)
   }
-  if (candidates.length === 0) return out
-  const deferred = (code: Skip['code'], message: string, jobs: readonly LiveBackupJob[]) => {
-    for (const j of jobs) out.skips.push({ code, address: backupAddress(j.id), kind: KIND, node: '', message })
+  out.prunes = {
+    guarded: true,
+    owner: 'owned',
+    noun: 'live job(s)',
+    owned: new Map([[KIND, owned.length]]),
+    desired: new Map([[KIND, desired.length]]),
+    candidates: () => ({
+      candidates: candidates.map((j) => ({
+        kind: KIND,
+        draft: {
+          id: `${backupAddress(j.id)}#delete`,
+          address: backupAddress(j.id),
+          kind: KIND,
+          node: '',
+          type: 'delete',
+          reason: `present on PVE (${marker} marker) but absent in git`,
+          diffs: [],
+          disruption: 'none',
+          tier: 9,
+          level: 0,
+          requests: [{ call: 'deleteBackupJob', id: j.id }],
+        },
+      })),
+      skips: [],
+      anomalies: [],
+    }),
   }
-  const allowEmpty = (policy.allowEmpty as readonly string[]).includes(KIND)
-  if (desired.length === 0 && !allowEmpty) {
-    out.anomalies.push({
-      code: 'empty-desired',
-      kind: KIND,
-      message: `0 desired ${KIND} but ${candidates.length} owned live job(s) would be pruned: probable bad push; no ${KIND} is pruned this cycle (pass --allow-empty ${KIND} to accept)`,
-    })
-    deferred('prune-guard', 'prune deferred (empty-desired or ratio guard)', candidates)
-    return out
-  }
-  const selected = candidates.slice(0, Math.max(0, input.budget))
-  deferred(
-    'prune-budget',
-    `prune deferred (budget ${String(policy.pruneBudget)} per cycle)`,
-    candidates.slice(selected.length),
-  )
-  if (!allowEmpty && selected.length > policy.pruneRatioLimit * owned.length) {
-    out.anomalies.push({
-      code: 'prune-ratio',
-      kind: KIND,
-      message: `this cycle would prune ${selected.length} of ${owned.length} owned ${KIND} (more than ${Math.round(policy.pruneRatioLimit * 100)}%): probable bad push; no ${KIND} is pruned this cycle`,
-    })
-    deferred('prune-guard', 'prune deferred (empty-desired or ratio guard)', selected)
-    return out
-  }
-  for (const j of selected)
-    out.drafts.push({
-      id: `${backupAddress(j.id)}#delete`,
-      address: backupAddress(j.id),
-      kind: KIND,
-      node: '',
-      type: 'delete',
-      reason: `present on PVE (${marker} marker) but absent in git`,
-      diffs: [],
-      disruption: 'none',
-      tier: 9,
-      level: 0,
-      requests: [{ call: 'deleteBackupJob', id: j.id }],
-    })
   return out
 }

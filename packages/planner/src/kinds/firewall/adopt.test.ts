@@ -45,7 +45,11 @@ const inventory = (firewall: GuestFirewall): LiveInventory => ({
   storages: [],
   volumes: [],
   unreadableStorages: [],
-  firewalls: [{ vmid: 120, firewall }],
+  ha: { known: { form: 'rules', resources: [], preferences: [] } },
+  backupJobs: { known: [] },
+  heldVmids: [],
+  pools: { known: [] },
+  firewalls: [{ vmid: 120, known: firewall }],
 })
 
 /** a live firewall whose rules name only its own IP sets and aliases (what validate accepts) */

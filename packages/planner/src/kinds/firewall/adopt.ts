@@ -12,7 +12,7 @@ const RULE_KEYS = ['macro', 'proto', 'dport', 'sport', 'source', 'dest', 'iface'
 
 export function adoptedFirewall(entry: LiveFirewall | undefined): Record<string, unknown> | undefined {
   if (!entry || 'unreadable' in entry) return undefined
-  const c = liveFirewall(entry.firewall)
+  const c = liveFirewall(entry.known)
   if (Object.keys(c.options).length + c.rules.length + c.aliases.length + c.ipsets.length === 0) return undefined
   const out: Record<string, unknown> = {}
   for (const [yaml, pve] of Object.entries(OPTION_KEYS)) {

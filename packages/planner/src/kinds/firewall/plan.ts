@@ -12,6 +12,8 @@ import type { LiveFirewall, LiveGuest } from '../../inventory.js'
 import type { DisruptionPolicy, FieldDiff, Gap, Skip } from '../../plan-types.js'
 import type { GuestType } from '@proxops/pve-client/wire'
 import { allowed } from '../guest/disruption.js'
+import { disruptionFor } from '../guest/guest-plan.js'
+import { emptyPlan, type KindContext, type KindPlan } from '../kind.js'
 import type { Draft } from '../../plan/order.js'
 import {
   desiredFirewall,
@@ -44,7 +46,30 @@ export interface FirewallPlanOut {
   gaps: Gap[]
 }
 
-export function planFirewall(i: FirewallPlanInput, out: FirewallPlanOut): void {
+/** The firewall of every planned guest whose manifest declares spec.firewall. */
+export function planFirewalls(ctx: KindContext): KindPlan {
+  const out = emptyPlan()
+  const firewalls = new Map(ctx.live.firewalls.map((f) => [f.vmid, f]))
+  for (const g of ctx.guests) {
+    if (g.m.spec.firewall === undefined) continue
+    planFirewall(
+      {
+        m: g.m,
+        type: g.type,
+        address: g.base.address,
+        base: g.base,
+        ...(g.live ? { live: g.live } : {}),
+        ...(g.createdBy !== undefined ? { createdBy: g.createdBy } : {}),
+        firewalls,
+        policy: disruptionFor(g.m, ctx.policy.disruption),
+      },
+      out,
+    )
+  }
+  return out
+}
+
+function planFirewall(i: FirewallPlanInput, out: FirewallPlanOut): void {
   const spec = i.m.spec.firewall
   if (spec === undefined) return
   const { node, vmid } = i.m.spec
@@ -60,7 +85,7 @@ export function planFirewall(i: FirewallPlanInput, out: FirewallPlanOut): void {
       skip('unknown', `firewall could not be read this cycle (${entry ? entry.unreadable : 'not read'}); not planned`)
       return
     }
-    live = liveFirewall(entry.firewall)
+    live = liveFirewall(entry.known)
   } else if (i.createdBy === undefined) {
     return
   }

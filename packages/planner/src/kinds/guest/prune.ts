@@ -1,11 +1,11 @@
 /**
- * Prunes: only guests this cluster entry owns (ownership.ts) on allowlisted nodes that no manifest claims,
- * never artifacts, never more than the budget, nothing at all for a kind whose desired set is empty (unless
- * allowed) or that would lose more than the ratio limit of its owned objects. Prunes run last (tier 9).
+ * Guest prunes: only guests this cluster entry owns (plan/ownership.ts) on allowlisted nodes that no manifest
+ * claims; the budget and the guards are the prune stage's (plan/prune.ts). Prunes run last (tier 9).
  */
 import type { LiveGuest } from '../../inventory.js'
 import type { Anomaly, GuestKind, Policy, PveRequest, Skip } from '../../plan-types.js'
 import type { Draft } from '../../plan/order.js'
+import type { PruneCandidate, PruneGroup } from '../kind.js'
 import { ownerOf } from '../../plan/ownership.js'
 
 export const liveKind = (g: Pick<LiveGuest, 'type' | 'template'>): GuestKind =>
@@ -13,35 +13,48 @@ export const liveKind = (g: Pick<LiveGuest, 'type' | 'template'>): GuestKind =>
 
 const address = (g: LiveGuest): string => `${liveKind(g)}/${g.node}/${g.vmid}${g.name ? `(${g.name})` : ''}`
 
-export interface PruneResult {
-  drafts: Draft[]
-  anomalies: Anomaly[]
-  skips: Skip[]
-}
-
 /**
+ * The guests this entry would prune, for the one prune stage (plan/prune.ts), in its deferral order: by node,
+ * then vmid. Unowned, foreign, unmarked, offline, locked, protected and linked-clone templates are reported on
+ * the way and never become candidates.
  * @param guests the readable live guests on allowlisted nodes, sorted by vmid
  * @param matched vmids claimed by a desired guest (by vmid) or unknown this cycle
  * @param desiredCounts desired objects per guest kind
  */
-export function prunes(
+export function guestPrunes(
   guests: readonly LiveGuest[],
   matched: ReadonlySet<number>,
   desiredCounts: ReadonlyMap<GuestKind, number>,
   policy: Policy,
-  offlineNodes: ReadonlySet<string> = new Set(),
-): PruneResult {
-  const drafts: Draft[] = []
+  offlineNodes: ReadonlySet<string>,
+): PruneGroup {
+  const tag = policy.ownershipTag
+  const owned = new Map<string, number>()
+  for (const g of guests)
+    if (ownerOf(g.tags, policy).kind === 'self') owned.set(liveKind(g), (owned.get(liveKind(g)) ?? 0) + 1)
+  return {
+    guarded: true,
+    owner: `${tag}-tagged`,
+    noun: 'live object(s)',
+    owned,
+    desired: desiredCounts,
+    candidates: () => candidates(guests, matched, policy, offlineNodes),
+  }
+}
+
+function candidates(
+  guests: readonly LiveGuest[],
+  matched: ReadonlySet<number>,
+  policy: Policy,
+  offlineNodes: ReadonlySet<string>,
+): { candidates: PruneCandidate[]; skips: Skip[]; anomalies: Anomaly[] } {
   const anomalies: Anomaly[] = []
   const skips: Skip[] = []
   const tag = policy.ownershipTag
-  const owned = new Map<GuestKind, number>()
-  const candidates: LiveGuest[] = []
-
+  const found: LiveGuest[] = []
   for (const g of guests) {
     const kind = liveKind(g)
     const owner = ownerOf(g.tags, policy)
-    if (owner.kind === 'self') owned.set(kind, (owned.get(kind) ?? 0) + 1)
     if (matched.has(g.vmid)) continue
     const skip = (code: Skip['code'], message: string) =>
       skips.push({ code, address: address(g), kind, node: g.node, vmid: g.vmid, message })
@@ -88,93 +101,42 @@ export function prunes(
       })
       continue
     }
-    candidates.push(g)
+    found.push(g)
   }
+  found.sort((a, b) => (a.node < b.node ? -1 : a.node > b.node ? 1 : a.vmid - b.vmid))
+  return { candidates: found.map((g) => ({ kind: liveKind(g), draft: deleteDraft(g, policy) })), skips, anomalies }
+}
 
-  // guards per kind: the empty-desired guard, then (after the budget) the ratio guard
-  const guarded = new Set<GuestKind>()
-  const byKind = (k: GuestKind) => candidates.filter((g) => liveKind(g) === k)
-  for (const kind of ['VM', 'TemplateVM', 'LXC', 'TemplateCT'] as const) {
-    const n = byKind(kind).length
-    if (n === 0 || policy.allowEmpty.includes(kind)) continue
-    if ((desiredCounts.get(kind) ?? 0) === 0) {
-      guarded.add(kind)
-      anomalies.push({
-        code: 'empty-desired',
-        kind,
-        message: `0 desired ${kind} but ${n} ${tag}-tagged live object(s) would be pruned: probable bad push; no ${kind} is pruned this cycle (pass --allow-empty ${kind} to accept)`,
-      })
-    }
-  }
-  const ordered = candidates
-    .filter((g) => !guarded.has(liveKind(g)))
-    .sort((a, b) => (a.node < b.node ? -1 : a.node > b.node ? 1 : a.vmid - b.vmid))
-  const budget = policy.pruneBudget === 'unlimited' ? Number.POSITIVE_INFINITY : policy.pruneBudget
-  const selected = ordered.slice(0, budget)
-  const overBudget = ordered.slice(selected.length)
-  for (const kind of ['VM', 'TemplateVM', 'LXC', 'TemplateCT'] as const) {
-    if (policy.allowEmpty.includes(kind) || guarded.has(kind)) continue
-    const n = selected.filter((g) => liveKind(g) === kind).length
-    const total = owned.get(kind) ?? 0
-    if (n > 0 && n > policy.pruneRatioLimit * total) {
-      guarded.add(kind)
-      anomalies.push({
-        code: 'prune-ratio',
-        kind,
-        message: `this cycle would prune ${n} of ${total} ${tag}-tagged ${kind} (more than ${Math.round(policy.pruneRatioLimit * 100)}%): probable bad push; no ${kind} is pruned this cycle`,
-      })
-    }
-  }
-
-  for (const g of candidates) {
-    const kind = liveKind(g)
-    const skip = (code: Skip['code'], message: string) =>
-      skips.push({ code, address: address(g), kind, node: g.node, vmid: g.vmid, message })
-    if (guarded.has(kind)) skip('prune-guard', 'prune deferred (empty-desired or ratio guard)')
-  }
-  for (const g of overBudget) {
-    skips.push({
-      code: 'prune-budget',
-      address: address(g),
-      kind: liveKind(g),
+/** a graceful shutdown first when it runs, then DELETE with purge (docs/safety.md) */
+function deleteDraft(g: LiveGuest, policy: Policy): Draft {
+  const running = g.status === 'running'
+  const requests: PveRequest[] = []
+  if (running)
+    requests.push({
+      call: 'shutdown',
       node: g.node,
+      guest: g.type,
       vmid: g.vmid,
-      message: `prune deferred (budget ${String(policy.pruneBudget)} per cycle)`,
+      timeoutSeconds: policy.shutdownTimeoutSeconds,
+      forceStop: policy.forceStopAfterTimeout,
     })
+  requests.push({ call: 'deleteGuest', node: g.node, guest: g.type, vmid: g.vmid })
+  return {
+    id: `${address(g)}#delete`,
+    address: address(g),
+    kind: liveKind(g),
+    ...(g.name ? { name: g.name } : {}),
+    node: g.node,
+    vmid: g.vmid,
+    type: 'delete',
+    reason: `present on PVE (${policy.ownershipTag}-tagged) but absent in git${running ? '; graceful shutdown first' : ''}`,
+    diffs: [],
+    disruption: running ? 'stop' : 'none',
+    tier: 9,
+    level: 0,
+    digest: g.digest,
+    requests,
   }
-  for (const g of selected) {
-    const kind = liveKind(g)
-    if (guarded.has(kind)) continue
-    const running = g.status === 'running'
-    const requests: PveRequest[] = []
-    if (running)
-      requests.push({
-        call: 'shutdown',
-        node: g.node,
-        guest: g.type,
-        vmid: g.vmid,
-        timeoutSeconds: policy.shutdownTimeoutSeconds,
-        forceStop: policy.forceStopAfterTimeout,
-      })
-    requests.push({ call: 'deleteGuest', node: g.node, guest: g.type, vmid: g.vmid })
-    drafts.push({
-      id: `${address(g)}#delete`,
-      address: address(g),
-      kind,
-      ...(g.name ? { name: g.name } : {}),
-      node: g.node,
-      vmid: g.vmid,
-      type: 'delete',
-      reason: `present on PVE (${tag}-tagged) but absent in git${running ? '; graceful shutdown first' : ''}`,
-      diffs: [],
-      disruption: running ? 'stop' : 'none',
-      tier: 9,
-      level: 0,
-      digest: g.digest,
-      requests,
-    })
-  }
-  return { drafts, anomalies, skips }
 }
 
 /** the volume id of a config value: the leading token, or `file=`/`volume=` (`ceph:base-9000-disk-0,size=8G`) */

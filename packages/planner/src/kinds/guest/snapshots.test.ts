@@ -2,7 +2,18 @@
 import { fc, test } from '@fast-check/vitest'
 import { describe, expect, it } from 'vitest'
 import { drift2Arb } from '../../arbitraries.test.helpers.js'
-import { artifact, desired, GiB, inventory, liveCt, liveVm, lookup, lxc, policy, vm } from '../../fixtures.test.helpers.js'
+import {
+  artifact,
+  desired,
+  GiB,
+  inventory,
+  liveCt,
+  liveVm,
+  lookup,
+  lxc,
+  policy,
+  vm,
+} from '../../fixtures.test.helpers.js'
 import type { DesiredState } from '../../desired.js'
 import type { LiveInventory, LiveStorage } from '../../inventory.js'
 import type { Action, Plan, Policy } from '../../plan-types.js'

@@ -42,9 +42,9 @@ const VM = (vmid: number, running: boolean, type: 'qemu' | 'lxc' = 'qemu'): Live
   pendingDeletes: [],
 })
 
-const inventory = (guests: LiveGuest[], ha: LiveHa | undefined): LiveInventory => ({
+const inventory = (guests: LiveGuest[], ha: LiveHa | { unreadable: string }): LiveInventory => ({
   cluster: 'lab',
-  pveVersion: ha !== undefined && 'form' in ha && ha.form === 'groups' ? '8.4.1' : '9.1.1',
+  pveVersion: 'form' in ha && ha.form === 'groups' ? '8.4.1' : '9.1.1',
   nodes: [
     { node: 'pve1', online: true },
     { node: 'pve2', online: true },
@@ -54,7 +54,11 @@ const inventory = (guests: LiveGuest[], ha: LiveHa | undefined): LiveInventory =
   storages: [],
   volumes: [{ node: 'pve1', storage: 'local', volid: 'local:vztmpl/deb.tar.zst', content: 'vztmpl' }],
   unreadableStorages: [],
-  ...(ha ? { ha } : {}),
+  firewalls: [],
+  backupJobs: { known: [] },
+  heldVmids: [],
+  pools: { known: [] },
+  ha: 'unreadable' in ha ? ha : { known: ha },
 })
 
 function adoptThenPlan(live: LiveInventory): { plan: Plan; result: ReturnType<typeof adopt> } {

@@ -9,7 +9,7 @@
  * says; a guest not (yet) in that state is a warning, not a different manifest.
  */
 import { isTrue, splitList, type GuestType, type HaItem } from '@proxops/pve-client/wire'
-import type { LiveGuest, LiveHa } from '../../inventory.js'
+import type { LiveGuest, LiveHa, Observed } from '../../inventory.js'
 import { haOwned, haPreferenceId, haSid, parseNodePriorities } from './plan.js'
 
 /** resource properties spec.ha models, plus what PVE lists beside them */
@@ -30,22 +30,22 @@ export interface AdoptedHa {
 const nodePriorities = (value: string | undefined): Record<string, number> =>
   Object.fromEntries([...parseNodePriorities(value)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
 
-export function adoptedHa(guest: LiveGuest, live: LiveHa | undefined, tag: string): AdoptedHa {
+export function adoptedHa(guest: LiveGuest, observed: Observed<LiveHa>, tag: string): AdoptedHa {
   const out: AdoptedHa = { gaps: [], warnings: [] }
   const type: GuestType = guest.type
   const sid = haSid(type, guest.vmid)
-  if (live === undefined) return out
   if (guest.template) {
     // templates have no spec.ha, and the planner never plans HA for them
-    if (!('unreadable' in live) && live.resources.some((x) => x.sid === sid))
+    if ('known' in observed && observed.known.resources.some((x) => x.sid === sid))
       out.gaps.push({ field: 'ha', value: sid, note: 'a template is not managed as an HA resource; left as it is' })
     return out
   }
-  if ('unreadable' in live) {
+  if ('unreadable' in observed) {
     // without spec.ha the planner would remove a resource ProxOps marked: never list such a file unreviewed
-    out.incomplete = `spec.ha: the HA configuration could not be read (${live.unreadable}); adopt again to learn whether ${sid} is an HA resource`
+    out.incomplete = `spec.ha: the HA configuration could not be read (${observed.unreadable}); adopt again to learn whether ${sid} is an HA resource`
     return out
   }
+  const live = observed.known
   const r = live.resources.find((x) => x.sid === sid)
   if (!r) return out
 

@@ -3,7 +3,7 @@
  * the PVE version has: `/cluster/ha/groups` on 8.x, `/cluster/ha/rules` on 9.x (where groups are migrated to
  * rules and every groups call dies). Two requests per cycle. A failed read makes HA unknown, never absent.
  */
-import type { LiveHa } from '../../inventory.js'
+import type { LiveHa, Observed } from '../../inventory.js'
 import type { HaItem } from '@proxops/pve-client/wire'
 import type { LiveReader } from '../../ports.js'
 
@@ -15,16 +15,17 @@ export async function readHa(
   reader: LiveReader,
   pveVersion: string,
   read: <T>(fn: () => Promise<T>) => Promise<T>,
-): Promise<LiveHa | undefined> {
-  if (!reader.haConfig) return undefined
+): Promise<Observed<LiveHa>> {
   const haConfig = reader.haConfig.bind(reader)
   const form = haForm(pveVersion)
   try {
     const [resources, preferences] = await Promise.all([read(() => haConfig('resources')), read(() => haConfig(form))])
     return {
-      form,
-      resources: sortBy(resources, 'sid'),
-      preferences: sortBy(preferences, form === 'groups' ? 'group' : 'rule'),
+      known: {
+        form,
+        resources: sortBy(resources, 'sid'),
+        preferences: sortBy(preferences, form === 'groups' ? 'group' : 'rule'),
+      },
     }
   } catch (error) {
     return { unreadable: error instanceof Error ? error.message : String(error) }

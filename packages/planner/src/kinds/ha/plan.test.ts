@@ -1,12 +1,12 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { HaSpec, LxcManifest, VmManifest } from '@proxops/schema'
-import type { LiveGuest, LiveHa } from '../../inventory.js'
-import type { Anomaly, PveRequest, Skip } from '../../plan-types.js'
+import type { LiveGuest, LiveHa, Observed } from '../../inventory.js'
+import type { PveRequest } from '../../plan-types.js'
 import type { HaItem } from '@proxops/pve-client/wire'
-import type { Draft } from '../../plan/order.js'
-import { vm } from '../../fixtures.test.helpers.js'
-import { HaPlanner, haMarker } from './plan.js'
+import { desired, inventory, kindContext, policy, vm } from '../../fixtures.test.helpers.js'
+import { prune } from '../../plan/prune.js'
+import { haMarker, pinnedPower, planHa } from './plan.js'
 
 const TAG = 'proxops'
 
@@ -37,17 +37,28 @@ const base = (vmid: number) => ({
 const spec = (over: Partial<HaSpec> = {}): HaSpec => ({ max_restart: 1, max_relocate: 1, strict: false, ...over })
 
 function run(
-  ha: LiveHa | undefined,
+  ha: LiveHa | { unreadable: string },
   guests: [VmManifest | LxcManifest, LiveGuest | undefined][],
   budget: number | 'unlimited' = 'unlimited',
 ) {
-  const out = { drafts: [] as Draft[], anomalies: [] as Anomaly[], skips: [] as Skip[] }
-  const p = new HaPlanner({ ha, ownershipTag: TAG, budget, ...out })
-  for (const [m, g] of guests) p.plan(m, 'qemu', g, base(m.spec.vmid), [])
-  return { ...out, planner: p }
+  const observed: Observed<LiveHa> = 'unreadable' in ha ? ha : { known: ha }
+  const ctx = kindContext(
+    desired(...guests.map(([m]) => m)),
+    inventory([], { ha: observed }),
+    policy({ pruneBudget: budget }),
+    guests.map(([m, g]) => ({ m, type: 'qemu', base: base(m.spec.vmid), ...(g ? { live: g } : {}) })),
+  )
+  const r = planHa(ctx)
+  const pruned = prune(r.prunes ? [r.prunes] : [], ctx.policy)
+  return {
+    drafts: [...r.drafts, ...pruned.drafts],
+    anomalies: [...r.anomalies, ...pruned.anomalies],
+    skips: [...r.skips, ...pruned.skips],
+    planner: { pinnedPower: (m: VmManifest, g: LiveGuest | undefined) => pinnedPower(m, g, observed) },
+  }
 }
 
-describe('HaPlanner', () => {
+describe('planHa', () => {
   it('pins the guest plan to the live power while the resource lacks the declared state', () => {
     const ha: LiveHa = { form: 'rules', resources: [{ sid: 'vm:100', state: 'stopped' }], preferences: [] }
     const p = run(ha, []).planner
@@ -155,7 +166,7 @@ const liveItemArb = (vmid: number) =>
     { nil: undefined },
   )
 
-describe('HaPlanner properties', () => {
+describe('planHa properties', () => {
   it('apply then plan is empty, and only marked resources, groups and rules are deleted', () => {
     fc.assert(
       fc.property(

@@ -14,10 +14,11 @@
  * (qemu-server vm_start/vm_shutdown, pve-container Status.pm) and so also goes through HA.
  */
 import type { HaSpec, LxcManifest, Manifest, PowerState, VmManifest } from '@proxops/schema'
-import type { LiveGuest, LiveHa } from '../../inventory.js'
-import type { Anomaly, DisruptionClass, FieldDiff, PlanParamValue, PveRequest, Skip } from '../../plan-types.js'
+import { known, type LiveGuest, type LiveHa, type Observed } from '../../inventory.js'
+import type { Anomaly, DisruptionClass, FieldDiff, PlanParamValue, Policy, PveRequest, Skip } from '../../plan-types.js'
 import { isTrue, splitList, type GuestType, type HaItem } from '@proxops/pve-client/wire'
 import type { Draft } from '../../plan/order.js'
+import { emptyPlan, type KindContext, type KindPlan, type PruneCandidate } from '../kind.js'
 
 type Guest = VmManifest | LxcManifest
 type Requested = 'started' | 'stopped' | 'disabled' | 'ignored'
@@ -61,27 +62,87 @@ const sameNodes = (live: string | undefined, want: Readonly<Record<string, numbe
   return l.size === w.length && w.every(([n, p]) => l.get(n) === p)
 }
 export interface HaEnv {
-  ha: LiveHa | undefined
+  ha: Observed<LiveHa>
   ownershipTag: string
-  /** HA removals allowed this cycle (the prune budget) */
-  budget: number | 'unlimited'
   drafts: Draft[]
   anomalies: Anomaly[]
   skips: Skip[]
+  /** removals of a resource ProxOps owns, for the prune stage's budget */
+  removals: PruneCandidate[]
+  /** the prune budget, for the message of a removal it defers */
+  budget: Policy['pruneBudget']
 }
 
 type Base = Pick<Draft, 'resource' | 'address' | 'kind' | 'name' | 'node' | 'vmid' | 'tier' | 'level'>
 
-/** Plans every declared guest's HA against one LiveHa; keeps the removal count for the budget. */
-export class HaPlanner {
-  private removals = 0
-  private readonly resources = new Map<string, HaItem>()
+const resourceIndex = new WeakMap<LiveHa, Map<string, HaItem>>()
+/** the HA resources by sid, indexed once per inventory */
+function resourcesOf(ha: LiveHa): Map<string, HaItem> {
+  let index = resourceIndex.get(ha)
+  if (!index) {
+    index = new Map()
+    for (const r of ha.resources) if (r.sid !== undefined) index.set(r.sid, r)
+    resourceIndex.set(ha, index)
+  }
+  return index
+}
+
+/**
+ * The power state the guest planner should plan towards instead of `spec.state` (no power action of its
+ * own), or undefined to plan as usual: while the HA resource does not yet request the declared state, the HA
+ * write carries the power change. Unknown HA pins to the live power: nothing is started or stopped.
+ */
+export function pinnedPower(m: Manifest, g: LiveGuest | undefined, ha: Observed<LiveHa>): PowerState | undefined {
+  if (!isGuest(m)) return undefined
+  const want = requestedState(m)
+  if (want === undefined) return undefined
+  const live = g === undefined ? 'stopped' : g.status === 'running' ? 'started' : 'stopped'
+  if ('unreadable' in ha) return live
+  if (want === 'ignored') return undefined
+  const r = resourcesOf(ha.known).get(haSid(m.kind === 'VM' ? 'qemu' : 'lxc', m.spec.vmid))
+  return r !== undefined && liveState(r) === want ? undefined : live
+}
+
+/**
+ * The HA kind: every planned VM and LXC's resource and node preference, after the guest's own actions and its
+ * firewall (a new guest exists before its resource is created). Removals go to the prune stage.
+ */
+export function planHa(ctx: KindContext): KindPlan {
+  const out = emptyPlan()
+  const removals: PruneCandidate[] = []
+  const planner = new HaPlanner({
+    ha: ctx.live.ha,
+    ownershipTag: ctx.policy.ownershipTag,
+    ...out,
+    removals,
+    budget: ctx.policy.pruneBudget,
+  })
+  for (const g of ctx.guests) {
+    const m = g.m
+    if (m.kind !== 'VM' && m.kind !== 'LXC') continue
+    planner.plan(m, g.type, g.live, g.base, ctx.actionsOf(g.base.address))
+  }
+  removals.sort((a, b) => (a.draft.address < b.draft.address ? -1 : a.draft.address > b.draft.address ? 1 : 0))
+  out.prunes = {
+    guarded: false,
+    owner: 'owned',
+    noun: 'HA resource(s)',
+    owned: new Map(),
+    desired: new Map(),
+    candidates: () => ({ candidates: removals, skips: [], anomalies: [] }),
+  }
+  return out
+}
+
+/** Plans every declared guest's HA against one LiveHa. */
+class HaPlanner {
+  private readonly resources: ReadonlyMap<string, HaItem> = new Map()
   private readonly preferences = new Map<string, HaItem>()
 
   constructor(private readonly env: HaEnv) {
-    const ha = env.ha
-    if (ha && !('unreadable' in ha)) {
-      for (const r of ha.resources) if (r.sid !== undefined) this.resources.set(r.sid, r)
+    const ha = known(env.ha)
+    if (ha) {
+      this.resources = resourcesOf(ha)
       for (const p of ha.preferences) {
         const id = ha.form === 'groups' ? p.group : p.rule
         if (id !== undefined) this.preferences.set(id, p)
@@ -90,28 +151,11 @@ export class HaPlanner {
   }
 
   /**
-   * The power state the guest planner should plan towards instead of `spec.state` (no power action of its
-   * own), or undefined to plan as usual: while the HA resource does not yet request the declared state, the HA
-   * write carries the power change. Unknown HA pins to the live power: nothing is started or stopped.
-   */
-  pinnedPower(m: Manifest, g: LiveGuest | undefined): PowerState | undefined {
-    if (!isGuest(m)) return undefined
-    const want = requestedState(m)
-    if (want === undefined) return undefined
-    const live = g === undefined ? 'stopped' : g.status === 'running' ? 'started' : 'stopped'
-    const ha = this.env.ha
-    if (ha === undefined || 'unreadable' in ha) return live
-    if (want === 'ignored') return undefined
-    const r = this.resources.get(haSid(m.kind === 'VM' ? 'qemu' : 'lxc', m.spec.vmid))
-    return r !== undefined && liveState(r) === want ? undefined : live
-  }
-
-  /**
    * The HA actions of one declared guest. `after`: the guest's own action ids this cycle (the HA write runs
    * after them, so a new guest exists before its resource is created).
    */
   plan(m: Guest, type: GuestType, g: LiveGuest | undefined, base: Base, after: string[]): void {
-    const ha = this.env.ha
+    const observed = this.env.ha
     const skip = (message: string) =>
       this.env.skips.push({
         code: 'unknown',
@@ -121,14 +165,11 @@ export class HaPlanner {
         vmid: m.spec.vmid,
         message,
       })
-    if (ha === undefined) {
-      if (m.spec.ha) skip('spec.ha: this reader cannot read the HA configuration; HA not planned')
+    if ('unreadable' in observed) {
+      if (m.spec.ha) skip(`the HA configuration could not be read this cycle (${observed.unreadable}); HA not planned`)
       return
     }
-    if ('unreadable' in ha) {
-      if (m.spec.ha) skip(`the HA configuration could not be read this cycle (${ha.unreadable}); HA not planned`)
-      return
-    }
+    const ha = observed.known
     const sid = haSid(type, m.spec.vmid)
     const prefId = haPreferenceId(type, m.spec.vmid)
     const live = this.resources.get(sid)
@@ -326,22 +367,9 @@ export class HaPlanner {
 
   /** `spec.ha` removed from a guest whose resource ProxOps owns: delete it (purge takes it out of its rule) */
   private remove(m: Guest, type: GuestType, base: Base, sid: string, pref: HaItem | undefined, after: string[]): void {
-    const budget = this.env.budget
-    if (budget !== 'unlimited' && this.removals >= budget) {
-      this.env.skips.push({
-        code: 'prune-budget',
-        address: base.address,
-        kind: base.kind,
-        node: base.node,
-        vmid: m.spec.vmid,
-        message: `removing HA resource ${sid} is over the prune budget (${budget}) this cycle`,
-      })
-      return
-    }
-    this.removals++
     const requests: PveRequest[] = [{ call: 'haWrite', object: 'resources', method: 'DELETE', id: sid, params: {} }]
     const diffs: FieldDiff[] = [{ field: 'spec.ha', key: sid, before: liveState(this.resources.get(sid) as HaItem) }]
-    const ha = this.env.ha as Exclude<LiveHa, { unreadable: string }>
+    const ha = known(this.env.ha) as LiveHa
     if (pref && haOwned(pref, this.env.ownershipTag)) {
       // a rule is purged with its last resource; an owned group is deleted once the resource is gone
       if (ha.form === 'groups')
@@ -352,15 +380,19 @@ export class HaPlanner {
         before: pref.nodes ?? '',
       })
     }
-    this.push(
-      base,
-      'ha-delete',
-      `${m.kind}/${m.metadata.name}: spec.ha removed; HA resource ${sid} (owned) will be removed`,
-      diffs,
-      'none',
-      requests,
-      after,
-    )
+    this.env.removals.push({
+      kind: 'HA',
+      draft: this.draft(
+        base,
+        'ha-delete',
+        `${m.kind}/${m.metadata.name}: spec.ha removed; HA resource ${sid} (owned) will be removed`,
+        diffs,
+        'none',
+        requests,
+        after,
+      ),
+      overBudget: `removing HA resource ${sid} is over the prune budget (${this.env.budget}) this cycle`,
+    })
   }
 
   private reason(m: Guest, sid: string, exists: boolean, diffs: readonly FieldDiff[]): string {
@@ -379,7 +411,19 @@ export class HaPlanner {
     requests: PveRequest[],
     after: string[],
   ): void {
-    this.env.drafts.push({
+    this.env.drafts.push(this.draft(base, type, reason, diffs, disruption, requests, after))
+  }
+
+  private draft(
+    base: Base,
+    type: 'ha-create' | 'ha-update' | 'ha-delete',
+    reason: string,
+    diffs: FieldDiff[],
+    disruption: DisruptionClass,
+    requests: PveRequest[],
+    after: string[],
+  ): Draft {
+    return {
       ...base,
       id: `${base.address}#${type}`,
       type,
@@ -388,7 +432,7 @@ export class HaPlanner {
       disruption,
       requests,
       after: after.slice(),
-    })
+    }
   }
 }
 

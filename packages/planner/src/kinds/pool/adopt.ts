@@ -17,9 +17,9 @@ export function adoptPools(
   sanitise: (raw: string, fallback: string) => string,
   ownershipTag: string,
 ): AdoptedFile[] {
-  if (!live.pools || 'unreadable' in live.pools) return []
+  if ('unreadable' in live.pools) return []
   const wanted = only === undefined ? undefined : new Set(only)
-  return live.pools.pools
+  return live.pools.known
     .filter((p) => !wanted || wanted.has(p.poolid))
     .map((p) => {
       const name = claim('Pool', sanitise(p.poolid, 'pool'), p.poolid)
@@ -42,9 +42,8 @@ export function adoptPools(
 /** vmid -> the pool it is in (a guest is in at most one), or a warning when the pools could not be read */
 export function poolMemberships(live: LiveInventory): { of: Map<number, string>; warning?: string } {
   const of = new Map<number, string>()
-  if (!live.pools) return { of }
   if ('unreadable' in live.pools)
     return { of, warning: `the pools could not be read (${live.pools.unreadable}); spec.pool was not adopted` }
-  for (const p of live.pools.pools) for (const vmid of p.vmids) of.set(vmid, p.poolid)
+  for (const p of live.pools.known) for (const vmid of p.vmids) of.set(vmid, p.poolid)
   return { of }
 }

@@ -4,14 +4,13 @@
  * members are known even where the token cannot see the guests. 1 + pools requests per cycle. A failed read
  * makes every pool unknown, never absent: no pool is created, changed or deleted and no membership is planned.
  */
-import type { LivePool, LivePools } from '../../inventory.js'
+import type { LivePool, Observed } from '../../inventory.js'
 import type { LiveReader } from '../../ports.js'
 
 export async function readPools(
   reader: LiveReader,
   read: <T>(fn: () => Promise<T>) => Promise<T>,
-): Promise<LivePools | undefined> {
-  if (!reader.pools || !reader.pool) return undefined
+): Promise<Observed<readonly LivePool[]>> {
   const list = reader.pools.bind(reader)
   const one = reader.pool.bind(reader)
   try {
@@ -33,7 +32,7 @@ export async function readPools(
         }
       }),
     )
-    return { pools: pools.sort((a, b) => (a.poolid < b.poolid ? -1 : a.poolid > b.poolid ? 1 : 0)) }
+    return { known: pools.sort((a, b) => (a.poolid < b.poolid ? -1 : a.poolid > b.poolid ? 1 : 0)) }
   } catch (error) {
     return { unreadable: error instanceof Error ? error.message : String(error) }
   }

@@ -7,7 +7,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { BackupJobManifest } from '@proxops/schema'
 import { plan } from '../../plan/plan.js'
-import type { LivePool, LivePools } from '../../inventory.js'
+import { known, type LivePool, type Observed } from '../../inventory.js'
 import type { Plan, Policy, PveRequest } from '../../plan-types.js'
 import { simConverge } from '../../test-support/sim.js'
 import type { DesiredState } from '../../desired.js'
@@ -22,7 +22,7 @@ const live = (poolid: string, comment?: string, vmids: number[] = [], storages: 
   vmids,
   storages,
 })
-const pools = (...p: LivePool[]): LivePools => ({ pools: p })
+const pools = (...p: LivePool[]): Observed<readonly LivePool[]> => ({ known: p })
 const owned = 'managed-by=proxops'
 const summary = (p: Plan) => p.actions.map((a) => `${a.type} ${a.address}`)
 const req = <C extends PveRequest['call']>(p: Plan, call: C) =>
@@ -124,12 +124,16 @@ describe('pools and backup jobs', () => {
   const job = (pool: string): BackupJobManifest => backupJob('nightly', { selection: { pool } })
 
   it('a job selecting a declared pool is created after it; a pool a job still selects is not pruned', () => {
-    const p = plan(desired(pool('web'), job('web')), inventory([], { pools: pools(), backupJobs: [] }), policy())
+    const p = plan(
+      desired(pool('web'), job('web')),
+      inventory([], { pools: pools(), backupJobs: { known: [] } }),
+      policy(),
+    )
     expect(summary(p)).toEqual(['create Pool/web', 'create BackupJob/nightly'])
     expect(p.actions[1]!.dependsOn).toEqual(['Pool/web#create'])
     const kept = plan(
       desired(pool('other'), job('web')),
-      inventory([], { pools: pools(live('other', owned), live('web', owned)), backupJobs: [] }),
+      inventory([], { pools: pools(live('other', owned), live('web', owned)), backupJobs: { known: [] } }),
       policy({ pruneBudget: 'unlimited', pruneRatioLimit: 1 }),
     )
     expect(kept.actions.filter((a) => a.kind === 'Pool')).toEqual([])
@@ -160,11 +164,7 @@ describe('pool prunes (docs/safety.md#pools)', () => {
       ),
     })
     const d = desired(vm('a', 100, { pool: 'web' }), pool('web'), pool('keep'))
-    const p = plan(
-      d,
-      { ...inv, pools: pools(...(inv.pools as { pools: LivePool[] }).pools, live('keep'), live('web')) },
-      policy(prune),
-    )
+    const p = plan(d, { ...inv, pools: pools(...(known(inv.pools) ?? []), live('keep'), live('web')) }, policy(prune))
     const deletes = p.actions.filter((a) => a.kind === 'Pool' && a.type === 'delete')
     expect(deletes.map((a) => [a.address, a.dependsOn])).toEqual([
       ['Pool/parent/child', []],

@@ -14,13 +14,21 @@
  * worker); an existing one joins through update_pool (`vms=<vmid>`, `allow-move=1` when it is in another
  * pool). `spec.pool` absent leaves a guest's membership alone.
  */
-import type { PoolManifest, QemuManifest, ContainerManifest } from '@proxops/schema'
+import type { ContainerManifest, Manifest, PoolManifest, QemuManifest } from '@proxops/schema'
 import { poolNeeded } from '@proxops/schema'
-import type { LivePool, LivePools } from '../../inventory.js'
+import { known, type LivePool, type Observed } from '../../inventory.js'
 import type { Anomaly, FieldDiff, Policy, PveRequest, Skip } from '../../plan-types.js'
 import type { Draft } from '../../plan/order.js'
 import { commentMarker, commentOwner, commentWord } from '../../plan/ownership.js'
 import { PlanInputError } from '../../errors.js'
+import {
+  emptyPlan,
+  type KindContext,
+  type KindPlan,
+  type PlanContext,
+  type PruneCandidate,
+  type PruneGroup,
+} from '../kind.js'
 
 type Guest = QemuManifest | ContainerManifest
 type Base = Pick<Draft, 'resource' | 'address' | 'kind' | 'name' | 'node' | 'vmid' | 'tier' | 'level'>
@@ -35,13 +43,79 @@ export const poolComment = (m: PoolManifest, policy: Pick<Policy, 'ownershipTag'
     ? commentMarker(policy)
     : `${commentMarker(policy)} ${m.spec.comment}`
 
-export interface PoolEnv {
+/** The pools a plan can name: on PVE or declared; `known` false when the pools could not be read. */
+export interface PoolIndex {
+  known: boolean
+  has(poolid: string): boolean
+}
+
+export function poolIndex(ctx: PlanContext): PoolIndex {
+  const declared = new Set(ctx.desired.manifests.flatMap((m) => (m.kind === 'Pool' ? [m.spec.id] : [])))
+  const live = known(ctx.live.pools)
+  const ids = new Set(live?.map((p) => p.poolid))
+  return { known: live !== undefined, has: (id) => ids.has(id) || declared.has(id) }
+}
+
+/**
+ * `pool=` for a new guest's create or clone, or why it cannot be created (create_vm would fail on
+ * check_pool_exist). Unknown pools: the create carries `pool=` and PVE checks it.
+ */
+export function poolForCreate(m: Guest, pools: PoolIndex): { pool?: string } | { missing: MissingPool } {
+  const pool = m.spec.pool
+  if (pool === undefined) return {}
+  if (pools.known && !pools.has(pool)) return { missing: missingPool(pool) }
+  return { pool }
+}
+
+type MissingPool = Omit<Anomaly, 'address' | 'kind'>
+const missingPool = (pool: string): MissingPool => ({
+  code: 'pool-missing',
+  field: 'spec.pool',
+  message: `spec.pool names pool ${JSON.stringify(pool)}, which is not on PVE (or not visible to this token: Pool.Audit) and no Pool of this cluster declares; declare it as a Pool or create it`,
+})
+
+/** Two Pool manifests declaring one PVE pool id (checked before anything is planned). */
+export function checkPoolIds(manifests: readonly Manifest[]): void {
+  const seen = new Map<string, string>()
+  for (const m of manifests) {
+    if (m.kind !== 'Pool') continue
+    const other = seen.get(m.spec.id)
+    if (other !== undefined)
+      throw new PlanInputError(
+        'PLAN_DUPLICATE',
+        `declares PVE pool id ${m.spec.id}, as Pool/${other} does`,
+        `Pool/${m.metadata.name}`,
+      )
+    seen.set(m.spec.id, m.metadata.name)
+  }
+}
+
+/**
+ * The pool kind: creates and comment updates of the declared pools, the membership of every planned guest that
+ * exists (after its other actions), and the deletes of owned pools git no longer declares (prune stage).
+ */
+export function planPools(ctx: KindContext): KindPlan {
+  const out = emptyPlan()
+  const planner = new PoolPlanner({
+    desired: ctx.desired.manifests.filter((m): m is PoolManifest => m.kind === 'Pool'),
+    named: new Set(ctx.desired.manifests.flatMap((m) => poolNeeded(m)?.id ?? [])),
+    live: ctx.live.pools,
+    policy: ctx.policy,
+    levelOf: (m) => ctx.levelOf(`Pool/${m.metadata.name}`),
+    ...out,
+  })
+  for (const g of ctx.guests) if (g.live) planner.membership(g.m, g.base, ctx.actionsOf(g.base.address))
+  planner.planDeclared()
+  out.prunes = planner.prunes()
+  return out
+}
+
+interface PoolEnv {
   /** the Pool manifests of this cluster */
   desired: readonly PoolManifest[]
   /** pool ids the desired manifests need (schema's poolNeeded: spec.pool, a backup job's pool, a parent) */
   named: ReadonlySet<string>
-  /** absent: the reader cannot read pools */
-  live: LivePools | undefined
+  live: Observed<readonly LivePool[]>
   policy: Policy
   levelOf: (m: PoolManifest) => number
   drafts: Draft[]
@@ -52,7 +126,7 @@ export interface PoolEnv {
 const byId = (a: { poolid: string }, b: { poolid: string }): number =>
   a.poolid < b.poolid ? -1 : a.poolid > b.poolid ? 1 : 0
 
-export class PoolPlanner {
+class PoolPlanner {
   private readonly live = new Map<string, LivePool>()
   /** vmid -> the pool it is in (user.cfg's `vms` map: at most one) */
   private readonly memberOf = new Map<number, string>()
@@ -62,21 +136,11 @@ export class PoolPlanner {
   private readonly unreadable: string | undefined
 
   constructor(private readonly env: PoolEnv) {
-    for (const m of env.desired) {
-      const other = this.declared.get(m.spec.id)
-      if (other)
-        throw new PlanInputError(
-          'PLAN_DUPLICATE',
-          `declares PVE pool id ${m.spec.id}, as Pool/${other.metadata.name} does`,
-          `Pool/${m.metadata.name}`,
-        )
-      this.declared.set(m.spec.id, m)
-    }
+    for (const m of env.desired) this.declared.set(m.spec.id, m)
     const live = env.live
-    if (live === undefined) this.unreadable = 'this reader cannot read pools'
-    else if ('unreadable' in live) this.unreadable = live.unreadable
+    if ('unreadable' in live) this.unreadable = live.unreadable
     else
-      for (const p of live.pools) {
+      for (const p of live.known) {
         this.live.set(p.poolid, p)
         for (const vmid of p.vmids) this.memberOf.set(vmid, p.poolid)
       }
@@ -84,20 +148,6 @@ export class PoolPlanner {
 
   private get known(): boolean {
     return this.unreadable === undefined
-  }
-
-  /**
-   * `pool=` for a guest's create or clone, or a refusal (an anomaly is recorded and the guest is not created:
-   * create_vm would fail on check_pool_exist). Unknown pools: the create carries `pool=` and PVE checks it.
-   */
-  createParam(m: Guest, address: string): { pool?: string } | 'refused' {
-    const pool = m.spec.pool
-    if (pool === undefined) return {}
-    if (this.known && !this.live.has(pool) && !this.declared.has(pool)) {
-      this.missing(m, address)
-      return 'refused'
-    }
-    return { pool }
   }
 
   /** the membership of a guest that exists: join `spec.pool` when it is elsewhere or in no pool */
@@ -118,7 +168,7 @@ export class PoolPlanner {
     const current = this.memberOf.get(m.spec.vmid)
     if (current === pool) return
     if (!this.live.has(pool) && !this.declared.has(pool)) {
-      this.missing(m, base.address)
+      this.env.anomalies.push({ ...missingPool(pool), address: base.address, kind: m.kind })
       return
     }
     const id = `${base.address}#pool`
@@ -137,16 +187,6 @@ export class PoolPlanner {
         },
       ],
       after: [...after],
-    })
-  }
-
-  private missing(m: Guest, address: string): void {
-    this.env.anomalies.push({
-      code: 'pool-missing',
-      address,
-      kind: m.kind,
-      field: 'spec.pool',
-      message: `spec.pool names pool ${JSON.stringify(m.spec.pool)}, which is not on PVE (or not visible to this token: Pool.Audit) and no Pool of this cluster declares; declare it as a Pool or create it`,
     })
   }
 
@@ -230,59 +270,64 @@ export class PoolPlanner {
   }
 
   /**
-   * Deletes of owned pools git no longer declares. `guestPrunes`: the guest deletes of this plan (a member that
-   * is pruned leaves its pool with it, remove_vm_access); `budget`: deletions still allowed this cycle.
+   * Deletes of owned pools git no longer declares, for the prune stage. A pool goes only once nothing stays in
+   * it: its members are pruned in this plan (a guest's destroy takes it out of its pool, remove_vm_access) or
+   * moved to another pool, and its sub-pools go first.
    */
-  planPrunes(guestPrunes: readonly Draft[], budget: number): void {
-    if (!this.known) return
+  prunes(): PruneGroup {
+    const { policy } = this.env
+    const owned = [...this.live.values()].filter((p) => commentOwner(p.comment, policy) === 'self').length
+    return {
+      guarded: true,
+      owner: 'owned',
+      noun: 'live pool(s)',
+      owned: new Map([[KIND, owned]]),
+      desired: new Map([[KIND, this.env.desired.length]]),
+      candidates: (chosen) => this.candidates(chosen),
+    }
+  }
+
+  private candidates(chosen: readonly Draft[]): { candidates: PruneCandidate[]; skips: Skip[]; anomalies: Anomaly[] } {
+    const found: PruneCandidate[] = []
+    const skips: Skip[] = []
+    const skip = (code: Skip['code'], p: LivePool, message: string) =>
+      skips.push({ code, address: poolAddress(p.poolid), kind: KIND, node: '', message })
+    if (!this.known) return { candidates: found, skips, anomalies: [] }
     const { policy } = this.env
     const tag = policy.ownershipTag
     const leaving = new Map<number, string>(this.moves)
-    for (const d of guestPrunes) if (d.vmid !== undefined) leaving.set(d.vmid, d.id ?? `${d.address}#${d.type}`)
+    for (const d of chosen)
+      if (d.vmid !== undefined && d.type === 'delete') leaving.set(d.vmid, d.id ?? `${d.address}#${d.type}`)
     const named = this.env.named
 
-    const owned: LivePool[] = []
     const candidates: LivePool[] = []
     for (const p of [...this.live.values()].sort(byId)) {
       const owner = commentOwner(p.comment, policy)
-      if (owner === 'self') owned.push(p)
       if (this.declared.has(p.poolid)) continue
       if (owner === 'self') candidates.push(p)
       else if (owner === 'unmarked')
-        this.skip(
+        skip(
           'unmarked',
           p,
           `marked ${commentMarker({ ownershipTag: tag })} without a cluster entry and absent in git; not pruned (it may be another entry's): write ${commentMarker(policy)} in its comment to let this entry prune it, or delete it by hand`,
         )
-      else if (owner === 'other') this.skip('owned-elsewhere', p, "another cluster entry's pool; never touched")
-      else this.skip('untagged', p, `pool without the ${commentMarker(policy)} marker in its comment; never touched`)
+      else if (owner === 'other') skip('owned-elsewhere', p, "another cluster entry's pool; never touched")
+      else skip('untagged', p, `pool without the ${commentMarker(policy)} marker in its comment; never touched`)
     }
-    if (candidates.length === 0) return
-    const allowEmpty = (policy.allowEmpty as readonly string[]).includes(KIND)
-    if (this.env.desired.length === 0 && !allowEmpty) {
-      this.env.anomalies.push({
-        code: 'empty-desired',
-        kind: KIND,
-        message: `0 desired ${KIND} but ${candidates.length} owned live pool(s) would be pruned: probable bad push; no ${KIND} is pruned this cycle (pass --allow-empty ${KIND} to accept)`,
-      })
-      for (const p of candidates) this.skip('prune-guard', p, 'prune deferred (empty-desired or ratio guard)')
-      return
-    }
-
     // what each candidate still holds once this plan has run; children first (deepest ids sort after parents)
     const deletes = new Map<string, string>()
-    const deletable: { pool: LivePool; after: string[] }[] = []
-    for (const p of [...candidates].sort(
-      (a, b) => b.poolid.split('/').length - a.poolid.split('/').length || byId(a, b),
-    )) {
+    for (const p of candidates.sort((a, b) => b.poolid.split('/').length - a.poolid.split('/').length || byId(a, b))) {
       const after: string[] = []
+      const waitsFor: string[] = []
       const blockers: string[] = []
       if (named.has(p.poolid)) blockers.push('a declared guest, backup job or pool needs it')
       for (const child of this.live.keys()) {
         if (!child.startsWith(`${p.poolid}/`) || child.slice(p.poolid.length + 1).includes('/')) continue
         const d = deletes.get(child)
-        if (d !== undefined) after.push(d)
-        else blockers.push(`it contains pool ${child}`)
+        if (d !== undefined) {
+          after.push(d)
+          waitsFor.push(d)
+        } else blockers.push(`it contains pool ${child}`)
       }
       if (p.storages.length > 0) blockers.push(`it contains storage ${p.storages.join(', ')}`)
       const staying = p.vmids.filter((vmid) => !leaving.has(vmid))
@@ -295,48 +340,30 @@ export class PoolPlanner {
           `it contains guest${staying.length === 1 ? '' : 's'} ${staying.join(', ')}, which this plan does not prune or move`,
         )
       if (blockers.length > 0) {
-        this.skip('prune-guard', p, `owned and absent in git, but not deleted: ${blockers.join('; ')}`)
+        skip('prune-guard', p, `owned and absent in git, but not deleted: ${blockers.join('; ')}`)
         continue
       }
-      deletes.set(p.poolid, `${poolAddress(p.poolid)}#delete`)
-      deletable.push({ pool: p, after })
-    }
-    // the budget takes parents after their children: a parent whose child is deferred waits a cycle too
-    const selected: typeof deletable = []
-    const deferred = new Set<string>()
-    for (const d of deletable) {
-      if (selected.length >= budget || d.after.some((id) => deferred.has(id))) {
-        deferred.add(`${poolAddress(d.pool.poolid)}#delete`)
-        this.skip('prune-budget', d.pool, `prune deferred (budget ${String(policy.pruneBudget)} per cycle)`)
-      } else selected.push(d)
-    }
-    if (!allowEmpty && selected.length > policy.pruneRatioLimit * owned.length) {
-      this.env.anomalies.push({
-        code: 'prune-ratio',
+      const id = `${poolAddress(p.poolid)}#delete`
+      deletes.set(p.poolid, id)
+      found.push({
         kind: KIND,
-        message: `this cycle would prune ${selected.length} of ${owned.length} owned ${KIND} (more than ${Math.round(policy.pruneRatioLimit * 100)}%): probable bad push; no ${KIND} is pruned this cycle`,
+        waitsFor,
+        draft: {
+          id,
+          address: poolAddress(p.poolid),
+          kind: KIND,
+          node: '',
+          type: 'delete',
+          reason: `present on PVE (${commentMarker(policy)} marker) but absent in git`,
+          diffs: [],
+          disruption: 'none',
+          tier: 9,
+          level: 0,
+          requests: [{ call: 'deletePool', poolid: p.poolid } satisfies PveRequest],
+          after: [...new Set(after)].sort(),
+        },
       })
-      for (const d of selected) this.skip('prune-guard', d.pool, 'prune deferred (empty-desired or ratio guard)')
-      return
     }
-    for (const { pool, after } of selected)
-      this.env.drafts.push({
-        id: `${poolAddress(pool.poolid)}#delete`,
-        address: poolAddress(pool.poolid),
-        kind: KIND,
-        node: '',
-        type: 'delete',
-        reason: `present on PVE (${commentMarker(policy)} marker) but absent in git`,
-        diffs: [],
-        disruption: 'none',
-        tier: 9,
-        level: 0,
-        requests: [{ call: 'deletePool', poolid: pool.poolid } satisfies PveRequest],
-        after: [...new Set(after)].sort(),
-      })
-  }
-
-  private skip(code: Skip['code'], p: LivePool, message: string): void {
-    this.env.skips.push({ code, address: poolAddress(p.poolid), kind: KIND, node: '', message })
+    return { candidates: found, skips, anomalies: [] }
   }
 }
