@@ -17,6 +17,7 @@ import type {
 import type { DesiredState } from './desired.js'
 import { manifest } from './testing/manifest.js'
 import type { LiveGuest, LiveInventory } from './inventory.js'
+import type { KindContext, PlannedGuest } from './kinds/kind.js'
 import { DEFAULT_POLICY, type Policy } from './plan-types.js'
 
 export const GiB = 1024 ** 3
@@ -126,6 +127,11 @@ export function inventory(guests: LiveGuest[] = [], over: Partial<LiveInventory>
     storages: [],
     volumes: [],
     unreadableStorages: [],
+    firewalls: [],
+    ha: { known: { form: 'rules', resources: [], preferences: [] } },
+    backupJobs: { known: [] },
+    heldVmids: [],
+    pools: { known: [] },
     ...over,
   }
 }
@@ -208,3 +214,24 @@ export function liveCt(
 /** An untagged or tagged orphan qemu guest. */
 export const orphan = (vmid: number, tags = 'proxops', g: Partial<LiveGuest> = {}): LiveGuest =>
   guest(vmid, { name: `orphan-${vmid}`, memory: '512', ...(tags === '' ? {} : { tags }) }, g)
+
+/** The context a kind plans in (kinds/kind.ts), for testing one kind alone; `guests` as the guest kind planned them. */
+export function kindContext(
+  d: DesiredState,
+  live: LiveInventory,
+  p: Policy,
+  guests: readonly PlannedGuest[] = [],
+): KindContext {
+  const online = new Map(live.nodes.map((n) => [n.node, n.online]))
+  return {
+    desired: d,
+    live,
+    policy: p,
+    byKey: new Map(d.manifests.map((m) => [`${m.kind}/${m.metadata.name}`, m])),
+    levelOf: () => 0,
+    allowedNode: (n) => p.nodes.length === 0 || p.nodes.includes(n),
+    nodeDown: (n) => online.get(n) !== true,
+    guests,
+    actionsOf: () => [],
+  }
+}

@@ -13,7 +13,7 @@ export type {
   LiveInventory,
   LiveNode,
   LivePool,
-  LivePools,
+  Observed,
   LiveStorage,
   LiveVolume,
   UnknownGuest,
@@ -109,4 +109,4 @@ export {
   type CanonFirewall,
   type CanonRule,
   type DesiredFirewall,
-} from './firewall/index.js'
+} from './kinds/firewall/index.js'

@@ -1,10 +1,17 @@
 /**
  * LiveInventory: what observe() read of one cluster, as plain data. observe() fills it through the
  * LiveReader port; plan() reads it and nothing else of PVE. Anything that could not be read is marked
- * unknown (never "absent"), so the planner neither creates nor deletes on a failed read.
+ * unknown (never "absent"), so the planner neither creates nor deletes on a failed read: every such read has
+ * one form, `unreadable: <why>` (an `Observed<T>`, or an object's identity with `unreadable`).
  */
-import type { LiveBackupJob } from './backup/types.js'
+import type { LiveBackupJob } from './kinds/backup-job/types.js'
 import type { GuestFirewall, GuestType, HaItem } from '@proxops/pve-client/wire'
+
+/** One live read: what PVE showed, or why it could not be read this cycle (nothing is planned from it then). */
+export type Observed<T> = { readonly known: T } | { readonly unreadable: string }
+
+/** the value of a read that succeeded, else undefined */
+export const known = <T>(o: Observed<T>): T | undefined => ('known' in o ? o.known : undefined)
 
 export interface LiveNode {
   node: string
@@ -42,7 +49,8 @@ export interface UnknownGuest {
   node: string
   name?: string
   tags: string[]
-  reason: string
+  /** why it could not be read */
+  unreadable: string
 }
 
 /**
@@ -91,21 +99,20 @@ export interface LiveInventory {
   /** sorted by node, storage, volid */
   volumes: readonly LiveVolume[]
   /** listings that failed: volumes there are unknown, so artifacts there are neither created nor reported absent */
-  unreadableStorages: readonly { node: string; storage: string; reason: string }[]
+  unreadableStorages: readonly { node: string; storage: string; unreadable: string }[]
   /**
    * guest firewalls, read only for the guests observe() was asked about (`ObserveOptions.firewalls`), sorted by
-   * vmid; a failed read carries its reason (the firewall is then unknown: not planned this cycle)
+   * vmid; an unreadable one is not planned this cycle
    */
-  firewalls?: readonly LiveFirewall[]
-  /** the HA configuration; absent when the reader cannot read it (then HA is unknown and nothing HA is planned) */
-  ha?: LiveHa
-  /** `/cluster/backup` jobs sorted by id; absent when not read (then `backupJobsUnreadable` says why) */
-  backupJobs?: readonly LiveBackupJob[]
-  backupJobsUnreadable?: string
+  firewalls: readonly LiveFirewall[]
+  /** the HA configuration (unreadable: nothing HA is planned) */
+  ha: Observed<LiveHa>
+  /** `/cluster/backup` jobs sorted by id (unreadable: no job is created, changed or deleted) */
+  backupJobs: Observed<readonly LiveBackupJob[]>
   /** desired vmids (`ObserveOptions.vmids`) held by guests observe() does not read, sorted by vmid */
-  heldVmids?: readonly HeldVmid[]
-  /** resource pools; absent when the reader cannot read them (then pools and memberships are not planned) */
-  pools?: LivePools
+  heldVmids: readonly HeldVmid[]
+  /** the resource pools the token may audit, sorted by id (unreadable: no pool or membership is planned) */
+  pools: Observed<readonly LivePool[]>
 }
 
 /** One pool as `/pools?poolid=` answers it (planner/src/pool) */
@@ -118,19 +125,14 @@ export interface LivePool {
   storages: readonly string[]
 }
 
-/** the pools the token may audit, sorted by id; one failed read makes every pool unknown */
-export type LivePools = { pools: readonly LivePool[] } | { unreadable: string }
-
-export type LiveFirewall = { vmid: number; firewall: GuestFirewall } | { vmid: number; unreadable: string }
+export type LiveFirewall = { vmid: number } & Observed<GuestFirewall>
 
 /** pve-ha-manager's resources and the node preferences of this PVE version (planner/src/ha) */
-export type LiveHa =
-  | {
-      /** groups on PVE 8, node-affinity (and other) rules on PVE 9 */
-      form: 'groups' | 'rules'
-      /** sorted by sid */
-      resources: readonly HaItem[]
-      /** groups or rules, sorted by id */
-      preferences: readonly HaItem[]
-    }
-  | { unreadable: string }
+export interface LiveHa {
+  /** groups on PVE 8, node-affinity (and other) rules on PVE 9 */
+  form: 'groups' | 'rules'
+  /** sorted by sid */
+  resources: readonly HaItem[]
+  /** groups or rules, sorted by id */
+  preferences: readonly HaItem[]
+}

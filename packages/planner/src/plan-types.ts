@@ -5,7 +5,7 @@
  * (see serializePlan). Secret values never appear: they are references resolved at execute time.
  */
 import type { DisruptionPolicy } from '@proxops/schema'
-import type { CanonFirewall } from './firewall/canon.js'
+import type { CanonFirewall } from './kinds/firewall/canon.js'
 import type { FirewallWrite, GuestType, HaObject } from '@proxops/pve-client/wire'
 
 export const PLAN_FORMAT_VERSION = 1

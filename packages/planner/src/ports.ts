@@ -37,42 +37,27 @@ export interface LiveReader {
   guestConfig(node: string, type: GuestType, vmid: number, options?: { current?: boolean }): Promise<GuestConfig>
   guestPending(node: string, type: GuestType, vmid: number): Promise<PendingEntry[]>
   guestStatus(node: string, type: GuestType, vmid: number): Promise<GuestStatus>
-  /**
-   * `GET /nodes/{node}/{type}`. Optional so older readers still fit; observe() uses it for power state (two
-   * requests per node) and falls back to one `status/current` read per guest when a reader lacks it.
-   */
-  nodeGuests?(node: string, type: GuestType): Promise<GuestListItem[]>
+  /** `GET /nodes/{node}/{type}`: observe() reads power state here (two requests per node) */
+  nodeGuests(node: string, type: GuestType): Promise<GuestListItem[]>
   storages(node: string): Promise<StorageInfo[]>
   storageContent(node: string, storage: string, content?: string): Promise<StorageContentItem[]>
   taskStatus(task: TaskRef): Promise<TaskStatus>
-  /**
-   * `GET /access/permissions?path=`: the privileges the caller holds on one ACL path. Optional so older readers
-   * still fit; without it the privilege preflight is skipped (docs/getting-started.md).
-   */
-  privileges?(path: string): Promise<readonly string[]>
-  /** the guest firewall (options, rules, aliases, ipsets with entries); optional so older readers still fit */
-  guestFirewall?(node: string, type: GuestType, vmid: number): Promise<GuestFirewall>
-  /** `GET /cluster/ha/{object}`. Optional so older readers still fit; without it HA is unknown (nothing planned). */
-  haConfig?(object: HaObject): Promise<HaItem[]>
-  /**
-   * `GET /cluster/backup`: the vzdump jobs, each option in PVE's string form (property strings printed with
-   * sorted keys). Optional so older readers still fit; without it backup jobs are unknown (never planned).
-   */
-  backupJobs?(): Promise<{ id: string; values: Record<string, string> }[]>
-  /**
-   * `GET /cluster/nextid?vmid=`: false when the vmid is used anywhere on the cluster, also by a guest this token
-   * cannot see. Optional so older readers still fit; without it such a vmid is found only by a failing create.
-   */
-  vmidFree?(vmid: number): Promise<boolean>
-  /** `GET /pools`. Optional so older readers still fit; without it pools are unknown (nothing planned). */
-  pools?(): Promise<PoolInfo[]>
+  /** `GET /access/permissions?path=`: the privileges the caller holds on one ACL path (the preflight) */
+  privileges(path: string): Promise<readonly string[]>
+  /** the guest firewall (options, rules, aliases, ipsets with entries) */
+  guestFirewall(node: string, type: GuestType, vmid: number): Promise<GuestFirewall>
+  /** `GET /cluster/ha/{object}` */
+  haConfig(object: HaObject): Promise<HaItem[]>
+  /** `GET /cluster/backup`: the vzdump jobs, each option in PVE's string form (property strings, sorted keys) */
+  backupJobs(): Promise<{ id: string; values: Record<string, string> }[]>
+  /** `GET /cluster/nextid?vmid=`: false when the vmid is used anywhere on the cluster, also by a hidden guest */
+  vmidFree(vmid: number): Promise<boolean>
+  /** `GET /pools` */
+  pools(): Promise<PoolInfo[]>
   /** `GET /pools?poolid=`: comment and members (guests by vmid, storages) */
-  pool?(poolid: string): Promise<PoolDetail>
-  /**
-   * `GET .../snapshot` without PVE's `current` entry. Optional so older readers still fit; the executor needs it
-   * for safety snapshots (the action fails without it).
-   */
-  snapshots?(node: string, type: GuestType, vmid: number): Promise<SnapshotInfo[]>
+  pool(poolid: string): Promise<PoolDetail>
+  /** `GET .../snapshot` without PVE's `current` entry */
+  snapshots(node: string, type: GuestType, vmid: number): Promise<SnapshotInfo[]>
 }
 
 export interface PveWriter {
@@ -116,45 +101,36 @@ export interface PveWriter {
   deleteGuest(node: string, type: GuestType, vmid: number): Promise<TaskRef>
   /** POST /nodes/{node}/storage/{storage}/download-url */
   downloadUrl(node: string, storage: string, params: PveParams): Promise<TaskRef>
-  /** One synchronous write to a guest firewall; optional so older writers still fit (the action then fails). */
-  firewallWrite?(node: string, type: GuestType, vmid: number, write: FirewallWrite): Promise<void>
+  /** One synchronous write to a guest firewall */
+  firewallWrite(node: string, type: GuestType, vmid: number, write: FirewallWrite): Promise<void>
   /**
    * `POST /cluster/ha/{object}` (the id inside params), `PUT` or `DELETE /cluster/ha/{object}/{id}`: synchronous
    * section-config writes; `digest` makes PVE refuse a PUT when the file changed since it was read.
    */
-  haWrite?(
+  haWrite(
     object: HaObject,
     method: 'POST' | 'PUT' | 'DELETE',
     id: string,
     params: PveParams,
     options?: { digest?: string },
   ): Promise<void>
-  /**
-   * `/cluster/backup` (PVE::API2::Backup): synchronous, no task. Optional so writers that predate backup jobs
-   * still fit; an action that needs one fails without it.
-   */
-  createBackupJob?(params: PveParams): Promise<unknown>
-  updateBackupJob?(id: string, params: PveParams): Promise<unknown>
-  deleteBackupJob?(id: string): Promise<unknown>
-  /**
-   * `/pools` (PVE::API2::Pool): synchronous, no task. Optional so writers that predate pools still fit; an
-   * action that needs one fails without it.
-   */
-  createPool?(params: PveParams): Promise<unknown>
-  updatePool?(params: PveParams): Promise<unknown>
-  deletePool?(poolid: string): Promise<unknown>
-  /**
-   * `POST .../snapshot` and `DELETE .../snapshot/{snapname}`: tasks. Optional so writers that predate safety
-   * snapshots still fit; a `snapshot` action fails without them.
-   */
-  createSnapshot?(
+  /** `/cluster/backup` (PVE::API2::Backup): synchronous, no task */
+  createBackupJob(params: PveParams): Promise<unknown>
+  updateBackupJob(id: string, params: PveParams): Promise<unknown>
+  deleteBackupJob(id: string): Promise<unknown>
+  /** `/pools` (PVE::API2::Pool): synchronous, no task */
+  createPool(params: PveParams): Promise<unknown>
+  updatePool(params: PveParams): Promise<unknown>
+  deletePool(poolid: string): Promise<unknown>
+  /** `POST .../snapshot` and `DELETE .../snapshot/{snapname}`: tasks */
+  createSnapshot(
     node: string,
     type: GuestType,
     vmid: number,
     snapname: string,
     options?: { description?: string },
   ): Promise<TaskRef>
-  deleteSnapshot?(node: string, type: GuestType, vmid: number, snapname: string): Promise<TaskRef>
+  deleteSnapshot(node: string, type: GuestType, vmid: number, snapname: string): Promise<TaskRef>
   /** Waits for a task to stop; rejects with a TaskTimeout error, resolves with ok=false when it failed. */
   waitTask(task: TaskRef, options?: WaitOptions): Promise<TaskResult>
 }

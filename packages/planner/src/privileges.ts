@@ -7,9 +7,9 @@
  * (`check_volume_access`) check in code. Options PVE reserves for root@pam cannot be granted to any token.
  */
 import { splitList } from '@proxops/pve-client/wire'
-import { readDrive } from './plan/drives.js'
-import { parsePS } from './plan/fields.js'
-import { volumeKindOf } from './plan/volumes.js'
+import { readDrive } from './kinds/guest/drives.js'
+import { parsePS } from './kinds/guest/fields.js'
+import { volumeKindOf } from './kinds/guest/volumes.js'
 import { compareAnomalies, compareSkips, summaryOf } from './plan/order.js'
 import type { Action, Anomaly, Plan, PlanParams, PveRequest, Skip } from './plan-types.js'
 

@@ -30,6 +30,11 @@ describe('README example', () => {
       storages: [],
       volumes: [],
       unreadableStorages: [],
+      firewalls: [],
+      ha: { known: { form: 'rules', resources: [], preferences: [] } },
+      backupJobs: { known: [] },
+      heldVmids: [],
+      pools: { known: [] },
     }
     const p = plan(desired, live, { ...DEFAULT_POLICY, nodes: ['pve1'] })
     expect(p.actions.map((a) => `${a.type} ${a.address}: ${a.reason}`)).toEqual([

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { adopt, observe } from '../src/index.js'
 import { cycle, failures, manifest, startEnv, type Env } from './helpers.js'
+import { known } from '../src/inventory.js'
 
 let env: Env
 beforeAll(async () => {
@@ -40,7 +41,7 @@ describe('observe against the simulator', () => {
     expect(guests).toBe(12)
     // the 6 cluster-wide reads: /version, /cluster/resources, /cluster/backup, the HA resources and preferences,
     // the pool list; then one read per pool (its members)
-    const pools = live.pools && 'pools' in live.pools ? live.pools.pools.length : 0
+    const pools = known(live.pools)?.length ?? 0
     expect(env.sim.stats.count('GET', '/pools')).toBe(1 + pools)
     expect(env.sim.stats.requests.length).toBeLessThanOrEqual(guests + 2 * live.nodes.length + listed + pools + 6)
     expect(env.sim.stats.count('GET', '/nodes/{node}/qemu/{vmid}/config')).toBe(0)

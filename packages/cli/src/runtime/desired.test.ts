@@ -18,7 +18,10 @@ function unreadable(nodes: readonly string[]): LiveInventory {
     storages: [],
     volumes: [],
     unreadableStorages: [],
-    backupJobsUnreadable: 'read failed',
+    firewalls: [],
+    heldVmids: [],
+    ha: { unreadable: 'read failed' },
+    backupJobs: { unreadable: 'read failed' },
     pools: { unreadable: 'read failed' },
   }
 }

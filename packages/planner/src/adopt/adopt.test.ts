@@ -36,6 +36,11 @@ function inventory(guests: LiveGuest[], extra: Partial<LiveInventory> = {}): Liv
     storages: [],
     volumes: [],
     unreadableStorages: [],
+    firewalls: [],
+    ha: { known: { form: 'rules', resources: [], preferences: [] } },
+    backupJobs: { known: [] },
+    heldVmids: [],
+    pools: { known: [] },
     ...extra,
   }
 }
@@ -362,7 +367,7 @@ describe('adopt', () => {
     const result = adopt(
       inventory([], {
         unknownGuests: [
-          { type: 'qemu', vmid: 110, node: 'pve2', name: 'ghost', tags: [], reason: 'node pve2 is offline' },
+          { type: 'qemu', vmid: 110, node: 'pve2', name: 'ghost', tags: [], unreadable: 'node pve2 is offline' },
         ],
       }),
       { cluster: 'homelab' },

@@ -8,22 +8,28 @@
 import { decodeSshKeys, SENSITIVE as REDACTED, sshKeyLines } from '@proxops/pve-client/wire'
 import { API_VERSION, KIND_ROOT_OF, parseManifest, type Kind } from '@proxops/schema'
 import type { LiveGuest, LiveInventory, LiveVolume } from '../inventory.js'
-import { IPCONFIG_TOKENS } from '../plan/cloud-init.js'
-import { adoptCdAndCloudInit, bootOrderOf } from '../plan/drives.js'
-import { isBookkeeping } from '../plan/keys.js'
-import { ALL_FEATURE_TOKENS } from '../plan/lxc.js'
-import { adoptNic } from '../plan/nics.js'
-import { adoptTokens } from '../plan/tokens.js'
-import { adoptFirmwareVolumes, adoptLxcVolumes, adoptQemuDisks, QEMU_DRIVE_KEY, PCI_TOKENS } from '../plan/volumes.js'
-import { adoptBlock } from '../plan/table.js'
-import { adoptedTags } from '../plan/tags.js'
-import { parsePS } from '../plan/fields.js'
+import { IPCONFIG_TOKENS } from '../kinds/guest/cloud-init.js'
+import { adoptCdAndCloudInit, bootOrderOf } from '../kinds/guest/drives.js'
+import { isBookkeeping } from '../kinds/guest/keys.js'
+import { ALL_FEATURE_TOKENS } from '../kinds/guest/lxc.js'
+import { adoptNic } from '../kinds/guest/nics.js'
+import { adoptTokens } from '../kinds/guest/tokens.js'
+import {
+  adoptFirmwareVolumes,
+  adoptLxcVolumes,
+  adoptQemuDisks,
+  QEMU_DRIVE_KEY,
+  PCI_TOKENS,
+} from '../kinds/guest/volumes.js'
+import { adoptBlock } from '../kinds/guest/table.js'
+import { adoptedTags } from '../kinds/guest/tags.js'
+import { parsePS } from '../kinds/guest/fields.js'
 import { mapSshKeys } from './ssh.js'
 import type { AdoptedFile, AdoptGap, AdoptOptions, AdoptResult, AdoptSkip } from './types.js'
-import { adoptedFirewall } from '../firewall/adopt.js'
-import { adoptedHa } from '../ha/adopt.js'
-import { adoptBackupJob } from '../backup/adopt.js'
-import { adoptPools, poolMemberships } from '../pool/adopt.js'
+import { adoptedFirewall } from '../kinds/firewall/adopt.js'
+import { adoptedHa } from '../kinds/ha/adopt.js'
+import { adoptBackupJob } from '../kinds/backup-job/adopt.js'
+import { adoptPools, poolMemberships } from '../kinds/pool/adopt.js'
 
 const SENSITIVE = new Set(['sshkeys', 'cipassword', 'password', 'sshkey', 'keyfile', 'secret'])
 
@@ -76,7 +82,7 @@ export function adopt(live: LiveInventory, options: AdoptOptions): AdoptResult {
       node: guest.node,
       id: String(guest.vmid),
       ...(guest.name !== undefined ? { name: guest.name } : {}),
-      reason: `not readable this run (${guest.reason})`,
+      reason: `not readable this run (${guest.unreadable})`,
     })
   }
 
@@ -94,7 +100,7 @@ export function adopt(live: LiveInventory, options: AdoptOptions): AdoptResult {
       guest.type === 'qemu'
         ? adoptVm(guest, { ...options, tag }, claim, collect, isoNames, census, newSshKeys)
         : adoptLxc(guest, { ...options, tag }, claim, collect)
-    const firewall = adoptedFirewall(live.firewalls?.find((f) => f.vmid === guest.vmid))
+    const firewall = adoptedFirewall(live.firewalls.find((f) => f.vmid === guest.vmid))
     if (firewall) (file.document.spec as Record<string, unknown>).firewall = firewall
     const ha = adoptedHa(guest, live.ha, tag)
     const spec = file.document.spec as Record<string, unknown>
@@ -108,8 +114,8 @@ export function adopt(live: LiveInventory, options: AdoptOptions): AdoptResult {
     files.push(file)
   }
 
-  if (live.backupJobs)
-    for (const job of live.backupJobs)
+  if ('known' in live.backupJobs)
+    for (const job of live.backupJobs.known)
       files.push(
         adoptBackupJob(
           job,
@@ -119,8 +125,7 @@ export function adopt(live: LiveInventory, options: AdoptOptions): AdoptResult {
           collect.gaps,
         ),
       )
-  else if (live.backupJobsUnreadable !== undefined)
-    collect.warnings.push(`backup jobs not adopted: ${live.backupJobsUnreadable}`)
+  else collect.warnings.push(`backup jobs not adopted: ${live.backupJobs.unreadable}`)
 
   for (const file of files) {
     const parsed = parseManifest(file.document)
@@ -250,7 +255,7 @@ function adoptVm(
   Object.assign(spec, adoptBlock('qemu', 'pve-name', reader, name), adoptBlock('qemu', 'memory', reader))
   spec.cpu = adoptBlock('qemu', 'cpu', reader)
 
-  // drives: the cloud-init and CD drives (plan/drives.ts), then the disks (plan/volumes.ts)
+  // drives: the cloud-init and CD drives (kinds/guest/drives.ts), then the disks (kinds/guest/volumes.ts)
   const driveKeys = Object.keys(c)
     .sort()
     .filter((k) => QEMU_DRIVE_KEY.test(k))
@@ -448,7 +453,7 @@ function finishGuest(
   }
 }
 
-/** The NICs of a guest through the NIC token table (plan/nics.ts), in slot order. */
+/** The NICs of a guest through the NIC token table (kinds/guest/nics.ts), in slot order. */
 function adoptNics(
   type: LiveGuest['type'],
   c: Readonly<Record<string, string>>,

@@ -9,11 +9,11 @@ import { parseManifest } from '@proxops/schema'
 import type { Manifest } from '@proxops/schema'
 import type { LiveGuest, LiveInventory } from '../inventory.js'
 import { plan } from '../plan/plan.js'
-import { defaultBootDevices } from '../plan/drives.js'
-import { QEMU_NIC_MODELS } from '../plan/keys.js'
+import { defaultBootDevices } from '../kinds/guest/drives.js'
+import { QEMU_NIC_MODELS } from '../kinds/guest/keys.js'
 import { DEFAULT_POLICY, type Plan } from '../plan-types.js'
 import { adopt } from './adopt.js'
-import { tableRows, type FieldRow } from '../plan/table.js'
+import { tableRows, type FieldRow } from '../kinds/guest/table.js'
 import { desiredArb } from '../arbitraries.test.helpers.js'
 import { lookup } from '../fixtures.test.helpers.js'
 import { simApply, simCycle, withSim } from '../test-support/sim.js'
@@ -32,6 +32,11 @@ function inventory(guests: LiveGuest[]): LiveInventory {
       { node: 'pve1', storage: 'local', volid: 'local:iso/debian-12.iso', content: 'iso' },
     ],
     unreadableStorages: [],
+    firewalls: [],
+    ha: { known: { form: 'rules', resources: [], preferences: [] } },
+    backupJobs: { known: [] },
+    heldVmids: [],
+    pools: { known: [] },
   }
 }
 
@@ -85,7 +90,7 @@ describe('adopt then plan', () => {
     const live: LiveInventory = {
       ...inventory([g(120), g(121), g(122)]),
       pools: {
-        pools: [
+        known: [
           { poolid: 'a', comment: 'managed-by=proxops', vmids: [120], storages: [] },
           { poolid: 'a/Blue_1', comment: 'managed-by=proxops blue tier', vmids: [121], storages: [] },
           { poolid: 'manual', comment: 'made by hand', vmids: [], storages: [] },

@@ -3,6 +3,7 @@ import fc from 'fast-check'
 import { artifact, guest, inventory, vm } from '../fixtures.test.helpers.js'
 import { adopt } from './adopt.js'
 import { declaredObjects, selectForAdoption, type AdoptFilter } from './select.js'
+import { known } from '../inventory.js'
 
 const iso = (volid: string) => ({ node: 'pve1', storage: 'local', volid, content: 'iso', size: 1024 })
 
@@ -58,16 +59,18 @@ describe('selectForAdoption', () => {
       ],
       {
         pools: {
-          pools: [
+          known: [
             { poolid: 'edge', comment: ' managed-by=proxops.edge edge tier', vmids: [], storages: [] },
             { poolid: 'hand', comment: 'made by hand', vmids: [], storages: [] },
             { poolid: 'ours', comment: 'managed-by=proxops.lab web', vmids: [], storages: [] },
           ],
         },
-        backupJobs: [
-          { id: 'nightly', values: { comment: 'managed-by=proxops.edge' } },
-          { id: 'weekly', values: { comment: 'managed-by=proxops' } },
-        ],
+        backupJobs: {
+          known: [
+            { id: 'nightly', values: { comment: 'managed-by=proxops.edge' } },
+            { id: 'weekly', values: { comment: 'managed-by=proxops' } },
+          ],
+        },
       },
     )
     const owner = { ownershipTag: 'proxops', clusterEntry: 'lab' }
@@ -76,7 +79,7 @@ describe('selectForAdoption', () => {
       const s = selectForAdoption(inv, { ...none, owner, ...extra })
       expect(s.live.guests.map((g) => g.vmid)).toEqual([100, 103, 104])
       expect(s.poolManifests).toEqual(['hand', 'ours'])
-      expect(s.live.backupJobs?.map((j) => j.id)).toEqual(['weekly'])
+      expect(known(s.live.backupJobs)?.map((j) => j.id)).toEqual(['weekly'])
       expect(s.ownedElsewhere).toEqual([
         { kind: 'guest', id: '101', marker: 'proxops.edge' },
         { kind: 'guest', id: '102', marker: 'proxops.edge' },
@@ -96,7 +99,7 @@ describe('selectForAdoption', () => {
     const inv = {
       ...live,
       pools: {
-        pools: [
+        known: [
           { poolid: 'a', vmids: [100], storages: [] },
           { poolid: 'b', vmids: [101], storages: [] },
         ],

@@ -9,7 +9,7 @@
  */
 import type { DesiredState } from '../desired.js'
 import { isArtifact, isBackupJob } from '../desired.js'
-import type { LiveInventory } from '../inventory.js'
+import { known, type LiveInventory } from '../inventory.js'
 import { artifactVolid } from '../plan/plan.js'
 import { commentOwner, commentWord, ownerOf } from '../plan/ownership.js'
 import type { Policy } from '../plan-types.js'
@@ -148,7 +148,7 @@ export function selectForAdoption(live: LiveInventory, selection: AdoptSelection
     return !filtering
   })
   const declaredJobs: string[] = []
-  const backupJobs = live.backupJobs?.filter((j) => {
+  const backupJobs = known(live.backupJobs)?.filter((j) => {
     if (byComment('backup-job', j.id, j.values.comment)) return false
     if (!selection.includeDeclared && selection.declaredJobs?.has(j.id)) {
       declaredJobs.push(j.id)
@@ -160,13 +160,13 @@ export function selectForAdoption(live: LiveInventory, selection: AdoptSelection
   // pools stay in the inventory: adopted guests still name theirs in spec.pool)
   const declaredPoolids: string[] = []
   const poolManifests: string[] = []
-  for (const p of live.pools && 'pools' in live.pools ? live.pools.pools : []) {
+  for (const p of known(live.pools) ?? []) {
     if (byComment('pool', p.poolid, p.comment)) continue
     if (!selection.includeDeclared && selection.declaredPoolids?.has(p.poolid)) declaredPoolids.push(p.poolid)
     else if (!filtering) poolManifests.push(p.poolid)
   }
   return {
-    live: { ...live, guests, unknownGuests, volumes, ...(backupJobs ? { backupJobs } : {}) },
+    live: { ...live, guests, unknownGuests, volumes, ...(backupJobs ? { backupJobs: { known: backupJobs } } : {}) },
     poolManifests,
     declared: {
       guests: [...declaredGuests].sort((a, b) => a - b),

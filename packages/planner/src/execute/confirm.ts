@@ -16,9 +16,9 @@ import { isTrue, splitList } from '@proxops/pve-client/wire'
 import type { Action, PveRequest } from '../plan-types.js'
 import type { LiveReader } from '../ports.js'
 import { splitPending } from '../observe/observe.js'
-import { sizeBytes, volumeBytes } from '../plan/volumes.js'
+import { sizeBytes, volumeBytes } from '../kinds/guest/volumes.js'
 import { guestTarget, type ActionContext } from './run-action.js'
-import { firewallWrites, liveFirewall } from '../firewall/canon.js'
+import { firewallWrites, liveFirewall } from '../kinds/firewall/canon.js'
 
 export async function confirmAction(
   action: Action,

@@ -9,8 +9,8 @@ import type { GuestType, TaskRef, TaskResult } from '@proxops/pve-client/wire'
 import type { LiveReader, PveWriter } from '../ports.js'
 import { redact, resolveParams, type SecretResolver } from './params.js'
 import { confirmAction } from './confirm.js'
-import { runFirewall } from '../firewall/execute.js'
-import { isCreateForm, isEmptySlot, sizeBytes, volumeBytes } from '../plan/volumes.js'
+import { runFirewall } from '../kinds/firewall/execute.js'
+import { isCreateForm, isEmptySlot, sizeBytes, volumeBytes } from '../kinds/guest/volumes.js'
 
 export interface ActionContext {
   writer: PveWriter

@@ -185,7 +185,7 @@ describe('observe', () => {
       name: 'web',
       tags: ['proxops', 'web'],
     })
-    expect(live.unknownGuests[0]!.reason).toMatch(/^read failed: .*500/)
+    expect(live.unknownGuests[0]!.unreadable).toMatch(/^read failed: .*500/)
   })
 
   it('marks every guest of an offline node unknown and its storages unreadable, without reading them', async () => {
@@ -193,8 +193,8 @@ describe('observe', () => {
     p.sim.control.setNodeOnline('pve3', false)
     const live = await observe('homelab', p.client)
     expect(live.nodes.find((n) => n.node === 'pve3')).toEqual({ node: 'pve3', online: false })
-    expect(live.unknownGuests.map((g) => [g.vmid, g.reason])).toEqual([[200, 'node pve3 is offline']])
-    expect(live.unreadableStorages).toEqual([{ node: 'pve3', storage: 'local', reason: 'node pve3 is offline' }])
+    expect(live.unknownGuests.map((g) => [g.vmid, g.unreadable])).toEqual([[200, 'node pve3 is offline']])
+    expect(live.unreadableStorages).toEqual([{ node: 'pve3', storage: 'local', unreadable: 'node pve3 is offline' }])
     expect(p.requests().filter((r) => r.includes('/nodes/pve3/'))).toEqual([])
   })
 
@@ -203,8 +203,8 @@ describe('observe', () => {
     p.sim.control.failNext({ method: 'GET', path: '/nodes/pve1/qemu', status: 500, message: 'timeout', count: 10 })
     const live = await observe('homelab', p.client)
     expect(live.unknownGuests.map((g) => g.vmid)).toEqual([101])
-    expect(live.unknownGuests[0]!.reason).toContain('guest list of node pve1 unreadable:')
-    expect(live.unknownGuests[0]!.reason).toContain('timeout')
+    expect(live.unknownGuests[0]!.unreadable).toContain('guest list of node pve1 unreadable:')
+    expect(live.unknownGuests[0]!.unreadable).toContain('timeout')
   })
 
   it('records a failed storage listing as unreadable (its artifacts are neither present nor absent)', async () => {
@@ -219,7 +219,7 @@ describe('observe', () => {
     const live = await observe('homelab', p.client)
     expect(live.unreadableStorages).toHaveLength(1)
     expect(live.unreadableStorages[0]).toMatchObject({ node: 'pve2', storage: 'local' })
-    expect(live.unreadableStorages[0]!.reason).toMatch(/^content listing failed: .*storage down/)
+    expect(live.unreadableStorages[0]!.unreadable).toMatch(/^content listing failed: .*storage down/)
     expect(live.volumes.some((v) => v.node === 'pve2')).toBe(false)
   })
 
@@ -270,12 +270,15 @@ describe('observe', () => {
     expect([g.status, g.qmpstatus]).toEqual(['running', undefined])
   })
 
-  it('falls back to one status read per guest when the reader has no node guest lists', async () => {
+  it('reads the status of a guest that /cluster/resources lists and its node does not list (one request)', async () => {
     const p = pve()
     await create(p, 'pve1', 'qemu', { vmid: 101, name: 'web' })
     await start(p, 'pve1', 'qemu', 101)
     p.sim.stats.reset()
-    const live = await observe('homelab', rewrite(p.client, 'nodeGuests', undefined))
+    const live = await observe(
+      'homelab',
+      rewrite(p.client, 'nodeGuests', async () => []),
+    )
     expect(live.guests[0]!.status).toBe('running')
     expect(p.requests().filter((r) => r.endsWith('/status/current'))).toEqual([
       'GET /nodes/pve1/qemu/101/status/current',
@@ -293,7 +296,7 @@ describe('observe', () => {
     )
     const live = await observe('homelab', reader)
     expect(live.guests).toEqual([])
-    expect(live.unknownGuests.map((g) => [g.vmid, g.reason])).toEqual([
+    expect(live.unknownGuests.map((g) => [g.vmid, g.unreadable])).toEqual([
       [101, 'implausible read: its /pending answer has no digest row, which every PVE config read has'],
     ])
     expect(p.requests().filter((r) => r.endsWith('/config'))).toEqual([])
@@ -308,7 +311,7 @@ describe('observe', () => {
     })
     const live = await observe('homelab', reader)
     expect(live.guests.map((g) => g.vmid)).toEqual([100, 200])
-    expect(live.unknownGuests.map((g) => [g.vmid, g.reason])).toEqual([
+    expect(live.unknownGuests.map((g) => [g.vmid, g.unreadable])).toEqual([
       [101, 'implausible read: its config names it "VM 101" but the node\'s guest list "web"'],
     ])
   })
@@ -328,7 +331,7 @@ describe('observe', () => {
     expect(live.heldVmids).toEqual([{ vmid: 150, node: 'pve3', type: 'qemu', name: 'elsewhere' }, { vmid: 160 }])
     // listed guests and ones the listing places elsewhere cost no probe; a failed probe is left to the create
     expect(probed.sort()).toEqual([160, 170, 180])
-    expect((await observe('homelab', reader, { vmids: [101] })).heldVmids).toBeUndefined()
+    expect((await observe('homelab', reader, { vmids: [101] })).heldVmids).toEqual([])
   })
 
   it('implausibleConfig: digest, LXC rootfs, name and tags as vmstatus derives them', () => {
@@ -523,7 +526,7 @@ describe('observe under random read failures', () => {
               (a, b) => a - b,
             )
             expect(seen).toEqual([...all].sort((a, b) => a - b))
-            for (const g of live.unknownGuests) expect(g.reason).not.toBe('')
+            for (const g of live.unknownGuests) expect(g.unreadable).not.toBe('')
             for (const g of live.guests) expect(offline).not.toContain(g.node)
             const listed = new Set(
               p

@@ -12,7 +12,7 @@
  *     `qemu-img info` on every disk image of a file storage (pve-storage list_images); a shared storage is listed
  *     through one node
  *   - 1 per desired vmid that no listing shows (`/cluster/nextid?vmid=`: the create candidates only)
- *   - HA (2) and pools (1 + one per pool), when the reader has them (ha/observe.ts, pool/observe.ts)
+ *   - HA (2) and pools (1 + one per pool) (kinds/ha/observe.ts, kinds/pool/observe.ts)
  * The storage listings run alongside the node guest lists and the guest reads (one in-flight limit for all).
  * Any per-object read failure marks that object unknown, never absent. A failure of the cluster listing
  * itself throws ObserveError: nothing can be planned from half a cluster.
@@ -30,8 +30,8 @@ import type {
   UnknownGuest,
 } from '../inventory.js'
 import { isTrue, Limiter, readTags } from '@proxops/pve-client/wire'
-import { readHa } from '../ha/observe.js'
-import { readPools } from '../pool/observe.js'
+import { readHa } from '../kinds/ha/observe.js'
+import { readPools } from '../kinds/pool/observe.js'
 
 export interface ObserveOptions {
   /** requests in flight at once for this cluster (default 8) */
@@ -107,11 +107,10 @@ export async function observe(
   // They are asked for first: every guest read waits for them, while nothing waits for the listings below.
   const listed = new Map<string, GuestListItem>()
   const unlistedNodes = new Map<string, string>()
-  const nodeGuests = reader.nodeGuests?.bind(reader)
+  const nodeGuests = reader.nodeGuests.bind(reader)
   const listsRead = Promise.all(
     [...online].flatMap((node) =>
       (['qemu', 'lxc'] as const).map(async (type) => {
-        if (!nodeGuests) return
         try {
           for (const guest of await read(() => nodeGuests(node, type)))
             listed.set(`${type}/${guest.vmid}@${node}`, guest)
@@ -175,7 +174,7 @@ export async function observe(
           node: ref.node,
           ...nameOf(ref),
           tags: readTags(ref.listed?.tags ?? ref.resource?.tags),
-          reason,
+          unreadable: reason,
         })
       }
       if (!online.has(ref.node)) return unknown(`node ${ref.node} is offline`)
@@ -208,11 +207,11 @@ export async function observe(
     storages,
     volumes,
     unreadableStorages,
-    ...(firewalls ? { firewalls } : {}),
-    ...(ha ? { ha } : {}),
-    ...(pools ? { pools } : {}),
-    ...jobs,
-    ...(heldVmids.length > 0 ? { heldVmids } : {}),
+    firewalls,
+    ha,
+    pools,
+    backupJobs: jobs,
+    heldVmids,
   }
 }
 
@@ -221,15 +220,14 @@ async function readBackupJobs(
   reader: LiveReader,
   read: Read,
   options: ObserveOptions,
-): Promise<Pick<LiveInventory, 'backupJobs' | 'backupJobsUnreadable'>> {
-  if (!reader.backupJobs) return { backupJobsUnreadable: 'this PVE reader cannot list backup jobs' }
+): Promise<LiveInventory['backupJobs']> {
   const list = reader.backupJobs.bind(reader)
   try {
     const jobs = await read(() => list())
-    return { backupJobs: jobs.map((j) => ({ id: j.id, values: j.values })).sort((a, b) => compare(a.id, b.id)) }
+    return { known: jobs.map((j) => ({ id: j.id, values: j.values })).sort((a, b) => compare(a.id, b.id)) }
   } catch (error) {
     options.signal?.throwIfAborted()
-    return { backupJobsUnreadable: `read failed: ${errorText(error)}` }
+    return { unreadable: `read failed: ${errorText(error)}` }
   }
 }
 
@@ -260,14 +258,13 @@ async function readHeldVmids(
     })
   }
   const out: HeldVmid[] = []
-  const probe = reader.vmidFree?.bind(reader)
+  const probe = reader.vmidFree.bind(reader)
   await Promise.all(
     [...new Set(options.vmids)]
       .filter((vmid) => !seen.has(vmid))
       .map(async (vmid) => {
         const held = elsewhere.get(vmid)
         if (held) return out.push(held)
-        if (!probe) return
         try {
           if (!(await read(() => probe(vmid)))) out.push({ vmid })
         } catch {
@@ -284,18 +281,17 @@ async function readFirewalls(
   read: Read,
   guests: readonly LiveGuest[],
   options: ObserveOptions,
-): Promise<LiveFirewall[] | undefined> {
-  if (!options.firewalls || options.firewalls.length === 0) return undefined
+): Promise<LiveFirewall[]> {
+  if (!options.firewalls || options.firewalls.length === 0) return []
   const want = options.firewalls === 'all' ? new Set(guests.map((g) => g.vmid)) : new Set(options.firewalls)
   const out: LiveFirewall[] = []
   await Promise.all(
     guests
       .filter((g) => want.has(g.vmid))
       .map(async (g) => {
-        if (!reader.guestFirewall) return out.push({ vmid: g.vmid, unreadable: 'the reader cannot read firewalls' })
         const readFw = reader.guestFirewall.bind(reader)
         try {
-          out.push({ vmid: g.vmid, firewall: await read(() => readFw(g.node, g.type, g.vmid)) })
+          out.push({ vmid: g.vmid, known: await read(() => readFw(g.node, g.type, g.vmid)) })
         } catch (error) {
           options.signal?.throwIfAborted()
           out.push({ vmid: g.vmid, unreadable: errorText(error) })
@@ -479,18 +475,22 @@ async function readStorages(
   storages.sort((a, b) => compare(a.node, b.node) || compare(a.storage, b.storage))
 
   const volumes: LiveVolume[] = []
-  const unreadable: { node: string; storage: string; reason: string }[] = []
+  const unreadable: { node: string; storage: string; unreadable: string }[] = []
   // one listing per local storage, and one per shared storage (through its first online node)
   const listings = new Map<string, { reader: LiveStorage; holders: LiveStorage[]; types: string[] }>()
   for (const s of storages) {
     const types = contentTypes.filter((c) => s.content.includes(c))
     if (types.length === 0) continue
     if (!online.has(s.node)) {
-      unreadable.push({ node: s.node, storage: s.storage, reason: `node ${s.node} is offline` })
+      unreadable.push({ node: s.node, storage: s.storage, unreadable: `node ${s.node} is offline` })
       continue
     }
     if (!s.active) {
-      unreadable.push({ node: s.node, storage: s.storage, reason: `storage ${s.storage} is not active on ${s.node}` })
+      unreadable.push({
+        node: s.node,
+        storage: s.storage,
+        unreadable: `storage ${s.storage} is not active on ${s.node}`,
+      })
       continue
     }
     const key = s.shared ? `shared:${s.storage}` : `${s.node}:${s.storage}`
@@ -523,7 +523,7 @@ async function readStorages(
           unreadable.push({
             node: holder.node,
             storage: holder.storage,
-            reason: `content listing failed: ${errorText(error)}`,
+            unreadable: `content listing failed: ${errorText(error)}`,
           })
       }
     }),

@@ -79,7 +79,7 @@ describe('dependency levels (the schema graph)', () => {
           const t = ofKind(target, 'target', 101)
           const d = withDeps(ofKind(dependant, 'dependant', 201), `${spelling.toLowerCase()}:target`)
           const manifests = [artifact('CTTemplate', 'debian-12', 'debian-12.tar.zst'), t, d]
-          const p = plan(desired(...manifests), inventory([], { pools: { pools: [] }, backupJobs: [] }), policy())
+          const p = plan(desired(...manifests), inventory([]), policy())
           const mine = p.actions.filter((a) => a.address === addressOf(d))
           const theirs = p.actions.filter((a) => a.address === addressOf(t))
           expect(mine.length, `${dependant} → ${spelling}`).toBeGreaterThan(0)

@@ -4,9 +4,9 @@
  */
 import type { Manifest } from '@proxops/schema'
 import { isArtifact, type DesiredState } from '../desired.js'
-import { SENSITIVE } from './fields.js'
-import { backupAddress } from '../backup/plan.js'
-import { poolAddress } from '../pool/plan.js'
+import { SENSITIVE } from '../kinds/guest/fields.js'
+import { backupAddress } from '../kinds/backup-job/plan.js'
+import { poolAddress } from '../kinds/pool/plan.js'
 import {
   PLAN_FORMAT_VERSION,
   type Action,

@@ -18,9 +18,9 @@ import {
 } from '../arbitraries.test.helpers.js'
 import { guest, inventory, lookup, policy } from '../fixtures.test.helpers.js'
 import type { DesiredState } from '../desired.js'
-import type { LiveGuest, LiveInventory } from '../inventory.js'
+import { known, type LiveGuest, type LiveInventory } from '../inventory.js'
 import { simApply, simCycle, withSim, type SimPve } from '../test-support/sim.js'
-import { mergedView } from './guest-plan.js'
+import { mergedView } from '../kinds/guest/guest-plan.js'
 import { plan } from './plan.js'
 import type { Plan } from '../plan-types.js'
 import { serializePlan } from '../serialize.js'
@@ -139,9 +139,7 @@ describe('plan() properties', () => {
       const again = await afterPush(a, b)
       expect(again.plan.actions).toEqual([])
       const members = new Map(
-        (again.live.pools && 'pools' in again.live.pools ? again.live.pools.pools : []).flatMap((p) =>
-          p.vmids.map((v) => [v, p.poolid] as const),
-        ),
+        (known(again.live.pools) ?? []).flatMap((p) => p.vmids.map((v) => [v, p.poolid] as const)),
       )
       for (const m of b.manifests)
         if ('pool' in m.spec && m.spec.pool !== undefined && 'vmid' in m.spec)

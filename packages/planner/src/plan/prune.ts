@@ -1,17 +1,14 @@
 /**
- * Prunes: only guests this cluster entry owns (ownership.ts) on allowlisted nodes that no manifest claims,
- * never artifacts, never more than the budget, nothing at all for a kind whose desired set is empty (unless
- * allowed) or that would lose more than the ratio limit of its owned objects. Prunes run last (tier 9).
+ * The one prune stage (docs/safety.md, "Prunes"): every kind's deletes share one budget per cluster and cycle,
+ * one set of guards and one deferral order. The groups come in order (guests, backup jobs, pools, HA
+ * removals); within a group the candidates come in the group's order. Per guard kind, the empty-desired
+ * guard holds back every candidate when git declares none of that kind while owned ones exist, and the ratio
+ * guard holds back the chosen ones when they would be more than `pruneRatioLimit` of the owned ones. A
+ * candidate waiting for another of its group is deferred with it. Pure.
  */
-import type { LiveGuest } from '../inventory.js'
-import type { Anomaly, GuestKind, Policy, PveRequest, Skip } from '../plan-types.js'
+import type { Anomaly, Policy, Skip } from '../plan-types.js'
 import type { Draft } from './order.js'
-import { ownerOf } from './ownership.js'
-
-export const liveKind = (g: Pick<LiveGuest, 'type' | 'template'>): GuestKind =>
-  g.type === 'qemu' ? (g.template ? 'TemplateVM' : 'VM') : g.template ? 'TemplateCT' : 'LXC'
-
-const address = (g: LiveGuest): string => `${liveKind(g)}/${g.node}/${g.vmid}${g.name ? `(${g.name})` : ''}`
+import type { PruneCandidate, PruneGroup } from '../kinds/kind.js'
 
 export interface PruneResult {
   drafts: Draft[]
@@ -19,189 +16,74 @@ export interface PruneResult {
   skips: Skip[]
 }
 
-/**
- * @param guests the readable live guests on allowlisted nodes, sorted by vmid
- * @param matched vmids claimed by a desired guest (by vmid) or unknown this cycle
- * @param desiredCounts desired objects per guest kind
- */
-export function prunes(
-  guests: readonly LiveGuest[],
-  matched: ReadonlySet<number>,
-  desiredCounts: ReadonlyMap<GuestKind, number>,
-  policy: Policy,
-  offlineNodes: ReadonlySet<string> = new Set(),
-): PruneResult {
-  const drafts: Draft[] = []
-  const anomalies: Anomaly[] = []
-  const skips: Skip[] = []
-  const tag = policy.ownershipTag
-  const owned = new Map<GuestKind, number>()
-  const candidates: LiveGuest[] = []
+const GUARD_DEFERRED = 'prune deferred (empty-desired or ratio guard)'
 
-  for (const g of guests) {
-    const kind = liveKind(g)
-    const owner = ownerOf(g.tags, policy)
-    if (owner.kind === 'self') owned.set(kind, (owned.get(kind) ?? 0) + 1)
-    if (matched.has(g.vmid)) continue
-    const skip = (code: Skip['code'], message: string) =>
-      skips.push({ code, address: address(g), kind, node: g.node, vmid: g.vmid, message })
-    if (owner.kind === 'none') {
-      skip('untagged', `live object without ${tag} tag; never touched`)
-      continue
-    }
-    if (owner.kind === 'other') {
-      skip('owned-elsewhere', `owned by cluster entry ${owner.entries.join(', ')}; never touched by this entry`)
-      continue
-    }
-    if (owner.kind === 'unmarked') {
-      skip(
-        'unmarked',
-        `tagged ${tag} without a cluster-entry marker and absent in git; not pruned (it may be another entry's): add the tag ${tag}.${policy.clusterEntry ?? ''} to let this entry prune it, or delete it by hand`,
-      )
-      continue
-    }
-    if (offlineNodes.has(g.node)) {
-      skip('node-offline', `node ${g.node} is offline; prune not planned this cycle`)
-      continue
-    }
-    if (g.lock !== undefined && g.lock !== '') {
-      skip('locked', `locked: ${g.lock}; prune not planned this cycle`)
-      continue
-    }
-    if (g.config.protection === '1') {
-      anomalies.push({
-        code: 'protected',
-        address: address(g),
-        kind,
-        field: 'protection',
-        message: `${address(g)} is tagged ${tag} and absent in git but PVE protection is on; proxops will not delete it (turn protection off to allow the prune)`,
-      })
-      continue
-    }
-    const clones = g.template ? linkedClones(g, guests) : []
-    if (clones.length > 0) {
-      anomalies.push({
-        code: 'template-linked-clones',
-        address: address(g),
-        kind,
-        message: `${address(g)} is tagged ${tag} and absent in git but linked clones still use its base volumes (${clones.map((c) => `${c.type} ${c.vmid}`).join(', ')}); PVE refuses to destroy it, so proxops will not try (destroy or fully clone them first)`,
-      })
-      continue
-    }
-    candidates.push(g)
+export function prune(groups: readonly PruneGroup[], policy: Policy): PruneResult {
+  const out: PruneResult = { drafts: [], anomalies: [], skips: [] }
+  let left = policy.pruneBudget === 'unlimited' ? Number.POSITIVE_INFINITY : policy.pruneBudget
+  const allowEmpty = new Set<string>(policy.allowEmpty)
+  const skip = (c: PruneCandidate, code: Skip['code'], message: string) => {
+    const d = c.draft
+    out.skips.push({
+      code,
+      address: d.address,
+      kind: d.kind,
+      node: d.node,
+      ...(d.vmid !== undefined ? { vmid: d.vmid } : {}),
+      message,
+    })
   }
-
-  // guards per kind: the empty-desired guard, then (after the budget) the ratio guard
-  const guarded = new Set<GuestKind>()
-  const byKind = (k: GuestKind) => candidates.filter((g) => liveKind(g) === k)
-  for (const kind of ['VM', 'TemplateVM', 'LXC', 'TemplateCT'] as const) {
-    const n = byKind(kind).length
-    if (n === 0 || policy.allowEmpty.includes(kind)) continue
-    if ((desiredCounts.get(kind) ?? 0) === 0) {
-      guarded.add(kind)
-      anomalies.push({
+  for (const group of groups) {
+    const found = group.candidates(out.drafts)
+    out.skips.push(...found.skips)
+    out.anomalies.push(...found.anomalies)
+    const guards = (kind: string) => group.guarded && !allowEmpty.has(kind)
+    // empty-desired: git declares none of a kind that still has owned objects to prune
+    const held = new Set<string>()
+    const kinds = [...new Set(found.candidates.map((c) => c.kind))]
+    for (const kind of kinds) {
+      if (!guards(kind) || (group.desired.get(kind) ?? 0) > 0) continue
+      held.add(kind)
+      const n = found.candidates.filter((c) => c.kind === kind).length
+      out.anomalies.push({
         code: 'empty-desired',
-        kind,
-        message: `0 desired ${kind} but ${n} ${tag}-tagged live object(s) would be pruned: probable bad push; no ${kind} is pruned this cycle (pass --allow-empty ${kind} to accept)`,
+        kind: kind as Anomaly['kind'] & string,
+        message: `0 desired ${kind} but ${n} ${group.owner} ${group.noun} would be pruned: probable bad push; no ${kind} is pruned this cycle (pass --allow-empty ${kind} to accept)`,
       })
     }
-  }
-  const ordered = candidates
-    .filter((g) => !guarded.has(liveKind(g)))
-    .sort((a, b) => (a.node < b.node ? -1 : a.node > b.node ? 1 : a.vmid - b.vmid))
-  const budget = policy.pruneBudget === 'unlimited' ? Number.POSITIVE_INFINITY : policy.pruneBudget
-  const selected = ordered.slice(0, budget)
-  const overBudget = ordered.slice(selected.length)
-  for (const kind of ['VM', 'TemplateVM', 'LXC', 'TemplateCT'] as const) {
-    if (policy.allowEmpty.includes(kind) || guarded.has(kind)) continue
-    const n = selected.filter((g) => liveKind(g) === kind).length
-    const total = owned.get(kind) ?? 0
-    if (n > 0 && n > policy.pruneRatioLimit * total) {
-      guarded.add(kind)
-      anomalies.push({
+    // the budget, in the group's order; a candidate waiting for a deferred one is deferred too
+    const chosen: PruneCandidate[] = []
+    const deferred = new Set<string>()
+    for (const c of found.candidates) {
+      if (held.has(c.kind)) {
+        skip(c, 'prune-guard', GUARD_DEFERRED)
+        continue
+      }
+      if (chosen.length >= left || (c.waitsFor ?? []).some((id) => deferred.has(id))) {
+        deferred.add(c.draft.id as string)
+        skip(c, 'prune-budget', c.overBudget ?? `prune deferred (budget ${String(policy.pruneBudget)} per cycle)`)
+        continue
+      }
+      chosen.push(c)
+    }
+    // the ratio guard, per kind, on what the budget chose
+    for (const kind of kinds) {
+      if (!guards(kind) || held.has(kind)) continue
+      const n = chosen.filter((c) => c.kind === kind).length
+      const total = group.owned.get(kind) ?? 0
+      if (n === 0 || n <= policy.pruneRatioLimit * total) continue
+      held.add(kind)
+      out.anomalies.push({
         code: 'prune-ratio',
-        kind,
-        message: `this cycle would prune ${n} of ${total} ${tag}-tagged ${kind} (more than ${Math.round(policy.pruneRatioLimit * 100)}%): probable bad push; no ${kind} is pruned this cycle`,
+        kind: kind as Anomaly['kind'] & string,
+        message: `this cycle would prune ${n} of ${total} ${group.owner} ${kind} (more than ${Math.round(policy.pruneRatioLimit * 100)}%): probable bad push; no ${kind} is pruned this cycle`,
       })
     }
+    for (const c of chosen) {
+      if (held.has(c.kind)) skip(c, 'prune-guard', GUARD_DEFERRED)
+      else out.drafts.push(c.draft)
+    }
+    left -= chosen.filter((c) => !held.has(c.kind)).length
   }
-
-  for (const g of candidates) {
-    const kind = liveKind(g)
-    const skip = (code: Skip['code'], message: string) =>
-      skips.push({ code, address: address(g), kind, node: g.node, vmid: g.vmid, message })
-    if (guarded.has(kind)) skip('prune-guard', 'prune deferred (empty-desired or ratio guard)')
-  }
-  for (const g of overBudget) {
-    skips.push({
-      code: 'prune-budget',
-      address: address(g),
-      kind: liveKind(g),
-      node: g.node,
-      vmid: g.vmid,
-      message: `prune deferred (budget ${String(policy.pruneBudget)} per cycle)`,
-    })
-  }
-  for (const g of selected) {
-    const kind = liveKind(g)
-    if (guarded.has(kind)) continue
-    const running = g.status === 'running'
-    const requests: PveRequest[] = []
-    if (running)
-      requests.push({
-        call: 'shutdown',
-        node: g.node,
-        guest: g.type,
-        vmid: g.vmid,
-        timeoutSeconds: policy.shutdownTimeoutSeconds,
-        forceStop: policy.forceStopAfterTimeout,
-      })
-    requests.push({ call: 'deleteGuest', node: g.node, guest: g.type, vmid: g.vmid })
-    drafts.push({
-      id: `${address(g)}#delete`,
-      address: address(g),
-      kind,
-      ...(g.name ? { name: g.name } : {}),
-      node: g.node,
-      vmid: g.vmid,
-      type: 'delete',
-      reason: `present on PVE (${tag}-tagged) but absent in git${running ? '; graceful shutdown first' : ''}`,
-      diffs: [],
-      disruption: running ? 'stop' : 'none',
-      tier: 9,
-      level: 0,
-      digest: g.digest,
-      requests,
-    })
-  }
-  return { drafts, anomalies, skips }
-}
-
-/** the volume id of a config value: the leading token, or `file=`/`volume=` (`ceph:base-9000-disk-0,size=8G`) */
-function volumeOf(value: string): string | undefined {
-  for (const token of value.split(',')) {
-    const [k, v] = token.includes('=') ? token.split('=', 2) : [undefined, token]
-    if ((k === undefined || k === 'file' || k === 'volume') && v !== undefined && v.includes(':')) return v
-  }
-  return undefined
-}
-
-/**
- * Guests whose disks are linked clones of a template's base volumes. Storages that record the base in the
- * clone's volume id show it (`ceph:base-9000-disk-0/vm-101-disk-0`, `nas:9000/base-9000-disk-0.qcow2/101/...`),
- * as pve-storage `volume_is_base_and_used` sees it; lvmthin clones do not, and there PVE destroys the template.
- */
-function linkedClones(template: LiveGuest, guests: readonly LiveGuest[]): LiveGuest[] {
-  const bases = Object.values(template.config)
-    .map(volumeOf)
-    .filter((v): v is string => v !== undefined && /(^|[:/])base(vol)?-\d+-/.test(v))
-  if (bases.length === 0) return []
-  return guests.filter(
-    (g) =>
-      g.vmid !== template.vmid &&
-      Object.values(g.config).some((value) => {
-        const v = volumeOf(value)
-        return v !== undefined && bases.some((b) => v.startsWith(`${b}/`))
-      }),
-  )
+  return out
 }

@@ -254,8 +254,8 @@ describe('failed reads, locks, nodes', () => {
   it('UnknownGuestIsNeitherCreatedNorPruned: a failed config read makes the object unknown', () => {
     const inv = inventory([], {
       unknownGuests: [
-        { type: 'qemu', vmid: 100, node: 'pve1', tags: ['proxops'], reason: '500 timeout' },
-        { type: 'qemu', vmid: 101, node: 'pve1', tags: ['proxops'], reason: '500 timeout' },
+        { type: 'qemu', vmid: 100, node: 'pve1', tags: ['proxops'], unreadable: '500 timeout' },
+        { type: 'qemu', vmid: 101, node: 'pve1', tags: ['proxops'], unreadable: '500 timeout' },
       ],
     })
     const p = plan(desired(vm('web', 100)), inv, policy({ allowEmpty: ['VM'] }))
@@ -679,8 +679,8 @@ describe('artifacts', () => {
   it('PlanArtifactUnreadableFailClosed: an unreadable listing is a skip, never a download', () => {
     const inv = inventory([], {
       unreadableStorages: [
-        { node: 'pve1', storage: 'local', reason: '500' },
-        { node: 'pve2', storage: 'local', reason: '500' },
+        { node: 'pve1', storage: 'local', unreadable: '500' },
+        { node: 'pve2', storage: 'local', unreadable: '500' },
       ],
     })
     const p = plan(desired(iso), inv, policy())

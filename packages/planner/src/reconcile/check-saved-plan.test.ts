@@ -45,10 +45,15 @@ const live = (guests: LiveGuest[], unknown: number[] = []): LiveInventory => ({
   pveVersion: '9.1',
   nodes: [],
   guests,
-  unknownGuests: unknown.map((vmid) => ({ type: 'qemu', vmid, node: 'pve1', tags: [], reason: 'read failed' })),
+  unknownGuests: unknown.map((vmid) => ({ type: 'qemu', vmid, node: 'pve1', tags: [], unreadable: 'read failed' })),
   storages: [],
   volumes: [],
   unreadableStorages: [],
+  firewalls: [],
+  ha: { known: { form: 'rules', resources: [], preferences: [] } },
+  backupJobs: { known: [] },
+  heldVmids: [],
+  pools: { known: [] },
 })
 
 function refusal(fn: () => void): string {

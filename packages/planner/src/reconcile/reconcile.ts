@@ -8,7 +8,7 @@
 import { mapLimit } from '@proxops/pve-client/wire'
 import { execute, type ExecuteOptions, type Report } from '../execute/execute.js'
 import { artifactContentTypes, guestVmids, type DesiredState } from '../desired.js'
-import { firewallVmids } from '../firewall/index.js'
+import { firewallVmids } from '../kinds/firewall/index.js'
 import type { LiveInventory } from '../inventory.js'
 import { observe, type ObserveOptions } from '../observe/observe.js'
 import { plan as makePlan } from '../plan/plan.js'

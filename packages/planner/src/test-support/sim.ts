@@ -12,7 +12,7 @@ import {
 import { createPveClient, type PveClient } from '@proxops/pve-client'
 import type { DesiredState } from '../desired.js'
 import type { Report } from '../execute/execute.js'
-import type { LiveInventory } from '../inventory.js'
+import { known, type LiveInventory } from '../inventory.js'
 import type { Plan, Policy } from '../plan-types.js'
 import { reconcile } from '../reconcile/reconcile.js'
 
@@ -83,7 +83,7 @@ export async function loadInventory(env: SimPve, inv: LiveInventory): Promise<vo
       ...(v.size !== undefined ? { size: v.size } : {}),
     })
   }
-  for (const p of inv.pools && 'pools' in inv.pools ? inv.pools.pools : []) {
+  for (const p of known(inv.pools) ?? []) {
     await env.client.createPool({ poolid: p.poolid, ...(p.comment !== undefined ? { comment: p.comment } : {}) })
     if (p.vmids.length > 0) await env.client.updatePool({ poolid: p.poolid, vms: p.vmids.join(',') })
   }

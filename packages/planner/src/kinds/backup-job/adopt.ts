@@ -1,0 +1,40 @@
+/**
+ * adopt for backup jobs: each live `/cluster/backup` job to a BackupJob manifest through the job's field table
+ * (fields.ts), the options it does not model reported as gaps. Pure.
+ */
+import { API_VERSION, KIND_ROOT_OF } from '@proxops/schema'
+import type { AdoptedFile, AdoptGap } from '../../adopt/types.js'
+import { adoptedSpec } from './fields.js'
+import type { LiveBackupJob } from './types.js'
+
+export function adoptBackupJob(
+  job: LiveBackupJob,
+  cluster: string,
+  ownershipTag: string,
+  /** a free manifest name derived from the job id */
+  name: string,
+  gaps: AdoptGap[],
+): AdoptedFile {
+  const { spec, unmodelled } = adoptedSpec(job, ownershipTag)
+  for (const { key, value } of unmodelled)
+    gaps.push({
+      kind: 'BackupJob',
+      node: '',
+      id: job.id,
+      field: key,
+      value,
+      note: 'not modelled by BackupJob; stays on PVE as it is',
+    })
+  return {
+    path: `${KIND_ROOT_OF.BackupJob}/${cluster}/${name}.yaml`,
+    kind: 'BackupJob',
+    name,
+    document: {
+      apiVersion: API_VERSION,
+      kind: 'BackupJob',
+      metadata: { name },
+      spec: name === job.id ? spec : { id: job.id, ...spec },
+    },
+    incomplete: [],
+  }
+}

@@ -1,0 +1,670 @@
+/**
+ * Planning one desired guest against PVE: the create / clone flow for an absent guest, and for a present one
+ * the config write (with its disruption class), grow-only resizes, mark-template, pending restarts and power.
+ */
+import { formatSize } from '@proxops/pve-client/wire'
+import { CLOUD_INIT_SLOT } from '@proxops/schema'
+import { keyOf } from '../../plan/deps.js'
+import type {
+  ContainerManifest,
+  LxcManifest,
+  Manifest,
+  QemuManifest,
+  TemplateCtManifest,
+  TemplateVmManifest,
+  VmManifest,
+} from '@proxops/schema'
+import { allowed, classify, isDisruptionPolicy, maxClass, type GuestRuntime } from './disruption.js'
+import { liveBool, SENSITIVE } from './fields.js'
+import type { LiveGuest } from '../../inventory.js'
+import { executes, isBookkeeping, unmanagedNote } from './keys.js'
+import { readDrive } from './drives.js'
+import { lxcSlotFamily } from './lxc.js'
+import { display, sortDiffs, type Draft, type Sink } from '../../plan/order.js'
+import type {
+  ActionType,
+  Anomaly,
+  DisruptionClass,
+  DisruptionPolicy,
+  FieldDiff,
+  PlanParamValue,
+  Policy,
+  PveRequest,
+  Skip,
+} from '../../plan-types.js'
+import type { GuestType } from '@proxops/pve-client/wire'
+import { CLONE_IDENTITY_KEYS, ipconfigKey } from './cloud-init.js'
+import { qemuSlotFamily, type GuestFields } from './qemu.js'
+import { hotplugSet, isCreateOnly } from './table.js'
+
+export interface GuestPlanEnv {
+  policy: Policy
+  /** desired manifests by `Kind/name` (clone sources) */
+  byKey: ReadonlyMap<string, Manifest>
+  out: Sink
+}
+
+/** One desired guest, its owned fields and how its findings are recorded. */
+export interface GuestTarget {
+  m: QemuManifest | ContainerManifest
+  f: GuestFields
+  base: Pick<Draft, 'resource' | 'address' | 'kind' | 'name' | 'node' | 'vmid' | 'tier' | 'level'>
+  type: GuestType
+  isTemplate: boolean
+  skip: (code: Skip['code'], message: string) => void
+  anomaly: (a: Omit<Anomaly, 'address' | 'kind'>) => void
+  /** a clone's: the keys its declared source template declares, inherited with the clone (never unmanaged) */
+  inherited?: ReadonlySet<string>
+}
+
+/**
+ * What a clone's `spec.clone` names: a VM clones a TemplateVM, an LXC a TemplateCT, by name in this cluster;
+ * `manifest` is absent when no such template is declared.
+ */
+export function cloneSource(
+  m: VmManifest | LxcManifest,
+  byKey: ReadonlyMap<string, Manifest>,
+): { kind: 'TemplateVM' | 'TemplateCT'; name: string; manifest?: TemplateVmManifest | TemplateCtManifest } {
+  const kind = m.kind === 'VM' ? 'TemplateVM' : 'TemplateCT'
+  const name = m.spec.clone ?? ''
+  const src = byKey.get(keyOf(kind, name))
+  return src?.kind === kind ? { kind, name, manifest: src } : { kind, name }
+}
+
+/** A guest that is not on PVE: create (or full clone, or create + mark template). */
+export function planNewGuest(t: GuestTarget, env: GuestPlanEnv): void {
+  const { m, f, base, type, isTemplate, skip } = t
+  const { node, vmid } = m.spec
+  const started = m.spec.state === 'started' && !isTemplate
+  if (f.createError !== undefined) {
+    skip('invalid-desired', f.createError)
+    return
+  }
+  const createDiffs: FieldDiff[] = []
+  const params: Record<string, PlanParamValue> = {}
+  for (const o of f.owned) {
+    if (o.create === undefined) continue
+    params[o.key] = o.create
+    createDiffs.push({ field: o.field, key: o.key, after: o.sensitive ? SENSITIVE : (o.show ?? display(o.create)) })
+  }
+
+  if (m.spec.clone !== undefined && (m.kind === 'VM' || m.kind === 'LXC')) {
+    planClone(t, m, createDiffs, started, env)
+    return
+  }
+
+  for (const [k, v] of Object.entries(f.createOnly)) {
+    params[k] = v
+    createDiffs.push({ field: k === 'ostemplate' ? 'spec.template' : `spec.extra.${k}`, key: k, after: String(v) })
+  }
+  params.vmid = vmid
+  // pve-container's create with start=1 only forks a separate vzstart task that nobody waits on, so an LXC is
+  // started by a start request of its own (its task, its real error); a VM keeps start=1 (read back after)
+  if (started && type === 'qemu') params.start = 1
+  const requests: PveRequest[] = [{ call: 'createGuest', node, guest: type, params }]
+  if (started && type === 'lxc') requests.push({ call: 'start', node, guest: type, vmid })
+  if (isTemplate) requests.push({ call: 'markTemplate', node, guest: type, vmid })
+  env.out.drafts.push({
+    ...base,
+    type: 'create',
+    reason: `${base.resource}: not on PVE; will create${isTemplate ? ' + mark as PVE template' : ''}`,
+    diffs: sortDiffs(createDiffs),
+    disruption: 'none',
+    requests,
+  })
+}
+
+/** the VM volume slots a clone's post-clone write creates when the template gave it none (create forms) */
+const CLONE_CREATED_VOLUMES: ReadonlySet<string> = new Set(['efidisk0', 'tpmstate0'])
+
+const isLxc = (m: QemuManifest | ContainerManifest): m is ContainerManifest =>
+  m.kind === 'LXC' || m.kind === 'TemplateCT'
+
+/**
+ * A clone-backed guest that is not on PVE: a full clone of its template (qemu-server / pve-container
+ * `clone_vm`), then ProxOps' own config. An LXC clone is copied onto `root.storage` with its hostname and grown
+ * to `root.size` when that is larger than the template's root (validation refuses a smaller one).
+ */
+function planClone(
+  t: GuestTarget,
+  m: VmManifest | LxcManifest,
+  createDiffs: FieldDiff[],
+  started: boolean,
+  env: GuestPlanEnv,
+): void {
+  const { f, base, type, anomaly } = t
+  const { node, vmid } = m.spec
+  const { kind: srcKind, name, manifest: src } = cloneSource(m, env.byKey)
+  if (!src) {
+    anomaly({
+      code: 'clone-source',
+      message: `clone source ${srcKind}/${name} is not declared in this cluster; not cloning`,
+    })
+    return
+  }
+  if (src.spec.vmid === vmid) {
+    anomaly({ code: 'clone-source', message: `clone source ${srcKind}/${name} has the same vmid ${vmid}; not cloning` })
+    return
+  }
+  // the post-clone write: own values minus create-only keys and the volumes the clone inherits; a VM's EFI disk
+  // and TPM state are created only where the template gave the clone none (the template may lack them), as is
+  // the cloud-init drive; inherited identity keys not owned are deleted
+  const set: Record<string, PlanParamValue> = {}
+  const onlyIfAbsent: string[] = []
+  for (const o of f.owned) {
+    if (o.create === undefined || isCreateOnly(type, o.key)) continue
+    if (o.volume && !(type === 'qemu' && CLONE_CREATED_VOLUMES.has(o.key))) continue
+    set[o.key] = o.create
+    if (o.volume || o.key === CLOUD_INIT_SLOT) onlyIfAbsent.push(o.key)
+  }
+  const del = m.kind === 'VM' ? cloneIdentityKeys(m, f).filter((k) => !(k in set)) : []
+  if (del.length > 0) set.delete = del.join(',')
+  const diffs = createDiffs.filter((d) => d.key in set)
+  const requests: PveRequest[] = []
+  if (isLxc(m)) {
+    const root = m.spec.root
+    requests.push({
+      call: 'cloneGuest',
+      node,
+      guest: 'lxc',
+      vmid: src.spec.vmid,
+      params: { newid: vmid, full: 1, hostname: m.spec.dns.hostname, storage: root.storage },
+    })
+    const srcRoot = src.kind === 'TemplateCT' ? src.spec.root.size : root.size
+    if (root.size > srcRoot) {
+      const size = formatSize(root.size)
+      requests.push({ call: 'resizeDisk', node, guest: 'lxc', vmid, disk: 'rootfs', size })
+      diffs.push({ field: 'spec.root', key: 'rootfs', before: formatSize(srcRoot), after: size })
+    }
+  } else {
+    requests.push({
+      call: 'cloneGuest',
+      node,
+      guest: 'qemu',
+      vmid: src.spec.vmid,
+      params: { newid: vmid, full: 1, name: m.spec['pve-name'] },
+    })
+  }
+  requests.push({
+    call: 'updateConfig',
+    node,
+    guest: type,
+    vmid,
+    params: set,
+    ...(onlyIfAbsent.length > 0 ? { onlyIfAbsent: onlyIfAbsent.sort() } : {}),
+  })
+  if (started) requests.push({ call: 'start', node, guest: type, vmid })
+  env.out.drafts.push({
+    ...base,
+    type: 'clone',
+    reason: `${base.resource}: not on PVE; will full-clone from ${srcKind} ${name} (vmid ${src.spec.vmid})`,
+    diffs: sortDiffs(diffs),
+    disruption: 'none',
+    requests,
+  })
+}
+
+/** A guest that is on PVE: config writes, resizes, mark-template, pending restarts, power. */
+export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): void {
+  const { m, f, base, type, isTemplate, skip, anomaly } = t
+  const { node, vmid } = m.spec
+  const resource = base.resource as string
+  const cfg = mergedView(g)
+  const running = g.status === 'running'
+  const desiredStarted = m.spec.state === 'started' && !isTemplate
+  // a running guest the manifest wants stopped is shut down anyway (a requested power change): every write
+  // then lands on a stopped guest, so nothing is disruptive and nothing is held back
+  const willStop = running && !desiredStarted
+  // what the running guest can hotplug is decided by its applied options, not by pending ones
+  const rt: GuestRuntime = {
+    type,
+    running: running && !willStop,
+    hotplug: hotplugSet(g.config.hotplug),
+    numa: liveBool(g.config.numa, false),
+  }
+  const policy = disruptionFor(m, env.policy.disruption)
+  const cloned = (m.kind === 'VM' || m.kind === 'LXC') && m.spec.clone !== undefined
+
+  const w = compareOwned(t, g, cfg, rt, policy, env)
+  const { params, diffs, classes, heldBack, leftPending, pendingKeys } = w
+  let resizes = w.resizes
+
+  const liveOnly = liveOnlySlots(cfg, f, type, cloned, t.inherited)
+  for (const [key, fam] of liveOnly) {
+    anomaly({
+      code: 'live-only-slot',
+      field: key,
+      message: `${resource}: live-only ${fam} slot ${key} (${(cfg[key] as string).split(',')[0]}) is not declared; proxops will not automatically remove it`,
+    })
+  }
+  const reported = new Set([...liveOnly.map(([k]) => k), ...(t.inherited ?? [])])
+  for (const key of unmanagedKeys(cfg, f, type, reported)) {
+    const what = executes(type, key)
+    env.out.gaps.push({
+      address: base.address,
+      field: key,
+      note: unmanagedNote(type, key),
+      unmanaged: true,
+      ...(what !== undefined ? { executes: what } : {}),
+    })
+  }
+
+  // a clone-backed VM drops inherited identity keys it does not own
+  if (cloned && m.kind === 'VM') {
+    const ownedKeys = new Set(f.owned.map((o) => o.key))
+    const del = cloneIdentityKeys(m, f).filter((k) => !ownedKeys.has(k) && cfg[k] !== undefined)
+    if (del.length > 0) {
+      params.delete = del.join(',')
+      for (const k of del)
+        diffs.push({
+          field: 'spec.clone',
+          key: k,
+          before: k === 'cipassword' || k === 'sshkeys' ? SENSITIVE : cfg[k],
+        })
+    }
+  }
+
+  if (heldBack.length > 0) {
+    skip(
+      'disruption',
+      `${heldBack.join(', ')} would change a running guest (hotplug) and disruption is ${policy}; not written this cycle`,
+    )
+  }
+  // growing a disk of a running guest is a hotplug change (qemu-server's qemu_block_resize on the live drive,
+  // pve-container's resize of a mounted volume): held back like any other; a rewrite of the same slot keeps
+  // the live size token
+  if (rt.running && resizes.length > 0 && !allowed('hotplug', policy)) {
+    skip(
+      'disruption',
+      `growing ${resizes.map((r) => r.key).join(', ')} would change a running guest (hotplug) and disruption is ${policy}; not resized this cycle`,
+    )
+    resizes = []
+  }
+
+  const ids: string[] = []
+  // each action waits for the earlier actions of the same guest; resizes only for the config write. A power
+  // action depends on none of them: the executor still runs it after them (one action per guest at a time,
+  // in plan order), but a failed write or resize never leaves the guest in the wrong power state, this
+  // cycle or the next
+  let beforeResizes: string[] | undefined
+  const push = (d: Draft): void => {
+    const request = d.requests[0]
+    const id = `${d.address}#${d.type}${request?.call === 'resizeDisk' ? `:${request.disk}` : ''}`
+    if (d.type === 'resize') beforeResizes ??= [...ids]
+    const after =
+      d.type === 'resize' ? [...(beforeResizes ?? [])] : d.type === 'start' || d.type === 'stop' ? [] : [...ids]
+    env.out.drafts.push({ ...d, id, after })
+    ids.push(id)
+  }
+  const shutdown = (): PveRequest => ({
+    call: 'shutdown',
+    node,
+    guest: type,
+    vmid,
+    timeoutSeconds: env.policy.shutdownTimeoutSeconds,
+    forceStop: env.policy.forceStopAfterTimeout,
+  })
+  let stoppedByUpdate = false
+  const hasWrite = Object.keys(params).length > 0
+  if (hasWrite) {
+    const cls = maxClass(classes)
+    const keys = Object.keys(params).filter((k) => k !== 'delete')
+    if (params.delete !== undefined) keys.push(`delete ${String(params.delete)}`)
+    const reasonKeys = keys.join(', ')
+    // a slot that needs both an option rewrite and a resize: resize first, in the same action, and let the
+    // rewrite carry the new size, so a rewrite PVE keeps pending never restores the old size token
+    const before = resizes.filter((r) => typeof params[r.key] === 'string')
+    resizes = resizes.filter((r) => typeof params[r.key] !== 'string')
+    for (const r of before) {
+      params[r.key] = String(params[r.key]).replace(/(^|,)size=[^,]*/, `$1size=${r.size}`)
+      diffs.push(r.diff)
+    }
+    // the first request of the action carries the digest read at plan time
+    const resizeFirst = before.map((r, i): PveRequest => ({
+      call: 'resizeDisk',
+      node,
+      guest: type,
+      vmid,
+      disk: r.key,
+      size: r.size,
+      ...(i === 0 ? { digest: g.digest } : {}),
+    }))
+    const update: PveRequest = {
+      call: 'updateConfig',
+      node,
+      guest: type,
+      vmid,
+      params,
+      ...(resizeFirst.length === 0 ? { digest: g.digest } : {}),
+    }
+    // resizes, the write, then any power requests. A running guest takes the write into [PENDING] (checked
+    // against the planned digest, refused before anything is stopped) and the shutdown applies it: PVE's
+    // stop rewrites the config from [PENDING] (qemu-server vm_stop_cleanup, pve-container's post-stop hook),
+    // so a write sent after the shutdown would meet a new digest.
+    const writes = (...power: PveRequest[]): PveRequest[] => [...resizeFirst, update, ...power]
+    if (willStop) {
+      stoppedByUpdate = true
+      push(
+        guestDraft(
+          base,
+          'shutdown-then-update',
+          `${resource}: config drift (${reasonKeys}); desired stopped: write, then graceful shutdown`,
+          sortDiffs(diffs),
+          'stop',
+          writes(shutdown()),
+          g.digest,
+        ),
+      )
+    } else if (running && (cls === 'reboot' || cls === 'stop')) {
+      stoppedByUpdate = true
+      const requests = desiredStarted
+        ? writes(shutdown(), { call: 'start', node, guest: type, vmid })
+        : writes(shutdown())
+      push(
+        guestDraft(
+          base,
+          'shutdown-then-update',
+          `${resource}: config drift (${reasonKeys}); needs a restart: write, graceful shutdown${desiredStarted ? ', start' : ''}`,
+          sortDiffs(diffs),
+          cls,
+          requests,
+          g.digest,
+        ),
+      )
+    } else {
+      push(
+        guestDraft(
+          base,
+          'update',
+          `${resource}: config drift (${reasonKeys})`,
+          sortDiffs(diffs),
+          leftPending.length > 0 ? 'reboot' : cls,
+          writes(),
+          g.digest,
+        ),
+      )
+    }
+    if (leftPending.length > 0) {
+      env.out.pending.push({
+        address: base.address,
+        keys: leftPending,
+        message: `${leftPending.join(', ')} will stay pending in PVE until the guest restarts (disruption: ${policy})`,
+      })
+    }
+  }
+  // every resize rewrites the config (a new digest): only the guest's first write of the cycle carries the
+  // planned digest, and resizes run in plan order, which sorts them by action id
+  const digestCarrier = hasWrite ? undefined : resizes.map((r) => r.key).sort()[0]
+  for (const r of resizes) {
+    const resize: PveRequest = {
+      call: 'resizeDisk',
+      node,
+      guest: type,
+      vmid,
+      disk: r.key,
+      size: r.size,
+      ...(r.key === digestCarrier ? { digest: g.digest } : {}),
+    }
+    push(
+      guestDraft(
+        base,
+        'resize',
+        `${resource}: grow ${r.key} to ${r.size}`,
+        [r.diff],
+        running && !stoppedByUpdate ? 'hotplug' : 'none',
+        [resize],
+        g.digest,
+      ),
+    )
+  }
+  if (isTemplate && !g.template) {
+    // marking a running guest as a template needs a shutdown first: a stop-class action, held back by the policy
+    const stopFirst = running && !stoppedByUpdate
+    if (stopFirst && !allowed('stop', policy)) {
+      skip(
+        'disruption',
+        `mark-template needs a shutdown of the running guest and disruption is ${policy}; not done this cycle`,
+      )
+      return
+    }
+    if (g.config.parent !== undefined) {
+      // qemu-server's and pve-container's `template` API refuse a guest with snapshots; `parent` names the latest
+      anomaly({
+        code: 'template-snapshots',
+        field: 'template',
+        message: `${resource}: PVE converts no guest that has snapshots to a template (this one has ${g.config.parent}); delete its snapshots (qm delsnapshot / pct delsnapshot) and the next cycle marks it`,
+      })
+      return
+    }
+    const mark: PveRequest = { call: 'markTemplate', node, guest: type, vmid }
+    push(
+      guestDraft(
+        base,
+        'mark-template',
+        `${resource}: PVE object present but not a template; will mark as template`,
+        [{ field: 'kind', key: 'template', after: '1' }],
+        stopFirst ? 'stop' : 'none',
+        stopFirst ? [shutdown(), mark] : [mark],
+        g.digest,
+      ),
+    )
+    return
+  }
+  if (isTemplate) return
+  if (pendingKeys.length > 0 && running && !stoppedByUpdate) {
+    if (allowed('reboot', policy)) {
+      const requests: PveRequest[] = [shutdown()]
+      if (desiredStarted) requests.push({ call: 'start', node, guest: type, vmid })
+      push(
+        guestDraft(
+          base,
+          'restart',
+          `${resource}: owned changes pending in PVE (${pendingKeys.join(', ')}); graceful shutdown${desiredStarted ? ' and start' : ''} applies them`,
+          [],
+          'reboot',
+          requests,
+          g.digest,
+        ),
+      )
+      stoppedByUpdate = true
+    } else {
+      env.out.pending.push({
+        address: base.address,
+        keys: pendingKeys,
+        message: `${pendingKeys.join(', ')} pending in PVE until the guest restarts (disruption: ${policy})`,
+      })
+    }
+  }
+  // power: unknown live power does nothing
+  const livePower =
+    g.status === 'running' ? 'running' : g.status === 'stopped' || g.status === '' ? 'stopped' : 'unknown'
+  if (livePower === 'unknown') return
+  if (desiredStarted && livePower === 'stopped') {
+    push(
+      guestDraft(
+        base,
+        'start',
+        `${resource}: power "stopped" → "started"`,
+        [{ field: 'spec.state', key: 'status', before: g.status, after: 'running' }],
+        'none',
+        [{ call: 'start', node, guest: type, vmid }],
+      ),
+    )
+  } else if (!desiredStarted && livePower === 'running' && !stoppedByUpdate) {
+    push(
+      guestDraft(
+        base,
+        'stop',
+        `${resource}: power "running" → "stopped" (graceful shutdown)`,
+        [{ field: 'spec.state', key: 'status', before: 'running', after: 'stopped' }],
+        'stop',
+        [shutdown()],
+      ),
+    )
+  }
+}
+
+/** What comparing the owned keys with the live config found. */
+interface OwnedComparison {
+  params: Record<string, PlanParamValue>
+  diffs: FieldDiff[]
+  classes: DisruptionClass[]
+  /** keys not written: their disruption class is above the policy */
+  heldBack: string[]
+  /** keys written that stay pending until a restart (reboot class under a lower policy) */
+  leftPending: string[]
+  /** converged keys with a different pending value on PVE */
+  pendingKeys: string[]
+  resizes: { key: string; size: string; diff: FieldDiff }[]
+}
+
+function compareOwned(
+  t: GuestTarget,
+  g: LiveGuest,
+  cfg: Readonly<Record<string, string>>,
+  rt: GuestRuntime,
+  policy: DisruptionPolicy,
+  env: GuestPlanEnv,
+): OwnedComparison {
+  const { f, base, anomaly } = t
+  const resource = base.resource as string
+  const w: OwnedComparison = {
+    params: {},
+    diffs: [],
+    classes: [],
+    heldBack: [],
+    leftPending: [],
+    pendingKeys: [],
+    resizes: [],
+  }
+  for (const o of f.owned) {
+    const before = cfg[o.key]
+    const outcomes = o.compare(before)
+    if (outcomes.length === 0 && g.pending[o.key] !== undefined && g.config[o.key] !== g.pending[o.key])
+      w.pendingKeys.push(o.key)
+    for (const out of outcomes) {
+      if (out.t === 'anomaly') anomaly({ code: out.code, field: o.key, message: `${resource}: ${out.message}` })
+      else if (out.t === 'gap') env.out.gaps.push({ address: base.address, field: o.field, note: out.note })
+      else if (out.t === 'resize') {
+        w.resizes.push({ key: o.key, size: out.size, diff: fieldDiff(o.field, o.key, before, `size=${out.after}`) })
+      } else {
+        const cls =
+          o.running ??
+          classify(o.key, out.newSlot === true, rt, {
+            before,
+            after: typeof out.value === 'string' ? out.value : undefined,
+          })
+        if (!allowed(cls, policy) && cls !== 'reboot') {
+          w.heldBack.push(o.key)
+          continue
+        }
+        if (!allowed(cls, policy)) w.leftPending.push(o.key)
+        else w.classes.push(cls)
+        w.params[o.key] = out.value
+        w.diffs.push(
+          o.sensitive
+            ? fieldDiff(o.field, o.key, before === undefined ? undefined : SENSITIVE, SENSITIVE)
+            : fieldDiff(o.field, o.key, before, out.after),
+        )
+      }
+    }
+  }
+  return w
+}
+
+/** A guest action draft. */
+function guestDraft(
+  base: GuestTarget['base'],
+  type: ActionType,
+  reason: string,
+  diffs: FieldDiff[],
+  disruption: DisruptionClass,
+  requests: PveRequest[],
+  digest?: string,
+): Draft {
+  return { ...base, type, reason, diffs, disruption, requests, ...(digest === undefined ? {} : { digest }) }
+}
+
+/** A field diff; `before` only when PVE has a value. */
+function fieldDiff(field: string, key: string, before: string | undefined, after: string): FieldDiff {
+  return before === undefined ? { field, key, after } : { field, key, before, after }
+}
+
+/**
+ * Live slots of the managed families (disks, NICs, PCI, mount points) that no field declares: reported, never
+ * removed. A clone's slots its declared template declares (`inherited`) came with the clone: they are in git.
+ */
+function liveOnlySlots(
+  cfg: Readonly<Record<string, string>>,
+  f: GuestFields,
+  type: GuestType,
+  cloned: boolean,
+  inherited: ReadonlySet<string> | undefined,
+): [string, string][] {
+  const out: [string, string][] = []
+  for (const key in cfg) {
+    if (f.declaredSlots.has(key) || inherited?.has(key)) continue
+    const fam = type === 'qemu' ? qemuSlotFamily(key) : lxcSlotFamily(key)
+    if (fam === undefined) continue
+    // an LXC clone's mount points are the template's copies
+    if (fam === 'mount' && cloned) continue
+    if (fam === 'disk') {
+      const drive = readDrive(cfg[key] as string)
+      // an IDE CD-ROM or cloud-init drive is not a disk (elsewhere it is reported); `none` is an empty slot; a
+      // clone's disks are inherited
+      if (key.startsWith('ide') && drive !== undefined && drive.kind !== 'disk') continue
+      if (drive?.file === 'none' || cloned) continue
+    }
+    out.push([key, fam])
+  }
+  return out.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+}
+
+/** The PVE keys a guest's manifest declares: owned fields, declared slots, create-only keys, keys left to PVE. */
+export function declaredKeys(f: GuestFields): Set<string> {
+  // spec.extra keys are declared (sent on create, reported as a gap of their own)
+  return new Set([
+    ...f.owned.map((o) => o.key),
+    ...f.declaredSlots,
+    ...Object.keys(f.createOnly),
+    ...(f.leftToPve ?? []),
+  ])
+}
+
+/**
+ * Live keys no field owns and nothing else reports (an anomaly, a clone's template): PVE's bookkeeping aside,
+ * every one is listed (sorted) as unmanaged, so a key added on PVE (a hook script, raw arguments, a device) is
+ * visible in diff.
+ */
+function unmanagedKeys(
+  cfg: Readonly<Record<string, string>>,
+  f: GuestFields,
+  type: GuestType,
+  reported: ReadonlySet<string>,
+): string[] {
+  const owned = declaredKeys(f)
+  return Object.keys(cfg)
+    .filter((k) => !owned.has(k) && !reported.has(k) && !isBookkeeping(type, k, cfg))
+    .sort()
+}
+
+/** The identity keys a clone inherits from its template that the VM must own or drop. */
+function cloneIdentityKeys(m: QemuManifest | ContainerManifest, f: GuestFields): string[] {
+  const ipconfigs = m.kind === 'VM' || m.kind === 'TemplateVM' ? (m.spec['cloud-init-data']?.ipconfigs ?? []) : []
+  const nics = Math.max(m.spec.networks.length, ...ipconfigs.map((c) => c.nic + 1))
+  const keys = [...CLONE_IDENTITY_KEYS, ...Array.from({ length: nics }, (_, i) => ipconfigKey(i))]
+  return keys.filter((k) => !(f.leftToPve ?? []).includes(k))
+}
+
+/** The config PVE will run with once pending changes apply: current values, pending values over them, pending deletes removed. */
+export function mergedView(g: LiveGuest): Readonly<Record<string, string>> {
+  if (g.pendingDeletes.length === 0 && Object.keys(g.pending).length === 0) return g.config
+  const out: Record<string, string> = { ...g.config, ...g.pending }
+  for (const k of g.pendingDeletes) delete out[k]
+  return out
+}
+
+export function disruptionFor(m: Manifest, dflt: DisruptionPolicy): DisruptionPolicy {
+  const a = m.metadata.annotations?.['proxops/disruption']?.trim()
+  return a !== undefined && isDisruptionPolicy(a) ? a : dflt
+}

@@ -1,0 +1,377 @@
+/**
+ * Planning the guest kind (VM, TemplateVM, LXC, TemplateCT): for each declared guest, whether it can be planned
+ * at all this cycle (unknown, foreign, mismatched, locked, paused), then its create or clone, or its config
+ * writes, resizes, template conversion, restarts and power (guest-plan.ts), and a safety snapshot before the
+ * disruptive ones. The guests git no longer declares go to the prune stage (prune.ts). Pure.
+ */
+import type { ContainerManifest, QemuManifest } from '@proxops/schema'
+import type { GuestType } from '@proxops/pve-client/wire'
+import { isArtifact, isGuest, isQemu } from '../../desired.js'
+import type { LiveGuest, UnknownGuest } from '../../inventory.js'
+import { keyOf } from '../../plan/deps.js'
+import { guestAddress, sortDiffs, type Draft } from '../../plan/order.js'
+import { ownerMarker, ownerOf, ownedHere } from '../../plan/ownership.js'
+import type { Anomaly, GuestKind, Skip } from '../../plan-types.js'
+import { artifactVolid } from '../artifact/plan.js'
+import { pinnedPower } from '../ha/plan.js'
+import { emptyPlan, type KindPlan, type PlanContext, type PlannedGuest } from '../kind.js'
+import { poolForCreate, poolIndex, type PoolIndex } from '../pool/plan.js'
+import type { Owned } from './fields.js'
+import { cloneSource, declaredKeys, planLiveGuest, planNewGuest, type GuestPlanEnv } from './guest-plan.js'
+import { lxcFields } from './lxc.js'
+import { guestPrunes } from './prune.js'
+import { qemuFields, type GuestBuildContext, type GuestFields } from './qemu.js'
+import { isSnapshotTrigger, safetySnapshotKeep, snapshotProblem, takesSnapshots } from './snapshots.js'
+import { tagsField } from './tags.js'
+
+type GuestManifest = QemuManifest | ContainerManifest
+
+export function planGuests(ctx: PlanContext): KindPlan & { planned: PlannedGuest[] } {
+  const view = new LiveGuests(ctx)
+  const fields = guestFields(ctx)
+  const pools = poolIndex(ctx)
+  const out = { ...emptyPlan(), planned: [] as PlannedGuest[] }
+  const matched = new Set<number>()
+  const desiredCounts = new Map<GuestKind, number>()
+  for (const m of ctx.desired.manifests) {
+    if (!isGuest(m)) continue
+    desiredCounts.set(m.kind, (desiredCounts.get(m.kind) ?? 0) + 1)
+    const one = planGuest(m, ctx, view, fields, pools)
+    if (one.claims) matched.add(m.spec.vmid)
+    merge(out, one.plan)
+    if (one.planned) out.planned.push(one.planned)
+  }
+  // unknown guests no manifest claims are still reported (they are never prune candidates)
+  const declared = new Set(ctx.desired.manifests.flatMap((m) => (isGuest(m) ? [m.spec.vmid] : [])))
+  for (const u of view.unknown.values()) {
+    if (declared.has(u.vmid)) continue
+    const kind: GuestKind = u.type === 'qemu' ? 'VM' : 'LXC'
+    out.skips.push({
+      code: 'unknown',
+      address: guestAddress(kind, u.node, u.vmid, u.name),
+      kind,
+      node: u.node,
+      vmid: u.vmid,
+      message: `could not be read this cycle (${u.unreadable}); never a prune candidate`,
+    })
+  }
+  // a live guest whose PVE name is a desired name of the same family is not a prune candidate either
+  for (const g of view.visible) if (g.name !== undefined && view.names[g.type].has(g.name)) matched.add(g.vmid)
+  for (const vmid of view.unknown.keys()) matched.add(vmid)
+  out.prunes = guestPrunes(view.visible, matched, desiredCounts, ctx.policy, view.offline)
+  return out
+}
+
+export function merge(into: KindPlan, from: KindPlan): void {
+  into.drafts.push(...from.drafts)
+  into.anomalies.push(...from.anomalies)
+  into.skips.push(...from.skips)
+  into.pending.push(...from.pending)
+  into.gaps.push(...from.gaps)
+}
+
+/** What the live inventory says about guests, indexed once per plan. */
+class LiveGuests {
+  /** readable guests on allowlisted nodes, sorted by vmid */
+  readonly visible: readonly LiveGuest[]
+  readonly byVmid = new Map<number, LiveGuest>()
+  readonly unknown = new Map<number, UnknownGuest>()
+  /** vmids of guests on nodes outside the allowlist (never acted on, but they block a create) */
+  readonly elsewhere = new Map<number, string>()
+  /** vmids held by guests this token cannot see (observe's `/cluster/nextid?vmid=` probe) */
+  readonly invisible = new Set<number>()
+  /** owned (tagged) live guests by type and PVE name, for reporting a renumbered guest */
+  readonly ownedByName = new Map<string, LiveGuest[]>()
+  /** the desired names and PVE names of each family */
+  readonly names = { qemu: new Set<string>(), lxc: new Set<string>() }
+  /** storage types by node and storage, for safety snapshots */
+  readonly storageTypes = new Map<string, string>()
+  readonly offline: ReadonlySet<string>
+
+  constructor(ctx: PlanContext) {
+    const { live, policy } = ctx
+    this.visible = live.guests.filter((g) => ctx.allowedNode(g.node))
+    for (const g of this.visible) this.byVmid.set(g.vmid, g)
+    for (const g of [...live.guests, ...live.unknownGuests])
+      if (!ctx.allowedNode(g.node)) this.elsewhere.set(g.vmid, g.node)
+    for (const h of live.heldVmids) {
+      if (h.node !== undefined) this.elsewhere.set(h.vmid, h.node)
+      else this.invisible.add(h.vmid)
+    }
+    for (const u of live.unknownGuests) if (ctx.allowedNode(u.node)) this.unknown.set(u.vmid, u)
+    for (const m of ctx.desired.manifests) {
+      if (!isGuest(m)) continue
+      const family = isQemu(m) ? this.names.qemu : this.names.lxc
+      family.add(m.metadata.name)
+      family.add(isQemu(m) ? m.spec['pve-name'] : m.spec.dns.hostname)
+    }
+    for (const g of this.visible) {
+      if (g.name === undefined || !ownedHere(ownerOf(g.tags, policy))) continue
+      const k = `${g.type}\0${g.name}`
+      const list = this.ownedByName.get(k)
+      if (list) list.push(g)
+      else this.ownedByName.set(k, [g])
+    }
+    for (const st of live.storages) this.storageTypes.set(`${st.node}\0${st.storage}`, st.type)
+    this.offline = new Set(live.nodes.filter((n) => !n.online).map((n) => n.node))
+  }
+}
+
+/** The owned fields of a manifest, with the build contexts and a clone source's declared keys made once. */
+function guestFields(ctx: PlanContext) {
+  const tagFields = new Map<string, Owned>()
+  const marker = ownerMarker(ctx.policy)
+  const plain: GuestBuildContext = {
+    volid: (kind, name) => {
+      const a = ctx.byKey.get(keyOf(kind, name))
+      return a && isArtifact(a) ? artifactVolid(a) : undefined
+    },
+    cloned: false,
+    tags: (tags) => {
+      const key = JSON.stringify(tags)
+      let owned = tagFields.get(key)
+      if (!owned) tagFields.set(key, (owned = tagsField(tags, ctx.policy.ownershipTag, marker)))
+      return owned
+    },
+    ...(ctx.secrets ? { secrets: ctx.secrets } : {}),
+  }
+  const cloned: GuestBuildContext = { ...plain, cloned: true }
+  const of = (m: GuestManifest): GuestFields => {
+    const bctx = m.kind === 'VM' && m.spec.clone !== undefined ? cloned : plain
+    return isQemu(m) ? qemuFields(m, bctx) : lxcFields(m, bctx)
+  }
+  const templateKeys = new Map<string, ReadonlySet<string>>()
+  /**
+   * A clone's inherited keys: what its declared source template declares. The clone carries them from the
+   * template, so they are in git; the clone's own manifest does not own them.
+   */
+  const inherited = (m: GuestManifest): ReadonlySet<string> | undefined => {
+    if ((m.kind !== 'VM' && m.kind !== 'LXC') || m.spec.clone === undefined) return undefined
+    const { manifest: src } = cloneSource(m, ctx.byKey)
+    if (!src) return undefined
+    const key = keyOf(src.kind, src.metadata.name)
+    let keys = templateKeys.get(key)
+    if (!keys) templateKeys.set(key, (keys = declaredKeys(of(src))))
+    return keys
+  }
+  return { of, inherited }
+}
+
+interface OneGuest {
+  plan: KindPlan
+  /** the manifest claims its vmid (never a prune candidate) */
+  claims: boolean
+  planned?: PlannedGuest
+}
+
+/** One declared guest: why it cannot be planned this cycle, or its actions. */
+function planGuest(
+  m: GuestManifest,
+  ctx: PlanContext,
+  view: LiveGuests,
+  fields: ReturnType<typeof guestFields>,
+  pools: PoolIndex,
+): OneGuest {
+  const { policy } = ctx
+  const { node, vmid } = m.spec
+  const name = m.metadata.name
+  const plan = emptyPlan()
+  const type: GuestType = m.kind === 'VM' || m.kind === 'TemplateVM' ? 'qemu' : 'lxc'
+  const isTemplate = m.kind === 'TemplateVM' || m.kind === 'TemplateCT'
+  const address = guestAddress(m.kind, node, vmid, name)
+  const skip = (code: Skip['code'], message: string) =>
+    plan.skips.push({ code, address, kind: m.kind, node, vmid, message })
+  const anomaly = (a: Omit<Anomaly, 'address' | 'kind'>): void => {
+    plan.anomalies.push({ ...a, address, kind: m.kind })
+  }
+  const resource = keyOf(m.kind, name)
+  const base = { resource, address, kind: m.kind, name, node, vmid, tier: 0 as const, level: ctx.levelOf(resource) }
+  const env: GuestPlanEnv = { policy, byKey: ctx.byKey, out: plan }
+
+  const u = view.unknown.get(vmid)
+  if (u) {
+    // a guest on an offline node is unreadable because of its node: say so
+    skip(
+      ctx.nodeDown(u.node) ? 'node-offline' : 'unknown',
+      `${u.type}/${vmid} on ${u.node} could not be read this cycle (${u.unreadable}); no create, update, power or delete`,
+    )
+    return { plan, claims: true }
+  }
+  const g = view.byVmid.get(vmid)
+  const claims = g !== undefined
+  if (g && (g.node !== node || g.type !== type)) {
+    anomaly({
+      code: g.node !== node ? 'node-mismatch' : 'kind-mismatch',
+      message: `vmid ${vmid} is a ${g.type} guest on node ${g.node} on PVE, but ${resource} declares a ${type} guest on ${node}; proxops will not touch it`,
+    })
+    return { plan, claims }
+  }
+  const hidden = g ? undefined : view.elsewhere.get(vmid)
+  if (hidden) {
+    // vmids are cluster-wide: a guest outside the allowlist still makes a create impossible
+    anomaly({
+      code: 'node-mismatch',
+      message: `vmid ${vmid} exists on node ${hidden}, outside this cluster's node allowlist; ${resource} is not created`,
+    })
+    return { plan, claims }
+  }
+  if (!g && view.invisible.has(vmid)) {
+    // PVE's nextid sees the whole vmlist; the guest itself is hidden from this token (no VM.Audit on it)
+    anomaly({
+      code: 'vmid-taken',
+      message: `vmid ${vmid} is held by a guest this token cannot see (PVE's /cluster/nextid says it exists; no VM.Audit on /vms/${vmid}); ${resource} is not created: grant VM.Audit to see it, or choose another vmid`,
+    })
+    return { plan, claims }
+  }
+  const pveName = isQemu(m) ? m.spec['pve-name'] : m.spec.dns.hostname
+  const owner = g ? ownerOf(g.tags, policy) : undefined
+  if (g && owner?.kind === 'other') {
+    // one PVE cluster reached by two entries: the guest is the other entry's, whatever this one declares
+    anomaly({
+      code: 'owned-elsewhere',
+      message: `vmid ${vmid} is held by the ${g.type} guest ${JSON.stringify(g.name ?? '')} on ${g.node}, owned by cluster entry ${owner.entries.join(', ')} (tag ${owner.entries.map((e) => `${policy.ownershipTag}.${e}`).join(', ')}); ${resource} does not take it over`,
+    })
+    return { plan, claims }
+  }
+  if (g && owner?.kind === 'none' && !sameGuest(g, pveName, name)) {
+    // vmids are cluster-wide: an unowned guest of another name at this vmid is not taken over; declaring its
+    // PVE name (what proxops adopt writes) is the explicit claim
+    anomaly({
+      code: 'vmid-taken',
+      message: `vmid ${vmid} is held by the untagged ${g.type} guest ${JSON.stringify(g.name ?? '')} on ${g.node}; ${resource} (PVE name ${JSON.stringify(pveName)}) does not take it over: adopt it (proxops adopt) or choose another vmid`,
+    })
+    return { plan, claims }
+  }
+  if (ctx.nodeDown(node)) {
+    skip('node-offline', `node ${node} is offline or unknown; ${resource} not planned this cycle`)
+    return { plan, claims }
+  }
+  const f = fields.of(m)
+  for (const gap of f.gaps) plan.gaps.push({ address, ...gap })
+  const target = { f, base, type, isTemplate, skip, anomaly }
+
+  if (!g) {
+    // renumbering (same name, new vmid) creates a new guest; the old one is kept (its name is declared, so it
+    // is never pruned) and reported
+    const olds = new Set([
+      ...(view.ownedByName.get(`${type}\0${pveName}`) ?? []),
+      ...(view.ownedByName.get(`${type}\0${name}`) ?? []),
+    ])
+    for (const old of olds) {
+      if (old.vmid === vmid) continue
+      anomaly({
+        code: 'renumbered',
+        message: `${resource} was vmid ${old.vmid} on ${old.node} on PVE (same name); vmid ${vmid} is created as a new guest and ${old.vmid} is kept: remove it by hand once the new one serves, or restore spec.vmid`,
+      })
+    }
+    const pool = poolForCreate(m, pools)
+    if ('missing' in pool) {
+      anomaly(pool.missing)
+      return { plan, claims }
+    }
+    planNewGuest({ ...target, m: withPower(m, undefined, ctx) }, env)
+    const created = plan.drafts.find((d) => d.type === 'create' || d.type === 'clone')
+    if (created && pool.pool !== undefined) joinOnCreate(created, pool.pool)
+    return {
+      plan,
+      claims,
+      planned: { m, type, base, ...(created ? { createdBy: created.id ?? `${created.address}#${created.type}` } : {}) },
+    }
+  }
+  if (g.lock !== undefined && g.lock !== '') {
+    skip('locked', `locked: ${g.lock}; not planned this cycle`)
+    return { plan, claims }
+  }
+  if (g.status === 'paused') {
+    // PVE refuses both start ("already running") and shutdown ("VM is paused") of a paused VM
+    skip(
+      'paused',
+      `${g.qmpstatus !== undefined && g.qmpstatus !== 'paused' ? `QMP status ${g.qmpstatus}` : 'paused'} on PVE; resume or stop it by hand; not planned this cycle`,
+    )
+    return { plan, claims }
+  }
+  if (g.template && !isTemplate) {
+    anomaly({
+      code: 'kind-mismatch',
+      message: `${resource} is declared as ${m.kind} but vmid ${vmid} is a PVE template; PVE cannot turn a template back (declare it as ${type === 'qemu' ? 'TemplateVM' : 'TemplateCT'} or remove it by hand)`,
+    })
+    return { plan, claims }
+  }
+  const inherited = fields.inherited(m)
+  planLiveGuest({ ...target, m: withPower(m, g, ctx), ...(inherited ? { inherited } : {}) }, g, env)
+  safetySnapshot(m, g, base, type, isTemplate, plan, view, ctx)
+  return { plan, claims, planned: { m, type, base, live: g } }
+}
+
+/** an HA-managed guest's power goes through its HA resource: the guest plan then keeps the live power */
+function withPower<M extends GuestManifest>(m: M, g: LiveGuest | undefined, ctx: PlanContext): M {
+  const pin = pinnedPower(m, g, ctx.live.ha)
+  return pin === undefined || pin === m.spec.state ? m : { ...m, spec: { ...m.spec, state: pin } }
+}
+
+/** `pool=` on the create or clone request of a new guest: PVE adds it when the worker ends */
+function joinOnCreate(d: Draft, pool: string): void {
+  d.requests = d.requests.map((r, n) =>
+    n === 0 && (r.call === 'createGuest' || r.call === 'cloneGuest') ? { ...r, params: { ...r.params, pool } } : r,
+  )
+  d.diffs = sortDiffs([...d.diffs, { field: 'spec.pool', key: 'pool', after: pool }])
+}
+
+/**
+ * A safety snapshot before the guest's disruptive actions, which wait for it; where PVE cannot snapshot a
+ * volume of the guest, an anomaly instead and none of those actions (docs/safety.md).
+ */
+function safetySnapshot(
+  m: GuestManifest,
+  g: LiveGuest,
+  base: PlannedGuest['base'],
+  type: GuestType,
+  isTemplate: boolean,
+  plan: KindPlan,
+  view: LiveGuests,
+  ctx: PlanContext,
+): void {
+  const keep = safetySnapshotKeep(m, ctx.policy)
+  if (keep === undefined) return
+  const own = plan.drafts
+  if (!takesSnapshots(isTemplate || g.template, own)) return
+  const triggers = own.filter(isSnapshotTrigger)
+  if (triggers.length === 0) return
+  const what = [...new Set(triggers.map((d) => d.type))].join(', ')
+  const problem = snapshotProblem(type, g.config, (sid) => view.storageTypes.get(`${g.node}\0${sid}`))
+  if (problem) {
+    plan.anomalies.push({
+      address: base.address,
+      kind: base.kind,
+      code: 'snapshot-unsupported',
+      field: problem.key,
+      message: `${base.resource}: safety snapshots are on, but PVE cannot snapshot ${problem.key} (${problem.volume}: ${problem.reason}); not done this cycle: ${what}. Move the volume to a storage that snapshots it, or set the annotation proxops/safety-snapshots: "false"`,
+    })
+    const dropped = new Set(triggers.map((d) => d.id))
+    plan.drafts = own.filter((d) => !dropped.has(d.id))
+    for (const d of plan.drafts) if (d.after) d.after = d.after.filter((id) => !dropped.has(id))
+    return
+  }
+  const id = `${base.address}#snapshot`
+  plan.drafts.push({
+    ...base,
+    id,
+    type: 'snapshot',
+    reason: `${base.resource}: safety snapshot proxops-<UTC time> before ${what}; keeps the newest ${keep} proxops-* snapshots`,
+    diffs: [],
+    disruption: 'none',
+    requests: [{ call: 'snapshot', node: g.node, guest: type, vmid: g.vmid, keep, digest: g.digest }],
+    digest: g.digest,
+  })
+  for (const d of triggers) d.after = [...(d.after ?? []), id]
+}
+
+/**
+ * An untagged live guest is the one a manifest declares when the manifest names its PVE name; a guest without
+ * a name of its own matches the name proxops adopt gives it (`vm-<vmid>`, `ct-<vmid>`).
+ */
+function sameGuest(g: LiveGuest, pveName: string, name: string): boolean {
+  if (g.name === pveName || g.name === name) return true
+  const own = g.type === 'qemu' ? g.config.name : g.config.hostname
+  return own === undefined && name === `${g.type === 'qemu' ? 'vm' : 'ct'}-${g.vmid}`
+}
