@@ -67,3 +67,11 @@ export interface AdoptResult {
   newSshKeys: { name: string; value: string }[]
   summary: { nodes: string[]; guests: number; isos: number; ctTemplates: number; backupJobs: number }
 }
+
+export interface Collect {
+  gaps: AdoptGap[]
+  warnings: string[]
+}
+
+/** a unique file name for a live object of a kind (claimed once per run) */
+export type Claim = (kind: Kind, base: string, id: string | number) => string

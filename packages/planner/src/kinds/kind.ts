@@ -9,8 +9,12 @@ import type { Manifest, QemuManifest, ContainerManifest } from '@proxops/schema'
 import type { GuestType } from '@proxops/pve-client/wire'
 import type { DesiredState, SecretLookup } from '../desired.js'
 import type { LiveGuest, LiveInventory } from '../inventory.js'
-import type { Anomaly, Gap, PendingChange, Policy, Skip } from '../plan-types.js'
+import type { Action, Anomaly, Gap, PendingChange, Policy, Skip } from '../plan-types.js'
+import type { ClusterResource } from '@proxops/pve-client/wire'
+import type { ObserveOptions } from '../observe/observe.js'
+import type { LiveReader } from '../ports.js'
 import type { Draft } from '../plan/order.js'
+import type { Runners } from '../execute/task-call.js'
 
 /** What plan() knows before any kind plans: the inputs and the lookups every kind shares. */
 export interface PlanContext {
@@ -67,10 +71,34 @@ export interface KindPlan {
   planned?: PlannedGuest[]
 }
 
+/** A read within the cluster's in-flight limit (and its abort signal). */
+export type Read = <T>(fn: () => Promise<T>) => Promise<T>
+
+/** What observe() hands every kind's read: the cluster listing it made and the shared request gate. */
+export interface ReadContext {
+  readonly reader: LiveReader
+  readonly read: Read
+  readonly pveVersion: string
+  readonly resources: readonly ClusterResource[]
+  /** the online nodes of the allowlist */
+  readonly online: ReadonlySet<string>
+  allowed(node: string | undefined): node is string
+  readonly options: ObserveOptions
+  /** the guest kind's readable guests, for the kinds that live on a guest */
+  readonly guests: Promise<readonly LiveGuest[]>
+}
+
 /** One object kind (a folder under `kinds/`, listed in `kinds/index.ts`). */
 export interface Kind {
   readonly name: string
+  /** what observe() reads of this kind (failures become `unreadable`, never absence) */
+  read?(ctx: ReadContext): Promise<Partial<LiveInventory>>
+  /** pure: what this kind's objects need this cycle */
   plan(ctx: KindContext): KindPlan
+  /** how its actions' requests are sent (execute/run-action.ts dispatches by request) */
+  readonly run: Runners
+  /** the read-back after one of its actions: a problem text, or undefined when it did what it meant */
+  confirm(action: Action, reader: LiveReader): Promise<string | undefined>
 }
 
 export const emptyPlan = (): KindPlan => ({ drafts: [], anomalies: [], skips: [], pending: [], gaps: [] })

@@ -10,7 +10,8 @@ import fc from 'fast-check'
 import type { GuestType, PveParams } from '@proxops/pve-client/wire'
 import type { LiveReader } from '../ports.js'
 import { simPve, type SimPve } from '../test-support/sim.js'
-import { implausibleConfig, observe, ObserveError, splitPending } from './observe.js'
+import { observe, ObserveError } from './observe.js'
+import { implausibleConfig, splitPending } from '../kinds/guest/read.js'
 
 const open: SimPve[] = []
 afterEach(async () => {

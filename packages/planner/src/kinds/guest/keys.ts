@@ -44,12 +44,19 @@ const BOOKKEEPING: Record<GuestType, ReadonlySet<string>> = {
 }
 
 /**
+ * Values pve-container's create_vm writes when the request leaves the key out (`swap: 512`, the schema's
+ * default, which create_vm stores): an undeclared key holding it is PVE's default, not a choice to report.
+ */
+const LXC_CREATE_DEFAULTS: Readonly<Record<string, string>> = { swap: '512' }
+
+/**
  * Whether PVE wrote the key of `config` itself: `smbios1` only while it holds nothing but the uuid PVE
- * generated, `boot` only while it is the order qemu-server derives and maintains (drives.ts isDerivedBoot).
+ * generated, `boot` only while it is the order qemu-server derives and maintains (drives.ts isDerivedBoot), a
+ * container's create default while it holds that default.
  */
 export function isBookkeeping(type: GuestType, key: string, config: Readonly<Record<string, string>>): boolean {
   if (BOOKKEEPING[type].has(key)) return true
-  if (type !== 'qemu') return false
+  if (type !== 'qemu') return LXC_CREATE_DEFAULTS[key] !== undefined && config[key] === LXC_CREATE_DEFAULTS[key]
   if (key === 'smbios1') return /^uuid=[^,]*$/.test((config.smbios1 ?? '').trim())
   return key === 'boot' && isDerivedBoot(config)
 }

@@ -9,6 +9,13 @@ import type { PveRequest } from '../../plan-types.js'
 import type { FirewallWrite, GuestFirewall } from '@proxops/pve-client/wire'
 import type { LiveReader, PveWriter } from '../../ports.js'
 import { applyWrite, firewallWrites, liveFirewall, sameFirewall, type CanonFirewall } from './canon.js'
+import type { Runners } from '../../execute/task-call.js'
+
+export const firewallRunners: Runners = {
+  firewall: async (request, { ctx }) => {
+    await runFirewall(request, ctx.reader, ctx.writer)
+  },
+}
 
 type FirewallRequest = Extract<PveRequest, { call: 'firewall' }>
 
@@ -40,9 +47,6 @@ function withDigest(w: FirewallWrite, fw: GuestFirewall): FirewallWrite {
 
 export async function runFirewall(request: FirewallRequest, reader: LiveReader, writer: PveWriter): Promise<number> {
   const { node, guest, vmid } = request
-  if (!reader.guestFirewall || !writer.firewallWrite) {
-    throw new Error('this PVE client cannot read or write guest firewalls')
-  }
   const read = reader.guestFirewall.bind(reader)
   const write = writer.firewallWrite.bind(writer)
   let fresh = await read(node, guest, vmid)

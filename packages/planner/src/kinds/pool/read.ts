@@ -4,8 +4,13 @@
  * members are known even where the token cannot see the guests. 1 + pools requests per cycle. A failed read
  * makes every pool unknown, never absent: no pool is created, changed or deleted and no membership is planned.
  */
-import type { LivePool, Observed } from '../../inventory.js'
+import type { LiveInventory, LivePool, Observed } from '../../inventory.js'
+import type { ReadContext } from '../kind.js'
 import type { LiveReader } from '../../ports.js'
+
+export async function readPoolsOf(ctx: ReadContext): Promise<Pick<LiveInventory, 'pools'>> {
+  return { pools: await readPools(ctx.reader, ctx.read) }
+}
 
 export async function readPools(
   reader: LiveReader,

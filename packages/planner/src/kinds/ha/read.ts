@@ -3,13 +3,18 @@
  * the PVE version has: `/cluster/ha/groups` on 8.x, `/cluster/ha/rules` on 9.x (where groups are migrated to
  * rules and every groups call dies). Two requests per cycle. A failed read makes HA unknown, never absent.
  */
-import type { LiveHa, Observed } from '../../inventory.js'
+import type { LiveHa, LiveInventory, Observed } from '../../inventory.js'
+import type { ReadContext } from '../kind.js'
 import type { HaItem } from '@proxops/pve-client/wire'
 import type { LiveReader } from '../../ports.js'
 
 /** PVE 9 replaced HA groups with rules (pve-ha-manager 5.0) */
 export const haForm = (pveVersion: string): 'groups' | 'rules' =>
   Number(pveVersion.split('.')[0]) >= 9 ? 'rules' : 'groups'
+
+export async function readHaOf(ctx: ReadContext): Promise<Pick<LiveInventory, 'ha'>> {
+  return { ha: await readHa(ctx.reader, ctx.pveVersion, ctx.read) }
+}
 
 export async function readHa(
   reader: LiveReader,

@@ -1,0 +1,18 @@
+/** Running the artifact kind's request: `download-url`, waited on for the download timeout. */
+import { resolveParams } from '../../execute/params.js'
+import { call, type Runners } from '../../execute/task-call.js'
+
+export const artifactRunners: Runners = {
+  downloadUrl: async (request, { ctx, tasks, secrets }) => {
+    const { params, secrets: s } = await resolveParams(request.params, ctx.secrets)
+    secrets.push(...s)
+    await call(
+      'download',
+      ctx,
+      tasks,
+      () => ctx.writer.downloadUrl(request.node, request.storage, params),
+      undefined,
+      ctx.downloadTimeoutMs,
+    )
+  },
+}

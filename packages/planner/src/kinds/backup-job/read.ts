@@ -1,0 +1,26 @@
+/** Reading the backup-job kind: `/cluster/backup`, one request; a failed read makes every job unknown. */
+import type { LiveInventory } from '../../inventory.js'
+import { compare, errorText } from '../../observe/observe.js'
+import type { Read, ReadContext } from '../kind.js'
+import type { LiveReader } from '../../ports.js'
+import type { ObserveOptions } from '../../observe/observe.js'
+
+export async function readBackupJobsOf(ctx: ReadContext): Promise<Pick<LiveInventory, 'backupJobs'>> {
+  return { backupJobs: await readBackupJobs(ctx.reader, ctx.read, ctx.options) }
+}
+
+/** `/cluster/backup`, one request; a failed read makes every backup job unknown this cycle */
+async function readBackupJobs(
+  reader: LiveReader,
+  read: Read,
+  options: ObserveOptions,
+): Promise<LiveInventory['backupJobs']> {
+  const list = reader.backupJobs.bind(reader)
+  try {
+    const jobs = await read(() => list())
+    return { known: jobs.map((j) => ({ id: j.id, values: j.values })).sort((a, b) => compare(a.id, b.id)) }
+  } catch (error) {
+    options.signal?.throwIfAborted()
+    return { unreadable: `read failed: ${errorText(error)}` }
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * Read-back of a guest action: the executor does not call an action done because a task said OK, it reads the
+ * guest again and checks what the action was meant to achieve (values are not compared: PVE rewrites many of
+ * them, e.g. disks and MACs; the next plan compares them field by field):
+ *   - a created/cloned/updated guest exists on its node; every key written is set (applied or pending); every
+ *     key deleted is gone (or pending delete); a resized disk is set
+ *   - the power state the last power request asked for; `template: 1` after mark-template (an LXC template is
+ *     marked by a worker PVE does not return, so that check is retried a few times)
+ *   - a deleted guest is no longer listed on its node
+ *   - a new guest created with `pool=` is a member of that pool
+ */
+import { isTrue, splitList } from '@proxops/pve-client/wire'
+import type { Action, PveRequest } from '../../plan-types.js'
+import type { LiveReader } from '../../ports.js'
+import { splitPending } from './read.js'
+import { checkMember } from '../pool/confirm.js'
+import { guestTarget } from './run.js'
+import { sizeBytes, volumeBytes } from './volumes.js'
+
+export async function confirmGuest(action: Action, reader: LiveReader): Promise<string | undefined> {
+  // the snapshot request itself read the snapshot back (listed, complete) and the config around it
+  if (action.type === 'snapshot') return undefined
+  const target = guestTarget(action)
+  if (!target) return undefined
+  const { node, guest, vmid } = target
+  const label = `${guest} ${vmid} on ${node}`
+
+  if (action.requests.some((r) => r.call === 'deleteGuest')) {
+    const present = (await reader.nodeGuests(node, guest)).some((g) => g.vmid === vmid)
+    return present ? `${label} is still listed after delete` : undefined
+  }
+
+  const [rows, status] = await Promise.all([
+    reader.guestPending(node, guest, vmid),
+    reader.guestStatus(node, guest, vmid),
+  ])
+  const { config, pending, pendingDeletes } = splitPending(rows)
+  const isSet = (key: string): boolean =>
+    (config[key] !== undefined && !pendingDeletes.includes(key)) || pending[key] !== undefined
+  const problems: string[] = []
+
+  for (const r of action.requests) {
+    if (r.call === 'updateConfig') {
+      const deleted = splitList(String(r.params.delete ?? ''))
+      for (const key of Object.keys(r.params)) {
+        if (key === 'delete' || key === 'revert' || r.onlyIfAbsent?.includes(key)) continue
+        if (!isSet(key)) problems.push(`${key} is not set`)
+      }
+      for (const key of deleted)
+        if (config[key] !== undefined && !pendingDeletes.includes(key) && pending[key] === undefined)
+          problems.push(`${key} was not deleted`)
+      for (const key of r.onlyIfAbsent ?? []) if (!isSet(key)) problems.push(`${key} is not set`)
+    }
+    if (r.call === 'resizeDisk') {
+      const value = pending[r.disk] ?? config[r.disk]
+      if (value === undefined) problems.push(`disk ${r.disk} is not set`)
+      else {
+        // an absolute target size (`40G`) can be checked; a relative one (`+2G`) only by the next plan
+        const wanted = /^\d/.test(r.size) ? sizeBytes(r.size) : undefined
+        const live = volumeBytes(r.guest, r.disk, value)
+        if (wanted !== undefined && live !== undefined && live < wanted)
+          problems.push(`disk ${r.disk} is ${live} bytes, expected at least ${wanted}`)
+      }
+    }
+  }
+  if (action.requests.some((r) => r.call === 'markTemplate') && config.template !== '1' && status.template !== true)
+    problems.push('not marked as a template')
+
+  const power = expectedPower(action.requests)
+  if (power && status.status !== power) problems.push(`power state is ${status.status}, expected ${power}`)
+  const first = action.requests[0]
+  if ((first?.call === 'createGuest' || first?.call === 'cloneGuest') && first.params.pool !== undefined) {
+    const problem = await checkMember(reader, String(first.params.pool), vmid)
+    if (problem) problems.push(problem)
+  }
+  return problems.length > 0 ? `${label}: ${[...new Set(problems)].join('; ')}` : undefined
+}
+
+/** The power state the action's last power-relevant request asks for. */
+function expectedPower(requests: readonly PveRequest[]): 'running' | 'stopped' | undefined {
+  let power: 'running' | 'stopped' | undefined
+  for (const r of requests) {
+    if (r.call === 'start' || r.call === 'reboot') power = 'running'
+    else if (r.call === 'stop' || r.call === 'shutdown' || r.call === 'markTemplate') power = 'stopped'
+    else if (r.call === 'createGuest') power = isTrue(r.params.start) ? 'running' : 'stopped'
+    else if (r.call === 'cloneGuest') power = 'stopped'
+  }
+  return power
+}

@@ -1,0 +1,288 @@
+/**
+ * Running the guest kind's requests: create, clone, config writes (never a create form over a live volume),
+ * resizes, power (through HA for an HA-managed guest), template conversion, delete and safety snapshots.
+ */
+import type { GuestType } from '@proxops/pve-client/wire'
+import type { Action, PveRequest } from '../../plan-types.js'
+import { resolveParams } from '../../execute/params.js'
+import {
+  ActionFailure,
+  call,
+  digestOf,
+  type ActionContext,
+  type RequestOf,
+  type RequestRun,
+  type Runners,
+  type TaskRecord,
+} from '../../execute/task-call.js'
+import { isCreateForm, isEmptySlot, sizeBytes, volumeBytes } from './volumes.js'
+
+export const guestRunners: Runners = {
+  createGuest: async (request, { ctx, tasks, secrets }) => {
+    const { params, secrets: s } = await resolveParams(request.params, ctx.secrets)
+    secrets.push(...s)
+    await call('create', ctx, tasks, () => ctx.writer.createGuest(request.node, request.guest, params))
+  },
+  cloneGuest: async (request, { ctx, tasks, secrets }) => {
+    if (Number(request.params.newid) === request.vmid)
+      throw new ActionFailure(`refused: clone source and target are both vmid ${request.vmid}`)
+    const { params, secrets: s } = await resolveParams(request.params, ctx.secrets)
+    secrets.push(...s)
+    await call('clone', ctx, tasks, () => ctx.writer.cloneGuest(request.node, request.guest, request.vmid, params))
+  },
+  updateConfig: (request, run) => updateConfig(request, run),
+  resizeDisk: async (request, { ctx, tasks }) => {
+    if (request.guest === 'lxc') {
+      await resizeLxc(request, ctx, tasks)
+      return
+    }
+    await call('resize', ctx, tasks, () => {
+      const digest = digestOf(ctx, request)
+      return ctx.writer.resizeDisk(
+        request.node,
+        request.guest,
+        request.vmid,
+        request.disk,
+        request.size,
+        digest !== undefined ? { digest } : {},
+      )
+    })
+  },
+  start: async (request, { ctx, tasks }) => {
+    const sent = tasks.length
+    await call(
+      'start',
+      ctx,
+      tasks,
+      () => ctx.writer.start(request.node, request.guest, request.vmid),
+      /already running/,
+    )
+    await awaitHaPower(request, 'running', tasks.slice(sent), ctx, ctx.taskTimeoutMs)
+  },
+  stop: async (request, { ctx, tasks }) => {
+    const sent = tasks.length
+    await call('stop', ctx, tasks, () => ctx.writer.stop(request.node, request.guest, request.vmid), /not running/)
+    await awaitHaPower(request, 'stopped', tasks.slice(sent), ctx, ctx.taskTimeoutMs)
+  },
+  shutdown: async (request, { ctx, tasks }) => {
+    const sent = tasks.length
+    const timeoutMs = (request.timeoutSeconds + 60) * 1000
+    await call(
+      'shutdown',
+      ctx,
+      tasks,
+      () =>
+        ctx.writer.shutdown(request.node, request.guest, request.vmid, {
+          timeoutSeconds: request.timeoutSeconds,
+          forceStop: request.forceStop,
+        }),
+      /not running/,
+      timeoutMs,
+    )
+    // an HA guest still runs when its hastop task ends: nothing after this (the config write) may start yet
+    await awaitHaPower(request, 'stopped', tasks.slice(sent), ctx, timeoutMs)
+  },
+  reboot: async (request, { ctx, tasks }) => {
+    await call('reboot', ctx, tasks, () => ctx.writer.reboot(request.node, request.guest, request.vmid))
+  },
+  markTemplate: async (request, { ctx, tasks }) => {
+    await call('mark template', ctx, tasks, () => ctx.writer.markTemplate(request.node, request.guest, request.vmid))
+  },
+  deleteGuest: async (request, { ctx, tasks }) => {
+    await call('delete', ctx, tasks, () => ctx.writer.deleteGuest(request.node, request.guest, request.vmid))
+  },
+  snapshot: (request, { ctx, tasks }) => safetySnapshot(request, ctx, tasks),
+}
+
+async function updateConfig(request: RequestOf<'updateConfig'>, { ctx, tasks, secrets }: RequestRun): Promise<void> {
+  const { params, secrets: s } = await resolveParams(request.params, ctx.secrets)
+  secrets.push(...s)
+  let digest = digestOf(ctx, request)
+  const createForms = Object.entries(params).filter(
+    ([key, value]) => typeof value === 'string' && isCreateForm(request.guest, key, value),
+  )
+  if (createForms.length > 0 || (request.onlyIfAbsent?.length ?? 0) > 0) {
+    // read just before the write: keys already set are not rewritten, and a create form never lands on a volume
+    const live = await ctx.reader.guestConfig(request.node, request.guest, request.vmid)
+    if (digest !== undefined && live.digest !== digest)
+      throw new ActionFailure(
+        `config of ${request.guest} ${request.vmid} changed since plan (digest mismatch); the next cycle re-plans`,
+      )
+    digest ??= live.digest
+    // an empty CD drive (`none`) the clone inherited is an empty slot, as the next plan would see it
+    for (const key of request.onlyIfAbsent ?? []) if (!isEmptySlot(live.values[key])) delete params[key]
+    for (const [key] of createForms) {
+      const current = live.values[key]
+      if (key in params && !isEmptySlot(current)) {
+        throw new ActionFailure(`refused: ${key} would be allocated over the live volume ${current!.split(',')[0]}`)
+      }
+    }
+  }
+  if (Object.keys(params).length === 0) return
+  await call('update', ctx, tasks, () =>
+    ctx.writer.updateConfig(request.node, request.guest, request.vmid, params, digest !== undefined ? { digest } : {}),
+  )
+}
+
+/** `proxops-20261201T193000Z`: the UTC time, a valid PVE snapshot name (pve-configid, at most 40 characters) */
+export function safetySnapshotName(ms: number): string {
+  return `proxops-${new Date(ms)
+    .toISOString()
+    .replace(/\.\d+Z$/, 'Z')
+    .replace(/[-:]/g, '')}`
+}
+
+/** the names this executor gives (a `-<n>` suffix when a name of the same second is taken); nothing else is pruned */
+export const SAFETY_SNAPSHOT = /^proxops-\d{8}T\d{6}Z(?:-\d+)?$/
+
+/**
+ * A safety snapshot (docs/safety.md): the config must still be the planned one; the guest's older safety
+ * snapshots are pruned to the newest `keep - 1` first (so a prune that keeps failing never piles snapshots up),
+ * then `proxops-<UTC time>` is taken and confirmed listed. The config read after it must match the one read
+ * before apart from `parent`: the later actions of the guest then send the new digest in place of the planned one.
+ */
+async function safetySnapshot(
+  request: Extract<PveRequest, { call: 'snapshot' }>,
+  ctx: ActionContext,
+  tasks: TaskRecord[],
+): Promise<void> {
+  const { node, guest, vmid } = request
+  const { writer, reader } = ctx
+  const create = writer.createSnapshot?.bind(writer)
+  const remove = writer.deleteSnapshot?.bind(writer)
+  const list = reader.snapshots?.bind(reader)
+  if (!create || !remove || !list) throw new ActionFailure('this PVE client cannot take snapshots')
+  const before = await reader.guestConfig(node, guest, vmid)
+  if (before.digest !== request.digest)
+    throw new ActionFailure(`config of ${guest} ${vmid} changed since plan (digest mismatch); the next cycle re-plans`)
+  const existing = await list(node, guest, vmid)
+  const ours = existing
+    .filter((s) => SAFETY_SNAPSHOT.test(s.name))
+    .sort((a, b) => (a.snaptime ?? 0) - (b.snaptime ?? 0) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  for (const old of ours.slice(0, Math.max(0, ours.length - (request.keep - 1))))
+    await call(`delete snapshot ${old.name}`, ctx, tasks, () => remove(node, guest, vmid, old.name))
+  const base = safetySnapshotName(ctx.now())
+  const taken = new Set(existing.map((s) => s.name))
+  let name = base
+  for (let n = 2; taken.has(name); n++) name = `${base}-${n}`
+  await call(`snapshot ${name}`, ctx, tasks, () =>
+    create(node, guest, vmid, name, { description: 'safety snapshot taken by proxops before a disruptive change' }),
+  )
+  const after = await reader.guestConfig(node, guest, vmid)
+  const done = (await list(node, guest, vmid)).find((s) => s.name === name)
+  if (done === undefined || done.snapstate !== undefined)
+    throw new ActionFailure(`snapshot ${name} is not listed complete after its task ended`)
+  const main = (c: typeof before): string => {
+    const { parent: _parent, ...rest } = c.values
+    return JSON.stringify(
+      Object.keys(rest)
+        .sort()
+        .map((k) => [k, rest[k]]),
+    )
+  }
+  if (main(after) !== main(before))
+    throw new ActionFailure(
+      `config of ${guest} ${vmid} changed while snapshot ${name} was taken; the next cycle re-plans`,
+    )
+  ctx.digests?.set(`${node}/${guest}/${vmid}/${request.digest}`, after.digest)
+}
+
+/** the UPID's task type (`UPID:node:pid:pstart:starttime:type:id:user:`) */
+const taskType = (upid: string): string | undefined => upid.split(':')[5]
+
+/**
+ * For an HA-managed guest PVE answers a power request with a `hastart`/`hastop` task that only hands the
+ * request to the HA manager and ends OK at once; the guest changes state a CRM cycle or more later (qemu-server
+ * vm_start/vm_stop/vm_shutdown, pve-container Status.pm). The change is done when the guest is in the state:
+ * poll its status, bounded by the task timeout, and fail early when HA reports the service in `error`.
+ */
+async function awaitHaPower(
+  request: { node: string; guest: GuestType; vmid: number },
+  want: 'running' | 'stopped',
+  sent: readonly TaskRecord[],
+  ctx: ActionContext,
+  timeoutMs: number,
+): Promise<void> {
+  const task = sent[sent.length - 1]
+  const type = task ? taskType(task.upid) : undefined
+  if (type !== 'hastart' && type !== 'hastop') return
+  const label = `${request.guest} ${request.vmid}`
+  const started = ctx.now()
+  for (;;) {
+    const status = await ctx.reader.guestStatus(request.node, request.guest, request.vmid)
+    if (status.status === want) return
+    if (status.haState === 'error') {
+      throw new ActionFailure(
+        `${type === 'hastart' ? 'start' : 'stop'} failed: HA reports ${label} in state error (its ${want === 'running' ? 'start' : 'stop'} failed on the node; see the node's task list); set the HA resource to disabled and fix it`,
+      )
+    }
+    if (ctx.now() - started >= timeoutMs) {
+      throw new ActionFailure(
+        `${label} is HA managed: ${type} ended OK but the guest is still ${status.status} after ${Math.round(timeoutMs / 1000)} s (HA state ${status.haState ?? 'unknown'}); not waiting longer`,
+      )
+    }
+    await ctx.sleep(ctx.taskPollIntervalMs)
+  }
+}
+
+const LXC_SIZE_DONE = /disk is already at specified size/
+const LXC_SHRINK = /unable to shrink disk size/
+
+/**
+ * pve-container resize_vm compares the new size with the volume's real size before forking and answers an
+ * equal size (`disk is already at specified size`) or a smaller one (`unable to shrink disk size`) with an
+ * immediate 500. So the live config is read just before: a disk that is already at the size (an earlier
+ * attempt, an admin) is not resized again. PVE's refusals are explained: they mean the `size=` in the config
+ * does not match the volume (`pct rescan` updates it).
+ */
+async function resizeLxc(
+  request: Extract<PveRequest, { call: 'resizeDisk' }>,
+  ctx: ActionContext,
+  tasks: TaskRecord[],
+): Promise<void> {
+  const live = await ctx.reader.guestConfig(request.node, 'lxc', request.vmid)
+  const digest = digestOf(ctx, request)
+  if (digest !== undefined && live.digest !== digest) {
+    throw new ActionFailure(
+      `config of lxc ${request.vmid} changed since plan (digest mismatch); the next cycle re-plans`,
+    )
+  }
+  const wanted = /^\d/.test(request.size) ? sizeBytes(request.size) : undefined
+  const current = volumeBytes('lxc', request.disk, live.values[request.disk] ?? '')
+  if (wanted !== undefined && current !== undefined && current >= wanted) return
+  try {
+    await call('resize', ctx, tasks, () =>
+      ctx.writer.resizeDisk(request.node, 'lxc', request.vmid, request.disk, request.size, { digest: live.digest }),
+    )
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error)
+    const hint = `the size= of ${request.disk} in the config of CT ${request.vmid} does not match its volume; run \`pct rescan --vmid ${request.vmid}\` on ${request.node}, then re-run`
+    if (LXC_SIZE_DONE.test(message))
+      throw new ActionFailure(`${message}; PVE says the volume is already ${request.size}: ${hint}`)
+    if (LXC_SHRINK.test(message))
+      throw new ActionFailure(`${message}; PVE says the volume is larger than ${request.size}: ${hint}`)
+    throw error
+  }
+}
+
+export function guestTarget(action: Action): { node: string; guest: GuestType; vmid: number } | undefined {
+  for (const r of action.requests) {
+    if (r.call === 'createGuest') return { node: r.node, guest: r.guest, vmid: Number(r.params.vmid) }
+    if (r.call === 'cloneGuest')
+      return {
+        node: r.params.target !== undefined ? String(r.params.target) : r.node,
+        guest: r.guest,
+        vmid: Number(r.params.newid),
+      }
+  }
+  for (const r of action.requests) {
+    if (r.call === 'haWrite') {
+      if (action.vmid !== undefined && (action.kind === 'VM' || action.kind === 'LXC'))
+        return { node: action.node, guest: action.kind === 'VM' ? 'qemu' : 'lxc', vmid: action.vmid }
+      continue
+    }
+    // downloads and backup jobs name no guest
+    if ('guest' in r && r.call !== 'createGuest') return { node: r.node, guest: r.guest, vmid: r.vmid }
+  }
+  return undefined
+}

@@ -1,0 +1,50 @@
+/** Running the HA kind's request: a section-config write, then the wait for the power state it requests. */
+import { isLockTimeoutMessage } from '@proxops/pve-client/wire'
+import type { PveRequest } from '../../plan-types.js'
+import { ActionFailure, type ActionContext, type Runners } from '../../execute/task-call.js'
+
+export const haRunners: Runners = {
+  haWrite: (request, { ctx }) => haWrite(request, ctx),
+}
+
+/**
+ * One HA section-config write (synchronous in PVE, no task), then, for a change of the requested state, the
+ * wait until the guest is in it: the CRM acts a cycle or more later (PVE::HA::Manager), so the write is done
+ * when the guest runs or stops, bounded by the task timeout, and early failed when HA reports `error`.
+ */
+async function haWrite(request: Extract<PveRequest, { call: 'haWrite' }>, ctx: ActionContext): Promise<void> {
+  const write = ctx.writer.haWrite.bind(ctx.writer)
+  const params: Record<string, string | number> = {}
+  for (const [k, v] of Object.entries(request.params)) if (typeof v !== 'object') params[k] = v
+  const what = `${request.method === 'POST' ? 'create' : request.method === 'PUT' ? 'update' : 'delete'} HA ${request.object.replace(/s$/, '')} ${request.id}`
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await write(request.object, request.method, request.id, params)
+      break
+    } catch (e) {
+      const message = e instanceof Error ? e.message : String(e)
+      if (isLockTimeoutMessage(message) && attempt < ctx.lockRetries) {
+        await ctx.sleep(ctx.lockRetryDelayMs * 2 ** attempt)
+        continue
+      }
+      throw new ActionFailure(`${what} failed: ${message}`)
+    }
+  }
+  const target = request.guest
+  if (!target) return
+  const label = `${target.guest} ${target.vmid}`
+  const started = ctx.now()
+  for (;;) {
+    const status = await ctx.reader.guestStatus(target.node, target.guest, target.vmid)
+    if (status.status === target.power) return
+    if (status.haState === 'error')
+      throw new ActionFailure(
+        `${what}: HA reports ${label} in state error (its ${target.power === 'running' ? 'start' : 'stop'} failed on the node; see the node's task list); set spec.ha.state to disabled and fix it`,
+      )
+    if (ctx.now() - started >= ctx.taskTimeoutMs)
+      throw new ActionFailure(
+        `${what}: the guest is still ${status.status} after ${Math.round(ctx.taskTimeoutMs / 1000)} s (HA state ${status.haState ?? 'unknown'}); not waiting longer`,
+      )
+    await ctx.sleep(ctx.taskPollIntervalMs)
+  }
+}

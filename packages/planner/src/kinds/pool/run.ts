@@ -1,0 +1,41 @@
+/** Running the pool kind's requests: `/pools` writes are synchronous (user.cfg under its lock). */
+import { isLockTimeoutMessage } from '@proxops/pve-client/wire'
+import type { PveRequest } from '../../plan-types.js'
+import { ActionFailure, type ActionContext, type Runners } from '../../execute/task-call.js'
+
+export const poolRunners: Runners = {
+  createPool: (request, { ctx }) => poolWrite(request, ctx),
+  updatePool: (request, { ctx }) => poolWrite(request, ctx),
+  deletePool: (request, { ctx }) => poolWrite(request, ctx),
+}
+
+/** One `/pools` write (synchronous, user.cfg under its lock); a lock timeout is retried like a task's */
+async function poolWrite(
+  request: Extract<PveRequest, { call: 'createPool' | 'updatePool' | 'deletePool' }>,
+  ctx: ActionContext,
+): Promise<void> {
+  const w = ctx.writer
+  const params: Record<string, string | number> = {}
+  if (request.call !== 'deletePool')
+    for (const [k, v] of Object.entries(request.params)) if (typeof v !== 'object') params[k] = v
+  const send =
+    request.call === 'createPool'
+      ? () => w.createPool(params)
+      : request.call === 'updatePool'
+        ? () => w.updatePool(params)
+        : () => w.deletePool(request.poolid)
+  const id = request.call === 'deletePool' ? request.poolid : String(request.params.poolid)
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await send()
+      return
+    } catch (e) {
+      const message = e instanceof Error ? e.message : String(e)
+      if (isLockTimeoutMessage(message) && attempt < ctx.lockRetries) {
+        await ctx.sleep(ctx.lockRetryDelayMs * 2 ** attempt)
+        continue
+      }
+      throw new ActionFailure(`${request.call.replace('Pool', '')} pool ${id} failed: ${message}`)
+    }
+  }
+}
