@@ -20,6 +20,7 @@ import type { Owned } from './fields.js'
 import { cloneSource, declaredKeys, planLiveGuest, planNewGuest, type GuestPlanEnv } from './guest-plan.js'
 import { lxcFields } from './lxc.js'
 import { guestPrunes } from './prune.js'
+import { destroyEffects } from './destroy-effects.js'
 import { qemuFields, type GuestBuildContext, type GuestFields } from './qemu.js'
 import { isSnapshotTrigger, safetySnapshotKeep, snapshotProblem, takesSnapshots } from './snapshots.js'
 import { tagsField } from './tags.js'
@@ -58,7 +59,10 @@ export function planGuests(ctx: PlanContext): KindPlan & { planned: PlannedGuest
   // a live guest whose PVE name is a desired name of the same family is not a prune candidate either
   for (const g of view.visible) if (g.name !== undefined && view.names[g.type].has(g.name)) matched.add(g.vmid)
   for (const vmid of view.unknown.keys()) matched.add(vmid)
-  out.prunes = guestPrunes(view.visible, matched, desiredCounts, ctx.policy, view.offline)
+  const declaredJobs = new Set(ctx.desired.manifests.flatMap((m) => (m.kind === 'BackupJob' ? [m.spec.id] : [])))
+  out.prunes = guestPrunes(view.visible, matched, desiredCounts, ctx.policy, view.offline, (g) =>
+    destroyEffects(g, ctx.live, ctx.policy, declaredJobs),
+  )
   return out
 }
 
