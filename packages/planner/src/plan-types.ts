@@ -253,6 +253,8 @@ export type AnomalyCode =
   | 'template-snapshots'
   /** a prune whose destroy (purge) would make PVE delete an object this entry does not own (a backup job, an HA rule) */
   | 'purge-effect'
+  /** PVE would refuse the storage a volume or artifact is declared on (not on the node, no such content type) */
+  | 'storage-refused'
 
 /** A non-destructive observation; never executed. */
 export interface Anomaly {

@@ -18,6 +18,7 @@ import { known, type LiveGuest, type LiveHa, type Observed } from '../../invento
 import type { Anomaly, DisruptionClass, FieldDiff, PlanParamValue, Policy, PveRequest, Skip } from '../../plan-types.js'
 import { isTrue, splitList, type GuestType, type HaItem } from '@proxops/pve-client/wire'
 import type { Draft } from '../../plan/order.js'
+import { nodeAffinityRefusal } from './feasibility.js'
 import { emptyPlan, type KindContext, type KindPlan, type PruneCandidate } from '../kind.js'
 
 type Guest = VmManifest | LxcManifest
@@ -320,6 +321,18 @@ class HaPlanner {
         kind: base.kind,
         field: 'spec.ha.nodes',
         message: `${sid} is already in the node-affinity rule ${other}, which ProxOps does not own; PVE allows one per resource: remove ${sid} from it (or remove spec.ha.nodes of ${m.kind}/${m.metadata.name})`,
+      })
+      return false
+    }
+    // the rule plugins' feasibility checks over the whole rule set (kinds/ha/feasibility.ts): blocked in diff
+    const refusal = nodeAffinityRefusal(id, sid, spec.nodes, [...this.preferences.values()])
+    if (refusal !== undefined) {
+      this.env.anomalies.push({
+        code: 'ha-conflict',
+        address: base.address,
+        kind: base.kind,
+        field: 'spec.ha.nodes',
+        message: `PVE would refuse the node-affinity rule ${id}: ${refusal}; HA of ${m.kind}/${m.metadata.name} is not written this cycle`,
       })
       return false
     }
