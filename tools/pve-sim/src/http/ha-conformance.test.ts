@@ -321,12 +321,16 @@ describe('PVE::API2::HA::Rules create_rule / index with the feasibility checks o
     })
   })
 
-  it('pve-ha-resource-id-list and check_config: a bare vmid is no resource id; nodes belong to node-affinity', async () => {
+  // the format check comes from the API schema, which a fresh clone without the PVE data does not have
+  it.skipIf(!apidocForTests())('pve-ha-resource-id-list: a bare vmid is no resource id', async () => {
     const bare = await rule({ ...together, resources: '220,vm:221' })
     expect([bare.status, (bare.json as { errors: unknown }).errors]).toEqual([
       400,
       { resources: 'invalid format - value does not look like a valid ha resource id\n' },
     ])
+  })
+
+  it('check_config: nodes belong to node-affinity rules', async () => {
     const nodes = await rule({ ...together, nodes: 'pve1' })
     expect([nodes.status, message(nodes)]).toEqual([500, "unexpected property 'nodes'\n"])
   })

@@ -10,7 +10,7 @@ import { fail500, LXC_DIGEST_MISMATCH, QEMU_DIGEST_MISMATCH } from './errors.js'
 import { flag } from './guestconf.js'
 import { isLxcMountKey, isQemuVolumeKey } from './options.js'
 import { FORMATS, printPropString } from './propstring.js'
-import { formatSize, parseDiskSize, resizeTarget } from './sizes.js'
+import { formatSize, resizeTarget } from './sizes.js'
 
 export function freeVolumes(node: NodeState, volids: string[]): void {
   for (const v of volids) node.storage.remove(v)
