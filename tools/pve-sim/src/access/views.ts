@@ -8,7 +8,7 @@
  * pve-access-control API2/Group.pm index (User.Modify, Sys.Audit or Group.Allocate per group), pve-manager
  * API2/ReplicationConfig.pm index (VM.Audit per guest) and the job handlers' own checks (job-perms.ts).
  */
-import { PveHttpError } from '../http/types.js'
+import { PveHttpError } from '../model/errors.js'
 import { WithTotal } from '../api/envelope.js'
 import { checkVolumeAccess } from './guest-perms.js'
 import { backupCreateCheck, backupUpdateCheck, replicationReadCheck, replicationWriteCheck } from './job-perms.js'

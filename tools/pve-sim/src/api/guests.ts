@@ -23,7 +23,7 @@ import {
   snapshotRollback,
   snapshotUpdate,
 } from '../model/snapshots.js'
-import { bool, int, str, type RouteTable } from './routes.js'
+import { bool, int, str, type RouteTable } from './params.js'
 import type { RequestContext } from '../http/types.js'
 
 /** /nodes/{node}/qemu... and /nodes/{node}/lxc... */

@@ -1,7 +1,7 @@
 import type { Cluster } from '../model/cluster.js'
 import { fail500 } from '../model/errors.js'
 import type { RuleEnv } from '../model/ha-rules.js'
-import { str, type RouteTable } from './routes.js'
+import { str, type RouteTable } from './params.js'
 
 /**
  * /cluster/ha (pve-ha-manager PVE::API2::HA::Resources, Groups, Rules). Groups exist on 8.x; on 9.x they are

@@ -1,4 +1,5 @@
-import type { Handler, Method, RequestContext, Route } from '../http/types.js'
+import type { RequestContext, Route } from '../http/types.js'
+import { int, str, type RouteTable } from './params.js'
 import type { Cluster } from '../model/cluster.js'
 import { fail400 } from '../model/errors.js'
 import { clusterResources, nodesList, version } from '../model/views.js'
@@ -12,26 +13,6 @@ import { firewallRoutes } from './firewall.js'
 import { poolRoutes } from './pools.js'
 import { backupRoutes } from './backup.js'
 import { replicationRoutes } from './replication.js'
-
-/** helpers shared by the route modules */
-export function str(ctx: RequestContext, key: string): string | undefined {
-  const v = ctx.params[key]
-  return v === undefined || v === null ? undefined : String(v)
-}
-
-export function int(ctx: RequestContext, key: string): number | undefined {
-  const v = ctx.params[key]
-  if (v === undefined || v === null || v === '') return undefined
-  return typeof v === 'number' ? v : Number(v)
-}
-
-export function bool(ctx: RequestContext, key: string): boolean | undefined {
-  const v = ctx.params[key]
-  if (v === undefined || v === null) return undefined
-  return v === true || v === 1 || v === '1'
-}
-
-export type RouteTable = [Method, string, Handler][]
 
 /** every route, each settling due tasks first so state is current */
 export function buildRoutes(c: Cluster): Route[] {

@@ -2,7 +2,7 @@
  * `sim.control`: the transport faults of this layer (latency, failure bursts, offline nodes, token revocation)
  * together with the model's own controls (task behaviour, locks, drift, inspection; see src/model/index.ts).
  */
-import type { SimCluster } from '../model/index.js'
+import type { SimCluster } from '../sim-cluster.js'
 import type { AuthState } from '../http/auth.js'
 import type { FailureBurst, FaultState, LatencyRule } from './faults.js'
 

@@ -5,8 +5,8 @@
  * skiplock/keepActive), pve-container (`check_ct_modify_config_perm`, `raise_perm_exc` -> 403) and pve-storage
  * (`check_volume_access` for absolute paths).
  */
-import type { Caller } from './types.js'
-import { PveHttpError } from './types.js'
+import type { Caller } from '../model/caller.js'
+import { PveHttpError } from '../model/errors.js'
 
 // qemu-server API2/Qemu.pm permission groups: an option outside all of them is root-only
 const QEMU_GROUPED = new Set([

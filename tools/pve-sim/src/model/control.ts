@@ -9,14 +9,11 @@ import { isLxcMountKey, isQemuVolumeKey } from './options.js'
 import { parsePropString } from './propstring.js'
 import { parseDiskSize } from './sizes.js'
 import { fileFormat, splitVolid, volumeListItem, volumeOwner } from './storage.js'
-import type { GuestInfo, GuestSpec, SimCluster, TaskInfo, VolumeSpec } from './index.js'
+import type { GuestInfo, GuestSpec, SimModel, TaskInfo, VolumeSpec } from './index.js'
 import type { TaskBehaviour } from './tasks.js'
 import type { Guest } from './cluster.js'
 
-type Controls = Omit<
-  SimCluster,
-  'routes' | 'pveVersion' | 'pools' | 'setAclCleanup' | 'backupJob' | 'replicationJobExists'
->
+type Controls = Omit<SimModel, 'pveVersion' | 'pools' | 'setAclCleanup' | 'backupJob' | 'replicationJobExists'>
 
 function info(g: Guest): GuestInfo {
   const out: GuestInfo = {

@@ -4,7 +4,7 @@
  * handle_service_exitcode (max_restart) and exec_resource_agent, and PVE::API2::HA::Resources::check_service_state.
  */
 import { describe, expect, it } from 'vitest'
-import { makeSim, type Sim } from '../api/testing.js'
+import { makeSim, type Sim } from '../test-support/sim.js'
 
 const LAG = 1000
 const TASK = 1000
