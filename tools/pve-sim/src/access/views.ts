@@ -10,6 +10,7 @@
  */
 import { PveHttpError } from '../model/errors.js'
 import { WithTotal } from '../api/envelope.js'
+import { parseIdmap, type IdMap } from '../apidoc/formats.js'
 import { checkVolumeAccess } from './guest-perms.js'
 import { backupCreateCheck, backupUpdateCheck, replicationReadCheck, replicationWriteCheck } from './job-perms.js'
 import { AccessState, splitTokenId } from './state.js'
@@ -60,6 +61,11 @@ export function handlerCheck(
         }
       }
       for (const sid of list(params.storage)) a.checkPermModify(actor, `/storage/${sid}`)
+    } else if (
+      (template === '/nodes/{node}/qemu/{vmid}/migrate' || template === '/nodes/{node}/lxc/{vmid}/migrate') &&
+      method === 'POST'
+    ) {
+      migrateStorageCheck(a, actor, params)
     } else if (template === '/cluster/backup' && method === 'POST') {
       backupCreateCheck(a, actor, params)
     } else if (template === '/cluster/backup/{id}' && method === 'PUT') {
@@ -92,6 +98,25 @@ export function handlerCheck(
     throw err
   }
   return undefined
+}
+
+/**
+ * migrate_vm (qemu-server `targetstorage`, pve-container `target-storage`): a map that is not the identity needs
+ * VM.Config.Disk on the guest, and every storage it sends volumes to Datastore.AllocateSpace
+ * ($check_storage_access_migrate); a map that does not parse is the handler's 400
+ */
+function migrateStorageCheck(a: AccessState, actor: string, params: Item): void {
+  const text = params.targetstorage ?? params['target-storage']
+  let map: IdMap | undefined
+  try {
+    map = parseIdmap(String(text ?? ''), 'pve-storage-id')
+  } catch {
+    return
+  }
+  if (!map) return
+  if (!map.identity) a.check(actor, `/vms/${String(params.vmid ?? '')}`, ['VM.Config.Disk'])
+  const targets = new Set([...map.entries.values(), ...(map.default !== undefined ? [map.default] : [])])
+  for (const sid of targets) a.check(actor, `/storage/${sid}`, ['Datastore.AllocateSpace'])
 }
 
 function canSeeVolume(a: AccessState, actor: string, volid: string): boolean {

@@ -54,13 +54,12 @@ function nextId(c: Cluster, vmid: number | undefined): string {
 }
 
 /**
- * pve-manager PVE::API2::Cluster get_status: the cluster entry (corosync's view) and one entry per member. Each
- * node has one vote, so the cluster is quorate while more than half of the nodes are online (votequorum).
+ * pve-manager PVE::API2::Cluster get_status: the cluster entry (corosync's view) and one entry per member
+ * (quorum: Cluster.quorate).
  */
 function clusterStatus(c: Cluster): Record<string, unknown>[] {
   const nodes = [...c.nodes.values()]
-  const online = nodes.filter((n) => n.online).length
-  const quorate = 2 * online > nodes.length ? 1 : 0
+  const quorate = c.quorate() ? 1 : 0
   const out: Record<string, unknown>[] = [
     { type: 'cluster', id: 'cluster', name: 'sim', nodes: nodes.length, quorate, version: nodes.length },
   ]
@@ -70,7 +69,7 @@ function clusterStatus(c: Cluster): Record<string, unknown>[] {
       id: `node/${n.name}`,
       name: n.name,
       nodeid: i + 1,
-      ip: `10.0.0.${i + 1}`,
+      ip: c.nodeIp(n.name),
       online: n.online ? 1 : 0,
       local: i === 0 ? 1 : 0,
       level: '',

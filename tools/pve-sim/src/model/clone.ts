@@ -50,7 +50,7 @@ function sizeIn(props: Props, vol: Volume): number {
 
 /** a target's storages must be enabled where the clone runs (storage_check_enabled) */
 function checkTarget(c: Cluster, target: string | undefined): void {
-  if (target !== undefined && !c.nodes.has(target)) throw fail500(`no such cluster node '${target}'`)
+  if (target !== undefined) c.checkNodeExists(target)
 }
 
 /** `random_ether_addr` for every NIC */

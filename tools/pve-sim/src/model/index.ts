@@ -134,7 +134,14 @@ export interface SimModel {
   setHaLag(ms: number): void
   /** the HA manager's log lines (syslog of pve-ha-crm and pve-ha-lrm on PVE; no API serves them), oldest first */
   haLog(): string[]
+  /** a node that is offline or (again) online; a failed node that comes back online was reset (guests stopped) */
   setNodeOnline(node: string, online: boolean): void
+  /**
+   * a node fails: it leaves the cluster (offline, its guests stop with it), the HA manager fences it once the fence
+   * delay passed and recovers its HA services on other nodes once its agent lock expired (defaults: 6 and 12 HA
+   * cycles, for PVE's 60 s and 120 s at a 10 s CRM cycle); `setNodeOnline(node, true)` brings it back
+   */
+  failNode(node: string, timing?: { fenceDelayMs?: number; agentLockMs?: number }): void
   /** make a guest ignore ACPI shutdown (shutdown without forceStop then times out) */
   setIgnoresShutdown(vmid: number, ignores: boolean): void
 
