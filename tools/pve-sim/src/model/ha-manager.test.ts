@@ -263,3 +263,55 @@ describe('PVE::HA::Manager next_state_error and PVE::API2::HA::Resources::check_
     expect([power(s, 100), await haState(s, 100)]).toEqual(['running', 'started'])
   })
 })
+
+describe('PVE::HA::NodeStatus fence_node and PVE::HA::Manager next_state_recovery (control failNode)', () => {
+  it('a failed node is fenced once the fence delay passed, its service recovered once the agent lock expired', async () => {
+    const s = makeSim({ taskDurationMs: TASK })
+    s.sim.setHaLag(LAG)
+    await s.call('POST', '/storage', {
+      storage: 'nas',
+      type: 'nfs',
+      server: '10.0.0.9',
+      export: '/vms',
+      content: 'images',
+    })
+    await s.run('POST', '/nodes/pve1/qemu', { vmid: 100, memory: 512, scsi0: 'nas:1' })
+    await s.call('POST', '/cluster/ha/resources', { sid: 'vm:100' })
+    runFor(s, 3 * (LAG + TASK))
+    expect(power(s, 100)).toBe('running')
+    const mark = s.sim.haLog().length
+    s.sim.failNode('pve1', { fenceDelayMs: 10_000, agentLockMs: 20_000 })
+    expect(power(s, 100)).toBe('stopped')
+    runFor(s, 9_000)
+    expect(s.sim.haLog().slice(mark)).toEqual(["info: node 'pve1': state changed from 'online' => 'unknown'"])
+    runFor(s, 2_000)
+    expect(s.sim.haLog().slice(mark + 1)).toEqual([
+      "info: service 'vm:100': state changed from 'started' to 'fence'",
+      "info: node 'pve1': state changed from 'unknown' => 'fence'",
+    ])
+    expect(s.sim.guest(100)?.node).toBe('pve1')
+    runFor(s, 8_000)
+    expect(s.sim.guest(100)?.node).toBe('pve1')
+    runFor(s, 1_000 + LAG + TASK + 100)
+    expect(s.sim.haLog().slice(mark + 3)).toEqual([
+      "info: fencing: acknowledged - got agent lock for node 'pve1'",
+      "info: node 'pve1': state changed from 'fence' => 'unknown'",
+      "info: service 'vm:100': state changed from 'fence' to 'recovery'",
+      "info: recover service 'vm:100' from fenced node 'pve1' to node 'pve2'",
+      "info: service 'vm:100': state changed from 'recovery' to 'started'  (node = pve2)",
+      'info: starting service vm:100',
+      'info: service status vm:100 started',
+    ])
+    expect(s.sim.guest(100)).toMatchObject({ node: 'pve2', status: 'running' })
+  })
+
+  it('a node that is only unreachable (setNodeOnline) is never fenced', async () => {
+    const s = await sim(100)
+    await s.call('POST', '/cluster/ha/resources', { sid: 'vm:100' })
+    runFor(s, 3 * (LAG + TASK))
+    s.sim.setNodeOnline('pve1', false)
+    runFor(s, 300_000)
+    expect(s.sim.haLog().filter((l) => /fence|recover/.test(l))).toEqual([])
+    expect(s.sim.guest(100)?.node).toBe('pve1')
+  })
+})

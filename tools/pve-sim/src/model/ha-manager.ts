@@ -117,6 +117,8 @@ export class HaManager {
   private readonly tries = new Map<string, number>()
   /** when each service's next round is due */
   private readonly rounds = new Map<string, number>()
+  /** LRM workers' next steps, run once the task they waited on has ended (upid_wait returned) */
+  private readonly continuations: (() => void)[] = []
   private uidCounter = 0
 
   constructor(
@@ -169,8 +171,9 @@ export class HaManager {
     for (const m of [this.ss, this.commands, this.results, this.workers, this.tries, this.rounds]) m.delete(sid)
   }
 
-  /** run the rounds that are due, earliest first */
+  /** continue the LRM workers whose task ended, then run the rounds that are due, earliest first */
   settle(): void {
+    while (this.continuations.length > 0) (this.continuations.shift() as () => void)()
     const now = this.c.now()
     const due = [...this.rounds].filter(([, t]) => t <= now).sort(([a, ta], [b, tb]) => ta - tb || (a < b ? -1 : 1))
     for (const [sid] of due) {
@@ -740,14 +743,17 @@ export class HaManager {
     step(0)
   }
 
-  /** run `then` once the task has ended, whether it succeeded or failed */
+  /**
+   * run `then` once the task has ended, whether it succeeded or failed: at the next settle, when the task is stopped
+   * and no longer holds its locks
+   */
   private after(t: Task, then: () => void): void {
     const { run, onError } = t.work
     let called = false
     const once = () => {
       if (called) return
       called = true
-      then()
+      this.continuations.push(then)
     }
     t.work = {
       ...t.work,
