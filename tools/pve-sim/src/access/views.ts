@@ -6,7 +6,8 @@
  * API2/Tasks.pm (own tasks, or Sys.Audit / Sys.Modify on the node), pve-manager API2/Pool.pm (index: Pool.Audit per
  * pool; update_pool: check_perm_modify per member, Pool.Allocate on the pool a guest is moved from),
  * pve-access-control API2/Group.pm index (User.Modify, Sys.Audit or Group.Allocate per group), pve-manager
- * API2/ReplicationConfig.pm index (VM.Audit per guest) and the job handlers' own checks (job-perms.ts).
+ * API2/ReplicationConfig.pm index (VM.Audit per guest), the job handlers' own checks (job-perms.ts) and qemu-server /
+ * pve-container migrate_vm's storage map checks.
  */
 import { PveHttpError } from '../model/errors.js'
 import { WithTotal } from '../api/envelope.js'
