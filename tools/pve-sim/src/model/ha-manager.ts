@@ -204,14 +204,18 @@ export class HaManager {
    * member. A fenced node stays `fence` until its fencing completes.
    */
   private updateNodes(): void {
+    this.knowNodes()
     for (const [name, n] of this.c.nodes) {
-      // the manager has been running since before the simulation started: it knows every member
-      if (!this.nodeStatus.has(name)) this.nodeStatus.set(name, 'online')
       const state = this.nodeStatus.get(name) as NodeStatus
       if (!n.failed) {
         if (state === 'unknown') this.setNode(name, 'online')
       } else if (state === 'online') this.setNode(name, 'unknown')
     }
+  }
+
+  /** the manager has been running since before the simulation started: it knows every member as online */
+  private knowNodes(): void {
+    for (const name of this.c.nodes.keys()) if (!this.nodeStatus.has(name)) this.nodeStatus.set(name, 'online')
   }
 
   private setNode(node: string, state: NodeStatus): void {
@@ -227,7 +231,7 @@ export class HaManager {
 
   /** the nodes the manager's node status has online */
   onlineNodes(): string[] {
-    this.updateNodes()
+    this.knowNodes()
     return [...this.nodeStatus].filter(([, s]) => s === 'online').map(([n]) => n)
   }
 
