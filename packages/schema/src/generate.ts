@@ -2,7 +2,8 @@
  * Generated artefacts, kept in sync by tests and rewritten by `pnpm --filter @proxops/schema gen`:
  * - `packages/schema/schema/manifest.schema.json` (JSON Schema for editors),
  * - `docs/schema-reference.md` (every kind and field with type, default and description),
- * - the error-code table inside `docs/repository.md` (between the `errors:start`/`errors:end` markers).
+ * - the error-code table inside `docs/repository.md` (between the `errors:start`/`errors:end` markers),
+ * - `packages/schema/src/pve-data.ts`, the repository's `pve-data/*.json` tables as a module of this package.
  */
 import { ErrorCodes } from './errors.js'
 import { KIND_ALIASES, KIND_ROOT_OF, KINDS } from './kinds.js'
@@ -12,6 +13,28 @@ import { REFERENCE_SECTIONS } from './reference-sections.js'
 // The generator walks the JSON Schema tree valibot produces, which has no static type.
 /* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-argument, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-return */
 type Json = Record<string, any>
+
+/** the PVE data tables this package compiles, one source with the simulator (pve-data/README.md) */
+export const PVE_DATA_FILES = [
+  { file: 'firewall.json', name: 'firewallData', type: 'FirewallData' },
+  { file: 'calendar-event.json', name: 'calendarEventData', type: 'CalendarEventData' },
+] as const
+
+/** `src/pve-data.ts` from the texts of the `pve-data/` files (`texts[file]`), each embedded as it is */
+export function renderPveData(texts: Readonly<Record<string, string>>): string {
+  const parts = PVE_DATA_FILES.map(({ file, name, type }) => {
+    const text = texts[file]
+    if (text === undefined) throw new Error(`renderPveData: no text for pve-data/${file}`)
+    return `/** pve-data/${file} */\nexport const ${name}: ${type} = ${text.trimEnd()}\n`
+  })
+  return [
+    "// Generated from the repository's pve-data/ folder by `pnpm --filter @proxops/schema gen`; do not edit.",
+    '// The simulator reads the same files (pve-data/README.md).',
+    `import type { ${PVE_DATA_FILES.map((f) => f.type).join(', ')} } from './pve-data-types.js'`,
+    '',
+    parts.join('\n'),
+  ].join('\n')
+}
 
 export function renderManifestSchema(): string {
   return `${JSON.stringify(manifestJsonSchema(), null, 2)}\n`

@@ -3,7 +3,7 @@
  * differ: resize (qemu-server qemu_block_resize, pve-container resize_vm), template conversion
  * (template_create) and destroy (destroy_vm, destroy_lxc_container). Clones are in clone.ts.
  */
-import type { Caller } from '../http/types.js'
+import type { Caller } from './caller.js'
 import type { Cluster, Guest, NodeState } from './cluster.js'
 import { driveVolid, isCdrom, isCloudinitVolid, ownedVolumes, parseVolumeProps, volumeKindOf } from './disks.js'
 import { fail500, LXC_DIGEST_MISMATCH, QEMU_DIGEST_MISMATCH } from './errors.js'
