@@ -9,6 +9,7 @@
 import { toJsonSchema, type JsonSchema } from '@valibot/to-json-schema'
 import { API_VERSION, KINDS, kindPattern } from './kinds.js'
 import { manifestSchemas } from './manifest/schemas.js'
+import { nullableEmptyKeys } from './null-keys.js'
 
 export const MANIFEST_SCHEMA_ID = 'https://proxops.dev/schema/v1alpha1/manifest.schema.json'
 
@@ -20,7 +21,8 @@ function kindSchema(kind: (typeof KINDS)[number]): JsonSchema {
   delete schema.$schema
   const properties = schema.properties as Record<string, Record<string, unknown>>
   properties.kind = { ...properties.kind, pattern: kindPattern([kind]) }
-  return { title: kind, ...schema }
+  // null where validate reads a key left empty (null-keys.ts)
+  return nullableEmptyKeys({ title: kind, ...schema })
 }
 
 /** The JSON Schema of one manifest document of any kind (dispatching on `kind`, case-insensitively). */

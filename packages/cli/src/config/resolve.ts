@@ -329,7 +329,9 @@ export function resolveCredentials(draft: DraftConfig, env: Env, sops: SopsSecre
       ? undefined
       : (envValue(env, CREDENTIAL_ENV.tokenValue) ?? blankToUndefined(draft.pve.tokenValue))
 
-    const gitToken = fromSops('git', 'token', cluster.secretRefs.git.token)
+    // the git token is read only where it is used, in URL mode (as the reference reads secrets.git.token): a local
+    // repository needs no `proxops-git-token` in its SOPS files
+    const gitToken = draft.git.url !== undefined ? fromSops('git', 'token', cluster.secretRefs.git.token) : undefined
     if (gitToken !== undefined) {
       if (sopsGitToken && sopsGitToken.value !== gitToken) {
         throw new CliError(
