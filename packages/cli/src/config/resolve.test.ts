@@ -3,7 +3,6 @@ import { fc, test } from '@fast-check/vitest'
 import { CliError } from '../errors.js'
 import { parseConfigFile } from './raw.js'
 import {
-  credentialValues,
   mergeConfig,
   parseListen,
   parsePruneBudget,
@@ -294,7 +293,10 @@ describe('resolveCredentials', () => {
       tokenId: 'yaml@pam!yamltid',
       secret: 'YAML-SECRET-3',
     })
-    expect(credentialValues(c2)).toEqual(['YAML-SECRET-3', 'SOPS-SECRET-1'])
+    expect(c2.clusters.map((c) => c.credentials.method === 'token' && c.credentials.secret)).toEqual([
+      'YAML-SECRET-3',
+      'SOPS-SECRET-1',
+    ])
   })
 
   it('drops the composed token value for SOPS clusters and uses it elsewhere', () => {

@@ -427,14 +427,3 @@ function credentialsFor(
   }
   return { method: 'token', tokenId, secret: c.token }
 }
-
-/** Every secret value a resolved config holds, for the redactor. */
-export function credentialValues(config: ResolvedConfig): string[] {
-  const values: string[] = []
-  for (const cluster of config.clusters) {
-    if (cluster.credentials.method === 'token') values.push(cluster.credentials.secret)
-    else values.push(cluster.credentials.password)
-  }
-  if (config.git.token) values.push(config.git.token)
-  return values
-}
