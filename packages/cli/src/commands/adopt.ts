@@ -10,7 +10,7 @@ import { stringify } from 'yaml'
 import { DEFAULT_POLICY, adopt, declaredObjects, observe, selectForAdoption } from '@proxops/planner'
 import { isSopsError, mergeSopsFile } from '@proxops/sops'
 import { CliError } from '../errors.js'
-import { readOnlyClient } from '../runtime/clients.js'
+import { clientHooks, readOnlyClient } from '../runtime/clients.js'
 import { out, type CliContext } from '../runtime/context.js'
 import { loadDraftConfig } from '../config/load.js'
 import { loadDesired } from '../runtime/desired.js'
@@ -102,7 +102,7 @@ export async function adoptHandler(ctx: CliContext, args: AdoptArgs): Promise<nu
   // what the repository already declares is not adopted again (a second manifest would claim it twice)
   const tree = await prepared.source.sync()
   const declared = declaredObjects((await loadDesired(tree.root, cluster.name, tree.commit)).desired.manifests)
-  const reader = readOnlyClient(cluster, prepared.config, { log: ctx.log })
+  const reader = readOnlyClient(cluster, prepared.config, clientHooks(ctx))
   let result
   let selection
   try {

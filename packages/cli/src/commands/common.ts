@@ -59,7 +59,8 @@ export async function prepare(
     redactor: ctx.redactor,
     stream: ctx.io.stderr,
   })
-  for (const p of s.pinned) ctx.log.info('endpoint pinned for SOPS credentials', { cluster: p.cluster, ...p.pin })
+  // every PVE client of this command reports its answers to the pins (runtime/clients.ts)
+  ctx.pins = s.pins
   return { ...s, source: new GitSource(ctx, s.config) }
 }
 

@@ -9,7 +9,7 @@ import { renderPlanText } from '../render/plan-text.js'
 import { renderReport, renderStatus } from '../render/status-text.js'
 import { applyProgress, noticeLine, type ApplyProgress } from '../render/progress.js'
 import type { Paint } from '../render/color.js'
-import { fullClient, readOnlyClient } from '../runtime/clients.js'
+import { clientHooks, fullClient, readOnlyClient } from '../runtime/clients.js'
 import { err, out, type CliContext } from '../runtime/context.js'
 import { runCycle, twinGuard, type CycleOutcome } from '../runtime/cycle.js'
 import type { SourceTree } from '../runtime/source.js'
@@ -46,7 +46,7 @@ async function dryCycles(
   const outcomes: CycleOutcome[] = []
   const blocked = await twinGuard(ctx, prepared.config)
   for (const cluster of prepared.config.clusters) {
-    const reader = readOnlyClient(cluster, prepared.config, { log: ctx.log })
+    const reader = readOnlyClient(cluster, prepared.config, clientHooks(ctx))
     try {
       const sops = prepared.sops.get(cluster.name)
       const twin = blocked.get(cluster.name)
@@ -187,7 +187,7 @@ export async function applyHandler(
     let progress: ApplyProgress | undefined
     const onNotice = (notice: ClientNotice): void =>
       progress ? progress.onNotice(notice) : err(ctx, `${noticeLine(notice)}\n`)
-    const client = fullClient(cluster, prepared.config, { log: ctx.log, onNotice })
+    const client = fullClient(cluster, prepared.config, clientHooks(ctx, { onNotice }))
     try {
       const sops = prepared.sops.get(cluster.name)
       const twin = blocked.get(cluster.name)

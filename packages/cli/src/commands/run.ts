@@ -13,7 +13,7 @@ import { acquireLock } from '../daemon/lock.js'
 import { startHttp, type DaemonView } from '../daemon/http.js'
 import { Metrics } from '../daemon/metrics.js'
 import { CliError, oneLine } from '../errors.js'
-import { fullClient } from '../runtime/clients.js'
+import { clientHooks, fullClient } from '../runtime/clients.js'
 import type { CliContext } from '../runtime/context.js'
 import { runCycle, twinGuard } from '../runtime/cycle.js'
 import type { ClusterCycle } from '../status-model.js'
@@ -68,16 +68,19 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
   for (const cluster of config.clusters) {
     clients.set(
       cluster.name,
-      fullClient(cluster, config, {
-        log: ctx.log,
-        onRequest: (name, event) =>
-          metrics.recordRequest({
-            cluster: name,
-            method: event.method,
-            status: event.status ?? 0,
-            durationMs: event.latencyMs,
-          }),
-      }),
+      fullClient(
+        cluster,
+        config,
+        clientHooks(ctx, {
+          onRequest: (name, event) =>
+            metrics.recordRequest({
+              cluster: name,
+              method: event.method,
+              status: event.status ?? 0,
+              durationMs: event.latencyMs,
+            }),
+        }),
+      ),
     )
   }
   let http: Awaited<ReturnType<typeof startHttp>> | undefined

@@ -2,13 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { fc, test } from '@fast-check/vitest'
 import { CliError } from '../errors.js'
 import { parseConfigFile } from './raw.js'
-import {
-  mergeConfig,
-  parseListen,
-  parsePruneBudget,
-  resolveCredentials,
-  type MergeInput,
-} from './resolve.js'
+import { mergeConfig, parseListen, parsePruneBudget, resolveCredentials, type MergeInput } from './resolve.js'
 import type { DraftConfig } from './types.js'
 
 const ROOT = '/repo'

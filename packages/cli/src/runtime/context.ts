@@ -5,6 +5,7 @@
 import type { Writable } from 'node:stream'
 import type { Logger } from '../log.js'
 import type { Redactor } from '../redact.js'
+import type { PinRecorder } from './endpoint-pins.js'
 
 export interface CliIo {
   stdout: Writable & { isTTY?: boolean }
@@ -25,6 +26,8 @@ export interface CliContext {
   now: () => number
   /** aborted on SIGINT/SIGTERM */
   signal: AbortSignal
+  /** the endpoint pins waiting for their endpoint's first answer (set once the configuration is read) */
+  pins?: PinRecorder
 }
 
 /** Writes product output (plans, reports) to stdout, always through the redactor. */

@@ -23,7 +23,7 @@ import {
 } from '@proxops/planner'
 import { CliError, oneLine } from '../errors.js'
 import type { PruneBudget, ResolvedCluster, ResolvedConfig } from '../config/types.js'
-import { readOnlyClient } from './clients.js'
+import { clientHooks, readOnlyClient } from './clients.js'
 import { clusterTwins } from './identity.js'
 import {
   cycleResult,
@@ -204,7 +204,7 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
 export async function twinGuard(ctx: CliContext, config: ResolvedConfig): Promise<Map<string, string>> {
   return clusterTwins(config.clusters, async (name) => {
     const cluster = config.clusters.find((c) => c.name === name) as ResolvedCluster
-    const reader = readOnlyClient(cluster, config, { log: ctx.log })
+    const reader = readOnlyClient(cluster, config, clientHooks(ctx))
     try {
       return await reader.get('/cluster/status', { signal: ctx.signal })
     } finally {

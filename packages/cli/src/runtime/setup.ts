@@ -11,7 +11,7 @@ import { loadDraftConfig } from '../config/load.js'
 import { resolveCredentials } from '../config/resolve.js'
 import type { GlobalFlags, ResolvedConfig } from '../config/types.js'
 import type { CliContext } from './context.js'
-import { checkPinnedEndpoints, endpointOrigin, pinDir, type PinOutcome } from './endpoint-pins.js'
+import { checkPinnedEndpoints, endpointOrigin, pinDir, PinRecorder } from './endpoint-pins.js'
 import { checkEndpointTwins } from './identity.js'
 import { maskProblem, printedWords, requireMaskable, sopsRoles, type Roles } from './secret-roles.js'
 
@@ -46,8 +46,8 @@ export interface Setup {
   config: ResolvedConfig
   /** decrypted credential documents by cluster (clusters with a secrets-file) */
   sops: ReadonlyMap<string, SopsCredentials>
-  /** clusters whose SOPS credentials were pinned to their endpoint by this run (first use or accepted) */
-  pinned: readonly PinOutcome[]
+  /** the endpoint pins this run records, each once its endpoint has answered an authenticated read */
+  pins: PinRecorder
 }
 
 /**
@@ -200,9 +200,16 @@ export async function setup(ctx: CliContext, flags: GlobalFlags, options: { clus
     const creds = sops.get(c.name)
     return creds !== undefined && !creds.secret('pve-endpoint')?.reveal().trim()
   })
-  const pins = checkPinnedEndpoints(unbound, {
-    dir: pinDir(flags.dataDir, ctx.home, ctx.cwd),
-    accept: flags.acceptEndpoint ?? [],
-  })
-  return { config, sops, pinned: pins.filter((p) => p.result === 'pinned') }
+  const dir = pinDir(flags.dataDir, ctx.home, ctx.cwd)
+  const pending = checkPinnedEndpoints(unbound, { dir, accept: flags.acceptEndpoint ?? [] })
+  const pins = new PinRecorder(dir, pending, (p) =>
+    ctx.log.info(
+      p.accepted ? 'endpoint accepted and pinned for SOPS credentials' : 'endpoint pinned for SOPS credentials',
+      {
+        cluster: p.cluster,
+        ...p.pin,
+      },
+    ),
+  )
+  return { config, sops, pins }
 }

@@ -315,7 +315,7 @@ describe('19.4 SOPS credentials are pinned to their first endpoint', () => {
     expect(refused.code).toBe(1)
     expect(errorLines(refused.stderr)).toEqual([
       expect.stringMatching(
-        / clusters\/lab\/config\.yaml endpoint-refused pve\.clusters\.lab\.base-url: https:\/\/127\.0\.0\.2:\d+ is not the endpoint its SOPS credentials were pinned to \(https:\/\/127\.0\.0\.1:\d+\).*--accept-endpoint lab/,
+        / clusters\/lab\/config\.yaml endpoint-refused pve\.clusters\.lab\.base-url: the host changed from 127\.0\.0\.1 to 127\.0\.0\.2 since its SOPS credentials were pinned to https:\/\/127\.0\.0\.1:\d+ .*accept it with: proxops diff --cluster lab --accept-endpoint lab$/,
       ),
     ])
     expect(sim.stats.requests.length).toBe(requests)
