@@ -130,6 +130,52 @@ export async function diffHandler(
   return 0
 }
 
+/**
+ * `apply --plan` over several clusters: every cluster's part of the saved plan is checked against the repository
+ * and live PVE (a dry cycle each, through the read-only client) before the first write, so a saved plan applies
+ * whole or not at all; a stale part refuses the others too. Each part is checked again at its own turn (a cluster
+ * can still change while another one is applied), and refused then without writing.
+ */
+async function checkSavedParts(
+  ctx: CliContext,
+  prepared: Prepared,
+  tree: SourceTree,
+  saved: ReadonlyMap<string, Plan>,
+  blocked: ReadonlyMap<string, string>,
+  args: PlanArgs & { plan?: string },
+): Promise<void> {
+  const refused: CycleOutcome[] = []
+  for (const cluster of prepared.config.clusters) {
+    const savedPlan = saved.get(cluster.name)
+    if (!savedPlan) continue
+    const reader = readOnlyClient(cluster, prepared.config, clientHooks(ctx))
+    try {
+      const sops = prepared.sops.get(cluster.name)
+      const twin = blocked.get(cluster.name)
+      const outcome = await runCycle(ctx, {
+        ...(twin !== undefined ? { blocked: twin } : {}),
+        cluster,
+        config: prepared.config,
+        tree,
+        reader,
+        ...(sops ? { sops } : {}),
+        pruneBudget: prepared.config.reconcile.pruneBudget,
+        allowEmpty: allowEmpty(args['allow-empty']),
+        savedPlan,
+      })
+      if (outcome.error) refused.push(outcome)
+    } finally {
+      await reader.close()
+    }
+  }
+  if (refused.length === 0) return
+  reportAborts(ctx, refused)
+  throw new CliError(
+    'PLAN_MISMATCH',
+    `nothing was applied: the saved plan ${args.plan ?? ''} is refused for cluster${refused.length > 1 ? 's' : ''} ${refused.map((o) => o.cycle.cluster).join(', ')} (see above), and a saved plan applies whole or not at all; run proxops diff --out ${args.plan ?? '<file>'} again`,
+  )
+}
+
 export async function applyHandler(
   ctx: CliContext,
   args: PlanArgs & { plan?: string; yes?: boolean; 'dry-run'?: boolean },
@@ -181,6 +227,7 @@ export async function applyHandler(
   const reports: Report[] = []
   let failed = false
   const blocked = await twinGuard(ctx, prepared.config)
+  if (saved) await checkSavedParts(ctx, prepared, tree, saved, blocked, args)
   for (const cluster of prepared.config.clusters) {
     if (saved && !saved.has(cluster.name)) continue
     // the client's retries and waits reach the progress view while it runs, the log otherwise

@@ -6,8 +6,11 @@
  * compares them field by field):
  *   - a created/cloned/updated guest exists on its node; every key written is set (applied or pending);
  *     every key deleted is gone (or pending delete); a resized disk is set
- *   - the power state the last power request asked for; `template: 1` after mark-template (an LXC template
- *     is marked by a worker PVE does not return, so that check is retried a few times)
+ *   - the power state the last power request asked for; `template: 1` after mark-template
+ * Every check reads what PVE wrote before the action's last wait ended: tasks are awaited to their end, HA power
+ * changes until the guest is in the state, an LXC template conversion until its worker ends (run-action.ts), each
+ * bounded by the task timeout. No check relies on the few read-back attempts (`confirmAttempts`); they only absorb
+ * a reader that answers from a cache.
  *   - a deleted guest is no longer listed on its node
  *   - a downloaded file is listed in its storage
  *   - a converged firewall needs no further write

@@ -203,9 +203,14 @@ async function runRequest(
     case 'reboot':
       await call('reboot', ctx, tasks, () => writer.reboot(request.node, request.guest, request.vmid))
       return
-    case 'markTemplate':
+    case 'markTemplate': {
+      const sent = tasks.length
       await call('mark template', ctx, tasks, () => writer.markTemplate(request.node, request.guest, request.vmid))
+      // pve-container answers null and converts in a worker (PVE::API2::LXC `template`, task vztemplate); a writer
+      // that cannot hand over that worker leaves the wait to us: as long as a task may take, never a fixed few polls
+      if (tasks.length === sent) await awaitTemplate(request, ctx)
       return
+    }
     case 'deleteGuest':
       await call('delete', ctx, tasks, () => writer.deleteGuest(request.node, request.guest, request.vmid))
       return
@@ -381,6 +386,23 @@ async function waitWithProgress(task: TaskRef, ctx: ActionContext, timeoutMs: nu
     return await ctx.writer.waitTask(task, { timeoutMs, pollIntervalMs: ctx.taskPollIntervalMs })
   } finally {
     if (timer) clearInterval(timer)
+  }
+}
+
+/**
+ * Waits until a guest's config says `template: 1`, polling every task poll interval, bounded by the task timeout:
+ * the conversion of a template whose worker the writer did not return (see `markTemplate` above).
+ */
+async function awaitTemplate(request: { node: string; guest: GuestType; vmid: number }, ctx: ActionContext) {
+  const started = ctx.now()
+  for (;;) {
+    const config = await ctx.reader.guestConfig(request.node, request.guest, request.vmid)
+    if (config.values.template === '1') return
+    if (ctx.now() - started >= ctx.taskTimeoutMs)
+      throw new ActionFailure(
+        `mark template: ${request.guest} ${request.vmid} is not a template ${Math.round(ctx.taskTimeoutMs / 1000)} s after PVE accepted the conversion (reconcile.task-timeout); not waiting longer`,
+      )
+    await ctx.sleep(ctx.taskPollIntervalMs)
   }
 }
 
