@@ -52,7 +52,14 @@ export function buildContext(options: MainOptions = {}): CliContext {
     log: createLogger({ level: 'info', format: 'text', redactor, stream: io.stderr }),
     now: () => Date.now(),
     signal: options.signal ?? new AbortController().signal,
+    announceStop: (line) => void io.stderr.write(`${line}\n`),
   }
+}
+
+/** What a command says when a stop is asked for; `reason` is the abort reason bin.ts gives (`received SIGINT`). */
+export function stopLine(reason: unknown): string {
+  const signal = /\b(SIG[A-Z]+)\b/.exec(reason instanceof Error ? reason.message : String(reason))?.[1] ?? 'stop'
+  return `proxops: ${signal}: stopping after running actions finish; ${signal === 'SIGINT' ? 'Ctrl-C' : 'signal'} again to abort`
 }
 
 /** validate's SOPS checks, loaded only when validate runs. */
@@ -186,6 +193,12 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   const ctx = (): CliContext => (context ??= buildContext(options))
   const setExit = (code: number): void => {
     exitCode = code
+  }
+  const signal = options.signal
+  if (signal) {
+    const announce = (): void => ctx().announceStop(stopLine(signal.reason))
+    if (signal.aborted) announce()
+    else signal.addEventListener('abort', announce, { once: true })
   }
   try {
     await program(argv, ctx, setExit)

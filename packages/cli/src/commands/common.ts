@@ -49,7 +49,7 @@ export interface Prepared extends Setup {
 export async function prepare(
   ctx: CliContext,
   args: GlobalArgs,
-  options: { cluster?: string; logFormat?: string } = {},
+  options: { cluster?: string; logFormat?: string; clock?: boolean } = {},
 ): Promise<Prepared> {
   const flags = globalFlags(args, options.logFormat ? { logFormat: options.logFormat } : {})
   const s = await setup(ctx, flags, options.cluster !== undefined ? { cluster: options.cluster } : {})
@@ -58,6 +58,7 @@ export async function prepare(
     format: s.config.log.format,
     redactor: ctx.redactor,
     stream: ctx.io.stderr,
+    ...(options.clock ? { clock: true } : {}),
   })
   // every PVE client of this command reports its answers to the pins (runtime/clients.ts)
   ctx.pins = s.pins

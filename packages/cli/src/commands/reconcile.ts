@@ -230,6 +230,12 @@ export async function applyHandler(
   if (saved) await checkSavedParts(ctx, prepared, tree, saved, blocked, args)
   for (const cluster of prepared.config.clusters) {
     if (saved && !saved.has(cluster.name)) continue
+    // after a stop (Ctrl-C) no further cluster is started
+    if (ctx.signal.aborted) {
+      err(ctx, `Cluster ${cluster.name}: not started (stopping).\n`)
+      failed = true
+      continue
+    }
     // the client's retries and waits reach the progress view while it runs, the log otherwise
     let progress: ApplyProgress | undefined
     const onNotice = (notice: ClientNotice): void =>
@@ -284,6 +290,9 @@ export async function applyHandler(
         clean: (text) => ctx.redactor.text(text),
       })
       progress = view
+      // a stop asked for now is said above the live block (a line written past it would be erased by its redraw)
+      const announce = ctx.announceStop
+      ctx.announceStop = (line) => view.stopping(line)
       let outcome: CycleOutcome
       try {
         outcome = await runCycle(ctx, {
@@ -298,6 +307,7 @@ export async function applyHandler(
         })
       } finally {
         view.close()
+        ctx.announceStop = announce
         progress = undefined
       }
       cycles.push(outcome.cycle)

@@ -28,6 +28,11 @@ export interface CliContext {
   signal: AbortSignal
   /** the endpoint pins waiting for their endpoint's first answer (set once the configuration is read) */
   pins?: PinRecorder
+  /**
+   * Says at once that a stop was asked for (Ctrl-C, SIGTERM), so nobody presses again thinking it hangs: a line on
+   * stderr; apply's live block shows it above itself while it is drawn, the daemon logs it.
+   */
+  announceStop: (line: string) => void
 }
 
 /** Writes product output (plans, reports) to stdout, always through the redactor. */
