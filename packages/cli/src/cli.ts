@@ -4,13 +4,21 @@ import path from 'node:path'
 import { createInterface } from 'node:readline/promises'
 import { version } from './version.js'
 import { validateCommand, type ValidateHooks } from './commands/validate.js'
-import { adoptCommand, applyCommand, diffCommand, runCommand, statusCommand } from './commands/definitions.js'
+import {
+  adoptCommand,
+  applyCommand,
+  diffCommand,
+  runCommand,
+  showCommand,
+  statusCommand,
+} from './commands/definitions.js'
 import { GLOBAL_OPTIONS, type GlobalArgs } from './commands/options.js'
 import { CliError, oneLine } from './errors.js'
 import { nearest } from '@proxops/schema'
 import { SHELLS, completer, completionScript } from './completion.js'
 import { createLogger } from './log.js'
 import { Redactor } from './redact.js'
+import { habitMessage } from './habits.js'
 import type { CliContext, CliIo } from './runtime/context.js'
 
 export interface MainOptions {
@@ -108,6 +116,7 @@ export function program(
       .command(diffCommand(ctx, setExit))
       .command(applyCommand(ctx, setExit))
       .command(statusCommand(ctx, setExit))
+      .command(showCommand(ctx, setExit))
       .command(validateCommand(setExit, ctx, lazySopsHooks(ctx)))
       .command(adoptCommand(ctx, setExit))
       .command(runCommand(ctx, setExit))
@@ -142,7 +151,9 @@ interface YargsUsage {
 /** The commands of the program, as typed (completion and "did you mean" use them). */
 export const COMMANDS = [
   'diff',
+  'plan',
   'apply',
+  'show',
   'status',
   'validate',
   'adopt',
@@ -203,6 +214,12 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   try {
     await program(argv, ctx, setExit)
       .fail((msg, err, usage) => {
+        // a habit from Terraform or kubectl (`-auto-approve`, `get`): say the ProxOps way, whatever yargs made of it
+        const typed = argv.find((a) => !a.startsWith('-'))
+        const command = typed !== undefined && (COMMANDS as readonly string[]).includes(typed) ? typed : undefined
+        const flags = Object.keys((usage as unknown as YargsUsage | undefined)?.getDescriptions?.() ?? GLOBAL_OPTIONS)
+        const habit = err instanceof CliError ? undefined : habitMessage(argv, command, [...flags, 'no-color'])
+        if (habit !== undefined) throw new CliError('USAGE', habit)
         // yargs' requiresArg message, said the way the flag is typed
         const missing = /^Not enough arguments following: (\S+)$/.exec(msg ?? '')
         if (missing && !(err instanceof CliError))
