@@ -142,7 +142,10 @@ spec:
 
   it('an optional block left empty is not managed, as when it is absent (tpm, cdrom, firewall, ha)', () => {
     const vm = structuredClone(validManifests.VM) as Doc & { spec: Doc }
-    const r = parseManifest({ ...vm, spec: { ...vm.spec, hardware: { tpm: null, cdrom: null }, firewall: null, ha: null } })
+    const r = parseManifest({
+      ...vm,
+      spec: { ...vm.spec, hardware: { tpm: null, cdrom: null }, firewall: null, ha: null },
+    })
     if (!r.ok) throw new Error(JSON.stringify(r.issues))
     const spec = r.manifest.spec as Doc & { hardware: Doc }
     expect(spec.hardware.tpm).toBeUndefined()

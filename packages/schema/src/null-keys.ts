@@ -55,7 +55,10 @@ function walk(schema: Node | undefined, value: unknown): unknown {
   if (Array.isArray(value)) {
     if (schema.type !== 'array') return value
     const item = unwrap(schema.item).inner
-    return same(value, value.map((x) => walk(item, x)))
+    return same(
+      value,
+      value.map((x) => walk(item, x)),
+    )
   }
   if (schema.type === 'record') {
     const item = unwrap(schema.value).inner
