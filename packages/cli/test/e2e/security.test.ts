@@ -418,7 +418,10 @@ describe('19.5 redaction is structural', () => {
     git(empty, 'commit', '-qam', 'same secrets')
     const adopted = await run(empty, ['adopt', '--cluster', 'lab'])
     expect(adopted.code, adopted.stderr).toBe(0)
-    expect(adopted.stdout).toMatch(/held a value that contains a secret; it is written as \(sensitive\)/)
+    // a free-text field: written masked, and said so by name
+    expect(adopted.stdout).toMatch(
+      /vm\/lab\/r\.yaml: spec\.pve-description held a secret; it is written as \(sensitive\)/,
+    )
     const written = readdirSync(path.join(empty, 'vm/lab')).map((f) =>
       readFileSync(path.join(empty, 'vm/lab', f), 'utf8'),
     )
