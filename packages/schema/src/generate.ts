@@ -1,12 +1,13 @@
 /**
  * Generated artefacts, kept in sync by tests and rewritten by `pnpm --filter @proxops/schema gen`:
- * - `packages/schema/schema/manifest.schema.json` (JSON Schema for editors),
+ * - `packages/schema/schema/manifest.schema.json`, `config.schema.json` and `resources.schema.json` (JSON Schemas
+ *   for editors),
  * - `docs/schema-reference.md` (every kind and field with type, default and description),
  * - the error-code table inside `docs/repository.md` (between the `errors:start`/`errors:end` markers).
  */
 import { ErrorCodes } from './errors.js'
 import { KIND_ALIASES, KIND_ROOT_OF, KINDS } from './kinds.js'
-import { manifestJsonSchema } from './json-schema.js'
+import { configJsonSchema, manifestJsonSchema, resourcesJsonSchema } from './json-schema.js'
 import { REFERENCE_SECTIONS } from './reference-sections.js'
 
 // The generator walks the JSON Schema tree valibot produces, which has no static type.
@@ -15,6 +16,14 @@ type Json = Record<string, any>
 
 export function renderManifestSchema(): string {
   return `${JSON.stringify(manifestJsonSchema(), null, 2)}\n`
+}
+
+export function renderConfigSchema(): string {
+  return `${JSON.stringify(configJsonSchema(), null, 2)}\n`
+}
+
+export function renderResourcesSchema(): string {
+  return `${JSON.stringify(resourcesJsonSchema(), null, 2)}\n`
 }
 
 /** The type of a schema node; a mapping or list that may also be null (a key left empty) counts as itself. */

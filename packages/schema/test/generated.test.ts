@@ -3,7 +3,14 @@ import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { fc, test } from '@fast-check/vitest'
-import { renderManifestSchema, renderSchemaReference, withErrorTable, renderErrorTable } from '../src/generate.js'
+import {
+  renderConfigSchema,
+  renderManifestSchema,
+  renderResourcesSchema,
+  renderSchemaReference,
+  withErrorTable,
+  renderErrorTable,
+} from '../src/generate.js'
 import { manifestJsonSchema } from '../src/json-schema.js'
 import { ErrorCodes, KIND_ALIASES, KINDS, parseQuantity } from '../src/index.js'
 import { manifestSchemas } from '../src/manifest/schemas.js'
@@ -15,6 +22,10 @@ const HINT = 'out of date: run `pnpm --filter @proxops/schema gen`'
 describe('generated files', () => {
   it('schema/manifest.schema.json', () => {
     expect(read('../schema/manifest.schema.json'), HINT).toBe(renderManifestSchema())
+  })
+  it('schema/config.schema.json and schema/resources.schema.json', () => {
+    expect(read('../schema/config.schema.json'), HINT).toBe(renderConfigSchema())
+    expect(read('../schema/resources.schema.json'), HINT).toBe(renderResourcesSchema())
   })
   it('docs/schema-reference.md', () => {
     expect(read('../../../docs/schema-reference.md'), HINT).toBe(renderSchemaReference())
