@@ -72,7 +72,7 @@ const get = (doc: unknown, at: Path): unknown =>
   at.reduce<unknown>((x, k) => (x as Record<string | number, unknown>)[k], doc)
 
 const ajv = new Ajv({ allErrors: false })
-const validateJson = ajv.compile(manifestJsonSchema() as object)
+const validateJson = ajv.compile(manifestJsonSchema())
 
 function kindOf(doc: Doc): Kind {
   const kind = canonicalKind(String(doc.kind))

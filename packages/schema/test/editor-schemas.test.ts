@@ -18,9 +18,9 @@ const examples = fileURLToPath(new URL('../../../examples/repository/', import.m
 const schemaDir = fileURLToPath(new URL('../schema/', import.meta.url))
 const ajv = new Ajv({ allErrors: false })
 const SCHEMAS = {
-  'manifest.schema.json': ajv.compile(manifestJsonSchema() as object),
-  'config.schema.json': ajv.compile(configJsonSchema() as object),
-  'resources.schema.json': ajv.compile(resourcesJsonSchema() as object),
+  'manifest.schema.json': ajv.compile(manifestJsonSchema()),
+  'config.schema.json': ajv.compile(configJsonSchema()),
+  'resources.schema.json': ajv.compile(resourcesJsonSchema()),
 } as const
 
 function yamlFiles(dir: string): string[] {
@@ -84,7 +84,7 @@ describe('editor schemas of the example repository', () => {
       for (const at of [[] as string[], ...sections(doc)]) {
         const copy = structuredClone(doc)
         if (at.length > 0) {
-          let parent = copy as Record<string, unknown>
+          let parent = copy
           for (const k of at.slice(0, -1)) parent = parent[k] as Record<string, unknown>
           parent[at[at.length - 1]!] = null
         }

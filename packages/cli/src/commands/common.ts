@@ -121,7 +121,7 @@ export function parsePlanSet(text: string, file: string): { commit: string; plan
   }
   try {
     const plans = set.plans.map((p, i) => parsePlan(JSON.stringify(p), `${file} plans[${i}]`))
-    return { commit: set.commit, plans, ...(Array.isArray(set.targets) ? { targets: set.targets as string[] } : {}) }
+    return { commit: set.commit, plans, ...(Array.isArray(set.targets) ? { targets: set.targets } : {}) }
   } catch (error) {
     if (error instanceof PlanInputError) throw new CliError('PLAN_FILE', `${file}: ${error.message}`)
     throw error
