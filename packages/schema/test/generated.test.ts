@@ -5,8 +5,10 @@ import { describe, expect, it } from 'vitest'
 import { fc, test } from '@fast-check/vitest'
 import {
   PVE_DATA_FILES,
+  renderConfigSchema,
   renderManifestSchema,
   renderPveData,
+  renderResourcesSchema,
   renderSchemaReference,
   withErrorTable,
   renderErrorTable,
@@ -23,6 +25,10 @@ const HINT = 'out of date: run `pnpm --filter @proxops/schema gen`'
 describe('generated files', () => {
   it('schema/manifest.schema.json', () => {
     expect(read('../schema/manifest.schema.json'), HINT).toBe(renderManifestSchema())
+  })
+  it('schema/config.schema.json and schema/resources.schema.json', () => {
+    expect(read('../schema/config.schema.json'), HINT).toBe(renderConfigSchema())
+    expect(read('../schema/resources.schema.json'), HINT).toBe(renderResourcesSchema())
   })
   it('docs/schema-reference.md', () => {
     expect(read('../../../docs/schema-reference.md'), HINT).toBe(renderSchemaReference())
