@@ -334,7 +334,14 @@ describe('failed reads, locks, nodes', () => {
     expect(p.actions.map((a) => [a.type, a.requests[0]])).toEqual([
       [
         'migrate',
-        { call: 'migrate', node: 'pve2', guest: 'qemu', vmid: 100, target: 'pve1', params: { target: 'pve1' } },
+        {
+          call: 'migrate',
+          node: 'pve2',
+          guest: 'qemu',
+          vmid: 100,
+          target: 'pve1',
+          params: { target: 'pve1', online: 1 },
+        },
       ],
     ])
     expect(p.anomalies).toEqual([])
