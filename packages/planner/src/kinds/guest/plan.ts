@@ -306,6 +306,14 @@ function planGuest(
     )
     return { plan, claims }
   }
+  if (g.node !== node && (isTemplate || g.template)) {
+    // a template's base volumes carry its linked clones, which PVE cannot move with it (scan_local_volumes)
+    anomaly({
+      code: 'node-mismatch',
+      message: `vmid ${vmid} is a template on node ${g.node}, declared on ${node}; proxops does not migrate templates (linked clones would hold them): set spec.node to ${g.node} or move it by hand`,
+    })
+    return { plan, claims }
+  }
   if (g.node !== node) {
     const where = placement(m, g, ctx)
     if (where.kind === 'migrate') return planMove(m, g, ctx, fields, base, plan, claims, skip)
