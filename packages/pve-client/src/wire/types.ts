@@ -117,7 +117,7 @@ export interface MigratePrecondition {
   running: boolean
   /** nodes PVE would migrate the guest to */
   allowedNodes: string[]
-  /** every other node, with why PVE would not (`unavailable_storages`, missing mapped devices, blocking HA resources) */
+  /** per other node, why PVE would not migrate there (`unavailable_storages`, missing mapped devices, blocking HA resources); empty when it would */
   notAllowed: Record<string, string[]>
   /** qemu: volumes not on a shared storage (`check_vm_disks_local`) */
   localDisks: { volid: string; cdrom: boolean; drive?: string }[]
