@@ -117,7 +117,10 @@ export interface MigratePrecondition {
   running: boolean
   /** nodes PVE would migrate the guest to */
   allowedNodes: string[]
-  /** per other node, why PVE would not migrate there (`unavailable_storages`, missing mapped devices, blocking HA resources); empty when it would */
+  /**
+   * per other node, why PVE would not migrate there (`unavailable_storages`, missing mapped devices, blocking HA
+   * resources); empty when it would
+   */
   notAllowed: Record<string, string[]>
   /** qemu: volumes not on a shared storage (`check_vm_disks_local`) */
   localDisks: { volid: string; cdrom: boolean; drive?: string }[]
