@@ -266,3 +266,53 @@ describe('unmanaged live keys in status', () => {
     expect(lines[row + 4]).toMatch(/^ {2}VM +idle /)
   })
 })
+
+describe('a guest HA placed on another node than its spec.node', () => {
+  it('is converged, with the node it is on and why, in the row and its text', () => {
+    const plan = {
+      ...fixturePlan([]),
+      anomalies: [],
+      pending: [],
+      gaps: [
+        {
+          address: 'VM/pve2/101(db)',
+          field: 'spec.node',
+          note: 'on node pve1, where HA placed it (vm:101)',
+          placedOn: 'pve1',
+        },
+      ],
+    }
+    const db = objectStates('homelab', desired, plan).find((s) => s.name === 'db')
+    expect(db).toMatchObject({
+      state: 'converged',
+      placedOn: 'pve1',
+      reason: 'on node pve1, where HA placed it (vm:101)',
+    })
+    const web = objectStates('homelab', desired, plan).find((s) => s.name === 'web')
+    expect(web?.placedOn).toBeUndefined()
+    const objects = objectStates('homelab', desired, plan)
+    const cycle = {
+      cluster: 'homelab',
+      startedAt: '',
+      finishedAt: '',
+      mode: 'dry-run' as const,
+      result: cycleResult(plan),
+      actions: { planned: 0, ok: 0, failed: 0, skipped: 0 },
+      pruned: 0,
+      pruneDeferred: 0,
+      anomalies: 0,
+      skips: 0,
+      unmanaged: 0,
+      blocked: 0,
+      blockedByReason: {},
+      desiredStale: false,
+      objects,
+      plannedActions: [],
+      findings: [],
+    }
+    expect(cycle.result).toBe('converged')
+    expect(renderStatus([cycle], paint(false))).toMatch(
+      /VM +db +101 +converged\n {6}on node pve1: on node pve1, where HA placed it \(vm:101\)\n/,
+    )
+  })
+})

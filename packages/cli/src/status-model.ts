@@ -45,6 +45,8 @@ export interface ObjectStatus {
   blocked?: BlockReason
   reason?: string
   error?: string
+  /** the guest is on this node, not on its `spec.node`: where HA placed it (`reason` says so); not moved */
+  placedOn?: string
   /**
    * live keys set on PVE that the manifest does not own (listed, never written), sorted; `executes` says what a
    * key that changes what the guest or its host runs does (hookscript, args, host devices)
@@ -139,6 +141,11 @@ export function objectStates(
       .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
     return keys.length > 0 ? { unmanaged: keys } : {}
   }
+  // a guest HA placed on another node than its spec.node: where it is and why (docs/safety.md#migration)
+  const placedOf = (addresses: readonly string[]): Pick<ObjectStatus, 'placedOn' | 'reason'> => {
+    const gap = plan.gaps.find((g) => g.placedOn !== undefined && addresses.includes(g.address))
+    return gap?.placedOn !== undefined ? { placedOn: gap.placedOn, reason: gap.note } : {}
+  }
   const out: ObjectStatus[] = []
   const seen = new Set<string>()
 
@@ -172,7 +179,8 @@ export function objectStates(
     }
     const keys = unmanagedOf(object.addresses)
     const blocked = blockedOf(object.addresses)
-    const state = actions.length > 0 ? stateOf(actions) : { state: 'converged' as const }
+    const placed = placedOf(object.addresses)
+    const state = actions.length > 0 ? stateOf(actions) : { state: 'converged' as const, ...placed }
     // actions carried out, yet the planner still reports the object blocked (an anomaly beside an update): blocked
     if (blocked && state.state === 'converged') out.push({ ...base, ...state, state: 'blocked', ...blocked, ...keys })
     else out.push({ ...base, ...state, ...keys })

@@ -56,6 +56,14 @@ export function artifactContentTypes(desired: Pick<DesiredState, 'manifests'>): 
 }
 
 /** The vmids of the desired guests, sorted: what observe() checks are free when nothing lists them (`vmids`). */
+/** each declared guest's `spec.node` by vmid (observe reads a migration check for a guest found elsewhere) */
+export function guestNodes(desired: Pick<DesiredState, 'manifests'>): Record<number, string> {
+  const out: Record<number, string> = {}
+  for (const m of desired.manifests)
+    if (isQemu(m) || m.kind === 'LXC' || m.kind === 'TemplateCT') out[m.spec.vmid] = m.spec.node
+  return out
+}
+
 export function guestVmids(desired: Pick<DesiredState, 'manifests'>): number[] {
   const out = new Set<number>()
   for (const m of desired.manifests) if (isQemu(m) || m.kind === 'LXC' || m.kind === 'TemplateCT') out.add(m.spec.vmid)

@@ -5,7 +5,7 @@
  * one form, `unreadable: <why>` (an `Observed<T>`, or an object's identity with `unreadable`).
  */
 import type { LiveBackupJob } from './kinds/backup-job/types.js'
-import type { GuestFirewall, GuestType, HaItem } from '@proxops/pve-client/wire'
+import type { GuestFirewall, GuestType, HaItem, MigratePrecondition } from '@proxops/pve-client/wire'
 
 /** One live read: what PVE showed, or why it could not be read this cycle (nothing is planned from it then). */
 export type Observed<T> = { readonly known: T } | { readonly unreadable: string }
@@ -113,6 +113,19 @@ export interface LiveInventory {
   heldVmids: readonly HeldVmid[]
   /** the resource pools the token may audit, sorted by id (unreadable: no pool or membership is planned) */
   pools: Observed<readonly LivePool[]>
+  /**
+   * PVE's migration precondition check of each guest that sits on another allowlisted node than its manifest's
+   * `spec.node` (`ObserveOptions.guestNodes`), sorted by vmid; absent when no guest is away from its node
+   */
+  migrationChecks?: readonly MigrationCheck[]
+}
+
+/** `GET .../migrate` of one guest, where it is now (kinds/guest/migrate.ts) */
+export interface MigrationCheck {
+  vmid: number
+  node: string
+  /** absent for a container on PVE 8, which has no precondition check */
+  check?: Observed<MigratePrecondition>
 }
 
 /** One pool as `/pools?poolid=` answers it (planner/src/pool) */

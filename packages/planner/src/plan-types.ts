@@ -118,6 +118,11 @@ export type PveRequest =
    * snapshots pruned to the newest `keep`; `digest` is the config digest read at plan time
    */
   | { call: 'snapshot'; node: string; guest: GuestType; vmid: number; keep: number; digest: string }
+  /**
+   * `POST .../migrate` from `node` (where the guest is) to `target`: qemu `online`, `with-local-disks`,
+   * `targetstorage`; lxc `restart`, `target-storage` (qemu-server / pve-container migrate_vm)
+   */
+  | { call: 'migrate'; node: string; guest: GuestType; vmid: number; target: string; params: PlanParams }
   | {
       call: 'firewall'
       node: string
@@ -173,6 +178,8 @@ export type ActionType =
   | 'pool'
   /** a safety snapshot the guest's disruptive actions of this plan wait for (docs/safety.md) */
   | 'snapshot'
+  /** the guest moves to `spec.node` (PVE's migrate: online, restart or offline; docs/safety.md#migration) */
+  | 'migrate'
 
 export interface FieldDiff {
   /** manifest path, e.g. `spec.memory`, `spec.disks[0].iothread` */
@@ -255,6 +262,8 @@ export type AnomalyCode =
   | 'purge-effect'
   /** PVE would refuse the storage a volume or artifact is declared on (not on the node, no such content type) */
   | 'storage-refused'
+  /** PVE would refuse moving the guest to `spec.node` (local devices, a storage the target lacks, an offline target) */
+  | 'migration-refused'
 
 /** A non-destructive observation; never executed. */
 export interface Anomaly {
@@ -309,6 +318,8 @@ export interface Gap {
   note: string
   /** `field` is a live PVE key that nothing in the manifest owns: listed, never written (plan/keys.ts) */
   unmanaged?: true
+  /** the guest is on this node, where HA placed it, and not on its `spec.node` (its preferred node): not moved */
+  placedOn?: string
   /** an unmanaged key that changes what the guest or its host executes: what it does (called out in `status`) */
   executes?: string
 }

@@ -15,6 +15,7 @@ import type {
   GuestType,
   HaItem,
   HaObject,
+  MigratePrecondition,
   PendingEntry,
   PoolDetail,
   PoolInfo,
@@ -56,6 +57,8 @@ export interface LiveReader {
   pools(): Promise<PoolInfo[]>
   /** `GET /pools?poolid=`: comment and members (guests by vmid, storages) */
   pool(poolid: string): Promise<PoolDetail>
+  /** `GET .../migrate`: PVE's precondition check for moving the guest (qemu; lxc from PVE 9) */
+  migratePrecondition(node: string, type: GuestType, vmid: number): Promise<MigratePrecondition>
   /** `GET .../snapshot` without PVE's `current` entry */
   snapshots(node: string, type: GuestType, vmid: number): Promise<SnapshotInfo[]>
 }
@@ -131,6 +134,8 @@ export interface PveWriter {
     options?: { description?: string },
   ): Promise<TaskRef>
   deleteSnapshot(node: string, type: GuestType, vmid: number, snapname: string): Promise<TaskRef>
+  /** `POST .../migrate`: a qmigrate / vzmigrate task (hamigrate for an HA-managed guest) */
+  migrateGuest(node: string, type: GuestType, vmid: number, params: PveParams): Promise<TaskRef>
   /** Waits for a task to stop; rejects with a TaskTimeout error, resolves with ok=false when it failed. */
   waitTask(task: TaskRef, options?: WaitOptions): Promise<TaskResult>
 }

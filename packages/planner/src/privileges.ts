@@ -369,6 +369,17 @@ function requestNeeds(r: PveRequest, action: Action): { key?: string; need: Gran
     }
     case 'deleteBackupJob':
       return [{ need: one('/', 'Sys.Modify') }]
+    case 'migrate': {
+      // qemu-server / pve-container migrate_vm: VM.Migrate on the guest, and with a storage map
+      // (check_storage_access_migrate) Datastore.AllocateSpace on each target storage
+      push(undefined, [one(`/vms/${r.vmid}`, 'VM.Migrate')])
+      const map = str(r.params, r.guest === 'qemu' ? 'targetstorage' : 'target-storage')
+      for (const pair of splitList(map)) {
+        const to = pair.includes(':') ? pair.slice(pair.indexOf(':') + 1) : pair
+        push('targetstorage', [one(`/storage/${to}`, 'Datastore.AllocateSpace')])
+      }
+      return out
+    }
   }
 }
 

@@ -4,6 +4,7 @@ import {
   decodeClusterResources,
   decodeGuestList,
   decodeGuestStatus,
+  decodeMigratePrecondition,
   decodeNodeStatus,
   decodeNodes,
   decodePending,
@@ -28,6 +29,7 @@ import type {
   GuestConfig,
   GuestListItem,
   GuestStatus,
+  MigratePrecondition,
   GuestType,
   HaItem,
   HaObject,
@@ -196,6 +198,21 @@ export class PveReadOnlyClient {
       ...callOpts(o),
     })
     return decodeWith(`GET /nodes/{node}/${type}/{vmid}/pending`, () => decodePending(data))
+  }
+
+  /**
+   * `GET .../migrate` (VM.Migrate): PVE's precondition check for moving the guest (qemu-server
+   * migrate_vm_precondition; pve-container's exists on PVE 9 only). Read at observe time, never a write.
+   */
+  async migratePrecondition(
+    node: string,
+    type: GuestType,
+    vmid: number,
+    o?: CallOptions,
+  ): Promise<MigratePrecondition> {
+    const path = `/nodes/{node}/${guestType(type)}/{vmid}/migrate`
+    const data = await this.#get({ path, pathParams: { node, vmid }, ...callOpts(o) })
+    return decodeWith(`GET ${path}`, () => decodeMigratePrecondition(data))
   }
 
   /** The guest firewall: options, rules, aliases and IP sets with their entries, each section with its digest. */
@@ -480,6 +497,22 @@ export class PveClient extends PveReadOnlyClient {
     o?: CallOptions,
   ): Promise<TaskRef> {
     const path = `/nodes/{node}/${guestType(type)}/{vmid}/status/${action}`
+    return taskRef(node, await this.#write('POST', path, { node, vmid }, params, o), `POST ${path}`)
+  }
+
+  /**
+   * `POST .../migrate` (VM.Migrate): a `qmigrate` / `vzmigrate` task, or for an HA-managed guest a `hamigrate`
+   * task that hands the move to HA. qemu takes `target`, `online`, `with-local-disks`, `targetstorage`; lxc takes
+   * `target`, `restart`, `target-storage`.
+   */
+  async migrateGuest(
+    node: string,
+    type: GuestType,
+    vmid: number,
+    params: PveParams,
+    o?: CallOptions,
+  ): Promise<TaskRef> {
+    const path = `/nodes/{node}/${guestType(type)}/{vmid}/migrate`
     return taskRef(node, await this.#write('POST', path, { node, vmid }, params, o), `POST ${path}`)
   }
 

@@ -1,5 +1,6 @@
 import { PveError } from './errors.js'
 import type {
+  MigratePrecondition,
   ClusterResource,
   GuestListItem,
   GuestStatus,
@@ -188,6 +189,53 @@ export function decodeGuestStatus(v: unknown): GuestStatus {
     haManaged: ha ? optBool(ha.managed, 'ha.managed') : undefined,
     haState: ha ? optStr(ha.state, 'ha.state') : undefined,
   })
+}
+
+/** qemu-server's and pve-container's migrate_vm_precondition answers (qemu writes `_`, the container `-`) */
+export function decodeMigratePrecondition(v: unknown): MigratePrecondition {
+  const o = obj(v, 'migrate')
+  const names = (x: unknown, field: string): string[] => {
+    if (x == null) return []
+    if (!Array.isArray(x)) throw new WireError('WIRE_SCALAR', 'expected a list', field)
+    return x.map((s, i) => toStr(s, `${field}[${i}]`))
+  }
+  const notAllowed: Record<string, string[]> = {}
+  const na = o.not_allowed_nodes ?? o['not-allowed-nodes']
+  if (na != null) {
+    for (const [node, info] of Object.entries(obj(na, 'not_allowed_nodes'))) {
+      const i = obj(info, `not_allowed_nodes.${node}`)
+      const reasons: string[] = []
+      const storages = names(i.unavailable_storages, `not_allowed_nodes.${node}.unavailable_storages`)
+      if (storages.length > 0) reasons.push(`storage ${storages.join(', ')} not available there`)
+      const missing = names(i['unavailable-resources'], `not_allowed_nodes.${node}.unavailable-resources`)
+      if (missing.length > 0) reasons.push(`mapped device ${missing.join(', ')} missing there`)
+      if (i['blocking-ha-resources'] != null) {
+        const blocking = list(i['blocking-ha-resources'], `not_allowed_nodes.${node}.blocking-ha-resources`)
+        reasons.push(
+          `HA resource ${blocking.map((b) => optStr(b.sid, 'sid') ?? '?').join(', ')} in negative affinity there`,
+        )
+      }
+      notAllowed[node] = reasons
+    }
+  }
+  const localDisks =
+    o.local_disks == null
+      ? []
+      : list(o.local_disks, 'local_disks').map((d) =>
+          defined({
+            volid: toStr(d.volid, 'local_disks.volid'),
+            cdrom: optBool(d.cdrom, 'local_disks.cdrom') ?? false,
+            drive: optStr(d.drivename, 'local_disks.drivename'),
+          }),
+        )
+  return {
+    running: optBool(o.running, 'running') ?? false,
+    allowedNodes: names(o.allowed_nodes ?? o['allowed-nodes'], 'allowed_nodes'),
+    notAllowed,
+    localDisks,
+    localResources: names(o.local_resources, 'local_resources'),
+    mappedResources: names(o['mapped-resources'], 'mapped-resources'),
+  }
 }
 
 export function decodeStorages(v: unknown): StorageInfo[] {

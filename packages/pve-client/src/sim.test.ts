@@ -537,6 +537,26 @@ describe('snapshots (pve-guest-common PVE::AbstractConfig snapshot_create / snap
   })
 })
 
+describe('migration (qemu-server migrate_vm_precondition and migrate_vm)', () => {
+  it('migratePrecondition reads the local disks and allowed nodes; migrateGuest moves the VM with its disk', async () => {
+    const id = vmid()
+    await createVm(id)
+    const pre = await c.readOnly().migratePrecondition('pve1', 'qemu', id)
+    expect(pre).toMatchObject({
+      running: false,
+      allowedNodes: ['pve2', 'pve3'],
+      localResources: [],
+      mappedResources: [],
+      localDisks: [{ volid: `local-lvm:vm-${id}-disk-0`, cdrom: false, drive: 'scsi0' }],
+    })
+    expect(Object.keys(pre.notAllowed)).toEqual(['pve2', 'pve3'])
+    const task = await c.migrateGuest('pve1', 'qemu', id, { target: 'pve2', 'with-local-disks': 1 })
+    expect(task.upid).toContain(':qmigrate:')
+    await c.waitTaskOk(task, fastWait)
+    expect((await c.guestConfig('pve2', 'qemu', id)).values.scsi0).toContain(`local-lvm:vm-${id}-disk-0`)
+  })
+})
+
 describe('artifacts', () => {
   it('download-url with a checksum; re-download without one fails in the task', async () => {
     const url = 'https://images.example/alpine-virt.iso?x=1&y=2'

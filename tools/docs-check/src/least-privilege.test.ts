@@ -114,7 +114,7 @@ describe('docs/getting-started.md: the least-privilege role converges the exampl
   const base = commands.filter((c) => !c.includes('ProxOpsStartup'))
   const startup = commands.filter((c) => c.includes('ProxOpsStartup'))
   // section 11: the optional grant for spec.ha (HA writes check Sys.Console on /)
-  const ha = pveumCommands('## 11.', '## Next')
+  const ha = pveumCommands('## 11.', '## 12.')
   const secrets: string[] = []
 
   beforeAll(async () => {

@@ -44,6 +44,7 @@ const VERB: Readonly<Record<ActionType, string>> = {
   'ha-delete': 'will stop being an HA resource (its resource is removed)',
   pool: 'will join its pool',
   snapshot: 'will get a safety snapshot first (the changes below wait for it)',
+  migrate: 'will be migrated to its spec.node (its other changes follow once it is there)',
 }
 
 export interface Counts {

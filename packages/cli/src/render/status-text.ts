@@ -53,6 +53,7 @@ export function renderStatus(cycles: readonly ClusterCycle[], p: Paint): string 
       lines.push(
         `  ${pad(o.kind, 11)}${pad(o.name, 40)}${pad(o.vmid !== undefined ? String(o.vmid) : '-', 10)}${pad(o.state, 12)}${reason}${error}`.trimEnd(),
       )
+      if (o.placedOn !== undefined) lines.push(`      on node ${o.placedOn}: ${flat(o.reason ?? '')}`)
       lines.push(...unmanagedLines(o.unmanaged ?? [], p))
     }
     lines.push('')

@@ -954,4 +954,21 @@ describe('toJobs', () => {
       },
     ])
   })
+
+  it('a migration holds a task slot on the node it leaves and on the node it goes to', async () => {
+    const { toJobs } = await import('./execute.js')
+    const move = makeAction({
+      id: 'vm#migrate',
+      type: 'migrate',
+      vmid: 100,
+      node: 'pve2',
+      requests: [
+        { call: 'migrate', node: 'pve1', guest: 'qemu', vmid: 100, target: 'pve2', params: { target: 'pve2' } },
+      ],
+    })
+    expect(toJobs([move], 2, 1)[0]?.slots).toEqual([
+      { key: 'node:pve2', limit: 2 },
+      { key: 'node:pve1', limit: 2 },
+    ])
+  })
 })

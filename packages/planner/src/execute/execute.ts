@@ -210,6 +210,11 @@ export function toJobs(actions: readonly Action[], nodeConcurrency: number, stor
     lastOnObject.set(object, a.id)
     if (a.tier === 9) for (const id of tier0) after.add(id)
     const slots = [{ key: `node:${a.node}`, limit: nodeConcurrency }]
+    // a migration works on both nodes (the source sends, the target receives): it counts against each
+    for (const r of a.requests)
+      if (r.call === 'migrate')
+        for (const node of [r.node, r.target])
+          if (!slots.some((s) => s.key === `node:${node}`)) slots.push({ key: `node:${node}`, limit: nodeConcurrency })
     if (a.type === 'download' && a.storage !== undefined)
       slots.push({ key: `storage:${a.node}/${a.storage}`, limit: storageConcurrency })
     return { id: a.id, deps: [...deps].sort(), after: [...after].filter((id) => !deps.has(id)).sort(), slots }

@@ -38,6 +38,11 @@ export interface ObserveOptions {
    * another node) and else probed with `vmidFree` (a guest this token cannot see); see `heldVmids`
    */
   vmids?: readonly number[]
+  /**
+   * each desired guest's `spec.node` by vmid: a guest found on another allowlisted node gets PVE's migration
+   * precondition check read (`migrationChecks`)
+   */
+  guestNodes?: Readonly<Record<number, string>>
 }
 
 export class ObserveError extends Error {

@@ -52,6 +52,8 @@ const RANK: Record<ActionType, number> = {
   // before every other action of its guest (a guest is never both created and snapshotted in one plan)
   snapshot: 0,
   clone: 0,
+  // a guest that moves does nothing else this cycle; its other changes follow once it is on its node
+  migrate: 0,
   update: 1,
   'shutdown-then-update': 1,
   firewall: 1,
@@ -162,7 +164,7 @@ export function summaryOf(
   const count = (...t: ActionType[]) => actions.filter((a) => t.includes(a.type)).length
   return {
     create: count('create', 'clone', 'ha-create'),
-    update: count('update', 'shutdown-then-update', 'firewall', 'ha-update', 'pool'),
+    update: count('update', 'shutdown-then-update', 'firewall', 'ha-update', 'pool', 'migrate'),
     resize: count('resize'),
     power: count('start', 'stop', 'restart'),
     markTemplate: count('mark-template'),

@@ -312,10 +312,39 @@ describe('failed reads, locks, nodes', () => {
     expect(p.skips).toEqual([])
   })
 
-  it('VmidOnAnotherNodeIsAnAnomalyNotACreate', () => {
-    const p = plan(desired(vm('web', 100)), inventory([liveVm(100, 'web', {}, { node: 'pve2' })]), policy())
-    expect(p.actions).toEqual([])
-    expect(p.anomalies[0]?.code).toBe('node-mismatch')
+  it('VmidOnAnotherAllowlistedNodeIsMovedBackNotCreated', () => {
+    const live = [liveVm(100, 'web', {}, { node: 'pve2' })]
+    // without PVE's migration check (GET .../migrate) nothing is decided: not created, not moved
+    const unread = plan(desired(vm('web', 100)), inventory(live), policy())
+    expect(unread.actions).toEqual([])
+    expect(unread.skips.map((s) => s.code)).toEqual(['unknown'])
+    const check = {
+      running: false,
+      allowedNodes: ['pve1'],
+      notAllowed: {},
+      localDisks: [],
+      localResources: [],
+      mappedResources: [],
+    }
+    const p = plan(
+      desired(vm('web', 100)),
+      inventory(live, { migrationChecks: [{ vmid: 100, node: 'pve2', check: { known: check } }] }),
+      policy(),
+    )
+    expect(p.actions.map((a) => [a.type, a.requests[0]])).toEqual([
+      [
+        'migrate',
+        {
+          call: 'migrate',
+          node: 'pve2',
+          guest: 'qemu',
+          vmid: 100,
+          target: 'pve1',
+          params: { target: 'pve1', online: 1 },
+        },
+      ],
+    ])
+    expect(p.anomalies).toEqual([])
   })
 })
 

@@ -7,7 +7,7 @@
  */
 import { mapLimit } from '@proxops/pve-client/wire'
 import { execute, type ExecuteOptions, type Report } from '../execute/execute.js'
-import { artifactContentTypes, guestVmids, type DesiredState } from '../desired.js'
+import { artifactContentTypes, guestNodes, guestVmids, type DesiredState } from '../desired.js'
 import { firewallVmids } from '../kinds/firewall/index.js'
 import type { LiveInventory } from '../inventory.js'
 import { observe, type ObserveOptions } from '../observe/observe.js'
@@ -77,6 +77,8 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRes
     firewalls: firewallVmids(desired),
     // a desired vmid that no visible guest holds is probed cluster-wide before a create is planned
     vmids: guestVmids(desired),
+    // a guest found on another allowlisted node than its spec.node: PVE's migration precondition check is read
+    guestNodes: guestNodes(desired),
     // storages are listed only for the content the repository declares artifacts of (artifacts are never pruned)
     contentTypes: artifactContentTypes(desired),
     ...options.observe,

@@ -32,6 +32,7 @@ export type {
   GuestConfig,
   PendingEntry,
   GuestStatus,
+  MigratePrecondition,
   StorageInfo,
   StorageContentItem,
   TaskRef,

@@ -109,6 +109,27 @@ export interface GuestStatus {
   haState?: string
 }
 
+/**
+ * `GET /nodes/{node}/{qemu|lxc}/{vmid}/migrate`: what PVE's migration precondition check says of moving the guest
+ * (qemu-server / pve-container `migrate_vm_precondition`; the container's exists on PVE 9 only).
+ */
+export interface MigratePrecondition {
+  running: boolean
+  /** nodes PVE would migrate the guest to */
+  allowedNodes: string[]
+  /**
+   * per other node, why PVE would not migrate there (`unavailable_storages`, missing mapped devices, blocking HA
+   * resources); empty when it would
+   */
+  notAllowed: Record<string, string[]>
+  /** qemu: volumes not on a shared storage (`check_vm_disks_local`) */
+  localDisks: { volid: string; cdrom: boolean; drive?: string }[]
+  /** qemu: devices bound to this node (`check_local_resources`: hostpci, usb, serial, ...) */
+  localResources: string[]
+  /** qemu: devices bound through a resource mapping (they block a live migration) */
+  mappedResources: string[]
+}
+
 export interface StorageInfo {
   storage: string
   type: string

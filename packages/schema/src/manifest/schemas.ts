@@ -66,7 +66,9 @@ const vmid = int(
   999_999_999,
   'vmid-range',
 )
-const node = nodeName('PVE node the guest lives on; must be in the cluster `nodes` allowlist.')
+const node = nodeName(
+  'PVE node the guest lives on; must be in the cluster `nodes` allowlist. A guest found on another allowlisted node is migrated here (changing it moves the guest; see docs/safety.md, Migration); a guest HA manages through `spec.ha` stays where HA placed it, and this is its preferred node; a template is never moved.',
+)
 const tags = v.optional(list(tag, 'PVE tags; the ownership tag `proxops` is always added.'), [])
 const extra = (family: string) =>
   v.optional(

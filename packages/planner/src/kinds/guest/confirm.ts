@@ -23,6 +23,7 @@ import { sizeBytes, volumeBytes } from './volumes.js'
 export async function confirmGuest(action: Action, reader: LiveReader): Promise<string | undefined> {
   // the snapshot request itself read the snapshot back (listed, complete) and the config around it
   if (action.type === 'snapshot') return undefined
+  if (action.type === 'migrate') return confirmMigration(action, reader)
   const target = guestTarget(action)
   if (!target) return undefined
   const { node, guest, vmid } = target
@@ -77,6 +78,23 @@ export async function confirmGuest(action: Action, reader: LiveReader): Promise<
     if (problem) problems.push(problem)
   }
   return problems.length > 0 ? `${label}: ${[...new Set(problems)].join('; ')}` : undefined
+}
+
+/**
+ * A migration is done when the target node lists the guest without the `migrate` lock (PVE::AbstractMigrate
+ * phase3 moved its config and final_cleanup cleared the lock) and it runs again if it ran (an online migration
+ * keeps it running, a restart migration starts it on the target).
+ */
+async function confirmMigration(action: Action, reader: LiveReader): Promise<string | undefined> {
+  const r = action.requests.find((x) => x.call === 'migrate')
+  if (r?.call !== 'migrate') return undefined
+  const label = `${r.guest} ${r.vmid}`
+  const listed = (await reader.nodeGuests(r.target, r.guest)).find((g) => g.vmid === r.vmid)
+  if (!listed) return `${label} is not on node ${r.target} after the migration`
+  if (listed.lock === 'migrate') return `${label} on ${r.target} still carries the migrate lock`
+  const ran = isTrue(r.params.online) || isTrue(r.params.restart)
+  if (ran && listed.status !== 'running') return `${label} on ${r.target} is ${listed.status}, expected running`
+  return undefined
 }
 
 /** The power state the action's last power-relevant request asks for. */

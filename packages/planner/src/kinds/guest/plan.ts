@@ -13,11 +13,20 @@ import { guestAddress, sortDiffs, type Draft } from '../../plan/order.js'
 import { ownerMarker, ownerOf, ownedHere } from '../../plan/ownership.js'
 import type { Anomaly, GuestKind, Skip } from '../../plan-types.js'
 import { artifactVolid } from '../artifact/plan.js'
-import { pinnedPower } from '../ha/plan.js'
+import { haSid, pinnedPower } from '../ha/plan.js'
 import { emptyPlan, type KindPlan, type PlanContext, type PlannedGuest } from '../kind.js'
 import { poolForCreate, poolIndex, type PoolIndex } from '../pool/plan.js'
 import type { Owned } from './fields.js'
-import { cloneSource, declaredKeys, planLiveGuest, planNewGuest, type GuestPlanEnv } from './guest-plan.js'
+import {
+  cloneSource,
+  declaredKeys,
+  disruptionFor,
+  planLiveGuest,
+  planNewGuest,
+  type GuestPlanEnv,
+  type GuestTarget,
+} from './guest-plan.js'
+import { planMigration } from './migrate.js'
 import { lxcFields } from './lxc.js'
 import { guestPrunes } from './prune.js'
 import { destroyEffects } from './destroy-effects.js'
@@ -204,9 +213,9 @@ function planGuest(
   }
   const g = view.byVmid.get(vmid)
   const claims = g !== undefined
-  if (g && (g.node !== node || g.type !== type)) {
+  if (g && g.type !== type) {
     anomaly({
-      code: g.node !== node ? 'node-mismatch' : 'kind-mismatch',
+      code: 'kind-mismatch',
       message: `vmid ${vmid} is a ${g.type} guest on node ${g.node} on PVE, but ${resource} declares a ${type} guest on ${node}; proxops will not touch it`,
     })
     return { plan, claims }
@@ -247,7 +256,8 @@ function planGuest(
     })
     return { plan, claims }
   }
-  if (ctx.nodeDown(node)) {
+  // a guest away from an offline spec.node is planned below (HA placed it, or its migration is refused)
+  if (ctx.nodeDown(node) && (!g || g.node === node)) {
     skip('node-offline', `node ${node} is offline or unknown; ${resource} not planned this cycle`)
     return { plan, claims }
   }
@@ -296,16 +306,138 @@ function planGuest(
     )
     return { plan, claims }
   }
+  if (g.node !== node && (isTemplate || g.template)) {
+    // a template's base volumes carry its linked clones, which PVE cannot move with it (scan_local_volumes)
+    anomaly({
+      code: 'node-mismatch',
+      message: `vmid ${vmid} is a template on node ${g.node}, declared on ${node}; proxops does not migrate templates (linked clones would hold them): set spec.node to ${g.node} or move it by hand`,
+    })
+    return { plan, claims }
+  }
+  if (g.node !== node) {
+    const where = placement(m, g, ctx)
+    if (where.kind === 'migrate') return planMove(m, g, ctx, fields, base, plan, claims, skip)
+    if (where.kind === 'refuse') {
+      anomaly({ code: 'node-mismatch', message: where.message })
+      return { plan, claims }
+    }
+    if (where.kind === 'skip') {
+      skip('unknown', where.message)
+      return { plan, claims }
+    }
+    // HA placed it: the guest is planned where it is, and spec.node stays its preferred node (spec.ha.nodes)
+    plan.gaps.push({ address, field: 'spec.node', note: where.message, placedOn: g.node })
+    return planLive(
+      onNode(m, g.node),
+      g,
+      { ...target, base: { ...base, node: g.node } },
+      ctx,
+      view,
+      fields,
+      plan,
+      claims,
+    )
+  }
+  return planLive(m, g, target, ctx, view, fields, plan, claims)
+}
+
+/** the manifest as planned on another node than its spec.node (where HA placed the guest) */
+const onNode = <M extends GuestManifest>(m: M, node: string): M => ({ ...m, spec: { ...m.spec, node } })
+
+type Placement =
+  | { kind: 'migrate' }
+  /** HA placed the guest: it is planned where it is */
+  | { kind: 'ha'; message: string }
+  | { kind: 'refuse' | 'skip'; message: string }
+
+/**
+ * Why a guest is on another allowlisted node than its spec.node, and what follows. PVE hands a migrate request
+ * of an HA-managed guest to HA (qemu-server / pve-container migrate_vm: PVE::HA::Config::vm_is_ha_managed, a
+ * resource whose state is not `ignored`), and the HA manager places its services itself (select_service_node):
+ * a guest whose manifest declares spec.ha is left where HA put it; one HA manages outside the manifest is
+ * reported; any other guest is moved back.
+ */
+function placement(m: GuestManifest, g: LiveGuest, ctx: PlanContext): Placement {
+  const where = `vmid ${g.vmid} is on node ${g.node}, declared on ${m.spec.node}`
+  if ('unreadable' in ctx.live.ha)
+    return {
+      kind: 'skip',
+      message: `${where}; the HA configuration could not be read (${ctx.live.ha.unreadable}), so whether HA placed it there is unknown; not moved this cycle`,
+    }
+  const sid = haSid(g.type, g.vmid)
+  const r = ctx.live.ha.known.resources.find((x) => x.sid === sid)
+  if (r === undefined || r.state === 'ignored') return { kind: 'migrate' }
+  const declaresHa = (m.kind === 'VM' || m.kind === 'LXC') && m.spec.ha !== undefined
+  if (declaresHa)
+    return {
+      kind: 'ha',
+      message: `on node ${g.node}, where HA placed it (${sid}); spec.node ${m.spec.node} is its preferred node through spec.ha.nodes, and proxops does not move a guest HA manages`,
+    }
+  return {
+    kind: 'refuse',
+    message: `${where}, and HA manages it (${sid}) without spec.ha in this manifest: HA decides where it runs, so proxops will not move it (declare spec.ha, or move it with ha-manager)`,
+  }
+}
+
+/** A guest away from its spec.node that is not HA's: its migration, alone this cycle (migrate.ts). */
+function planMove(
+  m: GuestManifest,
+  g: LiveGuest,
+  ctx: PlanContext,
+  fields: ReturnType<typeof guestFields>,
+  base: PlannedGuest['base'],
+  plan: KindPlan,
+  claims: boolean,
+  skip: (code: Skip['code'], message: string) => void,
+): OneGuest {
+  const type = g.type
+  const outcome = planMigration({
+    g,
+    type,
+    target: m.spec.node,
+    base,
+    owned: fields.of(m).owned,
+    policy: disruptionFor(m, ctx.policy.disruption),
+    storages: ctx.live.storages,
+    check: ctx.live.migrationChecks?.find((c) => c.vmid === g.vmid && c.node === g.node),
+    targetDown: ctx.nodeDown(m.spec.node),
+  })
+  if ('skip' in outcome) skip(outcome.skip.code, outcome.skip.message)
+  else if ('refused' in outcome)
+    plan.anomalies.push({
+      code: 'migration-refused',
+      address: base.address,
+      kind: base.kind,
+      field: 'spec.node',
+      message: `${base.resource}: on node ${g.node}, declared on ${m.spec.node}; PVE would refuse the migration: ${outcome.refused.join('; ')}; not moved`,
+    })
+  else plan.drafts.push(outcome.draft)
+  return { plan, claims }
+}
+
+/** A live guest on the node it is planned on: its writes, resizes, template conversion, restarts and power. */
+function planLive(
+  m: GuestManifest,
+  g: LiveGuest,
+  target: Omit<GuestTarget, 'm'>,
+  ctx: PlanContext,
+  view: LiveGuests,
+  fields: ReturnType<typeof guestFields>,
+  plan: KindPlan,
+  claims: boolean,
+): OneGuest {
+  const { base, type, isTemplate, anomaly } = target
+  const env: GuestPlanEnv = { policy: ctx.policy, byKey: ctx.byKey, out: plan }
   if (g.template && !isTemplate) {
     anomaly({
       code: 'kind-mismatch',
-      message: `${resource} is declared as ${m.kind} but vmid ${vmid} is a PVE template; PVE cannot turn a template back (declare it as ${type === 'qemu' ? 'TemplateVM' : 'TemplateCT'} or remove it by hand)`,
+      message: `${base.resource} is declared as ${m.kind} but vmid ${g.vmid} is a PVE template; PVE cannot turn a template back (declare it as ${type === 'qemu' ? 'TemplateVM' : 'TemplateCT'} or remove it by hand)`,
     })
     return { plan, claims }
   }
   const inherited = fields.inherited(m)
   planLiveGuest({ ...target, m: withPower(m, g, ctx), ...(inherited ? { inherited } : {}) }, g, env)
-  if (refusedStorage(plan, type, node, ctx, base)) return { plan, claims }
+  if (refusedStorage(plan, type, m.spec.node, ctx, base)) return { plan, claims }
   safetySnapshot(m, g, base, type, isTemplate, plan, view, ctx)
   return { plan, claims, planned: { m, type, base, live: g } }
 }

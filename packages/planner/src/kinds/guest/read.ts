@@ -8,7 +8,7 @@
 import type { ClusterResource, GuestListItem, GuestType, PendingEntry } from '@proxops/pve-client/wire'
 import { isTrue, readTags } from '@proxops/pve-client/wire'
 import type { LiveReader } from '../../ports.js'
-import type { HeldVmid, LiveGuest, LiveInventory, UnknownGuest } from '../../inventory.js'
+import type { HeldVmid, LiveGuest, LiveInventory, MigrationCheck, UnknownGuest } from '../../inventory.js'
 import { compare, errorText, type ObserveOptions } from '../../observe/observe.js'
 import type { Read, ReadContext } from '../kind.js'
 
@@ -22,7 +22,7 @@ interface GuestRef {
 
 export async function readGuests(
   ctx: ReadContext,
-): Promise<Pick<LiveInventory, 'guests' | 'unknownGuests' | 'heldVmids'>> {
+): Promise<Pick<LiveInventory, 'guests' | 'unknownGuests' | 'heldVmids' | 'migrationChecks'>> {
   const { reader, read, resources, online, allowed, options } = ctx
   // the node's own guest lists: power state without lag, and guests the resources view has not caught up with.
   // They are asked for first: every guest read waits for them, while nothing waits for the listings below.
@@ -102,7 +102,45 @@ export async function readGuests(
   )
 
   const heldVmids = await heldRead
-  return { guests: guests.sort(byGuest), unknownGuests: unknownGuests.sort(byGuest), heldVmids }
+  guests.sort(byGuest)
+  const migrationChecks = await readMigrationChecks(ctx, guests)
+  return {
+    guests,
+    unknownGuests: unknownGuests.sort(byGuest),
+    heldVmids,
+    ...(migrationChecks.length > 0 ? { migrationChecks } : {}),
+  }
+}
+
+/**
+ * PVE's migration precondition check (qemu-server / pve-container migrate_vm_precondition) of each guest that
+ * sits on another allowlisted node than its manifest's `spec.node`: what PVE would refuse is known at plan time
+ * (kinds/guest/migrate.ts). A container has the check from PVE 9 on; on PVE 8 plan() reads its config instead.
+ */
+async function readMigrationChecks(ctx: ReadContext, guests: readonly LiveGuest[]): Promise<MigrationCheck[]> {
+  const wanted = ctx.options.guestNodes
+  if (!wanted) return []
+  const away = guests.filter((g) => {
+    const node = wanted[g.vmid]
+    return node !== undefined && node !== g.node && ctx.allowed(node) && !g.template
+  })
+  const lxcCheck = !/^[0-8]\./.test(ctx.pveVersion)
+  const precondition = ctx.reader.migratePrecondition.bind(ctx.reader)
+  return Promise.all(
+    away.map(async (g): Promise<MigrationCheck> => {
+      if (g.type === 'lxc' && !lxcCheck) return { vmid: g.vmid, node: g.node }
+      try {
+        return {
+          vmid: g.vmid,
+          node: g.node,
+          check: { known: await ctx.read(() => precondition(g.node, g.type, g.vmid)) },
+        }
+      } catch (error) {
+        ctx.options.signal?.throwIfAborted()
+        return { vmid: g.vmid, node: g.node, check: { unreadable: errorText(error) } }
+      }
+    }),
+  )
 }
 
 function byGuest(

@@ -96,6 +96,13 @@ export const guestRunners: Runners = {
     await call('delete', ctx, tasks, () => ctx.writer.deleteGuest(request.node, request.guest, request.vmid))
   },
   snapshot: (request, { ctx, tasks }) => safetySnapshot(request, ctx, tasks),
+  migrate: async (request, { ctx, tasks }) => {
+    const { params } = await resolveParams(request.params, ctx.secrets)
+    // the qmigrate / vzmigrate task ends once the guest's config is on the target (PVE::AbstractMigrate phase3)
+    await call('migrate', ctx, tasks, () =>
+      ctx.writer.migrateGuest(request.node, request.guest, request.vmid, { ...params, target: request.target }),
+    )
+  },
 }
 
 async function updateConfig(request: RequestOf<'updateConfig'>, { ctx, tasks, secrets }: RequestRun): Promise<void> {

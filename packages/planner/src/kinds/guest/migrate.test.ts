@@ -1,0 +1,199 @@
+/**
+ * Moving guests against the simulator's migration (qemu-server migrate_vm / PVE::QemuMigrate, pve-container
+ * migrate_vm / PVE::LXC::Migrate, pve-ha-manager select_service_node), with the real client: a changed
+ * spec.node is one migrate action with PVE's disruption class, what PVE would refuse is blocked in the plan, a
+ * guest moved by hand is moved back, an HA guest stays where HA put it, and the next plan is empty.
+ */
+import { describe, expect, it } from 'vitest'
+import { artifact, desired, lxc, policy, vm } from '../../fixtures.test.helpers.js'
+import { simApply, simCycle, withSim, type SimPve } from '../../test-support/sim.js'
+import type { Plan, Policy } from '../../plan-types.js'
+import { planMigration } from './migrate.js'
+import { guest } from '../../fixtures.test.helpers.js'
+
+const pol = policy({ pruneRatioLimit: 1 })
+const tmpl = artifact('CTTemplate', 'debian-12', 'debian-12.tar.zst')
+const onNode = <M extends { spec: { node: string } }>(m: M, node: string): M => ({ ...m, spec: { ...m.spec, node } })
+const migrates = (p: Plan) => p.actions.filter((a) => a.type === 'migrate')
+
+async function nodeOf(env: SimPve, vmid: number): Promise<string | undefined> {
+  const rows = await env.client.clusterResources('vm')
+  return rows.find((r) => r.vmid === vmid)?.node
+}
+
+/** one apply that must end ok, then a dry run that must plan nothing */
+async function converge(env: SimPve, ms: Parameters<typeof desired>, p: Policy = pol): Promise<Plan> {
+  const applied = await simApply(env, desired(...ms), p)
+  const next = await simCycle(env, desired(...ms), p)
+  expect(next.plan.actions).toEqual([])
+  expect(next.plan.anomalies).toEqual([])
+  return applied.plan
+}
+
+describe('migration (qemu-server migrate_vm, pve-container migrate_vm)', () => {
+  it('a running VM with a local disk moves online (hotplug) with its disk (PVE::QemuMigrate phase1 scan_local_volumes)', async () => {
+    await withSim(undefined, async (env) => {
+      const web = vm('web', 100, { state: 'started' })
+      await converge(env, [web])
+      const moved = onNode(web, 'pve2')
+      const plan = await converge(env, [moved])
+      expect(plan.actions.map((a) => [a.type, a.disruption])).toEqual([['migrate', 'hotplug']])
+      const [m] = migrates(plan)
+      expect(m?.requests).toEqual([
+        {
+          call: 'migrate',
+          node: 'pve1',
+          guest: 'qemu',
+          vmid: 100,
+          target: 'pve2',
+          params: { target: 'pve2', online: 1, 'with-local-disks': 1 },
+        },
+      ])
+      expect(m?.diffs).toContainEqual({
+        field: 'spec.node',
+        key: 'scsi0',
+        before: 'local-lvm:vm-100-disk-0',
+        after: 'local-lvm on pve2',
+      })
+      expect(await nodeOf(env, 100)).toBe('pve2')
+      expect((await env.client.guestStatus('pve2', 'qemu', 100)).status).toBe('running')
+    })
+  })
+
+  it('a stopped VM moves offline (disruption none) and a running container restart-migrates (reboot) (PVE::LXC::Migrate)', async () => {
+    await withSim(undefined, async (env) => {
+      const cold = vm('cold', 101, { state: 'stopped' })
+      const ct = lxc('ct', 102, { state: 'started' })
+      await converge(env, [tmpl, cold, ct])
+      const plan = await converge(env, [tmpl, onNode(cold, 'pve3'), onNode(ct, 'pve2')])
+      expect(plan.actions.map((a) => [a.vmid, a.type, a.disruption])).toEqual([
+        [101, 'migrate', 'none'],
+        [102, 'migrate', 'reboot'],
+      ])
+      expect(migrates(plan)[1]?.requests[0]).toMatchObject({ params: { target: 'pve2', restart: 1 } })
+      expect(await nodeOf(env, 101)).toBe('pve3')
+      expect(await nodeOf(env, 102)).toBe('pve2')
+      expect((await env.client.guestStatus('pve2', 'lxc', 102)).status).toBe('running')
+    })
+  })
+
+  it('a guest moved by hand is moved back, and the disruption policy holds back an online move', async () => {
+    await withSim(undefined, async (env) => {
+      const web = vm('web', 100, { state: 'started' })
+      await converge(env, [web])
+      await env.client.waitTaskOk(
+        await env.client.migrateGuest('pve1', 'qemu', 100, { target: 'pve3', online: 1, 'with-local-disks': 1 }),
+      )
+      expect(await nodeOf(env, 100)).toBe('pve3')
+      const held = await simCycle(env, desired(web), { ...pol, disruption: 'none' })
+      expect(held.plan.actions).toEqual([])
+      expect(held.plan.skips).toMatchObject([{ code: 'disruption', vmid: 100 }])
+      const plan = await converge(env, [web])
+      expect(migrates(plan).map((a) => a.requests[0])).toMatchObject([{ node: 'pve3', target: 'pve1' }])
+      expect(await nodeOf(env, 100)).toBe('pve1')
+    })
+  })
+
+  it('a raw hostpci device blocks the move in the plan (check_local_resources), and nothing is sent', async () => {
+    await withSim(undefined, async (env) => {
+      const gpu = vm('gpu', 103, {
+        state: 'stopped',
+        hardware: { 'pci-devices': [{ slot: 'hostpci0', device: '0000:17:00', pcie: false }] },
+      })
+      await converge(env, [gpu])
+      const cycle = await simCycle(env, desired(onNode(gpu, 'pve2')), pol)
+      expect(cycle.plan.actions).toEqual([])
+      expect(cycle.plan.anomalies).toMatchObject([
+        { code: 'migration-refused', field: 'spec.node', message: expect.stringContaining('hostpci0') },
+      ])
+    })
+  })
+
+  it('an HA guest HA relocated after a node failure stays where HA put it (select_service_node, recover_fenced_service)', async () => {
+    await withSim(undefined, async (env) => {
+      const shared = vm('ha', 104, {
+        state: 'started',
+        disks: [],
+        ha: { max_restart: 1, max_relocate: 1, strict: false },
+      })
+      await converge(env, [shared])
+      env.sim.control.failNode('pve1', { fenceDelayMs: 0, agentLockMs: 0 })
+      // the HA manager fences pve1 and recovers the service on another node
+      for (let i = 0; i < 50 && (await nodeOf(env, 104)) === 'pve1'; i++) await new Promise((r) => setTimeout(r, 5))
+      const now = await nodeOf(env, 104)
+      expect(now).not.toBe('pve1')
+      const cycle = await simCycle(env, desired(shared), pol)
+      expect(cycle.plan.actions.filter((a) => a.vmid === 104 && a.type === 'migrate')).toEqual([])
+      expect(cycle.plan.anomalies).toEqual([])
+      expect(cycle.plan.gaps).toContainEqual(expect.objectContaining({ field: 'spec.node', placedOn: now }))
+    })
+  })
+})
+
+describe('planMigration (pure)', () => {
+  const base = {
+    resource: 'VM:web',
+    address: 'VM/pve2/100(web)',
+    kind: 'VM' as const,
+    name: 'web',
+    node: 'pve2',
+    vmid: 100,
+    tier: 0 as const,
+    level: 0,
+  }
+  const storages = ['pve1', 'pve2'].map((node) => ({
+    node,
+    storage: 'local-lvm',
+    type: 'lvmthin',
+    content: ['images', 'rootdir'],
+    active: true,
+    enabled: true,
+    shared: false,
+  }))
+  const input = (over: Partial<Parameters<typeof planMigration>[0]> = {}) => ({
+    g: guest(100, { scsi0: 'local-lvm:vm-100-disk-0,size=8G' }, { status: 'running' }),
+    type: 'qemu' as const,
+    target: 'pve2',
+    base,
+    owned: [],
+    policy: 'allow' as const,
+    storages,
+    check: {
+      vmid: 100,
+      node: 'pve1',
+      check: {
+        known: {
+          running: true,
+          allowedNodes: ['pve2'],
+          notAllowed: {},
+          localDisks: [{ volid: 'local-lvm:vm-100-disk-0', cdrom: false, drive: 'scsi0' }],
+          localResources: [],
+          mappedResources: [],
+        },
+      },
+    },
+    targetDown: false,
+    ...over,
+  })
+
+  it('an offline target, a storage the target lacks and an unread check are never a migrate action', () => {
+    expect(planMigration(input({ targetDown: true }))).toEqual({ refused: ['target node pve2 is offline or unknown'] })
+    expect(planMigration(input({ storages: storages.slice(0, 1) }))).toMatchObject({
+      refused: [expect.stringContaining("storage 'local-lvm' is not available on node 'pve2'")],
+    })
+    expect(planMigration(input({ check: { vmid: 100, node: 'pve1', check: { unreadable: '403' } } }))).toMatchObject({
+      skip: { code: 'unknown' },
+    })
+  })
+
+  it('a local ISO in a CD drive is refused (scan_local_volumes: local cdrom image)', () => {
+    const i = input()
+    const known = {
+      ...(i.check.check as { known: object }).known,
+      localDisks: [{ volid: 'local:iso/x.iso', cdrom: true, drive: 'ide2' }],
+    }
+    expect(planMigration({ ...i, check: { vmid: 100, node: 'pve1', check: { known } } as never })).toMatchObject({
+      refused: [expect.stringContaining('ide2 holds the local ISO local:iso/x.iso')],
+    })
+  })
+})
