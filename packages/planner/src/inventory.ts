@@ -89,7 +89,10 @@ export interface LiveVolume {
 export interface LiveInventory {
   cluster: string
   pveVersion: string
+  /** the allowlisted nodes */
   nodes: readonly LiveNode[]
+  /** the cluster's other nodes (outside the allowlist: nothing on them is read), sorted; absent = none */
+  nodesOutside?: readonly string[]
   /** sorted by vmid */
   guests: readonly LiveGuest[]
   /** sorted by vmid */

@@ -114,10 +114,11 @@ export type PveRequest =
   | { call: 'shutdown'; node: string; guest: GuestType; vmid: number; timeoutSeconds: number; forceStop: boolean }
   | { call: 'downloadUrl'; node: string; storage: string; params: PlanParams }
   /**
-   * a safety snapshot `proxops-<UTC timestamp>` (the executor picks the time), then the guest's older proxops-*
-   * snapshots pruned to the newest `keep`; `digest` is the config digest read at plan time
+   * a safety snapshot `proxops-<UTC timestamp>` (the executor picks the time) whose description starts with
+   * `mark` (this entry's `managed-by=<tag>.<entry>`), after the guest's older snapshots that carry the same mark
+   * are pruned to the newest `keep - 1`; `digest` is the config digest read at plan time
    */
-  | { call: 'snapshot'; node: string; guest: GuestType; vmid: number; keep: number; digest: string }
+  | { call: 'snapshot'; node: string; guest: GuestType; vmid: number; keep: number; digest: string; mark: string }
   | {
       call: 'firewall'
       node: string
@@ -255,6 +256,8 @@ export type AnomalyCode =
   | 'purge-effect'
   /** PVE would refuse the storage a volume or artifact is declared on (not on the node, no such content type) */
   | 'storage-refused'
+  /** a backup job's selection reaches a guest or pool this entry does not manage (docs/safety.md#backup-jobs) */
+  | 'unmanaged-selection'
 
 /** A non-destructive observation; never executed. */
 export interface Anomaly {

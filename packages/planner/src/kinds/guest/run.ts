@@ -16,6 +16,7 @@ import {
   type TaskRecord,
 } from '../../execute/task-call.js'
 import { isCreateForm, isEmptySlot, sizeBytes, volumeBytes } from './volumes.js'
+import { safetySnapshotDescription, safetySnapshotName, safetySnapshotsOf } from './snapshots.js'
 
 export const guestRunners: Runners = {
   createGuest: async (request, { ctx, tasks, secrets }) => {
@@ -91,7 +92,7 @@ export const guestRunners: Runners = {
   deleteGuest: async (request, { ctx, tasks }) => {
     await call('delete', ctx, tasks, () => ctx.writer.deleteGuest(request.node, request.guest, request.vmid))
   },
-  snapshot: (request, { ctx, tasks }) => safetySnapshot(request, ctx, tasks),
+  snapshot: (request, { ctx, tasks, notes }) => safetySnapshot(request, ctx, tasks, notes),
 }
 
 async function updateConfig(request: RequestOf<'updateConfig'>, { ctx, tasks, secrets }: RequestRun): Promise<void> {
@@ -124,27 +125,18 @@ async function updateConfig(request: RequestOf<'updateConfig'>, { ctx, tasks, se
   )
 }
 
-/** `proxops-20261201T193000Z`: the UTC time, a valid PVE snapshot name (pve-configid, at most 40 characters) */
-export function safetySnapshotName(ms: number): string {
-  return `proxops-${new Date(ms)
-    .toISOString()
-    .replace(/\.\d+Z$/, 'Z')
-    .replace(/[-:]/g, '')}`
-}
-
-/** the names this executor gives (a `-<n>` suffix when a name of the same second is taken); nothing else is pruned */
-export const SAFETY_SNAPSHOT = /^proxops-\d{8}T\d{6}Z(?:-\d+)?$/
-
 /**
  * A safety snapshot (docs/safety.md): the config must still be the planned one; the guest's older safety
- * snapshots are pruned to the newest `keep - 1` first (so a prune that keeps failing never piles snapshots up),
- * then `proxops-<UTC time>` is taken and confirmed listed. The config read after it must match the one read
- * before apart from `parent`: the later actions of the guest then send the new digest in place of the planned one.
+ * snapshots (named `proxops-<time>` and marked for this entry) are pruned to the newest `keep - 1` first (so a
+ * prune that keeps failing never piles snapshots up), then `proxops-<UTC time>` is taken with the mark and
+ * confirmed listed. A lookalike is left alone and noted. The config read after it must match the one read before
+ * apart from `parent`: the later actions of the guest then send the new digest in place of the planned one.
  */
 async function safetySnapshot(
   request: Extract<PveRequest, { call: 'snapshot' }>,
   ctx: ActionContext,
   tasks: TaskRecord[],
+  notes: string[],
 ): Promise<void> {
   const { node, guest, vmid } = request
   const { writer, reader } = ctx
@@ -156,9 +148,11 @@ async function safetySnapshot(
   if (before.digest !== request.digest)
     throw new ActionFailure(`config of ${guest} ${vmid} changed since plan (digest mismatch); the next cycle re-plans`)
   const existing = await list(node, guest, vmid)
-  const ours = existing
-    .filter((s) => SAFETY_SNAPSHOT.test(s.name))
-    .sort((a, b) => (a.snaptime ?? 0) - (b.snaptime ?? 0) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  const { ours, lookalikes } = safetySnapshotsOf(existing, request.mark)
+  for (const s of lookalikes)
+    notes.push(
+      `left snapshot ${s.name} alone: named like a safety snapshot, but its description does not start with this entry's mark ${request.mark} (taken by hand, by another entry, or before safety snapshots were marked); it is never rotated and does not count towards keep: delete it by hand when it is no longer needed`,
+    )
   for (const old of ours.slice(0, Math.max(0, ours.length - (request.keep - 1))))
     await call(`delete snapshot ${old.name}`, ctx, tasks, () => remove(node, guest, vmid, old.name))
   const base = safetySnapshotName(ctx.now())
@@ -166,7 +160,7 @@ async function safetySnapshot(
   let name = base
   for (let n = 2; taken.has(name); n++) name = `${base}-${n}`
   await call(`snapshot ${name}`, ctx, tasks, () =>
-    create(node, guest, vmid, name, { description: 'safety snapshot taken by proxops before a disruptive change' }),
+    create(node, guest, vmid, name, { description: safetySnapshotDescription(request.mark) }),
   )
   const after = await reader.guestConfig(node, guest, vmid)
   const done = (await list(node, guest, vmid)).find((s) => s.name === name)
