@@ -45,6 +45,7 @@ export {
   type SkipCode,
 } from './plan-types.js'
 export { plan, addressesOf, type PlanOptions } from './plan/index.js'
+export { targetPlan, type PlanTarget } from './plan/target.js'
 export { serializePlan, parsePlan } from './serialize.js'
 export { PlanInputError, type PlanErrorCode } from './errors.js'
 export {

@@ -18,6 +18,7 @@ import { newPoolIdProblem } from './pool.js'
 import { nearest } from '../suggest.js'
 import { checkFirewall } from './firewall.js'
 import { FORMAT_REQUIRES, unmetRequires } from '../pve-requires.js'
+import { emptyKeysRead } from '../null-keys.js'
 
 export type PathKey = string | number
 export interface ManifestIssue {
@@ -89,7 +90,9 @@ export function parseManifest(doc: unknown): ParseResult {
   if (kind === undefined) return { ok: false, issues }
 
   const schema = manifestSchemas[kind]
-  const result = v.safeParse(schema, { ...doc, apiVersion: API_VERSION })
+  // a mapping or list key written with nothing under it reads as left out (null-keys.ts)
+  const read = emptyKeysRead(schema, doc) as Record<string, unknown>
+  const result = v.safeParse(schema, { ...read, apiVersion: API_VERSION })
   if (!result.success) {
     for (const issue of result.issues) issues.push(convertIssue(issue, schema))
     return { ok: false, issues }

@@ -37,7 +37,7 @@ it('remove_vmid_from_backup_jobs: an owned job that names only the pruned guest 
     // git drops guest 101 and the job that backs only it up; `both` stays declared with guest 102 alone
     const { plan, report, next } = await cycle(env, [web(102), backupJob('both', { selection: { vmids: [102] } })])
     const del = plan.actions.find((a) => a.type === 'delete' && a.vmid === 101)
-    expect(del?.reason).toMatch(/PVE's purge also deletes backup job solo \(it names no other guest\)/)
+    expect(del?.reason).toMatch(/PVE's destroy also deletes backup job solo \(it names no other guest\)/)
     expect(del?.dependsOn).toEqual(['BackupJob/solo#delete'])
     expect(failures(report)).toEqual([])
     expect(next.actions).toEqual([])
@@ -100,7 +100,7 @@ it('HA purge: an owned resource and rule go with the guest; a hand-made rule tha
     const owned = await cycle(env, [web(102)])
     const del = owned.plan.actions.find((a) => a.type === 'delete')
     expect(del?.reason).toMatch(
-      /removes HA resource vm:101, deletes HA rule proxops-vm-101 \(it names no other resource\)/,
+      /removes HA resource vm:101 and deletes HA rule proxops-vm-101 \(it names no other resource\)/,
     )
     expect(failures(owned.report)).toEqual([])
     expect(owned.next.actions).toEqual([])

@@ -160,7 +160,7 @@ function deleteDraft(g: LiveGuest, policy: Policy, fx: DestroyEffects | undefine
     node: g.node,
     vmid: g.vmid,
     type: 'delete',
-    reason: `present on PVE (${policy.ownershipTag}-tagged) but absent in git${running ? '; graceful shutdown first' : ''}${fx && fx.notes.length > 0 ? `; PVE's purge also ${fx.notes.join(', ')}` : ''}`,
+    reason: `present on PVE (${policy.ownershipTag}-tagged) but absent in git${running ? '; graceful shutdown first' : ''}${fx && fx.notes.length > 0 ? `; PVE's destroy also ${sentence(fx.notes)}` : ''}`,
     diffs: [],
     disruption: running ? 'stop' : 'none',
     tier: 9,
@@ -199,3 +199,7 @@ function linkedClones(template: LiveGuest, guests: readonly LiveGuest[]): LiveGu
       }),
   )
 }
+
+/** `a`, `a and b`, `a, b and c` */
+const sentence = (parts: readonly string[]): string =>
+  parts.length <= 1 ? (parts[0] ?? '') : `${parts.slice(0, -1).join(', ')} and ${parts[parts.length - 1]}`

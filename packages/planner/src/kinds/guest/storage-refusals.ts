@@ -11,6 +11,9 @@ import type { LiveStorage } from '../../inventory.js'
 import type { Draft } from '../../plan/order.js'
 import { isCreateForm } from './volumes.js'
 
+/** `<storage>:<size or 0>` at the start of a value: a new volume (the cloud-init drive `<storage>:cloudinit` is none) */
+const ALLOCATES = /^[^:,=/]+:\d/
+
 /** PVE's refusals of the volumes the drafts allocate, one line each, sorted; empty when it would accept them */
 export function storageRefusals(
   type: GuestType,
@@ -27,7 +30,8 @@ export function storageRefusals(
         wanted.set(String(r.params.storage), 'clone storage')
       if (r.call !== 'createGuest' && r.call !== 'updateConfig') continue
       for (const [key, value] of Object.entries(r.params)) {
-        if (typeof value !== 'string' || !isCreateForm(type, key, value) || /^[^:]+:cloudinit\b/.test(value)) continue
+        // a create form starts `<storage>:<number>` (a quick test before the property-string parse)
+        if (typeof value !== 'string' || !ALLOCATES.test(value) || !isCreateForm(type, key, value)) continue
         wanted.set(value.slice(0, value.indexOf(':')), key)
       }
     }

@@ -118,9 +118,12 @@ export function planHa(ctx: KindContext): KindPlan {
     removals,
     budget: ctx.policy.pruneBudget,
   })
+  const resources = 'known' in ctx.live.ha ? resourcesOf(ctx.live.ha.known) : new Map<string, HaItem>()
   for (const g of ctx.guests) {
     const m = g.m
     if (m.kind !== 'VM' && m.kind !== 'LXC') continue
+    // a guest without spec.ha plans HA only to remove a resource it has
+    if (m.spec.ha === undefined && !resources.has(haSid(g.type, m.spec.vmid))) continue
     planner.plan(m, g.type, g.live, g.base, ctx.actionsOf(g.base.address))
   }
   removals.sort((a, b) => (a.draft.address < b.draft.address ? -1 : a.draft.address > b.draft.address ? 1 : 0))
