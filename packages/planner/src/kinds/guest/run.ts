@@ -17,6 +17,7 @@ import {
 } from '../../execute/task-call.js'
 import { isCreateForm, isEmptySlot, sizeBytes, volumeBytes } from './volumes.js'
 import { safetySnapshotDescription, safetySnapshotName, safetySnapshotsOf } from './snapshots.js'
+import { awaitHaPower } from '../ha/await-power.js'
 
 export const guestRunners: Runners = {
   createGuest: async (request, { ctx, tasks, secrets }) => {
@@ -58,12 +59,12 @@ export const guestRunners: Runners = {
       () => ctx.writer.start(request.node, request.guest, request.vmid),
       /already running/,
     )
-    await awaitHaPower(request, 'running', tasks.slice(sent), ctx, ctx.taskTimeoutMs)
+    await awaitHaPowerOf(request, 'running', tasks.slice(sent), ctx, ctx.taskTimeoutMs)
   },
   stop: async (request, { ctx, tasks }) => {
     const sent = tasks.length
     await call('stop', ctx, tasks, () => ctx.writer.stop(request.node, request.guest, request.vmid), /not running/)
-    await awaitHaPower(request, 'stopped', tasks.slice(sent), ctx, ctx.taskTimeoutMs)
+    await awaitHaPowerOf(request, 'stopped', tasks.slice(sent), ctx, ctx.taskTimeoutMs)
   },
   shutdown: async (request, { ctx, tasks }) => {
     const sent = tasks.length
@@ -81,7 +82,7 @@ export const guestRunners: Runners = {
       timeoutMs,
     )
     // an HA guest still runs when its hastop task ends: nothing after this (the config write) may start yet
-    await awaitHaPower(request, 'stopped', tasks.slice(sent), ctx, timeoutMs)
+    await awaitHaPowerOf(request, 'stopped', tasks.slice(sent), ctx, timeoutMs)
   },
   reboot: async (request, { ctx, tasks }) => {
     await call('reboot', ctx, tasks, () => ctx.writer.reboot(request.node, request.guest, request.vmid))
@@ -191,10 +192,12 @@ const taskType = (upid: string): string | undefined => upid.split(':')[5]
 /**
  * For an HA-managed guest PVE answers a power request with a `hastart`/`hastop` task that only hands the
  * request to the HA manager and ends OK at once; the guest changes state a CRM cycle or more later (qemu-server
- * vm_start/vm_stop/vm_shutdown, pve-container Status.pm). The change is done when the guest is in the state:
- * poll its status, bounded by the task timeout, and fail early when HA reports the service in `error`.
+ * vm_start/vm_stop/vm_shutdown, pve-container Status.pm). The change is done when the guest is in the state
+ * (kinds/ha/await-power.ts). `hastart` has written `state: started` to resources.cfg before it ends, so a config
+ * that says otherwise while we wait means HA will not start the guest; `hastop` queues a CRM command that reaches
+ * the config only in the manager's next round, so only `error` ends that wait early.
  */
-async function awaitHaPower(
+async function awaitHaPowerOf(
   request: { node: string; guest: GuestType; vmid: number },
   want: 'running' | 'stopped',
   sent: readonly TaskRecord[],
@@ -204,23 +207,18 @@ async function awaitHaPower(
   const task = sent[sent.length - 1]
   const type = task ? taskType(task.upid) : undefined
   if (type !== 'hastart' && type !== 'hastop') return
-  const label = `${request.guest} ${request.vmid}`
-  const started = ctx.now()
-  for (;;) {
-    const status = await ctx.reader.guestStatus(request.node, request.guest, request.vmid)
-    if (status.status === want) return
-    if (status.haState === 'error') {
-      throw new ActionFailure(
-        `${type === 'hastart' ? 'start' : 'stop'} failed: HA reports ${label} in state error (its ${want === 'running' ? 'start' : 'stop'} failed on the node; see the node's task list); set the HA resource to disabled and fix it`,
-      )
-    }
-    if (ctx.now() - started >= timeoutMs) {
-      throw new ActionFailure(
-        `${label} is HA managed: ${type} ended OK but the guest is still ${status.status} after ${Math.round(timeoutMs / 1000)} s (HA state ${status.haState ?? 'unknown'}); not waiting longer`,
-      )
-    }
-    await ctx.sleep(ctx.taskPollIntervalMs)
-  }
+  await awaitHaPower(
+    {
+      node: request.node,
+      guest: request.guest,
+      vmid: request.vmid,
+      want,
+      what: `${type === 'hastart' ? 'start' : 'stop'} failed`,
+      timeoutMs,
+      ...(type === 'hastart' ? { requestedBy: ['started'] } : {}),
+    },
+    ctx,
+  )
 }
 
 const LXC_SIZE_DONE = /disk is already at specified size/
