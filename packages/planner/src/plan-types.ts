@@ -258,6 +258,8 @@ export type AnomalyCode =
   | 'storage-refused'
   /** a backup job's selection reaches a guest or pool this entry does not manage (docs/safety.md#backup-jobs) */
   | 'unmanaged-selection'
+  /** the HA manager holds a guest's service in `error`: nothing HA does moves it until it is disabled (docs/safety.md#ha-error) */
+  | 'ha-error'
 
 /** A non-destructive observation; never executed. */
 export interface Anomaly {

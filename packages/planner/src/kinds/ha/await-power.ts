@@ -59,7 +59,7 @@ export async function awaitHaPower(w: HaWait, ctx: ActionContext): Promise<void>
     if (status.status === w.want) return
     if (status.haState === 'error')
       throw new ActionFailure(
-        `${w.what}: HA reports ${label} in state error (its ${w.want === 'running' ? 'start' : 'stop'} failed on the node; see the node's task list); fix the cause, then set spec.ha.state to disabled, apply, and set it back (docs/safety.md#ha-error)`,
+        `${w.what}: HA reports ${label} in state error (its ${w.want === 'running' ? 'start' : 'stop'} failed on the node; see the node's task list); fix the cause, set spec.ha.state: disabled (with spec.state: stopped) and apply, then set both back (docs/safety.md#ha-error)`,
       )
     const gone = await noLongerRequested(w, ctx)
     if (gone !== undefined)
