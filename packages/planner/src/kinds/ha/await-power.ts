@@ -7,6 +7,8 @@
  *   - the resources config no longer requests the state (an admin's `ha-manager set`, a stop command queued by an
  *     earlier, killed apply that the CRM ran after this start: update_crm_commands writes `state: stopped`), or
  *     the resource is gone.
+ * It is done when the guest is in the state and the manager's service state says the same (so a guest that is
+ * stopped while HA is about to start it is not taken as stopped).
  * HA may move the guest while it waits (a failed start is relocated: PVE::HA::Manager next_state_started with
  * max_relocate): a status read that fails looks the guest up in /cluster/resources and follows it.
  */
@@ -28,6 +30,8 @@ export interface HaWait {
    * config only in the CRM's next round (a `crm-command stop`), so the config cannot tell yet
    */
   requestedBy?: readonly string[]
+  /** the request is `disabled`: the one way out of `error` (next_state_error), so `error` is where it starts */
+  leavesError?: boolean
 }
 
 /** PVE::HA::Config::read_and_check_resources_config: no state = started, `enabled` = started */
@@ -35,6 +39,15 @@ export const configuredState = (r: HaItem): string =>
   r.state === undefined || r.state === 'enabled' ? 'started' : r.state
 
 export const sidOf = (guest: GuestType, vmid: number): string => `${guest === 'qemu' ? 'vm' : 'ct'}:${vmid}`
+
+/**
+ * The manager's service state has caught up with the power state: a guest that is already stopped while its
+ * service is still `request_start` (a request of the config not yet carried out) is about to run again. No state
+ * (not yet in the manager's status): the power state alone.
+ */
+function managerAgrees(haState: string | undefined, want: HaPower): boolean {
+  return haState === undefined || haState === (want === 'running' ? 'started' : 'stopped')
+}
 
 /** Why HA no longer requests `w.want` of the guest, or undefined while it does (one read of resources.cfg). */
 async function noLongerRequested(w: HaWait, ctx: ActionContext): Promise<string | undefined> {
@@ -56,8 +69,8 @@ export async function awaitHaPower(w: HaWait, ctx: ActionContext): Promise<void>
     const read = await statusOn(node, w, ctx)
     node = read.node
     const status = read.status
-    if (status.status === w.want) return
-    if (status.haState === 'error')
+    if (status.status === w.want && managerAgrees(status.haState, w.want)) return
+    if (status.haState === 'error' && w.leavesError !== true)
       throw new ActionFailure(
         `${w.what}: HA reports ${label} in state error (its ${w.want === 'running' ? 'start' : 'stop'} failed on the node; see the node's task list); fix the cause, set spec.ha.state: disabled (with spec.state: stopped) and apply, then set both back (docs/safety.md#ha-error)`,
       )

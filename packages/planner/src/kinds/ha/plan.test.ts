@@ -96,13 +96,24 @@ describe('planHa', () => {
     // nothing HA does moves it: no write (not even the max_restart drift), no start of the guest's own
     expect(blocked.drafts).toEqual([])
     expect(blocked.anomalies.map((a) => [a.code, a.field])).toEqual([['ha-error', 'spec.ha.state']])
-    expect(blocked.anomalies[0]!.message).toMatch(/in state error .*set spec\.ha\.state: disabled \(with spec\.state: stopped\) and apply/)
+    expect(blocked.anomalies[0]!.message).toMatch(
+      /in state error .*set spec\.ha\.state: disabled \(with spec\.state: stopped\) and apply/,
+    )
     expect(blocked.planner.pinnedPower(guest(100, spec()), inError)).toBe('stopped')
     // PVE's ERROR RECOVERY from git: disabled is written, and its wait is for the stopped guest it already is
     const disabled = run(ha, [[guest(100, spec({ state: 'disabled' })), inError]])
     expect(disabled.anomalies).toEqual([])
     expect(disabled.drafts.map((d) => d.requests)).toEqual([
-      [{ call: 'haWrite', object: 'resources', method: 'PUT', id: 'vm:100', params: { state: 'disabled' } }],
+      [
+        {
+          call: 'haWrite',
+          object: 'resources',
+          method: 'PUT',
+          id: 'vm:100',
+          params: { state: 'disabled' },
+          guest: { node: 'pve1', guest: 'qemu', vmid: 100, power: 'stopped' },
+        },
+      ],
     ])
   })
 

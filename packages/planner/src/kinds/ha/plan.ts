@@ -243,9 +243,9 @@ class HaPlanner {
       params: live
         ? { ...params, ...(deleteKeys.length > 0 ? { delete: deleteKeys.join(',') } : {}) }
         : { sid, ...params },
-      ...(power !== undefined && (power === 'running') !== running
-        ? { guest: { node: m.spec.node, guest: type, vmid: m.spec.vmid, power } }
-        : {}),
+      // a changed requested state is waited for even when the guest is in it already: HA may be about to move
+      // it (a request of the old state not yet carried out), and the write is done when the manager agrees
+      ...(power !== undefined ? { guest: { node: m.spec.node, guest: type, vmid: m.spec.vmid, power } } : {}),
     }
     const requests = [...before]
     if (live === undefined || Object.keys(haWrite.params).length > 0) requests.push(haWrite)

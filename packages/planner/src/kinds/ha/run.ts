@@ -44,6 +44,7 @@ async function haWrite(request: Extract<PveRequest, { call: 'haWrite' }>, ctx: A
       what,
       timeoutMs: ctx.taskTimeoutMs,
       requestedBy: target.power === 'running' ? ['started'] : ['stopped', 'disabled'],
+      leavesError: request.params.state === 'disabled',
     },
     ctx,
   )
