@@ -38,6 +38,12 @@ export interface ObserveOptions {
    * another node) and else probed with `vmidFree` (a guest this token cannot see); see `heldVmids`
    */
   vmids?: readonly number[]
+  /**
+   * the pools whose members are read with their own `GET /pools?poolid=` (exact, hidden guests and storages
+   * included) besides every pool marked by ProxOps: the ones the desired state names. Every other pool's guest
+   * members come from /cluster/resources. Absent or `all` = every pool its own request (adopt). kinds/pool/read.ts
+   */
+  pools?: readonly string[] | 'all'
 }
 
 export class ObserveError extends Error {
