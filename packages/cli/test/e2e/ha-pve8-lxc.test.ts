@@ -81,8 +81,9 @@ describe('spec.ha on PVE 8.4 (an HA group) for an LXC', () => {
     expect(String(groups[0]?.nodes).split(',').sort()).toEqual(['pve1:2', 'pve2:1'])
     expect((await run('diff', '--detailed-exitcode')).code).toBe(0)
 
-    // drift by hand: an administrator reorders the group's nodes; the preference is owned, so it is put back
-    await pve.request('PUT', '/cluster/ha/groups/proxops-ct-140', { params: { nodes: 'pve1:1,pve2:2' } })
+    // drift by hand: an administrator changes the group's priorities; the preference is owned, so it is put back.
+    // (pve1 stays first: a reorder would make the CRM move the container to pve2 at once, failback being on)
+    await pve.request('PUT', '/cluster/ha/groups/proxops-ct-140', { params: { nodes: 'pve1:3,pve2:1' } })
     const drift = await run('diff', '--detailed-exitcode')
     expect(drift.code, drift.stdout).toBe(2)
     expect(drift.stdout).toContain('spec.ha.nodes')

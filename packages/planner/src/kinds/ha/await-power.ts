@@ -72,7 +72,7 @@ export async function awaitHaPower(w: HaWait, ctx: ActionContext): Promise<void>
     if (status.status === w.want && managerAgrees(status.haState, w.want)) return
     if (status.haState === 'error' && w.leavesError !== true)
       throw new ActionFailure(
-        `${w.what}: HA reports ${label} in state error (its ${w.want === 'running' ? 'start' : 'stop'} failed on the node; see the node's task list); fix the cause, set spec.ha.state: disabled (with spec.state: stopped) and apply, then set both back (docs/safety.md#ha-error)`,
+        `${w.what}: HA reports ${label} in state error${node === w.node ? '' : ` on ${node}, where it relocated the guest`} (its ${w.want === 'running' ? 'start' : 'stop'} failed on the node; see the node's task list); fix the cause, set spec.ha.state: disabled (with spec.state: stopped) and apply, then set both back (docs/safety.md#ha-error)`,
       )
     const gone = await noLongerRequested(w, ctx)
     if (gone !== undefined)
@@ -97,7 +97,7 @@ async function statusOn(
     return { node, status: await ctx.reader.guestStatus(node, w.guest, w.vmid) }
   } catch (error) {
     const moved = (await ctx.reader.clusterResources('vm')).find(
-      (r) => r.vmid === w.vmid && r.node !== undefined && r.node !== node,
+      (r) => r.vmid === w.vmid && r.type === w.guest && r.node !== undefined && r.node !== node,
     )?.node
     if (moved === undefined) throw error
     return { node: moved, status: await ctx.reader.guestStatus(moved, w.guest, w.vmid) }
