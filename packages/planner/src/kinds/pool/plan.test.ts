@@ -55,7 +55,7 @@ describe('Pool kind and spec.pool', () => {
     expect(second.actions).toEqual([])
   })
 
-  it("a guest never joins a pool marked for another cluster entry: neither on create nor through update_pool", () => {
+  it('a guest never joins a pool marked for another cluster entry: neither on create nor through update_pool', () => {
     const d = desired(vm('a', 100, { pool: 'theirs' }), vm('b', 101, { pool: 'theirs' }))
     const inv = inventory([liveVm(100, 'a')], { pools: pools(live('theirs', 'managed-by=proxops.b team b')) })
     const p = plan(d, inv, policy({ clusterEntry: 'a' }))

@@ -44,9 +44,7 @@ describe('readPools (PVE::API2::Pool, PVE::API2::Cluster resources)', () => {
     // the list, p07 (named), and the six marked pools (p00, p05, ..., p25)
     expect(requests.filter((r) => r.startsWith('GET /pools'))).toHaveLength(1 + 1 + 6)
     expect(requests).toHaveLength(8)
-    expect(cheap?.map((p) => [p.poolid, p.comment, p.vmids])).toEqual(
-      exact?.map((p) => [p.poolid, p.comment, p.vmids]),
-    )
+    expect(cheap?.map((p) => [p.poolid, p.comment, p.vmids])).toEqual(exact?.map((p) => [p.poolid, p.comment, p.vmids]))
     // storages are known for the pools read exactly
     expect(cheap?.find((p) => p.poolid === 'p07')?.storages).toEqual(['local'])
     expect(exact?.find((p) => p.poolid === 'p07')?.storages).toEqual(['local'])
