@@ -142,7 +142,7 @@ test.prop([estateArb], { numRuns: 200 })(
     )
     const mine = [...byVmid.values()]
       .filter((g) => g.owner === 'mine')
-      .map((g) => vm(`g${g.vmid}`, g.vmid, { node: g.node } as never))
+      .map((g) => vm(`g${g.vmid}`, g.vmid, { node: g.node }))
     const job = backupJob('job', { selection: e.selection, ...(e.node ? { node: e.node } : {}) })
     const p = plan(
       desired(job, pool('web'), ...mine),
