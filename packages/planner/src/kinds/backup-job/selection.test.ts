@@ -43,7 +43,7 @@ describe('a backup job selects only what this entry manages', () => {
     expect(r.actions).toEqual([])
     expect(r.blocked).toEqual([
       expect.stringMatching(
-        /^BackupJob\/nightly: it names guests this entry does not manage: 701 \(no guest of this cluster declares it\);.*not created$/,
+        /^it names guests this entry does not manage: 701 \(no guest of this cluster declares it\);.*not created$/,
       ),
     ])
   })

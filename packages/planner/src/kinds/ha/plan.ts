@@ -119,7 +119,7 @@ function haErrorAnomaly(m: Guest, sid: string, base: Base): Anomaly {
     address: base.address,
     kind: m.kind,
     field: 'spec.ha.state',
-    message: `${m.kind}/${m.metadata.name}: the HA manager holds ${sid} in state error (a start or stop failed on every node it may use, see the node's task list); HA starts or stops it no more until it is disabled: fix the cause, set spec.ha.state: disabled (with spec.state: stopped) and apply, then set both back (docs/safety.md#ha-error)`,
+    message: `the HA manager holds ${sid} in state error (a start or stop failed on every node it may use, see the node's task list); HA starts or stops it no more until it is disabled: fix the cause, set spec.ha.state: disabled (with spec.state: stopped) and apply, then set both back (docs/safety.md#ha-error)`,
   }
 }
 
