@@ -69,3 +69,17 @@ export function guestVmids(desired: Pick<DesiredState, 'manifests'>): number[] {
   for (const m of desired.manifests) if (isQemu(m) || m.kind === 'LXC' || m.kind === 'TemplateCT') out.add(m.spec.vmid)
   return [...out].sort((a, b) => a - b)
 }
+
+/**
+ * The pool ids the desired state names (a Pool, a guest's `spec.pool`, a backup job's `selection.pool`), sorted:
+ * the pools observe() reads member by member (`pools`); the others' guests come from /cluster/resources.
+ */
+export function namedPools(desired: Pick<DesiredState, 'manifests'>): string[] {
+  const out = new Set<string>()
+  for (const m of desired.manifests) {
+    if (isPool(m)) out.add(m.spec.id)
+    else if (isGuest(m) && m.spec.pool !== undefined) out.add(m.spec.pool)
+    else if (isBackupJob(m) && 'pool' in m.spec.selection) out.add(m.spec.selection.pool)
+  }
+  return [...out].sort()
+}

@@ -104,6 +104,17 @@ export function backupJob(name: string, spec: Readonly<Record<string, unknown>> 
   }) as BackupJobManifest
 }
 
+/**
+ * The guests (VMs named `g<vmid>`) and pools the jobs' selections name, declared: a job may select only what this
+ * entry manages (kinds/backup-job/selection.ts).
+ */
+export function selectedBy(manifests: readonly Manifest[]): Manifest[] {
+  const jobs = manifests.filter((m): m is BackupJobManifest => m.kind === 'BackupJob')
+  const vmids = new Set(jobs.flatMap((m) => ('vmids' in m.spec.selection ? m.spec.selection.vmids : [])))
+  const pools = new Set(jobs.flatMap((m) => ('pool' in m.spec.selection ? [m.spec.selection.pool] : [])))
+  return [...[...vmids].map((v) => vm(`g${v}`, v)), ...[...pools].map((id) => pool(id))]
+}
+
 /** A Pool as the parser reads its document (the id is the name); `spec` is the document's spec. */
 export function pool(name: string, spec: Readonly<Record<string, unknown>> = {}): PoolManifest {
   return manifest({ kind: 'Pool', metadata: { name }, spec }) as PoolManifest
@@ -232,6 +243,7 @@ export function kindContext(
     allowedNode: (n) => p.nodes.length === 0 || p.nodes.includes(n),
     nodeDown: (n) => online.get(n) !== true,
     guests,
+    foreignGuests: new Map(),
     actionsOf: () => [],
   }
 }

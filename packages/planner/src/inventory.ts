@@ -32,6 +32,11 @@ export interface LiveGuest {
   tags: string[]
   /** PVE's config lock (`create`, `clone`, `backup`, `migrate`, ...) when one is set */
   lock?: string
+  /**
+   * the HA manager reports the guest's service in `error` (/cluster/resources `hastate`; only a `disabled`
+   * request takes it out, pve-ha-manager next_state_error); absent otherwise
+   */
+  haError?: true
   /** the config digest that updates must send */
   digest: string
   /** applied values (current=1 view), PVE string forms, without `digest` */
@@ -89,7 +94,10 @@ export interface LiveVolume {
 export interface LiveInventory {
   cluster: string
   pveVersion: string
+  /** the allowlisted nodes */
   nodes: readonly LiveNode[]
+  /** the cluster's other nodes (outside the allowlist: nothing on them is read), sorted; absent = none */
+  nodesOutside?: readonly string[]
   /** sorted by vmid */
   guests: readonly LiveGuest[]
   /** sorted by vmid */

@@ -114,10 +114,11 @@ export type PveRequest =
   | { call: 'shutdown'; node: string; guest: GuestType; vmid: number; timeoutSeconds: number; forceStop: boolean }
   | { call: 'downloadUrl'; node: string; storage: string; params: PlanParams }
   /**
-   * a safety snapshot `proxops-<UTC timestamp>` (the executor picks the time), then the guest's older proxops-*
-   * snapshots pruned to the newest `keep`; `digest` is the config digest read at plan time
+   * a safety snapshot `proxops-<UTC timestamp>` (the executor picks the time) whose description starts with
+   * `mark` (this entry's `managed-by=<tag>.<entry>`), after the guest's older snapshots that carry the same mark
+   * are pruned to the newest `keep - 1`; `digest` is the config digest read at plan time
    */
-  | { call: 'snapshot'; node: string; guest: GuestType; vmid: number; keep: number; digest: string }
+  | { call: 'snapshot'; node: string; guest: GuestType; vmid: number; keep: number; digest: string; mark: string }
   /**
    * `POST .../migrate` from `node` (where the guest is) to `target`: qemu `online`, `with-local-disks`,
    * `targetstorage`; lxc `restart`, `target-storage` (qemu-server / pve-container migrate_vm)
@@ -264,6 +265,10 @@ export type AnomalyCode =
   | 'storage-refused'
   /** PVE would refuse moving the guest to `spec.node` (local devices, a storage the target lacks, an offline target) */
   | 'migration-refused'
+  /** a backup job's selection reaches a guest or pool this entry does not manage (docs/safety.md#backup-jobs) */
+  | 'unmanaged-selection'
+  /** the HA manager holds a guest's service in `error`: nothing HA does moves it until it is disabled (docs/safety.md#ha-error) */
+  | 'ha-error'
 
 /** A non-destructive observation; never executed. */
 export interface Anomaly {

@@ -19,15 +19,22 @@ afterAll(async () => {
 const policy = { safetySnapshots: { keep: 2 }, pruneBudget: 0 }
 const at = Date.parse('2026-12-01T20:00:00Z')
 const names = async (vmid: number) => (await env.client.snapshots('pve1', 'qemu', vmid)).map((s) => s.name).sort()
-const snapshot = async (vmid: number, name: string) =>
-  env.client.waitTaskOk(await env.client.createSnapshot('pve1', 'qemu', vmid, name), { pollIntervalMs: 10 })
+const snapshot = async (vmid: number, name: string, description?: string) =>
+  env.client.waitTaskOk(
+    await env.client.createSnapshot('pve1', 'qemu', vmid, name, description !== undefined ? { description } : {}),
+    { pollIntervalMs: 10 },
+  )
+/** the mark this entry's safety snapshots carry (no cluster entry in this policy: the ownership tag alone) */
+const MARKED = 'managed-by=proxops safety snapshot taken before a disruptive change'
 
 describe('safety snapshots (simulator)', () => {
-  it('snapshot first, prune to the newest 2 proxops-* only, then the restart-class change and the resize', async () => {
+  it('snapshot first, prune to the newest 2 marked proxops-* only, then the restart-class change and the resize', async () => {
     expect(failures((await cycle(env, [testVm(160)], { policy })).report)).toEqual([])
     await snapshot(160, 'before-upgrade')
-    await snapshot(160, 'proxops-20200101T000000Z')
-    await snapshot(160, 'proxops-20200102T000000Z')
+    await snapshot(160, 'proxops-20200101T000000Z', MARKED)
+    await snapshot(160, 'proxops-20200102T000000Z', MARKED)
+    // an admin's snapshot named like ProxOps' (the red team's): never rotated, and reported
+    await snapshot(160, 'proxops-20191231T000000Z', 'my own pre-upgrade state, keep!')
     const changed = [testVm(160, { cpu: { type: 'host', cores: 4 }, disks: [{ storage: 'local-lvm', size: '10GiB' }] })]
     const started = Date.now()
     const run = await cycle(env, changed, { policy, execute: { now: () => at + (Date.now() - started) } })
@@ -37,8 +44,18 @@ describe('safety snapshots (simulator)', () => {
       'resize VM/pve1/160(vm160)',
     ])
     expect(failures(run.report)).toEqual([])
-    // the newest two proxops-* (the new one included); the admin's snapshot stays
-    expect(await names(160)).toEqual(['before-upgrade', 'proxops-20200102T000000Z', 'proxops-20261201T200000Z'])
+    // the newest two marked proxops-* (the new one included); the admin's snapshots stay, the lookalike noted
+    expect(await names(160)).toEqual([
+      'before-upgrade',
+      'proxops-20191231T000000Z',
+      'proxops-20200102T000000Z',
+      'proxops-20261201T200000Z',
+    ])
+    expect(run.report?.results[0]?.notes).toEqual([
+      expect.stringMatching(/^left snapshot proxops-20191231T000000Z alone: .*mark managed-by=proxops /),
+    ])
+    const taken = (await env.client.snapshots('pve1', 'qemu', 160)).find((s) => s.name === 'proxops-20261201T200000Z')
+    expect(taken?.description).toBe(MARKED)
     const g = env.sim.control.guest(160)!
     expect(g.config.cores).toBe('4')
     expect(g.config.scsi0).toMatch(/size=10G/)
@@ -62,7 +79,12 @@ describe('safety snapshots (simulator)', () => {
     const report = await execute(p, env.writer, { reader: env.reader, taskPollIntervalMs: 10 })
     expect(report.results.map((r) => r.status)).toEqual(['failed', 'skipped'])
     expect(report.results[0]!.error).toMatch(/changed since plan \(digest mismatch\)/)
-    expect(await names(160)).toEqual(['before-upgrade', 'proxops-20200102T000000Z', 'proxops-20261201T200000Z'])
+    expect(await names(160)).toEqual([
+      'before-upgrade',
+      'proxops-20191231T000000Z',
+      'proxops-20200102T000000Z',
+      'proxops-20261201T200000Z',
+    ])
     expect(env.sim.control.guest(160)!.config.cores).toBe('4')
   })
 

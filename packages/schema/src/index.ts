@@ -48,6 +48,16 @@ export {
 } from './manifest/parse.js'
 export { poolNeeded } from './manifest/pool.js'
 export {
+  PVE_REQUIRES,
+  FORMAT_REQUIRES,
+  requiresOf,
+  unmetRequires,
+  withRequired,
+  type PveEndpoint,
+  type RequiresRules,
+  type UnmetRequire,
+} from './pve-requires.js'
+export {
   isGitUrl,
   parseListen,
   layerProcessConfig,

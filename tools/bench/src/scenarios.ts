@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { startSimulator, type Simulator } from '@proxops/pve-sim'
-import { createPveReadOnlyClient } from '@proxops/pve-client'
+import { createPveClient, createPveReadOnlyClient } from '@proxops/pve-client'
 import { loadRepository } from '@proxops/schema'
 import { DEFAULT_POLICY, reconcile, serializePlan } from '@proxops/planner'
 import { writeEstateRepo, type EstateOptions } from './estate.js'
@@ -108,6 +108,94 @@ const diff1000: Scenario = {
           target: `<= ${(maxWall / 1000).toFixed(2)} s`,
           pass: wall <= maxWall,
           data: { walls },
+        },
+      ]
+    } finally {
+      repo.cleanup()
+      await sim.close()
+    }
+  },
+}
+
+/** Creates `count` pools `bench-00000`... through the API (an admin's), and puts the estate's guests in the first ones. */
+async function addPools(sim: Simulator, count: number, vmids: readonly number[]): Promise<void> {
+  const admin = createPveClient({
+    baseUrl: sim.url,
+    auth: { type: 'token', tokenId: sim.token.id, secret: sim.token.secret },
+    tls: { fingerprint: sim.fingerprint as string },
+  })
+  try {
+    const id = (i: number): string => `bench-${String(i).padStart(5, '0')}`
+    for (let i = 0; i < count; i += 32)
+      await Promise.all(
+        Array.from({ length: Math.min(32, count - i) }, (_, k) =>
+          admin.createPool({ poolid: id(i + k), comment: `team ${i + k}` }),
+        ),
+      )
+    for (const [i, vmid] of vmids.entries()) await admin.updatePool({ poolid: id(i % count), vms: String(vmid) })
+  } finally {
+    await admin.close()
+  }
+}
+
+/** median wall and the requests of `diff --output json` runs at 10 ms latency */
+async function timedDiffs(
+  sim: Simulator,
+  repo: { root: string; env: NodeJS.ProcessEnv },
+  runs: number,
+): Promise<{ wall: number; walls: number[]; requests: number; poolRequests: number }> {
+  await runCli(['diff', '--output', 'json'], repo.env, repo.root) // warm the page cache
+  sim.control.setLatency(10)
+  const walls: number[] = []
+  let requests = 0
+  let poolRequests = 0
+  for (let i = 0; i < runs; i++) {
+    sim.stats.reset()
+    const r = await runCli(['diff', '--output', 'json'], repo.env, repo.root)
+    mustSucceed(r, 'diff')
+    walls.push(r.wallMs)
+    requests = sim.stats.requests.length
+    poolRequests = sim.stats.requests.filter((q) => q.rawPath.startsWith('/pools')).length
+  }
+  sim.control.setLatency(0)
+  return { wall: median(walls), walls, requests, poolRequests }
+}
+
+const pools10k: Scenario = {
+  name: 'pools-10000',
+  target:
+    'diff with 10,000 pools: the requests of the same diff without pools; wall <= that diff + 5 s (was 1 request per pool: about 72 s)',
+  async run({ quick }) {
+    const pools = quick ? 2000 : 10_000
+    const guests = 200
+    const sim = await startSimulator({ nodes: NODES4, seed: 7, estate: { guests }, taskDurationMs: 20, log: () => {} })
+    const repo = tempRepo(sim, { seed: 7, guests: 4, nodes: NODES4 })
+    try {
+      // the same estate first without pools, measured on the same machine under the same load
+      const runs = quick ? 1 : 3
+      const before = await timedDiffs(sim, repo, runs)
+      await addPools(
+        sim,
+        pools,
+        sim.control.guests().map((g) => g.vmid),
+      )
+      const after = await timedDiffs(sim, repo, runs)
+      // the simulator's own cost of serving 10,000 pool rows (/pools, /cluster/resources) is inside the 5 s
+      const maxWall = before.wall + 5000
+      return [
+        {
+          scenario: `diff ${pools} pools, ${guests} guests, 4 nodes, 10 ms latency: requests`,
+          figure: `${after.requests} (${after.poolRequests} to /pools)`,
+          target: `<= ${before.requests} (without pools)`,
+          pass: after.requests <= before.requests,
+          data: { requests: after.requests, poolRequests: after.poolRequests, before: before.requests, pools, guests },
+        },
+        {
+          scenario: `diff ${pools} pools, ${guests} guests, 4 nodes, 10 ms latency: wall`,
+          figure: `${(after.wall / 1000).toFixed(2)} s`,
+          target: `<= ${(maxWall / 1000).toFixed(2)} s (${(before.wall / 1000).toFixed(2)} s without pools + 5 s)`,
+          pass: after.wall <= maxWall,
+          data: { walls: after.walls, before: before.walls },
         },
       ]
     } finally {
@@ -325,4 +413,4 @@ const validate1000: Scenario = {
   },
 }
 
-export const scenarios: Scenario[] = [coldStart, validate1000, plan10k, diff1000, rss10k, apply200]
+export const scenarios: Scenario[] = [coldStart, validate1000, plan10k, diff1000, pools10k, rss10k, apply200]

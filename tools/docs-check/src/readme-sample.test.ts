@@ -51,6 +51,8 @@ describe('README.md: the diff sample', () => {
     ])
     edit(path.join(repo, 'clusters/homelab/resources.yaml'), [['  - ../../vm/homelab/web.yaml\n', '']])
     rmSync(path.join(repo, 'vm/homelab/web.yaml'))
+    // a backup job selects only guests this entry manages (docs/safety.md#backup-jobs): the retired VM leaves it too
+    edit(path.join(repo, 'backupjob/homelab/nightly.yaml'), [['vmids: [400, 401, 410]', 'vmids: [400, 410]']])
     gitCommit(repo, 'bigger app-vm; web VMs retired')
 
     const diff = await runInSandbox(sandbox, 'proxops diff --cluster homelab')

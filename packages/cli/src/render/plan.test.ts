@@ -60,7 +60,17 @@ describe('text renderer', () => {
         'VM/db: safety snapshot proxops-<UTC time> before shutdown-then-update; keeps the newest 3 proxops-* snapshots',
       diffs: [],
       disruption: 'none' as const,
-      requests: [{ call: 'snapshot' as const, node: 'pve2', guest: 'qemu' as const, vmid: 101, keep: 3, digest: 'd' }],
+      requests: [
+        {
+          call: 'snapshot' as const,
+          node: 'pve2',
+          guest: 'qemu' as const,
+          vmid: 101,
+          keep: 3,
+          digest: 'd',
+          mark: 'managed-by=proxops',
+        },
+      ],
     }
     const p = { ...base, actions: [snapshot, update] }
     const text = renderPlanText(p, paint(false))

@@ -105,9 +105,13 @@ function seconds(ms: number): string {
 }
 
 export function resultLine(r: ActionResult, p: Paint): string {
-  if (r.status === 'ok') return p.green(`  ok      ${r.address} ${r.type} (${seconds(r.durationMs)})`)
+  // what the action saw and left alone (a lookalike snapshot), under its line
+  const notes = (r.notes ?? []).map((n) => `\n${p.yellow(`    note: ${flat(n)}`)}`).join('')
+  if (r.status === 'ok') return p.green(`  ok      ${r.address} ${r.type} (${seconds(r.durationMs)})`) + notes
   if (r.status === 'failed')
-    return p.red(`  FAILED  ${r.address} ${r.type} (${seconds(r.durationMs)}): ${flat(r.error ?? 'unknown error')}`)
+    return (
+      p.red(`  FAILED  ${r.address} ${r.type} (${seconds(r.durationMs)}): ${flat(r.error ?? 'unknown error')}`) + notes
+    )
   return p.yellow(`  skipped ${r.address} ${r.type}: ${flat(r.skip?.reason ?? 'not run')}`)
 }
 

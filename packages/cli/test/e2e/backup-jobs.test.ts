@@ -9,7 +9,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import type { Simulator } from '@proxops/pve-sim'
 import type { PveClient } from '@proxops/pve-client'
-import { baseEnv, findCanaries, git, makeRepo, proxops, startLab, adminClient } from './harness.js'
+import { baseEnv, findCanaries, git, makeRepo, proxops, startLab, adminClient, vmManifest } from './harness.js'
 
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 })
 
@@ -19,9 +19,13 @@ let pve: PveClient
 const run = (...args: string[]) => proxops(args, { cwd: root, env: baseEnv(root) })
 const jobYaml = (schedule: string) =>
   `apiVersion: proxops/v1alpha1\nkind: BackupJob\nmetadata:\n  name: nightly\nspec:\n  schedule: "${schedule}"\n  storage: local\n  selection:\n    vmids: [100, 101]\n  mode: snapshot\n  prune-backups:\n    keep-last: 3\n  comment: nightly guests\n`
+// a job may select only guests this entry manages: the two it names are declared
+const GUESTS = `${vmManifest('g100', 100)}---\n${vmManifest('g101', 101)}`
 beforeAll(async () => {
   sim = await startLab()
-  root = await makeRepo(sim, { manifests: { 'backupjob/lab/nightly.yaml': jobYaml('mon..fri 02:30') } })
+  root = await makeRepo(sim, {
+    manifests: { 'vm/lab/guests.yaml': GUESTS, 'backupjob/lab/nightly.yaml': jobYaml('mon..fri 02:30') },
+  })
   pve = adminClient(sim)
 })
 afterAll(async () => {
@@ -90,7 +94,7 @@ it('create, drift, update, adopt, prune; a hand-made job is never touched', asyn
   rmSync(path.join(root, 'backupjob/lab/theirs.yaml'))
   writeFileSync(
     path.join(root, 'clusters/lab/resources.yaml'),
-    'resources:\n  - ../../backupjob/lab/nightly.yaml\n  - ../../backupjob/lab/byhand.yaml\n',
+    'resources:\n  - ../../vm/lab/guests.yaml\n  - ../../backupjob/lab/nightly.yaml\n  - ../../backupjob/lab/byhand.yaml\n',
   )
   commit('adopt byhand')
   const claim = await run('diff', '--output', 'json')
@@ -118,7 +122,7 @@ it('create, drift, update, adopt, prune; a hand-made job is never touched', asyn
   expect(listed.stdout).toMatch(/BackupJob\/legacy: marked managed-by=proxops without a cluster entry/)
 
   // prune: git drops both owned jobs; the unmarked one, the other entry's and the legacy one stay
-  writeFileSync(path.join(root, 'clusters/lab/resources.yaml'), 'resources: []\n')
+  writeFileSync(path.join(root, 'clusters/lab/resources.yaml'), 'resources:\n  - ../../vm/lab/guests.yaml\n')
   commit('drop the jobs')
   const pruned = await run('apply', '--yes', '--allow-empty', 'BackupJob')
   // the legacy job waits for someone to say whose it is: the cluster is not reported converged

@@ -66,6 +66,11 @@ export interface ActionResult {
   error?: string
   /** skipped: why */
   skip?: { code: SkipReasonCode; reason: string }
+  /**
+   * what the action saw on PVE and deliberately left alone, for the report (a snapshot named like a safety
+   * snapshot without this entry's mark, which the rotation never deletes); absent when there is nothing
+   */
+  notes?: readonly string[]
   tasks: readonly TaskRecord[]
   durationMs: number
 }
@@ -110,7 +115,7 @@ export async function execute(plan: Plan, writer: PveWriter, options: ExecuteOpt
     options.nodeConcurrency ?? DEFAULT_NODE_CONCURRENCY,
     options.storageConcurrency ?? DEFAULT_STORAGE_CONCURRENCY,
   )
-  const details = new Map<string, { tasks: TaskRecord[]; durationMs: number }>()
+  const details = new Map<string, { tasks: TaskRecord[]; durationMs: number; notes?: string[] }>()
   const results = new Map<string, ActionResult>()
 
   const finish = (action: Action, outcome: Outcome): void => {
@@ -126,6 +131,7 @@ export async function execute(plan: Plan, writer: PveWriter, options: ExecuteOpt
       status: outcome.status,
       ...(outcome.status === 'failed' ? { error: outcome.error } : {}),
       ...(outcome.status === 'skipped' ? { skip: { code: outcome.code, reason: outcome.reason } } : {}),
+      ...(detail.notes !== undefined && detail.notes.length > 0 ? { notes: detail.notes } : {}),
       tasks: detail.tasks,
       durationMs: detail.durationMs,
     }
@@ -168,7 +174,7 @@ export async function execute(plan: Plan, writer: PveWriter, options: ExecuteOpt
         emit({ type: 'retry', action, attempt, attempts: ctx.lockRetries + 1, delayMs, reason }),
     }
     const outcome = await runAction(action, ctx)
-    details.set(action.id, { tasks: outcome.tasks, durationMs: now() - started })
+    details.set(action.id, { tasks: outcome.tasks, durationMs: now() - started, notes: outcome.notes })
     const result: Outcome = outcome.status === 'ok' ? { status: 'ok' } : { status: 'failed', error: outcome.error }
     finish(action, result)
     return result

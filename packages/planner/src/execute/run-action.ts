@@ -8,26 +8,37 @@ import type { Action, PveRequest } from '../plan-types.js'
 import { RUNNERS } from '../kinds/index.js'
 import { redact } from './params.js'
 import { confirmAction } from './confirm.js'
-import { ActionFailure, type ActionContext, type TaskRecord } from './task-call.js'
+import { ActionFailure, type ActionContext, type RequestRun, type TaskRecord } from './task-call.js'
 
 export type { ActionContext, TaskRecord } from './task-call.js'
 
-export type ActionOutcome =
+export type ActionOutcome = (
   { status: 'ok'; tasks: TaskRecord[] } | { status: 'failed'; error: string; tasks: TaskRecord[] }
+) & {
+  /** what the action saw and deliberately left alone (secrets scrubbed) */
+  notes: string[]
+}
 
 export async function runAction(action: Action, ctx: ActionContext): Promise<ActionOutcome> {
-  const tasks: TaskRecord[] = []
-  const secrets: string[] = []
+  const run: RequestRun = { ctx, tasks: [], secrets: [], notes: [] }
+  const { tasks, secrets } = run
+  const notes = (): string[] => run.notes.map((n) => redact(n, secrets))
   let index = 0
   try {
-    for (; index < action.requests.length; index++) await runRequest(action.requests[index]!, ctx, tasks, secrets)
+    for (; index < action.requests.length; index++) await runRequest(action.requests[index]!, run)
     const problem = await confirmAction(action, ctx)
-    if (problem) return { status: 'failed', error: `not confirmed by read-back: ${redact(problem, secrets)}`, tasks }
-    return { status: 'ok', tasks }
+    if (problem)
+      return {
+        status: 'failed',
+        error: `not confirmed by read-back: ${redact(problem, secrets)}`,
+        tasks,
+        notes: notes(),
+      }
+    return { status: 'ok', tasks, notes: notes() }
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error)
-    const restored = await restorePower(action, index, ctx, tasks, secrets)
-    return { status: 'failed', error: redact(`${message}${restored}`, secrets), tasks }
+    const restored = await restorePower(action, index, run)
+    return { status: 'failed', error: redact(`${message}${restored}`, secrets), tasks, notes: notes() }
   }
 }
 
@@ -39,13 +50,7 @@ const RESTART_ACTIONS: ReadonlySet<Action['type']> = new Set(['shutdown-then-upd
  * step after its shutdown failed, and no later cycle defers its start on that failure), or the shutdown of a
  * guest desired stopped. Returns what it did, to append to the first error.
  */
-async function restorePower(
-  action: Action,
-  failed: number,
-  ctx: ActionContext,
-  tasks: TaskRecord[],
-  secrets: string[],
-): Promise<string> {
+async function restorePower(action: Action, failed: number, run: RequestRun): Promise<string> {
   if (!RESTART_ACTIONS.has(action.type)) return ''
   const last = action.requests.length - 1
   const final = action.requests[last]
@@ -53,21 +58,15 @@ async function restorePower(
   const shutdownSent = action.requests.slice(0, failed + 1).some((r) => r.call === 'shutdown' || r.call === 'stop')
   if (!(final.call === 'start' && shutdownSent) && final.call !== 'shutdown') return ''
   try {
-    await runRequest(final, ctx, tasks, secrets)
+    await runRequest(final, run)
     return `; desired power state restored (${final.call} sent)`
   } catch (error) {
     return `; restoring the power state also failed: ${error instanceof Error ? error.message : String(error)}`
   }
 }
 
-async function runRequest(
-  request: PveRequest,
-  ctx: ActionContext,
-  tasks: TaskRecord[],
-  secrets: string[],
-): Promise<void> {
-  const run = RUNNERS[request.call] as
-    ((r: PveRequest, run: { ctx: ActionContext; tasks: TaskRecord[]; secrets: string[] }) => Promise<void>) | undefined
-  if (!run) throw new ActionFailure(`no kind runs ${request.call} requests`)
-  await run(request, { ctx, tasks, secrets })
+async function runRequest(request: PveRequest, run: RequestRun): Promise<void> {
+  const runner = RUNNERS[request.call] as ((r: PveRequest, run: RequestRun) => Promise<void>) | undefined
+  if (!runner) throw new ActionFailure(`no kind runs ${request.call} requests`)
+  await runner(request, run)
 }

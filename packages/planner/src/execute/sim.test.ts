@@ -110,7 +110,7 @@ describe('14.5 HA-managed guests: a power change is done when the guest reaches 
       )
       expect(report.results[0]!.status).toBe('failed')
       expect(report.results[0]!.error).toMatch(
-        /qemu 500 is HA managed: hastop ended OK but the guest is still running after \d+ s/,
+        /^stop failed: qemu 500 is HA managed and still running after \d+ s \(HA state started\); not waiting longer/,
       )
       expect(sim.control.guest(500)?.config.cores).toBe('2')
     } finally {
@@ -134,6 +134,63 @@ describe('14.5 HA-managed guests: a power change is done when the guest reaches 
     } finally {
       sim.control.setTaskBehaviour('qmstart', null)
     }
+  })
+
+  it('pve-ha-manager update_crm_commands: a start whose requested state turns stopped while it waits fails at once, with the reason', async () => {
+    await createVm(503)
+    await haManage('vm:503', 'stopped')
+    // a stop an earlier (killed) apply queued runs after this start and writes `state: stopped`; here an admin does
+    let reset = false
+    const reader = new Proxy(pve, {
+      get(target, key) {
+        if (key !== 'guestStatus') {
+          const value = Reflect.get(target, key, target) as unknown
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value
+        }
+        return async (...args: Parameters<PveClient['guestStatus']>) => {
+          if (!reset) {
+            reset = true
+            await pve.request('PUT', '/cluster/ha/resources/vm:503', { params: { state: 'stopped' } })
+          }
+          return target.guestStatus(...args)
+        }
+      },
+    })
+    const started = Date.now()
+    const report = await run(action(503, 'VM', [{ call: 'start', node: 'pve1', guest: 'qemu', vmid: 503 }], 'start'), {
+      reader,
+      taskTimeoutMs: 60_000,
+    })
+    expect(report.results[0]!.status).toBe('failed')
+    expect(report.results[0]!.error).toMatch(
+      /^start failed: qemu 503 is still stopped, and HA no longer requests vm:503 running: its requested state is now "stopped"/,
+    )
+    expect(Date.now() - started).toBeLessThan(10_000)
+    expect(sim.control.guest(503)?.status).toBe('stopped')
+  })
+
+  it('next_state_error: a service in error leaves it only through a disabled request, then starts again', async () => {
+    // 501 is in error since its start failed above; PVE's ERROR RECOVERY: fix the cause, disable, request again
+    // HA relocated it after the failed starts (max_relocate 1): it is on the other node now
+    const node = sim.control.guest(501)!.node
+    expect((await pve.guestStatus(node, 'qemu', 501)).haState).toBe('error')
+    const write = (state: string, power: 'running' | 'stopped'): PveRequest => ({
+      call: 'haWrite',
+      object: 'resources',
+      method: 'PUT',
+      id: 'vm:501',
+      params: { state },
+      guest: { node, guest: 'qemu', vmid: 501, power },
+    })
+    const on = (request: PveRequest): Action =>
+      makeAction({ type: 'update', kind: 'VM', vmid: 501, node, address: `VM/${node}/501`, requests: [request] })
+    const disabled = await run(on(write('disabled', 'stopped')))
+    expect(disabled.results[0]!.status, disabled.results[0]!.error).toBe('ok')
+    // the write is done once the manager agrees: error -> stopped
+    expect((await pve.guestStatus(node, 'qemu', 501)).haState).toBe('stopped')
+    const again = await run(on(write('started', 'running')), { taskTimeoutMs: 30_000 })
+    expect(again.results[0]!.status, again.results[0]!.error).toBe('ok')
+    expect(sim.control.guest(501)?.status).toBe('running')
   })
 
   it('an HA container stops through hastop and the action ends once it is stopped', async () => {

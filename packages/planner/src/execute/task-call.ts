@@ -49,11 +49,15 @@ export interface TaskRecord {
 /** An action failed; the message is already free of secrets. */
 export class ActionFailure extends Error {}
 
-/** One request as it runs: the executor's context, the tasks it started and the secret values it resolved. */
+/**
+ * One request as it runs: the executor's context, the tasks it started, the secret values it resolved, and what
+ * it saw and deliberately left alone (the action's notes, e.g. a snapshot named like ProxOps' without its mark).
+ */
 export interface RequestRun {
   ctx: ActionContext
   tasks: TaskRecord[]
   secrets: string[]
+  notes: string[]
 }
 
 /** The request shape of one call (a union member may carry several calls: `start`, `stop`, ...). */

@@ -51,6 +51,12 @@ export interface PlannedGuest {
 export interface KindContext extends PlanContext {
   readonly guests: readonly PlannedGuest[]
   /**
+   * declared vmids held on PVE by a guest that is not this entry's (another entry's, an untagged guest of
+   * another name, a guest of the other type or outside the allowlist), with why: the guest kind's verdict, which
+   * everything that points at a guest (kinds/guest/managed.ts) follows
+   */
+  readonly foreignGuests: ReadonlyMap<number, string>
+  /**
    * The ids of the actions the kinds before this one planned for an object: what lives on a guest (its
    * firewall, HA resource, pool membership) is written after the guest's own actions, in the order of the
    * kinds list.
@@ -69,6 +75,8 @@ export interface KindPlan {
   prunes?: PruneGroup
   /** the guest kind's: the declared guests it planned, for the kinds that live on a guest */
   planned?: PlannedGuest[]
+  /** the guest kind's: declared vmids held by a guest that is not this entry's (KindContext.foreignGuests) */
+  foreign?: ReadonlyMap<number, string>
 }
 
 /** A read within the cluster's in-flight limit (and its abort signal). */

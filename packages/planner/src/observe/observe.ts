@@ -43,6 +43,12 @@ export interface ObserveOptions {
    * precondition check read (`migrationChecks`)
    */
   guestNodes?: Readonly<Record<number, string>>
+  /**
+   * the pools whose members are read with their own `GET /pools?poolid=` (exact, hidden guests and storages
+   * included) besides every pool marked by ProxOps: the ones the desired state names. Every other pool's guest
+   * members come from /cluster/resources. Absent or `all` = every pool its own request (adopt). kinds/pool/read.ts
+   */
+  pools?: readonly string[] | 'all'
 }
 
 export class ObserveError extends Error {
@@ -87,6 +93,7 @@ export async function observe(
   }
   const nodes = readNodes(resources, allow)
   const online = new Set(nodes.filter((n) => n.online).map((n) => n.node))
+  const nodesOutside = outsideNodes(resources, allow)
 
   // every kind reads at once, sharing the in-flight limit; the guest kind's node lists are asked for first, and
   // the kinds that live on guests (their firewalls) wait for the guests
@@ -97,7 +104,22 @@ export async function observe(
   const guests = guestsRead.then((part) => part.guests ?? [])
   const ctx: ReadContext = { ...base, guests }
   const parts = await Promise.all([guestsRead, ...others.map((k) => k.read?.(ctx) ?? Promise.resolve({}))])
-  return Object.assign({ cluster, pveVersion: version, nodes }, ...parts) as LiveInventory
+  return Object.assign(
+    { cluster, pveVersion: version, nodes, ...(nodesOutside.length > 0 ? { nodesOutside } : {}) },
+    ...parts,
+  ) as LiveInventory
+}
+
+/** the cluster's nodes the allowlist leaves out (a cluster-wide backup job reaches their guests too) */
+function outsideNodes(resources: readonly ClusterResource[], allow: ReadonlySet<string> | undefined): string[] {
+  if (!allow) return []
+  const out = new Set<string>()
+  for (const r of resources) {
+    if (r.type !== 'node') continue
+    const node = r.node ?? r.id.replace(/^node\//, '')
+    if (!allow.has(node)) out.add(node)
+  }
+  return [...out].sort(compare)
 }
 
 function readNodes(resources: readonly ClusterResource[], allow: ReadonlySet<string> | undefined): LiveNode[] {

@@ -25,7 +25,8 @@ function ofKind(kind: Kind, name: string, vmid: number): Manifest {
     case 'DiskImage':
       return artifact(kind, name, `${name}.${kind === 'ISO' ? 'iso' : kind === 'DiskImage' ? 'qcow2' : 'tar.zst'}`)
     case 'BackupJob':
-      return backupJob(name)
+      // a job may select only guests this entry manages: `all` reaches none in an empty cluster
+      return backupJob(name, { selection: { all: true } })
     case 'Pool':
       return pool(name)
   }

@@ -44,11 +44,18 @@ export function plan(
   const groups = new Map<string, PruneGroup>()
   const ids = new Map<string, string[]>()
   let guests: readonly PlannedGuest[] = []
+  let foreignGuests: ReadonlyMap<number, string> = new Map()
   for (const kind of KINDS) {
-    const context: KindContext = { ...ctx, guests, actionsOf: (address) => [...(ids.get(address) ?? [])] }
+    const context: KindContext = {
+      ...ctx,
+      guests,
+      foreignGuests,
+      actionsOf: (address) => [...(ids.get(address) ?? [])],
+    }
     const result = kind.plan(context)
     results.push(result)
     if (result.planned) guests = result.planned
+    if (result.foreign) foreignGuests = result.foreign
     if (result.prunes) groups.set(kind.name, result.prunes)
     for (const d of result.drafts) {
       const list = ids.get(d.address)

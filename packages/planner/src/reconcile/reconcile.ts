@@ -7,7 +7,7 @@
  */
 import { mapLimit } from '@proxops/pve-client/wire'
 import { execute, type ExecuteOptions, type Report } from '../execute/execute.js'
-import { artifactContentTypes, guestNodes, guestVmids, type DesiredState } from '../desired.js'
+import { artifactContentTypes, guestNodes, guestVmids, namedPools, type DesiredState } from '../desired.js'
 import { firewallVmids } from '../kinds/firewall/index.js'
 import type { LiveInventory } from '../inventory.js'
 import { observe, type ObserveOptions } from '../observe/observe.js'
@@ -81,6 +81,8 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRes
     guestNodes: guestNodes(desired),
     // storages are listed only for the content the repository declares artifacts of (artifacts are never pruned)
     contentTypes: artifactContentTypes(desired),
+    // pools are read member by member only where the desired state names them (the rest from /cluster/resources)
+    pools: namedPools(desired),
     ...options.observe,
     nodes: policy.nodes,
     ...(options.signal ? { signal: options.signal } : {}),

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest'
 import { fc, test } from '@fast-check/vitest'
 import { parseManifest } from '../manifest/parse.js'
 import { calendarEventError } from './calendar-event.js'
+import { requiresOf } from '../pve-requires.js'
+import { backupJobSpecSchema } from './schema.js'
 
 const job = (spec: Record<string, unknown>, name = 'nightly') => ({
   apiVersion: 'proxops/v1alpha1',
@@ -15,6 +17,20 @@ const issues = (doc: unknown) => {
 }
 
 describe('BackupJob manifests (PVE::API2::Backup create_job parameters)', () => {
+  it('every job option PVE accepts only with another (pve-requires.ts) has that other one required or absent', () => {
+    // the spec's fields are PVE's option names: a pair whose first field exists must have its partner required
+    const entries = backupJobSpecSchema.entries as Record<string, { type: string }>
+    for (const endpoint of ['POST /cluster/backup', 'PUT /cluster/backup/{id}'] as const)
+      for (const [param, requires] of Object.entries(requiresOf(endpoint))) {
+        if (!(param in entries)) continue
+        expect(entries[requires]?.type, `${param} requires ${requires}`).not.toBeUndefined()
+        expect(entries[requires]?.type, `${param} requires ${requires}`).not.toBe('optional')
+      }
+    const noStorage = job({ 'notes-template': '{{guestname}}' })
+    delete (noStorage.spec as { storage?: string }).storage
+    expect(issues(noStorage).map((i) => i[1])).toEqual(['spec.storage'])
+  })
+
   it('normalises: id from the name, vmids sorted and unique, enabled defaults to true', () => {
     const r = parseManifest(job({ schedule: ' mon..fri 02:30 ' }))
     expect(r.ok && r.manifest.kind === 'BackupJob' && r.manifest.spec).toEqual({

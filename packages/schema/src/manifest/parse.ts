@@ -17,6 +17,7 @@ import type { ArtifactSpec, LxcSpec, Manifest, PoolSpec, VmSpec } from './types.
 import { newPoolIdProblem } from './pool.js'
 import { nearest } from '../suggest.js'
 import { checkFirewall } from './firewall.js'
+import { FORMAT_REQUIRES, unmetRequires } from '../pve-requires.js'
 import { emptyKeysRead } from '../null-keys.js'
 
 export type PathKey = string | number
@@ -449,8 +450,8 @@ function finaliseVm(kind: 'VM' | 'TemplateVM', name: string, spec: VmSpec, add: 
       if (ipc.gateway !== undefined && ipc.gateway !== '') {
         if (!isIP(ipc.gateway))
           add('ipconfig-invalid', [...q, 'gateway'], `gateway ${JSON.stringify(ipc.gateway)} must be an IP address`)
-        else if (ipc.ip === undefined || ipc.ip === '')
-          add('ipconfig-invalid', [...q, 'gateway'], 'a gateway requires ip')
+        else if (unmetRequires(FORMAT_REQUIRES['pve-qm-ipconfig'], { gw: ipc.gateway, ip: ipc.ip || undefined }).length)
+          add('ipconfig-invalid', [...q, 'gateway'], "a gateway requires ip (PVE's ipconfig: gw requires ip)")
       }
       const prev = nics.get(ipc.nic)
       if (prev !== undefined)

@@ -7,7 +7,7 @@ import { fc, test } from '@fast-check/vitest'
 import { parseManifest, type BackupJobManifest, type Manifest } from '@proxops/schema'
 import { adopt } from '../../adopt/adopt.js'
 import { selectForAdoption } from '../../adopt/select.js'
-import { desired, inventory, policy } from '../../fixtures.test.helpers.js'
+import { desired, inventory, policy, selectedBy } from '../../fixtures.test.helpers.js'
 import { plan } from '../../plan/plan.js'
 import { commentMarker } from '../../plan/ownership.js'
 import { desiredFields } from './fields.js'
@@ -22,12 +22,13 @@ const parsed = (document: Record<string, unknown>): Manifest => {
   if (!r.ok) throw new Error(JSON.stringify(r.issues))
   return r.manifest
 }
-const adoptThenPlan = (jobs: LiveBackupJob[]) =>
-  plan(
-    desired(...adoptJobs(jobs).files.map((f) => parsed(f.document))),
-    inventory([], { backupJobs: { known: jobs } }),
-    policy(),
-  )
+/** the jobs' part of the plan of what adopt wrote (with the guests and pools they select declared) */
+const adoptThenPlan = (jobs: LiveBackupJob[]) => {
+  const adopted = adoptJobs(jobs).files.map((f) => parsed(f.document))
+  const p = plan(desired(...adopted, ...selectedBy(adopted)), inventory([], { backupJobs: { known: jobs } }), policy())
+  const ofJobs = <T extends { kind?: string }>(xs: readonly T[]): T[] => xs.filter((x) => x.kind === 'BackupJob')
+  return { ...p, actions: ofJobs(p.actions), anomalies: ofJobs(p.anomalies) }
+}
 
 /** a job as PVE holds it after ProxOps wrote `spec` (the manifest parsed by the schema) */
 const written = (doc: Record<string, unknown>): LiveBackupJob => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { fc, test } from '@fast-check/vitest'
 import { plan } from '../../plan/plan.js'
-import { backupJob, desired, inventory, policy } from '../../fixtures.test.helpers.js'
+import { backupJob, desired, inventory, policy, selectedBy } from '../../fixtures.test.helpers.js'
 import { commentMarker, commentOwner } from '../../plan/ownership.js'
 import { desiredFields } from './fields.js'
 import type { BackupJobManifest, BackupJobSpec } from '@proxops/schema'
@@ -13,8 +13,17 @@ const live = (id: string, values: Record<string, string>): LiveBackupJob => ({ i
 /** what PVE holds after creating `m` the way ProxOps does */
 const applied = (m: BackupJobManifest): LiveBackupJob =>
   live(m.spec.id, Object.fromEntries(desiredFields(m.spec, TAG).map((f) => [f.key, f.value])))
-const planOf = (manifests: BackupJobManifest[], jobs: LiveBackupJob[], over = {}) =>
-  plan(desired(...manifests), inventory([], { backupJobs: { known: jobs } }), policy(over))
+/**
+ * The backup-job part of the plan of `manifests` over `jobs`, with the guests and pools their selections name
+ * declared as well (a job may select only those, selection.ts).
+ */
+function planOf(manifests: BackupJobManifest[], jobs: LiveBackupJob[], over = {}) {
+  const named = selectedBy(manifests)
+  const p = plan(desired(...manifests, ...named), inventory([], { backupJobs: { known: jobs } }), policy(over))
+  const ofJobs = <T extends { kind?: string }>(xs: readonly T[]): T[] =>
+    xs.filter((x) => x.kind === 'BackupJob' || x.kind === undefined)
+  return { ...p, actions: ofJobs(p.actions), anomalies: ofJobs(p.anomalies), skips: ofJobs(p.skips) }
+}
 
 describe('planBackupJobs (PVE::API2::Backup create_job / update_job / delete_job)', () => {
   it('creates a missing job with the marker in its comment and every owned option', () => {

@@ -11,10 +11,12 @@ import { PlanInputError } from '../../errors.js'
 import type { FieldDiff, Skip } from '../../plan-types.js'
 import { commentMarker, commentOwner, commentWord } from '../../plan/ownership.js'
 import { SELECTION_KEYS, desiredFields, liveValue } from './fields.js'
-import type { Manifest } from '@proxops/schema'
+import { requiresOf, withRequired, type Manifest } from '@proxops/schema'
 import type { LiveBackupJob } from './types.js'
 import { isBackupJob } from '../../desired.js'
-import { emptyPlan, type KindPlan, type PlanContext } from '../kind.js'
+import { emptyPlan, type KindContext, type KindPlan } from '../kind.js'
+import { managedGuests } from '../guest/managed.js'
+import { selectionVerdict } from './selection.js'
 
 export const backupAddress = (id: string): string => `BackupJob/${id}`
 
@@ -36,7 +38,7 @@ export function checkBackupJobIds(manifests: readonly Manifest[]): void {
 
 const KIND = 'BackupJob' as const
 
-export function planBackupJobs(ctx: PlanContext): KindPlan {
+export function planBackupJobs(ctx: KindContext): KindPlan {
   const { policy } = ctx
   const desired = ctx.desired.manifests.filter(isBackupJob)
   const out = emptyPlan()
@@ -57,6 +59,7 @@ export function planBackupJobs(ctx: PlanContext): KindPlan {
     return out
   }
   const live = new Map(observed.known.map((j) => [j.id, j]))
+  const managed = managedGuests(ctx)
 
   for (const m of [...desired].sort((a, b) => (a.spec.id < b.spec.id ? -1 : a.spec.id > b.spec.id ? 1 : 0))) {
     const id = m.spec.id
@@ -73,6 +76,37 @@ export function planBackupJobs(ctx: PlanContext): KindPlan {
     }
     const fields = desiredFields(m.spec, policy)
     const job = live.get(id)
+    if (job && owner(job) === 'other') {
+      out.anomalies.push({
+        code: 'owned-elsewhere',
+        address,
+        kind: KIND,
+        message: `backup job ${id} carries another cluster entry's marker (${commentWord(job.values.comment)}); BackupJob/${m.metadata.name} does not take it over`,
+      })
+      continue
+    }
+    // a job stops, suspends or snapshots every guest it selects: it may reach only what this entry manages
+    const verdict = selectionVerdict(m.spec, ctx, managed)
+    if ('unknown' in verdict) {
+      out.skips.push({
+        code: 'unknown',
+        address,
+        kind: KIND,
+        node: '',
+        message: `${verdict.unknown}; what the selection reaches is not known, so the job is not written`,
+      })
+      continue
+    }
+    if ('blocked' in verdict) {
+      out.anomalies.push({
+        code: 'unmanaged-selection',
+        address,
+        kind: KIND,
+        field: 'spec.selection',
+        message: `${verdict.blocked}; a backup job may select only guests declared in this cluster's manifests or a pool this entry owns (docs/safety.md#backup-jobs); not ${job ? 'changed' : 'created'}${job ? ' (the job on PVE runs as it is until the selection is fixed)' : ''}`,
+      })
+      continue
+    }
     if (!job) {
       const params: Record<string, string> = { id }
       for (const f of fields) params[f.key] = f.value
@@ -82,15 +116,6 @@ export function planBackupJobs(ctx: PlanContext): KindPlan {
         reason: `${address}: not on PVE; will create`,
         diffs: fields.map((f) => ({ field: f.field, key: f.key, after: f.value })),
         requests: [{ call: 'createBackupJob', params }],
-      })
-      continue
-    }
-    if (owner(job) === 'other') {
-      out.anomalies.push({
-        code: 'owned-elsewhere',
-        address,
-        kind: KIND,
-        message: `backup job ${id} carries another cluster entry's marker (${commentWord(job.values.comment)}); BackupJob/${m.metadata.name} does not take it over`,
       })
       continue
     }
@@ -111,14 +136,20 @@ export function planBackupJobs(ctx: PlanContext): KindPlan {
       diffs.push({ field: 'spec.selection', key, before })
     }
     if (diffs.length === 0) continue
-    if (del.length > 0) params.delete = del.join(',')
+    // PVE checks `requires` on the request, not on the merged job: a changed notes-template goes with the storage
+    const sent = withRequired(
+      requiresOf('PUT /cluster/backup/{id}'),
+      params,
+      Object.fromEntries(fields.map((f) => [f.key, f.value])),
+    )
+    if (del.length > 0) sent.delete = del.join(',')
     const claimed = owner(job) !== 'self'
     out.drafts.push({
       ...base,
       type: 'update',
       reason: `${address}: ${claimed ? `claimed (declared, no ${marker} marker yet); ` : ''}drift (${diffs.map((d) => d.key).join(', ')})`,
       diffs,
-      requests: [{ call: 'updateBackupJob', id, params }],
+      requests: [{ call: 'updateBackupJob', id, params: sent }],
     })
   }
 

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { PveClient } from '@proxops/pve-client'
 import { simPve, type SimPve } from '../../test-support/sim.js'
 import { reconcile } from '../../reconcile/reconcile.js'
-import { backupJob, desired, policy } from '../../fixtures.test.helpers.js'
+import { backupJob, desired, policy, vm } from '../../fixtures.test.helpers.js'
 import type { BackupJobManifest } from '@proxops/schema'
 
 let env: SimPve
@@ -20,18 +20,22 @@ afterAll(async () => {
 })
 
 const pol = policy({ nodes: [], pruneRatioLimit: 1 })
+/** the guests the jobs select (a job may select only guests this entry manages) */
+const guests = [100, 101].map((vmid) => vm(`g${vmid}`, vmid, { state: 'stopped' }))
+
 /** one apply cycle (the planner's reconcile()), then a dry run that must plan nothing */
 async function converge(jobs: BackupJobManifest[]) {
+  const all = desired(...jobs, ...guests)
   const { plan: p, report } = await reconcile({
-    desired: desired(...jobs),
+    desired: all,
     reader: pve,
     writer: pve,
     policy: pol,
     execute: { confirmAttempts: 1, confirmDelayMs: 0 },
   })
   expect(report?.results.map((r) => r.status)).toEqual(p.actions.map(() => 'ok'))
-  expect((await reconcile({ desired: desired(...jobs), reader: pve, policy: pol })).plan.actions).toEqual([])
-  return p
+  expect((await reconcile({ desired: all, reader: pve, policy: pol })).plan.actions).toEqual([])
+  return { ...p, actions: p.actions.filter((a) => a.kind === 'BackupJob') }
 }
 
 it('create, drift, update, claim and prune converge, and each next plan is empty', async () => {

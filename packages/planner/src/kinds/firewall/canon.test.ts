@@ -3,14 +3,17 @@
  * rule first, update_rule's moveto, sorted ipset entries, case-insensitive alias names), reach what the
  * manifest owns from any live state; a converged firewall plans nothing.
  */
+import { isDeepStrictEqual } from 'node:util'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import {
   applyWrite,
   desiredFirewall,
   firewallWrites,
+  liveFirewall,
   liveOption,
   ruleLine,
+  sameFirewall,
   type CanonFirewall,
   type CanonRule,
 } from './canon.js'
@@ -157,5 +160,69 @@ describe('firewallWrites / applyWrite', () => {
         comment: 'ops',
       }),
     ).toBe('|IN SSH(ACCEPT) -i net0 -source +admins # ops')
+  })
+})
+
+/** The same object with its keys written in another order (as a spread or a read in file order writes them). */
+const reordered = <T extends object>(o: T, seed: number): T => {
+  const entries = Object.entries(o)
+  const rotated = [
+    ...entries.slice(seed % Math.max(1, entries.length)),
+    ...entries.slice(0, seed % Math.max(1, entries.length)),
+  ]
+  return Object.fromEntries(seed % 2 ? rotated.reverse() : rotated) as T
+}
+const reorderedFirewall = (f: CanonFirewall, seed: number): CanonFirewall =>
+  reordered(
+    {
+      options: reordered(f.options, seed),
+      rules: f.rules.map((r, i) => reordered(r, seed + i)),
+      aliases: f.aliases.map((a, i) => reordered(a, seed + i)),
+      ipsets: f.ipsets.map((s, i) =>
+        reordered({ ...s, entries: s.entries.map((e, j) => reordered(e, seed + j)) }, seed + i),
+      ),
+    },
+    seed,
+  )
+
+describe('sameFirewall', () => {
+  it('compares values: the key order of any object never matters, and any difference in value does', () => {
+    fc.assert(
+      fc.property(firewall, firewall, fc.nat(), (a, b, seed) => {
+        expect(sameFirewall(a, reorderedFirewall(a, seed))).toBe(true)
+        expect(sameFirewall(reorderedFirewall(a, seed), reorderedFirewall(b, seed + 1))).toBe(isDeepStrictEqual(a, b))
+      }),
+      { numRuns: 300 },
+    )
+  })
+
+  it("a field added to a rule by rule-update equals the same rule read back in PVE's field order", () => {
+    // [SSH, 443] -> the same rules with `source:` added: the rule-update spreads `source` after `enable`, while
+    // pve-firewall writes (and the read lists) it before `proto`
+    const ssh: CanonRule = { type: 'in', action: 'ACCEPT', macro: 'SSH', enable: '1' }
+    const https: CanonRule = { type: 'in', action: 'ACCEPT', proto: 'tcp', dport: '443', enable: '1' }
+    const live: CanonFirewall = { options: {}, rules: [ssh, https], aliases: [], ipsets: [] }
+    const desired: CanonFirewall = {
+      ...live,
+      rules: [
+        { type: 'in', action: 'ACCEPT', macro: 'SSH', source: '10.0.0.0/8', enable: '1' },
+        { type: 'in', action: 'ACCEPT', source: '10.0.0.0/8', proto: 'tcp', dport: '443', enable: '1' },
+      ],
+    }
+    const writes = firewallWrites(live, desired)
+    expect(writes.map((w) => w.op)).toEqual(['rule-update', 'rule-update'])
+    const expected = applyWrite(live, writes[0]!)
+    const read = liveFirewall({
+      options: {},
+      optionsDigest: 'o',
+      rules: [desired.rules[0]!, https],
+      rulesDigest: 'r',
+      aliases: [],
+      aliasesDigest: 'a',
+      ipsets: [],
+      ipsetsDigest: 'i',
+    })
+    expect(Object.keys(expected.rules[0]!)).not.toEqual(Object.keys(read.rules[0]!))
+    expect(sameFirewall(read, expected)).toBe(true)
   })
 })

@@ -353,7 +353,34 @@ export function applyWrite(c: CanonFirewall, w: FirewallWrite): CanonFirewall {
   return sortCanon({ options, rules, aliases, ipsets })
 }
 
-/** Equal for every part of the firewall, options included (for checking a live read against an expected state). */
+/**
+ * An object's set fields in key order: two objects with the same fields print the same, however they were built
+ * (an absent field and one set to undefined alike).
+ */
+const byKey = (o: object): [string, unknown][] =>
+  Object.entries(o)
+    .filter(([, v]) => v !== undefined)
+    .sort(([a], [b]) => cmp(a, b))
+
+/**
+ * The firewall as one canonical text: every object's keys in order (a rule-update spreads new fields after the
+ * old ones, a read lists them in file order), aliases, IP sets and entries in their canonical order, rules in
+ * their position (which is content). Absent optional fields print as absent, never as `undefined`.
+ */
+function canonicalText(c: CanonFirewall): string {
+  const s = sortCanon(c)
+  return JSON.stringify([
+    byKey(s.options),
+    s.rules.map(byKey),
+    s.aliases.map(byKey),
+    s.ipsets.map(({ entries, ...set }) => [byKey(set), entries.map(byKey)]),
+  ])
+}
+
+/**
+ * Equal for every part of the firewall, options included (for checking a live read against an expected state):
+ * compared as values, never by the order in which an object's keys happen to be written.
+ */
 export function sameFirewall(a: CanonFirewall, b: CanonFirewall): boolean {
-  return JSON.stringify(sortCanon(a)) === JSON.stringify(sortCanon(b))
+  return canonicalText(a) === canonicalText(b)
 }

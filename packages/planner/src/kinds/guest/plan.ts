@@ -10,7 +10,7 @@ import { isArtifact, isGuest, isQemu } from '../../desired.js'
 import type { LiveGuest, UnknownGuest } from '../../inventory.js'
 import { keyOf } from '../../plan/deps.js'
 import { guestAddress, sortDiffs, type Draft } from '../../plan/order.js'
-import { ownerMarker, ownerOf, ownedHere } from '../../plan/ownership.js'
+import { commentMarker, ownerMarker, ownerOf, ownedHere } from '../../plan/ownership.js'
 import type { Anomaly, GuestKind, Skip } from '../../plan-types.js'
 import { artifactVolid } from '../artifact/plan.js'
 import { haSid, pinnedPower } from '../ha/plan.js'
@@ -37,11 +37,11 @@ import { storageRefusals } from './storage-refusals.js'
 
 type GuestManifest = QemuManifest | ContainerManifest
 
-export function planGuests(ctx: PlanContext): KindPlan & { planned: PlannedGuest[] } {
+export function planGuests(ctx: PlanContext): KindPlan & { planned: PlannedGuest[]; foreign: Map<number, string> } {
   const view = new LiveGuests(ctx)
   const fields = guestFields(ctx)
   const pools = poolIndex(ctx)
-  const out = { ...emptyPlan(), planned: [] as PlannedGuest[] }
+  const out = { ...emptyPlan(), planned: [] as PlannedGuest[], foreign: new Map<number, string>() }
   const matched = new Set<number>()
   const desiredCounts = new Map<GuestKind, number>()
   for (const m of ctx.desired.manifests) {
@@ -49,6 +49,7 @@ export function planGuests(ctx: PlanContext): KindPlan & { planned: PlannedGuest
     desiredCounts.set(m.kind, (desiredCounts.get(m.kind) ?? 0) + 1)
     const one = planGuest(m, ctx, view, fields, pools)
     if (one.claims) matched.add(m.spec.vmid)
+    if (one.foreign !== undefined) out.foreign.set(m.spec.vmid, one.foreign)
     merge(out, one.plan)
     if (one.planned) out.planned.push(one.planned)
   }
@@ -176,6 +177,8 @@ interface OneGuest {
   /** the manifest claims its vmid (never a prune candidate) */
   claims: boolean
   planned?: PlannedGuest
+  /** the vmid is held by a guest that is not this entry's: why (nothing that points at a guest may reach it) */
+  foreign?: string
 }
 
 /** One declared guest: why it cannot be planned this cycle, or its actions. */
@@ -209,7 +212,14 @@ function planGuest(
       ctx.nodeDown(u.node) ? 'node-offline' : 'unknown',
       `${u.type}/${vmid} on ${u.node} could not be read this cycle (${u.unreadable}); no create, update, power or delete`,
     )
-    return { plan, claims: true }
+    const unknownOwner = ownerOf(u.tags, policy)
+    return {
+      plan,
+      claims: true,
+      ...(unknownOwner.kind === 'other'
+        ? { foreign: `owned by cluster entry ${unknownOwner.entries.join(', ')}` }
+        : {}),
+    }
   }
   const g = view.byVmid.get(vmid)
   const claims = g !== undefined
@@ -218,7 +228,7 @@ function planGuest(
       code: 'kind-mismatch',
       message: `vmid ${vmid} is a ${g.type} guest on node ${g.node} on PVE, but ${resource} declares a ${type} guest on ${node}; proxops will not touch it`,
     })
-    return { plan, claims }
+    return { plan, claims, foreign: `a ${g.type} guest on ${g.node}, not the one ${resource} declares` }
   }
   const hidden = g ? undefined : view.elsewhere.get(vmid)
   if (hidden) {
@@ -227,7 +237,7 @@ function planGuest(
       code: 'node-mismatch',
       message: `vmid ${vmid} exists on node ${hidden}, outside this cluster's node allowlist; ${resource} is not created`,
     })
-    return { plan, claims }
+    return { plan, claims, foreign: `on node ${hidden}, outside this cluster's node allowlist` }
   }
   if (!g && view.invisible.has(vmid)) {
     // PVE's nextid sees the whole vmlist; the guest itself is hidden from this token (no VM.Audit on it)
@@ -235,7 +245,7 @@ function planGuest(
       code: 'vmid-taken',
       message: `vmid ${vmid} is held by a guest this token cannot see (PVE's /cluster/nextid says it exists; no VM.Audit on /vms/${vmid}); ${resource} is not created: grant VM.Audit to see it, or choose another vmid`,
     })
-    return { plan, claims }
+    return { plan, claims, foreign: 'a guest this token cannot see' }
   }
   const pveName = isQemu(m) ? m.spec['pve-name'] : m.spec.dns.hostname
   const owner = g ? ownerOf(g.tags, policy) : undefined
@@ -245,7 +255,7 @@ function planGuest(
       code: 'owned-elsewhere',
       message: `vmid ${vmid} is held by the ${g.type} guest ${JSON.stringify(g.name ?? '')} on ${g.node}, owned by cluster entry ${owner.entries.join(', ')} (tag ${owner.entries.map((e) => `${policy.ownershipTag}.${e}`).join(', ')}); ${resource} does not take it over`,
     })
-    return { plan, claims }
+    return { plan, claims, foreign: `owned by cluster entry ${owner.entries.join(', ')}` }
   }
   if (g && owner?.kind === 'none' && !sameGuest(g, pveName, name)) {
     // vmids are cluster-wide: an unowned guest of another name at this vmid is not taken over; declaring its
@@ -254,7 +264,11 @@ function planGuest(
       code: 'vmid-taken',
       message: `vmid ${vmid} is held by the untagged ${g.type} guest ${JSON.stringify(g.name ?? '')} on ${g.node}; ${resource} (PVE name ${JSON.stringify(pveName)}) does not take it over: adopt it (proxops adopt) or choose another vmid`,
     })
-    return { plan, claims }
+    return {
+      plan,
+      claims,
+      foreign: `the untagged guest ${JSON.stringify(g.name ?? '')}, not the one ${resource} declares`,
+    }
   }
   // a guest away from an offline spec.node is planned below (HA placed it, or its migration is refused)
   if (ctx.nodeDown(node) && (!g || g.node === node)) {
@@ -510,14 +524,15 @@ function safetySnapshot(
     return
   }
   const id = `${base.address}#snapshot`
+  const mark = commentMarker(ctx.policy)
   plan.drafts.push({
     ...base,
     id,
     type: 'snapshot',
-    reason: `${base.resource}: safety snapshot proxops-<UTC time> before ${what}; keeps the newest ${keep} proxops-* snapshots`,
+    reason: `${base.resource}: safety snapshot proxops-<UTC time> before ${what}; keeps the newest ${keep} safety snapshots marked ${mark}`,
     diffs: [],
     disruption: 'none',
-    requests: [{ call: 'snapshot', node: g.node, guest: type, vmid: g.vmid, keep, digest: g.digest }],
+    requests: [{ call: 'snapshot', node: g.node, guest: type, vmid: g.vmid, keep, digest: g.digest, mark }],
     digest: g.digest,
   })
   for (const d of triggers) d.after = [...(d.after ?? []), id]

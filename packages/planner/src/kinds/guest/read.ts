@@ -226,6 +226,7 @@ async function readGuest(reader: LiveReader, read: Read, ref: GuestRef): Promise
     ...qmpField(ref.listed, status?.qmpstatus),
     tags: readTags(config.tags ?? ref.listed?.tags ?? ref.resource?.tags),
     ...(lock ? { lock } : {}),
+    ...(ref.resource?.hastate === 'error' || status?.haState === 'error' ? { haError: true as const } : {}),
     digest,
     config,
     pending,

@@ -16,6 +16,8 @@ import {
   type TaskRecord,
 } from '../../execute/task-call.js'
 import { isCreateForm, isEmptySlot, sizeBytes, volumeBytes } from './volumes.js'
+import { safetySnapshotDescription, safetySnapshotName, safetySnapshotsOf } from './snapshots.js'
+import { awaitHaPower } from '../ha/await-power.js'
 
 export const guestRunners: Runners = {
   createGuest: async (request, { ctx, tasks, secrets }) => {
@@ -57,12 +59,12 @@ export const guestRunners: Runners = {
       () => ctx.writer.start(request.node, request.guest, request.vmid),
       /already running/,
     )
-    await awaitHaPower(request, 'running', tasks.slice(sent), ctx, ctx.taskTimeoutMs)
+    await awaitHaPowerOf(request, 'running', tasks.slice(sent), ctx, ctx.taskTimeoutMs)
   },
   stop: async (request, { ctx, tasks }) => {
     const sent = tasks.length
     await call('stop', ctx, tasks, () => ctx.writer.stop(request.node, request.guest, request.vmid), /not running/)
-    await awaitHaPower(request, 'stopped', tasks.slice(sent), ctx, ctx.taskTimeoutMs)
+    await awaitHaPowerOf(request, 'stopped', tasks.slice(sent), ctx, ctx.taskTimeoutMs)
   },
   shutdown: async (request, { ctx, tasks }) => {
     const sent = tasks.length
@@ -80,7 +82,7 @@ export const guestRunners: Runners = {
       timeoutMs,
     )
     // an HA guest still runs when its hastop task ends: nothing after this (the config write) may start yet
-    await awaitHaPower(request, 'stopped', tasks.slice(sent), ctx, timeoutMs)
+    await awaitHaPowerOf(request, 'stopped', tasks.slice(sent), ctx, timeoutMs)
   },
   reboot: async (request, { ctx, tasks }) => {
     await call('reboot', ctx, tasks, () => ctx.writer.reboot(request.node, request.guest, request.vmid))
@@ -95,7 +97,7 @@ export const guestRunners: Runners = {
   deleteGuest: async (request, { ctx, tasks }) => {
     await call('delete', ctx, tasks, () => ctx.writer.deleteGuest(request.node, request.guest, request.vmid))
   },
-  snapshot: (request, { ctx, tasks }) => safetySnapshot(request, ctx, tasks),
+  snapshot: (request, { ctx, tasks, notes }) => safetySnapshot(request, ctx, tasks, notes),
   migrate: async (request, { ctx, tasks }) => {
     const { params } = await resolveParams(request.params, ctx.secrets)
     // the qmigrate / vzmigrate task ends once the guest's config is on the target (PVE::AbstractMigrate phase3)
@@ -135,27 +137,18 @@ async function updateConfig(request: RequestOf<'updateConfig'>, { ctx, tasks, se
   )
 }
 
-/** `proxops-20261201T193000Z`: the UTC time, a valid PVE snapshot name (pve-configid, at most 40 characters) */
-export function safetySnapshotName(ms: number): string {
-  return `proxops-${new Date(ms)
-    .toISOString()
-    .replace(/\.\d+Z$/, 'Z')
-    .replace(/[-:]/g, '')}`
-}
-
-/** the names this executor gives (a `-<n>` suffix when a name of the same second is taken); nothing else is pruned */
-export const SAFETY_SNAPSHOT = /^proxops-\d{8}T\d{6}Z(?:-\d+)?$/
-
 /**
  * A safety snapshot (docs/safety.md): the config must still be the planned one; the guest's older safety
- * snapshots are pruned to the newest `keep - 1` first (so a prune that keeps failing never piles snapshots up),
- * then `proxops-<UTC time>` is taken and confirmed listed. The config read after it must match the one read
- * before apart from `parent`: the later actions of the guest then send the new digest in place of the planned one.
+ * snapshots (named `proxops-<time>` and marked for this entry) are pruned to the newest `keep - 1` first (so a
+ * prune that keeps failing never piles snapshots up), then `proxops-<UTC time>` is taken with the mark and
+ * confirmed listed. A lookalike is left alone and noted. The config read after it must match the one read before
+ * apart from `parent`: the later actions of the guest then send the new digest in place of the planned one.
  */
 async function safetySnapshot(
   request: Extract<PveRequest, { call: 'snapshot' }>,
   ctx: ActionContext,
   tasks: TaskRecord[],
+  notes: string[],
 ): Promise<void> {
   const { node, guest, vmid } = request
   const { writer, reader } = ctx
@@ -167,9 +160,11 @@ async function safetySnapshot(
   if (before.digest !== request.digest)
     throw new ActionFailure(`config of ${guest} ${vmid} changed since plan (digest mismatch); the next cycle re-plans`)
   const existing = await list(node, guest, vmid)
-  const ours = existing
-    .filter((s) => SAFETY_SNAPSHOT.test(s.name))
-    .sort((a, b) => (a.snaptime ?? 0) - (b.snaptime ?? 0) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  const { ours, lookalikes } = safetySnapshotsOf(existing, request.mark)
+  for (const s of lookalikes)
+    notes.push(
+      `left snapshot ${s.name} alone: named like a safety snapshot, but its description does not start with this entry's mark ${request.mark} (taken by hand, by another entry, or before safety snapshots were marked); it is never rotated and does not count towards keep: delete it by hand when it is no longer needed`,
+    )
   for (const old of ours.slice(0, Math.max(0, ours.length - (request.keep - 1))))
     await call(`delete snapshot ${old.name}`, ctx, tasks, () => remove(node, guest, vmid, old.name))
   const base = safetySnapshotName(ctx.now())
@@ -177,7 +172,7 @@ async function safetySnapshot(
   let name = base
   for (let n = 2; taken.has(name); n++) name = `${base}-${n}`
   await call(`snapshot ${name}`, ctx, tasks, () =>
-    create(node, guest, vmid, name, { description: 'safety snapshot taken by proxops before a disruptive change' }),
+    create(node, guest, vmid, name, { description: safetySnapshotDescription(request.mark) }),
   )
   const after = await reader.guestConfig(node, guest, vmid)
   const done = (await list(node, guest, vmid)).find((s) => s.name === name)
@@ -204,10 +199,12 @@ const taskType = (upid: string): string | undefined => upid.split(':')[5]
 /**
  * For an HA-managed guest PVE answers a power request with a `hastart`/`hastop` task that only hands the
  * request to the HA manager and ends OK at once; the guest changes state a CRM cycle or more later (qemu-server
- * vm_start/vm_stop/vm_shutdown, pve-container Status.pm). The change is done when the guest is in the state:
- * poll its status, bounded by the task timeout, and fail early when HA reports the service in `error`.
+ * vm_start/vm_stop/vm_shutdown, pve-container Status.pm). The change is done when the guest is in the state
+ * (kinds/ha/await-power.ts). `hastart` has written `state: started` to resources.cfg before it ends, so a config
+ * that says otherwise while we wait means HA will not start the guest; `hastop` queues a CRM command that reaches
+ * the config only in the manager's next round, so only `error` ends that wait early.
  */
-async function awaitHaPower(
+async function awaitHaPowerOf(
   request: { node: string; guest: GuestType; vmid: number },
   want: 'running' | 'stopped',
   sent: readonly TaskRecord[],
@@ -217,33 +214,18 @@ async function awaitHaPower(
   const task = sent[sent.length - 1]
   const type = task ? taskType(task.upid) : undefined
   if (type !== 'hastart' && type !== 'hastop') return
-  const label = `${request.guest} ${request.vmid}`
-  const started = ctx.now()
-  let node = request.node
-  for (;;) {
-    const status = await ctx.reader.guestStatus(node, request.guest, request.vmid).catch(async (error: unknown) => {
-      // HA may relocate a guest whose start failed (pve-ha-manager `next_state_started`, max_relocate): the
-      // guest's config then lives on another node, which /cluster/resources names
-      const moved = (await ctx.reader.clusterResources('vm')).find(
-        (r) => r.vmid === request.vmid && r.type === request.guest && r.node !== undefined && r.node !== node,
-      )
-      if (!moved?.node) throw error
-      node = moved.node
-      return ctx.reader.guestStatus(node, request.guest, request.vmid)
-    })
-    if (status.status === want) return
-    if (status.haState === 'error') {
-      throw new ActionFailure(
-        `${type === 'hastart' ? 'start' : 'stop'} failed: HA reports ${label} in state error${node === request.node ? '' : ` on ${node}, where it relocated the guest`} (its ${want === 'running' ? 'start' : 'stop'} failed on the node; see the node's task list); set the HA resource to disabled and fix it`,
-      )
-    }
-    if (ctx.now() - started >= timeoutMs) {
-      throw new ActionFailure(
-        `${label} is HA managed: ${type} ended OK but the guest is still ${status.status} after ${Math.round(timeoutMs / 1000)} s (HA state ${status.haState ?? 'unknown'}); not waiting longer`,
-      )
-    }
-    await ctx.sleep(ctx.taskPollIntervalMs)
-  }
+  await awaitHaPower(
+    {
+      node: request.node,
+      guest: request.guest,
+      vmid: request.vmid,
+      want,
+      what: `${type === 'hastart' ? 'start' : 'stop'} failed`,
+      timeoutMs,
+      ...(type === 'hastart' ? { requestedBy: ['started'] } : {}),
+    },
+    ctx,
+  )
 }
 
 const LXC_SIZE_DONE = /disk is already at specified size/

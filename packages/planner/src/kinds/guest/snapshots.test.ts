@@ -20,7 +20,14 @@ import type { Action, Plan, Policy } from '../../plan-types.js'
 import { serializePlan } from '../../serialize.js'
 import { simApply, simCycle, withSim } from '../../test-support/sim.js'
 import { plan } from '../../plan/plan.js'
-import { isSnapshotTrigger, snapshotProblem, volumeProblem } from './snapshots.js'
+import {
+  isSnapshotTrigger,
+  safetySnapshotDescription,
+  safetySnapshotName,
+  safetySnapshotsOf,
+  snapshotProblem,
+  volumeProblem,
+} from './snapshots.js'
 
 const storage = (name: string, type: string, node = 'pve1'): LiveStorage => ({
   node,
@@ -53,7 +60,15 @@ describe('which changes take a safety snapshot', () => {
     const [snap, update] = p.actions as [Action, Action]
     expect(snap.id).toBe('VM/pve1/100(web)#snapshot')
     expect(snap.requests).toEqual([
-      { call: 'snapshot', node: 'pve1', guest: 'qemu', vmid: 100, keep: 2, digest: liveVm(100, 'web').digest },
+      {
+        call: 'snapshot',
+        node: 'pve1',
+        guest: 'qemu',
+        vmid: 100,
+        keep: 2,
+        digest: liveVm(100, 'web').digest,
+        mark: 'managed-by=proxops',
+      },
     ])
     expect(snap.digest).toBe(liveVm(100, 'web').digest)
     expect(update.dependsOn).toContain(snap.id)
@@ -235,4 +250,47 @@ describe('properties', () => {
         expect((await simCycle(env, b, pol, { secrets: lookup })).plan.actions).toEqual([])
       }),
   )
+})
+
+describe("which snapshots are this entry's (the rotation deletes only those)", () => {
+  const MARK = 'managed-by=proxops.lab'
+  const snapshotArb = fc.record({
+    name: fc.oneof(
+      fc.integer({ min: 0, max: 4e12 }).map(safetySnapshotName),
+      fc.constantFrom('before-upgrade', 'proxops-manual', 'proxops-20200101T000000Z', 'proxops-20200101T000000Z-2'),
+    ),
+    description: fc.option(
+      fc.constantFrom(
+        safetySnapshotDescription(MARK),
+        safetySnapshotDescription('managed-by=proxops.other'),
+        safetySnapshotDescription('managed-by=proxops'),
+        'safety snapshot taken by proxops before a disruptive change',
+        'my own pre-upgrade state, keep!',
+        `  ${MARK}  indented`,
+      ),
+      { nil: undefined },
+    ),
+    snaptime: fc.integer({ min: 0, max: 2e9 }),
+  })
+
+  test.prop([fc.array(snapshotArb, { maxLength: 8 })])(
+    "ours: named proxops-<UTC time> and described with this entry's mark first; every other proxops-<time> is a lookalike",
+    (snapshots) => {
+      const { ours, lookalikes } = safetySnapshotsOf(snapshots, MARK)
+      for (const s of snapshots) {
+        const named = /^proxops-\d{8}T\d{6}Z(?:-\d+)?$/.test(s.name)
+        const marked = (s.description ?? '').trim().split(/\s+/)[0] === MARK
+        expect(ours.includes(s)).toBe(named && marked)
+        expect(lookalikes.includes(s)).toBe(named && !marked)
+      }
+      // oldest first: the rotation deletes from the front
+      for (let i = 1; i < ours.length; i++)
+        expect(ours[i - 1]!.snaptime ?? 0).toBeLessThanOrEqual(ours[i]!.snaptime ?? 0)
+    },
+  )
+
+  it("the red team's snapshot: named like ProxOps' and described by hand, it is a lookalike", () => {
+    const mine = { name: 'proxops-20200101T000000Z', description: 'my own pre-upgrade state, keep!', snaptime: 1 }
+    expect(safetySnapshotsOf([mine], MARK)).toEqual({ ours: [], lookalikes: [mine] })
+  })
 })

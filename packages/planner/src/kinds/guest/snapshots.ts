@@ -1,10 +1,12 @@
 /**
  * Safety snapshots (docs/safety.md, "Safety snapshots"): which guests take one, which of their actions wait for
  * it, and whether PVE can snapshot the guest's volumes at all, decided from what the plan already reads (the
- * live config's volume ids and the storage types of `/nodes/{node}/storage`). Pure.
+ * live config's volume ids and the storage types of `/nodes/{node}/storage`); and for the executor (run.ts), the
+ * names and the mark a safety snapshot carries and which of a guest's snapshots are this entry's. Pure.
  */
 import { DEFAULT_SAFETY_SNAPSHOT_KEEP, SAFETY_SNAPSHOTS, type Manifest } from '@proxops/schema'
-import type { GuestType } from '@proxops/pve-client/wire'
+import type { GuestType, SnapshotInfo } from '@proxops/pve-client/wire'
+import { commentWord } from '../../plan/ownership.js'
 import type { Policy } from '../../plan-types.js'
 import type { Draft } from '../../plan/order.js'
 import { parsePS } from './fields.js'
@@ -103,4 +105,38 @@ export function snapshotProblem(
     if (reason !== undefined) return { key, volume, reason }
   }
   return undefined
+}
+
+/** `proxops-20261201T193000Z`: the UTC time, a valid PVE snapshot name (pve-configid, at most 40 characters) */
+export function safetySnapshotName(ms: number): string {
+  return `proxops-${new Date(ms)
+    .toISOString()
+    .replace(/\.\d+Z$/, 'Z')
+    .replace(/[-:]/g, '')}`
+}
+
+/** the names this executor gives (a `-<n>` suffix when a name of the same second is taken) */
+export const SAFETY_SNAPSHOT = /^proxops-\d{8}T\d{6}Z(?:-\d+)?$/
+
+/** The description a safety snapshot gets: this entry's mark first (plan/ownership.ts commentMarker), then why. */
+export const safetySnapshotDescription = (mark: string): string =>
+  `${mark} safety snapshot taken before a disruptive change`
+
+/**
+ * The guest's snapshots this entry's safety snapshots are, by name and mark: a snapshot named like one whose
+ * description does not start with `mark` (taken by hand, by another entry, or before snapshots were marked) is a
+ * lookalike: never rotated, and reported.
+ */
+export function safetySnapshotsOf(
+  snapshots: readonly SnapshotInfo[],
+  mark: string,
+): { ours: SnapshotInfo[]; lookalikes: SnapshotInfo[] } {
+  const named = snapshots.filter((s) => SAFETY_SNAPSHOT.test(s.name))
+  const marked = (s: SnapshotInfo): boolean => commentWord(s.description) === mark
+  return {
+    ours: named
+      .filter(marked)
+      .sort((a, b) => (a.snaptime ?? 0) - (b.snaptime ?? 0) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+    lookalikes: named.filter((s) => !marked(s)).sort((a, b) => (a.name < b.name ? -1 : 1)),
+  }
 }

@@ -88,6 +88,35 @@ describe('planHa', () => {
     ])
   })
 
+  it('next_state_error: a service in error is blocked with the recovery, and only a disabled request is written', () => {
+    const owned = { sid: 'vm:100', state: 'started', comment: haMarker(TAG, 'VM', 'g100') }
+    const ha: LiveHa = { form: 'rules', resources: [owned], preferences: [] }
+    const inError = { ...live(100, 'stopped'), haError: true as const }
+    const blocked = run(ha, [[guest(100, spec({ max_restart: 3 })), inError]])
+    // nothing HA does moves it: no write (not even the max_restart drift), no start of the guest's own
+    expect(blocked.drafts).toEqual([])
+    expect(blocked.anomalies.map((a) => [a.code, a.field])).toEqual([['ha-error', 'spec.ha.state']])
+    expect(blocked.anomalies[0]!.message).toMatch(
+      /in state error .*set spec\.ha\.state: disabled \(with spec\.state: stopped\) and apply/,
+    )
+    expect(blocked.planner.pinnedPower(guest(100, spec()), inError)).toBe('stopped')
+    // PVE's ERROR RECOVERY from git: disabled is written, and its wait is for the stopped guest it already is
+    const disabled = run(ha, [[guest(100, spec({ state: 'disabled' })), inError]])
+    expect(disabled.anomalies).toEqual([])
+    expect(disabled.drafts.map((d) => d.requests)).toEqual([
+      [
+        {
+          call: 'haWrite',
+          object: 'resources',
+          method: 'PUT',
+          id: 'vm:100',
+          params: { state: 'disabled' },
+          guest: { node: 'pve1', guest: 'qemu', vmid: 100, power: 'stopped' },
+        },
+      ],
+    ])
+  })
+
   it('9.x: a node-affinity rule ProxOps does not own naming the resource is an anomaly, not a failing write', () => {
     const ha: LiveHa = {
       form: 'rules',

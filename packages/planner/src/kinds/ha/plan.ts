@@ -100,8 +100,27 @@ export function pinnedPower(m: Manifest, g: LiveGuest | undefined, ha: Observed<
   const live = g === undefined ? 'stopped' : g.status === 'running' ? 'started' : 'stopped'
   if ('unreadable' in ha) return live
   if (want === 'ignored') return undefined
+  // a service in error starts or stops nothing until it is disabled: no power action of the guest's own either
+  if (g?.haError === true && want !== 'disabled') return live
   const r = resourcesOf(ha.known).get(haSid(m.kind === 'VM' ? 'qemu' : 'lxc', m.spec.vmid))
   return r !== undefined && liveState(r) === want ? undefined : live
+}
+
+/**
+ * A guest whose HA service is in `error` (pve-ha-manager next_state_error): the manager starts, stops and moves
+ * nothing until the resource is requested `disabled`, so no write of this cycle could converge it, and ProxOps
+ * does not disable it on its own (that would hide a failure an admin must look at). PVE's ERROR RECOVERY, done
+ * from git: fix the cause, set `spec.ha.state: disabled` (with `spec.state: stopped`) and apply (the service goes to `stopped`), then set the
+ * state back and apply.
+ */
+function haErrorAnomaly(m: Guest, sid: string, base: Base): Anomaly {
+  return {
+    code: 'ha-error',
+    address: base.address,
+    kind: m.kind,
+    field: 'spec.ha.state',
+    message: `the HA manager holds ${sid} in state error (a start or stop failed on every node it may use, see the node's task list); HA starts or stops it no more until it is disabled: fix the cause, set spec.ha.state: disabled (with spec.state: stopped) and apply, then set both back (docs/safety.md#ha-error)`,
+  }
 }
 
 /**
@@ -185,6 +204,10 @@ class HaPlanner {
       return
     }
     const want = requestedState(m) as Requested
+    if (g?.haError === true && want !== 'disabled') {
+      this.env.anomalies.push(haErrorAnomaly(m, sid, base))
+      return
+    }
     const marker = haMarker(tag, m.kind, m.metadata.name)
     const diffs: FieldDiff[] = []
     const params: Record<string, PlanParamValue> = {}
@@ -220,9 +243,9 @@ class HaPlanner {
       params: live
         ? { ...params, ...(deleteKeys.length > 0 ? { delete: deleteKeys.join(',') } : {}) }
         : { sid, ...params },
-      ...(power !== undefined && (power === 'running') !== running
-        ? { guest: { node: m.spec.node, guest: type, vmid: m.spec.vmid, power } }
-        : {}),
+      // a changed requested state is waited for even when the guest is in it already: HA may be about to move
+      // it (a request of the old state not yet carried out), and the write is done when the manager agrees
+      ...(power !== undefined ? { guest: { node: m.spec.node, guest: type, vmid: m.spec.vmid, power } } : {}),
     }
     const requests = [...before]
     if (live === undefined || Object.keys(haWrite.params).length > 0) requests.push(haWrite)

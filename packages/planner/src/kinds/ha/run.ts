@@ -2,6 +2,7 @@
 import { isLockTimeoutMessage } from '@proxops/pve-client/wire'
 import type { PveRequest } from '../../plan-types.js'
 import { ActionFailure, type ActionContext, type Runners } from '../../execute/task-call.js'
+import { awaitHaPower } from './await-power.js'
 
 export const haRunners: Runners = {
   haWrite: (request, { ctx }) => haWrite(request, ctx),
@@ -10,7 +11,8 @@ export const haRunners: Runners = {
 /**
  * One HA section-config write (synchronous in PVE, no task), then, for a change of the requested state, the
  * wait until the guest is in it: the CRM acts a cycle or more later (PVE::HA::Manager), so the write is done
- * when the guest runs or stops, bounded by the task timeout, and early failed when HA reports `error`.
+ * when the guest runs or stops, bounded by the task timeout, and failed early when HA will not get there
+ * (await-power.ts).
  */
 async function haWrite(request: Extract<PveRequest, { call: 'haWrite' }>, ctx: ActionContext): Promise<void> {
   const write = ctx.writer.haWrite.bind(ctx.writer)
@@ -32,19 +34,18 @@ async function haWrite(request: Extract<PveRequest, { call: 'haWrite' }>, ctx: A
   }
   const target = request.guest
   if (!target) return
-  const label = `${target.guest} ${target.vmid}`
-  const started = ctx.now()
-  for (;;) {
-    const status = await ctx.reader.guestStatus(target.node, target.guest, target.vmid)
-    if (status.status === target.power) return
-    if (status.haState === 'error')
-      throw new ActionFailure(
-        `${what}: HA reports ${label} in state error (its ${target.power === 'running' ? 'start' : 'stop'} failed on the node; see the node's task list); set spec.ha.state to disabled and fix it`,
-      )
-    if (ctx.now() - started >= ctx.taskTimeoutMs)
-      throw new ActionFailure(
-        `${what}: the guest is still ${status.status} after ${Math.round(ctx.taskTimeoutMs / 1000)} s (HA state ${status.haState ?? 'unknown'}); not waiting longer`,
-      )
-    await ctx.sleep(ctx.taskPollIntervalMs)
-  }
+  // the write itself set the config state: a config that no longer says it means HA will not get there
+  await awaitHaPower(
+    {
+      node: target.node,
+      guest: target.guest,
+      vmid: target.vmid,
+      want: target.power,
+      what,
+      timeoutMs: ctx.taskTimeoutMs,
+      requestedBy: target.power === 'running' ? ['started'] : ['stopped', 'disabled'],
+      leavesError: request.params.state === 'disabled',
+    },
+    ctx,
+  )
 }

@@ -55,6 +55,19 @@ describe('Pool kind and spec.pool', () => {
     expect(second.actions).toEqual([])
   })
 
+  it('a guest never joins a pool marked for another cluster entry: neither on create nor through update_pool', () => {
+    const d = desired(vm('a', 100, { pool: 'theirs' }), vm('b', 101, { pool: 'theirs' }))
+    const inv = inventory([liveVm(100, 'a')], { pools: pools(live('theirs', 'managed-by=proxops.b team b')) })
+    const p = plan(d, inv, policy({ clusterEntry: 'a' }))
+    expect(req(p, 'updatePool')).toEqual([])
+    expect(p.actions.filter((a) => a.type === 'create')).toEqual([])
+    expect(p.anomalies.map((a) => [a.code, a.address, a.field])).toEqual([
+      ['owned-elsewhere', 'VM/pve1/100(a)', 'spec.pool'],
+      ['owned-elsewhere', 'VM/pve1/101(b)', 'spec.pool'],
+    ])
+    expect(p.anomalies[0]?.message).toContain("another cluster entry's marker (managed-by=proxops.b)")
+  })
+
   it('an existing guest joins through update_pool, with allow-move only when it is in another pool', async () => {
     const d = desired(vm('a', 100, { pool: 'web' }), vm('b', 101, { pool: 'web' }), vm('c', 102))
     const guests = [liveVm(100, 'a'), liveVm(101, 'b'), liveVm(102, 'c')]

@@ -47,23 +47,35 @@ export const poolComment = (m: PoolManifest, policy: Pick<Policy, 'ownershipTag'
 export interface PoolIndex {
   known: boolean
   has(poolid: string): boolean
+  /** the marker of another cluster entry when the live pool carries one (a guest of this entry never joins it) */
+  otherOwner(poolid: string): string | undefined
 }
 
 export function poolIndex(ctx: PlanContext): PoolIndex {
   const declared = new Set(ctx.desired.manifests.flatMap((m) => (m.kind === 'Pool' ? [m.spec.id] : [])))
   const live = known(ctx.live.pools)
-  const ids = new Set(live?.map((p) => p.poolid))
-  return { known: live !== undefined, has: (id) => ids.has(id) || declared.has(id) }
+  const byId = new Map(live?.map((p) => [p.poolid, p]))
+  return {
+    known: live !== undefined,
+    has: (id) => byId.has(id) || declared.has(id),
+    otherOwner: (id) => {
+      const comment = byId.get(id)?.comment
+      return commentOwner(comment, ctx.policy) === 'other' ? commentWord(comment) : undefined
+    },
+  }
 }
 
 /**
  * `pool=` for a new guest's create or clone, or why it cannot be created (create_vm would fail on
- * check_pool_exist). Unknown pools: the create carries `pool=` and PVE checks it.
+ * check_pool_exist; a pool of another cluster entry is never joined). Unknown pools: the create carries `pool=`
+ * and PVE checks it.
  */
 export function poolForCreate(m: Guest, pools: PoolIndex): { pool?: string } | { missing: MissingPool } {
   const pool = m.spec.pool
   if (pool === undefined) return {}
   if (pools.known && !pools.has(pool)) return { missing: missingPool(pool) }
+  const other = pools.otherOwner(pool)
+  if (other !== undefined) return { missing: othersPool(pool, other) }
   return { pool }
 }
 
@@ -72,6 +84,16 @@ const missingPool = (pool: string): MissingPool => ({
   code: 'pool-missing',
   field: 'spec.pool',
   message: `spec.pool names pool ${JSON.stringify(pool)}, which is not on PVE (or not visible to this token: Pool.Audit) and no Pool of this cluster declares; declare it as a Pool or create it`,
+})
+
+/**
+ * A pool marked for another cluster entry: joining it would change that entry's pool (and put the guest under
+ * its backup jobs and permissions).
+ */
+const othersPool = (pool: string, marker: string): MissingPool => ({
+  code: 'owned-elsewhere',
+  field: 'spec.pool',
+  message: `spec.pool names pool ${JSON.stringify(pool)}, which carries another cluster entry's marker (${marker}); the guest does not join it: choose a pool this entry owns`,
 })
 
 /** Two Pool manifests declaring one PVE pool id (checked before anything is planned). */
@@ -170,6 +192,11 @@ class PoolPlanner {
     if (current === pool) return
     if (!this.live.has(pool) && !this.declared.has(pool)) {
       this.env.anomalies.push({ ...missingPool(pool), address: base.address, kind: m.kind })
+      return
+    }
+    const comment = this.live.get(pool)?.comment
+    if (commentOwner(comment, this.env.policy) === 'other') {
+      this.env.anomalies.push({ ...othersPool(pool, commentWord(comment)), address: base.address, kind: m.kind })
       return
     }
     const id = `${base.address}#pool`
