@@ -11,7 +11,7 @@ const root = dirname(fileURLToPath(import.meta.url))
 // the @proxops packages (with optional subpath) a package may use; `external`, where given, is the complete list of
 // third-party packages a library may use (node: built-ins are always allowed). Tests may also use their package's
 // devDependencies, but never cross into another package by a relative path, and the simulator's tests import
-// nothing from packages/ either.
+// nothing from packages/ either. `layers` bounds what a folder inside a package may import by a relative path.
 const ALL = ['@proxops/schema', '@proxops/pve-client', '@proxops/sops', '@proxops/planner']
 const BOUNDARIES = {
   'packages/schema': {
@@ -22,7 +22,13 @@ const BOUNDARIES = {
   'packages/sops': { workspace: [], external: ['yaml', 'age-encryption'] },
   'packages/planner': { workspace: ['@proxops/schema', '@proxops/pve-client/wire'], external: [] },
   'packages/cli': { workspace: ALL },
-  'tools/pve-sim': { workspace: [], testWorkspace: [] },
+  'tools/pve-sim': {
+    workspace: [],
+    testWorkspace: [],
+    // The PVE model is the bottom layer: its sources and tests reach only the model, pve-common's schema code in
+    // src/apidoc, and (tests) the test harness, never the HTTP, route, access or control layers above it.
+    layers: [{ dir: 'src/model', may: ['src/model', 'src/apidoc'], testsMay: ['src/test-support'] }],
+  },
   'tools/bench': { workspace: [...ALL, '@proxops/pve-sim', '@proxops/cli'] },
   'tools/reliability': { workspace: [...ALL, '@proxops/pve-sim', '@proxops/cli'] },
   'tools/docs-check': { workspace: [...ALL, '@proxops/pve-sim', '@proxops/cli'] },
@@ -58,6 +64,16 @@ const boundaries = {
         const target = resolve(dirname(file), spec)
         const other = Object.keys(BOUNDARIES).find((d) => d !== pkgDir && target.startsWith(join(root, d) + sep))
         if (other) context.report({ node, message: `${where} reaches into ${other} by a relative path: ${spec}` })
+        const inside = (dir) => target.startsWith(join(root, pkgDir, dir) + sep)
+        for (const layer of rule.layers ?? []) {
+          if (!file.startsWith(join(root, pkgDir, layer.dir) + sep)) continue
+          const may = [...layer.may, ...(isTest ? (layer.testsMay ?? []) : [])]
+          if (!may.some(inside))
+            context.report({
+              node,
+              message: `${pkgDir}/${layer.dir}${isTest ? ' (tests)' : ''} may import only ${may.join(', ')}, not ${spec}`,
+            })
+        }
         return
       }
       if (spec.startsWith('node:')) return

@@ -8,10 +8,9 @@ import { execFileSync } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { pathToFileURL } from 'node:url'
+import { PACKAGES, ROOT as root, packTarballs } from './pack-tarballs.mjs'
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
-const PACKAGES = ['schema', 'pve-client', 'sops', 'planner', 'cli']
 const failures = []
 const check = (ok, what) => {
   if (!ok) failures.push(what)
@@ -24,9 +23,7 @@ const tmp = mkdtempSync(path.join(os.tmpdir(), 'proxops-publish-'))
 try {
   step('packing')
   const tarballs = path.join(tmp, 'tarballs')
-  mkdirSync(tarballs)
-  for (const name of PACKAGES)
-    run('pnpm', ['pack', '--pack-destination', tarballs], { cwd: path.join(root, 'packages', name) })
+  packTarballs(tarballs)
 
   step('checking the packed manifests and files')
   for (const file of readdirSync(tarballs)) {

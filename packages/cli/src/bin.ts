@@ -5,17 +5,12 @@ if (process.argv.length === 3 && process.argv[2] === '--version') {
   process.stdout.write(`proxops version ${version}\n`)
 } else {
   const controller = new AbortController()
-  const daemon = process.argv.slice(2).find((a) => !a.startsWith('-')) === 'run'
   let stops = 0
   const stop = (signal: NodeJS.Signals): void => {
     stops++
     // a second signal means "now": leave without waiting for running tasks
     if (stops > 1) process.exit(signal === 'SIGINT' ? 130 : 143)
-    // said at once, so nobody presses again thinking it hangs (the daemon logs its stop as NDJSON instead)
-    if (!daemon)
-      process.stderr.write(
-        `proxops: ${signal}: stopping after running actions finish; ${signal === 'SIGINT' ? 'Ctrl-C' : 'signal'} again to abort\n`,
-      )
+    // the command says it at once (cli.ts, stopLine): above apply's live block, in the daemon's log
     controller.abort(new Error(`received ${signal}`))
   }
   process.on('SIGINT', stop)

@@ -42,3 +42,50 @@ describe('a mistyped command or flag', () => {
     expect(r.stderr).toBe(`proxops: error: ${message}\n`)
   })
 })
+
+describe('habits from Terraform and kubectl', () => {
+  it.each([
+    [['plan', '-auto-approve'], '-auto-approve is not a ProxOps flag; in ProxOps: --yes (see proxops plan --help)'],
+    [['apply', '--auto-approve'], '--auto-approve is not a ProxOps flag; in ProxOps: --yes (see proxops apply --help)'],
+    [
+      ['diff', '-detailed-exitcode'],
+      '-detailed-exitcode: ProxOps long flags take two dashes: --detailed-exitcode (see proxops diff --help)',
+    ],
+    [['apply', '-target=VM/web'], '-target: ProxOps long flags take two dashes: --target (see proxops apply --help)'],
+    [['diff', '-clustr', 'lab'], '-clustr: ProxOps long flags take two dashes: --cluster (see proxops diff --help)'],
+    [['get', 'vms'], 'unknown command "get"; in ProxOps: proxops status (one object: proxops status KIND/name)'],
+    [['describe', 'VM/web'], 'unknown command "describe"; in ProxOps: proxops status KIND/name'],
+    [
+      ['import'],
+      'unknown command "import"; in ProxOps: proxops adopt --cluster <name>, which writes manifests for what already runs',
+    ],
+    [
+      ['status', '-w'],
+      '-w is not a ProxOps flag; in ProxOps: proxops run (the daemon re-applies every 30 s), or watch proxops status (see proxops status --help)',
+    ],
+    [
+      ['apply', '-f', 'vm.yaml'],
+      '-f is not a ProxOps flag; in ProxOps: nothing: ProxOps reads the whole repository (narrow with --cluster or --target KIND/name) (see proxops apply --help)',
+    ],
+  ])('%j names the ProxOps way', async (argv, message) => {
+    const r = await run(argv)
+    expect(r.code).toBe(1)
+    expect(r.stdout).toBe('')
+    expect(r.stderr).toBe(`proxops: error: ${message}\n`)
+  })
+
+  it('takes the ones ProxOps meets: plan is diff, -o yaml is an output format', async () => {
+    // outside a repository both get as far as looking for it: they were understood
+    for (const argv of [
+      ['plan'],
+      ['diff', '-o', 'yaml'],
+      ['status', 'VM/web', '-o', 'yaml'],
+      ['apply', '--target', 'VM/web', '--yes'],
+    ]) {
+      const r = await run(argv)
+      expect(r.stderr, argv.join(' ')).toMatch(/^proxops: error: no ProxOps GitOps repository found/)
+    }
+    const show = await run(['show', 'missing.plan.json'])
+    expect(show.stderr).toBe('proxops: error: cannot read missing.plan.json: ENOENT\n')
+  })
+})

@@ -4,13 +4,21 @@ import path from 'node:path'
 import { createInterface } from 'node:readline/promises'
 import { version } from './version.js'
 import { validateCommand, type ValidateHooks } from './commands/validate.js'
-import { adoptCommand, applyCommand, diffCommand, runCommand, statusCommand } from './commands/definitions.js'
+import {
+  adoptCommand,
+  applyCommand,
+  diffCommand,
+  runCommand,
+  showCommand,
+  statusCommand,
+} from './commands/definitions.js'
 import { GLOBAL_OPTIONS, type GlobalArgs } from './commands/options.js'
 import { CliError, oneLine } from './errors.js'
 import { nearest } from '@proxops/schema'
 import { SHELLS, completer, completionScript } from './completion.js'
 import { createLogger } from './log.js'
 import { Redactor } from './redact.js'
+import { habitMessage } from './habits.js'
 import type { CliContext, CliIo } from './runtime/context.js'
 
 export interface MainOptions {
@@ -52,7 +60,14 @@ export function buildContext(options: MainOptions = {}): CliContext {
     log: createLogger({ level: 'info', format: 'text', redactor, stream: io.stderr }),
     now: () => Date.now(),
     signal: options.signal ?? new AbortController().signal,
+    announceStop: (line) => void io.stderr.write(`${line}\n`),
   }
+}
+
+/** What a command says when a stop is asked for; `reason` is the abort reason bin.ts gives (`received SIGINT`). */
+export function stopLine(reason: unknown): string {
+  const signal = /\b(SIG[A-Z]+)\b/.exec(reason instanceof Error ? reason.message : String(reason))?.[1] ?? 'stop'
+  return `proxops: ${signal}: stopping after running actions finish; ${signal === 'SIGINT' ? 'Ctrl-C' : 'signal'} again to abort`
 }
 
 /** validate's SOPS checks, loaded only when validate runs. */
@@ -101,6 +116,7 @@ export function program(
       .command(diffCommand(ctx, setExit))
       .command(applyCommand(ctx, setExit))
       .command(statusCommand(ctx, setExit))
+      .command(showCommand(ctx, setExit))
       .command(validateCommand(setExit, ctx, lazySopsHooks(ctx)))
       .command(adoptCommand(ctx, setExit))
       .command(runCommand(ctx, setExit))
@@ -135,7 +151,9 @@ interface YargsUsage {
 /** The commands of the program, as typed (completion and "did you mean" use them). */
 export const COMMANDS = [
   'diff',
+  'plan',
   'apply',
+  'show',
   'status',
   'validate',
   'adopt',
@@ -187,9 +205,21 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   const setExit = (code: number): void => {
     exitCode = code
   }
+  const signal = options.signal
+  if (signal) {
+    const announce = (): void => ctx().announceStop(stopLine(signal.reason))
+    if (signal.aborted) announce()
+    else signal.addEventListener('abort', announce, { once: true })
+  }
   try {
     await program(argv, ctx, setExit)
       .fail((msg, err, usage) => {
+        // a habit from Terraform or kubectl (`-auto-approve`, `get`): say the ProxOps way, whatever yargs made of it
+        const typed = argv.find((a) => !a.startsWith('-'))
+        const command = typed !== undefined && (COMMANDS as readonly string[]).includes(typed) ? typed : undefined
+        const flags = Object.keys((usage as unknown as YargsUsage | undefined)?.getDescriptions?.() ?? GLOBAL_OPTIONS)
+        const habit = err instanceof CliError ? undefined : habitMessage(argv, command, [...flags, 'no-color'])
+        if (habit !== undefined) throw new CliError('USAGE', habit)
         // yargs' requiresArg message, said the way the flag is typed
         const missing = /^Not enough arguments following: (\S+)$/.exec(msg ?? '')
         if (missing && !(err instanceof CliError))

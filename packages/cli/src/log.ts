@@ -1,6 +1,6 @@
 /**
- * Logging: winston, every level to stderr (stdout carries the plan or report). Human lines by default,
- * NDJSON in daemon mode. A redaction format runs last before output, so no credential reaches a line
+ * Logging: winston, every level to stderr (stdout carries the plan or report). Human lines by default; the
+ * daemon writes NDJSON when stderr is not a terminal (a service's journal, a pipe) and timed human lines on one. A redaction format runs last before output, so no credential reaches a line
  * whatever a caller passes as metadata.
  */
 import { createRequire } from 'node:module'
@@ -21,6 +21,8 @@ export interface LogOptions {
   redactor: Redactor
   /** defaults to process.stderr */
   stream?: Writable
+  /** text lines start with the local time (`14:03:07`): the daemon's log on a terminal */
+  clock?: boolean
 }
 
 export type LogMeta = Readonly<Record<string, unknown>>
@@ -68,7 +70,7 @@ function winstonLogger(options: LogOptions): winston.Logger {
   const render =
     options.format === 'json'
       ? winston.format.combine(winston.format.timestamp(), winston.format.json({ deterministic: true }))
-      : winston.format.printf((info) => formatText(info))
+      : winston.format.printf((info) => `${options.clock ? `${clockTime(new Date())} ` : ''}${formatText(info)}`)
   return winston.createLogger({
     level: options.level,
     levels: { error: 0, warn: 1, info: 2, debug: 3 },
@@ -76,6 +78,11 @@ function winstonLogger(options: LogOptions): winston.Logger {
     transports: [new winston.transports.Stream({ stream: options.stream ?? process.stderr })],
     exitOnError: false,
   })
+}
+
+/** `14:03:07`, the local time of day (a terminal's reader knows the date). */
+export function clockTime(at: Date): string {
+  return [at.getHours(), at.getMinutes(), at.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':')
 }
 
 /** `level: message key=value ...` with values JSON-quoted only when they need it. */

@@ -44,7 +44,8 @@ export {
   type Skip,
   type SkipCode,
 } from './plan-types.js'
-export { plan, type PlanOptions } from './plan/index.js'
+export { plan, addressesOf, type PlanOptions } from './plan/index.js'
+export { targetPlan, type PlanTarget } from './plan/target.js'
 export { serializePlan, parsePlan } from './serialize.js'
 export { PlanInputError, type PlanErrorCode } from './errors.js'
 export {
@@ -55,7 +56,6 @@ export {
   type Blocked,
   type BlockReason,
 } from './convergence.js'
-export { pveumGrant, type Grant, type PrivilegeNeed, type Privileges } from './privileges.js'
 export { observe, ObserveError, DEFAULT_READ_CONCURRENCY, type ObserveOptions } from './observe/index.js'
 export {
   execute,
@@ -74,7 +74,6 @@ export {
 export {
   adopt,
   selectForAdoption,
-  matchesFilter,
   declaredObjects,
   type AdoptSelection,
   type AdoptFilter,
@@ -88,10 +87,7 @@ export {
 } from './adopt/index.js'
 export {
   reconcile,
-  preflightPrivileges,
   ReconcileError,
-  checkSavedPlan,
-  planDifference,
   PruneWindowBudget,
   secretRefs,
   type ReconcileOptions,
@@ -99,14 +95,3 @@ export {
   type ReconcileErrorCode,
   type PruneWindow,
 } from './reconcile/index.js'
-export {
-  firewallVmids,
-  applyWrite,
-  desiredFirewall,
-  firewallWrites,
-  liveFirewall,
-  ruleLine,
-  type CanonFirewall,
-  type CanonRule,
-  type DesiredFirewall,
-} from './kinds/firewall/index.js'

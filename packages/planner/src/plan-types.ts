@@ -251,6 +251,10 @@ export type AnomalyCode =
   | 'snapshot-unsupported'
   /** a guest to be marked as a template has snapshots, which PVE's template conversion refuses */
   | 'template-snapshots'
+  /** a prune whose destroy (purge) would make PVE delete an object this entry does not own (a backup job, an HA rule) */
+  | 'purge-effect'
+  /** PVE would refuse the storage a volume or artifact is declared on (not on the node, no such content type) */
+  | 'storage-refused'
 
 /** A non-destructive observation; never executed. */
 export interface Anomaly {

@@ -483,10 +483,38 @@ export class PveClient extends PveReadOnlyClient {
     return taskRef(node, await this.#write('POST', path, { node, vmid }, params, o), `POST ${path}`)
   }
 
-  /** POST .../template: qemu answers a task; lxc answers null (use `waitTemplate`). */
+  /**
+   * POST .../template: qemu-server answers its worker's UPID. pve-container forks a `vztemplate` worker too but
+   * answers null (PVE::API2::LXC `template`); that worker is looked up in the node's active task list and returned,
+   * so it is waited on like any task. Null when it is not listed there (or the list cannot be read): then poll the
+   * config (`waitTemplate`).
+   */
   async markTemplate(node: string, type: GuestType, vmid: number, o?: CallOptions): Promise<TaskRef | null> {
     const path = `/nodes/{node}/${guestType(type)}/{vmid}/template`
-    return taskRef(node, await this.#write('POST', path, { node, vmid }, {}, o), `POST ${path}`, true)
+    const answer = taskRef(node, await this.#write('POST', path, { node, vmid }, {}, o), `POST ${path}`, true)
+    return answer ?? (type === 'lxc' ? this.#forkedWorker(node, 'vztemplate', vmid, o) : null)
+  }
+
+  /**
+   * The worker a call forked without answering its UPID. PVE lists it among the node's active tasks by the time the
+   * call answers: pve-common's RESTEnvironment `fork_worker` adds it (`active_workers`) before it returns. Only one
+   * such worker of a guest can run at a time (they hold the guest's config lock), so the first listed is this one.
+   */
+  async #forkedWorker(node: string, type: string, vmid: number, o?: CallOptions): Promise<TaskRef | null> {
+    try {
+      const list = await this.get('/nodes/{node}/tasks', {
+        pathParams: { node },
+        query: { source: 'active', typefilter: type, vmid },
+        ...(o ?? {}),
+      })
+      const upid = Array.isArray(list)
+        ? list.map((t) => (t as { upid?: unknown } | null)?.upid).find((u): u is string => isUpid(u))
+        : undefined
+      return upid !== undefined ? { node, upid } : null
+    } catch {
+      // the conversion was started: a caller that cannot find the worker waits on the config instead
+      return null
+    }
   }
 
   /**

@@ -1,26 +1,63 @@
 /**
  * Generated artefacts, kept in sync by tests and rewritten by `pnpm --filter @proxops/schema gen`:
- * - `packages/schema/schema/manifest.schema.json` (JSON Schema for editors),
+ * - `packages/schema/schema/manifest.schema.json`, `config.schema.json` and `resources.schema.json` (JSON Schemas
+ *   for editors),
  * - `docs/schema-reference.md` (every kind and field with type, default and description),
- * - the error-code table inside `docs/repository.md` (between the `errors:start`/`errors:end` markers).
+ * - the error-code table inside `docs/repository.md` (between the `errors:start`/`errors:end` markers),
+ * - `packages/schema/src/pve-data.ts`, the repository's `pve-data/*.json` tables as a module of this package.
  */
 import { ErrorCodes } from './errors.js'
 import { KIND_ALIASES, KIND_ROOT_OF, KINDS } from './kinds.js'
-import { manifestJsonSchema } from './json-schema.js'
+import { configJsonSchema, manifestJsonSchema, resourcesJsonSchema } from './json-schema.js'
 import { REFERENCE_SECTIONS } from './reference-sections.js'
 
 // The generator walks the JSON Schema tree valibot produces, which has no static type.
 /* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-argument, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-return */
 type Json = Record<string, any>
 
+/** the PVE data tables this package compiles, one source with the simulator (pve-data/README.md) */
+export const PVE_DATA_FILES = [
+  { file: 'firewall.json', name: 'firewallData', type: 'FirewallData' },
+  { file: 'calendar-event.json', name: 'calendarEventData', type: 'CalendarEventData' },
+] as const
+
+/** `src/pve-data.ts` from the texts of the `pve-data/` files (`texts[file]`), each embedded as it is */
+export function renderPveData(texts: Readonly<Record<string, string>>): string {
+  const parts = PVE_DATA_FILES.map(({ file, name, type }) => {
+    const text = texts[file]
+    if (text === undefined) throw new Error(`renderPveData: no text for pve-data/${file}`)
+    return `/** pve-data/${file} */\nexport const ${name}: ${type} = ${text.trimEnd()}\n`
+  })
+  return [
+    "// Generated from the repository's pve-data/ folder by `pnpm --filter @proxops/schema gen`; do not edit.",
+    '// The simulator reads the same files (pve-data/README.md).',
+    `import type { ${PVE_DATA_FILES.map((f) => f.type).join(', ')} } from './pve-data-types.js'`,
+    '',
+    parts.join('\n'),
+  ].join('\n')
+}
+
 export function renderManifestSchema(): string {
   return `${JSON.stringify(manifestJsonSchema(), null, 2)}\n`
+}
+
+export function renderConfigSchema(): string {
+  return `${JSON.stringify(configJsonSchema(), null, 2)}\n`
+}
+
+export function renderResourcesSchema(): string {
+  return `${JSON.stringify(resourcesJsonSchema(), null, 2)}\n`
+}
+
+/** The type of a schema node; a mapping or list that may also be null (a key left empty) counts as itself. */
+function baseType(s: Json): unknown {
+  return Array.isArray(s.type) ? s.type.find((t: unknown) => t !== 'null') : s.type
 }
 
 function typeOf(s: Json): string {
   if (s.const !== undefined) return `\`${JSON.stringify(s.const)}\``
   if (Array.isArray(s.enum)) return s.enum.map((e: unknown) => `\`${String(e)}\``).join(' | ')
-  if (s.type === 'string' && Array.isArray(s.examples) && s.pattern)
+  if (baseType(s) === 'string' && Array.isArray(s.examples) && s.pattern)
     return `${s.examples.map((e: unknown) => `\`${String(e)}\``).join(' | ')} (any case)`
   if (Array.isArray(s.anyOf)) {
     const types = s.anyOf.map((x: Json) => x.type)
@@ -28,12 +65,12 @@ function typeOf(s: Json): string {
     if (types.every((t: string) => ['string', 'number', 'boolean'].includes(t))) return 'scalar'
     return s.anyOf.map(typeOf).join(' | ')
   }
-  if (s.type === 'array') return `list of ${s.items ? typeOf(s.items) : 'any'}`
-  if (s.type === 'object' && s.additionalProperties && typeof s.additionalProperties === 'object')
+  if (baseType(s) === 'array') return `list of ${s.items ? typeOf(s.items) : 'any'}`
+  if (baseType(s) === 'object' && s.additionalProperties && typeof s.additionalProperties === 'object')
     return `map of ${typeOf(s.additionalProperties)}`
-  if (s.type === 'object') return 'mapping'
-  if (s.type === 'integer') return 'integer'
-  return String(s.type ?? 'any')
+  if (baseType(s) === 'object') return 'mapping'
+  if (baseType(s) === 'integer') return 'integer'
+  return String(baseType(s) ?? 'any')
 }
 
 function rangeOf(s: Json): string {
@@ -57,8 +94,8 @@ function rows(schema: Json, prefix: string, out: string[]): void {
     const desc = typeof prop.description === 'string' ? prop.description : ''
     const type = key === 'kind' && path === 'kind' ? 'string' : `${typeOf(prop)}${rangeOf(prop)}`
     out.push(`| \`${path}\` | ${cell(type)} | ${required.has(key) ? 'yes' : ''} | ${def} | ${cell(desc)} |`)
-    if (prop.type === 'object' && prop.properties) rows(prop, path, out)
-    if (prop.type === 'array' && prop.items?.type === 'object' && prop.items.properties)
+    if (baseType(prop) === 'object' && prop.properties) rows(prop, path, out)
+    if (baseType(prop) === 'array' && prop.items?.type === 'object' && prop.items.properties)
       rows(prop.items, `${path}[]`, out)
   }
 }
@@ -77,7 +114,9 @@ export function renderSchemaReference(): string {
     '`G`/`GB`, `T`/`TB`, `P`/`PB` (powers of 1000) or binary `Ki`/`KiB` ... `Pi`/`PiB` (powers of 1024); a bare YAML',
     'number counts bytes. Memory, swap and disk sizes must be a whole number of MiB, so write `8GiB`, not `8G`.',
     '**scalar** is a string, number or boolean (sent as a string). Fields without a default that are absent are',
-    '*not owned*: ProxOps never writes them and never reports drift on them.',
+    '*not owned*: ProxOps never writes them and never reports drift on them. A mapping or list key with nothing under',
+    'it (every child commented out) reads as if it were left out, or as empty where it is required',
+    '([repository](repository.md#keys-left-empty)).',
     '',
     'Editors: `# yaml-language-server: $schema=<path to packages/schema/schema/manifest.schema.json>` at the top of',
     'a manifest (or a `yaml.schemas` setting) gives completion and checks while typing. `proxops validate` runs',

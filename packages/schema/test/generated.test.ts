@@ -3,7 +3,17 @@ import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { fc, test } from '@fast-check/vitest'
-import { renderManifestSchema, renderSchemaReference, withErrorTable, renderErrorTable } from '../src/generate.js'
+import {
+  PVE_DATA_FILES,
+  renderConfigSchema,
+  renderManifestSchema,
+  renderPveData,
+  renderResourcesSchema,
+  renderSchemaReference,
+  withErrorTable,
+  renderErrorTable,
+} from '../src/generate.js'
+import { calendarEventData, firewallData } from '../src/pve-data.js'
 import { manifestJsonSchema } from '../src/json-schema.js'
 import { ErrorCodes, KIND_ALIASES, KINDS, parseQuantity } from '../src/index.js'
 import { manifestSchemas } from '../src/manifest/schemas.js'
@@ -16,6 +26,10 @@ describe('generated files', () => {
   it('schema/manifest.schema.json', () => {
     expect(read('../schema/manifest.schema.json'), HINT).toBe(renderManifestSchema())
   })
+  it('schema/config.schema.json and schema/resources.schema.json', () => {
+    expect(read('../schema/config.schema.json'), HINT).toBe(renderConfigSchema())
+    expect(read('../schema/resources.schema.json'), HINT).toBe(renderResourcesSchema())
+  })
   it('docs/schema-reference.md', () => {
     expect(read('../../../docs/schema-reference.md'), HINT).toBe(renderSchemaReference())
   })
@@ -23,6 +37,17 @@ describe('generated files', () => {
     const doc = read('../../../docs/repository.md')
     expect(doc, HINT).toBe(withErrorTable(doc))
     for (const code of Object.keys(ErrorCodes)) expect(renderErrorTable()).toContain(`\`${code}\``)
+  })
+  it('src/pve-data.ts holds the pve-data/ tables the simulator reads, unchanged', () => {
+    const texts = Object.fromEntries(PVE_DATA_FILES.map(({ file }) => [file, read(`../../../pve-data/${file}`)]))
+    expect(read('../src/pve-data.ts'), HINT).toBe(renderPveData(texts))
+    expect(firewallData).toEqual(JSON.parse(texts['firewall.json']!))
+    expect(calendarEventData).toEqual(JSON.parse(texts['calendar-event.json']!))
+  })
+  it('the pve-data check can fail: a changed table renders a different module', () => {
+    const texts = Object.fromEntries(PVE_DATA_FILES.map(({ file }) => [file, read(`../../../pve-data/${file}`)]))
+    const changed = { ...texts, 'firewall.json': texts['firewall.json']!.replace('"Amanda"', '"Amandb"') }
+    expect(renderPveData(changed)).not.toBe(read('../src/pve-data.ts'))
   })
 })
 

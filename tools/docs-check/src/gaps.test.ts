@@ -25,4 +25,11 @@ describe('docs/GAPS.md', () => {
     expect(merged.match(/^## /gm)?.length).toBeGreaterThanOrEqual(9)
     for (const section of merged.split(/^## /m).slice(1)) expect(section).toMatch(/^- /m)
   })
+
+  it('says what "the reference" is before any section compares with it', () => {
+    const merged = mergeGaps(docs)
+    const said = merged.indexOf('**The reference**')
+    expect(said).toBeGreaterThan(0)
+    expect(said).toBeLessThan(merged.search(/\bthe reference\b/))
+  })
 })

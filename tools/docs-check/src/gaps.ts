@@ -13,6 +13,12 @@ const INTRO = `# Known gaps
 What ProxOps does not model or check, and what follows for you. Each section comes from one area's file in
 [gaps/](gaps/) (edit those, then run \`pnpm --filter @proxops/docs-check gen-gaps\`). Measured performance and its
 limits are in [performance.md](performance.md).
+
+**The reference**, where a section compares with it, is the reference design ProxOps was written from: an earlier
+GitOps reconciler for Proxmox VE whose repository layout, manifest kinds and fields, commands, flags and environment
+variables ProxOps keeps, so that a repository written for it works here. Where ProxOps behaves differently it does
+so on purpose; [architecture](architecture.md#deliberate-differences-from-the-reference-design) lists the main
+differences, and the sections below the details.
 `
 
 export function mergeGaps(docsDir: string): string {

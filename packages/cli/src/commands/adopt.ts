@@ -10,7 +10,7 @@ import { stringify } from 'yaml'
 import { DEFAULT_POLICY, adopt, declaredObjects, observe, selectForAdoption } from '@proxops/planner'
 import { isSopsError, mergeSopsFile } from '@proxops/sops'
 import { CliError } from '../errors.js'
-import { readOnlyClient } from '../runtime/clients.js'
+import { clientHooks, readOnlyClient } from '../runtime/clients.js'
 import { out, type CliContext } from '../runtime/context.js'
 import { loadDraftConfig } from '../config/load.js'
 import { loadDesired } from '../runtime/desired.js'
@@ -46,6 +46,32 @@ export function compositionLines(
   return { how: 'add these entries under resources: in', lines: entries.map((e) => `  ${e}`) }
 }
 
+/** Free text: a secret PVE echoes there is written masked (with a warning); in any other field it is refused. */
+const FREE_TEXT = new Set(['pve-description', 'description', 'comment', 'notes-template'])
+
+/** The dotted paths of the string values that masking changed, in document order. */
+export function maskedPaths(before: unknown, after: unknown, at = ''): string[] {
+  if (typeof before === 'string') return before !== after ? [at] : []
+  if (typeof before !== 'object' || before === null) return []
+  const other = after as Record<string, unknown>
+  return Object.entries(before).flatMap(([key, value]) =>
+    maskedPaths(value, other[key], Array.isArray(before) ? `${at}[${key}]` : at ? `${at}.${key}` : key),
+  )
+}
+
+/** The masked paths outside free text: the manifest would no longer describe the object, so it is not written. */
+export function structuralMasks(paths: readonly string[]): string[] {
+  return paths.filter(
+    (p) =>
+      !FREE_TEXT.has(
+        p
+          .replace(/\[\d+\]$/, '')
+          .split('.')
+          .pop() ?? '',
+      ),
+  )
+}
+
 export function manifestYaml(document: Record<string, unknown>): string {
   return stringify(document, { indent: 2, lineWidth: 0, sortMapEntries: false })
 }
@@ -76,7 +102,7 @@ export async function adoptHandler(ctx: CliContext, args: AdoptArgs): Promise<nu
   // what the repository already declares is not adopted again (a second manifest would claim it twice)
   const tree = await prepared.source.sync()
   const declared = declaredObjects((await loadDesired(tree.root, cluster.name, tree.commit)).desired.manifests)
-  const reader = readOnlyClient(cluster, prepared.config, { log: ctx.log })
+  const reader = readOnlyClient(cluster, prepared.config, clientHooks(ctx))
   let result
   let selection
   try {
@@ -130,16 +156,27 @@ export async function adoptHandler(ctx: CliContext, args: AdoptArgs): Promise<nu
   }
   const root = prepared.config.root
   let refused = 0
+  let unsafe = 0
   for (const file of result.files) {
     const target = path.resolve(root, file.path)
     if (!target.startsWith(root + path.sep))
       throw new CliError('ADOPT', `refusing to write outside the repository: ${file.path}`)
     // redacted before serialising: a credential PVE echoes in a live value is never written to the repository
     const document = ctx.redactor.strings(file.document)
-    const text = manifestYaml(document)
-    if (text !== manifestYaml(file.document))
+    const masked = maskedPaths(file.document, document)
+    // ... and never into a name, a node, a tag or any other field that says what the object is: the file is refused
+    const structural = structuralMasks(masked)
+    if (structural.length > 0) {
       lines.push(
-        `adopt: warning: ${file.path} held a value that contains a secret; it is written as (sensitive): review it`,
+        `adopt: NOT writing ${file.path} (${file.kind}): ${structural.join(', ')} would hold a masked secret, and the manifest would not describe the object; a secret value of cluster ${cluster.name} occurs in it (review its secrets file)`,
+      )
+      unsafe++
+      continue
+    }
+    const text = manifestYaml(document)
+    if (masked.length > 0)
+      lines.push(
+        `adopt: warning: ${file.path}: ${masked.join(', ')} held a secret; it is written as (sensitive): review it`,
       )
     if (existsSync(target)) {
       const current = readFileSync(target, 'utf8')
@@ -216,6 +253,8 @@ export async function adoptHandler(ctx: CliContext, args: AdoptArgs): Promise<nu
     `  backup jobs: ${result.summary.backupJobs}`,
   )
   out(ctx, `${lines.join('\n')}\n`)
+  if (unsafe > 0)
+    throw new CliError('ADOPT', `${unsafe} file(s) were not written: they would hold a masked secret (see above)`)
   if (refused > 0) {
     throw new CliError(
       'ADOPT',

@@ -49,7 +49,7 @@ export interface Prepared extends Setup {
 export async function prepare(
   ctx: CliContext,
   args: GlobalArgs,
-  options: { cluster?: string; logFormat?: string } = {},
+  options: { cluster?: string; logFormat?: string; clock?: boolean } = {},
 ): Promise<Prepared> {
   const flags = globalFlags(args, options.logFormat ? { logFormat: options.logFormat } : {})
   const s = await setup(ctx, flags, options.cluster !== undefined ? { cluster: options.cluster } : {})
@@ -58,8 +58,10 @@ export async function prepare(
     format: s.config.log.format,
     redactor: ctx.redactor,
     stream: ctx.io.stderr,
+    ...(options.clock ? { clock: true } : {}),
   })
-  for (const p of s.pinned) ctx.log.info('endpoint pinned for SOPS credentials', { cluster: p.cluster, ...p.pin })
+  // every PVE client of this command reports its answers to the pins (runtime/clients.ts)
+  ctx.pins = s.pins
   return { ...s, source: new GitSource(ctx, s.config) }
 }
 
@@ -88,25 +90,29 @@ export const PLAN_SET_VERSION = 1
  * The saved-plan file (`diff --out`, `apply --plan`) and `diff --output json`: every cluster's plan, each in
  * @proxops/planner's byte-stable form, plus the commit they were made at.
  */
-export function planSetJson(commit: string, plans: readonly Plan[]): string {
+export function planSetJson(commit: string, plans: readonly Plan[], targets?: readonly string[]): string {
   const body = plans.map((p) => serializePlan(p).trimEnd().replace(/\n/g, '\n    ')).join(',\n    ')
-  return `{\n  "commit": ${JSON.stringify(commit)},\n  "format_version": ${PLAN_SET_VERSION},\n  "plans": [${plans.length ? `\n    ${body}\n  ` : ''}]\n}\n`
+  // `targets`: the plans were narrowed by --target (planner targetPlan); apply --plan narrows its fresh plan alike
+  const narrowed = targets && targets.length > 0 ? `,\n  "targets": ${JSON.stringify(targets)}` : ''
+  return `{\n  "commit": ${JSON.stringify(commit)},\n  "format_version": ${PLAN_SET_VERSION},\n  "plans": [${plans.length ? `\n    ${body}\n  ` : ''}]${narrowed}\n}\n`
 }
 
-export function parsePlanSet(text: string, file: string): { commit: string; plans: Plan[] } {
+export function parsePlanSet(text: string, file: string): { commit: string; plans: Plan[]; targets?: string[] } {
   let data: unknown
   try {
     data = JSON.parse(text)
   } catch {
     throw new CliError('PLAN_FILE', `${file} is not JSON: write it with proxops diff --out ${file}`)
   }
-  const set = data as { format_version?: unknown; commit?: unknown; plans?: unknown }
+  const set = data as { format_version?: unknown; commit?: unknown; plans?: unknown; targets?: unknown }
   if (
     set === null ||
     typeof set !== 'object' ||
     set.format_version !== PLAN_SET_VERSION ||
     typeof set.commit !== 'string' ||
-    !Array.isArray(set.plans)
+    !Array.isArray(set.plans) ||
+    (set.targets !== undefined &&
+      !(Array.isArray(set.targets) && set.targets.every((t): t is string => typeof t === 'string')))
   ) {
     throw new CliError(
       'PLAN_FILE',
@@ -114,7 +120,8 @@ export function parsePlanSet(text: string, file: string): { commit: string; plan
     )
   }
   try {
-    return { commit: set.commit, plans: set.plans.map((p, i) => parsePlan(JSON.stringify(p), `${file} plans[${i}]`)) }
+    const plans = set.plans.map((p, i) => parsePlan(JSON.stringify(p), `${file} plans[${i}]`))
+    return { commit: set.commit, plans, ...(Array.isArray(set.targets) ? { targets: set.targets } : {}) }
   } catch (error) {
     if (error instanceof PlanInputError) throw new CliError('PLAN_FILE', `${file}: ${error.message}`)
     throw error

@@ -8,6 +8,7 @@ import type { GlobalArgs } from './options.js'
 import type { PlanArgs } from './reconcile.js'
 import type { AdoptArgs } from './adopt.js'
 import type { RunArgs } from './run.js'
+import type { ShowArgs } from './show.js'
 
 type Setter = (code: number) => void
 type Ctx = () => CliContext
@@ -16,6 +17,12 @@ const clusterOption = {
   type: 'string',
   requiresArg: true,
   describe: 'Only this cluster (default: every configured cluster)',
+} as const
+const targetOption = {
+  type: 'string',
+  requiresArg: true,
+  array: true,
+  describe: 'Only this object and what it depends on: KIND/name, such as VM/web (repeatable)',
 } as const
 const allowEmptyOption = {
   type: 'string',
@@ -31,7 +38,8 @@ export function diffCommand(
 ): CommandModule<GlobalArgs, PlanArgs & { 'detailed-exitcode'?: boolean; out?: string }> {
   return {
     command: 'diff',
-    describe: 'Show what apply would change on each cluster (reads PVE, never writes)',
+    aliases: ['plan'],
+    describe: 'Show what apply would change on each cluster (reads PVE, never writes); also `plan`',
     builder: (y: Argv<GlobalArgs>) =>
       y
         .option('cluster', clusterOption)
@@ -39,8 +47,8 @@ export function diffCommand(
           alias: 'o',
           type: 'string',
           requiresArg: true,
-          choices: ['text', 'json', 'markdown'] as const,
-          describe: 'Output format (json: the byte-stable plan set)',
+          choices: ['text', 'json', 'yaml', 'markdown'] as const,
+          describe: 'Output format (json: the byte-stable plan set; yaml: the same as YAML)',
         })
         .option('detailed-exitcode', { type: 'boolean', describe: 'Exit 2 when changes are present (0 none, 1 error)' })
         .option('out', {
@@ -48,8 +56,10 @@ export function diffCommand(
           requiresArg: true,
           describe: 'Also save the plan set to this file for apply --plan',
         })
+        .option('target', targetOption)
         .option('allow-empty', allowEmptyOption)
         .example('proxops diff', 'plan every cluster, Terraform-style')
+        .example('proxops diff --target VM/web', 'only the VM web and what it depends on')
         .example('proxops diff --cluster homelab --output markdown', 'a pull-request comment for one cluster')
         .example('proxops diff --out plan.json --detailed-exitcode', 'save the plan; exit 2 when there are changes'),
     handler: async (args: ArgumentsCamelCase<PlanArgs & { 'detailed-exitcode'?: boolean; out?: string }>) =>
@@ -78,9 +88,10 @@ export function applyCommand(
           alias: 'o',
           type: 'string',
           requiresArg: true,
-          choices: ['text', 'json'] as const,
-          describe: 'Format of the final status (json: cycles as JSON)',
+          choices: ['text', 'json', 'yaml'] as const,
+          describe: 'Format of the final status (json: cycles as JSON; yaml: the same as YAML)',
         })
+        .option('target', targetOption)
         .option('allow-empty', allowEmptyOption)
         .example('proxops apply', 'plan, confirm on the terminal, converge')
         .example('proxops apply --yes --cluster edge', 'converge one cluster without asking')
@@ -90,25 +101,51 @@ export function applyCommand(
   }
 }
 
-export function statusCommand(ctx: Ctx, setExit: Setter): CommandModule<GlobalArgs, PlanArgs> {
+export function statusCommand(ctx: Ctx, setExit: Setter): CommandModule<GlobalArgs, PlanArgs & { object?: string }> {
   return {
-    command: 'status',
-    describe: 'Per-cluster convergence table of every object (read-only)',
+    command: 'status [object]',
+    describe: 'Per-cluster convergence table of every object, or one object (KIND/name) with its exit code (read-only)',
     builder: (y: Argv<GlobalArgs>) =>
       y
+        .positional('object', {
+          type: 'string',
+          describe: 'One object, KIND/name (VM/web): exit 0 when it matches git, 2 when it does not, 1 on an error',
+        })
         .option('cluster', clusterOption)
         .option('output', {
           alias: 'o',
           type: 'string',
           requiresArg: true,
-          choices: ['text', 'json'] as const,
+          choices: ['text', 'json', 'yaml'] as const,
           describe: 'Output format',
         })
         .option('allow-empty', allowEmptyOption)
         .example('proxops status', 'which objects are converged, drifting, skipped or anomalous')
-        .example('proxops status --cluster edge --output json', 'the same as JSON'),
-    handler: async (args: ArgumentsCamelCase<PlanArgs>) =>
+        .example('proxops status VM/app-vm', 'one object: its state, why, and what the plan would do to it')
+        .example('proxops status --cluster edge --output yaml', 'the same as YAML (or json)'),
+    handler: async (args: ArgumentsCamelCase<PlanArgs & { object?: string }>) =>
       setExit(await (await import('./reconcile.js')).statusHandler(ctx(), args)),
+  }
+}
+
+export function showCommand(ctx: Ctx, setExit: Setter): CommandModule<GlobalArgs, ShowArgs> {
+  return {
+    command: 'show <planfile>',
+    describe: 'Render a plan saved by diff --out, as diff shows it (reads the file only)',
+    builder: (y: Argv<GlobalArgs>) =>
+      y
+        .positional('planfile', { type: 'string', demandOption: true, describe: 'The file diff --out wrote' })
+        .option('output', {
+          alias: 'o',
+          type: 'string',
+          requiresArg: true,
+          choices: ['text', 'json', 'yaml', 'markdown'] as const,
+          describe: 'Output format',
+        })
+        .example('proxops show edge.plan.json', 'what apply --plan edge.plan.json would do')
+        .example('proxops show edge.plan.json -o markdown', 'as a pull-request comment'),
+    handler: async (args: ArgumentsCamelCase<ShowArgs>) =>
+      setExit((await import('./show.js')).showHandler(ctx(), args)),
   }
 }
 

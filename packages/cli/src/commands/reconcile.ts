@@ -6,28 +6,59 @@ import type { ClientNotice } from '@proxops/pve-client'
 import { CliError, oneLine } from '../errors.js'
 import { renderPlanMarkdown } from '../render/plan-markdown.js'
 import { renderPlanText } from '../render/plan-text.js'
-import { renderReport, renderStatus } from '../render/status-text.js'
+import { renderObjectStatus, renderReport, renderStatus } from '../render/status-text.js'
 import { applyProgress, noticeLine, type ApplyProgress } from '../render/progress.js'
 import type { Paint } from '../render/color.js'
-import { fullClient, readOnlyClient } from '../runtime/clients.js'
+import { clientHooks, fullClient, readOnlyClient } from '../runtime/clients.js'
 import { err, out, type CliContext } from '../runtime/context.js'
 import { runCycle, twinGuard, type CycleOutcome } from '../runtime/cycle.js'
 import type { SourceTree } from '../runtime/source.js'
 import { canonicalJson } from '../render/json.js'
-import { STATUS_FORMAT_VERSION, type ClusterCycle } from '../status-model.js'
+import { structured } from '../render/yaml.js'
+import { loadDesired } from '../runtime/desired.js'
+import { checkDeclared, parseObjectRef, sameObject, type ObjectRef } from '../runtime/targets.js'
+import { STATUS_FORMAT_VERSION, type ClusterCycle, type DesiredObject } from '../status-model.js'
 import { allowEmpty, painter, parsePlanSet, planSetJson, prepare, type GlobalArgs, type Prepared } from './common.js'
 
 export interface PlanArgs extends GlobalArgs {
   cluster?: string
-  output?: 'text' | 'json' | 'markdown'
+  output?: 'text' | 'json' | 'yaml' | 'markdown'
   'allow-empty'?: string[]
+  /** `--target KIND/name`, repeatable (diff, apply) */
+  target?: string[]
+}
+
+/** `--target` values, parsed; undefined when none is given. */
+function targetRefs(values: readonly string[] | undefined): ObjectRef[] | undefined {
+  return values && values.length > 0 ? values.map((v) => parseObjectRef(v, '--target')) : undefined
+}
+
+/**
+ * Refuses a reference no selected cluster declares, before anything is read from PVE (its desired state loaded as
+ * the cycle loads it; a cluster that cannot be loaded is left to its cycle, which says why).
+ */
+async function requireDeclared(
+  refs: readonly ObjectRef[],
+  prepared: Prepared,
+  tree: SourceTree,
+  what: string,
+): Promise<void> {
+  const declared = new Map<string, DesiredObject[]>()
+  for (const cluster of prepared.config.clusters) {
+    try {
+      declared.set(cluster.name, (await loadDesired(tree.root, cluster.name, tree.commit)).objects)
+    } catch {
+      // reported by the cluster's cycle
+    }
+  }
+  if (declared.size > 0) checkDeclared(refs, declared, what)
 }
 
 /**
  * The text plan names an aborted cluster and leaves the reason to its one error line on stderr, so a terminal
  * shows the error once; a markdown comment is read elsewhere, so it keeps the reason.
  */
-function renderAborted(cluster: string, reason: string, format: 'text' | 'json' | 'markdown'): string {
+function renderAborted(cluster: string, reason: string, format: 'text' | 'markdown'): string {
   if (format === 'markdown') return `### ProxOps plan for cluster \`${cluster}\`\n\n**ABORTED:** ${reason}\n`
   return `Cluster ${cluster}\n\nABORTED: not planned (the error is on stderr)\n`
 }
@@ -42,11 +73,12 @@ async function dryCycles(
   prepared: Prepared,
   tree: SourceTree,
   args: PlanArgs,
+  targets?: readonly ObjectRef[],
 ): Promise<CycleOutcome[]> {
   const outcomes: CycleOutcome[] = []
   const blocked = await twinGuard(ctx, prepared.config)
   for (const cluster of prepared.config.clusters) {
-    const reader = readOnlyClient(cluster, prepared.config, { log: ctx.log })
+    const reader = readOnlyClient(cluster, prepared.config, clientHooks(ctx))
     try {
       const sops = prepared.sops.get(cluster.name)
       const twin = blocked.get(cluster.name)
@@ -60,6 +92,7 @@ async function dryCycles(
           ...(sops ? { sops } : {}),
           pruneBudget: prepared.config.reconcile.pruneBudget,
           allowEmpty: allowEmpty(args['allow-empty']),
+          ...(targets ? { targets } : {}),
         }),
       )
     } finally {
@@ -83,27 +116,31 @@ export async function diffHandler(
   ctx: CliContext,
   args: PlanArgs & { 'detailed-exitcode'?: boolean; out?: string },
 ): Promise<number> {
+  const refs = targetRefs(args.target)
   const prepared = await prepare(ctx, args, args.cluster !== undefined ? { cluster: args.cluster } : {})
   // a plan file saved into the work tree is not desired state: leave it out of the revision it records
   const tree = await prepared.source.sync(args.out !== undefined ? { ignore: [path.resolve(ctx.cwd, args.out)] } : {})
-  const outcomes = await dryCycles(ctx, prepared, tree, args)
+  if (refs) await requireDeclared(refs, prepared, tree, '--target')
+  const outcomes = await dryCycles(ctx, prepared, tree, args, refs)
   const format = args.output ?? 'text'
   const plans = outcomes.flatMap((o) => (o.plan ? [o.plan] : []))
   // redacted before serialising: a secret seen in a live value never reaches the file or the JSON
   const redacted = plans.map((p) => ctx.redactor.strings(p))
-  if (format === 'json') {
+  const targets = refs?.map((r) => `${r.kind}/${r.name}`)
+  if (format === 'json' || format === 'yaml') {
     const aborted = outcomes
       .filter((o) => o.error)
       .map((o) => ({ cluster: o.cycle.cluster, reason: o.cycle.abortReason ?? 'unknown' }))
     // aborted clusters are listed beside the plans (the file written by --out never has them)
+    const set = planSetJson(tree.commit, redacted, targets)
     out(
       ctx,
-      aborted.length === 0
-        ? planSetJson(tree.commit, redacted)
-        : canonicalJson({
-            ...(JSON.parse(planSetJson(tree.commit, redacted)) as object),
-            aborted: ctx.redactor.strings(aborted),
-          }),
+      structured(
+        aborted.length === 0
+          ? set
+          : canonicalJson({ ...(JSON.parse(set) as object), aborted: ctx.redactor.strings(aborted) }),
+        format,
+      ),
     )
   } else {
     const p = painter(ctx, args)
@@ -121,13 +158,61 @@ export async function diffHandler(
   const aborted = reportAborts(ctx, outcomes)
   if (args.out !== undefined) {
     if (aborted) throw new CliError('PLAN_FILE', `not writing ${args.out}: a cluster aborted (see above)`)
-    writeFileSync(path.resolve(ctx.cwd, args.out), planSetJson(tree.commit, redacted), { mode: 0o600 })
+    writeFileSync(path.resolve(ctx.cwd, args.out), planSetJson(tree.commit, redacted, targets), { mode: 0o600 })
     ctx.log.info('plan saved', { file: args.out, commit: tree.commit, clusters: plans.map((p) => p.cluster) })
   }
   if (aborted) return 1
   // 2 whenever PVE does not match git: changes to make, or objects blocked
   if (args['detailed-exitcode'] && plans.some((p) => !convergence(p).converged)) return 2
   return 0
+}
+
+/**
+ * `apply --plan` over several clusters: every cluster's part of the saved plan is checked against the repository
+ * and live PVE (a dry cycle each, through the read-only client) before the first write, so a saved plan applies
+ * whole or not at all; a stale part refuses the others too. Each part is checked again at its own turn (a cluster
+ * can still change while another one is applied), and refused then without writing.
+ */
+async function checkSavedParts(
+  ctx: CliContext,
+  prepared: Prepared,
+  tree: SourceTree,
+  saved: ReadonlyMap<string, Plan>,
+  blocked: ReadonlyMap<string, string>,
+  args: PlanArgs & { plan?: string },
+  targets: readonly ObjectRef[] | undefined,
+): Promise<void> {
+  const refused: CycleOutcome[] = []
+  for (const cluster of prepared.config.clusters) {
+    const savedPlan = saved.get(cluster.name)
+    if (!savedPlan) continue
+    const reader = readOnlyClient(cluster, prepared.config, clientHooks(ctx))
+    try {
+      const sops = prepared.sops.get(cluster.name)
+      const twin = blocked.get(cluster.name)
+      const outcome = await runCycle(ctx, {
+        ...(twin !== undefined ? { blocked: twin } : {}),
+        cluster,
+        config: prepared.config,
+        tree,
+        reader,
+        ...(sops ? { sops } : {}),
+        pruneBudget: prepared.config.reconcile.pruneBudget,
+        allowEmpty: allowEmpty(args['allow-empty']),
+        savedPlan,
+        ...(targets ? { targets } : {}),
+      })
+      if (outcome.error) refused.push(outcome)
+    } finally {
+      await reader.close()
+    }
+  }
+  if (refused.length === 0) return
+  reportAborts(ctx, refused)
+  throw new CliError(
+    'PLAN_MISMATCH',
+    `nothing was applied: the saved plan ${args.plan ?? ''} is refused for cluster${refused.length > 1 ? 's' : ''} ${refused.map((o) => o.cycle.cluster).join(', ')} (see above), and a saved plan applies whole or not at all; run proxops diff --out ${args.plan ?? '<file>'} again`,
+  )
 }
 
 export async function applyHandler(
@@ -142,6 +227,7 @@ export async function applyHandler(
       'apply needs --yes when stdin is not a terminal (review the plan with proxops diff first); nothing was applied',
     )
   }
+  let refs = targetRefs(args.target)
   const prepared = await prepare(ctx, args, args.cluster !== undefined ? { cluster: args.cluster } : {})
   const tree = await prepared.source.sync(args.plan !== undefined ? { ignore: [path.resolve(ctx.cwd, args.plan)] } : {})
   const p = painter(ctx, args)
@@ -171,23 +257,41 @@ export async function applyHandler(
       }
     }
     saved = new Map(set.plans.map((plan) => [plan.cluster, plan]))
+    // a plan saved with --target is applied as saved: the fresh plan is narrowed to the same objects
+    const savedTargets = set.targets ?? []
+    const given = (refs ?? []).map((r) => `${r.kind}/${r.name}`)
+    if (given.length > 0 && given.join('\n') !== savedTargets.join('\n'))
+      throw new CliError(
+        'USAGE',
+        `${args.plan} was saved ${savedTargets.length > 0 ? `with --target ${savedTargets.join(' --target ')}` : 'without --target'}: apply it without --target, as it was saved`,
+      )
+    refs = savedTargets.length > 0 ? savedTargets.map((t) => parseObjectRef(t, `${args.plan} target`)) : undefined
   }
+  if (refs) await requireDeclared(refs, prepared, tree, '--target')
+  const targets = refs ? { targets: refs } : {}
   // a person at a terminal (stdin) is asked, wherever stderr goes; pipelines and CI are not
   const interactive = Boolean(ctx.io.stdinIsTty && ctx.io.confirm) && !args.yes
-  const json = args.output === 'json'
-  // with --output json stdout carries one JSON document; the human text goes to stderr
+  const json = args.output === 'json' || args.output === 'yaml'
+  // with --output json (or yaml) stdout carries one document; the human text goes to stderr
   const show = (text: string): void => (json ? err(ctx, text) : out(ctx, text))
   const cycles: ClusterCycle[] = []
   const reports: Report[] = []
   let failed = false
   const blocked = await twinGuard(ctx, prepared.config)
+  if (saved) await checkSavedParts(ctx, prepared, tree, saved, blocked, args, refs)
   for (const cluster of prepared.config.clusters) {
     if (saved && !saved.has(cluster.name)) continue
+    // after a stop (Ctrl-C) no further cluster is started
+    if (ctx.signal.aborted) {
+      err(ctx, `Cluster ${cluster.name}: not started (stopping).\n`)
+      failed = true
+      continue
+    }
     // the client's retries and waits reach the progress view while it runs, the log otherwise
     let progress: ApplyProgress | undefined
     const onNotice = (notice: ClientNotice): void =>
       progress ? progress.onNotice(notice) : err(ctx, `${noticeLine(notice)}\n`)
-    const client = fullClient(cluster, prepared.config, { log: ctx.log, onNotice })
+    const client = fullClient(cluster, prepared.config, clientHooks(ctx, { onNotice }))
     try {
       const sops = prepared.sops.get(cluster.name)
       const twin = blocked.get(cluster.name)
@@ -199,6 +303,7 @@ export async function applyHandler(
         ...(sops ? { sops } : {}),
         pruneBudget: prepared.config.reconcile.pruneBudget,
         allowEmpty: allowEmpty(args['allow-empty']),
+        ...targets,
       }
       let savedPlan = saved?.get(cluster.name)
       if (interactive) {
@@ -237,6 +342,9 @@ export async function applyHandler(
         clean: (text) => ctx.redactor.text(text),
       })
       progress = view
+      // a stop asked for now is said above the live block (a line written past it would be erased by its redraw)
+      const announce = ctx.announceStop
+      ctx.announceStop = (line) => view.stopping(line)
       let outcome: CycleOutcome
       try {
         outcome = await runCycle(ctx, {
@@ -251,6 +359,7 @@ export async function applyHandler(
         })
       } finally {
         view.close()
+        ctx.announceStop = announce
         progress = undefined
       }
       cycles.push(outcome.cycle)
@@ -268,21 +377,64 @@ export async function applyHandler(
       await client.close()
     }
   }
-  if (json) out(ctx, canonicalJson(ctx.redactor.strings({ format_version: STATUS_FORMAT_VERSION, cycles, reports })))
+  if (json)
+    out(
+      ctx,
+      structured(
+        canonicalJson(ctx.redactor.strings({ format_version: STATUS_FORMAT_VERSION, cycles, reports })),
+        args.output === 'yaml' ? 'yaml' : 'json',
+      ),
+    )
   else out(ctx, renderStatus(ctx.redactor.strings(cycles), p))
   return failed ? 1 : 0
 }
 
-export async function statusHandler(ctx: CliContext, args: PlanArgs): Promise<number> {
+export async function statusHandler(ctx: CliContext, args: PlanArgs & { object?: string }): Promise<number> {
+  const ref = args.object !== undefined ? parseObjectRef(args.object, 'status') : undefined
   const prepared = await prepare(ctx, args, args.cluster !== undefined ? { cluster: args.cluster } : {})
   const tree = await prepared.source.sync()
-  const outcomes = await dryCycles(ctx, prepared, tree, args)
+  if (ref) await requireDeclared([ref], prepared, tree, 'status')
+  const outcomes = await dryCycles(ctx, prepared, tree, args, ref ? [ref] : undefined)
   const cycles = outcomes.map((o) => o.cycle)
-  if (args.output === 'json')
+  const format = args.output === 'json' || args.output === 'yaml' ? args.output : 'text'
+  if (ref) return objectStatus(ctx, args, ref, outcomes, tree.commit, format)
+  if (format !== 'text')
     out(
       ctx,
-      canonicalJson(ctx.redactor.strings({ format_version: STATUS_FORMAT_VERSION, commit: tree.commit, cycles })),
+      structured(
+        canonicalJson(ctx.redactor.strings({ format_version: STATUS_FORMAT_VERSION, commit: tree.commit, cycles })),
+        format,
+      ),
     )
   else out(ctx, renderStatus(cycles, painter(ctx, args)))
   return reportAborts(ctx, outcomes) ? 1 : 0
+}
+
+/**
+ * `status KIND/name`: one object in every selected cluster that declares it, as `status` shows it, with the planned
+ * actions about it. Exit 0 when it matches git, 2 when it does not (as `diff --detailed-exitcode`), 1 on an error.
+ */
+function objectStatus(
+  ctx: CliContext,
+  args: PlanArgs,
+  ref: ObjectRef,
+  outcomes: readonly CycleOutcome[],
+  commit: string,
+  format: 'text' | 'json' | 'yaml',
+): number {
+  const found = outcomes.flatMap((o) =>
+    o.cycle.objects
+      .filter((x) => sameObject(ref, x))
+      .map((object) => ({
+        cycle: o.cycle,
+        object,
+        addresses: o.desired?.find((d) => sameObject(ref, d))?.addresses ?? [],
+      })),
+  )
+  if (format !== 'text') {
+    const doc = { format_version: STATUS_FORMAT_VERSION, commit, objects: found.map((f) => f.object) }
+    out(ctx, structured(canonicalJson(ctx.redactor.strings(doc)), format))
+  } else out(ctx, renderObjectStatus(found, painter(ctx, args)))
+  if (reportAborts(ctx, outcomes)) return 1
+  return found.every((f) => f.object.state === 'converged') ? 0 : 2
 }

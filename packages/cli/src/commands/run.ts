@@ -13,7 +13,7 @@ import { acquireLock } from '../daemon/lock.js'
 import { startHttp, type DaemonView } from '../daemon/http.js'
 import { Metrics } from '../daemon/metrics.js'
 import { CliError, oneLine } from '../errors.js'
-import { fullClient } from '../runtime/clients.js'
+import { clientHooks, fullClient } from '../runtime/clients.js'
 import type { CliContext } from '../runtime/context.js'
 import { runCycle, twinGuard } from '../runtime/cycle.js'
 import type { ClusterCycle } from '../status-model.js'
@@ -37,8 +37,20 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   })
 }
 
+/** Waits for `work`, at most `ms`; the timer never keeps the process alive after the work is done. */
+async function within(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  try {
+    await Promise.race([work, new Promise((resolve) => (timer = setTimeout(resolve, ms)))])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
 export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number> {
-  const prepared = await prepare(ctx, args, { logFormat: 'json' })
+  // NDJSON for a journal or a pipe, timed human lines on a terminal; --log-format decides when given
+  const terminal = Boolean(ctx.io.stderr.isTTY)
+  const prepared = await prepare(ctx, args, { logFormat: terminal ? 'text' : 'json', clock: terminal })
   const { config } = prepared
   const auth = httpAuthFromEnv(ctx.env)
   ctx.redactor.add(auth?.bearer, auth?.basic?.password)
@@ -52,6 +64,11 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
   let commit: string | undefined
   let stale = false
   let stopping = false
+  // SIGTERM or Ctrl-C: /healthz answers 503 from now on, while the running cycle finishes; then the daemon exits
+  ctx.announceStop = () => {
+    stopping = true
+    ctx.log.info('daemon stopping: the running cycle finishes first', { event: 'proxops.daemon.stopping' })
+  }
   for (const c of config.clusters) metrics.registerCluster(c.name)
   const view = (): DaemonView => ({
     clusters: config.clusters.map((c) => c.name),
@@ -68,16 +85,19 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
   for (const cluster of config.clusters) {
     clients.set(
       cluster.name,
-      fullClient(cluster, config, {
-        log: ctx.log,
-        onRequest: (name, event) =>
-          metrics.recordRequest({
-            cluster: name,
-            method: event.method,
-            status: event.status ?? 0,
-            durationMs: event.latencyMs,
-          }),
-      }),
+      fullClient(
+        cluster,
+        config,
+        clientHooks(ctx, {
+          onRequest: (name, event) =>
+            metrics.recordRequest({
+              cluster: name,
+              method: event.method,
+              status: event.status ?? 0,
+              durationMs: event.latencyMs,
+            }),
+        }),
+      ),
     )
   }
   let http: Awaited<ReturnType<typeof startHttp>> | undefined
@@ -231,9 +251,10 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
     }
   } finally {
     stopping = true
-    ctx.log.info('daemon stopping', { event: 'proxops.daemon.stop' })
-    await Promise.race([http.close(), new Promise((r) => setTimeout(r, 5000))])
-    await Promise.all([...clients.values()].map((c) => c.close().catch(() => undefined)))
+    ctx.log.info('daemon stopped', { event: 'proxops.daemon.stop' })
+    // open connections get at most 5 s; the timer is cleared, so an idle daemon exits at once
+    await within(http.close(), 5000)
+    await within(Promise.all([...clients.values()].map((c) => c.close().catch(() => undefined))), 5000)
     lock.release()
   }
   if (args.once) return failures > 0 ? 1 : 0

@@ -1,5 +1,5 @@
 /**
- * `proxops validate [--cluster X] [--output text|json] [--strict]`: checks the repository offline (no network, no PVE):
+ * `proxops validate [--cluster X] [--output text|json|yaml] [--strict]`: checks the repository offline (no network, no PVE):
  * manifests, composition, configs, references. Prints every problem as `file:line:col code message`; exits 1
  * if there is any, else 0 with a one-line summary per cluster. Unlisted manifest files are warnings (errors with --strict).
  */
@@ -15,6 +15,7 @@ import {
   type SchemaError,
 } from '@proxops/schema'
 import type { CliContext } from '../runtime/context.js'
+import { yamlOf } from '../render/yaml.js'
 
 export interface ValidateHooks {
   /**
@@ -163,7 +164,7 @@ function countKinds(c: LoadedCluster): Record<string, number> {
 
 interface ValidateArgs {
   cluster?: string
-  output: 'text' | 'json'
+  output: 'text' | 'json' | 'yaml'
   strict?: boolean
   'git-path'?: string
 }
@@ -191,9 +192,9 @@ export function validateCommand(
           alias: 'o',
           type: 'string',
           requiresArg: true,
-          choices: ['text', 'json'] as const,
+          choices: ['text', 'json', 'yaml'] as const,
           default: 'text',
-          describe: 'Output format',
+          describe: 'Output format (yaml: the json document as YAML)',
         })
         .option('strict', {
           type: 'boolean',
@@ -208,7 +209,7 @@ export function validateCommand(
       const envPath = env.PROXOPS_GIT_PATH
       const gitPath = args['git-path'] ?? (envPath && envPath.trim() !== '' ? envPath : undefined)
       const result = await runValidate({
-        output: args.output,
+        output: args.output === 'yaml' ? 'json' : args.output,
         ...(args.strict ? { strict: true } : {}),
         cwd: c?.cwd ?? process.cwd(),
         ...(gitPath !== undefined ? { gitPath } : {}),
@@ -217,7 +218,9 @@ export function validateCommand(
       })
       const stdout = c?.io.stdout ?? process.stdout
       const stderr = c?.io.stderr ?? process.stderr
-      if (result.stdout !== '') stdout.write(c ? c.redactor.text(result.stdout) : result.stdout)
+      // yaml: the json document as YAML (render/yaml.ts), made from the text that was redacted
+      const text = c ? c.redactor.text(result.stdout) : result.stdout
+      if (result.stdout !== '') stdout.write(args.output === 'yaml' ? yamlOf(text) : text)
       if (result.stderr !== '') stderr.write(c ? c.redactor.text(result.stderr) : result.stderr)
       setExit(result.exitCode)
     },

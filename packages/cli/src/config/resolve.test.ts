@@ -2,14 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { fc, test } from '@fast-check/vitest'
 import { CliError } from '../errors.js'
 import { parseConfigFile } from './raw.js'
-import {
-  credentialValues,
-  mergeConfig,
-  parseListen,
-  parsePruneBudget,
-  resolveCredentials,
-  type MergeInput,
-} from './resolve.js'
+import { mergeConfig, parseListen, parsePruneBudget, resolveCredentials, type MergeInput } from './resolve.js'
 import type { DraftConfig } from './types.js'
 
 const ROOT = '/repo'
@@ -294,7 +287,10 @@ describe('resolveCredentials', () => {
       tokenId: 'yaml@pam!yamltid',
       secret: 'YAML-SECRET-3',
     })
-    expect(credentialValues(c2)).toEqual(['YAML-SECRET-3', 'SOPS-SECRET-1'])
+    expect(c2.clusters.map((c) => c.credentials.method === 'token' && c.credentials.secret)).toEqual([
+      'YAML-SECRET-3',
+      'SOPS-SECRET-1',
+    ])
   })
 
   it('drops the composed token value for SOPS clusters and uses it elsewhere', () => {
@@ -328,7 +324,7 @@ describe('resolveCredentials', () => {
     expect(e4.message).toMatch(/pve\.clusters\.edge: ticket auth needs a password/)
   })
 
-  it('rejects two clusters with different SOPS git tokens', () => {
+  it('rejects two clusters with different SOPS git tokens (URL mode)', () => {
     const a = cluster(
       'a',
       '      base-url: https://a:1\n      secrets-file: s.yaml\n      secrets: { git: { token: g } }\n',
@@ -337,13 +333,28 @@ describe('resolveCredentials', () => {
       'b',
       '      base-url: https://b:1\n      secrets-file: s.yaml\n      secrets: { git: { token: g } }\n',
     )
-    const d = mergeConfig(input({ clusterFiles: [a, b] }))
+    const d = mergeConfig(input({ clusterFiles: [a, b], flags: { gitUrl: 'https://git.example/ops.git' } }))
     const env = { PROXOPS_PVE_TOKEN_VALUE: 'a@b!c=d', PROXOPS_GIT_TOKEN: 'ENV-GIT' }
     expect(resolveCredentials(d, env, { a: { g: 'G1' }, b: { g: 'G1' } }).git.token).toBe('G1')
     expect(err(() => resolveCredentials(d, env, { a: { g: 'G1' }, b: { g: 'G2' } })).message).toMatch(
       /^git token conflict/,
     )
     expect(resolveCredentials(mergeConfig(input()), { ...env }, sops).git.token).toBe('ENV-GIT')
+  })
+
+  it('reads the SOPS git token only in URL mode: a local repository needs no proxops-git-token key', () => {
+    const a = cluster(
+      'a',
+      '      base-url: https://a:1\n      secrets-file: s.yaml\n      secrets: { git: { token: proxops-git-token } }\n',
+    )
+    const env = { PROXOPS_PVE_TOKEN_VALUE: 'a@b!c=d' }
+    const local = mergeConfig(input({ clusterFiles: [a] }))
+    expect(resolveCredentials(local, env, { a: {} }).git.token).toBeUndefined()
+    const url = mergeConfig(input({ clusterFiles: [a], flags: { gitUrl: 'https://git.example/ops.git' } }))
+    expect(err(() => resolveCredentials(url, env, { a: {} })).message).toMatch(
+      /secrets\.git\.token names key "proxops-git-token", which is missing or empty/,
+    )
+    expect(resolveCredentials(url, env, { a: { 'proxops-git-token': 'G1' } }).git.token).toBe('G1')
   })
 
   // property: for any combination of sources, the winner is the highest-precedence non-empty one

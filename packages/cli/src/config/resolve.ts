@@ -329,7 +329,9 @@ export function resolveCredentials(draft: DraftConfig, env: Env, sops: SopsSecre
       ? undefined
       : (envValue(env, CREDENTIAL_ENV.tokenValue) ?? blankToUndefined(draft.pve.tokenValue))
 
-    const gitToken = fromSops('git', 'token', cluster.secretRefs.git.token)
+    // the git token is read only where it is used, in URL mode (as the reference reads secrets.git.token): a local
+    // repository needs no `proxops-git-token` in its SOPS files
+    const gitToken = draft.git.url !== undefined ? fromSops('git', 'token', cluster.secretRefs.git.token) : undefined
     if (gitToken !== undefined) {
       if (sopsGitToken && sopsGitToken.value !== gitToken) {
         throw new CliError(
@@ -424,15 +426,4 @@ function credentialsFor(
     )
   }
   return { method: 'token', tokenId, secret: c.token }
-}
-
-/** Every secret value a resolved config holds, for the redactor. */
-export function credentialValues(config: ResolvedConfig): string[] {
-  const values: string[] = []
-  for (const cluster of config.clusters) {
-    if (cluster.credentials.method === 'token') values.push(cluster.credentials.secret)
-    else values.push(cluster.credentials.password)
-  }
-  if (config.git.token) values.push(config.git.token)
-  return values
 }

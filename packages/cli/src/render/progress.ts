@@ -1,7 +1,9 @@
 /**
  * What apply shows while it works. On a terminal: one live block, redrawn in place by log-update (running
  * actions with their elapsed time; done, failed, skipped and queued counts), with retries and long waits
- * printed above it as they happen; the block is cleared before the report, so each action appears once.
+ * printed above it as they happen; the block is cleared before the report, so each action appears once. A stop
+ * (Ctrl-C) is said above the block too, written by log-update like every line above it: a line written past it
+ * would be erased by the next redraw.
  * Without a terminal: plain one-line events on stderr (start, still running, retry, wait, finish).
  */
 import type { ProgressEvent } from '@proxops/planner'
@@ -43,6 +45,8 @@ export interface BlockState {
   ok: number
   failed: number
   skipped: number
+  /** a stop was asked for (Ctrl-C, SIGTERM): running actions finish, queued ones never start */
+  stopping?: boolean
 }
 
 /** The live block's text at `now` (pure). */
@@ -54,9 +58,12 @@ export function renderBlock(state: BlockState, now: number, p: Paint): string {
     state.failed > 0 ? p.red(`${state.failed} failed`) : `${state.failed} failed`,
     `${state.skipped} skipped`,
     `${state.running.size} running`,
-    `${queued} queued`,
+    state.stopping ? `${queued} not started` : `${queued} queued`,
   ].join(', ')
-  const lines = [p.bold(`Applying to cluster ${state.cluster}: ${counts}`)]
+  const head = state.stopping
+    ? `Stopping on cluster ${state.cluster} after running actions finish: ${counts}`
+    : `Applying to cluster ${state.cluster}: ${counts}`
+  const lines = [p.bold(head)]
   for (const r of state.running.values())
     lines.push(`  ${r.label}  ${p.dim(seconds(Math.max(0, now - r.since)))}${r.note ? p.dim(`  (${r.note})`) : ''}`)
   return lines.join('\n')
@@ -67,6 +74,8 @@ export interface ApplyProgress {
   setTotal(total: number): void
   onProgress(event: ProgressEvent): void
   onNotice(notice: ClientNotice): void
+  /** a stop was asked for: `line` says so above the block, which from then on counts what will not start */
+  stopping(line: string): void
   /** ends the live block; the report follows */
   close(): void
 }
@@ -111,6 +120,7 @@ function plainProgress(o: ProgressOptions): ApplyProgress {
       }
     },
     onNotice: (notice) => say(noticeLine(notice)),
+    stopping: (line) => say(line),
     close: () => undefined,
   }
 }
@@ -164,6 +174,10 @@ async function liveProgress(o: ProgressOptions): Promise<ApplyProgress> {
       }
     },
     onNotice: (notice) => persist(noticeLine(notice)),
+    stopping: (line) => {
+      state.stopping = true
+      persist(line)
+    },
     close: () => {
       if (closed) return
       clearInterval(timer)

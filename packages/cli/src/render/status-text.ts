@@ -3,7 +3,7 @@
  * the counters, then one row per object. Deterministic (no timestamps).
  */
 import type { ActionResult, Report } from '@proxops/planner'
-import type { ClusterCycle, UnmanagedKey } from '../status-model.js'
+import type { ClusterCycle, ObjectStatus, UnmanagedKey } from '../status-model.js'
 import type { Paint } from './color.js'
 import { blockedPhrase, shortRevision } from './plan-text.js'
 
@@ -55,6 +55,32 @@ export function renderStatus(cycles: readonly ClusterCycle[], p: Paint): string 
       )
       lines.push(...unmanagedLines(o.unmanaged ?? [], p))
     }
+    lines.push('')
+  }
+  return lines.join('\n')
+}
+
+/**
+ * `status KIND/name`: the object in each cluster that declares it (`kubectl describe`-like): its state and why, the
+ * actions the plan has for it, its unmanaged live keys.
+ */
+export function renderObjectStatus(
+  found: ReadonlyArray<{ cycle: ClusterCycle; object: ObjectStatus; addresses: readonly string[] }>,
+  p: Paint,
+): string {
+  const lines: string[] = []
+  for (const { cycle, object: o, addresses } of found) {
+    const colour =
+      o.state === 'converged' ? p.green : o.state === 'drift' || o.state === 'in_progress' ? p.yellow : p.red
+    lines.push(`${p.bold(`${o.kind}/${o.name}`)} in cluster ${cycle.cluster}: ${colour(o.state)}`)
+    const where = [o.node ? `node ${o.node}` : '', o.vmid !== undefined ? `vmid ${o.vmid}` : ''].filter(Boolean)
+    if (where.length > 0) lines.push(`  ${where.join(', ')}`)
+    if (o.state !== 'converged' && o.reason) lines.push(`  ${o.blocked ? `${o.blocked}: ` : ''}${flat(o.reason)}`)
+    if (o.error) lines.push(`  error: ${flat(o.error)}`)
+    for (const a of cycle.plannedActions)
+      if (addresses.includes(a.address))
+        lines.push(`  ${a.type}: ${flat(a.reason)}${a.disruption !== 'none' ? ` (disruption: ${a.disruption})` : ''}`)
+    lines.push(...unmanagedLines(o.unmanaged ?? [], p))
     lines.push('')
   }
   return lines.join('\n')

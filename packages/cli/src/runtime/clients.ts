@@ -15,6 +15,8 @@ import type { LiveReader, PveWriter } from '@proxops/planner'
 import type { ResolvedCluster, ResolvedConfig } from '../config/types.js'
 import type { Logger } from '../log.js'
 import { noticeLine } from '../render/progress.js'
+import type { CliContext } from './context.js'
+import type { PinRecorder } from './endpoint-pins.js'
 
 // Type-level contract checks (compile errors, not tests): the read-only client is a LiveReader and has no
 // write method; the full client is a PveWriter as well.
@@ -30,6 +32,13 @@ export interface ClientHooks {
   onRequest?: (cluster: string, event: RequestEvent) => void
   /** retries and long waits as they happen; by default a log line each (a warning for a retry) */
   onNotice?: (notice: ClientNotice) => void
+  /** told of every answered read, to pin the endpoint once it worked (runtime/endpoint-pins.ts) */
+  pins?: PinRecorder
+}
+
+/** The hooks every command's clients get: the command's logger and its endpoint pins. */
+export function clientHooks(ctx: CliContext, extra: Omit<ClientHooks, 'log' | 'pins'> = {}): ClientHooks {
+  return { log: ctx.log, ...(ctx.pins ? { pins: ctx.pins } : {}), ...extra }
 }
 
 /** The default for retries and waits: one log line as it happens (text on a terminal, NDJSON in the daemon). */
@@ -64,7 +73,12 @@ export function clientOptions(cluster: ResolvedCluster, config: ResolvedConfig, 
       warn: (message, meta) => hooks.log.warn(message, { cluster: cluster.name, ...meta }),
       debug: (message, meta) => hooks.log.debug(message, { cluster: cluster.name, ...meta }),
     },
-    ...(hooks.onRequest ? { onRequest: (event: RequestEvent) => hooks.onRequest?.(cluster.name, event) } : {}),
+    onRequest: (event: RequestEvent) => {
+      // a read PVE answered: the connection was verified and the credentials accepted, so the endpoint worked
+      if (event.method === 'GET' && event.status !== undefined && event.status >= 200 && event.status < 300)
+        hooks.pins?.answered(cluster.name)
+      hooks.onRequest?.(cluster.name, event)
+    },
     onNotice: hooks.onNotice ?? logNotice(hooks.log, cluster.name),
     // a short retry ladder: an unreachable PVE should fail a command in seconds, not minutes
     retry: { retries: 2, baseDelayMs: 250, maxDelayMs: 2000 },

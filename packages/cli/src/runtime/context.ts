@@ -5,6 +5,7 @@
 import type { Writable } from 'node:stream'
 import type { Logger } from '../log.js'
 import type { Redactor } from '../redact.js'
+import type { PinRecorder } from './endpoint-pins.js'
 
 export interface CliIo {
   stdout: Writable & { isTTY?: boolean }
@@ -25,6 +26,13 @@ export interface CliContext {
   now: () => number
   /** aborted on SIGINT/SIGTERM */
   signal: AbortSignal
+  /** the endpoint pins waiting for their endpoint's first answer (set once the configuration is read) */
+  pins?: PinRecorder
+  /**
+   * Says at once that a stop was asked for (Ctrl-C, SIGTERM), so nobody presses again thinking it hangs: a line on
+   * stderr; apply's live block shows it above itself while it is drawn, the daemon logs it.
+   */
+  announceStop: (line: string) => void
 }
 
 /** Writes product output (plans, reports) to stdout, always through the redactor. */

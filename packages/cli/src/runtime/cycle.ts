@@ -23,7 +23,7 @@ import {
 } from '@proxops/planner'
 import { CliError, oneLine } from '../errors.js'
 import type { PruneBudget, ResolvedCluster, ResolvedConfig } from '../config/types.js'
-import { readOnlyClient } from './clients.js'
+import { clientHooks, readOnlyClient } from './clients.js'
 import { clusterTwins } from './identity.js'
 import {
   cycleResult,
@@ -35,6 +35,7 @@ import {
 } from '../status-model.js'
 import type { CliContext } from './context.js'
 import { loadDesired } from './desired.js'
+import { planTargets, sameObject, type ObjectRef } from './targets.js'
 import type { SourceTree } from './source.js'
 
 export interface CycleOptions {
@@ -55,6 +56,8 @@ export interface CycleOptions {
   savedPlan?: Plan
   /** why this cluster must not be reconciled at all (runtime/identity.ts: a twin of another entry) */
   blocked?: string
+  /** `--target`, `status KIND/name`: only these objects and what they depend on (runtime/targets.ts) */
+  targets?: readonly ObjectRef[]
 }
 
 export interface CycleOutcome {
@@ -62,6 +65,8 @@ export interface CycleOutcome {
   plan?: Plan
   report?: Report
   inventory?: LiveInventory
+  /** the cluster's desired objects with the addresses the plan gives them (after the cycle loaded them) */
+  desired?: readonly DesiredObject[]
   /** set when the cycle aborted */
   error?: CliError
 }
@@ -141,6 +146,7 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
       commit: o.tree.commit,
       manifests: loaded.desired.manifests.length,
     })
+    const targets = o.targets ? planTargets(o.targets, loaded.objects) : undefined
     const credentials = o.cluster.credentials
     // secrets, observe, plan, privilege preflight, the saved plan's contract, execute: the planner's cycle
     const { inventory, plan, report } = await reconcile({
@@ -153,6 +159,7 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
       ...(o.savedPlan ? { savedPlan: o.savedPlan, comparable: (p: Plan) => ctx.redactor.strings(p) } : {}),
       ...(ctx.signal ? { signal: ctx.signal } : {}),
       ...(o.onPlan ? { onPlan: o.onPlan } : {}),
+      ...(targets ? { targets } : {}),
       execute: {
         taskTimeoutMs: o.config.reconcile.taskTimeoutMs,
         ...(o.onProgress ? { onProgress: o.onProgress } : {}),
@@ -167,6 +174,12 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
       unknown: inventory.unknownGuests.length,
       volumes: inventory.volumes.length,
     })
+    // a narrowed plan says nothing about the other objects: they are left out, not shown converged
+    if (o.targets) {
+      const touched = new Set(plan.actions.map((a) => a.address))
+      const refs = o.targets
+      objects = objects.filter((d) => refs.some((r) => sameObject(r, d)) || d.addresses.some((a) => touched.has(a)))
+    }
     const deferred = plan.skips.filter((s) => s.code === 'prune-budget' || s.code === 'prune-guard').length
     const state = convergence(plan, report)
     const cycle: ClusterCycle = {
@@ -194,7 +207,7 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
       plannedActions: plannedActions(plan, report),
       findings: findings(plan),
     }
-    return { cycle, plan, inventory, ...(report ? { report } : {}) }
+    return { cycle, plan, inventory, desired: objects, ...(report ? { report } : {}) }
   } catch (error) {
     return aborted(error)
   }
@@ -204,7 +217,7 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
 export async function twinGuard(ctx: CliContext, config: ResolvedConfig): Promise<Map<string, string>> {
   return clusterTwins(config.clusters, async (name) => {
     const cluster = config.clusters.find((c) => c.name === name) as ResolvedCluster
-    const reader = readOnlyClient(cluster, config, { log: ctx.log })
+    const reader = readOnlyClient(cluster, config, clientHooks(ctx))
     try {
       return await reader.get('/cluster/status', { signal: ctx.signal })
     } finally {

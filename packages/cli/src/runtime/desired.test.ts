@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest'
 import { KINDS } from '@proxops/schema'
 import { convergence, DEFAULT_POLICY, plan, type LiveInventory } from '@proxops/planner'
 import { objectStates } from '../status-model.js'
-import { loadDesired, planAddresses } from './desired.js'
+import { addressesOf } from '@proxops/planner'
+import { loadDesired } from './desired.js'
 
 const examples = fileURLToPath(new URL('../../../../examples/repository', import.meta.url))
 
@@ -26,7 +27,7 @@ function unreadable(nodes: readonly string[]): LiveInventory {
   }
 }
 
-describe('planAddresses: the rows of status say what the planner says, for every kind', () => {
+describe('addressesOf: the rows of status say what the planner says, for every kind', () => {
   it('each object of every kind is blocked when the plan reports every address of it blocked', async () => {
     const { desired, objects } = await loadDesired(examples, 'homelab', undefined)
     // the example repository holds every kind, so a new kind without an address case fails here
@@ -50,7 +51,7 @@ describe('planAddresses: the rows of status say what the planner says, for every
 
   it('an artifact has one address per node; the cluster-wide kinds are addressed by their PVE id', async () => {
     const { desired } = await loadDesired(examples, 'homelab', undefined)
-    const byKind = new Map(desired.manifests.map((m) => [m.kind, planAddresses(m)]))
+    const byKind = new Map(desired.manifests.map((m) => [m.kind, addressesOf(m)]))
     expect(byKind.get('ISO')?.length).toBeGreaterThan(1)
     expect(byKind.get('ISO')?.[0]).toMatch(/^ISO\/[^/]+\/[^/]+\/[^/]+\.iso$/)
     expect(byKind.get('Pool')).toEqual(['Pool/web'])

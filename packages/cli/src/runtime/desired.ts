@@ -1,6 +1,6 @@
 /** Loads one cluster's desired state from a tree through @proxops/schema's repository loader. */
-import { loadRepository, type LoadedCluster, type Manifest } from '@proxops/schema'
-import type { DesiredState } from '@proxops/planner'
+import { loadRepository, type LoadedCluster } from '@proxops/schema'
+import { addressesOf, type DesiredState } from '@proxops/planner'
 import { CliError, problemLine } from '../errors.js'
 import type { DesiredObject } from '../status-model.js'
 
@@ -29,31 +29,8 @@ export async function loadDesired(root: string, cluster: string, commit: string 
       name: m.metadata.name,
       ...(spec.node !== undefined ? { node: spec.node } : spec.nodes ? { node: spec.nodes.join(',') } : {}),
       ...(spec.vmid !== undefined ? { vmid: spec.vmid } : {}),
-      addresses: planAddresses(m),
+      addresses: addressesOf(m),
     }
   })
   return { desired: { cluster, ...(commit ? { commit } : {}), manifests }, objects, cluster: loaded }
-}
-
-/**
- * The addresses under which a plan reports a manifest's object (docs/plan-format.md, `address`): guests
- * `Kind/node/vmid(name)`, artifacts `Kind/node/storage/filename` on each of their nodes, the cluster-wide kinds
- * by their PVE id. Every kind has its case: a kind without one would show as converged whatever the plan says.
- */
-export function planAddresses(m: Manifest): string[] {
-  switch (m.kind) {
-    case 'VM':
-    case 'TemplateVM':
-    case 'LXC':
-    case 'TemplateCT':
-      return [`${m.kind}/${m.spec.node}/${m.spec.vmid}(${m.metadata.name})`]
-    case 'ISO':
-    case 'CTTemplate':
-    case 'DiskImage':
-      return m.spec.nodes.map((node) => `${m.kind}/${node}/${m.spec.storage}/${m.spec.filename}`)
-    case 'BackupJob':
-      return [`BackupJob/${m.spec.id}`]
-    case 'Pool':
-      return [`Pool/${m.spec.id}`]
-  }
 }

@@ -1,18 +1,18 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { checkPinnedEndpoints, PINS_FILE, pinDir } from './endpoint-pins.js'
+import { acceptCommand, checkPinnedEndpoints, PinRecorder, PINS_FILE, pinChange, pinDir } from './endpoint-pins.js'
 
 const SECRET = 'pin-CANARY-5e1f'
-const cluster = (name: string, baseUrl: string, fingerprint?: string, secret = SECRET) => ({
+const cluster = (name: string, baseUrl: string, fingerprint?: string, secret = SECRET, insecure = false) => ({
   name,
   file: `clusters/${name}/config.yaml`,
   baseUrl,
-  tls: fingerprint ? { fingerprint } : {},
+  tls: { ...(fingerprint ? { fingerprint } : {}), ...(insecure ? { insecure } : {}) },
   credentials: { method: 'token' as const, tokenId: 'ops@pve!proxops', secret },
 })
-const results = (outcomes: { result: string }[]) => outcomes.map((o) => o.result)
+type Cluster = ReturnType<typeof cluster>
 const dirs: string[] = []
 const fresh = () => {
   const d = mkdtempSync(path.join(os.tmpdir(), 'proxops-pins-'))
@@ -23,79 +23,111 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
 })
 
+/**
+ * One run: the check before any request, then the answers of the endpoints that worked (by default all of them).
+ * Returns the clusters whose pin was recorded.
+ */
+function run(dir: string, clusters: Cluster[], o: { accept?: string[]; answered?: string[] } = {}): string[] {
+  const recorded: string[] = []
+  const pins = new PinRecorder(dir, checkPinnedEndpoints(clusters, { dir, accept: o.accept ?? [] }), (p) =>
+    recorded.push(p.cluster),
+  )
+  for (const name of o.answered ?? clusters.map((c) => c.name)) {
+    pins.answered(name)
+    pins.answered(name) // every answer is reported; the pin is written once
+  }
+  return recorded
+}
+
 describe('endpoint pins for SOPS credentials', () => {
-  it('pins on first use, matches after, and never stores the secret', () => {
+  it('pins once the endpoint answered, matches after, and never stores the secret', () => {
     const dir = fresh()
     const c = cluster('lab', 'https://PVE.example:8006/')
-    expect(checkPinnedEndpoints([c], { dir, accept: [] }).map((o) => o.result)).toEqual(['pinned'])
-    expect(checkPinnedEndpoints([c], { dir, accept: [] }).map((o) => o.result)).toEqual(['matched'])
+    expect(run(dir, [c])).toEqual(['lab'])
+    expect(run(dir, [c])).toEqual([])
     const text = readFileSync(path.join(dir, PINS_FILE), 'utf8')
     expect(text).toContain('https://pve.example:8006')
     expect(text).not.toContain(SECRET)
   })
 
-  it('refuses another endpoint or certificate for the same credentials, also under another cluster name', () => {
+  it('never pins an endpoint that did not answer: a first mistake is fixed without --accept-endpoint', () => {
     const dir = fresh()
-    checkPinnedEndpoints([cluster('lab', 'https://pve.example:8006', 'AA:BB')], { dir, accept: [] })
-    expect(() =>
-      checkPinnedEndpoints([cluster('lab', 'https://evil.example:8006', 'AA:BB')], { dir, accept: [] }),
-    ).toThrow(
-      /base-url: https:\/\/evil\.example:8006 is not the endpoint its SOPS credentials were pinned to \(https:\/\/pve\.example:8006\).*--accept-endpoint lab/,
-    )
-    expect(() =>
-      checkPinnedEndpoints([cluster('lab', 'https://pve.example:8006', 'CC:DD')], { dir, accept: [] }),
-    ).toThrow(
-      // validate's format: the file relative to the repository, the code, the setting and why
-      /^clusters\/lab\/config\.yaml endpoint-refused pve\.clusters\.lab\.tls\.fingerprint: CC:DD is not the certificate its SOPS credentials were pinned to \(AA:BB\)/,
-    )
-    expect(() =>
-      checkPinnedEndpoints([cluster('lab2', 'https://evil.example:8006', 'AA:BB')], { dir, accept: [] }),
-    ).toThrow(/pve\.clusters\.lab2\.base-url/)
+    // the typo port never answers; neither does the endpoint without a tls block (its certificate is refused)
+    expect(run(dir, [cluster('lab', 'https://pve.example:8007')], { answered: [] })).toEqual([])
+    expect(run(dir, [cluster('lab', 'https://pve.example:8006')], { answered: [] })).toEqual([])
+    expect(existsSync(path.join(dir, PINS_FILE))).toBe(false)
+    expect(run(dir, [cluster('lab', 'https://pve.example:8006', 'AA:BB')])).toEqual(['lab'])
   })
 
-  it('credentials shared by two clusters are pinned at both on their first run; a new entry only at those', () => {
+  it('pins nothing under tls.insecure: no certificate was verified', () => {
+    const dir = fresh()
+    expect(run(dir, [cluster('lab', 'https://pve.example:8006', undefined, SECRET, true)])).toEqual([])
+    expect(existsSync(path.join(dir, PINS_FILE))).toBe(false)
+  })
+
+  it('refuses another endpoint or certificate for the same credentials, saying what changed and how to accept it', () => {
+    const dir = fresh()
+    run(dir, [cluster('lab', 'https://pve.example:8006', 'AA:BB')])
+    const file = path.join(dir, PINS_FILE).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+    expect(() => run(dir, [cluster('lab', 'https://pve.example:8007', 'AA:BB')])).toThrow(
+      new RegExp(
+        `^clusters/lab/config\\.yaml endpoint-refused pve\\.clusters\\.lab\\.base-url: the port changed from 8006 to 8007 since its SOPS credentials were pinned to https://pve\\.example:8006 \\(certificate AA:BB\\) \\(${file}\\); if that is intended, accept it with: proxops diff --cluster lab --accept-endpoint lab$`,
+      ),
+    )
+    expect(() => run(dir, [cluster('lab', 'https://evil.example:8006', 'AA:BB')])).toThrow(
+      /base-url: the host changed from pve\.example to evil\.example since/,
+    )
+    expect(() => run(dir, [cluster('lab', 'https://pve.example:8006', 'CC:DD')])).toThrow(
+      /^clusters\/lab\/config\.yaml endpoint-refused pve\.clusters\.lab\.tls\.fingerprint: the certificate fingerprint changed from AA:BB to CC:DD since/,
+    )
+    expect(() => run(dir, [cluster('lab', 'https://pve.example:8006')])).toThrow(
+      /changed from AA:BB to \(none: the CA validates\)/,
+    )
+  })
+
+  it('a new entry with pinned credentials: at a pinned endpoint it is pinned too, elsewhere it is refused by name', () => {
     const dir = fresh()
     const both = [cluster('edge', 'https://edge.example:8006'), cluster('lab', 'https://pve.example:8006')]
-    expect(results(checkPinnedEndpoints(both, { dir, accept: [] }))).toEqual(['pinned', 'pinned'])
-    expect(results(checkPinnedEndpoints(both, { dir, accept: [] }))).toEqual(['matched', 'matched'])
+    expect(run(dir, both)).toEqual(['edge', 'lab'])
+    expect(run(dir, both)).toEqual([])
     // a copied or renamed entry pointing at a pinned endpoint is harmless: the credentials went there before
-    expect(
-      results(checkPinnedEndpoints([cluster('lab-copy', 'https://PVE.example:8006')], { dir, accept: [] })),
-    ).toEqual(['pinned'])
-    expect(() =>
-      checkPinnedEndpoints([cluster('lab-copy2', 'https://evil.example:8006')], { dir, accept: [] }),
-    ).toThrow(
-      /pve\.clusters\.lab-copy2\.base-url: https:\/\/evil\.example:8006 is not the endpoint its SOPS credentials were pinned to \(https:\/\/edge\.example:8006, https:\/\/pve\.example:8006\)/,
+    expect(run(dir, [cluster('lab-copy', 'https://PVE.example:8006')])).toEqual(['lab-copy'])
+    expect(() => run(dir, [cluster('second', 'https://other.example:8006')])).toThrow(
+      /pve\.clusters\.second\.base-url: this entry is new and would send SOPS credentials that are pinned to https:\/\/edge\.example:8006 \(cluster edge\), https:\/\/pve\.example:8006 \(cluster lab\), https:\/\/pve\.example:8006 \(cluster lab-copy\) to https:\/\/other\.example:8006 .*accept it with: proxops diff --cluster second --accept-endpoint second$/,
     )
     // an entry keeps its own endpoint, even when it moves to another endpoint of the same credentials
-    expect(() => checkPinnedEndpoints([cluster('lab', 'https://edge.example:8006')], { dir, accept: [] })).toThrow(
-      /pve\.clusters\.lab\.base-url: .* pinned to \(https:\/\/pve\.example:8006\)/,
+    expect(() => run(dir, [cluster('lab', 'https://edge.example:8006')])).toThrow(
+      /pve\.clusters\.lab\.base-url: the host changed from pve\.example to edge\.example/,
     )
     // other credentials are pinned on their own first use
-    expect(
-      results(
-        checkPinnedEndpoints([cluster('other', 'https://evil.example:8006', undefined, 'x')], { dir, accept: [] }),
-      ),
-    ).toEqual(['pinned'])
+    expect(run(dir, [cluster('other', 'https://evil.example:8006', undefined, 'x')])).toEqual(['other'])
   })
 
-  it('--accept-endpoint replaces the pin for the named cluster only', () => {
+  it('--accept-endpoint moves the pin of the named cluster once the new endpoint answered', () => {
     const dir = fresh()
-    checkPinnedEndpoints([cluster('lab', 'https://pve.example:8006')], { dir, accept: [] })
+    run(dir, [cluster('lab', 'https://pve.example:8006')])
     const moved = cluster('lab', 'https://pve2.example:8006')
-    expect(checkPinnedEndpoints([moved], { dir, accept: ['lab'] }).map((o) => o.result)).toEqual(['pinned'])
-    expect(checkPinnedEndpoints([moved], { dir, accept: [] }).map((o) => o.result)).toEqual(['matched'])
-    expect(() =>
-      checkPinnedEndpoints([cluster('lab', 'https://pve.example:8006')], { dir, accept: ['other'] }),
-    ).toThrow()
+    // accepted, but the new endpoint did not answer: the old pin stays
+    expect(run(dir, [moved], { accept: ['lab'], answered: [] })).toEqual([])
+    expect(() => run(dir, [moved])).toThrow(/host changed/)
+    expect(run(dir, [moved], { accept: ['lab'] })).toEqual(['lab'])
+    expect(run(dir, [moved])).toEqual([])
+    expect(() => run(dir, [cluster('lab', 'https://pve.example:8006')], { accept: ['other'] })).toThrow()
   })
 
   it('a damaged pin file is an error, not a fresh start', () => {
     const dir = fresh()
     writeFileSync(path.join(dir, PINS_FILE), '{"pins": 3}')
-    expect(() => checkPinnedEndpoints([cluster('lab', 'https://pve.example:8006')], { dir, accept: [] })).toThrow(
-      /not a valid endpoint pin file/,
+    expect(() => run(dir, [cluster('lab', 'https://pve.example:8006')])).toThrow(/not a valid endpoint pin file/)
+  })
+
+  it('says every part that changed', () => {
+    expect(
+      pinChange({ endpoint: 'https://a:8006', fingerprint: null }, { endpoint: 'https://b:8007', fingerprint: 'AA' }),
+    ).toBe(
+      'the host changed from a to b, the port changed from 8006 to 8007, the certificate fingerprint changed from (none: the CA validates) to AA',
     )
+    expect(acceptCommand('edge')).toBe('proxops diff --cluster edge --accept-endpoint edge')
   })
 
   it('lives in --data-dir when given, else under HOME (never the repository setting)', () => {

@@ -1,10 +1,15 @@
 /**
- * Endpoint pinning for credentials from a SOPS file (docs/safety.md, section 8). The first time a cluster's
- * SOPS credentials are used, the endpoint they go to (the base-url's origin and the configured certificate
- * fingerprint) is recorded in the operator's data dir; later runs refuse another endpoint for the same
- * credentials until the operator accepts it with `--accept-endpoint <cluster>`. A commit alone (which needs no
- * age key) therefore cannot send the token somewhere new. The pins are keyed by a hash of the credentials (then
- * by cluster entry), so renaming or copying an entry does not start afresh; they never hold a secret.
+ * Endpoint pinning for credentials from a SOPS file (docs/safety.md, section 8). Once a cluster's SOPS credentials
+ * have been used, the endpoint they went to (the base-url's origin and the configured certificate fingerprint) is
+ * recorded in the operator's data dir; later runs refuse another endpoint for the same credentials until the
+ * operator accepts it with `--accept-endpoint <cluster>`. A commit alone (which needs no age key) therefore cannot
+ * send the token somewhere new. The pins are keyed by a hash of the credentials (then by cluster entry), so renaming
+ * or copying an entry does not start afresh; they never hold a secret.
+ *
+ * Only what worked is pinned: a pin is recorded after the first answer of the endpoint to an authenticated read
+ * over a verified connection (`PinRecorder.answered`), never for an endpoint that did not answer (a wrong port, a
+ * certificate that was not accepted) and never under `tls.insecure` (nothing was verified). A first mistake is
+ * therefore never pinned: fixing it needs no `--accept-endpoint`.
  */
 import { createHash } from 'node:crypto'
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
@@ -26,15 +31,17 @@ export interface PinnedCluster {
   name: string
   file: string
   baseUrl: string
-  tls: { fingerprint?: string }
+  tls: { fingerprint?: string; insecure?: boolean }
   credentials: Credentials
 }
 
-export interface PinOutcome {
+/** A pin this run will record once the endpoint has answered (first use of the credentials, or accepted). */
+export interface PendingPin {
   cluster: string
-  /** `pinned`: first use (or accepted by the operator); `matched`: as pinned */
-  result: 'pinned' | 'matched'
+  /** the credentials' key in the pin file */
+  key: string
   pin: Pin
+  accepted: boolean
 }
 
 /** The data dir the operator chose (`--data-dir`), else the default under HOME; never the repository's setting. */
@@ -106,66 +113,131 @@ function writePins(file: string, pins: Pins): void {
 
 const samePin = (a: Pin, b: Pin): boolean => a.endpoint === b.endpoint && a.fingerprint === b.fingerprint
 
-/** Why `want` is refused, given the pins of its credentials (those of this entry first): the setting and why. */
-function mismatch(c: PinnedCluster, want: Pin, pinned: readonly Pin[]): { field: string; message: string } {
-  const sameEndpoint = pinned.find((p) => p.endpoint === want.endpoint)
+/** What differs between two pins, in words (`the port changed from 8006 to 8007`). */
+export function pinChange(from: Pin, to: Pin): string {
+  const parts: string[] = []
+  const a = new URL(from.endpoint)
+  const b = new URL(to.endpoint)
+  if (a.protocol !== b.protocol)
+    parts.push(`the scheme changed from ${a.protocol.replace(':', '')} to ${b.protocol.replace(':', '')}`)
+  if (a.hostname !== b.hostname) parts.push(`the host changed from ${a.hostname} to ${b.hostname}`)
+  if (a.port !== b.port) parts.push(`the port changed from ${a.port} to ${b.port}`)
+  if (from.fingerprint !== to.fingerprint)
+    parts.push(
+      `the certificate fingerprint changed from ${from.fingerprint ?? '(none: the CA validates)'} to ${to.fingerprint ?? '(none: the CA validates)'}`,
+    )
+  return parts.join(', ')
+}
+
+/** The one command that accepts a refused endpoint: read-only, and it pins only once the endpoint has answered. */
+export const acceptCommand = (cluster: string): string =>
+  `proxops diff --cluster ${cluster} --accept-endpoint ${cluster}`
+
+/**
+ * Why `want` is refused: the setting at fault and exactly what changed. `own`: this entry's pin; `others`: the
+ * entries whose pins hold the same credentials.
+ */
+function refusal(
+  c: PinnedCluster,
+  want: Pin,
+  own: Pin | undefined,
+  others: ReadonlyArray<[string, Pin]>,
+): { field: string; message: string } {
+  if (own) {
+    const field = own.endpoint === want.endpoint ? 'tls.fingerprint' : 'base-url'
+    return {
+      field,
+      message: `${pinChange(own, want)} since its SOPS credentials were pinned to ${own.endpoint}${own.fingerprint ? ` (certificate ${own.fingerprint})` : ''}`,
+    }
+  }
+  const sameEndpoint = others.find(([, p]) => p.endpoint === want.endpoint)
   if (sameEndpoint)
     return {
       field: 'tls.fingerprint',
-      message: `${want.fingerprint ?? '(none)'} is not the certificate its SOPS credentials were pinned to (${sameEndpoint.fingerprint ?? '(none)'})`,
+      message: `this entry is new, and its SOPS credentials are pinned to ${want.endpoint} by cluster ${sameEndpoint[0]} with another certificate: ${pinChange(sameEndpoint[1], want)}`,
     }
-  const endpoints = [...new Set(pinned.map((p) => p.endpoint))].join(', ')
+  const where = others.map(([name, p]) => `${p.endpoint} (cluster ${name})`).join(', ')
   return {
     field: 'base-url',
-    message: `${c.baseUrl} is not the endpoint its SOPS credentials were pinned to (${endpoints})`,
+    message: `this entry is new and would send SOPS credentials that are pinned to ${where} to ${want.endpoint}`,
   }
 }
 
 /**
- * Checks every cluster against the pins of its credentials, pinning first uses and the clusters named by
- * `accept`; refuses before any request when a committed endpoint differs from the pinned one. Credentials seen
- * for the first time are pinned wherever this run uses them (one password for two standalone nodes is common);
- * once pinned, an entry keeps its endpoint, and a new or renamed entry may only use an endpoint those
- * credentials are already pinned to.
+ * Checks every cluster against the pins of its credentials, before any request; refuses a committed endpoint that
+ * differs from the pinned one, saying what changed and the command that accepts it. Returns the pins to record once
+ * each endpoint has answered: credentials seen for the first time (wherever this run uses them: one password for
+ * two standalone nodes is common), an endpoint the operator accepts, and a new or renamed entry at an endpoint its
+ * credentials are already pinned to. Writes nothing.
  */
 export function checkPinnedEndpoints(
   clusters: readonly PinnedCluster[],
   options: { dir: string; accept: readonly string[] },
-): PinOutcome[] {
+): PendingPin[] {
   if (clusters.length === 0) return []
   const file = path.join(options.dir, PINS_FILE)
   const pins = readPins(file)
-  const known = new Set(Object.keys(pins).filter((k) => Object.keys(pins[k] ?? {}).length > 0))
-  const outcomes: PinOutcome[] = []
-  let changed = false
+  const pending: PendingPin[] = []
   for (const c of clusters) {
     const key = credentialKey(c.credentials)
     const want: Pin = { endpoint: endpointOrigin(c.baseUrl), fingerprint: c.tls.fingerprint ?? null }
-    const entries = (pins[key] ??= {})
+    const entries = pins[key] ?? {}
     const own = entries[c.name]
-    if (own && samePin(own, want)) {
-      outcomes.push({ cluster: c.name, result: 'matched', pin: want })
-      continue
-    }
-    const pinned = Object.values(entries)
-    const allowed =
-      options.accept.includes(c.name) || !known.has(key) || (own === undefined && pinned.some((p) => samePin(p, want)))
+    if (own && samePin(own, want)) continue
+    const others = Object.entries(entries).filter(([name]) => name !== c.name)
+    const accepted = options.accept.includes(c.name)
+    const known = Object.keys(entries).length > 0
+    const allowed = accepted || !known || (own === undefined && others.some(([, p]) => samePin(p, want)))
     if (!allowed) {
-      const why = mismatch(c, want, own ? [own] : pinned)
+      const why = refusal(c, want, own, others)
       throw new CliError(
         'INSECURE_ENDPOINT',
         settingProblem(
           'endpoint-refused',
           c.file,
           `pve.clusters.${c.name}.${why.field}`,
-          `${why.message} in ${file}; if the cluster really moved, run once with --accept-endpoint ${c.name}`,
+          `${why.message} (${file}); if that is intended, accept it with: ${acceptCommand(c.name)}`,
         ),
       )
     }
-    entries[c.name] = want
-    changed = true
-    outcomes.push({ cluster: c.name, result: 'pinned', pin: want })
+    // nothing was verified under tls.insecure: there is nothing to pin
+    if (!c.tls.insecure) pending.push({ cluster: c.name, key, pin: want, accepted })
   }
-  if (changed) writePins(file, pins)
-  return outcomes
+  return pending
+}
+
+/** Records a pending pin (read, change, write: other entries stay as they are). */
+export function recordPin(dir: string, pending: PendingPin): void {
+  const file = path.join(dir, PINS_FILE)
+  const pins = readPins(file)
+  ;(pins[pending.key] ??= {})[pending.cluster] = pending.pin
+  writePins(file, pins)
+}
+
+/**
+ * The pins of one run, recorded as each endpoint answers: `answered(cluster)` is called on every successful
+ * authenticated read (runtime/clients.ts); the first one records that cluster's pending pin.
+ */
+export class PinRecorder {
+  readonly #pending: Map<string, PendingPin>
+  constructor(
+    readonly dir: string,
+    pending: readonly PendingPin[],
+    readonly onPinned: (pending: PendingPin) => void = () => undefined,
+  ) {
+    this.#pending = new Map(pending.map((p) => [p.cluster, p]))
+  }
+
+  answered(cluster: string): void {
+    const pending = this.#pending.get(cluster)
+    if (!pending) return
+    this.#pending.delete(cluster)
+    recordPin(this.dir, pending)
+    this.onPinned(pending)
+  }
+
+  /** clusters whose pin waits for an answer */
+  get waiting(): string[] {
+    return [...this.#pending.keys()]
+  }
 }

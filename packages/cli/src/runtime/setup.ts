@@ -8,11 +8,12 @@ import { readRepositoryFile } from '@proxops/schema'
 import type { SopsCredentials } from '@proxops/sops'
 import { CliError, problemLine, settingProblem } from '../errors.js'
 import { loadDraftConfig } from '../config/load.js'
-import { credentialValues, resolveCredentials } from '../config/resolve.js'
+import { resolveCredentials } from '../config/resolve.js'
 import type { GlobalFlags, ResolvedConfig } from '../config/types.js'
 import type { CliContext } from './context.js'
-import { checkPinnedEndpoints, endpointOrigin, pinDir, type PinOutcome } from './endpoint-pins.js'
+import { checkPinnedEndpoints, endpointOrigin, pinDir, PinRecorder } from './endpoint-pins.js'
 import { checkEndpointTwins } from './identity.js'
+import { maskProblem, printedWords, requireMaskable, sopsRoles, type Roles } from './secret-roles.js'
 
 /** The environment variable that allows plain-http PVE endpoints; only the operator's environment can set it. */
 export const ALLOW_HTTP_ENV = 'PROXOPS_ALLOW_HTTP'
@@ -45,12 +46,9 @@ export interface Setup {
   config: ResolvedConfig
   /** decrypted credential documents by cluster (clusters with a secrets-file) */
   sops: ReadonlyMap<string, SopsCredentials>
-  /** clusters whose SOPS credentials were pinned to their endpoint by this run (first use or accepted) */
-  pinned: readonly PinOutcome[]
+  /** the endpoint pins this run records, each once its endpoint has answered an authenticated read */
+  pins: PinRecorder
 }
-
-/** Keys of a SOPS file's `secrets` that bind its credentials to one endpoint (not secrets: never masked). */
-export const ENDPOINT_KEYS = ['pve-endpoint', 'pve-fingerprint'] as const
 
 /**
  * Credentials follow the commit only as far as the SOPS file allows: when the encrypted file names the
@@ -89,26 +87,6 @@ export function checkBoundEndpoint(
   }
 }
 
-/**
- * The values of a SOPS credential document the redactor must mask: everything except the keys a cluster
- * uses as its PVE user or token id (identities, not secrets: masking `root@pam` or `proxops` would shred
- * ordinary output such as the ownership tag).
- */
-export function sopsSecretValues(creds: SopsCredentials, identityKeys: ReadonlySet<string>): string[] {
-  const identities = new Set(
-    [...identityKeys].map((k) => creds.secret(k)?.reveal()).filter((v): v is string => Boolean(v)),
-  )
-  const values: string[] = []
-  for (const name of creds.secretNames) {
-    const value = creds.secret(name)?.reveal() ?? ''
-    if (!identityKeys.has(name) && !identities.has(value)) values.push(value)
-  }
-  for (const kind of ['ssh-keys', 'passwords'] as const) {
-    for (const name of creds.names(kind)) values.push(creds.cloudInit(kind, name)?.reveal() ?? '')
-  }
-  return values
-}
-
 export async function decryptClusterSecrets(
   ctx: CliContext,
   cluster: string,
@@ -140,6 +118,18 @@ export async function decryptClusterSecrets(
   }
 }
 
+/** Credentials from the environment, by role (the secret part only; the rest names the user or token). */
+const ENV_SECRETS: ReadonlyArray<readonly [string, (value: string) => string]> = [
+  ['PROXOPS_PVE_TOKEN', (v) => v],
+  // user@realm!tokenid=secret
+  ['PROXOPS_PVE_TOKEN_VALUE', (v) => v.split('=').slice(1).join('=')],
+  ['PROXOPS_PVE_PASSWORD', (v) => v],
+  ['PROXOPS_GIT_TOKEN', (v) => v],
+  ['PROXOPS_HTTP_TOKEN', (v) => v],
+  // user:password
+  ['PROXOPS_HTTP_BASIC_AUTH', (v) => v.split(':').slice(1).join(':')],
+]
+
 export async function setup(ctx: CliContext, flags: GlobalFlags, options: { cluster?: string } = {}): Promise<Setup> {
   const draft = await loadDraftConfig({ flags, env: ctx.env, cwd: ctx.cwd, home: ctx.home })
   if (options.cluster !== undefined && !draft.clusters.some((c) => c.name === options.cluster)) {
@@ -148,18 +138,21 @@ export async function setup(ctx: CliContext, flags: GlobalFlags, options: { clus
       `--cluster "${options.cluster}" is not configured (known: ${draft.clusters.map((c) => c.name).join(', ')})`,
     )
   }
+  // every credential by role (secret-roles.ts); registered with the redactor once all are known to be maskable
+  const roles: Roles = { secrets: [], identities: [], others: [] }
   // env credentials are secrets too, even when a cluster does not end up using them
-  for (const name of [
-    'PROXOPS_PVE_TOKEN',
-    'PROXOPS_PVE_TOKEN_VALUE',
-    'PROXOPS_PVE_PASSWORD',
-    'PROXOPS_GIT_TOKEN',
-    'PROXOPS_HTTP_TOKEN',
-    'PROXOPS_HTTP_BASIC_AUTH',
-  ]) {
-    ctx.redactor.add(ctx.env[name], ctx.env[name]?.split('=').slice(1).join('='))
+  for (const [name, secretOf] of ENV_SECRETS) {
+    const value = ctx.env[name]?.trim()
+    if (value) roles.secrets.push({ value: secretOf(value).trim(), where: `environment variable ${name}` })
   }
-  ctx.redactor.add(draft.pve.token, draft.pve.password, draft.pve.tokenValue, draft.git.token)
+  const yamlSecrets: Array<[string, string | undefined]> = [
+    ['pve.token', draft.pve.token],
+    ['pve.password', draft.pve.password],
+    ['pve.token-value', draft.pve.tokenValue?.split('=').slice(1).join('=')],
+    ['git.token', draft.git.token],
+  ]
+  for (const [field, value] of yamlSecrets)
+    if (value?.trim()) roles.secrets.push({ value: value.trim(), where: `${field} in the configuration` })
   // before any credential is resolved: no second name for one endpoint, no plain http unless allowed here
   await checkEndpointTwins(draft.clusters)
   const selected = draft.clusters.filter((c) => options.cluster === undefined || c.name === options.cluster)
@@ -169,26 +162,54 @@ export async function setup(ctx: CliContext, flags: GlobalFlags, options: { clus
   for (const cluster of selected) {
     if (!cluster.secretsFile) continue
     const creds = await decryptClusterSecrets(ctx, cluster.name, cluster.secretsFile, draft.root)
-    const identityKeys = new Set(
-      [cluster.secretRefs.pve.user, cluster.secretRefs.pve.tokenId, ...ENDPOINT_KEYS].filter(
-        (k): k is string => k !== undefined,
-      ),
+    const refs = cluster.secretRefs
+    const clusterRoles = sopsRoles(
+      creds,
+      {
+        ...refs.pve,
+        // the git token is read (and so a secret) only in URL mode (config/resolve.ts)
+        ...(draft.git.url !== undefined && refs.git.token !== undefined ? { gitToken: refs.git.token } : {}),
+      },
+      path.relative(draft.root, cluster.secretsFile),
+      cluster.name,
     )
-    ctx.redactor.add(...sopsSecretValues(creds, identityKeys))
+    roles.secrets.push(...clusterRoles.secrets)
+    roles.identities.push(...clusterRoles.identities)
+    roles.others.push(...clusterRoles.others)
     checkBoundEndpoint(cluster, creds)
     sops.set(cluster.name, creds)
     plain[cluster.name] = Object.fromEntries(creds.secretNames.map((n) => [n, creds.secret(n)?.reveal() ?? '']))
   }
   const config = resolveCredentials({ ...draft, clusters: selected }, ctx.env, plain)
-  ctx.redactor.add(...credentialValues(config))
+  for (const c of config.clusters) {
+    const cred = c.credentials
+    roles.identities.push(cred.method === 'token' ? cred.tokenId : cred.user)
+    roles.secrets.push({
+      value: cred.method === 'token' ? cred.secret : cred.password,
+      where: `the PVE ${cred.method === 'token' ? 'token secret' : 'password'} of cluster ${c.name}`,
+    })
+  }
+  const printed = printedWords(roles.identities, draft.clusters)
+  requireMaskable(roles.secrets, printed)
+  ctx.redactor.add(
+    ...roles.secrets.map((s) => s.value),
+    ...roles.others.filter((v) => maskProblem(v, printed) === undefined),
+  )
   // SOPS credentials whose file binds no endpoint go only where they went first, unless the operator accepts
   const unbound = config.clusters.filter((c) => {
     const creds = sops.get(c.name)
     return creds !== undefined && !creds.secret('pve-endpoint')?.reveal().trim()
   })
-  const pins = checkPinnedEndpoints(unbound, {
-    dir: pinDir(flags.dataDir, ctx.home, ctx.cwd),
-    accept: flags.acceptEndpoint ?? [],
-  })
-  return { config, sops, pinned: pins.filter((p) => p.result === 'pinned') }
+  const dir = pinDir(flags.dataDir, ctx.home, ctx.cwd)
+  const pending = checkPinnedEndpoints(unbound, { dir, accept: flags.acceptEndpoint ?? [] })
+  const pins = new PinRecorder(dir, pending, (p) =>
+    ctx.log.info(
+      p.accepted ? 'endpoint accepted and pinned for SOPS credentials' : 'endpoint pinned for SOPS credentials',
+      {
+        cluster: p.cluster,
+        ...p.pin,
+      },
+    ),
+  )
+  return { config, sops, pins }
 }

@@ -9,7 +9,7 @@ import { decryptSops, isSopsError, readCredentials } from '@proxops/sops'
 import { secretRefs } from '@proxops/planner'
 import type { ValidateHooks } from '../commands/validate.js'
 import type { CliContext } from './context.js'
-import { sopsSecretValues } from './setup.js'
+import { maskProblem, printedWords, sopsRoles } from './secret-roles.js'
 
 export function sopsValidateHooks(ctx: () => CliContext): ValidateHooks {
   return {
@@ -39,16 +39,44 @@ export function sopsValidateHooks(ctx: () => CliContext): ValidateHooks {
         return [problem(error instanceof Error ? error.message : String(error))]
       }
       const refs = cluster.entry.secrets?.pve ?? {}
-      c.redactor.add(
-        ...sopsSecretValues(creds, new Set([refs.user, refs['token-id']].filter((k): k is string => k !== undefined))),
+      // the git token is read only in URL mode (config/resolve.ts): a local repository needs no such key
+      const gitToken = model.processConfig.git.url !== undefined ? cluster.entry.secrets?.git?.token : undefined
+      const roles = sopsRoles(
+        creds,
+        {
+          ...(refs.user !== undefined ? { user: refs.user } : {}),
+          ...(refs['token-id'] !== undefined ? { tokenId: refs['token-id'] } : {}),
+          ...(refs.token !== undefined ? { token: refs.token } : {}),
+          ...(refs.password !== undefined ? { password: refs.password } : {}),
+          ...(gitToken !== undefined ? { gitToken } : {}),
+        },
+        file,
+        cluster.name,
       )
-      const errors: SchemaError[] = []
+      const printed = printedWords(roles.identities, [
+        { name: cluster.name, nodes: cluster.entry.nodes, baseUrl: cluster.entry['base-url'] },
+      ])
+      // a secret that cannot be masked stops every command: validate says so before they do
+      const errors: SchemaError[] = roles.secrets.flatMap((secret) => {
+        const why = maskProblem(secret.value, printed)
+        return why === undefined
+          ? []
+          : [
+              problem(
+                `${secret.where.replace(`${file}: `, '')} cannot be kept out of the output: ${why}; use a longer, random value`,
+              ),
+            ]
+      })
+      c.redactor.add(
+        ...roles.secrets.map((secret) => secret.value),
+        ...roles.others.filter((v) => maskProblem(v, printed) === undefined),
+      )
       const wanted: [string, string | undefined][] = [
         ['secrets.pve.user', refs.user],
         ['secrets.pve.token-id', refs['token-id']],
         ['secrets.pve.token', refs.token],
         ['secrets.pve.password', refs.password],
-        ['secrets.git.token', cluster.entry.secrets?.git?.token],
+        ['secrets.git.token', gitToken],
       ]
       for (const [field, key] of wanted) {
         if (key !== undefined && !creds.secret(key))

@@ -99,8 +99,11 @@ describe('proxops run', () => {
     for (const p of ['/status', '/metrics', '/readyz', '/healthz'])
       expect(findCanaries((await get(port, p))?.body ?? '')).toEqual([])
 
+    // idle, between ticks: it exits at once (within 5 s, on a loaded machine)
+    const idle = Date.now()
     daemon.child.kill('SIGTERM')
     const done = await daemon.done
+    expect(Date.now() - idle).toBeLessThan(5_000)
     expect(done.code).toBe(0)
     expect(existsSync(path.join(data, 'proxops.lock'))).toBe(false)
     // local mode never touches the work tree, the index or HEAD
@@ -155,8 +158,16 @@ describe('proxops run', () => {
         env: baseEnv(repo),
       })
       await waitFor(() => (sim.control.tasks().some((t) => t.status === 'running') ? true : undefined), 30_000)
+      await waitFor(() => get(port, '/healthz'))
       const t0 = Date.now()
       daemon.child.kill('SIGTERM')
+      // while the running action finishes, /healthz still answers: 503, so a supervisor sees it stopping
+      const stopping = await waitFor(async () => {
+        const h = await get(port, '/healthz')
+        return h?.status === 503 ? h : undefined
+      })
+      expect(JSON.parse(stopping.body)).toMatchObject({ ok: false })
+      expect(sim.control.tasks().some((t) => t.status === 'running')).toBe(true)
       const done = await daemon.done
       expect(Date.now() - t0).toBeLessThan(15_000)
       expect(done.code).toBe(0)

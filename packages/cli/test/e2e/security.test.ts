@@ -315,7 +315,7 @@ describe('19.4 SOPS credentials are pinned to their first endpoint', () => {
     expect(refused.code).toBe(1)
     expect(errorLines(refused.stderr)).toEqual([
       expect.stringMatching(
-        / clusters\/lab\/config\.yaml endpoint-refused pve\.clusters\.lab\.base-url: https:\/\/127\.0\.0\.2:\d+ is not the endpoint its SOPS credentials were pinned to \(https:\/\/127\.0\.0\.1:\d+\).*--accept-endpoint lab/,
+        / clusters\/lab\/config\.yaml endpoint-refused pve\.clusters\.lab\.base-url: the host changed from 127\.0\.0\.1 to 127\.0\.0\.2 since its SOPS credentials were pinned to https:\/\/127\.0\.0\.1:\d+ .*accept it with: proxops diff --cluster lab --accept-endpoint lab$/,
       ),
     ])
     expect(sim.stats.requests.length).toBe(requests)
@@ -418,7 +418,10 @@ describe('19.5 redaction is structural', () => {
     git(empty, 'commit', '-qam', 'same secrets')
     const adopted = await run(empty, ['adopt', '--cluster', 'lab'])
     expect(adopted.code, adopted.stderr).toBe(0)
-    expect(adopted.stdout).toMatch(/held a value that contains a secret; it is written as \(sensitive\)/)
+    // a free-text field: written masked, and said so by name
+    expect(adopted.stdout).toMatch(
+      /vm\/lab\/r\.yaml: spec\.pve-description held a secret; it is written as \(sensitive\)/,
+    )
     const written = readdirSync(path.join(empty, 'vm/lab')).map((f) =>
       readFileSync(path.join(empty, 'vm/lab', f), 'utf8'),
     )

@@ -1,7 +1,8 @@
 /**
  * apply on a real terminal: the built CLI under a pty (util-linux `script`) against the simulator. One lifecycle:
  * the live block redraws in place with running actions, their elapsed time and the counts; a PVE 5xx is shown as
- * a retry while it happens; the block is gone before the report, which names each action once.
+ * a retry while it happens; the block is gone before the report, which names each action once. Ctrl-C, typed on
+ * the pty, is said above the block, which then counts what will not start.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { spawn, spawnSync } from 'node:child_process'
@@ -25,16 +26,33 @@ afterAll(async () => {
   rmSync(repo, { recursive: true, force: true })
 })
 
-/** Runs the CLI on a pty; resolves to what the terminal received (stdout and stderr, as a person sees them). */
-function onTerminal(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; screen: string }> {
+/**
+ * Runs the CLI on a pty; resolves to what the terminal received (stdout and stderr, as a person sees them).
+ * `keys(screen)` is asked as output arrives; what it returns is typed on the terminal once (a `\x03` is Ctrl-C:
+ * the pty's line discipline turns it into SIGINT for the CLI, as a keyboard does).
+ */
+function onTerminal(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  keys?: (screen: string) => string | undefined,
+): Promise<{ code: number | null; screen: string }> {
   const quoted = [process.execPath, BIN, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ')
   // a pty made without a terminal around it has no size: give it one, as a terminal window would
   const command = `stty rows 40 cols 120; exec ${quoted}`
   // -q no banner, -e the child's exit code, -f flush as it comes, -c the command; the typescript file is unused
   const child = spawn('script', ['-qefc', command, '/dev/null'], { cwd: repo, env, stdio: ['pipe', 'pipe', 'pipe'] })
   let screen = ''
-  child.stdout.on('data', (c: Buffer) => (screen += c.toString()))
-  child.stderr.on('data', (c: Buffer) => (screen += c.toString()))
+  let typed = false
+  const seen = (c: Buffer): void => {
+    screen += c.toString()
+    const text = typed ? undefined : keys?.(screen)
+    if (text !== undefined) {
+      typed = true
+      child.stdin.write(text)
+    }
+  }
+  child.stdout.on('data', seen)
+  child.stderr.on('data', seen)
   return new Promise((resolve) => {
     child.on('close', (code) => {
       transcript.push(screen)
@@ -116,5 +134,63 @@ describe('without a terminal', () => {
     expect(apply.stderr).not.toContain('Applying to cluster')
     expect(apply.stderr).not.toContain('\u001b[')
     expect(apply.stdout).toMatch(/Apply complete for cluster lab: 1 ok, 0 failed, 0 skipped\./)
+  })
+})
+
+describe.skipIf(!haveScript)('Ctrl-C on a terminal (pty)', () => {
+  it('says it stops above the live block, which then counts what will not start; running actions finish', async () => {
+    for (const [name, id] of [
+      ['s1', 160],
+      ['s2', 161],
+      ['s3', 162],
+      ['s4', 163],
+    ] as const)
+      writeFileSync(path.join(repo, `vm/lab/${name}.yaml`), vmManifest(name, id, { node: 'pve2' }))
+    writeFileSync(
+      path.join(repo, 'clusters/lab/resources.yaml'),
+      `${readFileSync(path.join(repo, 'clusters/lab/resources.yaml'), 'utf8')}${['s1', 's2', 's3', 's4'].map((n) => `  - ../../vm/lab/${n}.yaml\n`).join('')}`,
+    )
+    git(repo, 'add', '-A')
+    git(repo, 'commit', '-qm', 'four on pve2')
+    sim.control.setTaskDuration(2_500)
+    let r: { code: number | null; screen: string }
+    try {
+      // two tasks per node: two creates run, two are queued when Ctrl-C is pressed
+      r = await onTerminal(['apply', '--yes'], { ...baseEnv(repo), TERM: 'xterm' }, (screen) =>
+        /Applying to cluster lab: 0 done, 0 failed, 0 skipped, 2 running, 2 queued/.test(screen) ? '\x03' : undefined,
+      )
+    } finally {
+      sim.control.setTaskDuration(50)
+    }
+    const screen = r.screen
+    const stop = screen.indexOf('proxops: SIGINT: stopping after running actions finish; Ctrl-C again to abort')
+    expect(stop, screen).toBeGreaterThan(0)
+    // the stop line is written by the live block's own writer (above it), then the block counts what will not start
+    expect(screen.slice(stop)).toMatch(
+      /Stopping on cluster lab after running actions finish: 0 done, 0 failed, 0 skipped, 2 running, 2 not started/,
+    )
+    // the running creates finish, the queued ones never start
+    expect(screen).toMatch(/ok {6}VM\/pve2\/160\(s1\) create/)
+    expect(screen).toMatch(/ok {6}VM\/pve2\/161\(s2\) create/)
+    expect(screen).toMatch(/skipped VM\/pve2\/16[23]\(s[34]\) create: cancelled before it started/)
+    expect(r.code).toBe(1)
+    expect((await proxops(['status'], { cwd: repo })).stdout).toMatch(/s[1-4]/)
+    expect(findCanaries(screen)).toEqual([])
+  })
+})
+
+describe.skipIf(!haveScript)('the daemon on a terminal (pty)', () => {
+  it('logs timed human lines on a terminal and NDJSON when asked for', async () => {
+    const text = await onTerminal(['run', '--once', '--listen', '127.0.0.1:0'], { ...baseEnv(repo), TERM: 'xterm' })
+    expect(text.code, text.screen).toBe(0)
+    expect(text.screen).toMatch(/^\d\d:\d\d:\d\d info: daemon started .*listen=127\.0\.0\.1:\d+/m)
+    expect(text.screen).toMatch(/^\d\d:\d\d:\d\d info: cycle finished event=proxops\.cycle cluster=lab /m)
+    const json = await onTerminal(['run', '--once', '--listen', '127.0.0.1:0', '--log-format', 'json'], {
+      ...baseEnv(repo),
+      TERM: 'xterm',
+    })
+    const lines = json.screen.split(/\r?\n/).filter((l) => l.trim() !== '')
+    expect(lines.length).toBeGreaterThan(1)
+    for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow()
   })
 })

@@ -630,6 +630,48 @@ describe('execute', () => {
     expect(config(p, 200)!.template).toBe('1')
   })
 
+  // PVE::API2::LXC `template` answers null and converts in a vztemplate worker that runs as long as PVE's tasks do
+  const markCt = makePlan([
+    makeAction({
+      type: 'mark-template',
+      kind: 'TemplateCT',
+      vmid: 200,
+      requests: [{ call: 'markTemplate', node: 'pve1', guest: 'lxc', vmid: 200 }],
+    }),
+  ])
+
+  it('waits for a slow LXC template conversion to the end of its vztemplate worker (PVE::API2::LXC template)', async () => {
+    const p = pve({ taskDurationMs: 400 })
+    await add(p, 200, { type: 'lxc' })
+    // one read-back, no delay: the conversion must be over when the action says it is
+    const report = await execute(markCt, p.client, fast(p, { confirmAttempts: 1 }))
+    expect(report.results[0]).toMatchObject({ status: 'ok' })
+    expect(config(p, 200)!.template).toBe('1')
+  })
+
+  it('a writer that answers null without the worker: waits on the config, bounded by the task timeout', async () => {
+    const p = pve({ taskDurationMs: 400 })
+    await add(p, 200, { type: 'lxc' })
+    const noWorker = writer(p, {
+      markTemplate: async (node, type, vmid) => {
+        await p.client.markTemplate(node, type, vmid)
+        return null
+      },
+    })
+    const report = await execute(markCt, noWorker, fast(p, { confirmAttempts: 1 }))
+    expect(report.results[0]).toMatchObject({ status: 'ok' })
+    expect(config(p, 200)!.template).toBe('1')
+
+    const q = pve()
+    await add(q, 200, { type: 'lxc' })
+    const never = writer(q, { markTemplate: () => Promise.resolve(null) })
+    const stuck = await execute(markCt, never, fast(q, { confirmAttempts: 1, taskTimeoutMs: 60 }))
+    expect(stuck.results[0]).toMatchObject({
+      status: 'failed',
+      error: expect.stringMatching(/^mark template: lxc 200 is not a template 0 s after PVE accepted the conversion/),
+    })
+  })
+
   it('runs prunes only after every other action, and actions on one guest in plan order', async () => {
     const p = pve()
     await add(p, 100, { node: 'pve2', params: { tags: 'proxops' } })

@@ -26,8 +26,12 @@ export interface PlanOptions {
   secrets?: SecretLookup
 }
 
-/** the kinds whose deletes the budget takes first: guests, then what holds guests, then HA removals */
-const PRUNE_ORDER = ['guest', 'backup-job', 'pool', 'ha']
+/**
+ * The order the budget takes the kinds' deletes in: backup jobs first (a guest's destroy with purge deletes a job
+ * that names only it, so the job's own prune must come first), then guests, pools (once their guests are gone)
+ * and HA removals.
+ */
+const PRUNE_ORDER = ['backup-job', 'guest', 'pool', 'ha']
 
 export function plan(
   desired: DesiredState,

@@ -12,6 +12,7 @@ import { firewallVmids } from '../kinds/firewall/index.js'
 import type { LiveInventory } from '../inventory.js'
 import { observe, type ObserveOptions } from '../observe/observe.js'
 import { plan as makePlan } from '../plan/plan.js'
+import { targetPlan, type PlanTarget } from '../plan/target.js'
 import type { Plan, Policy } from '../plan-types.js'
 import type { LiveReader, PveWriter } from '../ports.js'
 import { checkPrivileges, neededPaths, privilegeNeeds } from '../privileges.js'
@@ -42,6 +43,8 @@ export interface ReconcileOptions {
   signal?: AbortSignal
   /** called with the plan once it passed every check, before its first action starts (apply only) */
   onPlan?: (plan: Plan) => void
+  /** `--target`: only these objects and what they depend on are planned and applied (plan/target.ts) */
+  targets?: readonly PlanTarget[]
   observe?: Omit<ObserveOptions, 'nodes' | 'signal'>
   execute?: Omit<ExecuteOptions, 'reader' | 'secrets' | 'signal'>
 }
@@ -81,11 +84,14 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRes
     ...(options.signal ? { signal: options.signal } : {}),
   })
   // the privilege preflight is part of the plan: a saved plan went through it too, so they compare equal
-  const plan = await preflightPrivileges(
+  const full = await preflightPrivileges(
     makePlan(desired, inventory, policy, { secrets: lookup }),
     reader,
     options.actor,
   )
+  // narrowed before a saved plan is compared with it (a saved targeted plan was narrowed the same way) and before
+  // anything runs; the prune guards above it saw the whole cluster
+  const plan = options.targets ? targetPlan(full, options.targets) : full
   if (options.savedPlan) {
     // the specific refusals first (commit, digest, vanished or created objects), then the whole contract
     checkSavedPlan(options.savedPlan, desired.commit, inventory)

@@ -12,41 +12,17 @@
  * `opt`/list steps backtrack exactly as nom's `opt` and `separated_list1` do. Only validity is modelled, not
  * `compute_next_event`.
  *
- * The simulator holds its own copy (tools/pve-sim/src/apidoc/calendar-event.ts): it imports nothing from
- * packages/, so a schedule `proxops validate` accepts is checked again, independently, by what PVE's schema does.
+ * The grammar's tables (weekday names, component limits, shorthands) are the repository's
+ * `pve-data/calendar-event.json` (compiled in as src/pve-data.ts), which the simulator reads too. The simulator
+ * parses the grammar with its own reader, which also computes `next-run` (tools/pve-sim/src/apidoc/calendar-event.ts).
  */
+import { calendarEventData } from '../pve-data.js'
 
 type Step = string | null
 
-const WEEKDAYS = new Map<string, number>([
-  ['monday', 0],
-  ['mon', 0],
-  ['tuesday', 1],
-  ['tue', 1],
-  ['wednesday', 2],
-  ['wed', 2],
-  ['thursday', 3],
-  ['thu', 3],
-  ['friday', 4],
-  ['fri', 4],
-  ['saturday', 5],
-  ['sat', 5],
-  ['sunday', 6],
-  ['sun', 6],
-])
-
-const SHORTHANDS = new Set([
-  'minutely',
-  'hourly',
-  'daily',
-  'weekly',
-  'monthly',
-  'yearly',
-  'annually',
-  'quarterly',
-  'semiannually',
-  'semi-annually',
-])
+const { weekdays, components, shorthands } = calendarEventData
+const WEEKDAYS = new Map(Object.entries(weekdays))
+const SHORTHANDS = new Set(Object.keys(shorthands))
 
 /** digit1 parsed as u32, below `max` (parse_time_comp); returns [rest, value] */
 function timeComp(i: string, max: number): [string, number] | null {
@@ -119,27 +95,27 @@ function weekdayRange(i: string): Step {
 
 function dateSpec(i: string): Step {
   const ymd = ((): Step => {
-    const y = compList(i, 2200)
+    const y = compList(i, components.year.below)
     if (y === null || !y.startsWith('-')) return null
-    const m = compList(y.slice(1), 13)
+    const m = compList(y.slice(1), components.month.below)
     if (m === null || !m.startsWith('-')) return null
-    return compList(m.slice(1), 32)
+    return compList(m.slice(1), components.day.below)
   })()
   if (ymd !== null) return ymd
-  const m = compList(i, 13)
+  const m = compList(i, components.month.below)
   if (m === null || !m.startsWith('-')) return null
-  return compList(m.slice(1), 32)
+  return compList(m.slice(1), components.day.below)
 }
 
 function timeSpec(i: string): Step {
   let rest = i
-  const h = compList(rest, 24)
+  const h = compList(rest, components.hour.below)
   if (h !== null && h.startsWith(':')) rest = h.slice(1)
-  const m = compList(rest, 60)
+  const m = compList(rest, components.minute.below)
   if (m === null) return null
   rest = m
   if (rest.startsWith(':')) {
-    const s = compList(rest.slice(1), 60)
+    const s = compList(rest.slice(1), components.second.below)
     if (s !== null) rest = s
   }
   return rest

@@ -7,6 +7,7 @@ import { type ErrorCode, type SchemaError, splitIssueMessage } from '../errors.j
 import { formatPath, parseManifest, type PathKey } from '../manifest/parse.js'
 import type { Manifest } from '../manifest/types.js'
 import { type Position, parseYaml, type YamlDocument } from '../yaml.js'
+import { emptyKeysRead } from '../null-keys.js'
 import { type FileInfo, nodeFs } from './fs.js'
 import { RepoPaths } from './paths.js'
 import type { LoadOptions } from './types.js'
@@ -185,7 +186,8 @@ export class Loader extends RepoPaths {
       )
       return undefined
     }
-    const r = v.safeParse(schema, doc.value)
+    // a mapping or list key written with nothing under it reads as left out, as in manifests (null-keys.ts)
+    const r = v.safeParse(schema, emptyKeysRead(schema, doc.value))
     if (r.success) return r.output
     for (const issue of r.issues) {
       const path = [...prefix, ...(issue.path ?? []).map((p) => p.key as PathKey)]

@@ -17,6 +17,7 @@ import type { ArtifactSpec, LxcSpec, Manifest, PoolSpec, VmSpec } from './types.
 import { newPoolIdProblem } from './pool.js'
 import { nearest } from '../suggest.js'
 import { checkFirewall } from './firewall.js'
+import { emptyKeysRead } from '../null-keys.js'
 
 export type PathKey = string | number
 export interface ManifestIssue {
@@ -88,7 +89,9 @@ export function parseManifest(doc: unknown): ParseResult {
   if (kind === undefined) return { ok: false, issues }
 
   const schema = manifestSchemas[kind]
-  const result = v.safeParse(schema, { ...doc, apiVersion: API_VERSION })
+  // a mapping or list key written with nothing under it reads as left out (null-keys.ts)
+  const read = emptyKeysRead(schema, doc) as Record<string, unknown>
+  const result = v.safeParse(schema, { ...read, apiVersion: API_VERSION })
   if (!result.success) {
     for (const issue of result.issues) issues.push(convertIssue(issue, schema))
     return { ok: false, issues }

@@ -5,7 +5,7 @@
  * on the raw path + query/body parameters, as pve-manager's HTTPServer `rest_handler` does.
  */
 import type { ApiMethodInfo } from '../apidoc/load.js'
-import { PveHttpError } from '../http/types.js'
+import { PveHttpError } from '../model/errors.js'
 import { AccessState, normalizePath, permError } from './state.js'
 
 type Params = Record<string, unknown>

@@ -8,7 +8,7 @@
  * A create's `pool` counts as the VM.Allocate alternative; ACLs on a pool do not reach its members' /vms paths,
  * and tag privileges (`user-tag-access`) are not modelled.
  */
-import { PveHttpError } from '../http/types.js'
+import { PveHttpError } from '../model/errors.js'
 import { AccessState, permError } from './state.js'
 
 const CPU = new Set(['cores', 'cpu', 'runningcpu', 'cpulimit', 'cpuunits', 'numa', 'smp', 'sockets', 'vcpus'])

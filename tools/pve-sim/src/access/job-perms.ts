@@ -4,7 +4,7 @@
  * PVE::API2::ReplicationConfig (`VM.Replicate` on the job's guest for create and delete, `VM.Audit` for read).
  * root@pam passes them all; its tokens do not. A job the handler will not find is left to the handler's own error.
  */
-import { PveHttpError } from '../http/types.js'
+import { PveHttpError } from '../model/errors.js'
 import { AccessState } from './state.js'
 
 type Params = Record<string, unknown>

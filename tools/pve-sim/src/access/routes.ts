@@ -7,7 +7,8 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { AuthState } from '../http/auth.js'
-import { PveHttpError, type Method, type Handler, type RequestContext, type Route } from '../http/types.js'
+import { type Method, type Handler, type RequestContext, type Route } from '../http/types.js'
+import { PveHttpError } from '../model/errors.js'
 import {
   AccessState,
   normalizePath,

@@ -7,7 +7,7 @@
  * Groups hold users and carry ACLs of their own; pool ACLs reach the pools' guests and storages.
  */
 import type { PveVersion } from '../apidoc/load.js'
-import { PveHttpError } from '../http/types.js'
+import { PveHttpError } from '../model/errors.js'
 import { privilegesOf, type Privileges } from './privileges.js'
 
 export interface TokenInfo {

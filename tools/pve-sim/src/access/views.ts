@@ -6,10 +6,12 @@
  * API2/Tasks.pm (own tasks, or Sys.Audit / Sys.Modify on the node), pve-manager API2/Pool.pm (index: Pool.Audit per
  * pool; update_pool: check_perm_modify per member, Pool.Allocate on the pool a guest is moved from),
  * pve-access-control API2/Group.pm index (User.Modify, Sys.Audit or Group.Allocate per group), pve-manager
- * API2/ReplicationConfig.pm index (VM.Audit per guest) and the job handlers' own checks (job-perms.ts).
+ * API2/ReplicationConfig.pm index (VM.Audit per guest), the job handlers' own checks (job-perms.ts) and qemu-server /
+ * pve-container migrate_vm's storage map checks.
  */
-import { PveHttpError } from '../http/types.js'
+import { PveHttpError } from '../model/errors.js'
 import { WithTotal } from '../api/envelope.js'
+import { parseIdmap, type IdMap } from '../apidoc/formats.js'
 import { checkVolumeAccess } from './guest-perms.js'
 import { backupCreateCheck, backupUpdateCheck, replicationReadCheck, replicationWriteCheck } from './job-perms.js'
 import { AccessState, splitTokenId } from './state.js'
@@ -60,6 +62,11 @@ export function handlerCheck(
         }
       }
       for (const sid of list(params.storage)) a.checkPermModify(actor, `/storage/${sid}`)
+    } else if (
+      (template === '/nodes/{node}/qemu/{vmid}/migrate' || template === '/nodes/{node}/lxc/{vmid}/migrate') &&
+      method === 'POST'
+    ) {
+      migrateStorageCheck(a, actor, params)
     } else if (template === '/cluster/backup' && method === 'POST') {
       backupCreateCheck(a, actor, params)
     } else if (template === '/cluster/backup/{id}' && method === 'PUT') {
@@ -92,6 +99,25 @@ export function handlerCheck(
     throw err
   }
   return undefined
+}
+
+/**
+ * migrate_vm (qemu-server `targetstorage`, pve-container `target-storage`): a map that is not the identity needs
+ * VM.Config.Disk on the guest, and every storage it sends volumes to Datastore.AllocateSpace
+ * ($check_storage_access_migrate); a map that does not parse is the handler's 400
+ */
+function migrateStorageCheck(a: AccessState, actor: string, params: Item): void {
+  const text = params.targetstorage ?? params['target-storage']
+  let map: IdMap | undefined
+  try {
+    map = parseIdmap(String(text ?? ''), 'pve-storage-id')
+  } catch {
+    return
+  }
+  if (!map) return
+  if (!map.identity) a.check(actor, `/vms/${String(params.vmid ?? '')}`, ['VM.Config.Disk'])
+  const targets = new Set([...map.entries.values(), ...(map.default !== undefined ? [map.default] : [])])
+  for (const sid of targets) a.check(actor, `/storage/${sid}`, ['Datastore.AllocateSpace'])
 }
 
 function canSeeVolume(a: AccessState, actor: string, volid: string): boolean {

@@ -1,5 +1,5 @@
 import type { Cluster } from '../model/cluster.js'
-import { str, type RouteTable } from './routes.js'
+import { str, type RouteTable } from './params.js'
 
 /** /cluster/backup (pve-manager PVE::API2::Backup): index, create_job, read_job, update_job, delete_job */
 export function backupRoutes(c: Cluster): RouteTable {

@@ -21,7 +21,7 @@ import {
   type FwFile,
   type FwRuleFile,
 } from './firewall-bases.js'
-import { str, type RouteTable } from './routes.js'
+import { str, type RouteTable } from './params.js'
 
 /** $cluster_option_properties */
 const OPTION_KEYS = ['enable', 'ebtables', 'policy_in', 'policy_out', 'policy_forward', 'log_ratelimit']

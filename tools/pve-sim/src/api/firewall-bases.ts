@@ -22,7 +22,7 @@ import {
   type RuleEnv,
 } from '../model/firewall.js'
 import { cleanCidr, FwError, parseIpOrCidr } from '../model/fw-addr.js'
-import { int, str, type RouteTable } from './routes.js'
+import { int, str, type RouteTable } from './params.js'
 
 /** one API class's file: what its load_config returns (`$cluster_conf`, `$fw_conf`) and its save_config */
 export interface FwFile {

@@ -13,7 +13,7 @@ import {
   type FwRuleFile,
 } from './firewall-bases.js'
 import { clusterFirewallRoutes } from './cluster-firewall.js'
-import { int, str, type RouteTable } from './routes.js'
+import { int, str, type RouteTable } from './params.js'
 
 /** vm_option_properties: the keys PUT .../firewall/options takes */
 const OPTION_KEYS = [

@@ -14,6 +14,8 @@ import {
   updateQemu,
 } from '../model/qemu.js'
 import { guestListItem, guestStatusCurrent } from '../model/views.js'
+import { migrateQemu, qemuMigratePrecondition } from '../model/migrate-qemu.js'
+import { lxcMigratePrecondition, migrateLxc } from '../model/migrate-lxc.js'
 import {
   snapshotAsConfig,
   snapshotConfig,
@@ -23,7 +25,7 @@ import {
   snapshotRollback,
   snapshotUpdate,
 } from '../model/snapshots.js'
-import { bool, int, str, type RouteTable } from './routes.js'
+import { bool, int, str, type RouteTable } from './params.js'
 import type { RequestContext } from '../http/types.js'
 
 /** /nodes/{node}/qemu... and /nodes/{node}/lxc... */
@@ -238,6 +240,18 @@ export function guestRoutes(c: Cluster): RouteTable {
       (ctx) => suspendResumeQemu(c, node(ctx), vmid(ctx), 'reset', ctx.caller),
     ],
   )
+  table.push(
+    ['GET', '/nodes/{node}/qemu/{vmid}/migrate', (ctx) => qemuMigratePrecondition(c, node(ctx), vmid(ctx))],
+    [
+      'POST',
+      '/nodes/{node}/qemu/{vmid}/migrate',
+      (ctx) => migrateQemu(c, node(ctx), vmid(ctx), ctx.params, ctx.caller),
+    ],
+    ['POST', '/nodes/{node}/lxc/{vmid}/migrate', (ctx) => migrateLxc(c, node(ctx), vmid(ctx), ctx.params, ctx.caller)],
+  )
+  // pve-container has the precondition check from PVE 9 on
+  if (c.pveVersion !== '8.4')
+    table.push(['GET', '/nodes/{node}/lxc/{vmid}/migrate', (ctx) => lxcMigratePrecondition(c, node(ctx), vmid(ctx))])
   for (const action of ['start', 'stop', 'shutdown', 'reboot', 'suspend', 'resume'] as const) {
     table.push([
       'POST',

@@ -1,15 +1,21 @@
 import type { Cluster } from '../model/cluster.js'
 import { fail500 } from '../model/errors.js'
 import type { RuleEnv } from '../model/ha-rules.js'
-import { str, type RouteTable } from './routes.js'
+import { str, type RouteTable } from './params.js'
 
 /**
  * /cluster/ha (pve-ha-manager PVE::API2::HA::Resources, Groups, Rules). Groups exist on 8.x; on 9.x they are
  * migrated to rules and every groups call dies (have_groups_been_migrated). Status endpoints are not modelled.
+ * `migrate` and `relocate` queue a crm command (model/ha.ts `motion`).
  */
 export function haRoutes(c: Cluster): RouteTable {
   const ha = c.ha
   const nine = c.pveVersion !== '8.4'
+  // the CRM reads the rules and groups every round: a change may move services (select_service_node)
+  const placed = <T>(result: T): T => {
+    ha.manager.wakeAll()
+    return result
+  }
   const migrated = (what: string) => {
     if (ha.groupsMigrated()) throw fail500(`cannot ${what}: ha groups have been migrated to rules`)
   }
@@ -31,6 +37,16 @@ export function haRoutes(c: Cluster): RouteTable {
       },
     ],
     ['POST', '/cluster/ha/resources', (ctx) => ha.create(ctx.params)],
+    [
+      'POST',
+      '/cluster/ha/resources/{sid}/migrate',
+      (ctx) => ha.motion('migrate', str(ctx, 'sid') ?? '', str(ctx, 'node') ?? ''),
+    ],
+    [
+      'POST',
+      '/cluster/ha/resources/{sid}/relocate',
+      (ctx) => ha.motion('relocate', str(ctx, 'sid') ?? '', str(ctx, 'node') ?? ''),
+    ],
     ['GET', '/cluster/ha/resources/{sid}', (ctx) => ha.item(ha.parseSid(str(ctx, 'sid') ?? '').sid)],
     ['PUT', '/cluster/ha/resources/{sid}', (ctx) => ha.update(ctx.params)],
     [
@@ -52,7 +68,7 @@ export function haRoutes(c: Cluster): RouteTable {
       '/cluster/ha/groups',
       (ctx) => {
         migrated('create group')
-        return ha.groups.create(ctx.params)
+        return placed(ha.groups.create(ctx.params))
       },
     ],
     [
@@ -68,7 +84,7 @@ export function haRoutes(c: Cluster): RouteTable {
       '/cluster/ha/groups/{group}',
       (ctx) => {
         migrated('update group')
-        return ha.groups.update(ctx.params)
+        return placed(ha.groups.update(ctx.params))
       },
     ],
     [
@@ -76,7 +92,7 @@ export function haRoutes(c: Cluster): RouteTable {
       '/cluster/ha/groups/{group}',
       (ctx) => {
         migrated('delete group')
-        return ha.groups.remove(str(ctx, 'group') ?? '', (g) => ha.groupUser(g))
+        return placed(ha.groups.remove(str(ctx, 'group') ?? '', (g) => ha.groupUser(g)))
       },
     ],
   ]
@@ -98,7 +114,7 @@ export function haRoutes(c: Cluster): RouteTable {
         '/cluster/ha/rules',
         (ctx) => {
           groupsLeft('create')
-          return ha.rules.create(ctx.params, env)
+          return placed(ha.rules.create(ctx.params, env))
         },
       ],
       ['GET', '/cluster/ha/rules/{rule}', (ctx) => ha.rules.read(str(ctx, 'rule') ?? '', env)],
@@ -107,10 +123,10 @@ export function haRoutes(c: Cluster): RouteTable {
         '/cluster/ha/rules/{rule}',
         (ctx) => {
           groupsLeft('update')
-          return ha.rules.update(ctx.params, env)
+          return placed(ha.rules.update(ctx.params, env))
         },
       ],
-      ['DELETE', '/cluster/ha/rules/{rule}', (ctx) => ha.rules.remove(str(ctx, 'rule') ?? '')],
+      ['DELETE', '/cluster/ha/rules/{rule}', (ctx) => placed(ha.rules.remove(str(ctx, 'rule') ?? ''))],
     )
   }
   return table

@@ -2,7 +2,7 @@ import type { Cluster } from '../model/cluster.js'
 import { normaliseFilename } from '../model/artifacts.js'
 import { remoteBytes } from '../model/control.js'
 import { fail500 } from '../model/errors.js'
-import { str, type RouteTable } from './routes.js'
+import { str, type RouteTable } from './params.js'
 
 /** the flags line of /proc/cpuinfo (read_cpuinfo's `hvm` looks for ` vmx ` or ` svm ` in it) */
 const CPU_FLAGS =

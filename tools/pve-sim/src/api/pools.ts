@@ -2,7 +2,7 @@ import type { RequestContext } from '../http/types.js'
 import type { Cluster } from '../model/cluster.js'
 import { fail400, fail500 } from '../model/errors.js'
 import { resourceItem, storageResourceItem } from '../model/views.js'
-import { bool, str, type RouteTable } from './routes.js'
+import { bool, str, type RouteTable } from './params.js'
 
 type Item = Record<string, unknown>
 

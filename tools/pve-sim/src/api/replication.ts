@@ -1,5 +1,5 @@
 import type { Cluster } from '../model/cluster.js'
-import { bool, str, type RouteTable } from './routes.js'
+import { bool, str, type RouteTable } from './params.js'
 
 /** /cluster/replication (pve-manager PVE::API2::ReplicationConfig: index, read, create, delete) */
 export function replicationRoutes(c: Cluster): RouteTable {

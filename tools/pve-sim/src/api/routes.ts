@@ -1,4 +1,5 @@
-import type { Handler, Method, RequestContext, Route } from '../http/types.js'
+import type { RequestContext, Route } from '../http/types.js'
+import { int, str, type RouteTable } from './params.js'
 import type { Cluster } from '../model/cluster.js'
 import { fail400 } from '../model/errors.js'
 import { clusterResources, nodesList, version } from '../model/views.js'
@@ -12,26 +13,6 @@ import { firewallRoutes } from './firewall.js'
 import { poolRoutes } from './pools.js'
 import { backupRoutes } from './backup.js'
 import { replicationRoutes } from './replication.js'
-
-/** helpers shared by the route modules */
-export function str(ctx: RequestContext, key: string): string | undefined {
-  const v = ctx.params[key]
-  return v === undefined || v === null ? undefined : String(v)
-}
-
-export function int(ctx: RequestContext, key: string): number | undefined {
-  const v = ctx.params[key]
-  if (v === undefined || v === null || v === '') return undefined
-  return typeof v === 'number' ? v : Number(v)
-}
-
-export function bool(ctx: RequestContext, key: string): boolean | undefined {
-  const v = ctx.params[key]
-  if (v === undefined || v === null) return undefined
-  return v === true || v === 1 || v === '1'
-}
-
-export type RouteTable = [Method, string, Handler][]
 
 /** every route, each settling due tasks first so state is current */
 export function buildRoutes(c: Cluster): Route[] {
@@ -73,13 +54,12 @@ function nextId(c: Cluster, vmid: number | undefined): string {
 }
 
 /**
- * pve-manager PVE::API2::Cluster get_status: the cluster entry (corosync's view) and one entry per member. Each
- * node has one vote, so the cluster is quorate while more than half of the nodes are online (votequorum).
+ * pve-manager PVE::API2::Cluster get_status: the cluster entry (corosync's view) and one entry per member
+ * (quorum: Cluster.quorate).
  */
 function clusterStatus(c: Cluster): Record<string, unknown>[] {
   const nodes = [...c.nodes.values()]
-  const online = nodes.filter((n) => n.online).length
-  const quorate = 2 * online > nodes.length ? 1 : 0
+  const quorate = c.quorate() ? 1 : 0
   const out: Record<string, unknown>[] = [
     { type: 'cluster', id: 'cluster', name: 'sim', nodes: nodes.length, quorate, version: nodes.length },
   ]
@@ -89,7 +69,7 @@ function clusterStatus(c: Cluster): Record<string, unknown>[] {
       id: `node/${n.name}`,
       name: n.name,
       nodeid: i + 1,
-      ip: `10.0.0.${i + 1}`,
+      ip: c.nodeIp(n.name),
       online: n.online ? 1 : 0,
       local: i === 0 ? 1 : 0,
       level: '',

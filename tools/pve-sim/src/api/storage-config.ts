@@ -2,7 +2,7 @@ import type { Cluster } from '../model/cluster.js'
 import { fail400, fail500, LXC_DIGEST_MISMATCH } from '../model/errors.js'
 import { GiB } from '../model/sizes.js'
 import { isStorageType, STORAGE_TYPES, type ContentType, type StorageDef, type StorageType } from '../model/storage.js'
-import { str, type RouteTable } from './routes.js'
+import { str, type RouteTable } from './params.js'
 
 /** options each modelled plugin requires on create (its `options` entries without `optional`) */
 const REQUIRED: Record<StorageType, string[]> = {

@@ -3,7 +3,7 @@ import { downloadUrl } from '../model/artifacts.js'
 import { fail400, fail500 } from '../model/errors.js'
 import { contentDir, isFileStorage, splitVolid, volumeListItem, type Volume } from '../model/storage.js'
 import { formatSize } from '../model/sizes.js'
-import { bool, int, str, type RouteTable } from './routes.js'
+import { bool, int, str, type RouteTable } from './params.js'
 
 /** /nodes/{node}/storage... */
 export function storageRoutes(c: Cluster): RouteTable {

@@ -2,7 +2,7 @@ import type { Cluster } from '../model/cluster.js'
 import { fail400 } from '../model/errors.js'
 import { taskStatus, UPID_RE, type Task } from '../model/tasks.js'
 import { WithTotal } from './envelope.js'
-import { int, str, bool, type RouteTable } from './routes.js'
+import { int, str, bool, type RouteTable } from './params.js'
 
 /** /nodes/{node}/tasks... */
 export function taskRoutes(c: Cluster): RouteTable {

@@ -12,8 +12,10 @@
  * or null, and `opt`/list steps backtrack exactly as nom's `opt` and `separated_list1` do.
  *
  * `computeNextEvent` is proxmox-time's `CalendarEvent::compute_next_event` (what PVE::API2::Backup's index
- * reports as `next-run`), on a UTC clock: the simulated nodes' local time zone is UTC.
+ * reports as `next-run`), on a UTC clock: the simulated nodes' local time zone is UTC. The grammar's tables (weekday
+ * names, component limits, shorthands) are `pve-data/calendar-event.json`, which the schema package reads too.
  */
+import { calendarEventData } from '../model/pve-data.js'
 
 /** proxmox-time DateTimeValue: `V`, `V..E`, `V/R` and `V..E/R` (`*\/R` is a repetition from the lowest value) */
 type DateTimeValue =
@@ -37,39 +39,23 @@ export interface CalendarEvent {
 /** the rest of the input and the parsed value, or null (nom's Error) */
 type Parsed<T> = [string, T] | null
 
-const WEEKDAYS = new Map<string, number>([
-  ['monday', 0],
-  ['mon', 0],
-  ['tuesday', 1],
-  ['tue', 1],
-  ['wednesday', 2],
-  ['wed', 2],
-  ['thursday', 3],
-  ['thu', 3],
-  ['friday', 4],
-  ['fri', 4],
-  ['saturday', 5],
-  ['sat', 5],
-  ['sunday', 6],
-  ['sun', 6],
-])
+const { weekdays, components, shorthands } = calendarEventData
+const WEEKDAYS = new Map(Object.entries(weekdays))
 
 const single = (value: number): DateTimeValue => ({ kind: 'single', value })
 const MIDNIGHT = { hour: [single(0)], minute: [single(0)], second: [single(0)] }
 
 /** the shorthands, as parse_calendar_event_incomplete spells them out */
-const SHORTHANDS: Record<string, Partial<CalendarEvent>> = {
-  minutely: { second: [single(0)] },
-  hourly: { minute: [single(0)], second: [single(0)] },
-  daily: MIDNIGHT,
-  weekly: { ...MIDNIGHT, days: new Set([0]) },
-  monthly: { ...MIDNIGHT, day: [single(1)] },
-  yearly: { ...MIDNIGHT, day: [single(1)], month: [single(1)] },
-  annually: { ...MIDNIGHT, day: [single(1)], month: [single(1)] },
-  quarterly: { ...MIDNIGHT, day: [single(1)], month: [single(1), single(4), single(7), single(10)] },
-  semiannually: { ...MIDNIGHT, day: [single(1)], month: [single(1), single(7)] },
-  'semi-annually': { ...MIDNIGHT, day: [single(1)], month: [single(1), single(7)] },
-}
+const SHORTHANDS: Record<string, Partial<CalendarEvent>> = Object.fromEntries(
+  Object.entries(shorthands).map(([name, fixed]) => {
+    const { days, ...rest } = fixed
+    const event: Partial<CalendarEvent> = Object.fromEntries(
+      Object.entries(rest).map(([component, values]) => [component, values.map(single)]),
+    )
+    if (days) event.days = new Set(days)
+    return [name, event]
+  }),
+)
 
 const emptyEvent = (utc: boolean): CalendarEvent => ({
   utc,
@@ -165,34 +151,34 @@ function weekdayRange(i: string): Parsed<number[]> {
 }
 
 function dateSpec(i: string): Parsed<Pick<CalendarEvent, 'year' | 'month' | 'day'>> {
-  const y = compList(i, 0, 2200)
+  const y = compList(i, components.year.first, components.year.below)
   if (y !== null && y[0].startsWith('-')) {
-    const m = compList(y[0].slice(1), 1, 13)
+    const m = compList(y[0].slice(1), components.month.first, components.month.below)
     if (m !== null && m[0].startsWith('-')) {
-      const d = compList(m[0].slice(1), 1, 32)
+      const d = compList(m[0].slice(1), components.day.first, components.day.below)
       if (d !== null) return [d[0], { year: y[1], month: m[1], day: d[1] }]
     }
   }
-  const m = compList(i, 1, 13)
+  const m = compList(i, components.month.first, components.month.below)
   if (m === null || !m[0].startsWith('-')) return null
-  const d = compList(m[0].slice(1), 1, 32)
+  const d = compList(m[0].slice(1), components.day.first, components.day.below)
   return d && [d[0], { year: [], month: m[1], day: d[1] }]
 }
 
 function timeSpec(i: string): Parsed<Pick<CalendarEvent, 'hour' | 'minute' | 'second'>> {
   let rest = i
   let hour: DateTimeValue[] = []
-  const h = compList(rest, 0, 24)
+  const h = compList(rest, components.hour.first, components.hour.below)
   if (h !== null && h[0].startsWith(':')) {
     rest = h[0].slice(1)
     hour = h[1]
   }
-  const m = compList(rest, 0, 60)
+  const m = compList(rest, components.minute.first, components.minute.below)
   if (m === null) return null
   rest = m[0]
   let second = [single(0)]
   if (rest.startsWith(':')) {
-    const s = compList(rest.slice(1), 0, 60)
+    const s = compList(rest.slice(1), components.second.first, components.second.below)
     if (s !== null) [rest, second] = s
   }
   return [rest, { hour, minute: m[1], second }]

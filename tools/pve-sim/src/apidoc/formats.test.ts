@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { PerlDie, parseSize, resolveFormat, splitList, uncheckedFormat } from './formats.js'
+import { mapId, parseIdmap, PerlDie, parseSize, resolveFormat, splitList, uncheckedFormat } from './formats.js'
 
 /** the die text of a named format, or undefined when the value passes */
 function check(format: string, value: string): string | undefined {
@@ -109,5 +109,30 @@ describe('named formats', () => {
     expect(uncheckedFormat('pve-fw-addr-spec')).toBe(false)
     expect(uncheckedFormat('pve-tag-list')).toBe(false)
     expect(resolveFormat('pve-qm-ipconfig').kind).toBe('hash')
+  })
+})
+
+describe('pve-common JSONSchema parse_idmap and map_id (storage-pair-list)', () => {
+  it('entries, a default and the identity; map_id falls back to the default, then to the source', () => {
+    const map = parseIdmap('local-lvm:local-zfs,nas', 'pve-storage-id')
+    expect(map).toEqual({ entries: new Map([['local-lvm', 'local-zfs']]), default: 'nas' })
+    expect([mapId(map, 'local-lvm'), mapId(map, 'other'), mapId(undefined, 'x')]).toEqual(['local-zfs', 'nas', 'x'])
+    expect(parseIdmap('1', 'pve-storage-id')).toEqual({ entries: new Map(), identity: true })
+    expect(parseIdmap('', 'pve-storage-id')).toBeUndefined()
+  })
+
+  it("dies with PVE's messages", () => {
+    const dies = (text: string) => {
+      try {
+        parseIdmap(text, 'pve-storage-id')
+      } catch (e) {
+        return (e as Error).message
+      }
+      return undefined
+    }
+    expect(dies('aa:bb,aa:cc')).toBe("duplicate mapping for source 'aa'\n")
+    expect(dies('aa,bb')).toBe('default target ID can only be provided once\n')
+    expect(dies('1,aa')).toBe('identity mapping cannot be combined with other mappings\n')
+    expect(dies('aa:b!')).toBe("entry 'aa:b!' contains invalid ID - storage ID 'b!' contains illegal characters\n\n")
   })
 })

@@ -99,6 +99,9 @@ const verifiers: Record<string, Verifier> = {
   'pve-bridge-id': (v) => {
     if (!/^[-_.\w\d]+$/.test(v)) die(`invalid bridge ID '${v}'`)
   },
+  // JSONSchema verify_storagepair / verify_bridgepair: one list entry, read as a whole map (parse_idmap)
+  'storage-pair': (v) => void parseIdmap(v, 'pve-storage-id'),
+  'bridge-pair': (v) => void parseIdmap(v, 'pve-bridge-id'),
   'pve-vmid': (v) => {
     if (!/^[1-9][0-9]{2,8}$/.test(v)) die('value does not look like a valid VM ID')
   },
@@ -350,6 +353,50 @@ export function validatePruneBackups(res: Record<string, string>): Record<string
 export const HASH_VALIDATORS = new Map<HashFormat, (res: Record<string, string>) => Record<string, string>>([
   [PRUNE_BACKUPS_FORMAT, validatePruneBackups],
 ])
+
+/** PVE::JSONSchema::parse_idmap: a `source:target` list with an optional default target, or `1` (identity) */
+export interface IdMap {
+  identity?: true
+  default?: string
+  entries: Map<string, string>
+}
+
+/** parse_idmap: each id checked with `format`; dies (PerlDie) with PVE's messages */
+export function parseIdmap(text: string, format: 'pve-storage-id' | 'pve-bridge-id'): IdMap | undefined {
+  if (!text) return undefined
+  const verify = verifiers[format] as Verifier
+  const checked = (entry: string, ids: string[]) => {
+    try {
+      for (const id of ids) verify(id)
+    } catch (e) {
+      if (e instanceof PerlDie) die(`entry '${entry}' contains invalid ID - ${e.message}`)
+      throw e
+    }
+  }
+  const map: IdMap = { entries: new Map() }
+  for (const entry of splitList(text)) {
+    const pair = /^([^:]+):([^:]+)$/.exec(entry)
+    if (entry === '1') map.identity = true
+    else if (pair) {
+      const [, source, target] = pair as unknown as [string, string, string]
+      checked(entry, [source, target])
+      if (map.entries.has(source)) die(`duplicate mapping for source '${source}'`)
+      map.entries.set(source, target)
+    } else {
+      checked(entry, [entry])
+      if (map.default !== undefined) die('default target ID can only be provided once')
+      map.default = entry
+    }
+  }
+  if (map.identity && (map.default !== undefined || map.entries.size > 0))
+    die('identity mapping cannot be combined with other mappings')
+  return map
+}
+
+/** PVE::JSONSchema::map_id: the entry for `source`, else the default, else `source` itself */
+export function mapId(map: IdMap | undefined, source: string): string {
+  return map?.entries.get(source) ?? map?.default ?? source
+}
 
 /** PVE::Tools::split_list */
 export function splitList(text: string): string[] {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { startSimulator } from '../index.js'
-import { ControlDocError, parseControlDoc } from './file.js'
+import { ControlApplier, ControlDocError, parseControlDoc } from './file.js'
 
 describe('control document parsing', () => {
   it('accepts the documented fields', () => {
@@ -12,6 +12,7 @@ describe('control document parsing', () => {
         latencyMs: 50,
         latency: [{ ms: 10, method: 'GET', path: '/cluster/resources' }],
         offlineNodes: ['pve3'],
+        failedNodes: ['pve2'],
         revokedTokens: ['root@pam!proxops'],
         taskDurationMs: 100,
         tasks: {
@@ -32,6 +33,7 @@ describe('control document parsing', () => {
       method: 'PUT',
     })
     expect(doc.tasks?.qmstart?.durationMs).toBe(5)
+    expect(doc.failedNodes).toEqual(['pve2'])
   })
 
   it('names the file and the offending field', () => {
@@ -89,6 +91,35 @@ describe('control file of the standalone simulator', () => {
       const d2 = Date.now() + 5000
       while (!errors.some((e) => e.includes('bogus')) && Date.now() < d2) await new Promise((r) => setTimeout(r, 50))
       expect(errors.join('\n')).toContain('field "bogus": unknown field')
+    } finally {
+      await sim.close()
+    }
+  })
+})
+
+describe('failedNodes (SimControl.failNode)', () => {
+  it('a node listed fails once (its guests stop, HA fences it); a node no longer listed comes back, reset', async () => {
+    const sim = await startSimulator({
+      tls: false,
+      schemaValidation: false,
+      taskDurationMs: 0,
+      controlEndpoint: false,
+      log: () => {},
+    })
+    try {
+      const apply = new ControlApplier(sim.control, 0)
+      sim.control.loadGuest({ vmid: 100, type: 'qemu', node: 'pve2', config: { memory: '512' }, status: 'running' })
+      apply.apply(parseControlDoc('{"failedNodes": ["pve2"]}', 'x'))
+      expect(sim.control.guest(100)?.status).toBe('stopped')
+      const nodes = await fetch(`${sim.apiUrl}/nodes`, { headers: { Authorization: sim.token.header } })
+      const pve2 = ((await nodes.json()) as { data: { node: string; status: string }[] }).data.find(
+        (n) => n.node === 'pve2',
+      )
+      expect(pve2?.status).toBe('offline')
+      apply.apply(parseControlDoc('{}', 'x'))
+      const back = await fetch(`${sim.apiUrl}/nodes/pve2/qemu`, { headers: { Authorization: sim.token.header } })
+      expect(back.status).toBe(200)
+      expect(sim.control.guest(100)).toMatchObject({ node: 'pve2', status: 'stopped' })
     } finally {
       await sim.close()
     }

@@ -3,8 +3,9 @@
  * the file changes) or posted to `POST /_sim/control` on loopback. `parseControlDoc` checks it and names the
  * offending field; `ControlApplier` applies it to `sim.control`.
  *
- * "State" fields (latency, offline nodes, revoked tokens, task behaviour, task duration, locks, flock
- * contention, offline storages, storage lock contention) describe the wanted state: a field that disappears from a later version is reset.
+ * "State" fields (latency, offline nodes, failed nodes, revoked tokens, task behaviour, task duration, locks, flock
+ * contention, offline storages, storage lock contention) describe the wanted state: a field that disappears from a
+ * later version is reset (a failed node comes back, reset).
  * "Action" fields (failNext, drift, power) run once each time a document is applied.
  */
 import { readFileSync, watch, type FSWatcher } from 'node:fs'
@@ -21,6 +22,8 @@ export interface ControlDoc {
   latencyMs?: number
   latency?: LatencyRule[]
   offlineNodes?: string[]
+  /** nodes that failed: HA fences them and recovers their HA guests elsewhere (SimControl.failNode) */
+  failedNodes?: string[]
   revokedTokens?: string[]
   taskDurationMs?: number
   tasks?: Record<string, TaskBehaviourDoc>
@@ -58,6 +61,7 @@ export function parseControlDoc(text: string, source: string): ControlDoc {
     'latencyMs',
     'latency',
     'offlineNodes',
+    'failedNodes',
     'revokedTokens',
     'taskDurationMs',
     'tasks',
@@ -97,6 +101,7 @@ export function parseControlDoc(text: string, source: string): ControlDoc {
     )
   }
   if (raw.offlineNodes !== undefined) doc.offlineNodes = strArr(raw.offlineNodes, 'offlineNodes')
+  if (raw.failedNodes !== undefined) doc.failedNodes = strArr(raw.failedNodes, 'failedNodes')
   if (raw.revokedTokens !== undefined) doc.revokedTokens = strArr(raw.revokedTokens, 'revokedTokens')
   if (raw.taskDurationMs !== undefined) doc.taskDurationMs = nonNegInt(raw.taskDurationMs, 'taskDurationMs')
   if (raw.tasks !== undefined) {
@@ -204,6 +209,8 @@ export class ControlApplier {
     }
     for (const n of prev.offlineNodes ?? []) if (!next.offlineNodes?.includes(n)) c.setNodeOnline(n, true)
     for (const n of next.offlineNodes ?? []) c.setNodeOnline(n, false)
+    for (const n of prev.failedNodes ?? []) if (!next.failedNodes?.includes(n)) c.setNodeOnline(n, true)
+    for (const n of next.failedNodes ?? []) if (!prev.failedNodes?.includes(n)) c.failNode(n)
     for (const t of prev.revokedTokens ?? []) if (!next.revokedTokens?.includes(t)) c.restoreToken(t)
     for (const t of next.revokedTokens ?? []) c.revokeToken(t)
     if (next.taskDurationMs !== prev.taskDurationMs)

@@ -2,13 +2,13 @@
  * `sim.control`: the transport faults of this layer (latency, failure bursts, offline nodes, token revocation)
  * together with the model's own controls (task behaviour, locks, drift, inspection; see src/model/index.ts).
  */
-import type { SimCluster } from '../model/index.js'
+import type { SimCluster } from '../sim-cluster.js'
 import type { AuthState } from '../http/auth.js'
 import type { FailureBurst, FaultState, LatencyRule } from './faults.js'
 
 export type { FailureBurst, LatencyRule, RequestMatcher, FaultMethod } from './faults.js'
 
-type ModelControls = Omit<SimCluster, 'routes' | 'pveVersion' | 'setNodeOnline'>
+type ModelControls = Omit<SimCluster, 'routes' | 'pveVersion' | 'setNodeOnline' | 'failNode'>
 
 export interface TransportControls {
   /** added latency for every request (number) or for matching requests; `setLatency(0)` clears all rules */
@@ -17,6 +17,11 @@ export interface TransportControls {
   failNext(burst: FailureBurst): void
   /** an offline node: requests proxied to it answer 595 `No route to host`; /nodes and /cluster/resources show it offline */
   setNodeOnline(node: string, online: boolean): void
+  /**
+   * a node fails (offline as above, its guests stop); HA fences it and recovers its HA guests on other nodes
+   * (see SimCluster.failNode); `setNodeOnline(node, true)` brings it back
+   */
+  failNode(node: string, timing?: { fenceDelayMs?: number; agentLockMs?: number }): void
   /** every request with this token answers 401 `Authentication failed!` from now on (default: the simulator's token) */
   revokeToken(id?: string): void
   /** undo revokeToken */
@@ -45,7 +50,13 @@ export function createControl(
     if (!auth.tokens.has(tid)) throw new Error(`pve-sim: unknown API token '${tid}'`)
     return tid
   }
-  const { routes: _routes, pveVersion: _v, setNodeOnline: modelSetNodeOnline, ...model } = cluster
+  const {
+    routes: _routes,
+    pveVersion: _v,
+    setNodeOnline: modelSetNodeOnline,
+    failNode: modelFailNode,
+    ...model
+  } = cluster
   const transport: TransportControls = {
     setLatency: (rule) => faults.setLatency(rule),
     failNext: (burst) => faults.failNext(burst),
@@ -53,6 +64,10 @@ export function createControl(
       modelSetNodeOnline(node, online)
       if (online) faults.offlineNodes.delete(node)
       else faults.offlineNodes.add(node)
+    },
+    failNode(node, timing) {
+      modelFailNode(node, timing)
+      faults.offlineNodes.add(node)
     },
     revokeToken(id) {
       ;(auth.tokens.get(token(id)) as { revoked: boolean }).revoked = true

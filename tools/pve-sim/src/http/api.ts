@@ -21,7 +21,9 @@ import { checkApi2Permissions } from '../access/api2-check.js'
 import { guestPrivilegeViolation } from '../access/guest-perms.js'
 import type { AccessState } from '../access/state.js'
 import { filterList, handlerCheck } from '../access/views.js'
-import { PveHttpError, type Caller, type Handler, type Route } from './types.js'
+import { type Handler, type Route } from './types.js'
+import { PveHttpError } from '../model/errors.js'
+import type { Caller } from '../model/caller.js'
 
 export interface SimRequest {
   method: string

@@ -5,7 +5,7 @@
  * Tickets are signed with HMAC-SHA256 instead of PVE's RSA key: same shape, clients treat them as opaque.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
-import type { Caller } from './types.js'
+import type { Caller } from '../model/caller.js'
 import { uriUnescape } from '../apidoc/route-index.js'
 
 export const TICKET_LIFETIME_S = 7200

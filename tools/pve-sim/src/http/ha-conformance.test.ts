@@ -321,12 +321,16 @@ describe('PVE::API2::HA::Rules create_rule / index with the feasibility checks o
     })
   })
 
-  it('pve-ha-resource-id-list and check_config: a bare vmid is no resource id; nodes belong to node-affinity', async () => {
+  // the format check comes from the API schema, which a fresh clone without the PVE data does not have
+  it.skipIf(!apidocForTests())('pve-ha-resource-id-list: a bare vmid is no resource id', async () => {
     const bare = await rule({ ...together, resources: '220,vm:221' })
     expect([bare.status, (bare.json as { errors: unknown }).errors]).toEqual([
       400,
       { resources: 'invalid format - value does not look like a valid ha resource id\n' },
     ])
+  })
+
+  it('check_config: nodes belong to node-affinity rules', async () => {
     const nodes = await rule({ ...together, nodes: 'pve1' })
     expect([nodes.status, message(nodes)]).toEqual([500, "unexpected property 'nodes'\n"])
   })
@@ -467,7 +471,7 @@ describe('PVE::HA::Manager over HTTP: next_state_stopped and the LRM restart pol
     ])
   })
 
-  it('LRM handle_service_exitcode and next_state_started: the defaults (max_restart 1, max_relocate 1) make four starts before error', async () => {
+  it('LRM handle_service_exitcode and next_state_started: the defaults (max_restart 1, max_relocate 1) make two starts per node, the relocation migrates the VM to the next node, then error', async () => {
     await ok(sim, req(sim, 'POST', '/nodes/pve1/qemu', { vmid: '231', memory: '512' }))
     sim.control.setTaskBehaviour('qmstart', { fail: 'start failed: QEMU exited with code 1' })
     try {
@@ -476,12 +480,16 @@ describe('PVE::HA::Manager over HTTP: next_state_stopped and the LRM restart pol
     } finally {
       sim.control.setTaskBehaviour('qmstart', null)
     }
-    const starts = data<Record<string, unknown>[]>(
-      await req(sim, 'GET', '/nodes/pve1/tasks?vmid=231&typefilter=qmstart'),
-    )
-    expect(starts.map((t) => [t.user, t.status])).toEqual(
-      Array.from({ length: 4 }, () => ['root@pam', 'start failed: QEMU exited with code 1']),
-    )
-    expect((await status('qemu', 231)).ha).toEqual({ managed: 1, state: 'error' })
+    const tasks = async (node: string, type: string) =>
+      data<Record<string, unknown>[]>(await req(sim, 'GET', `/nodes/${node}/tasks?vmid=231&typefilter=${type}`)).map(
+        (t) => [t.user, t.status],
+      )
+    const failed = ['root@pam', 'start failed: QEMU exited with code 1']
+    expect(await tasks('pve1', 'qmstart')).toEqual([failed, failed])
+    expect(await tasks('pve1', 'qmigrate')).toEqual([['root@pam', 'OK']])
+    expect(await tasks('pve2', 'qmstart')).toEqual([failed, failed])
+    expect((await resource(231))?.node).toBe('pve2')
+    const current = data<Record<string, unknown>>(await req(sim, 'GET', '/nodes/pve2/qemu/231/status/current'))
+    expect(current.ha).toEqual({ managed: 1, state: 'error' })
   })
 })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { rootOnlyViolation } from './root-only.js'
-import type { Caller } from './types.js'
+import type { Caller } from '../model/caller.js'
 
 const token: Caller = { userid: 'root@pam', tokenid: 'gitops', actor: 'root@pam!gitops' }
 const root: Caller = { userid: 'root@pam', actor: 'root@pam' }

@@ -1,12 +1,13 @@
 /**
- * The root@pam-only rules (qemu-server check_vm_modify_config_perm, pve-container check_ct_modify_config_perm), for the options ProxOps can send. API tokens act as
+ * The root@pam-only rules (qemu-server check_vm_modify_config_perm, pve-container check_ct_modify_config_perm, qemu-server
+ * migrate_vm's `force`, `migration_type` and `migration_network`), for the options ProxOps can send. API tokens act as
  * `user@realm!name`, which is never `root@pam`, so these apply to every token (also `root@pam!x`).
  * Texts and status codes follow qemu-server (`$check_vm_modify_config_perm`, `raise_param_exc` for
  * skiplock/keepActive), pve-container (`check_ct_modify_config_perm`, `raise_perm_exc` -> 403) and pve-storage
  * (`check_volume_access` for absolute paths).
  */
-import type { Caller } from './types.js'
-import { PveHttpError } from './types.js'
+import type { Caller } from '../model/caller.js'
+import { PveHttpError } from '../model/errors.js'
 
 // qemu-server API2/Qemu.pm permission groups: an option outside all of them is root-only
 const QEMU_GROUPED = new Set([
@@ -235,6 +236,12 @@ export function rootOnlyViolation(input: RootOnlyInput): PveHttpError | undefine
   if (template === '/nodes/{node}/qemu' && method === 'POST') return qemuCheck(params, false)
   if (template === '/nodes/{node}/qemu/{vmid}/config' && (method === 'PUT' || method === 'POST'))
     return qemuCheck(params, true)
+  if (template === '/nodes/{node}/qemu/{vmid}/migrate' && method === 'POST') {
+    // migrate_vm: `force` (local devices), the migration network and type
+    for (const p of ['force', 'migration_type', 'migration_network'])
+      if (params[p] !== undefined && params[p] !== false && params[p] !== '' && params[p] !== 0)
+        return new PveHttpError(400, 'Parameter verification failed.', { [p]: 'Only root may use this option.' })
+  }
   if (template === '/nodes/{node}/lxc' && method === 'POST') return lxcCheck(params, undefined, true)
   if (template === '/nodes/{node}/lxc/{vmid}/config' && method === 'PUT') {
     return lxcCheck(params, input.currentConfig?.(Number(params.vmid)), false)

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest'
 import { loadApidoc } from '../apidoc/load.js'
 import { RouteIndex } from '../apidoc/route-index.js'
-import { createCluster } from '../model/index.js'
+import { createCluster } from '../sim-cluster.js'
 
 describe.each(['9.1', '8.4'] as const)('model routes vs apidoc %s', (version) => {
   const apidoc = loadApidoc(version)

@@ -1,31 +1,13 @@
 /**
  * The seam between the simulator's HTTP layer (decoding, schema validation, auth, envelopes, faults)
  * and its PVE model (guests, storage, tasks). Handlers see decoded, validated parameters and answer with
- * the value that goes into `{"data": ...}`, or throw a PveHttpError that the HTTP layer renders as PVE does.
+ * the value that goes into `{"data": ...}`, or throw a PveHttpError (src/model/errors.ts) that the HTTP layer
+ * renders as PVE does.
  */
 
+import type { Caller } from '../model/caller.js'
+
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE'
-
-/** An error that PVE would answer with. `errors` renders as the 400 `errors` map. */
-export class PveHttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly errors?: Record<string, string>,
-  ) {
-    super(message)
-    this.name = 'PveHttpError'
-  }
-}
-
-export interface Caller {
-  /** `root@pam`, or the token's user */
-  userid: string
-  /** token name when authenticated by an API token (`root@pam!gitops` -> `gitops`) */
-  tokenid?: string
-  /** the full actor as PVE writes it in UPIDs: `root@pam` or `root@pam!gitops` */
-  actor: string
-}
 
 export interface RequestContext {
   method: Method

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { makeSim } from '../api/testing.js'
+import { makeSim } from '../test-support/sim.js'
 import { normaliseFilename } from './artifacts.js'
 
 const URL = 'https://cloud.example/debian-12-genericcloud-amd64.qcow2'

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import type { Caller } from '../http/types.js'
+import type { Caller } from './caller.js'
 import type { Cluster } from './cluster.js'
 import { remoteBytes } from './control.js'
 import { fail400, fail500 } from './errors.js'

@@ -12,7 +12,7 @@
  * linked clone of a snapshot (`vdisk_clone` with the snapshot name, lvmthin and rbd only) the size the volume had
  * then. What each storage allows is volume_has_feature's answer (model/volume-features.ts).
  */
-import type { Caller } from '../http/types.js'
+import type { Caller } from './caller.js'
 import type { Cluster, Guest, NodeState } from './cluster.js'
 import { GuestConfig } from './config.js'
 import { driveVolid, isCloudinitVolid, volumeKindOf } from './disks.js'
@@ -50,7 +50,7 @@ function sizeIn(props: Props, vol: Volume): number {
 
 /** a target's storages must be enabled where the clone runs (storage_check_enabled) */
 function checkTarget(c: Cluster, target: string | undefined): void {
-  if (target !== undefined && !c.nodes.has(target)) throw fail500(`no such cluster node '${target}'`)
+  if (target !== undefined) c.checkNodeExists(target)
 }
 
 /** `random_ether_addr` for every NIC */

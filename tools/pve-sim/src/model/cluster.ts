@@ -67,6 +67,11 @@ export interface NodeState {
   pstartBase: number
   maxcpu: number
   maxmem: number
+  /**
+   * a failed node (control `failNode`): it crashed and left the quorate partition, so the HA manager fences it
+   * once `fenceDelayMs` passed and recovers its HA services once its agent lock expired (`agentLockMs`)
+   */
+  failed?: { atMs: number; fenceDelayMs: number; agentLockMs: number }
 }
 
 /** a held flock on a guest config (`lock_config`), by a running task or by fault injection */
@@ -107,6 +112,8 @@ export class Cluster {
   readonly backupJobs: BackupJobs
   /** replication.cfg (/cluster/replication) */
   readonly replication: ReplicationJobs
+  /** guest_migration_lock (`/var/lock/pve-manager/pve-migrate-<vmid>`): the migration task holding it */
+  readonly migrationLocks = new Map<number, string>()
   aclCleanup: AclCleanup = { vm: () => {}, storage: () => {}, pool: () => {} }
 
   constructor(readonly options: ClusterOptions) {
@@ -143,6 +150,27 @@ export class Cluster {
     this.replication.settle()
     // CRM steps start LRM tasks; tasks that ended meanwhile are settled first so the CRM sees their outcome
     this.ha.settle()
+  }
+
+  /** the node's cluster address (corosync's ring0 address, what remote_node_ip answers) */
+  nodeIp(name: string): string {
+    return `10.0.0.${[...this.nodes.keys()].indexOf(name) + 1}`
+  }
+
+  /** votequorum: one vote per node, quorate while more than half of the nodes are online */
+  quorate(): boolean {
+    const nodes = [...this.nodes.values()]
+    return 2 * nodes.filter((n) => n.online).length > nodes.length
+  }
+
+  /** PVE::Cluster::check_cfs_quorum */
+  checkCfsQuorum(): void {
+    if (!this.quorate()) throw fail500('cluster not ready - no quorum?')
+  }
+
+  /** PVE::Cluster::check_node_exists */
+  checkNodeExists(name: string): void {
+    if (!this.nodes.has(name)) throw fail500(`no such cluster node '${name}'`)
   }
 
   /** 500 `hostname lookup` for unknown nodes, 595 for offline ones (pveproxy cannot reach them) */

@@ -9,14 +9,11 @@ import { isLxcMountKey, isQemuVolumeKey } from './options.js'
 import { parsePropString } from './propstring.js'
 import { parseDiskSize } from './sizes.js'
 import { fileFormat, splitVolid, volumeListItem, volumeOwner } from './storage.js'
-import type { GuestInfo, GuestSpec, SimCluster, TaskInfo, VolumeSpec } from './index.js'
+import type { GuestInfo, GuestSpec, SimModel, TaskInfo, VolumeSpec } from './index.js'
 import type { TaskBehaviour } from './tasks.js'
 import type { Guest } from './cluster.js'
 
-type Controls = Omit<
-  SimCluster,
-  'routes' | 'pveVersion' | 'pools' | 'setAclCleanup' | 'backupJob' | 'replicationJobExists'
->
+type Controls = Omit<SimModel, 'pveVersion' | 'pools' | 'setAclCleanup' | 'backupJob' | 'replicationJobExists'>
 
 function info(g: Guest): GuestInfo {
   const out: GuestInfo = {
@@ -159,8 +156,30 @@ export function controls(c: Cluster): Controls {
     setNodeOnline(node: string, online: boolean) {
       const n = c.nodes.get(node)
       if (!n) throw new Error(`pve-sim: no node ${node}`)
+      c.settle()
       n.online = online
-      if (online) c.ha.manager.wakeNode(node)
+      if (online) {
+        // a failed node that is back was reset: it rejoins with its guests stopped
+        delete n.failed
+        c.ha.manager.wakeNode(node)
+      }
+    },
+    failNode(node: string, timing: { fenceDelayMs?: number; agentLockMs?: number } = {}) {
+      const n = c.nodes.get(node)
+      if (!n) throw new Error(`pve-sim: no node ${node}`)
+      c.settle()
+      if (n.failed) return
+      // PVE: a 60 s fence delay and a 120 s agent lock timeout, six and twelve CRM cycles of 10 s
+      const cycle = c.ha.lagMs
+      n.online = false
+      n.failed = {
+        atMs: c.now(),
+        fenceDelayMs: timing.fenceDelayMs ?? 6 * cycle,
+        agentLockMs: timing.agentLockMs ?? 12 * cycle,
+      }
+      for (const g of [...c.guests.values()].sort((a, b) => a.vmid - b.vmid))
+        if (g.node === node && g.status === 'running') c.setStatus(g, 'stopped')
+      c.ha.manager.wakeAll()
     },
     setIgnoresShutdown(vmid: number, ignores: boolean) {
       need(vmid).ignoresShutdown = ignores

@@ -250,6 +250,27 @@ export function ownedVolumes(g: Guest, keys: string[], values: (k: string) => st
   return out
 }
 
+/**
+ * activate_volumes at a guest's start: the first of its own volumes (drives and mount points in use, CD drives
+ * aside) that the node's local storage does not hold, as after an HA recovery to a node without the guest's local
+ * disks (`volume '...' does not exist`); shared storages hold their volumes for every node
+ */
+export function missingVolume(g: Guest, node: NodeState): string | undefined {
+  const lxc = g.type === 'lxc'
+  for (const [k, v] of Object.entries(g.conf.main())) {
+    if (lxc ? !(k === 'rootfs' || /^mp\d+$/.test(k)) : !/^(?:(?:ide|sata|scsi|virtio)\d+|efidisk0|tpmstate0)$/.test(k))
+      continue
+    if (!lxc && v.split(',').includes('media=cdrom')) continue
+    const volid = driveVolid(v, volumeKindOf(k, lxc))
+    const s = volid ? splitVolid(volid) : undefined
+    if (!volid || !s || volumeOwner(s[1]) !== g.vmid) continue
+    const d = node.storage.def(s[0])
+    if (!d || d.shared) continue
+    if (!node.storage.get(volid)) return volid
+  }
+  return undefined
+}
+
 /** first free unusedN key */
 export function nextUnused(keys: Iterable<string>): string {
   const used = new Set(keys)

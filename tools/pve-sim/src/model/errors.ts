@@ -1,4 +1,14 @@
-import { PveHttpError } from '../http/types.js'
+/** An error that PVE would answer with. `errors` renders as the 400 `errors` map. */
+export class PveHttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly errors?: Record<string, string>,
+  ) {
+    super(message)
+    this.name = 'PveHttpError'
+  }
+}
 
 /** PVE's `die "..."` in a handler: 500 with the message as reason phrase. */
 export function fail500(message: string): PveHttpError {
@@ -9,8 +19,6 @@ export function fail500(message: string): PveHttpError {
 export function fail400(errors: Record<string, string>): PveHttpError {
   return new PveHttpError(400, 'Parameter verification failed.', errors)
 }
-
-export { PveHttpError }
 
 /** qemu-server's digest check (update_vm_api, resize) */
 export const QEMU_DIGEST_MISMATCH = 'checksum mismatch (file change by other user?)'

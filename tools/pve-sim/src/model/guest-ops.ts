@@ -3,14 +3,14 @@
  * differ: resize (qemu-server qemu_block_resize, pve-container resize_vm), template conversion
  * (template_create) and destroy (destroy_vm, destroy_lxc_container). Clones are in clone.ts.
  */
-import type { Caller } from '../http/types.js'
+import type { Caller } from './caller.js'
 import type { Cluster, Guest, NodeState } from './cluster.js'
 import { driveVolid, isCdrom, isCloudinitVolid, ownedVolumes, parseVolumeProps, volumeKindOf } from './disks.js'
 import { fail500, LXC_DIGEST_MISMATCH, QEMU_DIGEST_MISMATCH } from './errors.js'
 import { flag } from './guestconf.js'
 import { isLxcMountKey, isQemuVolumeKey } from './options.js'
 import { FORMATS, printPropString } from './propstring.js'
-import { formatSize, parseDiskSize, resizeTarget } from './sizes.js'
+import { formatSize, resizeTarget } from './sizes.js'
 
 export function freeVolumes(node: NodeState, volids: string[]): void {
   for (const v of volids) node.storage.remove(v)

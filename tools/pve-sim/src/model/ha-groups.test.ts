@@ -4,7 +4,7 @@
  * group checks of PVE::API2::HA::Resources.
  */
 import { describe, expect, it } from 'vitest'
-import { makeSim, type Sim } from '../api/testing.js'
+import { makeSim, type Sim } from '../test-support/sim.js'
 
 async function withGuests(s: Sim, ...vmids: number[]): Promise<void> {
   for (const vmid of vmids) await s.run('POST', '/nodes/pve1/qemu', { vmid, memory: 512 })

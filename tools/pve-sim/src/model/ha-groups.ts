@@ -54,6 +54,23 @@ export class HaGroups {
     return [...this.ids.keys()].sort().map((g) => this.item(g))
   }
 
+  /**
+   * PVE::HA::Groups::migrate_groups_to_rules, as the manager reads a group: its nodes with their priorities
+   * (`node:prio`, 0 when not given), every other cluster node at -1 unless `restricted`; and `failback` unless
+   * `nofailback` (migrate_groups_to_resources)
+   */
+  placement(group: string, nodes: readonly string[]): { nodes: Map<string, number>; failback: boolean } | undefined {
+    const g = this.ids.get(group)
+    if (!g) return undefined
+    const out = new Map<string, number>()
+    for (const entry of String(g.nodes ?? '').split(',')) {
+      const m = /^([^:]+)(?::(\d+))?$/.exec(entry)
+      if (m) out.set(m[1] as string, Number(m[2] ?? 0))
+    }
+    if (!bit(g.restricted)) for (const n of nodes) if (!out.has(n)) out.set(n, -1)
+    return { nodes: out, failback: !bit(g.nofailback) }
+  }
+
   /** create: `type` must be `group`; check_config (create: `nodes` required) before the lock */
   create(params: Record<string, unknown>): null {
     const { group, type, ...rest } = params

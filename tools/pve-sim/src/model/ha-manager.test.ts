@@ -4,7 +4,7 @@
  * handle_service_exitcode (max_restart) and exec_resource_agent, and PVE::API2::HA::Resources::check_service_state.
  */
 import { describe, expect, it } from 'vitest'
-import { makeSim, type Sim } from '../api/testing.js'
+import { makeSim, type Sim } from '../test-support/sim.js'
 
 const LAG = 1000
 const TASK = 1000
@@ -85,21 +85,47 @@ describe('PVE::HA::Manager next_state_started', () => {
     expect(tasksOf(s, 'qmstart', 100)).toHaveLength(2)
   })
 
-  it('a start that keeps failing: max_restart retries per try, max_relocate tries, then error (4 starts by default)', async () => {
+  it('a start that keeps failing: max_restart retries per node, relocated once to the next node (select_service_node try-next), then error (4 starts by default)', async () => {
     const s = await sim(100)
+    s.sim.setTaskBehaviour('qmstart', { fail: 'start failed: QEMU exited with code 1' })
+    await s.call('POST', '/cluster/ha/resources', { sid: 'vm:100' })
+    runFor(s, 12 * (LAG + TASK))
+    expect(s.sim.tasks().map((t) => `${t.type} ${t.node}`)).toEqual([
+      'qmcreate pve1',
+      'qmstart pve1',
+      'qmstart pve1',
+      'qmigrate pve1',
+      'qmstart pve2',
+      'qmstart pve2',
+    ])
+    expect(s.sim.guest(100)).toMatchObject({ node: 'pve2', status: 'stopped' })
+    expect(((await s.call('GET', '/nodes/pve2/qemu/100/status/current')) as { ha: { state: string } }).ha.state).toBe(
+      'error',
+    )
+    expect(s.sim.haLog().filter((l) => /retry|retries|relocat|recovery|Tried|migrate/.test(l))).toEqual([
+      "warning: restart policy: retry number 1 for service 'vm:100'",
+      'err: unable to start service vm:100 on local node after 1 retries',
+      "warning: starting service vm:100 on node 'pve1' failed, relocating service.",
+      "info: migrate service 'vm:100' to node 'pve2' (running)",
+      "info: service 'vm:100': state changed from 'started' to 'migrate'  (node = pve1, target = pve2)",
+      "info: service 'vm:100': state changed from 'migrate' to 'started'  (node = pve2)",
+      "warning: restart policy: retry number 1 for service 'vm:100'",
+      'err: unable to start service vm:100 on local node after 1 retries',
+      'err: recovery policy for service vm:100 failed, entering error state. Failed nodes: pve1, pve2',
+    ])
+  })
+
+  it('on a single node a relocation retries the start there (select_service_node finds no next node)', async () => {
+    const s = makeSim({ taskDurationMs: TASK, nodes: ['pve1'] })
+    s.sim.setHaLag(LAG)
+    await s.run('POST', '/nodes/pve1/qemu', { vmid: 100, memory: 512 })
     s.sim.setTaskBehaviour('qmstart', { fail: 'start failed: QEMU exited with code 1' })
     await s.call('POST', '/cluster/ha/resources', { sid: 'vm:100' })
     runFor(s, 10 * (LAG + TASK))
     expect(tasksOf(s, 'qmstart', 100)).toHaveLength(4)
     expect(await haState(s, 100)).toBe('error')
-    expect(power(s, 100)).toBe('stopped')
-    expect(s.sim.haLog().filter((l) => /retry|retries|relocat|recovery|Tried/.test(l))).toEqual([
-      "warning: restart policy: retry number 1 for service 'vm:100'",
-      'err: unable to start service vm:100 on local node after 1 retries',
-      "warning: starting service vm:100 on node 'pve1' failed, relocating service.",
+    expect(s.sim.haLog().filter((l) => /Tried|Failed nodes/.test(l))).toEqual([
       "warning: Start Error Recovery: Tried all available nodes for service 'vm:100', retry start on current node. Tried nodes: pve1",
-      "warning: restart policy: retry number 1 for service 'vm:100'",
-      'err: unable to start service vm:100 on local node after 1 retries',
       'err: recovery policy for service vm:100 failed, entering error state. Failed nodes: pve1, pve1',
     ])
   })
@@ -235,5 +261,57 @@ describe('PVE::HA::Manager next_state_error and PVE::API2::HA::Resources::check_
     await s.call('PUT', '/cluster/ha/resources/vm:100', { state: 'started' })
     runFor(s, LAG + TASK + LAG + 100)
     expect([power(s, 100), await haState(s, 100)]).toEqual(['running', 'started'])
+  })
+})
+
+describe('PVE::HA::NodeStatus fence_node and PVE::HA::Manager next_state_recovery (control failNode)', () => {
+  it('a failed node is fenced once the fence delay passed, its service recovered once the agent lock expired', async () => {
+    const s = makeSim({ taskDurationMs: TASK })
+    s.sim.setHaLag(LAG)
+    await s.call('POST', '/storage', {
+      storage: 'nas',
+      type: 'nfs',
+      server: '10.0.0.9',
+      export: '/vms',
+      content: 'images',
+    })
+    await s.run('POST', '/nodes/pve1/qemu', { vmid: 100, memory: 512, scsi0: 'nas:1' })
+    await s.call('POST', '/cluster/ha/resources', { sid: 'vm:100' })
+    runFor(s, 3 * (LAG + TASK))
+    expect(power(s, 100)).toBe('running')
+    const mark = s.sim.haLog().length
+    s.sim.failNode('pve1', { fenceDelayMs: 10_000, agentLockMs: 20_000 })
+    expect(power(s, 100)).toBe('stopped')
+    runFor(s, 9_000)
+    expect(s.sim.haLog().slice(mark)).toEqual(["info: node 'pve1': state changed from 'online' => 'unknown'"])
+    runFor(s, 2_000)
+    expect(s.sim.haLog().slice(mark + 1)).toEqual([
+      "info: service 'vm:100': state changed from 'started' to 'fence'",
+      "info: node 'pve1': state changed from 'unknown' => 'fence'",
+    ])
+    expect(s.sim.guest(100)?.node).toBe('pve1')
+    runFor(s, 8_000)
+    expect(s.sim.guest(100)?.node).toBe('pve1')
+    runFor(s, 1_000 + LAG + TASK + 100)
+    expect(s.sim.haLog().slice(mark + 3)).toEqual([
+      "info: fencing: acknowledged - got agent lock for node 'pve1'",
+      "info: node 'pve1': state changed from 'fence' => 'unknown'",
+      "info: service 'vm:100': state changed from 'fence' to 'recovery'",
+      "info: recover service 'vm:100' from fenced node 'pve1' to node 'pve2'",
+      "info: service 'vm:100': state changed from 'recovery' to 'started'  (node = pve2)",
+      'info: starting service vm:100',
+      'info: service status vm:100 started',
+    ])
+    expect(s.sim.guest(100)).toMatchObject({ node: 'pve2', status: 'running' })
+  })
+
+  it('a node that is only unreachable (setNodeOnline) is never fenced', async () => {
+    const s = await sim(100)
+    await s.call('POST', '/cluster/ha/resources', { sid: 'vm:100' })
+    runFor(s, 3 * (LAG + TASK))
+    s.sim.setNodeOnline('pve1', false)
+    runFor(s, 300_000)
+    expect(s.sim.haLog().filter((l) => /fence|recover/.test(l))).toEqual([])
+    expect(s.sim.guest(100)?.node).toBe('pve1')
   })
 })

@@ -1,5 +1,6 @@
 import { fail500, PveHttpError } from './errors.js'
 import { checkFeasibility, type RuleErrors, type RuleView } from './ha-feasibility.js'
+import type { ServiceAffinity } from './ha-manager.js'
 import {
   bit,
   checkConfig,
@@ -176,6 +177,32 @@ export class HaRules {
       this.drop(rule)
       return null
     })
+  }
+
+  /**
+   * PVE::HA::Rules->compile for one resource, over the enabled rules in file order: NodeAffinity plugin_compile (the
+   * rule's nodes and priorities, every other cluster node at -1 unless `strict`; a later rule wins) and
+   * ResourceAffinity plugin_compile (the other resources of each positive and negative rule)
+   */
+  compile(sid: string, nodes: readonly string[]): ServiceAffinity {
+    const out: { nodes?: Map<string, number>; together: Set<string>; separate: Set<string> } = {
+      together: new Set(),
+      separate: new Set(),
+    }
+    for (const id of this.file) {
+      const r = this.ids.get(id) as Section
+      const resources = splitList(r.resources)
+      if (bit(r.disable) || !resources.includes(sid)) continue
+      if (r.type === 'node-affinity') {
+        const effective = new Map(decodeNodes(r.nodes))
+        if (!bit(r.strict)) for (const n of nodes) if (!effective.has(n)) effective.set(n, -1)
+        out.nodes = effective
+      } else if (r.type === 'resource-affinity') {
+        const set = r.affinity === 'positive' ? out.together : out.separate
+        for (const other of resources) if (other !== sid) set.add(other)
+      }
+    }
+    return out
   }
 
   /** delete_service_from_config with purge: the resource leaves every rule; a rule left empty goes */

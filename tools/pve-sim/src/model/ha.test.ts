@@ -4,7 +4,7 @@
  * check_config.
  */
 import { describe, expect, it } from 'vitest'
-import { makeSim } from '../api/testing.js'
+import { makeSim } from '../test-support/sim.js'
 
 describe('PVE::API2::HA::Resources create / update', () => {
   it('create: the resource type must be a plugin, the name a VMID (verify_name)', async () => {

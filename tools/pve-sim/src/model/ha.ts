@@ -1,7 +1,7 @@
 import type { Cluster, Guest } from './cluster.js'
 import { fail400, fail500, PveHttpError } from './errors.js'
 import { HaGroups } from './ha-groups.js'
-import { HaManager, type ServiceConfig } from './ha-manager.js'
+import { HaManager, type ServiceAffinity, type ServiceConfig } from './ha-manager.js'
 import { HaRules } from './ha-rules.js'
 import {
   checkConfig,
@@ -15,9 +15,10 @@ import {
 
 /**
  * HA (pve-ha-manager): the resources config (`/etc/pve/ha/resources.cfg`, PVE::API2::HA::Resources), groups
- * (8.x) or rules (9.x), and the manager (model/ha-manager.ts). A power request on an HA-managed guest only
- * records the wanted state: the `hastart` / `hastop` worker runs `ha-manager set <sid> --state started` /
- * `ha-manager crm-command stop <sid> <timeout>`, and the manager acts on it one cycle later.
+ * (8.x) or rules (9.x), and the manager (model/ha-manager.ts). A power or migration request on an HA-managed guest
+ * only records what is wanted: the `hastart` / `hastop` / `hamigrate` worker runs `ha-manager set <sid> --state
+ * started` / `ha-manager crm-command stop <sid> <timeout>` / `ha-manager migrate <sid> <node>`, and the manager acts
+ * on it one cycle later.
  */
 
 export type HaType = 'vm' | 'ct'
@@ -52,7 +53,12 @@ export class Ha {
   ) {
     this.manager = new HaManager(
       c,
-      { config: (sid) => this.serviceConfig(sid), writeStopped: (sid) => this.writeStopped(sid) },
+      {
+        configured: () => [...this.resources.keys()].sort(),
+        config: (sid) => this.serviceConfig(sid),
+        writeStopped: (sid) => this.writeStopped(sid),
+        affinity: (sid) => this.affinity(sid),
+      },
       lagMs,
     )
   }
@@ -268,7 +274,86 @@ export class Ha {
     const { sid } = this.parseSid(sidParam)
     if (!this.managedSid(sid)) throw fail500(`resource '${sid}' is not HA managed`)
     this.checkServiceState(sid, undefined)
-    this.manager.queueStop(sid, timeout)
+    this.manager.queue(sid, { kind: 'stop', timeout })
+  }
+
+  /**
+   * PVE::API2::HA::Resources migrate / relocate (and `ha-manager migrate|relocate`): parse_sid, service_is_ha_managed,
+   * check_service_state, then the command is queued for the CRM, which checks the node; on 9.x the answer names the
+   * resources that go along and those that block the node (get_resource_motion_info), on 8.x it is null
+   */
+  motion(task: 'migrate' | 'relocate', sidParam: string, node: string): Record<string, unknown> | null {
+    const { sid } = this.parseSid(sidParam)
+    if (!this.managedSid(sid)) throw fail500(`resource '${sid}' is not HA managed`)
+    this.checkServiceState(sid, undefined)
+    this.manager.queue(sid, { kind: task, target: node })
+    if (this.c.pveVersion === '8.4') return null
+    const info = this.motionInfo(sid)
+    const out: Record<string, unknown> = { sid, 'requested-node': node }
+    if (info.dependent.length > 0) out['comigrated-resources'] = info.dependent
+    const blocking = info.blocking.get(node)
+    if (blocking) out['blocking-resources'] = blocking
+    return out
+  }
+
+  /**
+   * PVE::HA::Config::get_resource_motion_info: the managed services in positive affinity with `sid` (they move
+   * along), and per online node the ones in negative affinity that are there or going there (they block it)
+   */
+  motionInfo(sid: string): { dependent: string[]; blocking: Map<string, { sid: string; cause: string }[]> } {
+    const dependent: string[] = []
+    const blocking = new Map<string, { sid: string; cause: string }[]>()
+    if (!this.managedSid(sid)) return { dependent, blocking }
+    const { together, separate } = this.affinity(sid)
+    const ss = this.manager.ss
+    for (const csid of [...together].sort()) if (ss.has(csid)) dependent.push(csid)
+    for (const node of this.manager.onlineNodes()) {
+      for (const csid of [...separate].sort()) {
+        const cs = ss.get(csid)
+        if (!cs || cs.node !== node || (cs.target !== undefined && cs.target !== node)) continue
+        blocking.set(node, [...(blocking.get(node) ?? []), { sid: csid, cause: 'resource-affinity' }])
+      }
+    }
+    return { dependent, blocking }
+  }
+
+  /**
+   * migrate_vm of an HA-managed guest (qemu-server and pve-container): a `hamigrate` worker runs `ha-manager migrate
+   * <sid> <target>`; when the command fails, its error goes to the task log and the task fails as run_command
+   * reports it
+   */
+  migrateRequest(g: Guest, target: string, caller: { actor: string }): string {
+    const sid = Ha.sidOf(g)
+    return this.c.dispatch(g.node, 'hamigrate', String(g.vmid), caller.actor, {
+      durationMs: 0,
+      run: (ctx) => {
+        ctx.log(`Requesting HA migration for ${g.type === 'qemu' ? 'VM' : 'CT'} ${g.vmid} to node ${target}`)
+        try {
+          this.motion('migrate', sid, target)
+        } catch (e) {
+          if (!(e instanceof PveHttpError)) throw e
+          ctx.log(e.message)
+          throw new Error(`command 'ha-manager migrate ${sid} ${target}' failed: exit code 255`)
+        }
+      },
+    })
+  }
+
+  /**
+   * The compiled placement rules of a service: 9.x rules (node affinity, resource affinity), else the resource's
+   * group (8.x, or 9.x before the groups are migrated) as migrate_groups_to_rules reads it
+   */
+  private affinity(sid: string): ServiceAffinity {
+    const nodes = [...this.c.nodes.keys()]
+    const compiled = this.c.pveVersion !== '8.4' ? this.rules.compile(sid, nodes) : undefined
+    if (compiled?.nodes) return compiled
+    const group = this.resources.get(sid)?.group
+    const placement = group !== undefined ? this.groups.placement(group, nodes) : undefined
+    return {
+      ...(placement ? { nodes: placement.nodes } : {}),
+      together: compiled?.together ?? new Set(),
+      separate: compiled?.separate ?? new Set(),
+    }
   }
 
   /**
@@ -302,15 +387,21 @@ export class Ha {
     this.manager.settle()
   }
 
-  /** read_and_check_resources_config: `started` when unset or `enabled`, max_restart and max_relocate 1 */
+  /**
+   * read_and_check_resources_config: `started` when unset or `enabled`, max_restart and max_relocate 1, failback 1
+   * (on 8.x and for a 9.x resource in a group not yet migrated: the group's `nofailback` negated)
+   */
   private serviceConfig(sid: string): ServiceConfig | undefined {
     const r = this.resources.get(sid)
     if (!r) return undefined
     const state = r.state === undefined || r.state === 'enabled' ? 'started' : r.state
+    const group = r.group !== undefined ? this.groups.placement(r.group, []) : undefined
     return {
+      type: r.type,
       state: state as ServiceConfig['state'],
       maxRestart: r.max_restart ?? 1,
       maxRelocate: r.max_relocate ?? 1,
+      failback: r.failback !== undefined ? r.failback === 1 : (group?.failback ?? true),
     }
   }
 

@@ -1,9 +1,8 @@
 /**
- * The simulator's PVE model: nodes, storages, guests, tasks. `createCluster` returns the route handlers
- * (for the HTTP layer in src/http) and control methods for tests, faults and drift.
+ * The simulator's PVE model: nodes, storages, guests, tasks. `createModel` returns the model's state (which the
+ * route handlers of src/api serve; src/sim-cluster.ts joins the two) and its control methods for tests, faults
+ * and drift. The model imports nothing from the layers above it (src/http, src/api, src/access, src/control).
  */
-import type { Route } from '../http/types.js'
-import { buildRoutes } from '../api/routes.js'
 import { Cluster, type AclCleanup, type ClusterOptions, type PowerState } from './cluster.js'
 import type { GuestType } from './options.js'
 import type { TaskBehaviour } from './tasks.js'
@@ -13,10 +12,7 @@ import { preloadEstate } from './estate.js'
 import { warmStats } from './views.js'
 
 export type { AclCleanup, ClusterOptions, PowerState, GuestType, TaskBehaviour, ContentType }
-export { WithTotal } from '../api/envelope.js'
 export { ESTATE_ARTIFACTS } from './estate.js'
-/** call route handlers without HTTP (tests, tools) */
-export { callRoute, matchRoute, ROOT_TOKEN } from '../api/harness.js'
 
 export interface GuestInfo {
   vmid: number
@@ -65,9 +61,7 @@ export interface GuestSpec {
   status?: PowerState
 }
 
-export interface SimCluster {
-  /** route handlers for every PVE path the model serves (paths as in apidoc.json) */
-  readonly routes: Route[]
+export interface SimModel {
   readonly pveVersion: '9.1' | '8.4'
 
   // --- drift: out-of-band edits, as `qm set`/`pct set` by hand (no hotplug, no normalisation beyond the file)
@@ -140,7 +134,14 @@ export interface SimCluster {
   setHaLag(ms: number): void
   /** the HA manager's log lines (syslog of pve-ha-crm and pve-ha-lrm on PVE; no API serves them), oldest first */
   haLog(): string[]
+  /** a node that is offline or (again) online; a failed node that comes back online was reset (guests stopped) */
   setNodeOnline(node: string, online: boolean): void
+  /**
+   * a node fails: it leaves the cluster (offline, its guests stop with it), the HA manager fences it once the fence
+   * delay passed and recovers its HA services on other nodes once its agent lock expired (defaults: 6 and 12 HA
+   * cycles, for PVE's 60 s and 120 s at a 10 s CRM cycle); `setNodeOnline(node, true)` brings it back
+   */
+  failNode(node: string, timing?: { fenceDelayMs?: number; agentLockMs?: number }): void
   /** make a guest ignore ACPI shutdown (shutdown without forceStop then times out) */
   setIgnoresShutdown(vmid: number, ignores: boolean): void
 
@@ -166,13 +167,13 @@ export interface SimCluster {
   remoteChecksum(url: string, algorithm: 'md5' | 'sha1' | 'sha224' | 'sha256' | 'sha384' | 'sha512'): string
 }
 
-export function createCluster(options: ClusterOptions): SimCluster {
+/** the model's state (for the route handlers) and its controls */
+export function createModel(options: ClusterOptions): { state: Cluster; model: SimModel } {
   const c = new Cluster(options)
   if (options.estate && options.estate.guests > 0) {
     preloadEstate(c, options.estate.guests)
     warmStats(c)
   }
-  const routes = buildRoutes(c)
   const pools = () =>
     [...c.pools.pools.entries()]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
@@ -191,12 +192,14 @@ export function createCluster(options: ClusterOptions): SimCluster {
   }
   const replicationJobExists = (id: string) => c.replication.jobs.has(id)
   return {
-    routes,
-    pveVersion: options.pveVersion,
-    ...controls(c),
-    pools,
-    setAclCleanup,
-    backupJob,
-    replicationJobExists,
+    state: c,
+    model: {
+      pveVersion: options.pveVersion,
+      ...controls(c),
+      pools,
+      setAclCleanup,
+      backupJob,
+      replicationJobExists,
+    },
   }
 }

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto'
 import { fc, test } from '@fast-check/vitest'
 import { describe, expect } from 'vitest'
-import { PveHttpError } from '../http/types.js'
-import { addDirStorage, makeSim } from '../api/testing.js'
+import { PveHttpError } from './errors.js'
+import { addDirStorage, makeSim } from '../test-support/sim.js'
 
 /**
  * Model invariants under random operation sequences: handlers only ever fail the way

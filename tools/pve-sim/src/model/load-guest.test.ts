@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { makeSim } from '../api/testing.js'
+import { makeSim } from '../test-support/sim.js'
 
 /**
  * loadGuest: a guest that exists before the test, from its config file. PVE keeps what the file says

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { addDirStorage, makeSim } from '../api/testing.js'
+import { addDirStorage, makeSim } from '../test-support/sim.js'
 
 const TMPL = 'local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst'
 

@@ -1,7 +1,15 @@
-import type { Caller } from '../http/types.js'
+import type { Caller } from './caller.js'
 import type { Cluster, Guest, NodeState } from './cluster.js'
 import { GuestConfig } from './config.js'
-import { driveVolid, nextUnused, ownedVolumes, parseDriveRequest, realiseDrive, type DriveRequest } from './disks.js'
+import {
+  driveVolid,
+  missingVolume,
+  nextUnused,
+  ownedVolumes,
+  parseDriveRequest,
+  realiseDrive,
+  type DriveRequest,
+} from './disks.js'
 import { fail400, fail500, LXC_DIGEST_MISMATCH } from './errors.js'
 import { freeVolumes } from './guest-ops.js'
 import { canonicalScalar, flag, checkDeleteRevert, optionParams, splitList } from './guestconf.js'
@@ -364,6 +372,8 @@ export function powerLxc(
       const e = c.flockError('lxc', vmid, 'exclusive', upid)
       if (e) throw new Error(e)
       if (action === 'start') {
+        const missing = missingVolume(g, node)
+        if (missing) throw new Error(`volume '${missing}' does not exist`)
         applyLxcPending(c, g, node)
         c.setStatus(g, 'running')
       } else if (action === 'stop') {

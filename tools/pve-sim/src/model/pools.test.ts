@@ -5,7 +5,7 @@
  * clone_vm with `pool`, and pve-manager API2/Cluster.pm resources (pool rows, a guest's `pool`).
  */
 import { describe, expect, it } from 'vitest'
-import { makeSim, type Sim } from '../api/testing.js'
+import { makeSim, type Sim } from '../test-support/sim.js'
 
 const TMPL = 'local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst'
 

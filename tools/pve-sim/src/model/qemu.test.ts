@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { addDirStorage, makeSim } from '../api/testing.js'
+import { addDirStorage, makeSim } from '../test-support/sim.js'
 
 const IMPORT = 'local:import/debian-12-genericcloud-amd64.qcow2'
 

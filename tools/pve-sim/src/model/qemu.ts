@@ -1,9 +1,10 @@
-import type { Caller } from '../http/types.js'
+import type { Caller } from './caller.js'
 import type { Cluster, Guest, NodeState } from './cluster.js'
 import { GuestConfig } from './config.js'
 import {
   driveVolid,
   isCloudinitVolid,
+  missingVolume,
   nextUnused,
   ownedVolumes,
   parseDriveRequest,
@@ -552,6 +553,8 @@ export function startQemu(
       const le = skiplock ? undefined : c.lockError(g)
       if (le) throw new Error(le)
       if (g.status === 'running') throw new Error(`VM ${vmid} already running`)
+      const missing = missingVolume(g, node)
+      if (missing) throw new Error(`volume '${missing}' does not exist`)
       applyPending(g, node)
       c.setStatus(g, 'running')
       ctx.log(`starting VM ${vmid}`)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { makeSim } from '../api/testing.js'
+import { makeSim } from '../test-support/sim.js'
 
 // pve-guest-common PVE::ReplicationConfig behind pve-manager API2::ReplicationConfig; the runner is pvescheduler's
 // per-minute replication run, which removes jobs marked `remove_job`

@@ -1,6 +1,6 @@
 import { fc, test } from '@fast-check/vitest'
 import { describe, expect } from 'vitest'
-import { makeSim } from '../api/testing.js'
+import { makeSim } from '../test-support/sim.js'
 import { normaliseTags } from './tags.js'
 
 /** whatever is declared at create reads back in PVE's normalised, typed form */

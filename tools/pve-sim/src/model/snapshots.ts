@@ -1,4 +1,4 @@
-import type { Caller } from '../http/types.js'
+import type { Caller } from './caller.js'
 import type { Cluster, Guest, NodeState } from './cluster.js'
 import { isCloudinitVolid, driveVolid, nextUnused, volumeKindOf } from './disks.js'
 import { fail500 } from './errors.js'

@@ -455,6 +455,30 @@ export class NodeStorage {
   }
 
   /**
+   * The target side of storage_migrate (volume_import with `allow_rename`): the volume arrives on storage `id`
+   * under its own name when that is free there (`vm-100-disk-0`, `vm-100-cloudinit`), else as the storage's next
+   * free disk name, named the way the target's plugin names it; a file storage keeps a qcow2/vmdk/raw format,
+   * any other stores raw (a ZFS container volume `subvol`). Snapshots travel inside the volume (with_snapshots).
+   */
+  receive(id: string, v: Volume, vmid: number, opts: { ct: boolean }): Volume {
+    const d = this.activate(id)
+    this.lockStorage(id)
+    const [, volname] = splitVolid(v.volid) ?? ['', '']
+    const leafOf = (name: string) => (name.split('/').pop() ?? name).replace(/\.(raw|qcow2|vmdk|subvol)$/, '')
+    let leaf = leafOf(volname)
+    const zfsCt = d.type === 'zfspool' && opts.ct
+    leaf = zfsCt ? leaf.replace(/^vm-/, 'subvol-') : leaf.replace(/^subvol-/, 'vm-')
+    const taken = new Set([...(this.store(id)?.byOwner.get(vmid) ?? [])].map((x) => leafOf(splitVolid(x)?.[1] ?? '')))
+    if (taken.has(leaf)) leaf = `${zfsCt ? 'subvol' : 'vm'}-${vmid}-disk-${this.freeDiskNumber(id, vmid)}`
+    const file = isFileStorage(d.type)
+    const format = file ? (['raw', 'qcow2', 'vmdk'].includes(v.format) ? v.format : 'raw') : zfsCt ? 'subvol' : 'raw'
+    const volid = file ? `${id}:${vmid}/${leaf}.${format}` : `${id}:${leaf}`
+    const moved: Volume = { volid, content: v.content, format, size: v.size, ctime: v.ctime, vmid }
+    this.add(id, moved)
+    return moved
+  }
+
+  /**
    * vdisk_clone (a linked clone), named as each plugin's clone_image returns it: of a base volume, file
    * storages `<base volname>/<newid>/vm-<newid>-disk-N.<fmt>` (with a backing-file `parent`), zfspool and
    * rbd `<base volname>/vm-<newid>-disk-N`, lvmthin a plain `vm-<newid>-disk-N` that records no base; of a

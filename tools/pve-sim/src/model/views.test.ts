@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { makeSim } from '../api/testing.js'
+import { makeSim } from '../test-support/sim.js'
 
 describe('cluster views', () => {
   it('/version per selected release', async () => {

@@ -41,6 +41,18 @@ export function planArtifacts(ctx: PlanContext): KindPlan {
         continue
       }
       if (volumes.has(`${node}\0${storage}\0${volid}`)) continue
+      // download_url: the storage must be enabled on the node and configured for the content (else PVE refuses)
+      const refusal = downloadRefusal(ctx, node, storage, ARTIFACT_CONTENT[m.kind])
+      if (refusal !== undefined) {
+        out.anomalies.push({
+          code: 'storage-refused',
+          address,
+          kind: m.kind,
+          field: 'spec.storage',
+          message: `${resource}: PVE would refuse the download on ${node}: ${refusal}; not downloaded this cycle`,
+        })
+        continue
+      }
       const isShared = shared.has(`${node}\0${storage}`)
       if (isShared && sharedDownload !== undefined) continue
       if (isShared) sharedDownload = node
@@ -70,4 +82,15 @@ export function planArtifacts(ctx: PlanContext): KindPlan {
     }
   }
   return out
+}
+
+/** PVE's refusal of a download to `storage` on `node`, from `/cluster/resources` (no rows for the node: unknown) */
+function downloadRefusal(ctx: PlanContext, node: string, storage: string, content: string): string | undefined {
+  const here = ctx.live.storages.filter((s) => s.node === node)
+  if (here.length === 0) return undefined
+  const s = here.find((x) => x.storage === storage)
+  if (!s) return `storage '${storage}' does not exist, is disabled or is not available on node '${node}'`
+  return s.content.includes(content)
+    ? undefined
+    : `storage '${storage}' is not configured for content-type '${content}'`
 }

@@ -4,10 +4,13 @@
  * them, e.g. disks and MACs; the next plan compares them field by field):
  *   - a created/cloned/updated guest exists on its node; every key written is set (applied or pending); every
  *     key deleted is gone (or pending delete); a resized disk is set
- *   - the power state the last power request asked for; `template: 1` after mark-template (an LXC template is
- *     marked by a worker PVE does not return, so that check is retried a few times)
+ *   - the power state the last power request asked for; `template: 1` after mark-template
  *   - a deleted guest is no longer listed on its node
  *   - a new guest created with `pool=` is a member of that pool
+ * Every check reads what PVE wrote before the action's last wait ended: tasks are awaited to their end, HA power
+ * changes until the guest is in the state, an LXC template conversion until its worker ends (run.ts), each
+ * bounded by the task timeout. No check relies on the few read-back attempts (`confirmAttempts`); they only absorb
+ * a reader that answers from a cache.
  */
 import { isTrue, splitList } from '@proxops/pve-client/wire'
 import type { Action, PveRequest } from '../../plan-types.js'

@@ -206,39 +206,78 @@ function planClone(
 
 /** A guest that is on PVE: config writes, resizes, mark-template, pending restarts, power. */
 export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): void {
-  const { m, f, base, type, isTemplate, skip, anomaly } = t
-  const { node, vmid } = m.spec
-  const resource = base.resource as string
-  const cfg = mergedView(g)
+  const s = liveState(t, g, env)
+  const w = compareOwned(t, g, s.cfg, s.rt, s.policy, env)
+  reportUndeclared(t, s, env)
+  dropCloneIdentity(t, s, w)
+  const resizes = holdBack(t, s, w)
+  const a = new GuestActions(t, g, env)
+  planConfigWrite(t, s, w, resizes, a, env)
+  planResizes(
+    t,
+    s,
+    w,
+    resizes.filter((r) => typeof w.params[r.key] !== 'string'),
+    a,
+  )
+  if (t.isTemplate) {
+    planTemplate(t, g, s, a)
+    return
+  }
+  planPendingRestart(t, s, w, a, env)
+  planPower(t, g, s, a)
+}
+
+/** What one live guest is and what its manifest asks of its power. */
+interface LiveState {
+  /** the pending-merged config */
+  cfg: Readonly<Record<string, string>>
+  running: boolean
+  desiredStarted: boolean
+  /** a running guest the manifest wants stopped: every write then lands on a stopped guest */
+  willStop: boolean
+  rt: GuestRuntime
+  policy: DisruptionPolicy
+  cloned: boolean
+}
+
+function liveState(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): LiveState {
+  const { m, type, isTemplate } = t
   const running = g.status === 'running'
   const desiredStarted = m.spec.state === 'started' && !isTemplate
   // a running guest the manifest wants stopped is shut down anyway (a requested power change): every write
   // then lands on a stopped guest, so nothing is disruptive and nothing is held back
   const willStop = running && !desiredStarted
-  // what the running guest can hotplug is decided by its applied options, not by pending ones
-  const rt: GuestRuntime = {
-    type,
-    running: running && !willStop,
-    hotplug: hotplugSet(g.config.hotplug),
-    numa: liveBool(g.config.numa, false),
+  return {
+    cfg: mergedView(g),
+    running,
+    desiredStarted,
+    willStop,
+    // what the running guest can hotplug is decided by its applied options, not by pending ones
+    rt: {
+      type,
+      running: running && !willStop,
+      hotplug: hotplugSet(g.config.hotplug),
+      numa: liveBool(g.config.numa, false),
+    },
+    policy: disruptionFor(m, env.policy.disruption),
+    cloned: (m.kind === 'VM' || m.kind === 'LXC') && m.spec.clone !== undefined,
   }
-  const policy = disruptionFor(m, env.policy.disruption)
-  const cloned = (m.kind === 'VM' || m.kind === 'LXC') && m.spec.clone !== undefined
+}
 
-  const w = compareOwned(t, g, cfg, rt, policy, env)
-  const { params, diffs, classes, heldBack, leftPending, pendingKeys } = w
-  let resizes = w.resizes
-
-  const liveOnly = liveOnlySlots(cfg, f, type, cloned, t.inherited)
+/** live slots of the managed families nothing declares (anomalies) and other undeclared keys (unmanaged gaps) */
+function reportUndeclared(t: GuestTarget, s: LiveState, env: GuestPlanEnv): void {
+  const { f, type, base, anomaly } = t
+  const liveOnly = liveOnlySlots(s.cfg, f, type, s.cloned, t.inherited)
   for (const [key, fam] of liveOnly) {
     anomaly({
       code: 'live-only-slot',
       field: key,
-      message: `${resource}: live-only ${fam} slot ${key} (${(cfg[key] as string).split(',')[0]}) is not declared; proxops will not automatically remove it`,
+      message: `${base.resource as string}: live-only ${fam} slot ${key} (${(s.cfg[key] as string).split(',')[0]}) is not declared; proxops will not automatically remove it`,
     })
   }
   const reported = new Set([...liveOnly.map(([k]) => k), ...(t.inherited ?? [])])
-  for (const key of unmanagedKeys(cfg, f, type, reported)) {
+  for (const key of unmanagedKeys(s.cfg, f, type, reported)) {
     const what = executes(type, key)
     env.out.gaps.push({
       address: base.address,
@@ -248,258 +287,312 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
       ...(what !== undefined ? { executes: what } : {}),
     })
   }
+}
 
-  // a clone-backed VM drops inherited identity keys it does not own
-  if (cloned && m.kind === 'VM') {
-    const ownedKeys = new Set(f.owned.map((o) => o.key))
-    const del = cloneIdentityKeys(m, f).filter((k) => !ownedKeys.has(k) && cfg[k] !== undefined)
-    if (del.length > 0) {
-      params.delete = del.join(',')
-      for (const k of del)
-        diffs.push({
-          field: 'spec.clone',
-          key: k,
-          before: k === 'cipassword' || k === 'sshkeys' ? SENSITIVE : cfg[k],
-        })
-    }
-  }
+/** a clone-backed VM drops inherited identity keys it does not own */
+function dropCloneIdentity(t: GuestTarget, s: LiveState, w: OwnedComparison): void {
+  const { m, f } = t
+  if (!s.cloned || m.kind !== 'VM') return
+  const ownedKeys = new Set(f.owned.map((o) => o.key))
+  const del = cloneIdentityKeys(m, f).filter((k) => !ownedKeys.has(k) && s.cfg[k] !== undefined)
+  if (del.length === 0) return
+  w.params.delete = del.join(',')
+  for (const k of del)
+    w.diffs.push({
+      field: 'spec.clone',
+      key: k,
+      before: k === 'cipassword' || k === 'sshkeys' ? SENSITIVE : s.cfg[k],
+    })
+}
 
-  if (heldBack.length > 0) {
-    skip(
+/** what the disruption policy holds back this cycle; returns the resizes still planned */
+function holdBack(t: GuestTarget, s: LiveState, w: OwnedComparison): OwnedComparison['resizes'] {
+  if (w.heldBack.length > 0) {
+    t.skip(
       'disruption',
-      `${heldBack.join(', ')} would change a running guest (hotplug) and disruption is ${policy}; not written this cycle`,
+      `${w.heldBack.join(', ')} would change a running guest (hotplug) and disruption is ${s.policy}; not written this cycle`,
     )
   }
   // growing a disk of a running guest is a hotplug change (qemu-server's qemu_block_resize on the live drive,
   // pve-container's resize of a mounted volume): held back like any other; a rewrite of the same slot keeps
   // the live size token
-  if (rt.running && resizes.length > 0 && !allowed('hotplug', policy)) {
-    skip(
+  if (s.rt.running && w.resizes.length > 0 && !allowed('hotplug', s.policy)) {
+    t.skip(
       'disruption',
-      `growing ${resizes.map((r) => r.key).join(', ')} would change a running guest (hotplug) and disruption is ${policy}; not resized this cycle`,
+      `growing ${w.resizes.map((r) => r.key).join(', ')} would change a running guest (hotplug) and disruption is ${s.policy}; not resized this cycle`,
     )
-    resizes = []
+    return []
+  }
+  return w.resizes
+}
+
+/**
+ * The actions of one live guest, in plan order: each waits for the earlier actions of the same guest; resizes
+ * only for the config write. A power action depends on none of them: the executor still runs it after them (one
+ * action per guest at a time, in plan order), but a failed write or resize never leaves the guest in the wrong
+ * power state, this cycle or the next.
+ */
+class GuestActions {
+  private readonly ids: string[] = []
+  private beforeResizes: string[] | undefined
+  /** an action of this plan shuts the guest down (the write's restart, a pending restart) */
+  stopped = false
+  /** the config digest read at plan time */
+  readonly digest: string
+
+  constructor(
+    private readonly t: GuestTarget,
+    g: LiveGuest,
+    private readonly env: GuestPlanEnv,
+  ) {
+    this.digest = g.digest
   }
 
-  const ids: string[] = []
-  // each action waits for the earlier actions of the same guest; resizes only for the config write. A power
-  // action depends on none of them: the executor still runs it after them (one action per guest at a time,
-  // in plan order), but a failed write or resize never leaves the guest in the wrong power state, this
-  // cycle or the next
-  let beforeResizes: string[] | undefined
-  const push = (d: Draft): void => {
+  /** an action of the guest; a power action carries no digest (it changes no config) */
+  push(
+    type: ActionType,
+    reason: string,
+    diffs: FieldDiff[],
+    disruption: DisruptionClass,
+    requests: PveRequest[],
+  ): void {
+    const power = type === 'start' || type === 'stop'
+    const d = guestDraft(this.t.base, type, reason, diffs, disruption, requests, power ? undefined : this.digest)
     const request = d.requests[0]
     const id = `${d.address}#${d.type}${request?.call === 'resizeDisk' ? `:${request.disk}` : ''}`
-    if (d.type === 'resize') beforeResizes ??= [...ids]
+    if (d.type === 'resize') this.beforeResizes ??= [...this.ids]
     const after =
-      d.type === 'resize' ? [...(beforeResizes ?? [])] : d.type === 'start' || d.type === 'stop' ? [] : [...ids]
-    env.out.drafts.push({ ...d, id, after })
-    ids.push(id)
+      d.type === 'resize'
+        ? [...(this.beforeResizes ?? [])]
+        : d.type === 'start' || d.type === 'stop'
+          ? []
+          : [...this.ids]
+    this.env.out.drafts.push({ ...d, id, after })
+    this.ids.push(id)
   }
-  const shutdown = (): PveRequest => ({
-    call: 'shutdown',
+
+  shutdown(): PveRequest {
+    const { node, vmid } = this.t.m.spec
+    return {
+      call: 'shutdown',
+      node,
+      guest: this.t.type,
+      vmid,
+      timeoutSeconds: this.env.policy.shutdownTimeoutSeconds,
+      forceStop: this.env.policy.forceStopAfterTimeout,
+    }
+  }
+
+  start(): PveRequest {
+    return { call: 'start', node: this.t.m.spec.node, guest: this.t.type, vmid: this.t.m.spec.vmid }
+  }
+}
+
+/**
+ * The config write: an update, or for a running guest a class above hotplug (or one desired stopped) the write,
+ * a graceful shutdown and a start. A slot that needs both an option rewrite and a resize is resized first in the
+ * same action, and the rewrite carries the new size.
+ */
+function planConfigWrite(
+  t: GuestTarget,
+  s: LiveState,
+  w: OwnedComparison,
+  resizes: OwnedComparison['resizes'],
+  a: GuestActions,
+  env: GuestPlanEnv,
+): void {
+  const { params, diffs, classes, leftPending } = w
+  if (Object.keys(params).length === 0) return
+  const { base, type } = t
+  const { node, vmid } = t.m.spec
+  const resource = base.resource as string
+  const digest = a.digest
+  const cls = maxClass(classes)
+  const keys = Object.keys(params).filter((k) => k !== 'delete')
+  if (params.delete !== undefined) keys.push(`delete ${String(params.delete)}`)
+  const reasonKeys = keys.join(', ')
+  // a slot that needs both an option rewrite and a resize: resize first, in the same action, and let the
+  // rewrite carry the new size, so a rewrite PVE keeps pending never restores the old size token
+  const before = resizes.filter((r) => typeof params[r.key] === 'string')
+  for (const r of before) {
+    params[r.key] = String(params[r.key]).replace(/(^|,)size=[^,]*/, `$1size=${r.size}`)
+    diffs.push(r.diff)
+  }
+  // the first request of the action carries the digest read at plan time
+  const resizeFirst = before.map((r, i): PveRequest => ({
+    call: 'resizeDisk',
     node,
     guest: type,
     vmid,
-    timeoutSeconds: env.policy.shutdownTimeoutSeconds,
-    forceStop: env.policy.forceStopAfterTimeout,
-  })
-  let stoppedByUpdate = false
-  const hasWrite = Object.keys(params).length > 0
-  if (hasWrite) {
-    const cls = maxClass(classes)
-    const keys = Object.keys(params).filter((k) => k !== 'delete')
-    if (params.delete !== undefined) keys.push(`delete ${String(params.delete)}`)
-    const reasonKeys = keys.join(', ')
-    // a slot that needs both an option rewrite and a resize: resize first, in the same action, and let the
-    // rewrite carry the new size, so a rewrite PVE keeps pending never restores the old size token
-    const before = resizes.filter((r) => typeof params[r.key] === 'string')
-    resizes = resizes.filter((r) => typeof params[r.key] !== 'string')
-    for (const r of before) {
-      params[r.key] = String(params[r.key]).replace(/(^|,)size=[^,]*/, `$1size=${r.size}`)
-      diffs.push(r.diff)
-    }
-    // the first request of the action carries the digest read at plan time
-    const resizeFirst = before.map((r, i): PveRequest => ({
-      call: 'resizeDisk',
-      node,
-      guest: type,
-      vmid,
-      disk: r.key,
-      size: r.size,
-      ...(i === 0 ? { digest: g.digest } : {}),
-    }))
-    const update: PveRequest = {
-      call: 'updateConfig',
-      node,
-      guest: type,
-      vmid,
-      params,
-      ...(resizeFirst.length === 0 ? { digest: g.digest } : {}),
-    }
-    // resizes, the write, then any power requests. A running guest takes the write into [PENDING] (checked
-    // against the planned digest, refused before anything is stopped) and the shutdown applies it: PVE's
-    // stop rewrites the config from [PENDING] (qemu-server vm_stop_cleanup, pve-container's post-stop hook),
-    // so a write sent after the shutdown would meet a new digest.
-    const writes = (...power: PveRequest[]): PveRequest[] => [...resizeFirst, update, ...power]
-    if (willStop) {
-      stoppedByUpdate = true
-      push(
-        guestDraft(
-          base,
-          'shutdown-then-update',
-          `${resource}: config drift (${reasonKeys}); desired stopped: write, then graceful shutdown`,
-          sortDiffs(diffs),
-          'stop',
-          writes(shutdown()),
-          g.digest,
-        ),
-      )
-    } else if (running && (cls === 'reboot' || cls === 'stop')) {
-      stoppedByUpdate = true
-      const requests = desiredStarted
-        ? writes(shutdown(), { call: 'start', node, guest: type, vmid })
-        : writes(shutdown())
-      push(
-        guestDraft(
-          base,
-          'shutdown-then-update',
-          `${resource}: config drift (${reasonKeys}); needs a restart: write, graceful shutdown${desiredStarted ? ', start' : ''}`,
-          sortDiffs(diffs),
-          cls,
-          requests,
-          g.digest,
-        ),
-      )
-    } else {
-      push(
-        guestDraft(
-          base,
-          'update',
-          `${resource}: config drift (${reasonKeys})`,
-          sortDiffs(diffs),
-          leftPending.length > 0 ? 'reboot' : cls,
-          writes(),
-          g.digest,
-        ),
-      )
-    }
-    if (leftPending.length > 0) {
-      env.out.pending.push({
-        address: base.address,
-        keys: leftPending,
-        message: `${leftPending.join(', ')} will stay pending in PVE until the guest restarts (disruption: ${policy})`,
-      })
-    }
+    disk: r.key,
+    size: r.size,
+    ...(i === 0 ? { digest } : {}),
+  }))
+  const update: PveRequest = {
+    call: 'updateConfig',
+    node,
+    guest: type,
+    vmid,
+    params,
+    ...(resizeFirst.length === 0 ? { digest } : {}),
   }
-  // every resize rewrites the config (a new digest): only the guest's first write of the cycle carries the
-  // planned digest, and resizes run in plan order, which sorts them by action id
-  const digestCarrier = hasWrite ? undefined : resizes.map((r) => r.key).sort()[0]
-  for (const r of resizes) {
-    const resize: PveRequest = {
-      call: 'resizeDisk',
-      node,
-      guest: type,
-      vmid,
-      disk: r.key,
-      size: r.size,
-      ...(r.key === digestCarrier ? { digest: g.digest } : {}),
-    }
-    push(
-      guestDraft(
-        base,
-        'resize',
-        `${resource}: grow ${r.key} to ${r.size}`,
-        [r.diff],
-        running && !stoppedByUpdate ? 'hotplug' : 'none',
-        [resize],
-        g.digest,
-      ),
+  // resizes, the write, then any power requests. A running guest takes the write into [PENDING] (checked
+  // against the planned digest, refused before anything is stopped) and the shutdown applies it: PVE's
+  // stop rewrites the config from [PENDING] (qemu-server vm_stop_cleanup, pve-container's post-stop hook),
+  // so a write sent after the shutdown would meet a new digest.
+  const writes = (...power: PveRequest[]): PveRequest[] => [...resizeFirst, update, ...power]
+  if (s.willStop) {
+    a.stopped = true
+    a.push(
+      'shutdown-then-update',
+      `${resource}: config drift (${reasonKeys}); desired stopped: write, then graceful shutdown`,
+      sortDiffs(diffs),
+      'stop',
+      writes(a.shutdown()),
+    )
+  } else if (s.running && (cls === 'reboot' || cls === 'stop')) {
+    a.stopped = true
+    a.push(
+      'shutdown-then-update',
+      `${resource}: config drift (${reasonKeys}); needs a restart: write, graceful shutdown${s.desiredStarted ? ', start' : ''}`,
+      sortDiffs(diffs),
+      cls,
+      s.desiredStarted ? writes(a.shutdown(), a.start()) : writes(a.shutdown()),
+    )
+  } else {
+    a.push(
+      'update',
+      `${resource}: config drift (${reasonKeys})`,
+      sortDiffs(diffs),
+      leftPending.length > 0 ? 'reboot' : cls,
+      writes(),
     )
   }
-  if (isTemplate && !g.template) {
-    // marking a running guest as a template needs a shutdown first: a stop-class action, held back by the policy
-    const stopFirst = running && !stoppedByUpdate
-    if (stopFirst && !allowed('stop', policy)) {
-      skip(
-        'disruption',
-        `mark-template needs a shutdown of the running guest and disruption is ${policy}; not done this cycle`,
-      )
-      return
-    }
-    if (g.config.parent !== undefined) {
-      // qemu-server's and pve-container's `template` API refuse a guest with snapshots; `parent` names the latest
-      anomaly({
-        code: 'template-snapshots',
-        field: 'template',
-        message: `${resource}: PVE converts no guest that has snapshots to a template (this one has ${g.config.parent}); delete its snapshots (qm delsnapshot / pct delsnapshot) and the next cycle marks it`,
-      })
-      return
-    }
-    const mark: PveRequest = { call: 'markTemplate', node, guest: type, vmid }
-    push(
-      guestDraft(
-        base,
-        'mark-template',
-        `${resource}: PVE object present but not a template; will mark as template`,
-        [{ field: 'kind', key: 'template', after: '1' }],
-        stopFirst ? 'stop' : 'none',
-        stopFirst ? [shutdown(), mark] : [mark],
-        g.digest,
-      ),
+  if (leftPending.length > 0) {
+    env.out.pending.push({
+      address: base.address,
+      keys: leftPending,
+      message: `${leftPending.join(', ')} will stay pending in PVE until the guest restarts (disruption: ${s.policy})`,
+    })
+  }
+}
+
+/**
+ * The resizes not bundled with a write. Every resize rewrites the config (a new digest): only the guest's first
+ * write of the cycle carries the planned digest, and resizes run in plan order, which sorts them by action id.
+ */
+function planResizes(
+  t: GuestTarget,
+  s: LiveState,
+  w: OwnedComparison,
+  resizes: OwnedComparison['resizes'],
+  a: GuestActions,
+): void {
+  const { node, vmid } = t.m.spec
+  const hasWrite = Object.keys(w.params).length > 0
+  const digest = a.digest
+  const digestCarrier = hasWrite ? undefined : resizes.map((r) => r.key).sort()[0]
+  for (const r of resizes) {
+    a.push(
+      'resize',
+      `${t.base.resource as string}: grow ${r.key} to ${r.size}`,
+      [r.diff],
+      s.running && !a.stopped ? 'hotplug' : 'none',
+      [
+        {
+          call: 'resizeDisk',
+          node,
+          guest: t.type,
+          vmid,
+          disk: r.key,
+          size: r.size,
+          ...(r.key === digestCarrier ? { digest } : {}),
+        },
+      ],
+    )
+  }
+}
+
+/** A template that is not one yet on PVE: mark it (a running guest is shut down first, a stop-class action). */
+function planTemplate(t: GuestTarget, g: LiveGuest, s: LiveState, a: GuestActions): void {
+  if (g.template) return
+  const resource = t.base.resource as string
+  const stopFirst = s.running && !a.stopped
+  if (stopFirst && !allowed('stop', s.policy)) {
+    t.skip(
+      'disruption',
+      `mark-template needs a shutdown of the running guest and disruption is ${s.policy}; not done this cycle`,
     )
     return
   }
-  if (isTemplate) return
-  if (pendingKeys.length > 0 && running && !stoppedByUpdate) {
-    if (allowed('reboot', policy)) {
-      const requests: PveRequest[] = [shutdown()]
-      if (desiredStarted) requests.push({ call: 'start', node, guest: type, vmid })
-      push(
-        guestDraft(
-          base,
-          'restart',
-          `${resource}: owned changes pending in PVE (${pendingKeys.join(', ')}); graceful shutdown${desiredStarted ? ' and start' : ''} applies them`,
-          [],
-          'reboot',
-          requests,
-          g.digest,
-        ),
-      )
-      stoppedByUpdate = true
-    } else {
-      env.out.pending.push({
-        address: base.address,
-        keys: pendingKeys,
-        message: `${pendingKeys.join(', ')} pending in PVE until the guest restarts (disruption: ${policy})`,
-      })
-    }
+  if (g.config.parent !== undefined) {
+    // qemu-server's and pve-container's `template` API refuse a guest with snapshots; `parent` names the latest
+    t.anomaly({
+      code: 'template-snapshots',
+      field: 'template',
+      message: `${resource}: PVE converts no guest that has snapshots to a template (this one has ${g.config.parent}); delete its snapshots (qm delsnapshot / pct delsnapshot) and the next cycle marks it`,
+    })
+    return
   }
-  // power: unknown live power does nothing
+  const mark: PveRequest = { call: 'markTemplate', node: t.m.spec.node, guest: t.type, vmid: t.m.spec.vmid }
+  a.push(
+    'mark-template',
+    `${resource}: PVE object present but not a template; will mark as template`,
+    [{ field: 'kind', key: 'template', after: '1' }],
+    stopFirst ? 'stop' : 'none',
+    stopFirst ? [a.shutdown(), mark] : [mark],
+  )
+}
+
+/** owned values PVE holds pending on a running guest: a restart applies them, when the policy allows one */
+function planPendingRestart(
+  t: GuestTarget,
+  s: LiveState,
+  w: OwnedComparison,
+  a: GuestActions,
+  env: GuestPlanEnv,
+): void {
+  const { pendingKeys } = w
+  if (pendingKeys.length === 0 || !s.running || a.stopped) return
+  if (!allowed('reboot', s.policy)) {
+    env.out.pending.push({
+      address: t.base.address,
+      keys: pendingKeys,
+      message: `${pendingKeys.join(', ')} pending in PVE until the guest restarts (disruption: ${s.policy})`,
+    })
+    return
+  }
+  a.push(
+    'restart',
+    `${t.base.resource as string}: owned changes pending in PVE (${pendingKeys.join(', ')}); graceful shutdown${s.desiredStarted ? ' and start' : ''} applies them`,
+    [],
+    'reboot',
+    s.desiredStarted ? [a.shutdown(), a.start()] : [a.shutdown()],
+  )
+  a.stopped = true
+}
+
+/** the power state the manifest asks for; an unknown live power does nothing */
+function planPower(t: GuestTarget, g: LiveGuest, s: LiveState, a: GuestActions): void {
+  const resource = t.base.resource as string
   const livePower =
     g.status === 'running' ? 'running' : g.status === 'stopped' || g.status === '' ? 'stopped' : 'unknown'
   if (livePower === 'unknown') return
-  if (desiredStarted && livePower === 'stopped') {
-    push(
-      guestDraft(
-        base,
-        'start',
-        `${resource}: power "stopped" → "started"`,
-        [{ field: 'spec.state', key: 'status', before: g.status, after: 'running' }],
-        'none',
-        [{ call: 'start', node, guest: type, vmid }],
-      ),
+  if (s.desiredStarted && livePower === 'stopped') {
+    a.push(
+      'start',
+      `${resource}: power "stopped" → "started"`,
+      [{ field: 'spec.state', key: 'status', before: g.status, after: 'running' }],
+      'none',
+      [a.start()],
     )
-  } else if (!desiredStarted && livePower === 'running' && !stoppedByUpdate) {
-    push(
-      guestDraft(
-        base,
-        'stop',
-        `${resource}: power "running" → "stopped" (graceful shutdown)`,
-        [{ field: 'spec.state', key: 'status', before: 'running', after: 'stopped' }],
-        'stop',
-        [shutdown()],
-      ),
+  } else if (!s.desiredStarted && livePower === 'running' && !a.stopped) {
+    a.push(
+      'stop',
+      `${resource}: power "running" → "stopped" (graceful shutdown)`,
+      [{ field: 'spec.state', key: 'status', before: 'running', after: 'stopped' }],
+      'stop',
+      [a.shutdown()],
     )
   }
 }

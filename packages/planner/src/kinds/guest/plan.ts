@@ -20,9 +20,11 @@ import type { Owned } from './fields.js'
 import { cloneSource, declaredKeys, planLiveGuest, planNewGuest, type GuestPlanEnv } from './guest-plan.js'
 import { lxcFields } from './lxc.js'
 import { guestPrunes } from './prune.js'
+import { destroyEffects } from './destroy-effects.js'
 import { qemuFields, type GuestBuildContext, type GuestFields } from './qemu.js'
 import { isSnapshotTrigger, safetySnapshotKeep, snapshotProblem, takesSnapshots } from './snapshots.js'
 import { tagsField } from './tags.js'
+import { storageRefusals } from './storage-refusals.js'
 
 type GuestManifest = QemuManifest | ContainerManifest
 
@@ -58,7 +60,10 @@ export function planGuests(ctx: PlanContext): KindPlan & { planned: PlannedGuest
   // a live guest whose PVE name is a desired name of the same family is not a prune candidate either
   for (const g of view.visible) if (g.name !== undefined && view.names[g.type].has(g.name)) matched.add(g.vmid)
   for (const vmid of view.unknown.keys()) matched.add(vmid)
-  out.prunes = guestPrunes(view.visible, matched, desiredCounts, ctx.policy, view.offline)
+  const declaredJobs = new Set(ctx.desired.manifests.flatMap((m) => (m.kind === 'BackupJob' ? [m.spec.id] : [])))
+  out.prunes = guestPrunes(view.visible, matched, desiredCounts, ctx.policy, view.offline, (g) =>
+    destroyEffects(g, ctx.live, ctx.policy, declaredJobs),
+  )
   return out
 }
 
@@ -270,6 +275,7 @@ function planGuest(
       return { plan, claims }
     }
     planNewGuest({ ...target, m: withPower(m, undefined, ctx) }, env)
+    if (refusedStorage(plan, type, node, ctx, base)) return { plan, claims }
     const created = plan.drafts.find((d) => d.type === 'create' || d.type === 'clone')
     if (created && pool.pool !== undefined) joinOnCreate(created, pool.pool)
     return {
@@ -299,8 +305,27 @@ function planGuest(
   }
   const inherited = fields.inherited(m)
   planLiveGuest({ ...target, m: withPower(m, g, ctx), ...(inherited ? { inherited } : {}) }, g, env)
+  if (refusedStorage(plan, type, node, ctx, base)) return { plan, claims }
   safetySnapshot(m, g, base, type, isTemplate, plan, view, ctx)
   return { plan, claims, planned: { m, type, base, live: g } }
+}
+
+/**
+ * A volume the guest's actions would allocate where PVE refuses it (storage-refusals.ts): the guest is blocked,
+ * none of its actions is planned, and neither is anything that lives on it.
+ */
+function refusedStorage(plan: KindPlan, type: GuestType, node: string, ctx: PlanContext, base: PlannedGuest['base']) {
+  const refusals = storageRefusals(type, node, plan.drafts, ctx.live.storages)
+  if (refusals.length === 0) return false
+  plan.anomalies.push({
+    code: 'storage-refused',
+    address: base.address,
+    kind: base.kind,
+    message: `${base.resource}: PVE would refuse ${refusals.join('; ')}; not ${plan.drafts.some((d) => d.type === 'create' || d.type === 'clone') ? 'created' : 'changed'} this cycle`,
+  })
+  plan.drafts = []
+  plan.pending = []
+  return true
 }
 
 /** an HA-managed guest's power goes through its HA resource: the guest plan then keeps the live power */

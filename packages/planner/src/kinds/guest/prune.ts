@@ -7,6 +7,7 @@ import type { Anomaly, GuestKind, Policy, PveRequest, Skip } from '../../plan-ty
 import type { Draft } from '../../plan/order.js'
 import type { PruneCandidate, PruneGroup } from '../kind.js'
 import { ownerOf } from '../../plan/ownership.js'
+import type { DestroyEffects } from './destroy-effects.js'
 
 export const liveKind = (g: Pick<LiveGuest, 'type' | 'template'>): GuestKind =>
   g.type === 'qemu' ? (g.template ? 'TemplateVM' : 'VM') : g.template ? 'TemplateCT' : 'LXC'
@@ -27,6 +28,7 @@ export function guestPrunes(
   desiredCounts: ReadonlyMap<GuestKind, number>,
   policy: Policy,
   offlineNodes: ReadonlySet<string>,
+  effectsOf: (g: LiveGuest) => DestroyEffects,
 ): PruneGroup {
   const tag = policy.ownershipTag
   const owned = new Map<string, number>()
@@ -38,7 +40,7 @@ export function guestPrunes(
     noun: 'live object(s)',
     owned,
     desired: desiredCounts,
-    candidates: () => candidates(guests, matched, policy, offlineNodes),
+    candidates: (chosen) => candidates(guests, matched, policy, offlineNodes, effectsOf, chosen),
   }
 }
 
@@ -47,7 +49,11 @@ function candidates(
   matched: ReadonlySet<number>,
   policy: Policy,
   offlineNodes: ReadonlySet<string>,
+  effectsOf: (g: LiveGuest) => DestroyEffects,
+  chosen: readonly Draft[],
 ): { candidates: PruneCandidate[]; skips: Skip[]; anomalies: Anomaly[] } {
+  const deleting = new Set(chosen.map((d) => d.id))
+  const effects = new Map<number, DestroyEffects>()
   const anomalies: Anomaly[] = []
   const skips: Skip[] = []
   const tag = policy.ownershipTag
@@ -101,14 +107,39 @@ function candidates(
       })
       continue
     }
+    // what PVE's purge takes with it: never an object this entry does not own, and an owned job it would
+    // delete is deleted by its own prune first (within the budget), so the destroy finds nothing left to fail on
+    const fx = effectsOf(g)
+    if (fx.refusals.length > 0) {
+      anomalies.push({
+        code: 'purge-effect',
+        address: address(g),
+        kind,
+        message: `${address(g)} is tagged ${tag} and absent in git, but ${fx.refusals.join('; ')}; not pruned`,
+      })
+      continue
+    }
+    const waiting = fx.ownedJobDeletes.filter((id) => !deleting.has(id))
+    if (waiting.length > 0) {
+      skip(
+        'prune-budget',
+        `prune deferred: its destroy (purge) would delete ${waiting.map((id) => id.replace(/#delete$/, '')).join(', ')}, whose own prune is deferred this cycle`,
+      )
+      continue
+    }
+    effects.set(g.vmid, fx)
     found.push(g)
   }
   found.sort((a, b) => (a.node < b.node ? -1 : a.node > b.node ? 1 : a.vmid - b.vmid))
-  return { candidates: found.map((g) => ({ kind: liveKind(g), draft: deleteDraft(g, policy) })), skips, anomalies }
+  return {
+    candidates: found.map((g) => ({ kind: liveKind(g), draft: deleteDraft(g, policy, effects.get(g.vmid)) })),
+    skips,
+    anomalies,
+  }
 }
 
 /** a graceful shutdown first when it runs, then DELETE with purge (docs/safety.md) */
-function deleteDraft(g: LiveGuest, policy: Policy): Draft {
+function deleteDraft(g: LiveGuest, policy: Policy, fx: DestroyEffects | undefined): Draft {
   const running = g.status === 'running'
   const requests: PveRequest[] = []
   if (running)
@@ -129,13 +160,14 @@ function deleteDraft(g: LiveGuest, policy: Policy): Draft {
     node: g.node,
     vmid: g.vmid,
     type: 'delete',
-    reason: `present on PVE (${policy.ownershipTag}-tagged) but absent in git${running ? '; graceful shutdown first' : ''}`,
+    reason: `present on PVE (${policy.ownershipTag}-tagged) but absent in git${running ? '; graceful shutdown first' : ''}${fx && fx.notes.length > 0 ? `; PVE's destroy also ${sentence(fx.notes)}` : ''}`,
     diffs: [],
     disruption: running ? 'stop' : 'none',
     tier: 9,
     level: 0,
     digest: g.digest,
     requests,
+    ...(fx && fx.ownedJobDeletes.length > 0 ? { after: [...fx.ownedJobDeletes].sort() } : {}),
   }
 }
 
@@ -167,3 +199,7 @@ function linkedClones(template: LiveGuest, guests: readonly LiveGuest[]): LiveGu
       }),
   )
 }
+
+/** `a`, `a and b`, `a, b and c` */
+const sentence = (parts: readonly string[]): string =>
+  parts.length <= 1 ? (parts[0] ?? '') : `${parts.slice(0, -1).join(', ')} and ${parts[parts.length - 1]}`

@@ -86,7 +86,11 @@ export const guestRunners: Runners = {
     await call('reboot', ctx, tasks, () => ctx.writer.reboot(request.node, request.guest, request.vmid))
   },
   markTemplate: async (request, { ctx, tasks }) => {
+    const sent = tasks.length
     await call('mark template', ctx, tasks, () => ctx.writer.markTemplate(request.node, request.guest, request.vmid))
+    // pve-container answers null and converts in a worker (PVE::API2::LXC `template`, task vztemplate); a writer
+    // that cannot hand over that worker leaves the wait to us: as long as a task may take, never a fixed few polls
+    if (tasks.length === sent) await awaitTemplate(request, ctx)
   },
   deleteGuest: async (request, { ctx, tasks }) => {
     await call('delete', ctx, tasks, () => ctx.writer.deleteGuest(request.node, request.guest, request.vmid))
@@ -285,4 +289,21 @@ export function guestTarget(action: Action): { node: string; guest: GuestType; v
     if ('guest' in r && r.call !== 'createGuest') return { node: r.node, guest: r.guest, vmid: r.vmid }
   }
   return undefined
+}
+
+/**
+ * Waits until a guest's config says `template: 1`, polling every task poll interval, bounded by the task timeout:
+ * the conversion of a template whose worker the writer did not return (see `markTemplate` above).
+ */
+async function awaitTemplate(request: { node: string; guest: GuestType; vmid: number }, ctx: ActionContext) {
+  const started = ctx.now()
+  for (;;) {
+    const config = await ctx.reader.guestConfig(request.node, request.guest, request.vmid)
+    if (config.values.template === '1') return
+    if (ctx.now() - started >= ctx.taskTimeoutMs)
+      throw new ActionFailure(
+        `mark template: ${request.guest} ${request.vmid} is not a template ${Math.round(ctx.taskTimeoutMs / 1000)} s after PVE accepted the conversion (reconcile.task-timeout); not waiting longer`,
+      )
+    await ctx.sleep(ctx.taskPollIntervalMs)
+  }
 }

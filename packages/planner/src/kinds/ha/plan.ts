@@ -18,6 +18,7 @@ import { known, type LiveGuest, type LiveHa, type Observed } from '../../invento
 import type { Anomaly, DisruptionClass, FieldDiff, PlanParamValue, Policy, PveRequest, Skip } from '../../plan-types.js'
 import { isTrue, splitList, type GuestType, type HaItem } from '@proxops/pve-client/wire'
 import type { Draft } from '../../plan/order.js'
+import { nodeAffinityRefusal } from './feasibility.js'
 import { emptyPlan, type KindContext, type KindPlan, type PruneCandidate } from '../kind.js'
 
 type Guest = VmManifest | LxcManifest
@@ -117,9 +118,12 @@ export function planHa(ctx: KindContext): KindPlan {
     removals,
     budget: ctx.policy.pruneBudget,
   })
+  const resources = 'known' in ctx.live.ha ? resourcesOf(ctx.live.ha.known) : new Map<string, HaItem>()
   for (const g of ctx.guests) {
     const m = g.m
     if (m.kind !== 'VM' && m.kind !== 'LXC') continue
+    // a guest without spec.ha plans HA only to remove a resource it has
+    if (m.spec.ha === undefined && !resources.has(haSid(g.type, m.spec.vmid))) continue
     planner.plan(m, g.type, g.live, g.base, ctx.actionsOf(g.base.address))
   }
   removals.sort((a, b) => (a.draft.address < b.draft.address ? -1 : a.draft.address > b.draft.address ? 1 : 0))
@@ -320,6 +324,18 @@ class HaPlanner {
         kind: base.kind,
         field: 'spec.ha.nodes',
         message: `${sid} is already in the node-affinity rule ${other}, which ProxOps does not own; PVE allows one per resource: remove ${sid} from it (or remove spec.ha.nodes of ${m.kind}/${m.metadata.name})`,
+      })
+      return false
+    }
+    // the rule plugins' feasibility checks over the whole rule set (kinds/ha/feasibility.ts): blocked in diff
+    const refusal = nodeAffinityRefusal(id, sid, spec.nodes, [...this.preferences.values()])
+    if (refusal !== undefined) {
+      this.env.anomalies.push({
+        code: 'ha-conflict',
+        address: base.address,
+        kind: base.kind,
+        field: 'spec.ha.nodes',
+        message: `PVE would refuse the node-affinity rule ${id}: ${refusal}; HA of ${m.kind}/${m.metadata.name} is not written this cycle`,
       })
       return false
     }

@@ -104,7 +104,8 @@ export function planPools(ctx: KindContext): KindPlan {
     levelOf: (m) => ctx.levelOf(`Pool/${m.metadata.name}`),
     ...out,
   })
-  for (const g of ctx.guests) if (g.live) planner.membership(g.m, g.base, ctx.actionsOf(g.base.address))
+  for (const g of ctx.guests)
+    if (g.live && g.m.spec.pool !== undefined) planner.membership(g.m, g.base, ctx.actionsOf(g.base.address))
   planner.planDeclared()
   out.prunes = planner.prunes()
   return out

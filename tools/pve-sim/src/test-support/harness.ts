@@ -1,5 +1,6 @@
-import type { Caller, Method, RequestContext, Route } from '../http/types.js'
-import { WithTotal } from './envelope.js'
+import type { Method, RequestContext, Route } from '../http/types.js'
+import type { Caller } from '../model/caller.js'
+import { WithTotal } from '../api/envelope.js'
 
 /**
  * Calls route handlers without HTTP: matches a concrete path against the route templates and builds

@@ -1,14 +1,14 @@
 import { callRoute } from './harness.js'
 import type { Method } from '../http/types.js'
-import { PveHttpError } from '../http/types.js'
-import { createCluster, type SimCluster } from '../model/index.js'
+import { PveHttpError } from '../model/errors.js'
+import { createCluster, type SimCluster } from '../sim-cluster.js'
 
 /** a simulator with a fake clock for model tests */
 export interface Sim {
   sim: SimCluster
   clock: { t: number }
   advance(ms: number): void
-  call(method: Method, path: string, params?: Record<string, unknown>): Promise<any> // eslint-disable-line -- test convenience: responses are checked by assertions
+  call(method: Method, path: string, params?: Record<string, unknown>): Promise<any>
   /** the PveHttpError a call throws */
   error(method: Method, path: string, params?: Record<string, unknown>): Promise<PveHttpError>
   /** dispatch, let the task finish, and return its final status */
@@ -39,7 +39,7 @@ export function makeSim(
     ...(opts.estate ? { estate: opts.estate } : {}),
   })
   const call = (method: Method, path: string, params: Record<string, unknown> = {}) =>
-    callRoute(sim.routes, method, path, params) as Promise<any> // eslint-disable-line -- test convenience: responses are checked by assertions
+    callRoute(sim.routes, method, path, params) as Promise<any>
   const s: Sim = {
     sim,
     clock,

@@ -1,0 +1,133 @@
+import { mapId, parseIdmap, PerlDie, type IdMap } from '../apidoc/formats.js'
+import type { Cluster, Guest, NodeState } from './cluster.js'
+import { fail400, fail500 } from './errors.js'
+import { type Volume } from './storage.js'
+
+/**
+ * What qemu-server's and pve-container's migrations share (pve-guest-common PVE::AbstractMigrate and the API
+ * handlers' common checks): the target's checks, the storage map, the task log's timestamped lines, the volume
+ * copy of storage_migrate, and moving the config to the target (move_config_to_node). The migrations themselves
+ * are model/migrate-qemu.ts and model/migrate-lxc.ts (docs/simulator-model.md, "Migration").
+ */
+
+/** the checks both migrate_vm handlers make first: not the local node, quorum, a cluster member */
+export function checkTarget(c: Cluster, node: string, target: string): void {
+  if (target === node) throw fail400({ target: 'target is local node.' })
+  c.checkCfsQuorum()
+  c.checkNodeExists(target)
+}
+
+/** parse_idmap($targetstorage, 'pve-storage-id') as the handlers call it: a parse error is a parameter error */
+export function parseStorageMap(text: string | undefined, param: string): IdMap | undefined {
+  if (text === undefined || text === '') return undefined
+  try {
+    return parseIdmap(text, 'pve-storage-id')
+  } catch (e) {
+    if (e instanceof PerlDie) throw fail400({ [param]: `failed to parse storage map: ${e.message.trimEnd()}` })
+    throw e
+  }
+}
+
+/** the storages a map sends volumes to: every entry's target and the default */
+export function mapTargets(map: IdMap): string[] {
+  return [...new Set([...map.entries.values(), ...(map.default !== undefined ? [map.default] : [])])]
+}
+
+export { mapId, type IdMap }
+
+/**
+ * `$check_storage_access_migrate` (each handler has its own) without its privilege check, which the access layer
+ * makes: the storage is enabled on the target node and takes the guest's volumes (qemu images, CT rootdirs)
+ */
+export function checkTargetStorage(c: Cluster, storage: string, target: string, content: 'images' | 'rootdir'): void {
+  const d = (c.nodes.get(target) as NodeState).storage.checkEnabled(storage)
+  if (!d.content.includes(content))
+    throw fail500(`storage '${storage}' does not support ${content === 'images' ? 'vm images' : 'CT rootdirs'}`)
+}
+
+/** `%F %H:%M:%S` of the node's local time zone (UTC on simulated nodes) */
+function stamp(ms: number): string {
+  return new Date(ms).toISOString().replace('T', ' ').slice(0, 19)
+}
+
+/**
+ * AbstractMigrate's log: each line prefixed with the time, `ERROR:` added for level `err`. Lines are collected
+ * as the migration goes (prepare at dispatch, the rest when the task ends) and written to the task log at its end.
+ */
+export class MigrationLog {
+  readonly lines: string[] = []
+  readonly startMs: number
+
+  constructor(private readonly c: Cluster) {
+    this.startMs = c.now()
+  }
+
+  log(level: 'info' | 'warn' | 'err', message: string): void {
+    const prefix = `${stamp(this.c.now())}${level === 'err' ? ' ERROR:' : ''}`
+    for (const line of message.replace(/\n+$/, '').split('\n')) if (line !== '') this.lines.push(`${prefix} ${line}`)
+  }
+
+  /** `(duration HH:MM:SS)` since the migration began */
+  duration(): string {
+    const s = Math.floor((this.c.now() - this.startMs) / 1000)
+    const pad = (n: number) => String(n).padStart(2, '0')
+    return `${pad(Math.floor(s / 3600))}:${pad(Math.floor(s / 60) % 60)}:${pad(s % 60)}`
+  }
+}
+
+/** a migration step that died: its message, as `die "...\n"` gives it */
+export class MigrationError extends Error {}
+
+/**
+ * pve-storage storage_migrate (local to local, with `allow_rename`): the volume is received on the target's storage
+ * (NodeStorage.receive) and the source copy stays until the migration frees it. Returns the new volid.
+ */
+export function copyVolume(
+  c: Cluster,
+  g: Guest,
+  volid: string,
+  targetNode: string,
+  targetStorage: string,
+  ct: boolean,
+): string {
+  const source = (c.nodes.get(g.node) as NodeState).storage
+  const v: Volume | undefined = source.get(volid)
+  if (!v)
+    throw new MigrationError(
+      `storage migration for '${volid}' to storage '${targetStorage}' failed - volume '${volid}' does not exist`,
+    )
+  const target = (c.nodes.get(targetNode) as NodeState).storage
+  try {
+    return target.receive(targetStorage, v, g.vmid, { ct }).volid
+  } catch (e) {
+    const message = e instanceof Error ? e.message : String(e)
+    throw new MigrationError(`storage migration for '${volid}' to storage '${targetStorage}' failed - ${message}`)
+  }
+}
+
+/**
+ * move_config_to_node: the config file moves to the target node's directory in /etc/pve (a rename in pmxcfs), so
+ * the guest is the target's from now on; the copied volumes' ids are written into it first (update_volume_ids)
+ */
+export function moveConfig(g: Guest, target: string, volumeMap: ReadonlyMap<string, string>): void {
+  if (volumeMap.size > 0) {
+    // one volume per value: the positional first item, or `file=` / `volume=`
+    const rename = (value: string) => {
+      for (const [from, to] of volumeMap) {
+        if (value === from || value.startsWith(`${from},`)) return to + value.slice(from.length)
+        const named = new RegExp(`((?:^|,)(?:file|volume)=)${escape(from)}(?=,|$)`)
+        if (named.test(value)) return value.replace(named, `$1${to}`)
+      }
+      return value
+    }
+    for (const k of g.conf.keys()) g.conf.set(k, rename(g.conf.get(k) as string))
+    for (const [k, v] of Object.entries(g.conf.pending())) g.conf.setPending(k, rename(v))
+    for (const name of g.conf.snapshotNames()) {
+      const snap = g.conf.snapshot(name) as Record<string, string>
+      g.conf.setSnapshot(name, Object.fromEntries(Object.entries(snap).map(([k, v]) => [k, rename(v)])))
+    }
+  }
+  g.node = target
+}
+
+const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')
