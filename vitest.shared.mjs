@@ -14,6 +14,10 @@ export default defineConfig({
     reporters: ['default', 'json'],
     outputFile: { json: '.vitest-report.json' },
     passWithNoTests: true,
+    // One worker runs many test files without reloading their modules: loading vitest, fast-check and the sources
+    // again per file was most of the CPU of the smaller suites (CONTRIBUTING.md, "How long the tests take"). No test
+    // file changes state another one reads (no global mocks, stubbed env or shared dispatcher); keep it so.
+    isolate: false,
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },
