@@ -118,7 +118,7 @@ describe('14.5 HA-managed guests: a power change is done when the guest reaches 
     }
   })
 
-  it('a start HA cannot carry out is reported from the HA state, not waited out', async () => {
+  it('a start HA cannot carry out is reported from the HA state, not waited out, on the node HA relocated the guest to', async () => {
     await createVm(501)
     await haManage('vm:501', 'stopped')
     sim.control.setTaskBehaviour('qmstart', { fail: 'start failed: QEMU exited with code 1' })
@@ -128,7 +128,9 @@ describe('14.5 HA-managed guests: a power change is done when the guest reaches 
         { taskTimeoutMs: 30_000 },
       )
       expect(report.results[0]!.status).toBe('failed')
-      expect(report.results[0]!.error).toMatch(/^start failed: HA reports qemu 501 in state error/)
+      expect(report.results[0]!.error).toMatch(
+        /^start failed: HA reports qemu 501 in state error on pve\d, where it relocated the guest/,
+      )
     } finally {
       sim.control.setTaskBehaviour('qmstart', null)
     }

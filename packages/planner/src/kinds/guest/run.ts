@@ -212,12 +212,22 @@ async function awaitHaPower(
   if (type !== 'hastart' && type !== 'hastop') return
   const label = `${request.guest} ${request.vmid}`
   const started = ctx.now()
+  let node = request.node
   for (;;) {
-    const status = await ctx.reader.guestStatus(request.node, request.guest, request.vmid)
+    const status = await ctx.reader.guestStatus(node, request.guest, request.vmid).catch(async (error: unknown) => {
+      // HA may relocate a guest whose start failed (pve-ha-manager `next_state_started`, max_relocate): the
+      // guest's config then lives on another node, which /cluster/resources names
+      const moved = (await ctx.reader.clusterResources('vm')).find(
+        (r) => r.vmid === request.vmid && r.type === request.guest && r.node !== undefined && r.node !== node,
+      )
+      if (!moved?.node) throw error
+      node = moved.node
+      return ctx.reader.guestStatus(node, request.guest, request.vmid)
+    })
     if (status.status === want) return
     if (status.haState === 'error') {
       throw new ActionFailure(
-        `${type === 'hastart' ? 'start' : 'stop'} failed: HA reports ${label} in state error (its ${want === 'running' ? 'start' : 'stop'} failed on the node; see the node's task list); set the HA resource to disabled and fix it`,
+        `${type === 'hastart' ? 'start' : 'stop'} failed: HA reports ${label} in state error${node === request.node ? '' : ` on ${node}, where it relocated the guest`} (its ${want === 'running' ? 'start' : 'stop'} failed on the node; see the node's task list); set the HA resource to disabled and fix it`,
       )
     }
     if (ctx.now() - started >= timeoutMs) {
