@@ -4,7 +4,8 @@
  * of every cached `test` and `typecheck` task must reach each workspace package it depends on, transitively: through
  * a dependency on that package's `inputs` (a task no package implements, whose hash is the package's files and its
  * own dependencies' `inputs`) or `build` (whose inputs are the sources). docs-check reads the whole repository
- * (docs/, examples/, every tracked file), which no package hash covers, so its tests are never cached.
+ * (docs/, examples/, every tracked file), which no package hash covers, so its tests are never cached. The suites
+ * that run a built `dist/` (the CLI's end-to-end tests, reliability, docs-check) start only after those builds.
  */
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
@@ -89,6 +90,18 @@ describe("turbo's cache keys", () => {
   it('docs-check, which reads the whole repository, is never replayed from the cache', () => {
     const t = tasks.find((x) => x.taskId === '@proxops/docs-check#test')
     expect(t?.resolvedTaskDefinition.cache).toBe(false)
+  })
+
+  it('the suites that run built output start after the builds they run (no stale dist/)', () => {
+    const byId = new Map(tasks.map((t) => [t.taskId, t]))
+    const before = (id: string, seen = new Set<string>()): Set<string> => {
+      for (const d of byId.get(id)?.dependencies ?? []) if (!seen.has(d)) before(d, seen.add(d))
+      return seen
+    }
+    // the CLI's end-to-end tests and reliability run packages/cli/dist; docs-check also runs packages/sops/dist
+    const builds = ['@proxops/cli#build', '@proxops/sops#build', '@proxops/pve-sim#build']
+    for (const suite of ['@proxops/cli#test', '@proxops/reliability#test', '@proxops/docs-check#test'])
+      expect([suite, builds.filter((b) => !before(suite).has(b))]).toEqual([suite, []])
   })
 
   it('the check can fail: a test that depends on nothing misses its dependencies', () => {

@@ -2,7 +2,7 @@
  * The normalised model (types.ts) is derived from what the valibot schemas output; only the fields parse.ts's
  * finalise step completes are written out there. These checks pin that list: a field finalise() starts to
  * complete (or stops completing) must be named here and in types.ts, and the completed fields keep precise
- * types (never `any` or `unknown`). Run by `vitest run --typecheck`.
+ * types (never `any` or `unknown`). Checked by `pnpm typecheck` (a failed expectation is a type error).
  */
 import type * as v from 'valibot'
 import { describe, expectTypeOf, it } from 'vitest'

@@ -6,13 +6,15 @@
  */
 import { loadApidoc, type PveVersion } from './load.js'
 
-const announced = new Set<PveVersion>()
+/** the versions whose skip this process announced: a worker runs many test files, and says it once per version */
+const announcedInProcess = new Set<PveVersion>()
 
 /** true when the PVE `version` schema is readable; otherwise announces the skip once (or throws under CI) */
 export function apidocForTests(
   version: PveVersion = '9.1',
   env: NodeJS.ProcessEnv = process.env,
   load = loadApidoc,
+  announced: Set<PveVersion> = announcedInProcess,
 ): boolean {
   const loaded = load(version, env)
   if (loaded.ok) return true
