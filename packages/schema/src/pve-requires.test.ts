@@ -4,7 +4,7 @@
  * ProxOps writes exists in one of the versions, and its rules are exactly the `requires` of that method's
  * parameters (pve-common PVE::JSONSchema check_object). The helpers are checked as properties.
  */
-import { describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { apidocForTests, loadApidoc, type ApiNode, type PveVersion } from '@proxops/pve-sim'
 import {
@@ -48,10 +48,11 @@ const rulesOf = (v: PveVersion) => {
 }
 
 describe.skipIf(!found['9.1'] || !found['8.4'])('PVE_REQUIRES against the API schema', () => {
-  const schemas = Object.fromEntries(versions.map((v) => [v, rulesOf(v)])) as Record<
-    PveVersion,
-    ReturnType<typeof schemaRules>
-  >
+  // read when a test runs: a skipped describe's body still runs (to collect its tests) in a clone without the data
+  const schemas = {} as Record<PveVersion, ReturnType<typeof schemaRules>>
+  beforeAll(() => {
+    for (const v of versions) schemas[v] = rulesOf(v)
+  })
 
   it.each(Object.keys(PVE_REQUIRES) as PveEndpoint[])('%s: exactly the requires rules of the API schema', (key) => {
     const where = versions.filter((v) => schemas[v].has(key))
