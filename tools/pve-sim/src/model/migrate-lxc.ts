@@ -10,15 +10,16 @@ import {
   copyVolume,
   mapId,
   mapTargets,
+  dispatchMigration,
   MigrationError,
   MigrationLog,
   moveConfig,
   parseStorageMap,
   type IdMap,
+  migrationStep,
 } from './migration.js'
 import { isLxcMountKey } from './options.js'
 import { splitVolid, volumeOwner } from './storage.js'
-import type { TaskContext } from './tasks.js'
 
 /**
  * pve-container's migration: the precondition check (PVE::API2::LXC migrate_vm_precondition, PVE 9), the request
@@ -92,7 +93,13 @@ export function migrateLxc(
     opts.storagemap = map
   }
   if (!byHa && c.ha.managed(g)) return c.ha.migrateRequest(g, target, caller)
-  return dispatchMigration(c, g, opts, caller)
+  return dispatchMigration<Plan>(c, g, 'vzmigrate', caller, {
+    start: (log) => {
+      const wasRunning = prepare(c, g, opts, log)
+      return { wasRunning, volumes: phase1Scan(c, g, opts, wasRunning, log) }
+    },
+    finish: (plan, log) => finish(c, g, opts, plan, log),
+  })
 }
 
 /** a mount point as foreach_volume_full sees it: a volume, or a bind or device mount */
@@ -120,73 +127,6 @@ function mountPoints(values: Record<string, string>, unused: boolean): MountPoin
   return out
 }
 
-/** the `vzmigrate` worker: guest_migration_lock, then PVE::LXC::Migrate->migrate */
-function dispatchMigration(c: Cluster, g: Guest, opts: Options, caller: Caller): string {
-  const vmid = g.vmid
-  const source = g.node
-  const log = new MigrationLog(c)
-  const held = c.migrationLocks.get(vmid)
-  const lockedOut = held !== undefined && c.tasks.peek(held)?.status === 'running'
-  let plan: { wasRunning: boolean; volumes: Map<string, string> } | undefined
-  let failure: string | undefined
-  if (!lockedOut) {
-    try {
-      const e = c.flockError('lxc', vmid)
-      if (e) throw new MigrationError(e)
-      const wasRunning = prepare(c, g, opts, log)
-      plan = { wasRunning, volumes: phase1Scan(c, g, opts, wasRunning, log) }
-    } catch (e) {
-      if (!(e instanceof MigrationError)) throw e
-      failure = e.message
-    }
-  }
-  const upid: string = c.dispatch(source, 'vzmigrate', String(vmid), caller.actor, {
-    run: (ctx) => {
-      if (lockedOut) throw new Error(`can't lock file '/var/lock/pve-manager/pve-migrate-${vmid}' - got timeout`)
-      try {
-        if (failure !== undefined) throw new MigrationError(failure)
-        finish(c, g, opts, plan as NonNullable<typeof plan>, log)
-      } catch (e) {
-        if (!(e instanceof MigrationError)) throw e
-        log.log('err', `migration aborted (duration ${log.duration()}): ${e.message}`)
-        flush(ctx, log)
-        throw new Error('migration aborted')
-      } finally {
-        release()
-      }
-      log.log('info', `migration finished successfully (duration ${log.duration()})`)
-      flush(ctx, log)
-    },
-    onError: () => {
-      release()
-      if (g.conf.get('lock') === 'migrate' && g.node === source) g.conf.delete('lock')
-    },
-  })
-  const release = () => {
-    if (c.migrationLocks.get(vmid) === upid) c.migrationLocks.delete(vmid)
-  }
-  if (!lockedOut) {
-    c.migrationLocks.set(vmid, upid)
-    c.holdFlock(vmid, { mode: 'exclusive', upid })
-  }
-  return upid
-}
-
-function flush(ctx: TaskContext, log: MigrationLog): void {
-  for (const line of log.lines) ctx.log(line)
-  log.lines.length = 0
-}
-
-/** a PVE die inside the worker: its message ends the migration */
-function wrap<T>(code: () => T): T {
-  try {
-    return code()
-  } catch (e) {
-    if (e instanceof Error && !(e instanceof MigrationError)) throw new MigrationError(e.message)
-    throw e
-  }
-}
-
 /** PVE::LXC::Migrate::prepare: returns whether the container ran (it is shut down for a restart migration) */
 function prepare(c: Cluster, g: Guest, opts: Options, log: MigrationLog): boolean {
   const fail = (m: string): never => {
@@ -210,10 +150,10 @@ function prepare(c: Cluster, g: Guest, opts: Options, log: MigrationLog): boolea
     const s = splitVolid(mp.volume)
     if (!s) fail(`can't determine assigned storage for mount point '${mp.key}'`)
     const [storage] = s as [string, string]
-    const d = wrap(() => here.checkEnabled(storage))
+    const d = migrationStep(() => here.checkEnabled(storage))
     if (!d.content.includes('rootdir')) fail(`content type 'rootdir' is not available on storage '${storage}'`)
     const targetsid = d.shared ? storage : mapId(opts.storagemap, storage)
-    const td = wrap(() => there.checkEnabled(targetsid))
+    const td = migrationStep(() => there.checkEnabled(targetsid))
     if (!td.content.includes('rootdir'))
       fail(`${mp.volume}: content type 'rootdir' is not available on storage '${targetsid}'`)
   }
@@ -263,13 +203,13 @@ function scanVolumes(c: Cluster, g: Guest, opts: Options, log: MigrationLog): Ma
       return
     }
     const [sid, volname] = splitVolid(volid) ?? ['', volid]
-    const d = wrap(() => here.checkEnabled(sid))
+    const d = migrationStep(() => here.checkEnabled(sid))
     if (d.shared) {
       if (snapname === undefined) log.log('info', `volume '${volid}' is on shared storage '${sid}'`)
       return
     }
     const targetsid = mapId(opts.storagemap, sid)
-    wrap(() => (c.nodes.get(opts.target) as NodeState).storage.checkEnabled(targetsid))
+    migrationStep(() => (c.nodes.get(opts.target) as NodeState).storage.checkEnabled(targetsid))
     volumes.set(volid, { ref: snapname !== undefined ? 'snapshot' : 'config', targetsid })
     const owner = volumeOwner(volname)
     if (owner !== g.vmid) throw new MigrationError(`owned by other guest (owner = ${owner ?? ''})`)
@@ -311,14 +251,11 @@ function scanVolumes(c: Cluster, g: Guest, opts: Options, log: MigrationLog): Ma
   return new Map([...volumes].map(([volid, v]) => [volid, v.targetsid]))
 }
 
+/** what prepare and phase 1 found: whether the guest ran, and the volumes to move */
+type Plan = { wasRunning: boolean; volumes: Map<string, string> }
+
 /** the rest when the task ends: the copies, the config moved, phase3 frees the source copies, final_cleanup */
-function finish(
-  c: Cluster,
-  g: Guest,
-  opts: Options,
-  plan: { wasRunning: boolean; volumes: Map<string, string> },
-  log: MigrationLog,
-): void {
+function finish(c: Cluster, g: Guest, opts: Options, plan: Plan, log: MigrationLog): void {
   const source = (c.nodes.get(g.node) as NodeState).storage
   const map = new Map<string, string>()
   try {

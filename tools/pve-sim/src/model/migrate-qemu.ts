@@ -9,16 +9,17 @@ import {
   copyVolume,
   mapId,
   mapTargets,
+  dispatchMigration,
   MigrationError,
   MigrationLog,
   moveConfig,
   parseStorageMap,
   type IdMap,
+  migrationStep,
 } from './migration.js'
 import { isQemuVolumeKey } from './options.js'
 import { parseDiskSize } from './sizes.js'
 import { parseVolname, splitVolid, volumeOwner } from './storage.js'
-import type { TaskContext } from './tasks.js'
 
 /**
  * qemu-server's migration: the precondition check (PVE::API2::Qemu migrate_vm_precondition), the request
@@ -319,65 +320,13 @@ export function migrateQemu(
     checkStorageAvailability(c, g, target)
   }
   if (!byHa && c.ha.managed(g)) return c.ha.migrateRequest(g, target, caller)
-  return dispatchMigration(c, g, opts, caller)
-}
-
-/** the `qmigrate` worker: guest_migration_lock, then PVE::QemuMigrate->migrate */
-function dispatchMigration(c: Cluster, g: Guest, opts: Options, caller: Caller): string {
-  const vmid = g.vmid
-  const source = g.node
-  const log = new MigrationLog(c)
-  const held = c.migrationLocks.get(vmid)
-  const lockedOut = held !== undefined && c.tasks.peek(held)?.status === 'running'
-  let plan: { running: boolean; volumes: Map<string, LocalVolume> } | undefined
-  let failure: string | undefined
-  if (!lockedOut) {
-    try {
-      const e = c.flockError('qemu', vmid)
-      if (e) throw new MigrationError(e)
+  return dispatchMigration<Plan>(c, g, 'qmigrate', caller, {
+    start: (log) => {
       const running = prepare(c, g, opts, log)
-      plan = { running, volumes: phase1Scan(c, g, opts, running, log) }
-    } catch (e) {
-      if (!(e instanceof MigrationError)) throw e
-      failure = e.message
-    }
-  }
-  const upid: string = c.dispatch(source, 'qmigrate', String(vmid), caller.actor, {
-    run: (ctx) => {
-      if (lockedOut) throw new Error(`can't lock file '/var/lock/pve-manager/pve-migrate-${vmid}' - got timeout`)
-      try {
-        if (failure !== undefined) throw new MigrationError(failure)
-        finish(c, g, opts, plan as NonNullable<typeof plan>, log)
-      } catch (e) {
-        if (!(e instanceof MigrationError)) throw e
-        log.log('err', `migration aborted (duration ${log.duration()}): ${e.message}`)
-        flush(ctx, log)
-        throw new Error('migration aborted')
-      } finally {
-        release()
-      }
-      log.log('info', `migration finished successfully (duration ${log.duration()})`)
-      flush(ctx, log)
+      return { running, volumes: phase1Scan(c, g, opts, running, log) }
     },
-    onError: () => {
-      release()
-      if (g.conf.get('lock') === 'migrate' && g.node === source) g.conf.delete('lock')
-    },
+    finish: (plan, log) => finish(c, g, opts, plan, log),
   })
-  const release = () => {
-    if (c.migrationLocks.get(vmid) === upid) c.migrationLocks.delete(vmid)
-  }
-  if (!lockedOut) {
-    c.migrationLocks.set(vmid, upid)
-    // lock_vm: the config flock is held for the whole migration
-    c.holdFlock(vmid, { mode: 'exclusive', upid })
-  }
-  return upid
-}
-
-function flush(ctx: TaskContext, log: MigrationLog): void {
-  for (const line of log.lines) ctx.log(line)
-  log.lines.length = 0
 }
 
 /** PVE::QemuMigrate::prepare: returns whether the VM runs */
@@ -413,7 +362,7 @@ function prepare(c: Cluster, g: Guest, opts: Options, log: MigrationLog): boolea
   for (const volid of sortedKeys(foreachVolid(g))) {
     const s = splitVolid(volid)
     if (!s) continue
-    const d = wrap(() => here.checkEnabled(s[0]))
+    const d = migrationStep(() => here.checkEnabled(s[0]))
     const targetsid = d.shared ? s[0] : mapId(opts.storagemap, s[0])
     targetStorageCheckAvailable(c, opts.target, targetsid, volid)
   }
@@ -422,20 +371,10 @@ function prepare(c: Cluster, g: Guest, opts: Options, log: MigrationLog): boolea
   return running
 }
 
-/** a PVE die inside the worker: its message ends the migration */
-function wrap<T>(code: () => T): T {
-  try {
-    return code()
-  } catch (e) {
-    if (e instanceof Error && !(e instanceof MigrationError)) throw new MigrationError(e.message)
-    throw e
-  }
-}
-
 /** PVE::QemuMigrate::target_storage_check_available */
 function targetStorageCheckAvailable(c: Cluster, target: string, targetsid: string, volid: string): void {
   const there = (c.nodes.get(target) as NodeState).storage
-  const d = wrap(() => there.checkEnabled(targetsid))
+  const d = migrationStep(() => there.checkEnabled(targetsid))
   const [sid, volname] = splitVolid(volid) as [string, string]
   const vtype = parseVolname(c.storage.get(sid) ?? d, volname)
   if (!d.content.includes(vtype))
@@ -500,7 +439,7 @@ function scanLocalVolumes(
       }
       if (a.cdrom && volid === 'none') continue
       const [sid, volname] = splitVolid(volid) as [string, string]
-      const d = wrap(() => here.checkEnabled(sid))
+      const d = migrationStep(() => here.checkEnabled(sid))
       const targetsid = d.shared ? sid : mapId(opts.storagemap, sid)
       targetStorageCheckAvailable(c, opts.target, targetsid, volid)
       if (d.shared) continue
@@ -557,18 +496,15 @@ function scanLocalVolumes(
   return local
 }
 
+/** what prepare and phase 1 found: whether the guest ran, and the volumes to move */
+type Plan = { running: boolean; volumes: Map<string, LocalVolume> }
+
 /**
  * The rest of the migration, when the task ends: sync_offline_local_volumes, phase2 for a running VM (the target
  * VM started with its new disks, storage and RAM migrated), phase3_cleanup (volume ids updated, the config moved
  * to the target, the source VM stopped and its local copies freed, the lock cleared on the target).
  */
-function finish(
-  c: Cluster,
-  g: Guest,
-  opts: Options,
-  plan: { running: boolean; volumes: Map<string, LocalVolume> },
-  log: MigrationLog,
-): void {
+function finish(c: Cluster, g: Guest, opts: Options, plan: Plan, log: MigrationLog): void {
   if (c.guests.get(g.vmid) !== g)
     throw new MigrationError(`Configuration file 'nodes/${g.node}/qemu-server/${g.vmid}.conf' does not exist`)
   const source = (c.nodes.get(g.node) as NodeState).storage

@@ -1,7 +1,9 @@
 import { mapId, parseIdmap, PerlDie, type IdMap } from '../apidoc/formats.js'
+import type { Caller } from './caller.js'
 import type { Cluster, Guest, NodeState } from './cluster.js'
 import { fail400, fail500 } from './errors.js'
 import { type Volume } from './storage.js'
+import type { TaskContext } from './tasks.js'
 
 /**
  * What qemu-server's and pve-container's migrations share (pve-guest-common PVE::AbstractMigrate and the API
@@ -131,3 +133,88 @@ export function moveConfig(g: Guest, target: string, volumeMap: ReadonlyMap<stri
 }
 
 const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')
+
+/** a PVE die inside the worker: its message ends the migration */
+export function migrationStep<T>(code: () => T): T {
+  try {
+    return code()
+  } catch (e) {
+    if (e instanceof Error && !(e instanceof MigrationError)) throw new MigrationError(e.message)
+    throw e
+  }
+}
+
+/** one guest type's migration steps (PVE::QemuMigrate, PVE::LXC::Migrate) */
+export interface MigrationSteps<P> {
+  /** prepare and phase 1's scan, run at dispatch: what `finish` moves */
+  start(log: MigrationLog): P
+  /** the rest of the migration, when the task runs */
+  finish(plan: P, log: MigrationLog): void
+}
+
+/**
+ * The migration worker both guest types dispatch (`qmigrate`, `vzmigrate`): guest_migration_lock, then
+ * PVE::AbstractMigrate::migrate around the type's steps. A second migration of the guest while one runs fails on
+ * the lock; a step's die aborts the migration with its message in the task log; the migrate lock and the config
+ * flock (lock_vm / lock_config) are held for the whole migration.
+ */
+export function dispatchMigration<P>(
+  c: Cluster,
+  g: Guest,
+  taskType: 'qmigrate' | 'vzmigrate',
+  caller: Caller,
+  steps: MigrationSteps<P>,
+): string {
+  const vmid = g.vmid
+  const source = g.node
+  const log = new MigrationLog(c)
+  const held = c.migrationLocks.get(vmid)
+  const lockedOut = held !== undefined && c.tasks.peek(held)?.status === 'running'
+  let plan: { value: P } | undefined
+  let failure: string | undefined
+  if (!lockedOut) {
+    try {
+      const e = c.flockError(g.type, vmid)
+      if (e) throw new MigrationError(e)
+      plan = { value: steps.start(log) }
+    } catch (e) {
+      if (!(e instanceof MigrationError)) throw e
+      failure = e.message
+    }
+  }
+  const upid: string = c.dispatch(source, taskType, String(vmid), caller.actor, {
+    run: (ctx) => {
+      if (lockedOut) throw new Error(`can't lock file '/var/lock/pve-manager/pve-migrate-${vmid}' - got timeout`)
+      try {
+        if (failure !== undefined || plan === undefined) throw new MigrationError(failure ?? 'migration not prepared')
+        steps.finish(plan.value, log)
+      } catch (e) {
+        if (!(e instanceof MigrationError)) throw e
+        log.log('err', `migration aborted (duration ${log.duration()}): ${e.message}`)
+        flush(ctx, log)
+        throw new Error('migration aborted')
+      } finally {
+        release()
+      }
+      log.log('info', `migration finished successfully (duration ${log.duration()})`)
+      flush(ctx, log)
+    },
+    onError: () => {
+      release()
+      if (g.conf.get('lock') === 'migrate' && g.node === source) g.conf.delete('lock')
+    },
+  })
+  const release = () => {
+    if (c.migrationLocks.get(vmid) === upid) c.migrationLocks.delete(vmid)
+  }
+  if (!lockedOut) {
+    c.migrationLocks.set(vmid, upid)
+    c.holdFlock(vmid, { mode: 'exclusive', upid })
+  }
+  return upid
+}
+
+function flush(ctx: TaskContext, log: MigrationLog): void {
+  for (const line of log.lines) ctx.log(line)
+  log.lines.length = 0
+}
