@@ -107,6 +107,8 @@ export function program(
       .scriptName('proxops')
       .usage('$0 <command> [options]\n\nGitOps for Proxmox VE: plans and converges what a git repository declares.')
       .version(false)
+      // main() resolves to the exit code: yargs must not end the process (after --help, say), bin.ts does
+      .exitProcess(false)
       .options(GLOBAL_OPTIONS)
       .option('version', { type: 'boolean', describe: 'Print the version and exit (anywhere on the line)' })
       .command('version', 'Print the version and exit')

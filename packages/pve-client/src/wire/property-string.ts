@@ -67,8 +67,8 @@ export function formatPropertyString(
   const parts: string[] = []
   if (defaultKey !== undefined && keys.includes(defaultKey)) {
     const v = printValue(values[defaultKey], defaultKey, field)
-    // A bare default value containing `=` would be read back as key=value.
-    if (v.includes('=')) parts.push(`${defaultKey}=${v}`)
+    // A bare default value containing `=` would be read back as key=value, a blank one would be skipped.
+    if (v.includes('=') || /^\s+$/.test(v)) parts.push(`${defaultKey}=${v}`)
     else parts.push(v)
   }
   for (const key of [...first, ...rest]) {
@@ -84,7 +84,8 @@ function printValue(value: string | number | boolean | undefined, key: string, f
     throw new WireError('WIRE_PROPERTY_STRING', `value of key '${key}' must be a string, number or boolean`, field)
   }
   const v = typeof value === 'boolean' ? (value ? '1' : '0') : String(value)
-  if (v === '' || /^\s+$/.test(v)) throw new WireError('WIRE_PROPERTY_STRING', `empty value for key '${key}'`, field)
+  // `key=` is no value to PVE's parser (`(.+)`); a blank one is, and prints (bare default values aside: above)
+  if (v === '') throw new WireError('WIRE_PROPERTY_STRING', `empty value for key '${key}'`, field)
   if (v.includes(',')) {
     throw new WireError(
       'WIRE_PROPERTY_STRING',
