@@ -481,7 +481,10 @@ describe('lxc', () => {
     expect((await failure(c.guestConfig('pve1', 'lxc', copy))).code).toBe('PVE_NOT_FOUND')
     // PVE::API2::LXC template answers null but forks vztemplate, listed as active before the answer
     // (RESTEnvironment fork_worker): the client returns that worker, waited on like any task
+    // a worker that outlives the two requests however loaded the machine is (the default 30 ms may not)
+    sim.control.setTaskBehaviour('vztemplate', { durationMs: 1_000 })
     const worker = await c.markTemplate('pve1', 'lxc', id)
+    sim.control.setTaskBehaviour('vztemplate', null)
     expect(worker?.upid).toMatch(new RegExp(`:vztemplate:${id}:`))
     await c.waitTaskOk(worker!, fastWait)
     expect((await c.guestConfig('pve1', 'lxc', id)).values.template).toBe('1')

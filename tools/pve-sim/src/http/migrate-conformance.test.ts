@@ -250,7 +250,7 @@ describe('qemu-server migrate_vm: the checks before the fork answer at once', ()
 describe('PVE::QemuMigrate: an offline migration', () => {
   it('copies the local disks to the same storage id on the target, moves the config, frees the source, and the lists follow', async () => {
     await createVm(110, { scsi0: 'local-lvm:1', scsi1: 'nas:1' })
-    sim.control.setTaskBehaviour('qmigrate', { durationMs: 400 })
+    sim.control.setTaskBehaviour('qmigrate', { durationMs: 1_500 })
     const upid = await ok<string>(call('POST', '/nodes/pve1/qemu/110/migrate', { target: 'pve2' }))
     sim.control.setTaskBehaviour('qmigrate', null)
     // phase1 writes `lock: migrate` and lock_vm holds the config lock for the whole migration
@@ -426,7 +426,7 @@ describe('pve-container migrate_vm and PVE::LXC::Migrate', () => {
   })
 
   it('restart=1 shuts the container down, migrates its volume and starts it on the target', async () => {
-    sim.control.setTaskBehaviour('vzmigrate', { durationMs: 400 })
+    sim.control.setTaskBehaviour('vzmigrate', { durationMs: 1_500 })
     const upid = await ok<string>(call('POST', '/nodes/pve1/lxc/200/migrate', { target: 'pve2', restart: '1' }))
     sim.control.setTaskBehaviour('vzmigrate', null)
     expect(await resource(200)).toMatchObject({ node: 'pve1', status: 'stopped', lock: 'migrate' })
