@@ -56,6 +56,13 @@ export const FILES: Record<string, string> = {
   ),
 }
 
+/** cluster c's composition listing `files` (repository paths) */
+export const resources = (files: string[]): string =>
+  `resources:\n${[...files]
+    .sort()
+    .map((f) => `  - ../../${f}`)
+    .join('\n')}\n`
+
 export interface Repo {
   root: string
   env: NodeJS.ProcessEnv
@@ -72,10 +79,7 @@ export function makeRepo(
   const all: Record<string, string> = {
     ...files,
     'clusters/c/config.yaml': `pve:\n  clusters:\n    c:\n      base-url: ${sim.url}\n      nodes: [${sim.nodes.join(', ')}]\n      tls:\n        fingerprint: "${sim.fingerprint}"\n`,
-    'clusters/c/resources.yaml': `resources:\n${Object.keys(files)
-      .sort()
-      .map((f) => `  - ../../${f}`)
-      .join('\n')}\n`,
+    'clusters/c/resources.yaml': resources(Object.keys(files)),
   }
   for (const [rel, text] of Object.entries(all)) {
     mkdirSync(dirname(join(root, rel)), { recursive: true })

@@ -240,7 +240,7 @@ describe('SIGKILL of the CLI during an apply that migrates guests', { timeout: 2
   it.each(seeds)('seed $seed: the next apply ends in bounded time, nothing duplicated or lost', async ({ i, seed }) => {
     // each seed moves the three guests to the other node
     const [from, to] = i % 2 === 0 ? ['pve1', 'pve2'] : ['pve2', 'pve1']
-    commit(repo, movable(to as string), `seed ${seed}: to ${to}`)
+    commit(repo, movable(to), `seed ${seed}: to ${to}`)
     const r = spread(seed)
     // three migrate writes; the delay lets the kill land before, during or after a migration task
     const killAt = 1 + Math.floor(r() * 3)
@@ -251,18 +251,18 @@ describe('SIGKILL of the CLI during an apply that migrates guests', { timeout: 2
 
     const { tookMs, failed, finished } = await recover(sim, repo, at)
     if (finished > 0) interrupted++
-    const want = new Map([500, 501, 502].map((vmid) => [vmid, { node: to as string, running: RUNNING.has(vmid) }]))
+    const want = new Map([500, 501, 502].map((vmid) => [vmid, { node: to, running: RUNNING.has(vmid) }]))
     expectEstate(sim, repo, want, at)
     // the disk is in the config and on the target's storage; nothing of it is left on the source
     for (const g of sim.control.guests()) {
       const volid = (g.type === 'qemu' ? g.config.scsi0 : g.config.rootfs)?.split(',')[0]
       expect(volid, `${at}: ${g.vmid}`).toMatch(/^local-lvm:/)
       expect(
-        sim.control.storageContent(to as string, 'local-lvm').map((v) => v.volid),
+        sim.control.storageContent(to, 'local-lvm').map((v) => v.volid),
         at,
       ).toContain(volid)
       expect(
-        sim.control.storageContent(from as string, 'local-lvm').map((v) => v.volid),
+        sim.control.storageContent(from, 'local-lvm').map((v) => v.volid),
         at,
       ).not.toContain(volid)
     }
