@@ -12,7 +12,8 @@ import type { Simulator } from '@proxops/pve-sim'
 
 export const cliBin = fileURLToPath(new URL('../../../packages/cli/dist/bin.js', import.meta.url))
 
-const doc = (kind: string, name: string, spec: string): string =>
+/** one manifest document of `kind` named `name`; `spec` is its YAML body, indented here */
+export const doc = (kind: string, name: string, spec: string): string =>
   `apiVersion: proxops/v1alpha1\nkind: ${kind}\nmetadata:\n  name: ${name}\nspec:\n${spec.replace(/^/gm, '  ')}\n`
 
 /** The desired guests of the harness repository, by vmid. */
@@ -55,6 +56,13 @@ export const FILES: Record<string, string> = {
   ),
 }
 
+/** cluster c's composition listing `files` (repository paths) */
+export const resources = (files: string[]): string =>
+  `resources:\n${[...files]
+    .sort()
+    .map((f) => `  - ../../${f}`)
+    .join('\n')}\n`
+
 export interface Repo {
   root: string
   env: NodeJS.ProcessEnv
@@ -71,10 +79,7 @@ export function makeRepo(
   const all: Record<string, string> = {
     ...files,
     'clusters/c/config.yaml': `pve:\n  clusters:\n    c:\n      base-url: ${sim.url}\n      nodes: [${sim.nodes.join(', ')}]\n      tls:\n        fingerprint: "${sim.fingerprint}"\n`,
-    'clusters/c/resources.yaml': `resources:\n${Object.keys(files)
-      .sort()
-      .map((f) => `  - ../../${f}`)
-      .join('\n')}\n`,
+    'clusters/c/resources.yaml': resources(Object.keys(files)),
   }
   for (const [rel, text] of Object.entries(all)) {
     mkdirSync(dirname(join(root, rel)), { recursive: true })
@@ -90,6 +95,29 @@ export function makeRepo(
     cleanup: () => rmSync(root, { recursive: true, force: true }),
     gitStatus: () => git('status', '--porcelain', '--untracked-files=all'),
   }
+}
+
+/** write (or, with undefined, delete) repository files and commit them, as an operator's push would */
+export function commit(repo: Repo, files: Record<string, string | undefined>, message: string): void {
+  for (const [rel, text] of Object.entries(files)) {
+    if (text === undefined) rmSync(join(repo.root, rel), { force: true })
+    else {
+      mkdirSync(dirname(join(repo.root, rel)), { recursive: true })
+      writeFileSync(join(repo.root, rel), text)
+    }
+  }
+  execFileSync('git', ['-C', repo.root, 'add', '-A'])
+  execFileSync('git', [
+    '-C',
+    repo.root,
+    '-c',
+    'user.name=t',
+    '-c',
+    'user.email=t@proxops.invalid',
+    'commit',
+    '-qm',
+    message,
+  ])
 }
 
 export interface Run {

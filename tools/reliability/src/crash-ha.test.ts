@@ -12,7 +12,7 @@ import { createInProcessSimulator, type InProcessSimulator } from '@proxops/pve-
 import { createPveClient, type PveClient } from '@proxops/pve-client'
 import { parseManifest, type Manifest } from '@proxops/schema'
 import { DEFAULT_POLICY, reconcile, type Policy, type ReconcileResult } from '@proxops/planner'
-import { runs } from './soak.js'
+import { random, runs } from './soak.js'
 
 const VMIDS = [400, 401, 402, 403]
 /** the first three are HA resources */
@@ -48,18 +48,6 @@ function clientOf(s: InProcessSimulator): PveClient {
     dispatcher: s.dispatcher,
     retry: { baseDelayMs: 1, maxDelayMs: 5 },
   })
-}
-
-/** mulberry32: a small seeded generator, so a seed replays */
-function random(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
 }
 
 interface Want {

@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process'
 import { fc } from '@fast-check/vitest'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startSimulator, type Simulator } from '@proxops/pve-sim'
-import { makeRepo, runCli, type Repo } from './cli-harness.js'
+import { FILES, commit as commitFiles, doc, makeRepo, resources, runCli, type Repo } from './cli-harness.js'
 import { runs } from './soak.js'
 
 let sim: Simulator
@@ -173,5 +173,53 @@ describe('hostile git config', () => {
       expect(existsSync(marker)).toBe(false)
     }
     rmSync(script, { force: true })
+  })
+})
+
+// issue 30 item 3: pve-common JSONSchema check_object `requires` (notes-template needs storage) is checked offline
+describe('a backup job with notes-template but no storage', () => {
+  it('is refused by validate, naming the file and field, and by apply before any PVE request about jobs', async () => {
+    const r = repo()
+    const template = fc.sample(
+      fc.constantFrom('{{guestname}}', '{{vmid}} on {{node}}', 'nightly\\n{{cluster}}', 'x'.repeat(1024)),
+      { numRuns: 1, seed: 3 },
+    )[0] as string
+    // storage absent, null, empty or not a string: never a job PVE would refuse with a 400, or a storage guessed
+    const variants: Record<string, string> = {
+      absent: '',
+      null: 'storage: ~\n',
+      empty: 'storage: ""\n',
+      list: 'storage: [local]\n',
+    }
+    const files = Object.fromEntries(
+      Object.entries(variants).map(([name, storage]) => [
+        `backupjob/c/${name}.yaml`,
+        doc(
+          'BackupJob',
+          `notes-${name}`,
+          `schedule: daily\n${storage}selection:\n  vmids: [300]\nnotes-template: ${JSON.stringify(template)}`,
+        ),
+      ]),
+    )
+    commitFiles(
+      r,
+      { ...files, 'clusters/c/resources.yaml': resources([...Object.keys(FILES), ...Object.keys(files)]) },
+      'jobs without storage',
+    )
+    const validate = await runCli(['validate', '--output', 'json'], r)
+    expect(validate.code).toBe(1)
+    const { errors } = JSON.parse(validate.stdout) as { errors: { file: string; field?: string; line: number }[] }
+    expect(errors.map((e) => [e.file, e.field]).sort()).toEqual(
+      Object.keys(files)
+        .sort()
+        .map((f) => [f, 'spec.storage']),
+    )
+    for (const e of errors) expect(e.line, e.file).toBeGreaterThan(0)
+    sim.stats.reset()
+    const apply = await runCli(['apply', '--yes'], r)
+    expect(apply.code).toBe(1)
+    expect(sim.stats.writes()).toBe(0)
+    expect(sim.stats.requests.filter((q) => q.path.startsWith('/cluster/backup'))).toEqual([])
+    expectUntouched()
   })
 })

@@ -20,6 +20,7 @@
 import type { ClusterResource } from '@proxops/pve-client/wire'
 import { Limiter } from '@proxops/pve-client/wire'
 import type { LiveReader } from '../ports.js'
+import type { Policy } from '../plan-types.js'
 import type { LiveInventory, LiveNode } from '../inventory.js'
 import { KINDS } from '../kinds/index.js'
 import type { ReadContext } from '../kinds/kind.js'
@@ -49,6 +50,12 @@ export interface ObserveOptions {
    * members come from /cluster/resources. Absent or `all` = every pool its own request (adopt). kinds/pool/read.ts
    */
   pools?: readonly string[] | 'all'
+  /**
+   * whose marker makes a pool this entry's (the plan's policy): with it, of the marked pools only this entry's
+   * (its prune candidates) are read member by member, so that other entries' or other tools' `managed-by=`
+   * pools cost nothing; absent = every pool whose comment starts with `managed-by=`. kinds/pool/read.ts
+   */
+  ownership?: Pick<Policy, 'ownershipTag' | 'clusterEntry'>
 }
 
 export class ObserveError extends Error {

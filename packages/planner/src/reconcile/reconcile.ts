@@ -83,6 +83,11 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRes
     contentTypes: artifactContentTypes(desired),
     // pools are read member by member only where the desired state names them (the rest from /cluster/resources)
     pools: namedPools(desired),
+    // ... and the pools this entry marked (its prune candidates); other entries' and tools' pools cost nothing
+    ownership: {
+      ownershipTag: policy.ownershipTag,
+      ...(policy.clusterEntry !== undefined ? { clusterEntry: policy.clusterEntry } : {}),
+    },
     ...options.observe,
     nodes: policy.nodes,
     ...(options.signal ? { signal: options.signal } : {}),

@@ -1,7 +1,7 @@
 /**
  * readPools against the simulator: pool members from /cluster/resources' `pool` (pve-manager PVE::API2::Cluster
  * resources) agree with `GET /pools?poolid=` (PVE::API2::Pool read_pool) for every guest, and only the pools the
- * desired state names or ProxOps marked cost a request of their own.
+ * desired state names or ProxOps marked (with the entry's ownership: this entry marked) cost a request of their own.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { simPve, type SimPve } from '../../test-support/sim.js'
@@ -48,6 +48,17 @@ describe('readPools (PVE::API2::Pool, PVE::API2::Cluster resources)', () => {
     // storages are known for the pools read exactly
     expect(cheap?.find((p) => p.poolid === 'p07')?.storages).toEqual(['local'])
     expect(exact?.find((p) => p.poolid === 'p07')?.storages).toEqual(['local'])
+  })
+
+  it("with the entry's ownership, only its own marked pools are read exactly: others' markers cost nothing", async () => {
+    const exact = known(await readPools(env.client, read))
+    const resources = await env.client.clusterResources()
+    env.sim.stats.reset()
+    const ownership = { ownershipTag: 'proxops', clusterEntry: 'lab' }
+    const cheap = known(await readPools(env.client, read, { resources, exact: ['p07'], ownership }))
+    // the list, p07 (named), and lab's three marked pools (p00, p10, p20); other's (p05, p15, p25) are not read
+    expect(env.requests()).toEqual(Array.from({ length: 1 + 1 + 3 }, () => 'GET /pools'))
+    expect(cheap?.map((p) => [p.poolid, p.comment, p.vmids])).toEqual(exact?.map((p) => [p.poolid, p.comment, p.vmids]))
   })
 
   it('without /cluster/resources, or with exact: all, every pool is read with its own request (adopt)', async () => {

@@ -4,20 +4,30 @@
  * (PVE::API2::Cluster resources), so most pools cost nothing more. A pool whose membership decides a write is read
  * with `GET /pools?poolid=` as well, because read_pool lists every member that exists (it checks `Pool.Audit`
  * only), also guests this token cannot see, and member storages: the pools the desired state names
- * (ObserveOptions.pools) and every pool whose comment carries a ProxOps marker (a prune candidate, or another
- * entry's). 1 + those pools requests per cycle. A failed read makes every pool unknown, never absent: no pool is
+ * (ObserveOptions.pools) and the pools this entry marked (ObserveOptions.ownership: its prune candidates, which
+ * the plan deletes only when empty). Other entries' and other tools' marked pools are never written, so their
+ * members come from /cluster/resources too. 1 + those pools requests per cycle. A failed read makes every pool unknown, never absent: no pool is
  * created, changed or deleted and no membership is planned.
  */
 import type { ClusterResource, PoolInfo } from '@proxops/pve-client/wire'
 import type { LiveInventory, LivePool, Observed } from '../../inventory.js'
 import type { ReadContext } from '../kind.js'
 import type { LiveReader } from '../../ports.js'
+import type { Policy } from '../../plan-types.js'
+import { commentOwner } from '../../plan/ownership.js'
 
 /** the marker word ProxOps writes first into what it owns (plan/ownership.ts commentMarker) */
 const MARKED = /^managed-by=/
 
 export async function readPoolsOf(ctx: ReadContext): Promise<Pick<LiveInventory, 'pools'>> {
-  return { pools: await readPools(ctx.reader, ctx.read, { resources: ctx.resources, exact: ctx.options.pools }) }
+  const { pools: exact, ownership } = ctx.options
+  return {
+    pools: await readPools(ctx.reader, ctx.read, {
+      resources: ctx.resources,
+      exact,
+      ...(ownership !== undefined ? { ownership } : {}),
+    }),
+  }
 }
 
 export async function readPools(
@@ -28,14 +38,19 @@ export async function readPools(
     resources?: readonly ClusterResource[]
     /** the pools read with their own request besides the marked ones; `all` (the default) reads every pool so */
     exact?: readonly string[] | 'all'
+    /** whose marker makes a pool a prune candidate; absent: every `managed-by=` pool is read on its own */
+    ownership?: Pick<Policy, 'ownershipTag' | 'clusterEntry'>
   } = {},
 ): Promise<Observed<readonly LivePool[]>> {
   const list = reader.pools.bind(reader)
   const one = reader.pool.bind(reader)
   const exact = from.exact ?? 'all'
   const named = new Set(exact === 'all' ? [] : exact)
+  const { ownership } = from
+  const marked = (p: PoolInfo): boolean =>
+    ownership !== undefined ? commentOwner(p.comment, ownership) === 'self' : MARKED.test(p.comment ?? '')
   const own = (p: PoolInfo): boolean =>
-    exact === 'all' || from.resources === undefined || named.has(p.poolid) || MARKED.test(p.comment ?? '')
+    exact === 'all' || from.resources === undefined || named.has(p.poolid) || marked(p)
   try {
     const listed = await read(() => list())
     const byResources = membersByPool(from.resources ?? [])
