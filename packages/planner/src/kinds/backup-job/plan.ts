@@ -103,7 +103,7 @@ export function planBackupJobs(ctx: KindContext): KindPlan {
         address,
         kind: KIND,
         field: 'spec.selection',
-        message: `${verdict.blocked}; a backup job may select only guests declared in this cluster's manifests or a pool this entry owns (docs/safety.md#backup-jobs); not ${job ? 'changed' : 'created'}${job ? ' (the job on PVE runs as it is until the selection is fixed)' : ''}`,
+        message: `${verdict.blocked}; a backup job may select guests this entry manages, a pool it owns, or all guests but another entry's (docs/safety.md#backup-jobs); not ${job ? 'changed' : 'created'}${job ? ' (the job on PVE runs as it is until the selection is fixed)' : ''}`,
       })
       continue
     }
