@@ -1,29 +1,39 @@
 /**
- * End to end: the built CLI (`dist/bin.js`; build schema and cli first) against examples/ and against the
- * broken fixture repositories of @proxops/schema; plus runValidate in process for the hook.
+ * The CLI's `main()` in process (what `bin.js` runs: arguments, environment, working directory and output streams
+ * passed in, the exit code returned) against examples/ and against the broken fixture repositories of
+ * @proxops/schema; plus runValidate for the hook. A process per case cost about 0.7 s of CPU each (CONTRIBUTING.md).
  */
 import { describe, expect, it } from 'vitest'
-import { spawnSync } from 'node:child_process'
+import { Writable } from 'node:stream'
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { main } from '../cli.js'
 import { runValidate } from './validate.js'
 
-const bin = fileURLToPath(new URL('../../dist/bin.js', import.meta.url))
 const examples = fileURLToPath(new URL('../../../../examples/repository', import.meta.url))
 const fixtures = fileURLToPath(new URL('../../../schema/test/fixtures', import.meta.url))
 
-function proxops(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}) {
+async function proxops(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}) {
   const env: Record<string, string | undefined> = { ...process.env, ...options.env }
   if (!options.env?.PROXOPS_GIT_PATH) delete env.PROXOPS_GIT_PATH
-  const r = spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', cwd: options.cwd ?? process.cwd(), env })
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr }
+  const out = { stdout: '', stderr: '' }
+  const sink = (to: keyof typeof out): Writable =>
+    new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        out[to] += chunk.toString()
+        done()
+      },
+    })
+  const io = { stdout: sink('stdout'), stderr: sink('stderr'), stdinIsTty: false }
+  const code = await main(args, { io, env, cwd: options.cwd ?? process.cwd() })
+  return { code, ...out }
 }
 
-describe('proxops validate (built CLI)', () => {
-  it('accepts examples/ with a one-line summary per cluster', () => {
-    const r = proxops(['validate', '--git-path', examples])
+describe('proxops validate', () => {
+  it('accepts examples/ with a one-line summary per cluster', async () => {
+    const r = await proxops(['validate', '--git-path', examples])
     expect(r.stderr).toBe('')
     expect(r.code).toBe(0)
     const lines = r.stdout.trim().split('\n')
@@ -34,17 +44,17 @@ describe('proxops validate (built CLI)', () => {
     )
   })
 
-  it('--cluster limits the check; PROXOPS_GIT_PATH names the root', () => {
-    const r = proxops(['validate', '--cluster', 'homelab'], { env: { PROXOPS_GIT_PATH: examples } })
+  it('--cluster limits the check; PROXOPS_GIT_PATH names the root', async () => {
+    const r = await proxops(['validate', '--cluster', 'homelab'], { env: { PROXOPS_GIT_PATH: examples } })
     expect(r.code).toBe(0)
     expect(r.stdout.trim().split('\n')).toEqual([expect.stringMatching(/^homelab: valid/)])
-    const ghost = proxops(['validate', '--cluster', 'ghost', '--git-path', examples])
+    const ghost = await proxops(['validate', '--cluster', 'ghost', '--git-path', examples])
     expect(ghost.code).toBe(1)
     expect(ghost.stdout).toContain('. cluster-unknown cluster "ghost" is not configured (known: edge, homelab)')
   })
 
-  it('--output json', () => {
-    const r = proxops(['validate', '--output', 'json', '--git-path', examples])
+  it('--output json', async () => {
+    const r = await proxops(['validate', '--output', 'json', '--git-path', examples])
     expect(r.code).toBe(0)
     const doc = JSON.parse(r.stdout)
     expect(doc).toMatchObject({ format_version: 1, valid: true, errors: [] })
@@ -60,16 +70,16 @@ describe('proxops validate (built CLI)', () => {
     })
   })
 
-  it('fails outside any repository', () => {
+  it('fails outside any repository', async () => {
     const dir = realpathSync(mkdtempSync(join(tmpdir(), 'proxops-norepo-')))
     try {
-      const r = proxops(['validate'], { cwd: dir })
+      const r = await proxops(['validate'], { cwd: dir })
       if (r.code === 0) return // a .git above the temp dir (unusual): nothing to assert
       expect(r.code).toBe(1)
       expect(r.stdout).toBe('')
       expect(r.stderr).toMatch(/^proxops: error: no ProxOps GitOps repository found[^\n]*\n$/)
       // the JSON report carries the problem's code, as every other validate problem
-      const json = proxops(['validate', '-o', 'json'], { cwd: dir })
+      const json = await proxops(['validate', '-o', 'json'], { cwd: dir })
       expect(json.code).toBe(1)
       expect(JSON.parse(json.stdout)).toMatchObject({ errors: [{ code: 'repo-not-found', file: '.' }] })
     } finally {
@@ -77,7 +87,7 @@ describe('proxops validate (built CLI)', () => {
     }
   })
 
-  it('names manifest files that no resources.yaml lists, with their problems: warning, or error with --strict', () => {
+  it('names manifest files that no resources.yaml lists, with their problems: warning, or error with --strict', async () => {
     const dir = realpathSync(mkdtempSync(join(tmpdir(), 'proxops-unlisted-')))
     try {
       cpSync(examples, dir, { recursive: true, filter: (src) => !src.includes('node_modules') })
@@ -87,7 +97,7 @@ describe('proxops validate (built CLI)', () => {
         'apiVersion: proxops/v1alpha1\nkind: VM\nmetadata:\n  name: Bad Name\n',
       )
       writeFileSync(join(dir, 'lxc', 'notes.txt'), 'not yaml, not a manifest\n')
-      const warned = proxops(['validate', '--git-path', dir])
+      const warned = await proxops(['validate', '--git-path', dir])
       expect(warned.code).toBe(0)
       const lines = warned.stdout.trim().split('\n')
       expect(lines[0]).toBe(
@@ -101,17 +111,17 @@ describe('proxops validate (built CLI)', () => {
       expect(lines.filter((l) => !l.startsWith('warning: ')).map((l) => l.split(':')[0])).toEqual(['edge', 'homelab'])
 
       // --cluster still judges against every cluster's composition (edge's files are not "unlisted")
-      const one = proxops(['validate', '--cluster', 'homelab', '--git-path', dir])
+      const one = await proxops(['validate', '--cluster', 'homelab', '--git-path', dir])
       expect(one.code).toBe(0)
       expect(one.stdout.split('\n').filter((l) => l.includes('manifest-unlisted'))).toHaveLength(1)
 
-      const strict = proxops(['validate', '--strict', '--git-path', dir])
+      const strict = await proxops(['validate', '--strict', '--git-path', dir])
       expect(strict.code).toBe(1)
       expect(strict.stdout).not.toContain('warning:')
       expect(strict.stdout).toContain('vm/stray/forgotten.yaml manifest-unlisted ')
       expect(strict.stdout).toMatch(/^vm\/stray\/forgotten\.yaml:\d+:\d+ /m)
 
-      const json = JSON.parse(proxops(['validate', '--output', 'json', '--git-path', dir]).stdout)
+      const json = JSON.parse((await proxops(['validate', '--output', 'json', '--git-path', dir])).stdout)
       expect(json.valid).toBe(true)
       expect(json.warnings[0]).toMatchObject({ code: 'manifest-unlisted', file: 'vm/stray/forgotten.yaml' })
     } finally {
@@ -124,19 +134,19 @@ describe('proxops validate (built CLI)', () => {
     [['validate', '--output'], '--output'],
     [['status', '--git-path'], '--git-path'],
     [['validate', '--cluster', '--strict'], '--cluster'],
-  ])('a flag without its value says so in one line: %j', (args, flag) => {
-    const r = proxops(args, { cwd: examples })
+  ])('a flag without its value says so in one line: %j', async (args, flag) => {
+    const r = await proxops(args, { cwd: examples })
     expect(r.code).toBe(1)
     expect(r.stdout).toBe('')
     expect(r.stderr).toBe(`proxops: error: ${flag} needs a value (see proxops --help)\n`)
   })
 
   const broken = readdirSync(fixtures).sort()
-  it.each(broken)('rejects the broken repository %s with the expected codes and positions', (name) => {
+  it.each(broken)('rejects the broken repository %s with the expected codes and positions', async (name) => {
     const expected = readFileSync(join(fixtures, name, 'expected.txt'), 'utf8')
       .split('\n')
       .filter((l) => l && !l.startsWith('#'))
-    const r = proxops(['validate', '--git-path', join(fixtures, name)])
+    const r = await proxops(['validate', '--git-path', join(fixtures, name)])
     expect(r.code).toBe(1)
     // warnings (manifest-unlisted) are not what these fixtures are about
     const problems = r.stdout
@@ -148,8 +158,8 @@ describe('proxops validate (built CLI)', () => {
     expect(r.stderr).toMatch(/^proxops: error: \d+ problems? in .* \(listed above\)\n$/)
   })
 
-  it('reports problems as JSON too', () => {
-    const r = proxops(['validate', '--output', 'json', '--git-path', join(fixtures, 'manifest-errors')])
+  it('reports problems as JSON too', async () => {
+    const r = await proxops(['validate', '--output', 'json', '--git-path', join(fixtures, 'manifest-errors')])
     expect(r.code).toBe(1)
     const json = JSON.parse(r.stdout)
     expect(json.valid).toBe(false)
