@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { execFileSync } from 'node:child_process'
-import { PassThrough } from 'node:stream'
 import { fileURLToPath } from 'node:url'
-import { main } from './cli.js'
+import { runMain, type MainRun } from './main.test-support.js'
 
 const bin = fileURLToPath(new URL('../dist/bin.js', import.meta.url))
 
@@ -13,16 +12,7 @@ describe('proxops binary', () => {
   })
 })
 
-async function run(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout = new PassThrough()
-  const stderr = new PassThrough()
-  let out = ''
-  let err = ''
-  stdout.on('data', (c: Buffer) => (out += c.toString()))
-  stderr.on('data', (c: Buffer) => (err += c.toString()))
-  const code = await main(argv, { cwd: '/', env: {}, io: { stdout, stderr, stdinIsTty: false } })
-  return { code, stdout: out, stderr: err }
-}
+const run = (argv: string[]): Promise<MainRun> => runMain(argv, { cwd: '/', env: {} })
 
 describe('a mistyped command or flag', () => {
   it.each([

@@ -4,31 +4,20 @@
  * @proxops/schema; plus runValidate for the hook. A process per case cost about 0.7 s of CPU each (CONTRIBUTING.md).
  */
 import { describe, expect, it } from 'vitest'
-import { Writable } from 'node:stream'
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { main } from '../cli.js'
+import { runMain, type MainRun } from '../main.test-support.js'
 import { runValidate } from './validate.js'
 
 const examples = fileURLToPath(new URL('../../../../examples/repository', import.meta.url))
 const fixtures = fileURLToPath(new URL('../../../schema/test/fixtures', import.meta.url))
 
-async function proxops(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}) {
+function proxops(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<MainRun> {
   const env: Record<string, string | undefined> = { ...process.env, ...options.env }
   if (!options.env?.PROXOPS_GIT_PATH) delete env.PROXOPS_GIT_PATH
-  const out = { stdout: '', stderr: '' }
-  const sink = (to: keyof typeof out): Writable =>
-    new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        out[to] += chunk.toString()
-        done()
-      },
-    })
-  const io = { stdout: sink('stdout'), stderr: sink('stderr'), stdinIsTty: false }
-  const code = await main(args, { io, env, cwd: options.cwd ?? process.cwd() })
-  return { code, ...out }
+  return runMain(args, { cwd: options.cwd ?? process.cwd(), env })
 }
 
 describe('proxops validate', () => {

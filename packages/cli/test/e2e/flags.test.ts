@@ -3,9 +3,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { PassThrough } from 'node:stream'
 import type { Simulator } from '@proxops/pve-sim'
-import { main } from '../../src/cli.js'
+import { runMain } from '../../src/main.test-support.js'
 import {
   AGE_KEY_FILE,
   CANARY,
@@ -31,22 +30,16 @@ afterAll(async () => {
 })
 
 async function run(cwd: string, args: string[], env: Record<string, string | undefined> = {}, tty = false) {
-  const out = Object.assign(new PassThrough(), { isTTY: tty })
-  const err = Object.assign(new PassThrough(), { isTTY: tty })
-  let stdout = ''
-  let stderr = ''
-  out.on('data', (c: Buffer) => (stdout += c.toString()))
-  err.on('data', (c: Buffer) => (stderr += c.toString()))
   const fullEnv: Record<string, string | undefined> = {
     HOME: homeFor(cwd),
     SOPS_AGE_KEY_FILE: AGE_KEY_FILE,
     PATH: process.env.PATH,
     ...env,
   }
-  const code = await main(args, { cwd, env: fullEnv, io: { stdout: out, stderr: err, stdinIsTty: false } })
-  await new Promise((r) => setTimeout(r, 50))
-  expect(findCanaries(stdout + stderr)).toEqual([])
-  return { code, stdout, stderr }
+  const r = await runMain(args, { cwd, env: fullEnv, tty })
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  expect(findCanaries(r.stdout + r.stderr)).toEqual([])
+  return r
 }
 
 async function repo(options: Parameters<typeof makeRepo>[1] = {}): Promise<string> {
