@@ -4,6 +4,7 @@ import { cycleResult, objectStates } from './status-model.js'
 import { fixturePlan } from './render/fixtures.test-support.js'
 import { paint } from './render/color.js'
 import { renderStatus } from './render/status-text.js'
+import { cycle } from './daemon/status-page.test-support.js'
 
 const desired = [
   { kind: 'VM', name: 'web', node: 'pve1', vmid: 100, addresses: ['VM/pve1/100(web)'] },
@@ -233,25 +234,16 @@ describe('unmanaged live keys in status', () => {
     const objects = objectStates('homelab', desired, plan)
     const text = renderStatus(
       [
-        {
+        cycle({
           cluster: 'homelab',
+          commit: undefined,
           startedAt: '',
           finishedAt: '',
           mode: 'dry-run',
           result: cycleResult(plan),
-          actions: { planned: 0, ok: 0, failed: 0, skipped: 0 },
-          pruned: 0,
-          pruneDeferred: 0,
-          anomalies: 0,
-          skips: 0,
           unmanaged: 4,
-          blocked: 0,
-          blockedByReason: {},
-          desiredStale: false,
           objects,
-          plannedActions: [],
-          findings: [],
-        },
+        }),
       ],
       paint(false),
     )
@@ -291,27 +283,17 @@ describe('a guest HA placed on another node than its spec.node', () => {
     const web = objectStates('homelab', desired, plan).find((s) => s.name === 'web')
     expect(web?.placedOn).toBeUndefined()
     const objects = objectStates('homelab', desired, plan)
-    const cycle = {
+    const homelab = cycle({
       cluster: 'homelab',
+      commit: undefined,
       startedAt: '',
       finishedAt: '',
-      mode: 'dry-run' as const,
+      mode: 'dry-run',
       result: cycleResult(plan),
-      actions: { planned: 0, ok: 0, failed: 0, skipped: 0 },
-      pruned: 0,
-      pruneDeferred: 0,
-      anomalies: 0,
-      skips: 0,
-      unmanaged: 0,
-      blocked: 0,
-      blockedByReason: {},
-      desiredStale: false,
       objects,
-      plannedActions: [],
-      findings: [],
-    }
-    expect(cycle.result).toBe('converged')
-    expect(renderStatus([cycle], paint(false))).toMatch(
+    })
+    expect(homelab.result).toBe('converged')
+    expect(renderStatus([homelab], paint(false))).toMatch(
       /VM +db +101 +converged\n {6}on node pve1: on node pve1, where HA placed it \(vm:101\)\n/,
     )
   })

@@ -96,6 +96,29 @@ async function recover(
   return { tookMs, failed, finished: actionsOf(next).length }
 }
 
+/**
+ * One seed's crash: SIGKILL an apply after a seeded number of writes (1-3) and delay (under `maxDelayMs`), then
+ * recover; the seed's line is printed. Returns the label for the seed's assertions and how much work the kill left.
+ */
+async function crashAndRecover(
+  sim: Simulator,
+  repo: Repo,
+  seed: number,
+  r: () => number,
+  maxDelayMs: number,
+): Promise<{ at: string; finished: number }> {
+  const killAt = 1 + Math.floor(r() * 3)
+  const delayMs = Math.floor(r() * maxDelayMs)
+  const at = `seed ${seed} (killed after ${killAt} writes + ${delayMs} ms)`
+  const killed = await killedApply(sim, repo, killAt, delayMs)
+  expect(killed.signal, `${at}: the apply finished first`).toBe('SIGKILL')
+  const { tookMs, failed, finished } = await recover(sim, repo, at)
+  console.log(
+    `${at}: next apply ${tookMs} ms, ${finished} actions left${failed.length ? `, failed first: ${failed.join('; ')}` : ''}`,
+  )
+  return { at, finished }
+}
+
 /** the invariants every seed ends with: each desired guest once, unlocked, in its power state, the repo clean */
 function expectEstate(sim: Simulator, repo: Repo, want: Map<number, { node: string; running: boolean }>, at: string) {
   const guests = sim.control.guests()
@@ -164,20 +187,11 @@ describe('SIGKILL of the CLI during an apply with HA guests in the plan', { time
     // cores change on every guest each seed (2, 3, 2, ...): a config write per guest, a restart for running ones
     const cores = 2 + (i % 2)
     commit(repo, { [HA_FILE]: haGuests(states, cores) }, `seed ${seed}`)
-    const killAt = 1 + Math.floor(r() * 3)
-    const delayMs = Math.floor(r() * 80)
-    const at = `seed ${seed} (killed after ${killAt} writes + ${delayMs} ms)`
-    const killed = await killedApply(sim, repo, killAt, delayMs)
-    expect(killed.signal, `${at}: the apply finished first`).toBe('SIGKILL')
-
-    const { tookMs, failed, finished } = await recover(sim, repo, at)
+    const { at, finished } = await crashAndRecover(sim, repo, seed, r, 80)
     if (finished > 0) interrupted++
     const want = new Map(HA_VMIDS.map((vmid, k) => [vmid, { node: `pve${(k % 2) + 1}`, running: !!states[k] }]))
     expectEstate(sim, repo, want, at)
     for (const vmid of HA_VMIDS) expect(sim.control.guest(vmid)?.config.cores, `${at}: ${vmid}`).toBe(String(cores))
-    console.log(
-      `${at}: next apply ${tookMs} ms, ${finished} actions left${failed.length ? `, failed first: ${failed.join('; ')}` : ''}`,
-    )
   })
 })
 
@@ -243,13 +257,7 @@ describe('SIGKILL of the CLI during an apply that migrates guests', { timeout: 2
     commit(repo, movable(to), `seed ${seed}: to ${to}`)
     const r = spread(seed)
     // three migrate writes; the delay lets the kill land before, during or after a migration task
-    const killAt = 1 + Math.floor(r() * 3)
-    const delayMs = Math.floor(r() * 120)
-    const at = `seed ${seed} (killed after ${killAt} writes + ${delayMs} ms)`
-    const killed = await killedApply(sim, repo, killAt, delayMs)
-    expect(killed.signal, `${at}: the apply finished first`).toBe('SIGKILL')
-
-    const { tookMs, failed, finished } = await recover(sim, repo, at)
+    const { at, finished } = await crashAndRecover(sim, repo, seed, r, 120)
     if (finished > 0) interrupted++
     const want = new Map([500, 501, 502].map((vmid) => [vmid, { node: to, running: RUNNING.has(vmid) }]))
     expectEstate(sim, repo, want, at)
@@ -266,8 +274,5 @@ describe('SIGKILL of the CLI during an apply that migrates guests', { timeout: 2
         at,
       ).not.toContain(volid)
     }
-    console.log(
-      `${at}: next apply ${tookMs} ms, ${finished} actions left${failed.length ? `, failed first: ${failed.join('; ')}` : ''}`,
-    )
   })
 })

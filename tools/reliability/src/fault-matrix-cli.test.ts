@@ -6,12 +6,10 @@
  * fault clears, the next apply converges and a diff is empty.
  * (Library-level faults live in packages/planner/test/fault-matrix.test.ts.)
  */
-import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { execFileSync } from 'node:child_process'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { startSimulator, type Simulator } from '@proxops/pve-sim'
-import { DESIRED_VMIDS, makeRepo, runCli, sleep, startCli, type Repo } from './cli-harness.js'
+import { DESIRED_VMIDS, commit, makeRepo, runCli, sleep, startCli, type Repo } from './cli-harness.js'
 
 interface Cycle {
   cluster: string
@@ -116,19 +114,7 @@ describe('fault matrix (CLI against the simulator)', { timeout: 180_000 }, () =>
   })
 
   it('a task that outlasts the task timeout fails that action only; the next apply converges', async () => {
-    writeFileSync(join(repo.root, 'proxops.yaml'), 'reconcile:\n  task-timeout: 1s\n')
-    execFileSync('git', ['-C', repo.root, 'add', '-A'])
-    execFileSync('git', [
-      '-C',
-      repo.root,
-      '-c',
-      'user.name=t',
-      '-c',
-      'user.email=t@proxops.invalid',
-      'commit',
-      '-qm',
-      'timeout',
-    ])
+    commit(repo, { 'proxops.yaml': 'reconcile:\n  task-timeout: 1s\n' }, 'timeout')
     sim.control.setTaskBehaviour('qmstart', { durationMs: 4000 })
     const r = await applyJson()
     expect(r.code).toBe(1)
