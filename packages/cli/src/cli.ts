@@ -231,7 +231,10 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
           throw new CliError('USAGE', unknownArgument(unknown[1].split(', '), argv, usage as unknown as YargsUsage))
         throw err ?? new CliError('USAGE', `${msg} (see proxops --help)`)
       })
-      .parseAsync()
+      // yargs prints --help with console.log; the parse callback hands it over, to write where this run's output goes
+      .parseAsync(argv, {}, (_err, _args, output) => {
+        if (output) ctx().io.stdout.write(`${output}\n`)
+      })
   } catch (err) {
     const c = ctx()
     const message = err instanceof Error ? err.message : String(err)

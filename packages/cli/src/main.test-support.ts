@@ -8,7 +8,11 @@ export interface MainRun {
   stderr: string
 }
 
-/** Runs `main(argv)` in `cwd` with exactly `env`, collecting stdout and stderr (as a terminal when `tty`). */
+/**
+ * Runs `main(argv)` in `cwd` with exactly `env`, collecting stdout and stderr (as a terminal when `tty`). Throws
+ * when the run wrote to the process's own stdout, stderr or console: everything `main()` says must go to the
+ * streams it is given, or an embedder (and these tests' secret scans) would miss it.
+ */
 export async function runMain(
   argv: readonly string[],
   options: { cwd: string; env: Readonly<Record<string, string | undefined>>; tty?: boolean },
@@ -25,6 +29,59 @@ export async function runMain(
       { isTTY: options.tty ?? false },
     )
   const io = { stdout: sink('stdout'), stderr: sink('stderr'), stdinIsTty: false }
-  const code = await main([...argv], { cwd: options.cwd, env: options.env, io })
+  const stray = watchStrayOutput()
+  let code: number
+  try {
+    code = await main([...argv], { cwd: options.cwd, env: options.env, io })
+  } finally {
+    stray.stop()
+  }
+  if (stray.text() !== '') throw new Error(`main(${argv.join(' ')}) wrote outside its streams: ${stray.text()}`)
   return { code, ...out }
+}
+
+/** Writes to process.stdout, process.stderr and console while runs are in flight (runs may overlap). */
+let watching: { count: number; text: string; restore: () => void } | undefined
+
+function watchStrayOutput(): { stop: () => void; text: () => string } {
+  if (watching === undefined) {
+    const saved = {
+      stdout: process.stdout.write,
+      stderr: process.stderr.write,
+      log: console.log,
+      error: console.error,
+      warn: console.warn,
+      info: console.info,
+    }
+    const state = { count: 0, text: '', restore: () => {} }
+    const record = (...parts: unknown[]): boolean => {
+      for (const p of parts) {
+        if (typeof p === 'function') (p as () => void)() // a write's callback
+        else if (typeof p === 'string' || p instanceof Uint8Array) state.text += `${Buffer.from(p).toString()} `
+      }
+      return true
+    }
+    process.stdout.write = record as typeof process.stdout.write
+    process.stderr.write = record as typeof process.stderr.write
+    console.log = console.error = console.warn = console.info = record
+    state.restore = () => {
+      Object.assign(process.stdout, { write: saved.stdout })
+      Object.assign(process.stderr, { write: saved.stderr })
+      Object.assign(console, { log: saved.log, error: saved.error, warn: saved.warn, info: saved.info })
+    }
+    watching = state
+  }
+  const state = watching
+  state.count += 1
+  const seen = state.text.length
+  return {
+    text: () => state.text.slice(seen),
+    stop: () => {
+      state.count -= 1
+      if (state.count === 0) {
+        state.restore()
+        watching = undefined
+      }
+    },
+  }
 }

@@ -5,7 +5,7 @@ import path from 'node:path'
 import type { Simulator } from '@proxops/pve-sim'
 import { baseEnv, findCanaries, git, makeRepo, proxops, startLab, transcript } from './harness.js'
 
-// subprocesses on a shared 2-core machine: generous per-test limits
+// simulator tasks on a shared 2-core machine: generous per-test limits
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 })
 
 let sim: Simulator

@@ -1,5 +1,5 @@
 /**
- * A BackupJob's lifecycle through the built CLI against the simulator's /cluster/backup (PVE::API2::Backup):
+ * A BackupJob's lifecycle through the CLI against the simulator's /cluster/backup (PVE::API2::Backup):
  * create, drift made by hand, an update from git, adopt of a job made by hand (its claim writes only the
  * marker), and a prune of the owned jobs once git drops them, while a job without the marker, one marked for
  * another cluster entry and one marked before entries existed are never touched.

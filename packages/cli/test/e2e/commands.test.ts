@@ -1,11 +1,11 @@
-/** diff, apply, saved plans, status, exit codes and secret canaries: the built CLI against the simulator. */
+/** diff, apply, saved plans, status, exit codes and secret canaries: the CLI against the simulator. */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import type { Simulator } from '@proxops/pve-sim'
 import { CANARY, baseEnv, findCanaries, git, makeRepo, proxops, startLab, transcript, vmManifest } from './harness.js'
 
-// subprocesses on a shared 2-core machine: generous per-test limits
+// simulator tasks on a shared 2-core machine: generous per-test limits
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 })
 
 let sim: Simulator
@@ -159,7 +159,7 @@ describe('status', () => {
   })
 })
 
-describe('version and completion (subprocess)', () => {
+describe('version and completion', () => {
   it('prints the version and a completion script', async () => {
     expect((await run(['--version'])).stdout).toMatch(/^proxops version \d+\.\d+\.\d+/)
     const completion = await run(['completion'])

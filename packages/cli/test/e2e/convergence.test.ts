@@ -1,5 +1,5 @@
 /**
- * Honest convergence signals, through the built CLI against the simulator: "No changes. PVE matches git." and
+ * Honest convergence signals, through the CLI against the simulator: "No changes. PVE matches git." and
  * exit 0 only when PVE matches git; an offline node, a deferred prune or an anomaly is reported as blocked by
  * diff's last line, --detailed-exitcode, status and apply's exit code.
  */

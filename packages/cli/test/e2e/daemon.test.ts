@@ -21,7 +21,7 @@ import {
   waitFor,
 } from './harness.js'
 
-// subprocesses on a shared 2-core machine: generous per-test limits
+// simulator tasks on a shared 2-core machine: generous per-test limits
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 })
 
 let sim: Simulator

@@ -17,7 +17,7 @@ import {
   CANARY,
 } from './harness.js'
 
-// subprocesses on a shared 2-core machine: generous per-test limits
+// simulator tasks on a shared 2-core machine: generous per-test limits
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 })
 
 const plainOnly = { 'vm/lab/db.yaml': vmManifest('db', 101) }

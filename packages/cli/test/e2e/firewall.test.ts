@@ -1,5 +1,5 @@
 /**
- * spec.firewall through the built CLI, one lifecycle: validate refuses a rule naming an undeclared IP set, apply
+ * spec.firewall through the CLI, one lifecycle: validate refuses a rule naming an undeclared IP set, apply
  * creates the guest and its firewall, a hand edit on PVE (a rule moved, an option changed) shows as drift and
  * converges, a changed manifest updates the firewall, what is added on PVE by hand is removed, and adopt writes a
  * guest's firewall so that its manifest plans no firewall change.

@@ -1,5 +1,5 @@
 /**
- * The first day with a real cluster (issue 29), through the built CLI against the simulator: a manifest written
+ * The first day with a real cluster (issue 29), through the CLI against the simulator: a manifest written
  * for the reference design (keys left empty, no git token in local mode), secrets masked by role, an endpoint
  * pinned only once it worked, a saved plan of two clusters applied whole or not at all, a slow template
  * conversion waited for, and the habits of Terraform and kubectl (`plan`, `show`, `--target`, `-o yaml`,
@@ -28,7 +28,7 @@ import {
   vmManifest,
 } from './harness.js'
 
-// subprocesses on a shared 2-core machine, and 6 s tasks in one test: generous limits
+// simulator tasks on a shared 2-core machine, and 6 s tasks in one test: generous limits
 vi.setConfig({ testTimeout: 300_000, hookTimeout: 60_000 })
 
 let sim: Simulator

@@ -1,5 +1,5 @@
 /**
- * spec.ha through the built CLI on PVE 8.4, where the node preference is an HA group (PVE::API2::HA::Groups),
+ * spec.ha through the CLI on PVE 8.4, where the node preference is an HA group (PVE::API2::HA::Groups),
  * for an HA-managed container (`ct:<vmid>`), one lifecycle: apply creates the container and its resource and
  * group (the CRM starts it), a hand edit of the group is drift and converges, a declared stop goes through HA,
  * adopt writes spec.ha back in the group form, and removing spec.ha removes the resource and the group only.

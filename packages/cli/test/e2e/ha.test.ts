@@ -1,5 +1,5 @@
 /**
- * spec.ha through the built CLI against the simulator (PVE 9: a node-affinity rule), one lifecycle: validate
+ * spec.ha through the CLI against the simulator (PVE 9: a node-affinity rule), one lifecycle: validate
  * refuses a preference that would move the guest off its node, apply creates the guest and its HA resource (the
  * CRM starts it), a hand edit of the resource is drift and converges, a declared stop goes through HA, adopt
  * writes spec.ha back so that the manifest plans nothing, and removing spec.ha removes only what ProxOps marked.

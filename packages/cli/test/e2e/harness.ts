@@ -1,7 +1,9 @@
 /**
- * End-to-end harness: the built CLI (`packages/cli/dist/bin.js`) as a subprocess, against tools/pve-sim
- * started in this process, over temporary git repositories. Build first: schema, pve-client, sops,
- * planner, pve-sim, cli (`npx tsc -p tsconfig.build.json` in each). Every output is collected so that a
+ * End-to-end harness: the CLI against tools/pve-sim started in this process, over temporary git repositories.
+ * `proxops()` runs the CLI's `main()` in process, with the run's own environment, working directory and streams
+ * (a Node process per run cost about a second of CPU, most of this suite's); `start()` and `spawned()` run the
+ * built `dist/bin.js` as a process, for what needs one (signals, a terminal, a daemon), and `process.test.ts`
+ * holds both to the same output. The suite depends on the build in turbo. Every output is collected so that a
  * final test can assert no secret canary ever appeared.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
@@ -14,6 +16,7 @@ import { fileURLToPath } from 'node:url'
 import { startSimulator, type Simulator, type SimulatorOptions } from '@proxops/pve-sim'
 import { createPveClient, type PveClient } from '@proxops/pve-client'
 import { encryptSops } from '@proxops/sops'
+import { runMain } from '../../src/main.test-support.js'
 
 export const BIN = fileURLToPath(new URL('../../dist/bin.js', import.meta.url))
 const KEY_FILE = fileURLToPath(new URL('../../../../examples/repository/keys/test-only.agekey', import.meta.url))
@@ -249,8 +252,19 @@ export function start(
   return { child, done, stderrSoFar: () => stderr }
 }
 
-/** Runs the CLI to completion (asynchronously: the simulator lives in this process). */
-export function proxops(args: readonly string[], o: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<RunResult> {
+/**
+ * Runs the CLI's `main()` to completion in this process, with exactly this environment, working directory and
+ * streams: what `bin.ts` runs, without a Node process (and its second of start-up CPU) per run. Cases about the
+ * process itself (signals, a terminal, exit codes of `bin.js`) use `start()` or `spawned()`.
+ */
+export async function proxops(args: readonly string[], o: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<RunResult> {
+  const { code, stdout, stderr } = await runMain(args, { cwd: o.cwd, env: o.env ?? baseEnv(o.cwd) })
+  transcript.push(stdout, stderr)
+  return { code, signal: null, stdout, stderr }
+}
+
+/** Runs the built CLI (`dist/bin.js`) to completion as a process. */
+export function spawned(args: readonly string[], o: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<RunResult> {
   return start(args, o).done
 }
 

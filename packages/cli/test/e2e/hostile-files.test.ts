@@ -1,5 +1,5 @@
 /**
- * Hostile or mistaken repository files through the built CLI: every file ProxOps reads goes through the
+ * Hostile or mistaken repository files through the CLI: every file ProxOps reads goes through the
  * loader's rules (regular file, inside the repository, bounded), and `validate` and `diff` give the same
  * verdict on every input (one configuration reader, in @proxops/schema).
  */

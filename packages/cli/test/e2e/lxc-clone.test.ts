@@ -1,5 +1,5 @@
 /**
- * LXC.spec.clone through the built CLI against the simulator, one lifecycle: a TemplateCT is created, an LXC is
+ * LXC.spec.clone through the CLI against the simulator, one lifecycle: a TemplateCT is created, an LXC is
  * full-cloned from it (pve-container clone_vm) onto its root storage, grown and configured; host drift and a git
  * change are updates, never a re-clone; adopt reads the clone back; pruning it leaves the template.
  */

@@ -1,5 +1,5 @@
 /**
- * Moving guests through the built CLI against the simulator's migration (qemu-server migrate_vm and
+ * Moving guests through the CLI against the simulator's migration (qemu-server migrate_vm and
  * PVE::QemuMigrate, pve-container migrate_vm and PVE::LXC::Migrate, pve-ha-manager's placement), logged in as
  * root@pam with a ticket (PVE refuses a raw hostpci to every API token): a changed spec.node moves a running VM
  * with a local disk online, a stopped VM offline and a running container with a restart; a VM with a raw hostpci

@@ -1,5 +1,5 @@
 /**
- * Pools through the built CLI, one lifecycle (pve-manager PVE::API2::Pool, qemu-server create_vm with `pool`):
+ * Pools through the CLI, one lifecycle (pve-manager PVE::API2::Pool, qemu-server create_vm with `pool`):
  * validate refuses a bad pool id, apply creates the pool and the guest in it, a hand edit (comment, a move to
  * another pool) shows as drift and converges, a changed spec.pool moves the guest, adopt writes the Pool and
  * spec.pool back so that the adopted files plan nothing, and a prune removes the pool only after its guest

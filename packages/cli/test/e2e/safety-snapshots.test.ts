@@ -1,5 +1,5 @@
 /**
- * Safety snapshots through the built CLI, one lifecycle (pve-guest-common PVE::AbstractConfig snapshot_create /
+ * Safety snapshots through the CLI, one lifecycle (pve-guest-common PVE::AbstractConfig snapshot_create /
  * snapshot_delete behind qemu-server's `snapshot` and `delsnapshot`): validate refuses a bad `keep`, a create
  * takes none, a disk resize shows `+ snapshot` in diff and takes `proxops-<UTC time>` first, a saved plan
  * without its snapshot action is refused, the prune keeps the newest `keep` proxops-* snapshots and never an

@@ -1,5 +1,5 @@
 /**
- * Issue 30 (security and robustness, round 3) through the built CLI against the simulator: a snapshot named like
+ * Issue 30 (security and robustness, round 3) through the CLI against the simulator: a snapshot named like
  * a safety snapshot but without this entry's mark is never rotated and is reported; a backup job may not select a
  * guest this entry does not manage; a changed `notes-template` is sent with the `storage` PVE requires with it
  * (pve-common JSONSchema check_object `requires`); an HA guest in `error` (pve-ha-manager next_state_error) fails

@@ -1,5 +1,5 @@
 /**
- * What an attacker or a mistake can make ProxOps do (issue 19, items 1-6), through the built CLI against
+ * What an attacker or a mistake can make ProxOps do (issue 19, items 1-6), through the CLI against
  * the simulator: tampered saved plans, one PVE under two names, hostile git config, plain http, secrets
  * in live values, tokens in the git URL.
  */

@@ -1,5 +1,5 @@
 /**
- * Every object's row says what the planner says about it (issue 30, item 5), through the built CLI against the
+ * Every object's row says what the planner says about it (issue 30, item 5), through the CLI against the
  * simulator: a Pool and a BackupJob that PVE already holds under another cluster entry's marker (pve-manager
  * PVE::API2::Pool create_pool, PVE::API2::Backup create_job: the comment carries the marker) are blocked, with the
  * planner's owned-elsewhere reason, in `status -o json`, the status table and the daemon's /status, as the
