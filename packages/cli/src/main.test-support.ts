@@ -55,14 +55,15 @@ function watchStrayOutput(): { stop: () => void; text: () => string } {
     }
     const state = { count: 0, text: '', restore: () => {} }
     const record = (...parts: unknown[]): boolean => {
+      // a write's callback is called, as the stream would
       for (const p of parts) {
-        if (typeof p === 'function') (p as () => void)() // a write's callback
+        if (typeof p === 'function') (p as () => void)()
         else if (typeof p === 'string' || p instanceof Uint8Array) state.text += `${Buffer.from(p).toString()} `
       }
       return true
     }
-    process.stdout.write = record as typeof process.stdout.write
-    process.stderr.write = record as typeof process.stderr.write
+    process.stdout.write = record
+    process.stderr.write = record
     console.log = console.error = console.warn = console.info = record
     state.restore = () => {
       Object.assign(process.stdout, { write: saved.stdout })

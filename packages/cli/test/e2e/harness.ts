@@ -257,7 +257,10 @@ export function start(
  * streams: what `bin.ts` runs, without a Node process (and its second of start-up CPU) per run. Cases about the
  * process itself (signals, a terminal, exit codes of `bin.js`) use `start()` or `spawned()`.
  */
-export async function proxops(args: readonly string[], o: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<RunResult> {
+export async function proxops(
+  args: readonly string[],
+  o: { cwd: string; env?: NodeJS.ProcessEnv },
+): Promise<RunResult> {
   const { code, stdout, stderr } = await runMain(args, { cwd: o.cwd, env: o.env ?? baseEnv(o.cwd) })
   transcript.push(stdout, stderr)
   return { code, signal: null, stdout, stderr }

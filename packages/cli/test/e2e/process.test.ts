@@ -30,20 +30,22 @@ const both = async (args: readonly string[]) => {
 }
 
 describe('bin.js as a process and main() in process', () => {
-  it.each([
-    ['diff'],
-    ['diff', '-o', 'json'],
-    ['diff', '--detailed-exitcode'],
-    ['status'],
-    ['status', 'VM/web'],
-    ['validate'],
-    ['show', 'VM/web'],
-    ['--help'],
-    ['help', 'apply'],
-    ['dif'],
-    ['diff', '--clustr', 'lab'],
-    ['--version'],
-  ].map((args) => [args.join(' '), args] as const))('proxops %s says the same', async (_, args) => {
+  it.each(
+    [
+      ['diff'],
+      ['diff', '-o', 'json'],
+      ['diff', '--detailed-exitcode'],
+      ['status'],
+      ['status', 'VM/web'],
+      ['validate'],
+      ['show', 'VM/web'],
+      ['--help'],
+      ['help', 'apply'],
+      ['dif'],
+      ['diff', '--clustr', 'lab'],
+      ['--version'],
+    ].map((args) => [args.join(' '), args] as const),
+  )('proxops %s says the same', async (_, args) => {
     const { inProcess, processRun } = await both(args)
     expect(processRun.signal).toBeNull()
     expect(inProcess).toEqual(processRun)
