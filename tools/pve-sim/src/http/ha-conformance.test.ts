@@ -9,7 +9,7 @@ import { apidocForTests } from '../apidoc/test-data.js'
 import { startSimulator, type Simulator } from '../index.js'
 import { form, raw, waitTask, type RawResponse } from './test-support/raw.js'
 
-// one CRM cycle: long enough that a test reads the state between a request and the CRM's step on a loaded machine
+// one CRM cycle; a test that reads the state between a request and the CRM's step holds the CRM (crmHeld)
 const LAG = 600
 let sim: Simulator
 const req = (s: Simulator, method: string, path: string, params?: Record<string, string>): Promise<RawResponse> => {
@@ -31,6 +31,18 @@ const status = async (type: string, vmid: number): Promise<Record<string, unknow
   data<Record<string, unknown>>(await req(sim, 'GET', `/nodes/pve1/${type}/${vmid}/status/current`))
 const resource = async (vmid: number): Promise<Record<string, unknown> | undefined> =>
   data<Record<string, unknown>[]>(await req(sim, 'GET', '/cluster/resources?type=vm')).find((r) => r.vmid === vmid)
+/**
+ * Runs `body` with the CRM held (a cycle far longer than any stall of a loaded machine), so that it reads the state
+ * between a request and the CRM's step; the held rounds then run one cycle (LAG) later (setHaLag).
+ */
+async function crmHeld<T>(body: () => Promise<T>): Promise<T> {
+  sim.control.setHaLag(600_000)
+  try {
+    return await body()
+  } finally {
+    sim.control.setHaLag(LAG)
+  }
+}
 async function until(what: () => Promise<boolean>, ms = 8000): Promise<void> {
   const end = Date.now() + ms
   while (!(await what())) {
@@ -123,10 +135,12 @@ describe('PVE::API2::HA::Resources create / index / read / update / delete', () 
 
 describe('vm_start / vm_shutdown of an HA-managed guest (vm_is_ha_managed -> hastart / hastop)', () => {
   it('start answers a hastart task that ends OK at once; the LRM starts the VM one CRM cycle later', async () => {
-    const st = await ok(sim, req(sim, 'POST', '/nodes/pve1/qemu/200/status/start'))
-    expect([st.type, st.exitstatus]).toEqual(['hastart', 'OK'])
-    expect((await status('qemu', 200)).status).toBe('stopped')
-    expect(data<{ state: string }>(await req(sim, 'GET', '/cluster/ha/resources/vm:200')).state).toBe('started')
+    await crmHeld(async () => {
+      const st = await ok(sim, req(sim, 'POST', '/nodes/pve1/qemu/200/status/start'))
+      expect([st.type, st.exitstatus]).toEqual(['hastart', 'OK'])
+      expect((await status('qemu', 200)).status).toBe('stopped')
+      expect(data<{ state: string }>(await req(sim, 'GET', '/cluster/ha/resources/vm:200')).state).toBe('started')
+    })
     await until(async () => (await status('qemu', 200)).status === 'running')
     const s = await status('qemu', 200)
     expect(s.ha).toEqual({ managed: 1, state: 'started' })
@@ -139,9 +153,11 @@ describe('vm_start / vm_shutdown of an HA-managed guest (vm_is_ha_managed -> has
   })
 
   it('shutdown answers a hastop task that ends OK while the VM still runs; the CRM then writes state stopped', async () => {
-    const st = await ok(sim, req(sim, 'POST', '/nodes/pve1/qemu/200/status/shutdown', { timeout: '30' }))
-    expect([st.type, st.exitstatus]).toEqual(['hastop', 'OK'])
-    expect((await status('qemu', 200)).status).toBe('running')
+    await crmHeld(async () => {
+      const st = await ok(sim, req(sim, 'POST', '/nodes/pve1/qemu/200/status/shutdown', { timeout: '30' }))
+      expect([st.type, st.exitstatus]).toEqual(['hastop', 'OK'])
+      expect((await status('qemu', 200)).status).toBe('running')
+    })
     await until(async () => (await status('qemu', 200)).status === 'stopped')
     expect(data<{ state: string }>(await req(sim, 'GET', '/cluster/ha/resources/vm:200')).state).toBe('stopped')
     // next_state_request_stop: the CRM reads the LRM's result one cycle after the guest stopped
@@ -191,9 +207,11 @@ describe('vm_start / vm_shutdown of an HA-managed guest (vm_is_ha_managed -> has
     const st = await ok(sim, req(sim, 'POST', '/nodes/pve1/lxc/201/status/start'))
     expect(st.type).toBe('hastart')
     await until(async () => (await status('lxc', 201)).status === 'running')
-    const stop = await ok(sim, req(sim, 'POST', '/nodes/pve1/lxc/201/status/stop'))
-    expect([stop.type, stop.exitstatus]).toEqual(['hastop', 'OK'])
-    expect((await status('lxc', 201)).status).toBe('running')
+    await crmHeld(async () => {
+      const stop = await ok(sim, req(sim, 'POST', '/nodes/pve1/lxc/201/status/stop'))
+      expect([stop.type, stop.exitstatus]).toEqual(['hastop', 'OK'])
+      expect((await status('lxc', 201)).status).toBe('running')
+    })
     await until(async () => (await status('lxc', 201)).status === 'stopped')
     const tasks = data<Record<string, unknown>[]>(await req(sim, 'GET', '/nodes/pve1/tasks?vmid=201&typefilter=vzstop'))
     expect(tasks[0]).toMatchObject({ user: 'root@pam', status: 'OK' })
