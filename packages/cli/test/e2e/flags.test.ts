@@ -1,10 +1,9 @@
-/** The remaining global flags, in process (main() with injected streams) against the simulator. */
+/** The remaining global flags, against the simulator. */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import type { Simulator } from '@proxops/pve-sim'
-import { runMain } from '../../src/main.test-support.js'
 import {
   AGE_KEY_FILE,
   CANARY,
@@ -13,6 +12,7 @@ import {
   git,
   homeFor,
   makeRepo,
+  proxops,
   startLab,
   vmManifest,
 } from './harness.js'
@@ -29,15 +29,10 @@ afterAll(async () => {
   for (const d of cleanup) rmSync(d, { recursive: true, force: true })
 })
 
+/** A run with no NO_COLOR (the colour flags are under test), as a terminal when `tty`. */
 async function run(cwd: string, args: string[], env: Record<string, string | undefined> = {}, tty = false) {
-  const fullEnv: Record<string, string | undefined> = {
-    HOME: homeFor(cwd),
-    SOPS_AGE_KEY_FILE: AGE_KEY_FILE,
-    PATH: process.env.PATH,
-    ...env,
-  }
-  const r = await runMain(args, { cwd, env: fullEnv, tty })
-  await new Promise((resolve) => setTimeout(resolve, 50))
+  const fullEnv = { HOME: homeFor(cwd), SOPS_AGE_KEY_FILE: AGE_KEY_FILE, PATH: process.env.PATH, ...env }
+  const r = await proxops(args, { cwd, env: fullEnv, tty })
   expect(findCanaries(r.stdout + r.stderr)).toEqual([])
   return r
 }

@@ -259,9 +259,13 @@ export function start(
  */
 export async function proxops(
   args: readonly string[],
-  o: { cwd: string; env?: NodeJS.ProcessEnv },
+  o: { cwd: string; env?: NodeJS.ProcessEnv; tty?: boolean },
 ): Promise<RunResult> {
-  const { code, stdout, stderr } = await runMain(args, { cwd: o.cwd, env: o.env ?? baseEnv(o.cwd) })
+  const { code, stdout, stderr } = await runMain(args, {
+    cwd: o.cwd,
+    env: o.env ?? baseEnv(o.cwd),
+    tty: o.tty ?? false,
+  })
   transcript.push(stdout, stderr)
   return { code, signal: null, stdout, stderr }
 }
