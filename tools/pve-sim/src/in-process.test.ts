@@ -26,6 +26,11 @@ async function overSocket(): Promise<Simulator> {
   return sim
 }
 
+async function tasksEnded(...sims: Pick<Simulator, 'control'>[]): Promise<void> {
+  while (sims.some((sim) => sim.control.tasks().some((t) => t.status === 'running')))
+    await new Promise((resolve) => setTimeout(resolve, 5))
+}
+
 interface Exchange {
   status: number
   statusText: string
@@ -71,6 +76,8 @@ describe('createInProcessSimulator', () => {
     ]
     const seen: Exchange[][] = [[], []]
     for (const [method, path, options] of script) {
+      // the last read lists the created VM: both create tasks end first, not one sooner than the other
+      if (path === '/nodes/pve1/qemu' && method === 'GET') await tasksEnded(a, b)
       seen[0]!.push(await send(a.url, a.dispatcher, method, path, options))
       seen[1]!.push(await send(b.url, undefined, method, path, options))
     }
