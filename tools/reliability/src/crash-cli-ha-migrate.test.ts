@@ -10,7 +10,7 @@
  * starts from the estate the previous one converged to); PROXOPS_SOAK multiplies them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startSimulator, type Simulator } from '@proxops/pve-sim'
+import { startSimulator, type Simulator, type SimulatorOptions } from '@proxops/pve-sim'
 import { commit, doc, makeRepo, runCli, sleep, startCli, type Repo, type Run } from './cli-harness.js'
 import { random, runs } from './soak.js'
 
@@ -137,6 +137,39 @@ function expectEstate(sim: Simulator, repo: Repo, want: Map<number, { node: stri
   expect(repo.gitStatus(), at).toBe('')
 }
 
+/**
+ * One describe's lab: a two-node simulator (`prepare` runs on it first) and a repository of `files` with the task
+ * timeout, applied once. Seeds count in `interrupted` the kills that left work for the next apply; afterAll requires
+ * one, so that the kills land inside the work, not after it.
+ */
+function crashLab(
+  options: SimulatorOptions,
+  files: Record<string, string>,
+  prepare: (sim: Simulator) => void = () => {},
+): { sim: Simulator; repo: Repo; interrupted: number } {
+  const lab = { interrupted: 0 } as { sim: Simulator; repo: Repo; interrupted: number }
+  beforeAll(async () => {
+    lab.sim = await startSimulator({
+      nodes: ['pve1', 'pve2'],
+      resourcesLagMs: 0,
+      authFailureDelayMs: 0,
+      log: () => {},
+      ...options,
+    })
+    prepare(lab.sim)
+    lab.repo = makeRepo(lab.sim, files)
+    commit(lab.repo, { 'proxops.yaml': TASK_TIMEOUT }, 'task timeout')
+    const first = await runCli(['apply', '--yes'], lab.repo)
+    expect(first.code, first.stdout + first.stderr).toBe(0)
+  }, 60_000)
+  afterAll(async () => {
+    lab.repo.cleanup()
+    await lab.sim.close()
+    expect(lab.interrupted, 'no kill left work for the next apply').toBeGreaterThan(0)
+  })
+  return lab
+}
+
 // -- (a) HA-managed guests change power state and a restart-class setting
 
 const HA_FILE = 'vm/c/ha.yaml'
@@ -156,39 +189,18 @@ function haGuests(states: boolean[], cores: number): string {
 }
 
 describe('SIGKILL of the CLI during an apply with HA guests in the plan', { timeout: 240_000 }, () => {
-  let sim: Simulator
-  let repo: Repo
-  beforeAll(async () => {
-    sim = await startSimulator({
-      nodes: ['pve1', 'pve2'],
-      taskDurationMs: 40,
-      haLagMs: 60,
-      resourcesLagMs: 0,
-      authFailureDelayMs: 0,
-      log: () => {},
-    })
-    repo = makeRepo(sim, { [HA_FILE]: haGuests([true, true, false], 1) })
-    commit(repo, { 'proxops.yaml': TASK_TIMEOUT }, 'task timeout')
-    const first = await runCli(['apply', '--yes'], repo)
-    expect(first.code, first.stdout + first.stderr).toBe(0)
-  }, 60_000)
-  // seeds whose kill left work for the next apply: the kills must land inside the work, not after it
-  let interrupted = 0
-  afterAll(async () => {
-    repo.cleanup()
-    await sim.close()
-    expect(interrupted, 'no kill left work for the next apply').toBeGreaterThan(0)
-  })
+  const lab = crashLab({ taskDurationMs: 40, haLagMs: 60 }, { [HA_FILE]: haGuests([true, true, false], 1) })
 
   const seeds = Array.from({ length: runs(3) }, (_, i) => ({ i, seed: 4000 + i * 7919 }))
   it.each(seeds)('seed $seed: the next apply ends in bounded time and converges', async ({ i, seed }) => {
+    const { sim, repo } = lab
     const r = spread(seed)
     const states = HA_VMIDS.map(() => r() < 0.6)
     // cores change on every guest each seed (2, 3, 2, ...): a config write per guest, a restart for running ones
     const cores = 2 + (i % 2)
     commit(repo, { [HA_FILE]: haGuests(states, cores) }, `seed ${seed}`)
     const { at, finished } = await crashAndRecover(sim, repo, seed, r, 80)
-    if (finished > 0) interrupted++
+    if (finished > 0) lab.interrupted++
     const want = new Map(HA_VMIDS.map((vmid, k) => [vmid, { node: `pve${(k % 2) + 1}`, running: !!states[k] }]))
     expectEstate(sim, repo, want, at)
     for (const vmid of HA_VMIDS) expect(sim.control.guest(vmid)?.config.cores, `${at}: ${vmid}`).toBe(String(cores))
@@ -225,40 +237,21 @@ function movable(node: string): Record<string, string> {
 }
 
 describe('SIGKILL of the CLI during an apply that migrates guests', { timeout: 240_000 }, () => {
-  let sim: Simulator
-  let repo: Repo
-  beforeAll(async () => {
-    sim = await startSimulator({
-      nodes: ['pve1', 'pve2'],
-      taskDurationMs: 60,
-      resourcesLagMs: 0,
-      authFailureDelayMs: 0,
-      log: () => {},
-    })
-    // the template is on both nodes already: the plan has only the migrations to write
+  // the template is on both nodes already: the plan has only the migrations to write
+  const lab = crashLab({ taskDurationMs: 60 }, movable('pve1'), (sim) => {
     for (const node of sim.nodes) sim.control.addVolume(node, 'local', { filename: TEMPLATE, content: 'vztmpl' })
-    repo = makeRepo(sim, movable('pve1'))
-    commit(repo, { 'proxops.yaml': TASK_TIMEOUT }, 'task timeout')
-    const first = await runCli(['apply', '--yes'], repo)
-    expect(first.code, first.stdout + first.stderr).toBe(0)
-  }, 60_000)
-  // seeds whose kill left work for the next apply: the kills must land inside the work, not after it
-  let interrupted = 0
-  afterAll(async () => {
-    repo.cleanup()
-    await sim.close()
-    expect(interrupted, 'no kill left work for the next apply').toBeGreaterThan(0)
   })
 
   const seeds = Array.from({ length: runs(3) }, (_, i) => ({ i, seed: 5000 + i * 7919 }))
   it.each(seeds)('seed $seed: the next apply ends in bounded time, nothing duplicated or lost', async ({ i, seed }) => {
+    const { sim, repo } = lab
     // each seed moves the three guests to the other node
     const [from, to] = i % 2 === 0 ? ['pve1', 'pve2'] : ['pve2', 'pve1']
     commit(repo, movable(to), `seed ${seed}: to ${to}`)
     const r = spread(seed)
     // three migrate writes; the delay lets the kill land before, during or after a migration task
     const { at, finished } = await crashAndRecover(sim, repo, seed, r, 120)
-    if (finished > 0) interrupted++
+    if (finished > 0) lab.interrupted++
     const want = new Map([500, 501, 502].map((vmid) => [vmid, { node: to, running: RUNNING.has(vmid) }]))
     expectEstate(sim, repo, want, at)
     // the disk is in the config and on the target's storage; nothing of it is left on the source
