@@ -6,8 +6,8 @@
  * only), also guests this token cannot see, and member storages: the pools the desired state names
  * (ObserveOptions.pools) and the pools this entry marked (ObserveOptions.ownership: its prune candidates, which
  * the plan deletes only when empty). Other entries' and other tools' marked pools are never written, so their
- * members come from /cluster/resources too. 1 + those pools requests per cycle. A failed read makes every pool unknown, never absent: no pool is
- * created, changed or deleted and no membership is planned.
+ * members come from /cluster/resources too. 1 + those pools requests per cycle. A failed read makes every pool
+ * unknown, never absent: no pool is created, changed or deleted and no membership is planned.
  */
 import type { ClusterResource, PoolInfo } from '@proxops/pve-client/wire'
 import type { LiveInventory, LivePool, Observed } from '../../inventory.js'
