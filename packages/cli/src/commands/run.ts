@@ -59,6 +59,7 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
   const window = new PruneWindowBudget(config.reconcile.pruneWindow)
   const cycles = new Map<string, ClusterCycle>()
   const lastSuccess = new Map<string, number>()
+  const lastRead = new Map<string, ClusterCycle>()
   const history = new CycleHistory()
   const startedAt = ctx.now()
   let commit: string | undefined
@@ -78,6 +79,7 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
     desiredStale: stale,
     cycles,
     lastSuccess,
+    lastRead,
     history: (cluster) => history.of(cluster),
     stopping,
   })
@@ -204,8 +206,10 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
         const cycle = outcome.cycle
         cycles.set(cluster.name, cycle)
         history.record(cycle)
-        if (cycle.result !== 'aborted') lastSuccess.set(cluster.name, finished)
-        else failures++
+        if (cycle.result !== 'aborted') {
+          lastSuccess.set(cluster.name, finished)
+          lastRead.set(cluster.name, cycle)
+        } else failures++
         metrics.recordCycle(
           cycle,
           finished,

@@ -2,7 +2,7 @@
  * What the daemon knows, as one document: /status serialises it, the status page at / renders it, /readyz and
  * /convergedz answer from parts of it. Pure functions of the daemon's view and the time.
  */
-import type { ClusterCycle } from '../status-model.js'
+import type { ClusterCycle, ObjectStatus } from '../status-model.js'
 import type { CycleSummary } from './history.js'
 
 export interface DaemonView {
@@ -15,6 +15,8 @@ export interface DaemonView {
   cycles: ReadonlyMap<string, ClusterCycle>
   /** end of the last non-aborted cycle per cluster (ms) */
   lastSuccess: ReadonlyMap<string, number>
+  /** the last cycle of each cluster that read PVE (not aborted): what an aborted cycle's cluster last showed */
+  lastRead?: ReadonlyMap<string, ClusterCycle>
   /** recent cycles per cluster, the newest first (history.ts) */
   history?: (cluster: string) => readonly CycleSummary[]
   stopping: boolean
@@ -74,8 +76,37 @@ export function convergedView(view: DaemonView): Converged {
   return { converged: Object.values(clusters).every((c) => c.converged), clusters }
 }
 
-/** A cluster in /status: its last cycle (or `result: null` before the first one) and its recent cycles. */
-export type ClusterStatus = (ClusterCycle | { cluster: string; result: null }) & { history: CycleSummary[] }
+/**
+ * The objects as an earlier cycle read them, for a cluster whose last cycle aborted before reading PVE: stale,
+ * shown as what was last known, never as this cycle's state.
+ */
+export interface LastKnown {
+  /** when that cycle finished reading and planning */
+  readAt: string
+  commit?: string
+  objects: ObjectStatus[]
+}
+
+/**
+ * A cluster in /status: its last cycle (or `result: null` before the first one) and its recent cycles; after an
+ * aborted cycle, the last known objects (`lastKnown`) when an earlier cycle read them.
+ */
+export type ClusterStatus = (ClusterCycle | { cluster: string; result: null }) & {
+  history: CycleSummary[]
+  lastKnown?: LastKnown
+}
+
+function lastKnown(view: DaemonView, cluster: string): Pick<ClusterStatus, 'lastKnown'> {
+  const read = view.lastRead?.get(cluster)
+  if (view.cycles.get(cluster)?.result !== 'aborted' || read === undefined) return {}
+  return {
+    lastKnown: {
+      readAt: read.finishedAt,
+      ...(read.commit !== undefined ? { commit: read.commit } : {}),
+      objects: read.objects,
+    },
+  }
+}
 
 export interface StatusDocument {
   process_start: string
@@ -100,6 +131,7 @@ export function statusDocument(view: DaemonView, now: number): StatusDocument {
     clusters: view.clusters.map((cluster) => ({
       ...(view.cycles.get(cluster) ?? { cluster, result: null }),
       history: [...(view.history?.(cluster) ?? [])],
+      ...lastKnown(view, cluster),
     })),
   }
 }

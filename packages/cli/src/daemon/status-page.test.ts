@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { fc, test } from '@fast-check/vitest'
 import { Redactor } from '../redact.js'
-import { STATUS_PAGE_TEMPLATE, objectBadge, pageTitle, renderStatusPage } from './status-page.js'
+import { STATUS_PAGE_TEMPLATE, objectBadge, pageTitle, readinessBadge, renderStatusPage } from './status-page.js'
 import { COMMIT, cycle, documentOf, mixedCycle, row } from './status-page.test-support.js'
 
 describe('the status page', () => {
@@ -23,13 +23,13 @@ describe('the status page', () => {
       ['cache', 'unknown', 'muted'],
       ['web-tier', 'blocked', 'warn'],
     ])
-      expect(html).toMatch(new RegExp(`<td>${name}</td>.*<span class="badge ${tone}">${word}</span>`))
+      expect(html).toMatch(new RegExp(`<td class="name">${name}</td>.*<span class="badge ${tone}">${word}</span>`))
     expect(html).toContain('<td class="detail">PVE 500: no-secret-here refused</td>')
     expect(html).toContain('anomaly: pool web-tier carries another cluster entry&#39;s marker')
     expect(html).toContain('unmanaged, executes: hookscript: a hook script')
     expect(html).toContain('unmanaged on PVE, not in git: cpulimit')
     expect(html).toMatch(
-      /<td>update<\/td><td>VM\/pve1\/102\(db\)<\/td><td>reboot<\/td><td><span class="badge bad">failed/,
+      /<td>update<\/td><td class="name">VM\/pve1\/102\(db\)<\/td><td>reboot<\/td><td><span class="badge bad">failed/,
     )
     expect(html).toContain('<strong>gap spec.extra</strong>')
     // two cycles of lab, the newest first
@@ -53,6 +53,58 @@ describe('the status page', () => {
       (state) => objectBadge(row({ name: 'x', state })).word,
     )
     expect(new Set(words).size).toBe(words.length)
+  })
+
+  it('after an aborted cycle: the objects the last read saw, marked stale with when, each word kept and greyed', () => {
+    const read = mixedCycle()
+    const aborted = cycle({
+      startedAt: '2026-01-01T00:00:10.000Z',
+      finishedAt: '2026-01-01T00:00:11.000Z',
+      result: 'aborted',
+      abortReason: 'GET /version: connect ECONNREFUSED',
+    })
+    const doc = documentOf([read, aborted], { lastRead: new Map([['lab', read]]) })
+    expect(doc.clusters[0]!.lastKnown).toEqual({ readAt: read.finishedAt, commit: COMMIT, objects: read.objects })
+    const html = renderStatusPage(doc, new Redactor())
+    expect(html).not.toContain('No objects.')
+    expect(html).toContain(
+      'Stale: this cycle read nothing; the objects as the cycle of 2026-01-01 00:00:02 UTC (10 s ago, commit',
+    )
+    expect(html).toContain('<table class="objects stale">')
+    for (const [name, word] of [
+      ['web', 'converged'],
+      ['db', 'failed'],
+      ['web-tier', 'blocked'],
+    ])
+      expect(html).toMatch(new RegExp(`<td class="name">${name}</td>.*<span class="badge muted">${word}</span>`))
+    expect(html).toContain('Aborted: GET /version: connect ECONNREFUSED')
+    // the plan of the aborted cycle is its own (none), not the stale one's
+    expect(html).toContain('Nothing to do.')
+  })
+
+  it('an aborted cycle with no earlier read, or a cycle that read PVE, carries no last known objects', () => {
+    const aborted = cycle({ result: 'aborted', abortReason: 'unreachable' })
+    expect(documentOf([aborted]).clusters[0]!.lastKnown).toBeUndefined()
+    expect(renderStatusPage(documentOf([aborted]), new Redactor())).toContain('No objects.')
+    const read = mixedCycle()
+    const doc = documentOf([read, cycle()], { lastRead: new Map([['lab', read]]) })
+    expect(doc.clusters[0]!.lastKnown).toBeUndefined()
+    expect(renderStatusPage(doc, new Redactor())).not.toContain('stale')
+  })
+
+  it('never says ready beside a failed cycle: the clusters whose last cycle aborted or failed actions are named', () => {
+    // /readyz is still ready: its last success is within 3 intervals
+    const failedDoc = documentOf([cycle(), mixedCycle(), cycle({ cluster: 'edge', result: 'aborted' })])
+    expect(failedDoc.ready.ready).toBe(true)
+    expect(readinessBadge(failedDoc)).toEqual({ word: 'last cycle failed: edge, lab', tone: 'bad' })
+    const html = renderStatusPage(failedDoc, new Redactor())
+    expect(html).toContain('<span id="readiness" class="bad-text">last cycle failed: edge, lab</span>')
+    expect(html).not.toMatch(/>ready</)
+    expect(readinessBadge(documentOf([cycle({ result: 'blocked' })]))).toEqual({ word: 'ready', tone: 'ok' })
+    expect(readinessBadge(documentOf([], { clusters: ['lab'] }))).toEqual({
+      word: 'not ready (lab: no cycle has completed yet)',
+      tone: 'warn',
+    })
   })
 
   it('is the same bytes for the same document', () => {

@@ -116,7 +116,7 @@ function pageModel(doc: StatusDocument) {
     commit: doc.commit !== null ? shortRevision(doc.commit) : '-',
     commitFull: doc.commit ?? '',
     stale: doc.desired_stale,
-    ready: doc.ready.ready,
+    readiness: readinessBadge(doc),
     clusters: doc.clusters.map((c) => {
       const history = c.history.map((h) => ({
         finished: when(h.finishedAt),
@@ -127,16 +127,14 @@ function pageModel(doc: StatusDocument) {
         reason: h.abortReason ?? '',
       }))
       if (c.result === null) return { name: c.cluster, badge: clusterBadge(null), cycle: undefined, history }
-      const objects = c.objects.map((o) => ({
-        kind: o.kind,
-        name: o.name,
-        node: o.node,
-        vmid: o.vmid !== undefined ? String(o.vmid) : '-',
-        badge: objectBadge(o),
-        detail: objectDetail(o),
-        unmanaged: (o.unmanaged ?? []).filter((k) => k.executes === undefined).map((k) => k.key),
-        executes: (o.unmanaged ?? []).filter((k) => k.executes !== undefined).map((k) => `${k.key}: ${k.executes}`),
-      }))
+      const lastKnown = c.lastKnown && {
+        read: when(c.lastKnown.readAt),
+        ago: ago(c.lastKnown.readAt, doc.now),
+        commit: c.lastKnown.commit !== undefined ? shortRevision(c.lastKnown.commit) : '-',
+        commitFull: c.lastKnown.commit ?? '',
+        // stale: each keeps its word, in grey, so no colour says more than the last read knew
+        objects: c.lastKnown.objects.map((o) => objectRow(o, true)),
+      }
       return {
         name: c.cluster,
         badge: clusterBadge(c.result),
@@ -151,7 +149,8 @@ function pageModel(doc: StatusDocument) {
           stale: c.desiredStale,
           counts: counts(c),
           blocked: Object.entries(c.blockedByReason).map(([reason, n]) => `${reason} ${n ?? 0}`),
-          objects,
+          objects: c.objects.map((o) => objectRow(o, false)),
+          lastKnown,
           actions: c.plannedActions.map((a) => ({
             address: a.address,
             type: a.type,
@@ -171,6 +170,35 @@ function pageModel(doc: StatusDocument) {
       }
     }),
   }
+}
+
+/** an object's row; `stale`: from an earlier cycle, its word kept and its colour greyed */
+function objectRow(o: ObjectStatus, stale: boolean) {
+  const badge = objectBadge(o)
+  return {
+    kind: o.kind,
+    name: o.name,
+    node: o.node,
+    vmid: o.vmid !== undefined ? String(o.vmid) : '-',
+    badge: stale ? { word: badge.word, tone: 'muted' as const } : badge,
+    detail: objectDetail(o),
+    unmanaged: (o.unmanaged ?? []).filter((k) => k.executes === undefined).map((k) => k.key),
+    executes: (o.unmanaged ?? []).filter((k) => k.executes !== undefined).map((k) => `${k.key}: ${k.executes}`),
+  }
+}
+
+/**
+ * The daemon's readiness beside the cycles' words: `ready` only while no cluster's last cycle failed (aborted or
+ * incomplete). /readyz tolerates failed cycles for 3 poll intervals (docs/operations.md); the page says what failed.
+ */
+export function readinessBadge(doc: Pick<StatusDocument, 'ready' | 'clusters'>): Badge {
+  const failed = doc.clusters.filter((c) => c.result === 'aborted' || c.result === 'incomplete').map((c) => c.cluster)
+  if (failed.length > 0) return { word: `last cycle failed: ${failed.join(', ')}`, tone: 'bad' }
+  if (doc.ready.ready) return { word: 'ready', tone: 'ok' }
+  const reasons = Object.entries(doc.ready.clusters)
+    .filter(([, r]) => !r.ready)
+    .map(([cluster, r]) => `${cluster}: ${r.reason ?? 'not ready'}`)
+  return { word: reasons.length > 0 ? `not ready (${reasons.join('; ')})` : 'not ready', tone: 'warn' }
 }
 
 /** what a person needs beside the state word: the reason blocked, the error failed, the action that changed it */
@@ -203,13 +231,17 @@ h3 { font-size: 1rem; margin: 1rem 0 .3rem; }
 table { border-collapse: collapse; width: 100%; margin-bottom: .5rem; }
 th, td { text-align: left; padding: .25rem .5rem; border-bottom: 1px solid #d0d7de; vertical-align: top; }
 th { background: #f6f8fa; font-weight: 600; }
-td.detail { word-break: break-word; }
+/* names, addresses, words and numbers on one line; the free text beside them takes the rest and breaks anywhere */
+th, td { white-space: nowrap; }
+td.detail { white-space: normal; overflow-wrap: anywhere; width: 100%; }
+section { overflow-x: auto; }
 .badge { display: inline-block; padding: 0 .5rem; border-radius: 1rem; font-weight: 700; white-space: nowrap; border: 1px solid; }
 .ok { color: #116329; background: #dafbe1; border-color: #4ac26b; }
 .changed { color: #0550ae; background: #ddf4ff; border-color: #54aeff; }
 .warn { color: #7d4e00; background: #fff8c5; border-color: #d4a72c; }
 .bad { color: #a40e26; background: #ffebe9; border-color: #ff8182; }
 .muted { color: #424a53; background: #eaeef2; border-color: #afb8c1; }
+.ok-text { color: #116329; } .warn-text { color: #7d4e00; } .bad-text { color: #a40e26; }
 .alert { padding: .4rem .6rem; border-radius: .3rem; margin: .5rem 0; }
 .note { color: #57606a; }
 code { font-size: 90%; }
@@ -218,7 +250,7 @@ code { font-size: 90%; }
 <body>
 <header>
 <h1>ProxOps <span class="badge <%= it.overall.tone %>"><%= it.overall.word %></span></h1>
-<p class="meta">commit <code title="<%= it.commitFull %>"><%= it.commit %></code> · daemon up since <%= it.since %> · page made <%= it.now %>, refreshed every <%= it.refreshSeconds %> s · <%= it.ready ? 'ready' : 'not ready' %> · <a href="/status">/status</a> · <a href="/metrics">/metrics</a></p>
+<p class="meta">commit <code title="<%= it.commitFull %>"><%= it.commit %></code> · daemon up since <%= it.since %> · page made <%= it.now %>, refreshed every <%= it.refreshSeconds %> s · <span id="readiness" class="<%= it.readiness.tone %>-text"><%= it.readiness.word %></span> · <a href="/status">/status</a> · <a href="/metrics">/metrics</a></p>
 <% if (it.stale) { %><p class="alert bad">Desired state is stale: git fetches are failing; the last good commit is reconciled.</p><% } %>
 </header>
 <main>
@@ -232,12 +264,15 @@ code { font-size: 90%; }
 <% if (c.cycle.abortReason) { %><p class="alert bad">Aborted: <%= c.cycle.abortReason %></p><% } %>
 <% if (c.cycle.blocked.length > 0) { %><p class="alert warn">Blocked by reason: <%= c.cycle.blocked.join(', ') %></p><% } %>
 <h3>Objects</h3>
-<% if (c.cycle.objects.length === 0) { %><p class="note">No objects.</p><% } else { %>
-<table class="objects">
+<% const known = c.cycle.lastKnown %>
+<% if (known) { %><p class="alert warn stale">Stale: this cycle read nothing; the objects as the cycle of <%= known.read %> (<%= known.ago %>, commit <code title="<%= known.commitFull %>"><%= known.commit %></code>) read them.</p><% } %>
+<% const rows = known ? known.objects : c.cycle.objects %>
+<% if (rows.length === 0) { %><p class="note">No objects.</p><% } else { %>
+<table class="objects<%= known ? ' stale' : '' %>">
 <thead><tr><th>kind</th><th>name</th><th>node</th><th>vmid</th><th>state</th><th>detail</th></tr></thead>
 <tbody>
-<% for (const o of c.cycle.objects) { %>
-<tr><td><%= o.kind %></td><td><%= o.name %></td><td><%= o.node %></td><td><%= o.vmid %></td><td><span class="badge <%= o.badge.tone %>"><%= o.badge.word %></span></td><td class="detail"><%= o.detail %><% if (o.unmanaged.length > 0) { %><div class="note">unmanaged on PVE, not in git: <%= o.unmanaged.join(', ') %></div><% } %><% for (const e of o.executes) { %><div class="bad">unmanaged, executes: <%= e %></div><% } %></td></tr>
+<% for (const o of rows) { %>
+<tr><td><%= o.kind %></td><td class="name"><%= o.name %></td><td><%= o.node %></td><td><%= o.vmid %></td><td><span class="badge <%= o.badge.tone %>"><%= o.badge.word %></span></td><td class="detail"><%= o.detail %><% if (o.unmanaged.length > 0) { %><div class="note">unmanaged on PVE, not in git: <%= o.unmanaged.join(', ') %></div><% } %><% for (const e of o.executes) { %><div class="bad">unmanaged, executes: <%= e %></div><% } %></td></tr>
 <% } %>
 </tbody>
 </table>
@@ -248,7 +283,7 @@ code { font-size: 90%; }
 <thead><tr><th>action</th><th>address</th><th>disruption</th><th>result</th><th>reason</th></tr></thead>
 <tbody>
 <% for (const a of c.cycle.actions) { %>
-<tr><td><%= a.type %></td><td><%= a.address %></td><td><%= a.disruption %></td><td><span class="badge <%= a.badge.tone %>"><%= a.badge.word %></span></td><td class="detail"><%= a.reason %><% if (a.detail) { %><div class="note"><%= a.detail %></div><% } %></td></tr>
+<tr><td><%= a.type %></td><td class="name"><%= a.address %></td><td><%= a.disruption %></td><td><span class="badge <%= a.badge.tone %>"><%= a.badge.word %></span></td><td class="detail"><%= a.reason %><% if (a.detail) { %><div class="note"><%= a.detail %></div><% } %></td></tr>
 <% } %>
 </tbody>
 </table>

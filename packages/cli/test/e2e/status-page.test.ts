@@ -183,6 +183,26 @@ describeWith(CHROMIUM, 'the status page in chromium', () => {
     }
   })
 
+  it('aborted: PVE refuses the token; the last known objects stay, marked stale with when, and nothing says ready', async () => {
+    sim.control.revokeToken()
+    try {
+      await seen('aborted', 'aborted')
+      expect(await page.locator('.alert.bad').first().innerText()).toMatch(/^Aborted: .*401/)
+      expect(await page.locator('p.stale').innerText()).toMatch(
+        /^Stale: this cycle read nothing; the objects as the cycle of \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \([\d.]+ s ago, commit [0-9a-f]{12}\) read them\.$/,
+      )
+      // the rows the last read saw, each with its word, in grey
+      const app = await badgeOf('app')
+      expect(['failed', 'changed', 'converged']).toContain(app.word)
+      expect(app.background).toBe('rgb(234, 238, 242)')
+      expect((await badgeOf('web')).word).toBe('blocked')
+      expect(await page.locator('#readiness').innerText()).toBe('last cycle failed: lab')
+      expect(await page.locator('header').innerText()).not.toMatch(/(^|[^t] )ready/)
+    } finally {
+      sim.control.restoreToken()
+    }
+  })
+
   it('no canary in any output of the daemon', () => {
     expect(transcript.flatMap((t) => findCanaries(t))).toEqual([])
     expect(daemon.stderrSoFar()).not.toContain('CANARY')
