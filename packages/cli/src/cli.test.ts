@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { execFileSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { runMain, type MainRun } from './main.test-support.js'
+import { buildContext, program } from './cli.js'
 
 const bin = fileURLToPath(new URL('../dist/bin.js', import.meta.url))
 
@@ -77,5 +78,33 @@ describe('habits from Terraform and kubectl', () => {
     }
     const show = await run(['show', 'missing.plan.json'])
     expect(show.stderr).toBe('proxops: error: cannot read missing.plan.json: ENOENT\n')
+  })
+})
+
+describe('help text', () => {
+  /** the usage object of a yargs program (yargs' internals, as cli.ts reaches them) */
+  const usageOf = (y: unknown) =>
+    (y as { getInternalMethods(): { getUsageInstance(): { hasCachedHelpMessage(): boolean } } })
+      .getInternalMethods()
+      .getUsageInstance()
+
+  it('is not rendered for a command that runs: only for --help', async () => {
+    const written: string[] = []
+    const ctx = buildContext({ io: { stdout: { write: (t: string) => written.push(t) } as never }, env: {} })
+    const y = program(
+      ['completion', 'bash'],
+      () => ctx,
+      () => undefined,
+    )
+    await y.parseAsync()
+    expect(written.join('')).toContain('proxops')
+    expect(usageOf(y).hasCachedHelpMessage()).toBe(false)
+  })
+
+  it("is still each command's own on --help", async () => {
+    const r = await run(['diff', '--help'])
+    expect(r.code).toBe(0)
+    expect(r.stdout).toMatch(/^proxops diff\n\nShow what apply would change/)
+    expect(r.stdout).toContain('--detailed-exitcode')
   })
 })

@@ -96,13 +96,29 @@ function lazySopsHooks(ctx: () => CliContext): ValidateHooks {
   }
 }
 
+/** The part of yargs' internals this file reaches: the usage object of a program. */
+interface YargsInternals {
+  getInternalMethods?: () => { getUsageInstance: () => { cacheHelpMessage: () => void } }
+}
+
+/**
+ * yargs renders the whole help text of a command before running its handler (`cacheHelpMessage`, kept in case the
+ * handler asks for help once yargs has reset; no ProxOps handler does): 20-60 ms of text layout on every command.
+ * Without it, help is rendered for --help only (docs/performance.md, "A CLI that feels instant").
+ */
+function helpOnlyForHelp<T>(y: Argv<T>): Argv<T> {
+  const usage = (y as unknown as YargsInternals).getInternalMethods?.().getUsageInstance()
+  if (usage) usage.cacheHelpMessage = () => undefined
+  return y
+}
+
 /** The yargs program; exported so docs tests can walk every command and flag. */
 export function program(
   argv: readonly string[],
   ctx: () => CliContext,
   setExit: (code: number) => void,
 ): Argv<GlobalArgs> {
-  return (
+  return helpOnlyForHelp(
     yargs([...argv])
       .scriptName('proxops')
       .usage('$0 <command> [options]\n\nGitOps for Proxmox VE: plans and converges what a git repository declares.')
@@ -141,7 +157,7 @@ export function program(
       )
       .wrap(Math.min(120, process.stdout.columns ?? 100))
       .help()
-      .alias('help', 'h')
+      .alias('help', 'h'),
   )
 }
 

@@ -232,10 +232,12 @@ export class Git {
     repo: string,
     options: { ignore?: readonly string[] } = {},
   ): Promise<{ commit: string; dirty: boolean }> {
-    const head = (await this.head(repo)) ?? 'no-commit'
+    // two git processes at once: each costs a process start, which every command pays
+    const [found, paths] = await Promise.all([this.head(repo), this.dirtyPaths(repo)])
+    const head = found ?? 'no-commit'
     // absolute paths of files that are not desired state (a saved plan written into the work tree)
     const ignore = new Set((options.ignore ?? []).map((f) => path.resolve(f)))
-    const dirty = (await this.dirtyPaths(repo)).filter((f) => !ignore.has(path.resolve(repo, f)))
+    const dirty = paths.filter((f) => !ignore.has(path.resolve(repo, f)))
     if (dirty.length === 0) return { commit: head, dirty: false }
     const hash = createHash('sha256')
     hash.update(

@@ -14,17 +14,24 @@ export interface CliRun {
   wallMs: number
   /** peak resident set size of the CLI process, in MB */
   maxRssMb: number
+  /** CPU time (user + system, every thread) of the CLI process, in ms; NaN when it died before its exit hook */
+  cpuMs: number
 }
 
-// Loaded into the CLI process with --import: writes its peak RSS (KiB) to a file as it exits.
+// Loaded into the CLI process with --import: writes its peak RSS (KiB) and its CPU time (µs) to a file as it exits.
 const RSS_PROBE =
-  'data:text/javascript,import{writeFileSync}from"node:fs";process.on("exit",()=>{if(process.env.BENCH_RSS_FILE)writeFileSync(process.env.BENCH_RSS_FILE,String(process.resourceUsage().maxRSS))})'
+  'data:text/javascript,import{writeFileSync}from"node:fs";process.on("exit",()=>{if(process.env.BENCH_RSS_FILE){const u=process.resourceUsage();writeFileSync(process.env.BENCH_RSS_FILE,`${u.maxRSS} ${u.userCPUTime+u.systemCPUTime}`)}})'
 
-export async function runCli(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<CliRun> {
+export function runCli(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<CliRun> {
+  return runNode([cliBin, ...args], env, cwd)
+}
+
+/** `node <args>` with the probe: the CLI, or `-e 0` for the runtime's own start-up */
+export async function runNode(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<CliRun> {
   const dir = mkdtempSync(join(tmpdir(), 'proxops-bench-rss-'))
   const rssFile = join(dir, 'rss')
   const start = performance.now()
-  const child = spawn(process.execPath, ['--import', RSS_PROBE, cliBin, ...args], {
+  const child = spawn(process.execPath, ['--import', RSS_PROBE, ...args], {
     cwd,
     env: { ...process.env, ...env, BENCH_RSS_FILE: rssFile, NO_COLOR: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -36,13 +43,16 @@ export async function runCli(args: string[], env: NodeJS.ProcessEnv, cwd: string
   const code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? 1)))
   const wallMs = performance.now() - start
   let maxRssMb = 0
+  let cpuMs = NaN
   try {
-    maxRssMb = Number(readFileSync(rssFile, 'utf8')) / 1024
+    const [rss, cpu] = readFileSync(rssFile, 'utf8').split(' ').map(Number)
+    maxRssMb = (rss ?? 0) / 1024
+    cpuMs = (cpu ?? NaN) / 1000
   } catch {
     // the process died before its exit hook: no figure
   }
   rmSync(dir, { recursive: true, force: true })
-  return { code, stdout, stderr, wallMs, maxRssMb }
+  return { code, stdout, stderr, wallMs, maxRssMb, cpuMs }
 }
 
 export const median = (xs: number[]): number => {

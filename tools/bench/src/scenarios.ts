@@ -5,16 +5,16 @@
  */
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { startSimulator, type Simulator } from '@proxops/pve-sim'
+import { DEMO_TOKEN_ID, DEMO_TOKEN_SECRET, startSimulator, type Simulator } from '@proxops/pve-sim'
 import { createPveClient, createPveReadOnlyClient } from '@proxops/pve-client'
 import { loadRepository } from '@proxops/schema'
 import { DEFAULT_POLICY, reconcile, serializePlan } from '@proxops/planner'
 import { writeEstateRepo, type EstateOptions } from './estate.js'
-import { median, runCli, type CliRun } from './measure.js'
+import { median, runCli, runNode, type CliRun } from './measure.js'
 import type { PlanChildInput, PlanChildResult } from './plan-child.js'
 
 export interface Result {
@@ -413,4 +413,107 @@ const validate1000: Scenario = {
   },
 }
 
-export const scenarios: Scenario[] = [coldStart, validate1000, plan10k, diff1000, pools10k, rss10k, apply200]
+const EXAMPLES = fileURLToPath(new URL('../../../examples/repository', import.meta.url))
+/** the example repository's clusters and their nodes (examples/repository/README.md), as `pnpm demo` serves them */
+const EXAMPLE_CLUSTERS = { homelab: ['pve1', 'pve2', 'pve3'], edge: ['edge1'] }
+
+/** `min / median` of a list of ms, in seconds */
+const minMedian = (ms: number[]): string =>
+  `${(Math.min(...ms) / 1000).toFixed(2)} / ${(median(ms) / 1000).toFixed(2)} s`
+
+/**
+ * What a user waits for at a terminal: a converged `diff` of the example repository (two clusters, SOPS secrets,
+ * 16 objects) against a simulator per cluster, after one apply; beside it the CLI's start-up (`proxops --help`:
+ * the program and its command definitions, no command run) and the runtime's own (`node -e 0`). Wall and CPU
+ * (user + system of the CLI process, its compiler and GC threads included) of fresh processes, interleaved.
+ */
+const diffExample: Scenario = {
+  name: 'diff-example',
+  target: 'converged diff of examples/repository <= 0.3 s wall (median)',
+  async run({ quick }) {
+    const root = mkdtempSync(join(tmpdir(), 'proxops-bench-example-'))
+    const repo = join(root, 'repo')
+    const sims: Simulator[] = []
+    try {
+      cpSync(EXAMPLES, repo, { recursive: true })
+      for (const [cluster, nodes] of Object.entries(EXAMPLE_CLUSTERS)) {
+        const sim = await startSimulator({
+          nodes,
+          taskDurationMs: 20,
+          tokens: [{ id: DEMO_TOKEN_ID, secret: DEMO_TOKEN_SECRET }],
+          log: () => {},
+        })
+        sims.push(sim)
+        // the example's base-url, pointed at the simulator with its certificate pin (as tools/demo.mjs does)
+        const file = join(repo, 'clusters', cluster, 'config.yaml')
+        const config = readFileSync(file, 'utf8').replace(
+          /^(\s*)base-url:.*$/m,
+          (_, indent: string) =>
+            `${indent}base-url: ${sim.url}\n${indent}tls:\n${indent}  fingerprint: "${sim.fingerprint as string}"`,
+        )
+        writeFileSync(file, config)
+      }
+      const git = (...args: string[]): void => void execFileSync('git', ['-C', repo, ...args], { stdio: 'ignore' })
+      git('init', '-q', '-b', 'main')
+      git('add', '-A')
+      git('-c', 'user.name=bench', '-c', 'user.email=bench@proxops.invalid', 'commit', '-qm', 'examples')
+      const env = { HOME: root, SOPS_AGE_KEY_FILE: join(repo, 'keys/test-only.agekey'), PROXOPS_CONFIG: '' }
+      mustSucceed(await runCli(['apply', '--yes'], env, repo), 'apply')
+      const diff: CliRun[] = []
+      const help: CliRun[] = []
+      const bare: CliRun[] = []
+      for (let i = 0; i < (quick ? 3 : 9); i++) {
+        const r = await runCli(['diff', '--detailed-exitcode'], env, repo)
+        // exit 0: converged, nothing to change (2 would be changes, 1 an error)
+        mustSucceed(r, 'converged diff')
+        diff.push(r)
+        help.push(await runCli(['--help'], env, repo))
+        bare.push(await runNode(['-e', '0'], env, repo))
+      }
+      const wall = (runs: CliRun[]) => runs.map((r) => r.wallMs)
+      const cpu = (runs: CliRun[]) => runs.map((r) => r.cpuMs)
+      const diffWall = median(wall(diff))
+      return [
+        {
+          scenario: 'converged diff of examples/repository (2 clusters, SOPS): wall min / median',
+          figure: minMedian(wall(diff)),
+          target: '<= 0.30 s (median)',
+          pass: diffWall <= 300,
+          data: { walls: wall(diff) },
+        },
+        {
+          scenario: 'converged diff of examples/repository: CPU min / median',
+          figure: minMedian(cpu(diff)),
+          target: '(reported)',
+          data: { cpuMs: cpu(diff) },
+        },
+        {
+          scenario: 'CLI start-up, proxops --help: wall, CPU (medians)',
+          figure: `${(median(wall(help)) / 1000).toFixed(2)} s, ${(median(cpu(help)) / 1000).toFixed(2)} s`,
+          target: '(reported)',
+          data: { walls: wall(help), cpuMs: cpu(help) },
+        },
+        {
+          scenario: 'node -e 0: wall, CPU (medians)',
+          figure: `${(median(wall(bare)) / 1000).toFixed(2)} s, ${(median(cpu(bare)) / 1000).toFixed(2)} s`,
+          target: '(reported)',
+          data: { walls: wall(bare), cpuMs: cpu(bare) },
+        },
+      ]
+    } finally {
+      await Promise.all(sims.map((s) => s.close()))
+      rmSync(root, { recursive: true, force: true })
+    }
+  },
+}
+
+export const scenarios: Scenario[] = [
+  coldStart,
+  diffExample,
+  validate1000,
+  plan10k,
+  diff1000,
+  pools10k,
+  rss10k,
+  apply200,
+]
