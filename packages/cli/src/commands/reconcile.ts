@@ -2,7 +2,7 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { convergence, type Plan, type Report } from '@proxops/planner'
-import type { ClientNotice } from '@proxops/pve-client'
+import type { ClientNotice, PveReadOnlyClient } from '@proxops/pve-client'
 import { CliError, oneLine } from '../errors.js'
 import { renderPlanMarkdown } from '../render/plan-markdown.js'
 import { renderPlanText } from '../render/plan-text.js'
@@ -76,10 +76,14 @@ async function dryCycles(
   targets?: readonly ObjectRef[],
 ): Promise<CycleOutcome[]> {
   const outcomes: CycleOutcome[] = []
-  const blocked = await twinGuard(ctx, prepared.config)
-  for (const cluster of prepared.config.clusters) {
-    const reader = readOnlyClient(cluster, prepared.config, clientHooks(ctx))
-    try {
+  // one client per cluster for the twin guard and the cycle: one set of TLS connections each
+  const readers = new Map(
+    prepared.config.clusters.map((c) => [c.name, readOnlyClient(c, prepared.config, clientHooks(ctx))]),
+  )
+  try {
+    const blocked = await twinGuard(ctx, prepared.config, readers)
+    for (const cluster of prepared.config.clusters) {
+      const reader = readers.get(cluster.name) as PveReadOnlyClient
       const sops = prepared.sops.get(cluster.name)
       const twin = blocked.get(cluster.name)
       outcomes.push(
@@ -95,9 +99,9 @@ async function dryCycles(
           ...(targets ? { targets } : {}),
         }),
       )
-    } finally {
-      await reader.close()
     }
+  } finally {
+    await Promise.all([...readers.values()].map((r) => r.close()))
   }
   return outcomes
 }

@@ -153,7 +153,7 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
         })
       }
       // every tick: an endpoint may have started answering for another entry's cluster
-      const blocked = tree && !ctx.signal.aborted ? await twinGuard(ctx, config) : new Map<string, string>()
+      const blocked = tree && !ctx.signal.aborted ? await twinGuard(ctx, config, clients) : new Map<string, string>()
       for (const cluster of config.clusters) {
         if (!tree || ctx.signal.aborted) break
         const twin = blocked.get(cluster.name)

@@ -4,6 +4,7 @@
  * the libraries; this file wires them and turns failures into an aborted cycle with a reason, never a
  * half-done plan.
  */
+import type { PveReadOnlyClient } from '@proxops/pve-client'
 import type { SopsCredentials } from '@proxops/sops'
 import {
   blockedCount,
@@ -214,8 +215,15 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
 }
 
 /** Before any cycle: which selected clusters are the same PVE cluster as another (runtime/identity.ts). */
-export async function twinGuard(ctx: CliContext, config: ResolvedConfig): Promise<Map<string, string>> {
+export async function twinGuard(
+  ctx: CliContext,
+  config: ResolvedConfig,
+  /** the command's own clients per cluster, when it has them: their connections then serve the cycles too */
+  clients?: ReadonlyMap<string, Pick<PveReadOnlyClient, 'get'>>,
+): Promise<Map<string, string>> {
   return clusterTwins(config.clusters, async (name) => {
+    const own = clients?.get(name)
+    if (own) return own.get('/cluster/status', { signal: ctx.signal })
     const cluster = config.clusters.find((c) => c.name === name) as ResolvedCluster
     const reader = readOnlyClient(cluster, config, clientHooks(ctx))
     try {

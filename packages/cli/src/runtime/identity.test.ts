@@ -66,6 +66,20 @@ describe('cluster identity', () => {
     ).toEqual([['x', 'y']])
   })
 
+  it('reads every entry at once: the second read starts before the first answers', async () => {
+    const started: string[] = []
+    let release: () => void = () => undefined
+    const answered = new Promise<void>((resolve) => (release = resolve))
+    const read = async (name: string) => {
+      started.push(name)
+      if (started.length === 2) release()
+      await answered // one read at a time would wait here forever
+      return clustered(name, [`${name}1`])
+    }
+    expect((await clusterTwins([{ name: 'a' }, { name: 'b' }], read)).size).toBe(0)
+    expect(started).toEqual(['a', 'b'])
+  })
+
   it('resolves spellings of one endpoint to the same address and port', async () => {
     expect(await endpointAddresses('https://LOCALHOST:8006')).toContain('127.0.0.1:8006')
     expect(await endpointAddresses('https://127.0.0.1:8006/')).toEqual(['127.0.0.1:8006'])

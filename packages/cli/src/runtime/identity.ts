@@ -113,16 +113,17 @@ export async function clusterTwins(
   const blocked = new Map<string, string>()
   if (clusters.length < 2) return blocked
   const known: Array<{ name: string; key: ClusterIdentity }> = []
-  for (const c of clusters) {
-    try {
-      known.push({ name: c.name, key: identityFromStatus(await readStatus(c.name)) })
-    } catch (error) {
+  // every entry read at once (one round trip, not one per entry); the results are taken in the entries' order
+  const read = await Promise.allSettled(clusters.map(async (c) => identityFromStatus(await readStatus(c.name))))
+  clusters.forEach((c, i) => {
+    const r = read[i] as PromiseSettledResult<ClusterIdentity>
+    if (r.status === 'fulfilled') known.push({ name: c.name, key: r.value })
+    else
       blocked.set(
         c.name,
-        `cannot tell which PVE cluster this is (GET /cluster/status: ${(error as Error).message}); not reconciled beside other clusters`,
+        `cannot tell which PVE cluster this is (GET /cluster/status: ${(r.reason as Error).message}); not reconciled beside other clusters`,
       )
-    }
-  }
+  })
   for (const [a, b] of twins(known, (x, y) => x.key === y.key)) {
     const text = known.find((k) => k.name === a)?.key.text ?? ''
     blocked.set(

@@ -73,7 +73,7 @@ function estate(): ClusterCycle {
         address: `LXC/${NODE}/1999(legacy-batch-runner)`,
         kind: 'LXC',
         type: 'delete',
-        disruption: 'destroy',
+        disruption: 'stop',
         reason: 'not in git (managed-by=proxops.production-eu-west)',
         result: 'ok',
       },
