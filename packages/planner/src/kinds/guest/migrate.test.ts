@@ -109,6 +109,92 @@ describe('migration (qemu-server migrate_vm, pve-container migrate_vm)', () => {
     })
   })
 
+  it('a cloned VM moves like any other (its clone source only matters at create); a new clone away from its template is blocked (source-node)', async () => {
+    await withSim(undefined, async (env) => {
+      const tpl = vm('base', 9000, {}, 'TemplateVM')
+      const web = vm('web', 108, { clone: 'base', disks: [], state: 'started' })
+      await converge(env, [tpl, web])
+      const plan = await converge(env, [tpl, onNode(web, 'pve2')])
+      expect(plan.actions.map((a) => [a.vmid, a.type])).toEqual([[108, 'migrate']])
+      expect(await nodeOf(env, 108)).toBe('pve2')
+      const fresh = onNode(vm('api', 109, { clone: 'base', disks: [] }), 'pve2')
+      const cycle = await simCycle(env, desired(tpl, onNode(web, 'pve2'), fresh), pol)
+      expect(cycle.plan.actions).toEqual([])
+      expect(cycle.plan.anomalies).toEqual([
+        expect.objectContaining({
+          code: 'source-node',
+          address: 'VM/pve2/109(api)',
+          message:
+            'clone source TemplateVM/base is on node pve1, and PVE clones a template on its own node: create the guest on pve1 (it can move to pve2 once it exists), or declare a template on pve2',
+        }),
+      ])
+    })
+  })
+
+  it('a local ISO in the CD drive: the manifest that empties the drive gets one action, eject then migrate (scan_local_volumes)', async () => {
+    await withSim(undefined, async (env) => {
+      const iso = artifact('ISO', 'debian', 'debian.iso', ['pve1', 'pve2'])
+      const web = vm('web', 105, { state: 'started', hardware: { cdrom: { iso: 'debian', media: 'cdrom' } } })
+      await converge(env, [iso, web])
+      // the newcomer's first try: only spec.node changes; the refusal says what to change
+      const first = await simCycle(env, desired(iso, onNode(web, 'pve2')), pol)
+      expect(first.plan.actions).toEqual([])
+      expect(first.plan.anomalies).toMatchObject([
+        {
+          code: 'migration-refused',
+          message: expect.stringContaining(
+            'ide2 holds the local ISO local:iso/debian.iso, which PVE does not migrate: set spec.hardware.cdrom to {iso: none} in the same commit',
+          ),
+        },
+      ])
+      const moved = onNode(
+        vm('web', 105, { state: 'started', hardware: { cdrom: { iso: 'none', media: 'cdrom' } } }),
+        'pve2',
+      )
+      const plan = await converge(env, [iso, moved])
+      expect(plan.actions.map((a) => [a.type, a.disruption])).toEqual([['migrate', 'hotplug']])
+      expect(migrates(plan)[0]?.requests.map((r) => r.call)).toEqual(['updateConfig', 'migrate'])
+      expect(migrates(plan)[0]?.requests[0]).toMatchObject({ params: { ide2: 'none,media=cdrom' } })
+      expect(await nodeOf(env, 105)).toBe('pve2')
+      expect((await env.client.guestConfig('pve2', 'qemu', 105)).values.ide2).toBe('none,media=cdrom')
+    })
+  })
+
+  it('a running VM with a snapshot of a local disk is blocked, saying which snapshot to delete; nothing is sent (scan_local_volumes)', async () => {
+    await withSim(undefined, async (env) => {
+      const web = vm('web', 106, { state: 'started' })
+      await converge(env, [web])
+      await env.client.waitTaskOk(await env.client.createSnapshot('pve1', 'qemu', 106, 'proxops-20261201T193000Z'))
+      const cycle = await simCycle(env, desired(onNode(web, 'pve2')), pol)
+      expect(cycle.plan.actions).toEqual([])
+      expect(cycle.plan.anomalies).toEqual([
+        expect.objectContaining({
+          code: 'migration-refused',
+          message: expect.stringContaining(
+            'scsi0 (local-lvm:vm-106-disk-0) is referenced by snapshot proxops-20261201T193000Z (a ProxOps safety snapshot), and PVE cannot migrate a local disk with a snapshot while the VM runs: delete it once no longer needed (qm delsnapshot 106 proxops-20261201T193000Z)',
+          ),
+        }),
+      ])
+      // stopped, on lvmthin, it is still refused (non-migratable snapshot exists); deleted, it moves
+      await env.client.waitTaskOk(await env.client.deleteSnapshot('pve1', 'qemu', 106, 'proxops-20261201T193000Z'))
+      await converge(env, [onNode(web, 'pve2')])
+      expect(await nodeOf(env, 106)).toBe('pve2')
+    })
+  })
+
+  it('a VM with a cloud-init drive on local storage moves with it (the drive is generated, not an ISO)', async () => {
+    await withSim(undefined, async (env) => {
+      const ci = vm('ci', 107, {
+        state: 'started',
+        hardware: { 'cloud-init': { enabled: true, storage: 'local-lvm', size: '4M' } },
+      })
+      await converge(env, [ci])
+      const plan = await converge(env, [onNode(ci, 'pve2')])
+      expect(plan.actions.map((a) => a.type)).toEqual(['migrate'])
+      expect(await nodeOf(env, 107)).toBe('pve2')
+    })
+  })
+
   it('an HA guest HA relocated after a node failure stays where HA put it (select_service_node, recover_fenced_service)', async () => {
     await withSim(undefined, async (env) => {
       const shared = vm('ha', 104, {
@@ -193,7 +279,11 @@ describe('planMigration (pure)', () => {
       localDisks: [{ volid: 'local:iso/x.iso', cdrom: true, drive: 'ide2' }],
     }
     expect(planMigration({ ...i, check: { vmid: 100, node: 'pve1', check: { known } } as never })).toMatchObject({
-      refused: [expect.stringContaining('ide2 holds the local ISO local:iso/x.iso')],
+      refused: [
+        expect.stringContaining(
+          'ide2 holds the local ISO local:iso/x.iso, which PVE does not migrate; spec.hardware.cdrom is not declared, so ProxOps leaves the drive alone: set spec.hardware.cdrom to {iso: none}',
+        ),
+      ],
     })
   })
 })
