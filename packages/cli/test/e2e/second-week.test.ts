@@ -1,11 +1,11 @@
 /**
  * The operator's second week (issue 45), through the CLI against the simulator, each stumble tried the way a
- * newcomer would, following getting started §14 ("change spec.node and commit"): a guest made with `clone:`
- * moves; a running VM with an ISO in its CD drive moves in one commit and one apply once the drive is declared
- * empty (and the first try says exactly that); a running VM with a snapshot on a local disk, ProxOps' own safety
- * snapshot included, is blocked in diff with the reason and the command, and apply writes nothing
- * (PVE::QemuMigrate::scan_local_volumes); `--target` warns that the plan is partial and never calls the cluster
- * converged.
+ * newcomer would, following docs/getting-started.md ("Moving a guest": change spec.node and commit): a guest
+ * made with `clone:` moves; a running VM with an ISO in its CD drive moves in one commit and one apply once the
+ * drive is declared empty (and the first try says exactly that); a running VM with a snapshot on a local disk,
+ * ProxOps' own safety snapshot included, is blocked in diff with the reason and the command, and apply writes
+ * nothing (PVE::QemuMigrate::scan_local_volumes); `--target` warns that the plan is partial and never calls the
+ * cluster converged.
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
