@@ -5,6 +5,7 @@
  * guest moved by hand is moved back, an HA guest stays where HA put it, and the next plan is empty.
  */
 import { describe, expect, it } from 'vitest'
+import { fc, test } from '@fast-check/vitest'
 import { artifact, desired, lxc, policy, vm } from '../../fixtures.test.helpers.js'
 import { simApply, simCycle, withSim, type SimPve } from '../../test-support/sim.js'
 import type { Plan, Policy } from '../../plan-types.js'
@@ -285,5 +286,80 @@ describe('planMigration (pure)', () => {
         ),
       ],
     })
+  })
+
+  // scan_local_volumes, over any mix of local disks, snapshots and CD drives: a running VM never moves a local disk a
+  // snapshot references, every snapshot in the way is named with its delete command, and an ISO is ejected (before
+  // the move, in the same action) exactly when the manifest declares its drive empty
+  const disk = fc.record({
+    slot: fc.constantFrom('scsi0', 'scsi1', 'virtio0'),
+    storage: fc.constantFrom('local-lvm', 'local-zfs'),
+    snapshots: fc.uniqueArray(fc.constantFrom('before', 'proxops-20261201T193000Z', 'weekly'), { maxLength: 2 }),
+  })
+  const cd = fc.record({ declared: fc.constantFrom('none', 'iso', 'absent'), snapshot: fc.boolean() })
+  test.prop([
+    fc.uniqueArray(disk, { selector: (d) => d.slot, maxLength: 3 }),
+    fc.option(cd, { nil: undefined }),
+    fc.boolean(),
+  ])('snapshots and ISOs: refused with the command, or moved with the eject first', (disks, cdrom, running) => {
+    const i = input()
+    const stores = ['pve1', 'pve2'].flatMap((node) =>
+      [
+        ['local-lvm', 'lvmthin'],
+        ['local-zfs', 'zfspool'],
+      ].map(([storage, type]) => ({ ...storages[0]!, node, storage: storage!, type: type! })),
+    )
+    const localDisks = [
+      ...disks.map((d) => ({
+        volid: `${d.storage}:vm-100-disk-${d.slot}`,
+        cdrom: false,
+        drive: d.slot,
+        ...(d.snapshots.length > 0 ? { snapshots: [...d.snapshots].sort() } : {}),
+      })),
+      ...(cdrom
+        ? [
+            {
+              volid: 'local:iso/x.iso',
+              cdrom: true,
+              drive: 'ide2',
+              ...(cdrom.snapshot ? { snapshots: ['weekly'] } : {}),
+            },
+          ]
+        : []),
+    ]
+    const owned =
+      cdrom === undefined || cdrom.declared === 'absent'
+        ? []
+        : [
+            {
+              key: 'ide2',
+              field: 'spec.hardware.cdrom',
+              create: cdrom.declared === 'none' ? 'none,media=cdrom' : 'local:iso/x.iso,media=cdrom',
+              compare: () => [],
+            },
+          ]
+    const known = { ...(i.check.check as { known: object }).known, running, localDisks }
+    const outcome = planMigration({
+      ...i,
+      g: guest(100, {}, { status: running ? 'running' : 'stopped' }),
+      owned,
+      storages: stores,
+      check: { vmid: 100, node: 'pve1', check: { known } } as never,
+    })
+    const blocking = disks.filter((d) => d.snapshots.length > 0 && (running || d.storage !== 'local-zfs'))
+    const isoStuck = cdrom !== undefined && (cdrom.declared !== 'none' || cdrom.snapshot)
+    if (blocking.length > 0 || isoStuck) {
+      expect(outcome).toHaveProperty('refused')
+      const text = (outcome as { refused: string[] }).refused.join('\n')
+      for (const d of blocking) for (const n of d.snapshots) expect(text).toContain(`qm delsnapshot 100 ${n}`)
+      if (isoStuck) expect(text).toContain('ide2 holds the local ISO local:iso/x.iso')
+      return
+    }
+    expect(outcome).toHaveProperty('draft')
+    const calls = (outcome as { draft: { requests: { call: string; params?: object }[] } }).draft.requests
+    if (cdrom !== undefined) {
+      expect(calls.map((r) => r.call)).toEqual(['updateConfig', 'migrate'])
+      expect(calls[0]?.params).toEqual({ ide2: 'none,media=cdrom' })
+    } else expect(calls.map((r) => r.call)).toEqual(['migrate'])
   })
 })
