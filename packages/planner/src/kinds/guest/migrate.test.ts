@@ -132,6 +132,34 @@ describe('migration (qemu-server migrate_vm, pve-container migrate_vm)', () => {
     })
   })
 
+  it('guests made from a disk image or a container template on another node move; a new one there is blocked (source-node)', async () => {
+    await withSim(undefined, async (env) => {
+      env.sim.control.setRemoteFile('https://example.org/debian.qcow2', { content: 'qcow2 bytes' })
+      const img = artifact('DiskImage', 'cloud', 'debian.qcow2', ['pve1'], 'local')
+      const seeded = vm('seeded', 111, {
+        disks: [{ storage: 'local-lvm', image: 'cloud', interface: 'scsi0', iothread: false }],
+      })
+      const ct = lxc('ct', 112)
+      await converge(env, [img, tmpl, seeded, ct])
+      const plan = await converge(env, [img, tmpl, onNode(seeded, 'pve2'), onNode(ct, 'pve2')])
+      expect(plan.actions.map((a) => [a.vmid, a.type])).toEqual([
+        [111, 'migrate'],
+        [112, 'migrate'],
+      ])
+      const fresh = onNode(lxc('ct2', 113), 'pve2')
+      const cycle = await simCycle(env, desired(img, tmpl, onNode(seeded, 'pve2'), onNode(ct, 'pve2'), fresh), pol)
+      expect(cycle.plan.actions).toEqual([])
+      expect(cycle.plan.anomalies).toMatchObject([
+        {
+          code: 'source-node',
+          address: 'LXC/pve2/113(ct2)',
+          message:
+            'CTTemplate/debian-12 is not declared on node pve2 (its nodes: pve1), and the guest is created from it there: add pve2 to its spec.nodes, or create the guest on one of its nodes (it can move to pve2 once it exists)',
+        },
+      ])
+    })
+  })
+
   it('a local ISO in the CD drive: the manifest that empties the drive gets one action, eject then migrate (scan_local_volumes)', async () => {
     await withSim(undefined, async (env) => {
       const iso = artifact('ISO', 'debian', 'debian.iso', ['pve1', 'pve2'])
