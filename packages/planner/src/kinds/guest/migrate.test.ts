@@ -292,7 +292,9 @@ describe('planMigration (pure)', () => {
   })
 
   it('an offline target, a storage the target lacks and an unread check are never a migrate action', () => {
-    expect(planMigration(input({ targetDown: true }))).toEqual({ refused: ['target node pve2 is offline or unknown'] })
+    expect(planMigration(input({ targetDown: true }))).toEqual({
+      refused: ['target node pve2 is offline or unknown: bring it back, or set spec.node to a node that is online'],
+    })
     expect(planMigration(input({ storages: storages.slice(0, 1) }))).toMatchObject({
       refused: [expect.stringContaining("storage 'local-lvm' is not available on node 'pve2'")],
     })

@@ -57,7 +57,12 @@ interface Move {
 
 export function planMigration(i: MigrationInput): MigrationOutcome {
   const { g, type, target, base } = i
-  if (i.targetDown) return { refused: [`target node ${target} is offline or unknown`] }
+  if (i.targetDown)
+    return {
+      refused: [
+        `target node ${target} is offline or unknown: bring it back, or set spec.node to a node that is online`,
+      ],
+    }
   const pre = i.check?.check
   if (type === 'qemu' && pre === undefined)
     return {
@@ -249,7 +254,8 @@ function preconditionRefusals(pre: MigratePrecondition, target: string, running:
     out.push(
       `mapped device ${[...mapped].join(', ')} cannot move while the VM runs: stop the VM for the move (spec.state: stopped)`,
     )
-  for (const reason of pre.notAllowed[target] ?? []) out.push(`node ${target}: ${reason}`)
+  for (const reason of pre.notAllowed[target] ?? [])
+    out.push(`node ${target}: ${reason} (PVE's check): change that on ${target}, or set spec.node to another node`)
   return out
 }
 
