@@ -1,8 +1,15 @@
-import { describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { execFileSync } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+<<<<<<< HEAD
 import { runMain, type MainRun } from './main.test-support.js'
 import { buildContext, program } from './cli.js'
+=======
+import { ownHome, runMain, type MainRun } from './main.test-support.js'
+>>>>>>> week2-a
 
 const bin = fileURLToPath(new URL('../dist/bin.js', import.meta.url))
 
@@ -13,7 +20,9 @@ describe('proxops binary', () => {
   })
 })
 
-const run = (argv: string[]): Promise<MainRun> => runMain(argv, { cwd: '/', env: {} })
+const home = mkdtempSync(join(tmpdir(), 'proxops-cli-home-'))
+afterAll(() => rmSync(home, { recursive: true, force: true }))
+const run = (argv: string[]): Promise<MainRun> => runMain(argv, { cwd: '/', env: ownHome(home) })
 
 describe('a mistyped command or flag', () => {
   it.each([

@@ -81,6 +81,8 @@ export interface ClusterCycle {
   blocked: number
   blockedByReason: Partial<Record<BlockReason, number>>
   desiredStale: boolean
+  /** `--target`: the objects the cycle was narrowed to (`KIND/name`); the rest of the cluster was not planned */
+  targets?: string[]
   objects: ObjectStatus[]
   /** the cycle's plan, action by action in plan order, with the result of each after execute */
   plannedActions: PlannedAction[]

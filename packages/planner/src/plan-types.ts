@@ -244,6 +244,8 @@ export type AnomalyCode =
   | 'protected'
   | 'template-linked-clones'
   | 'clone-source'
+  /** a guest to be created from a source (a clone's template, a disk image, a CTTemplate) that is not on its node */
+  | 'source-node'
   | 'invalid-live'
   | 'vmid-taken'
   | 'renumbered'

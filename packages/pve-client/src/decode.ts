@@ -225,6 +225,11 @@ export function decodeMigratePrecondition(v: unknown): MigratePrecondition {
           defined({
             volid: toStr(d.volid, 'local_disks.volid'),
             cdrom: optBool(d.cdrom, 'local_disks.cdrom') ?? false,
+            cloudInit: optBool(d.is_cloudinit, 'local_disks.is_cloudinit') || undefined,
+            snapshots:
+              d.referenced_in_snapshot == null
+                ? undefined
+                : Object.keys(obj(d.referenced_in_snapshot, 'local_disks.referenced_in_snapshot')).sort(),
             drive: optStr(d.drivename, 'local_disks.drivename'),
           }),
         )

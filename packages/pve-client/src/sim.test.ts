@@ -558,6 +558,17 @@ describe('migration (qemu-server migrate_vm_precondition and migrate_vm)', () =>
     await c.waitTaskOk(task, fastWait)
     expect((await c.guestConfig('pve2', 'qemu', id)).values.scsi0).toContain(`local-lvm:vm-${id}-disk-0`)
   })
+
+  it('migratePrecondition names the snapshots that reference each local disk (foreach_volid referenced_in_snapshot)', async () => {
+    const id = vmid()
+    await createVm(id)
+    for (const snapname of ['b-second', 'a-first'])
+      await c.waitTaskOk(await c.createSnapshot('pve1', 'qemu', id, snapname), fastWait)
+    const pre = await c.readOnly().migratePrecondition('pve1', 'qemu', id)
+    expect(pre.localDisks).toEqual([
+      { volid: `local-lvm:vm-${id}-disk-0`, cdrom: false, drive: 'scsi0', snapshots: ['a-first', 'b-second'] },
+    ])
+  })
 })
 
 describe('artifacts', () => {

@@ -95,8 +95,8 @@ export const ErrorCodes = {
   'dependency-unknown': 'a dependency target is not in this cluster',
   'dependency-kind': 'a reference names a manifest of the wrong kind',
   'dependency-cycle': 'dependencies form a cycle',
-  'dependency-node': 'a guest uses an artifact that is not declared on its node',
-  'clone-invalid': 'a clone source is the VM itself, on another node, or shares its vmid',
+  'dependency-node': "a guest's ISO is not declared on its node",
+  'clone-invalid': 'a clone source is the guest itself, shares its vmid, or cannot be cloned into it',
   'secrets-unavailable': 'the cluster SOPS file could not be read or decrypted',
 } as const
 

@@ -59,7 +59,8 @@ export const REFERENCE_SECTIONS: readonly { title: string; anchor: string; lines
     lines: [
       '`spec.clone` names a template to full-clone a guest from instead of creating it: a VM clones a TemplateVM',
       '(and declares no `disks`: they come from the template), an LXC clones a TemplateCT (instead of `template`,',
-      'without `mount-points` or `bind-mounts`). The template is declared in the same cluster, on the same node.',
+      'without `mount-points` or `bind-mounts`). The template is declared in the same cluster, on the node the guest',
+      'is created on (a create elsewhere is a `source-node` anomaly); once it exists the guest moves like any other.',
       '',
       "- The clone is made on the template's node, an LXC's onto `root.storage` with its root grown to `root.size`",
       "  (never below the template's); ProxOps' own config is written in the same action.",

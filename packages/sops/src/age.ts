@@ -19,10 +19,13 @@ export async function unwrapDataKey(
   stanzas: readonly AgeStanza[],
   identities: readonly AgeIdentity[],
   file: string,
+  /** Places discovery looked at that held no identity, named in an IdentityMismatch. */
+  emptySources: readonly string[] = [],
 ): Promise<Uint8Array> {
   const recipients = stanzas.map((s) => s.recipient)
   if (identities.length === 0) throw new SopsError('NoIdentity', file, 'no age identity found', { recipients })
-  const own = new Set(await Promise.all(identities.map((id) => recipientOf(id, file))))
+  const ownList = await Promise.all(identities.map((id) => recipientOf(id, file)))
+  const own = new Set(ownList)
   const decrypter = new age.Decrypter()
   for (const id of identities) decrypter.addIdentity(id.key.reveal())
   // Stanzas naming one of our recipients first; the others are still tried (recipient strings are hints).
@@ -47,10 +50,13 @@ export async function unwrapDataKey(
       throw new SopsError('Malformed', file, 'the age stanza does not hold a 32-byte data key')
     return key
   }
+  // Sources and public recipients only: a user sees at once which key they have and which one the file wants.
+  const read = identities.map((id, i) => `${id.source} (${ownList[i] ?? '?'})`).join(', ')
+  const empty = emptySources.length > 0 ? `; nothing found in: ${emptySources.join(', ')}` : ''
   throw new SopsError(
     'IdentityMismatch',
     file,
-    `none of ${identities.length} age identities matches the file's recipients: ${recipients.join(', ') || '(none)'}`,
+    `none of ${identities.length} age identities matches the file's recipients: ${recipients.join(', ') || '(none)'}; identities read: ${read}${empty}`,
     { recipients },
   )
 }

@@ -95,7 +95,7 @@ export async function resolveDataKey(p: ParsedSops, opts: KeyOptions): Promise<U
       continue
     }
     try {
-      return await unwrapDataKey(metadata.age, found.identities, file)
+      return await unwrapDataKey(metadata.age, found.identities, file, found.unused)
     } catch (e) {
       if (!(e instanceof SopsError) || e.code !== 'IdentityMismatch') throw e
       lastError = e

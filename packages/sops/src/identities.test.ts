@@ -136,6 +136,22 @@ describe('decrypt: identity errors', () => {
     expect(e.message).not.toContain('AGE-SECRET-KEY')
   })
 
+  test('IdentityMismatch names the sources read, the keys they hold and the places that held none', async () => {
+    const home = join(dir, 'home-decoy')
+    const keysTxt = join(home, '.config', 'sops', 'age', 'keys.txt')
+    mkdirSync(join(home, '.config', 'sops', 'age'), { recursive: true })
+    writeFileSync(keysTxt, `${id2}\n`)
+    const err = await decryptSops(enc, { file: 's.yaml', discovery: { env: {}, homeDir: home } }).catch(
+      (e: unknown) => e,
+    )
+    expect(err).toMatchObject({ code: 'IdentityMismatch' })
+    const message = (err as SopsError).message
+    expect(message).toContain(`identities read: ${keysTxt} line 1 (${await age.identityToRecipient(id2)})`)
+    expect(message).toContain(`matches the file's recipients: ${await age.identityToRecipient(id1)}`)
+    expect(message).toContain('nothing found in: SOPS_AGE_KEY, SOPS_AGE_KEY_FILE, SOPS_AGE_KEY_CMD')
+    expect(message).not.toContain('AGE-SECRET-KEY')
+  })
+
   test('any one matching identity among several is enough', async () => {
     const doc = await decryptSops(enc, { file: 's.yaml', identities: [id2, id1] })
     expect(doc.get('token')?.reveal()).toBe('t-canary-42')

@@ -22,6 +22,25 @@ export interface CliRun {
 const RSS_PROBE =
   'data:text/javascript,import{writeFileSync}from"node:fs";process.on("exit",()=>{if(process.env.BENCH_RSS_FILE){const u=process.resourceUsage();writeFileSync(process.env.BENCH_RSS_FILE,`${u.maxRSS} ${u.userCPUTime+u.systemCPUTime}`)}})'
 
+let home: string | undefined
+
+/** The runs' HOME: one for the whole bench (endpoint pins persist between runs, as on a real machine), never the runner's. */
+function benchHome(): string {
+  if (home === undefined) {
+    const dir = mkdtempSync(join(tmpdir(), 'proxops-bench-home-'))
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }))
+    home = dir
+  }
+  return home
+}
+
+/** The runner's environment without what leads to its own files (HOME, the XDG directories, sops' key sources). */
+function runnerEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => name !== 'HOME' && !/^(XDG_\w+_HOME|SOPS_AGE_\w+)$/.test(name)),
+  )
+}
+
 export function runCli(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<CliRun> {
   return runNode([cliBin, ...args], env, cwd)
 }
@@ -33,7 +52,7 @@ export async function runNode(args: string[], env: NodeJS.ProcessEnv, cwd: strin
   const start = performance.now()
   const child = spawn(process.execPath, ['--import', RSS_PROBE, ...args], {
     cwd,
-    env: { ...process.env, ...env, BENCH_RSS_FILE: rssFile, NO_COLOR: '1' },
+    env: { ...runnerEnv(), HOME: benchHome(), ...env, BENCH_RSS_FILE: rssFile, NO_COLOR: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let stdout = ''

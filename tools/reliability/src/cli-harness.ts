@@ -76,6 +76,8 @@ export function makeRepo(
   files: Record<string, string> = FILES,
 ): Repo {
   const root = mkdtempSync(join(tmpdir(), 'proxops-reliability-'))
+  // the operator's home lies outside the work tree, as on a real machine, and is never the runner's
+  const home = mkdtempSync(join(tmpdir(), 'proxops-reliability-home-'))
   const all: Record<string, string> = {
     ...files,
     'clusters/c/config.yaml': `pve:\n  clusters:\n    c:\n      base-url: ${sim.url}\n      nodes: [${sim.nodes.join(', ')}]\n      tls:\n        fingerprint: "${sim.fingerprint}"\n`,
@@ -91,8 +93,16 @@ export function makeRepo(
   git('-c', 'user.name=t', '-c', 'user.email=t@proxops.invalid', 'commit', '-qm', 'desired')
   return {
     root,
-    env: { PROXOPS_PVE_TOKEN_VALUE: `${sim.token.id}=${sim.token.secret}`, PROXOPS_GIT_PATH: root },
-    cleanup: () => rmSync(root, { recursive: true, force: true }),
+    env: {
+      PROXOPS_PVE_TOKEN_VALUE: `${sim.token.id}=${sim.token.secret}`,
+      PROXOPS_GIT_PATH: root,
+      HOME: home,
+      XDG_CONFIG_HOME: join(home, '.config'),
+    },
+    cleanup: () => {
+      rmSync(root, { recursive: true, force: true })
+      rmSync(home, { recursive: true, force: true })
+    },
     gitStatus: () => git('status', '--porcelain', '--untracked-files=all'),
   }
 }
@@ -130,7 +140,7 @@ export interface Run {
 export function startCli(args: string[], repo: Repo): { child: ChildProcess; done: Promise<Run> } {
   const child = spawn(process.execPath, [cliBin, ...args], {
     cwd: repo.root,
-    env: { ...process.env, ...repo.env, NO_COLOR: '1', PROXOPS_CONFIG: '' },
+    env: { ...runnerEnv(), ...repo.env, NO_COLOR: '1', PROXOPS_CONFIG: '' },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let stdout = ''
@@ -141,6 +151,13 @@ export function startCli(args: string[], repo: Repo): { child: ChildProcess; don
     child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
   )
   return { child, done }
+}
+
+/** The runner's environment without what leads to its own files: the repository brings its own HOME. */
+function runnerEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => name !== 'HOME' && !/^(XDG_\w+_HOME|SOPS_AGE_\w+)$/.test(name)),
+  )
 }
 
 export const runCli = (args: string[], repo: Repo): Promise<Run> => startCli(args, repo).done

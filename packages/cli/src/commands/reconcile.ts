@@ -63,8 +63,21 @@ function renderAborted(cluster: string, reason: string, format: 'text' | 'markdo
   return `Cluster ${cluster}\n\nABORTED: not planned (the error is on stderr)\n`
 }
 
-function renderPlan(plan: Plan, format: 'text' | 'markdown', p: Paint): string {
-  return format === 'markdown' ? renderPlanMarkdown(plan) : renderPlanText(plan, p)
+function renderPlan(plan: Plan, format: 'text' | 'markdown', p: Paint, targets?: readonly string[]): string {
+  return format === 'markdown' ? renderPlanMarkdown(plan, targets) : renderPlanText(plan, p, targets)
+}
+
+/**
+ * Terraform's `-target` warning: a narrowed plan is partial. On stderr, before the plan, for diff and apply;
+ * the plan's last line and the result line say it again.
+ */
+function warnPartial(ctx: CliContext, refs: readonly ObjectRef[] | undefined): void {
+  if (refs === undefined) return
+  const names = refs.map((r) => `${r.kind}/${r.name}`).join(' --target ')
+  err(
+    ctx,
+    `warning: --target ${names}: the plan is partial; it covers only these objects and what they depend on, and changes elsewhere in the cluster are neither shown nor applied (run without --target for the whole plan)\n`,
+  )
 }
 
 /** Dry cycles for every selected cluster through the read-only client. */
@@ -125,6 +138,7 @@ export async function diffHandler(
   // a plan file saved into the work tree is not desired state: leave it out of the revision it records
   const tree = await prepared.source.sync(args.out !== undefined ? { ignore: [path.resolve(ctx.cwd, args.out)] } : {})
   if (refs) await requireDeclared(refs, prepared, tree, '--target')
+  warnPartial(ctx, refs)
   const outcomes = await dryCycles(ctx, prepared, tree, args, refs)
   const format = args.output ?? 'text'
   const plans = outcomes.flatMap((o) => (o.plan ? [o.plan] : []))
@@ -153,7 +167,7 @@ export async function diffHandler(
       outcomes
         .map((o) =>
           o.plan
-            ? renderPlan(ctx.redactor.strings(o.plan), format, p)
+            ? renderPlan(ctx.redactor.strings(o.plan), format, p, targets)
             : renderAborted(o.cycle.cluster, o.cycle.abortReason ?? 'unknown', format),
         )
         .join('\n'),
@@ -272,6 +286,7 @@ export async function applyHandler(
     refs = savedTargets.length > 0 ? savedTargets.map((t) => parseObjectRef(t, `${args.plan} target`)) : undefined
   }
   if (refs) await requireDeclared(refs, prepared, tree, '--target')
+  warnPartial(ctx, refs)
   const targets = refs ? { targets: refs } : {}
   // a person at a terminal (stdin) is asked, wherever stderr goes; pipelines and CI are not
   const interactive = Boolean(ctx.io.stdinIsTty && ctx.io.confirm) && !args.yes
@@ -323,7 +338,13 @@ export async function applyHandler(
           }
           savedPlan = dry.plan
         }
-        show(renderPlanText(ctx.redactor.strings(savedPlan), p))
+        show(
+          renderPlanText(
+            ctx.redactor.strings(savedPlan),
+            p,
+            refs?.map((r) => `${r.kind}/${r.name}`),
+          ),
+        )
         if (savedPlan.actions.length === 0) {
           cycles.push(dry?.cycle ?? (await runCycle(ctx, { ...base, reader: client.readOnly() })).cycle)
           continue

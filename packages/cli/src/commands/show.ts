@@ -30,7 +30,7 @@ export function showHandler(ctx: CliContext, args: ShowArgs): number {
     return 0
   }
   if (format === 'markdown') {
-    out(ctx, set.plans.map((plan) => renderPlanMarkdown(plan)).join('\n'))
+    out(ctx, set.plans.map((plan) => renderPlanMarkdown(plan, set.targets)).join('\n'))
     return 0
   }
   const clusters = set.plans.map((plan) => plan.cluster)
@@ -41,6 +41,6 @@ export function showHandler(ctx: CliContext, args: ShowArgs): number {
     '',
   ]
   const p = painter(ctx, args)
-  out(ctx, [head.join('\n'), ...set.plans.map((plan) => renderPlanText(plan, p))].join('\n'))
+  out(ctx, [head.join('\n'), ...set.plans.map((plan) => renderPlanText(plan, p, set.targets))].join('\n'))
   return 0
 }

@@ -3,20 +3,32 @@
  * passed in, the exit code returned) against examples/ and against the broken fixture repositories of
  * @proxops/schema; plus runValidate for the hook. A process per case cost about 0.7 s of CPU each (CONTRIBUTING.md).
  */
-import { describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { runMain, type MainRun } from '../main.test-support.js'
+import { ownHome, runMain, type MainRun } from '../main.test-support.js'
 import { runValidate } from './validate.js'
 
 const examples = fileURLToPath(new URL('../../../../examples/repository', import.meta.url))
 const fixtures = fileURLToPath(new URL('../../../schema/test/fixtures', import.meta.url))
 
-function proxops(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<MainRun> {
-  const env: Record<string, string | undefined> = { ...process.env, ...options.env }
-  if (!options.env?.PROXOPS_GIT_PATH) delete env.PROXOPS_GIT_PATH
+const testKey = join(examples, 'keys', 'test-only.agekey')
+const homes = mkdtempSync(join(tmpdir(), 'proxops-validate-homes-'))
+afterAll(() => rmSync(homes, { recursive: true, force: true }))
+
+/** Each run gets a home of its own and the examples' key as its one explicit key source (the operator's is never read). */
+function proxops(
+  args: string[],
+  options: { cwd?: string; env?: Record<string, string | undefined>; home?: string } = {},
+): Promise<MainRun> {
+  const env = {
+    PATH: process.env.PATH,
+    ...ownHome(options.home ?? mkdtempSync(join(homes, 'home-'))),
+    SOPS_AGE_KEY_FILE: testKey,
+    ...options.env,
+  }
   return runMain(args, { cwd: options.cwd ?? process.cwd(), env })
 }
 
@@ -31,6 +43,23 @@ describe('proxops validate', () => {
     expect(lines[1]).toMatch(
       /^homelab: valid, \d+ resources from \d+ files \(.*CTTemplate.*DiskImage.*ISO.*LXC.*TemplateCT.*TemplateVM.*VM\)/,
     )
+  })
+
+  it("a stranger's age key in the default place: ignored beside a matching key, named when it is the only one", async () => {
+    // what getting started tells an operator to do with their own key (docs/getting-started.md)
+    const home = mkdtempSync(join(homes, 'decoy-'))
+    const keysTxt = join(ownHome(home).XDG_CONFIG_HOME, 'sops', 'age', 'keys.txt')
+    mkdirSync(join(keysTxt, '..'), { recursive: true })
+    const decoy = 'AGE-SECRET-KEY-1GFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPQ4EGAEX'
+    writeFileSync(keysTxt, `# created: decoy\n${decoy}\n`)
+    const withKey = await proxops(['validate', '--git-path', examples], { home })
+    expect(withKey.code).toBe(0)
+    const only = await proxops(['validate', '--git-path', examples], { home, env: { SOPS_AGE_KEY_FILE: undefined } })
+    expect(only.code).toBe(1)
+    expect(only.stdout).toContain(`IdentityMismatch: none of 1 age identities matches the file's recipients: age1`)
+    expect(only.stdout).toContain(`identities read: ${keysTxt} line 2 (age1`)
+    expect(only.stdout).toContain('nothing found in: SOPS_AGE_KEY, SOPS_AGE_KEY_FILE, SOPS_AGE_KEY_CMD')
+    expect(only.stdout).not.toContain(decoy)
   })
 
   it('--cluster limits the check; PROXOPS_GIT_PATH names the root', async () => {

@@ -14,11 +14,11 @@ function code(text: string): string {
   return `${ticks}${text.replace(/\n/g, ' ')}${ticks}`
 }
 
-export function renderPlanMarkdown(plan: Plan): string {
+export function renderPlanMarkdown(plan: Plan, targets?: readonly string[]): string {
   const out: string[] = []
   out.push(`### ProxOps plan for cluster ${code(plan.cluster)}`, '')
   if (plan.commit) out.push(`Commit ${code(plan.commit)}`, '')
-  out.push(`**${summaryLine(plan)}**`, '')
+  out.push(`**${summaryLine(plan, targets)}**`, '')
   if (plan.actions.length > 0) {
     out.push('| | Address | Action | Disruption | Reason |', '|---|---|---|---|---|')
     for (const a of plan.actions) {

@@ -75,17 +75,28 @@ export function blockedPhrase(byReason: Parameters<typeof describeBlocked>[0]['b
   return `${n} object${n === 1 ? '' : 's'} blocked: ${describeBlocked({ byReason })}`
 }
 
-/** The plan's last line: "No changes. PVE matches git." only when that is true (see convergence()). */
-export function summaryLine(plan: Plan): string {
+/**
+ * The plan's last line: "No changes. PVE matches git." only when that is true (see convergence()). A plan narrowed
+ * with `--target` (`targets`) says so and never that PVE matches git: it did not look at the rest of the cluster.
+ */
+export function summaryLine(plan: Plan, targets?: readonly string[]): string {
   const state = convergence(plan)
-  if (state.converged) return 'No changes. PVE matches git.'
+  if (state.converged)
+    return targets === undefined
+      ? 'No changes. PVE matches git.'
+      : `No changes to ${targets.join(', ')} and what they depend on. ${partialNote(targets)}`
   const blocked = state.blocked.length > 0 ? blockedPhrase(state.byReason) : ''
-  if (plan.actions.length === 0) return `No actions possible; ${blocked}.`
+  const partial = targets === undefined ? '' : ` ${partialNote(targets)}`
+  if (plan.actions.length === 0) return `No actions possible; ${blocked}.${partial}`
   const c = countActions(plan.actions.filter((a) => a.type !== 'snapshot'))
   const snapshots = plan.actions.filter((a) => a.type === 'snapshot').length
   const snap = snapshots === 0 ? '' : `, ${snapshots} safety snapshot${snapshots === 1 ? '' : 's'}`
-  return `Plan: ${c.create} to create, ${c.update} to update, ${c.delete} to delete${snap}${blocked ? `; ${blocked}` : ''}.`
+  return `Plan: ${c.create} to create, ${c.update} to update, ${c.delete} to delete${snap}${blocked ? `; ${blocked}` : ''}.${partial}`
 }
+
+/** What a `--target` plan leaves out, as Terraform's `-target` warns. */
+export const partialNote = (targets: readonly string[]): string =>
+  `Partial plan (--target ${targets.join(' --target ')}): the rest of the cluster was not planned.`
 
 function quoteValue(value: string): string {
   return value === SENSITIVE ? value : JSON.stringify(value)
@@ -109,7 +120,7 @@ function colourFor(symbol: Symbol, p: Paint): (s: string) => string {
   return symbol === '+' ? p.green : symbol === '-' ? p.red : p.yellow
 }
 
-export function renderPlanText(plan: Plan, p: Paint): string {
+export function renderPlanText(plan: Plan, p: Paint, targets?: readonly string[]): string {
   const lines: string[] = []
   const commit = plan.commit ? ` at ${shortRevision(plan.commit)}` : ''
   lines.push(p.bold(`Cluster ${plan.cluster}${commit}`))
@@ -145,6 +156,6 @@ export function renderPlanText(plan: Plan, p: Paint): string {
     lines.push('', `Gaps (${plan.gaps.length}; not modelled, see docs/GAPS.md):`)
     for (const g of plan.gaps) lines.push(`  ${g.address} ${g.field}: ${flat(g.note)}`)
   }
-  lines.push('', p.bold(summaryLine(plan)))
+  lines.push('', p.bold(summaryLine(plan, targets)))
   return `${lines.join('\n')}\n`
 }

@@ -32,14 +32,20 @@ export function cycleHeadline(cycle: ClusterCycle): string {
     case 'blocked':
       return `blocked (${blockedPhrase(cycle.blockedByReason)})${commit}`
     default:
-      return `converged${commit}`
+      // a --target cycle saw only its objects: they converged, not (as far as it knows) the cluster
+      return cycle.targets === undefined
+        ? `converged${commit}`
+        : `targeted objects converged (--target ${cycle.targets.join(' --target ')}); the rest of the cluster was not planned${commit}`
   }
 }
 
 export function renderStatus(cycles: readonly ClusterCycle[], p: Paint): string {
   const lines: string[] = []
   for (const cycle of cycles) {
-    const headline = cycleHeadline(cycle)
+    const headline =
+      cycle.targets === undefined || cycle.result === 'converged'
+        ? cycleHeadline(cycle)
+        : `${cycleHeadline(cycle)}; partial (--target ${cycle.targets.join(' --target ')})`
     const colour = cycle.result === 'converged' ? p.green : cycle.result === 'drift' ? p.yellow : p.red
     lines.push(p.bold(`[${cycle.cluster}]`) + ' ' + colour(headline))
     if (cycle.desiredStale) lines.push(p.red('  DESIRED STATE IS STALE (git fetch has been failing)'))

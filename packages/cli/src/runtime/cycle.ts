@@ -204,6 +204,7 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
       blocked: blockedCount(state),
       blockedByReason: state.byReason,
       desiredStale: o.tree.stale,
+      ...(o.targets ? { targets: o.targets.map((r) => `${r.kind}/${r.name}`) } : {}),
       objects: objectStates(name, objects, plan, report),
       plannedActions: plannedActions(plan, report),
       findings: findings(plan),

@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url'
 import { startSimulator, type Simulator, type SimulatorOptions } from '@proxops/pve-sim'
 import { createPveClient, type PveClient } from '@proxops/pve-client'
 import { encryptSops } from '@proxops/sops'
-import { runMain } from '../../src/main.test-support.js'
+import { ownHome, runMain } from '../../src/main.test-support.js'
 
 export const BIN = fileURLToPath(new URL('../../dist/bin.js', import.meta.url))
 const KEY_FILE = fileURLToPath(new URL('../../../../examples/repository/keys/test-only.agekey', import.meta.url))
@@ -220,7 +220,7 @@ export function homeFor(cwd: string): string {
 export function baseEnv(root: string, extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
-    HOME: homeFor(root),
+    ...ownHome(homeFor(root)),
     SOPS_AGE_KEY_FILE: KEY_FILE,
     NO_COLOR: '1',
     LANG: 'C',

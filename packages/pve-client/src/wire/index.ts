@@ -32,6 +32,7 @@ export type {
   GuestConfig,
   PendingEntry,
   GuestStatus,
+  LocalDisk,
   MigratePrecondition,
   StorageInfo,
   StorageContentItem,

@@ -123,11 +123,23 @@ export interface MigratePrecondition {
    */
   notAllowed: Record<string, string[]>
   /** qemu: volumes not on a shared storage (`check_vm_disks_local`) */
-  localDisks: { volid: string; cdrom: boolean; drive?: string }[]
+  localDisks: LocalDisk[]
   /** qemu: devices bound to this node (`check_local_resources`: hostpci, usb, serial, ...) */
   localResources: string[]
   /** qemu: devices bound through a resource mapping (they block a live migration) */
   mappedResources: string[]
+}
+
+/** One volume of `check_vm_disks_local`, with the attributes of qemu-server's foreach_volid that decide a move. */
+export interface LocalDisk {
+  volid: string
+  /** in a CD drive (`media=cdrom`): an ISO, or the cloud-init drive */
+  cdrom: boolean
+  /** the cloud-init drive, which PVE regenerates or copies (`is_cloudinit`) */
+  cloudInit?: boolean
+  /** the names of the snapshots that reference the volume (`referenced_in_snapshot`), sorted */
+  snapshots?: string[]
+  drive?: string
 }
 
 export interface StorageInfo {

@@ -148,8 +148,11 @@ export function checkCluster(input: ClusterCheckInput): { index: ClusterIndex; g
         }
         continue
       }
-      if (ref.via === 'cdrom' || ref.via === 'disk-image' || ref.via === 'template') {
-        // a guest's ISO, disk image or container template must be downloaded onto the guest's own node
+      // Where a create-time source lies (a clone's template, a disk image or container template the guest is made
+      // from) matters only when the guest is created, which the plan knows and the repository does not: plan()
+      // blocks such a create (`source-node`), and an existing guest moves whatever its sources (docs/safety.md).
+      if (ref.via === 'cdrom') {
+        // a guest's ISO is in its drive while it runs: it must be downloaded onto the guest's own node
         const guestNode = (r.manifest.spec as { node: string }).node
         const nodes = (target.manifest.spec as { nodes: string[] }).nodes
         if (!nodes.includes(guestNode)) {
@@ -165,14 +168,7 @@ export function checkCluster(input: ClusterCheckInput): { index: ClusterIndex; g
         const guest = r.manifest
         const vm = guest.spec as { node: string; vmid: number }
         const tpl = target.manifest.spec as { node: string; vmid: number }
-        if (tpl.node !== vm.node)
-          push(
-            'clone-invalid',
-            r.file,
-            at(),
-            `${ref.kind} "${ref.name}" is on node "${tpl.node}", this ${guest.kind} on "${vm.node}": a clone source must be on the same node`,
-          )
-        else if (tpl.vmid === vm.vmid)
+        if (tpl.vmid === vm.vmid)
           push(
             'clone-invalid',
             r.file,

@@ -296,7 +296,7 @@ const vmSpecEntries = (template: boolean) => ({
     resourceName(
       template
         ? 'Rejected on a TemplateVM: only a VM is cloned from a template.'
-        : 'Name of a TemplateVM on the same node to full-clone from; then `disks` must be empty.',
+        : 'Name of a TemplateVM to full-clone from, on the node the VM is created on; then `disks` must be empty.',
     ),
   ),
   firewall: v.optional(firewallSchema),
@@ -414,7 +414,7 @@ const lxcSpecEntries = (template: boolean) => ({
     resourceName(
       template
         ? 'Rejected on a TemplateCT: only an LXC is cloned from a template.'
-        : 'Name of a TemplateCT on the same node to full-clone from (onto `root.storage`); then `template`, `mount-points` and `bind-mounts` must be absent.',
+        : 'Name of a TemplateCT to full-clone from (onto `root.storage`), on the node the container is created on; then `template`, `mount-points` and `bind-mounts` must be absent.',
     ),
   ),
   firewall: v.optional(firewallSchema),

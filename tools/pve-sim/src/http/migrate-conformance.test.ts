@@ -396,6 +396,27 @@ describe('PVE::QemuMigrate: an online migration', () => {
       'running',
     )
   })
+
+  it('scan_local_volumes: a running VM with a snapshot on a local disk refuses, where the same VM stopped moves', async () => {
+    // zfspool takes a snapshot along offline; online, the non-replicated snapshot refuses whatever the storage
+    await createVm(121, { scsi0: 'local-zfs:1', start: '1' })
+    expect((await task('pve1', call('POST', '/nodes/pve1/qemu/121/snapshot', { snapname: 'keep' }))).exitstatus).toBe(
+      'OK',
+    )
+    const online = await task(
+      'pve1',
+      call('POST', '/nodes/pve1/qemu/121/migrate', { target: 'pve2', online: '1', 'with-local-disks': '1' }),
+    )
+    expect(online.exitstatus).toBe('migration aborted')
+    expect(online.log).toContain(
+      "can't migrate local disk 'local-zfs:vm-121-disk-0': online storage migration not possible if non-replicated snapshot exists",
+    )
+    expect(await resource(121)).toMatchObject({ node: 'pve1', status: 'running' })
+    expect((await task('pve1', call('POST', '/nodes/pve1/qemu/121/status/stop'))).exitstatus).toBe('OK')
+    const offline = await task('pve1', call('POST', '/nodes/pve1/qemu/121/migrate', { target: 'pve2' }))
+    expect(offline.exitstatus).toBe('OK')
+    expect(await resource(121)).toMatchObject({ node: 'pve2' })
+  })
 })
 
 describe('pve-container migrate_vm and PVE::LXC::Migrate', () => {

@@ -80,6 +80,11 @@ export function planNewGuest(t: GuestTarget, env: GuestPlanEnv): void {
     skip('invalid-desired', f.createError)
     return
   }
+  const away = sourcesAway(m, env.byKey)
+  if (away.length > 0) {
+    for (const message of away) t.anomaly({ code: 'source-node', field: 'spec.node', message })
+    return
+  }
   const createDiffs: FieldDiff[] = []
   const params: Record<string, PlanParamValue> = {}
   for (const o of f.owned) {
@@ -112,6 +117,38 @@ export function planNewGuest(t: GuestTarget, env: GuestPlanEnv): void {
     disruption: 'none',
     requests,
   })
+}
+
+/**
+ * The create-time sources (a clone's template, a disk image, a container template) that are not on the node the
+ * guest is created on: PVE clones a template on its own node (clone_vm) and reads an image or template from the
+ * node's storage. Only a create needs them there; an existing guest moves whatever they are (migrate.ts).
+ */
+function sourcesAway(m: QemuManifest | ContainerManifest, byKey: ReadonlyMap<string, Manifest>): string[] {
+  const { node } = m.spec
+  const out: string[] = []
+  const later = `it can move to ${node} once it exists`
+  if ((m.kind === 'VM' || m.kind === 'LXC') && m.spec.clone !== undefined) {
+    const { kind, name, manifest: src } = cloneSource(m, byKey)
+    if (src !== undefined && src.spec.node !== node)
+      out.push(
+        `clone source ${kind}/${name} is on node ${src.spec.node}, and PVE clones a template on its own node: create the guest on ${src.spec.node} (${later}), or declare a template on ${node}`,
+      )
+  }
+  const artifacts: [string, string][] =
+    m.kind === 'VM' || m.kind === 'TemplateVM'
+      ? m.spec.disks.flatMap((d) => (d.image === undefined ? [] : [['DiskImage', d.image] as [string, string]]))
+      : m.spec.template !== undefined
+        ? [['CTTemplate', m.spec.template]]
+        : []
+  for (const [kind, name] of artifacts) {
+    const a = byKey.get(keyOf(kind, name))
+    if (a === undefined || !('nodes' in a.spec) || a.spec.nodes.includes(node)) continue
+    out.push(
+      `${kind}/${name} is not declared on node ${node} (its nodes: ${a.spec.nodes.join(', ') || 'none'}), and the guest is created from it there: add ${node} to its spec.nodes, or create the guest on one of its nodes (${later})`,
+    )
+  }
+  return out.sort()
 }
 
 /** the VM volume slots a clone's post-clone write creates when the template gave it none (create forms) */

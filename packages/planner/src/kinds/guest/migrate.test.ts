@@ -5,6 +5,7 @@
  * guest moved by hand is moved back, an HA guest stays where HA put it, and the next plan is empty.
  */
 import { describe, expect, it } from 'vitest'
+import { fc, test } from '@fast-check/vitest'
 import { artifact, desired, lxc, policy, vm } from '../../fixtures.test.helpers.js'
 import { simApply, simCycle, withSim, type SimPve } from '../../test-support/sim.js'
 import type { Plan, Policy } from '../../plan-types.js'
@@ -109,6 +110,120 @@ describe('migration (qemu-server migrate_vm, pve-container migrate_vm)', () => {
     })
   })
 
+  it('a cloned VM moves like any other (its clone source only matters at create); a new clone away from its template is blocked (source-node)', async () => {
+    await withSim(undefined, async (env) => {
+      const tpl = vm('base', 9000, {}, 'TemplateVM')
+      const web = vm('web', 108, { clone: 'base', disks: [], state: 'started' })
+      await converge(env, [tpl, web])
+      const plan = await converge(env, [tpl, onNode(web, 'pve2')])
+      expect(plan.actions.map((a) => [a.vmid, a.type])).toEqual([[108, 'migrate']])
+      expect(await nodeOf(env, 108)).toBe('pve2')
+      const fresh = onNode(vm('api', 109, { clone: 'base', disks: [] }), 'pve2')
+      const cycle = await simCycle(env, desired(tpl, onNode(web, 'pve2'), fresh), pol)
+      expect(cycle.plan.actions).toEqual([])
+      expect(cycle.plan.anomalies).toEqual([
+        expect.objectContaining({
+          code: 'source-node',
+          address: 'VM/pve2/109(api)',
+          message:
+            'clone source TemplateVM/base is on node pve1, and PVE clones a template on its own node: create the guest on pve1 (it can move to pve2 once it exists), or declare a template on pve2',
+        }),
+      ])
+    })
+  })
+
+  it('guests made from a disk image or a container template on another node move; a new one there is blocked (source-node)', async () => {
+    await withSim(undefined, async (env) => {
+      env.sim.control.setRemoteFile('https://example.org/debian.qcow2', { content: 'qcow2 bytes' })
+      const img = artifact('DiskImage', 'cloud', 'debian.qcow2', ['pve1'], 'local')
+      const seeded = vm('seeded', 111, {
+        disks: [{ storage: 'local-lvm', image: 'cloud', interface: 'scsi0', iothread: false }],
+      })
+      const ct = lxc('ct', 112)
+      await converge(env, [img, tmpl, seeded, ct])
+      const plan = await converge(env, [img, tmpl, onNode(seeded, 'pve2'), onNode(ct, 'pve2')])
+      expect(plan.actions.map((a) => [a.vmid, a.type])).toEqual([
+        [111, 'migrate'],
+        [112, 'migrate'],
+      ])
+      const fresh = onNode(lxc('ct2', 113), 'pve2')
+      const cycle = await simCycle(env, desired(img, tmpl, onNode(seeded, 'pve2'), onNode(ct, 'pve2'), fresh), pol)
+      expect(cycle.plan.actions).toEqual([])
+      expect(cycle.plan.anomalies).toMatchObject([
+        {
+          code: 'source-node',
+          address: 'LXC/pve2/113(ct2)',
+          message:
+            'CTTemplate/debian-12 is not declared on node pve2 (its nodes: pve1), and the guest is created from it there: add pve2 to its spec.nodes, or create the guest on one of its nodes (it can move to pve2 once it exists)',
+        },
+      ])
+    })
+  })
+
+  it('a local ISO in the CD drive: the manifest that empties the drive gets one action, eject then migrate (scan_local_volumes)', async () => {
+    await withSim(undefined, async (env) => {
+      const iso = artifact('ISO', 'debian', 'debian.iso', ['pve1', 'pve2'])
+      const web = vm('web', 105, { state: 'started', hardware: { cdrom: { iso: 'debian', media: 'cdrom' } } })
+      await converge(env, [iso, web])
+      // the newcomer's first try: only spec.node changes; the refusal says what to change
+      const first = await simCycle(env, desired(iso, onNode(web, 'pve2')), pol)
+      expect(first.plan.actions).toEqual([])
+      expect(first.plan.anomalies).toMatchObject([
+        {
+          code: 'migration-refused',
+          message: expect.stringContaining(
+            'ide2 holds the local ISO local:iso/debian.iso, which PVE does not migrate: set spec.hardware.cdrom to {iso: none} in the same commit',
+          ),
+        },
+      ])
+      const moved = onNode(
+        vm('web', 105, { state: 'started', hardware: { cdrom: { iso: 'none', media: 'cdrom' } } }),
+        'pve2',
+      )
+      const plan = await converge(env, [iso, moved])
+      expect(plan.actions.map((a) => [a.type, a.disruption])).toEqual([['migrate', 'hotplug']])
+      expect(migrates(plan)[0]?.requests.map((r) => r.call)).toEqual(['updateConfig', 'migrate'])
+      expect(migrates(plan)[0]?.requests[0]).toMatchObject({ params: { ide2: 'none,media=cdrom' } })
+      expect(await nodeOf(env, 105)).toBe('pve2')
+      expect((await env.client.guestConfig('pve2', 'qemu', 105)).values.ide2).toBe('none,media=cdrom')
+    })
+  })
+
+  it('a running VM with a snapshot of a local disk is blocked, saying which snapshot to delete; nothing is sent (scan_local_volumes)', async () => {
+    await withSim(undefined, async (env) => {
+      const web = vm('web', 106, { state: 'started' })
+      await converge(env, [web])
+      await env.client.waitTaskOk(await env.client.createSnapshot('pve1', 'qemu', 106, 'proxops-20261201T193000Z'))
+      const cycle = await simCycle(env, desired(onNode(web, 'pve2')), pol)
+      expect(cycle.plan.actions).toEqual([])
+      expect(cycle.plan.anomalies).toEqual([
+        expect.objectContaining({
+          code: 'migration-refused',
+          message: expect.stringContaining(
+            'scsi0 (local-lvm:vm-106-disk-0) is referenced by snapshot proxops-20261201T193000Z (a ProxOps safety snapshot), and PVE cannot migrate a local disk with a snapshot while the VM runs: delete it once no longer needed (qm delsnapshot 106 proxops-20261201T193000Z)',
+          ),
+        }),
+      ])
+      // stopped, on lvmthin, it is still refused (non-migratable snapshot exists); deleted, it moves
+      await env.client.waitTaskOk(await env.client.deleteSnapshot('pve1', 'qemu', 106, 'proxops-20261201T193000Z'))
+      await converge(env, [onNode(web, 'pve2')])
+      expect(await nodeOf(env, 106)).toBe('pve2')
+    })
+  })
+
+  it('a VM with a cloud-init drive on local storage moves with it (the drive is generated, not an ISO)', async () => {
+    await withSim(undefined, async (env) => {
+      const ci = vm('ci', 107, {
+        state: 'started',
+        hardware: { 'cloud-init': { enabled: true, storage: 'local-lvm', size: '4M' } },
+      })
+      await converge(env, [ci])
+      const plan = await converge(env, [onNode(ci, 'pve2')])
+      expect(plan.actions.map((a) => a.type)).toEqual(['migrate'])
+      expect(await nodeOf(env, 107)).toBe('pve2')
+    })
+  })
+
   it('an HA guest HA relocated after a node failure stays where HA put it (select_service_node, recover_fenced_service)', async () => {
     await withSim(undefined, async (env) => {
       const shared = vm('ha', 104, {
@@ -177,7 +292,9 @@ describe('planMigration (pure)', () => {
   })
 
   it('an offline target, a storage the target lacks and an unread check are never a migrate action', () => {
-    expect(planMigration(input({ targetDown: true }))).toEqual({ refused: ['target node pve2 is offline or unknown'] })
+    expect(planMigration(input({ targetDown: true }))).toEqual({
+      refused: ['target node pve2 is offline or unknown: bring it back, or set spec.node to a node that is online'],
+    })
     expect(planMigration(input({ storages: storages.slice(0, 1) }))).toMatchObject({
       refused: [expect.stringContaining("storage 'local-lvm' is not available on node 'pve2'")],
     })
@@ -193,7 +310,86 @@ describe('planMigration (pure)', () => {
       localDisks: [{ volid: 'local:iso/x.iso', cdrom: true, drive: 'ide2' }],
     }
     expect(planMigration({ ...i, check: { vmid: 100, node: 'pve1', check: { known } } as never })).toMatchObject({
-      refused: [expect.stringContaining('ide2 holds the local ISO local:iso/x.iso')],
+      refused: [
+        expect.stringContaining(
+          'ide2 holds the local ISO local:iso/x.iso, which PVE does not migrate; spec.hardware.cdrom is not declared, so ProxOps leaves the drive alone: set spec.hardware.cdrom to {iso: none}',
+        ),
+      ],
     })
+  })
+
+  // scan_local_volumes, over any mix of local disks, snapshots and CD drives: a running VM never moves a local disk a
+  // snapshot references, every snapshot in the way is named with its delete command, and an ISO is ejected (before
+  // the move, in the same action) exactly when the manifest declares its drive empty
+  const disk = fc.record({
+    slot: fc.constantFrom('scsi0', 'scsi1', 'virtio0'),
+    storage: fc.constantFrom('local-lvm', 'local-zfs'),
+    snapshots: fc.uniqueArray(fc.constantFrom('before', 'proxops-20261201T193000Z', 'weekly'), { maxLength: 2 }),
+  })
+  const cd = fc.record({ declared: fc.constantFrom('none', 'iso', 'absent'), snapshot: fc.boolean() })
+  test.prop([
+    fc.uniqueArray(disk, { selector: (d) => d.slot, maxLength: 3 }),
+    fc.option(cd, { nil: undefined }),
+    fc.boolean(),
+  ])('snapshots and ISOs: refused with the command, or moved with the eject first', (disks, cdrom, running) => {
+    const i = input()
+    const stores = ['pve1', 'pve2'].flatMap((node) =>
+      [
+        ['local-lvm', 'lvmthin'],
+        ['local-zfs', 'zfspool'],
+      ].map(([storage, type]) => ({ ...storages[0]!, node, storage: storage!, type: type! })),
+    )
+    const localDisks = [
+      ...disks.map((d) => ({
+        volid: `${d.storage}:vm-100-disk-${d.slot}`,
+        cdrom: false,
+        drive: d.slot,
+        ...(d.snapshots.length > 0 ? { snapshots: [...d.snapshots].sort() } : {}),
+      })),
+      ...(cdrom
+        ? [
+            {
+              volid: 'local:iso/x.iso',
+              cdrom: true,
+              drive: 'ide2',
+              ...(cdrom.snapshot ? { snapshots: ['weekly'] } : {}),
+            },
+          ]
+        : []),
+    ]
+    const owned =
+      cdrom === undefined || cdrom.declared === 'absent'
+        ? []
+        : [
+            {
+              key: 'ide2',
+              field: 'spec.hardware.cdrom',
+              create: cdrom.declared === 'none' ? 'none,media=cdrom' : 'local:iso/x.iso,media=cdrom',
+              compare: () => [],
+            },
+          ]
+    const known = { ...(i.check.check as { known: object }).known, running, localDisks }
+    const outcome = planMigration({
+      ...i,
+      g: guest(100, {}, { status: running ? 'running' : 'stopped' }),
+      owned,
+      storages: stores,
+      check: { vmid: 100, node: 'pve1', check: { known } } as never,
+    })
+    const blocking = disks.filter((d) => d.snapshots.length > 0 && (running || d.storage !== 'local-zfs'))
+    const isoStuck = cdrom !== undefined && (cdrom.declared !== 'none' || cdrom.snapshot)
+    if (blocking.length > 0 || isoStuck) {
+      expect(outcome).toHaveProperty('refused')
+      const text = (outcome as { refused: string[] }).refused.join('\n')
+      for (const d of blocking) for (const n of d.snapshots) expect(text).toContain(`qm delsnapshot 100 ${n}`)
+      if (isoStuck) expect(text).toContain('ide2 holds the local ISO local:iso/x.iso')
+      return
+    }
+    if (!('draft' in outcome)) return expect.fail(`not a move: ${JSON.stringify(outcome)}`)
+    const calls = outcome.draft.requests
+    if (cdrom !== undefined) {
+      expect(calls.map((r) => r.call)).toEqual(['updateConfig', 'migrate'])
+      expect(calls[0]).toMatchObject({ params: { ide2: 'none,media=cdrom' } })
+    } else expect(calls.map((r) => r.call)).toEqual(['migrate'])
   })
 })

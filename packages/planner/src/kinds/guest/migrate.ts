@@ -5,21 +5,26 @@
  *   - qemu-server PVE::QemuMigrate::Helpers::check_local_resources: a device bound to the node (a raw hostpci,
  *     usb, serial, ...) refuses unless root@pam forces it; a mapped device refuses a live migration;
  *   - `not_allowed_nodes` (check_local_storage_availability): a storage the target lacks;
- *   - PVE::QemuMigrate scan_local_volumes: a local ISO in a CD drive;
+ *   - PVE::QemuMigrate scan_local_volumes: a local ISO in a CD drive (ejected first when the manifest empties the
+ *     drive: one action, eject then migrate); a local disk referenced by a snapshot, which no running VM can take
+ *     along (`online storage migration not possible if non-replicated snapshot exists`) and a stopped one only on
+ *     zfspool, btrfs (raw) or qcow2 (`non-migratable snapshot exists`); the cloud-init drive is regenerated there;
  *   - PVE::LXC::Migrate prepare: a local bind or device mount point that is not `shared`;
  *   - PVE::AbstractMigrate / check_storage_availability: each local volume's target storage must exist on the
  *     target with the guest content type; a target node that is offline.
  * The disruption class is PVE's: a running VM migrates online (`hotplug`: a switch-over, no restart), a running
  * container restart-migrates (`reboot`: pve-container shuts it down and starts it on the target), a stopped
- * guest moves offline (`none`). Pure.
+ * guest moves offline (`none`). Every refusal says what to change. ProxOps deletes no snapshot to make a move
+ * possible, its own safety snapshots included (docs/safety.md, "Migration"). Pure.
  */
-import type { GuestType, MigratePrecondition } from '@proxops/pve-client/wire'
+import type { GuestType, LocalDisk, MigratePrecondition } from '@proxops/pve-client/wire'
 import type { LiveGuest, LiveStorage, MigrationCheck } from '../../inventory.js'
 import type { Draft } from '../../plan/order.js'
-import type { DisruptionClass, DisruptionPolicy, FieldDiff, PlanParamValue } from '../../plan-types.js'
+import type { DisruptionClass, DisruptionPolicy, FieldDiff, PlanParamValue, PveRequest } from '../../plan-types.js'
 import { allowed } from './disruption.js'
 import type { Owned } from './fields.js'
 import { parsePS } from './fields.js'
+import { SAFETY_SNAPSHOT } from './snapshots.js'
 
 /** What planning a guest's move decided. */
 export type MigrationOutcome =
@@ -52,7 +57,12 @@ interface Move {
 
 export function planMigration(i: MigrationInput): MigrationOutcome {
   const { g, type, target, base } = i
-  if (i.targetDown) return { refused: [`target node ${target} is offline or unknown`] }
+  if (i.targetDown)
+    return {
+      refused: [
+        `target node ${target} is offline or unknown: bring it back, or set spec.node to a node that is online`,
+      ],
+    }
   const pre = i.check?.check
   if (type === 'qemu' && pre === undefined)
     return {
@@ -71,7 +81,20 @@ export function planMigration(i: MigrationInput): MigrationOutcome {
   const known = pre?.known
   const running = g.status === 'running'
   const refused: string[] = []
-  if (known) refused.push(...preconditionRefusals(known, target, running))
+  const ejects: Eject[] = []
+  if (known) {
+    refused.push(...preconditionRefusals(known, target, running, g.vmid))
+    for (const d of known.localDisks) {
+      if (d.cdrom && !d.cloudInit) {
+        const eject = cdIso(d, i.owned, target, g.vmid)
+        if ('refused' in eject) refused.push(eject.refused)
+        else ejects.push(eject)
+      } else if (!d.cdrom) {
+        const why = snapshotRefusal(d, running, i.storages, g.node, g.vmid)
+        if (why !== undefined) refused.push(why)
+      }
+    }
+  }
   const content = type === 'qemu' ? 'images' : 'rootdir'
   const volumes = type === 'qemu' ? qemuLocalVolumes(known) : lxcLocalVolumes(g, i.storages, refused)
   const moves: Move[] = []
@@ -82,7 +105,7 @@ export function planMigration(i: MigrationInput): MigrationOutcome {
     const there = i.storages.find((s) => s.node === target && s.storage === to)
     if (!there || !there.content.includes(content)) {
       refused.push(
-        `${v.key} (${v.volid}): storage '${to}' ${there ? `does not take ${content} on` : 'is not available on'} node '${target}'`,
+        `${v.key} (${v.volid}): storage '${to}' ${there ? `does not take ${content} on` : 'is not available on'} node '${target}': declare the volume on a storage ${target} has, or give ${target} that storage`,
       )
       continue
     }
@@ -120,34 +143,119 @@ export function planMigration(i: MigrationInput): MigrationOutcome {
   }
   const diffs: FieldDiff[] = [{ field: 'spec.node', key: 'node', before: g.node, after: target }]
   for (const m of moves) diffs.push({ field: 'spec.node', key: m.key, before: m.volid, after: `${m.to} on ${target}` })
+  for (const e of ejects) diffs.push({ field: 'spec.hardware.cdrom', key: e.key, before: e.live, after: EMPTY_CD })
   const disks =
     moves.length === 0
       ? 'no local disks'
       : `local disks ${moves.map((m) => `${m.key} ${m.from} -> ${m.to}`).join(', ')}`
+  const first = ejects.length === 0 ? '' : `ejects the local ISO from ${ejects.map((e) => e.key).join(', ')}, then `
+  // the eject first, in the same action: PVE refuses the move while the ISO is in the drive, and a failed move
+  // leaves the drive empty, as the manifest declares it
+  const eject: PveRequest[] =
+    ejects.length === 0
+      ? []
+      : [
+          {
+            call: 'updateConfig',
+            node: g.node,
+            guest: type,
+            vmid: g.vmid,
+            params: Object.fromEntries(ejects.map((e) => [e.key, EMPTY_CD])),
+            ...(g.digest === undefined ? {} : { digest: g.digest }),
+          },
+        ]
   return {
     draft: {
       ...base,
       type: 'migrate',
-      reason: `${base.resource}: on node ${g.node}, declared on ${target}; ${how} migration to ${target} (${disks}); its other changes are planned once it is there`,
+      reason: `${base.resource}: on node ${g.node}, declared on ${target}; ${first}${how} migration to ${target} (${disks}); its other changes are planned once it is there`,
       diffs,
       disruption,
-      requests: [{ call: 'migrate', node: g.node, guest: type, vmid: g.vmid, target, params }],
+      requests: [...eject, { call: 'migrate', node: g.node, guest: type, vmid: g.vmid, target, params }],
       digest: g.digest,
     },
   }
 }
 
-/** What the precondition check says PVE refuses for this target. */
-function preconditionRefusals(pre: MigratePrecondition, target: string, running: boolean): string[] {
+/** An empty CD drive, as the manifest's `cdrom: {iso: none}` writes it. */
+const EMPTY_CD = 'none,media=cdrom'
+
+/** A CD drive to empty before the move: the manifest declares it empty. */
+interface Eject {
+  key: string
+  /** the live value, for the diff */
+  live: string
+}
+
+/**
+ * A local ISO in a CD drive (scan_local_volumes: `local cdrom image`): ejected first when the manifest declares the
+ * drive empty (`spec.hardware.cdrom: {iso: none}`), else the change that lets the move happen.
+ */
+function cdIso(d: LocalDisk, owned: readonly Owned[], target: string, vmid: number): Eject | { refused: string } {
+  const held = `${d.drive ?? 'a CD drive'} holds the local ISO ${d.volid}, which PVE does not migrate`
+  if (d.snapshots !== undefined && d.snapshots.length > 0)
+    return {
+      refused: `${held}, and snapshot ${d.snapshots.join(', ')} references it: ${deleteSnapshots(vmid, d.snapshots)}`,
+    }
+  if (d.drive === undefined) return { refused: `${held}: remove it from the guest's config on PVE` }
+  const cd = owned.find((o) => o.key === d.drive && o.field === 'spec.hardware.cdrom')
+  if (cd?.create === EMPTY_CD) return { key: d.drive, live: `${d.volid},media=cdrom` }
+  const empty = `set spec.hardware.cdrom to {iso: none} in the same commit (ProxOps then ejects it before the move)`
+  if (cd === undefined)
+    return {
+      refused: `${held}; spec.hardware.cdrom is not declared, so ProxOps leaves the drive alone: ${empty}, or eject it by hand (qm set ${vmid} --${d.drive} ${EMPTY_CD})`,
+    }
+  return {
+    refused: `${held}: ${empty}; once the VM is on ${target}, declare the ISO again (its ISO manifest listing ${target} in spec.nodes)`,
+  }
+}
+
+/**
+ * A local disk referenced by a snapshot (scan_local_volumes): a running VM cannot take it along (the snapshot is
+ * not replicated: ProxOps sets up no replication), a stopped one only where the storage moves snapshots with the
+ * volume (zfspool, btrfs with raw, qcow2 files).
+ */
+function snapshotRefusal(
+  d: LocalDisk,
+  running: boolean,
+  storages: readonly LiveStorage[],
+  node: string,
+  vmid: number,
+): string | undefined {
+  const snaps = d.snapshots ?? []
+  // a snapshot's saved RAM (`vmstate`) is moved as it is
+  if (snaps.length === 0 || /^[^:]+:(?:.*\/)?vm-\d+-state-/.test(d.volid)) return undefined
+  const type = storages.find((s) => s.node === node && s.storage === storageOf(d.volid))?.type
+  const offline = type === 'zfspool' || (type === 'btrfs' && d.volid.endsWith('.raw')) || d.volid.endsWith('.qcow2')
+  if (!running && offline) return undefined
+  const which = `${d.drive ?? d.volid} (${d.volid}) is referenced by snapshot ${snaps.map(labelSnapshot).join(', ')}`
+  if (running)
+    return `${which}, and PVE cannot migrate a local disk with a snapshot while the VM runs: ${deleteSnapshots(vmid, snaps)}${offline ? ', or stop the VM for the move (spec.state: stopped)' : ''}`
+  return `${which}, and PVE moves snapshots of local disks only on zfspool, btrfs (raw) or qcow2 storage: ${deleteSnapshots(vmid, snaps)}`
+}
+
+const labelSnapshot = (name: string): string =>
+  SAFETY_SNAPSHOT.test(name) ? `${name} (a ProxOps safety snapshot)` : name
+
+/** What to run: ProxOps deletes no snapshot to make a move possible (docs/safety.md, "Migration"). */
+const deleteSnapshots = (vmid: number, names: readonly string[]): string =>
+  `delete ${names.length === 1 ? 'it' : 'them'} once no longer needed (${names.map((n) => `qm delsnapshot ${vmid} ${n}`).join('; ')})`
+
+/** What the precondition check says PVE refuses for this target (devices and the target's own reasons). */
+function preconditionRefusals(pre: MigratePrecondition, target: string, running: boolean, vmid: number): string[] {
   const out: string[] = []
   const mapped = new Set(pre.mappedResources)
   const local = pre.localResources.filter((r) => !mapped.has(r))
   if (local.length > 0)
-    out.push(`local device ${local.join(', ')} is bound to this node (PVE refuses it unless root@pam forces the move)`)
-  if (running && mapped.size > 0) out.push(`mapped device ${[...mapped].join(', ')} cannot move while the VM runs`)
-  for (const reason of pre.notAllowed[target] ?? []) out.push(`node ${target}: ${reason}`)
-  for (const d of pre.localDisks)
-    if (d.cdrom) out.push(`${d.drive ?? 'a CD drive'} holds the local ISO ${d.volid}, which PVE does not migrate`)
+    out.push(
+      `local device ${local.join(', ')} is bound to this node (PVE refuses it unless root@pam forces the move): remove it from the manifest and from the VM first (qm set ${vmid} --delete ${local.join(',')}), or move the VM by hand as root@pam (qm migrate ${vmid} ${target} --force)`,
+    )
+  if (running && mapped.size > 0)
+    out.push(
+      `mapped device ${[...mapped].join(', ')} cannot move while the VM runs: stop the VM for the move (spec.state: stopped)`,
+    )
+  for (const reason of pre.notAllowed[target] ?? [])
+    out.push(`node ${target}: ${reason} (PVE's check): change that on ${target}, or set spec.node to another node`)
   return out
 }
 
@@ -159,11 +267,14 @@ interface LocalVolume {
 
 const storageOf = (volid: string): string => volid.slice(0, volid.indexOf(':'))
 
-/** qemu: the local volumes PVE's check lists (check_vm_disks_local), CD images aside (refused above) */
+/**
+ * qemu: the local volumes PVE's check lists (check_vm_disks_local) that move with the VM: disks and the cloud-init
+ * drive (copied, `generated`); ISOs aside (above)
+ */
 function qemuLocalVolumes(pre: MigratePrecondition | undefined): LocalVolume[] {
   if (!pre) return []
   return pre.localDisks
-    .filter((d) => !d.cdrom && d.volid.includes(':'))
+    .filter((d) => (!d.cdrom || d.cloudInit === true) && d.volid.includes(':'))
     .map((d) => ({ key: d.drive ?? d.volid, volid: d.volid, storage: storageOf(d.volid) }))
     .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
 }
