@@ -10,7 +10,8 @@ import { renderObjectStatus, renderReport, renderStatus } from '../render/status
 import { applyProgress, noticeLine, type ApplyProgress } from '../render/progress.js'
 import type { Paint } from '../render/color.js'
 import { clientHooks, fullClient, readOnlyClient } from '../runtime/clients.js'
-import { err, out, type CliContext } from '../runtime/context.js'
+import { err, out, terminalText, type CliContext } from '../runtime/context.js'
+import { safeLine } from '../safe-text.js'
 import { runCycle, twinGuard, type CycleOutcome } from '../runtime/cycle.js'
 import type { SourceTree } from '../runtime/source.js'
 import { canonicalJson } from '../render/json.js'
@@ -107,7 +108,7 @@ function reportAborts(ctx: CliContext, outcomes: readonly CycleOutcome[]): boole
   for (const o of outcomes) {
     if (!o.error) continue
     aborted = true
-    err(ctx, `proxops: error: ${oneLine(o.error.message)}\n`)
+    err(ctx, `proxops: error: ${safeLine(oneLine(o.error.message))}\n`)
   }
   return aborted
 }
@@ -339,7 +340,7 @@ export async function applyHandler(
         stream: ctx.io.stderr,
         paint: p,
         now: ctx.now,
-        clean: (text) => ctx.redactor.text(text),
+        clean: (text) => terminalText(ctx, text),
       })
       progress = view
       // a stop asked for now is said above the live block (a line written past it would be erased by its redraw)
