@@ -11,7 +11,7 @@ import { applyProgress, noticeLine, type ApplyProgress } from '../render/progres
 import type { Paint } from '../render/color.js'
 import { clientHooks, fullClient, readOnlyClient } from '../runtime/clients.js'
 import { err, out, terminalText, type CliContext } from '../runtime/context.js'
-import { safeLine } from '../safe-text.js'
+import { safeLine, safeOutput } from '../safe-text.js'
 import { runCycle, twinGuard, type CycleOutcome } from '../runtime/cycle.js'
 import type { SourceTree } from '../runtime/source.js'
 import { canonicalJson } from '../render/json.js'
@@ -159,7 +159,10 @@ export async function diffHandler(
   const aborted = reportAborts(ctx, outcomes)
   if (args.out !== undefined) {
     if (aborted) throw new CliError('PLAN_FILE', `not writing ${args.out}: a cluster aborted (see above)`)
-    writeFileSync(path.resolve(ctx.cwd, args.out), planSetJson(tree.commit, redacted, targets), { mode: 0o600 })
+    // the same bytes `diff -o json` prints: no raw control character from PVE in a file someone may `cat`
+    writeFileSync(path.resolve(ctx.cwd, args.out), safeOutput(planSetJson(tree.commit, redacted, targets)), {
+      mode: 0o600,
+    })
     ctx.log.info('plan saved', { file: args.out, commit: tree.commit, clusters: plans.map((p) => p.cluster) })
   }
   if (aborted) return 1

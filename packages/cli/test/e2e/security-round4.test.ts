@@ -6,7 +6,7 @@
  * kind unreadable for the cycle, with no write.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
@@ -111,6 +111,7 @@ describe('item 1: text ProxOps did not write reaches no terminal byte', () => {
     const planFile = path.join(root, '..', `${path.basename(root)}.plan.json`)
     dirs.push(planFile)
     check('diff --out', await run(root, ['diff', '--out', planFile]))
+    assertClean('the saved plan', readFileSync(planFile, 'utf8'))
     for (const output of ['text', 'json', 'markdown'])
       check(`show -o ${output}`, await run(root, ['show', planFile, '--output', output]))
 
