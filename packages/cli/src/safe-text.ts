@@ -9,9 +9,11 @@
  * text stays the same JSON value, and a person still sees that something was there. See docs/safety.md.
  */
 
+// eslint-disable-next-line no-control-regex -- finding control characters is this module's job
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g
 const LINE_BREAKS = /[\r\n\u2028\u2029]+/g
 /** exactly what render/color.ts writes: bold, dim, their reset, four colours and the colour reset */
+// eslint-disable-next-line no-control-regex -- ESC starts the colour sequences it lets through
 const OWN_SGR = /^\u001b\[(?:1|2|22|31|32|33|35|39)m/
 
 const escape = (char: string): string => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`
