@@ -18,14 +18,7 @@ import { listen } from './http/server.js'
 import { fingerprintOf, makeCertificate } from './http/tls.js'
 import { SimDispatcher } from './in-process.js'
 
-export type {
-  SimControl,
-  TransportControls,
-  AnswerRewrite,
-  FailureBurst,
-  LatencyRule,
-  RequestMatcher,
-} from './control/index.js'
+export type { SimControl, TransportControls, FailureBurst, LatencyRule, RequestMatcher } from './control/index.js'
 export type { SimStats, RequestRecord } from './control/stats.js'
 export type { ControlDoc } from './control/file.js'
 export { parseControlDoc, ControlDocError } from './control/file.js'

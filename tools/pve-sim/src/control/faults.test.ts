@@ -18,18 +18,6 @@ describe('fault state', () => {
     expect(f.pendingBursts()).toBe(0)
   })
 
-  it('rewrites the next N matching answers from the real data, then answers the real data again', () => {
-    const f = new FaultState()
-    f.rewriteNext({ path: '/pools', count: 2, data: (real) => [...(real as unknown[]), { poolid: true }] })
-    expect(f.answer('GET', '/version', '/version', { version: '9.0' })).toEqual({ version: '9.0' })
-    expect(f.answer('GET', '/pools', '/pools', [])).toEqual([{ poolid: true }])
-    expect(f.answer('GET', '/pools', '/pools', [{ poolid: 'a' }])).toEqual([{ poolid: 'a' }, { poolid: true }])
-    expect(f.answer('GET', '/pools', '/pools', [])).toEqual([])
-    f.rewriteNext({ path: '/pools', data: () => null })
-    f.clear()
-    expect(f.answer('GET', '/pools', '/pools', [])).toEqual([])
-  })
-
   it('matches concrete paths and regexps; default count 1, custom message', () => {
     const f = new FaultState()
     f.failNext({ status: 500, path: /\/cluster\//, message: 'boom' })

@@ -23,15 +23,6 @@ export interface FailureBurst extends RequestMatcher {
   network?: 'reset' | 'hang'
 }
 
-/**
- * An answer that is not PVE's: the next `count` matching successful requests answer `data(real)` instead of the
- * real data (a broken PVE, or anything in front of it, sending a list whose items lack their shape).
- */
-export interface AnswerRewrite extends RequestMatcher {
-  count?: number
-  data: (real: unknown) => unknown
-}
-
 export interface LatencyRule extends RequestMatcher {
   ms: number
 }
@@ -69,7 +60,6 @@ export function matches(m: RequestMatcher, method: string, path: string, templat
 export class FaultState {
   private latency: LatencyRule[] = []
   private bursts: ActiveBurst[] = []
-  private rewrites: (AnswerRewrite & { remaining: number })[] = []
   readonly offlineNodes = new Set<string>()
 
   /** latency for every request (a number) or for matching ones; `setLatency(0)` clears all rules */
@@ -94,23 +84,9 @@ export class FaultState {
     this.bursts.push({ ...burst, remaining: burst.count ?? 1 })
   }
 
-  rewriteNext(rewrite: AnswerRewrite): void {
-    this.rewrites.push({ ...rewrite, remaining: rewrite.count ?? 1 })
-  }
-
-  /** the data a successful request answers: the real one, or a pending rewrite's (which it consumes) */
-  answer(method: string, path: string, template: string | undefined, real: unknown): unknown {
-    const r = this.rewrites.find((x) => x.remaining > 0 && matches(x, method, path, template))
-    if (!r) return real
-    r.remaining--
-    this.rewrites = this.rewrites.filter((x) => x.remaining > 0)
-    return r.data(real)
-  }
-
   clear(): void {
     this.latency = []
     this.bursts = []
-    this.rewrites = []
     this.offlineNodes.clear()
   }
 

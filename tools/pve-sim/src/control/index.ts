@@ -4,9 +4,9 @@
  */
 import type { SimCluster } from '../sim-cluster.js'
 import type { AuthState } from '../http/auth.js'
-import type { AnswerRewrite, FailureBurst, FaultState, LatencyRule } from './faults.js'
+import type { FailureBurst, FaultState, LatencyRule } from './faults.js'
 
-export type { AnswerRewrite, FailureBurst, LatencyRule, RequestMatcher, FaultMethod } from './faults.js'
+export type { FailureBurst, LatencyRule, RequestMatcher, FaultMethod } from './faults.js'
 
 type ModelControls = Omit<SimCluster, 'routes' | 'pveVersion' | 'setNodeOnline' | 'failNode'>
 
@@ -15,8 +15,6 @@ export interface TransportControls {
   setLatency(rule: number | LatencyRule): void
   /** the next `count` matching requests fail with `status` (5xx JSON error; 595/596/597/599 bare status line) */
   failNext(burst: FailureBurst): void
-  /** the next `count` matching successful requests answer `data(real)`: a malformed answer PVE never gives */
-  rewriteNext(rewrite: AnswerRewrite): void
   /** an offline node: requests proxied to it answer 595 `No route to host`; /nodes and /cluster/resources show it offline */
   setNodeOnline(node: string, online: boolean): void
   /**
@@ -30,7 +28,7 @@ export interface TransportControls {
   restoreToken(id?: string): void
   /** accept another API token (a full-privilege token of its user, created with the user if need be) */
   addToken(token: { id: string; secret: string }): void
-  /** clear latency, bursts, rewrites and offline nodes (model state is left alone) */
+  /** clear latency, bursts and offline nodes (model state is left alone) */
   clearFaults(): void
 }
 
@@ -62,7 +60,6 @@ export function createControl(
   const transport: TransportControls = {
     setLatency: (rule) => faults.setLatency(rule),
     failNext: (burst) => faults.failNext(burst),
-    rewriteNext: (rewrite) => faults.rewriteNext(rewrite),
     setNodeOnline(node, online) {
       modelSetNodeOnline(node, online)
       if (online) faults.offlineNodes.delete(node)

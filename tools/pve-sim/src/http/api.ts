@@ -314,9 +314,8 @@ export class ApiHandler {
         caller,
       })
       const result = this.o.apidoc ? filterList(this.o.access, caller.actor, method, route.template, checked, raw) : raw
-      const answer = (data: unknown): unknown => this.o.faults.answer(method, relPath, route.template, data)
-      if (result instanceof WithTotal) return renderData(answer(result.data), result.total, opts)
-      return renderData(answer(this.withEndpointFingerprint(method, route.template, result)), undefined, opts)
+      if (result instanceof WithTotal) return renderData(result.data, result.total, opts)
+      return renderData(this.withEndpointFingerprint(method, route.template, result), undefined, opts)
     } catch (err) {
       if (err instanceof PveHttpError) return this.renderError(err, opts)
       const msg = err instanceof Error ? err.message : String(err)
