@@ -136,6 +136,20 @@ describe('item 1: text ProxOps did not write reaches no terminal byte', () => {
     check('diff, listing refused', await run(root, ['diff']))
     sim.control.clearFaults()
 
+    // a manifest string that fails validation is quoted in the error: validate and diff print it safely
+    writeFileSync(
+      path.join(root, 'vm/lab/c.yaml'),
+      vmManifest('c', 302).replace('node: pve1', `node: "pve1${JSON.stringify(HOSTILE).slice(1, -1)}"`),
+    )
+    git(root, 'commit', '-qam', 'a node that is none')
+    for (const output of ['text', 'json']) {
+      const validated = await run(root, ['validate', '--output', output])
+      expect(validated.code).not.toBe(0)
+      check(`validate -o ${output}`, validated)
+      expect(validated.stdout + validated.stderr).toContain('\\u009b31m')
+    }
+    check('diff, manifest refused', await run(root, ['diff']))
+
     // the planted text was shown, escaped: the checks above looked at it
     const all = seen.join('\n')
     expect(all).toContain('\\u001b]0;pwned\\u0007')
