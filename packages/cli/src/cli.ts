@@ -19,7 +19,8 @@ import { SHELLS, completer, completionScript } from './completion.js'
 import { createLogger } from './log.js'
 import { Redactor } from './redact.js'
 import { habitMessage } from './habits.js'
-import type { CliContext, CliIo } from './runtime/context.js'
+import { terminalText, type CliContext, type CliIo } from './runtime/context.js'
+import { safeLine } from './safe-text.js'
 
 export interface MainOptions {
   io?: Partial<CliIo>
@@ -249,14 +250,14 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
       })
       // yargs prints --help with console.log; the parse callback hands it over, to write where this run's output goes
       .parseAsync(argv, {}, (_err, _args, output) => {
-        if (output) ctx().io.stdout.write(`${output}\n`)
+        if (output) ctx().io.stdout.write(`${terminalText(ctx(), output)}\n`)
       })
   } catch (err) {
     const c = ctx()
     const message = err instanceof Error ? err.message : String(err)
-    c.io.stderr.write(`proxops: error: ${oneLine(c.redactor.text(message))}\n`)
+    c.io.stderr.write(`proxops: error: ${safeLine(oneLine(c.redactor.text(message)))}\n`)
     if (!(err instanceof CliError) && c.env.PROXOPS_DEBUG)
-      c.io.stderr.write(`${c.redactor.text(String((err as Error).stack))}\n`)
+      c.io.stderr.write(`${terminalText(c, String((err as Error).stack))}\n`)
     return 1
   }
   return exitCode

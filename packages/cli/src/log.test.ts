@@ -27,6 +27,21 @@ describe('logger', () => {
     expect(out).not.toContain('hidden')
   })
 
+  it('writes no terminal control from a message or a field, in either format; NDJSON keeps the values', async () => {
+    const hostile = 'PVE said \u001b]0;pwned\u0007\u001b[2J\u009b31m\u202e\r\nnext'
+    for (const format of ['text', 'json'] as const) {
+      const { log, text } = capture(format)
+      log.error(hostile, { error: new Error(hostile), name: hostile })
+      await new Promise((r) => setImmediate(r))
+      const out = text()
+      expect(out.trimEnd().split('\n'), format).toHaveLength(1)
+      expect(out.trimEnd(), format).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e]/)
+      if (format === 'json')
+        expect(JSON.parse(out)).toMatchObject({ message: expect.stringContaining(hostile), name: hostile })
+      else expect(out).toContain('\\u001b]0;pwned\\u0007')
+    }
+  })
+
   it('writes NDJSON in json mode', async () => {
     const { log, text } = capture('json', 'debug')
     log.debug('tick', { cluster: 'edge', token: 'CANARY-token-1' })

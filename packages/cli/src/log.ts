@@ -8,6 +8,7 @@ import type { Writable } from 'node:stream'
 import type winston from 'winston'
 import type { LogLevel } from '@proxops/schema'
 import type { Redactor } from './redact.js'
+import { safeLine } from './safe-text.js'
 
 // winston (and its logform/readable-stream tree) is loaded on the first line actually written: a `diff` at
 // the default level usually writes none, and loading it is a noticeable part of a CLI start.
@@ -71,14 +72,23 @@ function winstonLogger(options: LogOptions): winston.Logger {
     options.format === 'json'
       ? winston.format.combine(winston.format.timestamp(), winston.format.json({ deterministic: true }))
       : winston.format.printf((info) => `${options.clock ? `${clockTime(new Date())} ` : ''}${formatText(info)}`)
+  // the finished line, text or NDJSON, is one line without a terminal control (safe-text.ts; a JSON line keeps its value)
+  const safe = winston.format((info) => {
+    const line = (info as Record<symbol, unknown>)[MESSAGE]
+    if (typeof line === 'string') (info as Record<symbol, unknown>)[MESSAGE] = safeLine(line)
+    return info
+  })
   return winston.createLogger({
     level: options.level,
     levels: { error: 0, warn: 1, info: 2, debug: 3 },
-    format: winston.format.combine(winston.format.errors({ stack: false }), redact(), render),
+    format: winston.format.combine(winston.format.errors({ stack: false }), redact(), render, safe()),
     transports: [new winston.transports.Stream({ stream: options.stream ?? process.stderr })],
     exitOnError: false,
   })
 }
+
+/** where winston keeps the finished line (triple-beam's MESSAGE) */
+const MESSAGE = Symbol.for('message')
 
 /** `14:03:07`, the local time of day (a terminal's reader knows the date). */
 export function clockTime(at: Date): string {

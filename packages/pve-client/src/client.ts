@@ -4,6 +4,7 @@ import {
   decodeClusterResources,
   decodeGuestList,
   decodeGuestStatus,
+  decodeHaConfig,
   decodeMigratePrecondition,
   decodeNodeStatus,
   decodeNodes,
@@ -245,15 +246,7 @@ export class PveReadOnlyClient {
   async haConfig(object: HaObject, o?: CallOptions): Promise<HaItem[]> {
     const path = `/cluster/ha/${object}`
     const data = await this.#get({ path, ...callOpts(o) })
-    return decodeWith(`GET ${path}`, () => {
-      if (!Array.isArray(data)) throw new Error(`expected a list, got ${typeof data}`)
-      return data.map((item: unknown) => {
-        const out: Record<string, string> = {}
-        for (const [k, v] of Object.entries(obj(item, object)))
-          if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') out[k] = String(v)
-        return out
-      })
-    })
+    return decodeWith(`GET ${path}`, () => decodeHaConfig(data, object))
   }
 
   /** `GET /cluster/backup` (Sys.Audit on /): the vzdump backup jobs, options as strings. */

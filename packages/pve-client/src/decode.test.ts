@@ -86,11 +86,11 @@ describe('result decoders', () => {
 
   test('a bad row names its list, index and field', () => {
     const bad = [
-      { id: 'node/pve1', type: 'node' },
-      { id: 'qemu/100', type: 'qemu', vmid: 'x' },
+      { id: 'node/pve1', type: 'node', node: 'pve1' },
+      { id: 'qemu/100', type: 'qemu', vmid: 'x', node: 'pve1' },
     ]
     expect(() => decodeClusterResources(bad)).toThrow(
-      'resources[1].vmid: expected an integer, got a string of length 1',
+      'resources[1].vmid: expected a vmid (100 to 999999999), got a string of length 1',
     )
     expect(() => decodePending([{ key: 'a' }, 7])).toThrow(/^pending\[1\]: expected an object$/)
     expect(() => decodeGuestList([{ vmid: 100 }, { vmid: 101, status: {} }], 'lxc')).toThrow(

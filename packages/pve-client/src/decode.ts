@@ -5,6 +5,8 @@ import type {
   GuestListItem,
   GuestStatus,
   GuestType,
+  HaItem,
+  HaObject,
   NodeInfo,
   NodeStatus,
   PendingEntry,
@@ -18,11 +20,13 @@ import type {
   VersionInfo,
 } from './wire/types.js'
 import { WireError } from './wire/errors.js'
-import { optBool, optInt, optNumber, optStr, toInt, toStr } from './wire/scalars.js'
+import { optBool, optInt, optNumber, optStr, toInt, toKey, toStr, toVmid } from './wire/scalars.js'
 
 /**
  * Lenient decoders from PVE's JSON to the typed results: every scalar may arrive as string, number or boolean.
- * A shape PVE never sends (e.g. an object where a list belongs) is a PVE_PROTOCOL error naming the field.
+ * A shape PVE never sends (e.g. an object where a list belongs) is a PVE_PROTOCOL error naming the endpoint and
+ * the field. So is an item of a list without the id PVE always gives it (`toKey`, `toVmid`): the whole list is
+ * unreadable, never read as if that item were absent (a create PVE would refuse).
  */
 
 type Obj = Record<string, unknown>
@@ -87,7 +91,7 @@ export function decodeVersion(v: unknown): VersionInfo {
 export function decodeNodes(v: unknown): NodeInfo[] {
   return list(v, 'nodes').map((o, i) =>
     defined({
-      node: toStr(o.node, `nodes[${i}].node`),
+      node: toKey(o.node, `nodes[${i}].node`),
       status: toStr(o.status ?? 'unknown', `nodes[${i}].status`),
       cpu: optNumber(o.cpu),
       maxcpu: optInt(o.maxcpu),
@@ -113,39 +117,54 @@ export function decodeNodeStatus(v: unknown): NodeStatus {
   })
 }
 
+/** the ids a row of each type always has (PVE::API2::Cluster resources): a row without them is malformed */
+const RESOURCE_IDS: Readonly<Record<string, readonly ('node' | 'vmid' | 'storage')[]>> = {
+  qemu: ['vmid', 'node'],
+  lxc: ['vmid', 'node'],
+  node: ['node'],
+  storage: ['storage', 'node'],
+}
+
 export function decodeClusterResources(v: unknown): ClusterResource[] {
-  return rows(v, 'resources', (o) =>
-    defined({
-      id: toStr(o.id, 'id'),
-      type: toStr(o.type, 'type'),
-      node: optStr(o.node, 'node'),
-      vmid: optInt(o.vmid, 'vmid'),
-      name: optStr(o.name, 'name'),
-      status: optStr(o.status, 'status'),
-      template: optBool(o.template, 'template'),
-      tags: optStr(o.tags, 'tags'),
-      lock: optStr(o.lock, 'lock'),
-      pool: optStr(o.pool, 'pool'),
-      storage: optStr(o.storage, 'storage'),
-      plugintype: optStr(o.plugintype, 'plugintype'),
-      content: optStr(o.content, 'content'),
-      shared: optBool(o.shared, 'shared'),
-      hastate: optStr(o.hastate, 'hastate'),
-      maxmem: optNumber(o.maxmem, 'maxmem'),
-      mem: optNumber(o.mem, 'mem'),
-      maxcpu: optNumber(o.maxcpu, 'maxcpu'),
-      cpu: optNumber(o.cpu, 'cpu'),
-      maxdisk: optNumber(o.maxdisk, 'maxdisk'),
-      disk: optNumber(o.disk, 'disk'),
-      uptime: optNumber(o.uptime, 'uptime'),
-    }),
-  )
+  return rows(v, 'resources', (o) => {
+    const type = toKey(o.type, 'type')
+    for (const key of RESOURCE_IDS[type] ?? [])
+      if (o[key] == null) throw new WireError('WIRE_SCALAR', `missing (a ${type} row always has it)`, key)
+    return decodeResource(o, type)
+  })
+}
+
+function decodeResource(o: Obj, type: string): ClusterResource {
+  return defined({
+    id: toKey(o.id, 'id'),
+    type,
+    node: o.node == null ? undefined : toKey(o.node, 'node'),
+    vmid: o.vmid == null ? undefined : toVmid(o.vmid, 'vmid'),
+    name: optStr(o.name, 'name'),
+    status: optStr(o.status, 'status'),
+    template: optBool(o.template, 'template'),
+    tags: optStr(o.tags, 'tags'),
+    lock: optStr(o.lock, 'lock'),
+    pool: optStr(o.pool, 'pool'),
+    storage: o.storage == null ? undefined : toKey(o.storage, 'storage'),
+    plugintype: optStr(o.plugintype, 'plugintype'),
+    content: optStr(o.content, 'content'),
+    shared: optBool(o.shared, 'shared'),
+    hastate: optStr(o.hastate, 'hastate'),
+    maxmem: optNumber(o.maxmem, 'maxmem'),
+    mem: optNumber(o.mem, 'mem'),
+    maxcpu: optNumber(o.maxcpu, 'maxcpu'),
+    cpu: optNumber(o.cpu, 'cpu'),
+    maxdisk: optNumber(o.maxdisk, 'maxdisk'),
+    disk: optNumber(o.disk, 'disk'),
+    uptime: optNumber(o.uptime, 'uptime'),
+  })
 }
 
 export function decodeGuestList(v: unknown, type: GuestType): GuestListItem[] {
   return rows(v, type, (o) =>
     defined({
-      vmid: toInt(o.vmid, 'vmid'),
+      vmid: toVmid(o.vmid, 'vmid'),
       type,
       name: optStr(o.name, 'name'),
       status: toStr(o.status ?? 'unknown', 'status'),
@@ -165,7 +184,7 @@ export function decodeGuestList(v: unknown, type: GuestType): GuestListItem[] {
 export function decodePending(v: unknown): PendingEntry[] {
   return rows(v, 'pending', (o) =>
     defined({
-      key: toStr(o.key, 'key'),
+      key: toKey(o.key, 'key'),
       value: optStr(o.value, 'value'),
       pending: optStr(o.pending, 'pending'),
       delete: optInt(o.delete, 'delete'),
@@ -246,8 +265,8 @@ export function decodeMigratePrecondition(v: unknown): MigratePrecondition {
 export function decodeStorages(v: unknown): StorageInfo[] {
   return rows(v, 'storage', (o) =>
     defined({
-      storage: toStr(o.storage, 'storage'),
-      type: toStr(o.type, 'type'),
+      storage: toKey(o.storage, 'storage'),
+      type: toKey(o.type, 'type'),
       content: splitList(optStr(o.content, 'content')),
       active: optBool(o.active, 'active') ?? false,
       enabled: optBool(o.enabled, 'enabled') ?? true,
@@ -261,14 +280,14 @@ export function decodeStorages(v: unknown): StorageInfo[] {
 
 /** `GET /pools`: poolid and the comment PVE keeps (an empty one is never stored) */
 export function decodePools(v: unknown): PoolInfo[] {
-  return rows(v, 'pools', (o) => defined({ poolid: toStr(o.poolid, 'poolid'), comment: optStr(o.comment, 'comment') }))
+  return rows(v, 'pools', (o) => defined({ poolid: toKey(o.poolid, 'poolid'), comment: optStr(o.comment, 'comment') }))
 }
 
 /** `GET .../snapshot`: the snapshots without PVE's `current` pseudo-entry */
 export function decodeSnapshots(v: unknown): SnapshotInfo[] {
   return rows(v, 'snapshots', (o) =>
     defined({
-      name: toStr(o.name, 'name'),
+      name: toKey(o.name, 'name'),
       snaptime: optInt(o.snaptime, 'snaptime'),
       description: optStr(o.description, 'description'),
       parent: optStr(o.parent, 'parent'),
@@ -281,24 +300,27 @@ export function decodeSnapshots(v: unknown): SnapshotInfo[] {
 export function decodePoolDetail(v: unknown): PoolDetail {
   const o = Array.isArray(v) ? obj(v[0], 'pools[0]') : obj(v, 'pool')
   return defined({
-    poolid: toStr(o.poolid, 'poolid'),
+    poolid: toKey(o.poolid, 'poolid'),
     comment: optStr(o.comment, 'comment'),
-    members: rows(o.members ?? [], 'members', (m) =>
-      defined({
-        type: toStr(m.type, 'type'),
-        id: toStr(m.id, 'id'),
+    members: rows(o.members ?? [], 'members', (m) => {
+      const type = toKey(m.type, 'type')
+      // a guest member is known by its vmid (kinds/pool/read.ts): without one it would read as no member
+      const guest = type === 'qemu' || type === 'lxc'
+      return defined({
+        type,
+        id: toKey(m.id, 'id'),
         node: optStr(m.node, 'node'),
-        vmid: optInt(m.vmid, 'vmid'),
+        vmid: guest ? toVmid(m.vmid, 'vmid') : optInt(m.vmid, 'vmid'),
         storage: optStr(m.storage, 'storage'),
-      }),
-    ),
+      })
+    }),
   })
 }
 
 export function decodeStorageContent(v: unknown): StorageContentItem[] {
   return rows(v, 'content', (o) =>
     defined({
-      volid: toStr(o.volid, 'volid'),
+      volid: toKey(o.volid, 'volid'),
       content: toStr(o.content ?? '', 'content'),
       format: optStr(o.format, 'format'),
       size: optNumber(o.size, 'size'),
@@ -338,6 +360,21 @@ function splitList(s: string | undefined): string[] {
         .sort()
 }
 
+/** the id of an item of each HA list (pve-ha-manager's API2::HA::Resources, Groups, Rules index) */
+const HA_IDS: Readonly<Record<HaObject, string>> = { resources: 'sid', groups: 'group', rules: 'rule' }
+
+/** `GET /cluster/ha/{resources|groups|rules}`: every scalar option as a string; each item must carry its id. */
+export function decodeHaConfig(v: unknown, object: HaObject): HaItem[] {
+  const id = HA_IDS[object]
+  return rows(v, object, (o) => {
+    toKey(o[id], id)
+    const out: Record<string, string> = {}
+    for (const [k, x] of Object.entries(o))
+      if (typeof x === 'string' || typeof x === 'number' || typeof x === 'boolean') out[k] = String(x)
+    return out
+  })
+}
+
 /** One vzdump job of `GET /cluster/backup` (PVE::API2::Backup index), every option in string form. */
 export interface BackupJobItem {
   id: string
@@ -352,6 +389,8 @@ export interface BackupJobItem {
 export function decodeBackupJobs(v: unknown): BackupJobItem[] {
   return rows(v, 'backup jobs', (o) => {
     if (typeof o.id !== 'string' || o.id === '') throw new WireError('WIRE_SCALAR', 'expected a job id', 'id')
+    // a job whose type is not a string is not "another kind of job" to leave out: the list is malformed
+    if (o.type != null && typeof o.type !== 'string') throw new WireError('WIRE_SCALAR', 'expected a job type', 'type')
     const values: Record<string, string> = {}
     for (const [k, x] of Object.entries(o)) {
       if (k === 'id' || k === 'type' || k === 'next-run' || x === null || x === undefined) continue

@@ -8,7 +8,7 @@ import { decodeWith, list, obj } from './decode.js'
 import type { GetFn } from './tasks.js'
 import type { Method, Params } from './transport.js'
 import type { FirewallWrite, GuestFirewall, GuestType } from './wire/types.js'
-import { optStr, toBool, toStr } from './wire/scalars.js'
+import { optStr, toBool, toKey, toPosition, toStr } from './wire/scalars.js'
 
 const base = (type: GuestType) => `/nodes/{node}/${type}/{vmid}/firewall`
 /** the keys of a rule that are not rule data */
@@ -46,7 +46,10 @@ export async function readGuestFirewall(
     const out: GuestFirewall = {
       options: opts,
       optionsDigest: optStr(o.digest, 'options.digest') ?? '',
-      rules: ruleRows.map((r) => {
+      rules: ruleRows.map((r, i) => {
+        // a rule is written back by its position and read by its type (pve-firewall's rule list always has both)
+        toPosition(r.pos, `rules[${i}].pos`)
+        toKey(r.type, `rules[${i}].type`)
         const rule: Record<string, string> = {}
         for (const [k, v] of Object.entries(r)) {
           if (RULE_META.has(k) || v === null || v === undefined || typeof v === 'object') continue
@@ -58,8 +61,8 @@ export async function readGuestFirewall(
       aliases: aliasRows.map((a) => {
         const comment = optStr(a.comment, 'aliases.comment')
         return {
-          name: toStr(a.name, 'aliases.name'),
-          cidr: toStr(a.cidr, 'aliases.cidr'),
+          name: toKey(a.name, 'aliases.name'),
+          cidr: toKey(a.cidr, 'aliases.cidr'),
           ...(comment ? { comment } : {}),
         }
       }),
@@ -68,12 +71,12 @@ export async function readGuestFirewall(
         const rows = list(entries[i], 'ipset entries')
         const comment = optStr(s.comment, 'ipset.comment')
         return {
-          name: toStr(s.name, 'ipset.name'),
+          name: toKey(s.name, 'ipset.name'),
           ...(comment ? { comment } : {}),
           entries: rows.map((e) => {
             const c = optStr(e.comment, 'entry.comment')
             return {
-              cidr: toStr(e.cidr, 'entry.cidr'),
+              cidr: toKey(e.cidr, 'entry.cidr'),
               nomatch: e.nomatch == null ? false : toBool(e.nomatch, 'entry.nomatch'),
               ...(c ? { comment: c } : {}),
             }

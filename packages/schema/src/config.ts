@@ -59,6 +59,15 @@ export function parseListen(text: string): { host: string; port: number } | unde
   return { host: (match[1] ?? match[2]) as string, port }
 }
 
+/** A host name (or IP address) the daemon answers to: no port, no scheme, no wildcard. */
+export function checkAllowedHost(name: string): string | undefined {
+  const host = name.toLowerCase()
+  return /^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.?$/.test(host) ||
+    /^[0-9a-f:.]+$/.test(host)
+    ? undefined
+    : `"${name}" is not a host name: write it as the browser's address bar shows it, without scheme or port`
+}
+
 /** The token id of a composed `user@realm!tokenid=secret`, or undefined when malformed (never echoes it). */
 export const TOKEN_VALUE = /^([^\s!=]+@[^\s!=]+![^\s!=]+)=(\S+)$/
 
@@ -248,6 +257,18 @@ export const processConfigSchema = obj(
         ),
       ),
       '127.0.0.1:9494',
+    ),
+    'allowed-hosts': v.optional(
+      v.pipe(
+        v.array(
+          v.pipe(v.string(m('field-type', 'must be a string')), checked('config-invalid', checkAllowedHost)),
+          m('field-type', 'must be a list'),
+        ),
+        v.description(
+          'Names the daemon answers to besides its listen address and localhost (the `Host` header; others get 421).',
+        ),
+      ),
+      [],
     ),
     'data-dir': v.optional(nonEmptyStr('Git cache and scratch directory; `~` expanded.'), '~/.local/share/proxops'),
   },

@@ -299,3 +299,135 @@ describe('hostile estate (issue 30 through the CLI)', { timeout: 120_000 }, () =
     expect(many).toEqual(few)
   })
 })
+
+/**
+ * Issue 39 item 4 through the built CLI: a list answer whose items lack the shape PVE gives them (an id missing or
+ * of the wrong type) makes that kind unreadable for the cycle, with the codec's error naming the endpoint, the item
+ * and the field, and no write; never absence. Each case then applies the same change once PVE answers in shape, so
+ * the no-write check could have seen a write.
+ */
+describe('malformed lists (issue 39 item 4 through the CLI)', { timeout: 120_000 }, () => {
+  const VM = 'vm/c/n.yaml'
+  const POOL = 'pool/c/p1.yaml'
+  const JOB = 'backupjob/c/nightly.yaml'
+  const CTT = 'ctt/c/debian.yaml'
+  const vm = (memory: string, maxRestart: number, port: number): string =>
+    doc(
+      'VM',
+      'n',
+      `node: pve1\nvmid: 330\nstate: stopped\nmemory: ${memory}\ncpu: {type: x86-64-v2-AES, cores: 1}\ndisks:\n  - {storage: local-lvm, size: 1GiB}\nnetworks:\n  - {bridge: vmbr0, firewall: true}\npool: p1\nha: {max_restart: ${maxRestart}}\nfirewall:\n  rules:\n    - {direction: in, action: ACCEPT, proto: tcp, dport: ${port}, comment: web}`,
+    )
+  const job = (schedule: string): string =>
+    doc('BackupJob', 'nightly', `schedule: "${schedule}"\nstorage: local\nmode: snapshot\nselection:\n  vmids: [330]`)
+  let own: Simulator
+  let proxy: HostilePve
+  let r: Repo
+  let files: Record<string, string>
+  const declare = (changed: Record<string, string>): void => {
+    Object.assign(files, changed)
+    commit(r, { ...changed, 'clusters/c/resources.yaml': resources(Object.keys(files)) }, 'change')
+  }
+  beforeAll(async () => {
+    own = await startSimulator({ taskDurationMs: 20, authFailureDelayMs: 0, resourcesLagMs: 0, log: () => {} })
+    proxy = await startHostilePve(own)
+    files = { [VM]: vm('512MiB', 1, 443), [POOL]: doc('Pool', 'p1', 'comment: first'), [JOB]: job('sun 02:00') }
+    r = makeRepo(proxy, files)
+    const first = await runCli(['apply', '--yes'], r)
+    expect(first.code, first.stdout + first.stderr).toBe(0)
+  }, 60_000)
+  afterAll(async () => {
+    r.cleanup()
+    await proxy.close()
+    await own.close()
+  })
+
+  const append =
+    (item: unknown) =>
+    (real: unknown): unknown => [...(Array.isArray(real) ? (real as unknown[]) : []), item]
+  const CASES: {
+    kind: string
+    change: () => Record<string, string>
+    /** the concrete paths whose answers are malformed */
+    path: RegExp
+    data: (real: unknown) => unknown
+    /** the writes that depend on the list */
+    writes: RegExp
+    /** the endpoint, item and field the error names */
+    says: RegExp
+  }[] = [
+    {
+      kind: 'guest: a node guest list with a vmid that is not one',
+      change: () => ({ [VM]: vm('768MiB', 1, 443) }),
+      path: /^\/nodes\/pve1\/qemu$/,
+      data: append({ vmid: true, status: 'running' }),
+      writes: /^\/nodes\/pve1\/qemu\/330\/config$/,
+      says: /GET \/nodes\/\{node\}\/qemu: qemu\[\d+\]\.vmid: expected a vmid/,
+    },
+    {
+      kind: 'every kind: the cluster listing with a guest row without its vmid',
+      change: () => ({ [VM]: vm('1GiB', 1, 443) }),
+      path: /^\/cluster\/resources$/,
+      data: append({ id: 'qemu/999', type: 'qemu', node: 'pve1', status: 'running' }),
+      writes: /./,
+      says: /GET \/cluster\/resources: resources\[\d+\]\.vmid: missing/,
+    },
+    {
+      kind: 'pool: a pool without its id',
+      change: () => ({ [POOL]: doc('Pool', 'p1', 'comment: second') }),
+      path: /^\/pools$/,
+      data: append({ poolid: false, comment: 'p1' }),
+      writes: /^\/pools/,
+      says: /GET \/pools: pools\[\d+\]\.poolid: expected an id/,
+    },
+    {
+      kind: 'HA: a resource without its sid',
+      change: () => ({ [VM]: vm('512MiB', 2, 443) }),
+      path: /^\/cluster\/ha\/resources$/,
+      data: append({ type: 'vm', state: 'started' }),
+      writes: /^\/cluster\/ha\//,
+      says: /GET \/cluster\/ha\/resources: resources\[\d+\]\.sid: expected an id/,
+    },
+    {
+      kind: 'backup job: a job whose type is not a string',
+      change: () => ({ [JOB]: job('sat 03:00') }),
+      path: /^\/cluster\/backup$/,
+      data: append({ id: 'other', type: 5, schedule: 'daily' }),
+      writes: /^\/cluster\/backup/,
+      says: /GET \/cluster\/backup: backup jobs\[\d+\]\.type: expected a job type/,
+    },
+    {
+      kind: 'firewall: a rule without its position',
+      change: () => ({ [VM]: vm('512MiB', 2, 8443) }),
+      path: /^\/nodes\/pve1\/qemu\/330\/firewall\/rules$/,
+      data: (real) => (real as Record<string, unknown>[]).map(({ pos: _pos, ...rule }) => rule),
+      writes: /\/firewall\//,
+      says: /firewall: rules\[0\]\.pos: expected a position/,
+    },
+    {
+      kind: 'artifact: a volume without its volid',
+      change: () => ({ [CTT]: FILES[CTT] as string }),
+      path: /^\/nodes\/pve[12]\/storage\/local\/content$/,
+      data: append({ content: 'vztmpl', volid: '', size: 1 }),
+      writes: /download-url/,
+      says: /GET \/nodes\/\{node\}\/storage\/\{storage\}\/content: content\[\d+\]\.volid: expected an id/,
+    },
+  ]
+
+  for (const c of CASES) {
+    it(c.kind, async () => {
+      declare(c.change())
+      const writes = (): number => proxy.seen.filter((s) => s.method !== 'GET' && c.writes.test(s.path)).length
+      proxy.seen.length = 0
+      proxy.tamper((req) => (c.path.test(req.path) ? { kind: 'rewrite', data: c.data } : { kind: 'forward' }))
+      const blocked = await runCli(['apply', '--yes'], r)
+      proxy.tamper(() => ({ kind: 'forward' }))
+      expect(proxy.seen.some((s) => c.path.test(s.path))).toBe(true)
+      expect(blocked.code, blocked.stdout + blocked.stderr).not.toBe(0)
+      expect(blocked.stdout + blocked.stderr).toMatch(c.says)
+      expect(writes()).toBe(0)
+      const applied = await runCli(['apply', '--yes'], r)
+      expect(applied.code, applied.stdout + applied.stderr).toBe(0)
+      expect(writes()).toBeGreaterThan(0)
+    })
+  }
+})

@@ -10,7 +10,8 @@ import { renderObjectStatus, renderReport, renderStatus } from '../render/status
 import { applyProgress, noticeLine, type ApplyProgress } from '../render/progress.js'
 import type { Paint } from '../render/color.js'
 import { clientHooks, fullClient, readOnlyClient } from '../runtime/clients.js'
-import { err, out, type CliContext } from '../runtime/context.js'
+import { err, out, terminalText, type CliContext } from '../runtime/context.js'
+import { safeLine, safeOutput } from '../safe-text.js'
 import { runCycle, twinGuard, type CycleOutcome } from '../runtime/cycle.js'
 import type { SourceTree } from '../runtime/source.js'
 import { canonicalJson } from '../render/json.js'
@@ -124,7 +125,7 @@ function reportAborts(ctx: CliContext, outcomes: readonly CycleOutcome[]): boole
   for (const o of outcomes) {
     if (!o.error) continue
     aborted = true
-    err(ctx, `proxops: error: ${oneLine(o.error.message)}\n`)
+    err(ctx, `proxops: error: ${safeLine(oneLine(o.error.message))}\n`)
   }
   return aborted
 }
@@ -176,7 +177,10 @@ export async function diffHandler(
   const aborted = reportAborts(ctx, outcomes)
   if (args.out !== undefined) {
     if (aborted) throw new CliError('PLAN_FILE', `not writing ${args.out}: a cluster aborted (see above)`)
-    writeFileSync(path.resolve(ctx.cwd, args.out), planSetJson(tree.commit, redacted, targets), { mode: 0o600 })
+    // the same bytes `diff -o json` prints: no raw control character from PVE in a file someone may `cat`
+    writeFileSync(path.resolve(ctx.cwd, args.out), safeOutput(planSetJson(tree.commit, redacted, targets)), {
+      mode: 0o600,
+    })
     ctx.log.info('plan saved', { file: args.out, commit: tree.commit, clusters: plans.map((p) => p.cluster) })
   }
   if (aborted) return 1
@@ -364,7 +368,7 @@ export async function applyHandler(
         stream: ctx.io.stderr,
         paint: p,
         now: ctx.now,
-        clean: (text) => ctx.redactor.text(text),
+        clean: (text) => terminalText(ctx, text),
       })
       progress = view
       // a stop asked for now is said above the live block (a line written past it would be erased by its redraw)

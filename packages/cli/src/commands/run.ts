@@ -107,6 +107,7 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
     http = await startHttp({
       host: config.listen.host,
       port: config.listen.port,
+      allowedHosts: config.allowedHosts,
       view,
       metrics,
       redactor: ctx.redactor,

@@ -16,6 +16,7 @@ import {
 } from '@proxops/schema'
 import type { CliContext } from '../runtime/context.js'
 import { yamlOf } from '../render/yaml.js'
+import { safeOutput } from '../safe-text.js'
 
 export interface ValidateHooks {
   /**
@@ -220,8 +221,8 @@ export function validateCommand(
       const stderr = c?.io.stderr ?? process.stderr
       // yaml: the json document as YAML (render/yaml.ts), made from the text that was redacted
       const text = c ? c.redactor.text(result.stdout) : result.stdout
-      if (result.stdout !== '') stdout.write(args.output === 'yaml' ? yamlOf(text) : text)
-      if (result.stderr !== '') stderr.write(c ? c.redactor.text(result.stderr) : result.stderr)
+      if (result.stdout !== '') stdout.write(safeOutput(args.output === 'yaml' ? yamlOf(text) : text))
+      if (result.stderr !== '') stderr.write(safeOutput(c ? c.redactor.text(result.stderr) : result.stderr))
       setExit(result.exitCode)
     },
   }

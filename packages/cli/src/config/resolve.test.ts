@@ -115,6 +115,9 @@ describe('mergeConfig', () => {
     expect(d2.log.level).toBe('debug')
     expect(d2.reconcile.pollIntervalMs).toBe(5_000)
     expect(d2.listen).toEqual({ host: '::1', port: 9000 })
+    expect(d2.allowedHosts).toEqual([])
+    const named = parseConfigFile('/repo/proxops.yaml', 'allowed-hosts: [proxops.example.net, 192.0.2.7]\n')
+    expect(mergeConfig(input({ rootFile: named })).allowedHosts).toEqual(['proxops.example.net', '192.0.2.7'])
     // --git-poll-sec 0 means "use config"
     expect(mergeConfig(input({ rootFile, flags: { gitPollSec: 0 } })).reconcile.pollIntervalMs).toBe(60_000)
   })
@@ -136,6 +139,11 @@ describe('mergeConfig', () => {
     expect(bad('reconcile:\n  poll-interval: 0s\n')).toMatch(/reconcile\.poll-interval: must be greater than zero/)
     expect(bad('log:\n  level: loud\n')).toMatch(/log\.level: must be one of: debug, info, warn, error/)
     expect(bad('listen: nowhere\n')).toMatch(/listen: must be host:port/)
+    expect(bad('allowed-hosts: [https://proxops.example.net]\n')).toMatch(
+      /proxops\.yaml:1:\d+ config-invalid allowed-hosts\[0\]: "https:\/\/proxops\.example\.net" is not a host name/,
+    )
+    expect(bad('allowed-hosts: [proxops.example.net:443]\n')).toMatch(/allowed-hosts\[0\]: .* without scheme or port/)
+    expect(bad('allowed-hosts: proxops.example.net\n')).toMatch(/allowed-hosts: must be a list/)
     expect(bad('reconcile:\n  prune-window: { max: -2 }\n')).toMatch(/reconcile\.prune-window\.max: must be at least 0/)
     expect(bad('reconcile:\n  disruption: maybe\n')).toMatch(
       /reconcile\.disruption: must be one of: none, hotplug, reboot, stop, allow/,

@@ -178,6 +178,7 @@ export function mergeConfig(input: MergeInput): DraftConfig {
       disruption: cfg.reconcile.disruption,
     },
     listen,
+    allowedHosts: cfg['allowed-hosts'],
     dataDir,
     clusters,
   }

@@ -81,6 +81,8 @@ export interface DraftConfig {
     disruption: DisruptionPolicy
   }
   listen: { host: string; port: number }
+  /** `allowed-hosts`: names the daemon's HTTP endpoints answer to besides the listen address and localhost */
+  allowedHosts: string[]
   dataDir: string
   /** sorted by name */
   clusters: ClusterConfig[]

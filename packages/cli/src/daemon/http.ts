@@ -3,11 +3,13 @@
  * is doing its job: every cluster's last cycle that was not aborted is younger than 3 poll intervals; it says
  * nothing about drift), /convergedz (every cluster's last cycle found PVE matching git), /metrics (Prometheus),
  * /status (JSON). Read-only; bound to 127.0.0.1 by default, with opt-in bearer or basic auth (auth.ts).
- * Everything served passes the redactor.
+ * Everything served passes the redactor and the sanitiser. A `Host` that does not name the daemon gets 421 (DNS rebinding, host.ts).
  */
 import { createServer, type ServerResponse, type Server } from 'node:http'
 import type { Redactor } from '../redact.js'
+import { safeOutput } from '../safe-text.js'
 import { authorized, challenges, type HttpAuth } from './auth.js'
+import { knownHost } from './host.js'
 import type { Metrics } from './metrics.js'
 import { STATUS_PAGE_HEADERS, renderStatusPage } from './status-page.js'
 import { convergedView, readiness, statusDocument, type DaemonView } from './status-document.js'
@@ -26,6 +28,8 @@ export {
 export interface HttpOptions {
   host: string
   port: number
+  /** names a `Host` header may carry besides the listen address and localhost (`allowed-hosts`) */
+  allowedHosts?: readonly string[]
   view: () => DaemonView
   metrics: Metrics
   redactor: Redactor
@@ -46,10 +50,16 @@ export async function startHttp(
     headers: Record<string, string> = {},
   ): void => {
     res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store', ...headers })
-    res.end(options.redactor.text(body))
+    // JSON keeps its value, HTML and metrics their lines; no terminal control reaches a `curl` (safe-text.ts)
+    res.end(safeOutput(options.redactor.text(body)))
   }
   const json = (value: unknown): string => `${JSON.stringify(options.redactor.value(value), null, 2)}\n`
   const server = createServer((req, res) => {
+    // before anything else, with no body: a page rebound to this address learns nothing (host.ts)
+    if (!knownHost(req.headers.host, options.host, options.allowedHosts ?? [])) {
+      res.writeHead(421, { 'content-length': '0', 'cache-control': 'no-store' })
+      return void res.end()
+    }
     const url = (req.url ?? '/').split('?')[0]
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'text/plain', 'method not allowed\n')
     if (options.auth && !authorized(options.auth, req.headers.authorization))

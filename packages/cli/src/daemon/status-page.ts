@@ -8,6 +8,7 @@
  */
 import { Eta } from 'eta'
 import type { Redactor } from '../redact.js'
+import { safeValue } from '../safe-text.js'
 import type { ObjectStatus } from '../status-model.js'
 import { shortRevision } from '../render/plan-text.js'
 import type { ClusterStatus, StatusDocument } from './status-document.js'
@@ -322,7 +323,11 @@ const compiled = eta.compile(TEMPLATE)
 /** The template, for tests: it must print nothing unescaped. */
 export const STATUS_PAGE_TEMPLATE = TEMPLATE
 
-/** The page for a status document. Every string is masked first, then the template escapes it. */
+/**
+ * The page for a status document. Every string is masked first, then made safe (no control character or bidi
+ * override from PVE or git reorders what a reader sees, or reaches a terminal that fetched the page), then the
+ * template escapes it.
+ */
 export function renderStatusPage(doc: StatusDocument, redactor: Redactor): string {
-  return eta.render(compiled, pageModel(redactor.value(doc)))
+  return eta.render(compiled, pageModel(safeValue(redactor.value(doc))))
 }

@@ -3,15 +3,16 @@
  * diffs in a collapsible `diff` block, then anomalies, skips and gaps as lists.
  */
 import type { Plan } from '@proxops/planner'
+import { safeLine } from '../safe-text.js'
 import { diffLine, summaryLine, symbolOf } from './plan-text.js'
 
 function cell(text: string): string {
-  return text.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\n/g, ' ')
+  return safeLine(text).replace(/\\/g, '\\\\').replace(/\|/g, '\\|')
 }
 
 function code(text: string): string {
   const ticks = text.includes('`') ? '``' : '`'
-  return `${ticks}${text.replace(/\n/g, ' ')}${ticks}`
+  return `${ticks}${safeLine(text)}${ticks}`
 }
 
 export function renderPlanMarkdown(plan: Plan, targets?: readonly string[]): string {
@@ -29,7 +30,7 @@ export function renderPlanMarkdown(plan: Plan, targets?: readonly string[]): str
     if (withDiffs.length > 0) {
       out.push('<details><summary>Field changes</summary>', '', '```diff')
       for (const a of withDiffs) {
-        out.push(`${symbolOf(a.type) === '-' ? '-' : symbolOf(a.type) === '+' ? '+' : '!'} ${a.address}`)
+        out.push(`${symbolOf(a.type) === '-' ? '-' : symbolOf(a.type) === '+' ? '+' : '!'} ${safeLine(a.address)}`)
         for (const d of a.diffs) {
           const line = diffLine(d)
           out.push(`${line.symbol === '~' ? '!' : line.symbol}   ${line.text}`)
@@ -44,19 +45,19 @@ export function renderPlanMarkdown(plan: Plan, targets?: readonly string[]): str
   }
   section(
     'Anomalies',
-    plan.anomalies.map((a) => `${a.address ? `${code(a.address)}: ` : ''}${a.message} (${a.code})`),
+    plan.anomalies.map((a) => `${a.address ? `${code(a.address)}: ` : ''}${safeLine(a.message)} (${a.code})`),
   )
   section(
     'Skipped',
-    plan.skips.map((s) => `${code(s.address)}: ${s.message} (${s.code})`),
+    plan.skips.map((s) => `${code(s.address)}: ${safeLine(s.message)} (${s.code})`),
   )
   section(
     'Pending until restart',
-    plan.pending.map((c) => `${code(c.address)}: ${c.keys.join(', ')}`),
+    plan.pending.map((c) => `${code(c.address)}: ${safeLine(c.keys.join(', '))}`),
   )
   section(
     'Gaps',
-    plan.gaps.map((g) => `${code(g.address)} ${code(g.field)}: ${g.note}`),
+    plan.gaps.map((g) => `${code(g.address)} ${code(g.field)}: ${safeLine(g.note)}`),
   )
   return `${out.join('\n').trimEnd()}\n`
 }

@@ -14,6 +14,7 @@ import {
   type FieldDiff,
   type Plan,
 } from '@proxops/planner'
+import { safeLine as flat } from '../safe-text.js'
 import type { Paint } from './color.js'
 
 export type Symbol = '+' | '~' | '-'
@@ -111,11 +112,6 @@ export function diffLine(diff: FieldDiff): { symbol: Symbol; text: string } {
   return { symbol: '~', text: `${label}: ${quoteValue(diff.before ?? '')} -> ${quoteValue(diff.after ?? '')}` }
 }
 
-/** Free text from PVE or manifests on one line: a newline must not forge a plan line. */
-function flat(text: string): string {
-  return text.replace(/[\r\n]+/g, ' ')
-}
-
 function colourFor(symbol: Symbol, p: Paint): (s: string) => string {
   return symbol === '+' ? p.green : symbol === '-' ? p.red : p.yellow
 }
@@ -123,16 +119,17 @@ function colourFor(symbol: Symbol, p: Paint): (s: string) => string {
 export function renderPlanText(plan: Plan, p: Paint, targets?: readonly string[]): string {
   const lines: string[] = []
   const commit = plan.commit ? ` at ${shortRevision(plan.commit)}` : ''
-  lines.push(p.bold(`Cluster ${plan.cluster}${commit}`))
+  lines.push(p.bold(`Cluster ${flat(plan.cluster)}${flat(commit)}`))
   if (plan.actions.length > 0) {
     lines.push('', 'ProxOps will perform the following actions:')
     for (const action of plan.actions) {
       const symbol = symbolOf(action.type)
       const colour = colourFor(symbol, p)
       const disruption = action.disruption !== 'none' ? ` (disruption: ${action.disruption})` : ''
-      lines.push('', `  # ${action.address} ${VERB[action.type]}${disruption}`)
+      const address = flat(action.address)
+      lines.push('', `  # ${address} ${VERB[action.type]}${disruption}`)
       if (action.reason) lines.push(p.dim(`  # ${flat(action.reason)}`))
-      lines.push(colour(`  ${symbol} ${action.type === 'snapshot' ? 'snapshot ' : ''}${action.address}`))
+      lines.push(colour(`  ${symbol} ${action.type === 'snapshot' ? 'snapshot ' : ''}${address}`))
       for (const diff of action.diffs) {
         const line = diffLine(diff)
         lines.push(colourFor(line.symbol, p)(`      ${line.symbol} ${line.text}`))
@@ -142,19 +139,19 @@ export function renderPlanText(plan: Plan, p: Paint, targets?: readonly string[]
   if (plan.anomalies.length > 0) {
     lines.push('', p.magenta(`Anomalies (${plan.anomalies.length}; reported, never acted on):`))
     for (const a of plan.anomalies)
-      lines.push(p.magenta(`  ! ${a.address ? `${a.address}: ` : ''}${flat(a.message)} [${a.code}]`))
+      lines.push(p.magenta(`  ! ${a.address ? `${flat(a.address)}: ` : ''}${flat(a.message)} [${a.code}]`))
   }
   if (plan.skips.length > 0) {
     lines.push('', `Skipped (${plan.skips.length}):`)
-    for (const s of plan.skips) lines.push(`  ${s.address}: ${flat(s.message)} [${s.code}]`)
+    for (const s of plan.skips) lines.push(`  ${flat(s.address)}: ${flat(s.message)} [${s.code}]`)
   }
   if (plan.pending.length > 0) {
     lines.push('', `Pending in PVE until the next restart (${plan.pending.length}):`)
-    for (const c of plan.pending) lines.push(`  ${c.address}: ${c.keys.join(', ')} (${flat(c.message)})`)
+    for (const c of plan.pending) lines.push(`  ${flat(c.address)}: ${flat(c.keys.join(', '))} (${flat(c.message)})`)
   }
   if (plan.gaps.length > 0) {
     lines.push('', `Gaps (${plan.gaps.length}; not modelled, see docs/GAPS.md):`)
-    for (const g of plan.gaps) lines.push(`  ${g.address} ${g.field}: ${flat(g.note)}`)
+    for (const g of plan.gaps) lines.push(`  ${flat(g.address)} ${flat(g.field)}: ${flat(g.note)}`)
   }
   lines.push('', p.bold(summaryLine(plan, targets)))
   return `${lines.join('\n')}\n`

@@ -8,6 +8,7 @@
  */
 import type { ProgressEvent } from '@proxops/planner'
 import type { ClientNotice } from '@proxops/pve-client'
+import { safeLine } from '../safe-text.js'
 import type { Paint } from './color.js'
 import { resultLine } from './status-text.js'
 
@@ -19,7 +20,7 @@ function seconds(ms: number): string {
 }
 
 function flat(text: string): string {
-  return text.replace(/\s*[\r\n]+\s*/g, ' ')
+  return safeLine(text.replace(/\s*[\r\n]+\s*/g, ' '))
 }
 
 /** One line for a retry or a long wait of the PVE client. */
@@ -34,7 +35,7 @@ export function noticeLine(notice: ClientNotice): string {
 
 /** One line for an action's request sent again after PVE's lock timeout. */
 export function retryLine(event: RetryEvent): string {
-  return `  retry   ${event.action.address} ${event.action.type} (attempt ${event.attempt} of ${event.attempts} in ${seconds(event.delayMs)}): ${flat(event.reason)}`
+  return `  retry   ${flat(event.action.address)} ${event.action.type} (attempt ${event.attempt} of ${event.attempts} in ${seconds(event.delayMs)}): ${flat(event.reason)}`
 }
 
 export interface BlockState {
@@ -106,10 +107,10 @@ function plainProgress(o: ProgressOptions): ApplyProgress {
     onProgress: (event) => {
       switch (event.type) {
         case 'action-started':
-          return say(`  start   ${event.action.address} ${event.action.type}`)
+          return say(`  start   ${flat(event.action.address)} ${event.action.type}`)
         case 'task-running':
           return say(
-            `  ...     ${event.action.address} ${event.action.type} [${Math.round(event.elapsedMs / 1000)}s elapsed]`,
+            `  ...     ${flat(event.action.address)} ${event.action.type} [${Math.round(event.elapsedMs / 1000)}s elapsed]`,
           )
         case 'retry':
           return say(retryLine(event))
@@ -152,7 +153,7 @@ async function liveProgress(o: ProgressOptions): Promise<ApplyProgress> {
       switch (event.type) {
         case 'action-started':
           state.running.set(event.action.id, {
-            label: `${event.action.address} ${event.action.type}`,
+            label: `${flat(event.action.address)} ${event.action.type}`,
             since: o.now(),
           })
           return draw()

@@ -5,11 +5,8 @@
 import type { ActionResult, Report } from '@proxops/planner'
 import type { ClusterCycle, ObjectStatus, UnmanagedKey } from '../status-model.js'
 import type { Paint } from './color.js'
+import { safeLine as flat, safeValue } from '../safe-text.js'
 import { blockedPhrase, shortRevision } from './plan-text.js'
-
-function flat(text: string): string {
-  return text.replace(/[\r\n]+/g, ' ')
-}
 
 function pad(text: string, width: number): string {
   return text.length >= width ? `${text} ` : text.padEnd(width)
@@ -39,9 +36,10 @@ export function cycleHeadline(cycle: ClusterCycle): string {
   }
 }
 
-export function renderStatus(cycles: readonly ClusterCycle[], p: Paint): string {
+export function renderStatus(raw: readonly ClusterCycle[], p: Paint): string {
   const lines: string[] = []
-  for (const cycle of cycles) {
+  // names, keys and texts from PVE and git: no terminal control, whichever field shows them
+  for (const cycle of safeValue(raw)) {
     const headline =
       cycle.targets === undefined || cycle.result === 'converged'
         ? cycleHeadline(cycle)
@@ -72,11 +70,11 @@ export function renderStatus(cycles: readonly ClusterCycle[], p: Paint): string 
  * actions the plan has for it, its unmanaged live keys.
  */
 export function renderObjectStatus(
-  found: ReadonlyArray<{ cycle: ClusterCycle; object: ObjectStatus; addresses: readonly string[] }>,
+  raw: ReadonlyArray<{ cycle: ClusterCycle; object: ObjectStatus; addresses: readonly string[] }>,
   p: Paint,
 ): string {
   const lines: string[] = []
-  for (const { cycle, object: o, addresses } of found) {
+  for (const { cycle, object: o, addresses } of safeValue(raw)) {
     const colour =
       o.state === 'converged' ? p.green : o.state === 'drift' || o.state === 'in_progress' ? p.yellow : p.red
     lines.push(`${p.bold(`${o.kind}/${o.name}`)} in cluster ${cycle.cluster}: ${colour(o.state)}`)
@@ -113,16 +111,17 @@ function seconds(ms: number): string {
 export function resultLine(r: ActionResult, p: Paint): string {
   // what the action saw and left alone (a lookalike snapshot), under its line
   const notes = (r.notes ?? []).map((n) => `\n${p.yellow(`    note: ${flat(n)}`)}`).join('')
-  if (r.status === 'ok') return p.green(`  ok      ${r.address} ${r.type} (${seconds(r.durationMs)})`) + notes
+  const address = flat(r.address)
+  if (r.status === 'ok') return p.green(`  ok      ${address} ${r.type} (${seconds(r.durationMs)})`) + notes
   if (r.status === 'failed')
     return (
-      p.red(`  FAILED  ${r.address} ${r.type} (${seconds(r.durationMs)}): ${flat(r.error ?? 'unknown error')}`) + notes
+      p.red(`  FAILED  ${address} ${r.type} (${seconds(r.durationMs)}): ${flat(r.error ?? 'unknown error')}`) + notes
     )
-  return p.yellow(`  skipped ${r.address} ${r.type}: ${flat(r.skip?.reason ?? 'not run')}`)
+  return p.yellow(`  skipped ${address} ${r.type}: ${flat(r.skip?.reason ?? 'not run')}`)
 }
 
 export function renderReport(report: Report, p: Paint): string {
   const s = report.summary
-  const head = `Apply ${report.complete ? 'complete' : report.cancelled ? 'cancelled' : 'incomplete'} for cluster ${report.cluster}: ${s.ok} ok, ${s.failed} failed, ${s.skipped} skipped.`
+  const head = `Apply ${report.complete ? 'complete' : report.cancelled ? 'cancelled' : 'incomplete'} for cluster ${flat(report.cluster)}: ${s.ok} ok, ${s.failed} failed, ${s.skipped} skipped.`
   return [p.bold(head), ...report.results.map((r) => resultLine(r, p)), ''].join('\n')
 }

@@ -5,6 +5,7 @@
 import type { Writable } from 'node:stream'
 import type { Logger } from '../log.js'
 import type { Redactor } from '../redact.js'
+import { safeOutput } from '../safe-text.js'
 import type { PinRecorder } from './endpoint-pins.js'
 
 export interface CliIo {
@@ -35,12 +36,17 @@ export interface CliContext {
   announceStop: (line: string) => void
 }
 
-/** Writes product output (plans, reports) to stdout, always through the redactor. */
+/** Writes product output (plans, reports) to stdout, always through the redactor and the sanitiser (safe-text.ts). */
 export function out(ctx: CliContext, text: string): void {
-  ctx.io.stdout.write(ctx.redactor.text(text))
+  ctx.io.stdout.write(terminalText(ctx, text))
 }
 
-/** Writes a human line to stderr (progress, prompts), through the redactor. */
+/** Writes a human line to stderr (progress, prompts), through the redactor and the sanitiser. */
 export function err(ctx: CliContext, text: string): void {
-  ctx.io.stderr.write(ctx.redactor.text(text))
+  ctx.io.stderr.write(terminalText(ctx, text))
+}
+
+/** What any text becomes before stdout or stderr: no secret, no terminal control but ProxOps' own colours. */
+export function terminalText(ctx: Pick<CliContext, 'redactor'>, text: string): string {
+  return safeOutput(ctx.redactor.text(text))
 }

@@ -33,10 +33,11 @@ export function planArtifacts(ctx: PlanContext): KindPlan {
         skip('node-offline', `node ${node} is offline or unknown; not checking ${storage}/${filename} this cycle`)
         continue
       }
-      if (unreadable.has(`${node}\0${storage}`)) {
+      const unread = unreadable.get(`${node}\0${storage}`)
+      if (unread !== undefined) {
         skip(
           'storage-unreadable',
-          `live inventory of ${storage} on ${node} unreadable this cycle; skipping download of ${storage}/${filename}`,
+          `live inventory of ${storage} on ${node} unreadable this cycle (${unread}); skipping download of ${storage}/${filename}`,
         )
         continue
       }
