@@ -4,12 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-<<<<<<< HEAD
-import { runMain, type MainRun } from './main.test-support.js'
-import { buildContext, program } from './cli.js'
-=======
 import { ownHome, runMain, type MainRun } from './main.test-support.js'
->>>>>>> week2-a
+import { buildContext, program } from './cli.js'
 
 const bin = fileURLToPath(new URL('../dist/bin.js', import.meta.url))
 
