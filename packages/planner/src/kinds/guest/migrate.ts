@@ -20,6 +20,7 @@ import type { DisruptionClass, DisruptionPolicy, FieldDiff, PlanParamValue } fro
 import { allowed } from './disruption.js'
 import type { Owned } from './fields.js'
 import { parsePS } from './fields.js'
+import { DISRUPTION_OVERRIDE } from '../../guard-overrides.js'
 
 /** What planning a guest's move decided. */
 export type MigrationOutcome =
@@ -101,7 +102,7 @@ export function planMigration(i: MigrationInput): MigrationOutcome {
     return {
       skip: {
         code: 'disruption',
-        message: `moving the running guest from ${g.node} to ${target} is a ${how} migration (${disruption}) and disruption is ${i.policy}; not moved this cycle`,
+        message: `moving the running guest from ${g.node} to ${target} is a ${how} migration (${disruption}) and disruption is ${i.policy}; not moved this cycle (${DISRUPTION_OVERRIDE})`,
       },
     }
   const storageMap = [...map]
