@@ -70,12 +70,16 @@ export function diffCommand(
 export function applyCommand(
   ctx: Ctx,
   setExit: Setter,
-): CommandModule<GlobalArgs, PlanArgs & { plan?: string; yes?: boolean; 'dry-run'?: boolean }> {
+): CommandModule<GlobalArgs, PlanArgs & { plan?: string; planfile?: string; yes?: boolean; 'dry-run'?: boolean }> {
   return {
-    command: 'apply',
+    command: 'apply [planfile]',
     describe: 'Converge each cluster to git (asks on a terminal unless --yes)',
     builder: (y: Argv<GlobalArgs>) =>
       y
+        .positional('planfile', {
+          type: 'string',
+          describe: 'A plan saved by diff --out: the same as --plan PLANFILE (as Terraform takes it)',
+        })
         .option('cluster', clusterOption)
         .option('plan', {
           type: 'string',
@@ -96,8 +100,16 @@ export function applyCommand(
         .example('proxops apply', 'plan, confirm on the terminal, converge')
         .example('proxops apply --yes --cluster edge', 'converge one cluster without asking')
         .example('proxops diff --out plan.json && proxops apply --plan plan.json', 'apply exactly the reviewed plan'),
-    handler: async (args: ArgumentsCamelCase<PlanArgs & { plan?: string; yes?: boolean; 'dry-run'?: boolean }>) =>
-      setExit(await (await import('./reconcile.js')).applyHandler(ctx(), args)),
+    handler: async (
+      args: ArgumentsCamelCase<PlanArgs & { plan?: string; planfile?: string; yes?: boolean; 'dry-run'?: boolean }>,
+    ) => {
+      const plan = (await import('./plan-file-arg.js')).planFileOf(ctx().cwd, args)
+      setExit(
+        await (
+          await import('./reconcile.js')
+        ).applyHandler(ctx(), { ...args, ...(plan !== undefined ? { plan } : {}) }),
+      )
+    },
   }
 }
 
