@@ -113,6 +113,33 @@ describe('proxops init', () => {
     expect(errorLines(again.stderr)).toEqual([
       `proxops: error: init writes no file that exists, and clusters/homelab/config.yaml, clusters/homelab/resources.yaml, vm/homelab/first-vm.yaml, clusters/homelab/secrets.sops.yaml already exist in ${root}; nothing was written`,
     ])
+    // a second cluster in the same repository: encrypted to the keys of the .sops.yaml the first one wrote
+    const sopsYaml = readFileSync(path.join(root, '.sops.yaml'), 'utf8')
+    const edge = await proxops(
+      [
+        'init',
+        '--cluster',
+        'edge',
+        '--endpoint',
+        'https://edge.example.net:8006',
+        '--token-id',
+        'ops@pve!edge',
+        '--node',
+        'edge1',
+      ],
+      { cwd: path.join(root, 'clusters'), env },
+    )
+    expect(edge.stdout).toContain(
+      `wrote clusters/edge/config.yaml, clusters/edge/resources.yaml, clusters/edge/secrets.sops.yaml, vm/edge/first-vm.yaml in ${root}`,
+    )
+    expect(edge.stdout).not.toContain('age key:')
+    expect(readFileSync(path.join(root, '.sops.yaml'), 'utf8')).toBe(sopsYaml)
+    expect(readFileSync(path.join(root, 'clusters/edge/secrets.sops.yaml'), 'utf8')).toContain(
+      `recipient: ${recipient}`,
+    )
+    expect((await proxops(['validate'], { cwd: root, env })).stdout).toBe(
+      'edge: valid, 1 resource from 1 file (1 VM)\nhomelab: valid, 1 resource from 1 file (1 VM)\n',
+    )
     const other = path.join(tmp('proxops-init-'), 'second')
     const second = await proxops([...initArgs(), other], { cwd: root, env })
     expect(second.stdout).toContain(`age key: using ${keyFile} (public key ${recipient})`)
