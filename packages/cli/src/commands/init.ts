@@ -38,6 +38,9 @@ export async function initHandler(ctx: CliContext, args: InitArgs): Promise<numb
   if (missing.length > 0)
     throw new CliError('USAGE', `init needs ${missing.map((k) => `--${k}`).join(', ')} (see proxops init --help)`)
   const cluster = args.cluster!
+  // a path segment before anything is staged; the naming rule itself is validate's (checkStaged)
+  if (cluster === '' || cluster.startsWith('.') || path.basename(cluster) !== cluster || cluster.includes('\\'))
+    throw new CliError('USAGE', `--cluster ${JSON.stringify(cluster)}: a cluster name is one word, such as homelab`)
   const token = TOKEN_ID.exec(args['token-id']!)
   if (!token)
     throw new CliError(

@@ -166,6 +166,16 @@ describe('proxops init', () => {
     expect(errorLines(token.stderr)).toEqual([
       "proxops: error: --token-id gitops: write it as PVE names it, user@realm!name (such as 'proxops@pve!gitops')",
     ])
+    const escape = await proxops(
+      ['init', '--cluster', '../../x', '--endpoint', sim.url, '--token-id', TOKEN_ID, '--node', 'pve1'],
+      {
+        cwd: root,
+        env,
+      },
+    )
+    expect(errorLines(escape.stderr)).toEqual([
+      'proxops: error: --cluster "../../x": a cluster name is one word, such as homelab',
+    ])
     const ok = await proxops(initArgs('--age-key-file', keyFile), { cwd: root, env })
     expect(ok.code).toBe(0)
     expect(ok.stdout).toContain(`age key: created ${keyFile}`)
