@@ -8,6 +8,7 @@ import {
   adoptCommand,
   applyCommand,
   diffCommand,
+  initCommand,
   runCommand,
   showCommand,
   statusCommand,
@@ -139,6 +140,7 @@ export function program(
       .command(validateCommand(setExit, ctx, lazySopsHooks(ctx)))
       .command(adoptCommand(ctx, setExit))
       .command(runCommand(ctx, setExit))
+      .command(initCommand(ctx, setExit))
       .command(
         'completion [shell]',
         'Print the completion script for bash, zsh or fish (commands, flags, cluster names)',
@@ -177,6 +179,7 @@ export const COMMANDS = [
   'validate',
   'adopt',
   'run',
+  'init',
   'completion',
   'version',
   'help',

@@ -5,7 +5,7 @@ import { PassThrough } from 'node:stream'
 import { main } from './cli.js'
 
 const doc = readFileSync(new URL('../../../docs/cli.md', import.meta.url), 'utf8')
-const COMMANDS = ['diff', 'apply', 'status', 'show', 'validate', 'adopt', 'run', 'completion']
+const COMMANDS = ['diff', 'apply', 'status', 'show', 'validate', 'init', 'adopt', 'run', 'completion']
 
 async function help(args: string[]): Promise<string> {
   const stdout = new PassThrough()

@@ -13,7 +13,6 @@ export const COMMAND_HABITS: Readonly<Record<string, string>> = {
   import: 'proxops adopt --cluster <name>, which writes manifests for what already runs',
   refresh: 'proxops diff: every command reads live PVE, there is no state to refresh',
   state: 'proxops status: PVE is the state, there is no state file',
-  init: 'nothing: a ProxOps repository is plain git (docs/getting-started.md)',
   destroy: 'remove the manifest from resources.yaml, then proxops apply (deletions are bounded)',
   delete: 'remove the manifest from resources.yaml, then proxops apply (deletions are bounded)',
   watch: 'proxops run, the daemon (it applies every 30 s), or watch proxops status',

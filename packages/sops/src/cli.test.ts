@@ -104,6 +104,35 @@ describe('proxops-sops', () => {
     expect(e.out.join('')).toBe(`${recipient}\n`)
   })
 
+  test('set replaces one value in place, from stdin or an argument, to the same recipients; nothing printed', async () => {
+    const file = 'clusters/lab/set.sops.yaml'
+    writeFileSync(join(dir, file), 'secrets:\n  proxops-token: old-canary\n  proxops-user: ops@pve\n')
+    expect(await main(['encrypt', '--age', recipient, '-i', file], io().io)).toBe(0)
+    const before = readFileSync(join(dir, file), 'utf8')
+    const userCipher = /proxops-user: (ENC\[[^\]]+\])/.exec(before)?.[1] as string
+    const a = io({ readStdin: async () => 'new-canary-from-stdin\n' })
+    expect(await main(['set', file, 'secrets.proxops-token', '--stdin'], a.io)).toBe(0)
+    const afterStdin = readFileSync(join(dir, file), 'utf8')
+    const doc = await decryptSops(afterStdin, { identities: [identity] })
+    expect(doc.get('secrets.proxops-token')?.reveal()).toBe('new-canary-from-stdin')
+    expect(afterStdin).toContain(userCipher)
+    expect(afterStdin).not.toContain('new-canary')
+    const b = io({ readStdin: async () => expect.fail('VALUE was given: stdin is not read') })
+    expect(await main(['set', file, 'secrets.proxops-token', 'argument-canary'], b.io)).toBe(0)
+    const r = io()
+    expect(await main(['recipients', file], r.io)).toBe(0)
+    expect(r.out.join('')).toBe(`${recipient}\n`)
+    expect((await decryptSops(readFileSync(join(dir, file), 'utf8'), { identities: [identity] })).revealText()).toBe(
+      'secrets:\n    proxops-token: argument-canary\n    proxops-user: ops@pve\n',
+    )
+    const c = io()
+    expect(await main(['set', file, 'secrets'], c.io)).toBe(1)
+    expect(c.err.join('')).toContain('cannot set a value over a mapping')
+    const d = io()
+    expect(await main(['set', file, 'secrets.proxops-token', 'x', '--stdin'], d.io)).toBe(2)
+    for (const x of [a, b, c, d]) expect([...x.out, ...x.err].join('')).not.toMatch(/canary/)
+  })
+
   test('encrypt JSON to stdout with the matching rule, --age overrides', async () => {
     writeFileSync(join(dir, 'x.json'), '{"secret": "s", "open": "o"}')
     const a = io()
@@ -136,7 +165,7 @@ describe('proxops-sops', () => {
       expect(x.err[0]).toMatch(/^proxops-sops: error: [^\n]+\n$/)
     }
     expect(b.err[0]).toBe(
-      'proxops-sops: error: unknown command "frobnicate": one of encrypt, decrypt, add, recipients (see proxops-sops --help)\n',
+      'proxops-sops: error: unknown command "frobnicate": one of encrypt, decrypt, add, set, recipients (see proxops-sops --help)\n',
     )
     expect(d.err[0]).toBe("proxops-sops: error: Unknown option '--agee' (see proxops-sops --help)\n")
     expect(e.err[0]).toBe('proxops-sops: error: cloud-init.passwords.default already exists; nothing written\n')

@@ -28,6 +28,9 @@ commands:
   encrypt FILE      encrypt a plaintext YAML/JSON file (recipients from --age or .sops.yaml creation rules)
   decrypt FILE      print the decrypted file (or one value with --extract a.b.c)
   add FILE PATH     add a value read from stdin at PATH (a.b.c); never overwrites; rewrites FILE atomically
+  set FILE PATH [VALUE]
+                    set the value at PATH (a.b.c), replacing the one there; without VALUE (or with --stdin) it is
+                    read from stdin, so it never lands in shell history; same recipients, rewrites FILE atomically
   recipients FILE   print the file's age recipients
 
 options:
@@ -37,7 +40,8 @@ options:
   -o, --output OUT  write the result to OUT instead of stdout (encrypt, decrypt)
   --input-type T    yaml or json (default: from the file name)
   --extract PATH    decrypt: print only this value
-  --rotate-data-key add: re-encrypt everything under a new data key (same recipients)
+  --rotate-data-key add, set: re-encrypt everything under a new data key (same recipients)
+  --stdin           set: read the value from stdin (one trailing newline is dropped)
   --version         print the version and exit
 
 identities are found like sops: SOPS_AGE_KEY, SOPS_AGE_KEY_FILE, SOPS_AGE_KEY_CMD, then
@@ -45,7 +49,7 @@ $XDG_CONFIG_HOME/sops/age/keys.txt (default ~/.config/sops/age/keys.txt).`
 
 class UsageError extends Error {}
 
-const COMMANDS = ['encrypt', 'decrypt', 'add', 'recipients'] as const
+const COMMANDS = ['encrypt', 'decrypt', 'add', 'set', 'recipients'] as const
 
 /** The package's own version, read from its package.json (works from src/ and dist/). */
 function version(): string {
@@ -77,6 +81,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
         'input-type': { type: 'string' },
         extract: { type: 'string' },
         'rotate-data-key': { type: 'boolean' },
+        stdin: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean' },
       },
@@ -94,7 +99,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     io.stdout(`${USAGE}\n`)
     return 0
   }
-  const [command, fileArg, pathArg] = positionals
+  const [command, fileArg, pathArg, valueArg] = positionals
   try {
     if (!command) throw new UsageError(`no command given: one of ${COMMANDS.join(', ')}`)
     if (!(COMMANDS as readonly string[]).includes(command))
@@ -149,6 +154,21 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
         const r = await mergeSopsText(text, [{ path: pathArg, value }], { file, format, discovery, rotateDataKey })
         if (r.text === undefined) return fail(io, `${pathArg} already exists; nothing written`, false)
         await writeFileAtomic(file, r.text, { expectedCurrent: text })
+        return 0
+      }
+      case 'set': {
+        if (!pathArg) throw new UsageError('set needs FILE and PATH, and VALUE or --stdin')
+        if (valueArg !== undefined && o.stdin) throw new UsageError('set takes VALUE or --stdin, not both')
+        const value = valueArg ?? (await io.readStdin()).replace(/\r?\n$/, '')
+        const rotateDataKey = o['rotate-data-key'] === true
+        const r = await mergeSopsText(text, [{ path: pathArg, value }], {
+          file,
+          format,
+          discovery,
+          rotateDataKey,
+          overwrite: true,
+        })
+        await writeFileAtomic(file, r.text!, { expectedCurrent: text })
         return 0
       }
       case 'recipients': {

@@ -44,3 +44,4 @@ export {
   type CredentialsOptions,
 } from './credentials.js'
 export { findSopsConfig, creationRuleFor, loadCreationRule, type CreationRule } from './sopsconfig.js'
+export { ageKeyFile, type AgeKeyFile } from './keygen.js'

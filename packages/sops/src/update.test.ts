@@ -68,6 +68,27 @@ describe('mergeSopsText', () => {
     expect(out).not.toContain('AAAAnew')
   })
 
+  test('overwrite (proxops-sops set): replaces one value, sealed anew; the others keep their ciphertext and the recipients stay', async () => {
+    const r = await mergeSopsText(base, [{ path: 'secrets.proxops-token', value: 'rotated-canary' }], {
+      identities: [identity],
+      file: 'secrets.sops.yaml',
+      overwrite: true,
+    })
+    const out = r.text as string
+    expect(r.added).toEqual([['secrets', 'proxops-token']])
+    expect(out).not.toContain('rotated-canary')
+    expect(out).not.toContain(/proxops-token: (ENC\[[^\]]+\])/.exec(base)?.[1] as string)
+    expect(out).toContain(/proxops-user: (ENC\[[^\]]+\])/.exec(base)?.[1] as string)
+    expect(parseSops(out, 'x.yaml').metadata.age).toEqual(parseSops(base, 'x.yaml').metadata.age)
+    const doc = await decryptSops(out, { file: 'x.yaml', identities: [other] })
+    expect(doc.get('secrets.proxops-token')?.reveal()).toBe('rotated-canary')
+    expect(doc.get('secrets.proxops-user')?.reveal()).toBe('root@pam')
+    expect(doc.keys('secrets')).toEqual(['proxops-user', 'proxops-token'])
+    await expect(
+      mergeSopsText(base, [{ path: 'cloud-init.ssh-keys', value: 'x' }], { identities: [identity], overwrite: true }),
+    ).rejects.toMatchObject({ message: expect.stringContaining('cannot set a value over a mapping') })
+  })
+
   test('no new names: nothing to write', async () => {
     const r = await mergeSopsText(base, [{ path: 'secrets.proxops-user', value: 'x' }], { identities: [identity] })
     expect(r.text).toBeUndefined()

@@ -1,7 +1,8 @@
-// Adding keys to an existing sops file (for `adopt --adopt-secrets`): the data key and the key
-// stanzas are kept (so the file stays encrypted to exactly its existing recipients, like `sops set`),
-// existing values keep their ciphertext, only new keys are sealed, then lastmodified and the MAC are
-// renewed. Existing names are never overwritten; no new names means no write.
+// Adding keys to an existing sops file (for `adopt --adopt-secrets`, `proxops-sops add`) or replacing one value
+// (`proxops-sops set`): the data key and the key stanzas are kept (so the file stays encrypted to exactly its
+// existing recipients, like `sops set`), other values keep their ciphertext, only the new values are sealed, then
+// lastmodified and the MAC are renewed. Without `overwrite` existing names are never replaced; no new names means
+// no write.
 import { readFile } from 'node:fs/promises'
 import { type Document, Pair, Scalar, YAMLMap, isMap, isScalar } from 'yaml'
 import { aadFor, sealEnc } from './cipher.js'
@@ -32,6 +33,11 @@ export interface MergeOptions extends KeyOptions {
    * also carry non-age keys, which would be lost.
    */
   rotateDataKey?: boolean
+  /**
+   * Replace a value that exists (`proxops-sops set`, like `sops set`) instead of leaving it; a mapping is never
+   * replaced by a value.
+   */
+  overwrite?: boolean
 }
 
 export interface MergeTextResult {
@@ -60,12 +66,13 @@ function scalarFor(value: SecretAddition['value']): Scalar {
   return new Scalar(v)
 }
 
-/** Inserts `value` at `path` unless the path exists; returns whether it was added. */
+/** Inserts `value` at `path` unless the path exists (or replaces its value, `overwrite`); returns the new scalar. */
 function insert(
   doc: Document,
   path: readonly string[],
   value: SecretAddition['value'],
   file: string,
+  overwrite = false,
 ): Scalar | undefined {
   if (path.length === 0 || path[0] === 'sops')
     throw new SopsError('Malformed', file, 'invalid key path for an addition', { path })
@@ -77,7 +84,14 @@ function insert(
     const pair: Pair | undefined = map.items.find((p) => isScalar(p.key) && p.key.value === key)
     const last = i === path.length - 1
     if (pair) {
-      if (last) return undefined
+      if (last && !overwrite) return undefined
+      if (last) {
+        if (isMap(pair.value))
+          throw new SopsError('Malformed', file, 'cannot set a value over a mapping', { path: path.slice(0, i + 1) })
+        const node = scalarFor(value)
+        pair.value = node
+        return node
+      }
       if (!isMap(pair.value))
         throw new SopsError('Malformed', file, 'cannot add below a value that is not a mapping', {
           path: path.slice(0, i + 1),
@@ -126,7 +140,7 @@ async function mergeUnguarded(
   const existing: string[][] = []
   for (const a of additions) {
     const path = [...toKeyPath(a.path)]
-    const scalar = insert(first, path, a.value, file)
+    const scalar = insert(first, path, a.value, file, opts.overwrite)
     if (!scalar) {
       existing.push(path)
       continue
@@ -179,7 +193,7 @@ async function mergeRotating(
   const existing: string[][] = []
   for (const a of additions) {
     const path = [...toKeyPath(a.path)]
-    ;(insert(docs[0] as Document, path, a.value, file) ? added : existing).push(path)
+    ;(insert(docs[0] as Document, path, a.value, file, opts.overwrite) ? added : existing).push(path)
   }
   if (added.length === 0) return { text: undefined, added, existing }
   const out = await encryptSops(serialize(docs, { format }), {

@@ -9,6 +9,7 @@ import type { PlanArgs } from './reconcile.js'
 import type { AdoptArgs } from './adopt.js'
 import type { RunArgs } from './run.js'
 import type { ShowArgs } from './show.js'
+import type { InitArgs } from './init.js'
 
 type Setter = (code: number) => void
 type Ctx = () => CliContext
@@ -70,12 +71,16 @@ export function diffCommand(
 export function applyCommand(
   ctx: Ctx,
   setExit: Setter,
-): CommandModule<GlobalArgs, PlanArgs & { plan?: string; yes?: boolean; 'dry-run'?: boolean }> {
+): CommandModule<GlobalArgs, PlanArgs & { plan?: string; planfile?: string; yes?: boolean; 'dry-run'?: boolean }> {
   return {
-    command: 'apply',
+    command: 'apply [planfile]',
     describe: 'Converge each cluster to git (asks on a terminal unless --yes)',
     builder: (y: Argv<GlobalArgs>) =>
       y
+        .positional('planfile', {
+          type: 'string',
+          describe: 'A plan saved by diff --out: the same as --plan PLANFILE (as Terraform takes it)',
+        })
         .option('cluster', clusterOption)
         .option('plan', {
           type: 'string',
@@ -96,8 +101,16 @@ export function applyCommand(
         .example('proxops apply', 'plan, confirm on the terminal, converge')
         .example('proxops apply --yes --cluster edge', 'converge one cluster without asking')
         .example('proxops diff --out plan.json && proxops apply --plan plan.json', 'apply exactly the reviewed plan'),
-    handler: async (args: ArgumentsCamelCase<PlanArgs & { plan?: string; yes?: boolean; 'dry-run'?: boolean }>) =>
-      setExit(await (await import('./reconcile.js')).applyHandler(ctx(), args)),
+    handler: async (
+      args: ArgumentsCamelCase<PlanArgs & { plan?: string; planfile?: string; yes?: boolean; 'dry-run'?: boolean }>,
+    ) => {
+      const plan = (await import('./plan-file-arg.js')).planFileOf(ctx().cwd, args)
+      setExit(
+        await (
+          await import('./reconcile.js')
+        ).applyHandler(ctx(), { ...args, ...(plan !== undefined ? { plan } : {}) }),
+      )
+    },
   }
 }
 
@@ -208,5 +221,55 @@ export function runCommand(ctx: Ctx, setExit: Setter): CommandModule<GlobalArgs,
         ),
     handler: async (args: ArgumentsCamelCase<RunArgs>) =>
       setExit(await (await import('./run.js')).runHandler(ctx(), args)),
+  }
+}
+
+export function initCommand(ctx: Ctx, setExit: Setter): CommandModule<GlobalArgs, InitArgs> {
+  return {
+    command: 'init [directory]',
+    describe: 'Scaffold a repository: a cluster config, an age key if none, encrypted credentials and one VM',
+    builder: (y: Argv<GlobalArgs>) =>
+      y
+        .positional('directory', { type: 'string', describe: 'Where (default: the current git repository, or .)' })
+        .option('cluster', { type: 'string', requiresArg: true, describe: 'The cluster name (required)' })
+        .option('endpoint', {
+          type: 'string',
+          requiresArg: true,
+          describe: 'The PVE API URL, https://host:8006 (required)',
+        })
+        .option('token-id', {
+          type: 'string',
+          requiresArg: true,
+          describe: 'The API token, user@realm!name (required; its secret: proxops-sops set, printed at the end)',
+        })
+        // repeated, not an array flag: an array flag would take the directory after it for a node
+        .option('node', {
+          type: 'string',
+          requiresArg: true,
+          describe: 'A node of the cluster (repeatable; the first one gets the VM) (required)',
+        })
+        .option('fingerprint', {
+          type: 'string',
+          requiresArg: true,
+          describe: "The SHA-256 fingerprint of the API's certificate, AA:BB:...",
+        })
+        .option('age-key-file', {
+          type: 'string',
+          requiresArg: true,
+          describe: 'The age key to use, created if missing (default $SOPS_AGE_KEY_FILE, else the SOPS default)',
+        })
+        .option('vmid', { type: 'number', requiresArg: true, describe: 'The VM id of the first VM (default 100)' })
+        .option('storage', {
+          type: 'string',
+          requiresArg: true,
+          describe: "The storage of the first VM's disk (default local-lvm)",
+        })
+        .option('bridge', { type: 'string', requiresArg: true, describe: "The first VM's bridge (default vmbr0)" })
+        .example(
+          "proxops init --cluster homelab --endpoint https://pve.example.net:8006 --token-id 'proxops@pve!gitops' --node pve1",
+          'a repository for one cluster, here',
+        ),
+    handler: async (args: ArgumentsCamelCase<InitArgs>) =>
+      setExit(await (await import('./init.js')).initHandler(ctx(), args)),
   }
 }

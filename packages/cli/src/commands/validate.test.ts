@@ -188,7 +188,8 @@ describe('proxops validate', () => {
       column: 11,
       field: 'spec.memory',
       clusters: ['lab'],
-      message: 'a memory size must be a whole number of MiB ("1G" is a decimal unit: did you mean "1GiB"?)',
+      message:
+        'spec.memory: a memory size must be a whole number of MiB ("1G" is a decimal unit: did you mean "1GiB"?)',
     })
   })
 })

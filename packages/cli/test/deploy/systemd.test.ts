@@ -58,6 +58,18 @@ describeWith(SYSTEMD_ANALYZE, 'the systemd unit', () => {
     expect(r.stdout).toMatch(/Overall exposure level for proxops\.service: [01]\.\d OK/)
   })
 
+  it('runs proxops where deploy/install-tarballs.sh links it, on one repository source', () => {
+    const unit = readFileSync(UNIT, 'utf8')
+    const script = readFileSync(new URL('deploy/install-tarballs.sh', repoRoot), 'utf8')
+    const bindir = /^bindir=\$\{3:-(\S+)\}$/m.exec(script)?.[1]
+    const exec = /^ExecStart=(.*)$/m.exec(unit)![1]!.split(' ')
+    expect(exec[0]).toBe(`${bindir}/proxops`)
+    expect(exec.slice(1, 2)).toEqual(['run'])
+    // a checkout (--git-path) or a URL (--git-url), never both, and no WorkingDirectory to read a second one from
+    expect(exec.filter((a) => a === '--git-path' || a === '--git-url')).toEqual(['--git-path'])
+    expect(unit).not.toMatch(/^WorkingDirectory=/m)
+  })
+
   it('the checks can fail: an unknown key, a bad value, a missing program', () => {
     const good = readFileSync(UNIT, 'utf8')
     for (const [change, seen] of [

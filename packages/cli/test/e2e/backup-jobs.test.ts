@@ -38,7 +38,9 @@ it('validate refuses a schedule PVE cannot parse, naming file and field', async 
   writeFileSync(path.join(root, 'backupjob/lab/nightly.yaml'), jobYaml('every night'))
   const v = await run('validate')
   expect(v.code).not.toBe(0)
-  expect(v.stdout + v.stderr).toMatch(/backupjob\/lab\/nightly\.yaml:6:13 schedule-invalid "every night"/)
+  expect(v.stdout + v.stderr).toMatch(
+    /backupjob\/lab\/nightly\.yaml:6:13 schedule-invalid spec\.schedule: "every night"/,
+  )
   writeFileSync(path.join(root, 'backupjob/lab/nightly.yaml'), jobYaml('mon..fri 02:30'))
 })
 

@@ -9,6 +9,7 @@
 import type { Anomaly, Policy, Skip } from '../plan-types.js'
 import type { Draft } from './order.js'
 import type { PruneCandidate, PruneGroup } from '../kinds/kind.js'
+import { PRUNE_BUDGET_OVERRIDE, allowEmptyOverride } from '../guard-overrides.js'
 
 export interface PruneResult {
   drafts: Draft[]
@@ -16,7 +17,8 @@ export interface PruneResult {
   skips: Skip[]
 }
 
-const GUARD_DEFERRED = 'prune deferred (empty-desired or ratio guard)'
+const guardDeferred = (kind: string) =>
+  `prune deferred by the empty-desired or ratio guard (${allowEmptyOverride(kind)})`
 
 export function prune(groups: readonly PruneGroup[], policy: Policy): PruneResult {
   const out: PruneResult = { drafts: [], anomalies: [], skips: [] }
@@ -48,7 +50,7 @@ export function prune(groups: readonly PruneGroup[], policy: Policy): PruneResul
       out.anomalies.push({
         code: 'empty-desired',
         kind: kind as Anomaly['kind'] & string,
-        message: `0 desired ${kind} but ${n} ${group.owner} ${group.noun} would be pruned: probable bad push; no ${kind} is pruned this cycle (pass --allow-empty ${kind} to accept)`,
+        message: `0 desired ${kind} but ${n} ${group.owner} ${group.noun} would be pruned: probable bad push; no ${kind} is pruned this cycle (${allowEmptyOverride(kind)})`,
       })
     }
     // the budget, in the group's order; a candidate waiting for a deferred one is deferred too
@@ -56,12 +58,16 @@ export function prune(groups: readonly PruneGroup[], policy: Policy): PruneResul
     const deferred = new Set<string>()
     for (const c of found.candidates) {
       if (held.has(c.kind)) {
-        skip(c, 'prune-guard', GUARD_DEFERRED)
+        skip(c, 'prune-guard', guardDeferred(c.kind))
         continue
       }
       if (chosen.length >= left || (c.waitsFor ?? []).some((id) => deferred.has(id))) {
         deferred.add(c.draft.id as string)
-        skip(c, 'prune-budget', c.overBudget ?? `prune deferred (budget ${String(policy.pruneBudget)} per cycle)`)
+        skip(
+          c,
+          'prune-budget',
+          c.overBudget ?? `prune deferred (budget ${String(policy.pruneBudget)} per cycle: ${PRUNE_BUDGET_OVERRIDE})`,
+        )
         continue
       }
       chosen.push(c)
@@ -76,11 +82,11 @@ export function prune(groups: readonly PruneGroup[], policy: Policy): PruneResul
       out.anomalies.push({
         code: 'prune-ratio',
         kind: kind as Anomaly['kind'] & string,
-        message: `this cycle would prune ${n} of ${total} ${group.owner} ${kind} (more than ${Math.round(policy.pruneRatioLimit * 100)}%): probable bad push; no ${kind} is pruned this cycle`,
+        message: `this cycle would prune ${n} of ${total} ${group.owner} ${kind} (more than ${Math.round(policy.pruneRatioLimit * 100)}%): probable bad push; no ${kind} is pruned this cycle (${allowEmptyOverride(kind)})`,
       })
     }
     for (const c of chosen) {
-      if (held.has(c.kind)) skip(c, 'prune-guard', GUARD_DEFERRED)
+      if (held.has(c.kind)) skip(c, 'prune-guard', guardDeferred(c.kind))
       else out.drafts.push(c.draft)
     }
     left -= chosen.filter((c) => !held.has(c.kind)).length

@@ -2,6 +2,7 @@
  * Reference scenarios at the planning level, named after the behaviour. The same scenarios
  * run end to end against the simulator in packages/planner/test (E2).
  */
+import { DISRUPTION_OVERRIDE } from '../guard-overrides.js'
 import { describe, expect, it } from 'vitest'
 import { PlanInputError } from '../errors.js'
 import {
@@ -169,6 +170,27 @@ describe('prunes', () => {
     )
     expect(p.actions).toEqual([])
     expect(p.anomalies.map((a) => a.code)).toEqual(['prune-ratio'])
+  })
+
+  it('GuardsNameTheirOverride: each prune guard says what lifts it, and lifting it lets the prunes run', () => {
+    const live = inventory([liveVm(100, 'web'), orphan(101), orphan(102)])
+    const ratio = plan(desired(vm('web', 100)), live, policy({ pruneBudget: 'unlimited' }))
+    expect(ratio.anomalies.map((a) => a.message)).toEqual([
+      expect.stringContaining('(pass --allow-empty VM to accept)'),
+    ])
+    expect(ratio.skips.map((s) => s.message)).toEqual([
+      expect.stringContaining('--allow-empty VM'),
+      expect.stringContaining('--allow-empty VM'),
+    ])
+    const lifted = plan(desired(vm('web', 100)), live, policy({ pruneBudget: 'unlimited', allowEmpty: ['VM'] }))
+    expect(types(lifted)).toEqual(['delete VM/pve1/101(orphan-101)', 'delete VM/pve1/102(orphan-102)'])
+    const empty = plan(desired(), inventory([orphan(101)]), policy())
+    expect(empty.anomalies[0]?.message).toContain('(pass --allow-empty VM to accept)')
+    const budget = plan(desired(vm('web', 100)), live, policy({ pruneBudget: 0, allowEmpty: ['VM'] }))
+    expect(budget.skips.map((s) => s.message)).toEqual([
+      expect.stringContaining('raise it with --prune-budget or reconcile.prune-budget'),
+      expect.stringContaining('raise it with --prune-budget or reconcile.prune-budget'),
+    ])
   })
 
   it('AbsentPruneNeverTouchesArtifacts: empty desired and files on storage -> 0 actions', () => {
@@ -923,7 +945,7 @@ describe('power and disruption', () => {
     expect(none.skips.map((x) => [x.code, x.message])).toEqual([
       [
         'disruption',
-        'growing scsi0 would change a running guest (hotplug) and disruption is none; not resized this cycle',
+        `growing scsi0 would change a running guest (hotplug) and disruption is none; not resized this cycle (${DISRUPTION_OVERRIDE})`,
       ],
     ])
     const hotplug = plan(desired(bigger), live, policy({ disruption: 'hotplug' }))

@@ -5,6 +5,7 @@
  */
 import { clusterDependencies, type DependencyGraph, type ResourceKey, resourceKey } from '../graph.js'
 import { isGuestKind } from '../kinds.js'
+import { nearest } from '../suggest.js'
 import type { PathKey } from '../manifest/parse.js'
 import type { Position } from '../yaml.js'
 import type { Report } from './composition.js'
@@ -139,11 +140,16 @@ export function checkCluster(input: ClusterCheckInput): { index: ClusterIndex; g
         } else if (ref.via === 'clone' && ref.name === r.manifest.metadata.name) {
           push('clone-invalid', r.file, at(), `a ${r.manifest.kind} cannot clone itself: clone must name a ${ref.kind}`)
         } else {
+          // a typo of a declared name of the kind it must be gets the name; else the file may be unlisted
+          const guess = nearest(
+            ref.name,
+            indexed.filter((x) => x.manifest.kind === ref.kind && x !== r).map((x) => x.manifest.metadata.name),
+          )
           push(
             'dependency-unknown',
             r.file,
             at(),
-            `${ref.kind} "${ref.name}" is not in cluster ${name}'s composition: list its file in ${compositionFile} (resources of other clusters are not visible)`,
+            `${ref.kind} "${ref.name}" is not in cluster ${name}'s composition: ${guess !== undefined ? `did you mean "${guess}"? If not, list` : 'list'} its file in ${compositionFile} (resources of other clusters are not visible)`,
           )
         }
         continue

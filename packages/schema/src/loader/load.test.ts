@@ -244,6 +244,20 @@ describe('loadRepository', () => {
     ])
   })
 
+  it('an unknown reference gets the nearest declared name of its kind, if one is close (did you mean)', async () => {
+    const cloneOf = (name: string, vmid: number, source: string) =>
+      vmYaml(name, vmid, 'pve1').replace('  disks: [{storage: local-lvm, size: 8GiB}]\n', `  clone: ${source}\n`)
+    lab(['../../vm/base/a.yaml', '../../templatevm/base/t.yaml'], {
+      'vm/base/a.yaml': `${cloneOf('a', 100, 'base-tmpl')}---\n${cloneOf('b', 101, 'something-else')}`,
+      'templatevm/base/t.yaml': vmYaml('base-tmpl8', 900, 'pve1').replace('kind: VM', 'kind: TemplateVM'),
+    })
+    const m = await loadRepository({ root: repo!.root })
+    expect(m.errors.map((e) => `${e.file}:${e.line} ${e.code} ${e.message}`)).toEqual([
+      'vm/base/a.yaml:10 dependency-unknown TemplateVM "base-tmpl" is not in cluster lab\'s composition: did you mean "base-tmpl8"? If not, list its file in clusters/lab/resources.yaml (resources of other clusters are not visible)',
+      'vm/base/a.yaml:21 dependency-unknown TemplateVM "something-else" is not in cluster lab\'s composition: list its file in clusters/lab/resources.yaml (resources of other clusters are not visible)',
+    ])
+  })
+
   it('LXC clones: the TemplateCT must be clonable (no bind mounts) and no larger; its node is no error', async () => {
     const ct = (kind: string, name: string, vmid: number, node: string, body: string): string =>
       `apiVersion: proxops/v1alpha1\nkind: ${kind}\nmetadata:\n  name: ${name}\nspec:\n  node: ${node}\n  vmid: ${vmid}\n  memory: 512MiB\n  cpu: {cores: 1}\n${body}`
@@ -521,7 +535,7 @@ describe('names and bytes PVE cannot take are rejected offline', () => {
     const m = await loadRepository({ root: repo!.root })
     expect(m.clusters[0]!.index.resources).toEqual([])
     const byFile = Object.fromEntries(m.errors.map((e) => [e.file, `${e.code} ${e.message}`]))
-    expect(byFile['vm/base/dots.yaml']).toMatch(/^node-name-invalid node name "\.\." is invalid/)
+    expect(byFile['vm/base/dots.yaml']).toMatch(/^node-name-invalid spec\.node: node name "\.\." is invalid/)
     expect(byFile['vm/base/nul.yaml']).toMatch(/^file-unreadable .*contains a NUL byte/)
     expect(byFile['vm/base/esc.yaml']).toMatch(/^field-invalid spec\.description: contains a NUL character/)
     expect(byFile['vm/base/latin1.yaml']).toMatch(/^file-unreadable .*not valid UTF-8/)

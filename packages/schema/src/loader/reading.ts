@@ -4,7 +4,7 @@
  */
 import * as v from 'valibot'
 import { type ErrorCode, type SchemaError, splitIssueMessage } from '../errors.js'
-import { formatPath, parseManifest, type PathKey } from '../manifest/parse.js'
+import { formatPath, parseManifest, withPath, type PathKey } from '../manifest/parse.js'
 import type { Manifest } from '../manifest/types.js'
 import { type Position, parseYaml, type YamlDocument } from '../yaml.js'
 import { emptyKeysRead } from '../null-keys.js'
@@ -145,7 +145,7 @@ export class Loader extends RepoPaths {
                   issue.code,
                   file,
                   at,
-                  issue.message,
+                  withPath(issue.path, issue.message),
                   issue.path.length ? { field: formatPath(issue.path) } : {},
                 ),
               )

@@ -53,7 +53,7 @@ describe('spec.ha', () => {
       'spec.ha: a TemplateVM cannot be an HA resource: remove spec.ha',
     ])
     expect(problems('VM', { ha: { group: 'g1' } })[0]).toMatch(
-      /^spec\.ha\.group: unknown field "group" \(known: state, max_restart/,
+      /^spec\.ha\.group: unknown field "spec\.ha\.group" \(known: state, max_restart/,
     )
   })
 })

@@ -69,6 +69,20 @@ describe('envelope', () => {
     expect(issues(m).map((i) => i.path.join('.'))).toContain('spec')
   })
 
+  it('names a missing or unknown field by its full path, not its last key (the loader prefixes the others)', () => {
+    const m = clone(validManifests.VM)
+    delete m.spec.cpu.type
+    m.spec.cpu.typo = 'host'
+    m.spec.networks[0].bridge = 7
+    expect(issues(m).map((i) => i.message)).toEqual(
+      expect.arrayContaining([
+        'missing required field "spec.cpu.type"',
+        expect.stringMatching(/^unknown field "spec\.cpu\.typo": did you mean "type"\?/),
+        'must be a string',
+      ]),
+    )
+  })
+
   it('rejects a non-mapping document', () => {
     expect(one([1, 2])).toEqual(['yaml-not-mapping', ''])
     expect(one('VM')).toEqual(['yaml-not-mapping', ''])

@@ -105,24 +105,43 @@ export function parseManifest(doc: unknown): ParseResult {
 
 // ---------------------------------------------------------------- valibot issue conversion
 
+/**
+ * The one place a valibot issue becomes a message. The schema's own messages (tagged with a code) are kept as
+ * written (the loader puts the field's path before them, {@link withPath}); the generic ones name the field by
+ * its full path (`spec.cpu.type`), since the last key alone (`type`) is ambiguous in a manifest.
+ */
 function convertIssue(issue: v.BaseIssue<unknown>, root: v.GenericSchema): ManifestIssue {
   const path: PathKey[] = (issue.path ?? []).map((p) => p.key as PathKey)
   const tagged = splitIssueMessage(issue.message)
   if (tagged) return { code: tagged.code, path, message: tagged.text }
   const last = path[path.length - 1]
+  const field = JSON.stringify(formatPath(path))
   if ((issue.type === 'strict_object' || issue.type === 'object') && issue.expected === 'never') {
     const known = knownKeysAt(root, path.slice(0, -1))
     const hint = typeof last === 'string' ? nearest(last, known) : undefined
     return {
       code: 'field-unknown',
       path,
-      message: `unknown field ${JSON.stringify(last)}${hint ? `: did you mean "${hint}"?` : ''}${known.length ? ` (known: ${known.join(', ')})` : ''}`,
+      message: `unknown field ${field}${hint ? `: did you mean "${hint}"?` : ''}${known.length ? ` (known: ${known.join(', ')})` : ''}`,
     }
   }
   if ((issue.type === 'strict_object' || issue.type === 'object') && issue.received === 'undefined') {
-    return { code: 'field-required', path, message: `missing required field ${JSON.stringify(last)}` }
+    return { code: 'field-required', path, message: `missing required field ${field}` }
   }
-  return { code: 'field-type', path, message: `expected ${issue.expected ?? 'another type'}, got ${issue.received}` }
+  return {
+    code: 'field-type',
+    path,
+    message: withPath(path, `expected ${issue.expected ?? 'another type'}, got ${issue.received}`),
+  }
+}
+
+/**
+ * `spec.cpu.cores: must be ...`: a message as a person reads it in a list of problems, naming its field by the full
+ * path; one that already names it is kept as it is.
+ */
+export function withPath(path: readonly PathKey[], text: string): string {
+  const where = formatPath(path)
+  return where === '' || text.includes(where) ? text : `${where}: ${text}`
 }
 
 /** Walks the schema along a path to list the keys an object accepts there. */

@@ -26,6 +26,7 @@ import {
   type CanonFirewall,
   type CanonIpset,
 } from './canon.js'
+import { DISRUPTION_OVERRIDE } from '../../guard-overrides.js'
 
 export interface FirewallPlanInput {
   m: QemuManifest | ContainerManifest
@@ -96,7 +97,7 @@ function planFirewall(i: FirewallPlanInput, out: FirewallPlanOut): void {
   if (!allowed(disruption, i.policy)) {
     skip(
       'disruption',
-      `firewall changes apply to the running guest at once and disruption is ${i.policy}; not written this cycle`,
+      `firewall changes apply to the running guest at once and disruption is ${i.policy}; not written this cycle (${DISRUPTION_OVERRIDE})`,
     )
     return
   }

@@ -36,6 +36,7 @@ import type { GuestType } from '@proxops/pve-client/wire'
 import { CLONE_IDENTITY_KEYS, ipconfigKey } from './cloud-init.js'
 import { qemuSlotFamily, type GuestFields } from './qemu.js'
 import { hotplugSet, isCreateOnly } from './table.js'
+import { DISRUPTION_OVERRIDE } from '../../guard-overrides.js'
 
 export interface GuestPlanEnv {
   policy: Policy
@@ -347,7 +348,7 @@ function holdBack(t: GuestTarget, s: LiveState, w: OwnedComparison): OwnedCompar
   if (w.heldBack.length > 0) {
     t.skip(
       'disruption',
-      `${w.heldBack.join(', ')} would change a running guest (hotplug) and disruption is ${s.policy}; not written this cycle`,
+      `${w.heldBack.join(', ')} would change a running guest (hotplug) and disruption is ${s.policy}; not written this cycle (${DISRUPTION_OVERRIDE})`,
     )
   }
   // growing a disk of a running guest is a hotplug change (qemu-server's qemu_block_resize on the live drive,
@@ -356,7 +357,7 @@ function holdBack(t: GuestTarget, s: LiveState, w: OwnedComparison): OwnedCompar
   if (s.rt.running && w.resizes.length > 0 && !allowed('hotplug', s.policy)) {
     t.skip(
       'disruption',
-      `growing ${w.resizes.map((r) => r.key).join(', ')} would change a running guest (hotplug) and disruption is ${s.policy}; not resized this cycle`,
+      `growing ${w.resizes.map((r) => r.key).join(', ')} would change a running guest (hotplug) and disruption is ${s.policy}; not resized this cycle (${DISRUPTION_OVERRIDE})`,
     )
     return []
   }
@@ -509,7 +510,7 @@ function planConfigWrite(
     env.out.pending.push({
       address: base.address,
       keys: leftPending,
-      message: `${leftPending.join(', ')} will stay pending in PVE until the guest restarts (disruption: ${s.policy})`,
+      message: `${leftPending.join(', ')} will stay pending in PVE until the guest restarts (disruption: ${s.policy}; ${DISRUPTION_OVERRIDE})`,
     })
   }
 }
@@ -558,7 +559,7 @@ function planTemplate(t: GuestTarget, g: LiveGuest, s: LiveState, a: GuestAction
   if (stopFirst && !allowed('stop', s.policy)) {
     t.skip(
       'disruption',
-      `mark-template needs a shutdown of the running guest and disruption is ${s.policy}; not done this cycle`,
+      `mark-template needs a shutdown of the running guest and disruption is ${s.policy}; not done this cycle (${DISRUPTION_OVERRIDE})`,
     )
     return
   }
@@ -595,7 +596,7 @@ function planPendingRestart(
     env.out.pending.push({
       address: t.base.address,
       keys: pendingKeys,
-      message: `${pendingKeys.join(', ')} pending in PVE until the guest restarts (disruption: ${s.policy})`,
+      message: `${pendingKeys.join(', ')} pending in PVE until the guest restarts (disruption: ${s.policy}; ${DISRUPTION_OVERRIDE})`,
     })
     return
   }

@@ -24,6 +24,7 @@ import type { DisruptionClass, DisruptionPolicy, FieldDiff, PlanParamValue, PveR
 import { allowed } from './disruption.js'
 import type { Owned } from './fields.js'
 import { parsePS } from './fields.js'
+import { DISRUPTION_OVERRIDE } from '../../guard-overrides.js'
 import { SAFETY_SNAPSHOT } from './snapshots.js'
 
 /** What planning a guest's move decided. */
@@ -124,7 +125,7 @@ export function planMigration(i: MigrationInput): MigrationOutcome {
     return {
       skip: {
         code: 'disruption',
-        message: `moving the running guest from ${g.node} to ${target} is a ${how} migration (${disruption}) and disruption is ${i.policy}; not moved this cycle`,
+        message: `moving the running guest from ${g.node} to ${target} is a ${how} migration (${disruption}) and disruption is ${i.policy}; not moved this cycle (${DISRUPTION_OVERRIDE})`,
       },
     }
   const storageMap = [...map]

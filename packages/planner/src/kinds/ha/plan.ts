@@ -20,6 +20,7 @@ import { isTrue, splitList, type GuestType, type HaItem } from '@proxops/pve-cli
 import type { Draft } from '../../plan/order.js'
 import { nodeAffinityRefusal } from './feasibility.js'
 import { emptyPlan, type KindContext, type KindPlan, type PruneCandidate } from '../kind.js'
+import { PRUNE_BUDGET_OVERRIDE } from '../../guard-overrides.js'
 
 type Guest = VmManifest | LxcManifest
 type Requested = 'started' | 'stopped' | 'disabled' | 'ignored'
@@ -430,7 +431,7 @@ class HaPlanner {
         requests,
         after,
       ),
-      overBudget: `removing HA resource ${sid} is over the prune budget (${this.env.budget}) this cycle`,
+      overBudget: `removing HA resource ${sid} is over the prune budget (${this.env.budget}) this cycle (${PRUNE_BUDGET_OVERRIDE})`,
     })
   }
 
