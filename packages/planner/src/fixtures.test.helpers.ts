@@ -17,7 +17,7 @@ import type {
 import type { DesiredState } from './desired.js'
 import { manifest } from './testing/manifest.js'
 import type { LiveGuest, LiveInventory } from './inventory.js'
-import type { KindContext, PlannedGuest } from './kinds/kind.js'
+import type { KindContext, PlannedGuest } from './kit/kind.js'
 import { DEFAULT_POLICY, type Policy } from './plan-types.js'
 
 export const GiB = 1024 ** 3
@@ -226,7 +226,7 @@ export function liveCt(
 export const orphan = (vmid: number, tags = 'proxops', g: Partial<LiveGuest> = {}): LiveGuest =>
   guest(vmid, { name: `orphan-${vmid}`, memory: '512', ...(tags === '' ? {} : { tags }) }, g)
 
-/** The context a kind plans in (kinds/kind.ts), for testing one kind alone; `guests` as the guest kind planned them. */
+/** The context a kind plans in (kit/kind.ts), for testing one kind alone; `guests` as the guest kind planned them. */
 export function kindContext(
   d: DesiredState,
   live: LiveInventory,

@@ -3,7 +3,7 @@ import fc from 'fast-check'
 import { parseManifest } from '@proxops/schema'
 import type { LiveGuest, LiveInventory } from '../inventory.js'
 import { adopt, sanitiseName } from './adopt.js'
-import { adoptedKeyName } from './ssh.js'
+import { adoptedKeyName } from '../kit/ssh.js'
 
 const ALICE = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAlice alice@laptop'
 const BOB = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBob bob@desk'

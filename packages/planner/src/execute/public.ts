@@ -13,4 +13,4 @@ export {
   SecretResolutionError,
   type SecretResolver,
   type ResolvedParams,
-} from './params.js'
+} from '../kit/params.js'

@@ -7,8 +7,8 @@
  * candidate waiting for another of its group is deferred with it. Pure.
  */
 import type { Anomaly, Policy, Skip } from '../plan-types.js'
-import type { Draft } from './order.js'
-import type { PruneCandidate, PruneGroup } from '../kinds/kind.js'
+import type { Draft } from '../kit/draft.js'
+import type { PruneCandidate, PruneGroup } from '../kit/kind.js'
 
 export interface PruneResult {
   drafts: Draft[]

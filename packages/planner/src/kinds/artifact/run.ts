@@ -1,6 +1,6 @@
 /** Running the artifact kind's request: `download-url`, waited on for the download timeout. */
-import { resolveParams } from '../../execute/params.js'
-import { call, type Runners } from '../../execute/task-call.js'
+import { resolveParams } from '../../kit/params.js'
+import { call, type Runners } from '../../kit/runners.js'
 
 export const artifactRunners: Runners = {
   downloadUrl: async (request, { ctx, tasks, secrets }) => {

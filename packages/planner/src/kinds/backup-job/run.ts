@@ -1,7 +1,7 @@
 /** Running the backup-job kind's requests: `/cluster/backup` answers at once (no task). */
 import type { PveRequest } from '../../plan-types.js'
-import { resolveParams } from '../../execute/params.js'
-import { ActionFailure, type ActionContext, type Runners } from '../../execute/task-call.js'
+import { resolveParams } from '../../kit/params.js'
+import { ActionFailure, type ActionContext, type Runners } from '../../kit/runners.js'
 
 export const backupJobRunners: Runners = {
   createBackupJob: (request, { ctx }) => runBackupRequest(request, ctx),

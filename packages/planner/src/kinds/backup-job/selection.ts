@@ -12,9 +12,9 @@
  */
 import type { BackupJobSpec } from '@proxops/schema'
 import { known } from '../../inventory.js'
-import { commentOwner, commentWord, ownerOf } from '../../plan/ownership.js'
+import { commentOwner, commentWord, ownerOf } from '../../kit/ownership.js'
 import type { ManagedGuests } from '../guest/managed.js'
-import type { KindContext } from '../kind.js'
+import type { KindContext } from '../../kit/kind.js'
 
 export type SelectionVerdict =
   /** the selection reaches only what this entry manages */

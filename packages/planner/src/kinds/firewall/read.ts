@@ -1,9 +1,9 @@
 /** Reading the firewall kind: the firewalls of the guests whose manifests declare one (observe's `firewalls`). */
 import type { LiveFirewall, LiveGuest } from '../../inventory.js'
-import { errorText } from '../../observe/observe.js'
-import type { Read, ReadContext } from '../kind.js'
+import { errorText } from '../../kit/text.js'
+import type { Read, ReadContext } from '../../kit/kind.js'
 import type { LiveReader } from '../../ports.js'
-import type { ObserveOptions } from '../../observe/observe.js'
+import type { ObserveOptions } from '../../kit/kind.js'
 
 export async function readFirewallsOf(ctx: ReadContext): Promise<{ firewalls: LiveFirewall[] }> {
   const guests = await ctx.guests

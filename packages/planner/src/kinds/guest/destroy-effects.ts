@@ -14,7 +14,7 @@
 import { splitList, type HaItem } from '@proxops/pve-client/wire'
 import type { LiveGuest, LiveInventory } from '../../inventory.js'
 import type { Policy } from '../../plan-types.js'
-import { commentOwner } from '../../plan/ownership.js'
+import { commentOwner } from '../../kit/ownership.js'
 import { backupAddress } from '../backup-job/plan.js'
 import type { LiveBackupJob } from '../backup-job/types.js'
 import { haOwned, haSid } from '../ha/plan.js'

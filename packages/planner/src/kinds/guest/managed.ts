@@ -6,7 +6,7 @@
  * planned guest) may reach only these. Pure.
  */
 import { isGuest } from '../../desired.js'
-import type { KindContext } from '../kind.js'
+import type { KindContext } from '../../kit/kind.js'
 
 export type ManagedGuests = (vmid: number) => string | undefined
 

@@ -15,7 +15,7 @@
  */
 import type { GuestType, MigratePrecondition } from '@proxops/pve-client/wire'
 import type { LiveGuest, LiveStorage, MigrationCheck } from '../../inventory.js'
-import type { Draft } from '../../plan/order.js'
+import type { Draft } from '../../kit/draft.js'
 import type { DisruptionClass, DisruptionPolicy, FieldDiff, PlanParamValue } from '../../plan-types.js'
 import { allowed } from './disruption.js'
 import type { Owned } from './fields.js'

@@ -4,7 +4,7 @@
  */
 import type { GuestType } from '@proxops/pve-client/wire'
 import type { Action, PveRequest } from '../../plan-types.js'
-import { resolveParams } from '../../execute/params.js'
+import { resolveParams } from '../../kit/params.js'
 import {
   ActionFailure,
   call,
@@ -14,7 +14,7 @@ import {
   type RequestRun,
   type Runners,
   type TaskRecord,
-} from '../../execute/task-call.js'
+} from '../../kit/runners.js'
 import { isCreateForm, isEmptySlot, sizeBytes, volumeBytes } from './volumes.js'
 import { safetySnapshotDescription, safetySnapshotName, safetySnapshotsOf } from './snapshots.js'
 import { awaitHaPower } from '../ha/await-power.js'

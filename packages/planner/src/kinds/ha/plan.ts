@@ -17,9 +17,9 @@ import type { HaSpec, LxcManifest, Manifest, PowerState, VmManifest } from '@pro
 import { known, type LiveGuest, type LiveHa, type Observed } from '../../inventory.js'
 import type { Anomaly, DisruptionClass, FieldDiff, PlanParamValue, Policy, PveRequest, Skip } from '../../plan-types.js'
 import { isTrue, splitList, type GuestType, type HaItem } from '@proxops/pve-client/wire'
-import type { Draft } from '../../plan/order.js'
+import type { Draft } from '../../kit/draft.js'
 import { nodeAffinityRefusal } from './feasibility.js'
-import { emptyPlan, type KindContext, type KindPlan, type PruneCandidate } from '../kind.js'
+import { emptyPlan, type KindContext, type KindPlan, type PruneCandidate } from '../../kit/kind.js'
 
 type Guest = VmManifest | LxcManifest
 type Requested = 'started' | 'stopped' | 'disabled' | 'ignored'

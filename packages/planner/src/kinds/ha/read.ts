@@ -4,7 +4,7 @@
  * rules and every groups call dies). Two requests per cycle. A failed read makes HA unknown, never absent.
  */
 import type { LiveHa, LiveInventory, Observed } from '../../inventory.js'
-import type { ReadContext } from '../kind.js'
+import type { ReadContext } from '../../kit/kind.js'
 import type { HaItem } from '@proxops/pve-client/wire'
 import type { LiveReader } from '../../ports.js'
 

@@ -1,7 +1,7 @@
 /** Running the HA kind's request: a section-config write, then the wait for the power state it requests. */
 import { isLockTimeoutMessage } from '@proxops/pve-client/wire'
 import type { PveRequest } from '../../plan-types.js'
-import { ActionFailure, type ActionContext, type Runners } from '../../execute/task-call.js'
+import { ActionFailure, type ActionContext, type Runners } from '../../kit/runners.js'
 import { awaitHaPower } from './await-power.js'
 
 export const haRunners: Runners = {

@@ -1,7 +1,7 @@
 /** Running the pool kind's requests: `/pools` writes are synchronous (user.cfg under its lock). */
 import { isLockTimeoutMessage } from '@proxops/pve-client/wire'
 import type { PveRequest } from '../../plan-types.js'
-import { ActionFailure, type ActionContext, type Runners } from '../../execute/task-call.js'
+import { ActionFailure, type ActionContext, type Runners } from '../../kit/runners.js'
 
 export const poolRunners: Runners = {
   createPool: (request, { ctx }) => poolWrite(request, ctx),
