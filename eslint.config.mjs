@@ -125,9 +125,12 @@ const boundaries = {
         const own = relative(join(root, pkgDir), file).split(sep).join('/')
         const layer = layerOf(rule.layers ?? [], own)
         if (layer && !isTest) {
-          const { may, mayNot, bound } = layer
-          const hit = (entry) => matches(entry.replace('*', bound ?? '*'), rel)
-          if ((may && !may.some(hit)) || (mayNot ?? []).some(hit)) {
+          // `*` in an entry is the folder name the file's own `dir` bound (a kind reaches its own folder)
+          const bind = (entry) => (layer.bound === undefined ? entry : entry.replace('*', layer.bound))
+          const may = layer.may?.map(bind)
+          const mayNot = layer.mayNot ?? []
+          const hit = (entry) => matches(entry, rel)
+          if ((may && !may.some(hit)) || mayNot.some(hit)) {
             const what = may
               ? `may import only ${may.join(', ')}`
               : (layer.message ?? `may not import ${mayNot.join(', ')}`)
@@ -223,6 +226,9 @@ export default tseslint.config(
     files: ['packages/*/src/**/*.ts', 'tools/*/src/**/*.ts'],
     plugins: { 'import-x': importX },
     settings: {
+      // the dependencies are parsed as TypeScript (import-x's own typescript settings), resolved as tsc does
+      'import-x/extensions': importX.flatConfigs.typescript.settings['import-x/extensions'],
+      'import-x/parsers': importX.flatConfigs.typescript.settings['import-x/parsers'],
       'import-x/resolver-next': [createTypeScriptImportResolver({ project: join(root, 'tsconfig.typecheck.json') })],
     },
     rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },

@@ -19,6 +19,9 @@ import type { Anomaly, DisruptionClass, FieldDiff, PlanParamValue, Policy, PveRe
 import { isTrue, splitList, type GuestType, type HaItem } from '@proxops/pve-client/wire'
 import type { Draft } from '../../kit/draft.js'
 import { nodeAffinityRefusal } from './feasibility.js'
+import { parseNodePriorities } from './nodes.js'
+
+export { parseNodePriorities }
 import { emptyPlan, type KindContext, type KindPlan, type PruneCandidate } from '../../kit/kind.js'
 
 type Guest = VmManifest | LxcManifest
@@ -43,15 +46,6 @@ const liveState = (r: HaItem): string => (r.state === undefined || r.state === '
 const powerOf = (s: Requested): 'running' | 'stopped' | undefined =>
   s === 'started' ? 'running' : s === 'ignored' ? undefined : 'stopped'
 
-/** `node[:prio],...` -> node -> priority (0 when absent), as PVE::HA::Tools::parse_node_priority reads it */
-export function parseNodePriorities(value: string | undefined): Map<string, number> {
-  const out = new Map<string, number>()
-  for (const entry of splitList(value)) {
-    const [node, prio] = entry.split(':') as [string, string | undefined]
-    out.set(node, prio === undefined || prio === '' ? 0 : Number(prio))
-  }
-  return out
-}
 const formatNodes = (nodes: Readonly<Record<string, number>>): string =>
   Object.keys(nodes)
     .sort()
