@@ -1,7 +1,7 @@
-/** Running the backup-job kind's requests: `/cluster/backup` answers at once (no task). */
+/** Running the backup-job kind's requests: `/cluster/backup` writes are synchronous (jobs.cfg under its lock). */
 import type { PveRequest } from '../../plan-types.js'
 import { resolveParams } from '../../kit/params.js'
-import { ActionFailure, type ActionContext, type Runners } from '../../kit/runners.js'
+import { write, type ActionContext, type Runners } from '../../kit/runners.js'
 
 export const backupJobRunners: Runners = {
   createBackupJob: (request, { ctx }) => runBackupRequest(request, ctx),
@@ -22,10 +22,5 @@ async function runBackupRequest(
         ? writer.updateBackupJob(request.id, params)
         : writer.deleteBackupJob(request.id)
   const what = request.call === 'createBackupJob' ? 'create' : request.call === 'updateBackupJob' ? 'update' : 'delete'
-  try {
-    await send()
-  } catch (e) {
-    if (e instanceof ActionFailure) throw e
-    throw new ActionFailure(`${what} failed: ${e instanceof Error ? e.message : String(e)}`)
-  }
+  await write(what, ctx, send)
 }
