@@ -5,7 +5,7 @@ import type { Kind } from '../../kit/kind.js'
 import { adoptArtifacts } from './adopt.js'
 import { confirmArtifact } from './confirm.js'
 import { planArtifacts } from './plan.js'
-import { readStorages } from './read.js'
+import { readArtifacts } from './read.js'
 import { artifactRunners } from './run.js'
 
 export const artifact: Kind = {
@@ -19,7 +19,7 @@ export const artifact: Kind = {
   },
   // storages are listed only for the content the repository declares artifacts of (artifacts are never pruned)
   observe: (desired) => ({ contentTypes: artifactContentTypes(desired) }),
-  read: readStorages,
+  read: readArtifacts,
   plan: planArtifacts,
   run: artifactRunners,
   privileges: {

@@ -14,7 +14,7 @@ import type { ClusterResource } from '@proxops/pve-client/wire'
 
 const DEFAULT_CONTENT_TYPES = ['iso', 'vztmpl', 'import'] as const
 
-export function readStorages({
+export function readArtifacts({
   reader,
   read,
   resources,

@@ -6,7 +6,7 @@ import { sanitiseName } from '../../kit/names.js'
 import { adoptBackupJob } from './adopt.js'
 import { confirmBackupJob } from './confirm.js'
 import { backupAddress, planBackupJobs } from './plan.js'
-import { readBackupJobsOf } from './read.js'
+import { readBackupJobs } from './read.js'
 import { backupJobRunners } from './run.js'
 import type { PlanParams } from '../../plan-types.js'
 
@@ -28,7 +28,7 @@ export const backupJob: Kind = {
   name: 'backup-job',
   manifests: ['BackupJob'],
   addresses: (m) => (isBackupJob(m) ? [backupAddress(m.spec.id)] : []),
-  read: readBackupJobsOf,
+  read: readBackupJobs,
   plan: planBackupJobs,
   // first: a guest's destroy with purge deletes a job that names only it, so the job's own prune comes first
   pruneOrder: 0,

@@ -5,12 +5,12 @@ import type { Read, ReadContext } from '../../kit/kind.js'
 import type { LiveReader } from '../../ports.js'
 import type { ObserveOptions } from '../../kit/kind.js'
 
-export async function readBackupJobsOf(ctx: ReadContext): Promise<Pick<LiveInventory, 'backupJobs'>> {
-  return { backupJobs: await readBackupJobs(ctx.reader, ctx.read, ctx.options) }
+export async function readBackupJobs(ctx: ReadContext): Promise<Pick<LiveInventory, 'backupJobs'>> {
+  return { backupJobs: await readBackupJobList(ctx.reader, ctx.read, ctx.options) }
 }
 
 /** `/cluster/backup`, one request; a failed read makes every backup job unknown this cycle */
-async function readBackupJobs(
+async function readBackupJobList(
   reader: LiveReader,
   read: Read,
   options: ObserveOptions,

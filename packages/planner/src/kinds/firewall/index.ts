@@ -1,9 +1,9 @@
 /** The guest firewall kind: options, rules, IP sets and aliases of a declared guest (`spec.firewall`). */
 import type { Kind } from '../../kit/kind.js'
-import { adoptedFirewall } from './adopt.js'
+import { adoptFirewall } from './adopt.js'
 import { confirmFirewall } from './confirm.js'
 import { firewallVmids, planFirewalls } from './plan.js'
-import { readFirewallsOf } from './read.js'
+import { readFirewalls } from './read.js'
 import { firewallRunners } from './run.js'
 
 export {
@@ -24,7 +24,7 @@ export const firewall: Kind = {
   addresses: () => [],
   // the firewalls of the guests the manifests manage are read with them
   observe: (desired) => ({ firewalls: firewallVmids(desired) }),
-  read: readFirewallsOf,
+  read: readFirewalls,
   plan: planFirewalls,
   run: firewallRunners,
   privileges: {
@@ -37,7 +37,7 @@ export const firewall: Kind = {
     order: 2,
     run(live, ctx) {
       for (const { guest, file } of ctx.guestFiles.values()) {
-        const found = adoptedFirewall(live.firewalls.find((f) => f.vmid === guest.vmid))
+        const found = adoptFirewall(live.firewalls.find((f) => f.vmid === guest.vmid))
         if (found) (file.document.spec as Record<string, unknown>).firewall = found
       }
     },

@@ -1,9 +1,9 @@
 /** The HA kind: a declared guest's HA resource and its node preference (a PVE 8 group or a PVE 9 rule). */
 import type { Kind } from '../../kit/kind.js'
-import { adoptedHa } from './adopt.js'
+import { adoptHa } from './adopt.js'
 import { confirmHa } from './confirm.js'
 import { planHa } from './plan.js'
-import { readHaOf } from './read.js'
+import { readHa } from './read.js'
 import { haRunners } from './run.js'
 
 export const ha: Kind = {
@@ -11,7 +11,7 @@ export const ha: Kind = {
   // it lives on a guest: the guest's manifest declares it (`spec.ha`), and its actions carry the guest's address
   manifests: [],
   addresses: () => [],
-  read: readHaOf,
+  read: readHa,
   plan: planHa,
   // last: an HA resource of a guest that leaves git goes with the guest's own prune or after it
   pruneOrder: 3,
@@ -26,7 +26,7 @@ export const ha: Kind = {
     order: 3,
     run(live, ctx) {
       for (const { guest, file } of ctx.guestFiles.values()) {
-        const found = adoptedHa(guest, live.ha, ctx.tag)
+        const found = adoptHa(guest, live.ha, ctx.tag)
         const spec = file.document.spec as Record<string, unknown>
         if (found.ha) spec.ha = found.ha
         if (found.state) spec.state = found.state

@@ -12,11 +12,11 @@ import type { LiveReader } from '../../ports.js'
 export const haForm = (pveVersion: string): 'groups' | 'rules' =>
   Number(pveVersion.split('.')[0]) >= 9 ? 'rules' : 'groups'
 
-export async function readHaOf(ctx: ReadContext): Promise<Pick<LiveInventory, 'ha'>> {
-  return { ha: await readHa(ctx.reader, ctx.pveVersion, ctx.read) }
+export async function readHa(ctx: ReadContext): Promise<Pick<LiveInventory, 'ha'>> {
+  return { ha: await readHaConfig(ctx.reader, ctx.pveVersion, ctx.read) }
 }
 
-export async function readHa(
+export async function readHaConfig(
   reader: LiveReader,
   pveVersion: string,
   read: <T>(fn: () => Promise<T>) => Promise<T>,

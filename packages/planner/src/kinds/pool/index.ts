@@ -7,7 +7,7 @@ import { splitList } from '@proxops/pve-client/wire'
 import { adoptPools, poolMemberships } from './adopt.js'
 import { confirmPool } from './confirm.js'
 import { planPools, poolAddress } from './plan.js'
-import { readPoolsOf } from './read.js'
+import { readPools } from './read.js'
 import { poolRunners } from './run.js'
 
 /** PVE::API2::Pool create_pool / delete_pool: Pool.Allocate on the pool's own path */
@@ -26,7 +26,7 @@ export const pool: Kind = {
       ...(policy.clusterEntry !== undefined ? { clusterEntry: policy.clusterEntry } : {}),
     },
   }),
-  read: readPoolsOf,
+  read: readPools,
   plan: planPools,
   // after the guests: delete_pool refuses a pool that still has members
   pruneOrder: 2,

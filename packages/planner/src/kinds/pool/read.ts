@@ -19,10 +19,10 @@ import { commentOwner } from '../../kit/ownership.js'
 /** the marker word ProxOps writes first into what it owns (kit/ownership.ts commentMarker) */
 const MARKED = /^managed-by=/
 
-export async function readPoolsOf(ctx: ReadContext): Promise<Pick<LiveInventory, 'pools'>> {
+export async function readPools(ctx: ReadContext): Promise<Pick<LiveInventory, 'pools'>> {
   const { pools: exact, ownership } = ctx.options
   return {
-    pools: await readPools(ctx.reader, ctx.read, {
+    pools: await readPoolList(ctx.reader, ctx.read, {
       resources: ctx.resources,
       exact,
       ...(ownership !== undefined ? { ownership } : {}),
@@ -30,7 +30,7 @@ export async function readPoolsOf(ctx: ReadContext): Promise<Pick<LiveInventory,
   }
 }
 
-export async function readPools(
+export async function readPoolList(
   reader: LiveReader,
   read: <T>(fn: () => Promise<T>) => Promise<T>,
   from: {
