@@ -124,16 +124,13 @@ export function desired(...manifests: Manifest[]): DesiredState {
   return { cluster: 'homelab', manifests }
 }
 
-export function inventory(guests: LiveGuest[] = [], over: Partial<LiveInventory> = {}): LiveInventory {
+/** A cluster on which every read succeeded and found nothing: the base every hand-built inventory starts from. */
+export function emptyInventory(over: Partial<LiveInventory> = {}): LiveInventory {
   return {
     cluster: 'homelab',
     pveVersion: '9.1',
-    nodes: [
-      { node: 'pve1', online: true },
-      { node: 'pve2', online: true },
-      { node: 'pve3', online: true },
-    ],
-    guests: [...guests].sort((a, b) => a.vmid - b.vmid),
+    nodes: [],
+    guests: [],
     unknownGuests: [],
     storages: [],
     volumes: [],
@@ -145,6 +142,18 @@ export function inventory(guests: LiveGuest[] = [], over: Partial<LiveInventory>
     pools: { known: [] },
     ...over,
   }
+}
+
+export function inventory(guests: LiveGuest[] = [], over: Partial<LiveInventory> = {}): LiveInventory {
+  return emptyInventory({
+    nodes: [
+      { node: 'pve1', online: true },
+      { node: 'pve2', online: true },
+      { node: 'pve3', online: true },
+    ],
+    guests: [...guests].sort((a, b) => a.vmid - b.vmid),
+    ...over,
+  })
 }
 
 export function guest(vmid: number, config: Record<string, string>, over: Partial<LiveGuest> = {}): LiveGuest {

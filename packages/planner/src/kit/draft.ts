@@ -38,3 +38,11 @@ const compareDiffs = (a: FieldDiff, b: FieldDiff): number => compare(a.key, b.ke
 export function sortDiffs(d: FieldDiff[]): FieldDiff[] {
   return d.sort(compareDiffs)
 }
+
+/** A skip of what lives on a declared guest (its HA resource, its pool membership), under the guest's address. */
+export const skipOn = (
+  base: Pick<Draft, 'address' | 'kind' | 'node'>,
+  vmid: number,
+  code: Skip['code'],
+  message: string,
+): Skip => ({ code, address: base.address, kind: base.kind, node: base.node, vmid, message })

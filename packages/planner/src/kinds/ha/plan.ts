@@ -17,7 +17,7 @@ import type { HaSpec, LxcManifest, Manifest, PowerState, VmManifest } from '@pro
 import { known, type LiveGuest, type LiveHa, type Observed } from '../../inventory.js'
 import type { Anomaly, DisruptionClass, FieldDiff, PlanParamValue, Policy, PveRequest, Skip } from '../../plan-types.js'
 import { isTrue, splitList, type GuestType, type HaItem } from '@proxops/pve-client/wire'
-import type { Draft } from '../../kit/draft.js'
+import { skipOn, type Draft } from '../../kit/draft.js'
 import { nodeAffinityRefusal } from './feasibility.js'
 import { parseNodePriorities } from './nodes.js'
 
@@ -173,15 +173,7 @@ class HaPlanner {
    */
   plan(m: Guest, type: GuestType, g: LiveGuest | undefined, base: Base, after: string[]): void {
     const observed = this.env.ha
-    const skip = (message: string) =>
-      this.env.skips.push({
-        code: 'unknown',
-        address: base.address,
-        kind: base.kind,
-        node: base.node,
-        vmid: m.spec.vmid,
-        message,
-      })
+    const skip = (message: string) => this.env.skips.push(skipOn(base, m.spec.vmid, 'unknown', message))
     if ('unreadable' in observed) {
       if (m.spec.ha) skip(`the HA configuration could not be read this cycle (${observed.unreadable}); HA not planned`)
       return
@@ -435,16 +427,8 @@ class HaPlanner {
       : `${m.kind}/${m.metadata.name}: HA resource ${sid} not on PVE; will create (${keys})`
   }
 
-  private push(
-    base: Base,
-    type: 'ha-create' | 'ha-update' | 'ha-delete',
-    reason: string,
-    diffs: FieldDiff[],
-    disruption: DisruptionClass,
-    requests: PveRequest[],
-    after: string[],
-  ): void {
-    this.env.drafts.push(this.draft(base, type, reason, diffs, disruption, requests, after))
+  private push(...draft: Parameters<typeof this.draft>): void {
+    this.env.drafts.push(this.draft(...draft))
   }
 
   private draft(

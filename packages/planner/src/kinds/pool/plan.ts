@@ -18,7 +18,7 @@ import type { ContainerManifest, Manifest, PoolManifest, QemuManifest } from '@p
 import { poolNeeded } from '@proxops/schema'
 import { known, type LivePool, type Observed } from '../../inventory.js'
 import type { Anomaly, FieldDiff, Policy, PveRequest, Skip } from '../../plan-types.js'
-import type { Draft } from '../../kit/draft.js'
+import { skipOn, type Draft } from '../../kit/draft.js'
 import { commentMarker, commentOwner, commentWord } from '../../kit/ownership.js'
 import { PlanInputError } from '../../errors.js'
 import {
@@ -178,14 +178,8 @@ class PoolPlanner {
     const pool = m.spec.pool
     if (pool === undefined) return
     if (!this.known) {
-      this.env.skips.push({
-        code: 'unknown',
-        address: base.address,
-        kind: base.kind,
-        node: base.node,
-        vmid: m.spec.vmid,
-        message: `spec.pool: the pools could not be read this cycle (${this.unreadable}); membership not planned`,
-      })
+      const why = `spec.pool: the pools could not be read this cycle (${this.unreadable}); membership not planned`
+      this.env.skips.push(skipOn(base, m.spec.vmid, 'unknown', why))
       return
     }
     const current = this.memberOf.get(m.spec.vmid)
