@@ -57,7 +57,7 @@ export interface KindContext extends PlanContext {
   /**
    * declared vmids held on PVE by a guest that is not this entry's (another entry's, an untagged guest of
    * another name, a guest of the other type or outside the allowlist), with why: the guest kind's verdict, which
-   * everything that points at a guest (kinds/guest/managed.ts) follows
+   * everything that points at a guest (kit/managed.ts) follows
    */
   readonly foreignGuests: ReadonlyMap<number, string>
   /**

@@ -15,7 +15,7 @@ import { requiresOf, withRequired, type Manifest } from '@proxops/schema'
 import type { LiveBackupJob } from './types.js'
 import { isBackupJob } from '../../desired.js'
 import { emptyPlan, type KindContext, type KindPlan } from '../../kit/kind.js'
-import { managedGuests } from '../guest/managed.js'
+import { managedGuests } from '../../kit/managed.js'
 import { selectionVerdict } from './selection.js'
 
 export const backupAddress = (id: string): string => `BackupJob/${id}`
