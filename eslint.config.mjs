@@ -22,15 +22,7 @@ const PLANNER_CONTRACT = ['src/plan-types.ts', 'src/inventory.ts', 'src/ports.ts
 // Where one kind still reaches into another (debt: each becomes kit code or a part of the Kind value).
 const KIND_TO_KIND = {
   firewall: ['src/kinds/guest/disruption.ts', 'src/kinds/guest/guest-plan.ts'],
-  guest: [
-    'src/kinds/artifact/plan.ts',
-    'src/kinds/backup-job/plan.ts',
-    'src/kinds/backup-job/types.ts',
-    'src/kinds/ha/await-power.ts',
-    'src/kinds/ha/plan.ts',
-    'src/kinds/pool/confirm.ts',
-    'src/kinds/pool/plan.ts',
-  ],
+  guest: ['src/kinds/ha/await-power.ts', 'src/kinds/ha/plan.ts', 'src/kinds/pool/confirm.ts', 'src/kinds/pool/plan.ts'],
 }
 const PLANNER_LAYERS = [
   { dir: PLANNER_CONTRACT, may: PLANNER_CONTRACT },

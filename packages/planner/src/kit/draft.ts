@@ -10,6 +10,9 @@ export const artifactAddress = (kind: string, node: string, storage: string, fil
   `${kind}/${node}/${storage}/${filename}`
 export const guestAddress = (kind: string, node: string, vmid: number, name?: string): string =>
   `${kind}/${node}/${vmid}${name === undefined || name === '' ? '' : `(${name})`}`
+/** the cluster-wide kinds by their PVE id */
+export const backupAddress = (id: string): string => `BackupJob/${id}`
+export const poolAddress = (id: string): string => `Pool/${id}`
 
 /** Where planning records what it found. */
 export interface Sink {

@@ -17,8 +17,7 @@ import { isBackupJob } from '../../desired.js'
 import { emptyPlan, type KindContext, type KindPlan } from '../../kit/kind.js'
 import { managedGuests } from '../../kit/managed.js'
 import { selectionVerdict } from './selection.js'
-
-export const backupAddress = (id: string): string => `BackupJob/${id}`
+import { backupAddress } from '../../kit/draft.js'
 
 /** Two BackupJob manifests declaring one PVE job id (checked before anything is planned). */
 export function checkBackupJobIds(manifests: readonly Manifest[]): void {

@@ -18,7 +18,7 @@ import type { ContainerManifest, Manifest, PoolManifest, QemuManifest } from '@p
 import { poolNeeded } from '@proxops/schema'
 import { known, type LivePool, type Observed } from '../../inventory.js'
 import type { Anomaly, FieldDiff, Policy, PveRequest, Skip } from '../../plan-types.js'
-import { skipOn, type Draft } from '../../kit/draft.js'
+import { poolAddress, skipOn, type Draft } from '../../kit/draft.js'
 import { commentMarker, commentOwner, commentWord } from '../../kit/ownership.js'
 import { PlanInputError } from '../../errors.js'
 import {
@@ -34,8 +34,6 @@ type Guest = QemuManifest | ContainerManifest
 type Base = Pick<Draft, 'resource' | 'address' | 'kind' | 'name' | 'node' | 'vmid' | 'tier' | 'level'>
 
 const KIND = 'Pool' as const
-
-export const poolAddress = (id: string): string => `Pool/${id}`
 
 /** the comment a Pool's PVE object must carry */
 export const poolComment = (m: PoolManifest, policy: Pick<Policy, 'ownershipTag' | 'clusterEntry'>): string =>
