@@ -12,7 +12,17 @@ import type { Manifest, QemuManifest, ContainerManifest } from '@proxops/schema'
 import type { GuestType } from '@proxops/pve-client/wire'
 import type { DesiredState, SecretLookup } from '../desired.js'
 import type { LiveGuest, LiveInventory } from '../inventory.js'
-import type { Action, ActionType, Anomaly, Gap, PendingChange, PlanSummary, Policy, Skip } from '../plan-types.js'
+import type {
+  Action,
+  ActionType,
+  Anomaly,
+  Gap,
+  PendingChange,
+  PlanSummary,
+  Policy,
+  PveRequest,
+  Skip,
+} from '../plan-types.js'
 import type { ClusterResource } from '@proxops/pve-client/wire'
 import type { LiveReader } from '../ports.js'
 import type { Draft } from './draft.js'
@@ -176,6 +186,19 @@ export interface Kind {
    * before it), writing files into the context or adding to the guests' files.
    */
   readonly adopt: { readonly order: number; run(live: LiveInventory, ctx: AdoptContext): void }
+}
+
+/**
+ * Declares a kind: its privileges must name exactly the calls its runners send, checked at compile time (a
+ * runner without its privileges, or privileges for a call it does not run, is a type error).
+ */
+export function defineKind<C extends PveRequest['call']>(
+  kind: Omit<Kind, 'run' | 'privileges'> & {
+    readonly run: { readonly [K in C]: NonNullable<Runners[K]> }
+    readonly privileges: { readonly [K in C]: NonNullable<Privileges[K]> }
+  },
+): Kind {
+  return kind
 }
 
 /** What a kind value lacks of the contract (a value built around the types, or a part left empty): none = whole. */

@@ -1,14 +1,14 @@
 /** The artifact kind (ISO, CTTemplate, DiskImage): files a storage downloads, one copy on each declared node. */
 import { artifactContentTypes, isArtifact } from '../../desired.js'
 import { artifactAddress } from '../../kit/draft.js'
-import type { Kind } from '../../kit/kind.js'
+import { defineKind } from '../../kit/kind.js'
 import { adoptArtifacts } from './adopt.js'
 import { confirmArtifact } from './confirm.js'
 import { planArtifacts } from './plan.js'
 import { readArtifacts } from './read.js'
 import { artifactRunners } from './run.js'
 
-export const artifact: Kind = {
+export const artifact = defineKind({
   name: 'artifact',
   manifests: ['ISO', 'CTTemplate', 'DiskImage'],
   // what requires an artifact needs its copy on the node it acts on, if it has one there, else every copy
@@ -41,4 +41,4 @@ export const artifact: Kind = {
       ctx.files.push(...adoptArtifacts(live, ctx.options.cluster, ctx.claim, ctx.collect, ctx.isoNames))
     },
   },
-}
+})

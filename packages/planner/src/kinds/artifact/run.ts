@@ -2,7 +2,7 @@
 import { resolveParams } from '../../kit/params.js'
 import { call, type Runners } from '../../kit/runners.js'
 
-export const artifactRunners: Runners = {
+export const artifactRunners = {
   downloadUrl: async (request, { ctx, tasks, secrets }) => {
     const { params, secrets: s } = await resolveParams(request.params, ctx.secrets)
     secrets.push(...s)
@@ -15,4 +15,4 @@ export const artifactRunners: Runners = {
       ctx.downloadTimeoutMs,
     )
   },
-}
+} satisfies Runners

@@ -1,6 +1,6 @@
 /** The backup job kind: `vzdump` jobs of `/cluster/backup` (`BackupJob` manifests). */
 import { isBackupJob } from '../../desired.js'
-import type { Kind } from '../../kit/kind.js'
+import { defineKind } from '../../kit/kind.js'
 import { needs, one, str } from '../../kit/privileges.js'
 import { sanitiseName } from '../../kit/names.js'
 import { adoptBackupJob } from './adopt.js'
@@ -25,7 +25,7 @@ function write(params: PlanParams) {
   return out
 }
 
-export const backupJob: Kind = {
+export const backupJob = defineKind({
   name: 'backup-job',
   manifests: ['BackupJob'],
   addresses: (m) => (isBackupJob(m) ? [backupAddress(m.spec.id)] : []),
@@ -60,4 +60,4 @@ export const backupJob: Kind = {
         )
     },
   },
-}
+})

@@ -3,11 +3,11 @@ import type { PveRequest } from '../../plan-types.js'
 import { resolveParams } from '../../kit/params.js'
 import { write, type ActionContext, type Runners } from '../../kit/runners.js'
 
-export const backupJobRunners: Runners = {
+export const backupJobRunners = {
   createBackupJob: (request, { ctx }) => runBackupRequest(request, ctx),
   updateBackupJob: (request, { ctx }) => runBackupRequest(request, ctx),
   deleteBackupJob: (request, { ctx }) => runBackupRequest(request, ctx),
-}
+} satisfies Runners
 
 async function runBackupRequest(
   request: Extract<PveRequest, { call: 'createBackupJob' | 'updateBackupJob' | 'deleteBackupJob' }>,

@@ -1,5 +1,5 @@
 /** The guest firewall kind: options, rules, IP sets and aliases of a declared guest (`spec.firewall`). */
-import type { Kind } from '../../kit/kind.js'
+import { defineKind } from '../../kit/kind.js'
 import { adoptFirewall } from './adopt.js'
 import { confirmFirewall } from './confirm.js'
 import { firewallVmids, planFirewalls } from './plan.js'
@@ -17,7 +17,7 @@ export {
   type DesiredFirewall,
 } from './canon.js'
 
-export const firewall: Kind = {
+export const firewall = defineKind({
   name: 'firewall',
   // it lives on a guest: the guest's manifest declares it, and its actions carry the guest's address
   manifests: [],
@@ -42,4 +42,4 @@ export const firewall: Kind = {
       }
     },
   },
-}
+})

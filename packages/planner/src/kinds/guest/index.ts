@@ -1,7 +1,7 @@
 /** The guest kind (VM, TemplateVM, LXC, TemplateCT): the kind every other kind that lives on a guest plans against. */
 import { guestNodes, guestVmids, isGuest } from '../../desired.js'
 import { guestAddress } from '../../kit/draft.js'
-import type { Kind } from '../../kit/kind.js'
+import { defineKind } from '../../kit/kind.js'
 import { adoptLxc, adoptVm } from './adopt.js'
 import { confirmGuest } from './confirm.js'
 import { planGuests } from './plan.js'
@@ -9,7 +9,7 @@ import { guestPrivileges } from './privileges.js'
 import { readGuests } from './read.js'
 import { guestRunners } from './run.js'
 
-export const guest: Kind = {
+export const guest = defineKind({
   name: 'guest',
   manifests: ['VM', 'TemplateVM', 'LXC', 'TemplateCT'],
   addresses: (m) => (isGuest(m) ? [guestAddress(m.kind, m.spec.node, m.spec.vmid, m.metadata.name)] : []),
@@ -74,4 +74,4 @@ export const guest: Kind = {
       }
     },
   },
-}
+})

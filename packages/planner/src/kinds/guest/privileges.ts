@@ -215,7 +215,7 @@ function lxcKey(key: string, value: string | undefined, vmid: number, unprivileg
 const power = ({ vmid }: { vmid: number }) => [{ need: one(`/vms/${vmid}`, 'VM.PowerMgmt') }]
 const allocate = ({ vmid }: { vmid: number }) => [{ need: one(`/vms/${vmid}`, 'VM.Allocate') }]
 
-export const guestPrivileges: Privileges = {
+export const guestPrivileges = {
   createGuest: (r) => {
     const { out, push } = needs()
     const vmid = Number(r.params.vmid)
@@ -305,4 +305,4 @@ export const guestPrivileges: Privileges = {
     }
     return out
   },
-}
+} satisfies Privileges

@@ -1,12 +1,12 @@
 /** The HA kind: a declared guest's HA resource and its node preference (a PVE 8 group or a PVE 9 rule). */
-import type { Kind } from '../../kit/kind.js'
+import { defineKind } from '../../kit/kind.js'
 import { adoptHa } from './adopt.js'
 import { confirmHa } from './confirm.js'
 import { planHa } from './plan.js'
 import { readHa } from './read.js'
 import { haRunners } from './run.js'
 
-export const ha: Kind = {
+export const ha = defineKind({
   name: 'ha',
   // it lives on a guest: the guest's manifest declares it (`spec.ha`), and its actions carry the guest's address
   manifests: [],
@@ -37,4 +37,4 @@ export const ha: Kind = {
       }
     },
   },
-}
+})

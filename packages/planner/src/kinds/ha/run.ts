@@ -3,9 +3,9 @@ import type { PveRequest } from '../../plan-types.js'
 import { write, type ActionContext, type Runners } from '../../kit/runners.js'
 import { awaitHaPower } from './await-power.js'
 
-export const haRunners: Runners = {
+export const haRunners = {
   haWrite: (request, { ctx }) => haWrite(request, ctx),
-}
+} satisfies Runners
 
 /**
  * One HA section-config write (synchronous in PVE, no task), then, for a change of the requested state, the

@@ -1,6 +1,6 @@
 /** The pool kind: resource pools (`Pool` manifests) and a guest's membership (`spec.pool`). */
 import { isPool, namedPools } from '../../desired.js'
-import type { Kind } from '../../kit/kind.js'
+import { defineKind } from '../../kit/kind.js'
 import { needs, one, str, anyOf } from '../../kit/privileges.js'
 import { sanitiseName } from '../../kit/names.js'
 import { splitList } from '@proxops/pve-client/wire'
@@ -14,7 +14,7 @@ import { poolRunners } from './run.js'
 /** PVE::API2::Pool create_pool / delete_pool: Pool.Allocate on the pool's own path */
 const allocate = (poolid: string) => [{ need: one(`/pool/${poolid}`, 'Pool.Allocate') }]
 
-export const pool: Kind = {
+export const pool = defineKind({
   name: 'pool',
   manifests: ['Pool'],
   addresses: (m) => (isPool(m) ? [poolAddress(m.spec.id)] : []),
@@ -65,4 +65,4 @@ export const pool: Kind = {
       }
     },
   },
-}
+})

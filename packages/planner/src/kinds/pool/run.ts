@@ -2,11 +2,11 @@
 import type { PveRequest } from '../../plan-types.js'
 import { write, type ActionContext, type Runners } from '../../kit/runners.js'
 
-export const poolRunners: Runners = {
+export const poolRunners = {
   createPool: (request, { ctx }) => poolWrite(request, ctx),
   updatePool: (request, { ctx }) => poolWrite(request, ctx),
   deletePool: (request, { ctx }) => poolWrite(request, ctx),
-}
+} satisfies Runners
 
 /** One `/pools` write (synchronous, user.cfg under its lock) */
 function poolWrite(
