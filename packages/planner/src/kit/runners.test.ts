@@ -68,7 +68,7 @@ describe('write: one synchronous PVE write', () => {
     const s = failing(1, LOCKED)
     const ctx = context({ writer: { createBackupJob: s.send } as unknown as PveWriter })
     const run: RequestRun = { ctx, tasks: [], secrets: [], notes: [] }
-    await backupJobRunners.createBackupJob!({ call: 'createBackupJob', params: { id: 'nightly' } }, run)
+    await backupJobRunners.createBackupJob({ call: 'createBackupJob', params: { id: 'nightly' } }, run)
     expect(s.calls()).toBe(2)
     expect(ctx.retries).toHaveLength(1)
   })
