@@ -4,6 +4,8 @@ import { dirname, join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
+import importX from 'eslint-plugin-import-x'
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript'
 
 const root = dirname(fileURLToPath(import.meta.url))
 
@@ -12,6 +14,28 @@ const root = dirname(fileURLToPath(import.meta.url))
 // third-party packages a library may use (node: built-ins are always allowed). Tests may also use their package's
 // devDependencies, but never cross into another package by a relative path, and the simulator's tests import
 // nothing from packages/ either. `layers` bounds what a folder inside a package may import by a relative path.
+// The planner's layers (docs/architecture.md, "Object kinds"): the contract (the plan, the live inventory, the
+// ports, the desired state) at the bottom, the kit above it, each kind (a folder under src/kinds) above the kit, and
+// the pipeline on top, which reaches a kind only through the registry, src/kinds/index.ts. `*` in `dir` binds one
+// folder name, which `may` can name again: a kind reaches its own folder.
+const PLANNER_CONTRACT = ['src/plan-types.ts', 'src/inventory.ts', 'src/ports.ts', 'src/desired.ts', 'src/errors.ts']
+// Where one kind still reaches into another (debt: each becomes kit code or a part of the Kind value).
+const KIND_TO_KIND = {
+  firewall: ['src/kinds/guest/disruption.ts', 'src/kinds/guest/guest-plan.ts'],
+  guest: ['src/kinds/ha/await-power.ts', 'src/kinds/ha/plan.ts', 'src/kinds/pool/confirm.ts', 'src/kinds/pool/plan.ts'],
+}
+const PLANNER_LAYERS = [
+  { dir: PLANNER_CONTRACT, may: PLANNER_CONTRACT },
+  { dir: 'src/kit', may: ['src/kit', ...PLANNER_CONTRACT] },
+  ...Object.entries(KIND_TO_KIND).map(([kind, also]) => ({
+    dir: `src/kinds/${kind}`,
+    may: [`src/kinds/${kind}`, 'src/kit', ...PLANNER_CONTRACT, ...also],
+  })),
+  { dir: 'src/kinds/*', may: ['src/kinds/*', 'src/kit', ...PLANNER_CONTRACT] },
+  { dir: 'src/kinds/index.ts', mayNot: [] },
+  { dir: 'src', mayNot: ['src/kinds/*/'], message: 'the pipeline reaches a kind only through src/kinds/index.ts' },
+]
+
 const ALL = ['@proxops/schema', '@proxops/pve-client', '@proxops/sops', '@proxops/planner']
 const BOUNDARIES = {
   'packages/schema': {
@@ -20,7 +44,11 @@ const BOUNDARIES = {
   },
   'packages/pve-client': { workspace: [], external: ['undici'] },
   'packages/sops': { workspace: [], external: ['yaml', 'age-encryption'] },
-  'packages/planner': { workspace: ['@proxops/schema', '@proxops/pve-client/wire'], external: [] },
+  'packages/planner': {
+    workspace: ['@proxops/schema', '@proxops/pve-client/wire'],
+    external: [],
+    layers: PLANNER_LAYERS,
+  },
   'packages/cli': { workspace: ALL },
   'tools/pve-sim': {
     workspace: [],
@@ -33,6 +61,26 @@ const BOUNDARIES = {
   'tools/reliability': { workspace: [...ALL, '@proxops/pve-sim', '@proxops/cli'] },
   'tools/docs-check': { workspace: [...ALL, '@proxops/pve-sim', '@proxops/cli'] },
   'examples/custom-reconciler': { workspace: ['@proxops/schema', '@proxops/pve-client', '@proxops/planner'] },
+}
+
+/** `entry` names a file or a folder (`*` is any one name; a trailing `/` means strictly inside the folder). */
+function matches(entry, rel) {
+  const pattern = entry.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]+')
+  return entry.endsWith('/') ? new RegExp(`^${pattern}`).test(rel) : new RegExp(`^${pattern}(/|$)`).test(rel)
+}
+
+/** The first layer whose `dir` (a folder, a pattern with one `*`, or a list of files) holds the file `rel`. */
+function layerOf(layers, rel) {
+  for (const layer of layers) {
+    for (const dir of [layer.dir].flat()) {
+      const re = new RegExp(
+        `^${dir.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace('*', '([^/]+)')}${dir.endsWith('.ts') ? '$' : '/'}`,
+      )
+      const m = re.exec(rel)
+      if (m) return { ...layer, bound: m[1] }
+    }
+  }
+  return undefined
 }
 
 const TEST_FILE = /(\.test\.ts|\.test-d\.ts|\.test\.helpers\.ts)$|[/\\](test|test-support)[/\\]/
@@ -64,14 +112,29 @@ const boundaries = {
         const target = resolve(dirname(file), spec)
         const other = Object.keys(BOUNDARIES).find((d) => d !== pkgDir && target.startsWith(join(root, d) + sep))
         if (other) context.report({ node, message: `${where} reaches into ${other} by a relative path: ${spec}` })
-        const inside = (dir) => target.startsWith(join(root, pkgDir, dir) + sep)
-        for (const layer of rule.layers ?? []) {
-          if (!file.startsWith(join(root, pkgDir, layer.dir) + sep)) continue
-          const may = [...layer.may, ...(isTest ? (layer.testsMay ?? []) : [])]
-          if (!may.some(inside))
+        const rel = relative(join(root, pkgDir), target).split(sep).join('/').replace(/\.js$/, '.ts')
+        const own = relative(join(root, pkgDir), file).split(sep).join('/')
+        const layer = layerOf(rule.layers ?? [], own)
+        if (layer && !isTest) {
+          // `*` in an entry is the folder name the file's own `dir` bound (a kind reaches its own folder)
+          const bind = (entry) => (layer.bound === undefined ? entry : entry.replace('*', layer.bound))
+          const may = layer.may?.map(bind)
+          const mayNot = layer.mayNot ?? []
+          const hit = (entry) => matches(entry, rel)
+          if ((may && !may.some(hit)) || mayNot.some(hit)) {
+            const what = may
+              ? `may import only ${may.join(', ')}`
+              : (layer.message ?? `may not import ${mayNot.join(', ')}`)
+            context.report({ node, message: `${pkgDir}/${own}: ${what}, not ${spec}` })
+          }
+        }
+        for (const l of rule.layers ?? []) {
+          if (!l.testsMay || !isTest || !file.startsWith(join(root, pkgDir, l.dir) + sep)) continue
+          const may = [...l.may, ...l.testsMay]
+          if (!may.some((d) => matches(d, rel)))
             context.report({
               node,
-              message: `${pkgDir}/${layer.dir}${isTest ? ' (tests)' : ''} may import only ${may.join(', ')}, not ${spec}`,
+              message: `${pkgDir}/${l.dir} (tests) may import only ${may.join(', ')}, not ${spec}`,
             })
         }
         return
@@ -147,6 +210,19 @@ export default tseslint.config(
         { allowThrowingAny: true, allowThrowingUnknown: true },
       ],
     },
+  },
+  {
+    // No runtime import circle in any package (type-only imports do not count: they vanish at runtime): a circle
+    // makes a module's exports undefined while the circle loads, depending on which file a caller imports first.
+    files: ['packages/*/src/**/*.ts', 'tools/*/src/**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      // the dependencies are parsed as TypeScript (import-x's own typescript settings), resolved as tsc does
+      'import-x/extensions': importX.flatConfigs.typescript.settings['import-x/extensions'],
+      'import-x/parsers': importX.flatConfigs.typescript.settings['import-x/parsers'],
+      'import-x/resolver-next': [createTypeScriptImportResolver({ project: join(root, 'tsconfig.typecheck.json') })],
+    },
+    rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
   },
   {
     // The simulator rewraps an error into the message PVE answers with (`unable to create VM 100 - ...`), the way

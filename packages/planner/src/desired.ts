@@ -48,6 +48,10 @@ export const ARTIFACT_CONTENT: Record<ArtifactManifest['kind'], 'iso' | 'vztmpl'
   DiskImage: 'import',
 }
 
+/** An artifact's volume id on its storage (`local:iso/debian.iso`). */
+export const artifactVolid = (a: ArtifactManifest): string =>
+  `${a.spec.storage}:${ARTIFACT_CONTENT[a.kind]}/${a.spec.filename}`
+
 /** The content types the desired artifacts live in, sorted: the only storage content observe() lists for a plan. */
 export function artifactContentTypes(desired: Pick<DesiredState, 'manifests'>): string[] {
   const out = new Set<string>()

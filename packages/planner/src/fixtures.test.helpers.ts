@@ -17,7 +17,7 @@ import type {
 import type { DesiredState } from './desired.js'
 import { manifest } from './testing/manifest.js'
 import type { LiveGuest, LiveInventory } from './inventory.js'
-import type { KindContext, PlannedGuest } from './kinds/kind.js'
+import type { KindContext, PlannedGuest } from './kit/kind.js'
 import { DEFAULT_POLICY, type Policy } from './plan-types.js'
 
 export const GiB = 1024 ** 3
@@ -124,16 +124,13 @@ export function desired(...manifests: Manifest[]): DesiredState {
   return { cluster: 'homelab', manifests }
 }
 
-export function inventory(guests: LiveGuest[] = [], over: Partial<LiveInventory> = {}): LiveInventory {
+/** A cluster on which every read succeeded and found nothing: the base every hand-built inventory starts from. */
+export function emptyInventory(over: Partial<LiveInventory> = {}): LiveInventory {
   return {
     cluster: 'homelab',
     pveVersion: '9.1',
-    nodes: [
-      { node: 'pve1', online: true },
-      { node: 'pve2', online: true },
-      { node: 'pve3', online: true },
-    ],
-    guests: [...guests].sort((a, b) => a.vmid - b.vmid),
+    nodes: [],
+    guests: [],
     unknownGuests: [],
     storages: [],
     volumes: [],
@@ -145,6 +142,18 @@ export function inventory(guests: LiveGuest[] = [], over: Partial<LiveInventory>
     pools: { known: [] },
     ...over,
   }
+}
+
+export function inventory(guests: LiveGuest[] = [], over: Partial<LiveInventory> = {}): LiveInventory {
+  return emptyInventory({
+    nodes: [
+      { node: 'pve1', online: true },
+      { node: 'pve2', online: true },
+      { node: 'pve3', online: true },
+    ],
+    guests: [...guests].sort((a, b) => a.vmid - b.vmid),
+    ...over,
+  })
 }
 
 export function guest(vmid: number, config: Record<string, string>, over: Partial<LiveGuest> = {}): LiveGuest {
@@ -226,7 +235,7 @@ export function liveCt(
 export const orphan = (vmid: number, tags = 'proxops', g: Partial<LiveGuest> = {}): LiveGuest =>
   guest(vmid, { name: `orphan-${vmid}`, memory: '512', ...(tags === '' ? {} : { tags }) }, g)
 
-/** The context a kind plans in (kinds/kind.ts), for testing one kind alone; `guests` as the guest kind planned them. */
+/** The context a kind plans in (kit/kind.ts), for testing one kind alone; `guests` as the guest kind planned them. */
 export function kindContext(
   d: DesiredState,
   live: LiveInventory,

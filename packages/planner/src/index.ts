@@ -1,23 +1,13 @@
 /**
  * `@proxops/planner`: observe, plan (pure), execute and adopt, and reconcile() composing them into one
- * cycle with its safety checks. The public API is this list; the building blocks of custom executors are
- * in `@proxops/planner/execute`, test helpers for embedders in `@proxops/planner/testing`.
+ * cycle with its safety checks. The public API is this list (docs/embedding-planner.md); the building blocks of
+ * custom executors are in `@proxops/planner/execute`, the parts of a live inventory in
+ * `@proxops/planner/inventory`, the detail types of a plan's requests in `@proxops/planner/plan-format`, test
+ * helpers for embedders in `@proxops/planner/testing`.
  */
 export type { LiveReader, PveWriter } from './ports.js'
 export type { DesiredState, SecretLookup } from './desired.js'
-export type {
-  HeldVmid,
-  LiveFirewall,
-  LiveGuest,
-  LiveHa,
-  LiveInventory,
-  LiveNode,
-  LivePool,
-  Observed,
-  LiveStorage,
-  LiveVolume,
-  UnknownGuest,
-} from './inventory.js'
+export type { LiveInventory } from './inventory.js'
 export {
   DEFAULT_POLICY,
   PLAN_FORMAT_VERSION,
@@ -26,21 +16,16 @@ export {
   type ActionType,
   type Anomaly,
   type AnomalyCode,
-  type ArtifactKind,
   type DisruptionClass,
   type DisruptionPolicy,
   type FieldDiff,
   type Gap,
-  type GuestKind,
   type PendingChange,
   type Plan,
-  type PlanParams,
-  type PlanParamValue,
   type PlanSummary,
   type Policy,
   type PveRequest,
   type ResourceKind,
-  type SecretParam,
   type Skip,
   type SkipCode,
 } from './plan-types.js'
@@ -59,17 +44,11 @@ export {
 export { observe, ObserveError, DEFAULT_READ_CONCURRENCY, type ObserveOptions } from './observe/index.js'
 export {
   execute,
-  DEFAULT_NODE_CONCURRENCY,
-  DEFAULT_STORAGE_CONCURRENCY,
-  SecretResolutionError,
   type ExecuteOptions,
   type Report,
   type ActionResult,
   type ActionStatus,
   type ProgressEvent,
-  type SecretResolver,
-  type SkipReasonCode,
-  type TaskRecord,
 } from './execute/index.js'
 export {
   adopt,

@@ -4,7 +4,6 @@
  * unknown (never "absent"), so the planner neither creates nor deletes on a failed read: every such read has
  * one form, `unreadable: <why>` (an `Observed<T>`, or an object's identity with `unreadable`).
  */
-import type { LiveBackupJob } from './kinds/backup-job/types.js'
 import type { GuestFirewall, GuestType, HaItem, MigratePrecondition } from '@proxops/pve-client/wire'
 
 /** One live read: what PVE showed, or why it could not be read this cycle (nothing is planned from it then). */
@@ -134,6 +133,12 @@ export interface MigrationCheck {
   node: string
   /** absent for a container on PVE 8, which has no precondition check */
   check?: Observed<MigratePrecondition>
+}
+
+/** One job of `GET /cluster/backup`: every option as a string (property strings printed, keys sorted). */
+export interface LiveBackupJob {
+  id: string
+  values: Readonly<Record<string, string>>
 }
 
 /** One pool as `/pools?poolid=` answers it (planner/src/pool) */

@@ -5,7 +5,6 @@
  * (see serializePlan). Secret values never appear: they are references resolved at execute time.
  */
 import type { DisruptionPolicy } from '@proxops/schema'
-import type { CanonFirewall } from './kinds/firewall/canon.js'
 import type { FirewallWrite, GuestType, HaObject } from '@proxops/pve-client/wire'
 
 export const PLAN_FORMAT_VERSION = 1
@@ -70,6 +69,34 @@ export const DEFAULT_POLICY: Policy = {
   disruption: 'allow',
   shutdownTimeoutSeconds: 120,
   forceStopAfterTimeout: false,
+}
+
+/** The guest firewall as plain comparable data (a `firewall` request's `desired` and `live`; kinds/firewall/canon.ts). */
+/** a rule's PVE fields as strings (`enable` is `0` or `1`); absent fields are not set */
+export type CanonRule = Readonly<Record<string, string>>
+export interface CanonAlias {
+  name: string
+  cidr: string
+  comment?: string
+}
+export interface CanonEntry {
+  cidr: string
+  nomatch: boolean
+  comment?: string
+}
+export interface CanonIpset {
+  name: string
+  comment?: string
+  entries: CanonEntry[]
+}
+export interface CanonFirewall {
+  /** PVE option keys; for a desired firewall only the declared (owned) ones */
+  options: Record<string, string>
+  rules: CanonRule[]
+  /** sorted by lower-cased name */
+  aliases: CanonAlias[]
+  /** sorted by name, entries by cidr */
+  ipsets: CanonIpset[]
 }
 
 /** A value resolved by the executor through its secrets port; the plan holds only the references. */

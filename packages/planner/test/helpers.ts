@@ -62,10 +62,10 @@ export async function startEnv(options: SimulatorOptions = {}): Promise<Env> {
 export { manifest }
 
 /** The planner's standard test VM on pve1 (1 GiB, 2 cores, one 8 GiB disk, one NIC); `spec` overrides. */
-export const testVm = (vmid: number, spec: Record<string, unknown> = {}) =>
+export const testVm = (vmid: number, spec: Record<string, unknown> = {}, name = `vm${vmid}`) =>
   manifest({
     kind: 'VM',
-    metadata: { name: `vm${vmid}` },
+    metadata: { name },
     spec: {
       node: 'pve1',
       vmid,

@@ -3,7 +3,7 @@
  * reboot-class), power, delete; plus the ownership and budget rules around prunes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { actionLines, cycle, failures, manifest, startEnv, type Env } from './helpers.js'
+import { actionLines, cycle, failures, startEnv, testVm, type Env } from './helpers.js'
 
 let env: Env
 beforeAll(async () => {
@@ -13,21 +13,8 @@ afterAll(async () => {
   await env?.close()
 })
 
-const vm = (vmid: number, spec: Record<string, unknown> = {}, name = `vm${vmid}`) =>
-  manifest({
-    kind: 'VM',
-    metadata: { name },
-    spec: {
-      node: 'pve1',
-      vmid,
-      memory: '1GiB',
-      cpu: { type: 'host', cores: 2 },
-      disks: [{ storage: 'local-lvm', size: '8GiB' }],
-      networks: [{ bridge: 'vmbr0' }],
-      tags: ['web'],
-      ...spec,
-    },
-  })
+const vm = (vmid: number, spec: Record<string, unknown> = {}, name?: string) =>
+  testVm(vmid, { tags: ['web'], ...spec }, name)
 
 describe('VM lifecycle (simulator)', () => {
   it('creates, converges, corrects drift, applies a reboot-class change, powers off and prunes (E2ECreatesConverges)', async () => {

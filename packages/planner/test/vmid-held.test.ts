@@ -9,7 +9,7 @@ import { createPveClient, type PveClient } from '@proxops/pve-client'
 import { apidocForTests } from '@proxops/pve-sim'
 import { DEFAULT_POLICY, observe, plan } from '../src/index.js'
 import { guestVmids } from '../src/desired.js'
-import { actionLines, adminCall, manifest, startEnv, type Env } from './helpers.js'
+import { actionLines, adminCall, startEnv, testVm, type Env } from './helpers.js'
 
 let env: Env
 let restricted: PveClient
@@ -42,17 +42,10 @@ afterAll(async () => {
 })
 
 const vm = (vmid: number) =>
-  manifest({
-    kind: 'VM',
-    metadata: { name: `vm${vmid}` },
-    spec: {
-      node: 'pve1',
-      vmid,
-      memory: '512MiB',
-      cpu: { type: 'host', cores: 1 },
-      disks: [{ storage: 'local-lvm', size: '4GiB' }],
-      networks: [{ bridge: 'vmbr0' }],
-    },
+  testVm(vmid, {
+    memory: '512MiB',
+    cpu: { type: 'host', cores: 1 },
+    disks: [{ storage: 'local-lvm', size: '4GiB' }],
   })
 
 // the simulator checks a route's permissions from the API schema, so NoAccess on /vms/555 needs it

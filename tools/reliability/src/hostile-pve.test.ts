@@ -264,7 +264,7 @@ describe('hostile estate (issue 30 through the CLI)', { timeout: 120_000 }, () =
     declare({ [JOBS]: undefined, [CLAIM]: undefined }, 'no jobs')
   })
 
-  // planner readPools: members come from /cluster/resources; only the pools a write depends on are read one by one
+  // planner readPoolList: members come from /cluster/resources; only the pools a write depends on are read one by one
   it('item 7: a diff sends the same requests with 5 or 200 pools on PVE, whatever their comments say', async () => {
     const comments = fc.sample(
       fc.constantFrom(

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { parseManifest } from '@proxops/schema'
+import { emptyInventory } from '../fixtures.test.helpers.js'
 import type { LiveGuest, LiveInventory } from '../inventory.js'
 import { adopt, sanitiseName } from './adopt.js'
-import { adoptedKeyName } from './ssh.js'
+import { adoptedKeyName } from '../kit/ssh.js'
 
 const ALICE = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAlice alice@laptop'
 const BOB = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBob bob@desk'
@@ -24,7 +25,7 @@ function guest(partial: Partial<LiveGuest> & { vmid: number }): LiveGuest {
 }
 
 function inventory(guests: LiveGuest[], extra: Partial<LiveInventory> = {}): LiveInventory {
-  return {
+  return emptyInventory({
     cluster: 'homelab',
     pveVersion: '9.1.1',
     nodes: [
@@ -32,17 +33,8 @@ function inventory(guests: LiveGuest[], extra: Partial<LiveInventory> = {}): Liv
       { node: 'pve2', online: true },
     ],
     guests,
-    unknownGuests: [],
-    storages: [],
-    volumes: [],
-    unreadableStorages: [],
-    firewalls: [],
-    ha: { known: { form: 'rules', resources: [], preferences: [] } },
-    backupJobs: { known: [] },
-    heldVmids: [],
-    pools: { known: [] },
     ...extra,
-  }
+  })
 }
 
 const web = guest({

@@ -7,16 +7,19 @@
  */
 import { parseManifest, type Kind } from '@proxops/schema'
 import type { LiveInventory } from '../inventory.js'
-import { sanitiseName } from './names.js'
-import { adoptArtifacts } from '../kinds/artifact/adopt.js'
-import { adoptLxc, adoptVm } from '../kinds/guest/adopt.js'
+import { ADOPTERS } from '../kinds/index.js'
+import { sanitiseName } from '../kit/names.js'
+import type {
+  AdoptContext,
+  AdoptedFile,
+  AdoptGap,
+  AdoptOptions,
+  AdoptResult,
+  AdoptSkip,
+  Collect,
+} from '../kit/adopt.js'
 
 export { sanitiseName }
-import type { AdoptedFile, AdoptGap, AdoptOptions, AdoptResult, AdoptSkip, Collect } from './types.js'
-import { adoptedFirewall } from '../kinds/firewall/adopt.js'
-import { adoptedHa } from '../kinds/ha/adopt.js'
-import { adoptBackupJob } from '../kinds/backup-job/adopt.js'
-import { adoptPools, poolMemberships } from '../kinds/pool/adopt.js'
 
 export function adopt(live: LiveInventory, options: AdoptOptions): AdoptResult {
   const tag = (options.ownershipTag ?? 'proxops').toLowerCase()
@@ -36,66 +39,21 @@ export function adopt(live: LiveInventory, options: AdoptOptions): AdoptResult {
     return name
   }
 
-  // artifacts first: VMs refer to adopted ISOs by name
-  const isoNames = new Map<string, string>()
-  const artifactFiles = adoptArtifacts(live, options.cluster, claim, collect, isoNames)
-  files.push(...artifactFiles)
-
-  const memberships = poolMemberships(live)
-  if (memberships.warning) collect.warnings.push(memberships.warning)
-  // the pools (selectForAdoption keeps them only without a guest filter); guests name theirs in spec.pool
-  files.push(...adoptPools(live, options.cluster, options.poolManifests, claim, sanitiseName, tag))
-
-  for (const guest of live.unknownGuests) {
-    skipped.push({
-      kind: guest.type === 'qemu' ? 'VM' : 'LXC',
-      node: guest.node,
-      id: String(guest.vmid),
-      ...(guest.name !== undefined ? { name: guest.name } : {}),
-      reason: `not readable this run (${guest.unreadable})`,
-    })
+  // every kind adopts in its adopt order (Kind.adopt): artifacts first (a VM's CD names its ISO), then the guests,
+  // what lives on them, and the cluster-wide kinds
+  const ctx: AdoptContext = {
+    options,
+    tag,
+    claim,
+    collect,
+    files,
+    guestFiles: new Map(),
+    skipped,
+    isoNames: new Map(),
+    census,
+    newSshKeys,
   }
-
-  for (const guest of live.guests) {
-    if (guest.lock)
-      collect.warnings.push(
-        `${guest.type} ${guest.vmid} on ${guest.node} is locked (${guest.lock}); adopted from its current config`,
-      )
-    if (Object.keys(guest.pending).length > 0 || guest.pendingDeletes.length > 0) {
-      collect.warnings.push(
-        `${guest.type} ${guest.vmid} on ${guest.node} has pending changes; the applied values were adopted`,
-      )
-    }
-    const file =
-      guest.type === 'qemu'
-        ? adoptVm(guest, { ...options, tag }, claim, collect, isoNames, census, newSshKeys)
-        : adoptLxc(guest, { ...options, tag }, claim, collect)
-    const firewall = adoptedFirewall(live.firewalls.find((f) => f.vmid === guest.vmid))
-    if (firewall) (file.document.spec as Record<string, unknown>).firewall = firewall
-    const ha = adoptedHa(guest, live.ha, tag)
-    const spec = file.document.spec as Record<string, unknown>
-    if (ha.ha) spec.ha = ha.ha
-    if (ha.state) spec.state = ha.state
-    if (ha.incomplete) file.incomplete.push(ha.incomplete)
-    collect.warnings.push(...ha.warnings)
-    for (const g of ha.gaps) collect.gaps.push({ kind: file.kind, node: guest.node, id: String(guest.vmid), ...g })
-    const pool = memberships.of.get(guest.vmid)
-    if (pool !== undefined) spec.pool = pool
-    files.push(file)
-  }
-
-  if ('known' in live.backupJobs)
-    for (const job of live.backupJobs.known)
-      files.push(
-        adoptBackupJob(
-          job,
-          options.cluster,
-          tag,
-          claim('BackupJob', sanitiseName(job.id, 'backup-job'), job.id),
-          collect.gaps,
-        ),
-      )
-  else collect.warnings.push(`backup jobs not adopted: ${live.backupJobs.unreadable}`)
+  for (const kind of ADOPTERS) kind.adopt.run(live, ctx)
 
   for (const file of files) {
     const parsed = parseManifest(file.document)

@@ -1,6 +1,6 @@
 export { adopt, sanitiseName } from './adopt.js'
-export { adoptedKeyName } from './ssh.js'
-export type { AdoptOptions, AdoptResult, AdoptedFile, AdoptGap, AdoptSkip } from './types.js'
+export { adoptedKeyName } from '../kit/ssh.js'
+export type { AdoptOptions, AdoptResult, AdoptedFile, AdoptGap, AdoptSkip } from '../kit/adopt.js'
 export {
   selectForAdoption,
   matchesFilter,

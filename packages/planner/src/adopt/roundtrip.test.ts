@@ -15,29 +15,21 @@ import { DEFAULT_POLICY, type Plan } from '../plan-types.js'
 import { adopt } from './adopt.js'
 import { tableRows, type FieldRow } from '../kinds/guest/table.js'
 import { desiredArb } from '../arbitraries.test.helpers.js'
-import { lookup } from '../fixtures.test.helpers.js'
+import { emptyInventory, lookup } from '../fixtures.test.helpers.js'
 import { simApply, simCycle, withSim } from '../test-support/sim.js'
 
 function inventory(guests: LiveGuest[]): LiveInventory {
-  return {
+  return emptyInventory({
     cluster: 'homelab',
     pveVersion: '9.1.1',
     nodes: [{ node: 'pve1', online: true }],
     guests,
-    unknownGuests: [],
-    storages: [],
     // the CT template the containers were made from, adopted as a CTTemplate
     volumes: [
       { node: 'pve1', storage: 'local', volid: 'local:vztmpl/debian-12.tar.zst', content: 'vztmpl' },
       { node: 'pve1', storage: 'local', volid: 'local:iso/debian-12.iso', content: 'iso' },
     ],
-    unreadableStorages: [],
-    firewalls: [],
-    ha: { known: { form: 'rules', resources: [], preferences: [] } },
-    backupJobs: { known: [] },
-    heldVmids: [],
-    pools: { known: [] },
-  }
+  })
 }
 
 function liveGuest(type: 'qemu' | 'lxc', vmid: number, config: Record<string, string>, running: boolean): LiveGuest {

@@ -10,8 +10,8 @@
 import type { DesiredState } from '../desired.js'
 import { isArtifact, isBackupJob } from '../desired.js'
 import { known, type LiveInventory } from '../inventory.js'
-import { artifactVolid } from '../plan/plan.js'
-import { commentOwner, commentWord, ownerOf } from '../plan/ownership.js'
+import { artifactVolid } from '../desired.js'
+import { commentOwner, commentWord, ownerOf } from '../kit/ownership.js'
 import type { Policy } from '../plan-types.js'
 
 /** What a cluster's manifests already claim: guest vmids, the volids of its artifacts, backup job ids. */

@@ -12,7 +12,7 @@
 import type { Action, Plan } from '../plan-types.js'
 import type { TaskRef } from '@proxops/pve-client/wire'
 import type { LiveReader, PveWriter } from '../ports.js'
-import type { SecretResolver } from './params.js'
+import type { SecretResolver } from '../kit/params.js'
 import { runAction, type ActionContext, type TaskRecord } from './run-action.js'
 import { schedule, type Job, type Outcome, type SkipReasonCode } from './scheduler.js'
 

@@ -1,9 +1,10 @@
 /**
  * `@proxops/planner/execute`: the building blocks of execute(), for custom executors: the scheduler that
  * runs jobs in dependency order under per-node and per-storage limits, and the secret resolution and
- * redaction of request parameters.
+ * redaction of request parameters, the executor's default limits and its task records.
  */
-export { toJobs } from './execute.js'
+export { toJobs, DEFAULT_NODE_CONCURRENCY, DEFAULT_STORAGE_CONCURRENCY } from './execute.js'
+export type { TaskRecord } from '../kit/runners.js'
 export { schedule, type Job, type Outcome, type ScheduleOptions, type SkipReasonCode } from './scheduler.js'
 export {
   resolveParams,
@@ -13,4 +14,4 @@ export {
   SecretResolutionError,
   type SecretResolver,
   type ResolvedParams,
-} from './params.js'
+} from '../kit/params.js'

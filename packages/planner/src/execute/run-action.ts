@@ -6,11 +6,11 @@
  */
 import type { Action, PveRequest } from '../plan-types.js'
 import { RUNNERS } from '../kinds/index.js'
-import { redact } from './params.js'
+import { redact } from '../kit/params.js'
 import { confirmAction } from './confirm.js'
-import { ActionFailure, type ActionContext, type RequestRun, type TaskRecord } from './task-call.js'
+import { ActionFailure, type ActionContext, type RequestRun, type TaskRecord } from '../kit/runners.js'
 
-export type { ActionContext, TaskRecord } from './task-call.js'
+export type { ActionContext, TaskRecord } from '../kit/runners.js'
 
 export type ActionOutcome = (
   { status: 'ok'; tasks: TaskRecord[] } | { status: 'failed'; error: string; tasks: TaskRecord[] }

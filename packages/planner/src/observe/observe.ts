@@ -20,44 +20,12 @@
 import type { ClusterResource } from '@proxops/pve-client/wire'
 import { Limiter } from '@proxops/pve-client/wire'
 import type { LiveReader } from '../ports.js'
-import type { Policy } from '../plan-types.js'
 import type { LiveInventory, LiveNode } from '../inventory.js'
 import { KINDS } from '../kinds/index.js'
-import type { ReadContext } from '../kinds/kind.js'
-export interface ObserveOptions {
-  /** requests in flight at once for this cluster (default 8) */
-  concurrency?: number
-  /** node allowlist; objects on other nodes are invisible. Empty or absent = every node of the cluster. */
-  nodes?: readonly string[]
-  /** storage content types whose volumes are listed, one `content=` listing each (default iso, vztmpl, import) */
-  contentTypes?: readonly string[]
-  signal?: AbortSignal
-  /** vmids whose guest firewall is read (the guests whose manifests declare spec.firewall), `all` for adopt */
-  firewalls?: readonly number[] | 'all'
-  /**
-   * the desired guests' vmids: one that no allowlisted node lists is looked up in /cluster/resources (a guest on
-   * another node) and else probed with `vmidFree` (a guest this token cannot see); see `heldVmids`
-   */
-  vmids?: readonly number[]
-  /**
-   * each desired guest's `spec.node` by vmid: a guest found on another allowlisted node gets PVE's migration
-   * precondition check read (`migrationChecks`)
-   */
-  guestNodes?: Readonly<Record<number, string>>
-  /**
-   * the pools whose members are read with their own `GET /pools?poolid=` (exact, hidden guests and storages
-   * included) besides every pool marked by ProxOps: the ones the desired state names. Every other pool's guest
-   * members come from /cluster/resources. Absent or `all` = every pool its own request (adopt). kinds/pool/read.ts
-   */
-  pools?: readonly string[] | 'all'
-  /**
-   * whose marker makes a pool this entry's (the plan's policy): with it, of the marked pools only this entry's
-   * (its prune candidates) are read member by member, so that other entries' or other tools' `managed-by=`
-   * pools cost nothing; absent = every pool whose comment starts with `managed-by=`. kinds/pool/read.ts
-   */
-  ownership?: Pick<Policy, 'ownershipTag' | 'clusterEntry'>
-}
+import type { ObserveOptions, ReadContext } from '../kit/kind.js'
+import { compare, errorText } from '../kit/text.js'
 
+export type { ObserveOptions }
 export class ObserveError extends Error {
   readonly code = 'PVE_INVENTORY_READ_FAILED'
   constructor(
@@ -103,14 +71,14 @@ export async function observe(
   const nodesOutside = outsideNodes(resources, allow)
 
   // every kind reads at once, sharing the in-flight limit; the guest kind's node lists are asked for first, and
-  // the kinds that live on guests (their firewalls) wait for the guests
+  // the kinds that live on guests (their firewalls) wait for the guests the kind that reads them yields
   const base = { reader, read, pveVersion: version, resources, online, allowed, options }
-  const [guest, ...others] = KINDS
+  const first = KINDS.find((k) => k.readsGuests)
   const guestsRead: Promise<Partial<LiveInventory>> =
-    guest?.read?.({ ...base, guests: Promise.resolve([]) }) ?? Promise.resolve({})
+    first?.read({ ...base, guests: Promise.resolve([]) }) ?? Promise.resolve({})
   const guests = guestsRead.then((part) => part.guests ?? [])
   const ctx: ReadContext = { ...base, guests }
-  const parts = await Promise.all([guestsRead, ...others.map((k) => k.read?.(ctx) ?? Promise.resolve({}))])
+  const parts = await Promise.all([guestsRead, ...KINDS.filter((k) => k !== first).map((k) => k.read(ctx))])
   return Object.assign(
     { cluster, pveVersion: version, nodes, ...(nodesOutside.length > 0 ? { nodesOutside } : {}) },
     ...parts,
@@ -140,14 +108,4 @@ function readNodes(resources: readonly ClusterResource[], allow: ReadonlySet<str
   // an allowlisted node the cluster does not report is treated as offline: nothing there is readable
   for (const node of allow ?? []) if (!nodes.has(node)) nodes.set(node, { node, online: false })
   return [...nodes.values()].sort((a, b) => compare(a.node, b.node))
-}
-
-/** Plain code-unit order: deterministic regardless of locale. */
-export function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0
-}
-
-export function errorText(error: unknown): string {
-  if (error instanceof Error) return error.message
-  return String(error)
 }

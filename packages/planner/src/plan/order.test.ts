@@ -1,6 +1,6 @@
 import { fc, test } from '@fast-check/vitest'
 import { expect } from 'vitest'
-import { sortDiffs } from './order.js'
+import { sortDiffs } from '../kit/draft.js'
 import type { FieldDiff } from '../plan-types.js'
 
 const diff = fc.record({

@@ -3,38 +3,20 @@
  * (tier, level, action rank, node, vmid, address), the sorted findings and the summary counts.
  */
 import type { Manifest } from '@proxops/schema'
-import { isArtifact, type DesiredState } from '../desired.js'
-import { SENSITIVE } from '../kinds/guest/fields.js'
-import { backupAddress } from '../kinds/backup-job/plan.js'
-import { poolAddress } from '../kinds/pool/plan.js'
+import type { DesiredState } from '../desired.js'
+import { kindOfManifest, SUMMARY } from '../kinds/index.js'
 import {
   PLAN_FORMAT_VERSION,
   type Action,
   type ActionType,
   type Anomaly,
-  type FieldDiff,
-  type Gap,
   type PendingChange,
   type Plan,
   type PlanSummary,
-  type PlanParamValue,
   type Policy,
   type Skip,
 } from '../plan-types.js'
-
-export const artifactAddress = (kind: string, node: string, storage: string, filename: string): string =>
-  `${kind}/${node}/${storage}/${filename}`
-export const guestAddress = (kind: string, node: string, vmid: number, name?: string): string =>
-  `${kind}/${node}/${vmid}${name === undefined || name === '' ? '' : `(${name})`}`
-
-/** Where planning records what it found. */
-export interface Sink {
-  drafts: Draft[]
-  anomalies: Anomaly[]
-  skips: Skip[]
-  pending: PendingChange[]
-  gaps: Gap[]
-}
+import type { Draft, Sink } from '../kit/draft.js'
 
 export interface AssembleInput {
   desired: DesiredState
@@ -69,14 +51,6 @@ const RANK: Record<ActionType, number> = {
   delete: 9,
 }
 
-/** Draft actions before dependency wiring: `resource` is the manifest key whose prerequisites apply. */
-export interface Draft extends Omit<Action, 'id' | 'dependsOn' | 'requires'> {
-  resource?: string
-  /** same-object actions that must run first (ids) */
-  after?: string[]
-  id?: string
-}
-
 export function assemblePlan(a: AssembleInput): Plan {
   const { drafts, byKey, levels, desired, policy } = a
   // ids, then dependency wiring: prerequisites' actions (same node for artifacts) and same-object order
@@ -99,16 +73,8 @@ export function assemblePlan(a: AssembleInput): Plan {
     for (const p of pre) {
       const m = byKey.get(p)
       if (!m) continue
-      if (isArtifact(m)) {
-        const nodes = m.spec.nodes.includes(d.node) ? [d.node] : [...m.spec.nodes]
-        for (const n of nodes) requires.add(artifactAddress(m.kind, n, m.spec.storage, m.spec.filename))
-      } else if (m.kind === 'BackupJob') {
-        requires.add(backupAddress(m.spec.id))
-      } else if (m.kind === 'Pool') {
-        requires.add(poolAddress(m.spec.id))
-      } else {
-        requires.add(guestAddress(m.kind, m.spec.node, m.spec.vmid, m.metadata.name))
-      }
+      // the prerequisite as its kind names it (an artifact by its copy on this action's node, if it has one)
+      for (const address of kindOfManifest(m).addresses(m, d.node)) requires.add(address)
       for (const a of byResource.get(p) ?? []) if (requires.has(a.address)) dependsOn.add(a.id as string)
     }
     return toAction(
@@ -161,16 +127,14 @@ export function summaryOf(
   skips: readonly Skip[],
   pending: readonly PendingChange[],
 ): PlanSummary {
-  const count = (...t: ActionType[]) => actions.filter((a) => t.includes(a.type)).length
+  const counts = { create: 0, update: 0, resize: 0, power: 0, markTemplate: 0, snapshot: 0, delete: 0, download: 0 }
+  // each action type adds to the count its kinds declare (Kind.summary)
+  for (const a of actions) {
+    const count = SUMMARY[a.type]
+    if (count !== undefined) counts[count]++
+  }
   return {
-    create: count('create', 'clone', 'ha-create'),
-    update: count('update', 'shutdown-then-update', 'firewall', 'ha-update', 'pool', 'migrate'),
-    resize: count('resize'),
-    power: count('start', 'stop', 'restart'),
-    markTemplate: count('mark-template'),
-    snapshot: count('snapshot'),
-    delete: count('delete', 'ha-delete'),
-    download: count('download'),
+    ...counts,
     anomalies: anomalies.length,
     skips: skips.length,
     pending: pending.length,
@@ -218,15 +182,4 @@ export function compareActions(a: Action, b: Action): number {
     cmp(a.address, b.address) ||
     cmp(a.id, b.id)
   )
-}
-
-export function display(v: PlanParamValue): string {
-  return typeof v === 'object' ? SENSITIVE : String(v)
-}
-
-const compareDiffs = (a: FieldDiff, b: FieldDiff): number => cmp(a.key, b.key) || cmp(a.field, b.field)
-
-/** Sorts a freshly built diff list in place (by key, then field) and returns it. */
-export function sortDiffs(d: FieldDiff[]): FieldDiff[] {
-  return d.sort(compareDiffs)
 }

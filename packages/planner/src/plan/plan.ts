@@ -5,33 +5,22 @@
  * A short pipeline: check the inputs, let every object kind plan (kinds/index.ts), run the one prune stage
  * over every kind's deletes (prune.ts), then assemble the ordered plan (order.ts).
  */
-import type { Manifest } from '@proxops/schema'
+import { DISRUPTION_POLICIES, type Manifest } from '@proxops/schema'
 import { isArtifact, isGuest, type DesiredState, type SecretLookup } from '../desired.js'
 import { PlanInputError } from '../errors.js'
 import type { LiveInventory } from '../inventory.js'
-import { KINDS } from '../kinds/index.js'
-import type { KindContext, KindPlan, PlanContext, PlannedGuest, PruneGroup } from '../kinds/kind.js'
-import { checkBackupJobIds } from '../kinds/backup-job/plan.js'
-import { checkPoolIds } from '../kinds/pool/plan.js'
+import { checkBackupJobIds, checkPoolIds, KINDS } from '../kinds/index.js'
+import type { KindContext, KindPlan, PlanContext, PlannedGuest, PruneGroup } from '../kit/kind.js'
 import { DEFAULT_POLICY, type Plan, type Policy } from '../plan-types.js'
-import { keyOf, levels } from './deps.js'
-import { isDisruptionPolicy } from '../kinds/guest/disruption.js'
-import { assemblePlan, type Draft } from './order.js'
+import { keyOf, levels } from '../kit/deps.js'
+import type { Draft } from '../kit/draft.js'
+import { assemblePlan } from './order.js'
 import { prune } from './prune.js'
-
-export { artifactVolid } from '../kinds/artifact/plan.js'
 
 export interface PlanOptions {
   /** decrypted secret values, used only to compare `sshkeys` from refs; never copied into the plan */
   secrets?: SecretLookup
 }
-
-/**
- * The order the budget takes the kinds' deletes in: backup jobs first (a guest's destroy with purge deletes a job
- * that names only it, so the job's own prune must come first), then guests, pools (once their guests are gone)
- * and HA removals.
- */
-const PRUNE_ORDER = ['backup-job', 'guest', 'pool', 'ha']
 
 export function plan(
   desired: DesiredState,
@@ -41,7 +30,7 @@ export function plan(
 ): Plan {
   const ctx = checkedContext(desired, live, policy, options)
   const results: KindPlan[] = []
-  const groups = new Map<string, PruneGroup>()
+  const groups: { order: number; group: PruneGroup }[] = []
   const ids = new Map<string, string[]>()
   let guests: readonly PlannedGuest[] = []
   let foreignGuests: ReadonlyMap<number, string> = new Map()
@@ -56,7 +45,11 @@ export function plan(
     results.push(result)
     if (result.planned) guests = result.planned
     if (result.foreign) foreignGuests = result.foreign
-    if (result.prunes) groups.set(kind.name, result.prunes)
+    if (result.prunes) {
+      // a kind that proposes deletes says where they come in the deletion order (kit/kind.ts, Kind.pruneOrder)
+      if (kind.pruneOrder === undefined) throw new Error(`kind ${kind.name} proposes deletes without a pruneOrder`)
+      groups.push({ order: kind.pruneOrder, group: result.prunes })
+    }
     for (const d of result.drafts) {
       const list = ids.get(d.address)
       if (list) list.push(idOf(d))
@@ -64,7 +57,7 @@ export function plan(
     }
   }
   const pruned = prune(
-    PRUNE_ORDER.flatMap((name) => groups.get(name) ?? []),
+    groups.sort((a, b) => a.order - b.order).map((g) => g.group),
     policy,
   )
   const drafts = [...results.flatMap((r) => r.drafts), ...pruned.drafts]
@@ -142,7 +135,7 @@ function checkPolicy(p: Policy): void {
   if (!(p.pruneRatioLimit > 0 && p.pruneRatioLimit <= 1)) {
     throw new PlanInputError('PLAN_POLICY', 'pruneRatioLimit must be in (0, 1]', 'policy.pruneRatioLimit')
   }
-  if (!isDisruptionPolicy(p.disruption))
+  if (!(DISRUPTION_POLICIES as readonly string[]).includes(p.disruption))
     throw new PlanInputError(
       'PLAN_POLICY',
       `unknown disruption policy ${JSON.stringify(p.disruption)}`,

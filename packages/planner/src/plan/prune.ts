@@ -1,15 +1,15 @@
 /**
  * The one prune stage (docs/safety.md, "Prunes"): every kind's deletes share one budget per cluster and cycle,
- * one set of guards and one deferral order. The groups come in order (guests, backup jobs, pools, HA
- * removals); within a group the candidates come in the group's order. Per guard kind, the empty-desired
- * guard holds back every candidate when git declares none of that kind while owned ones exist, and the ratio
- * guard holds back the chosen ones when they would be more than `pruneRatioLimit` of the owned ones. A
- * candidate waiting for another of its group is deferred with it. Pure.
+ * one set of guards and one deferral order. The groups come in the kinds' prune order (Kind.pruneOrder: backup
+ * jobs, guests, pools, HA removals); within a group the candidates come in the group's order. Per guard kind,
+ * the empty-desired guard holds back every candidate when git declares none of that kind while owned ones
+ * exist, and the ratio guard holds back the chosen ones when they would be more than `pruneRatioLimit` of the
+ * owned ones. A candidate waiting for another of its group is deferred with it. Pure.
  */
 import type { Anomaly, Policy, Skip } from '../plan-types.js'
-import type { Draft } from './order.js'
-import type { PruneCandidate, PruneGroup } from '../kinds/kind.js'
-import { PRUNE_BUDGET_OVERRIDE, allowEmptyOverride } from '../guard-overrides.js'
+import type { Draft } from '../kit/draft.js'
+import type { PruneCandidate, PruneGroup } from '../kit/kind.js'
+import { PRUNE_BUDGET_OVERRIDE, allowEmptyOverride } from '../kit/guard-overrides.js'
 
 export interface PruneResult {
   drafts: Draft[]

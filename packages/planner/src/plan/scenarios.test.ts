@@ -2,7 +2,7 @@
  * Reference scenarios at the planning level, named after the behaviour. The same scenarios
  * run end to end against the simulator in packages/planner/test (E2).
  */
-import { DISRUPTION_OVERRIDE } from '../guard-overrides.js'
+import { DISRUPTION_OVERRIDE } from '../kit/guard-overrides.js'
 import { describe, expect, it } from 'vitest'
 import { PlanInputError } from '../errors.js'
 import {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { emptyInventory } from '../fixtures.test.helpers.js'
 import type { LiveGuest, LiveInventory } from '../inventory.js'
 import { makeAction, makePlan } from '../testing/index.js'
 import { ReconcileError } from './errors.js'
@@ -40,21 +41,14 @@ const guest = (vmid: number, digest: string): LiveGuest => ({
   pending: {},
   pendingDeletes: [],
 })
-const live = (guests: LiveGuest[], unknown: number[] = []): LiveInventory => ({
-  cluster: 'homelab',
-  pveVersion: '9.1',
-  nodes: [],
-  guests,
-  unknownGuests: unknown.map((vmid) => ({ type: 'qemu', vmid, node: 'pve1', tags: [], unreadable: 'read failed' })),
-  storages: [],
-  volumes: [],
-  unreadableStorages: [],
-  firewalls: [],
-  ha: { known: { form: 'rules', resources: [], preferences: [] } },
-  backupJobs: { known: [] },
-  heldVmids: [],
-  pools: { known: [] },
-})
+const live = (guests: LiveGuest[], unknown: number[] = []): LiveInventory =>
+  emptyInventory({
+    cluster: 'homelab',
+    pveVersion: '9.1',
+    nodes: [],
+    guests,
+    unknownGuests: unknown.map((vmid) => ({ type: 'qemu', vmid, node: 'pve1', tags: [], unreadable: 'read failed' })),
+  })
 
 function refusal(fn: () => void): string {
   try {

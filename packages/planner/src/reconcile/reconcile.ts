@@ -7,8 +7,8 @@
  */
 import { mapLimit } from '@proxops/pve-client/wire'
 import { execute, type ExecuteOptions, type Report } from '../execute/execute.js'
-import { artifactContentTypes, guestNodes, guestVmids, namedPools, type DesiredState } from '../desired.js'
-import { firewallVmids } from '../kinds/firewall/index.js'
+import type { DesiredState } from '../desired.js'
+import { KINDS } from '../kinds/index.js'
 import type { LiveInventory } from '../inventory.js'
 import { observe, type ObserveOptions } from '../observe/observe.js'
 import { plan as makePlan } from '../plan/plan.js'
@@ -73,21 +73,8 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRes
   }
 
   const inventory = await observe(cluster, reader, {
-    // the firewalls of the guests the manifests manage are read with them
-    firewalls: firewallVmids(desired),
-    // a desired vmid that no visible guest holds is probed cluster-wide before a create is planned
-    vmids: guestVmids(desired),
-    // a guest found on another allowlisted node than its spec.node: PVE's migration precondition check is read
-    guestNodes: guestNodes(desired),
-    // storages are listed only for the content the repository declares artifacts of (artifacts are never pruned)
-    contentTypes: artifactContentTypes(desired),
-    // pools are read member by member only where the desired state names them (the rest from /cluster/resources)
-    pools: namedPools(desired),
-    // ... and the pools this entry marked (its prune candidates); other entries' and tools' pools cost nothing
-    ownership: {
-      ownershipTag: policy.ownershipTag,
-      ...(policy.clusterEntry !== undefined ? { clusterEntry: policy.clusterEntry } : {}),
-    },
+    // what each kind asks to read for this desired state (Kind.observe)
+    ...(Object.assign({}, ...KINDS.map((k) => k.observe?.(desired, policy) ?? {})) as Partial<ObserveOptions>),
     ...options.observe,
     nodes: policy.nodes,
     ...(options.signal ? { signal: options.signal } : {}),

@@ -8,8 +8,8 @@
  */
 import { API_VERSION, KIND_ROOT_OF } from '@proxops/schema'
 import type { LiveInventory, LiveVolume } from '../../inventory.js'
-import type { AdoptedFile, Claim, Collect } from '../../adopt/types.js'
-import { sanitiseName } from '../../adopt/names.js'
+import type { AdoptedFile, Claim, Collect } from '../../kit/adopt.js'
+import { sanitiseName } from '../../kit/names.js'
 
 // ---------------------------------------------------------------- artifacts
 

@@ -2,15 +2,13 @@
  * Planning the artifact kind (ISO, CTTemplate, DiskImage): a `download-url` on every declared node whose storage
  * lacks the file (once for a shared storage). Artifacts are never pruned, never replaced. Pure.
  */
-import type { ArtifactManifest } from '@proxops/schema'
-import { ARTIFACT_CONTENT, isArtifact } from '../../desired.js'
-import { keyOf } from '../../plan/deps.js'
-import { artifactAddress } from '../../plan/order.js'
+import { ARTIFACT_CONTENT, artifactVolid, isArtifact } from '../../desired.js'
+import { keyOf } from '../../kit/deps.js'
+import { artifactAddress } from '../../kit/draft.js'
 import type { PlanParamValue, Skip } from '../../plan-types.js'
-import { emptyPlan, type KindPlan, type PlanContext } from '../kind.js'
+import { emptyPlan, type KindPlan, type PlanContext } from '../../kit/kind.js'
 
-export const artifactVolid = (a: ArtifactManifest): string =>
-  `${a.spec.storage}:${ARTIFACT_CONTENT[a.kind]}/${a.spec.filename}`
+export { artifactVolid }
 
 export function planArtifacts(ctx: PlanContext): KindPlan {
   const out = emptyPlan()

@@ -6,15 +6,15 @@
  * absent.
  */
 import type { LiveInventory, LiveStorage, LiveVolume } from '../../inventory.js'
-import { compare, errorText } from '../../observe/observe.js'
-import type { Read, ReadContext } from '../kind.js'
+import { compare, errorText } from '../../kit/text.js'
+import type { Read, ReadContext } from '../../kit/kind.js'
 import type { LiveReader } from '../../ports.js'
-import type { ObserveOptions } from '../../observe/observe.js'
+import type { ObserveOptions } from '../../kit/kind.js'
 import type { ClusterResource } from '@proxops/pve-client/wire'
 
 const DEFAULT_CONTENT_TYPES = ['iso', 'vztmpl', 'import'] as const
 
-export function readStorages({
+export function readArtifacts({
   reader,
   read,
   resources,

@@ -1,8 +1,8 @@
 /** Running the artifact kind's request: `download-url`, waited on for the download timeout. */
-import { resolveParams } from '../../execute/params.js'
-import { call, type Runners } from '../../execute/task-call.js'
+import { resolveParams } from '../../kit/params.js'
+import { call, type Runners } from '../../kit/runners.js'
 
-export const artifactRunners: Runners = {
+export const artifactRunners = {
   downloadUrl: async (request, { ctx, tasks, secrets }) => {
     const { params, secrets: s } = await resolveParams(request.params, ctx.secrets)
     secrets.push(...s)
@@ -15,4 +15,4 @@ export const artifactRunners: Runners = {
       ctx.downloadTimeoutMs,
     )
   },
-}
+} satisfies Runners

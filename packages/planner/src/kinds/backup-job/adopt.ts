@@ -3,7 +3,7 @@
  * (fields.ts), the options it does not model reported as gaps. Pure.
  */
 import { API_VERSION, KIND_ROOT_OF } from '@proxops/schema'
-import type { AdoptedFile, AdoptGap } from '../../adopt/types.js'
+import type { AdoptedFile, AdoptGap } from '../../kit/adopt.js'
 import { adoptedSpec } from './fields.js'
 import type { LiveBackupJob } from './types.js'
 

@@ -4,7 +4,7 @@
  */
 import type { BackupJobSpec } from '@proxops/schema'
 import type { Policy } from '../../plan-types.js'
-import { commentMarker, commentText } from '../../plan/ownership.js'
+import { commentMarker, commentText } from '../../kit/ownership.js'
 import type { LiveBackupJob } from './types.js'
 
 const vmidList = (ids: readonly number[]): string => [...ids].sort((a, b) => a - b).join(',')
@@ -37,7 +37,7 @@ export const SELECTION_KEYS = ['vmid', 'pool', 'all', 'exclude'] as const
 
 /**
  * Every option ProxOps owns for this job, in a fixed order; the comment starts with this cluster entry's
- * ownership marker (plan/ownership.ts commentMarker).
+ * ownership marker (kit/ownership.ts commentMarker).
  */
 export function desiredFields(spec: BackupJobSpec, policy: Pick<Policy, 'ownershipTag' | 'clusterEntry'>): JobField[] {
   const out: JobField[] = []

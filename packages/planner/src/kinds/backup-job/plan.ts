@@ -1,7 +1,7 @@
 /**
  * Planning backup jobs (pure): create what is missing, update owned options that differ (per field), delete
  * owned jobs git no longer declares, under the same guards as guests: only jobs carrying this cluster entry's
- * ownership marker (`managed-by=<tag>.<entry>`, plan/ownership.ts commentOwner) are ever deleted, within the
+ * ownership marker (`managed-by=<tag>.<entry>`, kit/ownership.ts commentOwner) are ever deleted, within the
  * cycle's remaining prune budget, never all of a kind by an empty push, never more than the ratio limit. A
  * declared job id that exists without a marker, or with the bare `managed-by=<tag>`, is claimed by the update
  * (declaring the id is the explicit claim, as declaring a guest's PVE name is); one marked for another entry is
@@ -9,16 +9,15 @@
  */
 import { PlanInputError } from '../../errors.js'
 import type { FieldDiff, Skip } from '../../plan-types.js'
-import { commentMarker, commentOwner, commentWord } from '../../plan/ownership.js'
+import { commentMarker, commentOwner, commentWord } from '../../kit/ownership.js'
 import { SELECTION_KEYS, desiredFields, liveValue } from './fields.js'
 import { requiresOf, withRequired, type Manifest } from '@proxops/schema'
 import type { LiveBackupJob } from './types.js'
 import { isBackupJob } from '../../desired.js'
-import { emptyPlan, type KindContext, type KindPlan } from '../kind.js'
-import { managedGuests } from '../guest/managed.js'
+import { emptyPlan, type KindContext, type KindPlan } from '../../kit/kind.js'
+import { managedGuests } from '../../kit/managed.js'
 import { selectionVerdict } from './selection.js'
-
-export const backupAddress = (id: string): string => `BackupJob/${id}`
+import { backupAddress } from '../../kit/draft.js'
 
 /** Two BackupJob manifests declaring one PVE job id (checked before anything is planned). */
 export function checkBackupJobIds(manifests: readonly Manifest[]): void {

@@ -1,16 +1,16 @@
 /** Reading the backup-job kind: `/cluster/backup`, one request; a failed read makes every job unknown. */
 import type { LiveInventory } from '../../inventory.js'
-import { compare, errorText } from '../../observe/observe.js'
-import type { Read, ReadContext } from '../kind.js'
+import { compare, errorText } from '../../kit/text.js'
+import type { Read, ReadContext } from '../../kit/kind.js'
 import type { LiveReader } from '../../ports.js'
-import type { ObserveOptions } from '../../observe/observe.js'
+import type { ObserveOptions } from '../../kit/kind.js'
 
-export async function readBackupJobsOf(ctx: ReadContext): Promise<Pick<LiveInventory, 'backupJobs'>> {
-  return { backupJobs: await readBackupJobs(ctx.reader, ctx.read, ctx.options) }
+export async function readBackupJobs(ctx: ReadContext): Promise<Pick<LiveInventory, 'backupJobs'>> {
+  return { backupJobs: await readBackupJobList(ctx.reader, ctx.read, ctx.options) }
 }
 
 /** `/cluster/backup`, one request; a failed read makes every backup job unknown this cycle */
-async function readBackupJobs(
+async function readBackupJobList(
   reader: LiveReader,
   read: Read,
   options: ObserveOptions,

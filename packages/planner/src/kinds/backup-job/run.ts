@@ -1,13 +1,13 @@
-/** Running the backup-job kind's requests: `/cluster/backup` answers at once (no task). */
+/** Running the backup-job kind's requests: `/cluster/backup` writes are synchronous (jobs.cfg under its lock). */
 import type { PveRequest } from '../../plan-types.js'
-import { resolveParams } from '../../execute/params.js'
-import { ActionFailure, type ActionContext, type Runners } from '../../execute/task-call.js'
+import { resolveParams } from '../../kit/params.js'
+import { write, type ActionContext, type Runners } from '../../kit/runners.js'
 
-export const backupJobRunners: Runners = {
+export const backupJobRunners = {
   createBackupJob: (request, { ctx }) => runBackupRequest(request, ctx),
   updateBackupJob: (request, { ctx }) => runBackupRequest(request, ctx),
   deleteBackupJob: (request, { ctx }) => runBackupRequest(request, ctx),
-}
+} satisfies Runners
 
 async function runBackupRequest(
   request: Extract<PveRequest, { call: 'createBackupJob' | 'updateBackupJob' | 'deleteBackupJob' }>,
@@ -22,10 +22,5 @@ async function runBackupRequest(
         ? writer.updateBackupJob(request.id, params)
         : writer.deleteBackupJob(request.id)
   const what = request.call === 'createBackupJob' ? 'create' : request.call === 'updateBackupJob' ? 'update' : 'delete'
-  try {
-    await send()
-  } catch (e) {
-    if (e instanceof ActionFailure) throw e
-    throw new ActionFailure(`${what} failed: ${e instanceof Error ? e.message : String(e)}`)
-  }
+  await write(what, ctx, send)
 }

@@ -2,7 +2,7 @@
  * Which guests a backup job's selection reaches (pve-manager PVE::VZDump get_included_guests), and whether this
  * cluster entry may write it (docs/safety.md#backup-jobs). A job runs every guest it selects through vzdump in its
  * `mode`, `stop` included, so it may select only what this entry manages:
- *   - `vmids`: guests this entry manages (kinds/guest/managed.ts);
+ *   - `vmids`: guests this entry manages (kit/managed.ts);
  *   - `pool`: a pool this entry owns (declared here, not marked for another entry) whose guests it all manages;
  *   - `all`: the cluster-wide form. It reaches every guest of the cluster (of `node`, when set) but `exclude`,
  *     hand-made ones included, which is what an admin who writes it asks for; it is refused when it reaches a
@@ -12,9 +12,9 @@
  */
 import type { BackupJobSpec } from '@proxops/schema'
 import { known } from '../../inventory.js'
-import { commentOwner, commentWord, ownerOf } from '../../plan/ownership.js'
-import type { ManagedGuests } from '../guest/managed.js'
-import type { KindContext } from '../kind.js'
+import { commentOwner, commentWord, ownerOf } from '../../kit/ownership.js'
+import type { ManagedGuests } from '../../kit/managed.js'
+import type { KindContext } from '../../kit/kind.js'
 
 export type SelectionVerdict =
   /** the selection reaches only what this entry manages */

@@ -3,8 +3,4 @@
  * string form). The desired side is the schema's BackupJobManifest.
  */
 
-/** One job of `GET /cluster/backup`: every option as a string (property strings printed, keys sorted). */
-export interface LiveBackupJob {
-  id: string
-  values: Readonly<Record<string, string>>
-}
+export type { LiveBackupJob } from '../../inventory.js'

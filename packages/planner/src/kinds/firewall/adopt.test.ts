@@ -8,6 +8,7 @@ import { describe, expect } from 'vitest'
 import { fc, test } from '@fast-check/vitest'
 import { parseManifest, type Manifest } from '@proxops/schema'
 import type { GuestFirewall } from '@proxops/pve-client/wire'
+import { emptyInventory } from '../../fixtures.test.helpers.js'
 import type { LiveGuest, LiveInventory } from '../../inventory.js'
 import { adopt } from '../../adopt/adopt.js'
 import { plan } from '../../plan/plan.js'
@@ -36,21 +37,14 @@ const guest: LiveGuest = {
   pendingDeletes: [],
 }
 
-const inventory = (firewall: GuestFirewall): LiveInventory => ({
-  cluster: 'lab',
-  pveVersion: '9.1.1',
-  nodes: [{ node: 'pve1', online: true }],
-  guests: [guest],
-  unknownGuests: [],
-  storages: [],
-  volumes: [],
-  unreadableStorages: [],
-  ha: { known: { form: 'rules', resources: [], preferences: [] } },
-  backupJobs: { known: [] },
-  heldVmids: [],
-  pools: { known: [] },
-  firewalls: [{ vmid: 120, known: firewall }],
-})
+const inventory = (firewall: GuestFirewall): LiveInventory =>
+  emptyInventory({
+    cluster: 'lab',
+    pveVersion: '9.1.1',
+    nodes: [{ node: 'pve1', online: true }],
+    guests: [guest],
+    firewalls: [{ vmid: 120, known: firewall }],
+  })
 
 /** a live firewall whose rules name only its own IP sets and aliases (what validate accepts) */
 const liveFirewall: fc.Arbitrary<GuestFirewall> = fc

@@ -10,7 +10,7 @@ import { liveFirewall, OPTION_KEYS } from './canon.js'
 const BOOLEAN_OPTIONS = new Set(['enable', 'ipfilter', 'macfilter', 'dhcp', 'ndp', 'radv'])
 const RULE_KEYS = ['macro', 'proto', 'dport', 'sport', 'source', 'dest', 'iface', 'icmp-type', 'log'] as const
 
-export function adoptedFirewall(entry: LiveFirewall | undefined): Record<string, unknown> | undefined {
+export function adoptFirewall(entry: LiveFirewall | undefined): Record<string, unknown> | undefined {
   if (!entry || 'unreadable' in entry) return undefined
   const c = liveFirewall(entry.known)
   if (Object.keys(c.options).length + c.rules.length + c.aliases.length + c.ipsets.length === 0) return undefined

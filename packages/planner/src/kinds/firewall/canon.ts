@@ -11,32 +11,8 @@ import type { FirewallWrite, GuestFirewall } from '@proxops/pve-client/wire'
 /** `spec.firewall` as the schema normalises it */
 export type DesiredFirewall = FirewallSpec
 
-/** a rule's PVE fields as strings (`enable` is `0` or `1`); absent fields are not set */
-export type CanonRule = Readonly<Record<string, string>>
-export interface CanonAlias {
-  name: string
-  cidr: string
-  comment?: string
-}
-export interface CanonEntry {
-  cidr: string
-  nomatch: boolean
-  comment?: string
-}
-export interface CanonIpset {
-  name: string
-  comment?: string
-  entries: CanonEntry[]
-}
-export interface CanonFirewall {
-  /** PVE option keys; for a desired firewall only the declared (owned) ones */
-  options: Record<string, string>
-  rules: CanonRule[]
-  /** sorted by lower-cased name */
-  aliases: CanonAlias[]
-  /** sorted by name, entries by cidr */
-  ipsets: CanonIpset[]
-}
+export type { CanonAlias, CanonEntry, CanonFirewall, CanonIpset, CanonRule } from '../../plan-types.js'
+import type { CanonFirewall, CanonRule } from '../../plan-types.js'
 
 /** the rule fields ProxOps owns, in PVE's file order */
 export const RULE_FIELDS = [

@@ -13,8 +13,8 @@ import type { DisruptionPolicy, FieldDiff, Gap, Skip } from '../../plan-types.js
 import type { GuestType } from '@proxops/pve-client/wire'
 import { allowed } from '../guest/disruption.js'
 import { disruptionFor } from '../guest/guest-plan.js'
-import { emptyPlan, type KindContext, type KindPlan } from '../kind.js'
-import type { Draft } from '../../plan/order.js'
+import { emptyPlan, type KindContext, type KindPlan } from '../../kit/kind.js'
+import type { Draft } from '../../kit/draft.js'
 import {
   desiredFirewall,
   EMPTY_FIREWALL,
@@ -26,7 +26,7 @@ import {
   type CanonFirewall,
   type CanonIpset,
 } from './canon.js'
-import { DISRUPTION_OVERRIDE } from '../../guard-overrides.js'
+import { DISRUPTION_OVERRIDE } from '../../kit/guard-overrides.js'
 
 export interface FirewallPlanInput {
   m: QemuManifest | ContainerManifest

@@ -1,17 +1,17 @@
 /** Reading the firewall kind: the firewalls of the guests whose manifests declare one (observe's `firewalls`). */
 import type { LiveFirewall, LiveGuest } from '../../inventory.js'
-import { errorText } from '../../observe/observe.js'
-import type { Read, ReadContext } from '../kind.js'
+import { errorText } from '../../kit/text.js'
+import type { Read, ReadContext } from '../../kit/kind.js'
 import type { LiveReader } from '../../ports.js'
-import type { ObserveOptions } from '../../observe/observe.js'
+import type { ObserveOptions } from '../../kit/kind.js'
 
-export async function readFirewallsOf(ctx: ReadContext): Promise<{ firewalls: LiveFirewall[] }> {
+export async function readFirewalls(ctx: ReadContext): Promise<{ firewalls: LiveFirewall[] }> {
   const guests = await ctx.guests
-  return { firewalls: await readFirewalls(ctx.reader, ctx.read, guests, ctx.options) }
+  return { firewalls: await readGuestFirewalls(ctx.reader, ctx.read, guests, ctx.options) }
 }
 
 /** the firewalls asked for, of guests that were read; a failed read is kept with its reason */
-async function readFirewalls(
+async function readGuestFirewalls(
   reader: LiveReader,
   read: Read,
   guests: readonly LiveGuest[],

@@ -9,13 +9,13 @@ import type { PveRequest } from '../../plan-types.js'
 import type { FirewallWrite, GuestFirewall } from '@proxops/pve-client/wire'
 import type { LiveReader, PveWriter } from '../../ports.js'
 import { applyWrite, firewallWrites, liveFirewall, sameFirewall, type CanonFirewall } from './canon.js'
-import type { Runners } from '../../execute/task-call.js'
+import type { Runners } from '../../kit/runners.js'
 
-export const firewallRunners: Runners = {
+export const firewallRunners = {
   firewall: async (request, { ctx }) => {
     await runFirewall(request, ctx.reader, ctx.writer)
   },
-}
+} satisfies Runners
 
 type FirewallRequest = Extract<PveRequest, { call: 'firewall' }>
 

@@ -19,9 +19,9 @@ import { adoptFirmwareVolumes, adoptLxcVolumes, adoptQemuDisks, QEMU_DRIVE_KEY, 
 import { adoptBlock } from './table.js'
 import { adoptedTags } from './tags.js'
 import { parsePS } from './fields.js'
-import { mapSshKeys } from '../../adopt/ssh.js'
-import type { AdoptedFile, AdoptOptions, AdoptResult, Claim, Collect } from '../../adopt/types.js'
-import { sanitiseName } from '../../adopt/names.js'
+import { mapSshKeys } from '../../kit/ssh.js'
+import type { AdoptedFile, AdoptOptions, AdoptResult, Claim, Collect } from '../../kit/adopt.js'
+import { sanitiseName } from '../../kit/names.js'
 
 const SENSITIVE = new Set(['sshkeys', 'cipassword', 'password', 'sshkey', 'keyfile', 'secret'])
 

@@ -12,11 +12,10 @@
  * (ProxOps deletes only what it owns). Pure.
  */
 import { splitList, type HaItem } from '@proxops/pve-client/wire'
-import type { LiveGuest, LiveInventory } from '../../inventory.js'
+import type { LiveBackupJob, LiveGuest, LiveInventory } from '../../inventory.js'
 import type { Policy } from '../../plan-types.js'
-import { commentOwner } from '../../plan/ownership.js'
-import { backupAddress } from '../backup-job/plan.js'
-import type { LiveBackupJob } from '../backup-job/types.js'
+import { commentOwner } from '../../kit/ownership.js'
+import { backupAddress } from '../../kit/draft.js'
 import { haOwned, haSid } from '../ha/plan.js'
 
 export interface DestroyEffects {

@@ -4,7 +4,7 @@
  */
 import { formatSize } from '@proxops/pve-client/wire'
 import { CLOUD_INIT_SLOT } from '@proxops/schema'
-import { keyOf } from '../../plan/deps.js'
+import { keyOf } from '../../kit/deps.js'
 import type {
   ContainerManifest,
   LxcManifest,
@@ -20,7 +20,7 @@ import type { LiveGuest } from '../../inventory.js'
 import { executes, isBookkeeping, unmanagedNote } from './keys.js'
 import { readDrive } from './drives.js'
 import { lxcSlotFamily } from './lxc.js'
-import { display, sortDiffs, type Draft, type Sink } from '../../plan/order.js'
+import { display, sortDiffs, type Draft, type Sink } from '../../kit/draft.js'
 import type {
   ActionType,
   Anomaly,
@@ -36,7 +36,7 @@ import type { GuestType } from '@proxops/pve-client/wire'
 import { CLONE_IDENTITY_KEYS, ipconfigKey } from './cloud-init.js'
 import { qemuSlotFamily, type GuestFields } from './qemu.js'
 import { hotplugSet, isCreateOnly } from './table.js'
-import { DISRUPTION_OVERRIDE } from '../../guard-overrides.js'
+import { DISRUPTION_OVERRIDE } from '../../kit/guard-overrides.js'
 
 export interface GuestPlanEnv {
   policy: Policy

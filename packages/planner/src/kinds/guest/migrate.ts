@@ -19,12 +19,12 @@
  */
 import type { GuestType, LocalDisk, MigratePrecondition } from '@proxops/pve-client/wire'
 import type { LiveGuest, LiveStorage, MigrationCheck } from '../../inventory.js'
-import type { Draft } from '../../plan/order.js'
+import type { Draft } from '../../kit/draft.js'
 import type { DisruptionClass, DisruptionPolicy, FieldDiff, PlanParamValue, PveRequest } from '../../plan-types.js'
 import { allowed } from './disruption.js'
 import type { Owned } from './fields.js'
 import { parsePS } from './fields.js'
-import { DISRUPTION_OVERRIDE } from '../../guard-overrides.js'
+import { DISRUPTION_OVERRIDE } from '../../kit/guard-overrides.js'
 import { SAFETY_SNAPSHOT } from './snapshots.js'
 
 /** What planning a guest's move decided. */

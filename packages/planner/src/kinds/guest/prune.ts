@@ -1,12 +1,12 @@
 /**
- * Guest prunes: only guests this cluster entry owns (plan/ownership.ts) on allowlisted nodes that no manifest
+ * Guest prunes: only guests this cluster entry owns (kit/ownership.ts) on allowlisted nodes that no manifest
  * claims; the budget and the guards are the prune stage's (plan/prune.ts). Prunes run last (tier 9).
  */
 import type { LiveGuest } from '../../inventory.js'
 import type { Anomaly, GuestKind, Policy, PveRequest, Skip } from '../../plan-types.js'
-import type { Draft } from '../../plan/order.js'
-import type { PruneCandidate, PruneGroup } from '../kind.js'
-import { ownerOf } from '../../plan/ownership.js'
+import type { Draft } from '../../kit/draft.js'
+import type { PruneCandidate, PruneGroup } from '../../kit/kind.js'
+import { ownerOf } from '../../kit/ownership.js'
 import type { DestroyEffects } from './destroy-effects.js'
 
 export const liveKind = (g: Pick<LiveGuest, 'type' | 'template'>): GuestKind =>

@@ -9,8 +9,9 @@ import type { ClusterResource, GuestListItem, GuestType, PendingEntry } from '@p
 import { isTrue, readTags } from '@proxops/pve-client/wire'
 import type { LiveReader } from '../../ports.js'
 import type { HeldVmid, LiveGuest, LiveInventory, MigrationCheck, UnknownGuest } from '../../inventory.js'
-import { compare, errorText, type ObserveOptions } from '../../observe/observe.js'
-import type { Read, ReadContext } from '../kind.js'
+import { compare, errorText } from '../../kit/text.js'
+import type { ObserveOptions } from '../../kit/kind.js'
+import type { Read, ReadContext } from '../../kit/kind.js'
 
 interface GuestRef {
   type: GuestType

@@ -4,7 +4,7 @@
  */
 import type { GuestType } from '@proxops/pve-client/wire'
 import type { Action, PveRequest } from '../../plan-types.js'
-import { resolveParams } from '../../execute/params.js'
+import { resolveParams } from '../../kit/params.js'
 import {
   ActionFailure,
   call,
@@ -14,12 +14,12 @@ import {
   type RequestRun,
   type Runners,
   type TaskRecord,
-} from '../../execute/task-call.js'
+} from '../../kit/runners.js'
 import { isCreateForm, isEmptySlot, sizeBytes, volumeBytes } from './volumes.js'
 import { safetySnapshotDescription, safetySnapshotName, safetySnapshotsOf } from './snapshots.js'
 import { awaitHaPower } from '../ha/await-power.js'
 
-export const guestRunners: Runners = {
+export const guestRunners = {
   createGuest: async (request, { ctx, tasks, secrets }) => {
     const { params, secrets: s } = await resolveParams(request.params, ctx.secrets)
     secrets.push(...s)
@@ -105,7 +105,7 @@ export const guestRunners: Runners = {
       ctx.writer.migrateGuest(request.node, request.guest, request.vmid, { ...params, target: request.target }),
     )
   },
-}
+} satisfies Runners
 
 async function updateConfig(request: RequestOf<'updateConfig'>, { ctx, tasks, secrets }: RequestRun): Promise<void> {
   const { params, secrets: s } = await resolveParams(request.params, ctx.secrets)

@@ -6,9 +6,9 @@
  */
 import { DEFAULT_SAFETY_SNAPSHOT_KEEP, SAFETY_SNAPSHOTS, type Manifest } from '@proxops/schema'
 import type { GuestType, SnapshotInfo } from '@proxops/pve-client/wire'
-import { commentWord } from '../../plan/ownership.js'
+import { commentWord } from '../../kit/ownership.js'
 import type { Policy } from '../../plan-types.js'
-import type { Draft } from '../../plan/order.js'
+import type { Draft } from '../../kit/draft.js'
 import { parsePS } from './fields.js'
 import { volumeKindOf } from './volumes.js'
 
@@ -118,7 +118,7 @@ export function safetySnapshotName(ms: number): string {
 /** the names this executor gives (a `-<n>` suffix when a name of the same second is taken) */
 export const SAFETY_SNAPSHOT = /^proxops-\d{8}T\d{6}Z(?:-\d+)?$/
 
-/** The description a safety snapshot gets: this entry's mark first (plan/ownership.ts commentMarker), then why. */
+/** The description a safety snapshot gets: this entry's mark first (kit/ownership.ts commentMarker), then why. */
 export const safetySnapshotDescription = (mark: string): string =>
   `${mark} safety snapshot taken before a disruptive change`
 

@@ -8,7 +8,7 @@
  */
 import type { GuestType } from '@proxops/pve-client/wire'
 import type { LiveStorage } from '../../inventory.js'
-import type { Draft } from '../../plan/order.js'
+import type { Draft } from '../../kit/draft.js'
 import { isCreateForm } from './volumes.js'
 
 /** `<storage>:<size or 0>` at the start of a value: a new volume (the cloud-init drive `<storage>:cloudinit` is none) */

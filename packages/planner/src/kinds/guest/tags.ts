@@ -1,11 +1,11 @@
 /**
  * The `tags` key of both guest kinds: the declared tags with the ownership tag and the entry's marker
- * (plan/ownership.ts), as PVE stores them, and what adopt keeps of a live tag list. PVE applies a tags write at
+ * (kit/ownership.ts), as PVE stores them, and what adopt keeps of a live tag list. PVE applies a tags write at
  * once, even on a running guest.
  */
 import { formatTags, readTags } from '@proxops/pve-client/wire'
 import { NONE, write, type Owned } from './fields.js'
-import { isOwnershipTag } from '../../plan/ownership.js'
+import { isOwnershipTag } from '../../kit/ownership.js'
 
 /**
  * Tags as PVE stores them: the declared tags plus the ownership tag and the entry's marker, lower-cased,

@@ -30,7 +30,7 @@ export interface AdoptedHa {
 const nodePriorities = (value: string | undefined): Record<string, number> =>
   Object.fromEntries([...parseNodePriorities(value)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
 
-export function adoptedHa(guest: LiveGuest, observed: Observed<LiveHa>, tag: string): AdoptedHa {
+export function adoptHa(guest: LiveGuest, observed: Observed<LiveHa>, tag: string): AdoptedHa {
   const out: AdoptedHa = { gaps: [], warnings: [] }
   const type: GuestType = guest.type
   const sid = haSid(type, guest.vmid)

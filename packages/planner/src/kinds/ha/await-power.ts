@@ -13,7 +13,7 @@
  * max_relocate): a status read that fails looks the guest up in /cluster/resources and follows it.
  */
 import type { GuestType, HaItem } from '@proxops/pve-client/wire'
-import { ActionFailure, type ActionContext } from '../../execute/task-call.js'
+import { ActionFailure, type ActionContext } from '../../kit/runners.js'
 
 export type HaPower = 'running' | 'stopped'
 

@@ -15,7 +15,7 @@
  * HA plan already reports.
  */
 import { isTrue, splitList, type HaItem } from '@proxops/pve-client/wire'
-import { parseNodePriorities } from './plan.js'
+import { parseNodePriorities } from './nodes.js'
 
 interface Rule {
   id: string

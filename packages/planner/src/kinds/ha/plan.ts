@@ -17,10 +17,13 @@ import type { HaSpec, LxcManifest, Manifest, PowerState, VmManifest } from '@pro
 import { known, type LiveGuest, type LiveHa, type Observed } from '../../inventory.js'
 import type { Anomaly, DisruptionClass, FieldDiff, PlanParamValue, Policy, PveRequest, Skip } from '../../plan-types.js'
 import { isTrue, splitList, type GuestType, type HaItem } from '@proxops/pve-client/wire'
-import type { Draft } from '../../plan/order.js'
+import { skipOn, type Draft } from '../../kit/draft.js'
 import { nodeAffinityRefusal } from './feasibility.js'
-import { emptyPlan, type KindContext, type KindPlan, type PruneCandidate } from '../kind.js'
-import { PRUNE_BUDGET_OVERRIDE } from '../../guard-overrides.js'
+import { parseNodePriorities } from './nodes.js'
+
+export { parseNodePriorities }
+import { emptyPlan, type KindContext, type KindPlan, type PruneCandidate } from '../../kit/kind.js'
+import { PRUNE_BUDGET_OVERRIDE } from '../../kit/guard-overrides.js'
 
 type Guest = VmManifest | LxcManifest
 type Requested = 'started' | 'stopped' | 'disabled' | 'ignored'
@@ -44,15 +47,6 @@ const liveState = (r: HaItem): string => (r.state === undefined || r.state === '
 const powerOf = (s: Requested): 'running' | 'stopped' | undefined =>
   s === 'started' ? 'running' : s === 'ignored' ? undefined : 'stopped'
 
-/** `node[:prio],...` -> node -> priority (0 when absent), as PVE::HA::Tools::parse_node_priority reads it */
-export function parseNodePriorities(value: string | undefined): Map<string, number> {
-  const out = new Map<string, number>()
-  for (const entry of splitList(value)) {
-    const [node, prio] = entry.split(':') as [string, string | undefined]
-    out.set(node, prio === undefined || prio === '' ? 0 : Number(prio))
-  }
-  return out
-}
 const formatNodes = (nodes: Readonly<Record<string, number>>): string =>
   Object.keys(nodes)
     .sort()
@@ -180,15 +174,7 @@ class HaPlanner {
    */
   plan(m: Guest, type: GuestType, g: LiveGuest | undefined, base: Base, after: string[]): void {
     const observed = this.env.ha
-    const skip = (message: string) =>
-      this.env.skips.push({
-        code: 'unknown',
-        address: base.address,
-        kind: base.kind,
-        node: base.node,
-        vmid: m.spec.vmid,
-        message,
-      })
+    const skip = (message: string) => this.env.skips.push(skipOn(base, m.spec.vmid, 'unknown', message))
     if ('unreadable' in observed) {
       if (m.spec.ha) skip(`the HA configuration could not be read this cycle (${observed.unreadable}); HA not planned`)
       return
@@ -442,16 +428,8 @@ class HaPlanner {
       : `${m.kind}/${m.metadata.name}: HA resource ${sid} not on PVE; will create (${keys})`
   }
 
-  private push(
-    base: Base,
-    type: 'ha-create' | 'ha-update' | 'ha-delete',
-    reason: string,
-    diffs: FieldDiff[],
-    disruption: DisruptionClass,
-    requests: PveRequest[],
-    after: string[],
-  ): void {
-    this.env.drafts.push(this.draft(base, type, reason, diffs, disruption, requests, after))
+  private push(...draft: Parameters<typeof this.draft>): void {
+    this.env.drafts.push(this.draft(...draft))
   }
 
   private draft(

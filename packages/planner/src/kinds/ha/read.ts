@@ -4,7 +4,7 @@
  * rules and every groups call dies). Two requests per cycle. A failed read makes HA unknown, never absent.
  */
 import type { LiveHa, LiveInventory, Observed } from '../../inventory.js'
-import type { ReadContext } from '../kind.js'
+import type { ReadContext } from '../../kit/kind.js'
 import type { HaItem } from '@proxops/pve-client/wire'
 import type { LiveReader } from '../../ports.js'
 
@@ -12,11 +12,11 @@ import type { LiveReader } from '../../ports.js'
 export const haForm = (pveVersion: string): 'groups' | 'rules' =>
   Number(pveVersion.split('.')[0]) >= 9 ? 'rules' : 'groups'
 
-export async function readHaOf(ctx: ReadContext): Promise<Pick<LiveInventory, 'ha'>> {
-  return { ha: await readHa(ctx.reader, ctx.pveVersion, ctx.read) }
+export async function readHa(ctx: ReadContext): Promise<Pick<LiveInventory, 'ha'>> {
+  return { ha: await readHaConfig(ctx.reader, ctx.pveVersion, ctx.read) }
 }
 
-export async function readHa(
+export async function readHaConfig(
   reader: LiveReader,
   pveVersion: string,
   read: <T>(fn: () => Promise<T>) => Promise<T>,

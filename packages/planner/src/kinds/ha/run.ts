@@ -1,12 +1,11 @@
 /** Running the HA kind's request: a section-config write, then the wait for the power state it requests. */
-import { isLockTimeoutMessage } from '@proxops/pve-client/wire'
 import type { PveRequest } from '../../plan-types.js'
-import { ActionFailure, type ActionContext, type Runners } from '../../execute/task-call.js'
+import { write, type ActionContext, type Runners } from '../../kit/runners.js'
 import { awaitHaPower } from './await-power.js'
 
-export const haRunners: Runners = {
+export const haRunners = {
   haWrite: (request, { ctx }) => haWrite(request, ctx),
-}
+} satisfies Runners
 
 /**
  * One HA section-config write (synchronous in PVE, no task), then, for a change of the requested state, the
@@ -15,23 +14,11 @@ export const haRunners: Runners = {
  * (await-power.ts).
  */
 async function haWrite(request: Extract<PveRequest, { call: 'haWrite' }>, ctx: ActionContext): Promise<void> {
-  const write = ctx.writer.haWrite.bind(ctx.writer)
+  const ha = ctx.writer.haWrite.bind(ctx.writer)
   const params: Record<string, string | number> = {}
   for (const [k, v] of Object.entries(request.params)) if (typeof v !== 'object') params[k] = v
   const what = `${request.method === 'POST' ? 'create' : request.method === 'PUT' ? 'update' : 'delete'} HA ${request.object.replace(/s$/, '')} ${request.id}`
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await write(request.object, request.method, request.id, params)
-      break
-    } catch (e) {
-      const message = e instanceof Error ? e.message : String(e)
-      if (isLockTimeoutMessage(message) && attempt < ctx.lockRetries) {
-        await ctx.sleep(ctx.lockRetryDelayMs * 2 ** attempt)
-        continue
-      }
-      throw new ActionFailure(`${what} failed: ${message}`)
-    }
-  }
+  await write(what, ctx, () => ha(request.object, request.method, request.id, params))
   const target = request.guest
   if (!target) return
   // the write itself set the config state: a config that no longer says it means HA will not get there

@@ -4,8 +4,8 @@
  */
 import { API_VERSION, KIND_ROOT_OF, type Kind } from '@proxops/schema'
 import type { LiveInventory } from '../../inventory.js'
-import type { AdoptedFile } from '../../adopt/types.js'
-import { commentText } from '../../plan/ownership.js'
+import type { AdoptedFile } from '../../kit/adopt.js'
+import { commentText } from '../../kit/ownership.js'
 
 type Claim = (kind: Kind, base: string, id: string | number) => string
 

@@ -14,7 +14,7 @@ import type { DesiredState } from '../../desired.js'
 import type { LiveInventory } from '../../inventory.js'
 import { backupJob, desired, guest, inventory, liveVm, policy, pool, vm } from '../../fixtures.test.helpers.js'
 import { privilegeNeeds } from '../../privileges.js'
-import { commentOwner, commentText } from '../../plan/ownership.js'
+import { commentOwner, commentText } from '../../kit/ownership.js'
 
 const live = (poolid: string, comment?: string, vmids: number[] = [], storages: string[] = []): LivePool => ({
   poolid,

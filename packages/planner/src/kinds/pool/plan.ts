@@ -3,7 +3,7 @@
  * `spec.pool` declares for a guest (pve-manager PVE::API2::Pool create_pool / update_pool / delete_pool).
  *
  * Ownership (docs/safety.md#pools): ProxOps writes the marker `managed-by=<tag>` (`managed-by=<tag>.<entry>`
- * with a cluster entry) as the first word of a pool's comment, as backup jobs have it (plan/ownership.ts
+ * with a cluster entry) as the first word of a pool's comment, as backup jobs have it (kit/ownership.ts
  * commentOwner). Declaring a pool id claims it (the update writes the marker); only a pool carrying this
  * entry's marker is ever deleted, within the cycle's remaining prune budget and the empty-desired and ratio
  * guards, and never while it holds anything this plan does not take out of it first: a storage, a sub-pool
@@ -18,8 +18,8 @@ import type { ContainerManifest, Manifest, PoolManifest, QemuManifest } from '@p
 import { poolNeeded } from '@proxops/schema'
 import { known, type LivePool, type Observed } from '../../inventory.js'
 import type { Anomaly, FieldDiff, Policy, PveRequest, Skip } from '../../plan-types.js'
-import type { Draft } from '../../plan/order.js'
-import { commentMarker, commentOwner, commentWord } from '../../plan/ownership.js'
+import { poolAddress, skipOn, type Draft } from '../../kit/draft.js'
+import { commentMarker, commentOwner, commentWord } from '../../kit/ownership.js'
 import { PlanInputError } from '../../errors.js'
 import {
   emptyPlan,
@@ -28,14 +28,12 @@ import {
   type PlanContext,
   type PruneCandidate,
   type PruneGroup,
-} from '../kind.js'
+} from '../../kit/kind.js'
 
 type Guest = QemuManifest | ContainerManifest
 type Base = Pick<Draft, 'resource' | 'address' | 'kind' | 'name' | 'node' | 'vmid' | 'tier' | 'level'>
 
 const KIND = 'Pool' as const
-
-export const poolAddress = (id: string): string => `Pool/${id}`
 
 /** the comment a Pool's PVE object must carry */
 export const poolComment = (m: PoolManifest, policy: Pick<Policy, 'ownershipTag' | 'clusterEntry'>): string =>
@@ -178,14 +176,8 @@ class PoolPlanner {
     const pool = m.spec.pool
     if (pool === undefined) return
     if (!this.known) {
-      this.env.skips.push({
-        code: 'unknown',
-        address: base.address,
-        kind: base.kind,
-        node: base.node,
-        vmid: m.spec.vmid,
-        message: `spec.pool: the pools could not be read this cycle (${this.unreadable}); membership not planned`,
-      })
+      const why = `spec.pool: the pools could not be read this cycle (${this.unreadable}); membership not planned`
+      this.env.skips.push(skipOn(base, m.spec.vmid, 'unknown', why))
       return
     }
     const current = this.memberOf.get(m.spec.vmid)

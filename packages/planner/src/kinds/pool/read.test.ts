@@ -1,12 +1,12 @@
 /**
- * readPools against the simulator: pool members from /cluster/resources' `pool` (pve-manager PVE::API2::Cluster
+ * readPoolList against the simulator: pool members from /cluster/resources' `pool` (pve-manager PVE::API2::Cluster
  * resources) agree with `GET /pools?poolid=` (PVE::API2::Pool read_pool) for every guest, and only the pools the
  * desired state names or ProxOps marked (with the entry's ownership: this entry marked) cost a request of their own.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { simPve, type SimPve } from '../../test-support/sim.js'
 import { known } from '../../inventory.js'
-import { readPools } from './read.js'
+import { readPoolList } from './read.js'
 
 let env: SimPve
 const read = <T>(fn: () => Promise<T>): Promise<T> => fn()
@@ -34,12 +34,12 @@ afterAll(async () => {
   await env.close()
 })
 
-describe('readPools (PVE::API2::Pool, PVE::API2::Cluster resources)', () => {
+describe('readPoolList (PVE::API2::Pool, PVE::API2::Cluster resources)', () => {
   it('members from /cluster/resources match read_pool; requests: the list, the named pools and the marked ones', async () => {
-    const exact = known(await readPools(env.client, read))
+    const exact = known(await readPoolList(env.client, read))
     const resources = await env.client.clusterResources()
     env.sim.stats.reset()
-    const cheap = known(await readPools(env.client, read, { resources, exact: ['p07'] }))
+    const cheap = known(await readPoolList(env.client, read, { resources, exact: ['p07'] }))
     const requests = env.requests()
     // the list, p07 (named), and the six marked pools (p00, p05, ..., p25)
     expect(requests.filter((r) => r.startsWith('GET /pools'))).toHaveLength(1 + 1 + 6)
@@ -51,11 +51,11 @@ describe('readPools (PVE::API2::Pool, PVE::API2::Cluster resources)', () => {
   })
 
   it("with the entry's ownership, only its own marked pools are read exactly: others' markers cost nothing", async () => {
-    const exact = known(await readPools(env.client, read))
+    const exact = known(await readPoolList(env.client, read))
     const resources = await env.client.clusterResources()
     env.sim.stats.reset()
     const ownership = { ownershipTag: 'proxops', clusterEntry: 'lab' }
-    const cheap = known(await readPools(env.client, read, { resources, exact: ['p07'], ownership }))
+    const cheap = known(await readPoolList(env.client, read, { resources, exact: ['p07'], ownership }))
     // the list, p07 (named), and lab's three marked pools (p00, p10, p20); other's (p05, p15, p25) are not read
     expect(env.requests()).toEqual(Array.from({ length: 1 + 1 + 3 }, () => 'GET /pools'))
     expect(cheap?.map((p) => [p.poolid, p.comment, p.vmids])).toEqual(exact?.map((p) => [p.poolid, p.comment, p.vmids]))
@@ -63,7 +63,7 @@ describe('readPools (PVE::API2::Pool, PVE::API2::Cluster resources)', () => {
 
   it('without /cluster/resources, or with exact: all, every pool is read with its own request (adopt)', async () => {
     env.sim.stats.reset()
-    await readPools(env.client, read, { exact: 'all' })
+    await readPoolList(env.client, read, { exact: 'all' })
     expect(env.requests()).toHaveLength(1 + POOLS)
   })
 })

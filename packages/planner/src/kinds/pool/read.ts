@@ -11,18 +11,18 @@
  */
 import type { ClusterResource, PoolInfo } from '@proxops/pve-client/wire'
 import type { LiveInventory, LivePool, Observed } from '../../inventory.js'
-import type { ReadContext } from '../kind.js'
+import type { ReadContext } from '../../kit/kind.js'
 import type { LiveReader } from '../../ports.js'
 import type { Policy } from '../../plan-types.js'
-import { commentOwner } from '../../plan/ownership.js'
+import { commentOwner } from '../../kit/ownership.js'
 
-/** the marker word ProxOps writes first into what it owns (plan/ownership.ts commentMarker) */
+/** the marker word ProxOps writes first into what it owns (kit/ownership.ts commentMarker) */
 const MARKED = /^managed-by=/
 
-export async function readPoolsOf(ctx: ReadContext): Promise<Pick<LiveInventory, 'pools'>> {
+export async function readPools(ctx: ReadContext): Promise<Pick<LiveInventory, 'pools'>> {
   const { pools: exact, ownership } = ctx.options
   return {
-    pools: await readPools(ctx.reader, ctx.read, {
+    pools: await readPoolList(ctx.reader, ctx.read, {
       resources: ctx.resources,
       exact,
       ...(ownership !== undefined ? { ownership } : {}),
@@ -30,7 +30,7 @@ export async function readPoolsOf(ctx: ReadContext): Promise<Pick<LiveInventory,
   }
 }
 
-export async function readPools(
+export async function readPoolList(
   reader: LiveReader,
   read: <T>(fn: () => Promise<T>) => Promise<T>,
   from: {

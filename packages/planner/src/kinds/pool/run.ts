@@ -1,16 +1,15 @@
 /** Running the pool kind's requests: `/pools` writes are synchronous (user.cfg under its lock). */
-import { isLockTimeoutMessage } from '@proxops/pve-client/wire'
 import type { PveRequest } from '../../plan-types.js'
-import { ActionFailure, type ActionContext, type Runners } from '../../execute/task-call.js'
+import { write, type ActionContext, type Runners } from '../../kit/runners.js'
 
-export const poolRunners: Runners = {
+export const poolRunners = {
   createPool: (request, { ctx }) => poolWrite(request, ctx),
   updatePool: (request, { ctx }) => poolWrite(request, ctx),
   deletePool: (request, { ctx }) => poolWrite(request, ctx),
-}
+} satisfies Runners
 
-/** One `/pools` write (synchronous, user.cfg under its lock); a lock timeout is retried like a task's */
-async function poolWrite(
+/** One `/pools` write (synchronous, user.cfg under its lock) */
+function poolWrite(
   request: Extract<PveRequest, { call: 'createPool' | 'updatePool' | 'deletePool' }>,
   ctx: ActionContext,
 ): Promise<void> {
@@ -25,17 +24,5 @@ async function poolWrite(
         ? () => w.updatePool(params)
         : () => w.deletePool(request.poolid)
   const id = request.call === 'deletePool' ? request.poolid : String(request.params.poolid)
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await send()
-      return
-    } catch (e) {
-      const message = e instanceof Error ? e.message : String(e)
-      if (isLockTimeoutMessage(message) && attempt < ctx.lockRetries) {
-        await ctx.sleep(ctx.lockRetryDelayMs * 2 ** attempt)
-        continue
-      }
-      throw new ActionFailure(`${request.call.replace('Pool', '')} pool ${id} failed: ${message}`)
-    }
-  }
+  return write(`${request.call.replace('Pool', '')} pool ${id}`, ctx, send)
 }

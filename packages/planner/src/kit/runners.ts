@@ -107,6 +107,18 @@ export async function call(
   }
 }
 
+/**
+ * One synchronous write (PVE answers once it is done, no task: the cluster-wide section configs, user.cfg): like
+ * `call`, a lock timeout is retried with bounded backoff (PVE did not apply the change) and a refusal throws an
+ * ActionFailure `<what> failed: <PVE's text>`.
+ */
+export function write(what: string, ctx: ActionContext, send: () => Promise<unknown>): Promise<void> {
+  return call(what, ctx, [], async () => {
+    await send()
+    return null
+  })
+}
+
 async function waitWithProgress(task: TaskRef, ctx: ActionContext, timeoutMs: number): Promise<TaskResult> {
   ctx.onTaskStarted?.(task)
   const started = ctx.now()

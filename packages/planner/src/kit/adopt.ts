@@ -1,3 +1,4 @@
+import type { LiveGuest } from '../inventory.js'
 import type { Kind } from '@proxops/schema'
 
 export interface AdoptOptions {
@@ -75,3 +76,22 @@ export interface Collect {
 
 /** a unique file name for a live object of a kind (claimed once per run) */
 export type Claim = (kind: Kind, base: string, id: string | number) => string
+
+/** What every kind's adopt shares in one run (Kind.adopt): the options, the findings, the files written so far. */
+export interface AdoptContext {
+  readonly options: AdoptOptions
+  /** the ownership tag, lower-cased (stripped from adopted tags) */
+  readonly tag: string
+  readonly claim: Claim
+  readonly collect: Collect
+  /** every file written so far; a kind adds its own */
+  readonly files: AdoptedFile[]
+  /** the live guests' files by vmid, for the kinds that live on a guest (its firewall, HA resource, pool) */
+  readonly guestFiles: Map<number, { guest: LiveGuest; file: AdoptedFile }>
+  readonly skipped: AdoptSkip[]
+  /** the adopted ISOs' manifest names by volid (a VM's CD names its ISO) */
+  readonly isoNames: Map<string, string>
+  readonly census: AdoptResult['census']
+  /** with `importSshKeys`: new `cloud-init.ssh-keys` entries by name */
+  readonly newSshKeys: Map<string, string>
+}

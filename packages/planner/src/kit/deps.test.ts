@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { KIND_ALIASES, KINDS, type Kind, type Manifest } from '@proxops/schema'
 import { keyOf, levels } from './deps.js'
-import { plan } from './plan.js'
+import { plan } from '../plan/plan.js'
 import { PlanInputError } from '../errors.js'
 import { artifact, backupJob, desired, inventory, lxc, policy, pool, vm } from '../fixtures.test.helpers.js'
 

@@ -5,9 +5,9 @@
  */
 import { fc, test } from '@fast-check/vitest'
 import { expect } from 'vitest'
-import { backupJob, desired, inventory, orphan, policy, pool, vm } from '../../fixtures.test.helpers.js'
-import type { LivePool } from '../../inventory.js'
-import { plan } from '../../plan/plan.js'
+import { backupJob, desired, inventory, orphan, policy, pool, vm } from '../fixtures.test.helpers.js'
+import type { LivePool } from '../inventory.js'
+import { plan } from '../plan/plan.js'
 
 const ha = { max_restart: 1, max_relocate: 1, strict: false }
 const firewall = {

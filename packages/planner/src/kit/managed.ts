@@ -5,8 +5,8 @@
  * reaches a guest (a backup job's selection; the HA resource, firewall and pool membership, which live on a
  * planned guest) may reach only these. Pure.
  */
-import { isGuest } from '../../desired.js'
-import type { KindContext } from '../kind.js'
+import { isGuest } from '../desired.js'
+import type { KindContext } from './kind.js'
 
 export type ManagedGuests = (vmid: number) => string | undefined
 

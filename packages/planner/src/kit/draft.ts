@@ -1,0 +1,51 @@
+/**
+ * What every kind's planning produces and the pipeline assembles: drafts (actions before dependency wiring), the
+ * sink findings go to, the addresses objects are reported under, and how a diff is ordered and shown.
+ */
+import { SENSITIVE } from '@proxops/pve-client/wire'
+import type { Action, Anomaly, FieldDiff, Gap, PendingChange, PlanParamValue, Skip } from '../plan-types.js'
+import { compare } from './text.js'
+
+export const artifactAddress = (kind: string, node: string, storage: string, filename: string): string =>
+  `${kind}/${node}/${storage}/${filename}`
+export const guestAddress = (kind: string, node: string, vmid: number, name?: string): string =>
+  `${kind}/${node}/${vmid}${name === undefined || name === '' ? '' : `(${name})`}`
+/** the cluster-wide kinds by their PVE id */
+export const backupAddress = (id: string): string => `BackupJob/${id}`
+export const poolAddress = (id: string): string => `Pool/${id}`
+
+/** Where planning records what it found. */
+export interface Sink {
+  drafts: Draft[]
+  anomalies: Anomaly[]
+  skips: Skip[]
+  pending: PendingChange[]
+  gaps: Gap[]
+}
+
+/** Draft actions before dependency wiring: `resource` is the manifest key whose prerequisites apply. */
+export interface Draft extends Omit<Action, 'id' | 'dependsOn' | 'requires'> {
+  resource?: string
+  /** same-object actions that must run first (ids) */
+  after?: string[]
+  id?: string
+}
+
+export function display(v: PlanParamValue): string {
+  return typeof v === 'object' ? SENSITIVE : String(v)
+}
+
+const compareDiffs = (a: FieldDiff, b: FieldDiff): number => compare(a.key, b.key) || compare(a.field, b.field)
+
+/** Sorts a freshly built diff list in place (by key, then field) and returns it. */
+export function sortDiffs(d: FieldDiff[]): FieldDiff[] {
+  return d.sort(compareDiffs)
+}
+
+/** A skip of what lives on a declared guest (its HA resource, its pool membership), under the guest's address. */
+export const skipOn = (
+  base: Pick<Draft, 'address' | 'kind' | 'node'>,
+  vmid: number,
+  code: Skip['code'],
+  message: string,
+): Skip => ({ code, address: base.address, kind: base.kind, node: base.node, vmid, message })

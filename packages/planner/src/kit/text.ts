@@ -1,0 +1,12 @@
+/** Text helpers every layer shares: one deterministic order and one way to read an error. */
+
+/** Plain code-unit order: deterministic regardless of locale. */
+export function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0
+}
+
+/** An error's message, or the thrown value as text. */
+export function errorText(error: unknown): string {
+  if (error instanceof Error) return error.message
+  return String(error)
+}

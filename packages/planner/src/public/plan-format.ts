@@ -1,0 +1,6 @@
+/**
+ * `@proxops/planner/plan-format`: the detail types of a plan's actions (docs/plan-format.md), for code that reads
+ * or builds requests one by one: the kinds' names, request parameters and secret references. `Plan`, `Action`
+ * and the findings are on the main entry.
+ */
+export type { ArtifactKind, CanonFirewall, GuestKind, PlanParams, PlanParamValue, SecretParam } from '../plan-types.js'
