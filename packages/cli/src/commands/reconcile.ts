@@ -67,6 +67,32 @@ function renderPlan(plan: Plan, format: 'text' | 'markdown', p: Paint): string {
   return format === 'markdown' ? renderPlanMarkdown(plan) : renderPlanText(plan, p)
 }
 
+/**
+ * What every cycle of a command reads about one cluster, whatever client it is given: the repository, the
+ * cluster's SOPS file, the twin-entry guard and the prune flags.
+ */
+function cycleBase(
+  prepared: Prepared,
+  tree: SourceTree,
+  blocked: ReadonlyMap<string, string>,
+  cluster: Prepared['config']['clusters'][number],
+  args: PlanArgs,
+  targets: readonly ObjectRef[] | undefined,
+) {
+  const sops = prepared.sops.get(cluster.name)
+  const twin = blocked.get(cluster.name)
+  return {
+    ...(twin !== undefined ? { blocked: twin } : {}),
+    cluster,
+    config: prepared.config,
+    tree,
+    ...(sops ? { sops } : {}),
+    pruneBudget: prepared.config.reconcile.pruneBudget,
+    allowEmpty: allowEmpty(args['allow-empty']),
+    ...(targets ? { targets } : {}),
+  }
+}
+
 /** Dry cycles for every selected cluster through the read-only client. */
 async function dryCycles(
   ctx: CliContext,
@@ -80,21 +106,7 @@ async function dryCycles(
   for (const cluster of prepared.config.clusters) {
     const reader = readOnlyClient(cluster, prepared.config, clientHooks(ctx))
     try {
-      const sops = prepared.sops.get(cluster.name)
-      const twin = blocked.get(cluster.name)
-      outcomes.push(
-        await runCycle(ctx, {
-          ...(twin !== undefined ? { blocked: twin } : {}),
-          cluster,
-          config: prepared.config,
-          tree,
-          reader,
-          ...(sops ? { sops } : {}),
-          pruneBudget: prepared.config.reconcile.pruneBudget,
-          allowEmpty: allowEmpty(args['allow-empty']),
-          ...(targets ? { targets } : {}),
-        }),
-      )
+      outcomes.push(await runCycle(ctx, { ...cycleBase(prepared, tree, blocked, cluster, args, targets), reader }))
     } finally {
       await reader.close()
     }
@@ -188,19 +200,10 @@ async function checkSavedParts(
     if (!savedPlan) continue
     const reader = readOnlyClient(cluster, prepared.config, clientHooks(ctx))
     try {
-      const sops = prepared.sops.get(cluster.name)
-      const twin = blocked.get(cluster.name)
       const outcome = await runCycle(ctx, {
-        ...(twin !== undefined ? { blocked: twin } : {}),
-        cluster,
-        config: prepared.config,
-        tree,
+        ...cycleBase(prepared, tree, blocked, cluster, args, targets),
         reader,
-        ...(sops ? { sops } : {}),
-        pruneBudget: prepared.config.reconcile.pruneBudget,
-        allowEmpty: allowEmpty(args['allow-empty']),
         savedPlan,
-        ...(targets ? { targets } : {}),
       })
       if (outcome.error) refused.push(outcome)
     } finally {
@@ -268,7 +271,6 @@ export async function applyHandler(
     refs = savedTargets.length > 0 ? savedTargets.map((t) => parseObjectRef(t, `${args.plan} target`)) : undefined
   }
   if (refs) await requireDeclared(refs, prepared, tree, '--target')
-  const targets = refs ? { targets: refs } : {}
   // a person at a terminal (stdin) is asked, wherever stderr goes; pipelines and CI are not
   const interactive = Boolean(ctx.io.stdinIsTty && ctx.io.confirm) && !args.yes
   const json = args.output === 'json' || args.output === 'yaml'
@@ -293,18 +295,7 @@ export async function applyHandler(
       progress ? progress.onNotice(notice) : err(ctx, `${noticeLine(notice)}\n`)
     const client = fullClient(cluster, prepared.config, clientHooks(ctx, { onNotice }))
     try {
-      const sops = prepared.sops.get(cluster.name)
-      const twin = blocked.get(cluster.name)
-      const base = {
-        ...(twin !== undefined ? { blocked: twin } : {}),
-        cluster,
-        config: prepared.config,
-        tree,
-        ...(sops ? { sops } : {}),
-        pruneBudget: prepared.config.reconcile.pruneBudget,
-        allowEmpty: allowEmpty(args['allow-empty']),
-        ...targets,
-      }
+      const base = cycleBase(prepared, tree, blocked, cluster, args, refs)
       let savedPlan = saved?.get(cluster.name)
       if (interactive) {
         // show what will happen and ask; then run exactly that plan (re-checked against live)

@@ -18,47 +18,10 @@ import type { Kind, Manifest } from '../kinds/registry.js'
 import type { DISRUPTION_POLICIES } from './annotations.js'
 
 export type { Envelope, Metadata } from '../kinds/contract.js'
-export type {
-  CloudInitData,
-  ContainerManifest,
-  FirewallAlias,
-  FirewallIpset,
-  FirewallRule,
-  FirewallSpec,
-  GuestManifest,
-  HaSpec,
-  HaState,
-  IpConfig,
-  LxcBindMount,
-  LxcManifest,
-  LxcMountPoint,
-  LxcNic,
-  LxcOptions,
-  LxcSpec,
-  MountPointOptions,
-  PciDevice,
-  PowerState,
-  QemuManifest,
-  TemplateCtManifest,
-  TemplateVmManifest,
-  VmCpu,
-  VmDisk,
-  VmHardware,
-  VmManifest,
-  VmNic,
-  VmOptions,
-  VmSpec,
-} from '../kinds/guest/types.js'
-export type {
-  ArtifactManifest,
-  ArtifactSpec,
-  ChecksumAlgorithm,
-  CtTemplateManifest,
-  DiskImageManifest,
-  IsoManifest,
-} from '../kinds/artifact/types.js'
-export type { BackupJobManifest, BackupJobSpec, BackupSelection, PruneBackupsKey } from '../kinds/backup-job/types.js'
-export type { PoolManifest, PoolSpec } from '../kinds/pool/types.js'
+export type * from '../kinds/guest/types.js'
+export type * from '../kinds/artifact/types.js'
+export type * from '../kinds/backup-job/types.js'
+export type * from '../kinds/pool/types.js'
 
 /**
  * The most disruptive side effect ProxOps may cause on a running guest while converging its config (the
