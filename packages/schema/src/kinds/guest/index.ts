@@ -6,46 +6,29 @@ import { guestReferences } from './references.js'
 import { lxcSpecSchema, templateCtSpecSchema, templateVmSpecSchema, vmSpecSchema } from './schema.js'
 import type { LxcManifest, TemplateCtManifest, TemplateVmManifest, VmManifest } from './types.js'
 
-const common = {
-  guest: true,
-  allowEmpty: true,
-  finalise: finaliseGuest,
-  references: guestReferences,
-  identity: guestIdentity,
+/** each guest kind's other spellings, kind root and description */
+const OWN = {
+  VM: [[], 'vm', 'A qemu virtual machine.'],
+  TemplateVM: [['TVM', 'TEMPLATE'], 'templatevm', 'A qemu VM template (created, then converted with template=1).'],
+  LXC: [[], 'lxc', 'An LXC container.'],
+  TemplateCT: [['TCT'], 'templatect', 'An LXC container template.'],
 } as const
+const SPECS = {
+  VM: vmSpecSchema,
+  TemplateVM: templateVmSpecSchema,
+  LXC: lxcSpecSchema,
+  TemplateCT: templateCtSpecSchema,
+}
 
-export const vm = {
-  name: 'VM',
-  aliases: [],
-  root: 'vm',
-  description: 'A qemu virtual machine.',
-  spec: vmSpecSchema,
-  ...common,
-} as const satisfies SchemaKind<VmManifest>
+/** the registry entry of one guest kind: its own facts, and the parts every guest kind shares */
+function guestKind<const K extends keyof typeof OWN>(name: K) {
+  const [aliases, root, description] = OWN[name]
+  const spec: (typeof SPECS)[K] = SPECS[name]
+  const shared = { guest: true, allowEmpty: true, finalise: finaliseGuest, references: guestReferences } as const
+  return { name, aliases, root, description, spec, ...shared, identity: guestIdentity }
+}
 
-export const templateVm = {
-  name: 'TemplateVM',
-  aliases: ['TVM', 'TEMPLATE'],
-  root: 'templatevm',
-  description: 'A qemu VM template (created, then converted with template=1).',
-  spec: templateVmSpecSchema,
-  ...common,
-} as const satisfies SchemaKind<TemplateVmManifest>
-
-export const lxc = {
-  name: 'LXC',
-  aliases: [],
-  root: 'lxc',
-  description: 'An LXC container.',
-  spec: lxcSpecSchema,
-  ...common,
-} as const satisfies SchemaKind<LxcManifest>
-
-export const templateCt = {
-  name: 'TemplateCT',
-  aliases: ['TCT'],
-  root: 'templatect',
-  description: 'An LXC container template.',
-  spec: templateCtSpecSchema,
-  ...common,
-} as const satisfies SchemaKind<TemplateCtManifest>
+export const vm = guestKind('VM') satisfies SchemaKind<VmManifest>
+export const templateVm = guestKind('TemplateVM') satisfies SchemaKind<TemplateVmManifest>
+export const lxc = guestKind('LXC') satisfies SchemaKind<LxcManifest>
+export const templateCt = guestKind('TemplateCT') satisfies SchemaKind<TemplateCtManifest>
