@@ -126,20 +126,10 @@ function finaliseQemu(m: QemuManifest, add: Add): void {
     if (claimed) add('slot-duplicate', [...p, 'interface'], `disk slot ${disk.interface} is used by ${claimed}`)
   })
 
-  const nicSlots = new Map<string, number>()
+  const nicSlots = new Map<string, string>()
   spec.networks.forEach((nic, i) => {
     nic.slot = (nic.slot ?? `net${i}`).trim()
-    checkSlot(
-      nic.slot,
-      /^net(\d+)$/,
-      31,
-      'netN (N 0-31)',
-      ['spec', 'networks', i, 'slot'],
-      nicSlots,
-      i,
-      'spec.networks',
-      add,
-    )
+    claimSlot('net', nic.slot, ['spec', 'networks', i, 'slot'], nicSlots, `spec.networks[${i}]`, add)
   })
 
   if (hw) {
@@ -247,30 +237,36 @@ function checkRef(ref: string, prefix: string): boolean {
   return ref.startsWith(prefix) && REF_NAME.test(ref.slice(prefix.length))
 }
 
-function checkSlot(
+/** PVE's key families of NICs and mount points: the key's form and its highest number */
+const SLOT_FORMS = {
+  net: { pattern: /^net(\d+)$/, max: 31 },
+  mp: { pattern: /^mp(\d+)$/, max: 255 },
+} as const
+
+/** One entry's slot: a key of PVE's family `form`, unused by the entries in `seen` (slot -> the entry using it). */
+function claimSlot(
+  form: keyof typeof SLOT_FORMS,
   slot: string,
-  pattern: RegExp,
-  max: number,
-  form: string,
   path: PathKey[],
-  seen: Map<string, string | number>,
-  index: number | string,
-  listName: string,
+  seen: Map<string, string>,
+  entry: string,
   add: Add,
 ): void {
+  const { pattern, max } = SLOT_FORMS[form]
   const mm = pattern.exec(slot)
   if (!mm || Number(mm[1]) > max) {
-    add('slot-invalid', path, `slot ${JSON.stringify(slot)} must be ${form}`)
+    add('slot-invalid', path, `slot ${JSON.stringify(slot)} must be ${form}N (N 0-${max})`)
     return
   }
   const prev = seen.get(slot)
-  if (prev !== undefined)
-    add(
-      'slot-duplicate',
-      path,
-      `slot ${slot} is already used by ${typeof prev === 'number' ? `${listName}[${prev}]` : prev}`,
-    )
-  else seen.set(slot, typeof index === 'number' ? index : index)
+  if (prev !== undefined) add('slot-duplicate', path, `slot ${slot} is already used by ${prev}`)
+  else seen.set(slot, entry)
+}
+
+/** A guest path of a mount point or bind mount: absolute. */
+function checkMountPoint(value: string | undefined, path: PathKey[], add: Add): void {
+  if (value !== undefined && !value.startsWith('/'))
+    add('path-not-absolute', path, `mount-point ${JSON.stringify(value)} must be an absolute path`)
 }
 
 const SYSTEM_ROOTS = new Set([
@@ -335,11 +331,11 @@ function finaliseContainer(m: ContainerManifest, add: Add): void {
       `hostname ${JSON.stringify(spec.dns.hostname)} must be a DNS name`,
     )
 
-  const nicSlots = new Map<string, string | number>()
+  const nicSlots = new Map<string, string>()
   spec.networks.forEach((nic, i) => {
     const p = ['spec', 'networks', i]
     nic.slot = (nic.slot ?? `net${i}`).trim()
-    checkSlot(nic.slot, /^net(\d+)$/, 31, 'netN (N 0-31)', [...p, 'slot'], nicSlots, i, 'spec.networks', add)
+    claimSlot('net', nic.slot, [...p, 'slot'], nicSlots, `spec.networks[${i}]`, add)
     if (nic.ip !== undefined && nic.ip !== 'dhcp' && nic.ip !== 'manual' && !checkCidr(nic.ip)) {
       add(
         'field-invalid',
@@ -351,44 +347,18 @@ function finaliseContainer(m: ContainerManifest, add: Add): void {
       add('field-invalid', [...p, 'gw'], `gw ${JSON.stringify(nic.gw)} must be an IP address`)
   })
 
-  const mpSlots = new Map<string, string | number>()
+  const mpSlots = new Map<string, string>()
   spec['mount-points'].forEach((mp, i) => {
     const p = ['spec', 'mount-points', i]
     mp.slot = (mp.slot ?? `mp${i}`).trim()
-    checkSlot(
-      mp.slot,
-      /^mp(\d+)$/,
-      255,
-      'mpN (N 0-255)',
-      [...p, 'slot'],
-      mpSlots,
-      `spec.mount-points[${i}]`,
-      'spec.mount-points',
-      add,
-    )
-    if (mp['mount-point'] !== undefined && !mp['mount-point'].startsWith('/')) {
-      add(
-        'path-not-absolute',
-        [...p, 'mount-point'],
-        `mount-point ${JSON.stringify(mp['mount-point'])} must be an absolute path`,
-      )
-    }
+    claimSlot('mp', mp.slot, [...p, 'slot'], mpSlots, `spec.mount-points[${i}]`, add)
+    checkMountPoint(mp['mount-point'], [...p, 'mount-point'], add)
   })
   const offset = spec['mount-points'].length
   spec['bind-mounts'].forEach((bm, i) => {
     const p = ['spec', 'bind-mounts', i]
     bm.slot = (bm.slot ?? `mp${offset + i}`).trim()
-    checkSlot(
-      bm.slot,
-      /^mp(\d+)$/,
-      255,
-      'mpN (N 0-255)',
-      [...p, 'slot'],
-      mpSlots,
-      `spec.bind-mounts[${i}]`,
-      'spec.bind-mounts',
-      add,
-    )
+    claimSlot('mp', bm.slot, [...p, 'slot'], mpSlots, `spec.bind-mounts[${i}]`, add)
     const host = bm['host-path']
     const trimmed = host.length > 1 ? host.replace(/\/+$/, '') || '/' : host
     if (!host.startsWith('/'))
@@ -400,11 +370,6 @@ function finaliseContainer(m: ContainerManifest, add: Add): void {
         `host-path ${JSON.stringify(host)} is a system directory (or climbs with ..): bind a dedicated data directory instead`,
       )
     }
-    if (!bm['mount-point'].startsWith('/'))
-      add(
-        'path-not-absolute',
-        [...p, 'mount-point'],
-        `mount-point ${JSON.stringify(bm['mount-point'])} must be an absolute path`,
-      )
+    checkMountPoint(bm['mount-point'], [...p, 'mount-point'], add)
   })
 }
