@@ -2,10 +2,9 @@
 // stanzas are kept (so the file stays encrypted to exactly its existing recipients, like `sops set`),
 // existing values keep their ciphertext, only new keys are sealed, then lastmodified and the MAC are
 // renewed. Existing names are never overwritten; no new names means no write.
-import { readFile } from 'node:fs/promises'
 import { type Document, Pair, Scalar, YAMLMap, isMap, isScalar } from 'yaml'
 import { aadFor, sealEnc } from './cipher.js'
-import { type KeyOptions, decryptParsed, parseSops, resolveDataKey } from './decrypt.js'
+import { type KeyOptions, decryptParsed, parseSops, readSopsFile, resolveDataKey } from './decrypt.js'
 import { type KeyPath, toKeyPath } from './document.js'
 import { encryptSops, sealMac } from './encrypt.js'
 import { SopsError, guarded } from './errors.js'
@@ -203,12 +202,7 @@ export async function mergeSopsFile(
   additions: readonly SecretAddition[],
   opts: Omit<MergeOptions, 'file'> & Pick<AtomicWriteOptions, 'beforeRename'> = {},
 ): Promise<MergeResult> {
-  let text: string
-  try {
-    text = await readFile(path, 'utf8')
-  } catch (e) {
-    throw new SopsError('Malformed', path, `cannot read file (${String((e as { code?: unknown }).code ?? 'error')})`)
-  }
+  const text = await readSopsFile(path)
   const r = await mergeSopsText(text, additions, { ...opts, file: path })
   if (r.text === undefined) return { written: false, added: r.added, existing: r.existing }
   await writeFileAtomic(path, r.text, {
