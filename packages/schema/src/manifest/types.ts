@@ -18,10 +18,34 @@ import type { Kind, Manifest } from '../kinds/registry.js'
 import type { DISRUPTION_POLICIES } from './annotations.js'
 
 export type { Envelope, Metadata } from '../kinds/contract.js'
-export type * from '../kinds/guest/types.js'
-export type * from '../kinds/artifact/types.js'
-export type * from '../kinds/backup-job/types.js'
-export type * from '../kinds/pool/types.js'
+export type {
+  ContainerManifest,
+  FirewallSpec,
+  GuestManifest,
+  HaSpec,
+  IpConfig,
+  LxcManifest,
+  LxcNic,
+  LxcSpec,
+  PowerState,
+  QemuManifest,
+  TemplateCtManifest,
+  TemplateVmManifest,
+  VmDisk,
+  VmHardware,
+  VmManifest,
+  VmNic,
+  VmSpec,
+} from '../kinds/guest/types.js'
+export type {
+  ArtifactManifest,
+  ArtifactSpec,
+  CtTemplateManifest,
+  DiskImageManifest,
+  IsoManifest,
+} from '../kinds/artifact/types.js'
+export type { BackupJobManifest, BackupJobSpec } from '../kinds/backup-job/types.js'
+export type { PoolManifest, PoolSpec } from '../kinds/pool/types.js'
 
 /**
  * The most disruptive side effect ProxOps may cause on a running guest while converging its config (the
