@@ -1,7 +1,7 @@
 import { inspect } from 'node:util'
 import { gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { createPveClient, createPveReadOnlyClient } from './client.js'
+import { createPveClient, createPveReadOnlyClient, type PveClientOptions } from './client.js'
 import { PveError } from './errors.js'
 import type { ClientNotice, RequestEvent } from './transport.js'
 import { type LocalPve, captureLogger, ok, pveError, startLocalPve } from './test-support/local-pve.js'
@@ -36,6 +36,9 @@ beforeEach(() => {
 
 const token = { type: 'token' as const, tokenId: 'root@pam!proxops', secret: TOKEN_SECRET }
 const fast = { retries: 2, baseDelayMs: 1, maxDelayMs: 2 }
+/** a token client that trusts the local PVE's CA; `options` add to or replace those */
+const trusted = (options: Partial<PveClientOptions> = {}) =>
+  createPveClient({ baseUrl: pve.url, auth: token, tls: { ca: pve.caPem }, ...options })
 
 async function catchErr(p: Promise<unknown>): Promise<PveError> {
   try {
@@ -108,7 +111,7 @@ describe('TLS', () => {
 
 describe('token auth', () => {
   it('sends the PVEAPIToken header and no CSRF token, also on writes', async () => {
-    const c = createPveClient({ baseUrl: pve.url, auth: token, tls: { ca: pve.caPem } })
+    const c = trusted()
     await c.version()
     pve.handle(() => ok(null))
     await c.updateConfig('pve1', 'lxc', 101, { onboot: true })
@@ -123,7 +126,7 @@ describe('token auth', () => {
   it('a 401 (empty body) is PVE_AUTH, not retried, and holds no credential', async () => {
     pve.handle(() => ({ status: 401, statusText: 'Authentication failed!' }))
     const logger = captureLogger()
-    const c = createPveClient({ baseUrl: pve.url, auth: token, tls: { ca: pve.caPem }, retry: fast, logger })
+    const c = trusted({ retry: fast, logger })
     const err = await catchErr(c.version())
     expect(err.code).toBe('PVE_AUTH')
     expect(err.status).toBe(401)
@@ -277,10 +280,7 @@ describe('retries, timeouts, cancellation, limits and the request hook', () => {
       ++n < 3 ? pveError(n === 1 ? 503 : 596, 'Connection timed out') : ok({ version: '9.1.1', release: '9.1' }),
     )
     const events: RequestEvent[] = []
-    const c = createPveClient({
-      baseUrl: pve.url,
-      auth: token,
-      tls: { ca: pve.caPem },
+    const c = trusted({
       retry: fast,
       onRequest: (e) => events.push(e),
     })
@@ -303,10 +303,7 @@ describe('retries, timeouts, cancellation, limits and the request hook', () => {
       seenAt.push(notices.length)
       return ++n < 3 ? pveError(503, 'Service Unavailable') : ok({ version: '9.1.1' })
     })
-    const c = createPveClient({
-      baseUrl: pve.url,
-      auth: token,
-      tls: { ca: pve.caPem },
+    const c = trusted({
       retry: fast,
       onNotice: (notice) => notices.push(notice),
     })
@@ -321,20 +318,14 @@ describe('retries, timeouts, cancellation, limits and the request hook', () => {
     // an answer that takes longer than waitNoticeMs is reported once while it is awaited
     const waits: ClientNotice[] = []
     pve.handle(() => ({ ...ok({ version: '9.1.1' }), delayMs: 300 }))
-    const d = createPveClient({
-      baseUrl: pve.url,
-      auth: token,
-      tls: { ca: pve.caPem },
+    const d = trusted({
       waitNoticeMs: 40,
       onNotice: (x) => waits.push(x),
     })
     expect((await d.version()).version).toBe('9.1.1')
     expect(waits).toEqual([{ type: 'waiting', method: 'GET', path: '/version', elapsedMs: 40, timeoutMs: 30_000 }])
     // a throwing observer changes nothing
-    const e = createPveClient({
-      baseUrl: pve.url,
-      auth: token,
-      tls: { ca: pve.caPem },
+    const e = trusted({
       waitNoticeMs: 1,
       onNotice: () => {
         throw new Error('observer')
@@ -346,7 +337,7 @@ describe('retries, timeouts, cancellation, limits and the request hook', () => {
 
   it('gives up after the bounded retries', async () => {
     pve.handle(() => pveError(503, 'Service Unavailable'))
-    const c = createPveClient({ baseUrl: pve.url, auth: token, tls: { ca: pve.caPem }, retry: fast })
+    const c = trusted({ retry: fast })
     expect((await catchErr(c.version())).code).toBe('PVE_TRANSIENT')
     expect(pve.requests).toHaveLength(3)
     await c.close()
@@ -354,7 +345,7 @@ describe('retries, timeouts, cancellation, limits and the request hook', () => {
 
   it('never retries a write, and never retries a permanent read error', async () => {
     pve.handle(() => pveError(596, 'Connection timed out'))
-    const c = createPveClient({ baseUrl: pve.url, auth: token, tls: { ca: pve.caPem }, retry: fast })
+    const c = trusted({ retry: fast })
     expect((await catchErr(c.createGuest('pve1', 'qemu', { vmid: 100 }))).code).toBe('PVE_TRANSIENT')
     expect(pve.requests).toHaveLength(1)
     expect(c.writes).toBe(1)
@@ -377,10 +368,7 @@ describe('retries, timeouts, cancellation, limits and the request hook', () => {
 
   it('times out per request', async () => {
     pve.handle(() => ({ ...ok(null), delayMs: 500 }))
-    const c = createPveClient({
-      baseUrl: pve.url,
-      auth: token,
-      tls: { ca: pve.caPem },
+    const c = trusted({
       timeoutMs: 50,
       retry: { retries: 0 },
     })
@@ -392,7 +380,7 @@ describe('retries, timeouts, cancellation, limits and the request hook', () => {
 
   it('cancels with an AbortSignal', async () => {
     pve.handle(() => ({ ...ok(null), delayMs: 500 }))
-    const c = createPveClient({ baseUrl: pve.url, auth: token, tls: { ca: pve.caPem } })
+    const c = trusted()
     const ac = new AbortController()
     setTimeout(() => ac.abort(), 20)
     expect((await catchErr(c.version({ signal: ac.signal }))).code).toBe('PVE_ABORTED')
@@ -409,7 +397,7 @@ describe('retries, timeouts, cancellation, limits and the request hook', () => {
       open--
       return ok({ version: '9.1.1', release: '9.1' })
     })
-    const c = createPveClient({ baseUrl: pve.url, auth: token, tls: { ca: pve.caPem }, maxInFlight: 2 })
+    const c = trusted({ maxInFlight: 2 })
     await Promise.all(Array.from({ length: 8 }, () => c.version()))
     expect(peak).toBe(2)
     await c.close()
@@ -417,7 +405,7 @@ describe('retries, timeouts, cancellation, limits and the request hook', () => {
 
   it('answers that are not a {data} envelope are PVE_PROTOCOL', async () => {
     pve.handle(() => ({ status: 200, body: '<html>proxy</html>' }))
-    const c = createPveClient({ baseUrl: pve.url, auth: token, tls: { ca: pve.caPem } })
+    const c = trusted()
     expect((await catchErr(c.version())).code).toBe('PVE_PROTOCOL')
     await c.close()
   })
@@ -462,10 +450,7 @@ describe('bounded answers', () => {
 
   it('a gzip answer that inflates past maxResponseBytes fails PVE_PROTOCOL once, without retries', async () => {
     pve.handle(() => ({ raw: bomb, headers: { 'content-encoding': 'gzip' } }))
-    const c = createPveClient({
-      baseUrl: pve.url,
-      auth: token,
-      tls: { ca: pve.caPem },
+    const c = trusted({
       retry: fast,
       maxResponseBytes: 64 * 1024,
     })
@@ -480,10 +465,7 @@ describe('bounded answers', () => {
   it('a plain answer longer than the limit is refused while it is read', async () => {
     const data = 'x'.repeat(200 * 1024)
     pve.handle(() => ok(data))
-    const c = createPveClient({
-      baseUrl: pve.url,
-      auth: token,
-      tls: { ca: pve.caPem },
+    const c = trusted({
       retry: fast,
       maxResponseBytes: 64 * 1024,
     })
@@ -495,10 +477,7 @@ describe('bounded answers', () => {
   it('answers within the limit, gzip or not, decode as before; a corrupt gzip body is a protocol error', async () => {
     const body = JSON.stringify({ data: { version: '9.1.1', release: '9.1', repoid: 'x'.repeat(4000) } })
     pve.handle(() => ({ raw: gzipSync(body), headers: { 'content-encoding': 'gzip' } }))
-    const c = createPveClient({
-      baseUrl: pve.url,
-      auth: token,
-      tls: { ca: pve.caPem },
+    const c = trusted({
       retry: fast,
       maxResponseBytes: 64 * 1024,
     })
@@ -511,7 +490,7 @@ describe('bounded answers', () => {
 
 describe('path parameters', () => {
   it('are encoded, and a dot segment (a node named "..") is refused before sending', async () => {
-    const c = createPveClient({ baseUrl: pve.url, auth: token, tls: { ca: pve.caPem }, retry: fast })
+    const c = trusted({ retry: fast })
     pve.handle(() => ok([]))
     await c.get('/nodes/{node}/qemu', { pathParams: { node: 'a/b?c' } })
     expect(pve.requests.at(-1)?.url).toBe('/api2/json/nodes/a%2Fb%3Fc/qemu')

@@ -9,7 +9,7 @@ import { issueMessage as m } from './errors.js'
 import { checkClusterName, checkNodeName } from './names.js'
 import { parseDuration } from './duration.js'
 import { bool, checked, int, nonEmptyStr, obj, oneOf, str } from './manifest/fields.js'
-import { DEFAULT_SAFETY_SNAPSHOT_KEEP, DISRUPTION_POLICIES } from './manifest/parse.js'
+import { DEFAULT_SAFETY_SNAPSHOT_KEEP, DISRUPTION_POLICIES } from './manifest/annotations.js'
 
 /** `pve.auth`: an API token, or a ticket from a user and password */
 export const AUTH_METHODS = ['token', 'ticket'] as const

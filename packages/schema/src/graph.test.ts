@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import { fc, test } from '@fast-check/vitest'
-import { buildGraph, clusterDependencies, referencesOf, resourceKey, type ResourceKey } from './graph.js'
+import { buildGraph, clusterDependencies, poolNeeded, referencesOf, resourceKey, type ResourceKey } from './graph.js'
 import { isGuestKind, KIND_ALIASES, KIND_ROOT_OF, KINDS, type Kind } from './kinds.js'
 import { loadRepository } from './loader/load.js'
 import { parseManifest } from './manifest/parse.js'
-import { poolNeeded } from './manifest/pool.js'
 import { clone, validManifests } from './test-support/manifests.js'
 import { memoryFs } from './test-support/memory-fs.js'
 import { clusterConfig } from './test-support/repo.js'
@@ -138,7 +137,14 @@ describe('clusterDependencies', () => {
     // a pool no Pool declares is PVE's own: no edge, no problem
     expect(graph.dependsOn.get('VM/other')).toEqual([])
     expect(references.get('VM/other')).toEqual([
-      { kind: 'Pool', name: 'pve-own', via: 'pool', path: ['spec', 'pool'], target: undefined },
+      {
+        kind: 'Pool',
+        name: 'pve-own',
+        via: 'pool',
+        path: ['spec', 'pool'],
+        identity: 'pool:pve-own',
+        target: undefined,
+      },
     ])
     expect(graph.level.get('VM/app')).toBe(2)
   })
@@ -305,7 +311,7 @@ describe('validate and plan read one graph', () => {
       }
       for (const m of manifests) {
         const key = resourceKey(m.kind, m.metadata.name)
-        for (const ref of referencesOf(m)) if (ref.via !== 'pool') before(key, resourceKey(ref.kind, ref.name))
+        for (const ref of referencesOf(m)) if (ref.identity === undefined) before(key, resourceKey(ref.kind, ref.name))
         // a guest's pool, a nested pool's parent, a backup job's pool: when declared here, created first
         const pool = pools.get(poolNeeded(m)?.id ?? '')
         if (pool !== undefined) before(key, pool)

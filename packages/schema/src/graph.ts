@@ -5,10 +5,11 @@
  * docs/repository.md#per-cluster-index-and-dependencies
  */
 import type { ErrorCode } from './errors.js'
-import type { Kind } from './kinds.js'
+import { identityIndex } from './identity.js'
+import type { KindReference, PathKey } from './kinds/contract.js'
+import { type Kind, schemaKind } from './kinds.js'
 import type { Manifest } from './manifest/types.js'
-import { DEPENDS_ON, parseDependsOn, type PathKey } from './manifest/parse.js'
-import { poolNeeded } from './manifest/pool.js'
+import { DEPENDS_ON, parseDependsOn } from './manifest/annotations.js'
 
 /** `Kind/name`, the identity of a manifest within one cluster. */
 export type ResourceKey = `${Kind}/${string}`
@@ -16,42 +17,19 @@ export function resourceKey(kind: Kind, name: string): ResourceKey {
   return `${kind}/${name}`
 }
 
-export interface Reference {
+/** A prerequisite a manifest names: in a field (its kind's `references`) or in the depends-on annotation. */
+export interface Reference extends Omit<KindReference, 'kind' | 'via'> {
   kind: Kind
-  /** the target's `metadata.name`; for `via: 'pool'`, a PVE pool id (the `spec.id` of a Pool) */
-  name: string
-  /** which field makes the reference */
-  via: 'cdrom' | 'disk-image' | 'clone' | 'template' | 'pool' | 'annotation'
-  /** where the reference is written in the manifest */
-  path: PathKey[]
+  via: KindReference['via'] | 'annotation'
 }
 
 /**
- * Every prerequisite a manifest names: a guest's ISO, disk images, clone source, container template and pool, a
- * nested pool's parent, the pool a backup job selects (schema's `poolNeeded`), and the annotation's targets.
- * A backup job's `vmids` are not prerequisites: PVE's create_job takes any vmid list
- * (PVE::VZDump::verify_vzdump_parameters checks only its form), so the job need not wait for its guests.
+ * Every prerequisite a manifest names: its kind's references (a guest's ISO, disk images, clone source,
+ * container template and pool, a nested pool's parent, the pool a backup job selects), then the annotation's
+ * targets.
  */
 export function referencesOf(m: Manifest): Reference[] {
-  const refs: Reference[] = []
-  if (m.kind === 'VM' || m.kind === 'TemplateVM') {
-    const iso = m.spec.hardware?.cdrom?.iso
-    if (iso !== undefined && iso !== 'none')
-      refs.push({ kind: 'ISO', name: iso, via: 'cdrom', path: ['spec', 'hardware', 'cdrom', 'iso'] })
-    m.spec.disks.forEach((d, i) => {
-      if (d.image !== undefined)
-        refs.push({ kind: 'DiskImage', name: d.image, via: 'disk-image', path: ['spec', 'disks', i, 'image'] })
-    })
-    if (m.spec.clone !== undefined)
-      refs.push({ kind: 'TemplateVM', name: m.spec.clone, via: 'clone', path: ['spec', 'clone'] })
-  } else if (m.kind === 'LXC' || m.kind === 'TemplateCT') {
-    if (m.spec.template !== undefined)
-      refs.push({ kind: 'CTTemplate', name: m.spec.template, via: 'template', path: ['spec', 'template'] })
-    if (m.spec.clone !== undefined)
-      refs.push({ kind: 'TemplateCT', name: m.spec.clone, via: 'clone', path: ['spec', 'clone'] })
-  }
-  const pool = poolNeeded(m)
-  if (pool) refs.push({ kind: 'Pool', name: pool.id, via: 'pool', path: pool.path })
+  const refs: Reference[] = schemaKind(m.kind).references(m) as Reference[]
   const annotation = m.metadata.annotations[DEPENDS_ON]
   if (annotation !== undefined) {
     const parsed = parseDependsOn(annotation)
@@ -60,6 +38,18 @@ export function referencesOf(m: Manifest): Reference[] {
     }
   }
   return refs
+}
+
+/**
+ * The pool a manifest needs before it can be created, when a Pool of this cluster may declare it: a guest's
+ * `spec.pool` (create_vm checks it exists), a nested pool's parent (create_pool wants it), the pool a backup
+ * job selects (vzdump backs up the pool's members).
+ */
+export function poolNeeded(m: Manifest): { id: string; path: PathKey[] } | undefined {
+  const ref = schemaKind(m.kind)
+    .references(m)
+    .find((r) => r.via === 'pool')
+  return ref && { id: ref.name, path: ref.path }
 }
 
 export interface ResolvedReference extends Reference {
@@ -88,18 +78,17 @@ export interface ClusterDependencies {
 
 /**
  * Resolves every manifest's references within the cluster and builds the graph. Keys must be unique (the
- * loader reports duplicates first); for a pool id declared twice, the first Pool is the target.
+ * loader reports duplicates first); a reference to a PVE object (a pool id) resolves through the identity
+ * index, so for an object declared twice the first declaration is the target.
  */
 export function clusterDependencies(manifests: readonly Manifest[]): ClusterDependencies {
-  const keys = new Set<ResourceKey>()
-  const poolKeys = new Map<string, ResourceKey>()
-  for (const m of manifests) {
-    const key = resourceKey(m.kind, m.metadata.name)
-    keys.add(key)
-    if (m.kind === 'Pool' && !poolKeys.has(m.spec.id)) poolKeys.set(m.spec.id, key)
-  }
+  const keys = new Set(manifests.map((m) => resourceKey(m.kind, m.metadata.name)))
+  const identities = identityIndex(manifests)
   const targetOf = (ref: Reference): ResourceKey | undefined => {
-    if (ref.via === 'pool') return poolKeys.get(ref.name)
+    if (ref.identity !== undefined) {
+      const owner = identities.owner(ref.identity)
+      return owner && resourceKey(owner.kind, owner.metadata.name)
+    }
     const key = resourceKey(ref.kind, ref.name)
     return keys.has(key) ? key : undefined
   }
@@ -124,7 +113,7 @@ export function clusterDependencies(manifests: readonly Manifest[]): ClusterDepe
       resolved.flatMap((r) => r.target ?? []),
     )
     for (const r of resolved)
-      if (r.target === undefined && r.via !== 'pool')
+      if (r.target === undefined && r.identity === undefined)
         unplannable.push({
           code: 'dependency-unknown',
           key,

@@ -5,7 +5,15 @@
  */
 export { ErrorCodes, formatError, sortErrors, type ErrorCode, type SchemaError } from './errors.js'
 export { GiB, MiB, formatGiB, formatQuantity, parseQuantity, type QuantityResult } from './quantity.js'
-export { API_VERSION, KINDS, KIND_ALIASES, KIND_ROOT_OF, type Kind } from './kinds.js'
+export {
+  ALLOW_EMPTY_KINDS,
+  API_VERSION,
+  KINDS,
+  KIND_ALIASES,
+  KIND_ROOT_OF,
+  type AllowEmptyKind,
+  type Kind,
+} from './kinds.js'
 export type {
   ArtifactManifest,
   BackupJobManifest,
@@ -35,7 +43,7 @@ export type {
   VmNic,
   VmSpec,
 } from './manifest/types.js'
-export { CLOUD_INIT_SLOT, cdSlot } from './manifest/drive-slots.js'
+export { CLOUD_INIT_SLOT, cdSlot } from './kinds/guest/drive-slots.js'
 export {
   parseManifest,
   formatPath,
@@ -46,7 +54,6 @@ export {
   type ParseResult,
   type PathKey,
 } from './manifest/parse.js'
-export { poolNeeded } from './manifest/pool.js'
 export {
   PVE_REQUIRES,
   FORMAT_REQUIRES,
@@ -74,6 +81,15 @@ export {
 } from './config.js'
 export { parseYaml, type YamlFile, type YamlLimits } from './yaml.js'
 export {
+  identityIndex,
+  conflictMessage,
+  type Identity,
+  type IdentityClaim,
+  type IdentityConflict,
+  type IdentityIndex,
+} from './identity.js'
+export {
+  poolNeeded,
   clusterDependencies,
   type ClusterDependencies,
   type DependencyGraph,

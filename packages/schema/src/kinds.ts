@@ -1,36 +1,31 @@
-/** The manifest kinds, their accepted spellings and their kind-root directories. */
+/**
+ * The tables that list the manifest kinds, all derived from the registry (kinds/registry.ts): names, accepted
+ * spellings, kind-root directories, the guest kinds and the kinds `--allow-empty` lifts the guard of.
+ */
+import type { SchemaKind } from './kinds/contract.js'
+import { SCHEMA_KINDS, type AllowEmptyKind, type GuestKind, type Kind, type Manifest } from './kinds/registry.js'
 
-export const API_VERSION = 'proxops/v1alpha1'
+export { API_VERSION } from './manifest/envelope.js'
+export type { AllowEmptyKind, GuestKind, Kind } from './kinds/registry.js'
 
-export const KINDS = [
-  'VM',
-  'TemplateVM',
-  'LXC',
-  'TemplateCT',
-  'ISO',
-  'CTTemplate',
-  'DiskImage',
-  'BackupJob',
-  'Pool',
-] as const
-export type Kind = (typeof KINDS)[number]
+export const KINDS: readonly Kind[] = SCHEMA_KINDS.map((k) => k.name)
 
-/** Guest kinds: identity `(node, vmid)`, sharing PVE's per-node id pool. */
-export const GUEST_KINDS = ['VM', 'TemplateVM', 'LXC', 'TemplateCT'] as const
-export type GuestKind = (typeof GUEST_KINDS)[number]
+/** Guest kinds: identity `vmid`, sharing PVE's cluster-wide id space. */
+export const GUEST_KINDS: readonly GuestKind[] = SCHEMA_KINDS.flatMap((k) => (k.guest ? [k.name] : []))
 
-/** Accepted spellings, matched case-insensitively. */
-export const KIND_ALIASES: Readonly<Record<Kind, readonly string[]>> = {
-  VM: ['VM'],
-  TemplateVM: ['TemplateVM', 'TVM', 'TEMPLATE'],
-  LXC: ['LXC'],
-  TemplateCT: ['TemplateCT', 'TCT'],
-  ISO: ['ISO'],
-  CTTemplate: ['CTTemplate', 'CTT'],
-  DiskImage: ['DiskImage', 'DISK'],
-  BackupJob: ['BackupJob'],
-  Pool: ['Pool'],
-}
+/** The kinds whose empty-desired prune guard `--allow-empty <Kind>` lifts (docs/safety.md). */
+export const ALLOW_EMPTY_KINDS: readonly AllowEmptyKind[] = SCHEMA_KINDS.flatMap((k) => (k.allowEmpty ? [k.name] : []))
+
+/** Accepted spellings, matched case-insensitively: the name first. */
+export const KIND_ALIASES: Readonly<Record<Kind, readonly string[]>> = Object.fromEntries(
+  SCHEMA_KINDS.map((k) => [k.name, [k.name, ...k.aliases]]),
+) as unknown as Record<Kind, readonly string[]>
+
+/** Kind-root directories: exactly these names, in registry order. */
+export const KIND_ROOTS: readonly string[] = SCHEMA_KINDS.map((k) => k.root)
+export const KIND_ROOT_OF: Readonly<Record<Kind, string>> = Object.fromEntries(
+  SCHEMA_KINDS.map((k) => [k.name, k.root]),
+) as unknown as Record<Kind, string>
 
 const BY_LOWER = new Map<string, Kind>()
 for (const kind of KINDS) for (const alias of KIND_ALIASES[kind]) BY_LOWER.set(alias.toLowerCase(), kind)
@@ -44,28 +39,13 @@ export function isGuestKind(kind: Kind): kind is GuestKind {
   return (GUEST_KINDS as readonly string[]).includes(kind)
 }
 
-/** Kind-root directories: exactly these names. */
-export const KIND_ROOTS = [
-  'vm',
-  'lxc',
-  'iso',
-  'ctt',
-  'templatevm',
-  'diskimage',
-  'templatect',
-  'backupjob',
-  'pool',
-] as const
-export const KIND_ROOT_OF: Readonly<Record<Kind, string>> = {
-  VM: 'vm',
-  TemplateVM: 'templatevm',
-  LXC: 'lxc',
-  TemplateCT: 'templatect',
-  ISO: 'iso',
-  CTTemplate: 'ctt',
-  DiskImage: 'diskimage',
-  BackupJob: 'backupjob',
-  Pool: 'pool',
+const BY_NAME = new Map<Kind, SchemaKind<Manifest>>(
+  SCHEMA_KINDS.map((k) => [k.name, k as unknown as SchemaKind<Manifest>]),
+)
+
+/** The registry entry of a kind, typed for any manifest (each entry is called only with its own kind's). */
+export function schemaKind(kind: Kind): SchemaKind<Manifest> {
+  return BY_NAME.get(kind)!
 }
 
 /**

@@ -50,31 +50,3 @@ export function checkTag(tag: string): string | undefined {
   }
   return undefined
 }
-
-/** Allowed filename extensions per artifact kind (lower-case; matched case-insensitively). */
-export const ARTIFACT_EXTENSIONS = {
-  ISO: ['.iso', '.img'],
-  CTTemplate: ['.tar', '.tar.zst', '.tar.xz', '.tar.gz'],
-  DiskImage: ['.qcow2', '.vmdk', '.raw'],
-} as const
-
-export function checkArtifactFilename(
-  kind: keyof typeof ARTIFACT_EXTENSIONS,
-  filename: string,
-): { code: 'filename-invalid' | 'filename-extension'; message: string } | undefined {
-  if (!ARTIFACT_FILENAME.test(filename)) {
-    return {
-      code: 'filename-invalid',
-      message: `filename "${filename}" is invalid: start with a letter or digit, then letters, digits, ".", "_" and "-" (no path separators)`,
-    }
-  }
-  const lower = filename.toLowerCase()
-  const allowed = ARTIFACT_EXTENSIONS[kind]
-  if (!allowed.some((ext) => lower.endsWith(ext) && lower.length > ext.length)) {
-    return {
-      code: 'filename-extension',
-      message: `filename "${filename}" must end in ${allowed.join(', ')} for kind ${kind}`,
-    }
-  }
-  return undefined
-}

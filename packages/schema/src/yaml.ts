@@ -15,7 +15,7 @@ import {
   type Node,
 } from 'yaml'
 import type { ErrorCode } from './errors.js'
-import type { PathKey } from './manifest/parse.js'
+import type { PathKey } from './kinds/contract.js'
 
 export interface Position {
   line: number

@@ -49,6 +49,18 @@ const binaryMiB = fc.integer({ min: 1, max: 1 << 20 }).chain((mib) =>
 )
 const tagsArb = fc.array(fc.stringMatching(/^[a-z0-9_][a-z0-9_.+-]{0,20}$/), { maxLength: 4 })
 
+/** a generated document of kind `r.kind` named `r.name`, with what its memory and disk sizes must normalise to */
+const generated = (
+  r: { kind: string; name: string },
+  spec: object,
+  memoryMiB: number | undefined,
+  diskBytes: number[],
+) => ({
+  doc: { apiVersion: 'proxops/v1alpha1', kind: r.kind, metadata: { name: r.name }, spec },
+  memoryMiB,
+  diskBytes,
+})
+
 const vmArb = (template: boolean) =>
   fc
     .record({
@@ -72,12 +84,10 @@ const vmArb = (template: boolean) =>
       tags: tagsArb,
       state: template ? fc.constant(undefined) : fc.option(fc.constantFrom('started', 'stopped'), { nil: undefined }),
     })
-    .map((r) => ({
-      doc: {
-        apiVersion: 'proxops/v1alpha1',
-        kind: r.kind,
-        metadata: { name: r.name },
-        spec: {
+    .map((r) =>
+      generated(
+        r,
+        {
           node: r.node,
           vmid: r.vmid,
           ...(r.state ? { state: r.state } : {}),
@@ -87,10 +97,10 @@ const vmArb = (template: boolean) =>
           networks: r.nics.map((n) => ({ bridge: n.bridge, ...(n.vlan ? { vlan: n.vlan } : {}) })),
           tags: r.tags,
         },
-      },
-      memoryMiB: r.memory[1],
-      diskBytes: r.disks.map((d) => d.gib * GiB),
-    }))
+        r.memory[1],
+        r.disks.map((d) => d.gib * GiB),
+      ),
+    )
 
 const lxcArb = (template: boolean) =>
   fc
@@ -105,12 +115,10 @@ const lxcArb = (template: boolean) =>
       root: fc.integer({ min: 1, max: 1024 }),
       mps: fc.array(fc.integer({ min: 1, max: 512 }), { maxLength: 3 }),
     })
-    .map((r) => ({
-      doc: {
-        apiVersion: 'proxops/v1alpha1',
-        kind: r.kind,
-        metadata: { name: r.name },
-        spec: {
+    .map((r) =>
+      generated(
+        r,
+        {
           node: r.node,
           vmid: r.vmid,
           template: r.template,
@@ -121,10 +129,10 @@ const lxcArb = (template: boolean) =>
           'mount-points': r.mps.map((g, i) => ({ storage: 'local-zfs', size: `${g}GiB`, 'mount-point': `/data${i}` })),
           networks: [{ bridge: 'vmbr0', ip: 'dhcp' }],
         },
-      },
-      memoryMiB: r.memory[1],
-      diskBytes: [r.root * GiB],
-    }))
+        r.memory[1],
+        [r.root * GiB],
+      ),
+    )
 
 const EXT: Record<'ISO' | 'CTTemplate' | 'DiskImage', string[]> = {
   ISO: ['.iso', '.img', '.ISO'],
@@ -141,21 +149,19 @@ const artifactArb = (kind: 'ISO' | 'CTTemplate' | 'DiskImage') =>
       ext: fc.constantFrom(...EXT[kind]),
       https: fc.boolean(),
     })
-    .map((r) => ({
-      doc: {
-        apiVersion: 'proxops/v1alpha1',
-        kind: r.kind,
-        metadata: { name: r.name },
-        spec: {
+    .map((r) =>
+      generated(
+        r,
+        {
           nodes: r.nodes,
           storage: 'local',
           filename: `${r.stem}${r.ext}`,
           url: `${r.https ? 'https' : 'http'}://downloads.example.invalid/${r.stem}${r.ext}`,
         },
-      },
-      memoryMiB: undefined,
-      diskBytes: [] as number[],
-    }))
+        undefined,
+        [] as number[],
+      ),
+    )
 
 const anyManifest = fc.oneof(
   vmArb(false),

@@ -149,16 +149,19 @@ export async function decryptSops(text: string, opts: DecryptOptions = {}): Prom
   })
 }
 
+/** A sops file's text; a file that cannot be read is `Malformed`, naming the file and the system's error code. */
+export async function readSopsFile(path: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8')
+  } catch (e) {
+    throw new SopsError('Malformed', path, `cannot read file (${String((e as { code?: unknown }).code ?? 'error')})`)
+  }
+}
+
 /** Reads and decrypts a sops file. */
 export async function decryptSopsFile(
   path: string,
   opts: Omit<DecryptOptions, 'file'> = {},
 ): Promise<DecryptedDocument> {
-  let text: string
-  try {
-    text = await readFile(path, 'utf8')
-  } catch (e) {
-    throw new SopsError('Malformed', path, `cannot read file (${String((e as { code?: unknown }).code ?? 'error')})`)
-  }
-  return decryptSops(text, { ...opts, file: path })
+  return decryptSops(await readSopsFile(path), { ...opts, file: path })
 }

@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises'
 import { type Document, Pair, Scalar, YAMLMap, isMap, isScalar } from 'yaml'
 import { aadFor, sealEnc } from './cipher.js'
-import { type KeyOptions, decryptParsed, parseSops, resolveDataKey } from './decrypt.js'
+import { type KeyOptions, decryptParsed, parseSops, readSopsFile, resolveDataKey } from './decrypt.js'
 import { type KeyPath, toKeyPath } from './document.js'
 import { encryptSops, sealMac } from './encrypt.js'
 import { SopsError, guarded } from './errors.js'
@@ -217,12 +217,7 @@ export async function mergeSopsFile(
   additions: readonly SecretAddition[],
   opts: Omit<MergeOptions, 'file'> & Pick<AtomicWriteOptions, 'beforeRename'> = {},
 ): Promise<MergeResult> {
-  let text: string
-  try {
-    text = await readFile(path, 'utf8')
-  } catch (e) {
-    throw new SopsError('Malformed', path, `cannot read file (${String((e as { code?: unknown }).code ?? 'error')})`)
-  }
+  const text = await readSopsFile(path)
   const r = await mergeSopsText(text, additions, { ...opts, file: path })
   if (r.text === undefined) return { written: false, added: r.added, existing: r.existing }
   await writeFileAtomic(path, r.text, {

@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest'
 import { fc, test } from '@fast-check/vitest'
 import { CliError } from '../errors.js'
 import { fixturePlan } from '../render/fixtures.test-support.js'
+import { ALLOW_EMPTY_KINDS } from '@proxops/schema'
 import { allowEmpty, globalFlags, parsePlanSet, planSetJson } from './common.js'
+import { allowEmptyOption } from './definitions.js'
 
 describe('plan set file', () => {
   it('round-trips and is byte-stable', () => {
@@ -50,5 +52,7 @@ describe('flags', () => {
   it('--allow-empty takes the guest kinds, case-insensitively', () => {
     expect(allowEmpty(['vm', 'TemplateCT'])).toEqual(['VM', 'TemplateCT'])
     expect(() => allowEmpty(['ISO'])).toThrow(/--allow-empty ISO: must be one of VM, TemplateVM, LXC, TemplateCT/)
+    // the help text lists what the schema's registry lets the flag name
+    expect(allowEmptyOption.describe).toContain(`(${ALLOW_EMPTY_KINDS.join(', ')})`)
   })
 })

@@ -1,5 +1,6 @@
 /** What every command shares: the global flags, startup, the git source and the plan-set file. */
 import { parsePlan, PlanInputError, serializePlan, type AllowEmptyKind, type Plan } from '@proxops/planner'
+import { ALLOW_EMPTY_KINDS } from '@proxops/schema'
 import { CliError } from '../errors.js'
 import { createLogger } from '../log.js'
 import type { GlobalFlags } from '../config/types.js'
@@ -64,15 +65,6 @@ export async function prepare(
   ctx.pins = s.pins
   return { ...s, source: new GitSource(ctx, s.config) }
 }
-
-export const ALLOW_EMPTY_KINDS: readonly AllowEmptyKind[] = [
-  'VM',
-  'TemplateVM',
-  'LXC',
-  'TemplateCT',
-  'BackupJob',
-  'Pool',
-]
 
 export function allowEmpty(values: readonly string[] | undefined): AllowEmptyKind[] {
   const out: AllowEmptyKind[] = []

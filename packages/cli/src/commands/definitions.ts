@@ -25,7 +25,8 @@ const targetOption = {
   array: true,
   describe: 'Only this object and what it depends on: KIND/name, such as VM/web (repeatable)',
 } as const
-const allowEmptyOption = {
+/** its kinds are written out (loading @proxops/schema here would slow `--help`); common.test.ts checks them */
+export const allowEmptyOption = {
   type: 'string',
   requiresArg: true,
   array: true,

@@ -81,6 +81,32 @@ function warnPartial(ctx: CliContext, refs: readonly ObjectRef[] | undefined): v
   )
 }
 
+/**
+ * What every cycle of a command reads about one cluster, whatever client it is given: the repository, the
+ * cluster's SOPS file, the twin-entry guard and the prune flags.
+ */
+function cycleBase(
+  prepared: Prepared,
+  tree: SourceTree,
+  blocked: ReadonlyMap<string, string>,
+  cluster: Prepared['config']['clusters'][number],
+  args: PlanArgs,
+  targets: readonly ObjectRef[] | undefined,
+) {
+  const sops = prepared.sops.get(cluster.name)
+  const twin = blocked.get(cluster.name)
+  return {
+    ...(twin !== undefined ? { blocked: twin } : {}),
+    cluster,
+    config: prepared.config,
+    tree,
+    ...(sops ? { sops } : {}),
+    pruneBudget: prepared.config.reconcile.pruneBudget,
+    allowEmpty: allowEmpty(args['allow-empty']),
+    ...(targets ? { targets } : {}),
+  }
+}
+
 /** Dry cycles for every selected cluster through the read-only client. */
 async function dryCycles(
   ctx: CliContext,
@@ -98,21 +124,7 @@ async function dryCycles(
     const blocked = await twinGuard(ctx, prepared.config, readers)
     for (const cluster of prepared.config.clusters) {
       const reader = readers.get(cluster.name) as PveReadOnlyClient
-      const sops = prepared.sops.get(cluster.name)
-      const twin = blocked.get(cluster.name)
-      outcomes.push(
-        await runCycle(ctx, {
-          ...(twin !== undefined ? { blocked: twin } : {}),
-          cluster,
-          config: prepared.config,
-          tree,
-          reader,
-          ...(sops ? { sops } : {}),
-          pruneBudget: prepared.config.reconcile.pruneBudget,
-          allowEmpty: allowEmpty(args['allow-empty']),
-          ...(targets ? { targets } : {}),
-        }),
-      )
+      outcomes.push(await runCycle(ctx, { ...cycleBase(prepared, tree, blocked, cluster, args, targets), reader }))
     }
   } finally {
     await Promise.all([...readers.values()].map((r) => r.close()))
@@ -210,19 +222,10 @@ async function checkSavedParts(
     if (!savedPlan) continue
     const reader = readOnlyClient(cluster, prepared.config, clientHooks(ctx))
     try {
-      const sops = prepared.sops.get(cluster.name)
-      const twin = blocked.get(cluster.name)
       const outcome = await runCycle(ctx, {
-        ...(twin !== undefined ? { blocked: twin } : {}),
-        cluster,
-        config: prepared.config,
-        tree,
+        ...cycleBase(prepared, tree, blocked, cluster, args, targets),
         reader,
-        ...(sops ? { sops } : {}),
-        pruneBudget: prepared.config.reconcile.pruneBudget,
-        allowEmpty: allowEmpty(args['allow-empty']),
         savedPlan,
-        ...(targets ? { targets } : {}),
       })
       if (outcome.error) refused.push(outcome)
     } finally {
@@ -291,7 +294,6 @@ export async function applyHandler(
   }
   if (refs) await requireDeclared(refs, prepared, tree, '--target')
   warnPartial(ctx, refs)
-  const targets = refs ? { targets: refs } : {}
   // a person at a terminal (stdin) is asked, wherever stderr goes; pipelines and CI are not
   const interactive = Boolean(ctx.io.stdinIsTty && ctx.io.confirm) && !args.yes
   const json = args.output === 'json' || args.output === 'yaml'
@@ -316,18 +318,7 @@ export async function applyHandler(
       progress ? progress.onNotice(notice) : err(ctx, `${noticeLine(notice)}\n`)
     const client = fullClient(cluster, prepared.config, clientHooks(ctx, { onNotice }))
     try {
-      const sops = prepared.sops.get(cluster.name)
-      const twin = blocked.get(cluster.name)
-      const base = {
-        ...(twin !== undefined ? { blocked: twin } : {}),
-        cluster,
-        config: prepared.config,
-        tree,
-        ...(sops ? { sops } : {}),
-        pruneBudget: prepared.config.reconcile.pruneBudget,
-        allowEmpty: allowEmpty(args['allow-empty']),
-        ...targets,
-      }
+      const base = cycleBase(prepared, tree, blocked, cluster, args, refs)
       let savedPlan = saved?.get(cluster.name)
       if (interactive) {
         // show what will happen and ask; then run exactly that plan (re-checked against live)

@@ -16,66 +16,43 @@ export interface RequestSample {
 
 export class Metrics {
   readonly registry = new Registry()
-  readonly #cycles = new Counter({
-    name: 'proxops_cycles_total',
-    help: 'Reconcile cycles by result',
-    labelNames: ['cluster', 'result'],
-    registers: [this.registry],
-  })
-  readonly #actions = new Counter({
-    name: 'proxops_actions_total',
-    help: 'Actions carried out, by kind, action type and result',
-    labelNames: ['cluster', 'kind', 'action', 'result'],
-    registers: [this.registry],
-  })
-  readonly #anomalies = new Counter({
-    name: 'proxops_anomalies_total',
-    help: 'Anomalies reported, by code',
-    labelNames: ['cluster', 'code'],
-    registers: [this.registry],
-  })
-  readonly #deferred = new Counter({
-    name: 'proxops_prune_deferred_total',
-    help: 'Prunes deferred by the per-cycle budget, the window or a guard',
-    labelNames: ['cluster'],
-    registers: [this.registry],
-  })
-  readonly #lastCycle = new Gauge({
-    name: 'proxops_last_cycle_timestamp_seconds',
-    help: 'End of the last cycle (any result)',
-    labelNames: ['cluster'],
-    registers: [this.registry],
-  })
-  readonly #lastSuccess = new Gauge({
-    name: 'proxops_last_success_timestamp_seconds',
-    help: 'End of the last cycle that was not aborted',
-    labelNames: ['cluster'],
-    registers: [this.registry],
-  })
-  readonly #pending = new Gauge({
-    name: 'proxops_planned_actions',
-    help: 'Actions the last plan held',
-    labelNames: ['cluster'],
-    registers: [this.registry],
-  })
-  readonly #blocked = new Gauge({
-    name: 'proxops_blocked_objects',
-    help: 'Objects that do not match git and could not be converged in the last cycle, by reason',
-    labelNames: ['cluster', 'reason'],
-    registers: [this.registry],
-  })
-  readonly #converged = new Gauge({
-    name: 'proxops_converged',
-    help: '1 when the last cycle of the cluster found PVE matching git (nothing to do, nothing blocked)',
-    labelNames: ['cluster'],
-    registers: [this.registry],
-  })
-  readonly #unconverged = new Gauge({
-    name: 'proxops_consecutive_unconverged_cycles',
-    help: 'Cycles in a row, up to the last one, that did not end converged (0 after a converged cycle)',
-    labelNames: ['cluster'],
-    registers: [this.registry],
-  })
+  readonly #cycles = this.#counter('proxops_cycles_total', 'Reconcile cycles by result', ['cluster', 'result'])
+  readonly #actions = this.#counter('proxops_actions_total', 'Actions carried out, by kind, action type and result', [
+    'cluster',
+    'kind',
+    'action',
+    'result',
+  ])
+  readonly #anomalies = this.#counter('proxops_anomalies_total', 'Anomalies reported, by code', ['cluster', 'code'])
+  readonly #deferred = this.#counter(
+    'proxops_prune_deferred_total',
+    'Prunes deferred by the per-cycle budget, the window or a guard',
+    ['cluster'],
+  )
+  readonly #lastCycle = this.#gauge('proxops_last_cycle_timestamp_seconds', 'End of the last cycle (any result)', [
+    'cluster',
+  ])
+  readonly #lastSuccess = this.#gauge(
+    'proxops_last_success_timestamp_seconds',
+    'End of the last cycle that was not aborted',
+    ['cluster'],
+  )
+  readonly #pending = this.#gauge('proxops_planned_actions', 'Actions the last plan held', ['cluster'])
+  readonly #blocked = this.#gauge(
+    'proxops_blocked_objects',
+    'Objects that do not match git and could not be converged in the last cycle, by reason',
+    ['cluster', 'reason'],
+  )
+  readonly #converged = this.#gauge(
+    'proxops_converged',
+    '1 when the last cycle of the cluster found PVE matching git (nothing to do, nothing blocked)',
+    ['cluster'],
+  )
+  readonly #unconverged = this.#gauge(
+    'proxops_consecutive_unconverged_cycles',
+    'Cycles in a row, up to the last one, that did not end converged (0 after a converged cycle)',
+    ['cluster'],
+  )
   readonly #cycleDuration = new Histogram({
     name: 'proxops_cycle_duration_seconds',
     help: 'Duration of a reconcile cycle (read, plan, execute), any result',
@@ -83,16 +60,8 @@ export class Metrics {
     buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800],
     registers: [this.registry],
   })
-  readonly #stale = new Gauge({
-    name: 'proxops_desired_stale',
-    help: '1 while git fetches fail and the last good tree is used',
-    registers: [this.registry],
-  })
-  readonly #gitFetch = new Gauge({
-    name: 'proxops_git_last_fetch_timestamp_seconds',
-    help: 'Last successful git fetch (URL mode)',
-    registers: [this.registry],
-  })
+  readonly #stale = this.#gauge('proxops_desired_stale', '1 while git fetches fail and the last good tree is used')
+  readonly #gitFetch = this.#gauge('proxops_git_last_fetch_timestamp_seconds', 'Last successful git fetch (URL mode)')
   readonly #latency = new Histogram({
     name: 'proxops_pve_request_duration_seconds',
     help: 'PVE API request latency',
@@ -103,6 +72,16 @@ export class Metrics {
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'proxops_' })
+  }
+
+  /** a counter of this registry: its name, help and labels say all there is (private methods exist before fields) */
+  #counter<L extends string>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
+    return new Counter({ name, help, labelNames, registers: [this.registry] })
+  }
+
+  /** a gauge of this registry, as #counter */
+  #gauge<L extends string>(name: string, help: string, labelNames: readonly L[] = []): Gauge<L> {
+    return new Gauge({ name, help, labelNames, registers: [this.registry] })
   }
 
   recordCycle(

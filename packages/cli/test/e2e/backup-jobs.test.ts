@@ -44,6 +44,22 @@ it('validate refuses a schedule PVE cannot parse, naming file and field', async 
   writeFileSync(path.join(root, 'backupjob/lab/nightly.yaml'), jobYaml('mon..fri 02:30'))
 })
 
+it('validate refuses two BackupJobs of one PVE job id, naming both files (diff would fail on the second)', async () => {
+  const resources = path.join(root, 'clusters/lab/resources.yaml')
+  const listed = readFileSync(resources, 'utf8')
+  const weekly = path.join(root, 'backupjob/lab/weekly.yaml')
+  writeFileSync(weekly, jobYaml('sun 03:00').replace('name: nightly\nspec:\n', 'name: weekly\nspec:\n  id: nightly\n'))
+  writeFileSync(resources, `${listed}  - ../../backupjob/lab/weekly.yaml\n`)
+  const v = await run('validate')
+  expect(v.code).toBe(1)
+  expect(v.stdout + v.stderr).toMatch(
+    /backupjob\/lab\/weekly\.yaml:6:\d+ backup-job-id-duplicate PVE backup job id "nightly" is declared by both BackupJob\/nightly \(backupjob\/lab\/nightly\.yaml:1\) and BackupJob\/weekly/,
+  )
+  writeFileSync(resources, listed)
+  rmSync(weekly)
+  expect((await run('validate')).code).toBe(0)
+})
+
 it('create, drift, update, adopt, prune; a hand-made job is never touched', async () => {
   const job = async (id: string) => (await pve.get(`/cluster/backup/${id}`)) as Record<string, unknown>
   const commit = (message: string) => {

@@ -17,8 +17,6 @@ import { ha } from './ha/index.js'
 import { pool } from './pool/index.js'
 
 // the planner's identity checks until the schema's identity index replaces them (issue 37, item 3)
-export { checkBackupJobIds } from './backup-job/plan.js'
-export { checkPoolIds } from './pool/plan.js'
 
 export const KINDS: readonly Kind[] = [guest, artifact, firewall, ha, pool, backupJob]
 

@@ -5,11 +5,11 @@
  * A short pipeline: check the inputs, let every object kind plan (kinds/index.ts), run the one prune stage
  * over every kind's deletes (prune.ts), then assemble the ordered plan (order.ts).
  */
-import { DISRUPTION_POLICIES, type Manifest } from '@proxops/schema'
+import { DISRUPTION_POLICIES, identityIndex, type Manifest } from '@proxops/schema'
 import { isArtifact, isGuest, type DesiredState, type SecretLookup } from '../desired.js'
 import { PlanInputError } from '../errors.js'
 import type { LiveInventory } from '../inventory.js'
-import { checkBackupJobIds, checkPoolIds, KINDS } from '../kinds/index.js'
+import { KINDS } from '../kinds/index.js'
 import type { KindContext, KindPlan, PlanContext, PlannedGuest, PruneGroup } from '../kit/kind.js'
 import { DEFAULT_POLICY, type Plan, type Policy } from '../plan-types.js'
 import { keyOf, levels } from '../kit/deps.js'
@@ -94,7 +94,14 @@ function checkedContext(
     byKey.set(key, m)
   }
   const graph = levels(byKey)
-  checkPoolIds(desired.manifests)
+  // one PVE object, one manifest: the identity index validate reports from (schema identity.ts)
+  const [twice] = identityIndex(desired.manifests).conflicts
+  if (twice)
+    throw new PlanInputError(
+      'PLAN_DUPLICATE',
+      `declares ${twice.second.identity.label}, as ${keyOf(twice.first.manifest.kind, twice.first.manifest.metadata.name)} does`,
+      keyOf(twice.second.manifest.kind, twice.second.manifest.metadata.name),
+    )
   const allow = new Set(policy.nodes)
   const allowedNode = (n: string) => allow.size === 0 || allow.has(n)
   const checkNode = (kind: string, name: string, node: string): void => {
@@ -109,7 +116,6 @@ function checkedContext(
     if (isGuest(m)) checkNode(m.kind, m.metadata.name, m.spec.node)
     else if (isArtifact(m)) for (const node of m.spec.nodes) checkNode(m.kind, m.metadata.name, node)
   }
-  checkBackupJobIds(desired.manifests)
   const online = new Map(live.nodes.map((n) => [n.node, n.online]))
   return {
     desired,

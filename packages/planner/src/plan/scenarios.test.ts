@@ -20,6 +20,7 @@ import {
   policy,
   vm,
 } from '../fixtures.test.helpers.js'
+import { manifest } from '../testing/manifest.js'
 import { plan } from './plan.js'
 import type { DesiredState } from '../desired.js'
 import type { LiveInventory } from '../inventory.js'
@@ -610,16 +611,19 @@ describe('templates and clones', () => {
       policy(),
     )
     expect(types(p)).toEqual(['clone VM/pve1/101(web)'])
-    const q = plan(
-      {
-        cluster: 'c',
-        manifests: [vm('golden', 100, {}, 'TemplateVM'), vm('web', 100, { disks: [], clone: 'golden' })],
-      },
-      inventory(),
-      policy(),
-    )
-    expect(q.anomalies.some((a) => a.code === 'clone-source')).toBe(true)
-    expect(q.actions.filter((a) => a.type === 'clone')).toEqual([])
+    // a clone of its own vmid is one PVE guest declared twice: refused before planning, as validate refuses it
+    // (duplicate-vmid), by the schema's identity index
+    const q = () =>
+      plan(
+        {
+          cluster: 'c',
+          manifests: [vm('golden', 100, {}, 'TemplateVM'), vm('web', 100, { disks: [], clone: 'golden' })],
+        },
+        inventory(),
+        policy(),
+      )
+    expect(q).toThrow(PlanInputError)
+    expect(q).toThrow('declares PVE id 100, as TemplateVM/golden does')
   })
 })
 
@@ -1008,5 +1012,35 @@ describe('power and disruption', () => {
     const q = plan(desired(vm('web', 100)), inventory([g]), policy({ disruption: 'none' }))
     expect(q.actions).toEqual([])
     expect(q.pending[0]?.keys).toEqual(['memory'])
+  })
+})
+
+describe('one PVE object, one manifest (the schema identity index validate reports from)', () => {
+  const job = (name: string, id: string) =>
+    manifest({
+      kind: 'BackupJob',
+      metadata: { name },
+      spec: { id, schedule: 'daily', storage: 'local', selection: { all: true } },
+    })
+  const pool = (name: string, id: string) => manifest({ kind: 'Pool', metadata: { name }, spec: { id } })
+  it.each([
+    [
+      'BackupJobs',
+      job('nightly', 'nightly'),
+      job('weekly', 'nightly'),
+      'BackupJob/weekly',
+      'PVE backup job id "nightly"',
+    ],
+    ['Pools', pool('web', 'web'), pool('other', 'web'), 'Pool/other', 'PVE pool id "web"'],
+  ])('two %s of one PVE id are refused before planning, naming both', (_, first, second, subject, label) => {
+    try {
+      plan({ cluster: 'c', manifests: [first, second] }, inventory(), policy())
+      expect.unreachable()
+    } catch (e) {
+      expect(e).toBeInstanceOf(PlanInputError)
+      expect((e as PlanInputError).code).toBe('PLAN_DUPLICATE')
+      expect((e as PlanInputError).subject).toBe(subject)
+      expect((e as Error).message).toContain(`declares ${label}, as ${first.kind}/${first.metadata.name} does`)
+    }
   })
 })

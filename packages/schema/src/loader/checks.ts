@@ -4,9 +4,12 @@
  * clone sources and cycles. Returns the cluster's index and dependency graph; problems go to `push`.
  */
 import { clusterDependencies, type DependencyGraph, type ResourceKey, resourceKey } from '../graph.js'
+import { conflictMessage, identityIndex } from '../identity.js'
+import type { PathKey } from '../kinds/contract.js'
+import { guestKey } from '../kinds/guest/identity.js'
 import { isGuestKind } from '../kinds.js'
 import { nearest } from '../suggest.js'
-import type { PathKey } from '../manifest/parse.js'
+import type { Manifest } from '../manifest/types.js'
 import type { Position } from '../yaml.js'
 import type { Report } from './composition.js'
 import type { ClusterIndex, LoadedResource } from './types.js'
@@ -27,9 +30,6 @@ export interface ClusterCheckInput {
 export function checkCluster(input: ClusterCheckInput): { index: ClusterIndex; graph: DependencyGraph } {
   const { name, otherNodes, compositionFile, resources, locate, push } = input
   const byKey = new Map<ResourceKey, LoadedResource>()
-  const byGuest = new Map<string, LoadedResource>()
-  /** Pool by PVE pool id */
-  const byPool = new Map<string, LoadedResource>()
   const allow = new Set(input.nodes)
   for (const r of resources) {
     const m = r.manifest
@@ -45,19 +45,7 @@ export function checkCluster(input: ClusterCheckInput): { index: ClusterIndex; g
     }
     byKey.set(r.key, r)
     if (isGuestKind(m.kind)) {
-      const spec = m.spec as { node: string; vmid: number }
-      // vmids are cluster-wide in PVE (one /etc/pve/nodes/*/{qemu-server,lxc}/<vmid>.conf namespace)
-      const g = String(spec.vmid)
-      const other = byGuest.get(g)
-      if (other) {
-        const where = (other.manifest.spec as { node: string }).node
-        push(
-          'duplicate-vmid',
-          r.file,
-          locate(r, ['spec', 'vmid']),
-          `PVE id ${spec.vmid} is claimed by both ${other.key} on node "${where}" (${other.file}:${other.line}) and ${r.key} on node "${spec.node}"; vmids are unique across the whole cluster`,
-        )
-      } else byGuest.set(g, r)
+      const spec = m.spec as { node: string }
       if (allow.size > 0 && !allow.has(spec.node)) {
         push(
           'node-not-allowed',
@@ -76,15 +64,7 @@ export function checkCluster(input: ClusterCheckInput): { index: ClusterIndex; g
           `unknown node: "${node}" is not in the nodes allowlist of cluster ${name} (pve.clusters.${name}.nodes: ${[...allow].join(', ')})`,
         )
     } else if (m.kind === 'Pool') {
-      const other = byPool.get(m.spec.id)
-      if (other)
-        push(
-          'pool-id-duplicate',
-          r.file,
-          locate(r, m.spec.id === m.metadata.name ? ['metadata', 'name'] : ['spec', 'id']),
-          `PVE pool id ${JSON.stringify(m.spec.id)} is declared by both ${other.key} (${other.file}:${other.line}) and ${r.key}`,
-        )
-      else byPool.set(m.spec.id, r)
+      // a pool has no node
     } else if (allow.size > 0) {
       // Artifacts may be shared (base/) by clusters with different nodes: a node of another cluster's
       // allowlist is scoped out of this cluster's copy; a node no cluster knows is an error (typo guard).
@@ -114,6 +94,20 @@ export function checkCluster(input: ClusterCheckInput): { index: ClusterIndex; g
   }
   const indexed = [...byKey.values()]
 
+  // ------------------------------------------------ one PVE object, one manifest (identity.ts, as plan() checks)
+  const resourceOf = new Map<Manifest, LoadedResource>(indexed.map((r) => [r.manifest, r]))
+  const identities = identityIndex(indexed.map((r) => r.manifest))
+  for (const c of identities.conflicts) {
+    const first = resourceOf.get(c.first.manifest)!
+    const r = resourceOf.get(c.second.manifest)!
+    push(
+      c.second.identity.code,
+      r.file,
+      locate(r, c.second.identity.path),
+      conflictMessage(c, `${first.file}:${first.line}`),
+    )
+  }
+
   // ------------------------------------------------ dependencies: the graph plan() orders by (graph.ts)
   const byName = new Map<string, LoadedResource[]>()
   for (const r of indexed) {
@@ -126,7 +120,7 @@ export function checkCluster(input: ClusterCheckInput): { index: ClusterIndex; g
     for (const ref of references.get(r.key) ?? []) {
       const at = (): Position => locate(r, ref.path) // only when a problem is reported: it re-parses the file
       // a pool id no Pool of this cluster declares is one PVE already has (pools are not pruned from under it)
-      if (ref.via === 'pool') continue
+      if (ref.identity !== undefined) continue
       const target = ref.target === undefined ? undefined : byKey.get(ref.target)
       if (!target) {
         const sameName = (byName.get(ref.name) ?? []).filter((x) => x !== r)
@@ -221,7 +215,8 @@ export function checkCluster(input: ClusterCheckInput): { index: ClusterIndex; g
     ofKind: (kind) => indexed.filter((r) => r.manifest.kind === kind) as never,
     byKey: (key) => byKey.get(key),
     guest: (node, vmid) => {
-      const r = byGuest.get(String(vmid))
+      const owner = identities.owner(guestKey(vmid))
+      const r = owner && resourceOf.get(owner)
       return r && (r.manifest.spec as { node: string }).node === node ? r : undefined
     },
   }

@@ -205,7 +205,7 @@ export async function composedFiles(
       return
     }
     const segments = rel.split('/')
-    if (!(KIND_ROOTS as readonly string[]).includes(segments[0]!)) {
+    if (!KIND_ROOTS.includes(segments[0]!)) {
       push(
         'composition-kind-root',
         compositionFile,

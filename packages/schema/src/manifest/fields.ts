@@ -218,4 +218,11 @@ export const verbatimQuantity = (description: string) =>
     v.transform((x: string) => x.trim()),
   )
 
+/**
+ * pve-access-control verify_poolname (`pve-poolid`): up to three `/`-separated levels of letters, digits, `.`,
+ * `-` and `_`. Any such id may be named by a guest's `spec.pool` or a backup job's selection (a pool made by hand
+ * may predate the rule a new pool's id must follow: kinds/pool/schema.ts).
+ */
+export const POOL_ID = /^[A-Za-z0-9.\-_]+(?:\/[A-Za-z0-9.\-_]+){0,2}$/
+
 export { checked, jsonMeta }

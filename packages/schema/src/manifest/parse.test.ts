@@ -319,6 +319,19 @@ describe('VM', () => {
     expect(one(m)).toEqual(['field-invalid', 'spec.networks.0.bridge'])
   })
 
+  it('slot messages name the form and the entry already using a slot, for NICs and mount points alike', () => {
+    const ct = clone(validManifests.LXC)
+    ct.spec.networks = [{ bridge: 'vmbr0' }, { bridge: 'vmbr1', slot: 'net0' }, { bridge: 'vmbr2', slot: 'net32' }]
+    ct.spec['mount-points'] = [{ storage: 'local-lvm', size: '1GiB', 'mount-point': 'data' }]
+    ct.spec['bind-mounts'] = [{ 'host-path': '/srv/x', 'mount-point': '/x', slot: 'mp0' }]
+    expect(issues(ct).map((i) => i.message)).toEqual([
+      'slot net0 is already used by spec.networks[0]',
+      'slot "net32" must be netN (N 0-31)',
+      'mount-point "data" must be an absolute path',
+      'slot mp0 is already used by spec.mount-points[0]',
+    ])
+  })
+
   it('hardware rules and defaults', () => {
     const m = clone(validManifests.VM)
     m.spec.hardware = {

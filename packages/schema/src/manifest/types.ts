@@ -1,7 +1,8 @@
 /**
  * The normalised manifest model: what `parseManifest` and the repository loader hand to the planner. Every type
- * here is the output of a valibot schema (manifest/schemas.ts, whose field descriptions are the documentation:
- * docs/schema-reference.md), with only the fields parse.ts's finalise step completes written out, by name.
+ * here is the output of a kind's valibot schema (kinds/<kind>/schema.ts, whose field descriptions are the
+ * documentation: docs/schema-reference.md), with only the fields the kind's finalise step completes written out,
+ * by name (kinds/<kind>/types.ts).
  *
  * Conventions:
  * - Keys are spelled exactly as users write them in YAML (kebab-case), so `spec['cloud-init-data']`.
@@ -13,35 +14,38 @@
  * - Memory and swap are **MiB** (numbers). Disk, root filesystem, mount point and EFI disk sizes are **bytes**
  *   (numbers, always a whole number of MiB); `formatGiB(bytes)` gives PVE's `<storage>:<GiB>` token.
  */
-import type { Completed, Defaulted, Out } from './infer.js'
-import type { Kind } from '../kinds.js'
-import type { DISRUPTION_POLICIES } from './parse.js'
-import type {
-  bindMountSchema,
-  cloudInitDataSchema,
-  ipConfigSchema,
-  isoSpecSchema,
-  lxcNicSchema,
-  lxcOptionsSchema,
-  lxcSpecSchema,
-  metadataSchema,
-  mountPointSchema,
-  pciDeviceSchema,
-  poolSpecSchema,
-  vmDiskSchema,
-  vmHardwareSchema,
-  vmNicSchema,
-  vmOptionsSchema,
-  vmSpecSchema,
-} from './schemas.js'
-import type { haSchema } from './ha.js'
+import type { Kind, Manifest } from '../kinds/registry.js'
+import type { DISRUPTION_POLICIES } from './annotations.js'
 
-export type { FirewallAlias, FirewallIpset, FirewallRule, FirewallSpec } from './firewall.js'
-export type { BackupJobSpec, BackupSelection, PruneBackupsKey } from '../backup/types.js'
-import type { BackupJobSpec } from '../backup/types.js'
-export type { HaState } from './ha.js'
-
-export type PowerState = 'started' | 'stopped'
+export type { Envelope, Metadata } from '../kinds/contract.js'
+export type {
+  ContainerManifest,
+  FirewallSpec,
+  GuestManifest,
+  HaSpec,
+  IpConfig,
+  LxcManifest,
+  LxcNic,
+  LxcSpec,
+  PowerState,
+  QemuManifest,
+  TemplateCtManifest,
+  TemplateVmManifest,
+  VmDisk,
+  VmHardware,
+  VmManifest,
+  VmNic,
+  VmSpec,
+} from '../kinds/guest/types.js'
+export type {
+  ArtifactManifest,
+  ArtifactSpec,
+  CtTemplateManifest,
+  DiskImageManifest,
+  IsoManifest,
+} from '../kinds/artifact/types.js'
+export type { BackupJobManifest, BackupJobSpec } from '../kinds/backup-job/types.js'
+export type { PoolManifest, PoolSpec } from '../kinds/pool/types.js'
 
 /**
  * The most disruptive side effect ProxOps may cause on a running guest while converging its config (the
@@ -53,107 +57,7 @@ export type PowerState = 'started' | 'stopped'
  */
 export type DisruptionPolicy = (typeof DISRUPTION_POLICIES)[number]
 
-/** name (identity within a kind and cluster), informational namespace and labels, annotations */
-export type Metadata = Out<typeof metadataSchema>
-
-interface Envelope<K extends Kind, S> {
-  apiVersion: 'proxops/v1alpha1'
-  kind: K
-  metadata: Metadata
-  spec: S
-}
-
-// ---------------------------------------------------------------- VM / TemplateVM
-
-type VmSpecOut = Out<typeof vmSpecSchema>
-export type VmCpu = VmSpecOut['cpu']
-/** `interface` defaults to `scsi<i>` (i = list index) */
-export type VmDisk = Defaulted<Out<typeof vmDiskSchema>, 'interface'>
-/** `slot` defaults to `net<i>` */
-export type VmNic = Defaulted<Out<typeof vmNicSchema>, 'slot'>
-export type PciDevice = Out<typeof pciDeviceSchema>
-export type VmHardware = Out<typeof vmHardwareSchema>
-/** only truthy values are owned */
-export type VmOptions = Out<typeof vmOptionsSchema>
-export type IpConfig = Out<typeof ipConfigSchema>
-export type CloudInitData = Out<typeof cloudInitDataSchema>
-
-export type VmSpec = Completed<
-  VmSpecOut,
-  {
-    /** empty when `clone` is set */
-    disks: VmDisk[]
-    networks: VmNic[]
-    /** PVE `name`; default `metadata.name` */
-    'pve-name': string
-  }
->
-
-export type VmManifest = Envelope<'VM', VmSpec>
-export type TemplateVmManifest = Envelope<'TemplateVM', VmSpec & { state: 'stopped' }>
-
-// ---------------------------------------------------------------- LXC / TemplateCT
-
-type LxcSpecOut = Out<typeof lxcSpecSchema>
-/** `slot` defaults to `net<i>` */
-export type LxcNic = Defaulted<Out<typeof lxcNicSchema>, 'slot'>
-/** `slot` defaults to `mp<i>` */
-export type LxcMountPoint = Defaulted<Out<typeof mountPointSchema>, 'slot'>
-export type MountPointOptions = NonNullable<LxcMountPoint['options']>
-/** `slot` defaults to `mp<len(mount-points)+i>` */
-export type LxcBindMount = Defaulted<Out<typeof bindMountSchema>, 'slot'>
-/** tri-state: undefined = PVE decides */
-export type LxcOptions = Out<typeof lxcOptionsSchema>
-
-export type LxcSpec = Completed<
-  LxcSpecOut,
-  {
-    'mount-points': LxcMountPoint[]
-    'bind-mounts': LxcBindMount[]
-    networks: LxcNic[]
-    /** `hostname` defaults to `metadata.name` */
-    dns: Defaulted<NonNullable<LxcSpecOut['dns']>, 'hostname'>
-  }
->
-
-export type LxcManifest = Envelope<'LXC', LxcSpec>
-export type TemplateCtManifest = Envelope<'TemplateCT', LxcSpec & { state: 'stopped' }>
-
-// ---------------------------------------------------------------- artifacts
-
-type ArtifactSpecOut = Out<typeof isoSpecSchema>
-export type ChecksumAlgorithm = NonNullable<NonNullable<ArtifactSpecOut['checksum']>['algorithm']>
-
-/** the three artifact kinds share one spec */
-export type ArtifactSpec = Completed<
-  Omit<ArtifactSpecOut, 'node'>,
-  {
-    /** every node the file must exist on; the legacy `node` promoted; de-duplicated, order kept */
-    nodes: string[]
-    /** both or neither (the value lower-cased) */
-    checksum?: { algorithm: ChecksumAlgorithm; value: string }
-  }
->
-
-export type IsoManifest = Envelope<'ISO', ArtifactSpec>
-export type CtTemplateManifest = Envelope<'CTTemplate', ArtifactSpec>
-export type DiskImageManifest = Envelope<'DiskImage', ArtifactSpec>
-
-// ---------------------------------------------------------------- HA, Pool
-
-/** `spec.ha` of a VM or LXC (manifest/ha.ts) */
-export type HaSpec = Out<typeof haSchema>
-/** `id` defaults to `metadata.name` */
-export type PoolSpec = Defaulted<Out<typeof poolSpecSchema>, 'id'>
-
-// ---------------------------------------------------------------- unions
-
-export type GuestManifest = VmManifest | TemplateVmManifest | LxcManifest | TemplateCtManifest
-export type QemuManifest = VmManifest | TemplateVmManifest
-export type ContainerManifest = LxcManifest | TemplateCtManifest
-export type ArtifactManifest = IsoManifest | CtTemplateManifest | DiskImageManifest
-export type BackupJobManifest = Envelope<'BackupJob', BackupJobSpec>
-export type PoolManifest = Envelope<'Pool', PoolSpec>
-export type Manifest = GuestManifest | ArtifactManifest | BackupJobManifest | PoolManifest
+/** the normalised manifest of any kind, derived from the registry (kinds/registry.ts) */
+export type { Manifest }
 
 export type ManifestOfKind<K extends Kind> = Extract<Manifest, { kind: K }>

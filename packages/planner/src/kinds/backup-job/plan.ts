@@ -7,33 +7,16 @@
  * (declaring the id is the explicit claim, as declaring a guest's PVE name is); one marked for another entry is
  * never taken over nor pruned. docs/safety.md#backup-jobs
  */
-import { PlanInputError } from '../../errors.js'
 import type { FieldDiff, Skip } from '../../plan-types.js'
 import { commentMarker, commentOwner, commentWord } from '../../kit/ownership.js'
 import { SELECTION_KEYS, desiredFields, liveValue } from './fields.js'
-import { requiresOf, withRequired, type Manifest } from '@proxops/schema'
+import { requiresOf, withRequired } from '@proxops/schema'
 import type { LiveBackupJob } from './types.js'
 import { isBackupJob } from '../../desired.js'
 import { emptyPlan, type KindContext, type KindPlan } from '../../kit/kind.js'
 import { managedGuests } from '../../kit/managed.js'
 import { selectionVerdict } from './selection.js'
 import { backupAddress } from '../../kit/draft.js'
-
-/** Two BackupJob manifests declaring one PVE job id (checked before anything is planned). */
-export function checkBackupJobIds(manifests: readonly Manifest[]): void {
-  const seen = new Map<string, string>()
-  for (const m of manifests) {
-    if (m.kind !== 'BackupJob') continue
-    const other = seen.get(m.spec.id)
-    if (other !== undefined)
-      throw new PlanInputError(
-        'PLAN_DUPLICATE',
-        `declares PVE job id ${m.spec.id}, as BackupJob/${other} does`,
-        `BackupJob/${m.metadata.name}`,
-      )
-    seen.set(m.spec.id, m.metadata.name)
-  }
-}
 
 const KIND = 'BackupJob' as const
 

@@ -14,7 +14,7 @@
  * worker); an existing one joins through update_pool (`vms=<vmid>`, `allow-move=1` when it is in another
  * pool). `spec.pool` absent leaves a guest's membership alone.
  */
-import type { ContainerManifest, Manifest, PoolManifest, QemuManifest } from '@proxops/schema'
+import type { ContainerManifest, PoolManifest, QemuManifest } from '@proxops/schema'
 import { poolNeeded } from '@proxops/schema'
 import { known, type LivePool, type Observed } from '../../inventory.js'
 import type { Anomaly, FieldDiff, Policy, PveRequest, Skip } from '../../plan-types.js'
@@ -93,22 +93,6 @@ const othersPool = (pool: string, marker: string): MissingPool => ({
   field: 'spec.pool',
   message: `spec.pool names pool ${JSON.stringify(pool)}, which carries another cluster entry's marker (${marker}); the guest does not join it: choose a pool this entry owns`,
 })
-
-/** Two Pool manifests declaring one PVE pool id (checked before anything is planned). */
-export function checkPoolIds(manifests: readonly Manifest[]): void {
-  const seen = new Map<string, string>()
-  for (const m of manifests) {
-    if (m.kind !== 'Pool') continue
-    const other = seen.get(m.spec.id)
-    if (other !== undefined)
-      throw new PlanInputError(
-        'PLAN_DUPLICATE',
-        `declares PVE pool id ${m.spec.id}, as Pool/${other} does`,
-        `Pool/${m.metadata.name}`,
-      )
-    seen.set(m.spec.id, m.metadata.name)
-  }
-}
 
 /**
  * The pool kind: creates and comment updates of the declared pools, the membership of every planned guest that

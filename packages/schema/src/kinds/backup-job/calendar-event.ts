@@ -16,7 +16,7 @@
  * `pve-data/calendar-event.json` (compiled in as src/pve-data.ts), which the simulator reads too. The simulator
  * parses the grammar with its own reader, which also computes `next-run` (tools/pve-sim/src/apidoc/calendar-event.ts).
  */
-import { calendarEventData } from '../pve-data.js'
+import { calendarEventData } from '../../pve-data.js'
 
 type Step = string | null
 

@@ -1,5 +1,6 @@
 /** The normalised BackupJob manifest (docs/schema-reference.md#backupjob): the schema's output, finalised. */
-import type { Completed, Out } from '../manifest/infer.js'
+import type { Envelope } from '../contract.js'
+import type { Completed, Out } from '../../manifest/infer.js'
 import type { backupJobSpecSchema } from './schema.js'
 
 /** what the valibot schema hands over: the selection still in its raw form */
@@ -23,3 +24,5 @@ export type BackupJobSpec = Completed<
     'prune-backups'?: Partial<Record<PruneBackupsKey, number>>
   }
 >
+
+export type BackupJobManifest = Envelope<'BackupJob', BackupJobSpec>

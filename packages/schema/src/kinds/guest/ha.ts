@@ -4,9 +4,10 @@
  * has: an HA group on 8.x, a node-affinity rule on 9.x (docs/schema-reference.md#ha).
  */
 import * as v from 'valibot'
-import { issueMessage as m } from '../errors.js'
-import { bool, int, oneOf } from './fields.js'
-import type { HaSpec, PowerState } from './types.js'
+import { issueMessage as m } from '../../errors.js'
+import { bool, int, oneOf } from '../../manifest/fields.js'
+import type { Add } from '../contract.js'
+import type { Out } from '../../manifest/infer.js'
 
 /** the resource's requested state (PVE::HA::Resources `state`; `enabled` is PVE's alias of `started`) */
 export const HA_STATES = ['started', 'stopped', 'disabled', 'ignored'] as const
@@ -43,14 +44,15 @@ export const haSchema = v.pipe(
   v.description('Make the guest an HA resource; its power state is then requested through HA.'),
 )
 
-type Add = (code: 'field-invalid', path: (string | number)[], message: string) => void
+/** `spec.ha` of a VM or LXC */
+export type HaSpec = Out<typeof haSchema>
 
 /**
  * Cross-field rules: the requested state agrees with `spec.state`, the preference names the guest's own node
  * among its highest priorities (else the CRM would move the guest off the node ProxOps declares), and nodes
  * are plain node names.
  */
-export function checkHa(kind: string, ha: HaSpec, state: PowerState, node: string, add: Add): void {
+export function checkHa(kind: string, ha: HaSpec, state: 'started' | 'stopped', node: string, add: Add): void {
   if (kind === 'TemplateVM' || kind === 'TemplateCT') {
     add('field-invalid', ['spec', 'ha'], `a ${kind} cannot be an HA resource: remove spec.ha`)
     return

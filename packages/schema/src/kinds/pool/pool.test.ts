@@ -3,11 +3,11 @@
  * PVE::API2::Pool create_pool (every new level starts with a letter, the parent must exist first).
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import { parseManifest } from './parse.js'
-import { poolNeeded } from './pool.js'
-import { clone, validManifests } from '../test-support/manifests.js'
-import { loadRepository } from '../loader/load.js'
-import { clusterConfig, tempRepo, vmYaml, type TempRepo } from '../test-support/repo.js'
+import { parseManifest } from '../../manifest/parse.js'
+import { poolNeeded } from '../../graph.js'
+import { clone, validManifests } from '../../test-support/manifests.js'
+import { loadRepository } from '../../loader/load.js'
+import { clusterConfig, tempRepo, vmYaml, type TempRepo } from '../../test-support/repo.js'
 
 const problems = (doc: unknown): string[] => {
   const r = parseManifest(doc)

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { parseManifest } from './parse.js'
-import { clone, validManifests } from '../test-support/manifests.js'
+import { parseManifest } from '../../manifest/parse.js'
+import { clone, validManifests } from '../../test-support/manifests.js'
 
 const parse = (kind: 'VM' | 'LXC' | 'TemplateVM', spec: Record<string, unknown>) => {
   const doc = clone(validManifests[kind]) as { spec: Record<string, unknown> }

@@ -4,8 +4,8 @@
  * `exclude`), the three forms PVE::VZDump::verify_vzdump_parameters accepts. docs/schema-reference.md#backupjob
  */
 import * as v from 'valibot'
-import { issueMessage as m } from '../errors.js'
-import { bool, int, list, nodeName, obj, oneOf, storageId, str } from '../manifest/fields.js'
+import { issueMessage as m } from '../../errors.js'
+import { bool, int, list, nodeName, obj, oneOf, storageId, str } from '../../manifest/fields.js'
 import { calendarEventError } from './calendar-event.js'
 
 /** PVE's job id: `pve-configid` on create, at most 50 characters on read/update/delete (pve-backup-jobid) */

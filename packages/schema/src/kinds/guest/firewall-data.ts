@@ -4,7 +4,7 @@
  * service and protocol names of a Debian node's /etc/services and /etc/protocols. The tables are the repository's
  * `pve-data/firewall.json` (compiled in as src/pve-data.ts), which the simulator reads too.
  */
-import { firewallData } from '../pve-data.js'
+import { firewallData } from '../../pve-data.js'
 
 export const FW_MACROS: Readonly<Record<string, readonly (readonly [string, string][])[]>> = Object.fromEntries(
   Object.entries(firewallData.macros).map(([name, lines]) => [name, lines.map((line) => Object.entries(line))]),

@@ -6,10 +6,10 @@
  * what PVE reads back compares equal. See docs/schema-reference.md (`spec.firewall`).
  */
 import * as v from 'valibot'
-import { issueMessage as m } from '../errors.js'
-import { bool, checked, jsonMeta, list, oneOf, str } from './fields.js'
+import { issueMessage as m } from '../../errors.js'
+import { bool, checked, jsonMeta, list, oneOf, str } from '../../manifest/fields.js'
 import { FW_MACROS, ICMP_TYPES, ICMPV6_TYPES, PROTOCOLS, SERVICES } from './firewall-data.js'
-import type { PathKey } from './parse.js'
+import type { PathKey } from '../contract.js'
 
 const LOG_LEVELS = ['emerg', 'alert', 'crit', 'err', 'warning', 'notice', 'info', 'debug', 'nolog'] as const
 const POLICIES = ['ACCEPT', 'REJECT', 'DROP'] as const

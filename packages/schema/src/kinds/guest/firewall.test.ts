@@ -3,8 +3,8 @@
  * parse_port_name_number_or_range would check it on the node, and normalised to the form PVE stores.
  */
 import { describe, expect, it } from 'vitest'
-import { clone, validManifests } from '../test-support/manifests.js'
-import { parseManifest, type ManifestIssue } from './parse.js'
+import { clone, validManifests } from '../../test-support/manifests.js'
+import { parseManifest, type ManifestIssue } from '../../manifest/parse.js'
 import type { FirewallSpec } from './firewall.js'
 
 function withFirewall(fw: unknown, kind: 'VM' | 'LXC' = 'VM', firewallNic = true) {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { fc, test } from '@fast-check/vitest'
-import { parseManifest } from '../manifest/parse.js'
+import { parseManifest } from '../../manifest/parse.js'
 import { calendarEventError } from './calendar-event.js'
-import { requiresOf } from '../pve-requires.js'
+import { requiresOf } from '../../pve-requires.js'
 import { backupJobSpecSchema } from './schema.js'
 
 const job = (spec: Record<string, unknown>, name = 'nightly') => ({

@@ -1,14 +1,14 @@
-import type { ErrorCode } from '../errors.js'
-import type { PathKey } from '../manifest/parse.js'
-import { POOL_ID } from '../manifest/pool.js'
+import type { Add } from '../contract.js'
+import { POOL_ID } from '../../manifest/fields.js'
 import { BACKUP_JOB_ID, BACKUP_JOB_ID_MAX } from './schema.js'
-import type { BackupJobSpec, RawBackupJobSpec } from './types.js'
+import type { BackupJobManifest, RawBackupJobSpec } from './types.js'
 
-type Add = (code: ErrorCode, path: PathKey[], message: string) => void
-
-/** Cross-field rules of a BackupJob; rewrites `raw` in place into the normalised {@link BackupJobSpec}. */
-export function finaliseBackupJob(name: string, raw: RawBackupJobSpec, add: Add): void {
-  const spec = raw as unknown as BackupJobSpec
+/** Cross-field rules of a BackupJob; rewrites the schema's output in place into the normalised spec. */
+export function finaliseBackupJob(m: BackupJobManifest, add: Add): void {
+  const name = m.metadata.name
+  const spec = m.spec
+  // still the schema's output here: the selection in its raw form
+  const raw = m.spec as unknown as RawBackupJobSpec
   const id = raw.id ?? name
   if (!BACKUP_JOB_ID.test(id) || id.length > BACKUP_JOB_ID_MAX)
     add(
