@@ -59,7 +59,8 @@ describe('safe-text', () => {
 
   test.prop([fc.jsonValue()])('a JSON text keeps its value: an escape means the same character', (value) => {
     const json = JSON.stringify(value, null, 2)
-    expect(JSON.parse(safeOutput(json))).toEqual(value)
+    // compared with what the JSON text itself means (JSON has no -0: it reads back as 0)
+    expect(JSON.parse(safeOutput(json))).toEqual(JSON.parse(json))
     expect(unsafeIn(safeOutput(json), '\n')).toEqual([])
   })
 
