@@ -3,7 +3,6 @@
 // existing recipients, like `sops set`), other values keep their ciphertext, only the new values are sealed, then
 // lastmodified and the MAC are renewed. Without `overwrite` existing names are never replaced; no new names means
 // no write.
-import { readFile } from 'node:fs/promises'
 import { type Document, Pair, Scalar, YAMLMap, isMap, isScalar } from 'yaml'
 import { aadFor, sealEnc } from './cipher.js'
 import { type KeyOptions, decryptParsed, parseSops, readSopsFile, resolveDataKey } from './decrypt.js'

@@ -32,7 +32,8 @@ spec:
 `
 const TEMPLATE = vmManifest('base', 9000).replace('kind: VM', 'kind: TemplateVM')
 /** a VM cloned from the template: its disks come from it */
-const clone = (node: string) => onNode(vmManifest('app', 210), node).replace(/ {2}disks:\n( {4}.*\n)+/, '  clone: base\n')
+const clone = (node: string) =>
+  onNode(vmManifest('app', 210), node).replace(/ {2}disks:\n( {4}.*\n)+/, '  clone: base\n')
 const FILES = {
   iso: 'iso/lab/installer.yaml',
   base: 'templatevm/lab/base.yaml',

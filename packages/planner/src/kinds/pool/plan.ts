@@ -20,7 +20,6 @@ import { known, type LivePool, type Observed } from '../../inventory.js'
 import type { Anomaly, FieldDiff, Policy, PveRequest, Skip } from '../../plan-types.js'
 import { poolAddress, skipOn, type Draft } from '../../kit/draft.js'
 import { commentMarker, commentOwner, commentWord } from '../../kit/ownership.js'
-import { PlanInputError } from '../../errors.js'
 import {
   emptyPlan,
   type KindContext,
