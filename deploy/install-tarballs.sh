@@ -20,7 +20,7 @@ set -- "$tarballs"/proxops-*.tgz
 mkdir -p "$prefix" "$bindir"
 [ -f "$prefix/package.json" ] || printf '{ "name": "proxops-install", "private": true }\n' >"$prefix/package.json"
 # all five at once: they depend on each other, at versions only these tarballs have
-npm install --prefix "$prefix" --omit=dev --no-audit --no-fund --loglevel=error "$@"
+npm install --prefix "$prefix" --omit=dev --prefer-offline --no-audit --no-fund --loglevel=error "$@"
 for bin in proxops proxops-sops; do
   ln -sfn "$prefix/node_modules/.bin/$bin" "$bindir/$bin"
 done

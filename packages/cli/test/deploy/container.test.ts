@@ -29,6 +29,28 @@ import { baseEnv, freePort, httpGet, makeRepo, startLab, waitFor } from '../e2e/
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 240_000 })
 
 const ROOT = fileURLToPath(repoRoot)
+
+/**
+ * Runs a command in a process group of its own and ends the whole group when it outlasts the hook: a stalled
+ * registry fetch of npm's must fail this suite, not hold the test run (a synchronous exec would also stop the
+ * hook's own timeout from firing).
+ */
+function bounded(command: string, args: string[], ms = 200_000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true })
+    let stderr = ''
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()))
+    const timer = setTimeout(() => {
+      process.kill(-child.pid!, 'SIGKILL')
+      reject(new Error(`${command} ${args.join(' ')}: no end after ${ms / 1000} s (stopped)`))
+    }, ms)
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer)
+      if (code === 0) resolve()
+      else reject(new Error(`${command} ${args.join(' ')}: exit ${code ?? signal}\n${stderr}`))
+    })
+  })
+}
 const text = readFileSync(new URL('deploy/container/Containerfile', repoRoot), 'utf8')
 /** instructions with their continuation lines joined, comments left out, numbered by stage (0 = the first FROM) */
 const instructions = (() => {
@@ -164,11 +186,12 @@ describe('the Containerfile, its steps run as written', () => {
     const [, from, prefix, bindir] = line.split(' && ')[0]!.split(' ')
     expect([from, prefix, bindir]).toEqual(['/tmp/tarballs', '/opt/proxops', '/usr/local/bin'])
     const moved = (p: string) => path.join(scratch, p)
-    execFileSync(
-      'sh',
-      [path.join(ROOT, 'deploy/install-tarballs.sh'), moved('tarballs'), moved(prefix!), moved(bindir!)],
-      { stdio: 'ignore' },
-    )
+    await bounded('sh', [
+      path.join(ROOT, 'deploy/install-tarballs.sh'),
+      moved('tarballs'),
+      moved(prefix!),
+      moved(bindir!),
+    ])
     bin = path.join(moved(bindir!), 'proxops')
     sim = await startLab()
     repo = await makeRepo(sim)
