@@ -391,6 +391,22 @@ export function guestPrivilegeViolation(access: AccessState, input: GuestPermInp
       for (const k of Object.keys(old).sort()) if (/^net\d+$/.test(k)) checkBridge(a, actor, old[k])
       return undefined
     }
+    if (
+      /^\/nodes\/\{node\}\/(?:qemu\/\{vmid\}\/move_disk|lxc\/\{vmid\}\/move_volume)$/.test(template) &&
+      method === 'POST'
+    ) {
+      // move_vm_disk / move_volume: to a storage, Datastore.AllocateSpace there; to another guest, VM.Config.Disk
+      // on it and Datastore.AllocateSpace on the volume's storage (PVE checks that one after its own checks)
+      if (typeof params.storage === 'string') a.check(actor, `/storage/${params.storage}`, ['Datastore.AllocateSpace'])
+      else if (params['target-vmid'] !== undefined) {
+        a.check(actor, `/vms/${String(params['target-vmid'])}`, ['VM.Config.Disk'])
+        const key = String(params.disk ?? params.volume ?? '')
+        const value = input.currentConfig?.(vmid)?.[key]
+        const sid = value ? /^(?:volume=|file=)?([^/:\s,]+):/.exec(value)?.[1] : undefined
+        if (sid !== undefined) a.check(actor, `/storage/${sid}`, ['Datastore.AllocateSpace'])
+      }
+      return undefined
+    }
     if (/^\/nodes\/\{node\}\/(?:qemu|lxc)\/\{vmid\}\/resize$/.test(template) && method === 'PUT') {
       const disk = typeof params.disk === 'string' ? input.currentConfig?.(vmid)?.[params.disk] : undefined
       const sid = disk ? /^(?:volume=|file=)?([^/:\s,]+):/.exec(disk)?.[1] : undefined
