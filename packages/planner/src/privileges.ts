@@ -307,6 +307,13 @@ function requestNeeds(r: PveRequest, action: Action): { key?: string; need: Gran
     }
     case 'resizeDisk':
       return [{ key: r.disk, need: one(`/vms/${r.vmid}`, 'VM.Config.Disk') }]
+    case 'moveDisk':
+      // qemu-server move_vm_disk / pve-container move_volume: VM.Config.Disk on the guest, and
+      // Datastore.AllocateSpace on the target storage
+      return [
+        { key: r.disk, need: one(`/vms/${r.vmid}`, 'VM.Config.Disk') },
+        { key: r.disk, need: one(`/storage/${r.storage}`, 'Datastore.AllocateSpace') },
+      ]
     case 'cloneGuest': {
       const newid = Number(r.params.newid)
       push(undefined, [one(`/vms/${r.vmid}`, 'VM.Clone'), one(`/vms/${newid}`, 'VM.Allocate')])

@@ -22,6 +22,7 @@ import { simApply, simCycle, withSim } from '../../test-support/sim.js'
 import { plan } from '../../plan/plan.js'
 import {
   isSnapshotTrigger,
+  isStoppingMove,
   safetySnapshotDescription,
   safetySnapshotName,
   safetySnapshotsOf,
@@ -235,7 +236,7 @@ describe('properties', () => {
       // the rest of the plan is the plan without the policy, less the refused guests' disruptive actions
       const strip = (x: Action) => ({ ...x, dependsOn: x.dependsOn.filter((id) => !id.endsWith('#snapshot')) })
       expect(p.actions.filter((x) => x.type !== 'snapshot').map(strip)).toEqual(
-        off.actions.filter((x) => !(refused.has(x.address) && isSnapshotTrigger(x))).map(strip),
+        off.actions.filter((x) => !(refused.has(x.address) && (isSnapshotTrigger(x) || isStoppingMove(x)))).map(strip),
       )
       expect(serializePlan(plan(b, live, pol, { secrets: lookup }))).toBe(serializePlan(p))
     },
