@@ -10,77 +10,11 @@
  */
 import { PveHttpError } from '../model/errors.js'
 import { AccessState, permError } from './state.js'
+import { CLOUDINIT, CPU, DISKOPT, GENERAL, HWTYPE, MEMORY, QEMU_DRIVE_RE, QEMU_META } from './qemu-options.js'
 
-const CPU = new Set(['cores', 'cpu', 'runningcpu', 'cpulimit', 'cpuunits', 'numa', 'smp', 'sockets', 'vcpus'])
-const MEMORY = new Set(['memory', 'balloon', 'shares', 'allow-ksm'])
-const HWTYPE = new Set([
-  'acpi',
-  'hotplug',
-  'kvm',
-  'machine',
-  'runningmachine',
-  'scsihw',
-  'smbios1',
-  'tablet',
-  'vga',
-  'watchdog',
-  'audio0',
-  'rng0',
-])
-const GENERAL = new Set([
-  'agent',
-  'autostart',
-  'bios',
-  'description',
-  'keyboard',
-  'localtime',
-  'migrate_downtime',
-  'migrate_speed',
-  'name',
-  'onboot',
-  'ostype',
-  'protection',
-  'reboot',
-  'startdate',
-  'startup',
-  'tdf',
-  'template',
-])
-const DISKOPT = new Set(['boot', 'bootdisk', 'vmstatestorage'])
-const CLOUDINIT = new Set([
-  'cicustom',
-  'cipassword',
-  'citype',
-  'ciuser',
-  'ciupgrade',
-  'nameserver',
-  'searchdomain',
-  'sshkeys',
-])
-const QEMU_DRIVE_RE = /^(?:(?:ide|scsi|virtio|sata)\d+|efidisk0|tpmstate0)$/
 /** PVE::QemuServer::Drive::NEW_DISK_RE (also pve-container's) */
 const NEW_DISK_RE = /^(?:([^/:\s]+):)?(\d+(?:\.\d+)?)$/
 
-const QEMU_META = new Set([
-  'node',
-  'vmid',
-  'archive',
-  'bwlimit',
-  'force',
-  'unique',
-  'pool',
-  'storage',
-  'start',
-  'live-restore',
-  'ha-managed',
-  'import-working-storage',
-  'digest',
-  'delete',
-  'revert',
-  'skiplock',
-  'background_delay',
-  'skip_cloud_init',
-])
 const LXC_CREATE_META = new Set([
   'node',
   'vmid',

@@ -82,6 +82,29 @@ function dropFromBootOrder(conf: Record<string, string>, key: string): boolean {
   return true
 }
 
+/** where both handlers send the volume: `storage` or `target-vmid` (checked for both and neither by the caller) */
+function moveTarget(params: Record<string, unknown>): { targetVmid: number | undefined; storage: string | undefined } {
+  const t = params['target-vmid']
+  return { targetVmid: t === undefined ? undefined : Number(t), storage: optional(params.storage) }
+}
+
+/** both handlers' raise_param_exc when neither target is given */
+function neitherTarget(): Error {
+  const msg = "both 'storage' and 'target-vmid' missing, either needs to be set"
+  return fail400({ 'target-vmid': msg, storage: msg })
+}
+
+/** vdisk_free in an eval: a failure is a warning (the worker goes on); true when the volume is gone */
+function freeOrWarn(node: NodeState, volid: string, ctx: TaskContext): boolean {
+  try {
+    node.storage.free(volid)
+    return true
+  } catch (err) {
+    ctx.warn(err instanceof Error ? err.message : String(err))
+    return false
+  }
+}
+
 /** POST /nodes/{node}/qemu/{vmid}/move_disk (qemu-server PVE::API2::Qemu `move_vm_disk`) */
 export function moveVmDisk(
   c: Cluster,
@@ -92,8 +115,7 @@ export function moveVmDisk(
 ): string {
   const node = c.requireNode(nodeName)
   const disk = String(params.disk)
-  const targetVmid = params['target-vmid'] === undefined ? undefined : Number(params['target-vmid'])
-  const storage = optional(params.storage)
+  const { targetVmid, storage } = moveTarget(params)
   if (targetVmid !== undefined && storage !== undefined) {
     const msg = "either set 'storage' or 'target-vmid', but not both"
     throw fail400({ 'target-vmid': msg, storage: msg })
@@ -102,10 +124,7 @@ export function moveVmDisk(
     if (targetVmid === vmid) throw fail400({ 'target-vmid': 'must be different than source VMID to reassign disk' })
     return reassign(c, node, vmid, targetVmid, disk, optional(params['target-disk']) ?? disk, params, caller)
   }
-  if (storage === undefined) {
-    const msg = "both 'storage' and 'target-vmid' missing, either needs to be set"
-    throw fail400({ 'target-vmid': msg, storage: msg })
-  }
+  if (storage === undefined) throw neitherTarget()
   const format = optional(params.format)
   const digest = optional(params.digest)
   const remove = flag(params.delete)
@@ -167,22 +186,12 @@ export function moveVmDisk(
           conf[disk] = conf[disk].replace(newVolume.volid, node.storage.renameToBase(newVolume.volid))
         for (const [k, v] of Object.entries(conf)) if (g.conf.get(k) !== v) g.conf.set(k, v)
       } catch (e) {
-        for (const v of allocated) {
-          try {
-            node.storage.free(v)
-          } catch (err) {
-            ctx.warn(err instanceof Error ? err.message : String(err))
-          }
-        }
+        for (const v of allocated) freeOrWarn(node, v, ctx)
         throw new Error(`storage migration failed: ${e instanceof Error ? e.message : String(e)}`)
       }
       if (remove) {
         ctx.log(`removing source volume '${volid}' after successful copy`)
-        try {
-          node.storage.free(volid)
-        } catch (err) {
-          ctx.warn(err instanceof Error ? err.message : String(err))
-        }
+        freeOrWarn(node, volid, ctx)
       }
     },
   })
@@ -228,18 +237,14 @@ export function moveCtVolume(
 ): string {
   const node = c.requireNode(nodeName)
   const key = String(params.volume)
-  const targetVmid = params['target-vmid'] === undefined ? undefined : Number(params['target-vmid'])
-  const storage = optional(params.storage)
+  const { targetVmid, storage } = moveTarget(params)
   const digest = optional(params.digest)
   const remove = flag(params.delete)
   if (storage !== undefined && targetVmid !== undefined)
     throw fail500('either set storage or target-vmid, but not both')
   if (targetVmid !== undefined)
     return reassign(c, node, vmid, targetVmid, key, optional(params['target-volume']) ?? key, params, caller)
-  if (storage === undefined) {
-    const msg = "both 'storage' and 'target-vmid' missing, either needs to be set"
-    throw fail400({ 'target-vmid': msg, storage: msg })
-  }
+  if (storage === undefined) throw neitherTarget()
 
   // $move_to_storage_checks, under the config flock: then `lock: disk` until the worker ends
   c.lockConfigSync('lxc', vmid)
@@ -283,25 +288,14 @@ export function moveCtVolume(
           if (!remove) addUnused(conf, oldVolid)
           for (const [k, v] of Object.entries(conf)) if (g.conf.get(k) !== v) g.conf.set(k, v)
         } catch (e) {
-          if (newVolid !== undefined) {
-            try {
-              node.storage.free(newVolid)
-            } catch (err) {
-              ctx.warn(err instanceof Error ? err.message : String(err))
-            }
-          }
+          if (newVolid !== undefined) freeOrWarn(node, newVolid, ctx)
           throw e
         }
-        if (remove) {
-          try {
-            node.storage.free(oldVolid)
-          } catch (err) {
-            ctx.warn(err instanceof Error ? err.message : String(err))
-            // a source that could not be freed stays listed, as an unused volume
-            const conf = g.conf.main()
-            const k = addUnused(conf, oldVolid)
-            g.conf.set(k, conf[k] as string)
-          }
+        if (remove && !freeOrWarn(node, oldVolid, ctx)) {
+          // a source that could not be freed stays listed, as an unused volume
+          const conf = g.conf.main()
+          const k = addUnused(conf, oldVolid)
+          g.conf.set(k, conf[k] as string)
         }
       } finally {
         removeLock()
