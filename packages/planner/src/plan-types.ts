@@ -135,8 +135,28 @@ export type PveRequest =
        * disk or a TPM state that must not be rewritten, or not, when its template lacks them.
        */
       onlyIfAbsent?: readonly string[]
+      /**
+       * keys whose volume a disk move of this plan replaced first (key -> the volume the planned value names): the
+       * executor puts the volume the config names just before the write in its place
+       */
+      moved?: Readonly<Record<string, string>>
     }
   | { call: 'resizeDisk'; node: string; guest: GuestType; vmid: number; disk: string; size: string; digest?: string }
+  /**
+   * one volume to `storage` (qemu-server move_vm_disk, pve-container move_volume) with `delete`: PVE frees the source
+   * only once its copy is in the config; a running VM's disk is mirrored online
+   */
+  | {
+      call: 'moveDisk'
+      node: string
+      guest: GuestType
+      vmid: number
+      disk: string
+      /** the volume the slot held at plan time (`local-lvm:vm-100-disk-0`), which the move frees */
+      volume: string
+      storage: string
+      digest?: string
+    }
   | { call: 'start' | 'stop' | 'reboot' | 'markTemplate' | 'deleteGuest'; node: string; guest: GuestType; vmid: number }
   | { call: 'shutdown'; node: string; guest: GuestType; vmid: number; timeoutSeconds: number; forceStop: boolean }
   | { call: 'downloadUrl'; node: string; storage: string; params: PlanParams }
@@ -190,6 +210,8 @@ export type ActionType =
   /** a reboot/stop-class update of a running guest: the write (held pending), shutdown (PVE applies it), start (if desired started) */
   | 'shutdown-then-update'
   | 'resize'
+  /** a volume moves to the storage its manifest entry declares (online for a running VM; a container is stopped) */
+  | 'move-disk'
   /** apply owned changes PVE holds pending on a running guest: shutdown, start */
   | 'restart'
   | 'start'
@@ -221,7 +243,7 @@ export interface FieldDiff {
 }
 
 export interface Action {
-  /** unique within the plan: `<address>#<type>` (`#resize:<disk>` for resizes) */
+  /** unique within the plan: `<address>#<type>` (`#resize:<disk>` for resizes, `#move-disk:<disk>` for moves) */
   id: string
   /** `Kind/node/vmid(name)` for guests, `Kind/node/storage/filename` for artifacts, `BackupJob/<id>`, `Pool/<id>` */
   address: string

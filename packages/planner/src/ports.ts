@@ -88,6 +88,18 @@ export interface PveWriter {
     size: string,
     options?: { digest?: string },
   ): Promise<TaskRef | null>
+  /**
+   * `POST .../move_disk` (qemu) or `.../move_volume` (lxc): one volume to another storage; with `delete` PVE frees
+   * the source once its copy is in the config
+   */
+  moveDisk(
+    node: string,
+    type: GuestType,
+    vmid: number,
+    disk: string,
+    storage: string,
+    options?: { delete?: boolean; digest?: string },
+  ): Promise<TaskRef>
   start(node: string, type: GuestType, vmid: number): Promise<TaskRef>
   /** Graceful shutdown; `forceStop` stops it if the timeout passes. */
   shutdown(

@@ -510,6 +510,30 @@ export class PveClient extends PveReadOnlyClient {
   }
 
   /**
+   * Moves one volume of a guest to `storage`: `POST .../qemu/{vmid}/move_disk` (`disk`, a `qmmove` task; a running
+   * VM's disk is mirrored online) or `POST .../lxc/{vmid}/move_volume` (`volume`, a `move_volume` task; the container
+   * must be stopped). With `delete` PVE frees the source volume once the copy is in the config, else it stays as
+   * an `unusedN` entry (qemu-server move_vm_disk, pve-container move_volume).
+   */
+  async moveDisk(
+    node: string,
+    type: GuestType,
+    vmid: number,
+    disk: string,
+    storage: string,
+    options?: { delete?: boolean; digest?: string } & CallOptions,
+  ): Promise<TaskRef> {
+    const path = `/nodes/{node}/${guestType(type)}/{vmid}/${type === 'qemu' ? 'move_disk' : 'move_volume'}`
+    const body = {
+      [type === 'qemu' ? 'disk' : 'volume']: disk,
+      storage,
+      ...(options?.delete ? { delete: 1 } : {}),
+      ...(options?.digest ? { digest: options.digest } : {}),
+    }
+    return taskRef(node, await this.#write('POST', path, { node, vmid }, body, options), `POST ${path}`)
+  }
+
+  /**
    * POST .../template: qemu-server answers its worker's UPID. pve-container forks a `vztemplate` worker too but
    * answers null (PVE::API2::LXC `template`); that worker is looked up in the node's active task list and returned,
    * so it is waited on like any task. Null when it is not listed there (or the list cannot be read): then poll the

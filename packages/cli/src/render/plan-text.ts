@@ -34,6 +34,7 @@ const VERB: Readonly<Record<ActionType, string>> = {
   update: 'will be updated in place',
   'shutdown-then-update': 'will be updated, shut down and started again',
   resize: 'will have a disk grown',
+  'move-disk': 'will have a disk moved to another storage (the old volume is freed once the copy is in place)',
   restart: 'will be restarted to apply pending changes',
   start: 'will be started',
   stop: 'will be stopped',

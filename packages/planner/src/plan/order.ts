@@ -36,6 +36,8 @@ const RANK: Record<ActionType, number> = {
   clone: 0,
   // a guest that moves does nothing else this cycle; its other changes follow once it is on its node
   migrate: 0,
+  // before the guest's snapshot, writes and resizes (`#move-disk:` sorts before `#snapshot`; each waits for it)
+  'move-disk': 0,
   update: 1,
   'shutdown-then-update': 1,
   firewall: 1,

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe as suite, expect, it } from 'vitest'
 import { apidocForTests } from '../apidoc/test-data.js'
 import { startSimulator, type Simulator } from '../index.js'
-import { form, raw, type RawResponse } from '../http/test-support/raw.js'
+import { apiRequest, okData, raw, type RawResponse } from '../http/test-support/raw.js'
 
 // the privileges and parameters checked here come from the PVE API schema: without it the file skips
 const describe = suite.skipIf(!apidocForTests())
@@ -20,13 +20,7 @@ const call = (
   path: string,
   params?: Record<string, string>,
 ): Promise<RawResponse> => {
-  const inQuery = method === 'GET' || method === 'DELETE'
-  const f = params && !inQuery ? form(params) : undefined
-  const q = params && inQuery ? `?${new URLSearchParams(params).toString()}` : ''
-  return raw(sim, method, `/api2/json${path}${q}`, {
-    headers: { ...auth, ...(f?.headers ?? {}) },
-    ...(f ? { body: f.body } : {}),
-  })
+  return apiRequest(sim, auth, method, path, params)
 }
 /** a JSON body: the way to send an empty string (a form's `key=` decodes to undef, as in PVE) */
 const callJson = (method: string, path: string, body: Record<string, string>): Promise<RawResponse> =>
@@ -34,11 +28,7 @@ const callJson = (method: string, path: string, body: Record<string, string>): P
     headers: { ...root, 'Content-Type': 'application/json' },
     body: JSON.stringify(body),
   })
-async function ok<T = unknown>(r: Promise<RawResponse>): Promise<T> {
-  const res = await r
-  expect(res.status, res.body).toBe(200)
-  return (res.json as { data: T }).data
-}
+const ok = okData
 const failure = (r: RawResponse): [number, string, unknown] => {
   const j = r.json as { message: string; errors?: unknown }
   return [r.status, j.message, j.errors]

@@ -10,77 +10,11 @@
  */
 import { PveHttpError } from '../model/errors.js'
 import { AccessState, permError } from './state.js'
+import { CLOUDINIT, CPU, DISKOPT, GENERAL, HWTYPE, MEMORY, QEMU_DRIVE_RE, QEMU_META } from './qemu-options.js'
 
-const CPU = new Set(['cores', 'cpu', 'runningcpu', 'cpulimit', 'cpuunits', 'numa', 'smp', 'sockets', 'vcpus'])
-const MEMORY = new Set(['memory', 'balloon', 'shares', 'allow-ksm'])
-const HWTYPE = new Set([
-  'acpi',
-  'hotplug',
-  'kvm',
-  'machine',
-  'runningmachine',
-  'scsihw',
-  'smbios1',
-  'tablet',
-  'vga',
-  'watchdog',
-  'audio0',
-  'rng0',
-])
-const GENERAL = new Set([
-  'agent',
-  'autostart',
-  'bios',
-  'description',
-  'keyboard',
-  'localtime',
-  'migrate_downtime',
-  'migrate_speed',
-  'name',
-  'onboot',
-  'ostype',
-  'protection',
-  'reboot',
-  'startdate',
-  'startup',
-  'tdf',
-  'template',
-])
-const DISKOPT = new Set(['boot', 'bootdisk', 'vmstatestorage'])
-const CLOUDINIT = new Set([
-  'cicustom',
-  'cipassword',
-  'citype',
-  'ciuser',
-  'ciupgrade',
-  'nameserver',
-  'searchdomain',
-  'sshkeys',
-])
-const QEMU_DRIVE_RE = /^(?:(?:ide|scsi|virtio|sata)\d+|efidisk0|tpmstate0)$/
 /** PVE::QemuServer::Drive::NEW_DISK_RE (also pve-container's) */
 const NEW_DISK_RE = /^(?:([^/:\s]+):)?(\d+(?:\.\d+)?)$/
 
-const QEMU_META = new Set([
-  'node',
-  'vmid',
-  'archive',
-  'bwlimit',
-  'force',
-  'unique',
-  'pool',
-  'storage',
-  'start',
-  'live-restore',
-  'ha-managed',
-  'import-working-storage',
-  'digest',
-  'delete',
-  'revert',
-  'skiplock',
-  'background_delay',
-  'skip_cloud_init',
-])
 const LXC_CREATE_META = new Set([
   'node',
   'vmid',
@@ -389,6 +323,22 @@ export function guestPrivilegeViolation(access: AccessState, input: GuestPermInp
       if (typeof params.storage === 'string') a.check(actor, `/storage/${params.storage}`, ['Datastore.AllocateSpace'])
       const old = input.currentConfig?.(vmid) ?? {}
       for (const k of Object.keys(old).sort()) if (/^net\d+$/.test(k)) checkBridge(a, actor, old[k])
+      return undefined
+    }
+    if (
+      /^\/nodes\/\{node\}\/(?:qemu\/\{vmid\}\/move_disk|lxc\/\{vmid\}\/move_volume)$/.test(template) &&
+      method === 'POST'
+    ) {
+      // move_vm_disk / move_volume: to a storage, Datastore.AllocateSpace there; to another guest, VM.Config.Disk
+      // on it and Datastore.AllocateSpace on the volume's storage (PVE checks that one after its own checks)
+      if (typeof params.storage === 'string') a.check(actor, `/storage/${params.storage}`, ['Datastore.AllocateSpace'])
+      else if (params['target-vmid'] !== undefined) {
+        a.check(actor, `/vms/${String(params['target-vmid'])}`, ['VM.Config.Disk'])
+        const key = String(params.disk ?? params.volume ?? '')
+        const value = input.currentConfig?.(vmid)?.[key]
+        const sid = value ? /^(?:volume=|file=)?([^/:\s,]+):/.exec(value)?.[1] : undefined
+        if (sid !== undefined) a.check(actor, `/storage/${sid}`, ['Datastore.AllocateSpace'])
+      }
       return undefined
     }
     if (/^\/nodes\/\{node\}\/(?:qemu|lxc)\/\{vmid\}\/resize$/.test(template) && method === 'PUT') {

@@ -16,6 +16,7 @@ import {
 import { guestListItem, guestStatusCurrent } from '../model/views.js'
 import { migrateQemu, qemuMigratePrecondition } from '../model/migrate-qemu.js'
 import { lxcMigratePrecondition, migrateLxc } from '../model/migrate-lxc.js'
+import { moveCtVolume, moveVmDisk } from '../model/move-disk.js'
 import {
   snapshotAsConfig,
   snapshotConfig,
@@ -248,6 +249,16 @@ export function guestRoutes(c: Cluster): RouteTable {
       (ctx) => migrateQemu(c, node(ctx), vmid(ctx), ctx.params, ctx.caller),
     ],
     ['POST', '/nodes/{node}/lxc/{vmid}/migrate', (ctx) => migrateLxc(c, node(ctx), vmid(ctx), ctx.params, ctx.caller)],
+    [
+      'POST',
+      '/nodes/{node}/qemu/{vmid}/move_disk',
+      (ctx) => moveVmDisk(c, node(ctx), vmid(ctx), ctx.params, ctx.caller),
+    ],
+    [
+      'POST',
+      '/nodes/{node}/lxc/{vmid}/move_volume',
+      (ctx) => moveCtVolume(c, node(ctx), vmid(ctx), ctx.params, ctx.caller),
+    ],
   )
   // pve-container has the precondition check from PVE 9 on
   if (c.pveVersion !== '8.4')

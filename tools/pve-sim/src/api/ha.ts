@@ -1,11 +1,13 @@
 import type { Cluster } from '../model/cluster.js'
 import { fail500 } from '../model/errors.js'
 import type { RuleEnv } from '../model/ha-rules.js'
+import { haStatusCurrent } from '../model/ha-status.js'
 import { str, type RouteTable } from './params.js'
 
 /**
  * /cluster/ha (pve-ha-manager PVE::API2::HA::Resources, Groups, Rules). Groups exist on 8.x; on 9.x they are
- * migrated to rules and every groups call dies (have_groups_been_migrated). Status endpoints are not modelled.
+ * migrated to rules and every groups call dies (have_groups_been_migrated). Of the status endpoints, `current`
+ * (PVE::API2::HA::Status `status`, model/ha-status.ts).
  * `migrate` and `relocate` queue a crm command (model/ha.ts `motion`).
  */
 export function haRoutes(c: Cluster): RouteTable {
@@ -37,6 +39,7 @@ export function haRoutes(c: Cluster): RouteTable {
       },
     ],
     ['POST', '/cluster/ha/resources', (ctx) => ha.create(ctx.params)],
+    ['GET', '/cluster/ha/status/current', () => haStatusCurrent(c, ha)],
     [
       'POST',
       '/cluster/ha/resources/{sid}/migrate',

@@ -2,7 +2,7 @@ import type { Cluster } from '../model/cluster.js'
 import { fail400, fail500, LXC_DIGEST_MISMATCH } from '../model/errors.js'
 import { GiB } from '../model/sizes.js'
 import { isStorageType, STORAGE_TYPES, type ContentType, type StorageDef, type StorageType } from '../model/storage.js'
-import { str, type RouteTable } from './params.js'
+import { bool, str, type RouteTable } from './params.js'
 
 /** options each modelled plugin requires on create (its `options` entries without `optional`) */
 const REQUIRED: Record<StorageType, string[]> = {
@@ -15,6 +15,135 @@ const REQUIRED: Record<StorageType, string[]> = {
   zfspool: ['pool'],
   rbd: [],
 }
+/**
+ * each modelled plugin's `options` (pve-storage's Plugin subclasses): SectionConfig check_config refuses any other
+ * property of a create or update with `unexpected property 'x'` (`shared` exists for dir and lvm only: nfs, cifs,
+ * cephfs and rbd are shared by type)
+ */
+const OPTIONS: Record<StorageType, ReadonlySet<string>> = {
+  dir: new Set([
+    'path',
+    'content-dirs',
+    'nodes',
+    'shared',
+    'disable',
+    'prune-backups',
+    'max-protected-backups',
+    'content',
+    'format',
+    'mkdir',
+    'create-base-path',
+    'create-subdirs',
+    'is_mountpoint',
+    'bwlimit',
+    'preallocation',
+    'snapshot-as-volume-chain',
+  ]),
+  nfs: new Set([
+    'path',
+    'content-dirs',
+    'server',
+    'export',
+    'nodes',
+    'disable',
+    'prune-backups',
+    'max-protected-backups',
+    'options',
+    'content',
+    'format',
+    'mkdir',
+    'create-base-path',
+    'create-subdirs',
+    'bwlimit',
+    'preallocation',
+    'snapshot-as-volume-chain',
+  ]),
+  cifs: new Set([
+    'path',
+    'content-dirs',
+    'server',
+    'share',
+    'subdir',
+    'nodes',
+    'disable',
+    'prune-backups',
+    'max-protected-backups',
+    'content',
+    'format',
+    'username',
+    'password',
+    'domain',
+    'smbversion',
+    'mkdir',
+    'create-base-path',
+    'create-subdirs',
+    'bwlimit',
+    'preallocation',
+    'options',
+    'snapshot-as-volume-chain',
+  ]),
+  cephfs: new Set([
+    'path',
+    'content-dirs',
+    'monhost',
+    'nodes',
+    'subdir',
+    'disable',
+    'options',
+    'username',
+    'content',
+    'format',
+    'mkdir',
+    'create-base-path',
+    'create-subdirs',
+    'fuse',
+    'bwlimit',
+    'keyring',
+    'prune-backups',
+    'max-protected-backups',
+    'fs-name',
+  ]),
+  lvmthin: new Set(['thinpool', 'vgname', 'nodes', 'disable', 'content', 'bwlimit']),
+  lvm: new Set([
+    'vgname',
+    'nodes',
+    'shared',
+    'disable',
+    'saferemove',
+    'saferemove-stepsize',
+    'saferemove_throughput',
+    'content',
+    'base',
+    'tagged_only',
+    'bwlimit',
+    'snapshot-as-volume-chain',
+  ]),
+  zfspool: new Set(['pool', 'blocksize', 'sparse', 'nodes', 'disable', 'content', 'bwlimit', 'mountpoint']),
+  rbd: new Set([
+    'nodes',
+    'disable',
+    'monhost',
+    'pool',
+    'data-pool',
+    'namespace',
+    'username',
+    'content',
+    'krbd',
+    'keyring',
+    'bwlimit',
+  ]),
+}
+
+/** SectionConfig check_config's `unexpected property` for a parameter the type's plugin has no option for */
+function checkOptions(type: StorageType, params: Record<string, unknown>, skip: readonly string[]): void {
+  for (const k of Object.keys(params).sort())
+    if (params[k] !== undefined && !skip.includes(k) && !OPTIONS[type].has(k))
+      throw fail500(`unexpected property '${k}'`)
+}
+
+/** a parameter as storage.cfg stores it: booleans (the handlers get them decoded) as 1 / 0 */
+const cfgValue = (v: unknown): string => (v === true ? '1' : v === false ? '0' : String(v))
+
 /** keys the model keeps in StorageDef fields; everything else is stored verbatim in `extra` */
 const MODELLED = new Set(['storage', 'type', 'content', 'nodes', 'disable', 'shared', 'path', 'digest', 'delete'])
 
@@ -79,8 +208,9 @@ export function storageConfigRoutes(c: Cluster): RouteTable {
         const missing = REQUIRED[type].filter((k) => str(ctx, k) === undefined)
         if (missing.length > 0)
           throw fail400(Object.fromEntries(missing.map((k) => [k, 'property is missing and it is not optional'])))
+        checkOptions(type, ctx.params, ['storage', 'type'])
         const extra: Record<string, string> = {}
-        for (const [k, v] of Object.entries(ctx.params)) if (!MODELLED.has(k) && v !== undefined) extra[k] = String(v)
+        for (const [k, v] of Object.entries(ctx.params)) if (!MODELLED.has(k) && v !== undefined) extra[k] = cfgValue(v)
         const info = STORAGE_TYPES[type]
         const contentParam = str(ctx, 'content')
         const d: StorageDef = {
@@ -89,13 +219,13 @@ export function storageConfigRoutes(c: Cluster): RouteTable {
           content: contentParam === undefined ? [...info.defaultContent].sort() : decodeContent(type, contentParam),
           total: type === 'nfs' || type === 'cifs' || type === 'cephfs' || type === 'rbd' ? 2000 * GiB : 500 * GiB,
           // parse_config: these types are shared whatever the flag says
-          shared: info.shared || str(ctx, 'shared') === '1',
+          shared: info.shared || bool(ctx, 'shared') === true,
           extra,
         }
         if (info.file) d.path = str(ctx, 'path') ?? `/mnt/pve/${id}`
         const nodes = decodeNodes(str(ctx, 'nodes') ?? '')
         if (nodes) d.nodes = nodes
-        if (str(ctx, 'disable') === '1') d.disable = true
+        if (bool(ctx, 'disable') === true) d.disable = true
         if (c.storage.get(id)) throw fail500(`create storage failed: storage ID '${id}' already defined`)
         c.storage.set(d)
         return { storage: id, type }
@@ -111,8 +241,14 @@ export function storageConfigRoutes(c: Cluster): RouteTable {
           throw fail500(`update storage failed: ${LXC_DIGEST_MISMATCH}`)
         const cur = need(id)
         const d: StorageDef = { ...cur, extra: { ...cur.extra } }
+        try {
+          checkOptions(cur.type, ctx.params, ['storage', 'digest', 'delete'])
+        } catch (e) {
+          throw fail500(`update storage failed: ${(e as Error).message}`)
+        }
         const deletes = (str(ctx, 'delete') ?? '').split(/[,;\s]+/).filter((k) => k !== '')
         for (const k of deletes) {
+          if (!OPTIONS[cur.type].has(k)) throw fail500(`update storage failed: no such option '${k}'`)
           if (ctx.params[k] !== undefined)
             throw fail500(`update storage failed: cannot set and delete property '${k}' at the same time!`)
           if (k === 'nodes') delete d.nodes
@@ -123,7 +259,7 @@ export function storageConfigRoutes(c: Cluster): RouteTable {
         }
         for (const [k, v] of Object.entries(ctx.params)) {
           if (v === undefined || k === 'storage' || k === 'digest' || k === 'delete') continue
-          const value = String(v)
+          const value = cfgValue(v)
           if (k === 'content') d.content = decodeContent(d.type, value)
           else if (k === 'nodes') {
             const nodes = decodeNodes(value)

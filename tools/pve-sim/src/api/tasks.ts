@@ -1,6 +1,6 @@
 import type { Cluster } from '../model/cluster.js'
 import { fail400 } from '../model/errors.js'
-import { taskStatus, UPID_RE, type Task } from '../model/tasks.js'
+import { dumpLogfile, taskStatus, UPID_RE, type Task } from '../model/tasks.js'
 import { WithTotal } from './envelope.js'
 import { int, str, bool, type RouteTable } from './params.js'
 
@@ -94,9 +94,8 @@ export function taskRoutes(c: Cluster): RouteTable {
         const t = find(str(ctx, 'node') ?? '', str(ctx, 'upid') ?? '')
         const start = int(ctx, 'start') ?? 0
         const limit = int(ctx, 'limit') ?? 50
-        const lines = t.log.length > 0 ? t.log : ['no content']
-        const page = lines.slice(start, start + limit).map((text, i) => ({ n: start + i + 1, t: text }))
-        return new WithTotal(page, t.log.length)
+        const { page, total } = dumpLogfile(t.log, start, limit)
+        return new WithTotal(page, total)
       },
     ],
     [

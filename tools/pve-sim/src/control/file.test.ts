@@ -63,6 +63,10 @@ describe('control document parsing', () => {
     expect(err('{"tasks": {"qmstart": {"fail": 1}}}')).toBe(
       'control file x.json: field "tasks.qmstart.fail": expected the error text (string)',
     )
+    expect(err('{"tasks": {"qmmove": {"hold": 1}}}')).toBe(
+      'control file x.json: field "tasks.qmmove.hold": expected true or false',
+    )
+    expect(parseControlDoc('{"tasks": {"qmmove": {"hold": true}}}', 'x').tasks).toEqual({ qmmove: { hold: true } })
     expect(err('{"power": {"100": "off"}}')).toBe('control file x.json: field "power.100": expected running or stopped')
   })
 })

@@ -16,6 +16,8 @@ export interface TaskBehaviourDoc {
   fail?: string
   durationMs?: number
   warnings?: number
+  /** tasks of this type stay running until a later document drops the entry (or sets it false) */
+  hold?: boolean
 }
 
 export interface ControlDoc {
@@ -105,17 +107,19 @@ export function parseControlDoc(text: string, source: string): ControlDoc {
   if (raw.revokedTokens !== undefined) doc.revokedTokens = strArr(raw.revokedTokens, 'revokedTokens')
   if (raw.taskDurationMs !== undefined) doc.taskDurationMs = nonNegInt(raw.taskDurationMs, 'taskDurationMs')
   if (raw.tasks !== undefined) {
-    if (!isObj(raw.tasks)) bad('tasks', 'expected an object: task type -> {fail?, durationMs?, warnings?}')
+    if (!isObj(raw.tasks)) bad('tasks', 'expected an object: task type -> {fail?, durationMs?, warnings?, hold?}')
     doc.tasks = {}
     for (const [type, b] of Object.entries(raw.tasks as Record<string, unknown>)) {
       const f = `tasks.${type}`
-      if (!isObj(b)) bad(f, 'expected an object {fail?, durationMs?, warnings?}')
+      if (!isObj(b)) bad(f, 'expected an object {fail?, durationMs?, warnings?, hold?}')
       const t: TaskBehaviourDoc = {}
       const bb = b as Record<string, unknown>
       if (bb.fail !== undefined)
         t.fail = typeof bb.fail === 'string' ? bb.fail : bad(`${f}.fail`, 'expected the error text (string)')
       if (bb.durationMs !== undefined) t.durationMs = nonNegInt(bb.durationMs, `${f}.durationMs`)
       if (bb.warnings !== undefined) t.warnings = nonNegInt(bb.warnings, `${f}.warnings`)
+      if (bb.hold !== undefined)
+        t.hold = typeof bb.hold === 'boolean' ? bb.hold : bad(`${f}.hold`, 'expected true or false')
       doc.tasks[type] = t
     }
   }

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe as suite, expect, it } from 'vitest'
 import { apidocForTests } from '../apidoc/test-data.js'
 import { startSimulator, type Simulator } from '../index.js'
-import { form, raw, waitTask, type RawResponse } from './test-support/raw.js'
+import { apiRequest, okData, type RawResponse, waitTask } from './test-support/raw.js'
 
 // ACL paths and the job parameters are checked against the PVE API schema: without it the file skips
 const describe = suite.skipIf(!apidocForTests())
@@ -16,20 +16,9 @@ const describe = suite.skipIf(!apidocForTests())
 let sim: Simulator
 let root: Record<string, string>
 const call = (method: string, path: string, params?: Record<string, string>): Promise<RawResponse> => {
-  // pveproxy takes a body only for POST and PUT
-  const inQuery = method === 'GET' || method === 'DELETE'
-  const f = params && !inQuery ? form(params) : undefined
-  const q = params && inQuery ? `?${new URLSearchParams(params).toString()}` : ''
-  return raw(sim, method, `/api2/json${path}${q}`, {
-    headers: { ...root, ...(f?.headers ?? {}) },
-    ...(f ? { body: f.body } : {}),
-  })
+  return apiRequest(sim, root, method, path, params)
 }
-async function ok<T = unknown>(r: Promise<RawResponse>): Promise<T> {
-  const res = await r
-  expect(res.status, res.body).toBe(200)
-  return (res.json as { data: T }).data
-}
+const ok = okData
 const failure = (r: RawResponse): [number, string] => [r.status, (r.json as { message: string }).message]
 /** runs a task to its end; returns its exit status and log lines */
 async function task(r: Promise<RawResponse>): Promise<{ exitstatus: string; log: string[] }> {

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe as suite, expect, it } from 'vitest'
 import { apidocForTests } from '../apidoc/test-data.js'
 import { startSimulator, type Simulator } from '../index.js'
-import { form, raw, waitTask, type RawResponse } from './test-support/raw.js'
+import { apiRequest, form, okData, raw, type RawResponse, waitTask } from './test-support/raw.js'
 
 const describe = suite.skipIf(!apidocForTests())
 
@@ -22,19 +22,9 @@ const call = (
   params?: Record<string, string>,
   auth: Record<string, string> = root,
 ): Promise<RawResponse> => {
-  const inQuery = method === 'GET' || method === 'DELETE'
-  const f = params && !inQuery ? form(params) : undefined
-  const q = params && inQuery ? `?${new URLSearchParams(params).toString()}` : ''
-  return raw(sim, method, `/api2/json${path}${q}`, {
-    headers: { ...auth, ...(f?.headers ?? {}) },
-    ...(f ? { body: f.body } : {}),
-  })
+  return apiRequest(sim, auth, method, path, params)
 }
-async function ok<T = unknown>(r: Promise<RawResponse>): Promise<T> {
-  const res = await r
-  expect(res.status, res.body).toBe(200)
-  return (res.json as { data: T }).data
-}
+const ok = okData
 async function task(node: string, r: Promise<RawResponse>): Promise<{ exitstatus: string; log: string[] }> {
   const upid = await ok<string>(r)
   const status = await waitTask(sim, root, node, upid)

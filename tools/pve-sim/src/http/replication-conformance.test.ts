@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe as suite, expect, it } from 'vitest'
 import { apidocForTests } from '../apidoc/test-data.js'
 import { startSimulator, type Simulator } from '../index.js'
-import { form, raw, waitTask, type RawResponse } from './test-support/raw.js'
+import { apiRequest, okData, type RawResponse, waitTask } from './test-support/raw.js'
 
 // the job id format and the permission entries come from the PVE API schema: without it the file skips
 const describe = suite.skipIf(!apidocForTests())
@@ -19,19 +19,9 @@ const call = (
   path: string,
   params?: Record<string, string>,
 ): Promise<RawResponse> => {
-  const inQuery = method === 'GET' || method === 'DELETE'
-  const f = params && !inQuery ? form(params) : undefined
-  const q = params && inQuery ? `?${new URLSearchParams(params).toString()}` : ''
-  return raw(sim, method, `/api2/json${path}${q}`, {
-    headers: { ...auth, ...(f?.headers ?? {}) },
-    ...(f ? { body: f.body } : {}),
-  })
+  return apiRequest(sim, auth, method, path, params)
 }
-async function ok<T = unknown>(r: Promise<RawResponse>): Promise<T> {
-  const res = await r
-  expect(res.status, res.body).toBe(200)
-  return (res.json as { data: T }).data
-}
+const ok = okData
 const failure = (r: RawResponse): [number, string, unknown] => {
   const j = r.json as { message: string; errors?: unknown }
   return [r.status, j.message, j.errors]

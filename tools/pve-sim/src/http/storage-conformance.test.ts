@@ -249,3 +249,43 @@ describe('PVE::QemuServer::destroy_vm and PVE::Storage::volume_is_base_and_used'
     expect((await task('POST', '/nodes/pve1/qemu/241/status/start', {}))[0]).toBe('OK')
   })
 })
+
+describe("each plugin's options (pve-storage Plugin options, PVE::SectionConfig check_config)", () => {
+  const fail = async (r: Promise<RawResponse>): Promise<[number, string]> => {
+    const res = await r
+    return [res.status, ((res.json as { message?: string }).message ?? '').trimEnd()]
+  }
+
+  it('a dir storage keeps its boolean `shared` (a decoded boolean), so it is one namespace for every node', async () => {
+    data(
+      await req('POST', '/storage', {
+        storage: 'shdir',
+        type: 'dir',
+        path: '/mnt/shdir',
+        shared: '1',
+        content: 'images',
+      }),
+    )
+    expect(data<Record<string, unknown>>(await req('GET', '/storage/shdir'))).toMatchObject({ shared: 1 })
+    const nodes = data<{ storage: string; shared: number }[]>(await req('GET', '/nodes/pve2/storage'))
+    expect(nodes.find((s) => s.storage === 'shdir')).toMatchObject({ shared: 1 })
+    data(await req('PUT', '/storage/shdir', { disable: '1' }))
+    expect(data<Record<string, unknown>>(await req('GET', '/storage/shdir'))).toMatchObject({ disable: 1, shared: 1 })
+  })
+
+  it('an option the type has not is an unexpected property, on create (before the lock) and on update (under it)', async () => {
+    expect(
+      await fail(
+        req('POST', '/storage', { storage: 'thin2', type: 'lvmthin', vgname: 'pve', thinpool: 'data', shared: '1' }),
+      ),
+    ).toEqual([500, "unexpected property 'shared'"])
+    expect(await fail(req('PUT', '/storage/local-lvm', { sparse: '1' }))).toEqual([
+      500,
+      "update storage failed: unexpected property 'sparse'",
+    ])
+    expect(await fail(req('PUT', '/storage/local-lvm', { delete: 'shared' }))).toEqual([
+      500,
+      "update storage failed: no such option 'shared'",
+    ])
+  })
+})

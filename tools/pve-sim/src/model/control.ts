@@ -213,6 +213,16 @@ export function controls(c: Cluster): Controls {
       const type = n?.storage.def(storage)?.type
       return n?.storage.list(storage).map((v) => volumeListItem(v, type)) ?? []
     },
+    writeVolume(node: string, volid: string, data: string) {
+      c.settle()
+      const v = c.nodes.get(node)?.storage.get(volid)
+      if (!v) throw new Error(`pve-sim: no volume ${volid} on ${node}`)
+      v.data = data
+    },
+    readVolume(node: string, volid: string) {
+      c.settle()
+      return c.nodes.get(node)?.storage.get(volid)?.data
+    },
     imageInfoRuns() {
       return c.storage.imageInfoRuns
     },

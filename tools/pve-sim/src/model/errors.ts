@@ -22,5 +22,6 @@ export function fail400(errors: Record<string, string>): PveHttpError {
 
 /** qemu-server's digest check (update_vm_api, resize) */
 export const QEMU_DIGEST_MISMATCH = 'checksum mismatch (file change by other user?)'
-/** pve-container uses PVE::Tools::assert_if_modified */
-export const LXC_DIGEST_MISMATCH = 'detected modified configuration - file changed by other user? Try again.'
+/** PVE::Tools::assert_if_modified (pve-container's config writes, move_disk, move_volume) */
+export const ASSERT_IF_MODIFIED = 'detected modified configuration - file changed by other user? Try again.'
+export const LXC_DIGEST_MISMATCH = ASSERT_IF_MODIFIED

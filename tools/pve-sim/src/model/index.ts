@@ -151,6 +151,13 @@ export interface SimModel {
   /** the content listing of a storage, as GET .../content returns it */
   storageContent(node: string, storage: string): Record<string, unknown>[]
   /**
+   * what the guest wrote into a disk volume: a marker a migration, a disk move or a reassignment carries to the
+   * volume's new place, so a test can tell a moved disk from a fresh one (`readVolume`: undefined when never written
+   * or when the volume does not exist on that node)
+   */
+  writeVolume(node: string, volid: string, data: string): void
+  readVolume(node: string, volid: string): string | undefined
+  /**
    * how many times PVE ran `qemu-img info` so far: a content listing of a file storage (dir, nfs, cifs) that takes
    * in images or rootdir (no `content=`, or `content=images`) inspects every image on it, on every call
    */

@@ -5,16 +5,14 @@ import { fail500 } from './errors.js'
 import { flag } from './guestconf.js'
 import { applyLxcPending, stopLxc } from './lxc.js'
 import {
-  checkTarget,
-  checkTargetStorage,
   copyVolume,
   mapId,
-  mapTargets,
   dispatchMigration,
   MigrationError,
   MigrationLog,
   moveConfig,
-  parseStorageMap,
+  migrationSubject,
+  targetStorageMap,
   type IdMap,
   migrationStep,
 } from './migration.js'
@@ -71,10 +69,7 @@ export function migrateLxc(
   caller: Caller,
   byHa = false,
 ): string {
-  c.requireNode(nodeName)
-  const target = String(params.target)
-  checkTarget(c, nodeName, target)
-  const g = c.requireGuest(nodeName, 'lxc', vmid)
+  const { g, target } = migrationSubject(c, nodeName, 'lxc', vmid, params)
   const opts: Options = {
     target,
     online: flag(params.online),
@@ -84,22 +79,22 @@ export function migrateLxc(
   }
   if (g.status === 'running' && !opts.online && !opts.restart)
     throw fail500("can't migrate running container without --online or --restart")
-  const map = parseStorageMap(
-    params['target-storage'] === undefined ? undefined : String(params['target-storage']),
-    'target-storage',
-  )
-  if (map) {
-    for (const sid of mapTargets(map)) checkTargetStorage(c, sid, target, 'rootdir')
-    opts.storagemap = map
-  }
-  if (!byHa && c.ha.managed(g)) return c.ha.migrateRequest(g, target, caller)
-  return dispatchMigration<Plan>(c, g, 'vzmigrate', caller, {
-    start: (log) => {
-      const wasRunning = prepare(c, g, opts, log)
-      return { wasRunning, volumes: phase1Scan(c, g, opts, wasRunning, log) }
+  opts.storagemap = targetStorageMap(c, params, 'target-storage', target, 'rootdir')
+  return dispatchMigration<Plan>(
+    c,
+    g,
+    target,
+    'vzmigrate',
+    caller,
+    {
+      start: (log) => {
+        const wasRunning = prepare(c, g, opts, log)
+        return { wasRunning, volumes: phase1Scan(c, g, opts, wasRunning, log) }
+      },
+      finish: (plan, log) => finish(c, g, opts, plan, log),
     },
-    finish: (plan, log) => finish(c, g, opts, plan, log),
-  })
+    byHa,
+  )
 }
 
 /** a mount point as foreach_volume_full sees it: a volume, or a bind or device mount */

@@ -4,16 +4,14 @@ import { isCloudinitVolid, parseVolumeProps, volumeKindOf } from './disks.js'
 import { fail500 } from './errors.js'
 import { flag } from './guestconf.js'
 import {
-  checkTarget,
-  checkTargetStorage,
   copyVolume,
   mapId,
-  mapTargets,
   dispatchMigration,
   MigrationError,
   MigrationLog,
   moveConfig,
-  parseStorageMap,
+  migrationSubject,
+  targetStorageMap,
   type IdMap,
   migrationStep,
 } from './migration.js'
@@ -283,10 +281,7 @@ export function migrateQemu(
   caller: Caller,
   byHa = false,
 ): string {
-  c.requireNode(nodeName)
-  const target = String(params.target)
-  checkTarget(c, nodeName, target)
-  const g = c.requireGuest(nodeName, 'qemu', vmid)
+  const { g, target } = migrationSubject(c, nodeName, 'qemu', vmid, params)
   c.checkLock(g)
   const opts: Options = {
     target,
@@ -308,25 +303,24 @@ export function migrateQemu(
     opts.online = false
     opts.conntrack = false
   }
-  const map = parseStorageMap(
-    params.targetstorage === undefined ? undefined : String(params.targetstorage),
-    'targetstorage',
-  )
-  if (map) {
-    for (const sid of mapTargets(map)) checkTargetStorage(c, sid, target, 'images')
-    if (map.identity) checkStorageAvailability(c, g, target)
-    opts.storagemap = map
-  } else {
-    checkStorageAvailability(c, g, target)
-  }
-  if (!byHa && c.ha.managed(g)) return c.ha.migrateRequest(g, target, caller)
-  return dispatchMigration<Plan>(c, g, 'qmigrate', caller, {
-    start: (log) => {
-      const running = prepare(c, g, opts, log)
-      return { running, volumes: phase1Scan(c, g, opts, running, log) }
+  const map = targetStorageMap(c, params, 'targetstorage', target, 'images')
+  if (map) opts.storagemap = map
+  if (!map || map.identity) checkStorageAvailability(c, g, target)
+  return dispatchMigration<Plan>(
+    c,
+    g,
+    target,
+    'qmigrate',
+    caller,
+    {
+      start: (log) => {
+        const running = prepare(c, g, opts, log)
+        return { running, volumes: phase1Scan(c, g, opts, running, log) }
+      },
+      finish: (plan, log) => finish(c, g, opts, plan, log),
     },
-    finish: (plan, log) => finish(c, g, opts, plan, log),
-  })
+    byHa,
+  )
 }
 
 /** PVE::QemuMigrate::prepare: returns whether the VM runs */

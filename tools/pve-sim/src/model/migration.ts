@@ -19,6 +19,36 @@ export function checkTarget(c: Cluster, node: string, target: string): void {
   c.checkNodeExists(target)
 }
 
+/** the start both migrate_vm handlers share: the node, the target's checks (checkTarget), the guest */
+export function migrationSubject(
+  c: Cluster,
+  nodeName: string,
+  type: 'qemu' | 'lxc',
+  vmid: number,
+  params: Record<string, unknown>,
+): { g: Guest; target: string } {
+  c.requireNode(nodeName)
+  const target = String(params.target)
+  checkTarget(c, nodeName, target)
+  return { g: c.requireGuest(nodeName, type, vmid), target }
+}
+
+/**
+ * The storage map parameter (qemu-server `targetstorage`, pve-container `target-storage`), parsed, each of its
+ * target storages checked on the target for the guest type's content; undefined without one
+ */
+export function targetStorageMap(
+  c: Cluster,
+  params: Record<string, unknown>,
+  param: 'targetstorage' | 'target-storage',
+  target: string,
+  content: 'images' | 'rootdir',
+): IdMap | undefined {
+  const map = parseStorageMap(params[param] === undefined ? undefined : String(params[param]), param)
+  if (map) for (const sid of mapTargets(map)) checkTargetStorage(c, sid, target, content)
+  return map
+}
+
 /** parse_idmap($targetstorage, 'pve-storage-id') as the handlers call it: a parse error is a parameter error */
 export function parseStorageMap(text: string | undefined, param: string): IdMap | undefined {
   if (text === undefined || text === '') return undefined
@@ -161,10 +191,14 @@ export interface MigrationSteps<P> {
 export function dispatchMigration<P>(
   c: Cluster,
   g: Guest,
+  target: string,
   taskType: 'qmigrate' | 'vzmigrate',
   caller: Caller,
   steps: MigrationSteps<P>,
+  byHa: boolean,
 ): string {
+  // an HA-managed guest is handed to HA (`hamigrate`: ha-manager migrate) unless the HA stack itself asks
+  if (!byHa && c.ha.managed(g)) return c.ha.migrateRequest(g, target, caller)
   const vmid = g.vmid
   const source = g.node
   const log = new MigrationLog(c)

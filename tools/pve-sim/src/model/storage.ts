@@ -77,6 +77,8 @@ export interface Volume {
   parent?: string
   /** files fetched by download-url or added by control: their checksums per algorithm */
   checksums?: Record<string, string>
+  /** what a test wrote into a disk (control `writeVolume`): a migration, a disk move or a reassignment carries it */
+  data?: string
 }
 
 /**
@@ -474,6 +476,7 @@ export class NodeStorage {
     const format = file ? (['raw', 'qcow2', 'vmdk'].includes(v.format) ? v.format : 'raw') : zfsCt ? 'subvol' : 'raw'
     const volid = file ? `${id}:${vmid}/${leaf}.${format}` : `${id}:${leaf}`
     const moved: Volume = { volid, content: v.content, format, size: v.size, ctime: v.ctime, vmid }
+    if (v.data !== undefined) moved.data = v.data
     this.add(id, moved)
     return moved
   }
@@ -539,6 +542,27 @@ export class NodeStorage {
     const v: Volume = { volid, content: 'images', format: file ? 'qcow2' : 'raw', size: 4 * 1024 * 1024, ctime, vmid }
     this.add(id, v)
     return v
+  }
+
+  /**
+   * rename_volume (reassigning a disk to another guest): the volume becomes the target guest's, under the
+   * storage's next free disk name for it, named as the plugin names it (`local:101/vm-101-disk-0.raw`,
+   * `local-lvm:vm-101-disk-0`, a ZFS container volume `subvol-101-disk-0`)
+   */
+  rename(volid: string, target: number): Volume {
+    const v = this.get(volid)
+    const [id, volname] = splitVolid(volid) ?? ['', '']
+    const d = this.activate(id)
+    if (!v) throw fail500(`volume '${volid}' does not exist`)
+    const n = this.freeDiskNumber(id, target)
+    const prefix = /(^|\/)subvol-/.test(volname) ? 'subvol' : 'vm'
+    const name = isFileStorage(d.type)
+      ? `${target}/${prefix}-${target}-disk-${n}.${v.format}`
+      : `${prefix}-${target}-disk-${n}`
+    this.remove(volid)
+    const renamed: Volume = { ...v, volid: `${id}:${name}`, vmid: target }
+    this.add(id, renamed)
+    return renamed
   }
 
   /** template conversion: `vm-100-disk-0` -> `base-100-disk-0` (zfs CT `subvol-` -> `basevol-`) */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { Rng } from './rng.js'
-import { TaskManager } from './tasks.js'
+import { dumpLogfile, TaskManager } from './tasks.js'
 
 describe('TaskManager', () => {
   // PVE's fork_worker returns the UPID to the caller before the worker's code runs; a task's work may
@@ -26,5 +26,48 @@ describe('TaskManager', () => {
     now += 30
     tasks.dispatch('pve1', 'qmstart', '102', 'root@pam', { run: () => order.push('c') }, 1000)
     expect(order).toEqual(['a', 'b'])
+  })
+})
+
+describe('held tasks (control: a test releases a task instead of racing the clock)', () => {
+  it('a held type stays running past its end, also through finishNow, and ends at the next settle once released', () => {
+    let now = 1_000_000
+    const tasks = new TaskManager(new Rng(3), () => now, 10)
+    let ran = 0
+    const upid = tasks.dispatch('pve1', 'qmmove', '100', 'root@pam', { run: () => ran++ }, 1000)
+    tasks.setBehaviour('qmmove', { hold: true })
+    now += 10_000
+    expect(tasks.get(upid)?.status).toBe('running')
+    tasks.finishNow(tasks.peek(upid)!)
+    expect(tasks.peek(upid)?.status).toBe('running')
+    // another type is not held
+    const other = tasks.dispatch('pve1', 'qmstart', '101', 'root@pam', { run: () => {} }, 1000)
+    now += 20
+    expect(tasks.get(other)?.exitstatus).toBe('OK')
+    tasks.setBehaviour('qmmove', undefined)
+    expect(tasks.get(upid)?.exitstatus).toBe('OK')
+    expect(ran).toBe(1)
+  })
+})
+
+describe('dumpLogfile (pve-common PVE::Tools::dump_logfile)', () => {
+  const lines = ['a', 'b', 'c']
+  it('numbers lines from 1 and counts every line as the total', () => {
+    expect(dumpLogfile(lines, 1, 1)).toEqual({ total: 3, page: [{ n: 2, t: 'b' }] })
+  })
+  it('limit 0 reads to the end (read_until_end)', () => {
+    expect(dumpLogfile(lines, 1, 0)).toEqual({
+      total: 3,
+      page: [
+        { n: 2, t: 'b' },
+        { n: 3, t: 'c' },
+      ],
+    })
+  })
+  it('a start past the end reads nothing, the total still counts the lines', () => {
+    expect(dumpLogfile(lines, 5, 50)).toEqual({ total: 3, page: [] })
+  })
+  it('an empty log is one `no content` line numbered 1 with a total of 1, wherever start points', () => {
+    expect(dumpLogfile([], 7, 0)).toEqual({ total: 1, page: [{ n: 1, t: 'no content' }] })
   })
 })

@@ -13,6 +13,11 @@ export interface TaskBehaviour {
   durationMs?: number
   /** add this many `WARN:` lines, so the exit status becomes `WARNINGS: n` */
   warnings?: number
+  /**
+   * keep tasks of this type running (those already running too) until the behaviour is lifted: a test that
+   * watches a lock or a running task releases it when it is done looking, instead of racing the clock
+   */
+  hold?: boolean
 }
 
 export interface TaskContext {
@@ -125,7 +130,9 @@ export class TaskManager {
     this.settling = true
     try {
       const now = this.now()
-      const due = this.order.filter((t) => t.status === 'running' && t.endMs <= now).sort((a, b) => a.endMs - b.endMs)
+      const due = this.order
+        .filter((t) => t.status === 'running' && t.endMs <= now && this.behaviours.get(t.type)?.hold !== true)
+        .sort((a, b) => a.endMs - b.endMs)
       for (const t of due) if (t.status === 'running') this.finish(t)
     } finally {
       this.settling = false
@@ -137,9 +144,9 @@ export class TaskManager {
     return this.tasks.get(upid)
   }
 
-  /** finish a task right away (background_delay: the caller waited for it) */
+  /** finish a task right away (background_delay: the caller waited for it), unless a test holds its type */
   finishNow(t: Task): void {
-    if (t.status === 'running') this.finish(t)
+    if (t.status === 'running' && this.behaviours.get(t.type)?.hold !== true) this.finish(t)
   }
 
   private finish(t: Task): void {
@@ -202,6 +209,21 @@ export class TaskManager {
   running(): Task[] {
     return this.all().filter((t) => t.status === 'running')
   }
+}
+
+/**
+ * pve-common `PVE::Tools::dump_logfile` over a task's lines: lines numbered from 1, those before `start` skipped,
+ * `limit` lines after them (`limit` 0 reads to the end), and the count of every line as the total. An empty log
+ * reads as one `no content` line (and a total of 1) wherever `start` points: the ExtJS store needs a row.
+ */
+export function dumpLogfile(
+  lines: readonly string[],
+  start: number,
+  limit: number,
+): { total: number; page: { n: number; t: string }[] } {
+  if (lines.length === 0) return { total: 1, page: [{ n: 1, t: 'no content' }] }
+  const end = limit === 0 ? lines.length : start + limit
+  return { total: lines.length, page: lines.slice(start, end).map((t, i) => ({ n: start + i + 1, t })) }
 }
 
 export function taskStatus(t: Task): Record<string, unknown> {

@@ -8,14 +8,19 @@
 import type { NodeState } from './cluster.js'
 import { splitVolid, type StorageType } from './storage.js'
 
-export type VolumeFeature = 'snapshot' | 'clone' | 'copy'
+export type VolumeFeature = 'snapshot' | 'clone' | 'copy' | 'rename'
 type State = 'current' | 'base' | 'snap'
 
 /** LvmThinPlugin, ZFSPoolPlugin, RBDPlugin: every format */
 const BLOCK_FEATURES: Partial<Record<StorageType, Record<VolumeFeature, readonly State[]>>> = {
-  lvmthin: { snapshot: ['current'], clone: ['base', 'snap'], copy: ['base', 'current', 'snap'] },
-  zfspool: { snapshot: ['current', 'snap'], clone: ['base'], copy: ['base', 'current'] },
-  rbd: { snapshot: ['current', 'snap'], clone: ['base', 'snap'], copy: ['base', 'current', 'snap'] },
+  lvmthin: { snapshot: ['current'], clone: ['base', 'snap'], copy: ['base', 'current', 'snap'], rename: ['current'] },
+  zfspool: { snapshot: ['current', 'snap'], clone: ['base'], copy: ['base', 'current'], rename: ['current'] },
+  rbd: {
+    snapshot: ['current', 'snap'],
+    clone: ['base', 'snap'],
+    copy: ['base', 'current', 'snap'],
+    rename: ['current'],
+  },
 }
 
 /** Plugin.pm (dir, nfs, cifs, cephfs) and LVMPlugin: per state, the formats that have the feature */
@@ -24,11 +29,13 @@ const FILE_FEATURES: Record<'file' | 'lvm', Record<VolumeFeature, Partial<Record
     snapshot: { current: ['qcow2'], snap: ['qcow2'] },
     clone: { base: ['qcow2', 'raw', 'vmdk'] },
     copy: { base: ['qcow2', 'raw', 'vmdk'], current: ['qcow2', 'raw', 'vmdk'], snap: ['qcow2'] },
+    rename: { current: ['qcow2', 'raw', 'vmdk'] },
   },
   lvm: {
     snapshot: { current: ['qcow2'], snap: ['qcow2'] },
     clone: {},
     copy: { base: ['qcow2', 'raw'], current: ['qcow2', 'raw'], snap: ['qcow2'] },
+    rename: { current: ['qcow2', 'raw'] },
   },
 }
 

@@ -3,7 +3,8 @@
  * guest again and checks what the action was meant to achieve (values are not compared: PVE rewrites many of
  * them, e.g. disks and MACs; the next plan compares them field by field):
  *   - a created/cloned/updated guest exists on its node; every key written is set (applied or pending); every
- *     key deleted is gone (or pending delete); a resized disk is set
+ *     key deleted is gone (or pending delete); a resized disk is set; a moved disk names a volume on its target
+ *     storage, no key names the source volume any more, and no lock is left
  *   - the power state the last power request asked for; `template: 1` after mark-template
  *   - a deleted guest is no longer listed on its node
  *   - a new guest created with `pool=` is a member of that pool
@@ -65,6 +66,17 @@ export async function confirmGuest(action: Action, reader: LiveReader): Promise<
         if (wanted !== undefined && live !== undefined && live < wanted)
           problems.push(`disk ${r.disk} is ${live} bytes, expected at least ${wanted}`)
       }
+    }
+    if (r.call === 'moveDisk') {
+      // the slot names a volume on the target storage, and (with `delete`) nothing names the source any more
+      const value = config[r.disk]
+      const head = value === undefined ? undefined : (/^(?:(?:file|volume)=)?([^,]+)/.exec(value)?.[1] ?? '')
+      if (head === undefined) problems.push(`disk ${r.disk} is not set`)
+      else if (!head.startsWith(`${r.storage}:`))
+        problems.push(`disk ${r.disk} is ${head}, not on storage ${r.storage}`)
+      for (const [key, v] of Object.entries(config))
+        if (key !== r.disk && v.split(',')[0] === r.volume) problems.push(`${key} still names ${r.volume}`)
+      if (config.lock !== undefined) problems.push(`still locked (${config.lock})`)
     }
   }
   if (action.requests.some((r) => r.call === 'markTemplate') && config.template !== '1' && status.template !== true)

@@ -52,14 +52,59 @@ describe('VM disks', () => {
     ...over,
   })
 
-  it('VMDiskPoolDriftIsAnomalyNotWrite', () => {
-    const p = plan(
-      desired(off(vm('web', 100, { disks: [disk({ storage: 'fast' })] }))),
-      inventory([liveVm(100, 'web', {}, stopped)]),
-      policy(),
+  it('a disk declared on another storage is a planned move (was an anomaly): move_disk with delete, its class by power', () => {
+    const m = vm('web', 100, { disks: [disk({ storage: 'fast' })] })
+    const p = plan(desired(off(m)), inventory([liveVm(100, 'web', {}, stopped)]), policy())
+    expect(p.anomalies).toEqual([])
+    expect(p.actions.map((a) => [a.id, a.type, a.disruption])).toEqual([
+      ['VM/pve1/100(web)#move-disk:scsi0', 'move-disk', 'none'],
+    ])
+    expect(p.actions[0]?.diffs).toEqual([
+      { field: 'spec.disks[0].storage', key: 'scsi0', before: 'local-lvm', after: 'fast' },
+    ])
+    expect(p.actions[0]?.requests).toEqual([
+      {
+        call: 'moveDisk',
+        node: 'pve1',
+        guest: 'qemu',
+        vmid: 100,
+        disk: 'scsi0',
+        volume: 'local-lvm:vm-100-disk-0',
+        storage: 'fast',
+        digest: 'd100',
+      },
+    ])
+    // a running VM's disk is mirrored online: hotplug, held back where the policy allows less
+    const running = liveVm(100, 'web', {}, { status: 'running' })
+    const online = plan(desired(m), inventory([running]), policy())
+    expect(online.actions.map((a) => [a.type, a.disruption, a.requests.map((r) => r.call)])).toEqual([
+      ['move-disk', 'hotplug', ['moveDisk']],
+    ])
+    const held = plan(desired(m), inventory([running]), policy({ disruption: 'none' }))
+    expect(held.actions).toEqual([])
+    expect(held.skips.map((k) => k.code)).toEqual(['disruption'])
+    // PVE refuses `delete` for a volume a snapshot uses: a guest with snapshots is an anomaly, nothing is moved
+    const snap = plan(desired(off(m)), inventory([liveVm(100, 'web', { parent: 'before' }, stopped)]), policy())
+    expect(snap.actions).toEqual([])
+    expect(snap.anomalies.map((a) => [a.code, a.field])).toEqual([['volume-pool', 'scsi0']])
+    // a bare create form read back is no volume PVE allocated: still an anomaly
+    const bare = plan(desired(off(m)), inventory([liveVm(100, 'web', { scsi0: 'local-lvm:32' }, stopped)]), policy())
+    expect(bare.anomalies.map((a) => [a.code, a.field])).toEqual([['volume-pool', 'scsi0']])
+  })
+
+  it('a move comes first; the write after it grows and rewrites the moved slot (`moved`)', () => {
+    const m = off(
+      vm('web', 100, { memory: 1024 * 1024 ** 2, disks: [disk({ storage: 'fast', iothread: true, size: 64 * GiB })] }),
     )
-    expect(p.actions).toEqual([])
-    expect(p.anomalies.map((a) => [a.code, a.field])).toEqual([['volume-pool', 'scsi0']])
+    const p = plan(desired(m), inventory([liveVm(100, 'web', {}, stopped)]), policy())
+    expect(p.actions.map((a) => [a.type, a.requests.map((r) => r.call)])).toEqual([
+      ['move-disk', ['moveDisk']],
+      ['update', ['resizeDisk', 'updateConfig']],
+    ])
+    const update = p.actions[1]?.requests[1] as { moved?: Record<string, string>; params: Record<string, unknown> }
+    expect(update.moved).toEqual({ scsi0: 'local-lvm:vm-100-disk-0' })
+    expect(update.params.scsi0).toBe('local-lvm:vm-100-disk-0,iothread=1,size=64G')
+    expect(p.actions[1]?.dependsOn).toEqual([p.actions[0]?.id])
   })
 
   it('VMDiskIothreadDriftIsSafeInPlaceWrite: keeps vm-100-disk-0 and every unowned token; converged form does not drift', () => {
@@ -266,7 +311,7 @@ describe('VM NICs, PCI, hardware, EFI, TPM', () => {
     ).toBe('pc')
   })
 
-  it('EfiSecureBootConvergesByLiveFormRewriteKeepingMsCert; another pool is an anomaly', () => {
+  it('EfiSecureBootConvergesByLiveFormRewriteKeepingMsCert; another pool is a move', () => {
     const m = off(
       vm('web', 100, {
         hardware: {
@@ -291,8 +336,8 @@ describe('VM NICs, PCI, hardware, EFI, TPM', () => {
       stopped,
     )
     const p = plan(desired(m), inventory([other]), policy())
-    expect(p.actions).toEqual([])
-    expect(p.anomalies.map((a) => [a.code, a.field])).toEqual([['volume-pool', 'efidisk0']])
+    expect(p.anomalies).toEqual([])
+    expect(p.actions.map((a) => a.id)).toEqual(['VM/pve1/100(web)#move-disk:efidisk0'])
   })
 
   it('TpmVersionChangeIsAnAnomaly (PVE cannot change it)', () => {
@@ -462,6 +507,21 @@ describe('LXC', () => {
     ).toEqual(['rootfs'])
     const grow = plan(desired(ct()), inventory([live({ rootfs: 'local-lvm:vm-200-disk-0,size=4G' })]), policy())
     expect(grow.actions[0]?.requests[0]).toMatchObject({ call: 'resizeDisk', guest: 'lxc', disk: 'rootfs', size: '8G' })
+  })
+
+  it('a root filesystem on another storage moves with move_volume; a running container is shut down and started again', () => {
+    const stoppedCt = plan(desired(ct({ root: { storage: 'fast', size: 8 * GiB } })), inventory([live()]), policy())
+    expect(stoppedCt.actions.map((a) => [a.type, a.disruption, a.requests.map((r) => r.call)])).toEqual([
+      // a shutdown first whatever the plan read: pve-container moves no volume of a running container
+      ['move-disk', 'none', ['shutdown', 'moveDisk']],
+    ])
+    const running = liveCt(200, 'ct', {}, { status: 'running' })
+    const started = lxc('ct', 200, { root: { storage: 'fast', size: 8 * GiB } })
+    const p = plan(desired(started), inventory([running]), policy())
+    expect(p.actions.map((a) => [a.type, a.disruption, a.requests.map((r) => r.call)])).toEqual([
+      ['move-disk', 'stop', ['shutdown', 'moveDisk', 'start']],
+    ])
+    expect(plan(desired(started), inventory([running]), policy({ disruption: 'reboot' })).actions).toEqual([])
   })
 
   it('LXCRootfsAbsentIsEmptyNewSlot', () => {

@@ -12,6 +12,8 @@ export type Outcome =
   | { t: 'write'; value: PlanParamValue; after: string; newSlot?: boolean }
   /** grow the volume in this slot to `size` (PVE resize syntax, absolute) */
   | { t: 'resize'; size: string; after: string }
+  /** move the volume in this slot from storage `from` to `storage` (a disk move; PVE frees the source after) */
+  | { t: 'move'; volume: string; from: string; storage: string }
   | { t: 'anomaly'; code: AnomalyCode; message: string }
   | { t: 'gap'; note: string }
 

@@ -1,6 +1,7 @@
 /**
  * Planning one desired guest against PVE: the create / clone flow for an absent guest, and for a present one
- * the config write (with its disruption class), grow-only resizes, mark-template, pending restarts and power.
+ * the config write (with its disruption class), grow-only resizes, disk moves, mark-template, pending restarts and
+ * power.
  */
 import { formatSize } from '@proxops/pve-client/wire'
 import { CLOUD_INIT_SLOT } from '@proxops/schema'
@@ -250,6 +251,7 @@ export function planLiveGuest(t: GuestTarget, g: LiveGuest, env: GuestPlanEnv): 
   dropCloneIdentity(t, s, w)
   const resizes = holdBack(t, s, w)
   const a = new GuestActions(t, g, env)
+  planMoves(t, g, s, w, a)
   planConfigWrite(t, s, w, resizes, a, env)
   planResizes(
     t,
@@ -396,8 +398,9 @@ class GuestActions {
   ): void {
     const power = type === 'start' || type === 'stop'
     const d = guestDraft(this.t.base, type, reason, diffs, disruption, requests, power ? undefined : this.digest)
-    const request = d.requests[0]
-    const id = `${d.address}#${d.type}${request?.call === 'resizeDisk' ? `:${request.disk}` : ''}`
+    const request = d.requests.find((r) => r.call === 'moveDisk') ?? d.requests[0]
+    const disk = request?.call === 'resizeDisk' || request?.call === 'moveDisk' ? `:${request.disk}` : ''
+    const id = `${d.address}#${d.type}${disk}`
     if (d.type === 'resize') this.beforeResizes ??= [...this.ids]
     const after =
       d.type === 'resize'
@@ -466,6 +469,7 @@ function planConfigWrite(
     size: r.size,
     ...(i === 0 ? { digest } : {}),
   }))
+  const moved = Object.fromEntries(w.moves.filter((m) => m.key in params).map((m) => [m.key, m.volume]))
   const update: PveRequest = {
     call: 'updateConfig',
     node,
@@ -473,6 +477,7 @@ function planConfigWrite(
     vmid,
     params,
     ...(resizeFirst.length === 0 ? { digest } : {}),
+    ...(Object.keys(moved).length > 0 ? { moved } : {}),
   }
   // resizes, the write, then any power requests. A running guest takes the write into [PENDING] (checked
   // against the planned digest, refused before anything is stopped) and the shutdown applies it: PVE's
@@ -549,6 +554,76 @@ function planResizes(
       ],
     )
   }
+}
+
+/**
+ * The disk moves (qemu-server move_vm_disk, pve-container move_volume), before the guest's other actions, each with
+ * `delete`: PVE frees the source only once its copy is in the config. A running VM's disk is mirrored online
+ * (hotplug class); a running container is shut down for it and started again when desired started (stop class); a
+ * running guest desired stopped is shut down first.
+ * Every move carries the planned digest (the executor sends the digest the previous move left); a later rewrite of a
+ * moved slot names the moved volume just before it is written (`moved`). Both PVEs refuse `delete` for a volume a
+ * snapshot still uses, so a guest with snapshots is an anomaly here. Moves that do not happen leave the other
+ * changes of their slots for a later cycle.
+ */
+function planMoves(t: GuestTarget, g: LiveGuest, s: LiveState, w: OwnedComparison, a: GuestActions): void {
+  if (w.moves.length === 0) return
+  const resource = t.base.resource as string
+  const keys = w.moves.map((m) => m.key).join(', ')
+  const drop = () => {
+    for (const m of w.moves) {
+      delete w.params[m.key]
+      w.diffs = w.diffs.filter((d) => d.key !== m.key)
+      w.resizes = w.resizes.filter((r) => r.key !== m.key)
+    }
+    w.moves = []
+  }
+  if (g.config.parent !== undefined) {
+    t.anomaly({
+      code: 'volume-pool',
+      field: w.moves[0]?.key ?? '',
+      message: `${resource}: ${keys} must move to another storage but the guest has snapshots (the latest: ${g.config.parent}), which PVE does not move; delete them (qm delsnapshot / pct delsnapshot) and the next cycle moves the disk`,
+    })
+    drop()
+    return
+  }
+  // a guest desired stopped is shut down first anyway (a requested power change, as planConfigWrite does)
+  const cls: DisruptionClass = !s.running ? 'none' : s.willStop || t.type === 'lxc' ? 'stop' : 'hotplug'
+  if (!s.willStop && !allowed(cls, s.policy)) {
+    t.skip(
+      'disruption',
+      `moving ${keys} to another storage ${t.type === 'qemu' ? "would copy a running VM's disk online (hotplug)" : 'needs a shutdown of the running container'} and disruption is ${s.policy}; not moved this cycle`,
+    )
+    drop()
+    return
+  }
+  const { node, vmid } = t.m.spec
+  // in the order plan() sorts them (by action id): each waits for the one before it
+  w.moves.sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0))
+  w.moves.forEach((m, i) => {
+    const move: PveRequest = {
+      call: 'moveDisk',
+      node,
+      guest: t.type,
+      vmid,
+      disk: m.key,
+      volume: m.volume,
+      storage: m.storage,
+      digest: a.digest,
+    }
+    // pve-container moves no volume of a running container: its first move asks for a shutdown also where the plan
+    // read it stopped (one that is not running answers so, which the runner accepts), unless it is desired started
+    const stopFirst = (cls === 'stop' || (t.type === 'lxc' && !s.desiredStarted)) && i === 0
+    const startAfter = cls === 'stop' && i === w.moves.length - 1 && s.desiredStarted
+    if (stopFirst) a.stopped = true
+    a.push(
+      'move-disk',
+      `${resource}: move ${m.key} from storage ${m.from} to ${m.storage}${cls === 'hotplug' ? ' (online)' : ''}`,
+      [m.diff],
+      cls,
+      [...(stopFirst ? [a.shutdown()] : []), move, ...(startAfter ? [a.start()] : [])],
+    )
+  })
 }
 
 /** A template that is not one yet on PVE: mark it (a running guest is shut down first, a stop-class action). */
@@ -647,6 +722,7 @@ interface OwnedComparison {
   /** converged keys with a different pending value on PVE */
   pendingKeys: string[]
   resizes: { key: string; size: string; diff: FieldDiff }[]
+  moves: { key: string; volume: string; from: string; storage: string; diff: FieldDiff }[]
 }
 
 function compareOwned(
@@ -667,6 +743,7 @@ function compareOwned(
     leftPending: [],
     pendingKeys: [],
     resizes: [],
+    moves: [],
   }
   for (const o of f.owned) {
     const before = cfg[o.key]
@@ -678,6 +755,9 @@ function compareOwned(
       else if (out.t === 'gap') env.out.gaps.push({ address: base.address, field: o.field, note: out.note })
       else if (out.t === 'resize') {
         w.resizes.push({ key: o.key, size: out.size, diff: fieldDiff(o.field, o.key, before, `size=${out.after}`) })
+      } else if (out.t === 'move') {
+        const diff = { field: `${o.field}.storage`, key: o.key, before: out.from, after: out.storage }
+        w.moves.push({ key: o.key, volume: out.volume, from: out.from, storage: out.storage, diff })
       } else {
         const cls =
           o.running ??

@@ -34,6 +34,8 @@ export const guest = defineKind({
     'shutdown-then-update': 'update',
     migrate: 'update',
     resize: 'resize',
+    // a disk moved to another storage counts with the disk changes
+    'move-disk': 'resize',
     start: 'power',
     stop: 'power',
     restart: 'power',

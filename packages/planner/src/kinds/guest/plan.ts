@@ -30,7 +30,7 @@ import { lxcFields } from './lxc.js'
 import { guestPrunes } from './prune.js'
 import { destroyEffects } from './destroy-effects.js'
 import { qemuFields, type GuestBuildContext, type GuestFields } from './qemu.js'
-import { isSnapshotTrigger, safetySnapshotKeep, snapshotProblem, takesSnapshots } from './snapshots.js'
+import { isSnapshotTrigger, isStoppingMove, safetySnapshotKeep, snapshotProblem, takesSnapshots } from './snapshots.js'
 import { tagsField } from './tags.js'
 import { storageRefusals } from './storage-refusals.js'
 
@@ -517,7 +517,7 @@ function safetySnapshot(
       field: problem.key,
       message: `${base.resource}: safety snapshots are on, but PVE cannot snapshot ${problem.key} (${problem.volume}: ${problem.reason}); not done this cycle: ${what}. Move the volume to a storage that snapshots it, or set the annotation proxops/safety-snapshots: "false"`,
     })
-    const dropped = new Set(triggers.map((d) => d.id))
+    const dropped = new Set([...triggers, ...own.filter(isStoppingMove)].map((d) => d.id))
     plan.drafts = own.filter((d) => !dropped.has(d.id))
     for (const d of plan.drafts) if (d.after) d.after = d.after.filter((id) => !dropped.has(id))
     return
@@ -535,6 +535,9 @@ function safetySnapshot(
     digest: g.digest,
   })
   for (const d of triggers) d.after = [...(d.after ?? []), id]
+  // the disk moves come first: PVE frees a moved volume only while no snapshot names it
+  const moves = own.filter((d) => d.type === 'move-disk' && d.id !== undefined).map((d) => d.id as string)
+  if (moves.length > 0) (plan.drafts.find((d) => d.id === id) as Draft).after = moves
 }
 
 /**

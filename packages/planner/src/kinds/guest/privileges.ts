@@ -277,6 +277,12 @@ export const guestPrivileges = {
     return out
   },
   resizeDisk: (r) => [{ key: r.disk, need: one(`/vms/${r.vmid}`, 'VM.Config.Disk') }],
+  // qemu-server move_vm_disk / pve-container move_volume: VM.Config.Disk on the guest, and Datastore.AllocateSpace
+  // on the target storage
+  moveDisk: (r) => [
+    { key: r.disk, need: one(`/vms/${r.vmid}`, 'VM.Config.Disk') },
+    { key: r.disk, need: one(`/storage/${r.storage}`, 'Datastore.AllocateSpace') },
+  ],
   cloneGuest: (r) => {
     const { out, push } = needs()
     const newid = Number(r.params.newid)

@@ -1,6 +1,6 @@
 /**
  * Running the guest kind's requests: create, clone, config writes (never a create form over a live volume),
- * resizes, power (through HA for an HA-managed guest), template conversion, delete and safety snapshots.
+ * resizes, disk moves, power (through HA for an HA-managed guest), template conversion, delete and safety snapshots.
  */
 import type { GuestType } from '@proxops/pve-client/wire'
 import type { Action, PveRequest } from '../../plan-types.js'
@@ -49,6 +49,23 @@ export const guestRunners = {
         digest !== undefined ? { digest } : {},
       )
     })
+  },
+  moveDisk: async (request, { ctx, tasks }) => {
+    // `delete`: PVE frees the source only once its copy is in the config (qemu-server move_vm_disk, pve-container
+    // move_volume); the task ends when both are done
+    const { node, guest, vmid } = request
+    await call('move disk', ctx, tasks, () => {
+      const digest = digestOf(ctx, request)
+      return ctx.writer.moveDisk(node, guest, vmid, request.disk, request.storage, {
+        delete: true,
+        ...(digest !== undefined ? { digest } : {}),
+      })
+    })
+    // the move rewrote the config: the guest's later requests planned against the same digest send the new one
+    if (request.digest !== undefined) {
+      const after = await ctx.reader.guestConfig(node, guest, vmid)
+      ctx.digests?.set(`${node}/${guest}/${vmid}/${request.digest}`, after.digest)
+    }
   },
   start: async (request, { ctx, tasks }) => {
     const sent = tasks.length
@@ -114,14 +131,23 @@ async function updateConfig(request: RequestOf<'updateConfig'>, { ctx, tasks, se
   const createForms = Object.entries(params).filter(
     ([key, value]) => typeof value === 'string' && isCreateForm(request.guest, key, value),
   )
-  if (createForms.length > 0 || (request.onlyIfAbsent?.length ?? 0) > 0) {
-    // read just before the write: keys already set are not rewritten, and a create form never lands on a volume
+  const moved = Object.entries(request.moved ?? {})
+  if (createForms.length > 0 || (request.onlyIfAbsent?.length ?? 0) > 0 || moved.length > 0) {
+    // read just before the write: keys already set are not rewritten, a create form never lands on a volume, and a
+    // moved slot's rewrite names the volume the move left there
     const live = await ctx.reader.guestConfig(request.node, request.guest, request.vmid)
     if (digest !== undefined && live.digest !== digest)
       throw new ActionFailure(
         `config of ${request.guest} ${request.vmid} changed since plan (digest mismatch); the next cycle re-plans`,
       )
     digest ??= live.digest
+    for (const [key, old] of moved) {
+      const now = live.values[key]?.split(',')[0]?.replace(/^(?:file|volume)=/, '')
+      const value = params[key]
+      if (now === undefined || typeof value !== 'string' || !value.includes(old))
+        throw new ActionFailure(`refused: ${key} no longer holds a volume moved from ${old}; the next cycle re-plans`)
+      params[key] = value.replace(old, now)
+    }
     // an empty CD drive (`none`) the clone inherited is an empty slot, as the next plan would see it
     for (const key of request.onlyIfAbsent ?? []) if (!isEmptySlot(live.values[key])) delete params[key]
     for (const [key] of createForms) {
@@ -157,7 +183,8 @@ async function safetySnapshot(
   const list = reader.snapshots?.bind(reader)
   if (!create || !remove || !list) throw new ActionFailure('this PVE client cannot take snapshots')
   const before = await reader.guestConfig(node, guest, vmid)
-  if (before.digest !== request.digest)
+  // a disk move of this plan rewrote the config first: it left the digest it replaced the planned one with
+  if (before.digest !== digestOf(ctx, request))
     throw new ActionFailure(`config of ${guest} ${vmid} changed since plan (digest mismatch); the next cycle re-plans`)
   const existing = await list(node, guest, vmid)
   const { ours, lookalikes } = safetySnapshotsOf(existing, request.mark)

@@ -41,6 +41,15 @@ export function isSnapshotTrigger(d: Pick<Draft, 'type' | 'disruption' | 'reques
 }
 
 /**
+ * A disk move that shuts the guest down (a running container): as disruptive as a trigger, it is dropped with them
+ * where the guest cannot be snapshotted, but it never takes a snapshot itself (PVE frees a moved volume only while no
+ * snapshot names it: the moves run before the snapshot).
+ */
+export function isStoppingMove(d: Pick<Draft, 'type' | 'disruption'>): boolean {
+  return d.type === 'move-disk' && d.disruption === 'stop'
+}
+
+/**
  * PVE converts no guest that has snapshots to a template (qemu-server's and pve-container's `template` API:
  * "unable to create template, because VM contains snapshots"), and snapshots no template
  * (PVE::AbstractConfig::__snapshot_prepare): a guest that is or becomes a template this cycle takes none.

@@ -28,6 +28,8 @@ export function storageRefusals(
     for (const r of d.requests) {
       if (r.call === 'cloneGuest' && r.params.storage !== undefined)
         wanted.set(String(r.params.storage), 'clone storage')
+      // move_vm_disk checks the target's `images` before forking; move_volume's alloc_disk checks no content type
+      if (r.call === 'moveDisk') wanted.set(r.storage, type === 'qemu' ? r.disk : `${r.disk} (move)`)
       if (r.call !== 'createGuest' && r.call !== 'updateConfig') continue
       for (const [key, value] of Object.entries(r.params)) {
         // a create form starts `<storage>:<number>` (a quick test before the property-string parse)
@@ -40,7 +42,7 @@ export function storageRefusals(
   for (const [storage, key] of wanted) {
     const s = here.get(storage)
     if (!s) out.push(`${key}: storage '${storage}' does not exist, is disabled or is not available on node '${node}'`)
-    else if (!s.content.includes(content))
+    else if (!s.content.includes(content) && !key.endsWith(' (move)'))
       out.push(
         `${key}: storage '${storage}' does not support ${type === 'qemu' ? 'vm images' : 'container directories'} (its content is ${s.content.join(',') || 'empty'})`,
       )

@@ -4,8 +4,9 @@
  * tokens, the tokens PVE sets itself, whether it has a size of the manifest's) for create, compare and adopt.
  *
  * Data-loss guards: a slot that holds a live volume is never written in its create form (`local-lvm:32` would
- * allocate a new volume and orphan the old one): pool changes and shrinks are anomalies, growth is a resize,
- * option changes are live-form rewrites that keep PVE's volume id.
+ * allocate a new volume and orphan the old one): a pool change is a disk move where PVE has one (VM disks, the EFI
+ * disk, a container's root filesystem and mount points), else an anomaly; shrinks are anomalies, growth is a
+ * resize, option changes are live-form rewrites that keep PVE's volume id.
  */
 import { formatSize, parseSize } from '@proxops/pve-client/wire'
 import { formatGiB, formatQuantity, type ContainerManifest, type VmDisk, type VmHardware } from '@proxops/schema'
@@ -50,8 +51,10 @@ export function liveSizeBytes(volume: string, sizeToken: string | undefined): nu
 export const isBareForm = (volume: string): boolean => /^[^:/]+:\d+(\.\d+)?$/.test(volume)
 
 /**
- * Compares a live volume with the desired pool and size. Returns anomalies (pool change, shrink, a bare form
- * of another size) or a grow-only resize; [] when pool and size agree (or a size is unknown).
+ * Compares a live volume with the desired pool and size. Returns a move to the desired pool (a `movable` slot
+ * holding a volume PVE allocated), anomalies (another pool where no move is possible, shrink, a bare form of
+ * another size) or a grow-only resize; [] when pool and size agree (or a size is unknown). A moved volume keeps
+ * its size: a resize, if any, follows the move.
  */
 export function guardVolume(
   slot: string,
@@ -61,16 +64,35 @@ export function guardVolume(
   storage: string,
   desiredBytes: number | undefined,
   canResize: boolean,
+  movable = false,
 ): Outcome[] {
   const pool = poolOf(volume)
   if (pool !== storage) {
+    if (!movable || pool === undefined || isBareForm(volume)) {
+      return [
+        anomaly(
+          'volume-pool',
+          `${slot} holds volume ${volume} on storage ${pool ?? '(path)'} but ${field} wants storage ${storage}; proxops will not recreate a live volume, and PVE moves no such volume to another storage (move it by hand, then re-run)`,
+        ),
+      ]
+    }
     return [
-      anomaly(
-        'volume-pool',
-        `${slot} holds volume ${volume} on storage ${pool ?? '(path)'} but ${field} wants storage ${storage}; proxops will not recreate a live volume (move it with PVE's move-disk, then re-run)`,
-      ),
+      { t: 'move', volume, from: pool, storage },
+      ...guardSize(slot, field, volume, sizeToken, desiredBytes, canResize),
     ]
   }
+  return guardSize(slot, field, volume, sizeToken, desiredBytes, canResize)
+}
+
+/** the size half of guardVolume: a shrink or a bare form of another size is an anomaly, growth a resize */
+function guardSize(
+  slot: string,
+  field: string,
+  volume: string,
+  sizeToken: string | undefined,
+  desiredBytes: number | undefined,
+  canResize: boolean,
+): Outcome[] {
   if (desiredBytes === undefined) return []
   const live = liveSizeBytes(volume, sizeToken)
   if (live === undefined || live === desiredBytes) return []
@@ -167,6 +189,8 @@ export interface VolumeKind {
   pveTokens: readonly string[]
   /** tokens printed right after the volume on a rewrite (pve-container prints `mp` first) */
   order?: readonly string[]
+  /** PVE moves it to another storage (qemu-server move_vm_disk, pve-container move_volume): a pool change is a move */
+  movable?: true
 }
 
 /** qemu-server's drive keys (disks, CD drives, the cloud-init drive): `ide<N>`, `sata<N>`, `scsi<N>`, `virtio<N>`. */
@@ -180,6 +204,7 @@ export const DISK: VolumeKind = {
   sized: true,
   tokens: DISK_TOKENS,
   pveTokens: ['size', 'media'],
+  movable: true,
 }
 /** `efidisk0`: PVE sizes the EFI vars volume for its firmware. */
 export const EFI_DISK: VolumeKind = {
@@ -189,6 +214,7 @@ export const EFI_DISK: VolumeKind = {
   sized: false,
   tokens: EFI_TOKENS,
   pveTokens: ['size', 'ms-cert', 'format'],
+  movable: true,
 }
 /** `tpmstate0`: PVE sizes it; its storage is the EFI disk's or the first disk's. */
 export const TPM_STATE: VolumeKind = {
@@ -206,6 +232,7 @@ export const ROOT_FS: VolumeKind = {
   sized: true,
   tokens: [],
   pveTokens: ['size'],
+  movable: true,
 }
 /** `mp<N>` holding a volume on a storage. */
 export const MOUNT_POINT: VolumeKind = {
@@ -216,6 +243,7 @@ export const MOUNT_POINT: VolumeKind = {
   tokens: MOUNT_TOKENS,
   pveTokens: ['size'],
   order: ['mp'],
+  movable: true,
 }
 /** `mp<N>` holding a host path. */
 export const BIND_MOUNT: VolumeKind = {
@@ -314,7 +342,9 @@ export function volumeOwned(v: VolumeSlot): Owned {
       const wrong = v.check?.(volume, p)
       if (wrong) return [wrong]
       const out: Outcome[] =
-        storage === undefined ? [] : guardVolume(slot, field, volume, p.size, storage, bytes, kind.sized)
+        storage === undefined
+          ? []
+          : guardVolume(slot, field, volume, p.size, storage, bytes, kind.sized, kind.movable === true)
       if (out.some((o) => o.t === 'anomaly')) return out
       for (const t of kind.tokens) {
         if (t.createOnly === undefined || !tokenDiffers(t, v.entry, p)) continue

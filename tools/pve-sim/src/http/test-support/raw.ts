@@ -3,6 +3,7 @@
  * between. HTTPS verifies the simulator's certificate against its own CA PEM (SAN 127.0.0.1).
  */
 import { request as httpRequest } from 'node:http'
+import { expect } from 'vitest'
 import { request as httpsRequest } from 'node:https'
 import { gunzipSync, inflateSync } from 'node:zlib'
 
@@ -78,6 +79,33 @@ export const form = (params: Record<string, string>): { headers: Record<string, 
 })
 
 /** polls a task until it stopped; returns its final status object */
+/**
+ * A request to `/api2/json<path>` as a client sends one: pveproxy takes a body only for POST and PUT, so their
+ * parameters go as a form and the others' in the query string
+ */
+export function apiRequest(
+  target: RawTarget,
+  auth: Record<string, string>,
+  method: string,
+  path: string,
+  params?: Record<string, string>,
+): Promise<RawResponse> {
+  const inQuery = method === 'GET' || method === 'DELETE'
+  const f = params && !inQuery ? form(params) : undefined
+  const q = params && inQuery ? `?${new URLSearchParams(params).toString()}` : ''
+  return raw(target, method, `/api2/json${path}${q}`, {
+    headers: { ...auth, ...(f?.headers ?? {}) },
+    ...(f ? { body: f.body } : {}),
+  })
+}
+
+/** the `data` of a 200 answer (the body is the assertion's message otherwise) */
+export async function okData<T = unknown>(r: Promise<RawResponse>): Promise<T> {
+  const res = await r
+  expect(res.status, res.body).toBe(200)
+  return (res.json as { data: T }).data
+}
+
 export async function waitTask(
   target: RawTarget,
   auth: Record<string, string>,
