@@ -47,8 +47,8 @@ for (const { dir: checkout, partial } of checkouts) {
       skipped += r.numPendingTests + (r.numTodoTests ?? 0)
       for (const file of r.testResults ?? []) {
         const where = relative(checkout, file.name)
-        // A test file that failed to load has no tests in it but is still a failure.
-        if (file.status === 'failed' && file.assertionResults.length === 0) {
+        // A test file that failed to load, or whose hook failed (its tests then count as skipped), is a failure.
+        if (file.status === 'failed' && !file.assertionResults.some((t) => t.status === 'failed')) {
           failed += 1
           console.error(`failed: ${where}: ${firstLine(file.message)}`)
         }

@@ -13,7 +13,8 @@
  *   unhealthy with wrong ones.
  *
  * Cost (2 cores): packing about 1.5 s, the npm install about 15 s (3.5 s of CPU; the registry for third-party
- * packages), the daemons a few seconds.
+ * packages, reached with the machine's CA and proxy settings, which turbo.json passes through to the tests), the
+ * daemons a few seconds.
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -35,7 +36,7 @@ const ROOT = fileURLToPath(repoRoot)
  * registry fetch of npm's must fail this suite, not hold the test run (a synchronous exec would also stop the
  * hook's own timeout from firing).
  */
-function bounded(command: string, args: string[], ms = 200_000): Promise<void> {
+function bounded(command: string, args: string[], ms = 120_000): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true })
     let stderr = ''
