@@ -1,7 +1,8 @@
 /**
  * The HA manager on the simulator's clock, each test named after the pve-ha-manager function it follows:
  * PVE::HA::Manager next_state_stopped / next_state_started / next_state_request_stop / next_state_error, the LRM's
- * handle_service_exitcode (max_restart) and exec_resource_agent, and PVE::API2::HA::Resources::check_service_state.
+ * handle_service_exitcode (max_restart) and exec_resource_agent, PVE::API2::HA::Resources::check_service_state, and
+ * manage's update_crm_commands with change_service_state for a motion command that arrives between states.
  */
 import { describe, expect, it } from 'vitest'
 import { makeSim, type Sim } from '../test-support/sim.js'
@@ -314,4 +315,118 @@ describe('PVE::HA::NodeStatus fence_node and PVE::HA::Manager next_state_recover
     expect(s.sim.haLog().filter((l) => /fence|recover/.test(l))).toEqual([])
     expect(s.sim.guest(100)?.node).toBe('pve1')
   })
+})
+
+/**
+ * A motion command that reaches the CRM while the service is between states. PVE::HA::Manager::manage reads the
+ * queued commands (update_crm_commands) before the state machine runs, and change_service_state keeps only the
+ * node and the failed nodes of the old entry: a command read for a service that changes state in the same round
+ * is dropped, and one whose target is the node the manager still has the service on is ignored. The hamigrate
+ * task only queues the command (`ha-manager migrate`), so it ends OK either way.
+ */
+describe('PVE::HA::Manager update_crm_commands, change_service_state: a motion command between states', () => {
+  const CT = 'local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst'
+  /** one CRM cycle long enough that the CRM runs no round while the test sets up the race */
+  const HOLD = 600_000
+  const shared = (s: Sim) =>
+    s.call('POST', '/storage', {
+      storage: 'nas',
+      type: 'nfs',
+      server: '10.0.0.9',
+      export: '/vms',
+      content: 'images,rootdir',
+    })
+  const haOf = async (s: Sim, type: 'qemu' | 'lxc', vmid: number): Promise<unknown> =>
+    (
+      (await s.call('GET', `/nodes/${String(s.sim.guest(vmid)?.node)}/${type}/${vmid}/status/current`)) as {
+        ha: { state?: string }
+      }
+    ).ha.state
+  /** run the clock in 100 ms steps until the condition holds (at most a minute) */
+  const runUntil = async (s: Sim, done: () => Promise<boolean> | boolean): Promise<void> => {
+    for (let t = 0; !(await done()); t += 100) {
+      if (t > 60_000) throw new Error(`condition not reached; HA log:\n${s.sim.haLog().join('\n')}`)
+      runFor(s, 100)
+    }
+  }
+  const taskStatus = (s: Sim, upid: string) => s.sim.tasks().find((t) => t.upid === upid)?.exitstatus
+
+  it('migrate_vm back while the CRM still has the service in `migrate` (its config already on the target): ignored as "already on target node", the VM stays; once `started` there, the same request moves it back', async () => {
+    const s = await sim()
+    await shared(s)
+    await s.run('POST', '/nodes/pve1/qemu', { vmid: 100, memory: 512, scsi0: 'nas:1' })
+    await s.call('POST', '/cluster/ha/resources', { sid: 'vm:100' })
+    await runUntil(s, async () => power(s, 100) === 'running' && (await haOf(s, 'qemu', 100)) === 'started')
+    await s.call('POST', '/nodes/pve1/qemu/100/migrate', { target: 'pve2', online: 1 })
+    // the LRM's migration has moved the config; the CRM has not read the result yet
+    await runUntil(s, () => s.sim.guest(100)?.node === 'pve2')
+    s.sim.setHaLag(HOLD)
+    expect(await haOf(s, 'qemu', 100)).toBe('migrate')
+    const mark = s.sim.haLog().length
+    const back = (await s.call('POST', '/nodes/pve2/qemu/100/migrate', { target: 'pve1', online: 1 })) as string
+    runFor(s, 100)
+    expect(taskStatus(s, back)).toBe('OK')
+    s.sim.setHaLag(LAG)
+    runFor(s, 3 * (LAG + TASK))
+    expect(s.sim.haLog().slice(mark)).toEqual([
+      'info: ignore crm command - service already on target node: migrate vm:100 pve1',
+      "info: service 'vm:100': state changed from 'migrate' to 'started'  (node = pve2)",
+    ])
+    expect([s.sim.guest(100)?.node, power(s, 100), await haOf(s, 'qemu', 100)]).toEqual(['pve2', 'running', 'started'])
+    // next_state_started: the same request, now that the CRM has the service started on pve2, moves it
+    await s.call('POST', '/nodes/pve2/qemu/100/migrate', { target: 'pve1', online: 1 })
+    await runUntil(s, async () => s.sim.guest(100)?.node === 'pve1' && (await haOf(s, 'qemu', 100)) === 'started')
+    expect(s.sim.haLog().slice(mark + 2, mark + 5)).toEqual([
+      'info: got crm command: migrate vm:100 pve1',
+      "info: migrate service 'vm:100' to node 'pve1'",
+      "info: service 'vm:100': state changed from 'started' to 'migrate'  (node = pve2, target = pve1)",
+    ])
+    expect(power(s, 100)).toBe('running')
+  })
+
+  for (const state of ['stopped', 'disabled'] as const) {
+    for (const kind of ['migrate', 'relocate'] as const) {
+      it(`a stopped container (config \`${state}\`), ${kind} before the CRM has it \`stopped\`: the command is read in \`request_stop\` and dropped when the stop is confirmed; in \`stopped\` (next_state_stopped) it moves`, async () => {
+        const s = await sim()
+        await shared(s)
+        s.sim.addVolume('pve1', 'local', { filename: 'debian-12-standard_12.7-1_amd64.tar.zst', content: 'vztmpl' })
+        await s.run('POST', '/nodes/pve1/lxc', { vmid: 310, ostemplate: CT, rootfs: 'nas:1' })
+        const request = async (target: string): Promise<void> => {
+          const node = String(s.sim.guest(310)?.node)
+          if (kind === 'relocate') {
+            await s.call('POST', '/cluster/ha/resources/ct:310/relocate', { node: target })
+            return
+          }
+          const upid = (await s.call('POST', `/nodes/${node}/lxc/310/migrate`, { target })) as string
+          runFor(s, 100)
+          expect(taskStatus(s, upid)).toBe('OK')
+        }
+        await s.call('POST', '/cluster/ha/resources', { sid: 'ct:310', state })
+        // the command is queued before the CRM's first round: that round adds the service and reads it
+        s.sim.setHaLag(HOLD)
+        await request('pve2')
+        s.sim.setHaLag(LAG)
+        runFor(s, 3 * (LAG + TASK))
+        expect(s.sim.haLog()).toEqual([
+          "info: adding new service 'ct:310' on node 'pve1'",
+          `info: got crm command: ${kind} ct:310 pve2`,
+          "info: service 'ct:310': state changed from 'request_stop' to 'stopped'",
+        ])
+        expect([s.sim.guest(310)?.node, await haOf(s, 'lxc', 310)]).toEqual(['pve1', 'stopped'])
+        expect(tasksOf(s, 'vzmigrate', 310)).toEqual([])
+        // the service is `stopped` now: next_state_stopped hands the command to `${kind}`, PVECT migrate moves it
+        const mark = s.sim.haLog().length
+        await request('pve2')
+        await runUntil(s, async () => s.sim.guest(310)?.node === 'pve2' && (await haOf(s, 'lxc', 310)) === 'stopped')
+        expect(s.sim.haLog().slice(mark)).toEqual([
+          `info: got crm command: ${kind} ct:310 pve2`,
+          `info: service 'ct:310': state changed from 'stopped' to '${kind}'  (node = pve1, target = pve2)`,
+          `info: service 'ct:310': state changed from '${kind}' to 'request_stop'  (node = pve2)`,
+          "info: service 'ct:310': state changed from 'request_stop' to 'stopped'",
+        ])
+        expect(tasksOf(s, 'vzmigrate', 310).map((t) => [t.node, t.exitstatus])).toEqual([['pve1', 'OK']])
+        expect(power(s, 310)).toBe('stopped')
+      })
+    }
+  }
 })
