@@ -42,7 +42,7 @@ beforeAll(async () => {
     content: 'vztmpl',
   })
   sim.control.addVolume('pve1', 'local', { filename: 'debian-13.iso', content: 'iso' })
-  const storages = [
+  const storages: Record<string, string>[] = [
     { storage: 'nas', type: 'nfs', server: '10.0.0.9', export: '/vms', content: 'images,rootdir' },
     { storage: 'only1', type: 'nfs', server: '10.0.0.9', export: '/one', content: 'images,rootdir', nodes: 'pve1' },
   ]
