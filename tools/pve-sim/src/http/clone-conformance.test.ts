@@ -1,8 +1,8 @@
 /**
  * Guest clones over raw HTTP, each test named after the function it follows: pve-container
  * PVE::API2::LXC clone_vm (set_lock, create_and_lock_config, copy_volume, vdisk_clone), PVE::API2::LXC::Snapshot
- * snapshot (reserved names), qemu-server PVE::API2::Qemu clone_vm ($load_and_check, clone_disk), and
- * pve-storage volume_has_feature.
+ * snapshot (reserved names), qemu-server PVE::API2::Qemu clone_vm ($load_and_check, check_storage_access_clone,
+ * clone_disk), and pve-storage volume_has_feature.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { startSimulator, type Simulator } from '../index.js'
@@ -41,6 +41,12 @@ beforeAll(async () => {
     filename: 'debian-12-standard_12.7-1_amd64.tar.zst',
     content: 'vztmpl',
   })
+  sim.control.addVolume('pve1', 'local', { filename: 'debian-13.iso', content: 'iso' })
+  const storages: Record<string, string>[] = [
+    { storage: 'nas', type: 'nfs', server: '10.0.0.9', export: '/vms', content: 'images,rootdir' },
+    { storage: 'only1', type: 'nfs', server: '10.0.0.9', export: '/one', content: 'images,rootdir', nodes: 'pve1' },
+  ]
+  for (const s of storages) expect((await req('POST', '/storage', s)).status).toBe(200)
 })
 afterAll(async () => {
   await sim.close()
@@ -202,5 +208,87 @@ describe('qemu-server PVE::API2::Qemu clone_vm', () => {
     expect(st.exitstatus).toBe("can't lock file '/var/lock/qemu-server/lock-600.conf' - got timeout")
     expect((await req('GET', '/nodes/pve1/qemu/620/config')).status).toBe(500)
     sim.control.setFlockContention(600, false)
+  })
+})
+
+describe('cross-node clones (target): qemu judges the source disks, pve-container the storages the copies go to', () => {
+  const guests = async (node: string, type: string): Promise<number[]> =>
+    data<{ vmid: number }[]>(await req('GET', `/nodes/${node}/${type}`))
+      .map((g) => g.vmid)
+      .sort()
+
+  it('qemu-server clone_vm: with `storage`, the storage must be enabled on the target node and shared', async () => {
+    await ok('POST', '/nodes/pve1/qemu', { vmid: '700', scsi0: 'nas:1', ide2: 'none,media=cdrom' })
+    const clone = (params: Record<string, string>) =>
+      req('POST', '/nodes/pve1/qemu/700/clone', { newid: '701', ...params })
+    expect(message(await clone({ target: 'pve2', storage: 'local-lvm' }))).toBe(
+      "can't clone to non-shared storage 'local-lvm'\n",
+    )
+    expect(message(await clone({ target: 'pve2', storage: 'only1' }))).toBe(
+      "storage 'only1' is not available on node 'pve2'\n",
+    )
+    expect(message(await clone({ target: 'nosuch' }))).toBe("no such cluster node 'nosuch'\n")
+    expect(await guests('pve2', 'qemu')).toEqual([])
+  })
+
+  it('qemu-server clone_vm (check_storage_access_clone): a VM on shared storage is cloned, and its config moves to the target', async () => {
+    const st = await run('POST', '/nodes/pve1/qemu/700/clone', { newid: '701', target: 'pve2' })
+    expect(st.exitstatus).toBe('OK')
+    expect(await guests('pve2', 'qemu')).toEqual([701])
+    expect((await req('GET', '/nodes/pve1/qemu/701/config')).status).toBe(500)
+    const conf = data<Conf>(await req('GET', '/nodes/pve2/qemu/701/config'))
+    expect([conf.scsi0, conf.ide2]).toEqual(['nas:701/vm-701-disk-0.raw,size=1G', 'none,media=cdrom'])
+    // the copy is on the shared storage, seen from the target node
+    const onPve2 = data<{ volid: string }[]>(await req('GET', '/nodes/pve2/storage/nas/content')).map((v) => v.volid)
+    expect(onPve2).toContain('nas:701/vm-701-disk-0.raw')
+  })
+
+  it('qemu-server clone_vm: an ISO or a disk on local storage refuses the target node, even with a shared `storage`', async () => {
+    await ok('POST', '/nodes/pve1/qemu', {
+      vmid: '705',
+      scsi0: 'nas:1',
+      ide2: 'local:iso/debian-13.iso,media=cdrom',
+    })
+    expect(message(await req('POST', '/nodes/pve1/qemu/705/clone', { newid: '706', target: 'pve2' }))).toBe(
+      "can't clone VM to node 'pve2' (VM uses local storage)\n",
+    )
+    await ok('POST', '/nodes/pve1/qemu', { vmid: '707', scsi0: 'local-lvm:1' })
+    const r = await req('POST', '/nodes/pve1/qemu/707/clone', { newid: '708', target: 'pve2', storage: 'nas' })
+    expect([r.status, message(r)]).toEqual([500, "can't clone VM to node 'pve2' (VM uses local storage)\n"])
+    // the local node as target is no target at all
+    await ok('POST', '/nodes/pve1/qemu/707/clone', { newid: '708', target: 'pve1' })
+    expect(await guests('pve2', 'qemu')).toEqual([701])
+  })
+
+  it('qemu-server check_storage_access_clone: a drive on a storage that is not configured dies in storage_config', async () => {
+    await ok('POST', '/nodes/pve1/qemu', { vmid: '709', scsi0: 'nas:1' })
+    sim.control.driftSet(709, 'scsi1', 'gone:vm-709-disk-0,size=1G')
+    expect(message(await req('POST', '/nodes/pve1/qemu/709/clone', { newid: '710' }))).toBe(
+      "storage 'gone' does not exist\n",
+    )
+  })
+
+  it("pve-container clone_vm: the copies' storage decides; a refusal leaves no lock and no target", async () => {
+    await ct(720)
+    const r = await req('POST', '/nodes/pve1/lxc/720/clone', { newid: '721', target: 'pve2' })
+    expect([r.status, message(r)]).toEqual([500, "can't clone CT to node 'pve2' (CT uses local storage)\n"])
+    expect((await config('lxc', 720)).lock).toBeUndefined()
+    expect((await req('GET', '/nodes/pve1/lxc/721/config')).status).toBe(500)
+    expect(
+      message(await req('POST', '/nodes/pve1/lxc/720/clone', { newid: '721', target: 'pve2', storage: 'local-lvm' })),
+    ).toBe("can't clone to non-shared storage 'local-lvm'\n")
+    // onto a shared storage the local CT goes to the other node
+    await ok('POST', '/nodes/pve1/lxc/720/clone', { newid: '721', target: 'pve2', storage: 'nas', hostname: 'moved' })
+    expect(await guests('pve2', 'lxc')).toEqual([721])
+    const conf = data<Conf>(await req('GET', '/nodes/pve2/lxc/721/config'))
+    expect([conf.rootfs, conf.hostname, conf.lock]).toEqual(['nas:721/vm-721-disk-0.raw,size=2G', 'moved', undefined])
+    expect((await config('lxc', 720)).lock).toBeUndefined()
+  })
+
+  it('pve-container clone_vm: a CT on shared storage needs no `storage`', async () => {
+    await ct(725, { rootfs: 'nas:1' })
+    await ok('POST', '/nodes/pve1/lxc/725/clone', { newid: '726', target: 'pve3' })
+    expect(await guests('pve3', 'lxc')).toEqual([726])
+    expect(data<Conf>(await req('GET', '/nodes/pve3/lxc/726/config')).rootfs).toBe('nas:726/vm-726-disk-0.raw,size=1G')
   })
 })

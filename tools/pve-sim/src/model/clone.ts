@@ -18,10 +18,11 @@ import { GuestConfig } from './config.js'
 import { driveVolid, isCloudinitVolid, volumeKindOf } from './disks.js'
 import { fail400, fail500 } from './errors.js'
 import { canonicalScalar, flag } from './guestconf.js'
-import { isLxcMountKey, isQemuVolumeKey } from './options.js'
+import { isLxcMountKey, isQemuVolumeKey, qemuVolumeKeysInOrder } from './options.js'
 import { FORMATS, parsePropString, printPropString, type Props } from './propstring.js'
 import { formatSize, parseDiskSize } from './sizes.js'
-import { splitVolid, type Volume } from './storage.js'
+import { splitVolid, type StorageDef, type Volume } from './storage.js'
+import { moveConfig } from './migration.js'
 import { freeVolumes } from './guest-ops.js'
 import { volumeHasFeature } from './volume-features.js'
 
@@ -48,9 +49,23 @@ function sizeIn(props: Props, vol: Volume): number {
   return (props.size ? parseDiskSize(props.size) : undefined) ?? vol.size
 }
 
-/** a target's storages must be enabled where the clone runs (storage_check_enabled) */
+/** PVE::Cluster::check_node_exists for a `target` other than the source's node */
 function checkTarget(c: Cluster, target: string | undefined): void {
   if (target !== undefined) c.checkNodeExists(target)
+}
+
+/** PVE::Storage::parse_volume_id: the storage id of a volume */
+function storageIdOf(volid: string): string {
+  const sid = splitVolid(volid)?.[0]
+  if (sid === undefined) throw fail500(`unable to parse volume ID '${volid}'`)
+  return sid
+}
+
+/** PVE::Storage::storage_config: a configured storage, wherever it is enabled */
+function storageConfig(node: NodeState, sid: string): StorageDef {
+  const def = node.storage.def(sid)
+  if (!def) throw fail500(`storage '${sid}' does not exist`)
+  return def
 }
 
 /** `random_ether_addr` for every NIC */
@@ -96,6 +111,22 @@ function driveFormat(key: string) {
   return kind === 'drive' ? FORMATS.drive : kind === 'efidisk' ? FORMATS.efidisk : FORMATS.tpmstate
 }
 
+/**
+ * check_storage_access_clone's answer: whether every drive (CD-ROMs with an ISO and the cloud-init drive too) is on
+ * a shared storage, walked in valid_drive_names order; a drive without a volume (`none`, the host's `cdrom`) counts
+ * as shared, and one that names no configured storage dies there.
+ */
+function sharedVm(node: NodeState, conf: Record<string, string>): boolean {
+  let shared = true
+  for (const k of qemuVolumeKeysInOrder(Object.keys(conf))) {
+    const props = parsePropString(conf[k] as string, driveFormat(k))
+    const file = props.file === undefined ? '' : String(props.file)
+    if (file === '' || file === 'none' || (props.media === 'cdrom' && file === 'cdrom')) continue
+    if (!storageConfig(node, storageIdOf(file)).shared) shared = false
+  }
+  return shared
+}
+
 /** qemu-server clone_vm */
 function cloneVm(c: Cluster, nodeName: string, vmid: number, params: Record<string, unknown>, caller: Caller) {
   const node = c.requireNode(nodeName)
@@ -126,8 +157,9 @@ function cloneVm(c: Cluster, nodeName: string, vmid: number, params: Record<stri
   if (storage !== undefined && !full) throw fail500(`parameter 'storage' not allowed for linked clones`)
   if (format !== undefined && !full) throw fail500(`parameter 'format' not allowed for linked clones`)
   const old = sourceConfig(src, snapname)
-  // check_storage_access_clone: cross-node clones of shared guests are not modelled (docs/gaps)
-  if (target !== undefined) throw fail500(`can't clone VM to node '${target}' (VM uses local storage)`)
+  // the source's disks decide a cross-node clone, whatever `storage` the copies go to
+  if (!sharedVm(node, old) && target !== undefined)
+    throw fail500(`can't clone VM to node '${target}' (VM uses local storage)`)
   if (c.guests.has(newid)) throw fail500(`unable to create VM ${newid}: config file already exists`)
   const newconf: Record<string, string> = {}
   const drives: VmDrive[] = []
@@ -210,6 +242,8 @@ function cloneVm(c: Cluster, nodeName: string, vmid: number, params: Record<stri
       }
       if (pendingKeys.length > 0) ctx.warn(`found pending changes for '${pendingKeys.join(',')}', discarding for clone`)
       clone.conf = new GuestConfig(newconf)
+      // the new config moves to the target node once written (its volumes are all on shared storages)
+      if (target !== undefined) moveConfig(clone, target, new Map())
       if (pool) c.pools.addVm(newid, pool)
     },
     onError: () => {
@@ -274,6 +308,8 @@ function cloneCt(c: Cluster, nodeName: string, vmid: number, params: Record<stri
   const mounts: CtMount[] = []
   const newconf: Record<string, string> = {}
   const full = params.full === undefined ? src.conf.get('template') !== '1' : flag(params.full)
+  // whether every copy lands on a shared storage: `storage` when given, else each mount point's own
+  let sharedCt = true
   try {
     c.firewalls.clone(vmid, newid)
     if (storage !== undefined && !full) throw fail500(`parameter 'storage' not allowed for linked clones`)
@@ -290,6 +326,8 @@ function cloneCt(c: Cluster, nodeName: string, vmid: number, params: Record<stri
       const volume = String(props.volume ?? '')
       const type = mountType(volume)
       if (type !== 'volume') throw fail500(`unable to clone mountpoint '${k}' (type ${type})`)
+      const sid = storageIdOf(volume)
+      if (!storageConfig(node, storage ?? sid).shared) sharedCt = false
       if (full) {
         if (src.status === 'running' && !snapname) {
           throw fail500('Full clone of a running container is only possible from a snapshot')
@@ -299,8 +337,7 @@ function cloneCt(c: Cluster, nodeName: string, vmid: number, params: Record<stri
       }
       mounts.push({ key: k, props, vol: node.storage.get(volume), volid: volume })
     }
-    // check_storage_access_clone's counterpart: cross-node clones of shared containers are not modelled
-    if (target !== undefined) throw fail500(`can't clone CT to node '${target}' (CT uses local storage)`)
+    if (target !== undefined && !sharedCt) throw fail500(`can't clone CT to node '${target}' (CT uses local storage)`)
     for (const k of ['lock', 'parent', 'snaptime', 'snapstate', 'template']) delete newconf[k]
     if (params.hostname) newconf.hostname = String(params.hostname)
     if (params.description) newconf.description = canonicalScalar('lxc', 'description', String(params.description))
@@ -345,6 +382,8 @@ function cloneCt(c: Cluster, nodeName: string, vmid: number, params: Record<stri
       if (pool) c.pools.addVm(newid, pool)
       releaseSource()
       clone.conf.delete('lock')
+      // move_config_to_node, once the create lock is gone (every copy is on a shared storage)
+      if (target !== undefined) moveConfig(clone, target, new Map())
     },
     onError: () => {
       releaseSource()

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { optionType, type GuestType } from './options.js'
+import { optionType, qemuVolumeKeysInOrder, type GuestType } from './options.js'
 
 /**
  * The model's hand-written option table must agree with the official schema on the
@@ -47,4 +47,19 @@ describe.skipIf(!haveApidoc)('option types agree with apidoc.json', () => {
       expect(Object.keys(props).length).toBeGreaterThan(30)
     })
   }
+})
+
+describe('qemuVolumeKeysInOrder (qemu-server valid_drive_names, as foreach_volume walks a config)', () => {
+  it('orders the drives by bus (ide, scsi, virtio, sata), then by index, efidisk0 and tpmstate0 last; others out', () => {
+    const keys = ['tpmstate0', 'sata0', 'scsi10', 'net0', 'scsi2', 'efidisk0', 'unused0', 'virtio0', 'ide2']
+    expect(qemuVolumeKeysInOrder(keys)).toEqual([
+      'ide2',
+      'scsi2',
+      'scsi10',
+      'virtio0',
+      'sata0',
+      'efidisk0',
+      'tpmstate0',
+    ])
+  })
 })

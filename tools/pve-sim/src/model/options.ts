@@ -165,6 +165,24 @@ export function isQemuDiskKey(key: string): boolean {
   return !!s && (QEMU_DISK_BUSES as readonly string[]).includes(s[0])
 }
 
+/** the disk buses in valid_drive_names order (also the order the boot disk is picked in) */
+export const QEMU_DRIVE_BUS_ORDER = ['ide', 'scsi', 'virtio', 'sata'] as const
+
+/** the drive keys among `keys` in qemu-server valid_drive_names order, as foreach_volume walks them */
+export function qemuVolumeKeysInOrder(keys: Iterable<string>): string[] {
+  const rank = (k: string): [number, number] => {
+    if (k === 'efidisk0') return [QEMU_DRIVE_BUS_ORDER.length, 0]
+    if (k === 'tpmstate0') return [QEMU_DRIVE_BUS_ORDER.length + 1, 0]
+    const [bus, index] = splitIndexed('qemu', k) as [string, number]
+    return [(QEMU_DRIVE_BUS_ORDER as readonly string[]).indexOf(bus), index]
+  }
+  return [...keys]
+    .filter(isQemuVolumeKey)
+    .map((k) => ({ k, r: rank(k) }))
+    .sort((a, b) => a.r[0] - b.r[0] || a.r[1] - b.r[1])
+    .map((x) => x.k)
+}
+
 /** drive keys including efidisk0/tpmstate0 */
 export function isQemuVolumeKey(key: string): boolean {
   return isQemuDiskKey(key) || key === 'efidisk0' || key === 'tpmstate0'

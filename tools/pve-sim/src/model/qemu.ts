@@ -16,7 +16,14 @@ import {
 import { freeVolumes } from './guest-ops.js'
 import { fail400, fail500, QEMU_DIGEST_MISMATCH } from './errors.js'
 import { canonicalScalar, flag, checkDeleteRevert, hashPassword, optionParams, splitList } from './guestconf.js'
-import { CLOUDINIT_KEYS, isQemuDiskKey, isQemuVolumeKey, QEMU_FAST, splitIndexed } from './options.js'
+import {
+  CLOUDINIT_KEYS,
+  isQemuDiskKey,
+  isQemuVolumeKey,
+  QEMU_DRIVE_BUS_ORDER,
+  QEMU_FAST,
+  splitIndexed,
+} from './options.js'
 import { FORMATS, parsePropString, printPropString } from './propstring.js'
 import type { TaskContext } from './tasks.js'
 
@@ -126,7 +133,7 @@ function realise(
 
 function bootOrder(conf: Record<string, string>): string | undefined {
   const order: string[] = []
-  const buses = ['ide', 'scsi', 'virtio', 'sata']
+  const buses = QEMU_DRIVE_BUS_ORDER
   const drives = (cdrom: boolean) => {
     for (const bus of buses) {
       const keys = Object.keys(conf)
