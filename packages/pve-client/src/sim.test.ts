@@ -481,8 +481,8 @@ describe('lxc', () => {
     expect((await failure(c.guestConfig('pve1', 'lxc', copy))).code).toBe('PVE_NOT_FOUND')
     // PVE::API2::LXC template answers null but forks vztemplate, listed as active before the answer
     // (RESTEnvironment fork_worker): the client returns that worker, waited on like any task
-    // a worker that outlives the two requests however loaded the machine is (the default 30 ms may not)
-    sim.control.setTaskBehaviour('vztemplate', { durationMs: 1_000 })
+    // a held worker outlives the two requests however loaded the machine is (the default 30 ms may not)
+    sim.control.setTaskBehaviour('vztemplate', { hold: true })
     const worker = await c.markTemplate('pve1', 'lxc', id)
     sim.control.setTaskBehaviour('vztemplate', null)
     expect(worker?.upid).toMatch(new RegExp(`:vztemplate:${id}:`))
@@ -715,7 +715,7 @@ describe('error classes from the simulator', () => {
   it('TaskTimeout while a task keeps running; the brief 400 after dispatch is waited out', async () => {
     const id = vmid()
     await createVm(id)
-    sim.control.setTaskBehaviour('qmstart', { durationMs: 5_000 })
+    sim.control.setTaskBehaviour('qmstart', { hold: true })
     try {
       const err = await failure(c.waitTask(await c.start('pve1', 'qemu', id), { pollIntervalMs: 20, timeoutMs: 100 }))
       expect(err).toMatchObject({ code: 'PVE_TASK_TIMEOUT', lastStatus: 'running' })

@@ -115,7 +115,8 @@ describe('fault matrix (CLI against the simulator)', { timeout: 180_000 }, () =>
 
   it('a task that outlasts the task timeout fails that action only; the next apply converges', async () => {
     commit(repo, { 'proxops.yaml': 'reconcile:\n  task-timeout: 1s\n' }, 'timeout')
-    sim.control.setTaskBehaviour('qmstart', { durationMs: 4000 })
+    // held: the start outlasts the timeout however slowly the CLI polls
+    sim.control.setTaskBehaviour('qmstart', { hold: true })
     const r = await applyJson()
     expect(r.code).toBe(1)
     const c = r.cycles[0]!

@@ -182,20 +182,25 @@ describe('Ctrl-C', () => {
     )
     git(root, 'add', '-A')
     git(root, 'commit', '-qm', 'two more')
-    sim.control.setTaskDuration(2_000)
+    // the creates are held until the CLI has said it stops: the signal always meets them running
+    sim.control.setTaskBehaviour('qmcreate', { hold: true })
     try {
       // two tasks at a time per node: the third create is still queued when Ctrl-C comes
       const apply = start(['apply', '--yes'], { cwd: root, env: baseEnv(root) })
-      await waitFor(() => (sim.control.tasks().some((t) => t.status === 'running') ? true : undefined), 30_000)
+      await waitFor(
+        () => (sim.control.tasks().some((t) => t.type === 'qmcreate' && t.status === 'running') ? true : undefined),
+        30_000,
+      )
       apply.child.kill('SIGINT')
-      await waitFor(() => (apply.stderrSoFar().includes('proxops: SIGINT:') ? true : undefined), 2_000, 20)
+      await waitFor(() => (apply.stderrSoFar().includes('proxops: SIGINT:') ? true : undefined), 30_000, 20)
       expect(apply.stderrSoFar()).toContain(
         'proxops: SIGINT: stopping after running actions finish; Ctrl-C again to abort',
       )
+      sim.control.setTaskBehaviour('qmcreate', null)
       const done = await apply.done
       expect(done.code, done.stdout + done.stderr).toBe(1)
     } finally {
-      sim.control.setTaskDuration(50)
+      sim.control.setTaskBehaviour('qmcreate', null)
     }
   })
 })

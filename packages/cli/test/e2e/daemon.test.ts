@@ -150,14 +150,18 @@ describe('proxops run', () => {
     )
     git(repo, 'add', '-A')
     git(repo, 'commit', '-q', '-m', 'slow vm')
-    sim.control.setTaskDuration(3_000)
+    // the create is held while the daemon is told to stop: it is running whenever the test looks
+    sim.control.setTaskBehaviour('qmcreate', { hold: true })
     try {
       const port = await freePort()
       const daemon = start(['run', '--listen', `127.0.0.1:${port}`, '--data-dir', data], {
         cwd: repo,
         env: baseEnv(repo),
       })
-      await waitFor(() => (sim.control.tasks().some((t) => t.status === 'running') ? true : undefined), 30_000)
+      await waitFor(
+        () => (sim.control.tasks().some((t) => t.type === 'qmcreate' && t.status === 'running') ? true : undefined),
+        30_000,
+      )
       await waitFor(() => get(port, '/healthz'))
       const t0 = Date.now()
       daemon.child.kill('SIGTERM')
@@ -167,7 +171,8 @@ describe('proxops run', () => {
         return h?.status === 503 ? h : undefined
       })
       expect(JSON.parse(stopping.body)).toMatchObject({ ok: false })
-      expect(sim.control.tasks().some((t) => t.status === 'running')).toBe(true)
+      expect(sim.control.tasks().some((t) => t.type === 'qmcreate' && t.status === 'running')).toBe(true)
+      sim.control.setTaskBehaviour('qmcreate', null)
       const done = await daemon.done
       expect(Date.now() - t0).toBeLessThan(15_000)
       expect(done.code).toBe(0)
@@ -179,9 +184,13 @@ describe('proxops run', () => {
       // apply interrupted twice: leaves at once (the PVE task carries on); the next apply converges, no duplicate
       writeFileSync(path.join(repo, 'vm/lab/slow.yaml'), vmManifest('slow', 110, { node: 'pve2', memory: '768MiB' }))
       git(repo, 'commit', '-qam', 'slow: more memory')
-      sim.control.setTaskDuration(3_000)
+      // the config task is held: only the second signal can end the apply
+      sim.control.setTaskBehaviour('qmconfig', { hold: true })
       const apply = start(['apply', '--yes'], { cwd: repo, env: baseEnv(repo) })
-      await waitFor(() => (sim.control.tasks().some((t) => t.status === 'running') ? true : undefined), 30_000)
+      await waitFor(
+        () => (sim.control.tasks().some((t) => t.type === 'qmconfig' && t.status === 'running') ? true : undefined),
+        30_000,
+      )
       const t1 = Date.now()
       apply.child.kill('SIGTERM')
       await new Promise((r) => setTimeout(r, 200))
@@ -190,7 +199,8 @@ describe('proxops run', () => {
       expect(Date.now() - t1).toBeLessThan(5_000)
       expect(killed.code).toBe(143)
     } finally {
-      sim.control.setTaskDuration(50)
+      sim.control.setTaskBehaviour('qmcreate', null)
+      sim.control.setTaskBehaviour('qmconfig', null)
     }
     await waitFor(() => (sim.control.tasks().some((t) => t.status === 'running') ? undefined : true), 30_000)
     const again = await proxops(['apply', '--yes'], { cwd: repo, env: baseEnv(repo) })

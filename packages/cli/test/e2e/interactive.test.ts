@@ -26,12 +26,15 @@ function tty(): PassThrough & { isTTY: boolean; text: () => string } {
   return Object.assign(stream, { text: () => text })
 }
 
+/** `watch` sees stderr as it grows (to release a held task once the screen showed it) */
 async function apply(
   answer: boolean,
   args: string[] = [],
+  watch?: (stderr: string) => void,
 ): Promise<{ code: number; stdout: string; stderr: string; questions: string[] }> {
   const stdout = tty()
   const stderr = tty()
+  if (watch) stderr.on('data', () => watch(stderr.text()))
   const questions: string[] = []
   const code = await main(['apply', ...args], {
     cwd: repo,
@@ -60,15 +63,19 @@ describe('apply on a terminal', () => {
   })
 
   it('"yes" runs exactly the shown plan in a live block with the running tasks', async () => {
-    sim.control.setTaskDuration(2_500)
+    // the create is held until the live block has shown it running
+    const shown = /Applying to cluster lab: .*\n {2}VM\/pve1\/100\(web\) create {2}.*[0-9.]+s/
+    sim.control.setTaskBehaviour('qmcreate', { hold: true })
     try {
-      const r = await apply(true)
+      const r = await apply(true, [], (text) => {
+        if (shown.test(text)) sim.control.setTaskBehaviour('qmcreate', null)
+      })
       expect(r.code).toBe(0)
-      expect(r.stderr).toMatch(/Applying to cluster lab: .*\n {2}VM\/pve1\/100\(web\) create {2}.*[0-9.]+s/)
+      expect(r.stderr).toMatch(shown)
       expect(r.stdout).toContain('Apply complete for cluster lab: 2 ok, 0 failed, 0 skipped.')
       expect(findCanaries(r.stdout + r.stderr)).toEqual([])
     } finally {
-      sim.control.setTaskDuration(50)
+      sim.control.setTaskBehaviour('qmcreate', null)
     }
     // converged: nothing to ask
     const again = await apply(true)
@@ -100,7 +107,8 @@ describe('apply on a terminal', () => {
     )
     git(repo, 'add', '-A')
     git(repo, 'commit', '-q', '-m', 'three more on pve1')
-    sim.control.setTaskDuration(1_500)
+    // the creates are held until the abort: it always meets the first two running
+    sim.control.setTaskBehaviour('qmcreate', { hold: true })
     const controller = new AbortController()
     const stdout = tty()
     const stderr = tty()
@@ -113,9 +121,11 @@ describe('apply on a terminal', () => {
       })
       // two per node run at once: stop while the first two are running
       const until = Date.now() + 30_000
-      while (!sim.control.tasks().some((t) => t.status === 'running') && Date.now() < until)
-        await new Promise((r) => setTimeout(r, 50))
+      const held = () => sim.control.tasks().filter((t) => t.type === 'qmcreate' && t.status === 'running').length
+      while (held() < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 50))
+      expect(held()).toBe(2)
       controller.abort(new Error('received SIGTERM'))
+      sim.control.setTaskBehaviour('qmcreate', null)
       const code = await running
       expect(code).toBe(1)
       expect(stdout.text()).toMatch(/Apply cancelled for cluster lab: 2 ok, 0 failed, 1 skipped\./)
@@ -126,7 +136,7 @@ describe('apply on a terminal', () => {
           .filter((id) => id >= 140),
       ).toHaveLength(2)
     } finally {
-      sim.control.setTaskDuration(50)
+      sim.control.setTaskBehaviour('qmcreate', null)
     }
     const again = await apply(true, ['--yes'])
     expect(again.code).toBe(0)

@@ -28,8 +28,9 @@ afterAll(async () => {
 
 /**
  * Runs the CLI on a pty; resolves to what the terminal received (stdout and stderr, as a person sees them).
- * `keys(screen)` is asked as output arrives; what it returns is typed on the terminal once (a `\x03` is Ctrl-C:
- * the pty's line discipline turns it into SIGINT for the CLI, as a keyboard does).
+ * `keys(screen)` is asked as output arrives (also after it typed, so it can release a held task); the first text it
+ * returns is typed on the terminal, once (a `\x03` is Ctrl-C: the pty's line discipline turns it into SIGINT for the
+ * CLI, as a keyboard does).
  */
 function onTerminal(
   args: string[],
@@ -45,8 +46,8 @@ function onTerminal(
   let typed = false
   const seen = (c: Buffer): void => {
     screen += c.toString()
-    const text = typed ? undefined : keys?.(screen)
-    if (text !== undefined) {
+    const text = keys?.(screen)
+    if (text !== undefined && !typed) {
       typed = true
       child.stdin.write(text)
     }
@@ -152,15 +153,20 @@ describe.skipIf(!haveScript)('Ctrl-C on a terminal (pty)', () => {
     )
     git(repo, 'add', '-A')
     git(repo, 'commit', '-qm', 'four on pve2')
-    sim.control.setTaskDuration(2_500)
+    // the creates are held until the CLI has said it stops: Ctrl-C always meets them running
+    sim.control.setTaskBehaviour('qmcreate', { hold: true })
     let r: { code: number | null; screen: string }
     try {
       // two tasks per node: two creates run, two are queued when Ctrl-C is pressed
-      r = await onTerminal(['apply', '--yes'], { ...baseEnv(repo), TERM: 'xterm' }, (screen) =>
-        /Applying to cluster lab: 0 done, 0 failed, 0 skipped, 2 running, 2 queued/.test(screen) ? '\x03' : undefined,
-      )
+      r = await onTerminal(['apply', '--yes'], { ...baseEnv(repo), TERM: 'xterm' }, (screen) => {
+        if (/Stopping on cluster lab after running actions finish: .* 2 running, 2 not started/.test(screen))
+          sim.control.setTaskBehaviour('qmcreate', null)
+        return /Applying to cluster lab: 0 done, 0 failed, 0 skipped, 2 running, 2 queued/.test(screen)
+          ? '\x03'
+          : undefined
+      })
     } finally {
-      sim.control.setTaskDuration(50)
+      sim.control.setTaskBehaviour('qmcreate', null)
     }
     const screen = r.screen
     const stop = screen.indexOf('proxops: SIGINT: stopping after running actions finish; Ctrl-C again to abort')

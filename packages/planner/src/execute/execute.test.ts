@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import type { GuestType, PveParams, TaskRef } from '@proxops/pve-client/wire'
 import type { PveWriter } from '../ports.js'
-import { simPve, type SimPve } from '../test-support/sim.js'
+import { simPve, waitsForHeldTask, type SimPve } from '../test-support/sim.js'
 import { makeAction, makePlan } from '../testing/index.js'
 import type { Action, PlanParams } from '../plan-types.js'
 import { execute, type ExecuteOptions, type ProgressEvent } from './execute.js'
@@ -641,16 +641,18 @@ describe('execute', () => {
   ])
 
   it('waits for a slow LXC template conversion to the end of its vztemplate worker (PVE::API2::LXC template)', async () => {
-    const p = pve({ taskDurationMs: 400 })
+    const p = pve()
     await add(p, 200, { type: 'lxc' })
     // one read-back, no delay: the conversion must be over when the action says it is
-    const report = await execute(markCt, p.client, fast(p, { confirmAttempts: 1 }))
+    const report = await waitsForHeldTask(p.sim, 'vztemplate', () =>
+      execute(markCt, p.client, fast(p, { confirmAttempts: 1 })),
+    )
     expect(report.results[0]).toMatchObject({ status: 'ok' })
     expect(config(p, 200)!.template).toBe('1')
   })
 
   it('a writer that answers null without the worker: waits on the config, bounded by the task timeout', async () => {
-    const p = pve({ taskDurationMs: 400 })
+    const p = pve()
     await add(p, 200, { type: 'lxc' })
     const noWorker = writer(p, {
       markTemplate: async (node, type, vmid) => {
@@ -658,7 +660,9 @@ describe('execute', () => {
         return null
       },
     })
-    const report = await execute(markCt, noWorker, fast(p, { confirmAttempts: 1 }))
+    const report = await waitsForHeldTask(p.sim, 'vztemplate', () =>
+      execute(markCt, noWorker, fast(p, { confirmAttempts: 1 })),
+    )
     expect(report.results[0]).toMatchObject({ status: 'ok' })
     expect(config(p, 200)!.template).toBe('1')
 

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { InProcessSimulator } from '@proxops/pve-sim'
 import type { PveClient } from '@proxops/pve-client'
-import { simPve, type SimPve } from '../test-support/sim.js'
+import { simPve, waitsForHeldTask, type SimPve } from '../test-support/sim.js'
 import { makeAction, makePlan } from '../testing/index.js'
 import type { Action, PveRequest } from '../plan-types.js'
 import { execute, type ExecuteOptions } from './execute.js'
@@ -229,14 +229,9 @@ describe('14.6 start after create: an LXC is started by a task that is waited on
   }
 
   it('the container runs when the action ends', async () => {
-    sim.control.setTaskBehaviour('vzstart', { durationMs: 400 })
-    try {
-      const report = await run(createStarted(510))
-      expect(report.results[0]!.status, report.results[0]!.error).toBe('ok')
-      expect(sim.control.guest(510)?.status).toBe('running')
-    } finally {
-      sim.control.setTaskBehaviour('vzstart', null)
-    }
+    const report = await waitsForHeldTask(sim, 'vzstart', () => run(createStarted(510)))
+    expect(report.results[0]!.status, report.results[0]!.error).toBe('ok')
+    expect(sim.control.guest(510)?.status).toBe('running')
   })
 
   it("the start's own error is reported", async () => {

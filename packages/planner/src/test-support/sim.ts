@@ -175,3 +175,25 @@ export function failures(report: Report | undefined): string[] {
     .filter((r) => r.status !== 'ok')
     .map((r) => `${r.id}: ${r.status} ${r.error ?? r.skip?.reason ?? ''}`)
 }
+
+/**
+ * Runs `body` with PVE's tasks of `type` held (`setTaskBehaviour(type, { hold: true })`, docs/simulator-model.md),
+ * and fails if `body` ends while such a task is still running; then releases the task and returns `body`'s result.
+ * Proves a caller waits for a task's end whatever the machine's speed, where a long task duration only hoped so.
+ */
+export async function waitsForHeldTask<T>(sim: InProcessSimulator, type: string, body: () => Promise<T>): Promise<T> {
+  const tick = () => new Promise((resolve) => setTimeout(resolve, 2))
+  sim.control.setTaskBehaviour(type, { hold: true })
+  let ended = false
+  const result = body().finally(() => (ended = true))
+  result.catch(() => {}) // reported by the caller's await, or by the throw below
+  try {
+    while (!ended && !sim.control.tasks().some((t) => t.type === type && t.status === 'running')) await tick()
+    // a few more turns: a caller that does not wait for the task ends in them
+    for (let i = 0; i < 10 && !ended; i++) await tick()
+    if (ended) throw new Error(`ended while its ${type} task was held running (or before one ran)`)
+  } finally {
+    sim.control.setTaskBehaviour(type, null)
+  }
+  return result
+}

@@ -430,7 +430,7 @@ describe('pve-container create_vm', () => {
 
 describe('pve-container PVE::API2::LXC::Snapshot list', () => {
   it('shows the snapstate of a snapshot still being taken', async () => {
-    sim.control.setTaskBehaviour('vzsnapshot', { durationMs: 60_000 })
+    sim.control.setTaskBehaviour('vzsnapshot', { hold: true })
     try {
       data(await req('POST', '/nodes/pve1/lxc/720/snapshot', { snapname: 'before' }))
       const list = data<Record<string, unknown>[]>(await req('GET', '/nodes/pve1/lxc/720/snapshot'))

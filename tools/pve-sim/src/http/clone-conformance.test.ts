@@ -76,12 +76,13 @@ describe('pve-container PVE::API2::LXC clone_vm', () => {
     await ok('POST', '/nodes/pve1/lxc/500/snapshot', { snapname: 'before', description: 'known good' })
     expect((await req('PUT', '/nodes/pve1/lxc/500/config', { hostname: 'changed', cores: '4' })).status).toBe(200)
     await ok('PUT', '/nodes/pve1/lxc/500/resize', { disk: 'rootfs', size: '+1G' })
-    sim.control.setTaskBehaviour('vzclone', { durationMs: 1_500 })
+    sim.control.setTaskBehaviour('vzclone', { hold: true })
     const upid = data<string>(await req('POST', '/nodes/pve1/lxc/500/clone', { newid: '501', snapname: 'before' }))
     // before forking: the source holds `lock: disk`, the target exists with `lock: create` and no volumes yet
     expect((await config('lxc', 500)).lock).toBe('disk')
     const during = await config('lxc', 501)
     expect([during.lock, during.hostname, during.rootfs]).toEqual(['create', 'orig', undefined])
+    sim.control.setTaskBehaviour('vzclone', null)
     expect((await waitTask(sim, auth, 'pve1', upid)).exitstatus).toBe('OK')
     const clone = await config('lxc', 501)
     expect(clone).toMatchObject({

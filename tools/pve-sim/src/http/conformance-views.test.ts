@@ -392,7 +392,8 @@ describe('pve-container vmstatus', () => {
 
 describe('pve-manager API2/Tasks.pm node_tasks', () => {
   it('lists finished tasks by default, names a token apart (user, tokenid), counts total, filters users case-insensitively', async () => {
-    sim.control.setTaskBehaviour('qmstart', { durationMs: 60_000 })
+    // the start is held, so it is still running whenever the lists are read
+    sim.control.setTaskBehaviour('qmstart', { hold: true })
     const upid = data<string>(await formReq('POST', '/nodes/pve1/qemu/321/status/stop', {}))
     await waitTask(sim, auth, 'pve1', upid)
     const slow = data<string>(await formReq('POST', '/nodes/pve1/qemu/322/status/start', {}))

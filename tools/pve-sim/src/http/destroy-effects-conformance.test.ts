@@ -136,11 +136,11 @@ describe('destroy_vm -> ReplicationConfig check_for_existing_jobs / remove_vmid_
 
   it('the worker repeats the check: a job created after the request fails the task', async () => {
     await createVm(141, { scsi0: 'local-zfs:1' })
-    // a task long enough for the job to be created while it runs
-    sim.control.cluster.setTaskDuration(1500)
+    // the destroy is held, so the job is created while it runs
+    sim.control.setTaskBehaviour('qmdestroy', { hold: true })
     const upid = await ok<string>(call('DELETE', '/nodes/pve1/qemu/141'))
-    sim.control.cluster.setTaskDuration(10)
     await ok(call('POST', '/cluster/replication', { id: '141-0', type: 'local', target: 'pve3' }))
+    sim.control.setTaskBehaviour('qmdestroy', null)
     const status = await waitTask(sim, root, 'pve1', upid)
     expect(status.exitstatus).toBe("There is a replication job '141-0' for guest '141' - Please remove that first.")
     expect(sim.control.cluster.guest(141)?.lock).toBeUndefined()

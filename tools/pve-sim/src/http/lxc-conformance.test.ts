@@ -52,14 +52,15 @@ beforeEach(() => {
 
 describe('create with start=1 (PVE::API2::LXC create_vm -> PVE::API2::LXC::Status vm_start)', () => {
   it('the vzcreate task ends OK with the CT stopped; a separate vzstart task starts it', async () => {
-    // long enough that the reads below see it running on a loaded machine
-    sim.control.setTaskBehaviour('vzstart', { durationMs: 1500 })
+    // held, so the reads below see it running however loaded the machine is
+    sim.control.setTaskBehaviour('vzstart', { hold: true })
     const st = await createCt(300, { start: '1' })
     expect(st.exitstatus).toBe('OK')
     expect(data<{ status: string }>(await req('GET', '/nodes/pve1/lxc/300/status/current')).status).toBe('stopped')
     const [start] = await tasksOf(300, 'vzstart')
     expect(start).toMatchObject({ type: 'vzstart', id: '300' })
     expect(start?.status).toBe('RUNNING') // the task list's status of an active task
+    sim.control.setTaskBehaviour('vzstart', null)
     const done = await waitTask(sim, auth, 'pve1', String(start?.upid))
     expect(done.exitstatus).toBe('OK')
     expect(data<{ status: string }>(await req('GET', '/nodes/pve1/lxc/300/status/current')).status).toBe('running')

@@ -240,9 +240,8 @@ describe('qemu-server migrate_vm: the checks before the fork answer at once', ()
 describe('PVE::QemuMigrate: an offline migration', () => {
   it('copies the local disks to the same storage id on the target, moves the config, frees the source, and the lists follow', async () => {
     await createVm(110, { scsi0: 'local-lvm:1', scsi1: 'nas:1' })
-    sim.control.setTaskBehaviour('qmigrate', { durationMs: 1_500 })
+    sim.control.setTaskBehaviour('qmigrate', { hold: true })
     const upid = await ok<string>(call('POST', '/nodes/pve1/qemu/110/migrate', { target: 'pve2' }))
-    sim.control.setTaskBehaviour('qmigrate', null)
     // phase1 writes `lock: migrate` and lock_vm holds the config lock for the whole migration
     expect((await ok<Record<string, string>>(call('GET', '/nodes/pve1/qemu/110/config'))).lock).toBe('migrate')
     expect((await resource(110))?.lock).toBe('migrate')
@@ -256,6 +255,7 @@ describe('PVE::QemuMigrate: an offline migration', () => {
       'VM is locked (migrate)',
       undefined,
     ])
+    sim.control.setTaskBehaviour('qmigrate', null)
     const status = await waitTask(sim, root, 'pve1', upid)
     expect([status.type, status.exitstatus]).toEqual(['qmigrate', 'OK'])
     const log = (await ok<{ t: string }[]>(call('GET', `/nodes/pve1/tasks/${encodeURIComponent(upid)}/log`))).map(
@@ -437,10 +437,10 @@ describe('pve-container migrate_vm and PVE::LXC::Migrate', () => {
   })
 
   it('restart=1 shuts the container down, migrates its volume and starts it on the target', async () => {
-    sim.control.setTaskBehaviour('vzmigrate', { durationMs: 1_500 })
+    sim.control.setTaskBehaviour('vzmigrate', { hold: true })
     const upid = await ok<string>(call('POST', '/nodes/pve1/lxc/200/migrate', { target: 'pve2', restart: '1' }))
-    sim.control.setTaskBehaviour('vzmigrate', null)
     expect(await resource(200)).toMatchObject({ node: 'pve1', status: 'stopped', lock: 'migrate' })
+    sim.control.setTaskBehaviour('vzmigrate', null)
     const status = await waitTask(sim, root, 'pve1', upid)
     expect(status.exitstatus).toBe('OK')
     const log = (await ok<{ t: string }[]>(call('GET', `/nodes/pve1/tasks/${encodeURIComponent(upid)}/log`))).map((l) =>

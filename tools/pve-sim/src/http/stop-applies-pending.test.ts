@@ -147,8 +147,11 @@ describe('qemu-server vm_stop and the LXC vm_shutdown worker hold lock_config wh
   it('a config write during a VM shutdown meets the flock; after the shutdown it goes through', async () => {
     await runningVm(306)
     sim.control.setIgnoresShutdown(306, true)
+    // held: the write below meets the running shutdown however loaded the machine is
+    sim.control.setTaskBehaviour('qmshutdown', { hold: true })
     const shutdown = upidOf(await req('POST', '/nodes/pve1/qemu/306/status/shutdown', { timeout: '1', forceStop: '1' }))
     const during = await req('PUT', '/nodes/pve1/qemu/306/config', { memory: '1024' })
+    sim.control.setTaskBehaviour('qmshutdown', null)
     expect(during.status).toBe(500)
     expect(during.body).toContain("can't lock file '/var/lock/qemu-server/lock-306.conf' - got timeout")
     expect((await waitTask(sim, auth, 'pve1', shutdown)).exitstatus).toBe('OK')
@@ -158,8 +161,11 @@ describe('qemu-server vm_stop and the LXC vm_shutdown worker hold lock_config wh
   it('a config write during a CT shutdown meets the flock', async () => {
     await runningCt(314)
     sim.control.setIgnoresShutdown(314, true)
+    // held: the write below meets the running shutdown however loaded the machine is
+    sim.control.setTaskBehaviour('vzshutdown', { hold: true })
     const shutdown = upidOf(await req('POST', '/nodes/pve1/lxc/314/status/shutdown', { timeout: '1', forceStop: '1' }))
     const during = await req('PUT', '/nodes/pve1/lxc/314/config', { memory: '1024' })
+    sim.control.setTaskBehaviour('vzshutdown', null)
     expect(during.status).toBe(500)
     expect(during.body).toContain("can't lock file '/run/lock/lxc/pve-config-314.lock' - got timeout")
     expect((await waitTask(sim, auth, 'pve1', shutdown)).exitstatus).toBe('OK')

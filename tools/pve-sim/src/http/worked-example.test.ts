@@ -44,8 +44,7 @@ beforeAll(async () => {
   sim = await startSimulator({
     nodes: ['pve'],
     tokens: [{ id: 'root@pam!gitops', secret: SECRET }],
-    // long enough that the status read right after the create still sees the task running on a loaded machine
-    taskDurationMs: 1000,
+    taskDurationMs: 20,
     resourcesLagMs: 0,
     log: () => {},
   })
@@ -67,6 +66,8 @@ describe('worked example', () => {
     // on the wire sshkeys is double-encoded: URLSearchParams encodes the already encodeURIComponent-ed value
     const f = form(CREATE)
     expect(f.body).toContain('sshkeys=ssh-ed25519%2520AAAA')
+    // held until the next test has read it running, however loaded the machine is
+    sim.control.setTaskBehaviour('qmcreate', { hold: true })
     const r = await call('POST', '/nodes/pve/qemu', CREATE)
     expect(r.status, r.body).toBe(200)
     upid = (r.json as { data: string }).data
@@ -89,6 +90,7 @@ describe('worked example', () => {
     expect(typeof d.pstart).toBe('number')
     expect(typeof d.starttime).toBe('number')
     expect(d.exitstatus).toBeUndefined()
+    sim.control.setTaskBehaviour('qmcreate', null)
     const done = await waitTask(sim, auth, 'pve', upid)
     expect(done).toMatchObject({ status: 'stopped', exitstatus: 'OK' })
   })
