@@ -12,7 +12,6 @@
  * linked clone of a snapshot (`vdisk_clone` with the snapshot name, lvmthin and rbd only) the size the volume had
  * then. What each storage allows is volume_has_feature's answer (model/volume-features.ts).
  */
-import type { Caller } from './caller.js'
 import type { Cluster, Guest, NodeState } from './cluster.js'
 import { GuestConfig } from './config.js'
 import { driveVolid, isCloudinitVolid, volumeKindOf } from './disks.js'
@@ -25,17 +24,11 @@ import { splitVolid, type StorageDef, type Volume } from './storage.js'
 import { moveConfig } from './migration.js'
 import { freeVolumes } from './guest-ops.js'
 import { volumeHasFeature } from './volume-features.js'
+import type { GuestCall, TypedGuestCall } from './guest-call.js'
 
 const optional = (v: unknown): string | undefined => (v === undefined || v === null ? undefined : String(v))
 
-export function cloneGuest(
-  c: Cluster,
-  nodeName: string,
-  vmid: number,
-  type: 'qemu' | 'lxc',
-  params: Record<string, unknown>,
-  caller: Caller,
-): string {
+export const cloneGuest: TypedGuestCall = (c, nodeName, vmid, type, params, caller) => {
   return type === 'qemu' ? cloneVm(c, nodeName, vmid, params, caller) : cloneCt(c, nodeName, vmid, params, caller)
 }
 
@@ -128,7 +121,7 @@ function sharedVm(node: NodeState, conf: Record<string, string>): boolean {
 }
 
 /** qemu-server clone_vm */
-function cloneVm(c: Cluster, nodeName: string, vmid: number, params: Record<string, unknown>, caller: Caller) {
+const cloneVm: GuestCall = (c, nodeName, vmid, params, caller) => {
   const node = c.requireNode(nodeName)
   const newid = Number(params.newid)
   const pool = optional(params.pool)
@@ -272,7 +265,7 @@ interface CtMount {
 }
 
 /** pve-container clone_vm */
-function cloneCt(c: Cluster, nodeName: string, vmid: number, params: Record<string, unknown>, caller: Caller) {
+const cloneCt: GuestCall = (c, nodeName, vmid, params, caller) => {
   const node = c.requireNode(nodeName)
   const newid = Number(params.newid)
   const pool = optional(params.pool)

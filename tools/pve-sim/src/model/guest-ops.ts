@@ -11,6 +11,7 @@ import { flag } from './guestconf.js'
 import { isLxcMountKey, isQemuVolumeKey } from './options.js'
 import { FORMATS, printPropString } from './propstring.js'
 import { formatSize, resizeTarget } from './sizes.js'
+import type { TypedGuestCall } from './guest-call.js'
 
 export function freeVolumes(node: NodeState, volids: string[]): void {
   for (const v of volids) node.storage.remove(v)
@@ -21,14 +22,7 @@ function isVolumeKey(type: 'qemu' | 'lxc', key: string): boolean {
   return type === 'qemu' ? isQemuVolumeKey(key) : isLxcMountKey(key)
 }
 
-export function resizeGuest(
-  c: Cluster,
-  nodeName: string,
-  vmid: number,
-  type: 'qemu' | 'lxc',
-  params: Record<string, unknown>,
-  caller: Caller,
-): string {
+export const resizeGuest: TypedGuestCall = (c, nodeName, vmid, type, params, caller) => {
   const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, type, vmid)
   const disk = String(params.disk)
@@ -179,14 +173,7 @@ export function templateGuest(
  * (VZDump::Plugin remove_vmid_from_backup_jobs) and its HA resource (HA::Config delete_service_from_config);
  * the config file goes last.
  */
-export function destroyGuest(
-  c: Cluster,
-  nodeName: string,
-  vmid: number,
-  type: 'qemu' | 'lxc',
-  params: Record<string, unknown>,
-  caller: Caller,
-): string {
+export const destroyGuest: TypedGuestCall = (c, nodeName, vmid, type, params, caller) => {
   const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, type, vmid)
   const label = type === 'qemu' ? 'VM' : 'CT'

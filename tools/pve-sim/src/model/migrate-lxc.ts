@@ -1,4 +1,3 @@
-import type { Caller } from './caller.js'
 import type { Cluster, Guest, NodeState } from './cluster.js'
 import { parseVolumeProps } from './disks.js'
 import { fail500 } from './errors.js'
@@ -6,18 +5,19 @@ import { flag } from './guestconf.js'
 import { applyLxcPending, stopLxc } from './lxc.js'
 import {
   copyVolume,
-  mapId,
   dispatchMigration,
+  mapId,
   MigrationError,
-  MigrationLog,
-  moveConfig,
-  migrationSubject,
-  targetStorageMap,
-  type IdMap,
+  migrationFail,
   migrationStep,
+  migrationSubject,
+  moveConfig,
+  targetStorageMap,
 } from './migration.js'
+import type { IdMap, MigrationLog, MigrationPlan, MigrationSteps } from './migration.js'
 import { isLxcMountKey } from './options.js'
 import { splitVolid, volumeOwner } from './storage.js'
+import type { GuestCall } from './guest-call.js'
 
 /**
  * pve-container's migration: the precondition check (PVE::API2::LXC migrate_vm_precondition, PVE 9), the request
@@ -61,14 +61,7 @@ interface Options {
 }
 
 /** POST /nodes/{node}/lxc/{vmid}/migrate: migrate_vm */
-export function migrateLxc(
-  c: Cluster,
-  nodeName: string,
-  vmid: number,
-  params: Record<string, unknown>,
-  caller: Caller,
-  byHa = false,
-): string {
+export const migrateLxc: GuestCall = (c, nodeName, vmid, params, caller, byHa = false) => {
   const { g, target } = migrationSubject(c, nodeName, 'lxc', vmid, params)
   const opts: Options = {
     target,
@@ -80,21 +73,7 @@ export function migrateLxc(
   if (g.status === 'running' && !opts.online && !opts.restart)
     throw fail500("can't migrate running container without --online or --restart")
   opts.storagemap = targetStorageMap(c, params, 'target-storage', target, 'rootdir')
-  return dispatchMigration<Plan>(
-    c,
-    g,
-    target,
-    'vzmigrate',
-    caller,
-    {
-      start: (log) => {
-        const wasRunning = prepare(c, g, opts, log)
-        return { wasRunning, volumes: phase1Scan(c, g, opts, wasRunning, log) }
-      },
-      finish: (plan, log) => finish(c, g, opts, plan, log),
-    },
-    byHa,
-  )
+  return dispatchMigration(c, g, 'vzmigrate', caller, byHa, STEPS, opts)
 }
 
 /** a mount point as foreach_volume_full sees it: a volume, or a bind or device mount */
@@ -124,56 +103,36 @@ function mountPoints(values: Record<string, string>, unused: boolean): MountPoin
 
 /** PVE::LXC::Migrate::prepare: returns whether the container ran (it is shut down for a restart migration) */
 function prepare(c: Cluster, g: Guest, opts: Options, log: MigrationLog): boolean {
-  const fail = (m: string): never => {
-    throw new MigrationError(m)
-  }
-  const le = c.lockError(g)
-  if (le) fail(le)
   const running = g.status === 'running'
   if (running) {
-    if (opts.online) fail('lxc live migration is currently not implemented')
-    if (!opts.restart) fail('running container can only be migrated in restart mode')
+    if (opts.online) migrationFail('lxc live migration is currently not implemented')
+    if (!opts.restart) migrationFail('running container can only be migrated in restart mode')
   }
   const here = (c.nodes.get(g.node) as NodeState).storage
   const there = (c.nodes.get(opts.target) as NodeState).storage
   for (const mp of mountPoints(g.conf.main(), true)) {
     if (mp.type !== 'volume') {
       if (mp.shared) continue
-      fail(`cannot migrate local ${mp.type} mount point '${mp.key}'`)
+      migrationFail(`cannot migrate local ${mp.type} mount point '${mp.key}'`)
     }
-    if (!mp.volume) fail(`missing volume for mount point '${mp.key}'`)
+    if (!mp.volume) migrationFail(`missing volume for mount point '${mp.key}'`)
     const s = splitVolid(mp.volume)
-    if (!s) fail(`can't determine assigned storage for mount point '${mp.key}'`)
-    const [storage] = s as [string, string]
+    if (!s) migrationFail(`can't determine assigned storage for mount point '${mp.key}'`)
+    const [storage] = s
     const d = migrationStep(() => here.checkEnabled(storage))
-    if (!d.content.includes('rootdir')) fail(`content type 'rootdir' is not available on storage '${storage}'`)
+    if (!d.content.includes('rootdir')) migrationFail(`content type 'rootdir' is not available on storage '${storage}'`)
     const targetsid = d.shared ? storage : mapId(opts.storagemap, storage)
     const td = migrationStep(() => there.checkEnabled(targetsid))
     if (!td.content.includes('rootdir'))
-      fail(`${mp.volume}: content type 'rootdir' is not available on storage '${targetsid}'`)
+      migrationFail(`${mp.volume}: content type 'rootdir' is not available on storage '${targetsid}'`)
   }
-  if (c.nodes.get(opts.target)?.online !== true) fail("Can't connect to destination address using public key")
+  if (c.nodes.get(opts.target)?.online !== true) migrationFail("Can't connect to destination address using public key")
   if (opts.restart && running) {
     log.log('info', `shutdown CT ${g.vmid}`)
-    if (g.ignoresShutdown) fail('container did not stop')
+    if (g.ignoresShutdown) migrationFail('container did not stop')
     stopLxc(c, g, c.nodes.get(g.node) as NodeState)
   }
   return running
-}
-
-/** phase1 up to the copies: `lock: migrate` and the volume checks; a problem runs phase1_cleanup and final_cleanup */
-function phase1Scan(c: Cluster, g: Guest, opts: Options, wasRunning: boolean, log: MigrationLog): Map<string, string> {
-  log.log('info', `starting migration of CT ${g.vmid} to node '${opts.target}' (${c.nodeIp(opts.target)})`)
-  g.conf.set('lock', 'migrate')
-  try {
-    return scanVolumes(c, g, opts, log)
-  } catch (e) {
-    if (!(e instanceof MigrationError)) throw e
-    log.log('err', e.message)
-    log.log('info', 'aborting phase 1 - cleanup resources')
-    finalCleanupOnError(c, g, opts, wasRunning, log)
-    throw e
-  }
 }
 
 /** final_cleanup after a failed phase 1: the lock goes, and a restart migration starts the CT on the source again */
@@ -246,8 +205,7 @@ function scanVolumes(c: Cluster, g: Guest, opts: Options, log: MigrationLog): Ma
   return new Map([...volumes].map(([volid, v]) => [volid, v.targetsid]))
 }
 
-/** what prepare and phase 1 found: whether the guest ran, and the volumes to move */
-type Plan = { wasRunning: boolean; volumes: Map<string, string> }
+type Plan = MigrationPlan<Map<string, string>>
 
 /** the rest when the task ends: the copies, the config moved, phase3 frees the source copies, final_cleanup */
 function finish(c: Cluster, g: Guest, opts: Options, plan: Plan, log: MigrationLog): void {
@@ -264,7 +222,7 @@ function finish(c: Cluster, g: Guest, opts: Options, plan: Plan, log: MigrationL
     log.log('err', e.message)
     log.log('info', 'aborting phase 1 - cleanup resources')
     for (const to of map.values()) log.log('err', `found stale volume copy '${to}' on node '${opts.target}'`)
-    finalCleanupOnError(c, g, opts, plan.wasRunning, log)
+    finalCleanupOnError(c, g, opts, plan.running, log)
     throw e
   }
   moveConfig(g, opts.target, map)
@@ -278,7 +236,7 @@ function finish(c: Cluster, g: Guest, opts: Options, plan: Plan, log: MigrationL
   }
   log.log('info', 'start final cleanup')
   g.conf.delete('lock')
-  if (opts.restart && plan.wasRunning) {
+  if (opts.restart && plan.running) {
     log.log('info', 'start container on target node')
     log.log(
       'info',
@@ -287,4 +245,11 @@ function finish(c: Cluster, g: Guest, opts: Options, plan: Plan, log: MigrationL
     applyLxcPending(c, g, c.nodes.get(opts.target) as NodeState)
     c.setStatus(g, 'running')
   }
+}
+
+const STEPS: MigrationSteps<Options, Map<string, string>> = {
+  prepare,
+  scan: (c, g, opts, _running, log) => scanVolumes(c, g, opts, log),
+  phase1Cleanup: finalCleanupOnError,
+  finish,
 }

@@ -1,23 +1,23 @@
-import type { Caller } from './caller.js'
 import type { Cluster, Guest, NodeState } from './cluster.js'
 import { isCloudinitVolid, parseVolumeProps, volumeKindOf } from './disks.js'
 import { fail500 } from './errors.js'
 import { flag } from './guestconf.js'
 import {
   copyVolume,
-  mapId,
   dispatchMigration,
+  mapId,
   MigrationError,
-  MigrationLog,
-  moveConfig,
-  migrationSubject,
-  targetStorageMap,
-  type IdMap,
+  migrationFail,
   migrationStep,
+  migrationSubject,
+  moveConfig,
+  targetStorageMap,
 } from './migration.js'
+import type { IdMap, MigrationLog, MigrationPlan, MigrationSteps } from './migration.js'
 import { isQemuVolumeKey } from './options.js'
 import { parseDiskSize } from './sizes.js'
 import { parseVolname, splitVolid, volumeOwner } from './storage.js'
+import type { GuestCall } from './guest-call.js'
 
 /**
  * qemu-server's migration: the precondition check (PVE::API2::Qemu migrate_vm_precondition), the request
@@ -273,14 +273,7 @@ interface LocalVolume {
  * POST /nodes/{node}/qemu/{vmid}/migrate: migrate_vm. Its checks before the fork answer at once; an HA-managed VM
  * is handed to HA (`hamigrate`: `ha-manager migrate`) unless the caller is the HA stack itself (`byHa`).
  */
-export function migrateQemu(
-  c: Cluster,
-  nodeName: string,
-  vmid: number,
-  params: Record<string, unknown>,
-  caller: Caller,
-  byHa = false,
-): string {
+export const migrateQemu: GuestCall = (c, nodeName, vmid, params, caller, byHa = false) => {
   const { g, target } = migrationSubject(c, nodeName, 'qemu', vmid, params)
   c.checkLock(g)
   const opts: Options = {
@@ -306,40 +299,21 @@ export function migrateQemu(
   const map = targetStorageMap(c, params, 'targetstorage', target, 'images')
   if (map) opts.storagemap = map
   if (!map || map.identity) checkStorageAvailability(c, g, target)
-  return dispatchMigration<Plan>(
-    c,
-    g,
-    target,
-    'qmigrate',
-    caller,
-    {
-      start: (log) => {
-        const running = prepare(c, g, opts, log)
-        return { running, volumes: phase1Scan(c, g, opts, running, log) }
-      },
-      finish: (plan, log) => finish(c, g, opts, plan, log),
-    },
-    byHa,
-  )
+  return dispatchMigration(c, g, 'qmigrate', caller, byHa, STEPS, opts)
 }
 
 /** PVE::QemuMigrate::prepare: returns whether the VM runs */
 function prepare(c: Cluster, g: Guest, opts: Options, log: MigrationLog): boolean {
-  const fail = (m: string): never => {
-    throw new MigrationError(m)
-  }
-  const le = c.lockError(g)
-  if (le) fail(le)
   const running = g.status === 'running'
   if (running) {
-    if (!opts.online) fail("can't migrate running VM without --online")
+    if (!opts.online) migrationFail("can't migrate running VM without --online")
     if (c.pveVersion !== '8.4' && !opts.conntrack)
       log.log('warn', 'conntrack state migration not supported or disabled, active connections might get dropped')
   }
   const { local, mapped, missing } = localResources(c, g, running)
   const blocking = local.filter((r) => mapped[r] === undefined)
   if (blocking.length > 0) {
-    if (!opts.force) fail(`can't migrate VM which uses local devices: ${blocking.join(', ')}`)
+    if (!opts.force) migrationFail(`can't migrate VM which uses local devices: ${blocking.join(', ')}`)
     log.log('info', 'migrating VM which uses local devices')
   }
   if (Object.keys(mapped).length > 0) {
@@ -347,9 +321,9 @@ function prepare(c: Cluster, g: Guest, opts: Options, log: MigrationLog): boolea
     const notLive = Object.keys(mapped)
       .sort()
       .map((k) => `${k}:${mapped[k]?.name ?? ''}`)
-    if (miss.length > 0) fail(`can't migrate to '${opts.target}': missing mapped devices ${miss.join(', ')}`)
+    if (miss.length > 0) migrationFail(`can't migrate to '${opts.target}': missing mapped devices ${miss.join(', ')}`)
     else if (running && notLive.length > 0)
-      fail(`can't live migrate running VM which uses following mapped devices: ${notLive.join(', ')}`)
+      migrationFail(`can't live migrate running VM which uses following mapped devices: ${notLive.join(', ')}`)
     log.log('info', 'migrating VM which uses mapped local devices')
   }
   const here = (c.nodes.get(g.node) as NodeState).storage
@@ -361,7 +335,7 @@ function prepare(c: Cluster, g: Guest, opts: Options, log: MigrationLog): boolea
     targetStorageCheckAvailable(c, opts.target, targetsid, volid)
   }
   // the ssh connection test to the target
-  if (c.nodes.get(opts.target)?.online !== true) fail("Can't connect to destination address using public key")
+  if (c.nodes.get(opts.target)?.online !== true) migrationFail("Can't connect to destination address using public key")
   return running
 }
 
@@ -378,30 +352,6 @@ function targetStorageCheckAvailable(c: Cluster, target: string, targetsid: stri
 /** the volume names PVE parses as a linked clone (`base-100-disk-0/vm-101-disk-0`): the base's name */
 function cloneBase(volname: string): string | undefined {
   return /(?:^|\/)(base-\d+-disk-\d+(?:\.\w+)?)\//.exec(volname)?.[1]
-}
-
-/**
- * phase1 up to the copies: `starting migration`, `lock: migrate`, then scan_local_volumes. A problem ends phase 1
- * (phase1_cleanup drops the lock again).
- */
-function phase1Scan(
-  c: Cluster,
-  g: Guest,
-  opts: Options,
-  running: boolean,
-  log: MigrationLog,
-): Map<string, LocalVolume> {
-  log.log('info', `starting migration of VM ${g.vmid} to node '${opts.target}' (${c.nodeIp(opts.target)})`)
-  g.conf.set('lock', 'migrate')
-  try {
-    return scanLocalVolumes(c, g, opts, running, log)
-  } catch (e) {
-    if (!(e instanceof MigrationError)) throw e
-    log.log('err', e.message)
-    log.log('info', 'aborting phase 1 - cleanup resources')
-    g.conf.delete('lock')
-    throw e
-  }
 }
 
 /** PVE::QemuMigrate::scan_local_volumes */
@@ -490,8 +440,7 @@ function scanLocalVolumes(
   return local
 }
 
-/** what prepare and phase 1 found: whether the guest ran, and the volumes to move */
-type Plan = { running: boolean; volumes: Map<string, LocalVolume> }
+type Plan = MigrationPlan<Map<string, LocalVolume>>
 
 /**
  * The rest of the migration, when the task ends: sync_offline_local_volumes, phase2 for a running VM (the target
@@ -567,4 +516,12 @@ function finish(c: Cluster, g: Guest, opts: Options, plan: Plan, log: MigrationL
   // `qm unlock` on the target; a live-migrated VM runs on in a new QEMU process there
   g.conf.delete('lock')
   if (plan.running) g.startedMs = c.now()
+}
+
+const STEPS: MigrationSteps<Options, Map<string, LocalVolume>> = {
+  prepare,
+  scan: scanLocalVolumes,
+  // phase1_cleanup: the lock goes again
+  phase1Cleanup: (_c, g) => g.conf.delete('lock'),
+  finish,
 }

@@ -174,29 +174,45 @@ export function migrationStep<T>(code: () => T): T {
   }
 }
 
-/** one guest type's migration steps (PVE::QemuMigrate, PVE::LXC::Migrate) */
-export interface MigrationSteps<P> {
-  /** prepare and phase 1's scan, run at dispatch: what `finish` moves */
-  start(log: MigrationLog): P
+/** what prepare and phase 1 found, at dispatch: whether the guest ran, and the volumes `finish` moves */
+export interface MigrationPlan<V> {
+  running: boolean
+  volumes: V
+}
+
+/** one guest type's migration steps (PVE::QemuMigrate, PVE::LXC::Migrate), given its handler's options */
+export interface MigrationSteps<O extends { target: string }, V> {
+  /** prepare, after check_lock: returns whether the guest runs */
+  prepare(c: Cluster, g: Guest, opts: O, log: MigrationLog): boolean
+  /** phase 1's volume scan, run at dispatch (after `lock: migrate`): the volumes to move */
+  scan(c: Cluster, g: Guest, opts: O, running: boolean, log: MigrationLog): V
+  /** what the type cleans up when the scan dies (phase1_cleanup; LXC also final_cleanup) */
+  phase1Cleanup(c: Cluster, g: Guest, opts: O, running: boolean, log: MigrationLog): void
   /** the rest of the migration, when the task runs */
-  finish(plan: P, log: MigrationLog): void
+  finish(c: Cluster, g: Guest, opts: O, plan: MigrationPlan<V>, log: MigrationLog): void
+}
+
+/** `die "...\n"` in a migration step */
+export function migrationFail(message: string): never {
+  throw new MigrationError(message)
 }
 
 /**
  * The migration worker both guest types dispatch (`qmigrate`, `vzmigrate`): guest_migration_lock, then
  * PVE::AbstractMigrate::migrate around the type's steps. A second migration of the guest while one runs fails on
  * the lock; a step's die aborts the migration with its message in the task log; the migrate lock and the config
- * flock (lock_vm / lock_config) are held for the whole migration.
+ * flock (lock_vm / lock_config) are held for the whole migration. Both types' prepare begin with check_lock.
  */
-export function dispatchMigration<P>(
+export function dispatchMigration<O extends { target: string }, V>(
   c: Cluster,
   g: Guest,
-  target: string,
   taskType: 'qmigrate' | 'vzmigrate',
   caller: Caller,
-  steps: MigrationSteps<P>,
   byHa: boolean,
+  steps: MigrationSteps<O, V>,
+  opts: O,
 ): string {
+  const target = opts.target
   // an HA-managed guest is handed to HA (`hamigrate`: ha-manager migrate) unless the HA stack itself asks
   if (!byHa && c.ha.managed(g)) return c.ha.migrateRequest(g, target, caller)
   const vmid = g.vmid
@@ -204,13 +220,16 @@ export function dispatchMigration<P>(
   const log = new MigrationLog(c)
   const held = c.migrationLocks.get(vmid)
   const lockedOut = held !== undefined && c.tasks.peek(held)?.status === 'running'
-  let plan: { value: P } | undefined
+  let plan: MigrationPlan<V> | undefined
   let failure: string | undefined
   if (!lockedOut) {
     try {
       const e = c.flockError(g.type, vmid)
       if (e) throw new MigrationError(e)
-      plan = { value: steps.start(log) }
+      const locked = c.lockError(g)
+      if (locked) migrationFail(locked)
+      const running = steps.prepare(c, g, opts, log)
+      plan = { running, volumes: phase1(c, g, opts, running, log, steps) }
     } catch (e) {
       if (!(e instanceof MigrationError)) throw e
       failure = e.message
@@ -221,7 +240,7 @@ export function dispatchMigration<P>(
       if (lockedOut) throw new Error(`can't lock file '/var/lock/pve-manager/pve-migrate-${vmid}' - got timeout`)
       try {
         if (failure !== undefined || plan === undefined) throw new MigrationError(failure ?? 'migration not prepared')
-        steps.finish(plan.value, log)
+        steps.finish(c, g, opts, plan, log)
       } catch (e) {
         if (!(e instanceof MigrationError)) throw e
         log.log('err', `migration aborted (duration ${log.duration()}): ${e.message}`)
@@ -246,6 +265,32 @@ export function dispatchMigration<P>(
     c.holdFlock(vmid, { mode: 'exclusive', upid })
   }
   return upid
+}
+
+/**
+ * phase1 up to the copies, as both types begin it: `starting migration`, `lock: migrate`, then the type's scan. A
+ * die in the scan is logged, `aborting phase 1`, and the type's cleanup runs before the die goes on.
+ */
+function phase1<O extends { target: string }, V>(
+  c: Cluster,
+  g: Guest,
+  opts: O,
+  running: boolean,
+  log: MigrationLog,
+  steps: MigrationSteps<O, V>,
+): V {
+  const label = g.type === 'qemu' ? 'VM' : 'CT'
+  log.log('info', `starting migration of ${label} ${g.vmid} to node '${opts.target}' (${c.nodeIp(opts.target)})`)
+  g.conf.set('lock', 'migrate')
+  try {
+    return steps.scan(c, g, opts, running, log)
+  } catch (e) {
+    if (!(e instanceof MigrationError)) throw e
+    log.log('err', e.message)
+    log.log('info', 'aborting phase 1 - cleanup resources')
+    steps.phase1Cleanup(c, g, opts, running, log)
+    throw e
+  }
 }
 
 function flush(ctx: TaskContext, log: MigrationLog): void {

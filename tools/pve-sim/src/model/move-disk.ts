@@ -20,6 +20,7 @@ import { formatSize } from './sizes.js'
 import { isFileStorage, splitVolid, type Volume } from './storage.js'
 import type { TaskContext } from './tasks.js'
 import { volumeHasFeature } from './volume-features.js'
+import type { GuestCall } from './guest-call.js'
 
 const optional = (v: unknown): string | undefined => (v === undefined || v === null ? undefined : String(v))
 const isUnused = (key: string): boolean => /^unused\d+$/.test(key)
@@ -106,13 +107,7 @@ function freeOrWarn(node: NodeState, volid: string, ctx: TaskContext): boolean {
 }
 
 /** POST /nodes/{node}/qemu/{vmid}/move_disk (qemu-server PVE::API2::Qemu `move_vm_disk`) */
-export function moveVmDisk(
-  c: Cluster,
-  nodeName: string,
-  vmid: number,
-  params: Record<string, unknown>,
-  caller: Caller,
-): string {
+export const moveVmDisk: GuestCall = (c, nodeName, vmid, params, caller) => {
   const node = c.requireNode(nodeName)
   const disk = String(params.disk)
   const { targetVmid, storage } = moveTarget(params)
@@ -228,13 +223,7 @@ function mirrorLog(ctx: TaskContext, job: string): void {
 }
 
 /** POST /nodes/{node}/lxc/{vmid}/move_volume (pve-container PVE::API2::LXC `move_volume`) */
-export function moveCtVolume(
-  c: Cluster,
-  nodeName: string,
-  vmid: number,
-  params: Record<string, unknown>,
-  caller: Caller,
-): string {
+export const moveCtVolume: GuestCall = (c, nodeName, vmid, params, caller) => {
   const node = c.requireNode(nodeName)
   const key = String(params.volume)
   const { targetVmid, storage } = moveTarget(params)

@@ -26,6 +26,7 @@ import {
 } from './options.js'
 import { FORMATS, parsePropString, printPropString } from './propstring.js'
 import type { TaskContext } from './tasks.js'
+import type { GuestCall } from './guest-call.js'
 
 /** qemu guests: create, config update with pending/hotplug and power; resize, clone, template and destroy are in guest-ops.ts. */
 
@@ -539,14 +540,7 @@ export function updateQemu(
 }
 
 /** `byHa`: the call comes from the HA LRM (rpcenv type `ha`), so it is not turned into an HA request again */
-export function startQemu(
-  c: Cluster,
-  nodeName: string,
-  vmid: number,
-  params: Record<string, unknown>,
-  caller: Caller,
-  byHa = false,
-): string {
+export const startQemu: GuestCall = (c, nodeName, vmid, params, caller, byHa = false) => {
   const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, 'qemu', vmid)
   // vm_start: an HA-managed VM is only asked for (`hastart`, ha-manager set --state started)
@@ -580,14 +574,7 @@ function stopAndApplyPending(c: Cluster, g: Guest, node: NodeState): void {
   applyPending(g, node)
 }
 
-export function stopQemu(
-  c: Cluster,
-  nodeName: string,
-  vmid: number,
-  params: Record<string, unknown>,
-  caller: Caller,
-  byHa = false,
-): string {
+export const stopQemu: GuestCall = (c, nodeName, vmid, params, caller, byHa = false) => {
   const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, 'qemu', vmid)
   // vm_stop: `hastop` (crm-command stop <sid> 0, a hard stop by the LRM)
@@ -608,14 +595,7 @@ export function stopQemu(
   return upid
 }
 
-export function shutdownQemu(
-  c: Cluster,
-  nodeName: string,
-  vmid: number,
-  params: Record<string, unknown>,
-  caller: Caller,
-  byHa = false,
-): string {
+export const shutdownQemu: GuestCall = (c, nodeName, vmid, params, caller, byHa = false) => {
   const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, 'qemu', vmid)
   const forceStop = flag(params.forceStop)
@@ -645,13 +625,7 @@ export function shutdownQemu(
   return upid
 }
 
-export function rebootQemu(
-  c: Cluster,
-  nodeName: string,
-  vmid: number,
-  _params: Record<string, unknown>,
-  caller: Caller,
-): string {
+export const rebootQemu: GuestCall = (c, nodeName, vmid, _params, caller) => {
   const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, 'qemu', vmid)
   if (g.status !== 'running') throw fail500(`VM ${vmid} not running`)

@@ -8,6 +8,7 @@ import { FORMATS, parsePropString } from './propstring.js'
 import { parseDiskSize, MiB } from './sizes.js'
 import { splitVolid } from './storage.js'
 import { volumeHasFeature } from './volume-features.js'
+import type { SnapshotCall } from './guest-call.js'
 
 /**
  * Guest snapshots, as pve-guest-common's PVE::AbstractConfig does them (`snapshot_create`, `snapshot_rollback`,
@@ -257,15 +258,7 @@ function saveVmstate(c: Cluster, node: NodeState, g: Guest, name: string): Recor
 }
 
 /** POST .../snapshot/{snapname}/rollback: snapshot_rollback in a worker, then a start when asked (or with RAM) */
-export function snapshotRollback(
-  c: Cluster,
-  nodeName: string,
-  type: GuestType,
-  vmid: number,
-  name: string,
-  params: Record<string, unknown>,
-  caller: Caller,
-): string {
+export const snapshotRollback: SnapshotCall = (c, nodeName, type, vmid, name, params, caller) => {
   const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, type, vmid)
   const start = flag(params.start)
@@ -385,15 +378,7 @@ function addUnused(node: NodeState, conf: Record<string, string>, volid: string)
 }
 
 /** DELETE .../snapshot/{snapname}: snapshot_delete in a worker */
-export function snapshotDelete(
-  c: Cluster,
-  nodeName: string,
-  type: GuestType,
-  vmid: number,
-  name: string,
-  params: Record<string, unknown>,
-  caller: Caller,
-): string {
+export const snapshotDelete: SnapshotCall = (c, nodeName, type, vmid, name, params, caller) => {
   const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, type, vmid)
   const deleteError = deleteCheck(c, g, name)
