@@ -79,14 +79,8 @@ export interface SimulatorOptions {
   log?: (line: string) => void
 }
 
-export interface Simulator {
-  /** `https://127.0.0.1:PORT` */
-  readonly url: string
-  /** url + `/api2/json` */
-  readonly apiUrl: string
-  /** SHA-256 `AA:BB:...`, undefined with tls=false */
-  readonly fingerprint: string | undefined
-  readonly caPem: string | undefined
+/** what both kinds of simulator offer: the credentials, the estate's shape, the control and the counters */
+export interface SimulatorBase {
   readonly token: { id: string; secret: string; header: string }
   readonly rootPassword: string
   readonly pveVersion: PveVersion
@@ -95,6 +89,16 @@ export interface Simulator {
   readonly schemaValidation: boolean
   readonly control: SimControl
   readonly stats: SimStats
+}
+
+export interface Simulator extends SimulatorBase {
+  /** `https://127.0.0.1:PORT` */
+  readonly url: string
+  /** url + `/api2/json` */
+  readonly apiUrl: string
+  /** SHA-256 `AA:BB:...`, undefined with tls=false */
+  readonly fingerprint: string | undefined
+  readonly caPem: string | undefined
   close(): Promise<void>
 }
 
@@ -104,16 +108,9 @@ export type InProcessOptions = Omit<
   'tls' | 'port' | 'host' | 'controlFile' | 'controlEndpoint' | 'certificate'
 >
 
-export interface InProcessSimulator {
+export interface InProcessSimulator extends SimulatorBase {
   /** a placeholder origin for the client's baseUrl: requests never leave the process */
   readonly url: string
-  readonly token: { id: string; secret: string; header: string }
-  readonly rootPassword: string
-  readonly pveVersion: PveVersion
-  readonly nodes: string[]
-  readonly schemaValidation: boolean
-  readonly control: SimControl
-  readonly stats: SimStats
   /** an undici Dispatcher that answers here: pass it as the client's `dispatcher` */
   readonly dispatcher: SimDispatcher
   /** ends the requests under way (as dropped connections) and refuses new ones */

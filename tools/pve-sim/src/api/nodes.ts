@@ -2,6 +2,7 @@ import type { Cluster } from '../model/cluster.js'
 import { normaliseFilename } from '../model/artifacts.js'
 import { remoteBytes } from '../model/control.js'
 import { fail500 } from '../model/errors.js'
+import { upidFields } from '../model/tasks.js'
 import { str, type RouteTable } from './params.js'
 
 /** the flags line of /proc/cpuinfo (read_cpuinfo's `hvm` looks for ` vmx ` or ` svm ` in it) */
@@ -100,13 +101,7 @@ export function nodeRoutes(c: Cluster): RouteTable {
           .reverse()
           .map((t) => {
             const item: Record<string, unknown> = {
-              upid: t.upid,
-              node: t.node,
-              pid: t.pid,
-              pstart: t.pstart,
-              starttime: t.starttime,
-              type: t.type,
-              id: t.id,
+              ...upidFields(t),
               user: t.tokenid ? `${t.user}!${t.tokenid}` : t.user,
             }
             if (t.status === 'stopped') {

@@ -1,6 +1,6 @@
 import type { Cluster } from '../model/cluster.js'
 import { fail400 } from '../model/errors.js'
-import { dumpLogfile, taskStatus, UPID_RE, type Task } from '../model/tasks.js'
+import { dumpLogfile, taskStatus, upidFields, UPID_RE, type Task } from '../model/tasks.js'
 import { WithTotal } from './envelope.js'
 import { int, str, bool, type RouteTable } from './params.js'
 
@@ -52,13 +52,7 @@ export function taskRoutes(c: Cluster): RouteTable {
         const page = list.slice(start, start + limit).map((t) => {
           // upid_decode plus $convert_token_task: a token's task names the user and the token apart
           const item: Record<string, unknown> = {
-            upid: t.upid,
-            node: t.node,
-            pid: t.pid,
-            pstart: t.pstart,
-            starttime: t.starttime,
-            type: t.type,
-            id: t.id,
+            ...upidFields(t),
             user: t.user,
           }
           if (t.tokenid !== undefined) item.tokenid = t.tokenid

@@ -226,15 +226,14 @@ export function dumpLogfile(
   return { total: lines.length, page: lines.slice(start, end).map((t, i) => ({ n: start + i + 1, t })) }
 }
 
+/** upid_decode's fields, with which every task listing and status begins an entry */
+export function upidFields(t: Task): Record<string, unknown> {
+  return { upid: t.upid, node: t.node, pid: t.pid, pstart: t.pstart, starttime: t.starttime, type: t.type, id: t.id }
+}
+
 export function taskStatus(t: Task): Record<string, unknown> {
   const out: Record<string, unknown> = {
-    upid: t.upid,
-    node: t.node,
-    pid: t.pid,
-    pstart: t.pstart,
-    starttime: t.starttime,
-    type: t.type,
-    id: t.id,
+    ...upidFields(t),
     user: t.user,
     status: t.status,
   }
