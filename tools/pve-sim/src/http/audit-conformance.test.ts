@@ -5,22 +5,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startSimulator, type Simulator } from '../index.js'
 import { apidocForTests } from '../apidoc/test-data.js'
-import { form, raw, waitTask, type RawResponse } from './test-support/raw.js'
+import { apiRequest, form, okDataOf, raw, waitTask, type RawResponse } from './test-support/raw.js'
 
 let sim: Simulator
 let auth: Record<string, string>
 let template: string
-const req = (method: string, path: string, params?: Record<string, string>): Promise<RawResponse> => {
-  if (params === undefined) return raw(sim, method, `/api2/json${path}`, { headers: auth })
-  if (method === 'GET' || method === 'DELETE')
-    return raw(sim, method, `/api2/json${path}?${new URLSearchParams(params).toString()}`, { headers: auth })
-  const f = form(params)
-  return raw(sim, method, `/api2/json${path}`, { headers: { ...auth, ...f.headers }, body: f.body })
-}
-const data = <T>(r: RawResponse): T => {
-  expect(r.status, r.body).toBe(200)
-  return (r.json as { data: T }).data
-}
+const req = (method: string, path: string, params?: Record<string, string>): Promise<RawResponse> =>
+  apiRequest(sim, auth, method, path, params)
+const data = okDataOf
 const failure = (r: RawResponse): [number, string, Record<string, string> | undefined] => {
   const body = r.json as { message?: string; errors?: Record<string, string> }
   return [r.status, (body.message ?? '').trimEnd(), body.errors]

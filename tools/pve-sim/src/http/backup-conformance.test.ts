@@ -8,16 +8,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { apidocForTests } from '../apidoc/test-data.js'
 import { startSimulator, type Simulator } from '../index.js'
-import { form, raw, type RawResponse } from './test-support/raw.js'
+import { apiRequest, dataOf, form, raw, type RawResponse } from './test-support/raw.js'
 
 let sim: Simulator
-const req = (method: string, path: string, params?: Record<string, string>): Promise<RawResponse> => {
-  const headers = { Authorization: sim.token.header }
-  if (!params) return raw(sim, method, `/api2/json${path}`, { headers })
-  const f = form(params)
-  return raw(sim, method, `/api2/json${path}`, { headers: { ...headers, ...f.headers }, body: f.body })
-}
-const data = <T>(r: RawResponse): T => (r.json as { data: T }).data
+const req = (method: string, path: string, params?: Record<string, string>): Promise<RawResponse> =>
+  apiRequest(sim, { Authorization: sim.token.header }, method, path, params)
+const data = dataOf
 const failure = (r: RawResponse): [number, string, unknown] => {
   const j = r.json as { message: string; errors?: unknown }
   return [r.status, j.message, j.errors]

@@ -5,17 +5,14 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { startSimulator, type Simulator } from '../index.js'
-import { form, raw, waitTask, type RawResponse } from './test-support/raw.js'
+import { apiRequest, dataOf, waitTask, type RawResponse } from './test-support/raw.js'
 
 let sim: Simulator
 let auth: Record<string, string>
 let template: string
-const req = (method: string, path: string, params?: Record<string, string>): Promise<RawResponse> => {
-  if (!params) return raw(sim, method, `/api2/json${path}`, { headers: auth })
-  const f = form(params)
-  return raw(sim, method, `/api2/json${path}`, { headers: { ...auth, ...f.headers }, body: f.body })
-}
-const data = <T>(r: RawResponse): T => (r.json as { data: T }).data
+const req = (method: string, path: string, params?: Record<string, string>): Promise<RawResponse> =>
+  apiRequest(sim, auth, method, path, params)
+const data = dataOf
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 async function createCt(vmid: number, extra: Record<string, string> = {}): Promise<Record<string, unknown>> {

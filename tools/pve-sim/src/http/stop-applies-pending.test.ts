@@ -6,21 +6,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startSimulator, type Simulator } from '../index.js'
-import { form, raw, waitTask, type RawResponse } from './test-support/raw.js'
+import { apiRequest, okDataOf, waitTask, type RawResponse } from './test-support/raw.js'
 
 const TMPL = 'local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst'
 let sim: Simulator
 let auth: Record<string, string>
-const req = (method: string, path: string, params?: Record<string, string>): Promise<RawResponse> => {
-  if (!params) return raw(sim, method, `/api2/json${path}`, { headers: auth })
-  const f = form(params)
-  return raw(sim, method, `/api2/json${path}`, { headers: { ...auth, ...f.headers }, body: f.body })
-}
-type Data<T> = { data: T }
-const data = <T>(r: RawResponse): T => {
-  expect(r.status, r.body).toBe(200)
-  return (r.json as Data<T>).data
-}
+const req = (method: string, path: string, params?: Record<string, string>): Promise<RawResponse> =>
+  apiRequest(sim, auth, method, path, params)
+const data = okDataOf
 /** a worker call: 200 with a UPID, then the task's exit status */
 async function task(method: string, path: string, params: Record<string, string> = {}): Promise<string> {
   const upid = data<string>(await req(method, path, params))

@@ -5,24 +5,16 @@
 import { afterAll, beforeAll, describe as suite, expect, it } from 'vitest'
 import { startSimulator, type Simulator } from '../index.js'
 import { apidocForTests } from '../apidoc/test-data.js'
-import { form, raw, waitTask, type RawResponse } from './test-support/raw.js'
+import { apiRequest, okDataOf, raw, waitTask, type RawResponse } from './test-support/raw.js'
 
 // the privileges and parameters checked here come from the PVE API schema: without it (a fresh clone) the file skips
 const describe = suite.skipIf(!apidocForTests())
 
 let sim: Simulator
 let auth: Record<string, string>
-const req = (method: string, path: string, params?: Record<string, string>): Promise<RawResponse> => {
-  if (params === undefined) return raw(sim, method, `/api2/json${path}`, { headers: auth })
-  if (method === 'GET' || method === 'DELETE')
-    return raw(sim, method, `/api2/json${path}?${new URLSearchParams(params).toString()}`, { headers: auth })
-  const f = form(params)
-  return raw(sim, method, `/api2/json${path}`, { headers: { ...auth, ...f.headers }, body: f.body })
-}
-const data = <T>(r: RawResponse): T => {
-  expect(r.status, r.body).toBe(200)
-  return (r.json as { data: T }).data
-}
+const req = (method: string, path: string, params?: Record<string, string>): Promise<RawResponse> =>
+  apiRequest(sim, auth, method, path, params)
+const data = okDataOf
 /** run a task-returning call to its end: [exitstatus, log lines] */
 async function task(
   method: string,

@@ -99,6 +99,15 @@ export function apiRequest(
   })
 }
 
+/** the `data` of an answer, whatever its status */
+export const dataOf = <T>(r: RawResponse): T => (r.json as { data: T }).data
+
+/** the `data` of a 200 answer (the body is the assertion's message otherwise), from the answer itself */
+export function okDataOf<T>(r: RawResponse): T {
+  expect(r.status, r.body).toBe(200)
+  return dataOf<T>(r)
+}
+
 /** the `data` of a 200 answer (the body is the assertion's message otherwise) */
 export async function okData<T = unknown>(r: Promise<RawResponse>): Promise<T> {
   const res = await r
