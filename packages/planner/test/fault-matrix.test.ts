@@ -5,26 +5,13 @@
  */
 import { describe, expect, it } from 'vitest'
 import { ObserveError } from '../src/index.js'
-import { cycle, failures, manifest, startEnv, type CycleResult, type Env } from './helpers.js'
+import { cycle, failures, small, startEnv, testVm, type CycleResult, type Env } from './helpers.js'
 
 const desired = [
   ['pve1', 501],
   ['pve2', 502],
   ['pve3', 503],
-].map(([node, vmid]) =>
-  manifest({
-    kind: 'VM',
-    metadata: { name: `m${vmid}` },
-    spec: {
-      node,
-      vmid,
-      memory: '512MiB',
-      cpu: { type: 'host', cores: 1 },
-      disks: [{ storage: 'local-lvm', size: '4GiB' }],
-      networks: [{ bridge: 'vmbr0' }],
-    },
-  }),
-)
+].map(([node, vmid]) => testVm(Number(vmid), { node, memory: '512MiB', ...small('4GiB') }, `m${vmid}`))
 const keep = { pruneBudget: 2 as const, pruneRatioLimit: 1 }
 
 interface Fault {

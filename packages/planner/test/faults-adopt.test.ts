@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { adopt, observe } from '../src/index.js'
-import { cycle, failures, manifest, startEnv, type Env } from './helpers.js'
+import { small, testVm, cycle, failures, manifest, startEnv, type Env } from './helpers.js'
 import { known } from '../src/inventory.js'
 
 let env: Env
@@ -16,19 +16,7 @@ afterAll(async () => {
 })
 
 const vm = (vmid: number, node = 'pve1', spec: Record<string, unknown> = {}) =>
-  manifest({
-    kind: 'VM',
-    metadata: { name: `f${vmid}` },
-    spec: {
-      node,
-      vmid,
-      memory: '512MiB',
-      cpu: { type: 'host', cores: 1 },
-      disks: [{ storage: 'local-lvm', size: '4GiB' }],
-      networks: [{ bridge: 'vmbr0' }],
-      ...spec,
-    },
-  })
+  testVm(vmid, { node, memory: '512MiB', ...small('4GiB'), ...spec }, `f${vmid}`)
 
 describe('observe against the simulator', () => {
   it('reads a cluster within guests + 2 x nodes + storage listings + pools + 6 requests', async () => {

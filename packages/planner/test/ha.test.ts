@@ -5,21 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { apidocForTests } from '@proxops/pve-sim'
-import { actionLines, adminCall, cycle, failures, manifest, startEnv, type Env } from './helpers.js'
+import { small, testVm, actionLines, adminCall, cycle, failures, startEnv, type Env } from './helpers.js'
 
 const vm = (vmid: number, spec: Record<string, unknown> = {}) =>
-  manifest({
-    kind: 'VM',
-    metadata: { name: `ha${vmid}` },
-    spec: {
-      node: 'pve1',
-      vmid,
-      memory: '1GiB',
-      cpu: { type: 'host', cores: 1 },
-      disks: [{ storage: 'local-lvm', size: '4GiB' }],
-      ...spec,
-    },
-  })
+  testVm(vmid, { ...small('4GiB'), networks: undefined, ...spec }, `ha${vmid}`)
 
 const resource = async (env: Env, sid: string) =>
   ((await adminCall(env, 'GET', '/cluster/ha/resources')) as Record<string, unknown>[]).find((r) => r.sid === sid)

@@ -61,21 +61,32 @@ export async function startEnv(options: SimulatorOptions = {}): Promise<Env> {
 /** A manifest document through the schema's parser (the normalised model plan() reads): the testing subpath's. */
 export { manifest }
 
-/** The planner's standard test VM on pve1 (1 GiB, 2 cores, one 8 GiB disk, one NIC); `spec` overrides. */
+/**
+ * The planner's standard test VM on pve1 (1 GiB, 2 cores, one 8 GiB disk, one NIC); `spec` overrides, and a field
+ * set to undefined is left out (a VM without a NIC: `networks: undefined`).
+ */
 export const testVm = (vmid: number, spec: Record<string, unknown> = {}, name = `vm${vmid}`) =>
   manifest({
     kind: 'VM',
     metadata: { name },
-    spec: {
-      node: 'pve1',
-      vmid,
-      memory: '1GiB',
-      cpu: { type: 'host', cores: 2 },
-      disks: [{ storage: 'local-lvm', size: '8GiB' }],
-      networks: [{ bridge: 'vmbr0' }],
-      ...spec,
-    },
+    spec: Object.fromEntries(
+      Object.entries({
+        node: 'pve1',
+        vmid,
+        memory: '1GiB',
+        cpu: { type: 'host', cores: 2 },
+        disks: [{ storage: 'local-lvm', size: '8GiB' }],
+        networks: [{ bridge: 'vmbr0' }],
+        ...spec,
+      }).filter(([, v]) => v !== undefined),
+    ),
   })
+
+/** one host core, and one disk of `size` on local-lvm: the smaller VMs' hardware (spread into testVm's spec) */
+export const small = (size: string, cores = 1) => ({
+  cpu: { type: 'host', cores },
+  disks: [{ storage: 'local-lvm', size }],
+})
 
 export interface CycleResult {
   live: LiveInventory

@@ -4,22 +4,10 @@
  * empty, and a prune that waits for the guests in the pool and never takes a pool holding someone else's guest.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { actionLines, adminCall, cycle, failures, manifest, startEnv, type Env } from './helpers.js'
+import { small, testVm, actionLines, adminCall, cycle, failures, manifest, startEnv, type Env } from './helpers.js'
 
 const vm = (vmid: number, spec: Record<string, unknown> = {}) =>
-  manifest({
-    kind: 'VM',
-    metadata: { name: `p${vmid}` },
-    spec: {
-      node: 'pve1',
-      vmid,
-      state: 'stopped',
-      memory: '512MiB',
-      cpu: { type: 'host', cores: 1 },
-      disks: [{ storage: 'local-lvm', size: '1GiB' }],
-      ...spec,
-    },
-  })
+  testVm(vmid, { state: 'stopped', memory: '512MiB', ...small('1GiB'), networks: undefined, ...spec }, `p${vmid}`)
 const pool = (name: string, spec: Record<string, unknown> = {}) => manifest({ kind: 'Pool', metadata: { name }, spec })
 const members = async (env: Env, poolid: string) =>
   ((await adminCall(env, 'GET', '/pools', { poolid })) as { members: { vmid?: number }[] }[])[0]!.members.map(

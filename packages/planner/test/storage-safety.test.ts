@@ -3,7 +3,7 @@
  * use, and how storages are listed and artifacts fetched (docs/safety.md).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { actionLines, adminCall, cycle, failures, manifest, startEnv, type Env } from './helpers.js'
+import { small, testVm, actionLines, adminCall, cycle, failures, manifest, startEnv, type Env } from './helpers.js'
 
 let env: Env
 beforeAll(async () => {
@@ -30,19 +30,7 @@ const PRUNE_ALL = {
 }
 
 const vm = (vmid: number, spec: Record<string, unknown> = {}) =>
-  manifest({
-    kind: 'VM',
-    metadata: { name: `vm${vmid}` },
-    spec: {
-      node: 'pve1',
-      vmid,
-      memory: '1GiB',
-      cpu: { type: 'host', cores: 1 },
-      disks: [{ storage: 'local-lvm', size: '4GiB' }],
-      state: 'stopped',
-      ...spec,
-    },
-  })
+  testVm(vmid, { ...small('4GiB'), networks: undefined, state: 'stopped', ...spec })
 
 const volids = async (node: string, storage: string): Promise<string[]> =>
   ((await adminCall(env, 'GET', `/nodes/${node}/storage/${storage}/content`)) as { volid: string }[]).map(
