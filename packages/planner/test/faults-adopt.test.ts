@@ -2,18 +2,12 @@
  * Reads within budget, faults (failed reads, offline node, lock contention, locked guest, failed task) and
  * the adopt round trip, against the simulator.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { adopt, observe } from '../src/index.js'
-import { small, testVm, cycle, failures, manifest, startEnv, type Env } from './helpers.js'
+import { useEnv, small, testVm, cycle, failures, manifest } from './helpers.js'
 import { known } from '../src/inventory.js'
 
-let env: Env
-beforeAll(async () => {
-  env = await startEnv({ estate: { guests: 12 }, seed: 7 })
-})
-afterAll(async () => {
-  await env?.close()
-})
+const env = useEnv({ estate: { guests: 12 }, seed: 7 })
 
 const vm = (vmid: number, node = 'pve1', spec: Record<string, unknown> = {}) =>
   testVm(vmid, { node, memory: '512MiB', ...small('4GiB'), ...spec }, `f${vmid}`)

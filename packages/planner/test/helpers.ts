@@ -2,6 +2,7 @@
  * Integration harness: the simulator (tools/pve-sim) behind the real client (@proxops/pve-client), and the
  * planner's observe -> plan -> execute cycle over it, as the CLI composes them.
  */
+import { afterAll, beforeAll } from 'vitest'
 import { startSimulator, type Simulator, type SimulatorOptions } from '@proxops/pve-sim'
 import { createPveClient, type PveClient } from '@proxops/pve-client'
 import type { Manifest } from '@proxops/schema'
@@ -58,16 +59,50 @@ export async function startEnv(options: SimulatorOptions = {}): Promise<Env> {
   }
 }
 
+/**
+ * The Env of a test file (or describe): started in beforeAll (startEnv with `options`), closed in afterAll. Its
+ * fields read through to the started Env, so the tests use it as they would the Env itself.
+ */
+export function useEnv(options: SimulatorOptions = {}): Env {
+  let started: Env | undefined
+  beforeAll(async () => {
+    started = await startEnv(options)
+  })
+  afterAll(async () => {
+    await started?.close()
+  })
+  const env = (): Env => {
+    if (started === undefined) throw new Error('the Env starts in beforeAll')
+    return started
+  }
+  return {
+    get sim() {
+      return env().sim
+    },
+    get client() {
+      return env().client
+    },
+    get reader() {
+      return env().reader
+    },
+    get writer() {
+      return env().writer
+    },
+    close: () => env().close(),
+  }
+}
+
 /** A manifest document through the schema's parser (the normalised model plan() reads): the testing subpath's. */
 export { manifest }
 
 /**
  * The planner's standard test VM on pve1 (1 GiB, 2 cores, one 8 GiB disk, one NIC); `spec` overrides, and a field
- * set to undefined is left out (a VM without a NIC: `networks: undefined`).
+ * set to undefined is left out (a VM without a NIC: `networks: undefined`; a clone: `disks: undefined`). `kind`
+ * TemplateVM makes it a template.
  */
-export const testVm = (vmid: number, spec: Record<string, unknown> = {}, name = `vm${vmid}`) =>
+export const testVm = (vmid: number, spec: Record<string, unknown> = {}, name = `vm${vmid}`, kind = 'VM') =>
   manifest({
-    kind: 'VM',
+    kind,
     metadata: { name },
     spec: Object.fromEntries(
       Object.entries({

@@ -2,16 +2,10 @@
  * Containers and storage artifacts against the simulator: a CT template downloaded then used by an LXC with
  * mount points, artifacts on two nodes, and deferral when a download fails.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { actionLines, cycle, failures, manifest, startEnv, type Env } from './helpers.js'
+import { describe, expect, it } from 'vitest'
+import { useEnv, actionLines, cycle, failures, manifest } from './helpers.js'
 
-let env: Env
-beforeAll(async () => {
-  env = await startEnv()
-})
-afterAll(async () => {
-  await env?.close()
-})
+const env = useEnv()
 
 const ctt = (name: string, nodes: string[], filename = 'debian-12-standard_12.7-1_amd64.tar.zst') =>
   manifest({

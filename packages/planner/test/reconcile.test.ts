@@ -3,17 +3,11 @@
  * secret reference that does not resolve, before PVE is even read; a saved plan the live state no longer
  * gives), and a saved plan that still holds is applied.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { DEFAULT_POLICY, reconcile, ReconcileError, type Policy } from '../src/index.js'
-import { actionLines, adminCall, failures, startEnv, testVm, type Env } from './helpers.js'
+import { useEnv, actionLines, adminCall, failures, testVm } from './helpers.js'
 
-let env: Env
-beforeAll(async () => {
-  env = await startEnv()
-})
-afterAll(async () => {
-  await env?.close()
-})
+const env = useEnv()
 
 const policy: Policy = { ...DEFAULT_POLICY, shutdownTimeoutSeconds: 5 }
 const execute = { confirmDelayMs: 20, taskPollIntervalMs: 10, progressIntervalMs: 60_000 }

@@ -3,28 +3,24 @@
  * `vmconfig_apply_pending`, pve-container's post-stop hook), and what the executor does when a write fails:
  * the guest always ends in its desired power state. Also several resizes of one guest in one cycle.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import {
+  useEnv,
   adminCall,
   cycle as fullCycle,
   failures,
   manifest,
-  startEnv,
   testVm,
   type CycleOptions,
   type Env,
 } from './helpers.js'
 
-let env: Env
+const env = useEnv()
 // each test owns its guests; no prunes of the other tests' guests
 const cycle = (e: Env, desired: Parameters<typeof fullCycle>[1], options: CycleOptions = {}) =>
   fullCycle(e, desired, { ...options, policy: { pruneBudget: 0, ...options.policy } })
 beforeAll(async () => {
-  env = await startEnv()
   env.sim.control.addVolume('pve1', 'local', { filename: 'debian-12-standard_12.7-1_amd64.tar.zst', content: 'vztmpl' })
-})
-afterAll(async () => {
-  await env?.close()
 })
 
 const vm = testVm

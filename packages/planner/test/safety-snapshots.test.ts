@@ -4,17 +4,11 @@
  * disruptive change, older proxops-* snapshots are pruned to the newest N, other snapshots are never touched,
  * and the change that follows still sends a digest PVE accepts (a snapshot rewrites the config file).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { observe, plan, execute, DEFAULT_POLICY } from '../src/index.js'
-import { actionLines, adminCall, cycle, failures, startEnv, testVm, type Env } from './helpers.js'
+import { useEnv, actionLines, adminCall, cycle, failures, testVm } from './helpers.js'
 
-let env: Env
-beforeAll(async () => {
-  env = await startEnv()
-})
-afterAll(async () => {
-  await env?.close()
-})
+const env = useEnv()
 
 const policy = { safetySnapshots: { keep: 2 }, pruneBudget: 0 }
 const at = Date.parse('2026-12-01T20:00:00Z')

@@ -2,12 +2,11 @@
  * ProxOps and PVE storages: what a prune frees, lock timeouts on storages, templates that linked clones still
  * use, and how storages are listed and artifacts fetched (docs/safety.md).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { small, testVm, actionLines, adminCall, cycle, failures, manifest, startEnv, type Env } from './helpers.js'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { useEnv, small, testVm, actionLines, adminCall, cycle, failures, manifest } from './helpers.js'
 
-let env: Env
+const env = useEnv()
 beforeAll(async () => {
-  env = await startEnv()
   // an admin's NFS share for guest disks and ISOs, visible on every node
   await adminCall(env, 'POST', '/storage', {
     storage: 'nas',
@@ -18,9 +17,6 @@ beforeAll(async () => {
   })
   // and an RBD pool for guest disks
   await adminCall(env, 'POST', '/storage', { storage: 'ceph', type: 'rbd', pool: 'vms', content: 'images' })
-})
-afterAll(async () => {
-  await env?.close()
 })
 
 const PRUNE_ALL = {

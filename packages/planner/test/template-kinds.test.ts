@@ -3,16 +3,10 @@
  * no power verbs, drift corrected, mark-template over a plain guest, anomaly for a VM desired over a
  * template, and prune.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { actionLines, cycle, failures, manifest, startEnv, type Env } from './helpers.js'
+import { describe, expect, it } from 'vitest'
+import { useEnv, actionLines, cycle, failures, manifest } from './helpers.js'
 
-let env: Env
-beforeAll(async () => {
-  env = await startEnv()
-})
-afterAll(async () => {
-  await env?.close()
-})
+const env = useEnv()
 
 const ctt = manifest({
   kind: 'CTTemplate',

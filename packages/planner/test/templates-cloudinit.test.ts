@@ -3,18 +3,12 @@
  * secrets come from a real SOPS file decrypted by @proxops/sops and never appear in plan or report.
  */
 import { readFileSync } from 'node:fs'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { decryptSops, encryptSops, readCredentials } from '@proxops/sops'
 import { serializePlan } from '../src/index.js'
-import { actionLines, cycle, failures, manifest, startEnv, type Env } from './helpers.js'
+import { useEnv, actionLines, cycle, failures, manifest, small, testVm } from './helpers.js'
 
-let env: Env
-beforeAll(async () => {
-  env = await startEnv()
-})
-afterAll(async () => {
-  await env?.close()
-})
+const env = useEnv()
 
 const image = manifest({
   kind: 'DiskImage',
@@ -27,34 +21,32 @@ const image = manifest({
   },
 })
 
-const template = manifest({
-  kind: 'TemplateVM',
-  metadata: { name: 'debian-tpl' },
-  spec: {
-    node: 'pve1',
-    vmid: 9000,
-    memory: '1GiB',
+/** a cloud-init drive on local-lvm */
+const CLOUD_INIT = { 'cloud-init': { enabled: true, storage: 'local-lvm' } }
+
+const template = testVm(
+  9000,
+  {
     cpu: { type: 'host', cores: 1 },
     disks: [{ storage: 'local-lvm', image: 'debian-cloud', controller: 'virtio-scsi-single' }],
-    networks: [{ bridge: 'vmbr0' }],
-    hardware: { 'cloud-init': { enabled: true, storage: 'local-lvm' } },
+    hardware: CLOUD_INIT,
   },
-})
+  'debian-tpl',
+  'TemplateVM',
+)
 
 const clone = (cores = 2) =>
-  manifest({
-    kind: 'VM',
-    metadata: { name: 'app' },
-    spec: {
-      node: 'pve1',
-      vmid: 300,
+  testVm(
+    300,
+    {
       clone: 'debian-tpl',
+      disks: undefined,
       memory: '2GiB',
       cpu: { type: 'host', cores },
-      networks: [{ bridge: 'vmbr0' }],
       'cloud-init-data': { 'ci-user': 'ops', ipconfigs: [{ nic: 0, ip: '10.0.0.30/24', gateway: '10.0.0.1' }] },
     },
-  })
+    'app',
+  )
 
 describe('templates, clones and cloud-init (simulator)', () => {
   it('seeds a template from a downloaded image, marks it, clones a VM from it, starts it, and corrects drift without re-cloning (E2ECloneProvisionLifecycle)', async () => {
@@ -96,20 +88,17 @@ describe('templates, clones and cloud-init (simulator)', () => {
   })
 
   it('keeps the cloud-init drive a clone inherited instead of allocating a new one (Clone_DriveNotRewritten)', async () => {
-    const withDrive = manifest({
-      kind: 'VM',
-      metadata: { name: 'app2' },
-      spec: {
-        node: 'pve1',
-        vmid: 301,
+    const withDrive = testVm(
+      301,
+      {
         clone: 'debian-tpl',
-        memory: '1GiB',
+        disks: undefined,
         cpu: { type: 'host', cores: 1 },
-        networks: [{ bridge: 'vmbr0' }],
-        hardware: { 'cloud-init': { enabled: true, storage: 'local-lvm' } },
+        hardware: CLOUD_INIT,
         'cloud-init-data': { 'ci-user': 'deploy' },
       },
-    })
+      'app2',
+    )
     const desired = [image, template, withDrive]
     const first = await cycle(env, desired, { policy: { pruneBudget: 0 } })
     expect(failures(first.report)).toEqual([])
@@ -143,24 +132,20 @@ describe('templates, clones and cloud-init (simulator)', () => {
     for (const ref of ['cloud-init.ssh-keys.alice', 'cloud-init.passwords.default'])
       secrets[ref] = credentials.resolveRef(ref).reveal()
 
-    const vm = manifest({
-      kind: 'VM',
-      metadata: { name: 'ci' },
-      spec: {
+    const vm = testVm(
+      310,
+      {
         node: 'pve2',
-        vmid: 310,
-        memory: '1GiB',
-        cpu: { type: 'host', cores: 1 },
-        disks: [{ storage: 'local-lvm', size: '4GiB' }],
-        networks: [{ bridge: 'vmbr0' }],
-        hardware: { 'cloud-init': { enabled: true, storage: 'local-lvm' } },
+        ...small('4GiB'),
+        hardware: CLOUD_INIT,
         'cloud-init-data': {
           'ci-user': 'ops',
           'ssh-key-refs': ['cloud-init.ssh-keys.alice'],
           'ci-password-ref': 'cloud-init.passwords.default',
         },
       },
-    })
+      'ci',
+    )
     const first = await cycle(env, [vm], { secrets, policy: { pruneBudget: 0 } })
     expect(failures(first.report)).toEqual([])
     const text = serializePlan(first.plan) + JSON.stringify(first.report)

@@ -2,16 +2,10 @@
  * A VM's whole lifecycle against the simulator through the real client: create, drift, update (hot and
  * reboot-class), power, delete; plus the ownership and budget rules around prunes.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { actionLines, cycle, failures, startEnv, testVm, type Env } from './helpers.js'
+import { describe, expect, it } from 'vitest'
+import { useEnv, actionLines, cycle, failures, testVm } from './helpers.js'
 
-let env: Env
-beforeAll(async () => {
-  env = await startEnv()
-})
-afterAll(async () => {
-  await env?.close()
-})
+const env = useEnv()
 
 const vm = (vmid: number, spec: Record<string, unknown> = {}, name?: string) =>
   testVm(vmid, { tags: ['web'], ...spec }, name)
