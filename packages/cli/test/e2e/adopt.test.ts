@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import type { Simulator } from '@proxops/pve-sim'
-import { baseEnv, findCanaries, git, makeRepo, proxops, startLab, transcript } from './harness.js'
+import { baseEnv, findCanaries, git, makeRepo, proxops, startLab, transcriptCanaries } from './harness.js'
 
 // simulator tasks on a shared 2-core machine: generous per-test limits
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 })
@@ -149,6 +149,6 @@ describe('adopt', () => {
   })
 
   it('no canary anywhere', () => {
-    expect(transcript.flatMap((t) => findCanaries(t))).toEqual([])
+    expect(transcriptCanaries()).toEqual([])
   })
 })

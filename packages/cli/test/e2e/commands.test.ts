@@ -1,30 +1,31 @@
 /** diff, apply, saved plans, status, exit codes and secret canaries: the CLI against the simulator. */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import type { Simulator } from '@proxops/pve-sim'
-import { CANARY, baseEnv, findCanaries, git, makeRepo, proxops, startLab, transcript, vmManifest } from './harness.js'
+import {
+  CANARY,
+  baseEnv,
+  git,
+  proxops,
+  transcript,
+  vmManifest,
+  useLab,
+  commitManifests,
+  transcriptCanaries,
+} from './harness.js'
 
-// simulator tasks on a shared 2-core machine: generous per-test limits
-vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 })
-
-let sim: Simulator
+const lab = useLab()
 let repo: string
 const run = (args: string[], extraEnv: Record<string, string> = {}) =>
   proxops(args, { cwd: repo, env: baseEnv(repo, extraEnv) })
 
 beforeAll(async () => {
-  sim = await startLab()
-  repo = await makeRepo(sim)
-})
-afterAll(async () => {
-  await sim.close()
-  rmSync(repo, { recursive: true, force: true })
+  repo = await lab.repo()
 })
 
 describe('diff', () => {
   it('renders the plan, writes nothing, honours --detailed-exitcode and the output formats', async () => {
-    const before = sim.stats.writes()
+    const before = lab.sim.stats.writes()
     const text = await run(['diff'])
     expect(text.code).toBe(0)
     expect(text.stdout).toMatch(/^Cluster lab at [0-9a-f]{12}$/m)
@@ -49,7 +50,7 @@ describe('diff', () => {
     const md = await run(['diff', '--output', 'markdown', '--cluster', 'lab'])
     expect(md.stdout).toContain('### ProxOps plan for cluster `lab`')
     expect(md.stdout).toContain('| + | `VM/pve1/100(web)` | create |')
-    expect(sim.stats.writes()).toBe(before)
+    expect(lab.sim.stats.writes()).toBe(before)
   })
 
   it('colours only when asked: never into a pipe', async () => {
@@ -69,7 +70,7 @@ describe('saved plans and apply', () => {
     expect(applied.stdout).toContain('Apply complete for cluster lab: 2 ok, 0 failed, 0 skipped.')
     expect(applied.stdout).toMatch(/\[lab\] converged/)
     expect(
-      sim.control
+      lab.sim.control
         .guests()
         .map((g) => g.vmid)
         .sort(),
@@ -80,13 +81,13 @@ describe('saved plans and apply', () => {
     expect(again.stdout).toContain('No changes. PVE matches git.')
 
     // the plan created both VMs: running it again is refused before any write
-    const writes = sim.stats.writes()
+    const writes = lab.sim.stats.writes()
     const stale = await run(['apply', '--plan', planFile, '--yes'])
     expect(stale.code).toBe(1)
     expect(stale.stderr).toMatch(
       /proxops: error: cluster lab: VM\/pve1\/10[01]\((web|db)\) exists on PVE now but the plan creates it; run proxops diff --out again/,
     )
-    expect(sim.stats.writes()).toBe(writes)
+    expect(lab.sim.stats.writes()).toBe(writes)
     rmSync(planFile)
   })
 
@@ -98,14 +99,14 @@ describe('saved plans and apply', () => {
     expect(diff.code).toBe(2)
     expect(diff.stdout).toContain('~ spec.memory (memory): "512" -> "1024"')
 
-    sim.control.driftSet(101, 'description', 'edited by hand')
-    const writes = sim.stats.writes()
+    lab.sim.control.driftSet(101, 'description', 'edited by hand')
+    const writes = lab.sim.stats.writes()
     const drifted = await run(['apply', '--plan', planFile, '--yes'])
     expect(drifted.code).toBe(1)
     expect(drifted.stderr).toMatch(
       /VM\/pve\d\/101\(db\) changed on PVE since the plan was made \(config digest differs\)/,
     )
-    expect(sim.stats.writes()).toBe(writes)
+    expect(lab.sim.stats.writes()).toBe(writes)
 
     git(repo, 'commit', '-q', '--allow-empty', '-m', 'another commit')
     const moved = await run(['apply', '--plan', planFile, '--yes'])
@@ -113,7 +114,7 @@ describe('saved plans and apply', () => {
     expect(moved.stderr).toMatch(
       /the saved plan was made at commit [0-9a-f]{40}, the repository is now at [0-9a-f]{40}/,
     )
-    expect(sim.stats.writes()).toBe(writes)
+    expect(lab.sim.stats.writes()).toBe(writes)
     rmSync(planFile)
 
     // a fresh apply converges (memory and the description drift)
@@ -123,21 +124,15 @@ describe('saved plans and apply', () => {
   })
 
   it('exits 1 when an action fails, and reports it', async () => {
-    writeFileSync(path.join(repo, 'vm/lab/extra.yaml'), vmManifest('extra', 102, { node: 'pve2' }))
-    writeFileSync(
-      path.join(repo, 'clusters/lab/resources.yaml'),
-      `${readFileSync(path.join(repo, 'clusters/lab/resources.yaml'), 'utf8')}  - ../../vm/lab/extra.yaml\n`,
-    )
-    git(repo, 'add', '-A')
-    git(repo, 'commit', '-q', '-m', 'extra vm')
-    sim.control.setTaskBehaviour('qmcreate', { fail: 'storage local-lvm is full' })
+    commitManifests(repo, { 'vm/lab/extra.yaml': vmManifest('extra', 102, { node: 'pve2' }) }, 'extra vm')
+    lab.sim.control.setTaskBehaviour('qmcreate', { fail: 'storage local-lvm is full' })
     try {
       const r = await run(['apply', '--yes'])
       expect(r.code).toBe(1)
       expect(r.stdout).toMatch(/FAILED {2}VM\/pve2\/102\(extra\) create .*storage local-lvm is full/)
       expect(r.stdout).toMatch(/\[lab\] incomplete \(1 failed action/)
     } finally {
-      sim.control.setTaskBehaviour('qmcreate', null)
+      lab.sim.control.setTaskBehaviour('qmcreate', null)
     }
     expect((await run(['apply', '--yes'])).code).toBe(0)
   })
@@ -145,7 +140,7 @@ describe('saved plans and apply', () => {
 
 describe('status', () => {
   it('prints the convergence table, read-only', async () => {
-    const writes = sim.stats.writes()
+    const writes = lab.sim.stats.writes()
     const r = await run(['status'])
     expect(r.code).toBe(0)
     expect(r.stdout).toMatch(/^\[lab\] converged \(commit [0-9a-f]{12}\)$/m)
@@ -155,7 +150,7 @@ describe('status', () => {
     }
     expect(json.cycles[0]).toMatchObject({ cluster: 'lab', result: 'converged' })
     expect(json.cycles[0]?.objects).toHaveLength(3)
-    expect(sim.stats.writes()).toBe(writes)
+    expect(lab.sim.stats.writes()).toBe(writes)
   })
 })
 
@@ -170,7 +165,7 @@ describe('version and completion', () => {
 
 describe('secret canaries', () => {
   it('never appear in any stdout or stderr of this file', () => {
-    const leaks = transcript.flatMap((t) => findCanaries(t))
+    const leaks = transcriptCanaries()
     expect(leaks).toEqual([])
     expect(transcript.length).toBeGreaterThan(10)
     expect(CANARY.token.length).toBeGreaterThan(8)

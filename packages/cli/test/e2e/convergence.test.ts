@@ -3,33 +3,18 @@
  * exit 0 only when PVE matches git; an offline node, a deferred prune or an anomaly is reported as blocked by
  * diff's last line, --detailed-exitcode, status and apply's exit code.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { rmSync, unlinkSync, writeFileSync } from 'node:fs'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { unlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import type { Simulator } from '@proxops/pve-sim'
-import {
-  baseEnv,
-  findCanaries,
-  git,
-  makeRepo,
-  proxops,
-  start,
-  startLab,
-  transcript,
-  vmManifest,
-  waitFor,
-} from './harness.js'
+import { baseEnv, git, proxops, start, vmManifest, waitFor, useLab, transcriptCanaries } from './harness.js'
 
-vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 })
-
-let sim: Simulator
+const lab = useLab()
 let root: string
 const run = (...args: string[]) => proxops(args, { cwd: root, env: baseEnv(root) })
 const lastLine = (text: string): string => text.trimEnd().split('\n').at(-1) ?? ''
 
 beforeAll(async () => {
-  sim = await startLab()
-  root = await makeRepo(sim, {
+  root = await lab.repo({
     manifests: {
       'vm/lab/web.yaml': vmManifest('web', 100),
       'vm/lab/db.yaml': vmManifest('db', 101, { node: 'pve2' }),
@@ -38,10 +23,6 @@ beforeAll(async () => {
   })
   const applied = await run('apply', '--yes')
   expect(applied.code, applied.stderr).toBe(0)
-})
-afterAll(async () => {
-  await sim.close()
-  rmSync(root, { recursive: true, force: true })
 })
 
 describe('convergence is a fact, not a default', () => {
@@ -54,8 +35,8 @@ describe('convergence is a fact, not a default', () => {
   })
 
   it('keys set on PVE that git does not declare: listed by diff and status, executing ones called out', async () => {
-    sim.control.driftSet(100, 'args', '-no-hpet')
-    sim.control.driftSet(100, 'cpulimit', '2')
+    lab.sim.control.driftSet(100, 'args', '-no-hpet')
+    lab.sim.control.driftSet(100, 'cpulimit', '2')
     try {
       // not ProxOps' to write: still converged, yet visible
       const diff = await run('diff', '--detailed-exitcode')
@@ -81,13 +62,13 @@ describe('convergence is a fact, not a default', () => {
       // the value is never shown (raw arguments or a hook path may carry anything)
       expect(diff.stdout + status.stdout).not.toContain('-no-hpet')
     } finally {
-      sim.control.driftDelete(100, 'args')
-      sim.control.driftDelete(100, 'cpulimit')
+      lab.sim.control.driftDelete(100, 'args')
+      lab.sim.control.driftDelete(100, 'cpulimit')
     }
   })
 
   it('an offline node: no actions possible, one object blocked, exit 2; status names the reason', async () => {
-    sim.control.setNodeOnline('pve2', false)
+    lab.sim.control.setNodeOnline('pve2', false)
     try {
       const diff = await run('diff', '--detailed-exitcode')
       expect(diff.code, diff.stdout + diff.stderr).toBe(2)
@@ -116,7 +97,7 @@ describe('convergence is a fact, not a default', () => {
       expect(apply.code, apply.stdout).toBe(1)
       expect(JSON.parse(apply.stdout)).toMatchObject({ format_version: 1, cycles: [{ result: 'blocked' }] })
     } finally {
-      sim.control.setNodeOnline('pve2', true)
+      lab.sim.control.setNodeOnline('pve2', true)
     }
   })
 
@@ -130,13 +111,13 @@ describe('convergence is a fact, not a default', () => {
   })
 
   it('no canary anywhere', () => {
-    expect(findCanaries(transcript.join('\n'))).toEqual([])
+    expect(transcriptCanaries()).toEqual([])
   })
 })
 
 describe('applying only when meant', () => {
   it('apply without --yes and without a terminal refuses with a one-line hint and writes nothing', async () => {
-    const writes = sim.stats.writes()
+    const writes = lab.sim.stats.writes()
     const r = await run('apply')
     expect(r.code).toBe(1)
     expect(
@@ -147,19 +128,19 @@ describe('applying only when meant', () => {
     ).toEqual([
       'proxops: error: apply needs --yes when stdin is not a terminal (review the plan with proxops diff first); nothing was applied',
     ])
-    expect(sim.stats.writes()).toBe(writes)
+    expect(lab.sim.stats.writes()).toBe(writes)
   })
 })
 
 describe('--version and help never run a command', () => {
   it('--version anywhere, and the version command, print the version and send no request', async () => {
-    const requests = sim.stats.requests.length
+    const requests = lab.sim.stats.requests.length
     for (const args of [['diff', '--version'], ['apply', '--yes', '--version'], ['version'], ['--version']]) {
       const r = await run(...args)
       expect(r.code, args.join(' ')).toBe(0)
       expect(r.stdout).toMatch(/^proxops version \d+\.\d+\.\d+\n$/)
     }
-    expect(sim.stats.requests.length).toBe(requests)
+    expect(lab.sim.stats.requests.length).toBe(requests)
   })
 
   it("proxops help <command> is the command's --help", async () => {
@@ -183,12 +164,12 @@ describe('Ctrl-C', () => {
     git(root, 'add', '-A')
     git(root, 'commit', '-qm', 'two more')
     // the creates are held until the CLI has said it stops: the signal always meets them running
-    sim.control.setTaskBehaviour('qmcreate', { hold: true })
+    lab.sim.control.setTaskBehaviour('qmcreate', { hold: true })
     try {
       // two tasks at a time per node: the third create is still queued when Ctrl-C comes
       const apply = start(['apply', '--yes'], { cwd: root, env: baseEnv(root) })
       await waitFor(
-        () => (sim.control.tasks().some((t) => t.type === 'qmcreate' && t.status === 'running') ? true : undefined),
+        () => (lab.sim.control.tasks().some((t) => t.type === 'qmcreate' && t.status === 'running') ? true : undefined),
         30_000,
       )
       apply.child.kill('SIGINT')
@@ -196,11 +177,11 @@ describe('Ctrl-C', () => {
       expect(apply.stderrSoFar()).toContain(
         'proxops: SIGINT: stopping after running actions finish; Ctrl-C again to abort',
       )
-      sim.control.setTaskBehaviour('qmcreate', null)
+      lab.sim.control.setTaskBehaviour('qmcreate', null)
       const done = await apply.done
       expect(done.code, done.stdout + done.stderr).toBe(1)
     } finally {
-      sim.control.setTaskBehaviour('qmcreate', null)
+      lab.sim.control.setTaskBehaviour('qmcreate', null)
     }
   })
 })

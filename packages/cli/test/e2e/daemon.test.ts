@@ -1,10 +1,9 @@
 /** run: health transitions, metrics, /status, the lock, URL mode, SIGTERM (idle and mid-task). */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { existsSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs'
 import { spawn } from 'node:child_process'
 import os from 'node:os'
 import path from 'node:path'
-import type { Simulator } from '@proxops/pve-sim'
 import {
   CANARY,
   baseEnv,
@@ -16,29 +15,22 @@ import {
   proxops,
   start,
   startLab,
-  transcript,
   vmManifest,
   waitFor,
+  useLab,
+  transcriptCanaries,
+  commitManifests,
 } from './harness.js'
 
-// simulator tasks on a shared 2-core machine: generous per-test limits
-vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 })
-
-let sim: Simulator
+const lab = useLab()
 let repo: string
 let data: string
 
 const get = (port: number, p: string) => httpGet(port, p)
 
 beforeAll(async () => {
-  sim = await startLab()
-  repo = await makeRepo(sim)
-  data = mkdtempSync(path.join(os.tmpdir(), 'proxops-data-'))
-})
-afterAll(async () => {
-  await sim.close()
-  rmSync(repo, { recursive: true, force: true })
-  rmSync(data, { recursive: true, force: true })
+  repo = await lab.repo()
+  data = lab.tmp('proxops-data-')
 })
 
 describe('proxops run', () => {
@@ -55,7 +47,7 @@ describe('proxops run', () => {
     expect(health.status).toBe(200)
     await waitFor(async () => ((await get(port, '/readyz'))?.status === 200 ? true : undefined), 30_000)
     expect(
-      sim.control
+      lab.sim.control
         .guests()
         .map((g) => g.vmid)
         .sort(),
@@ -85,7 +77,7 @@ describe('proxops run', () => {
     )
 
     // PVE rejects the token: cycles abort, readiness drops after 3 intervals, comes back when fixed
-    sim.control.revokeToken()
+    lab.sim.control.revokeToken()
     await waitFor(async () => ((await get(port, '/readyz'))?.status === 503 ? true : undefined), 30_000)
     const unready = JSON.parse((await get(port, '/readyz'))?.body ?? '{}') as {
       clusters: Record<string, { reason?: string }>
@@ -93,7 +85,7 @@ describe('proxops run', () => {
     expect(unready.clusters.lab?.reason).toMatch(/no successful cycle within 3 poll intervals/)
     expect((await get(port, '/healthz'))?.status).toBe(200)
     expect((await get(port, '/metrics'))?.body).toMatch(/proxops_cycles_total\{cluster="lab",result="aborted"\} [1-9]/)
-    sim.control.restoreToken()
+    lab.sim.control.restoreToken()
     await waitFor(async () => ((await get(port, '/readyz'))?.status === 200 ? true : undefined), 30_000)
 
     for (const p of ['/status', '/metrics', '/readyz', '/healthz'])
@@ -143,15 +135,9 @@ describe('proxops run', () => {
   })
 
   it('SIGTERM mid-task: the running action finishes (no half-made guest), nothing new starts; a second signal exits at once', async () => {
-    writeFileSync(path.join(repo, 'vm/lab/slow.yaml'), vmManifest('slow', 110, { node: 'pve2' }))
-    writeFileSync(
-      path.join(repo, 'clusters/lab/resources.yaml'),
-      `${readFileSync(path.join(repo, 'clusters/lab/resources.yaml'), 'utf8')}  - ../../vm/lab/slow.yaml\n`,
-    )
-    git(repo, 'add', '-A')
-    git(repo, 'commit', '-q', '-m', 'slow vm')
+    commitManifests(repo, { 'vm/lab/slow.yaml': vmManifest('slow', 110, { node: 'pve2' }) }, 'slow vm')
     // the create is held while the daemon is told to stop: it is running whenever the test looks
-    sim.control.setTaskBehaviour('qmcreate', { hold: true })
+    lab.sim.control.setTaskBehaviour('qmcreate', { hold: true })
     try {
       const port = await freePort()
       const daemon = start(['run', '--listen', `127.0.0.1:${port}`, '--data-dir', data], {
@@ -159,7 +145,7 @@ describe('proxops run', () => {
         env: baseEnv(repo),
       })
       await waitFor(
-        () => (sim.control.tasks().some((t) => t.type === 'qmcreate' && t.status === 'running') ? true : undefined),
+        () => (lab.sim.control.tasks().some((t) => t.type === 'qmcreate' && t.status === 'running') ? true : undefined),
         30_000,
       )
       await waitFor(() => get(port, '/healthz'))
@@ -171,13 +157,13 @@ describe('proxops run', () => {
         return h?.status === 503 ? h : undefined
       })
       expect(JSON.parse(stopping.body)).toMatchObject({ ok: false })
-      expect(sim.control.tasks().some((t) => t.type === 'qmcreate' && t.status === 'running')).toBe(true)
-      sim.control.setTaskBehaviour('qmcreate', null)
+      expect(lab.sim.control.tasks().some((t) => t.type === 'qmcreate' && t.status === 'running')).toBe(true)
+      lab.sim.control.setTaskBehaviour('qmcreate', null)
       const done = await daemon.done
       expect(Date.now() - t0).toBeLessThan(15_000)
       expect(done.code).toBe(0)
       expect(existsSync(path.join(data, 'proxops.lock'))).toBe(false)
-      expect(sim.control.guests().filter((g) => g.vmid === 110)).toHaveLength(1)
+      expect(lab.sim.control.guests().filter((g) => g.vmid === 110)).toHaveLength(1)
       const actions = done.stderr.split('\n').filter((l) => l.includes('"proxops.action"'))
       expect(actions.map((l) => (JSON.parse(l) as { address: string; result: string }).result)).toEqual(['ok'])
 
@@ -185,10 +171,10 @@ describe('proxops run', () => {
       writeFileSync(path.join(repo, 'vm/lab/slow.yaml'), vmManifest('slow', 110, { node: 'pve2', memory: '768MiB' }))
       git(repo, 'commit', '-qam', 'slow: more memory')
       // the config task is held: only the second signal can end the apply
-      sim.control.setTaskBehaviour('qmconfig', { hold: true })
+      lab.sim.control.setTaskBehaviour('qmconfig', { hold: true })
       const apply = start(['apply', '--yes'], { cwd: repo, env: baseEnv(repo) })
       await waitFor(
-        () => (sim.control.tasks().some((t) => t.type === 'qmconfig' && t.status === 'running') ? true : undefined),
+        () => (lab.sim.control.tasks().some((t) => t.type === 'qmconfig' && t.status === 'running') ? true : undefined),
         30_000,
       )
       const t1 = Date.now()
@@ -199,13 +185,13 @@ describe('proxops run', () => {
       expect(Date.now() - t1).toBeLessThan(5_000)
       expect(killed.code).toBe(143)
     } finally {
-      sim.control.setTaskBehaviour('qmcreate', null)
-      sim.control.setTaskBehaviour('qmconfig', null)
+      lab.sim.control.setTaskBehaviour('qmcreate', null)
+      lab.sim.control.setTaskBehaviour('qmconfig', null)
     }
-    await waitFor(() => (sim.control.tasks().some((t) => t.status === 'running') ? undefined : true), 30_000)
+    await waitFor(() => (lab.sim.control.tasks().some((t) => t.status === 'running') ? undefined : true), 30_000)
     const again = await proxops(['apply', '--yes'], { cwd: repo, env: baseEnv(repo) })
     expect(again.code).toBe(0)
-    expect(sim.control.guests().filter((g) => g.vmid === 110)).toHaveLength(1)
+    expect(lab.sim.control.guests().filter((g) => g.vmid === 110)).toHaveLength(1)
     expect((await proxops(['diff', '--detailed-exitcode'], { cwd: repo, env: baseEnv(repo) })).code).toBe(0)
   })
 
@@ -291,6 +277,6 @@ describe('proxops run', () => {
   })
 
   it('no canary anywhere', () => {
-    expect(transcript.flatMap((t) => findCanaries(t))).toEqual([])
+    expect(transcriptCanaries()).toEqual([])
   })
 })

@@ -1,35 +1,23 @@
 /** Bad input: each gives one actionable error line, exit 1, and zero PVE writes. */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import path from 'node:path'
-import type { Simulator } from '@proxops/pve-sim'
 import {
   baseEnv,
   errorLines,
   findCanaries,
   git,
-  makeRepo,
   proxops,
-  startLab,
-  transcript,
   vmManifest,
   CANARY,
+  useLab,
+  transcriptCanaries,
 } from './harness.js'
-
-// simulator tasks on a shared 2-core machine: generous per-test limits
-vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 })
 
 const plainOnly = { 'vm/lab/db.yaml': vmManifest('db', 101) }
 
-let sim: Simulator
-const repos: string[] = []
-async function repo(options: Parameters<typeof makeRepo>[1] = {}): Promise<string> {
-  const r = await makeRepo(sim, options)
-  repos.push(r)
-  return r
-}
-
+const lab = useLab()
 async function closedPort(): Promise<number> {
   const server = createServer()
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
@@ -47,17 +35,9 @@ function expectOneLineFailure(r: { code: number | null; stderr: string; stdout: 
   expect(findCanaries(r.stdout + r.stderr)).toEqual([])
 }
 
-beforeAll(async () => {
-  sim = await startLab()
-})
-afterAll(async () => {
-  await sim.close()
-  for (const r of repos) rmSync(r, { recursive: true, force: true })
-})
-
 describe('bad input fails closed', () => {
   it('unknown flags and commands', async () => {
-    const root = await repo()
+    const root = await lab.repo()
     expectOneLineFailure(
       await proxops(['diff', '--frobnicate'], { cwd: root, env: baseEnv(root) }),
       /^proxops: error: unknown flag --frobnicate \(see proxops diff --help\)$/,
@@ -70,11 +50,11 @@ describe('bad input fails closed', () => {
       await proxops(['diff', '--prune-budget', '-2'], { cwd: root, env: baseEnv(root) }),
       /--prune-budget must be a whole number >= 0/,
     )
-    expect(sim.stats.writes()).toBe(0)
+    expect(lab.sim.stats.writes()).toBe(0)
   })
 
   it('outside a repository, and a config file problem reads as validate lists it (file:line:col code, relative)', async () => {
-    const root = await repo()
+    const root = await lab.repo()
     const outside = path.dirname(root)
     expectOneLineFailure(
       await proxops(['diff'], { cwd: outside, env: baseEnv(outside) }),
@@ -104,11 +84,11 @@ describe('bad input fails closed', () => {
       ['apply', '--yes'],
       /^clusters\/lab\/config\.yaml:5:\d+ node-name-invalid pve\.clusters\.lab\.nodes\[1\]: /,
     )
-    expect(sim.stats.writes()).toBe(0)
+    expect(lab.sim.stats.writes()).toBe(0)
   })
 
   it('missing or undecryptable secrets', async () => {
-    const noIdentity = await repo()
+    const noIdentity = await lab.repo()
     const env = baseEnv(noIdentity, { SOPS_AGE_KEY_FILE: undefined })
     delete env.SOPS_AGE_KEY_FILE
     expectOneLineFailure(
@@ -116,7 +96,7 @@ describe('bad input fails closed', () => {
       /^proxops: error: cluster lab: .*(identit|age)/i,
     )
 
-    const noCreds = await repo({ sops: false, manifests: plainOnly })
+    const noCreds = await lab.repo({ sops: false, manifests: plainOnly })
     expectOneLineFailure(
       await proxops(['diff'], { cwd: noCreds, env: baseEnv(noCreds) }),
       /pve\.clusters\.lab: no effective PVE user after credential resolution/,
@@ -132,11 +112,11 @@ describe('bad input fails closed', () => {
       env: baseEnv(noCreds, { PROXOPS_PVE_TOKEN_VALUE: `root@pam!proxops=${CANARY.envToken}` }),
     })
     expectOneLineFailure(bad, /^proxops: error: .*(401|auth|token|permission)/i)
-    expect(sim.stats.writes()).toBe(0)
+    expect(lab.sim.stats.writes()).toBe(0)
   })
 
   it('ticket auth with the password from the environment', async () => {
-    const root = await repo({ sops: false, manifests: plainOnly })
+    const root = await lab.repo({ sops: false, manifests: plainOnly })
     const r = await proxops(['diff', '--pve-auth', 'ticket'], {
       cwd: root,
       env: baseEnv(root, { PROXOPS_PVE_USER: 'root@pam', PROXOPS_PVE_PASSWORD: CANARY.password }),
@@ -154,7 +134,7 @@ describe('bad input fails closed', () => {
 
   it('unreachable PVE and a wrong certificate fingerprint', async () => {
     const port = await closedPort()
-    const unreachable = await repo({ baseUrl: `https://127.0.0.1:${port}` })
+    const unreachable = await lab.repo({ baseUrl: `https://127.0.0.1:${port}` })
     expectOneLineFailure(
       await proxops(['diff'], { cwd: unreachable, env: baseEnv(unreachable) }),
       /^proxops: error: .*pve inventory read failed for cluster lab: .*; check that pve\.clusters\.lab\.base-url \(https:\/\/127\.0\.0\.1:\d+\) is right and PVE is reachable$/,
@@ -165,37 +145,37 @@ describe('bad input fails closed', () => {
       plans: [],
       aborted: [{ cluster: 'lab', reason: expect.stringMatching(/pve inventory read failed/) }],
     })
-    const pinned = await repo({ fingerprint: `${'AB:'.repeat(31)}AB` })
+    const pinned = await lab.repo({ fingerprint: `${'AB:'.repeat(31)}AB` })
     expectOneLineFailure(
       await proxops(['apply', '--yes'], { cwd: pinned, env: baseEnv(pinned) }),
       /^proxops: error: .*fingerprint/i,
     )
-    const unpinned = await repo({ fingerprint: null })
+    const unpinned = await lab.repo({ fingerprint: null })
     expectOneLineFailure(
       await proxops(['diff'], { cwd: unpinned, env: baseEnv(unpinned) }),
       /^proxops: error: .*(certificate|TLS|self-signed|verify)/i,
     )
-    expect(sim.stats.writes()).toBe(0)
+    expect(lab.sim.stats.writes()).toBe(0)
   })
 
   it('invalid manifests abort the cycle before any PVE call', async () => {
-    const root = await repo()
+    const root = await lab.repo()
     writeFileSync(
       path.join(root, 'vm/lab/db.yaml'),
       'apiVersion: proxops/v1alpha1\nkind: VM\nmetadata: { name: db }\nspec: { node: pve1 }\n',
     )
     git(root, 'commit', '-qam', 'broken')
-    const before = sim.stats.requests.length
+    const before = lab.sim.stats.requests.length
     const r = await proxops(['apply', '--yes'], { cwd: root, env: baseEnv(root) })
     expectOneLineFailure(r, /^proxops: error: .*manifest parse error: vm\/lab\/db\.yaml:\d+/)
     // the reason is printed once: on the error line, not again in the status table
     expect(r.stdout).toContain('[lab] ABORTED (the error is on stderr)')
     expect(r.stdout).not.toContain('manifest parse error')
-    expect(sim.stats.requests.length).toBe(before)
+    expect(lab.sim.stats.requests.length).toBe(before)
   })
 
   it('validate resolves SOPS references when an identity is available', async () => {
-    const root = await repo()
+    const root = await lab.repo()
     writeFileSync(
       path.join(root, 'vm/lab/web.yaml'),
       vmManifest('web', 100, { cloudInit: true }).replace('cloud-init.passwords.default', 'cloud-init.passwords.nope'),
@@ -214,6 +194,6 @@ describe('bad input fails closed', () => {
   })
 
   it('no canary anywhere', () => {
-    expect(transcript.flatMap((t) => findCanaries(t))).toEqual([])
+    expect(transcriptCanaries()).toEqual([])
   })
 })

@@ -1,33 +1,11 @@
 /** The remaining global flags, against the simulator. */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { describe, expect, it } from 'vitest'
+import { writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import type { Simulator } from '@proxops/pve-sim'
-import {
-  AGE_KEY_FILE,
-  CANARY,
-  errorLines,
-  findCanaries,
-  git,
-  homeFor,
-  makeRepo,
-  proxops,
-  startLab,
-  vmManifest,
-} from './harness.js'
+import { AGE_KEY_FILE, CANARY, errorLines, findCanaries, git, homeFor, proxops, vmManifest, useLab } from './harness.js'
 
-vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 })
-
-let sim: Simulator
-const cleanup: string[] = []
-beforeAll(async () => {
-  sim = await startLab()
-})
-afterAll(async () => {
-  await sim.close()
-  for (const d of cleanup) rmSync(d, { recursive: true, force: true })
-})
+const lab = useLab()
 
 /** A run with no NO_COLOR (the colour flags are under test), as a terminal when `tty`. */
 async function run(cwd: string, args: string[], env: Record<string, string | undefined> = {}, tty = false) {
@@ -37,15 +15,9 @@ async function run(cwd: string, args: string[], env: Record<string, string | und
   return r
 }
 
-async function repo(options: Parameters<typeof makeRepo>[1] = {}): Promise<string> {
-  const r = await makeRepo(sim, options)
-  cleanup.push(r)
-  return r
-}
-
 describe('global flags', () => {
   it('--log-level and --log-format shape stderr; --no-color wins over a terminal', async () => {
-    const root = await repo()
+    const root = await lab.repo()
     const debug = await run(root, ['diff', '--log-level', 'debug', '--log-format', 'json'])
     expect(debug.code).toBe(0)
     const lines = debug.stderr.trim().split('\n').filter(Boolean)
@@ -59,15 +31,15 @@ describe('global flags', () => {
   })
 
   it('--ca-file trusts the PVE CA; --pve-user with env and YAML credentials; --git-path from elsewhere', async () => {
-    const root = await repo({
+    const root = await lab.repo({
       sops: false,
       fingerprint: null,
       manifests: { 'vm/lab/db.yaml': vmManifest('db', 101) },
       proxopsYaml: 'pve:\n  token-id: proxops\n',
     })
     const ca = path.join(root, '..', `${path.basename(root)}-ca.pem`)
-    writeFileSync(ca, sim.caPem ?? '')
-    cleanup.push(ca)
+    writeFileSync(ca, lab.sim.caPem ?? '')
+    lab.removeAfter(ca)
     const env = { PROXOPS_PVE_TOKEN: CANARY.token }
     const noCa = await run(root, ['diff', '--pve-user', 'root@pam'], env)
     expect(noCa.code).toBe(1)
@@ -78,9 +50,8 @@ describe('global flags', () => {
   })
 
   it('--config loads one file; --git-url/--git-branch select the remote branch', async () => {
-    const root = await repo()
-    const data = mkdtempSync(path.join(os.tmpdir(), 'proxops-flags-'))
-    cleanup.push(data)
+    const root = await lab.repo()
+    const data = lab.tmp('proxops-flags-')
     const cfg = path.join(data, 'proxops.yaml')
     writeFileSync(cfg, `git:\n  path: ${root}\nreconcile:\n  prune-budget: 0\n`)
     const viaConfig = await run(os.tmpdir(), ['diff', '--config', cfg])
@@ -97,7 +68,7 @@ describe('global flags', () => {
   })
 
   it('--prune-budget and --allow-empty: deletions are bounded and guarded', async () => {
-    const root = await repo({
+    const root = await lab.repo({
       manifests: {
         'vm/lab/a.yaml': vmManifest('a', 120),
         'vm/lab/b.yaml': vmManifest('b', 121),
@@ -142,8 +113,8 @@ describe('global flags', () => {
   })
 
   it('names unknown clusters and unusable plan files', async () => {
-    const root = await repo()
-    const writes = sim.stats.writes()
+    const root = await lab.repo()
+    const writes = lab.sim.stats.writes()
     const ghost = await run(root, ['diff', '--cluster', 'ghost'])
     expect(ghost.code).toBe(1)
     expect(ghost.stderr).toBe('proxops: error: --cluster "ghost" is not configured (known: lab)\n')
@@ -156,6 +127,6 @@ describe('global flags', () => {
     expect(junk.stderr).toMatch(
       /junk\.json is not a ProxOps plan file \(format_version 1\): write it with proxops diff --out junk\.json/,
     )
-    expect(sim.stats.writes()).toBe(writes)
+    expect(lab.sim.stats.writes()).toBe(writes)
   })
 })

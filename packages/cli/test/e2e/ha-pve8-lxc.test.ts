@@ -10,7 +10,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { apidocForTests, type Simulator } from '@proxops/pve-sim'
 import { createPveClient, type PveClient } from '@proxops/pve-client'
-import { baseEnv, findCanaries, git, makeRepo, proxops, startLab, transcript, CTT_DEB } from './harness.js'
+import { baseEnv, git, makeRepo, proxops, startLab, CTT_DEB, transcriptCanaries } from './harness.js'
 
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 })
 
@@ -129,6 +129,6 @@ describe('spec.ha on PVE 8.4 (an HA group) for an LXC', () => {
     expect(await ha('groups')).toEqual([])
     expect(sim.control.guest(140)?.status).toBe('stopped')
     expect((await run('diff', '--detailed-exitcode')).code).toBe(0)
-    expect(findCanaries(transcript.join('\n'))).toEqual([])
+    expect(transcriptCanaries()).toEqual([])
   })
 })

@@ -6,6 +6,7 @@
  * holds both to the same output. The suite depends on the build in turbo. Every output is collected so that a
  * final test can assert no secret canary ever appeared.
  */
+import { afterAll, beforeAll, vi } from 'vitest'
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
 import { createServer } from 'node:net'
 import { createHash } from 'node:crypto'
@@ -118,6 +119,13 @@ ${ci}  tags: [e2e]
 `
 }
 
+/** VM manifests on `node` by name and vmid, at `vm/lab/<name>.yaml` (for commitManifests) */
+export function vmManifests(vmids: Record<string, number>, node: string): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(vmids).map(([name, vmid]) => [`vm/lab/${name}.yaml`, vmManifest(name, vmid, { node })]),
+  )
+}
+
 export interface RepoOptions {
   cluster?: string
   /** manifest files relative to the root; all are listed in resources.yaml */
@@ -192,6 +200,24 @@ export async function makeRepo(sim: Simulator, o: RepoOptions = {}): Promise<str
   return root
 }
 
+/** Commits these manifests (path from the root: text) into the repository at `root`, each listed in the cluster's resources.yaml. */
+export function commitManifests(
+  root: string,
+  manifests: Record<string, string>,
+  message: string,
+  cluster = 'lab',
+): void {
+  for (const [file, text] of Object.entries(manifests)) {
+    mkdirSync(path.dirname(path.join(root, file)), { recursive: true })
+    writeFileSync(path.join(root, file), text)
+  }
+  const resources = path.join(root, 'clusters', cluster, 'resources.yaml')
+  const listed = Object.keys(manifests).map((f) => `  - ../../${f}\n`)
+  writeFileSync(resources, `${readFileSync(resources, 'utf8')}${listed.join('')}`)
+  git(root, 'add', '-A')
+  git(root, 'commit', '-q', '-m', message)
+}
+
 export interface RunResult {
   code: number | null
   signal: NodeJS.Signals | null
@@ -227,6 +253,70 @@ export function baseEnv(root: string, extra: Record<string, string | undefined> 
   }
   for (const [k, v] of Object.entries(extra)) if (v !== undefined) env[k] = v
   return env
+}
+
+/** Runs the CLI in process in `root` with the lab's environment (baseEnv) and these variables added. */
+export function runIn(
+  root: string,
+  args: readonly string[],
+  extra: Record<string, string | undefined> = {},
+): Promise<RunResult> {
+  return proxops(args, { cwd: root, env: baseEnv(root, extra) })
+}
+
+/** Every canary any output of this test file showed (the transcript of every run): none, or a leak. */
+export function transcriptCanaries(): string[] {
+  return transcript.flatMap((t) => findCanaries(t))
+}
+
+/** A simulator for the tests in scope, with the repositories and folders made through it. */
+export interface Lab {
+  /** the simulator (startLab with the options given), started before the tests in scope */
+  readonly sim: Simulator
+  /** a repository pointed at the lab (or at `on`), committed (makeRepo) */
+  repo(options?: RepoOptions, on?: Simulator): Promise<string>
+  /** a new temporary folder */
+  tmp(prefix: string): string
+  /** `file` (or folder), removed with the lab */
+  removeAfter(file: string): string
+}
+
+/**
+ * The set-up most test files share: a lab started in `beforeAll` of the scope it is called in (the file, or a
+ * describe), closed in `afterAll` with every repository and folder made through it removed. Simulator tasks on a
+ * shared 2-core machine want generous limits: 180 s a test and 60 s a hook unless `limits` says otherwise.
+ */
+export function useLab(
+  options: SimulatorOptions = {},
+  limits: { testTimeout?: number; hookTimeout?: number } = {},
+): Lab {
+  vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000, ...limits })
+  let sim: Simulator | undefined
+  const dirs: string[] = []
+  beforeAll(async () => {
+    sim = await startLab(options)
+  })
+  afterAll(async () => {
+    await sim?.close()
+    for (const d of dirs) rmSync(d, { recursive: true, force: true })
+  })
+  const lab: Lab = {
+    get sim(): Simulator {
+      if (sim === undefined) throw new Error('the lab starts in beforeAll')
+      return sim
+    },
+    async repo(o: RepoOptions = {}, on?: Simulator): Promise<string> {
+      return lab.removeAfter(await makeRepo(on ?? lab.sim, o))
+    },
+    tmp(prefix: string): string {
+      return lab.removeAfter(mkdtempSync(path.join(os.tmpdir(), prefix)))
+    },
+    removeAfter(file: string): string {
+      dirs.push(file)
+      return file
+    },
+  }
+  return lab
 }
 
 /** Starts the CLI; the caller may signal it before awaiting `done`. */

@@ -3,39 +3,16 @@
  * loader's rules (regular file, inside the repository, bounded), and `validate` and `diff` give the same
  * verdict on every input (one configuration reader, in @proxops/schema).
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { execFileSync } from 'node:child_process'
 import { mkdirSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import type { Simulator } from '@proxops/pve-sim'
-import {
-  baseEnv,
-  errorLines,
-  findCanaries,
-  makeRepo,
-  proxops,
-  startLab,
-  vmManifest,
-  type RepoOptions,
-} from './harness.js'
+import { baseEnv, errorLines, findCanaries, proxops, vmManifest, type RepoOptions, useLab } from './harness.js'
 
-vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 })
+const lab = useLab({}, { testTimeout: 120_000 })
 
-let sim: Simulator
-const repos: string[] = []
-beforeAll(async () => {
-  sim = await startLab()
-})
-afterAll(async () => {
-  await sim.close()
-  for (const r of repos) rmSync(r, { recursive: true, force: true })
-})
-
-async function repo(o: RepoOptions = {}): Promise<string> {
-  const r = await makeRepo(sim, { manifests: { 'vm/lab/db.yaml': vmManifest('db', 101) }, ...o })
-  repos.push(r)
-  return r
-}
+const repo = (o: RepoOptions = {}): Promise<string> =>
+  lab.repo({ manifests: { 'vm/lab/db.yaml': vmManifest('db', 101) }, ...o })
 
 /** validate and diff on one tree: exit codes and their first error line. */
 async function both(
@@ -127,7 +104,7 @@ describe('validate and diff agree', () => {
   ]
   for (const [name, options, want] of cases) {
     it(name, async () => {
-      const o = { ...options, ...(options.baseUrl ? { baseUrl: options.baseUrl.replace('BASE', sim.url) } : {}) }
+      const o = { ...options, ...(options.baseUrl ? { baseUrl: options.baseUrl.replace('BASE', lab.sim.url) } : {}) }
       const root = await repo(o)
       const r = await both(root)
       expect(r.validate.code, r.validate.out).toBe(want)

@@ -1,22 +1,13 @@
 /** apply on a terminal (in process, with a fake TTY): the plan, the question, progress lines, colour. */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { rmSync } from 'node:fs'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { PassThrough } from 'node:stream'
-import type { Simulator } from '@proxops/pve-sim'
 import { main } from '../../src/cli.js'
-import { AGE_KEY_FILE, findCanaries, homeFor, makeRepo, startLab } from './harness.js'
+import { AGE_KEY_FILE, findCanaries, homeFor, useLab, commitManifests, vmManifests } from './harness.js'
 
-vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 })
-
-let sim: Simulator
+const lab = useLab()
 let repo: string
 beforeAll(async () => {
-  sim = await startLab()
-  repo = await makeRepo(sim)
-})
-afterAll(async () => {
-  await sim.close()
-  rmSync(repo, { recursive: true, force: true })
+  repo = await lab.repo()
 })
 
 function tty(): PassThrough & { isTTY: boolean; text: () => string } {
@@ -59,23 +50,23 @@ describe('apply on a terminal', () => {
     expect(r.questions).toEqual(["Apply these 2 action(s) to cluster lab? Only 'yes' is accepted: "])
     expect(r.stdout).toContain('\u001b[32m  + VM/pve1/100(web)\u001b[39m')
     expect(r.stderr).toContain('Apply cancelled for cluster lab.')
-    expect(sim.stats.writes()).toBe(0)
+    expect(lab.sim.stats.writes()).toBe(0)
   })
 
   it('"yes" runs exactly the shown plan in a live block with the running tasks', async () => {
     // the create is held until the live block has shown it running
     const shown = /Applying to cluster lab: .*\n {2}VM\/pve1\/100\(web\) create {2}.*[0-9.]+s/
-    sim.control.setTaskBehaviour('qmcreate', { hold: true })
+    lab.sim.control.setTaskBehaviour('qmcreate', { hold: true })
     try {
       const r = await apply(true, [], (text) => {
-        if (shown.test(text)) sim.control.setTaskBehaviour('qmcreate', null)
+        if (shown.test(text)) lab.sim.control.setTaskBehaviour('qmcreate', null)
       })
       expect(r.code).toBe(0)
       expect(r.stderr).toMatch(shown)
       expect(r.stdout).toContain('Apply complete for cluster lab: 2 ok, 0 failed, 0 skipped.')
       expect(findCanaries(r.stdout + r.stderr)).toEqual([])
     } finally {
-      sim.control.setTaskBehaviour('qmcreate', null)
+      lab.sim.control.setTaskBehaviour('qmcreate', null)
     }
     // converged: nothing to ask
     const again = await apply(true)
@@ -91,24 +82,9 @@ describe('apply on a terminal', () => {
   })
 
   it('a signal during apply lets the running action finish, starts nothing new, and exits 1', async () => {
-    const { writeFileSync, readFileSync } = await import('node:fs')
-    const path = await import('node:path')
-    const { git, vmManifest } = await import('./harness.js')
-    for (const [name, id] of [
-      ['s1', 140],
-      ['s2', 141],
-      ['s3', 142],
-    ] as const) {
-      writeFileSync(path.join(repo, `vm/lab/${name}.yaml`), vmManifest(name, id, { node: 'pve1' }))
-    }
-    writeFileSync(
-      path.join(repo, 'clusters/lab/resources.yaml'),
-      `${readFileSync(path.join(repo, 'clusters/lab/resources.yaml'), 'utf8')}  - ../../vm/lab/s1.yaml\n  - ../../vm/lab/s2.yaml\n  - ../../vm/lab/s3.yaml\n`,
-    )
-    git(repo, 'add', '-A')
-    git(repo, 'commit', '-q', '-m', 'three more on pve1')
+    commitManifests(repo, vmManifests({ s1: 140, s2: 141, s3: 142 }, 'pve1'), 'three more on pve1')
     // the creates are held until the abort: it always meets the first two running
-    sim.control.setTaskBehaviour('qmcreate', { hold: true })
+    lab.sim.control.setTaskBehaviour('qmcreate', { hold: true })
     const controller = new AbortController()
     const stdout = tty()
     const stderr = tty()
@@ -121,27 +97,27 @@ describe('apply on a terminal', () => {
       })
       // two per node run at once: stop while the first two are running
       const until = Date.now() + 30_000
-      const held = () => sim.control.tasks().filter((t) => t.type === 'qmcreate' && t.status === 'running').length
+      const held = () => lab.sim.control.tasks().filter((t) => t.type === 'qmcreate' && t.status === 'running').length
       while (held() < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 50))
       expect(held()).toBe(2)
       controller.abort(new Error('received SIGTERM'))
-      sim.control.setTaskBehaviour('qmcreate', null)
+      lab.sim.control.setTaskBehaviour('qmcreate', null)
       const code = await running
       expect(code).toBe(1)
       expect(stdout.text()).toMatch(/Apply cancelled for cluster lab: 2 ok, 0 failed, 1 skipped\./)
       expect(
-        sim.control
+        lab.sim.control
           .guests()
           .map((g) => g.vmid)
           .filter((id) => id >= 140),
       ).toHaveLength(2)
     } finally {
-      sim.control.setTaskBehaviour('qmcreate', null)
+      lab.sim.control.setTaskBehaviour('qmcreate', null)
     }
     const again = await apply(true, ['--yes'])
     expect(again.code).toBe(0)
     expect(
-      sim.control
+      lab.sim.control
         .guests()
         .map((g) => g.vmid)
         .filter((id) => id >= 140),

@@ -5,50 +5,32 @@
  * `apply PLANFILE` as in Terraform; a guard that names the flag that lifts it. Own HOME per test, no secret in any
  * output.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import os from 'node:os'
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import type { Simulator } from '@proxops/pve-sim'
 import { decryptSops } from '@proxops/sops'
 import {
   CANARY,
   TOKEN_ID,
   errorLines,
-  findCanaries,
   git,
   makeRepo,
   proxops,
-  startLab,
   transcript,
   vmManifest,
+  useLab,
+  transcriptCanaries,
 } from './harness.js'
-
-vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 })
 
 const SOPS_BIN = fileURLToPath(new URL('../../../sops/dist/bin.js', import.meta.url))
 
-let sim: Simulator
-const dirs: string[] = []
-const tmp = (prefix: string): string => {
-  const d = mkdtempSync(path.join(os.tmpdir(), prefix))
-  dirs.push(d)
-  return d
-}
-
-beforeAll(async () => {
-  sim = await startLab({ seed: 45 })
-})
-afterAll(async () => {
-  await sim.close()
-  for (const d of dirs) rmSync(d, { recursive: true, force: true })
-})
+const lab = useLab({ seed: 45 }, { testTimeout: 120_000 })
 
 /** a newcomer's machine: an empty HOME of its own, no key in the environment (SOPS' default place is looked at) */
 function newcomer(): { home: string; env: NodeJS.ProcessEnv } {
-  const home = tmp('proxops-newcomer-home-')
+  const home = lab.tmp('proxops-newcomer-home-')
   return { home, env: { PATH: process.env.PATH, HOME: home, NO_COLOR: '1', LANG: 'C' } }
 }
 
@@ -57,9 +39,9 @@ const initArgs = (...more: string[]): string[] => [
   '--cluster',
   'homelab',
   '--endpoint',
-  sim.url,
+  lab.sim.url,
   '--fingerprint',
-  sim.fingerprint!,
+  lab.sim.fingerprint!,
   '--token-id',
   TOKEN_ID,
   '--node',
@@ -72,7 +54,7 @@ const initArgs = (...more: string[]): string[] => [
 describe('proxops init', () => {
   it('scaffolds a repository that validates at once, with a new age key in the SOPS default place', async () => {
     const { home, env } = newcomer()
-    const root = path.join(tmp('proxops-init-'), 'ops')
+    const root = path.join(lab.tmp('proxops-init-'), 'ops')
     const init = await proxops([...initArgs(), root], { cwd: path.dirname(root), env })
     expect(init.stderr).toBe('')
     expect(init.code).toBe(0)
@@ -140,7 +122,7 @@ describe('proxops init', () => {
     expect((await proxops(['validate'], { cwd: root, env })).stdout).toBe(
       'edge: valid, 1 resource from 1 file (1 VM)\nhomelab: valid, 1 resource from 1 file (1 VM)\n',
     )
-    const other = path.join(tmp('proxops-init-'), 'second')
+    const other = path.join(lab.tmp('proxops-init-'), 'second')
     const second = await proxops([...initArgs(), other], { cwd: root, env })
     expect(second.stdout).toContain(`age key: using ${keyFile} (public key ${recipient})`)
     expect(readFileSync(keyFile, 'utf8')).toBe(key)
@@ -148,8 +130,8 @@ describe('proxops init', () => {
 
   it('puts the key where it is told, and refuses flags that would not validate, writing nothing', async () => {
     const { env } = newcomer()
-    const root = tmp('proxops-init-')
-    const keyFile = path.join(tmp('proxops-keys-'), 'ops.agekey')
+    const root = lab.tmp('proxops-init-')
+    const keyFile = path.join(lab.tmp('proxops-keys-'), 'ops.agekey')
     const bad = await proxops([...initArgs('--age-key-file', keyFile), '--node', 'pve_3'], { cwd: root, env })
     expect(bad.code).toBe(1)
     expect(errorLines(bad.stderr)[0]).toMatch(
@@ -157,7 +139,7 @@ describe('proxops init', () => {
     )
     expect(existsSync(path.join(root, 'clusters'))).toBe(false)
     const token = await proxops(
-      ['init', '--cluster', 'x', '--endpoint', sim.url, '--token-id', 'gitops', '--node', 'pve1'],
+      ['init', '--cluster', 'x', '--endpoint', lab.sim.url, '--token-id', 'gitops', '--node', 'pve1'],
       {
         cwd: root,
         env,
@@ -167,7 +149,7 @@ describe('proxops init', () => {
       "proxops: error: --token-id gitops: write it as PVE names it, user@realm!name (such as 'proxops@pve!gitops')",
     ])
     const escape = await proxops(
-      ['init', '--cluster', '../../x', '--endpoint', sim.url, '--token-id', TOKEN_ID, '--node', 'pve1'],
+      ['init', '--cluster', '../../x', '--endpoint', lab.sim.url, '--token-id', TOKEN_ID, '--node', 'pve1'],
       {
         cwd: root,
         env,
@@ -185,7 +167,7 @@ describe('proxops init', () => {
 
   it('then proxops-sops set puts the token in from stdin, and the first apply creates the VM', async () => {
     const { env } = newcomer()
-    const root = tmp('proxops-init-')
+    const root = lab.tmp('proxops-init-')
     expect((await proxops(initArgs('--vmid', '4500'), { cwd: root, env })).code).toBe(0)
     const file = 'clusters/homelab/secrets.sops.yaml'
     const before = readFileSync(path.join(root, file), 'utf8')
@@ -205,14 +187,14 @@ describe('proxops init', () => {
     git(root, 'commit', '-q', '-m', 'proxops init')
     const apply = await proxops(['apply', '--yes'], { cwd: root, env })
     expect(apply.code, apply.stderr).toBe(0)
-    expect(sim.control.guest(4500)).toMatchObject({ node: 'pve1' })
+    expect(lab.sim.control.guest(4500)).toMatchObject({ node: 'pve1' })
     expect((await proxops(['diff', '--detailed-exitcode'], { cwd: root, env })).code).toBe(0)
   })
 })
 
 describe('errors a newcomer meets', () => {
   it('name the field by its full path, and a misspelt reference gets the declared name', async () => {
-    const root = await makeRepo(sim, {
+    const root = await makeRepo(lab.sim, {
       manifests: {
         'vm/lab/web.yaml': vmManifest('web', 4600).replace('    type: host\n', ''),
         'vm/lab/app.yaml': vmManifest('app', 4601).replace(
@@ -223,7 +205,7 @@ describe('errors a newcomer meets', () => {
         'vm/lab/db.yaml': vmManifest('db', 4603).replace('bridge: vmbr0', 'bridge: 7'),
       },
     })
-    dirs.push(root)
+    lab.removeAfter(root)
     const r = await proxops(['validate'], { cwd: root })
     expect(r.code).toBe(1)
     const lines = r.stdout.split('\n')
@@ -237,8 +219,7 @@ describe('errors a newcomer meets', () => {
   })
 
   it('apply PLANFILE is apply --plan PLANFILE; a file that is not there is answered with the exact forms', async () => {
-    const root = await makeRepo(sim, { manifests: { 'vm/lab/one.yaml': vmManifest('one', 4700) } })
-    dirs.push(root)
+    const root = await lab.repo({ manifests: { 'vm/lab/one.yaml': vmManifest('one', 4700) } })
     writeFileSync(path.join(root, '.gitignore'), '*.plan.json\n')
     git(root, 'add', '-A')
     git(root, 'commit', '-q', '-m', 'ignore plans')
@@ -253,10 +234,10 @@ describe('errors a newcomer meets', () => {
     )
     const both = await proxops(['apply', 'my.plan.json', '--plan', 'my.plan.json', '--yes'], { cwd: root })
     expect(both.code).toBe(1)
-    expect(sim.control.guest(4700)).toBeUndefined()
+    expect(lab.sim.control.guest(4700)).toBeUndefined()
     const apply = await proxops(['apply', 'my.plan.json', '--yes'], { cwd: root })
     expect(apply.code, apply.stderr).toBe(0)
-    expect(sim.control.guest(4700)).toBeDefined()
+    expect(lab.sim.control.guest(4700)).toBeDefined()
   })
 
   it('the prune-ratio guard names the flag that lifts it, and that flag does', async () => {
@@ -266,8 +247,7 @@ describe('errors a newcomer meets', () => {
       'vm/lab/c.yaml': vmManifest('c', 4802),
     }
     // a cluster entry of its own: what other tests made on the simulator is not its to prune
-    const root = await makeRepo(sim, { manifests, cluster: 'guards' })
-    dirs.push(root)
+    const root = await lab.repo({ manifests, cluster: 'guards' })
     expect((await proxops(['apply', '--yes'], { cwd: root })).code).toBe(0)
     writeFileSync(path.join(root, 'clusters/guards/resources.yaml'), 'resources:\n  - ../../vm/lab/a.yaml\n')
     git(root, 'commit', '-qam', 'two of three removed')
@@ -278,13 +258,13 @@ describe('errors a newcomer meets', () => {
       cwd: root,
     })
     expect(lifted.code, lifted.stderr).toBe(0)
-    expect([sim.control.guest(4801), sim.control.guest(4802)]).toEqual([undefined, undefined])
-    expect(sim.control.guest(4800)).toBeDefined()
+    expect([lab.sim.control.guest(4801), lab.sim.control.guest(4802)]).toEqual([undefined, undefined])
+    expect(lab.sim.control.guest(4800)).toBeDefined()
   })
 })
 
 describe('secrets', () => {
   it('no canary reached any output of this file', () => {
-    expect(findCanaries(transcript.join('\n'))).toEqual([])
+    expect(transcriptCanaries()).toEqual([])
   })
 })

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { rmSync } from 'node:fs'
 import type { Simulator } from '@proxops/pve-sim'
-import { findCanaries, makeRepo, proxops, spawned, startLab, transcript } from './harness.js'
+import { makeRepo, proxops, spawned, startLab, transcriptCanaries } from './harness.js'
 
 vi.setConfig({ testTimeout: 120_000 })
 
@@ -60,6 +60,6 @@ describe('bin.js as a process and main() in process', () => {
   })
 
   it('no canary in any output', () => {
-    expect(findCanaries(transcript.join('\n'))).toEqual([])
+    expect(transcriptCanaries()).toEqual([])
   })
 })

@@ -3,64 +3,35 @@
  * the simulator: tampered saved plans, one PVE under two names, hostile git config, plain http, secrets
  * in live values, tokens in the git URL.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  readdirSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs'
+import { describe, expect, it } from 'vitest'
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer as createHttpServer } from 'node:http'
-import os from 'node:os'
 import path from 'node:path'
 import { execFileSync } from 'node:child_process'
-import type { Simulator } from '@proxops/pve-sim'
 import { encryptSops } from '@proxops/sops'
 import {
   AGE_KEY_FILE,
   CANARY,
   TOKEN_ID,
-  baseEnv,
   errorLines,
   findCanaries,
   git,
   homeFor,
-  makeRepo,
-  proxops,
-  startLab,
-  transcript,
   vmManifest,
+  useLab,
+  runIn,
+  type RepoOptions,
+  transcriptCanaries,
 } from './harness.js'
 
-vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 })
-
-let sim: Simulator
-const dirs: string[] = []
-const run = (root: string, args: string[], extra: Record<string, string | undefined> = {}) =>
-  proxops(args, { cwd: root, env: baseEnv(root, extra) })
+const lab = useLab({ host: '0.0.0.0' })
 const tokenEnv = { PROXOPS_PVE_TOKEN_VALUE: `${TOKEN_ID}=${CANARY.token}` }
 
-beforeAll(async () => {
-  // on every local address: 127.0.0.1 and 127.0.0.2 reach the same simulator
-  sim = await startLab({ host: '0.0.0.0' })
-})
-afterAll(async () => {
-  await sim.close()
-  for (const d of dirs) rmSync(d, { recursive: true, force: true })
-})
-
-async function repo(options: Parameters<typeof makeRepo>[1] = {}): Promise<string> {
-  const r = await makeRepo(sim, { baseUrl: sim.url.replace('0.0.0.0', '127.0.0.1'), ...options })
-  dirs.push(r)
-  return r
-}
+const repo = (options: RepoOptions = {}): Promise<string> =>
+  lab.repo({ baseUrl: lab.sim.url.replace('0.0.0.0', '127.0.0.1'), ...options })
 
 const vmids = () =>
-  sim.control
+  lab.sim.control
     .guests()
     .map((g) => g.vmid)
     .sort((a, b) => a - b)
@@ -71,17 +42,17 @@ describe('19.1 a saved plan is a contract: apply --plan re-derives it and refuse
       sops: false,
       manifests: { 'vm/lab/a.yaml': vmManifest('a', 110), 'vm/lab/b.yaml': vmManifest('b', 111) },
     })
-    expect((await run(root, ['apply', '--yes'], tokenEnv)).code).toBe(0)
+    expect((await runIn(root, ['apply', '--yes'], tokenEnv)).code).toBe(0)
     // 111 loses the ownership tag on PVE and leaves git: a fresh plan never touches it
-    sim.control.driftSet(111, 'tags', 'hand-made')
+    lab.sim.control.driftSet(111, 'tags', 'hand-made')
     rmSync(path.join(root, 'vm/lab/b.yaml'))
     writeFileSync(path.join(root, 'clusters/lab/resources.yaml'), 'resources:\n  - ../../vm/lab/a.yaml\n')
     git(root, 'commit', '-qam', 'b leaves git')
     const planFile = path.join(root, '..', `${path.basename(root)}-plan.json`)
-    dirs.push(planFile)
-    expect((await run(root, ['diff', '--out', planFile], tokenEnv)).code).toBe(0)
+    lab.removeAfter(planFile)
+    expect((await runIn(root, ['diff', '--out', planFile], tokenEnv)).code).toBe(0)
     const original = readFileSync(planFile, 'utf8')
-    const g = sim.control.guest(111)
+    const g = lab.sim.control.guest(111)
     const tamper = (edit: (plan: { actions: unknown[]; policy: Record<string, unknown> }) => void): string => {
       const set = JSON.parse(original) as { plans: { actions: unknown[]; policy: Record<string, unknown> }[] }
       edit(set.plans[0] as { actions: unknown[]; policy: Record<string, unknown> })
@@ -118,19 +89,19 @@ describe('19.1 a saved plan is a contract: apply --plan re-derives it and refuse
     ]
     for (const [what, text, message] of cases) {
       writeFileSync(planFile, text)
-      const writes = sim.stats.writes()
-      const r = await run(root, ['apply', '--plan', planFile, '--yes'], tokenEnv)
+      const writes = lab.sim.stats.writes()
+      const r = await runIn(root, ['apply', '--plan', planFile, '--yes'], tokenEnv)
       expect(r.code, what).toBe(1)
       expect(errorLines(r.stderr).join('\n'), what).toMatch(
         /the saved plan is not the plan the repository and live PVE give now/,
       )
       expect(r.stderr, what).toMatch(message)
-      expect(sim.stats.writes(), what).toBe(writes)
+      expect(lab.sim.stats.writes(), what).toBe(writes)
       expect(vmids(), what).toContain(111)
     }
     // the untampered plan still applies
     writeFileSync(planFile, original)
-    expect((await run(root, ['apply', '--plan', planFile, '--yes'], tokenEnv)).code).toBe(0)
+    expect((await runIn(root, ['apply', '--plan', planFile, '--yes'], tokenEnv)).code).toBe(0)
     expect(vmids()).toContain(111)
   })
 })
@@ -143,26 +114,26 @@ describe('19.2 one PVE cluster under two names', () => {
     writeFileSync(path.join(root, 'vm/b/y.yaml'), vmManifest('y', 121))
     writeFileSync(
       path.join(root, 'clusters/b/config.yaml'),
-      `pve:\n  clusters:\n    b:\n      base-url: ${other}\n      nodes: [pve1, pve2]\n      tls:\n        fingerprint: "${sim.fingerprint}"\n`,
+      `pve:\n  clusters:\n    b:\n      base-url: ${other}\n      nodes: [pve1, pve2]\n      tls:\n        fingerprint: "${lab.sim.fingerprint}"\n`,
     )
     writeFileSync(path.join(root, 'clusters/b/resources.yaml'), 'resources:\n  - ../../vm/b/y.yaml\n')
     git(root, 'add', '-A')
     git(root, 'commit', '-qm', 'second name')
     return root
   }
-  const port = () => new URL(sim.url).port
+  const port = () => new URL(lab.sim.url).port
 
   it('refuses two spellings of one endpoint before any request (127.0.0.1 and localhost)', async () => {
     const root = await twinRepo(`https://localhost:${port()}`)
-    const requests = sim.stats.requests.length
-    const r = await run(root, ['apply', '--yes'], tokenEnv)
+    const requests = lab.sim.stats.requests.length
+    const r = await runIn(root, ['apply', '--yes'], tokenEnv)
     expect(r.code).toBe(1)
     expect(errorLines(r.stderr)).toEqual([
       expect.stringMatching(
         /clusters\/b\/config\.yaml: pve\.clusters\.b\.base-url: https:\/\/localhost:\d+ reaches the same address as cluster "a" .*keep one entry/,
       ),
     ])
-    expect(sim.stats.requests.length).toBe(requests)
+    expect(lab.sim.stats.requests.length).toBe(requests)
   })
 
   it('refuses two addresses of one PVE cluster by what /cluster/status says, and prunes nothing', async () => {
@@ -172,22 +143,22 @@ describe('19.2 one PVE cluster under two names', () => {
       sops: false,
       manifests: { 'vm/lab/x.yaml': vmManifest('x', 120), 'vm/lab/y.yaml': vmManifest('y', 121) },
     })
-    const seeded = await run(seed, ['apply', '--yes'], tokenEnv)
+    const seeded = await runIn(seed, ['apply', '--yes'], tokenEnv)
     // guests left by earlier tests on this simulator may keep the cycle from "converged"; what matters is 120, 121
     expect([0, 1], seeded.stderr).toContain(seeded.code)
     expect(vmids()).toEqual(expect.arrayContaining([120, 121]))
     const root = await twinRepo(`https://127.0.0.2:${port()}`)
-    const writes = sim.stats.writes()
-    const r = await run(root, ['apply', '--yes'], tokenEnv)
+    const writes = lab.sim.stats.writes()
+    const r = await runIn(root, ['apply', '--yes'], tokenEnv)
     expect(r.code).toBe(1)
     const lines = errorLines(r.stderr)
     expect(lines).toHaveLength(2)
     for (const line of lines)
       expect(line).toMatch(/cluster [ab]: clusters "a" and "b" are the same PVE cluster "sim" \(nodes pve1, pve2\)/)
-    expect(sim.stats.writes()).toBe(writes)
+    expect(lab.sim.stats.writes()).toBe(writes)
     expect(vmids()).toEqual(expect.arrayContaining([120, 121]))
     // diff says the same, read-only
-    const d = await run(root, ['diff'], tokenEnv)
+    const d = await runIn(root, ['diff'], tokenEnv)
     expect(d.code).toBe(1)
     expect(d.stdout).toContain('ABORTED: not planned (the error is on stderr)')
     expect(d.stderr).toMatch(/proxops: error: cluster a: clusters "a" and "b" are the same PVE cluster/)
@@ -206,23 +177,23 @@ describe('19.2 ownership names the cluster entry', () => {
         'vm/own-a/oz.yaml': vmManifest('oz', 142),
       },
     })
-    expect((await run(a, ['apply', '--yes'], tokenEnv)).code).toBe(0)
-    expect(sim.control.guest(140)?.config.tags).toBe('e2e;proxops;proxops.own-a')
+    expect((await runIn(a, ['apply', '--yes'], tokenEnv)).code).toBe(0)
+    expect(lab.sim.control.guest(140)?.config.tags).toBe('e2e;proxops;proxops.own-a')
     // 141 as a guest tagged before markers existed
-    sim.control.driftSet(141, 'tags', 'e2e;proxops')
+    lab.sim.control.driftSet(141, 'tags', 'e2e;proxops')
     const b = await repo({ cluster: 'own-b', sops: false, manifests: { 'vm/own-b/ow.yaml': vmManifest('ow', 143) } })
-    const rb = await run(b, ['apply', '--yes'], tokenEnv)
+    const rb = await runIn(b, ['apply', '--yes'], tokenEnv)
     expect(vmids()).toEqual(expect.arrayContaining([140, 141, 142, 143]))
     // the unmarked guest keeps b from "converged" and says how to hand it over; a's marked guests are not b's
     expect(rb.code, rb.stderr).toBe(1)
     expect(rb.stdout).toMatch(/blocked \(1 object blocked: unmarked 1\)/)
-    const db = await run(b, ['diff'], tokenEnv)
+    const db = await runIn(b, ['diff'], tokenEnv)
     expect(db.stdout).toMatch(/141.*without a cluster-entry marker.*add the tag proxops\.own-b/)
     expect(db.stdout).toMatch(/No actions possible/)
     // b declaring a's vmid is an anomaly naming the owner, not a takeover
     writeFileSync(path.join(b, 'vm/own-b/ow.yaml'), vmManifest('ox', 140))
     git(b, 'commit', '-qam', 'claim 140')
-    const claim = await run(b, ['diff'], tokenEnv)
+    const claim = await runIn(b, ['diff'], tokenEnv)
     expect(claim.stdout).toMatch(/owned by cluster entry own-a \(tag proxops\.own-a\)/)
     // a claims its unmarked guest (the marker is a tags update) and prunes its own
     writeFileSync(
@@ -230,9 +201,9 @@ describe('19.2 ownership names the cluster entry', () => {
       'resources:\n  - ../../vm/own-a/ox.yaml\n  - ../../vm/own-a/oy.yaml\n',
     )
     git(a, 'commit', '-qam', 'oz leaves git')
-    const ra = await run(a, ['apply', '--yes'], tokenEnv)
+    const ra = await runIn(a, ['apply', '--yes'], tokenEnv)
     expect(ra.code, ra.stderr).toBe(0)
-    expect(sim.control.guest(141)?.config.tags).toBe('e2e;proxops;proxops.own-a')
+    expect(lab.sim.control.guest(141)?.config.tags).toBe('e2e;proxops;proxops.own-a')
     expect(vmids()).not.toContain(142)
     expect(vmids()).toEqual(expect.arrayContaining([140, 141, 143]))
   })
@@ -242,20 +213,20 @@ describe("19.3 git's ownership check stays on; the repository's executable confi
   it('never runs core.fsmonitor or hooks, and refuses a checkout owned by another user', async () => {
     const root = await repo({ sops: false, manifests: {} })
     const marker = path.join(path.dirname(root), `${path.basename(root)}-ran`)
-    dirs.push(marker)
+    lab.removeAfter(marker)
     const script = path.join(path.dirname(root), `${path.basename(root)}-fsmonitor.sh`)
-    dirs.push(script)
+    lab.removeAfter(script)
     writeFileSync(script, `#!/bin/sh\necho "$PROXOPS_PVE_TOKEN_VALUE" > ${marker}\n`)
     chmodSync(script, 0o755)
     git(root, 'config', 'core.fsmonitor', script)
     git(root, 'config', 'core.hooksPath', path.dirname(script))
     writeFileSync(path.join(root, 'untracked.txt'), 'x\n')
-    const r = await run(root, ['diff'], tokenEnv)
+    const r = await runIn(root, ['diff'], tokenEnv)
     expect(r.code, r.stderr).toBe(0)
     expect(existsSync(marker)).toBe(false)
     if (process.getuid?.() === 0) {
       execFileSync('chown', ['-R', '65534:65534', root])
-      const refused = await run(root, ['diff'], tokenEnv)
+      const refused = await runIn(root, ['diff'], tokenEnv)
       expect(refused.code).toBe(1)
       expect(errorLines(refused.stderr).join('\n')).toMatch(
         /dubious ownership.*git config --global --add safe\.directory/,
@@ -277,7 +248,7 @@ describe('19.4 credentials follow the commit', () => {
     const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`
     try {
       const root = await repo({ sops: false, manifests: {}, baseUrl: url, fingerprint: null })
-      const r = await run(root, ['diff'], tokenEnv)
+      const r = await runIn(root, ['diff'], tokenEnv)
       expect(r.code).toBe(1)
       expect(errorLines(r.stderr)).toEqual([
         expect.stringMatching(
@@ -285,7 +256,7 @@ describe('19.4 credentials follow the commit', () => {
         ),
       ])
       expect(seen).toEqual([])
-      const allowed = await run(root, ['diff'], { ...tokenEnv, PROXOPS_ALLOW_HTTP: '1' })
+      const allowed = await runIn(root, ['diff'], { ...tokenEnv, PROXOPS_ALLOW_HTTP: '1' })
       expect(allowed.code).toBe(1)
       expect(seen.length).toBeGreaterThan(0)
     } finally {
@@ -296,9 +267,9 @@ describe('19.4 credentials follow the commit', () => {
 
 describe('19.4 SOPS credentials are pinned to their first endpoint', () => {
   it('refuses a commit that changes base-url before any request; only --accept-endpoint moves the pin', async () => {
-    const url = sim.url.replace('0.0.0.0', '127.0.0.1')
+    const url = lab.sim.url.replace('0.0.0.0', '127.0.0.1')
     const root = await repo({ manifests: {} })
-    const first = await run(root, ['diff'])
+    const first = await runIn(root, ['diff'])
     expect(first.code, first.stderr).toBe(0)
     const pins = readFileSync(path.join(homeFor(root), '.local/share/proxops/endpoint-pins.json'), 'utf8')
     expect(pins).toContain(url)
@@ -310,21 +281,21 @@ describe('19.4 SOPS credentials are pinned to their first endpoint', () => {
     const config = path.join(root, 'clusters/lab/config.yaml')
     writeFileSync(config, readFileSync(config, 'utf8').replace(url, moved))
     git(root, 'commit', '-qam', 'move the endpoint')
-    const requests = sim.stats.requests.length
-    const refused = await run(root, ['diff'])
+    const requests = lab.sim.stats.requests.length
+    const refused = await runIn(root, ['diff'])
     expect(refused.code).toBe(1)
     expect(errorLines(refused.stderr)).toEqual([
       expect.stringMatching(
         / clusters\/lab\/config\.yaml endpoint-refused pve\.clusters\.lab\.base-url: the host changed from 127\.0\.0\.1 to 127\.0\.0\.2 since its SOPS credentials were pinned to https:\/\/127\.0\.0\.1:\d+ .*accept it with: proxops diff --cluster lab --accept-endpoint lab$/,
       ),
     ])
-    expect(sim.stats.requests.length).toBe(requests)
+    expect(lab.sim.stats.requests.length).toBe(requests)
     // the operator accepts the move once; later runs use the new pin
-    expect((await run(root, ['diff', '--accept-endpoint', 'lab'])).code).toBe(0)
-    expect((await run(root, ['diff'])).code).toBe(0)
+    expect((await runIn(root, ['diff', '--accept-endpoint', 'lab'])).code).toBe(0)
+    expect((await runIn(root, ['diff'])).code).toBe(0)
     writeFileSync(config, readFileSync(config, 'utf8').replace(moved, url))
     git(root, 'commit', '-qam', 'move it back')
-    expect((await run(root, ['diff'])).code).toBe(1)
+    expect((await runIn(root, ['diff'])).code).toBe(1)
   })
 })
 
@@ -332,29 +303,29 @@ describe('19.4 an endpoint bound in the SOPS file', () => {
   const recipient = () => /public key: (age1[0-9a-z]+)/.exec(readFileSync(AGE_KEY_FILE, 'utf8'))?.[1] as string
 
   it('refuses a committed base-url or fingerprint that is not the one the encrypted file binds, before any request', async () => {
-    const url = sim.url.replace('0.0.0.0', '127.0.0.1')
+    const url = lab.sim.url.replace('0.0.0.0', '127.0.0.1')
     const root = await repo({ manifests: {} })
-    const plain = `secrets:\n  pve-user: root@pam\n  pve-token-id: proxops\n  pve-token: ${CANARY.token}\n  pve-endpoint: ${url}\n  pve-fingerprint: "${(sim.fingerprint ?? '').toLowerCase()}"\n`
+    const plain = `secrets:\n  pve-user: root@pam\n  pve-token-id: proxops\n  pve-token: ${CANARY.token}\n  pve-endpoint: ${url}\n  pve-fingerprint: "${(lab.sim.fingerprint ?? '').toLowerCase()}"\n`
     writeFileSync(
       path.join(root, 'clusters/lab/secrets.sops.yaml'),
       await encryptSops(plain, { recipients: [recipient()], file: 'secrets.sops.yaml' }),
     )
     git(root, 'commit', '-qam', 'bind the endpoint')
-    const ok = await run(root, ['diff'])
+    const ok = await runIn(root, ['diff'])
     expect(ok.code, ok.stderr).toBe(0)
     // someone without the age key commits another address of the same machine
     const config = path.join(root, 'clusters/lab/config.yaml')
     writeFileSync(config, readFileSync(config, 'utf8').replace(url, url.replace('127.0.0.1', '127.0.0.2')))
     git(root, 'commit', '-qam', 'move the endpoint')
-    const requests = sim.stats.requests.length
-    const moved = await run(root, ['diff'])
+    const requests = lab.sim.stats.requests.length
+    const moved = await runIn(root, ['diff'])
     expect(moved.code).toBe(1)
     expect(errorLines(moved.stderr)).toEqual([
       expect.stringMatching(
         / clusters\/lab\/config\.yaml endpoint-refused pve\.clusters\.lab\.base-url: https:\/\/127\.0\.0\.2:\d+ is not the endpoint its secrets file binds \(pve-endpoint https:\/\/127\.0\.0\.1:\d+\)/,
       ),
     ])
-    expect(sim.stats.requests.length).toBe(requests)
+    expect(lab.sim.stats.requests.length).toBe(requests)
     // the endpoint shown in the error is not masked, the token is
     expect(findCanaries(moved.stdout + moved.stderr)).toEqual([])
   })
@@ -386,17 +357,17 @@ describe('19.5 redaction is structural', () => {
       await encryptSops(plain, { recipients: [recipient()], file: 'secrets.sops.yaml' }),
     )
     git(root, 'commit', '-qam', 'secret with quotes')
-    expect([0, 1]).toContain((await run(root, ['apply', '--yes'])).code)
+    expect([0, 1]).toContain((await runIn(root, ['apply', '--yes'])).code)
     expect(vmids()).toContain(130)
     const echoed = `notes: ${secret} / ${CANARY.token.toUpperCase()} / ${Buffer.from(`${TOKEN_ID}=${CANARY.token}`).toString('base64')}`
-    sim.control.driftSet(130, 'description', echoed)
+    lab.sim.control.driftSet(130, 'description', echoed)
     const planFile = path.join(root, '..', `${path.basename(root)}-redacted.json`)
-    dirs.push(planFile)
+    lab.removeAfter(planFile)
     const outputs = [
-      await run(root, ['diff']),
-      await run(root, ['diff', '-o', 'json']),
-      await run(root, ['diff', '--out', planFile]),
-      await run(root, ['status', '-o', 'json']),
+      await runIn(root, ['diff']),
+      await runIn(root, ['diff', '-o', 'json']),
+      await runIn(root, ['diff', '--out', planFile]),
+      await runIn(root, ['status', '-o', 'json']),
     ]
     for (const r of outputs) {
       expect([0, 2], r.stderr).toContain(r.code)
@@ -405,18 +376,18 @@ describe('19.5 redaction is structural', () => {
     expect(outputs[0]?.stdout).toContain('(sensitive)')
     expect(leaks(readFileSync(planFile, 'utf8'))).toEqual([])
     // the redacted saved plan is still the plan a fresh one gives (both redacted alike)
-    const applied = await run(root, ['apply', '--plan', planFile, '--yes'])
+    const applied = await runIn(root, ['apply', '--plan', planFile, '--yes'])
     expect(applied.stderr).not.toMatch(/saved plan/)
-    expect(sim.control.guest(130)?.config.description).toBe('managed')
+    expect(lab.sim.control.guest(130)?.config.description).toBe('managed')
 
-    sim.control.driftSet(130, 'description', echoed)
+    lab.sim.control.driftSet(130, 'description', echoed)
     const empty = await repo({ manifests: {} })
     writeFileSync(
       path.join(empty, 'clusters/lab/secrets.sops.yaml'),
       await encryptSops(plain, { recipients: [recipient()], file: 'secrets.sops.yaml' }),
     )
     git(empty, 'commit', '-qam', 'same secrets')
-    const adopted = await run(empty, ['adopt', '--cluster', 'lab'])
+    const adopted = await runIn(empty, ['adopt', '--cluster', 'lab'])
     expect(adopted.code, adopted.stderr).toBe(0)
     // a free-text field: written masked, and said so by name
     expect(adopted.stdout).toMatch(
@@ -433,9 +404,8 @@ describe('19.5 redaction is structural', () => {
 describe('19.6 git credentials never in argv or on disk', () => {
   it('a token in --git-url is kept out of the output and of the stored remote', async () => {
     const root = await repo({ sops: false, manifests: {} })
-    const data = mkdtempSync(path.join(os.tmpdir(), 'proxops-data-'))
-    dirs.push(data)
-    const r = await run(
+    const data = lab.tmp('proxops-data-')
+    const r = await runIn(
       root,
       ['diff', '--git-url', `https://deploy:${CANARY.gitToken}@127.0.0.1:1/ops.git`, '--data-dir', data],
       tokenEnv,
@@ -450,6 +420,6 @@ describe('19.6 git credentials never in argv or on disk', () => {
 
 describe('canaries', () => {
   it('no planted secret appeared in any output of this file', () => {
-    expect(findCanaries(transcript.join('\n'))).toEqual([])
+    expect(transcriptCanaries()).toEqual([])
   })
 })

@@ -16,16 +16,15 @@ import { CHROMIUM, describeWith } from '../support/external-tool.js'
 import {
   adminClient,
   baseEnv,
-  findCanaries,
   freePort,
   git,
   httpGet,
   makeRepo,
   start,
   startLab,
-  transcript,
   vmManifest,
   waitFor,
+  transcriptCanaries,
 } from './harness.js'
 
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 90_000 })
@@ -204,7 +203,7 @@ describeWith(CHROMIUM, 'the status page in chromium', () => {
   })
 
   it('no canary in any output of the daemon', () => {
-    expect(transcript.flatMap((t) => findCanaries(t))).toEqual([])
+    expect(transcriptCanaries()).toEqual([])
     expect(daemon.stderrSoFar()).not.toContain('CANARY')
   })
 })

@@ -5,30 +5,25 @@
  * planner's owned-elsewhere reason, in `status -o json`, the status table and the daemon's /status, as the
  * cluster line says.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import type { Simulator } from '@proxops/pve-sim'
 import type { PveClient } from '@proxops/pve-client'
 import {
   adminClient,
   baseEnv,
-  findCanaries,
   freePort,
   httpGet,
-  makeRepo,
   proxops,
   start,
-  startLab,
-  transcript,
   vmManifest,
   waitFor,
+  useLab,
+  transcriptCanaries,
 } from './harness.js'
 
-vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 })
-
-let sim: Simulator
+const lab = useLab()
 let repo: string
 let admin: PveClient
 
@@ -50,9 +45,8 @@ const POOL = `apiVersion: proxops/v1alpha1\nkind: Pool\nmetadata:\n  name: web\n
 const JOB = `apiVersion: proxops/v1alpha1\nkind: BackupJob\nmetadata:\n  name: nightly\nspec:\n  id: nightly-job\n  schedule: "02:30"\n  storage: local\n  selection:\n    vmids: [100]\n  mode: snapshot\n`
 
 beforeAll(async () => {
-  sim = await startLab()
-  admin = adminClient(sim)
-  repo = await makeRepo(sim, {
+  admin = adminClient(lab.sim)
+  repo = await lab.repo({
     manifests: {
       'vm/lab/app.yaml': vmManifest('app', 100),
       'pool/lab/web.yaml': POOL,
@@ -67,8 +61,6 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await admin.close()
-  await sim.close()
-  rmSync(repo, { recursive: true, force: true })
 })
 
 const blockedRows = (objects: readonly Row[]) =>
@@ -122,6 +114,6 @@ describe('status rows of the cluster-wide kinds', () => {
   })
 
   it('no canary anywhere', () => {
-    expect(transcript.flatMap((t) => findCanaries(t))).toEqual([])
+    expect(transcriptCanaries()).toEqual([])
   })
 })

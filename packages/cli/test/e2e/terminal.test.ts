@@ -4,26 +4,29 @@
  * a retry while it happens; the block is gone before the report, which names each action once. Ctrl-C, typed on
  * the pty, is said above the block, which then counts what will not start.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { spawn, spawnSync } from 'node:child_process'
-import { readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import path from 'node:path'
-import type { Simulator } from '@proxops/pve-sim'
-import { BIN, baseEnv, findCanaries, git, makeRepo, proxops, startLab, transcript, vmManifest } from './harness.js'
-
-vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 })
+import {
+  BIN,
+  baseEnv,
+  findCanaries,
+  git,
+  proxops,
+  transcript,
+  vmManifest,
+  useLab,
+  commitManifests,
+  vmManifests,
+} from './harness.js'
 
 const haveScript = spawnSync('script', ['--version']).status === 0
 
-let sim: Simulator
+const lab = useLab({}, { testTimeout: 120_000 })
 let repo: string
 beforeAll(async () => {
-  sim = await startLab()
-  repo = await makeRepo(sim)
-})
-afterAll(async () => {
-  await sim.close()
-  rmSync(repo, { recursive: true, force: true })
+  repo = await lab.repo()
 })
 
 /**
@@ -64,27 +67,16 @@ function onTerminal(
 
 describe.skipIf(!haveScript)('apply on a terminal (pty)', () => {
   it('one live block redrawn in place, retries as they happen, each action once in the report', async () => {
-    for (const [name, id] of [
-      ['t1', 150],
-      ['t2', 151],
-      ['t3', 152],
-    ] as const)
-      writeFileSync(path.join(repo, `vm/lab/${name}.yaml`), vmManifest(name, id, { node: 'pve1' }))
-    writeFileSync(
-      path.join(repo, 'clusters/lab/resources.yaml'),
-      `${readFileSync(path.join(repo, 'clusters/lab/resources.yaml'), 'utf8')}  - ../../vm/lab/t1.yaml\n  - ../../vm/lab/t2.yaml\n  - ../../vm/lab/t3.yaml\n`,
-    )
-    git(repo, 'add', '-A')
-    git(repo, 'commit', '-qm', 'three on pve1')
-    sim.control.setTaskDuration(2_200)
+    commitManifests(repo, vmManifests({ t1: 150, t2: 151, t3: 152 }, 'pve1'), 'three on pve1')
+    lab.sim.control.setTaskDuration(2_200)
     // the first task status poll answers 503: the client retries it, and says so while it does
-    sim.control.failNext({ method: 'GET', path: /\/tasks\/.*\/status$/, status: 503, count: 1 })
+    lab.sim.control.failNext({ method: 'GET', path: /\/tasks\/.*\/status$/, status: 503, count: 1 })
     let r: { code: number | null; screen: string }
     try {
       r = await onTerminal(['apply', '--yes'], { ...baseEnv(repo), TERM: 'xterm' })
     } finally {
-      sim.control.setTaskDuration(50)
-      sim.control.clearFaults()
+      lab.sim.control.setTaskDuration(50)
+      lab.sim.control.clearFaults()
     }
     const screen = r.screen
     expect(r.code, screen).toBe(0)
@@ -119,9 +111,9 @@ describe.skipIf(!haveScript)('apply on a terminal (pty)', () => {
 describe('without a terminal', () => {
   it('plain one-line events; retries are logged as they happen', async () => {
     // a 503 on the first read of the guest list: diff retries it and says so on stderr, then plans
-    sim.control.failNext({ method: 'GET', path: '/cluster/resources', status: 503, count: 1 })
+    lab.sim.control.failNext({ method: 'GET', path: '/cluster/resources', status: 503, count: 1 })
     const diff = await proxops(['diff'], { cwd: repo })
-    sim.control.clearFaults()
+    lab.sim.control.clearFaults()
     expect(diff.code).toBe(0)
     expect(diff.stderr).toMatch(
       /^warn: retry GET \/cluster\/resources \(attempt 2 of 3 in [0-9.]+s\): 503 Service Unavailable cluster=lab event=pve\.request\.retry$/m,
@@ -140,33 +132,21 @@ describe('without a terminal', () => {
 
 describe.skipIf(!haveScript)('Ctrl-C on a terminal (pty)', () => {
   it('says it stops above the live block, which then counts what will not start; running actions finish', async () => {
-    for (const [name, id] of [
-      ['s1', 160],
-      ['s2', 161],
-      ['s3', 162],
-      ['s4', 163],
-    ] as const)
-      writeFileSync(path.join(repo, `vm/lab/${name}.yaml`), vmManifest(name, id, { node: 'pve2' }))
-    writeFileSync(
-      path.join(repo, 'clusters/lab/resources.yaml'),
-      `${readFileSync(path.join(repo, 'clusters/lab/resources.yaml'), 'utf8')}${['s1', 's2', 's3', 's4'].map((n) => `  - ../../vm/lab/${n}.yaml\n`).join('')}`,
-    )
-    git(repo, 'add', '-A')
-    git(repo, 'commit', '-qm', 'four on pve2')
+    commitManifests(repo, vmManifests({ s1: 160, s2: 161, s3: 162, s4: 163 }, 'pve2'), 'four on pve2')
     // the creates are held until the CLI has said it stops: Ctrl-C always meets them running
-    sim.control.setTaskBehaviour('qmcreate', { hold: true })
+    lab.sim.control.setTaskBehaviour('qmcreate', { hold: true })
     let r: { code: number | null; screen: string }
     try {
       // two tasks per node: two creates run, two are queued when Ctrl-C is pressed
       r = await onTerminal(['apply', '--yes'], { ...baseEnv(repo), TERM: 'xterm' }, (screen) => {
         if (/Stopping on cluster lab after running actions finish: .* 2 running, 2 not started/.test(screen))
-          sim.control.setTaskBehaviour('qmcreate', null)
+          lab.sim.control.setTaskBehaviour('qmcreate', null)
         return /Applying to cluster lab: 0 done, 0 failed, 0 skipped, 2 running, 2 queued/.test(screen)
           ? '\x03'
           : undefined
       })
     } finally {
-      sim.control.setTaskBehaviour('qmcreate', null)
+      lab.sim.control.setTaskBehaviour('qmcreate', null)
     }
     const screen = r.screen
     const stop = screen.indexOf('proxops: SIGINT: stopping after running actions finish; Ctrl-C again to abort')
