@@ -9,23 +9,28 @@ const INT = /^[+-]?\d+$/
 const NUM = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/
 
 export function toInt(value: unknown, field?: string): number {
-  if (typeof value === 'number' && Number.isSafeInteger(value)) return value
-  if (typeof value === 'boolean') return value ? 1 : 0
-  if (typeof value === 'string' && INT.test(value.trim())) {
-    const n = Number(value.trim())
-    if (Number.isSafeInteger(n)) return n
-  }
-  throw new WireError('WIRE_SCALAR', `expected an integer, got ${describe(value)}`, field)
+  return toNumeric(value, INT, Number.isSafeInteger, 'an integer', field)
 }
 
 export function toNumber(value: unknown, field?: string): number {
-  if (typeof value === 'number' && Number.isFinite(value)) return value
+  return toNumeric(value, NUM, Number.isFinite, 'a number', field)
+}
+
+/** a number that passes `valid`, a boolean as 1/0, or a string of that form (`syntax`), trimmed */
+function toNumeric(
+  value: unknown,
+  syntax: RegExp,
+  valid: (n: number) => boolean,
+  what: string,
+  field: string | undefined,
+): number {
+  if (typeof value === 'number' && valid(value)) return value
   if (typeof value === 'boolean') return value ? 1 : 0
-  if (typeof value === 'string' && NUM.test(value.trim())) {
+  if (typeof value === 'string' && syntax.test(value.trim())) {
     const n = Number(value.trim())
-    if (Number.isFinite(n)) return n
+    if (valid(n)) return n
   }
-  throw new WireError('WIRE_SCALAR', `expected a number, got ${describe(value)}`, field)
+  throw new WireError('WIRE_SCALAR', `expected ${what}, got ${describe(value)}`, field)
 }
 
 const TRUE = new Set(['1', 'on', 'yes', 'true'])

@@ -14,13 +14,7 @@ const RESIZE = /^(\+)?(\d+(?:\.\d+)?)([KMGT])?$/
 
 /** `32G` -> 34359738368. Fractions are floored to whole bytes, as PVE does. */
 export function parseSize(input: string, field?: string): number {
-  const m = typeof input === 'string' ? DISK_SIZE.exec(input) : null
-  if (!m)
-    throw new WireError(
-      'WIRE_SIZE',
-      `invalid disk size ${typeof input === 'string' ? excerpt(input) : ''}`.trim(),
-      field,
-    )
+  const m = matchSize(DISK_SIZE, input, 'disk size', field)
   return toBytes(m[1] as string, m[2] as Unit | undefined, input, field)
 }
 
@@ -43,19 +37,21 @@ export interface ResizeSpec {
 }
 
 export function parseResize(input: string, field?: string): ResizeSpec {
-  const m = typeof input === 'string' ? RESIZE.exec(input) : null
-  if (!m)
-    throw new WireError(
-      'WIRE_SIZE',
-      `invalid resize size ${typeof input === 'string' ? excerpt(input) : ''}`.trim(),
-      field,
-    )
+  const m = matchSize(RESIZE, input, 'resize size', field)
   return { relative: m[1] === '+', bytes: toBytes(m[2] as string, m[3] as Unit | undefined, input, field) }
 }
 
 export function formatResize(spec: ResizeSpec, field?: string): string {
   if (spec === null || typeof spec !== 'object') throw new WireError('WIRE_SIZE', 'expected { relative, bytes }', field)
   return `${spec.relative ? '+' : ''}${formatSize(spec.bytes, field)}`
+}
+
+/** `input` matched against a size syntax, or a WIRE_SIZE error naming `what` */
+function matchSize(syntax: RegExp, input: string, what: string, field: string | undefined): RegExpExecArray {
+  const m = typeof input === 'string' ? syntax.exec(input) : null
+  if (!m)
+    throw new WireError('WIRE_SIZE', `invalid ${what} ${typeof input === 'string' ? excerpt(input) : ''}`.trim(), field)
+  return m
 }
 
 function toBytes(num: string, unit: Unit | undefined, input: string, field: string | undefined): number {

@@ -27,6 +27,7 @@ import {
   snapshotUpdate,
 } from '../model/snapshots.js'
 import { bool, int, str, type RouteTable } from './params.js'
+import type { GuestCall } from '../model/guest-call.js'
 import type { RequestContext } from '../http/types.js'
 
 /** /nodes/{node}/qemu... and /nodes/{node}/lxc... */
@@ -34,6 +35,8 @@ export function guestRoutes(c: Cluster): RouteTable {
   const node = (ctx: RequestContext) => str(ctx, 'node') ?? ''
   const vmid = (ctx: RequestContext) => int(ctx, 'vmid') ?? 0
   const snapname = (ctx: RequestContext) => str(ctx, 'snapname') ?? ''
+  /** a route to a call on the guest the path names, with the request's parameters and caller */
+  const onGuest = (call: GuestCall) => (ctx: RequestContext) => call(c, node(ctx), vmid(ctx), ctx.params, ctx.caller)
   const table: RouteTable = []
   for (const type of ['qemu', 'lxc'] as const) {
     const base = `/nodes/{node}/${type}`
@@ -205,26 +208,10 @@ export function guestRoutes(c: Cluster): RouteTable {
       '/nodes/{node}/qemu/{vmid}/config',
       (ctx) => updateQemu(c, node(ctx), vmid(ctx), ctx.params, ctx.caller, true),
     ],
-    [
-      'POST',
-      '/nodes/{node}/qemu/{vmid}/status/start',
-      (ctx) => startQemu(c, node(ctx), vmid(ctx), ctx.params, ctx.caller),
-    ],
-    [
-      'POST',
-      '/nodes/{node}/qemu/{vmid}/status/stop',
-      (ctx) => stopQemu(c, node(ctx), vmid(ctx), ctx.params, ctx.caller),
-    ],
-    [
-      'POST',
-      '/nodes/{node}/qemu/{vmid}/status/shutdown',
-      (ctx) => shutdownQemu(c, node(ctx), vmid(ctx), ctx.params, ctx.caller),
-    ],
-    [
-      'POST',
-      '/nodes/{node}/qemu/{vmid}/status/reboot',
-      (ctx) => rebootQemu(c, node(ctx), vmid(ctx), ctx.params, ctx.caller),
-    ],
+    ['POST', '/nodes/{node}/qemu/{vmid}/status/start', onGuest(startQemu)],
+    ['POST', '/nodes/{node}/qemu/{vmid}/status/stop', onGuest(stopQemu)],
+    ['POST', '/nodes/{node}/qemu/{vmid}/status/shutdown', onGuest(shutdownQemu)],
+    ['POST', '/nodes/{node}/qemu/{vmid}/status/reboot', onGuest(rebootQemu)],
     [
       'POST',
       '/nodes/{node}/qemu/{vmid}/status/suspend',
@@ -243,22 +230,10 @@ export function guestRoutes(c: Cluster): RouteTable {
   )
   table.push(
     ['GET', '/nodes/{node}/qemu/{vmid}/migrate', (ctx) => qemuMigratePrecondition(c, node(ctx), vmid(ctx))],
-    [
-      'POST',
-      '/nodes/{node}/qemu/{vmid}/migrate',
-      (ctx) => migrateQemu(c, node(ctx), vmid(ctx), ctx.params, ctx.caller),
-    ],
-    ['POST', '/nodes/{node}/lxc/{vmid}/migrate', (ctx) => migrateLxc(c, node(ctx), vmid(ctx), ctx.params, ctx.caller)],
-    [
-      'POST',
-      '/nodes/{node}/qemu/{vmid}/move_disk',
-      (ctx) => moveVmDisk(c, node(ctx), vmid(ctx), ctx.params, ctx.caller),
-    ],
-    [
-      'POST',
-      '/nodes/{node}/lxc/{vmid}/move_volume',
-      (ctx) => moveCtVolume(c, node(ctx), vmid(ctx), ctx.params, ctx.caller),
-    ],
+    ['POST', '/nodes/{node}/qemu/{vmid}/migrate', onGuest(migrateQemu)],
+    ['POST', '/nodes/{node}/lxc/{vmid}/migrate', onGuest(migrateLxc)],
+    ['POST', '/nodes/{node}/qemu/{vmid}/move_disk', onGuest(moveVmDisk)],
+    ['POST', '/nodes/{node}/lxc/{vmid}/move_volume', onGuest(moveCtVolume)],
   )
   // pve-container has the precondition check from PVE 9 on
   if (c.pveVersion !== '8.4')

@@ -120,16 +120,23 @@ function sharedVm(node: NodeState, conf: Record<string, string>): boolean {
   return shared
 }
 
+/** the parameters both clone_vm handlers read; a target that is the local node (or `localhost`) is no target */
+function cloneRequest(nodeName: string, params: Record<string, unknown>) {
+  const target = optional(params.target)
+  return {
+    newid: Number(params.newid),
+    pool: optional(params.pool),
+    snapname: optional(params.snapname),
+    storage: optional(params.storage),
+    target: target === nodeName || target === 'localhost' ? undefined : target,
+  }
+}
+
 /** qemu-server clone_vm */
 const cloneVm: GuestCall = (c, nodeName, vmid, params, caller) => {
   const node = c.requireNode(nodeName)
-  const newid = Number(params.newid)
-  const pool = optional(params.pool)
-  const snapname = optional(params.snapname)
-  const storage = optional(params.storage)
+  const { newid, pool, snapname, storage, target } = cloneRequest(nodeName, params)
   const format = optional(params.format)
-  let target = optional(params.target)
-  if (target === nodeName || target === 'localhost') target = undefined
 
   // ---- $load_and_check, run before forking (the worker runs it again as it starts: the same state here)
   if (pool !== undefined) c.pools.requireExists(pool)
@@ -267,13 +274,8 @@ interface CtMount {
 /** pve-container clone_vm */
 const cloneCt: GuestCall = (c, nodeName, vmid, params, caller) => {
   const node = c.requireNode(nodeName)
-  const newid = Number(params.newid)
-  const pool = optional(params.pool)
-  const snapname = optional(params.snapname)
-  const storage = optional(params.storage)
-  let target = optional(params.target)
+  const { newid, pool, snapname, storage, target } = cloneRequest(nodeName, params)
   if (pool !== undefined) c.pools.requireExists(pool)
-  if (target === nodeName || target === 'localhost') target = undefined
   checkTarget(c, target)
   if (storage !== undefined) {
     const def = node.storage.checkEnabled(storage)

@@ -326,6 +326,24 @@ function dropUnusedOf(g: Guest, key: string, value: string): void {
   }
 }
 
+/**
+ * A value into the main section, as applying a pending change and a hotplug both write it: the pending entry goes,
+ * a drive replaced by another volume is detached (it becomes unused), and the new volume leaves the unused list
+ */
+function writeValue(g: Guest, node: NodeState, k: string, value: string, ctx: TaskContext | undefined): void {
+  const cur = g.conf.get(k)
+  g.conf.clearPending(k)
+  g.conf.set(k, value)
+  if (
+    cur !== undefined &&
+    isQemuVolumeKey(k) &&
+    driveVolid(cur, volumeKindOf(k, false)) !== driveVolid(value, volumeKindOf(k, false))
+  ) {
+    detach(g, node, k, cur, false, ctx)
+  }
+  dropUnusedOf(g, k, value)
+}
+
 /** move every pending change into the main section (stopped VM, start, API reboot) */
 export function applyPending(g: Guest, node: NodeState): void {
   const deletes = g.conf.pendingDeletes()
@@ -336,19 +354,7 @@ export function applyPending(g: Guest, node: NodeState): void {
     g.conf.delete(k)
     detach(g, node, k, cur, force)
   }
-  for (const [k, v] of Object.entries(g.conf.pending())) {
-    const cur = g.conf.get(k)
-    g.conf.clearPending(k)
-    g.conf.set(k, v)
-    if (
-      cur !== undefined &&
-      isQemuVolumeKey(k) &&
-      driveVolid(cur, volumeKindOf(k, false)) !== driveVolid(v, volumeKindOf(k, false))
-    ) {
-      detach(g, node, k, cur, false)
-    }
-    dropUnusedOf(g, k, v)
-  }
+  for (const [k, v] of Object.entries(g.conf.pending())) writeValue(g, node, k, v, undefined)
   g.conf.cleanupPending()
 }
 
@@ -437,17 +443,7 @@ function applyUpdate(c: Cluster, g: Guest, node: NodeState, req: UpdateRequest, 
       g.conf.setPending(k, value)
       continue
     }
-    const cur = g.conf.get(k)
-    g.conf.clearPending(k)
-    g.conf.set(k, value)
-    if (
-      cur !== undefined &&
-      isQemuVolumeKey(k) &&
-      driveVolid(cur, volumeKindOf(k, false)) !== driveVolid(value, volumeKindOf(k, false))
-    ) {
-      detach(g, node, k, cur, false, ctx)
-    }
-    dropUnusedOf(g, k, value)
+    writeValue(g, node, k, value, ctx)
   }
   if (!running) applyPending(g, node)
   g.conf.cleanupPending()
