@@ -1,5 +1,5 @@
 import type { LiveGuest } from '../inventory.js'
-import type { Kind } from '@proxops/schema'
+import { API_VERSION, KIND_ROOT_OF, type Kind } from '@proxops/schema'
 
 export interface AdoptOptions {
   /** the cluster the files are written for (`<kind>/<cluster>/<name>.yaml`) */
@@ -28,6 +28,17 @@ export interface AdoptedFile {
   document: Record<string, unknown>
   /** why the manifest cannot be listed in resources.yaml yet (empty = complete) */
   incomplete: string[]
+}
+
+/** the manifest file of a cluster-wide object (`<kind root>/<cluster>/<name>.yaml`), complete */
+export function adoptedFile(kind: Kind, cluster: string, name: string, spec: Record<string, unknown>): AdoptedFile {
+  return {
+    path: `${KIND_ROOT_OF[kind]}/${cluster}/${name}.yaml`,
+    kind,
+    name,
+    document: { apiVersion: API_VERSION, kind, metadata: { name }, spec },
+    incomplete: [],
+  }
 }
 
 export interface AdoptGap {

@@ -14,6 +14,23 @@ export const guestAddress = (kind: string, node: string, vmid: number, name?: st
 export const backupAddress = (id: string): string => `BackupJob/${id}`
 export const poolAddress = (id: string): string => `Pool/${id}`
 
+/**
+ * What every action on a cluster-wide object (no node; a pool, a backup job) starts from: the manifest it plans
+ * (`resource`), its address, its level in the deletion order; no disruption, tier 0
+ */
+export function clusterObjectBase<K extends Action['kind']>(kind: K, name: string, address: string, level: number) {
+  return {
+    resource: `${kind}/${name}`,
+    address,
+    kind,
+    name,
+    node: '',
+    disruption: 'none' as const,
+    tier: 0 as const,
+    level,
+  }
+}
+
 /** Where planning records what it found. */
 export interface Sink {
   drafts: Draft[]

@@ -2,8 +2,7 @@
  * adopt for backup jobs: each live `/cluster/backup` job to a BackupJob manifest through the job's field table
  * (fields.ts), the options it does not model reported as gaps. Pure.
  */
-import { API_VERSION, KIND_ROOT_OF } from '@proxops/schema'
-import type { AdoptedFile, AdoptGap } from '../../kit/adopt.js'
+import { adoptedFile, type AdoptedFile, type AdoptGap } from '../../kit/adopt.js'
 import { adoptedSpec } from './fields.js'
 import type { LiveBackupJob } from './types.js'
 
@@ -25,16 +24,5 @@ export function adoptBackupJob(
       value,
       note: 'not modelled by BackupJob; stays on PVE as it is',
     })
-  return {
-    path: `${KIND_ROOT_OF.BackupJob}/${cluster}/${name}.yaml`,
-    kind: 'BackupJob',
-    name,
-    document: {
-      apiVersion: API_VERSION,
-      kind: 'BackupJob',
-      metadata: { name },
-      spec: name === job.id ? spec : { id: job.id, ...spec },
-    },
-    incomplete: [],
-  }
+  return adoptedFile('BackupJob', cluster, name, name === job.id ? spec : { id: job.id, ...spec })
 }

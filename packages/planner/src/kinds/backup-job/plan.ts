@@ -16,7 +16,7 @@ import { isBackupJob } from '../../desired.js'
 import { emptyPlan, type KindContext, type KindPlan } from '../../kit/kind.js'
 import { managedGuests } from '../../kit/managed.js'
 import { selectionVerdict } from './selection.js'
-import { backupAddress } from '../../kit/draft.js'
+import { backupAddress, clusterObjectBase } from '../../kit/draft.js'
 
 const KIND = 'BackupJob' as const
 
@@ -46,16 +46,7 @@ export function planBackupJobs(ctx: KindContext): KindPlan {
   for (const m of [...desired].sort((a, b) => (a.spec.id < b.spec.id ? -1 : a.spec.id > b.spec.id ? 1 : 0))) {
     const id = m.spec.id
     const address = backupAddress(id)
-    const base = {
-      resource: `BackupJob/${m.metadata.name}`,
-      address,
-      kind: KIND,
-      name: m.metadata.name,
-      node: '',
-      disruption: 'none' as const,
-      tier: 0 as const,
-      level: ctx.levelOf(`BackupJob/${m.metadata.name}`),
-    }
+    const base = clusterObjectBase(KIND, m.metadata.name, address, ctx.levelOf(`BackupJob/${m.metadata.name}`))
     const fields = desiredFields(m.spec, policy)
     const job = live.get(id)
     if (job && owner(job) === 'other') {

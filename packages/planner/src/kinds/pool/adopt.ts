@@ -2,9 +2,9 @@
  * adopt for pools: each live pool the selection kept becomes a Pool manifest (`spec.id` when the pool id is not
  * a manifest name, the comment without ProxOps' marker), and a guest in a pool gets `spec.pool`. Pure.
  */
-import { API_VERSION, KIND_ROOT_OF, type Kind } from '@proxops/schema'
+import type { Kind } from '@proxops/schema'
 import type { LiveInventory } from '../../inventory.js'
-import type { AdoptedFile } from '../../kit/adopt.js'
+import { adoptedFile, type AdoptedFile } from '../../kit/adopt.js'
 import { commentText } from '../../kit/ownership.js'
 
 type Claim = (kind: Kind, base: string, id: string | number) => string
@@ -24,18 +24,10 @@ export function adoptPools(
     .map((p) => {
       const name = claim('Pool', sanitise(p.poolid, 'pool'), p.poolid)
       const comment = commentText(p.comment, ownershipTag)
-      return {
-        path: `${KIND_ROOT_OF.Pool}/${cluster}/${name}.yaml`,
-        kind: 'Pool',
-        name,
-        document: {
-          apiVersion: API_VERSION,
-          kind: 'Pool',
-          metadata: { name },
-          spec: { ...(name !== p.poolid ? { id: p.poolid } : {}), ...(comment !== undefined ? { comment } : {}) },
-        },
-        incomplete: [],
-      }
+      return adoptedFile('Pool', cluster, name, {
+        ...(name !== p.poolid ? { id: p.poolid } : {}),
+        ...(comment !== undefined ? { comment } : {}),
+      })
     })
 }
 

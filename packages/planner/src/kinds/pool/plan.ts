@@ -18,7 +18,7 @@ import type { ContainerManifest, PoolManifest, QemuManifest } from '@proxops/sch
 import { poolNeeded } from '@proxops/schema'
 import { known, type LivePool, type Observed } from '../../inventory.js'
 import type { Anomaly, FieldDiff, Policy, PveRequest, Skip } from '../../plan-types.js'
-import { poolAddress, skipOn, type Draft } from '../../kit/draft.js'
+import { clusterObjectBase, poolAddress, skipOn, type Draft } from '../../kit/draft.js'
 import { commentMarker, commentOwner, commentWord } from '../../kit/ownership.js'
 import {
   emptyPlan,
@@ -199,16 +199,7 @@ class PoolPlanner {
     for (const m of [...this.env.desired].sort((a, b) => byId({ poolid: a.spec.id }, { poolid: b.spec.id }))) {
       const id = m.spec.id
       const address = poolAddress(id)
-      const base = {
-        resource: `Pool/${m.metadata.name}`,
-        address,
-        kind: KIND,
-        name: m.metadata.name,
-        node: '',
-        disruption: 'none' as const,
-        tier: 0 as const,
-        level: this.env.levelOf(m),
-      }
+      const base = clusterObjectBase(KIND, m.metadata.name, address, this.env.levelOf(m))
       if (!this.known) {
         this.env.skips.push({
           code: 'unknown',
