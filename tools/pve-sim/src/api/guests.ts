@@ -165,7 +165,7 @@ export function guestRoutes(c: Cluster): RouteTable {
       [
         'POST',
         `${base}/{vmid}/snapshot`,
-        (ctx) => snapshotCreate(c, node(ctx), type, vmid(ctx), ctx.params, ctx.caller),
+        (ctx) => snapshotCreate(c, node(ctx), vmid(ctx), type, ctx.params, ctx.caller),
       ],
       // snapshot_cmd_idx lists the sub-commands without looking the snapshot up
       ['GET', `${base}/{vmid}/snapshot/{snapname}`, () => [{ cmd: 'rollback' }, { cmd: 'config' }]],

@@ -57,6 +57,9 @@ export function splitList(text: string | undefined): string[] {
   return text.split(/[,;\s]+/).filter((s) => s !== '')
 }
 
+/** the create_vm parameters of both guest types that are not config options (each type adds its own) */
+export const CREATE_API_ONLY = ['node', 'vmid', 'storage', 'pool', 'start', 'ha-managed', 'unique', 'force', 'bwlimit']
+
 /** the option keys of a request (everything but the API-only parameters) */
 export function optionParams(params: Record<string, unknown>, apiOnly: string[]): Record<string, string> {
   const out: Record<string, string> = {}

@@ -1,15 +1,6 @@
 import { fail500 } from './errors.js'
-import {
-  bit,
-  checkConfig,
-  deleteOptions,
-  HA_DIGEST_MISMATCH,
-  sectionDigest,
-  splitList,
-  underHaLock,
-  type Section,
-  type SectionOptions,
-} from './ha-section.js'
+import { assertDigest, bit, checkConfig, deleteOptions, sectionDigest, splitList, underHaLock } from './ha-section.js'
+import type { Section, SectionOptions } from './ha-section.js'
 
 /** PVE::HA::Groups->options() */
 const GROUP_OPTIONS: SectionOptions = { nodes: false, comment: true, nofailback: true, restricted: true }
@@ -88,11 +79,11 @@ export class HaGroups {
     const { group, type, digest, delete: del, ...rest } = params
     if (type !== undefined && type !== 'group') throw fail500('types does not match')
     return underHaLock('update ha group failed', () => {
-      if (digest !== undefined && String(digest) !== this.digest()) throw fail500(HA_DIGEST_MISMATCH)
+      assertDigest(digest, this.digest())
       const conf = this.ids.get(String(group))
       if (!conf) throw fail500(`no such ha group '${String(group)}'`)
       const next = { ...conf, ...this.decode(checkConfig('group', GROUP_OPTIONS, rest, false)) }
-      deleteOptions(next, GROUP_OPTIONS, rest, splitList(del), false)
+      deleteOptions(next, GROUP_OPTIONS, rest, del, false)
       this.ids.set(String(group), next)
       return null
     })

@@ -1,17 +1,8 @@
 import { fail500, PveHttpError } from './errors.js'
 import { checkFeasibility, type RuleErrors, type RuleView } from './ha-feasibility.js'
 import type { ServiceAffinity } from './ha-manager.js'
-import {
-  bit,
-  checkConfig,
-  deleteOptions,
-  HA_DIGEST_MISMATCH,
-  sectionDigest,
-  splitList,
-  underHaLock,
-  type Section,
-  type SectionOptions,
-} from './ha-section.js'
+import { assertDigest, bit, checkConfig, deleteOptions, sectionDigest, splitList, underHaLock } from './ha-section.js'
+import type { Section, SectionOptions } from './ha-section.js'
 
 /**
  * HA rules (`/etc/pve/ha/rules.cfg`, PVE 9.x): PVE::API2::HA::Rules over PVE::HA::Rules and its NodeAffinity and
@@ -153,7 +144,7 @@ export class HaRules {
     const rule = String(ruleParam)
     if (!bit(rest.disable)) delete rest.disable
     return underHaLock('update HA rules failed', () => {
-      if (digest !== undefined && String(digest) !== this.digest()) throw fail500(HA_DIGEST_MISMATCH)
+      assertDigest(digest, this.digest())
       const conf = this.ids.get(rule)
       if (!conf) throw fail500(`HA rule '${rule}' does not exist`)
       const type = String(conf.type)
@@ -163,7 +154,7 @@ export class HaRules {
       if (set.resources !== undefined) this.assertResources(set, env)
       if (set.nodes !== undefined) this.assertNodes(set, env)
       const next: Section = { ...conf }
-      deleteOptions(next, options, opts, splitList(del), true)
+      deleteOptions(next, options, opts, del, true)
       Object.assign(next, set)
       this.ids.set(rule, next)
       this.commitIfFeasible(rule, env, () => this.ids.set(rule, conf))

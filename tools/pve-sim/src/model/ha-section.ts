@@ -11,6 +11,11 @@ import { flag } from './guestconf.js'
 export type Section = Record<string, string | number>
 
 /** PVE::SectionConfig::assert_if_modified */
+/** PVE::Tools::assert_if_modified: a `digest` given that is not the config's current one refuses the change */
+export function assertDigest(digest: unknown, current: string): void {
+  if (digest !== undefined && String(digest) !== current) throw fail500(HA_DIGEST_MISMATCH)
+}
+
 export const HA_DIGEST_MISMATCH = 'detected modified configuration - file changed by other user? Try again.'
 
 /** PVE::HA::Config::lock_ha_domain: the locked code's error, prefixed with the handler's message */
@@ -86,10 +91,10 @@ export function deleteOptions(
   section: Section,
   options: SectionOptions,
   set: Record<string, unknown>,
-  keys: readonly string[],
+  del: unknown,
   setAndDelete: boolean,
 ): void {
-  for (const k of keys) {
+  for (const k of splitList(del)) {
     if (!Object.hasOwn(options, k)) throw fail500(`no such option '${k}'`)
     if (!options[k]) throw fail500(`unable to delete required option '${k}'`)
     if (setAndDelete && set[k] !== undefined) throw fail500(`cannot set and delete property '${k}' at the same time!`)

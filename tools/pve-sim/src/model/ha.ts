@@ -3,15 +3,8 @@ import { fail400, fail500, PveHttpError } from './errors.js'
 import { HaGroups } from './ha-groups.js'
 import { HaManager, type ServiceAffinity, type ServiceConfig } from './ha-manager.js'
 import { HaRules } from './ha-rules.js'
-import {
-  checkConfig,
-  deleteOptions,
-  HA_DIGEST_MISMATCH,
-  sectionDigest,
-  splitList,
-  underHaLock,
-  type SectionOptions,
-} from './ha-section.js'
+import { assertDigest, checkConfig, deleteOptions, sectionDigest, underHaLock } from './ha-section.js'
+import type { SectionOptions } from './ha-section.js'
 
 /**
  * HA (pve-ha-manager): the resources config (`/etc/pve/ha/resources.cfg`, PVE::API2::HA::Resources), groups
@@ -221,13 +214,13 @@ export class Ha {
     }
     this.checkServiceState(sid, rest.state === undefined ? undefined : String(rest.state))
     underHaLock('update resources config failed', () => {
-      if (digest !== undefined && String(digest) !== this.digest()) throw fail500(HA_DIGEST_MISMATCH)
+      assertDigest(digest, this.digest())
       const conf = this.resources.get(sid)
       if (!conf) throw fail500(`no such resource '${sid}'`)
       const next = { ...conf }
       const opts = checkConfig(conf.type, this.options(), rest, false)
       this.assign(next, opts)
-      deleteOptions(next, this.options(), opts, splitList(del), false)
+      deleteOptions(next, this.options(), opts, del, false)
       this.resources.set(sid, next)
     })
     this.manager.wake(sid)

@@ -12,27 +12,19 @@ import {
 } from './disks.js'
 import { fail400, fail500, LXC_DIGEST_MISMATCH } from './errors.js'
 import { freeVolumes } from './guest-ops.js'
-import { canonicalScalar, flag, checkDeleteRevert, optionParams, splitList } from './guestconf.js'
+import { canonicalScalar, flag, checkDeleteRevert, CREATE_API_ONLY, optionParams, splitList } from './guestconf.js'
 import { isLxcMountKey, splitIndexed } from './options.js'
-import { FORMATS, parsePropString, printPropString } from './propstring.js'
+import { FORMATS, parsePropParam, parsePropString, printPropString } from './propstring.js'
 import { parseVolname, splitVolid } from './storage.js'
 import type { TaskContext } from './tasks.js'
 
 /** LXC containers: the differences from qemu that matter. */
 
-const CREATE_API_ONLY = [
-  'node',
-  'vmid',
+const LXC_CREATE_API_ONLY = [
+  ...CREATE_API_ONLY,
   'ostemplate',
-  'storage',
-  'pool',
-  'start',
-  'ha-managed',
-  'unique',
-  'force',
   'restore',
   'ignore-unpack-errors',
-  'bwlimit',
   'password',
   'ssh-public-keys',
 ]
@@ -55,12 +47,7 @@ const LXC_HOT_DELETE = ['cpulimit', 'cpuunits', 'swap']
 const REQUIRED = ['rootfs', 'memory', 'ostype']
 
 export function normaliseLxcNet(c: Cluster, key: string, value: string): string {
-  let p
-  try {
-    p = parsePropString(value, FORMATS.lxcNet)
-  } catch (e) {
-    throw fail400({ [key]: `invalid format - ${(e as Error).message}` })
-  }
+  const p = parsePropParam(key, value, FORMATS.lxcNet)
   if (p.name === undefined) throw fail400({ [key]: 'invalid format - property string is missing required key name' })
   if (p.hwaddr === undefined) p.hwaddr = c.rng.mac()
   p.type = 'veth'
@@ -155,7 +142,7 @@ export function createLxc(c: Cluster, nodeName: string, params: Record<string, u
   const ostemplate = String(params.ostemplate)
   checkTemplateAccess(node, ostemplate)
   const storage = params.storage === undefined ? 'local' : String(params.storage)
-  const options = optionParams(params, CREATE_API_ONLY)
+  const options = optionParams(params, LXC_CREATE_API_ONLY)
   const hasMounts = Object.keys(options).some((k) => /^mp\d+$/.test(k))
   if (hasMounts && options.rootfs === undefined)
     throw fail500(`mount points configured, but 'rootfs' not set - aborting`)

@@ -2,6 +2,7 @@
  * Property strings (`key=value,key=value`, PVE::JSONSchema parse_property_string): parsing and PVE's printing order
  * (default key bare first, then required keys sorted, then the rest alphabetically; booleans as 1/0).
  */
+import { fail400 } from './errors.js'
 
 export interface PropFormat {
   /** the key a bare value is assigned to (`file`, `model`, `volume`, ...) */
@@ -22,6 +23,15 @@ export type Props = Record<string, string>
 
 const TRUE = new Set(['1', 'on', 'yes', 'true'])
 const FALSE = new Set(['0', 'off', 'no', 'false'])
+
+/** a request parameter's property string, or the 400 that names the parameter (`invalid format - ...`) */
+export function parsePropParam(key: string, text: string, fmt: PropFormat): Props {
+  try {
+    return parsePropString(text, fmt)
+  } catch (e) {
+    throw fail400({ [key]: `invalid format - ${(e as Error).message}` })
+  }
+}
 
 export function parsePropString(text: string, fmt: PropFormat): Props {
   const out: Props = {}

@@ -14,8 +14,16 @@ import {
   type DriveRequest,
 } from './disks.js'
 import { freeVolumes } from './guest-ops.js'
-import { fail400, fail500, QEMU_DIGEST_MISMATCH } from './errors.js'
-import { canonicalScalar, flag, checkDeleteRevert, hashPassword, optionParams, splitList } from './guestconf.js'
+import { fail500, QEMU_DIGEST_MISMATCH } from './errors.js'
+import {
+  canonicalScalar,
+  CREATE_API_ONLY,
+  flag,
+  checkDeleteRevert,
+  hashPassword,
+  optionParams,
+  splitList,
+} from './guestconf.js'
 import {
   CLOUDINIT_KEYS,
   isQemuDiskKey,
@@ -24,26 +32,13 @@ import {
   QEMU_FAST,
   splitIndexed,
 } from './options.js'
-import { FORMATS, parsePropString, printPropString } from './propstring.js'
+import { FORMATS, parsePropParam, parsePropString, printPropString } from './propstring.js'
 import type { TaskContext } from './tasks.js'
 import type { GuestCall } from './guest-call.js'
 
 /** qemu guests: create, config update with pending/hotplug and power; resize, clone, template and destroy are in guest-ops.ts. */
 
-const CREATE_API_ONLY = [
-  'node',
-  'vmid',
-  'storage',
-  'pool',
-  'start',
-  'ha-managed',
-  'unique',
-  'force',
-  'archive',
-  'live-restore',
-  'bwlimit',
-  'import-working-storage',
-]
+const QEMU_CREATE_API_ONLY = [...CREATE_API_ONLY, 'archive', 'live-restore', 'import-working-storage']
 const UPDATE_API_ONLY = [
   'node',
   'vmid',
@@ -108,12 +103,7 @@ function checkSingleCloudinit(planned: Planned, existing: Record<string, string>
 
 /** netN: MAC generated when missing (every time), printed `model=MAC,...` with sorted options */
 export function normaliseNet(c: Cluster, key: string, value: string): string {
-  let p
-  try {
-    p = parsePropString(value, FORMATS.qemuNet)
-  } catch (e) {
-    throw fail400({ [key]: `invalid format - ${(e as Error).message}` })
-  }
+  const p = parsePropParam(key, value, FORMATS.qemuNet)
   if (p.macaddr === undefined) p.macaddr = c.rng.mac()
   return printPropString(p, FORMATS.qemuNet)
 }
@@ -171,7 +161,7 @@ export function createQemu(c: Cluster, nodeName: string, params: Record<string, 
   const pool = params.pool === undefined ? undefined : String(params.pool)
   if (pool !== undefined) c.pools.requireExists(pool)
   const storage = params.storage === undefined ? undefined : String(params.storage)
-  const options = optionParams(params, CREATE_API_ONLY)
+  const options = optionParams(params, QEMU_CREATE_API_ONLY)
   const planned = planValues(c, node, options, storage)
   const existing = c.guests.get(vmid)
   if (existing)

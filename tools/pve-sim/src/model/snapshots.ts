@@ -1,4 +1,3 @@
-import type { Caller } from './caller.js'
 import type { Cluster, Guest, NodeState } from './cluster.js'
 import { isCloudinitVolid, driveVolid, nextUnused, volumeKindOf } from './disks.js'
 import { fail500 } from './errors.js'
@@ -8,7 +7,7 @@ import { FORMATS, parsePropString } from './propstring.js'
 import { parseDiskSize, MiB } from './sizes.js'
 import { splitVolid } from './storage.js'
 import { volumeHasFeature } from './volume-features.js'
-import type { SnapshotCall } from './guest-call.js'
+import type { SnapshotCall, TypedGuestCall } from './guest-call.js'
 
 /**
  * Guest snapshots, as pve-guest-common's PVE::AbstractConfig does them (`snapshot_create`, `snapshot_rollback`,
@@ -144,14 +143,7 @@ export function snapshotUpdate(
 }
 
 /** POST .../snapshot (qemu `snapshot`, lxc `snapshot`): reserved names answer at once, the rest is the worker */
-export function snapshotCreate(
-  c: Cluster,
-  nodeName: string,
-  type: GuestType,
-  vmid: number,
-  params: Record<string, unknown>,
-  caller: Caller,
-): string {
+export const snapshotCreate: TypedGuestCall = (c, nodeName, vmid, type, params, caller) => {
   const node = c.requireNode(nodeName)
   const g = c.requireGuest(nodeName, type, vmid)
   const name = String(params.snapname ?? '')
