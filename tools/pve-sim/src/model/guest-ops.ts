@@ -12,9 +12,36 @@ import { isLxcMountKey, isQemuVolumeKey } from './options.js'
 import { FORMATS, printPropString } from './propstring.js'
 import { formatSize, resizeTarget } from './sizes.js'
 import type { TypedGuestCall } from './guest-call.js'
+import { GuestConfig } from './config.js'
+import type { GuestType } from './options.js'
+import type { TaskContext } from './tasks.js'
 
 export function freeVolumes(node: NodeState, volids: string[]): void {
   for (const v of volids) node.storage.remove(v)
+}
+
+/**
+ * The worker both create_vm handlers fork (`qmcreate`, `vzcreate`): the guest exists from the dispatch on, its
+ * config `lock: create` (create_and_lock_config); `run` is given the guest and the list it records the volumes it
+ * allocates in, and a create that fails frees them and removes the guest again.
+ */
+export function dispatchCreate(
+  c: Cluster,
+  node: NodeState,
+  type: GuestType,
+  vmid: number,
+  caller: Caller,
+  run: (ctx: TaskContext, g: Guest, allocated: string[]) => void,
+): string {
+  const g = c.addGuest(vmid, type, node.name, new GuestConfig({ lock: 'create' }))
+  const allocated: string[] = []
+  return c.dispatch(node.name, type === 'qemu' ? 'qmcreate' : 'vzcreate', String(vmid), caller.actor, {
+    run: (ctx) => run(ctx, g, allocated),
+    onError: () => {
+      freeVolumes(node, allocated)
+      if (c.guests.get(vmid) === g) c.removeGuest(g)
+    },
+  })
 }
 
 /** a key whose value names a volume: qemu drives, LXC rootfs and mount points */

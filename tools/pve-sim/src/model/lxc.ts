@@ -11,7 +11,7 @@ import {
   type DriveRequest,
 } from './disks.js'
 import { fail400, fail500, LXC_DIGEST_MISMATCH } from './errors.js'
-import { freeVolumes } from './guest-ops.js'
+import { dispatchCreate } from './guest-ops.js'
 import { canonicalScalar, flag, checkDeleteRevert, CREATE_API_ONLY, optionParams, splitList } from './guestconf.js'
 import { isLxcMountKey, splitIndexed } from './options.js'
 import { FORMATS, parsePropParam, parsePropString, printPropString } from './propstring.js'
@@ -162,43 +162,35 @@ export function createLxc(c: Cluster, nodeName: string, params: Record<string, u
   delete options.unprivileged
   const planned = planValues(c, node, options, storage)
   const start = flag(params.start)
-  const g = c.addGuest(vmid, 'lxc', nodeName, new GuestConfig({ lock: 'create' }))
-  const allocated: string[] = []
-  return c.dispatch(nodeName, 'vzcreate', String(vmid), caller.actor, {
-    run: (ctx) => {
-      const conf: Record<string, string> = {}
-      try {
-        for (const key of Object.keys(planned).sort())
-          conf[key] = realise(c, node, vmid, planned[key] as string | DriveRequest, allocated)
-      } catch (e) {
-        throw new Error(`unable to create CT ${vmid} - ${e instanceof Error ? e.message : String(e)}`)
-      }
-      conf.arch = conf.arch ?? 'amd64'
-      conf.ostype = conf.ostype ?? detectOstype(ostemplate)
-      if (unprivileged === '1') conf.unprivileged = '1'
-      // archive_is_oci_format warns and restore_archive dies in abs_filesystem_path when the file is not there
-      if (!node.storage.get(ostemplate)) {
-        ctx.log(`can't find file '${ostemplate}'`)
-        throw new Error(`unable to create CT ${vmid} - can't find file '${ostemplate}'`)
-      }
-      ctx.log(`extracting archive '${ostemplate}'`)
-      // create_vm's "set some defaults" once the archive is unpacked: a hostname, 512 MiB of memory and of swap
-      conf.hostname ||= `CT${vmid}`
-      if (!conf.memory || conf.memory === '0') conf.memory = '512'
-      conf.swap ??= '512'
-      // password and ssh-public-keys are written into the rootfs, never into the config
-      g.conf = new GuestConfig(conf)
-      // create_vm: add_vm_to_pool at the end of the locked create code, before the start
-      if (pool) c.pools.addVm(vmid, pool)
-      // the create worker calls PVE::API2::LXC::Status->vm_start, which forks a `vzstart` worker of its own: the
-      // create task ends OK while the container is still stopped, and the start can fail on its own
-      if (start) powerLxc(c, nodeName, vmid, 'start', {}, caller)
-      if (flag(params['ha-managed'])) c.ha.addFromCreate(g, start, (l) => ctx.log(l))
-    },
-    onError: () => {
-      freeVolumes(node, allocated)
-      if (c.guests.get(vmid) === g) c.removeGuest(g)
-    },
+  return dispatchCreate(c, node, 'lxc', vmid, caller, (ctx, g, allocated) => {
+    const conf: Record<string, string> = {}
+    try {
+      for (const key of Object.keys(planned).sort())
+        conf[key] = realise(c, node, vmid, planned[key] as string | DriveRequest, allocated)
+    } catch (e) {
+      throw new Error(`unable to create CT ${vmid} - ${e instanceof Error ? e.message : String(e)}`)
+    }
+    conf.arch = conf.arch ?? 'amd64'
+    conf.ostype = conf.ostype ?? detectOstype(ostemplate)
+    if (unprivileged === '1') conf.unprivileged = '1'
+    // archive_is_oci_format warns and restore_archive dies in abs_filesystem_path when the file is not there
+    if (!node.storage.get(ostemplate)) {
+      ctx.log(`can't find file '${ostemplate}'`)
+      throw new Error(`unable to create CT ${vmid} - can't find file '${ostemplate}'`)
+    }
+    ctx.log(`extracting archive '${ostemplate}'`)
+    // create_vm's "set some defaults" once the archive is unpacked: a hostname, 512 MiB of memory and of swap
+    conf.hostname ||= `CT${vmid}`
+    if (!conf.memory || conf.memory === '0') conf.memory = '512'
+    conf.swap ??= '512'
+    // password and ssh-public-keys are written into the rootfs, never into the config
+    g.conf = new GuestConfig(conf)
+    // create_vm: add_vm_to_pool at the end of the locked create code, before the start
+    if (pool) c.pools.addVm(vmid, pool)
+    // the create worker calls PVE::API2::LXC::Status->vm_start, which forks a `vzstart` worker of its own: the
+    // create task ends OK while the container is still stopped, and the start can fail on its own
+    if (start) powerLxc(c, nodeName, vmid, 'start', {}, caller)
+    if (flag(params['ha-managed'])) c.ha.addFromCreate(g, start, (l) => ctx.log(l))
   })
 }
 

@@ -13,7 +13,7 @@ import {
   volumeKindOf,
   type DriveRequest,
 } from './disks.js'
-import { freeVolumes } from './guest-ops.js'
+import { dispatchCreate } from './guest-ops.js'
 import { fail500, QEMU_DIGEST_MISMATCH } from './errors.js'
 import {
   canonicalScalar,
@@ -170,54 +170,46 @@ export function createQemu(c: Cluster, nodeName: string, params: Record<string, 
     )
   const start = flag(params.start)
   const haManaged = flag(params['ha-managed'])
-  const g = c.addGuest(vmid, 'qemu', nodeName, new GuestConfig({ lock: 'create' }))
-  const allocated: string[] = []
-  return c.dispatch(nodeName, 'qmcreate', String(vmid), caller.actor, {
-    run: (ctx) => {
-      const conf: Record<string, string> = {}
-      // create_disks walks the drives in string-sorted key order (efidisk0, ide*, sata*, scsi0, scsi1, scsi10,
-      // ...), each new disk logged with its printed value; a second cloud-init drive dies there
-      try {
-        for (const key of Object.keys(planned).sort()) {
-          const req = planned[key] as string | DriveRequest
-          if (typeof req !== 'string' && req.kind === 'cloudinit') checkSingleCloudinit({ [key]: req }, conf)
-          const before = allocated.length
-          conf[key] = realise(c, node, vmid, key, req, allocated)
-          if (allocated.length > before) ctx.log(`${key}: successfully created disk '${conf[key]}'`)
-        }
-      } catch (e) {
-        // the create API frees what it allocated and dies with `$emsg $err`
-        throw new Error(`unable to create VM ${vmid} - ${e instanceof Error ? e.message : String(e)}`)
+  return dispatchCreate(c, node, 'qemu', vmid, caller, (ctx, g, allocated) => {
+    const conf: Record<string, string> = {}
+    // create_disks walks the drives in string-sorted key order (efidisk0, ide*, sata*, scsi0, scsi1, scsi10,
+    // ...), each new disk logged with its printed value; a second cloud-init drive dies there
+    try {
+      for (const key of Object.keys(planned).sort()) {
+        const req = planned[key] as string | DriveRequest
+        if (typeof req !== 'string' && req.kind === 'cloudinit') checkSingleCloudinit({ [key]: req }, conf)
+        const before = allocated.length
+        conf[key] = realise(c, node, vmid, key, req, allocated)
+        if (allocated.length > before) ctx.log(`${key}: successfully created disk '${conf[key]}'`)
       }
-      if (conf.vmgenid === undefined || conf.vmgenid === '1') conf.vmgenid = c.rng.uuid()
-      else if (conf.vmgenid === '0') delete conf.vmgenid
-      // a uuid only when smbios1 was not given at all
-      if (!conf.smbios1) conf.smbios1 = `uuid=${c.rng.uuid()}`
-      if (conf.boot === undefined) {
-        const b = bootOrder(conf)
-        if (b) conf.boot = b
-      }
-      // Windows guests get their machine version pinned unless a versioned machine was given
-      if (/^(win|w2k)/.test(conf.ostype ?? '') && (!conf.machine || /^(pc|q35|virt)$/.test(conf.machine))) {
-        const q35 = conf.machine === 'q35'
-        conf.machine = `pc-${q35 ? 'q35' : 'i440fx'}-${c.version.qemu.split('.').slice(0, 2).join('.')}+pve0`
-      }
-      conf.meta = metaString(c)
-      const fresh = new GuestConfig(conf)
-      g.conf = fresh
-      // create_vm: add_vm_to_pool once the config is written, before the start
-      if (pool) c.pools.addVm(vmid, pool)
-      // createfn: `ha-manager add` first, then the autostart
-      if (haManaged) c.ha.addFromCreate(g, start, (l) => ctx.log(l))
-      if (start) {
-        ctx.log('Execute autostart')
-        c.setStatus(g, 'running')
-      }
-    },
-    onError: () => {
-      freeVolumes(node, allocated)
-      if (c.guests.get(vmid) === g) c.removeGuest(g)
-    },
+    } catch (e) {
+      // the create API frees what it allocated and dies with `$emsg $err`
+      throw new Error(`unable to create VM ${vmid} - ${e instanceof Error ? e.message : String(e)}`)
+    }
+    if (conf.vmgenid === undefined || conf.vmgenid === '1') conf.vmgenid = c.rng.uuid()
+    else if (conf.vmgenid === '0') delete conf.vmgenid
+    // a uuid only when smbios1 was not given at all
+    if (!conf.smbios1) conf.smbios1 = `uuid=${c.rng.uuid()}`
+    if (conf.boot === undefined) {
+      const b = bootOrder(conf)
+      if (b) conf.boot = b
+    }
+    // Windows guests get their machine version pinned unless a versioned machine was given
+    if (/^(win|w2k)/.test(conf.ostype ?? '') && (!conf.machine || /^(pc|q35|virt)$/.test(conf.machine))) {
+      const q35 = conf.machine === 'q35'
+      conf.machine = `pc-${q35 ? 'q35' : 'i440fx'}-${c.version.qemu.split('.').slice(0, 2).join('.')}+pve0`
+    }
+    conf.meta = metaString(c)
+    const fresh = new GuestConfig(conf)
+    g.conf = fresh
+    // create_vm: add_vm_to_pool once the config is written, before the start
+    if (pool) c.pools.addVm(vmid, pool)
+    // createfn: `ha-manager add` first, then the autostart
+    if (haManaged) c.ha.addFromCreate(g, start, (l) => ctx.log(l))
+    if (start) {
+      ctx.log('Execute autostart')
+      c.setStatus(g, 'running')
+    }
   })
 }
 
