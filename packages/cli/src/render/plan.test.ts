@@ -140,7 +140,7 @@ describe('text renderer', () => {
     const actions = types.map((type, i) => ({ ...(ACTIONS[0] as (typeof ACTIONS)[0]), id: `a${i}`, type }))
     const c = countActions(actions)
     expect(c.create + c.update + c.delete).toBe(actions.length)
-    expect(c.delete).toBe(types.filter((t) => symbolOf(t) === '-').length)
+    expect(c.delete).toBe(actions.filter((a) => symbolOf(a) === '-').length)
     const clean = { ...fixturePlan(actions), anomalies: [], skips: [], pending: [] }
     expect(summaryLine(clean)).toBe(
       actions.length === 0
@@ -244,7 +244,7 @@ describe('renderers over arbitrary plans', () => {
       expect(text).not.toContain('\u001b[')
       let at = 0
       for (const a of actions) {
-        const line = `  ${symbolOf(a.type)} ${a.address}\n`
+        const line = `  ${symbolOf(a)} ${a.address}\n`
         const found = text.indexOf(line, at)
         expect(found).toBeGreaterThanOrEqual(at)
         at = found + line.length
