@@ -123,8 +123,18 @@ export interface SecretParam {
 export type PlanParamValue = string | number | SecretParam
 export type PlanParams = Readonly<Record<string, PlanParamValue>>
 
+/**
+ * The requests a kind declares from its own folder, one entry per call keyed by the call, by declaration merging in
+ * its `index.ts` (docs/architecture.md, "Adding a kind"):
+ * `declare module '../../plan-types.js' { interface KindRequests { createZone: { call: 'createZone'; ... } } }`.
+ * The kinds that came before it list theirs in PveRequest below.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by the kinds' declaration merging
+export interface KindRequests {}
+
 /** One PVE call, named after the PveWriter method that makes it. Executed in order within an action. */
 export type PveRequest =
+  | KindRequests[keyof KindRequests]
   | { call: 'createGuest'; node: string; guest: GuestType; params: PlanParams }
   | { call: 'cloneGuest'; node: string; guest: GuestType; vmid: number; params: PlanParams }
   | {

@@ -4,7 +4,7 @@
  */
 import { API_VERSION, KIND_ROOT_OF } from '@proxops/schema'
 import type { AdoptedFile, AdoptGap } from '../../kit/adopt.js'
-import { adoptedSpec } from './fields.js'
+import { adoptSpec } from './fields.js'
 import type { LiveBackupJob } from './types.js'
 
 export function adoptBackupJob(
@@ -15,7 +15,7 @@ export function adoptBackupJob(
   name: string,
   gaps: AdoptGap[],
 ): AdoptedFile {
-  const { spec, unmodelled } = adoptedSpec(job, ownershipTag)
+  const { spec, unmodelled } = adoptSpec(job, ownershipTag)
   for (const { key, value } of unmodelled)
     gaps.push({
       kind: 'BackupJob',
