@@ -163,9 +163,15 @@ export function objectStates(
     if (!report) return { state: 'drift', action: labels, reason }
     const failed = actions.map((a) => results.get(a.id)).find((r) => r?.status === 'failed')
     if (failed)
-      return { state: 'failed', action: describeAction(failed).label, reason, ...(failed.error ? { error: failed.error } : {}) }
+      return {
+        state: 'failed',
+        action: describeAction(failed).label,
+        reason,
+        ...(failed.error ? { error: failed.error } : {}),
+      }
     const skip = actions.map((a) => results.get(a.id)).find((r) => r?.status === 'skipped' || r === undefined)
-    if (skip) return { state: 'skipped', action: describeAction(skip ?? last).label, reason: skip.skip?.reason ?? 'not run' }
+    if (skip)
+      return { state: 'skipped', action: describeAction(skip ?? last).label, reason: skip.skip?.reason ?? 'not run' }
     return {
       state: last.type === 'delete' ? 'pruned' : 'converged',
       action: labels,

@@ -4,7 +4,7 @@
  * requests need (`Kind.privileges`, following PVE's own checks); this module collects them for a plan and
  * checks them against what the token holds.
  */
-import { describeAction as describe, PRIVILEGES } from './kinds/index.js'
+import { describeAction as describe, kindOf } from './kinds/index.js'
 import { objectKind } from './kit/draft.js'
 import type { Grant, RequestNeed } from './kit/privileges.js'
 import { compareAnomalies, compareSkips, summaryOf } from './plan/order.js'
@@ -23,10 +23,11 @@ export type PrivilegeNeed =
     }
   | { action: string; key: string; rootOnly: string }
 
-/** what one request needs, from the kind that sends it */
+/** what one request needs, from the action's kind, which sends it */
 function requestNeeds(r: PveRequest, action: Action): RequestNeed[] {
-  const of = PRIVILEGES[r.call] as ((r: PveRequest, a: Action) => RequestNeed[]) | undefined
-  if (!of) throw new Error(`no kind declares what a ${r.call} request needs`)
+  const kind = kindOf(action)
+  const of = kind.privileges[r.call] as ((r: PveRequest, a: Action) => RequestNeed[]) | undefined
+  if (!of) throw new Error(`kind ${kind.name} does not declare what a ${r.call} request needs`)
   return of(r, action)
 }
 

@@ -84,7 +84,9 @@ export function renderObjectStatus(
     if (o.error) lines.push(`  error: ${flat(o.error)}`)
     for (const a of cycle.plannedActions)
       if (addresses.includes(a.address))
-        lines.push(`  ${describeAction(a).label}: ${flat(a.reason)}${a.disruption !== 'none' ? ` (disruption: ${a.disruption})` : ''}`)
+        lines.push(
+          `  ${describeAction(a).label}: ${flat(a.reason)}${a.disruption !== 'none' ? ` (disruption: ${a.disruption})` : ''}`,
+        )
     lines.push(...unmanagedLines(o.unmanaged ?? [], p))
     lines.push('')
   }
@@ -112,10 +114,13 @@ export function resultLine(r: ActionResult, p: Paint): string {
   // what the action saw and left alone (a lookalike snapshot), under its line
   const notes = (r.notes ?? []).map((n) => `\n${p.yellow(`    note: ${flat(n)}`)}`).join('')
   const address = flat(r.address)
-  if (r.status === 'ok') return p.green(`  ok      ${address} ${describeAction(r).label} (${seconds(r.durationMs)})`) + notes
+  if (r.status === 'ok')
+    return p.green(`  ok      ${address} ${describeAction(r).label} (${seconds(r.durationMs)})`) + notes
   if (r.status === 'failed')
     return (
-      p.red(`  FAILED  ${address} ${describeAction(r).label} (${seconds(r.durationMs)}): ${flat(r.error ?? 'unknown error')}`) + notes
+      p.red(
+        `  FAILED  ${address} ${describeAction(r).label} (${seconds(r.durationMs)}): ${flat(r.error ?? 'unknown error')}`,
+      ) + notes
     )
   return p.yellow(`  skipped ${address} ${describeAction(r).label}: ${flat(r.skip?.reason ?? 'not run')}`)
 }

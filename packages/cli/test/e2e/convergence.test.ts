@@ -115,7 +115,10 @@ describe('convergence is a fact, not a default', () => {
       })
       const apply = await run('apply', '--yes', '--output', 'json')
       expect(apply.code, apply.stdout).toBe(1)
-      expect(JSON.parse(apply.stdout)).toMatchObject({ format_version: STATUS_FORMAT_VERSION, cycles: [{ result: 'blocked' }] })
+      expect(JSON.parse(apply.stdout)).toMatchObject({
+        format_version: STATUS_FORMAT_VERSION,
+        cycles: [{ result: 'blocked' }],
+      })
     } finally {
       sim.control.setNodeOnline('pve2', true)
     }

@@ -35,7 +35,7 @@ describe('the kind contract', () => {
     expect(KINDS.filter((k) => k.readsGuests)).toHaveLength(1)
   })
 
-  it('an action is its kind\'s by its kind field; one the kind cannot run, confirm or count is named (planted violations)', () => {
+  it("an action is its kind's by its kind field; one the kind cannot run, confirm or count is named (planted violations)", () => {
     const action = (kind: string, type: string, ...calls: string[]) =>
       ({ id: `x#${type}`, kind, type, requests: calls.map((call) => ({ call })) }) as unknown as Action
     expect(kindOf(action('HA', 'create')).name).toBe('ha')

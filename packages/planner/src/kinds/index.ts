@@ -7,7 +7,6 @@
 import type { Manifest } from '@proxops/schema'
 import type { Action, ActionType } from '../plan-types.js'
 import { kindProblems, type Kind, type SummaryCount } from '../kit/kind.js'
-import type { Privileges } from '../kit/privileges.js'
 import { VERBS, type VerbText } from '../kit/verbs.js'
 import { artifact } from './artifact/index.js'
 import { backupJob } from './backup-job/index.js'
@@ -64,9 +63,6 @@ export function kindOfManifest(m: Pick<Manifest, 'kind'>): Kind {
   if (!kind) throw new Error(`no kind declares ${m.kind} manifests`)
   return kind
 }
-
-/** What every request needs from the API token, from the kind that sends it. */
-export const PRIVILEGES: Privileges = Object.assign({}, ...KINDS.map((k) => k.privileges)) as Privileges
 
 /** The summary count an action adds to, from its kind. */
 export function countOf(action: Pick<Action, 'id' | 'kind' | 'type'>): SummaryCount | undefined {

@@ -177,13 +177,13 @@ export interface Kind {
    * the budget is spent on the groups in this order, and a group sees what the earlier ones chose.
    */
   readonly pruneOrder?: number
-  /** how its actions' requests are sent (execute/run-action.ts dispatches by request; a call has one kind) */
+  /** how its actions' requests are sent (execute/run-action.ts runs an action's requests with its kind's runners) */
   readonly run: Runners
   /** what each of its requests needs from the API token: one entry per call it runs */
   readonly privileges: Privileges
   /**
-   * The read-back after one of its actions (the kind whose runners send an action's requests): a problem text,
-   * or undefined when it did what it meant
+   * The read-back after one of its actions (the kind an action's `kind` names): a problem text, or undefined when
+   * it did what it meant
    */
   confirm(action: Action, reader: LiveReader): Promise<string | undefined>
   /**

@@ -147,7 +147,6 @@ const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 /** prunes: guests before pools, a sub-pool before its parent (delete_pool refuses a pool that is not empty) */
 const pruneRank = (a: Action): number => (a.kind === 'Pool' ? 4 - (a.address.split('/').length - 1) : 0)
 
-
 export function compareActions(a: Action, b: Action): number {
   return (
     a.tier - b.tier ||
