@@ -4,6 +4,7 @@ import { paint, useColor } from './color.js'
 import { canonicalJson } from './json.js'
 import { renderPlanMarkdown } from './plan-markdown.js'
 import { countActions, diffLine, renderPlanText, summaryLine, symbolOf } from './plan-text.js'
+import type { Action } from '@proxops/planner'
 import { ACTIONS, fixturePlan } from './fixtures.test-support.js'
 
 describe('text renderer', () => {
@@ -86,6 +87,24 @@ describe('text renderer', () => {
     expect(summaryLine(p)).toBe(
       'Plan: 0 to create, 1 to update, 0 to delete, 1 safety snapshot; 1 object blocked: anomaly 1.',
     )
+  })
+
+  it("what lives on a guest reads as its kind says: an HA resource's create and removal, a pool join (describeAction)", () => {
+    const on = (kind: Action['kind'], type: Action['type'], id: string): Action => ({
+      ...(ACTIONS[0] as Action),
+      id: `VM/pve1/100(web)#${id}`,
+      kind,
+      type,
+      diffs: [],
+    })
+    const actions = [on('HA', 'create', 'ha-create'), on('Pool', 'join', 'pool'), on('HA', 'delete', 'ha-delete')]
+    const text = renderPlanText({ ...fixturePlan(actions), anomalies: [], skips: [], pending: [] }, paint(false))
+    expect(text).toContain('  # VM/pve1/100(web) will become an HA resource\n')
+    expect(text).toContain('  # VM/pve1/100(web) will join its pool\n')
+    expect(text).toContain('  # VM/pve1/100(web) will stop being an HA resource (its resource is removed)\n')
+    expect(actions.map((a) => symbolOf(a))).toEqual(['+', '~', '-'])
+    expect(text).toContain('Plan: 1 to create, 1 to update, 1 to delete.')
+    expect(renderPlanMarkdown(fixturePlan(actions))).toContain('| + | `VM/pve1/100(web)` | HA create | none |')
   })
 
   it('the header says when the plan comes from a dirty work tree', () => {
