@@ -24,6 +24,9 @@ describe('the kind contract', () => {
       'privileges for createGuest, which it does not run',
     ])
     expect(kindProblems({ ...first!, privileges: {} })).toContain('no privileges for createGuest')
+    expect(kindProblems({ ...first!, verbs: { join: { rank: 8 } } })).toEqual([
+      'verbs for join, which it does not plan',
+    ])
   })
 
   it('names, prune places and manifest kinds are each declared once; one kind reads the guests', () => {

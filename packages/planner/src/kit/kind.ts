@@ -232,6 +232,8 @@ export function kindProblems(kind: Partial<Kind>): string[] {
   for (const call of Object.keys(kind.privileges ?? {}))
     if (!calls.includes(call)) out.push(`privileges for ${call}, which it does not run`)
   if (Object.keys(kind.summary ?? {}).length === 0) out.push('no summary')
+  for (const verb of Object.keys(kind.verbs ?? {}))
+    if (kind.summary?.[verb as ActionType] === undefined) out.push(`verbs for ${verb}, which it does not plan`)
   if (typeof kind.adopt?.run !== 'function') out.push('no adopt')
   return out
 }
