@@ -52,6 +52,19 @@ describe('objectStates', () => {
     expect(cycleResult({ ...fixturePlan(), actions: [], anomalies: [], pending: [] })).toBe('converged')
   })
 
+  it("a guest's HA, firewall and pool actions are the guest's row, labelled by their kind", () => {
+    const web = fixturePlan().actions[0]!
+    const ha = { ...web, id: `${web.address}#ha-create`, kind: 'HA' as const }
+    const fw = { ...web, id: `${web.address}#firewall`, kind: 'GuestFirewall' as const, type: 'update' as const }
+    const states = objectStates('homelab', desired, { ...fixturePlan(), actions: [web, ha, fw] })
+    expect(states.find((s) => s.name === 'web')).toMatchObject({
+      kind: 'VM',
+      state: 'drift',
+      action: 'create+HA create+GuestFirewall update',
+    })
+    expect(states.map((s) => s.kind)).not.toContain('HA')
+  })
+
   it('objects that cannot be converged this cycle are blocked, with the reason', () => {
     const plan = {
       ...fixturePlan([]),

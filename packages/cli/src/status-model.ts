@@ -5,6 +5,7 @@
  */
 import {
   convergence,
+  describeAction,
   type Action,
   type ActionResult,
   type Blocked,
@@ -15,7 +16,7 @@ import {
 } from '@proxops/planner'
 
 /** `format_version` of the JSON that `status` and `apply` print (`--output json`); raised on a breaking change */
-export const STATUS_FORMAT_VERSION = 1
+export const STATUS_FORMAT_VERSION = 2
 
 /** `blocked`: the object does not match git and this cycle cannot make it so (see `blocked` for why) */
 export type ObjectState = 'converged' | 'drift' | 'in_progress' | 'failed' | 'skipped' | 'pruned' | 'blocked'
@@ -126,7 +127,11 @@ export function objectStates(
   const prunes: Action[] = []
   for (const action of plan.actions) {
     if (action.name === undefined) prunes.push(action)
-    else byObject.set(key(action.kind, action.name), [...(byObject.get(key(action.kind, action.name)) ?? []), action])
+    else {
+      // under the object its address names: a guest's HA resource, firewall and pool membership are the guest's
+      const id = key(action.address.split('/')[0]!, action.name)
+      byObject.set(id, [...(byObject.get(id) ?? []), action])
+    }
   }
   // what the planner says blocks each address, the first reason first (as convergence() counts it)
   const blockedAt = new Map<string, Blocked[]>()
@@ -154,15 +159,22 @@ export function objectStates(
   const stateOf = (actions: readonly Action[]): Pick<ObjectStatus, 'state' | 'action' | 'reason' | 'error'> => {
     const last = actions[actions.length - 1] as Action
     const reason = actions.map((a) => a.reason).join('; ')
-    if (!report) return { state: 'drift', action: actions.map((a) => a.type).join('+'), reason }
+    const labels = actions.map((a) => describeAction(a).label).join('+')
+    if (!report) return { state: 'drift', action: labels, reason }
     const failed = actions.map((a) => results.get(a.id)).find((r) => r?.status === 'failed')
     if (failed)
-      return { state: 'failed', action: failed.type, reason, ...(failed.error ? { error: failed.error } : {}) }
+      return {
+        state: 'failed',
+        action: describeAction(failed).label,
+        reason,
+        ...(failed.error ? { error: failed.error } : {}),
+      }
     const skip = actions.map((a) => results.get(a.id)).find((r) => r?.status === 'skipped' || r === undefined)
-    if (skip) return { state: 'skipped', action: skip.type ?? last.type, reason: skip.skip?.reason ?? 'not run' }
+    if (skip)
+      return { state: 'skipped', action: describeAction(skip ?? last).label, reason: skip.skip?.reason ?? 'not run' }
     return {
       state: last.type === 'delete' ? 'pruned' : 'converged',
-      action: actions.map((a) => a.type).join('+'),
+      action: labels,
       reason,
     }
   }

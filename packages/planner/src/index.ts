@@ -29,7 +29,7 @@ export {
   type Skip,
   type SkipCode,
 } from './plan-types.js'
-export { plan, addressesOf, type PlanOptions } from './plan/index.js'
+export { plan, addressesOf, describeAction, type PlanOptions } from './plan/index.js'
 export { targetPlan, type PlanTarget } from './plan/target.js'
 export { serializePlan, parsePlan } from './serialize.js'
 export { PlanInputError, type PlanErrorCode } from './errors.js'

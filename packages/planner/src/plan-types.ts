@@ -4,17 +4,23 @@
  * Nothing here is derived from the clock or from randomness: the same inputs give the same bytes
  * (see serializePlan). Secret values never appear: they are references resolved at execute time.
  */
-import type { DisruptionPolicy } from '@proxops/schema'
+import type { AllowEmptyKind, DisruptionPolicy, Kind } from '@proxops/schema'
 import type { FirewallWrite, GuestType, HaObject } from '@proxops/pve-client/wire'
 
-export const PLAN_FORMAT_VERSION = 1
+/** 2: action types are verbs, the action's `kind` says which kind (docs/plan-format.md, "Compatibility") */
+export const PLAN_FORMAT_VERSION = 2
 
-export type ResourceKind =
-  'VM' | 'TemplateVM' | 'LXC' | 'TemplateCT' | 'ISO' | 'CTTemplate' | 'DiskImage' | 'BackupJob' | 'Pool'
+/** the manifest kinds, from the schema's registry of kinds */
+export type ResourceKind = Kind
+/**
+ * What an action's `kind` names: the kind that runs and confirms it. A manifest kind, or for what lives on a
+ * guest without a manifest of its own, its HA resource or its firewall (the action carries the guest's address).
+ */
+export type ActionKind = ResourceKind | 'HA' | 'GuestFirewall'
 export type GuestKind = 'VM' | 'TemplateVM' | 'LXC' | 'TemplateCT'
 export type ArtifactKind = 'ISO' | 'CTTemplate' | 'DiskImage'
-/** the kinds whose prunes the empty-desired guard holds back (`--allow-empty <Kind>` lifts it) */
-export type AllowEmptyKind = GuestKind | 'BackupJob' | 'Pool'
+/** the kinds whose prunes the empty-desired guard holds back (`--allow-empty <Kind>` lifts it): the schema's */
+export type { AllowEmptyKind }
 
 /** the disruption policy is the schema's (`allow`, `none`, `hotplug`, `reboot`, `stop`) */
 export type { DisruptionPolicy }
@@ -117,8 +123,18 @@ export interface SecretParam {
 export type PlanParamValue = string | number | SecretParam
 export type PlanParams = Readonly<Record<string, PlanParamValue>>
 
+/**
+ * The requests a kind declares from its own folder, one entry per call keyed by the call, by declaration merging in
+ * its `index.ts` (docs/architecture.md, "Adding a kind"):
+ * `declare module '../../plan-types.js' { interface KindRequests { createZone: { call: 'createZone'; ... } } }`.
+ * The kinds that came before it list theirs in PveRequest below.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by the kinds' declaration merging
+export interface KindRequests {}
+
 /** One PVE call, named after the PveWriter method that makes it. Executed in order within an action. */
 export type PveRequest =
+  | KindRequests[keyof KindRequests]
   | { call: 'createGuest'; node: string; guest: GuestType; params: PlanParams }
   | { call: 'cloneGuest'; node: string; guest: GuestType; vmid: number; params: PlanParams }
   | {
@@ -202,6 +218,10 @@ export type PveRequest =
   | { call: 'updatePool'; params: PlanParams }
   | { call: 'deletePool'; poolid: string }
 
+/**
+ * A verb; the action's `kind` names what it acts on (a new kind plans `create`, `update` and `delete`). How a plan
+ * shows each one and where it falls in a level come from its kind (kit/verbs.ts, Kind.verbs).
+ */
 export type ActionType =
   | 'create'
   | 'clone'
@@ -218,14 +238,8 @@ export type ActionType =
   | 'stop'
   | 'mark-template'
   | 'delete'
-  /** converge the guest firewall (options, rules, IP sets, aliases); applied live by PVE */
-  | 'firewall'
-  /** the guest's HA resource (and its group or rule) created, updated or removed (planner/src/ha) */
-  | 'ha-create'
-  | 'ha-update'
-  | 'ha-delete'
-  /** the guest joins the pool `spec.pool` names (update_pool `vms=`, `allow-move` from another pool) */
-  | 'pool'
+  /** kind `Pool`: the guest joins the pool `spec.pool` names (update_pool `vms=`, `allow-move` from another pool) */
+  | 'join'
   /** a safety snapshot the guest's disruptive actions of this plan wait for (docs/safety.md) */
   | 'snapshot'
   /** the guest moves to `spec.node` (PVE's migrate: online, restart or offline; docs/safety.md#migration) */
@@ -243,11 +257,15 @@ export interface FieldDiff {
 }
 
 export interface Action {
-  /** unique within the plan: `<address>#<type>` (`#resize:<disk>` for resizes, `#move-disk:<disk>` for moves) */
+  /**
+   * unique within the plan: `<address>#<type>` (`#resize:<disk>` for resizes, `#move-disk:<disk>` for moves; what
+   * lives on a guest keeps its own: `#firewall`, `#ha-create`, `#ha-update`, `#ha-delete`, `#pool`)
+   */
   id: string
   /** `Kind/node/vmid(name)` for guests, `Kind/node/storage/filename` for artifacts, `BackupJob/<id>`, `Pool/<id>` */
   address: string
-  kind: ResourceKind
+  /** the kind that runs and confirms it (an HA resource's or a firewall's action has the guest's address) */
+  kind: ActionKind
   /** metadata.name of the resource; absent for prunes of objects not in git */
   name?: string
   /** empty for cluster-wide objects (BackupJob, Pool) */

@@ -4,7 +4,8 @@
  * requests need (`Kind.privileges`, following PVE's own checks); this module collects them for a plan and
  * checks them against what the token holds.
  */
-import { PRIVILEGES } from './kinds/index.js'
+import { describeAction as describe, kindOf } from './kinds/index.js'
+import { objectKind } from './kit/draft.js'
 import type { Grant, RequestNeed } from './kit/privileges.js'
 import { compareAnomalies, compareSkips, summaryOf } from './plan/order.js'
 import type { Action, Anomaly, Plan, PveRequest, Skip } from './plan-types.js'
@@ -22,10 +23,11 @@ export type PrivilegeNeed =
     }
   | { action: string; key: string; rootOnly: string }
 
-/** what one request needs, from the kind that sends it */
+/** what one request needs, from the action's kind, which sends it */
 function requestNeeds(r: PveRequest, action: Action): RequestNeed[] {
-  const of = PRIVILEGES[r.call] as ((r: PveRequest, a: Action) => RequestNeed[]) | undefined
-  if (!of) throw new Error(`no kind declares what a ${r.call} request needs`)
+  const kind = kindOf(action)
+  const of = kind.privileges[r.call] as ((r: PveRequest, a: Action) => RequestNeed[]) | undefined
+  if (!of) throw new Error(`kind ${kind.name} does not declare what a ${r.call} request needs`)
   return of(r, action)
 }
 
@@ -80,7 +82,7 @@ export function pveumGrant(actor: string, path: string, privs: readonly string[]
 /** privileges on a path: a set, or `all` (root@pam) */
 export type Privileges = ReadonlyMap<string, ReadonlySet<string>>
 
-const describeAction = (a: Action): string => `${a.type} of ${a.address}`
+const describeAction = (a: Action): string => `${describe(a).label} of ${a.address}`
 
 /**
  * The plan with every action whose privileges are missing taken out (and the actions that depend on it),
@@ -120,7 +122,7 @@ export function checkPrivileges(plan: Plan, needs: readonly PrivilegeNeed[], gra
     anomalies.push({
       code: 'missing-privilege',
       address: a.address,
-      kind: a.kind,
+      kind: objectKind(a.address),
       ...(field !== undefined ? { field } : {}),
       message,
     })
@@ -140,7 +142,7 @@ export function checkPrivileges(plan: Plan, needs: readonly PrivilegeNeed[], gra
       skips.push({
         code: 'missing-privilege',
         address: a.address,
-        kind: a.kind,
+        kind: objectKind(a.address),
         node: a.node,
         ...(a.vmid !== undefined ? { vmid: a.vmid } : {}),
         message: `${describeAction(a)} waits for ${cause}, which the token lacks privileges for`,

@@ -35,7 +35,14 @@ describe('serializePlan / parsePlan', () => {
     }
     bad('{')
     bad('[]')
-    bad(JSON.stringify({ ...JSON.parse(serializePlan(p)), format_version: 2 }))
-    bad(JSON.stringify({ format_version: 1, cluster: 'x' }))
+    bad(JSON.stringify({ ...JSON.parse(serializePlan(p)), format_version: 3 }))
+    bad(JSON.stringify({ format_version: 2, cluster: 'x' }))
+  })
+
+  it('a version-1 plan (action types with kinds in them) is refused with the advice to run diff again', () => {
+    const v1 = JSON.stringify({ ...JSON.parse(serializePlan(p)), format_version: 1 })
+    expect(() => parsePlan(v1, 'plan.json')).toThrow(
+      /plan\.json: format_version 1 is an earlier ProxOps's plan .*run `proxops diff --out` again/,
+    )
   })
 })

@@ -33,6 +33,12 @@ export function parsePlan(text: string, source = 'plan'): Plan {
   if (data === null || typeof data !== 'object' || Array.isArray(data))
     throw new PlanInputError('PLAN_FORMAT', 'not a plan object', source)
   const v = (data as { format_version?: unknown }).format_version
+  if (v === 1)
+    throw new PlanInputError(
+      'PLAN_FORMAT',
+      `format_version 1 is an earlier ProxOps's plan (its action types are not this version's); a saved plan is short-lived: run \`proxops diff --out\` again`,
+      source,
+    )
   if (v !== PLAN_FORMAT_VERSION)
     throw new PlanInputError(
       'PLAN_FORMAT',

@@ -29,7 +29,7 @@ describe.each([
   it.skipIf(skip)('creates the guest stopped, then its resource requests started and the CRM starts it', async () => {
     const desired = [vm(301, { ha: { max_restart: 2, nodes: { pve1: 2, pve2: 1 } } })]
     const first = await cycle(env, desired)
-    expect(actionLines(first.plan)).toEqual(['create VM/pve1/301(ha301)', 'ha-create VM/pve1/301(ha301)'])
+    expect(actionLines(first.plan)).toEqual(['create VM/pve1/301(ha301)', 'HA create VM/pve1/301(ha301)'])
     // the create does not start the guest: its HA resource does (a direct start would be a hastart anyway)
     expect(first.plan.actions[0]!.requests.map((r) => r.call)).toEqual(['createGuest'])
     expect(failures(first.report)).toEqual([])
@@ -56,7 +56,7 @@ describe.each([
     async () => {
       const stopped = [vm(301, { state: 'stopped', ha: { max_restart: 2, nodes: { pve1: 2, pve2: 1 } } })]
       const p = await cycle(env, stopped)
-      expect(actionLines(p.plan)).toEqual(['ha-update VM/pve1/301(ha301)'])
+      expect(actionLines(p.plan)).toEqual(['HA update VM/pve1/301(ha301)'])
       expect(p.plan.actions[0]!.disruption).toBe('stop')
       expect(p.plan.actions[0]!.requests.map((r) => r.call)).toEqual(['haWrite'])
       expect(failures(p.report)).toEqual([])
@@ -86,7 +86,7 @@ describe.each([
       expect(actionLines(none.plan)).toEqual([])
       expect(none.plan.skips.map((s) => s.code)).toEqual(['prune-budget'])
       const removed = await cycle(env, plain)
-      expect(actionLines(removed.plan)).toEqual(['ha-delete VM/pve1/301(ha301)'])
+      expect(actionLines(removed.plan)).toEqual(['HA delete VM/pve1/301(ha301)'])
       expect(failures(removed.report)).toEqual([])
       expect(await resource(env, 'vm:301')).toBeUndefined()
       expect(await adminCall(env, 'GET', `/cluster/ha/${form}`)).toEqual([])

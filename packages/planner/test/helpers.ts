@@ -10,6 +10,7 @@ import { manifest } from '../src/testing/index.js'
 import { failures } from '../src/test-support/sim.js'
 import {
   DEFAULT_POLICY,
+  describeAction,
   reconcile,
   type ExecuteOptions,
   type LiveInventory,
@@ -167,7 +168,7 @@ export async function cycle(
 
 /** Actions of a plan as `type address` lines (for readable assertions). */
 export function actionLines(p: Plan): string[] {
-  return p.actions.map((a) => `${a.type} ${a.address}`)
+  return p.actions.map((a) => `${describeAction(a).label} ${a.address}`)
 }
 
 /** the actions of a report that did not end ok (the in-process harness's, test-support/sim.ts) */

@@ -37,7 +37,7 @@ describe('pools against the simulator', () => {
     await adminCall(env, 'PUT', '/pools', { poolid: 'web', comment: 'edited' })
     await adminCall(env, 'PUT', '/pools', { poolid: 'manual', vms: '501', 'allow-move': 1 })
     const drift = await cycle(env, desired)
-    expect(actionLines(drift.plan)).toEqual(['update Pool/web', 'pool VM/pve1/501(p501)'])
+    expect(actionLines(drift.plan)).toEqual(['update Pool/web', 'Pool join VM/pve1/501(p501)'])
     expect(failures(drift.report)).toEqual([])
     expect(await members(env, 'web/blue')).toEqual([501])
     expect((await adminCall(env, 'GET', '/pools', { poolid: 'web' })) as unknown[]).toEqual([

@@ -7,6 +7,7 @@
  * value it prints and prints nothing raw; every state is a word and a colour, never a colour alone.
  */
 import { Eta } from 'eta'
+import { describeAction } from '@proxops/planner'
 import type { Redactor } from '../redact.js'
 import { safeValue } from '../safe-text.js'
 import type { ObjectStatus } from '../status-model.js'
@@ -154,7 +155,7 @@ function pageModel(doc: StatusDocument) {
           lastKnown,
           actions: c.plannedActions.map((a) => ({
             address: a.address,
-            type: a.type,
+            type: describeAction(a).label,
             disruption: a.disruption,
             badge: resultBadge(a.result),
             reason: a.reason,

@@ -1,5 +1,5 @@
 /** A small hand-written plan that exercises every section of the renderers. */
-import type { Action, Plan } from '@proxops/planner'
+import { PLAN_FORMAT_VERSION, type Action, type Plan } from '@proxops/planner'
 
 const base = { tier: 0 as const, level: 0, dependsOn: [], requires: [], requests: [] }
 
@@ -54,7 +54,7 @@ export const ACTIONS: Action[] = [
 
 export function fixturePlan(actions: readonly Action[] = ACTIONS): Plan {
   return {
-    format_version: 1,
+    format_version: PLAN_FORMAT_VERSION,
     cluster: 'homelab',
     commit: '0123456789abcdef0123456789abcdef01234567',
     policy: { pruneBudget: 3, disruption: 'allow', ownershipTag: 'proxops' },

@@ -2,7 +2,7 @@
  * Markdown for a pull-request comment: a heading and summary per cluster, a table of actions, the field
  * diffs in a collapsible `diff` block, then anomalies, skips and gaps as lists.
  */
-import type { Plan } from '@proxops/planner'
+import { describeAction, type Plan } from '@proxops/planner'
 import { safeLine } from '../safe-text.js'
 import { diffLine, summaryLine, symbolOf } from './plan-text.js'
 
@@ -23,14 +23,15 @@ export function renderPlanMarkdown(plan: Plan, targets?: readonly string[]): str
   if (plan.actions.length > 0) {
     out.push('| | Address | Action | Disruption | Reason |', '|---|---|---|---|---|')
     for (const a of plan.actions) {
-      out.push(`| ${symbolOf(a.type)} | ${cell(code(a.address))} | ${a.type} | ${a.disruption} | ${cell(a.reason)} |`)
+      const { symbol, label } = describeAction(a)
+      out.push(`| ${symbol} | ${cell(code(a.address))} | ${label} | ${a.disruption} | ${cell(a.reason)} |`)
     }
     out.push('')
     const withDiffs = plan.actions.filter((a) => a.diffs.length > 0)
     if (withDiffs.length > 0) {
       out.push('<details><summary>Field changes</summary>', '', '```diff')
       for (const a of withDiffs) {
-        out.push(`${symbolOf(a.type) === '-' ? '-' : symbolOf(a.type) === '+' ? '+' : '!'} ${safeLine(a.address)}`)
+        out.push(`${symbolOf(a) === '~' ? '!' : symbolOf(a)} ${safeLine(a.address)}`)
         for (const d of a.diffs) {
           const line = diffLine(d)
           out.push(`${line.symbol === '~' ? '!' : line.symbol}   ${line.text}`)

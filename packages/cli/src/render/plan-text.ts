@@ -8,9 +8,9 @@ import { SENSITIVE } from '@proxops/pve-client/wire'
 import {
   blockedCount,
   convergence,
+  describeAction,
   describeBlocked,
   type Action,
-  type ActionType,
   type FieldDiff,
   type Plan,
 } from '@proxops/planner'
@@ -19,34 +19,9 @@ import type { Paint } from './color.js'
 
 export type Symbol = '+' | '~' | '-'
 
-const CREATE: ReadonlySet<ActionType> = new Set(['create', 'clone', 'download', 'ha-create', 'snapshot'])
-
-export function symbolOf(type: ActionType): Symbol {
-  if (CREATE.has(type)) return '+'
-  if (type === 'delete' || type === 'ha-delete') return '-'
-  return '~'
-}
-
-const VERB: Readonly<Record<ActionType, string>> = {
-  create: 'will be created',
-  clone: 'will be cloned',
-  download: 'will be downloaded',
-  update: 'will be updated in place',
-  'shutdown-then-update': 'will be updated, shut down and started again',
-  resize: 'will have a disk grown',
-  'move-disk': 'will have a disk moved to another storage (the old volume is freed once the copy is in place)',
-  restart: 'will be restarted to apply pending changes',
-  start: 'will be started',
-  stop: 'will be stopped',
-  'mark-template': 'will be marked as a template',
-  firewall: 'will have its firewall updated (applies live)',
-  delete: 'will be deleted (prune)',
-  'ha-create': 'will become an HA resource',
-  'ha-update': 'will have its HA resource updated',
-  'ha-delete': 'will stop being an HA resource (its resource is removed)',
-  pool: 'will join its pool',
-  snapshot: 'will get a safety snapshot first (the changes below wait for it)',
-  migrate: 'will be migrated to its spec.node (its other changes follow once it is there)',
+/** `+` create, `~` change, `-` delete: what the action's kind counts it as (the planner's describeAction) */
+export function symbolOf(action: Pick<Action, 'kind' | 'type' | 'address'>): Symbol {
+  return describeAction(action).symbol
 }
 
 export interface Counts {
@@ -58,7 +33,7 @@ export interface Counts {
 export function countActions(actions: readonly Action[]): Counts {
   const counts = { create: 0, update: 0, delete: 0 }
   for (const action of actions) {
-    const symbol = symbolOf(action.type)
+    const symbol = symbolOf(action)
     if (symbol === '+') counts.create++
     else if (symbol === '-') counts.delete++
     else counts.update++
@@ -124,11 +99,11 @@ export function renderPlanText(plan: Plan, p: Paint, targets?: readonly string[]
   if (plan.actions.length > 0) {
     lines.push('', 'ProxOps will perform the following actions:')
     for (const action of plan.actions) {
-      const symbol = symbolOf(action.type)
+      const { symbol, phrase } = describeAction(action)
       const colour = colourFor(symbol, p)
       const disruption = action.disruption !== 'none' ? ` (disruption: ${action.disruption})` : ''
       const address = flat(action.address)
-      lines.push('', `  # ${address} ${VERB[action.type]}${disruption}`)
+      lines.push('', `  # ${address} ${phrase}${disruption}`)
       if (action.reason) lines.push(p.dim(`  # ${flat(action.reason)}`))
       lines.push(colour(`  ${symbol} ${action.type === 'snapshot' ? 'snapshot ' : ''}${address}`))
       for (const diff of action.diffs) {

@@ -4,6 +4,7 @@ import { paint, useColor } from './color.js'
 import { canonicalJson } from './json.js'
 import { renderPlanMarkdown } from './plan-markdown.js'
 import { countActions, diffLine, renderPlanText, summaryLine, symbolOf } from './plan-text.js'
+import type { Action } from '@proxops/planner'
 import { ACTIONS, fixturePlan } from './fixtures.test-support.js'
 
 describe('text renderer', () => {
@@ -88,6 +89,24 @@ describe('text renderer', () => {
     )
   })
 
+  it("what lives on a guest reads as its kind says: an HA resource's create and removal, a pool join (describeAction)", () => {
+    const on = (kind: Action['kind'], type: Action['type'], id: string): Action => ({
+      ...(ACTIONS[0] as Action),
+      id: `VM/pve1/100(web)#${id}`,
+      kind,
+      type,
+      diffs: [],
+    })
+    const actions = [on('HA', 'create', 'ha-create'), on('Pool', 'join', 'pool'), on('HA', 'delete', 'ha-delete')]
+    const text = renderPlanText({ ...fixturePlan(actions), anomalies: [], skips: [], pending: [] }, paint(false))
+    expect(text).toContain('  # VM/pve1/100(web) will become an HA resource\n')
+    expect(text).toContain('  # VM/pve1/100(web) will join its pool\n')
+    expect(text).toContain('  # VM/pve1/100(web) will stop being an HA resource (its resource is removed)\n')
+    expect(actions.map((a) => symbolOf(a))).toEqual(['+', '~', '-'])
+    expect(text).toContain('Plan: 1 to create, 1 to update, 1 to delete.')
+    expect(renderPlanMarkdown(fixturePlan(actions))).toContain('| + | `VM/pve1/100(web)` | HA create | none |')
+  })
+
   it('the header says when the plan comes from a dirty work tree', () => {
     const dirty = { ...fixturePlan(), commit: '0123456789abcdef0123456789abcdef01234567-dirty-aabbccddeeff' }
     expect(renderPlanText(dirty, paint(false)).split('\n')[0]).toBe(
@@ -140,7 +159,7 @@ describe('text renderer', () => {
     const actions = types.map((type, i) => ({ ...(ACTIONS[0] as (typeof ACTIONS)[0]), id: `a${i}`, type }))
     const c = countActions(actions)
     expect(c.create + c.update + c.delete).toBe(actions.length)
-    expect(c.delete).toBe(types.filter((t) => symbolOf(t) === '-').length)
+    expect(c.delete).toBe(actions.filter((a) => symbolOf(a) === '-').length)
     const clean = { ...fixturePlan(actions), anomalies: [], skips: [], pending: [] }
     expect(summaryLine(clean)).toBe(
       actions.length === 0
@@ -244,7 +263,7 @@ describe('renderers over arbitrary plans', () => {
       expect(text).not.toContain('\u001b[')
       let at = 0
       for (const a of actions) {
-        const line = `  ${symbolOf(a.type)} ${a.address}\n`
+        const line = `  ${symbolOf(a)} ${a.address}\n`
         const found = text.indexOf(line, at)
         expect(found).toBeGreaterThanOrEqual(at)
         at = found + line.length

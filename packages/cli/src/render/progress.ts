@@ -6,7 +6,7 @@
  * would be erased by the next redraw.
  * Without a terminal: plain one-line events on stderr (start, still running, retry, wait, finish).
  */
-import type { ProgressEvent } from '@proxops/planner'
+import { describeAction, type ProgressEvent } from '@proxops/planner'
 import type { ClientNotice } from '@proxops/pve-client'
 import { safeLine } from '../safe-text.js'
 import type { Paint } from './color.js'
@@ -35,7 +35,7 @@ export function noticeLine(notice: ClientNotice): string {
 
 /** One line for an action's request sent again after PVE's lock timeout. */
 export function retryLine(event: RetryEvent): string {
-  return `  retry   ${flat(event.action.address)} ${event.action.type} (attempt ${event.attempt} of ${event.attempts} in ${seconds(event.delayMs)}): ${flat(event.reason)}`
+  return `  retry   ${flat(event.action.address)} ${describeAction(event.action).label} (attempt ${event.attempt} of ${event.attempts} in ${seconds(event.delayMs)}): ${flat(event.reason)}`
 }
 
 export interface BlockState {
@@ -107,10 +107,10 @@ function plainProgress(o: ProgressOptions): ApplyProgress {
     onProgress: (event) => {
       switch (event.type) {
         case 'action-started':
-          return say(`  start   ${flat(event.action.address)} ${event.action.type}`)
+          return say(`  start   ${flat(event.action.address)} ${describeAction(event.action).label}`)
         case 'task-running':
           return say(
-            `  ...     ${flat(event.action.address)} ${event.action.type} [${Math.round(event.elapsedMs / 1000)}s elapsed]`,
+            `  ...     ${flat(event.action.address)} ${describeAction(event.action).label} [${Math.round(event.elapsedMs / 1000)}s elapsed]`,
           )
         case 'retry':
           return say(retryLine(event))
@@ -153,7 +153,7 @@ async function liveProgress(o: ProgressOptions): Promise<ApplyProgress> {
       switch (event.type) {
         case 'action-started':
           state.running.set(event.action.id, {
-            label: `${flat(event.action.address)} ${event.action.type}`,
+            label: `${flat(event.action.address)} ${describeAction(event.action).label}`,
             since: o.now(),
           })
           return draw()

@@ -2,7 +2,7 @@
  * The status report printed by `status` and at the end of `apply`: a summary line per cluster,
  * the counters, then one row per object. Deterministic (no timestamps).
  */
-import type { ActionResult, Report } from '@proxops/planner'
+import { describeAction, type ActionResult, type Report } from '@proxops/planner'
 import type { ClusterCycle, ObjectStatus, UnmanagedKey } from '../status-model.js'
 import type { Paint } from './color.js'
 import { safeLine as flat, safeValue } from '../safe-text.js'
@@ -84,7 +84,9 @@ export function renderObjectStatus(
     if (o.error) lines.push(`  error: ${flat(o.error)}`)
     for (const a of cycle.plannedActions)
       if (addresses.includes(a.address))
-        lines.push(`  ${a.type}: ${flat(a.reason)}${a.disruption !== 'none' ? ` (disruption: ${a.disruption})` : ''}`)
+        lines.push(
+          `  ${describeAction(a).label}: ${flat(a.reason)}${a.disruption !== 'none' ? ` (disruption: ${a.disruption})` : ''}`,
+        )
     lines.push(...unmanagedLines(o.unmanaged ?? [], p))
     lines.push('')
   }
@@ -112,12 +114,15 @@ export function resultLine(r: ActionResult, p: Paint): string {
   // what the action saw and left alone (a lookalike snapshot), under its line
   const notes = (r.notes ?? []).map((n) => `\n${p.yellow(`    note: ${flat(n)}`)}`).join('')
   const address = flat(r.address)
-  if (r.status === 'ok') return p.green(`  ok      ${address} ${r.type} (${seconds(r.durationMs)})`) + notes
+  if (r.status === 'ok')
+    return p.green(`  ok      ${address} ${describeAction(r).label} (${seconds(r.durationMs)})`) + notes
   if (r.status === 'failed')
     return (
-      p.red(`  FAILED  ${address} ${r.type} (${seconds(r.durationMs)}): ${flat(r.error ?? 'unknown error')}`) + notes
+      p.red(
+        `  FAILED  ${address} ${describeAction(r).label} (${seconds(r.durationMs)}): ${flat(r.error ?? 'unknown error')}`,
+      ) + notes
     )
-  return p.yellow(`  skipped ${address} ${r.type}: ${flat(r.skip?.reason ?? 'not run')}`)
+  return p.yellow(`  skipped ${address} ${describeAction(r).label}: ${flat(r.skip?.reason ?? 'not run')}`)
 }
 
 export function renderReport(report: Report, p: Paint): string {

@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { unlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { baseEnv, git, proxops, start, vmManifest, waitFor, useLab, transcriptCanaries } from './harness.js'
+import { STATUS_FORMAT_VERSION } from '../../src/status-model.js'
 
 const lab = useLab()
 let root: string
@@ -87,7 +88,7 @@ describe('convergence is a fact, not a default', () => {
           objects: { name: string; state: string; blocked?: string }[]
         }[]
       }
-      expect(json).toMatchObject({ format_version: 1 })
+      expect(json).toMatchObject({ format_version: STATUS_FORMAT_VERSION })
       expect(json.cycles[0]).toMatchObject({ result: 'blocked', blocked: 1, blockedByReason: { 'node-offline': 1 } })
       expect(json.cycles[0]?.objects.find((o) => o.name === 'db')).toMatchObject({
         state: 'blocked',
@@ -95,7 +96,10 @@ describe('convergence is a fact, not a default', () => {
       })
       const apply = await run('apply', '--yes', '--output', 'json')
       expect(apply.code, apply.stdout).toBe(1)
-      expect(JSON.parse(apply.stdout)).toMatchObject({ format_version: 1, cycles: [{ result: 'blocked' }] })
+      expect(JSON.parse(apply.stdout)).toMatchObject({
+        format_version: STATUS_FORMAT_VERSION,
+        cycles: [{ result: 'blocked' }],
+      })
     } finally {
       lab.sim.control.setNodeOnline('pve2', true)
     }

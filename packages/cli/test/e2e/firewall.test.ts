@@ -123,8 +123,8 @@ describe('spec.firewall lifecycle', () => {
     git(repo, 'commit', '-q', '-m', 'adopted')
     const after = await run(['diff', '--output', 'json'])
     expect(after.stderr).not.toMatch(/proxops: error/)
-    const set = JSON.parse(after.stdout) as { plans: { actions: { type: string }[] }[] }
+    const set = JSON.parse(after.stdout) as { plans: { actions: { kind: string }[] }[] }
     expect(set.plans).toHaveLength(1)
-    expect(set.plans[0]!.actions.filter((a) => a.type === 'firewall')).toEqual([])
+    expect(set.plans[0]!.actions.filter((a) => a.kind === 'GuestFirewall')).toEqual([])
   })
 })

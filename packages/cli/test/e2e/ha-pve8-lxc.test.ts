@@ -68,7 +68,7 @@ describe('spec.ha on PVE 8.4 (an HA group) for an LXC', () => {
     // create: the container (not started by ProxOps), then its resource and group; the CRM starts it
     const created = await run('apply', '--yes')
     expect(created.code, created.stdout + created.stderr).toBe(0)
-    expect(created.stdout).toMatch(/ok +LXC\/pve1\/140\(cache\) ha-create/)
+    expect(created.stdout).toMatch(/ok +LXC\/pve1\/140\(cache\) HA create/)
     expect(sim.control.guest(140)?.status).toBe('running')
     expect((await ha('resources')).find((r) => r.sid === 'ct:140')).toMatchObject({
       state: 'started',
@@ -99,7 +99,7 @@ describe('spec.ha on PVE 8.4 (an HA group) for an LXC', () => {
     commit('cache stopped')
     const stopped = await run('apply', '--yes')
     expect(stopped.code, stopped.stdout + stopped.stderr).toBe(0)
-    expect(stopped.stdout).toMatch(/ok +LXC\/pve1\/140\(cache\) ha-update/)
+    expect(stopped.stdout).toMatch(/ok +LXC\/pve1\/140\(cache\) HA update/)
     expect(sim.control.guest(140)?.status).toBe('stopped')
     expect((await ha('resources')).find((r) => r.sid === 'ct:140')?.state).toBe('stopped')
     expect((await run('diff', '--detailed-exitcode')).code).toBe(0)
@@ -124,7 +124,7 @@ describe('spec.ha on PVE 8.4 (an HA group) for an LXC', () => {
     commit('cache without HA')
     const removed = await run('apply', '--yes')
     expect(removed.code, removed.stdout + removed.stderr).toBe(0)
-    expect(removed.stdout).toMatch(/ok +LXC\/pve1\/140\(cache\) ha-delete/)
+    expect(removed.stdout).toMatch(/ok +LXC\/pve1\/140\(cache\) HA delete/)
     expect(await ha('resources')).toEqual([])
     expect(await ha('groups')).toEqual([])
     expect(sim.control.guest(140)?.status).toBe('stopped')

@@ -89,7 +89,7 @@ describe('spec.ha lifecycle', () => {
     // create: the guest (not started by ProxOps), then its resource, whose requested state starts it
     const created = await run('apply', '--yes')
     expect(created.code, created.stdout + created.stderr).toBe(0)
-    expect(created.stdout).toMatch(/ok +VM\/pve1\/130\(web\) ha-create/)
+    expect(created.stdout).toMatch(/ok +VM\/pve1\/130\(web\) HA create/)
     expect(sim.control.guest(130)?.status).toBe('running')
     expect((await haList('resources')).find((r) => r.sid === 'vm:130')).toMatchObject({
       state: 'started',
@@ -114,7 +114,7 @@ describe('spec.ha lifecycle', () => {
     commit(manifest('stopped'), 'web stopped')
     const stopped = await run('apply', '--yes')
     expect(stopped.code, stopped.stdout + stopped.stderr).toBe(0)
-    expect(stopped.stdout).toMatch(/ok +VM\/pve1\/130\(web\) ha-update/)
+    expect(stopped.stdout).toMatch(/ok +VM\/pve1\/130\(web\) HA update/)
     expect(sim.control.guest(130)?.status).toBe('stopped')
     expect((await haList('resources')).find((r) => r.sid === 'vm:130')?.state).toBe('stopped')
     expect((await run('diff', '--detailed-exitcode')).code).toBe(0)
@@ -139,7 +139,7 @@ describe('spec.ha lifecycle', () => {
     commit(readFileSync(path.join(repo, FILE), 'utf8').replace(/ {2}ha:\n( {4}.*\n)+/, ''), 'web without HA')
     const removed = await run('apply', '--yes')
     expect(removed.code, removed.stdout + removed.stderr).toBe(0)
-    expect(removed.stdout).toMatch(/ok +VM\/pve1\/130\(web\) ha-delete/)
+    expect(removed.stdout).toMatch(/ok +VM\/pve1\/130\(web\) HA delete/)
     expect((await haList('resources')).map((r) => r.sid)).toEqual([])
     expect(await haList('rules')).toEqual([])
     expect(sim.control.guest(130)).toBeDefined()

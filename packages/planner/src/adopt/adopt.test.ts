@@ -4,7 +4,7 @@ import { parseManifest } from '@proxops/schema'
 import { emptyInventory } from '../fixtures.test.helpers.js'
 import type { LiveGuest, LiveInventory } from '../inventory.js'
 import { adopt, sanitiseName } from './adopt.js'
-import { adoptedKeyName } from '../kit/ssh.js'
+import { adoptKeyName } from '../kit/ssh.js'
 
 const ALICE = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAlice alice@laptop'
 const BOB = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBob bob@desk'
@@ -229,16 +229,16 @@ describe('adopt', () => {
     expect(ci(partial)).toEqual({ 'ssh-keys': ['*'] })
     expect(partial.newSshKeys).toEqual([])
     const imported = adopt(inventory([vm]), { cluster: 'homelab', sshKeys: { alice: ALICE }, importSshKeys: true })
-    const bobName = adoptedKeyName(BOB)
+    const bobName = adoptKeyName(BOB)
     expect(ci(imported)).toEqual({ 'ssh-key-refs': ['cloud-init.ssh-keys.alice', `cloud-init.ssh-keys.${bobName}`] })
     expect(imported.newSshKeys).toEqual([{ name: bobName, value: BOB }])
     expect(imported.census.unmatchedSshKeys).toBe(0)
   })
 
   it('fingerprints an adopted key over type and blob only, not the comment', () => {
-    expect(adoptedKeyName('ssh-ed25519 AAAAblob one')).toBe(adoptedKeyName('ssh-ed25519 AAAAblob other comment'))
-    expect(adoptedKeyName('ssh-ed25519 AAAAblob')).not.toBe(adoptedKeyName('ssh-ed25519 AAAAblob2'))
-    expect(adoptedKeyName('ssh-ed25519 AAAAblob')).toMatch(/^adopted-[0-9a-f]{16}$/)
+    expect(adoptKeyName('ssh-ed25519 AAAAblob one')).toBe(adoptKeyName('ssh-ed25519 AAAAblob other comment'))
+    expect(adoptKeyName('ssh-ed25519 AAAAblob')).not.toBe(adoptKeyName('ssh-ed25519 AAAAblob2'))
+    expect(adoptKeyName('ssh-ed25519 AAAAblob')).toMatch(/^adopted-[0-9a-f]{16}$/)
   })
 
   it('writes an LXC manifest even though its template is unrecoverable, and lists it INCOMPLETE (Adopt_IncompleteLXCTemplateStillEmitsManifest)', () => {

@@ -1,5 +1,5 @@
 export { adopt, sanitiseName } from './adopt.js'
-export { adoptedKeyName } from '../kit/ssh.js'
+export { adoptKeyName } from '../kit/ssh.js'
 export type { AdoptOptions, AdoptResult, AdoptedFile, AdoptGap, AdoptSkip } from '../kit/adopt.js'
 export {
   selectForAdoption,

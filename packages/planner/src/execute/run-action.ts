@@ -1,11 +1,11 @@
 /**
- * Runs one plan action: its PVE requests in order (each run by the kind that owns the request, kinds/index.ts),
+ * Runs one plan action: its PVE requests in order (each run by the action's kind, kinds/index.ts),
  * each task awaited, then a read-back that confirms the result. Never force-stops, never deletes a running
  * guest, never writes a disk create form over a live volume; a request that PVE refuses ends the action
  * `failed` with PVE's own text (secrets scrubbed).
  */
 import type { Action, PveRequest } from '../plan-types.js'
-import { RUNNERS } from '../kinds/index.js'
+import { kindOf } from '../kinds/index.js'
 import { redact } from '../kit/params.js'
 import { confirmAction } from './confirm.js'
 import { ActionFailure, type ActionContext, type RequestRun, type TaskRecord } from '../kit/runners.js'
@@ -25,7 +25,7 @@ export async function runAction(action: Action, ctx: ActionContext): Promise<Act
   const notes = (): string[] => run.notes.map((n) => redact(n, secrets))
   let index = 0
   try {
-    for (; index < action.requests.length; index++) await runRequest(action.requests[index]!, run)
+    for (; index < action.requests.length; index++) await runRequest(action, action.requests[index]!, run)
     const problem = await confirmAction(action, ctx)
     if (problem)
       return {
@@ -58,15 +58,16 @@ async function restorePower(action: Action, failed: number, run: RequestRun): Pr
   const shutdownSent = action.requests.slice(0, failed + 1).some((r) => r.call === 'shutdown' || r.call === 'stop')
   if (!(final.call === 'start' && shutdownSent) && final.call !== 'shutdown') return ''
   try {
-    await runRequest(final, run)
+    await runRequest(action, final, run)
     return `; desired power state restored (${final.call} sent)`
   } catch (error) {
     return `; restoring the power state also failed: ${error instanceof Error ? error.message : String(error)}`
   }
 }
 
-async function runRequest(request: PveRequest, run: RequestRun): Promise<void> {
-  const runner = RUNNERS[request.call] as ((r: PveRequest, run: RequestRun) => Promise<void>) | undefined
-  if (!runner) throw new ActionFailure(`no kind runs ${request.call} requests`)
+async function runRequest(action: Action, request: PveRequest, run: RequestRun): Promise<void> {
+  const kind = kindOf(action)
+  const runner = kind.run[request.call] as ((r: PveRequest, run: RequestRun) => Promise<void>) | undefined
+  if (!runner) throw new ActionFailure(`kind ${kind.name} does not run ${request.call} requests`)
   await runner(request, run)
 }

@@ -183,7 +183,7 @@ describe('14.5 HA-managed guests: a power change is done when the guest reaches 
       guest: { node, guest: 'qemu', vmid: 501, power },
     })
     const on = (request: PveRequest): Action =>
-      makeAction({ type: 'update', kind: 'VM', vmid: 501, node, address: `VM/${node}/501`, requests: [request] })
+      makeAction({ type: 'update', kind: 'HA', vmid: 501, node, address: `VM/${node}/501`, requests: [request] })
     const disabled = await run(on(write('disabled', 'stopped')))
     expect(disabled.results[0]!.status, disabled.results[0]!.error).toBe('ok')
     // the write is done once the manager agrees: error -> stopped

@@ -3,7 +3,16 @@
  * sink findings go to, the addresses objects are reported under, and how a diff is ordered and shown.
  */
 import { SENSITIVE } from '@proxops/pve-client/wire'
-import type { Action, Anomaly, FieldDiff, Gap, PendingChange, PlanParamValue, Skip } from '../plan-types.js'
+import type {
+  Action,
+  Anomaly,
+  FieldDiff,
+  Gap,
+  PendingChange,
+  PlanParamValue,
+  ResourceKind,
+  Skip,
+} from '../plan-types.js'
 import { compare } from './text.js'
 
 export const artifactAddress = (kind: string, node: string, storage: string, filename: string): string =>
@@ -13,6 +22,11 @@ export const guestAddress = (kind: string, node: string, vmid: number, name?: st
 /** the cluster-wide kinds by their PVE id */
 export const backupAddress = (id: string): string => `BackupJob/${id}`
 export const poolAddress = (id: string): string => `Pool/${id}`
+/**
+ * The manifest kind of the object an address names (its first part): an action of what lives on a guest (its
+ * HA resource, firewall, pool membership) is the guest's object, whatever kind runs it
+ */
+export const objectKind = (address: string): ResourceKind => address.slice(0, address.indexOf('/')) as ResourceKind
 
 /**
  * What every action on a cluster-wide object (no node; a pool, a backup job) starts from: the manifest it plans
@@ -48,6 +62,11 @@ export interface Draft extends Omit<Action, 'id' | 'dependsOn' | 'requires'> {
   id?: string
 }
 
+/** What every action on one object shares: its manifest key, address, the object's manifest kind, where and when. */
+export type DraftBase = Pick<Draft, 'resource' | 'address' | 'name' | 'node' | 'vmid' | 'tier' | 'level'> & {
+  kind: ResourceKind
+}
+
 export function display(v: PlanParamValue): string {
   return typeof v === 'object' ? SENSITIVE : String(v)
 }
@@ -61,7 +80,7 @@ export function sortDiffs(d: FieldDiff[]): FieldDiff[] {
 
 /** A skip of what lives on a declared guest (its HA resource, its pool membership), under the guest's address. */
 export const skipOn = (
-  base: Pick<Draft, 'address' | 'kind' | 'node'>,
+  base: Pick<DraftBase, 'address' | 'kind' | 'node'>,
   vmid: number,
   code: Skip['code'],
   message: string,

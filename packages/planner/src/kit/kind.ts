@@ -14,6 +14,7 @@ import type { DesiredState, SecretLookup } from '../desired.js'
 import type { LiveGuest, LiveInventory } from '../inventory.js'
 import type {
   Action,
+  ActionKind,
   ActionType,
   Anomaly,
   Gap,
@@ -25,10 +26,11 @@ import type {
 } from '../plan-types.js'
 import type { ClusterResource } from '@proxops/pve-client/wire'
 import type { LiveReader } from '../ports.js'
-import type { Draft } from './draft.js'
+import type { Draft, DraftBase } from './draft.js'
 import type { Runners } from './runners.js'
 import type { Privileges } from './privileges.js'
 import type { AdoptContext } from './adopt.js'
+import type { VerbText } from './verbs.js'
 
 /** What plan() knows before any kind plans: the inputs and the lookups every kind shares. */
 export interface PlanContext {
@@ -54,7 +56,7 @@ export interface PlanContext {
 export interface PlannedGuest {
   m: QemuManifest | ContainerManifest
   type: GuestType
-  base: Pick<Draft, 'resource' | 'address' | 'kind' | 'name' | 'node' | 'vmid' | 'tier' | 'level'>
+  base: DraftBase
   /** the live guest; absent when this plan creates it */
   live?: LiveGuest
   /** the id of the create or clone action of a new guest */
@@ -156,6 +158,11 @@ export interface Kind {
    * `near`, the node of an action that requires it: an object on several nodes is named by its copy there, if any.
    */
   readonly manifests: readonly Manifest['kind'][]
+  /**
+   * The `kind` its actions carry besides its manifests' kinds (Action.kind): a kind that lives on a guest names its
+   * own (`HA`). An action is run and confirmed by the kind whose manifests or action kinds hold its `kind`.
+   */
+  readonly actionKinds?: readonly ActionKind[]
   addresses(m: Manifest, near?: string): string[]
   /** what observe() should read for this desired state (ObserveOptions' parts this kind owns) */
   observe?(desired: DesiredState, policy: Policy): Partial<ObserveOptions>
@@ -170,17 +177,22 @@ export interface Kind {
    * the budget is spent on the groups in this order, and a group sees what the earlier ones chose.
    */
   readonly pruneOrder?: number
-  /** how its actions' requests are sent (execute/run-action.ts dispatches by request; a call has one kind) */
+  /** how its actions' requests are sent (execute/run-action.ts runs an action's requests with its kind's runners) */
   readonly run: Runners
   /** what each of its requests needs from the API token: one entry per call it runs */
   readonly privileges: Privileges
   /**
-   * The read-back after one of its actions (the kind whose runners send an action's requests): a problem text,
-   * or undefined when it did what it meant
+   * The read-back after one of its actions (the kind an action's `kind` names): a problem text, or undefined when
+   * it did what it meant
    */
   confirm(action: Action, reader: LiveReader): Promise<string | undefined>
-  /** the summary count each action type it plans adds to */
+  /**
+   * The verbs it plans, each with the summary count it adds to; the count gives the symbol a plan shows (`+` for
+   * create, download and snapshot, `-` for delete, `~` for the rest)
+   */
   readonly summary: Partial<Record<ActionType, SummaryCount>>
+  /** where its verbs read or rank differently from the verbs' defaults (kit/verbs.ts) */
+  readonly verbs?: { readonly [V in ActionType]?: Partial<VerbText> }
   /**
    * Live objects to manifests (adopt/adopt.ts): runs in `adopt.order` (lower first: a guest names the ISOs adopted
    * before it), writing files into the context or adding to the guests' files.
@@ -220,6 +232,8 @@ export function kindProblems(kind: Partial<Kind>): string[] {
   for (const call of Object.keys(kind.privileges ?? {}))
     if (!calls.includes(call)) out.push(`privileges for ${call}, which it does not run`)
   if (Object.keys(kind.summary ?? {}).length === 0) out.push('no summary')
+  for (const verb of Object.keys(kind.verbs ?? {}))
+    if (kind.summary?.[verb as ActionType] === undefined) out.push(`verbs for ${verb}, which it does not plan`)
   if (typeof kind.adopt?.run !== 'function') out.push('no adopt')
   return out
 }

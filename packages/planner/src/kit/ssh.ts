@@ -5,7 +5,7 @@ import { sshKeyLines } from '@proxops/pve-client/wire'
  * The adopted entry name of a public key: `adopted-` + the first 8 bytes of
  * SHA-256(`sshpki` NUL type NUL base64-blob) as hex. The comment column does not count.
  */
-export function adoptedKeyName(key: string): string {
+export function adoptKeyName(key: string): string {
   const [type = '', blob = ''] = key.trim().split(/\s+/)
   const digest = createHash('sha256').update(`sshpki\0${type}\0${blob}`).digest('hex')
   return `adopted-${digest.slice(0, 16)}`
@@ -41,7 +41,7 @@ export function mapSshKeys(
     const name = byKey.get(key)
     if (name !== undefined) refs.push(name)
     else if (importKeys) {
-      let adopted = adoptedKeyName(key)
+      let adopted = adoptKeyName(key)
       if (entries[adopted] !== undefined && sshKeyLines(entries[adopted]!)[0] !== key) adopted = `${adopted}-2`
       imported.push({ name: adopted, value: key })
       refs.push(adopted)

@@ -4,11 +4,10 @@
  */
 import type { Manifest } from '@proxops/schema'
 import type { DesiredState } from '../desired.js'
-import { kindOfManifest, SUMMARY } from '../kinds/index.js'
+import { countOf, kindOfManifest, rankOf } from '../kinds/index.js'
 import {
   PLAN_FORMAT_VERSION,
   type Action,
-  type ActionType,
   type Anomaly,
   type PendingChange,
   type Plan,
@@ -25,32 +24,6 @@ export interface AssembleInput {
   out: Sink
   byKey: ReadonlyMap<string, Manifest>
   levels: ReadonlyMap<string, { level: number; prereqs: readonly string[] }>
-}
-
-/** Action order within a tier and level (mark-template and restarts placed where they are safe). */
-const RANK: Record<ActionType, number> = {
-  download: 0,
-  create: 0,
-  // before every other action of its guest (a guest is never both created and snapshotted in one plan)
-  snapshot: 0,
-  clone: 0,
-  // a guest that moves does nothing else this cycle; its other changes follow once it is on its node
-  migrate: 0,
-  // before the guest's snapshot, writes and resizes (`#move-disk:` sorts before `#snapshot`; each waits for it)
-  'move-disk': 0,
-  update: 1,
-  'shutdown-then-update': 1,
-  firewall: 1,
-  resize: 2,
-  'mark-template': 3,
-  restart: 4,
-  start: 5,
-  stop: 6,
-  'ha-create': 7,
-  'ha-update': 7,
-  'ha-delete': 8,
-  pool: 8,
-  delete: 9,
 }
 
 export function assemblePlan(a: AssembleInput): Plan {
@@ -130,9 +103,9 @@ export function summaryOf(
   pending: readonly PendingChange[],
 ): PlanSummary {
   const counts = { create: 0, update: 0, resize: 0, power: 0, markTemplate: 0, snapshot: 0, delete: 0, download: 0 }
-  // each action type adds to the count its kinds declare (Kind.summary)
+  // each action adds to the count its kind declares for its verb (Kind.summary)
   for (const a of actions) {
-    const count = SUMMARY[a.type]
+    const count = countOf(a)
     if (count !== undefined) counts[count]++
   }
   return {
@@ -178,7 +151,8 @@ export function compareActions(a: Action, b: Action): number {
   return (
     a.tier - b.tier ||
     (a.tier === 9 ? pruneRank(a) - pruneRank(b) : a.level - b.level) ||
-    RANK[a.type] - RANK[b.type] ||
+    // within a level, the verbs' order (mark-template and restarts placed where they are safe; kit/verbs.ts)
+    rankOf(a) - rankOf(b) ||
     cmp(a.node, b.node) ||
     (a.vmid ?? 0) - (b.vmid ?? 0) ||
     cmp(a.address, b.address) ||

@@ -11,7 +11,7 @@ import type { Manifest } from '@proxops/schema'
 import { backupJob, desired, policy, pool, vm } from '../fixtures.test.helpers.js'
 import { failures, simCycle, withSim } from '../test-support/sim.js'
 
-const DELETES = new Set(['delete', 'ha-delete'])
+const DELETES = new Set(['delete'])
 
 const estate = fc.record({
   guests: fc.uniqueArray(fc.integer({ min: 100, max: 109 }), { minLength: 1, maxLength: 6 }),

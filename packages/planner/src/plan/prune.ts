@@ -7,7 +7,7 @@
  * owned ones. A candidate waiting for another of its group is deferred with it. Pure.
  */
 import type { Anomaly, Policy, Skip } from '../plan-types.js'
-import type { Draft } from '../kit/draft.js'
+import { objectKind, type Draft } from '../kit/draft.js'
 import type { PruneCandidate, PruneGroup } from '../kit/kind.js'
 import { PRUNE_BUDGET_OVERRIDE, allowEmptyOverride } from '../kit/guard-overrides.js'
 
@@ -29,7 +29,7 @@ export function prune(groups: readonly PruneGroup[], policy: Policy): PruneResul
     out.skips.push({
       code,
       address: d.address,
-      kind: d.kind,
+      kind: objectKind(d.address),
       node: d.node,
       ...(d.vmid !== undefined ? { vmid: d.vmid } : {}),
       message,

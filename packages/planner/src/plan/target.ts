@@ -31,7 +31,8 @@ export function targetPlan(plan: Plan, targets: readonly PlanTarget[]): Plan {
   for (const a of plan.actions) byAddress.set(a.address, [...(byAddress.get(a.address) ?? []), a])
   const addresses = new Set(targets.flatMap((t) => t.addresses ?? []))
   const chosen = new Set<string>()
-  const queue = plan.actions.filter((a) => targets.some((t) => isTarget(t, a)))
+  // an action by the object its address names (an HA resource's action is its guest's), whatever kind runs it
+  const queue = plan.actions.filter((a) => targets.some((t) => isTarget(t, { address: a.address, name: a.name })))
   while (queue.length > 0) {
     const a = queue.pop()!
     if (chosen.has(a.id)) continue

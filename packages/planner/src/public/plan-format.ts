@@ -3,4 +3,12 @@
  * or builds requests one by one: the kinds' names, request parameters and secret references. `Plan`, `Action`
  * and the findings are on the main entry.
  */
-export type { ArtifactKind, CanonFirewall, GuestKind, PlanParams, PlanParamValue, SecretParam } from '../plan-types.js'
+export type {
+  ActionKind,
+  ArtifactKind,
+  CanonFirewall,
+  GuestKind,
+  PlanParams,
+  PlanParamValue,
+  SecretParam,
+} from '../plan-types.js'

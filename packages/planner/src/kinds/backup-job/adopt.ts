@@ -3,7 +3,7 @@
  * (fields.ts), the options it does not model reported as gaps. Pure.
  */
 import { adoptedFile, type AdoptedFile, type AdoptGap } from '../../kit/adopt.js'
-import { adoptedSpec } from './fields.js'
+import { adoptSpec } from './fields.js'
 import type { LiveBackupJob } from './types.js'
 
 export function adoptBackupJob(
@@ -14,7 +14,7 @@ export function adoptBackupJob(
   name: string,
   gaps: AdoptGap[],
 ): AdoptedFile {
-  const { spec, unmodelled } = adoptedSpec(job, ownershipTag)
+  const { spec, unmodelled } = adoptSpec(job, ownershipTag)
   for (const { key, value } of unmodelled)
     gaps.push({
       kind: 'BackupJob',

@@ -94,7 +94,7 @@ const vmidsOf = (text: string): number[] =>
  * job's options, and the options it cannot hold. A selection PVE would refuse (none, or `exclude` without `all`)
  * is left out, so the schema names what is missing.
  */
-export function adoptedSpec(
+export function adoptSpec(
   job: LiveBackupJob,
   ownershipTag: string,
 ): { spec: Record<string, unknown>; unmodelled: { key: string; value: string }[] } {

@@ -124,7 +124,7 @@ function manifests(live: LiveInventory, withFirewall: boolean): Manifest[] {
 
 const firewallActions = (live: LiveInventory, withFirewall: boolean) =>
   plan({ cluster: 'lab', manifests: manifests(live, withFirewall) }, live, { ...DEFAULT_POLICY, nodes: ['pve1'] })
-    .actions.filter((a) => a.type === 'firewall')
+    .actions.filter((a) => a.kind === 'GuestFirewall')
     .map((a) => a.diffs)
 
 describe('adopt spec.firewall', () => {

@@ -21,6 +21,8 @@ export const firewall = defineKind({
   name: 'firewall',
   // it lives on a guest: the guest's manifest declares it, and its actions carry the guest's address
   manifests: [],
+  // ... so its actions say they are a guest firewall's (Action.kind)
+  actionKinds: ['GuestFirewall'],
   addresses: () => [],
   // the firewalls of the guests the manifests manage are read with them
   observe: (desired) => ({ firewalls: firewallVmids(desired) }),
@@ -32,7 +34,8 @@ export const firewall = defineKind({
     firewall: (r) => [{ need: [{ path: `/vms/${r.vmid}`, privs: ['VM.Config.Network'] }] }],
   },
   confirm: confirmFirewall,
-  summary: { firewall: 'update' },
+  summary: { update: 'update' },
+  verbs: { update: { phrase: 'will have its firewall updated (applies live)' } },
   adopt: {
     order: 2,
     run(live, ctx) {

@@ -107,7 +107,10 @@ function planFirewall(i: FirewallPlanInput, out: FirewallPlanOut): void {
   ]
   out.drafts.push({
     ...i.base,
-    type: 'firewall',
+    kind: 'GuestFirewall',
+    // under the guest's address beside the guest's own update: the id says it is its firewall's
+    id: `${i.base.address}#firewall`,
+    type: 'update',
     reason: `${i.m.kind}/${i.m.metadata.name}: ${live ? 'firewall drift' : 'firewall of the new guest'} (${fields.join(', ')})`,
     diffs,
     disruption,

@@ -75,7 +75,7 @@ afterAll(async () => {
 describe('spec.firewall against the simulator', () => {
   it('a new guest gets its firewall after its create; then the plan is empty', async () => {
     const { plan: p, report } = await cycle(guest())
-    expect(p.actions.map((a) => a.type)).toEqual(['create', 'firewall'])
+    expect(p.actions.map((a) => `${a.kind} ${a.type}`)).toEqual(['VM create', 'GuestFirewall update'])
     const fw = p.actions[1]!
     expect(fw.dependsOn).toEqual([p.actions[0]!.id])
     expect(fw.diffs.find((d) => d.field === 'spec.firewall.rules[0]')?.after).toBe(
@@ -99,7 +99,7 @@ describe('spec.firewall against the simulator', () => {
         `[RULES]\n\n${shuffled}\n`,
     )
     const { plan: p, report } = await cycle(guest())
-    expect(p.actions.map((a) => a.type)).toEqual(['firewall'])
+    expect(p.actions.map((a) => `${a.kind} ${a.type}`)).toEqual(['GuestFirewall update'])
     expect(p.actions[0]!.reason).toBe('VM/fw-web: firewall drift (policy-in, rules)')
     expect(p.actions[0]!.diffs).toContainEqual({
       field: 'spec.firewall.policy-in',
@@ -120,7 +120,7 @@ describe('spec.firewall against the simulator', () => {
   it('an edit between plan and apply fails the action (compared by content, digests sent)', async () => {
     const d = desired(guest())
     const p = plan(d, await observe('sim', pve, { firewalls: [600] }), policy())
-    expect(p.actions.map((a) => a.type)).toEqual(['firewall'])
+    expect(p.actions.map((a) => `${a.kind} ${a.type}`)).toEqual(['GuestFirewall update'])
     await pve.firewallWrite('pve1', 'qemu', 600, {
       op: 'rule-create',
       rule: { type: 'in', action: 'DROP', enable: '1' },

@@ -17,7 +17,7 @@ import { adoptNic } from './nics.js'
 import { adoptTokens } from './tokens.js'
 import { adoptFirmwareVolumes, adoptLxcVolumes, adoptQemuDisks, QEMU_DRIVE_KEY, PCI_TOKENS } from './volumes.js'
 import { adoptBlock } from './table.js'
-import { adoptedTags } from './tags.js'
+import { adoptTags } from './tags.js'
 import { parsePS } from './fields.js'
 import { mapSshKeys } from '../../kit/ssh.js'
 import type { AdoptedFile, AdoptOptions, AdoptResult, Claim, Collect } from '../../kit/adopt.js'
@@ -226,7 +226,7 @@ function finishGuest(
 ): AdoptedFile {
   const { used, gap } = reader
   Object.assign(spec, adoptBlock(guest.type, 'pve-description', reader))
-  const tags = adoptedTags(guest.tags, options.tag)
+  const tags = adoptTags(guest.tags, options.tag)
   used.add('tags')
   if (tags.length > 0) spec.tags = tags
 

@@ -21,7 +21,7 @@ import type { LiveGuest } from '../../inventory.js'
 import { executes, isBookkeeping, unmanagedNote } from './keys.js'
 import { readDrive } from './drives.js'
 import { lxcSlotFamily } from './lxc.js'
-import { display, sortDiffs, type Draft, type Sink } from '../../kit/draft.js'
+import { display, sortDiffs, type Draft, type DraftBase, type Sink } from '../../kit/draft.js'
 import type {
   ActionType,
   Anomaly,
@@ -50,7 +50,7 @@ export interface GuestPlanEnv {
 export interface GuestTarget {
   m: QemuManifest | ContainerManifest
   f: GuestFields
-  base: Pick<Draft, 'resource' | 'address' | 'kind' | 'name' | 'node' | 'vmid' | 'tier' | 'level'>
+  base: DraftBase
   type: GuestType
   isTemplate: boolean
   skip: (code: Skip['code'], message: string) => void

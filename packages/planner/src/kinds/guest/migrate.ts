@@ -19,7 +19,7 @@
  */
 import type { GuestType, LocalDisk, MigratePrecondition } from '@proxops/pve-client/wire'
 import type { LiveGuest, LiveStorage, MigrationCheck } from '../../inventory.js'
-import type { Draft } from '../../kit/draft.js'
+import type { Draft, DraftBase } from '../../kit/draft.js'
 import type { DisruptionClass, DisruptionPolicy, FieldDiff, PlanParamValue, PveRequest } from '../../plan-types.js'
 import { allowed } from './disruption.js'
 import type { Owned } from './fields.js'
@@ -39,7 +39,7 @@ export interface MigrationInput {
   g: LiveGuest
   type: GuestType
   target: string
-  base: Pick<Draft, 'resource' | 'address' | 'kind' | 'name' | 'node' | 'vmid' | 'tier' | 'level'>
+  base: DraftBase
   /** the manifest's owned fields: a volume slot's create form names the storage it is declared on */
   owned: readonly Owned[]
   policy: DisruptionPolicy

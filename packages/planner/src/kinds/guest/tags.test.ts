@@ -1,7 +1,7 @@
 import { fc, test } from '@fast-check/vitest'
 import { describe, expect, it } from 'vitest'
 import { formatTags, parseTags } from '@proxops/pve-client/wire'
-import { adoptedTags, tagsField } from './tags.js'
+import { adoptTags, tagsField } from './tags.js'
 
 /** The reference rule tagsField must keep: live tags normalised as PVE stores them equal the desired ones. */
 function reference(live: string | undefined, want: string): boolean {
@@ -42,9 +42,9 @@ describe('tagsField', () => {
   })
 })
 
-describe('adoptedTags', () => {
+describe('adoptTags', () => {
   it('drops the ownership tag and every entry marker, keeps look-alikes', () => {
-    expect(adoptedTags(['web', 'proxops', 'proxops.lab', 'proxops.other', 'proxopsx', 'db'], 'proxops')).toEqual([
+    expect(adoptTags(['web', 'proxops', 'proxops.lab', 'proxops.other', 'proxopsx', 'db'], 'proxops')).toEqual([
       'web',
       'proxopsx',
       'db',

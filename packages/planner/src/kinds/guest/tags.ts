@@ -30,6 +30,6 @@ function sameTagSet(live: string, want: ReadonlySet<string>): boolean {
 }
 
 /** adopt: the live tags without the ownership tag and any entry's marker (the claim is the plan's to write). */
-export function adoptedTags(tags: readonly string[], ownershipTag: string): string[] {
+export function adoptTags(tags: readonly string[], ownershipTag: string): string[] {
   return tags.filter((t) => !isOwnershipTag(t, ownershipTag))
 }

@@ -122,8 +122,8 @@ describe('adopt spec.ha', () => {
       note: 'the first apply replaces the resource comment with the ownership marker',
     })
     // the claim: the marker on the resource and its rule, nothing else
-    expect(p.actions.map((a) => [a.type, a.diffs.map((d) => d.field)])).toEqual([
-      ['ha-update', ['spec.ha.ownership', 'spec.ha.ownership']],
+    expect(p.actions.map((a) => [a.kind, a.type, a.diffs.map((d) => d.field)])).toEqual([
+      ['HA', 'update', ['spec.ha.ownership', 'spec.ha.ownership']],
     ])
   })
 

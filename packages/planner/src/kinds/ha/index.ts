@@ -10,6 +10,8 @@ export const ha = defineKind({
   name: 'ha',
   // it lives on a guest: the guest's manifest declares it (`spec.ha`), and its actions carry the guest's address
   manifests: [],
+  // ... so its actions say they are an HA resource's (Action.kind)
+  actionKinds: ['HA'],
   addresses: () => [],
   read: readHa,
   plan: planHa,
@@ -21,7 +23,13 @@ export const ha = defineKind({
     haWrite: () => [{ need: [{ path: '/', privs: ['Sys.Console'] }] }],
   },
   confirm: confirmHa,
-  summary: { 'ha-create': 'create', 'ha-update': 'update', 'ha-delete': 'delete' },
+  summary: { create: 'create', update: 'update', delete: 'delete' },
+  // after the guest's own actions (its HA resource names a guest that exists); a removal after that
+  verbs: {
+    create: { phrase: 'will become an HA resource', rank: 7 },
+    update: { phrase: 'will have its HA resource updated', rank: 7 },
+    delete: { phrase: 'will stop being an HA resource (its resource is removed)', rank: 8 },
+  },
   adopt: {
     order: 3,
     run(live, ctx) {

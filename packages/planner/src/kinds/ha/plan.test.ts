@@ -83,8 +83,8 @@ describe('planHa', () => {
         (d.requests[0] as Extract<PveRequest, { call: 'haWrite' }>).guest?.power,
       ]),
     ).toEqual([
-      ['ha-create', 'none', 'running'],
-      ['ha-create', 'stop', 'stopped'],
+      ['create', 'none', 'running'],
+      ['create', 'stop', 'stopped'],
     ])
   })
 

@@ -17,7 +17,7 @@ import type { HaSpec, LxcManifest, Manifest, PowerState, VmManifest } from '@pro
 import { known, type LiveGuest, type LiveHa, type Observed } from '../../inventory.js'
 import type { Anomaly, DisruptionClass, FieldDiff, PlanParamValue, Policy, PveRequest, Skip } from '../../plan-types.js'
 import { isTrue, splitList, type GuestType, type HaItem } from '@proxops/pve-client/wire'
-import { skipOn, type Draft } from '../../kit/draft.js'
+import { skipOn, type Draft, type DraftBase } from '../../kit/draft.js'
 import { nodeAffinityRefusal } from './feasibility.js'
 import { parseNodePriorities } from './nodes.js'
 
@@ -69,7 +69,7 @@ export interface HaEnv {
   budget: Policy['pruneBudget']
 }
 
-type Base = Pick<Draft, 'resource' | 'address' | 'kind' | 'name' | 'node' | 'vmid' | 'tier' | 'level'>
+type Base = DraftBase
 
 const resourceIndex = new WeakMap<LiveHa, Map<string, HaItem>>()
 /** the HA resources by sid, indexed once per inventory */
@@ -240,7 +240,7 @@ class HaPlanner {
     const stops = power === 'stopped' && running
     this.push(
       base,
-      live ? 'ha-update' : 'ha-create',
+      live ? 'update' : 'create',
       this.reason(m, sid, live !== undefined, diffs),
       diffs,
       stops ? 'stop' : 'none',
@@ -410,7 +410,7 @@ class HaPlanner {
       kind: 'HA',
       draft: this.draft(
         base,
-        'ha-delete',
+        'delete',
         `${m.kind}/${m.metadata.name}: spec.ha removed; HA resource ${sid} (owned) will be removed`,
         diffs,
         'none',
@@ -434,7 +434,7 @@ class HaPlanner {
 
   private draft(
     base: Base,
-    type: 'ha-create' | 'ha-update' | 'ha-delete',
+    type: 'create' | 'update' | 'delete',
     reason: string,
     diffs: FieldDiff[],
     disruption: DisruptionClass,
@@ -443,7 +443,9 @@ class HaPlanner {
   ): Draft {
     return {
       ...base,
-      id: `${base.address}#${type}`,
+      kind: 'HA',
+      // under the guest's address beside the guest's own actions: the id says it is its HA resource's
+      id: `${base.address}#ha-${type}`,
       type,
       reason,
       diffs: diffs.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)),

@@ -10,7 +10,7 @@ export async function confirmPool(action: Action, reader: LiveReader): Promise<s
     return (await reader.pools()).some((p) => p.poolid === r.poolid) ? `pool ${r.poolid} is still listed` : undefined
   if (r.call !== 'createPool' && r.call !== 'updatePool') return undefined
   const poolid = String(r.params.poolid)
-  if (action.type === 'pool' && action.vmid !== undefined) return checkMember(reader, poolid, action.vmid)
+  if (action.type === 'join' && action.vmid !== undefined) return checkMember(reader, poolid, action.vmid)
   const live = (await reader.pools()).find((p) => p.poolid === poolid)
   if (!live) return `pool ${poolid} is not listed`
   const comment = r.params.comment

@@ -49,7 +49,7 @@ export const pool = defineKind({
     },
   },
   confirm: confirmPool,
-  summary: { pool: 'update', create: 'create', update: 'update', delete: 'delete' },
+  summary: { join: 'update', create: 'create', update: 'update', delete: 'delete' },
   adopt: {
     // the pools (selectForAdoption keeps them only without a guest filter); guests name theirs in spec.pool
     order: 4,

@@ -7,6 +7,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { BackupJobManifest } from '@proxops/schema'
 import { plan } from '../../plan/plan.js'
+import { describeAction } from '../index.js'
 import { known, type LivePool, type Observed } from '../../inventory.js'
 import type { Plan, Policy, PveRequest } from '../../plan-types.js'
 import { simConverge } from '../../test-support/sim.js'
@@ -24,7 +25,7 @@ const live = (poolid: string, comment?: string, vmids: number[] = [], storages: 
 })
 const pools = (...p: LivePool[]): Observed<readonly LivePool[]> => ({ known: p })
 const owned = 'managed-by=proxops'
-const summary = (p: Plan) => p.actions.map((a) => `${a.type} ${a.address}`)
+const summary = (p: Plan) => p.actions.map((a) => `${describeAction(a).label} ${a.address}`)
 const req = <C extends PveRequest['call']>(p: Plan, call: C) =>
   p.actions.flatMap((a) => a.requests).filter((r): r is Extract<PveRequest, { call: C }> => r.call === call)
 
@@ -73,7 +74,7 @@ describe('Pool kind and spec.pool', () => {
     const guests = [liveVm(100, 'a'), liveVm(101, 'b'), liveVm(102, 'c')]
     const inv = inventory(guests, { pools: pools(live('db', undefined, [101, 102]), live('web', owned)) })
     const p = plan(d, inv, policy())
-    expect(summary(p)).toEqual(['pool VM/pve1/100(a)', 'pool VM/pve1/101(b)'])
+    expect(summary(p)).toEqual(['Pool join VM/pve1/100(a)', 'Pool join VM/pve1/101(b)'])
     expect(req(p, 'updatePool').map((r) => r.params)).toEqual([
       { poolid: 'web', vms: '100' },
       { poolid: 'web', vms: '101', 'allow-move': 1 },
@@ -119,7 +120,7 @@ describe('Pool kind and spec.pool', () => {
   it('spec.pool naming a pool nobody has is an anomaly and the guest is not created; unknown pools plan nothing', () => {
     const d = desired(vm('a', 100, { pool: 'nope' }), vm('b', 101, { pool: 'web' }), pool('web'))
     const none = plan(d, inventory([liveVm(101, 'b')], { pools: pools() }), policy())
-    expect(summary(none)).toEqual(['create Pool/web', 'pool VM/pve1/101(b)'])
+    expect(summary(none)).toEqual(['create Pool/web', 'Pool join VM/pve1/101(b)'])
     expect(none.anomalies.map((a) => [a.code, a.address, a.field])).toEqual([
       ['pool-missing', 'VM/pve1/100(a)', 'spec.pool'],
     ])

@@ -18,7 +18,7 @@ import type { ContainerManifest, PoolManifest, QemuManifest } from '@proxops/sch
 import { poolNeeded } from '@proxops/schema'
 import { known, type LivePool, type Observed } from '../../inventory.js'
 import type { Anomaly, FieldDiff, Policy, PveRequest, Skip } from '../../plan-types.js'
-import { clusterObjectBase, poolAddress, skipOn, type Draft } from '../../kit/draft.js'
+import { clusterObjectBase, poolAddress, skipOn, type Draft, type DraftBase } from '../../kit/draft.js'
 import { commentMarker, commentOwner, commentWord } from '../../kit/ownership.js'
 import {
   emptyPlan,
@@ -30,7 +30,7 @@ import {
 } from '../../kit/kind.js'
 
 type Guest = QemuManifest | ContainerManifest
-type Base = Pick<Draft, 'resource' | 'address' | 'kind' | 'name' | 'node' | 'vmid' | 'tier' | 'level'>
+type Base = DraftBase
 
 const KIND = 'Pool' as const
 
@@ -178,8 +178,9 @@ class PoolPlanner {
     this.moves.set(m.spec.vmid, id)
     this.env.drafts.push({
       ...base,
+      kind: 'Pool',
       id,
-      type: 'pool',
+      type: 'join',
       reason: `${base.resource}: ${current === undefined ? 'in no pool' : `in pool ${current}`}; will join pool ${pool}`,
       diffs: [{ field: 'spec.pool', key: 'pool', ...(current !== undefined ? { before: current } : {}), after: pool }],
       disruption: 'none',
