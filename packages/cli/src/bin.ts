@@ -4,6 +4,9 @@ if (process.argv.length === 3 && process.argv[2] === '--version') {
   const { version } = await import('./version.js')
   process.stdout.write(`proxops version ${version}\n`)
 } else {
+  // the command is a bundle (scripts/bundle.mjs): a stack trace, printed for PROXOPS_DEBUG only, names the
+  // TypeScript sources. Off otherwise, as reading the maps costs start-up time.
+  if (process.env.PROXOPS_DEBUG) process.setSourceMapsEnabled(true)
   const controller = new AbortController()
   let stops = 0
   const stop = (signal: NodeJS.Signals): void => {

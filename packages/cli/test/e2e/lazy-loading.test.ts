@@ -17,9 +17,12 @@ vi.setConfig({ testTimeout: 120_000 })
 
 const PROBE = fileURLToPath(new URL('../support/module-probe.mjs', import.meta.url))
 
-/** Module URLs or paths of each stack, in the workspace (packages/sops) and as installed (node_modules/...). */
+/**
+ * Module URLs or paths of each stack: in the bundle (scripts/bundle.mjs puts SOPS, age and its curves in one
+ * `chunks/sops-*` file; undici stays outside it), and as modules (packages/sops, node_modules/...).
+ */
 const STACKS = {
-  sops: /\/packages\/sops\/|\/node_modules\/(@proxops\/sops|age-encryption|@noble)\//,
+  sops: /\/dist\/chunks\/sops-|\/packages\/sops\/|\/node_modules\/(@proxops\/sops|age-encryption|@noble)\//,
   http: /\/node_modules\/undici\//,
 } as const
 type Stack = keyof typeof STACKS
