@@ -3,7 +3,8 @@
 // in `dist/chunks/`, made from the TypeScript sources of the CLI and the four libraries (their `@proxops/source`
 // export condition) and the npm packages they import. Loading a few large files instead of about 400 small ones
 // takes a quarter of a converged diff's CPU. The dynamic imports stay chunks, so a command still loads only what it
-// needs; the SOPS stack (with age and its curves) is one chunk named `sops-*`, which the lazy-loading test looks for.
+// needs; the SOPS stack (with age and its curves) is one chunk named `sops-*` and the YAML library one named
+// `yaml-parser-*`, which the lazy-loading test looks for.
 // Runs after `tsc` in `pnpm build`, and replaces tsc's `dist/bin.js`; the library entry (`dist/index.js`) and the
 // declarations stay tsc's. Source maps carry their sources; bin.ts turns them on for PROXOPS_DEBUG's stack traces.
 //
@@ -60,6 +61,13 @@ const bundle = await rolldown({
     extensionAlias: { '.js': ['.ts', '.js'] },
   },
   plugins: [inlineVersion, collectLicenses],
+  // the workspace's modules only define things when they load (none registers itself anywhere), so a name imported
+  // from a library's index brings its own module, not the whole library: `--help` needs two small schema helpers
+  treeshake: {
+    moduleSideEffects: [
+      { test: /[\\/]packages[\\/](cli|schema|planner|pve-client|sops)[\\/]src[\\/]/, sideEffects: false },
+    ],
+  },
   // bin.js exports nothing (what the SOPS group below needs to leave out the modules it imports)
   preserveEntrySignatures: false,
   logLevel: 'warn',
@@ -85,6 +93,8 @@ await bundle.write({
         // not the modules it imports (yaml): the commands that never decrypt load those without this chunk
         includeDependenciesRecursively: false,
       },
+      // the YAML library, one chunk too: what needs no repository (`--help`, completion) never loads it
+      { name: 'yaml-parser', test: /[\\/]node_modules[\\/]yaml[\\/]/, includeDependenciesRecursively: false },
     ],
   },
 })

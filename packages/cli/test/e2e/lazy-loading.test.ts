@@ -19,11 +19,13 @@ const PROBE = fileURLToPath(new URL('../support/module-probe.mjs', import.meta.u
 
 /**
  * Module URLs or paths of each stack: in the bundle (scripts/bundle.mjs puts SOPS, age and its curves in one
- * `chunks/sops-*` file; undici stays outside it), and as modules (packages/sops, node_modules/...).
+ * `chunks/sops-*` file and the YAML library in `chunks/yaml-parser-*`; undici stays outside it), and as modules
+ * (packages/sops, node_modules/...).
  */
 const STACKS = {
   sops: /\/dist\/chunks\/sops-|\/packages\/sops\/|\/node_modules\/(@proxops\/sops|age-encryption|@noble)\//,
   http: /\/node_modules\/undici\//,
+  yaml: /\/dist\/chunks\/yaml-parser-|\/node_modules\/yaml\//,
 } as const
 type Stack = keyof typeof STACKS
 
@@ -61,23 +63,24 @@ async function loadedBy(root: string, args: readonly string[]): Promise<{ code: 
 
 describe('what a command loads', () => {
   it('validate of a repository without secrets loads neither SOPS/age nor the HTTP stack', async () => {
-    expect(await loadedBy(plain, ['validate'])).toEqual({ code: 0, stacks: [] })
+    expect(await loadedBy(plain, ['validate'])).toEqual({ code: 0, stacks: ['yaml'] })
   })
 
   it('validate of a cluster with a secrets file decrypts it (SOPS/age) and still never loads the HTTP stack', async () => {
-    expect(await loadedBy(secret, ['validate'])).toEqual({ code: 0, stacks: ['sops'] })
+    expect(await loadedBy(secret, ['validate'])).toEqual({ code: 0, stacks: ['sops', 'yaml'] })
   })
 
   it('diff of a repository without secrets talks to PVE (HTTP stack) and never loads SOPS/age', async () => {
-    expect(await loadedBy(plain, ['diff'])).toEqual({ code: 0, stacks: ['http'] })
+    expect(await loadedBy(plain, ['diff'])).toEqual({ code: 0, stacks: ['http', 'yaml'] })
   })
 
   it('diff of a cluster with a secrets file loads both', async () => {
-    expect(await loadedBy(secret, ['diff'])).toEqual({ code: 0, stacks: ['sops', 'http'] })
+    expect(await loadedBy(secret, ['diff'])).toEqual({ code: 0, stacks: ['sops', 'http', 'yaml'] })
   })
 
-  it('--help and --version load none of them', async () => {
+  it('--help, --version and completion load none of them, not even the YAML parser', async () => {
     expect(await loadedBy(plain, ['--help'])).toEqual({ code: 0, stacks: [] })
     expect(await loadedBy(plain, ['--version'])).toEqual({ code: 0, stacks: [] })
+    expect(await loadedBy(plain, ['--get-yargs-completions', 'proxops', 'di'])).toEqual({ code: 0, stacks: [] })
   })
 })
