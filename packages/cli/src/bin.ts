@@ -4,6 +4,13 @@ if (process.argv.length === 3 && process.argv[2] === '--version') {
   const { version } = await import('./version.js')
   process.stdout.write(`proxops version ${version}\n`)
 } else {
+  // the command is a bundle (scripts/bundle.mjs): a stack trace, printed for PROXOPS_DEBUG only, names the
+  // TypeScript sources. Off otherwise, as reading the maps costs start-up time.
+  if (process.env.PROXOPS_DEBUG) process.setSourceMapsEnabled(true)
+  // Node 22.1+ keeps V8's compiled code of the chunks between runs (in the system's temporary directory;
+  // NODE_DISABLE_COMPILE_CACHE=1 turns it off); Node 20 has no such cache and compiles them on every run
+  const nodeModule = (await import('node:module')) as { enableCompileCache?: () => unknown }
+  nodeModule.enableCompileCache?.()
   const controller = new AbortController()
   let stops = 0
   const stop = (signal: NodeJS.Signals): void => {

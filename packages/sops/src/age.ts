@@ -14,6 +14,25 @@ export async function recipientOf(identity: AgeIdentity, file: string): Promise<
   }
 }
 
+const streamOf = (bytes: Uint8Array): ReadableStream<Uint8Array> =>
+  new ReadableStream({
+    start(controller) {
+      controller.enqueue(bytes)
+      controller.close()
+    },
+  })
+
+/**
+ * The decrypted bytes of age's output stream. Given bytes, age reads its output with `new Response(stream)`, which
+ * loads Node's whole fetch stack (20-30 ms of a CLI start) for a 32-byte key; a failed payload check rejects here.
+ */
+async function readAll(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = []
+  const reader = stream.getReader()
+  for (let r = await reader.read(); !r.done; r = await reader.read()) chunks.push(r.value)
+  return new Uint8Array(Buffer.concat(chunks))
+}
+
 /** Unwraps the data key with any one matching identity; fails closed with a coded error. */
 export async function unwrapDataKey(
   stanzas: readonly AgeStanza[],
@@ -33,7 +52,7 @@ export async function unwrapDataKey(
   for (const stanza of ordered) {
     let key: Uint8Array | undefined
     try {
-      key = await decrypter.decrypt(age.armor.decode(stanza.enc))
+      key = await readAll(await decrypter.decrypt(streamOf(age.armor.decode(stanza.enc))))
     } catch {
       key = undefined
     }

@@ -158,7 +158,7 @@ async function checkStaged(files: Record<string, string>): Promise<void> {
       mkdirSync(path.dirname(path.join(staging, file)), { recursive: true })
       writeFileSync(path.join(staging, file), text)
     }
-    const { runValidate } = await import('./validate.js')
+    const { runValidate } = await import('./validate-run.js')
     const result = await runValidate({ gitPath: staging, output: 'text', cwd: staging })
     if (result.exitCode !== 0)
       throw new CliError(

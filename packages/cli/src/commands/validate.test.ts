@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ownHome, runMain, type MainRun } from '../main.test-support.js'
-import { runValidate } from './validate.js'
+import { runValidate } from './validate-run.js'
 
 const examples = fileURLToPath(new URL('../../../../examples/repository', import.meta.url))
 const fixtures = fileURLToPath(new URL('../../../schema/test/fixtures', import.meta.url))

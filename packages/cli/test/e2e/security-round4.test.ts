@@ -33,9 +33,11 @@ const HOSTILE = 'x\u001b]0;pwned\u0007\u001b[2J\u009b31m\r\u202eevil'
 const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/
 /**
  * on a terminal, the escape sequences ProxOps writes itself: its colours (render/color.ts) and what log-update
- * draws apply's live block with (synchronized output, hide/show the cursor, erase a line, move up, go to column 1)
+ * draws apply's live block with (synchronized output, hide/show the cursor, erase a line or its end, move up or
+ * down, go to column 1; moving down and erasing a line's end come with redrawing only the changed lines of a frame,
+ * which depends on how far apply got between two frames)
  */
-const OWN = /\u001b\[(?:1|2|22|31|32|33|35|39)m|\u001b\[(?:\?2026[hl]|\?25[hl]|2K|\d*A|G)/g
+const OWN = /\u001b\[(?:1|2|22|31|32|33|35|39)m|\u001b\[(?:\?2026[hl]|\?25[hl]|2K|K|\d*A|\d*B|G)/g
 
 function assertClean(what: string, text: string, colour = false): void {
   const rest = colour ? text.replace(OWN, '') : text
