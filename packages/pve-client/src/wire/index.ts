@@ -51,3 +51,12 @@ export type {
   PoolDetail,
   SnapshotInfo,
 } from './types.js'
+export type {
+  AccessGroup,
+  AccessRole,
+  AccessToken,
+  AccessUser,
+  AclEntry,
+  NewToken,
+  RealmInfo,
+} from './access.js'
