@@ -8,6 +8,7 @@
 export type { LiveReader, PveWriter } from './ports.js'
 export type { DesiredState, SecretLookup } from './desired.js'
 export type { LiveInventory } from './inventory.js'
+export type { TokenSecretSink } from './kit/runners.js'
 export {
   DEFAULT_POLICY,
   PLAN_FORMAT_VERSION,

@@ -151,7 +151,7 @@ export function guardLockout(env: AccessEnv, drafts: readonly Draft[]): { blocke
     const p = credentialPrincipals(env, credential)
     for (const d of drafts) {
       const why = weakens(env, p, d)
-      if (why !== undefined) block(d, `${d.address}: ${why}, which the running credential ${credential} holds`)
+      if (why !== undefined) block(d, `${why}, which the running credential ${credential} holds`)
     }
   }
   // the last holders of Permissions.Modify on /: block every action that takes it from any of them
@@ -168,7 +168,7 @@ export function guardLockout(env: AccessEnv, drafts: readonly Draft[]): { blocke
         if (!blocked.has(d))
           block(
             d,
-            `${d.address}: the plan takes Permissions.Modify on / from its last holders (${labels.join(', ')}); root@pam alone would be left`,
+            `the plan takes Permissions.Modify on / from its last holders (${labels.join(', ')}); root@pam alone would be left`,
           )
   }
   return { blocked, anomalies }

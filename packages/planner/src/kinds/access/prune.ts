@@ -136,7 +136,12 @@ export function accessPrunes(env: AccessEnv): AccessPrunes {
     })
   }
   for (const groupid of [...goingGroups].sort()) {
-    const others = (live.groups.get(groupid)?.users ?? []).filter((u) => !goingUsers.has(u))
+    // members that stay in it: not deleted, and not declared with a group list this plan writes without it
+    const leaving = (u: string) => {
+      const groups = d.users.get(u)?.spec.groups
+      return goingUsers.has(u) || (groups !== undefined && !groups.includes(groupid))
+    }
+    const others = (live.groups.get(groupid)?.users ?? []).filter((u) => !leaving(u))
     if (others.length > 0) {
       skip(
         'prune-guard',

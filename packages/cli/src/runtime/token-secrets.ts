@@ -1,0 +1,49 @@
+/**
+ * Where a new PVE API token's secret goes (docs/access.md#token-secrets): PVE shows it once, in the answer to
+ * generate_token. It is sealed with age to the recipients of the cluster's secrets-file (so whoever can decrypt
+ * that file can open it) and written, mode 0600, under the data dir (`<data-dir>/token-secrets/<cluster>`) or the
+ * cluster's `access.token-secrets-dir`, never inside the repository. The redactor learns it at once, so no output
+ * of this run can print it.
+ */
+import { chmod, mkdir, writeFile } from 'node:fs/promises'
+import { isAbsolute, join, relative, resolve } from 'node:path'
+import { sealToRecipients, sopsRecipients } from '@proxops/sops'
+import type { TokenSecretSink } from '@proxops/planner'
+import type { ResolvedCluster, ResolvedConfig } from '../config/types.js'
+import type { Redactor } from '../redact.js'
+
+/** the directory a cluster's token secrets are written to */
+export function tokenSecretsDir(cluster: ResolvedCluster, config: Pick<ResolvedConfig, 'dataDir'>): string {
+  return resolve(cluster.access?.tokenSecretsDir ?? join(config.dataDir, 'token-secrets', cluster.name))
+}
+
+const inside = (dir: string, root: string): boolean => {
+  const rel = relative(resolve(root), dir)
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))
+}
+
+export function tokenSecretSink(
+  cluster: ResolvedCluster,
+  config: Pick<ResolvedConfig, 'dataDir'>,
+  repository: string,
+  redactor: Redactor,
+): TokenSecretSink {
+  const dir = tokenSecretsDir(cluster, config)
+  return async (fullTokenid, secret) => {
+    redactor.add(secret.reveal())
+    if (inside(dir, repository))
+      throw new Error(`token-secrets-dir ${dir} is inside the repository; choose a directory outside it`)
+    if (cluster.secretsFile === undefined)
+      throw new Error(`cluster ${cluster.name} has no secrets-file whose age recipients could seal the secret`)
+    const sealed = await sealToRecipients(
+      secret.reveal(),
+      await sopsRecipients(cluster.secretsFile),
+      cluster.secretsFile,
+    )
+    await mkdir(dir, { recursive: true, mode: 0o700 })
+    const file = join(dir, `${fullTokenid.replace(/[^A-Za-z0-9.@_-]/g, '_')}.age`)
+    await writeFile(file, sealed, { mode: 0o600 })
+    await chmod(file, 0o600)
+    return file
+  }
+}
