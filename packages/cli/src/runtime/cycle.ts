@@ -163,6 +163,8 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
     })
     const targets = o.targets ? planTargets(o.targets, loaded.objects) : undefined
     const credentials = o.cluster.credentials
+    // a token is created only where its secret can be sealed (outside the repository, to the SOPS recipients)
+    const sink = o.cluster.access ? tokenSecretSink(o.cluster, o.config, o.tree.root, ctx.redactor) : undefined
     // secrets, observe, plan, privilege preflight, the saved plan's contract, execute: the planner's cycle
     const { inventory, plan, report } = await reconcile({
       desired: loaded.desired,
@@ -177,7 +179,7 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
       ...(targets ? { targets } : {}),
       execute: {
         taskTimeoutMs: o.config.reconcile.taskTimeoutMs,
-        ...(o.cluster.access ? { tokenSecrets: tokenSecretSink(o.cluster, o.config, o.tree.root, ctx.redactor) } : {}),
+        ...(sink ? { tokenSecrets: sink } : {}),
         ...(o.onProgress ? { onProgress: o.onProgress } : {}),
         ...(o.progressIntervalMs ? { progressIntervalMs: o.progressIntervalMs } : {}),
       },

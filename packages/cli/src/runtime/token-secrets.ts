@@ -22,24 +22,22 @@ const inside = (dir: string, root: string): boolean => {
   return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))
 }
 
+/**
+ * The sink, or why there is none (then a token is not created at all: its secret would be lost). Checked before
+ * any request, so that PVE is never asked for a secret ProxOps cannot keep.
+ */
 export function tokenSecretSink(
   cluster: ResolvedCluster,
   config: Pick<ResolvedConfig, 'dataDir'>,
   repository: string,
   redactor: Redactor,
-): TokenSecretSink {
+): TokenSecretSink | undefined {
   const dir = tokenSecretsDir(cluster, config)
+  const secretsFile = cluster.secretsFile
+  if (inside(dir, repository) || secretsFile === undefined) return undefined
   return async (fullTokenid, secret) => {
     redactor.add(secret.reveal())
-    if (inside(dir, repository))
-      throw new Error(`token-secrets-dir ${dir} is inside the repository; choose a directory outside it`)
-    if (cluster.secretsFile === undefined)
-      throw new Error(`cluster ${cluster.name} has no secrets-file whose age recipients could seal the secret`)
-    const sealed = await sealToRecipients(
-      secret.reveal(),
-      await sopsRecipients(cluster.secretsFile),
-      cluster.secretsFile,
-    )
+    const sealed = await sealToRecipients(secret.reveal(), await sopsRecipients(secretsFile), secretsFile)
     await mkdir(dir, { recursive: true, mode: 0o700 })
     const file = join(dir, `${fullTokenid.replace(/[^A-Za-z0-9.@_-]/g, '_')}.age`)
     await writeFile(file, sealed, { mode: 0o600 })

@@ -36,7 +36,10 @@ export const accessRunners = {
   createToken: async (r, { ctx, secrets, notes }) => {
     const full = `${r.userid}!${r.tokenid}`
     const sink = ctx.tokenSecrets
-    if (!sink) throw new ActionFailure(`create token ${full}: no place to store its secret was given; not created`)
+    if (!sink)
+      throw new ActionFailure(
+        `create token ${full}: not created: its secret could not be kept (the cluster needs a secrets-file, and a token-secrets-dir outside the repository)`,
+      )
     const params = await plain(r.params)
     let created: { reveal(): string } | undefined
     await write(`create token ${full}`, ctx, async () => {
