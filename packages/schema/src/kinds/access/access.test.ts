@@ -42,6 +42,8 @@ describe('access kinds', () => {
   it('verify_rolename and create_role: the PVE prefix is reserved', () => {
     expect(problems('Role', { roleid: 'PVEMine', privs: [] })).toEqual(['spec.roleid: field-invalid'])
     expect(problems('Role', { roleid: 'pvex', privs: [] })).toEqual(['spec.roleid: field-invalid'])
+    expect(problems('Role', { roleid: 'Administrator', privs: [] })).toEqual(['spec.roleid: field-invalid'])
+    expect(problems('Role', { roleid: 'NoAccessToo', privs: [] })).toEqual([])
     expect(problems('Role', { roleid: 'a b', privs: [] })).toEqual(['spec.roleid: field-invalid'])
     expect(problems('Role', { privs: ['VM.Audit', 'VM.Audit'] })).toEqual(['spec.privs.1: value-duplicate'])
   })

@@ -23,37 +23,38 @@ function unique(values: readonly string[] | undefined, path: PathKey[], add: Add
   })
 }
 
+/** the PVE id a kind takes from `spec.<field>`, else `metadata.name`, reported where it was written when refused */
+function pveId(
+  m: { metadata: { name: string }; spec: object },
+  field: string,
+  add: Add,
+  problem: (id: string) => string | undefined,
+): string {
+  const given = (m.spec as Record<string, unknown>)[field]
+  const id = typeof given === 'string' ? given : m.metadata.name
+  const p = problem(id)
+  if (p !== undefined) add('field-invalid', idPath(given !== undefined, field), `${JSON.stringify(id)} ${p}`)
+  return id
+}
+
+/** PVE's own roles (create_roles): `PVE*`, `NoAccess`, `Administrator` */
+const BUILT_IN = /^(PVE|NoAccess$|Administrator$)/i
+
 export function finaliseRole(m: RoleManifest, add: Add): void {
-  const spec: Partial<RoleManifest['spec']> = m.spec
-  const declared = spec.roleid !== undefined
-  const id = spec.roleid ?? m.metadata.name
-  if (!ROLEID.test(id))
-    add(
-      'field-invalid',
-      idPath(declared, 'roleid'),
-      `${JSON.stringify(id)} cannot be a PVE role id: letters, digits, ".", "-" and "_"`,
-    )
-  else if (/^PVE/i.test(id))
-    add(
-      'field-invalid',
-      idPath(declared, 'roleid'),
-      `${JSON.stringify(id)}: PVE reserves role ids starting with "PVE" (any case) for its built-in roles`,
-    )
+  m.spec.roleid = pveId(m, 'roleid', add, (id) =>
+    !ROLEID.test(id)
+      ? 'cannot be a PVE role id: letters, digits, ".", "-" and "_"'
+      : BUILT_IN.test(id)
+        ? 'is (or starts like) one of PVE\'s built-in roles, which create_role refuses (the "PVE" prefix is reserved)'
+        : undefined,
+  )
   unique(m.spec.privs, ['spec', 'privs'], add)
-  m.spec.roleid = id
 }
 
 export function finaliseGroup(m: GroupManifest, add: Add): void {
-  const spec: Partial<GroupManifest['spec']> = m.spec
-  const declared = spec.groupid !== undefined
-  const id = spec.groupid ?? m.metadata.name
-  if (!GROUPID.test(id))
-    add(
-      'field-invalid',
-      idPath(declared, 'groupid'),
-      `${JSON.stringify(id)} cannot be a PVE group id: letters, digits, ".", "-" and "_"`,
-    )
-  m.spec.groupid = id
+  m.spec.groupid = pveId(m, 'groupid', add, (id) =>
+    GROUPID.test(id) ? undefined : 'cannot be a PVE group id: letters, digits, ".", "-" and "_"',
+  )
 }
 
 const USERID_RULE =
@@ -87,18 +88,13 @@ export function finaliseUser(m: UserManifest, add: Add): void {
 }
 
 export function finaliseToken(m: TokenManifest, add: Add): void {
-  const spec: Partial<TokenManifest['spec']> = m.spec
-  const declared = spec.tokenid !== undefined
-  const id = spec.tokenid ?? m.metadata.name
   if (!validUserid(m.spec.userid))
     add('field-invalid', ['spec', 'userid'], `${JSON.stringify(m.spec.userid)} ${USERID_RULE}`)
-  if (!TOKEN_SUBID.test(id))
-    add(
-      'field-invalid',
-      idPath(declared, 'tokenid'),
-      `${JSON.stringify(id)} cannot be a PVE token id: a letter, then letters, digits, ".", "-" and "_" (at least two characters)`,
-    )
-  m.spec.tokenid = id
+  m.spec.tokenid = pveId(m, 'tokenid', add, (id) =>
+    TOKEN_SUBID.test(id)
+      ? undefined
+      : 'cannot be a PVE token id: a letter, then letters, digits, ".", "-" and "_" (at least two characters)',
+  )
 }
 
 /** AccessControl normalize_path: one `/` between parts, none at the end, one in front; undefined when refused */
