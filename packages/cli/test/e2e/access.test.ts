@@ -89,6 +89,10 @@ describe('access as code', () => {
     expect(await ci.version()).toMatchObject({ version: expect.any(String) as string })
     await ci.close()
     // canary: in no output of any run, no saved plan, no file of the repository
+    const status = await run(['status'])
+    expect(status.code).toBe(0)
+    const json = await run(['status', '--output', 'json'])
+    expect(json.stdout).not.toContain(secret)
     const plan = await run(['diff', '--out', path.join(homeFor(repo), 'plan.json')])
     expect(plan.code).toBe(0)
     expect(transcript.join('\n')).not.toContain(secret)

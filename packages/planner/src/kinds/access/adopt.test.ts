@@ -43,7 +43,7 @@ it('adopt writes every custom role, group, user, token and ACL (no secret); appl
   expect(files.map((f) => f.path).sort()).toEqual(
     [
       'acl/homelab/pveauditor.yaml',
-      'acl/homelab/vms-px-audit.yaml',
+      'acl/homelab/vms-px-audit-here.yaml',
       'group/homelab/ops.yaml',
       'role/homelab/px-audit.yaml',
       'token/homelab/ann-ci.yaml',

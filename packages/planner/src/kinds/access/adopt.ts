@@ -27,14 +27,17 @@ export function adoptAccess(live: LiveAccess, ctx: AdoptContext): AdoptedFile[] 
   const foreign = (c: string | undefined) =>
     commentOwner(c, { ...policy, clusterEntry: ctx.options.cluster }) === 'other'
   const out: AdoptedFile[] = []
+  // adopt's claim wants a name-like id for its suffix: PVE ids may hold upper case, `@`, `!` and `/`
+  const claim = (kind: Kind, base: string, id: string) =>
+    ctx.claim(kind, sanitiseName(base, kind.toLowerCase()), sanitiseName(id, kind.toLowerCase()))
   for (const r of live.roles) {
     if (r.special) continue
-    const name = ctx.claim('Role', sanitiseName(r.roleid, 'role'), r.roleid)
+    const name = claim('Role', r.roleid, r.roleid)
     out.push(doc('Role', name, cluster, { ...(name !== r.roleid ? { roleid: r.roleid } : {}), privs: [...r.privs] }))
   }
   for (const g of live.groups) {
     if (foreign(g.comment)) continue
-    const name = ctx.claim('Group', sanitiseName(g.groupid, 'group'), g.groupid)
+    const name = claim('Group', g.groupid, g.groupid)
     out.push(
       doc('Group', name, cluster, {
         ...(name !== g.groupid ? { groupid: g.groupid } : {}),
@@ -44,7 +47,7 @@ export function adoptAccess(live: LiveAccess, ctx: AdoptContext): AdoptedFile[] 
   }
   for (const u of live.users) {
     if (u.userid === 'root@pam' || foreign(u.comment)) continue
-    const name = ctx.claim('User', sanitiseName(u.userid.replace(/@.*$/, ''), 'user'), u.userid)
+    const name = claim('User', u.userid.replace(/@.*$/, ''), u.userid)
     out.push(
       doc('User', name, cluster, {
         userid: u.userid,
@@ -60,7 +63,7 @@ export function adoptAccess(live: LiveAccess, ctx: AdoptContext): AdoptedFile[] 
     for (const t of u.tokens) {
       if (foreign(t.comment)) continue
       const full = `${u.userid}!${t.tokenid}`
-      const tname = ctx.claim('Token', sanitiseName(`${u.userid.replace(/@.*$/, '')}-${t.tokenid}`, 'token'), full)
+      const tname = claim('Token', `${u.userid.replace(/@.*$/, '')}-${t.tokenid}`, full)
       out.push(
         doc('Token', tname, cluster, {
           userid: u.userid,
@@ -91,10 +94,10 @@ export function adoptAccess(live: LiveAccess, ctx: AdoptContext): AdoptedFile[] 
     acls.set(key, a)
   }
   for (const a of acls.values()) {
-    const name = ctx.claim(
+    const name = claim(
       'ACL',
-      sanitiseName(`${a.path}-${a.roleid}`, 'acl'),
-      `${a.path}|${a.roleid}|${a.propagate ? 1 : 0}`,
+      `${a.path}-${a.roleid}${a.propagate ? '' : '-here'}`,
+      `${a.path}-${a.roleid}-${a.propagate ? 1 : 0}`,
     )
     out.push(
       doc('ACL', name, cluster, {
