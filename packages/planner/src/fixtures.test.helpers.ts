@@ -153,7 +153,11 @@ export function emptyAccess(): LiveAccess {
     roles: [
       { roleid: 'Administrator', privs: [...ADMIN_PRIVS].sort(), special: true },
       { roleid: 'NoAccess', privs: [], special: true },
-      { roleid: 'PVEAuditor', privs: ['Datastore.Audit', 'Pool.Audit', 'SDN.Audit', 'Sys.Audit', 'VM.Audit'], special: true },
+      {
+        roleid: 'PVEAuditor',
+        privs: ['Datastore.Audit', 'Pool.Audit', 'SDN.Audit', 'Sys.Audit', 'VM.Audit'],
+        special: true,
+      },
     ],
     acl: [],
     realms: [
@@ -185,7 +189,11 @@ const ADMIN_PRIVS = [
 ]
 
 /** an access manifest of `kind` (Role, Group, User, Token, ACL) */
-export function accessManifest(kind: 'Role' | 'Group' | 'User' | 'Token' | 'ACL', name: string, spec: Readonly<Record<string, unknown>>): Manifest {
+export function accessManifest(
+  kind: 'Role' | 'Group' | 'User' | 'Token' | 'ACL',
+  name: string,
+  spec: Readonly<Record<string, unknown>>,
+): Manifest {
   return manifest({ kind, metadata: { name }, spec })
 }
 

@@ -10,16 +10,7 @@ import type { FirewallWrite, GuestType, HaObject } from '@proxops/pve-client/wir
 export const PLAN_FORMAT_VERSION = 1
 
 export type ResourceKind =
-  | 'VM'
-  | 'TemplateVM'
-  | 'LXC'
-  | 'TemplateCT'
-  | 'ISO'
-  | 'CTTemplate'
-  | 'DiskImage'
-  | 'BackupJob'
-  | 'Pool'
-  | AccessKind
+  'VM' | 'TemplateVM' | 'LXC' | 'TemplateCT' | 'ISO' | 'CTTemplate' | 'DiskImage' | 'BackupJob' | 'Pool' | AccessKind
 /** the access kinds (kinds/access, docs/access.md) */
 export type AccessKind = 'Role' | 'Group' | 'User' | 'Token' | 'ACL'
 export type GuestKind = 'VM' | 'TemplateVM' | 'LXC' | 'TemplateCT'

@@ -154,7 +154,12 @@ const CASES: Record<string, ListCase> = {
       roleid: word,
       propagate: fc.constantFrom(0, 1),
     }),
-    required: { path: notAnId, type: fc.oneof(notAnId, fc.constantFrom<unknown>('pool', 'x', 7)), ugid: notAnId, roleid: notAnId },
+    required: {
+      path: notAnId,
+      type: fc.oneof(notAnId, fc.constantFrom<unknown>('pool', 'x', 7)),
+      ugid: notAnId,
+      roleid: notAnId,
+    },
     decode: decodeAcl,
   },
   realms: {

@@ -3,7 +3,17 @@ import { KIND_ALIASES, KINDS, type Kind, type Manifest } from '@proxops/schema'
 import { keyOf, levels } from './deps.js'
 import { plan } from '../plan/plan.js'
 import { PlanInputError } from '../errors.js'
-import { accessManifest, artifact, backupJob, desired, inventory, lxc, policy, pool, vm } from '../fixtures.test.helpers.js'
+import {
+  accessManifest,
+  artifact,
+  backupJob,
+  desired,
+  inventory,
+  lxc,
+  policy,
+  pool,
+  vm,
+} from '../fixtures.test.helpers.js'
 
 const withDeps = <M extends Manifest>(m: M, deps: string): M => ({
   ...m,
