@@ -164,6 +164,8 @@ describe('access as code', () => {
       'it deletes token deploy@pve!ops, which the running credential deploy@pve!ops holds; blocked',
     )
     rmSync(ops, { recursive: true, force: true })
+    // the operator's own grant goes by hand, so that the last-holder case below starts from root's token alone
+    await admin.updateAcl({ path: '/', roles: 'Administrator', users: 'deploy@pve', delete: 1 })
   })
 })
 
@@ -230,5 +232,23 @@ describe('random access estates', () => {
       }),
       { numRuns: 4, seed: 40 },
     )
+  })
+})
+
+describe('the last holder of Permissions.Modify on /', () => {
+  it('disabling it is blocked in diff with the reason, and apply writes nothing', async () => {
+    // an owned admin user, the only principal an ACL on / gives Permissions.Modify (root@pam does not count)
+    await admin.createUser({ userid: 'boss@pve', comment: 'managed-by=proxops.lab' })
+    await admin.updateAcl({ path: '/', roles: 'Administrator', users: 'boss@pve' })
+    commit({ 'user/lab/boss.yaml': doc('User', 'boss', '  userid: boss@pve\n  enable: false\n') })
+    const run = (args: string[]) => proxops(args, { cwd: repo, env: baseEnv(repo) })
+    const before = sim.stats.requests.filter((r) => r.method !== 'GET').length
+    const diff = await run(['diff'])
+    expect(diff.stdout).toContain(
+      'User/boss@pve: the plan takes Permissions.Modify on / from its last holders (user boss@pve (Administrator on /)); root@pam alone would be left; blocked',
+    )
+    await run(['apply', '--yes'])
+    expect(sim.stats.requests.filter((r) => r.method !== 'GET').length).toBe(before)
+    expect((await admin.accessUsers()).find((u) => u.userid === 'boss@pve')?.enable).toBe(true)
   })
 })
