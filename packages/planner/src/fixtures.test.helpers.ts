@@ -16,7 +16,7 @@ import type {
 } from '@proxops/schema'
 import type { DesiredState } from './desired.js'
 import { manifest } from './testing/manifest.js'
-import type { LiveGuest, LiveInventory } from './inventory.js'
+import type { LiveAccess, LiveGuest, LiveInventory } from './inventory.js'
 import type { KindContext, PlannedGuest } from './kit/kind.js'
 import { DEFAULT_POLICY, type Policy } from './plan-types.js'
 
@@ -140,8 +140,61 @@ export function emptyInventory(over: Partial<LiveInventory> = {}): LiveInventory
     backupJobs: { known: [] },
     heldVmids: [],
     pools: { known: [] },
+    access: { known: emptyAccess() },
     ...over,
   }
+}
+
+/** user.cfg of a fresh install: root@pam, the built-in roles, the pam and pve realms (kinds/access) */
+export function emptyAccess(): LiveAccess {
+  return {
+    users: [{ userid: 'root@pam', enable: true, expire: 0, email: 'root@localhost', groups: [], tokens: [] }],
+    groups: [],
+    roles: [
+      { roleid: 'Administrator', privs: [...ADMIN_PRIVS].sort(), special: true },
+      { roleid: 'NoAccess', privs: [], special: true },
+      {
+        roleid: 'PVEAuditor',
+        privs: ['Datastore.Audit', 'Pool.Audit', 'SDN.Audit', 'Sys.Audit', 'VM.Audit'],
+        special: true,
+      },
+    ],
+    acl: [],
+    realms: [
+      { realm: 'pam', type: 'pam' },
+      { realm: 'pve', type: 'pve' },
+    ],
+  }
+}
+
+/** a few of PVE 9's privileges (the Administrator role holds every one: what diff checks role privileges against) */
+const ADMIN_PRIVS = [
+  'Datastore.Allocate',
+  'Datastore.AllocateSpace',
+  'Datastore.Audit',
+  'Group.Allocate',
+  'Permissions.Modify',
+  'Pool.Allocate',
+  'Pool.Audit',
+  'Realm.AllocateUser',
+  'SDN.Audit',
+  'Sys.Audit',
+  'Sys.Modify',
+  'User.Modify',
+  'VM.Allocate',
+  'VM.Audit',
+  'VM.Clone',
+  'VM.Config.Disk',
+  'VM.PowerMgmt',
+]
+
+/** an access manifest of `kind` (Role, Group, User, Token, ACL) */
+export function accessManifest(
+  kind: 'Role' | 'Group' | 'User' | 'Token' | 'ACL',
+  name: string,
+  spec: Readonly<Record<string, unknown>>,
+): Manifest {
+  return manifest({ kind, metadata: { name }, spec })
 }
 
 export function inventory(guests: LiveGuest[] = [], over: Partial<LiveInventory> = {}): LiveInventory {

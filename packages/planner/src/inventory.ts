@@ -5,6 +5,7 @@
  * one form, `unreadable: <why>` (an `Observed<T>`, or an object's identity with `unreadable`).
  */
 import type { GuestFirewall, GuestType, HaItem, MigratePrecondition } from '@proxops/pve-client/wire'
+import type { AccessGroup, AccessRole, AccessUser, AclEntry, RealmInfo } from '@proxops/pve-client/wire'
 
 /** One live read: what PVE showed, or why it could not be read this cycle (nothing is planned from it then). */
 export type Observed<T> = { readonly known: T } | { readonly unreadable: string }
@@ -120,6 +121,8 @@ export interface LiveInventory {
   heldVmids: readonly HeldVmid[]
   /** the resource pools the token may audit, sorted by id (unreadable: no pool or membership is planned) */
   pools: Observed<readonly LivePool[]>
+  /** the access objects (kinds/access), read only when the cluster manages access (ObserveOptions.access) */
+  access?: Observed<LiveAccess>
   /**
    * PVE's migration precondition check of each guest that sits on another allowlisted node than its manifest's
    * `spec.node` (`ObserveOptions.guestNodes`), sorted by vmid; absent when no guest is away from its node
@@ -139,6 +142,15 @@ export interface MigrationCheck {
 export interface LiveBackupJob {
   id: string
   values: Readonly<Record<string, string>>
+}
+
+/** user.cfg as the access listings show it: five requests whatever its size (kinds/access/read.ts) */
+export interface LiveAccess {
+  users: readonly AccessUser[]
+  groups: readonly AccessGroup[]
+  roles: readonly AccessRole[]
+  acl: readonly AclEntry[]
+  realms: readonly RealmInfo[]
 }
 
 /** One pool as `/pools?poolid=` answers it (planner/src/pool) */

@@ -17,6 +17,8 @@ export type ResourceKind = Kind
  * guest without a manifest of its own, its HA resource or its firewall (the action carries the guest's address).
  */
 export type ActionKind = ResourceKind | 'HA' | 'GuestFirewall'
+/** the access kinds (kinds/access, docs/access.md) */
+export type AccessKind = 'Role' | 'Group' | 'User' | 'Token' | 'ACL'
 export type GuestKind = 'VM' | 'TemplateVM' | 'LXC' | 'TemplateCT'
 export type ArtifactKind = 'ISO' | 'CTTemplate' | 'DiskImage'
 /** the kinds whose prunes the empty-desired guard holds back (`--allow-empty <Kind>` lifts it): the schema's */
@@ -64,6 +66,13 @@ export interface Policy {
    * A guest's `proxops/safety-snapshots` annotation overrides it either way.
    */
   safetySnapshots?: { keep: number }
+  /**
+   * access as code (the cluster entry's `access`, docs/access.md): present when the cluster manages its access
+   * objects. `rolePrefix`: a role whose id starts with it is this entry's (roles have no comment to carry a marker);
+   * without it no role is ever deleted. `acknowledgeLockout`: the lock-out guards only warn. `credential`: the user
+   * or token id ProxOps runs as (the lock-out guards protect what grants it).
+   */
+  access?: { rolePrefix?: string; acknowledgeLockout?: boolean; credential?: string }
 }
 
 export const DEFAULT_POLICY: Policy = {
@@ -217,6 +226,22 @@ export type PveRequest =
   | { call: 'createPool'; params: PlanParams }
   | { call: 'updatePool'; params: PlanParams }
   | { call: 'deletePool'; poolid: string }
+  /** `/access` (kinds/access): cluster-wide, synchronous, user.cfg under its lock */
+  | { call: 'createRole'; params: PlanParams }
+  | { call: 'updateRole'; roleid: string; params: PlanParams }
+  | { call: 'deleteRole'; roleid: string }
+  | { call: 'createGroup'; params: PlanParams }
+  | { call: 'updateGroup'; groupid: string; params: PlanParams }
+  | { call: 'deleteGroup'; groupid: string }
+  | { call: 'createUser'; params: PlanParams }
+  | { call: 'updateUser'; userid: string; params: PlanParams }
+  | { call: 'deleteUser'; userid: string }
+  /** the secret PVE answers is written age-encrypted by the executor's token sink, never kept in the plan or report */
+  | { call: 'createToken'; userid: string; tokenid: string; params: PlanParams }
+  | { call: 'updateToken'; userid: string; tokenid: string; params: PlanParams }
+  | { call: 'deleteToken'; userid: string; tokenid: string }
+  /** `PUT /access/acl`: roles granted to (or with `delete=1` taken from) users, groups and tokens on one path */
+  | { call: 'updateAcl'; params: PlanParams }
 
 /**
  * A verb; the action's `kind` names what it acts on (a new kind plans `create`, `update` and `delete`). How a plan
@@ -338,6 +363,16 @@ export type AnomalyCode =
   | 'unmanaged-selection'
   /** the HA manager holds a guest's service in `error`: nothing HA does moves it until it is disabled (docs/safety.md#ha-error) */
   | 'ha-error'
+  /**
+   * PVE would refuse an access write for a reason diff sees: an unknown privilege for the cluster's version, a role,
+   * group, user or token that neither git nor PVE has, a realm that does not exist (docs/access.md)
+   */
+  | 'access-refused'
+  /**
+   * the plan would remove or weaken what the running credential holds, or the last principal with
+   * Permissions.Modify on `/`: blocked unless the cluster acknowledges it (docs/access.md#lock-out)
+   */
+  | 'lockout'
 
 /** A non-destructive observation; never executed. */
 export interface Anomaly {

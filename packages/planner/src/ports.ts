@@ -30,6 +30,12 @@ import type {
   WaitOptions,
   GuestFirewall,
   FirewallWrite,
+  AccessGroup,
+  AccessRole,
+  AccessUser,
+  AclEntry,
+  NewToken,
+  RealmInfo,
 } from '@proxops/pve-client/wire'
 
 export interface LiveReader {
@@ -57,6 +63,16 @@ export interface LiveReader {
   pools(): Promise<PoolInfo[]>
   /** `GET /pools?poolid=`: comment and members (guests by vmid, storages) */
   pool(poolid: string): Promise<PoolDetail>
+  /** `GET /access/users?full=1`: users with their groups and tokens (kinds/access) */
+  accessUsers(): Promise<AccessUser[]>
+  /** `GET /access/groups` */
+  accessGroups(): Promise<AccessGroup[]>
+  /** `GET /access/roles` */
+  accessRoles(): Promise<AccessRole[]>
+  /** `GET /access/acl` */
+  acl(): Promise<AclEntry[]>
+  /** `GET /access/domains` */
+  realms(): Promise<RealmInfo[]>
   /** `GET .../migrate`: PVE's precondition check for moving the guest (qemu; lxc from PVE 9) */
   migratePrecondition(node: string, type: GuestType, vmid: number): Promise<MigratePrecondition>
   /** `GET .../snapshot` without PVE's `current` entry */
@@ -137,6 +153,21 @@ export interface PveWriter {
   createPool(params: PveParams): Promise<unknown>
   updatePool(params: PveParams): Promise<unknown>
   deletePool(poolid: string): Promise<unknown>
+  /** `/access` (pve-access-control API2::User, Group, Role, ACL): synchronous, no task */
+  createUser(params: PveParams): Promise<unknown>
+  updateUser(userid: string, params: PveParams): Promise<unknown>
+  deleteUser(userid: string): Promise<unknown>
+  createGroup(params: PveParams): Promise<unknown>
+  updateGroup(groupid: string, params: PveParams): Promise<unknown>
+  deleteGroup(groupid: string): Promise<unknown>
+  createRole(params: PveParams): Promise<unknown>
+  updateRole(roleid: string, params: PveParams): Promise<unknown>
+  deleteRole(roleid: string): Promise<unknown>
+  /** generate_token: the secret comes back this once, in a holder that prints `(sensitive)` */
+  createToken(userid: string, tokenid: string, params: PveParams): Promise<NewToken>
+  updateToken(userid: string, tokenid: string, params: PveParams): Promise<unknown>
+  deleteToken(userid: string, tokenid: string): Promise<unknown>
+  updateAcl(params: PveParams): Promise<unknown>
   /** `POST .../snapshot` and `DELETE .../snapshot/{snapname}`: tasks */
   createSnapshot(
     node: string,

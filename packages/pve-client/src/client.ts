@@ -20,6 +20,16 @@ import {
 } from './decode.js'
 import { PveError, PveTaskTimeoutError } from './errors.js'
 import { firewallCall, readGuestFirewall } from './firewall.js'
+import {
+  decodeAccessGroups,
+  decodeAccessRoles,
+  decodeAccessUsers,
+  decodeAcl,
+  decodeNewToken,
+  decodeRealms,
+} from './access.js'
+import type { AccessGroup, AccessRole, AccessUser, AclEntry, NewToken, RealmInfo } from './wire/access.js'
+import { Secret } from './secret.js'
 import { abortedError, sleep } from './retry.js'
 import { type GetFn, type TaskLogPage, assertTaskOk, taskLog, taskStatus, waitTask } from './tasks.js'
 import { type CallSpec, type Method, type Params, Transport, type TransportOptions } from './transport.js'
@@ -268,6 +278,36 @@ export class PveReadOnlyClient {
   async pool(poolid: string, o?: CallOptions): Promise<PoolDetail> {
     const data = await this.#get({ path: '/pools', query: { poolid }, ...callOpts(o) })
     return decodeWith('GET /pools?poolid', () => decodePoolDetail(data))
+  }
+
+  /** `GET /access/users?full=1` (API2::User index): every user the caller may see, with groups and tokens */
+  async accessUsers(o?: CallOptions): Promise<AccessUser[]> {
+    const data = await this.#get({ path: '/access/users', query: { full: 1 }, ...callOpts(o) })
+    return decodeWith('GET /access/users', () => decodeAccessUsers(data))
+  }
+
+  /** `GET /access/groups` (API2::Group index) */
+  async accessGroups(o?: CallOptions): Promise<AccessGroup[]> {
+    const data = await this.#get({ path: '/access/groups', ...callOpts(o) })
+    return decodeWith('GET /access/groups', () => decodeAccessGroups(data))
+  }
+
+  /** `GET /access/roles` (API2::Role index): built-in roles are `special`; Administrator holds every privilege */
+  async accessRoles(o?: CallOptions): Promise<AccessRole[]> {
+    const data = await this.#get({ path: '/access/roles', ...callOpts(o) })
+    return decodeWith('GET /access/roles', () => decodeAccessRoles(data))
+  }
+
+  /** `GET /access/acl` (API2::ACL read_acl): the entries on the paths the caller may audit */
+  async acl(o?: CallOptions): Promise<AclEntry[]> {
+    const data = await this.#get({ path: '/access/acl', ...callOpts(o) })
+    return decodeWith('GET /access/acl', () => decodeAcl(data))
+  }
+
+  /** `GET /access/domains` (API2::Domains index): the realms */
+  async realms(o?: CallOptions): Promise<RealmInfo[]> {
+    const data = await this.#get({ path: '/access/domains', ...callOpts(o) })
+    return decodeWith('GET /access/domains', () => decodeRealms(data))
   }
 
   /** `GET .../snapshot`: the guest's snapshots (VM.Audit), without PVE's `current` pseudo-entry */
@@ -650,6 +690,58 @@ export class PveClient extends PveReadOnlyClient {
   /** refused by PVE while the pool has a sub-pool or an existing member */
   async deletePool(poolid: string, o?: CallOptions): Promise<void> {
     await this.#write('DELETE', '/pools', undefined, { poolid }, o)
+  }
+
+  /**
+   * `/access` writes (pve-access-control API2::User, Group, Role, ACL): synchronous, user.cfg under its lock.
+   */
+  async createUser(params: PveParams, o?: CallOptions): Promise<void> {
+    await this.#write('POST', '/access/users', undefined, params, o)
+  }
+  async updateUser(userid: string, params: PveParams, o?: CallOptions): Promise<void> {
+    await this.#write('PUT', '/access/users/{userid}', { userid }, params, o)
+  }
+  /** delete_user also removes its tokens, group memberships and ACL entries */
+  async deleteUser(userid: string, o?: CallOptions): Promise<void> {
+    await this.#write('DELETE', '/access/users/{userid}', { userid }, undefined, o)
+  }
+  async createGroup(params: PveParams, o?: CallOptions): Promise<void> {
+    await this.#write('POST', '/access/groups', undefined, params, o)
+  }
+  async updateGroup(groupid: string, params: PveParams, o?: CallOptions): Promise<void> {
+    await this.#write('PUT', '/access/groups/{groupid}', { groupid }, params, o)
+  }
+  /** delete_group also removes the group's ACL entries (delete_group_acl) */
+  async deleteGroup(groupid: string, o?: CallOptions): Promise<void> {
+    await this.#write('DELETE', '/access/groups/{groupid}', { groupid }, undefined, o)
+  }
+  async createRole(params: PveParams, o?: CallOptions): Promise<void> {
+    await this.#write('POST', '/access/roles', undefined, params, o)
+  }
+  async updateRole(roleid: string, params: PveParams, o?: CallOptions): Promise<void> {
+    await this.#write('PUT', '/access/roles/{roleid}', { roleid }, params, o)
+  }
+  async deleteRole(roleid: string, o?: CallOptions): Promise<void> {
+    await this.#write('DELETE', '/access/roles/{roleid}', { roleid }, undefined, o)
+  }
+  /**
+   * `POST /access/users/{userid}/token/{tokenid}` (generate_token): the secret comes back this once, held in a
+   * `Secret` so that no log, error or JSON output can print it.
+   */
+  async createToken(userid: string, tokenid: string, params: PveParams, o?: CallOptions): Promise<NewToken> {
+    const data = await this.#write('POST', '/access/users/{userid}/token/{tokenid}', { userid, tokenid }, params, o)
+    const t = decodeWith('POST /access/users/{userid}/token/{tokenid}', () => decodeNewToken(data))
+    return { fullTokenid: t.fullTokenid, value: new Secret(t.value) }
+  }
+  async updateToken(userid: string, tokenid: string, params: PveParams, o?: CallOptions): Promise<void> {
+    await this.#write('PUT', '/access/users/{userid}/token/{tokenid}', { userid, tokenid }, params, o)
+  }
+  async deleteToken(userid: string, tokenid: string, o?: CallOptions): Promise<void> {
+    await this.#write('DELETE', '/access/users/{userid}/token/{tokenid}', { userid, tokenid }, undefined, o)
+  }
+  /** `PUT /access/acl` (update_acl): `roles` granted to `users`/`groups`/`tokens` on `path`; `delete=1` removes them */
+  async updateAcl(params: PveParams, o?: CallOptions): Promise<void> {
+    await this.#write('PUT', '/access/acl', undefined, params, o)
   }
 
   /** POST /nodes/{node}/storage/{storage}/download-url (`url`, `filename`, `content`, optional checksum pair). */

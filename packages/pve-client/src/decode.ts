@@ -55,7 +55,7 @@ export function list(v: unknown, field: string): Obj[] {
  * Decodes every row of a list. Field names (`resources[9999].maxmem`) are built only for an error: a
  * listing can hold 10,000 rows of 20 fields, and a name per field would be most of the decoding work.
  */
-function rows<T>(v: unknown, field: string, decode: (o: Obj) => T): T[] {
+export function rows<T>(v: unknown, field: string, decode: (o: Obj) => T): T[] {
   if (!Array.isArray(v)) throw new WireError('WIRE_SCALAR', 'expected a list', field)
   const out: T[] = new Array<T>(v.length)
   for (let i = 0; i < v.length; i++) {
@@ -70,7 +70,7 @@ function rows<T>(v: unknown, field: string, decode: (o: Obj) => T): T[] {
 }
 
 /** Copies only the keys that are present, so results have no `undefined` holes. */
-function defined<T extends object>(o: T): T {
+export function defined<T extends object>(o: T): T {
   const out: Record<string, unknown> = {}
   for (const key in o) {
     const value = o[key]

@@ -21,6 +21,7 @@ import {
 } from './decode.js'
 import { PveError } from './errors.js'
 import { readGuestFirewall } from './firewall.js'
+import { decodeAccessGroups, decodeAccessRoles, decodeAccessUsers, decodeAcl, decodeRealms } from './access.js'
 import { WireError } from './wire/errors.js'
 
 type Row = Record<string, unknown>
@@ -125,6 +126,47 @@ const CASES: Record<string, ListCase> = {
     row: fc.record({ rule: word, type: fc.constant('node-affinity'), resources: fc.constant('vm:100') }),
     required: { rule: notAnId },
     decode: (v) => decodeHaConfig(v, 'rules'),
+  },
+  'access users': {
+    list: 'users',
+    row: fc.record({ userid: word.map((w) => `${w}@pve`), enable: fc.constantFrom(0, 1), groups: word }),
+    required: { userid: notAnId },
+    decode: decodeAccessUsers,
+  },
+  'access groups': {
+    list: 'groups',
+    row: fc.record({ groupid: word, users: fc.constant('a@pve,b@pve') }),
+    required: { groupid: notAnId },
+    decode: decodeAccessGroups,
+  },
+  'access roles': {
+    list: 'roles',
+    row: fc.record({ roleid: word, privs: fc.constant('VM.Audit,Sys.Audit'), special: fc.constantFrom(0, 1) }),
+    required: { roleid: notAnId },
+    decode: decodeAccessRoles,
+  },
+  'ACL entries': {
+    list: 'acl',
+    row: fc.record({
+      path: fc.constantFrom('/', '/vms/100'),
+      type: fc.constantFrom('user', 'group', 'token'),
+      ugid: word,
+      roleid: word,
+      propagate: fc.constantFrom(0, 1),
+    }),
+    required: {
+      path: notAnId,
+      type: fc.oneof(notAnId, fc.constantFrom<unknown>('pool', 'x', 7)),
+      ugid: notAnId,
+      roleid: notAnId,
+    },
+    decode: decodeAcl,
+  },
+  realms: {
+    list: 'domains',
+    row: fc.record({ realm: word, type: fc.constantFrom('pam', 'pve') }),
+    required: { realm: notAnId, type: notAnId },
+    decode: decodeRealms,
   },
 }
 

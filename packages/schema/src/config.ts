@@ -153,6 +153,36 @@ export const clusterEntrySchema = obj(
         'Take a PVE snapshot of a guest before a restart- or stop-class change or a disk resize (docs/safety.md); a guest opts out with the annotation `proxops/safety-snapshots: "false"`.',
       ),
     ),
+    access: v.optional(
+      obj(
+        {
+          'role-prefix': v.optional(
+            v.pipe(
+              nonEmptyStr(
+                "A role whose id starts with this prefix is this cluster entry's: ProxOps deletes such a role when git no longer declares it. Without it no role is ever deleted.",
+              ),
+              v.regex(
+                /^[A-Za-z0-9.\-_]+$/,
+                m('config-invalid', 'must be letters, digits, ".", "-" or "_" (a role id prefix)'),
+              ),
+              v.check((p) => !/^PVE/i.test(p), m('config-invalid', 'PVE reserves role ids starting with "PVE"')),
+            ),
+          ),
+          'acknowledge-lockout': v.optional(
+            bool(
+              'Let a plan remove or weaken what the running credential holds, or the last holder of Permissions.Modify on `/` (the lock-out guards then only warn).',
+            ),
+            false,
+          ),
+          'token-secrets-dir': v.optional(
+            str(
+              "Where the secrets of tokens ProxOps creates are written, age-encrypted to the recipients of the cluster's secrets-file (mode 0600); default `<data-dir>/token-secrets/<cluster>`. Must be outside the repository.",
+            ),
+          ),
+        },
+        'Access as code (docs/access.md): the cluster manages its roles, groups, users, tokens and ACLs; the access objects are read every cycle.',
+      ),
+    ),
   },
   'One PVE cluster.',
 )

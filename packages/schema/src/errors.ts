@@ -92,6 +92,7 @@ export const ErrorCodes = {
   'duplicate-name': 'two manifests of one kind share a metadata.name in a cluster',
   'duplicate-vmid': 'two guests claim the same vmid in a cluster (on any nodes)',
   'backup-job-id-duplicate': 'two BackupJobs of a cluster declare the same PVE backup job id',
+  'access-id-duplicate': 'two access manifests of a cluster declare the same role, group, user, token or ACL entry',
   'artifact-duplicate': 'two artifacts of a cluster declare the same file on the same node and storage',
   'node-not-allowed': 'a manifest names a node outside the cluster allowlist',
   'dependency-unknown': 'a dependency target is not in this cluster',

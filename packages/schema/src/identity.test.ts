@@ -29,6 +29,11 @@ const twin: Record<Kind, Record<string, unknown>> = {
   DiskImage: {},
   BackupJob: { id: 'nightly' },
   Pool: { id: 'web' },
+  Role: { roleid: 'ops-auditor' },
+  Group: { groupid: 'ops' },
+  User: {},
+  Token: { tokenid: 'ci' },
+  ACL: {},
 }
 
 describe('identityIndex', () => {

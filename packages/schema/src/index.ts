@@ -33,6 +33,12 @@ export type {
   Manifest,
   ManifestOfKind,
   PoolManifest,
+  AccessManifest,
+  AclManifest,
+  GroupManifest,
+  RoleManifest,
+  TokenManifest,
+  UserManifest,
   PowerState,
   QemuManifest,
   TemplateCtManifest,
@@ -97,6 +103,7 @@ export {
   type ResourceKey,
 } from './graph.js'
 export { nearest } from './suggest.js'
+export { aclEntries, normalizeAclPath, tokenFullId, validAclPath, validUserid } from './kinds/access/exports.js'
 export { nodeFs, type FileInfo, type RepoFs } from './loader/fs.js'
 export { discoverRepository, type DiscoveryResult } from './loader/discover.js'
 export {

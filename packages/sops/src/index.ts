@@ -45,3 +45,4 @@ export {
 } from './credentials.js'
 export { findSopsConfig, creationRuleFor, loadCreationRule, type CreationRule } from './sopsconfig.js'
 export { ageKeyFile, type AgeKeyFile } from './keygen.js'
+export { sopsRecipients, sealToRecipients, openSealed } from './seal.js'

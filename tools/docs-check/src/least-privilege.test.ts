@@ -115,6 +115,8 @@ describe('docs/getting-started.md: the least-privilege role converges the exampl
   const startup = commands.filter((c) => c.includes('ProxOpsStartup'))
   // section 11: the optional grant for spec.ha (HA writes check Sys.Console on /)
   const ha = pveumCommands('## 11.', '## 12.')
+  // section 15: the grant for the homelab cluster's access objects (ProxOps' own role, user, token and ACL)
+  const access = pveumCommands('## 15.', '## Next')
   const secrets: string[] = []
 
   beforeAll(async () => {
@@ -172,8 +174,9 @@ describe('docs/getting-started.md: the least-privilege role converges the exampl
     expect(apply.output).not.toMatch(/Permission check failed/)
   }, 300_000)
 
-  it('with the startup and HA grants the examples converge: apply, then diff plans nothing', async () => {
-    for (const sim of sandbox?.sims ?? []) for (const line of [...startup, ...ha]) await pveum(sim, line)
+  it('with the startup, HA and access grants the examples converge: apply, then diff plans nothing', async () => {
+    expect(access).toHaveLength(2)
+    for (const sim of sandbox?.sims ?? []) for (const line of [...startup, ...ha, ...access]) await pveum(sim, line)
     const apply = await run('proxops apply --yes')
     expect(apply.code, apply.output).toBe(0)
     const diff = await run('proxops diff --detailed-exitcode')

@@ -110,6 +110,8 @@ export async function adoptHandler(ctx: CliContext, args: AdoptArgs): Promise<nu
       nodes: cluster.nodes,
       signal: ctx.signal,
       firewalls: 'all',
+      // the access objects only where the cluster manages access (docs/access.md#adopt)
+      ...(cluster.access ? { access: true } : {}),
     })
     selection = selectForAdoption(observed, {
       declaredVmids: declared.vmids,

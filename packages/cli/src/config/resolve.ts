@@ -268,6 +268,15 @@ function clusterEntry(
     },
     ...(entry.disruption ? { disruption: entry.disruption } : {}),
     ...(entry['safety-snapshots'] ? { safetySnapshots: { keep: entry['safety-snapshots'].keep } } : {}),
+    ...(entry.access
+      ? {
+          access: {
+            ...optional('rolePrefix', entry.access['role-prefix']),
+            acknowledgeLockout: entry.access['acknowledge-lockout'],
+            ...optional('tokenSecretsDir', entry.access['token-secrets-dir']),
+          },
+        }
+      : {}),
   }
 }
 

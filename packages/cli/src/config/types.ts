@@ -50,6 +50,8 @@ export interface ClusterConfig {
   disruption?: DisruptionPolicy
   /** `safety-snapshots`: a snapshot before each guest's disruptive changes, the newest `keep` kept (docs/safety.md) */
   safetySnapshots?: { keep: number }
+  /** `access` (docs/access.md): the cluster manages its access objects */
+  access?: { rolePrefix?: string; acknowledgeLockout: boolean; tokenSecretsDir?: string }
 }
 
 export interface GitSettings {

@@ -38,6 +38,7 @@ import type { CliContext } from './context.js'
 import { loadDesired } from './desired.js'
 import { planTargets, sameObject, type ObjectRef } from './targets.js'
 import type { SourceTree } from './source.js'
+import { tokenSecretSink } from './token-secrets.js'
 
 export interface CycleOptions {
   cluster: ResolvedCluster
@@ -82,6 +83,19 @@ export function policyFor(options: Pick<CycleOptions, 'cluster' | 'config' | 'pr
     disruption: options.cluster.disruption ?? options.config.reconcile.disruption,
     shutdownTimeoutSeconds: Math.max(1, Math.round(options.config.reconcile.shutdownTimeoutMs / 1000)),
     ...(options.cluster.safetySnapshots ? { safetySnapshots: options.cluster.safetySnapshots } : {}),
+    ...(options.cluster.access ? { access: accessPolicy(options.cluster) } : {}),
+  }
+}
+
+/** the lock-out guards protect what grants the credential this cluster runs as (docs/access.md#lock-out) */
+function accessPolicy(cluster: ResolvedCluster): NonNullable<Policy['access']> {
+  const a = cluster.access
+  const c = cluster.credentials
+  const credential = c.method === 'token' ? c.tokenId : c.user
+  return {
+    ...(a?.rolePrefix !== undefined ? { rolePrefix: a.rolePrefix } : {}),
+    ...(a?.acknowledgeLockout ? { acknowledgeLockout: true } : {}),
+    ...(credential ? { credential } : {}),
   }
 }
 
@@ -149,6 +163,8 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
     })
     const targets = o.targets ? planTargets(o.targets, loaded.objects) : undefined
     const credentials = o.cluster.credentials
+    // a token is created only where its secret can be sealed (outside the repository, to the SOPS recipients)
+    const sink = o.cluster.access ? tokenSecretSink(o.cluster, o.config, o.tree.root, ctx.redactor) : undefined
     // secrets, observe, plan, privilege preflight, the saved plan's contract, execute: the planner's cycle
     const { inventory, plan, report } = await reconcile({
       desired: loaded.desired,
@@ -163,6 +179,7 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
       ...(targets ? { targets } : {}),
       execute: {
         taskTimeoutMs: o.config.reconcile.taskTimeoutMs,
+        ...(sink ? { tokenSecrets: sink } : {}),
         ...(o.onProgress ? { onProgress: o.onProgress } : {}),
         ...(o.progressIntervalMs ? { progressIntervalMs: o.progressIntervalMs } : {}),
       },

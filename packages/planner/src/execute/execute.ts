@@ -14,6 +14,7 @@ import type { TaskRef } from '@proxops/pve-client/wire'
 import type { LiveReader, PveWriter } from '../ports.js'
 import type { SecretResolver } from '../kit/params.js'
 import { runAction, type ActionContext, type TaskRecord } from './run-action.js'
+import type { TokenSecretSink } from '../kit/runners.js'
 import { schedule, type Job, type Outcome, type SkipReasonCode } from './scheduler.js'
 
 export interface ExecuteOptions {
@@ -21,6 +22,8 @@ export interface ExecuteOptions {
   reader: LiveReader
   /** resolves the plan's secret references at execute time */
   secrets?: SecretResolver
+  /** stores the secret of each token a `createToken` request makes (kit/runners.ts TokenSecretSink) */
+  tokenSecrets?: TokenSecretSink
   /** actions running at once per node (default 2) */
   nodeConcurrency?: number
   /** downloads running at once per storage (default 1) */
@@ -157,6 +160,7 @@ export async function execute(plan: Plan, writer: PveWriter, options: ExecuteOpt
       writer,
       reader: options.reader,
       secrets: options.secrets,
+      ...(options.tokenSecrets ? { tokenSecrets: options.tokenSecrets } : {}),
       taskTimeoutMs: options.taskTimeoutMs ?? 600_000,
       downloadTimeoutMs: options.downloadTimeoutMs ?? 3_600_000,
       lockRetries: options.lockRetries ?? 3,

@@ -4,7 +4,7 @@
  * redaction of request parameters, the executor's default limits and its task records.
  */
 export { toJobs, DEFAULT_NODE_CONCURRENCY, DEFAULT_STORAGE_CONCURRENCY } from './execute.js'
-export type { TaskRecord } from '../kit/runners.js'
+export type { TaskRecord, TokenSecretSink } from '../kit/runners.js'
 export { schedule, type Job, type Outcome, type ScheduleOptions, type SkipReasonCode } from './scheduler.js'
 export {
   resolveParams,

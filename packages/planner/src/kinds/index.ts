@@ -14,8 +14,9 @@ import { firewall } from './firewall/index.js'
 import { guest } from './guest/index.js'
 import { ha } from './ha/index.js'
 import { pool } from './pool/index.js'
+import { access } from './access/index.js'
 
-export const KINDS: readonly Kind[] = [guest, artifact, firewall, ha, pool, backupJob]
+export const KINDS: readonly Kind[] = [guest, artifact, firewall, ha, pool, backupJob, access]
 
 for (const kind of KINDS) {
   const problems = kindProblems(kind)

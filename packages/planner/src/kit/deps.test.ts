@@ -3,7 +3,17 @@ import { KIND_ALIASES, KINDS, type Kind, type Manifest } from '@proxops/schema'
 import { keyOf, levels } from './deps.js'
 import { plan } from '../plan/plan.js'
 import { PlanInputError } from '../errors.js'
-import { artifact, backupJob, desired, inventory, lxc, policy, pool, vm } from '../fixtures.test.helpers.js'
+import {
+  accessManifest,
+  artifact,
+  backupJob,
+  desired,
+  inventory,
+  lxc,
+  policy,
+  pool,
+  vm,
+} from '../fixtures.test.helpers.js'
 
 const withDeps = <M extends Manifest>(m: M, deps: string): M => ({
   ...m,
@@ -29,12 +39,27 @@ function ofKind(kind: Kind, name: string, vmid: number): Manifest {
       return backupJob(name, { selection: { all: true } })
     case 'Pool':
       return pool(name)
+    case 'Role':
+      return accessManifest(kind, name, { privs: ['VM.Audit'] })
+    case 'Group':
+      return accessManifest(kind, name, {})
+    case 'User':
+      return accessManifest(kind, name, { userid: `${name}@pve` })
+    case 'Token':
+      return accessManifest(kind, name, { userid: 'root@pam' })
+    case 'ACL':
+      return accessManifest(kind, name, { path: `/vms/${vmid}`, roles: ['PVEAuditor'], users: ['root@pam'] })
   }
 }
 
 /** where plan() records a manifest's actions (what a dependant's `requires` names) */
 function addressOf(m: Manifest): string {
   if (m.kind === 'BackupJob' || m.kind === 'Pool') return `${m.kind}/${m.spec.id}`
+  if (m.kind === 'Role') return `Role/${m.spec.roleid}`
+  if (m.kind === 'Group') return `Group/${m.spec.groupid}`
+  if (m.kind === 'User') return `User/${m.spec.userid}`
+  if (m.kind === 'Token') return `Token/${m.spec.userid}!${m.spec.tokenid}`
+  if (m.kind === 'ACL') return `ACL/${m.spec.path}(${m.metadata.name})`
   if (m.kind === 'ISO' || m.kind === 'CTTemplate' || m.kind === 'DiskImage')
     return `${m.kind}/pve1/${m.spec.storage}/${m.spec.filename}`
   return `${m.kind}/pve1/${m.spec.vmid}(${m.metadata.name})`

@@ -127,6 +127,8 @@ export interface ObserveOptions {
    * pools cost nothing; absent = every pool whose comment starts with `managed-by=`. kinds/pool/read.ts
    */
   ownership?: Pick<Policy, 'ownershipTag' | 'clusterEntry'>
+  /** read the access objects (kinds/access): the cluster manages access, or adopt asks for them */
+  access?: boolean
 }
 
 /** A read within the cluster's in-flight limit (and its abort signal). */

@@ -32,7 +32,15 @@ export interface ActionContext {
    * the digest): `node/type/vmid/planned digest` -> the digest read after the snapshot, shared by every action
    */
   digests?: Map<string, string>
+  /**
+   * Stores the secret of a token this run created (PVE shows it once): encrypted, outside the work tree; returns
+   * where, for the action's note. Without it a token is not created (its secret would be lost).
+   */
+  tokenSecrets?: TokenSecretSink
 }
+
+/** Where a new token's secret goes (the CLI: age-encrypted to the cluster's SOPS recipients, mode 0600). */
+export type TokenSecretSink = (fullTokenid: string, secret: { reveal(): string }) => Promise<string>
 
 /** the digest a request must send: the planned one, or what a safety snapshot of this run turned it into */
 export function digestOf(ctx: ActionContext, r: { node: string; guest: GuestType; vmid: number; digest?: string }) {

@@ -51,3 +51,4 @@ export type {
   PoolDetail,
   SnapshotInfo,
 } from './types.js'
+export type { AccessGroup, AccessRole, AccessToken, AccessUser, AclEntry, NewToken, RealmInfo } from './access.js'

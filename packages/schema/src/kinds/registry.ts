@@ -7,8 +7,24 @@ import { ctTemplate, diskImage, iso } from './artifact/index.js'
 import { backupJob } from './backup-job/index.js'
 import { lxc, templateCt, templateVm, vm } from './guest/index.js'
 import { pool } from './pool/index.js'
+import { acl, group, role, token, user } from './access/index.js'
 
-export const SCHEMA_KINDS = [vm, templateVm, lxc, templateCt, iso, ctTemplate, diskImage, backupJob, pool] as const
+export const SCHEMA_KINDS = [
+  vm,
+  templateVm,
+  lxc,
+  templateCt,
+  iso,
+  ctTemplate,
+  diskImage,
+  backupJob,
+  pool,
+  role,
+  group,
+  user,
+  token,
+  acl,
+] as const
 
 type Entry = (typeof SCHEMA_KINDS)[number]
 export type Kind = Entry['name']

@@ -63,8 +63,15 @@ export function checkCluster(input: ClusterCheckInput): { index: ClusterIndex; g
           locate(r, ['spec', 'node']),
           `unknown node: "${node}" is not in the nodes allowlist of cluster ${name} (pve.clusters.${name}.nodes: ${[...allow].join(', ')})`,
         )
-    } else if (m.kind === 'Pool') {
-      // a pool has no node
+    } else if (
+      m.kind === 'Pool' ||
+      m.kind === 'Role' ||
+      m.kind === 'Group' ||
+      m.kind === 'User' ||
+      m.kind === 'Token' ||
+      m.kind === 'ACL'
+    ) {
+      // a pool and the access objects have no node
     } else if (allow.size > 0) {
       // Artifacts may be shared (base/) by clusters with different nodes: a node of another cluster's
       // allowlist is scoped out of this cluster's copy; a node no cluster knows is an error (typo guard).

@@ -28,6 +28,7 @@ describe('the manifest model is the schemas’ output', () => {
     expectTypeOf<OnlyInSchema<'TemplateCT'>>().toEqualTypeOf<never>()
     expectTypeOf<OnlyInSchema<'BackupJob'>>().toEqualTypeOf<never>()
     expectTypeOf<OnlyInSchema<'Pool'>>().toEqualTypeOf<never>()
+    expectTypeOf<OnlyInSchema<'Role' | 'Group' | 'User' | 'Token' | 'ACL'>>().toEqualTypeOf<never>()
     expectTypeOf<OnlyInSchema<'ISO'>>().toEqualTypeOf<'node'>()
     expectTypeOf<OnlyInSchema<'CTTemplate'>>().toEqualTypeOf<'node'>()
     expectTypeOf<OnlyInSchema<'DiskImage'>>().toEqualTypeOf<'node'>()
@@ -54,6 +55,11 @@ describe('the manifest model is the schemas’ output', () => {
     expectTypeOf<Completed<'DiskImage'>>().toEqualTypeOf<'nodes' | 'checksum'>()
     expectTypeOf<Completed<'BackupJob'>>().toEqualTypeOf<'id' | 'selection' | 'prune-backups'>()
     expectTypeOf<Completed<'Pool'>>().toEqualTypeOf<'id'>()
+    expectTypeOf<Completed<'Role'>>().toEqualTypeOf<'roleid'>()
+    expectTypeOf<Completed<'Group'>>().toEqualTypeOf<'groupid'>()
+    expectTypeOf<Completed<'User'>>().toEqualTypeOf<never>()
+    expectTypeOf<Completed<'Token'>>().toEqualTypeOf<'tokenid'>()
+    expectTypeOf<Completed<'ACL'>>().toEqualTypeOf<'propagate'>()
   })
 
   it('completes the defaulted fields with precise types', () => {

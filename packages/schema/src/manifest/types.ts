@@ -46,6 +46,19 @@ export type {
 } from '../kinds/artifact/types.js'
 export type { BackupJobManifest, BackupJobSpec } from '../kinds/backup-job/types.js'
 export type { PoolManifest, PoolSpec } from '../kinds/pool/types.js'
+export type {
+  AccessManifest,
+  AclManifest,
+  AclSpec,
+  GroupManifest,
+  GroupSpec,
+  RoleManifest,
+  RoleSpec,
+  TokenManifest,
+  TokenSpec,
+  UserManifest,
+  UserSpec,
+} from '../kinds/access/types.js'
 
 /**
  * The most disruptive side effect ProxOps may cause on a running guest while converging its config (the

@@ -97,6 +97,36 @@ export const validManifests = {
     metadata: { name: 'web' },
     spec: { comment: 'web tier' },
   },
+  Role: {
+    apiVersion: 'proxops/v1alpha1',
+    kind: 'Role',
+    metadata: { name: 'ops-auditor' },
+    spec: { privs: ['VM.Audit', 'Sys.Audit'] },
+  },
+  Group: {
+    apiVersion: 'proxops/v1alpha1',
+    kind: 'Group',
+    metadata: { name: 'ops' },
+    spec: { comment: 'operators' },
+  },
+  User: {
+    apiVersion: 'proxops/v1alpha1',
+    kind: 'User',
+    metadata: { name: 'alice' },
+    spec: { userid: 'alice@pve', groups: ['ops'], email: 'alice@example.invalid' },
+  },
+  Token: {
+    apiVersion: 'proxops/v1alpha1',
+    kind: 'Token',
+    metadata: { name: 'ci' },
+    spec: { userid: 'alice@pve', comment: 'CI' },
+  },
+  ACL: {
+    apiVersion: 'proxops/v1alpha1',
+    kind: 'ACL',
+    metadata: { name: 'ops-audit' },
+    spec: { path: '/vms', roles: ['ops-auditor'], groups: ['ops'] },
+  },
 } as const
 
 /** A deep, mutable copy. */

@@ -265,7 +265,8 @@ export function accessRoutes(a: AccessState, auth: AuthState): Route[] {
         if (u.tokens.has(name)) throw paramFail({ tokenid: 'Token already exists.' })
         const info = {
           privsep: ctx.params.privsep !== false,
-          expire: ctx.params.expire !== undefined ? Number(ctx.params.expire) : u.expire,
+          // generate_token sets expire only when given; write_user_config stores `expire || 0` (not the user's)
+          expire: ctx.params.expire !== undefined ? Number(ctx.params.expire) : 0,
           ...(s(ctx, 'comment') ? { comment: s(ctx, 'comment') as string } : {}),
         }
         const full = `${userid}!${name}`
@@ -357,8 +358,11 @@ export function accessRoutes(a: AccessState, auth: AuthState): Route[] {
         const roleid = s(ctx, 'roleid') ?? ''
         if (a.privileges.builtinRoles.has(roleid)) throw fail(`auto-generated role '${roleid}' cannot be deleted`)
         if (!a.customRoles.delete(roleid)) throw fail(`delete role failed: role '${roleid}' does not exist`)
+        // delete_role leaves the ACL entries ("fixme: delete role from acl?"), but parse_user_config drops every entry
+        // naming a role that does not exist ('ignore invalid acl role') when user.cfg is read back: users', groups'
+        // and tokens' alike
         for (const node of a.acl.values())
-          for (const m of [...node.users.values(), ...node.tokens.values()]) m.delete(roleid)
+          for (const m of [...node.users.values(), ...node.groups.values(), ...node.tokens.values()]) m.delete(roleid)
         return null
       },
     ],

@@ -69,7 +69,8 @@ export function normalizePath(path: string | undefined): string | undefined {
 /** AccessControl::check_path: the ACL paths PVE accepts */
 const ACL_PATH_RE = new RegExp(
   '^(?:/|/access|/access/groups|/access/groups/[\\w.\\-]+|/access/realm|/access/realm/[\\w.\\-]+|/nodes|/nodes/[\\w.\\-]+' +
-    '|/pool|/pool/[A-Za-z0-9.\\-_]+(?:/[A-Za-z0-9.\\-_]+){0,2}|/sdn|/sdn/(?:controllers|dns|fabrics|ipams|prefix-lists|route-maps)(?:/[\\w\\-]+)?' +
+    '|/pool|/pool/[A-Za-z0-9.\\-_]+(?:/[A-Za-z0-9.\\-_]+){0,2}|/sdn|/sdn/controllers(?:/[A-Za-z0-9_\\-]+)?' +
+    '|/sdn/(?:dns|fabrics|ipams|prefix-lists|route-maps)(?:/[A-Za-z0-9]+)?' +
     '|/sdn/zones|/sdn/zones/[\\w.\\-]+|/sdn/zones/[\\w.\\-]+/[\\w.\\-]+|/sdn/zones/[\\w.\\-]+/[\\w.\\-]+/[1-9][0-9]{0,3}' +
     '|/storage|/storage/[\\w.\\-]+|/vms|/vms/[1-9][0-9]{2,}|/mapping|/mapping/[\\w.\\-]+|/mapping/[\\w.\\-]+/[\\w.\\-]+)$',
 )
