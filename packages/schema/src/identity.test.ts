@@ -29,6 +29,10 @@ const twin: Record<Kind, Record<string, unknown>> = {
   DiskImage: {},
   BackupJob: { id: 'nightly' },
   Pool: { id: 'web' },
+  SdnController: { id: 'evpn1' },
+  Zone: { id: 'lab' },
+  VNet: { id: 'web' },
+  Subnet: {},
 }
 
 describe('identityIndex', () => {

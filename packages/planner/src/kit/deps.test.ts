@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { KIND_ALIASES, KINDS, type Kind, type Manifest } from '@proxops/schema'
 import { keyOf, levels } from './deps.js'
+import { manifest } from '../testing/manifest.js'
 import { plan } from '../plan/plan.js'
 import { PlanInputError } from '../errors.js'
 import { artifact, backupJob, desired, inventory, lxc, policy, pool, vm } from '../fixtures.test.helpers.js'
@@ -29,12 +30,28 @@ function ofKind(kind: Kind, name: string, vmid: number): Manifest {
       return backupJob(name, { selection: { all: true } })
     case 'Pool':
       return pool(name)
+    case 'SdnController':
+      return manifest({ kind, metadata: { name }, spec: { asn: 65000, peers: ['10.0.0.1'] } })
+    case 'Zone':
+      return manifest({ kind, metadata: { name: name.slice(0, 8) }, spec: { type: 'simple' } })
+    case 'VNet':
+      return manifest({ kind, metadata: { name: name.slice(0, 8) }, spec: { zone: 'byhand' } })
+    case 'Subnet':
+      return manifest({ kind, metadata: { name }, spec: { vnet: 'byhand', cidr: '10.9.0.0/24' } })
   }
 }
 
 /** where plan() records a manifest's actions (what a dependant's `requires` names) */
 function addressOf(m: Manifest): string {
-  if (m.kind === 'BackupJob' || m.kind === 'Pool') return `${m.kind}/${m.spec.id}`
+  if (
+    m.kind === 'BackupJob' ||
+    m.kind === 'Pool' ||
+    m.kind === 'Zone' ||
+    m.kind === 'VNet' ||
+    m.kind === 'SdnController'
+  )
+    return `${m.kind}/${m.spec.id}`
+  if (m.kind === 'Subnet') return `Subnet/${m.spec.vnet}/${m.spec.cidr}`
   if (m.kind === 'ISO' || m.kind === 'CTTemplate' || m.kind === 'DiskImage')
     return `${m.kind}/pve1/${m.spec.storage}/${m.spec.filename}`
   return `${m.kind}/pve1/${m.spec.vmid}(${m.metadata.name})`

@@ -7,8 +7,26 @@ import { ctTemplate, diskImage, iso } from './artifact/index.js'
 import { backupJob } from './backup-job/index.js'
 import { lxc, templateCt, templateVm, vm } from './guest/index.js'
 import { pool } from './pool/index.js'
+import { sdnController } from './sdn-controller/index.js'
+import { subnet } from './subnet/index.js'
+import { vnet } from './vnet/index.js'
+import { zone } from './zone/index.js'
 
-export const SCHEMA_KINDS = [vm, templateVm, lxc, templateCt, iso, ctTemplate, diskImage, backupJob, pool] as const
+export const SCHEMA_KINDS = [
+  vm,
+  templateVm,
+  lxc,
+  templateCt,
+  iso,
+  ctTemplate,
+  diskImage,
+  backupJob,
+  pool,
+  sdnController,
+  zone,
+  vnet,
+  subnet,
+] as const
 
 type Entry = (typeof SCHEMA_KINDS)[number]
 export type Kind = Entry['name']

@@ -63,8 +63,14 @@ export function checkCluster(input: ClusterCheckInput): { index: ClusterIndex; g
           locate(r, ['spec', 'node']),
           `unknown node: "${node}" is not in the nodes allowlist of cluster ${name} (pve.clusters.${name}.nodes: ${[...allow].join(', ')})`,
         )
-    } else if (m.kind === 'Pool') {
-      // a pool has no node
+    } else if (
+      m.kind === 'Pool' ||
+      m.kind === 'Zone' ||
+      m.kind === 'VNet' ||
+      m.kind === 'Subnet' ||
+      m.kind === 'SdnController'
+    ) {
+      // a pool and the SDN objects have no node of their own
     } else if (allow.size > 0) {
       // Artifacts may be shared (base/) by clusters with different nodes: a node of another cluster's
       // allowlist is scoped out of this cluster's copy; a node no cluster knows is an error (typo guard).

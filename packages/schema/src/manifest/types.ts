@@ -46,6 +46,10 @@ export type {
 } from '../kinds/artifact/types.js'
 export type { BackupJobManifest, BackupJobSpec } from '../kinds/backup-job/types.js'
 export type { PoolManifest, PoolSpec } from '../kinds/pool/types.js'
+export type { ZoneManifest, ZoneSpec } from '../kinds/zone/types.js'
+export type { VNetManifest, VNetSpec } from '../kinds/vnet/types.js'
+export type { SubnetManifest, SubnetSpec } from '../kinds/subnet/types.js'
+export type { SdnControllerManifest, SdnControllerSpec } from '../kinds/sdn-controller/types.js'
 
 /**
  * The most disruptive side effect ProxOps may cause on a running guest while converging its config (the
