@@ -140,6 +140,7 @@ export function emptyInventory(over: Partial<LiveInventory> = {}): LiveInventory
     backupJobs: { known: [] },
     heldVmids: [],
     pools: { known: [] },
+    sdn: { known: { zones: [], vnets: [], controllers: [], subnets: [] } },
     ...over,
   }
 }

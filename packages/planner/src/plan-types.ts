@@ -23,6 +23,8 @@ export type ResourceKind =
   | 'Zone'
   | 'VNet'
   | 'Subnet'
+  /** the one `PUT /cluster/sdn` of a plan with SDN writes (kinds/sdn), address `SdnApply/cluster` */
+  | 'SdnApply'
 export type GuestKind = 'VM' | 'TemplateVM' | 'LXC' | 'TemplateCT'
 export type ArtifactKind = 'ISO' | 'CTTemplate' | 'DiskImage'
 /** the kinds whose prunes the empty-desired guard holds back (`--allow-empty <Kind>` lifts it) */
@@ -213,6 +215,10 @@ export type PveRequest =
   | { call: 'createPool'; params: PlanParams }
   | { call: 'updatePool'; params: PlanParams }
   | { call: 'deletePool'; poolid: string }
+  /** an SDN config-file edit below `/cluster/sdn` (kinds/sdn): pending until the plan's one `applySdn` */
+  | { call: 'sdnWrite'; method: 'POST' | 'PUT' | 'DELETE'; path: string; params: PlanParams }
+  /** `PUT /cluster/sdn`: the pending SDN config becomes running, every node reloads (kinds/sdn) */
+  | { call: 'applySdn' }
 
 export type ActionType =
   | 'create'
@@ -300,6 +306,8 @@ export type AnomalyCode =
   | 'bind-path'
   | 'create-only-option'
   | 'unsupported-option'
+  /** SDN edits someone left pending: `PUT /cluster/sdn` would apply them too, so no SDN write is planned (kinds/sdn) */
+  | 'sdn-pending'
   | 'kind-mismatch'
   | 'node-mismatch'
   | 'protected'

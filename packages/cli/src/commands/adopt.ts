@@ -110,6 +110,7 @@ export async function adoptHandler(ctx: CliContext, args: AdoptArgs): Promise<nu
       nodes: cluster.nodes,
       signal: ctx.signal,
       firewalls: 'all',
+      sdn: true,
     })
     selection = selectForAdoption(observed, {
       declaredVmids: declared.vmids,

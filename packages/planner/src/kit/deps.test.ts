@@ -37,7 +37,7 @@ function ofKind(kind: Kind, name: string, vmid: number): Manifest {
     case 'VNet':
       return manifest({ kind, metadata: { name: name.slice(0, 8) }, spec: { zone: 'byhand' } })
     case 'Subnet':
-      return manifest({ kind, metadata: { name }, spec: { vnet: 'byhand', cidr: '10.9.0.0/24' } })
+      return manifest({ kind, metadata: { name }, spec: { vnet: 'byhand', cidr: `10.${name.length}.0.0/24` } })
   }
 }
 

@@ -125,6 +125,8 @@ export interface ObserveOptions {
    * pools cost nothing; absent = every pool whose comment starts with `managed-by=`. kinds/pool/read.ts
    */
   ownership?: Pick<Policy, 'ownershipTag' | 'clusterEntry'>
+  /** read the SDN objects (kinds/sdn): the desired state declares some, or adopt */
+  sdn?: boolean
 }
 
 /** A read within the cluster's in-flight limit (and its abort signal). */

@@ -51,3 +51,11 @@ export type {
   PoolDetail,
   SnapshotInfo,
 } from './types.js'
+export {
+  decodeSdnObjects,
+  decodeSdnZoneStatus,
+  sdnConfigValues,
+  type SdnKind,
+  type SdnObject,
+  type SdnZoneStatus,
+} from './sdn.js'
