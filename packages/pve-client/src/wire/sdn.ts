@@ -68,24 +68,31 @@ function flatRange(k: string, x: unknown): string {
 
 /** one `pending=1` listing of `idKey` objects (`zone`, `vnet`, `subnet`, `controller`) */
 export function decodeSdnObjects(v: unknown, idKey: string): SdnObject[] {
-  if (!Array.isArray(v)) throw new WireError('WIRE_SCALAR', 'expected a list', `sdn ${idKey}s`)
+  const list = `${idKey}s`
+  if (!Array.isArray(v)) throw new WireError('WIRE_SCALAR', 'expected a list', list)
   return v.map((item, i) => {
+    const at = (field: string) => `${list}[${i}].${field}`
     if (item === null || typeof item !== 'object' || Array.isArray(item))
-      throw new WireError('WIRE_SCALAR', 'expected an object', `${idKey}s[${i}]`)
+      throw new WireError('WIRE_SCALAR', 'expected an object', `${list}[${i}]`)
     const o = item as Record<string, unknown>
     const id = o[idKey]
-    if (typeof id !== 'string' || id === '') throw new WireError('WIRE_SCALAR', `expected a ${idKey} id`, idKey)
-    if (o.type != null && typeof o.type !== 'string') throw new WireError('WIRE_SCALAR', 'expected a type', 'type')
+    if (typeof id !== 'string' || id === '') throw new WireError('WIRE_SCALAR', `expected a ${idKey} id`, at(idKey))
+    if (o.type != null && typeof o.type !== 'string') throw new WireError('WIRE_SCALAR', 'expected a type', at('type'))
     if (o.state != null && (typeof o.state !== 'string' || !STATES.has(o.state)))
-      throw new WireError('WIRE_SCALAR', 'expected new, changed or deleted', 'state')
+      throw new WireError('WIRE_SCALAR', 'expected new, changed or deleted', at('state'))
     const pendingRaw = o.pending ?? {}
     if (pendingRaw === null || typeof pendingRaw !== 'object' || Array.isArray(pendingRaw))
-      throw new WireError('WIRE_SCALAR', 'expected an object', 'pending')
+      throw new WireError('WIRE_SCALAR', 'expected an object', at('pending'))
     const values: Record<string, string> = {}
-    for (const [k, x] of Object.entries(o)) {
-      if (k === idKey || NOT_OPTIONS.has(k) || x === null || x === undefined) continue
-      if (Array.isArray(x) && x.length === 0) continue
-      values[k] = flatRange(k, x)
+    try {
+      for (const [k, x] of Object.entries(o)) {
+        if (k === idKey || NOT_OPTIONS.has(k) || x === null || x === undefined) continue
+        if (Array.isArray(x) && x.length === 0) continue
+        values[k] = flatRange(k, x)
+      }
+    } catch (e) {
+      if (e instanceof WireError) throw new WireError('WIRE_SCALAR', 'expected a scalar', at(e.field ?? ''))
+      throw e
     }
     const pending: Record<string, string> = {}
     for (const [k, x] of Object.entries(pendingRaw as Record<string, unknown>))
@@ -110,8 +117,9 @@ export function decodeSdnZoneStatus(v: unknown): SdnZoneStatus[] {
   if (!Array.isArray(v)) throw new WireError('WIRE_SCALAR', 'expected a list', 'sdn zones')
   return v.map((item, i) => {
     const o = (item ?? {}) as Record<string, unknown>
-    if (typeof o.zone !== 'string' || typeof o.status !== 'string')
-      throw new WireError('WIRE_SCALAR', 'expected a zone and a status', `zones[${i}]`)
+    if (typeof o.zone !== 'string' || o.zone === '')
+      throw new WireError('WIRE_SCALAR', 'expected a zone id', `zones[${i}].zone`)
+    if (typeof o.status !== 'string') throw new WireError('WIRE_SCALAR', 'expected a status', `zones[${i}].status`)
     return { zone: o.zone, status: o.status }
   })
 }
