@@ -124,10 +124,10 @@ export function decodeSdnZoneStatus(v: unknown): SdnZoneStatus[] {
   })
 }
 
-/** the config-file view of a pending listing's object: running values with the pending ones applied */
+/** the config-file view of a pending listing's object: running values with the pending ones applied, and its type */
 export function sdnConfigValues(o: SdnObject): Record<string, string> | undefined {
   if (o.state === 'deleted') return undefined
-  const out: Record<string, string> = { ...o.values }
+  const out: Record<string, string> = { ...o.values, ...(o.type === undefined ? {} : { type: o.type }) }
   for (const [k, x] of Object.entries(o.pending)) {
     if (x === 'deleted') delete out[k]
     else out[k] = x

@@ -73,10 +73,10 @@ export function adoptSdn(live: LiveInventory, ctx: AdoptContext): void {
   })
   each(sdn.zones, (o, v) => push('Zone', 'zone', o.id, spec(v, v.type === 'evpn' ? ['mac', 'fabric'] : ['fabric'])))
   each(sdn.vnets, (o, v) => {
-    const s = spec(v, ['alias'])
+    const s = spec(v, ['alias', 'type'])
     const alias = commentText(v.alias, ctx.tag)
     if (alias) s.alias = alias
     push('VNet', 'vnet', o.id, s)
   })
-  each(sdn.subnets, (o, v) => push('Subnet', 'subnet', o.id, { ...spec(v, []), cidr: subnetCidr(o.id) }))
+  each(sdn.subnets, (o, v) => push('Subnet', 'subnet', o.id, { ...spec(v, ['type', 'zone']), cidr: subnetCidr(o.id) }))
 }

@@ -11,6 +11,8 @@ import { simPve, type SimPve } from '../../test-support/sim.js'
 import { reconcile } from '../../reconcile/reconcile.js'
 import { desired, policy } from '../../fixtures.test.helpers.js'
 import { manifest } from '../../testing/manifest.js'
+import { observe } from '../../observe/observe.js'
+import { adopt } from '../../adopt/adopt.js'
 
 let env: SimPve
 let pve: PveClient
@@ -111,4 +113,39 @@ it('an interrupted run: its own pending edits are applied by the next cycle', as
   const { plan: p } = await cycle(changed)
   expect(p.actions.map((a) => a.address)).toEqual(['SdnApply/cluster'])
   expect(await pve.get('/cluster/sdn/vnets/app', { query: { running: 1 } })).toMatchObject({ 'isolate-ports': 1 })
+})
+
+it('adopt writes a manifest per SDN object; applying the adopted manifests changes nothing but the claim', async () => {
+  await cycle(estate)
+  // one more, made by hand with keys PVE fills in itself (an EVPN zone's mac is already there)
+  await pve.request('POST', '/cluster/sdn/vnets', {
+    params: { vnet: 'byhand', zone: 'vxlan1', tag: 7000, vlanaware: 1 },
+  })
+  await pve.request('PUT', '/cluster/sdn')
+  await new Promise((r) => setTimeout(r, 200))
+  const live = await observe('homelab', pve, { sdn: true })
+  const adopted = adopt(live, { cluster: 'homelab' })
+  const sdnFiles = adopted.files.filter((f) => ['SdnController', 'Zone', 'VNet', 'Subnet'].includes(f.kind))
+  expect(sdnFiles.map((f) => `${f.kind}/${f.name}`).sort()).toEqual([
+    'SdnController/evpn1',
+    'Subnet/vlan1-10-10-0-0-24',
+    'VNet/app',
+    'VNet/byhand',
+    'VNet/ov',
+    'VNet/web',
+    'Zone/evpn1',
+    'Zone/qinq1',
+    'Zone/simple1',
+    'Zone/vlan1',
+    'Zone/vxlan1',
+  ])
+  const manifests = sdnFiles.map((f) => manifest(f.document))
+  const guests = estate.filter((x) => x.kind === 'VM')
+  const { plan: p } = await reconcile({ desired: desired(...manifests, ...guests), reader: pve, policy: pol })
+  // the only change: the hand-made vnet is claimed (the marker written into its alias), then applied
+  expect(p.actions.map((a) => [a.address, a.diffs.map((d) => d.key)])).toEqual([
+    ['VNet/byhand', ['alias']],
+    ['SdnApply/cluster', []],
+  ])
+  expect(p.anomalies).toEqual([])
 })
