@@ -141,6 +141,7 @@ export function emptyInventory(over: Partial<LiveInventory> = {}): LiveInventory
     heldVmids: [],
     pools: { known: [] },
     access: { known: emptyAccess() },
+    sdn: { known: { zones: [], vnets: [], controllers: [], subnets: [] } },
     ...over,
   }
 }

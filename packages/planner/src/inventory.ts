@@ -4,7 +4,7 @@
  * unknown (never "absent"), so the planner neither creates nor deletes on a failed read: every such read has
  * one form, `unreadable: <why>` (an `Observed<T>`, or an object's identity with `unreadable`).
  */
-import type { GuestFirewall, GuestType, HaItem, MigratePrecondition } from '@proxops/pve-client/wire'
+import type { GuestFirewall, GuestType, HaItem, MigratePrecondition, SdnObject } from '@proxops/pve-client/wire'
 import type { AccessGroup, AccessRole, AccessUser, AclEntry, RealmInfo } from '@proxops/pve-client/wire'
 
 /** One live read: what PVE showed, or why it could not be read this cycle (nothing is planned from it then). */
@@ -124,6 +124,11 @@ export interface LiveInventory {
   /** the access objects (kinds/access), read only when the cluster manages access (ObserveOptions.access) */
   access?: Observed<LiveAccess>
   /**
+   * the SDN objects with their pending state (kinds/sdn): read only when the desired state declares SDN objects
+   * (or for adopt); absent = not read this cycle
+   */
+  sdn?: Observed<LiveSdn>
+  /**
    * PVE's migration precondition check of each guest that sits on another allowlisted node than its manifest's
    * `spec.node` (`ObserveOptions.guestNodes`), sorted by vmid; absent when no guest is away from its node
    */
@@ -136,6 +141,14 @@ export interface MigrationCheck {
   node: string
   /** absent for a container on PVE 8, which has no precondition check */
   check?: Observed<MigratePrecondition>
+}
+
+/** `pending=1` listings of the SDN config files; subnets of the vnets git declares or ProxOps marked */
+export interface LiveSdn {
+  zones: readonly SdnObject[]
+  vnets: readonly SdnObject[]
+  controllers: readonly SdnObject[]
+  subnets: readonly SdnObject[]
 }
 
 /** One job of `GET /cluster/backup`: every option as a string (property strings printed, keys sorted). */

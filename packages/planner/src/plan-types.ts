@@ -16,7 +16,7 @@ export type ResourceKind = Kind
  * What an action's `kind` names: the kind that runs and confirms it. A manifest kind, or for what lives on a
  * guest without a manifest of its own, its HA resource or its firewall (the action carries the guest's address).
  */
-export type ActionKind = ResourceKind | 'HA' | 'GuestFirewall'
+export type ActionKind = ResourceKind | 'HA' | 'GuestFirewall' | 'SdnApply'
 /** the access kinds (kinds/access, docs/access.md) */
 export type AccessKind = 'Role' | 'Group' | 'User' | 'Token' | 'ACL'
 export type GuestKind = 'VM' | 'TemplateVM' | 'LXC' | 'TemplateCT'
@@ -242,6 +242,10 @@ export type PveRequest =
   | { call: 'deleteToken'; userid: string; tokenid: string }
   /** `PUT /access/acl`: roles granted to (or with `delete=1` taken from) users, groups and tokens on one path */
   | { call: 'updateAcl'; params: PlanParams }
+  /** an SDN config-file edit below `/cluster/sdn` (kinds/sdn): pending until the plan's one `applySdn` */
+  | { call: 'sdnWrite'; method: 'POST' | 'PUT' | 'DELETE'; path: string; params: PlanParams }
+  /** `PUT /cluster/sdn`: the pending SDN config becomes running, every node reloads (kinds/sdn) */
+  | { call: 'applySdn' }
 
 /**
  * A verb; the action's `kind` names what it acts on (a new kind plans `create`, `update` and `delete`). How a plan
@@ -331,6 +335,8 @@ export type AnomalyCode =
   | 'bind-path'
   | 'create-only-option'
   | 'unsupported-option'
+  /** SDN edits someone left pending: `PUT /cluster/sdn` would apply them too, so no SDN write is planned (kinds/sdn) */
+  | 'sdn-pending'
   | 'kind-mismatch'
   | 'node-mismatch'
   | 'protected'

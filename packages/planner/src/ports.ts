@@ -19,6 +19,8 @@ import type {
   PendingEntry,
   PoolDetail,
   PoolInfo,
+  SdnObject,
+  SdnZoneStatus,
   PveParams,
   SnapshotInfo,
   StorageContentItem,
@@ -59,6 +61,12 @@ export interface LiveReader {
   backupJobs(): Promise<{ id: string; values: Record<string, string> }[]>
   /** `GET /cluster/nextid?vmid=`: false when the vmid is used anywhere on the cluster, also by a hidden guest */
   vmidFree(vmid: number): Promise<boolean>
+  /** `GET /cluster/sdn/{zones|vnets|controllers}?pending=1` */
+  sdn(kind: 'zones' | 'vnets' | 'controllers'): Promise<SdnObject[]>
+  /** `GET /cluster/sdn/vnets/{vnet}/subnets?pending=1` */
+  sdnSubnets(vnet: string): Promise<SdnObject[]>
+  /** `GET /nodes/{node}/sdn/zones`: each zone's status on the node */
+  sdnZoneStatus(node: string): Promise<SdnZoneStatus[]>
   /** `GET /pools` */
   pools(): Promise<PoolInfo[]>
   /** `GET /pools?poolid=`: comment and members (guests by vmid, storages) */
@@ -149,6 +157,10 @@ export interface PveWriter {
   createBackupJob(params: PveParams): Promise<unknown>
   updateBackupJob(id: string, params: PveParams): Promise<unknown>
   deleteBackupJob(id: string): Promise<unknown>
+  /** an SDN config-file edit below `/cluster/sdn` (synchronous; pending until applied) */
+  sdnWrite(method: 'POST' | 'PUT' | 'DELETE', path: string, params: PveParams): Promise<void>
+  /** `PUT /cluster/sdn`: a `reloadnetworkall` task */
+  applySdn(): Promise<TaskRef>
   /** `/pools` (PVE::API2::Pool): synchronous, no task */
   createPool(params: PveParams): Promise<unknown>
   updatePool(params: PveParams): Promise<unknown>

@@ -61,7 +61,8 @@ import type {
 } from './wire/types.js'
 import { decodeGuestConfig } from './wire/config.js'
 import { toInt } from './wire/scalars.js'
-import { isUpid } from './wire/upid.js'
+import { isUpid, parseUpid } from './wire/upid.js'
+import { decodeSdnObjects, decodeSdnZoneStatus, type SdnKind, type SdnObject, type SdnZoneStatus } from './wire/sdn.js'
 
 export type PveClientOptions = TransportOptions
 
@@ -263,6 +264,32 @@ export class PveReadOnlyClient {
   async backupJobs(o?: CallOptions): Promise<BackupJobItem[]> {
     const data = await this.#get({ path: '/cluster/backup', ...callOpts(o) })
     return decodeWith('GET /cluster/backup', () => decodeBackupJobs(data))
+  }
+
+  /**
+   * `GET /cluster/sdn/{zones|vnets|controllers}?pending=1` (SDN.Audit on each object's path): the objects of the
+   * config files and of the running config, with each one's `state` and `pending` keys (pending_config)
+   */
+  async sdn(kind: Exclude<SdnKind, 'subnets'>, o?: CallOptions): Promise<SdnObject[]> {
+    const path = `/cluster/sdn/${kind}`
+    const data = await this.#get({ path, query: { pending: 1 }, ...callOpts(o) })
+    return decodeWith(`GET ${path}`, () => decodeSdnObjects(data, kind.slice(0, -1)))
+  }
+
+  /** `GET /cluster/sdn/vnets/{vnet}/subnets?pending=1`: one vnet's subnets (PVE lists subnets per vnet only) */
+  async sdnSubnets(vnet: string, o?: CallOptions): Promise<SdnObject[]> {
+    const data = await this.#get({
+      path: `/cluster/sdn/vnets/${encodeURIComponent(vnet)}/subnets`,
+      query: { pending: 1 },
+      ...callOpts(o),
+    })
+    return decodeWith('GET /cluster/sdn/vnets/{vnet}/subnets', () => decodeSdnObjects(data, 'subnet'))
+  }
+
+  /** `GET /nodes/{node}/sdn/zones`: each zone's status there (`pending` until the node reloaded the running config) */
+  async sdnZoneStatus(node: string, o?: CallOptions): Promise<SdnZoneStatus[]> {
+    const data = await this.#get({ path: `/nodes/${encodeURIComponent(node)}/sdn/zones`, ...callOpts(o) })
+    return decodeWith('GET /nodes/{node}/sdn/zones', () => decodeSdnZoneStatus(data))
   }
 
   /** `GET /pools`: the pools the caller may audit (`Pool.Audit` on `/pool/<id>`), sorted by id */
@@ -687,6 +714,23 @@ export class PveClient extends PveReadOnlyClient {
   async updatePool(params: PveParams, o?: CallOptions): Promise<void> {
     await this.#write('PUT', '/pools', undefined, params, o)
   }
+  /**
+   * SDN object writes (pve-network's Zones, Vnets, Subnets, Controllers create/update/delete): synchronous edits
+   * of the config files, which stay pending until `applySdn`. `path` is below `/cluster/sdn`
+   * (`zones`, `vnets/web`, `vnets/web/subnets`, `vnets/web/subnets/lab-10.0.0.0-24`).
+   */
+  async sdnWrite(method: 'POST' | 'PUT' | 'DELETE', path: string, params: PveParams, o?: CallOptions): Promise<void> {
+    const full = `/cluster/sdn/${path.split('/').map(encodeURIComponent).join('/')}`
+    await this.#write(method, full, undefined, method === 'DELETE' ? undefined : params, o)
+  }
+
+  /** `PUT /cluster/sdn` (reload): the config files become the running config; a `reloadnetworkall` task */
+  async applySdn(o?: CallOptions): Promise<TaskRef> {
+    const data = await this.#write('PUT', '/cluster/sdn', undefined, {}, o)
+    if (!isUpid(data)) throw new PveError('PVE_PROTOCOL', 'PUT /cluster/sdn: expected a task id (UPID)')
+    return { node: parseUpid(data).node, upid: data }
+  }
+
   /** refused by PVE while the pool has a sub-pool or an existing member */
   async deletePool(poolid: string, o?: CallOptions): Promise<void> {
     await this.#write('DELETE', '/pools', undefined, { poolid }, o)

@@ -23,6 +23,7 @@ import { PveError } from './errors.js'
 import { readGuestFirewall } from './firewall.js'
 import { decodeAccessGroups, decodeAccessRoles, decodeAccessUsers, decodeAcl, decodeRealms } from './access.js'
 import { WireError } from './wire/errors.js'
+import { decodeSdnObjects, decodeSdnZoneStatus } from './wire/sdn.js'
 
 type Row = Record<string, unknown>
 
@@ -120,6 +121,35 @@ const CASES: Record<string, ListCase> = {
     row: fc.record({ group: word, nodes: word }),
     required: { group: notAnId },
     decode: (v) => decodeHaConfig(v, 'groups'),
+  },
+  // pve-network's pending=1 listings (issue 41): an id, a state PVE gives (new, changed, deleted), a pending map
+  'SDN zones': {
+    list: 'zones',
+    row: fc.record({ zone: word, type: fc.constant('simple'), mtu: fc.constant(1450) }),
+    required: {
+      zone: notAnId,
+      state: fc.constantFrom<unknown>('bogus', 1, true, {}),
+      pending: fc.constantFrom<unknown>(1, 'x', []),
+    },
+    decode: (v) => decodeSdnObjects(v, 'zone'),
+  },
+  'SDN vnets': {
+    list: 'vnets',
+    row: fc.record({ vnet: word, zone: word, tag: fc.integer({ min: 1, max: 4096 }) }),
+    required: { vnet: notAnId, tag: fc.constantFrom<unknown>({}, [{}]) },
+    decode: (v) => decodeSdnObjects(v, 'vnet'),
+  },
+  'SDN subnets': {
+    list: 'subnets',
+    row: fc.record({ subnet: word.map((w) => `${w}-10.0.0.0-24`), vnet: word, 'dhcp-range': fc.constant([]) }),
+    required: { subnet: notAnId },
+    decode: (v) => decodeSdnObjects(v, 'subnet'),
+  },
+  'SDN node zone status': {
+    list: 'zones',
+    row: fc.record({ zone: word, status: fc.constantFrom('available', 'pending') }),
+    required: { zone: notAnId, status: fc.constantFrom<unknown>(undefined, null, 1, {}) },
+    decode: decodeSdnZoneStatus,
   },
   'HA rules': {
     list: 'rules',

@@ -92,15 +92,17 @@ describe('referencesOf', () => {
     expect(referencesOf(r.manifest).map((x) => `${x.via} ${x.kind}/${x.name} ${x.path.join('.')}`)).toEqual([
       'cdrom ISO/talos spec.hardware.cdrom.iso',
       'disk-image DiskImage/debian-13-cloud spec.disks.0.image',
+      // a NIC's bridge may be a vnet: a VNet declaring it is a prerequisite, none is the node's own bridge
+      'vnet VNet/vmbr0 spec.networks.0.bridge',
       'annotation LXC/cache-01 metadata.annotations.proxops/depends-on',
       'annotation CTTemplate/debian-base metadata.annotations.proxops/depends-on',
     ])
     const none = clone(validManifests.VM)
     none.spec.hardware = { cdrom: { iso: 'none' } }
     const r2 = parseManifest(none)
-    expect(r2.ok && referencesOf(r2.manifest)).toEqual([])
+    expect(r2.ok && referencesOf(r2.manifest).map((x) => x.kind)).toEqual(['VNet'])
     const ct = parseManifest(clone(validManifests.LXC))
-    expect(ct.ok && referencesOf(ct.manifest).map((x) => x.kind)).toEqual(['CTTemplate'])
+    expect(ct.ok && referencesOf(ct.manifest).map((x) => x.kind)).toEqual(['CTTemplate', 'VNet'])
   })
 })
 
@@ -143,6 +145,14 @@ describe('clusterDependencies', () => {
         via: 'pool',
         path: ['spec', 'pool'],
         identity: 'pool:pve-own',
+        target: undefined,
+      },
+      {
+        kind: 'VNet',
+        name: 'vmbr0',
+        via: 'vnet',
+        path: ['spec', 'networks', 0, 'bridge'],
+        identity: 'sdn-vnet:vmbr0',
         target: undefined,
       },
     ])

@@ -34,6 +34,10 @@ const twin: Record<Kind, Record<string, unknown>> = {
   User: {},
   Token: { tokenid: 'ci' },
   ACL: {},
+  SdnController: { id: 'evpn1' },
+  Zone: { id: 'lab' },
+  VNet: { id: 'web' },
+  Subnet: {},
 }
 
 describe('identityIndex', () => {

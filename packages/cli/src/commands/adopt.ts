@@ -112,6 +112,7 @@ export async function adoptHandler(ctx: CliContext, args: AdoptArgs): Promise<nu
       firewalls: 'all',
       // the access objects only where the cluster manages access (docs/access.md#adopt)
       ...(cluster.access ? { access: true } : {}),
+      sdn: true,
     })
     selection = selectForAdoption(observed, {
       declaredVmids: declared.vmids,

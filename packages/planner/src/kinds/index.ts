@@ -15,8 +15,9 @@ import { guest } from './guest/index.js'
 import { ha } from './ha/index.js'
 import { pool } from './pool/index.js'
 import { access } from './access/index.js'
+import { sdn } from './sdn/index.js'
 
-export const KINDS: readonly Kind[] = [guest, artifact, firewall, ha, pool, backupJob, access]
+export const KINDS: readonly Kind[] = [guest, artifact, firewall, ha, pool, backupJob, access, sdn]
 
 for (const kind of KINDS) {
   const problems = kindProblems(kind)

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { KIND_ALIASES, KINDS, type Kind, type Manifest } from '@proxops/schema'
 import { keyOf, levels } from './deps.js'
+import { manifest } from '../testing/manifest.js'
 import { plan } from '../plan/plan.js'
 import { PlanInputError } from '../errors.js'
 import {
@@ -49,12 +50,28 @@ function ofKind(kind: Kind, name: string, vmid: number): Manifest {
       return accessManifest(kind, name, { userid: 'root@pam' })
     case 'ACL':
       return accessManifest(kind, name, { path: `/vms/${vmid}`, roles: ['PVEAuditor'], users: ['root@pam'] })
+    case 'SdnController':
+      return manifest({ kind, metadata: { name }, spec: { asn: 65000, peers: ['10.0.0.1'] } })
+    case 'Zone':
+      return manifest({ kind, metadata: { name: name.slice(0, 8) }, spec: { type: 'simple' } })
+    case 'VNet':
+      return manifest({ kind, metadata: { name: name.slice(0, 8) }, spec: { zone: 'byhand' } })
+    case 'Subnet':
+      return manifest({ kind, metadata: { name }, spec: { vnet: 'byhand', cidr: `10.${name.length}.0.0/24` } })
   }
 }
 
 /** where plan() records a manifest's actions (what a dependant's `requires` names) */
 function addressOf(m: Manifest): string {
-  if (m.kind === 'BackupJob' || m.kind === 'Pool') return `${m.kind}/${m.spec.id}`
+  if (
+    m.kind === 'BackupJob' ||
+    m.kind === 'Pool' ||
+    m.kind === 'Zone' ||
+    m.kind === 'VNet' ||
+    m.kind === 'SdnController'
+  )
+    return `${m.kind}/${m.spec.id}`
+  if (m.kind === 'Subnet') return `Subnet/${m.spec.vnet}/${m.spec.cidr}`
   if (m.kind === 'Role') return `Role/${m.spec.roleid}`
   if (m.kind === 'Group') return `Group/${m.spec.groupid}`
   if (m.kind === 'User') return `User/${m.spec.userid}`

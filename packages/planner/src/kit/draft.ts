@@ -57,6 +57,11 @@ export interface Sink {
 /** Draft actions before dependency wiring: `resource` is the manifest key whose prerequisites apply. */
 export interface Draft extends Omit<Action, 'id' | 'dependsOn' | 'requires'> {
   resource?: string
+  /**
+   * further manifest keys whose dependants wait for this action too, when their kind's addresses name it (the one
+   * SDN apply: a guest on a vnet waits for the apply, not only for the vnet's write)
+   */
+  alsoResources?: readonly string[]
   /** same-object actions that must run first (ids) */
   after?: string[]
   id?: string

@@ -129,6 +129,8 @@ export interface ObserveOptions {
   ownership?: Pick<Policy, 'ownershipTag' | 'clusterEntry'>
   /** read the access objects (kinds/access): the cluster manages access, or adopt asks for them */
   access?: boolean
+  /** read the SDN objects (kinds/sdn): the desired state declares some, or adopt */
+  sdn?: boolean
 }
 
 /** A read within the cluster's in-flight limit (and its abort signal). */

@@ -32,10 +32,10 @@ export function assemblePlan(a: AssembleInput): Plan {
   const byResource = new Map<string, Draft[]>()
   for (const d of drafts) {
     d.id ??= `${d.address}#${d.type}`
-    if (d.resource !== undefined) {
-      const list = byResource.get(d.resource) ?? []
+    for (const r of d.resource === undefined ? (d.alsoResources ?? []) : [d.resource, ...(d.alsoResources ?? [])]) {
+      const list = byResource.get(r) ?? []
       list.push(d)
-      byResource.set(d.resource, list)
+      byResource.set(r, list)
     }
   }
   const actions: Action[] = drafts.map((d) => {

@@ -52,3 +52,11 @@ export type {
   SnapshotInfo,
 } from './types.js'
 export type { AccessGroup, AccessRole, AccessToken, AccessUser, AclEntry, NewToken, RealmInfo } from './access.js'
+export {
+  decodeSdnObjects,
+  decodeSdnZoneStatus,
+  sdnConfigValues,
+  type SdnKind,
+  type SdnObject,
+  type SdnZoneStatus,
+} from './sdn.js'

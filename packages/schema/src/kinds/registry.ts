@@ -8,6 +8,10 @@ import { backupJob } from './backup-job/index.js'
 import { lxc, templateCt, templateVm, vm } from './guest/index.js'
 import { pool } from './pool/index.js'
 import { acl, group, role, token, user } from './access/index.js'
+import { sdnController } from './sdn-controller/index.js'
+import { subnet } from './subnet/index.js'
+import { vnet } from './vnet/index.js'
+import { zone } from './zone/index.js'
 
 export const SCHEMA_KINDS = [
   vm,
@@ -24,6 +28,10 @@ export const SCHEMA_KINDS = [
   user,
   token,
   acl,
+  sdnController,
+  zone,
+  vnet,
+  subnet,
 ] as const
 
 type Entry = (typeof SCHEMA_KINDS)[number]

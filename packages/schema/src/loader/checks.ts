@@ -69,9 +69,13 @@ export function checkCluster(input: ClusterCheckInput): { index: ClusterIndex; g
       m.kind === 'Group' ||
       m.kind === 'User' ||
       m.kind === 'Token' ||
-      m.kind === 'ACL'
+      m.kind === 'ACL' ||
+      m.kind === 'Zone' ||
+      m.kind === 'VNet' ||
+      m.kind === 'Subnet' ||
+      m.kind === 'SdnController'
     ) {
-      // a pool and the access objects have no node
+      // a pool, the access objects and the SDN objects have no node of their own
     } else if (allow.size > 0) {
       // Artifacts may be shared (base/) by clusters with different nodes: a node of another cluster's
       // allowlist is scoped out of this cluster's copy; a node no cluster knows is an error (typo guard).

@@ -59,6 +59,10 @@ export type {
   UserManifest,
   UserSpec,
 } from '../kinds/access/types.js'
+export type { ZoneManifest, ZoneSpec } from '../kinds/zone/types.js'
+export type { VNetManifest, VNetSpec } from '../kinds/vnet/types.js'
+export type { SubnetManifest, SubnetSpec } from '../kinds/subnet/types.js'
+export type { SdnControllerManifest, SdnControllerSpec } from '../kinds/sdn-controller/types.js'
 
 /**
  * The most disruptive side effect ProxOps may cause on a running guest while converging its config (the

@@ -127,6 +127,30 @@ export const validManifests = {
     metadata: { name: 'ops-audit' },
     spec: { path: '/vms', roles: ['ops-auditor'], groups: ['ops'] },
   },
+  SdnController: {
+    apiVersion: 'proxops/v1alpha1',
+    kind: 'SdnController',
+    metadata: { name: 'evpn1' },
+    spec: { asn: 65000, peers: ['10.0.0.1', '10.0.0.2'] },
+  },
+  Zone: {
+    apiVersion: 'proxops/v1alpha1',
+    kind: 'Zone',
+    metadata: { name: 'lab' },
+    spec: { type: 'vlan', bridge: 'vmbr0' },
+  },
+  VNet: {
+    apiVersion: 'proxops/v1alpha1',
+    kind: 'VNet',
+    metadata: { name: 'web' },
+    spec: { zone: 'lab', tag: 10 },
+  },
+  Subnet: {
+    apiVersion: 'proxops/v1alpha1',
+    kind: 'Subnet',
+    metadata: { name: 'web-v4' },
+    spec: { vnet: 'web', cidr: '10.10.0.0/24', gateway: '10.10.0.1' },
+  },
 } as const
 
 /** A deep, mutable copy. */

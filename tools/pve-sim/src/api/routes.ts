@@ -13,6 +13,7 @@ import { firewallRoutes } from './firewall.js'
 import { poolRoutes } from './pools.js'
 import { backupRoutes } from './backup.js'
 import { replicationRoutes } from './replication.js'
+import { sdnRoutes } from './sdn.js'
 
 /** every route, each settling due tasks first so state is current */
 export function buildRoutes(c: Cluster): Route[] {
@@ -33,6 +34,7 @@ export function buildRoutes(c: Cluster): Route[] {
     ...poolRoutes(c),
     ...backupRoutes(c),
     ...replicationRoutes(c),
+    ...sdnRoutes(c),
   ]
   return table.map(([method, path, handler]) => ({
     method,

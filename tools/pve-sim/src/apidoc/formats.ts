@@ -85,6 +85,11 @@ function indexed(dev: string, base: string, max: number): boolean {
   return !!m && String(Number(m[1])) === m[1] && Number(m[1]) <= max
 }
 
+function sdnId(what: string, v: string, re: RegExp, max: number): void {
+  if (!re.test(v)) die(`${what} ID '${v}' contains illegal characters`)
+  if (v.length > max) die(`${what} ID '${v}' can't be more length than ${max} characters`)
+}
+
 const verifiers: Record<string, Verifier> = {
   string: () => {},
   urlencoded: (v) => {
@@ -120,6 +125,15 @@ const verifiers: Record<string, Verifier> = {
   },
   'pve-ha-group-node': (v) => {
     if (!HA_NODE_RE.test(v)) die('value does not look like a valid ha group node')
+  },
+  // pve-network's parse_sdn_zone_id, parse_sdn_vnet_id, parse_sdn_controller_id (the 9.1 API's id formats)
+  'pve-sdn-zone-id': (v) => sdnId('zone', v, /^[a-z][a-z0-9]*[a-z0-9]$/i, 8),
+  'pve-sdn-vnet-id': (v) => sdnId('vnet', v, /^[a-z][a-z0-9]*[a-z0-9]$/i, 8),
+  'pve-sdn-controller-id': (v) => sdnId('controller', v, /^[a-z][a-z0-9_-]*[a-z0-9]$/i, 64),
+  // SubnetPlugin parse_sdn_subnet_id: a CIDR, or an id `<zone>-<ip>-<mask>` standing for one
+  'pve-sdn-subnet-id': (v) => {
+    const c = v.includes('/') ? v : v.split('-').slice(1, 3).join('/')
+    if (!cidr(c, false) && !cidr(c, true)) die('value does not look like a valid CIDR network')
   },
   'mac-addr': (v) => {
     if (!/^[a-f0-9][02468ace](?::[a-f0-9]{2}){5}$/i.test(v)) die('value does not look like a valid unicast MAC address')

@@ -5,6 +5,7 @@ import { FirewallFiles } from './firewall.js'
 import { Pools } from './pools.js'
 import { BackupJobs } from './backup.js'
 import { ReplicationJobs } from './replication.js'
+import { Sdn } from './sdn.js'
 import type { GuestType } from './options.js'
 import { Rng } from './rng.js'
 import { defaultStorages, NodeStorage, StorageConfig } from './storage.js'
@@ -112,6 +113,8 @@ export class Cluster {
   readonly backupJobs: BackupJobs
   /** replication.cfg (/cluster/replication) */
   readonly replication: ReplicationJobs
+  /** pve-network's SDN configuration: pending files, running config, each node's generated version */
+  readonly sdn = new Sdn()
   /** guest_migration_lock (`/var/lock/pve-manager/pve-migrate-<vmid>`): the migration task holding it */
   readonly migrationLocks = new Map<number, string>()
   aclCleanup: AclCleanup = { vm: () => {}, storage: () => {}, pool: () => {} }

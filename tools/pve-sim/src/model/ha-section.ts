@@ -34,7 +34,10 @@ export function underHaLock<T>(errmsg: string, code: () => T): T {
 }
 
 /** the SHA-1 of a section config as written: `type: id`, then one `\t<key> <value>` line per option */
-export function sectionDigest(kind: (id: string, s: Section) => string, ids: Iterable<[string, Section]>): string {
+export function sectionDigest<S extends Readonly<Record<string, unknown>>>(
+  kind: (id: string, s: S) => string,
+  ids: Iterable<[string, S]>,
+): string {
   let text = ''
   for (const [id, s] of ids) {
     text += `${kind(id, s)}: ${id}\n`
@@ -88,7 +91,7 @@ export function checkConfig(
  * handlers, which lack the set-and-delete check (`setAndDelete`)
  */
 export function deleteOptions(
-  section: Section,
+  section: Record<string, unknown>,
   options: SectionOptions,
   set: Record<string, unknown>,
   del: unknown,

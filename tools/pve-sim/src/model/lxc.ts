@@ -354,6 +354,9 @@ export function powerLxc(
         const missing = missingVolume(g, node)
         if (missing) throw new Error(`volume '${missing}' does not exist`)
         applyLxcPending(c, g, node)
+        // lxc-pve's network hook plugs each veth (PVE::Network::SDN::Zones::tap_plug) as the container starts
+        const nic = c.sdn.nicError(nodeName, g.conf.main())
+        if (nic) throw new Error(nic)
         c.setStatus(g, 'running')
       } else if (action === 'stop') {
         stopLxc(c, g, node)

@@ -535,6 +535,9 @@ export const startQemu: GuestCall = (c, nodeName, vmid, params, caller, byHa = f
       const missing = missingVolume(g, node)
       if (missing) throw new Error(`volume '${missing}' does not exist`)
       applyPending(g, node)
+      // the pve-bridge script plugs each NIC (PVE::Network::SDN::Zones::tap_plug) as QEMU starts
+      const nic = c.sdn.nicError(nodeName, g.conf.main())
+      if (nic) throw new Error(nic)
       c.setStatus(g, 'running')
       ctx.log(`starting VM ${vmid}`)
     },

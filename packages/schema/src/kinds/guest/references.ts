@@ -1,10 +1,11 @@
 import type { KindReference } from '../contract.js'
 import { poolReference } from '../pool/references.js'
+import { vnetReference } from '../vnet/references.js'
 import type { GuestManifest } from './types.js'
 
-type GuestTarget = 'ISO' | 'DiskImage' | 'TemplateVM' | 'CTTemplate' | 'TemplateCT' | 'Pool'
+type GuestTarget = 'ISO' | 'DiskImage' | 'TemplateVM' | 'CTTemplate' | 'TemplateCT' | 'Pool' | 'VNet'
 
-/** A VM's ISO, disk images and clone source, a container's template and clone source, and a guest's pool. */
+/** A VM's ISO, disk images and clone source, a container's template and clone source, a guest's pool and vnets. */
 export function guestReferences(m: GuestManifest): KindReference<GuestTarget>[] {
   const refs: KindReference<GuestTarget>[] = []
   if (m.kind === 'VM' || m.kind === 'TemplateVM') {
@@ -25,5 +26,7 @@ export function guestReferences(m: GuestManifest): KindReference<GuestTarget>[] 
   }
   // create_vm and create (pct) check that `pool=` exists
   if (m.spec.pool !== undefined) refs.push(poolReference(m.spec.pool, ['spec', 'pool']))
+  // a NIC on a vnet plugs in only once the vnet is applied (Zones::tap_plug); any other bridge is the node's own
+  m.spec.networks.forEach((n, i) => refs.push(vnetReference(n.bridge, ['spec', 'networks', i, 'bridge'])))
   return refs
 }
