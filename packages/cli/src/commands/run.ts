@@ -64,6 +64,7 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
   const startedAt = ctx.now()
   let commit: string | undefined
   let stale = false
+  let uncommitted: readonly string[] | undefined
   let stopping = false
   // SIGTERM or Ctrl-C: /healthz answers 503 from now on, while the running cycle finishes; then the daemon exits
   ctx.announceStop = () => {
@@ -77,6 +78,7 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
     startedAt,
     ...(commit ? { commit } : {}),
     desiredStale: stale,
+    ...(uncommitted ? { uncommitted } : {}),
     cycles,
     lastSuccess,
     lastRead,
@@ -141,9 +143,17 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
     while (!ctx.signal.aborted) {
       let tree
       try {
-        tree = await prepared.source.sync()
+        // commits only: an uncommitted edit in a local checkout is shown, never applied
+        tree = await prepared.source.sync({ commitsOnly: true })
         commit = tree.commit
         stale = tree.stale
+        if (tree.uncommitted && tree.uncommitted.join('\0') !== uncommitted?.join('\0') && tree.uncommitted.length > 0)
+          ctx.log.warn('uncommitted changes in the work tree are not applied; commit them', {
+            event: 'proxops.git',
+            commit: tree.commit,
+            uncommitted: tree.uncommitted.slice(0, 20),
+          })
+        uncommitted = tree.uncommitted
         metrics.setDesiredStale(stale)
         if (prepared.source.lastFetchAt !== undefined) metrics.recordGitFetch(prepared.source.lastFetchAt)
       } catch (error) {

@@ -11,6 +11,8 @@ export interface DaemonView {
   startedAt: number
   commit?: string
   desiredStale: boolean
+  /** local mode: the work tree's uncommitted paths, which the daemon does not reconcile (it reconciles `commit`) */
+  uncommitted?: readonly string[]
   /** last cycle of each cluster */
   cycles: ReadonlyMap<string, ClusterCycle>
   /** end of the last non-aborted cycle per cluster (ms) */
@@ -114,9 +116,25 @@ export interface StatusDocument {
   poll_interval_seconds: number
   commit: string | null
   desired_stale: boolean
+  /** local mode: whether the checkout holds uncommitted changes; they are never applied (`applied: false`) */
+  work_tree: WorkTree | null
   ready: Readiness
   converged: Converged
   clusters: ClusterStatus[]
+}
+
+export interface WorkTree {
+  dirty: boolean
+  applied: false
+  /** the uncommitted paths, relative to the checkout's git root, at most 20 */
+  paths: string[]
+  more: number
+}
+
+function workTree(view: DaemonView): WorkTree | null {
+  if (view.uncommitted === undefined) return null
+  const paths = view.uncommitted.slice(0, 20)
+  return { dirty: view.uncommitted.length > 0, applied: false, paths, more: view.uncommitted.length - paths.length }
 }
 
 export function statusDocument(view: DaemonView, now: number): StatusDocument {
@@ -126,6 +144,7 @@ export function statusDocument(view: DaemonView, now: number): StatusDocument {
     poll_interval_seconds: view.pollIntervalMs / 1000,
     commit: view.commit ?? null,
     desired_stale: view.desiredStale,
+    work_tree: workTree(view),
     ready: readiness(view, now),
     converged: convergedView(view),
     clusters: view.clusters.map((cluster) => ({

@@ -117,6 +117,10 @@ function pageModel(doc: StatusDocument) {
     commit: doc.commit !== null ? shortRevision(doc.commit) : '-',
     commitFull: doc.commit ?? '',
     stale: doc.desired_stale,
+    // an uncommitted edit is never applied: the page says so, beside the commit that is
+    uncommitted: doc.work_tree?.dirty
+      ? `${doc.work_tree.paths.join(', ')}${doc.work_tree.more > 0 ? ` and ${doc.work_tree.more} more` : ''}`
+      : '',
     readiness: readinessBadge(doc),
     clusters: doc.clusters.map((c) => {
       const history = c.history.map((h) => ({
@@ -252,6 +256,7 @@ code { font-size: 90%; }
 <header>
 <h1>ProxOps <span class="badge <%= it.overall.tone %>"><%= it.overall.word %></span></h1>
 <p class="meta">commit <code title="<%= it.commitFull %>"><%= it.commit %></code> · daemon up since <%= it.since %> · page made <%= it.now %>, refreshed every <%= it.refreshSeconds %> s · <span id="readiness" class="<%= it.readiness.tone %>-text"><%= it.readiness.word %></span> · <a href="/status">/status</a> · <a href="/metrics">/metrics</a></p>
+<% if (it.uncommitted) { %><p class="alert warn" id="uncommitted">Uncommitted changes in the work tree are not applied (the daemon reconciles commit <code><%= it.commit %></code>): <%= it.uncommitted %></p><% } %>
 <% if (it.stale) { %><p class="alert bad">Desired state is stale: git fetches are failing; the last good commit is reconciled.</p><% } %>
 </header>
 <main>
