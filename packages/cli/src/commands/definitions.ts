@@ -99,11 +99,19 @@ export function applyCommand(
         })
         .option('target', targetOption)
         .option('allow-empty', allowEmptyOption)
+        .option('lock-wait', {
+          type: 'number',
+          requiresArg: true,
+          describe:
+            'How long to wait for a running daemon cycle on the same data dir, in seconds (default 60), then refuse',
+        })
         .example('proxops apply', 'plan, confirm on the terminal, converge')
         .example('proxops apply --yes --cluster edge', 'converge one cluster without asking')
         .example('proxops diff --out plan.json && proxops apply --plan plan.json', 'apply exactly the reviewed plan'),
     handler: async (
-      args: ArgumentsCamelCase<PlanArgs & { plan?: string; planfile?: string; yes?: boolean; 'dry-run'?: boolean }>,
+      args: ArgumentsCamelCase<
+        PlanArgs & { plan?: string; planfile?: string; yes?: boolean; 'dry-run'?: boolean; 'lock-wait'?: number }
+      >,
     ) => {
       const plan = (await import('./plan-file-arg.js')).planFileOf(ctx().cwd, args)
       setExit(

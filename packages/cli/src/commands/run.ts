@@ -3,13 +3,14 @@
  * ticks never overlap). Each tick: one git sync (one fetch in URL mode, one commit for all clusters), then
  * an apply cycle per cluster in name order with the per-cycle prune budget capped by the sliding window.
  * HTTP / (the status page) /healthz /readyz /convergedz /metrics /status, with opt-in auth; a single-instance
- * lock; SIGINT/SIGTERM stop gracefully.
+ * lock in the data dir (a second daemon waits as a standby and takes over when the leader stops or dies), a write
+ * lock per tick that a manual `apply` shares; SIGINT/SIGTERM stop gracefully.
  */
 import type { PveClient } from '@proxops/pve-client'
 import { PruneWindowBudget } from '@proxops/planner'
 import { HTTP_BASIC_ENV, HTTP_TOKEN_ENV, httpAuthFromEnv, isLoopback } from '../daemon/auth.js'
 import { CycleHistory } from '../daemon/history.js'
-import { acquireLock } from '../daemon/lock.js'
+import { CYCLE_LOCK, LEADER_LOCK, acquireLock, isHeld, tryLock, type Lock } from '../daemon/lock.js'
 import { startHttp, type DaemonView } from '../daemon/http.js'
 import { Metrics } from '../daemon/metrics.js'
 import { CliError, oneLine } from '../errors.js'
@@ -54,7 +55,9 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
   const { config } = prepared
   const auth = httpAuthFromEnv(ctx.env)
   ctx.redactor.add(auth?.bearer, auth?.basic?.password)
-  const lock = acquireLock(config.dataDir)
+  // the leader lock is taken once the endpoints answer, so that a standby shows itself on /readyz
+  let lock: Lock | undefined
+  let standbyFor: number | undefined
   const metrics = new Metrics()
   const window = new PruneWindowBudget(config.reconcile.pruneWindow)
   const cycles = new Map<string, ClusterCycle>()
@@ -84,6 +87,7 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
     lastRead,
     history: (cluster) => history.of(cluster),
     stopping,
+    ...(standbyFor !== undefined ? { standbyFor } : {}),
   })
   const clients = new Map<string, PveClient>()
   for (const cluster of config.clusters) {
@@ -117,7 +121,6 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
       now: ctx.now,
     })
   } catch (error) {
-    lock.release()
     throw new CliError(
       'USAGE',
       `cannot listen on ${config.listen.host}:${config.listen.port}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}; use --listen`,
@@ -139,8 +142,31 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
       hint: `set ${HTTP_TOKEN_ENV} (bearer) or ${HTTP_BASIC_ENV} (user:password) in the daemon's environment`,
     })
   let failures = 0
+  // a leader every check is one file read; a standby notices a dead leader within a second, or one interval
+  const step = Math.min(config.reconcile.pollIntervalMs, 1000)
   try {
-    while (!ctx.signal.aborted) {
+    const first = tryLock(config.dataDir, LEADER_LOCK)
+    if (isHeld(first)) {
+      if (args.once) acquireLock(config.dataDir) // throws: a single tick does not wait as a standby
+      standbyFor = first.holder
+      ctx.log.warn('another proxops daemon leads on this data dir; waiting as a standby', {
+        event: 'proxops.daemon.standby',
+        leader: first.holder,
+        lock: first.file,
+      })
+      while (!ctx.signal.aborted) {
+        await sleep(step, ctx.signal)
+        const next = tryLock(config.dataDir, LEADER_LOCK)
+        if (!isHeld(next)) {
+          lock = next
+          break
+        }
+        standbyFor = next.holder
+      }
+      if (lock) ctx.log.info('leading: the daemon before stopped', { event: 'proxops.daemon.leader', was: standbyFor })
+      standbyFor = undefined
+    } else lock = first
+    while (!ctx.signal.aborted && lock) {
       let tree
       try {
         // commits only: an uncommitted edit in a local checkout is shown, never applied
@@ -163,103 +189,118 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
           error: oneLine((error as Error).message),
         })
       }
-      // every tick: an endpoint may have started answering for another entry's cluster
-      const blocked = tree && !ctx.signal.aborted ? await twinGuard(ctx, config, clients) : new Map<string, string>()
-      for (const cluster of config.clusters) {
-        if (!tree || ctx.signal.aborted) break
-        const twin = blocked.get(cluster.name)
-        const client = clients.get(cluster.name) as PveClient
-        const now = ctx.now()
-        const budget = window.cycleBudget(cluster.name, config.reconcile.pruneBudget, now)
-        const sops = prepared.sops.get(cluster.name)
-        const outcome = await runCycle(ctx, {
-          ...(twin !== undefined ? { blocked: twin } : {}),
-          cluster,
-          config,
-          tree,
-          reader: client,
-          writer: client,
-          ...(sops ? { sops } : {}),
-          pruneBudget: budget,
-          onProgress: (event) => {
-            // a lock retry is logged as it happens (the client's own retries and waits are logged by clients.ts)
-            if (event.type === 'retry')
-              ctx.log.warn('action retry', {
-                event: 'proxops.action.retry',
-                cluster: cluster.name,
-                address: event.action.address,
-                action: event.action.type,
-                attempt: event.attempt,
-                attempts: event.attempts,
-                delayMs: event.delayMs,
-                reason: event.reason,
-              })
-            if (event.type === 'action-finished') {
-              const r = event.result
-              const level = r.status === 'failed' ? 'warn' : 'info'
-              ctx.log.log(level, 'action', {
-                event: 'proxops.action',
-                cluster: cluster.name,
-                address: r.address,
-                kind: r.kind,
-                action: r.type,
-                result: r.status,
-                durationMs: r.durationMs,
-                ...(r.error ? { error: r.error } : {}),
-                ...(r.skip ? { reason: r.skip.reason } : {}),
-              })
-            }
-          },
+      // one writer at a time: a manual apply on this data dir holds the write lock until it ends
+      const write = tree ? tryLock(config.dataDir, CYCLE_LOCK) : undefined
+      if (write && isHeld(write)) {
+        ctx.log.info('a manual apply holds the write lock; this tick waits for it', {
+          event: 'proxops.daemon.wait',
+          holder: write.holder,
+          lock: write.file,
         })
-        const finished = ctx.now()
-        const pruned = outcome.report?.results.filter((r) => r.type === 'delete' && r.status === 'ok').length ?? 0
-        window.record(cluster.name, pruned, finished)
-        const cycle = outcome.cycle
-        cycles.set(cluster.name, cycle)
-        history.record(cycle)
-        if (cycle.result !== 'aborted') {
-          lastSuccess.set(cluster.name, finished)
-          lastRead.set(cluster.name, cycle)
-        } else failures++
-        metrics.recordCycle(
-          cycle,
-          finished,
-          outcome.report?.results ?? [],
-          outcome.plan?.anomalies.map((a) => a.code) ?? [],
-        )
-        for (const a of outcome.plan?.anomalies ?? [])
-          ctx.log.warn('anomaly', {
-            event: 'proxops.anomaly',
-            cluster: cluster.name,
-            code: a.code,
-            address: a.address,
-            message: a.message,
+        await sleep(step, ctx.signal)
+        continue
+      }
+      try {
+        // every tick: an endpoint may have started answering for another entry's cluster
+        const blocked = tree && !ctx.signal.aborted ? await twinGuard(ctx, config, clients) : new Map<string, string>()
+        for (const cluster of config.clusters) {
+          if (!tree || ctx.signal.aborted) break
+          const twin = blocked.get(cluster.name)
+          const client = clients.get(cluster.name) as PveClient
+          const now = ctx.now()
+          const budget = window.cycleBudget(cluster.name, config.reconcile.pruneBudget, now)
+          const sops = prepared.sops.get(cluster.name)
+          const outcome = await runCycle(ctx, {
+            ...(twin !== undefined ? { blocked: twin } : {}),
+            cluster,
+            config,
+            tree,
+            reader: client,
+            writer: client,
+            ...(sops ? { sops } : {}),
+            pruneBudget: budget,
+            onProgress: (event) => {
+              // a lock retry is logged as it happens (the client's own retries and waits are logged by clients.ts)
+              if (event.type === 'retry')
+                ctx.log.warn('action retry', {
+                  event: 'proxops.action.retry',
+                  cluster: cluster.name,
+                  address: event.action.address,
+                  action: event.action.type,
+                  attempt: event.attempt,
+                  attempts: event.attempts,
+                  delayMs: event.delayMs,
+                  reason: event.reason,
+                })
+              if (event.type === 'action-finished') {
+                const r = event.result
+                const level = r.status === 'failed' ? 'warn' : 'info'
+                ctx.log.log(level, 'action', {
+                  event: 'proxops.action',
+                  cluster: cluster.name,
+                  address: r.address,
+                  kind: r.kind,
+                  action: r.type,
+                  result: r.status,
+                  durationMs: r.durationMs,
+                  ...(r.error ? { error: r.error } : {}),
+                  ...(r.skip ? { reason: r.skip.reason } : {}),
+                })
+              }
+            },
           })
-        // a cycle that did not converge is worth a look: aborted is an error, blocked or incomplete a warning
-        const level =
-          cycle.result === 'aborted'
-            ? 'error'
-            : cycle.result === 'converged' || cycle.result === 'drift'
-              ? 'info'
-              : 'warn'
-        ctx.log.log(level, 'cycle finished', {
-          event: 'proxops.cycle',
-          cluster: cluster.name,
-          commit: tree.commit,
-          result: cycle.result,
-          ...(cycle.abortReason ? { reason: cycle.abortReason } : {}),
-          planned: cycle.actions.planned,
-          ok: cycle.actions.ok,
-          failed: cycle.actions.failed,
-          pruned,
-          pruneDeferred: cycle.pruneDeferred,
-          pruneBudget: budget,
-          anomalies: cycle.anomalies,
-          blocked: cycle.blocked,
-          ...(cycle.blocked > 0 ? { blockedByReason: cycle.blockedByReason } : {}),
-          desiredStale: tree.stale,
-        })
-        if (cycle.result === 'incomplete') failures++
+          const finished = ctx.now()
+          const pruned = outcome.report?.results.filter((r) => r.type === 'delete' && r.status === 'ok').length ?? 0
+          window.record(cluster.name, pruned, finished)
+          const cycle = outcome.cycle
+          cycles.set(cluster.name, cycle)
+          history.record(cycle)
+          if (cycle.result !== 'aborted') {
+            lastSuccess.set(cluster.name, finished)
+            lastRead.set(cluster.name, cycle)
+          } else failures++
+          metrics.recordCycle(
+            cycle,
+            finished,
+            outcome.report?.results ?? [],
+            outcome.plan?.anomalies.map((a) => a.code) ?? [],
+          )
+          for (const a of outcome.plan?.anomalies ?? [])
+            ctx.log.warn('anomaly', {
+              event: 'proxops.anomaly',
+              cluster: cluster.name,
+              code: a.code,
+              address: a.address,
+              message: a.message,
+            })
+          // a cycle that did not converge is worth a look: aborted is an error, blocked or incomplete a warning
+          const level =
+            cycle.result === 'aborted'
+              ? 'error'
+              : cycle.result === 'converged' || cycle.result === 'drift'
+                ? 'info'
+                : 'warn'
+          ctx.log.log(level, 'cycle finished', {
+            event: 'proxops.cycle',
+            cluster: cluster.name,
+            commit: tree.commit,
+            result: cycle.result,
+            ...(cycle.abortReason ? { reason: cycle.abortReason } : {}),
+            planned: cycle.actions.planned,
+            ok: cycle.actions.ok,
+            failed: cycle.actions.failed,
+            pruned,
+            pruneDeferred: cycle.pruneDeferred,
+            pruneBudget: budget,
+            anomalies: cycle.anomalies,
+            blocked: cycle.blocked,
+            ...(cycle.blocked > 0 ? { blockedByReason: cycle.blockedByReason } : {}),
+            desiredStale: tree.stale,
+          })
+          if (cycle.result === 'incomplete') failures++
+        }
+      } finally {
+        write?.release()
       }
       if (args.once) break
       await sleep(config.reconcile.pollIntervalMs, ctx.signal)
@@ -270,7 +311,7 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
     // open connections get at most 5 s; the timer is cleared, so an idle daemon exits at once
     await within(http.close(), 5000)
     await within(Promise.all([...clients.values()].map((c) => c.close().catch(() => undefined))), 5000)
-    lock.release()
+    lock?.release()
   }
   if (args.once) return failures > 0 ? 1 : 0
   return 0

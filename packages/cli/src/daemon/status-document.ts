@@ -22,16 +22,26 @@ export interface DaemonView {
   /** recent cycles per cluster, the newest first (history.ts) */
   history?: (cluster: string) => readonly CycleSummary[]
   stopping: boolean
+  /** another daemon leads on this data dir (its pid): this one waits as a standby and writes nothing */
+  standbyFor?: number
 }
 
 export interface Readiness {
   ready: boolean
+  /** `standby`: another daemon (`leader`, its pid) holds the data dir's leader lock; this one takes over when it stops */
+  role: 'leader' | 'standby'
+  leader?: number
   clusters: Record<string, { ready: boolean; reason?: string; lastSuccessAgeSeconds?: number }>
 }
 
 /** Pure: ready when every cluster has a non-aborted cycle within 3 intervals of `now`. */
 export function readiness(view: DaemonView, now: number): Readiness {
   const clusters: Readiness['clusters'] = {}
+  if (view.standbyFor !== undefined) {
+    const reason = `standby: the proxops daemon with pid ${view.standbyFor} leads on this data dir`
+    for (const cluster of view.clusters) clusters[cluster] = { ready: false, reason }
+    return { ready: false, role: 'standby', leader: view.standbyFor, clusters }
+  }
   for (const cluster of view.clusters) {
     const last = view.lastSuccess.get(cluster)
     if (last === undefined) {
@@ -50,7 +60,7 @@ export function readiness(view: DaemonView, now: number): Readiness {
       ...(ok ? {} : { reason: 'no successful cycle within 3 poll intervals' }),
     }
   }
-  return { ready: !view.stopping && Object.values(clusters).every((c) => c.ready), clusters }
+  return { ready: !view.stopping && Object.values(clusters).every((c) => c.ready), role: 'leader', clusters }
 }
 
 export interface Converged {

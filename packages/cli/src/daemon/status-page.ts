@@ -197,6 +197,11 @@ function objectRow(o: ObjectStatus, stale: boolean) {
  * incomplete). /readyz tolerates failed cycles for 3 poll intervals (docs/operations.md); the page says what failed.
  */
 export function readinessBadge(doc: Pick<StatusDocument, 'ready' | 'clusters'>): Badge {
+  if (doc.ready.role === 'standby')
+    return {
+      word: `standby: the daemon with pid ${doc.ready.leader ?? '?'} leads; this one writes nothing`,
+      tone: 'warn',
+    }
   const failed = doc.clusters.filter((c) => c.result === 'aborted' || c.result === 'incomplete').map((c) => c.cluster)
   if (failed.length > 0) return { word: `last cycle failed: ${failed.join(', ')}`, tone: 'bad' }
   if (doc.ready.ready) return { word: 'ready', tone: 'ok' }
