@@ -9,6 +9,8 @@ import {
   applyCommand,
   diffCommand,
   initCommand,
+  resumeCommand,
+  suspendCommand,
   runCommand,
   showCommand,
   statusCommand,
@@ -141,6 +143,8 @@ export function program(
       .command(adoptCommand(ctx, setExit))
       .command(runCommand(ctx, setExit))
       .command(initCommand(ctx, setExit))
+      .command(suspendCommand(ctx, setExit))
+      .command(resumeCommand(ctx, setExit))
       .command(
         'completion [shell]',
         'Print the completion script for bash, zsh or fish (commands, flags, cluster names)',

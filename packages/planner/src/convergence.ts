@@ -22,6 +22,8 @@ export type BlockReason =
   | 'pending-restart'
   | 'anomaly'
   | 'missing-privilege'
+  | 'suspended'
+  | 'sync-window'
   | 'failed'
   | 'not-run'
 

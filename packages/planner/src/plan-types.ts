@@ -349,6 +349,10 @@ export type SkipCode =
   | 'invalid-desired'
   /** depends on an action the token lacks privileges for */
   | 'missing-privilege'
+  /** the object or its cluster is suspended (`proxops suspend`, `proxops/suspend`): read, never written */
+  | 'suspended'
+  /** a disruptive change outside its cluster's sync window: it waits for the next allowed window */
+  | 'sync-window'
 
 /** Something plan() deliberately did not act on this cycle, with the reason. */
 export interface Skip {

@@ -49,6 +49,7 @@ export {
   formatPath,
   DISRUPTION_POLICIES,
   SAFETY_SNAPSHOTS,
+  SUSPEND,
   DEFAULT_SAFETY_SNAPSHOT_KEEP,
   type ManifestIssue,
   type ParseResult,

@@ -10,6 +10,7 @@ import type { AdoptArgs } from './adopt.js'
 import type { RunArgs } from './run.js'
 import type { ShowArgs } from './show.js'
 import type { InitArgs } from './init.js'
+import type { SuspendArgs } from './suspend.js'
 
 type Setter = (code: number) => void
 type Ctx = () => CliContext
@@ -230,6 +231,44 @@ export function runCommand(ctx: Ctx, setExit: Setter): CommandModule<GlobalArgs,
         ),
     handler: async (args: ArgumentsCamelCase<RunArgs>) =>
       setExit(await (await import('./run.js')).runHandler(ctx(), args)),
+  }
+}
+
+export function suspendCommand(ctx: Ctx, setExit: Setter): CommandModule<GlobalArgs, SuspendArgs> {
+  return {
+    command: 'suspend [object]',
+    describe: 'Stop writing to a cluster or one object (KIND/name): still read and shown with its drift',
+    builder: (y: Argv<GlobalArgs>) =>
+      y
+        .positional('object', { type: 'string', describe: 'One object, KIND/name (VM/web); absent: the whole cluster' })
+        .option('cluster', {
+          type: 'string',
+          requiresArg: true,
+          describe: 'The cluster (required when several are configured)',
+        })
+        .option('reason', { type: 'string', requiresArg: true, describe: 'Why (required): shown on the status page' })
+        .example('proxops suspend VM/db --cluster lab --reason "incident 42"', 'ProxOps stops writing to VM db')
+        .example('proxops suspend --cluster lab --reason "PVE upgrade"', 'the whole cluster'),
+    handler: async (args: ArgumentsCamelCase<SuspendArgs>) =>
+      setExit(await (await import('./suspend.js')).suspendHandler(ctx(), args)),
+  }
+}
+
+export function resumeCommand(ctx: Ctx, setExit: Setter): CommandModule<GlobalArgs, SuspendArgs> {
+  return {
+    command: 'resume [object]',
+    describe: 'End a suspension of a cluster or one object (KIND/name): the next cycle converges it',
+    builder: (y: Argv<GlobalArgs>) =>
+      y
+        .positional('object', { type: 'string', describe: 'One object, KIND/name (VM/web); absent: the whole cluster' })
+        .option('cluster', {
+          type: 'string',
+          requiresArg: true,
+          describe: 'The cluster (required when several are configured)',
+        })
+        .example('proxops resume VM/db --cluster lab', 'ProxOps writes to VM db again'),
+    handler: async (args: ArgumentsCamelCase<SuspendArgs>) =>
+      setExit(await (await import('./suspend.js')).resumeHandler(ctx(), args)),
   }
 }
 

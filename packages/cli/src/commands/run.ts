@@ -18,6 +18,7 @@ import { clientHooks, fullClient } from '../runtime/clients.js'
 import type { CliContext } from '../runtime/context.js'
 import { runCycle, twinGuard } from '../runtime/cycle.js'
 import type { ClusterCycle } from '../status-model.js'
+import { readSuspensions, type Suspension } from '../runtime/suspensions.js'
 import { prepare, type GlobalArgs } from './common.js'
 import { version } from '../version.js'
 
@@ -68,6 +69,7 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
   let commit: string | undefined
   let stale = false
   let uncommitted: readonly string[] | undefined
+  let suspensions: readonly Suspension[] = []
   let stopping = false
   // SIGTERM or Ctrl-C: /healthz answers 503 from now on, while the running cycle finishes; then the daemon exits
   ctx.announceStop = () => {
@@ -82,6 +84,7 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
     ...(commit ? { commit } : {}),
     desiredStale: stale,
     ...(uncommitted ? { uncommitted } : {}),
+    suspensions,
     cycles,
     lastSuccess,
     lastRead,
@@ -201,6 +204,12 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
         continue
       }
       try {
+        // read every tick: `proxops suspend` takes effect at the next one (a damaged file aborts each cycle, by name)
+        try {
+          suspensions = readSuspensions(config.dataDir)
+        } catch {
+          suspensions = []
+        }
         // every tick: an endpoint may have started answering for another entry's cluster
         const blocked = tree && !ctx.signal.aborted ? await twinGuard(ctx, config, clients) : new Map<string, string>()
         for (const cluster of config.clusters) {

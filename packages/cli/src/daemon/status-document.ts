@@ -4,6 +4,7 @@
  */
 import type { ClusterCycle, ObjectStatus } from '../status-model.js'
 import type { CycleSummary } from './history.js'
+import type { Suspension } from '../runtime/suspensions.js'
 
 export interface DaemonView {
   clusters: readonly string[]
@@ -13,6 +14,8 @@ export interface DaemonView {
   desiredStale: boolean
   /** local mode: the work tree's uncommitted paths, which the daemon does not reconcile (it reconciles `commit`) */
   uncommitted?: readonly string[]
+  /** the data dir's suspensions (`proxops suspend`), as the last tick read them */
+  suspensions?: readonly Suspension[]
   /** last cycle of each cluster */
   cycles: ReadonlyMap<string, ClusterCycle>
   /** end of the last non-aborted cycle per cluster (ms) */
@@ -128,6 +131,8 @@ export interface StatusDocument {
   desired_stale: boolean
   /** local mode: whether the checkout holds uncommitted changes; they are never applied (`applied: false`) */
   work_tree: WorkTree | null
+  /** clusters and objects suspended in the data dir: since when, why, by whom (annotations show on their objects) */
+  suspensions: Suspension[]
   ready: Readiness
   converged: Converged
   clusters: ClusterStatus[]
@@ -155,6 +160,7 @@ export function statusDocument(view: DaemonView, now: number): StatusDocument {
     commit: view.commit ?? null,
     desired_stale: view.desiredStale,
     work_tree: workTree(view),
+    suspensions: [...(view.suspensions ?? [])],
     ready: readiness(view, now),
     converged: convergedView(view),
     clusters: view.clusters.map((cluster) => ({

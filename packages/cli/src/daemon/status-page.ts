@@ -131,7 +131,13 @@ function pageModel(doc: StatusDocument) {
         counts: counts(h),
         reason: h.abortReason ?? '',
       }))
-      if (c.result === null) return { name: c.cluster, badge: clusterBadge(null), cycle: undefined, history }
+      // what `proxops suspend` holds: the whole cluster, or objects of it, since when and why
+      const suspended = doc.suspensions
+        .filter((s) => s.cluster === c.cluster)
+        .map(
+          (s) => `${s.object ?? 'the whole cluster'} since ${when(s.since)}${s.by ? ` by ${s.by}` : ''}: ${s.reason}`,
+        )
+      if (c.result === null) return { name: c.cluster, badge: clusterBadge(null), cycle: undefined, history, suspended }
       const lastKnown = c.lastKnown && {
         read: when(c.lastKnown.readAt),
         ago: ago(c.lastKnown.readAt, doc.now),
@@ -172,6 +178,7 @@ function pageModel(doc: StatusDocument) {
           })),
         },
         history,
+        suspended,
       }
     }),
   }
@@ -268,6 +275,7 @@ code { font-size: 90%; }
 <% for (const c of it.clusters) { %>
 <section id="cluster-<%= c.name %>">
 <h2>Cluster <%= c.name %> <span class="badge <%= c.badge.tone %>"><%= c.badge.word %></span></h2>
+<% for (const s of c.suspended) { %><p class="alert warn suspended">Suspended (read, never written): <%= s %></p><% } %>
 <% if (!c.cycle) { %>
 <p class="note">No cycle has finished yet.</p>
 <% } else { %>

@@ -36,7 +36,8 @@ import {
 } from '../status-model.js'
 import type { CliContext } from './context.js'
 import { loadDesired } from './desired.js'
-import { planTargets, sameObject, type ObjectRef } from './targets.js'
+import { parseObjectRef, planTargets, sameObject, type ObjectRef } from './targets.js'
+import { readSuspensions, suspensionHolds, type Suspension } from './suspensions.js'
 import type { SourceTree } from './source.js'
 
 export interface CycleOptions {
@@ -59,6 +60,8 @@ export interface CycleOptions {
   blocked?: string
   /** `--target`, `status KIND/name`: only these objects and what they depend on (runtime/targets.ts) */
   targets?: readonly ObjectRef[]
+  /** the data dir's suspensions, when the caller read them already (the daemon, once per tick) */
+  suspensions?: readonly Suspension[]
 }
 
 export interface CycleOutcome {
@@ -148,6 +151,14 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
       manifests: loaded.desired.manifests.length,
     })
     const targets = o.targets ? planTargets(o.targets, loaded.objects) : undefined
+    // suspended objects are read and planned, never written: their actions become `suspended` skips
+    const holds = suspensionHolds(
+      name,
+      o.suspensions ?? readSuspensions(o.config.dataDir),
+      loaded.desired.manifests,
+      loaded.objects,
+      (text) => parseObjectRef(text, 'suspension'),
+    )
     const credentials = o.cluster.credentials
     // secrets, observe, plan, privilege preflight, the saved plan's contract, execute: the planner's cycle
     const { inventory, plan, report } = await reconcile({
@@ -161,6 +172,7 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
       ...(ctx.signal ? { signal: ctx.signal } : {}),
       ...(o.onPlan ? { onPlan: o.onPlan } : {}),
       ...(targets ? { targets } : {}),
+      ...(holds.length > 0 ? { holds } : {}),
       execute: {
         taskTimeoutMs: o.config.reconcile.taskTimeoutMs,
         ...(o.onProgress ? { onProgress: o.onProgress } : {}),

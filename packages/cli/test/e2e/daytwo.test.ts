@@ -159,6 +159,91 @@ describe('two daemons on one data dir', () => {
   })
 })
 
+describe('suspend and resume', () => {
+  it('a suspended object or cluster with drift is read, shown with its drift and never written; it survives restarts; resume converges it', async () => {
+    const root = await makeRepo(sim, {
+      manifests: { 'vm/lab/s.yaml': vmManifest('s', 220), 'vm/lab/t.yaml': vmManifest('t', 221) },
+    })
+    cleanup.push(root)
+    const data = tmp('proxops-data-')
+    const env = baseEnv(root)
+    const memory = (vmid: number) => Number(sim.control.guests().find((g) => g.vmid === vmid)?.config.memory)
+    const edit = (name: string, vmid: number, mem: string, annotation = '') => {
+      writeFileSync(
+        path.join(root, `vm/lab/${name}.yaml`),
+        vmManifest(name, vmid, { memory: mem }).replace('metadata:\n', `metadata:\n${annotation}`),
+      )
+      git(root, 'commit', '-qam', `${name}: ${mem}`)
+    }
+    const once = () => proxops(['run', '--once', '--listen', '127.0.0.1:0', '--data-dir', data], { cwd: root, env })
+    expect((await once()).code).toBe(0)
+    // VM s suspended by the command, VM t by its annotation; both drift
+    const s = await proxops(['suspend', 'vm/s', '--reason', 'incident 7', '--data-dir', data], { cwd: root, env })
+    expect(s.code).toBe(0)
+    expect(s.stdout).toMatch(/^Suspended VM\/s of cluster lab since \d{4}-.*Z: incident 7$/m)
+    expect((await proxops(['suspend', 'VM/s', '--data-dir', data], { cwd: root, env })).stderr).toMatch(
+      /suspend needs --reason/,
+    )
+    edit('s', 220, '768MiB')
+    edit('t', 221, '768MiB', '  annotations:\n    proxops/suspend: "firmware test"\n')
+    for (let restart = 0; restart < 2; restart++) {
+      const r = await once()
+      const cycle = events(r.stderr).find((e) => e.event === 'proxops.cycle')
+      expect(cycle).toMatchObject({ result: 'blocked', blockedByReason: { suspended: 2 }, planned: 0 })
+      expect(memory(220)).toBe(512)
+      expect(memory(221)).toBe(512)
+    }
+    // status and diff show the drift and why it waits
+    const status = await proxops(['status', '--data-dir', data], { cwd: root, env })
+    expect(status.stdout).toMatch(/VM +s .*blocked +suspended: suspended since .* incident 7; withheld: update \(/)
+    expect(status.stdout).toMatch(
+      /VM +t .*blocked +suspended: suspended by its proxops\/suspend annotation: firmware test/,
+    )
+    // a manual apply honours it too
+    expect((await proxops(['apply', '--yes', '--data-dir', data], { cwd: root, env })).code).toBe(1)
+    expect(memory(220)).toBe(512)
+    // the daemon's page and /status say what is suspended, since when and why
+    const port = await freePort()
+    const daemon = start(['run', '--listen', `127.0.0.1:${port}`, '--data-dir', data], { cwd: root, env })
+    const doc = await waitFor(async () => {
+      const r = await httpGet(port, '/status')
+      const d =
+        r?.status === 200
+          ? (JSON.parse(r.body) as { clusters: { result: string | null }[]; suspensions: unknown[] })
+          : undefined
+      return d && d.clusters[0]?.result !== null ? d : undefined
+    }, 30_000)
+    expect(doc.suspensions).toEqual([
+      expect.objectContaining({
+        cluster: 'lab',
+        object: 'VM/s',
+        reason: 'incident 7',
+        since: expect.stringMatching(/Z$/),
+      }),
+    ])
+    const page = (await httpGet(port, '/'))?.body ?? ''
+    expect(page).toMatch(
+      /Suspended \(read, never written\): VM\/s since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC.*: incident 7/,
+    )
+    daemon.child.kill('SIGTERM')
+    expect((await daemon.done).code).toBe(0)
+    // resume: the next cycle converges VM s; a whole cluster suspended holds everything
+    expect((await proxops(['resume', 'VM/s', '--data-dir', data], { cwd: root, env })).stdout).toMatch(/^Resumed VM\/s/)
+    // VM t stays suspended (blocked, not a failure: the tick exits 0)
+    expect((await once()).code).toBe(0)
+    expect(memory(220)).toBe(768)
+    expect((await proxops(['suspend', '--reason', 'PVE upgrade', '--data-dir', data], { cwd: root, env })).code).toBe(0)
+    edit('s', 220, '1GiB')
+    await once()
+    expect(memory(220)).toBe(768)
+    expect((await proxops(['resume', '--cluster', 'lab', '--data-dir', data], { cwd: root, env })).code).toBe(0)
+    edit('t', 221, '768MiB')
+    expect((await once()).code).toBe(0)
+    expect(memory(220)).toBe(1024)
+    expect(memory(221)).toBe(768)
+  })
+})
+
 describe('no secret', () => {
   it('reaches any output', () => {
     expect(transcript.flatMap((t) => findCanaries(t))).toEqual([])

@@ -20,7 +20,7 @@ function addressName(address: string): string | undefined {
   return /\(([^()]*)\)$/.exec(address)?.[1] ?? /^(?:BackupJob|Pool)\/(.+)$/.exec(address)?.[1]
 }
 
-const isTarget = (t: PlanTarget, a: { kind?: ResourceKind; address: string; name?: string }): boolean =>
+export const isTarget = (t: PlanTarget, a: { kind?: ResourceKind; address: string; name?: string }): boolean =>
   (a.kind === undefined || a.kind === t.kind) &&
   (t.addresses?.includes(a.address) === true ||
     (a.address.startsWith(`${t.kind}/`) && (a.name ?? addressName(a.address)) === t.name))

@@ -1,4 +1,7 @@
-/** The `proxops/*` annotations every kind may carry: dependencies, the disruption cap and safety snapshots. */
+/**
+ * The `proxops/*` annotations every kind may carry: dependencies, the disruption cap, safety snapshots, a
+ * suspension and the per-object policies (prune, ignored fields).
+ */
 import type { Add } from '../kinds/contract.js'
 import { KINDS, type Kind, canonicalKind } from '../kinds.js'
 
@@ -10,6 +13,8 @@ export const DISRUPTION = 'proxops/disruption'
 export const DISRUPTION_POLICIES = ['none', 'hotplug', 'reboot', 'stop', 'allow'] as const
 /** `"true"` or `"false"`: safety snapshots for this guest, whatever the cluster's `safety-snapshots` says */
 export const SAFETY_SNAPSHOTS = 'proxops/safety-snapshots'
+/** a reason: the object is read and shown with its drift, never written (docs/operations.md, "Suspend and resume") */
+export const SUSPEND = 'proxops/suspend'
 /** how many safety snapshots a guest keeps when the cluster entry does not say (`safety-snapshots.keep`) */
 export const DEFAULT_SAFETY_SNAPSHOT_KEEP = 3
 
@@ -52,11 +57,13 @@ export function checkAnnotations(annotations: Record<string, string>, add: Add):
     } else if (key === SAFETY_SNAPSHOTS) {
       if (value.trim() !== 'true' && value.trim() !== 'false')
         add('annotation-invalid', path, `${SAFETY_SNAPSHOTS} must be "true" or "false"`)
+    } else if (key === SUSPEND) {
+      if (value.trim() === '') add('annotation-invalid', path, `${SUSPEND} must say why (a reason, not empty)`)
     } else if (key.startsWith('proxops/')) {
       add(
         'annotation-invalid',
         path,
-        `unknown annotation ${JSON.stringify(key)}: ProxOps reads only ${DEPENDS_ON}, ${DISRUPTION} and ${SAFETY_SNAPSHOTS}`,
+        `unknown annotation ${JSON.stringify(key)}: ProxOps reads only ${DEPENDS_ON}, ${DISRUPTION}, ${SAFETY_SNAPSHOTS} and ${SUSPEND}`,
       )
     }
   }

@@ -122,6 +122,10 @@ describe('envelope', () => {
     expect(one(m)).toEqual(['annotation-invalid', 'metadata.annotations.proxops/disruption'])
     m.metadata.annotations = { 'proxops/safety-snapshots': 'false' }
     expect(ok(m).metadata.annotations['proxops/safety-snapshots']).toBe('false')
+    m.metadata.annotations = { 'proxops/suspend': 'incident 42: disk firmware' }
+    expect(ok(m).metadata.annotations['proxops/suspend']).toBe('incident 42: disk firmware')
+    m.metadata.annotations = { 'proxops/suspend': ' ' }
+    expect(one(m)).toEqual(['annotation-invalid', 'metadata.annotations.proxops/suspend'])
     m.metadata.annotations = { 'proxops/safety-snapshots': 'yes' }
     expect(one(m)).toEqual(['annotation-invalid', 'metadata.annotations.proxops/safety-snapshots'])
     m.metadata.annotations = { 'proxops/depend-on': 'ISO:talos' }

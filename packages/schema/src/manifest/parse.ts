@@ -19,6 +19,7 @@ export {
   DISRUPTION,
   DISRUPTION_POLICIES,
   SAFETY_SNAPSHOTS,
+  SUSPEND,
   parseDependsOn,
 } from './annotations.js'
 
