@@ -9,7 +9,7 @@ import { issueMessage as m } from './errors.js'
 import { checkClusterName, checkNodeName } from './names.js'
 import { parseDuration } from './duration.js'
 import { bool, checked, int, nonEmptyStr, obj, oneOf, str } from './manifest/fields.js'
-import { DEFAULT_SAFETY_SNAPSHOT_KEEP, DISRUPTION_POLICIES } from './manifest/annotations.js'
+import { DEFAULT_SAFETY_SNAPSHOT_KEEP, DISRUPTION_POLICIES, IGNORE_FIELD_PATH } from './manifest/annotations.js'
 
 /** `pve.auth`: an API token, or a ticket from a user and password */
 export const AUTH_METHODS = ['token', 'ticket'] as const
@@ -151,6 +151,41 @@ export const clusterEntrySchema = obj(
           ),
         },
         'Take a PVE snapshot of a guest before a restart- or stop-class change or a disk resize (docs/safety.md); a guest opts out with the annotation `proxops/safety-snapshots: "false"`.',
+      ),
+    ),
+    policy: v.optional(
+      obj(
+        {
+          prune: v.optional(
+            oneOf(
+              ['allow', 'never'] as const,
+              '`never`: nothing of this cluster is ever deleted by ProxOps (reported instead).',
+            ),
+          ),
+          'prune-never': v.optional(
+            v.pipe(
+              v.array(nonEmptyStr('KIND/name, such as VM/db.')),
+              v.description('Objects never deleted, even after they left git (KIND/name).'),
+            ),
+          ),
+          'ignore-fields': v.optional(
+            v.pipe(
+              v.record(
+                v.string(),
+                v.array(
+                  v.pipe(
+                    v.string(m('field-type', 'must be a string')),
+                    v.regex(IGNORE_FIELD_PATH, m('config-invalid', 'must be a manifest path such as spec.memory')),
+                  ),
+                ),
+              ),
+              v.description(
+                'Per guest kind (VM, LXC, ...), manifest paths whose live values are never compared; a manifest adds its own with `proxops/ignore-fields`.',
+              ),
+            ),
+          ),
+        },
+        'The cluster\'s per-object policy defaults (docs/operations.md, "Per-object policies").',
       ),
     ),
   },

@@ -11,6 +11,7 @@ export {
   KINDS,
   KIND_ALIASES,
   KIND_ROOT_OF,
+  canonicalKind,
   type AllowEmptyKind,
   type Kind,
 } from './kinds.js'
@@ -50,6 +51,10 @@ export {
   DISRUPTION_POLICIES,
   SAFETY_SNAPSHOTS,
   SUSPEND,
+  PRUNE,
+  IGNORE_FIELDS,
+  IGNORE_FIELD_PATH,
+  ignoreFieldPaths,
   DEFAULT_SAFETY_SNAPSHOT_KEEP,
   type ManifestIssue,
   type ParseResult,

@@ -10,6 +10,7 @@ import {
   AUTH_METHODS,
   LOG_LEVELS,
   TOKEN_VALUE,
+  canonicalKind,
   isGitUrl,
   layerProcessConfig,
   legacyConflicts,
@@ -24,6 +25,7 @@ import type { ConfigFile } from './raw.js'
 import type {
   AuthMethod,
   ClusterConfig,
+  ClusterPolicy,
   Credentials,
   DraftConfig,
   GlobalFlags,
@@ -268,7 +270,27 @@ function clusterEntry(
     },
     ...(entry.disruption ? { disruption: entry.disruption } : {}),
     ...(entry['safety-snapshots'] ? { safetySnapshots: { keep: entry['safety-snapshots'].keep } } : {}),
+    ...(entry.policy ? { policy: clusterPolicy(entry.policy, file.layer.file) } : {}),
   }
+}
+
+/** The cluster's `policy:` block; `prune-never` entries are `KIND/name`, checked here as the CLI spells them. */
+function clusterPolicy(p: NonNullable<ClusterEntry['policy']>, file: string): ClusterPolicy {
+  const keep = (p['prune-never'] ?? []).map((text) => {
+    const slash = text.indexOf('/')
+    const kind = slash > 0 ? canonicalKind(text.slice(0, slash)) : undefined
+    if (!kind || slash === text.length - 1)
+      throw new CliError('CONFIG_INVALID', `${file}: policy.prune-never: ${text} must be KIND/name, such as VM/db`)
+    return { kind, name: text.slice(slash + 1) }
+  })
+  const ignoreFields: Record<string, string[]> = {}
+  for (const [kind, paths] of Object.entries(p['ignore-fields'] ?? {})) {
+    const canonical = canonicalKind(kind)
+    if (!canonical)
+      throw new CliError('CONFIG_INVALID', `${file}: policy.ignore-fields: unknown kind ${JSON.stringify(kind)}`)
+    ignoreFields[canonical] = [...(ignoreFields[canonical] ?? []), ...paths]
+  }
+  return { pruneNever: p.prune === 'never', keep, ignoreFields }
 }
 
 function camelRefs(pve: NonNullable<ClusterEntry['secrets']>['pve']): ClusterConfig['secretRefs']['pve'] {

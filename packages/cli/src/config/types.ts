@@ -50,6 +50,17 @@ export interface ClusterConfig {
   disruption?: DisruptionPolicy
   /** `safety-snapshots`: a snapshot before each guest's disruptive changes, the newest `keep` kept (docs/safety.md) */
   safetySnapshots?: { keep: number }
+  /** `policy:` the cluster's per-object policy defaults (docs/operations.md, "Per-object policies") */
+  policy?: ClusterPolicy
+}
+
+export interface ClusterPolicy {
+  /** `prune: never`: nothing of the cluster is deleted */
+  pruneNever: boolean
+  /** `prune-never`: these objects (`KIND/name`) are never deleted */
+  keep: { kind: string; name: string }[]
+  /** `ignore-fields` per kind */
+  ignoreFields: Record<string, string[]>
 }
 
 export interface GitSettings {

@@ -38,6 +38,7 @@ import type { CliContext } from './context.js'
 import { loadDesired } from './desired.js'
 import { parseObjectRef, planTargets, sameObject, type ObjectRef } from './targets.js'
 import { readSuspensions, suspensionHolds, type Suspension } from './suspensions.js'
+import { keptObjects } from './kept.js'
 import type { SourceTree } from './source.js'
 
 export interface CycleOptions {
@@ -75,7 +76,13 @@ export interface CycleOutcome {
   error?: CliError
 }
 
-export function policyFor(options: Pick<CycleOptions, 'cluster' | 'config' | 'pruneBudget' | 'allowEmpty'>): Policy {
+export function policyFor(
+  options: Pick<CycleOptions, 'cluster' | 'config' | 'pruneBudget' | 'allowEmpty'>,
+  /** objects kept by their `proxops/prune: never` annotation, now or before (runtime/kept.ts) */
+  kept: readonly { kind: string; name: string }[] = [],
+): Policy {
+  const p = options.cluster.policy
+  const keep = [...(p?.keep ?? []), ...kept]
   return {
     ...DEFAULT_POLICY,
     clusterEntry: options.cluster.name,
@@ -85,6 +92,10 @@ export function policyFor(options: Pick<CycleOptions, 'cluster' | 'config' | 'pr
     disruption: options.cluster.disruption ?? options.config.reconcile.disruption,
     shutdownTimeoutSeconds: Math.max(1, Math.round(options.config.reconcile.shutdownTimeoutMs / 1000)),
     ...(options.cluster.safetySnapshots ? { safetySnapshots: options.cluster.safetySnapshots } : {}),
+    ...(p?.pruneNever || keep.length > 0
+      ? { pruneNever: { ...(p?.pruneNever ? { all: true } : {}), objects: keep } }
+      : {}),
+    ...(p && Object.keys(p.ignoreFields).length > 0 ? { ignoreFields: p.ignoreFields } : {}),
   }
 }
 
@@ -165,7 +176,7 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
       desired: loaded.desired,
       reader: o.reader,
       ...(o.writer ? { writer: o.writer } : {}),
-      policy: policyFor(o),
+      policy: policyFor(o, keptObjects(o.config.dataDir, name, loaded.desired.manifests, o.writer !== undefined)),
       secrets: secretLookup(o.sops),
       actor: credentials.method === 'token' ? credentials.tokenId : credentials.user,
       ...(o.savedPlan ? { savedPlan: o.savedPlan, comparable: (p: Plan) => ctx.redactor.strings(p) } : {}),

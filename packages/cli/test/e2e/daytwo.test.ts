@@ -244,6 +244,52 @@ describe('suspend and resume', () => {
   })
 })
 
+describe('per-object policies', () => {
+  it('prune: never (cluster list and annotation) keeps what left git, reported; ignore-fields never compares a field', async () => {
+    const annotate = (text: string, lines: string) => text.replace('metadata:\n', `metadata:\n  annotations:\n${lines}`)
+    const root = await makeRepo(sim, {
+      manifests: {
+        'vm/lab/p.yaml': vmManifest('p', 230),
+        'vm/lab/q.yaml': annotate(vmManifest('q', 231), '    proxops/prune: never\n'),
+        'vm/lab/r.yaml': annotate(vmManifest('r', 232), '    proxops/ignore-fields: spec.memory\n'),
+        'vm/lab/s.yaml': vmManifest('s', 233),
+      },
+      clusterExtra: '      policy:\n        prune-never: [VM/p]',
+      proxopsYaml: 'reconcile:\n  prune-budget: unlimited\n',
+    })
+    cleanup.push(root)
+    const data = tmp('proxops-data-')
+    const env = baseEnv(root)
+    const once = () => proxops(['run', '--once', '--listen', '127.0.0.1:0', '--data-dir', data], { cwd: root, env })
+    expect((await once()).code).toBe(0)
+    const vmids = () =>
+      sim.control
+        .guests()
+        .map((g) => g.vmid)
+        .sort()
+    expect(vmids()).toEqual([230, 231, 232, 233])
+    // ignore-fields: a new memory in git is not compared, so not written
+    writeFileSync(
+      path.join(root, 'vm/lab/r.yaml'),
+      annotate(vmManifest('r', 232, { memory: '768MiB' }), '    proxops/ignore-fields: spec.memory\n'),
+    )
+    // p, q and s leave git: only s is deleted
+    writeFileSync(path.join(root, 'clusters/lab/resources.yaml'), 'resources:\n  - ../../vm/lab/r.yaml\n')
+    git(root, 'add', '-A')
+    git(root, 'commit', '-qm', 'drop p, q, s; r memory')
+    const diff = await proxops(['diff', '--data-dir', data], { cwd: root, env })
+    expect(diff.stdout).toMatch(/kept by its prune: never policy/)
+    const r = await once()
+    expect(r.code).toBe(0)
+    expect(events(r.stderr).find((e) => e.event === 'proxops.cycle')).toMatchObject({ result: 'converged', pruned: 1 })
+    expect(vmids()).toEqual([230, 231, 232])
+    expect(Number(sim.control.guests().find((g) => g.vmid === 232)?.config.memory)).toBe(512)
+    // and stays so, cycle after cycle
+    await once()
+    expect(vmids()).toEqual([230, 231, 232])
+  })
+})
+
 describe('no secret', () => {
   it('reaches any output', () => {
     expect(transcript.flatMap((t) => findCanaries(t))).toEqual([])

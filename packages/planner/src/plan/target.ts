@@ -16,7 +16,7 @@ export interface PlanTarget {
 }
 
 /** The name in a guest's address (`VM/pve1/400(web)` -> `web`), or the id of a cluster-wide object (`Pool/web`). */
-function addressName(address: string): string | undefined {
+export function addressName(address: string): string | undefined {
   return /\(([^()]*)\)$/.exec(address)?.[1] ?? /^(?:BackupJob|Pool)\/(.+)$/.exec(address)?.[1]
 }
 

@@ -20,6 +20,10 @@ export {
   DISRUPTION_POLICIES,
   SAFETY_SNAPSHOTS,
   SUSPEND,
+  PRUNE,
+  IGNORE_FIELDS,
+  IGNORE_FIELD_PATH,
+  ignoreFieldPaths,
   parseDependsOn,
 } from './annotations.js'
 
