@@ -9,6 +9,7 @@ import {
   applyCommand,
   diffCommand,
   initCommand,
+  reconcileNowCommand,
   resumeCommand,
   suspendCommand,
   runCommand,
@@ -145,6 +146,7 @@ export function program(
       .command(initCommand(ctx, setExit))
       .command(suspendCommand(ctx, setExit))
       .command(resumeCommand(ctx, setExit))
+      .command(reconcileNowCommand(ctx, setExit))
       .command(
         'completion [shell]',
         'Print the completion script for bash, zsh or fish (commands, flags, cluster names)',

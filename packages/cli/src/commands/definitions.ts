@@ -11,6 +11,7 @@ import type { RunArgs } from './run.js'
 import type { ShowArgs } from './show.js'
 import type { InitArgs } from './init.js'
 import type { SuspendArgs } from './suspend.js'
+import type { ReconcileNowArgs } from './reconcile-now.js'
 
 type Setter = (code: number) => void
 type Ctx = () => CliContext
@@ -269,6 +270,24 @@ export function resumeCommand(ctx: Ctx, setExit: Setter): CommandModule<GlobalAr
         .example('proxops resume VM/db --cluster lab', 'ProxOps writes to VM db again'),
     handler: async (args: ArgumentsCamelCase<SuspendArgs>) =>
       setExit(await (await import('./suspend.js')).resumeHandler(ctx(), args)),
+  }
+}
+
+export function reconcileNowCommand(ctx: Ctx, setExit: Setter): CommandModule<GlobalArgs, ReconcileNowArgs> {
+  return {
+    command: 'reconcile',
+    describe: 'Ask the running daemon (proxops run) to start a cycle now, not at the end of its poll interval',
+    builder: (y: Argv<GlobalArgs>) =>
+      y
+        .option('cluster', {
+          type: 'string',
+          requiresArg: true,
+          array: true,
+          describe: 'Only this cluster (repeatable; default every cluster)',
+        })
+        .example('proxops reconcile', 'the daemon at the configured listen address starts a cycle now'),
+    handler: async (args: ArgumentsCamelCase<ReconcileNowArgs>) =>
+      setExit(await (await import('./reconcile-now.js')).reconcileNowHandler(ctx(), args)),
   }
 }
 

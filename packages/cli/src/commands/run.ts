@@ -13,6 +13,11 @@ import { CycleHistory } from '../daemon/history.js'
 import { CYCLE_LOCK, LEADER_LOCK, acquireLock, isHeld, tryLock, type Lock } from '../daemon/lock.js'
 import { startHttp, type DaemonView } from '../daemon/http.js'
 import { Metrics } from '../daemon/metrics.js'
+import { Wakeup } from '../daemon/wakeup.js'
+import { RECONCILE_TOKEN_FILE } from '../daemon/reconcile-token.js'
+import { randomBytes } from 'node:crypto'
+import { writeFileSync } from 'node:fs'
+import path from 'node:path'
 import { CliError, oneLine } from '../errors.js'
 import { clientHooks, fullClient } from '../runtime/clients.js'
 import type { CliContext } from '../runtime/context.js'
@@ -111,6 +116,25 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
       ),
     )
   }
+  // `POST /reconcile` and push webhooks end the wait between ticks
+  const wakeup = new Wakeup()
+  const reconcileToken = randomBytes(32).toString('hex')
+  ctx.redactor.add(reconcileToken)
+  const names = new Set(config.clusters.map((c) => c.name))
+  const askReconcile = (clusters: readonly string[] | undefined, by: string): { status: number; body: unknown } => {
+    if (standbyFor !== undefined)
+      return { status: 503, body: { error: `standby: the proxops daemon with pid ${standbyFor} leads; ask it` } }
+    const unknown = (clusters ?? []).filter((c) => !names.has(c))
+    if (unknown.length > 0)
+      return { status: 404, body: { error: `not configured: ${unknown.join(', ')}`, clusters: [...names] } }
+    wakeup.request(clusters)
+    ctx.log.info('reconcile asked: a tick starts now', {
+      event: 'proxops.daemon.reconcile',
+      by,
+      clusters: clusters ?? [...names],
+    })
+    return { status: 202, body: { accepted: true, clusters: clusters ?? [...names] } }
+  }
   let http: Awaited<ReturnType<typeof startHttp>> | undefined
   try {
     http = await startHttp({
@@ -122,6 +146,7 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
       redactor: ctx.redactor,
       ...(auth ? { auth } : {}),
       now: ctx.now,
+      reconcile: { token: reconcileToken, request: (clusters) => askReconcile(clusters, 'POST /reconcile') },
     })
   } catch (error) {
     throw new CliError(
@@ -169,7 +194,11 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
       if (lock) ctx.log.info('leading: the daemon before stopped', { event: 'proxops.daemon.leader', was: standbyFor })
       standbyFor = undefined
     } else lock = first
+    // the leader's token, for `proxops reconcile` on this machine (the file is private to the daemon's user)
+    if (lock) writeFileSync(path.join(config.dataDir, RECONCILE_TOKEN_FILE), `${reconcileToken}\n`, { mode: 0o600 })
     while (!ctx.signal.aborted && lock) {
+      // a tick asked for some clusters runs those; a timed one every cluster
+      const wanted = wakeup.take()
       let tree
       try {
         // commits only: an uncommitted edit in a local checkout is shown, never applied
@@ -214,6 +243,7 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
         const blocked = tree && !ctx.signal.aborted ? await twinGuard(ctx, config, clients) : new Map<string, string>()
         for (const cluster of config.clusters) {
           if (!tree || ctx.signal.aborted) break
+          if (wanted !== undefined && wanted !== 'all' && !wanted.has(cluster.name)) continue
           const twin = blocked.get(cluster.name)
           const client = clients.get(cluster.name) as PveClient
           const now = ctx.now()
@@ -312,7 +342,7 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
         write?.release()
       }
       if (args.once) break
-      await sleep(config.reconcile.pollIntervalMs, ctx.signal)
+      await wakeup.wait(config.reconcile.pollIntervalMs, ctx.signal)
     }
   } finally {
     stopping = true

@@ -290,6 +290,60 @@ describe('per-object policies', () => {
   })
 })
 
+/** cycles the daemon counted so far, from /metrics */
+async function cyclesOf(port: number): Promise<number> {
+  const m = (await httpGet(port, '/metrics'))?.body ?? ''
+  return [...m.matchAll(/proxops_cycles_total\{cluster="lab",result="\w+"\} (\d+)/g)].reduce(
+    (n, x) => n + Number(x[1]),
+    0,
+  )
+}
+
+describe('reconcile now', () => {
+  it('proxops reconcile (and an authenticated POST /reconcile) starts a cycle at once; without the token nothing starts', async () => {
+    const root = await makeRepo(sim, { manifests: { 'vm/lab/n.yaml': vmManifest('n', 240) } })
+    cleanup.push(root)
+    const data = tmp('proxops-data-')
+    const env = baseEnv(root)
+    const port = await freePort()
+    const listen = `127.0.0.1:${port}`
+    // an hour between ticks: only a request can start the next one
+    const daemon = start(['run', '--listen', listen, '--git-poll-sec', '3600', '--data-dir', data], { cwd: root, env })
+    try {
+      await waitFor(async () => ((await cyclesOf(port)) >= 1 ? true : undefined), 30_000)
+      addVm(root, 'm', 241)
+      git(root, 'add', '-A')
+      git(root, 'commit', '-qm', 'm')
+      const post = (headers: Record<string, string>) =>
+        fetch(`http://${listen}/reconcile`, { method: 'POST', headers }).then((r) => r.status)
+      expect(await post({})).toBe(401)
+      expect(await post({ authorization: 'Bearer wrong' })).toBe(401)
+      await new Promise((r) => setTimeout(r, 500))
+      expect(await cyclesOf(port)).toBe(1)
+      expect(sim.control.guests().map((g) => g.vmid)).not.toContain(241)
+      const asked = await proxops(['reconcile', '--listen', listen, '--data-dir', data], { cwd: root, env })
+      expect(asked.code).toBe(0)
+      expect(asked.stdout).toBe(`The daemon at ${listen} starts a cycle of lab now.\n`)
+      await waitFor(async () => ((await cyclesOf(port)) >= 2 ? true : undefined), 30_000)
+      expect(sim.control.guests().map((g) => g.vmid)).toContain(241)
+      expect(await cyclesOf(port)).toBe(2)
+      const unknown = await proxops(['reconcile', '--cluster', 'nope', '--listen', listen, '--data-dir', data], {
+        cwd: root,
+        env,
+      })
+      expect(errorLines(unknown.stderr).join('\n')).toMatch(/refused \(404\): not configured: nope/)
+      // the token never reaches a log line or an endpoint
+      const token = readFileSync(path.join(data, 'reconcile.token'), 'utf8').trim()
+      expect(token).toMatch(/^[0-9a-f]{64}$/)
+      expect(daemon.stderrSoFar()).not.toContain(token)
+      expect((await httpGet(port, '/status'))?.body).not.toContain(token)
+    } finally {
+      daemon.child.kill('SIGTERM')
+      await daemon.done
+    }
+  })
+})
+
 describe('no secret', () => {
   it('reaches any output', () => {
     expect(transcript.flatMap((t) => findCanaries(t))).toEqual([])
