@@ -153,6 +153,17 @@ export const clusterEntrySchema = obj(
         'Take a PVE snapshot of a guest before a restart- or stop-class change or a disk resize (docs/safety.md); a guest opts out with the annotation `proxops/safety-snapshots: "false"`.',
       ),
     ),
+    webhooks: v.optional(
+      obj(
+        {
+          github: v.optional(nonEmptyStr('Key under the SOPS `secrets:` map holding the GitHub webhook secret.')),
+          gitlab: v.optional(nonEmptyStr('Key holding the GitLab webhook secret token.')),
+          gitea: v.optional(nonEmptyStr('Key holding the Gitea or Forgejo webhook secret.')),
+          generic: v.optional(nonEmptyStr('Key holding the secret of the generic HMAC-SHA256 receiver.')),
+        },
+        'Push webhook receivers of `proxops run`, at /hooks/<cluster>/<forge>, each with its secret from the SOPS file (docs/operations.md, "Push webhooks").',
+      ),
+    ),
     policy: v.optional(
       obj(
         {

@@ -14,6 +14,7 @@ import { CYCLE_LOCK, LEADER_LOCK, acquireLock, isHeld, tryLock, type Lock } from
 import { startHttp, type DaemonView } from '../daemon/http.js'
 import { Metrics } from '../daemon/metrics.js'
 import { Wakeup } from '../daemon/wakeup.js'
+import { PROVIDERS, hookPath, webhookRoutes, type Receiver } from '../daemon/webhooks.js'
 import { RECONCILE_TOKEN_FILE } from '../daemon/reconcile-token.js'
 import { randomBytes } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
@@ -90,6 +91,12 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
     desiredStale: stale,
     ...(uncommitted ? { uncommitted } : {}),
     suspensions,
+    receivers: receivers.map((r) => ({
+      path: hookPath(r),
+      cluster: r.cluster,
+      provider: r.provider,
+      deliveries: hooks.deliveries(hookPath(r)),
+    })),
     cycles,
     lastSuccess,
     lastRead,
@@ -135,6 +142,28 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
     })
     return { status: 202, body: { accepted: true, clusters: clusters ?? [...names] } }
   }
+  // push webhooks: each receiver's secret from its cluster's SOPS file, masked everywhere
+  const receivers: Receiver[] = []
+  for (const cluster of config.clusters)
+    for (const provider of PROVIDERS) {
+      const key = cluster.webhooks?.[provider]
+      if (key === undefined) continue
+      const secret = prepared.sops.get(cluster.name)?.secret(key)?.reveal()
+      if (secret === undefined || secret === '')
+        throw new CliError(
+          'SECRETS',
+          `pve.clusters.${cluster.name}.webhooks.${provider}: no secret "${key}" in the cluster's SOPS secrets (add it with proxops-sops set)`,
+        )
+      ctx.redactor.add(secret)
+      receivers.push({ cluster: cluster.name, provider, secret })
+    }
+  const hooks = webhookRoutes({
+    receivers,
+    branch: config.git.branch,
+    now: ctx.now,
+    start: (clusters, why) => askReconcile(clusters, why),
+    log: (level, message, fields) => ctx.log.log(level, message, fields),
+  })
   let http: Awaited<ReturnType<typeof startHttp>> | undefined
   try {
     http = await startHttp({
@@ -147,6 +176,7 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
       ...(auth ? { auth } : {}),
       now: ctx.now,
       reconcile: { token: reconcileToken, request: (clusters) => askReconcile(clusters, 'POST /reconcile') },
+      posts: hooks.routes,
     })
   } catch (error) {
     throw new CliError(
@@ -348,6 +378,7 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
     stopping = true
     ctx.log.info('daemon stopped', { event: 'proxops.daemon.stop' })
     // open connections get at most 5 s; the timer is cleared, so an idle daemon exits at once
+    hooks.close()
     await within(http.close(), 5000)
     await within(Promise.all([...clients.values()].map((c) => c.close().catch(() => undefined))), 5000)
     lock?.release()

@@ -271,6 +271,7 @@ function clusterEntry(
     ...(entry.disruption ? { disruption: entry.disruption } : {}),
     ...(entry['safety-snapshots'] ? { safetySnapshots: { keep: entry['safety-snapshots'].keep } } : {}),
     ...(entry.policy ? { policy: clusterPolicy(entry.policy, file.layer.file) } : {}),
+    ...(entry.webhooks && Object.keys(entry.webhooks).length > 0 ? { webhooks: { ...entry.webhooks } } : {}),
   }
 }
 

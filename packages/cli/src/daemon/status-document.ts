@@ -5,6 +5,7 @@
 import type { ClusterCycle, ObjectStatus } from '../status-model.js'
 import type { CycleSummary } from './history.js'
 import type { Suspension } from '../runtime/suspensions.js'
+import type { Delivery } from './webhooks.js'
 
 export interface DaemonView {
   clusters: readonly string[]
@@ -16,6 +17,8 @@ export interface DaemonView {
   uncommitted?: readonly string[]
   /** the data dir's suspensions (`proxops suspend`), as the last tick read them */
   suspensions?: readonly Suspension[]
+  /** the push webhook receivers and their last deliveries, the newest first */
+  receivers?: readonly Receivers[]
   /** last cycle of each cluster */
   cycles: ReadonlyMap<string, ClusterCycle>
   /** end of the last non-aborted cycle per cluster (ms) */
@@ -27,6 +30,13 @@ export interface DaemonView {
   stopping: boolean
   /** another daemon leads on this data dir (its pid): this one waits as a standby and writes nothing */
   standbyFor?: number
+}
+
+export interface Receivers {
+  path: string
+  cluster: string
+  provider: string
+  deliveries: readonly Delivery[]
 }
 
 export interface Readiness {
@@ -133,6 +143,8 @@ export interface StatusDocument {
   work_tree: WorkTree | null
   /** clusters and objects suspended in the data dir: since when, why, by whom (annotations show on their objects) */
   suspensions: Suspension[]
+  /** the push webhook receivers, each with its last deliveries (newest first) */
+  webhooks: Receivers[]
   ready: Readiness
   converged: Converged
   clusters: ClusterStatus[]
@@ -161,6 +173,7 @@ export function statusDocument(view: DaemonView, now: number): StatusDocument {
     desired_stale: view.desiredStale,
     work_tree: workTree(view),
     suspensions: [...(view.suspensions ?? [])],
+    webhooks: [...(view.receivers ?? [])],
     ready: readiness(view, now),
     converged: convergedView(view),
     clusters: view.clusters.map((cluster) => ({

@@ -122,6 +122,13 @@ function pageModel(doc: StatusDocument) {
       ? `${doc.work_tree.paths.join(', ')}${doc.work_tree.more > 0 ? ` and ${doc.work_tree.more} more` : ''}`
       : '',
     readiness: readinessBadge(doc),
+    webhooks: doc.webhooks.map((w) => ({
+      path: w.path,
+      provider: w.provider,
+      last: w.deliveries[0]
+        ? `${when(w.deliveries[0].at)}: ${w.deliveries[0].result} (${w.deliveries[0].detail})`
+        : 'no delivery yet',
+    })),
     clusters: doc.clusters.map((c) => {
       const history = c.history.map((h) => ({
         finished: when(h.finishedAt),
@@ -327,6 +334,19 @@ code { font-size: 90%; }
 </tbody>
 </table>
 <% } %>
+</section>
+<% } %>
+<% if (it.webhooks.length > 0) { %>
+<section id="webhooks">
+<h2>Push webhooks</h2>
+<table class="webhooks">
+<thead><tr><th>path</th><th>forge</th><th>last delivery</th></tr></thead>
+<tbody>
+<% for (const w of it.webhooks) { %>
+<tr><td class="name"><%= w.path %></td><td><%= w.provider %></td><td class="detail"><%= w.last %></td></tr>
+<% } %>
+</tbody>
+</table>
 </section>
 <% } %>
 </main>

@@ -5,9 +5,11 @@
 import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
+import { createHmac } from 'node:crypto'
 import path from 'node:path'
 import type { Simulator } from '@proxops/pve-sim'
 import {
+  CANARY,
   baseEnv,
   errorLines,
   findCanaries,
@@ -340,6 +342,81 @@ describe('reconcile now', () => {
     } finally {
       daemon.child.kill('SIGTERM')
       await daemon.done
+    }
+  })
+})
+
+describe('push webhooks', () => {
+  it('a signed push starts a cycle within a second; bad signatures, replays and floods start nothing; the secret never shows', async () => {
+    const root = await makeRepo(sim, {
+      manifests: { 'vm/lab/w.yaml': vmManifest('w', 250) },
+      // the receivers' secret: the SOPS file's git-token (a canary)
+      clusterExtra: '      webhooks:\n        github: git-token\n        generic: git-token',
+    })
+    cleanup.push(root)
+    const data = tmp('proxops-data-')
+    const env = baseEnv(root)
+    const port = await freePort()
+    const daemon = start(['run', '--listen', `127.0.0.1:${port}`, '--git-poll-sec', '3600', '--data-dir', data], {
+      cwd: root,
+      env,
+    })
+    const body = Buffer.from(JSON.stringify({ ref: 'refs/heads/main', after: git(root, 'rev-parse', 'HEAD').trim() }))
+    const sign = (b: Buffer, secret: string = CANARY.gitToken) =>
+      `sha256=${createHmac('sha256', secret).update(b).digest('hex')}`
+    const push = (headers: Record<string, string>, b = body) =>
+      fetch(`http://127.0.0.1:${port}/hooks/lab/github`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-github-event': 'push', ...headers },
+        body: b,
+      }).then((r) => r.status)
+    try {
+      await waitFor(async () => ((await cyclesOf(port)) >= 1 ? true : undefined), 30_000)
+      addVm(root, 'x', 251)
+      git(root, 'add', '-A')
+      git(root, 'commit', '-qm', 'x')
+      // bad signatures, no signature, an unsigned generic request: nothing starts
+      expect(await push({ 'x-github-delivery': 'bad-1', 'x-hub-signature-256': sign(body, 'not-the-secret') })).toBe(
+        401,
+      )
+      expect(await push({ 'x-github-delivery': 'bad-2' })).toBe(401)
+      const generic = await fetch(`http://127.0.0.1:${port}/hooks/lab/generic`, { method: 'POST', body })
+      expect(generic.status).toBe(401)
+      await new Promise((r) => setTimeout(r, 1000))
+      expect(await cyclesOf(port)).toBe(1)
+      // a signed push: the cycle starts within a second (its log line), and applies the new commit
+      const t0 = Date.now()
+      expect(await push({ 'x-github-delivery': 'good-1', 'x-hub-signature-256': sign(body) })).toBe(202)
+      await waitFor(
+        () => (daemon.stderrSoFar().includes('"reconcile asked: a tick starts now"') ? true : undefined),
+        5_000,
+        20,
+      )
+      expect(Date.now() - t0).toBeLessThan(1_000)
+      await waitFor(async () => ((await cyclesOf(port)) >= 2 ? true : undefined), 30_000)
+      expect(sim.control.guests().map((g) => g.vmid)).toContain(251)
+      // the replay of that delivery starts nothing; nor does a flood of signed replays
+      expect(await push({ 'x-github-delivery': 'good-1', 'x-hub-signature-256': sign(body) })).toBe(409)
+      const flood = await Promise.all(
+        Array.from({ length: 80 }, () => push({ 'x-github-delivery': 'good-1', 'x-hub-signature-256': sign(body) })),
+      )
+      expect(flood.every((s) => s === 409 || s === 429)).toBe(true)
+      expect(flood).toContain(429)
+      await new Promise((r) => setTimeout(r, 1000))
+      expect(await cyclesOf(port)).toBe(2)
+      // /status and the page show the receivers' last deliveries, never the secret
+      const status = (await httpGet(port, '/status'))?.body ?? ''
+      expect(JSON.parse(status)).toMatchObject({
+        webhooks: expect.arrayContaining([expect.objectContaining({ path: '/hooks/lab/github', provider: 'github' })]),
+      })
+      expect((await httpGet(port, '/'))?.body).toMatch(
+        /\/hooks\/lab\/github<\/td><td>github<\/td><td class="detail">.*refused/,
+      )
+      expect(findCanaries(status)).toEqual([])
+    } finally {
+      daemon.child.kill('SIGTERM')
+      const done = await daemon.done
+      expect(findCanaries(done.stderr)).toEqual([])
     }
   })
 })
