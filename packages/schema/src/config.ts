@@ -153,6 +153,32 @@ export const clusterEntrySchema = obj(
         'Take a PVE snapshot of a guest before a restart- or stop-class change or a disk resize (docs/safety.md); a guest opts out with the annotation `proxops/safety-snapshots: "false"`.',
       ),
     ),
+    notifications: v.optional(
+      v.pipe(
+        v.array(
+          obj(
+            {
+              type: oneOf(
+                ['webhook', 'ntfy', 'slack', 'matrix'] as const,
+                'Where to: a generic JSON webhook, ntfy, a Slack-compatible incoming webhook, or Matrix.',
+              ),
+              url: v.optional(str('The webhook or ntfy topic URL, or the Matrix homeserver.')),
+              'url-secret': v.optional(
+                nonEmptyStr('Key under the SOPS `secrets:` map holding the URL (a Slack webhook URL is a secret).'),
+              ),
+              'token-secret': v.optional(
+                nonEmptyStr('Key holding a bearer token (ntfy, webhook) or the Matrix access token.'),
+              ),
+              room: v.optional(nonEmptyStr('The Matrix room id, !id:server.')),
+            },
+            'One notification target.',
+          ),
+        ),
+        v.description(
+          'Where the daemon reports changes of state: a failed cycle, recovery, a blocked object, drift, a prune (docs/operations.md, "Notifications").',
+        ),
+      ),
+    ),
     webhooks: v.optional(
       obj(
         {

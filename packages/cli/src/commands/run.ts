@@ -14,6 +14,8 @@ import { CYCLE_LOCK, LEADER_LOCK, acquireLock, isHeld, tryLock, type Lock } from
 import { startHttp, type DaemonView } from '../daemon/http.js'
 import { Metrics } from '../daemon/metrics.js'
 import { Wakeup } from '../daemon/wakeup.js'
+import { Notifier, type NotifyTarget } from '../daemon/notify.js'
+import { stateChanges } from '../daemon/notify-events.js'
 import { PROVIDERS, hookPath, webhookRoutes, type Receiver } from '../daemon/webhooks.js'
 import { RECONCILE_TOKEN_FILE } from '../daemon/reconcile-token.js'
 import { randomBytes } from 'node:crypto'
@@ -157,6 +159,36 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
       ctx.redactor.add(secret)
       receivers.push({ cluster: cluster.name, provider, secret })
     }
+  // notifications: one notifier per cluster, its targets' secrets from its SOPS file
+  const notifiers = new Map<string, Notifier>()
+  for (const cluster of config.clusters) {
+    if (!cluster.notifications) continue
+    const secret = (key: string, what: string): string => {
+      const value = prepared.sops.get(cluster.name)?.secret(key)?.reveal()
+      if (value === undefined || value === '')
+        throw new CliError(
+          'SECRETS',
+          `pve.clusters.${cluster.name}.notifications: no secret "${key}" (${what}) in the cluster's SOPS secrets`,
+        )
+      ctx.redactor.add(value)
+      return value
+    }
+    const targets: NotifyTarget[] = cluster.notifications.map((n) => ({
+      type: n.type,
+      url: n.urlSecret !== undefined ? secret(n.urlSecret, 'url-secret') : (n.url as string),
+      ...(n.tokenSecret !== undefined ? { token: secret(n.tokenSecret, 'token-secret') } : {}),
+      ...(n.room !== undefined ? { room: n.room } : {}),
+    }))
+    notifiers.set(
+      cluster.name,
+      new Notifier({
+        targets,
+        mask: (text) => ctx.redactor.text(text),
+        now: ctx.now,
+        log: (level, message, fields) => ctx.log.log(level, message, { ...fields, cluster: cluster.name }),
+      }),
+    )
+  }
   const hooks = webhookRoutes({
     receivers,
     branch: config.git.branch,
@@ -322,6 +354,8 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
           const pruned = outcome.report?.results.filter((r) => r.type === 'delete' && r.status === 'ok').length ?? 0
           window.record(cluster.name, pruned, finished)
           const cycle = outcome.cycle
+          // one message per change of state, not per cycle
+          notifiers.get(cluster.name)?.notify(stateChanges(cycles.get(cluster.name), cycle))
           cycles.set(cluster.name, cycle)
           history.record(cycle)
           if (cycle.result !== 'aborted') {
@@ -379,6 +413,7 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
     ctx.log.info('daemon stopped', { event: 'proxops.daemon.stop' })
     // open connections get at most 5 s; the timer is cleared, so an idle daemon exits at once
     hooks.close()
+    await within(Promise.all([...notifiers.values()].map((n) => n.drain())), 5000)
     await within(http.close(), 5000)
     await within(Promise.all([...clients.values()].map((c) => c.close().catch(() => undefined))), 5000)
     lock?.release()

@@ -272,6 +272,23 @@ function clusterEntry(
     ...(entry['safety-snapshots'] ? { safetySnapshots: { keep: entry['safety-snapshots'].keep } } : {}),
     ...(entry.policy ? { policy: clusterPolicy(entry.policy, file.layer.file) } : {}),
     ...(entry.webhooks && Object.keys(entry.webhooks).length > 0 ? { webhooks: { ...entry.webhooks } } : {}),
+    ...(entry.notifications && entry.notifications.length > 0
+      ? {
+          notifications: entry.notifications.map((n) => {
+            if ((n.url === undefined) === (n['url-secret'] === undefined))
+              throw new CliError('CONFIG_INVALID', `${file.layer.file}: notifications: give one of url and url-secret`)
+            if (n.type === 'matrix' && n.room === undefined)
+              throw new CliError('CONFIG_INVALID', `${file.layer.file}: notifications: a matrix target needs room`)
+            return {
+              type: n.type,
+              ...(n.url !== undefined ? { url: n.url } : {}),
+              ...(n['url-secret'] !== undefined ? { urlSecret: n['url-secret'] } : {}),
+              ...(n['token-secret'] !== undefined ? { tokenSecret: n['token-secret'] } : {}),
+              ...(n.room !== undefined ? { room: n.room } : {}),
+            }
+          }),
+        }
+      : {}),
   }
 }
 

@@ -50,6 +50,14 @@ export interface ClusterConfig {
   disruption?: DisruptionPolicy
   /** `safety-snapshots`: a snapshot before each guest's disruptive changes, the newest `keep` kept (docs/safety.md) */
   safetySnapshots?: { keep: number }
+  /** `notifications:` targets of the daemon's messages; `urlSecret`/`tokenSecret` name keys of the SOPS `secrets:` map */
+  notifications?: {
+    type: 'webhook' | 'ntfy' | 'slack' | 'matrix'
+    url?: string
+    urlSecret?: string
+    tokenSecret?: string
+    room?: string
+  }[]
   /** `webhooks:` push receivers of the daemon, each naming the key of its secret in the SOPS `secrets:` map */
   webhooks?: Partial<Record<'github' | 'gitlab' | 'gitea' | 'generic', string>>
   /** `policy:` the cluster's per-object policy defaults (docs/operations.md, "Per-object policies") */

@@ -6,9 +6,12 @@ import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { createHmac } from 'node:crypto'
+import { createServer } from 'node:http'
 import path from 'node:path'
 import type { Simulator } from '@proxops/pve-sim'
+import { encryptSops } from '@proxops/sops'
 import {
+  AGE_KEY_FILE,
   CANARY,
   baseEnv,
   errorLines,
@@ -292,6 +295,17 @@ describe('per-object policies', () => {
   })
 })
 
+/** Rewrites the cluster's SOPS file (as makeRepo wrote it) with one more key in its `secrets:` map, committed. */
+async function addSopsSecret(root: string, key: string, value: string): Promise<void> {
+  const recipient = /public key: (age1[0-9a-z]+)/.exec(readFileSync(AGE_KEY_FILE, 'utf8'))?.[1] as string
+  const plain = `secrets:\n  pve-user: root@pam\n  pve-token-id: proxops\n  pve-token: ${CANARY.token}\n  git-token: ${CANARY.gitToken}\n  ${key}: ${value}\ncloud-init:\n  ssh-keys:\n    main: ${CANARY.sshKey}\n  passwords:\n    default: ${CANARY.ciPassword}\n`
+  writeFileSync(
+    path.join(root, 'clusters/lab/secrets.sops.yaml'),
+    await encryptSops(plain, { recipients: [recipient], file: 'secrets.sops.yaml' }),
+  )
+  git(root, 'commit', '-qam', `secret ${key}`)
+}
+
 /** cycles the daemon counted so far, from /metrics */
 async function cyclesOf(port: number): Promise<number> {
   const m = (await httpGet(port, '/metrics'))?.body ?? ''
@@ -417,6 +431,86 @@ describe('push webhooks', () => {
       daemon.child.kill('SIGTERM')
       const done = await daemon.done
       expect(findCanaries(done.stderr)).toEqual([])
+    }
+  })
+})
+
+describe('notifications', () => {
+  it('a local receiver gets one message per change of state (not per cycle), a retry after a failure, and never a secret', async () => {
+    const got: { path: string; auth?: string; body: string }[] = []
+    let failNext = 1
+    const receiver = createServer((req, res) => {
+      let body = ''
+      req.on('data', (c: Buffer) => (body += c.toString()))
+      req.on('end', () => {
+        // the first delivery fails: the daemon tries again
+        if (failNext > 0) {
+          failNext--
+          res.writeHead(500).end()
+          return
+        }
+        got.push({
+          path: req.url ?? '',
+          body,
+          ...(req.headers.authorization ? { auth: req.headers.authorization } : {}),
+        })
+        res.writeHead(200).end('{}')
+      })
+    })
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r))
+    const rport = (receiver.address() as { port: number }).port
+    const root = await makeRepo(sim, {
+      manifests: { 'vm/lab/y.yaml': vmManifest('y', 260) },
+      clusterExtra: [
+        '      notifications:',
+        `        - { type: webhook, url: "http://127.0.0.1:${rport}/json" }`,
+        `        - { type: ntfy, url: "http://127.0.0.1:${rport}/ntfy", token-secret: git-token }`,
+        '        - { type: slack, url-secret: slack-url }',
+        `        - { type: matrix, url: "http://127.0.0.1:${rport}/mx", room: "!room:x", token-secret: git-token }`,
+      ].join('\n'),
+    })
+    cleanup.push(root)
+    // the Slack URL is a secret: it lives in the SOPS file
+    await addSopsSecret(root, 'slack-url', `http://127.0.0.1:${rport}/slack`)
+    const data = tmp('proxops-data-')
+    const port = await freePort()
+    const daemon = start(['run', '--listen', `127.0.0.1:${port}`, '--git-poll-sec', '1', '--data-dir', data], {
+      cwd: root,
+      env: baseEnv(root),
+    })
+    try {
+      await waitFor(async () => ((await cyclesOf(port)) >= 1 ? true : undefined), 30_000)
+      // PVE refuses the token for several cycles: one message per target, not one per cycle
+      sim.control.revokeToken()
+      await waitFor(() => (got.filter((g) => g.body.includes('cycle aborted')).length >= 4 ? true : undefined), 30_000)
+      const before = await cyclesOf(port)
+      await waitFor(async () => ((await cyclesOf(port)) >= before + 3 ? true : undefined), 30_000)
+      expect(got.filter((g) => g.body.includes('cycle aborted'))).toHaveLength(4)
+      sim.control.restoreToken()
+      await waitFor(() => (got.filter((g) => g.body.includes('recovered')).length >= 4 ? true : undefined), 30_000)
+      expect(got.map((g) => g.path).sort()).toEqual(
+        ['/json', '/json', '/mx', '/mx', '/ntfy', '/ntfy', '/slack', '/slack'].map((p) =>
+          p === '/mx'
+            ? expect.stringMatching(/^\/mx\/_matrix\/client\/v3\/rooms\/!room%3Ax\/send\/m\.room\.message\//)
+            : p,
+        ),
+      )
+      expect(JSON.parse(got.find((g) => g.path === '/json')!.body)).toMatchObject({
+        source: 'proxops',
+        event: 'cycle-failed',
+        cluster: 'lab',
+      })
+      // the ntfy and Matrix tokens go only where they belong: the Authorization header
+      expect(got.find((g) => g.path === '/ntfy')?.auth).toBe(`Bearer ${CANARY.gitToken}`)
+      expect(got.flatMap((g) => findCanaries(g.body))).toEqual([])
+    } finally {
+      sim.control.restoreToken()
+      daemon.child.kill('SIGTERM')
+      const done = await daemon.done
+      receiver.close()
+      expect(findCanaries(done.stderr)).toEqual([])
+      // the first delivery failed and was sent again
+      expect(done.stderr).toMatch(/"attempt":1,.*"message":"notification sent"/)
     }
   })
 })
