@@ -8,6 +8,7 @@ import * as v from 'valibot'
 import { issueMessage as m } from './errors.js'
 import { checkClusterName, checkNodeName } from './names.js'
 import { parseDuration } from './duration.js'
+import { calendarEventError } from './kinds/backup-job/calendar-event.js'
 import { bool, checked, int, nonEmptyStr, obj, oneOf, str } from './manifest/fields.js'
 import { DEFAULT_SAFETY_SNAPSHOT_KEEP, DISRUPTION_POLICIES, IGNORE_FIELD_PATH } from './manifest/annotations.js'
 
@@ -151,6 +152,50 @@ export const clusterEntrySchema = obj(
           ),
         },
         'Take a PVE snapshot of a guest before a restart- or stop-class change or a disk resize (docs/safety.md); a guest opts out with the annotation `proxops/safety-snapshots: "false"`.',
+      ),
+    ),
+    'sync-windows': v.optional(
+      v.pipe(
+        v.array(
+          obj(
+            {
+              kind: oneOf(
+                ['allow', 'deny'] as const,
+                '`allow`: disruptive changes run only inside such windows; `deny`: never inside.',
+              ),
+              schedule: v.pipe(
+                v.string(m('field-type', 'must be a string')),
+                v.description(
+                  'When the window opens: a calendar event as PVE and systemd write them (`mon..fri 22:00`).',
+                ),
+                checked('config-invalid', (s: string) => calendarEventError(s) ?? undefined),
+              ),
+              duration: v.pipe(
+                duration('How long the window stays open (`4h`, `30m`).', '1h'),
+                v.check((ms) => ms <= 7 * 24 * 3600 * 1000, m('config-invalid', 'must be at most 7 days (168h)')),
+              ),
+              'time-zone': v.optional(
+                v.pipe(
+                  v.string(m('field-type', 'must be a string')),
+                  v.description('The time zone the schedule is read in (IANA, `Europe/Berlin`); default UTC.'),
+                  checked('config-invalid', (z: string) => {
+                    try {
+                      new Intl.DateTimeFormat('en-US', { timeZone: z })
+                      return undefined
+                    } catch {
+                      return `unknown time zone ${JSON.stringify(z)}: write an IANA name such as Europe/Berlin`
+                    }
+                  }),
+                ),
+                'UTC',
+              ),
+            },
+            'One sync window.',
+          ),
+        ),
+        v.description(
+          'When disruptive changes (reboot, stop, migration, delete) may run; hotplug changes never wait (docs/operations.md, "Sync windows").',
+        ),
       ),
     ),
     notifications: v.optional(

@@ -120,3 +120,4 @@ export {
   type RepositoryModel,
   type UnlistedFile,
 } from './loader/load.js'
+export { calendarEventData } from './pve-data.js'

@@ -55,6 +55,10 @@ export function diffCommand(
           describe: 'Output format (json: the byte-stable plan set; yaml: the same as YAML)',
         })
         .option('detailed-exitcode', { type: 'boolean', describe: 'Exit 2 when changes are present (0 none, 1 error)' })
+        .option('override-window', {
+          type: 'boolean',
+          describe: 'Plan disruptive changes as apply --override-window would run them, outside the sync windows',
+        })
         .option('out', {
           type: 'string',
           requiresArg: true,
@@ -101,6 +105,10 @@ export function applyCommand(
         })
         .option('target', targetOption)
         .option('allow-empty', allowEmptyOption)
+        .option('override-window', {
+          type: 'boolean',
+          describe: "Run disruptive changes now, outside the clusters' sync windows",
+        })
         .option('lock-wait', {
           type: 'number',
           requiresArg: true,

@@ -28,6 +28,8 @@ export interface PlanArgs extends GlobalArgs {
   'allow-empty'?: string[]
   /** `--target KIND/name`, repeatable (diff, apply) */
   target?: string[]
+  /** apply, diff: disruptive changes are planned and run outside the clusters' sync windows */
+  'override-window'?: boolean
 }
 
 /** `--target` values, parsed; undefined when none is given. */
@@ -105,6 +107,7 @@ function cycleBase(
     pruneBudget: prepared.config.reconcile.pruneBudget,
     allowEmpty: allowEmpty(args['allow-empty']),
     ...(targets ? { targets } : {}),
+    ...(args['override-window'] ? { overrideWindow: true } : {}),
   }
 }
 

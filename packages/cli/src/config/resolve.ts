@@ -272,6 +272,16 @@ function clusterEntry(
     ...(entry['safety-snapshots'] ? { safetySnapshots: { keep: entry['safety-snapshots'].keep } } : {}),
     ...(entry.policy ? { policy: clusterPolicy(entry.policy, file.layer.file) } : {}),
     ...(entry.webhooks && Object.keys(entry.webhooks).length > 0 ? { webhooks: { ...entry.webhooks } } : {}),
+    ...(entry['sync-windows'] && entry['sync-windows'].length > 0
+      ? {
+          syncWindows: entry['sync-windows'].map((w) => ({
+            kind: w.kind,
+            schedule: w.schedule,
+            durationMs: w.duration,
+            timeZone: w['time-zone'],
+          })),
+        }
+      : {}),
     ...(entry.notifications && entry.notifications.length > 0
       ? {
           notifications: entry.notifications.map((n) => {

@@ -50,6 +50,8 @@ export interface ClusterConfig {
   disruption?: DisruptionPolicy
   /** `safety-snapshots`: a snapshot before each guest's disruptive changes, the newest `keep` kept (docs/safety.md) */
   safetySnapshots?: { keep: number }
+  /** `sync-windows:` when disruptive changes may run (runtime/sync-window.ts) */
+  syncWindows?: { kind: 'allow' | 'deny'; schedule: string; durationMs: number; timeZone: string }[]
   /** `notifications:` targets of the daemon's messages; `urlSecret`/`tokenSecret` name keys of the SOPS `secrets:` map */
   notifications?: {
     type: 'webhook' | 'ntfy' | 'slack' | 'matrix'

@@ -39,6 +39,7 @@ import { loadDesired } from './desired.js'
 import { parseObjectRef, planTargets, sameObject, type ObjectRef } from './targets.js'
 import { readSuspensions, suspensionHolds, type Suspension } from './suspensions.js'
 import { keptObjects } from './kept.js'
+import { windowHolds } from './sync-window.js'
 import type { SourceTree } from './source.js'
 
 export interface CycleOptions {
@@ -63,6 +64,8 @@ export interface CycleOptions {
   targets?: readonly ObjectRef[]
   /** the data dir's suspensions, when the caller read them already (the daemon, once per tick) */
   suspensions?: readonly Suspension[]
+  /** `--override-window`: disruptive changes run outside the cluster's sync windows */
+  overrideWindow?: boolean
 }
 
 export interface CycleOutcome {
@@ -163,13 +166,17 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
     })
     const targets = o.targets ? planTargets(o.targets, loaded.objects) : undefined
     // suspended objects are read and planned, never written: their actions become `suspended` skips
-    const holds = suspensionHolds(
-      name,
-      o.suspensions ?? readSuspensions(o.config.dataDir),
-      loaded.desired.manifests,
-      loaded.objects,
-      (text) => parseObjectRef(text, 'suspension'),
-    )
+    const holds = [
+      ...suspensionHolds(
+        name,
+        o.suspensions ?? readSuspensions(o.config.dataDir),
+        loaded.desired.manifests,
+        loaded.objects,
+        (text) => parseObjectRef(text, 'suspension'),
+      ),
+      // outside its sync windows a disruptive change waits (and diff says until when); hotplug does not
+      ...(o.overrideWindow ? [] : windowHolds(o.cluster.syncWindows ?? [], ctx.now())),
+    ]
     const credentials = o.cluster.credentials
     // secrets, observe, plan, privilege preflight, the saved plan's contract, execute: the planner's cycle
     const { inventory, plan, report } = await reconcile({

@@ -515,6 +515,64 @@ describe('notifications', () => {
   })
 })
 
+describe('sync windows', () => {
+  it('outside its window a delete waits and diff says until when, a change that needs no restart does not; --override-window and an open window run it', async () => {
+    const window = (schedule: string) =>
+      `      sync-windows:\n        - { kind: allow, schedule: "${schedule}", duration: 1h, time-zone: Europe/Berlin }`
+    const root = await makeRepo(sim, {
+      manifests: { 'vm/lab/u.yaml': vmManifest('u', 270), 'vm/lab/v.yaml': vmManifest('v', 271) },
+      // a window that opens only in 2100: closed now and for the next 14 days
+      clusterExtra: window('2100-01-01 00:00'),
+      proxopsYaml: 'reconcile:\n  prune-budget: unlimited\n  prune-window:\n    max: 10\n    period: 1h\n',
+    })
+    cleanup.push(root)
+    const data = tmp('proxops-data-')
+    const env = baseEnv(root)
+    // creates are not disruptive: they run outside the window
+    expect((await proxops(['apply', '--yes', '--data-dir', data], { cwd: root, env })).code).toBe(0)
+    expect(
+      sim.control
+        .guests()
+        .map((g) => g.vmid)
+        .sort(),
+    ).toEqual([270, 271])
+    // v leaves git (a delete waits); u gets new tags (no restart: it does not wait)
+    writeFileSync(path.join(root, 'clusters/lab/resources.yaml'), 'resources:\n  - ../../vm/lab/u.yaml\n')
+    writeFileSync(path.join(root, 'vm/lab/u.yaml'), vmManifest('u', 270).replace('tags: [e2e]', 'tags: [e2e, web]'))
+    git(root, 'commit', '-qam', 'drop v, tag u')
+    const diff = await proxops(['diff', '--data-dir', data], { cwd: root, env })
+    expect(diff.stdout).toMatch(/outside the cluster's sync windows: waits beyond the next 14 days; withheld: delete/)
+    const once = await proxops(['run', '--once', '--listen', '127.0.0.1:0', '--data-dir', data], { cwd: root, env })
+    expect(events(once.stderr).find((e) => e.event === 'proxops.cycle')).toMatchObject({
+      result: 'blocked',
+      blockedByReason: { 'sync-window': 1 },
+    })
+    expect(
+      sim.control
+        .guests()
+        .map((g) => g.vmid)
+        .sort(),
+    ).toEqual([270, 271])
+    expect(sim.control.guests().find((g) => g.vmid === 270)?.config.tags).toMatch(/web/)
+    // a manual apply may override the window, on request
+    const over = await proxops(['diff', '--override-window', '--data-dir', data], { cwd: root, env })
+    expect(over.stdout).toMatch(/delete/)
+    expect(over.stdout).not.toMatch(/sync windows/)
+    // the window opens (one that opens every minute for an hour): the daemon's next cycle runs the delete
+    writeFileSync(
+      path.join(root, 'clusters/lab/config.yaml'),
+      readFileSync(path.join(root, 'clusters/lab/config.yaml'), 'utf8').replace('2100-01-01 00:00', '*:*'),
+    )
+    git(root, 'commit', '-qam', 'window open')
+    const open = await proxops(['run', '--once', '--listen', '127.0.0.1:0', '--data-dir', data], { cwd: root, env })
+    expect(events(open.stderr).find((e) => e.event === 'proxops.cycle')).toMatchObject({
+      result: 'converged',
+      pruned: 1,
+    })
+    expect(sim.control.guests().map((g) => g.vmid)).toEqual([270])
+  })
+})
+
 describe('no secret', () => {
   it('reaches any output', () => {
     expect(transcript.flatMap((t) => findCanaries(t))).toEqual([])
