@@ -243,18 +243,22 @@ export function runCommand(ctx: Ctx, setExit: Setter): CommandModule<GlobalArgs,
   }
 }
 
+/** What suspend and resume act on: one object, or the whole cluster. */
+const scoped = (y: Argv<GlobalArgs>) =>
+  y
+    .positional('object', { type: 'string', describe: 'One object, KIND/name (VM/web); absent: the whole cluster' })
+    .option('cluster', {
+      type: 'string',
+      requiresArg: true,
+      describe: 'The cluster (required when several are configured)',
+    })
+
 export function suspendCommand(ctx: Ctx, setExit: Setter): CommandModule<GlobalArgs, SuspendArgs> {
   return {
     command: 'suspend [object]',
     describe: 'Stop writing to a cluster or one object (KIND/name): still read and shown with its drift',
     builder: (y: Argv<GlobalArgs>) =>
-      y
-        .positional('object', { type: 'string', describe: 'One object, KIND/name (VM/web); absent: the whole cluster' })
-        .option('cluster', {
-          type: 'string',
-          requiresArg: true,
-          describe: 'The cluster (required when several are configured)',
-        })
+      scoped(y)
         .option('reason', { type: 'string', requiresArg: true, describe: 'Why (required): shown on the status page' })
         .example('proxops suspend VM/db --cluster lab --reason "incident 42"', 'ProxOps stops writing to VM db')
         .example('proxops suspend --cluster lab --reason "PVE upgrade"', 'the whole cluster'),
@@ -268,14 +272,7 @@ export function resumeCommand(ctx: Ctx, setExit: Setter): CommandModule<GlobalAr
     command: 'resume [object]',
     describe: 'End a suspension of a cluster or one object (KIND/name): the next cycle converges it',
     builder: (y: Argv<GlobalArgs>) =>
-      y
-        .positional('object', { type: 'string', describe: 'One object, KIND/name (VM/web); absent: the whole cluster' })
-        .option('cluster', {
-          type: 'string',
-          requiresArg: true,
-          describe: 'The cluster (required when several are configured)',
-        })
-        .example('proxops resume VM/db --cluster lab', 'ProxOps writes to VM db again'),
+      scoped(y).example('proxops resume VM/db --cluster lab', 'ProxOps writes to VM db again'),
     handler: async (args: ArgumentsCamelCase<SuspendArgs>) =>
       setExit(await (await import('./suspend.js')).resumeHandler(ctx(), args)),
   }
