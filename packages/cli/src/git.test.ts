@@ -128,7 +128,6 @@ describe('Git (temporary repositories)', () => {
       env: process.env,
       runner: (args, o) => (args.includes('fetch') && fetches.push(args), execGit(args, o)),
     })
-    const index = readFileSync(path.join(repo, '.git', 'index'))
     writeFileSync(path.join(repo, 'ops', 'm.yaml'), 'uncommitted\n')
     writeFileSync(path.join(repo, 'ops', 'new.yaml'), 'untracked\n')
     const dir = path.join(tmp, 'data', 'git-head')
@@ -142,6 +141,7 @@ describe('Git (temporary repositories)', () => {
     expect(fetches).toHaveLength(1)
     // a new commit is followed
     sh(repo, 'commit', '-q', '-am', 'edit')
+    const index = readFileSync(path.join(repo, '.git', 'index'))
     const second = await git.snapshot(path.join(repo, 'ops'), dir, first.commit)
     expect(second.commit).not.toBe(first.commit)
     expect(readFileSync(path.join(second.root, 'm.yaml'), 'utf8')).toBe('uncommitted\n')
