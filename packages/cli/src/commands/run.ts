@@ -14,6 +14,7 @@ import { CYCLE_LOCK, LEADER_LOCK, acquireLock, isHeld, tryLock, type Lock } from
 import { startHttp, type DaemonView } from '../daemon/http.js'
 import { Metrics } from '../daemon/metrics.js'
 import { Wakeup } from '../daemon/wakeup.js'
+import { readMemory, writeMemory } from '../daemon/memory.js'
 import { Notifier, type NotifyTarget } from '../daemon/notify.js'
 import { stateChanges } from '../daemon/notify-events.js'
 import { PROVIDERS, hookPath, webhookRoutes, type Receiver } from '../daemon/webhooks.js'
@@ -73,6 +74,11 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
   const lastSuccess = new Map<string, number>()
   const lastRead = new Map<string, ClusterCycle>()
   const history = new CycleHistory()
+  // recent cycles and deletions outlive a restart (the status page's history, the prune window)
+  const memory = readMemory(config.dataDir)
+  for (const [cluster, list] of Object.entries(memory.history)) history.restore(cluster, list)
+  for (const [cluster, times] of Object.entries(memory.deletions))
+    for (const t of [...times].sort((a, b) => a - b)) window.record(cluster, 1, t)
   const startedAt = ctx.now()
   let commit: string | undefined
   let stale = false
@@ -353,11 +359,27 @@ export async function runHandler(ctx: CliContext, args: RunArgs): Promise<number
           const finished = ctx.now()
           const pruned = outcome.report?.results.filter((r) => r.type === 'delete' && r.status === 'ok').length ?? 0
           window.record(cluster.name, pruned, finished)
+          if (pruned > 0) {
+            const since = finished - config.reconcile.pruneWindow.periodMs
+            memory.deletions[cluster.name] = [
+              ...(memory.deletions[cluster.name] ?? []).filter((t) => t > since),
+              ...Array.from({ length: pruned }, () => finished),
+            ]
+          }
           const cycle = outcome.cycle
           // one message per change of state, not per cycle
           notifiers.get(cluster.name)?.notify(stateChanges(cycles.get(cluster.name), cycle))
           cycles.set(cluster.name, cycle)
           history.record(cycle)
+          memory.history[cluster.name] = [...history.of(cluster.name)]
+          try {
+            writeMemory(config.dataDir, memory)
+          } catch (error) {
+            ctx.log.warn('cannot write the daemon memory', {
+              event: 'proxops.daemon',
+              error: oneLine((error as Error).message),
+            })
+          }
           if (cycle.result !== 'aborted') {
             lastSuccess.set(cluster.name, finished)
             lastRead.set(cluster.name, cycle)

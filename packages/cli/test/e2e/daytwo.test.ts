@@ -573,6 +573,37 @@ describe('sync windows', () => {
   })
 })
 
+describe('the daemon remembers across restarts', () => {
+  it('its recent cycles and the prune window survive a restart (the data dir)', async () => {
+    const root = await makeRepo(sim, {
+      manifests: Object.fromEntries([280, 281, 282, 283].map((id) => [`vm/lab/r${id}.yaml`, vmManifest(`r${id}`, id)])),
+      proxopsYaml: 'reconcile:\n  prune-budget: unlimited\n  prune-window:\n    max: 1\n    period: 1h\n',
+    })
+    cleanup.push(root)
+    const data = tmp('proxops-data-')
+    const env = baseEnv(root)
+    const once = () => proxops(['run', '--once', '--listen', '127.0.0.1:0', '--data-dir', data], { cwd: root, env })
+    expect((await once()).code).toBe(0)
+    writeFileSync(
+      path.join(root, 'clusters/lab/resources.yaml'),
+      'resources:\n  - ../../vm/lab/r280.yaml\n  - ../../vm/lab/r281.yaml\n',
+    )
+    git(root, 'commit', '-qam', 'drop two')
+    expect((await once()).code).toBe(0)
+    expect(sim.control.guests()).toHaveLength(3)
+    // a restart does not hand out a fresh window: the second delete waits for the hour
+    const third = await once()
+    expect(events(third.stderr).find((e) => e.event === 'proxops.cycle')).toMatchObject({ pruned: 0, pruneBudget: 0 })
+    expect(sim.control.guests()).toHaveLength(3)
+    const memory = JSON.parse(readFileSync(path.join(data, 'daemon-memory.json'), 'utf8')) as {
+      history: Record<string, { result: string }[]>
+      deletions: Record<string, number[]>
+    }
+    expect(memory.history.lab).toHaveLength(3)
+    expect(memory.deletions.lab).toHaveLength(1)
+  })
+})
+
 describe('no secret', () => {
   it('reaches any output', () => {
     expect(transcript.flatMap((t) => findCanaries(t))).toEqual([])
