@@ -9,6 +9,9 @@ import {
   applyCommand,
   diffCommand,
   initCommand,
+  reconcileNowCommand,
+  resumeCommand,
+  suspendCommand,
   runCommand,
   showCommand,
   statusCommand,
@@ -141,6 +144,9 @@ export function program(
       .command(adoptCommand(ctx, setExit))
       .command(runCommand(ctx, setExit))
       .command(initCommand(ctx, setExit))
+      .command(suspendCommand(ctx, setExit))
+      .command(resumeCommand(ctx, setExit))
+      .command(reconcileNowCommand(ctx, setExit))
       .command(
         'completion [shell]',
         'Print the completion script for bash, zsh or fish (commands, flags, cluster names)',

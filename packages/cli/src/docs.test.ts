@@ -5,7 +5,20 @@ import { PassThrough } from 'node:stream'
 import { main } from './cli.js'
 
 const doc = readFileSync(new URL('../../../docs/cli.md', import.meta.url), 'utf8')
-const COMMANDS = ['diff', 'apply', 'status', 'show', 'validate', 'init', 'adopt', 'run', 'completion']
+const COMMANDS = [
+  'diff',
+  'apply',
+  'status',
+  'show',
+  'validate',
+  'init',
+  'adopt',
+  'run',
+  'suspend',
+  'resume',
+  'reconcile',
+  'completion',
+]
 
 async function help(args: string[]): Promise<string> {
   const stdout = new PassThrough()

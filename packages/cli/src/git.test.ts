@@ -116,6 +116,48 @@ describe('Git (temporary repositories)', () => {
     await expect(git.sync(`file://${origin}`, 'nope', cache)).rejects.toThrow(/^git fetch failed: fatal: /)
   })
 
+  it('the daemon in local mode: HEAD of a checkout (a folder of it too), never its uncommitted edits, its tree untouched', async () => {
+    const repo = repoWithCommit('snapshot')
+    execFileSync('mkdir', ['-p', path.join(repo, 'ops')])
+    writeFileSync(path.join(repo, 'ops', 'm.yaml'), 'committed\n')
+    sh(repo, 'add', '.')
+    sh(repo, 'commit', '-q', '-m', 'ops')
+    const fetches: (readonly string[])[] = []
+    const git = new Git({
+      redactor: new Redactor(),
+      env: process.env,
+      runner: (args, o) => (args.includes('fetch') && fetches.push(args), execGit(args, o)),
+    })
+    writeFileSync(path.join(repo, 'ops', 'm.yaml'), 'uncommitted\n')
+    writeFileSync(path.join(repo, 'ops', 'new.yaml'), 'untracked\n')
+    const dir = path.join(tmp, 'data', 'git-head')
+    const first = await git.snapshot(path.join(repo, 'ops'), dir)
+    expect(first.commit).toBe(sh(repo, 'rev-parse', 'HEAD').trim())
+    expect(first.root).toBe(path.join(dir, 'ops/'))
+    expect(readFileSync(path.join(first.root, 'm.yaml'), 'utf8')).toBe('committed\n')
+    expect(existsSync(path.join(first.root, 'new.yaml'))).toBe(false)
+    // the same HEAD: nothing fetched again
+    expect(await git.snapshot(path.join(repo, 'ops'), dir, first.commit)).toEqual(first)
+    expect(fetches).toHaveLength(1)
+    // a new commit is followed
+    sh(repo, 'commit', '-q', '-am', 'edit')
+    const index = readFileSync(path.join(repo, '.git', 'index'))
+    const second = await git.snapshot(path.join(repo, 'ops'), dir, first.commit)
+    expect(second.commit).not.toBe(first.commit)
+    expect(readFileSync(path.join(second.root, 'm.yaml'), 'utf8')).toBe('uncommitted\n')
+    // the operator's work tree is as it was: the untracked file stays, nothing reset
+    expect(readFileSync(path.join(repo, 'ops', 'new.yaml'), 'utf8')).toBe('untracked\n')
+    expect(readFileSync(path.join(repo, '.git', 'index')).equals(index)).toBe(true)
+    expect(await git.dirtyPaths(repo)).toEqual(['ops/new.yaml'])
+    // a repository without a commit is refused with the reason
+    const empty = path.join(tmp, 'empty')
+    execFileSync('mkdir', ['-p', empty])
+    sh(empty, 'init', '-q')
+    await expect(git.snapshot(empty, path.join(tmp, 'data', 'none'))).rejects.toThrow(
+      /has no commit yet: the daemon reconciles commits only/,
+    )
+  })
+
   it('sends the HTTPS token only when the remote asks and never leaks it into errors', async () => {
     const seen: (string | undefined)[] = []
     const server: Server = createServer((req, res) => {

@@ -259,6 +259,38 @@ export class Git {
   }
 
   /**
+   * The daemon in local mode: HEAD of the operator's checkout at `repo`, copied into the private clone at `dir`
+   * (one local fetch of HEAD, then a forced checkout there), so an uncommitted edit is never what is reconciled.
+   * The operator's repository is only read (a fetch from it writes nothing to it). Returns the commit and where
+   * `repo` lies inside the clone (`repo` may be a folder of a larger repository). `known`: the commit the clone
+   * already holds; when HEAD still is that commit, nothing is fetched.
+   */
+  async snapshot(repo: string, dir: string, known?: string): Promise<{ commit: string; root: string }> {
+    const [head, prefix] = await Promise.all([
+      this.head(repo),
+      this.run(repo, ['rev-parse', '--show-prefix'], 'rev-parse').then((p) => p.trim()),
+    ])
+    if (head === undefined)
+      throw new CliError('GIT', `${repo} has no commit yet: the daemon reconciles commits only; commit the repository`)
+    const root = path.join(dir, prefix)
+    if (head === known && existsSync(path.join(dir, '.git'))) return { commit: head, root }
+    if (!existsSync(path.join(dir, '.git'))) {
+      mkdirSync(dir, { recursive: true })
+      await this.run(dir, ['init', '--quiet'], 'init')
+    }
+    const top = (await this.run(repo, ['rev-parse', '--show-toplevel'], 'rev-parse')).trim()
+    await this.run(
+      dir,
+      ['fetch', '--quiet', '--no-tags', '--depth=1', '--', top, '+HEAD:refs/proxops/head'],
+      'fetch (local HEAD)',
+    )
+    await this.run(dir, ['checkout', '--quiet', '--force', '--detach', 'refs/proxops/head', '--'], 'checkout')
+    await this.run(dir, ['clean', '--quiet', '-ffdx'], 'clean')
+    const commit = (await this.run(dir, ['rev-parse', '--verify', 'HEAD^{commit}'], 'rev-parse')).trim()
+    return { commit, root }
+  }
+
+  /**
    * URL mode: one fetch of `branch` into the private clone at `dir`, then its work tree moved to the fetched
    * commit. Returns that commit. The clone is ours, so it may be reset; the operator's tree never is.
    */

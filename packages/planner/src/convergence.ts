@@ -22,6 +22,8 @@ export type BlockReason =
   | 'pending-restart'
   | 'anomaly'
   | 'missing-privilege'
+  | 'suspended'
+  | 'sync-window'
   | 'failed'
   | 'not-run'
 
@@ -45,9 +47,9 @@ export interface Convergence {
 
 /**
  * Skips that are not a mismatch: a live object without the ownership tag, or marked for another cluster entry,
- * is simply not this entry's to manage.
+ * is simply not this entry's to manage; one kept by its `prune: never` policy is where its owner wants it.
  */
-const NOT_BLOCKING: ReadonlySet<string> = new Set(['untagged', 'owned-elsewhere'])
+const NOT_BLOCKING: ReadonlySet<string> = new Set(['untagged', 'owned-elsewhere', 'prune-never'])
 
 function skipReason(code: string): BlockReason {
   if (code === 'prune-budget') return 'prune-deferred'

@@ -31,6 +31,7 @@ export {
 } from './plan-types.js'
 export { plan, addressesOf, describeAction, type PlanOptions } from './plan/index.js'
 export { targetPlan, type PlanTarget } from './plan/target.js'
+export { holdPlan, type PlanHold } from './plan/hold.js'
 export { serializePlan, parsePlan } from './serialize.js'
 export { PlanInputError, type PlanErrorCode } from './errors.js'
 export {

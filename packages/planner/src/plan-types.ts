@@ -73,6 +73,13 @@ export interface Policy {
    * or token id ProxOps runs as (the lock-out guards protect what grants it).
    */
   access?: { rolePrefix?: string; acknowledgeLockout?: boolean; credential?: string }
+  /**
+   * `prune: never` (docs/operations.md, "Per-object policies"): deletes the prune stage never plans, reported as
+   * `prune-never` skips; `all` for the whole cluster, else these objects by kind and name
+   */
+  pruneNever?: { all?: boolean; objects?: readonly { kind: string; name: string }[] }
+  /** the cluster's `ignore-fields` per guest kind: manifest paths never compared (a manifest adds its own) */
+  ignoreFields?: Readonly<Record<string, readonly string[]>>
 }
 
 export const DEFAULT_POLICY: Policy = {
@@ -408,6 +415,12 @@ export type SkipCode =
   | 'invalid-desired'
   /** depends on an action the token lacks privileges for */
   | 'missing-privilege'
+  /** the object or its cluster is suspended (`proxops suspend`, `proxops/suspend`): read, never written */
+  | 'suspended'
+  /** a disruptive change outside its cluster's sync window: it waits for the next allowed window */
+  | 'sync-window'
+  /** owned and absent in git, but its `prune: never` policy keeps it: reported, never deleted */
+  | 'prune-never'
 
 /** Something plan() deliberately did not act on this cycle, with the reason. */
 export interface Skip {

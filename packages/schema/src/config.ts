@@ -8,8 +8,9 @@ import * as v from 'valibot'
 import { issueMessage as m } from './errors.js'
 import { checkClusterName, checkNodeName } from './names.js'
 import { parseDuration } from './duration.js'
+import { calendarEventError } from './kinds/backup-job/calendar-event.js'
 import { bool, checked, int, nonEmptyStr, obj, oneOf, str } from './manifest/fields.js'
-import { DEFAULT_SAFETY_SNAPSHOT_KEEP, DISRUPTION_POLICIES } from './manifest/annotations.js'
+import { DEFAULT_SAFETY_SNAPSHOT_KEEP, DISRUPTION_POLICIES, IGNORE_FIELD_PATH } from './manifest/annotations.js'
 
 /** `pve.auth`: an API token, or a ticket from a user and password */
 export const AUTH_METHODS = ['token', 'ticket'] as const
@@ -181,6 +182,122 @@ export const clusterEntrySchema = obj(
           ),
         },
         'Access as code (docs/access.md): the cluster manages its roles, groups, users, tokens and ACLs; the access objects are read every cycle.',
+      ),
+    ),
+    'sync-windows': v.optional(
+      v.pipe(
+        v.array(
+          obj(
+            {
+              kind: oneOf(
+                ['allow', 'deny'] as const,
+                '`allow`: disruptive changes run only inside such windows; `deny`: never inside.',
+              ),
+              schedule: v.pipe(
+                v.string(m('field-type', 'must be a string')),
+                v.description(
+                  'When the window opens: a calendar event as PVE and systemd write them (`mon..fri 22:00`).',
+                ),
+                checked('config-invalid', (s: string) => calendarEventError(s) ?? undefined),
+              ),
+              duration: v.pipe(
+                duration('How long the window stays open (`4h`, `30m`).', '1h'),
+                v.check((ms) => ms <= 7 * 24 * 3600 * 1000, m('config-invalid', 'must be at most 7 days (168h)')),
+              ),
+              'time-zone': v.optional(
+                v.pipe(
+                  v.string(m('field-type', 'must be a string')),
+                  v.description('The time zone the schedule is read in (IANA, `Europe/Berlin`); default UTC.'),
+                  checked('config-invalid', (z: string) => {
+                    try {
+                      new Intl.DateTimeFormat('en-US', { timeZone: z })
+                      return undefined
+                    } catch {
+                      return `unknown time zone ${JSON.stringify(z)}: write an IANA name such as Europe/Berlin`
+                    }
+                  }),
+                ),
+                'UTC',
+              ),
+            },
+            'One sync window.',
+          ),
+        ),
+        v.description(
+          'When disruptive changes (reboot, stop, migration, delete) may run; hotplug changes never wait (docs/operations.md, "Sync windows").',
+        ),
+      ),
+    ),
+    notifications: v.optional(
+      v.pipe(
+        v.array(
+          obj(
+            {
+              type: oneOf(
+                ['webhook', 'ntfy', 'slack', 'matrix'] as const,
+                'Where to: a generic JSON webhook, ntfy, a Slack-compatible incoming webhook, or Matrix.',
+              ),
+              url: v.optional(str('The webhook or ntfy topic URL, or the Matrix homeserver.')),
+              'url-secret': v.optional(
+                nonEmptyStr('Key under the SOPS `secrets:` map holding the URL (a Slack webhook URL is a secret).'),
+              ),
+              'token-secret': v.optional(
+                nonEmptyStr('Key holding a bearer token (ntfy, webhook) or the Matrix access token.'),
+              ),
+              room: v.optional(nonEmptyStr('The Matrix room id, !id:server.')),
+            },
+            'One notification target.',
+          ),
+        ),
+        v.description(
+          'Where the daemon reports changes of state: a failed cycle, recovery, a blocked object, drift, a prune (docs/operations.md, "Notifications").',
+        ),
+      ),
+    ),
+    webhooks: v.optional(
+      obj(
+        {
+          github: v.optional(nonEmptyStr('Key under the SOPS `secrets:` map holding the GitHub webhook secret.')),
+          gitlab: v.optional(nonEmptyStr('Key holding the GitLab webhook secret token.')),
+          gitea: v.optional(nonEmptyStr('Key holding the Gitea or Forgejo webhook secret.')),
+          generic: v.optional(nonEmptyStr('Key holding the secret of the generic HMAC-SHA256 receiver.')),
+        },
+        'Push webhook receivers of `proxops run`, at /hooks/<cluster>/<forge>, each with its secret from the SOPS file (docs/operations.md, "Push webhooks").',
+      ),
+    ),
+    policy: v.optional(
+      obj(
+        {
+          prune: v.optional(
+            oneOf(
+              ['allow', 'never'] as const,
+              '`never`: nothing of this cluster is ever deleted by ProxOps (reported instead).',
+            ),
+          ),
+          'prune-never': v.optional(
+            v.pipe(
+              v.array(nonEmptyStr('KIND/name, such as VM/db.')),
+              v.description('Objects never deleted, even after they left git (KIND/name).'),
+            ),
+          ),
+          'ignore-fields': v.optional(
+            v.pipe(
+              v.record(
+                v.string(),
+                v.array(
+                  v.pipe(
+                    v.string(m('field-type', 'must be a string')),
+                    v.regex(IGNORE_FIELD_PATH, m('config-invalid', 'must be a manifest path such as spec.memory')),
+                  ),
+                ),
+              ),
+              v.description(
+                'Per guest kind (VM, LXC, ...), manifest paths whose live values are never compared; a manifest adds its own with `proxops/ignore-fields`.',
+              ),
+            ),
+          ),
+        },
+        'The cluster\'s per-object policy defaults (docs/operations.md, "Per-object policies").',
       ),
     ),
   },

@@ -11,6 +11,7 @@ export {
   KINDS,
   KIND_ALIASES,
   KIND_ROOT_OF,
+  canonicalKind,
   type AllowEmptyKind,
   type Kind,
 } from './kinds.js'
@@ -59,6 +60,11 @@ export {
   formatPath,
   DISRUPTION_POLICIES,
   SAFETY_SNAPSHOTS,
+  SUSPEND,
+  PRUNE,
+  IGNORE_FIELDS,
+  IGNORE_FIELD_PATH,
+  ignoreFieldPaths,
   DEFAULT_SAFETY_SNAPSHOT_KEEP,
   type ManifestIssue,
   type ParseResult,
@@ -125,3 +131,4 @@ export {
   type RepositoryModel,
   type UnlistedFile,
 } from './loader/load.js'
+export { calendarEventData } from './pve-data.js'

@@ -10,6 +10,8 @@ import type { AdoptArgs } from './adopt.js'
 import type { RunArgs } from './run.js'
 import type { ShowArgs } from './show.js'
 import type { InitArgs } from './init.js'
+import type { SuspendArgs } from './suspend.js'
+import type { ReconcileNowArgs } from './reconcile-now.js'
 
 type Setter = (code: number) => void
 type Ctx = () => CliContext
@@ -53,6 +55,10 @@ export function diffCommand(
           describe: 'Output format (json: the byte-stable plan set; yaml: the same as YAML)',
         })
         .option('detailed-exitcode', { type: 'boolean', describe: 'Exit 2 when changes are present (0 none, 1 error)' })
+        .option('override-window', {
+          type: 'boolean',
+          describe: 'Plan disruptive changes as apply --override-window would run them, outside the sync windows',
+        })
         .option('out', {
           type: 'string',
           requiresArg: true,
@@ -99,11 +105,23 @@ export function applyCommand(
         })
         .option('target', targetOption)
         .option('allow-empty', allowEmptyOption)
+        .option('override-window', {
+          type: 'boolean',
+          describe: "Run disruptive changes now, outside the clusters' sync windows",
+        })
+        .option('lock-wait', {
+          type: 'number',
+          requiresArg: true,
+          describe:
+            'How long to wait for a running daemon cycle on the same data dir, in seconds (default 60), then refuse',
+        })
         .example('proxops apply', 'plan, confirm on the terminal, converge')
         .example('proxops apply --yes --cluster edge', 'converge one cluster without asking')
         .example('proxops diff --out plan.json && proxops apply --plan plan.json', 'apply exactly the reviewed plan'),
     handler: async (
-      args: ArgumentsCamelCase<PlanArgs & { plan?: string; planfile?: string; yes?: boolean; 'dry-run'?: boolean }>,
+      args: ArgumentsCamelCase<
+        PlanArgs & { plan?: string; planfile?: string; yes?: boolean; 'dry-run'?: boolean; 'lock-wait'?: number }
+      >,
     ) => {
       const plan = (await import('./plan-file-arg.js')).planFileOf(ctx().cwd, args)
       setExit(
@@ -222,6 +240,59 @@ export function runCommand(ctx: Ctx, setExit: Setter): CommandModule<GlobalArgs,
         ),
     handler: async (args: ArgumentsCamelCase<RunArgs>) =>
       setExit(await (await import('./run.js')).runHandler(ctx(), args)),
+  }
+}
+
+/** What suspend and resume act on: one object, or the whole cluster. */
+const scoped = (y: Argv<GlobalArgs>) =>
+  y
+    .positional('object', { type: 'string', describe: 'One object, KIND/name (VM/web); absent: the whole cluster' })
+    .option('cluster', {
+      type: 'string',
+      requiresArg: true,
+      describe: 'The cluster (required when several are configured)',
+    })
+
+export function suspendCommand(ctx: Ctx, setExit: Setter): CommandModule<GlobalArgs, SuspendArgs> {
+  return {
+    command: 'suspend [object]',
+    describe: 'Stop writing to a cluster or one object (KIND/name): still read and shown with its drift',
+    builder: (y: Argv<GlobalArgs>) =>
+      scoped(y)
+        .option('reason', { type: 'string', requiresArg: true, describe: 'Why (required): shown on the status page' })
+        .example('proxops suspend VM/db --cluster lab --reason "incident 42"', 'ProxOps stops writing to VM db')
+        .example('proxops suspend --cluster lab --reason "PVE upgrade"', 'the whole cluster'),
+    handler: async (args: ArgumentsCamelCase<SuspendArgs>) =>
+      setExit(await (await import('./suspend.js')).suspendHandler(ctx(), args)),
+  }
+}
+
+export function resumeCommand(ctx: Ctx, setExit: Setter): CommandModule<GlobalArgs, SuspendArgs> {
+  return {
+    command: 'resume [object]',
+    describe: 'End a suspension of a cluster or one object (KIND/name): the next cycle converges it',
+    builder: (y: Argv<GlobalArgs>) =>
+      scoped(y).example('proxops resume VM/db --cluster lab', 'ProxOps writes to VM db again'),
+    handler: async (args: ArgumentsCamelCase<SuspendArgs>) =>
+      setExit(await (await import('./suspend.js')).resumeHandler(ctx(), args)),
+  }
+}
+
+export function reconcileNowCommand(ctx: Ctx, setExit: Setter): CommandModule<GlobalArgs, ReconcileNowArgs> {
+  return {
+    command: 'reconcile',
+    describe: 'Ask the running daemon (proxops run) to start a cycle now, not at the end of its poll interval',
+    builder: (y: Argv<GlobalArgs>) =>
+      y
+        .option('cluster', {
+          type: 'string',
+          requiresArg: true,
+          array: true,
+          describe: 'Only this cluster (repeatable; default every cluster)',
+        })
+        .example('proxops reconcile', 'the daemon at the configured listen address starts a cycle now'),
+    handler: async (args: ArgumentsCamelCase<ReconcileNowArgs>) =>
+      setExit(await (await import('./reconcile-now.js')).reconcileNowHandler(ctx(), args)),
   }
 }
 

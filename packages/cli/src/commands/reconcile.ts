@@ -19,6 +19,7 @@ import { structured } from '../render/yaml.js'
 import { loadDesired } from '../runtime/desired.js'
 import { checkDeclared, parseObjectRef, sameObject, type ObjectRef } from '../runtime/targets.js'
 import { STATUS_FORMAT_VERSION, type ClusterCycle, type DesiredObject } from '../status-model.js'
+import { CYCLE_LOCK, isHeld, waitForLock } from '../daemon/lock.js'
 import { allowEmpty, painter, parsePlanSet, planSetJson, prepare, type GlobalArgs, type Prepared } from './common.js'
 
 export interface PlanArgs extends GlobalArgs {
@@ -27,6 +28,8 @@ export interface PlanArgs extends GlobalArgs {
   'allow-empty'?: string[]
   /** `--target KIND/name`, repeatable (diff, apply) */
   target?: string[]
+  /** apply, diff: disruptive changes are planned and run outside the clusters' sync windows */
+  'override-window'?: boolean
 }
 
 /** `--target` values, parsed; undefined when none is given. */
@@ -104,6 +107,7 @@ function cycleBase(
     pruneBudget: prepared.config.reconcile.pruneBudget,
     allowEmpty: allowEmpty(args['allow-empty']),
     ...(targets ? { targets } : {}),
+    ...(args['override-window'] ? { overrideWindow: true } : {}),
   }
 }
 
@@ -240,10 +244,9 @@ async function checkSavedParts(
   )
 }
 
-export async function applyHandler(
-  ctx: CliContext,
-  args: PlanArgs & { plan?: string; yes?: boolean; 'dry-run'?: boolean },
-): Promise<number> {
+type ApplyArgs = PlanArgs & { plan?: string; yes?: boolean; 'dry-run'?: boolean; 'lock-wait'?: number }
+
+export async function applyHandler(ctx: CliContext, args: ApplyArgs): Promise<number> {
   if (args['dry-run']) return diffHandler(ctx, args)
   // nobody can answer the question: without --yes nothing is applied (as Terraform does)
   if (!args.yes && !(ctx.io.stdinIsTty && ctx.io.confirm)) {
@@ -252,8 +255,39 @@ export async function applyHandler(
       'apply needs --yes when stdin is not a terminal (review the plan with proxops diff first); nothing was applied',
     )
   }
-  let refs = targetRefs(args.target)
+  const refs = targetRefs(args.target)
   const prepared = await prepare(ctx, args, args.cluster !== undefined ? { cluster: args.cluster } : {})
+  // one writer per data dir: a daemon's running tick finishes first (its write lock, daemon/lock.ts)
+  const waitS = args['lock-wait'] ?? 60
+  if (!Number.isFinite(waitS) || waitS < 0) throw new CliError('USAGE', '--lock-wait must be a number of seconds >= 0')
+  const write = await waitForLock(prepared.config.dataDir, CYCLE_LOCK, {
+    waitMs: waitS * 1000,
+    signal: ctx.signal,
+    onWait: (held) =>
+      err(
+        ctx,
+        `Waiting for the running cycle of the proxops daemon (pid ${held.holder}) to finish (up to ${waitS} s)...\n`,
+      ),
+  })
+  if (isHeld(write))
+    throw new CliError(
+      'LOCKED',
+      `the proxops daemon (pid ${write.holder}) is running a cycle on ${prepared.config.dataDir} (it holds ${write.file}); nothing was applied: try again, raise --lock-wait, or let the daemon converge`,
+    )
+  try {
+    return await applyPrepared(ctx, args, prepared, refs)
+  } finally {
+    write.release()
+  }
+}
+
+async function applyPrepared(
+  ctx: CliContext,
+  args: ApplyArgs,
+  prepared: Prepared,
+  targets: ObjectRef[] | undefined,
+): Promise<number> {
+  let refs = targets
   const tree = await prepared.source.sync(args.plan !== undefined ? { ignore: [path.resolve(ctx.cwd, args.plan)] } : {})
   const p = painter(ctx, args)
   let saved: Map<string, Plan> | undefined

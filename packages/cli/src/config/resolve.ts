@@ -10,6 +10,7 @@ import {
   AUTH_METHODS,
   LOG_LEVELS,
   TOKEN_VALUE,
+  canonicalKind,
   isGitUrl,
   layerProcessConfig,
   legacyConflicts,
@@ -24,6 +25,7 @@ import type { ConfigFile } from './raw.js'
 import type {
   AuthMethod,
   ClusterConfig,
+  ClusterPolicy,
   Credentials,
   DraftConfig,
   GlobalFlags,
@@ -277,7 +279,55 @@ function clusterEntry(
           },
         }
       : {}),
+    ...(entry.policy ? { policy: clusterPolicy(entry.policy, file.layer.file) } : {}),
+    ...(entry.webhooks && Object.keys(entry.webhooks).length > 0 ? { webhooks: { ...entry.webhooks } } : {}),
+    ...(entry['sync-windows'] && entry['sync-windows'].length > 0
+      ? {
+          syncWindows: entry['sync-windows'].map((w) => ({
+            kind: w.kind,
+            schedule: w.schedule,
+            durationMs: w.duration,
+            timeZone: w['time-zone'],
+          })),
+        }
+      : {}),
+    ...(entry.notifications && entry.notifications.length > 0
+      ? {
+          notifications: entry.notifications.map((n) => {
+            if ((n.url === undefined) === (n['url-secret'] === undefined))
+              throw new CliError('CONFIG_INVALID', `${file.layer.file}: notifications: give one of url and url-secret`)
+            if (n.type === 'matrix' && n.room === undefined)
+              throw new CliError('CONFIG_INVALID', `${file.layer.file}: notifications: a matrix target needs room`)
+            return {
+              type: n.type,
+              ...(n.url !== undefined ? { url: n.url } : {}),
+              ...(n['url-secret'] !== undefined ? { urlSecret: n['url-secret'] } : {}),
+              ...(n['token-secret'] !== undefined ? { tokenSecret: n['token-secret'] } : {}),
+              ...(n.room !== undefined ? { room: n.room } : {}),
+            }
+          }),
+        }
+      : {}),
   }
+}
+
+/** The cluster's `policy:` block; `prune-never` entries are `KIND/name`, checked here as the CLI spells them. */
+function clusterPolicy(p: NonNullable<ClusterEntry['policy']>, file: string): ClusterPolicy {
+  const keep = (p['prune-never'] ?? []).map((text) => {
+    const slash = text.indexOf('/')
+    const kind = slash > 0 ? canonicalKind(text.slice(0, slash)) : undefined
+    if (!kind || slash === text.length - 1)
+      throw new CliError('CONFIG_INVALID', `${file}: policy.prune-never: ${text} must be KIND/name, such as VM/db`)
+    return { kind, name: text.slice(slash + 1) }
+  })
+  const ignoreFields: Record<string, string[]> = {}
+  for (const [kind, paths] of Object.entries(p['ignore-fields'] ?? {})) {
+    const canonical = canonicalKind(kind)
+    if (!canonical)
+      throw new CliError('CONFIG_INVALID', `${file}: policy.ignore-fields: unknown kind ${JSON.stringify(kind)}`)
+    ignoreFields[canonical] = [...(ignoreFields[canonical] ?? []), ...paths]
+  }
+  return { pruneNever: p.prune === 'never', keep, ignoreFields }
 }
 
 function camelRefs(pve: NonNullable<ClusterEntry['secrets']>['pve']): ClusterConfig['secretRefs']['pve'] {

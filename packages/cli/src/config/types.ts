@@ -52,6 +52,29 @@ export interface ClusterConfig {
   safetySnapshots?: { keep: number }
   /** `access` (docs/access.md): the cluster manages its access objects */
   access?: { rolePrefix?: string; acknowledgeLockout: boolean; tokenSecretsDir?: string }
+  /** `sync-windows:` when disruptive changes may run (runtime/sync-window.ts) */
+  syncWindows?: { kind: 'allow' | 'deny'; schedule: string; durationMs: number; timeZone: string }[]
+  /** `notifications:` targets of the daemon's messages; `urlSecret`/`tokenSecret` name keys of the SOPS `secrets:` map */
+  notifications?: {
+    type: 'webhook' | 'ntfy' | 'slack' | 'matrix'
+    url?: string
+    urlSecret?: string
+    tokenSecret?: string
+    room?: string
+  }[]
+  /** `webhooks:` push receivers of the daemon, each naming the key of its secret in the SOPS `secrets:` map */
+  webhooks?: Partial<Record<'github' | 'gitlab' | 'gitea' | 'generic', string>>
+  /** `policy:` the cluster's per-object policy defaults (docs/operations.md, "Per-object policies") */
+  policy?: ClusterPolicy
+}
+
+export interface ClusterPolicy {
+  /** `prune: never`: nothing of the cluster is deleted */
+  pruneNever: boolean
+  /** `prune-never`: these objects (`KIND/name`) are never deleted */
+  keep: { kind: string; name: string }[]
+  /** `ignore-fields` per kind */
+  ignoreFields: Record<string, string[]>
 }
 
 export interface GitSettings {

@@ -48,6 +48,11 @@ export class CycleHistory {
     this.#byCluster.set(cycle.cluster, list)
   }
 
+  /** what an earlier run remembered (daemon/memory.ts), the newest first */
+  restore(cluster: string, summaries: readonly CycleSummary[]): void {
+    this.#byCluster.set(cluster, summaries.slice(0, this.#limit))
+  }
+
   /** the cluster's recent cycles, the newest first */
   of(cluster: string): readonly CycleSummary[] {
     return this.#byCluster.get(cluster) ?? []

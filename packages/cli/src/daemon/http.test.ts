@@ -48,6 +48,7 @@ describe('readiness', () => {
     })
     expect(readiness(half, 10)).toEqual({
       ready: false,
+      role: 'leader',
       clusters: {
         edge: { ready: true, lastSuccessAgeSeconds: 0 },
         homelab: { ready: false, reason: 'last cycle aborted: pve unreachable' },
@@ -62,6 +63,16 @@ describe('readiness', () => {
     expect(readiness(both, 2_999).ready).toBe(true)
     expect(readiness(both, 3_000).ready).toBe(false)
     expect(readiness({ ...both, stopping: true }, 10).ready).toBe(false)
+    // a standby is never ready, whatever it remembers: it writes nothing while another daemon leads
+    expect(readiness({ ...both, standbyFor: 4242 }, 10)).toEqual({
+      ready: false,
+      role: 'standby',
+      leader: 4242,
+      clusters: {
+        edge: { ready: false, reason: 'standby: the proxops daemon with pid 4242 leads on this data dir' },
+        homelab: { ready: false, reason: 'standby: the proxops daemon with pid 4242 leads on this data dir' },
+      },
+    })
   })
 })
 

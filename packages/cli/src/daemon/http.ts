@@ -5,7 +5,7 @@
  * /status (JSON). Read-only; bound to 127.0.0.1 by default, with opt-in bearer or basic auth (auth.ts).
  * Everything served passes the redactor and the sanitiser. A `Host` that does not name the daemon gets 421 (DNS rebinding, host.ts).
  */
-import { createServer, type ServerResponse, type Server } from 'node:http'
+import { createServer, type IncomingMessage, type ServerResponse, type Server } from 'node:http'
 import type { Redactor } from '../redact.js'
 import { safeOutput } from '../safe-text.js'
 import { authorized, challenges, type HttpAuth } from './auth.js'
@@ -36,6 +36,13 @@ export interface HttpOptions {
   /** credentials every request must carry; absent = none (the default, for 127.0.0.1) */
   auth?: HttpAuth
   now?: () => number
+  /**
+   * `POST /reconcile[?cluster=a&cluster=b]`: a tick now. Always authenticated: by the HTTP credentials when set, else
+   * by the bearer token the daemon keeps in its data dir (`reconcileToken`, which `proxops reconcile` reads).
+   */
+  reconcile?: { token: string; request(clusters: readonly string[] | undefined): { status: number; body: unknown } }
+  /** further POST routes (the push webhooks: daemon/webhooks.ts), by path; they authenticate themselves */
+  posts?: ReadonlyMap<string, (req: IncomingMessage) => Promise<{ status: number; body: unknown }>>
 }
 
 export async function startHttp(
@@ -60,7 +67,29 @@ export async function startHttp(
       res.writeHead(421, { 'content-length': '0', 'cache-control': 'no-store' })
       return void res.end()
     }
-    const url = (req.url ?? '/').split('?')[0]
+    const [url = '/', query = ''] = (req.url ?? '/').split('?')
+    if (req.method === 'POST') {
+      const hook = options.posts?.get(url)
+      if (hook) {
+        hook(req)
+          .then((r) => send(res, r.status, 'application/json', json(r.body)))
+          .catch(() => send(res, 500, 'application/json', json({ error: 'internal error' })))
+        return
+      }
+      if (url === '/reconcile' && options.reconcile) {
+        req.resume()
+        const ok = options.auth
+          ? authorized(options.auth, req.headers.authorization)
+          : authorized({ bearer: options.reconcile.token }, req.headers.authorization)
+        if (!ok)
+          return send(res, 401, 'application/json', json({ error: 'authentication required' }), {
+            'www-authenticate': options.auth ? challenges(options.auth) : 'Bearer realm="proxops"',
+          })
+        const clusters = new URLSearchParams(query).getAll('cluster')
+        const r = options.reconcile.request(clusters.length > 0 ? clusters : undefined)
+        return send(res, r.status, 'application/json', json(r.body))
+      }
+    }
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'text/plain', 'method not allowed\n')
     if (options.auth && !authorized(options.auth, req.headers.authorization))
       return send(res, 401, 'text/plain', 'authentication required\n', {

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { acquireLock, systemProbe, type ProcessProbe } from './lock.js'
+import { CYCLE_LOCK, acquireLock, isHeld, systemProbe, tryLock, waitForLock, type ProcessProbe } from './lock.js'
 
 const tmp = (): string => mkdtempSync(path.join(os.tmpdir(), 'proxops-lock-'))
 
@@ -28,6 +28,48 @@ describe('acquireLock', () => {
     const again = acquireLock(dir)
     expect(existsSync(again.file)).toBe(true)
     again.release()
+  })
+
+  it('breaks a stale lock under its break lock: while another process breaks it, it is not taken', () => {
+    const dir = tmp()
+    const file = path.join(dir, CYCLE_LOCK)
+    const probe: ProcessProbe = {
+      alive: (pid) => pid !== 999,
+      startStamp: (pid) => `t${pid}`,
+      commandLine: () => 'node proxops apply',
+    }
+    writeFileSync(file, '999\nt999\n')
+    // a live process (4242) is breaking the stale lock right now: the breaker takes it, we do not
+    writeFileSync(`${file}.break`, '4242\nt4242\n')
+    expect(tryLock(dir, CYCLE_LOCK, 4343, probe)).toEqual({ file, holder: 4242 })
+    expect(readFileSync(file, 'utf8')).toBe('999\nt999\n')
+    // a break lock left by a dead process is itself stale
+    writeFileSync(`${file}.break`, '999\nt999\n')
+    const lock = tryLock(dir, CYCLE_LOCK, 4343, probe)
+    expect(isHeld(lock)).toBe(false)
+    expect(readFileSync(file, 'utf8')).toBe('4343\nt4343\n')
+    expect(existsSync(`${file}.break`)).toBe(false)
+    expect(tryLock(dir, CYCLE_LOCK, 4444, probe)).toEqual({ file, holder: 4343 })
+  })
+
+  it('waitForLock: gets a lock released meanwhile, or says who still holds it when the time is up', async () => {
+    const dir = tmp()
+    const file = path.join(dir, CYCLE_LOCK)
+    const other = spawn('sleep', ['30'], { stdio: 'ignore' })
+    await new Promise((r) => other.once('spawn', r))
+    try {
+      writeFileSync(file, `${other.pid}\n${systemProbe.startStamp(other.pid as number) ?? ''}\n`)
+      const waits: number[] = []
+      const held = await waitForLock(dir, CYCLE_LOCK, { waitMs: 50, stepMs: 10, onWait: (h) => waits.push(h.holder) })
+      expect(held).toEqual({ file, holder: other.pid })
+      expect(waits).toEqual([other.pid])
+      setTimeout(() => other.kill('SIGKILL'), 30)
+      const lock = await waitForLock(dir, CYCLE_LOCK, { waitMs: 20_000, stepMs: 10 })
+      expect(isHeld(lock)).toBe(false)
+      expect(readFileSync(file, 'utf8').split('\n')[0]).toBe(String(process.pid))
+    } finally {
+      other.kill()
+    }
   })
 
   it('takes over a lock whose pid now belongs to a process that started later (pid reuse)', () => {

@@ -1,8 +1,9 @@
 /**
- * Single-instance lock for the daemon: `<data-dir>/proxops.lock` created exclusively, holding our pid and
- * the start time of our process. A lock whose process is gone is stale and taken over; so is one whose pid
- * now belongs to another program (the daemon died and the pid was reused): the holder must be the same
- * process, not only the same number. A live holder refuses to start.
+ * The daemon's locks in the data dir, each a file created exclusively, holding our pid and the start time of our
+ * process: `proxops.lock` (the leader: one daemon writes, a second one waits as a standby) and `cycle.lock` (one
+ * writer at a time: the leader's tick or a manual `apply`). A lock whose process is gone (a SIGKILL included) is
+ * stale and taken over; so is one whose pid now belongs to another program (the daemon died and the pid was
+ * reused): the holder must be the same process, not only the same number.
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
@@ -61,36 +62,117 @@ function holds(probe: ProcessProbe, pid: number, stamp: string | undefined): boo
   return cmd === undefined || /proxops/i.test(cmd)
 }
 
-export function acquireLock(dataDir: string, pid = process.pid, probe: ProcessProbe = systemProbe): Lock {
-  mkdirSync(dataDir, { recursive: true })
-  const file = path.join(dataDir, 'proxops.lock')
-  const stamp = probe.startStamp(pid)
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      writeFileSync(file, `${pid}\n${stamp ?? ''}\n`, { flag: 'wx', mode: 0o600 })
-      let released = false
-      return {
-        file,
-        release: () => {
-          if (released) return
-          released = true
-          try {
-            if (readFileSync(file, 'utf8').split('\n')[0]?.trim() === String(pid)) rmSync(file)
-          } catch {
-            // already gone
-          }
-        },
+/** The daemon's leader lock: held for the daemon's life; a second daemon on the data dir waits as a standby. */
+export const LEADER_LOCK = 'proxops.lock'
+/** The write lock: held by the daemon while a tick runs and by a manual `apply`, so that one writes at a time. */
+export const CYCLE_LOCK = 'cycle.lock'
+
+/** A lock another live process holds. */
+export interface Held {
+  file: string
+  holder: number
+}
+
+function claim(file: string, pid: number, stamp: string | undefined): Lock {
+  writeFileSync(file, `${pid}\n${stamp ?? ''}\n`, { flag: 'wx', mode: 0o600 })
+  let released = false
+  return {
+    file,
+    release: () => {
+      if (released) return
+      released = true
+      try {
+        if (readFileSync(file, 'utf8').split('\n')[0]?.trim() === String(pid)) rmSync(file)
+      } catch {
+        // already gone
       }
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-      const [pidLine = '', stampLine = ''] = readFileSync(file, 'utf8').split('\n')
-      const holder = Number.parseInt(pidLine.trim(), 10)
-      const holderStamp = stampLine.trim() === '' ? undefined : stampLine.trim()
-      if (Number.isInteger(holder) && holder !== pid && holds(probe, holder, holderStamp)) {
-        throw new CliError('LOCKED', `another proxops daemon (pid ${holder}) holds ${file}; stop it first`)
-      }
-      rmSync(file, { force: true })
-    }
+    },
   }
-  throw new CliError('LOCKED', `cannot take the lock ${file}`)
+}
+
+/** The live holder of `file`, or undefined when the file is gone or stale (its process died or is another one). */
+function liveHolder(file: string, pid: number, probe: ProcessProbe): number | undefined {
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch {
+    return undefined
+  }
+  const [pidLine = '', stampLine = ''] = text.split('\n')
+  const holder = Number.parseInt(pidLine.trim(), 10)
+  const holderStamp = stampLine.trim() === '' ? undefined : stampLine.trim()
+  return Number.isInteger(holder) && holder !== pid && holds(probe, holder, holderStamp) ? holder : undefined
+}
+
+/**
+ * Takes `<dataDir>/<name>` when it is free or stale; else says who holds it. A stale lock (its holder died, a
+ * SIGKILL included) is broken under `<name>.break`, taken exclusively as well, so two processes that both find it
+ * stale cannot both remove it and both create their own.
+ */
+export function tryLock(
+  dataDir: string,
+  name: string,
+  pid = process.pid,
+  probe: ProcessProbe = systemProbe,
+): Lock | Held {
+  mkdirSync(dataDir, { recursive: true })
+  const file = path.join(dataDir, name)
+  const stamp = probe.startStamp(pid)
+  try {
+    return claim(file, pid, stamp)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+  }
+  const holder = liveHolder(file, pid, probe)
+  if (holder !== undefined) return { file, holder }
+  const breakFile = `${file}.break`
+  if (liveHolder(breakFile, pid, probe) === undefined) rmSync(breakFile, { force: true })
+  let breaker: Lock
+  try {
+    breaker = claim(breakFile, pid, stamp)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+    // another process is breaking it right now: it is the one that takes it
+    return { file, holder: liveHolder(breakFile, pid, probe) ?? 0 }
+  }
+  try {
+    // under the break lock: still stale (nobody took it meanwhile), so it is ours to remove
+    const now = liveHolder(file, pid, probe)
+    if (now !== undefined) return { file, holder: now }
+    rmSync(file, { force: true })
+    return claim(file, pid, stamp)
+  } finally {
+    breaker.release()
+  }
+}
+
+export const isHeld = (lock: Lock | Held): lock is Held => 'holder' in lock
+
+/** The daemon's leader lock, or an error naming its holder (a daemon that cannot wait as a standby). */
+export function acquireLock(dataDir: string, pid = process.pid, probe: ProcessProbe = systemProbe): Lock {
+  const lock = tryLock(dataDir, LEADER_LOCK, pid, probe)
+  if (isHeld(lock))
+    throw new CliError('LOCKED', `another proxops daemon (pid ${lock.holder}) holds ${lock.file}; stop it first`)
+  return lock
+}
+
+/**
+ * Waits for `name` until `waitMs` has passed (checking every `stepMs`); `onWait` hears once who holds it. Resolves
+ * to the lock, or to who still holds it when the time is up or `signal` aborts.
+ */
+export async function waitForLock(
+  dataDir: string,
+  name: string,
+  o: { waitMs: number; stepMs?: number; signal?: AbortSignal; onWait?: (held: Held) => void; now?: () => number },
+): Promise<Lock | Held> {
+  const now = o.now ?? Date.now
+  const until = now() + o.waitMs
+  let told = false
+  for (;;) {
+    const lock = tryLock(dataDir, name)
+    if (!isHeld(lock) || now() >= until || o.signal?.aborted) return lock
+    if (!told) o.onWait?.(lock)
+    told = true
+    await new Promise((resolve) => setTimeout(resolve, Math.min(o.stepMs ?? 200, Math.max(1, until - now()))))
+  }
 }

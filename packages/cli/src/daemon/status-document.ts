@@ -4,6 +4,8 @@
  */
 import type { ClusterCycle, ObjectStatus } from '../status-model.js'
 import type { CycleSummary } from './history.js'
+import type { Suspension } from '../runtime/suspensions.js'
+import type { Delivery } from './webhooks.js'
 
 export interface DaemonView {
   clusters: readonly string[]
@@ -11,6 +13,12 @@ export interface DaemonView {
   startedAt: number
   commit?: string
   desiredStale: boolean
+  /** local mode: the work tree's uncommitted paths, which the daemon does not reconcile (it reconciles `commit`) */
+  uncommitted?: readonly string[]
+  /** the data dir's suspensions (`proxops suspend`), as the last tick read them */
+  suspensions?: readonly Suspension[]
+  /** the push webhook receivers and their last deliveries, the newest first */
+  receivers?: readonly Receivers[]
   /** last cycle of each cluster */
   cycles: ReadonlyMap<string, ClusterCycle>
   /** end of the last non-aborted cycle per cluster (ms) */
@@ -20,16 +28,33 @@ export interface DaemonView {
   /** recent cycles per cluster, the newest first (history.ts) */
   history?: (cluster: string) => readonly CycleSummary[]
   stopping: boolean
+  /** another daemon leads on this data dir (its pid): this one waits as a standby and writes nothing */
+  standbyFor?: number
+}
+
+export interface Receivers {
+  path: string
+  cluster: string
+  provider: string
+  deliveries: readonly Delivery[]
 }
 
 export interface Readiness {
   ready: boolean
+  /** `standby`: another daemon (`leader`, its pid) holds the data dir's leader lock; this one takes over when it stops */
+  role: 'leader' | 'standby'
+  leader?: number
   clusters: Record<string, { ready: boolean; reason?: string; lastSuccessAgeSeconds?: number }>
 }
 
 /** Pure: ready when every cluster has a non-aborted cycle within 3 intervals of `now`. */
 export function readiness(view: DaemonView, now: number): Readiness {
   const clusters: Readiness['clusters'] = {}
+  if (view.standbyFor !== undefined) {
+    const reason = `standby: the proxops daemon with pid ${view.standbyFor} leads on this data dir`
+    for (const cluster of view.clusters) clusters[cluster] = { ready: false, reason }
+    return { ready: false, role: 'standby', leader: view.standbyFor, clusters }
+  }
   for (const cluster of view.clusters) {
     const last = view.lastSuccess.get(cluster)
     if (last === undefined) {
@@ -48,7 +73,7 @@ export function readiness(view: DaemonView, now: number): Readiness {
       ...(ok ? {} : { reason: 'no successful cycle within 3 poll intervals' }),
     }
   }
-  return { ready: !view.stopping && Object.values(clusters).every((c) => c.ready), clusters }
+  return { ready: !view.stopping && Object.values(clusters).every((c) => c.ready), role: 'leader', clusters }
 }
 
 export interface Converged {
@@ -114,9 +139,29 @@ export interface StatusDocument {
   poll_interval_seconds: number
   commit: string | null
   desired_stale: boolean
+  /** local mode: whether the checkout holds uncommitted changes; they are never applied (`applied: false`) */
+  work_tree: WorkTree | null
+  /** clusters and objects suspended in the data dir: since when, why, by whom (annotations show on their objects) */
+  suspensions: Suspension[]
+  /** the push webhook receivers, each with its last deliveries (newest first) */
+  webhooks: Receivers[]
   ready: Readiness
   converged: Converged
   clusters: ClusterStatus[]
+}
+
+export interface WorkTree {
+  dirty: boolean
+  applied: false
+  /** the uncommitted paths, relative to the checkout's git root, at most 20 */
+  paths: string[]
+  more: number
+}
+
+function workTree(view: DaemonView): WorkTree | null {
+  if (view.uncommitted === undefined) return null
+  const paths = view.uncommitted.slice(0, 20)
+  return { dirty: view.uncommitted.length > 0, applied: false, paths, more: view.uncommitted.length - paths.length }
 }
 
 export function statusDocument(view: DaemonView, now: number): StatusDocument {
@@ -126,6 +171,9 @@ export function statusDocument(view: DaemonView, now: number): StatusDocument {
     poll_interval_seconds: view.pollIntervalMs / 1000,
     commit: view.commit ?? null,
     desired_stale: view.desiredStale,
+    work_tree: workTree(view),
+    suspensions: [...(view.suspensions ?? [])],
+    webhooks: [...(view.receivers ?? [])],
     ready: readiness(view, now),
     converged: convergedView(view),
     clusters: view.clusters.map((cluster) => ({

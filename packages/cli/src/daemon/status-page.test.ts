@@ -48,6 +48,20 @@ describe('the status page', () => {
     expect(renderStatusPage(doc, new Redactor())).toContain('No cycle has finished yet.')
   })
 
+  it('says that uncommitted changes are not applied, naming them, in the page and in /status (work_tree)', () => {
+    const paths = Array.from({ length: 22 }, (_, i) => `vm/lab/v${i}.yaml`)
+    const doc = documentOf([cycle()], { uncommitted: paths })
+    expect(doc.work_tree).toEqual({ dirty: true, applied: false, paths: paths.slice(0, 20), more: 2 })
+    const html = renderStatusPage(doc, new Redactor())
+    expect(html).toMatch(
+      /id="uncommitted">Uncommitted changes in the work tree are not applied \(the daemon reconciles commit <code>0123456789ab<\/code>\): vm\/lab\/v0\.yaml, .* and 2 more</,
+    )
+    expect(documentOf([cycle()], { uncommitted: [] }).work_tree).toMatchObject({ dirty: false })
+    expect(renderStatusPage(documentOf([cycle()], { uncommitted: [] }), new Redactor())).not.toContain('uncommitted')
+    // URL mode has no work tree
+    expect(documentOf([cycle()]).work_tree).toBeNull()
+  })
+
   it('every object state has a word of its own', () => {
     const words = (['converged', 'drift', 'in_progress', 'failed', 'skipped', 'pruned', 'blocked'] as const).map(
       (state) => objectBadge(row({ name: 'x', state })).word,

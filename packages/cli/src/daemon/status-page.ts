@@ -118,7 +118,18 @@ function pageModel(doc: StatusDocument) {
     commit: doc.commit !== null ? shortRevision(doc.commit) : '-',
     commitFull: doc.commit ?? '',
     stale: doc.desired_stale,
+    // an uncommitted edit is never applied: the page says so, beside the commit that is
+    uncommitted: doc.work_tree?.dirty
+      ? `${doc.work_tree.paths.join(', ')}${doc.work_tree.more > 0 ? ` and ${doc.work_tree.more} more` : ''}`
+      : '',
     readiness: readinessBadge(doc),
+    webhooks: doc.webhooks.map((w) => ({
+      path: w.path,
+      provider: w.provider,
+      last: w.deliveries[0]
+        ? `${when(w.deliveries[0].at)}: ${w.deliveries[0].result} (${w.deliveries[0].detail})`
+        : 'no delivery yet',
+    })),
     clusters: doc.clusters.map((c) => {
       const history = c.history.map((h) => ({
         finished: when(h.finishedAt),
@@ -128,7 +139,13 @@ function pageModel(doc: StatusDocument) {
         counts: counts(h),
         reason: h.abortReason ?? '',
       }))
-      if (c.result === null) return { name: c.cluster, badge: clusterBadge(null), cycle: undefined, history }
+      // what `proxops suspend` holds: the whole cluster, or objects of it, since when and why
+      const suspended = doc.suspensions
+        .filter((s) => s.cluster === c.cluster)
+        .map(
+          (s) => `${s.object ?? 'the whole cluster'} since ${when(s.since)}${s.by ? ` by ${s.by}` : ''}: ${s.reason}`,
+        )
+      if (c.result === null) return { name: c.cluster, badge: clusterBadge(null), cycle: undefined, history, suspended }
       const lastKnown = c.lastKnown && {
         read: when(c.lastKnown.readAt),
         ago: ago(c.lastKnown.readAt, doc.now),
@@ -169,6 +186,7 @@ function pageModel(doc: StatusDocument) {
           })),
         },
         history,
+        suspended,
       }
     }),
   }
@@ -194,6 +212,11 @@ function objectRow(o: ObjectStatus, stale: boolean) {
  * incomplete). /readyz tolerates failed cycles for 3 poll intervals (docs/operations.md); the page says what failed.
  */
 export function readinessBadge(doc: Pick<StatusDocument, 'ready' | 'clusters'>): Badge {
+  if (doc.ready.role === 'standby')
+    return {
+      word: `standby: the daemon with pid ${doc.ready.leader ?? '?'} leads; this one writes nothing`,
+      tone: 'warn',
+    }
   const failed = doc.clusters.filter((c) => c.result === 'aborted' || c.result === 'incomplete').map((c) => c.cluster)
   if (failed.length > 0) return { word: `last cycle failed: ${failed.join(', ')}`, tone: 'bad' }
   if (doc.ready.ready) return { word: 'ready', tone: 'ok' }
@@ -253,12 +276,14 @@ code { font-size: 90%; }
 <header>
 <h1>ProxOps <span class="badge <%= it.overall.tone %>"><%= it.overall.word %></span></h1>
 <p class="meta">commit <code title="<%= it.commitFull %>"><%= it.commit %></code> · daemon up since <%= it.since %> · page made <%= it.now %>, refreshed every <%= it.refreshSeconds %> s · <span id="readiness" class="<%= it.readiness.tone %>-text"><%= it.readiness.word %></span> · <a href="/status">/status</a> · <a href="/metrics">/metrics</a></p>
+<% if (it.uncommitted) { %><p class="alert warn" id="uncommitted">Uncommitted changes in the work tree are not applied (the daemon reconciles commit <code><%= it.commit %></code>): <%= it.uncommitted %></p><% } %>
 <% if (it.stale) { %><p class="alert bad">Desired state is stale: git fetches are failing; the last good commit is reconciled.</p><% } %>
 </header>
 <main>
 <% for (const c of it.clusters) { %>
 <section id="cluster-<%= c.name %>">
 <h2>Cluster <%= c.name %> <span class="badge <%= c.badge.tone %>"><%= c.badge.word %></span></h2>
+<% for (const s of c.suspended) { %><p class="alert warn suspended">Suspended (read, never written): <%= s %></p><% } %>
 <% if (!c.cycle) { %>
 <p class="note">No cycle has finished yet.</p>
 <% } else { %>
@@ -310,6 +335,19 @@ code { font-size: 90%; }
 </tbody>
 </table>
 <% } %>
+</section>
+<% } %>
+<% if (it.webhooks.length > 0) { %>
+<section id="webhooks">
+<h2>Push webhooks</h2>
+<table class="webhooks">
+<thead><tr><th>path</th><th>forge</th><th>last delivery</th></tr></thead>
+<tbody>
+<% for (const w of it.webhooks) { %>
+<tr><td class="name"><%= w.path %></td><td><%= w.provider %></td><td class="detail"><%= w.last %></td></tr>
+<% } %>
+</tbody>
+</table>
 </section>
 <% } %>
 </main>

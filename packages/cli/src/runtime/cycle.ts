@@ -36,7 +36,10 @@ import {
 } from '../status-model.js'
 import type { CliContext } from './context.js'
 import { loadDesired } from './desired.js'
-import { planTargets, sameObject, type ObjectRef } from './targets.js'
+import { parseObjectRef, planTargets, sameObject, type ObjectRef } from './targets.js'
+import { readSuspensions, suspensionHolds, type Suspension } from './suspensions.js'
+import { keptObjects } from './kept.js'
+import { windowHolds } from './sync-window.js'
 import type { SourceTree } from './source.js'
 import { tokenSecretSink } from './token-secrets.js'
 
@@ -60,6 +63,10 @@ export interface CycleOptions {
   blocked?: string
   /** `--target`, `status KIND/name`: only these objects and what they depend on (runtime/targets.ts) */
   targets?: readonly ObjectRef[]
+  /** the data dir's suspensions, when the caller read them already (the daemon, once per tick) */
+  suspensions?: readonly Suspension[]
+  /** `--override-window`: disruptive changes run outside the cluster's sync windows */
+  overrideWindow?: boolean
 }
 
 export interface CycleOutcome {
@@ -73,7 +80,13 @@ export interface CycleOutcome {
   error?: CliError
 }
 
-export function policyFor(options: Pick<CycleOptions, 'cluster' | 'config' | 'pruneBudget' | 'allowEmpty'>): Policy {
+export function policyFor(
+  options: Pick<CycleOptions, 'cluster' | 'config' | 'pruneBudget' | 'allowEmpty'>,
+  /** objects kept by their `proxops/prune: never` annotation, now or before (runtime/kept.ts) */
+  kept: readonly { kind: string; name: string }[] = [],
+): Policy {
+  const p = options.cluster.policy
+  const keep = [...(p?.keep ?? []), ...kept]
   return {
     ...DEFAULT_POLICY,
     clusterEntry: options.cluster.name,
@@ -83,6 +96,10 @@ export function policyFor(options: Pick<CycleOptions, 'cluster' | 'config' | 'pr
     disruption: options.cluster.disruption ?? options.config.reconcile.disruption,
     shutdownTimeoutSeconds: Math.max(1, Math.round(options.config.reconcile.shutdownTimeoutMs / 1000)),
     ...(options.cluster.safetySnapshots ? { safetySnapshots: options.cluster.safetySnapshots } : {}),
+    ...(p?.pruneNever || keep.length > 0
+      ? { pruneNever: { ...(p?.pruneNever ? { all: true } : {}), objects: keep } }
+      : {}),
+    ...(p && Object.keys(p.ignoreFields).length > 0 ? { ignoreFields: p.ignoreFields } : {}),
     ...(options.cluster.access ? { access: accessPolicy(options.cluster) } : {}),
   }
 }
@@ -162,6 +179,18 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
       manifests: loaded.desired.manifests.length,
     })
     const targets = o.targets ? planTargets(o.targets, loaded.objects) : undefined
+    // suspended objects are read and planned, never written: their actions become `suspended` skips
+    const holds = [
+      ...suspensionHolds(
+        name,
+        o.suspensions ?? readSuspensions(o.config.dataDir),
+        loaded.desired.manifests,
+        loaded.objects,
+        (text) => parseObjectRef(text, 'suspension'),
+      ),
+      // outside its sync windows a disruptive change waits (and diff says until when); hotplug does not
+      ...(o.overrideWindow ? [] : windowHolds(o.cluster.syncWindows ?? [], ctx.now())),
+    ]
     const credentials = o.cluster.credentials
     // a token is created only where its secret can be sealed (outside the repository, to the SOPS recipients)
     const sink = o.cluster.access ? tokenSecretSink(o.cluster, o.config, o.tree.root, ctx.redactor) : undefined
@@ -170,13 +199,14 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
       desired: loaded.desired,
       reader: o.reader,
       ...(o.writer ? { writer: o.writer } : {}),
-      policy: policyFor(o),
+      policy: policyFor(o, keptObjects(o.config.dataDir, name, loaded.desired.manifests, o.writer !== undefined)),
       secrets: secretLookup(o.sops),
       actor: credentials.method === 'token' ? credentials.tokenId : credentials.user,
       ...(o.savedPlan ? { savedPlan: o.savedPlan, comparable: (p: Plan) => ctx.redactor.strings(p) } : {}),
       ...(ctx.signal ? { signal: ctx.signal } : {}),
       ...(o.onPlan ? { onPlan: o.onPlan } : {}),
       ...(targets ? { targets } : {}),
+      ...(holds.length > 0 ? { holds } : {}),
       execute: {
         taskTimeoutMs: o.config.reconcile.taskTimeoutMs,
         ...(sink ? { tokenSecrets: sink } : {}),

@@ -1,7 +1,9 @@
 /**
  * The desired-state source for one command or daemon tick: local mode reads the operator's work tree as
- * it is (HEAD plus a hash of uncommitted edits); URL mode fetches once into the private clone under the
- * data dir. A failed fetch with an earlier good tree keeps that tree and marks the state stale.
+ * it is (HEAD plus a hash of uncommitted edits) for the one-shot commands, and HEAD only for the daemon
+ * (`commitsOnly`: copied into `<data-dir>/git-head`, the uncommitted paths reported, never reconciled); URL
+ * mode fetches once into the private clone under the data dir. A failed fetch with an earlier good tree keeps
+ * that tree and marks the state stale.
  */
 import path from 'node:path'
 import { CliError } from '../errors.js'
@@ -14,6 +16,8 @@ export interface SourceTree {
   root: string
   commit: string
   dirty: boolean
+  /** commits-only local mode: the work tree's uncommitted paths (relative to its git root), which are not reconciled */
+  uncommitted?: readonly string[]
   /** URL mode: this tick's fetch failed and the previous good tree is used */
   stale: boolean
 }
@@ -44,9 +48,21 @@ export class GitSource {
     return this.#config.git.url ? 'url' : 'local'
   }
 
-  /** One sync: exactly one fetch in URL mode. `ignore`: absolute paths left out of a local revision (a saved plan file). */
-  async sync(options: { ignore?: readonly string[] } = {}): Promise<SourceTree> {
+  /**
+   * One sync: exactly one fetch in URL mode. `ignore`: absolute paths left out of a local revision (a saved plan
+   * file). `commitsOnly` (the daemon): in local mode, HEAD's tree rather than the work tree.
+   */
+  async sync(options: { ignore?: readonly string[]; commitsOnly?: boolean } = {}): Promise<SourceTree> {
     const { url, branch, path: local } = this.#config.git
+    if (!url && options.commitsOnly) {
+      const repo = local ?? this.#config.root
+      const [head, uncommitted] = await Promise.all([
+        this.#git.snapshot(repo, path.join(this.#config.dataDir, 'git-head'), this.#lastGood?.commit),
+        this.#git.dirtyPaths(repo),
+      ])
+      this.#lastGood = { root: head.root, commit: head.commit, dirty: false, stale: false }
+      return { ...this.#lastGood, dirty: uncommitted.length > 0, uncommitted }
+    }
     if (!url) {
       const root = local ?? this.#config.root
       const rev = await this.#git.localRevision(root, options)

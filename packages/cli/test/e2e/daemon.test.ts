@@ -66,8 +66,8 @@ describe('proxops run', () => {
     expect(status.clusters).toEqual([expect.objectContaining({ cluster: 'lab', result: 'converged' })])
     expect(status.commit).toBe(git(repo, 'rev-parse', 'HEAD').trim())
 
-    // single instance
-    const second = await proxops(['run', '--listen', `127.0.0.1:${await freePort()}`, '--data-dir', data], {
+    // single instance: a second daemon waits as a standby (daytwo.test.ts); a single tick refuses at once
+    const second = await proxops(['run', '--once', '--listen', `127.0.0.1:${await freePort()}`, '--data-dir', data], {
       cwd: repo,
       env,
     })

@@ -10,6 +10,7 @@ import type { Anomaly, Policy, Skip } from '../plan-types.js'
 import { objectKind, type Draft } from '../kit/draft.js'
 import type { PruneCandidate, PruneGroup } from '../kit/kind.js'
 import { PRUNE_BUDGET_OVERRIDE, allowEmptyOverride } from '../kit/guard-overrides.js'
+import { addressName } from './target.js'
 
 export interface PruneResult {
   drafts: Draft[]
@@ -19,6 +20,15 @@ export interface PruneResult {
 
 const guardDeferred = (kind: string) =>
   `prune deferred by the empty-desired or ratio guard (${allowEmptyOverride(kind)})`
+
+/** Whether the object's `prune: never` policy keeps it (the cluster's, or the object's by kind and name). */
+function neverPruned(policy: Policy, c: PruneCandidate): boolean {
+  const keep = policy.pruneNever
+  if (!keep) return false
+  if (keep.all === true) return true
+  const name = c.draft.name ?? addressName(c.draft.address)
+  return (keep.objects ?? []).some((o) => o.kind === c.draft.kind && o.name === name)
+}
 
 export function prune(groups: readonly PruneGroup[], policy: Policy): PruneResult {
   const out: PruneResult = { drafts: [], anomalies: [], skips: [] }
@@ -36,9 +46,22 @@ export function prune(groups: readonly PruneGroup[], policy: Policy): PruneResul
     })
   }
   for (const group of groups) {
-    const found = group.candidates(out.drafts)
-    out.skips.push(...found.skips)
-    out.anomalies.push(...found.anomalies)
+    const proposed = group.candidates(out.drafts)
+    out.skips.push(...proposed.skips)
+    out.anomalies.push(...proposed.anomalies)
+    // `prune: never` first: kept objects are reported, count for no guard and spend no budget; what waits for
+    // one of them is deferred with it
+    const kept = new Set<PruneCandidate>()
+    for (const c of proposed.candidates)
+      if (neverPruned(policy, c)) {
+        kept.add(c)
+        skip(
+          c,
+          'prune-never',
+          'owned and absent in git; kept by its prune: never policy (delete it by hand when meant)',
+        )
+      }
+    const found = { candidates: proposed.candidates.filter((c) => !kept.has(c)) }
     const guards = (kind: string) => group.guarded && !allowEmpty.has(kind)
     // empty-desired: git declares none of a kind that still has owned objects to prune
     const held = new Set<string>()
@@ -55,7 +78,7 @@ export function prune(groups: readonly PruneGroup[], policy: Policy): PruneResul
     }
     // the budget, in the group's order; a candidate waiting for a deferred one is deferred too
     const chosen: PruneCandidate[] = []
-    const deferred = new Set<string>()
+    const deferred = new Set<string>([...kept].flatMap((c) => (c.draft.id !== undefined ? [c.draft.id] : [])))
     for (const c of found.candidates) {
       if (held.has(c.kind)) {
         skip(c, 'prune-guard', guardDeferred(c.kind))

@@ -16,11 +16,11 @@ export interface PlanTarget {
 }
 
 /** The name in a guest's address (`VM/pve1/400(web)` -> `web`), or the id of a cluster-wide object (`Pool/web`). */
-function addressName(address: string): string | undefined {
+export function addressName(address: string): string | undefined {
   return /\(([^()]*)\)$/.exec(address)?.[1] ?? /^(?:BackupJob|Pool)\/(.+)$/.exec(address)?.[1]
 }
 
-const isTarget = (t: PlanTarget, a: { kind?: ResourceKind; address: string; name?: string }): boolean =>
+export const isTarget = (t: PlanTarget, a: { kind?: ResourceKind; address: string; name?: string }): boolean =>
   (a.kind === undefined || a.kind === t.kind) &&
   (t.addresses?.includes(a.address) === true ||
     (a.address.startsWith(`${t.kind}/`) && (a.name ?? addressName(a.address)) === t.name))

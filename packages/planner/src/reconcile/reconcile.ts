@@ -13,6 +13,7 @@ import type { LiveInventory } from '../inventory.js'
 import { observe, type ObserveOptions } from '../observe/observe.js'
 import { plan as makePlan } from '../plan/plan.js'
 import { targetPlan, type PlanTarget } from '../plan/target.js'
+import { holdPlan, type PlanHold } from '../plan/hold.js'
 import type { Plan, Policy } from '../plan-types.js'
 import type { LiveReader, PveWriter } from '../ports.js'
 import { checkPrivileges, neededPaths, privilegeNeeds } from '../privileges.js'
@@ -45,6 +46,8 @@ export interface ReconcileOptions {
   onPlan?: (plan: Plan) => void
   /** `--target`: only these objects and what they depend on are planned and applied (plan/target.ts) */
   targets?: readonly PlanTarget[]
+  /** actions held back (suspensions, sync windows): skips of their objects, never run (plan/hold.ts) */
+  holds?: readonly PlanHold[]
   observe?: Omit<ObserveOptions, 'nodes' | 'signal'>
   execute?: Omit<ExecuteOptions, 'reader' | 'secrets' | 'signal'>
 }
@@ -87,7 +90,8 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRes
   )
   // narrowed before a saved plan is compared with it (a saved targeted plan was narrowed the same way) and before
   // anything runs; the prune guards above it saw the whole cluster
-  const plan = options.targets ? targetPlan(full, options.targets) : full
+  const narrowed = options.targets ? targetPlan(full, options.targets) : full
+  const plan = options.holds ? holdPlan(narrowed, options.holds) : narrowed
   if (options.savedPlan) {
     // the specific refusals first (commit, digest, vanished or created objects), then the whole contract
     checkSavedPlan(options.savedPlan, desired.commit, inventory)

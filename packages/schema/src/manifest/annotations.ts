@@ -1,4 +1,7 @@
-/** The `proxops/*` annotations every kind may carry: dependencies, the disruption cap and safety snapshots. */
+/**
+ * The `proxops/*` annotations every kind may carry: dependencies, the disruption cap, safety snapshots, a
+ * suspension and the per-object policies (prune, ignored fields).
+ */
 import type { Add } from '../kinds/contract.js'
 import { KINDS, type Kind, canonicalKind } from '../kinds.js'
 
@@ -10,6 +13,22 @@ export const DISRUPTION = 'proxops/disruption'
 export const DISRUPTION_POLICIES = ['none', 'hotplug', 'reboot', 'stop', 'allow'] as const
 /** `"true"` or `"false"`: safety snapshots for this guest, whatever the cluster's `safety-snapshots` says */
 export const SAFETY_SNAPSHOTS = 'proxops/safety-snapshots'
+/** a reason: the object is read and shown with its drift, never written (docs/operations.md, "Suspend and resume") */
+export const SUSPEND = 'proxops/suspend'
+/** `never`: ProxOps never deletes the object, even after it leaves git (docs/operations.md, "Per-object policies") */
+export const PRUNE = 'proxops/prune'
+/** comma-separated manifest paths (`spec.memory, spec.cpu`) whose live values are never compared */
+export const IGNORE_FIELDS = 'proxops/ignore-fields'
+/** one `ignore-fields` path: `spec.` then dotted names, each with optional `[n]` indexes */
+export const IGNORE_FIELD_PATH = /^spec(\.[a-z][a-z0-9-]*(\[\d+\])*)+$/
+
+/** The paths of a `proxops/ignore-fields` value (empty items dropped). */
+export const ignoreFieldPaths = (value: string): string[] =>
+  value
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '')
+
 /** how many safety snapshots a guest keeps when the cluster entry does not say (`safety-snapshots.keep`) */
 export const DEFAULT_SAFETY_SNAPSHOT_KEEP = 3
 
@@ -52,11 +71,24 @@ export function checkAnnotations(annotations: Record<string, string>, add: Add):
     } else if (key === SAFETY_SNAPSHOTS) {
       if (value.trim() !== 'true' && value.trim() !== 'false')
         add('annotation-invalid', path, `${SAFETY_SNAPSHOTS} must be "true" or "false"`)
+    } else if (key === PRUNE) {
+      if (value.trim() !== 'never') add('annotation-invalid', path, `${PRUNE} must be "never" (leave it out to allow)`)
+    } else if (key === IGNORE_FIELDS) {
+      const paths = ignoreFieldPaths(value)
+      const bad = paths.find((p) => !IGNORE_FIELD_PATH.test(p))
+      if (paths.length === 0 || bad !== undefined)
+        add(
+          'annotation-invalid',
+          path,
+          `${IGNORE_FIELDS} must list manifest paths such as "spec.memory, spec.cpu.cores"${bad !== undefined ? `: ${JSON.stringify(bad)} is not one` : ''}`,
+        )
+    } else if (key === SUSPEND) {
+      if (value.trim() === '') add('annotation-invalid', path, `${SUSPEND} must say why (a reason, not empty)`)
     } else if (key.startsWith('proxops/')) {
       add(
         'annotation-invalid',
         path,
-        `unknown annotation ${JSON.stringify(key)}: ProxOps reads only ${DEPENDS_ON}, ${DISRUPTION} and ${SAFETY_SNAPSHOTS}`,
+        `unknown annotation ${JSON.stringify(key)}: ProxOps reads only ${DEPENDS_ON}, ${DISRUPTION}, ${SAFETY_SNAPSHOTS}, ${SUSPEND}, ${PRUNE} and ${IGNORE_FIELDS}`,
       )
     }
   }

@@ -22,7 +22,7 @@ export const metadataSchema = obj(
       v.pipe(
         v.record(v.string(), scalarString, m('field-type', 'must be a mapping of strings')),
         v.description(
-          'Free-form annotations. `proxops/depends-on: "Kind:name,Kind:name"` adds dependencies; `proxops/disruption: none|hotplug|reboot|stop` caps how disruptive an applied change may be; `proxops/safety-snapshots: "true"|"false"` turns safety snapshots on or off for a guest, whatever its cluster says.',
+          'Free-form annotations. `proxops/depends-on: "Kind:name,Kind:name"` adds dependencies; `proxops/disruption: none|hotplug|reboot|stop` caps how disruptive an applied change may be; `proxops/safety-snapshots: "true"|"false"` turns safety snapshots on or off for a guest, whatever its cluster says; `proxops/suspend: "<reason>"` suspends the object (read and shown with its drift, never written); `proxops/prune: never` keeps ProxOps from ever deleting it; `proxops/ignore-fields: "spec.memory, ..."` names fields whose live values are never compared (guests).',
         ),
       ),
       {},

@@ -122,6 +122,16 @@ describe('envelope', () => {
     expect(one(m)).toEqual(['annotation-invalid', 'metadata.annotations.proxops/disruption'])
     m.metadata.annotations = { 'proxops/safety-snapshots': 'false' }
     expect(ok(m).metadata.annotations['proxops/safety-snapshots']).toBe('false')
+    m.metadata.annotations = { 'proxops/suspend': 'incident 42: disk firmware' }
+    expect(ok(m).metadata.annotations['proxops/suspend']).toBe('incident 42: disk firmware')
+    m.metadata.annotations = { 'proxops/suspend': ' ' }
+    expect(one(m)).toEqual(['annotation-invalid', 'metadata.annotations.proxops/suspend'])
+    m.metadata.annotations = { 'proxops/prune': 'never', 'proxops/ignore-fields': 'spec.memory, spec.disks[0].size' }
+    expect(ok(m).metadata.annotations['proxops/prune']).toBe('never')
+    m.metadata.annotations = { 'proxops/prune': 'sometimes' }
+    expect(one(m)).toEqual(['annotation-invalid', 'metadata.annotations.proxops/prune'])
+    m.metadata.annotations = { 'proxops/ignore-fields': 'memory' }
+    expect(one(m)).toEqual(['annotation-invalid', 'metadata.annotations.proxops/ignore-fields'])
     m.metadata.annotations = { 'proxops/safety-snapshots': 'yes' }
     expect(one(m)).toEqual(['annotation-invalid', 'metadata.annotations.proxops/safety-snapshots'])
     m.metadata.annotations = { 'proxops/depend-on': 'ISO:talos' }

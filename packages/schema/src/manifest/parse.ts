@@ -19,6 +19,11 @@ export {
   DISRUPTION,
   DISRUPTION_POLICIES,
   SAFETY_SNAPSHOTS,
+  SUSPEND,
+  PRUNE,
+  IGNORE_FIELDS,
+  IGNORE_FIELD_PATH,
+  ignoreFieldPaths,
   parseDependsOn,
 } from './annotations.js'
 

@@ -38,6 +38,7 @@ import { CLONE_IDENTITY_KEYS, ipconfigKey } from './cloud-init.js'
 import { qemuSlotFamily, type GuestFields } from './qemu.js'
 import { hotplugSet, isCreateOnly } from './table.js'
 import { DISRUPTION_OVERRIDE } from '../../kit/guard-overrides.js'
+import { ignoredFields } from '../../kit/ignore-fields.js'
 
 export interface GuestPlanEnv {
   policy: Policy
@@ -745,7 +746,10 @@ function compareOwned(
     resizes: [],
     moves: [],
   }
+  const ignored = ignoredFields(t.m, env.policy)
   for (const o of f.owned) {
+    // ignore-fields: the live value is never compared, so never written either
+    if (ignored(o.field)) continue
     const before = cfg[o.key]
     const outcomes = o.compare(before)
     if (outcomes.length === 0 && g.pending[o.key] !== undefined && g.config[o.key] !== g.pending[o.key])
