@@ -23,7 +23,10 @@ export function holdPlan(plan: Plan, holds: readonly PlanHold[]): Plan {
   if (holds.length === 0) return plan
   const heldBy = new Map<string, PlanHold>()
   for (const a of plan.actions) {
-    const hold = holds.find((h) => (h.target === undefined || isTarget(h.target, { address: a.address, name: a.name })) && (h.holds?.(a) ?? true))
+    const hold = holds.find(
+      (h) =>
+        (h.target === undefined || isTarget(h.target, { address: a.address, name: a.name })) && (h.holds?.(a) ?? true),
+    )
     if (hold) heldBy.set(a.id, hold)
   }
   // what waits for a held action is held with it (the executor would never start it)
