@@ -3,17 +3,21 @@
 // (CI's fresh-clone pass runs a few suites); `--failed-step NAME` counts a CI step that failed outside vitest (a
 // gate, the publish check) as one failure. A package whose tests ran but wrote no report (a crash) counts as one
 // failure. Each failed test is named (file, title, first line of its message) so that a CI log's tail says what
-// failed even when the suite's own output scrolled away.
+// failed even when the suite's own output scrolled away. `--mutation FILE` prints the safety core's mutation score
+// from Stryker's record (its pass or fail is the `pnpm mutate` step's).
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
+import { mutationScores, scoreLine } from './mutation-summary.mjs'
 
 const firstLine = (text) => (text ?? '').split('\n')[0].slice(0, 300)
 
 const args = process.argv.slice(2)
 const checkouts = []
 const failedSteps = []
+let mutation
 for (let i = 0; i < args.length; i++) {
   if (args[i] === '--failed-step') failedSteps.push(args[++i])
+  else if (args[i] === '--mutation') mutation = args[++i]
   else if (args[i] === '--partial') checkouts.push({ dir: args[++i], partial: true })
   else checkouts.push({ dir: args[i], partial: false })
 }
@@ -59,6 +63,10 @@ for (const { dir: checkout, partial } of checkouts) {
       }
     }
   }
+}
+if (mutation !== undefined) {
+  if (existsSync(mutation)) console.log(scoreLine(mutationScores(JSON.parse(readFileSync(mutation, 'utf8')))))
+  else console.log(`${mutation}: no mutation report`)
 }
 for (const step of failedSteps) {
   console.error(`${step}: failed`)

@@ -100,3 +100,68 @@ describe('Redactor', () => {
     },
   )
 })
+
+describe('Redactor, each credential shape word for word', () => {
+  const r = new Redactor()
+
+  it.each([
+    ['PVEAPIToken=root@pam!ci=1234-abcd, next', `PVEAPIToken=root@pam!ci=${SENSITIVE}, next`],
+    ['header "PVEAPIToken=ops@pve!proxops=aaaa-bbbb" sent', `header "PVEAPIToken=ops@pve!proxops=${SENSITIVE}" sent`],
+    ['pveapitoken=a@b!c=dd;x', `pveapitoken=a@b!c=${SENSITIVE};x`],
+    ['PVEAPIToken=root@pam=nobang', 'PVEAPIToken=root@pam=nobang'],
+    ["Cookie: PVEAuthCookie=PVE:root@pam:ABC::sig'", `Cookie: PVEAuthCookie=${SENSITIVE}'`],
+    ['CSRFPreventionToken: 65F1A2:abcdef more', `CSRFPreventionToken: ${SENSITIVE} more`],
+    ['{"CSRFPreventionToken":"65F1A2:abc"}', `{"CSRFPreventionToken":"${SENSITIVE}"}`],
+    ['csrfpreventiontoken=xyz', `csrfpreventiontoken=${SENSITIVE}`],
+    ['Authorization: Basic dXNlcjpwYXNz', `Authorization: Basic ${SENSITIVE}`],
+    ['authorization=token abc123', `authorization=token ${SENSITIVE}`],
+    ['{"Authorization": "Bearer a.b.c"}', `{"Authorization": "Bearer ${SENSITIVE}"}`],
+    ['Authorization: Digest abc', 'Authorization: Digest abc'],
+    ['git+https://user:p4ss@host/x and ftp://a:b@c', `git+https://user:${SENSITIVE}@host/x and ftp://a:${SENSITIVE}@c`],
+    ['https://host:8006/api2/json', 'https://host:8006/api2/json'],
+    ['key AGE-SECRET-KEY-PQ-1ABCDEF0123 end', `key ${SENSITIVE} end`],
+    ['AGE-SECRET-KEY-1ABCdef', `${SENSITIVE}def`],
+    ['nothing to hide here', 'nothing to hide here'],
+  ])('%s', (input, shown) => {
+    expect(r.text(input)).toBe(shown)
+  })
+
+  it('masks the value of every secret-named key, in any case, unless it is empty or absent', () => {
+    const keys = ['password', 'passwd', 'token', 'token-value', 'tokenvalue', 'secret', 'cipassword', 'sshkey']
+    const more = ['keyfile', 'authorization', 'cookie', 'git-token', 'pve-token', 'api-token', 'PASSWORD', 'Api-Token']
+    const input = Object.fromEntries([...keys, ...more].map((k) => [k, 'v']))
+    expect(Object.values(r.value(input))).toEqual([...keys, ...more].map(() => SENSITIVE))
+    expect(r.value({ password: null, token: undefined, secret: '', tokens: 'v', mypassword: 'v' })).toEqual({
+      password: null,
+      token: undefined,
+      secret: '',
+      tokens: 'v',
+      mypassword: 'v',
+    })
+  })
+
+  it('an error keeps its name, its code when it has one, and a redacted message', () => {
+    const err = Object.assign(new TypeError('PVEAuthCookie=abc'), { code: 'E_X' })
+    expect(r.value({ err })).toEqual({ err: { name: 'TypeError', message: `PVEAuthCookie=${SENSITIVE}`, code: 'E_X' } })
+    const numbered = Object.assign(new Error('x'), { code: 3 })
+    expect(r.value(numbered)).toEqual({ name: 'Error', message: 'x' })
+  })
+
+  it('strings() masks strings and leaves keys and other values', () => {
+    const red = new Redactor().add('  canary key  ')
+    // as written, percent-encoded and form-encoded; trimmed
+    expect(red.size).toBe(3)
+    expect(red.strings({ password: 'canary key', list: [null, 2, true, 'a canary key'] })).toEqual({
+      password: SENSITIVE,
+      list: [null, 2, true, `a ${SENSITIVE}`],
+    })
+    expect(red.strings('canary key')).toBe(SENSITIVE)
+    expect(red.value([1, 'canary key', null])).toEqual([1, SENSITIVE, null])
+  })
+
+  it('a secret that contains another is masked whole, and registering more keeps the earlier ones', () => {
+    const red = new Redactor().add('abcd').add('abcdefgh')
+    expect(red.text('x abcdefgh y abcd')).toBe(`x ${SENSITIVE} y ${SENSITIVE}`)
+    expect(red.text('x abcdefgh')).not.toContain('efgh')
+  })
+})

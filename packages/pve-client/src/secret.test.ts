@@ -1,6 +1,6 @@
 import { inspect } from 'node:util'
 import { describe, expect, it } from 'vitest'
-import { Secret } from './secret.js'
+import { asSecret, Secret } from './secret.js'
 
 describe('Secret', () => {
   it('never shows its value except through reveal()', () => {
@@ -17,5 +17,24 @@ describe('Secret', () => {
       expect(shown).not.toContain(canary)
     }
     expect(s.reveal()).toBe(canary)
+  })
+})
+
+describe('Secret, as an operator reads it', () => {
+  it('prints as the one marker everywhere, says whether it is empty, and is wrapped once', () => {
+    const s = new Secret('CANARY-5b1f0c2e-secret')
+    expect([String(s), `${s}`, s + '', JSON.stringify({ s }), inspect(s)]).toEqual([
+      '(sensitive)',
+      '(sensitive)',
+      '(sensitive)',
+      '{"s":"(sensitive)"}',
+      '(sensitive)',
+    ])
+    expect(s.empty).toBe(false)
+    expect(new Secret('').empty).toBe(true)
+    expect(asSecret(s)).toBe(s)
+    const wrapped = asSecret('plain-value')
+    expect(wrapped).toBeInstanceOf(Secret)
+    expect(wrapped.reveal()).toBe('plain-value')
   })
 })

@@ -14,4 +14,13 @@ describe('Secret', () => {
     expect(s.reveal()).toBe('hunter2-canary')
     expect(Object.keys(s)).not.toContain('value')
   })
+
+  test('keeps its type and whether the file encrypted it, cannot be changed, and reveals numbers as text', () => {
+    const n = new Secret(42, 'int')
+    expect([n.type, n.encrypted, n.revealString(), n.reveal()]).toEqual(['int', true, '42', 42])
+    expect(n + '').toBe('(sensitive)')
+    const clear = new Secret('visible', 'str', false)
+    expect(clear.encrypted).toBe(false)
+    expect(Object.isFrozen(clear)).toBe(true)
+  })
 })

@@ -1,8 +1,16 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { acceptCommand, checkPinnedEndpoints, PinRecorder, PINS_FILE, pinChange, pinDir } from './endpoint-pins.js'
+import {
+  acceptCommand,
+  checkPinnedEndpoints,
+  endpointOrigin,
+  PinRecorder,
+  PINS_FILE,
+  pinChange,
+  pinDir,
+} from './endpoint-pins.js'
 
 const SECRET = 'pin-CANARY-5e1f'
 const cluster = (name: string, baseUrl: string, fingerprint?: string, secret = SECRET, insecure = false) => ({
@@ -134,5 +142,153 @@ describe('endpoint pins for SOPS credentials', () => {
     expect(pinDir(undefined, '/home/u', '/r')).toBe('/home/u/.local/share/proxops')
     expect(pinDir('~/state', '/home/u', '/r')).toBe('/home/u/state')
     expect(pinDir('state', '/home/u', '/r')).toBe('/r/state')
+  })
+})
+
+describe('the pin file and the refusals, in detail', () => {
+  const lab = cluster('lab', 'https://pve.example:8006')
+
+  it('every damaged shape is refused with what to do; a pin without a fingerprint (null) is whole', () => {
+    for (const [text, why] of [
+      ['not json', 'Unexpected token'],
+      ['null', 'no "pins" object'],
+      ['{}', 'no "pins" object'],
+      ['{"pins": null}', 'no "pins" object'],
+      ['{"pins": {"k": null}}', 'a pin is not {endpoint, fingerprint}'],
+      ['{"pins": {"k": 3}}', 'a pin is not {endpoint, fingerprint}'],
+      ['{"pins": {"k": {"lab": null}}}', 'a pin is not {endpoint, fingerprint}'],
+      ['{"pins": {"k": {"lab": {"fingerprint": null}}}}', 'a pin is not {endpoint, fingerprint}'],
+      ['{"pins": {"k": {"lab": {"endpoint": "https://a:1"}}}}', 'a pin is not {endpoint, fingerprint}'],
+      [
+        '{"pins": {"k": {"lab": {"endpoint": "https://a:1", "fingerprint": 3}}}}',
+        'a pin is not {endpoint, fingerprint}',
+      ],
+    ] as const) {
+      const dir = fresh()
+      const file = path.join(dir, PINS_FILE)
+      writeFileSync(file, text)
+      let message = ''
+      try {
+        checkPinnedEndpoints([lab], { dir, accept: [] })
+      } catch (e) {
+        message = (e as Error).message
+      }
+      expect(message, text).toContain(`${file} is not a valid endpoint pin file (`)
+      expect(message, text).toContain(why)
+      expect(message, text).toContain('); fix or remove it, then run again with --accept-endpoint')
+    }
+    const dir = fresh()
+    writeFileSync(
+      path.join(dir, PINS_FILE),
+      JSON.stringify({
+        pins: {
+          k: { a: { endpoint: 'https://a:1', fingerprint: null }, b: { endpoint: 'https://b:1', fingerprint: 'AA' } },
+        },
+      }),
+    )
+    expect(checkPinnedEndpoints([lab], { dir, accept: [] })).toHaveLength(1)
+  })
+
+  it('a pin file that cannot be read is an error naming it, not a fresh start', () => {
+    const dir = fresh()
+    mkdirSync(path.join(dir, PINS_FILE))
+    expect(() => checkPinnedEndpoints([lab], { dir, accept: [] })).toThrow(
+      new RegExp(`^cannot read ${path.join(dir, PINS_FILE).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: `),
+    )
+    // no cluster, nothing read
+    expect(checkPinnedEndpoints([], { dir, accept: [] })).toEqual([])
+  })
+
+  it('is written for the operator alone, sorted, one version', () => {
+    const dir = path.join(fresh(), 'state')
+    run(dir, [
+      cluster('zeta', 'https://z.example:8006'),
+      cluster('alpha', 'https://a.example:8006', undefined, 'other-secret'),
+    ])
+    const file = path.join(dir, PINS_FILE)
+    expect(statSync(file).mode & 0o777).toBe(0o600)
+    expect(statSync(dir).mode & 0o777).toBe(0o700)
+    const text = readFileSync(file, 'utf8')
+    expect(text.endsWith('}\n')).toBe(true)
+    const doc = JSON.parse(text) as { version: number; pins: Record<string, Record<string, unknown>> }
+    expect(doc.version).toBe(1)
+    const keys = Object.keys(doc.pins)
+    expect(keys).toEqual([...keys].sort())
+    expect(keys.every((k) => /^[0-9a-f]{64}$/.test(k))).toBe(true)
+    expect(Object.values(doc.pins).flatMap((byCluster) => Object.values(byCluster))).toEqual(
+      expect.arrayContaining([
+        { endpoint: 'https://z.example:8006', fingerprint: null },
+        { endpoint: 'https://a.example:8006', fingerprint: null },
+      ]),
+    )
+    // two entries of one credential are sorted by name
+    const dir2 = fresh()
+    run(dir2, [cluster('zeta', 'https://z.example:8006'), cluster('alpha', 'https://z.example:8006')])
+    const one = Object.values((JSON.parse(readFileSync(path.join(dir2, PINS_FILE), 'utf8')) as typeof doc).pins)
+    expect(one.map((byCluster) => Object.keys(byCluster))).toEqual([['alpha', 'zeta']])
+  })
+
+  it('ticket credentials are keyed apart from a token with the same words, and by their password', () => {
+    const dir = fresh()
+    const ticket = (password: string) => ({
+      ...lab,
+      credentials: { method: 'ticket' as const, user: 'ops@pve!proxops', password },
+    })
+    expect(run(dir, [ticket(SECRET) as unknown as Cluster])).toEqual(['lab'])
+    // the token with the same id and secret has no pin yet: a first use
+    expect(run(dir, [cluster('lab', 'https://elsewhere.example:8006')])).toEqual(['lab'])
+    expect(() =>
+      run(dir, [{ ...ticket(SECRET), baseUrl: 'https://other.example:8006' } as unknown as Cluster]),
+    ).toThrow(/host changed/)
+    expect(run(dir, [{ ...ticket('another'), baseUrl: 'https://other.example:8006' } as unknown as Cluster])).toEqual([
+      'lab',
+    ])
+    expect(readFileSync(path.join(dir, PINS_FILE), 'utf8')).not.toContain('another')
+  })
+
+  it('a new entry at a pinned endpoint with another certificate is refused on its fingerprint', () => {
+    const dir = fresh()
+    run(dir, [cluster('lab', 'https://pve.example:8006', 'AA:BB')])
+    expect(() => run(dir, [cluster('copy', 'https://pve.example:8006', 'CC:DD')])).toThrow(
+      /pve\.clusters\.copy\.tls\.fingerprint: this entry is new, and its SOPS credentials are pinned to https:\/\/pve\.example:8006 by cluster lab with another certificate: the certificate fingerprint changed from AA:BB to CC:DD \(/,
+    )
+    // a pin without a certificate says no certificate
+    run(dir, [cluster('plain', 'https://pve.example:8006', 'AA:BB', 'other')])
+    const dir2 = fresh()
+    run(dir2, [lab])
+    expect(() => run(dir2, [cluster('lab', 'https://pve.example:9006')])).toThrow(
+      /since its SOPS credentials were pinned to https:\/\/pve\.example:8006 \(/,
+    )
+  })
+
+  it('the origin: the default port of the scheme, the host lower-cased, and an invalid URL kept apart', () => {
+    expect(endpointOrigin('https://PVE.Example/api2/json')).toBe('https://pve.example:443')
+    expect(endpointOrigin('http://pve.example')).toBe('http://pve.example:80')
+    expect(endpointOrigin('https://pve.example:8006/x')).toBe('https://pve.example:8006')
+    expect(endpointOrigin('not a url')).toBe('invalid:not a url')
+    expect(
+      pinChange({ endpoint: 'http://a:8006', fingerprint: 'AA' }, { endpoint: 'https://a:8006', fingerprint: null }),
+    ).toBe(
+      'the scheme changed from http to https, the certificate fingerprint changed from AA to (none: the CA validates)',
+    )
+    expect(
+      pinChange({ endpoint: 'https://a:1', fingerprint: null }, { endpoint: 'https://a:1', fingerprint: null }),
+    ).toBe('')
+  })
+
+  it('the recorder says which clusters wait for an answer, and records each once', () => {
+    const dir = fresh()
+    const seen: string[] = []
+    const pins = new PinRecorder(
+      dir,
+      checkPinnedEndpoints([lab, cluster('edge', 'https://e.example:8006', undefined, 'x')], { dir, accept: [] }),
+      (p) => seen.push(p.cluster),
+    )
+    expect(pins.waiting).toEqual(['lab', 'edge'])
+    pins.answered('edge')
+    pins.answered('unknown')
+    expect(pins.waiting).toEqual(['lab'])
+    expect(seen).toEqual(['edge'])
+    expect(new PinRecorder(dir, []).answered('lab')).toBeUndefined()
   })
 })

@@ -97,3 +97,67 @@ describe('secret roles', () => {
     expect((error as CliError).message).not.toContain('hunter2')
   })
 })
+
+describe('secret roles, in detail', () => {
+  it('sorts every value of a SOPS file by its role; blank values are none, an identifier is never masked', () => {
+    const roles = sopsRoles(
+      creds(
+        {
+          user: ' ops@pve ',
+          id: 'ops@pve!ci',
+          tok: ' token-value-1234 ',
+          pw: 'password-value-1234',
+          empty: '   ',
+          'pve-endpoint': 'https://pve:8006',
+          'pve-fingerprint': 'AA:BB',
+          spare: 'spare-value-1234',
+          echo: 'ops@pve',
+        },
+        { a: ' pw-a-1234567 ', blank: '  ' },
+        { k: 'ssh-ed25519 AAAA key', same: 'ops@pve!ci' },
+      ),
+      { user: 'user', tokenId: 'id', token: 'tok', password: 'pw' },
+      'f',
+      'c',
+    )
+    expect(roles).toEqual({
+      secrets: [
+        { value: 'token-value-1234', where: 'f: secrets.tok (secrets.pve.token of cluster c)' },
+        { value: 'password-value-1234', where: 'f: secrets.pw (secrets.pve.password of cluster c)' },
+        { value: 'pw-a-1234567', where: 'f: cloud-init.passwords.a (a cloud-init password)' },
+      ],
+      identities: ['ops@pve', 'ops@pve!ci', 'https://pve:8006', 'AA:BB'],
+      others: ['spare-value-1234', 'ssh-ed25519 AAAA key'],
+    })
+  })
+
+  it('the words output is made of: fixed ones, names, nodes, hosts and every part of an identity', () => {
+    const words = printedWords(
+      ['ops@pve!ci', ''],
+      [
+        { name: 'lab', nodes: ['pve1', 'pve2'], baseUrl: 'https://Host.example:8006/' },
+        { name: 'bad', nodes: [], baseUrl: 'not a url' },
+      ],
+    )
+    for (const w of ['ProxOps will perform the following actions', 'No changes. PVE matches git.', '(sensitive)'])
+      expect(words).toContain(w)
+    expect(words).toContain('VM')
+    expect(words.slice(-9)).toEqual(['lab', 'pve1', 'pve2', 'host.example', 'bad', 'ops@pve!ci', 'ops', 'pve', 'ci'])
+    expect(words).not.toContain('')
+  })
+
+  it('says how long a short secret is, in the singular too, and accepts one of exactly the minimum', () => {
+    expect(maskProblem(' a ', [])).toBe(
+      'it is 1 character long: a secret shorter than 8 characters cannot be masked without hiding ordinary words',
+    )
+    expect(maskProblem('abcdefg', [])).toMatch(/^it is 7 characters long/)
+    expect(maskProblem('abcdefgh', [])).toBeUndefined()
+    expect(maskProblem(' ABCDEFGH ', ['xx abcdefgh xx'])).toBe(
+      'it is part of a name or word ProxOps prints (the API version, a kind, a cluster, node, host, user or token name): masking it would corrupt that output',
+    )
+    expect(() => requireMaskable([{ value: 'long-enough-value', where: 'w' }], [])).not.toThrow()
+    expect(() => requireMaskable([{ value: 'short', where: 'w' }], [])).toThrow(
+      'w cannot be kept out of the output: it is 5 characters long: a secret shorter than 8 characters cannot be masked without hiding ordinary words; use a longer, random value (ProxOps does not start with it)',
+    )
+  })
+})

@@ -184,11 +184,12 @@ function volumeOf(value: string): string | undefined {
  * Guests whose disks are linked clones of a template's base volumes. Storages that record the base in the
  * clone's volume id show it (`ceph:base-9000-disk-0/vm-101-disk-0`, `nas:9000/base-9000-disk-0.qcow2/101/...`),
  * as pve-storage `volume_is_base_and_used` sees it; lvmthin clones do not, and there PVE destroys the template.
+ * The base name follows the storage (`:`) or a directory (`/`): a storage named `base-1-...` makes no base.
  */
 function linkedClones(template: LiveGuest, guests: readonly LiveGuest[]): LiveGuest[] {
   const bases = Object.values(template.config)
     .map(volumeOf)
-    .filter((v): v is string => v !== undefined && /(^|[:/])base(vol)?-\d+-/.test(v))
+    .filter((v): v is string => v !== undefined && /[:/]base(vol)?-\d+-/.test(v))
   if (bases.length === 0) return []
   return guests.filter(
     (g) =>
