@@ -10,11 +10,20 @@ import type { FirewallWrite, GuestType, HaObject } from '@proxops/pve-client/wir
 export const PLAN_FORMAT_VERSION = 1
 
 export type ResourceKind =
-  'VM' | 'TemplateVM' | 'LXC' | 'TemplateCT' | 'ISO' | 'CTTemplate' | 'DiskImage' | 'BackupJob' | 'Pool'
+  | 'VM'
+  | 'TemplateVM'
+  | 'LXC'
+  | 'TemplateCT'
+  | 'ISO'
+  | 'CTTemplate'
+  | 'DiskImage'
+  | 'BackupJob'
+  | 'Pool'
+  | 'Storage'
 export type GuestKind = 'VM' | 'TemplateVM' | 'LXC' | 'TemplateCT'
 export type ArtifactKind = 'ISO' | 'CTTemplate' | 'DiskImage'
 /** the kinds whose prunes the empty-desired guard holds back (`--allow-empty <Kind>` lifts it) */
-export type AllowEmptyKind = GuestKind | 'BackupJob' | 'Pool'
+export type AllowEmptyKind = GuestKind | 'BackupJob' | 'Pool' | 'Storage'
 
 /** the disruption policy is the schema's (`allow`, `none`, `hotplug`, `reboot`, `stop`) */
 export type { DisruptionPolicy }
@@ -201,6 +210,10 @@ export type PveRequest =
   | { call: 'createPool'; params: PlanParams }
   | { call: 'updatePool'; params: PlanParams }
   | { call: 'deletePool'; poolid: string }
+  /** `/storage` (kinds/storage): storage.cfg, cluster-wide, no task; secrets as references */
+  | { call: 'createStorage'; params: PlanParams }
+  | { call: 'updateStorage'; storage: string; params: PlanParams }
+  | { call: 'deleteStorage'; storage: string }
 
 export type ActionType =
   | 'create'

@@ -21,6 +21,7 @@ import type {
   PoolInfo,
   PveParams,
   SnapshotInfo,
+  StorageConfigItem,
   StorageContentItem,
   StorageInfo,
   TaskRef,
@@ -59,6 +60,8 @@ export interface LiveReader {
   pool(poolid: string): Promise<PoolDetail>
   /** `GET .../migrate`: PVE's precondition check for moving the guest (qemu; lxc from PVE 9) */
   migratePrecondition(node: string, type: GuestType, vmid: number): Promise<MigratePrecondition>
+  /** `GET /storage`: every storage.cfg section (no secret is ever in it), one request */
+  storageConfigs(): Promise<StorageConfigItem[]>
   /** `GET .../snapshot` without PVE's `current` entry */
   snapshots(node: string, type: GuestType, vmid: number): Promise<SnapshotInfo[]>
 }
@@ -133,6 +136,10 @@ export interface PveWriter {
   createBackupJob(params: PveParams): Promise<unknown>
   updateBackupJob(id: string, params: PveParams): Promise<unknown>
   deleteBackupJob(id: string): Promise<unknown>
+  /** `/storage` (PVE::API2::Storage::Config): synchronous, no task */
+  createStorage(params: PveParams): Promise<unknown>
+  updateStorage(storage: string, params: PveParams): Promise<unknown>
+  deleteStorage(storage: string): Promise<unknown>
   /** `/pools` (PVE::API2::Pool): synchronous, no task */
   createPool(params: PveParams): Promise<unknown>
   updatePool(params: PveParams): Promise<unknown>
@@ -150,4 +157,23 @@ export interface PveWriter {
   migrateGuest(node: string, type: GuestType, vmid: number, params: PveParams): Promise<TaskRef>
   /** Waits for a task to stop; rejects with a TaskTimeout error, resolves with ok=false when it failed. */
   waitTask(task: TaskRef, options?: WaitOptions): Promise<TaskResult>
+}
+
+/**
+ * ProxOps' own record of the storages a cluster entry wrote and of the fingerprints of the credentials it sent
+ * (docs/storage.md#ownership-and-credentials). PVE storages carry no comment and PVE never returns a password or
+ * keyring, so neither ownership nor a rotated secret can be read from PVE: the CLI keeps this in its data dir.
+ * Without one, ProxOps never prunes a storage and sends a credential on create only.
+ */
+export interface StorageLedger {
+  /** the storage ids this cluster entry created or changed, sorted */
+  owned(): readonly string[]
+  /** the fingerprint recorded for a storage's sensitive property when ProxOps last sent it */
+  fingerprint(storage: string, key: string): string | undefined
+  /** a keyed hash of a secret value: comparable, never the value and not reversible without the ledger's key */
+  digest(value: string): string
+  /** after a successful create or update: the storage is this entry's; merges the fingerprints of what was sent */
+  record(storage: string, fingerprints: Readonly<Record<string, string>>): void
+  /** after a successful delete */
+  forget(storage: string): void
 }

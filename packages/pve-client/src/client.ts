@@ -12,6 +12,7 @@ import {
   decodePoolDetail,
   decodePools,
   decodeSnapshots,
+  decodeStorageConfigs,
   decodeStorageContent,
   decodeStorages,
   decodeVersion,
@@ -41,6 +42,7 @@ import type {
   PoolInfo,
   PveParams,
   SnapshotInfo,
+  StorageConfigItem,
   StorageContentItem,
   StorageInfo,
   TaskRef,
@@ -253,6 +255,15 @@ export class PveReadOnlyClient {
   async backupJobs(o?: CallOptions): Promise<BackupJobItem[]> {
     const data = await this.#get({ path: '/cluster/backup', ...callOpts(o) })
     return decodeWith('GET /cluster/backup', () => decodeBackupJobs(data))
+  }
+
+  /**
+   * `GET /storage` (PVE::API2::Storage::Config index): every storage.cfg section the caller may audit
+   * (Datastore.Audit or Datastore.AllocateSpace on /storage/<id>), one request for all; no secret is ever in it.
+   */
+  async storageConfigs(o?: CallOptions): Promise<StorageConfigItem[]> {
+    const data = await this.#get({ path: '/storage', ...callOpts(o) })
+    return decodeWith('GET /storage', () => decodeStorageConfigs(data))
   }
 
   /** `GET /pools`: the pools the caller may audit (`Pool.Audit` on `/pool/<id>`), sorted by id */
@@ -634,6 +645,24 @@ export class PveClient extends PveReadOnlyClient {
   /** DELETE /cluster/backup/{id} (delete_job). */
   async deleteBackupJob(id: string, o?: CallOptions): Promise<void> {
     await this.#write('DELETE', '/cluster/backup/{id}', { id }, undefined, o)
+  }
+
+  /**
+   * POST /storage (PVE::API2::Storage::Config create, synchronous): `storage`, `type` and the options. The answer
+   * may carry the PBS encryption key (`config`): it is dropped here, never returned nor logged.
+   */
+  async createStorage(params: PveParams, o?: CallOptions): Promise<void> {
+    await this.#write('POST', '/storage', undefined, params, o)
+  }
+
+  /** PUT /storage/{storage} (update): changed options, `delete`, `digest`; never a fixed option (check_config). */
+  async updateStorage(storage: string, params: PveParams, o?: CallOptions): Promise<void> {
+    await this.#write('PUT', '/storage/{storage}', { storage }, params, o)
+  }
+
+  /** DELETE /storage/{storage}: removes the section only; the volumes stay where they are, unreachable by PVE. */
+  async deleteStorage(storage: string, o?: CallOptions): Promise<void> {
+    await this.#write('DELETE', '/storage/{storage}', { storage }, undefined, o)
   }
 
   /**

@@ -13,6 +13,7 @@ import type {
   PoolDetail,
   PoolInfo,
   SnapshotInfo,
+  StorageConfigItem,
   StorageContentItem,
   StorageInfo,
   TaskLogLine,
@@ -372,6 +373,26 @@ export function decodeHaConfig(v: unknown, object: HaObject): HaItem[] {
     for (const [k, x] of Object.entries(o))
       if (typeof x === 'string' || typeof x === 'number' || typeof x === 'boolean') out[k] = String(x)
     return out
+  })
+}
+
+/**
+ * `GET /storage`: each section with its options as strings (numbers and booleans, which PVE may send as either,
+ * become decimal text and 1/0). An item without a string `storage` id or `type` makes the list malformed.
+ */
+export function decodeStorageConfigs(v: unknown): StorageConfigItem[] {
+  return rows(v, 'storage', (o) => {
+    const storage = toKey(o.storage, 'storage')
+    if (typeof o.type !== 'string' || o.type === '')
+      throw new WireError('WIRE_SCALAR', 'expected a storage type', 'type')
+    const values: Record<string, string> = {}
+    for (const [k, x] of Object.entries(o)) {
+      if (k === 'storage' || k === 'type' || k === 'digest' || x === null || x === undefined) continue
+      if (typeof x === 'boolean') values[k] = x ? '1' : '0'
+      else if (typeof x === 'string' || typeof x === 'number') values[k] = String(x)
+      else throw new WireError('WIRE_SCALAR', 'expected a scalar option', k)
+    }
+    return defined({ storage, type: o.type, values, digest: optStr(o.digest, 'digest') })
   })
 }
 

@@ -28,6 +28,7 @@ const twin: Record<Kind, Record<string, unknown>> = {
   CTTemplate: {},
   DiskImage: {},
   BackupJob: { id: 'nightly' },
+  Storage: { id: 'nas' },
   Pool: { id: 'web' },
 }
 

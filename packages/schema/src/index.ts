@@ -34,6 +34,8 @@ export type {
   ManifestOfKind,
   PoolManifest,
   PowerState,
+  StorageManifest,
+  StorageSpec,
   QemuManifest,
   TemplateCtManifest,
   TemplateVmManifest,
@@ -44,6 +46,18 @@ export type {
   VmSpec,
 } from './manifest/types.js'
 export { CLOUD_INIT_SLOT, cdSlot } from './kinds/guest/drive-slots.js'
+export {
+  STORAGE_OPTIONS,
+  STORAGE_SECRETS,
+  STORAGE_TYPES,
+  optionFixed,
+  optionHas,
+  secretRefField,
+  type StorageOption,
+  type StorageOptionKey,
+  type StorageSecretKey,
+  type StorageType,
+} from './kinds/storage/options.js'
 export {
   parseManifest,
   formatPath,

@@ -15,10 +15,11 @@ import { firewall } from './firewall/index.js'
 import { guest } from './guest/index.js'
 import { ha } from './ha/index.js'
 import { pool } from './pool/index.js'
+import { storage } from './storage/index.js'
 
 // the planner's identity checks until the schema's identity index replaces them (issue 37, item 3)
 
-export const KINDS: readonly Kind[] = [guest, artifact, firewall, ha, pool, backupJob]
+export const KINDS: readonly Kind[] = [guest, artifact, firewall, ha, pool, backupJob, storage]
 
 for (const kind of KINDS) {
   const problems = kindProblems(kind)

@@ -3,7 +3,7 @@ import { KIND_ALIASES, KINDS, type Kind, type Manifest } from '@proxops/schema'
 import { keyOf, levels } from './deps.js'
 import { plan } from '../plan/plan.js'
 import { PlanInputError } from '../errors.js'
-import { artifact, backupJob, desired, inventory, lxc, policy, pool, vm } from '../fixtures.test.helpers.js'
+import { artifact, backupJob, desired, inventory, lxc, policy, pool, storage, vm } from '../fixtures.test.helpers.js'
 
 const withDeps = <M extends Manifest>(m: M, deps: string): M => ({
   ...m,
@@ -29,12 +29,14 @@ function ofKind(kind: Kind, name: string, vmid: number): Manifest {
       return backupJob(name, { selection: { all: true } })
     case 'Pool':
       return pool(name)
+    case 'Storage':
+      return storage(name)
   }
 }
 
 /** where plan() records a manifest's actions (what a dependant's `requires` names) */
 function addressOf(m: Manifest): string {
-  if (m.kind === 'BackupJob' || m.kind === 'Pool') return `${m.kind}/${m.spec.id}`
+  if (m.kind === 'BackupJob' || m.kind === 'Pool' || m.kind === 'Storage') return `${m.kind}/${m.spec.id}`
   if (m.kind === 'ISO' || m.kind === 'CTTemplate' || m.kind === 'DiskImage')
     return `${m.kind}/pve1/${m.spec.storage}/${m.spec.filename}`
   return `${m.kind}/pve1/${m.spec.vmid}(${m.metadata.name})`

@@ -24,7 +24,7 @@ import type {
   Skip,
 } from '../plan-types.js'
 import type { ClusterResource } from '@proxops/pve-client/wire'
-import type { LiveReader } from '../ports.js'
+import type { LiveReader, StorageLedger } from '../ports.js'
 import type { Draft } from './draft.js'
 import type { Runners } from './runners.js'
 import type { Privileges } from './privileges.js'
@@ -37,6 +37,8 @@ export interface PlanContext {
   readonly policy: Policy
   /** decrypted secret values, used only to compare `sshkeys` from refs; never copied into the plan */
   readonly secrets?: SecretLookup
+  /** the storages this entry wrote and its credentials' fingerprints (ports.ts StorageLedger); read only here */
+  readonly ledger?: StorageLedger
   /** the desired manifests by `Kind/name` */
   readonly byKey: ReadonlyMap<string, Manifest>
   /** a manifest's level in the dependency graph (0 without prerequisites) */
@@ -125,6 +127,13 @@ export interface ObserveOptions {
    * pools cost nothing; absent = every pool whose comment starts with `managed-by=`. kinds/pool/read.ts
    */
   ownership?: Pick<Policy, 'ownershipTag' | 'clusterEntry'>
+  /**
+   * the storages this entry's ledger owns that git no longer declares (prune candidates): each gets a content
+   * listing on a node that sees it, so that one holding volumes is never removed. kinds/storage/read.ts
+   */
+  ownedStorages?: readonly string[]
+  /** the storage ids the desired state declares (never prune candidates, so never listed) */
+  declaredStorages?: readonly string[]
 }
 
 /** A read within the cluster's in-flight limit (and its abort signal). */

@@ -34,7 +34,7 @@ describe('the kind registry (kinds/contract.ts)', () => {
   it('the derived tables follow the entries', () => {
     expect(KINDS).toEqual(SCHEMA_KINDS.map((k) => k.name))
     expect(GUEST_KINDS).toEqual(['VM', 'TemplateVM', 'LXC', 'TemplateCT'])
-    expect(ALLOW_EMPTY_KINDS).toEqual(['VM', 'TemplateVM', 'LXC', 'TemplateCT', 'BackupJob', 'Pool'])
+    expect(ALLOW_EMPTY_KINDS).toEqual(['VM', 'TemplateVM', 'LXC', 'TemplateCT', 'BackupJob', 'Pool', 'Storage'])
   })
 
   it.each(KINDS)('a valid %s declares at least one PVE object, and its references name registered kinds', (kind) => {

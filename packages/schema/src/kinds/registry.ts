@@ -7,8 +7,20 @@ import { ctTemplate, diskImage, iso } from './artifact/index.js'
 import { backupJob } from './backup-job/index.js'
 import { lxc, templateCt, templateVm, vm } from './guest/index.js'
 import { pool } from './pool/index.js'
+import { storage } from './storage/index.js'
 
-export const SCHEMA_KINDS = [vm, templateVm, lxc, templateCt, iso, ctTemplate, diskImage, backupJob, pool] as const
+export const SCHEMA_KINDS = [
+  vm,
+  templateVm,
+  lxc,
+  templateCt,
+  iso,
+  ctTemplate,
+  diskImage,
+  backupJob,
+  pool,
+  storage,
+] as const
 
 type Entry = (typeof SCHEMA_KINDS)[number]
 export type Kind = Entry['name']

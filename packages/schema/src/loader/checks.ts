@@ -65,6 +65,8 @@ export function checkCluster(input: ClusterCheckInput): { index: ClusterIndex; g
         )
     } else if (m.kind === 'Pool') {
       // a pool has no node
+    } else if (m.kind === 'Storage') {
+      // a storage's `nodes` may name any node of the cluster (the allowlist bounds what ProxOps reads, not storage.cfg)
     } else if (allow.size > 0) {
       // Artifacts may be shared (base/) by clusters with different nodes: a node of another cluster's
       // allowlist is scoped out of this cluster's copy; a node no cluster knows is an error (typo guard).

@@ -46,6 +46,7 @@ export type {
 } from '../kinds/artifact/types.js'
 export type { BackupJobManifest, BackupJobSpec } from '../kinds/backup-job/types.js'
 export type { PoolManifest, PoolSpec } from '../kinds/pool/types.js'
+export type { StorageManifest, StorageSpec } from '../kinds/storage/types.js'
 
 /**
  * The most disruptive side effect ProxOps may cause on a running guest while converging its config (the

@@ -97,6 +97,12 @@ export const validManifests = {
     metadata: { name: 'web' },
     spec: { comment: 'web tier' },
   },
+  Storage: {
+    apiVersion: 'proxops/v1alpha1',
+    kind: 'Storage',
+    metadata: { name: 'nas' },
+    spec: { type: 'nfs', server: '10.0.0.5', export: '/export/pve', content: ['iso', 'images'] },
+  },
 } as const
 
 /** A deep, mutable copy. */
