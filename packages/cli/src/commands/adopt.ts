@@ -110,12 +110,14 @@ export async function adoptHandler(ctx: CliContext, args: AdoptArgs): Promise<nu
       nodes: cluster.nodes,
       signal: ctx.signal,
       firewalls: 'all',
+      storages: 'all',
     })
     selection = selectForAdoption(observed, {
       declaredVmids: declared.vmids,
       declaredVolids: declared.volids,
       declaredJobs: declared.jobs,
       declaredPoolids: declared.poolids,
+      declaredStorages: declared.storages,
       only: { vmids: args.vmid ?? [], names: args.name ?? [], tags: args.tag ?? [] },
       ...(args['include-declared'] ? { includeDeclared: true } : {}),
       // what another cluster entry's marker names is that entry's: never adopted here

@@ -134,6 +134,11 @@ export interface ObserveOptions {
   ownedStorages?: readonly string[]
   /** the storage ids the desired state declares (never prune candidates, so never listed) */
   declaredStorages?: readonly string[]
+  /**
+   * `all`: read storage.cfg even when nothing declares or owns a storage (adopt). Otherwise `GET /storage` is read
+   * only when a Storage is declared or the ledger owns one, so an estate without storages pays nothing for them
+   */
+  storages?: 'all'
 }
 
 /** A read within the cluster's in-flight limit (and its abort signal). */

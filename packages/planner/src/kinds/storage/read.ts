@@ -3,7 +3,8 @@
  * index; no secret is ever in it). A storage this entry owns that git no longer declares (a prune candidate,
  * ObserveOptions.ownedStorages less declaredStorages) also gets a content listing on each node that sees it (one
  * for a shared storage), so that a storage still holding volumes is never removed; in a steady estate there is
- * none. A failed read makes every storage unknown, never absent.
+ * none. Nothing is read when no Storage is declared or owned (ObserveOptions.storages `all` reads it for adopt).
+ * A failed read makes every storage unknown, never absent.
  */
 import type { LiveInventory, LiveStorageConfig, Observed } from '../../inventory.js'
 import type { ReadContext } from '../../kit/kind.js'
@@ -13,6 +14,9 @@ import { sharedStorage } from './fields.js'
 export async function readStorages(
   ctx: ReadContext,
 ): Promise<Pick<LiveInventory, 'storageConfigs' | 'storageVolumes'>> {
+  const declared = new Set(ctx.options.declaredStorages ?? [])
+  const owned = ctx.options.ownedStorages ?? []
+  if (ctx.options.storages !== 'all' && declared.size === 0 && owned.length === 0) return {}
   const list = ctx.reader.storageConfigs.bind(ctx.reader)
   let known: LiveStorageConfig[]
   try {
@@ -28,8 +32,7 @@ export async function readStorages(
     ctx.options.signal?.throwIfAborted()
     return { storageConfigs: { unreadable: `read failed: ${errorText(error)}` } }
   }
-  const declared = new Set(ctx.options.declaredStorages ?? [])
-  const candidates = (ctx.options.ownedStorages ?? []).filter((id) => !declared.has(id))
+  const candidates = owned.filter((id) => !declared.has(id))
   const byId = new Map(known.map((s) => [s.storage, s]))
   const storageVolumes: Record<string, Observed<readonly string[]>> = {}
   await Promise.all(
