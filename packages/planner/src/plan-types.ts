@@ -10,16 +10,7 @@ import type { FirewallWrite, GuestType, HaObject } from '@proxops/pve-client/wir
 export const PLAN_FORMAT_VERSION = 1
 
 export type ResourceKind =
-  | 'VM'
-  | 'TemplateVM'
-  | 'LXC'
-  | 'TemplateCT'
-  | 'ISO'
-  | 'CTTemplate'
-  | 'DiskImage'
-  | 'BackupJob'
-  | 'Pool'
-  | 'Storage'
+  'VM' | 'TemplateVM' | 'LXC' | 'TemplateCT' | 'ISO' | 'CTTemplate' | 'DiskImage' | 'BackupJob' | 'Pool' | 'Storage'
 export type GuestKind = 'VM' | 'TemplateVM' | 'LXC' | 'TemplateCT'
 export type ArtifactKind = 'ISO' | 'CTTemplate' | 'DiskImage'
 /** the kinds whose prunes the empty-desired guard holds back (`--allow-empty <Kind>` lifts it) */

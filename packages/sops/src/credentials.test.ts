@@ -39,7 +39,9 @@ cloud-init:
     expect(c.resolveRef('cloud-init.passwords.default').reveal()).toBe('pw-canary')
     // a credential a manifest names (a Storage's password-ref) is a `secrets.<name>` reference
     expect(c.resolveRef('secrets.proxops-token').reveal()).toBe('5f0c-canary')
-    expect(() => c.resolveRef('secrets.proxops-password')).toThrow(/reference secrets\.proxops-password is missing or empty/)
+    expect(() => c.resolveRef('secrets.proxops-password')).toThrow(
+      /reference secrets\.proxops-password is missing or empty/,
+    )
     expect(c.names('ssh-keys')).toEqual(['main'])
     expect(JSON.stringify(c)).not.toContain('canary')
   })

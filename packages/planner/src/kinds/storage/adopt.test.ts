@@ -130,7 +130,7 @@ describe('adopt Storage', () => {
   test.prop([fc.uniqueArray(dirSection, { selector: (s) => s.storage, maxLength: 6 })])(
     'adopt then plan: no action for any set of dir storages',
     (sections) => {
-      const { p } = adoptThenPlan(sections as LiveStorageConfig[])
+      const { p } = adoptThenPlan(sections)
       expect(p.actions).toEqual([])
     },
   )

@@ -19,7 +19,7 @@ import type { StorageManifest } from './types.js'
  * normalises it.
  */
 export function finaliseStorage(m: StorageManifest, add: Add): void {
-  const spec = m.spec as Partial<StorageManifest['spec']> & StorageManifest['spec']
+  const spec = m.spec
   const declared = spec.id !== undefined
   const id = spec.id ?? m.metadata.name
   if (!STORAGE_CFG_ID.test(id))

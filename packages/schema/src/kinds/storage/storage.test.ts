@@ -48,7 +48,9 @@ describe('Storage', () => {
     expect(problems(storage('tt', { type: 'lvmthin', vgname: 'pve' }))).toEqual([
       'spec.thinpool: field-invalid: a lvmthin storage needs thinpool',
     ])
-    expect(problems(storage('xx', { type: 'iscsi' }))[0]).toMatch(/^spec\.type: field-invalid: must be one of: dir, nfs/)
+    expect(problems(storage('xx', { type: 'iscsi' }))[0]).toMatch(
+      /^spec\.type: field-invalid: must be one of: dir, nfs/,
+    )
   })
 
   it('parse_storage_id: a letter first, letters, digits, - _ . inside, no separator last', () => {
