@@ -3,7 +3,9 @@
  * `unexpected property`), the required ones, parse_storage_id, validate_prune_backups and the sensitive properties
  * (Plugin::sensitive_properties) as SOPS references.
  */
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
+import { loadRepository } from '../../loader/load.js'
+import { clusterConfig, tempRepo, type TempRepo } from '../../test-support/repo.js'
 import { parseManifest } from '../../manifest/parse.js'
 import { clone, validManifests } from '../../test-support/manifests.js'
 
@@ -99,5 +101,23 @@ describe('Storage', () => {
     expect(
       problems(storage('dd', { type: 'dir', path: '/srv', 'prune-backups': { 'keep-all': true, 'keep-last': 2 } })),
     ).toEqual(['spec.prune-backups.keep-all: field-invalid: keep-all cannot be set together with a positive keep-N'])
+  })
+})
+
+describe('Storage in a cluster', () => {
+  let repo: TempRepo | undefined
+  afterEach(() => repo?.cleanup())
+  const yaml = (name: string, id?: string) =>
+    `apiVersion: proxops/v1alpha1\nkind: Storage\nmetadata:\n  name: ${name}\nspec:\n${id ? `  id: ${id}\n` : ''}  type: dir\n  path: /srv/${name}\n`
+
+  it('storage-id-duplicate: two Storages cannot declare one storage.cfg section', async () => {
+    repo = tempRepo({
+      'clusters/lab/config.yaml': clusterConfig('lab'),
+      'clusters/lab/resources.yaml': 'resources:\n  - ../../storage/base/s.yaml\n',
+      'storage/base/s.yaml': `${yaml('data')}---\n${yaml('other', 'data')}`,
+    })
+    const m = await loadRepository({ root: repo.root })
+    expect(m.errors.map((e) => e.code)).toEqual(['storage-id-duplicate'])
+    expect(m.errors[0]?.message).toMatch(/^PVE storage id "data" is declared by both Storage\/data/)
   })
 })
