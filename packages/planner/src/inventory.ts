@@ -132,6 +132,8 @@ export interface LiveInventory {
    * listing on each node that sees it (ObserveOptions.ownedStorages); volids sorted
    */
   storageVolumes?: Readonly<Record<string, Observed<readonly string[]>>>
+  /** `GET /cluster/options`, every option as a string (kinds/cluster-options); absent when not read */
+  clusterOptions?: Observed<Readonly<Record<string, string>>>
 }
 
 /** One storage.cfg section as `GET /storage` lists it: options as strings, no secret (kinds/storage) */

@@ -10,7 +10,17 @@ import type { FirewallWrite, GuestType, HaObject } from '@proxops/pve-client/wir
 export const PLAN_FORMAT_VERSION = 1
 
 export type ResourceKind =
-  'VM' | 'TemplateVM' | 'LXC' | 'TemplateCT' | 'ISO' | 'CTTemplate' | 'DiskImage' | 'BackupJob' | 'Pool' | 'Storage'
+  | 'VM'
+  | 'TemplateVM'
+  | 'LXC'
+  | 'TemplateCT'
+  | 'ISO'
+  | 'CTTemplate'
+  | 'DiskImage'
+  | 'BackupJob'
+  | 'Pool'
+  | 'Storage'
+  | 'ClusterOptions'
 export type GuestKind = 'VM' | 'TemplateVM' | 'LXC' | 'TemplateCT'
 export type ArtifactKind = 'ISO' | 'CTTemplate' | 'DiskImage'
 /** the kinds whose prunes the empty-desired guard holds back (`--allow-empty <Kind>` lifts it) */
@@ -205,6 +215,8 @@ export type PveRequest =
   | { call: 'createStorage'; params: PlanParams }
   | { call: 'updateStorage'; storage: string; params: PlanParams }
   | { call: 'deleteStorage'; storage: string }
+  /** `PUT /cluster/options` (kinds/cluster-options): datacenter.cfg, no task */
+  | { call: 'setClusterOptions'; params: PlanParams }
 
 export type ActionType =
   | 'create'

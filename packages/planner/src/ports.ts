@@ -60,6 +60,8 @@ export interface LiveReader {
   pool(poolid: string): Promise<PoolDetail>
   /** `GET .../migrate`: PVE's precondition check for moving the guest (qemu; lxc from PVE 9) */
   migratePrecondition(node: string, type: GuestType, vmid: number): Promise<MigratePrecondition>
+  /** `GET /cluster/options`: datacenter.cfg, every option as a string (property strings with sorted keys) */
+  clusterOptions(): Promise<Record<string, string>>
   /** `GET /storage`: every storage.cfg section (no secret is ever in it), one request */
   storageConfigs(): Promise<StorageConfigItem[]>
   /** `GET .../snapshot` without PVE's `current` entry */
@@ -136,6 +138,8 @@ export interface PveWriter {
   createBackupJob(params: PveParams): Promise<unknown>
   updateBackupJob(id: string, params: PveParams): Promise<unknown>
   deleteBackupJob(id: string): Promise<unknown>
+  /** `PUT /cluster/options` (PVE::API2::Cluster set_options): synchronous */
+  setClusterOptions(params: PveParams): Promise<unknown>
   /** `/storage` (PVE::API2::Storage::Config): synchronous, no task */
   createStorage(params: PveParams): Promise<unknown>
   updateStorage(storage: string, params: PveParams): Promise<unknown>

@@ -13,6 +13,7 @@ import {
   decodePools,
   decodeSnapshots,
   decodeStorageConfigs,
+  decodeClusterOptions,
   decodeStorageContent,
   decodeStorages,
   decodeVersion,
@@ -264,6 +265,12 @@ export class PveReadOnlyClient {
   async storageConfigs(o?: CallOptions): Promise<StorageConfigItem[]> {
     const data = await this.#get({ path: '/storage', ...callOpts(o) })
     return decodeWith('GET /storage', () => decodeStorageConfigs(data))
+  }
+
+  /** `GET /cluster/options` (Sys.Audit on / for every option): datacenter.cfg, every option as a string */
+  async clusterOptions(o?: CallOptions): Promise<Record<string, string>> {
+    const data = await this.#get({ path: '/cluster/options', ...callOpts(o) })
+    return decodeWith('GET /cluster/options', () => decodeClusterOptions(data))
   }
 
   /** `GET /pools`: the pools the caller may audit (`Pool.Audit` on `/pool/<id>`), sorted by id */
@@ -645,6 +652,11 @@ export class PveClient extends PveReadOnlyClient {
   /** DELETE /cluster/backup/{id} (delete_job). */
   async deleteBackupJob(id: string, o?: CallOptions): Promise<void> {
     await this.#write('DELETE', '/cluster/backup/{id}', { id }, undefined, o)
+  }
+
+  /** PUT /cluster/options (set_options, synchronous): the options given, `delete` for the ones to remove */
+  async setClusterOptions(params: PveParams, o?: CallOptions): Promise<void> {
+    await this.#write('PUT', '/cluster/options', undefined, params, o)
   }
 
   /**

@@ -63,6 +63,7 @@ export const ErrorCodes = {
   'selection-invalid': 'a BackupJob selection does not name exactly one of vmids, pool or all',
   'value-duplicate': 'a list repeats a value that must be unique',
   'pool-id-duplicate': 'two Pools of a cluster declare the same PVE pool id',
+  'cluster-options-duplicate': 'two ClusterOptions manifests for one cluster (it has one datacenter.cfg)',
   'storage-id-duplicate': 'two Storages of a cluster declare the same PVE storage id',
   'firewall-invalid': 'a firewall rule, IP set or alias breaks a rule PVE checks (ports, addresses, macros)',
   'firewall-ref': 'a firewall rule names an IP set, alias or NIC the guest does not declare',

@@ -29,6 +29,7 @@ const twin: Record<Kind, Record<string, unknown>> = {
   DiskImage: {},
   BackupJob: { id: 'nightly' },
   Storage: { id: 'nas' },
+  ClusterOptions: {},
   Pool: { id: 'web' },
 }
 

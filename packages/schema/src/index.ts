@@ -36,6 +36,8 @@ export type {
   PowerState,
   StorageManifest,
   StorageSpec,
+  ClusterOptionsManifest,
+  ClusterOptionsSpec,
   QemuManifest,
   TemplateCtManifest,
   TemplateVmManifest,
@@ -58,6 +60,7 @@ export {
   type StorageSecretKey,
   type StorageType,
 } from './kinds/storage/options.js'
+export { CLUSTER_OPTIONS, type ClusterOptionKey } from './kinds/cluster-options/options.js'
 export {
   parseManifest,
   formatPath,

@@ -111,6 +111,7 @@ export async function adoptHandler(ctx: CliContext, args: AdoptArgs): Promise<nu
       signal: ctx.signal,
       firewalls: 'all',
       storages: 'all',
+      clusterOptions: true,
     })
     selection = selectForAdoption(observed, {
       declaredVmids: declared.vmids,

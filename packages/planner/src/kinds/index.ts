@@ -16,10 +16,11 @@ import { guest } from './guest/index.js'
 import { ha } from './ha/index.js'
 import { pool } from './pool/index.js'
 import { storage } from './storage/index.js'
+import { clusterOptions } from './cluster-options/index.js'
 
 // the planner's identity checks until the schema's identity index replaces them (issue 37, item 3)
 
-export const KINDS: readonly Kind[] = [guest, artifact, firewall, ha, pool, backupJob, storage]
+export const KINDS: readonly Kind[] = [guest, artifact, firewall, ha, pool, backupJob, storage, clusterOptions]
 
 for (const kind of KINDS) {
   const problems = kindProblems(kind)

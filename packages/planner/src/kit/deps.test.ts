@@ -4,6 +4,7 @@ import { keyOf, levels } from './deps.js'
 import { plan } from '../plan/plan.js'
 import { PlanInputError } from '../errors.js'
 import { artifact, backupJob, desired, inventory, lxc, policy, pool, storage, vm } from '../fixtures.test.helpers.js'
+import { manifest } from '../testing/manifest.js'
 
 const withDeps = <M extends Manifest>(m: M, deps: string): M => ({
   ...m,
@@ -31,12 +32,15 @@ function ofKind(kind: Kind, name: string, vmid: number): Manifest {
       return pool(name)
     case 'Storage':
       return storage(name)
+    case 'ClusterOptions':
+      return manifest({ kind: 'ClusterOptions', metadata: { name }, spec: {} })
   }
 }
 
 /** where plan() records a manifest's actions (what a dependant's `requires` names) */
 function addressOf(m: Manifest): string {
   if (m.kind === 'BackupJob' || m.kind === 'Pool' || m.kind === 'Storage') return `${m.kind}/${m.spec.id}`
+  if (m.kind === 'ClusterOptions') return 'ClusterOptions/datacenter'
   if (m.kind === 'ISO' || m.kind === 'CTTemplate' || m.kind === 'DiskImage')
     return `${m.kind}/pve1/${m.spec.storage}/${m.spec.filename}`
   return `${m.kind}/pve1/${m.spec.vmid}(${m.metadata.name})`

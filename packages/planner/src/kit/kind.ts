@@ -139,6 +139,8 @@ export interface ObserveOptions {
    * only when a Storage is declared or the ledger owns one, so an estate without storages pays nothing for them
    */
   storages?: 'all'
+  /** read `/cluster/options` (a ClusterOptions is declared, or adopt) */
+  clusterOptions?: boolean
 }
 
 /** A read within the cluster's in-flight limit (and its abort signal). */

@@ -8,6 +8,7 @@ import { backupJob } from './backup-job/index.js'
 import { lxc, templateCt, templateVm, vm } from './guest/index.js'
 import { pool } from './pool/index.js'
 import { storage } from './storage/index.js'
+import { clusterOptions } from './cluster-options/index.js'
 
 export const SCHEMA_KINDS = [
   vm,
@@ -20,6 +21,7 @@ export const SCHEMA_KINDS = [
   backupJob,
   pool,
   storage,
+  clusterOptions,
 ] as const
 
 type Entry = (typeof SCHEMA_KINDS)[number]

@@ -65,6 +65,8 @@ export function checkCluster(input: ClusterCheckInput): { index: ClusterIndex; g
         )
     } else if (m.kind === 'Pool') {
       // a pool has no node
+    } else if (m.kind === 'ClusterOptions') {
+      // datacenter options name no node
     } else if (m.kind === 'Storage') {
       // a storage's `nodes` may name any node of the cluster (the allowlist bounds what ProxOps reads, not storage.cfg)
     } else if (allow.size > 0) {

@@ -47,6 +47,7 @@ export type {
 export type { BackupJobManifest, BackupJobSpec } from '../kinds/backup-job/types.js'
 export type { PoolManifest, PoolSpec } from '../kinds/pool/types.js'
 export type { StorageManifest, StorageSpec } from '../kinds/storage/types.js'
+export type { ClusterOptionsManifest, ClusterOptionsSpec } from '../kinds/cluster-options/types.js'
 
 /**
  * The most disruptive side effect ProxOps may cause on a running guest while converging its config (the

@@ -97,6 +97,12 @@ export const validManifests = {
     metadata: { name: 'web' },
     spec: { comment: 'web tier' },
   },
+  ClusterOptions: {
+    apiVersion: 'proxops/v1alpha1',
+    kind: 'ClusterOptions',
+    metadata: { name: 'datacenter' },
+    spec: { keyboard: 'de', migration: { type: 'secure', network: '10.0.0.0/24' } },
+  },
   Storage: {
     apiVersion: 'proxops/v1alpha1',
     kind: 'Storage',
