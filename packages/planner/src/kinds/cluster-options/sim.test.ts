@@ -25,7 +25,7 @@ afterAll(async () => {
 
 const pol = policy({ nodes: [] })
 const options = (spec: Record<string, unknown>) =>
-  manifest({ kind: 'ClusterOptions', metadata: { name: 'datacenter' }, spec }) as Manifest
+  manifest({ kind: 'ClusterOptions', metadata: { name: 'datacenter' }, spec })
 
 async function converge(m: Manifest) {
   const { plan: p, report } = await reconcile({ desired: desired(m), reader: pve, writer: pve, policy: pol })
