@@ -92,15 +92,16 @@ describe('referencesOf', () => {
     expect(referencesOf(r.manifest).map((x) => `${x.via} ${x.kind}/${x.name} ${x.path.join('.')}`)).toEqual([
       'cdrom ISO/talos spec.hardware.cdrom.iso',
       'disk-image DiskImage/debian-13-cloud spec.disks.0.image',
+      'storage Storage/local-lvm spec.disks.0.storage',
       'annotation LXC/cache-01 metadata.annotations.proxops/depends-on',
       'annotation CTTemplate/debian-base metadata.annotations.proxops/depends-on',
     ])
     const none = clone(validManifests.VM)
     none.spec.hardware = { cdrom: { iso: 'none' } }
     const r2 = parseManifest(none)
-    expect(r2.ok && referencesOf(r2.manifest)).toEqual([])
+    expect(r2.ok && referencesOf(r2.manifest).map((x) => x.kind)).toEqual(['Storage'])
     const ct = parseManifest(clone(validManifests.LXC))
-    expect(ct.ok && referencesOf(ct.manifest).map((x) => x.kind)).toEqual(['CTTemplate'])
+    expect(ct.ok && referencesOf(ct.manifest).map((x) => x.kind)).toEqual(['CTTemplate', 'Storage'])
   })
 })
 
@@ -143,6 +144,15 @@ describe('clusterDependencies', () => {
         via: 'pool',
         path: ['spec', 'pool'],
         identity: 'pool:pve-own',
+        target: undefined,
+      },
+      // its disk's storage: no Storage declares local-lvm, so it is PVE's own (no edge)
+      {
+        kind: 'Storage',
+        name: 'local-lvm',
+        via: 'storage',
+        path: ['spec', 'disks', 0, 'storage'],
+        identity: 'storage:local-lvm',
         target: undefined,
       },
     ])

@@ -42,7 +42,7 @@ export interface KindReference<T extends string = string> {
   /** the target's `metadata.name`, or the PVE id when `identity` is set */
   name: string
   /** which field makes the reference */
-  via: 'cdrom' | 'disk-image' | 'clone' | 'template' | 'pool'
+  via: 'cdrom' | 'disk-image' | 'clone' | 'template' | 'pool' | 'storage'
   /** where the reference is written in the manifest */
   path: PathKey[]
   /**

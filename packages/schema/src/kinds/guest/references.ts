@@ -1,10 +1,11 @@
 import type { KindReference } from '../contract.js'
 import { poolReference } from '../pool/references.js'
+import { namedStorageReferences } from '../storage/references.js'
 import type { GuestManifest } from './types.js'
 
-type GuestTarget = 'ISO' | 'DiskImage' | 'TemplateVM' | 'CTTemplate' | 'TemplateCT' | 'Pool'
+type GuestTarget = 'ISO' | 'DiskImage' | 'TemplateVM' | 'CTTemplate' | 'TemplateCT' | 'Pool' | 'Storage'
 
-/** A VM's ISO, disk images and clone source, a container's template and clone source, and a guest's pool. */
+/** A VM's ISO, disk images and clone source, a container's template and clone source, a guest's pool and storages. */
 export function guestReferences(m: GuestManifest): KindReference<GuestTarget>[] {
   const refs: KindReference<GuestTarget>[] = []
   if (m.kind === 'VM' || m.kind === 'TemplateVM') {
@@ -25,5 +26,7 @@ export function guestReferences(m: GuestManifest): KindReference<GuestTarget>[] 
   }
   // create_vm and create (pct) check that `pool=` exists
   if (m.spec.pool !== undefined) refs.push(poolReference(m.spec.pool, ['spec', 'pool']))
+  // the storages its volumes are allocated on: a declared Storage is created first
+  refs.push(...namedStorageReferences(m.spec, ['spec']))
   return refs
 }

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import { loadRepository } from '../../loader/load.js'
-import { clusterConfig, tempRepo, type TempRepo } from '../../test-support/repo.js'
+import { clusterConfig, tempRepo, vmYaml, type TempRepo } from '../../test-support/repo.js'
 import { parseManifest } from '../../manifest/parse.js'
 import { clone, validManifests } from '../../test-support/manifests.js'
 
@@ -119,5 +119,30 @@ describe('Storage in a cluster', () => {
     const m = await loadRepository({ root: repo.root })
     expect(m.errors.map((e) => e.code)).toEqual(['storage-id-duplicate'])
     expect(m.errors[0]?.message).toMatch(/^PVE storage id "data" is declared by both Storage\/data/)
+  })
+})
+
+describe('what names a storage depends on the Storage declaring it', () => {
+  let repo: TempRepo | undefined
+  afterEach(() => repo?.cleanup())
+  it('a guest on a declared storage, and a backup job to one, come after it; a storage PVE has is no edge', async () => {
+    repo = tempRepo({
+      'clusters/lab/config.yaml': clusterConfig('lab'),
+      'clusters/lab/resources.yaml':
+        'resources:\n  - ../../storage/base/s.yaml\n  - ../../vm/base/a.yaml\n  - ../../backupjob/base/j.yaml\n',
+      'storage/base/s.yaml':
+        'apiVersion: proxops/v1alpha1\nkind: Storage\nmetadata:\n  name: fast\nspec:\n  type: zfspool\n  pool: tank/vm\n',
+      'vm/base/a.yaml': vmYaml('a', 100).replace(
+        'disks: [{storage: local-lvm, size: 8GiB}]',
+        'disks: [{storage: fast, size: 8GiB}, {storage: local-lvm, size: 8GiB}]',
+      ),
+      'backupjob/base/j.yaml':
+        'apiVersion: proxops/v1alpha1\nkind: BackupJob\nmetadata:\n  name: nightly\nspec:\n  schedule: daily\n  storage: fast\n  selection: {vmids: [100]}\n',
+    })
+    const m = await loadRepository({ root: repo.root })
+    expect(m.errors).toEqual([])
+    const graph = m.clusters[0]!.graph
+    expect(graph.dependsOn.get('VM/a')).toEqual(['Storage/fast'])
+    expect(graph.dependsOn.get('BackupJob/nightly')).toEqual(['Storage/fast'])
   })
 })
