@@ -4,6 +4,7 @@
  * which is also what `PUT /cluster/options` takes.
  */
 import { CLUSTER_OPTIONS, type ClusterOptionKey, type ClusterOptionsManifest } from '@proxops/schema'
+import { sortedPairs } from '../../kit/text.js'
 
 export const OPTION_KEYS = Object.keys(CLUSTER_OPTIONS) as ClusterOptionKey[]
 
@@ -12,13 +13,7 @@ const text = (x: unknown): string => (x === true ? '1' : x === false ? '0' : Str
 /** A declared option in PVE's string form. */
 export function encodeClusterOption(key: ClusterOptionKey, value: unknown): string {
   const form = CLUSTER_OPTIONS[key].form
-  if (form === 'map') {
-    const h = value as Record<string, unknown>
-    return Object.keys(h)
-      .sort()
-      .map((k) => `${k}=${text(h[k])}`)
-      .join(',')
-  }
+  if (form === 'map') return sortedPairs(value as Record<string, unknown>)
   if (form === 'list') return (value as string[]).join(';')
   return text(value)
 }

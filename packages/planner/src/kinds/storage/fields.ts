@@ -15,6 +15,7 @@ import {
   type StorageType,
 } from '@proxops/schema'
 import type { LiveStorageConfig } from '../../inventory.js'
+import { sortedPairs } from '../../kit/text.js'
 
 export const OPTION_KEYS = Object.keys(STORAGE_OPTIONS) as StorageOptionKey[]
 export const SECRET_KEYS = Object.keys(STORAGE_SECRETS) as StorageSecretKey[]
@@ -39,13 +40,7 @@ export function encodeOption(key: StorageOptionKey, value: unknown): string {
   const form = STORAGE_OPTIONS[key].form
   if (form === 'list') return [...(value as string[])].sort().join(',')
   if (form === 'bool') return value === true ? '1' : '0'
-  if (form === 'prune') {
-    const h = value as Record<string, number>
-    return Object.keys(h)
-      .sort()
-      .map((k) => `${k}=${String(h[k])}`)
-      .join(',')
-  }
+  if (form === 'prune') return sortedPairs(value as Record<string, number>)
   return String(value)
 }
 

@@ -1,5 +1,6 @@
 import type { Add } from '../contract.js'
 import { REF_NAME } from '../../names.js'
+import { normalisePrune } from '../../manifest/prune-backups.js'
 import {
   STORAGE_CFG_ID,
   STORAGE_OPTIONS,
@@ -60,16 +61,7 @@ export function finaliseStorage(m: StorageManifest, add: Add): void {
   if (spec.nodes) spec.nodes = [...new Set(spec.nodes)].sort()
   const prune = spec['prune-backups'] as Record<string, number | boolean | undefined> | undefined
   if (prune !== undefined) {
-    // pve-storage validate_prune_backups: keep-all with a positive keep-N is an error; nothing positive = keep-all
-    const { 'keep-all': keepAll, ...rest } = prune
-    const positive = Object.entries(rest).filter((e): e is [string, number] => typeof e[1] === 'number' && e[1] > 0)
-    if (positive.length === 0) spec['prune-backups'] = { 'keep-all': 1 }
-    else if (keepAll === true)
-      add(
-        'field-invalid',
-        ['spec', 'prune-backups', 'keep-all'],
-        'keep-all cannot be set together with a positive keep-N',
-      )
-    else spec['prune-backups'] = Object.fromEntries(positive.sort(([a], [b]) => (a < b ? -1 : 1)))
+    const normalised = normalisePrune(prune, add, ['spec', 'prune-backups'])
+    if (normalised) spec['prune-backups'] = normalised
   }
 }

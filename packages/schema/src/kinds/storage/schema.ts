@@ -6,23 +6,11 @@
 import * as v from 'valibot'
 import { issueMessage as m } from '../../errors.js'
 import { bool, int, list, nodeName, obj, oneOf, str } from '../../manifest/fields.js'
+import { pruneBackupsSchema } from '../../manifest/prune-backups.js'
 import { STORAGE_OPTIONS, STORAGE_SECRETS, STORAGE_TYPES, secretRefField, type StorageOption } from './options.js'
 
-const keep = (what: string) => v.optional(int(`Keep the last <N> ${what}.`, 0))
-
 /** `prune-backups` as pve-storage's prune-backups format has it */
-export const storagePruneSchema = obj(
-  {
-    'keep-all': v.optional(bool('Keep every backup; conflicts with a positive keep-N.')),
-    'keep-last': keep('backups'),
-    'keep-hourly': keep('hours (one backup each)'),
-    'keep-daily': keep('days (one backup each)'),
-    'keep-weekly': keep('weeks (one backup each)'),
-    'keep-monthly': keep('months (one backup each)'),
-    'keep-yearly': keep('years (one backup each)'),
-  },
-  'Retention of backups on this storage (PVE `prune-backups`).',
-)
+export const storagePruneSchema = pruneBackupsSchema('Retention of backups on this storage (PVE `prune-backups`).')
 
 const CONTENT = ['images', 'rootdir', 'iso', 'vztmpl', 'backup', 'snippets', 'import'] as const
 
