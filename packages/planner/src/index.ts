@@ -5,8 +5,8 @@
  * `@proxops/planner/inventory`, the detail types of a plan's requests in `@proxops/planner/plan-format`, test
  * helpers for embedders in `@proxops/planner/testing`.
  */
-export type { LiveReader, PveWriter, StorageLedger } from './ports.js'
-export { storageLedger, type LedgerEntry } from './ledger.js'
+export type { LiveReader, PveWriter } from './ports.js'
+export { storageLedger } from './ledger.js'
 export type { DesiredState, SecretLookup } from './desired.js'
 export type { LiveInventory } from './inventory.js'
 export {

@@ -8,7 +8,10 @@
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { storageLedger, type LedgerEntry, type StorageLedger } from '@proxops/planner'
+import { storageLedger } from '@proxops/planner'
+
+type LedgerEntry = Parameters<typeof storageLedger>[1]
+type StorageLedger = ReturnType<typeof storageLedger>
 import { CliError } from '../errors.js'
 
 export const LEDGER_FILE = 'storage-ledger.json'
