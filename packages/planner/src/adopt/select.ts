@@ -176,7 +176,8 @@ export function selectForAdoption(live: LiveInventory, selection: AdoptSelection
   )
   return {
     live: {
-      ...live,
+      // the datacenter options like pools: only without a guest filter
+      ...(filtering ? withoutClusterOptions(live) : live),
       guests,
       unknownGuests,
       volumes,
@@ -197,4 +198,10 @@ export function selectForAdoption(live: LiveInventory, selection: AdoptSelection
       ...elsewhere.jobs.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
     ],
   }
+}
+
+function withoutClusterOptions(live: LiveInventory): LiveInventory {
+  const { clusterOptions, ...rest } = live
+  void clusterOptions
+  return rest
 }
