@@ -1,5 +1,6 @@
 /**
- * Storages through the CLI (pve-storage PVE::API2::Storage::Config): apply creates an NFS, a CIFS and a PBS storage
+ * Storages and the datacenter options through the CLI (pve-storage PVE::API2::Storage::Config, pve-manager
+ * PVE::API2::Cluster set_options): apply creates an NFS, a CIFS and a PBS storage and sets two datacenter options
  * with credentials from SOPS and the next diff is empty; no credential reaches any output nor the ledger file; a
  * password rotated in SOPS is sent in exactly one update; adopt writes a reference to fill in, never a value; a
  * prune removes only a storage the ledger records, never one made by hand nor one that holds a volume.
@@ -43,6 +44,8 @@ const run = async (args: string[]) => {
 const storageYaml = (name: string, spec: string) =>
   `apiVersion: proxops/v1alpha1\nkind: Storage\nmetadata:\n  name: ${name}\nspec:\n${spec}`
 const FILES = {
+  'cluster-options/lab/datacenter.yaml':
+    'apiVersion: proxops/v1alpha1\nkind: ClusterOptions\nmetadata:\n  name: datacenter\nspec:\n  keyboard: de\n  migration: {type: secure, network: 10.0.0.0/24}\n',
   'storage/lab/nas.yaml': storageYaml(
     'nas',
     '  type: nfs\n  server: 10.0.0.5\n  export: /export/pve\n  content: [iso, images]\n',
@@ -65,7 +68,8 @@ async function writeSecrets(smbPw: string): Promise<void> {
   )
 }
 function commit(files: Record<string, string>): void {
-  for (const dir of ['storage/lab']) rmSync(path.join(repo, dir), { recursive: true, force: true })
+  for (const dir of ['storage/lab', 'cluster-options/lab'])
+    rmSync(path.join(repo, dir), { recursive: true, force: true })
   for (const [file, text] of Object.entries(files)) {
     mkdirSync(path.dirname(path.join(repo, file)), { recursive: true })
     writeFileSync(path.join(repo, file), text)
@@ -110,7 +114,8 @@ describe('Storage lifecycle', () => {
     const created = await run(['apply', '--yes'])
     expect(created.stderr).not.toMatch(/proxops: error/)
     expect(created.code).toBe(0)
-    expect(created.stdout).toContain('3 ok')
+    expect(created.stdout).toContain('4 ok')
+    expect(await admin.clusterOptions()).toMatchObject({ keyboard: 'de', migration: 'network=10.0.0.0/24,type=secure' })
     expect((await run(['diff', '--detailed-exitcode'])).code).toBe(0)
     const names = (await admin.storageConfigs()).map((s) => s.storage)
     expect(names).toEqual(expect.arrayContaining(['backup', 'nas', 'smb']))
@@ -146,6 +151,8 @@ describe('Storage lifecycle', () => {
     const pruned = await run(['apply', '--yes', '--prune-budget', 'unlimited', '--allow-empty', 'Storage'])
     expect(pruned.stderr).not.toMatch(/proxops: error/)
     expect(pruned.stdout).toMatch(/Storage\/nas.*still holds 1 volume\(s\) \(nas:191\/vm-191-disk-0/)
+    // the datacenter options left git: managed no more, never reset
+    expect((await admin.clusterOptions()).keyboard).toBe('de')
     const left = (await admin.storageConfigs()).map((s) => s.storage).sort()
     expect(left).toEqual(['byhand', 'local', 'local-lvm', 'local-zfs', 'nas'])
   })
