@@ -115,7 +115,7 @@ describe('Storage through reconcile()', () => {
   it('prunes only a storage the ledger records, never one that holds a volume (naming it)', async () => {
     // a storage made by hand is never touched; nas holds a disk of a guest made by hand
     await pve.request('POST', '/storage', { params: { storage: 'byhand', type: 'dir', path: '/srv/x' } })
-    await pve.request('POST', '/nodes/pve1/qemu', { params: { vmid: 990, scsi0: 'nas:1' } })
+    await pve.waitTaskOk(await pve.createGuest('pve1', 'qemu', { vmid: 990, scsi0: 'nas:1' }))
     const blocked = await reconcile({
       desired: desired(pbs()),
       reader: pve,
@@ -128,5 +128,16 @@ describe('Storage through reconcile()', () => {
     expect(skip?.code).toBe('prune-guard')
     expect(skip?.message).toMatch(/still holds 1 volume\(s\) \(nas:990\/vm-990-disk-0\.\w+\)/)
     expect(blocked.plan.skips.some((s) => s.address === 'Storage/byhand')).toBe(false)
+  })
+
+  it('reads cost one request for any number of storages: 100 declared storages and the datacenter options', async () => {
+    const many = Array.from({ length: 100 }, (_, i) => storage(`bulk${i}`, { type: 'dir', path: `/srv/bulk${i}` }))
+    await converge(many.concat(pbs()))
+    const before = env.requests().length
+    await reconcile({ desired: desired(...many, pbs()), reader: pve, policy: pol, ledger, secrets: (r) => secrets[r] })
+    const reads = env.requests().slice(before)
+    expect(reads.filter((r) => r.startsWith('GET /storage'))).toEqual(['GET /storage'])
+    // no request per declared storage (content is listed only for owned storages git no longer declares)
+    expect(reads.filter((r) => r.includes('bulk'))).toEqual([])
   })
 })
