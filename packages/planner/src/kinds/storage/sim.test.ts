@@ -5,6 +5,7 @@
  * a storage the ledger records, never of one that holds a volume.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { fc, test } from '@fast-check/vitest'
 import type { PveClient } from '@proxops/pve-client'
 import type { StorageManifest } from '@proxops/schema'
 import { simPve, type SimPve } from '../../test-support/sim.js'
@@ -139,5 +140,56 @@ describe('Storage through reconcile()', () => {
     expect(reads.filter((r) => r.startsWith('GET /storage'))).toEqual(['GET /storage'])
     // no request per declared storage (content is listed only for owned storages git no longer declares)
     expect(reads.filter((r) => r.includes('bulk'))).toEqual([])
+  })
+
+  test.prop(
+    [
+      fc.uniqueArray(
+        fc.record({
+          id: fc.stringMatching(/^r[a-z0-9]{1,6}$/),
+          type: fc.constantFrom('dir', 'nfs', 'zfspool', 'lvmthin'),
+          content: fc.subarray(['images', 'rootdir', 'iso', 'backup']),
+          nodes: fc.option(fc.subarray(['pve1', 'pve2', 'pve3'], { minLength: 1 }), { nil: undefined }),
+          disable: fc.option(fc.boolean(), { nil: undefined }),
+        }),
+        { selector: (r) => r.id, maxLength: 5 },
+      ),
+    ],
+    { numRuns: 8 },
+  )('random storage estates converge in one apply, and the next plan is empty', async (rows) => {
+    const required: Record<string, Record<string, string>> = {
+      dir: { path: '/srv/r' },
+      nfs: { server: '10.0.0.5', export: '/e' },
+      zfspool: { pool: 'tank/r' },
+      lvmthin: { vgname: 'pve', thinpool: 'data' },
+    }
+    const allowed: Record<string, string[]> = {
+      dir: ['images', 'rootdir', 'iso', 'backup'],
+      nfs: ['images', 'rootdir', 'iso', 'backup'],
+      zfspool: ['images', 'rootdir'],
+      lvmthin: ['images', 'rootdir'],
+    }
+    const ms = rows.map((r) => {
+      const content = r.content.filter((c) => allowed[r.type]!.includes(c))
+      return storage(r.id, {
+        type: r.type,
+        ...required[r.type],
+        ...(content.length > 0 ? { content } : {}),
+        ...(r.nodes ? { nodes: r.nodes } : {}),
+        ...(r.disable !== undefined ? { disable: r.disable } : {}),
+      })
+    })
+    // a fresh PVE and ledger per estate: nothing of an earlier case is left to prune
+    const own = simPve({ taskDurationMs: 10 })
+    try {
+      const led = storageLedger('p'.repeat(32), { storages: {} })
+      const opts = { desired: desired(...ms), reader: own.client, policy: pol, ledger: led }
+      const { plan: p, report } = await reconcile({ ...opts, writer: own.client })
+      expect(report?.results.map((r) => r.status)).toEqual(p.actions.map(() => 'ok'))
+      expect(p.actions.length).toBe(ms.length)
+      expect((await reconcile(opts)).plan.actions).toEqual([])
+    } finally {
+      await own.close()
+    }
   })
 })
