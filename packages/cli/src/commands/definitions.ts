@@ -31,7 +31,7 @@ export const allowEmptyOption = {
   requiresArg: true,
   array: true,
   describe:
-    'Accept 0 desired objects of this kind even though owned ones exist on PVE (VM, TemplateVM, LXC, TemplateCT, BackupJob, Pool)',
+    'Accept 0 desired objects of this kind even though owned ones exist on PVE (VM, TemplateVM, LXC, TemplateCT, BackupJob, Pool, Storage)',
 } as const
 
 export function diffCommand(
