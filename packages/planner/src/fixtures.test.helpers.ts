@@ -10,6 +10,7 @@ import type {
   ContainerManifest,
   Manifest,
   PoolManifest,
+  StorageManifest,
   QemuManifest,
   VmHardware,
   VmSpec,
@@ -118,6 +119,13 @@ export function selectedBy(manifests: readonly Manifest[]): Manifest[] {
 /** A Pool as the parser reads its document (the id is the name); `spec` is the document's spec. */
 export function pool(name: string, spec: Readonly<Record<string, unknown>> = {}): PoolManifest {
   return manifest({ kind: 'Pool', metadata: { name }, spec }) as PoolManifest
+}
+
+export function storage(
+  name: string,
+  spec: Readonly<Record<string, unknown>> = { type: 'dir', path: `/srv/${name}` },
+): StorageManifest {
+  return manifest({ kind: 'Storage', metadata: { name }, spec }) as StorageManifest
 }
 
 export function desired(...manifests: Manifest[]): DesiredState {

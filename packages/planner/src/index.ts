@@ -6,6 +6,7 @@
  * helpers for embedders in `@proxops/planner/testing`.
  */
 export type { LiveReader, PveWriter } from './ports.js'
+export { storageLedger } from './ledger.js'
 export type { DesiredState, SecretLookup } from './desired.js'
 export type { LiveInventory } from './inventory.js'
 export {
@@ -22,16 +23,14 @@ export {
   type Gap,
   type PendingChange,
   type Plan,
-  type PlanSummary,
   type Policy,
-  type PveRequest,
   type ResourceKind,
   type Skip,
   type SkipCode,
 } from './plan-types.js'
 export { plan, addressesOf, describeAction, type PlanOptions } from './plan/index.js'
 export { targetPlan, type PlanTarget } from './plan/target.js'
-export { holdPlan, type PlanHold } from './plan/hold.js'
+export type { PlanHold } from './plan/hold.js'
 export { serializePlan, parsePlan } from './serialize.js'
 export { PlanInputError, type PlanErrorCode } from './errors.js'
 export {

@@ -133,6 +133,23 @@ export interface LiveInventory {
    * `spec.node` (`ObserveOptions.guestNodes`), sorted by vmid; absent when no guest is away from its node
    */
   migrationChecks?: readonly MigrationCheck[]
+  /** `GET /storage` sections sorted by id (kinds/storage); absent when not read (no Storage is planned) */
+  storageConfigs?: Observed<readonly LiveStorageConfig[]>
+  /**
+   * the volumes of each storage this entry owns that git no longer declares (its prune candidates), from a content
+   * listing on each node that sees it (ObserveOptions.ownedStorages); volids sorted
+   */
+  storageVolumes?: Readonly<Record<string, Observed<readonly string[]>>>
+  /** `GET /cluster/options`, every option as a string (kinds/cluster-options); absent when not read */
+  clusterOptions?: Observed<Readonly<Record<string, string>>>
+}
+
+/** One storage.cfg section as `GET /storage` lists it: options as strings, no secret (kinds/storage) */
+export interface LiveStorageConfig {
+  storage: string
+  type: string
+  values: Readonly<Record<string, string>>
+  digest?: string
 }
 
 /** `GET .../migrate` of one guest, where it is now (kinds/guest/migrate.ts) */

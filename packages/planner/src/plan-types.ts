@@ -253,6 +253,12 @@ export type PveRequest =
   | { call: 'sdnWrite'; method: 'POST' | 'PUT' | 'DELETE'; path: string; params: PlanParams }
   /** `PUT /cluster/sdn`: the pending SDN config becomes running, every node reloads (kinds/sdn) */
   | { call: 'applySdn' }
+  /** `/storage` (kinds/storage): storage.cfg, cluster-wide, no task; secrets as references */
+  | { call: 'createStorage'; params: PlanParams }
+  | { call: 'updateStorage'; storage: string; params: PlanParams }
+  | { call: 'deleteStorage'; storage: string }
+  /** `PUT /cluster/options` (kinds/cluster-options): datacenter.cfg, no task */
+  | { call: 'setClusterOptions'; params: PlanParams }
 
 /**
  * A verb; the action's `kind` names what it acts on (a new kind plans `create`, `update` and `delete`). How a plan

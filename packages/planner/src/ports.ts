@@ -23,6 +23,7 @@ import type {
   SdnZoneStatus,
   PveParams,
   SnapshotInfo,
+  StorageConfigItem,
   StorageContentItem,
   StorageInfo,
   TaskRef,
@@ -83,6 +84,10 @@ export interface LiveReader {
   realms(): Promise<RealmInfo[]>
   /** `GET .../migrate`: PVE's precondition check for moving the guest (qemu; lxc from PVE 9) */
   migratePrecondition(node: string, type: GuestType, vmid: number): Promise<MigratePrecondition>
+  /** `GET /cluster/options`: datacenter.cfg, every option as a string (property strings with sorted keys) */
+  clusterOptions(): Promise<Record<string, string>>
+  /** `GET /storage`: every storage.cfg section (no secret is ever in it), one request */
+  storageConfigs(): Promise<StorageConfigItem[]>
   /** `GET .../snapshot` without PVE's `current` entry */
   snapshots(node: string, type: GuestType, vmid: number): Promise<SnapshotInfo[]>
 }
@@ -161,6 +166,12 @@ export interface PveWriter {
   sdnWrite(method: 'POST' | 'PUT' | 'DELETE', path: string, params: PveParams): Promise<void>
   /** `PUT /cluster/sdn`: a `reloadnetworkall` task */
   applySdn(): Promise<TaskRef>
+  /** `PUT /cluster/options` (PVE::API2::Cluster set_options): synchronous */
+  setClusterOptions(params: PveParams): Promise<unknown>
+  /** `/storage` (PVE::API2::Storage::Config): synchronous, no task */
+  createStorage(params: PveParams): Promise<unknown>
+  updateStorage(storage: string, params: PveParams): Promise<unknown>
+  deleteStorage(storage: string): Promise<unknown>
   /** `/pools` (PVE::API2::Pool): synchronous, no task */
   createPool(params: PveParams): Promise<unknown>
   updatePool(params: PveParams): Promise<unknown>
@@ -193,4 +204,23 @@ export interface PveWriter {
   migrateGuest(node: string, type: GuestType, vmid: number, params: PveParams): Promise<TaskRef>
   /** Waits for a task to stop; rejects with a TaskTimeout error, resolves with ok=false when it failed. */
   waitTask(task: TaskRef, options?: WaitOptions): Promise<TaskResult>
+}
+
+/**
+ * ProxOps' own record of the storages a cluster entry wrote and of the fingerprints of the credentials it sent
+ * (docs/storage.md#ownership-and-credentials). PVE storages carry no comment and PVE never returns a password or
+ * keyring, so neither ownership nor a rotated secret can be read from PVE: the CLI keeps this in its data dir.
+ * Without one, ProxOps never prunes a storage and sends a credential on create only.
+ */
+export interface StorageLedger {
+  /** the storage ids this cluster entry created or changed, sorted */
+  owned(): readonly string[]
+  /** the fingerprint recorded for a storage's sensitive property when ProxOps last sent it */
+  fingerprint(storage: string, key: string): string | undefined
+  /** a keyed hash of a secret value: comparable, never the value and not reversible without the ledger's key */
+  digest(value: string): string
+  /** after a successful create or update: the storage is this entry's; merges the fingerprints of what was sent */
+  record(storage: string, fingerprints: Readonly<Record<string, string>>): void
+  /** after a successful delete */
+  forget(storage: string): void
 }

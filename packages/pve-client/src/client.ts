@@ -12,6 +12,8 @@ import {
   decodePoolDetail,
   decodePools,
   decodeSnapshots,
+  decodeStorageConfigs,
+  decodeClusterOptions,
   decodeStorageContent,
   decodeStorages,
   decodeVersion,
@@ -51,6 +53,7 @@ import type {
   PoolInfo,
   PveParams,
   SnapshotInfo,
+  StorageConfigItem,
   StorageContentItem,
   StorageInfo,
   TaskRef,
@@ -290,6 +293,21 @@ export class PveReadOnlyClient {
   async sdnZoneStatus(node: string, o?: CallOptions): Promise<SdnZoneStatus[]> {
     const data = await this.#get({ path: `/nodes/${encodeURIComponent(node)}/sdn/zones`, ...callOpts(o) })
     return decodeWith('GET /nodes/{node}/sdn/zones', () => decodeSdnZoneStatus(data))
+  }
+
+  /**
+   * `GET /storage` (PVE::API2::Storage::Config index): every storage.cfg section the caller may audit
+   * (Datastore.Audit or Datastore.AllocateSpace on /storage/<id>), one request for all; no secret is ever in it.
+   */
+  async storageConfigs(o?: CallOptions): Promise<StorageConfigItem[]> {
+    const data = await this.#get({ path: '/storage', ...callOpts(o) })
+    return decodeWith('GET /storage', () => decodeStorageConfigs(data))
+  }
+
+  /** `GET /cluster/options` (Sys.Audit on / for every option): datacenter.cfg, every option as a string */
+  async clusterOptions(o?: CallOptions): Promise<Record<string, string>> {
+    const data = await this.#get({ path: '/cluster/options', ...callOpts(o) })
+    return decodeWith('GET /cluster/options', () => decodeClusterOptions(data))
   }
 
   /** `GET /pools`: the pools the caller may audit (`Pool.Audit` on `/pool/<id>`), sorted by id */
@@ -701,6 +719,29 @@ export class PveClient extends PveReadOnlyClient {
   /** DELETE /cluster/backup/{id} (delete_job). */
   async deleteBackupJob(id: string, o?: CallOptions): Promise<void> {
     await this.#write('DELETE', '/cluster/backup/{id}', { id }, undefined, o)
+  }
+
+  /** PUT /cluster/options (set_options, synchronous): the options given, `delete` for the ones to remove */
+  async setClusterOptions(params: PveParams, o?: CallOptions): Promise<void> {
+    await this.#write('PUT', '/cluster/options', undefined, params, o)
+  }
+
+  /**
+   * POST /storage (PVE::API2::Storage::Config create, synchronous): `storage`, `type` and the options. The answer
+   * may carry the PBS encryption key (`config`): it is dropped here, never returned nor logged.
+   */
+  async createStorage(params: PveParams, o?: CallOptions): Promise<void> {
+    await this.#write('POST', '/storage', undefined, params, o)
+  }
+
+  /** PUT /storage/{storage} (update): changed options, `delete`, `digest`; never a fixed option (check_config). */
+  async updateStorage(storage: string, params: PveParams, o?: CallOptions): Promise<void> {
+    await this.#write('PUT', '/storage/{storage}', { storage }, params, o)
+  }
+
+  /** DELETE /storage/{storage}: removes the section only; the volumes stay where they are, unreachable by PVE. */
+  async deleteStorage(storage: string, o?: CallOptions): Promise<void> {
+    await this.#write('DELETE', '/storage/{storage}', { storage }, undefined, o)
   }
 
   /**

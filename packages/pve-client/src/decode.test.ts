@@ -1,6 +1,7 @@
 import { describe, expect } from 'vitest'
 import { fc, test } from '@fast-check/vitest'
 import {
+  decodeClusterOptions,
   decodeClusterResources,
   decodeGuestList,
   decodeGuestStatus,
@@ -97,5 +98,31 @@ describe('result decoders', () => {
       'lxc[1].status: expected a string, got a value of type object',
     )
     expect(() => decodeStorageContent({})).toThrow(/^content: expected a list$/)
+  })
+})
+
+describe('decodeClusterOptions (GET /cluster/options, parse_datacenter_config)', () => {
+  test('objects print back as sorted key=value pairs, lists with ;, allowed-tags left out', () => {
+    expect(
+      decodeClusterOptions({
+        migration: { type: 'secure', network: '10.0.0.0/24' },
+        'registered-tags': ['a', 'b'],
+        max_workers: 4,
+        description: 'x\n',
+        'allowed-tags': ['a'],
+      }),
+    ).toEqual({
+      migration: 'network=10.0.0.0/24,type=secure',
+      'registered-tags': 'a;b',
+      max_workers: '4',
+      description: 'x\n',
+    })
+    expect(() => decodeWith('GET /cluster/options', () => decodeClusterOptions([]))).toThrow(PveError)
+  })
+  test.prop([
+    fc.dictionary(fc.stringMatching(/^[a-z][a-z-]{0,8}$/), fc.oneof(fc.string(), fc.integer(), fc.boolean())),
+  ])('any answer of scalars decodes to strings, or fails as a protocol error', (answer) => {
+    const out = decodeClusterOptions(answer)
+    for (const v of Object.values(out)) expect(typeof v).toBe('string')
   })
 })

@@ -13,6 +13,7 @@ import type {
   PoolDetail,
   PoolInfo,
   SnapshotInfo,
+  StorageConfigItem,
   StorageContentItem,
   StorageInfo,
   TaskLogLine,
@@ -373,6 +374,53 @@ export function decodeHaConfig(v: unknown, object: HaObject): HaItem[] {
       if (typeof x === 'string' || typeof x === 'number' || typeof x === 'boolean') out[k] = String(x)
     return out
   })
+}
+
+/**
+ * `GET /storage`: each section with its options as strings (numbers and booleans, which PVE may send as either,
+ * become decimal text and 1/0). An item without a string `storage` id or `type` makes the list malformed.
+ */
+export function decodeStorageConfigs(v: unknown): StorageConfigItem[] {
+  return rows(v, 'storage', (o) => {
+    const storage = toKey(o.storage, 'storage')
+    if (typeof o.type !== 'string' || o.type === '')
+      throw new WireError('WIRE_SCALAR', 'expected a storage type', 'type')
+    const values: Record<string, string> = {}
+    for (const [k, x] of Object.entries(o)) {
+      if (k === 'storage' || k === 'type' || k === 'digest' || x === null || x === undefined) continue
+      if (typeof x === 'boolean') values[k] = x ? '1' : '0'
+      else if (typeof x === 'string' || typeof x === 'number') values[k] = String(x)
+      else throw new WireError('WIRE_SCALAR', 'expected a scalar option', k)
+    }
+    return defined({ storage, type: o.type, values, digest: optStr(o.digest, 'digest') })
+  })
+}
+
+/**
+ * `GET /cluster/options` (PVE::API2::Cluster get_options): datacenter.cfg with its property strings read back as
+ * objects; here every option in string form again: an object as `key=value` pairs with sorted keys, a list joined
+ * with `;` (registered-tags, user-allow-list), booleans 1/0. `allowed-tags` is not an option and is left out.
+ */
+export function decodeClusterOptions(v: unknown): Record<string, string> {
+  const o = obj(v, 'options')
+  const scalar = (x: unknown, field: string): string => {
+    if (typeof x === 'boolean') return x ? '1' : '0'
+    if (typeof x === 'string' || typeof x === 'number') return String(x)
+    if (Array.isArray(x)) return x.map((y) => scalar(y, field)).join(';')
+    throw new WireError('WIRE_SCALAR', 'expected a scalar', field)
+  }
+  const out: Record<string, string> = {}
+  for (const [k, x] of Object.entries(o)) {
+    if (k === 'allowed-tags' || x === null || x === undefined) continue
+    if (typeof x === 'object' && !Array.isArray(x))
+      out[k] = Object.keys(x)
+        .sort()
+        .filter((p) => (x as Record<string, unknown>)[p] != null)
+        .map((p) => `${p}=${scalar((x as Record<string, unknown>)[p], `${k}.${p}`)}`)
+        .join(',')
+    else out[k] = scalar(x, k)
+  }
+  return out
 }
 
 /** One vzdump job of `GET /cluster/backup` (PVE::API2::Backup index), every option in string form. */

@@ -15,6 +15,7 @@ import {
   decodePoolDetail,
   decodePools,
   decodeSnapshots,
+  decodeStorageConfigs,
   decodeStorageContent,
   decodeStorages,
   decodeWith,
@@ -79,6 +80,17 @@ const CASES: Record<string, ListCase> = {
     row: fc.record({ storage: word, type: fc.constantFrom('dir', 'lvmthin'), content: fc.constant('images') }),
     required: { storage: notAnId, type: notAnId },
     decode: decodeStorages,
+  },
+  'storage configuration': {
+    list: 'storage',
+    row: fc.record({
+      storage: word,
+      type: fc.constantFrom('dir', 'nfs', 'pbs'),
+      content: fc.constant('images'),
+      shared: fc.constantFrom(0, 1),
+    }),
+    required: { storage: notAnId, type: notAnId },
+    decode: decodeStorageConfigs,
   },
   'storage content': {
     list: 'content',

@@ -96,7 +96,7 @@ export interface CallSpec {
 }
 
 /** Parameter names whose values are secrets; scrubbed from any message PVE echoes them in. */
-const SENSITIVE_PARAM = /pass|secret|token/i
+const SENSITIVE_PARAM = /pass|secret|token|keyring|encryption-key|master-pubkey/i
 
 /**
  * HTTP transport: undici's `Agent.request()` straight onto the pinned/verified TLS connections. Handles auth

@@ -64,6 +64,8 @@ export const ErrorCodes = {
   'value-duplicate': 'a list repeats a value that must be unique',
   'pool-id-duplicate': 'two Pools of a cluster declare the same PVE pool id',
   'sdn-id-duplicate': 'two manifests of a cluster declare the same SDN zone, vnet, subnet or controller',
+  'cluster-options-duplicate': 'two ClusterOptions manifests for one cluster (it has one datacenter.cfg)',
+  'storage-id-duplicate': 'two Storages of a cluster declare the same PVE storage id',
   'firewall-invalid': 'a firewall rule, IP set or alias breaks a rule PVE checks (ports, addresses, macros)',
   'firewall-ref': 'a firewall rule names an IP set, alias or NIC the guest does not declare',
   'firewall-nic': 'the guest firewall is enabled but no declared NIC has firewall: true',

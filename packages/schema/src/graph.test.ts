@@ -94,15 +94,16 @@ describe('referencesOf', () => {
       'disk-image DiskImage/debian-13-cloud spec.disks.0.image',
       // a NIC's bridge may be a vnet: a VNet declaring it is a prerequisite, none is the node's own bridge
       'vnet VNet/vmbr0 spec.networks.0.bridge',
+      'storage Storage/local-lvm spec.disks.0.storage',
       'annotation LXC/cache-01 metadata.annotations.proxops/depends-on',
       'annotation CTTemplate/debian-base metadata.annotations.proxops/depends-on',
     ])
     const none = clone(validManifests.VM)
     none.spec.hardware = { cdrom: { iso: 'none' } }
     const r2 = parseManifest(none)
-    expect(r2.ok && referencesOf(r2.manifest).map((x) => x.kind)).toEqual(['VNet'])
+    expect(r2.ok && referencesOf(r2.manifest).map((x) => x.kind)).toEqual(['VNet', 'Storage'])
     const ct = parseManifest(clone(validManifests.LXC))
-    expect(ct.ok && referencesOf(ct.manifest).map((x) => x.kind)).toEqual(['CTTemplate', 'VNet'])
+    expect(ct.ok && referencesOf(ct.manifest).map((x) => x.kind)).toEqual(['CTTemplate', 'VNet', 'Storage'])
   })
 })
 
@@ -153,6 +154,15 @@ describe('clusterDependencies', () => {
         via: 'vnet',
         path: ['spec', 'networks', 0, 'bridge'],
         identity: 'sdn-vnet:vmbr0',
+        target: undefined,
+      },
+      // its disk's storage: no Storage declares local-lvm, so it is PVE's own (no edge)
+      {
+        kind: 'Storage',
+        name: 'local-lvm',
+        via: 'storage',
+        path: ['spec', 'disks', 0, 'storage'],
+        identity: 'storage:local-lvm',
         target: undefined,
       },
     ])

@@ -28,6 +28,8 @@ const twin: Record<Kind, Record<string, unknown>> = {
   CTTemplate: {},
   DiskImage: {},
   BackupJob: { id: 'nightly' },
+  Storage: { id: 'nas' },
+  ClusterOptions: {},
   Pool: { id: 'web' },
   Role: { roleid: 'ops-auditor' },
   Group: { groupid: 'ops' },

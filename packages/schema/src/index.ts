@@ -45,6 +45,10 @@ export type {
   SubnetManifest,
   SdnControllerManifest,
   PowerState,
+  StorageManifest,
+  StorageSpec,
+  ClusterOptionsManifest,
+  ClusterOptionsSpec,
   QemuManifest,
   TemplateCtManifest,
   TemplateVmManifest,
@@ -55,6 +59,19 @@ export type {
   VmSpec,
 } from './manifest/types.js'
 export { CLOUD_INIT_SLOT, cdSlot } from './kinds/guest/drive-slots.js'
+export {
+  STORAGE_OPTIONS,
+  STORAGE_SECRETS,
+  STORAGE_TYPES,
+  optionFixed,
+  optionHas,
+  secretRefField,
+  type StorageOption,
+  type StorageOptionKey,
+  type StorageSecretKey,
+  type StorageType,
+} from './kinds/storage/options.js'
+export { CLUSTER_OPTIONS, type ClusterOptionKey } from './kinds/cluster-options/options.js'
 export {
   parseManifest,
   formatPath,

@@ -37,6 +37,11 @@ cloud-init:
     expect(c.requireSecret('proxops-user', 'secrets.pve.user').reveal()).toBe('root@pam')
     expect(c.resolveRef('cloud-init.ssh-keys.main').reveal()).toBe('ssh-ed25519 AAAA ops@host')
     expect(c.resolveRef('cloud-init.passwords.default').reveal()).toBe('pw-canary')
+    // a credential a manifest names (a Storage's password-ref) is a `secrets.<name>` reference
+    expect(c.resolveRef('secrets.proxops-token').reveal()).toBe('5f0c-canary')
+    expect(() => c.resolveRef('secrets.proxops-password')).toThrow(
+      /reference secrets\.proxops-password is missing or empty/,
+    )
     expect(c.names('ssh-keys')).toEqual(['main'])
     expect(JSON.stringify(c)).not.toContain('canary')
   })

@@ -14,6 +14,9 @@ export interface CloudInitRef {
   name: string
 }
 
+/** `secrets.<name>`, the form a manifest names a credential in (Storage `password-ref`, ...) */
+const SECRETS_REF_RE = /^secrets\.([a-z0-9][a-z0-9-]{0,63})$/
+
 const REF_RE = /^cloud-init\.(ssh-keys|passwords)\.([a-z0-9][a-z0-9-]{0,63})$/
 
 /** Parses `cloud-init.ssh-keys.<name>` / `cloud-init.passwords.<name>`; undefined when invalid. */
@@ -83,6 +86,17 @@ export class SopsCredentials {
 
   /** Resolves a manifest reference; a missing or empty entry fails, naming the reference. */
   resolveRef(ref: string): Secret<string> {
+    // `secrets.<name>`: a credential a manifest names (a storage's password, keyring or PBS key)
+    const named = SECRETS_REF_RE.exec(ref)
+    if (named) {
+      const name = named[1] as string
+      const s = this.secret(name)
+      if (!s)
+        throw new SopsError('MissingKey', this.file, `${this.#prefix()}reference ${ref} is missing or empty`, {
+          path: ['secrets', name],
+        })
+      return s
+    }
     const parsed = parseCloudInitRef(ref)
     if (!parsed) throw new SopsError('Malformed', this.file, `${this.#prefix()}invalid cloud-init reference "${ref}"`)
     const s = this.cloudInit(parsed.kind, parsed.name)

@@ -113,12 +113,15 @@ export async function adoptHandler(ctx: CliContext, args: AdoptArgs): Promise<nu
       // the access objects only where the cluster manages access (docs/access.md#adopt)
       ...(cluster.access ? { access: true } : {}),
       sdn: true,
+      storages: 'all',
+      clusterOptions: true,
     })
     selection = selectForAdoption(observed, {
       declaredVmids: declared.vmids,
       declaredVolids: declared.volids,
       declaredJobs: declared.jobs,
       declaredPoolids: declared.poolids,
+      declaredStorages: declared.storages,
       only: { vmids: args.vmid ?? [], names: args.name ?? [], tags: args.tag ?? [] },
       ...(args['include-declared'] ? { includeDeclared: true } : {}),
       // what another cluster entry's marker names is that entry's: never adopted here

@@ -33,7 +33,7 @@ export const allowEmptyOption = {
   requiresArg: true,
   array: true,
   describe:
-    'Accept 0 desired objects of this kind even though owned ones exist on PVE (VM, TemplateVM, LXC, TemplateCT, BackupJob, Pool, Role, Group, User, Token, ACL)',
+    'Accept 0 desired objects of this kind even though owned ones exist on PVE (VM, TemplateVM, LXC, TemplateCT, BackupJob, Pool, Role, Group, User, Token, ACL, Storage)',
 } as const
 
 export function diffCommand(

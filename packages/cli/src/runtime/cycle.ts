@@ -26,6 +26,7 @@ import { CliError, oneLine } from '../errors.js'
 import type { PruneBudget, ResolvedCluster, ResolvedConfig } from '../config/types.js'
 import { clientHooks, readOnlyClient } from './clients.js'
 import { clusterTwins } from './identity.js'
+import { openStorageLedger } from './storage-ledger.js'
 import {
   cycleResult,
   findings,
@@ -201,6 +202,7 @@ export async function runCycle(ctx: CliContext, o: CycleOptions): Promise<CycleO
       ...(o.writer ? { writer: o.writer } : {}),
       policy: policyFor(o, keptObjects(o.config.dataDir, name, loaded.desired.manifests, o.writer !== undefined)),
       secrets: secretLookup(o.sops),
+      ledger: openStorageLedger(o.config.dataDir, name, o.writer !== undefined),
       actor: credentials.method === 'token' ? credentials.tokenId : credentials.user,
       ...(o.savedPlan ? { savedPlan: o.savedPlan, comparable: (p: Plan) => ctx.redactor.strings(p) } : {}),
       ...(ctx.signal ? { signal: ctx.signal } : {}),

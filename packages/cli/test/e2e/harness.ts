@@ -71,7 +71,7 @@ export function adminClient(sim: Simulator): PveClient {
   })
 }
 
-const recipient = (): string => {
+export const recipient = (): string => {
   const match = /public key: (age1[0-9a-z]+)/.exec(readFileSync(KEY_FILE, 'utf8'))
   if (!match?.[1]) throw new Error('test key without a public key comment')
   return match[1]
@@ -137,6 +137,8 @@ export interface RepoOptions {
   proxopsYaml?: string
   baseUrl?: string
   fingerprint?: string | null
+  /** more `secrets:` entries of the SOPS file (name -> value): credentials manifests name as `secrets.<name>` */
+  extraSecrets?: Record<string, string>
 }
 
 export const git = (cwd: string, ...args: string[]): string =>
@@ -187,7 +189,10 @@ export async function makeRepo(sim: Simulator, o: RepoOptions = {}): Promise<str
     .join('')
   writeFileSync(path.join(dir, 'resources.yaml'), listed ? `resources:\n${listed}` : 'resources: []\n')
   if (useSops) {
-    const plain = `secrets:\n  pve-user: root@pam\n  pve-token-id: proxops\n  pve-token: ${CANARY.token}\n  git-token: ${CANARY.gitToken}\ncloud-init:\n  ssh-keys:\n    main: ${CANARY.sshKey}\n  passwords:\n    default: ${CANARY.ciPassword}\n`
+    const extra = Object.entries(o.extraSecrets ?? {})
+      .map(([k, v]) => `  ${k}: ${JSON.stringify(v)}\n`)
+      .join('')
+    const plain = `secrets:\n  pve-user: root@pam\n  pve-token-id: proxops\n  pve-token: ${CANARY.token}\n  git-token: ${CANARY.gitToken}\n${extra}cloud-init:\n  ssh-keys:\n    main: ${CANARY.sshKey}\n  passwords:\n    default: ${CANARY.ciPassword}\n`
     writeFileSync(
       path.join(dir, 'secrets.sops.yaml'),
       await encryptSops(plain, { recipients: [recipient()], file: 'secrets.sops.yaml' }),

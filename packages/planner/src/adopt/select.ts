@@ -20,21 +20,24 @@ export function declaredObjects(manifests: DesiredState['manifests']): {
   volids: Set<string>
   jobs: Set<string>
   poolids: Set<string>
+  storages: Set<string>
 } {
   const vmids = new Set<number>()
   const volids = new Set<string>()
   const jobs = new Set<string>()
   const poolids = new Set<string>()
+  const storages = new Set<string>()
   for (const m of manifests) {
     if (isArtifact(m)) volids.add(artifactVolid(m))
     else if (isBackupJob(m)) jobs.add(m.spec.id)
     else if (m.kind === 'Pool') poolids.add(m.spec.id)
+    else if (m.kind === 'Storage') storages.add(m.spec.id)
     else {
       const vmid = (m.spec as { vmid?: unknown }).vmid
       if (typeof vmid === 'number') vmids.add(vmid)
     }
   }
-  return { vmids, volids, jobs, poolids }
+  return { vmids, volids, jobs, poolids, storages }
 }
 
 export interface AdoptSelection {
@@ -46,6 +49,8 @@ export interface AdoptSelection {
   declaredJobs?: ReadonlySet<string>
   /** pool ids the repository declares (Pool `spec.id`); absent = none */
   declaredPoolids?: ReadonlySet<string>
+  /** storage ids the repository declares (Storage `spec.id`); absent = none */
+  declaredStorages?: ReadonlySet<string>
   /** only the guests with one of these vmids, names or tags (any one matches); absent or empty = every guest */
   only?: AdoptFilter
   /** adopt the declared objects too (to refresh their manifests from PVE) */
@@ -165,8 +170,20 @@ export function selectForAdoption(live: LiveInventory, selection: AdoptSelection
     if (!selection.includeDeclared && selection.declaredPoolids?.has(p.poolid)) declaredPoolids.push(p.poolid)
     else if (!filtering) poolManifests.push(p.poolid)
   }
+  // Storage manifests like pools: only without a guest filter, never for one the repository declares
+  const storages = (live.storageConfigs ? known(live.storageConfigs) : undefined)?.filter(
+    (s) => !filtering && (selection.includeDeclared || !selection.declaredStorages?.has(s.storage)),
+  )
   return {
-    live: { ...live, guests, unknownGuests, volumes, ...(backupJobs ? { backupJobs: { known: backupJobs } } : {}) },
+    live: {
+      // the datacenter options like pools: only without a guest filter
+      ...(filtering ? withoutClusterOptions(live) : live),
+      guests,
+      unknownGuests,
+      volumes,
+      ...(backupJobs ? { backupJobs: { known: backupJobs } } : {}),
+      ...(storages ? { storageConfigs: { known: storages } } : {}),
+    },
     poolManifests,
     declared: {
       guests: [...declaredGuests].sort((a, b) => a - b),
@@ -181,4 +198,10 @@ export function selectForAdoption(live: LiveInventory, selection: AdoptSelection
       ...elsewhere.jobs.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
     ],
   }
+}
+
+function withoutClusterOptions(live: LiveInventory): LiveInventory {
+  const { clusterOptions, ...rest } = live
+  void clusterOptions
+  return rest
 }

@@ -11,7 +11,7 @@
  */
 import type { Action, Plan } from '../plan-types.js'
 import type { TaskRef } from '@proxops/pve-client/wire'
-import type { LiveReader, PveWriter } from '../ports.js'
+import type { LiveReader, PveWriter, StorageLedger } from '../ports.js'
 import type { SecretResolver } from '../kit/params.js'
 import { runAction, type ActionContext, type TaskRecord } from './run-action.js'
 import type { TokenSecretSink } from '../kit/runners.js'
@@ -24,6 +24,8 @@ export interface ExecuteOptions {
   secrets?: SecretResolver
   /** stores the secret of each token a `createToken` request makes (kit/runners.ts TokenSecretSink) */
   tokenSecrets?: TokenSecretSink
+  /** where storage writes record ownership and credential fingerprints (ports.ts StorageLedger) */
+  ledger?: StorageLedger
   /** actions running at once per node (default 2) */
   nodeConcurrency?: number
   /** downloads running at once per storage (default 1) */
@@ -161,6 +163,7 @@ export async function execute(plan: Plan, writer: PveWriter, options: ExecuteOpt
       reader: options.reader,
       secrets: options.secrets,
       ...(options.tokenSecrets ? { tokenSecrets: options.tokenSecrets } : {}),
+      ...(options.ledger ? { ledger: options.ledger } : {}),
       taskTimeoutMs: options.taskTimeoutMs ?? 600_000,
       downloadTimeoutMs: options.downloadTimeoutMs ?? 3_600_000,
       lockRetries: options.lockRetries ?? 3,

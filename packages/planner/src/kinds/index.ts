@@ -16,8 +16,21 @@ import { ha } from './ha/index.js'
 import { pool } from './pool/index.js'
 import { access } from './access/index.js'
 import { sdn } from './sdn/index.js'
+import { storage } from './storage/index.js'
+import { clusterOptions } from './cluster-options/index.js'
 
-export const KINDS: readonly Kind[] = [guest, artifact, firewall, ha, pool, backupJob, access, sdn]
+export const KINDS: readonly Kind[] = [
+  guest,
+  artifact,
+  firewall,
+  ha,
+  pool,
+  backupJob,
+  access,
+  sdn,
+  storage,
+  clusterOptions,
+]
 
 for (const kind of KINDS) {
   const problems = kindProblems(kind)

@@ -13,6 +13,7 @@ import {
   lxc,
   policy,
   pool,
+  storage,
   vm,
 } from '../fixtures.test.helpers.js'
 
@@ -58,6 +59,10 @@ function ofKind(kind: Kind, name: string, vmid: number): Manifest {
       return manifest({ kind, metadata: { name: name.slice(0, 8) }, spec: { zone: 'byhand' } })
     case 'Subnet':
       return manifest({ kind, metadata: { name }, spec: { vnet: 'byhand', cidr: `10.${name.length}.0.0/24` } })
+    case 'Storage':
+      return storage(name)
+    case 'ClusterOptions':
+      return manifest({ kind: 'ClusterOptions', metadata: { name }, spec: { keyboard: 'de' } })
   }
 }
 
@@ -66,6 +71,7 @@ function addressOf(m: Manifest): string {
   if (
     m.kind === 'BackupJob' ||
     m.kind === 'Pool' ||
+    m.kind === 'Storage' ||
     m.kind === 'Zone' ||
     m.kind === 'VNet' ||
     m.kind === 'SdnController'
@@ -77,6 +83,7 @@ function addressOf(m: Manifest): string {
   if (m.kind === 'User') return `User/${m.spec.userid}`
   if (m.kind === 'Token') return `Token/${m.spec.userid}!${m.spec.tokenid}`
   if (m.kind === 'ACL') return `ACL/${m.spec.path}(${m.metadata.name})`
+  if (m.kind === 'ClusterOptions') return 'ClusterOptions/datacenter'
   if (m.kind === 'ISO' || m.kind === 'CTTemplate' || m.kind === 'DiskImage')
     return `${m.kind}/pve1/${m.spec.storage}/${m.spec.filename}`
   return `${m.kind}/pve1/${m.spec.vmid}(${m.metadata.name})`
@@ -119,10 +126,16 @@ describe('dependency levels (the schema graph)', () => {
     it(`plan(): a ${dependant} with depends-on naming each kind waits for it`, () => {
       for (const target of KINDS)
         for (const spelling of KIND_ALIASES[target]) {
+          // a cluster has one datacenter.cfg: two ClusterOptions are a duplicate, not a dependency
+          if (target === 'ClusterOptions' && dependant === 'ClusterOptions') continue
           const t = ofKind(target, 'target', 101)
           const d = withDeps(ofKind(dependant, 'dependant', 201), `${spelling.toLowerCase()}:target`)
           const manifests = [artifact('CTTemplate', 'debian-12', 'debian-12.tar.zst'), t, d]
-          const p = plan(desired(...manifests), inventory([]), policy())
+          const p = plan(
+            desired(...manifests),
+            inventory([], { storageConfigs: { known: [] }, clusterOptions: { known: {} } }),
+            policy(),
+          )
           const mine = p.actions.filter((a) => a.address === addressOf(d))
           const theirs = p.actions.filter((a) => a.address === addressOf(t))
           expect(mine.length, `${dependant} → ${spelling}`).toBeGreaterThan(0)

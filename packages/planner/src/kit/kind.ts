@@ -25,7 +25,7 @@ import type {
   Skip,
 } from '../plan-types.js'
 import type { ClusterResource } from '@proxops/pve-client/wire'
-import type { LiveReader } from '../ports.js'
+import type { LiveReader, StorageLedger } from '../ports.js'
 import type { Draft, DraftBase } from './draft.js'
 import type { Runners } from './runners.js'
 import type { Privileges } from './privileges.js'
@@ -39,6 +39,8 @@ export interface PlanContext {
   readonly policy: Policy
   /** decrypted secret values, used only to compare `sshkeys` from refs; never copied into the plan */
   readonly secrets?: SecretLookup
+  /** the storages this entry wrote and its credentials' fingerprints (ports.ts StorageLedger); read only here */
+  readonly ledger?: StorageLedger
   /** the desired manifests by `Kind/name` */
   readonly byKey: ReadonlyMap<string, Manifest>
   /** a manifest's level in the dependency graph (0 without prerequisites) */
@@ -131,6 +133,20 @@ export interface ObserveOptions {
   access?: boolean
   /** read the SDN objects (kinds/sdn): the desired state declares some, or adopt */
   sdn?: boolean
+  /**
+   * the storages this entry's ledger owns that git no longer declares (prune candidates): each gets a content
+   * listing on a node that sees it, so that one holding volumes is never removed. kinds/storage/read.ts
+   */
+  ownedStorages?: readonly string[]
+  /** the storage ids the desired state declares (never prune candidates, so never listed) */
+  declaredStorages?: readonly string[]
+  /**
+   * `all`: read storage.cfg even when nothing declares or owns a storage (adopt). Otherwise `GET /storage` is read
+   * only when a Storage is declared or the ledger owns one, so an estate without storages pays nothing for them
+   */
+  storages?: 'all'
+  /** read `/cluster/options` (a ClusterOptions is declared, or adopt) */
+  clusterOptions?: boolean
 }
 
 /** A read within the cluster's in-flight limit (and its abort signal). */

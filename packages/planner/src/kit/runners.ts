@@ -6,13 +6,15 @@
 import { isLockTimeoutMessage } from '@proxops/pve-client/wire'
 import type { GuestType, TaskRef, TaskResult } from '@proxops/pve-client/wire'
 import type { PveRequest } from '../plan-types.js'
-import type { LiveReader, PveWriter } from '../ports.js'
+import type { LiveReader, PveWriter, StorageLedger } from '../ports.js'
 import type { SecretResolver } from './params.js'
 
 export interface ActionContext {
   writer: PveWriter
   reader: LiveReader
   secrets: SecretResolver | undefined
+  /** where a storage write records ownership and the fingerprints of the credentials it sent */
+  ledger?: StorageLedger
   taskTimeoutMs: number
   downloadTimeoutMs: number
   lockRetries: number

@@ -10,3 +10,11 @@ export function errorText(error: unknown): string {
   if (error instanceof Error) return error.message
   return String(error)
 }
+
+/** A mapping as a property string: `key=value` pairs with sorted keys, booleans as 1/0 (storage.cfg, datacenter.cfg) */
+export function sortedPairs(h: Readonly<Record<string, unknown>>): string {
+  return Object.keys(h)
+    .sort()
+    .map((k) => `${k}=${h[k] === true ? '1' : h[k] === false ? '0' : String(h[k])}`)
+    .join(',')
+}

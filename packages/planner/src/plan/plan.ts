@@ -15,11 +15,14 @@ import { DEFAULT_POLICY, type Plan, type Policy } from '../plan-types.js'
 import { keyOf, levels } from '../kit/deps.js'
 import type { Draft } from '../kit/draft.js'
 import { assemblePlan } from './order.js'
+import type { StorageLedger } from '../ports.js'
 import { prune } from './prune.js'
 
 export interface PlanOptions {
   /** decrypted secret values, used only to compare `sshkeys` from refs; never copied into the plan */
   secrets?: SecretLookup
+  /** the storages this entry wrote and its credentials' fingerprints (ports.ts StorageLedger) */
+  ledger?: StorageLedger
 }
 
 export function plan(
@@ -122,6 +125,7 @@ function checkedContext(
     live,
     policy,
     ...(options.secrets ? { secrets: options.secrets } : {}),
+    ...(options.ledger ? { ledger: options.ledger } : {}),
     byKey,
     levels: graph,
     levelOf: (key) => graph.get(key)?.level ?? 0,

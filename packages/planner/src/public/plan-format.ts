@@ -10,5 +10,7 @@ export type {
   GuestKind,
   PlanParams,
   PlanParamValue,
+  PlanSummary,
+  PveRequest,
   SecretParam,
 } from '../plan-types.js'

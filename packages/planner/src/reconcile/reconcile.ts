@@ -15,7 +15,7 @@ import { plan as makePlan } from '../plan/plan.js'
 import { targetPlan, type PlanTarget } from '../plan/target.js'
 import { holdPlan, type PlanHold } from '../plan/hold.js'
 import type { Plan, Policy } from '../plan-types.js'
-import type { LiveReader, PveWriter } from '../ports.js'
+import type { LiveReader, PveWriter, StorageLedger } from '../ports.js'
 import { checkPrivileges, neededPaths, privilegeNeeds } from '../privileges.js'
 import { ReconcileError } from './errors.js'
 import { checkSavedPlan, planDifference } from './saved-plan.js'
@@ -32,6 +32,11 @@ export interface ReconcileOptions {
    * must resolve (a value, not undefined or a throw) before PVE is read.
    */
   secrets?: (ref: string) => string | undefined
+  /**
+   * the storages this cluster entry wrote and its credentials' fingerprints (ports.ts StorageLedger): plan reads
+   * it, execute records into it; without one no storage is pruned and a credential is sent on create only
+   */
+  ledger?: StorageLedger
   /**
    * The caller's PVE identity (token id or user): the plan's actions are checked against its privileges
    * when the reader can read them (`reader.privileges`); `root@pam` and absent skip the check.
@@ -78,13 +83,14 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRes
   const inventory = await observe(cluster, reader, {
     // what each kind asks to read for this desired state (Kind.observe)
     ...(Object.assign({}, ...KINDS.map((k) => k.observe?.(desired, policy) ?? {})) as Partial<ObserveOptions>),
+    ...(options.ledger ? { ownedStorages: options.ledger.owned() } : {}),
     ...options.observe,
     nodes: policy.nodes,
     ...(options.signal ? { signal: options.signal } : {}),
   })
   // the privilege preflight is part of the plan: a saved plan went through it too, so they compare equal
   const full = await preflightPrivileges(
-    makePlan(desired, inventory, policy, { secrets: lookup }),
+    makePlan(desired, inventory, policy, { secrets: lookup, ...(options.ledger ? { ledger: options.ledger } : {}) }),
     reader,
     options.actor,
   )
@@ -119,6 +125,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRes
   options.onPlan?.(plan)
   const report = await execute(plan, writer, {
     ...options.execute,
+    ...(options.ledger ? { ledger: options.ledger } : {}),
     reader,
     secrets: (ref) => {
       const value = lookup(ref)

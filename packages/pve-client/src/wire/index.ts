@@ -34,6 +34,7 @@ export type {
   GuestStatus,
   LocalDisk,
   MigratePrecondition,
+  StorageConfigItem,
   StorageInfo,
   StorageContentItem,
   TaskRef,

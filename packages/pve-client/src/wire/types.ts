@@ -154,6 +154,19 @@ export interface StorageInfo {
   used?: number
 }
 
+/**
+ * One section of `GET /storage` (pve-storage PVE::API2::Storage::Config index, api_storage_config): every option
+ * in string form (booleans 1/0, content and nodes as PVE's comma lists); the `digest` of storage.cfg beside it.
+ * The sensitive properties (password, keyring, the PBS key files) are never in it; a PBS `encryption-key` is the
+ * key's fingerprint.
+ */
+export interface StorageConfigItem {
+  storage: string
+  type: string
+  values: Record<string, string>
+  digest?: string
+}
+
 export interface StorageContentItem {
   volid: string
   content: string

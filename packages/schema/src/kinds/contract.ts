@@ -55,6 +55,7 @@ export interface KindReference<T extends string = string> {
     | 'zone'
     | 'vnet'
     | 'controller'
+    | 'storage'
   /** where the reference is written in the manifest */
   path: PathKey[]
   /**

@@ -46,6 +46,7 @@ describe('the kind registry (kinds/contract.ts)', () => {
       'User',
       'Token',
       'ACL',
+      'Storage',
     ])
   })
 

@@ -12,6 +12,8 @@ import { sdnController } from './sdn-controller/index.js'
 import { subnet } from './subnet/index.js'
 import { vnet } from './vnet/index.js'
 import { zone } from './zone/index.js'
+import { storage } from './storage/index.js'
+import { clusterOptions } from './cluster-options/index.js'
 
 export const SCHEMA_KINDS = [
   vm,
@@ -32,6 +34,8 @@ export const SCHEMA_KINDS = [
   zone,
   vnet,
   subnet,
+  storage,
+  clusterOptions,
 ] as const
 
 type Entry = (typeof SCHEMA_KINDS)[number]

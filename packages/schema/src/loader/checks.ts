@@ -76,6 +76,10 @@ export function checkCluster(input: ClusterCheckInput): { index: ClusterIndex; g
       m.kind === 'SdnController'
     ) {
       // a pool, the access objects and the SDN objects have no node of their own
+    } else if (m.kind === 'ClusterOptions') {
+      // datacenter options name no node
+    } else if (m.kind === 'Storage') {
+      // a storage's `nodes` may name any node of the cluster (the allowlist bounds what ProxOps reads, not storage.cfg)
     } else if (allow.size > 0) {
       // Artifacts may be shared (base/) by clusters with different nodes: a node of another cluster's
       // allowlist is scoped out of this cluster's copy; a node no cluster knows is an error (typo guard).

@@ -63,6 +63,8 @@ export type { ZoneManifest, ZoneSpec } from '../kinds/zone/types.js'
 export type { VNetManifest, VNetSpec } from '../kinds/vnet/types.js'
 export type { SubnetManifest, SubnetSpec } from '../kinds/subnet/types.js'
 export type { SdnControllerManifest, SdnControllerSpec } from '../kinds/sdn-controller/types.js'
+export type { StorageManifest, StorageSpec } from '../kinds/storage/types.js'
+export type { ClusterOptionsManifest, ClusterOptionsSpec } from '../kinds/cluster-options/types.js'
 
 /**
  * The most disruptive side effect ProxOps may cause on a running guest while converging its config (the

@@ -151,6 +151,18 @@ export const validManifests = {
     metadata: { name: 'web-v4' },
     spec: { vnet: 'web', cidr: '10.10.0.0/24', gateway: '10.10.0.1' },
   },
+  ClusterOptions: {
+    apiVersion: 'proxops/v1alpha1',
+    kind: 'ClusterOptions',
+    metadata: { name: 'datacenter' },
+    spec: { keyboard: 'de', migration: { type: 'secure', network: '10.0.0.0/24' } },
+  },
+  Storage: {
+    apiVersion: 'proxops/v1alpha1',
+    kind: 'Storage',
+    metadata: { name: 'nas' },
+    spec: { type: 'nfs', server: '10.0.0.5', export: '/export/pve', content: ['iso', 'images'] },
+  },
 } as const
 
 /** A deep, mutable copy. */

@@ -7,6 +7,7 @@ import { taskRoutes } from './tasks.js'
 import { guestRoutes } from './guests.js'
 import { storageRoutes } from './storage.js'
 import { storageConfigRoutes } from './storage-config.js'
+import { clusterOptionsRoutes } from './cluster-options.js'
 import { nodeRoutes } from './nodes.js'
 import { haRoutes } from './ha.js'
 import { firewallRoutes } from './firewall.js'
@@ -28,6 +29,7 @@ export function buildRoutes(c: Cluster): Route[] {
     ...guestRoutes(c),
     ...storageRoutes(c),
     ...storageConfigRoutes(c),
+    ...clusterOptionsRoutes(c),
     ...nodeRoutes(c),
     ...haRoutes(c),
     ...firewallRoutes(c),

@@ -14,6 +14,43 @@ const REQUIRED: Record<StorageType, string[]> = {
   lvm: ['vgname'],
   zfspool: ['pool'],
   rbd: [],
+  btrfs: ['path'],
+  pbs: ['server', 'datastore'],
+}
+
+/**
+ * each plugin's `fixed` options: SectionConfig check_config dies `can't change value of fixed parameter` when an
+ * update names one, even with its current value, and the update handler refuses to delete one
+ */
+const FIXED: Record<StorageType, readonly string[]> = {
+  dir: ['path', 'snapshot-as-volume-chain'],
+  nfs: ['path', 'server', 'export', 'snapshot-as-volume-chain'],
+  cifs: ['path', 'server', 'share', 'snapshot-as-volume-chain'],
+  cephfs: [],
+  lvmthin: ['thinpool', 'vgname'],
+  lvm: ['vgname', 'base'],
+  zfspool: ['pool'],
+  rbd: [],
+  btrfs: ['path'],
+  pbs: ['server', 'datastore'],
+}
+
+/**
+ * Plugin::sensitive_properties (each plugin's `sensitive-properties`): extract_sensitive_params takes them out of
+ * the request before check_config, the on_add/on_update hooks keep them under /etc/pve/priv, and storage.cfg (so
+ * every listing) never holds them
+ */
+const SENSITIVE: Record<StorageType, readonly string[]> = {
+  dir: [],
+  nfs: [],
+  cifs: ['password'],
+  cephfs: ['keyring'],
+  lvmthin: [],
+  lvm: [],
+  zfspool: [],
+  rbd: ['keyring'],
+  btrfs: [],
+  pbs: ['encryption-key', 'master-pubkey', 'password'],
 }
 /**
  * each modelled plugin's `options` (pve-storage's Plugin subclasses): SectionConfig check_config refuses any other
@@ -132,6 +169,73 @@ const OPTIONS: Record<StorageType, ReadonlySet<string>> = {
     'keyring',
     'bwlimit',
   ]),
+  btrfs: new Set([
+    'path',
+    'nodes',
+    'shared',
+    'disable',
+    'prune-backups',
+    'max-protected-backups',
+    'content',
+    'format',
+    'is_mountpoint',
+    'nocow',
+    'mkdir',
+    'create-base-path',
+    'create-subdirs',
+    'preallocation',
+  ]),
+  pbs: new Set([
+    'server',
+    'datastore',
+    'namespace',
+    'port',
+    'nodes',
+    'disable',
+    'content',
+    'username',
+    'password',
+    'encryption-key',
+    'master-pubkey',
+    'prune-backups',
+    'max-protected-backups',
+    'fingerprint',
+  ]),
+}
+
+/**
+ * PBSPlugin on_add_hook / on_update_hook: the key file is kept in priv, storage.cfg gets the key's fingerprint
+ * (or 1) as `encryption-key`, and `master-pubkey 1`; the create/update answer returns the key in `config`
+ */
+function pbsKeys(
+  sensitive: Record<string, string>,
+  extra: Record<string, string>,
+  priv: Record<string, string>,
+): Record<string, string> | undefined {
+  const key = sensitive['encryption-key']
+  let config: Record<string, string> | undefined
+  if (key !== undefined) {
+    let decoded: unknown
+    try {
+      decoded = JSON.parse(key)
+    } catch {
+      decoded = undefined
+    }
+    if (typeof decoded !== 'object' || decoded === null || !('data' in decoded))
+      throw fail500('Value does not seems like a valid, JSON formatted encryption key!')
+    const fp = (decoded as { fingerprint?: unknown }).fingerprint
+    extra['encryption-key'] = typeof fp === 'string' && fp !== '' ? fp : '1'
+    priv['encryption-key'] = key
+    config = { 'encryption-key': key }
+  }
+  const master = sensitive['master-pubkey']
+  if (master !== undefined) {
+    if (extra['encryption-key'] === undefined)
+      throw fail500(`'master-pubkey' can only be used together with 'encryption-key'`)
+    priv['master-pubkey'] = master
+    extra['master-pubkey'] = '1'
+  }
+  return config
 }
 
 /** SectionConfig check_config's `unexpected property` for a parameter the type's plugin has no option for */
@@ -209,8 +313,18 @@ export function storageConfigRoutes(c: Cluster): RouteTable {
         if (missing.length > 0)
           throw fail400(Object.fromEntries(missing.map((k) => [k, 'property is missing and it is not optional'])))
         checkOptions(type, ctx.params, ['storage', 'type'])
+        const sensitive: Record<string, string> = {}
+        for (const k of SENSITIVE[type]) if (ctx.params[k] !== undefined) sensitive[k] = cfgValue(ctx.params[k])
         const extra: Record<string, string> = {}
-        for (const [k, v] of Object.entries(ctx.params)) if (!MODELLED.has(k) && v !== undefined) extra[k] = cfgValue(v)
+        for (const [k, v] of Object.entries(ctx.params))
+          if (!MODELLED.has(k) && v !== undefined && !(k in sensitive)) extra[k] = cfgValue(v)
+        const priv: Record<string, string> = {}
+        if (c.storage.get(id)) throw fail500(`create storage failed: storage ID '${id}' already defined`)
+        let config: Record<string, string> | undefined
+        if (type === 'pbs') {
+          if (sensitive.password !== undefined) priv.password = sensitive.password
+          config = pbsKeys(sensitive, extra, priv)
+        } else Object.assign(priv, sensitive)
         const info = STORAGE_TYPES[type]
         const contentParam = str(ctx, 'content')
         const d: StorageDef = {
@@ -226,9 +340,9 @@ export function storageConfigRoutes(c: Cluster): RouteTable {
         const nodes = decodeNodes(str(ctx, 'nodes') ?? '')
         if (nodes) d.nodes = nodes
         if (bool(ctx, 'disable') === true) d.disable = true
-        if (c.storage.get(id)) throw fail500(`create storage failed: storage ID '${id}' already defined`)
         c.storage.set(d)
-        return { storage: id, type }
+        if (Object.keys(priv).length > 0) c.storage.priv.set(id, priv)
+        return { storage: id, type, ...(config ? { config } : {}) }
       },
     ],
     [
@@ -247,8 +361,16 @@ export function storageConfigRoutes(c: Cluster): RouteTable {
           throw fail500(`update storage failed: ${(e as Error).message}`)
         }
         const deletes = (str(ctx, 'delete') ?? '').split(/[,;\s]+/).filter((k) => k !== '')
+        const sensitive: Record<string, string> = {}
+        for (const k of SENSITIVE[cur.type]) if (ctx.params[k] !== undefined) sensitive[k] = cfgValue(ctx.params[k])
+        for (const k of Object.keys(ctx.params).sort())
+          if (FIXED[cur.type].includes(k) && ctx.params[k] !== undefined)
+            throw fail500(`update storage failed: can't change value of fixed parameter '${k}'`)
         for (const k of deletes) {
           if (!OPTIONS[cur.type].has(k)) throw fail500(`update storage failed: no such option '${k}'`)
+          if (REQUIRED[cur.type].includes(k))
+            throw fail500(`update storage failed: unable to delete required option '${k}'`)
+          if (FIXED[cur.type].includes(k)) throw fail500(`update storage failed: unable to delete fixed option '${k}'`)
           if (ctx.params[k] !== undefined)
             throw fail500(`update storage failed: cannot set and delete property '${k}' at the same time!`)
           if (k === 'nodes') delete d.nodes
@@ -257,8 +379,16 @@ export function storageConfigRoutes(c: Cluster): RouteTable {
           else if (k === 'shared' && !STORAGE_TYPES[d.type].shared) d.shared = false
           else delete d.extra[k]
         }
+        // the on_update hooks: a sensitive value sent replaces the priv file, a deleted one removes it
+        const priv: Record<string, string> = { ...(c.storage.priv.get(id) ?? {}) }
+        for (const k of deletes) if (SENSITIVE[cur.type].includes(k)) delete priv[k]
+        let config: Record<string, string> | undefined
+        if (cur.type === 'pbs') {
+          if (sensitive.password !== undefined) priv.password = sensitive.password
+          config = pbsKeys(sensitive, d.extra, priv)
+        } else Object.assign(priv, sensitive)
         for (const [k, v] of Object.entries(ctx.params)) {
-          if (v === undefined || k === 'storage' || k === 'digest' || k === 'delete') continue
+          if (v === undefined || k === 'storage' || k === 'digest' || k === 'delete' || k in sensitive) continue
           const value = cfgValue(v)
           if (k === 'content') d.content = decodeContent(d.type, value)
           else if (k === 'nodes') {
@@ -272,7 +402,9 @@ export function storageConfigRoutes(c: Cluster): RouteTable {
           else d.extra[k] = value
         }
         c.storage.set(d)
-        return { storage: id, type: d.type }
+        if (Object.keys(priv).length > 0) c.storage.priv.set(id, priv)
+        else c.storage.priv.delete(id)
+        return { storage: id, type: d.type, ...(config ? { config } : {}) }
       },
     ],
     [

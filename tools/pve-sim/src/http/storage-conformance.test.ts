@@ -242,12 +242,12 @@ describe('PVE::QemuServer::destroy_vm and PVE::Storage::volume_is_base_and_used'
   })
 })
 
-describe("each plugin's options (pve-storage Plugin options, PVE::SectionConfig check_config)", () => {
-  const fail = async (r: Promise<RawResponse>): Promise<[number, string]> => {
-    const res = await r
-    return [res.status, ((res.json as { message?: string }).message ?? '').trimEnd()]
-  }
+const fail = async (r: Promise<RawResponse>): Promise<[number, string]> => {
+  const res = await r
+  return [res.status, ((res.json as { message?: string }).message ?? '').trimEnd()]
+}
 
+describe("each plugin's options (pve-storage Plugin options, PVE::SectionConfig check_config)", () => {
   it('a dir storage keeps its boolean `shared` (a decoded boolean), so it is one namespace for every node', async () => {
     data(
       await req('POST', '/storage', {
@@ -279,5 +279,84 @@ describe("each plugin's options (pve-storage Plugin options, PVE::SectionConfig 
       500,
       "update storage failed: no such option 'shared'",
     ])
+  })
+})
+
+describe('PVE::API2::Storage::Config sensitive properties and fixed options', () => {
+  const CANARY = 'canary-pw-7f3e'
+  const KEY = JSON.stringify({ kdf: null, data: 'AAAA', fingerprint: 'aa:bb:cc' })
+  it('create: extract_sensitive_params keeps password, keyring and the PBS key out of storage.cfg; no listing returns them', async () => {
+    const cifs = data<Record<string, unknown>>(
+      await req('POST', '/storage', {
+        storage: 'smb',
+        type: 'cifs',
+        server: '10.0.0.9',
+        share: 'vms',
+        username: 'u',
+        password: CANARY,
+      }),
+    )
+    expect(cifs).toEqual({ storage: 'smb', type: 'cifs' })
+    // PBSPlugin on_add_hook: storage.cfg gets the key's fingerprint, the answer's `config` the key
+    const pbs = data<Record<string, unknown>>(
+      await req('POST', '/storage', {
+        storage: 'backup',
+        type: 'pbs',
+        server: 'pbs.lan',
+        datastore: 'store1',
+        username: 'sync@pbs',
+        password: CANARY,
+        'encryption-key': KEY,
+      }),
+    )
+    expect(pbs).toEqual({ storage: 'backup', type: 'pbs', config: { 'encryption-key': KEY } })
+    data(await req('POST', '/storage', { storage: 'ceph2', type: 'rbd', pool: 'x', keyring: CANARY }))
+    const list = await req('GET', '/storage')
+    expect(list.body).not.toContain(CANARY)
+    expect(list.body).not.toContain('AAAA')
+    const one = data<Record<string, unknown>>(await req('GET', '/storage/backup'))
+    expect(one).toMatchObject({ type: 'pbs', 'encryption-key': 'aa:bb:cc', content: 'backup', username: 'sync@pbs' })
+    expect(one).not.toHaveProperty('password')
+    expect(data<Record<string, unknown>>(await req('GET', '/storage/smb'))).not.toHaveProperty('password')
+    expect(data<Record<string, unknown>>(await req('GET', '/storage/ceph2'))).not.toHaveProperty('keyring')
+  })
+
+  it('PBSPlugin on_add_hook: a key that is not JSON with `data` is refused; master-pubkey needs an encryption key', async () => {
+    const base = { type: 'pbs', server: 'pbs.lan', datastore: 's' }
+    expect(await fail(req('POST', '/storage', { ...base, storage: 'p2', 'encryption-key': 'nope' }))).toEqual([
+      500,
+      'Value does not seems like a valid, JSON formatted encryption key!',
+    ])
+    expect(await fail(req('POST', '/storage', { ...base, storage: 'p3', 'master-pubkey': 'AAAA' }))).toEqual([
+      500,
+      "'master-pubkey' can only be used together with 'encryption-key'",
+    ])
+  })
+
+  it('update: check_config refuses a fixed option even unchanged; required and fixed options cannot be deleted; a new password replaces the old unseen', async () => {
+    expect(await fail(req('PUT', '/storage/backup', { server: 'pbs.lan' }))).toEqual([
+      500,
+      "update storage failed: can't change value of fixed parameter 'server'",
+    ])
+    expect(await fail(req('PUT', '/storage/nas', { delete: 'export' }))).toEqual([
+      500,
+      "update storage failed: unable to delete required option 'export'",
+    ])
+    const upd = data<Record<string, unknown>>(await req('PUT', '/storage/smb', { password: 'other-canary' }))
+    expect(upd).toEqual({ storage: 'smb', type: 'cifs' })
+    expect((await req('GET', '/storage')).body).not.toContain('other-canary')
+    // a deleted encryption key leaves storage.cfg too (on_update_hook, then the delete)
+    data(await req('PUT', '/storage/backup', { delete: 'encryption-key' }))
+    expect(data<Record<string, unknown>>(await req('GET', '/storage/backup'))).not.toHaveProperty('encryption-key')
+  })
+
+  it('btrfs: a directory-like local storage with a fixed path', async () => {
+    data(await req('POST', '/storage', { storage: 'bt', type: 'btrfs', path: '/mnt/bt' }))
+    expect(data<Record<string, unknown>>(await req('GET', '/storage/bt'))).toMatchObject({
+      type: 'btrfs',
+      path: '/mnt/bt',
+      content: 'images,rootdir',
+    })
+    expect(await fail(req('POST', '/storage', { storage: 'bt2', type: 'btrfs' }))).toEqual([400, expect.anything()])
   })
 })

@@ -3,6 +3,7 @@ import { fail500, PveHttpError } from './errors.js'
 import { Ha } from './ha.js'
 import { FirewallFiles } from './firewall.js'
 import { Pools } from './pools.js'
+import { DatacenterConfig } from './datacenter.js'
 import { BackupJobs } from './backup.js'
 import { ReplicationJobs } from './replication.js'
 import { Sdn } from './sdn.js'
@@ -109,6 +110,8 @@ export class Cluster {
   readonly firewalls = new FirewallFiles(() => Math.floor(this.now() / 1000))
   /** user.cfg's resource pools (pve-manager PVE::API2::Pool) */
   readonly pools = new Pools()
+  /** datacenter.cfg (/cluster/options) */
+  readonly datacenter = new DatacenterConfig()
   /** jobs.cfg's vzdump jobs (/cluster/backup) */
   readonly backupJobs: BackupJobs
   /** replication.cfg (/cluster/replication) */

@@ -8,7 +8,7 @@ import { GiB } from './sizes.js'
  * `shared 1`) has one namespace for every node that sees it.
  */
 
-export type StorageType = 'dir' | 'lvmthin' | 'lvm' | 'zfspool' | 'nfs' | 'cifs' | 'cephfs' | 'rbd'
+export type StorageType = 'dir' | 'lvmthin' | 'lvm' | 'zfspool' | 'nfs' | 'cifs' | 'cephfs' | 'rbd' | 'btrfs' | 'pbs'
 export type ContentType = 'images' | 'rootdir' | 'iso' | 'vztmpl' | 'import' | 'snippets' | 'backup'
 
 /** the plugin data the simulator models per type: allowed content, default content, file-based (pve-storage `plugindata`) */
@@ -44,6 +44,15 @@ export const STORAGE_TYPES: Record<
   lvm: { content: ['images', 'rootdir'], defaultContent: ['images', 'rootdir'], file: false, shared: false },
   zfspool: { content: ['images', 'rootdir'], defaultContent: ['images', 'rootdir'], file: false, shared: false },
   rbd: { content: ['images', 'rootdir'], defaultContent: ['images'], file: false, shared: true },
+  // BTRFSPlugin: a directory plugin with subvolumes; local unless `shared 1`
+  btrfs: {
+    content: ['images', 'rootdir', 'vztmpl', 'iso', 'backup', 'snippets', 'import'],
+    defaultContent: ['images', 'rootdir'],
+    file: true,
+    shared: false,
+  },
+  // PBSPlugin: backups only, on a Proxmox Backup Server every node reaches
+  pbs: { content: ['backup'], defaultContent: ['backup'], file: false, shared: true },
 }
 
 export function isStorageType(t: string): t is StorageType {
@@ -134,6 +143,11 @@ export class StorageConfig {
   readonly offline = new Set<string>()
   /** storages whose cluster lock (shared) or node lock (local) someone else holds */
   readonly lockHeld = new Set<string>()
+  /**
+   * the sensitive properties of each storage (/etc/pve/priv/storage/<id>.pw, .enc, .master.pem, the ceph
+   * keyring): kept apart from storage.cfg, never listed (PVE::API2::Storage::Config extract_sensitive_params)
+   */
+  readonly priv = new Map<string, Record<string, string>>()
   /** `qemu-img info` runs (file_size_info) that listings of file storages' images cost, on every node */
   imageInfoRuns = 0
 
@@ -156,6 +170,7 @@ export class StorageConfig {
 
   delete(id: string): void {
     this.defs.delete(id)
+    this.priv.delete(id)
     this.shared.delete(id)
     this.offline.delete(id)
     this.lockHeld.delete(id)

@@ -146,9 +146,10 @@ function sourcesAway(m: QemuManifest | ContainerManifest, byKey: ReadonlyMap<str
         : []
   for (const [kind, name] of artifacts) {
     const a = byKey.get(keyOf(kind, name))
-    if (a === undefined || (a.kind !== 'DiskImage' && a.kind !== 'CTTemplate') || a.spec.nodes.includes(node)) continue
+    const nodes = a !== undefined && 'nodes' in a.spec ? a.spec.nodes : undefined
+    if (nodes === undefined || nodes.includes(node)) continue
     out.push(
-      `${kind}/${name} is not declared on node ${node} (its nodes: ${a.spec.nodes.join(', ') || 'none'}), and the guest is created from it there: add ${node} to its spec.nodes, or create the guest on one of its nodes (${later})`,
+      `${kind}/${name} is not declared on node ${node} (its nodes: ${nodes.join(', ') || 'none'}), and the guest is created from it there: add ${node} to its spec.nodes, or create the guest on one of its nodes (${later})`,
     )
   }
   return out.sort()

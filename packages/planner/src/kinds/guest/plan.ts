@@ -33,6 +33,7 @@ import { qemuFields, type GuestBuildContext, type GuestFields } from './qemu.js'
 import { isSnapshotTrigger, isStoppingMove, safetySnapshotKeep, snapshotProblem, takesSnapshots } from './snapshots.js'
 import { tagsField } from './tags.js'
 import { storageRefusals } from './storage-refusals.js'
+import { withDeclaredStorages } from '../../kit/declared-storages.js'
 
 type GuestManifest = QemuManifest | ContainerManifest
 
@@ -460,7 +461,12 @@ function planLive(
  * none of its actions is planned, and neither is anything that lives on it.
  */
 function refusedStorage(plan: KindPlan, type: GuestType, node: string, ctx: PlanContext, base: PlannedGuest['base']) {
-  const refusals = storageRefusals(type, node, plan.drafts, ctx.live.storages)
+  const refusals = storageRefusals(
+    type,
+    node,
+    plan.drafts,
+    withDeclaredStorages(ctx.live.storages, ctx.desired.manifests),
+  )
   if (refusals.length === 0) return false
   plan.anomalies.push({
     code: 'storage-refused',

@@ -1,4 +1,5 @@
 import type { Add } from '../contract.js'
+import { normalisePrune } from '../../manifest/prune-backups.js'
 import { POOL_ID } from '../../manifest/fields.js'
 import { BACKUP_JOB_ID, BACKUP_JOB_ID_MAX } from './schema.js'
 import type { BackupJobManifest, RawBackupJobSpec } from './types.js'
@@ -36,16 +37,7 @@ export function finaliseBackupJob(m: BackupJobManifest, add: Add): void {
 
   const prune = raw['prune-backups']
   if (prune !== undefined) {
-    // pve-storage validate_prune_backups: keep-all with a positive keep-N is an error; nothing positive = keep-all
-    const { 'keep-all': keepAll, ...rest } = prune
-    const positive = Object.entries(rest).filter(([, n]) => typeof n === 'number' && n > 0)
-    if (positive.length === 0) spec['prune-backups'] = { 'keep-all': 1 }
-    else if (keepAll === true)
-      add(
-        'field-invalid',
-        ['spec', 'prune-backups', 'keep-all'],
-        'keep-all cannot be set together with a positive keep-N',
-      )
-    else spec['prune-backups'] = Object.fromEntries(positive.sort(([a], [b]) => (a < b ? -1 : 1)))
+    const normalised = normalisePrune(prune, add, ['spec', 'prune-backups'])
+    if (normalised) spec['prune-backups'] = normalised
   }
 }

@@ -7,6 +7,7 @@ import * as v from 'valibot'
 import { issueMessage as m } from '../../errors.js'
 import { bool, int, list, nodeName, obj, oneOf, storageId, str } from '../../manifest/fields.js'
 import { calendarEventError } from './calendar-event.js'
+import { pruneBackupsSchema } from '../../manifest/prune-backups.js'
 
 /** PVE's job id: `pve-configid` on create, at most 50 characters on read/update/delete (pve-backup-jobid) */
 export const BACKUP_JOB_ID = /^[a-z][a-z0-9_-]+$/i
@@ -30,7 +31,6 @@ export function notesTemplateProblem(template: string): string | undefined {
 }
 
 const vmid = int('A guest vmid.', 100, 999_999_999, 'vmid-range')
-const keep = (what: string) => v.optional(int(`Keep the last <N> ${what}.`, 0))
 
 export const backupJobSpecSchema = obj(
   {
@@ -78,18 +78,7 @@ export const backupJobSpecSchema = obj(
       ),
     ),
     'prune-backups': v.optional(
-      obj(
-        {
-          'keep-all': v.optional(bool('Keep every backup; conflicts with a positive keep-N.')),
-          'keep-last': keep('backups'),
-          'keep-hourly': keep('hours (one backup each)'),
-          'keep-daily': keep('days (one backup each)'),
-          'keep-weekly': keep('weeks (one backup each)'),
-          'keep-monthly': keep('months (one backup each)'),
-          'keep-yearly': keep('years (one backup each)'),
-        },
-        "Retention of this job's archives (PVE `prune-backups`), instead of the storage's own.",
-      ),
+      pruneBackupsSchema("Retention of this job's archives (PVE `prune-backups`), instead of the storage's own."),
     ),
     'notes-template': v.optional(
       v.pipe(

@@ -1,11 +1,12 @@
 import type { KindReference } from '../contract.js'
 import { poolReference } from '../pool/references.js'
 import { vnetReference } from '../vnet/references.js'
+import { namedStorageReferences } from '../storage/references.js'
 import type { GuestManifest } from './types.js'
 
-type GuestTarget = 'ISO' | 'DiskImage' | 'TemplateVM' | 'CTTemplate' | 'TemplateCT' | 'Pool' | 'VNet'
+type GuestTarget = 'ISO' | 'DiskImage' | 'TemplateVM' | 'CTTemplate' | 'TemplateCT' | 'Pool' | 'VNet' | 'Storage'
 
-/** A VM's ISO, disk images and clone source, a container's template and clone source, a guest's pool and vnets. */
+/** A VM's ISO, disk images and clone source, a container's template and clone source, a guest's pool, vnets and storages. */
 export function guestReferences(m: GuestManifest): KindReference<GuestTarget>[] {
   const refs: KindReference<GuestTarget>[] = []
   if (m.kind === 'VM' || m.kind === 'TemplateVM') {
@@ -28,5 +29,7 @@ export function guestReferences(m: GuestManifest): KindReference<GuestTarget>[] 
   if (m.spec.pool !== undefined) refs.push(poolReference(m.spec.pool, ['spec', 'pool']))
   // a NIC on a vnet plugs in only once the vnet is applied (Zones::tap_plug); any other bridge is the node's own
   m.spec.networks.forEach((n, i) => refs.push(vnetReference(n.bridge, ['spec', 'networks', i, 'bridge'])))
+  // the storages its volumes are allocated on: a declared Storage is created first
+  refs.push(...namedStorageReferences(m.spec, ['spec']))
   return refs
 }
