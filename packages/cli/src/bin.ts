@@ -7,7 +7,7 @@ if (process.argv.length === 3 && process.argv[2] === '--version') {
   // the command is a bundle (scripts/bundle.mjs): a stack trace, printed for PROXOPS_DEBUG only, names the
   // TypeScript sources. Off otherwise, as reading the maps costs start-up time.
   if (process.env.PROXOPS_DEBUG) process.setSourceMapsEnabled(true)
-  // Node 22.1+ keeps V8's compiled code of the chunks between runs (in the system's temporary directory;
+  // Node 22.1+ keeps the chunks' compiled code between runs (in the system's temporary directory;
   // NODE_DISABLE_COMPILE_CACHE=1 turns it off); Node 20 has no such cache and compiles them on every run
   const nodeModule = (await import('node:module')) as { enableCompileCache?: () => unknown }
   nodeModule.enableCompileCache?.()
