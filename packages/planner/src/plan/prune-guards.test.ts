@@ -331,3 +331,91 @@ describe('the budget', () => {
     expect(r.skips[1]?.message).toContain('budget 0 per cycle')
   })
 })
+
+describe('prune: never (docs/operations.md, "Per-object policies")', () => {
+  const named = (kind: string, vmid: number, name: string, over: Partial<PruneCandidate> = {}): PruneCandidate => {
+    const c = candidate(kind, vmid, over)
+    return { ...c, draft: { ...c.draft, name } }
+  }
+  const kept = (vmid: number, kind = 'VM'): Skip => ({
+    code: 'prune-never',
+    address: `${kind}/pve1/${vmid}`,
+    kind: kind as Skip['kind'],
+    node: 'pve1',
+    vmid,
+    message: 'owned and absent in git; kept by its prune: never policy (delete it by hand when meant)',
+  })
+
+  test('an object kept by kind and name is reported, never deleted, and spends no budget', () => {
+    const r = prune(
+      [group([named('VM', 101, 'db'), named('VM', 102, 'web')], { owned: { VM: 3 }, desired: { VM: 1 } })],
+      policy({ pruneBudget: 1, pruneRatioLimit: 1, pruneNever: { objects: [{ kind: 'VM', name: 'db' }] } }),
+    )
+    expect(ids(r.drafts)).toEqual(['VM/pve1/102#delete'])
+    expect(r.skips).toEqual([kept(101)])
+    expect(r.anomalies).toEqual([])
+  })
+
+  test('the name comes from the address when the draft has none; another kind of that name is not kept', () => {
+    const byAddress = candidate('VM', 101)
+    const c = { ...byAddress, draft: { ...byAddress.draft, address: 'VM/pve1/101(db)' } }
+    const r = prune(
+      [group([c, named('LXC', 201, 'db')], { owned: { VM: 2, LXC: 2 }, desired: { VM: 1, LXC: 1 } })],
+      policy({ pruneBudget: 'unlimited', pruneRatioLimit: 1, pruneNever: { objects: [{ kind: 'VM', name: 'db' }] } }),
+    )
+    expect(ids(r.drafts)).toEqual(['LXC/pve1/201#delete'])
+    expect(r.skips.map((s) => [s.code, s.address])).toEqual([['prune-never', 'VM/pve1/101(db)']])
+  })
+
+  test('the whole cluster: every candidate is kept and reported, none deleted', () => {
+    const r = prune(
+      [group([candidate('VM', 101), candidate('VM', 102)], { owned: { VM: 2 }, desired: { VM: 1 } })],
+      policy({ pruneBudget: 'unlimited', pruneRatioLimit: 1, pruneNever: { all: true } }),
+    )
+    expect(r.drafts).toEqual([])
+    expect(r.skips).toEqual([kept(101), kept(102)])
+  })
+
+  test('`all: false` and an empty list keep nothing', () => {
+    for (const pruneNever of [{ all: false }, { objects: [] }, {}]) {
+      const r = prune(
+        [group([candidate('VM', 101)], { owned: { VM: 2 }, desired: { VM: 1 } })],
+        policy({ pruneBudget: 'unlimited', pruneRatioLimit: 1, pruneNever }),
+      )
+      expect(ids(r.drafts)).toEqual(['VM/pve1/101#delete'])
+      expect(r.skips).toEqual([])
+    }
+  })
+
+  test('a candidate that waits for a kept one is deferred with it, never deleted first', () => {
+    const r = prune(
+      [
+        group(
+          [
+            named('VM', 101, 'db'),
+            named('VM', 102, 'web', { waitsFor: ['VM/pve1/101#delete'] }),
+            named('VM', 103, 'cache'),
+          ],
+          { owned: { VM: 4 }, desired: { VM: 1 } },
+        ),
+      ],
+      policy({ pruneBudget: 'unlimited', pruneRatioLimit: 1, pruneNever: { objects: [{ kind: 'VM', name: 'db' }] } }),
+    )
+    expect(ids(r.drafts)).toEqual(['VM/pve1/103#delete'])
+    expect(r.skips.map((s) => [s.code, s.vmid])).toEqual([
+      ['prune-never', 101],
+      ['prune-budget', 102],
+    ])
+  })
+
+  test('kept objects do not count for the empty-desired guard', () => {
+    const r = prune(
+      [group([named('VM', 101, 'db'), named('VM', 102, 'web')], { owned: { VM: 2 } })],
+      policy({ pruneBudget: 'unlimited', pruneRatioLimit: 1, pruneNever: { objects: [{ kind: 'VM', name: 'db' }] } }),
+    )
+    expect(r.anomalies.map((a) => a.message)).toEqual([
+      '0 desired VM but 1 proxops-tagged live object(s) would be pruned: probable bad push; no VM is pruned this cycle (pass --allow-empty VM to accept)',
+    ])
+    expect(r.drafts).toEqual([])
+  })
+})
