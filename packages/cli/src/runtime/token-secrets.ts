@@ -7,7 +7,6 @@
  */
 import { chmod, mkdir, writeFile } from 'node:fs/promises'
 import { isAbsolute, join, relative, resolve } from 'node:path'
-import { sealToRecipients, sopsRecipients } from '@proxops/sops'
 import type { TokenSecretSink } from '@proxops/planner/execute'
 import type { ResolvedCluster, ResolvedConfig } from '../config/types.js'
 import type { Redactor } from '../redact.js'
@@ -37,6 +36,8 @@ export function tokenSecretSink(
   if (inside(dir, repository) || secretsFile === undefined) return undefined
   return async (fullTokenid, secret) => {
     redactor.add(secret.reveal())
+    // SOPS and age load only when a token is made (docs/performance.md: a command loads what it needs)
+    const { sealToRecipients, sopsRecipients } = await import('@proxops/sops')
     const sealed = await sealToRecipients(secret.reveal(), await sopsRecipients(secretsFile), secretsFile)
     await mkdir(dir, { recursive: true, mode: 0o700 })
     const file = join(dir, `${fullTokenid.replace(/[^A-Za-z0-9.@_-]/g, '_')}.age`)

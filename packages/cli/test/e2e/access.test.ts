@@ -12,7 +12,21 @@ import { fc } from '@fast-check/vitest'
 import type { Simulator } from '@proxops/pve-sim'
 import { createPveClient, type PveClient } from '@proxops/pve-client'
 import { identitiesFromStrings, openSealed } from '@proxops/sops'
-import { AGE_KEY_FILE, adminClient, baseEnv, git, homeFor, makeRepo, proxops, startLab, transcript } from './harness.js'
+import {
+  AGE_KEY_FILE,
+  adminClient,
+  baseEnv,
+  freePort,
+  git,
+  homeFor,
+  httpGet,
+  makeRepo,
+  proxops,
+  start,
+  startLab,
+  transcript,
+  waitFor,
+} from './harness.js'
 
 vi.setConfig({ testTimeout: 240_000, hookTimeout: 60_000 })
 
@@ -99,6 +113,38 @@ describe('access as code', () => {
     expect(readFileSync(path.join(homeFor(repo), 'plan.json'), 'utf8')).not.toContain(secret)
     // git grep exits 1 when nothing matches
     expect(() => git(repo, 'grep', '-c', secret)).toThrow()
+  })
+
+  it('a token the daemon creates: its secret is in no log line, status, metric or page of the daemon', async () => {
+    commit({ ...estate, 'token/lab/ci2.yaml': doc('Token', 'ci2', '  userid: alice@pve\n  comment: CI 2\n') })
+    const port = await freePort()
+    const daemon = start(['run', '--listen', `127.0.0.1:${port}`], { cwd: repo, env: baseEnv(repo) })
+    try {
+      const file = path.join(homeFor(repo), '.local/share/proxops/token-secrets/lab/alice@pve_ci2.age')
+      const status = await waitFor(async () => {
+        const s = await httpGet(port, '/status')
+        return s?.status === 200 && /"result":\s*"converged"/.test(s.body) ? s : undefined
+      }, 60_000)
+      const fresh = await openSealed(
+        readFileSync(file, 'utf8'),
+        identitiesFromStrings([readFileSync(AGE_KEY_FILE, 'utf8')]),
+        file,
+      )
+      expect(fresh).toMatch(/^[0-9a-f-]{36}$/)
+      const page = await httpGet(port, '/')
+      const metrics = await httpGet(port, '/metrics')
+      expect(page?.status).toBe(200)
+      expect(metrics?.body).toMatch(/proxops_cycles_total/)
+      for (const body of [status.body, page?.body ?? '', metrics?.body ?? '', daemon.stderrSoFar()])
+        expect(body).not.toContain(fresh)
+      daemon.child.kill('SIGTERM')
+      const ended = await daemon.done
+      expect(ended.stdout + ended.stderr).not.toContain(fresh)
+    } finally {
+      daemon.child.kill('SIGTERM')
+      await daemon.done
+      commit(estate)
+    }
   })
 
   it('lock-out: what grants the running credential is blocked in diff with the reason, and apply writes nothing', async () => {
