@@ -133,6 +133,25 @@ describe('pveumGrant and neededPaths', () => {
   })
 })
 
+describe('pveumGrant: the built-in role the operator is told to grant', () => {
+  test.each([
+    ['VM.Audit', 'PVEAuditor'],
+    ['VM.PowerMgmt', 'PVEVMUser'],
+    ['VM.Config.CDROM', 'PVEVMUser'],
+    ['VM.Config.Cloudinit', 'PVEVMUser'],
+    ['VM.Allocate', 'PVEVMAdmin'],
+    ['Datastore.AllocateSpace', 'PVEDatastoreUser'],
+    ['Datastore.Audit', 'PVEAuditor'],
+    ['Datastore.Allocate', 'PVEDatastoreAdmin'],
+    ['Datastore.AllocateTemplate', 'PVEDatastoreAdmin'],
+    ['SDN.Use', 'PVESDNUser'],
+    ['Sys.Audit', 'PVEAuditor'],
+    ['Mapping.Use', 'PVEMappingUser'],
+  ])('%s is granted by %s', (priv, role) => {
+    expect(pveumGrant('ops@pve', '/p', [priv])).toBe(`pveum acl modify /p --users ops@pve --roles ${role}`)
+  })
+})
+
 describe('kit/privileges', () => {
   test('str reads a parameter as text; deletes splits the delete list; needs records each alternative', () => {
     expect([
