@@ -196,6 +196,9 @@ describe('the pin file and the refusals, in detail', () => {
     expect(() => checkPinnedEndpoints([lab], { dir, accept: [] })).toThrow(
       new RegExp(`^cannot read ${path.join(dir, PINS_FILE).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: `),
     )
+    expect(() => checkPinnedEndpoints([lab], { dir, accept: [] })).toThrow(
+      expect.objectContaining({ code: 'CONFIG_INVALID' }),
+    )
     // no cluster, nothing read
     expect(checkPinnedEndpoints([], { dir, accept: [] })).toEqual([])
   })
