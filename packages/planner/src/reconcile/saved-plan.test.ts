@@ -78,4 +78,11 @@ describe('saved plan contract, in detail (pnpm mutate)', () => {
     saved.summary = { create: 1, update: 1, delete: 0 }
     expect(planDifference(saved as unknown as Plan, fresh)).toBe('its summary differ from a fresh plan')
   })
+
+  test('a null in a plan (a field that had no value) compares like any value', () => {
+    const fresh = plan([{ ...action(100, 'update'), diffs: [{ key: 'k', before: null, after: '1' }] } as never])
+    const saved = structuredClone(fresh) as unknown as { summary: object }
+    saved.summary = { create: 1, update: 1, delete: 0 }
+    expect(planDifference(saved as unknown as Plan, fresh)).toBe('its summary differ from a fresh plan')
+  })
 })
