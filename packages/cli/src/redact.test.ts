@@ -178,6 +178,8 @@ describe('Redactor, in detail (pnpm mutate)', () => {
   it('a secret with no base64 core still masks only itself, and credential shapes are masked beside registered secrets', () => {
     expect(new Redactor().add('abcd').text('x abcd y')).toBe(`x ${SENSITIVE} y`)
     expect(new Redactor().add('secret-value-1').text('PVEAuthCookie=tkt')).toBe(`PVEAuthCookie=${SENSITIVE}`)
+    // every base64 copy of a secret, not only the first
+    expect(new Redactor().add('abcdef').text('x YWJjZGVm y YWJjZGVm')).toBe(`x ${SENSITIVE} y ${SENSITIVE}`)
   })
 
   it('with nothing registered, text that only looks like a credential line is left as it is', () => {
