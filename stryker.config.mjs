@@ -37,8 +37,8 @@ export default {
     'packages/planner/src/kit/privileges.ts',
     'packages/planner/src/privileges.ts',
   ],
-  // the goal is 95 (docs/mutation-testing.md); CI fails below the score last recorded, so it can only rise
-  thresholds: { high: 95, low: 90, break: 92 },
+  // the goal of 95 is reached (docs/mutation-testing.md); CI fails below it, so the score can only rise
+  thresholds: { high: 95, low: 90, break: 95 },
   reporters: ['clear-text', 'progress-append-only', 'html'],
   htmlReporter: { fileName: 'reports/mutation/index.html' },
   clearTextReporter: { allowColor: false, logTests: false, reportMutants: true, reportScoreTable: true },

@@ -165,3 +165,24 @@ describe('Redactor, each credential shape word for word', () => {
     expect(red.text('x abcdefgh')).not.toContain('efgh')
   })
 })
+
+describe('Redactor, in detail (pnpm mutate)', () => {
+  it('base64 cores: 8 characters are enough, fewer are none; the URL-safe spelling is a core too', async () => {
+    const { base64Cores } = await import('./redact.js')
+    expect(base64Cores('abcd')).toEqual([])
+    // six bytes: only the first alignment leaves 8 characters fixed by the secret alone
+    expect(base64Cores('abcdef')).toEqual(['YWJjZGVm'])
+    expect(base64Cores('??>???')).toEqual(['Pz8+Pz8/', 'Pz8-Pz8_'])
+  })
+
+  it('a secret with no base64 core still masks only itself, and credential shapes are masked beside registered secrets', () => {
+    expect(new Redactor().add('abcd').text('x abcd y')).toBe(`x ${SENSITIVE} y`)
+    expect(new Redactor().add('secret-value-1').text('PVEAuthCookie=tkt')).toBe(`PVEAuthCookie=${SENSITIVE}`)
+    // every base64 copy of a secret, not only the first
+    expect(new Redactor().add('abcdef').text('x YWJjZGVm y YWJjZGVm')).toBe(`x ${SENSITIVE} y ${SENSITIVE}`)
+  })
+
+  it('with nothing registered, text that only looks like a credential line is left as it is', () => {
+    expect(new Redactor().text('Authorization: undefined')).toBe('Authorization: undefined')
+  })
+})

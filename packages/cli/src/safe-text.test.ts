@@ -78,3 +78,10 @@ describe('safe-text', () => {
     })
   })
 })
+
+describe('safe text, in detail (pnpm mutate)', () => {
+  it('keeps newlines and tabs of a text with lines, and an ESC just before an own colour is escaped', () => {
+    expect(safeLines('a\nb\tc\rd')).toBe('a\nb\tc\\u000dd')
+    expect(safeOutput('\u001b\u001b[1mx')).toBe('\\u001b\u001b[1mx')
+  })
+})

@@ -56,7 +56,8 @@ describe('checkPrivileges', () => {
           "update of VM/pve1/100: ops@pve!ci lacks VM.Config.CPU on /vms/100 (or Sys.Modify+Sys.Audit on /) (for cores); grant it with: pveum acl modify /vms/100 --users ops@pve --tokens 'ops@pve!ci' --roles PVEVMAdmin",
       },
     ])
-    expect(out.skips).toEqual([
+    // a skip of what has no VMID carries no `vmid` at all
+    expect(out.skips).toStrictEqual([
       {
         code: 'missing-privilege',
         address: 'Pool/a',
@@ -130,6 +131,42 @@ describe('pveumGrant and neededPaths', () => {
         { action: 'b', key: 'args', rootOnly: 'x' },
       ]),
     ).toEqual(['/', '/storage/local', '/vms/100'])
+  })
+})
+
+describe('the missing-privilege message names every alternative', () => {
+  test('three alternatives: the first is granted, the others are listed after it', () => {
+    const need: PrivilegeNeed = {
+      action: update.id,
+      anyOf: [
+        { path: '/vms/100', privs: ['VM.Config.CPU'] },
+        { path: '/', privs: ['Sys.Modify'] },
+        { path: '/pool/p', privs: ['VM.Allocate'] },
+      ],
+    }
+    const out = checkPrivileges(plan, [need], granted({}), actor)
+    expect(out.anomalies.map((a) => a.message)).toEqual([
+      "update of VM/pve1/100: ops@pve!ci lacks VM.Config.CPU on /vms/100 (or Sys.Modify on /, or VM.Allocate on /pool/p); grant it with: pveum acl modify /vms/100 --users ops@pve --tokens 'ops@pve!ci' --roles PVEVMAdmin",
+    ])
+  })
+})
+
+describe('pveumGrant: the built-in role the operator is told to grant', () => {
+  test.each([
+    ['VM.Audit', 'PVEAuditor'],
+    ['VM.PowerMgmt', 'PVEVMUser'],
+    ['VM.Config.CDROM', 'PVEVMUser'],
+    ['VM.Config.Cloudinit', 'PVEVMUser'],
+    ['VM.Allocate', 'PVEVMAdmin'],
+    ['Datastore.AllocateSpace', 'PVEDatastoreUser'],
+    ['Datastore.Audit', 'PVEAuditor'],
+    ['Datastore.Allocate', 'PVEDatastoreAdmin'],
+    ['Datastore.AllocateTemplate', 'PVEDatastoreAdmin'],
+    ['SDN.Use', 'PVESDNUser'],
+    ['Sys.Audit', 'PVEAuditor'],
+    ['Mapping.Use', 'PVEMappingUser'],
+  ])('%s is granted by %s', (priv, role) => {
+    expect(pveumGrant('ops@pve', '/p', [priv])).toBe(`pveum acl modify /p --users ops@pve --roles ${role}`)
   })
 })
 

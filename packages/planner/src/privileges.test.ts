@@ -50,6 +50,8 @@ describe('privilegeNeeds: what each action and field needs on PVE', () => {
       true,
     )
     expect(grants(needs, 'start')).toEqual(['VM.PowerMgmt@/vms/100'])
+    // a need of the whole action names no field at all (no `key: undefined` in the JSON of --explain)
+    expect(needs.filter((n) => 'key' in n && n.key === undefined)).toEqual([])
   })
 
   it('a cloud-init drive allocates nothing the plan checks; a CD image needs access to its ISO (drive_is_cloudinit)', () => {

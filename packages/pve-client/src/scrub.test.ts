@@ -20,6 +20,10 @@ describe('scrub', () => {
     expect(scrub('the word pass passes', ['pass'])).toBe('the word (sensitive) (sensitive)es')
   })
 
+  it('a secret the marker itself contains is masked once: the marker is not masked again', () => {
+    expect(scrub('x sens y', ['sens'])).toBe('x (sensitive) y')
+  })
+
   it('leaves text without secrets as it is', () => {
     expect(scrub('nothing here', [])).toBe('nothing here')
     expect(scrub('nothing here', ['elsewhere'])).toBe('nothing here')

@@ -23,6 +23,8 @@ describe('Secret', () => {
 describe('Secret, as an operator reads it', () => {
   it('prints as the one marker everywhere, says whether it is empty, and is wrapped once', () => {
     const s = new Secret('CANARY-5b1f0c2e-secret')
+    // an explicit toString() too (a logger may call it directly)
+    expect(s.toString()).toBe('(sensitive)')
     expect([String(s), `${s}`, s + '', JSON.stringify({ s }), inspect(s)]).toEqual([
       '(sensitive)',
       '(sensitive)',

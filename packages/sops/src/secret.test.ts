@@ -11,6 +11,8 @@ describe('Secret', () => {
     expect(inspect(s)).toBe('(sensitive)')
     expect(inspect({ nested: [s] }, { depth: 5 })).not.toContain('hunter2')
     expect(`${[s]}`).not.toContain('hunter2')
+    // an explicit toString() too (a logger may call it directly)
+    expect(s.toString()).toBe('(sensitive)')
     expect(s.reveal()).toBe('hunter2-canary')
     expect(Object.keys(s)).not.toContain('value')
   })

@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { createHash } from 'node:crypto'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -195,6 +196,9 @@ describe('the pin file and the refusals, in detail', () => {
     expect(() => checkPinnedEndpoints([lab], { dir, accept: [] })).toThrow(
       new RegExp(`^cannot read ${path.join(dir, PINS_FILE).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: `),
     )
+    expect(() => checkPinnedEndpoints([lab], { dir, accept: [] })).toThrow(
+      expect.objectContaining({ code: 'CONFIG_INVALID' }),
+    )
     // no cluster, nothing read
     expect(checkPinnedEndpoints([], { dir, accept: [] })).toEqual([])
   })
@@ -290,5 +294,42 @@ describe('the pin file and the refusals, in detail', () => {
     expect(pins.waiting).toEqual(['lab'])
     expect(seen).toEqual(['edge'])
     expect(new PinRecorder(dir, []).answered('lab')).toBeUndefined()
+  })
+})
+
+describe('the pin file keeps its keys (pnpm mutate)', () => {
+  const lab = cluster('lab', 'https://pve.example:8006')
+  const key = (...parts: string[]) =>
+    createHash('sha256')
+      .update(`proxops-endpoint-pin\0${parts.join('\0')}`)
+      .digest('hex')
+
+  it('keys a pin by a hash of the method, identity and secret: a pin file written before still matches', () => {
+    const dir = fresh()
+    run(dir, [lab])
+    const ticketDir = fresh()
+    run(ticketDir, [
+      { ...lab, credentials: { method: 'ticket', user: 'ops@pve', password: SECRET } } as unknown as Cluster,
+    ])
+    const keys = (d: string) =>
+      Object.keys((JSON.parse(readFileSync(path.join(d, PINS_FILE), 'utf8')) as { pins: object }).pins)
+    expect(keys(dir)).toEqual([key('token', 'ops@pve!proxops', SECRET)])
+    expect(keys(ticketDir)).toEqual([key('ticket', 'ops@pve', SECRET)])
+  })
+
+  it('a damaged pin among good ones is refused; the refusals carry their error codes', () => {
+    const dir = fresh()
+    writeFileSync(
+      path.join(dir, PINS_FILE),
+      JSON.stringify({ pins: { k: { a: { endpoint: 'https://a:1', fingerprint: null }, b: null } } }),
+    )
+    expect(() => checkPinnedEndpoints([lab], { dir, accept: [] })).toThrow(
+      expect.objectContaining({ code: 'CONFIG_INVALID', message: expect.stringContaining('a pin is not') }),
+    )
+    const moved = fresh()
+    run(moved, [lab])
+    expect(() => run(moved, [cluster('lab', 'https://other.example:8006')])).toThrow(
+      expect.objectContaining({ code: 'INSECURE_ENDPOINT' }),
+    )
   })
 })

@@ -11,12 +11,14 @@ function creds(
   passwords: Record<string, string> = {},
   keys: Record<string, string> = {},
 ) {
+  const of = (kind: string): Record<string, string> =>
+    kind === 'passwords' ? passwords : kind === 'ssh-keys' ? keys : {}
   const reveal = (v: string | undefined) => (v === undefined || v === '' ? undefined : { reveal: () => v })
   return {
     secretNames: Object.keys(secrets),
     secret: (n: string) => reveal(secrets[n]),
-    names: (kind: 'ssh-keys' | 'passwords') => Object.keys(kind === 'passwords' ? passwords : keys),
-    cloudInit: (kind: 'ssh-keys' | 'passwords', n: string) => reveal((kind === 'passwords' ? passwords : keys)[n]),
+    names: (kind: string) => Object.keys(of(kind)),
+    cloudInit: (kind: string, n: string) => reveal(of(kind)[n]),
   } as unknown as SopsCredentials
 }
 
@@ -112,9 +114,10 @@ describe('secret roles, in detail', () => {
           'pve-fingerprint': 'AA:BB',
           spare: 'spare-value-1234',
           echo: 'ops@pve',
+          none: '',
         },
-        { a: ' pw-a-1234567 ', blank: '  ' },
-        { k: 'ssh-ed25519 AAAA key', same: 'ops@pve!ci' },
+        { a: ' pw-a-1234567 ', blank: '  ', none: '' },
+        { k: 'ssh-ed25519 AAAA key', same: 'ops@pve!ci', padded: ' ops@pve ', none: '' },
       ),
       { user: 'user', tokenId: 'id', token: 'tok', password: 'pw' },
       'f',
@@ -127,7 +130,8 @@ describe('secret roles, in detail', () => {
         { value: 'pw-a-1234567', where: 'f: cloud-init.passwords.a (a cloud-init password)' },
       ],
       identities: ['ops@pve', 'ops@pve!ci', 'https://pve:8006', 'AA:BB'],
-      others: ['spare-value-1234', 'ssh-ed25519 AAAA key'],
+      // an absent SSH key is an empty value, which nothing masks
+      others: ['spare-value-1234', 'ssh-ed25519 AAAA key', ''],
     })
   })
 
@@ -156,6 +160,9 @@ describe('secret roles, in detail', () => {
       'it is part of a name or word ProxOps prints (the API version, a kind, a cluster, node, host, user or token name): masking it would corrupt that output',
     )
     expect(() => requireMaskable([{ value: 'long-enough-value', where: 'w' }], [])).not.toThrow()
+    expect(() => requireMaskable([{ value: 'short', where: 'w' }], [])).toThrow(
+      expect.objectContaining({ code: 'SECRETS' }),
+    )
     expect(() => requireMaskable([{ value: 'short', where: 'w' }], [])).toThrow(
       'w cannot be kept out of the output: it is 5 characters long: a secret shorter than 8 characters cannot be masked without hiding ordinary words; use a longer, random value (ProxOps does not start with it)',
     )

@@ -60,3 +60,29 @@ describe('saved plan contract', () => {
     expect(planDifference(saved as unknown as Plan, fresh)).toMatch(/action|policy|fresh plan/)
   })
 })
+
+describe('saved plan contract, in detail (pnpm mutate)', () => {
+  test('a policy whose budget is another number is told as another policy', () => {
+    const fresh = plan([action(100, 'update')])
+    const saved = structuredClone(fresh) as unknown as { policy: { pruneBudget: number } }
+    saved.policy.pruneBudget = 4
+    expect(planDifference(saved as unknown as Plan, fresh)).toBe(
+      'it was made with another policy (prune budget, disruption or ownership tag)',
+    )
+  })
+
+  test("the order of an action's keys does not matter: the part that differs is named", () => {
+    const fresh = plan([action(100, 'update')])
+    const saved = structuredClone(fresh) as unknown as { actions: Record<string, unknown>[]; summary: object }
+    saved.actions = saved.actions.map((a) => Object.fromEntries(Object.entries(a).reverse()))
+    saved.summary = { create: 1, update: 1, delete: 0 }
+    expect(planDifference(saved as unknown as Plan, fresh)).toBe('its summary differ from a fresh plan')
+  })
+
+  test('a null in a plan (a field that had no value) compares like any value', () => {
+    const fresh = plan([{ ...action(100, 'update'), diffs: [{ key: 'k', before: null, after: '1' }] } as never])
+    const saved = structuredClone(fresh) as unknown as { summary: object }
+    saved.summary = { create: 1, update: 1, delete: 0 }
+    expect(planDifference(saved as unknown as Plan, fresh)).toBe('its summary differ from a fresh plan')
+  })
+})

@@ -17,4 +17,22 @@ describe('secretRefs', () => {
     ).toEqual(['keys.alice', 'keys.bob', 'passwords.default', 'passwords.template'])
     expect(secretRefs([vm('plain', 100)])).toEqual([])
   })
+
+  it("lists a storage's credential references (password, keyring, encryption and master keys), and only a storage's", () => {
+    const storage = (name: string, spec: Record<string, unknown>, kind = 'Storage') =>
+      ({ apiVersion: 'proxops.io/v1', kind, metadata: { name }, spec }) as never
+    expect(
+      secretRefs([
+        storage('pbs', {
+          type: 'pbs',
+          'password-ref': 'storage.pbs-password',
+          'encryption-key-ref': 'storage.pbs-key',
+          'master-pubkey-ref': 'storage.pbs-master',
+        }),
+        storage('ceph', { type: 'rbd', keyring: 'inline', 'keyring-ref': 'storage.ceph-keyring' }),
+        storage('plain', { type: 'dir' }),
+        storage('pool', { 'password-ref': 'not.a.storage' }, 'Pool'),
+      ]),
+    ).toEqual(['storage.ceph-keyring', 'storage.pbs-key', 'storage.pbs-master', 'storage.pbs-password'])
+  })
 })
