@@ -84,6 +84,20 @@ export interface Identity {
   code: ErrorCode
 }
 
+/** the field that declares a manifest's PVE id: `spec.id`, or `metadata.name` where the id defaulted to it */
+export const idPath = (m: { metadata: { name: string }; spec: { id: string } }): PathKey[] =>
+  m.spec.id === m.metadata.name ? ['metadata', 'name'] : ['spec', 'id']
+
+/** the one PVE object a manifest with a `spec.id` declares */
+export function idIdentity(
+  key: string,
+  label: string,
+  m: { metadata: { name: string }; spec: { id: string } },
+  code: ErrorCode,
+): Identity[] {
+  return [{ key, label, path: idPath(m), code }]
+}
+
 /** One manifest kind (see the module comment); `M` is its normalised manifest. */
 export interface SchemaKind<M extends Envelope<string, unknown>> {
   name: M['kind']
