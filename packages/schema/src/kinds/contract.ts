@@ -65,6 +65,11 @@ export interface KindReference<T extends string = string> {
   identity?: string
 }
 
+/** how a field names an object of `kind` by its PVE id: the manifest declaring the identity `key(id)`, if any */
+export const referenceById =
+  <K extends string>(kind: K, via: KindReference['via'], key: (id: string) => string) =>
+  (id: string, path: PathKey[]): KindReference<K> => ({ kind, name: id, via, path, identity: key(id) })
+
 /**
  * One PVE object a manifest declares. Two manifests of one cluster with one key declare the same PVE object,
  * which `validate` and `plan` refuse (identity.ts).
