@@ -12,7 +12,18 @@ import { fc } from '@fast-check/vitest'
 import type { Simulator } from '@proxops/pve-sim'
 import { createPveClient, type PveClient } from '@proxops/pve-client'
 import { identitiesFromStrings, openSealed } from '@proxops/sops'
-import { AGE_KEY_FILE, adminClient, baseEnv, git, homeFor, makeRepo, proxops, startLab, transcript } from './harness.js'
+import {
+  AGE_KEY_FILE,
+  adminClient,
+  baseEnv,
+  git,
+  homeFor,
+  makeRepo,
+  proxops,
+  startLab,
+  transcript,
+  replaceManifests,
+} from './harness.js'
 
 vi.setConfig({ testTimeout: 240_000, hookTimeout: 60_000 })
 
@@ -25,19 +36,7 @@ const doc = (kind: string, name: string, spec: string) =>
   `apiVersion: proxops/v1alpha1\nkind: ${kind}\nmetadata:\n  name: ${name}\nspec:\n${spec}`
 
 function commit(files: Record<string, string>): void {
-  for (const dir of ['role', 'group', 'user', 'token', 'acl'])
-    rmSync(path.join(repo, dir), { recursive: true, force: true })
-  for (const [file, text] of Object.entries(files)) {
-    mkdirSync(path.dirname(path.join(repo, file)), { recursive: true })
-    writeFileSync(path.join(repo, file), text)
-  }
-  const listed = Object.keys(files)
-  writeFileSync(
-    path.join(repo, 'clusters/lab/resources.yaml'),
-    listed.length > 0 ? `resources:\n${listed.map((f) => `  - ../../${f}\n`).join('')}` : 'resources: []\n',
-  )
-  git(repo, 'add', '-A')
-  git(repo, 'commit', '-q', '--allow-empty', '-m', 'access')
+  replaceManifests(repo, ['role', 'group', 'user', 'token', 'acl'], files, 'access')
 }
 
 const estate = {
