@@ -23,6 +23,7 @@ import {
   startLab,
   transcript,
   replaceManifests,
+  closeLab,
 } from './harness.js'
 
 vi.setConfig({ testTimeout: 240_000, hookTimeout: 60_000 })
@@ -53,11 +54,7 @@ beforeAll(async () => {
   repo = await makeRepo(sim, { manifests: {}, clusterExtra: ACCESS })
   admin = adminClient(sim)
 })
-afterAll(async () => {
-  await admin.close()
-  await sim.close()
-  rmSync(repo, { recursive: true, force: true })
-})
+afterAll(() => closeLab(admin, sim, repo))
 
 describe('access as code', () => {
   let secret = ''

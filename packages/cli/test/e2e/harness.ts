@@ -242,6 +242,17 @@ export function replaceManifests(root: string, dirs: string[], files: Record<str
   git(root, 'commit', '-q', '--allow-empty', '-m', message)
 }
 
+/** what a lab test file closes after its tests: its admin client, the simulator, the repository */
+export async function closeLab(
+  admin: { close(): Promise<unknown> },
+  sim: { close(): Promise<unknown> },
+  repo: string,
+): Promise<void> {
+  await admin.close()
+  await sim.close()
+  rmSync(repo, { recursive: true, force: true })
+}
+
 export interface RunResult {
   code: number | null
   signal: NodeJS.Signals | null

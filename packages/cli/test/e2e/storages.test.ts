@@ -6,7 +6,7 @@
  * prune removes only a storage the ledger records, never one made by hand nor one that holds a volume.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import type { Simulator } from '@proxops/pve-sim'
 import type { PveClient } from '@proxops/pve-client'
@@ -23,6 +23,7 @@ import {
   startLab,
   transcript,
   replaceManifests,
+  closeLab,
 } from './harness.js'
 
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 })
@@ -91,11 +92,7 @@ beforeAll(async () => {
   await writeSecrets(SMB_PW)
   commit(FILES)
 })
-afterAll(async () => {
-  await admin.close()
-  await sim.close()
-  rmSync(repo, { recursive: true, force: true })
-})
+afterAll(() => closeLab(admin, sim, repo))
 
 describe('Storage lifecycle', () => {
   it('converges in one apply; a rotated password is one update; no credential in any output or file', async () => {
