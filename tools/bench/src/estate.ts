@@ -50,13 +50,18 @@ export function writeEstateRepo(root: string, endpoint: ClusterEndpoint, o: Esta
   const first = o.firstVmid ?? 2000
   const state = o.state ?? 'stopped'
   const files: string[] = []
+  /** one manifest of the repository, listed in `files` */
+  const put = (rel: string, text: string): void => {
+    writeFileSync(join(root, rel), text)
+    files.push(rel)
+  }
   mkdirSync(join(root, 'vm', cluster), { recursive: true })
   mkdirSync(join(root, 'lxc', cluster), { recursive: true })
   mkdirSync(join(root, 'ctt', cluster), { recursive: true })
   mkdirSync(join(root, 'clusters', cluster), { recursive: true })
   const ctt = `ctt/${cluster}/debian.yaml`
-  writeFileSync(
-    join(root, ctt),
+  put(
+    ctt,
     doc('CTTemplate', 'debian-12-standard', {
       nodes: o.nodes,
       storage: 'local',
@@ -64,7 +69,6 @@ export function writeEstateRepo(root: string, endpoint: ClusterEndpoint, o: Esta
       filename: 'debian-12-standard_12.7-1_amd64.tar.zst',
     }),
   )
-  files.push(ctt)
   for (let i = 0; i < o.guests; i++) {
     const vmid = first + i
     const node = o.nodes[i % o.nodes.length] as string
@@ -73,8 +77,8 @@ export function writeEstateRepo(root: string, endpoint: ClusterEndpoint, o: Esta
     if (lxc) {
       const name = `ct-${vmid}`
       const rel = `lxc/${cluster}/${name}.yaml`
-      writeFileSync(
-        join(root, rel),
+      put(
+        rel,
         doc('LXC', name, {
           node,
           vmid,
@@ -87,12 +91,11 @@ export function writeEstateRepo(root: string, endpoint: ClusterEndpoint, o: Esta
           tags,
         }),
       )
-      files.push(rel)
     } else {
       const name = `vm-${vmid}`
       const rel = `vm/${cluster}/${name}.yaml`
-      writeFileSync(
-        join(root, rel),
+      put(
+        rel,
         doc('VM', name, {
           node,
           vmid,
@@ -104,7 +107,6 @@ export function writeEstateRepo(root: string, endpoint: ClusterEndpoint, o: Esta
           tags,
         }),
       )
-      files.push(rel)
     }
   }
   const cfg = [

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Simulator } from '@proxops/pve-sim'
+import { createPveClient, type PveClient } from '@proxops/pve-client'
 
 export const cliBin = fileURLToPath(new URL('../../../packages/cli/dist/bin.js', import.meta.url))
 
@@ -163,3 +164,12 @@ function runnerEnv(): NodeJS.ProcessEnv {
 export const runCli = (args: string[], repo: Repo): Promise<Run> => startCli(args, repo).done
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
+
+/** a client of the simulator itself (its API token, pinned to its certificate): the admin who edits PVE by hand */
+export function simAdmin(sim: Simulator): PveClient {
+  return createPveClient({
+    baseUrl: sim.url,
+    auth: { type: 'token', tokenId: sim.token.id, secret: sim.token.secret },
+    tls: { fingerprint: sim.fingerprint! },
+  })
+}

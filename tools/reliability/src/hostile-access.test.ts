@@ -7,8 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startSimulator, type Simulator } from '@proxops/pve-sim'
-import { createPveClient, type PveClient } from '@proxops/pve-client'
-import { commit, doc, makeRepo, runCli, type Repo } from './cli-harness.js'
+import type { PveClient } from '@proxops/pve-client'
+import { commit, doc, makeRepo, runCli, type Repo, simAdmin } from './cli-harness.js'
 import { startHostilePve, type HostilePve } from './hostile-pve.js'
 
 let sim: Simulator
@@ -25,11 +25,7 @@ beforeAll(async () => {
   pve = await startHostilePve(sim)
   repo = makeRepo(pve, {})
   commit(repo, { 'clusters/c/config.yaml': config(pve.url, pve.nodes, pve.fingerprint) }, 'access on')
-  admin = createPveClient({
-    baseUrl: sim.url,
-    auth: { type: 'token', tokenId: sim.token.id, secret: sim.token.secret },
-    tls: { fingerprint: sim.fingerprint! },
-  })
+  admin = simAdmin(sim)
 }, 60_000)
 afterAll(async () => {
   await admin.close()

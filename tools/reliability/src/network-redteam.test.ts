@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startSimulator, type Simulator } from '@proxops/pve-sim'
-import { createPveClient, type PveClient } from '@proxops/pve-client'
-import { doc, makeRepo, runCli, type Repo } from './cli-harness.js'
+import type { PveClient } from '@proxops/pve-client'
+import { doc, makeRepo, runCli, type Repo, simAdmin } from './cli-harness.js'
 import { startHostilePve, type HostilePve } from './hostile-pve.js'
 
 let sim: Simulator
@@ -26,11 +26,7 @@ beforeAll(async () => {
   sim = await startSimulator({ taskDurationMs: 20, authFailureDelayMs: 0, resourcesLagMs: 0, log: () => {} })
   pve = await startHostilePve(sim)
   repo = makeRepo(pve, FILES)
-  admin = createPveClient({
-    baseUrl: sim.url,
-    auth: { type: 'token', tokenId: sim.token.id, secret: sim.token.secret },
-    tls: { fingerprint: sim.fingerprint! },
-  })
+  admin = simAdmin(sim)
 }, 60_000)
 afterAll(async () => {
   await admin.close()

@@ -10,8 +10,7 @@ import { fileURLToPath } from 'node:url'
 import { join } from 'node:path'
 import { startSimulator, type Simulator } from '@proxops/pve-sim'
 import { encryptSops } from '@proxops/sops'
-import { createPveClient } from '@proxops/pve-client'
-import { commit, doc, makeRepo, resources, runCli, type Repo } from './cli-harness.js'
+import { commit, doc, makeRepo, resources, runCli, type Repo, simAdmin } from './cli-harness.js'
 import { startHostilePve, type HostilePve } from './hostile-pve.js'
 
 const KEY_FILE = fileURLToPath(new URL('../../../examples/repository/keys/test-only.agekey', import.meta.url))
@@ -103,11 +102,7 @@ describe('red team: storages', { timeout: 120_000 }, () => {
   })
 
   it("foreign storages are untouched: one made by hand and one another cluster entry's ledger owns", async () => {
-    const admin = createPveClient({
-      baseUrl: sim.url,
-      auth: { type: 'token', tokenId: sim.token.id, secret: sim.token.secret },
-      tls: { fingerprint: sim.fingerprint! },
-    })
+    const admin = simAdmin(sim)
     await admin.createStorage({ storage: 'byhand', type: 'dir', path: '/srv/byhand' })
     await admin.createStorage({ storage: 'others', type: 'dir', path: '/srv/others' })
     await admin.close()

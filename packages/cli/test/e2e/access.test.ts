@@ -26,6 +26,8 @@ import {
   startLab,
   transcript,
   waitFor,
+  replaceManifests,
+  closeLab,
 } from './harness.js'
 
 vi.setConfig({ testTimeout: 240_000, hookTimeout: 60_000 })
@@ -39,19 +41,7 @@ const doc = (kind: string, name: string, spec: string) =>
   `apiVersion: proxops/v1alpha1\nkind: ${kind}\nmetadata:\n  name: ${name}\nspec:\n${spec}`
 
 function commit(files: Record<string, string>): void {
-  for (const dir of ['role', 'group', 'user', 'token', 'acl'])
-    rmSync(path.join(repo, dir), { recursive: true, force: true })
-  for (const [file, text] of Object.entries(files)) {
-    mkdirSync(path.dirname(path.join(repo, file)), { recursive: true })
-    writeFileSync(path.join(repo, file), text)
-  }
-  const listed = Object.keys(files)
-  writeFileSync(
-    path.join(repo, 'clusters/lab/resources.yaml'),
-    listed.length > 0 ? `resources:\n${listed.map((f) => `  - ../../${f}\n`).join('')}` : 'resources: []\n',
-  )
-  git(repo, 'add', '-A')
-  git(repo, 'commit', '-q', '--allow-empty', '-m', 'access')
+  replaceManifests(repo, ['role', 'group', 'user', 'token', 'acl'], files, 'access')
 }
 
 const estate = {
@@ -68,11 +58,7 @@ beforeAll(async () => {
   repo = await makeRepo(sim, { manifests: {}, clusterExtra: ACCESS })
   admin = adminClient(sim)
 })
-afterAll(async () => {
-  await admin.close()
-  await sim.close()
-  rmSync(repo, { recursive: true, force: true })
-})
+afterAll(() => closeLab(admin, sim, repo))
 
 describe('access as code', () => {
   let secret = ''

@@ -223,6 +223,36 @@ export function commitManifests(
   git(root, 'commit', '-q', '-m', message)
 }
 
+/**
+ * Makes `files` the repository's whole declared set of one area and commits it: the area's `dirs` are emptied, the
+ * files written, and the cluster's resources.yaml lists exactly them (an empty list when there are none).
+ */
+export function replaceManifests(root: string, dirs: string[], files: Record<string, string>, message: string): void {
+  for (const dir of dirs) rmSync(path.join(root, dir), { recursive: true, force: true })
+  for (const [file, text] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(root, file)), { recursive: true })
+    writeFileSync(path.join(root, file), text)
+  }
+  const listed = Object.keys(files)
+  writeFileSync(
+    path.join(root, 'clusters/lab/resources.yaml'),
+    listed.length > 0 ? `resources:\n${listed.map((f) => `  - ../../${f}\n`).join('')}` : 'resources: []\n',
+  )
+  git(root, 'add', '-A')
+  git(root, 'commit', '-q', '--allow-empty', '-m', message)
+}
+
+/** what a lab test file closes after its tests: its admin client, the simulator, the repository */
+export async function closeLab(
+  admin: { close(): Promise<unknown> },
+  sim: { close(): Promise<unknown> },
+  repo: string,
+): Promise<void> {
+  await admin.close()
+  await sim.close()
+  rmSync(repo, { recursive: true, force: true })
+}
+
 export interface RunResult {
   code: number | null
   signal: NodeJS.Signals | null

@@ -10,7 +10,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import type { Simulator } from '@proxops/pve-sim'
 import type { PveClient } from '@proxops/pve-client'
-import { baseEnv, git, makeRepo, proxops, startLab, vmManifest, adminClient } from './harness.js'
+import { baseEnv, git, makeRepo, proxops, startLab, vmManifest, adminClient, closeLab } from './harness.js'
 
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 })
 
@@ -54,11 +54,7 @@ beforeAll(async () => {
   repo = await makeRepo(sim, { manifests: {} })
   admin = adminClient(sim)
 })
-afterAll(async () => {
-  await admin.close()
-  await sim.close()
-  rmSync(repo, { recursive: true, force: true })
-})
+afterAll(() => closeLab(admin, sim, repo))
 
 describe('Pool and spec.pool lifecycle', () => {
   it('validate, create, drift, update, adopt, prune', async () => {

@@ -10,7 +10,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import type { Simulator } from '@proxops/pve-sim'
 import type { PveClient } from '@proxops/pve-client'
-import { baseEnv, git, makeRepo, proxops, startLab, vmManifest, adminClient } from './harness.js'
+import { baseEnv, git, makeRepo, proxops, startLab, vmManifest, adminClient, closeLab } from './harness.js'
 
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 })
 
@@ -34,11 +34,7 @@ beforeAll(async () => {
   })
   admin = adminClient(sim)
 })
-afterAll(async () => {
-  await admin.close()
-  await sim.close()
-  rmSync(repo, { recursive: true, force: true })
-})
+afterAll(() => closeLab(admin, sim, repo))
 
 describe('safety snapshots', () => {
   it('validate, create, + snapshot before a resize, saved plan contract, prune to keep, converged', async () => {

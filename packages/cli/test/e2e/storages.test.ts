@@ -6,7 +6,7 @@
  * prune removes only a storage the ledger records, never one made by hand nor one that holds a volume.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import type { Simulator } from '@proxops/pve-sim'
 import type { PveClient } from '@proxops/pve-client'
@@ -16,13 +16,14 @@ import {
   adminClient,
   baseEnv,
   findCanaries,
-  git,
   homeFor,
   makeRepo,
   proxops,
   recipient,
   startLab,
   transcript,
+  replaceManifests,
+  closeLab,
 } from './harness.js'
 
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 })
@@ -68,19 +69,7 @@ async function writeSecrets(smbPw: string): Promise<void> {
   )
 }
 function commit(files: Record<string, string>): void {
-  for (const dir of ['storage/lab', 'cluster-options/lab'])
-    rmSync(path.join(repo, dir), { recursive: true, force: true })
-  for (const [file, text] of Object.entries(files)) {
-    mkdirSync(path.dirname(path.join(repo, file)), { recursive: true })
-    writeFileSync(path.join(repo, file), text)
-  }
-  const listed = Object.keys(files)
-  writeFileSync(
-    path.join(repo, 'clusters/lab/resources.yaml'),
-    listed.length > 0 ? `resources:\n${listed.map((f) => `  - ../../${f}\n`).join('')}` : 'resources: []\n',
-  )
-  git(repo, 'add', '-A')
-  git(repo, 'commit', '-q', '--allow-empty', '-m', 'storages')
+  replaceManifests(repo, ['storage/lab', 'cluster-options/lab'], files, 'storages')
 }
 /** every file under the operator's HOME (the data dir, with the ledger) */
 function homeText(): string {
@@ -103,11 +92,7 @@ beforeAll(async () => {
   await writeSecrets(SMB_PW)
   commit(FILES)
 })
-afterAll(async () => {
-  await admin.close()
-  await sim.close()
-  rmSync(repo, { recursive: true, force: true })
-})
+afterAll(() => closeLab(admin, sim, repo))
 
 describe('Storage lifecycle', () => {
   it('converges in one apply; a rotated password is one update; no credential in any output or file', async () => {

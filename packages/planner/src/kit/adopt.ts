@@ -106,3 +106,17 @@ export interface AdoptContext {
   /** with `importSshKeys`: new `cloud-init.ssh-keys` entries by name */
   readonly newSshKeys: Map<string, string>
 }
+
+/** what a kind adopts from: the objects read, or none (not read, or unreadable: a warning says so) */
+export function adoptable<T>(
+  observed: { known: T } | { unreadable: string } | undefined,
+  ctx: AdoptContext,
+  what: string,
+): T | undefined {
+  if (observed === undefined) return undefined
+  if ('unreadable' in observed) {
+    ctx.collect.warnings.push(`${what} not adopted: ${observed.unreadable}`)
+    return undefined
+  }
+  return observed.known
+}

@@ -45,6 +45,15 @@ export function clusterObjectBase<K extends Action['kind']>(kind: K, name: strin
   }
 }
 
+/** why a cluster-wide read has no answer: not read at all, or PVE's refusal */
+export const unreadReason = (observed: { unreadable: string } | undefined): string =>
+  observed === undefined ? 'not read' : observed.unreadable
+
+/** each object skipped as `unknown` (no node): what its kind plans against could not be read this cycle */
+export function skipUnread(skips: Skip[], objects: { address: string; kind: ResourceKind }[], message: string): void {
+  for (const { address, kind } of objects) skips.push({ code: 'unknown', address, kind, node: '', message })
+}
+
 /** Where planning records what it found. */
 export interface Sink {
   drafts: Draft[]

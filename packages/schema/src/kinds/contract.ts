@@ -65,6 +65,11 @@ export interface KindReference<T extends string = string> {
   identity?: string
 }
 
+/** how a field names an object of `kind` by its PVE id: the manifest declaring the identity `key(id)`, if any */
+export const referenceById =
+  <K extends string>(kind: K, via: KindReference['via'], key: (id: string) => string) =>
+  (id: string, path: PathKey[]): KindReference<K> => ({ kind, name: id, via, path, identity: key(id) })
+
 /**
  * One PVE object a manifest declares. Two manifests of one cluster with one key declare the same PVE object,
  * which `validate` and `plan` refuse (identity.ts).
@@ -82,6 +87,20 @@ export interface Identity {
   path: PathKey[]
   /** the code a second declaration is reported with */
   code: ErrorCode
+}
+
+/** the field that declares a manifest's PVE id: `spec.id`, or `metadata.name` where the id defaulted to it */
+export const idPath = (m: { metadata: { name: string }; spec: { id: string } }): PathKey[] =>
+  m.spec.id === m.metadata.name ? ['metadata', 'name'] : ['spec', 'id']
+
+/** the one PVE object a manifest with a `spec.id` declares */
+export function idIdentity(
+  key: string,
+  label: string,
+  m: { metadata: { name: string }; spec: { id: string } },
+  code: ErrorCode,
+): Identity[] {
+  return [{ key, label, path: idPath(m), code }]
 }
 
 /** One manifest kind (see the module comment); `M` is its normalised manifest. */

@@ -2,7 +2,7 @@
  * What the SDN kinds (Zone, VNet, Subnet, SdnController) share: pve-network's id rules (parse_sdn_zone_id,
  * parse_sdn_vnet_id, parse_sdn_controller_id) and `spec.id` defaulting to `metadata.name`. docs/network.md
  */
-import type { Add, Identity, PathKey } from '../kinds/contract.js'
+import { idIdentity, type Add, type Identity, type PathKey } from '../kinds/contract.js'
 
 export interface SdnIdRule {
   /** how PVE names the object in its message (`zone`, `vnet`, `controller`) */
@@ -39,15 +39,11 @@ export function finaliseSdnId(
   return id
 }
 
-/** the path of the field that declares the id */
-export const idPath = (m: { metadata: { name: string }; spec: { id: string } }): PathKey[] =>
-  m.spec.id === m.metadata.name ? ['metadata', 'name'] : ['spec', 'id']
-
 /** the one PVE object an SDN manifest with an id declares (`what`: `zone`, `vnet`, `controller`) */
 export function sdnIdentity(
   key: string,
   what: string,
   m: { metadata: { name: string }; spec: { id: string } },
 ): Identity[] {
-  return [{ key, label: `PVE SDN ${what} id ${JSON.stringify(m.spec.id)}`, path: idPath(m), code: 'sdn-id-duplicate' }]
+  return idIdentity(key, `PVE SDN ${what} id ${JSON.stringify(m.spec.id)}`, m, 'sdn-id-duplicate')
 }

@@ -75,3 +75,75 @@ export function sdnView(c: Cluster, kind: SdnKind, ctx: RequestContext): Map<str
 export const lockToken = (ctx: RequestContext): string | undefined => str(ctx, 'lock-token')
 
 export const sortedIds = <T>(m: Map<string, T>): [string, T][] => [...m].sort(([a], [b]) => (a < b ? -1 : 1))
+
+/** the object's name in the handlers' messages */
+const NOUN: Record<SdnKind, string> = { zones: 'zone', vnets: 'vnet', subnets: 'subnet', controllers: 'controller' }
+
+/** the handlers' steps on one kind of object, each bound to the cluster and the kind */
+export function sdnObjects(c: Cluster, kind: SdnKind) {
+  const noun = NOUN[kind]
+  /** the object in the config file, or the handler's "does not exist" */
+  const existing = (id: string): SdnSection => {
+    const s = c.sdn.config[kind].get(id)
+    if (!s) throw fail500(`sdn ${noun} '${id}' does not exist`)
+    return s
+  }
+  return {
+    existing,
+    /** the object's id, a parameter of the path */
+    idOf: (ctx: RequestContext): string => str(ctx, noun) ?? '',
+    /** an object as the index and the read show it: its options and its id */
+    item: (id: string, s: object): Item => ({ ...s, [noun]: id }),
+    /** the plugin's update hook over the file as it would be written; the file changes only if it passes */
+    write: (id: string, section: SdnSection, hook: (all: Map<string, SdnSection>) => void): null => {
+      hook(new Map(c.sdn.config[kind]).set(id, section))
+      c.sdn.config[kind].set(id, section)
+      return null
+    },
+    /** the index: the view's objects by id, those `keep` accepts, each as `item` shows it */
+    index: (ctx: RequestContext, item: (id: string, s: Item) => Item, keep: (s: Item) => boolean = () => true) =>
+      sortedIds(sdnView(c, kind, ctx))
+        .filter(([, s]) => keep(s))
+        .map(([id, s]) => item(id, s)),
+    /** the read: the object of the view, or the handler's "does not exist" */
+    read: (ctx: RequestContext, id: string): Item => {
+      const s = sdnView(c, kind, ctx).get(id)
+      if (!s) throw fail500(`sdn ${noun} '${id}' does not exist`)
+      return s
+    },
+    /** create's check under the lock: the id is not yet in the config file */
+    assertNew: (id: string): void => {
+      if (c.sdn.config[kind].has(id)) throw fail500(`sdn ${noun} object ID '${id}' already defined`)
+    },
+    /** update under the lock: the digest checked, then `change` on a copy of the object (`before` as it was) */
+    update: (ctx: RequestContext, id: string, change: (copy: SdnSection, before: SdnSection) => null): null =>
+      c.sdn.locked(`update sdn ${noun} object failed`, lockToken(ctx), () => {
+        assertSdnDigest(c.sdn.digest(kind), ctx.params.digest)
+        const before = existing(id)
+        return change(structuredClone(before), before)
+      }),
+    /** delete under the lock: the object must exist, the plugin's hook may refuse, then it leaves the file */
+    remove: (ctx: RequestContext, id: string, hook: () => void): null =>
+      c.sdn.locked(`delete sdn ${noun} object failed`, lockToken(ctx), () => {
+        existing(id)
+        hook()
+        c.sdn.config[kind].delete(id)
+        return null
+      }),
+  }
+}
+
+/** keep the objects of the `type` parameter, where it is given (the zone and controller indexes) */
+export const ofType =
+  (ctx: RequestContext) =>
+  (s: Item): boolean => {
+    const type = str(ctx, 'type')
+    return type === undefined || s.type === type
+  }
+
+/** Plugin->lookup: the options of a section type's plugin */
+export function pluginOptions(table: Record<string, SectionOptions | undefined>, type: string): SectionOptions {
+  const options = table[type]
+  if (!options) throw fail500(`unknown section type '${type}'`)
+  return options
+}

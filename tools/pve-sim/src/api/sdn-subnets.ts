@@ -6,10 +6,10 @@
  */
 import type { RequestContext } from '../http/types.js'
 import type { Cluster } from '../model/cluster.js'
-import { fail400, fail500 } from '../model/errors.js'
+import { fail400 } from '../model/errors.js'
 import { dhcpRanges, SUBNET_OPTIONS, subnetUpdateHook, type SdnSection } from '../model/sdn-plugins.js'
 import { str, type RouteTable } from './params.js'
-import { applyUpdate, assertSdnDigest, lockToken, sdnOptions, sdnView, sortedIds } from './sdn-objects.js'
+import { applyUpdate, assertSdnDigest, lockToken, sdnObjects, sdnOptions } from './sdn-objects.js'
 
 /** sdn_subnets_config's derived keys and the API's `subnet`, `digest` and parsed `dhcp-range` */
 export function subnetItem(id: string, s: Record<string, unknown>): Record<string, unknown> {
@@ -28,6 +28,7 @@ export function subnetItem(id: string, s: Record<string, unknown>): Record<strin
 
 export function sdnSubnetRoutes(c: Cluster): RouteTable {
   const sdn = c.sdn
+  const objects = sdnObjects(c, 'subnets')
   const base = '/cluster/sdn/vnets/{vnet}/subnets'
   const vnetId = (ctx: RequestContext) => str(ctx, 'vnet') ?? ''
   const subnetId = (ctx: RequestContext) => str(ctx, 'subnet') ?? ''
@@ -39,20 +40,12 @@ export function sdnSubnetRoutes(c: Cluster): RouteTable {
   }
 
   return [
-    [
-      'GET',
-      base,
-      (ctx) =>
-        sortedIds(sdnView(c, 'subnets', ctx))
-          .filter(([, s]) => s.vnet === vnetId(ctx))
-          .map(([id, s]) => subnetItem(id, s)),
-    ],
+    ['GET', base, (ctx) => objects.index(ctx, subnetItem, (s) => s.vnet === vnetId(ctx))],
     [
       'GET',
       `${base}/{subnet}`,
       (ctx) => {
-        const s = sdnView(c, 'subnets', ctx).get(subnetId(ctx))
-        if (!s) throw fail500(`sdn subnet '${subnetId(ctx)}' does not exist`)
+        const s = objects.read(ctx, subnetId(ctx))
         if (s.vnet !== vnetId(ctx)) throw fail400({ vnet: 'wrong vnet' })
         return subnetItem(subnetId(ctx), s)
       },
@@ -65,7 +58,7 @@ export function sdnSubnetRoutes(c: Cluster): RouteTable {
           const zone = sdn.config.vnets.get(vnetId(ctx))?.zone
           const id = `${zone === undefined ? '' : String(zone)}-${subnetId(ctx).replace('/', '-')}`
           const opts = sdnOptions('subnet', SUBNET_OPTIONS, ctx.params, 'subnet', true)
-          if (sdn.config.subnets.has(id)) throw fail500(`sdn subnet object ID '${id}' already defined`)
+          objects.assertNew(id)
           return write(id, opts)
         }),
     ],
@@ -75,8 +68,7 @@ export function sdnSubnetRoutes(c: Cluster): RouteTable {
       (ctx) =>
         sdn.locked('update sdn subnet object failed', lockToken(ctx), () => {
           const id = subnetId(ctx)
-          const before = sdn.config.subnets.get(id)
-          if (!before) throw fail500(`sdn subnet '${id}' does not exist`)
+          const before = objects.existing(id)
           assertSdnDigest(sdn.digest('subnets'), ctx.params.digest)
           const subnet = structuredClone(before)
           // `vnet` is a parameter of the path and an option: check_config takes it as one

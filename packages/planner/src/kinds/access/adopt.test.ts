@@ -3,10 +3,11 @@
  * the access objects cost five listings whatever user.cfg holds (no request per object); the privilege preflight
  * names what the token lacks for these writes (PVE::API2::Role, Group, User, ACL permissions).
  */
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import type { PveClient } from '@proxops/pve-client'
 import { parseManifest, type Manifest } from '@proxops/schema'
-import { simPve, type SimPve } from '../../test-support/sim.js'
+import type { SimPve } from '../../test-support/sim.js'
+import { useSimPve } from '../../test-support/use-sim.js'
 import { reconcile } from '../../reconcile/reconcile.js'
 import { observe } from '../../observe/observe.js'
 import { adopt } from '../../adopt/adopt.js'
@@ -15,12 +16,9 @@ import type { Policy } from '../../plan-types.js'
 
 let env: SimPve
 let pve: PveClient
-beforeAll(() => {
-  env = simPve()
-  pve = env.client
-})
-afterAll(async () => {
-  await env?.close()
+useSimPve({}, 'file', (e) => {
+  env = e
+  pve = e.client
 })
 
 const pol: Policy = policy({ nodes: [], clusterEntry: 'homelab', access: { rolePrefix: 'px-' } })

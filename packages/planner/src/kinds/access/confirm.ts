@@ -20,9 +20,10 @@ export async function confirmAccess(action: Action, reader: LiveReader): Promise
         : `role ${id} has privileges ${live.privs.join(',')}, not ${want}`
     }
     case 'deleteRole':
-      return (await reader.accessRoles()).some((x) => x.roleid === r.roleid)
-        ? `role ${r.roleid} is still listed`
-        : undefined
+      return stillListed(
+        (await reader.accessRoles()).some((x) => x.roleid === r.roleid),
+        `role ${r.roleid}`,
+      )
     case 'createGroup':
     case 'updateGroup': {
       const id = r.call === 'createGroup' ? String(r.params.groupid) : r.groupid
@@ -31,9 +32,10 @@ export async function confirmAccess(action: Action, reader: LiveReader): Promise
       return (live.comment ?? '') === String(r.params.comment) ? undefined : `group ${id} has another comment`
     }
     case 'deleteGroup':
-      return (await reader.accessGroups()).some((x) => x.groupid === r.groupid)
-        ? `group ${r.groupid} is still listed`
-        : undefined
+      return stillListed(
+        (await reader.accessGroups()).some((x) => x.groupid === r.groupid),
+        `group ${r.groupid}`,
+      )
     case 'createUser':
     case 'updateUser': {
       const id = r.call === 'createUser' ? String(r.params.userid) : r.userid
@@ -44,9 +46,10 @@ export async function confirmAccess(action: Action, reader: LiveReader): Promise
       return undefined
     }
     case 'deleteUser':
-      return (await reader.accessUsers()).some((x) => x.userid === r.userid)
-        ? `user ${r.userid} is still listed`
-        : undefined
+      return stillListed(
+        (await reader.accessUsers()).some((x) => x.userid === r.userid),
+        `user ${r.userid}`,
+      )
     case 'createToken':
     case 'updateToken':
     case 'deleteToken': {
@@ -76,3 +79,7 @@ export async function confirmAccess(action: Action, reader: LiveReader): Promise
       return undefined
   }
 }
+
+/** a delete's confirm: the object must no longer be listed */
+const stillListed = (listed: boolean, what: string): string | undefined =>
+  listed ? `${what} is still listed` : undefined

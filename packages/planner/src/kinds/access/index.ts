@@ -4,6 +4,7 @@
  * docs/access.md
  */
 import type { Manifest } from '@proxops/schema'
+import { adoptable } from '../../kit/adopt.js'
 import { defineKind } from '../../kit/kind.js'
 import { needs, one, str } from '../../kit/privileges.js'
 import { splitList } from '@proxops/pve-client/wire'
@@ -70,12 +71,8 @@ export const access = defineKind({
   adopt: {
     order: 6,
     run(live, ctx) {
-      if (live.access === undefined) return
-      if ('unreadable' in live.access) {
-        ctx.collect.warnings.push(`access objects not adopted: ${live.access.unreadable}`)
-        return
-      }
-      ctx.files.push(...adoptAccess(live.access.known, ctx))
+      const known = adoptable(live.access, ctx, 'access objects')
+      if (known !== undefined) ctx.files.push(...adoptAccess(known, ctx))
     },
   },
 })

@@ -13,7 +13,7 @@
 import type { AclManifest, GroupManifest, RoleManifest, TokenManifest, UserManifest } from '@proxops/schema'
 import { aclEntries, tokenFullId } from '@proxops/schema'
 import type { Anomaly, FieldDiff, Skip } from '../../plan-types.js'
-import { objectKind, type Draft } from '../../kit/draft.js'
+import { clusterObjectBase, objectKind, type Draft } from '../../kit/draft.js'
 import { emptyPlan, type KindContext, type KindPlan } from '../../kit/kind.js'
 import { commentWord } from '../../kit/ownership.js'
 import {
@@ -98,16 +98,7 @@ export function planAccess(ctx: KindContext): KindPlan {
 }
 
 function base(env: AccessEnv, kind: Kind, name: string, address: string): Base {
-  return {
-    resource: `${kind}/${name}`,
-    address,
-    kind,
-    name,
-    node: '',
-    disruption: 'none',
-    tier: 0,
-    level: env.levelOf(`${kind}/${name}`),
-  }
+  return clusterObjectBase(kind, name, address, env.levelOf(`${kind}/${name}`))
 }
 
 function refused(env: AccessEnv, b: Base, field: string, message: string): void {

@@ -4,23 +4,29 @@
  * the run's redaction list; it is never returned, logged or kept.
  */
 import { resolveParams } from '../../kit/params.js'
-import { ActionFailure, write, type Runners } from '../../kit/runners.js'
+import { ActionFailure, write, type ActionContext, type Runners } from '../../kit/runners.js'
 import type { PlanParams } from '../../plan-types.js'
 
 const plain = async (params: PlanParams) => (await resolveParams(params, undefined)).params
 
+/** a create without secrets, named by the id among its parameters */
+async function create(
+  noun: string,
+  idKey: string,
+  given: PlanParams,
+  ctx: ActionContext,
+  send: (params: Awaited<ReturnType<typeof plain>>) => Promise<unknown>,
+): Promise<void> {
+  const params = await plain(given)
+  await write(`create ${noun} ${String(params[idKey])}`, ctx, () => send(params))
+}
+
 export const accessRunners = {
-  createRole: async (r, { ctx }) => {
-    const params = await plain(r.params)
-    await write(`create role ${String(params.roleid)}`, ctx, () => ctx.writer.createRole(params))
-  },
+  createRole: (r, { ctx }) => create('role', 'roleid', r.params, ctx, (p) => ctx.writer.createRole(p)),
   updateRole: async (r, { ctx }) =>
     write(`update role ${r.roleid}`, ctx, async () => ctx.writer.updateRole(r.roleid, await plain(r.params))),
   deleteRole: (r, { ctx }) => write(`delete role ${r.roleid}`, ctx, () => ctx.writer.deleteRole(r.roleid)),
-  createGroup: async (r, { ctx }) => {
-    const params = await plain(r.params)
-    await write(`create group ${String(params.groupid)}`, ctx, () => ctx.writer.createGroup(params))
-  },
+  createGroup: (r, { ctx }) => create('group', 'groupid', r.params, ctx, (p) => ctx.writer.createGroup(p)),
   updateGroup: async (r, { ctx }) =>
     write(`update group ${r.groupid}`, ctx, async () => ctx.writer.updateGroup(r.groupid, await plain(r.params))),
   deleteGroup: (r, { ctx }) => write(`delete group ${r.groupid}`, ctx, () => ctx.writer.deleteGroup(r.groupid)),

@@ -4,10 +4,11 @@
  * new token's secret reaches only the token sink; drift is put back; owned objects are pruned and unowned ones
  * are never touched; the lock-out guards block what would take the running credential's access.
  */
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import { createPveClient, type PveClient } from '@proxops/pve-client'
 import type { Manifest } from '@proxops/schema'
-import { simPve, type SimPve } from '../../test-support/sim.js'
+import type { SimPve } from '../../test-support/sim.js'
+import { useSimPve } from '../../test-support/use-sim.js'
 import { reconcile } from '../../reconcile/reconcile.js'
 import { accessManifest as a, desired, policy } from '../../fixtures.test.helpers.js'
 import type { Policy } from '../../plan-types.js'
@@ -15,12 +16,9 @@ import { serializePlan } from '../../serialize.js'
 
 let env: SimPve
 let pve: PveClient
-beforeAll(() => {
-  env = simPve()
-  pve = env.client
-})
-afterAll(async () => {
-  await env?.close()
+useSimPve({}, 'file', (e) => {
+  env = e
+  pve = e.client
 })
 
 const stored = new Map<string, string>()

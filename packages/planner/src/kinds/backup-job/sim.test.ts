@@ -2,21 +2,16 @@
  * Backup jobs against the simulator's /cluster/backup (PVE::API2::Backup) with the real client: create, drift
  * made by hand, update, claim of a hand-made job, prune of an owned one, and the plan empty after each apply.
  */
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import type { PveClient } from '@proxops/pve-client'
-import { simPve, type SimPve } from '../../test-support/sim.js'
+import { useSimPve } from '../../test-support/use-sim.js'
 import { reconcile } from '../../reconcile/reconcile.js'
 import { backupJob, desired, policy, vm } from '../../fixtures.test.helpers.js'
 import type { BackupJobManifest } from '@proxops/schema'
 
-let env: SimPve
 let pve: PveClient
-beforeAll(async () => {
-  env = simPve({ taskDurationMs: 10 })
-  pve = env.client
-})
-afterAll(async () => {
-  await env?.close()
+useSimPve({ taskDurationMs: 10 }, 'file', (e) => {
+  pve = e.client
 })
 
 const pol = policy({ nodes: [], pruneRatioLimit: 1 })

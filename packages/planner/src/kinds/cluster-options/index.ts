@@ -1,5 +1,6 @@
 /** The cluster-options kind: datacenter.cfg through `/cluster/options` (`ClusterOptions` manifests). */
 import { API_VERSION, KIND_ROOT_OF, type ClusterOptionKey } from '@proxops/schema'
+import { adoptable } from '../../kit/adopt.js'
 import { defineKind } from '../../kit/kind.js'
 import { one } from '../../kit/privileges.js'
 import { errorText } from '../../kit/text.js'
@@ -49,18 +50,14 @@ export const clusterOptions = defineKind({
   adopt: {
     order: 7,
     run(live, ctx) {
-      const observed = live.clusterOptions
-      if (observed === undefined) return
-      if ('unreadable' in observed) {
-        ctx.collect.warnings.push(`datacenter options not adopted: ${observed.unreadable}`)
-        return
-      }
+      const known = adoptable(live.clusterOptions, ctx, 'datacenter options')
+      if (known === undefined) return
       const spec: Record<string, unknown> = {}
-      for (const [key, value] of Object.entries(observed.known).sort(([a], [b]) => (a < b ? -1 : 1))) {
+      for (const [key, value] of Object.entries(known).sort(([a], [b]) => (a < b ? -1 : 1))) {
         if (DEFAULTS[key] === value.replace(/\n+$/, '')) continue
         if ((OPTION_KEYS as string[]).includes(key)) {
           const k = key as ClusterOptionKey
-          spec[key] = decodeClusterOption(k, liveClusterOption(observed.known, k) ?? value)
+          spec[key] = decodeClusterOption(k, liveClusterOption(known, k) ?? value)
         } else
           ctx.collect.gaps.push({
             kind: 'ClusterOptions',

@@ -3,24 +3,19 @@
  * set_options) with the real client: the declared keys converge in one apply, a hand edit of one is put back, a key
  * removed from git is left as it is (never reset), and adopt writes a manifest that plans nothing.
  */
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import type { PveClient } from '@proxops/pve-client'
 import { parseManifest, type Manifest } from '@proxops/schema'
-import { simPve, type SimPve } from '../../test-support/sim.js'
+import { useSimPve } from '../../test-support/use-sim.js'
 import { reconcile } from '../../reconcile/reconcile.js'
 import { observe } from '../../observe/observe.js'
 import { adopt } from '../../adopt/adopt.js'
 import { desired, policy } from '../../fixtures.test.helpers.js'
 import { manifest } from '../../testing/manifest.js'
 
-let env: SimPve
 let pve: PveClient
-beforeAll(() => {
-  env = simPve({ taskDurationMs: 10 })
-  pve = env.client
-})
-afterAll(async () => {
-  await env?.close()
+useSimPve({ taskDurationMs: 10 }, 'file', (e) => {
+  pve = e.client
 })
 
 const pol = policy({ nodes: [] })

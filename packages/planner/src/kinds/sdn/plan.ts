@@ -10,7 +10,7 @@ import type { SdnObject } from '@proxops/pve-client/wire'
 import { sdnConfigValues } from '@proxops/pve-client/wire'
 import type { Manifest } from '@proxops/schema'
 import type { LiveSdn } from '../../inventory.js'
-import type { Draft } from '../../kit/draft.js'
+import { skipUnread, unreadReason, type Draft } from '../../kit/draft.js'
 import { emptyPlan, type KindContext, type KindPlan } from '../../kit/kind.js'
 import { keyOf } from '../../kit/deps.js'
 import { commentMarker } from '../../kit/ownership.js'
@@ -81,15 +81,8 @@ export function planSdn(ctx: KindContext): KindPlan {
   if (manifests.length === 0) return out
   const observed = ctx.live.sdn
   if (observed === undefined || 'unreadable' in observed) {
-    const why = observed === undefined ? 'not read' : observed.unreadable
-    for (const m of manifests)
-      out.skips.push({
-        code: 'unknown',
-        address: sdnAddress(m),
-        kind: m.kind,
-        node: '',
-        message: `SDN ${why}; not planned this cycle`,
-      })
+    const objects = manifests.map((m) => ({ address: sdnAddress(m), kind: m.kind }))
+    skipUnread(out.skips, objects, `SDN ${unreadReason(observed)}; not planned this cycle`)
     return out
   }
   const live = observed.known

@@ -4,10 +4,11 @@
  * exactly one `PUT /cluster/sdn`, a guest on a vnet starts after it, the next plan is empty, and someone else's
  * pending edit blocks every SDN write (the apply would make it running).
  */
-import { afterEach, beforeEach, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import type { PveClient } from '@proxops/pve-client'
 import type { Manifest } from '@proxops/schema'
-import { simPve, type SimPve } from '../../test-support/sim.js'
+import type { SimPve } from '../../test-support/sim.js'
+import { useSimPve } from '../../test-support/use-sim.js'
 import { reconcile } from '../../reconcile/reconcile.js'
 import { desired, policy } from '../../fixtures.test.helpers.js'
 import { manifest } from '../../testing/manifest.js'
@@ -16,12 +17,9 @@ import { adopt } from '../../adopt/adopt.js'
 
 let env: SimPve
 let pve: PveClient
-beforeEach(() => {
-  env = simPve({ taskDurationMs: 10 })
-  pve = env.client
-})
-afterEach(async () => {
-  await env?.close()
+useSimPve({ taskDurationMs: 10 }, 'test', (e) => {
+  env = e
+  pve = e.client
 })
 
 const pol = policy({ nodes: [], pruneRatioLimit: 1 })

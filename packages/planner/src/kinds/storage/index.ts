@@ -1,5 +1,6 @@
 /** The storage kind: storage.cfg sections of `/storage` (`Storage` manifests). docs/storage.md */
 import type { StorageManifest } from '@proxops/schema'
+import { adoptable } from '../../kit/adopt.js'
 import { defineKind } from '../../kit/kind.js'
 import { one } from '../../kit/privileges.js'
 import { sanitiseName } from '../../kit/names.js'
@@ -37,13 +38,7 @@ export const storage = defineKind({
   adopt: {
     order: 6,
     run(live, ctx) {
-      const observed = live.storageConfigs
-      if (observed === undefined) return
-      if ('unreadable' in observed) {
-        ctx.collect.warnings.push(`storages not adopted: ${observed.unreadable}`)
-        return
-      }
-      for (const s of observed.known) {
+      for (const s of adoptable(live.storageConfigs, ctx, 'storages') ?? []) {
         const file = adoptStorage(
           s,
           ctx.options.cluster,

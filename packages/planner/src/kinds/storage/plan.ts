@@ -18,7 +18,7 @@ import { optionFixed, type StorageManifest } from '@proxops/schema'
 import { SENSITIVE } from '@proxops/pve-client/wire'
 import type { LiveStorageConfig } from '../../inventory.js'
 import type { Anomaly, FieldDiff, PlanParamValue, Skip } from '../../plan-types.js'
-import type { Draft } from '../../kit/draft.js'
+import { skipUnread, unreadReason, type Draft } from '../../kit/draft.js'
 import { emptyPlan, type KindContext, type KindPlan, type PruneCandidate } from '../../kit/kind.js'
 import { compare } from '../../kit/text.js'
 import { declaredOptions, declaredSecrets, liveOption } from './fields.js'
@@ -49,15 +49,9 @@ export function planStorages(ctx: KindContext): KindPlan {
     .sort((a, b) => compare(a.spec.id, b.spec.id))
   const observed = ctx.live.storageConfigs
   if (observed === undefined || 'unreadable' in observed) {
-    const reason = observed === undefined ? 'not read' : observed.unreadable
-    for (const m of desired)
-      out.skips.push({
-        code: 'unknown',
-        address: storageAddress(m.spec.id),
-        kind: KIND,
-        node: '',
-        message: `storages could not be read this cycle (${reason}); no create, update or delete`,
-      })
+    const objects = desired.map((m) => ({ address: storageAddress(m.spec.id), kind: KIND }))
+    const reason = unreadReason(observed)
+    skipUnread(out.skips, objects, `storages could not be read this cycle (${reason}); no create, update or delete`)
     return out
   }
   const live = new Map(observed.known.map((s) => [s.storage, s]))

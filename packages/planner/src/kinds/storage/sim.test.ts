@@ -4,11 +4,12 @@
  * again only when rotated in SOPS (exactly one update), canaries absent from every plan and report, prune only of
  * a storage the ledger records, never of one that holds a volume.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { fc, test } from '@fast-check/vitest'
 import type { PveClient } from '@proxops/pve-client'
 import type { StorageManifest } from '@proxops/schema'
 import { simPve, type SimPve } from '../../test-support/sim.js'
+import { useSimPve } from '../../test-support/use-sim.js'
 import { reconcile } from '../../reconcile/reconcile.js'
 import { desired, policy, storage } from '../../fixtures.test.helpers.js'
 import { storageLedger, type LedgerEntry } from '../../ledger.js'
@@ -16,12 +17,9 @@ import { serializePlan } from '../../serialize.js'
 
 let env: SimPve
 let pve: PveClient
-beforeAll(() => {
-  env = simPve({ taskDurationMs: 10 })
-  pve = env.client
-})
-afterAll(async () => {
-  await env?.close()
+useSimPve({ taskDurationMs: 10 }, 'file', (e) => {
+  env = e
+  pve = e.client
 })
 
 const CANARY = 'canary-storage-pw-5d1c'

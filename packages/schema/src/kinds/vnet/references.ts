@@ -1,4 +1,4 @@
-import type { KindReference } from '../contract.js'
+import { referenceById, type KindReference } from '../contract.js'
 import { zoneReference } from '../zone/references.js'
 import type { VNetManifest } from './types.js'
 
@@ -6,13 +6,7 @@ import type { VNetManifest } from './types.js'
 export const vnetKey = (id: string): string => `sdn-vnet:${id}`
 
 /** A reference to the vnet `id` written at `path`: the VNet of this cluster declaring it, if any. */
-export const vnetReference = (id: string, path: KindReference['path']): KindReference<'VNet'> => ({
-  kind: 'VNet',
-  name: id,
-  via: 'vnet',
-  path,
-  identity: vnetKey(id),
-})
+export const vnetReference = referenceById('VNet', 'vnet', vnetKey)
 
 /** A vnet needs its zone (the zone plugin's vnet_update_hook looks it up). */
 export function vnetReferences(m: VNetManifest): KindReference<'Zone'>[] {

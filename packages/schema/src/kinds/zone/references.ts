@@ -1,17 +1,11 @@
-import type { KindReference } from '../contract.js'
+import { referenceById, type KindReference } from '../contract.js'
 import type { ZoneManifest } from './types.js'
 
 /** The identity key of the SDN zone `id`, by which vnets name it. */
 export const zoneKey = (id: string): string => `sdn-zone:${id}`
 
 /** A reference to the zone `id` written at `path`: the Zone of this cluster declaring it, if any. */
-export const zoneReference = (id: string, path: KindReference['path']): KindReference<'Zone'> => ({
-  kind: 'Zone',
-  name: id,
-  via: 'zone',
-  path,
-  identity: zoneKey(id),
-})
+export const zoneReference = referenceById('Zone', 'zone', zoneKey)
 
 /** The identity key of the SDN controller `id` */
 export const controllerKey = (id: string): string => `sdn-controller:${id}`
