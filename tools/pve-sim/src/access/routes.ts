@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto'
 import type { AuthState } from '../http/auth.js'
 import { type Method, type Handler, type RequestContext, type Route } from '../http/types.js'
 import { PveHttpError } from '../model/errors.js'
+import { bool } from '../api/params.js'
 import {
   AccessState,
   normalizePath,
@@ -75,7 +76,7 @@ function setUserFields(u: UserInfo, ctx: RequestContext): void {
     const v = s(ctx, k)
     if (v !== undefined) u[k] = v
   }
-  if (ctx.params.enable !== undefined) u.enable = ctx.params.enable === true
+  if (ctx.params.enable !== undefined) u.enable = bool(ctx, 'enable') === true
   if (ctx.params.expire !== undefined) u.expire = Number(ctx.params.expire)
 }
 
@@ -107,11 +108,11 @@ export function accessRoutes(a: AccessState, auth: AuthState): Route[] {
         const all = a.checkAny(actor(ctx), '/access/groups', privs, true)
         const allowed = all ? undefined : a.groupMemberJoin(a.filterGroups(actor(ctx), privs))
         const self = splitTokenId(actor(ctx))?.[0] ?? actor(ctx)
-        const enabled = ctx.params.enabled
-        const full = ctx.params.full === true
+        const enabled = bool(ctx, 'enabled')
+        const full = bool(ctx, 'full') === true
         return [...a.users.values()]
           .filter((u) => !allowed || allowed.has(u.userid) || u.userid === self)
-          .filter((u) => enabled === undefined || u.enable === (enabled === true))
+          .filter((u) => enabled === undefined || u.enable === enabled)
           .sort((x, y) => (x.userid < y.userid ? -1 : x.userid > y.userid ? 1 : 0))
           .map((u) => {
             const entry = extractUserData(a, u, full)
@@ -284,7 +285,7 @@ export function accessRoutes(a: AccessState, auth: AuthState): Route[] {
         const name = s(ctx, 'tokenid') ?? ''
         const t = requireUser(a, userid).tokens.get(name)
         if (!t) throw fail(`update token failed: no such token '${name}' for user '${userid}'`)
-        if (ctx.params.privsep !== undefined) t.privsep = ctx.params.privsep === true
+        if (ctx.params.privsep !== undefined) t.privsep = bool(ctx, 'privsep') === true
         if (ctx.params.expire !== undefined) t.expire = Number(ctx.params.expire)
         if (s(ctx, 'comment') !== undefined) t.comment = s(ctx, 'comment')
         return tokenView(t)
@@ -407,9 +408,9 @@ export function accessRoutes(a: AccessState, auth: AuthState): Route[] {
         }
         const raw = s(ctx, 'path') ?? ''
         const path = normalizePath(raw)
-        const del = ctx.params.delete === true
+        const del = bool(ctx, 'delete') === true
         if (!path || (!del && !validAclPath(path))) throw paramFail({ path: `invalid ACL path '${raw}'` })
-        const propagate = ctx.params.propagate !== false
+        const propagate = bool(ctx, 'propagate') !== false
         const mine = a.permissions(actor(ctx), path)
         const updateAclNode = (node: AclNode): void => {
           for (const role of list(ctx.params.roles)) {
