@@ -154,7 +154,7 @@ export function accessRoutes(a: AccessState, auth: AuthState): Route[] {
         // without `append`, a given `groups` replaces every membership (delete_user_group), even when empty
         const groups = requireGroups(a, list(ctx.params.groups), 'update user failed')
         setUserFields(u, ctx)
-        if (s(ctx, 'groups') !== undefined && ctx.params.append !== true)
+        if (s(ctx, 'groups') !== undefined && bool(ctx, 'append') !== true)
           for (const g of a.groups.values()) g.users.delete(userid)
         for (const g of groups) g.users.add(userid)
         return null
@@ -265,7 +265,7 @@ export function accessRoutes(a: AccessState, auth: AuthState): Route[] {
         const u = requireUser(a, userid)
         if (u.tokens.has(name)) throw paramFail({ tokenid: 'Token already exists.' })
         const info = {
-          privsep: ctx.params.privsep !== false,
+          privsep: bool(ctx, 'privsep') !== false,
           // generate_token sets expire only when given; write_user_config stores `expire || 0` (not the user's)
           expire: ctx.params.expire !== undefined ? Number(ctx.params.expire) : 0,
           ...(s(ctx, 'comment') ? { comment: s(ctx, 'comment') as string } : {}),
@@ -347,7 +347,7 @@ export function accessRoutes(a: AccessState, auth: AuthState): Route[] {
         const role = a.customRoles.get(roleid)
         if (!role) throw fail(`update role failed: role '${roleid}' does not exist`)
         const privs = parsePrivs(a, ctx.params.privs)
-        if (ctx.params.append !== true) role.clear()
+        if (bool(ctx, 'append') !== true) role.clear()
         for (const p of privs) role.add(p)
         return null
       },
