@@ -1,18 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { fc, test } from '@fast-check/vitest'
-import { artifact, desired, inventory, lookup, lxc, policy, vm } from '../fixtures.test.helpers.js'
-import { plan } from './plan.js'
 import { holdPlan } from './hold.js'
 import { convergence } from '../convergence.js'
+import { actionShape, templatePlan } from '../test-support/template-plan.js'
 
-// a CTTemplate two containers need, and a VM that needs nothing
-const full = plan(
-  desired(artifact('CTTemplate', 'debian-12', 'debian-12.tar.zst'), lxc('ct', 200), lxc('ct2', 201), vm('web', 100)),
-  inventory(),
-  policy(),
-  { secrets: lookup },
-)
-const shape = (p: typeof full) => p.actions.map((a) => `${a.kind}:${a.name ?? a.address}:${a.type}`)
+const full = templatePlan
+const shape = actionShape
 
 describe('held actions (suspensions, sync windows)', () => {
   it('a held object keeps its drift as a skip naming what was withheld; the rest runs', () => {

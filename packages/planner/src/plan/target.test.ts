@@ -1,18 +1,13 @@
 import { describe, expect, it } from 'vitest'
-import { artifact, desired, inventory, lookup, lxc, policy, vm } from '../fixtures.test.helpers.js'
+import { desired, inventory, lookup, policy, vm } from '../fixtures.test.helpers.js'
 import { makeAction, makePlan } from '../testing/index.js'
 import { plan } from './plan.js'
 import { targetPlan } from './target.js'
 import { convergence } from '../convergence.js'
+import { actionShape, templatePlan } from '../test-support/template-plan.js'
 
-// a CTTemplate two containers need, and a VM that needs nothing
-const full = plan(
-  desired(artifact('CTTemplate', 'debian-12', 'debian-12.tar.zst'), lxc('ct', 200), lxc('ct2', 201), vm('web', 100)),
-  inventory(),
-  policy(),
-  { secrets: lookup },
-)
-const shape = (p: typeof full) => p.actions.map((a) => `${a.kind}:${a.name ?? a.address}:${a.type}`)
+const full = templatePlan
+const shape = actionShape
 
 describe('--target: a plan narrowed to some objects and what they depend on', () => {
   it('the full plan holds every object', () => {
